@@ -1,0 +1,18 @@
+# dirauth_module(NAME DIR DEPS...): one static library per folder, from the folder's .c files
+# (a program's main file, named <program>_main.c, is left out). Skipped while the folder is empty.
+function(dirauth_module name)
+  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.c)
+  list(FILTER sources EXCLUDE REGEX "_main\\.c$")
+  if(NOT sources)
+    return()
+  endif()
+  add_library(${name} STATIC ${sources})
+  target_include_directories(${name} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
+  foreach(dep IN LISTS ARG_DEPS)
+    if(TARGET ${dep} OR dep MATCHES "::")
+      target_link_libraries(${name} PUBLIC ${dep})
+    endif()
+  endforeach()
+  set_property(GLOBAL APPEND PROPERTY DIRAUTH_MODULES ${name})
+endfunction()

@@ -1,0 +1,41 @@
+/*
+ * compress.h: the content encodings of snapshot bodies (zstd, gzip, identity), and bounded
+ * decompression.
+ *
+ * Bodies are compressed once per epoch and served many times. Decompression takes input from
+ * the network, so it is bounded while it runs: it stops at max_output bytes, and past the first
+ * COMPRESS_RATIO_GRACE bytes of output it refuses when output exceeds COMPRESS_MAX_RATIO times
+ * the input consumed (a decompression bomb).
+ */
+#ifndef DIRAUTH_SCHEMA_COMPRESS_H
+#define DIRAUTH_SCHEMA_COMPRESS_H
+
+#include "buffer.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define COMPRESS_RATIO_GRACE (64 * 1024)
+#define COMPRESS_MAX_RATIO 64
+
+enum content_encoding { ENCODING_IDENTITY, ENCODING_GZIP, ENCODING_ZSTD, ENCODING_COUNT };
+
+/* "identity", "gzip", "zstd". */
+const char *content_encoding_name(enum content_encoding encoding);
+
+/* Appends data compressed with encoding (identity copies). Returns 0, DIRAUTH_ERR_NOMEM,
+ * DIRAUTH_ERR_INTERNAL. */
+int compress_encode(enum content_encoding encoding, const uint8_t *data, size_t len, struct buffer *out);
+
+/* Decompresses into out, refusing output beyond max_output (DIRAUTH_ERR_BOUNDS), a ratio beyond
+ * the guard (DIRAUTH_ERR_BOUNDS), corrupt or truncated input or trailing bytes
+ * (DIRAUTH_ERR_SYNTAX). */
+int compress_decode(enum content_encoding encoding, const uint8_t *data, size_t len, size_t max_output,
+                    struct buffer *out);
+
+/* Picks the best encoding the client accepts from an Accept-Encoding header value (may be
+ * NULL): zstd, then gzip, then identity; honours q=0. Returns ENCODING_COUNT when the client
+ * refuses all three (identity;q=0 and no other). */
+enum content_encoding compress_negotiate(const char *accept_encoding);
+
+#endif

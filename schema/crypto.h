@@ -1,0 +1,33 @@
+/*
+ * crypto.h: the public-key and hash primitives every program needs, verification side only.
+ *
+ * Thin wrappers over OpenSSL 3 EVP (no deprecated API). Nothing here touches a private key:
+ * signing lives in signer/. A verification failure and a library failure are different errors
+ * so that a caller never mistakes "could not check" for "checked and bad" (both deny).
+ */
+#ifndef DIRAUTH_SCHEMA_CRYPTO_H
+#define DIRAUTH_SCHEMA_CRYPTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CRYPTO_SHA256_SIZE 32
+#define CRYPTO_ED25519_PUBLIC_KEY_SIZE 32
+#define CRYPTO_ED25519_SIGNATURE_SIZE 64
+
+/* SHA-256 of data. Returns 0 or DIRAUTH_ERR_CRYPTO. */
+int crypto_sha256(const uint8_t *data, size_t len, uint8_t out[CRYPTO_SHA256_SIZE]);
+
+/* SHA-256 over the concatenation of count parts. Returns 0 or DIRAUTH_ERR_CRYPTO. */
+int crypto_sha256_parts(const uint8_t *const *parts, const size_t *lengths, size_t count,
+                        uint8_t out[CRYPTO_SHA256_SIZE]);
+
+/* Verifies an Ed25519 signature over message. Returns 0 when valid, DIRAUTH_ERR_SIGNATURE when
+ * invalid, DIRAUTH_ERR_CRYPTO when the check could not run. */
+int crypto_ed25519_verify(const uint8_t public_key[CRYPTO_ED25519_PUBLIC_KEY_SIZE], const uint8_t *message,
+                          size_t message_len, const uint8_t signature[CRYPTO_ED25519_SIGNATURE_SIZE]);
+
+/* Fills out with len bytes from the OS CSPRNG (RAND_bytes). Returns 0 or DIRAUTH_ERR_CRYPTO. */
+int crypto_random(uint8_t *out, size_t len);
+
+#endif

@@ -1,0 +1,145 @@
+/*
+ * lines.c: the bounded line reader under every document parser.
+ *
+ * The checks here are the ones every document shares (line ending, length, character set,
+ * spacing), so a parser only states its own grammar.
+ */
+#include "lines.h"
+
+#include "encoding.h"
+#include "error.h"
+
+#include <string.h>
+
+void lines_init(struct line_reader *reader, const uint8_t *buf, size_t len, size_t max_line_length)
+{
+	reader->buf = buf;
+	reader->len = len;
+	reader->pos = 0;
+	reader->line_number = 0;
+	reader->max_line_length = max_line_length;
+}
+
+int lines_at_end(const struct line_reader *reader)
+{
+	return reader->pos >= reader->len;
+}
+
+int lines_next(struct line_reader *reader, struct text_span *line)
+{
+	if (reader->pos >= reader->len)
+		return DIRAUTH_ERR_SYNTAX;
+	const uint8_t *start = reader->buf + reader->pos;
+	size_t available = reader->len - reader->pos;
+	size_t scan = available < reader->max_line_length + 1 ? available : reader->max_line_length + 1;
+	const uint8_t *newline = memchr(start, '\n', scan);
+	if (!newline)
+		return available > reader->max_line_length ? DIRAUTH_ERR_BOUNDS : DIRAUTH_ERR_SYNTAX;
+	size_t len = (size_t)(newline - start);
+	if (len == 0 || start[0] == ' ' || start[len - 1] == ' ')
+		return DIRAUTH_ERR_SYNTAX;
+	for (size_t i = 0; i < len; i++) {
+		if (start[i] < 0x20 || start[i] > 0x7e)
+			return DIRAUTH_ERR_SYNTAX;
+		if (start[i] == ' ' && start[i + 1] == ' ')
+			return DIRAUTH_ERR_SYNTAX;
+	}
+	line->data = (const char *)start;
+	line->len = len;
+	reader->pos += len + 1;
+	reader->line_number++;
+	return 0;
+}
+
+int lines_expect(struct line_reader *reader, const char *keyword, struct text_span *value)
+{
+	struct text_span line;
+	int rc = lines_next(reader, &line);
+	if (rc)
+		return rc;
+	size_t keyword_len = strlen(keyword);
+	if (line.len <= keyword_len + 1 || memcmp(line.data, keyword, keyword_len) != 0 ||
+	    line.data[keyword_len] != ' ')
+		return DIRAUTH_ERR_SYNTAX;
+	value->data = line.data + keyword_len + 1;
+	value->len = line.len - keyword_len - 1;
+	return 0;
+}
+
+int lines_expect_exact(struct line_reader *reader, const char *text)
+{
+	struct text_span line;
+	int rc = lines_next(reader, &line);
+	if (rc)
+		return rc;
+	return text_equals(line, text) ? 0 : DIRAUTH_ERR_SYNTAX;
+}
+
+int lines_peek_keyword(const struct line_reader *reader, const char *keyword)
+{
+	size_t keyword_len = strlen(keyword);
+	size_t available = reader->pos < reader->len ? reader->len - reader->pos : 0;
+	return available > keyword_len && memcmp(reader->buf + reader->pos, keyword, keyword_len) == 0 &&
+	       reader->buf[reader->pos + keyword_len] == ' ';
+}
+
+int text_next_field(struct text_span *rest, struct text_span *field)
+{
+	if (rest->len == 0)
+		return DIRAUTH_ERR_SYNTAX;
+	const char *space = memchr(rest->data, ' ', rest->len);
+	size_t len = space ? (size_t)(space - rest->data) : rest->len;
+	if (len == 0)
+		return DIRAUTH_ERR_SYNTAX;
+	field->data = rest->data;
+	field->len = len;
+	if (space) {
+		rest->data = space + 1;
+		rest->len -= len + 1;
+		if (rest->len == 0)
+			return DIRAUTH_ERR_SYNTAX; /* trailing space */
+	} else {
+		rest->data += len;
+		rest->len = 0;
+	}
+	return 0;
+}
+
+int text_equals(struct text_span span, const char *s)
+{
+	size_t len = strlen(s);
+	return span.len == len && memcmp(span.data, s, len) == 0;
+}
+
+int text_copy(struct text_span span, char *out, size_t cap)
+{
+	if (span.len >= cap)
+		return DIRAUTH_ERR_BOUNDS;
+	memcpy(out, span.data, span.len);
+	out[span.len] = 0;
+	return 0;
+}
+
+int text_parse_u64(struct text_span span, uint64_t *out)
+{
+	return decimal_parse(span.data, span.len, out);
+}
+
+int text_parse_hex(struct text_span span, uint8_t *out, size_t len)
+{
+	return hex_decode(span.data, span.len, out, len);
+}
+
+int text_is_name(struct text_span span, size_t max)
+{
+	if (span.len == 0 || span.len > max)
+		return 0;
+	if (span.data[0] == '-' || span.data[span.len - 1] == '-')
+		return 0;
+	for (size_t i = 0; i < span.len; i++) {
+		char c = span.data[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'))
+			return 0;
+	}
+	return 1;
+}

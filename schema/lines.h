@@ -1,0 +1,66 @@
+/*
+ * lines.h: a bounded reader of line-oriented document text, shared by every document parser.
+ *
+ * Each dirauth document is a sequence of lines "keyword value\n" in a fixed order. The reader
+ * hands out one line at a time, checks that every line ends in '\n', is no longer than the
+ * reader's bound, and holds only printable ASCII (0x20..0x7e) with single spaces between
+ * fields (no leading, trailing or doubled space). Parsers then take fields off the line.
+ */
+#ifndef DIRAUTH_SCHEMA_LINES_H
+#define DIRAUTH_SCHEMA_LINES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct line_reader {
+	const uint8_t *buf;
+	size_t len;
+	size_t pos;
+	size_t line_number;     /* 1-based number of the line last returned; 0 before the first */
+	size_t max_line_length; /* without the '\n' */
+};
+
+/* A view of one line or one field: not NUL-terminated, borrowed from the reader's buffer. */
+struct text_span {
+	const char *data;
+	size_t len;
+};
+
+void lines_init(struct line_reader *reader, const uint8_t *buf, size_t len, size_t max_line_length);
+
+/* True when every byte has been consumed. */
+int lines_at_end(const struct line_reader *reader);
+
+/* Next line, without its '\n'. Returns 0; DIRAUTH_ERR_SYNTAX at the end of input, on a missing
+ * final '\n', a byte outside 0x20..0x7e, an empty line, or bad spacing; DIRAUTH_ERR_BOUNDS when
+ * the line is longer than the bound. */
+int lines_next(struct line_reader *reader, struct text_span *line);
+
+/* Next line, which must be "keyword value" (value non-empty, may contain spaces). Returns 0
+ * with *value set, or DIRAUTH_ERR_SYNTAX / DIRAUTH_ERR_BOUNDS. */
+int lines_expect(struct line_reader *reader, const char *keyword, struct text_span *value);
+
+/* Next line, which must be exactly text. */
+int lines_expect_exact(struct line_reader *reader, const char *text);
+
+/* True when the next line starts with "keyword " (does not consume it). */
+int lines_peek_keyword(const struct line_reader *reader, const char *keyword);
+
+/* Splits off the first space-separated field of *rest into *field; *rest becomes what follows
+ * the space (or empty). Returns 0, or DIRAUTH_ERR_SYNTAX when *rest is empty. */
+int text_next_field(struct text_span *rest, struct text_span *field);
+
+/* True when span equals the NUL-terminated string s. */
+int text_equals(struct text_span span, const char *s);
+
+/* Copies span into out (capacity cap, NUL-terminated). DIRAUTH_ERR_BOUNDS if it does not fit. */
+int text_copy(struct text_span span, char *out, size_t cap);
+
+/* Field parsers: canonical decimal; exactly 2*len lower-case hex. */
+int text_parse_u64(struct text_span span, uint64_t *out);
+int text_parse_hex(struct text_span span, uint8_t *out, size_t len);
+
+/* True when span is a name: 1..max bytes of [a-z0-9] and inner '-' (not first or last). */
+int text_is_name(struct text_span span, size_t max);
+
+#endif

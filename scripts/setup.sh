@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what dirauth needs to build and test on Debian 12. Idempotent: when every package is
+# already installed it changes nothing and exits 0. Needs root (or sudo) only when it installs.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config clang clang-format
+  libmicrohttpd-dev libssl-dev liblmdb-dev lmdb-utils libyaml-dev check
+  libzstd-dev zlib1g-dev libcurl4-openssl-dev
+  curl ca-certificates
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ "${#missing[@]}" -eq 0 ]; then
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}" >&2
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "setup: run as root or install sudo" >&2; exit 77; }
+  sudo_cmd=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -q
+"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,93 @@
+/*
+ * store.h: dirauthd's durable state, the only module that includes lmdb.h.
+ *
+ * One LMDB environment per process, default (synchronous) durability: when a write call
+ * returns 0, its transaction has been committed and fsynced. Submissions from many HTTP
+ * threads are group-committed: each caller queues its request and waits; one committer thread
+ * applies every queued request in one write transaction, checking each against the state the
+ * earlier ones in the batch left (so a batch behaves exactly like the same requests one after
+ * another), commits once, and wakes every caller with its own result. Durability therefore
+ * does not cap the submission rate at the fsync rate.
+ *
+ * What is kept (never deleted unless said):
+ *   - services: service id -> namespace, provider key name, highest accepted sequence, and the
+ *     latest accepted registration note (the note is replaced by a newer one; the service and
+ *     its highest sequence are never deleted, so a sequence can only grow: hard rule 2)
+ *   - endpoints: endpoint id -> the service that first registered it (never reassigned)
+ *   - snapshots: (namespace, epoch) -> signed header note and uncompressed body
+ *   - latest epoch per namespace (only grows)
+ *
+ * Threading: every function is safe from any thread. Pointers handed to callbacks are valid only
+ * during the callback.
+ */
+#ifndef DIRAUTH_SERVER_STORE_H
+#define DIRAUTH_SERVER_STORE_H
+
+#include "buffer.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct store;
+
+struct store_options {
+	const char *path;        /* directory, created 0700 if missing */
+	size_t map_size;         /* bytes; 0 means 1 GiB */
+	size_t max_batch;        /* submissions per commit; 0 means 256 */
+};
+
+/* Opens (creating if needed) the store and starts its committer thread. Returns 0,
+ * DIRAUTH_ERR_IO, DIRAUTH_ERR_STORE, DIRAUTH_ERR_NOMEM. */
+int store_open(const struct store_options *options, struct store **out);
+
+/* Stops the committer (after finishing queued work) and closes. Accepts NULL. */
+void store_close(struct store *store);
+
+/* One accepted registration, as checked by the caller (syntax, signature, policy). */
+struct store_registration {
+	const char *namespace_name;
+	const uint8_t *service_id;   /* 32 bytes */
+	const char *provider;        /* provider key name: the owner of the service id */
+	uint64_t sequence;
+	uint64_t expires;
+	const uint8_t *endpoint_ids; /* endpoint_count * 32 bytes */
+	size_t endpoint_count;
+	const uint8_t *note;         /* the signed registration note as received */
+	size_t note_len;
+};
+
+/* Durably records r, group-committed with concurrent submissions. Returns 0 once committed;
+ * DIRAUTH_ERR_ROLLBACK when r's sequence is not greater than the highest accepted for the
+ * service; DIRAUTH_ERR_COLLISION when the service id belongs to another provider or namespace,
+ * or an endpoint id belongs to another service; DIRAUTH_ERR_FULL when the map is full;
+ * DIRAUTH_ERR_STORE. Nothing is changed unless 0 is returned. */
+int store_registration_submit(struct store *store, const struct store_registration *r);
+
+/* Highest accepted sequence of a service. Returns 0 or DIRAUTH_ERR_NOT_FOUND, DIRAUTH_ERR_STORE. */
+int store_service_sequence(struct store *store, const uint8_t service_id[32], uint64_t *sequence);
+
+/* Calls visit for each service of namespace_name whose latest registration has expires > now,
+ * in ascending service id order, inside one read transaction. A non-zero return from visit stops
+ * the walk and is returned. */
+typedef int (*store_registration_visitor)(void *context, const uint8_t service_id[32], const uint8_t *note,
+                                          size_t note_len);
+int store_registration_foreach(struct store *store, const char *namespace_name, uint64_t now,
+                               store_registration_visitor visit, void *context);
+
+/* Durably stores a published snapshot. Refuses an epoch not greater than the namespace's latest
+ * (DIRAUTH_ERR_ROLLBACK). */
+int store_snapshot_put(struct store *store, const char *namespace_name, uint64_t epoch, const uint8_t *header,
+                       size_t header_len, const uint8_t *body, size_t body_len);
+
+/* Copies a stored snapshot into header and body (either may be NULL). Returns 0,
+ * DIRAUTH_ERR_NOT_FOUND, DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_STORE. */
+int store_snapshot_get(struct store *store, const char *namespace_name, uint64_t epoch, struct buffer *header,
+                       struct buffer *body);
+
+/* Latest stored epoch of a namespace. Returns 0 or DIRAUTH_ERR_NOT_FOUND. */
+int store_snapshot_latest(struct store *store, const char *namespace_name, uint64_t *epoch);
+
+/* Hot copy of the environment into an empty directory (mdb_env_copy2, compacting). */
+int store_backup(struct store *store, const char *directory);
+
+#endif

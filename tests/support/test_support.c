@@ -1,0 +1,111 @@
+/*
+ * test_support.c: the shared test helpers.
+ */
+#define _XOPEN_SOURCE 700
+#include "test_support.h"
+
+#include <check.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void test_make_tempdir(char *out, size_t cap)
+{
+	const char *base = getenv("TMPDIR");
+	if (!base || !*base)
+		base = "/tmp";
+	int n = snprintf(out, cap, "%s/dirauth-test-XXXXXX", base);
+	ck_assert_msg(n > 0 && (size_t)n < cap, "temp path too long");
+	ck_assert_msg(mkdtemp(out) != NULL, "mkdtemp: %s", strerror(errno));
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+void test_remove_tree(const char *path)
+{
+	nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+uint8_t *test_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "open %s: %s", path, strerror(errno));
+	size_t cap = 4096, used = 0;
+	uint8_t *data = malloc(cap);
+	ck_assert(data != NULL);
+	for (;;) {
+		if (used + 1 >= cap) {
+			cap *= 2;
+			data = realloc(data, cap);
+			ck_assert(data != NULL);
+		}
+		size_t got = fread(data + used, 1, cap - used - 1, f);
+		used += got;
+		if (got == 0)
+			break;
+	}
+	fclose(f);
+	data[used] = 0;
+	if (len)
+		*len = used;
+	return data;
+}
+
+void test_write_file(const char *path, const void *data, size_t len, mode_t mode)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, mode);
+	ck_assert_msg(fd >= 0, "create %s: %s", path, strerror(errno));
+	ck_assert(fchmod(fd, mode) == 0);
+	const uint8_t *p = data;
+	while (len) {
+		ssize_t n = write(fd, p, len);
+		ck_assert_msg(n > 0, "write %s: %s", path, strerror(errno));
+		p += n;
+		len -= (size_t)n;
+	}
+	ck_assert(close(fd) == 0);
+}
+
+const char *test_source_path(const char *relative)
+{
+	static char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", DIRAUTH_SOURCE_DIR, relative);
+	return path;
+}
+
+const char *test_binary_path(const char *relative)
+{
+	static char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", DIRAUTH_BINARY_DIR, relative);
+	return path;
+}
+
+unsigned test_free_port(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert(fd >= 0);
+	struct sockaddr_in addr;
+	memset(&addr, 0, sizeof(addr));
+	addr.sin_family = AF_INET;
+	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert(bind(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0);
+	socklen_t len = sizeof(addr);
+	ck_assert(getsockname(fd, (struct sockaddr *)&addr, &len) == 0);
+	close(fd);
+	return ntohs(addr.sin_port);
+}
