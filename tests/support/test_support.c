@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 void test_make_tempdir(char *out, size_t cap)
@@ -108,4 +111,51 @@ unsigned test_free_port(void)
 	ck_assert(getsockname(fd, (struct sockaddr *)&addr, &len) == 0);
 	close(fd);
 	return ntohs(addr.sin_port);
+}
+
+pid_t test_spawn(char *const argv[], const char *log_path)
+{
+	pid_t pid = fork();
+	ck_assert_msg(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		if (log_path) {
+			int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+			if (fd < 0)
+				_exit(127);
+			dup2(fd, 1);
+			dup2(fd, 2);
+			close(fd);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+int test_kill(pid_t pid, int signal)
+{
+	int status = 0;
+	kill(pid, signal);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return status;
+}
+
+int test_wait_exit(pid_t pid, int timeout_ms)
+{
+	for (int waited = 0; waited <= timeout_ms; waited += 10) {
+		int status = 0;
+		pid_t got = waitpid(pid, &status, WNOHANG);
+		if (got == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		test_sleep_ms(10);
+	}
+	return -1;
+}
+
+void test_sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
 }

@@ -33,4 +33,18 @@ const char *test_binary_path(const char *relative);
 /* A TCP port on 127.0.0.1 that was free a moment ago. */
 unsigned test_free_port(void);
 
+/* Starts argv[0] (a path) with argv, stdout and stderr appended to log_path (may be NULL to
+ * inherit). Returns the child's pid. */
+pid_t test_spawn(char *const argv[], const char *log_path);
+
+/* Sends signal to pid and reaps it. Returns the wait status. */
+int test_kill(pid_t pid, int signal);
+
+/* Waits for pid to exit (at most timeout_ms) and returns its exit code, or -1 on timeout or
+ * death by signal. */
+int test_wait_exit(pid_t pid, int timeout_ms);
+
+/* Sleeps for ms milliseconds (polling loops only; never to wait out a timer under test). */
+void test_sleep_ms(int ms);
+
 #endif

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs the whole test suite: the unit and integration tests in a normal
+# build and in an ASan+UBSan build, then every fuzz target for a short bounded time.
+#   FUZZ_SECONDS  seconds per fuzz target (default 10; 0 skips fuzzing)
+#   JOBS          parallel build and test jobs (default: number of cores)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+jobs=${JOBS:-$(nproc)}
+fuzz_seconds=${FUZZ_SECONDS:-10}
+
+bash scripts/setup.sh
+
+passed=0
+failed=0
+run_ctest() { # build-dir label
+	local log="$1/ctest.log"
+	set +e
+	(cd "$1" && ctest --output-on-failure -j"$jobs" --timeout 900) 2>&1 | tee "$log"
+	set -e
+	local line total bad
+	line=$(grep -E 'tests passed, [0-9]+ tests failed out of [0-9]+' "$log" | tail -n 1 || true)
+	if [ -z "$line" ]; then
+		echo "test.sh: $2: ctest printed no summary" >&2
+		failed=$((failed + 1))
+		return
+	fi
+	total=$(sed -E 's/.*out of ([0-9]+).*/\1/' <<<"$line")
+	bad=$(sed -E 's/.*, ([0-9]+) tests failed.*/\1/' <<<"$line")
+	passed=$((passed + total - bad))
+	failed=$((failed + bad))
+}
+
+build() { # build-dir cmake-args...
+	local dir=$1
+	shift
+	cmake -S "$root" -B "$dir" -DDIRAUTH_WERROR=ON "$@" >/dev/null
+	cmake --build "$dir" -j"$jobs"
+}
+
+echo "== normal build"
+build build/release -DCMAKE_BUILD_TYPE=RelWithDebInfo
+run_ctest build/release release
+
+echo "== ASan+UBSan build"
+build build/sanitize -DCMAKE_BUILD_TYPE=Debug -DDIRAUTH_SANITIZE=ON
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	run_ctest build/sanitize sanitize
+
+if [ "$fuzz_seconds" -gt 0 ]; then
+	echo "== fuzz targets, ${fuzz_seconds}s each"
+	CC=clang cmake -S "$root" -B build/fuzz -DDIRAUTH_WERROR=ON -DDIRAUTH_FUZZ=ON >/dev/null
+	for source in tests/fuzz/fuzz_*.c; do
+		name=$(basename "$source" .c)
+		corpus_name=${name#fuzz_}
+		cmake --build build/fuzz -j"$jobs" --target "$name" >/dev/null
+		work=$(mktemp -d)
+		[ -d "tests/fuzz/corpus/$corpus_name" ] && cp -r "tests/fuzz/corpus/$corpus_name/." "$work/"
+		if (cd build/fuzz && "./tests/$name" -max_total_time="$fuzz_seconds" -timeout=10 \
+			-rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/" "$work" >"$work.log" 2>&1); then
+			echo "fuzz $name: $(grep -Eo 'stat::number_of_executed_units: [0-9]+' "$work.log" || tail -n 1 "$work.log")"
+			passed=$((passed + 1))
+		else
+			echo "fuzz $name: FAILED"
+			tail -n 40 "$work.log"
+			failed=$((failed + 1))
+		fi
+		rm -rf "$work" "$work.log"
+	done
+fi
+
+echo
+echo "all: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
