@@ -1,0 +1,546 @@
+/*
+ * test_authority.c: one authority end to end, as its users see it.
+ *
+ * Each test starts the real dirauthd binary on a loopback port with the example keys, a real
+ * LMDB data directory and a file clock (so epochs advance when the test writes the clock file,
+ * without sleeping), talks to it over HTTP with libcurl, and checks what a provider, a mirror
+ * and an operator rely on:
+ *   - a provider registers two services and gets signed receipts that promise an epoch;
+ *   - that epoch's snapshot appears, and `dirauthctl fetch` verifies it and writes it;
+ *   - dirauthd killed with SIGKILL in the middle of a burst of registrations loses none that
+ *     received a 202, and no sequence goes backwards after the restart.
+ */
+#include "test_support.h"
+
+#include "buffer.h"
+#include "crypto.h"
+#include "encoding.h"
+#include "error.h"
+#include "key.h"
+#include "note.h"
+#include "receipt.h"
+#include "registration.h"
+#include "snapshot.h"
+
+#include <check.h>
+#include <curl/curl.h>
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define EPOCH_LENGTH 60
+#define START_TIME   1800000000ULL /* a multiple of EPOCH_LENGTH: epoch 30000000 starts here */
+
+struct authority {
+	char dir[256];
+	char config_path[512];
+	char clock_path[512];
+	char log_path[512];
+	char url[64];
+	char verifier[NOTE_VERIFIER_KEY_MAX + 1];
+	unsigned port;
+	pid_t pid;
+	struct signer_key *provider_a;
+	struct signer_key *provider_b;
+};
+
+struct http_response {
+	long status;
+	struct buffer body;
+};
+
+static size_t http_collect(char *data, size_t size, size_t count, void *context)
+{
+	struct buffer *body = context;
+	if (buffer_append(body, data, size * count) != 0)
+		return 0;
+	return size * count;
+}
+
+/* One HTTP request; body may be NULL for a GET. Returns the curl result. */
+static CURLcode http_request(const char *url, const uint8_t *body, size_t body_len, const char *header,
+                             struct http_response *response)
+{
+	CURL *curl = curl_easy_init();
+	ck_assert(curl != NULL);
+	struct curl_slist *headers = NULL;
+	if (header)
+		headers = curl_slist_append(headers, header);
+	headers = curl_slist_append(headers, "Expect:");
+	buffer_init(&response->body);
+	response->status = 0;
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, http_collect);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response->body);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT, 30L);
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	if (body) {
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, (const char *)body);
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)body_len);
+	}
+	CURLcode rc = curl_easy_perform(curl);
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response->status);
+	curl_slist_free_all(headers);
+	curl_easy_cleanup(curl);
+	return rc;
+}
+
+static int contains(const uint8_t *haystack, size_t haystack_len, const uint8_t *needle, size_t needle_len)
+{
+	for (size_t i = 0; needle_len <= haystack_len && i <= haystack_len - needle_len; i++)
+		if (memcmp(haystack + i, needle, needle_len) == 0)
+			return 1;
+	return 0;
+}
+
+static void set_clock(struct authority *a, uint64_t now)
+{
+	char text[32];
+	int n = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)now);
+	char temp[600];
+	snprintf(temp, sizeof(temp), "%s.tmp", a->clock_path);
+	test_write_file(temp, text, (size_t)n, 0644);
+	ck_assert(rename(temp, a->clock_path) == 0);
+}
+
+static struct signer_key *load_key(const char *dir, const char *file)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/keys/%s", dir, file);
+	struct signer_key *key = NULL;
+	int rc = signer_key_load(path, &key);
+	ck_assert_msg(rc == 0, "load %s: %s", path, dirauth_strerror(rc));
+	return key;
+}
+
+static void format_verifier(const struct signer_key *key, char out[NOTE_VERIFIER_KEY_MAX + 1])
+{
+	note_verifier_format(signer_key_verifier(key), out);
+}
+
+/* Lays out keys, config and clock in a fresh directory; does not start the daemon. */
+static void authority_prepare(struct authority *a)
+{
+	memset(a, 0, sizeof(*a));
+	test_make_tempdir(a->dir, sizeof(a->dir));
+	char command[1024];
+	snprintf(command, sizeof(command), "bash '%s' '%s/keys' >/dev/null",
+	         test_source_path("scripts/example-keys.sh"), a->dir);
+	ck_assert_msg(system(command) == 0, "example-keys.sh failed");
+
+	struct signer_key *authority = load_key(a->dir, "authority1.key");
+	format_verifier(authority, a->verifier);
+	signer_key_free(authority);
+	a->provider_a = load_key(a->dir, "provider-a.key");
+	a->provider_b = load_key(a->dir, "provider-b.key");
+	char verifier_a[NOTE_VERIFIER_KEY_MAX + 1], verifier_b[NOTE_VERIFIER_KEY_MAX + 1];
+	format_verifier(a->provider_a, verifier_a);
+	format_verifier(a->provider_b, verifier_b);
+
+	a->port = test_free_port();
+	snprintf(a->url, sizeof(a->url), "http://127.0.0.1:%u", a->port);
+	snprintf(a->clock_path, sizeof(a->clock_path), "%s/clock", a->dir);
+	snprintf(a->log_path, sizeof(a->log_path), "%s/dirauthd.log", a->dir);
+	snprintf(a->config_path, sizeof(a->config_path), "%s/dirauthd.yaml", a->dir);
+	set_clock(a, START_TIME);
+
+	struct buffer config;
+	buffer_init(&config);
+	ck_assert(buffer_appendf(&config,
+	                         "authority:\n"
+	                         "  name: authority1.dirauth.example\n"
+	                         "  signing_key: keys/authority1.key\n"
+	                         "listen: { address: 127.0.0.1, port: %u }\n"
+	                         "data_dir: data\n"
+	                         "epoch: { length_seconds: %d, genesis: 0, validity_epochs: 3 }\n"
+	                         "clock: { source: file, path: clock }\n"
+	                         "namespaces:\n"
+	                         "  - { name: mix, origin: dirauth.example/mix }\n"
+	                         "providers:\n"
+	                         "  - key: \"%s\"\n"
+	                         "    namespaces: [mix]\n"
+	                         "    classes: [mix-gateway]\n"
+	                         "  - key: \"%s\"\n"
+	                         "    namespaces: [mix]\n"
+	                         "    classes: [bridge, mailbox-provider]\n",
+	                         a->port, EPOCH_LENGTH, verifier_a, verifier_b) == 0);
+	test_write_file(a->config_path, config.data, config.len, 0644);
+	buffer_free(&config);
+}
+
+static void authority_start(struct authority *a)
+{
+	char *argv[] = {(char *)test_binary_path("server/dirauthd"), "--config", a->config_path, NULL};
+	char binary[4096];
+	snprintf(binary, sizeof(binary), "%s", argv[0]);
+	argv[0] = binary;
+	a->pid = test_spawn(argv, a->log_path);
+	char url[128];
+	snprintf(url, sizeof(url), "%s/v1/health", a->url);
+	for (int attempt = 0; attempt < 1000; attempt++) {
+		struct http_response response;
+		CURLcode rc = http_request(url, NULL, 0, NULL, &response);
+		buffer_free(&response.body);
+		if (rc == CURLE_OK && response.status == 200)
+			return;
+		ck_assert_msg(waitpid(a->pid, NULL, WNOHANG) == 0, "dirauthd exited; see %s", a->log_path);
+		test_sleep_ms(20);
+	}
+	ck_abort_msg("dirauthd did not answer on %s; see %s", url, a->log_path);
+}
+
+static void authority_stop(struct authority *a)
+{
+	if (a->pid > 0)
+		test_kill(a->pid, SIGTERM);
+	a->pid = 0;
+}
+
+static void authority_cleanup(struct authority *a)
+{
+	authority_stop(a);
+	signer_key_free(a->provider_a);
+	signer_key_free(a->provider_b);
+	test_remove_tree(a->dir);
+}
+
+static void make_id(const char *label, uint64_t number, uint8_t out[32])
+{
+	char text[128];
+	int n = snprintf(text, sizeof(text), "%s-%llu", label, (unsigned long long)number);
+	/* Any 32 bytes do; a hash keeps them distinct and sorted arbitrarily. */
+	ck_assert(crypto_sha256((const uint8_t *)text, (size_t)n, out) == 0);
+}
+
+/* A signed registration of service (label, number) with endpoint_count endpoints. */
+static void build_registration(const struct signer_key *provider, enum service_class service_class,
+                               const char *label, uint64_t number, uint64_t sequence, size_t endpoint_count,
+                               struct buffer *out)
+{
+	struct registration r;
+	memset(&r, 0, sizeof(r));
+	struct endpoint_descriptor endpoints[4];
+	ck_assert(endpoint_count <= 4);
+	strcpy(r.namespace_name, "mix");
+	make_id(label, number, r.service_id);
+	r.service_class = service_class;
+	r.provider = *signer_key_verifier(provider);
+	r.sequence = sequence;
+	r.issued_at = START_TIME;
+	r.expires = START_TIME + 86400;
+	for (size_t i = 0; i < endpoint_count; i++) {
+		memset(&endpoints[i], 0, sizeof(endpoints[i]));
+		make_id(label, number * 16 + i + 1000000, endpoints[i].endpoint_id);
+		endpoints[i].transport = TRANSPORT_QUIC;
+		snprintf(endpoints[i].address, sizeof(endpoints[i].address), "192.0.2.%zu:443", 10 + i);
+		strcpy(endpoints[i].region, "eu-west");
+		endpoints[i].capacity = CAPACITY_MEDIUM;
+		endpoints[i].profile = PROFILE_MODERN;
+	}
+	/* The grammar wants endpoints in ascending id order. */
+	for (size_t i = 1; i < endpoint_count; i++)
+		for (size_t j = i;
+		     j > 0 && memcmp(endpoints[j - 1].endpoint_id, endpoints[j].endpoint_id, 32) > 0; j--) {
+			struct endpoint_descriptor swap = endpoints[j];
+			endpoints[j] = endpoints[j - 1];
+			endpoints[j - 1] = swap;
+		}
+	r.endpoint_count = endpoint_count;
+	r.endpoints = endpoints;
+
+	struct buffer text;
+	buffer_init(&text);
+	int rc = registration_encode(&r, &text);
+	ck_assert_msg(rc == 0, "registration_encode: %s", dirauth_strerror(rc));
+	struct note_signature signature;
+	ck_assert(signer_key_sign(provider, text.data, text.len, &signature) == 0);
+	buffer_init(out);
+	ck_assert(note_format(text.data, text.len, &signature, 1, out) == 0);
+	buffer_free(&text);
+}
+
+static long post_registration(const struct authority *a, const struct buffer *note, struct buffer *receipt)
+{
+	char url[128];
+	snprintf(url, sizeof(url), "%s/v1/registrations", a->url);
+	struct http_response response;
+	CURLcode rc = http_request(url, note->data, note->len, NULL, &response);
+	long status = rc == CURLE_OK ? response.status : -1;
+	if (receipt)
+		*receipt = response.body;
+	else
+		buffer_free(&response.body);
+	return status;
+}
+
+/* Checks a receipt's signature and contents; returns its publish-by epoch. */
+static uint64_t check_receipt(const struct authority *a, const struct buffer *receipt_note,
+                              const struct buffer *note, uint64_t sequence)
+{
+	struct note_verifier authority;
+	ck_assert(note_verifier_parse(a->verifier, strlen(a->verifier), &authority) == 0);
+	struct note *parsed = NULL;
+	ck_assert_msg(note_parse(receipt_note->data, receipt_note->len, &parsed) == 0, "receipt: %s",
+	              receipt_note->data);
+	ck_assert_int_eq(note_verify_threshold(parsed, &authority, 1, 1), 0);
+	struct receipt receipt;
+	ck_assert_int_eq(receipt_parse(parsed->text, parsed->text_len, &receipt), 0);
+	note_free(parsed);
+	uint8_t digest[32];
+	ck_assert(crypto_sha256(note->data, note->len, digest) == 0);
+	ck_assert_mem_eq(receipt.registration_digest, digest, 32);
+	ck_assert_uint_eq(receipt.sequence, sequence);
+	ck_assert_str_eq(receipt.namespace_name, "mix");
+	ck_assert_str_eq(receipt.authority, "authority1.dirauth.example");
+	ck_assert_uint_eq(receipt.publish_by_epoch, START_TIME / EPOCH_LENGTH + 1);
+	return receipt.publish_by_epoch;
+}
+
+/* Waits until the latest snapshot of mix has at least epoch; returns the header note. */
+static void wait_for_snapshot(const struct authority *a, uint64_t epoch, struct snapshot_header *header,
+                              struct buffer *header_note)
+{
+	char url[128];
+	snprintf(url, sizeof(url), "%s/v1/mix/snapshots/latest", a->url);
+	for (int attempt = 0; attempt < 1000; attempt++) {
+		struct http_response response;
+		if (http_request(url, NULL, 0, NULL, &response) == CURLE_OK && response.status == 200) {
+			struct note *parsed = NULL;
+			ck_assert(note_parse(response.body.data, response.body.len, &parsed) == 0);
+			ck_assert(snapshot_header_parse(parsed->text, parsed->text_len, header) == 0);
+			note_free(parsed);
+			if (header->epoch >= epoch) {
+				*header_note = response.body;
+				return;
+			}
+		}
+		buffer_free(&response.body);
+		test_sleep_ms(20);
+	}
+	ck_abort_msg("no snapshot for epoch %llu; see %s", (unsigned long long)epoch, a->log_path);
+}
+
+static void write_trust_bundle(const struct authority *a, const char *path)
+{
+	struct buffer bundle;
+	buffer_init(&bundle);
+	ck_assert(buffer_appendf(&bundle,
+	                         "dirauth trust v1\n"
+	                         "namespace mix dirauth.example/mix\n"
+	                         "authority %s\n"
+	                         "threshold 1\n",
+	                         a->verifier) == 0);
+	test_write_file(path, bundle.data, bundle.len, 0644);
+	buffer_free(&bundle);
+}
+
+static int run_fetch(const struct authority *a, const char *bundle_path, const char *out_dir)
+{
+	char binary[4096];
+	snprintf(binary, sizeof(binary), "%s", test_binary_path("ctl/dirauthctl"));
+	char *argv[] = {binary,        "fetch", "--trust", (char *)bundle_path, "--server", (char *)a->url,
+	                "--namespace", "mix",   "--out",   (char *)out_dir,     NULL};
+	pid_t pid = test_spawn(argv, a->log_path);
+	return test_wait_exit(pid, 60000);
+}
+
+START_TEST(test_register_publish_fetch)
+{
+	struct authority a;
+	authority_prepare(&a);
+	authority_start(&a);
+
+	struct buffer note_a, note_b, receipt;
+	build_registration(a.provider_a, SERVICE_CLASS_MIX_GATEWAY, "gateway", 1, 1, 2, &note_a);
+	build_registration(a.provider_b, SERVICE_CLASS_BRIDGE, "bridge", 1, 1, 1, &note_b);
+	ck_assert_int_eq(post_registration(&a, &note_a, &receipt), 202);
+	uint64_t publish_epoch = check_receipt(&a, &receipt, &note_a, 1);
+	buffer_free(&receipt);
+	ck_assert_int_eq(post_registration(&a, &note_b, &receipt), 202);
+	check_receipt(&a, &receipt, &note_b, 1);
+	buffer_free(&receipt);
+
+	/* A replay of the same registration is a rollback and changes nothing. */
+	ck_assert_int_eq(post_registration(&a, &note_a, NULL), 409);
+
+	/* The promised epoch begins: its snapshot holds both records. */
+	set_clock(&a, publish_epoch * EPOCH_LENGTH);
+	struct snapshot_header header;
+	struct buffer header_note;
+	wait_for_snapshot(&a, publish_epoch, &header, &header_note);
+	ck_assert_uint_eq(header.epoch, publish_epoch);
+	ck_assert_uint_eq(header.record_count, 2);
+	buffer_free(&header_note);
+
+	char bundle_path[512], mirror[512], body_path[600];
+	snprintf(bundle_path, sizeof(bundle_path), "%s/trust-bundle.txt", a.dir);
+	snprintf(mirror, sizeof(mirror), "%s/mirror", a.dir);
+	write_trust_bundle(&a, bundle_path);
+	ck_assert_int_eq(run_fetch(&a, bundle_path, mirror), 0);
+	snprintf(body_path, sizeof(body_path), "%s/mix/%llu.body", mirror, (unsigned long long)publish_epoch);
+	size_t body_len = 0;
+	uint8_t *body = test_read_file(body_path, &body_len);
+	ck_assert_int_eq(snapshot_body_verify(&header, body, body_len, 1000), 0);
+	ck_assert(contains(body, body_len, note_a.data, note_a.len));
+	ck_assert(contains(body, body_len, note_b.data, note_b.len));
+	free(body);
+
+	/* A bundle that pins another authority key refuses the same snapshot. */
+	struct signer_key *stranger = NULL;
+	ck_assert(signer_key_generate("stranger.example", &stranger) == 0);
+	format_verifier(stranger, a.verifier);
+	signer_key_free(stranger);
+	char other_bundle[512], other_mirror[512];
+	snprintf(other_bundle, sizeof(other_bundle), "%s/other-bundle.txt", a.dir);
+	snprintf(other_mirror, sizeof(other_mirror), "%s/other-mirror", a.dir);
+	write_trust_bundle(&a, other_bundle);
+	ck_assert_int_ne(run_fetch(&a, other_bundle, other_mirror), 0);
+
+	buffer_free(&note_a);
+	buffer_free(&note_b);
+	authority_cleanup(&a);
+}
+END_TEST
+
+/* The burst: each worker owns one service and registers ever higher sequences of it. */
+#define BURST_WORKERS          4
+#define BURST_ACKS_BEFORE_KILL 150
+
+struct burst {
+	struct authority *authority;
+	atomic_uint_fast64_t acknowledged[BURST_WORKERS]; /* highest sequence that got a 202 */
+	atomic_uint total_acknowledged;
+	atomic_int stop;
+};
+
+struct burst_worker {
+	struct burst *burst;
+	unsigned index;
+};
+
+static void *burst_run(void *context)
+{
+	struct burst_worker *worker = context;
+	struct burst *burst = worker->burst;
+	for (uint64_t sequence = 1; !atomic_load(&burst->stop); sequence++) {
+		struct buffer note;
+		build_registration(burst->authority->provider_a, SERVICE_CLASS_MIX_GATEWAY, "burst",
+		                   worker->index, sequence, 2, &note);
+		long status = post_registration(burst->authority, &note, NULL);
+		buffer_free(&note);
+		if (status == 202) {
+			atomic_store(&burst->acknowledged[worker->index], sequence);
+			atomic_fetch_add(&burst->total_acknowledged, 1);
+		} else {
+			break; /* the daemon is gone: what was not acknowledged may or may not be there */
+		}
+	}
+	return NULL;
+}
+
+START_TEST(test_sigkill_during_burst_loses_nothing_acknowledged)
+{
+	struct authority a;
+	authority_prepare(&a);
+	authority_start(&a);
+
+	struct burst burst;
+	memset(&burst, 0, sizeof(burst));
+	burst.authority = &a;
+	pthread_t threads[BURST_WORKERS];
+	struct burst_worker workers[BURST_WORKERS];
+	for (unsigned i = 0; i < BURST_WORKERS; i++) {
+		workers[i].burst = &burst;
+		workers[i].index = i;
+		ck_assert(pthread_create(&threads[i], NULL, burst_run, &workers[i]) == 0);
+	}
+	for (int waited = 0; atomic_load(&burst.total_acknowledged) < BURST_ACKS_BEFORE_KILL; waited++) {
+		ck_assert_msg(waited < 60000, "burst too slow: %u acknowledged",
+		              atomic_load(&burst.total_acknowledged));
+		test_sleep_ms(1);
+	}
+	test_kill(a.pid, SIGKILL);
+	a.pid = 0;
+	atomic_store(&burst.stop, 1);
+	for (unsigned i = 0; i < BURST_WORKERS; i++)
+		pthread_join(threads[i], NULL);
+
+	authority_start(&a);
+	/* Every acknowledged sequence is still the floor: submitting it again is a rollback. */
+	for (unsigned i = 0; i < BURST_WORKERS; i++) {
+		uint64_t acknowledged = atomic_load(&burst.acknowledged[i]);
+		ck_assert_uint_gt(acknowledged, 0);
+		struct buffer note;
+		build_registration(a.provider_a, SERVICE_CLASS_MIX_GATEWAY, "burst", i, acknowledged, 2,
+		                   &note);
+		ck_assert_int_eq(post_registration(&a, &note, NULL), 409);
+		buffer_free(&note);
+	}
+
+	/* And the next snapshot publishes, for every service, a sequence no lower than acknowledged. */
+	uint64_t epoch = START_TIME / EPOCH_LENGTH + 1;
+	set_clock(&a, epoch * EPOCH_LENGTH);
+	struct snapshot_header header;
+	struct buffer header_note;
+	wait_for_snapshot(&a, epoch, &header, &header_note);
+	buffer_free(&header_note);
+	ck_assert_uint_eq(header.record_count, BURST_WORKERS);
+	char url[160];
+	snprintf(url, sizeof(url), "%s/v1/mix/snapshots/%llu/body", a.url, (unsigned long long)header.epoch);
+	struct http_response response;
+	ck_assert(http_request(url, NULL, 0, "Accept-Encoding: identity", &response) == CURLE_OK);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_int_eq(snapshot_body_verify(&header, response.body.data, response.body.len, 1000), 0);
+	struct snapshot_body *body = NULL;
+	ck_assert(snapshot_body_parse(response.body.data, response.body.len, 1000, &body) == 0);
+	for (unsigned i = 0; i < BURST_WORKERS; i++) {
+		uint8_t service_id[32];
+		make_id("burst", i, service_id);
+		int found = 0;
+		for (size_t r = 0; r < body->record_count; r++) {
+			if (memcmp(body->records[r].service_id, service_id, 32) != 0)
+				continue;
+			struct registration registration;
+			ck_assert(registration_parse_signed(body->records[r].note, body->records[r].note_len,
+			                                    &registration, NULL) == 0);
+			ck_assert_uint_ge(registration.sequence, atomic_load(&burst.acknowledged[i]));
+			registration_clear(&registration);
+			found = 1;
+		}
+		ck_assert_msg(found, "service of worker %u missing from the snapshot", i);
+	}
+	snapshot_body_free(body);
+	buffer_free(&response.body);
+	authority_cleanup(&a);
+}
+END_TEST
+
+static Suite *authority_suite(void)
+{
+	Suite *suite = suite_create("authority");
+	TCase *end_to_end = tcase_create("end_to_end");
+	tcase_set_timeout(end_to_end, 120);
+	tcase_add_test(end_to_end, test_register_publish_fetch);
+	tcase_add_test(end_to_end, test_sigkill_during_burst_loses_nothing_acknowledged);
+	suite_add_tcase(suite, end_to_end);
+	return suite;
+}
+
+int main(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	SRunner *runner = srunner_create(authority_suite());
+	srunner_run_all(runner, CK_NORMAL);
+	int failures = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	curl_global_cleanup();
+	return failures ? 1 : 0;
+}
