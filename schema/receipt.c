@@ -1,0 +1,117 @@
+/*
+ * receipt.c: the codec of an authority's receipt for an accepted registration.
+ *
+ * A receipt is a promise a monitor later holds the authority to, so, like every signed
+ * document, it has one spelling: the parser reads the fields strictly, re-encodes them and
+ * refuses the input unless the bytes are identical. Lines are short and fixed in number, so the
+ * line bound (RECEIPT_LINE_MAX below) only has to fit the longest authority key name.
+ */
+#include "receipt.h"
+
+#include "encoding.h"
+#include "error.h"
+#include "lines.h"
+
+#include <string.h>
+
+/* The longest line is "authority " and a NOTE_NAME_MAX-byte key name (138 bytes). */
+#define RECEIPT_LINE_MAX 256
+
+static int receipt_check(const struct receipt *r)
+{
+	size_t authority_len = strnlen(r->authority, sizeof(r->authority));
+	if (!note_name_is_valid(r->authority, authority_len))
+		return DIRAUTH_ERR_SYNTAX;
+	size_t namespace_len = strnlen(r->namespace_name, sizeof(r->namespace_name));
+	struct text_span namespace_span = {r->namespace_name, namespace_len};
+	if (namespace_len == sizeof(r->namespace_name) || !text_is_name(namespace_span, NAMESPACE_NAME_MAX))
+		return DIRAUTH_ERR_SYNTAX;
+	if (r->sequence < 1)
+		return DIRAUTH_ERR_SYNTAX;
+	return 0;
+}
+
+int receipt_encode(const struct receipt *r, struct buffer *out)
+{
+	int rc = receipt_check(r);
+	if (rc)
+		return rc;
+	char service_hex[2 * SERVICE_ID_SIZE + 1];
+	char digest_hex[2 * sizeof(r->registration_digest) + 1];
+	hex_encode(r->service_id, SERVICE_ID_SIZE, service_hex);
+	hex_encode(r->registration_digest, sizeof(r->registration_digest), digest_hex);
+	size_t start = out->len;
+	rc = buffer_appendf(out,
+	                    "dirauth receipt v1\nauthority %s\nnamespace %s\nservice %s\nsequence %llu\n"
+	                    "registration %s\naccepted-at %llu\npublish-by-epoch %llu\n",
+	                    r->authority, r->namespace_name, service_hex, (unsigned long long)r->sequence,
+	                    digest_hex, (unsigned long long)r->accepted_at,
+	                    (unsigned long long)r->publish_by_epoch);
+	if (rc) {
+		out->len = start;
+		if (out->data)
+			out->data[start] = 0;
+	}
+	return rc;
+}
+
+static int parse_fields(const uint8_t *text, size_t len, struct receipt *out)
+{
+	struct line_reader reader;
+	struct text_span value;
+	int rc;
+	lines_init(&reader, text, len, RECEIPT_LINE_MAX);
+	if ((rc = lines_expect_exact(&reader, "dirauth receipt v1")) != 0)
+		return rc;
+	if ((rc = lines_expect(&reader, "authority", &value)) != 0)
+		return rc;
+	if (!note_name_is_valid(value.data, value.len))
+		return DIRAUTH_ERR_SYNTAX;
+	if ((rc = text_copy(value, out->authority, sizeof(out->authority))) != 0)
+		return rc;
+	if ((rc = lines_expect(&reader, "namespace", &value)) != 0)
+		return rc;
+	if (!text_is_name(value, NAMESPACE_NAME_MAX))
+		return DIRAUTH_ERR_SYNTAX;
+	if ((rc = text_copy(value, out->namespace_name, sizeof(out->namespace_name))) != 0)
+		return rc;
+	if ((rc = lines_expect(&reader, "service", &value)) != 0)
+		return rc;
+	if (text_parse_hex(value, out->service_id, SERVICE_ID_SIZE))
+		return DIRAUTH_ERR_SYNTAX;
+	if ((rc = lines_expect(&reader, "sequence", &value)) != 0 ||
+	    (rc = text_parse_u64(value, &out->sequence)) != 0)
+		return rc;
+	if ((rc = lines_expect(&reader, "registration", &value)) != 0)
+		return rc;
+	if (text_parse_hex(value, out->registration_digest, sizeof(out->registration_digest)))
+		return DIRAUTH_ERR_SYNTAX;
+	if ((rc = lines_expect(&reader, "accepted-at", &value)) != 0 ||
+	    (rc = text_parse_u64(value, &out->accepted_at)) != 0)
+		return rc;
+	if ((rc = lines_expect(&reader, "publish-by-epoch", &value)) != 0 ||
+	    (rc = text_parse_u64(value, &out->publish_by_epoch)) != 0)
+		return rc;
+	return lines_at_end(&reader) ? 0 : DIRAUTH_ERR_SYNTAX;
+}
+
+int receipt_parse(const uint8_t *text, size_t len, struct receipt *out)
+{
+	struct buffer canonical;
+	buffer_init(&canonical);
+	memset(out, 0, sizeof(*out));
+	int rc = DIRAUTH_ERR_BOUNDS;
+	if (len > RECEIPT_MAX_BYTES)
+		goto cleanup;
+	if ((rc = parse_fields(text, len, out)) != 0)
+		goto cleanup;
+	if ((rc = receipt_encode(out, &canonical)) != 0)
+		goto cleanup;
+	if (canonical.len != len || memcmp(canonical.data, text, len) != 0)
+		rc = DIRAUTH_ERR_SYNTAX;
+cleanup:
+	buffer_free(&canonical);
+	if (rc)
+		memset(out, 0, sizeof(*out));
+	return rc;
+}
