@@ -245,6 +245,17 @@ static int field_is_name(const char *field, size_t cap, size_t max)
 	return text_is_name(span, max);
 }
 
+/* Document text is ASCII: a key name that note.h would accept but that holds UTF-8 beyond ASCII
+ * cannot appear on a document line. */
+static int name_is_ascii(const char *name, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if ((unsigned char)name[i] > 0x7e)
+			return 0;
+	}
+	return 1;
+}
+
 static int endpoint_check(const struct endpoint_descriptor *endpoint)
 {
 	if (!transport_name(endpoint->transport) || !capacity_class_name(endpoint->capacity) ||
@@ -266,7 +277,7 @@ static int registration_check(const struct registration *r)
 		return DIRAUTH_ERR_SYNTAX;
 	size_t provider_name_len = strnlen(r->provider.name, sizeof(r->provider.name));
 	if (!note_name_is_valid(r->provider.name, provider_name_len) ||
-	    r->provider.type != NOTE_KEY_TYPE_ED25519)
+	    !name_is_ascii(r->provider.name, provider_name_len) || r->provider.type != NOTE_KEY_TYPE_ED25519)
 		return DIRAUTH_ERR_SYNTAX;
 	if (r->sequence < 1 || r->expires <= r->issued_at)
 		return DIRAUTH_ERR_SYNTAX;

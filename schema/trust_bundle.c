@@ -34,6 +34,17 @@ static int origin_is_valid(const char *origin, size_t len)
 	return 1;
 }
 
+/* Document text is ASCII: a key name that note.h would accept but that holds UTF-8 beyond ASCII
+ * cannot appear on a document line. */
+static int name_is_ascii(const char *name, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if ((unsigned char)name[i] > 0x7e)
+			return 0;
+	}
+	return 1;
+}
+
 static int verifier_equal_identity(const struct note_verifier *a, const struct note_verifier *b)
 {
 	return (strcmp(a->name, b->name) == 0 && a->key_id == b->key_id) ||
@@ -222,7 +233,8 @@ int trust_bundle_encode(const struct trust_bundle *bundle, struct buffer *out)
 	for (size_t i = 0; i < bundle->authority_count; i++) {
 		const struct note_verifier *entry = &bundle->authorities[i];
 		size_t name_len = strnlen(entry->name, sizeof(entry->name));
-		if (!note_name_is_valid(entry->name, name_len) || entry->type != NOTE_KEY_TYPE_ED25519)
+		if (!note_name_is_valid(entry->name, name_len) || !name_is_ascii(entry->name, name_len) ||
+		    entry->type != NOTE_KEY_TYPE_ED25519)
 			return DIRAUTH_ERR_SYNTAX;
 		for (size_t j = 0; j < i; j++) {
 			if (verifier_equal_identity(&bundle->authorities[j], entry))
