@@ -1,0 +1,483 @@
+/*
+ * check_encoding.c: tests of the shared text helpers: hex, base64 and decimal codecs
+ * (schema/encoding.h), the bounded line reader and field helpers (schema/lines.h), and the
+ * growable buffer (schema/buffer.h).
+ *
+ * Every document parser leans on these for canonical form, so the tests dwell on the refusals:
+ * each value must have exactly one accepted spelling.
+ */
+#include "buffer.h"
+#include "encoding.h"
+#include "error.h"
+#include "lines.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- hex ---- */
+
+START_TEST(test_hex_round_trip)
+{
+	const uint8_t data[] = {0x00, 0x01, 0x7f, 0x80, 0xab, 0xff};
+	char text[2 * sizeof(data) + 1];
+	hex_encode(data, sizeof(data), text);
+	ck_assert_str_eq(text, "00017f80abff");
+	uint8_t back[sizeof(data)];
+	ck_assert_int_eq(hex_decode(text, strlen(text), back, sizeof(back)), 0);
+	ck_assert_mem_eq(back, data, sizeof(data));
+
+	char empty[1] = {'x'};
+	hex_encode(data, 0, empty);
+	ck_assert_str_eq(empty, "");
+	ck_assert_int_eq(hex_decode("", 0, back, 0), 0);
+}
+END_TEST
+
+START_TEST(test_hex_refusals)
+{
+	uint8_t out[2];
+	ck_assert_int_eq(hex_decode("ABCD", 4, out, 2), DIRAUTH_ERR_SYNTAX); /* upper case */
+	ck_assert_int_eq(hex_decode("abC0", 4, out, 2), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(hex_decode("abc", 3, out, 2), DIRAUTH_ERR_SYNTAX);    /* odd length */
+	ck_assert_int_eq(hex_decode("abcdef", 6, out, 2), DIRAUTH_ERR_SYNTAX); /* too long */
+	ck_assert_int_eq(hex_decode("ab", 2, out, 2), DIRAUTH_ERR_SYNTAX);     /* too short */
+	ck_assert_int_eq(hex_decode("0g00", 4, out, 2), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(hex_decode("0 00", 4, out, 2), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(hex_decode("+100", 4, out, 2), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(hex_decode("00\0"
+	                            "0",
+	                            4, out, 2),
+	                 DIRAUTH_ERR_SYNTAX);
+}
+END_TEST
+
+/* ---- base64 ---- */
+
+/* RFC 4648 section 10 test vectors. */
+static const struct {
+	const char *plain;
+	const char *encoded;
+} rfc4648_vectors[] = {
+    {"", ""},
+    {"f", "Zg=="},
+    {"fo", "Zm8="},
+    {"foo", "Zm9v"},
+    {"foob", "Zm9vYg=="},
+    {"fooba", "Zm9vYmE="},
+    {"foobar", "Zm9vYmFy"},
+};
+
+START_TEST(test_base64_rfc4648_vectors)
+{
+	for (size_t i = 0; i < sizeof(rfc4648_vectors) / sizeof(rfc4648_vectors[0]); i++) {
+		const char *plain = rfc4648_vectors[i].plain;
+		const char *encoded = rfc4648_vectors[i].encoded;
+		size_t plain_len = strlen(plain);
+		ck_assert_uint_eq(base64_encoded_length(plain_len), strlen(encoded));
+		char text[16];
+		base64_encode((const uint8_t *)plain, plain_len, text);
+		ck_assert_str_eq(text, encoded);
+		uint8_t out[16];
+		size_t out_len = 99;
+		ck_assert_int_eq(base64_decode(encoded, strlen(encoded), out, sizeof(out), &out_len), 0);
+		ck_assert_uint_eq(out_len, plain_len);
+		ck_assert_mem_eq(out, plain, plain_len);
+	}
+}
+END_TEST
+
+START_TEST(test_base64_all_bytes_round_trip)
+{
+	uint8_t data[256];
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t)i;
+	for (size_t len = 0; len <= sizeof(data); len++) {
+		char text[400];
+		base64_encode(data, len, text);
+		ck_assert_uint_eq(strlen(text), base64_encoded_length(len));
+		uint8_t out[256];
+		size_t out_len = 0;
+		ck_assert_int_eq(base64_decode(text, strlen(text), out, sizeof(out), &out_len), 0);
+		ck_assert_uint_eq(out_len, len);
+		ck_assert_mem_eq(out, data, len);
+	}
+}
+END_TEST
+
+START_TEST(test_base64_refusals)
+{
+	uint8_t out[16];
+	size_t out_len;
+	static const char *const refused[] = {
+	    "Zg",       /* missing padding */
+	    "Zg=",      /* short padding */
+	    "Zm9",      /* length not a multiple of 4 */
+	    "Zh==",     /* non-zero bits under the padding */
+	    "Zm9=",     /* non-zero bits under the padding */
+	    "Zg==Zg==", /* padding in the middle */
+	    "Z===",     /* too much padding */
+	    "====",     /* only padding */
+	    "Zm9v-_==", /* URL-safe alphabet */
+	    "Zm9 v===", /* space */
+	    "Zm9v\n",   /* newline */
+	    "Zm=v",     /* padding before data */
+	    "Z=9v",     /* padding before data */
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		ck_assert_msg(base64_decode(refused[i], strlen(refused[i]), out, sizeof(out), &out_len) ==
+		                  DIRAUTH_ERR_SYNTAX,
+		              "accepted %s", refused[i]);
+	/* An embedded NUL is not base64. */
+	ck_assert_int_eq(base64_decode("Zm\0v", 4, out, sizeof(out), &out_len), DIRAUTH_ERR_SYNTAX);
+}
+END_TEST
+
+START_TEST(test_base64_bounds)
+{
+	uint8_t out[5];
+	size_t out_len = 0;
+	ck_assert_int_eq(base64_decode("Zm9vYmFy", 8, out, 5, &out_len), DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(base64_decode("Zm9vYmE=", 8, out, 5, &out_len), 0);
+	ck_assert_uint_eq(out_len, 5);
+	ck_assert_int_eq(base64_decode("Zm9vYg==", 8, out, 3, &out_len), DIRAUTH_ERR_BOUNDS);
+}
+END_TEST
+
+/* ---- decimal ---- */
+
+START_TEST(test_decimal_accepts)
+{
+	uint64_t value = 1;
+	ck_assert_int_eq(decimal_parse("0", 1, &value), 0);
+	ck_assert_uint_eq(value, 0);
+	ck_assert_int_eq(decimal_parse("42", 2, &value), 0);
+	ck_assert_uint_eq(value, 42);
+	ck_assert_int_eq(decimal_parse("18446744073709551615", 20, &value), 0);
+	ck_assert(value == UINT64_MAX);
+	ck_assert_int_eq(decimal_parse("10000000000000000000", 20, &value), 0);
+	ck_assert(value == 10000000000000000000u);
+}
+END_TEST
+
+START_TEST(test_decimal_refusals)
+{
+	uint64_t value = 7;
+	static const char *const refused[] = {
+	    "",
+	    "00",
+	    "01",
+	    "-1",
+	    "+1",
+	    " 1",
+	    "1 ",
+	    "1a",
+	    "0x10",
+	    "1.0",
+	    "18446744073709551616",  /* UINT64_MAX + 1 */
+	    "99999999999999999999",  /* 20 digits, overflows */
+	    "100000000000000000000", /* 21 digits */
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		ck_assert_msg(decimal_parse(refused[i], strlen(refused[i]), &value) == DIRAUTH_ERR_SYNTAX,
+		              "accepted '%s'", refused[i]);
+	ck_assert_uint_eq(value, 7); /* untouched on failure */
+}
+END_TEST
+
+/* ---- line reader ---- */
+
+static const uint8_t *bytes(const char *s)
+{
+	return (const uint8_t *)s;
+}
+
+START_TEST(test_lines_reads_lines)
+{
+	const char *doc = "kind test\nsize 12\nlast line here\n";
+	struct line_reader reader;
+	lines_init(&reader, bytes(doc), strlen(doc), 64);
+	struct text_span line;
+	ck_assert(!lines_at_end(&reader));
+	ck_assert_int_eq(lines_next(&reader, &line), 0);
+	ck_assert(text_equals(line, "kind test"));
+	ck_assert_uint_eq(reader.line_number, 1);
+	struct text_span value;
+	ck_assert_int_eq(lines_expect(&reader, "size", &value), 0);
+	ck_assert(text_equals(value, "12"));
+	ck_assert_int_eq(lines_expect(&reader, "last", &value), 0);
+	ck_assert(text_equals(value, "line here"));
+	ck_assert_uint_eq(reader.line_number, 3);
+	ck_assert(lines_at_end(&reader));
+	ck_assert_int_eq(lines_next(&reader, &line), DIRAUTH_ERR_SYNTAX);
+}
+END_TEST
+
+START_TEST(test_lines_refusals)
+{
+	static const char *const refused[] = {
+	    "no newline",  "\n",     " leading\n", "trailing \n", "double  space\n",
+	    "tab\there\n", "cr\r\n", "nul\0x\n",   "del\x7f\n",   "utf8 \xc3\xa9\n",
+	};
+	static const size_t lengths[] = {10, 1, 9, 10, 14, 9, 4, 6, 5, 8};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		struct line_reader reader;
+		struct text_span line;
+		lines_init(&reader, bytes(refused[i]), lengths[i], 64);
+		ck_assert_msg(lines_next(&reader, &line) == DIRAUTH_ERR_SYNTAX, "accepted case %zu", i);
+		ck_assert_uint_eq(reader.pos, 0);
+	}
+}
+END_TEST
+
+START_TEST(test_lines_length_bound)
+{
+	struct line_reader reader;
+	struct text_span line;
+	lines_init(&reader, bytes("abcde\n"), 6, 5);
+	ck_assert_int_eq(lines_next(&reader, &line), 0); /* exactly the bound */
+	ck_assert_uint_eq(line.len, 5);
+	lines_init(&reader, bytes("abcdef\n"), 7, 5);
+	ck_assert_int_eq(lines_next(&reader, &line), DIRAUTH_ERR_BOUNDS);
+	/* Longer than the bound and unterminated: still a bound error, not a scan to the end. */
+	lines_init(&reader, bytes("abcdefghij"), 10, 5);
+	ck_assert_int_eq(lines_next(&reader, &line), DIRAUTH_ERR_BOUNDS);
+	/* Within the bound but unterminated: a syntax error. */
+	lines_init(&reader, bytes("abc"), 3, 5);
+	ck_assert_int_eq(lines_next(&reader, &line), DIRAUTH_ERR_SYNTAX);
+}
+END_TEST
+
+START_TEST(test_lines_expect_refusals)
+{
+	struct line_reader reader;
+	struct text_span value;
+	lines_init(&reader, bytes("size\n"), 5, 64);
+	ck_assert_int_eq(lines_expect(&reader, "size", &value), DIRAUTH_ERR_SYNTAX); /* no value */
+	lines_init(&reader, bytes("sizes 1\n"), 8, 64);
+	ck_assert_int_eq(lines_expect(&reader, "size", &value), DIRAUTH_ERR_SYNTAX); /* longer keyword */
+	lines_init(&reader, bytes("other 1\n"), 8, 64);
+	ck_assert_int_eq(lines_expect(&reader, "size", &value), DIRAUTH_ERR_SYNTAX);
+	lines_init(&reader, bytes("siz 1\n"), 6, 64);
+	ck_assert_int_eq(lines_expect(&reader, "size", &value), DIRAUTH_ERR_SYNTAX);
+
+	lines_init(&reader, bytes("end\nend \n"), 9, 64);
+	ck_assert_int_eq(lines_expect_exact(&reader, "end"), 0);
+	ck_assert_int_eq(lines_expect_exact(&reader, "end"), DIRAUTH_ERR_SYNTAX);
+	lines_init(&reader, bytes("ends\n"), 5, 64);
+	ck_assert_int_eq(lines_expect_exact(&reader, "end"), DIRAUTH_ERR_SYNTAX);
+}
+END_TEST
+
+START_TEST(test_lines_peek_keyword)
+{
+	struct line_reader reader;
+	lines_init(&reader, bytes("size 1\nx\n"), 9, 64);
+	ck_assert(lines_peek_keyword(&reader, "size"));
+	ck_assert(!lines_peek_keyword(&reader, "siz"));
+	ck_assert(!lines_peek_keyword(&reader, "size 1"));
+	ck_assert_uint_eq(reader.pos, 0); /* peeking consumes nothing */
+	struct text_span line;
+	ck_assert_int_eq(lines_next(&reader, &line), 0);
+	ck_assert(!lines_peek_keyword(&reader, "x"));
+	ck_assert_int_eq(lines_next(&reader, &line), 0);
+	ck_assert(!lines_peek_keyword(&reader, "x")); /* at the end */
+	lines_init(&reader, bytes("size"), 4, 64);
+	ck_assert(!lines_peek_keyword(&reader, "size")); /* no room for the space */
+}
+END_TEST
+
+START_TEST(test_text_fields)
+{
+	struct text_span rest = {"a bb ccc", 8};
+	struct text_span field;
+	ck_assert_int_eq(text_next_field(&rest, &field), 0);
+	ck_assert(text_equals(field, "a"));
+	ck_assert_int_eq(text_next_field(&rest, &field), 0);
+	ck_assert(text_equals(field, "bb"));
+	ck_assert_int_eq(text_next_field(&rest, &field), 0);
+	ck_assert(text_equals(field, "ccc"));
+	ck_assert_uint_eq(rest.len, 0);
+	ck_assert_int_eq(text_next_field(&rest, &field), DIRAUTH_ERR_SYNTAX);
+
+	struct text_span leading = {" a", 2};
+	ck_assert_int_eq(text_next_field(&leading, &field), DIRAUTH_ERR_SYNTAX);
+	struct text_span trailing = {"a ", 2};
+	ck_assert_int_eq(text_next_field(&trailing, &field), DIRAUTH_ERR_SYNTAX);
+	struct text_span doubled = {"a  b", 4};
+	ck_assert_int_eq(text_next_field(&doubled, &field), 0);
+	ck_assert_int_eq(text_next_field(&doubled, &field), DIRAUTH_ERR_SYNTAX);
+}
+END_TEST
+
+START_TEST(test_text_helpers)
+{
+	struct text_span span = {"hello", 5};
+	ck_assert(text_equals(span, "hello"));
+	ck_assert(!text_equals(span, "hell"));
+	ck_assert(!text_equals(span, "hello!"));
+
+	char out[6];
+	ck_assert_int_eq(text_copy(span, out, sizeof(out)), 0);
+	ck_assert_str_eq(out, "hello");
+	ck_assert_int_eq(text_copy(span, out, 5), DIRAUTH_ERR_BOUNDS); /* no room for the NUL */
+
+	uint64_t value = 0;
+	struct text_span number = {"1234", 4};
+	ck_assert_int_eq(text_parse_u64(number, &value), 0);
+	ck_assert_uint_eq(value, 1234);
+	struct text_span bad_number = {"01", 2};
+	ck_assert_int_eq(text_parse_u64(bad_number, &value), DIRAUTH_ERR_SYNTAX);
+
+	uint8_t hex[2];
+	struct text_span hex_text = {"beef", 4};
+	ck_assert_int_eq(text_parse_hex(hex_text, hex, 2), 0);
+	ck_assert_uint_eq(hex[0], 0xbe);
+	ck_assert_uint_eq(hex[1], 0xef);
+	struct text_span upper_hex = {"BEEF", 4};
+	ck_assert_int_eq(text_parse_hex(upper_hex, hex, 2), DIRAUTH_ERR_SYNTAX);
+}
+END_TEST
+
+START_TEST(test_text_is_name)
+{
+	static const char *const accepted[] = {"a", "abc", "a-b", "a1-2b", "0", "x-y-z"};
+	for (size_t i = 0; i < sizeof(accepted) / sizeof(accepted[0]); i++) {
+		struct text_span span = {accepted[i], strlen(accepted[i])};
+		ck_assert_msg(text_is_name(span, 16), "refused %s", accepted[i]);
+	}
+	static const char *const refused[] = {"", "-a", "a-", "A", "a_b", "a.b", "a b", "a/b", "\xc3\xa9"};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		struct text_span span = {refused[i], strlen(refused[i])};
+		ck_assert_msg(!text_is_name(span, 16), "accepted '%s'", refused[i]);
+	}
+	struct text_span long_name = {"abcde", 5};
+	ck_assert(text_is_name(long_name, 5));
+	ck_assert(!text_is_name(long_name, 4));
+}
+END_TEST
+
+/* ---- buffer ---- */
+
+START_TEST(test_buffer_appends)
+{
+	struct buffer b;
+	buffer_init(&b);
+	ck_assert_ptr_null(b.data);
+	ck_assert_int_eq(buffer_append(&b, "abc", 3), 0);
+	ck_assert_uint_eq(b.len, 3);
+	ck_assert_str_eq((const char *)b.data, "abc");
+	ck_assert_int_eq(buffer_append_string(&b, "def"), 0);
+	ck_assert_int_eq(buffer_appendf(&b, "-%d-%s", 42, "x"), 0);
+	ck_assert_str_eq((const char *)b.data, "abcdef-42-x");
+	ck_assert_uint_eq(b.len, 11);
+	ck_assert_int_eq(buffer_append(&b, NULL, 0), 0);
+	ck_assert_uint_eq(b.len, 11);
+
+	/* Growth across many appends keeps every byte. */
+	for (int i = 0; i < 1000; i++)
+		ck_assert_int_eq(buffer_appendf(&b, "%03d", i % 1000), 0);
+	ck_assert_uint_eq(b.len, 11 + 3000);
+	ck_assert(b.cap > b.len);
+	ck_assert_uint_eq(b.data[b.len], 0);
+	ck_assert_mem_eq(b.data + 11 + 3 * 999, "999", 3);
+
+	buffer_reset(&b);
+	ck_assert_uint_eq(b.len, 0);
+	ck_assert_str_eq((const char *)b.data, "");
+	ck_assert_int_eq(buffer_appendf(&b, "%s", ""), 0);
+	ck_assert_uint_eq(b.len, 0);
+	ck_assert_str_eq((const char *)b.data, "");
+	buffer_free(&b);
+	ck_assert_ptr_null(b.data);
+	ck_assert_uint_eq(b.len, 0);
+	buffer_free(NULL);
+}
+END_TEST
+
+START_TEST(test_buffer_bounds)
+{
+	struct buffer b;
+	buffer_init(&b);
+	ck_assert_int_eq(buffer_reserve(&b, BUFFER_MAX), DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(buffer_reserve(&b, SIZE_MAX), DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(buffer_append(&b, "x", 1), 0);
+	ck_assert_int_eq(buffer_reserve(&b, BUFFER_MAX - 1), DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(buffer_append(&b, "x", SIZE_MAX), DIRAUTH_ERR_BOUNDS);
+	ck_assert_uint_eq(b.len, 1); /* a refused append changes nothing */
+	ck_assert_str_eq((const char *)b.data, "x");
+	buffer_free(&b);
+}
+END_TEST
+
+START_TEST(test_buffer_steal)
+{
+	struct buffer b;
+	buffer_init(&b);
+	size_t len = 99;
+	uint8_t *empty = buffer_steal(&b, &len);
+	ck_assert_ptr_nonnull(empty);
+	ck_assert_uint_eq(len, 0);
+	ck_assert_uint_eq(empty[0], 0);
+	free(empty);
+
+	ck_assert_int_eq(buffer_append_string(&b, "payload"), 0);
+	uint8_t *data = buffer_steal(&b, &len);
+	ck_assert_uint_eq(len, 7);
+	ck_assert_str_eq((const char *)data, "payload");
+	ck_assert_ptr_null(b.data);
+	ck_assert_uint_eq(b.len, 0);
+	ck_assert_uint_eq(b.cap, 0);
+	free(data);
+
+	ck_assert_int_eq(buffer_append_string(&b, "again"), 0);
+	data = buffer_steal(&b, NULL);
+	ck_assert_str_eq((const char *)data, "again");
+	free(data);
+}
+END_TEST
+
+static Suite *encoding_suite(void)
+{
+	Suite *suite = suite_create("encoding");
+	TCase *codecs = tcase_create("codecs");
+	tcase_set_timeout(codecs, 30);
+	tcase_add_test(codecs, test_hex_round_trip);
+	tcase_add_test(codecs, test_hex_refusals);
+	tcase_add_test(codecs, test_base64_rfc4648_vectors);
+	tcase_add_test(codecs, test_base64_all_bytes_round_trip);
+	tcase_add_test(codecs, test_base64_refusals);
+	tcase_add_test(codecs, test_base64_bounds);
+	tcase_add_test(codecs, test_decimal_accepts);
+	tcase_add_test(codecs, test_decimal_refusals);
+	suite_add_tcase(suite, codecs);
+
+	TCase *lines = tcase_create("lines");
+	tcase_set_timeout(lines, 30);
+	tcase_add_test(lines, test_lines_reads_lines);
+	tcase_add_test(lines, test_lines_refusals);
+	tcase_add_test(lines, test_lines_length_bound);
+	tcase_add_test(lines, test_lines_expect_refusals);
+	tcase_add_test(lines, test_lines_peek_keyword);
+	tcase_add_test(lines, test_text_fields);
+	tcase_add_test(lines, test_text_helpers);
+	tcase_add_test(lines, test_text_is_name);
+	suite_add_tcase(suite, lines);
+
+	TCase *buffers = tcase_create("buffer");
+	tcase_set_timeout(buffers, 30);
+	tcase_add_test(buffers, test_buffer_appends);
+	tcase_add_test(buffers, test_buffer_bounds);
+	tcase_add_test(buffers, test_buffer_steal);
+	suite_add_tcase(suite, buffers);
+	return suite;
+}
+
+int main(void)
+{
+	SRunner *runner = srunner_create(encoding_suite());
+	srunner_run_all(runner, CK_NORMAL);
+	int failures = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	return failures ? 1 : 0;
+}
