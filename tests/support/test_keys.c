@@ -157,6 +157,18 @@ void test_sign_registration(const struct registration *r, const struct test_key 
 	buffer_free(&text);
 }
 
+void test_text_replace(const uint8_t *text, size_t len, const char *from, const char *to, struct buffer *out)
+{
+	size_t from_len = strlen(from);
+	size_t at = 0;
+	while (at + from_len <= len && memcmp(text + at, from, from_len) != 0)
+		at++;
+	ck_assert_msg(at + from_len <= len, "\"%s\" not found in the text", from);
+	ck_assert_int_eq(buffer_append(out, text, at), 0);
+	ck_assert_int_eq(buffer_append_string(out, to), 0);
+	ck_assert_int_eq(buffer_append(out, text + at + from_len, len - at - from_len), 0);
+}
+
 /* mkdir -p of the directory part of path. */
 static void make_parents(const char *path)
 {

@@ -66,6 +66,9 @@ void test_example_registration(unsigned index, const char *namespace_name, const
 /* Appends the canonical text of r signed by key. */
 void test_sign_registration(const struct registration *r, const struct test_key *key, struct buffer *out);
 
+/* Appends text with the first occurrence of from replaced by to; aborts when from is absent. */
+void test_text_replace(const uint8_t *text, size_t len, const char *from, const char *to, struct buffer *out);
+
 /* Compares data with the vector file at relative (from the source tree). With the environment
  * variable DIRAUTH_WRITE_VECTORS=1, writes the file instead: how the vectors are produced. */
 void test_vector_expect(const char *relative, const uint8_t *data, size_t len);
