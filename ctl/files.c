@@ -1,0 +1,199 @@
+/*
+ * files.c: bounded reads and atomic, durable writes (see files.h).
+ */
+#include "files.h"
+
+#include "error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CTL_PATH_MAX 4096
+
+static int error_from_errno(int error)
+{
+	switch (error) {
+	case ENOENT:
+	case ENOTDIR:
+		return DIRAUTH_ERR_NOT_FOUND;
+	case EACCES:
+	case EPERM:
+		return DIRAUTH_ERR_PERMISSION;
+	case ENOMEM:
+		return DIRAUTH_ERR_NOMEM;
+	default:
+		return DIRAUTH_ERR_IO;
+	}
+}
+
+int ctl_file_read(const char *path, size_t max_bytes, uint8_t **out, size_t *len)
+{
+	uint8_t *data = NULL;
+	size_t used = 0;
+	struct stat info;
+	int fd;
+	int rc = 0;
+
+	*out = NULL;
+	*len = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return error_from_errno(errno);
+	if (fstat(fd, &info) != 0) {
+		rc = error_from_errno(errno);
+		goto done;
+	}
+	if (!S_ISREG(info.st_mode)) {
+		rc = DIRAUTH_ERR_IO;
+		goto done;
+	}
+	if (info.st_size < 0 || (uint64_t)info.st_size > max_bytes) {
+		rc = DIRAUTH_ERR_BOUNDS;
+		goto done;
+	}
+	/* One byte more than the bound, so that a file that grew since fstat is still caught. */
+	data = malloc(max_bytes + 2);
+	if (data == NULL) {
+		rc = DIRAUTH_ERR_NOMEM;
+		goto done;
+	}
+	for (;;) {
+		ssize_t got = read(fd, data + used, max_bytes + 1 - used);
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = DIRAUTH_ERR_IO;
+			goto done;
+		}
+		if (got == 0)
+			break;
+		used += (size_t)got;
+		if (used > max_bytes) {
+			rc = DIRAUTH_ERR_BOUNDS;
+			goto done;
+		}
+	}
+	data[used] = 0;
+	*out = data;
+	*len = used;
+	data = NULL;
+done:
+	free(data);
+	close(fd);
+	return rc;
+}
+
+int ctl_file_exists(const char *path)
+{
+	struct stat info;
+
+	return lstat(path, &info) == 0;
+}
+
+int ctl_directory_create(const char *path)
+{
+	char copy[CTL_PATH_MAX];
+	size_t length = strlen(path);
+
+	if (length == 0 || length >= sizeof(copy))
+		return DIRAUTH_ERR_BOUNDS;
+	memcpy(copy, path, length + 1);
+	/* Walk the components left to right, creating each; EEXIST is fine only for a directory. */
+	for (size_t i = 1; i <= length; i++) {
+		struct stat info;
+		if (copy[i] != '/' && copy[i] != '\0')
+			continue;
+		copy[i] = '\0';
+		if (mkdir(copy, 0755) != 0) {
+			int saved = errno;
+			if (saved != EEXIST)
+				return error_from_errno(saved);
+			if (stat(copy, &info) != 0 || !S_ISDIR(info.st_mode))
+				return DIRAUTH_ERR_IO;
+		}
+		if (i < length)
+			copy[i] = '/';
+	}
+	return 0;
+}
+
+static int write_all(int fd, const uint8_t *data, size_t len)
+{
+	while (len > 0) {
+		ssize_t written = write(fd, data, len);
+		if (written < 0) {
+			if (errno == EINTR)
+				continue;
+			return error_from_errno(errno);
+		}
+		data += written;
+		len -= (size_t)written;
+	}
+	return 0;
+}
+
+int ctl_file_write_atomic(const char *directory, const char *name, const uint8_t *data, size_t len)
+{
+	char target[CTL_PATH_MAX];
+	char temporary[CTL_PATH_MAX];
+	int fd = -1;
+	int directory_fd = -1;
+	int temporary_exists = 0;
+	int rc = 0;
+	int n;
+
+	n = snprintf(target, sizeof(target), "%s/%s", directory, name);
+	if (n < 0 || (size_t)n >= sizeof(target))
+		return DIRAUTH_ERR_BOUNDS;
+	n = snprintf(temporary, sizeof(temporary), "%s/.%s.XXXXXX", directory, name);
+	if (n < 0 || (size_t)n >= sizeof(temporary))
+		return DIRAUTH_ERR_BOUNDS;
+	fd = mkstemp(temporary);
+	if (fd < 0)
+		return error_from_errno(errno);
+	temporary_exists = 1;
+	if (fchmod(fd, 0644) != 0) {
+		rc = error_from_errno(errno);
+		goto done;
+	}
+	rc = write_all(fd, data, len);
+	if (rc != 0)
+		goto done;
+	if (fsync(fd) != 0) {
+		rc = DIRAUTH_ERR_IO;
+		goto done;
+	}
+	if (close(fd) != 0) {
+		fd = -1;
+		rc = DIRAUTH_ERR_IO;
+		goto done;
+	}
+	fd = -1;
+	if (rename(temporary, target) != 0) {
+		rc = error_from_errno(errno);
+		goto done;
+	}
+	temporary_exists = 0;
+	/* The rename is durable only once the directory entry is on disk. */
+	directory_fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (directory_fd < 0) {
+		rc = error_from_errno(errno);
+		goto done;
+	}
+	if (fsync(directory_fd) != 0)
+		rc = DIRAUTH_ERR_IO;
+done:
+	if (fd >= 0)
+		close(fd);
+	if (directory_fd >= 0)
+		close(directory_fd);
+	if (temporary_exists)
+		unlink(temporary);
+	return rc;
+}

@@ -1,0 +1,38 @@
+/*
+ * files.h: the few file operations dirauthctl needs, done carefully.
+ *
+ * Input files (service descriptions, trust bundles, held headers) are read whole, but never
+ * more than a bound the caller names, so a wrong path to a huge file cannot exhaust memory.
+ * Output that a later run trusts (a mirror's verified headers and bodies) is written
+ * atomically: a temporary file in the same directory, fsync, rename over the target, fsync of
+ * the directory. A crash then leaves either the old file or the new one, never half of one,
+ * which matters because latest.header is what the next fetch's anti-rollback check believes.
+ */
+#ifndef DIRAUTH_CTL_FILES_H
+#define DIRAUTH_CTL_FILES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Reads the regular file at path, refusing one longer than max_bytes. On success *out gets a
+ * malloc'd NUL-terminated copy (the caller frees it) and *len its length (without the NUL).
+ * Returns 0; DIRAUTH_ERR_NOT_FOUND (no such file); DIRAUTH_ERR_PERMISSION (access denied);
+ * DIRAUTH_ERR_BOUNDS (longer than max_bytes); DIRAUTH_ERR_IO (not a regular file, read error);
+ * DIRAUTH_ERR_NOMEM. */
+int ctl_file_read(const char *path, size_t max_bytes, uint8_t **out, size_t *len);
+
+/* True when path names an existing file or directory (or anything lstat finds). */
+int ctl_file_exists(const char *path);
+
+/* Creates directory path and any missing parents with mode 0755; an existing directory is
+ * fine. Returns 0, DIRAUTH_ERR_BOUNDS (path too long), DIRAUTH_ERR_PERMISSION or
+ * DIRAUTH_ERR_IO. */
+int ctl_directory_create(const char *path);
+
+/* Replaces directory/name with data atomically and durably (temporary file, fsync, rename,
+ * fsync of the directory), mode 0644. Returns 0, DIRAUTH_ERR_BOUNDS (path too long),
+ * DIRAUTH_ERR_PERMISSION or DIRAUTH_ERR_IO. On failure the target is unchanged and no
+ * temporary file is left behind. */
+int ctl_file_write_atomic(const char *directory, const char *name, const uint8_t *data, size_t len);
+
+#endif

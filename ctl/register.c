@@ -1,0 +1,367 @@
+/*
+ * register.c: build, sign, submit a registration and check its receipt (see register.h).
+ */
+#include "register.h"
+
+#include "crypto.h"
+#include "encoding.h"
+#include "error.h"
+#include "files.h"
+#include "http_client.h"
+#include "note.h"
+#include "trust_file.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ctl_register_result_init(struct ctl_register_result *result)
+{
+	memset(result, 0, sizeof(*result));
+	buffer_init(&result->note);
+	buffer_init(&result->receipt_note);
+}
+
+void ctl_register_result_free(struct ctl_register_result *result)
+{
+	if (result == NULL)
+		return;
+	buffer_free(&result->note);
+	buffer_free(&result->receipt_note);
+}
+
+static int compare_endpoints(const void *a, const void *b)
+{
+	const struct endpoint_descriptor *left = a;
+	const struct endpoint_descriptor *right = b;
+
+	return memcmp(left->endpoint_id, right->endpoint_id, ENDPOINT_ID_SIZE);
+}
+
+int ctl_register_build(const struct signer_key *key, const struct ctl_service_file *file, uint64_t now,
+                       struct buffer *note, uint64_t *sequence, struct ctl_report *report)
+{
+	struct registration registration;
+	struct note_signature signature;
+	struct buffer text;
+	int rc;
+
+	memset(&registration, 0, sizeof(registration));
+	memset(&signature, 0, sizeof(signature));
+	buffer_init(&text);
+	if (file->endpoint_count == 0 || now > UINT64_MAX - file->validity_seconds) {
+		ctl_report_fail(report, CTL_EXIT_DATA,
+		                "register: the service description does not make a registration");
+		return DIRAUTH_ERR_SYNTAX;
+	}
+	snprintf(registration.namespace_name, sizeof(registration.namespace_name), "%s",
+	         file->namespace_name);
+	memcpy(registration.service_id, file->service_id, SERVICE_ID_SIZE);
+	registration.service_class = file->service_class;
+	registration.provider = *signer_key_verifier(key);
+	/* Without an explicit sequence the clock provides one, so that each run supersedes the last. */
+	registration.sequence = file->has_sequence ? file->sequence : now;
+	registration.issued_at = now;
+	registration.expires = now + file->validity_seconds;
+	registration.endpoint_count = file->endpoint_count;
+	registration.endpoints = malloc(file->endpoint_count * sizeof(*registration.endpoints));
+	if (registration.endpoints == NULL) {
+		rc = DIRAUTH_ERR_NOMEM;
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "register: out of memory");
+		goto done;
+	}
+	memcpy(registration.endpoints, file->endpoints,
+	       file->endpoint_count * sizeof(*registration.endpoints));
+	qsort(registration.endpoints, registration.endpoint_count, sizeof(*registration.endpoints),
+	      compare_endpoints);
+
+	rc = registration_encode(&registration, &text);
+	if (rc != 0) {
+		ctl_report_fail(report, rc == DIRAUTH_ERR_NOMEM ? CTL_EXIT_SOFTWARE : CTL_EXIT_DATA,
+		                "register: cannot encode the registration: %s", dirauth_strerror(rc));
+		goto done;
+	}
+	rc = signer_key_sign(key, text.data, text.len, &signature);
+	if (rc != 0) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "register: cannot sign: %s", dirauth_strerror(rc));
+		goto done;
+	}
+	rc = note_format(text.data, text.len, &signature, 1, note);
+	if (rc != 0) {
+		ctl_report_fail(report, rc == DIRAUTH_ERR_NOMEM ? CTL_EXIT_SOFTWARE : CTL_EXIT_DATA,
+		                "register: cannot format the signed note: %s", dirauth_strerror(rc));
+		goto done;
+	}
+	*sequence = registration.sequence;
+done:
+	registration_clear(&registration);
+	buffer_free(&text);
+	return rc;
+}
+
+static int receipt_refused(struct ctl_report *report, const char *why)
+{
+	ctl_report_fail(report, CTL_EXIT_DATA, "register: receipt refused: %s", why);
+	return DIRAUTH_ERR_MISMATCH;
+}
+
+int ctl_register_check_receipt(const uint8_t *receipt_note, size_t len, const char *namespace_name,
+                               const uint8_t service_id[SERVICE_ID_SIZE], uint64_t sequence,
+                               const uint8_t note_sha256[32], const struct trust_bundle *bundle,
+                               struct ctl_register_result *result, struct ctl_report *report)
+{
+	uint8_t verified[TRUST_BUNDLE_MAX_AUTHORITIES];
+	struct note *note = NULL;
+	size_t verified_count = 0;
+	int rc;
+
+	result->receipt_verified = 0;
+	result->receipt_signer[0] = '\0';
+	rc = note_parse(receipt_note, len, &note);
+	if (rc != 0) {
+		ctl_report_fail(report, rc == DIRAUTH_ERR_NOMEM ? CTL_EXIT_SOFTWARE : CTL_EXIT_DATA,
+		                "register: receipt: not a signed note: %s", dirauth_strerror(rc));
+		goto done;
+	}
+	rc = receipt_parse(note->text, note->text_len, &result->receipt);
+	if (rc != 0) {
+		ctl_report_fail(report, CTL_EXIT_DATA, "register: receipt: does not parse: %s",
+		                dirauth_strerror(rc));
+		goto done;
+	}
+	if (bundle != NULL) {
+		/* One authority's promise: one bundle authority must have signed it (threshold 1). */
+		rc = note_verify_threshold(note, bundle->authorities, bundle->authority_count, 1);
+		if (rc == DIRAUTH_ERR_UNKNOWN_KEY || rc == DIRAUTH_ERR_THRESHOLD) {
+			ctl_report_fail(report, CTL_EXIT_DATA,
+			                "register: receipt: signed by no authority of the trust bundle");
+			goto done;
+		}
+		if (rc == DIRAUTH_ERR_SIGNATURE) {
+			ctl_report_fail(report, CTL_EXIT_DATA,
+			                "register: receipt: bad signature by a trust-bundle authority");
+			goto done;
+		}
+		if (rc == 0)
+			rc = note_verify(note, bundle->authorities, bundle->authority_count, verified,
+			                 &verified_count);
+		if (rc != 0) {
+			ctl_report_fail(report, CTL_EXIT_SOFTWARE, "register: receipt: cannot verify: %s",
+			                dirauth_strerror(rc));
+			goto done;
+		}
+		/* The authority the receipt names must be one that signed it. */
+		for (size_t i = 0; i < bundle->authority_count; i++) {
+			if (verified[i] &&
+			    strcmp(bundle->authorities[i].name, result->receipt.authority) == 0) {
+				snprintf(result->receipt_signer, sizeof(result->receipt_signer), "%s",
+				         bundle->authorities[i].name);
+				result->receipt_verified = 1;
+			}
+		}
+		if (!result->receipt_verified) {
+			rc = receipt_refused(report, "the authority it names did not sign it");
+			goto done;
+		}
+	} else {
+		snprintf(result->receipt_signer, sizeof(result->receipt_signer), "%s",
+		         result->receipt.authority);
+	}
+	if (strcmp(result->receipt.namespace_name, namespace_name) != 0) {
+		rc = receipt_refused(report, "it names another namespace");
+		goto done;
+	}
+	if (memcmp(result->receipt.service_id, service_id, SERVICE_ID_SIZE) != 0) {
+		rc = receipt_refused(report, "it names another service");
+		goto done;
+	}
+	if (result->receipt.sequence != sequence) {
+		rc = receipt_refused(report, "it names another sequence");
+		goto done;
+	}
+	if (memcmp(result->receipt.registration_digest, note_sha256, 32) != 0) {
+		rc = receipt_refused(report,
+		                     "its registration digest is not the SHA-256 of the submitted note");
+		goto done;
+	}
+done:
+	note_free(note);
+	return rc;
+}
+
+static int load_key(const char *path, struct signer_key **key, struct ctl_report *report)
+{
+	int rc = signer_key_load(path, key);
+
+	switch (rc) {
+	case 0:
+		break;
+	case DIRAUTH_ERR_PERMISSION:
+		ctl_report_fail(
+		    report, CTL_EXIT_PERMISSION,
+		    "register: key %s: unsafe file (not a regular file, a symlink, or readable by group or "
+		    "other: chmod 600)",
+		    path);
+		break;
+	case DIRAUTH_ERR_NOT_FOUND:
+		ctl_report_fail(report, CTL_EXIT_NO_INPUT, "register: key %s: no such file", path);
+		break;
+	case DIRAUTH_ERR_SYNTAX:
+		ctl_report_fail(report, CTL_EXIT_DATA, "register: key %s: not a dirauth private key file",
+		                path);
+		break;
+	default:
+		ctl_report_fail(report, ctl_exit_code_for_error(rc), "register: key %s: %s", path,
+		                dirauth_strerror(rc));
+		break;
+	}
+	return rc;
+}
+
+static int load_service_file(const char *path, struct ctl_service_file *file, struct ctl_report *report)
+{
+	char error[CTL_SERVICE_FILE_ERROR_MAX];
+	uint8_t *data = NULL;
+	size_t len = 0;
+	int rc;
+
+	rc = ctl_file_read(path, CTL_SERVICE_FILE_MAX_BYTES, &data, &len);
+	if (rc == DIRAUTH_ERR_NOT_FOUND) {
+		ctl_report_fail(report, CTL_EXIT_NO_INPUT, "register: %s: no such file", path);
+		goto done;
+	}
+	if (rc == DIRAUTH_ERR_BOUNDS) {
+		ctl_report_fail(report, CTL_EXIT_DATA, "register: %s: larger than %d bytes", path,
+		                CTL_SERVICE_FILE_MAX_BYTES);
+		goto done;
+	}
+	if (rc != 0) {
+		ctl_report_fail(report, ctl_exit_code_for_error(rc), "register: %s: %s", path,
+		                dirauth_strerror(rc));
+		goto done;
+	}
+	rc = ctl_service_file_parse(data, len, path, file, error, sizeof(error));
+	if (rc != 0)
+		ctl_report_fail(report, rc == DIRAUTH_ERR_NOMEM ? CTL_EXIT_SOFTWARE : CTL_EXIT_DATA,
+		                "register: %s", error);
+done:
+	free(data);
+	return rc;
+}
+
+static int submit(const struct ctl_register_options *options, const struct ctl_register_result *result,
+                  struct ctl_http_response *response, struct ctl_report *report)
+{
+	static const char *const headers[] = {"Content-Type: text/plain; charset=utf-8", NULL};
+	struct ctl_http_request request = {
+	    .method = "POST",
+	    .headers = headers,
+	    .body = result->note.data,
+	    .body_len = result->note.len,
+	    .max_response_bytes = CTL_REGISTER_RESPONSE_MAX,
+	};
+	struct buffer url;
+	size_t base_len = strlen(options->server_url);
+	int rc;
+
+	buffer_init(&url);
+	while (base_len > 0 && options->server_url[base_len - 1] == '/')
+		base_len--;
+	rc = buffer_appendf(&url, "%.*s/v1/registrations", (int)base_len, options->server_url);
+	if (rc != 0) {
+		ctl_report_fail(report, CTL_EXIT_USAGE, "register: server URL too long");
+		goto done;
+	}
+	request.url = (const char *)url.data;
+	rc = ctl_http_perform(&request, response);
+	if (rc == DIRAUTH_ERR_BOUNDS) {
+		ctl_report_fail(report, CTL_EXIT_PROTOCOL, "register: %s: %s", request.url, response->error);
+		goto done;
+	}
+	if (rc != 0) {
+		ctl_report_fail(report,
+		                rc == DIRAUTH_ERR_UNAVAILABLE ? CTL_EXIT_UNAVAILABLE
+		                                              : ctl_exit_code_for_error(rc),
+		                "register: %s: %s", request.url, response->error);
+		goto done;
+	}
+	if (response->status != 202) {
+		char description[CTL_REPORT_MAX / 2];
+		ctl_http_describe_error(response, description, sizeof(description));
+		ctl_report_fail(report, ctl_http_exit_code_for_status(response->status),
+		                "register: refused: %s", description);
+		rc = response->status >= 500 ? DIRAUTH_ERR_UNAVAILABLE : DIRAUTH_ERR_REFUSED;
+	}
+done:
+	buffer_free(&url);
+	return rc;
+}
+
+int ctl_register_run(const struct ctl_register_options *options, struct ctl_register_result *result,
+                     struct ctl_report *report)
+{
+	struct ctl_service_file file;
+	struct trust_bundle *bundle = NULL;
+	struct signer_key *key = NULL;
+	struct ctl_http_response response;
+	int rc;
+
+	memset(&file, 0, sizeof(file));
+	ctl_http_response_init(&response);
+	if (options->trust_path != NULL) {
+		/* The bundle is large (fixed arrays); keep it off the stack. */
+		bundle = malloc(sizeof(*bundle));
+		if (bundle == NULL) {
+			rc = DIRAUTH_ERR_NOMEM;
+			ctl_report_fail(report, CTL_EXIT_SOFTWARE, "register: out of memory");
+			goto done;
+		}
+		rc = ctl_trust_bundle_load(options->trust_path, bundle, report);
+		if (rc != 0)
+			goto done;
+	}
+	rc = load_key(options->key_path, &key, report);
+	if (rc != 0)
+		goto done;
+	rc = load_service_file(options->service_path, &file, report);
+	if (rc != 0)
+		goto done;
+	rc = ctl_register_build(key, &file, options->now, &result->note, &result->sequence, report);
+	if (rc != 0)
+		goto done;
+	snprintf(result->namespace_name, sizeof(result->namespace_name), "%s", file.namespace_name);
+	hex_encode(file.service_id, SERVICE_ID_SIZE, result->service_hex);
+	rc = crypto_sha256(result->note.data, result->note.len, result->note_sha256);
+	if (rc != 0) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "register: %s", dirauth_strerror(rc));
+		goto done;
+	}
+	if (options->dry_run)
+		goto done;
+	if (options->server_url == NULL) {
+		rc = DIRAUTH_ERR_CONFIG;
+		ctl_report_fail(report, CTL_EXIT_USAGE, "register: --server is required unless --dry-run");
+		goto done;
+	}
+	rc = submit(options, result, &response, report);
+	if (rc != 0)
+		goto done;
+	rc = buffer_append(&result->receipt_note, response.body.data, response.body.len);
+	if (rc != 0) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "register: out of memory");
+		goto done;
+	}
+	rc = ctl_register_check_receipt(response.body.data, response.body.len, file.namespace_name,
+	                                file.service_id, result->sequence, result->note_sha256, bundle,
+	                                result, report);
+	if (rc != 0)
+		goto done;
+	result->accepted = 1;
+done:
+	ctl_http_response_free(&response);
+	ctl_service_file_clear(&file);
+	signer_key_free(key);
+	free(bundle);
+	return rc;
+}

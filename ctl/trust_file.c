@@ -1,0 +1,47 @@
+/*
+ * trust_file.c: reading a trust bundle file (see trust_file.h).
+ */
+#include "trust_file.h"
+
+#include "error.h"
+#include "files.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int ctl_trust_bundle_load(const char *path, struct trust_bundle *out, struct ctl_report *report)
+{
+	uint8_t *data = NULL;
+	size_t len = 0;
+	size_t error_line = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = ctl_file_read(path, TRUST_BUNDLE_MAX_BYTES, &data, &len);
+	if (rc == DIRAUTH_ERR_NOT_FOUND) {
+		ctl_report_fail(report, CTL_EXIT_NO_INPUT, "trust bundle %s: no such file", path);
+		goto done;
+	}
+	if (rc == DIRAUTH_ERR_BOUNDS) {
+		ctl_report_fail(report, CTL_EXIT_CONFIG, "trust bundle %s: larger than %d bytes", path,
+		                TRUST_BUNDLE_MAX_BYTES);
+		goto done;
+	}
+	if (rc != 0) {
+		ctl_report_fail(report, rc == DIRAUTH_ERR_NOMEM ? CTL_EXIT_SOFTWARE : CTL_EXIT_IO,
+		                "trust bundle %s: %s", path, dirauth_strerror(rc));
+		goto done;
+	}
+	rc = trust_bundle_parse(data, len, out, &error_line);
+	if (rc != 0) {
+		if (rc == DIRAUTH_ERR_NOMEM)
+			ctl_report_fail(report, CTL_EXIT_SOFTWARE, "trust bundle %s: %s", path,
+			                dirauth_strerror(rc));
+		else
+			ctl_report_fail(report, CTL_EXIT_CONFIG, "trust bundle %s:%zu: %s", path, error_line,
+			                dirauth_strerror(rc));
+	}
+done:
+	free(data);
+	return rc;
+}
