@@ -347,6 +347,15 @@ START_TEST(test_zstd_large_window_refused)
 	ck_assert_uint_eq(ZSTD_compressStream2(context, &output, &input, ZSTD_e_end), 0);
 	ZSTD_freeCCtx(context);
 	ck_assert_uint_eq(ZSTD_getFrameContentSize(frame, output.pos), ZSTD_CONTENTSIZE_UNKNOWN);
+	/* The frame is valid: a decoder allowing zstd's default 128 MiB window decodes it. */
+	ZSTD_DCtx *reference = ZSTD_createDCtx();
+	uint8_t plain[16];
+	ZSTD_inBuffer frame_input = {frame, output.pos, 0};
+	ZSTD_outBuffer plain_output = {plain, sizeof plain, 0};
+	ck_assert_ptr_nonnull(reference);
+	ck_assert_uint_eq(ZSTD_decompressStream(reference, &plain_output, &frame_input), 0);
+	ck_assert_uint_eq(plain_output.pos, 3);
+	ZSTD_freeDCtx(reference);
 	buffer_init(&decoded);
 	ck_assert_int_eq(compress_decode(ENCODING_ZSTD, frame, output.pos, 100, &decoded),
 	                 DIRAUTH_ERR_BOUNDS);
