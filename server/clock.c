@@ -1,0 +1,93 @@
+/*
+ * clock.c: the system clock and the file clock.
+ *
+ * The file clock opens and reads the file at every call rather than caching a descriptor, so
+ * a test may replace the file atomically (write a temporary, rename) and the next call sees
+ * the new time. The read is bounded to CLOCK_FILE_MAX_BYTES + 1 bytes.
+ */
+#include "clock.h"
+
+#include "encoding.h"
+#include "error.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct clock {
+	int is_file;
+	char path[PATH_MAX];
+};
+
+int clock_open_system(struct clock **out)
+{
+	*out = calloc(1, sizeof **out);
+	return *out ? 0 : DIRAUTH_ERR_NOMEM;
+}
+
+int clock_open_file(const char *path, struct clock **out)
+{
+	*out = NULL;
+	size_t len = strlen(path);
+	if (len == 0 || len >= PATH_MAX)
+		return DIRAUTH_ERR_BOUNDS;
+	struct clock *clock = calloc(1, sizeof *clock);
+	if (!clock)
+		return DIRAUTH_ERR_NOMEM;
+	clock->is_file = 1;
+	memcpy(clock->path, path, len + 1);
+	*out = clock;
+	return 0;
+}
+
+int clock_is_file(const struct clock *clock)
+{
+	return clock->is_file;
+}
+
+static int clock_read_file(const char *path, uint64_t *now)
+{
+	char text[CLOCK_FILE_MAX_BYTES + 1];
+	size_t len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return DIRAUTH_ERR_IO;
+	while (len < sizeof text) {
+		ssize_t n = read(fd, text + len, sizeof text - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			close(fd);
+			return DIRAUTH_ERR_IO;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (len > CLOCK_FILE_MAX_BYTES)
+		return DIRAUTH_ERR_BOUNDS;
+	if (len > 0 && text[len - 1] == '\n')
+		len--;
+	return decimal_parse(text, len, now) == 0 ? 0 : DIRAUTH_ERR_SYNTAX;
+}
+
+int clock_now(const struct clock *clock, uint64_t *now)
+{
+	if (clock->is_file)
+		return clock_read_file(clock->path, now);
+	time_t t = time(NULL);
+	if (t < 0)
+		return DIRAUTH_ERR_IO;
+	*now = (uint64_t)t;
+	return 0;
+}
+
+void clock_close(struct clock *clock)
+{
+	free(clock);
+}

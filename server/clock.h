@@ -1,0 +1,38 @@
+/*
+ * clock.h: the injectable source of "now" for everything in dirauthd that depends on time.
+ *
+ * Production reads the system clock. Tests and demos use a file clock: a file holding unix
+ * seconds as a decimal, read afresh at each call, so that a test drives the epochs by writing
+ * the file instead of sleeping. A file clock that cannot be read or holds anything but a
+ * canonical decimal is an error the caller must handle (the scheduler logs it and skips the
+ * tick; a request handler denies): a check that cannot run denies.
+ */
+#ifndef DIRAUTH_SERVER_CLOCK_H
+#define DIRAUTH_SERVER_CLOCK_H
+
+#include <stdint.h>
+
+#define CLOCK_FILE_MAX_BYTES 64 /* a unix time and a newline fit many times over */
+
+struct clock;
+
+/* A clock that reads time(). Returns 0 or DIRAUTH_ERR_NOMEM. */
+int clock_open_system(struct clock **out);
+
+/* A clock that reads the file at path at each call (the file need not exist yet). path is
+ * copied. Returns 0, DIRAUTH_ERR_NOMEM or DIRAUTH_ERR_BOUNDS (path too long). */
+int clock_open_file(const char *path, struct clock **out);
+
+/* True for a file clock (the scheduler polls it more often). */
+int clock_is_file(const struct clock *clock);
+
+/* The current unix time in seconds. Returns 0; for a file clock DIRAUTH_ERR_IO when the file
+ * cannot be read, DIRAUTH_ERR_BOUNDS when it is longer than CLOCK_FILE_MAX_BYTES,
+ * DIRAUTH_ERR_SYNTAX when it is not a canonical decimal optionally followed by one '\n'.
+ * Thread-safe. */
+int clock_now(const struct clock *clock, uint64_t *now);
+
+/* Frees the clock. Accepts NULL. */
+void clock_close(struct clock *clock);
+
+#endif

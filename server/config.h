@@ -1,0 +1,116 @@
+/*
+ * config.h: dirauthd's configuration, read once at start from a YAML file.
+ *
+ * The file is written by an operator and read by the process that holds the authority's
+ * signing key, so the reader is strict and bounded: at most CONFIG_MAX_BYTES, nesting at most
+ * CONFIG_MAX_DEPTH deep (libyaml itself has no depth limit), no anchors, aliases or explicit
+ * tags, no unknown or duplicate keys, every value of the type and range its key expects.
+ * Every refusal names the line at fault, so that "dirauthd --check-config" can print
+ * "FILE:LINE: problem" and exit 78. Relative paths are resolved against the directory of the
+ * configuration file, so a configuration and its keys can move together.
+ *
+ * The parsed configuration is immutable and shared read-only by every thread of the server.
+ */
+#ifndef DIRAUTH_SERVER_CONFIG_H
+#define DIRAUTH_SERVER_CONFIG_H
+
+#include "note.h"
+#include "registration.h"
+#include "snapshot.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONFIG_MAX_BYTES      (1024 * 1024)
+#define CONFIG_MAX_DEPTH      8
+#define CONFIG_MAX_NODES      200000
+#define CONFIG_MAX_NAMESPACES 64 /* a provider's namespaces are a 64-bit mask */
+#define CONFIG_MAX_PROVIDERS  10000
+#define CONFIG_PATH_MAX       4096
+#define CONFIG_ADDRESS_MAX    64
+#define CONFIG_MESSAGE_MAX    256
+
+enum config_clock_source { CONFIG_CLOCK_SYSTEM, CONFIG_CLOCK_FILE };
+
+struct config_namespace {
+	char name[NAMESPACE_NAME_MAX + 1];
+	char origin[SNAPSHOT_ORIGIN_MAX + 1];
+};
+
+/* An enrolled provider: its verifier key is its identity; what it may publish is a bit per
+ * configured namespace (bit i = namespaces[i]) and a bit per enum service_class. */
+struct config_provider {
+	struct note_verifier key;
+	uint64_t namespace_mask;
+	uint32_t class_mask;
+};
+
+/* Hard rule 9: every bound has a default (DESIGN.md) and a key under "bounds:". */
+struct config_bounds {
+	size_t registration_body;
+	size_t endpoints_per_service;
+	size_t records_per_snapshot;
+	size_t snapshot_body_compressed;
+	size_t snapshot_body_uncompressed;
+	uint64_t clock_skew_seconds;
+	uint64_t max_validity_seconds;
+};
+
+struct config_http {
+	unsigned threads;
+	unsigned connection_timeout_seconds;
+	unsigned max_connections;
+	unsigned max_connections_per_ip;
+	size_t connection_memory_limit;
+};
+
+struct config {
+	char authority_name[NOTE_NAME_MAX + 1];
+	char signing_key_path[CONFIG_PATH_MAX];  /* resolved */
+	char listen_address[CONFIG_ADDRESS_MAX]; /* an IPv4 or IPv6 literal */
+	uint16_t listen_port;
+	char data_dir[CONFIG_PATH_MAX]; /* resolved */
+	uint64_t epoch_length_seconds;
+	uint64_t epoch_genesis;
+	uint64_t epoch_validity_epochs;
+	enum config_clock_source clock_source;
+	char clock_path[CONFIG_PATH_MAX]; /* resolved; empty for the system clock */
+	size_t namespace_count;
+	struct config_namespace namespaces[CONFIG_MAX_NAMESPACES];
+	size_t provider_count;
+	struct config_provider *providers; /* owned */
+	struct config_bounds bounds;
+	struct config_http http;
+};
+
+/* Where and why a configuration was refused. line is 1-based; 0 means the file as a whole
+ * (cannot be read, too large). */
+struct config_error {
+	size_t line;
+	char message[CONFIG_MESSAGE_MAX];
+};
+
+/* Parses configuration text. base_dir is the directory that relative paths are resolved
+ * against (no trailing '/' needed). On success *out is a new configuration the caller frees
+ * with config_free(). Returns 0; DIRAUTH_ERR_CONFIG with *error filled (error may be NULL) for
+ * any refusal; DIRAUTH_ERR_NOMEM. */
+int config_parse(const uint8_t *buf, size_t len, const char *base_dir, struct config **out,
+                 struct config_error *error);
+
+/* Reads path (at most CONFIG_MAX_BYTES) and parses it with base_dir = the file's directory.
+ * Returns 0, DIRAUTH_ERR_CONFIG (also when the file cannot be read; *error says why),
+ * DIRAUTH_ERR_NOMEM. */
+int config_load(const char *path, struct config **out, struct config_error *error);
+
+/* Frees a configuration. Accepts NULL. */
+void config_free(struct config *config);
+
+/* The index of the namespace called name (len bytes), or -1. */
+int config_namespace_index(const struct config *config, const char *name, size_t len);
+
+/* The enrolled provider whose verifier key equals key exactly (name, key id, type and public
+ * key), or NULL. Borrowed from config. */
+const struct config_provider *config_provider_find(const struct config *config,
+                                                   const struct note_verifier *key);
+
+#endif

@@ -1,0 +1,311 @@
+/*
+ * check_config.c: the configuration reader accepts the documented schema and refuses, with the
+ * line at fault, everything else.
+ */
+#include "config.h"
+#include "error.h"
+#include "key.h"
+#include "note.h"
+#include "test_support.h"
+
+#include <check.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char provider_key[NOTE_VERIFIER_KEY_MAX + 1];
+
+static void make_provider_key(void)
+{
+	struct signer_key *key = NULL;
+	ck_assert_int_eq(signer_key_generate("provider-a.example", &key), 0);
+	note_verifier_format(signer_key_verifier(key), provider_key);
+	signer_key_free(key);
+}
+
+/* A complete valid configuration; extra is spliced in at the end of the root mapping. */
+static char *valid_text(const char *extra)
+{
+	static char text[8192];
+	snprintf(text, sizeof text,
+	         "# example\n"                                        /* 1 */
+	         "authority:\n"                                       /* 2 */
+	         "  name: authority1.dirauth.example\n"               /* 3 */
+	         "  signing_key: keys/authority1.key\n"               /* 4 */
+	         "listen: { address: 127.0.0.1, port: 8080 }\n"       /* 5 */
+	         "data_dir: data/authority1\n"                        /* 6 */
+	         "epoch:\n"                                           /* 7 */
+	         "  length_seconds: 60\n"                             /* 8 */
+	         "  genesis: 0\n"                                     /* 9 */
+	         "  validity_epochs: 3\n"                             /* 10 */
+	         "clock: { source: file, path: clock }\n"             /* 11 */
+	         "namespaces:\n"                                      /* 12 */
+	         "  - { name: mix, origin: dirauth.example/mix }\n"   /* 13 */
+	         "  - { name: mail, origin: dirauth.example/mail }\n" /* 14 */
+	         "providers:\n"                                       /* 15 */
+	         "  - key: \"%s\"\n"                                  /* 16 */
+	         "    namespaces: [mix]\n"                            /* 17 */
+	         "    classes: [mix-gateway, bridge]\n"               /* 18 */
+	         "%s",
+	         provider_key, extra ? extra : "");
+	return text;
+}
+
+static int parse(const char *text, struct config **config, struct config_error *error)
+{
+	return config_parse((const uint8_t *)text, strlen(text), "/etc/dirauth", config, error);
+}
+
+/* Replaces the first occurrence of from in the valid text by to, and parses. */
+static int parse_edit(const char *from, const char *to, struct config_error *error)
+{
+	const char *base = valid_text(NULL);
+	const char *at = strstr(base, from);
+	ck_assert_msg(at != NULL, "no '%s' in the template", from);
+	static char text[16384];
+	snprintf(text, sizeof text, "%.*s%s%s", (int)(at - base), base, to, at + strlen(from));
+	struct config *config = NULL;
+	int rc = parse(text, &config, error);
+	config_free(config);
+	return rc;
+}
+
+static void expect_refusal(const char *from, const char *to, size_t line, const char *words)
+{
+	struct config_error error;
+	ck_assert_int_eq(parse_edit(from, to, &error), DIRAUTH_ERR_CONFIG);
+	ck_assert_msg(error.line == line, "expected line %zu, got %zu (%s)", line, error.line, error.message);
+	ck_assert_msg(strstr(error.message, words) != NULL, "message '%s' lacks '%s'", error.message, words);
+}
+
+START_TEST(test_valid)
+{
+	make_provider_key();
+	struct config *config = NULL;
+	struct config_error error;
+	ck_assert_int_eq(parse(valid_text(NULL), &config, &error), 0);
+	ck_assert_str_eq(config->authority_name, "authority1.dirauth.example");
+	ck_assert_str_eq(config->signing_key_path, "/etc/dirauth/keys/authority1.key");
+	ck_assert_str_eq(config->listen_address, "127.0.0.1");
+	ck_assert_int_eq(config->listen_port, 8080);
+	ck_assert_str_eq(config->data_dir, "/etc/dirauth/data/authority1");
+	ck_assert_uint_eq(config->epoch_length_seconds, 60);
+	ck_assert_uint_eq(config->epoch_genesis, 0);
+	ck_assert_uint_eq(config->epoch_validity_epochs, 3);
+	ck_assert_int_eq(config->clock_source, CONFIG_CLOCK_FILE);
+	ck_assert_str_eq(config->clock_path, "/etc/dirauth/clock");
+	ck_assert_uint_eq(config->namespace_count, 2);
+	ck_assert_str_eq(config->namespaces[1].name, "mail");
+	ck_assert_str_eq(config->namespaces[0].origin, "dirauth.example/mix");
+	ck_assert_uint_eq(config->provider_count, 1);
+	ck_assert_uint_eq(config->providers[0].namespace_mask, 1);
+	ck_assert_uint_eq(config->providers[0].class_mask,
+	                  (1u << SERVICE_CLASS_MIX_GATEWAY) | (1u << SERVICE_CLASS_BRIDGE));
+	ck_assert_ptr_eq(config_provider_find(config, &config->providers[0].key), &config->providers[0]);
+	struct note_verifier other = config->providers[0].key;
+	other.public_key[0] ^= 1;
+	ck_assert_ptr_null(config_provider_find(config, &other));
+	ck_assert_int_eq(config_namespace_index(config, "mail", 4), 1);
+	ck_assert_int_eq(config_namespace_index(config, "mai", 3), -1);
+	/* Defaults from DESIGN.md. */
+	ck_assert_uint_eq(config->bounds.registration_body, 65536);
+	ck_assert_uint_eq(config->bounds.endpoints_per_service, 32);
+	ck_assert_uint_eq(config->bounds.records_per_snapshot, 1000000);
+	ck_assert_uint_eq(config->bounds.snapshot_body_compressed, 67108864);
+	ck_assert_uint_eq(config->bounds.snapshot_body_uncompressed, 536870912);
+	ck_assert_uint_eq(config->bounds.clock_skew_seconds, 300);
+	ck_assert_uint_eq(config->bounds.max_validity_seconds, 604800);
+	ck_assert_uint_eq(config->http.threads, 8);
+	ck_assert_uint_eq(config->http.connection_timeout_seconds, 10);
+	config_free(config);
+}
+END_TEST
+
+START_TEST(test_optional_sections)
+{
+	make_provider_key();
+	struct config *config = NULL;
+	struct config_error error;
+	ck_assert_int_eq(
+	    parse(valid_text("bounds:\n"
+	                     "  registration_body: 4096\n"
+	                     "  endpoints_per_service: 4\n"
+	                     "  clock_skew_seconds: 0\n"
+	                     "http: { threads: 2, max_connections: 10, max_connections_per_ip: 5 }\n"),
+	          &config, &error),
+	    0);
+	ck_assert_uint_eq(config->bounds.registration_body, 4096);
+	ck_assert_uint_eq(config->bounds.endpoints_per_service, 4);
+	ck_assert_uint_eq(config->bounds.clock_skew_seconds, 0);
+	ck_assert_uint_eq(config->http.threads, 2);
+	ck_assert_uint_eq(config->http.max_connections_per_ip, 5);
+	config_free(config);
+
+	/* The system clock is the default, and the example file in the tree is valid. */
+	ck_assert_int_eq(parse_edit("clock: { source: file, path: clock }\n", "", &error), 0);
+	ck_assert_int_eq(config_load(test_source_path("keys-example/dirauthd.yaml"), &config, &error), 0);
+	ck_assert_ptr_nonnull(strstr(config->signing_key_path, "keys/authority1.key"));
+	config_free(config);
+}
+END_TEST
+
+START_TEST(test_refusals)
+{
+	make_provider_key();
+	expect_refusal("  genesis: 0\n", "  genesis: 0\n  colour: blue\n", 10, "unknown key 'colour'");
+	expect_refusal("data_dir: data/authority1\n", "data_dir: data/authority1\ndata_dir: x\n", 7,
+	               "duplicate key 'data_dir'");
+	expect_refusal("  length_seconds: 60\n", "  length_seconds: sixty\n", 8, "unsigned decimal");
+	expect_refusal("  length_seconds: 60\n", "  length_seconds: \"60\"\n", 8, "unsigned decimal");
+	expect_refusal("  length_seconds: 60\n", "  length_seconds: 0\n", 8, "between");
+	expect_refusal("  length_seconds: 60\n", "  length_seconds: [60]\n", 8, "must be a scalar");
+	expect_refusal("listen: { address: 127.0.0.1, port: 8080 }\n",
+	               "listen: { address: 127.0.0.1, port: 70000 }\n", 5, "between");
+	expect_refusal("listen: { address: 127.0.0.1, port: 8080 }\n",
+	               "listen: { address: localhost, port: 80 }\n", 5, "address literal");
+	expect_refusal("listen: { address: 127.0.0.1, port: 8080 }\n", "listen: 8080\n", 5,
+	               "must be a mapping");
+	expect_refusal("  validity_epochs: 3\n", "", 8, "missing required key 'validity_epochs'");
+	expect_refusal("data_dir: data/authority1\n", "", 2, "missing required key 'data_dir'");
+	expect_refusal("  name: authority1.dirauth.example\n", "  name: bad+name\n", 3,
+	               "not a valid key name");
+	expect_refusal("  - { name: mail,", "  - { name: Mail,", 14, "namespace name 'Mail'");
+	expect_refusal("  - { name: mail,", "  - { name: mix-,", 14, "namespace name");
+	expect_refusal("  - { name: mail, origin: dirauth.example/mail }\n",
+	               "  - { name: mix, origin: dirauth.example/other }\n", 14, "duplicate namespace 'mix'");
+	expect_refusal("  - { name: mail, origin: dirauth.example/mail }\n",
+	               "  - { name: mail, origin: dirauth.example/mix }\n", 14, "duplicate namespace origin");
+	expect_refusal("  - { name: mail, origin: dirauth.example/mail }\n",
+	               "  - { name: mail, origin: a b }\n", 14, "origin");
+	expect_refusal("  - key: \"", "  - key: \"x", 16, "not a valid Ed25519 verifier key");
+	expect_refusal("    namespaces: [mix]\n", "    namespaces: [nowhere]\n", 17,
+	               "'nowhere' is not configured");
+	expect_refusal("    namespaces: [mix]\n", "    namespaces: [mix, mix]\n", 17, "listed twice");
+	expect_refusal("    namespaces: [mix]\n", "    namespaces: []\n", 17, "at least one");
+	expect_refusal("    classes: [mix-gateway, bridge]\n", "    classes: [mix-gateway, teleporter]\n", 18,
+	               "unknown service class 'teleporter'");
+	expect_refusal("clock: { source: file, path: clock }\n", "clock: { source: sundial }\n", 11,
+	               "'system' or 'file'");
+	expect_refusal("clock: { source: file, path: clock }\n", "clock: { source: file }\n", 11,
+	               "missing required key 'path'");
+	expect_refusal("clock: { source: file, path: clock }\n", "clock: { source: system, path: clock }\n",
+	               11, "only for source: file");
+	expect_refusal("data_dir: data/authority1\n", "data_dir: &anchor data/authority1\n", 6, "anchors");
+	expect_refusal("data_dir: data/authority1\n", "data_dir: !!str data/authority1\n", 6, "tags");
+	expect_refusal("data_dir: data/authority1\n", "data_dir: [unclosed\n", 7, "");
+	expect_refusal("# example\n", "# example\n--- {}\n--- {}\n", 3, "one YAML document");
+}
+END_TEST
+
+START_TEST(test_duplicate_provider)
+{
+	make_provider_key();
+	char extra[1024];
+	snprintf(extra, sizeof extra,
+	         "  - key: \"%s\"\n" /* 19 */
+	         "    namespaces: [mail]\n"
+	         "    classes: [bridge]\n",
+	         provider_key);
+	const char *base = valid_text(NULL);
+	static char text[16384];
+	snprintf(text, sizeof text, "%s%s", base, extra);
+	struct config *config = NULL;
+	struct config_error error;
+	ck_assert_int_eq(parse(text, &config, &error), DIRAUTH_ERR_CONFIG);
+	ck_assert_uint_eq(error.line, 19);
+	ck_assert_ptr_nonnull(strstr(error.message, "duplicate provider"));
+}
+END_TEST
+
+START_TEST(test_nesting_bound)
+{
+	make_provider_key();
+	struct config *config = NULL;
+	struct config_error error;
+	static char text[16384];
+	/* Seven levels under the root mapping is the bound's edge: refused as an unknown key, not
+	 * as depth. Eight levels under it is refused for depth, at the line of the ninth opening. */
+	snprintf(text, sizeof text, "%sbounds:\n  x: [[[[[[1]]]]]]\n", valid_text(NULL));
+	ck_assert_int_eq(parse(text, &config, &error), DIRAUTH_ERR_CONFIG);
+	ck_assert_uint_eq(error.line, 20);
+	ck_assert_ptr_nonnull(strstr(error.message, "unknown key 'x'"));
+	snprintf(text, sizeof text, "%sbounds:\n  x:\n   [[[[[[[1]]]]]]]\n", valid_text(NULL));
+	ck_assert_int_eq(parse(text, &config, &error), DIRAUTH_ERR_CONFIG);
+	ck_assert_uint_eq(error.line, 21);
+	ck_assert_ptr_nonnull(strstr(error.message, "nesting deeper"));
+	/* A hostile depth far past the bound is refused without building anything. */
+	size_t n = 100000;
+	char *deep = malloc(2 * n + 1);
+	ck_assert_ptr_nonnull(deep);
+	memset(deep, '[', n);
+	memset(deep + n, ']', n);
+	deep[2 * n] = 0;
+	ck_assert_int_eq(parse(deep, &config, &error), DIRAUTH_ERR_CONFIG);
+	ck_assert_uint_eq(error.line, 1);
+	ck_assert_ptr_nonnull(strstr(error.message, "nesting deeper"));
+	free(deep);
+}
+END_TEST
+
+START_TEST(test_files)
+{
+	make_provider_key();
+	char dir[512], path[640];
+	test_make_tempdir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/dirauthd.yaml", dir);
+	const char *text = valid_text(NULL);
+	test_write_file(path, text, strlen(text), 0644);
+	struct config *config = NULL;
+	struct config_error error;
+	ck_assert_int_eq(config_load(path, &config, &error), 0);
+	char expected[800];
+	snprintf(expected, sizeof expected, "%s/keys/authority1.key", dir);
+	ck_assert_str_eq(config->signing_key_path, expected);
+	config_free(config);
+
+	/* Oversized: refused for the file as a whole (line 0) before parsing. */
+	size_t big = CONFIG_MAX_BYTES + 1;
+	char *padding = malloc(big);
+	ck_assert_ptr_nonnull(padding);
+	memset(padding, '#', big);
+	test_write_file(path, padding, big, 0644);
+	ck_assert_int_eq(config_load(path, &config, &error), DIRAUTH_ERR_CONFIG);
+	ck_assert_uint_eq(error.line, 0);
+	ck_assert_ptr_nonnull(strstr(error.message, "larger than"));
+	ck_assert_int_eq(config_parse((const uint8_t *)padding, big, ".", &config, &error),
+	                 DIRAUTH_ERR_CONFIG);
+	ck_assert_uint_eq(error.line, 0);
+	free(padding);
+
+	snprintf(path, sizeof path, "%s/missing.yaml", dir);
+	ck_assert_int_eq(config_load(path, &config, &error), DIRAUTH_ERR_CONFIG);
+	ck_assert_ptr_nonnull(strstr(error.message, "cannot open"));
+	ck_assert_int_eq(config_parse((const uint8_t *)"", 0, ".", &config, &error), DIRAUTH_ERR_CONFIG);
+	test_remove_tree(dir);
+}
+END_TEST
+
+static Suite *config_suite(void)
+{
+	Suite *suite = suite_create("config");
+	TCase *tc = tcase_create("config");
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_valid);
+	tcase_add_test(tc, test_optional_sections);
+	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_duplicate_provider);
+	tcase_add_test(tc, test_nesting_bound);
+	tcase_add_test(tc, test_files);
+	suite_add_tcase(suite, tc);
+	return suite;
+}
+
+int main(void)
+{
+	SRunner *runner = srunner_create(config_suite());
+	srunner_run_all(runner, CK_NORMAL);
+	int failures = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	return failures ? 1 : 0;
+}
