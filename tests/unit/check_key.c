@@ -30,9 +30,9 @@
 	"then you don't know what your problem is.\n"
 #define GO_NOTE                                                                                              \
 	GO_TEXT                                                                                              \
-	    "\n"                                                                                             \
-	    "\xe2\x80\x94 PeterNeumann "                                                                     \
-	    "x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=\n"
+	"\n"                                                                                                 \
+	"\xe2\x80\x94 PeterNeumann "                                                                         \
+	"x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr8pAcElZInNIuGUgYN1FFYC2pZSNXgKvqfqdngotpRZb6KE6RyyBwJnAM=\n"
 
 static char tempdir[PATH_MAX];
 
