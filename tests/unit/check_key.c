@@ -427,6 +427,13 @@ START_TEST(test_example_keys_copy_and_load)
 	static const char *const files[] = {"authority1.key", "provider-a.key", "provider-b.key"};
 	static const char *const names[] = {"authority1.dirauth.example", "provider-a.example",
 	                                    "provider-b.example"};
+	/* As listed in keys-example/README.md. */
+	static const char *const verifiers[] = {
+	    "authority1.dirauth.example+41973d40+AR19CCkJlKVPO9KJSTKdI0q839OUciRTVDOeki/KKRZr",
+	    "provider-a.example+fa6ff7cc+AZCCDZKKDwoh4asmg/XPjHQ3bGSCZXnr01BWPcEqXjZr",
+	    "provider-b.example+69fa0f21+AbETgXdAA+bZDIVuAYwHrL2BfM5Nnft9iUWviaZZmnAJ",
+	};
+	char formatted[NOTE_VERIFIER_KEY_MAX + 1];
 	char command[3 * PATH_MAX];
 	char keys_dir[PATH_MAX];
 	struct stat st;
@@ -446,6 +453,8 @@ START_TEST(test_example_keys_copy_and_load)
 		ck_assert_uint_eq(st.st_mode & 07777, 0600);
 		ck_assert_int_eq(signer_key_load(path, &key), 0);
 		ck_assert_str_eq(signer_key_verifier(key)->name, names[i]);
+		note_verifier_format(signer_key_verifier(key), formatted);
+		ck_assert_str_eq(formatted, verifiers[i]);
 		ck_assert_uint_eq(signed_note_verified_count(key, "example\n", signer_key_verifier(key)), 1);
 		signer_key_free(key);
 	}
