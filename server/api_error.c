@@ -1,0 +1,89 @@
+/*
+ * api_error.c: the table of API error codes, statuses and default sentences, and the JSON
+ * error body. One table, so that a code and its status cannot drift apart.
+ */
+#include "api_error.h"
+
+#include "error.h"
+
+#include <stdio.h>
+
+struct api_error_entry {
+	const char *code;
+	unsigned status;
+	const char *detail;
+};
+
+static const struct api_error_entry api_error_table[API_ERROR_COUNT] = {
+    [API_ERROR_NONE] = {"none", 200, "No error."},
+    [API_ERROR_BODY_TOO_LARGE] = {"body_too_large", 413, "The request body is larger than allowed."},
+    [API_ERROR_MALFORMED] = {"malformed", 400, "The request body does not follow its grammar."},
+    [API_ERROR_UNKNOWN_NAMESPACE] = {"unknown_namespace", 404, "The namespace is not served here."},
+    [API_ERROR_UNKNOWN_PROVIDER] = {"unknown_provider", 403, "The provider key is not enrolled."},
+    [API_ERROR_BAD_SIGNATURE] = {"bad_signature", 403, "The provider's signature does not verify."},
+    [API_ERROR_NAMESPACE_NOT_ALLOWED] = {"namespace_not_allowed", 403,
+                                         "The provider is not enrolled for this namespace."},
+    [API_ERROR_CLASS_NOT_ALLOWED] = {"class_not_allowed", 403,
+                                     "The provider is not enrolled for this service class."},
+    [API_ERROR_TOO_MANY_ENDPOINTS] = {"too_many_endpoints", 413,
+                                      "The service has more endpoints than allowed."},
+    [API_ERROR_VALIDITY_TOO_LONG] = {"validity_too_long", 422,
+                                     "The registration's validity is longer than allowed."},
+    [API_ERROR_EXPIRED] = {"expired", 422, "The registration has expired."},
+    [API_ERROR_ISSUED_IN_FUTURE] =
+        {"issued_in_future", 422,
+         "The registration is issued further in the future than the clock skew allows."},
+    [API_ERROR_ROLLBACK] = {"rollback", 409,
+                            "The sequence is not greater than the highest accepted for this service."},
+    [API_ERROR_SERVICE_COLLISION] = {"service_collision", 409,
+                                     "The service id belongs to another provider or namespace."},
+    [API_ERROR_ENDPOINT_COLLISION] = {"endpoint_collision", 409,
+                                      "An endpoint id belongs to another service."},
+    [API_ERROR_NOT_FOUND] = {"not_found", 404, "Nothing is published at this path."},
+    [API_ERROR_METHOD_NOT_ALLOWED] = {"method_not_allowed", 405, "This method is not allowed on this path."},
+    [API_ERROR_NOT_ACCEPTABLE] = {"not_acceptable", 406,
+                                  "None of the accepted content encodings is available."},
+    [API_ERROR_STORE_FULL] = {"store_full", 507, "The store is full."},
+    [API_ERROR_UNAVAILABLE] = {"unavailable", 503, "A needed component is unavailable; try later."},
+    [API_ERROR_INTERNAL] = {"internal", 500, "An internal error occurred."},
+};
+
+static const struct api_error_entry *api_error_entry(enum api_error error)
+{
+	if ((unsigned)error >= API_ERROR_COUNT)
+		return &api_error_table[API_ERROR_INTERNAL];
+	return &api_error_table[error];
+}
+
+const char *api_error_code(enum api_error error)
+{
+	return api_error_entry(error)->code;
+}
+
+unsigned api_error_status(enum api_error error)
+{
+	return api_error_entry(error)->status;
+}
+
+const char *api_error_detail(enum api_error error)
+{
+	return api_error_entry(error)->detail;
+}
+
+int api_error_json(enum api_error error, const char *detail, struct buffer *out)
+{
+	if (!detail)
+		detail = api_error_detail(error);
+	int rc = buffer_appendf(out, "{\"error\":\"%s\",\"detail\":\"", api_error_code(error));
+	for (const unsigned char *p = (const unsigned char *)detail; rc == 0 && *p; p++) {
+		if (*p == '"' || *p == '\\')
+			rc = buffer_appendf(out, "\\%c", *p);
+		else if (*p < 0x20 || *p >= 0x7f)
+			rc = buffer_appendf(out, "\\u%04x", *p);
+		else
+			rc = buffer_append(out, p, 1);
+	}
+	if (rc == 0)
+		rc = buffer_append_string(out, "\"}");
+	return rc ? DIRAUTH_ERR_NOMEM : 0;
+}

@@ -1,0 +1,53 @@
+/*
+ * api_error.h: the stable machine-readable reasons of the HTTP API and their statuses.
+ *
+ * Hard rule 5 asks for a precise 4xx with a machine-readable reason for every refusal. The
+ * codes below are that reason; they are part of the API (docs/api.md lists them) and never
+ * change meaning. Every error body is the JSON object
+ *   {"error":"<code>","detail":"<human sentence>"}
+ * served as application/json.
+ */
+#ifndef DIRAUTH_SERVER_API_ERROR_H
+#define DIRAUTH_SERVER_API_ERROR_H
+
+#include "buffer.h"
+
+enum api_error {
+	API_ERROR_NONE = 0,
+	API_ERROR_BODY_TOO_LARGE,        /* 413 */
+	API_ERROR_MALFORMED,             /* 400 */
+	API_ERROR_UNKNOWN_NAMESPACE,     /* 404 */
+	API_ERROR_UNKNOWN_PROVIDER,      /* 403 */
+	API_ERROR_BAD_SIGNATURE,         /* 403 */
+	API_ERROR_NAMESPACE_NOT_ALLOWED, /* 403 */
+	API_ERROR_CLASS_NOT_ALLOWED,     /* 403 */
+	API_ERROR_TOO_MANY_ENDPOINTS,    /* 413 */
+	API_ERROR_VALIDITY_TOO_LONG,     /* 422 */
+	API_ERROR_EXPIRED,               /* 422 */
+	API_ERROR_ISSUED_IN_FUTURE,      /* 422 */
+	API_ERROR_ROLLBACK,              /* 409 */
+	API_ERROR_SERVICE_COLLISION,     /* 409 */
+	API_ERROR_ENDPOINT_COLLISION,    /* 409 */
+	API_ERROR_NOT_FOUND,             /* 404 */
+	API_ERROR_METHOD_NOT_ALLOWED,    /* 405 */
+	API_ERROR_NOT_ACCEPTABLE,        /* 406 */
+	API_ERROR_STORE_FULL,            /* 507 */
+	API_ERROR_UNAVAILABLE,           /* 503 */
+	API_ERROR_INTERNAL,              /* 500 */
+	API_ERROR_COUNT
+};
+
+/* The stable code, e.g. "body_too_large". Never NULL; "internal" for an out-of-range value. */
+const char *api_error_code(enum api_error error);
+
+/* The HTTP status of error (500 for an out-of-range value). */
+unsigned api_error_status(enum api_error error);
+
+/* A default human sentence for error. Never NULL; static storage. */
+const char *api_error_detail(enum api_error error);
+
+/* Appends the JSON error object for error with detail (NULL: the default sentence). detail is
+ * escaped as a JSON string. Returns 0 or DIRAUTH_ERR_NOMEM. */
+int api_error_json(enum api_error error, const char *detail, struct buffer *out);
+
+#endif

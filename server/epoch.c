@@ -1,0 +1,226 @@
+/*
+ * epoch.c: epoch arithmetic and the publishing scheduler.
+ *
+ * The scheduler keeps, per namespace, the latest epoch it published and the latest epoch it
+ * tried; both only grow. Publication happens on the scheduler's own thread (or the caller's,
+ * for epoch_scheduler_tick), one namespace after another: building a snapshot is the only
+ * heavy work in dirauthd and it must not run on the HTTP threads.
+ */
+#include "epoch.h"
+
+#include "error.h"
+#include "publish.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct epoch_scheduler {
+	struct epoch_scheduler_options options;
+	pthread_mutex_t lock; /* guards published, attempted and stopping */
+	pthread_cond_t wake;
+	bool have_published[CONFIG_MAX_NAMESPACES];
+	uint64_t published[CONFIG_MAX_NAMESPACES];
+	bool have_attempted[CONFIG_MAX_NAMESPACES];
+	uint64_t attempted[CONFIG_MAX_NAMESPACES];
+	bool clock_failed; /* log a clock failure once until it recovers */
+	bool stopping;
+	bool started;
+	pthread_t thread;
+};
+
+int epoch_of(const struct config *config, uint64_t now, uint64_t *epoch)
+{
+	if (now < config->epoch_genesis)
+		return DIRAUTH_ERR_NOT_FOUND;
+	*epoch = (now - config->epoch_genesis) / config->epoch_length_seconds;
+	return 0;
+}
+
+static FILE *scheduler_log(const struct epoch_scheduler *scheduler)
+{
+	return scheduler->options.log ? scheduler->options.log : stderr;
+}
+
+int epoch_scheduler_create(const struct epoch_scheduler_options *options, struct epoch_scheduler **out)
+{
+	int rc = 0;
+	*out = NULL;
+	struct epoch_scheduler *scheduler = calloc(1, sizeof *scheduler);
+	if (!scheduler)
+		return DIRAUTH_ERR_NOMEM;
+	scheduler->options = *options;
+	if (pthread_mutex_init(&scheduler->lock, NULL) != 0) {
+		free(scheduler);
+		return DIRAUTH_ERR_NOMEM;
+	}
+	if (pthread_cond_init(&scheduler->wake, NULL) != 0) {
+		pthread_mutex_destroy(&scheduler->lock);
+		free(scheduler);
+		return DIRAUTH_ERR_NOMEM;
+	}
+	const struct config *config = options->config;
+	for (size_t i = 0; i < config->namespace_count; i++) {
+		uint64_t epoch;
+		rc = store_snapshot_latest(options->store, config->namespaces[i].name, &epoch);
+		if (rc == DIRAUTH_ERR_NOT_FOUND) {
+			rc = 0;
+			continue;
+		}
+		if (rc)
+			break;
+		struct publication p;
+		struct prepared_snapshot *snapshot;
+		if ((rc = publish_load(config, options->store, i, epoch, &p)) ||
+		    (rc = prepared_snapshot_create(&p, &snapshot)) ||
+		    (rc = prepared_set_install(options->prepared, i, snapshot)))
+			break;
+		scheduler->have_published[i] = scheduler->have_attempted[i] = true;
+		scheduler->published[i] = scheduler->attempted[i] = epoch;
+	}
+	if (rc) {
+		epoch_scheduler_free(scheduler);
+		return rc;
+	}
+	*out = scheduler;
+	return 0;
+}
+
+/* Publishes namespace i for epoch and installs it. */
+static int publish_one(struct epoch_scheduler *scheduler, size_t i, uint64_t epoch)
+{
+	const struct epoch_scheduler_options *o = &scheduler->options;
+	const char *name = o->config->namespaces[i].name;
+	struct publication p;
+	struct prepared_snapshot *snapshot = NULL;
+	int rc = publish_snapshot(o->config, o->store, o->signer, i, epoch, &p);
+	if (rc) {
+		fprintf(scheduler_log(scheduler), "dirauthd: namespace %s epoch %llu: not published: %s\n",
+		        name, (unsigned long long)epoch, dirauth_strerror(rc));
+		return rc;
+	}
+	unsigned long long records = p.header.record_count;
+	size_t sizes[ENCODING_COUNT], header_size = p.header_note.len;
+	for (int e = 0; e < ENCODING_COUNT; e++)
+		sizes[e] = p.encoded[e].len;
+	/* Stored: from here on the snapshot exists whatever happens to the prepared responses;
+	 * requests for it by epoch load it from the store. */
+	if ((rc = prepared_snapshot_create(&p, &snapshot)) == 0)
+		rc = prepared_set_install(o->prepared, i, snapshot);
+	pthread_mutex_lock(&scheduler->lock);
+	scheduler->have_published[i] = true;
+	scheduler->published[i] = epoch;
+	pthread_mutex_unlock(&scheduler->lock);
+	if (rc) {
+		fprintf(scheduler_log(scheduler),
+		        "dirauthd: namespace %s epoch %llu: stored but not prepared: %s\n", name,
+		        (unsigned long long)epoch, dirauth_strerror(rc));
+		return rc;
+	}
+	fprintf(scheduler_log(scheduler),
+	        "dirauthd: published namespace %s epoch %llu: %llu records, header %zu bytes, body %zu bytes "
+	        "(gzip %zu, zstd %zu)\n",
+	        name, (unsigned long long)epoch, records, header_size, sizes[ENCODING_IDENTITY],
+	        sizes[ENCODING_GZIP], sizes[ENCODING_ZSTD]);
+	fflush(scheduler_log(scheduler));
+	return 0;
+}
+
+int epoch_scheduler_tick(struct epoch_scheduler *scheduler)
+{
+	const struct config *config = scheduler->options.config;
+	uint64_t now, epoch;
+	int rc = clock_now(scheduler->options.clock, &now);
+	if (rc) {
+		if (!scheduler->clock_failed)
+			fprintf(scheduler_log(scheduler), "dirauthd: cannot read the clock: %s\n",
+			        dirauth_strerror(rc));
+		scheduler->clock_failed = true;
+		return rc;
+	}
+	scheduler->clock_failed = false;
+	if (epoch_of(config, now, &epoch) != 0)
+		return 0;
+	int first_error = 0;
+	for (size_t i = 0; i < config->namespace_count; i++) {
+		pthread_mutex_lock(&scheduler->lock);
+		bool due = !scheduler->have_attempted[i] || scheduler->attempted[i] < epoch;
+		if (due) {
+			scheduler->have_attempted[i] = true;
+			scheduler->attempted[i] = epoch;
+		}
+		pthread_mutex_unlock(&scheduler->lock);
+		if (!due)
+			continue;
+		rc = publish_one(scheduler, i, epoch);
+		if (rc && !first_error)
+			first_error = rc;
+	}
+	return first_error;
+}
+
+int epoch_scheduler_latest(struct epoch_scheduler *scheduler, size_t namespace_index, uint64_t *epoch)
+{
+	int rc = DIRAUTH_ERR_NOT_FOUND;
+	if (namespace_index >= CONFIG_MAX_NAMESPACES)
+		return rc;
+	pthread_mutex_lock(&scheduler->lock);
+	if (scheduler->have_published[namespace_index]) {
+		*epoch = scheduler->published[namespace_index];
+		rc = 0;
+	}
+	pthread_mutex_unlock(&scheduler->lock);
+	return rc;
+}
+
+static void *scheduler_main(void *argument)
+{
+	struct epoch_scheduler *scheduler = argument;
+	long interval_ms =
+	    clock_is_file(scheduler->options.clock) ? EPOCH_POLL_FILE_MS : EPOCH_POLL_SYSTEM_MS;
+	pthread_mutex_lock(&scheduler->lock);
+	while (!scheduler->stopping) {
+		pthread_mutex_unlock(&scheduler->lock);
+		epoch_scheduler_tick(scheduler);
+		pthread_mutex_lock(&scheduler->lock);
+		if (scheduler->stopping)
+			break;
+		struct timespec deadline;
+		clock_gettime(CLOCK_REALTIME, &deadline);
+		deadline.tv_nsec += interval_ms * 1000000L;
+		deadline.tv_sec += deadline.tv_nsec / 1000000000L;
+		deadline.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&scheduler->wake, &scheduler->lock, &deadline);
+	}
+	pthread_mutex_unlock(&scheduler->lock);
+	return NULL;
+}
+
+int epoch_scheduler_start(struct epoch_scheduler *scheduler)
+{
+	if (scheduler->started)
+		return DIRAUTH_ERR_INTERNAL;
+	if (pthread_create(&scheduler->thread, NULL, scheduler_main, scheduler) != 0)
+		return DIRAUTH_ERR_INTERNAL;
+	scheduler->started = true;
+	return 0;
+}
+
+void epoch_scheduler_free(struct epoch_scheduler *scheduler)
+{
+	if (!scheduler)
+		return;
+	if (scheduler->started) {
+		pthread_mutex_lock(&scheduler->lock);
+		scheduler->stopping = true;
+		pthread_cond_signal(&scheduler->wake);
+		pthread_mutex_unlock(&scheduler->lock);
+		pthread_join(scheduler->thread, NULL);
+	}
+	pthread_cond_destroy(&scheduler->wake);
+	pthread_mutex_destroy(&scheduler->lock);
+	free(scheduler);
+}

@@ -1,0 +1,66 @@
+/*
+ * epoch.h: the epoch arithmetic and the scheduler that publishes one snapshot per namespace
+ * per epoch.
+ *
+ * Time is cut into epochs of config->epoch_length_seconds starting at config->epoch_genesis.
+ * The scheduler is a thread that polls the injectable clock (every EPOCH_POLL_FILE_MS for a file
+ * clock, so tests advance epochs quickly by writing the file; every EPOCH_POLL_SYSTEM_MS for
+ * the system clock). When the current epoch is above the latest one published for a
+ * namespace, it builds, signs and stores that epoch's snapshot (publish.h), then swaps its
+ * prepared responses in (prepared.h). Epochs missed while the server was down are skipped, not
+ * back-filled: a snapshot is only ever built for the epoch that is current. A snapshot that
+ * cannot be published (a bound, the signer, the store) is logged once and not retried within
+ * its epoch; a clock that cannot be read is logged and the tick skipped.
+ */
+#ifndef DIRAUTH_SERVER_EPOCH_H
+#define DIRAUTH_SERVER_EPOCH_H
+
+#include "clock.h"
+#include "config.h"
+#include "prepared.h"
+#include "signer.h"
+#include "store.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define EPOCH_POLL_FILE_MS   20
+#define EPOCH_POLL_SYSTEM_MS 200
+
+/* The epoch that contains time now. Returns 0, or DIRAUTH_ERR_NOT_FOUND when now is before
+ * genesis (no epoch has started). */
+int epoch_of(const struct config *config, uint64_t now, uint64_t *epoch);
+
+struct epoch_scheduler;
+
+struct epoch_scheduler_options {
+	const struct config *config;
+	struct store *store;
+	struct signer *signer;
+	const struct clock *clock;
+	struct prepared_set *prepared;
+	FILE *log; /* one line per published snapshot and per failure; NULL: stderr */
+};
+
+/* A scheduler over options (all of which must outlive it). Loads the latest stored snapshot of
+ * every namespace and installs its prepared responses, so a restarted server serves at once.
+ * Does not start the thread. Returns 0, DIRAUTH_ERR_NOMEM, or the errors of loading a stored
+ * snapshot. */
+int epoch_scheduler_create(const struct epoch_scheduler_options *options, struct epoch_scheduler **out);
+
+/* One poll: reads the clock and publishes what is due. Returns 0 when nothing failed; the
+ * clock's error when it could not be read; otherwise the first publication error (already
+ * logged). For tests and for the thread. */
+int epoch_scheduler_tick(struct epoch_scheduler *scheduler);
+
+/* The latest epoch published (or loaded at start) for namespace_index. Returns 0 or
+ * DIRAUTH_ERR_NOT_FOUND. Thread-safe. */
+int epoch_scheduler_latest(struct epoch_scheduler *scheduler, size_t namespace_index, uint64_t *epoch);
+
+/* Starts the polling thread. Returns 0 or DIRAUTH_ERR_INTERNAL. */
+int epoch_scheduler_start(struct epoch_scheduler *scheduler);
+
+/* Stops the thread (if started; waits for a publication in progress) and frees. Accepts NULL. */
+void epoch_scheduler_free(struct epoch_scheduler *scheduler);
+
+#endif

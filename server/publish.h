@@ -1,0 +1,62 @@
+/*
+ * publish.h: building, signing and storing one namespace's snapshot for one epoch.
+ *
+ * A snapshot is built from the store alone: the latest registration of every service of the
+ * namespace that is still unexpired at the epoch's valid-after, sorted by service id (the
+ * store walks them in that order), each carried as its provider's signed note (hard rule 1).
+ * The body is encoded, bounded (record count, uncompressed size, compressed sizes), compressed
+ * once per content encoding, committed to by the header (records root, body digest, the
+ * previous header's digest), signed through the signer, and stored durably before anyone may
+ * serve it. A snapshot that breaks a bound is not published at all.
+ */
+#ifndef DIRAUTH_SERVER_PUBLISH_H
+#define DIRAUTH_SERVER_PUBLISH_H
+
+#include "buffer.h"
+#include "compress.h"
+#include "config.h"
+#include "signer.h"
+#include "snapshot.h"
+#include "store.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A snapshot ready to serve: the signed header note and the body in every content encoding
+ * (encoded[ENCODING_IDENTITY] is the uncompressed body). Owns its buffers. */
+struct publication {
+	char namespace_name[NAMESPACE_NAME_MAX + 1];
+	struct snapshot_header header;
+	struct buffer header_note;
+	struct buffer encoded[ENCODING_COUNT];
+};
+
+/* Frees the buffers and zeroes p. Accepts NULL. */
+void publication_clear(struct publication *p);
+
+/* The epoch schedule of config: valid-after, fresh-until and valid-until of epoch. Returns 0 or
+ * DIRAUTH_ERR_BOUNDS when the times overflow. */
+int publish_epoch_times(const struct config *config, uint64_t epoch, uint64_t *valid_after,
+                        uint64_t *fresh_until, uint64_t *valid_until);
+
+/* Compresses p->encoded[ENCODING_IDENTITY] into the other encodings and checks the size bounds
+ * of config (uncompressed, and each compressed form). Returns 0, DIRAUTH_ERR_BOUNDS,
+ * DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_INTERNAL. */
+int publish_encode_body(const struct config *config, struct publication *p);
+
+/* Builds the snapshot of config->namespaces[namespace_index] for epoch, signs its header, and
+ * stores it (durable on return). On success *out is filled (the caller clears it). Returns 0;
+ * DIRAUTH_ERR_ROLLBACK when epoch is not above the namespace's latest stored epoch;
+ * DIRAUTH_ERR_BOUNDS when more records than records_per_snapshot are eligible or the body
+ * breaks a size bound; the errors of the store, the signer and the encoders. Nothing is stored
+ * unless 0 is returned. */
+int publish_snapshot(const struct config *config, struct store *store, struct signer *signer,
+                     size_t namespace_index, uint64_t epoch, struct publication *out);
+
+/* Loads the stored snapshot of namespace_index for epoch into *out and prepares its encodings
+ * (the bounds are checked again). Returns 0, DIRAUTH_ERR_NOT_FOUND, DIRAUTH_ERR_SYNTAX when the
+ * stored header does not parse, the errors of the store and publish_encode_body. */
+int publish_load(const struct config *config, struct store *store, size_t namespace_index, uint64_t epoch,
+                 struct publication *out);
+
+#endif
