@@ -1,0 +1,194 @@
+/*
+ * dirauthd_main.c: the dirauthd program: configuration, store, signer, scheduler, HTTP.
+ *
+ * main() builds every long-lived object and passes it down; nothing else in the server holds
+ * global state. Signals are blocked in every thread and taken synchronously by main with
+ * sigwait(), so a SIGINT or SIGTERM stops the server in order: HTTP first (no new requests),
+ * then the scheduler (a publication in progress completes), then the store (queued
+ * submissions are committed and answered), then the signer.
+ *
+ * Exit codes follow sysexits.h: 0, 64 usage, 78 configuration (including the signing key),
+ * 74 the store, 69 the HTTP listener, 70 anything else.
+ */
+#include "clock.h"
+#include "config.h"
+#include "epoch.h"
+#include "error.h"
+#include "http.h"
+#include "prepared.h"
+#include "signer.h"
+#include "store.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXIT_USAGE       64
+#define EXIT_UNAVAILABLE 69
+#define EXIT_SOFTWARE    70
+#define EXIT_IO          74
+#define EXIT_CONFIG      78
+
+static void usage(FILE *out)
+{
+	fputs("usage: dirauthd --config FILE [--check-config]\n"
+	      "\n"
+	      "  --config FILE    the YAML configuration (see keys-example/dirauthd.yaml)\n"
+	      "  --check-config   validate the configuration and the signing key, then exit\n"
+	      "  --help           this text\n",
+	      out);
+}
+
+/* Loads the configuration; prints "FILE:LINE: problem" on refusal. */
+static int load_config(const char *path, struct config **config)
+{
+	struct config_error error;
+	int rc = config_load(path, config, &error);
+	if (rc == DIRAUTH_ERR_CONFIG) {
+		if (error.line)
+			fprintf(stderr, "%s:%zu: %s\n", path, error.line, error.message);
+		else
+			fprintf(stderr, "%s: %s\n", path, error.message);
+		return EXIT_CONFIG;
+	}
+	if (rc) {
+		fprintf(stderr, "dirauthd: %s: %s\n", path, dirauth_strerror(rc));
+		return EXIT_SOFTWARE;
+	}
+	return 0;
+}
+
+/* Opens the signer and checks that its key is the configured authority's. */
+static int open_signer(const char *config_path, const struct config *config, struct signer **signer)
+{
+	int rc = signer_open_local(config->signing_key_path, signer);
+	if (rc) {
+		fprintf(stderr, "%s: authority.signing_key %s: %s\n", config_path, config->signing_key_path,
+		        dirauth_strerror(rc));
+		return rc == DIRAUTH_ERR_NOMEM || rc == DIRAUTH_ERR_CRYPTO ? EXIT_SOFTWARE : EXIT_CONFIG;
+	}
+	const struct note_verifier *verifier = signer_verifier(*signer);
+	if (strcmp(verifier->name, config->authority_name) != 0) {
+		fprintf(stderr, "%s: authority.name '%s' is not the signing key's name '%s'\n", config_path,
+		        config->authority_name, verifier->name);
+		signer_close(*signer);
+		*signer = NULL;
+		return EXIT_CONFIG;
+	}
+	return 0;
+}
+
+static int open_clock(const struct config *config, struct clock **clock)
+{
+	int rc = config->clock_source == CONFIG_CLOCK_FILE ? clock_open_file(config->clock_path, clock)
+	                                                   : clock_open_system(clock);
+	if (rc) {
+		fprintf(stderr, "dirauthd: clock: %s\n", dirauth_strerror(rc));
+		return EXIT_SOFTWARE;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *config_path = NULL;
+	int check_only = 0;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--config") == 0 && i + 1 < argc) {
+			config_path = argv[++i];
+		} else if (strcmp(argv[i], "--check-config") == 0) {
+			check_only = 1;
+		} else if (strcmp(argv[i], "--help") == 0) {
+			usage(stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "dirauthd: unexpected argument '%s'\n", argv[i]);
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (!config_path) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+
+	struct config *config = NULL;
+	struct signer *signer = NULL;
+	struct clock *clock = NULL;
+	struct store *store = NULL;
+	struct prepared_set *prepared = NULL;
+	struct epoch_scheduler *scheduler = NULL;
+	struct http_server *http = NULL;
+	int status, rc;
+
+	if ((status = load_config(config_path, &config)) != 0)
+		return status;
+	if ((status = open_signer(config_path, config, &signer)) != 0)
+		goto cleanup;
+	if (check_only) {
+		printf("%s: ok\n", config_path);
+		goto cleanup;
+	}
+
+	/* Block the stop signals before any thread starts, so every thread inherits the mask and
+	 * only sigwait() below receives them. */
+	sigset_t signals;
+	sigemptyset(&signals);
+	sigaddset(&signals, SIGINT);
+	sigaddset(&signals, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &signals, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if ((status = open_clock(config, &clock)) != 0)
+		goto cleanup;
+	struct store_options store_options = {.path = config->data_dir};
+	if ((rc = store_open(&store_options, &store)) != 0) {
+		fprintf(stderr, "dirauthd: store %s: %s\n", config->data_dir, dirauth_strerror(rc));
+		status = EXIT_IO;
+		goto cleanup;
+	}
+	if ((rc = prepared_set_create(config, store, &prepared)) != 0) {
+		fprintf(stderr, "dirauthd: %s\n", dirauth_strerror(rc));
+		status = EXIT_SOFTWARE;
+		goto cleanup;
+	}
+	struct epoch_scheduler_options scheduler_options = {
+	    .config = config, .store = store, .signer = signer, .clock = clock, .prepared = prepared};
+	if ((rc = epoch_scheduler_create(&scheduler_options, &scheduler)) != 0) {
+		fprintf(stderr, "dirauthd: loading the stored snapshots: %s\n", dirauth_strerror(rc));
+		status = rc == DIRAUTH_ERR_STORE || rc == DIRAUTH_ERR_IO ? EXIT_IO : EXIT_SOFTWARE;
+		goto cleanup;
+	}
+	struct http_options http_options = {
+	    .config = config, .store = store, .signer = signer, .clock = clock, .prepared = prepared};
+	if ((rc = http_server_start(&http_options, &http)) != 0) {
+		fprintf(stderr, "dirauthd: cannot listen on %s:%u: %s\n", config->listen_address,
+		        (unsigned)config->listen_port, dirauth_strerror(rc));
+		status = EXIT_UNAVAILABLE;
+		goto cleanup;
+	}
+	if ((rc = epoch_scheduler_start(scheduler)) != 0) {
+		fprintf(stderr, "dirauthd: cannot start the scheduler: %s\n", dirauth_strerror(rc));
+		status = EXIT_SOFTWARE;
+		goto cleanup;
+	}
+	fprintf(stderr, "dirauthd: listening on %s:%u\n", config->listen_address,
+	        (unsigned)config->listen_port);
+	fflush(stderr);
+
+	int received = 0;
+	while (sigwait(&signals, &received) != 0)
+		;
+	fprintf(stderr, "dirauthd: stopping (signal %d)\n", received);
+cleanup:
+	http_server_stop(http);
+	epoch_scheduler_free(scheduler);
+	prepared_set_free(prepared);
+	store_close(store);
+	clock_close(clock);
+	signer_close(signer);
+	config_free(config);
+	return status;
+}

@@ -1,0 +1,44 @@
+/*
+ * http.h: dirauthd's HTTP API on libmicrohttpd (the routes and statuses are in docs/api.md).
+ *
+ *   POST /v1/registrations                 a signed registration note -> 202 + signed receipt
+ *   GET  /v1/<ns>/snapshots/latest         the latest signed snapshot header
+ *   GET  /v1/<ns>/snapshots/<epoch>        the signed header of an epoch (immutable)
+ *   GET  /v1/<ns>/snapshots/<epoch>/body   the body, Content-Encoding zstd, gzip or identity
+ *   GET  /v1/health, /v1/ready
+ *
+ * Every error is {"error":"<code>","detail":"..."} with a stable code (api_error.h). The daemon
+ * runs a pool of epoll threads; every connection has a timeout, a memory limit and a per-address
+ * connection limit from the configuration. The registration body is capped while it arrives
+ * (by Content-Length before any of it is read, and by counting the bytes of a chunked upload),
+ * so no request can make the server hold more than the cap. Nothing about a client (its
+ * address above all: hard rule 8) is logged or stored.
+ */
+#ifndef DIRAUTH_SERVER_HTTP_H
+#define DIRAUTH_SERVER_HTTP_H
+
+#include "clock.h"
+#include "config.h"
+#include "prepared.h"
+#include "signer.h"
+#include "store.h"
+
+struct http_options {
+	const struct config *config; /* listen address and port, bounds, http limits */
+	struct store *store;
+	struct signer *signer;
+	const struct clock *clock;
+	struct prepared_set *prepared;
+};
+
+struct http_server;
+
+/* Starts serving on config->listen_address:listen_port. Everything in options must outlive
+ * the server. Returns 0, DIRAUTH_ERR_CONFIG (the address does not parse), DIRAUTH_ERR_IO (the
+ * daemon could not start, e.g. the port is taken), DIRAUTH_ERR_NOMEM. */
+int http_server_start(const struct http_options *options, struct http_server **out);
+
+/* Stops accepting, closes every connection, waits for the threads, frees. Accepts NULL. */
+void http_server_stop(struct http_server *server);
+
+#endif

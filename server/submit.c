@@ -1,0 +1,271 @@
+/*
+ * submit.c: the registration checks, the store submission and the receipt.
+ *
+ * The signature is checked after the namespace and enrolment checks on purpose: a note signed
+ * by a key nobody enrolled is "unknown_provider", and "bad_signature" is kept for an enrolled
+ * key whose signature fails, which is what an operator debugging a provider needs to see. The
+ * final gate is registration_parse_signed(), the same check every verifier of a snapshot runs.
+ */
+#include "submit.h"
+
+#include "crypto.h"
+#include "epoch.h"
+#include "error.h"
+#include "note.h"
+#include "receipt.h"
+#include "registration.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static enum api_error refuse(struct submit_result *result, enum api_error error, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static enum api_error refuse(struct submit_result *result, enum api_error error, const char *format, ...)
+{
+	va_list args;
+	va_start(args, format);
+	vsnprintf(result->detail, sizeof result->detail, format, args);
+	va_end(args);
+	result->error = error;
+	return error;
+}
+
+struct owner_search {
+	const uint8_t *service_id;
+	int found;
+	char provider[NOTE_NAME_MAX + 1];
+};
+
+static int owner_visit(void *context, const uint8_t service_id[32], const uint8_t *note_bytes,
+                       size_t note_len)
+{
+	struct owner_search *search = context;
+	int order = memcmp(service_id, search->service_id, SERVICE_ID_SIZE);
+	if (order < 0)
+		return 0;
+	if (order > 0)
+		return 1; /* ascending order: it is not in this namespace */
+	struct note *note = NULL;
+	struct registration r;
+	memset(&r, 0, sizeof r);
+	if (note_parse(note_bytes, note_len, &note) == 0 &&
+	    registration_parse(note->text, note->text_len, &r) == 0) {
+		snprintf(search->provider, sizeof search->provider, "%s", r.provider.name);
+		search->found = 1;
+	}
+	registration_clear(&r);
+	note_free(note);
+	return 1;
+}
+
+/* The store says only "collision"; tell the provider which. Runs only on that refusal path,
+ * after the signature and enrolment checks, so only an enrolled provider can make it walk. */
+static enum api_error classify_collision(const struct submit_context *context, const struct registration *r)
+{
+	uint64_t sequence;
+	if (store_service_sequence(context->store, r->service_id, &sequence) == DIRAUTH_ERR_NOT_FOUND)
+		return API_ERROR_ENDPOINT_COLLISION;
+	struct owner_search search = {.service_id = r->service_id};
+	store_registration_foreach(context->store, r->namespace_name, 0, owner_visit, &search);
+	if (search.found && strcmp(search.provider, r->provider.name) == 0)
+		return API_ERROR_ENDPOINT_COLLISION;
+	return API_ERROR_SERVICE_COLLISION;
+}
+
+static enum api_error sign_receipt(const struct submit_context *context, const struct registration *r,
+                                   const uint8_t *body, size_t len, uint64_t accepted_at, uint64_t publish_by,
+                                   struct submit_result *result)
+{
+	struct receipt receipt;
+	struct buffer text;
+	struct note_signature signature;
+	enum api_error error = API_ERROR_NONE;
+
+	memset(&receipt, 0, sizeof receipt);
+	buffer_init(&text);
+	snprintf(receipt.authority, sizeof receipt.authority, "%s", signer_verifier(context->signer)->name);
+	snprintf(receipt.namespace_name, sizeof receipt.namespace_name, "%s", r->namespace_name);
+	memcpy(receipt.service_id, r->service_id, SERVICE_ID_SIZE);
+	receipt.sequence = r->sequence;
+	receipt.accepted_at = accepted_at;
+	receipt.publish_by_epoch = publish_by;
+	int rc = crypto_sha256(body, len, receipt.registration_digest);
+	if (rc == 0)
+		rc = receipt_encode(&receipt, &text);
+	if (rc == 0)
+		rc = signer_sign(context->signer, SIGNER_STATEMENT_RECEIPT, text.data, text.len, &signature);
+	if (rc == 0)
+		rc = note_format(text.data, text.len, &signature, 1, &result->receipt);
+	if (rc)
+		error =
+		    refuse(result, rc == DIRAUTH_ERR_UNAVAILABLE ? API_ERROR_UNAVAILABLE : API_ERROR_INTERNAL,
+		           "The registration was stored, but its receipt could not be signed: %s",
+		           dirauth_strerror(rc));
+	buffer_free(&text);
+	return error;
+}
+
+enum api_error submit_registration(const struct submit_context *context, const uint8_t *body, size_t len,
+                                   struct submit_result *result)
+{
+	const struct config *config = context->config;
+	struct note *note = NULL;
+	struct registration r, checked;
+	uint8_t *endpoint_ids = NULL;
+	enum api_error error = API_ERROR_NONE;
+	uint64_t now;
+	int rc;
+
+	memset(&r, 0, sizeof r);
+	memset(&checked, 0, sizeof checked);
+	result->error = API_ERROR_NONE;
+	result->detail[0] = 0;
+	buffer_init(&result->receipt);
+
+	if (len > config->bounds.registration_body)
+		return refuse(result, API_ERROR_BODY_TOO_LARGE, "The body is larger than %zu bytes.",
+		              config->bounds.registration_body);
+	if ((rc = note_parse(body, len, &note)) != 0) {
+		error = rc == DIRAUTH_ERR_NOMEM
+		            ? refuse(result, API_ERROR_INTERNAL, "Out of memory.")
+		            : refuse(result, API_ERROR_MALFORMED, "The body is not a signed note: %s",
+		                     dirauth_strerror(rc));
+		goto cleanup;
+	}
+	if ((rc = registration_parse(note->text, note->text_len, &r)) != 0) {
+		error = refuse(result, API_ERROR_MALFORMED, "The note is not a registration: %s",
+		               dirauth_strerror(rc));
+		goto cleanup;
+	}
+	int namespace_index = config_namespace_index(config, r.namespace_name, strlen(r.namespace_name));
+	if (namespace_index < 0) {
+		error = refuse(result, API_ERROR_UNKNOWN_NAMESPACE, "The namespace '%s' is not served here.",
+		               r.namespace_name);
+		goto cleanup;
+	}
+	const struct config_provider *provider = config_provider_find(config, &r.provider);
+	if (!provider) {
+		error = refuse(result, API_ERROR_UNKNOWN_PROVIDER, "The provider key '%s' is not enrolled.",
+		               r.provider.name);
+		goto cleanup;
+	}
+	if ((rc = registration_parse_signed(body, len, &checked, NULL)) != 0) {
+		if (rc == DIRAUTH_ERR_SIGNATURE || rc == DIRAUTH_ERR_UNKNOWN_KEY)
+			error = refuse(result, API_ERROR_BAD_SIGNATURE,
+			               "The note carries no valid signature by '%s'.", r.provider.name);
+		else if (rc == DIRAUTH_ERR_SYNTAX || rc == DIRAUTH_ERR_BOUNDS)
+			error = refuse(result, API_ERROR_MALFORMED, "%s", dirauth_strerror(rc));
+		else
+			error = refuse(result, API_ERROR_INTERNAL, "The signature could not be checked: %s",
+			               dirauth_strerror(rc));
+		goto cleanup;
+	}
+	if (!(provider->namespace_mask & ((uint64_t)1 << namespace_index))) {
+		error = refuse(result, API_ERROR_NAMESPACE_NOT_ALLOWED,
+		               "The provider '%s' is not enrolled for the namespace '%s'.", r.provider.name,
+		               r.namespace_name);
+		goto cleanup;
+	}
+	if (!(provider->class_mask & ((uint32_t)1 << r.service_class))) {
+		error = refuse(result, API_ERROR_CLASS_NOT_ALLOWED,
+		               "The provider '%s' is not enrolled for the class '%s'.", r.provider.name,
+		               service_class_name(r.service_class));
+		goto cleanup;
+	}
+	if (r.endpoint_count > config->bounds.endpoints_per_service) {
+		error =
+		    refuse(result, API_ERROR_TOO_MANY_ENDPOINTS, "%zu endpoints; at most %zu are allowed.",
+		           r.endpoint_count, config->bounds.endpoints_per_service);
+		goto cleanup;
+	}
+	if ((rc = clock_now(context->clock, &now)) != 0) {
+		error = refuse(result, API_ERROR_UNAVAILABLE, "The clock cannot be read.");
+		goto cleanup;
+	}
+	if (r.expires - r.issued_at > config->bounds.max_validity_seconds) {
+		error =
+		    refuse(result, API_ERROR_VALIDITY_TOO_LONG, "The validity is %llu seconds; at most %llu.",
+		           (unsigned long long)(r.expires - r.issued_at),
+		           (unsigned long long)config->bounds.max_validity_seconds);
+		goto cleanup;
+	}
+	if (r.expires <= now) {
+		error = refuse(result, API_ERROR_EXPIRED, "The registration expired at %llu; it is now %llu.",
+		               (unsigned long long)r.expires, (unsigned long long)now);
+		goto cleanup;
+	}
+	if (r.issued_at > now + config->bounds.clock_skew_seconds) {
+		error = refuse(
+		    result, API_ERROR_ISSUED_IN_FUTURE,
+		    "The registration is issued at %llu; it is now %llu and the allowed skew is %llu s.",
+		    (unsigned long long)r.issued_at, (unsigned long long)now,
+		    (unsigned long long)config->bounds.clock_skew_seconds);
+		goto cleanup;
+	}
+
+	endpoint_ids = malloc(r.endpoint_count * ENDPOINT_ID_SIZE + 1);
+	if (!endpoint_ids) {
+		error = refuse(result, API_ERROR_INTERNAL, "Out of memory.");
+		goto cleanup;
+	}
+	for (size_t i = 0; i < r.endpoint_count; i++)
+		memcpy(endpoint_ids + i * ENDPOINT_ID_SIZE, r.endpoints[i].endpoint_id, ENDPOINT_ID_SIZE);
+	struct store_registration record = {
+	    .namespace_name = r.namespace_name,
+	    .service_id = r.service_id,
+	    .provider = r.provider.name,
+	    .sequence = r.sequence,
+	    .expires = r.expires,
+	    .endpoint_ids = endpoint_ids,
+	    .endpoint_count = r.endpoint_count,
+	    .note = body,
+	    .note_len = len,
+	};
+	rc = store_registration_submit(context->store, &record);
+	switch (rc) {
+	case 0:
+		break;
+	case DIRAUTH_ERR_ROLLBACK:
+		error = refuse(result, API_ERROR_ROLLBACK,
+		               "The sequence %llu is not greater than the highest accepted for this service.",
+		               (unsigned long long)r.sequence);
+		goto cleanup;
+	case DIRAUTH_ERR_COLLISION:
+		error = classify_collision(context, &r);
+		refuse(result, error, "%s", api_error_detail(error));
+		goto cleanup;
+	case DIRAUTH_ERR_FULL:
+		error = refuse(result, API_ERROR_STORE_FULL, "The store is full.");
+		goto cleanup;
+	case DIRAUTH_ERR_UNAVAILABLE:
+		error = refuse(result, API_ERROR_UNAVAILABLE, "The store is not accepting submissions.");
+		goto cleanup;
+	default:
+		error = refuse(result, API_ERROR_INTERNAL, "The store failed: %s", dirauth_strerror(rc));
+		goto cleanup;
+	}
+
+	/* Durable. The snapshot of the epoch current after the commit is built after it, so it
+	 * holds this registration at the latest one epoch later. If the clock cannot be read now,
+	 * promise one more epoch than the time read before the commit would. */
+	uint64_t accepted_at = now, epoch = 0, publish_by;
+	int clock_ok = clock_now(context->clock, &accepted_at) == 0;
+	if (!clock_ok)
+		accepted_at = now;
+	if (epoch_of(config, accepted_at, &epoch) == 0)
+		publish_by = epoch + (clock_ok ? 1 : 2);
+	else
+		publish_by = 0; /* before genesis: the first snapshot holds it */
+	error = sign_receipt(context, &r, body, len, accepted_at, publish_by, result);
+cleanup:
+	free(endpoint_ids);
+	registration_clear(&checked);
+	registration_clear(&r);
+	note_free(note);
+	if (error != API_ERROR_NONE)
+		buffer_free(&result->receipt);
+	return error;
+}

@@ -1,0 +1,48 @@
+/*
+ * submit.h: accepting a provider's signed registration, from request body to signed receipt.
+ *
+ * The checks run in a fixed order, each with its own API error (api_error.h), so that a
+ * provider learns the first thing wrong and an unknown party learns nothing about enrolment
+ * beyond "unknown": size; grammar (the note and the registration text); the namespace is
+ * served; the provider key (name, key id and public key, from the registration's provider
+ * line) is enrolled; the note is signed by that key; the provider may publish in this
+ * namespace and this service class; the endpoint count; validity length, expiry and issue
+ * time against the injectable clock; then the store's durable, group-committed submission
+ * (sequence rollback, service and endpoint ownership, space). Only after the store returned 0 is
+ * a receipt signed: the registration is durable before anyone is told it was accepted (hard
+ * rule 2). A refused submission changes nothing (hard rule 5).
+ */
+#ifndef DIRAUTH_SERVER_SUBMIT_H
+#define DIRAUTH_SERVER_SUBMIT_H
+
+#include "api_error.h"
+#include "buffer.h"
+#include "clock.h"
+#include "config.h"
+#include "signer.h"
+#include "store.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SUBMIT_DETAIL_MAX 256
+
+struct submit_context {
+	const struct config *config;
+	struct store *store;
+	struct signer *signer;
+	const struct clock *clock;
+};
+
+struct submit_result {
+	enum api_error error;           /* API_ERROR_NONE when accepted */
+	char detail[SUBMIT_DETAIL_MAX]; /* a human sentence for a refusal */
+	struct buffer receipt;          /* when accepted: the signed receipt note; caller frees */
+};
+
+/* Checks and records the signed registration note in body (len bytes). Fills *result, whose
+ * receipt buffer the caller frees with buffer_free(). Returns result->error. */
+enum api_error submit_registration(const struct submit_context *context, const uint8_t *body, size_t len,
+                                   struct submit_result *result);
+
+#endif
