@@ -110,7 +110,7 @@ static int parse_arguments(const char *command, int argc, char **argv, const str
 	memset(arguments, 0, sizeof(*arguments));
 	opterr = 0;
 	optind = 1;
-	while ((option = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+	while ((option = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
 		switch (option) {
 		case OPTION_HELP:
 			arguments->help = 1;
@@ -353,7 +353,7 @@ int main(int argc, char **argv)
 
 	ctl_report_init(&report);
 	if (argc < 2) {
-		fputs(main_usage, stderr);
+		fprintf(stderr, "dirauthctl: missing command (see dirauthctl --help)\n");
 		return CTL_EXIT_USAGE;
 	}
 	command = argv[1];

@@ -115,7 +115,7 @@ int ctl_directory_create(const char *path)
 			if (saved != EEXIST)
 				return error_from_errno(saved);
 			if (stat(copy, &info) != 0 || !S_ISDIR(info.st_mode))
-				return DIRAUTH_ERR_IO;
+				return DIRAUTH_ERR_EXISTS;
 		}
 		if (i < length)
 			copy[i] = '/';

@@ -25,8 +25,8 @@ int ctl_file_read(const char *path, size_t max_bytes, uint8_t **out, size_t *len
 int ctl_file_exists(const char *path);
 
 /* Creates directory path and any missing parents with mode 0755; an existing directory is
- * fine. Returns 0, DIRAUTH_ERR_BOUNDS (path too long), DIRAUTH_ERR_PERMISSION or
- * DIRAUTH_ERR_IO. */
+ * fine. Returns 0, DIRAUTH_ERR_BOUNDS (path too long), DIRAUTH_ERR_EXISTS (a component exists
+ * and is not a directory), DIRAUTH_ERR_PERMISSION or DIRAUTH_ERR_IO. */
 int ctl_directory_create(const char *path);
 
 /* Replaces directory/name with data atomically and durably (temporary file, fsync, rename,

@@ -1,0 +1,1006 @@
+/*
+ * check_fetch.c: dirauthctl fetch, the mirror's verify-then-store of a snapshot.
+ *
+ * The snapshots are built here from the schema encoders and signed with keys generated in the
+ * test (signer/key.h): real registrations signed by a provider, a real body and Merkle root, a
+ * header co-signed by authorities. The verification half (ctl_fetch_verify_and_store) is driven
+ * directly with those bytes: the valid snapshot is accepted and its files written, and every
+ * refusal a mirror relies on is checked to refuse, to say why, to exit 65 (or 78) and to write
+ * nothing (except the evidence of an equivocation). The network half (ctl_fetch_run) is driven
+ * over loopback against a canned server, for what only it does: bounded downloads, the
+ * Accept-Encoding it sends, and the mapping of server answers to exit codes.
+ */
+#include "buffer.h"
+#include "canned_http.h"
+#include "compress.h"
+#include "crypto.h"
+#include "error.h"
+#include "fetch.h"
+#include "key.h"
+#include "note.h"
+#include "registration.h"
+#include "report.h"
+#include "snapshot.h"
+#include "test_support.h"
+#include "trust_bundle.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define NOW    ((uint64_t)1767225600) /* 2026-01-01 */
+#define ORIGIN "dirauth.test/mix"
+
+enum { AUTHORITY_1, AUTHORITY_2, OUTSIDER, KEY_COUNT };
+
+static struct signer_key *keys[KEY_COUNT];
+static struct signer_key *provider;
+static struct trust_bundle bundle;
+static char directory[4096];
+
+static void setup(void)
+{
+	static const char *const names[KEY_COUNT] = {"authority-1.test", "authority-2.test", "outsider.test"};
+
+	for (int i = 0; i < KEY_COUNT; i++)
+		ck_assert_int_eq(signer_key_generate(names[i], &keys[i]), 0);
+	ck_assert_int_eq(signer_key_generate("provider.test", &provider), 0);
+	/* One authority, threshold 1; tests that need two add the second. */
+	memset(&bundle, 0, sizeof(bundle));
+	bundle.namespace_count = 2;
+	strcpy(bundle.namespaces[0].name, "mix");
+	strcpy(bundle.namespaces[0].origin, ORIGIN);
+	strcpy(bundle.namespaces[1].name, "mail");
+	strcpy(bundle.namespaces[1].origin, "dirauth.test/mail");
+	bundle.authority_count = 1;
+	bundle.authorities[0] = *signer_key_verifier(keys[AUTHORITY_1]);
+	bundle.threshold = 1;
+	bundle.max_body_compressed = 64 * 1024 * 1024;
+	bundle.max_body_uncompressed = 512 * 1024 * 1024;
+	bundle.max_records = 1000000;
+	test_make_tempdir(directory, sizeof(directory));
+}
+
+static void teardown(void)
+{
+	for (int i = 0; i < KEY_COUNT; i++)
+		signer_key_free(keys[i]);
+	signer_key_free(provider);
+	test_remove_tree(directory);
+}
+
+/* A registration of service (service_byte, 0, ...) by the provider, signed; with tamper, the
+ * signature is damaged after signing. */
+static void make_registration_note(uint8_t service_byte, int tamper, struct buffer *out)
+{
+	struct registration registration;
+	struct note_signature signature;
+	struct buffer text;
+
+	memset(&registration, 0, sizeof(registration));
+	buffer_init(&text);
+	strcpy(registration.namespace_name, "mix");
+	registration.service_id[0] = service_byte;
+	registration.service_class = SERVICE_CLASS_MIX_GATEWAY;
+	registration.provider = *signer_key_verifier(provider);
+	registration.sequence = 1;
+	registration.issued_at = NOW - 100;
+	registration.expires = NOW + 86400;
+	registration.endpoint_count = 1;
+	registration.endpoints = calloc(1, sizeof(*registration.endpoints));
+	ck_assert_ptr_nonnull(registration.endpoints);
+	registration.endpoints[0].endpoint_id[0] = service_byte;
+	registration.endpoints[0].endpoint_id[1] = 0xee;
+	registration.endpoints[0].transport = TRANSPORT_QUIC;
+	strcpy(registration.endpoints[0].address, "192.0.2.1:443");
+	strcpy(registration.endpoints[0].region, "eu-west");
+	registration.endpoints[0].capacity = CAPACITY_LOW;
+	registration.endpoints[0].profile = PROFILE_MODERN;
+	ck_assert_int_eq(registration_encode(&registration, &text), 0);
+	ck_assert_int_eq(signer_key_sign(provider, text.data, text.len, &signature), 0);
+	if (tamper)
+		signature.signature[10] ^= 0x01;
+	ck_assert_int_eq(note_format(text.data, text.len, &signature, 1, out), 0);
+	registration_clear(&registration);
+	buffer_free(&text);
+}
+
+struct snapshot_spec {
+	const char *namespace_name; /* NULL: "mix" */
+	const char *origin;         /* NULL: ORIGIN */
+	uint64_t epoch;
+	uint64_t valid_until; /* 0: NOW + 180 */
+	size_t record_count;
+	int tamper_record;     /* 1: record 0's provider signature is damaged */
+	uint8_t previous_byte; /* varies the header text for the same epoch */
+	const int *signers;    /* indexes into keys[] */
+	size_t signer_count;
+};
+
+static const int signed_by_one[] = {AUTHORITY_1};
+
+/* Builds the body and the signed header note of spec. */
+static void build_snapshot(const struct snapshot_spec *spec, struct buffer *header_note, struct buffer *body)
+{
+	struct buffer notes[8];
+	struct snapshot_record records[8];
+	struct note_signature signatures[KEY_COUNT];
+	struct snapshot_header header;
+	struct buffer text;
+	const int *signers = spec->signers != NULL ? spec->signers : signed_by_one;
+	size_t signer_count = spec->signers != NULL ? spec->signer_count : 1;
+
+	ck_assert_uint_le(spec->record_count, 8);
+	buffer_init(&text);
+	for (size_t i = 0; i < spec->record_count; i++) {
+		buffer_init(&notes[i]);
+		make_registration_note((uint8_t)(i + 1), spec->tamper_record && i == 0, &notes[i]);
+		memset(records[i].service_id, 0, SERVICE_ID_SIZE);
+		records[i].service_id[0] = (uint8_t)(i + 1);
+		records[i].note = notes[i].data;
+		records[i].note_len = notes[i].len;
+	}
+	memset(&header, 0, sizeof(header));
+	strcpy(header.namespace_name, spec->namespace_name != NULL ? spec->namespace_name : "mix");
+	strcpy(header.origin, spec->origin != NULL ? spec->origin : ORIGIN);
+	ck_assert_int_eq(
+	    snapshot_body_encode(header.namespace_name, spec->epoch, records, spec->record_count, body), 0);
+	header.epoch = spec->epoch;
+	header.valid_until = spec->valid_until != 0 ? spec->valid_until : NOW + 180;
+	header.fresh_until = header.valid_until - 60;
+	header.valid_after = header.valid_until - 120;
+	header.record_count = spec->record_count;
+	ck_assert_int_eq(snapshot_records_root(records, spec->record_count, header.records_root), 0);
+	header.body_size = body->len;
+	ck_assert_int_eq(crypto_sha256(body->data, body->len, header.body_sha256), 0);
+	header.previous[0] = spec->previous_byte;
+	header.consensus_method = SNAPSHOT_CONSENSUS_METHOD;
+	ck_assert_int_eq(snapshot_header_encode(&header, &text), 0);
+	for (size_t i = 0; i < signer_count; i++)
+		ck_assert_int_eq(signer_key_sign(keys[signers[i]], text.data, text.len, &signatures[i]), 0);
+	ck_assert_int_eq(note_format(text.data, text.len, signatures, signer_count, header_note), 0);
+	for (size_t i = 0; i < spec->record_count; i++)
+		buffer_free(&notes[i]);
+	buffer_free(&text);
+}
+
+static int verify(const struct buffer *header_note, const char *encoding, const uint8_t *body,
+                  size_t body_len, struct ctl_fetch_result *result, struct ctl_report *report)
+{
+	struct ctl_fetch_input input = {
+	    .bundle = &bundle,
+	    .namespace_name = "mix",
+	    .directory = directory,
+	    .now = NOW,
+	    .header_note = header_note->data,
+	    .header_note_len = header_note->len,
+	    .body_encoding = encoding,
+	    .body = body,
+	    .body_len = body_len,
+	};
+
+	ctl_report_init(report);
+	return ctl_fetch_verify_and_store(&input, result, report);
+}
+
+static const char *mirror_path(const char *name)
+{
+	static char path[4200];
+	snprintf(path, sizeof(path), "%s/mix/%s", directory, name);
+	return path;
+}
+
+static int mirror_has(const char *name)
+{
+	struct stat info;
+	return stat(mirror_path(name), &info) == 0;
+}
+
+static void assert_file_equals(const char *name, const struct buffer *expected)
+{
+	size_t len = 0;
+	uint8_t *data = test_read_file(mirror_path(name), &len);
+
+	ck_assert_uint_eq(len, expected->len);
+	ck_assert_int_eq(memcmp(data, expected->data, len), 0);
+	free(data);
+}
+
+/* A refusal: the error code, exit status, a word of the message, and no files written. */
+static void assert_refused(int rc, const struct ctl_report *report, int expected_rc, int expected_exit,
+                           const char *word)
+{
+	ck_assert_msg(rc == expected_rc, "rc %d (%s), expected %d; message: %s", rc, dirauth_error_name(rc),
+	              expected_rc, report->message);
+	ck_assert_int_eq(report->exit_code, expected_exit);
+	ck_assert_msg(strstr(report->message, word) != NULL, "message '%s' lacks '%s'", report->message,
+	              word);
+	ck_assert_msg(strncmp(report->message, "fetch mix: ", 11) == 0, "message '%s'", report->message);
+}
+
+static void assert_nothing_written(void)
+{
+	ck_assert(!mirror_has("latest.header"));
+}
+
+/* Accepted in each content encoding; the files are the note as served and the plain body. */
+START_TEST(test_valid_snapshot_accepted_and_written)
+{
+	static const enum content_encoding encodings[] = {ENCODING_ZSTD, ENCODING_GZIP, ENCODING_IDENTITY};
+	struct snapshot_spec spec = {.epoch = 5, .record_count = 3};
+	struct buffer header_note, body, served;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	enum content_encoding encoding = encodings[_i];
+
+	buffer_init(&header_note);
+	buffer_init(&body);
+	buffer_init(&served);
+	build_snapshot(&spec, &header_note, &body);
+	ck_assert_int_eq(compress_encode(encoding, body.data, body.len, &served), 0);
+	ck_assert_int_eq(verify(&header_note,
+	                        encoding == ENCODING_IDENTITY ? "" : content_encoding_name(encoding),
+	                        served.data, served.len, &result, &report),
+	                 0);
+	ck_assert_int_eq(report.exit_code, 0);
+	ck_assert_str_eq(result.namespace_name, "mix");
+	ck_assert_uint_eq(result.epoch, 5);
+	ck_assert_uint_eq(result.record_count, 3);
+	ck_assert_uint_eq(result.signer_count, 1);
+	ck_assert_uint_eq(result.authority_count, 1);
+	ck_assert_str_eq(result.signer_names, "authority-1.test");
+	assert_file_equals("5.header", &header_note);
+	assert_file_equals("5.body", &body);
+	assert_file_equals("latest.header", &header_note);
+	buffer_free(&header_note);
+	buffer_free(&body);
+	buffer_free(&served);
+}
+END_TEST
+
+START_TEST(test_threshold_two_of_two_accepted_and_newer_epoch_replaces)
+{
+	static const int both[] = {AUTHORITY_2, AUTHORITY_1};
+	struct snapshot_spec spec = {.epoch = 5, .record_count = 1, .signers = both, .signer_count = 2};
+	struct buffer header_note, body;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+
+	bundle.authority_count = 2;
+	bundle.authorities[1] = *signer_key_verifier(keys[AUTHORITY_2]);
+	bundle.threshold = 2;
+	buffer_init(&header_note);
+	buffer_init(&body);
+	build_snapshot(&spec, &header_note, &body);
+	ck_assert_int_eq(verify(&header_note, "identity", body.data, body.len, &result, &report), 0);
+	ck_assert_uint_eq(result.signer_count, 2);
+	ck_assert_str_eq(result.signer_names, "authority-1.test, authority-2.test");
+
+	/* Re-fetching the same snapshot is fine, and a newer epoch replaces latest.header. */
+	ck_assert_int_eq(verify(&header_note, "identity", body.data, body.len, &result, &report), 0);
+	buffer_reset(&header_note);
+	buffer_reset(&body);
+	spec.epoch = 6;
+	build_snapshot(&spec, &header_note, &body);
+	ck_assert_int_eq(verify(&header_note, "identity", body.data, body.len, &result, &report), 0);
+	assert_file_equals("latest.header", &header_note);
+	ck_assert(mirror_has("5.header"));
+	ck_assert(mirror_has("6.body"));
+	buffer_free(&header_note);
+	buffer_free(&body);
+}
+END_TEST
+
+START_TEST(test_bad_signature_refused)
+{
+	struct snapshot_spec spec = {.epoch = 5, .record_count = 1};
+	struct buffer header_note, body, forged;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	struct note *note = NULL;
+	size_t text_len;
+	int rc;
+
+	buffer_init(&header_note);
+	buffer_init(&body);
+	buffer_init(&forged);
+	build_snapshot(&spec, &header_note, &body);
+	/* The same signature line under a different epoch: the authority's signature does not cover it. */
+	ck_assert_int_eq(note_parse(header_note.data, header_note.len, &note), 0);
+	text_len = note->text_len;
+	note_free(note);
+	{
+		const char *at = strstr((const char *)header_note.data, "epoch 5\n");
+		ck_assert_ptr_nonnull(at);
+		ck_assert_int_eq(
+		    buffer_append(&forged, header_note.data, (size_t)(at - (const char *)header_note.data)),
+		    0);
+		ck_assert_int_eq(buffer_append_string(&forged, "epoch 7\n"), 0);
+		ck_assert_int_eq(buffer_append_string(&forged, at + 8), 0);
+	}
+	ck_assert_uint_eq(forged.len, header_note.len);
+	ck_assert_uint_lt(text_len, forged.len);
+	rc = verify(&forged, "identity", body.data, body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_SIGNATURE, 65, "bad signature");
+	assert_nothing_written();
+	buffer_free(&header_note);
+	buffer_free(&body);
+	buffer_free(&forged);
+}
+END_TEST
+
+START_TEST(test_too_few_signatures_refused)
+{
+	struct snapshot_spec spec = {.epoch = 5, .record_count = 1};
+	struct buffer header_note, body;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	int rc;
+
+	bundle.authority_count = 2;
+	bundle.authorities[1] = *signer_key_verifier(keys[AUTHORITY_2]);
+	bundle.threshold = 2;
+	buffer_init(&header_note);
+	buffer_init(&body);
+	build_snapshot(&spec, &header_note, &body); /* signed by authority 1 only */
+	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_THRESHOLD, 65, "1 of 2 authorities signed");
+	assert_nothing_written();
+	buffer_free(&header_note);
+	buffer_free(&body);
+}
+END_TEST
+
+START_TEST(test_unknown_authority_refused)
+{
+	static const int outsider[] = {OUTSIDER};
+	struct snapshot_spec spec = {.epoch = 5, .record_count = 1, .signers = outsider, .signer_count = 1};
+	struct buffer header_note, body;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	int rc;
+
+	buffer_init(&header_note);
+	buffer_init(&body);
+	build_snapshot(&spec, &header_note, &body);
+	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_UNKNOWN_KEY, 65, "no authority of the trust bundle");
+	assert_nothing_written();
+	buffer_free(&header_note);
+	buffer_free(&body);
+}
+END_TEST
+
+START_TEST(test_wrong_namespace_or_origin_refused)
+{
+	struct snapshot_spec wrong_namespace = {
+	    .namespace_name = "mail", .origin = ORIGIN, .epoch = 5, .record_count = 0};
+	struct snapshot_spec wrong_origin = {.origin = "evil.test/mix", .epoch = 5, .record_count = 1};
+	struct buffer header_note, body;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	int rc;
+
+	buffer_init(&header_note);
+	buffer_init(&body);
+	build_snapshot(&wrong_namespace, &header_note, &body);
+	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65, "wrong namespace 'mail'");
+	buffer_reset(&header_note);
+	buffer_reset(&body);
+	build_snapshot(&wrong_origin, &header_note, &body);
+	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65, "wrong origin 'evil.test/mix'");
+	assert_nothing_written();
+	buffer_free(&header_note);
+	buffer_free(&body);
+}
+END_TEST
+
+START_TEST(test_namespace_not_in_bundle_is_config_error)
+{
+	struct buffer header_note, body;
+	struct snapshot_spec spec = {.epoch = 5, .record_count = 1};
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	int rc;
+
+	buffer_init(&header_note);
+	buffer_init(&body);
+	build_snapshot(&spec, &header_note, &body);
+	bundle.namespace_count = 0;
+	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_CONFIG, 78, "not in the trust bundle");
+	assert_nothing_written();
+	buffer_free(&header_note);
+	buffer_free(&body);
+}
+END_TEST
+
+START_TEST(test_stale_refused)
+{
+	struct snapshot_spec expired = {.epoch = 5, .record_count = 1, .valid_until = NOW};
+	struct buffer header_note, body;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	int rc;
+
+	buffer_init(&header_note);
+	buffer_init(&body);
+	build_snapshot(&expired, &header_note, &body);
+	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_STALE, 65, "stale");
+	assert_nothing_written();
+	/* One second before valid-until it is still good. */
+	buffer_reset(&header_note);
+	buffer_reset(&body);
+	expired.valid_until = NOW + 1;
+	build_snapshot(&expired, &header_note, &body);
+	ck_assert_int_eq(verify(&header_note, "identity", body.data, body.len, &result, &report), 0);
+	buffer_free(&header_note);
+	buffer_free(&body);
+}
+END_TEST
+
+START_TEST(test_rollback_refused)
+{
+	struct snapshot_spec newer = {.epoch = 9, .record_count = 1};
+	struct snapshot_spec older = {.epoch = 8, .record_count = 2};
+	struct buffer newer_note, newer_body, older_note, older_body;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	int rc;
+
+	buffer_init(&newer_note);
+	buffer_init(&newer_body);
+	buffer_init(&older_note);
+	buffer_init(&older_body);
+	build_snapshot(&newer, &newer_note, &newer_body);
+	build_snapshot(&older, &older_note, &older_body);
+	ck_assert_int_eq(verify(&newer_note, "identity", newer_body.data, newer_body.len, &result, &report),
+	                 0);
+	rc = verify(&older_note, "identity", older_body.data, older_body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_ROLLBACK, 65, "rollback");
+	ck_assert_ptr_nonnull(strstr(report.message, "epoch 8"));
+	ck_assert_ptr_nonnull(strstr(report.message, "epoch 9"));
+	assert_file_equals("latest.header", &newer_note);
+	ck_assert(!mirror_has("8.header"));
+	ck_assert(!mirror_has("8.body"));
+	buffer_free(&newer_note);
+	buffer_free(&newer_body);
+	buffer_free(&older_note);
+	buffer_free(&older_body);
+}
+END_TEST
+
+START_TEST(test_equivocation_refused_with_evidence)
+{
+	static const int both[] = {AUTHORITY_1, AUTHORITY_2};
+	struct snapshot_spec first = {.epoch = 5, .record_count = 1};
+	struct snapshot_spec more_signatures = {
+	    .epoch = 5, .record_count = 1, .signers = both, .signer_count = 2};
+	struct snapshot_spec second = {.epoch = 5, .record_count = 2, .previous_byte = 1};
+	struct buffer first_note, first_body, more_note, more_body, second_note, second_body;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	uint8_t *evidence;
+	size_t evidence_len = 0;
+	int rc;
+
+	bundle.authority_count = 2;
+	bundle.authorities[1] = *signer_key_verifier(keys[AUTHORITY_2]);
+	buffer_init(&first_note);
+	buffer_init(&first_body);
+	buffer_init(&more_note);
+	buffer_init(&more_body);
+	buffer_init(&second_note);
+	buffer_init(&second_body);
+	build_snapshot(&first, &first_note, &first_body);
+	build_snapshot(&more_signatures, &more_note, &more_body);
+	build_snapshot(&second, &second_note, &second_body);
+	ck_assert_int_eq(verify(&first_note, "identity", first_body.data, first_body.len, &result, &report),
+	                 0);
+	/* The same header text with one more cosignature is the same snapshot, not equivocation. */
+	ck_assert_int_eq(verify(&more_note, "identity", more_body.data, more_body.len, &result, &report), 0);
+	assert_file_equals("latest.header", &more_note);
+
+	rc = verify(&second_note, "identity", second_body.data, second_body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65, "equivocation");
+	ck_assert_ptr_nonnull(strstr(report.message, "evidence-5.txt"));
+	assert_file_equals("latest.header", &more_note);
+	/* The evidence holds both signed notes, held first, length-framed. */
+	evidence = test_read_file(mirror_path("evidence-5.txt"), &evidence_len);
+	ck_assert_ptr_nonnull(strstr((const char *)evidence, "dirauth evidence v1\n"));
+	ck_assert_ptr_nonnull(strstr((const char *)evidence, "namespace mix\nepoch 5\n"));
+	{
+		const char *held = strstr((const char *)evidence, "statement ");
+		const char *fetched;
+		ck_assert_ptr_nonnull(held);
+		held = strchr(held, '\n') + 1;
+		ck_assert_int_eq(memcmp(held, more_note.data, more_note.len), 0);
+		fetched = held + more_note.len;
+		ck_assert_int_eq(strncmp(fetched, "statement ", 10), 0);
+		fetched = strchr(fetched, '\n') + 1;
+		ck_assert_int_eq(memcmp(fetched, second_note.data, second_note.len), 0);
+		ck_assert_uint_eq((size_t)(fetched - (const char *)evidence) + second_note.len, evidence_len);
+	}
+	free(evidence);
+	buffer_free(&first_note);
+	buffer_free(&first_body);
+	buffer_free(&more_note);
+	buffer_free(&more_body);
+	buffer_free(&second_note);
+	buffer_free(&second_body);
+}
+END_TEST
+
+START_TEST(test_body_digest_mismatch_refused)
+{
+	struct snapshot_spec spec = {.epoch = 5, .record_count = 2};
+	struct snapshot_spec other = {.epoch = 5, .record_count = 1};
+	struct buffer header_note, body, other_note, other_body;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	char *flip;
+	int rc;
+
+	buffer_init(&header_note);
+	buffer_init(&body);
+	buffer_init(&other_note);
+	buffer_init(&other_body);
+	build_snapshot(&spec, &header_note, &body);
+	build_snapshot(&other, &other_note, &other_body);
+	/* Another body altogether. */
+	rc = verify(&header_note, "identity", other_body.data, other_body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65, "does not match the signed header");
+	/* The right size, one byte changed: the digest catches it. */
+	flip = strstr((char *)body.data, "192.0.2.1:443");
+	ck_assert_ptr_nonnull(flip);
+	flip[8] = '9';
+	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65, "does not match the signed header");
+	assert_nothing_written();
+	buffer_free(&header_note);
+	buffer_free(&body);
+	buffer_free(&other_note);
+	buffer_free(&other_body);
+}
+END_TEST
+
+START_TEST(test_tampered_record_signature_refused)
+{
+	struct snapshot_spec spec = {.epoch = 5, .record_count = 2, .tamper_record = 1};
+	struct buffer header_note, body;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	int rc;
+
+	buffer_init(&header_note);
+	buffer_init(&body);
+	/* The authorities signed a header committing to this body: only the record check catches it. */
+	build_snapshot(&spec, &header_note, &body);
+	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_SIGNATURE, 65, "provider signature does not verify");
+	assert_nothing_written();
+	buffer_free(&header_note);
+	buffer_free(&body);
+}
+END_TEST
+
+START_TEST(test_body_larger_than_bound_refused)
+{
+	struct snapshot_spec spec = {.epoch = 5, .record_count = 3};
+	struct buffer header_note, body, served;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	int rc;
+
+	buffer_init(&header_note);
+	buffer_init(&body);
+	buffer_init(&served);
+	build_snapshot(&spec, &header_note, &body);
+	ck_assert_int_eq(compress_encode(ENCODING_GZIP, body.data, body.len, &served), 0);
+
+	/* The header announces more than the bundle allows uncompressed: refused before the body. */
+	bundle.max_body_uncompressed = body.len - 1;
+	rc = verify(&header_note, "gzip", served.data, served.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "the trust bundle allows");
+	bundle.max_body_uncompressed = body.len;
+
+	/* The body as served is larger than the bundle allows compressed. */
+	bundle.max_body_compressed = served.len - 1;
+	rc = verify(&header_note, "gzip", served.data, served.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "larger than the trust bundle's bound");
+	bundle.max_body_compressed = served.len;
+
+	/* More records than the bundle allows. */
+	bundle.max_records = 2;
+	rc = verify(&header_note, "gzip", served.data, served.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "3 records");
+	assert_nothing_written();
+	bundle.max_records = 3;
+	ck_assert_int_eq(verify(&header_note, "gzip", served.data, served.len, &result, &report), 0);
+	buffer_free(&header_note);
+	buffer_free(&body);
+	buffer_free(&served);
+}
+END_TEST
+
+START_TEST(test_decompression_bomb_refused)
+{
+	static const enum content_encoding encodings[] = {ENCODING_ZSTD, ENCODING_GZIP};
+	enum content_encoding encoding = encodings[_i];
+	struct snapshot_spec spec = {.epoch = 5, .record_count = 1};
+	struct buffer header_note, body, bomb;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	size_t zeros_len = 16 * 1024 * 1024;
+	uint8_t *zeros = calloc(1, zeros_len);
+	int rc;
+
+	ck_assert_ptr_nonnull(zeros);
+	buffer_init(&header_note);
+	buffer_init(&body);
+	buffer_init(&bomb);
+	build_snapshot(&spec, &header_note, &body);
+	/* 16 MiB of zeros compress to a few KiB; the header promises a body of a few hundred bytes. */
+	ck_assert_int_eq(compress_encode(encoding, zeros, zeros_len, &bomb), 0);
+	ck_assert_uint_lt(bomb.len, 64 * 1024);
+	rc = verify(&header_note, content_encoding_name(encoding), bomb.data, bomb.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "decompresses past its bound");
+	assert_nothing_written();
+	free(zeros);
+	buffer_free(&header_note);
+	buffer_free(&body);
+	buffer_free(&bomb);
+}
+END_TEST
+
+START_TEST(test_corrupt_or_unknown_encoding_refused)
+{
+	struct snapshot_spec spec = {.epoch = 5, .record_count = 1};
+	struct buffer header_note, body, served;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	int rc;
+
+	buffer_init(&header_note);
+	buffer_init(&body);
+	buffer_init(&served);
+	build_snapshot(&spec, &header_note, &body);
+	ck_assert_int_eq(compress_encode(ENCODING_ZSTD, body.data, body.len, &served), 0);
+	served.data[served.len / 2] ^= 0x55;
+	served.len -= 3;
+	rc = verify(&header_note, "zstd", served.data, served.len, &result, &report);
+	ck_assert_int_ne(rc, 0);
+	ck_assert_int_eq(report.exit_code, 65);
+	rc = verify(&header_note, "br", body.data, body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_SYNTAX, 65, "unsupported content encoding 'br'");
+	/* Gzip bytes labelled zstd do not decode. */
+	buffer_reset(&served);
+	ck_assert_int_eq(compress_encode(ENCODING_GZIP, body.data, body.len, &served), 0);
+	rc = verify(&header_note, "zstd", served.data, served.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_SYNTAX, 65, "cannot decode zstd");
+	assert_nothing_written();
+	buffer_free(&header_note);
+	buffer_free(&body);
+	buffer_free(&served);
+}
+END_TEST
+
+START_TEST(test_garbage_header_refused)
+{
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	struct buffer garbage;
+	int rc;
+
+	buffer_init(&garbage);
+	ck_assert_int_eq(buffer_append_string(&garbage, "<html>not a note</html>\n"), 0);
+	rc = verify(&garbage, "identity", garbage.data, garbage.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_SYNTAX, 65, "not a signed note");
+	assert_nothing_written();
+	buffer_free(&garbage);
+}
+END_TEST
+
+START_TEST(test_unreadable_held_header_denies)
+{
+	struct snapshot_spec spec = {.epoch = 5, .record_count = 1};
+	struct buffer header_note, body;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	char namespace_directory[4200];
+	int rc;
+
+	buffer_init(&header_note);
+	buffer_init(&body);
+	build_snapshot(&spec, &header_note, &body);
+	snprintf(namespace_directory, sizeof(namespace_directory), "%s/mix", directory);
+	ck_assert_int_eq(mkdir(namespace_directory, 0755), 0);
+	test_write_file(mirror_path("latest.header"), "garbage\n", 8, 0644);
+	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_SYNTAX, 65, "cannot be read back");
+	ck_assert(!mirror_has("5.header"));
+	buffer_free(&header_note);
+	buffer_free(&body);
+}
+END_TEST
+
+START_TEST(test_unwritable_mirror_directory)
+{
+	struct snapshot_spec spec = {.epoch = 5, .record_count = 1};
+	struct buffer header_note, body;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	int rc;
+
+	buffer_init(&header_note);
+	buffer_init(&body);
+	build_snapshot(&spec, &header_note, &body);
+	/* A file where the namespace directory should be. */
+	{
+		char blocker[4200];
+		snprintf(blocker, sizeof(blocker), "%s/mix", directory);
+		test_write_file(blocker, "x", 1, 0644);
+	}
+	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
+	ck_assert_int_ne(rc, 0);
+	ck_assert_int_eq(report.exit_code, 73);
+	ck_assert_ptr_nonnull(strstr(report.message, "cannot write"));
+	buffer_free(&header_note);
+	buffer_free(&body);
+}
+END_TEST
+
+/* The network half, over loopback. */
+
+struct served_snapshot {
+	struct buffer header_note;
+	struct buffer body;
+	struct buffer zstd_body;
+};
+
+static void serve_snapshot(struct canned_server *server, struct served_snapshot *snapshot, uint64_t epoch)
+{
+	struct snapshot_spec spec = {.epoch = epoch, .record_count = 2};
+	static char body_path[128];
+	struct canned_route header_route = {
+	    .path = "/v1/mix/snapshots/latest", .status = 200, .content_type = "text/plain; charset=utf-8"};
+	struct canned_route body_route = {
+	    .status = 200, .content_type = "application/octet-stream", .content_encoding = "zstd"};
+
+	buffer_init(&snapshot->header_note);
+	buffer_init(&snapshot->body);
+	buffer_init(&snapshot->zstd_body);
+	build_snapshot(&spec, &snapshot->header_note, &snapshot->body);
+	ck_assert_int_eq(
+	    compress_encode(ENCODING_ZSTD, snapshot->body.data, snapshot->body.len, &snapshot->zstd_body), 0);
+	header_route.body = snapshot->header_note.data;
+	header_route.body_len = snapshot->header_note.len;
+	snprintf(body_path, sizeof(body_path), "/v1/mix/snapshots/%llu/body", (unsigned long long)epoch);
+	body_route.path = body_path;
+	body_route.body = snapshot->zstd_body.data;
+	body_route.body_len = snapshot->zstd_body.len;
+	canned_server_route(server, &header_route);
+	canned_server_route(server, &body_route);
+}
+
+static void served_snapshot_free(struct served_snapshot *snapshot)
+{
+	buffer_free(&snapshot->header_note);
+	buffer_free(&snapshot->body);
+	buffer_free(&snapshot->zstd_body);
+}
+
+static int run_fetch(const char *url, struct ctl_fetch_result *result, struct ctl_report *report)
+{
+	struct ctl_fetch_options options = {
+	    .server_url = url,
+	    .bundle = &bundle,
+	    .namespace_name = "mix",
+	    .directory = directory,
+	    .now = NOW,
+	};
+
+	ctl_report_init(report);
+	return ctl_fetch_run(&options, result, report);
+}
+
+START_TEST(test_network_fetch_verifies_and_stores)
+{
+	struct canned_server server;
+	struct served_snapshot snapshot;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	char url[64];
+	char with_slash[80];
+
+	canned_server_start(&server);
+	serve_snapshot(&server, &snapshot, 12);
+	canned_server_url(&server, url, sizeof(url));
+	snprintf(with_slash, sizeof(with_slash), "%s/", url);
+	ck_assert_msg(run_fetch(with_slash, &result, &report) == 0, "%s", report.message);
+	ck_assert_uint_eq(result.epoch, 12);
+	ck_assert_uint_eq(result.record_count, 2);
+	assert_file_equals("12.header", &snapshot.header_note);
+	assert_file_equals("12.body", &snapshot.body);
+	assert_file_equals("latest.header", &snapshot.header_note);
+	/* The body request named the encodings itself (curl's own decoding is off). */
+	pthread_mutex_lock(&server.lock);
+	ck_assert_ptr_nonnull(strstr(server.last_request, "GET /v1/mix/snapshots/12/body HTTP/1.1\r\n"));
+	ck_assert_ptr_nonnull(strstr(server.last_request, "\r\nAccept-Encoding: zstd, gzip\r\n"));
+	ck_assert_uint_eq(server.request_count, 2);
+	pthread_mutex_unlock(&server.lock);
+	canned_server_stop(&server);
+	served_snapshot_free(&snapshot);
+}
+END_TEST
+
+START_TEST(test_network_downloads_are_bounded)
+{
+	struct canned_server server;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	size_t big_len = CTL_FETCH_HEADER_NOTE_MAX + 4096;
+	uint8_t *big = malloc(big_len);
+	struct canned_route header_route = {.path = "/v1/mix/snapshots/latest", .status = 200};
+	char url[64];
+	int rc;
+
+	ck_assert_ptr_nonnull(big);
+	memset(big, 'a', big_len);
+	header_route.body = big;
+	header_route.body_len = big_len;
+	/* Without a Content-Length only the write callback can stop it. */
+	header_route.omit_length = _i;
+	canned_server_start(&server);
+	canned_server_route(&server, &header_route);
+	canned_server_url(&server, url, sizeof(url));
+	rc = run_fetch(url, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "larger than");
+	assert_nothing_written();
+	canned_server_stop(&server);
+	free(big);
+}
+END_TEST
+
+START_TEST(test_network_body_bound_aborts_transfer)
+{
+	struct canned_server server;
+	struct served_snapshot snapshot;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	char url[64];
+	int rc;
+
+	canned_server_start(&server);
+	serve_snapshot(&server, &snapshot, 3);
+	/* Unannounced length and a body over the compressed bound. */
+	pthread_mutex_lock(&server.lock);
+	server.routes[1].omit_length = 1;
+	pthread_mutex_unlock(&server.lock);
+	bundle.max_body_compressed = snapshot.zstd_body.len - 1;
+	canned_server_url(&server, url, sizeof(url));
+	rc = run_fetch(url, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "body: response larger than");
+	assert_nothing_written();
+	canned_server_stop(&server);
+	served_snapshot_free(&snapshot);
+}
+END_TEST
+
+START_TEST(test_network_server_answers_map_to_exit_codes)
+{
+	static const char not_found[] = "{\"error\":\"unknown_namespace\",\"detail\":\"no such namespace.\"}";
+	static const char unavailable[] = "{\"error\":\"unavailable\",\"detail\":\"try later\"}";
+	static const char redirect[] = "";
+	struct canned_route route = {.path = "/v1/mix/snapshots/latest", .content_type = "application/json"};
+	struct canned_server server;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	char url[64];
+	int rc;
+
+	canned_server_start(&server);
+	canned_server_url(&server, url, sizeof(url));
+	/* 4xx: the server refused (76), with its machine-readable code and detail. */
+	route.status = 404;
+	route.body = (const uint8_t *)not_found;
+	route.body_len = strlen(not_found);
+	canned_server_route(&server, &route);
+	rc = run_fetch(url, &result, &report);
+	ck_assert_int_eq(rc, DIRAUTH_ERR_REFUSED);
+	ck_assert_int_eq(report.exit_code, 76);
+	ck_assert_msg(strstr(report.message, "HTTP 404: unknown_namespace: no such namespace.") != NULL, "%s",
+	              report.message);
+	/* 5xx: unavailable (69). Later routes win. */
+	route.status = 503;
+	route.body = (const uint8_t *)unavailable;
+	route.body_len = strlen(unavailable);
+	canned_server_route(&server, &route);
+	rc = run_fetch(url, &result, &report);
+	ck_assert_int_eq(report.exit_code, 69);
+	ck_assert_ptr_nonnull(strstr(report.message, "HTTP 503: unavailable: try later"));
+	/* A redirect is not followed. */
+	route.status = 302;
+	route.body = (const uint8_t *)redirect;
+	route.body_len = 0;
+	canned_server_route(&server, &route);
+	rc = run_fetch(url, &result, &report);
+	ck_assert_int_eq(report.exit_code, 76);
+	ck_assert_ptr_nonnull(strstr(report.message, "HTTP 302"));
+	canned_server_stop(&server);
+	assert_nothing_written();
+	(void)rc;
+}
+END_TEST
+
+START_TEST(test_network_connection_refused_is_unavailable)
+{
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	char url[64];
+	int rc;
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u", test_free_port());
+	rc = run_fetch(url, &result, &report);
+	ck_assert_int_eq(rc, DIRAUTH_ERR_UNAVAILABLE);
+	ck_assert_int_eq(report.exit_code, 69);
+	/* Only http and https. */
+	rc = run_fetch("file:///etc", &result, &report);
+	ck_assert_int_ne(rc, 0);
+	ck_assert_int_ne(report.exit_code, 0);
+	assert_nothing_written();
+}
+END_TEST
+
+static Suite *fetch_suite(void)
+{
+	Suite *suite = suite_create("fetch");
+	TCase *verification = tcase_create("verification");
+	TCase *network = tcase_create("network");
+
+	tcase_add_checked_fixture(verification, setup, teardown);
+	tcase_set_timeout(verification, 60);
+	tcase_add_loop_test(verification, test_valid_snapshot_accepted_and_written, 0, 3);
+	tcase_add_test(verification, test_threshold_two_of_two_accepted_and_newer_epoch_replaces);
+	tcase_add_test(verification, test_bad_signature_refused);
+	tcase_add_test(verification, test_too_few_signatures_refused);
+	tcase_add_test(verification, test_unknown_authority_refused);
+	tcase_add_test(verification, test_wrong_namespace_or_origin_refused);
+	tcase_add_test(verification, test_namespace_not_in_bundle_is_config_error);
+	tcase_add_test(verification, test_stale_refused);
+	tcase_add_test(verification, test_rollback_refused);
+	tcase_add_test(verification, test_equivocation_refused_with_evidence);
+	tcase_add_test(verification, test_body_digest_mismatch_refused);
+	tcase_add_test(verification, test_tampered_record_signature_refused);
+	tcase_add_test(verification, test_body_larger_than_bound_refused);
+	tcase_add_loop_test(verification, test_decompression_bomb_refused, 0, 2);
+	tcase_add_test(verification, test_corrupt_or_unknown_encoding_refused);
+	tcase_add_test(verification, test_garbage_header_refused);
+	tcase_add_test(verification, test_unreadable_held_header_denies);
+	tcase_add_test(verification, test_unwritable_mirror_directory);
+	suite_add_tcase(suite, verification);
+
+	tcase_add_checked_fixture(network, setup, teardown);
+	tcase_set_timeout(network, 60);
+	tcase_add_test(network, test_network_fetch_verifies_and_stores);
+	tcase_add_loop_test(network, test_network_downloads_are_bounded, 0, 2);
+	tcase_add_test(network, test_network_body_bound_aborts_transfer);
+	tcase_add_test(network, test_network_server_answers_map_to_exit_codes);
+	tcase_add_test(network, test_network_connection_refused_is_unavailable);
+	suite_add_tcase(suite, network);
+	return suite;
+}
+
+int main(void)
+{
+	SRunner *runner = srunner_create(fetch_suite());
+	srunner_run_all(runner, CK_NORMAL);
+	int failures = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	return failures ? 1 : 0;
+}
