@@ -33,6 +33,7 @@ epoch_seconds=3
 
 # The example configuration, with this run's port and short epochs so the demo is quick.
 bash scripts/example-keys.sh "$run/keys"
+mkdir -p "$run/data"
 sed -e "s/port: 8080/port: $port/" -e "s/length_seconds: 60/length_seconds: $epoch_seconds/" \
 	keys-example/dirauthd.yaml >"$run/dirauthd.yaml"
 "$dirauthd" --config "$run/dirauthd.yaml" --check-config >/dev/null
