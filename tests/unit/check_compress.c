@@ -12,9 +12,12 @@
 #include "buffer.h"
 #include "crypto.h"
 #include "error.h"
+#include "test_support.h"
 
 #include <check.h>
 
+#include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -470,6 +473,38 @@ START_TEST(test_negotiation_long_header)
 }
 END_TEST
 
+/* The fuzz seeds are valid inputs, so that the fuzzer starts from code paths that succeed. */
+START_TEST(test_fuzz_seeds_decode)
+{
+	char dir[PATH_MAX];
+	unsigned count = 0;
+	snprintf(dir, sizeof dir, "%s", test_source_path("tests/fuzz/corpus/decompress"));
+	DIR *d = opendir(dir);
+	ck_assert_ptr_nonnull(d);
+	struct dirent *entry;
+	while ((entry = readdir(d)) != NULL) {
+		char path[PATH_MAX];
+		size_t len;
+		struct buffer decoded;
+		if (entry->d_name[0] == '.')
+			continue;
+		int n = snprintf(path, sizeof path, "%s/%s", dir, entry->d_name);
+		ck_assert(n > 0 && (size_t)n < sizeof path);
+		uint8_t *seed = test_read_file(path, &len);
+		ck_assert_uint_ge(len, 1);
+		buffer_init(&decoded);
+		ck_assert_msg(compress_decode((enum content_encoding)(seed[0] % ENCODING_COUNT), seed + 1,
+		                              len - 1, MIB, &decoded) == 0,
+		              "%s does not decode", path);
+		buffer_free(&decoded);
+		free(seed);
+		count++;
+	}
+	closedir(d);
+	ck_assert_uint_ge(count, 3);
+}
+END_TEST
+
 static Suite *compress_suite(void)
 {
 	Suite *s = suite_create("compress");
@@ -489,6 +524,7 @@ static Suite *compress_suite(void)
 	tcase_add_test(tc, test_gzip_from_zlib_decodes);
 	tcase_add_test(tc, test_negotiation_table);
 	tcase_add_test(tc, test_negotiation_long_header);
+	tcase_add_test(tc, test_fuzz_seeds_decode);
 	suite_add_tcase(s, tc);
 	return s;
 }
