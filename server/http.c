@@ -4,8 +4,10 @@
  * libmicrohttpd calls the access handler several times per request: once when the headers
  * are in (upload_data NULL), then once per piece of uploaded body, then once more with no data.
  * GET requests are answered on the first call. A registration upload is counted as it
- * arrives: a Content-Length over the cap is answered 413 before any body is read, and a chunked
- * upload is answered 413 as soon as its count passes the cap, keeping at most cap bytes.
+ * arrives: a Content-Length over the cap is answered 413 before any body is read. A chunked
+ * upload keeps at most cap bytes; once its count passes the cap the rest is dropped unread
+ * and answered 413 when it ends (libmicrohttpd 0.9.75 cannot answer in the middle of an
+ * upload), or, past HTTP_UPLOAD_DISCARD_MAX dropped bytes, the connection is closed.
  *
  * Snapshot responses come prepared (prepared.h): a request picks the one for its encoding and
  * its If-None-Match and queues it. Only the "latest" header is built per request, because its
@@ -29,8 +31,11 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#define HTTP_PREFIX         "/v1/"
-#define HTTP_EPOCH_TEXT_MAX 20 /* digits of UINT64_MAX */
+#define HTTP_PREFIX             "/v1/"
+#define HTTP_EPOCH_TEXT_MAX     20 /* digits of UINT64_MAX */
+/* How much of an oversized chunked upload is read and dropped so that its sender still gets
+ * its 413; past this the connection is closed instead. */
+#define HTTP_UPLOAD_DISCARD_MAX (1024 * 1024)
 
 struct http_server {
 	struct http_options options;
@@ -41,7 +46,7 @@ struct http_server {
 struct upload {
 	struct buffer body;
 	int too_large;
-	int answered;
+	size_t discarded; /* bytes dropped after the cap was passed */
 };
 
 static int is_get(const char *method)
@@ -305,23 +310,25 @@ static enum MHD_Result handle_registration(struct http_server *server, struct MH
 	if (*upload_data_size) {
 		size_t size = *upload_data_size;
 		*upload_data_size = 0;
-		if (upload->answered || upload->too_large)
-			return MHD_YES;
+		if (upload->too_large) {
+			/* Past the cap: count and drop. An upload that goes on and on is cut off by
+			 * closing the connection, without an answer. */
+			upload->discarded += size;
+			return upload->discarded > HTTP_UPLOAD_DISCARD_MAX ? MHD_NO : MHD_YES;
+		}
 		if (size > cap - upload->body.len) {
+			/* libmicrohttpd 0.9.75 refuses a response queued while an upload is under way
+			 * (MHD_queue_response answers MHD_NO), so the 413 goes out when the upload ends.
+			 * Nothing past the cap is kept. */
 			upload->too_large = 1;
+			upload->discarded = size;
 			buffer_free(&upload->body);
-			/* Answer at once; the rest of the upload is discarded and the connection closed. */
-			if (respond_error(connection, API_ERROR_BODY_TOO_LARGE, NULL) == MHD_YES)
-				upload->answered = 1;
 			return MHD_YES;
 		}
 		if (buffer_append(&upload->body, upload_data, size) != 0)
 			return MHD_NO;
 		return MHD_YES;
 	}
-	if (upload->answered)
-		return MHD_YES;
-	upload->answered = 1;
 	if (upload->too_large)
 		return respond_error(connection, API_ERROR_BODY_TOO_LARGE, NULL);
 	return finish_registration(server, connection, upload);

@@ -1,0 +1,735 @@
+/*
+ * check_http.c: the HTTP API over real loopback sockets, with libcurl as the client: a real
+ * store, a real signer, real signed registrations. Every refusal code is provoked and shown
+ * to change nothing; snapshots are fetched in every encoding with their caching headers.
+ */
+#include "clock.h"
+#include "compress.h"
+#include "config.h"
+#include "crypto.h"
+#include "epoch.h"
+#include "error.h"
+#include "http.h"
+#include "key.h"
+#include "note.h"
+#include "prepared.h"
+#include "receipt.h"
+#include "signer.h"
+#include "snapshot.h"
+#include "store.h"
+#include "test_keys.h"
+#include "test_support.h"
+
+#include <check.h>
+#include <curl/curl.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#define GENESIS  1767225000ULL
+#define LENGTH   60ULL
+#define BODY_CAP 4096
+
+struct fixture {
+	char dir[512];
+	unsigned port;
+	uint64_t now;
+	struct config *config;
+	struct signer *signer;
+	struct clock *clock;
+	struct store *store;
+	struct prepared_set *prepared;
+	struct epoch_scheduler *scheduler;
+	struct http_server *http;
+	struct test_key provider, other, stranger;
+	FILE *log;
+};
+
+struct response {
+	long status;
+	struct buffer body;
+	struct buffer headers;
+};
+
+static void write_clock(struct fixture *f, uint64_t now)
+{
+	char path[900], text[32];
+	snprintf(path, sizeof path, "%s/clock", f->dir);
+	int n = snprintf(text, sizeof text, "%llu\n", (unsigned long long)now);
+	test_write_file(path, text, (size_t)n, 0644);
+	f->now = now;
+}
+
+static void fixture_open(struct fixture *f, size_t map_size)
+{
+	memset(f, 0, sizeof *f);
+	test_make_tempdir(f->dir, sizeof f->dir);
+	struct signer_key *key = NULL;
+	char path[900];
+	ck_assert_int_eq(signer_key_generate("authority1.dirauth.example", &key), 0);
+	snprintf(path, sizeof path, "%s/authority.key", f->dir);
+	ck_assert_int_eq(signer_key_save(key, path), 0);
+	signer_key_free(key);
+	test_key_load(TEST_KEY_PROVIDER, &f->provider);
+	test_key_load(TEST_KEY_OTHER, &f->other);
+	test_key_load(TEST_KEY_AUTHORITY_2, &f->stranger);
+	f->port = test_free_port();
+
+	char text[4096], other_key[NOTE_VERIFIER_KEY_MAX + 1];
+	snprintf(other_key, sizeof other_key, "%s", test_key_verifier_string(&f->other));
+	snprintf(text, sizeof text,
+	         "authority: { name: authority1.dirauth.example, signing_key: authority.key }\n"
+	         "listen: { address: 127.0.0.1, port: %u }\n"
+	         "data_dir: data\n"
+	         "epoch: { length_seconds: %llu, genesis: %llu, validity_epochs: 3 }\n"
+	         "clock: { source: file, path: clock }\n"
+	         "namespaces:\n"
+	         "  - { name: mix, origin: dirauth.example/mix }\n"
+	         "  - { name: mail, origin: dirauth.example/mail }\n"
+	         "providers:\n"
+	         "  - { key: \"%s\", namespaces: [mix], classes: [mix-gateway] }\n"
+	         "  - { key: \"%s\", namespaces: [mix, mail], classes: [mix-gateway, bridge] }\n"
+	         "bounds: { registration_body: %d, endpoints_per_service: 3, max_validity_seconds: 86400 }\n"
+	         "http: { threads: 2 }\n",
+	         f->port, LENGTH, GENESIS, test_key_verifier_string(&f->provider), other_key, BODY_CAP);
+	struct config_error error;
+	ck_assert_msg(config_parse((const uint8_t *)text, strlen(text), f->dir, &f->config, &error) == 0,
+	              "%zu: %s", error.line, error.message);
+	ck_assert_int_eq(signer_open_local(f->config->signing_key_path, &f->signer), 0);
+	ck_assert_int_eq(clock_open_file(f->config->clock_path, &f->clock), 0);
+	write_clock(f, GENESIS + 10 * LENGTH + 1);
+	struct store_options options = {.path = f->config->data_dir, .map_size = map_size};
+	ck_assert_int_eq(store_open(&options, &f->store), 0);
+	ck_assert_int_eq(prepared_set_create(f->config, f->store, &f->prepared), 0);
+	f->log = fopen("/dev/null", "w");
+	ck_assert_ptr_nonnull(f->log);
+	struct epoch_scheduler_options scheduler_options = {f->config, f->store,    f->signer,
+	                                                    f->clock,  f->prepared, f->log};
+	ck_assert_int_eq(epoch_scheduler_create(&scheduler_options, &f->scheduler), 0);
+	struct http_options http_options = {f->config, f->store, f->signer, f->clock, f->prepared};
+	ck_assert_int_eq(http_server_start(&http_options, &f->http), 0);
+}
+
+static void fixture_close(struct fixture *f)
+{
+	http_server_stop(f->http);
+	epoch_scheduler_free(f->scheduler);
+	prepared_set_free(f->prepared);
+	store_close(f->store);
+	clock_close(f->clock);
+	signer_close(f->signer);
+	config_free(f->config);
+	test_key_free(&f->provider);
+	test_key_free(&f->other);
+	test_key_free(&f->stranger);
+	fclose(f->log);
+	test_remove_tree(f->dir);
+}
+
+static size_t collect(char *data, size_t size, size_t count, void *context)
+{
+	ck_assert_int_eq(buffer_append(context, data, size * count), 0);
+	return size * count;
+}
+
+struct chunked_source {
+	size_t remaining;
+};
+
+static size_t chunked_read(char *out, size_t size, size_t count, void *context)
+{
+	struct chunked_source *source = context;
+	size_t n = size * count < source->remaining ? size * count : source->remaining;
+	n = n > 1000 ? 1000 : n;
+	memset(out, 'x', n);
+	source->remaining -= n;
+	return n;
+}
+
+/* One request. body NULL: no body; chunked_size > 0: a chunked upload of that many bytes
+ * without Content-Length. headers: NULL-terminated, may be NULL. */
+static CURLcode request_raw(struct fixture *f, const char *method, const char *path, const uint8_t *body,
+                            size_t len, size_t chunked_size, const char *const *headers, struct response *out)
+{
+	CURL *curl = curl_easy_init();
+	ck_assert_ptr_nonnull(curl);
+	char url[512];
+	snprintf(url, sizeof url, "http://127.0.0.1:%u%s", f->port, path);
+	memset(out, 0, sizeof *out);
+	buffer_init(&out->body);
+	buffer_init(&out->headers);
+	struct curl_slist *list = NULL;
+	for (size_t i = 0; headers && headers[i]; i++)
+		list = curl_slist_append(list, headers[i]);
+	list = curl_slist_append(list, "Expect:");
+	struct chunked_source source = {chunked_size};
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT, 20L);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &out->body);
+	curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, collect);
+	curl_easy_setopt(curl, CURLOPT_HEADERDATA, &out->headers);
+	if (chunked_size) {
+		list = curl_slist_append(list, "Transfer-Encoding: chunked");
+		curl_easy_setopt(curl, CURLOPT_POST, 1L);
+		curl_easy_setopt(curl, CURLOPT_READFUNCTION, chunked_read);
+		curl_easy_setopt(curl, CURLOPT_READDATA, &source);
+	} else if (body) {
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, (const char *)body);
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)len);
+	}
+	if (strcmp(method, "HEAD") == 0)
+		curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+	else
+		curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, list);
+	CURLcode rc = curl_easy_perform(curl);
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &out->status);
+	curl_slist_free_all(list);
+	curl_easy_cleanup(curl);
+	return rc;
+}
+
+static void request(struct fixture *f, const char *method, const char *path, const uint8_t *body, size_t len,
+                    size_t chunked_size, const char *const *headers, struct response *out)
+{
+	CURLcode rc = request_raw(f, method, path, body, len, chunked_size, headers, out);
+	ck_assert_msg(rc == CURLE_OK, "%s %s: %s", method, path, curl_easy_strerror(rc));
+}
+
+static void response_free(struct response *r)
+{
+	buffer_free(&r->body);
+	buffer_free(&r->headers);
+}
+
+/* The value of a response header (static storage), or NULL. */
+static const char *header(const struct response *r, const char *name)
+{
+	static char value[512];
+	const char *p = (const char *)r->headers.data;
+	size_t name_len = strlen(name);
+	while (p && *p) {
+		const char *end = strstr(p, "\r\n");
+		if (!end)
+			break;
+		if ((size_t)(end - p) > name_len + 1 && strncasecmp(p, name, name_len) == 0 &&
+		    p[name_len] == ':') {
+			const char *v = p + name_len + 1;
+			while (*v == ' ')
+				v++;
+			snprintf(value, sizeof value, "%.*s", (int)(end - v), v);
+			return value;
+		}
+		p = end + 2;
+	}
+	return NULL;
+}
+
+static void expect_error(const struct response *r, long status, const char *code)
+{
+	ck_assert_msg(r->status == status, "expected %ld %s, got %ld: %s", status, code, r->status,
+	              r->body.data ? (const char *)r->body.data : "");
+	ck_assert_str_eq(header(r, "Content-Type"), "application/json");
+	char expected[128];
+	snprintf(expected, sizeof expected, "{\"error\":\"%s\",\"detail\":\"", code);
+	ck_assert_msg(r->body.len > strlen(expected) && memcmp(r->body.data, expected, strlen(expected)) == 0,
+	              "body %s lacks %s", r->body.data, expected);
+}
+
+/* A signed registration number index of key in namespace_name, valid for an hour from now. */
+static void make_registration(struct fixture *f, unsigned index, const char *namespace_name,
+                              const struct test_key *key, struct registration *r)
+{
+	test_example_registration(index, namespace_name, key, r);
+	r->issued_at = f->now;
+	r->expires = f->now + 3600;
+}
+
+static void sign(const struct registration *r, const struct test_key *key, struct buffer *out)
+{
+	buffer_init(out);
+	test_sign_registration(r, key, out);
+}
+
+static void post(struct fixture *f, const struct buffer *note, struct response *out)
+{
+	request(f, "POST", "/v1/registrations", note->data, note->len, 0, NULL, out);
+}
+
+static void post_expect(struct fixture *f, const struct registration *r, const struct test_key *key,
+                        long status, const char *code)
+{
+	struct buffer note;
+	struct response response;
+	sign(r, key, &note);
+	post(f, &note, &response);
+	expect_error(&response, status, code);
+	response_free(&response);
+	buffer_free(&note);
+}
+
+static uint64_t sequence_of(struct fixture *f, const uint8_t *service_id)
+{
+	uint64_t sequence = 0;
+	int rc = store_service_sequence(f->store, service_id, &sequence);
+	ck_assert(rc == 0 || rc == DIRAUTH_ERR_NOT_FOUND);
+	return rc == 0 ? sequence : 0;
+}
+
+START_TEST(test_accept_and_publish)
+{
+	struct fixture f;
+	fixture_open(&f, 0);
+	struct registration r;
+	struct buffer note;
+	struct response response;
+	make_registration(&f, 1, "mix", &f.provider, &r);
+	sign(&r, &f.provider, &note);
+	post(&f, &note, &response);
+	ck_assert_msg(response.status == 202, "%ld %s", response.status, response.body.data);
+	ck_assert_str_eq(header(&response, "Content-Type"), "text/plain; charset=utf-8");
+
+	/* The receipt: signed by the authority, naming exactly what was accepted. */
+	struct note *receipt_note = NULL;
+	ck_assert_int_eq(note_parse(response.body.data, response.body.len, &receipt_note), 0);
+	ck_assert_int_eq(note_verify_threshold(receipt_note, signer_verifier(f.signer), 1, 1), 0);
+	struct receipt receipt;
+	ck_assert_int_eq(receipt_parse(receipt_note->text, receipt_note->text_len, &receipt), 0);
+	ck_assert_str_eq(receipt.authority, "authority1.dirauth.example");
+	ck_assert_str_eq(receipt.namespace_name, "mix");
+	ck_assert_mem_eq(receipt.service_id, r.service_id, 32);
+	ck_assert_uint_eq(receipt.sequence, 1);
+	uint8_t digest[32];
+	ck_assert_int_eq(crypto_sha256(note.data, note.len, digest), 0);
+	ck_assert_mem_eq(receipt.registration_digest, digest, 32);
+	ck_assert_uint_eq(receipt.accepted_at, f.now);
+	ck_assert_uint_eq(receipt.publish_by_epoch, 11);
+	ck_assert_uint_eq(sequence_of(&f, r.service_id), 1);
+	note_free(receipt_note);
+	response_free(&response);
+
+	/* Nothing published yet. */
+	request(&f, "GET", "/v1/mix/snapshots/latest", NULL, 0, 0, NULL, &response);
+	expect_error(&response, 404, "not_found");
+	response_free(&response);
+
+	/* The promised epoch holds it. */
+	write_clock(&f, GENESIS + 11 * LENGTH);
+	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), 0);
+	request(&f, "GET", "/v1/mix/snapshots/latest", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_str_eq(header(&response, "Content-Type"), "text/plain; charset=utf-8");
+	ck_assert_str_eq(header(&response, "Cache-Control"), "public, max-age=60");
+	struct note *header_note = NULL;
+	struct snapshot_header h;
+	ck_assert_int_eq(note_parse(response.body.data, response.body.len, &header_note), 0);
+	ck_assert_int_eq(note_verify_threshold(header_note, signer_verifier(f.signer), 1, 1), 0);
+	ck_assert_int_eq(snapshot_header_parse(header_note->text, header_note->text_len, &h), 0);
+	ck_assert_uint_eq(h.epoch, 11);
+	ck_assert_uint_eq(h.record_count, 1);
+	note_free(header_note);
+	response_free(&response);
+
+	/* The body in every encoding verifies against the header. */
+	const char *accept[ENCODING_COUNT] = {"Accept-Encoding: identity", "Accept-Encoding: gzip",
+	                                      "Accept-Encoding: zstd, gzip"};
+	for (int e = 0; e < ENCODING_COUNT; e++) {
+		const char *headers[] = {accept[e], NULL};
+		request(&f, "GET", "/v1/mix/snapshots/11/body", NULL, 0, 0, headers, &response);
+		ck_assert_int_eq(response.status, 200);
+		const char *encoding = header(&response, "Content-Encoding");
+		if (e == ENCODING_IDENTITY)
+			ck_assert_ptr_null(encoding);
+		else
+			ck_assert_str_eq(encoding, content_encoding_name((enum content_encoding)e));
+		ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
+		struct buffer body;
+		buffer_init(&body);
+		ck_assert_int_eq(compress_decode((enum content_encoding)e, response.body.data,
+		                                 response.body.len, 1 << 20, &body),
+		                 0);
+		ck_assert_int_eq(snapshot_body_verify(&h, body.data, body.len, 10), 0);
+		buffer_free(&body);
+		response_free(&response);
+	}
+	buffer_free(&note);
+	registration_clear(&r);
+	fixture_close(&f);
+}
+END_TEST
+
+START_TEST(test_refusals_change_nothing)
+{
+	struct fixture f;
+	fixture_open(&f, 0);
+	struct registration r;
+	struct buffer note, other_note;
+	struct response response;
+
+	/* Accepted first, so that later refusals have something to collide and roll back with. */
+	make_registration(&f, 1, "mix", &f.provider, &r);
+	r.sequence = 2;
+	sign(&r, &f.provider, &note);
+	post(&f, &note, &response);
+	ck_assert_int_eq(response.status, 202);
+	response_free(&response);
+	buffer_free(&note);
+
+	/* 409 rollback: the same sequence again, and a lower one. */
+	post_expect(&f, &r, &f.provider, 409, "rollback");
+	r.sequence = 1;
+	post_expect(&f, &r, &f.provider, 409, "rollback");
+	registration_clear(&r);
+
+	/* 409 service_collision: another enrolled provider claims the service id. */
+	make_registration(&f, 1, "mix", &f.other, &r);
+	r.sequence = 3;
+	post_expect(&f, &r, &f.other, 409, "service_collision");
+	registration_clear(&r);
+
+	/* 409 endpoint_collision: a new service reusing service 1's endpoints. */
+	struct registration first;
+	make_registration(&f, 1, "mix", &f.provider, &first);
+	make_registration(&f, 5, "mix", &f.provider, &r);
+	memcpy(r.endpoints, first.endpoints, first.endpoint_count * sizeof *r.endpoints);
+	post_expect(&f, &r, &f.provider, 409, "endpoint_collision");
+	ck_assert_uint_eq(sequence_of(&f, r.service_id), 0);
+	registration_clear(&r);
+	registration_clear(&first);
+
+	/* 404 unknown_namespace, 403 unknown_provider, 403 namespace_not_allowed, 403
+	 * class_not_allowed. */
+	make_registration(&f, 6, "nowhere", &f.provider, &r);
+	post_expect(&f, &r, &f.provider, 404, "unknown_namespace");
+	registration_clear(&r);
+	make_registration(&f, 6, "mix", &f.stranger, &r);
+	post_expect(&f, &r, &f.stranger, 403, "unknown_provider");
+	registration_clear(&r);
+	make_registration(&f, 6, "mail", &f.provider, &r);
+	post_expect(&f, &r, &f.provider, 403, "namespace_not_allowed");
+	registration_clear(&r);
+	make_registration(&f, 6, "mix", &f.provider, &r);
+	r.service_class = SERVICE_CLASS_BRIDGE;
+	post_expect(&f, &r, &f.provider, 403, "class_not_allowed");
+	registration_clear(&r);
+
+	/* 403 bad_signature: signed by someone other than the named provider, and a signature by
+	 * the named provider over other text. */
+	make_registration(&f, 6, "mix", &f.provider, &r);
+	post_expect(&f, &r, &f.other, 403, "bad_signature");
+	sign(&r, &f.provider, &note);
+	r.sequence = 9;
+	sign(&r, &f.provider, &other_note);
+	const char *signatures = strstr((const char *)other_note.data, "\n\n");
+	const char *own = strstr((const char *)note.data, "\n\n");
+	ck_assert_ptr_nonnull(signatures);
+	ck_assert_ptr_nonnull(own);
+	struct buffer spliced;
+	buffer_init(&spliced);
+	ck_assert_int_eq(buffer_append(&spliced, note.data, (size_t)(own - (const char *)note.data)), 0);
+	ck_assert_int_eq(buffer_append_string(&spliced, signatures), 0);
+	post(&f, &spliced, &response);
+	expect_error(&response, 403, "bad_signature");
+	response_free(&response);
+	buffer_free(&spliced);
+	buffer_free(&note);
+	buffer_free(&other_note);
+	registration_clear(&r);
+
+	/* 413 too_many_endpoints: four, where three are allowed. */
+	make_registration(&f, 6, "mix", &f.provider, &r);
+	struct endpoint_descriptor *more = realloc(r.endpoints, 4 * sizeof *more);
+	ck_assert_ptr_nonnull(more);
+	r.endpoints = more;
+	r.endpoints[3] = r.endpoints[2];
+	memset(r.endpoints[3].endpoint_id, 0xff, ENDPOINT_ID_SIZE);
+	r.endpoint_count = 4;
+	post_expect(&f, &r, &f.provider, 413, "too_many_endpoints");
+	registration_clear(&r);
+
+	/* 422: validity too long, expired, issued in the future. */
+	make_registration(&f, 6, "mix", &f.provider, &r);
+	r.expires = r.issued_at + 86401;
+	post_expect(&f, &r, &f.provider, 422, "validity_too_long");
+	r.issued_at = f.now - 100;
+	r.expires = f.now;
+	post_expect(&f, &r, &f.provider, 422, "expired");
+	r.issued_at = f.now + 301;
+	r.expires = f.now + 3000;
+	post_expect(&f, &r, &f.provider, 422, "issued_in_future");
+	r.issued_at = f.now + 300; /* within the skew: accepted */
+	sign(&r, &f.provider, &note);
+	post(&f, &note, &response);
+	ck_assert_int_eq(response.status, 202);
+	response_free(&response);
+	buffer_free(&note);
+	registration_clear(&r);
+
+	/* 400 malformed: not a note; a note whose text is not a registration. */
+	struct buffer junk;
+	buffer_init(&junk);
+	ck_assert_int_eq(buffer_append_string(&junk, "hello\n"), 0);
+	post(&f, &junk, &response);
+	expect_error(&response, 400, "malformed");
+	response_free(&response);
+	buffer_reset(&junk);
+	test_key_sign_note(&f.provider, 1, (const uint8_t *)"hello\n", 6, &junk);
+	post(&f, &junk, &response);
+	expect_error(&response, 400, "malformed");
+	response_free(&response);
+
+	/* 413 body_too_large: by Content-Length, and by counting a chunked upload. */
+	buffer_reset(&junk);
+	for (int i = 0; i < BODY_CAP + 1; i++)
+		ck_assert_int_eq(buffer_append(&junk, "a", 1), 0);
+	post(&f, &junk, &response);
+	expect_error(&response, 413, "body_too_large");
+	response_free(&response);
+	request(&f, "POST", "/v1/registrations", NULL, 0, 3 * BODY_CAP, NULL, &response);
+	expect_error(&response, 413, "body_too_large");
+	response_free(&response);
+	/* An endless chunked upload is cut off: the connection is closed, nothing is answered 2xx. */
+	CURLcode cut =
+	    request_raw(&f, "POST", "/v1/registrations", NULL, 0, 64 * 1024 * 1024, NULL, &response);
+	ck_assert_msg(cut != CURLE_OK || response.status == 413, "%d %ld", (int)cut, response.status);
+	response_free(&response);
+	/* A chunked upload within the cap is read whole (and is then malformed). */
+	request(&f, "POST", "/v1/registrations", NULL, 0, BODY_CAP, NULL, &response);
+	expect_error(&response, 400, "malformed");
+	response_free(&response);
+	buffer_free(&junk);
+
+	/* 503 unavailable: the clock cannot be read. */
+	char clock_path[900];
+	snprintf(clock_path, sizeof clock_path, "%s/clock", f.dir);
+	ck_assert_int_eq(unlink(clock_path), 0);
+	make_registration(&f, 7, "mix", &f.provider, &r);
+	post_expect(&f, &r, &f.provider, 503, "unavailable");
+	request(&f, "GET", "/v1/ready", NULL, 0, 0, NULL, &response);
+	expect_error(&response, 503, "unavailable");
+	response_free(&response);
+	registration_clear(&r);
+	write_clock(&f, f.now);
+	request(&f, "GET", "/v1/ready", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 200);
+	response_free(&response);
+
+	/* Only the two accepted registrations changed anything. */
+	unsigned indexes[] = {1, 5, 6, 7};
+	uint64_t expected[] = {2, 0, 1, 0};
+	for (size_t i = 0; i < 4; i++) {
+		test_example_registration(indexes[i], "mix", &f.provider, &r);
+		ck_assert_uint_eq(sequence_of(&f, r.service_id), expected[i]);
+		registration_clear(&r);
+	}
+	write_clock(&f, GENESIS + 11 * LENGTH);
+	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), 0);
+	struct prepared_snapshot *s = NULL;
+	ck_assert_int_eq(prepared_set_latest(f.prepared, 0, &s), 0);
+	struct note *header_note = NULL;
+	struct snapshot_header h;
+	ck_assert_int_eq(note_parse(s->header_note, s->header_note_len, &header_note), 0);
+	ck_assert_int_eq(snapshot_header_parse(header_note->text, header_note->text_len, &h), 0);
+	ck_assert_uint_eq(h.record_count, 2);
+	note_free(header_note);
+	prepared_snapshot_release(s);
+	fixture_close(&f);
+}
+END_TEST
+
+START_TEST(test_store_full)
+{
+	struct fixture f;
+	fixture_open(&f, 256 * 1024);
+	struct registration r;
+	struct buffer note;
+	struct response response;
+	long status = 202;
+	unsigned index;
+	for (index = 1; index < 2000 && status == 202; index++) {
+		make_registration(&f, index, "mix", &f.provider, &r);
+		sign(&r, &f.provider, &note);
+		post(&f, &note, &response);
+		status = response.status;
+		if (status != 202)
+			expect_error(&response, 507, "store_full");
+		response_free(&response);
+		buffer_free(&note);
+		if (status == 202)
+			registration_clear(&r);
+	}
+	ck_assert_int_eq(status, 507);
+	ck_assert_uint_eq(sequence_of(&f, r.service_id), 0);
+	registration_clear(&r);
+	fixture_close(&f);
+}
+END_TEST
+
+START_TEST(test_routes)
+{
+	struct fixture f;
+	fixture_open(&f, 0);
+	struct response response;
+	request(&f, "GET", "/v1/health", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_str_eq((const char *)response.body.data, "{\"status\":\"ok\"}");
+	ck_assert_str_eq(header(&response, "Content-Type"), "application/json");
+	response_free(&response);
+	request(&f, "GET", "/v1/ready", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 200);
+	response_free(&response);
+
+	const char *not_found[] = {"/",
+	                           "/v1",
+	                           "/v1/",
+	                           "/v2/health",
+	                           "/v1/nowhere/snapshots/latest",
+	                           "/v1/mix/snapshots/",
+	                           "/v1/mix/snapshots/12",
+	                           "/v1/mix/snapshots/012",
+	                           "/v1/mix/snapshots/-1",
+	                           "/v1/mix/snapshots/99999999999999999999999",
+	                           "/v1/mix/snapshots/12/body",
+	                           "/v1/mix/snapshots/12/other",
+	                           "/v1/mix/snapshots/latest/body",
+	                           "/v1/mix/other"};
+	for (size_t i = 0; i < sizeof not_found / sizeof not_found[0]; i++) {
+		request(&f, "GET", not_found[i], NULL, 0, 0, NULL, &response);
+		expect_error(&response, 404, "not_found");
+		response_free(&response);
+	}
+	request(&f, "GET", "/v1/registrations", NULL, 0, 0, NULL, &response);
+	expect_error(&response, 405, "method_not_allowed");
+	response_free(&response);
+	request(&f, "DELETE", "/v1/mix/snapshots/latest", NULL, 0, 0, NULL, &response);
+	expect_error(&response, 405, "method_not_allowed");
+	response_free(&response);
+	struct buffer body;
+	buffer_init(&body);
+	ck_assert_int_eq(buffer_append_string(&body, "x"), 0);
+	request(&f, "POST", "/v1/health", body.data, body.len, 0, NULL, &response);
+	expect_error(&response, 405, "method_not_allowed");
+	response_free(&response);
+	buffer_free(&body);
+	fixture_close(&f);
+}
+END_TEST
+
+START_TEST(test_caching_headers)
+{
+	struct fixture f;
+	fixture_open(&f, 0);
+	struct registration r;
+	struct buffer note;
+	struct response response;
+	make_registration(&f, 1, "mix", &f.provider, &r);
+	sign(&r, &f.provider, &note);
+	post(&f, &note, &response);
+	ck_assert_int_eq(response.status, 202);
+	response_free(&response);
+	buffer_free(&note);
+	registration_clear(&r);
+	write_clock(&f, GENESIS + 11 * LENGTH);
+	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), 0);
+	write_clock(&f, GENESIS + 12 * LENGTH + 20);
+	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), 0);
+
+	/* Latest: max-age runs to fresh-until. A past epoch: immutable. */
+	request(&f, "GET", "/v1/mix/snapshots/latest", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_str_eq(header(&response, "Cache-Control"), "public, max-age=40");
+	char etag[128];
+	snprintf(etag, sizeof etag, "%s", header(&response, "ETag"));
+	ck_assert_uint_eq(strlen(etag), 66);
+	response_free(&response);
+	request(&f, "GET", "/v1/mix/snapshots/12", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_str_eq(header(&response, "ETag"), etag);
+	ck_assert_str_eq(header(&response, "Cache-Control"), "public, max-age=31536000, immutable");
+	response_free(&response);
+	request(&f, "HEAD", "/v1/mix/snapshots/11", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_str_ne(header(&response, "ETag"), etag);
+	ck_assert_uint_eq(response.body.len, 0);
+	response_free(&response);
+
+	/* 304 on a matching If-None-Match, weak or in a list; 200 otherwise. */
+	char if_none_match[600];
+	const char *headers[] = {if_none_match, NULL};
+	snprintf(if_none_match, sizeof if_none_match, "If-None-Match: %s", etag);
+	request(&f, "GET", "/v1/mix/snapshots/latest", NULL, 0, 0, headers, &response);
+	ck_assert_int_eq(response.status, 304);
+	ck_assert_str_eq(header(&response, "ETag"), etag);
+	response_free(&response);
+	snprintf(if_none_match, sizeof if_none_match, "If-None-Match: \"nope\", W/%s", etag);
+	request(&f, "GET", "/v1/mix/snapshots/12", NULL, 0, 0, headers, &response);
+	ck_assert_int_eq(response.status, 304);
+	ck_assert_str_eq(header(&response, "Cache-Control"), "public, max-age=31536000, immutable");
+	response_free(&response);
+	snprintf(if_none_match, sizeof if_none_match, "If-None-Match: \"nope\"");
+	request(&f, "GET", "/v1/mix/snapshots/12", NULL, 0, 0, headers, &response);
+	ck_assert_int_eq(response.status, 200);
+	response_free(&response);
+
+	/* Bodies: one strong ETag per encoding, 304 only for the encoding it names. */
+	char body_etag[ENCODING_COUNT][128];
+	const char *accept[ENCODING_COUNT] = {"Accept-Encoding: gzip;q=0, zstd;q=0", "Accept-Encoding: gzip",
+	                                      "Accept-Encoding: zstd"};
+	for (int e = 0; e < ENCODING_COUNT; e++) {
+		const char *accept_headers[] = {accept[e], NULL};
+		request(&f, "GET", "/v1/mix/snapshots/12/body", NULL, 0, 0, accept_headers, &response);
+		ck_assert_int_eq(response.status, 200);
+		snprintf(body_etag[e], sizeof body_etag[e], "%s", header(&response, "ETag"));
+		ck_assert_ptr_nonnull(strstr(body_etag[e], content_encoding_name((enum content_encoding)e)));
+		ck_assert_str_eq(header(&response, "Cache-Control"), "public, max-age=31536000, immutable");
+		ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
+		response_free(&response);
+	}
+	ck_assert_str_ne(body_etag[ENCODING_GZIP], body_etag[ENCODING_ZSTD]);
+	for (int e = 0; e < ENCODING_COUNT; e++) {
+		const char *both[] = {accept[ENCODING_ZSTD], if_none_match, NULL};
+		snprintf(if_none_match, sizeof if_none_match, "If-None-Match: %s", body_etag[e]);
+		request(&f, "GET", "/v1/mix/snapshots/12/body", NULL, 0, 0, both, &response);
+		ck_assert_int_eq(response.status, e == ENCODING_ZSTD ? 304 : 200);
+		ck_assert_str_eq(header(&response, "ETag"), body_etag[ENCODING_ZSTD]);
+		response_free(&response);
+	}
+
+	/* 406 when nothing acceptable is offered. */
+	const char *refuse_all[] = {"Accept-Encoding: identity;q=0", NULL};
+	request(&f, "GET", "/v1/mix/snapshots/12/body", NULL, 0, 0, refuse_all, &response);
+	expect_error(&response, 406, "not_acceptable");
+	response_free(&response);
+	fixture_close(&f);
+}
+END_TEST
+
+static Suite *http_suite(void)
+{
+	Suite *suite = suite_create("http");
+	TCase *tc = tcase_create("http");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_accept_and_publish);
+	tcase_add_test(tc, test_refusals_change_nothing);
+	tcase_add_test(tc, test_store_full);
+	tcase_add_test(tc, test_routes);
+	tcase_add_test(tc, test_caching_headers);
+	suite_add_tcase(suite, tc);
+	return suite;
+}
+
+int main(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	SRunner *runner = srunner_create(http_suite());
+	srunner_run_all(runner, CK_NORMAL);
+	int failures = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	curl_global_cleanup();
+	return failures ? 1 : 0;
+}
