@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define EXIT_USAGE       64
 #define EXIT_UNAVAILABLE 69
@@ -78,6 +79,21 @@ static int open_signer(const char *config_path, const struct config *config, str
 		return EXIT_CONFIG;
 	}
 	return 0;
+}
+
+/* Creates the missing parent directories of path (mode 0700), so that a fresh run directory
+ * works with data_dir: data/authority1. The store creates the last component itself. */
+static void make_parents(const char *path)
+{
+	char copy[CONFIG_PATH_MAX];
+	snprintf(copy, sizeof copy, "%s", path);
+	for (char *p = copy + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		mkdir(copy, 0700);
+		*p = '/';
+	}
 }
 
 static int open_clock(const struct config *config, struct clock **clock)
@@ -143,6 +159,7 @@ int main(int argc, char **argv)
 
 	if ((status = open_clock(config, &clock)) != 0)
 		goto cleanup;
+	make_parents(config->data_dir);
 	struct store_options store_options = {.path = config->data_dir};
 	if ((rc = store_open(&store_options, &store)) != 0) {
 		fprintf(stderr, "dirauthd: store %s: %s\n", config->data_dir, dirauth_strerror(rc));
