@@ -1,0 +1,280 @@
+/*
+ * check_dirauthctl.c: the dirauthctl program as a user runs it: arguments, stdout, the single
+ * "dirauthctl: <what>: <why>" line on stderr, and the sysexits status of each outcome.
+ *
+ * The command modules have their own tests (check_service_file, check_fetch, check_register);
+ * this one runs the built binary so that what main adds (option parsing, usage errors, output
+ * and the mapping of reports to exit codes) is held to the documented interface.
+ */
+#include "error.h"
+#include "note.h"
+#include "registration.h"
+#include "test_support.h"
+
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char directory[4096];
+
+struct outcome {
+	int status;
+	char *out;
+	size_t out_len;
+	char *err;
+	size_t err_len;
+};
+
+static void setup(void)
+{
+	test_make_tempdir(directory, sizeof(directory));
+}
+
+static void teardown(void)
+{
+	test_remove_tree(directory);
+}
+
+static const char *temp_path(const char *name)
+{
+	static char paths[16][4200];
+	static int next;
+	char *path = paths[next++ % 16];
+	snprintf(path, sizeof(paths[0]), "%s/%s", directory, name);
+	return path;
+}
+
+/* Runs dirauthctl with args (NULL-terminated, without argv[0]); captures stdout and stderr. */
+static void run(const char *const *args, struct outcome *outcome)
+{
+	char *argv[16];
+	char out_path[4200];
+	char err_path[4200];
+	size_t count = 0;
+	pid_t pid;
+	int status = 0;
+
+	argv[count++] = (char *)test_binary_path("ctl/dirauthctl");
+	for (size_t i = 0; args[i] != NULL; i++) {
+		ck_assert_uint_lt(count, 15);
+		argv[count++] = (char *)args[i];
+	}
+	argv[count] = NULL;
+	snprintf(out_path, sizeof(out_path), "%s/stdout", directory);
+	snprintf(err_path, sizeof(err_path), "%s/stderr", directory);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+			_exit(127);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	outcome->status = WEXITSTATUS(status);
+	ck_assert_msg(outcome->status != 127, "cannot run %s (is it built?)", argv[0]);
+	outcome->out = (char *)test_read_file(out_path, &outcome->out_len);
+	outcome->err = (char *)test_read_file(err_path, &outcome->err_len);
+}
+
+static void outcome_free(struct outcome *outcome)
+{
+	free(outcome->out);
+	free(outcome->err);
+}
+
+/* A failure: the status, and exactly one stderr line "dirauthctl: ..." containing word. */
+static void expect_failure(const char *const *args, int status, const char *word)
+{
+	struct outcome outcome;
+
+	run(args, &outcome);
+	ck_assert_msg(outcome.status == status, "exit %d, expected %d; stderr: %s", outcome.status, status,
+	              outcome.err);
+	ck_assert_msg(strncmp(outcome.err, "dirauthctl: ", 12) == 0, "stderr: %s", outcome.err);
+	ck_assert_msg(strchr(outcome.err, '\n') == outcome.err + outcome.err_len - 1, "not one line: %s",
+	              outcome.err);
+	ck_assert_msg(strstr(outcome.err, word) != NULL, "stderr '%s' lacks '%s'", outcome.err, word);
+	outcome_free(&outcome);
+}
+
+START_TEST(test_help_and_usage_errors)
+{
+	static const char *const help[] = {"--help", NULL};
+	static const char *const keygen_help[] = {"keygen", "--help", NULL};
+	static const char *const register_help[] = {"register", "--help", NULL};
+	static const char *const fetch_help[] = {"fetch", "-h", NULL};
+	static const char *const nothing[] = {NULL};
+	static const char *const unknown_command[] = {"frobnicate", NULL};
+	static const char *const unknown_option[] = {"fetch", "--colour", NULL};
+	static const char *const missing_value[] = {"keygen", "--name", NULL};
+	static const char *const missing_option[] = {"register", "--key", "k", "--dry-run", NULL};
+	static const char *const stray_argument[] = {"keygen", "--name", "a", "--out", "b", "extra", NULL};
+	static const char *const bad_namespace[] = {"fetch",    "--trust",     "t",      "--server",
+	                                            "http://x", "--namespace", "Bad/NS", NULL};
+	static const char *const bad_now[] = {"fetch",       "--trust", "t",     "--server",  "http://x",
+	                                      "--namespace", "mix",     "--now", "yesterday", NULL};
+	const char *const *helps[] = {help, keygen_help, register_help, fetch_help};
+	struct outcome outcome;
+
+	for (size_t i = 0; i < sizeof(helps) / sizeof(helps[0]); i++) {
+		run(helps[i], &outcome);
+		ck_assert_int_eq(outcome.status, 0);
+		ck_assert_ptr_nonnull(strstr(outcome.out, "usage: dirauthctl"));
+		ck_assert_uint_eq(outcome.err_len, 0);
+		outcome_free(&outcome);
+	}
+	expect_failure(nothing, 64, "missing command");
+	expect_failure(unknown_command, 64, "unknown command");
+	expect_failure(unknown_option, 64, "unknown option '--colour'");
+	expect_failure(missing_value, 64, "needs a value");
+	expect_failure(missing_option, 64, "--service is required");
+	expect_failure(stray_argument, 64, "unexpected argument 'extra'");
+	expect_failure(bad_namespace, 64, "not a namespace name");
+	expect_failure(bad_now, 64, "--now");
+}
+END_TEST
+
+START_TEST(test_keygen_then_register_dry_run)
+{
+	const char *key = temp_path("provider.key");
+	const char *const keygen[] = {"keygen", "--name", "provider.test", "--out", key, NULL};
+	const char *const keygen_bad_name[] = {"keygen", "--name",           "has space",
+	                                       "--out",  temp_path("x.key"), NULL};
+	const char *const dry_run[] = {
+	    "register",  "--key", key,          "--service", test_source_path("keys-example/service-a.yaml"),
+	    "--dry-run", "--now", "1767225600", NULL};
+	struct note_verifier verifier;
+	struct registration registration;
+	struct outcome outcome;
+	struct stat info;
+
+	run(keygen, &outcome);
+	ck_assert_msg(outcome.status == 0, "%s", outcome.err);
+	ck_assert_uint_gt(outcome.out_len, 1);
+	ck_assert_int_eq(outcome.out[outcome.out_len - 1], '\n');
+	ck_assert_int_eq(note_verifier_parse(outcome.out, outcome.out_len - 1, &verifier), 0);
+	ck_assert_str_eq(verifier.name, "provider.test");
+	outcome_free(&outcome);
+	ck_assert_int_eq(stat(key, &info), 0);
+	ck_assert_int_eq(info.st_mode & 0777, 0600);
+	/* Never over an existing key. */
+	expect_failure(keygen, 73, "already exists");
+	expect_failure(keygen_bad_name, 64, "invalid key name");
+
+	run(dry_run, &outcome);
+	ck_assert_msg(outcome.status == 0, "%s", outcome.err);
+	ck_assert_int_eq(
+	    registration_parse_signed((const uint8_t *)outcome.out, outcome.out_len, &registration, NULL), 0);
+	ck_assert_uint_eq(registration.issued_at, 1767225600);
+	ck_assert_uint_eq(registration.sequence, 1767225600);
+	ck_assert_uint_eq(registration.expires, 1767225600 + 86400);
+	ck_assert_int_eq(memcmp(&registration.provider, &verifier, sizeof(verifier)), 0);
+	registration_clear(&registration);
+	outcome_free(&outcome);
+
+	/* A key others can read is refused. */
+	ck_assert_int_eq(chmod(key, 0644), 0);
+	expect_failure(dry_run, 77, "chmod 600");
+}
+END_TEST
+
+START_TEST(test_register_and_fetch_failures)
+{
+	static const char bad_service[] = "namespace: mix\nservice: 5a\n";
+	static const char bad_bundle[] = "dirauth trust v1\nnamespace mix dirauth.test/mix\nthreshold one\n";
+	static const char good_bundle[] =
+	    "dirauth trust v1\nnamespace mix dirauth.example/mix\n"
+	    "authority authority1.dirauth.example+41973d40+AR19CCkJlKVPO9KJSTKdI0q839OUciRTVDOeki/KKRZr\n"
+	    "threshold 1\n";
+	const char *key = temp_path("p.key");
+	const char *const keygen[] = {"keygen", "--name", "p.test", "--out", key, NULL};
+	const char *service = temp_path("bad.yaml");
+	const char *bundle = temp_path("bad-bundle.txt");
+	const char *good = temp_path("bundle.txt");
+	char unreachable[64];
+	struct outcome outcome;
+
+	run(keygen, &outcome);
+	ck_assert_int_eq(outcome.status, 0);
+	outcome_free(&outcome);
+	test_write_file(service, bad_service, strlen(bad_service), 0644);
+	test_write_file(bundle, bad_bundle, strlen(bad_bundle), 0644);
+	test_write_file(good, good_bundle, strlen(good_bundle), 0644);
+	snprintf(unreachable, sizeof(unreachable), "http://127.0.0.1:%u", test_free_port());
+	{
+		const char *const args[] = {"register", "--key",     key, "--service",
+		                            service,    "--dry-run", NULL};
+		expect_failure(args, 65, "bad.yaml:2: service:");
+	}
+	{
+		const char *const args[] = {"register",  "--key", key, "--service", temp_path("none.yaml"),
+		                            "--dry-run", NULL};
+		expect_failure(args, 66, "no such file");
+	}
+	{
+		const char *const args[] = {"register",
+		                            "--key",
+		                            key,
+		                            "--service",
+		                            test_source_path("keys-example/service-a.yaml"),
+		                            "--server",
+		                            unreachable,
+		                            NULL};
+		expect_failure(args, 69, "register:");
+	}
+	{
+		const char *const args[] = {"fetch",     "--trust",     bundle, "--server",
+		                            unreachable, "--namespace", "mix",  NULL};
+		expect_failure(args, 78, "bad-bundle.txt:3:");
+	}
+	{
+		const char *const args[] = {"fetch",    "--trust",   temp_path("none.txt"),
+		                            "--server", unreachable, "--namespace",
+		                            "mix",      NULL};
+		expect_failure(args, 66, "no such file");
+	}
+	{
+		const char *const args[] = {"fetch",     "--trust",     good,   "--server",
+		                            unreachable, "--namespace", "mail", NULL};
+		expect_failure(args, 78, "namespace not in the trust bundle");
+	}
+	{
+		const char *const args[] = {
+		    "fetch",       "--trust", good,    "--server",          unreachable,
+		    "--namespace", "mix",     "--out", temp_path("mirror"), NULL};
+		expect_failure(args, 69, "fetch mix:");
+	}
+}
+END_TEST
+
+static Suite *dirauthctl_suite(void)
+{
+	Suite *suite = suite_create("dirauthctl");
+	TCase *tc = tcase_create("program");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_help_and_usage_errors);
+	tcase_add_test(tc, test_keygen_then_register_dry_run);
+	tcase_add_test(tc, test_register_and_fetch_failures);
+	suite_add_tcase(suite, tc);
+	return suite;
+}
+
+int main(void)
+{
+	SRunner *runner = srunner_create(dirauthctl_suite());
+	srunner_run_all(runner, CK_NORMAL);
+	int failures = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	return failures ? 1 : 0;
+}
