@@ -1,10 +1,9 @@
 /*
  * config.h: dirauthd's configuration, read once at start from a YAML file.
  *
- * The file is written by an operator and read by the process that holds the authority's
- * signing key, so the reader is strict and bounded: at most CONFIG_MAX_BYTES, nesting at most
- * CONFIG_MAX_DEPTH deep (libyaml itself has no depth limit), no anchors, aliases or explicit
- * tags, no unknown or duplicate keys, every value of the type and range its key expects.
+ * The file is written by an operator, so the reader is strict and bounded (settings.h: size,
+ * depth, no anchors, aliases or tags) and the schema refuses unknown or duplicate keys and any
+ * value not of the type and range its key expects.
  * Every refusal names the line at fault, so that "dirauthd --check-config" can print
  * "FILE:LINE: problem" and exit 78. Relative paths are resolved against the directory of the
  * configuration file, so a configuration and its keys can move together.
@@ -15,20 +14,17 @@
 #define DIRAUTH_SERVER_CONFIG_H
 
 #include "note.h"
+#include "settings.h"
 #include "registration.h"
 #include "snapshot.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define CONFIG_MAX_BYTES      (1024 * 1024)
-#define CONFIG_MAX_DEPTH      8
-#define CONFIG_MAX_NODES      200000
 #define CONFIG_MAX_NAMESPACES 64 /* a provider's namespaces are a 64-bit mask */
 #define CONFIG_MAX_PROVIDERS  10000
-#define CONFIG_PATH_MAX       4096
+#define CONFIG_PATH_MAX       SETTINGS_PATH_MAX
 #define CONFIG_ADDRESS_MAX    64
-#define CONFIG_MESSAGE_MAX    256
 
 enum config_clock_source { CONFIG_CLOCK_SYSTEM, CONFIG_CLOCK_FILE };
 
@@ -83,24 +79,17 @@ struct config {
 	struct config_http http;
 };
 
-/* Where and why a configuration was refused. line is 1-based; 0 means the file as a whole
- * (cannot be read, too large). */
-struct config_error {
-	size_t line;
-	char message[CONFIG_MESSAGE_MAX];
-};
-
 /* Parses configuration text. base_dir is the directory that relative paths are resolved
  * against (no trailing '/' needed). On success *out is a new configuration the caller frees
  * with config_free(). Returns 0; DIRAUTH_ERR_CONFIG with *error filled (error may be NULL) for
  * any refusal; DIRAUTH_ERR_NOMEM. */
 int config_parse(const uint8_t *buf, size_t len, const char *base_dir, struct config **out,
-                 struct config_error *error);
+                 struct settings_error *error);
 
-/* Reads path (at most CONFIG_MAX_BYTES) and parses it with base_dir = the file's directory.
+/* Reads path (at most SETTINGS_MAX_BYTES) and parses it with base_dir = the file's directory.
  * Returns 0, DIRAUTH_ERR_CONFIG (also when the file cannot be read; *error says why),
  * DIRAUTH_ERR_NOMEM. */
-int config_load(const char *path, struct config **out, struct config_error *error);
+int config_load(const char *path, struct config **out, struct settings_error *error);
 
 /* Frees a configuration. Accepts NULL. */
 void config_free(struct config *config);

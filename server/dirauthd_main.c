@@ -45,7 +45,7 @@ static void usage(FILE *out)
 /* Loads the configuration; prints "FILE:LINE: problem" on refusal. */
 static int load_config(const char *path, struct config **config)
 {
-	struct config_error error;
+	struct settings_error error;
 	int rc = config_load(path, config, &error);
 	if (rc == DIRAUTH_ERR_CONFIG) {
 		if (error.line)

@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct config *config = NULL;
-	struct config_error error;
+	struct settings_error error;
 	int rc = config_parse(data, size, "/run/dirauth", &config, &error);
 	if (rc == 0) {
 		if (!config || config->namespace_count == 0 ||

@@ -52,13 +52,13 @@ static char *valid_text(const char *extra)
 	return text;
 }
 
-static int parse(const char *text, struct config **config, struct config_error *error)
+static int parse(const char *text, struct config **config, struct settings_error *error)
 {
 	return config_parse((const uint8_t *)text, strlen(text), "/etc/dirauth", config, error);
 }
 
 /* Replaces the first occurrence of from in the valid text by to, and parses. */
-static int parse_edit(const char *from, const char *to, struct config_error *error)
+static int parse_edit(const char *from, const char *to, struct settings_error *error)
 {
 	const char *base = valid_text(NULL);
 	const char *at = strstr(base, from);
@@ -73,7 +73,7 @@ static int parse_edit(const char *from, const char *to, struct config_error *err
 
 static void expect_refusal(const char *from, const char *to, size_t line, const char *words)
 {
-	struct config_error error;
+	struct settings_error error;
 	ck_assert_int_eq(parse_edit(from, to, &error), DIRAUTH_ERR_CONFIG);
 	ck_assert_msg(error.line == line, "expected line %zu, got %zu (%s)", line, error.line, error.message);
 	ck_assert_msg(strstr(error.message, words) != NULL, "message '%s' lacks '%s'", error.message, words);
@@ -83,7 +83,7 @@ START_TEST(test_valid)
 {
 	make_provider_key();
 	struct config *config = NULL;
-	struct config_error error;
+	struct settings_error error;
 	ck_assert_int_eq(parse(valid_text(NULL), &config, &error), 0);
 	ck_assert_str_eq(config->authority_name, "authority1.dirauth.example");
 	ck_assert_str_eq(config->signing_key_path, "/etc/dirauth/keys/authority1.key");
@@ -126,7 +126,7 @@ START_TEST(test_optional_sections)
 {
 	make_provider_key();
 	struct config *config = NULL;
-	struct config_error error;
+	struct settings_error error;
 	ck_assert_int_eq(
 	    parse(valid_text("bounds:\n"
 	                     "  registration_body: 4096\n"
@@ -211,7 +211,7 @@ START_TEST(test_duplicate_provider)
 	static char text[16384];
 	snprintf(text, sizeof text, "%s%s", base, extra);
 	struct config *config = NULL;
-	struct config_error error;
+	struct settings_error error;
 	ck_assert_int_eq(parse(text, &config, &error), DIRAUTH_ERR_CONFIG);
 	ck_assert_uint_eq(error.line, 19);
 	ck_assert_ptr_nonnull(strstr(error.message, "duplicate provider"));
@@ -222,7 +222,7 @@ START_TEST(test_nesting_bound)
 {
 	make_provider_key();
 	struct config *config = NULL;
-	struct config_error error;
+	struct settings_error error;
 	static char text[16384];
 	/* Seven levels under the root mapping is the bound's edge: refused as an unknown key, not
 	 * as depth. Eight levels under it is refused for depth, at the line of the ninth opening. */
@@ -257,7 +257,7 @@ START_TEST(test_files)
 	const char *text = valid_text(NULL);
 	test_write_file(path, text, strlen(text), 0644);
 	struct config *config = NULL;
-	struct config_error error;
+	struct settings_error error;
 	ck_assert_int_eq(config_load(path, &config, &error), 0);
 	char expected[800];
 	snprintf(expected, sizeof expected, "%s/keys/authority1.key", dir);
@@ -265,7 +265,7 @@ START_TEST(test_files)
 	config_free(config);
 
 	/* Oversized: refused for the file as a whole (line 0) before parsing. */
-	size_t big = CONFIG_MAX_BYTES + 1;
+	size_t big = SETTINGS_MAX_BYTES + 1;
 	char *padding = malloc(big);
 	ck_assert_ptr_nonnull(padding);
 	memset(padding, '#', big);

@@ -95,7 +95,7 @@ static void fixture_open(struct fixture *f, size_t map_size)
 	         "bounds: { registration_body: %d, endpoints_per_service: 3, max_validity_seconds: 86400 }\n"
 	         "http: { threads: 2 }\n",
 	         f->port, LENGTH, GENESIS, test_key_verifier_string(&f->provider), other_key, BODY_CAP);
-	struct config_error error;
+	struct settings_error error;
 	ck_assert_msg(config_parse((const uint8_t *)text, strlen(text), f->dir, &f->config, &error) == 0,
 	              "%zu: %s", error.line, error.message);
 	ck_assert_int_eq(signer_open_local(f->config->signing_key_path, &f->signer), 0);

@@ -72,7 +72,7 @@ static void fixture_open(struct fixture *f, const char *bounds)
 	         "  - { key: \"%s\", namespaces: [mix], classes: [mix-gateway] }\n"
 	         "%s",
 	         LENGTH, GENESIS, test_key_verifier_string(&f->provider), bounds ? bounds : "");
-	struct config_error error;
+	struct settings_error error;
 	ck_assert_msg(config_parse((const uint8_t *)text, strlen(text), f->dir, &f->config, &error) == 0,
 	              "%zu: %s", error.line, error.message);
 	ck_assert_int_eq(clock_open_file(f->config->clock_path, &f->clock), 0);

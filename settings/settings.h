@@ -1,0 +1,102 @@
+/*
+ * settings.h: a strict, bounded reader of YAML configuration files, shared by every program
+ * that reads one (dirauthd, dirauth-signer).
+ *
+ * settings_read turns YAML text into a tree, refusing anchors, aliases, explicit tags, more
+ * than one document, nesting past SETTINGS_MAX_DEPTH (libyaml itself has no depth limit),
+ * more than SETTINGS_MAX_NODES nodes and files over SETTINGS_MAX_BYTES. Callers then walk the
+ * tree with the accessors below, which check kinds, refuse unknown and duplicate keys, and
+ * parse scalars strictly. Every refusal returns DIRAUTH_ERR_CONFIG and fills the reader's
+ * settings_error with the 1-based line at fault (0: the file as a whole) and a sentence, so
+ * that a program can print "FILE:LINE: problem" and exit 78.
+ */
+#ifndef DIRAUTH_SETTINGS_SETTINGS_H
+#define DIRAUTH_SETTINGS_SETTINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SETTINGS_MAX_BYTES   (1024 * 1024)
+#define SETTINGS_MAX_DEPTH   8
+#define SETTINGS_MAX_NODES   200000
+#define SETTINGS_PATH_MAX    4096
+#define SETTINGS_MESSAGE_MAX 256
+
+enum settings_kind { SETTINGS_SCALAR, SETTINGS_MAPPING, SETTINGS_SEQUENCE };
+
+struct settings_node {
+	enum settings_kind kind;
+	size_t line;
+	int plain;  /* a scalar written without quotes or block style */
+	char *text; /* scalars: NUL-terminated */
+	size_t text_len;
+	struct settings_node **children; /* mappings: key, value, key, value, ... */
+	size_t count;
+	size_t cap;
+};
+
+/* Where and why a file was refused. */
+struct settings_error {
+	size_t line;
+	char message[SETTINGS_MESSAGE_MAX];
+};
+
+/* The state of one read: where refusals go and what relative paths resolve against. */
+struct settings_reader {
+	struct settings_error *error; /* may be NULL */
+	const char *base_dir;         /* for settings_path; "." when NULL */
+	size_t node_count;
+};
+
+/* Records a refusal at line and returns DIRAUTH_ERR_CONFIG. */
+int settings_fail(struct settings_reader *state, size_t line, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Reads YAML text into a tree; *root gets the document's root node, freed with
+ * settings_free. Returns 0, DIRAUTH_ERR_CONFIG, DIRAUTH_ERR_NOMEM. */
+int settings_read(struct settings_reader *state, const uint8_t *buf, size_t len, struct settings_node **root);
+
+/* Frees a tree. Accepts NULL. */
+void settings_free(struct settings_node *node);
+
+/* Reads a regular file of at most SETTINGS_MAX_BYTES. On success *buf (its bytes) and
+ * *base_dir (the file's directory) are malloc'd for the caller to free. Returns 0,
+ * DIRAUTH_ERR_CONFIG (cannot open or read, not a regular file, too large), DIRAUTH_ERR_NOMEM. */
+int settings_load(const char *path, uint8_t **buf, size_t *len, char **base_dir,
+                  struct settings_error *error);
+
+/* "a scalar", "a mapping" or "a sequence". */
+const char *settings_kind_name(enum settings_kind kind);
+
+/* Refuses node unless it is of kind; what names it in the message. */
+int settings_expect_kind(struct settings_reader *state, const struct settings_node *node,
+                         enum settings_kind kind, const char *what);
+
+/* Refuses a mapping key that is not a scalar in allowed (NULL-terminated) or that appears twice. */
+int settings_check_keys(struct settings_reader *state, const struct settings_node *mapping,
+                        const char *const *allowed, const char *what);
+
+/* The value of key name in mapping, or NULL. */
+const struct settings_node *settings_lookup(const struct settings_node *mapping, const char *name);
+
+/* settings_lookup that refuses a missing key. */
+int settings_require(struct settings_reader *state, const struct settings_node *mapping, const char *name,
+                     const char *what, const struct settings_node **out);
+
+/* A non-empty scalar without NUL, copied into out (capacity cap). */
+int settings_string(struct settings_reader *state, const struct settings_node *node, const char *what,
+                    char *out, size_t cap);
+
+/* An unquoted canonical decimal in [min, max]. */
+int settings_u64(struct settings_reader *state, const struct settings_node *node, const char *what,
+                 uint64_t min, uint64_t max, uint64_t *out);
+int settings_size(struct settings_reader *state, const struct settings_node *node, const char *what,
+                  uint64_t min, uint64_t max, size_t *out);
+int settings_unsigned(struct settings_reader *state, const struct settings_node *node, const char *what,
+                      uint64_t min, uint64_t max, unsigned *out);
+
+/* A path, resolved against the reader's base_dir when relative; out has SETTINGS_PATH_MAX bytes. */
+int settings_path(struct settings_reader *state, const struct settings_node *node, const char *what,
+                  char *out);
+
+#endif
