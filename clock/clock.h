@@ -1,5 +1,5 @@
 /*
- * clock.h: the injectable source of "now" for everything in dirauthd that depends on time.
+ * clock.h: the injectable source of "now" for every program of dirauth that depends on time.
  *
  * Production reads the system clock. Tests and demos use a file clock: a file holding unix
  * seconds as a decimal, read afresh at each call, so that a test drives the epochs by writing
@@ -7,8 +7,8 @@
  * canonical decimal is an error the caller must handle (the scheduler logs it and skips the
  * tick; a request handler denies): a check that cannot run denies.
  */
-#ifndef DIRAUTH_SERVER_CLOCK_H
-#define DIRAUTH_SERVER_CLOCK_H
+#ifndef DIRAUTH_CLOCK_CLOCK_H
+#define DIRAUTH_CLOCK_CLOCK_H
 
 #include <stdint.h>
 
