@@ -380,6 +380,8 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
 
 /* libmicrohttpd's own diagnostics. Its messages describe the server, not clients; they go to
  * stderr with a prefix so they are told apart from dirauthd's own lines. */
+static void http_log(void *cls, const char *format, va_list args) __attribute__((format(printf, 2, 0)));
+
 static void http_log(void *cls, const char *format, va_list args)
 {
 	(void)cls;

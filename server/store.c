@@ -657,6 +657,31 @@ int store_service_sequence(struct store *store, const uint8_t service_id[32], ui
 	return t.rc;
 }
 
+int store_service_owner(struct store *store, const uint8_t service_id[32],
+                        char namespace_name[STORE_NAME_MAX + 1], char provider[STORE_NAME_MAX + 1])
+{
+	struct store_txn t;
+	struct store_service_record record;
+	MDB_val found;
+
+	if (!store || !service_id || !namespace_name || !provider)
+		return DIRAUTH_ERR_SYNTAX;
+	store_txn_begin(store, &t, NULL, MDB_RDONLY);
+	if (!store_txn_get(&t, store->services, service_id, STORE_ID_LEN, &found))
+		store_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
+	else if (store_service_record_decode(&found, &record) || record.namespace_len > STORE_NAME_MAX ||
+	         record.provider_len > STORE_NAME_MAX)
+		store_txn_fail(&t, DIRAUTH_ERR_STORE);
+	if (!t.rc) {
+		memcpy(namespace_name, record.namespace_name, record.namespace_len);
+		namespace_name[record.namespace_len] = 0;
+		memcpy(provider, record.provider, record.provider_len);
+		provider[record.provider_len] = 0;
+	}
+	store_txn_abort(&t);
+	return t.rc;
+}
+
 int store_registration_foreach(struct store *store, const char *namespace_name, uint64_t now,
                                store_registration_visitor visit, void *context)
 {

@@ -74,6 +74,11 @@ int store_registration_submit(struct store *store, const struct store_registrati
  * DIRAUTH_ERR_SYNTAX for a NULL argument. */
 int store_service_sequence(struct store *store, const uint8_t service_id[32], uint64_t *sequence);
 
+/* The owner of a service id: the namespace and provider key name of its first registration.
+ * Returns 0, DIRAUTH_ERR_NOT_FOUND, DIRAUTH_ERR_STORE. */
+int store_service_owner(struct store *store, const uint8_t service_id[32],
+                        char namespace_name[STORE_NAME_MAX + 1], char provider[STORE_NAME_MAX + 1]);
+
 /* Calls visit for each service of namespace_name whose latest registration has expires > now,
  * in ascending service id order, inside one read transaction. A non-zero return from visit stops
  * the walk and is returned. Otherwise returns 0 (also for an unknown namespace),

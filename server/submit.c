@@ -33,46 +33,16 @@ static enum api_error refuse(struct submit_result *result, enum api_error error,
 	return error;
 }
 
-struct owner_search {
-	const uint8_t *service_id;
-	int found;
-	char provider[NOTE_NAME_MAX + 1];
-};
-
-static int owner_visit(void *context, const uint8_t service_id[32], const uint8_t *note_bytes,
-                       size_t note_len)
-{
-	struct owner_search *search = context;
-	int order = memcmp(service_id, search->service_id, SERVICE_ID_SIZE);
-	if (order < 0)
-		return 0;
-	if (order > 0)
-		return 1; /* ascending order: it is not in this namespace */
-	struct note *note = NULL;
-	struct registration r;
-	memset(&r, 0, sizeof r);
-	if (note_parse(note_bytes, note_len, &note) == 0 &&
-	    registration_parse(note->text, note->text_len, &r) == 0) {
-		snprintf(search->provider, sizeof search->provider, "%s", r.provider.name);
-		search->found = 1;
-	}
-	registration_clear(&r);
-	note_free(note);
-	return 1;
-}
-
-/* The store says only "collision"; tell the provider which. Runs only on that refusal path,
- * after the signature and enrolment checks, so only an enrolled provider can make it walk. */
+/* The store says only "collision": a service id owned by another provider or namespace is a
+ * service collision; otherwise one of the endpoint ids belongs to another service. */
 static enum api_error classify_collision(const struct submit_context *context, const struct registration *r)
 {
-	uint64_t sequence;
-	if (store_service_sequence(context->store, r->service_id, &sequence) == DIRAUTH_ERR_NOT_FOUND)
-		return API_ERROR_ENDPOINT_COLLISION;
-	struct owner_search search = {.service_id = r->service_id};
-	store_registration_foreach(context->store, r->namespace_name, 0, owner_visit, &search);
-	if (search.found && strcmp(search.provider, r->provider.name) == 0)
-		return API_ERROR_ENDPOINT_COLLISION;
-	return API_ERROR_SERVICE_COLLISION;
+	char owner_namespace[STORE_NAME_MAX + 1], owner_provider[STORE_NAME_MAX + 1];
+	if (store_service_owner(context->store, r->service_id, owner_namespace, owner_provider) == 0 &&
+	    (strcmp(owner_namespace, r->namespace_name) != 0 ||
+	     strcmp(owner_provider, r->provider.name) != 0))
+		return API_ERROR_SERVICE_COLLISION;
+	return API_ERROR_ENDPOINT_COLLISION;
 }
 
 static enum api_error sign_receipt(const struct submit_context *context, const struct registration *r,
