@@ -1,0 +1,44 @@
+/*
+ * vote.h: an authority's vote for one namespace and epoch: its signed view of what it holds.
+ *
+ * Vote text (signed note by the authority's signing key; grammar in schema/vote.md):
+ *   dirauth vote v1
+ *   namespace <namespace name>
+ *   origin <origin>
+ *   epoch <decimal>
+ *   authority <authority name>
+ *   records <count>
+ *   records-root <Merkle root hex over the registration notes it holds>
+ *   body-sha256 <hex of the vote body: the same framing as a snapshot body>
+ *
+ * The signer signs at most one vote per (origin, epoch) and never one for an epoch lower than
+ * the highest it voted in.
+ */
+#ifndef DIRAUTH_SCHEMA_VOTE_H
+#define DIRAUTH_SCHEMA_VOTE_H
+
+#include "buffer.h"
+#include "note.h"
+#include "registration.h"
+#include "snapshot.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define VOTE_MAX_BYTES 2048
+
+struct vote {
+	char namespace_name[NAMESPACE_NAME_MAX + 1];
+	char origin[SNAPSHOT_ORIGIN_MAX + 1];
+	uint64_t epoch;
+	char authority[NOTE_NAME_MAX + 1];
+	uint64_t record_count;
+	uint8_t records_root[32];
+	uint8_t body_sha256[32];
+};
+
+int vote_encode(const struct vote *v, struct buffer *out);
+/* Refuses non-canonical text. Returns 0, DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS. */
+int vote_parse(const uint8_t *text, size_t len, struct vote *out);
+
+#endif

@@ -1,0 +1,53 @@
+/*
+ * ledger.h: what the signer has signed, durably: the memory that makes it refuse to
+ * equivocate (like a validator's slashing-protection database). It has its own LMDB
+ * environment, separate from dirauthd's.
+ *
+ * For each (kind, origin) it keeps the highest epoch signed and the digest of the statement
+ * signed for it (votes and snapshot headers), and for checkpoints the latest (size, root)
+ * signed with the log key and, separately, cosigned. Every check-and-record is one write
+ * transaction committed (fsynced) before it returns 0, so a signature handed out after a
+ * successful call can never be contradicted by a later one, whatever crashes in between.
+ * Nothing is ever deleted.
+ */
+#ifndef DIRAUTH_SIGNER_LEDGER_H
+#define DIRAUTH_SIGNER_LEDGER_H
+
+#include "merkle.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ledger;
+
+enum ledger_epoch_kind { LEDGER_VOTE, LEDGER_SNAPSHOT_HEADER };
+enum ledger_checkpoint_kind { LEDGER_CHECKPOINT_SIGNED, LEDGER_CHECKPOINT_COSIGNED };
+
+/* Opens (creating 0700 if missing) the ledger in directory. Returns 0, DIRAUTH_ERR_IO,
+ * DIRAUTH_ERR_STORE, DIRAUTH_ERR_NOMEM. */
+int ledger_open(const char *directory, struct ledger **out);
+void ledger_close(struct ledger *ledger);
+
+/* Records that the statement with digest is signed for (kind, origin, epoch). Returns 0 when
+ * epoch is above the highest recorded (now recorded durably) or equal with the same digest (a
+ * repeat: signing again yields the same signature); DIRAUTH_ERR_ROLLBACK when epoch is lower
+ * than the highest; DIRAUTH_ERR_COLLISION when epoch equals the highest with another digest
+ * (equivocation); DIRAUTH_ERR_FULL, DIRAUTH_ERR_STORE. */
+int ledger_record_epoch(struct ledger *ledger, enum ledger_epoch_kind kind, const char *origin,
+                        uint64_t epoch, const uint8_t digest[32]);
+
+/* The latest checkpoint of kind for origin. Returns 0 or DIRAUTH_ERR_NOT_FOUND, STORE. */
+int ledger_checkpoint_latest(struct ledger *ledger, enum ledger_checkpoint_kind kind, const char *origin,
+                             uint64_t *size, merkle_hash root);
+
+/* Records checkpoint (size, root) of origin after proving it consistent with the latest of the
+ * same kind: old_size must equal the latest's size (DIRAUTH_ERR_MISMATCH otherwise), the proof
+ * must verify from (old size, old root) to (size, root) (DIRAUTH_ERR_PROOF); a smaller size is
+ * DIRAUTH_ERR_ROLLBACK; the same size with another root is DIRAUTH_ERR_COLLISION; the same
+ * size and root is a repeat (0, proof must be empty). With no latest, any checkpoint is
+ * accepted (old_size must be 0 and the proof empty). */
+int ledger_record_checkpoint(struct ledger *ledger, enum ledger_checkpoint_kind kind, const char *origin,
+                             uint64_t size, const merkle_hash root, uint64_t old_size,
+                             const merkle_hash *proof, size_t proof_count);
+
+#endif
