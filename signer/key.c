@@ -319,6 +319,19 @@ cleanup:
 	return rc;
 }
 
+int signer_key_sign_raw(const struct signer_key *key, const uint8_t *message, size_t len,
+                        uint8_t signature[64])
+{
+	struct note_signature note_signature;
+	int rc = signer_key_sign(key, message, len, &note_signature);
+
+	if (rc == 0)
+		memcpy(signature, note_signature.signature, CRYPTO_ED25519_SIGNATURE_SIZE);
+	else
+		memset(signature, 0, CRYPTO_ED25519_SIGNATURE_SIZE);
+	return rc;
+}
+
 void signer_key_free(struct signer_key *key)
 {
 	if (!key)

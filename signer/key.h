@@ -34,7 +34,14 @@ const struct note_verifier *signer_key_verifier(const struct signer_key *key);
 
 /* Signs message for a signed note: fills out's name, key id and the 64-byte signature.
  * Returns 0 or DIRAUTH_ERR_CRYPTO. */
-int signer_key_sign(const struct signer_key *key, const uint8_t *message, size_t len, struct note_signature *out);
+int signer_key_sign(const struct signer_key *key, const uint8_t *message, size_t len,
+                    struct note_signature *out);
+
+/* Signs message with the key's raw Ed25519 signature (64 bytes), for signatures whose bytes
+ * are not a plain note signature (a tlog cosignature prefixes a timestamp). The caller is
+ * responsible for the message carrying its own purpose tag. Returns 0 or DIRAUTH_ERR_CRYPTO. */
+int signer_key_sign_raw(const struct signer_key *key, const uint8_t *message, size_t len,
+                        uint8_t signature[64]);
 
 /* Wipes and frees. Accepts NULL. */
 void signer_key_free(struct signer_key *key);

@@ -1,0 +1,407 @@
+/*
+ * ledger.c: the signer's memory of what it signed, on its own LMDB environment.
+ *
+ * The ledger is what makes a stolen or buggy dirauthd harmless to the signer's word: whatever
+ * it asks, the signer never signs two different statements for one (origin, epoch), never
+ * goes back to a lower epoch, and never signs or cosigns a checkpoint that does not extend the
+ * last one it signed. That memory must survive crashes exactly, so every check and its record
+ * are one LMDB write transaction, committed with LMDB's default durability (fsync before
+ * mdb_txn_commit returns) before the caller may sign. A crash before the commit leaves the
+ * ledger as it was and no signature left the process; a crash after it leaves a record that
+ * at worst describes a signature nobody received, which only makes the signer stricter.
+ *
+ * Layout: two named databases.
+ *   epochs       kind (u8), origin -> highest epoch (u64), SHA-256 of the statement (32)
+ *   checkpoints  kind (u8), origin -> tree size (u64), root hash (32)
+ * Integers are big-endian. A stored value of the wrong length is reported as
+ * DIRAUTH_ERR_STORE, never read past its end. Nothing is ever deleted.
+ *
+ * The environment is opened with MDB_NOTLS and no flag that weakens sync. Transactions go
+ * through a small wrapper that keeps the first error, so each operation reads as a straight
+ * sequence of reads, checks and writes ending in one commit (or an abort when anything failed).
+ */
+#include "ledger.h"
+
+#include "error.h"
+
+#include <lmdb.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define LEDGER_MAP_SIZE   ((size_t)64 << 20) /* a few records per origin: far more than enough */
+#define LEDGER_ORIGIN_MAX 255                /* the longest origin of a snapshot or checkpoint */
+#define LEDGER_KEY_MAX    (1 + LEDGER_ORIGIN_MAX)
+#define LEDGER_VALUE_SIZE (8 + 32)
+
+struct ledger {
+	MDB_env *env;
+	MDB_dbi epochs;
+	MDB_dbi checkpoints;
+};
+
+/* The one place LMDB's codes become the project's. */
+static int ledger_error_from_lmdb(int rc)
+{
+	switch (rc) {
+	case MDB_SUCCESS:
+		return 0;
+	case MDB_MAP_FULL:
+		return DIRAUTH_ERR_FULL;
+	case MDB_NOTFOUND:
+		return DIRAUTH_ERR_NOT_FOUND;
+	case ENOMEM:
+		return DIRAUTH_ERR_NOMEM;
+	default:
+		return DIRAUTH_ERR_STORE;
+	}
+}
+
+/* Opening also reports plain errno values (a missing or unwritable directory). */
+static int ledger_error_from_system(int rc)
+{
+	if (rc > 0 && rc != ENOMEM)
+		return DIRAUTH_ERR_IO;
+	return ledger_error_from_lmdb(rc);
+}
+
+/* ---- transaction wrapper with a sticky first error ---- */
+
+struct ledger_txn {
+	MDB_txn *txn;
+	int rc; /* first failure as a dirauth error; 0 while everything went well */
+};
+
+static void ledger_txn_begin(struct ledger *ledger, struct ledger_txn *t, unsigned flags)
+{
+	t->txn = NULL;
+	t->rc = ledger_error_from_lmdb(mdb_txn_begin(ledger->env, NULL, flags, &t->txn));
+	if (t->rc)
+		t->txn = NULL;
+}
+
+/* Records rc as the transaction's error unless one is already recorded. rc 0 does nothing. */
+static void ledger_txn_fail(struct ledger_txn *t, int rc)
+{
+	if (!t->rc)
+		t->rc = rc;
+}
+
+/* Looks key up. Returns true when found (value points into the map until the transaction
+ * ends); false when absent or after any failure, the failure being recorded. */
+static bool ledger_txn_get(struct ledger_txn *t, MDB_dbi dbi, const void *key, size_t key_len, MDB_val *value)
+{
+	if (t->rc)
+		return false;
+	MDB_val k = {.mv_size = key_len, .mv_data = (void *)key};
+	int rc = mdb_get(t->txn, dbi, &k, value);
+	if (rc == MDB_NOTFOUND)
+		return false;
+	if (rc) {
+		ledger_txn_fail(t, ledger_error_from_lmdb(rc));
+		return false;
+	}
+	return true;
+}
+
+static void ledger_txn_put(struct ledger_txn *t, MDB_dbi dbi, const void *key, size_t key_len,
+                           const void *value, size_t value_len)
+{
+	if (t->rc)
+		return;
+	MDB_val k = {.mv_size = key_len, .mv_data = (void *)key};
+	MDB_val v = {.mv_size = value_len, .mv_data = (void *)value};
+	ledger_txn_fail(t, ledger_error_from_lmdb(mdb_put(t->txn, dbi, &k, &v, 0)));
+}
+
+static void ledger_txn_abort(struct ledger_txn *t)
+{
+	if (t->txn)
+		mdb_txn_abort(t->txn);
+	t->txn = NULL;
+}
+
+/* Commits when nothing failed, aborts otherwise. Returns the outcome; 0 means durable. */
+static int ledger_txn_commit(struct ledger_txn *t)
+{
+	if (t->rc) {
+		ledger_txn_abort(t);
+		return t->rc;
+	}
+	int rc = mdb_txn_commit(t->txn);
+	t->txn = NULL;
+	t->rc = ledger_error_from_lmdb(rc);
+	return t->rc;
+}
+
+/* ---- encoding ---- */
+
+static void ledger_put_u64(uint8_t *p, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--) {
+		p[i] = (uint8_t)v;
+		v >>= 8;
+	}
+}
+
+static uint64_t ledger_get_u64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	for (size_t i = 0; i < 8; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+/* Builds the key kind || origin. Returns 0 or DIRAUTH_ERR_BOUNDS for an empty or too long
+ * origin (LMDB keys are bounded, and no valid origin is that long). */
+static int ledger_key(uint8_t kind, const char *origin, uint8_t key[LEDGER_KEY_MAX], size_t *key_len)
+{
+	size_t len = origin ? strnlen(origin, LEDGER_ORIGIN_MAX + 1) : 0;
+	if (len == 0 || len > LEDGER_ORIGIN_MAX)
+		return DIRAUTH_ERR_BOUNDS;
+	key[0] = kind;
+	memcpy(key + 1, origin, len);
+	*key_len = 1 + len;
+	return 0;
+}
+
+/* Decodes a stored (u64, 32 bytes) value. Returns false for a damaged one. */
+static bool ledger_value_decode(const MDB_val *value, uint64_t *number, uint8_t hash[32])
+{
+	if (value->mv_size != LEDGER_VALUE_SIZE)
+		return false;
+	*number = ledger_get_u64(value->mv_data);
+	memcpy(hash, (const uint8_t *)value->mv_data + 8, 32);
+	return true;
+}
+
+/* ---- opening and closing ---- */
+
+/* Creates directory (and missing parents) mode 0700; an existing directory is fine. */
+static int ledger_make_directory(const char *directory)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	size_t len = strnlen(directory, sizeof(path));
+
+	if (len == 0 || len >= sizeof(path))
+		return DIRAUTH_ERR_IO;
+	memcpy(path, directory, len + 1);
+	for (size_t i = 1; i <= len; i++) {
+		if (path[i] != '/' && path[i] != '\0')
+			continue;
+		char saved = path[i];
+		path[i] = '\0';
+		if (mkdir(path, 0700) != 0 && errno != EEXIST)
+			return DIRAUTH_ERR_IO;
+		path[i] = saved;
+	}
+	if (stat(directory, &st) != 0 || !S_ISDIR(st.st_mode))
+		return DIRAUTH_ERR_IO;
+	return 0;
+}
+
+static int ledger_open_databases(struct ledger *ledger)
+{
+	struct ledger_txn t;
+
+	ledger_txn_begin(ledger, &t, 0);
+	if (!t.rc)
+		ledger_txn_fail(
+		    &t, ledger_error_from_lmdb(mdb_dbi_open(t.txn, "epochs", MDB_CREATE, &ledger->epochs)));
+	if (!t.rc)
+		ledger_txn_fail(&t, ledger_error_from_lmdb(mdb_dbi_open(t.txn, "checkpoints", MDB_CREATE,
+		                                                        &ledger->checkpoints)));
+	return ledger_txn_commit(&t);
+}
+
+int ledger_open(const char *directory, struct ledger **out)
+{
+	struct ledger *ledger = NULL;
+	int rc;
+
+	*out = NULL;
+	if (!directory)
+		return DIRAUTH_ERR_IO;
+	rc = ledger_make_directory(directory);
+	if (rc)
+		return rc;
+	ledger = calloc(1, sizeof(*ledger));
+	if (!ledger)
+		return DIRAUTH_ERR_NOMEM;
+	rc = ledger_error_from_lmdb(mdb_env_create(&ledger->env));
+	if (rc) {
+		ledger->env = NULL;
+		goto cleanup;
+	}
+	rc = ledger_error_from_lmdb(mdb_env_set_maxdbs(ledger->env, 4));
+	if (!rc)
+		rc = ledger_error_from_lmdb(mdb_env_set_mapsize(ledger->env, LEDGER_MAP_SIZE));
+	if (rc)
+		goto cleanup;
+	/* No sync-weakening flag: a commit returns only once it is on disk. */
+	rc = ledger_error_from_system(mdb_env_open(ledger->env, directory, MDB_NOTLS, 0600));
+	if (rc)
+		goto cleanup;
+	rc = ledger_open_databases(ledger);
+	if (rc)
+		goto cleanup;
+	*out = ledger;
+	ledger = NULL;
+cleanup:
+	ledger_close(ledger);
+	return rc;
+}
+
+void ledger_close(struct ledger *ledger)
+{
+	if (!ledger)
+		return;
+	if (ledger->env)
+		mdb_env_close(ledger->env);
+	free(ledger);
+}
+
+/* ---- epochs ---- */
+
+int ledger_record_epoch(struct ledger *ledger, enum ledger_epoch_kind kind, const char *origin,
+                        uint64_t epoch, const uint8_t digest[32])
+{
+	uint8_t key[LEDGER_KEY_MAX];
+	size_t key_len;
+	uint8_t value[LEDGER_VALUE_SIZE];
+	struct ledger_txn t;
+	MDB_val found;
+	int rc;
+
+	if (kind != LEDGER_VOTE && kind != LEDGER_SNAPSHOT_HEADER)
+		return DIRAUTH_ERR_INTERNAL;
+	rc = ledger_key((uint8_t)kind, origin, key, &key_len);
+	if (rc)
+		return rc;
+
+	ledger_txn_begin(ledger, &t, 0);
+	if (ledger_txn_get(&t, ledger->epochs, key, key_len, &found)) {
+		uint64_t highest;
+		uint8_t highest_digest[32];
+		if (!ledger_value_decode(&found, &highest, highest_digest))
+			ledger_txn_fail(&t, DIRAUTH_ERR_STORE);
+		else if (epoch < highest)
+			ledger_txn_fail(&t, DIRAUTH_ERR_ROLLBACK);
+		else if (epoch == highest) {
+			/* Already recorded and durable: the same bytes are a repeat, others equivocate. */
+			rc = memcmp(highest_digest, digest, 32) == 0 ? 0 : DIRAUTH_ERR_COLLISION;
+			ledger_txn_abort(&t);
+			return t.rc ? t.rc : rc;
+		}
+	}
+	ledger_put_u64(value, epoch);
+	memcpy(value + 8, digest, 32);
+	ledger_txn_put(&t, ledger->epochs, key, key_len, value, sizeof(value));
+	return ledger_txn_commit(&t);
+}
+
+/* ---- checkpoints ---- */
+
+int ledger_checkpoint_latest(struct ledger *ledger, enum ledger_checkpoint_kind kind, const char *origin,
+                             uint64_t *size, merkle_hash root)
+{
+	uint8_t key[LEDGER_KEY_MAX];
+	size_t key_len;
+	struct ledger_txn t;
+	MDB_val found;
+	int rc;
+
+	if (kind != LEDGER_CHECKPOINT_SIGNED && kind != LEDGER_CHECKPOINT_COSIGNED)
+		return DIRAUTH_ERR_INTERNAL;
+	rc = ledger_key((uint8_t)kind, origin, key, &key_len);
+	if (rc)
+		return rc;
+	ledger_txn_begin(ledger, &t, MDB_RDONLY);
+	if (ledger_txn_get(&t, ledger->checkpoints, key, key_len, &found)) {
+		if (!ledger_value_decode(&found, size, root))
+			ledger_txn_fail(&t, DIRAUTH_ERR_STORE);
+	} else {
+		ledger_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
+	}
+	rc = t.rc;
+	ledger_txn_abort(&t);
+	return rc;
+}
+
+/* The verdict on a new checkpoint (size, root) given the latest recorded one, if any: 0 to
+ * record it, 1 for a repeat of the latest, or the refusal. */
+static int ledger_checkpoint_verdict(bool have_latest, uint64_t latest_size, const merkle_hash latest_root,
+                                     uint64_t size, const merkle_hash root, uint64_t old_size,
+                                     const merkle_hash *proof, size_t proof_count)
+{
+	if (!have_latest || (latest_size == 0 && size > 0)) {
+		/* Nothing to be consistent with: the proof starts from the empty tree. */
+		if (old_size != 0)
+			return DIRAUTH_ERR_MISMATCH;
+		return proof_count == 0 ? 0 : DIRAUTH_ERR_PROOF;
+	}
+	if (size < latest_size)
+		return DIRAUTH_ERR_ROLLBACK;
+	if (size == latest_size) {
+		if (memcmp(root, latest_root, sizeof(merkle_hash)) != 0)
+			return DIRAUTH_ERR_COLLISION;
+		if (old_size != latest_size)
+			return DIRAUTH_ERR_MISMATCH;
+		return proof_count == 0 ? 1 : DIRAUTH_ERR_PROOF;
+	}
+	if (old_size != latest_size)
+		return DIRAUTH_ERR_MISMATCH;
+	if (proof_count > MERKLE_MAX_PROOF)
+		return DIRAUTH_ERR_PROOF;
+	return merkle_consistency_verify(latest_size, size, latest_root, root, proof, proof_count) == 0
+	           ? 0
+	           : DIRAUTH_ERR_PROOF;
+}
+
+int ledger_record_checkpoint(struct ledger *ledger, enum ledger_checkpoint_kind kind, const char *origin,
+                             uint64_t size, const merkle_hash root, uint64_t old_size,
+                             const merkle_hash *proof, size_t proof_count)
+{
+	uint8_t key[LEDGER_KEY_MAX];
+	size_t key_len;
+	uint8_t value[LEDGER_VALUE_SIZE];
+	uint64_t latest_size = 0;
+	merkle_hash latest_root;
+	bool have_latest = false;
+	struct ledger_txn t;
+	MDB_val found;
+	int rc;
+
+	if (kind != LEDGER_CHECKPOINT_SIGNED && kind != LEDGER_CHECKPOINT_COSIGNED)
+		return DIRAUTH_ERR_INTERNAL;
+	rc = ledger_key((uint8_t)kind, origin, key, &key_len);
+	if (rc)
+		return rc;
+
+	memset(latest_root, 0, sizeof(latest_root));
+	ledger_txn_begin(ledger, &t, 0);
+	if (ledger_txn_get(&t, ledger->checkpoints, key, key_len, &found)) {
+		if (!ledger_value_decode(&found, &latest_size, latest_root))
+			ledger_txn_fail(&t, DIRAUTH_ERR_STORE);
+		have_latest = true;
+	}
+	if (t.rc) {
+		ledger_txn_abort(&t);
+		return t.rc;
+	}
+	rc = ledger_checkpoint_verdict(have_latest, latest_size, latest_root, size, root, old_size, proof,
+	                               proof_count);
+	if (rc != 0) {
+		ledger_txn_abort(&t);
+		return rc == 1 ? 0 : rc;
+	}
+	ledger_put_u64(value, size);
+	memcpy(value + 8, root, sizeof(merkle_hash));
+	ledger_txn_put(&t, ledger->checkpoints, key, key_len, value, sizeof(value));
+	return ledger_txn_commit(&t);
+}

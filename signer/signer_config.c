@@ -1,0 +1,174 @@
+/*
+ * signer_config.c: reads dirauth-signer's YAML configuration (signer_config.h).
+ *
+ * The signer guards the keys, so its configuration is read as strictly as dirauthd's: one
+ * mapping of known keys, each of the type and range it expects, with the line of the first
+ * problem reported. Paths are checked here only for form (the socket path must fit a UNIX
+ * socket address); whether the files are safe to use is the service's decision at open.
+ */
+#include "signer_config.h"
+
+#include "error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int parse_clock(struct settings_reader *state, const struct settings_node *node,
+                       struct signer_config *config)
+{
+	static const char *const keys[] = {"source", "path", NULL};
+	const struct settings_node *source, *path;
+	int rc;
+
+	if ((rc = settings_expect_kind(state, node, SETTINGS_MAPPING, "clock")) ||
+	    (rc = settings_check_keys(state, node, keys, "clock")) ||
+	    (rc = settings_require(state, node, "source", "clock", &source)) ||
+	    (rc = settings_expect_kind(state, source, SETTINGS_SCALAR, "clock.source")))
+		return rc;
+	path = settings_lookup(node, "path");
+	if (strcmp(source->text, "system") == 0) {
+		if (path)
+			return settings_fail(state, path->line, "clock.path is only for source: file");
+		config->clock_source = SIGNER_CONFIG_CLOCK_SYSTEM;
+		config->clock_path[0] = '\0';
+		return 0;
+	}
+	if (strcmp(source->text, "file") != 0)
+		return settings_fail(state, source->line, "clock.source must be 'system' or 'file'");
+	if (!path)
+		return settings_fail(state, node->line,
+		                     "clock: missing required key 'path' for source: file");
+	config->clock_source = SIGNER_CONFIG_CLOCK_FILE;
+	return settings_path(state, path, "clock.path", config->clock_path);
+}
+
+static int parse_certificates(struct settings_reader *state, const struct settings_node *node,
+                              struct signer_config *config)
+{
+	int rc = settings_expect_kind(state, node, SETTINGS_SEQUENCE, "certificates");
+	if (rc)
+		return rc;
+	if (node->count == 0)
+		return settings_fail(
+		    state, node->line,
+		    "certificates: at least one (the signing key's certificate) is required");
+	if (node->count > SIGNER_CONFIG_MAX_CERTIFICATES)
+		return settings_fail(state, node->children[SIGNER_CONFIG_MAX_CERTIFICATES]->line,
+		                     "certificates: at most %d", SIGNER_CONFIG_MAX_CERTIFICATES);
+	for (size_t i = 0; i < node->count; i++) {
+		if ((rc = settings_expect_kind(state, node->children[i], SETTINGS_SCALAR,
+		                               "a certificate path")) ||
+		    (rc = settings_path(state, node->children[i], "certificate",
+		                        config->certificate_paths[i])))
+			return rc;
+		config->certificate_count = i + 1;
+	}
+	return 0;
+}
+
+static int parse_root(struct settings_reader *state, const struct settings_node *root,
+                      struct signer_config *config)
+{
+	static const char *const keys[] = {"authority",   "socket",       "allowed_uid", "state_dir",
+	                                   "signing_key", "certificates", "log_key",     "cosignature_key",
+	                                   "audit_log",   "clock",        NULL};
+	const struct settings_node *v;
+	uint64_t uid;
+	int rc;
+
+	if ((rc = settings_expect_kind(state, root, SETTINGS_MAPPING, "the configuration")) ||
+	    (rc = settings_check_keys(state, root, keys, "configuration")))
+		return rc;
+	if ((rc = settings_require(state, root, "authority", "configuration", &v)) ||
+	    (rc = settings_string(state, v, "authority", config->authority, sizeof(config->authority))))
+		return rc;
+	if (!note_name_is_valid(config->authority, strlen(config->authority)))
+		return settings_fail(state, v->line, "authority is not a valid key name");
+	if ((rc = settings_require(state, root, "socket", "configuration", &v)) ||
+	    (rc = settings_path(state, v, "socket", config->socket_path)))
+		return rc;
+	if (strlen(config->socket_path) > SIGNER_CONFIG_SOCKET_MAX)
+		return settings_fail(state, v->line, "socket path is longer than %d bytes once resolved",
+		                     SIGNER_CONFIG_SOCKET_MAX);
+	if ((rc = settings_require(state, root, "allowed_uid", "configuration", &v)) ||
+	    (rc = settings_u64(state, v, "allowed_uid", 0, UINT32_MAX - 1, &uid)))
+		return rc;
+	config->allowed_uid = (uid_t)uid;
+	if ((rc = settings_require(state, root, "state_dir", "configuration", &v)) ||
+	    (rc = settings_path(state, v, "state_dir", config->state_dir)))
+		return rc;
+	if ((rc = settings_require(state, root, "signing_key", "configuration", &v)) ||
+	    (rc = settings_path(state, v, "signing_key", config->signing_key_path)))
+		return rc;
+	if ((rc = settings_require(state, root, "certificates", "configuration", &v)) ||
+	    (rc = parse_certificates(state, v, config)))
+		return rc;
+	if ((v = settings_lookup(root, "log_key")) &&
+	    (rc = settings_path(state, v, "log_key", config->log_key_path)))
+		return rc;
+	if ((v = settings_lookup(root, "cosignature_key")) &&
+	    (rc = settings_path(state, v, "cosignature_key", config->cosignature_key_path)))
+		return rc;
+	if ((v = settings_lookup(root, "audit_log")) &&
+	    (rc = settings_path(state, v, "audit_log", config->audit_log_path)))
+		return rc;
+	if ((v = settings_lookup(root, "clock")) && (rc = parse_clock(state, v, config)))
+		return rc;
+	return 0;
+}
+
+int signer_config_parse(const uint8_t *buf, size_t len, const char *base_dir, struct signer_config **out,
+                        struct settings_error *error)
+{
+	struct settings_reader state = {.error = error, .base_dir = base_dir ? base_dir : "."};
+	struct settings_node *root = NULL;
+	struct signer_config *config = NULL;
+	int rc;
+
+	*out = NULL;
+	if (error) {
+		error->line = 0;
+		error->message[0] = '\0';
+	}
+	if ((rc = settings_read(&state, buf, len, &root)))
+		goto cleanup;
+	config = calloc(1, sizeof(*config));
+	if (!config) {
+		rc = DIRAUTH_ERR_NOMEM;
+		goto cleanup;
+	}
+	config->clock_source = SIGNER_CONFIG_CLOCK_SYSTEM;
+	if ((rc = parse_root(&state, root, config)))
+		goto cleanup;
+	*out = config;
+	config = NULL;
+cleanup:
+	signer_config_free(config);
+	settings_free(root);
+	return rc;
+}
+
+int signer_config_load(const char *path, struct signer_config **out, struct settings_error *error)
+{
+	uint8_t *buf = NULL;
+	char *base_dir = NULL;
+	size_t len = 0;
+	int rc;
+
+	*out = NULL;
+	if (error) {
+		error->line = 0;
+		error->message[0] = '\0';
+	}
+	rc = settings_load(path, &buf, &len, &base_dir, error);
+	if (rc == 0)
+		rc = signer_config_parse(buf, len, base_dir, out, error);
+	free(buf);
+	free(base_dir);
+	return rc;
+}
+
+void signer_config_free(struct signer_config *config)
+{
+	free(config);
+}

@@ -1,0 +1,63 @@
+/*
+ * signer_config.h: dirauth-signer's configuration, read once at start from a YAML file.
+ *
+ *   authority: authority1.dirauth.example
+ *   socket: /run/dirauth/signer.sock
+ *   allowed_uid: 998                      # the uid dirauthd runs as
+ *   state_dir: /var/lib/dirauth-signer     # the ledger's LMDB
+ *   signing_key: keys/signing.key          # 0600 file in a 0700 directory, else refused
+ *   certificates: [keys/signing.cert]      # the first certifies signing_key
+ *   log_key: keys/log.key                  # optional
+ *   cosignature_key: keys/cosignature.key  # optional
+ *   audit_log: audit.log                   # optional; default stderr
+ *   clock: { source: system }              # or { source: file, path: clock }
+ *
+ * The reader is settings.h: strict, bounded, unknown and duplicate keys refused, every refusal
+ * naming its line so that the program prints "FILE:LINE: problem" and exits 78. Relative paths
+ * resolve against the configuration file's directory, so a configuration and its keys move
+ * together. This only reads the file; the keys and certificates are checked by the service.
+ */
+#ifndef DIRAUTH_SIGNER_SIGNER_CONFIG_H
+#define DIRAUTH_SIGNER_SIGNER_CONFIG_H
+
+#include "note.h"
+#include "settings.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define SIGNER_CONFIG_MAX_CERTIFICATES 16
+#define SIGNER_CONFIG_SOCKET_MAX       107 /* sun_path holds 108 bytes with the NUL */
+
+enum signer_config_clock { SIGNER_CONFIG_CLOCK_SYSTEM, SIGNER_CONFIG_CLOCK_FILE };
+
+struct signer_config {
+	char authority[NOTE_NAME_MAX + 1];
+	char socket_path[SETTINGS_PATH_MAX]; /* resolved; at most SIGNER_CONFIG_SOCKET_MAX bytes */
+	uid_t allowed_uid;
+	char state_dir[SETTINGS_PATH_MAX];
+	char signing_key_path[SETTINGS_PATH_MAX];
+	size_t certificate_count; /* at least 1 */
+	char certificate_paths[SIGNER_CONFIG_MAX_CERTIFICATES][SETTINGS_PATH_MAX];
+	char log_key_path[SETTINGS_PATH_MAX];         /* empty: no log key */
+	char cosignature_key_path[SETTINGS_PATH_MAX]; /* empty: no cosignature key */
+	char audit_log_path[SETTINGS_PATH_MAX];       /* empty: standard error */
+	enum signer_config_clock clock_source;
+	char clock_path[SETTINGS_PATH_MAX]; /* empty for the system clock */
+};
+
+/* Parses configuration text; relative paths resolve against base_dir (NULL: "."). On success
+ * *out is a new configuration freed with signer_config_free. Returns 0, DIRAUTH_ERR_CONFIG
+ * (error, which may be NULL, gets the line and the problem), DIRAUTH_ERR_NOMEM. */
+int signer_config_parse(const uint8_t *buf, size_t len, const char *base_dir, struct signer_config **out,
+                        struct settings_error *error);
+
+/* Reads and parses the file at path. Returns what signer_config_parse returns; a file that
+ * cannot be read is DIRAUTH_ERR_CONFIG with line 0. */
+int signer_config_load(const char *path, struct signer_config **out, struct settings_error *error);
+
+/* Frees a configuration. Accepts NULL. */
+void signer_config_free(struct signer_config *config);
+
+#endif
