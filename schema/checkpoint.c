@@ -1,0 +1,293 @@
+/*
+ * checkpoint.c: transparency-log checkpoints (c2sp.org/tlog-checkpoint) and Ed25519
+ * cosignatures (c2sp.org/tlog-cosignature, cosignature/v1).
+ *
+ * A checkpoint is the log's signed statement "the tree of this size has this root"; the signer
+ * signs one only when it is consistent with the last it signed, and cosigners (witnesses) add
+ * their timestamped signature to show they saw the same. Checkpoints go to tools we did not write,
+ * so the text is exactly C2SP's; within that grammar the parser is as strict as every dirauth
+ * codec (one spelling, re-encoded and compared), so the signer can never be handed two spellings
+ * of one tree head. A cosignature signs a different message than a log signature over the same
+ * text ("cosignature/v1\ntime T\n" in front) and uses a different key id (type 0x04), so neither
+ * can be replayed as the other; cosignature_verify() checks only lines under the 0x04 key id.
+ */
+#include "checkpoint.h"
+
+#include "crypto.h"
+#include "encoding.h"
+#include "error.h"
+#include "lines.h"
+
+#include <string.h>
+
+#define ROOT_BASE64_LEN       44 /* base64 of 32 bytes, padded */
+#define TIMESTAMP_MAX         0x7fffffffffffffffULL
+#define COSIGNATURE_SIZE      (8 + CRYPTO_ED25519_SIGNATURE_SIZE)
+#define KEY_ID_SIZE           4
+#define COSIGNATURE_KEY_BYTES (1 + CRYPTO_ED25519_PUBLIC_KEY_SIZE)
+
+static void buffer_truncate(struct buffer *out, size_t len)
+{
+	out->len = len;
+	if (out->data)
+		out->data[len] = 0;
+}
+
+/* An origin is 1..CHECKPOINT_ORIGIN_MAX printable ASCII bytes without spaces or '+': the rules
+ * of a signed-note key name, because the log key's name is the origin. */
+static int origin_is_valid(const char *origin, size_t len)
+{
+	if (len == 0 || len > CHECKPOINT_ORIGIN_MAX)
+		return 0;
+	for (size_t i = 0; i < len; i++) {
+		if (origin[i] <= 0x20 || origin[i] > 0x7e || origin[i] == '+')
+			return 0;
+	}
+	return 1;
+}
+
+/* An extension line as the line reader accepts it: 1..CHECKPOINT_ORIGIN_MAX printable ASCII
+ * bytes, single spaces between words, none leading or trailing. */
+static int extension_is_valid(const char *line, size_t len)
+{
+	if (len == 0 || len > CHECKPOINT_ORIGIN_MAX || line[0] == ' ' || line[len - 1] == ' ')
+		return 0;
+	for (size_t i = 0; i < len; i++) {
+		if (line[i] < 0x20 || line[i] > 0x7e)
+			return 0;
+		if (line[i] == ' ' && line[i + 1] == ' ')
+			return 0;
+	}
+	return 1;
+}
+
+static int empty_tree_root(merkle_hash out)
+{
+	return crypto_sha256((const uint8_t *)"", 0, out);
+}
+
+static int checkpoint_check(const struct checkpoint *c)
+{
+	size_t origin_len = strnlen(c->origin, sizeof(c->origin));
+	if (origin_len == sizeof(c->origin) || !origin_is_valid(c->origin, origin_len))
+		return DIRAUTH_ERR_SYNTAX;
+	if (c->extension_count > CHECKPOINT_MAX_EXTENSIONS)
+		return DIRAUTH_ERR_BOUNDS;
+	for (size_t i = 0; i < c->extension_count; i++) {
+		size_t len = strnlen(c->extensions[i], sizeof(c->extensions[i]));
+		if (len == sizeof(c->extensions[i]) || !extension_is_valid(c->extensions[i], len))
+			return DIRAUTH_ERR_SYNTAX;
+	}
+	/* The empty tree has one root; any other would be a second spelling of "nothing logged". */
+	if (c->tree_size == 0) {
+		merkle_hash empty;
+		int rc = empty_tree_root(empty);
+		if (rc)
+			return rc;
+		if (memcmp(empty, c->root, sizeof(empty)) != 0)
+			return DIRAUTH_ERR_SYNTAX;
+	}
+	return 0;
+}
+
+int checkpoint_encode(const struct checkpoint *c, struct buffer *out)
+{
+	int rc = checkpoint_check(c);
+	if (rc)
+		return rc;
+	char root[ROOT_BASE64_LEN + 1];
+	base64_encode(c->root, sizeof(c->root), root);
+	size_t start = out->len;
+	rc = buffer_appendf(out, "%s\n%llu\n%s\n", c->origin, (unsigned long long)c->tree_size, root);
+	for (size_t i = 0; rc == 0 && i < c->extension_count; i++)
+		rc = buffer_appendf(out, "%s\n", c->extensions[i]);
+	if (rc == 0 && out->len - start > CHECKPOINT_MAX_BYTES)
+		rc = DIRAUTH_ERR_BOUNDS;
+	if (rc)
+		buffer_truncate(out, start);
+	return rc;
+}
+
+static int parse_fields(const uint8_t *text, size_t len, struct checkpoint *out)
+{
+	struct line_reader reader;
+	struct text_span line;
+	int rc;
+	lines_init(&reader, text, len, CHECKPOINT_ORIGIN_MAX);
+	if ((rc = lines_next(&reader, &line)) != 0)
+		return rc;
+	if (!origin_is_valid(line.data, line.len))
+		return DIRAUTH_ERR_SYNTAX;
+	if ((rc = text_copy(line, out->origin, sizeof(out->origin))) != 0)
+		return rc;
+	if ((rc = lines_next(&reader, &line)) != 0 || (rc = text_parse_u64(line, &out->tree_size)) != 0)
+		return rc;
+	if ((rc = lines_next(&reader, &line)) != 0)
+		return rc;
+	size_t root_len = 0;
+	if (line.len != ROOT_BASE64_LEN ||
+	    base64_decode(line.data, line.len, out->root, sizeof(out->root), &root_len) != 0 ||
+	    root_len != sizeof(out->root))
+		return DIRAUTH_ERR_SYNTAX;
+	while (!lines_at_end(&reader)) {
+		if (out->extension_count == CHECKPOINT_MAX_EXTENSIONS)
+			return DIRAUTH_ERR_BOUNDS;
+		if ((rc = lines_next(&reader, &line)) != 0)
+			return rc;
+		if ((rc = text_copy(line, out->extensions[out->extension_count],
+		                    sizeof(out->extensions[out->extension_count]))) != 0)
+			return rc;
+		out->extension_count++;
+	}
+	return 0;
+}
+
+int checkpoint_parse(const uint8_t *text, size_t len, struct checkpoint *out)
+{
+	struct buffer canonical;
+	buffer_init(&canonical);
+	memset(out, 0, sizeof(*out));
+	int rc = DIRAUTH_ERR_BOUNDS;
+	if (len > CHECKPOINT_MAX_BYTES)
+		goto cleanup;
+	if ((rc = parse_fields(text, len, out)) != 0)
+		goto cleanup;
+	if ((rc = checkpoint_encode(out, &canonical)) != 0)
+		goto cleanup;
+	if (canonical.len != len || memcmp(canonical.data, text, len) != 0)
+		rc = DIRAUTH_ERR_SYNTAX;
+cleanup:
+	buffer_free(&canonical);
+	if (rc)
+		memset(out, 0, sizeof(*out));
+	return rc;
+}
+
+int cosignature_message(uint64_t timestamp, const uint8_t *checkpoint_text, size_t len, struct buffer *out)
+{
+	if (timestamp > TIMESTAMP_MAX)
+		return DIRAUTH_ERR_SYNTAX;
+	if (len > 0 && !checkpoint_text)
+		return DIRAUTH_ERR_SYNTAX;
+	size_t start = out->len;
+	int rc = buffer_appendf(out, "cosignature/v1\ntime %llu\n", (unsigned long long)timestamp);
+	if (rc == 0 && len > 0)
+		rc = buffer_append(out, checkpoint_text, len);
+	if (rc)
+		buffer_truncate(out, start);
+	return rc;
+}
+
+int cosignature_verifier_from_ed25519(const char *name, const uint8_t public_key[32],
+                                      struct note_verifier *out)
+{
+	size_t name_len = strnlen(name, NOTE_NAME_MAX + 1);
+	if (!note_name_is_valid(name, name_len))
+		return DIRAUTH_ERR_SYNTAX;
+	struct note_verifier verifier;
+	memset(&verifier, 0, sizeof(verifier));
+	memcpy(verifier.name, name, name_len);
+	verifier.type = NOTE_KEY_TYPE_COSIGNATURE_V1;
+	memcpy(verifier.public_key, public_key, sizeof(verifier.public_key));
+	int rc = note_key_id(verifier.name, verifier.type, verifier.public_key, sizeof(verifier.public_key),
+	                     &verifier.key_id);
+	if (rc)
+		return rc;
+	*out = verifier;
+	return 0;
+}
+
+int cosignature_verifier_parse(const char *text, size_t len, struct note_verifier *out)
+{
+	if (len > NOTE_VERIFIER_KEY_MAX)
+		return DIRAUTH_ERR_BOUNDS;
+	/* The name cannot hold '+', so the first two '+' are the separators. */
+	const char *first = memchr(text, '+', len);
+	if (!first)
+		return DIRAUTH_ERR_SYNTAX;
+	size_t name_len = (size_t)(first - text);
+	const char *id_text = first + 1;
+	size_t rest_len = len - name_len - 1;
+	const char *second = memchr(id_text, '+', rest_len);
+	if (!second)
+		return DIRAUTH_ERR_SYNTAX;
+	size_t id_len = (size_t)(second - id_text);
+	const char *key_text = second + 1;
+	size_t key_len = rest_len - id_len - 1;
+	if (name_len > NOTE_NAME_MAX)
+		return DIRAUTH_ERR_BOUNDS;
+	if (!note_name_is_valid(text, name_len))
+		return DIRAUTH_ERR_SYNTAX;
+	uint8_t id_bytes[KEY_ID_SIZE];
+	if (hex_decode(id_text, id_len, id_bytes, sizeof(id_bytes)) != 0)
+		return DIRAUTH_ERR_SYNTAX;
+	uint8_t key[COSIGNATURE_KEY_BYTES];
+	size_t decoded = 0;
+	if (base64_decode(key_text, key_len, key, sizeof(key), &decoded) != 0 || decoded != sizeof(key) ||
+	    key[0] != NOTE_KEY_TYPE_COSIGNATURE_V1)
+		return DIRAUTH_ERR_SYNTAX;
+	char name[NOTE_NAME_MAX + 1];
+	memcpy(name, text, name_len);
+	name[name_len] = 0;
+	struct note_verifier verifier;
+	int rc = cosignature_verifier_from_ed25519(name, key + 1, &verifier);
+	if (rc)
+		return rc;
+	uint32_t stated = (uint32_t)id_bytes[0] << 24 | (uint32_t)id_bytes[1] << 16 |
+	                  (uint32_t)id_bytes[2] << 8 | id_bytes[3];
+	if (stated != verifier.key_id)
+		return DIRAUTH_ERR_SYNTAX;
+	*out = verifier;
+	return 0;
+}
+
+/* Checks one signature line of the cosigner: timestamp, then Ed25519 over the cosigned message. */
+static int cosignature_check(const struct note *checkpoint_note, const struct note_verifier *cosigner,
+                             const struct note_signature *signature, uint64_t *timestamp)
+{
+	if (signature->signature_len != COSIGNATURE_SIZE)
+		return DIRAUTH_ERR_SIGNATURE;
+	uint64_t stamp = 0;
+	for (size_t i = 0; i < 8; i++)
+		stamp = stamp << 8 | signature->signature[i];
+	if (stamp > TIMESTAMP_MAX)
+		return DIRAUTH_ERR_SIGNATURE;
+	struct buffer message;
+	buffer_init(&message);
+	int rc = cosignature_message(stamp, checkpoint_note->text, checkpoint_note->text_len, &message);
+	if (rc == 0)
+		rc = crypto_ed25519_verify(cosigner->public_key, message.data, message.len,
+		                           signature->signature + 8);
+	buffer_free(&message);
+	if (rc == 0)
+		*timestamp = stamp;
+	return rc;
+}
+
+int cosignature_verify(const struct note *checkpoint_note, const struct note_verifier *cosigner,
+                       uint64_t *timestamp)
+{
+	/* Only a type 0x04 key: an Ed25519 note key here would accept a log signature as a
+	 * cosignature. This is the caller's mistake, not a verdict on the note. */
+	if (cosigner->type != NOTE_KEY_TYPE_COSIGNATURE_V1)
+		return DIRAUTH_ERR_CRYPTO;
+	int found = 0;
+	uint64_t first = 0;
+	/* Every line under the cosigner's name and key id is checked: none may fail. */
+	for (size_t s = 0; s < checkpoint_note->signature_count; s++) {
+		const struct note_signature *signature = &checkpoint_note->signatures[s];
+		if (signature->key_id != cosigner->key_id || strcmp(signature->name, cosigner->name) != 0)
+			continue;
+		uint64_t stamp = 0;
+		int rc = cosignature_check(checkpoint_note, cosigner, signature, &stamp);
+		if (rc)
+			return rc;
+		if (!found)
+			first = stamp;
+		found = 1;
+	}
+	if (!found)
+		return DIRAUTH_ERR_UNKNOWN_KEY;
+	*timestamp = first;
+	return 0;
+}
