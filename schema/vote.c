@@ -1,0 +1,165 @@
+/*
+ * vote.c: the codec of an authority's vote: its signed word on what it holds for one namespace
+ * and epoch.
+ *
+ * Votes are what authorities compare before they co-sign a snapshot, and the signer refuses to
+ * sign two different votes for one (origin, epoch). Both depend on a vote having exactly one
+ * spelling: the signer compares the digest of the text it was asked to sign, and a second
+ * spelling of the same vote would look like a second vote. So, like every document codec here,
+ * the parser reads the fields in their one order, re-encodes what it read and refuses the input
+ * unless the bytes are identical.
+ */
+#include "vote.h"
+
+#include "encoding.h"
+#include "error.h"
+#include "lines.h"
+
+#include <string.h>
+
+/* The longest vote line is "origin " and a SNAPSHOT_ORIGIN_MAX-byte origin (262 bytes). */
+#define VOTE_LINE_MAX 320
+
+static void buffer_truncate(struct buffer *out, size_t len)
+{
+	out->len = len;
+	if (out->data)
+		out->data[len] = 0;
+}
+
+/* The origin rule of the snapshot header: printable ASCII without spaces or '+'. */
+static int origin_is_valid(const char *origin, size_t len)
+{
+	if (len == 0 || len > SNAPSHOT_ORIGIN_MAX)
+		return 0;
+	for (size_t i = 0; i < len; i++) {
+		if (origin[i] <= 0x20 || origin[i] > 0x7e || origin[i] == '+')
+			return 0;
+	}
+	return 1;
+}
+
+/* A key name as it can stand on a document line: note.h's rules, in ASCII. */
+static int authority_is_valid(const char *name, size_t len)
+{
+	if (!note_name_is_valid(name, len))
+		return 0;
+	for (size_t i = 0; i < len; i++) {
+		if ((unsigned char)name[i] > 0x7e)
+			return 0;
+	}
+	return 1;
+}
+
+static int vote_check(const struct vote *v)
+{
+	size_t len = strnlen(v->namespace_name, sizeof(v->namespace_name));
+	struct text_span namespace_span = {v->namespace_name, len};
+	if (len == sizeof(v->namespace_name) || !text_is_name(namespace_span, NAMESPACE_NAME_MAX))
+		return DIRAUTH_ERR_SYNTAX;
+	len = strnlen(v->origin, sizeof(v->origin));
+	if (len == sizeof(v->origin) || !origin_is_valid(v->origin, len))
+		return DIRAUTH_ERR_SYNTAX;
+	len = strnlen(v->authority, sizeof(v->authority));
+	if (len == sizeof(v->authority) || !authority_is_valid(v->authority, len))
+		return DIRAUTH_ERR_SYNTAX;
+	return 0;
+}
+
+int vote_encode(const struct vote *v, struct buffer *out)
+{
+	int rc = vote_check(v);
+	if (rc)
+		return rc;
+	char root_hex[65], body_hex[65];
+	hex_encode(v->records_root, sizeof(v->records_root), root_hex);
+	hex_encode(v->body_sha256, sizeof(v->body_sha256), body_hex);
+	size_t start = out->len;
+	rc = buffer_appendf(
+	    out,
+	    "dirauth vote v1\nnamespace %s\norigin %s\nepoch %llu\nauthority %s\nrecords %llu\n"
+	    "records-root %s\nbody-sha256 %s\n",
+	    v->namespace_name, v->origin, (unsigned long long)v->epoch, v->authority,
+	    (unsigned long long)v->record_count, root_hex, body_hex);
+	if (rc == 0 && out->len - start > VOTE_MAX_BYTES)
+		rc = DIRAUTH_ERR_BOUNDS;
+	if (rc)
+		buffer_truncate(out, start);
+	return rc;
+}
+
+static int expect_u64(struct line_reader *reader, const char *keyword, uint64_t *out)
+{
+	struct text_span value;
+	int rc = lines_expect(reader, keyword, &value);
+	if (rc)
+		return rc;
+	return text_parse_u64(value, out);
+}
+
+static int expect_hash(struct line_reader *reader, const char *keyword, uint8_t out[32])
+{
+	struct text_span value;
+	int rc = lines_expect(reader, keyword, &value);
+	if (rc)
+		return rc;
+	return text_parse_hex(value, out, 32) ? DIRAUTH_ERR_SYNTAX : 0;
+}
+
+static int parse_fields(const uint8_t *text, size_t len, struct vote *out)
+{
+	struct line_reader reader;
+	struct text_span value;
+	int rc;
+	lines_init(&reader, text, len, VOTE_LINE_MAX);
+	if ((rc = lines_expect_exact(&reader, "dirauth vote v1")) != 0)
+		return rc;
+	if ((rc = lines_expect(&reader, "namespace", &value)) != 0)
+		return rc;
+	if (!text_is_name(value, NAMESPACE_NAME_MAX))
+		return DIRAUTH_ERR_SYNTAX;
+	if ((rc = text_copy(value, out->namespace_name, sizeof(out->namespace_name))) != 0)
+		return rc;
+	if ((rc = lines_expect(&reader, "origin", &value)) != 0)
+		return rc;
+	if (!origin_is_valid(value.data, value.len))
+		return DIRAUTH_ERR_SYNTAX;
+	if ((rc = text_copy(value, out->origin, sizeof(out->origin))) != 0)
+		return rc;
+	if ((rc = expect_u64(&reader, "epoch", &out->epoch)) != 0)
+		return rc;
+	if ((rc = lines_expect(&reader, "authority", &value)) != 0)
+		return rc;
+	if (value.len > NOTE_NAME_MAX)
+		return DIRAUTH_ERR_BOUNDS;
+	if (!authority_is_valid(value.data, value.len))
+		return DIRAUTH_ERR_SYNTAX;
+	if ((rc = text_copy(value, out->authority, sizeof(out->authority))) != 0)
+		return rc;
+	if ((rc = expect_u64(&reader, "records", &out->record_count)) != 0 ||
+	    (rc = expect_hash(&reader, "records-root", out->records_root)) != 0 ||
+	    (rc = expect_hash(&reader, "body-sha256", out->body_sha256)) != 0)
+		return rc;
+	return lines_at_end(&reader) ? 0 : DIRAUTH_ERR_SYNTAX;
+}
+
+int vote_parse(const uint8_t *text, size_t len, struct vote *out)
+{
+	struct buffer canonical;
+	buffer_init(&canonical);
+	memset(out, 0, sizeof(*out));
+	int rc = DIRAUTH_ERR_BOUNDS;
+	if (len > VOTE_MAX_BYTES)
+		goto cleanup;
+	if ((rc = parse_fields(text, len, out)) != 0)
+		goto cleanup;
+	if ((rc = vote_encode(out, &canonical)) != 0)
+		goto cleanup;
+	if (canonical.len != len || memcmp(canonical.data, text, len) != 0)
+		rc = DIRAUTH_ERR_SYNTAX;
+cleanup:
+	buffer_free(&canonical);
+	if (rc)
+		memset(out, 0, sizeof(*out));
+	return rc;
+}
