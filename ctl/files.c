@@ -197,3 +197,59 @@ done:
 		unlink(temporary);
 	return rc;
 }
+
+/* The directory part of path ("." when there is none), for the fsync that makes a new entry durable. */
+static int directory_of(const char *path, char *out, size_t cap)
+{
+	const char *slash = strrchr(path, '/');
+	size_t length;
+
+	if (slash == NULL) {
+		if (cap < 2)
+			return DIRAUTH_ERR_BOUNDS;
+		memcpy(out, ".", 2);
+		return 0;
+	}
+	length = slash == path ? 1 : (size_t)(slash - path);
+	if (length >= cap)
+		return DIRAUTH_ERR_BOUNDS;
+	memcpy(out, path, length);
+	out[length] = '\0';
+	return 0;
+}
+
+int ctl_file_create(const char *path, const uint8_t *data, size_t len, mode_t mode)
+{
+	char directory[CTL_PATH_MAX];
+	int directory_fd = -1;
+	int fd;
+	int rc;
+
+	if (strlen(path) >= CTL_PATH_MAX)
+		return DIRAUTH_ERR_BOUNDS;
+	rc = directory_of(path, directory, sizeof(directory));
+	if (rc != 0)
+		return rc;
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (fd < 0)
+		return errno == EEXIST || errno == ELOOP ? DIRAUTH_ERR_EXISTS : error_from_errno(errno);
+	/* The umask may have narrowed the mode; the file is meant to have exactly this one. */
+	if (fchmod(fd, mode) != 0)
+		rc = error_from_errno(errno);
+	if (rc == 0)
+		rc = write_all(fd, data, len);
+	if (rc == 0 && fsync(fd) != 0)
+		rc = DIRAUTH_ERR_IO;
+	if (close(fd) != 0 && rc == 0)
+		rc = DIRAUTH_ERR_IO;
+	if (rc == 0) {
+		directory_fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (directory_fd < 0 || fsync(directory_fd) != 0)
+			rc = DIRAUTH_ERR_IO;
+		if (directory_fd >= 0)
+			close(directory_fd);
+	}
+	if (rc != 0)
+		unlink(path);
+	return rc;
+}

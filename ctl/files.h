@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Reads the regular file at path, refusing one longer than max_bytes. On success *out gets a
  * malloc'd NUL-terminated copy (the caller frees it) and *len its length (without the NUL).
@@ -34,5 +35,13 @@ int ctl_directory_create(const char *path);
  * DIRAUTH_ERR_PERMISSION or DIRAUTH_ERR_IO. On failure the target is unchanged and no
  * temporary file is left behind. */
 int ctl_file_write_atomic(const char *directory, const char *name, const uint8_t *data, size_t len);
+
+/* Creates the new file path holding data, with mode, durably (write, fsync, fsync of the
+ * directory). O_CREAT|O_EXCL|O_NOFOLLOW: an existing file or symlink is never replaced, because
+ * the files made this way (key certificates) are issued once and a silent overwrite would lose
+ * one. Returns 0; DIRAUTH_ERR_EXISTS (the path exists); DIRAUTH_ERR_NOT_FOUND (no such
+ * directory); DIRAUTH_ERR_PERMISSION; DIRAUTH_ERR_BOUNDS (path too long); DIRAUTH_ERR_IO. On
+ * failure after the file was created, the partial file is removed. */
+int ctl_file_create(const char *path, const uint8_t *data, size_t len, mode_t mode);
 
 #endif
