@@ -12,6 +12,7 @@
 #include "error.h"
 #include "files.h"
 #include "http_client.h"
+#include "keyring.h"
 #include "note.h"
 
 #include <inttypes.h>
@@ -21,81 +22,37 @@
 
 #define PATH_CAPACITY 4096
 #define LATEST_HEADER "latest.header"
+#define CERTIFICATES  "certificates"
 
-/* Appends the names of the bundle authorities that verified, in bundle order. */
-static void collect_signer_names(const struct trust_bundle *bundle, const uint8_t *verified,
-                                 struct ctl_fetch_result *result)
-{
-	size_t used = 0;
-
-	result->signer_names[0] = '\0';
-	for (size_t i = 0; i < bundle->authority_count; i++) {
-		int n;
-		if (!verified[i])
-			continue;
-		n = snprintf(result->signer_names + used, sizeof(result->signer_names) - used, "%s%s",
-		             used > 0 ? ", " : "", bundle->authorities[i].name);
-		if (n < 0 || (size_t)n >= sizeof(result->signer_names) - used)
-			break;
-		used += (size_t)n;
-	}
-}
-
+/* Counts the pinned identities whose certified signing keys signed the note at time at. */
 static int verify_signatures(const struct trust_bundle *bundle, const char *namespace_name,
-                             const struct note *note, struct ctl_fetch_result *result,
-                             struct ctl_report *report)
+                             const uint8_t *certificates, size_t certificates_len, const struct note *note,
+                             uint64_t at, struct ctl_fetch_result *result, struct ctl_report *report)
 {
-	uint8_t verified[TRUST_BUNDLE_MAX_AUTHORITIES];
+	struct certificate_keyring *ring = NULL;
+	char what[NAMESPACE_NAME_MAX + 32];
 	size_t verified_count = 0;
 	int rc;
 
-	rc = note_verify_threshold(note, bundle->authorities, bundle->authority_count, bundle->threshold);
-	if (rc == DIRAUTH_ERR_THRESHOLD) {
-		/* Say how far short it fell: the count is what an operator needs to act. */
-		if (note_verify(note, bundle->authorities, bundle->authority_count, verified,
-		                &verified_count) != 0)
-			verified_count = 0;
-		ctl_report_fail(
-		    report, CTL_EXIT_DATA,
-		    "fetch %s: header: too few signatures: %zu of %zu authorities signed, the trust "
-		    "bundle requires %zu",
-		    namespace_name, verified_count, bundle->authority_count, bundle->threshold);
+	snprintf(what, sizeof(what), "fetch %s", namespace_name);
+	rc = ctl_keyring_build(what, bundle, certificates, certificates_len, &ring, NULL, report);
+	if (rc != 0)
 		return rc;
+	snprintf(what, sizeof(what), "fetch %s: header", namespace_name);
+	rc = ctl_keyring_verify(what, ring, note, at, bundle->threshold, &verified_count,
+	                        result->signer_names, sizeof(result->signer_names), report);
+	if (rc == 0) {
+		result->signer_count = verified_count;
+		result->authority_count = bundle->authority_count;
 	}
-	if (rc == DIRAUTH_ERR_UNKNOWN_KEY) {
-		ctl_report_fail(report, CTL_EXIT_DATA,
-		                "fetch %s: header: signed by no authority of the trust bundle",
-		                namespace_name);
-		return rc;
-	}
-	if (rc == DIRAUTH_ERR_SIGNATURE) {
-		ctl_report_fail(report, CTL_EXIT_DATA,
-		                "fetch %s: header: bad signature: a signature by a trust-bundle authority "
-		                "does not verify",
-		                namespace_name);
-		return rc;
-	}
-	if (rc != 0) {
-		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "fetch %s: header: cannot verify signatures: %s",
-		                namespace_name, dirauth_strerror(rc));
-		return rc;
-	}
-	rc = note_verify(note, bundle->authorities, bundle->authority_count, verified, &verified_count);
-	if (rc != 0) {
-		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "fetch %s: header: cannot verify signatures: %s",
-		                namespace_name, dirauth_strerror(rc));
-		return rc;
-	}
-	result->signer_count = verified_count;
-	result->authority_count = bundle->authority_count;
-	collect_signer_names(bundle, verified, result);
-	return 0;
+	free(ring);
+	return rc;
 }
 
 int ctl_fetch_verify_header(const struct trust_bundle *bundle, const char *namespace_name,
-                            const uint8_t *note_bytes, size_t note_len, uint64_t now,
-                            struct snapshot_header *header, struct ctl_fetch_result *result,
-                            struct ctl_report *report)
+                            const uint8_t *note_bytes, size_t note_len, const uint8_t *certificates,
+                            size_t certificates_len, uint64_t now, struct snapshot_header *header,
+                            struct ctl_fetch_result *result, struct ctl_report *report)
 {
 	const struct trust_namespace *pinned;
 	struct note *note = NULL;
@@ -127,15 +84,18 @@ int ctl_fetch_verify_header(const struct trust_bundle *bundle, const char *names
 		                namespace_name, SNAPSHOT_HEADER_MAX_BYTES);
 		goto done;
 	}
-	rc = verify_signatures(bundle, namespace_name, note, result, report);
-	if (rc != 0)
-		goto done;
+	/* The signatures count only for keys certified at the header's own time, so the text is
+	 * parsed first; nothing it says is believed until the signatures below verified. */
 	rc = snapshot_header_parse(note->text, note->text_len, header);
 	if (rc != 0) {
 		ctl_report_fail(report, CTL_EXIT_DATA, "fetch %s: header: not a snapshot header: %s",
 		                namespace_name, dirauth_strerror(rc));
 		goto done;
 	}
+	rc = verify_signatures(bundle, namespace_name, certificates, certificates_len, note,
+	                       header->valid_after, result, report);
+	if (rc != 0)
+		goto done;
 	if (strcmp(header->namespace_name, namespace_name) != 0) {
 		rc = DIRAUTH_ERR_MISMATCH;
 		ctl_report_fail(report, CTL_EXIT_DATA, "fetch %s: header: wrong namespace '%s'",
@@ -384,7 +344,8 @@ static int store_failure(struct ctl_report *report, const char *namespace_name, 
 }
 
 int ctl_fetch_store(const char *directory, const char *namespace_name, uint64_t epoch, const uint8_t *note,
-                    size_t note_len, const uint8_t *body, size_t body_len, struct ctl_report *report)
+                    size_t note_len, const uint8_t *body, size_t body_len, const uint8_t *certificates,
+                    size_t certificates_len, struct ctl_report *report)
 {
 	char namespace_directory[PATH_CAPACITY];
 	char name[64];
@@ -404,6 +365,11 @@ int ctl_fetch_store(const char *directory, const char *namespace_name, uint64_t 
 	rc = ctl_file_write_atomic(namespace_directory, name, body, body_len);
 	if (rc != 0)
 		return store_failure(report, namespace_name, name, rc);
+	/* The certificates that made the header's signatures count, so the mirror can be verified
+	 * again offline; before latest.header, which must never name a header they do not cover. */
+	rc = ctl_file_write_atomic(namespace_directory, CERTIFICATES, certificates, certificates_len);
+	if (rc != 0)
+		return store_failure(report, namespace_name, CERTIFICATES, rc);
 	/* Last: from here on the next fetch measures rollback against this epoch. */
 	rc = ctl_file_write_atomic(namespace_directory, LATEST_HEADER, note, note_len);
 	if (rc != 0)
@@ -420,7 +386,8 @@ int ctl_fetch_verify_and_store(const struct ctl_fetch_input *input, struct ctl_f
 
 	buffer_init(&body);
 	rc = ctl_fetch_verify_header(input->bundle, input->namespace_name, input->header_note,
-	                             input->header_note_len, input->now, &header, result, report);
+	                             input->header_note_len, input->certificates, input->certificates_len,
+	                             input->now, &header, result, report);
 	if (rc == 0)
 		rc = ctl_fetch_check_history(input->directory, input->namespace_name, input->header_note,
 		                             input->header_note_len, &header, report);
@@ -429,7 +396,8 @@ int ctl_fetch_verify_and_store(const struct ctl_fetch_input *input, struct ctl_f
 		                           input->body_len, &body, report);
 	if (rc == 0)
 		rc = ctl_fetch_store(input->directory, input->namespace_name, header.epoch,
-		                     input->header_note, input->header_note_len, body.data, body.len, report);
+		                     input->header_note, input->header_note_len, body.data, body.len,
+		                     input->certificates, input->certificates_len, report);
 	buffer_free(&body);
 	return rc;
 }
@@ -480,6 +448,8 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 	struct snapshot_header header;
 	struct buffer url;
 	struct buffer body;
+	struct buffer certificates;
+	char what[NAMESPACE_NAME_MAX + 16];
 	size_t base_len;
 	size_t max_compressed;
 	int rc;
@@ -488,6 +458,7 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 	ctl_http_response_init(&body_response);
 	buffer_init(&url);
 	buffer_init(&body);
+	buffer_init(&certificates);
 	base_len = strlen(options->server_url);
 	while (base_len > 0 && options->server_url[base_len - 1] == '/')
 		base_len--;
@@ -508,8 +479,13 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 	              CTL_FETCH_HEADER_NOTE_MAX, &header_response, report);
 	if (rc != 0)
 		goto done;
+	snprintf(what, sizeof(what), "fetch %s", namespace_name);
+	rc = ctl_keyring_download(what, options->server_url, &certificates, report);
+	if (rc != 0)
+		goto done;
 	rc = ctl_fetch_verify_header(options->bundle, namespace_name, header_response.body.data,
-	                             header_response.body.len, options->now, &header, result, report);
+	                             header_response.body.len, certificates.data, certificates.len,
+	                             options->now, &header, result, report);
 	if (rc != 0)
 		goto done;
 	rc = ctl_fetch_check_history(directory, namespace_name, header_response.body.data,
@@ -536,11 +512,13 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 	if (rc != 0)
 		goto done;
 	rc = ctl_fetch_store(directory, namespace_name, header.epoch, header_response.body.data,
-	                     header_response.body.len, body.data, body.len, report);
+	                     header_response.body.len, body.data, body.len, certificates.data,
+	                     certificates.len, report);
 done:
 	ctl_http_response_free(&header_response);
 	ctl_http_response_free(&body_response);
 	buffer_free(&url);
 	buffer_free(&body);
+	buffer_free(&certificates);
 	return rc;
 }

@@ -8,6 +8,7 @@
 #include "error.h"
 #include "files.h"
 #include "http_client.h"
+#include "keyring.h"
 #include "note.h"
 #include "trust_file.h"
 
@@ -106,14 +107,29 @@ static int receipt_refused(struct ctl_report *report, const char *why)
 	return DIRAUTH_ERR_MISMATCH;
 }
 
+/* The keyring narrowed to the authority a receipt names: its pinned identity and the
+ * certificates that identity issued. */
+static void keyring_for_authority(const struct certificate_keyring *ring, const char *authority,
+                                  struct certificate_keyring *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < ring->identity_count; i++) {
+		if (strcmp(ring->identities[i].name, authority) == 0)
+			out->identities[out->identity_count++] = ring->identities[i];
+	}
+	for (size_t i = 0; i < ring->certificate_count; i++) {
+		if (strcmp(ring->certificates[i].authority, authority) == 0)
+			out->certificates[out->certificate_count++] = ring->certificates[i];
+	}
+}
+
 int ctl_register_check_receipt(const uint8_t *receipt_note, size_t len, const char *namespace_name,
                                const uint8_t service_id[SERVICE_ID_SIZE], uint64_t sequence,
-                               const uint8_t note_sha256[32], const struct trust_bundle *bundle,
+                               const uint8_t note_sha256[32], const struct certificate_keyring *ring,
                                struct ctl_register_result *result, struct ctl_report *report)
 {
-	uint8_t verified[TRUST_BUNDLE_MAX_AUTHORITIES];
+	struct certificate_keyring *named = NULL;
 	struct note *note = NULL;
-	size_t verified_count = 0;
 	int rc;
 
 	result->receipt_verified = 0;
@@ -130,40 +146,37 @@ int ctl_register_check_receipt(const uint8_t *receipt_note, size_t len, const ch
 		                dirauth_strerror(rc));
 		goto done;
 	}
-	if (bundle != NULL) {
-		/* One authority's promise: one bundle authority must have signed it (threshold 1). */
-		rc = note_verify_threshold(note, bundle->authorities, bundle->authority_count, 1);
-		if (rc == DIRAUTH_ERR_UNKNOWN_KEY || rc == DIRAUTH_ERR_THRESHOLD) {
-			ctl_report_fail(report, CTL_EXIT_DATA,
-			                "register: receipt: signed by no authority of the trust bundle");
+	if (ring != NULL) {
+		/* One authority's promise: one pinned authority must have signed it (threshold 1), with
+		 * a signing key certified at the time it says it accepted the registration. */
+		rc = ctl_keyring_verify("register: receipt", ring, note, result->receipt.accepted_at, 1, NULL,
+		                        NULL, 0, report);
+		if (rc != 0)
+			goto done;
+		/* The authority the receipt names must be one that signed it. */
+		named = malloc(sizeof(*named));
+		if (named == NULL) {
+			rc = DIRAUTH_ERR_NOMEM;
+			ctl_report_fail(report, CTL_EXIT_SOFTWARE, "register: out of memory");
 			goto done;
 		}
-		if (rc == DIRAUTH_ERR_SIGNATURE) {
-			ctl_report_fail(report, CTL_EXIT_DATA,
-			                "register: receipt: bad signature by a trust-bundle authority");
+		keyring_for_authority(ring, result->receipt.authority, named);
+		rc = named->identity_count == 0
+		         ? DIRAUTH_ERR_UNKNOWN_KEY
+		         : certificate_keyring_verify(named, note, result->receipt.accepted_at, 1, NULL, NULL,
+		                                      0);
+		if (rc == DIRAUTH_ERR_UNKNOWN_KEY) {
+			rc = receipt_refused(report, "the authority it names did not sign it");
 			goto done;
 		}
-		if (rc == 0)
-			rc = note_verify(note, bundle->authorities, bundle->authority_count, verified,
-			                 &verified_count);
 		if (rc != 0) {
 			ctl_report_fail(report, CTL_EXIT_SOFTWARE, "register: receipt: cannot verify: %s",
 			                dirauth_strerror(rc));
 			goto done;
 		}
-		/* The authority the receipt names must be one that signed it. */
-		for (size_t i = 0; i < bundle->authority_count; i++) {
-			if (verified[i] &&
-			    strcmp(bundle->authorities[i].name, result->receipt.authority) == 0) {
-				snprintf(result->receipt_signer, sizeof(result->receipt_signer), "%s",
-				         bundle->authorities[i].name);
-				result->receipt_verified = 1;
-			}
-		}
-		if (!result->receipt_verified) {
-			rc = receipt_refused(report, "the authority it names did not sign it");
-			goto done;
-		}
+		snprintf(result->receipt_signer, sizeof(result->receipt_signer), "%s",
+		         result->receipt.authority);
+		result->receipt_verified = 1;
 	} else {
 		snprintf(result->receipt_signer, sizeof(result->receipt_signer), "%s",
 		         result->receipt.authority);
@@ -186,6 +199,7 @@ int ctl_register_check_receipt(const uint8_t *receipt_note, size_t len, const ch
 		goto done;
 	}
 done:
+	free(named);
 	note_free(note);
 	return rc;
 }
@@ -303,9 +317,13 @@ int ctl_register_run(const struct ctl_register_options *options, struct ctl_regi
 {
 	struct ctl_service_file file;
 	struct trust_bundle *bundle = NULL;
+	struct certificate_keyring *ring = NULL;
 	struct signer_key *key = NULL;
 	struct ctl_http_response response;
+	struct buffer certificates;
 	int rc;
+
+	buffer_init(&certificates);
 
 	memset(&file, 0, sizeof(file));
 	ctl_http_response_init(&response);
@@ -344,6 +362,15 @@ int ctl_register_run(const struct ctl_register_options *options, struct ctl_regi
 		ctl_report_fail(report, CTL_EXIT_USAGE, "register: --server is required unless --dry-run");
 		goto done;
 	}
+	if (bundle != NULL) {
+		/* Before anything is submitted: without the certificates the receipt cannot be checked. */
+		rc = ctl_keyring_download("register", options->server_url, &certificates, report);
+		if (rc == 0)
+			rc = ctl_keyring_build("register", bundle, certificates.data, certificates.len, &ring,
+			                       NULL, report);
+		if (rc != 0)
+			goto done;
+	}
 	rc = submit(options, result, &response, report);
 	if (rc != 0)
 		goto done;
@@ -353,8 +380,8 @@ int ctl_register_run(const struct ctl_register_options *options, struct ctl_regi
 		goto done;
 	}
 	rc = ctl_register_check_receipt(response.body.data, response.body.len, file.namespace_name,
-	                                file.service_id, result->sequence, result->note_sha256, bundle,
-	                                result, report);
+	                                file.service_id, result->sequence, result->note_sha256, ring, result,
+	                                report);
 	if (rc != 0)
 		goto done;
 	result->accepted = 1;
@@ -362,6 +389,8 @@ done:
 	ctl_http_response_free(&response);
 	ctl_service_file_clear(&file);
 	signer_key_free(key);
+	free(ring);
 	free(bundle);
+	buffer_free(&certificates);
 	return rc;
 }

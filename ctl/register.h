@@ -8,13 +8,17 @@
  * (dry run) or posts it to <server>/v1/registrations. An accepted registration comes back as a
  * receipt note, which is checked before success is claimed: it must name this namespace,
  * service and sequence and the SHA-256 of the exact note submitted, and with a trust bundle it
- * must carry a valid signature by at least one of the bundle's authorities (a receipt is the
- * promise of one authority, so the threshold is 1), whose key name is the receipt's authority.
+ * must carry a valid signature by one of the bundle's authorities (a receipt is the promise of
+ * one authority, so the threshold is 1) made with a signing key that the authority's pinned
+ * identity key certified for the receipt's accepted-at, and that authority must be the one the
+ * receipt names. The certificates come from the authority's GET /v1/certificates, fetched
+ * before the registration is submitted (keyring.h).
  */
 #ifndef DIRAUTH_CTL_REGISTER_H
 #define DIRAUTH_CTL_REGISTER_H
 
 #include "buffer.h"
+#include "certificate.h"
 #include "key.h"
 #include "receipt.h"
 #include "report.h"
@@ -62,17 +66,21 @@ int ctl_register_build(const struct signer_key *key, const struct ctl_service_fi
                        struct buffer *note, uint64_t *sequence, struct ctl_report *report);
 
 /* Checks a receipt note returned for the note whose SHA-256 is note_sha256, which registered
- * (namespace_name, service_id, sequence). bundle may be NULL (no signature check). On success
- * fills result's receipt, receipt_signer and receipt_verified. Returns 0, or a negative error
- * with the refusal in report (65). */
+ * (namespace_name, service_id, sequence). ring may be NULL (no signature check); otherwise the
+ * receipt must be signed, at its accepted-at, by a key certified for a pinned identity, and by
+ * the authority the receipt names. On success fills result's receipt, receipt_signer and
+ * receipt_verified. Returns 0, or a negative error with the refusal in report (65):
+ * DIRAUTH_ERR_UNKNOWN_KEY (no certified key of a pinned identity signed), DIRAUTH_ERR_SIGNATURE,
+ * DIRAUTH_ERR_MISMATCH (a field, or the named authority did not sign), DIRAUTH_ERR_SYNTAX. */
 int ctl_register_check_receipt(const uint8_t *receipt_note, size_t len, const char *namespace_name,
                                const uint8_t service_id[SERVICE_ID_SIZE], uint64_t sequence,
-                               const uint8_t note_sha256[32], const struct trust_bundle *bundle,
+                               const uint8_t note_sha256[32], const struct certificate_keyring *ring,
                                struct ctl_register_result *result, struct ctl_report *report);
 
 /* The whole command: load the key (77 when its file mode is unsafe, 66 when missing), the
  * service file (65 with FILE:LINE on a refusal, 66 when missing), the trust bundle if named
- * (78); build and sign; unless dry_run, POST and check the receipt (69 unreachable or 5xx, 76
+ * (78); build and sign; unless dry_run, GET the certificates when there is a trust bundle (the
+ * errors of ctl_keyring_download), POST and check the receipt (69 unreachable or 5xx, 76
  * for a 4xx or any answer other than 202, 65 for a receipt that does not check). Returns 0 with
  * *result filled, or a negative error with the failure in report. */
 int ctl_register_run(const struct ctl_register_options *options, struct ctl_register_result *result,

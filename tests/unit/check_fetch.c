@@ -3,15 +3,20 @@
  *
  * The snapshots are built here from the schema encoders and signed with keys generated in the
  * test (signer/key.h): real registrations signed by a provider, a real body and Merkle root, a
- * header co-signed by authorities. The verification half (ctl_fetch_verify_and_store) is driven
- * directly with those bytes: the valid snapshot is accepted and its files written, and every
- * refusal a mirror relies on is checked to refuse, to say why, to exit 65 (or 78) and to write
- * nothing (except the evidence of an equivocation). The network half (ctl_fetch_run) is driven
+ * header co-signed by authorities. Each authority has an identity key (pinned in the trust
+ * bundle) and a signing key certified by it (the certificate bundle the server would serve), and
+ * the header is signed by the signing keys, so the certificate model is checked on every path:
+ * a key without a certificate, a certificate by an unpinned identity, a header outside the
+ * certificate's window, two keys of one authority, each refused. The verification half
+ * (ctl_fetch_verify_and_store) is driven directly with those bytes: the valid snapshot is accepted and its
+ * files written, and every refusal a mirror relies on is checked to refuse, to say why, to exit 65 (or 78)
+ * and to write nothing (except the evidence of an equivocation). The network half (ctl_fetch_run) is driven
  * over loopback against a canned server, for what only it does: bounded downloads, the
  * Accept-Encoding it sends, and the mapping of server answers to exit codes.
  */
 #include "buffer.h"
 #include "canned_http.h"
+#include "certificate_fixture.h"
 #include "compress.h"
 #include "crypto.h"
 #include "error.h"
@@ -33,20 +38,60 @@
 #define NOW    ((uint64_t)1767225600) /* 2026-01-01 */
 #define ORIGIN "dirauth.test/mix"
 
-enum { AUTHORITY_1, AUTHORITY_2, OUTSIDER, KEY_COUNT };
+/* Signing keys. AUTHORITY_1_NEXT is authority 1's second key (a rotation overlap);
+ * UNCERTIFIED carries authority 1's name but has no certificate; ROGUE is certified by a rogue
+ * identity key that also calls itself authority-1.test but is not pinned. */
+enum { AUTHORITY_1, AUTHORITY_2, OUTSIDER, AUTHORITY_1_NEXT, UNCERTIFIED, ROGUE, KEY_COUNT };
+/* Identity keys: the first two are pinned by the bundle, the others are not. */
+enum { IDENTITY_1, IDENTITY_2, IDENTITY_OUTSIDER, IDENTITY_ROGUE, IDENTITY_COUNT };
+
+#define WINDOW_AFTER (NOW - 86400)
+#define WINDOW_UNTIL (NOW + 86400)
 
 static struct signer_key *keys[KEY_COUNT];
+static struct signer_key *identities[IDENTITY_COUNT];
 static struct signer_key *provider;
 static struct trust_bundle bundle;
+static struct buffer certificates; /* the certificate bundle served with every snapshot */
 static char directory[4096];
+
+/* A certificate bundle with the certificates of every certified key, authority 1's windowed as
+ * given (the others cover the whole test). */
+static void make_certificates(uint64_t authority_1_after, uint64_t authority_1_until, struct buffer *out)
+{
+	struct buffer notes[5];
+
+	for (size_t i = 0; i < 5; i++)
+		buffer_init(&notes[i]);
+	fixture_certificate(identities[IDENTITY_1], keys[AUTHORITY_1], authority_1_after, authority_1_until,
+	                    &notes[0]);
+	fixture_certificate(identities[IDENTITY_2], keys[AUTHORITY_2], WINDOW_AFTER, WINDOW_UNTIL, &notes[1]);
+	fixture_certificate(identities[IDENTITY_OUTSIDER], keys[OUTSIDER], WINDOW_AFTER, WINDOW_UNTIL,
+	                    &notes[2]);
+	fixture_certificate(identities[IDENTITY_1], keys[AUTHORITY_1_NEXT], WINDOW_AFTER, WINDOW_UNTIL,
+	                    &notes[3]);
+	fixture_certificate(identities[IDENTITY_ROGUE], keys[ROGUE], WINDOW_AFTER, WINDOW_UNTIL, &notes[4]);
+	buffer_reset(out);
+	fixture_certificate_bundle(notes, 5, out);
+	for (size_t i = 0; i < 5; i++)
+		buffer_free(&notes[i]);
+}
 
 static void setup(void)
 {
-	static const char *const names[KEY_COUNT] = {"authority-1.test", "authority-2.test", "outsider.test"};
+	static const char *const names[KEY_COUNT] = {"authority-1.test", "authority-2.test",
+	                                             "outsider.test",    "authority-1.test",
+	                                             "authority-1.test", "authority-1.test"};
+	static const char *const identity_names[IDENTITY_COUNT] = {"authority-1.test", "authority-2.test",
+	                                                           "outsider.test", "authority-1.test"};
 
 	for (int i = 0; i < KEY_COUNT; i++)
 		ck_assert_int_eq(signer_key_generate(names[i], &keys[i]), 0);
+	for (int i = 0; i < IDENTITY_COUNT; i++)
+		ck_assert_int_eq(signer_key_generate(identity_names[i], &identities[i]), 0);
 	ck_assert_int_eq(signer_key_generate("provider.test", &provider), 0);
+	buffer_init(&certificates);
+	make_certificates(WINDOW_AFTER, WINDOW_UNTIL, &certificates);
 	/* One authority, threshold 1; tests that need two add the second. */
 	memset(&bundle, 0, sizeof(bundle));
 	bundle.namespace_count = 2;
@@ -55,7 +100,7 @@ static void setup(void)
 	strcpy(bundle.namespaces[1].name, "mail");
 	strcpy(bundle.namespaces[1].origin, "dirauth.test/mail");
 	bundle.authority_count = 1;
-	bundle.authorities[0] = *signer_key_verifier(keys[AUTHORITY_1]);
+	bundle.authorities[0] = *signer_key_verifier(identities[IDENTITY_1]);
 	bundle.threshold = 1;
 	bundle.max_body_compressed = 64 * 1024 * 1024;
 	bundle.max_body_uncompressed = 512 * 1024 * 1024;
@@ -63,11 +108,21 @@ static void setup(void)
 	test_make_tempdir(directory, sizeof(directory));
 }
 
+/* Pins authority 2's identity as the bundle's second authority. */
+static void pin_second_authority(void)
+{
+	bundle.authority_count = 2;
+	bundle.authorities[1] = *signer_key_verifier(identities[IDENTITY_2]);
+}
+
 static void teardown(void)
 {
 	for (int i = 0; i < KEY_COUNT; i++)
 		signer_key_free(keys[i]);
+	for (int i = 0; i < IDENTITY_COUNT; i++)
+		signer_key_free(identities[i]);
 	signer_key_free(provider);
+	buffer_free(&certificates);
 	test_remove_tree(directory);
 }
 
@@ -117,6 +172,7 @@ struct snapshot_spec {
 	uint8_t previous_byte; /* varies the header text for the same epoch */
 	const int *signers;    /* indexes into keys[] */
 	size_t signer_count;
+	struct signer_key *direct_signer; /* instead: a key outside keys[] (an identity key) */
 };
 
 static const int signed_by_one[] = {AUTHORITY_1};
@@ -158,8 +214,15 @@ static void build_snapshot(const struct snapshot_spec *spec, struct buffer *head
 	header.previous[0] = spec->previous_byte;
 	header.consensus_method = SNAPSHOT_CONSENSUS_METHOD;
 	ck_assert_int_eq(snapshot_header_encode(&header, &text), 0);
+	if (spec->direct_signer != NULL) {
+		signers = signed_by_one;
+		signer_count = 1;
+	}
 	for (size_t i = 0; i < signer_count; i++)
-		ck_assert_int_eq(signer_key_sign(keys[signers[i]], text.data, text.len, &signatures[i]), 0);
+		ck_assert_int_eq(
+		    signer_key_sign(spec->direct_signer != NULL ? spec->direct_signer : keys[signers[i]],
+		                    text.data, text.len, &signatures[i]),
+		    0);
 	ck_assert_int_eq(note_format(text.data, text.len, signatures, signer_count, header_note), 0);
 	for (size_t i = 0; i < spec->record_count; i++)
 		buffer_free(&notes[i]);
@@ -176,6 +239,8 @@ static int verify(const struct buffer *header_note, const char *encoding, const 
 	    .now = NOW,
 	    .header_note = header_note->data,
 	    .header_note_len = header_note->len,
+	    .certificates = certificates.data,
+	    .certificates_len = certificates.len,
 	    .body_encoding = encoding,
 	    .body = body,
 	    .body_len = body_len,
@@ -254,6 +319,8 @@ START_TEST(test_valid_snapshot_accepted_and_written)
 	assert_file_equals("5.header", &header_note);
 	assert_file_equals("5.body", &body);
 	assert_file_equals("latest.header", &header_note);
+	/* The certificates that made it verify are kept for offline re-verification. */
+	assert_file_equals("certificates", &certificates);
 	buffer_free(&header_note);
 	buffer_free(&body);
 	buffer_free(&served);
@@ -268,8 +335,7 @@ START_TEST(test_threshold_two_of_two_accepted_and_newer_epoch_replaces)
 	struct ctl_fetch_result result;
 	struct ctl_report report;
 
-	bundle.authority_count = 2;
-	bundle.authorities[1] = *signer_key_verifier(keys[AUTHORITY_2]);
+	pin_second_authority();
 	bundle.threshold = 2;
 	buffer_init(&header_note);
 	buffer_init(&body);
@@ -339,8 +405,7 @@ START_TEST(test_too_few_signatures_refused)
 	struct ctl_report report;
 	int rc;
 
-	bundle.authority_count = 2;
-	bundle.authorities[1] = *signer_key_verifier(keys[AUTHORITY_2]);
+	pin_second_authority();
 	bundle.threshold = 2;
 	buffer_init(&header_note);
 	buffer_init(&body);
@@ -366,7 +431,187 @@ START_TEST(test_unknown_authority_refused)
 	buffer_init(&body);
 	build_snapshot(&spec, &header_note, &body);
 	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_UNKNOWN_KEY, 65, "no authority of the trust bundle");
+	assert_refused(rc, &report, DIRAUTH_ERR_UNKNOWN_KEY, 65,
+	               "signed by a key not certified by any pinned identity at 1767225660");
+	ck_assert_msg(strstr(report.message, "outsider.test key") != NULL &&
+	                  strstr(report.message, "not an authority of the trust bundle") != NULL,
+	              "%s", report.message);
+	assert_nothing_written();
+	buffer_free(&header_note);
+	buffer_free(&body);
+}
+END_TEST
+
+/* A signing key that carries a pinned authority's name but that no certificate covers. */
+START_TEST(test_uncertified_signing_key_refused)
+{
+	static const int uncertified[] = {UNCERTIFIED};
+	struct snapshot_spec spec = {
+	    .epoch = 5, .record_count = 1, .signers = uncertified, .signer_count = 1};
+	struct buffer header_note, body;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	int rc;
+
+	buffer_init(&header_note);
+	buffer_init(&body);
+	build_snapshot(&spec, &header_note, &body);
+	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_UNKNOWN_KEY, 65, "not certified by any pinned identity");
+	ck_assert_msg(
+	    strstr(report.message, "has no certificate from the pinned identity of authority-1.test"), "%s",
+	    report.message);
+	assert_nothing_written();
+	buffer_free(&header_note);
+	buffer_free(&body);
+}
+END_TEST
+
+/* A certificate for a key named like authority 1, signed by an identity key that also calls
+ * itself authority-1.test but is not the pinned one: the certificate is not believed. */
+START_TEST(test_certificate_by_unpinned_identity_refused)
+{
+	static const int rogue[] = {ROGUE};
+	struct snapshot_spec spec = {.epoch = 5, .record_count = 1, .signers = rogue, .signer_count = 1};
+	struct buffer header_note, body;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	int rc;
+
+	buffer_init(&header_note);
+	buffer_init(&body);
+	build_snapshot(&spec, &header_note, &body);
+	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_UNKNOWN_KEY, 65, "not certified by any pinned identity");
+	assert_nothing_written();
+	/* Pinning the rogue identity instead makes the same bytes verify: the pin is what decides. */
+	bundle.authorities[0] = *signer_key_verifier(identities[IDENTITY_ROGUE]);
+	ck_assert_int_eq(verify(&header_note, "identity", body.data, body.len, &result, &report), 0);
+	buffer_free(&header_note);
+	buffer_free(&body);
+}
+END_TEST
+
+/* The header's valid-after (NOW + 60) must lie in [valid-after, valid-until) of the certificate. */
+START_TEST(test_header_time_outside_certificate_window_refused)
+{
+	struct snapshot_spec spec = {.epoch = 5, .record_count = 1};
+	struct buffer header_note, body;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	int rc;
+
+	buffer_init(&header_note);
+	buffer_init(&body);
+	build_snapshot(&spec, &header_note, &body);
+	/* Expired one second before the header's time: the end of a window is not in it. */
+	make_certificates(NOW - 86400, NOW + 60, &certificates);
+	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_UNKNOWN_KEY, 65,
+	               "signed by a key not certified by any pinned identity at 1767225660");
+	ck_assert_msg(strstr(report.message, "is certified only from 1767139200") != NULL, "%s",
+	              report.message);
+	assert_nothing_written();
+	/* Not yet valid at the header's time. */
+	make_certificates(NOW + 61, NOW + 86400, &certificates);
+	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_UNKNOWN_KEY, 65, "certified only from 1767225661");
+	assert_nothing_written();
+	/* The window's first second and last second are inside. */
+	make_certificates(NOW + 60, NOW + 86400, &certificates);
+	ck_assert_msg(verify(&header_note, "identity", body.data, body.len, &result, &report) == 0, "%s",
+	              report.message);
+	make_certificates(NOW - 86400, NOW + 61, &certificates);
+	ck_assert_msg(verify(&header_note, "identity", body.data, body.len, &result, &report) == 0, "%s",
+	              report.message);
+	buffer_free(&header_note);
+	buffer_free(&body);
+}
+END_TEST
+
+/* Two certified signing keys of one authority (a rotation overlap) are one authority. */
+START_TEST(test_two_keys_of_one_identity_count_once)
+{
+	static const int both_keys_of_one[] = {AUTHORITY_1, AUTHORITY_1_NEXT};
+	static const int two_authorities[] = {AUTHORITY_1_NEXT, AUTHORITY_2};
+	struct snapshot_spec spec = {
+	    .epoch = 5, .record_count = 1, .signers = both_keys_of_one, .signer_count = 2};
+	struct buffer header_note, body;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	int rc;
+
+	pin_second_authority();
+	bundle.threshold = 2;
+	buffer_init(&header_note);
+	buffer_init(&body);
+	build_snapshot(&spec, &header_note, &body);
+	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_THRESHOLD, 65,
+	               "too few signatures: 1 of 2 authorities signed");
+	ck_assert_msg(strstr(report.message, "counted: authority-1.test;") != NULL, "%s", report.message);
+	assert_nothing_written();
+	/* With threshold 1 either key alone is enough, and the summary names the authority once. */
+	bundle.threshold = 1;
+	ck_assert_int_eq(verify(&header_note, "identity", body.data, body.len, &result, &report), 0);
+	ck_assert_uint_eq(result.signer_count, 1);
+	ck_assert_str_eq(result.signer_names, "authority-1.test");
+	/* The new key and another authority do make two. */
+	bundle.threshold = 2;
+	buffer_reset(&header_note);
+	buffer_reset(&body);
+	spec.epoch = 6;
+	spec.signers = two_authorities;
+	build_snapshot(&spec, &header_note, &body);
+	ck_assert_msg(verify(&header_note, "identity", body.data, body.len, &result, &report) == 0, "%s",
+	              report.message);
+	ck_assert_str_eq(result.signer_names, "authority-1.test, authority-2.test");
+	buffer_free(&header_note);
+	buffer_free(&body);
+}
+END_TEST
+
+/* The identity key signs certificates only; a header it signs itself does not count. */
+START_TEST(test_header_signed_by_identity_key_refused)
+{
+	struct snapshot_spec spec = {.epoch = 5, .record_count = 1};
+	struct buffer header_note, body;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	int rc;
+
+	spec.direct_signer = identities[IDENTITY_1];
+	buffer_init(&header_note);
+	buffer_init(&body);
+	build_snapshot(&spec, &header_note, &body);
+	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_UNKNOWN_KEY, 65, "is a pinned identity key");
+	assert_nothing_written();
+	buffer_free(&header_note);
+	buffer_free(&body);
+}
+END_TEST
+
+START_TEST(test_malformed_or_empty_certificate_bundle_refused)
+{
+	struct snapshot_spec spec = {.epoch = 5, .record_count = 1};
+	struct buffer header_note, body;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	int rc;
+
+	buffer_init(&header_note);
+	buffer_init(&body);
+	build_snapshot(&spec, &header_note, &body);
+	/* Truncated: the last certificate's length runs past the end. */
+	certificates.len -= 10;
+	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_SYNTAX, 65, "certificates: not a certificate bundle");
+	/* Well formed and empty: nothing certifies the key. */
+	buffer_reset(&certificates);
+	fixture_certificate_bundle(NULL, 0, &certificates);
+	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_UNKNOWN_KEY, 65, "not certified by any pinned identity");
 	assert_nothing_written();
 	buffer_free(&header_note);
 	buffer_free(&body);
@@ -489,8 +734,7 @@ START_TEST(test_equivocation_refused_with_evidence)
 	size_t evidence_len = 0;
 	int rc;
 
-	bundle.authority_count = 2;
-	bundle.authorities[1] = *signer_key_verifier(keys[AUTHORITY_2]);
+	pin_second_authority();
 	buffer_init(&first_note);
 	buffer_init(&first_body);
 	buffer_init(&more_note);
@@ -771,6 +1015,8 @@ static void serve_snapshot(struct canned_server *server, struct served_snapshot 
 	    .path = "/v1/mix/snapshots/latest", .status = 200, .content_type = "text/plain; charset=utf-8"};
 	struct canned_route body_route = {
 	    .status = 200, .content_type = "application/octet-stream", .content_encoding = "zstd"};
+	struct canned_route certificates_route = {
+	    .path = "/v1/certificates", .status = 200, .content_type = "text/plain; charset=utf-8"};
 
 	buffer_init(&snapshot->header_note);
 	buffer_init(&snapshot->body);
@@ -784,8 +1030,11 @@ static void serve_snapshot(struct canned_server *server, struct served_snapshot 
 	body_route.path = body_path;
 	body_route.body = snapshot->zstd_body.data;
 	body_route.body_len = snapshot->zstd_body.len;
+	certificates_route.body = certificates.data;
+	certificates_route.body_len = certificates.len;
 	canned_server_route(server, &header_route);
 	canned_server_route(server, &body_route);
+	canned_server_route(server, &certificates_route);
 }
 
 static void served_snapshot_free(struct served_snapshot *snapshot)
@@ -828,11 +1077,15 @@ START_TEST(test_network_fetch_verifies_and_stores)
 	assert_file_equals("12.header", &snapshot.header_note);
 	assert_file_equals("12.body", &snapshot.body);
 	assert_file_equals("latest.header", &snapshot.header_note);
+	assert_file_equals("certificates", &certificates);
+	ck_assert_uint_eq(result.signer_count, 1);
+	ck_assert_str_eq(result.signer_names, "authority-1.test");
 	/* The body request named the encodings itself (curl's own decoding is off). */
 	pthread_mutex_lock(&server.lock);
 	ck_assert_ptr_nonnull(strstr(server.last_request, "GET /v1/mix/snapshots/12/body HTTP/1.1\r\n"));
 	ck_assert_ptr_nonnull(strstr(server.last_request, "\r\nAccept-Encoding: zstd, gzip\r\n"));
-	ck_assert_uint_eq(server.request_count, 2);
+	/* Header, certificates, body. */
+	ck_assert_uint_eq(server.request_count, 3);
 	pthread_mutex_unlock(&server.lock);
 	canned_server_stop(&server);
 	served_snapshot_free(&snapshot);
@@ -863,6 +1116,48 @@ START_TEST(test_network_downloads_are_bounded)
 	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "larger than");
 	assert_nothing_written();
 	canned_server_stop(&server);
+	free(big);
+}
+END_TEST
+
+/* The certificate bundle is fetched from the same server, bounded, and required. */
+START_TEST(test_network_certificates_bounded_and_required)
+{
+	struct canned_server server;
+	struct served_snapshot snapshot;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	size_t big_len = CERTIFICATE_BUNDLE_MAX_BYTES + 4096;
+	uint8_t *big = malloc(big_len);
+	char url[64];
+	int rc;
+
+	ck_assert_ptr_nonnull(big);
+	memset(big, 'c', big_len);
+	canned_server_start(&server);
+	serve_snapshot(&server, &snapshot, 4);
+	canned_server_url(&server, url, sizeof(url));
+	/* Too large, without a Content-Length: the transfer is cut at the bound. */
+	pthread_mutex_lock(&server.lock);
+	server.routes[2].body = big;
+	server.routes[2].body_len = big_len;
+	server.routes[2].omit_length = 1;
+	pthread_mutex_unlock(&server.lock);
+	rc = run_fetch(url, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "certificates: response larger than");
+	assert_nothing_written();
+	/* Not served (an authority that does not serve certificates): refused by the server, 76. */
+	pthread_mutex_lock(&server.lock);
+	server.routes[2].path = "/v1/no-certificates";
+	pthread_mutex_unlock(&server.lock);
+	rc = run_fetch(url, &result, &report);
+	ck_assert_int_eq(rc, DIRAUTH_ERR_REFUSED);
+	ck_assert_int_eq(report.exit_code, 76);
+	ck_assert_msg(strstr(report.message, "fetch mix: certificates: HTTP 404") != NULL, "%s",
+	              report.message);
+	assert_nothing_written();
+	canned_server_stop(&server);
+	served_snapshot_free(&snapshot);
 	free(big);
 }
 END_TEST
@@ -970,6 +1265,12 @@ static Suite *fetch_suite(void)
 	tcase_add_test(verification, test_bad_signature_refused);
 	tcase_add_test(verification, test_too_few_signatures_refused);
 	tcase_add_test(verification, test_unknown_authority_refused);
+	tcase_add_test(verification, test_uncertified_signing_key_refused);
+	tcase_add_test(verification, test_certificate_by_unpinned_identity_refused);
+	tcase_add_test(verification, test_header_time_outside_certificate_window_refused);
+	tcase_add_test(verification, test_two_keys_of_one_identity_count_once);
+	tcase_add_test(verification, test_header_signed_by_identity_key_refused);
+	tcase_add_test(verification, test_malformed_or_empty_certificate_bundle_refused);
 	tcase_add_test(verification, test_wrong_namespace_or_origin_refused);
 	tcase_add_test(verification, test_namespace_not_in_bundle_is_config_error);
 	tcase_add_test(verification, test_stale_refused);
@@ -989,6 +1290,7 @@ static Suite *fetch_suite(void)
 	tcase_set_timeout(network, 60);
 	tcase_add_test(network, test_network_fetch_verifies_and_stores);
 	tcase_add_loop_test(network, test_network_downloads_are_bounded, 0, 2);
+	tcase_add_test(network, test_network_certificates_bounded_and_required);
 	tcase_add_test(network, test_network_body_bound_aborts_transfer);
 	tcase_add_test(network, test_network_server_answers_map_to_exit_codes);
 	tcase_add_test(network, test_network_connection_refused_is_unavailable);

@@ -2,18 +2,22 @@
  * check_register.c: dirauthctl register: building and signing the registration, checking the
  * receipt, and the exchange with an authority over loopback.
  *
- * Keys are generated in the test (signer/key.h). The receipts are built and signed here like an
- * authority would, so that every way a receipt can be wrong (another service, sequence,
- * namespace or note; an unknown or lying signer; a bad signature) is shown to be refused. The
+ * Keys are generated in the test (signer/key.h). The authority has an identity key (pinned in
+ * the trust bundle) and a signing key certified by it; the receipts are built and signed here
+ * like an authority would, so that every way a receipt can be wrong (another service, sequence,
+ * namespace or note; an unknown, uncertified or lying signer; a signing key whose certificate
+ * does not cover the receipt's accepted-at; a bad signature) is shown to be refused. The
  * server is a canned HTTP server on 127.0.0.1 so the test controls each answer exactly; since
  * Ed25519 signatures are deterministic, the test can compute the note the command will post and
  * serve the receipt for it.
  */
 #include "buffer.h"
 #include "canned_http.h"
+#include "certificate_fixture.h"
 #include "crypto.h"
 #include "error.h"
 #include "key.h"
+#include "keyring.h"
 #include "note.h"
 #include "receipt.h"
 #include "register.h"
@@ -54,8 +58,12 @@ static const char service_text[] = "namespace: mix\n"
                                    "    profile: modern\n";
 
 static struct signer_key *provider;
-static struct signer_key *authority;
+static struct signer_key *authority;          /* the authority's certified signing key */
+static struct signer_key *authority_identity; /* its identity key, pinned */
+static struct signer_key *uncertified;        /* named like the authority, no certificate */
 static struct signer_key *outsider;
+static struct buffer certificates; /* what the authority serves at /v1/certificates */
+static struct certificate_keyring *ring;
 static char directory[4096];
 static char key_path[4200];
 static char service_path[4200];
@@ -69,7 +77,18 @@ static void setup(void)
 	test_make_tempdir(directory, sizeof(directory));
 	ck_assert_int_eq(signer_key_generate("provider.test", &provider), 0);
 	ck_assert_int_eq(signer_key_generate("authority-1.test", &authority), 0);
+	ck_assert_int_eq(signer_key_generate("authority-1.test", &authority_identity), 0);
+	ck_assert_int_eq(signer_key_generate("authority-1.test", &uncertified), 0);
 	ck_assert_int_eq(signer_key_generate("outsider.test", &outsider), 0);
+	{
+		struct buffer note;
+		buffer_init(&note);
+		buffer_init(&certificates);
+		/* The receipts are accepted at NOW: the window covers it with a day either side. */
+		fixture_certificate(authority_identity, authority, NOW - 86400, NOW + 86400, &note);
+		fixture_certificate_bundle(&note, 1, &certificates);
+		buffer_free(&note);
+	}
 	snprintf(key_path, sizeof(key_path), "%s/provider.key", directory);
 	ck_assert_int_eq(signer_key_save(provider, key_path), 0);
 	snprintf(service_path, sizeof(service_path), "%s/service.yaml", directory);
@@ -78,7 +97,7 @@ static void setup(void)
 	{
 		char verifier[NOTE_VERIFIER_KEY_MAX + 1];
 		size_t error_line = 0;
-		note_verifier_format(signer_key_verifier(authority), verifier);
+		note_verifier_format(signer_key_verifier(authority_identity), verifier);
 		snprintf(text, sizeof(text),
 		         "dirauth trust v1\nnamespace mix dirauth.test/mix\nauthority %s\nthreshold 1\n",
 		         verifier);
@@ -86,13 +105,24 @@ static void setup(void)
 		ck_assert_int_eq(
 		    trust_bundle_parse((const uint8_t *)text, strlen(text), &bundle, &error_line), 0);
 	}
+	{
+		struct ctl_report report;
+		ctl_report_init(&report);
+		ck_assert_int_eq(ctl_keyring_build("test", &bundle, certificates.data, certificates.len,
+		                                   &ring, NULL, &report),
+		                 0);
+	}
 }
 
 static void teardown(void)
 {
 	signer_key_free(provider);
 	signer_key_free(authority);
+	signer_key_free(authority_identity);
+	signer_key_free(uncertified);
 	signer_key_free(outsider);
+	buffer_free(&certificates);
+	free(ring);
 	test_remove_tree(directory);
 }
 
@@ -160,6 +190,7 @@ struct receipt_spec {
 	const char *authority_line; /* NULL: the signer's own name */
 	struct signer_key *signer;  /* NULL: authority */
 	int damage_signature;
+	uint64_t accepted_at; /* 0: NOW */
 };
 
 static void make_receipt(const struct receipt_spec *spec, const uint8_t digest[32], struct buffer *out)
@@ -181,7 +212,7 @@ static void make_receipt(const struct receipt_spec *spec, const uint8_t digest[3
 	memcpy(receipt.registration_digest, digest, 32);
 	if (spec->wrong_digest)
 		receipt.registration_digest[0] ^= 0xff;
-	receipt.accepted_at = NOW;
+	receipt.accepted_at = spec->accepted_at != 0 ? spec->accepted_at : NOW;
 	receipt.publish_by_epoch = 42;
 	ck_assert_int_eq(receipt_encode(&receipt, &text), 0);
 	ck_assert_int_eq(signer_key_sign(signer, text.data, text.len, &signature), 0);
@@ -191,7 +222,7 @@ static void make_receipt(const struct receipt_spec *spec, const uint8_t digest[3
 	buffer_free(&text);
 }
 
-static int check_receipt(const struct receipt_spec *spec, const struct trust_bundle *trust,
+static int check_receipt(const struct receipt_spec *spec, const struct certificate_keyring *trust,
                          struct ctl_register_result *result, struct ctl_report *report)
 {
 	uint8_t digest[32];
@@ -222,9 +253,14 @@ START_TEST(test_receipt_checks)
 	struct receipt_spec unknown_signer = {.signer = outsider};
 	struct receipt_spec lying_authority_line = {.authority_line = "authority-2.test"};
 	struct receipt_spec bad_signature = {.damage_signature = 1};
+	struct receipt_spec not_certified = {.signer = uncertified};
+	struct receipt_spec identity_signed = {.signer = authority_identity};
+	struct receipt_spec before_window = {.accepted_at = NOW - 86401};
+	struct receipt_spec at_window_end = {.accepted_at = NOW + 86400};
+	struct receipt_spec at_window_start = {.accepted_at = NOW - 86400};
 
 	ctl_register_result_init(&result);
-	ck_assert_int_eq(check_receipt(&good, &bundle, &result, &report), 0);
+	ck_assert_int_eq(check_receipt(&good, ring, &result, &report), 0);
 	ck_assert_int_eq(result.receipt_verified, 1);
 	ck_assert_str_eq(result.receipt_signer, "authority-1.test");
 	ck_assert_uint_eq(result.receipt.publish_by_epoch, 42);
@@ -233,27 +269,43 @@ START_TEST(test_receipt_checks)
 	ck_assert_int_eq(result.receipt_verified, 0);
 	ck_assert_str_eq(result.receipt_signer, "outsider.test");
 
-	ck_assert_int_eq(check_receipt(&other_namespace, &bundle, &result, &report), DIRAUTH_ERR_MISMATCH);
+	ck_assert_int_eq(check_receipt(&other_namespace, ring, &result, &report), DIRAUTH_ERR_MISMATCH);
 	ck_assert_int_eq(report.exit_code, 65);
 	ck_assert_ptr_nonnull(strstr(report.message, "another namespace"));
 	ck_assert_int_eq(check_receipt(&other_service, NULL, &result, &report), DIRAUTH_ERR_MISMATCH);
 	ck_assert_ptr_nonnull(strstr(report.message, "another service"));
-	ck_assert_int_eq(check_receipt(&other_sequence, &bundle, &result, &report), DIRAUTH_ERR_MISMATCH);
+	ck_assert_int_eq(check_receipt(&other_sequence, ring, &result, &report), DIRAUTH_ERR_MISMATCH);
 	ck_assert_ptr_nonnull(strstr(report.message, "another sequence"));
-	ck_assert_int_eq(check_receipt(&other_note, &bundle, &result, &report), DIRAUTH_ERR_MISMATCH);
+	ck_assert_int_eq(check_receipt(&other_note, ring, &result, &report), DIRAUTH_ERR_MISMATCH);
 	ck_assert_ptr_nonnull(strstr(report.message, "SHA-256 of the submitted note"));
-	ck_assert_int_eq(check_receipt(&unknown_signer, &bundle, &result, &report), DIRAUTH_ERR_UNKNOWN_KEY);
+	ck_assert_int_eq(check_receipt(&unknown_signer, ring, &result, &report), DIRAUTH_ERR_UNKNOWN_KEY);
 	ck_assert_int_eq(report.exit_code, 65);
-	ck_assert_ptr_nonnull(strstr(report.message, "no authority of the trust bundle"));
-	ck_assert_int_eq(check_receipt(&lying_authority_line, &bundle, &result, &report),
-	                 DIRAUTH_ERR_MISMATCH);
+	ck_assert_msg(strstr(report.message, "register: receipt: signed by a key not certified by any pinned "
+	                                     "identity at 1767225600") != NULL,
+	              "%s", report.message);
+	/* A key with the authority's name but no certificate, or the identity key itself, or a
+	 * certified key outside its window, does not speak for the authority. */
+	ck_assert_int_eq(check_receipt(&not_certified, ring, &result, &report), DIRAUTH_ERR_UNKNOWN_KEY);
+	ck_assert_msg(strstr(report.message, "has no certificate from the pinned identity") != NULL, "%s",
+	              report.message);
+	ck_assert_int_eq(check_receipt(&identity_signed, ring, &result, &report), DIRAUTH_ERR_UNKNOWN_KEY);
+	ck_assert_ptr_nonnull(strstr(report.message, "is a pinned identity key"));
+	ck_assert_int_eq(check_receipt(&before_window, ring, &result, &report), DIRAUTH_ERR_UNKNOWN_KEY);
+	ck_assert_msg(strstr(report.message, "at 1767139199") != NULL &&
+	                  strstr(report.message, "is certified only from 1767139200") != NULL,
+	              "%s", report.message);
+	ck_assert_int_eq(check_receipt(&at_window_end, ring, &result, &report), DIRAUTH_ERR_UNKNOWN_KEY);
+	ck_assert_int_eq(report.exit_code, 65);
+	ck_assert_int_eq(check_receipt(&at_window_start, ring, &result, &report), 0);
+	ck_assert_int_eq(result.receipt_verified, 1);
+	ck_assert_int_eq(check_receipt(&lying_authority_line, ring, &result, &report), DIRAUTH_ERR_MISMATCH);
 	ck_assert_ptr_nonnull(strstr(report.message, "did not sign it"));
-	ck_assert_int_eq(check_receipt(&bad_signature, &bundle, &result, &report), DIRAUTH_ERR_SIGNATURE);
+	ck_assert_int_eq(check_receipt(&bad_signature, ring, &result, &report), DIRAUTH_ERR_SIGNATURE);
 	ck_assert_ptr_nonnull(strstr(report.message, "bad signature"));
 	ctl_report_init(&report);
 	ck_assert_int_ne(
 	    ctl_register_check_receipt((const uint8_t *)"{\"ok\":true}", 11, "mix", result.receipt.service_id,
-	                               7, result.receipt.registration_digest, &bundle, &result, &report),
+	                               7, result.receipt.registration_digest, ring, &result, &report),
 	    0);
 	ck_assert_int_eq(report.exit_code, 65);
 	ctl_register_result_free(&result);
@@ -320,6 +372,7 @@ START_TEST(test_accepted_with_verified_receipt)
 	struct receipt_spec spec = {.sequence = NOW};
 	struct canned_route route = {
 	    .path = "/v1/registrations", .status = 202, .content_type = "text/plain; charset=utf-8"};
+	struct canned_route certificates_route = {.path = "/v1/certificates", .status = 200};
 	uint8_t digest[32];
 	char url[64];
 	const char *body;
@@ -330,8 +383,11 @@ START_TEST(test_accepted_with_verified_receipt)
 	make_receipt(&spec, digest, &receipt);
 	route.body = receipt.data;
 	route.body_len = receipt.len;
+	certificates_route.body = certificates.data;
+	certificates_route.body_len = certificates.len;
 	canned_server_start(&server);
 	canned_server_route(&server, &route);
+	canned_server_route(&server, &certificates_route);
 	canned_server_url(&server, url, sizeof(url));
 	ck_assert_msg(run(url, trust_path, 0, &result, &report) == 0, "%s", report.message);
 	ck_assert_int_eq(result.accepted, 1);
@@ -349,11 +405,45 @@ START_TEST(test_accepted_with_verified_receipt)
 	body += 4;
 	ck_assert_uint_eq(server.last_request_len - (size_t)(body - server.last_request), note.len);
 	ck_assert_int_eq(memcmp(body, note.data, note.len), 0);
+	/* The certificates were fetched first, then the registration posted. */
+	ck_assert_uint_eq(server.request_count, 2);
 	pthread_mutex_unlock(&server.lock);
 	canned_server_stop(&server);
 	ctl_register_result_free(&result);
 	buffer_free(&note);
 	buffer_free(&receipt);
+}
+END_TEST
+
+/* With --trust, an authority that serves no certificates gets nothing submitted. */
+START_TEST(test_trust_without_certificates_submits_nothing)
+{
+	struct canned_server server;
+	struct ctl_register_result result;
+	struct ctl_report report;
+	struct canned_route route = {.path = "/v1/registrations", .status = 202};
+	struct canned_route garbage = {
+	    .path = "/v1/certificates", .status = 200, .body = (const uint8_t *)"hello\n", .body_len = 6};
+	char url[64];
+
+	canned_server_start(&server);
+	canned_server_route(&server, &route);
+	canned_server_url(&server, url, sizeof(url));
+	ck_assert_int_eq(run(url, trust_path, 0, &result, &report), DIRAUTH_ERR_REFUSED);
+	ck_assert_int_eq(report.exit_code, 76);
+	ck_assert_msg(strstr(report.message, "register: certificates: HTTP 404") != NULL, "%s",
+	              report.message);
+	ctl_register_result_free(&result);
+	canned_server_route(&server, &garbage);
+	ck_assert_int_ne(run(url, trust_path, 0, &result, &report), 0);
+	ck_assert_int_eq(report.exit_code, 65);
+	ck_assert_msg(strstr(report.message, "not a certificate bundle") != NULL, "%s", report.message);
+	ctl_register_result_free(&result);
+	pthread_mutex_lock(&server.lock);
+	ck_assert_ptr_null(strstr(server.last_request, "POST"));
+	ck_assert_uint_eq(server.request_count, 2);
+	pthread_mutex_unlock(&server.lock);
+	canned_server_stop(&server);
 }
 END_TEST
 
@@ -365,6 +455,7 @@ START_TEST(test_receipt_for_another_note_refused)
 	struct buffer note, receipt;
 	struct receipt_spec spec = {.sequence = NOW, .wrong_digest = 1};
 	struct canned_route route = {.path = "/v1/registrations", .status = 202};
+	struct canned_route certificates_route = {.path = "/v1/certificates", .status = 200};
 	uint8_t digest[32];
 	char url[64];
 
@@ -374,8 +465,11 @@ START_TEST(test_receipt_for_another_note_refused)
 	make_receipt(&spec, digest, &receipt);
 	route.body = receipt.data;
 	route.body_len = receipt.len;
+	certificates_route.body = certificates.data;
+	certificates_route.body_len = certificates.len;
 	canned_server_start(&server);
 	canned_server_route(&server, &route);
+	canned_server_route(&server, &certificates_route);
 	canned_server_url(&server, url, sizeof(url));
 	ck_assert_int_eq(run(url, trust_path, 0, &result, &report), DIRAUTH_ERR_MISMATCH);
 	ck_assert_int_eq(report.exit_code, 65);
@@ -502,6 +596,7 @@ static Suite *register_suite(void)
 	tcase_add_test(tc, test_receipt_checks);
 	tcase_add_test(tc, test_dry_run_needs_no_server);
 	tcase_add_test(tc, test_accepted_with_verified_receipt);
+	tcase_add_test(tc, test_trust_without_certificates_submits_nothing);
 	tcase_add_test(tc, test_receipt_for_another_note_refused);
 	tcase_add_test(tc, test_server_refusals_map_to_exit_codes);
 	tcase_add_test(tc, test_local_input_failures);
