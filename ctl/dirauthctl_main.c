@@ -1,11 +1,12 @@
 /*
  * dirauthctl_main.c: the dirauthctl program: argument parsing and output, nothing else.
  *
- * Each command's work lives in its own module (keygen.h, register.h, fetch.h) and reports its
+ * Each command's work lives in its own module (keygen.h, certify.h, register.h, fetch.h) and reports its
  * outcome in a struct ctl_report; this file turns command lines into calls, prints what
  * succeeded on stdout and the one failure line on stderr, and exits with the report's
  * sysexits status. The clock is read here, once, and passed down (or taken from --now).
  */
+#include "certify.h"
 #include "error.h"
 #include "fetch.h"
 #include "keygen.h"
@@ -26,14 +27,19 @@ static const char main_usage[] =
     "usage: dirauthctl COMMAND [OPTIONS]\n"
     "\n"
     "commands:\n"
-    "  keygen    create a signing key file and print its verifier key\n"
-    "  register  sign a YAML service description and submit it to an authority\n"
-    "  fetch     download, verify and store the latest snapshot of a namespace\n"
+    "  keygen            create a signing or provider key file and print its verifier key\n"
+    "  identity-keygen   create an authority's offline identity key and print its trust-bundle line\n"
+    "  certify           issue a key certificate: the identity key vouches for a signing key\n"
+    "  rotate            create a new signing key and its certificate, overlapping the previous one\n"
+    "  certificate show  print and verify a certificate or a certificate bundle\n"
+    "  register          sign a YAML service description and submit it to an authority\n"
+    "  fetch             download, verify and store the latest snapshot of a namespace\n"
     "\n"
     "dirauthctl COMMAND --help shows the options of a command.\n"
     "exit status: 0 ok, 64 usage, 65 bad or unverifiable data, 66 missing input, 69 server\n"
     "unavailable, 70 internal error, 73 cannot create output, 74 I/O error, 76 refused by the\n"
-    "server, 77 unsafe key file permissions, 78 bad trust bundle.\n";
+    "server, 77 unsafe key file permissions, 78 bad trust bundle.\n"
+    "Key certificates and rotation: docs/key-management.md.\n";
 
 static const char keygen_usage[] =
     "usage: dirauthctl keygen --name NAME --out FILE\n"
@@ -43,6 +49,69 @@ static const char keygen_usage[] =
     "\n"
     "  --name NAME   key name (printable, no spaces or '+')\n"
     "  --out FILE    the private key file to create\n";
+
+static const char identity_keygen_usage[] =
+    "usage: dirauthctl identity-keygen --name NAME --out FILE\n"
+    "\n"
+    "Generates an authority's offline identity key called NAME (the authority's name), writes it\n"
+    "to FILE (created, mode 0600, never overwritten) and prints the trust-bundle line that pins\n"
+    "it. Run it on an offline machine and keep FILE there: the identity key only signs key\n"
+    "certificates (certify, rotate); the online signing key signs everything else.\n"
+    "\n"
+    "  --name NAME   the authority name (printable, no spaces or '+')\n"
+    "  --out FILE    the private key file to create\n";
+
+static const char certify_usage[] =
+    "usage: dirauthctl certify --identity FILE (--signing-verifier VKEY | --signing-key FILE)\n"
+    "                          [--valid-after SECONDS|now] (--days N | --valid-until SECONDS)\n"
+    "                          --out CERT [--now SECONDS]\n"
+    "\n"
+    "Issues a key certificate: the identity key signs that the signing key speaks for the\n"
+    "authority from valid-after until valid-until (at most 400 days). Writes CERT (mode 0644,\n"
+    "never overwritten) and prints the certificate's fields.\n"
+    "\n"
+    "  --identity FILE          the authority's identity key (mode 0600)\n"
+    "  --signing-verifier VKEY  the signing key's verifier key, NAME+KEYID+BASE64 (NAME must be\n"
+    "                           the identity key's name)\n"
+    "  --signing-key FILE       or the signing key file; only its public half is used\n"
+    "  --valid-after SECONDS    start of the window, unix seconds or 'now' (default now)\n"
+    "  --days N                 length of the window in days\n"
+    "  --valid-until SECONDS    or the end of the window, unix seconds\n"
+    "  --out CERT               the certificate file to create\n"
+    "  --now SECONDS            use this unix time instead of the clock for 'now'\n";
+
+static const char rotate_usage[] =
+    "usage: dirauthctl rotate --identity FILE --name NAME --key-out NEWKEY --cert-out NEWCERT\n"
+    "                         --previous CERT [--valid-after SECONDS|now] --days N [--allow-gap]\n"
+    "                         [--now SECONDS]\n"
+    "\n"
+    "Creates a new signing key NEWKEY (mode 0600) and its certificate NEWCERT (mode 0644), both\n"
+    "never overwritten. The new window must start no later than the previous certificate's\n"
+    "valid-until, so that both keys are valid during the overlap and there is no moment without a\n"
+    "valid key; it must also end later than the previous one. Prints both windows, the overlap and\n"
+    "the steps to install the new key.\n"
+    "\n"
+    "  --identity FILE          the authority's identity key (mode 0600)\n"
+    "  --name NAME              the authority name (must be the identity key's name)\n"
+    "  --key-out NEWKEY         the new signing key file to create\n"
+    "  --cert-out NEWCERT       the new certificate file to create\n"
+    "  --previous CERT          the certificate of the signing key being replaced\n"
+    "  --valid-after SECONDS    start of the new window, unix seconds or 'now' (default now)\n"
+    "  --days N                 length of the new window in days\n"
+    "  --allow-gap              accept a new window that starts after the previous one ends\n"
+    "  --now SECONDS            use this unix time instead of the clock for 'now'\n";
+
+static const char certificate_usage[] =
+    "usage: dirauthctl certificate show CERT [--trust BUNDLE] [--now SECONDS]\n"
+    "       (inspect is another name for show)\n"
+    "\n"
+    "Prints the fields of a key certificate, or of each certificate of a certificate bundle\n"
+    "(such as the certificates file a fetch stores next to a snapshot), verifies each one's\n"
+    "signature by the identity key it names, and says whether it is valid now. With --trust, also\n"
+    "checks that the trust bundle pins that identity key.\n"
+    "\n"
+    "  --trust BUNDLE      check the identity keys against this trust bundle\n"
+    "  --now SECONDS       use this unix time instead of the clock\n";
 
 static const char register_usage[] =
     "usage: dirauthctl register --key FILE --service SERVICE.yaml (--server URL | --dry-run)\n"
@@ -55,19 +124,22 @@ static const char register_usage[] =
     "  --service FILE      the YAML service description\n"
     "  --server URL        the authority, e.g. http://127.0.0.1:8080\n"
     "  --dry-run           print the signed registration note and stop\n"
-    "  --trust BUNDLE      verify the receipt's signature against this trust bundle\n"
+    "  --trust BUNDLE      verify the receipt's signature against this trust bundle (and the\n"
+    "                      key certificates the server serves at URL/v1/certificates)\n"
     "  --verbose           also print the receipt note\n"
     "  --now SECONDS       use this unix time instead of the clock\n";
 
 static const char fetch_usage[] =
     "usage: dirauthctl fetch --trust BUNDLE --server URL --namespace NS [--out DIR] [--now SECONDS]\n"
     "\n"
-    "Downloads the latest snapshot of NS, verifies it against the trust bundle (threshold\n"
-    "signatures, namespace and origin, freshness, bounds, no rollback or equivocation against the\n"
-    "header held in DIR/NS, the body's digest, root and every record's signature), then writes\n"
-    "DIR/NS/EPOCH.header, DIR/NS/EPOCH.body and DIR/NS/latest.header.\n"
+    "Downloads the latest snapshot of NS and the server's key certificates, verifies it against\n"
+    "the trust bundle (threshold signatures by signing keys that the pinned identity keys\n"
+    "certified for the header's valid-after, namespace and origin, freshness, bounds, no rollback\n"
+    "or equivocation against the header held in DIR/NS, the body's digest, root and every\n"
+    "record's signature), then writes\n"
+    "DIR/NS/EPOCH.header, DIR/NS/EPOCH.body, DIR/NS/certificates and DIR/NS/latest.header.\n"
     "\n"
-    "  --trust BUNDLE      the trust bundle (authorities, threshold, namespaces, bounds)\n"
+    "  --trust BUNDLE      the trust bundle (identity keys, threshold, namespaces, bounds)\n"
     "  --server URL        the authority or mirror, e.g. http://127.0.0.1:8080\n"
     "  --namespace NS      the namespace to fetch\n"
     "  --out DIR           the mirror directory (default ./mirror)\n"
@@ -85,6 +157,16 @@ enum option_id {
 	OPTION_VERBOSE,
 	OPTION_NOW,
 	OPTION_NAMESPACE,
+	OPTION_IDENTITY,
+	OPTION_SIGNING_VERIFIER,
+	OPTION_SIGNING_KEY,
+	OPTION_VALID_AFTER,
+	OPTION_VALID_UNTIL,
+	OPTION_DAYS,
+	OPTION_KEY_OUT,
+	OPTION_CERT_OUT,
+	OPTION_PREVIOUS,
+	OPTION_ALLOW_GAP,
 };
 
 /* Parsed command line of any command; each command checks which of these it needs. */
@@ -97,6 +179,17 @@ struct arguments {
 	const char *trust;
 	const char *namespace_name;
 	const char *now_text;
+	const char *identity;
+	const char *signing_verifier;
+	const char *signing_key;
+	const char *valid_after_text;
+	const char *valid_until_text;
+	const char *days_text;
+	const char *key_out;
+	const char *cert_out;
+	const char *previous;
+	const char *positional; /* the one operand of a command that takes one (certificate show) */
+	int allow_gap;
 	int dry_run;
 	int verbose;
 	int help;
@@ -145,6 +238,36 @@ static int parse_arguments(const char *command, int argc, char **argv, const str
 		case OPTION_NAMESPACE:
 			arguments->namespace_name = optarg;
 			break;
+		case OPTION_IDENTITY:
+			arguments->identity = optarg;
+			break;
+		case OPTION_SIGNING_VERIFIER:
+			arguments->signing_verifier = optarg;
+			break;
+		case OPTION_SIGNING_KEY:
+			arguments->signing_key = optarg;
+			break;
+		case OPTION_VALID_AFTER:
+			arguments->valid_after_text = optarg;
+			break;
+		case OPTION_VALID_UNTIL:
+			arguments->valid_until_text = optarg;
+			break;
+		case OPTION_DAYS:
+			arguments->days_text = optarg;
+			break;
+		case OPTION_KEY_OUT:
+			arguments->key_out = optarg;
+			break;
+		case OPTION_CERT_OUT:
+			arguments->cert_out = optarg;
+			break;
+		case OPTION_PREVIOUS:
+			arguments->previous = optarg;
+			break;
+		case OPTION_ALLOW_GAP:
+			arguments->allow_gap = 1;
+			break;
 		case ':':
 			ctl_report_fail(report, CTL_EXIT_USAGE, "%s: option '%s' needs a value", command,
 			                argv[optind - 1]);
@@ -160,6 +283,38 @@ static int parse_arguments(const char *command, int argc, char **argv, const str
 		                argv[optind]);
 		return -1;
 	}
+	return 0;
+}
+
+/* parse_arguments for a command that takes exactly one operand (before or among the options). */
+static int parse_arguments_with_operand(const char *command, int argc, char **argv,
+                                        const struct option *options, struct arguments *arguments,
+                                        struct ctl_report *report)
+{
+	char *reordered[64];
+	const char *operand = NULL;
+	int count = 0;
+
+	if (argc > (int)(sizeof(reordered) / sizeof(reordered[0]))) {
+		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: too many arguments", command);
+		return -1;
+	}
+	/* Take the first word that is neither an option nor an option's value out of the list. */
+	reordered[count++] = argv[0];
+	for (int i = 1; i < argc; i++) {
+		const char *word = argv[i];
+		if (operand == NULL && word[0] != '-') {
+			operand = word;
+			continue;
+		}
+		reordered[count++] = argv[i];
+		if (word[0] == '-' && strchr(word, '=') == NULL && i + 1 < argc &&
+		    (strcmp(word, "--trust") == 0 || strcmp(word, "--now") == 0))
+			reordered[count++] = argv[++i];
+	}
+	if (parse_arguments(command, count, reordered, options, arguments, report) != 0)
+		return -1;
+	arguments->positional = operand;
 	return 0;
 }
 
@@ -191,6 +346,320 @@ static int read_clock(const char *command, const char *now_text, uint64_t *now, 
 	}
 	*now = (uint64_t)seconds;
 	return 0;
+}
+
+/* Unix seconds, or with allow_now "now" (the clock), into *out; option names the flag. */
+static int parse_time(const char *command, const char *option, const char *text, int allow_now, uint64_t now,
+                      uint64_t *out, struct ctl_report *report)
+{
+	struct text_span span;
+
+	if (allow_now && strcmp(text, "now") == 0) {
+		*out = now;
+		return 0;
+	}
+	span.data = text;
+	span.len = strlen(text);
+	if (text_parse_u64(span, out) != 0) {
+		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: %s: expected unix seconds%s", command, option,
+		                allow_now ? " or 'now'" : "");
+		return -1;
+	}
+	return 0;
+}
+
+/* --valid-after (default now) and the window end from --days or --valid-until. */
+static int read_window(const char *command, const struct arguments *arguments, uint64_t *valid_after,
+                       uint64_t *valid_until, uint64_t *days, struct ctl_report *report)
+{
+	uint64_t now = 0;
+	uint64_t until = 0;
+
+	*days = 0;
+	if (read_clock(command, arguments->now_text, &now, report) != 0)
+		return -1;
+	*valid_after = now;
+	if (arguments->valid_after_text != NULL &&
+	    parse_time(command, "--valid-after", arguments->valid_after_text, 1, now, valid_after, report) !=
+	        0)
+		return -1;
+	if (arguments->days_text != NULL) {
+		struct text_span span = {arguments->days_text, strlen(arguments->days_text)};
+		if (text_parse_u64(span, days) != 0 || *days == 0) {
+			ctl_report_fail(report, CTL_EXIT_USAGE,
+			                "%s: --days: expected a whole number of days, at least 1", command);
+			return -1;
+		}
+	}
+	if (arguments->valid_until_text != NULL &&
+	    parse_time(command, "--valid-until", arguments->valid_until_text, 0, now, &until, report) != 0)
+		return -1;
+	if (arguments->valid_until_text != NULL && until == 0) {
+		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: --valid-until: must be after --valid-after",
+		                command);
+		return -1;
+	}
+	if (valid_until != NULL &&
+	    ctl_certify_window(command, *valid_after, *days, until, valid_until, report) != 0)
+		return -1;
+	return 0;
+}
+
+/* Prints the fields of a certificate, aligned, one per line. */
+static void print_certificate(const struct certificate *certificate)
+{
+	char identity[NOTE_VERIFIER_KEY_MAX + 1];
+	char signing[NOTE_VERIFIER_KEY_MAX + 1];
+	char after[CTL_TIME_TEXT_MAX];
+	char until[CTL_TIME_TEXT_MAX];
+	uint64_t length = certificate->valid_until - certificate->valid_after;
+
+	note_verifier_format(&certificate->identity, identity);
+	note_verifier_format(&certificate->signing_key, signing);
+	ctl_report_format_time(certificate->valid_after, after);
+	ctl_report_format_time(certificate->valid_until, until);
+	printf("authority    %s\n", certificate->authority);
+	printf("identity     %s\n", identity);
+	printf("signing-key  %s\n", signing);
+	printf("valid-after  %s\n", after);
+	printf("valid-until  %s\n", until);
+	printf("window       %" PRIu64 " seconds (%" PRIu64 " days %" PRIu64 " hours)\n", length,
+	       length / 86400, length % 86400 / 3600);
+}
+
+static int command_identity_keygen(int argc, char **argv, struct ctl_report *report)
+{
+	static const struct option options[] = {
+	    {"name", required_argument, NULL, OPTION_NAME},
+	    {"out", required_argument, NULL, OPTION_OUT},
+	    {"help", no_argument, NULL, OPTION_HELP},
+	    {NULL, 0, NULL, 0},
+	};
+	char verifier[NOTE_VERIFIER_KEY_MAX + 1];
+	struct arguments arguments;
+
+	if (parse_arguments("identity-keygen", argc, argv, options, &arguments, report) != 0)
+		return report->exit_code;
+	if (arguments.help) {
+		fputs(identity_keygen_usage, stdout);
+		return CTL_EXIT_OK;
+	}
+	if (require("identity-keygen", arguments.name, "--name", report) != 0 ||
+	    require("identity-keygen", arguments.out, "--out", report) != 0)
+		return report->exit_code;
+	if (ctl_identity_keygen_run(arguments.name, arguments.out, verifier, report) != 0)
+		return report->exit_code;
+	/* Comment lines, then the line itself: the output can be pasted into a trust bundle as is. */
+	printf("# OFFLINE IDENTITY KEY of authority %s, written to %s (mode 0600).\n", arguments.name,
+	       arguments.out);
+	printf("# Keep it on this offline machine and back it up; never copy it to a server. It signs only\n"
+	       "# key certificates (dirauthctl certify, rotate). Pin it in trust bundles with this line:\n");
+	printf("authority %s\n", verifier);
+	return CTL_EXIT_OK;
+}
+
+static int command_certify(int argc, char **argv, struct ctl_report *report)
+{
+	static const struct option options[] = {
+	    {"identity", required_argument, NULL, OPTION_IDENTITY},
+	    {"signing-verifier", required_argument, NULL, OPTION_SIGNING_VERIFIER},
+	    {"signing-key", required_argument, NULL, OPTION_SIGNING_KEY},
+	    {"valid-after", required_argument, NULL, OPTION_VALID_AFTER},
+	    {"valid-until", required_argument, NULL, OPTION_VALID_UNTIL},
+	    {"days", required_argument, NULL, OPTION_DAYS},
+	    {"out", required_argument, NULL, OPTION_OUT},
+	    {"now", required_argument, NULL, OPTION_NOW},
+	    {"help", no_argument, NULL, OPTION_HELP},
+	    {NULL, 0, NULL, 0},
+	};
+	struct ctl_certify_options certify_options;
+	struct certificate certificate;
+	struct arguments arguments;
+	struct buffer note;
+	uint64_t days;
+	int exit_code;
+
+	if (parse_arguments("certify", argc, argv, options, &arguments, report) != 0)
+		return report->exit_code;
+	if (arguments.help) {
+		fputs(certify_usage, stdout);
+		return CTL_EXIT_OK;
+	}
+	if (require("certify", arguments.identity, "--identity", report) != 0 ||
+	    require("certify", arguments.out, "--out", report) != 0)
+		return report->exit_code;
+	if ((arguments.signing_verifier == NULL) == (arguments.signing_key == NULL)) {
+		ctl_report_fail(
+		    report, CTL_EXIT_USAGE,
+		    "certify: give exactly one of --signing-verifier VKEY and --signing-key FILE");
+		return report->exit_code;
+	}
+	memset(&certify_options, 0, sizeof(certify_options));
+	if (read_window("certify", &arguments, &certify_options.valid_after, &certify_options.valid_until,
+	                &days, report) != 0)
+		return report->exit_code;
+	certify_options.identity_path = arguments.identity;
+	certify_options.signing_verifier = arguments.signing_verifier;
+	certify_options.signing_key_path = arguments.signing_key;
+	certify_options.out_path = arguments.out;
+	buffer_init(&note);
+	if (ctl_certify_run(&certify_options, &certificate, &note, report) != 0) {
+		exit_code = report->exit_code;
+		goto done;
+	}
+	exit_code = CTL_EXIT_OK;
+	printf("certificate written to %s\n", arguments.out);
+	print_certificate(&certificate);
+done:
+	buffer_free(&note);
+	return exit_code;
+}
+
+static int command_rotate(int argc, char **argv, struct ctl_report *report)
+{
+	static const struct option options[] = {
+	    {"identity", required_argument, NULL, OPTION_IDENTITY},
+	    {"name", required_argument, NULL, OPTION_NAME},
+	    {"key-out", required_argument, NULL, OPTION_KEY_OUT},
+	    {"cert-out", required_argument, NULL, OPTION_CERT_OUT},
+	    {"previous", required_argument, NULL, OPTION_PREVIOUS},
+	    {"valid-after", required_argument, NULL, OPTION_VALID_AFTER},
+	    {"days", required_argument, NULL, OPTION_DAYS},
+	    {"allow-gap", no_argument, NULL, OPTION_ALLOW_GAP},
+	    {"now", required_argument, NULL, OPTION_NOW},
+	    {"help", no_argument, NULL, OPTION_HELP},
+	    {NULL, 0, NULL, 0},
+	};
+	struct ctl_rotate_options rotate_options;
+	struct ctl_rotate_result result;
+	struct arguments arguments;
+	char previous_after[CTL_TIME_TEXT_MAX];
+	char previous_until[CTL_TIME_TEXT_MAX];
+	char new_after[CTL_TIME_TEXT_MAX];
+	char new_until[CTL_TIME_TEXT_MAX];
+
+	if (parse_arguments("rotate", argc, argv, options, &arguments, report) != 0)
+		return report->exit_code;
+	if (arguments.help) {
+		fputs(rotate_usage, stdout);
+		return CTL_EXIT_OK;
+	}
+	if (require("rotate", arguments.identity, "--identity", report) != 0 ||
+	    require("rotate", arguments.name, "--name", report) != 0 ||
+	    require("rotate", arguments.key_out, "--key-out", report) != 0 ||
+	    require("rotate", arguments.cert_out, "--cert-out", report) != 0 ||
+	    require("rotate", arguments.previous, "--previous", report) != 0 ||
+	    require("rotate", arguments.days_text, "--days", report) != 0)
+		return report->exit_code;
+	memset(&rotate_options, 0, sizeof(rotate_options));
+	if (read_window("rotate", &arguments, &rotate_options.valid_after, NULL, &rotate_options.days,
+	                report) != 0)
+		return report->exit_code;
+	rotate_options.identity_path = arguments.identity;
+	rotate_options.name = arguments.name;
+	rotate_options.key_out = arguments.key_out;
+	rotate_options.cert_out = arguments.cert_out;
+	rotate_options.previous_path = arguments.previous;
+	rotate_options.allow_gap = arguments.allow_gap;
+	if (ctl_rotate_run(&rotate_options, &result, report) != 0)
+		return report->exit_code;
+	ctl_report_format_time(result.previous.valid_after, previous_after);
+	ctl_report_format_time(result.previous.valid_until, previous_until);
+	ctl_report_format_time(result.certificate.valid_after, new_after);
+	ctl_report_format_time(result.certificate.valid_until, new_until);
+	printf("new signing key written to %s (mode 0600): %s\n", arguments.key_out, result.verifier);
+	printf("new certificate written to %s\n", arguments.cert_out);
+	printf("previous window  %s until %s\n", previous_after, previous_until);
+	printf("new window       %s until %s\n", new_after, new_until);
+	if (result.gap_seconds > 0)
+		printf("GAP              %" PRIu64 " seconds with no valid signing key (--allow-gap)\n",
+		       result.gap_seconds);
+	else
+		printf("overlap          %s until %s: %" PRIu64 " seconds in which both keys are valid\n",
+		       new_after, previous_until, result.overlap_seconds);
+	printf("next steps:\n"
+	       "  1. move %s to the signer's key directory (0700, owned by the signer's user), mode 0600\n"
+	       "  2. in the signer config set signing_key to it and list the certificates new first:\n"
+	       "       certificates: [%s, %s]\n"
+	       "     then restart the signer; verifiers accept both keys during the overlap\n"
+	       "  3. after %s remove %s from certificates and destroy the previous signing key\n",
+	       arguments.key_out, arguments.cert_out, arguments.previous, previous_until, arguments.previous);
+	return CTL_EXIT_OK;
+}
+
+static int command_certificate(int argc, char **argv, struct ctl_report *report)
+{
+	static const struct option options[] = {
+	    {"trust", required_argument, NULL, OPTION_TRUST},
+	    {"now", required_argument, NULL, OPTION_NOW},
+	    {"help", no_argument, NULL, OPTION_HELP},
+	    {NULL, 0, NULL, 0},
+	};
+	struct ctl_certificate_listing *listing = NULL;
+	struct trust_bundle *bundle = NULL;
+	struct arguments arguments;
+	uint64_t now = 0;
+	int exit_code;
+
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		fputs(certificate_usage, stdout);
+		return CTL_EXIT_OK;
+	}
+	if (argc < 2 || (strcmp(argv[1], "show") != 0 && strcmp(argv[1], "inspect") != 0)) {
+		ctl_report_fail(report, CTL_EXIT_USAGE,
+		                "certificate: expected 'show CERT' (see dirauthctl certificate --help)");
+		return report->exit_code;
+	}
+	if (parse_arguments_with_operand("certificate show", argc - 1, argv + 1, options, &arguments,
+	                                 report) != 0)
+		return report->exit_code;
+	if (arguments.help) {
+		fputs(certificate_usage, stdout);
+		return CTL_EXIT_OK;
+	}
+	if (arguments.positional == NULL) {
+		ctl_report_fail(report, CTL_EXIT_USAGE,
+		                "certificate show: CERT is required (see dirauthctl certificate --help)");
+		return report->exit_code;
+	}
+	if (read_clock("certificate show", arguments.now_text, &now, report) != 0)
+		return report->exit_code;
+	/* Both are large (fixed arrays); keep them off the stack. */
+	listing = malloc(sizeof(*listing));
+	if (arguments.trust != NULL)
+		bundle = malloc(sizeof(*bundle));
+	if (listing == NULL || (arguments.trust != NULL && bundle == NULL)) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "certificate show: out of memory");
+		exit_code = report->exit_code;
+		goto done;
+	}
+	if (bundle != NULL && ctl_trust_bundle_load(arguments.trust, bundle, report) != 0) {
+		exit_code = report->exit_code;
+		goto done;
+	}
+	exit_code = ctl_certificate_show(arguments.positional, bundle, now, listing, report) == 0
+	                ? CTL_EXIT_OK
+	                : report->exit_code;
+	for (size_t i = 0; i < listing->count; i++) {
+		const struct ctl_certificate_entry *entry = &listing->entries[i];
+		if (listing->is_bundle)
+			printf("%scertificate %zu of %zu\n", i > 0 ? "\n" : "", i + 1, listing->count);
+		if (!entry->verified) {
+			printf("signature    %s\n", entry->description);
+			continue;
+		}
+		print_certificate(&entry->certificate);
+		printf("signature    verified: signed by the identity key it names\n");
+		printf("status       %s\n", entry->description);
+		if (bundle != NULL)
+			printf("pinned       %s\n",
+			       entry->pinned ? "yes: the trust bundle pins this identity key"
+			                     : "NO: the trust bundle does not pin this identity key");
+	}
+done:
+	free(listing);
+	free(bundle);
+	return exit_code;
 }
 
 static int command_keygen(int argc, char **argv, struct ctl_report *report)
@@ -367,6 +836,14 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(command, "keygen") == 0) {
 		exit_code = command_keygen(argc - 1, argv + 1, &report);
+	} else if (strcmp(command, "identity-keygen") == 0) {
+		exit_code = command_identity_keygen(argc - 1, argv + 1, &report);
+	} else if (strcmp(command, "certify") == 0) {
+		exit_code = command_certify(argc - 1, argv + 1, &report);
+	} else if (strcmp(command, "rotate") == 0) {
+		exit_code = command_rotate(argc - 1, argv + 1, &report);
+	} else if (strcmp(command, "certificate") == 0) {
+		exit_code = command_certificate(argc - 1, argv + 1, &report);
 	} else if (strcmp(command, "register") == 0) {
 		exit_code = command_register(argc - 1, argv + 1, &report);
 	} else if (strcmp(command, "fetch") == 0) {
