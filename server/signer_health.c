@@ -1,0 +1,149 @@
+/*
+ * signer_health.c: the cached answer to "can the signer sign for this authority now?".
+ *
+ * The query itself runs outside the tracker's lock (the client serialises calls and bounds them
+ * with its own timeout), so a slow signer delays only the callers that asked, and two callers
+ * that find the cache stale at the same moment may both query: harmless, GET_KEYS changes
+ * nothing.
+ */
+#include "signer_health.h"
+
+#include "error.h"
+#include "note.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct signer_health {
+	struct signer_client *client;
+	char authority_name[NOTE_NAME_MAX + 1];
+	pthread_mutex_t lock; /* guards the fields below */
+	bool known;           /* a result is cached */
+	int64_t checked_at;   /* monotonic ms of the cached result */
+	int result;
+	char detail[SIGNER_HEALTH_DETAIL_MAX];
+};
+
+static int64_t monotonic_ms(void)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+int signer_health_create(struct signer_client *client, const char *authority_name, struct signer_health **out)
+{
+	*out = NULL;
+	struct signer_health *health = calloc(1, sizeof *health);
+	if (!health)
+		return DIRAUTH_ERR_NOMEM;
+	health->client = client;
+	snprintf(health->authority_name, sizeof health->authority_name, "%s", authority_name);
+	if (pthread_mutex_init(&health->lock, NULL) != 0) {
+		free(health);
+		return DIRAUTH_ERR_NOMEM;
+	}
+	*out = health;
+	return 0;
+}
+
+void signer_health_free(struct signer_health *health)
+{
+	if (!health)
+		return;
+	pthread_mutex_destroy(&health->lock);
+	free(health);
+}
+
+static void remember(struct signer_health *health, int result, const char *detail)
+{
+	pthread_mutex_lock(&health->lock);
+	health->known = true;
+	health->checked_at = monotonic_ms();
+	health->result = result;
+	snprintf(health->detail, sizeof health->detail, "%s", detail ? detail : "");
+	pthread_mutex_unlock(&health->lock);
+}
+
+/* The name of the "signing-key <verifier key>" line of a GET_KEYS payload. */
+static int signing_key_name(const struct buffer *payload, struct note_verifier *key)
+{
+	static const char prefix[] = "signing-key ";
+	const char *p = (const char *)payload->data, *end = p + payload->len;
+	while (p && p < end) {
+		const char *line_end = memchr(p, '\n', (size_t)(end - p));
+		size_t line_len = line_end ? (size_t)(line_end - p) : (size_t)(end - p);
+		if (line_len > sizeof prefix - 1 && memcmp(p, prefix, sizeof prefix - 1) == 0)
+			return note_verifier_parse(p + sizeof prefix - 1, line_len - (sizeof prefix - 1),
+			                           key);
+		p = line_end ? line_end + 1 : NULL;
+	}
+	return DIRAUTH_ERR_NOT_FOUND;
+}
+
+int signer_health_check(struct signer_health *health, char *detail, size_t detail_cap)
+{
+	char sentence[SIGNER_HEALTH_DETAIL_MAX];
+	pthread_mutex_lock(&health->lock);
+	if (health->known && monotonic_ms() - health->checked_at < SIGNER_HEALTH_CACHE_MS) {
+		int result = health->result;
+		if (detail && detail_cap)
+			snprintf(detail, detail_cap, "%s", health->detail);
+		pthread_mutex_unlock(&health->lock);
+		return result;
+	}
+	pthread_mutex_unlock(&health->lock);
+
+	struct buffer payload;
+	struct note_verifier key;
+	char why[SIGNER_DETAIL_MAX + 1];
+	buffer_init(&payload);
+	int rc = signer_client_query(health->client, SIGNER_OP_GET_KEYS, NULL, 0, &payload, why, sizeof why);
+	if (rc) {
+		snprintf(sentence, sizeof sentence, "signer unreachable: %s",
+		         why[0] ? why : dirauth_strerror(rc));
+		rc = DIRAUTH_ERR_UNAVAILABLE;
+	} else if (signing_key_name(&payload, &key) != 0) {
+		snprintf(sentence, sizeof sentence, "signer answered without a valid signing key");
+		rc = DIRAUTH_ERR_UNAVAILABLE;
+	} else if (strcmp(key.name, health->authority_name) != 0) {
+		snprintf(sentence, sizeof sentence,
+		         "signer's signing key is named '%s', not authority.name '%s'", key.name,
+		         health->authority_name);
+		rc = DIRAUTH_ERR_MISMATCH;
+	} else {
+		sentence[0] = 0;
+	}
+	buffer_free(&payload);
+	remember(health, rc, sentence);
+	if (detail && detail_cap)
+		snprintf(detail, detail_cap, "%s", sentence);
+	return rc;
+}
+
+void signer_health_note(struct signer_health *health, int rc, const char *detail)
+{
+	if (!health)
+		return;
+	if (rc == 0) {
+		/* A signature came back, so the signer is up; whether its key is the authority's was
+		 * established by the check that let this call through. */
+		pthread_mutex_lock(&health->lock);
+		bool was_up = health->known && health->result == 0;
+		pthread_mutex_unlock(&health->lock);
+		if (was_up)
+			remember(health, 0, "");
+		return;
+	}
+	if (rc != DIRAUTH_ERR_UNAVAILABLE)
+		return;
+	char sentence[SIGNER_HEALTH_DETAIL_MAX];
+	snprintf(sentence, sizeof sentence, "signer unreachable: %s",
+	         detail && detail[0] ? detail : "no answer");
+	remember(health, DIRAUTH_ERR_UNAVAILABLE, sentence);
+}

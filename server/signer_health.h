@@ -1,0 +1,47 @@
+/*
+ * signer_health.h: whether dirauthd can get anything signed right now, asked cheaply and often.
+ *
+ * Three places need the answer: GET /v1/ready (route traffic away from an authority that cannot
+ * sign), a registration before it is stored (store nothing that cannot get a receipt), and the
+ * scheduler before it builds a snapshot (do not build what cannot be signed). The answer is a
+ * GET_KEYS round trip to the signer whose signing key must carry the configured authority name;
+ * it is cached for SIGNER_HEALTH_CACHE_MS so that a burst of requests costs the signer one query,
+ * and every signing call reports its outcome, so a signer that just failed is known to be down at
+ * once and one that just signed is known to be up.
+ *
+ * The cache is timed with the monotonic clock, not the injectable clock of the documents: it
+ * paces queries to a process and says nothing about epochs or validity.
+ */
+#ifndef DIRAUTH_SERVER_SIGNER_HEALTH_H
+#define DIRAUTH_SERVER_SIGNER_HEALTH_H
+
+#include "signer_client.h"
+
+#include <stddef.h>
+
+#define SIGNER_HEALTH_CACHE_MS   1000
+#define SIGNER_HEALTH_DETAIL_MAX (SIGNER_DETAIL_MAX + 2 * NOTE_NAME_MAX + 128)
+
+struct signer_health;
+
+/* A tracker of client (borrowed; must outlive it) for the authority named authority_name
+ * (copied). Does not contact the signer. Returns 0, DIRAUTH_ERR_NOMEM. */
+int signer_health_create(struct signer_client *client, const char *authority_name,
+                         struct signer_health **out);
+
+/* Frees. Accepts NULL. */
+void signer_health_free(struct signer_health *health);
+
+/* 0 when the signer answered GET_KEYS (within the last SIGNER_HEALTH_CACHE_MS, or now) with a
+ * signing key named authority_name. Otherwise DIRAUTH_ERR_UNAVAILABLE (unreachable, or the
+ * answer has no signing key) or DIRAUTH_ERR_MISMATCH (the signing key has another name), and
+ * detail (may be NULL) gets a sentence that starts with "signer". Thread-safe. */
+int signer_health_check(struct signer_health *health, char *detail, size_t detail_cap);
+
+/* Records the outcome of a signing call made with the client: 0 marks the signer up,
+ * DIRAUTH_ERR_UNAVAILABLE marks it down (detail, may be NULL, says why) until the next check
+ * after SIGNER_HEALTH_CACHE_MS; a refusal says nothing about reachability and changes nothing.
+ * Accepts a NULL health. Thread-safe. */
+void signer_health_note(struct signer_health *health, int rc, const char *detail);
+
+#endif
