@@ -26,19 +26,27 @@
 static int parse_authority(struct settings_reader *state, const struct settings_node *node,
                            struct config *config)
 {
-	static const char *const keys[] = {"name", "signing_key", NULL};
-	const struct settings_node *name, *key;
+	static const char *const keys[] = {"name", "signer_socket", NULL};
+	const struct settings_node *name, *socket_node;
 	int rc;
 	if ((rc = settings_expect_kind(state, node, SETTINGS_MAPPING, "authority")) ||
 	    (rc = settings_check_keys(state, node, keys, "authority")) ||
 	    (rc = settings_require(state, node, "name", "authority", &name)) ||
-	    (rc = settings_require(state, node, "signing_key", "authority", &key)) ||
+	    (rc = settings_require(state, node, "signer_socket", "authority", &socket_node)) ||
 	    (rc = settings_string(state, name, "authority.name", config->authority_name,
 	                          sizeof config->authority_name)))
 		return rc;
 	if (!note_name_is_valid(config->authority_name, strlen(config->authority_name)))
 		return settings_fail(state, name->line, "authority.name is not a valid key name");
-	return settings_path(state, key, "authority.signing_key", config->signing_key_path);
+	if ((rc = settings_path(state, socket_node, "authority.signer_socket", config->signer_socket)))
+		return rc;
+	/* The resolved path must fit a sockaddr_un, or no connection could ever be made. */
+	if (strlen(config->signer_socket) >= CONFIG_SOCKET_PATH_MAX)
+		return settings_fail(state, socket_node->line,
+		                     "authority.signer_socket is longer than %d bytes once resolved (a UNIX "
+		                     "socket path limit)",
+		                     CONFIG_SOCKET_PATH_MAX - 1);
+	return 0;
 }
 
 static int parse_listen(struct settings_reader *state, const struct settings_node *node,

@@ -4,6 +4,8 @@
  * The file is written by an operator, so the reader is strict and bounded (settings.h: size,
  * depth, no anchors, aliases or tags) and the schema refuses unknown or duplicate keys and any
  * value not of the type and range its key expects.
+ * dirauthd holds no key: the authority section names the authority and the UNIX socket of
+ * dirauth-signer, which holds the keys and signs for it.
  * Every refusal names the line at fault, so that "dirauthd --check-config" can print
  * "FILE:LINE: problem" and exit 78. Relative paths are resolved against the directory of the
  * configuration file, so a configuration and its keys can move together.
@@ -21,10 +23,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CONFIG_MAX_NAMESPACES 64 /* a provider's namespaces are a 64-bit mask */
-#define CONFIG_MAX_PROVIDERS  10000
-#define CONFIG_PATH_MAX       SETTINGS_PATH_MAX
-#define CONFIG_ADDRESS_MAX    64
+#define CONFIG_MAX_NAMESPACES  64 /* a provider's namespaces are a 64-bit mask */
+#define CONFIG_MAX_PROVIDERS   10000
+#define CONFIG_PATH_MAX        SETTINGS_PATH_MAX
+#define CONFIG_ADDRESS_MAX     64
+#define CONFIG_SOCKET_PATH_MAX 108 /* sizeof sockaddr_un.sun_path on Linux, with its NUL */
 
 enum config_clock_source { CONFIG_CLOCK_SYSTEM, CONFIG_CLOCK_FILE };
 
@@ -62,7 +65,7 @@ struct config_http {
 
 struct config {
 	char authority_name[NOTE_NAME_MAX + 1];
-	char signing_key_path[CONFIG_PATH_MAX];  /* resolved */
+	char signer_socket[CONFIG_PATH_MAX];     /* resolved; dirauth-signer's UNIX socket */
 	char listen_address[CONFIG_ADDRESS_MAX]; /* an IPv4 or IPv6 literal */
 	uint16_t listen_port;
 	char data_dir[CONFIG_PATH_MAX]; /* resolved */

@@ -1,14 +1,20 @@
 /*
- * dirauthd_main.c: the dirauthd program: configuration, store, signer, scheduler, HTTP.
+ * dirauthd_main.c: the dirauthd program: configuration, store, signer client, scheduler, HTTP.
  *
  * main() builds every long-lived object and passes it down; nothing else in the server holds
  * global state. Signals are blocked in every thread and taken synchronously by main with
  * sigwait(), so a SIGINT or SIGTERM stops the server in order: HTTP first (no new requests),
  * then the scheduler (a publication in progress completes), then the store (queued
- * submissions are committed and answered), then the signer.
+ * submissions are committed and answered), then the signer connection.
  *
- * Exit codes follow sysexits.h: 0, 64 usage, 78 configuration (including the signing key),
- * 74 the store, 69 the HTTP listener, 70 anything else.
+ * dirauthd holds no private key (it does not even link the key-loading code): every signature
+ * comes from dirauth-signer over authority.signer_socket. At start it asks the signer for its
+ * keys and refuses to run (78) if the signing key is not named authority.name; a signer that
+ * does not answer at start is not fatal: dirauthd serves reads, answers /v1/ready 503, refuses
+ * registrations, and starts signing as soon as the signer answers.
+ *
+ * Exit codes follow sysexits.h: 0, 64 usage, 78 configuration (including a signer whose key is
+ * another authority's), 74 the store, 69 the HTTP listener, 70 anything else.
  */
 #include "clock.h"
 #include "config.h"
@@ -16,7 +22,8 @@
 #include "error.h"
 #include "http.h"
 #include "prepared.h"
-#include "signer.h"
+#include "signer_client.h"
+#include "signer_health.h"
 #include "store.h"
 
 #include <pthread.h>
@@ -32,12 +39,16 @@
 #define EXIT_IO          74
 #define EXIT_CONFIG      78
 
+/* How long one signer call may take: a header or receipt signature is a few milliseconds plus
+ * one durable ledger commit. */
+#define SIGNER_TIMEOUT_MS 5000
+
 static void usage(FILE *out)
 {
 	fputs("usage: dirauthd --config FILE [--check-config]\n"
 	      "\n"
 	      "  --config FILE    the YAML configuration (see keys-example/dirauthd.yaml)\n"
-	      "  --check-config   validate the configuration and the signing key, then exit\n"
+	      "  --check-config   validate the configuration (and the signer's key name, if it answers)\n"
 	      "  --help           this text\n",
 	      out);
 }
@@ -61,23 +72,30 @@ static int load_config(const char *path, struct config **config)
 	return 0;
 }
 
-/* Opens the signer and checks that its key is the configured authority's. */
-static int open_signer(const char *config_path, const struct config *config, struct signer **signer)
+/* Opens the signer connection and asks the signer for its keys. A signing key named for
+ * another authority is a configuration error; a signer that does not answer is reported and
+ * tolerated. */
+static int open_signer(const char *config_path, const struct config *config, struct signer_client **client,
+                       struct signer_health **health)
 {
-	int rc = signer_open_local(config->signing_key_path, signer);
-	if (rc) {
-		fprintf(stderr, "%s: authority.signing_key %s: %s\n", config_path, config->signing_key_path,
-		        dirauth_strerror(rc));
-		return rc == DIRAUTH_ERR_NOMEM || rc == DIRAUTH_ERR_CRYPTO ? EXIT_SOFTWARE : EXIT_CONFIG;
+	char why[SIGNER_HEALTH_DETAIL_MAX];
+	int rc;
+	if ((rc = signer_client_open(config->signer_socket, SIGNER_TIMEOUT_MS, client)) ||
+	    (rc = signer_health_create(*client, config->authority_name, health))) {
+		fprintf(stderr, "dirauthd: %s\n", dirauth_strerror(rc));
+		return EXIT_SOFTWARE;
 	}
-	const struct note_verifier *verifier = signer_verifier(*signer);
-	if (strcmp(verifier->name, config->authority_name) != 0) {
-		fprintf(stderr, "%s: authority.name '%s' is not the signing key's name '%s'\n", config_path,
-		        config->authority_name, verifier->name);
-		signer_close(*signer);
-		*signer = NULL;
+	rc = signer_health_check(*health, why, sizeof why);
+	if (rc == DIRAUTH_ERR_MISMATCH) {
+		fprintf(stderr, "%s: authority.signer_socket %s: %s\n", config_path, config->signer_socket,
+		        why);
 		return EXIT_CONFIG;
 	}
+	if (rc)
+		fprintf(
+		    stderr,
+		    "dirauthd: %s (%s); serving reads, not ready, refusing registrations until it answers\n",
+		    why, config->signer_socket);
 	return 0;
 }
 
@@ -131,7 +149,8 @@ int main(int argc, char **argv)
 	}
 
 	struct config *config = NULL;
-	struct signer *signer = NULL;
+	struct signer_client *signer = NULL;
+	struct signer_health *signer_health = NULL;
 	struct clock *clock = NULL;
 	struct store *store = NULL;
 	struct prepared_set *prepared = NULL;
@@ -141,7 +160,7 @@ int main(int argc, char **argv)
 
 	if ((status = load_config(config_path, &config)) != 0)
 		return status;
-	if ((status = open_signer(config_path, config, &signer)) != 0)
+	if ((status = open_signer(config_path, config, &signer, &signer_health)) != 0)
 		goto cleanup;
 	if (check_only) {
 		printf("%s: ok\n", config_path);
@@ -171,15 +190,23 @@ int main(int argc, char **argv)
 		status = EXIT_SOFTWARE;
 		goto cleanup;
 	}
-	struct epoch_scheduler_options scheduler_options = {
-	    .config = config, .store = store, .signer = signer, .clock = clock, .prepared = prepared};
+	struct epoch_scheduler_options scheduler_options = {.config = config,
+	                                                    .store = store,
+	                                                    .signer = signer,
+	                                                    .signer_health = signer_health,
+	                                                    .clock = clock,
+	                                                    .prepared = prepared};
 	if ((rc = epoch_scheduler_create(&scheduler_options, &scheduler)) != 0) {
 		fprintf(stderr, "dirauthd: loading the stored snapshots: %s\n", dirauth_strerror(rc));
 		status = rc == DIRAUTH_ERR_STORE || rc == DIRAUTH_ERR_IO ? EXIT_IO : EXIT_SOFTWARE;
 		goto cleanup;
 	}
-	struct http_options http_options = {
-	    .config = config, .store = store, .signer = signer, .clock = clock, .prepared = prepared};
+	struct http_options http_options = {.config = config,
+	                                    .store = store,
+	                                    .signer = signer,
+	                                    .signer_health = signer_health,
+	                                    .clock = clock,
+	                                    .prepared = prepared};
 	if ((rc = http_server_start(&http_options, &http)) != 0) {
 		fprintf(stderr, "dirauthd: cannot listen on %s:%u: %s\n", config->listen_address,
 		        (unsigned)config->listen_port, dirauth_strerror(rc));
@@ -205,7 +232,8 @@ cleanup:
 	prepared_set_free(prepared);
 	store_close(store);
 	clock_close(clock);
-	signer_close(signer);
+	signer_health_free(signer_health);
+	signer_client_close(signer);
 	config_free(config);
 	return status;
 }

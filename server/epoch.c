@@ -20,12 +20,17 @@
 
 struct epoch_scheduler {
 	struct epoch_scheduler_options options;
-	pthread_mutex_t lock; /* guards published, attempted and stopping */
+	pthread_mutex_t lock; /* guards published, attempted, retry and stopping */
 	pthread_cond_t wake;
 	bool have_published[CONFIG_MAX_NAMESPACES];
 	uint64_t published[CONFIG_MAX_NAMESPACES];
 	bool have_attempted[CONFIG_MAX_NAMESPACES];
 	uint64_t attempted[CONFIG_MAX_NAMESPACES];
+	/* The epoch whose publication waits for the signer, per namespace, and whether that wait
+	 * has been logged: one line per epoch, not one per tick. */
+	bool retry[CONFIG_MAX_NAMESPACES]; /* the attempted epoch failed for want of the signer */
+	bool waiting[CONFIG_MAX_NAMESPACES];
+	uint64_t waiting_epoch[CONFIG_MAX_NAMESPACES];
 	bool clock_failed; /* log a clock failure once until it recovers */
 	bool stopping;
 	bool started;
@@ -89,6 +94,19 @@ int epoch_scheduler_create(const struct epoch_scheduler_options *options, struct
 	return 0;
 }
 
+/* Logs that namespace i cannot publish epoch for want of the signer, once per epoch. */
+static void log_waiting(struct epoch_scheduler *scheduler, size_t i, uint64_t epoch, const char *why)
+{
+	if (scheduler->waiting[i] && scheduler->waiting_epoch[i] == epoch)
+		return;
+	scheduler->waiting[i] = true;
+	scheduler->waiting_epoch[i] = epoch;
+	fprintf(scheduler_log(scheduler),
+	        "dirauthd: namespace %s epoch %llu: not published yet: %s; retrying until the epoch ends\n",
+	        scheduler->options.config->namespaces[i].name, (unsigned long long)epoch, why);
+	fflush(scheduler_log(scheduler));
+}
+
 /* Publishes namespace i for epoch and installs it. */
 static int publish_one(struct epoch_scheduler *scheduler, size_t i, uint64_t epoch)
 {
@@ -96,10 +114,25 @@ static int publish_one(struct epoch_scheduler *scheduler, size_t i, uint64_t epo
 	const char *name = o->config->namespaces[i].name;
 	struct publication p;
 	struct prepared_snapshot *snapshot = NULL;
-	int rc = publish_snapshot(o->config, o->store, o->signer, i, epoch, &p);
+	char why[SIGNER_DETAIL_MAX + 1];
+	int rc;
+	if (o->signer_health && (rc = signer_health_check(o->signer_health, why, sizeof why)) != 0) {
+		log_waiting(scheduler, i, epoch, why);
+		return DIRAUTH_ERR_UNAVAILABLE;
+	}
+	rc = publish_snapshot(o->config, o->store, o->signer, i, epoch, &p, why, sizeof why);
+	signer_health_note(o->signer_health, rc, why);
+	if (rc == DIRAUTH_ERR_UNAVAILABLE) {
+		char sentence[SIGNER_DETAIL_MAX + 32];
+		snprintf(sentence, sizeof sentence, "signer unreachable: %s", why[0] ? why : "no answer");
+		log_waiting(scheduler, i, epoch, sentence);
+		return rc;
+	}
 	if (rc) {
-		fprintf(scheduler_log(scheduler), "dirauthd: namespace %s epoch %llu: not published: %s\n",
-		        name, (unsigned long long)epoch, dirauth_strerror(rc));
+		fprintf(scheduler_log(scheduler),
+		        "dirauthd: namespace %s epoch %llu: not published: %s%s%s\n", name,
+		        (unsigned long long)epoch, dirauth_strerror(rc), why[0] ? ": " : "", why);
+		fflush(scheduler_log(scheduler));
 		return rc;
 	}
 	unsigned long long records = p.header.record_count;
@@ -147,7 +180,8 @@ int epoch_scheduler_tick(struct epoch_scheduler *scheduler)
 	int first_error = 0;
 	for (size_t i = 0; i < config->namespace_count; i++) {
 		pthread_mutex_lock(&scheduler->lock);
-		bool due = !scheduler->have_attempted[i] || scheduler->attempted[i] < epoch;
+		bool due = !scheduler->have_attempted[i] || scheduler->attempted[i] < epoch ||
+		           (scheduler->retry[i] && scheduler->attempted[i] == epoch);
 		if (due) {
 			scheduler->have_attempted[i] = true;
 			scheduler->attempted[i] = epoch;
@@ -156,6 +190,10 @@ int epoch_scheduler_tick(struct epoch_scheduler *scheduler)
 		if (!due)
 			continue;
 		rc = publish_one(scheduler, i, epoch);
+		/* The signer is away: the epoch stays due, the next tick tries again. */
+		pthread_mutex_lock(&scheduler->lock);
+		scheduler->retry[i] = rc == DIRAUTH_ERR_UNAVAILABLE;
+		pthread_mutex_unlock(&scheduler->lock);
 		if (rc && !first_error)
 			first_error = rc;
 	}

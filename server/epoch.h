@@ -9,8 +9,11 @@
  * namespace, it builds, signs and stores that epoch's snapshot (publish.h), then swaps its
  * prepared responses in (prepared.h). Epochs missed while the server was down are skipped, not
  * back-filled: a snapshot is only ever built for the epoch that is current. A snapshot that
- * cannot be published (a bound, the signer, the store) is logged once and not retried within
- * its epoch; a clock that cannot be read is logged and the tick skipped.
+ * cannot be published because the signer is unreachable is retried at every tick of its epoch
+ * (each tick first asks signer_health.h, so a down signer costs no snapshot builds), and the
+ * failure is logged once per epoch: a signer that comes back publishes the epoch late rather
+ * than never. Any other failure (a bound, a signer refusal, the store) is logged once and not
+ * retried within its epoch. A clock that cannot be read is logged and the tick skipped.
  */
 #ifndef DIRAUTH_SERVER_EPOCH_H
 #define DIRAUTH_SERVER_EPOCH_H
@@ -18,7 +21,8 @@
 #include "clock.h"
 #include "config.h"
 #include "prepared.h"
-#include "signer.h"
+#include "signer_client.h"
+#include "signer_health.h"
 #include "store.h"
 
 #include <stdint.h>
@@ -36,7 +40,8 @@ struct epoch_scheduler;
 struct epoch_scheduler_options {
 	const struct config *config;
 	struct store *store;
-	struct signer *signer;
+	struct signer_client *signer;
+	struct signer_health *signer_health;
 	const struct clock *clock;
 	struct prepared_set *prepared;
 	FILE *log; /* one line per published snapshot and per failure; NULL: stderr */

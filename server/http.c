@@ -252,15 +252,49 @@ static enum MHD_Result serve_ready(struct http_server *server, struct MHD_Connec
 {
 	const struct http_options *o = &server->options;
 	uint64_t value;
+	char why[SIGNER_HEALTH_DETAIL_MAX];
 	int rc = store_snapshot_latest(o->store, o->config->namespaces[0].name, &value);
 	if (rc != 0 && rc != DIRAUTH_ERR_NOT_FOUND)
 		return respond_error(connection, API_ERROR_UNAVAILABLE, "The store cannot be read.");
-	if (!signer_verifier(o->signer))
-		return respond_error(connection, API_ERROR_UNAVAILABLE, "The signer does not answer.");
 	if (clock_now(o->clock, &value) != 0)
 		return respond_error(connection, API_ERROR_UNAVAILABLE, "The clock cannot be read.");
+	if (signer_health_check(o->signer_health, why, sizeof why) != 0)
+		return respond_error(connection, API_ERROR_UNAVAILABLE, why);
 	static const char ready[] = "{\"status\":\"ready\"}";
 	return respond_bytes(connection, MHD_HTTP_OK, "application/json", ready, sizeof ready - 1);
+}
+
+/* The signer's certificate bundle, asked afresh: it changes only when the operator rotates the
+ * signing key, and a minute of caching downstream covers the load. */
+static enum MHD_Result serve_certificates(struct http_server *server, struct MHD_Connection *connection)
+{
+	const struct http_options *o = &server->options;
+	struct buffer bundle;
+	char why[SIGNER_DETAIL_MAX + 1], detail[SIGNER_DETAIL_MAX + 64];
+	buffer_init(&bundle);
+	int rc =
+	    signer_client_query(o->signer, SIGNER_OP_GET_CERTIFICATES, NULL, 0, &bundle, why, sizeof why);
+	signer_health_note(o->signer_health, rc == DIRAUTH_ERR_UNAVAILABLE ? rc : 0, why);
+	if (rc) {
+		buffer_free(&bundle);
+		snprintf(detail, sizeof detail, "signer %s: %s",
+		         rc == DIRAUTH_ERR_UNAVAILABLE ? "unreachable" : "refused",
+		         why[0] ? why : dirauth_strerror(rc));
+		return respond_error(connection, API_ERROR_UNAVAILABLE, detail);
+	}
+	struct MHD_Response *response = MHD_create_response_from_buffer(
+	    bundle.len, bundle.data ? (void *)bundle.data : (void *)"", MHD_RESPMEM_MUST_COPY);
+	buffer_free(&bundle);
+	if (!response)
+		return MHD_NO;
+	if (MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8") !=
+	        MHD_YES ||
+	    MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "public, max-age=60") !=
+	        MHD_YES) {
+		MHD_destroy_response(response);
+		return MHD_NO;
+	}
+	return queue_and_destroy(connection, MHD_HTTP_OK, response);
 }
 
 /* ---- registrations ---- */
@@ -269,7 +303,7 @@ static enum MHD_Result finish_registration(struct http_server *server, struct MH
                                            struct upload *upload)
 {
 	const struct http_options *o = &server->options;
-	struct submit_context context = {o->config, o->store, o->signer, o->clock};
+	struct submit_context context = {o->config, o->store, o->signer, o->signer_health, o->clock};
 	struct submit_result result;
 	enum api_error error = submit_registration(
 	    &context, upload->body.data ? upload->body.data : (const uint8_t *)"", upload->body.len, &result);
@@ -364,6 +398,11 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
 			return respond_error(connection, API_ERROR_METHOD_NOT_ALLOWED, NULL);
 		static const char ok[] = "{\"status\":\"ok\"}";
 		return respond_bytes(connection, MHD_HTTP_OK, "application/json", ok, sizeof ok - 1);
+	}
+	if (strcmp(url, "/v1/certificates") == 0) {
+		if (!is_get(method))
+			return respond_error(connection, API_ERROR_METHOD_NOT_ALLOWED, NULL);
+		return serve_certificates(server, connection);
 	}
 	if (strcmp(url, "/v1/ready") == 0) {
 		if (!is_get(method))

@@ -5,7 +5,8 @@
  *   GET  /v1/<ns>/snapshots/latest         the latest signed snapshot header
  *   GET  /v1/<ns>/snapshots/<epoch>        the signed header of an epoch (immutable)
  *   GET  /v1/<ns>/snapshots/<epoch>/body   the body, Content-Encoding zstd, gzip or identity
- *   GET  /v1/health, /v1/ready
+ *   GET  /v1/certificates                  the signer's key-certificate bundle (certificate.h)
+ *   GET  /v1/health, /v1/ready             ready: store, clock and signer answer
  *
  * Every error is {"error":"<code>","detail":"..."} with a stable code (api_error.h). The daemon
  * runs a pool of epoll threads; every connection has a timeout, a memory limit and a per-address
@@ -20,13 +21,15 @@
 #include "clock.h"
 #include "config.h"
 #include "prepared.h"
-#include "signer.h"
+#include "signer_client.h"
+#include "signer_health.h"
 #include "store.h"
 
 struct http_options {
 	const struct config *config; /* listen address and port, bounds, http limits */
 	struct store *store;
-	struct signer *signer;
+	struct signer_client *signer;
+	struct signer_health *signer_health;
 	const struct clock *clock;
 	struct prepared_set *prepared;
 };

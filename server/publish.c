@@ -130,8 +130,9 @@ cleanup:
 	return rc;
 }
 
-int publish_snapshot(const struct config *config, struct store *store, struct signer *signer,
-                     size_t namespace_index, uint64_t epoch, struct publication *out)
+int publish_snapshot(const struct config *config, struct store *store, struct signer_client *signer,
+                     size_t namespace_index, uint64_t epoch, struct publication *out, char *detail,
+                     size_t detail_cap)
 {
 	struct record_list list = {.max = config->bounds.records_per_snapshot};
 	struct publication p;
@@ -143,6 +144,8 @@ int publish_snapshot(const struct config *config, struct store *store, struct si
 	memset(&p, 0, sizeof p);
 	memset(out, 0, sizeof *out);
 	buffer_init(&text);
+	if (detail && detail_cap)
+		detail[0] = 0;
 	if (namespace_index >= config->namespace_count)
 		return DIRAUTH_ERR_NOT_FOUND;
 	const struct config_namespace *ns = &config->namespaces[namespace_index];
@@ -174,7 +177,8 @@ int publish_snapshot(const struct config *config, struct store *store, struct si
 	    (rc = publish_encode_body(config, &p)))
 		goto cleanup;
 	if ((rc = snapshot_header_encode(h, &text)) ||
-	    (rc = signer_sign(signer, SIGNER_STATEMENT_SNAPSHOT_HEADER, text.data, text.len, &signature)) ||
+	    (rc = signer_client_sign(signer, SIGNER_OP_SIGN_SNAPSHOT_HEADER, text.data, text.len, 0, NULL, 0,
+	                             &signature, detail, detail_cap)) ||
 	    (rc = note_format(text.data, text.len, &signature, 1, &p.header_note)))
 		goto cleanup;
 	if ((rc = store_snapshot_put(store, ns->name, epoch, p.header_note.data, p.header_note.len,

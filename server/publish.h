@@ -6,8 +6,10 @@
  * store walks them in that order), each carried as its provider's signed note (hard rule 1).
  * The body is encoded, bounded (record count, uncompressed size, compressed sizes), compressed
  * once per content encoding, committed to by the header (records root, body digest, the
- * previous header's digest), signed through the signer, and stored durably before anyone may
- * serve it. A snapshot that breaks a bound is not published at all.
+ * previous header's digest), signed by dirauth-signer (which keeps its own record of the one
+ * header it signed per origin and epoch), and stored durably before anyone may serve it. A
+ * snapshot that breaks a bound, or whose header the signer does not sign, is not published at
+ * all.
  */
 #ifndef DIRAUTH_SERVER_PUBLISH_H
 #define DIRAUTH_SERVER_PUBLISH_H
@@ -15,7 +17,7 @@
 #include "buffer.h"
 #include "compress.h"
 #include "config.h"
-#include "signer.h"
+#include "signer_client.h"
 #include "snapshot.h"
 #include "store.h"
 
@@ -44,14 +46,17 @@ int publish_epoch_times(const struct config *config, uint64_t epoch, uint64_t *v
  * DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_INTERNAL. */
 int publish_encode_body(const struct config *config, struct publication *p);
 
-/* Builds the snapshot of config->namespaces[namespace_index] for epoch, signs its header, and
- * stores it (durable on return). On success *out is filled (the caller clears it). Returns 0;
- * DIRAUTH_ERR_ROLLBACK when epoch is not above the namespace's latest stored epoch;
- * DIRAUTH_ERR_BOUNDS when more records than records_per_snapshot are eligible or the body
- * breaks a size bound; the errors of the store, the signer and the encoders. Nothing is stored
- * unless 0 is returned. */
-int publish_snapshot(const struct config *config, struct store *store, struct signer *signer,
-                     size_t namespace_index, uint64_t epoch, struct publication *out);
+/* Builds the snapshot of config->namespaces[namespace_index] for epoch, has the signer sign its
+ * header (SIGNER_OP_SIGN_SNAPSHOT_HEADER), and stores it (durable on return). On success *out is
+ * filled (the caller clears it). Returns 0; DIRAUTH_ERR_ROLLBACK when epoch is not above the
+ * namespace's latest stored epoch; DIRAUTH_ERR_BOUNDS when more records than
+ * records_per_snapshot are eligible or the body breaks a size bound; DIRAUTH_ERR_UNAVAILABLE when
+ * the signer cannot be reached, or its refusal code; the errors of the store and the encoders.
+ * detail (may be NULL) gets the signer's sentence when the signer failed or refused, else "".
+ * Nothing is stored unless 0 is returned. */
+int publish_snapshot(const struct config *config, struct store *store, struct signer_client *signer,
+                     size_t namespace_index, uint64_t epoch, struct publication *out, char *detail,
+                     size_t detail_cap);
 
 /* Loads the stored snapshot of namespace_index for epoch into *out and prepares its encodings
  * (the bounds are checked again). Returns 0, DIRAUTH_ERR_NOT_FOUND, DIRAUTH_ERR_SYNTAX when the

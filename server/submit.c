@@ -52,11 +52,12 @@ static enum api_error sign_receipt(const struct submit_context *context, const s
 	struct receipt receipt;
 	struct buffer text;
 	struct note_signature signature;
+	char why[SIGNER_DETAIL_MAX + 1] = "";
 	enum api_error error = API_ERROR_NONE;
 
 	memset(&receipt, 0, sizeof receipt);
 	buffer_init(&text);
-	snprintf(receipt.authority, sizeof receipt.authority, "%s", signer_verifier(context->signer)->name);
+	snprintf(receipt.authority, sizeof receipt.authority, "%s", context->config->authority_name);
 	snprintf(receipt.namespace_name, sizeof receipt.namespace_name, "%s", r->namespace_name);
 	memcpy(receipt.service_id, r->service_id, SERVICE_ID_SIZE);
 	receipt.sequence = r->sequence;
@@ -65,15 +66,23 @@ static enum api_error sign_receipt(const struct submit_context *context, const s
 	int rc = crypto_sha256(body, len, receipt.registration_digest);
 	if (rc == 0)
 		rc = receipt_encode(&receipt, &text);
-	if (rc == 0)
-		rc = signer_sign(context->signer, SIGNER_STATEMENT_RECEIPT, text.data, text.len, &signature);
+	if (rc == 0) {
+		rc = signer_client_sign(context->signer, SIGNER_OP_SIGN_RECEIPT, text.data, text.len, 0, NULL,
+		                        0, &signature, why, sizeof why);
+		signer_health_note(context->signer_health, rc, why);
+		if (rc)
+			error = refuse(
+			    result, API_ERROR_UNAVAILABLE,
+			    "The registration was stored, but the signer did not sign its receipt (%s). "
+			    "Submit it again with a higher sequence to get a receipt.",
+			    why[0] ? why : dirauth_strerror(rc));
+	}
 	if (rc == 0)
 		rc = note_format(text.data, text.len, &signature, 1, &result->receipt);
-	if (rc)
-		error =
-		    refuse(result, rc == DIRAUTH_ERR_UNAVAILABLE ? API_ERROR_UNAVAILABLE : API_ERROR_INTERNAL,
-		           "The registration was stored, but its receipt could not be signed: %s",
-		           dirauth_strerror(rc));
+	if (rc && error == API_ERROR_NONE)
+		error = refuse(result, API_ERROR_INTERNAL,
+		               "The registration was stored, but its receipt could not be built: %s",
+		               dirauth_strerror(rc));
 	buffer_free(&text);
 	return error;
 }
@@ -173,6 +182,13 @@ enum api_error submit_registration(const struct submit_context *context, const u
 		    "The registration is issued at %llu; it is now %llu and the allowed skew is %llu s.",
 		    (unsigned long long)r.issued_at, (unsigned long long)now,
 		    (unsigned long long)config->bounds.clock_skew_seconds);
+		goto cleanup;
+	}
+
+	/* Nothing is stored that cannot get a receipt now: the signer must be answering. */
+	char why[SIGNER_HEALTH_DETAIL_MAX];
+	if (signer_health_check(context->signer_health, why, sizeof why) != 0) {
+		error = refuse(result, API_ERROR_UNAVAILABLE, "Nothing was stored: %s.", why);
 		goto cleanup;
 	}
 

@@ -11,6 +11,13 @@
  * (sequence rollback, service and endpoint ownership, space). Only after the store returned 0 is
  * a receipt signed: the registration is durable before anyone is told it was accepted (hard
  * rule 2). A refused submission changes nothing (hard rule 5).
+ *
+ * The receipt is signed by dirauth-signer, which may be down. So that a registration is not
+ * stored without a receipt, the signer must have answered recently (signer_health.h) before
+ * the store is asked; if not, the submission is refused 503 with nothing stored. The signer can
+ * still fail between the commit and the receipt: then the answer is 503 saying the registration
+ * was stored and that a resubmission with a higher sequence will get a receipt
+ * (docs/decisions.md, "The signer is a separate process").
  */
 #ifndef DIRAUTH_SERVER_SUBMIT_H
 #define DIRAUTH_SERVER_SUBMIT_H
@@ -19,7 +26,8 @@
 #include "buffer.h"
 #include "clock.h"
 #include "config.h"
-#include "signer.h"
+#include "signer_client.h"
+#include "signer_health.h"
 #include "store.h"
 
 #include <stddef.h>
@@ -30,7 +38,8 @@
 struct submit_context {
 	const struct config *config;
 	struct store *store;
-	struct signer *signer;
+	struct signer_client *signer;
+	struct signer_health *signer_health;
 	const struct clock *clock;
 };
 

@@ -1,18 +1,24 @@
 /*
  * test_authority.c: one authority end to end, as its users see it.
  *
- * Each test starts the real dirauthd binary on a loopback port with the example keys, a real
- * LMDB data directory and a file clock (so epochs advance when the test writes the clock file,
- * without sleeping), talks to it over HTTP with libcurl, and checks what a provider, a mirror
- * and an operator rely on:
+ * Each test starts the real dirauth-signer binary (the example signing key, a certificate for it
+ * issued here by the example identity key, its own ledger) and the real dirauthd binary on a
+ * loopback port, with a real LMDB data directory and one file clock for both (so epochs advance
+ * when the test writes the clock file, without sleeping), talks to dirauthd over HTTP with
+ * libcurl, and checks what a provider, a mirror and an operator rely on:
  *   - a provider registers two services and gets signed receipts that promise an epoch;
- *   - that epoch's snapshot appears, and `dirauthctl fetch` verifies it and writes it;
+ *   - that epoch's snapshot appears, and `dirauthctl fetch`, pinning only the identity key,
+ *     verifies it through the certificates dirauthd serves, and writes it;
  *   - dirauthd killed with SIGKILL in the middle of a burst of registrations loses none that
- *     received a 202, and no sequence goes backwards after the restart.
+ *     received a 202, and no sequence goes backwards after the restart;
+ *   - with the signer killed, dirauthd keeps serving snapshots, is not ready, and refuses
+ *     registrations without storing them; with the signer back, it is ready again and publishes
+ *     the epoch it could not sign.
  */
 #include "test_support.h"
 
 #include "buffer.h"
+#include "certificate.h"
 #include "crypto.h"
 #include "encoding.h"
 #include "error.h"
@@ -31,7 +37,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,10 +51,15 @@ struct authority {
 	char config_path[512];
 	char clock_path[512];
 	char log_path[512];
+	char signer_config_path[512];
+	char signer_log_path[512];
+	char socket_path[512];
 	char url[64];
-	char verifier[NOTE_VERIFIER_KEY_MAX + 1];
+	char verifier[NOTE_VERIFIER_KEY_MAX + 1];          /* the signing key: signs receipts, headers */
+	char identity_verifier[NOTE_VERIFIER_KEY_MAX + 1]; /* the identity key: what mirrors pin */
 	unsigned port;
 	pid_t pid;
+	pid_t signer_pid;
 	struct signer_key *provider_a;
 	struct signer_key *provider_b;
 };
@@ -136,9 +149,34 @@ static void authority_prepare(struct authority *a)
 	         test_source_path("scripts/example-keys.sh"), a->dir);
 	ck_assert_msg(system(command) == 0, "example-keys.sh failed");
 
+	/* The identity key certifies the signing key for a month around the test's time. */
 	struct signer_key *authority = load_key(a->dir, "authority1.key");
+	struct signer_key *identity = load_key(a->dir, "authority1-identity.key");
 	format_verifier(authority, a->verifier);
+	format_verifier(identity, a->identity_verifier);
+	struct certificate certificate;
+	memset(&certificate, 0, sizeof(certificate));
+	strcpy(certificate.authority, "authority1.dirauth.example");
+	certificate.identity = *signer_key_verifier(identity);
+	certificate.signing_key = *signer_key_verifier(authority);
+	certificate.valid_after = START_TIME - 86400;
+	certificate.valid_until = START_TIME + 30 * 86400;
+	struct buffer certificate_text, certificate_note;
+	struct note_signature certificate_signature;
+	buffer_init(&certificate_text);
+	buffer_init(&certificate_note);
+	ck_assert(certificate_encode(&certificate, &certificate_text) == 0);
+	ck_assert(signer_key_sign(identity, certificate_text.data, certificate_text.len,
+	                          &certificate_signature) == 0);
+	ck_assert(note_format(certificate_text.data, certificate_text.len, &certificate_signature, 1,
+	                      &certificate_note) == 0);
+	char certificate_path[512];
+	snprintf(certificate_path, sizeof(certificate_path), "%s/keys/authority1.cert", a->dir);
+	test_write_file(certificate_path, certificate_note.data, certificate_note.len, 0644);
+	buffer_free(&certificate_text);
+	buffer_free(&certificate_note);
 	signer_key_free(authority);
+	signer_key_free(identity);
 	a->provider_a = load_key(a->dir, "provider-a.key");
 	a->provider_b = load_key(a->dir, "provider-b.key");
 	char verifier_a[NOTE_VERIFIER_KEY_MAX + 1], verifier_b[NOTE_VERIFIER_KEY_MAX + 1];
@@ -150,14 +188,32 @@ static void authority_prepare(struct authority *a)
 	snprintf(a->clock_path, sizeof(a->clock_path), "%s/clock", a->dir);
 	snprintf(a->log_path, sizeof(a->log_path), "%s/dirauthd.log", a->dir);
 	snprintf(a->config_path, sizeof(a->config_path), "%s/dirauthd.yaml", a->dir);
+	snprintf(a->signer_config_path, sizeof(a->signer_config_path), "%s/dirauth-signer.yaml", a->dir);
+	snprintf(a->signer_log_path, sizeof(a->signer_log_path), "%s/dirauth-signer.log", a->dir);
+	snprintf(a->socket_path, sizeof(a->socket_path), "%s/signer.sock", a->dir);
 	set_clock(a, START_TIME);
+
+	struct buffer signer_config;
+	buffer_init(&signer_config);
+	ck_assert(buffer_appendf(&signer_config,
+	                         "authority: authority1.dirauth.example\n"
+	                         "socket: signer.sock\n"
+	                         "allowed_uid: %u\n"
+	                         "state_dir: signer-state\n"
+	                         "signing_key: keys/authority1.key\n"
+	                         "certificates: [keys/authority1.cert]\n"
+	                         "audit_log: signer-audit.log\n"
+	                         "clock: { source: file, path: clock }\n",
+	                         (unsigned)getuid()) == 0);
+	test_write_file(a->signer_config_path, signer_config.data, signer_config.len, 0644);
+	buffer_free(&signer_config);
 
 	struct buffer config;
 	buffer_init(&config);
 	ck_assert(buffer_appendf(&config,
 	                         "authority:\n"
 	                         "  name: authority1.dirauth.example\n"
-	                         "  signing_key: keys/authority1.key\n"
+	                         "  signer_socket: signer.sock\n"
 	                         "listen: { address: 127.0.0.1, port: %u }\n"
 	                         "data_dir: data\n"
 	                         "epoch: { length_seconds: %d, genesis: 0, validity_epochs: 3 }\n"
@@ -176,8 +232,43 @@ static void authority_prepare(struct authority *a)
 	buffer_free(&config);
 }
 
+/* Starts dirauth-signer and waits until its socket answers a connection. */
+static void signer_start(struct authority *a)
+{
+	char binary[4096];
+	snprintf(binary, sizeof(binary), "%s", test_binary_path("signer/dirauth-signer"));
+	char *argv[] = {binary, "--config", a->signer_config_path, NULL};
+	a->signer_pid = test_spawn(argv, a->signer_log_path);
+	for (int attempt = 0; attempt < 1000; attempt++) {
+		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		ck_assert(fd >= 0);
+		struct sockaddr_un address;
+		memset(&address, 0, sizeof(address));
+		address.sun_family = AF_UNIX;
+		ck_assert(strlen(a->socket_path) < sizeof(address.sun_path));
+		memcpy(address.sun_path, a->socket_path, strlen(a->socket_path) + 1);
+		int connected = connect(fd, (struct sockaddr *)&address, sizeof(address)) == 0;
+		close(fd);
+		if (connected)
+			return;
+		ck_assert_msg(waitpid(a->signer_pid, NULL, WNOHANG) == 0, "dirauth-signer exited; see %s",
+		              a->signer_log_path);
+		test_sleep_ms(20);
+	}
+	ck_abort_msg("dirauth-signer did not listen on %s; see %s", a->socket_path, a->signer_log_path);
+}
+
+static void signer_stop(struct authority *a, int signal)
+{
+	if (a->signer_pid > 0)
+		test_kill(a->signer_pid, signal);
+	a->signer_pid = 0;
+}
+
 static void authority_start(struct authority *a)
 {
+	if (a->signer_pid == 0)
+		signer_start(a);
 	char *argv[] = {(char *)test_binary_path("server/dirauthd"), "--config", a->config_path, NULL};
 	char binary[4096];
 	snprintf(binary, sizeof(binary), "%s", argv[0]);
@@ -197,6 +288,22 @@ static void authority_start(struct authority *a)
 	ck_abort_msg("dirauthd did not answer on %s; see %s", url, a->log_path);
 }
 
+/* Polls GET /v1/ready until it answers status (dirauthd caches the signer's state ~1 s). */
+static void wait_ready(const struct authority *a, long status)
+{
+	char url[128];
+	snprintf(url, sizeof(url), "%s/v1/ready", a->url);
+	for (int attempt = 0; attempt < 1000; attempt++) {
+		struct http_response response;
+		CURLcode rc = http_request(url, NULL, 0, NULL, &response);
+		buffer_free(&response.body);
+		if (rc == CURLE_OK && response.status == status)
+			return;
+		test_sleep_ms(20);
+	}
+	ck_abort_msg("/v1/ready never answered %ld; see %s", status, a->log_path);
+}
+
 static void authority_stop(struct authority *a)
 {
 	if (a->pid > 0)
@@ -207,6 +314,7 @@ static void authority_stop(struct authority *a)
 static void authority_cleanup(struct authority *a)
 {
 	authority_stop(a);
+	signer_stop(a, SIGTERM);
 	signer_key_free(a->provider_a);
 	signer_key_free(a->provider_b);
 	test_remove_tree(a->dir);
@@ -328,6 +436,7 @@ static void wait_for_snapshot(const struct authority *a, uint64_t epoch, struct 
 	ck_abort_msg("no snapshot for epoch %llu; see %s", (unsigned long long)epoch, a->log_path);
 }
 
+/* A bundle pinning the authority's identity key (a->identity_verifier). */
 static void write_trust_bundle(const struct authority *a, const char *path)
 {
 	struct buffer bundle;
@@ -337,7 +446,7 @@ static void write_trust_bundle(const struct authority *a, const char *path)
 	                         "namespace mix dirauth.example/mix\n"
 	                         "authority %s\n"
 	                         "threshold 1\n",
-	                         a->verifier) == 0);
+	                         a->identity_verifier) == 0);
 	test_write_file(path, bundle.data, bundle.len, 0644);
 	buffer_free(&bundle);
 }
@@ -346,8 +455,16 @@ static int run_fetch(const struct authority *a, const char *bundle_path, const c
 {
 	char binary[4096];
 	snprintf(binary, sizeof(binary), "%s", test_binary_path("ctl/dirauthctl"));
+	/* The snapshot is judged at the authority's (file clock) time, not the machine's. */
+	char now[32];
+	size_t clock_len = 0;
+	uint8_t *clock_text = test_read_file(a->clock_path, &clock_len);
+	snprintf(now, sizeof(now), "%.*s", (int)strcspn((const char *)clock_text, "\n"),
+	         (const char *)clock_text);
+	free(clock_text);
 	char *argv[] = {binary,        "fetch", "--trust", (char *)bundle_path, "--server", (char *)a->url,
-	                "--namespace", "mix",   "--out",   (char *)out_dir,     NULL};
+	                "--namespace", "mix",   "--out",   (char *)out_dir,     "--now",    now,
+	                NULL};
 	pid_t pid = test_spawn(argv, a->log_path);
 	return test_wait_exit(pid, 60000);
 }
@@ -393,10 +510,20 @@ START_TEST(test_register_publish_fetch)
 	ck_assert(contains(body, body_len, note_b.data, note_b.len));
 	free(body);
 
-	/* A bundle that pins another authority key refuses the same snapshot. */
+	/* A bundle that pins the signing key instead of the identity key refuses the snapshot
+	 * (no certificate is signed by it), and so does one pinning another authority's key. */
+	char pinned_signing[512];
+	snprintf(pinned_signing, sizeof(pinned_signing), "%s/signing-bundle.txt", a.dir);
+	char identity[NOTE_VERIFIER_KEY_MAX + 1];
+	memcpy(identity, a.identity_verifier, sizeof(identity));
+	memcpy(a.identity_verifier, a.verifier, sizeof(identity));
+	write_trust_bundle(&a, pinned_signing);
+	memcpy(a.identity_verifier, identity, sizeof(identity));
+	snprintf(mirror, sizeof(mirror), "%s/signing-mirror", a.dir);
+	ck_assert_int_ne(run_fetch(&a, pinned_signing, mirror), 0);
 	struct signer_key *stranger = NULL;
-	ck_assert(signer_key_generate("stranger.example", &stranger) == 0);
-	format_verifier(stranger, a.verifier);
+	ck_assert(signer_key_generate("authority1.dirauth.example", &stranger) == 0);
+	format_verifier(stranger, a.identity_verifier);
 	signer_key_free(stranger);
 	char other_bundle[512], other_mirror[512];
 	snprintf(other_bundle, sizeof(other_bundle), "%s/other-bundle.txt", a.dir);
@@ -523,6 +650,70 @@ START_TEST(test_sigkill_during_burst_loses_nothing_acknowledged)
 }
 END_TEST
 
+START_TEST(test_signer_killed_fails_closed_and_recovers)
+{
+	struct authority a;
+	authority_prepare(&a);
+	char latest_url[128];
+	snprintf(latest_url, sizeof(latest_url), "%s/v1/mix/snapshots/latest", a.url);
+
+	/* dirauthd starts without its signer: it serves, but is not ready. */
+	a.signer_pid = -1; /* authority_start must not start the signer */
+	authority_start(&a);
+	a.signer_pid = 0;
+	wait_ready(&a, 503);
+	signer_start(&a);
+	wait_ready(&a, 200);
+
+	struct buffer note, receipt;
+	build_registration(a.provider_a, SERVICE_CLASS_MIX_GATEWAY, "gateway", 1, 1, 2, &note);
+	ck_assert_int_eq(post_registration(&a, &note, &receipt), 202);
+	uint64_t epoch = check_receipt(&a, &receipt, &note, 1);
+	buffer_free(&receipt);
+	buffer_free(&note);
+	set_clock(&a, epoch * EPOCH_LENGTH);
+	struct snapshot_header header;
+	struct buffer header_note;
+	wait_for_snapshot(&a, epoch, &header, &header_note);
+	buffer_free(&header_note);
+
+	/* The signer dies. */
+	signer_stop(&a, SIGKILL);
+	wait_ready(&a, 503);
+	char url[128];
+	snprintf(url, sizeof(url), "%s/v1/ready", a.url);
+	struct http_response response;
+	ck_assert(http_request(url, NULL, 0, NULL, &response) == CURLE_OK);
+	ck_assert_int_eq(response.status, 503);
+	ck_assert_msg(
+	    contains(response.body.data, response.body.len, (const uint8_t *)"signer unreachable", 18),
+	    "%.*s", (int)response.body.len, response.body.data);
+	buffer_free(&response.body);
+	/* Reads go on. */
+	ck_assert(http_request(latest_url, NULL, 0, NULL, &response) == CURLE_OK);
+	ck_assert_int_eq(response.status, 200);
+	buffer_free(&response.body);
+	/* A registration is refused, and nothing is stored: the same one is accepted later. */
+	build_registration(a.provider_b, SERVICE_CLASS_BRIDGE, "bridge", 1, 1, 1, &note);
+	ck_assert(post_registration(&a, &note, &receipt) == 503);
+	ck_assert(contains(receipt.data, receipt.len, (const uint8_t *)"\"unavailable\"", 13));
+	buffer_free(&receipt);
+	/* The next epoch begins and cannot be signed. */
+	set_clock(&a, (epoch + 1) * EPOCH_LENGTH);
+
+	/* The signer comes back (its socket file is stale after SIGKILL; its ledger is intact). */
+	signer_start(&a);
+	wait_ready(&a, 200);
+	wait_for_snapshot(&a, epoch + 1, &header, &header_note);
+	ck_assert_uint_eq(header.epoch, epoch + 1);
+	buffer_free(&header_note);
+	ck_assert_int_eq(post_registration(&a, &note, &receipt), 202);
+	buffer_free(&receipt);
+	buffer_free(&note);
+	authority_cleanup(&a);
+}
+END_TEST
+
 static Suite *authority_suite(void)
 {
 	Suite *suite = suite_create("authority");
@@ -530,6 +721,7 @@ static Suite *authority_suite(void)
 	tcase_set_timeout(end_to_end, 120);
 	tcase_add_test(end_to_end, test_register_publish_fetch);
 	tcase_add_test(end_to_end, test_sigkill_during_burst_loses_nothing_acknowledged);
+	tcase_add_test(end_to_end, test_signer_killed_fails_closed_and_recovers);
 	suite_add_tcase(suite, end_to_end);
 	return suite;
 }

@@ -32,7 +32,7 @@ static char *valid_text(const char *extra)
 	         "# example\n"                                        /* 1 */
 	         "authority:\n"                                       /* 2 */
 	         "  name: authority1.dirauth.example\n"               /* 3 */
-	         "  signing_key: keys/authority1.key\n"               /* 4 */
+	         "  signer_socket: run/signer.sock\n"                 /* 4 */
 	         "listen: { address: 127.0.0.1, port: 8080 }\n"       /* 5 */
 	         "data_dir: data/authority1\n"                        /* 6 */
 	         "epoch:\n"                                           /* 7 */
@@ -86,7 +86,7 @@ START_TEST(test_valid)
 	struct settings_error error;
 	ck_assert_int_eq(parse(valid_text(NULL), &config, &error), 0);
 	ck_assert_str_eq(config->authority_name, "authority1.dirauth.example");
-	ck_assert_str_eq(config->signing_key_path, "/etc/dirauth/keys/authority1.key");
+	ck_assert_str_eq(config->signer_socket, "/etc/dirauth/run/signer.sock");
 	ck_assert_str_eq(config->listen_address, "127.0.0.1");
 	ck_assert_int_eq(config->listen_port, 8080);
 	ck_assert_str_eq(config->data_dir, "/etc/dirauth/data/authority1");
@@ -145,7 +145,7 @@ START_TEST(test_optional_sections)
 	/* The system clock is the default, and the example file in the tree is valid. */
 	ck_assert_int_eq(parse_edit("clock: { source: file, path: clock }\n", "", &error), 0);
 	ck_assert_int_eq(config_load(test_source_path("keys-example/dirauthd.yaml"), &config, &error), 0);
-	ck_assert_ptr_nonnull(strstr(config->signing_key_path, "keys/authority1.key"));
+	ck_assert_ptr_nonnull(strstr(config->signer_socket, "keys-example/signer.sock"));
 	config_free(config);
 }
 END_TEST
@@ -170,6 +170,15 @@ START_TEST(test_refusals)
 	expect_refusal("data_dir: data/authority1\n", "", 2, "missing required key 'data_dir'");
 	expect_refusal("  name: authority1.dirauth.example\n", "  name: bad+name\n", 3,
 	               "not a valid key name");
+	/* dirauthd holds no key: the old key setting is refused, the signer socket is required and
+	 * must fit a UNIX socket address once resolved. */
+	expect_refusal("  signer_socket: run/signer.sock\n", "  signing_key: keys/authority1.key\n", 4,
+	               "unknown key 'signing_key'");
+	expect_refusal("  signer_socket: run/signer.sock\n", "", 3, "missing required key 'signer_socket'");
+	expect_refusal("  signer_socket: run/signer.sock\n",
+	               "  signer_socket: /run/dirauth/a-socket-path-that-goes-on-and-on-and-on-well-past-the-"
+	               "limit-of-a-unix-socket-address-which-is-one-hundred-and-eight-bytes.sock\n",
+	               4, "UNIX socket path");
 	expect_refusal("  - { name: mail,", "  - { name: Mail,", 14, "namespace name 'Mail'");
 	expect_refusal("  - { name: mail,", "  - { name: mix-,", 14, "namespace name");
 	expect_refusal("  - { name: mail, origin: dirauth.example/mail }\n",
@@ -260,8 +269,8 @@ START_TEST(test_files)
 	struct settings_error error;
 	ck_assert_int_eq(config_load(path, &config, &error), 0);
 	char expected[800];
-	snprintf(expected, sizeof expected, "%s/keys/authority1.key", dir);
-	ck_assert_str_eq(config->signing_key_path, expected);
+	snprintf(expected, sizeof expected, "%s/run/signer.sock", dir);
+	ck_assert_str_eq(config->signer_socket, expected);
 	config_free(config);
 
 	/* Oversized: refused for the file as a whole (line 0) before parsing. */

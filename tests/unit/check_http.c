@@ -1,7 +1,10 @@
 /*
  * check_http.c: the HTTP API over real loopback sockets, with libcurl as the client: a real
- * store, a real signer, real signed registrations. Every refusal code is provoked and shown
- * to change nothing; snapshots are fetched in every encoding with their caching headers.
+ * store, a real dirauth-signer on a UNIX socket in the test process (signer_fixture.h), real
+ * signed registrations. Every refusal code is provoked and shown to change nothing; snapshots
+ * are fetched in every encoding with their caching headers; with the signer down, reads go on,
+ * readiness and registrations answer 503 and nothing is stored, and all recovers when it is
+ * back.
  */
 #include "clock.h"
 #include "compress.h"
@@ -10,11 +13,13 @@
 #include "epoch.h"
 #include "error.h"
 #include "http.h"
-#include "key.h"
+#include "certificate.h"
 #include "note.h"
 #include "prepared.h"
 #include "receipt.h"
-#include "signer.h"
+#include "signer_client.h"
+#include "signer_fixture.h"
+#include "signer_health.h"
 #include "snapshot.h"
 #include "store.h"
 #include "test_keys.h"
@@ -38,7 +43,9 @@ struct fixture {
 	unsigned port;
 	uint64_t now;
 	struct config *config;
-	struct signer *signer;
+	struct signer_fixture signer_process;
+	struct signer_client *signer;
+	struct signer_health *health;
 	struct clock *clock;
 	struct store *store;
 	struct prepared_set *prepared;
@@ -67,12 +74,9 @@ static void fixture_open(struct fixture *f, size_t map_size)
 {
 	memset(f, 0, sizeof *f);
 	test_make_tempdir(f->dir, sizeof f->dir);
-	struct signer_key *key = NULL;
-	char path[900];
-	ck_assert_int_eq(signer_key_generate("authority1.dirauth.example", &key), 0);
-	snprintf(path, sizeof path, "%s/authority.key", f->dir);
-	ck_assert_int_eq(signer_key_save(key, path), 0);
-	signer_key_free(key);
+	signer_fixture_prepare(&f->signer_process, f->dir, GENESIS + 10 * LENGTH, GENESIS - 86400,
+	                       GENESIS + 30 * 86400);
+	signer_fixture_start(&f->signer_process);
 	test_key_load(TEST_KEY_PROVIDER, &f->provider);
 	test_key_load(TEST_KEY_OTHER, &f->other);
 	test_key_load(TEST_KEY_AUTHORITY_2, &f->stranger);
@@ -81,7 +85,7 @@ static void fixture_open(struct fixture *f, size_t map_size)
 	char text[4096], other_key[NOTE_VERIFIER_KEY_MAX + 1];
 	snprintf(other_key, sizeof other_key, "%s", test_key_verifier_string(&f->other));
 	snprintf(text, sizeof text,
-	         "authority: { name: authority1.dirauth.example, signing_key: authority.key }\n"
+	         "authority: { name: authority1.dirauth.example, signer_socket: signer/signer.sock }\n"
 	         "listen: { address: 127.0.0.1, port: %u }\n"
 	         "data_dir: data\n"
 	         "epoch: { length_seconds: %llu, genesis: %llu, validity_epochs: 3 }\n"
@@ -98,7 +102,8 @@ static void fixture_open(struct fixture *f, size_t map_size)
 	struct settings_error error;
 	ck_assert_msg(config_parse((const uint8_t *)text, strlen(text), f->dir, &f->config, &error) == 0,
 	              "%zu: %s", error.line, error.message);
-	ck_assert_int_eq(signer_open_local(f->config->signing_key_path, &f->signer), 0);
+	ck_assert_int_eq(signer_client_open(f->config->signer_socket, 5000, &f->signer), 0);
+	ck_assert_int_eq(signer_health_create(f->signer, f->config->authority_name, &f->health), 0);
 	ck_assert_int_eq(clock_open_file(f->config->clock_path, &f->clock), 0);
 	write_clock(f, GENESIS + 10 * LENGTH + 1);
 	struct store_options options = {.path = f->config->data_dir, .map_size = map_size};
@@ -106,10 +111,10 @@ static void fixture_open(struct fixture *f, size_t map_size)
 	ck_assert_int_eq(prepared_set_create(f->config, f->store, &f->prepared), 0);
 	f->log = fopen("/dev/null", "w");
 	ck_assert_ptr_nonnull(f->log);
-	struct epoch_scheduler_options scheduler_options = {f->config, f->store,    f->signer,
+	struct epoch_scheduler_options scheduler_options = {f->config, f->store,    f->signer, f->health,
 	                                                    f->clock,  f->prepared, f->log};
 	ck_assert_int_eq(epoch_scheduler_create(&scheduler_options, &f->scheduler), 0);
-	struct http_options http_options = {f->config, f->store, f->signer, f->clock, f->prepared};
+	struct http_options http_options = {f->config, f->store, f->signer, f->health, f->clock, f->prepared};
 	ck_assert_int_eq(http_server_start(&http_options, &f->http), 0);
 }
 
@@ -120,7 +125,9 @@ static void fixture_close(struct fixture *f)
 	prepared_set_free(f->prepared);
 	store_close(f->store);
 	clock_close(f->clock);
-	signer_close(f->signer);
+	signer_health_free(f->health);
+	signer_client_close(f->signer);
+	signer_fixture_stop(&f->signer_process);
 	config_free(f->config);
 	test_key_free(&f->provider);
 	test_key_free(&f->other);
@@ -297,7 +304,7 @@ START_TEST(test_accept_and_publish)
 	/* The receipt: signed by the authority, naming exactly what was accepted. */
 	struct note *receipt_note = NULL;
 	ck_assert_int_eq(note_parse(response.body.data, response.body.len, &receipt_note), 0);
-	ck_assert_int_eq(note_verify_threshold(receipt_note, signer_verifier(f.signer), 1, 1), 0);
+	ck_assert_int_eq(note_verify_threshold(receipt_note, &f.signer_process.signing, 1, 1), 0);
 	struct receipt receipt;
 	ck_assert_int_eq(receipt_parse(receipt_note->text, receipt_note->text_len, &receipt), 0);
 	ck_assert_str_eq(receipt.authority, "authority1.dirauth.example");
@@ -328,7 +335,7 @@ START_TEST(test_accept_and_publish)
 	struct note *header_note = NULL;
 	struct snapshot_header h;
 	ck_assert_int_eq(note_parse(response.body.data, response.body.len, &header_note), 0);
-	ck_assert_int_eq(note_verify_threshold(header_note, signer_verifier(f.signer), 1, 1), 0);
+	ck_assert_int_eq(note_verify_threshold(header_note, &f.signer_process.signing, 1, 1), 0);
 	ck_assert_int_eq(snapshot_header_parse(header_note->text, header_note->text_len, &h), 0);
 	ck_assert_uint_eq(h.epoch, 11);
 	ck_assert_uint_eq(h.record_count, 1);
@@ -709,6 +716,184 @@ START_TEST(test_caching_headers)
 }
 END_TEST
 
+/* Polls GET /v1/ready until it answers status (the signer's state is cached for about a
+ * second). */
+static void wait_ready_status(struct fixture *f, long status)
+{
+	struct response response;
+	for (int i = 0; i < 500; i++) {
+		request(f, "GET", "/v1/ready", NULL, 0, 0, NULL, &response);
+		long got = response.status;
+		response_free(&response);
+		if (got == status)
+			return;
+		test_sleep_ms(10);
+	}
+	ck_abort_msg("/v1/ready never answered %ld", status);
+}
+
+START_TEST(test_certificates)
+{
+	struct fixture f;
+	fixture_open(&f, 0);
+	struct response response;
+	request(&f, "GET", "/v1/certificates", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_str_eq(header(&response, "Content-Type"), "text/plain; charset=utf-8");
+	ck_assert_str_eq(header(&response, "Cache-Control"), "public, max-age=60");
+	/* A verifier pinning the identity key learns the signing key from it, and then accepts a
+	 * receipt made by that key at its accepted-at. */
+	struct certificate_keyring *ring = calloc(1, sizeof *ring);
+	ck_assert_ptr_nonnull(ring);
+	ck_assert_int_eq(certificate_keyring_init(ring, &f.signer_process.identity, 1), 0);
+	size_t added = 0;
+	ck_assert_int_eq(certificate_keyring_add_bundle(ring, response.body.data, response.body.len, &added),
+	                 0);
+	ck_assert_uint_eq(added, 1);
+	response_free(&response);
+
+	struct registration r;
+	struct buffer note;
+	make_registration(&f, 1, "mix", &f.provider, &r);
+	sign(&r, &f.provider, &note);
+	post(&f, &note, &response);
+	ck_assert_int_eq(response.status, 202);
+	struct note *receipt_note = NULL;
+	ck_assert_int_eq(note_parse(response.body.data, response.body.len, &receipt_note), 0);
+	ck_assert_int_eq(certificate_keyring_verify(ring, receipt_note, f.now, 1, NULL, NULL, 0), 0);
+	/* The identity key itself did not sign it, and a ring pinning another identity refuses. */
+	ck_assert_int_ne(note_verify_threshold(receipt_note, &f.signer_process.identity, 1, 1), 0);
+	ck_assert_int_eq(certificate_keyring_init(ring, &f.stranger.verifier, 1), 0);
+	ck_assert_int_eq(certificate_keyring_verify(ring, receipt_note, f.now, 1, NULL, NULL, 0),
+	                 DIRAUTH_ERR_UNKNOWN_KEY);
+	note_free(receipt_note);
+	response_free(&response);
+	buffer_free(&note);
+	registration_clear(&r);
+	free(ring);
+
+	request(&f, "HEAD", "/v1/certificates", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 200);
+	response_free(&response);
+	struct buffer body;
+	buffer_init(&body);
+	ck_assert_int_eq(buffer_append_string(&body, "x"), 0);
+	request(&f, "POST", "/v1/certificates", body.data, body.len, 0, NULL, &response);
+	expect_error(&response, 405, "method_not_allowed");
+	response_free(&response);
+	buffer_free(&body);
+	fixture_close(&f);
+}
+END_TEST
+
+START_TEST(test_signer_down_fails_closed)
+{
+	struct fixture f;
+	fixture_open(&f, 0);
+	struct registration r;
+	struct buffer note;
+	struct response response;
+
+	/* Something published while the signer is up. */
+	make_registration(&f, 1, "mix", &f.provider, &r);
+	sign(&r, &f.provider, &note);
+	post(&f, &note, &response);
+	ck_assert_int_eq(response.status, 202);
+	response_free(&response);
+	buffer_free(&note);
+	registration_clear(&r);
+	write_clock(&f, GENESIS + 11 * LENGTH);
+	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), 0);
+	wait_ready_status(&f, 200);
+
+	/* The signer stops. */
+	signer_fixture_stop(&f.signer_process);
+	wait_ready_status(&f, 503);
+	request(&f, "GET", "/v1/ready", NULL, 0, 0, NULL, &response);
+	expect_error(&response, 503, "unavailable");
+	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, "signer unreachable"));
+	response_free(&response);
+	/* A registration is refused and nothing is stored. */
+	make_registration(&f, 2, "mix", &f.provider, &r);
+	sign(&r, &f.provider, &note);
+	post(&f, &note, &response);
+	expect_error(&response, 503, "unavailable");
+	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, "Nothing was stored"));
+	response_free(&response);
+	ck_assert_uint_eq(sequence_of(&f, r.service_id), 0);
+	/* Reads go on: the latest snapshot, a past epoch's body. */
+	request(&f, "GET", "/v1/mix/snapshots/latest", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 200);
+	response_free(&response);
+	request(&f, "GET", "/v1/mix/snapshots/11/body", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 200);
+	response_free(&response);
+	request(&f, "GET", "/v1/certificates", NULL, 0, 0, NULL, &response);
+	expect_error(&response, 503, "unavailable");
+	response_free(&response);
+	/* The next epoch is not published while the signer is away. */
+	write_clock(&f, GENESIS + 12 * LENGTH);
+	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), DIRAUTH_ERR_UNAVAILABLE);
+	uint64_t latest = 0;
+	ck_assert_int_eq(store_snapshot_latest(f.store, "mix", &latest), 0);
+	ck_assert_uint_eq(latest, 11);
+
+	/* Back: ready, the registration is accepted, and the waiting epoch is published late. */
+	signer_fixture_start(&f.signer_process);
+	wait_ready_status(&f, 200);
+	post(&f, &note, &response);
+	ck_assert_int_eq(response.status, 202);
+	response_free(&response);
+	ck_assert_uint_eq(sequence_of(&f, r.service_id), 1);
+	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), 0);
+	request(&f, "GET", "/v1/mix/snapshots/latest", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, "\nepoch 12\n"));
+	response_free(&response);
+	buffer_free(&note);
+	registration_clear(&r);
+
+	/* The signer answers but refuses the receipt (its certificate has expired): the
+	 * registration was committed first, and the answer says so. */
+	f.signer_process.now = GENESIS + 31 * 86400;
+	make_registration(&f, 3, "mix", &f.provider, &r);
+	sign(&r, &f.provider, &note);
+	post(&f, &note, &response);
+	expect_error(&response, 503, "unavailable");
+	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, "was stored"));
+	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, "higher sequence"));
+	response_free(&response);
+	ck_assert_uint_eq(sequence_of(&f, r.service_id), 1);
+	buffer_free(&note);
+	registration_clear(&r);
+	fixture_close(&f);
+}
+END_TEST
+
+START_TEST(test_signer_of_another_authority)
+{
+	struct fixture f;
+	fixture_open(&f, 0);
+	/* dirauthd configured for another name than the signer's key: not ready, nothing stored. */
+	signer_health_free(f.health);
+	ck_assert_int_eq(signer_health_create(f.signer, "authority2.dirauth.example", &f.health), 0);
+	http_server_stop(f.http);
+	struct http_options http_options = {f.config, f.store, f.signer, f.health, f.clock, f.prepared};
+	ck_assert_int_eq(http_server_start(&http_options, &f.http), 0);
+	struct response response;
+	request(&f, "GET", "/v1/ready", NULL, 0, 0, NULL, &response);
+	expect_error(&response, 503, "unavailable");
+	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, "authority2.dirauth.example"));
+	response_free(&response);
+	struct registration r;
+	make_registration(&f, 1, "mix", &f.provider, &r);
+	post_expect(&f, &r, &f.provider, 503, "unavailable");
+	ck_assert_uint_eq(sequence_of(&f, r.service_id), 0);
+	registration_clear(&r);
+	fixture_close(&f);
+}
+END_TEST
+
 static Suite *http_suite(void)
 {
 	Suite *suite = suite_create("http");
@@ -719,6 +904,9 @@ static Suite *http_suite(void)
 	tcase_add_test(tc, test_store_full);
 	tcase_add_test(tc, test_routes);
 	tcase_add_test(tc, test_caching_headers);
+	tcase_add_test(tc, test_certificates);
+	tcase_add_test(tc, test_signer_down_fails_closed);
+	tcase_add_test(tc, test_signer_of_another_authority);
 	suite_add_tcase(suite, tc);
 	return suite;
 }

@@ -1,17 +1,20 @@
 /*
  * check_publish.c: snapshots built from a real store of real signed registrations: header
  * fields, a body that verifies, chaining to the previous header, refusal to go back or to break
- * a bound, the scheduler driven by a file clock, and prepared responses across a restart.
+ * a bound, the scheduler driven by a file clock, and prepared responses across a restart. Headers
+ * and receipts are signed by a real dirauth-signer in the test process (signer_fixture.h); with
+ * the signer down nothing is published, and the epoch is published late once it is back.
  */
 #include "clock.h"
 #include "config.h"
 #include "epoch.h"
 #include "error.h"
-#include "key.h"
 #include "note.h"
 #include "prepared.h"
 #include "publish.h"
-#include "signer.h"
+#include "signer_client.h"
+#include "signer_fixture.h"
+#include "signer_health.h"
 #include "snapshot.h"
 #include "store.h"
 #include "submit.h"
@@ -30,9 +33,10 @@
 
 struct fixture {
 	char dir[512];
-	char path[800];
 	struct config *config;
-	struct signer *signer;
+	struct signer_fixture signer_process;
+	struct signer_client *signer;
+	struct signer_health *health;
 	struct clock *clock;
 	struct store *store;
 	struct test_key provider;
@@ -50,17 +54,14 @@ static void fixture_open(struct fixture *f, const char *bounds)
 {
 	memset(f, 0, sizeof *f);
 	test_make_tempdir(f->dir, sizeof f->dir);
-	struct signer_key *key = NULL;
-	ck_assert_int_eq(signer_key_generate("authority1.dirauth.example", &key), 0);
-	snprintf(f->path, sizeof f->path, "%s/authority.key", f->dir);
-	ck_assert_int_eq(signer_key_save(key, f->path), 0);
-	signer_key_free(key);
-	ck_assert_int_eq(signer_open_local(f->path, &f->signer), 0);
+	signer_fixture_prepare(&f->signer_process, f->dir, GENESIS + 10 * LENGTH, GENESIS - 86400,
+	                       GENESIS + 30 * 86400);
+	signer_fixture_start(&f->signer_process);
 	test_key_load(TEST_KEY_PROVIDER, &f->provider);
 
 	char text[4096];
 	snprintf(text, sizeof text,
-	         "authority: { name: authority1.dirauth.example, signing_key: authority.key }\n"
+	         "authority: { name: authority1.dirauth.example, signer_socket: signer/signer.sock }\n"
 	         "listen: { address: 127.0.0.1, port: 8080 }\n"
 	         "data_dir: data\n"
 	         "epoch: { length_seconds: %llu, genesis: %llu, validity_epochs: 3 }\n"
@@ -75,6 +76,8 @@ static void fixture_open(struct fixture *f, const char *bounds)
 	struct settings_error error;
 	ck_assert_msg(config_parse((const uint8_t *)text, strlen(text), f->dir, &f->config, &error) == 0,
 	              "%zu: %s", error.line, error.message);
+	ck_assert_int_eq(signer_client_open(f->config->signer_socket, 5000, &f->signer), 0);
+	ck_assert_int_eq(signer_health_create(f->signer, f->config->authority_name, &f->health), 0);
 	ck_assert_int_eq(clock_open_file(f->config->clock_path, &f->clock), 0);
 	struct store_options options = {.path = f->config->data_dir};
 	ck_assert_int_eq(store_open(&options, &f->store), 0);
@@ -84,7 +87,9 @@ static void fixture_close(struct fixture *f)
 {
 	store_close(f->store);
 	clock_close(f->clock);
-	signer_close(f->signer);
+	signer_health_free(f->health);
+	signer_client_close(f->signer);
+	signer_fixture_stop(&f->signer_process);
 	config_free(f->config);
 	test_key_free(&f->provider);
 	test_remove_tree(f->dir);
@@ -100,7 +105,7 @@ static void submit(struct fixture *f, unsigned index, uint64_t issued_at, uint64
 	r.issued_at = issued_at;
 	r.expires = expires;
 	test_sign_registration(&r, &f->provider, &note);
-	struct submit_context context = {f->config, f->store, f->signer, f->clock};
+	struct submit_context context = {f->config, f->store, f->signer, f->health, f->clock};
 	struct submit_result result;
 	ck_assert_msg(submit_registration(&context, note.data, note.len, &result) == API_ERROR_NONE, "%s",
 	              result.detail);
@@ -129,10 +134,10 @@ START_TEST(test_publish_records)
 	submit(&f, 3, now, GENESIS + 11 * LENGTH);
 
 	struct publication p;
-	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, 11, &p), 0);
+	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, 11, &p, NULL, 0), 0);
 	struct snapshot_header h;
 	struct note *note = parse_header_note(&p, &h);
-	const struct note_verifier *authority = signer_verifier(f.signer);
+	const struct note_verifier *authority = &f.signer_process.signing;
 	ck_assert_int_eq(note_verify_threshold(note, authority, 1, 1), 0);
 	ck_assert_str_eq(h.namespace_name, "mix");
 	ck_assert_str_eq(h.origin, "dirauth.example/mix");
@@ -174,7 +179,7 @@ START_TEST(test_publish_records)
 
 	/* The other namespace has no records but publishes an empty snapshot. */
 	struct publication empty;
-	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 1, 11, &empty), 0);
+	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 1, 11, &empty, NULL, 0), 0);
 	ck_assert_uint_eq(empty.header.record_count, 0);
 	ck_assert_int_eq(snapshot_body_verify(&empty.header, empty.encoded[0].data, empty.encoded[0].len, 10),
 	                 0);
@@ -193,8 +198,8 @@ START_TEST(test_chain_and_rollback)
 	write_clock(&f, now);
 	submit(&f, 1, now, now + 3600);
 	struct publication first, second, refused;
-	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, 2, &first), 0);
-	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, 5, &second), 0);
+	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, 2, &first, NULL, 0), 0);
+	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, 5, &second, NULL, 0), 0);
 	struct note *note = NULL;
 	ck_assert_int_eq(note_parse(first.header_note.data, first.header_note.len, &note), 0);
 	uint8_t digest[32];
@@ -203,8 +208,10 @@ START_TEST(test_chain_and_rollback)
 	note_free(note);
 
 	/* Not the same epoch again, nor an earlier one; the store keeps what it had. */
-	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, 5, &refused), DIRAUTH_ERR_ROLLBACK);
-	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, 3, &refused), DIRAUTH_ERR_ROLLBACK);
+	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, 5, &refused, NULL, 0),
+	                 DIRAUTH_ERR_ROLLBACK);
+	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, 3, &refused, NULL, 0),
+	                 DIRAUTH_ERR_ROLLBACK);
 	uint64_t latest = 0;
 	ck_assert_int_eq(store_snapshot_latest(f.store, "mix", &latest), 0);
 	ck_assert_uint_eq(latest, 5);
@@ -234,10 +241,11 @@ START_TEST(test_bounds_refuse)
 	write_clock(&f, now);
 	submit(&f, 1, now, now + 3600);
 	struct publication p;
-	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, 1, &p), 0);
+	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, 1, &p, NULL, 0), 0);
 	publication_clear(&p);
 	submit(&f, 2, now, now + 3600);
-	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, 2, &p), DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, 2, &p, NULL, 0),
+	                 DIRAUTH_ERR_BOUNDS);
 	uint64_t latest = 0;
 	ck_assert_int_eq(store_snapshot_latest(f.store, "mix", &latest), 0);
 	ck_assert_uint_eq(latest, 1);
@@ -248,7 +256,8 @@ START_TEST(test_bounds_refuse)
 	write_clock(&f, now);
 	submit(&f, 1, now, now + 3600);
 	submit(&f, 2, now, now + 3600);
-	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, 1, &p), DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, 1, &p, NULL, 0),
+	                 DIRAUTH_ERR_BOUNDS);
 	ck_assert_int_eq(store_snapshot_latest(f.store, "mix", &latest), DIRAUTH_ERR_NOT_FOUND);
 	fixture_close(&f);
 
@@ -259,7 +268,8 @@ START_TEST(test_bounds_refuse)
 	submit(&f, 1, now, now + 3600);
 	submit(&f, 2, now, now + 3600);
 	submit(&f, 3, now, now + 3600);
-	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, 1, &p), DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, 1, &p, NULL, 0),
+	                 DIRAUTH_ERR_BOUNDS);
 	ck_assert_int_eq(store_snapshot_latest(f.store, "mix", &latest), DIRAUTH_ERR_NOT_FOUND);
 	fixture_close(&f);
 }
@@ -294,7 +304,7 @@ START_TEST(test_scheduler)
 	FILE *log = tmpfile();
 	ck_assert_ptr_nonnull(log);
 	ck_assert_int_eq(prepared_set_create(f.config, f.store, &set), 0);
-	struct epoch_scheduler_options options = {f.config, f.store, f.signer, f.clock, set, log};
+	struct epoch_scheduler_options options = {f.config, f.store, f.signer, f.health, f.clock, set, log};
 	ck_assert_int_eq(epoch_scheduler_create(&options, &scheduler), 0);
 	uint64_t epoch = 0;
 
@@ -378,6 +388,103 @@ START_TEST(test_scheduler)
 }
 END_TEST
 
+START_TEST(test_signer_down_publishes_late)
+{
+	struct fixture f;
+	fixture_open(&f, NULL);
+	struct prepared_set *set = NULL;
+	struct epoch_scheduler *scheduler = NULL;
+	FILE *log = tmpfile();
+	ck_assert_ptr_nonnull(log);
+	ck_assert_int_eq(prepared_set_create(f.config, f.store, &set), 0);
+	struct epoch_scheduler_options options = {f.config, f.store, f.signer, f.health, f.clock, set, log};
+	ck_assert_int_eq(epoch_scheduler_create(&options, &scheduler), 0);
+	uint64_t now = GENESIS + 3 * LENGTH + 1, epoch = 0;
+	write_clock(&f, now);
+	submit(&f, 1, now, now + 3600);
+
+	/* The signer goes away: publish_snapshot stores nothing, and the scheduler neither. */
+	signer_fixture_stop(&f.signer_process);
+	struct publication p;
+	char detail[SIGNER_DETAIL_MAX + 1];
+	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, 3, &p, detail, sizeof detail),
+	                 DIRAUTH_ERR_UNAVAILABLE);
+	ck_assert_ptr_nonnull(strstr(detail, "cannot connect"));
+	for (int i = 0; i < 5; i++)
+		ck_assert_int_eq(epoch_scheduler_tick(scheduler), DIRAUTH_ERR_UNAVAILABLE);
+	ck_assert_int_eq(epoch_scheduler_latest(scheduler, 0, &epoch), DIRAUTH_ERR_NOT_FOUND);
+	ck_assert_int_eq(store_snapshot_latest(f.store, "mix", &epoch), DIRAUTH_ERR_NOT_FOUND);
+	struct prepared_snapshot *s = NULL;
+	ck_assert_int_eq(prepared_set_latest(set, 0, &s), DIRAUTH_ERR_NOT_FOUND);
+
+	/* Back within the same epoch: the epoch is published late rather than never. */
+	signer_fixture_start(&f.signer_process);
+	int rc = DIRAUTH_ERR_UNAVAILABLE;
+	for (int i = 0; i < 1000 && rc == DIRAUTH_ERR_UNAVAILABLE; i++) {
+		rc = epoch_scheduler_tick(scheduler);
+		if (rc == DIRAUTH_ERR_UNAVAILABLE)
+			test_sleep_ms(10);
+	}
+	ck_assert_int_eq(rc, 0);
+	ck_assert_int_eq(epoch_scheduler_latest(scheduler, 0, &epoch), 0);
+	ck_assert_uint_eq(epoch, 3);
+	ck_assert_int_eq(epoch_scheduler_latest(scheduler, 1, &epoch), 0);
+	ck_assert_uint_eq(epoch, 3);
+	ck_assert_int_eq(prepared_set_latest(set, 0, &s), 0);
+	ck_assert_uint_eq(s->epoch, 3);
+	ck_assert_uint_eq(s->fresh_until, GENESIS + 4 * LENGTH);
+	prepared_snapshot_release(s);
+	ck_assert_int_eq(signer_fixture_audit_count(&f.signer_process, " sign snapshot-header "), 2);
+
+	/* The signer refuses a different header for an epoch it signed (as after a crash between
+	 * signing and storing, with the records changed since): nothing is stored, and the refusal
+	 * is not retried at every tick. */
+	struct buffer text;
+	struct note_signature signature;
+	struct snapshot_header other;
+	memset(&other, 0, sizeof other);
+	snprintf(other.namespace_name, sizeof other.namespace_name, "mix");
+	snprintf(other.origin, sizeof other.origin, "dirauth.example/mix");
+	other.epoch = 4;
+	ck_assert_int_eq(
+	    publish_epoch_times(f.config, 4, &other.valid_after, &other.fresh_until, &other.valid_until), 0);
+	other.consensus_method = SNAPSHOT_CONSENSUS_METHOD;
+	memset(other.records_root, 0x33, sizeof other.records_root);
+	memset(other.body_sha256, 0x33, sizeof other.body_sha256);
+	buffer_init(&text);
+	ck_assert_int_eq(snapshot_header_encode(&other, &text), 0);
+	ck_assert_int_eq(signer_client_sign(f.signer, SIGNER_OP_SIGN_SNAPSHOT_HEADER, text.data, text.len, 0,
+	                                    NULL, 0, &signature, detail, sizeof detail),
+	                 0);
+	buffer_free(&text);
+	write_clock(&f, GENESIS + 4 * LENGTH);
+	rc = epoch_scheduler_tick(scheduler);
+	ck_assert_msg(rc < 0 && rc != DIRAUTH_ERR_UNAVAILABLE, "%d", rc);
+	ck_assert_int_eq(epoch_scheduler_tick(scheduler), 0);
+	ck_assert_int_eq(store_snapshot_latest(f.store, "mix", &epoch), 0);
+	ck_assert_uint_eq(epoch, 3);
+	ck_assert_int_eq(store_snapshot_latest(f.store, "mail", &epoch), 0);
+	ck_assert_uint_eq(epoch, 4);
+	epoch_scheduler_free(scheduler);
+	prepared_set_free(set);
+
+	/* One log line for the wait, however many ticks it lasted; one for the refusal. */
+	rewind(log);
+	char line[1024];
+	int waiting = 0, refused = 0;
+	while (fgets(line, sizeof line, log)) {
+		if (strstr(line, "not published yet") && strstr(line, "signer unreachable"))
+			waiting++;
+		if (strstr(line, "namespace mix epoch 4: not published:"))
+			refused++;
+	}
+	ck_assert_int_eq(waiting, 2); /* mix and mail, epoch 3 */
+	ck_assert_int_eq(refused, 1);
+	fclose(log);
+	fixture_close(&f);
+}
+END_TEST
+
 static Suite *publish_suite(void)
 {
 	Suite *suite = suite_create("publish");
@@ -388,6 +495,7 @@ static Suite *publish_suite(void)
 	tcase_add_test(tc, test_bounds_refuse);
 	tcase_add_test(tc, test_epoch_of);
 	tcase_add_test(tc, test_scheduler);
+	tcase_add_test(tc, test_signer_down_publishes_late);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
