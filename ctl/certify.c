@@ -413,13 +413,13 @@ static int show_entry(const uint8_t *note, size_t len, const struct trust_bundle
 	entry->pinned = bundle != NULL && identity_pinned(bundle, &certificate->identity);
 	if (now < certificate->valid_after) {
 		ctl_report_format_time(certificate->valid_after, when);
-		snprintf(entry->description, sizeof(entry->description), "not yet valid (from %s)", when);
+		snprintf(entry->description, sizeof(entry->description), "not yet valid, from %s", when);
 	} else if (now >= certificate->valid_until) {
 		ctl_report_format_time(certificate->valid_until, when);
-		snprintf(entry->description, sizeof(entry->description), "expired (at %s)", when);
+		snprintf(entry->description, sizeof(entry->description), "expired at %s", when);
 	} else {
 		ctl_report_format_time(certificate->valid_until, when);
-		snprintf(entry->description, sizeof(entry->description), "valid now (until %s)", when);
+		snprintf(entry->description, sizeof(entry->description), "valid now, until %s", when);
 	}
 	return 0;
 }
