@@ -12,8 +12,11 @@
  *
  * The run, every step bounded in count and time:
  *   1. the verify-rate anchor (about two seconds, the fastest of eight windows);
- *   2. the real dirauthd binary, started on a free 127.0.0.1 port with a fresh data directory,
- *      the example keys (through scripts/example-keys.sh) and a file clock;
+ *   2. the real dirauth-signer binary (the example signing key through scripts/example-keys.sh, a
+ *      certificate for it issued here by the example identity key, a fresh ledger), then the real
+ *      dirauthd binary, on a free 127.0.0.1 port with a fresh data directory and a file clock
+ *      shared with the signer; every receipt and header is signed over the signer's socket, so
+ *      the write rate includes that round trip and the signer's audit line;
  *   3. N signed registrations of distinct services, built before the clock starts so that
  *      signing is not measured, POSTed by M threads over keep-alive connections (one reused curl
  *      handle per thread); only a 202 counts, anything else stops the run with an error, and
@@ -27,6 +30,7 @@
  * ctest: scripts/bench.sh runs it.
  */
 #include "buffer.h"
+#include "certificate.h"
 #include "compress.h"
 #include "crypto.h"
 #include "error.h"
@@ -58,6 +62,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -78,6 +83,7 @@
 
 struct bench_options {
 	char dirauthd[PATH_MAX];
+	char signer[PATH_MAX];
 	char nginx[PATH_MAX]; /* empty: look for it */
 	int nginx_disabled;
 	const char *temp_parent;
@@ -103,8 +109,11 @@ struct bench {
 	char dir[BENCH_DIR_MAX];       /* temporary directory: keys, config, clock, data, log */
 	char nginx_dir[BENCH_DIR_MAX]; /* temporary directory of the nginx anchor (empty if none) */
 	char config_path[PATH_MAX];
+	char signer_config_path[PATH_MAX];
+	char socket_path[PATH_MAX];
 	char clock_path[PATH_MAX];
 	char url[64];
+	struct bench_child signer;
 	struct bench_child dirauthd;
 	struct bench_child nginx;
 	struct signer_key *provider;
@@ -720,14 +729,41 @@ static int authority_prepare(struct bench *bench)
 		fail("scripts/example-keys.sh failed");
 		return -1;
 	}
-	struct signer_key *authority = NULL;
+	struct signer_key *authority = NULL, *identity = NULL;
 	if (load_key(bench->dir, "authority1.key", &authority) != 0 ||
+	    load_key(bench->dir, "authority1-identity.key", &identity) != 0 ||
 	    load_key(bench->dir, "provider-a.key", &bench->provider) != 0) {
 		signer_key_free(authority);
+		signer_key_free(identity);
 		return -1;
 	}
 	bench->authority = *signer_key_verifier(authority);
+	/* The identity key certifies the signing key around the bench's clock. */
+	struct certificate certificate;
+	struct buffer text, note;
+	struct note_signature signature;
+	memset(&certificate, 0, sizeof(certificate));
+	snprintf(certificate.authority, sizeof(certificate.authority), "%s", bench->authority.name);
+	certificate.identity = *signer_key_verifier(identity);
+	certificate.signing_key = bench->authority;
+	certificate.valid_after = BENCH_START_TIME - 86400;
+	certificate.valid_until = BENCH_START_TIME + 30 * 86400;
+	buffer_init(&text);
+	buffer_init(&note);
+	char certificate_path[PATH_MAX];
+	snprintf(certificate_path, sizeof(certificate_path), "%s/keys/authority1.cert", bench->dir);
+	int issued = certificate_encode(&certificate, &text) == 0 &&
+	             signer_key_sign(identity, text.data, text.len, &signature) == 0 &&
+	             note_format(text.data, text.len, &signature, 1, &note) == 0 &&
+	             write_file(certificate_path, note.data, note.len, 0644) == 0;
+	buffer_free(&text);
+	buffer_free(&note);
 	signer_key_free(authority);
+	signer_key_free(identity);
+	if (!issued) {
+		fail("cannot issue the signing key's certificate");
+		return -1;
+	}
 	char provider[NOTE_VERIFIER_KEY_MAX + 1];
 	note_verifier_format(signer_key_verifier(bench->provider), provider);
 
@@ -740,8 +776,36 @@ static int authority_prepare(struct bench *bench)
 	snprintf(bench->clock_path, sizeof(bench->clock_path), "%s/clock", bench->dir);
 	snprintf(bench->config_path, sizeof(bench->config_path), "%s/dirauthd.yaml", bench->dir);
 	snprintf(bench->dirauthd.log_path, sizeof(bench->dirauthd.log_path), "%s/dirauthd.log", bench->dir);
+	snprintf(bench->signer_config_path, sizeof(bench->signer_config_path), "%s/dirauth-signer.yaml",
+	         bench->dir);
+	snprintf(bench->signer.log_path, sizeof(bench->signer.log_path), "%s/dirauth-signer.log", bench->dir);
+	snprintf(bench->socket_path, sizeof(bench->socket_path), "%s/signer.sock", bench->dir);
+	if (strlen(bench->socket_path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		fail("%s is too long for a UNIX socket path: use a shorter --temp-dir", bench->socket_path);
+		return -1;
+	}
 	if (set_clock(bench, BENCH_START_TIME) != 0)
 		return -1;
+
+	struct buffer signer_config;
+	buffer_init(&signer_config);
+	int written = buffer_appendf(&signer_config,
+	                             "# dirauth benchmark: the authority's signer, on the same file clock.\n"
+	                             "authority: %s\n"
+	                             "socket: signer.sock\n"
+	                             "allowed_uid: %u\n"
+	                             "state_dir: signer-state\n"
+	                             "signing_key: keys/authority1.key\n"
+	                             "certificates: [keys/authority1.cert]\n"
+	                             "audit_log: signer-audit.log\n"
+	                             "clock: { source: file, path: clock }\n",
+	                             bench->authority.name, (unsigned)getuid()) == 0 &&
+	              write_file(bench->signer_config_path, signer_config.data, signer_config.len, 0644) == 0;
+	buffer_free(&signer_config);
+	if (!written) {
+		fail("cannot write %s", bench->signer_config_path);
+		return -1;
+	}
 
 	/* Every client thread holds one connection; keep dirauthd's per-address limit above that. */
 	unsigned per_ip = BENCH_DEFAULT_PER_IP;
@@ -754,7 +818,7 @@ static int authority_prepare(struct bench *bench)
 	    "# dirauth benchmark: one authority on loopback with a file clock.\n"
 	    "authority:\n"
 	    "  name: %s\n"
-	    "  signing_key: keys/authority1.key\n"
+	    "  signer_socket: signer.sock\n"
 	    "listen: { address: 127.0.0.1, port: %u }\n"
 	    "data_dir: data\n"
 	    "epoch: { length_seconds: %d, genesis: 0, validity_epochs: 3 }\n"
@@ -773,13 +837,53 @@ static int authority_prepare(struct bench *bench)
 	return rc == 0 ? 0 : -1;
 }
 
+/* True when something accepts connections on the signer's socket. */
+static int signer_listening(const struct bench *bench)
+{
+	struct sockaddr_un address;
+	memset(&address, 0, sizeof(address));
+	address.sun_family = AF_UNIX;
+	memcpy(address.sun_path, bench->socket_path, strlen(bench->socket_path) + 1);
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	int connected = connect(fd, (struct sockaddr *)&address, sizeof(address)) == 0;
+	close(fd);
+	return connected;
+}
+
+static int signer_start(struct bench *bench)
+{
+	char *argv[] = {bench->options.signer, "--config", bench->signer_config_path, NULL};
+	if (child_spawn(&bench->signer, argv) != 0)
+		return -1;
+	double deadline = now_seconds() + BENCH_STARTUP_SECONDS;
+	while (now_seconds() < deadline && !bench_stopped(bench)) {
+		if (signer_listening(bench))
+			return 0;
+		if (!child_running(&bench->signer)) {
+			fail("dirauth-signer exited during startup");
+			break;
+		}
+		sleep_ms(20);
+	}
+	if (!bench_stopped(bench) && child_running(&bench->signer))
+		fail("dirauth-signer did not listen on %s", bench->socket_path);
+	child_log_tail(&bench->signer);
+	return -1;
+}
+
+/* The signer, then dirauthd; ready means dirauthd reached the signer and its key is the
+ * authority's. */
 static int authority_start(struct bench *bench)
 {
+	if (signer_start(bench) != 0)
+		return -1;
 	char *argv[] = {bench->options.dirauthd, "--config", bench->config_path, NULL};
 	if (child_spawn(&bench->dirauthd, argv) != 0)
 		return -1;
 	char url[128];
-	snprintf(url, sizeof(url), "%s/v1/health", bench->url);
+	snprintf(url, sizeof(url), "%s/v1/ready", bench->url);
 	return wait_for_http(bench, &bench->dirauthd, url, "dirauthd");
 }
 
@@ -1277,6 +1381,8 @@ static void usage(FILE *out)
 	        "usage: bench_authority [options]\n"
 	        "  --dirauthd PATH        the dirauthd binary (default: ../server/dirauthd next to this "
 	        "program)\n"
+	        "  --signer PATH          the dirauth-signer binary (default: ../signer/dirauth-signer next "
+	        "to this program)\n"
 	        "  --registrations N      signed registrations of distinct services to POST (default 20000)\n"
 	        "  --threads M            client threads, one keep-alive connection each (default 16)\n"
 	        "  --gets N               snapshot body GETs per server (default 2000)\n"
@@ -1310,12 +1416,13 @@ static int parse_seconds(const char *text, double *out)
 	return 0;
 }
 
-/* Default dirauthd: this program lives in <build>/bench/, dirauthd in <build>/server/. */
-static void default_dirauthd(char out[PATH_MAX])
+/* A program of the build tree by its path in it (e.g. "server/dirauthd"): this program lives in
+ * <build>/bench/. */
+static void default_program(const char *relative, char out[PATH_MAX])
 {
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	snprintf(out, PATH_MAX, "server/dirauthd");
+	snprintf(out, PATH_MAX, "%s", relative);
 	if (n <= 0)
 		return;
 	self[n] = 0;
@@ -1325,15 +1432,19 @@ static void default_dirauthd(char out[PATH_MAX])
 			return;
 		*slash = 0;
 	}
-	size_t len = strlen(self);
-	if (len + sizeof("/server/dirauthd") <= PATH_MAX)
-		snprintf(out, PATH_MAX, "%.*s/server/dirauthd", (int)len, self);
+	size_t len = strlen(self), relative_len = strlen(relative);
+	if (len + 1 + relative_len < PATH_MAX) {
+		memcpy(out, self, len);
+		out[len] = '/';
+		memcpy(out + len + 1, relative, relative_len + 1);
+	}
 }
 
 static int parse_options(int argc, char **argv, struct bench_options *o)
 {
 	memset(o, 0, sizeof(*o));
-	default_dirauthd(o->dirauthd);
+	default_program("server/dirauthd", o->dirauthd);
+	default_program("signer/dirauth-signer", o->signer);
 	o->registrations = 20000;
 	o->threads = 16;
 	o->gets = 2000;
@@ -1357,6 +1468,9 @@ static int parse_options(int argc, char **argv, struct bench_options *o)
 		} else if (strcmp(name, "--dirauthd") == 0) {
 			ok = strlen(value) < PATH_MAX;
 			snprintf(o->dirauthd, sizeof(o->dirauthd), "%s", value);
+		} else if (strcmp(name, "--signer") == 0) {
+			ok = strlen(value) < PATH_MAX;
+			snprintf(o->signer, sizeof(o->signer), "%s", value);
 		} else if (strcmp(name, "--nginx") == 0) {
 			ok = strlen(value) < PATH_MAX;
 			snprintf(o->nginx, sizeof(o->nginx), "%s", value);
@@ -1389,6 +1503,11 @@ static int parse_options(int argc, char **argv, struct bench_options *o)
 	if (access(o->dirauthd, X_OK) != 0) {
 		fprintf(stderr, "bench_authority: no dirauthd at %s (build it, or pass --dirauthd)\n",
 		        o->dirauthd);
+		return -1;
+	}
+	if (access(o->signer, X_OK) != 0) {
+		fprintf(stderr, "bench_authority: no dirauth-signer at %s (build it, or pass --signer)\n",
+		        o->signer);
 		return -1;
 	}
 	return 0;
@@ -1445,6 +1564,7 @@ int main(int argc, char **argv)
 cleanup:
 	child_stop(&bench.nginx);
 	child_stop(&bench.dirauthd);
+	child_stop(&bench.signer);
 	if (bench.nginx_dir[0])
 		remove_tree(bench.nginx_dir);
 	if (bench.dir[0])
