@@ -477,6 +477,12 @@ int registration_parse_signed(const uint8_t *buf, size_t len, struct registratio
 	}
 	if ((rc = note_parse(buf, len, &note)) != 0)
 		goto cleanup;
+	/* Exactly one signature, its provider's: a note that anyone could extend with signature
+	 * lines would let a relay hand different authorities different bytes for one record. */
+	if (note->signature_count != 1) {
+		rc = DIRAUTH_ERR_SYNTAX;
+		goto cleanup;
+	}
 	if ((rc = registration_parse(note->text, note->text_len, out)) != 0)
 		goto cleanup;
 	size_t verified_count = 0;

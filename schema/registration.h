@@ -119,8 +119,9 @@ int registration_encode(const struct registration *r, struct buffer *out);
 /* Frees the endpoints and zeroes r. Accepts NULL. */
 void registration_clear(struct registration *r);
 
-/* Parses a signed registration note and checks that it carries a valid signature by the key
- * named in its provider line. On success *note_out (may be NULL) gets the parsed note, which
+/* Parses a signed registration note and checks that it carries exactly one signature, a valid
+ * one by the key named in its provider line (more signature lines: DIRAUTH_ERR_SYNTAX, so that
+ * a record has one byte string whoever relays it). On success *note_out (may be NULL) gets the parsed note, which
  * the caller frees. Returns 0, DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS, DIRAUTH_ERR_SIGNATURE,
  * DIRAUTH_ERR_UNKNOWN_KEY (not signed by its provider), DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_CRYPTO. */
 int registration_parse_signed(const uint8_t *buf, size_t len, struct registration *out, struct note **note_out);

@@ -330,7 +330,7 @@ static int record_verify(const struct snapshot_header *header, const struct snap
 	if (strcmp(registration.namespace_name, header->namespace_name) != 0 ||
 	    memcmp(registration.service_id, record->service_id, SERVICE_ID_SIZE) != 0)
 		rc = DIRAUTH_ERR_MISMATCH;
-	else if (registration.expires < header->valid_after)
+	else if (registration.expires <= header->valid_after)
 		rc = DIRAUTH_ERR_STALE;
 	registration_clear(&registration);
 	return rc;

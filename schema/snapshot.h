@@ -98,7 +98,7 @@ int snapshot_records_root(const struct snapshot_record *records, size_t record_c
 
 /* Checks a body against its header: namespace, epoch, count, size, digest, root; and every
  * record: its note parses as a registration signed by its own provider key, for this namespace
- * and this service id, and does not expire before the header's valid-after. Returns 0,
+ * and this service id, and has not expired at the header's valid-after (expires > valid-after). Returns 0,
  * DIRAUTH_ERR_MISMATCH, DIRAUTH_ERR_SIGNATURE, DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_STALE, ... */
 int snapshot_body_verify(const struct snapshot_header *header, const uint8_t *body, size_t body_len,
                          size_t max_records);

@@ -623,7 +623,9 @@ END_TEST
 
 START_TEST(test_signed_by_provider_and_others)
 {
-	/* Extra signatures by keys other than the provider's do not matter; the provider's does. */
+	/* A registration carries its provider's signature alone: an extra signature line, even
+	 * beside a valid provider signature, is refused, so that no relay can change a record's
+	 * bytes. A single signature by another key is not the provider's. */
 	struct test_key keys[2];
 	struct buffer text, note;
 	buffer_init(&text);
@@ -633,6 +635,12 @@ START_TEST(test_signed_by_provider_and_others)
 	test_key_load(TEST_KEY_PROVIDER, &keys[1]);
 	test_key_sign_note(keys, 2, text.data, text.len, &note);
 	struct registration r;
+	ck_assert_int_eq(registration_parse_signed(note.data, note.len, &r, NULL), DIRAUTH_ERR_SYNTAX);
+	buffer_reset(&note);
+	test_key_sign_note(&keys[0], 1, text.data, text.len, &note);
+	ck_assert_int_eq(registration_parse_signed(note.data, note.len, &r, NULL), DIRAUTH_ERR_UNKNOWN_KEY);
+	buffer_reset(&note);
+	test_key_sign_note(&keys[1], 1, text.data, text.len, &note);
 	ck_assert_int_eq(registration_parse_signed(note.data, note.len, &r, NULL), 0);
 	registration_clear(&r);
 
