@@ -132,6 +132,13 @@ START_TEST(test_help_and_usage_errors)
 		ck_assert_uint_eq(outcome.err_len, 0);
 		outcome_free(&outcome);
 	}
+	/* The key-certificate commands are listed (their own tests are in check_certify). */
+	run(help, &outcome);
+	ck_assert_ptr_nonnull(strstr(outcome.out, "\n  identity-keygen "));
+	ck_assert_ptr_nonnull(strstr(outcome.out, "\n  certify "));
+	ck_assert_ptr_nonnull(strstr(outcome.out, "\n  rotate "));
+	ck_assert_ptr_nonnull(strstr(outcome.out, "\n  certificate show "));
+	outcome_free(&outcome);
 	expect_failure(nothing, 64, "missing command");
 	expect_failure(unknown_command, 64, "unknown command");
 	expect_failure(unknown_option, 64, "unknown option '--colour'");
