@@ -75,13 +75,13 @@ static int load_config(const char *path, struct config **config)
 /* Opens the signer connection and asks the signer for its keys. A signing key named for
  * another authority is a configuration error; a signer that does not answer is reported and
  * tolerated. */
-static int open_signer(const char *config_path, const struct config *config, struct signer_client **client,
-                       struct signer_health **health)
+static int open_signer(const char *config_path, const struct config *config, const struct clock *clock,
+                       struct signer_client **client, struct signer_health **health)
 {
 	char why[SIGNER_HEALTH_DETAIL_MAX];
 	int rc;
 	if ((rc = signer_client_open(config->signer_socket, SIGNER_TIMEOUT_MS, client)) ||
-	    (rc = signer_health_create(*client, config->authority_name, health))) {
+	    (rc = signer_health_create(*client, config->authority_name, clock, health))) {
 		fprintf(stderr, "dirauthd: %s\n", dirauth_strerror(rc));
 		return EXIT_SOFTWARE;
 	}
@@ -92,10 +92,10 @@ static int open_signer(const char *config_path, const struct config *config, str
 		return EXIT_CONFIG;
 	}
 	if (rc)
-		fprintf(
-		    stderr,
-		    "dirauthd: %s (%s); serving reads, not ready, refusing registrations until it answers\n",
-		    why, config->signer_socket);
+		fprintf(stderr,
+		        "dirauthd: %s (%s); serving reads, not ready, refusing registrations until the "
+		        "signer can sign\n",
+		        why, config->signer_socket);
 	return 0;
 }
 
@@ -160,7 +160,8 @@ int main(int argc, char **argv)
 
 	if ((status = load_config(config_path, &config)) != 0)
 		return status;
-	if ((status = open_signer(config_path, config, &signer, &signer_health)) != 0)
+	if ((status = open_clock(config, &clock)) != 0 ||
+	    (status = open_signer(config_path, config, clock, &signer, &signer_health)) != 0)
 		goto cleanup;
 	if (check_only) {
 		printf("%s: ok\n", config_path);
@@ -176,8 +177,6 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &signals, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if ((status = open_clock(config, &clock)) != 0)
-		goto cleanup;
 	make_parents(config->data_dir);
 	struct store_options store_options = {.path = config->data_dir};
 	if ((rc = store_open(&store_options, &store)) != 0) {

@@ -8,6 +8,7 @@
  */
 #include "signer_health.h"
 
+#include "certificate.h"
 #include "error.h"
 #include "note.h"
 
@@ -21,6 +22,7 @@
 
 struct signer_health {
 	struct signer_client *client;
+	const struct clock *clock;
 	char authority_name[NOTE_NAME_MAX + 1];
 	pthread_mutex_t lock; /* guards the fields below */
 	bool known;           /* a result is cached */
@@ -36,13 +38,15 @@ static int64_t monotonic_ms(void)
 	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
-int signer_health_create(struct signer_client *client, const char *authority_name, struct signer_health **out)
+int signer_health_create(struct signer_client *client, const char *authority_name, const struct clock *clock,
+                         struct signer_health **out)
 {
 	*out = NULL;
 	struct signer_health *health = calloc(1, sizeof *health);
 	if (!health)
 		return DIRAUTH_ERR_NOMEM;
 	health->client = client;
+	health->clock = clock;
 	snprintf(health->authority_name, sizeof health->authority_name, "%s", authority_name);
 	if (pthread_mutex_init(&health->lock, NULL) != 0) {
 		free(health);
@@ -86,6 +90,82 @@ static int signing_key_name(const struct buffer *payload, struct note_verifier *
 	return DIRAUTH_ERR_NOT_FOUND;
 }
 
+static int same_key(const struct note_verifier *a, const struct note_verifier *b)
+{
+	return strcmp(a->name, b->name) == 0 && a->key_id == b->key_id && a->type == b->type &&
+	       memcmp(a->public_key, b->public_key, sizeof a->public_key) == 0;
+}
+
+/* Asks the signer and judges its answers; sentence gets the reason of a failure. */
+static int ask_signer(struct signer_health *health, char *sentence, size_t cap)
+{
+	struct buffer keys, bundle;
+	struct note_verifier key;
+	struct certificate certificate;
+	struct certificate_bundle_entry *entries = NULL;
+	char why[SIGNER_DETAIL_MAX + 1];
+	size_t count = 0;
+	uint64_t now = 0;
+	buffer_init(&keys);
+	buffer_init(&bundle);
+	sentence[0] = 0;
+	int rc = signer_client_query(health->client, SIGNER_OP_GET_KEYS, NULL, 0, &keys, why, sizeof why);
+	if (rc == 0)
+		rc = signer_client_query(health->client, SIGNER_OP_GET_CERTIFICATES, NULL, 0, &bundle, why,
+		                         sizeof why);
+	if (rc) {
+		snprintf(sentence, cap, "signer unreachable: %s", why[0] ? why : dirauth_strerror(rc));
+		rc = DIRAUTH_ERR_UNAVAILABLE;
+		goto cleanup;
+	}
+	if (signing_key_name(&keys, &key) != 0) {
+		snprintf(sentence, cap, "signer answered without a valid signing key");
+		rc = DIRAUTH_ERR_UNAVAILABLE;
+		goto cleanup;
+	}
+	if (strcmp(key.name, health->authority_name) != 0) {
+		snprintf(sentence, cap, "signer's signing key is named '%s', not authority.name '%s'",
+		         key.name, health->authority_name);
+		rc = DIRAUTH_ERR_MISMATCH;
+		goto cleanup;
+	}
+	entries = calloc(CERTIFICATE_BUNDLE_MAX, sizeof *entries);
+	if (!entries) {
+		snprintf(sentence, cap, "signer check: out of memory");
+		rc = DIRAUTH_ERR_NOMEM;
+		goto cleanup;
+	}
+	if (certificate_bundle_parse(bundle.data, bundle.len, entries, &count) != 0 || count == 0 ||
+	    certificate_parse_signed(entries[0].note, entries[0].note_len, &certificate) != 0) {
+		snprintf(sentence, cap, "signer serves no valid certificate");
+		rc = DIRAUTH_ERR_UNAVAILABLE;
+		goto cleanup;
+	}
+	if (!same_key(&certificate.signing_key, &key)) {
+		snprintf(sentence, cap, "signer's first certificate is not for its signing key");
+		rc = DIRAUTH_ERR_MISMATCH;
+		goto cleanup;
+	}
+	if (clock_now(health->clock, &now) != 0) {
+		snprintf(sentence, cap, "signer's certificate cannot be checked: the clock cannot be read");
+		rc = DIRAUTH_ERR_STALE;
+		goto cleanup;
+	}
+	if (now < certificate.valid_after || now >= certificate.valid_until) {
+		snprintf(sentence, cap, "signer's certificate is valid from %llu until %llu, not now (%llu)",
+		         (unsigned long long)certificate.valid_after,
+		         (unsigned long long)certificate.valid_until, (unsigned long long)now);
+		rc = DIRAUTH_ERR_STALE;
+		goto cleanup;
+	}
+	rc = 0;
+cleanup:
+	free(entries);
+	buffer_free(&keys);
+	buffer_free(&bundle);
+	return rc;
+}
+
 int signer_health_check(struct signer_health *health, char *detail, size_t detail_cap)
 {
 	char sentence[SIGNER_HEALTH_DETAIL_MAX];
@@ -98,28 +178,7 @@ int signer_health_check(struct signer_health *health, char *detail, size_t detai
 		return result;
 	}
 	pthread_mutex_unlock(&health->lock);
-
-	struct buffer payload;
-	struct note_verifier key;
-	char why[SIGNER_DETAIL_MAX + 1];
-	buffer_init(&payload);
-	int rc = signer_client_query(health->client, SIGNER_OP_GET_KEYS, NULL, 0, &payload, why, sizeof why);
-	if (rc) {
-		snprintf(sentence, sizeof sentence, "signer unreachable: %s",
-		         why[0] ? why : dirauth_strerror(rc));
-		rc = DIRAUTH_ERR_UNAVAILABLE;
-	} else if (signing_key_name(&payload, &key) != 0) {
-		snprintf(sentence, sizeof sentence, "signer answered without a valid signing key");
-		rc = DIRAUTH_ERR_UNAVAILABLE;
-	} else if (strcmp(key.name, health->authority_name) != 0) {
-		snprintf(sentence, sizeof sentence,
-		         "signer's signing key is named '%s', not authority.name '%s'", key.name,
-		         health->authority_name);
-		rc = DIRAUTH_ERR_MISMATCH;
-	} else {
-		sentence[0] = 0;
-	}
-	buffer_free(&payload);
+	int rc = ask_signer(health, sentence, sizeof sentence);
 	remember(health, rc, sentence);
 	if (detail && detail_cap)
 		snprintf(detail, detail_cap, "%s", sentence);

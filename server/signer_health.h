@@ -4,8 +4,10 @@
  * Three places need the answer: GET /v1/ready (route traffic away from an authority that cannot
  * sign), a registration before it is stored (store nothing that cannot get a receipt), and the
  * scheduler before it builds a snapshot (do not build what cannot be signed). The answer is a
- * GET_KEYS round trip to the signer whose signing key must carry the configured authority name;
- * it is cached for SIGNER_HEALTH_CACHE_MS so that a burst of requests costs the signer one query,
+ * GET_KEYS and a GET_CERTIFICATES round trip to the signer: its signing key must carry the
+ * configured authority name, and the first certificate it serves must certify that key for a
+ * window that contains now (a signer whose certificate lapsed refuses to sign). The answer is
+ * cached for SIGNER_HEALTH_CACHE_MS so that a burst of requests costs the signer one query,
  * and every signing call reports its outcome, so a signer that just failed is known to be down at
  * once and one that just signed is known to be up.
  *
@@ -15,6 +17,7 @@
 #ifndef DIRAUTH_SERVER_SIGNER_HEALTH_H
 #define DIRAUTH_SERVER_SIGNER_HEALTH_H
 
+#include "clock.h"
 #include "signer_client.h"
 
 #include <stddef.h>
@@ -25,16 +28,19 @@
 struct signer_health;
 
 /* A tracker of client (borrowed; must outlive it) for the authority named authority_name
- * (copied). Does not contact the signer. Returns 0, DIRAUTH_ERR_NOMEM. */
-int signer_health_create(struct signer_client *client, const char *authority_name,
+ * (copied), judging certificate windows by clock (borrowed). Does not contact the signer.
+ * Returns 0, DIRAUTH_ERR_NOMEM. */
+int signer_health_create(struct signer_client *client, const char *authority_name, const struct clock *clock,
                          struct signer_health **out);
 
 /* Frees. Accepts NULL. */
 void signer_health_free(struct signer_health *health);
 
-/* 0 when the signer answered GET_KEYS (within the last SIGNER_HEALTH_CACHE_MS, or now) with a
- * signing key named authority_name. Otherwise DIRAUTH_ERR_UNAVAILABLE (unreachable, or the
- * answer has no signing key) or DIRAUTH_ERR_MISMATCH (the signing key has another name), and
+/* 0 when the signer answered (within the last SIGNER_HEALTH_CACHE_MS, or now) with a signing
+ * key named authority_name and a first certificate for that key valid now. Otherwise
+ * DIRAUTH_ERR_UNAVAILABLE (unreachable, or an answer without a signing key or certificate),
+ * DIRAUTH_ERR_MISMATCH (the signing key has another name, or the certificate is for another
+ * key), DIRAUTH_ERR_STALE (the certificate is not valid now, or the clock cannot be read), and
  * detail (may be NULL) gets a sentence that starts with "signer". Thread-safe. */
 int signer_health_check(struct signer_health *health, char *detail, size_t detail_cap);
 

@@ -103,8 +103,8 @@ static void fixture_open(struct fixture *f, size_t map_size)
 	ck_assert_msg(config_parse((const uint8_t *)text, strlen(text), f->dir, &f->config, &error) == 0,
 	              "%zu: %s", error.line, error.message);
 	ck_assert_int_eq(signer_client_open(f->config->signer_socket, 5000, &f->signer), 0);
-	ck_assert_int_eq(signer_health_create(f->signer, f->config->authority_name, &f->health), 0);
 	ck_assert_int_eq(clock_open_file(f->config->clock_path, &f->clock), 0);
+	ck_assert_int_eq(signer_health_create(f->signer, f->config->authority_name, f->clock, &f->health), 0);
 	write_clock(f, GENESIS + 10 * LENGTH + 1);
 	struct store_options options = {.path = f->config->data_dir, .map_size = map_size};
 	ck_assert_int_eq(store_open(&options, &f->store), 0);
@@ -866,6 +866,23 @@ START_TEST(test_signer_down_fails_closed)
 	ck_assert_uint_eq(sequence_of(&f, r.service_id), 1);
 	buffer_free(&note);
 	registration_clear(&r);
+
+	/* By dirauthd's own clock the certificate has expired: not ready, and nothing is stored. */
+	write_clock(&f, GENESIS + 31 * 86400);
+	wait_ready_status(&f, 503);
+	request(&f, "GET", "/v1/ready", NULL, 0, 0, NULL, &response);
+	expect_error(&response, 503, "unavailable");
+	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, "certificate"));
+	response_free(&response);
+	make_registration(&f, 4, "mix", &f.provider, &r);
+	sign(&r, &f.provider, &note);
+	post(&f, &note, &response);
+	expect_error(&response, 503, "unavailable");
+	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, "Nothing was stored"));
+	response_free(&response);
+	ck_assert_uint_eq(sequence_of(&f, r.service_id), 0);
+	buffer_free(&note);
+	registration_clear(&r);
 	fixture_close(&f);
 }
 END_TEST
@@ -876,7 +893,7 @@ START_TEST(test_signer_of_another_authority)
 	fixture_open(&f, 0);
 	/* dirauthd configured for another name than the signer's key: not ready, nothing stored. */
 	signer_health_free(f.health);
-	ck_assert_int_eq(signer_health_create(f.signer, "authority2.dirauth.example", &f.health), 0);
+	ck_assert_int_eq(signer_health_create(f.signer, "authority2.dirauth.example", f.clock, &f.health), 0);
 	http_server_stop(f.http);
 	struct http_options http_options = {f.config, f.store, f.signer, f.health, f.clock, f.prepared};
 	ck_assert_int_eq(http_server_start(&http_options, &f.http), 0);

@@ -77,8 +77,8 @@ static void fixture_open(struct fixture *f, const char *bounds)
 	ck_assert_msg(config_parse((const uint8_t *)text, strlen(text), f->dir, &f->config, &error) == 0,
 	              "%zu: %s", error.line, error.message);
 	ck_assert_int_eq(signer_client_open(f->config->signer_socket, 5000, &f->signer), 0);
-	ck_assert_int_eq(signer_health_create(f->signer, f->config->authority_name, &f->health), 0);
 	ck_assert_int_eq(clock_open_file(f->config->clock_path, &f->clock), 0);
+	ck_assert_int_eq(signer_health_create(f->signer, f->config->authority_name, f->clock, &f->health), 0);
 	struct store_options options = {.path = f->config->data_dir};
 	ck_assert_int_eq(store_open(&options, &f->store), 0);
 }

@@ -5,6 +5,7 @@
  * or the signer stops, with recovery once it is back, on the same client object.
  */
 #include "certificate.h"
+#include "clock.h"
 #include "error.h"
 #include "note.h"
 #include "receipt.h"
@@ -71,6 +72,18 @@ static void expect_verifies(const struct signer_fixture *s, const struct buffer 
 	ck_assert_str_eq(signature->name, SIGNER_FIXTURE_AUTHORITY);
 	note_free(note);
 	buffer_free(&signed_note);
+}
+
+/* A file clock at now in dir, for the health checks' certificate windows. */
+static struct clock *open_clock(const char *dir, uint64_t now)
+{
+	char path[600], text[32];
+	snprintf(path, sizeof path, "%s/clock", dir);
+	int n = snprintf(text, sizeof text, "%llu\n", (unsigned long long)now);
+	test_write_file(path, text, (size_t)n, 0644);
+	struct clock *clock = NULL;
+	ck_assert_int_eq(clock_open_file(path, &clock), 0);
+	return clock;
 }
 
 START_TEST(test_sign_and_query)
@@ -237,8 +250,9 @@ START_TEST(test_unavailable_and_recovery)
 	make_receipt(SIGNER_FIXTURE_AUTHORITY, &text);
 
 	/* Nothing at the path: unavailable, and opening never connected. */
+	struct clock *clock = open_clock(dir, NOW);
 	ck_assert_int_eq(signer_client_open(s.socket_path, 2000, &client), 0);
-	ck_assert_int_eq(signer_health_create(client, SIGNER_FIXTURE_AUTHORITY, &health), 0);
+	ck_assert_int_eq(signer_health_create(client, SIGNER_FIXTURE_AUTHORITY, clock, &health), 0);
 	ck_assert_int_eq(signer_client_sign(client, SIGNER_OP_SIGN_RECEIPT, text.data, text.len, 0, NULL, 0,
 	                                    &signature, detail, sizeof detail),
 	                 DIRAUTH_ERR_UNAVAILABLE);
@@ -299,6 +313,7 @@ START_TEST(test_unavailable_and_recovery)
 
 	signer_health_free(health);
 	signer_client_close(client);
+	clock_close(clock);
 	signer_fixture_stop(&s);
 	buffer_free(&text);
 	buffer_free(&payload);
@@ -316,14 +331,32 @@ START_TEST(test_health_name_mismatch)
 	struct signer_client *client = NULL;
 	struct signer_health *health = NULL;
 	char detail[SIGNER_HEALTH_DETAIL_MAX];
+	struct clock *clock = open_clock(dir, NOW);
 	ck_assert_int_eq(signer_client_open(s.socket_path, 5000, &client), 0);
-	ck_assert_int_eq(signer_health_create(client, "authority2.dirauth.example", &health), 0);
+	ck_assert_int_eq(signer_health_create(client, "authority2.dirauth.example", clock, &health), 0);
 	ck_assert_int_eq(signer_health_check(health, detail, sizeof detail), DIRAUTH_ERR_MISMATCH);
 	ck_assert_ptr_nonnull(strstr(detail, "authority2.dirauth.example"));
 	signer_health_free(health);
-	ck_assert_int_eq(signer_health_create(client, SIGNER_FIXTURE_AUTHORITY, &health), 0);
+	ck_assert_int_eq(signer_health_create(client, SIGNER_FIXTURE_AUTHORITY, clock, &health), 0);
 	ck_assert_int_eq(signer_health_check(health, detail, sizeof detail), 0);
 	signer_health_free(health);
+	/* The certificate by the authority's clock: not yet valid, expired, clock unreadable. */
+	const uint64_t times[] = {NOW - 2 * 86400, NOW + 30 * 86400};
+	for (size_t i = 0; i < 2; i++) {
+		clock_close(clock);
+		clock = open_clock(dir, times[i]);
+		ck_assert_int_eq(signer_health_create(client, SIGNER_FIXTURE_AUTHORITY, clock, &health), 0);
+		ck_assert_int_eq(signer_health_check(health, detail, sizeof detail), DIRAUTH_ERR_STALE);
+		ck_assert_ptr_nonnull(strstr(detail, "certificate"));
+		signer_health_free(health);
+	}
+	char clock_path[600];
+	snprintf(clock_path, sizeof clock_path, "%s/clock", dir);
+	ck_assert_int_eq(unlink(clock_path), 0);
+	ck_assert_int_eq(signer_health_create(client, SIGNER_FIXTURE_AUTHORITY, clock, &health), 0);
+	ck_assert_int_eq(signer_health_check(health, detail, sizeof detail), DIRAUTH_ERR_STALE);
+	signer_health_free(health);
+	clock_close(clock);
 	signer_client_close(client);
 
 	/* A socket path that cannot be a UNIX socket address: unavailable on every call. */
