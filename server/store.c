@@ -28,8 +28,7 @@
 
 #include "buffer.h"
 #include "error.h"
-
-#include <lmdb.h>
+#include "kv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -79,111 +78,6 @@ struct store {
 	pthread_t committer;
 };
 
-/* The one place LMDB's codes become the project's. */
-static int store_error_from_lmdb(int rc)
-{
-	switch (rc) {
-	case MDB_SUCCESS:
-		return 0;
-	case MDB_MAP_FULL:
-		return DIRAUTH_ERR_FULL;
-	case MDB_NOTFOUND:
-		return DIRAUTH_ERR_NOT_FOUND;
-	case ENOMEM:
-		return DIRAUTH_ERR_NOMEM;
-	default:
-		return DIRAUTH_ERR_STORE;
-	}
-}
-
-/* Opening and copying also report plain errno values (a missing or unwritable directory). */
-static int store_error_from_system(int rc)
-{
-	if (rc > 0 && rc != ENOMEM)
-		return DIRAUTH_ERR_IO;
-	return store_error_from_lmdb(rc);
-}
-
-/* ---- transaction wrapper with a sticky first error ---- */
-
-struct store_txn {
-	MDB_txn *txn;
-	int rc; /* first failure as a dirauth error; 0 while everything went well */
-};
-
-/* Begins a transaction (nested in parent when parent is not NULL). A parent that already failed
- * hands its error down, so the whole sequence becomes a no-op. */
-static void store_txn_begin(struct store *store, struct store_txn *t, struct store_txn *parent,
-                            unsigned flags)
-{
-	t->txn = NULL;
-	t->rc = parent ? parent->rc : 0;
-	if (t->rc)
-		return;
-	int rc = mdb_txn_begin(store->env, parent ? parent->txn : NULL, flags, &t->txn);
-	if (rc) {
-		t->txn = NULL;
-		t->rc = store_error_from_lmdb(rc);
-	}
-}
-
-/* Records rc as the transaction's error unless one is already recorded. rc 0 does nothing. */
-static void store_txn_fail(struct store_txn *t, int rc)
-{
-	if (!t->rc)
-		t->rc = rc;
-}
-
-/* Looks key up. Returns true when found (value then points into the map, valid until the
- * transaction ends); false when absent or after any failure, the failure being recorded. */
-static bool store_txn_get(struct store_txn *t, MDB_dbi dbi, const void *key, size_t key_len, MDB_val *value)
-{
-	if (t->rc)
-		return false;
-	MDB_val k = {.mv_size = key_len, .mv_data = (void *)key};
-	int rc = mdb_get(t->txn, dbi, &k, value);
-	if (rc == MDB_NOTFOUND)
-		return false;
-	if (rc) {
-		store_txn_fail(t, store_error_from_lmdb(rc));
-		return false;
-	}
-	return true;
-}
-
-static void store_txn_put(struct store_txn *t, MDB_dbi dbi, const void *key, size_t key_len,
-                          const void *value, size_t value_len)
-{
-	if (t->rc)
-		return;
-	MDB_val k = {.mv_size = key_len, .mv_data = (void *)key};
-	MDB_val v = {.mv_size = value_len, .mv_data = (void *)value};
-	store_txn_fail(t, store_error_from_lmdb(mdb_put(t->txn, dbi, &k, &v, 0)));
-}
-
-/* Ends the transaction without keeping anything. */
-static void store_txn_abort(struct store_txn *t)
-{
-	if (t->txn)
-		mdb_txn_abort(t->txn);
-	t->txn = NULL;
-}
-
-/* Commits when nothing failed, aborts otherwise. Returns the transaction's outcome; for a
- * top-level write transaction, 0 means durable. A failed commit (map full among others) frees
- * the transaction too. */
-static int store_txn_commit(struct store_txn *t)
-{
-	if (t->rc) {
-		store_txn_abort(t);
-		return t->rc;
-	}
-	int rc = mdb_txn_commit(t->txn);
-	t->txn = NULL;
-	t->rc = store_error_from_lmdb(rc);
-	return t->rc;
-}
-
 /* ---- encoding ---- */
 
 static void store_put_u16(uint8_t *p, uint16_t v)
@@ -195,14 +89,6 @@ static void store_put_u16(uint8_t *p, uint16_t v)
 static void store_put_u32(uint8_t *p, uint32_t v)
 {
 	for (int i = 3; i >= 0; i--) {
-		p[i] = (uint8_t)v;
-		v >>= 8;
-	}
-}
-
-static void store_put_u64(uint8_t *p, uint64_t v)
-{
-	for (int i = 7; i >= 0; i--) {
 		p[i] = (uint8_t)v;
 		v >>= 8;
 	}
@@ -285,10 +171,10 @@ static int store_service_record_encode(const struct store_registration *reg, str
 		rc = buffer_append(out, field, 2);
 	if (!rc)
 		rc = buffer_append(out, reg->provider, provider_len);
-	store_put_u64(field, reg->sequence);
+	kv_put_u64(field, reg->sequence);
 	if (!rc)
 		rc = buffer_append(out, field, 8);
-	store_put_u64(field, reg->expires);
+	kv_put_u64(field, reg->expires);
 	if (!rc)
 		rc = buffer_append(out, field, 8);
 	store_put_u32(field, (uint32_t)reg->note_len);
@@ -326,10 +212,10 @@ static size_t store_prefixed_key(uint8_t *key, const char *name, size_t name_len
 
 /* Applies one registration inside a nested transaction of batch: all of it or, on any refusal
  * or failure, none of it. */
-static int store_apply_registration(struct store *store, struct store_txn *batch,
+static int store_apply_registration(struct store *store, struct kv_txn *batch,
                                     const struct store_registration *reg)
 {
-	struct store_txn t;
+	struct kv_txn t;
 	struct store_service_record old;
 	struct buffer record;
 	uint8_t key[STORE_KEY_MAX];
@@ -338,35 +224,35 @@ static int store_apply_registration(struct store *store, struct store_txn *batch
 	MDB_val found;
 
 	buffer_init(&record);
-	store_txn_begin(store, &t, batch, 0);
-	if (store_txn_get(&t, store->services, reg->service_id, STORE_ID_LEN, &found)) {
+	kv_txn_begin(store->env, &t, batch, 0);
+	if (kv_txn_get(&t, store->services, reg->service_id, STORE_ID_LEN, &found)) {
 		if (store_service_record_decode(&found, &old))
-			store_txn_fail(&t, DIRAUTH_ERR_STORE);
+			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
 		else if (old.namespace_len != namespace_len ||
 		         memcmp(old.namespace_name, reg->namespace_name, namespace_len) != 0 ||
 		         old.provider_len != provider_len ||
 		         memcmp(old.provider, reg->provider, provider_len) != 0)
-			store_txn_fail(&t, DIRAUTH_ERR_COLLISION);
+			kv_txn_fail(&t, DIRAUTH_ERR_COLLISION);
 		else if (reg->sequence <= old.highest_sequence)
-			store_txn_fail(&t, DIRAUTH_ERR_ROLLBACK);
+			kv_txn_fail(&t, DIRAUTH_ERR_ROLLBACK);
 	}
 	for (size_t i = 0; i < reg->endpoint_count; i++) {
 		const uint8_t *endpoint = reg->endpoint_ids + i * STORE_ID_LEN;
-		if (store_txn_get(&t, store->endpoints, endpoint, STORE_ID_LEN, &found) &&
+		if (kv_txn_get(&t, store->endpoints, endpoint, STORE_ID_LEN, &found) &&
 		    (found.mv_size != STORE_ID_LEN ||
 		     memcmp(found.mv_data, reg->service_id, STORE_ID_LEN) != 0))
-			store_txn_fail(&t, DIRAUTH_ERR_COLLISION);
+			kv_txn_fail(&t, DIRAUTH_ERR_COLLISION);
 	}
 	if (!t.rc)
-		store_txn_fail(&t, store_service_record_encode(reg, &record));
-	store_txn_put(&t, store->services, reg->service_id, STORE_ID_LEN, record.data, record.len);
+		kv_txn_fail(&t, store_service_record_encode(reg, &record));
+	kv_txn_put(&t, store->services, reg->service_id, STORE_ID_LEN, record.data, record.len);
 	for (size_t i = 0; i < reg->endpoint_count; i++)
-		store_txn_put(&t, store->endpoints, reg->endpoint_ids + i * STORE_ID_LEN, STORE_ID_LEN,
-		              reg->service_id, STORE_ID_LEN);
+		kv_txn_put(&t, store->endpoints, reg->endpoint_ids + i * STORE_ID_LEN, STORE_ID_LEN,
+		           reg->service_id, STORE_ID_LEN);
 	size_t key_len =
 	    store_prefixed_key(key, reg->namespace_name, namespace_len, reg->service_id, STORE_ID_LEN);
-	store_txn_put(&t, store->namespace_index, key, key_len, "", 0);
-	int rc = store_txn_commit(&t);
+	kv_txn_put(&t, store->namespace_index, key, key_len, "", 0);
+	int rc = kv_txn_commit(&t);
 	buffer_free(&record);
 	return rc;
 }
@@ -375,10 +261,10 @@ static int store_apply_registration(struct store *store, struct store_txn *batch
  * Returns whether the transaction was committed. */
 static bool store_apply_batch(struct store *store, struct store_request *first)
 {
-	struct store_txn batch;
+	struct kv_txn batch;
 	size_t accepted = 0;
 
-	store_txn_begin(store, &batch, NULL, 0);
+	kv_txn_begin(store->env, &batch, NULL, 0);
 	for (struct store_request *req = first; req; req = req->next) {
 		req->result = store_apply_registration(store, &batch, req->registration);
 		if (req->result == 0)
@@ -386,10 +272,10 @@ static bool store_apply_batch(struct store *store, struct store_request *first)
 	}
 	if (accepted == 0) {
 		/* Nothing to make durable: every request already carries its refusal. */
-		store_txn_abort(&batch);
+		kv_txn_abort(&batch);
 		return false;
 	}
-	int rc = store_txn_commit(&batch);
+	int rc = kv_txn_commit(&batch);
 	if (rc) {
 		for (struct store_request *req = first; req; req = req->next)
 			req->result = rc;
@@ -444,42 +330,6 @@ static void *store_committer_main(void *argument)
 
 /* ---- opening and closing ---- */
 
-static int store_make_directory(const char *path)
-{
-	struct stat st;
-	if (mkdir(path, 0700) == 0)
-		return 0;
-	if (errno != EEXIST)
-		return DIRAUTH_ERR_IO;
-	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
-		return DIRAUTH_ERR_IO;
-	return 0;
-}
-
-static int store_open_databases(struct store *store)
-{
-	struct store_txn t;
-	const struct {
-		const char *name;
-		MDB_dbi *dbi;
-	} databases[] = {
-	    {"services", &store->services},
-	    {"endpoints", &store->endpoints},
-	    {"namespace_index", &store->namespace_index},
-	    {"snapshots", &store->snapshots},
-	    {"latest", &store->latest},
-	};
-
-	store_txn_begin(store, &t, NULL, 0);
-	for (size_t i = 0; i < sizeof databases / sizeof databases[0]; i++) {
-		if (t.rc)
-			break;
-		store_txn_fail(&t, store_error_from_lmdb(
-		                       mdb_dbi_open(t.txn, databases[i].name, MDB_CREATE, databases[i].dbi)));
-	}
-	return store_txn_commit(&t);
-}
-
 int store_open(const struct store_options *options, struct store **out)
 {
 	struct store *store = NULL;
@@ -491,9 +341,6 @@ int store_open(const struct store_options *options, struct store **out)
 	*out = NULL;
 	if (!options || !options->path || !*options->path)
 		return DIRAUTH_ERR_CONFIG;
-	rc = store_make_directory(options->path);
-	if (rc)
-		return rc;
 	store = calloc(1, sizeof *store);
 	if (!store)
 		return DIRAUTH_ERR_NOMEM;
@@ -502,23 +349,15 @@ int store_open(const struct store_options *options, struct store **out)
 	                         ? SIZE_MAX
 	                         : store->max_batch * STORE_QUEUE_PER_BATCH;
 
-	rc = store_error_from_lmdb(mdb_env_create(&store->env));
-	if (rc) {
-		store->env = NULL;
-		goto fail;
-	}
-	rc = store_error_from_lmdb(mdb_env_set_maxdbs(store->env, 8));
-	if (!rc)
-		rc = store_error_from_lmdb(mdb_env_set_mapsize(
-		    store->env, options->map_size ? options->map_size : STORE_DEFAULT_MAP));
-	if (rc)
-		goto fail;
-	/* MDB_NOTLS: read transactions are not tied to a thread's slot, so a thread may hold more than
-	 * one and callbacks may call back into the store. No sync-weakening flag, ever. */
-	rc = store_error_from_system(mdb_env_open(store->env, options->path, MDB_NOTLS, 0600));
-	if (rc)
-		goto fail;
-	rc = store_open_databases(store);
+	const struct kv_database databases[] = {
+	    {"services", &store->services},
+	    {"endpoints", &store->endpoints},
+	    {"namespace_index", &store->namespace_index},
+	    {"snapshots", &store->snapshots},
+	    {"latest", &store->latest},
+	};
+	rc = kv_env_open(options->path, options->map_size ? options->map_size : STORE_DEFAULT_MAP, databases,
+	                 sizeof databases / sizeof databases[0], &store->env);
 	if (rc)
 		goto fail;
 
@@ -638,54 +477,54 @@ int store_registration_submit(struct store *store, const struct store_registrati
 
 int store_service_sequence(struct store *store, const uint8_t service_id[32], uint64_t *sequence)
 {
-	struct store_txn t;
+	struct kv_txn t;
 	struct store_service_record record;
 	MDB_val found;
 
 	if (!store || !service_id || !sequence)
 		return DIRAUTH_ERR_SYNTAX;
-	store_txn_begin(store, &t, NULL, MDB_RDONLY);
-	if (store_txn_get(&t, store->services, service_id, STORE_ID_LEN, &found)) {
+	kv_txn_begin(store->env, &t, NULL, MDB_RDONLY);
+	if (kv_txn_get(&t, store->services, service_id, STORE_ID_LEN, &found)) {
 		if (store_service_record_decode(&found, &record))
-			store_txn_fail(&t, DIRAUTH_ERR_STORE);
+			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
 		else
 			*sequence = record.highest_sequence;
 	} else {
-		store_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
+		kv_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
 	}
-	store_txn_abort(&t);
+	kv_txn_abort(&t);
 	return t.rc;
 }
 
 int store_service_owner(struct store *store, const uint8_t service_id[32],
                         char namespace_name[STORE_NAME_MAX + 1], char provider[STORE_NAME_MAX + 1])
 {
-	struct store_txn t;
+	struct kv_txn t;
 	struct store_service_record record;
 	MDB_val found;
 
 	if (!store || !service_id || !namespace_name || !provider)
 		return DIRAUTH_ERR_SYNTAX;
-	store_txn_begin(store, &t, NULL, MDB_RDONLY);
-	if (!store_txn_get(&t, store->services, service_id, STORE_ID_LEN, &found))
-		store_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
+	kv_txn_begin(store->env, &t, NULL, MDB_RDONLY);
+	if (!kv_txn_get(&t, store->services, service_id, STORE_ID_LEN, &found))
+		kv_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
 	else if (store_service_record_decode(&found, &record) || record.namespace_len > STORE_NAME_MAX ||
 	         record.provider_len > STORE_NAME_MAX)
-		store_txn_fail(&t, DIRAUTH_ERR_STORE);
+		kv_txn_fail(&t, DIRAUTH_ERR_STORE);
 	if (!t.rc) {
 		memcpy(namespace_name, record.namespace_name, record.namespace_len);
 		namespace_name[record.namespace_len] = 0;
 		memcpy(provider, record.provider, record.provider_len);
 		provider[record.provider_len] = 0;
 	}
-	store_txn_abort(&t);
+	kv_txn_abort(&t);
 	return t.rc;
 }
 
 int store_registration_foreach(struct store *store, const char *namespace_name, uint64_t now,
                                store_registration_visitor visit, void *context)
 {
-	struct store_txn t;
+	struct kv_txn t;
 	MDB_cursor *cursor = NULL;
 	uint8_t prefix[STORE_KEY_MAX];
 	size_t namespace_len;
@@ -698,10 +537,9 @@ int store_registration_foreach(struct store *store, const char *namespace_name, 
 		return rc;
 	size_t prefix_len = store_prefixed_key(prefix, namespace_name, namespace_len, NULL, 0);
 
-	store_txn_begin(store, &t, NULL, MDB_RDONLY);
+	kv_txn_begin(store->env, &t, NULL, MDB_RDONLY);
 	if (!t.rc)
-		store_txn_fail(
-		    &t, store_error_from_lmdb(mdb_cursor_open(t.txn, store->namespace_index, &cursor)));
+		kv_txn_fail(&t, kv_error_from_lmdb(mdb_cursor_open(t.txn, store->namespace_index, &cursor)));
 	MDB_val key = {.mv_size = prefix_len, .mv_data = prefix}, value;
 	MDB_cursor_op op = MDB_SET_RANGE;
 	while (!t.rc && result == 0) {
@@ -710,25 +548,25 @@ int store_registration_foreach(struct store *store, const char *namespace_name, 
 		if (mrc == MDB_NOTFOUND)
 			break;
 		if (mrc) {
-			store_txn_fail(&t, store_error_from_lmdb(mrc));
+			kv_txn_fail(&t, kv_error_from_lmdb(mrc));
 			break;
 		}
 		if (key.mv_size < prefix_len || memcmp(key.mv_data, prefix, prefix_len) != 0)
 			break; /* past this namespace */
 		if (key.mv_size != prefix_len + STORE_ID_LEN) {
-			store_txn_fail(&t, DIRAUTH_ERR_STORE);
+			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
 			break;
 		}
 		const uint8_t *service_id = (const uint8_t *)key.mv_data + prefix_len;
 		struct store_service_record record;
 		MDB_val found;
-		if (!store_txn_get(&t, store->services, service_id, STORE_ID_LEN, &found)) {
-			store_txn_fail(&t, DIRAUTH_ERR_STORE); /* an index entry without its service */
+		if (!kv_txn_get(&t, store->services, service_id, STORE_ID_LEN, &found)) {
+			kv_txn_fail(&t, DIRAUTH_ERR_STORE); /* an index entry without its service */
 			break;
 		}
 		if (store_service_record_decode(&found, &record) || record.namespace_len != namespace_len ||
 		    memcmp(record.namespace_name, namespace_name, namespace_len) != 0) {
-			store_txn_fail(&t, DIRAUTH_ERR_STORE);
+			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
 			break;
 		}
 		if (record.expires <= now)
@@ -737,7 +575,7 @@ int store_registration_foreach(struct store *store, const char *namespace_name, 
 	}
 	if (cursor)
 		mdb_cursor_close(cursor);
-	store_txn_abort(&t);
+	kv_txn_abort(&t);
 	return t.rc ? t.rc : result;
 }
 
@@ -746,7 +584,7 @@ int store_registration_foreach(struct store *store, const char *namespace_name, 
 int store_snapshot_put(struct store *store, const char *namespace_name, uint64_t epoch, const uint8_t *header,
                        size_t header_len, const uint8_t *body, size_t body_len)
 {
-	struct store_txn t;
+	struct kv_txn t;
 	struct buffer value;
 	uint8_t key[STORE_KEY_MAX];
 	uint8_t field[8];
@@ -772,19 +610,19 @@ int store_snapshot_put(struct store *store, const char *namespace_name, uint64_t
 		buffer_free(&value);
 		return rc;
 	}
-	store_put_u64(field, epoch);
+	kv_put_u64(field, epoch);
 	size_t key_len = store_prefixed_key(key, namespace_name, namespace_len, field, 8);
 
-	store_txn_begin(store, &t, NULL, 0);
-	if (store_txn_get(&t, store->latest, namespace_name, namespace_len, &found)) {
+	kv_txn_begin(store->env, &t, NULL, 0);
+	if (kv_txn_get(&t, store->latest, namespace_name, namespace_len, &found)) {
 		if (found.mv_size != 8)
-			store_txn_fail(&t, DIRAUTH_ERR_STORE);
+			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
 		else if (epoch <= store_get_uint(found.mv_data, 8))
-			store_txn_fail(&t, DIRAUTH_ERR_ROLLBACK);
+			kv_txn_fail(&t, DIRAUTH_ERR_ROLLBACK);
 	}
-	store_txn_put(&t, store->snapshots, key, key_len, value.data, value.len);
-	store_txn_put(&t, store->latest, namespace_name, namespace_len, field, 8);
-	rc = store_txn_commit(&t);
+	kv_txn_put(&t, store->snapshots, key, key_len, value.data, value.len);
+	kv_txn_put(&t, store->latest, namespace_name, namespace_len, field, 8);
+	rc = kv_txn_commit(&t);
 	buffer_free(&value);
 	return rc;
 }
@@ -792,7 +630,7 @@ int store_snapshot_put(struct store *store, const char *namespace_name, uint64_t
 int store_snapshot_get(struct store *store, const char *namespace_name, uint64_t epoch, struct buffer *header,
                        struct buffer *body)
 {
-	struct store_txn t;
+	struct kv_txn t;
 	uint8_t key[STORE_KEY_MAX];
 	uint8_t field[8];
 	size_t namespace_len;
@@ -803,35 +641,35 @@ int store_snapshot_get(struct store *store, const char *namespace_name, uint64_t
 	int rc = store_check_name(namespace_name, &namespace_len);
 	if (rc)
 		return rc;
-	store_put_u64(field, epoch);
+	kv_put_u64(field, epoch);
 	size_t key_len = store_prefixed_key(key, namespace_name, namespace_len, field, 8);
 
-	store_txn_begin(store, &t, NULL, MDB_RDONLY);
-	if (store_txn_get(&t, store->snapshots, key, key_len, &found)) {
+	kv_txn_begin(store->env, &t, NULL, MDB_RDONLY);
+	if (kv_txn_get(&t, store->snapshots, key, key_len, &found)) {
 		struct store_reader r = {.data = found.mv_data, .len = found.mv_size};
 		size_t stored_header_len = (size_t)store_read_uint(&r, 4);
 		const uint8_t *stored_header = store_read_bytes(&r, stored_header_len);
 		if (r.failed)
-			store_txn_fail(&t, DIRAUTH_ERR_STORE);
+			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
 		/* Copy while the transaction still holds the pages. */
 		if (!t.rc && header) {
 			buffer_reset(header);
-			store_txn_fail(&t, buffer_append(header, stored_header, stored_header_len));
+			kv_txn_fail(&t, buffer_append(header, stored_header, stored_header_len));
 		}
 		if (!t.rc && body) {
 			buffer_reset(body);
-			store_txn_fail(&t, buffer_append(body, r.data + r.at, r.len - r.at));
+			kv_txn_fail(&t, buffer_append(body, r.data + r.at, r.len - r.at));
 		}
 	} else {
-		store_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
+		kv_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
 	}
-	store_txn_abort(&t);
+	kv_txn_abort(&t);
 	return t.rc;
 }
 
 int store_snapshot_latest(struct store *store, const char *namespace_name, uint64_t *epoch)
 {
-	struct store_txn t;
+	struct kv_txn t;
 	size_t namespace_len;
 	MDB_val found;
 
@@ -840,16 +678,16 @@ int store_snapshot_latest(struct store *store, const char *namespace_name, uint6
 	int rc = store_check_name(namespace_name, &namespace_len);
 	if (rc)
 		return rc;
-	store_txn_begin(store, &t, NULL, MDB_RDONLY);
-	if (store_txn_get(&t, store->latest, namespace_name, namespace_len, &found)) {
+	kv_txn_begin(store->env, &t, NULL, MDB_RDONLY);
+	if (kv_txn_get(&t, store->latest, namespace_name, namespace_len, &found)) {
 		if (found.mv_size != 8)
-			store_txn_fail(&t, DIRAUTH_ERR_STORE);
+			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
 		else
 			*epoch = store_get_uint(found.mv_data, 8);
 	} else {
-		store_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
+		kv_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
 	}
-	store_txn_abort(&t);
+	kv_txn_abort(&t);
 	return t.rc;
 }
 
@@ -874,7 +712,7 @@ int store_backup(struct store *store, const char *directory)
 		rc = errno == EEXIST ? DIRAUTH_ERR_EXISTS : DIRAUTH_ERR_IO;
 		goto done;
 	}
-	rc = store_error_from_system(mdb_env_copyfd2(store->env, fd, MDB_CP_COMPACT));
+	rc = kv_error_from_system(mdb_env_copyfd2(store->env, fd, MDB_CP_COMPACT));
 	if (!rc && (fchmod(fd, 0600) != 0 || fsync(fd) != 0))
 		rc = DIRAUTH_ERR_IO;
 	if (close(fd) != 0 && !rc)

@@ -31,7 +31,7 @@
 struct store;
 
 struct store_options {
-	const char *path; /* directory, created 0700 if missing */
+	const char *path; /* directory, created 0700 with any missing parents */
 	size_t map_size;  /* bytes; 0 means 1 GiB */
 	size_t max_batch; /* submissions per commit; 0 means 256 */
 };

@@ -23,8 +23,7 @@
 #include "ledger.h"
 
 #include "error.h"
-
-#include <lmdb.h>
+#include "kv.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -44,117 +43,7 @@ struct ledger {
 	MDB_dbi checkpoints;
 };
 
-/* The one place LMDB's codes become the project's. */
-static int ledger_error_from_lmdb(int rc)
-{
-	switch (rc) {
-	case MDB_SUCCESS:
-		return 0;
-	case MDB_MAP_FULL:
-		return DIRAUTH_ERR_FULL;
-	case MDB_NOTFOUND:
-		return DIRAUTH_ERR_NOT_FOUND;
-	case ENOMEM:
-		return DIRAUTH_ERR_NOMEM;
-	default:
-		return DIRAUTH_ERR_STORE;
-	}
-}
-
-/* Opening also reports plain errno values (a missing or unwritable directory). */
-static int ledger_error_from_system(int rc)
-{
-	if (rc > 0 && rc != ENOMEM)
-		return DIRAUTH_ERR_IO;
-	return ledger_error_from_lmdb(rc);
-}
-
-/* ---- transaction wrapper with a sticky first error ---- */
-
-struct ledger_txn {
-	MDB_txn *txn;
-	int rc; /* first failure as a dirauth error; 0 while everything went well */
-};
-
-static void ledger_txn_begin(struct ledger *ledger, struct ledger_txn *t, unsigned flags)
-{
-	t->txn = NULL;
-	t->rc = ledger_error_from_lmdb(mdb_txn_begin(ledger->env, NULL, flags, &t->txn));
-	if (t->rc)
-		t->txn = NULL;
-}
-
-/* Records rc as the transaction's error unless one is already recorded. rc 0 does nothing. */
-static void ledger_txn_fail(struct ledger_txn *t, int rc)
-{
-	if (!t->rc)
-		t->rc = rc;
-}
-
-/* Looks key up. Returns true when found (value points into the map until the transaction
- * ends); false when absent or after any failure, the failure being recorded. */
-static bool ledger_txn_get(struct ledger_txn *t, MDB_dbi dbi, const void *key, size_t key_len, MDB_val *value)
-{
-	if (t->rc)
-		return false;
-	MDB_val k = {.mv_size = key_len, .mv_data = (void *)key};
-	int rc = mdb_get(t->txn, dbi, &k, value);
-	if (rc == MDB_NOTFOUND)
-		return false;
-	if (rc) {
-		ledger_txn_fail(t, ledger_error_from_lmdb(rc));
-		return false;
-	}
-	return true;
-}
-
-static void ledger_txn_put(struct ledger_txn *t, MDB_dbi dbi, const void *key, size_t key_len,
-                           const void *value, size_t value_len)
-{
-	if (t->rc)
-		return;
-	MDB_val k = {.mv_size = key_len, .mv_data = (void *)key};
-	MDB_val v = {.mv_size = value_len, .mv_data = (void *)value};
-	ledger_txn_fail(t, ledger_error_from_lmdb(mdb_put(t->txn, dbi, &k, &v, 0)));
-}
-
-static void ledger_txn_abort(struct ledger_txn *t)
-{
-	if (t->txn)
-		mdb_txn_abort(t->txn);
-	t->txn = NULL;
-}
-
-/* Commits when nothing failed, aborts otherwise. Returns the outcome; 0 means durable. */
-static int ledger_txn_commit(struct ledger_txn *t)
-{
-	if (t->rc) {
-		ledger_txn_abort(t);
-		return t->rc;
-	}
-	int rc = mdb_txn_commit(t->txn);
-	t->txn = NULL;
-	t->rc = ledger_error_from_lmdb(rc);
-	return t->rc;
-}
-
 /* ---- encoding ---- */
-
-static void ledger_put_u64(uint8_t *p, uint64_t v)
-{
-	for (int i = 7; i >= 0; i--) {
-		p[i] = (uint8_t)v;
-		v >>= 8;
-	}
-}
-
-static uint64_t ledger_get_u64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	for (size_t i = 0; i < 8; i++)
-		v = (v << 8) | p[i];
-	return v;
-}
 
 /* Builds the key kind || origin. Returns 0 or DIRAUTH_ERR_BOUNDS for an empty or too long
  * origin (LMDB keys are bounded, and no valid origin is that long). */
@@ -174,7 +63,7 @@ static bool ledger_value_decode(const MDB_val *value, uint64_t *number, uint8_t 
 {
 	if (value->mv_size != LEDGER_VALUE_SIZE)
 		return false;
-	*number = ledger_get_u64(value->mv_data);
+	*number = kv_get_u64(value->mv_data);
 	memcpy(hash, (const uint8_t *)value->mv_data + 8, 32);
 	return true;
 }
@@ -182,43 +71,6 @@ static bool ledger_value_decode(const MDB_val *value, uint64_t *number, uint8_t 
 /* ---- opening and closing ---- */
 
 /* Creates directory (and missing parents) mode 0700; an existing directory is fine. */
-static int ledger_make_directory(const char *directory)
-{
-	char path[PATH_MAX];
-	struct stat st;
-	size_t len = strnlen(directory, sizeof(path));
-
-	if (len == 0 || len >= sizeof(path))
-		return DIRAUTH_ERR_IO;
-	memcpy(path, directory, len + 1);
-	for (size_t i = 1; i <= len; i++) {
-		if (path[i] != '/' && path[i] != '\0')
-			continue;
-		char saved = path[i];
-		path[i] = '\0';
-		if (mkdir(path, 0700) != 0 && errno != EEXIST)
-			return DIRAUTH_ERR_IO;
-		path[i] = saved;
-	}
-	if (stat(directory, &st) != 0 || !S_ISDIR(st.st_mode))
-		return DIRAUTH_ERR_IO;
-	return 0;
-}
-
-static int ledger_open_databases(struct ledger *ledger)
-{
-	struct ledger_txn t;
-
-	ledger_txn_begin(ledger, &t, 0);
-	if (!t.rc)
-		ledger_txn_fail(
-		    &t, ledger_error_from_lmdb(mdb_dbi_open(t.txn, "epochs", MDB_CREATE, &ledger->epochs)));
-	if (!t.rc)
-		ledger_txn_fail(&t, ledger_error_from_lmdb(mdb_dbi_open(t.txn, "checkpoints", MDB_CREATE,
-		                                                        &ledger->checkpoints)));
-	return ledger_txn_commit(&t);
-}
-
 int ledger_open(const char *directory, struct ledger **out)
 {
 	struct ledger *ledger = NULL;
@@ -227,27 +79,15 @@ int ledger_open(const char *directory, struct ledger **out)
 	*out = NULL;
 	if (!directory)
 		return DIRAUTH_ERR_IO;
-	rc = ledger_make_directory(directory);
-	if (rc)
-		return rc;
 	ledger = calloc(1, sizeof(*ledger));
 	if (!ledger)
 		return DIRAUTH_ERR_NOMEM;
-	rc = ledger_error_from_lmdb(mdb_env_create(&ledger->env));
-	if (rc) {
-		ledger->env = NULL;
-		goto cleanup;
-	}
-	rc = ledger_error_from_lmdb(mdb_env_set_maxdbs(ledger->env, 4));
-	if (!rc)
-		rc = ledger_error_from_lmdb(mdb_env_set_mapsize(ledger->env, LEDGER_MAP_SIZE));
-	if (rc)
-		goto cleanup;
-	/* No sync-weakening flag: a commit returns only once it is on disk. */
-	rc = ledger_error_from_system(mdb_env_open(ledger->env, directory, MDB_NOTLS, 0600));
-	if (rc)
-		goto cleanup;
-	rc = ledger_open_databases(ledger);
+	const struct kv_database databases[] = {
+	    {"epochs", &ledger->epochs},
+	    {"checkpoints", &ledger->checkpoints},
+	};
+	rc = kv_env_open(directory, LEDGER_MAP_SIZE, databases, sizeof databases / sizeof databases[0],
+	                 &ledger->env);
 	if (rc)
 		goto cleanup;
 	*out = ledger;
@@ -274,7 +114,7 @@ int ledger_record_epoch(struct ledger *ledger, enum ledger_epoch_kind kind, cons
 	uint8_t key[LEDGER_KEY_MAX];
 	size_t key_len;
 	uint8_t value[LEDGER_VALUE_SIZE];
-	struct ledger_txn t;
+	struct kv_txn t;
 	MDB_val found;
 	int rc;
 
@@ -284,25 +124,25 @@ int ledger_record_epoch(struct ledger *ledger, enum ledger_epoch_kind kind, cons
 	if (rc)
 		return rc;
 
-	ledger_txn_begin(ledger, &t, 0);
-	if (ledger_txn_get(&t, ledger->epochs, key, key_len, &found)) {
+	kv_txn_begin(ledger->env, &t, NULL, 0);
+	if (kv_txn_get(&t, ledger->epochs, key, key_len, &found)) {
 		uint64_t highest;
 		uint8_t highest_digest[32];
 		if (!ledger_value_decode(&found, &highest, highest_digest))
-			ledger_txn_fail(&t, DIRAUTH_ERR_STORE);
+			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
 		else if (epoch < highest)
-			ledger_txn_fail(&t, DIRAUTH_ERR_ROLLBACK);
+			kv_txn_fail(&t, DIRAUTH_ERR_ROLLBACK);
 		else if (epoch == highest) {
 			/* Already recorded and durable: the same bytes are a repeat, others equivocate. */
 			rc = memcmp(highest_digest, digest, 32) == 0 ? 0 : DIRAUTH_ERR_COLLISION;
-			ledger_txn_abort(&t);
+			kv_txn_abort(&t);
 			return t.rc ? t.rc : rc;
 		}
 	}
-	ledger_put_u64(value, epoch);
+	kv_put_u64(value, epoch);
 	memcpy(value + 8, digest, 32);
-	ledger_txn_put(&t, ledger->epochs, key, key_len, value, sizeof(value));
-	return ledger_txn_commit(&t);
+	kv_txn_put(&t, ledger->epochs, key, key_len, value, sizeof(value));
+	return kv_txn_commit(&t);
 }
 
 /* ---- checkpoints ---- */
@@ -312,7 +152,7 @@ int ledger_checkpoint_latest(struct ledger *ledger, enum ledger_checkpoint_kind 
 {
 	uint8_t key[LEDGER_KEY_MAX];
 	size_t key_len;
-	struct ledger_txn t;
+	struct kv_txn t;
 	MDB_val found;
 	int rc;
 
@@ -321,15 +161,15 @@ int ledger_checkpoint_latest(struct ledger *ledger, enum ledger_checkpoint_kind 
 	rc = ledger_key((uint8_t)kind, origin, key, &key_len);
 	if (rc)
 		return rc;
-	ledger_txn_begin(ledger, &t, MDB_RDONLY);
-	if (ledger_txn_get(&t, ledger->checkpoints, key, key_len, &found)) {
+	kv_txn_begin(ledger->env, &t, NULL, MDB_RDONLY);
+	if (kv_txn_get(&t, ledger->checkpoints, key, key_len, &found)) {
 		if (!ledger_value_decode(&found, size, root))
-			ledger_txn_fail(&t, DIRAUTH_ERR_STORE);
+			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
 	} else {
-		ledger_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
+		kv_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
 	}
 	rc = t.rc;
-	ledger_txn_abort(&t);
+	kv_txn_abort(&t);
 	return rc;
 }
 
@@ -373,7 +213,7 @@ int ledger_record_checkpoint(struct ledger *ledger, enum ledger_checkpoint_kind 
 	uint64_t latest_size = 0;
 	merkle_hash latest_root;
 	bool have_latest = false;
-	struct ledger_txn t;
+	struct kv_txn t;
 	MDB_val found;
 	int rc;
 
@@ -384,24 +224,24 @@ int ledger_record_checkpoint(struct ledger *ledger, enum ledger_checkpoint_kind 
 		return rc;
 
 	memset(latest_root, 0, sizeof(latest_root));
-	ledger_txn_begin(ledger, &t, 0);
-	if (ledger_txn_get(&t, ledger->checkpoints, key, key_len, &found)) {
+	kv_txn_begin(ledger->env, &t, NULL, 0);
+	if (kv_txn_get(&t, ledger->checkpoints, key, key_len, &found)) {
 		if (!ledger_value_decode(&found, &latest_size, latest_root))
-			ledger_txn_fail(&t, DIRAUTH_ERR_STORE);
+			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
 		have_latest = true;
 	}
 	if (t.rc) {
-		ledger_txn_abort(&t);
+		kv_txn_abort(&t);
 		return t.rc;
 	}
 	rc = ledger_checkpoint_verdict(have_latest, latest_size, latest_root, size, root, old_size, proof,
 	                               proof_count);
 	if (rc != 0) {
-		ledger_txn_abort(&t);
+		kv_txn_abort(&t);
 		return rc == 1 ? 0 : rc;
 	}
-	ledger_put_u64(value, size);
+	kv_put_u64(value, size);
 	memcpy(value + 8, root, sizeof(merkle_hash));
-	ledger_txn_put(&t, ledger->checkpoints, key, key_len, value, sizeof(value));
-	return ledger_txn_commit(&t);
+	kv_txn_put(&t, ledger->checkpoints, key, key_len, value, sizeof(value));
+	return kv_txn_commit(&t);
 }

@@ -431,7 +431,7 @@ START_TEST(test_open_creates_private_directory)
 	ck_assert(S_ISDIR(st.st_mode));
 	ck_assert_uint_eq(st.st_mode & 0777, 0700);
 
-	/* A path that is a file, or under a missing directory, is refused. */
+	/* A path that is a file is refused; missing parent directories are created, 0700. */
 	struct store_options options = {.path = NULL};
 	struct store *none = NULL;
 	snprintf(path, sizeof path, "%s/file", dir);
@@ -439,7 +439,12 @@ START_TEST(test_open_creates_private_directory)
 	options.path = path;
 	ck_assert_int_eq(store_open(&options, &none), DIRAUTH_ERR_IO);
 	snprintf(path, sizeof path, "%s/missing/state", dir);
-	ck_assert_int_eq(store_open(&options, &none), DIRAUTH_ERR_IO);
+	ck_assert_int_eq(store_open(&options, &none), 0);
+	store_close(none);
+	none = NULL;
+	snprintf(path, sizeof path, "%s/missing", dir);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0700);
 	options.path = NULL;
 	ck_assert_int_eq(store_open(&options, &none), DIRAUTH_ERR_CONFIG);
 	ck_assert_ptr_null(none);
