@@ -139,6 +139,21 @@ static void append_phrase(char *out, size_t cap, const char *format, ...)
 void ctl_keyring_explain(const struct certificate_keyring *ring, const struct note *note, uint64_t at,
                          char *out, size_t cap)
 {
+	ctl_keyring_explain_both(ring, note, at, at, out, cap);
+}
+
+/* Whether a certificate's window [valid-after, valid-until) contains every time from first to last. */
+static int window_covers(const struct certificate *certificate, uint64_t first, uint64_t last)
+{
+	return certificate->valid_after <= first && last < certificate->valid_until;
+}
+
+void ctl_keyring_explain_both(const struct certificate_keyring *ring, const struct note *note, uint64_t at,
+                              uint64_t also_at, char *out, size_t cap)
+{
+	uint64_t first = at < also_at ? at : also_at;
+	uint64_t last = at < also_at ? also_at : at;
+
 	if (cap == 0)
 		return;
 	out[0] = '\0';
@@ -154,7 +169,7 @@ void ctl_keyring_explain(const struct certificate_keyring *ring, const struct no
 			if (certificate->signing_key.key_id != signature->key_id ||
 			    strcmp(certificate->signing_key.name, signature->name) != 0)
 				continue;
-			if (certificate->valid_after <= at && at < certificate->valid_until)
+			if (window_covers(certificate, first, last))
 				covered = 1;
 			else if (outside == NULL)
 				outside = certificate;
@@ -201,29 +216,63 @@ int ctl_keyring_verify(const char *what, const struct certificate_keyring *ring,
                        uint64_t at, size_t threshold, size_t *verified_count, char *names, size_t names_cap,
                        struct ctl_report *report)
 {
+	return ctl_keyring_verify_both(what, ring, note, at, at, threshold, verified_count, names, names_cap,
+	                               report);
+}
+
+int ctl_keyring_verify_both(const char *what, const struct certificate_keyring *ring, const struct note *note,
+                            uint64_t at, uint64_t also_at, size_t threshold, size_t *verified_count,
+                            char *names, size_t names_cap, struct ctl_report *report)
+{
+	struct certificate_keyring *covering;
 	char explanation[CTL_REPORT_MAX / 2];
-	char when[CTL_TIME_TEXT_MAX];
+	char when[2 * CTL_TIME_TEXT_MAX + 8];
+	char also_when[CTL_TIME_TEXT_MAX];
 	char own_names[CTL_KEYRING_NAMES_MAX];
+	uint64_t first = at < also_at ? at : also_at;
+	uint64_t last = at < also_at ? also_at : at;
 	size_t count = 0;
+	size_t kept = 0;
 	int rc;
 
+	if (verified_count != NULL)
+		*verified_count = 0;
 	if (names == NULL || names_cap == 0) {
 		names = own_names;
 		names_cap = sizeof(own_names);
 	}
-	rc = certificate_keyring_verify(ring, note, at, threshold, &count, names, names_cap);
+	/* The same pins, and only the certificates valid over the whole span: then the one verdict of
+	 * certificate_keyring_verify (at either time) is the verdict for both. */
+	covering = malloc(sizeof(*covering));
+	if (covering == NULL) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "%s: out of memory", what);
+		return DIRAUTH_ERR_NOMEM;
+	}
+	*covering = *ring;
+	for (size_t c = 0; c < ring->certificate_count; c++) {
+		if (window_covers(&ring->certificates[c], first, last))
+			covering->certificates[kept++] = ring->certificates[c];
+	}
+	covering->certificate_count = kept;
+	rc = certificate_keyring_verify(covering, note, at, threshold, &count, names, names_cap);
+	free(covering);
 	if (verified_count != NULL)
 		*verified_count = count;
 	if (rc == 0)
 		return 0;
 	ctl_report_format_time(at, when);
+	if (also_at != at) {
+		ctl_report_format_time(also_at, also_when);
+		size_t used = strlen(when);
+		snprintf(when + used, sizeof(when) - used, " and at %s", also_when);
+	}
 	if (rc == DIRAUTH_ERR_UNKNOWN_KEY) {
-		ctl_keyring_explain(ring, note, at, explanation, sizeof(explanation));
+		ctl_keyring_explain_both(ring, note, at, also_at, explanation, sizeof(explanation));
 		ctl_report_fail(report, CTL_EXIT_DATA,
 		                "%s: signed by a key not certified by any pinned identity at %s (%s)", what,
 		                when, explanation);
 	} else if (rc == DIRAUTH_ERR_THRESHOLD) {
-		ctl_keyring_explain(ring, note, at, explanation, sizeof(explanation));
+		ctl_keyring_explain_both(ring, note, at, also_at, explanation, sizeof(explanation));
 		ctl_report_fail(
 		    report, CTL_EXIT_DATA,
 		    "%s: too few signatures: %zu of %zu authorities signed with a key certified at "

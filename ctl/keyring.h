@@ -50,6 +50,12 @@ int ctl_keyring_build(const char *what, const struct trust_bundle *bundle, const
 void ctl_keyring_explain(const struct certificate_keyring *ring, const struct note *note, uint64_t at,
                          char *out, size_t cap);
 
+/* ctl_keyring_explain for a signature that counts only when its certificate's window contains
+ * both at and also_at (either may be the earlier). With at == also_at it is ctl_keyring_explain.
+ * Never fails; out is always NUL-terminated. */
+void ctl_keyring_explain_both(const struct certificate_keyring *ring, const struct note *note, uint64_t at,
+                              uint64_t also_at, char *out, size_t cap);
+
 /* certificate_keyring_verify with the refusal put into words in report (all 65 but internal
  * failures, 70): "<what>: signed by a key not certified by any pinned identity at <time>: ...",
  * "<what>: too few signatures: ...", "<what>: bad signature: ...". On success *verified_count
@@ -58,5 +64,18 @@ void ctl_keyring_explain(const struct certificate_keyring *ring, const struct no
 int ctl_keyring_verify(const char *what, const struct certificate_keyring *ring, const struct note *note,
                        uint64_t at, size_t threshold, size_t *verified_count, char *names, size_t names_cap,
                        struct ctl_report *report);
+
+/* ctl_keyring_verify where a signature counts only if its signing key's certificate covers both
+ * at and also_at: a mirror judges a header at its own valid-after and again at its own clock, so
+ * that a signing key whose certificate has expired cannot vouch for a header however the
+ * header's time was chosen. The verdict is certificate_keyring_verify's on the ring reduced to
+ * the certificates whose window contains both times (so two keys of one identity still count
+ * once, and a key covering only one of the times counts for neither). Refusals are worded as
+ * ctl_keyring_verify's, naming both times when they differ ("... at <at> and at <also_at> ...").
+ * With at == also_at it is ctl_keyring_verify. Returns what certificate_keyring_verify returns,
+ * or DIRAUTH_ERR_NOMEM (70). */
+int ctl_keyring_verify_both(const char *what, const struct certificate_keyring *ring, const struct note *note,
+                            uint64_t at, uint64_t also_at, size_t threshold, size_t *verified_count,
+                            char *names, size_t names_cap, struct ctl_report *report);
 
 #endif
