@@ -16,6 +16,7 @@
 #include "note.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,10 +25,19 @@
 #define LATEST_HEADER "latest.header"
 #define CERTIFICATES  "certificates"
 
-/* Counts the pinned identities whose certified signing keys signed the note at time at. */
+void ctl_fetch_policy_default(struct ctl_fetch_policy *policy)
+{
+	policy->clock_skew = CTL_FETCH_DEFAULT_CLOCK_SKEW;
+	policy->max_validity = CTL_FETCH_DEFAULT_MAX_VALIDITY;
+	policy->max_chain = CTL_FETCH_DEFAULT_MAX_CHAIN;
+}
+
+/* Counts the pinned identities whose certified signing keys signed the note, each certificate
+ * covering both the header's time and now. */
 static int verify_signatures(const struct trust_bundle *bundle, const char *namespace_name,
                              const uint8_t *certificates, size_t certificates_len, const struct note *note,
-                             uint64_t at, struct ctl_fetch_result *result, struct ctl_report *report)
+                             uint64_t at, uint64_t now, struct ctl_fetch_result *result,
+                             struct ctl_report *report)
 {
 	struct certificate_keyring *ring = NULL;
 	char what[NAMESPACE_NAME_MAX + 32];
@@ -39,8 +49,8 @@ static int verify_signatures(const struct trust_bundle *bundle, const char *name
 	if (rc != 0)
 		return rc;
 	snprintf(what, sizeof(what), "fetch %s: header", namespace_name);
-	rc = ctl_keyring_verify(what, ring, note, at, bundle->threshold, &verified_count,
-	                        result->signer_names, sizeof(result->signer_names), report);
+	rc = ctl_keyring_verify_both(what, ring, note, at, now, bundle->threshold, &verified_count,
+	                             result->signer_names, sizeof(result->signer_names), report);
 	if (rc == 0) {
 		result->signer_count = verified_count;
 		result->authority_count = bundle->authority_count;
@@ -49,17 +59,55 @@ static int verify_signatures(const struct trust_bundle *bundle, const char *name
 	return rc;
 }
 
+/* The header's own times against the clock and the policy. */
+static int check_times(const char *namespace_name, const struct snapshot_header *header, uint64_t now,
+                       const struct ctl_fetch_policy *policy, struct ctl_report *report)
+{
+	uint64_t latest_start = now > UINT64_MAX - policy->clock_skew ? UINT64_MAX : now + policy->clock_skew;
+
+	if (header->valid_after > latest_start) {
+		ctl_report_fail(report, CTL_EXIT_DATA,
+		                "fetch %s: header: not yet valid: epoch %" PRIu64 " is valid after %" PRIu64
+		                ", now is %" PRIu64 " and the allowed clock skew is %" PRIu64 " s",
+		                namespace_name, header->epoch, header->valid_after, now, policy->clock_skew);
+		return DIRAUTH_ERR_STALE;
+	}
+	if (header->valid_until <= now) {
+		ctl_report_fail(report, CTL_EXIT_DATA,
+		                "fetch %s: header: stale: epoch %" PRIu64 " was valid until %" PRIu64
+		                ", now is %" PRIu64,
+		                namespace_name, header->epoch, header->valid_until, now);
+		return DIRAUTH_ERR_STALE;
+	}
+	/* The parser guarantees valid-after < valid-until. */
+	if (header->valid_until - header->valid_after > policy->max_validity) {
+		ctl_report_fail(report, CTL_EXIT_DATA,
+		                "fetch %s: header: valid for %" PRIu64 " s (from %" PRIu64 " until %" PRIu64
+		                "), longer than the allowed %" PRIu64 " s",
+		                namespace_name, header->valid_until - header->valid_after,
+		                header->valid_after, header->valid_until, policy->max_validity);
+		return DIRAUTH_ERR_BOUNDS;
+	}
+	return 0;
+}
+
 int ctl_fetch_verify_header(const struct trust_bundle *bundle, const char *namespace_name,
                             const uint8_t *note_bytes, size_t note_len, const uint8_t *certificates,
-                            size_t certificates_len, uint64_t now, struct snapshot_header *header,
-                            struct ctl_fetch_result *result, struct ctl_report *report)
+                            size_t certificates_len, uint64_t now, const struct ctl_fetch_policy *policy,
+                            struct snapshot_header *header, struct ctl_fetch_result *result,
+                            struct ctl_report *report)
 {
 	const struct trust_namespace *pinned;
+	struct ctl_fetch_policy defaults;
 	struct note *note = NULL;
 	int rc;
 
 	memset(result, 0, sizeof(*result));
 	memset(header, 0, sizeof(*header));
+	if (policy == NULL) {
+		ctl_fetch_policy_default(&defaults);
+		policy = &defaults;
+	}
 	pinned = trust_bundle_namespace(bundle, namespace_name);
 	if (pinned == NULL) {
 		ctl_report_fail(report, CTL_EXIT_CONFIG, "fetch %s: namespace not in the trust bundle",
@@ -85,7 +133,8 @@ int ctl_fetch_verify_header(const struct trust_bundle *bundle, const char *names
 		goto done;
 	}
 	/* The signatures count only for keys certified at the header's own time, so the text is
-	 * parsed first; nothing it says is believed until the signatures below verified. */
+	 * parsed first; nothing it says is believed until the signatures below verified. The keys
+	 * must be certified now as well: the header's time is the signers' choice, the clock is not. */
 	rc = snapshot_header_parse(note->text, note->text_len, header);
 	if (rc != 0) {
 		ctl_report_fail(report, CTL_EXIT_DATA, "fetch %s: header: not a snapshot header: %s",
@@ -93,7 +142,7 @@ int ctl_fetch_verify_header(const struct trust_bundle *bundle, const char *names
 		goto done;
 	}
 	rc = verify_signatures(bundle, namespace_name, certificates, certificates_len, note,
-	                       header->valid_after, result, report);
+	                       header->valid_after, now, result, report);
 	if (rc != 0)
 		goto done;
 	if (strcmp(header->namespace_name, namespace_name) != 0) {
@@ -109,14 +158,9 @@ int ctl_fetch_verify_header(const struct trust_bundle *bundle, const char *names
 		                namespace_name, header->origin, pinned->origin);
 		goto done;
 	}
-	if (header->valid_until <= now) {
-		rc = DIRAUTH_ERR_STALE;
-		ctl_report_fail(report, CTL_EXIT_DATA,
-		                "fetch %s: header: stale: epoch %" PRIu64 " was valid until %" PRIu64
-		                ", now is %" PRIu64,
-		                namespace_name, header->epoch, header->valid_until, now);
+	rc = check_times(namespace_name, header, now, policy, report);
+	if (rc != 0)
 		goto done;
-	}
 	if (header->record_count > bundle->max_records) {
 		rc = DIRAUTH_ERR_BOUNDS;
 		ctl_report_fail(report, CTL_EXIT_DATA,
@@ -186,18 +230,15 @@ static int write_evidence(const char *directory, const char *namespace_name, uin
 	return rc;
 }
 
-int ctl_fetch_check_history(const char *directory, const char *namespace_name, const uint8_t *note_bytes,
-                            size_t note_len, const struct snapshot_header *header, struct ctl_report *report)
+int ctl_fetch_read_held(const char *directory, const char *namespace_name, struct buffer *held,
+                        struct ctl_report *report)
 {
 	char path[PATH_CAPACITY];
-	char evidence_path[PATH_CAPACITY];
-	struct snapshot_header held_header;
-	struct note *held = NULL;
-	struct note *fetched = NULL;
-	uint8_t *held_bytes = NULL;
-	size_t held_len = 0;
+	uint8_t *bytes = NULL;
+	size_t len = 0;
 	int rc;
 
+	buffer_reset(held);
 	rc = join_path(path, sizeof(path), directory, namespace_name, LATEST_HEADER);
 	if (rc != 0) {
 		ctl_report_fail(report, CTL_EXIT_CANNOT_CREATE, "fetch %s: mirror directory path too long",
@@ -206,21 +247,59 @@ int ctl_fetch_check_history(const char *directory, const char *namespace_name, c
 	}
 	if (!ctl_file_exists(path))
 		return 0;
-	rc = ctl_file_read(path, CTL_FETCH_HEADER_NOTE_MAX, &held_bytes, &held_len);
+	rc = ctl_file_read(path, CTL_FETCH_HEADER_NOTE_MAX, &bytes, &len);
 	if (rc != 0) {
 		ctl_report_fail(report, rc == DIRAUTH_ERR_BOUNDS ? CTL_EXIT_DATA : CTL_EXIT_IO,
 		                "fetch %s: held header %s: %s", namespace_name, path, dirauth_strerror(rc));
-		goto done;
+		return rc;
 	}
-	rc = note_parse(held_bytes, held_len, &held);
+	rc = buffer_append(held, bytes, len);
+	if (rc != 0)
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "fetch %s: out of memory", namespace_name);
+	free(bytes);
+	return rc;
+}
+
+/* Parses a held header note back into its note and header; a failure is put in words. */
+static int parse_held(const char *namespace_name, const uint8_t *held_bytes, size_t held_len,
+                      struct note **held, struct snapshot_header *held_header, struct ctl_report *report)
+{
+	int rc;
+
+	*held = NULL;
+	rc = note_parse(held_bytes, held_len, held);
 	if (rc == 0)
-		rc = snapshot_header_parse(held->text, held->text_len, &held_header);
-	if (rc == 0)
-		rc = note_parse(note_bytes, note_len, &fetched);
+		rc = snapshot_header_parse((*held)->text, (*held)->text_len, held_header);
 	if (rc != 0) {
 		/* Without the held epoch there is no rollback check, and a check that cannot run denies. */
 		ctl_report_fail(report, rc == DIRAUTH_ERR_NOMEM ? CTL_EXIT_SOFTWARE : CTL_EXIT_DATA,
-		                "fetch %s: held header %s cannot be read back: %s", namespace_name, path,
+		                "fetch %s: held header %s cannot be read back: %s", namespace_name,
+		                LATEST_HEADER, dirauth_strerror(rc));
+		note_free(*held);
+		*held = NULL;
+	}
+	return rc;
+}
+
+int ctl_fetch_check_history(const char *directory, const char *namespace_name, const uint8_t *held_bytes,
+                            size_t held_len, const uint8_t *note_bytes, size_t note_len,
+                            const struct snapshot_header *header, struct ctl_report *report)
+{
+	char evidence_path[PATH_CAPACITY];
+	struct snapshot_header held_header;
+	struct note *held = NULL;
+	struct note *fetched = NULL;
+	int rc;
+
+	if (held_len == 0)
+		return 0;
+	rc = parse_held(namespace_name, held_bytes, held_len, &held, &held_header, report);
+	if (rc != 0)
+		return rc;
+	rc = note_parse(note_bytes, note_len, &fetched);
+	if (rc != 0) {
+		ctl_report_fail(report, rc == DIRAUTH_ERR_NOMEM ? CTL_EXIT_SOFTWARE : CTL_EXIT_DATA,
+		                "fetch %s: header: not a signed note: %s", namespace_name,
 		                dirauth_strerror(rc));
 		goto done;
 	}
@@ -255,7 +334,207 @@ int ctl_fetch_check_history(const char *directory, const char *namespace_name, c
 done:
 	note_free(held);
 	note_free(fetched);
-	free(held_bytes);
+	return rc;
+}
+
+/* The refusal every broken link ends in, with what broke. */
+static int chain_broken(const struct ctl_fetch_chain *chain, struct ctl_report *report, const char *format,
+                        ...) __attribute__((format(printf, 3, 4)));
+
+static int chain_broken(const struct ctl_fetch_chain *chain, struct ctl_report *report, const char *format,
+                        ...)
+{
+	char detail[CTL_REPORT_MAX / 2];
+	va_list args;
+
+	va_start(args, format);
+	vsnprintf(detail, sizeof(detail), format, args);
+	va_end(args);
+	ctl_report_fail(report, CTL_EXIT_DATA,
+	                "fetch %s: history does not chain to the held snapshot (epoch %" PRIu64 "): %s",
+	                chain->namespace_name, chain->held_epoch, detail);
+	return DIRAUTH_ERR_MISMATCH;
+}
+
+int ctl_fetch_chain_begin(struct ctl_fetch_chain *chain, const struct trust_bundle *bundle,
+                          const uint8_t *certificates, size_t certificates_len, const uint8_t *held_bytes,
+                          size_t held_len, const struct snapshot_header *header, uint64_t max_chain,
+                          struct ctl_report *report)
+{
+	struct snapshot_header held_header;
+	struct note *held = NULL;
+	char what[NAMESPACE_NAME_MAX + 32];
+	int rc;
+
+	memset(chain, 0, sizeof(*chain));
+	chain->bundle = bundle;
+	snprintf(chain->namespace_name, sizeof(chain->namespace_name), "%s", header->namespace_name);
+	snprintf(chain->origin, sizeof(chain->origin), "%s", header->origin);
+	rc = parse_held(chain->namespace_name, held_bytes, held_len, &held, &held_header, report);
+	if (rc != 0)
+		return rc;
+	rc = snapshot_header_digest(held->text, held->text_len, chain->held_digest);
+	note_free(held);
+	if (rc != 0) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "fetch %s: cannot hash the held header: %s",
+		                chain->namespace_name, dirauth_strerror(rc));
+		return rc;
+	}
+	chain->held_epoch = held_header.epoch;
+	chain->held_valid_after = held_header.valid_after;
+	if (header->epoch <= held_header.epoch) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE,
+		                "fetch %s: history: epoch %" PRIu64
+		                " is not newer than the held epoch %" PRIu64,
+		                chain->namespace_name, header->epoch, held_header.epoch);
+		return DIRAUTH_ERR_INTERNAL;
+	}
+	if (header->epoch - held_header.epoch > max_chain) {
+		ctl_report_fail(
+		    report, CTL_EXIT_DATA,
+		    "fetch %s: history: the server offers epoch %" PRIu64 ", %" PRIu64
+		    " epochs past the held epoch %" PRIu64 ", more than the %" PRIu64
+		    " this mirror walks back to check that one descends from the other; a mirror away that "
+		    "long must be re-seeded deliberately: check the new snapshot by other means, then "
+		    "delete %s/%s and fetch again",
+		    chain->namespace_name, header->epoch, header->epoch - held_header.epoch,
+		    held_header.epoch, max_chain, chain->namespace_name, LATEST_HEADER);
+		return DIRAUTH_ERR_BOUNDS;
+	}
+	chain->next_epoch = header->epoch;
+	chain->next_valid_after = header->valid_after;
+	memcpy(chain->expected, header->previous, sizeof(chain->expected));
+	if (header->valid_after < chain->held_valid_after)
+		return chain_broken(chain, report,
+		                    "epoch %" PRIu64 " is valid after %" PRIu64
+		                    ", before the held header's valid-after %" PRIu64,
+		                    header->epoch, header->valid_after, chain->held_valid_after);
+	snprintf(what, sizeof(what), "fetch %s: history", chain->namespace_name);
+	rc = ctl_keyring_build(what, bundle, certificates, certificates_len, &chain->ring, NULL, report);
+	if (rc != 0)
+		return rc;
+	chain->reached = memcmp(chain->expected, chain->held_digest, sizeof(chain->expected)) == 0;
+	return 0;
+}
+
+int ctl_fetch_chain_add(struct ctl_fetch_chain *chain, uint64_t epoch, const uint8_t *note_bytes,
+                        size_t note_len, struct ctl_report *report)
+{
+	struct snapshot_header link;
+	struct note *note = NULL;
+	uint8_t digest[32];
+	char what[NAMESPACE_NAME_MAX + 64];
+	int rc;
+
+	if (chain->ring == NULL || chain->reached || epoch >= chain->next_epoch ||
+	    epoch <= chain->held_epoch) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE,
+		                "fetch %s: history: epoch %" PRIu64 " added out of order",
+		                chain->namespace_name, epoch);
+		return DIRAUTH_ERR_INTERNAL;
+	}
+	snprintf(what, sizeof(what), "fetch %s: history: epoch %" PRIu64, chain->namespace_name, epoch);
+	if (note_len > CTL_FETCH_HEADER_NOTE_MAX) {
+		ctl_report_fail(report, CTL_EXIT_DATA, "%s: larger than %d bytes", what,
+		                CTL_FETCH_HEADER_NOTE_MAX);
+		return DIRAUTH_ERR_BOUNDS;
+	}
+	rc = note_parse(note_bytes, note_len, &note);
+	if (rc != 0) {
+		ctl_report_fail(report, rc == DIRAUTH_ERR_NOMEM ? CTL_EXIT_SOFTWARE : CTL_EXIT_DATA,
+		                "%s: not a signed note: %s", what, dirauth_strerror(rc));
+		goto done;
+	}
+	rc = note->text_len > SNAPSHOT_HEADER_MAX_BYTES
+	         ? DIRAUTH_ERR_BOUNDS
+	         : snapshot_header_parse(note->text, note->text_len, &link);
+	if (rc != 0) {
+		ctl_report_fail(report, CTL_EXIT_DATA, "%s: not a snapshot header: %s", what,
+		                dirauth_strerror(rc));
+		goto done;
+	}
+	/* A link is a past statement: its keys are judged at its own time only. */
+	rc = ctl_keyring_verify(what, chain->ring, note, link.valid_after, chain->bundle->threshold, NULL,
+	                        NULL, 0, report);
+	if (rc != 0)
+		goto done;
+	if (link.epoch != epoch) {
+		rc = chain_broken(chain, report,
+		                  "the header served for epoch %" PRIu64 " is for epoch %" PRIu64, epoch,
+		                  link.epoch);
+		goto done;
+	}
+	if (strcmp(link.namespace_name, chain->namespace_name) != 0 ||
+	    strcmp(link.origin, chain->origin) != 0) {
+		rc = chain_broken(chain, report, "epoch %" PRIu64 " is of namespace '%s' and origin '%s'",
+		                  epoch, link.namespace_name, link.origin);
+		goto done;
+	}
+	if (link.valid_after > chain->next_valid_after || link.valid_after < chain->held_valid_after) {
+		rc = chain_broken(chain, report,
+		                  "epoch %" PRIu64 " is valid after %" PRIu64
+		                  ", outside the held header's %" PRIu64 " and epoch %" PRIu64 "'s %" PRIu64,
+		                  epoch, link.valid_after, chain->held_valid_after, chain->next_epoch,
+		                  chain->next_valid_after);
+		goto done;
+	}
+	rc = snapshot_header_digest(note->text, note->text_len, digest);
+	if (rc != 0) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "%s: cannot hash the header: %s", what,
+		                dirauth_strerror(rc));
+		goto done;
+	}
+	if (memcmp(digest, chain->expected, sizeof(digest)) != 0) {
+		rc = chain_broken(chain, report,
+		                  "epoch %" PRIu64 " is not the previous header of epoch %" PRIu64, epoch,
+		                  chain->next_epoch);
+		goto done;
+	}
+	chain->next_epoch = link.epoch;
+	chain->next_valid_after = link.valid_after;
+	memcpy(chain->expected, link.previous, sizeof(chain->expected));
+	chain->reached = memcmp(chain->expected, chain->held_digest, sizeof(chain->expected)) == 0;
+done:
+	note_free(note);
+	return rc;
+}
+
+int ctl_fetch_chain_reached(const struct ctl_fetch_chain *chain)
+{
+	return chain->reached;
+}
+
+int ctl_fetch_chain_finish(const struct ctl_fetch_chain *chain, struct ctl_report *report)
+{
+	if (chain->reached)
+		return 0;
+	return chain_broken(chain, report,
+	                    "the previous of epoch %" PRIu64
+	                    " is no header the server holds after the held one, nor the held one",
+	                    chain->next_epoch);
+}
+
+void ctl_fetch_chain_free(struct ctl_fetch_chain *chain)
+{
+	free(chain->ring);
+	chain->ring = NULL;
+}
+
+int ctl_fetch_verify_chain(const struct trust_bundle *bundle, const uint8_t *certificates,
+                           size_t certificates_len, const uint8_t *held, size_t held_len,
+                           const struct snapshot_header *header, const struct ctl_fetch_link *links,
+                           size_t link_count, uint64_t max_chain, struct ctl_report *report)
+{
+	struct ctl_fetch_chain chain;
+	int rc;
+
+	rc = ctl_fetch_chain_begin(&chain, bundle, certificates, certificates_len, held, held_len, header,
+	                           max_chain, report);
+	for (size_t i = 0; rc == 0 && i < link_count && !ctl_fetch_chain_reached(&chain); i++)
+		rc = ctl_fetch_chain_add(&chain, links[i].epoch, links[i].note, links[i].note_len, report);
+	if (rc == 0)
+		rc = ctl_fetch_chain_finish(&chain, report);
+	ctl_fetch_chain_free(&chain);
 	return rc;
 }
 
@@ -377,20 +656,51 @@ int ctl_fetch_store(const char *directory, const char *namespace_name, uint64_t 
 	return 0;
 }
 
+/* Whether a header is newer than the held one, so that its chain must be walked (a held header
+ * that cannot be read says yes: the walk then refuses with the reason). */
+static int newer_than_held(const uint8_t *held_bytes, size_t held_len, const struct snapshot_header *header)
+{
+	struct snapshot_header held_header;
+	struct note *held = NULL;
+	int newer = 1;
+
+	if (held_len == 0)
+		return 0;
+	if (note_parse(held_bytes, held_len, &held) == 0 &&
+	    snapshot_header_parse(held->text, held->text_len, &held_header) == 0)
+		newer = header->epoch > held_header.epoch;
+	note_free(held);
+	return newer;
+}
+
 int ctl_fetch_verify_and_store(const struct ctl_fetch_input *input, struct ctl_fetch_result *result,
                                struct ctl_report *report)
 {
+	struct ctl_fetch_policy defaults;
+	const struct ctl_fetch_policy *policy = input->policy;
 	struct snapshot_header header;
+	struct buffer held;
 	struct buffer body;
 	int rc;
 
+	if (policy == NULL) {
+		ctl_fetch_policy_default(&defaults);
+		policy = &defaults;
+	}
+	buffer_init(&held);
 	buffer_init(&body);
 	rc = ctl_fetch_verify_header(input->bundle, input->namespace_name, input->header_note,
 	                             input->header_note_len, input->certificates, input->certificates_len,
-	                             input->now, &header, result, report);
+	                             input->now, policy, &header, result, report);
 	if (rc == 0)
-		rc = ctl_fetch_check_history(input->directory, input->namespace_name, input->header_note,
-		                             input->header_note_len, &header, report);
+		rc = ctl_fetch_read_held(input->directory, input->namespace_name, &held, report);
+	if (rc == 0)
+		rc = ctl_fetch_check_history(input->directory, input->namespace_name, held.data, held.len,
+		                             input->header_note, input->header_note_len, &header, report);
+	if (rc == 0 && newer_than_held(held.data, held.len, &header))
+		rc = ctl_fetch_verify_chain(input->bundle, input->certificates, input->certificates_len,
+		                            held.data, held.len, &header, input->links, input->link_count,
+		                            policy->max_chain, report);
 	if (rc == 0)
 		rc = ctl_fetch_verify_body(input->bundle, &header, input->body_encoding, input->body,
 		                           input->body_len, &body, report);
@@ -398,13 +708,16 @@ int ctl_fetch_verify_and_store(const struct ctl_fetch_input *input, struct ctl_f
 		rc = ctl_fetch_store(input->directory, input->namespace_name, header.epoch,
 		                     input->header_note, input->header_note_len, body.data, body.len,
 		                     input->certificates, input->certificates_len, report);
+	buffer_free(&held);
 	buffer_free(&body);
 	return rc;
 }
 
-/* GETs url into response, bounded by max_bytes, and insists on 200. */
-static int download(const char *namespace_name, const char *what, const char *url, const char *const *headers,
-                    size_t max_bytes, struct ctl_http_response *response, struct ctl_report *report)
+/* GETs url into response, bounded by max_bytes, and insists on 200 (or, with allow_missing, 200
+ * or 404, which the caller tells apart by response->status). */
+static int download_or_missing(const char *namespace_name, const char *what, const char *url,
+                               const char *const *headers, size_t max_bytes, int allow_missing,
+                               struct ctl_http_response *response, struct ctl_report *report)
 {
 	struct ctl_http_request request = {
 	    .method = "GET",
@@ -427,7 +740,7 @@ static int download(const char *namespace_name, const char *what, const char *ur
 		                "fetch %s: %s: %s", namespace_name, url, response->error);
 		return rc;
 	}
-	if (response->status != 200) {
+	if (response->status != 200 && !(allow_missing && response->status == 404)) {
 		char description[CTL_REPORT_MAX / 2];
 		ctl_http_describe_error(response, description, sizeof(description));
 		ctl_report_fail(report, ctl_http_exit_code_for_status(response->status), "fetch %s: %s: %s",
@@ -435,6 +748,57 @@ static int download(const char *namespace_name, const char *what, const char *ur
 		return response->status >= 500 ? DIRAUTH_ERR_UNAVAILABLE : DIRAUTH_ERR_REFUSED;
 	}
 	return 0;
+}
+
+static int download(const char *namespace_name, const char *what, const char *url, const char *const *headers,
+                    size_t max_bytes, struct ctl_http_response *response, struct ctl_report *report)
+{
+	return download_or_missing(namespace_name, what, url, headers, max_bytes, 0, response, report);
+}
+
+/* Step 2b over the network: GET the header of each epoch from the new one's - 1 down, skipping
+ * those the server has none for (404), until the chain reaches the held header. */
+static int walk_chain(const struct ctl_fetch_options *options, size_t base_len, const uint8_t *certificates,
+                      size_t certificates_len, const uint8_t *held, size_t held_len,
+                      const struct snapshot_header *header, uint64_t max_chain, struct ctl_report *report)
+{
+	const char *namespace_name = options->namespace_name;
+	struct ctl_http_response response;
+	struct ctl_fetch_chain chain;
+	struct buffer url;
+	char what[64];
+	int rc;
+
+	ctl_http_response_init(&response);
+	buffer_init(&url);
+	rc = ctl_fetch_chain_begin(&chain, options->bundle, certificates, certificates_len, held, held_len,
+	                           header, max_chain, report);
+	/* begin bounded header->epoch - held epoch by max_chain, so the loop is bounded too. */
+	for (uint64_t epoch = header->epoch - 1;
+	     rc == 0 && !ctl_fetch_chain_reached(&chain) && epoch > chain.held_epoch; epoch--) {
+		buffer_reset(&url);
+		ctl_http_response_free(&response);
+		ctl_http_response_init(&response);
+		rc = buffer_appendf(&url, "%.*s/v1/%s/snapshots/%" PRIu64, (int)base_len, options->server_url,
+		                    namespace_name, epoch);
+		if (rc != 0) {
+			ctl_report_fail(report, CTL_EXIT_USAGE, "fetch %s: server URL too long",
+			                namespace_name);
+			break;
+		}
+		snprintf(what, sizeof(what), "history: epoch %" PRIu64, epoch);
+		rc = download_or_missing(namespace_name, what, (const char *)url.data, NULL,
+		                         CTL_FETCH_HEADER_NOTE_MAX, 1, &response, report);
+		if (rc == 0 && response.status == 200)
+			rc =
+			    ctl_fetch_chain_add(&chain, epoch, response.body.data, response.body.len, report);
+	}
+	if (rc == 0)
+		rc = ctl_fetch_chain_finish(&chain, report);
+	ctl_fetch_chain_free(&chain);
+	ctl_http_response_free(&response);
+	buffer_free(&url);
+	return rc;
 }
 
 int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_result *result,
@@ -449,11 +813,19 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 	struct buffer url;
 	struct buffer body;
 	struct buffer certificates;
+	struct buffer held;
+	struct ctl_fetch_policy defaults;
+	const struct ctl_fetch_policy *policy = options->policy;
 	char what[NAMESPACE_NAME_MAX + 16];
 	size_t base_len;
 	size_t max_compressed;
 	int rc;
 
+	if (policy == NULL) {
+		ctl_fetch_policy_default(&defaults);
+		policy = &defaults;
+	}
+	buffer_init(&held);
 	ctl_http_response_init(&header_response);
 	ctl_http_response_init(&body_response);
 	buffer_init(&url);
@@ -485,13 +857,22 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 		goto done;
 	rc = ctl_fetch_verify_header(options->bundle, namespace_name, header_response.body.data,
 	                             header_response.body.len, certificates.data, certificates.len,
-	                             options->now, &header, result, report);
+	                             options->now, policy, &header, result, report);
 	if (rc != 0)
 		goto done;
-	rc = ctl_fetch_check_history(directory, namespace_name, header_response.body.data,
-	                             header_response.body.len, &header, report);
+	rc = ctl_fetch_read_held(directory, namespace_name, &held, report);
 	if (rc != 0)
 		goto done;
+	rc = ctl_fetch_check_history(directory, namespace_name, held.data, held.len,
+	                             header_response.body.data, header_response.body.len, &header, report);
+	if (rc != 0)
+		goto done;
+	if (newer_than_held(held.data, held.len, &header)) {
+		rc = walk_chain(options, base_len, certificates.data, certificates.len, held.data, held.len,
+		                &header, policy->max_chain, report);
+		if (rc != 0)
+			goto done;
+	}
 
 	buffer_reset(&url);
 	rc = buffer_appendf(&url, "%.*s/v1/%s/snapshots/%" PRIu64 "/body", (int)base_len, options->server_url,
@@ -520,5 +901,6 @@ done:
 	buffer_free(&url);
 	buffer_free(&body);
 	buffer_free(&certificates);
+	buffer_free(&held);
 	return rc;
 }

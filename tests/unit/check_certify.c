@@ -324,7 +324,7 @@ static int fetch_verdict(const struct trust_bundle *bundle, const struct buffer 
 	signed_header(key, at, &note_bytes);
 	ctl_report_init(report);
 	rc = ctl_fetch_verify_header(bundle, "mix", note_bytes.data, note_bytes.len, certificates->data,
-	                             certificates->len, at, &header, &result, report);
+	                             certificates->len, at, NULL, &header, &result, report);
 	buffer_free(&note_bytes);
 	return rc;
 }

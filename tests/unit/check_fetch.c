@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define NOW    ((uint64_t)1767225600) /* 2026-01-01 */
 #define ORIGIN "dirauth.test/mix"
@@ -53,6 +54,7 @@ static struct signer_key *identities[IDENTITY_COUNT];
 static struct signer_key *provider;
 static struct trust_bundle bundle;
 static struct buffer certificates; /* the certificate bundle served with every snapshot */
+static struct ctl_fetch_policy policy;
 static char directory[4096];
 
 /* A certificate bundle with the certificates of every certified key, authority 1's windowed as
@@ -105,6 +107,7 @@ static void setup(void)
 	bundle.max_body_compressed = 64 * 1024 * 1024;
 	bundle.max_body_uncompressed = 512 * 1024 * 1024;
 	bundle.max_records = 1000000;
+	ctl_fetch_policy_default(&policy);
 	test_make_tempdir(directory, sizeof(directory));
 }
 
@@ -167,10 +170,12 @@ struct snapshot_spec {
 	const char *origin;         /* NULL: ORIGIN */
 	uint64_t epoch;
 	uint64_t valid_until; /* 0: NOW + 180 */
+	uint64_t valid_after; /* 0: valid_until - 120 */
 	size_t record_count;
-	int tamper_record;     /* 1: record 0's provider signature is damaged */
-	uint8_t previous_byte; /* varies the header text for the same epoch */
-	const int *signers;    /* indexes into keys[] */
+	int tamper_record;                  /* 1: record 0's provider signature is damaged */
+	uint8_t previous_byte;              /* varies the header text for the same epoch */
+	const struct buffer *previous_note; /* instead: previous is the digest of this header note's text */
+	const int *signers;                 /* indexes into keys[] */
 	size_t signer_count;
 	struct signer_key *direct_signer; /* instead: a key outside keys[] (an identity key) */
 };
@@ -206,12 +211,20 @@ static void build_snapshot(const struct snapshot_spec *spec, struct buffer *head
 	header.epoch = spec->epoch;
 	header.valid_until = spec->valid_until != 0 ? spec->valid_until : NOW + 180;
 	header.fresh_until = header.valid_until - 60;
-	header.valid_after = header.valid_until - 120;
+	header.valid_after = spec->valid_after != 0 ? spec->valid_after : header.valid_until - 120;
 	header.record_count = spec->record_count;
 	ck_assert_int_eq(snapshot_records_root(records, spec->record_count, header.records_root), 0);
 	header.body_size = body->len;
 	ck_assert_int_eq(crypto_sha256(body->data, body->len, header.body_sha256), 0);
 	header.previous[0] = spec->previous_byte;
+	if (spec->previous_note != NULL) {
+		struct note *previous = NULL;
+		ck_assert_int_eq(note_parse(spec->previous_note->data, spec->previous_note->len, &previous),
+		                 0);
+		ck_assert_int_eq(snapshot_header_digest(previous->text, previous->text_len, header.previous),
+		                 0);
+		note_free(previous);
+	}
 	header.consensus_method = SNAPSHOT_CONSENSUS_METHOD;
 	ck_assert_int_eq(snapshot_header_encode(&header, &text), 0);
 	if (spec->direct_signer != NULL) {
@@ -229,6 +242,32 @@ static void build_snapshot(const struct snapshot_spec *spec, struct buffer *head
 	buffer_free(&text);
 }
 
+/* verify with the headers the server holds between the held epoch and the offered one. */
+static int verify_with_links(const struct buffer *header_note, const struct ctl_fetch_link *links,
+                             size_t link_count, const uint8_t *body, size_t body_len,
+                             struct ctl_fetch_result *result, struct ctl_report *report)
+{
+	struct ctl_fetch_input input = {
+	    .bundle = &bundle,
+	    .namespace_name = "mix",
+	    .directory = directory,
+	    .now = NOW,
+	    .policy = &policy,
+	    .links = links,
+	    .link_count = link_count,
+	    .header_note = header_note->data,
+	    .header_note_len = header_note->len,
+	    .certificates = certificates.data,
+	    .certificates_len = certificates.len,
+	    .body_encoding = "identity",
+	    .body = body,
+	    .body_len = body_len,
+	};
+
+	ctl_report_init(report);
+	return ctl_fetch_verify_and_store(&input, result, report);
+}
+
 static int verify(const struct buffer *header_note, const char *encoding, const uint8_t *body,
                   size_t body_len, struct ctl_fetch_result *result, struct ctl_report *report)
 {
@@ -237,6 +276,7 @@ static int verify(const struct buffer *header_note, const char *encoding, const 
 	    .namespace_name = "mix",
 	    .directory = directory,
 	    .now = NOW,
+	    .policy = &policy,
 	    .header_note = header_note->data,
 	    .header_note_len = header_note->len,
 	    .certificates = certificates.data,
@@ -331,7 +371,7 @@ START_TEST(test_threshold_two_of_two_accepted_and_newer_epoch_replaces)
 {
 	static const int both[] = {AUTHORITY_2, AUTHORITY_1};
 	struct snapshot_spec spec = {.epoch = 5, .record_count = 1, .signers = both, .signer_count = 2};
-	struct buffer header_note, body;
+	struct buffer header_note, body, held;
 	struct ctl_fetch_result result;
 	struct ctl_report report;
 
@@ -344,16 +384,20 @@ START_TEST(test_threshold_two_of_two_accepted_and_newer_epoch_replaces)
 	ck_assert_uint_eq(result.signer_count, 2);
 	ck_assert_str_eq(result.signer_names, "authority-1.test, authority-2.test");
 
-	/* Re-fetching the same snapshot is fine, and a newer epoch replaces latest.header. */
+	/* Re-fetching the same snapshot is fine, and a newer epoch that names it as its previous
+	 * replaces latest.header. */
 	ck_assert_int_eq(verify(&header_note, "identity", body.data, body.len, &result, &report), 0);
-	buffer_reset(&header_note);
+	held = header_note;
+	buffer_init(&header_note);
 	buffer_reset(&body);
 	spec.epoch = 6;
+	spec.previous_note = &held;
 	build_snapshot(&spec, &header_note, &body);
 	ck_assert_int_eq(verify(&header_note, "identity", body.data, body.len, &result, &report), 0);
 	assert_file_equals("latest.header", &header_note);
 	ck_assert(mirror_has("5.header"));
 	ck_assert(mirror_has("6.body"));
+	buffer_free(&held);
 	buffer_free(&header_note);
 	buffer_free(&body);
 }
@@ -492,7 +536,8 @@ START_TEST(test_certificate_by_unpinned_identity_refused)
 }
 END_TEST
 
-/* The header's valid-after (NOW + 60) must lie in [valid-after, valid-until) of the certificate. */
+/* The header's valid-after (NOW + 60) and now must both lie in [valid-after, valid-until) of the
+ * certificate. */
 START_TEST(test_header_time_outside_certificate_window_refused)
 {
 	struct snapshot_spec spec = {.epoch = 5, .record_count = 1};
@@ -517,8 +562,16 @@ START_TEST(test_header_time_outside_certificate_window_refused)
 	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
 	assert_refused(rc, &report, DIRAUTH_ERR_UNKNOWN_KEY, 65, "certified only from 1767225661");
 	assert_nothing_written();
-	/* The window's first second and last second are inside. */
+	/* Valid from the header's time on, but not yet now: the key must be certified at both. */
 	make_certificates(NOW + 60, NOW + 86400, &certificates);
+	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_UNKNOWN_KEY, 65,
+	               "not certified by any pinned identity at 1767225660 (2026-01-01 00:01:00 UTC) and at "
+	               "1767225600");
+	ck_assert_msg(strstr(report.message, "certified only from 1767225660") != NULL, "%s", report.message);
+	assert_nothing_written();
+	/* The window's first second (now, before the header's time) and last second are inside. */
+	make_certificates(NOW, NOW + 86400, &certificates);
 	ck_assert_msg(verify(&header_note, "identity", body.data, body.len, &result, &report) == 0, "%s",
 	              report.message);
 	make_certificates(NOW - 86400, NOW + 61, &certificates);
@@ -536,7 +589,7 @@ START_TEST(test_two_keys_of_one_identity_count_once)
 	static const int two_authorities[] = {AUTHORITY_1_NEXT, AUTHORITY_2};
 	struct snapshot_spec spec = {
 	    .epoch = 5, .record_count = 1, .signers = both_keys_of_one, .signer_count = 2};
-	struct buffer header_note, body;
+	struct buffer header_note, body, held;
 	struct ctl_fetch_result result;
 	struct ctl_report report;
 	int rc;
@@ -558,14 +611,17 @@ START_TEST(test_two_keys_of_one_identity_count_once)
 	ck_assert_str_eq(result.signer_names, "authority-1.test");
 	/* The new key and another authority do make two. */
 	bundle.threshold = 2;
-	buffer_reset(&header_note);
+	held = header_note;
+	buffer_init(&header_note);
 	buffer_reset(&body);
 	spec.epoch = 6;
 	spec.signers = two_authorities;
+	spec.previous_note = &held;
 	build_snapshot(&spec, &header_note, &body);
 	ck_assert_msg(verify(&header_note, "identity", body.data, body.len, &result, &report) == 0, "%s",
 	              report.message);
 	ck_assert_str_eq(result.signer_names, "authority-1.test, authority-2.test");
+	buffer_free(&held);
 	buffer_free(&header_note);
 	buffer_free(&body);
 }
@@ -686,6 +742,473 @@ START_TEST(test_stale_refused)
 	ck_assert_int_eq(verify(&header_note, "identity", body.data, body.len, &result, &report), 0);
 	buffer_free(&header_note);
 	buffer_free(&body);
+}
+END_TEST
+
+/* A header may start at most the clock skew ahead of now: one dated further ahead is refused,
+ * whatever its signatures, so that no header can claim a time the mirror has not reached. */
+START_TEST(test_not_yet_valid_refused)
+{
+	struct snapshot_spec spec = {.epoch = 5, .record_count = 1, .valid_after = NOW + 301};
+	struct buffer header_note, body;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	int rc;
+
+	buffer_init(&header_note);
+	buffer_init(&body);
+	spec.valid_until = spec.valid_after + 180;
+	build_snapshot(&spec, &header_note, &body);
+	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_STALE, 65,
+	               "header: not yet valid: epoch 5 is valid after 1767225901");
+	ck_assert_msg(strstr(report.message, "clock skew is 300 s") != NULL, "%s", report.message);
+	assert_nothing_written();
+	/* A smaller skew refuses what the default lets through (the builder's NOW + 60). */
+	buffer_reset(&header_note);
+	buffer_reset(&body);
+	spec.valid_after = 0;
+	spec.valid_until = 0;
+	build_snapshot(&spec, &header_note, &body);
+	policy.clock_skew = 59;
+	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_STALE, 65, "not yet valid");
+	assert_nothing_written();
+	policy.clock_skew = 60;
+	ck_assert_msg(verify(&header_note, "identity", body.data, body.len, &result, &report) == 0, "%s",
+	              report.message);
+	/* Exactly the default skew ahead is still accepted. */
+	policy.clock_skew = CTL_FETCH_DEFAULT_CLOCK_SKEW;
+	buffer_reset(&header_note);
+	buffer_reset(&body);
+	spec.epoch = 6;
+	spec.valid_after = NOW + 300;
+	spec.valid_until = NOW + 480;
+	build_snapshot(&spec, &header_note, &body);
+	test_remove_tree(directory);
+	test_make_tempdir(directory, sizeof(directory));
+	ck_assert_msg(verify(&header_note, "identity", body.data, body.len, &result, &report) == 0, "%s",
+	              report.message);
+	buffer_free(&header_note);
+	buffer_free(&body);
+}
+END_TEST
+
+/* The review's attack: a signing key whose certificate has expired signs a header dated inside
+ * its old window, valid for a year, with a huge epoch. Judged at its own valid-after alone it
+ * verified; the key is not certified now, so it is refused, and the genuine snapshot after it is
+ * still accepted. */
+START_TEST(test_expired_signing_key_refused_whatever_the_header_time)
+{
+	struct snapshot_spec forged = {.epoch = 1000000000, .record_count = 1};
+	struct snapshot_spec genuine = {.epoch = 6, .record_count = 1};
+	struct buffer forged_note, forged_body, genuine_note, genuine_body;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	int rc;
+
+	buffer_init(&forged_note);
+	buffer_init(&forged_body);
+	buffer_init(&genuine_note);
+	buffer_init(&genuine_body);
+	/* Authority 1's key was certified for a window that ended ten days ago. */
+	make_certificates(NOW - 40 * 86400, NOW - 10 * 86400, &certificates);
+	forged.valid_after = NOW - 20 * 86400;
+	forged.valid_until = NOW + 365 * 86400;
+	build_snapshot(&forged, &forged_note, &forged_body);
+	policy.max_validity = 400 * 86400; /* the time check alone, not the validity bound */
+	rc = verify(&forged_note, "identity", forged_body.data, forged_body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_UNKNOWN_KEY, 65,
+	               "not certified by any pinned identity at 1765497600 (2025-12-12 00:00:00 UTC) and at "
+	               "1767225600");
+	ck_assert_msg(strstr(report.message, "is certified only from 1763769600") != NULL, "%s",
+	              report.message);
+	assert_nothing_written();
+	/* Under the default validity bound the year-long header is refused on that count as well. */
+	make_certificates(NOW - 40 * 86400, NOW + 400 * 86400 - 40 * 86400, &certificates);
+	policy.max_validity = CTL_FETCH_DEFAULT_MAX_VALIDITY;
+	rc = verify(&forged_note, "identity", forged_body.data, forged_body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "longer than the allowed 604800 s");
+	assert_nothing_written();
+	/* The genuine snapshot, signed with a key certified now, is accepted. */
+	make_certificates(WINDOW_AFTER, WINDOW_UNTIL, &certificates);
+	build_snapshot(&genuine, &genuine_note, &genuine_body);
+	ck_assert_msg(
+	    verify(&genuine_note, "identity", genuine_body.data, genuine_body.len, &result, &report) == 0,
+	    "%s", report.message);
+	assert_file_equals("latest.header", &genuine_note);
+	buffer_free(&forged_note);
+	buffer_free(&forged_body);
+	buffer_free(&genuine_note);
+	buffer_free(&genuine_body);
+}
+END_TEST
+
+START_TEST(test_validity_longer_than_bound_refused)
+{
+	struct snapshot_spec spec = {.epoch = 5, .record_count = 1, .valid_after = NOW - 100};
+	struct buffer header_note, body;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	int rc;
+
+	buffer_init(&header_note);
+	buffer_init(&body);
+	spec.valid_until = spec.valid_after + 604801;
+	build_snapshot(&spec, &header_note, &body);
+	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65,
+	               "header: valid for 604801 s (from 1767225500 until 1767830301), longer than the "
+	               "allowed 604800 s");
+	assert_nothing_written();
+	/* A bound of the caller's choosing. */
+	policy.max_validity = 604801;
+	ck_assert_msg(verify(&header_note, "identity", body.data, body.len, &result, &report) == 0, "%s",
+	              report.message);
+	/* Exactly the default bound is accepted. */
+	policy.max_validity = CTL_FETCH_DEFAULT_MAX_VALIDITY;
+	buffer_reset(&header_note);
+	buffer_reset(&body);
+	spec.epoch = 6;
+	spec.valid_until = spec.valid_after + 604800;
+	build_snapshot(&spec, &header_note, &body);
+	test_remove_tree(directory);
+	test_make_tempdir(directory, sizeof(directory));
+	ck_assert_msg(verify(&header_note, "identity", body.data, body.len, &result, &report) == 0, "%s",
+	              report.message);
+	buffer_free(&header_note);
+	buffer_free(&body);
+}
+END_TEST
+
+/* History: a chain of signed headers, epochs 5 to 9 (6 not published), each naming the one
+ * before it; the mirror holds epoch 5. */
+struct history {
+	struct buffer notes[10]; /* by epoch; 6 left empty */
+	struct buffer bodies[10];
+};
+
+static void build_history(struct history *history)
+{
+	const struct buffer *previous = NULL;
+
+	for (uint64_t epoch = 5; epoch <= 9; epoch++) {
+		struct snapshot_spec spec = {
+		    .epoch = epoch, .record_count = 1, .valid_after = NOW - 1000 + epoch};
+		buffer_init(&history->notes[epoch]);
+		buffer_init(&history->bodies[epoch]);
+		if (epoch == 6)
+			continue;
+		spec.previous_note = previous;
+		build_snapshot(&spec, &history->notes[epoch], &history->bodies[epoch]);
+		previous = &history->notes[epoch];
+	}
+}
+
+static void history_free(struct history *history)
+{
+	for (uint64_t epoch = 5; epoch <= 9; epoch++) {
+		buffer_free(&history->notes[epoch]);
+		buffer_free(&history->bodies[epoch]);
+	}
+}
+
+static struct ctl_fetch_link history_link(const struct history *history, uint64_t epoch)
+{
+	struct ctl_fetch_link link = {epoch, history->notes[epoch].data, history->notes[epoch].len};
+	return link;
+}
+
+/* The mirror holds epoch 5 of history. */
+static void hold_epoch_5(const struct history *history)
+{
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+
+	ck_assert_msg(verify(&history->notes[5], "identity", history->bodies[5].data, history->bodies[5].len,
+	                     &result, &report) == 0,
+	              "%s", report.message);
+}
+
+static void assert_held(const struct history *history, uint64_t epoch)
+{
+	assert_file_equals("latest.header", &history->notes[epoch]);
+}
+
+START_TEST(test_chain_through_gap_accepted)
+{
+	struct history history;
+	struct ctl_fetch_link links[3];
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+
+	build_history(&history);
+	hold_epoch_5(&history);
+	/* 9 -> 8 -> 7 -> 5: epoch 6 has no snapshot, so the server holds none for it. */
+	links[0] = history_link(&history, 8);
+	links[1] = history_link(&history, 7);
+	ck_assert_msg(verify_with_links(&history.notes[9], links, 2, history.bodies[9].data,
+	                                history.bodies[9].len, &result, &report) == 0,
+	              "%s", report.message);
+	assert_held(&history, 9);
+	/* The direct successor needs no link at all. */
+	test_remove_tree(directory);
+	test_make_tempdir(directory, sizeof(directory));
+	hold_epoch_5(&history);
+	ck_assert_msg(verify_with_links(&history.notes[7], NULL, 0, history.bodies[7].data,
+	                                history.bodies[7].len, &result, &report) == 0,
+	              "%s", report.message);
+	assert_held(&history, 7);
+	history_free(&history);
+}
+END_TEST
+
+/* Every way a walk can fail to reach the held header is refused, and the held header stays. */
+START_TEST(test_chain_that_does_not_reach_held_refused)
+{
+	struct snapshot_spec stranger = {
+	    .epoch = 8, .record_count = 2, .previous_byte = 7, .valid_after = NOW - 1000 + 8};
+	struct snapshot_spec stranger_7 = {
+	    .epoch = 7, .record_count = 2, .previous_byte = 7, .valid_after = NOW - 1000 + 7};
+	struct buffer stranger_7_note, stranger_7_body;
+	struct buffer stranger_note, stranger_body;
+	struct history history;
+	struct ctl_fetch_link links[3];
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	int rc;
+
+	buffer_init(&stranger_note);
+	buffer_init(&stranger_body);
+	build_history(&history);
+	hold_epoch_5(&history);
+	build_snapshot(&stranger, &stranger_note, &stranger_body);
+	buffer_init(&stranger_7_note);
+	buffer_init(&stranger_7_body);
+	build_snapshot(&stranger_7, &stranger_7_note, &stranger_7_body);
+
+	/* No links: 9's previous is 8, which the server did not produce. */
+	rc = verify_with_links(&history.notes[9], NULL, 0, history.bodies[9].data, history.bodies[9].len,
+	                       &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65,
+	               "history does not chain to the held snapshot (epoch 5)");
+	/* A link missing in the middle: 8 but not 7. */
+	links[0] = history_link(&history, 8);
+	rc = verify_with_links(&history.notes[9], links, 1, history.bodies[9].data, history.bodies[9].len,
+	                       &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65,
+	               "history does not chain to the held snapshot (epoch 5)");
+	ck_assert_msg(strstr(report.message, "the previous of epoch 8") != NULL, "%s", report.message);
+	/* Another header, well signed, for epoch 8: not 9's previous. */
+	links[0].note = stranger_note.data;
+	links[0].note_len = stranger_note.len;
+	rc = verify_with_links(&history.notes[9], links, 1, history.bodies[9].data, history.bodies[9].len,
+	                       &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65,
+	               "epoch 8 is not the previous header of epoch 9");
+	/* The right header served for the wrong epoch. */
+	links[0] = history_link(&history, 8);
+	links[0].epoch = 7;
+	rc = verify_with_links(&history.notes[9], links, 1, history.bodies[9].data, history.bodies[9].len,
+	                       &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65, "the header served for epoch 7 is for epoch 8");
+	/* A well signed epoch 7 that is not 8's previous. */
+	links[0] = history_link(&history, 8);
+	links[1] = (struct ctl_fetch_link){7, stranger_7_note.data, stranger_7_note.len};
+	rc = verify_with_links(&history.notes[9], links, 2, history.bodies[9].data, history.bodies[9].len,
+	                       &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65,
+	               "epoch 7 is not the previous header of epoch 8");
+	assert_held(&history, 5);
+	ck_assert(!mirror_has("9.header"));
+	buffer_free(&stranger_note);
+	buffer_free(&stranger_body);
+	buffer_free(&stranger_7_note);
+	buffer_free(&stranger_7_body);
+	history_free(&history);
+}
+END_TEST
+
+/* Links are verified as headers: signatures by certified keys at their own time, namespace,
+ * origin and time order. */
+START_TEST(test_chain_link_verified_as_header)
+{
+	static const int outsider[] = {OUTSIDER};
+	struct history history;
+	struct buffer forged_7, forged_body, garbage;
+	struct snapshot_spec spec = {.epoch = 7, .record_count = 1, .signers = outsider, .signer_count = 1};
+	struct ctl_fetch_link links[2];
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	int rc;
+
+	build_history(&history);
+	hold_epoch_5(&history);
+	buffer_init(&forged_7);
+	buffer_init(&forged_body);
+	buffer_init(&garbage);
+	/* Epoch 8 chaining to a forged 7 signed by an unpinned key that chains to 5. */
+	spec.valid_after = NOW - 1000 + 7;
+	spec.previous_note = &history.notes[5];
+	build_snapshot(&spec, &forged_7, &forged_body);
+	{
+		struct snapshot_spec eight = {
+		    .epoch = 8, .record_count = 1, .valid_after = NOW - 1000 + 8, .previous_note = &forged_7};
+		struct buffer note_8, body_8;
+		buffer_init(&note_8);
+		buffer_init(&body_8);
+		build_snapshot(&eight, &note_8, &body_8);
+		links[0] = (struct ctl_fetch_link){7, forged_7.data, forged_7.len};
+		rc = verify_with_links(&note_8, links, 1, body_8.data, body_8.len, &result, &report);
+		assert_refused(
+		    rc, &report, DIRAUTH_ERR_UNKNOWN_KEY, 65,
+		    "fetch mix: history: epoch 7: signed by a key not certified by any pinned identity");
+		buffer_free(&note_8);
+		buffer_free(&body_8);
+	}
+	/* A link that is not a header note. */
+	ck_assert_int_eq(buffer_append_string(&garbage, "not a note\n"), 0);
+	links[0] = (struct ctl_fetch_link){8, garbage.data, garbage.len};
+	rc = verify_with_links(&history.notes[9], links, 1, history.bodies[9].data, history.bodies[9].len,
+	                       &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_SYNTAX, 65, "history: epoch 8: not a signed note");
+	/* A link of another origin that otherwise chains. */
+	{
+		struct snapshot_spec other = {.epoch = 7,
+		                              .record_count = 1,
+		                              .origin = "evil.test/mix",
+		                              .valid_after = NOW - 1000 + 7,
+		                              .previous_note = &history.notes[5]};
+		struct snapshot_spec eight = {.epoch = 8, .record_count = 1, .valid_after = NOW - 1000 + 8};
+		struct buffer note_7, body_7, note_8, body_8;
+		buffer_init(&note_7);
+		buffer_init(&body_7);
+		buffer_init(&note_8);
+		buffer_init(&body_8);
+		build_snapshot(&other, &note_7, &body_7);
+		eight.previous_note = &note_7;
+		build_snapshot(&eight, &note_8, &body_8);
+		links[0] = (struct ctl_fetch_link){7, note_7.data, note_7.len};
+		rc = verify_with_links(&note_8, links, 1, body_8.data, body_8.len, &result, &report);
+		assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65, "origin 'evil.test/mix'");
+		/* A link dated after the header that names it. */
+		buffer_reset(&note_7);
+		buffer_reset(&note_8);
+		other.origin = NULL;
+		other.valid_after = NOW - 1000 + 9;
+		build_snapshot(&other, &note_7, &body_7);
+		build_snapshot(&eight, &note_8, &body_8);
+		links[0] = (struct ctl_fetch_link){7, note_7.data, note_7.len};
+		rc = verify_with_links(&note_8, links, 1, body_8.data, body_8.len, &result, &report);
+		assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65,
+		               "epoch 7 is valid after 1767224609, outside");
+		buffer_free(&note_7);
+		buffer_free(&body_7);
+		buffer_free(&note_8);
+		buffer_free(&body_8);
+	}
+	/* A new header dated before the held one. */
+	{
+		struct snapshot_spec early = {.epoch = 6,
+		                              .record_count = 1,
+		                              .valid_after = NOW - 1000,
+		                              .previous_note = &history.notes[5]};
+		struct buffer note_6, body_6;
+		buffer_init(&note_6);
+		buffer_init(&body_6);
+		build_snapshot(&early, &note_6, &body_6);
+		rc = verify_with_links(&note_6, NULL, 0, body_6.data, body_6.len, &result, &report);
+		assert_refused(
+		    rc, &report, DIRAUTH_ERR_MISMATCH, 65,
+		    "epoch 6 is valid after 1767224600, before the held header's valid-after 1767224605");
+		buffer_free(&note_6);
+		buffer_free(&body_6);
+	}
+	assert_held(&history, 5);
+	buffer_free(&forged_7);
+	buffer_free(&forged_body);
+	buffer_free(&garbage);
+	history_free(&history);
+}
+END_TEST
+
+/* A new epoch further ahead of the held one than the walk's bound asks for a deliberate re-seed. */
+START_TEST(test_chain_too_long_asks_for_reseed)
+{
+	struct history history;
+	struct ctl_fetch_link links[2];
+	struct snapshot_spec far = {.epoch = 1000000000, .record_count = 1};
+	struct buffer far_note, far_body;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	int rc;
+
+	build_history(&history);
+	buffer_init(&far_note);
+	buffer_init(&far_body);
+	hold_epoch_5(&history);
+	far.previous_note = &history.notes[5];
+	build_snapshot(&far, &far_note, &far_body);
+	rc = verify_with_links(&far_note, NULL, 0, far_body.data, far_body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65,
+	               "999999995 epochs past the held epoch 5, more than the 1024");
+	ck_assert_msg(strstr(report.message, "re-seeded deliberately") != NULL &&
+	                  strstr(report.message, "delete mix/latest.header") != NULL,
+	              "%s", report.message);
+	/* The bound is the caller's: 4 epochs from 5 to 9 pass a bound of 4, not of 3. */
+	links[0] = history_link(&history, 8);
+	links[1] = history_link(&history, 7);
+	policy.max_chain = 3;
+	rc = verify_with_links(&history.notes[9], links, 2, history.bodies[9].data, history.bodies[9].len,
+	                       &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "more than the 3");
+	assert_held(&history, 5);
+	policy.max_chain = 4;
+	ck_assert_msg(verify_with_links(&history.notes[9], links, 2, history.bodies[9].data,
+	                                history.bodies[9].len, &result, &report) == 0,
+	              "%s", report.message);
+	/* Re-seeding: without a held header the far epoch is taken as it is. */
+	ck_assert_int_eq(unlink(mirror_path("latest.header")), 0);
+	ck_assert_msg(verify_with_links(&far_note, NULL, 0, far_body.data, far_body.len, &result, &report) ==
+	                  0,
+	              "%s", report.message);
+	assert_file_equals("latest.header", &far_note);
+	buffer_free(&far_note);
+	buffer_free(&far_body);
+	history_free(&history);
+}
+END_TEST
+
+/* The pure walk on its own: links after the held header was reached are not consulted. */
+START_TEST(test_verify_chain_stops_at_held_header)
+{
+	struct history history;
+	struct snapshot_header header;
+	struct ctl_fetch_link links[3];
+	struct ctl_report report;
+	struct note *note = NULL;
+	static const uint8_t garbage[] = "garbage\n";
+
+	build_history(&history);
+	ck_assert_int_eq(note_parse(history.notes[8].data, history.notes[8].len, &note), 0);
+	ck_assert_int_eq(snapshot_header_parse(note->text, note->text_len, &header), 0);
+	note_free(note);
+	links[0] = history_link(&history, 7);
+	links[1] = (struct ctl_fetch_link){6, garbage, sizeof(garbage) - 1};
+	ctl_report_init(&report);
+	ck_assert_msg(ctl_fetch_verify_chain(&bundle, certificates.data, certificates.len,
+	                                     history.notes[5].data, history.notes[5].len, &header, links, 2,
+	                                     1024, &report) == 0,
+	              "%s", report.message);
+	/* Out of order (older than the held epoch) is a caller's mistake, not the data's. */
+	links[0] = (struct ctl_fetch_link){4, history.notes[7].data, history.notes[7].len};
+	ctl_report_init(&report);
+	ck_assert_int_eq(ctl_fetch_verify_chain(&bundle, certificates.data, certificates.len,
+	                                        history.notes[5].data, history.notes[5].len, &header, links,
+	                                        1, 1024, &report),
+	                 DIRAUTH_ERR_INTERNAL);
+	ck_assert_int_eq(report.exit_code, 70);
+	history_free(&history);
 }
 END_TEST
 
@@ -1052,6 +1575,7 @@ static int run_fetch(const char *url, struct ctl_fetch_result *result, struct ct
 	    .namespace_name = "mix",
 	    .directory = directory,
 	    .now = NOW,
+	    .policy = &policy,
 	};
 
 	ctl_report_init(report);
@@ -1252,6 +1776,146 @@ START_TEST(test_network_connection_refused_is_unavailable)
 }
 END_TEST
 
+/* Serves epoch 9 of history as latest, with its body and the certificates. */
+static void serve_history(struct canned_server *server, const struct history *history)
+{
+	struct canned_route latest = {.path = "/v1/mix/snapshots/latest", .status = 200};
+	struct canned_route body = {.path = "/v1/mix/snapshots/9/body", .status = 200};
+	struct canned_route certificates_route = {.path = "/v1/certificates", .status = 200};
+
+	latest.body = history->notes[9].data;
+	latest.body_len = history->notes[9].len;
+	body.body = history->bodies[9].data;
+	body.body_len = history->bodies[9].len;
+	certificates_route.body = certificates.data;
+	certificates_route.body_len = certificates.len;
+	canned_server_route(server, &latest);
+	canned_server_route(server, &body);
+	canned_server_route(server, &certificates_route);
+}
+
+static void serve_link(struct canned_server *server, const char *path, int status, const struct buffer *note)
+{
+	struct canned_route route = {.path = path, .status = status};
+
+	route.body = note->data;
+	route.body_len = note->len;
+	canned_server_route(server, &route);
+}
+
+static unsigned requests_served(struct canned_server *server)
+{
+	unsigned count;
+
+	pthread_mutex_lock(&server->lock);
+	count = server->request_count;
+	pthread_mutex_unlock(&server->lock);
+	return count;
+}
+
+/* The walk over the network: GET /snapshots/8, then 7, which names the held 5; 6 is never asked
+ * for. A 404 (no snapshot for an epoch) is skipped. */
+START_TEST(test_network_chain_walk)
+{
+	struct canned_server server;
+	struct history history;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	char url[64];
+
+	build_history(&history);
+	hold_epoch_5(&history);
+	canned_server_start(&server);
+	serve_history(&server, &history);
+	serve_link(&server, "/v1/mix/snapshots/8", 200, &history.notes[8]);
+	serve_link(&server, "/v1/mix/snapshots/7", 200, &history.notes[7]);
+	canned_server_url(&server, url, sizeof(url));
+	ck_assert_msg(run_fetch(url, &result, &report) == 0, "%s", report.message);
+	ck_assert_uint_eq(result.epoch, 9);
+	assert_held(&history, 9);
+	/* Latest, certificates, 8, 7, body. */
+	ck_assert_uint_eq(requests_served(&server), 5);
+	canned_server_stop(&server);
+
+	/* Again from 5, with 8 not served (404): skipped, and 7 is then not 9's previous. */
+	test_remove_tree(directory);
+	test_make_tempdir(directory, sizeof(directory));
+	hold_epoch_5(&history);
+	canned_server_start(&server);
+	serve_history(&server, &history);
+	serve_link(&server, "/v1/mix/snapshots/7", 200, &history.notes[7]);
+	canned_server_url(&server, url, sizeof(url));
+	ck_assert_int_eq(run_fetch(url, &result, &report), DIRAUTH_ERR_MISMATCH);
+	ck_assert_int_eq(report.exit_code, 65);
+	ck_assert_msg(strstr(report.message,
+	                     "fetch mix: history does not chain to the held snapshot (epoch 5): "
+	                     "epoch 7 is not the previous header of epoch 9") != NULL,
+	              "%s", report.message);
+	assert_held(&history, 5);
+	ck_assert(!mirror_has("9.body"));
+	/* Latest, certificates, 8 (404), 7; no body. */
+	ck_assert_uint_eq(requests_served(&server), 4);
+	canned_server_stop(&server);
+	history_free(&history);
+}
+END_TEST
+
+START_TEST(test_network_chain_refusals)
+{
+	struct canned_server server;
+	struct history history;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	char url[64];
+	int rc;
+
+	build_history(&history);
+	hold_epoch_5(&history);
+	canned_server_start(&server);
+	serve_history(&server, &history);
+	canned_server_url(&server, url, sizeof(url));
+	/* Nothing served between: the walk runs out at the held epoch (8, 7 and 6 are 404). */
+	rc = run_fetch(url, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65,
+	               "history does not chain to the held snapshot (epoch 5)");
+	ck_assert_uint_eq(requests_served(&server), 5);
+	/* Too far for the bound: refused before any history is downloaded. */
+	policy.max_chain = 3;
+	rc = run_fetch(url, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "re-seeded deliberately");
+	ck_assert_uint_eq(requests_served(&server), 7);
+	policy.max_chain = CTL_FETCH_DEFAULT_MAX_CHAIN;
+	/* A server failing on a history epoch is unavailable (69), another answer refused (76). */
+	serve_link(&server, "/v1/mix/snapshots/8", 503, &history.notes[8]);
+	rc = run_fetch(url, &result, &report);
+	ck_assert_int_eq(rc, DIRAUTH_ERR_UNAVAILABLE);
+	ck_assert_int_eq(report.exit_code, 69);
+	ck_assert_msg(strstr(report.message, "fetch mix: history: epoch 8: HTTP 503") != NULL, "%s",
+	              report.message);
+	serve_link(&server, "/v1/mix/snapshots/8", 403, &history.notes[8]);
+	rc = run_fetch(url, &result, &report);
+	ck_assert_int_eq(report.exit_code, 76);
+	/* A link larger than a header note is cut at the bound. */
+	{
+		size_t big_len = CTL_FETCH_HEADER_NOTE_MAX + 4096;
+		uint8_t *big = malloc(big_len);
+		struct canned_route route = {.path = "/v1/mix/snapshots/8", .status = 200, .omit_length = 1};
+		ck_assert_ptr_nonnull(big);
+		memset(big, 'h', big_len);
+		route.body = big;
+		route.body_len = big_len;
+		canned_server_route(&server, &route);
+		rc = run_fetch(url, &result, &report);
+		assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "history: epoch 8: response larger than");
+		canned_server_stop(&server);
+		free(big);
+	}
+	assert_held(&history, 5);
+	ck_assert(!mirror_has("9.header"));
+	history_free(&history);
+}
+END_TEST
+
 static Suite *fetch_suite(void)
 {
 	Suite *suite = suite_create("fetch");
@@ -1274,6 +1938,14 @@ static Suite *fetch_suite(void)
 	tcase_add_test(verification, test_wrong_namespace_or_origin_refused);
 	tcase_add_test(verification, test_namespace_not_in_bundle_is_config_error);
 	tcase_add_test(verification, test_stale_refused);
+	tcase_add_test(verification, test_not_yet_valid_refused);
+	tcase_add_test(verification, test_expired_signing_key_refused_whatever_the_header_time);
+	tcase_add_test(verification, test_validity_longer_than_bound_refused);
+	tcase_add_test(verification, test_chain_through_gap_accepted);
+	tcase_add_test(verification, test_chain_that_does_not_reach_held_refused);
+	tcase_add_test(verification, test_chain_link_verified_as_header);
+	tcase_add_test(verification, test_chain_too_long_asks_for_reseed);
+	tcase_add_test(verification, test_verify_chain_stops_at_held_header);
 	tcase_add_test(verification, test_rollback_refused);
 	tcase_add_test(verification, test_equivocation_refused_with_evidence);
 	tcase_add_test(verification, test_body_digest_mismatch_refused);
@@ -1294,6 +1966,8 @@ static Suite *fetch_suite(void)
 	tcase_add_test(network, test_network_body_bound_aborts_transfer);
 	tcase_add_test(network, test_network_server_answers_map_to_exit_codes);
 	tcase_add_test(network, test_network_connection_refused_is_unavailable);
+	tcase_add_test(network, test_network_chain_walk);
+	tcase_add_test(network, test_network_chain_refusals);
 	suite_add_tcase(suite, network);
 	return suite;
 }
