@@ -131,19 +131,25 @@ static const char register_usage[] =
 
 static const char fetch_usage[] =
     "usage: dirauthctl fetch --trust BUNDLE --server URL --namespace NS [--out DIR] [--now SECONDS]\n"
+    "                        [--clock-skew SECONDS] [--max-validity SECONDS] [--max-chain EPOCHS]\n"
     "\n"
     "Downloads the latest snapshot of NS and the server's key certificates, verifies it against\n"
     "the trust bundle (threshold signatures by signing keys that the pinned identity keys\n"
-    "certified for the header's valid-after, namespace and origin, freshness, bounds, no rollback\n"
-    "or equivocation against the header held in DIR/NS, the body's digest, root and every\n"
-    "record's signature), then writes\n"
+    "certified for both the header's valid-after and now, namespace and origin, not yet valid,\n"
+    "stale or valid for too long, bounds, no rollback or equivocation against the header held in\n"
+    "DIR/NS, a newer epoch chaining back to it through the server's headers of the epochs in\n"
+    "between, the body's digest, root and every record's signature), then writes\n"
     "DIR/NS/EPOCH.header, DIR/NS/EPOCH.body, DIR/NS/certificates and DIR/NS/latest.header.\n"
     "\n"
-    "  --trust BUNDLE      the trust bundle (identity keys, threshold, namespaces, bounds)\n"
-    "  --server URL        the authority or mirror, e.g. http://127.0.0.1:8080\n"
-    "  --namespace NS      the namespace to fetch\n"
-    "  --out DIR           the mirror directory (default ./mirror)\n"
-    "  --now SECONDS       use this unix time instead of the clock\n";
+    "  --trust BUNDLE          the trust bundle (identity keys, threshold, namespaces, bounds)\n"
+    "  --server URL            the authority or mirror, e.g. http://127.0.0.1:8080\n"
+    "  --namespace NS          the namespace to fetch\n"
+    "  --out DIR               the mirror directory (default ./mirror)\n"
+    "  --now SECONDS           use this unix time instead of the clock\n"
+    "  --clock-skew SECONDS    how far a header's valid-after may lie ahead of now (default 300)\n"
+    "  --max-validity SECONDS  the longest valid-until - valid-after accepted (default 604800)\n"
+    "  --max-chain EPOCHS      the most epochs walked back to the held header (default 1024);\n"
+    "                          a mirror further behind is re-seeded by deleting DIR/NS/latest.header\n";
 
 enum option_id {
 	OPTION_HELP = 'h',
@@ -167,6 +173,9 @@ enum option_id {
 	OPTION_CERT_OUT,
 	OPTION_PREVIOUS,
 	OPTION_ALLOW_GAP,
+	OPTION_CLOCK_SKEW,
+	OPTION_MAX_VALIDITY,
+	OPTION_MAX_CHAIN,
 };
 
 /* Parsed command line of any command; each command checks which of these it needs. */
@@ -188,6 +197,9 @@ struct arguments {
 	const char *key_out;
 	const char *cert_out;
 	const char *previous;
+	const char *clock_skew_text;
+	const char *max_validity_text;
+	const char *max_chain_text;
 	const char *positional; /* the one operand of a command that takes one (certificate show) */
 	int allow_gap;
 	int dry_run;
@@ -267,6 +279,15 @@ static int parse_arguments(const char *command, int argc, char **argv, const str
 			break;
 		case OPTION_ALLOW_GAP:
 			arguments->allow_gap = 1;
+			break;
+		case OPTION_CLOCK_SKEW:
+			arguments->clock_skew_text = optarg;
+			break;
+		case OPTION_MAX_VALIDITY:
+			arguments->max_validity_text = optarg;
+			break;
+		case OPTION_MAX_CHAIN:
+			arguments->max_chain_text = optarg;
 			break;
 		case ':':
 			ctl_report_fail(report, CTL_EXIT_USAGE, "%s: option '%s' needs a value", command,
@@ -748,6 +769,27 @@ done:
 	return exit_code;
 }
 
+/* A fetch limit given as a canonical decimal in [minimum, maximum]; absent leaves *out. */
+static int parse_limit(const char *option, const char *text, uint64_t minimum, uint64_t maximum,
+                       uint64_t *out, struct ctl_report *report)
+{
+	struct text_span span;
+	uint64_t value;
+
+	if (text == NULL)
+		return 0;
+	span.data = text;
+	span.len = strlen(text);
+	if (text_parse_u64(span, &value) != 0 || value < minimum || value > maximum) {
+		ctl_report_fail(report, CTL_EXIT_USAGE,
+		                "fetch: %s: expected a decimal from %" PRIu64 " to %" PRIu64, option, minimum,
+		                maximum);
+		return -1;
+	}
+	*out = value;
+	return 0;
+}
+
 static int command_fetch(int argc, char **argv, struct ctl_report *report)
 {
 	static const struct option options[] = {
@@ -756,10 +798,14 @@ static int command_fetch(int argc, char **argv, struct ctl_report *report)
 	    {"namespace", required_argument, NULL, OPTION_NAMESPACE},
 	    {"out", required_argument, NULL, OPTION_OUT},
 	    {"now", required_argument, NULL, OPTION_NOW},
+	    {"clock-skew", required_argument, NULL, OPTION_CLOCK_SKEW},
+	    {"max-validity", required_argument, NULL, OPTION_MAX_VALIDITY},
+	    {"max-chain", required_argument, NULL, OPTION_MAX_CHAIN},
 	    {"help", no_argument, NULL, OPTION_HELP},
 	    {NULL, 0, NULL, 0},
 	};
 	struct ctl_fetch_options fetch_options;
+	struct ctl_fetch_policy policy;
 	struct ctl_fetch_result result;
 	struct trust_bundle *bundle = NULL;
 	struct arguments arguments;
@@ -783,7 +829,16 @@ static int command_fetch(int argc, char **argv, struct ctl_report *report)
 		                arguments.namespace_name);
 		return report->exit_code;
 	}
+	ctl_fetch_policy_default(&policy);
+	if (parse_limit("--clock-skew", arguments.clock_skew_text, 0, UINT64_MAX, &policy.clock_skew,
+	                report) != 0 ||
+	    parse_limit("--max-validity", arguments.max_validity_text, 1, UINT64_MAX, &policy.max_validity,
+	                report) != 0 ||
+	    parse_limit("--max-chain", arguments.max_chain_text, 1, CTL_FETCH_MAX_CHAIN_LIMIT,
+	                &policy.max_chain, report) != 0)
+		return report->exit_code;
 	memset(&fetch_options, 0, sizeof(fetch_options));
+	fetch_options.policy = &policy;
 	if (read_clock("fetch", arguments.now_text, &fetch_options.now, report) != 0)
 		return report->exit_code;
 	/* The bundle is large (fixed arrays); keep it off the stack. */

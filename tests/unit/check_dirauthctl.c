@@ -147,6 +147,20 @@ START_TEST(test_help_and_usage_errors)
 	expect_failure(stray_argument, 64, "unexpected argument 'extra'");
 	expect_failure(bad_namespace, 64, "not a namespace name");
 	expect_failure(bad_now, 64, "--now");
+	/* The fetch limits: canonical decimals within their ranges. */
+	{
+		static const char *const limits[][2] = {{"--clock-skew", "-1"},
+		                                        {"--clock-skew", "5m"},
+		                                        {"--max-validity", "0"},
+		                                        {"--max-chain", "0"},
+		                                        {"--max-chain", "1000001"}};
+		for (size_t i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+			const char *const args[] = {"fetch",      "--trust",     "t",   "--server",
+			                            "http://x",   "--namespace", "mix", limits[i][0],
+			                            limits[i][1], NULL};
+			expect_failure(args, 64, limits[i][0]);
+		}
+	}
 }
 END_TEST
 
@@ -258,6 +272,14 @@ START_TEST(test_register_and_fetch_failures)
 		const char *const args[] = {
 		    "fetch",       "--trust", good,    "--server",          unreachable,
 		    "--namespace", "mix",     "--out", temp_path("mirror"), NULL};
+		expect_failure(args, 69, "fetch mix:");
+	}
+	{
+		/* Limits in range are taken; the fetch then goes on to the server. */
+		const char *const args[] = {
+		    "fetch",       "--trust",     good,           "--server", unreachable,
+		    "--namespace", "mix",         "--clock-skew", "0",        "--max-validity",
+		    "3600",        "--max-chain", "1000000",      NULL};
 		expect_failure(args, 69, "fetch mix:");
 	}
 }
