@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
@@ -116,6 +117,15 @@ static int connect_socket(struct signer_client *client, struct exchange_failure 
 {
 	if (client->path_too_long) {
 		fail(failure, "the signer socket path is longer than a UNIX socket path may be");
+		return DIRAUTH_ERR_UNAVAILABLE;
+	}
+	/* A socket that admits more than its owner could be answered by someone else than the
+	 * signer, and what it answers becomes the authority's word: refuse to speak through it. */
+	struct stat st;
+	if (lstat(client->socket_path, &st) == 0 && (!S_ISSOCK(st.st_mode) || (st.st_mode & 077) != 0)) {
+		fail(failure, "%s is %s with mode %04o: the signer socket must be a socket of mode 0600",
+		     client->socket_path, S_ISSOCK(st.st_mode) ? "a socket" : "not a socket",
+		     (unsigned)(st.st_mode & 07777));
 		return DIRAUTH_ERR_UNAVAILABLE;
 	}
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);

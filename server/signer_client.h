@@ -3,6 +3,9 @@
  * which the authority gets anything signed. dirauthd holds no private key: it sends a typed
  * statement and receives a signature line, or a refusal with its reason.
  *
+ * The socket must be a socket of mode 0600 (no group or other bit): one that others could
+ * bind or write to is refused as unavailable, with a sentence saying so.
+ *
  * One connection, opened lazily and reopened after any failure; calls are serialised by a
  * mutex and bounded by a timeout. When the signer cannot be reached a call returns
  * DIRAUTH_ERR_UNAVAILABLE: dirauthd then keeps serving reads and refuses to publish.

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -273,6 +274,13 @@ START_TEST(test_unavailable_and_recovery)
 	memcpy(address.sun_path, s.socket_path, strlen(s.socket_path) + 1);
 	ck_assert_int_eq(bind(silent, (struct sockaddr *)&address, sizeof address), 0);
 	ck_assert_int_eq(listen(silent, 4), 0);
+	/* Wrong socket permissions: a socket others may connect to or replace is not spoken through. */
+	ck_assert_int_eq(chmod(s.socket_path, 0666), 0);
+	ck_assert_int_eq(signer_client_sign(client, SIGNER_OP_SIGN_RECEIPT, text.data, text.len, 0, NULL, 0,
+	                                    &signature, detail, sizeof detail),
+	                 DIRAUTH_ERR_UNAVAILABLE);
+	ck_assert_ptr_nonnull(strstr(detail, "mode 0666"));
+	ck_assert_int_eq(chmod(s.socket_path, 0600), 0);
 	ck_assert_int_eq(signer_client_sign(client, SIGNER_OP_SIGN_RECEIPT, text.data, text.len, 0, NULL, 0,
 	                                    &signature, detail, sizeof detail),
 	                 DIRAUTH_ERR_UNAVAILABLE);
