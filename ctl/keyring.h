@@ -60,7 +60,7 @@ void ctl_keyring_explain_both(const struct certificate_keyring *ring, const stru
  * failures, 70): "<what>: signed by a key not certified by any pinned identity at <time>: ...",
  * "<what>: too few signatures: ...", "<what>: bad signature: ...". On success *verified_count
  * and names (capacity names_cap) get the verified authorities. Returns what
- * certificate_keyring_verify returns. */
+ * certificate_keyring_verify returns, or DIRAUTH_ERR_NOMEM (70). */
 int ctl_keyring_verify(const char *what, const struct certificate_keyring *ring, const struct note *note,
                        uint64_t at, size_t threshold, size_t *verified_count, char *names, size_t names_cap,
                        struct ctl_report *report);
