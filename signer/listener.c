@@ -1,10 +1,15 @@
 /*
  * listener.c: the signer's UNIX socket, the only way into the process that holds the keys.
  *
- * Who may talk to the signer is decided by the kernel twice: the socket file is mode 0600
- * (created under a umask that lets it be born that way, then chmod'ed to say so), and each
- * accepted peer's uid, read with SO_PEERCRED, must be the configured one (dirauthd's). A peer
- * with another uid is logged and dropped before a byte of its request is read.
+ * Who may talk to the signer is decided by the kernel twice. The socket file is mode 0600
+ * (created under a umask that lets it be born that way, then chmod'ed to say so) and, when
+ * dirauthd runs as another user than the signer, it is then given to dirauthd's uid (chown,
+ * group unchanged), so only that uid and root can connect; and each accepted peer's uid, read
+ * with SO_PEERCRED, must be the configured one, so root and everyone else is logged and
+ * dropped before a byte of its request is read. The signer runs as its own user, which owns
+ * the key files: dirauthd can reach the socket but not the keys. Giving the socket away needs
+ * CAP_CHOWN (or running as dirauthd's uid); without it the signer refuses to start rather
+ * than leave a socket dirauthd cannot use.
  *
  * Connections are served one after another, each request to the end before the next is read,
  * so the ledger's check-then-record-then-sign never runs concurrently with another. That makes
@@ -15,9 +20,14 @@
  * one DIRAUTH_ERR_SYNTAX response and the connection is closed, since the byte stream can no
  * longer be trusted to be in step.
  *
- * At start, a stale socket file left by a signer that died is replaced; a live one (something
- * answers on it) or any other kind of file at the path is refused, so a mistyped path never
- * deletes an operator's file.
+ * Whether another signer is running on the path is decided by a lock, not by connecting: the
+ * file "<socket path>.lock" is held with flock() for the listener's whole life. Connecting
+ * cannot tell, since a socket given to dirauthd's uid refuses the signer's own connect with
+ * EACCES, which would make a socket left by a killed signer look live for ever. The kernel
+ * drops a flock when its holder dies, even by SIGKILL, so whoever gets the lock knows that any
+ * socket file at the path is stale and removes it; any other kind of file at the path is
+ * refused, so a mistyped path never deletes an operator's file. The lock file is left in place
+ * at stop: removing it would let two signers each lock a different file of the same name.
  */
 #define _GNU_SOURCE /* struct ucred for SO_PEERCRED */
 #include "listener.h"
@@ -33,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -40,12 +51,13 @@
 #include <unistd.h>
 
 #define LISTENER_TIMEOUT_SECONDS 5
-#define LISTENER_POLL_MS         200 /* how often a signal handler's stop flag is looked at */
+#define LISTENER_POLL_MS         200 /* the step in which the idle timeout is counted */
 #define LISTENER_BACKLOG         16
 
 struct signer_listener {
 	struct signer_service *service;
 	int fd;
+	int lock_fd; /* "<path>.lock", flock()ed while the listener lives */
 	int wake[2]; /* signer_listener_stop writes to wake[1] */
 	uid_t allowed_uid;
 	volatile int stop;
@@ -56,20 +68,57 @@ struct signer_listener {
 
 /* ---- socket file ---- */
 
-/* True when something accepts connections on the socket at path. */
-static bool listener_socket_is_live(const struct sockaddr_un *address)
+/* Takes the lock that says a signer runs on path: "<path>.lock", created 0600, flock()ed
+ * exclusively without waiting. Returns 0 with *out the open lock file, DIRAUTH_ERR_EXISTS (held
+ * by another process, or something other than a regular file is at the lock's path),
+ * DIRAUTH_ERR_IO. */
+static int listener_lock(const char *path, int *out)
 {
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	bool live;
-	if (fd < 0)
-		return true; /* cannot tell: do not remove it */
-	live = connect(fd, (const struct sockaddr *)address, sizeof(*address)) == 0 || errno != ECONNREFUSED;
-	close(fd);
-	return live;
+	char lock_path[sizeof(((struct sockaddr_un *)0)->sun_path) + sizeof(".lock")];
+	struct stat st;
+	int fd, rc;
+
+	*out = -1;
+	snprintf(lock_path, sizeof(lock_path), "%s.lock", path);
+	/* O_NONBLOCK: a FIFO put in the way must not hang the start; it is refused below. */
+	fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+	if (fd < 0 && (errno == ELOOP || errno == EISDIR)) {
+		fprintf(stderr, "dirauth-signer: %s is a %s: refusing to use it as the lock\n", lock_path,
+		        errno == ELOOP ? "symbolic link" : "directory");
+		return DIRAUTH_ERR_EXISTS;
+	}
+	if (fd < 0) {
+		fprintf(stderr, "dirauth-signer: cannot open the lock file %s: %s\n", lock_path,
+		        strerror(errno));
+		return DIRAUTH_ERR_IO;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		fprintf(stderr, "dirauth-signer: %s is not a regular file: refusing to use it as the lock\n",
+		        lock_path);
+		close(fd);
+		return DIRAUTH_ERR_EXISTS;
+	}
+	while ((rc = flock(fd, LOCK_EX | LOCK_NB)) != 0 && errno == EINTR)
+		;
+	if (rc != 0) {
+		if (errno == EWOULDBLOCK) {
+			fprintf(stderr,
+			        "dirauth-signer: another dirauth-signer is running on %s (it holds %s)\n",
+			        path, lock_path);
+			close(fd);
+			return DIRAUTH_ERR_EXISTS;
+		}
+		fprintf(stderr, "dirauth-signer: cannot lock %s: %s\n", lock_path, strerror(errno));
+		close(fd);
+		return DIRAUTH_ERR_IO;
+	}
+	*out = fd;
+	return 0;
 }
 
-/* Creates the listening socket at path, mode 0600. */
-static int listener_bind(const char *path, int *out)
+/* Creates the listening socket at path, mode 0600, owned by allowed_uid. The caller holds the
+ * lock, so a socket file already at path is stale. */
+static int listener_bind(const char *path, uid_t allowed_uid, int *out)
 {
 	struct sockaddr_un address;
 	struct stat st;
@@ -79,11 +128,6 @@ static int listener_bind(const char *path, int *out)
 	*out = -1;
 	memset(&address, 0, sizeof(address));
 	address.sun_family = AF_UNIX;
-	if (!path || strlen(path) == 0 || strlen(path) >= sizeof(address.sun_path)) {
-		fprintf(stderr, "dirauth-signer: socket path is empty or longer than %zu bytes\n",
-		        sizeof(address.sun_path) - 1);
-		return DIRAUTH_ERR_IO;
-	}
 	memcpy(address.sun_path, path, strlen(path) + 1);
 
 	if (lstat(path, &st) == 0) {
@@ -93,10 +137,7 @@ static int listener_bind(const char *path, int *out)
 			        path);
 			return DIRAUTH_ERR_EXISTS;
 		}
-		if (listener_socket_is_live(&address)) {
-			fprintf(stderr, "dirauth-signer: %s is in use by a running process\n", path);
-			return DIRAUTH_ERR_EXISTS;
-		}
+		/* Left by a signer that died without removing it (SIGKILL, a crash): the lock was free. */
 		if (unlink(path) != 0 && errno != ENOENT) {
 			fprintf(stderr, "dirauth-signer: cannot remove the stale socket %s: %s\n", path,
 			        strerror(errno));
@@ -119,14 +160,33 @@ static int listener_bind(const char *path, int *out)
 		close(fd);
 		return errno == EADDRINUSE ? DIRAUTH_ERR_EXISTS : DIRAUTH_ERR_IO;
 	}
-	if (chmod(path, 0600) != 0 || listen(fd, LISTENER_BACKLOG) != 0) {
+	if (chmod(path, 0600) != 0) {
+		fprintf(stderr, "dirauth-signer: cannot make %s mode 0600: %s\n", path, strerror(errno));
+		rc = DIRAUTH_ERR_IO;
+		goto fail;
+	}
+	/* Until here the socket belongs to the signer's uid, which dirauthd is not: hand it over
+	 * before listen(), so no connection is queued while it has the wrong owner. lchown: the
+	 * socket is not followed through a symbolic link put in its place. */
+	if (allowed_uid != geteuid() && lchown(path, allowed_uid, (gid_t)-1) != 0) {
+		fprintf(stderr,
+		        "dirauth-signer: cannot give the socket to uid %u: %s; run dirauth-signer with "
+		        "CAP_CHOWN or as uid %u\n",
+		        (unsigned)allowed_uid, strerror(errno), (unsigned)allowed_uid);
+		rc = DIRAUTH_ERR_PERMISSION;
+		goto fail;
+	}
+	if (listen(fd, LISTENER_BACKLOG) != 0) {
 		fprintf(stderr, "dirauth-signer: cannot listen on %s: %s\n", path, strerror(errno));
-		close(fd);
-		unlink(path);
-		return DIRAUTH_ERR_IO;
+		rc = DIRAUTH_ERR_IO;
+		goto fail;
 	}
 	*out = fd;
 	return 0;
+fail:
+	close(fd);
+	unlink(path);
+	return rc;
 }
 
 /* ---- one connection ---- */
@@ -194,11 +254,11 @@ static bool listener_wait_readable(int fd, int wake, volatile int *stop)
 	int waited = 0;
 	while (!*stop && waited < LISTENER_TIMEOUT_SECONDS * 1000) {
 		struct pollfd fds[2] = {{.fd = fd, .events = POLLIN}, {.fd = wake, .events = POLLIN}};
-		int ready = poll(fds, wake >= 0 ? 2 : 1, LISTENER_POLL_MS);
+		int ready = poll(fds, 2, LISTENER_POLL_MS);
 		if (ready < 0 && errno != EINTR)
 			return false;
 		if (ready > 0) {
-			if (wake >= 0 && fds[1].revents)
+			if (fds[1].revents)
 				return false;
 			return true;
 		}
@@ -285,13 +345,13 @@ static int listener_loop(struct signer_service *service, int listen_fd, uid_t al
 {
 	while (!*stop) {
 		struct pollfd fds[2] = {{.fd = listen_fd, .events = POLLIN}, {.fd = wake, .events = POLLIN}};
-		int ready = poll(fds, wake >= 0 ? 2 : 1, LISTENER_POLL_MS);
+		int ready = poll(fds, 2, LISTENER_POLL_MS);
 		if (ready < 0) {
 			if (errno == EINTR)
 				continue;
 			return DIRAUTH_ERR_IO;
 		}
-		if (wake >= 0 && fds[1].revents)
+		if (fds[1].revents)
 			break;
 		if (ready > 0 && (fds[0].revents & POLLIN))
 			listener_accept_one(service, listen_fd, allowed_uid, wake, stop);
@@ -316,23 +376,31 @@ int signer_listener_start(struct signer_service *service, const char *socket_pat
 	int rc;
 
 	*out = NULL;
+	if (!socket_path || strlen(socket_path) == 0 ||
+	    strlen(socket_path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		fprintf(stderr, "dirauth-signer: socket path is empty or longer than %zu bytes\n",
+		        sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+		return DIRAUTH_ERR_IO;
+	}
 	listener = calloc(1, sizeof(*listener));
 	if (!listener)
 		return DIRAUTH_ERR_NOMEM;
 	listener->fd = -1;
+	listener->lock_fd = -1;
 	listener->wake[0] = listener->wake[1] = -1;
 	listener->service = service;
 	listener->allowed_uid = allowed_uid;
-	rc = listener_bind(socket_path, &listener->fd);
-	if (rc) {
-		free(listener);
-		return rc;
-	}
 	memcpy(listener->path, socket_path, strlen(socket_path) + 1);
-	if (pipe(listener->wake) != 0) {
+	rc = listener_lock(socket_path, &listener->lock_fd);
+	if (rc == 0)
+		rc = listener_bind(socket_path, allowed_uid, &listener->fd);
+	if (rc == 0 && pipe(listener->wake) != 0) {
 		listener->wake[0] = listener->wake[1] = -1;
+		rc = DIRAUTH_ERR_IO;
+	}
+	if (rc) {
 		signer_listener_stop(listener);
-		return DIRAUTH_ERR_IO;
+		return rc;
 	}
 	(void)fcntl(listener->wake[0], F_SETFD, FD_CLOEXEC);
 	(void)fcntl(listener->wake[1], F_SETFD, FD_CLOEXEC);
@@ -343,20 +411,6 @@ int signer_listener_start(struct signer_service *service, const char *socket_pat
 	listener->thread_started = true;
 	*out = listener;
 	return 0;
-}
-
-int signer_listener_run(struct signer_service *service, const char *socket_path, uid_t allowed_uid,
-                        volatile int *stop)
-{
-	int fd, rc;
-
-	rc = listener_bind(socket_path, &fd);
-	if (rc)
-		return rc;
-	rc = listener_loop(service, fd, allowed_uid, -1, stop);
-	close(fd);
-	unlink(socket_path);
-	return rc;
 }
 
 void signer_listener_stop(struct signer_listener *listener)
@@ -372,10 +426,13 @@ void signer_listener_stop(struct signer_listener *listener)
 	}
 	if (listener->thread_started)
 		pthread_join(listener->thread, NULL);
+	/* The socket is removed while the lock is still held, so it is never a newer signer's. */
 	if (listener->fd >= 0) {
 		close(listener->fd);
 		unlink(listener->path);
 	}
+	if (listener->lock_fd >= 0)
+		close(listener->lock_fd);
 	if (listener->wake[0] >= 0)
 		close(listener->wake[0]);
 	if (listener->wake[1] >= 0)

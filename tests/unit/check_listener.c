@@ -4,11 +4,20 @@
  *
  * The listener runs on a real service (fresh keys, a real certificate, a real ledger) in a
  * temporary directory. Checked: the socket file is mode 0600 and removed at stop; a regular
- * file or a live socket in the way is refused and left alone, a stale socket is replaced;
- * many requests are served on one connection; a peer of another uid is dropped without an
- * answer (a child process that setuid()s to nobody, which needs root: the test says so and
- * skips that part otherwise); a malformed frame and an oversized frame length get one
- * DIRAUTH_ERR_SYNTAX answer and the connection is closed, and the listener goes on serving.
+ * file in the way is refused and left alone; the lock file "<socket>.lock" decides whether a
+ * signer runs: a second listener on the same path is refused while the lock is held (by this
+ * process or another), a socket left by a signer killed with SIGKILL is stale and replaced,
+ * and a lock path that is a symbolic link or a directory is refused; many requests are served
+ * on one connection; a malformed frame and an oversized frame length get one DIRAUTH_ERR_SYNTAX
+ * answer and the connection is closed, and the listener goes on serving.
+ *
+ * The uid checks need root, to setuid() in forked children (the tests say so and skip those
+ * parts otherwise): a socket started for another allowed uid is given to that uid, mode 0600,
+ * and a child of that uid is served while a child of a third uid cannot connect (EACCES) and
+ * root, which can, is dropped by SO_PEERCRED without an answer; a peer of another uid is also
+ * dropped when the socket's mode is opened up; a stale socket owned by another uid is replaced
+ * even by a signer that cannot connect to it; a signer without CAP_CHOWN refuses to start
+ * rather than leave a socket dirauthd cannot reach.
  */
 #include "test_support.h"
 
@@ -26,10 +35,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -39,10 +50,13 @@
 #define AUTHORITY "authority1.dirauth.example"
 #define NOW       1800000000ULL
 #define NOBODY    65534
+#define STRANGER  65533 /* neither the signer nor the allowed uid */
 
 static char dir[256];
 static char socket_path[300];
 static char stderr_path[300];
+static char lock_path[310];
+static int saved_stderr = -1;
 static uint64_t now_value = NOW;
 static struct signer_service *service;
 static struct note_verifier signing_verifier;
@@ -66,6 +80,7 @@ static void setup(void)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(socket_path, sizeof(socket_path), "%s/s.sock", dir);
 	snprintf(stderr_path, sizeof(stderr_path), "%s/stderr", dir);
+	snprintf(lock_path, sizeof(lock_path), "%s.lock", socket_path);
 	snprintf(key_dir, sizeof(key_dir), "%s/keys", dir);
 	ck_assert_int_eq(mkdir(key_dir, 0700), 0);
 	snprintf(signing_path, sizeof(signing_path), "%s/signing.key", key_dir);
@@ -291,109 +306,407 @@ START_TEST(test_refuses_file_in_the_way)
 }
 END_TEST
 
-START_TEST(test_stale_and_live_sockets)
-{
-	struct signer_listener *listener = NULL, *second = NULL;
-	struct sockaddr_un address;
+/* ---- standard error, captured ---- */
 
-	/* A socket file nobody listens on any more (a signer killed with SIGKILL leaves one). */
+/* Sends this process's standard error to stderr_path until stderr_end(). */
+static void stderr_begin(void)
+{
+	fflush(stderr);
+	saved_stderr = dup(2);
+	ck_assert_int_ge(saved_stderr, 0);
+	int log = open(stderr_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(log, 0);
+	ck_assert_int_ge(dup2(log, 2), 0);
+	close(log);
+}
+
+/* Restores standard error; returns what was written meanwhile (free it). */
+static char *stderr_end(void)
+{
+	size_t len;
+	fflush(stderr);
+	dup2(saved_stderr, 2);
+	close(saved_stderr);
+	saved_stderr = -1;
+	return (char *)test_read_file(stderr_path, &len);
+}
+
+/* Binds a socket file at path and closes it, as a signer killed with SIGKILL leaves one. */
+static void make_stale_socket(const char *path)
+{
+	struct sockaddr_un address;
 	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	ck_assert_int_ge(fd, 0);
 	memset(&address, 0, sizeof(address));
 	address.sun_family = AF_UNIX;
-	memcpy(address.sun_path, socket_path, strlen(socket_path) + 1);
+	memcpy(address.sun_path, path, strlen(path) + 1);
 	ck_assert_int_eq(bind(fd, (struct sockaddr *)&address, sizeof(address)), 0);
 	close(fd);
+}
+
+START_TEST(test_stale_socket_and_running_signer)
+{
+	struct signer_listener *listener = NULL, *second = NULL;
+	struct stat st;
+
+	/* A socket file nobody listens on any more, and no lock file yet. */
+	make_stale_socket(socket_path);
 	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &listener), 0);
 	assert_serving();
-	/* A live one is not replaced. */
+	ck_assert_int_eq(lstat(lock_path, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+
+	/* A second signer on the same path is refused by the lock, and the first goes on serving. */
+	stderr_begin();
 	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &second), DIRAUTH_ERR_EXISTS);
+	char *text = stderr_end();
 	ck_assert_ptr_null(second);
+	ck_assert_msg(strstr(text, "another dirauth-signer is running on"), "stderr: %s", text);
+	ck_assert_msg(strstr(text, socket_path), "stderr: %s", text);
+	free(text);
+	assert_serving();
+	signer_listener_stop(listener);
+
+	/* Stopped: the socket is gone, the lock file stays, and a new listener starts. */
+	ck_assert_int_ne(lstat(socket_path, &st), 0);
+	ck_assert_int_eq(lstat(lock_path, &st), 0);
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &listener), 0);
 	assert_serving();
 	signer_listener_stop(listener);
 }
 END_TEST
 
-/* Child: becomes nobody, connects if it can, sends a request; exits 0 when no answer came. */
-static int child_as_nobody(void)
+START_TEST(test_lock_held_by_another_process)
+{
+	struct signer_listener *listener = NULL;
+	struct stat st;
+	int ready[2];
+	char byte;
+
+	/* A "signer" in another process: it holds the lock, its socket is there. */
+	make_stale_socket(socket_path);
+	ck_assert_int_eq(pipe(ready), 0);
+	fflush(NULL);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int fd = open(lock_path, O_RDWR | O_CREAT, 0600);
+		if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0)
+			_exit(1);
+		if (write(ready[1], "x", 1) != 1)
+			_exit(2);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	ck_assert_int_eq(read(ready[0], &byte, 1), 1);
+	close(ready[0]);
+
+	stderr_begin();
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &listener),
+	                 DIRAUTH_ERR_EXISTS);
+	char *text = stderr_end();
+	ck_assert_ptr_null(listener);
+	ck_assert_msg(strstr(text, "another dirauth-signer is running on"), "stderr: %s", text);
+	free(text);
+	/* Its socket was left alone. */
+	ck_assert_int_eq(lstat(socket_path, &st), 0);
+	ck_assert(S_ISSOCK(st.st_mode));
+
+	/* It is killed: the kernel releases its lock, so its socket is stale and replaced. */
+	ck_assert_int_eq(kill(pid, SIGKILL), 0);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &listener), 0);
+	assert_serving();
+	signer_listener_stop(listener);
+}
+END_TEST
+
+START_TEST(test_lock_path_not_a_file)
+{
+	struct signer_listener *listener = NULL;
+	char target[320];
+	struct stat st;
+	size_t len;
+
+	/* A symbolic link at the lock's path is not followed: its target is neither created nor locked. */
+	snprintf(target, sizeof(target), "%s/target", dir);
+	ck_assert_int_eq(symlink(target, lock_path), 0);
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &listener),
+	                 DIRAUTH_ERR_EXISTS);
+	ck_assert_ptr_null(listener);
+	ck_assert_int_ne(lstat(target, &st), 0);
+	ck_assert_int_ne(lstat(socket_path, &st), 0);
+	test_write_file(target, "precious\n", 9, 0644);
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &listener),
+	                 DIRAUTH_ERR_EXISTS);
+	uint8_t *content = test_read_file(target, &len);
+	ck_assert_uint_eq(len, 9);
+	ck_assert_mem_eq(content, "precious\n", 9);
+	free(content);
+	ck_assert_int_eq(unlink(lock_path), 0);
+
+	/* A directory. */
+	ck_assert_int_eq(mkdir(lock_path, 0700), 0);
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &listener),
+	                 DIRAUTH_ERR_EXISTS);
+	ck_assert_int_ne(lstat(socket_path, &st), 0);
+	ck_assert_int_eq(rmdir(lock_path), 0);
+
+	/* A path too long for a socket address. */
+	char long_path[200];
+	memset(long_path, 'a', sizeof(long_path) - 1);
+	long_path[0] = '/';
+	long_path[sizeof(long_path) - 1] = '\0';
+	ck_assert_int_eq(signer_listener_start(service, long_path, getuid(), &listener), DIRAUTH_ERR_IO);
+	ck_assert_int_eq(signer_listener_start(service, "", getuid(), &listener), DIRAUTH_ERR_IO);
+	ck_assert_ptr_null(listener);
+}
+END_TEST
+
+/* ---- peers of other uids (root only) ---- */
+
+#define CHILD_SERVED      1
+#define CHILD_NO_ANSWER   0
+#define CHILD_NOT_ALLOWED 2 /* connect() failed with EACCES */
+
+static const char *child_socket_path;
+
+/* Child: becomes uid (and gid), connects to child_socket_path if it can and asks for the keys.
+ * Returns CHILD_SERVED for a valid answer, CHILD_NO_ANSWER when the connection was closed
+ * without one, CHILD_NOT_ALLOWED when connect() failed with EACCES, 10 and up otherwise. */
+static int child_client(uid_t uid)
 {
 	struct sockaddr_un address;
 	struct signer_request request;
+	struct signer_response response;
 	struct buffer frame;
-	uint8_t byte;
+	uint8_t prefix[4];
+	size_t len;
 
-	if (setgid(NOBODY) != 0 || setuid(NOBODY) != 0)
+	if (setgid(uid) != 0 || setuid(uid) != 0)
 		return 10;
 	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (fd < 0)
+		return 11;
 	memset(&address, 0, sizeof(address));
 	address.sun_family = AF_UNIX;
-	memcpy(address.sun_path, socket_path, strlen(socket_path) + 1);
+	memcpy(address.sun_path, child_socket_path, strlen(child_socket_path) + 1);
 	if (connect(fd, (struct sockaddr *)&address, sizeof(address)) != 0)
-		return errno == EACCES ? 2 : 11; /* the 0600 socket keeps it out */
+		return errno == EACCES ? CHILD_NOT_ALLOWED : 12;
 	memset(&request, 0, sizeof(request));
 	request.operation = SIGNER_OP_GET_KEYS;
 	buffer_init(&frame);
 	if (signer_request_encode(&request, &frame) != 0)
-		return 12;
+		return 13;
 	(void)send(fd, frame.data, frame.len, MSG_NOSIGNAL);
-	ssize_t got = recv(fd, &byte, 1, 0);
-	return got <= 0 ? 0 : 13;
+	if (client_read(fd, prefix, sizeof(prefix)) != 0)
+		return CHILD_NO_ANSWER;
+	if (signer_frame_length(prefix, &len) != 0)
+		return 14;
+	uint8_t *body = malloc(len ? len : 1);
+	if (!body || client_read(fd, body, len) != 0)
+		return 15;
+	if (signer_response_decode(body, len, &response) != 0)
+		return 16;
+	if (response.result != 0 || !memchr(response.payload, '\n', response.payload_len))
+		return 17;
+	return CHILD_SERVED;
 }
 
-static int run_child_as_nobody(void)
+/* Runs child_client(uid) against path in a forked child; returns its exit status. */
+static int run_child_client(const char *path, uid_t uid)
 {
+	child_socket_path = path;
 	fflush(NULL);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0)
-		_exit(child_as_nobody());
+		_exit(child_client(uid));
 	int status = 0;
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert(WIFEXITED(status));
 	return WEXITSTATUS(status);
 }
 
+static bool skip_unless_root(const char *test)
+{
+	if (geteuid() == 0)
+		return false;
+	fprintf(stderr, "check_listener: %s SKIPPED: needs root to setuid(%d)\n", test, NOBODY);
+	return true;
+}
+
 START_TEST(test_wrong_uid_refused)
 {
 	struct signer_listener *listener = NULL;
-	size_t len;
 
-	if (geteuid() != 0) {
-		fprintf(stderr, "check_listener: test_wrong_uid_refused SKIPPED: needs root to setuid(%d)\n",
-		        NOBODY);
+	if (skip_unless_root("test_wrong_uid_refused"))
 		return;
-	}
-	/* Capture the listener's stderr. */
-	int saved = dup(2);
-	int log = open(stderr_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	ck_assert_int_ge(log, 0);
-	dup2(log, 2);
-	close(log);
+	stderr_begin();
 	ck_assert_int_eq(chmod(dir, 0755), 0); /* let nobody reach the socket's directory */
 
+	/* The allowed uid is the signer's own: the socket stays its own, 0600. */
 	ck_assert_int_eq(signer_listener_start(service, socket_path, 0, &listener), 0);
+	struct stat st;
+	ck_assert_int_eq(lstat(socket_path, &st), 0);
+	ck_assert_uint_eq(st.st_uid, 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
 	/* The socket's mode alone keeps nobody out. */
-	ck_assert_int_eq(run_child_as_nobody(), 2);
+	ck_assert_int_eq(run_child_client(socket_path, NOBODY), CHILD_NOT_ALLOWED);
 	/* With the mode opened up, SO_PEERCRED still drops it: the request gets no answer. */
 	ck_assert_int_eq(chmod(socket_path, 0666), 0);
-	ck_assert_int_eq(run_child_as_nobody(), 0);
+	ck_assert_int_eq(run_child_client(socket_path, NOBODY), CHILD_NO_ANSWER);
 	assert_serving();
 	signer_listener_stop(listener);
 
-	/* The allowed uid is nobody: root itself is dropped. */
+	char *text = stderr_end();
+	ck_assert_msg(strstr(text, "refused connection from uid 65534"), "stderr: %s", text);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_socket_given_to_allowed_uid)
+{
+	struct signer_listener *listener = NULL;
+	struct stat st;
+
+	if (skip_unless_root("test_socket_given_to_allowed_uid"))
+		return;
+	stderr_begin();
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+
 	ck_assert_int_eq(signer_listener_start(service, socket_path, NOBODY, &listener), 0);
+	ck_assert_int_eq(lstat(socket_path, &st), 0);
+	ck_assert(S_ISSOCK(st.st_mode));
+	ck_assert_uint_eq(st.st_uid, NOBODY);
+	ck_assert_uint_eq(st.st_gid, getegid()); /* the group is left alone */
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+	/* The lock file stays the signer's. */
+	ck_assert_int_eq(lstat(lock_path, &st), 0);
+	ck_assert_uint_eq(st.st_uid, geteuid());
+	ck_assert_int_eq(st.st_mode & 0777, 0600);
+
+	/* dirauthd's uid is served, on several connections. */
+	ck_assert_int_eq(run_child_client(socket_path, NOBODY), CHILD_SERVED);
+	ck_assert_int_eq(run_child_client(socket_path, NOBODY), CHILD_SERVED);
+	/* Any other uid cannot even connect. */
+	ck_assert_int_eq(run_child_client(socket_path, STRANGER), CHILD_NOT_ALLOWED);
+	/* Root can connect, and SO_PEERCRED drops it without an answer (the request may not even
+	 * be sent: the signer may have closed first). */
+	struct signer_request request;
+	struct buffer frame;
+	memset(&request, 0, sizeof(request));
+	request.operation = SIGNER_OP_GET_KEYS;
+	buffer_init(&frame);
+	ck_assert_int_eq(signer_request_encode(&request, &frame), 0);
 	int fd = client_connect();
-	client_request(fd, SIGNER_OP_GET_KEYS, NULL, 0);
+	(void)send(fd, frame.data, frame.len, MSG_NOSIGNAL);
+	buffer_free(&frame);
 	ck_assert(client_sees_close(fd));
 	close(fd);
+	ck_assert_int_eq(run_child_client(socket_path, NOBODY), CHILD_SERVED);
+	signer_listener_stop(listener);
+	ck_assert_int_ne(lstat(socket_path, &st), 0);
+
+	char *text = stderr_end();
+	ck_assert_msg(strstr(text, "refused connection from uid 0"), "stderr: %s", text);
+	ck_assert_msg(!strstr(text, "refused connection from uid 65534"), "stderr: %s", text);
+	free(text);
+}
+END_TEST
+
+/* A directory under dir owned by STRANGER, for a signer of that uid; its socket path in out. */
+static void stranger_directory(char *out, size_t cap)
+{
+	char sub[300];
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	snprintf(sub, sizeof(sub), "%s/run", dir);
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	ck_assert_int_eq(chown(sub, STRANGER, STRANGER), 0);
+	snprintf(out, cap, "%s/s.sock", sub);
+}
+
+/* Child: a signer running as STRANGER, without CAP_CHOWN, starts a listener on path for
+ * allowed_uid and stops it. Exits with the start's result negated (0 on success); on success,
+ * 20 if the socket was not STRANGER's 0600 socket. */
+static int child_signer(const char *path, uid_t allowed_uid)
+{
+	struct signer_listener *listener = NULL;
+	struct stat st;
+	if (setgid(STRANGER) != 0 || setuid(STRANGER) != 0)
+		return 10;
+	int rc = signer_listener_start(service, path, allowed_uid, &listener);
+	if (rc)
+		return -rc;
+	if (lstat(path, &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_uid != STRANGER ||
+	    (st.st_mode & 0777) != 0600)
+		rc = 20;
+	signer_listener_stop(listener);
+	return rc;
+}
+
+static int run_child_signer(const char *path, uid_t allowed_uid)
+{
+	fflush(NULL);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(child_signer(path, allowed_uid));
+	int status = 0;
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+START_TEST(test_stale_socket_of_another_uid)
+{
+	struct signer_listener *listener = NULL;
+	char stranger_socket[320];
+	struct stat st;
+
+	if (skip_unless_root("test_stale_socket_of_another_uid"))
+		return;
+	ck_assert_int_eq(chmod(dir, 0755), 0);
+	/* A signer that gave its socket to nobody was killed: the socket stays, nobody's, 0600. */
+	make_stale_socket(socket_path);
+	ck_assert_int_eq(chmod(socket_path, 0600), 0);
+	ck_assert_int_eq(lchown(socket_path, NOBODY, (gid_t)-1), 0);
+	ck_assert_int_eq(signer_listener_start(service, socket_path, NOBODY, &listener), 0);
+	ck_assert_int_eq(run_child_client(socket_path, NOBODY), CHILD_SERVED);
 	signer_listener_stop(listener);
 
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	char *text = (char *)test_read_file(stderr_path, &len);
-	ck_assert_msg(strstr(text, "refused connection from uid 65534"), "stderr: %s", text);
-	ck_assert_msg(strstr(text, "refused connection from uid 0"), "stderr: %s", text);
+	/* The same for a signer that is not root: it cannot connect to that socket (EACCES), which
+	 * must not make the socket look live. */
+	stranger_directory(stranger_socket, sizeof(stranger_socket));
+	make_stale_socket(stranger_socket);
+	ck_assert_int_eq(chmod(stranger_socket, 0600), 0);
+	ck_assert_int_eq(lchown(stranger_socket, NOBODY, (gid_t)-1), 0);
+	ck_assert_int_eq(run_child_signer(stranger_socket, STRANGER), 0);
+	ck_assert_int_ne(lstat(stranger_socket, &st), 0);
+}
+END_TEST
+
+START_TEST(test_socket_cannot_be_given_away)
+{
+	char stranger_socket[320];
+	struct stat st;
+
+	if (skip_unless_root("test_socket_cannot_be_given_away"))
+		return;
+	/* A signer that is neither root nor nobody, with no CAP_CHOWN, asked to admit nobody. */
+	stranger_directory(stranger_socket, sizeof(stranger_socket));
+	stderr_begin();
+	int status = run_child_signer(stranger_socket, NOBODY);
+	char *text = stderr_end();
+	ck_assert_int_eq(status, -DIRAUTH_ERR_PERMISSION);
+	ck_assert_msg(strstr(text, "cannot give the socket to uid 65534: Operation not permitted; run "
+	                           "dirauth-signer with CAP_CHOWN or as uid 65534"),
+	              "stderr: %s", text);
 	free(text);
+	/* Nothing is left listening: the socket is removed again. */
+	ck_assert_int_ne(lstat(stranger_socket, &st), 0);
 }
 END_TEST
 
@@ -487,36 +800,6 @@ START_TEST(test_oversized_frame_length)
 }
 END_TEST
 
-struct run_state {
-	volatile int stop;
-	int result;
-};
-
-static void *run_thread(void *argument)
-{
-	struct run_state *state = argument;
-	state->result = signer_listener_run(service, socket_path, getuid(), &state->stop);
-	return NULL;
-}
-
-START_TEST(test_run_until_stopped)
-{
-	struct run_state state = {.stop = 0, .result = 1};
-	struct stat st;
-	pthread_t thread;
-
-	ck_assert_int_eq(pthread_create(&thread, NULL, run_thread, &state), 0);
-	for (int i = 0; i < 500 && lstat(socket_path, &st) != 0; i++)
-		test_sleep_ms(10);
-	ck_assert_int_eq(lstat(socket_path, &st), 0);
-	assert_serving();
-	state.stop = 1;
-	ck_assert_int_eq(pthread_join(thread, NULL), 0);
-	ck_assert_int_eq(state.result, 0);
-	ck_assert_int_ne(lstat(socket_path, &st), 0);
-}
-END_TEST
-
 static Suite *listener_suite(void)
 {
 	Suite *suite = suite_create("listener");
@@ -525,11 +808,15 @@ static Suite *listener_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_serves_many_requests_on_one_connection);
 	tcase_add_test(tc, test_refuses_file_in_the_way);
-	tcase_add_test(tc, test_stale_and_live_sockets);
+	tcase_add_test(tc, test_stale_socket_and_running_signer);
+	tcase_add_test(tc, test_lock_held_by_another_process);
+	tcase_add_test(tc, test_lock_path_not_a_file);
 	tcase_add_test(tc, test_wrong_uid_refused);
+	tcase_add_test(tc, test_socket_given_to_allowed_uid);
+	tcase_add_test(tc, test_stale_socket_of_another_uid);
+	tcase_add_test(tc, test_socket_cannot_be_given_away);
 	tcase_add_test(tc, test_malformed_frame);
 	tcase_add_test(tc, test_oversized_frame_length);
-	tcase_add_test(tc, test_run_until_stopped);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
