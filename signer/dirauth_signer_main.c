@@ -9,9 +9,11 @@
  * served completes, then the socket file is removed and the keys are wiped.
  *
  * Exit codes follow sysexits.h, one stderr line each: 0; 64 usage; 77 a key file or directory
- * other users could reach; 78 the configuration, a key file that is missing or not a key, a
+ * other users could reach, or a socket that cannot be given to allowed_uid (no CAP_CHOWN: a
+ * restart will not help either); 78 the configuration, a key file that is missing or not a key, a
  * certificate that is malformed, for another key, or not valid now; 74 the ledger or the audit
- * log; 69 the socket; 70 anything else.
+ * log; 69 the socket otherwise (another signer running on it, a file in its place); 70
+ * anything else.
  */
 #define _GNU_SOURCE /* prctl */
 #include "clock.h"
@@ -214,7 +216,7 @@ int main(int argc, char **argv)
 	if (rc) {
 		fprintf(stderr, "dirauth-signer: cannot listen on %s: %s\n", config->socket_path,
 		        dirauth_strerror(rc));
-		status = EXIT_UNAVAILABLE;
+		status = rc == DIRAUTH_ERR_PERMISSION ? EXIT_NOPERM : EXIT_UNAVAILABLE;
 		goto cleanup;
 	}
 	fprintf(stderr, "dirauth-signer: listening on %s\n", config->socket_path);
