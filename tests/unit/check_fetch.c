@@ -10,7 +10,11 @@
  * certificate's window, two keys of one authority, each refused. The verification half
  * (ctl_fetch_verify_and_store) is driven directly with those bytes: the valid snapshot is accepted and its
  * files written, and every refusal a mirror relies on is checked to refuse, to say why, to exit 65 (or 78)
- * and to write nothing (except the evidence of an equivocation). The network half (ctl_fetch_run) is driven
+ * and to write nothing (except the evidence of an equivocation). Time is checked against the clock as
+ * well as the header (a key certified then but not now, a header not yet valid or valid too long), and a
+ * newer epoch must chain to the held one through a history of signed headers built here, with a gap, a
+ * missing link, a stranger link, links that are not headers, and a walk past its bound each tried, both on
+ * the headers in memory and over the network. The network half (ctl_fetch_run) is driven
  * over loopback against a canned server, for what only it does: bounded downloads, the
  * Accept-Encoding it sends, and the mapping of server answers to exit codes.
  */
