@@ -46,6 +46,10 @@ static const struct api_error_entry api_error_table[API_ERROR_COUNT] = {
     [API_ERROR_STORE_FULL] = {"store_full", 507, "The store is full."},
     [API_ERROR_UNAVAILABLE] = {"unavailable", 503, "A needed component is unavailable; try later."},
     [API_ERROR_INTERNAL] = {"internal", 500, "An internal error occurred."},
+    [API_ERROR_STORED_WITHOUT_RECEIPT] =
+        {"stored_without_receipt", 503,
+         "The registration was stored, but has no receipt; submit it again with a higher sequence "
+         "to get one."},
 };
 
 static const struct api_error_entry *api_error_entry(enum api_error error)

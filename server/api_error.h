@@ -34,6 +34,10 @@ enum api_error {
 	API_ERROR_STORE_FULL,            /* 507 */
 	API_ERROR_UNAVAILABLE,           /* 503 */
 	API_ERROR_INTERNAL,              /* 500 */
+	/* 503: the registration was committed, but no receipt could be made for it (the signer
+	 * failed or refused between the commit and the receipt). Unlike every other error, the
+	 * request did change something: a retry with the same sequence is a rollback. */
+	API_ERROR_STORED_WITHOUT_RECEIPT,
 	API_ERROR_COUNT
 };
 

@@ -72,7 +72,7 @@ static enum api_error sign_receipt(const struct submit_context *context, const s
 		signer_health_note(context->signer_health, rc, why);
 		if (rc)
 			error = refuse(
-			    result, API_ERROR_UNAVAILABLE,
+			    result, API_ERROR_STORED_WITHOUT_RECEIPT,
 			    "The registration was stored, but the signer did not sign its receipt (%s). "
 			    "Submit it again with a higher sequence to get a receipt.",
 			    why[0] ? why : dirauth_strerror(rc));
@@ -80,8 +80,9 @@ static enum api_error sign_receipt(const struct submit_context *context, const s
 	if (rc == 0)
 		rc = note_format(text.data, text.len, &signature, 1, &result->receipt);
 	if (rc && error == API_ERROR_NONE)
-		error = refuse(result, API_ERROR_INTERNAL,
-		               "The registration was stored, but its receipt could not be built: %s",
+		error = refuse(result, API_ERROR_STORED_WITHOUT_RECEIPT,
+		               "The registration was stored, but its receipt could not be built (%s). "
+		               "Submit it again with a higher sequence to get a receipt.",
 		               dirauth_strerror(rc));
 	buffer_free(&text);
 	return error;

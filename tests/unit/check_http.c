@@ -854,12 +854,12 @@ START_TEST(test_signer_down_fails_closed)
 	registration_clear(&r);
 
 	/* The signer answers but refuses the receipt (its certificate has expired): the
-	 * registration was committed first, and the answer says so. */
+	 * registration was committed first, and the answer says so with its own code. */
 	f.signer_process.now = GENESIS + 31 * 86400;
 	make_registration(&f, 3, "mix", &f.provider, &r);
 	sign(&r, &f.provider, &note);
 	post(&f, &note, &response);
-	expect_error(&response, 503, "unavailable");
+	expect_error(&response, 503, "stored_without_receipt");
 	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, "was stored"));
 	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, "higher sequence"));
 	response_free(&response);
