@@ -6,7 +6,9 @@
  * directory, and talks to it as dirauthd would, over its UNIX socket with the frame protocol.
  * The client plays a dirauthd that has been taken over: it asks for a second header for an
  * epoch already signed, for a lower epoch, for an inconsistent checkpoint to be cosigned, for
- * raw text to be signed as anything. All are refused, across restarts.
+ * raw text to be signed as anything. All are refused, across restarts. A second signer on the
+ * same socket is refused while the first runs (its lock file), and starts once the first was
+ * killed with SIGKILL.
  *
  * The crash test repeats, for CRASH_CYCLES cycles (environment DIRAUTH_SIGNER_CRASH_CYCLES may
  * raise it): start the signer, send a random run of header requests for new, current and old
@@ -490,6 +492,36 @@ START_TEST(test_file_in_place_of_socket)
 }
 END_TEST
 
+START_TEST(test_second_signer_refused)
+{
+	struct signer_response response;
+	struct buffer text;
+	char output[4096];
+	struct stat st;
+	int fd;
+
+	pid_t pid = start_signer(&fd);
+	/* A second signer on the same socket: the first holds the lock file. */
+	ck_assert_int_eq(run_signer(NULL, output, sizeof(output)), 69);
+	ck_assert_msg(strstr(output, "another dirauth-signer is running on"), "%s", output);
+	/* The first was left alone and still serves. */
+	buffer_init(&text);
+	header_text(1, 1, &text);
+	ck_assert_int_eq(call(fd, SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), 0);
+	close(fd);
+	/* Killed, it leaves its socket and its lock file; the kernel released the lock, so a new
+	 * signer replaces the socket and starts. */
+	test_kill(pid, SIGKILL);
+	ck_assert_int_eq(lstat(socket_path, &st), 0);
+	ck_assert(S_ISSOCK(st.st_mode));
+	pid = start_signer(&fd);
+	ck_assert_int_eq(call(fd, SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), 0);
+	close(fd);
+	test_kill(pid, SIGTERM);
+	buffer_free(&text);
+}
+END_TEST
+
 /* ---- crash safety ---- */
 
 static uint64_t random_state;
@@ -675,6 +707,7 @@ static Suite *signer_suite(void)
 	tcase_add_test(tc, test_compromised_dirauthd);
 	tcase_add_test(tc, test_refuses_to_start);
 	tcase_add_test(tc, test_file_in_place_of_socket);
+	tcase_add_test(tc, test_second_signer_refused);
 	tcase_add_test(tc, test_crash_safety);
 	suite_add_tcase(suite, tc);
 	return suite;
