@@ -12,6 +12,16 @@
  * Snapshot responses come prepared (prepared.h): a request picks the one for its encoding and
  * its If-None-Match and queues it. Only the "latest" header is built per request, because its
  * max-age shrinks as the epoch runs out.
+ *
+ * Every path has one spelling. libmicrohttpd would decode percent-escapes before the handler
+ * sees the path, so "/v1/mix/snapshots/%32%31" would reach the canonical-decimal check as "21"
+ * and one epoch would have many URLs, each cached apart. The unescape callback leaves the path
+ * as it came, and a path holding '%' is refused (404) before routing.
+ *
+ * Error answers are never stored by caches (Cache-Control: no-store): a 404 for an epoch not yet
+ * published, or for "latest" before the first snapshot, would otherwise be kept by heuristic
+ * freshness and served after publication. Every answer on a body path carries Vary:
+ * Accept-Encoding, errors included, since what is answered there depends on that header.
  */
 #include "http.h"
 
@@ -78,8 +88,19 @@ static enum MHD_Result respond_bytes(struct MHD_Connection *connection, unsigned
 	return queue_and_destroy(connection, status, response);
 }
 
-static enum MHD_Result respond_error(struct MHD_Connection *connection, enum api_error error,
-                                     const char *detail)
+/* What a route adds to its error answers: the methods it allows (for a 405) and whether its
+ * answers vary with Accept-Encoding. */
+struct route {
+	const char *allow;
+	int vary;
+};
+
+static const struct route route_none = {NULL, 0};
+static const struct route route_post = {"POST", 0};
+static const struct route route_get = {"GET, HEAD", 0};
+
+static enum MHD_Result respond_route_error(struct MHD_Connection *connection, const struct route *route,
+                                           enum api_error error, const char *detail)
 {
 	struct buffer body;
 	buffer_init(&body);
@@ -93,12 +114,22 @@ static enum MHD_Result respond_error(struct MHD_Connection *connection, enum api
 	if (!response)
 		return MHD_NO;
 	if (MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json") != MHD_YES ||
-	    (error == API_ERROR_METHOD_NOT_ALLOWED &&
-	     MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, "GET, HEAD, POST") != MHD_YES)) {
+	    MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store") != MHD_YES ||
+	    (error == API_ERROR_METHOD_NOT_ALLOWED && route->allow &&
+	     MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, route->allow) != MHD_YES) ||
+	    (route->vary &&
+	     MHD_add_response_header(response, MHD_HTTP_HEADER_VARY, "Accept-Encoding") != MHD_YES)) {
 		MHD_destroy_response(response);
 		return MHD_NO;
 	}
 	return queue_and_destroy(connection, api_error_status(error), response);
+}
+
+/* An error answer of a path that adds nothing (no Allow, no Vary). */
+static enum MHD_Result respond_error(struct MHD_Connection *connection, enum api_error error,
+                                     const char *detail)
+{
+	return respond_route_error(connection, &route_none, error, detail);
 }
 
 /* Weak comparison (RFC 9110 13.1.2) of etag against an If-None-Match value: "*" or a list of
@@ -170,16 +201,23 @@ static enum MHD_Result serve_latest_header(struct http_server *server, struct MH
 	return result;
 }
 
+/* An epoch's header, or its body (route->vary set). An older epoch comes from the store header
+ * first: the header answers and the body's 304s never read the body, and a body is read and
+ * compressed in the one encoding asked for. */
 static enum MHD_Result serve_epoch(struct http_server *server, struct MHD_Connection *connection,
-                                   size_t namespace_index, uint64_t epoch, int body)
+                                   const struct route *route, size_t namespace_index, uint64_t epoch)
 {
+	int body = route->vary;
+	enum content_encoding encoding =
+	    body ? compress_negotiate(request_header(connection, MHD_HTTP_HEADER_ACCEPT_ENCODING))
+	         : ENCODING_IDENTITY;
 	struct prepared_snapshot *snapshot = NULL;
 	int rc = prepared_set_epoch(server->options.prepared, namespace_index, epoch, &snapshot);
 	if (rc == DIRAUTH_ERR_NOT_FOUND)
-		return respond_error(connection, API_ERROR_NOT_FOUND,
-		                     "No snapshot of this epoch is stored here.");
+		return respond_route_error(connection, route, API_ERROR_NOT_FOUND,
+		                           "No snapshot of this epoch is stored here.");
 	if (rc)
-		return respond_error(connection, API_ERROR_INTERNAL, dirauth_strerror(rc));
+		return respond_route_error(connection, route, API_ERROR_INTERNAL, dirauth_strerror(rc));
 	const char *if_none_match = request_header(connection, MHD_HTTP_HEADER_IF_NONE_MATCH);
 	enum MHD_Result result;
 	if (!body) {
@@ -188,17 +226,19 @@ static enum MHD_Result serve_epoch(struct http_server *server, struct MHD_Connec
 			                            snapshot->header_not_modified);
 		else
 			result = MHD_queue_response(connection, MHD_HTTP_OK, snapshot->header_response);
+	} else if (encoding == ENCODING_COUNT) {
+		result = respond_route_error(connection, route, API_ERROR_NOT_ACCEPTABLE, NULL);
+	} else if (etag_matches(if_none_match, snapshot->body_etag[encoding])) {
+		result = MHD_queue_response(connection, MHD_HTTP_NOT_MODIFIED,
+		                            snapshot->body_not_modified[encoding]);
 	} else {
-		enum content_encoding encoding =
-		    compress_negotiate(request_header(connection, MHD_HTTP_HEADER_ACCEPT_ENCODING));
-		if (encoding == ENCODING_COUNT)
-			result = respond_error(connection, API_ERROR_NOT_ACCEPTABLE, NULL);
-		else if (etag_matches(if_none_match, snapshot->body_etag[encoding]))
-			result = MHD_queue_response(connection, MHD_HTTP_NOT_MODIFIED,
-			                            snapshot->body_not_modified[encoding]);
-		else
+		struct MHD_Response *response = NULL;
+		rc = prepared_set_body(server->options.prepared, snapshot, encoding, &response);
+		if (rc)
 			result =
-			    MHD_queue_response(connection, MHD_HTTP_OK, snapshot->body_response[encoding]);
+			    respond_route_error(connection, route, API_ERROR_INTERNAL, dirauth_strerror(rc));
+		else
+			result = MHD_queue_response(connection, MHD_HTTP_OK, response);
 	}
 	/* A queued response holds its own reference. */
 	prepared_snapshot_release(snapshot);
@@ -214,35 +254,33 @@ static int route_snapshot(struct http_server *server, struct MHD_Connection *con
 	if (!slash || strncmp(slash, "/snapshots/", 11) != 0)
 		return -1;
 	const char *what = slash + 11;
+	const char *epoch_end = strchr(what, '/');
+	if (epoch_end && strcmp(epoch_end, "/body") != 0)
+		return -1;
+	/* A body path: every answer, errors too, varies with Accept-Encoding. */
+	struct route route = {"GET, HEAD", epoch_end != NULL};
 	if (!is_get(method)) {
-		*result = respond_error(connection, API_ERROR_METHOD_NOT_ALLOWED, NULL);
+		*result = respond_route_error(connection, &route, API_ERROR_METHOD_NOT_ALLOWED, NULL);
 		return 0;
 	}
 	int index = config_namespace_index(server->options.config, rest, (size_t)(slash - rest));
 	if (index < 0) {
-		*result =
-		    respond_error(connection, API_ERROR_NOT_FOUND, "This namespace is not served here.");
+		*result = respond_route_error(connection, &route, API_ERROR_NOT_FOUND,
+		                              "This namespace is not served here.");
 		return 0;
 	}
 	if (strcmp(what, "latest") == 0) {
 		*result = serve_latest_header(server, connection, (size_t)index);
 		return 0;
 	}
-	const char *epoch_end = strchr(what, '/');
 	size_t epoch_len = epoch_end ? (size_t)(epoch_end - what) : strlen(what);
-	int body = 0;
 	uint64_t epoch;
-	if (epoch_end) {
-		if (strcmp(epoch_end, "/body") != 0)
-			return -1;
-		body = 1;
-	}
 	if (epoch_len > HTTP_EPOCH_TEXT_MAX || decimal_parse(what, epoch_len, &epoch) != 0) {
-		*result =
-		    respond_error(connection, API_ERROR_NOT_FOUND, "The epoch is not a canonical decimal.");
+		*result = respond_route_error(connection, &route, API_ERROR_NOT_FOUND,
+		                              "The epoch is not a canonical decimal.");
 		return 0;
 	}
-	*result = serve_epoch(server, connection, (size_t)index, epoch, body);
+	*result = serve_epoch(server, connection, &route, (size_t)index, epoch);
 	return 0;
 }
 
@@ -382,31 +420,49 @@ static void request_completed(void *cls, struct MHD_Connection *connection, void
 	}
 }
 
+/* A path ending in "/body": its error answers carry Vary like its other answers. */
+static int is_body_path(const char *url)
+{
+	size_t len = strlen(url);
+	return len >= 5 && strcmp(url + len - 5, "/body") == 0;
+}
+
 static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connection, const char *url,
                                       const char *method, const char *version, const char *upload_data,
                                       size_t *upload_data_size, void **request_state)
 {
 	(void)version;
 	struct http_server *server = cls;
+	if (strchr(url, '%')) {
+		/* url is undecoded (unescape_none): a percent-escape would give a second URL to what
+		 * has one. */
+		struct route route = {NULL, is_body_path(url)};
+		return respond_route_error(connection, &route, API_ERROR_NOT_FOUND,
+		                           "A path here never holds a percent-escape.");
+	}
 	if (strcmp(url, "/v1/registrations") == 0) {
 		if (strcmp(method, MHD_HTTP_METHOD_POST) != 0)
-			return respond_error(connection, API_ERROR_METHOD_NOT_ALLOWED, NULL);
+			return respond_route_error(connection, &route_post, API_ERROR_METHOD_NOT_ALLOWED,
+			                           NULL);
 		return handle_registration(server, connection, upload_data, upload_data_size, request_state);
 	}
 	if (strcmp(url, "/v1/health") == 0) {
 		if (!is_get(method))
-			return respond_error(connection, API_ERROR_METHOD_NOT_ALLOWED, NULL);
+			return respond_route_error(connection, &route_get, API_ERROR_METHOD_NOT_ALLOWED,
+			                           NULL);
 		static const char ok[] = "{\"status\":\"ok\"}";
 		return respond_bytes(connection, MHD_HTTP_OK, "application/json", ok, sizeof ok - 1);
 	}
 	if (strcmp(url, "/v1/certificates") == 0) {
 		if (!is_get(method))
-			return respond_error(connection, API_ERROR_METHOD_NOT_ALLOWED, NULL);
+			return respond_route_error(connection, &route_get, API_ERROR_METHOD_NOT_ALLOWED,
+			                           NULL);
 		return serve_certificates(server, connection);
 	}
 	if (strcmp(url, "/v1/ready") == 0) {
 		if (!is_get(method))
-			return respond_error(connection, API_ERROR_METHOD_NOT_ALLOWED, NULL);
+			return respond_route_error(connection, &route_get, API_ERROR_METHOD_NOT_ALLOWED,
+			                           NULL);
 		return serve_ready(server, connection);
 	}
 	if (strncmp(url, HTTP_PREFIX, strlen(HTTP_PREFIX)) == 0) {
@@ -414,7 +470,17 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
 		if (route_snapshot(server, connection, method, url + strlen(HTTP_PREFIX), &result) == 0)
 			return result;
 	}
-	return respond_error(connection, API_ERROR_NOT_FOUND, NULL);
+	struct route route = {NULL, is_body_path(url)};
+	return respond_route_error(connection, &route, API_ERROR_NOT_FOUND, NULL);
+}
+
+/* The unescape callback: leaves the path and arguments exactly as received, so that the handler
+ * sees (and refuses) a percent-escape instead of its decoded form. */
+static size_t unescape_none(void *cls, struct MHD_Connection *connection, char *text)
+{
+	(void)cls;
+	(void)connection;
+	return strlen(text);
 }
 
 /* libmicrohttpd's own diagnostics. Its messages describe the server, not clients; they go to
@@ -463,7 +529,7 @@ int http_server_start(const struct http_options *options, struct http_server **o
 	    (unsigned)config->http.max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
 	    (unsigned)config->http.max_connections_per_ip, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 	    (size_t)config->http.connection_memory_limit, MHD_OPTION_NOTIFY_COMPLETED, request_completed,
-	    NULL, MHD_OPTION_END);
+	    NULL, MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_END);
 	if (!server->daemon) {
 		free(server);
 		return DIRAUTH_ERR_IO;

@@ -3,8 +3,14 @@
  *
  * Body bytes are handed to libmicrohttpd with a free callback, so each encoding exists once in
  * memory and lives exactly as long as the last response (and so the last connection) that
- * uses it. The set's lock guards only pointer swaps and the cache; building responses and
- * loading from the store happen outside it.
+ * uses it. The set's lock guards only pointer swaps, the cache and the counters; reading the
+ * store, compressing and building responses happen outside it. A snapshot's own body_lock
+ * guards only its body responses and in-progress markers, and is never held across a load
+ * either: a request that finds another one building the same encoding waits on body_built for
+ * that encoding alone, so a slow load stalls only the requests that need its result.
+ *
+ * Two requests missing the same older epoch at once may both read its header (a small read);
+ * the second to finish finds the first's entry and keeps that one.
  */
 #include "prepared.h"
 
@@ -14,21 +20,25 @@
 
 #include <microhttpd.h>
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define PREPARED_IMMUTABLE "public, max-age=31536000, immutable"
 
+struct cache_entry {
+	struct prepared_snapshot *snapshot; /* NULL: free slot */
+	uint64_t last_used;                 /* use_clock at the last lookup or insertion */
+};
+
 struct prepared_set {
 	const struct config *config;
 	struct store *store;
-	pthread_mutex_t lock; /* guards latest and cache */
+	pthread_mutex_t lock; /* guards latest, cache, use_clock and statistics */
 	struct prepared_snapshot *latest[CONFIG_MAX_NAMESPACES];
-	struct prepared_snapshot *cache[PREPARED_CACHE_SIZE]; /* older epochs, any namespace */
-	size_t cache_next;                                    /* round-robin replacement */
-	pthread_mutex_t load_lock;                            /* one load from the store at a time */
+	struct cache_entry cache[PREPARED_CACHE_SIZE]; /* older epochs, any namespace */
+	uint64_t use_clock;                            /* counts cache uses, for LRU replacement */
+	struct prepared_statistics statistics;
 };
 
 static void prepared_snapshot_free(struct prepared_snapshot *s)
@@ -45,6 +55,8 @@ static void prepared_snapshot_free(struct prepared_snapshot *s)
 		if (s->body_not_modified[e])
 			MHD_destroy_response(s->body_not_modified[e]);
 	}
+	pthread_cond_destroy(&s->body_built);
+	pthread_mutex_destroy(&s->body_lock);
 	free(s->header_note);
 	free(s);
 }
@@ -78,7 +90,35 @@ static struct MHD_Response *empty_response(void)
 	return MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
 }
 
-int prepared_snapshot_create(struct publication *p, struct prepared_snapshot **out)
+static const char *content_encoding_header(enum content_encoding encoding)
+{
+	return encoding == ENCODING_IDENTITY ? NULL : content_encoding_name(encoding);
+}
+
+/* The 200 response of s's body in encoding, taking bytes (freed on failure too). */
+static int body_response_create(const struct prepared_snapshot *s, enum content_encoding encoding,
+                                uint8_t *bytes, size_t len, struct MHD_Response **out)
+{
+	*out = NULL;
+	struct MHD_Response *response = MHD_create_response_from_buffer_with_free_callback(len, bytes, &free);
+	if (!response) {
+		free(bytes);
+		return DIRAUTH_ERR_NOMEM;
+	}
+	if (MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "application/octet-stream") !=
+	        MHD_YES ||
+	    add_headers(response, s->body_etag[encoding], content_encoding_header(encoding), 1)) {
+		MHD_destroy_response(response);
+		return DIRAUTH_ERR_NOMEM;
+	}
+	*out = response;
+	return 0;
+}
+
+/* Builds a snapshot from p's header note and parsed header, with its header and 304 responses,
+ * and with the body responses too when with_bodies (p->encoded then holds every encoding).
+ * Takes p's buffers; p is cleared in every case. */
+static int snapshot_build(struct publication *p, int with_bodies, struct prepared_snapshot **out)
 {
 	struct prepared_snapshot *s = calloc(1, sizeof *s);
 	uint8_t digest[CRYPTO_SHA256_SIZE];
@@ -88,8 +128,20 @@ int prepared_snapshot_create(struct publication *p, struct prepared_snapshot **o
 	*out = NULL;
 	if (!s)
 		goto cleanup;
+	if (pthread_mutex_init(&s->body_lock, NULL) != 0) {
+		free(s);
+		s = NULL;
+		goto cleanup;
+	}
+	if (pthread_cond_init(&s->body_built, NULL) != 0) {
+		pthread_mutex_destroy(&s->body_lock);
+		free(s);
+		s = NULL;
+		goto cleanup;
+	}
 	atomic_init(&s->references, 1);
 	snprintf(s->namespace_name, sizeof s->namespace_name, "%s", p->namespace_name);
+	s->header = p->header;
 	s->epoch = p->header.epoch;
 	s->fresh_until = p->header.fresh_until;
 	if ((rc = crypto_sha256(p->header_note.data, p->header_note.len, digest)))
@@ -110,27 +162,25 @@ int prepared_snapshot_create(struct publication *p, struct prepared_snapshot **o
 	    add_headers(s->header_not_modified, s->header_etag, NULL, 0))
 		goto cleanup;
 
+	/* The body's ETags and 304s come from the digest the header commits to: no body needed. */
 	hex_encode(p->header.body_sha256, sizeof p->header.body_sha256, hex);
 	for (int e = 0; e < ENCODING_COUNT; e++) {
-		const char *name = content_encoding_name((enum content_encoding)e);
-		snprintf(s->body_etag[e], sizeof s->body_etag[e], "\"%s-%s\"", hex, name);
+		enum content_encoding encoding = (enum content_encoding)e;
+		snprintf(s->body_etag[e], sizeof s->body_etag[e], "\"%s-%s\"", hex,
+		         content_encoding_name(encoding));
+		s->body_not_modified[e] = empty_response();
+		if (!s->body_not_modified[e] || add_headers(s->body_not_modified[e], s->body_etag[e],
+		                                            content_encoding_header(encoding), 1))
+			goto cleanup;
+		if (!with_bodies)
+			continue;
 		size_t len = 0;
 		uint8_t *bytes = buffer_steal(&p->encoded[e], &len);
 		if (!bytes)
 			goto cleanup;
-		s->body_response[e] = MHD_create_response_from_buffer_with_free_callback(len, bytes, &free);
-		if (!s->body_response[e]) {
-			free(bytes);
+		if ((rc = body_response_create(s, encoding, bytes, len, &s->body_response[e])))
 			goto cleanup;
-		}
-		s->body_not_modified[e] = empty_response();
-		const char *content_encoding = e == ENCODING_IDENTITY ? NULL : name;
-		if (!s->body_not_modified[e] ||
-		    MHD_add_response_header(s->body_response[e], MHD_HTTP_HEADER_CONTENT_TYPE,
-		                            "application/octet-stream") != MHD_YES ||
-		    add_headers(s->body_response[e], s->body_etag[e], content_encoding, 1) ||
-		    add_headers(s->body_not_modified[e], s->body_etag[e], content_encoding, 1))
-			goto cleanup;
+		rc = DIRAUTH_ERR_NOMEM;
 	}
 	*out = s;
 	s = NULL;
@@ -139,6 +189,11 @@ cleanup:
 	prepared_snapshot_free(s);
 	publication_clear(p);
 	return rc;
+}
+
+int prepared_snapshot_create(struct publication *p, struct prepared_snapshot **out)
+{
+	return snapshot_build(p, 1, out);
 }
 
 int prepared_set_create(const struct config *config, struct store *store, struct prepared_set **out)
@@ -153,11 +208,6 @@ int prepared_set_create(const struct config *config, struct store *store, struct
 		free(set);
 		return DIRAUTH_ERR_NOMEM;
 	}
-	if (pthread_mutex_init(&set->load_lock, NULL) != 0) {
-		pthread_mutex_destroy(&set->lock);
-		free(set);
-		return DIRAUTH_ERR_NOMEM;
-	}
 	*out = set;
 	return 0;
 }
@@ -169,18 +219,36 @@ void prepared_set_free(struct prepared_set *set)
 	for (size_t i = 0; i < CONFIG_MAX_NAMESPACES; i++)
 		prepared_snapshot_release(set->latest[i]);
 	for (size_t i = 0; i < PREPARED_CACHE_SIZE; i++)
-		prepared_snapshot_release(set->cache[i]);
+		prepared_snapshot_release(set->cache[i].snapshot);
 	pthread_mutex_destroy(&set->lock);
-	pthread_mutex_destroy(&set->load_lock);
 	free(set);
 }
 
-/* Puts snapshot (whose reference the cache takes) in the cache; caller holds the lock. */
+static int same_snapshot(const struct prepared_snapshot *s, const char *name, uint64_t epoch)
+{
+	return s && s->epoch == epoch && strcmp(s->namespace_name, name) == 0;
+}
+
+/* Puts snapshot (whose reference the cache takes) in the cache: in place of an entry for the same
+ * epoch, else in a free slot, else in place of the least recently used. Caller holds the lock. */
 static void cache_put_locked(struct prepared_set *set, struct prepared_snapshot *snapshot)
 {
-	struct prepared_snapshot *old = set->cache[set->cache_next];
-	set->cache[set->cache_next] = snapshot;
-	set->cache_next = (set->cache_next + 1) % PREPARED_CACHE_SIZE;
+	size_t slot = PREPARED_CACHE_SIZE;
+	for (size_t i = 0; i < PREPARED_CACHE_SIZE && slot == PREPARED_CACHE_SIZE; i++)
+		if (same_snapshot(set->cache[i].snapshot, snapshot->namespace_name, snapshot->epoch))
+			slot = i;
+	for (size_t i = 0; i < PREPARED_CACHE_SIZE && slot == PREPARED_CACHE_SIZE; i++)
+		if (!set->cache[i].snapshot)
+			slot = i;
+	if (slot == PREPARED_CACHE_SIZE) {
+		slot = 0;
+		for (size_t i = 1; i < PREPARED_CACHE_SIZE; i++)
+			if (set->cache[i].last_used < set->cache[slot].last_used)
+				slot = i;
+	}
+	struct prepared_snapshot *old = set->cache[slot].snapshot;
+	set->cache[slot].snapshot = snapshot;
+	set->cache[slot].last_used = ++set->use_clock;
 	/* Releasing under the lock is cheap: at worst it frees memory. */
 	prepared_snapshot_release(old);
 }
@@ -188,9 +256,10 @@ static void cache_put_locked(struct prepared_set *set, struct prepared_snapshot 
 static struct prepared_snapshot *cache_find_locked(struct prepared_set *set, const char *name, uint64_t epoch)
 {
 	for (size_t i = 0; i < PREPARED_CACHE_SIZE; i++) {
-		struct prepared_snapshot *s = set->cache[i];
-		if (s && s->epoch == epoch && strcmp(s->namespace_name, name) == 0)
-			return s;
+		if (same_snapshot(set->cache[i].snapshot, name, epoch)) {
+			set->cache[i].last_used = ++set->use_clock;
+			return set->cache[i].snapshot;
+		}
 	}
 	return NULL;
 }
@@ -229,17 +298,16 @@ int prepared_set_latest(struct prepared_set *set, size_t namespace_index, struct
 	return s ? 0 : DIRAUTH_ERR_NOT_FOUND;
 }
 
-/* The latest or a cached snapshot, with a reference, or NULL. */
-static struct prepared_snapshot *lookup(struct prepared_set *set, size_t namespace_index, uint64_t epoch)
+/* The latest or a cached snapshot, with a reference, or NULL. Caller holds the lock. */
+static struct prepared_snapshot *lookup_locked(struct prepared_set *set, size_t namespace_index,
+                                               uint64_t epoch)
 {
 	const char *name = set->config->namespaces[namespace_index].name;
-	pthread_mutex_lock(&set->lock);
 	struct prepared_snapshot *s = set->latest[namespace_index];
 	if (!s || s->epoch != epoch)
 		s = cache_find_locked(set, name, epoch);
 	if (s)
 		prepared_snapshot_acquire(s);
-	pthread_mutex_unlock(&set->lock);
 	return s;
 }
 
@@ -247,30 +315,87 @@ int prepared_set_epoch(struct prepared_set *set, size_t namespace_index, uint64_
                        struct prepared_snapshot **out)
 {
 	struct publication p;
-	struct prepared_snapshot *s;
+	struct prepared_snapshot *s = NULL;
 	int rc;
 
 	*out = NULL;
 	if (namespace_index >= set->config->namespace_count)
 		return DIRAUTH_ERR_NOT_FOUND;
-	if ((*out = lookup(set, namespace_index, epoch)) != NULL)
+	pthread_mutex_lock(&set->lock);
+	*out = lookup_locked(set, namespace_index, epoch);
+	pthread_mutex_unlock(&set->lock);
+	if (*out)
 		return 0;
-	pthread_mutex_lock(&set->load_lock);
-	/* Another request may have loaded it while this one waited. */
-	if ((*out = lookup(set, namespace_index, epoch)) != NULL) {
-		pthread_mutex_unlock(&set->load_lock);
-		return 0;
-	}
-	rc = publish_load(set->config, set->store, namespace_index, epoch, &p);
+	/* Not held: the header alone, read without any lock held. */
+	rc = publish_load_header(set->config, set->store, namespace_index, epoch, &p);
 	if (rc == 0)
-		rc = prepared_snapshot_create(&p, &s);
+		rc = snapshot_build(&p, 0, &s);
+	pthread_mutex_lock(&set->lock);
+	set->statistics.header_loads++;
 	if (rc == 0) {
-		prepared_snapshot_acquire(s); /* one for the cache, one for the caller */
-		pthread_mutex_lock(&set->lock);
-		cache_put_locked(set, s);
-		pthread_mutex_unlock(&set->lock);
-		*out = s;
+		/* Another request may have put it there meanwhile: keep that one. */
+		*out = lookup_locked(set, namespace_index, epoch);
+		if (!*out) {
+			prepared_snapshot_acquire(s); /* one for the cache, one for the caller */
+			cache_put_locked(set, s);
+			*out = s;
+			s = NULL;
+		}
 	}
-	pthread_mutex_unlock(&set->load_lock);
+	pthread_mutex_unlock(&set->lock);
+	prepared_snapshot_release(s);
 	return rc;
+}
+
+int prepared_set_body(struct prepared_set *set, struct prepared_snapshot *snapshot,
+                      enum content_encoding encoding, struct MHD_Response **out)
+{
+	struct MHD_Response *response = NULL;
+	struct buffer bytes;
+	int rc;
+
+	*out = NULL;
+	if ((unsigned)encoding >= ENCODING_COUNT)
+		return DIRAUTH_ERR_INTERNAL;
+	pthread_mutex_lock(&snapshot->body_lock);
+	while (!snapshot->body_response[encoding] && snapshot->body_building[encoding])
+		pthread_cond_wait(&snapshot->body_built, &snapshot->body_lock);
+	if (snapshot->body_response[encoding]) {
+		*out = snapshot->body_response[encoding];
+		pthread_mutex_unlock(&snapshot->body_lock);
+		return 0;
+	}
+	snapshot->body_building[encoding] = true;
+	pthread_mutex_unlock(&snapshot->body_lock);
+
+	buffer_init(&bytes);
+	rc = publish_load_body(set->store, &snapshot->header, encoding, &bytes);
+	pthread_mutex_lock(&set->lock);
+	set->statistics.body_loads++;
+	if (rc == 0 && encoding != ENCODING_IDENTITY)
+		set->statistics.compressions[encoding]++;
+	pthread_mutex_unlock(&set->lock);
+	if (rc == 0) {
+		size_t len = 0;
+		uint8_t *data = buffer_steal(&bytes, &len);
+		rc =
+		    data ? body_response_create(snapshot, encoding, data, len, &response) : DIRAUTH_ERR_NOMEM;
+	}
+	buffer_free(&bytes);
+
+	pthread_mutex_lock(&snapshot->body_lock);
+	snapshot->body_building[encoding] = false;
+	if (rc == 0)
+		snapshot->body_response[encoding] = response;
+	pthread_cond_broadcast(&snapshot->body_built);
+	pthread_mutex_unlock(&snapshot->body_lock);
+	*out = response;
+	return rc;
+}
+
+void prepared_set_statistics(struct prepared_set *set, struct prepared_statistics *out)
+{
+	pthread_mutex_lock(&set->lock);
+	*out = set->statistics;
+	pthread_mutex_unlock(&set->lock);
 }

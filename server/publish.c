@@ -193,8 +193,8 @@ cleanup:
 	return rc;
 }
 
-int publish_load(const struct config *config, struct store *store, size_t namespace_index, uint64_t epoch,
-                 struct publication *out)
+int publish_load_header(const struct config *config, struct store *store, size_t namespace_index,
+                        uint64_t epoch, struct publication *out)
 {
 	struct publication p;
 	struct note *note = NULL;
@@ -206,22 +206,80 @@ int publish_load(const struct config *config, struct store *store, size_t namesp
 		return DIRAUTH_ERR_NOT_FOUND;
 	const char *name = config->namespaces[namespace_index].name;
 	snprintf(p.namespace_name, sizeof p.namespace_name, "%s", name);
-	if ((rc = store_snapshot_get(store, name, epoch, &p.header_note, &p.encoded[ENCODING_IDENTITY])))
+	/* No body buffer: the store copies the header alone. */
+	if ((rc = store_snapshot_get(store, name, epoch, &p.header_note, NULL)))
 		goto cleanup;
 	if ((rc = note_parse(p.header_note.data, p.header_note.len, &note)) ||
 	    (rc = snapshot_header_parse(note->text, note->text_len, &p.header)))
 		goto cleanup;
-	if (p.header.epoch != epoch || strcmp(p.header.namespace_name, name) != 0 ||
-	    p.header.body_size != p.encoded[ENCODING_IDENTITY].len) {
+	if (p.header.epoch != epoch || strcmp(p.header.namespace_name, name) != 0) {
 		rc = DIRAUTH_ERR_MISMATCH;
 		goto cleanup;
 	}
-	if ((rc = publish_encode_body(config, &p)))
-		goto cleanup;
 	*out = p;
 	memset(&p, 0, sizeof p);
 cleanup:
 	note_free(note);
+	publication_clear(&p);
+	return rc;
+}
+
+/* Reads the stored body of header's snapshot into body and checks it against the header. */
+static int load_body_checked(struct store *store, const struct snapshot_header *header, struct buffer *body)
+{
+	uint8_t digest[CRYPTO_SHA256_SIZE];
+	int rc = store_snapshot_get(store, header->namespace_name, header->epoch, NULL, body);
+	if (rc)
+		return rc;
+	if (body->len != header->body_size)
+		return DIRAUTH_ERR_MISMATCH;
+	if ((rc = crypto_sha256(body->data ? body->data : (const uint8_t *)"", body->len, digest)))
+		return rc;
+	return memcmp(digest, header->body_sha256, sizeof digest) == 0 ? 0 : DIRAUTH_ERR_MISMATCH;
+}
+
+int publish_load_body(struct store *store, const struct snapshot_header *header,
+                      enum content_encoding encoding, struct buffer *out)
+{
+	struct buffer body;
+	int rc;
+
+	if ((unsigned)encoding >= ENCODING_COUNT)
+		return DIRAUTH_ERR_INTERNAL;
+	buffer_reset(out);
+	if (encoding == ENCODING_IDENTITY)
+		return load_body_checked(store, header, out);
+	buffer_init(&body);
+	rc = load_body_checked(store, header, &body);
+	if (rc == 0)
+		rc = compress_encode(encoding, body.data ? body.data : (const uint8_t *)"", body.len, out);
+	buffer_free(&body);
+	return rc;
+}
+
+int publish_load(const struct config *config, struct store *store, size_t namespace_index, uint64_t epoch,
+                 struct publication *out)
+{
+	struct publication p;
+	int rc;
+
+	memset(out, 0, sizeof *out);
+	if ((rc = publish_load_header(config, store, namespace_index, epoch, &p)))
+		return rc;
+	struct buffer *body = &p.encoded[ENCODING_IDENTITY];
+	if ((rc = load_body_checked(store, &p.header, body)))
+		goto cleanup;
+	for (int e = 0; e < ENCODING_COUNT; e++) {
+		if (e == ENCODING_IDENTITY)
+			continue;
+		if ((rc = compress_encode((enum content_encoding)e,
+		                          body->data ? body->data : (const uint8_t *)"", body->len,
+		                          &p.encoded[e])))
+			goto cleanup;
+	}
+	*out = p;
+	memset(&p, 0, sizeof p);
+cleanup:
 	publication_clear(&p);
 	return rc;
 }

@@ -242,6 +242,9 @@ static void expect_error(const struct response *r, long status, const char *code
 	ck_assert_msg(r->status == status, "expected %ld %s, got %ld: %s", status, code, r->status,
 	              r->body.data ? (const char *)r->body.data : "");
 	ck_assert_str_eq(header(r, "Content-Type"), "application/json");
+	/* No cache may keep an error: a 404 for an epoch not yet published must not outlive its
+	 * publication. */
+	ck_assert_str_eq(header(r, "Cache-Control"), "no-store");
 	char expected[128];
 	snprintf(expected, sizeof expected, "{\"error\":\"%s\",\"detail\":\"", code);
 	ck_assert_msg(r->body.len > strlen(expected) && memcmp(r->body.data, expected, strlen(expected)) == 0,
@@ -610,18 +613,58 @@ START_TEST(test_routes)
 		expect_error(&response, 404, "not_found");
 		response_free(&response);
 	}
-	request(&f, "GET", "/v1/registrations", NULL, 0, 0, NULL, &response);
-	expect_error(&response, 405, "method_not_allowed");
+	/* Errors on a body path vary with Accept-Encoding like its other answers; others do not. */
+	const char *body_paths[] = {"/v1/mix/snapshots/12/body", "/v1/nowhere/snapshots/12/body",
+	                            "/v1/mix/snapshots/012/body", "/v1/mix/snapshots/latest/body"};
+	for (size_t i = 0; i < sizeof body_paths / sizeof body_paths[0]; i++) {
+		request(&f, "GET", body_paths[i], NULL, 0, 0, NULL, &response);
+		expect_error(&response, 404, "not_found");
+		ck_assert_msg(header(&response, "Vary") &&
+		                  strcmp(header(&response, "Vary"), "Accept-Encoding") == 0,
+		              "%s", body_paths[i]);
+		response_free(&response);
+	}
+	request(&f, "GET", "/v1/mix/snapshots/12", NULL, 0, 0, NULL, &response);
+	expect_error(&response, 404, "not_found");
+	ck_assert_ptr_null(header(&response, "Vary"));
 	response_free(&response);
-	request(&f, "DELETE", "/v1/mix/snapshots/latest", NULL, 0, 0, NULL, &response);
-	expect_error(&response, 405, "method_not_allowed");
-	response_free(&response);
+
+	/* 405 names the methods of its own path. */
+	struct {
+		const char *method, *path, *allow;
+		int vary;
+	} not_allowed[] = {
+	    {"GET", "/v1/registrations", "POST", 0},
+	    {"HEAD", "/v1/registrations", "POST", 0},
+	    {"DELETE", "/v1/mix/snapshots/latest", "GET, HEAD", 0},
+	    {"PUT", "/v1/mix/snapshots/12", "GET, HEAD", 0},
+	    {"DELETE", "/v1/mix/snapshots/12/body", "GET, HEAD", 1},
+	    {"POST", "/v1/health", "GET, HEAD", 0},
+	    {"POST", "/v1/ready", "GET, HEAD", 0},
+	    {"POST", "/v1/certificates", "GET, HEAD", 0},
+	};
 	struct buffer body;
 	buffer_init(&body);
 	ck_assert_int_eq(buffer_append_string(&body, "x"), 0);
-	request(&f, "POST", "/v1/health", body.data, body.len, 0, NULL, &response);
-	expect_error(&response, 405, "method_not_allowed");
-	response_free(&response);
+	for (size_t i = 0; i < sizeof not_allowed / sizeof not_allowed[0]; i++) {
+		int post_body = strcmp(not_allowed[i].method, "POST") == 0;
+		request(&f, not_allowed[i].method, not_allowed[i].path, post_body ? body.data : NULL,
+		        post_body ? body.len : 0, 0, NULL, &response);
+		ck_assert_msg(response.status == 405, "%s %s: %ld", not_allowed[i].method,
+		              not_allowed[i].path, response.status);
+		ck_assert_str_eq(header(&response, "Cache-Control"), "no-store");
+		ck_assert_msg(header(&response, "Allow") &&
+		                  strcmp(header(&response, "Allow"), not_allowed[i].allow) == 0,
+		              "%s %s: Allow %s", not_allowed[i].method, not_allowed[i].path,
+		              header(&response, "Allow") ? header(&response, "Allow") : "(none)");
+		if (not_allowed[i].vary)
+			ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
+		else
+			ck_assert_ptr_null(header(&response, "Vary"));
+		if (strcmp(not_allowed[i].method, "HEAD") != 0)
+			expect_error(&response, 405, "method_not_allowed");
+		response_free(&response);
+	}
 	buffer_free(&body);
 	fixture_close(&f);
 }
@@ -711,6 +754,17 @@ START_TEST(test_caching_headers)
 	const char *refuse_all[] = {"Accept-Encoding: identity;q=0", NULL};
 	request(&f, "GET", "/v1/mix/snapshots/12/body", NULL, 0, 0, refuse_all, &response);
 	expect_error(&response, 406, "not_acceptable");
+	ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
+	response_free(&response);
+
+	/* An epoch not yet published: 404, not to be cached, so that it is fetched once it is. */
+	request(&f, "GET", "/v1/mix/snapshots/13", NULL, 0, 0, NULL, &response);
+	expect_error(&response, 404, "not_found");
+	response_free(&response);
+	write_clock(&f, GENESIS + 13 * LENGTH);
+	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), 0);
+	request(&f, "GET", "/v1/mix/snapshots/13", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 200);
 	response_free(&response);
 	fixture_close(&f);
 }
@@ -911,6 +965,161 @@ START_TEST(test_signer_of_another_authority)
 }
 END_TEST
 
+START_TEST(test_percent_escapes_refused)
+{
+	struct fixture f;
+	fixture_open(&f, 0);
+	struct response response;
+	write_clock(&f, GENESIS + 12 * LENGTH);
+	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), 0);
+	request(&f, "GET", "/v1/mix/snapshots/12", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 200);
+	response_free(&response);
+
+	/* Each resource has one URL: a percent-escape, even of a character that needs none, is
+	 * refused rather than decoded. */
+	const char *escaped[] = {"/v1/mix/snapshots/%31%32",
+	                         "/v1/mix/snapshots/1%32",
+	                         "/v1/mix/snapshots/%31%32/body",
+	                         "/v1/mix/snapshots/12%2fbody",
+	                         "/v1/m%69x/snapshots/latest",
+	                         "/v1/mix/snapshots/latest%00",
+	                         "/v1/h%65alth",
+	                         "/v1/mix/snapshots/12/bod%79",
+	                         "/v1/mix/snapshots/12%"};
+	for (size_t i = 0; i < sizeof escaped / sizeof escaped[0]; i++) {
+		request(&f, "GET", escaped[i], NULL, 0, 0, NULL, &response);
+		ck_assert_msg(response.status == 404, "%s: %ld", escaped[i], response.status);
+		expect_error(&response, 404, "not_found");
+		response_free(&response);
+	}
+	request(&f, "GET", "/v1/mix/snapshots/%31%32/body", NULL, 0, 0, NULL, &response);
+	ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
+	response_free(&response);
+
+	/* A registration posted to an escaped path is not accepted, and nothing is stored. */
+	struct registration r;
+	struct buffer note;
+	make_registration(&f, 1, "mix", &f.provider, &r);
+	sign(&r, &f.provider, &note);
+	request(&f, "POST", "/v1/registration%73", note.data, note.len, 0, NULL, &response);
+	expect_error(&response, 404, "not_found");
+	response_free(&response);
+	ck_assert_uint_eq(sequence_of(&f, r.service_id), 0);
+	buffer_free(&note);
+	registration_clear(&r);
+	fixture_close(&f);
+}
+END_TEST
+
+/* Restarts the prepared set, the scheduler and the HTTP server over the same store, as after a
+ * restart of dirauthd: nothing but the latest snapshot is in memory. */
+static void fixture_restart_serving(struct fixture *f)
+{
+	http_server_stop(f->http);
+	epoch_scheduler_free(f->scheduler);
+	prepared_set_free(f->prepared);
+	ck_assert_int_eq(prepared_set_create(f->config, f->store, &f->prepared), 0);
+	struct epoch_scheduler_options scheduler_options = {f->config, f->store,    f->signer, f->health,
+	                                                    f->clock,  f->prepared, f->log};
+	ck_assert_int_eq(epoch_scheduler_create(&scheduler_options, &f->scheduler), 0);
+	struct http_options http_options = {f->config, f->store, f->signer, f->health, f->clock, f->prepared};
+	ck_assert_int_eq(http_server_start(&http_options, &f->http), 0);
+}
+
+static void expect_statistics(struct fixture *f, uint64_t header_loads, uint64_t body_loads, uint64_t gzip,
+                              uint64_t zstd)
+{
+	struct prepared_statistics statistics;
+	prepared_set_statistics(f->prepared, &statistics);
+	ck_assert_uint_eq(statistics.header_loads, header_loads);
+	ck_assert_uint_eq(statistics.body_loads, body_loads);
+	ck_assert_uint_eq(statistics.compressions[ENCODING_IDENTITY], 0);
+	ck_assert_uint_eq(statistics.compressions[ENCODING_GZIP], gzip);
+	ck_assert_uint_eq(statistics.compressions[ENCODING_ZSTD], zstd);
+}
+
+START_TEST(test_old_epochs_load_lazily)
+{
+	struct fixture f;
+	fixture_open(&f, 0);
+	struct registration r;
+	struct buffer note;
+	struct response response;
+	make_registration(&f, 1, "mix", &f.provider, &r);
+	sign(&r, &f.provider, &note);
+	post(&f, &note, &response);
+	ck_assert_int_eq(response.status, 202);
+	response_free(&response);
+	buffer_free(&note);
+	registration_clear(&r);
+	write_clock(&f, GENESIS + 11 * LENGTH);
+	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), 0);
+	write_clock(&f, GENESIS + 12 * LENGTH);
+	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), 0);
+	fixture_restart_serving(&f);
+	expect_statistics(&f, 0, 0, 0, 0);
+
+	/* The header of an older epoch, by GET and HEAD: the body is never read. */
+	request(&f, "GET", "/v1/mix/snapshots/11", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, "\nepoch 11\n"));
+	ck_assert_str_eq(header(&response, "Cache-Control"), "public, max-age=31536000, immutable");
+	response_free(&response);
+	request(&f, "HEAD", "/v1/mix/snapshots/11", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 200);
+	response_free(&response);
+	expect_statistics(&f, 1, 0, 0, 0);
+
+	/* A body in identity: read, not compressed. */
+	const char *identity[] = {"Accept-Encoding: identity", NULL};
+	request(&f, "GET", "/v1/mix/snapshots/11/body", NULL, 0, 0, identity, &response);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_ptr_null(header(&response, "Content-Encoding"));
+	char identity_etag[128];
+	snprintf(identity_etag, sizeof identity_etag, "%s", header(&response, "ETag"));
+	response_free(&response);
+	expect_statistics(&f, 1, 1, 0, 0);
+
+	/* gzip: compressed once, in gzip alone, and then served from memory. */
+	const char *gzip[] = {"Accept-Encoding: gzip", NULL};
+	for (int i = 0; i < 3; i++) {
+		request(&f, "GET", "/v1/mix/snapshots/11/body", NULL, 0, 0, gzip, &response);
+		ck_assert_int_eq(response.status, 200);
+		ck_assert_str_eq(header(&response, "Content-Encoding"), "gzip");
+		ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
+		struct buffer decoded;
+		buffer_init(&decoded);
+		ck_assert_int_eq(
+		    compress_decode(ENCODING_GZIP, response.body.data, response.body.len, 1 << 20, &decoded),
+		    0);
+		ck_assert_ptr_nonnull(strstr((const char *)decoded.data, "epoch 11"));
+		buffer_free(&decoded);
+		response_free(&response);
+	}
+	expect_statistics(&f, 1, 2, 1, 0);
+
+	/* A conditional request for a body not built yet (zstd) that matches is answered from the
+	 * header's digest alone. */
+	char zstd_etag[600];
+	snprintf(zstd_etag, sizeof zstd_etag, "If-None-Match: %.*s-zstd\"", (int)strlen(identity_etag) - 10,
+	         identity_etag);
+	const char *zstd_conditional[] = {"Accept-Encoding: zstd", zstd_etag, NULL};
+	request(&f, "GET", "/v1/mix/snapshots/11/body", NULL, 0, 0, zstd_conditional, &response);
+	ck_assert_int_eq(response.status, 304);
+	ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
+	response_free(&response);
+	expect_statistics(&f, 1, 2, 1, 0);
+
+	/* The latest is prepared at start, every encoding included: nothing to load. */
+	request(&f, "GET", "/v1/mix/snapshots/12/body", NULL, 0, 0, gzip, &response);
+	ck_assert_int_eq(response.status, 200);
+	response_free(&response);
+	expect_statistics(&f, 1, 2, 1, 0);
+	fixture_close(&f);
+}
+END_TEST
+
 static Suite *http_suite(void)
 {
 	Suite *suite = suite_create("http");
@@ -924,6 +1133,8 @@ static Suite *http_suite(void)
 	tcase_add_test(tc, test_certificates);
 	tcase_add_test(tc, test_signer_down_fails_closed);
 	tcase_add_test(tc, test_signer_of_another_authority);
+	tcase_add_test(tc, test_percent_escapes_refused);
+	tcase_add_test(tc, test_old_epochs_load_lazily);
 	suite_add_tcase(suite, tc);
 	return suite;
 }

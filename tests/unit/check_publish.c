@@ -6,6 +6,7 @@
  * the signer down nothing is published, and the epoch is published late once it is back.
  */
 #include "clock.h"
+#include "compress.h"
 #include "config.h"
 #include "epoch.h"
 #include "error.h"
@@ -50,15 +51,9 @@ static void write_clock(struct fixture *f, uint64_t now)
 	test_write_file(path, text, (size_t)n, 0644);
 }
 
-static void fixture_open(struct fixture *f, const char *bounds)
+/* The fixture's configuration with bounds (a "bounds:" line, may be NULL). */
+static struct config *parse_config(struct fixture *f, const char *bounds)
 {
-	memset(f, 0, sizeof *f);
-	test_make_tempdir(f->dir, sizeof f->dir);
-	signer_fixture_prepare(&f->signer_process, f->dir, GENESIS + 10 * LENGTH, GENESIS - 86400,
-	                       GENESIS + 30 * 86400);
-	signer_fixture_start(&f->signer_process);
-	test_key_load(TEST_KEY_PROVIDER, &f->provider);
-
 	char text[4096];
 	snprintf(text, sizeof text,
 	         "authority: { name: authority1.dirauth.example, signer_socket: signer/signer.sock }\n"
@@ -74,8 +69,21 @@ static void fixture_open(struct fixture *f, const char *bounds)
 	         "%s",
 	         LENGTH, GENESIS, test_key_verifier_string(&f->provider), bounds ? bounds : "");
 	struct settings_error error;
-	ck_assert_msg(config_parse((const uint8_t *)text, strlen(text), f->dir, &f->config, &error) == 0,
+	struct config *config = NULL;
+	ck_assert_msg(config_parse((const uint8_t *)text, strlen(text), f->dir, &config, &error) == 0,
 	              "%zu: %s", error.line, error.message);
+	return config;
+}
+
+static void fixture_open(struct fixture *f, const char *bounds)
+{
+	memset(f, 0, sizeof *f);
+	test_make_tempdir(f->dir, sizeof f->dir);
+	signer_fixture_prepare(&f->signer_process, f->dir, GENESIS + 10 * LENGTH, GENESIS - 86400,
+	                       GENESIS + 30 * 86400);
+	signer_fixture_start(&f->signer_process);
+	test_key_load(TEST_KEY_PROVIDER, &f->provider);
+	f->config = parse_config(f, bounds);
 	ck_assert_int_eq(signer_client_open(f->config->signer_socket, 5000, &f->signer), 0);
 	ck_assert_int_eq(clock_open_file(f->config->clock_path, &f->clock), 0);
 	ck_assert_int_eq(signer_health_create(f->signer, f->config->authority_name, f->clock, &f->health), 0);
@@ -485,6 +493,208 @@ START_TEST(test_signer_down_publishes_late)
 }
 END_TEST
 
+START_TEST(test_load_ignores_lowered_bounds)
+{
+	struct fixture f;
+	fixture_open(&f, NULL);
+	uint64_t now = GENESIS + 5;
+	write_clock(&f, now);
+	submit(&f, 1, now, now + 3600);
+	submit(&f, 2, now, now + 3600);
+	submit(&f, 3, now, now + 3600);
+	struct publication p, loaded;
+	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, 1, &p, NULL, 0), 0);
+	publication_clear(&p);
+	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, 2, &p, NULL, 0), 0);
+	ck_assert_uint_gt(p.encoded[ENCODING_IDENTITY].len, 1024);
+	ck_assert_uint_gt(p.encoded[ENCODING_GZIP].len, 1024);
+
+	/* The operator lowers every bound below what is stored: new snapshots break them... */
+	struct config *lowered =
+	    parse_config(&f, "bounds: { records_per_snapshot: 1, snapshot_body_uncompressed: 1024, "
+	                     "snapshot_body_compressed: 1024 }\n");
+	struct publication refused;
+	ck_assert_int_eq(publish_snapshot(lowered, f.store, f.signer, 0, 3, &refused, NULL, 0),
+	                 DIRAUTH_ERR_BOUNDS);
+
+	/* ...but what is stored and signed still loads, the same bytes in every encoding... */
+	ck_assert_int_eq(publish_load(lowered, f.store, 0, 2, &loaded), 0);
+	ck_assert_mem_eq(loaded.header_note.data, p.header_note.data, p.header_note.len);
+	ck_assert_uint_eq(loaded.encoded[ENCODING_IDENTITY].len, p.encoded[ENCODING_IDENTITY].len);
+	ck_assert_mem_eq(loaded.encoded[ENCODING_IDENTITY].data, p.encoded[ENCODING_IDENTITY].data,
+	                 p.encoded[ENCODING_IDENTITY].len);
+	for (int e = 0; e < ENCODING_COUNT; e++) {
+		struct buffer decoded;
+		buffer_init(&decoded);
+		ck_assert_int_eq(compress_decode((enum content_encoding)e, loaded.encoded[e].data,
+		                                 loaded.encoded[e].len, 1 << 20, &decoded),
+		                 0);
+		ck_assert_uint_eq(decoded.len, p.encoded[ENCODING_IDENTITY].len);
+		buffer_free(&decoded);
+	}
+	publication_clear(&loaded);
+
+	/* ...and dirauthd starts with it: the scheduler installs the stored latest, and an older
+	 * epoch is served in every encoding. */
+	struct prepared_set *set = NULL;
+	struct epoch_scheduler *scheduler = NULL;
+	ck_assert_int_eq(prepared_set_create(lowered, f.store, &set), 0);
+	struct epoch_scheduler_options options = {lowered, f.store, f.signer, f.health, f.clock, set, NULL};
+	ck_assert_int_eq(epoch_scheduler_create(&options, &scheduler), 0);
+	struct prepared_snapshot *s = NULL;
+	ck_assert_int_eq(prepared_set_latest(set, 0, &s), 0);
+	ck_assert_uint_eq(s->epoch, 2);
+	prepared_snapshot_release(s);
+	ck_assert_int_eq(prepared_set_epoch(set, 0, 1, &s), 0);
+	for (int e = 0; e < ENCODING_COUNT; e++) {
+		struct MHD_Response *response = NULL;
+		ck_assert_int_eq(prepared_set_body(set, s, (enum content_encoding)e, &response), 0);
+		ck_assert_ptr_nonnull(response);
+	}
+	prepared_snapshot_release(s);
+	epoch_scheduler_free(scheduler);
+	prepared_set_free(set);
+	config_free(lowered);
+	publication_clear(&p);
+	fixture_close(&f);
+}
+END_TEST
+
+/* Stores, as epoch, a snapshot whose signed header claims a body other than the one stored. */
+static void store_mismatched_snapshot(struct fixture *f, uint64_t epoch)
+{
+	struct snapshot_header h;
+	struct buffer text, note;
+	struct note_signature signature;
+	char detail[SIGNER_DETAIL_MAX + 1];
+	memset(&h, 0, sizeof h);
+	snprintf(h.namespace_name, sizeof h.namespace_name, "mix");
+	snprintf(h.origin, sizeof h.origin, "dirauth.example/mix");
+	h.epoch = epoch;
+	ck_assert_int_eq(
+	    publish_epoch_times(f->config, epoch, &h.valid_after, &h.fresh_until, &h.valid_until), 0);
+	h.consensus_method = SNAPSHOT_CONSENSUS_METHOD;
+	h.body_size = 5;
+	memset(h.records_root, 0x44, sizeof h.records_root);
+	memset(h.body_sha256, 0x44, sizeof h.body_sha256);
+	buffer_init(&text);
+	buffer_init(&note);
+	ck_assert_int_eq(snapshot_header_encode(&h, &text), 0);
+	ck_assert_int_eq(signer_client_sign(f->signer, SIGNER_OP_SIGN_SNAPSHOT_HEADER, text.data, text.len, 0,
+	                                    NULL, 0, &signature, detail, sizeof detail),
+	                 0);
+	ck_assert_int_eq(note_format(text.data, text.len, &signature, 1, &note), 0);
+	ck_assert_int_eq(
+	    store_snapshot_put(f->store, "mix", epoch, note.data, note.len, (const uint8_t *)"other", 5), 0);
+	buffer_free(&text);
+	buffer_free(&note);
+}
+
+START_TEST(test_prepared_header_without_body)
+{
+	struct fixture f;
+	fixture_open(&f, NULL);
+	uint64_t now = GENESIS + 5;
+	write_clock(&f, now);
+	submit(&f, 1, now, now + 3600);
+	struct publication p;
+	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, 1, &p, NULL, 0), 0);
+	publication_clear(&p);
+	/* Epoch 2's stored body does not match its header (a damaged store). */
+	store_mismatched_snapshot(&f, 2);
+	ck_assert_int_eq(publish_load(f.config, f.store, 0, 2, &p), DIRAUTH_ERR_MISMATCH);
+
+	struct prepared_set *set = NULL;
+	ck_assert_int_eq(prepared_set_create(f.config, f.store, &set), 0);
+	struct prepared_statistics statistics;
+	struct prepared_snapshot *s = NULL, *again = NULL;
+	struct MHD_Response *response = NULL;
+
+	/* Its header is served from the stored header alone: the body is not read. */
+	ck_assert_int_eq(prepared_set_epoch(set, 0, 2, &s), 0);
+	ck_assert_uint_eq(s->epoch, 2);
+	ck_assert_ptr_nonnull(s->header_response);
+	ck_assert_ptr_nonnull(s->body_not_modified[ENCODING_ZSTD]);
+	prepared_set_statistics(set, &statistics);
+	ck_assert_uint_eq(statistics.header_loads, 1);
+	ck_assert_uint_eq(statistics.body_loads, 0);
+	/* Cached: the next request reads nothing. */
+	ck_assert_int_eq(prepared_set_epoch(set, 0, 2, &again), 0);
+	ck_assert_ptr_eq(again, s);
+	prepared_snapshot_release(again);
+	prepared_set_statistics(set, &statistics);
+	ck_assert_uint_eq(statistics.header_loads, 1);
+
+	/* Its body is refused in every encoding, and a failed build is tried again. */
+	for (int e = 0; e < ENCODING_COUNT; e++)
+		ck_assert_int_eq(prepared_set_body(set, s, (enum content_encoding)e, &response),
+		                 DIRAUTH_ERR_MISMATCH);
+	ck_assert_int_eq(prepared_set_body(set, s, ENCODING_GZIP, &response), DIRAUTH_ERR_MISMATCH);
+	ck_assert_ptr_null(response);
+	ck_assert_int_eq(prepared_set_body(set, s, ENCODING_COUNT, &response), DIRAUTH_ERR_INTERNAL);
+	prepared_set_statistics(set, &statistics);
+	ck_assert_uint_eq(statistics.body_loads, 4);
+	ck_assert_uint_eq(statistics.compressions[ENCODING_GZIP], 0);
+	prepared_snapshot_release(s);
+
+	/* A sound epoch: one read and one compression per encoding asked for, none for identity,
+	 * and the same response afterwards. */
+	ck_assert_int_eq(prepared_set_epoch(set, 0, 1, &s), 0);
+	struct MHD_Response *first = NULL;
+	ck_assert_int_eq(prepared_set_body(set, s, ENCODING_IDENTITY, &first), 0);
+	ck_assert_int_eq(prepared_set_body(set, s, ENCODING_IDENTITY, &response), 0);
+	ck_assert_ptr_eq(response, first);
+	prepared_set_statistics(set, &statistics);
+	ck_assert_uint_eq(statistics.body_loads, 5);
+	ck_assert_uint_eq(statistics.compressions[ENCODING_GZIP], 0);
+	ck_assert_uint_eq(statistics.compressions[ENCODING_ZSTD], 0);
+	ck_assert_int_eq(prepared_set_body(set, s, ENCODING_ZSTD, &response), 0);
+	ck_assert_int_eq(prepared_set_body(set, s, ENCODING_ZSTD, &response), 0);
+	prepared_set_statistics(set, &statistics);
+	ck_assert_uint_eq(statistics.body_loads, 6);
+	ck_assert_uint_eq(statistics.compressions[ENCODING_GZIP], 0);
+	ck_assert_uint_eq(statistics.compressions[ENCODING_ZSTD], 1);
+	prepared_snapshot_release(s);
+
+	/* An epoch not stored, and a namespace out of range. */
+	ck_assert_int_eq(prepared_set_epoch(set, 0, 3, &s), DIRAUTH_ERR_NOT_FOUND);
+	ck_assert_int_eq(prepared_set_epoch(set, 9, 1, &s), DIRAUTH_ERR_NOT_FOUND);
+	prepared_set_free(set);
+	fixture_close(&f);
+}
+END_TEST
+
+/* The cache keeps the most recently used older epochs: one in use survives a run of others. */
+START_TEST(test_prepared_cache_keeps_recent)
+{
+	struct fixture f;
+	fixture_open(&f, NULL);
+	write_clock(&f, GENESIS + 5);
+	struct publication p;
+	uint64_t last = PREPARED_CACHE_SIZE + 3;
+	for (uint64_t epoch = 1; epoch <= last; epoch++) {
+		ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, epoch, &p, NULL, 0), 0);
+		publication_clear(&p);
+	}
+	struct prepared_set *set = NULL;
+	struct prepared_snapshot *s = NULL;
+	struct prepared_statistics statistics;
+	ck_assert_int_eq(prepared_set_create(f.config, f.store, &set), 0);
+	for (uint64_t epoch = 2; epoch <= last; epoch++) {
+		/* Epoch 1 is asked for between every other: it stays. */
+		ck_assert_int_eq(prepared_set_epoch(set, 0, 1, &s), 0);
+		prepared_snapshot_release(s);
+		ck_assert_int_eq(prepared_set_epoch(set, 0, epoch, &s), 0);
+		ck_assert_uint_eq(s->epoch, epoch);
+		prepared_snapshot_release(s);
+	}
+	prepared_set_statistics(set, &statistics);
+	ck_assert_uint_eq(statistics.header_loads, last);
+	prepared_set_free(set);
+	fixture_close(&f);
+}
+END_TEST
+
 static Suite *publish_suite(void)
 {
 	Suite *suite = suite_create("publish");
@@ -496,6 +706,9 @@ static Suite *publish_suite(void)
 	tcase_add_test(tc, test_epoch_of);
 	tcase_add_test(tc, test_scheduler);
 	tcase_add_test(tc, test_signer_down_publishes_late);
+	tcase_add_test(tc, test_load_ignores_lowered_bounds);
+	tcase_add_test(tc, test_prepared_header_without_body);
+	tcase_add_test(tc, test_prepared_cache_keeps_recent);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
