@@ -97,7 +97,9 @@ int store_registration_foreach(struct store *store, const char *namespace_name, 
 int store_snapshot_put(struct store *store, const char *namespace_name, uint64_t epoch, const uint8_t *header,
                        size_t header_len, const uint8_t *body, size_t body_len);
 
-/* Copies a stored snapshot into header and body (either may be NULL). Returns 0,
+/* Copies a stored snapshot into header and body (either may be NULL; each buffer is replaced).
+ * With body NULL this is a header-only read: the body's bytes are neither copied nor read (the
+ * value is mapped, and only its length prefix and header are touched). Returns 0,
  * DIRAUTH_ERR_NOT_FOUND, DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_STORE. */
 int store_snapshot_get(struct store *store, const char *namespace_name, uint64_t epoch, struct buffer *header,
                        struct buffer *body);
