@@ -996,6 +996,11 @@ START_TEST(test_percent_escapes_refused)
 	request(&f, "GET", "/v1/mix/snapshots/%31%32/body", NULL, 0, 0, NULL, &response);
 	ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
 	response_free(&response);
+	/* The query string is not part of the path: it is ignored, escapes and all. */
+	request(&f, "GET", "/v1/mix/snapshots/12?x=%31", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, "\nepoch 12\n"));
+	response_free(&response);
 
 	/* A registration posted to an escaped path is not accepted, and nothing is stored. */
 	struct registration r;
