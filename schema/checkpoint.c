@@ -142,22 +142,17 @@ static int parse_fields(const uint8_t *text, size_t len, struct checkpoint *out)
 	return 0;
 }
 
+static int encode_checkpoint(const void *value, struct buffer *out)
+{
+	return checkpoint_encode(value, out);
+}
+
 int checkpoint_parse(const uint8_t *text, size_t len, struct checkpoint *out)
 {
-	struct buffer canonical;
-	buffer_init(&canonical);
 	memset(out, 0, sizeof(*out));
-	int rc = DIRAUTH_ERR_BOUNDS;
-	if (len > CHECKPOINT_MAX_BYTES)
-		goto cleanup;
-	if ((rc = parse_fields(text, len, out)) != 0)
-		goto cleanup;
-	if ((rc = checkpoint_encode(out, &canonical)) != 0)
-		goto cleanup;
-	if (canonical.len != len || memcmp(canonical.data, text, len) != 0)
-		rc = DIRAUTH_ERR_SYNTAX;
-cleanup:
-	buffer_free(&canonical);
+	int rc = len > CHECKPOINT_MAX_BYTES ? DIRAUTH_ERR_BOUNDS : parse_fields(text, len, out);
+	if (rc == 0)
+		rc = lines_require_canonical(text, len, out, encode_checkpoint);
 	if (rc)
 		memset(out, 0, sizeof(*out));
 	return rc;

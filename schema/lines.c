@@ -143,3 +143,14 @@ int text_is_name(struct text_span span, size_t max)
 	}
 	return 1;
 }
+
+int lines_require_canonical(const uint8_t *text, size_t len, const void *value, lines_encoder encode)
+{
+	struct buffer canonical;
+	buffer_init(&canonical);
+	int rc = encode(value, &canonical);
+	if (rc == 0 && (canonical.len != len || memcmp(canonical.data, text, len) != 0))
+		rc = DIRAUTH_ERR_SYNTAX;
+	buffer_free(&canonical);
+	return rc;
+}

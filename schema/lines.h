@@ -9,6 +9,8 @@
 #ifndef DIRAUTH_SCHEMA_LINES_H
 #define DIRAUTH_SCHEMA_LINES_H
 
+#include "buffer.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,6 +61,15 @@ int text_copy(struct text_span span, char *out, size_t cap);
 /* Field parsers: canonical decimal; exactly 2*len lower-case hex. */
 int text_parse_u64(struct text_span span, uint64_t *out);
 int text_parse_hex(struct text_span span, uint8_t *out, size_t len);
+
+/* Writes a parsed document back into its text form (each codec's encoder, behind a small
+ * adapter taking const void *). */
+typedef int (*lines_encoder)(const void *value, struct buffer *out);
+
+/* The last step of every document parser: the text is canonical only when encoding the value
+ * parsed from it yields exactly the same bytes. Returns 0, DIRAUTH_ERR_SYNTAX when the bytes
+ * differ (a second spelling), or the encoder's own error. */
+int lines_require_canonical(const uint8_t *text, size_t len, const void *value, lines_encoder encode);
 
 /* True when span is a name: 1..max bytes of [a-z0-9] and inner '-' (not first or last). */
 int text_is_name(struct text_span span, size_t max);

@@ -106,22 +106,17 @@ static int parse_fields(const uint8_t *text, size_t len, struct receipt *out)
 	return lines_at_end(&reader) ? 0 : DIRAUTH_ERR_SYNTAX;
 }
 
+static int encode_receipt(const void *value, struct buffer *out)
+{
+	return receipt_encode(value, out);
+}
+
 int receipt_parse(const uint8_t *text, size_t len, struct receipt *out)
 {
-	struct buffer canonical;
-	buffer_init(&canonical);
 	memset(out, 0, sizeof(*out));
-	int rc = DIRAUTH_ERR_BOUNDS;
-	if (len > RECEIPT_MAX_BYTES)
-		goto cleanup;
-	if ((rc = parse_fields(text, len, out)) != 0)
-		goto cleanup;
-	if ((rc = receipt_encode(out, &canonical)) != 0)
-		goto cleanup;
-	if (canonical.len != len || memcmp(canonical.data, text, len) != 0)
-		rc = DIRAUTH_ERR_SYNTAX;
-cleanup:
-	buffer_free(&canonical);
+	int rc = len > RECEIPT_MAX_BYTES ? DIRAUTH_ERR_BOUNDS : parse_fields(text, len, out);
+	if (rc == 0)
+		rc = lines_require_canonical(text, len, out, encode_receipt);
 	if (rc)
 		memset(out, 0, sizeof(*out));
 	return rc;

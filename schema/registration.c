@@ -442,22 +442,17 @@ static int parse_fields(const uint8_t *text, size_t len, struct registration *ou
 	return out->endpoint_count > 0 ? 0 : DIRAUTH_ERR_SYNTAX;
 }
 
+static int encode_registration(const void *value, struct buffer *out)
+{
+	return registration_encode(value, out);
+}
+
 int registration_parse(const uint8_t *text, size_t len, struct registration *out)
 {
-	struct buffer canonical;
-	buffer_init(&canonical);
 	memset(out, 0, sizeof(*out));
-	int rc = DIRAUTH_ERR_BOUNDS;
-	if (len > REGISTRATION_MAX_BYTES)
-		goto cleanup;
-	if ((rc = parse_fields(text, len, out)) != 0)
-		goto cleanup;
-	if ((rc = registration_encode(out, &canonical)) != 0)
-		goto cleanup;
-	if (canonical.len != len || memcmp(canonical.data, text, len) != 0)
-		rc = DIRAUTH_ERR_SYNTAX;
-cleanup:
-	buffer_free(&canonical);
+	int rc = len > REGISTRATION_MAX_BYTES ? DIRAUTH_ERR_BOUNDS : parse_fields(text, len, out);
+	if (rc == 0)
+		rc = lines_require_canonical(text, len, out, encode_registration);
 	if (rc)
 		registration_clear(out);
 	return rc;

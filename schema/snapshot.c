@@ -155,22 +155,17 @@ static int header_parse_fields(const uint8_t *text, size_t len, struct snapshot_
 	return lines_at_end(&reader) ? 0 : DIRAUTH_ERR_SYNTAX;
 }
 
+static int encode_snapshot_header(const void *value, struct buffer *out)
+{
+	return snapshot_header_encode(value, out);
+}
+
 int snapshot_header_parse(const uint8_t *text, size_t len, struct snapshot_header *out)
 {
-	struct buffer canonical;
-	buffer_init(&canonical);
 	memset(out, 0, sizeof(*out));
-	int rc = DIRAUTH_ERR_BOUNDS;
-	if (len > SNAPSHOT_HEADER_MAX_BYTES)
-		goto cleanup;
-	if ((rc = header_parse_fields(text, len, out)) != 0)
-		goto cleanup;
-	if ((rc = snapshot_header_encode(out, &canonical)) != 0)
-		goto cleanup;
-	if (canonical.len != len || memcmp(canonical.data, text, len) != 0)
-		rc = DIRAUTH_ERR_SYNTAX;
-cleanup:
-	buffer_free(&canonical);
+	int rc = len > SNAPSHOT_HEADER_MAX_BYTES ? DIRAUTH_ERR_BOUNDS : header_parse_fields(text, len, out);
+	if (rc == 0)
+		rc = lines_require_canonical(text, len, out, encode_snapshot_header);
 	if (rc)
 		memset(out, 0, sizeof(*out));
 	return rc;

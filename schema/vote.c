@@ -143,22 +143,17 @@ static int parse_fields(const uint8_t *text, size_t len, struct vote *out)
 	return lines_at_end(&reader) ? 0 : DIRAUTH_ERR_SYNTAX;
 }
 
+static int encode_vote(const void *value, struct buffer *out)
+{
+	return vote_encode(value, out);
+}
+
 int vote_parse(const uint8_t *text, size_t len, struct vote *out)
 {
-	struct buffer canonical;
-	buffer_init(&canonical);
 	memset(out, 0, sizeof(*out));
-	int rc = DIRAUTH_ERR_BOUNDS;
-	if (len > VOTE_MAX_BYTES)
-		goto cleanup;
-	if ((rc = parse_fields(text, len, out)) != 0)
-		goto cleanup;
-	if ((rc = vote_encode(out, &canonical)) != 0)
-		goto cleanup;
-	if (canonical.len != len || memcmp(canonical.data, text, len) != 0)
-		rc = DIRAUTH_ERR_SYNTAX;
-cleanup:
-	buffer_free(&canonical);
+	int rc = len > VOTE_MAX_BYTES ? DIRAUTH_ERR_BOUNDS : parse_fields(text, len, out);
+	if (rc == 0)
+		rc = lines_require_canonical(text, len, out, encode_vote);
 	if (rc)
 		memset(out, 0, sizeof(*out));
 	return rc;
