@@ -417,3 +417,33 @@ cleanup:
 	free(dir_copy);
 	return rc;
 }
+
+int settings_clock(struct settings_reader *state, const struct settings_node *node, int *is_file, char *path)
+{
+	static const char *const keys[] = {"source", "path", NULL};
+	const struct settings_node *source, *path_node;
+	int rc;
+
+	if ((rc = settings_expect_kind(state, node, SETTINGS_MAPPING, "clock")) ||
+	    (rc = settings_check_keys(state, node, keys, "clock")) ||
+	    (rc = settings_require(state, node, "source", "clock", &source)) ||
+	    (rc = settings_expect_kind(state, source, SETTINGS_SCALAR, "clock.source")))
+		return rc;
+	path_node = settings_lookup(node, "path");
+	if (strlen(source->text) != source->text_len)
+		return settings_fail(state, source->line, "clock.source must not contain NUL");
+	if (strcmp(source->text, "system") == 0) {
+		if (path_node)
+			return settings_fail(state, path_node->line, "clock.path is only for source: file");
+		*is_file = 0;
+		path[0] = '\0';
+		return 0;
+	}
+	if (strcmp(source->text, "file") != 0)
+		return settings_fail(state, source->line, "clock.source must be 'system' or 'file'");
+	if (!path_node)
+		return settings_fail(state, node->line,
+		                     "clock: missing required key 'path' for source: file");
+	*is_file = 1;
+	return settings_path(state, path_node, "clock.path", path);
+}

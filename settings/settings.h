@@ -99,4 +99,9 @@ int settings_unsigned(struct settings_reader *state, const struct settings_node 
 int settings_path(struct settings_reader *state, const struct settings_node *node, const char *what,
                   char *out);
 
+/* The clock section every program shares: {source: system} or {source: file, path: P} (a file
+ * of unix seconds, for tests and demos: clock/clock.h). *is_file gets whether it is a file
+ * clock; path (SETTINGS_PATH_MAX bytes) gets the resolved path, or "" for the system clock. */
+int settings_clock(struct settings_reader *state, const struct settings_node *node, int *is_file, char *path);
+
 #endif

@@ -16,30 +16,11 @@
 static int parse_clock(struct settings_reader *state, const struct settings_node *node,
                        struct signer_config *config)
 {
-	static const char *const keys[] = {"source", "path", NULL};
-	const struct settings_node *source, *path;
-	int rc;
-
-	if ((rc = settings_expect_kind(state, node, SETTINGS_MAPPING, "clock")) ||
-	    (rc = settings_check_keys(state, node, keys, "clock")) ||
-	    (rc = settings_require(state, node, "source", "clock", &source)) ||
-	    (rc = settings_expect_kind(state, source, SETTINGS_SCALAR, "clock.source")))
-		return rc;
-	path = settings_lookup(node, "path");
-	if (strcmp(source->text, "system") == 0) {
-		if (path)
-			return settings_fail(state, path->line, "clock.path is only for source: file");
-		config->clock_source = SIGNER_CONFIG_CLOCK_SYSTEM;
-		config->clock_path[0] = '\0';
-		return 0;
-	}
-	if (strcmp(source->text, "file") != 0)
-		return settings_fail(state, source->line, "clock.source must be 'system' or 'file'");
-	if (!path)
-		return settings_fail(state, node->line,
-		                     "clock: missing required key 'path' for source: file");
-	config->clock_source = SIGNER_CONFIG_CLOCK_FILE;
-	return settings_path(state, path, "clock.path", config->clock_path);
+	int is_file = 0;
+	int rc = settings_clock(state, node, &is_file, config->clock_path);
+	if (rc == 0)
+		config->clock_source = is_file ? SIGNER_CONFIG_CLOCK_FILE : SIGNER_CONFIG_CLOCK_SYSTEM;
+	return rc;
 }
 
 static int parse_certificates(struct settings_reader *state, const struct settings_node *node,
