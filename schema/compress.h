@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #define COMPRESS_RATIO_GRACE (64 * 1024)
-#define COMPRESS_MAX_RATIO 64
+#define COMPRESS_MAX_RATIO   64
 
 enum content_encoding { ENCODING_IDENTITY, ENCODING_GZIP, ENCODING_ZSTD, ENCODING_COUNT };
 

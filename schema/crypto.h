@@ -11,9 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CRYPTO_SHA256_SIZE 32
+#define CRYPTO_SHA256_SIZE             32
 #define CRYPTO_ED25519_PUBLIC_KEY_SIZE 32
-#define CRYPTO_ED25519_SIGNATURE_SIZE 64
+#define CRYPTO_ED25519_SIGNATURE_SIZE  64
 
 /* SHA-256 of data. Returns 0 or DIRAUTH_ERR_CRYPTO. */
 int crypto_sha256(const uint8_t *data, size_t len, uint8_t out[CRYPTO_SHA256_SIZE]);

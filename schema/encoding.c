@@ -9,8 +9,7 @@
 #include "error.h"
 
 static const char hex_digits[] = "0123456789abcdef";
-static const char base64_alphabet[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static const char base64_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 void hex_encode(const uint8_t *data, size_t len, char *out)
 {
@@ -117,7 +116,8 @@ int base64_decode(const char *text, size_t text_len, uint8_t *out, size_t out_ca
 			if (v[j] < 0)
 				return DIRAUTH_ERR_SYNTAX;
 		}
-		uint32_t bits = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
+		uint32_t bits =
+		    (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
 		if (last_group && padding == 2 && (bits & 0xffff))
 			return DIRAUTH_ERR_SYNTAX; /* non-zero unused bits: a second spelling */
 		if (last_group && padding == 1 && (bits & 0xff))

@@ -33,8 +33,8 @@ int merkle_root(const merkle_hash *leaf_hashes, uint64_t count, merkle_hash out)
 /* Inclusion proof for leaf index in the tree of count leaves. proof has room for
  * MERKLE_MAX_PROOF hashes; *proof_len gets the number written. Returns 0, DIRAUTH_ERR_PROOF for
  * an index outside the tree, DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_CRYPTO. */
-int merkle_inclusion_proof(const merkle_hash *leaf_hashes, uint64_t count, uint64_t index,
-                           merkle_hash *proof, size_t *proof_len);
+int merkle_inclusion_proof(const merkle_hash *leaf_hashes, uint64_t count, uint64_t index, merkle_hash *proof,
+                           size_t *proof_len);
 
 /* Checks that leaf_hash is leaf index of the tree of tree_size leaves with this root.
  * Returns 0, DIRAUTH_ERR_PROOF or DIRAUTH_ERR_CRYPTO. */
@@ -54,7 +54,7 @@ int merkle_consistency_proof(const merkle_hash *leaf_hashes, uint64_t count, uin
 
 /* Checks that the tree of size1 leaves with root1 is a prefix of the tree of size2 leaves with
  * root2. Returns 0, DIRAUTH_ERR_PROOF or DIRAUTH_ERR_CRYPTO. */
-int merkle_consistency_verify(uint64_t size1, uint64_t size2, const merkle_hash root1, const merkle_hash root2,
-                              const merkle_hash *proof, size_t proof_len);
+int merkle_consistency_verify(uint64_t size1, uint64_t size2, const merkle_hash root1,
+                              const merkle_hash root2, const merkle_hash *proof, size_t proof_len);
 
 #endif

@@ -27,16 +27,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define NOTE_NAME_MAX 128
-#define NOTE_MAX_SIGNATURES 100
-#define NOTE_SIGNATURE_MAX 256      /* longest signature (after the key id) read from a line */
+#define NOTE_NAME_MAX         128
+#define NOTE_MAX_SIGNATURES   100
+#define NOTE_SIGNATURE_MAX    256 /* longest signature (after the key id) read from a line */
 #define NOTE_KEY_TYPE_ED25519 0x01
-#define NOTE_VERIFIER_KEY_MAX 256   /* longest verifier-key string, without NUL */
+#define NOTE_VERIFIER_KEY_MAX 256 /* longest verifier-key string, without NUL */
 
 struct note_verifier {
 	char name[NOTE_NAME_MAX + 1];
 	uint32_t key_id;
-	uint8_t type;              /* NOTE_KEY_TYPE_ED25519 */
+	uint8_t type; /* NOTE_KEY_TYPE_ED25519 */
 	uint8_t public_key[32];
 };
 
@@ -44,11 +44,11 @@ struct note_signature {
 	char name[NOTE_NAME_MAX + 1];
 	uint32_t key_id;
 	uint8_t signature[NOTE_SIGNATURE_MAX];
-	size_t signature_len;      /* 64 for Ed25519 */
+	size_t signature_len; /* 64 for Ed25519 */
 };
 
 struct note {
-	uint8_t *text;             /* owned; the text including its final '\n'; NUL-terminated */
+	uint8_t *text; /* owned; the text including its final '\n'; NUL-terminated */
 	size_t text_len;
 	struct note_signature *signatures; /* owned array */
 	size_t signature_count;

@@ -32,13 +32,13 @@
 #include <stdint.h>
 
 #define REGISTRATION_MAX_ENDPOINTS 256 /* hard cap of the grammar; config lowers it (default 32) */
-#define REGISTRATION_MAX_BYTES (64 * 1024)
-#define REGISTRATION_LINE_MAX 512
-#define NAMESPACE_NAME_MAX 63
-#define SERVICE_ID_SIZE 32
-#define ENDPOINT_ID_SIZE 32
-#define ENDPOINT_ADDRESS_MAX 255
-#define REGION_MAX 32
+#define REGISTRATION_MAX_BYTES     (64 * 1024)
+#define REGISTRATION_LINE_MAX      512
+#define NAMESPACE_NAME_MAX         63
+#define SERVICE_ID_SIZE            32
+#define ENDPOINT_ID_SIZE           32
+#define ENDPOINT_ADDRESS_MAX       255
+#define REGION_MAX                 32
 
 enum service_class {
 	SERVICE_CLASS_MIX_GATEWAY,
@@ -121,9 +121,10 @@ void registration_clear(struct registration *r);
 
 /* Parses a signed registration note and checks that it carries exactly one signature, a valid
  * one by the key named in its provider line (more signature lines: DIRAUTH_ERR_SYNTAX, so that
- * a record has one byte string whoever relays it). On success *note_out (may be NULL) gets the parsed note, which
- * the caller frees. Returns 0, DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS, DIRAUTH_ERR_SIGNATURE,
+ * a record has one byte string whoever relays it). On success *note_out (may be NULL) gets the parsed note,
+ * which the caller frees. Returns 0, DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS, DIRAUTH_ERR_SIGNATURE,
  * DIRAUTH_ERR_UNKNOWN_KEY (not signed by its provider), DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_CRYPTO. */
-int registration_parse_signed(const uint8_t *buf, size_t len, struct registration *out, struct note **note_out);
+int registration_parse_signed(const uint8_t *buf, size_t len, struct registration *out,
+                              struct note **note_out);
 
 #endif

@@ -45,7 +45,7 @@
 #include <stdint.h>
 
 #define SNAPSHOT_HEADER_MAX_BYTES 4096
-#define SNAPSHOT_ORIGIN_MAX 255
+#define SNAPSHOT_ORIGIN_MAX       255
 #define SNAPSHOT_CONSENSUS_METHOD 1
 
 struct snapshot_header {

@@ -25,8 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TRUST_BUNDLE_MAX_BYTES (64 * 1024)
-#define TRUST_BUNDLE_MAX_NAMESPACES 64
+#define TRUST_BUNDLE_MAX_BYTES       (64 * 1024)
+#define TRUST_BUNDLE_MAX_NAMESPACES  64
 #define TRUST_BUNDLE_MAX_AUTHORITIES 32
 
 struct trust_namespace {
