@@ -193,6 +193,7 @@ int main(int argc, char **argv)
 	    .audit = audit,
 	    .now = clock_callback,
 	    .now_context = clock,
+	    .clock_skew_seconds = config->clock_skew_seconds,
 	};
 	rc = signer_service_open(&options, &service, detail, sizeof(detail));
 	if (rc) {

@@ -63,6 +63,7 @@ struct signer_service {
 	FILE *audit;
 	uint64_t (*now)(void *context); /* 0 when the clock cannot be read: signing is refused */
 	void *now_context;
+	uint64_t clock_skew;
 };
 
 /* Writes a sentence into detail (capacity cap; either may be 0/NULL). */
@@ -313,6 +314,7 @@ int signer_service_open(const struct signer_service_options *options, struct sig
 	service->audit = options->audit;
 	service->now = options->now;
 	service->now_context = options->now_context;
+	service->clock_skew = options->clock_skew_seconds ? options->clock_skew_seconds : 300;
 
 	rc = service_load_key(options->signing_key_path, "signing key", &service->signing_key, detail,
 	                      detail_cap);
@@ -572,6 +574,38 @@ static int service_sign_note(struct signer_service *service, uint64_t now, const
 	return 0;
 }
 
+/* A statement's own time must be now, give or take the clock skew, and inside the signing
+ * key's certificate: otherwise a compromised dirauthd could have statements signed today that
+ * verifiers would count tomorrow, after the compromise is over. */
+static int service_check_statement_time(const struct signer_service *service, uint64_t now, uint64_t at,
+                                        const char *what, struct signer_response *response)
+{
+	if (at > now + service->clock_skew)
+		return service_refuse(
+		    response, DIRAUTH_ERR_STALE,
+		    "the %s is dated %llu, more than %llu s after the signer's clock (%llu)", what,
+		    (unsigned long long)at, (unsigned long long)service->clock_skew, (unsigned long long)now);
+	if (at < service->certificate.valid_after)
+		return service_refuse(
+		    response, DIRAUTH_ERR_STALE,
+		    "the %s is dated %llu, before the signing key's certificate (valid after %llu)", what,
+		    (unsigned long long)at, (unsigned long long)service->certificate.valid_after);
+	return 0;
+}
+
+/* Epochs last at least a second and start at a genesis of zero or later, so an epoch number never
+ * exceeds the unix time at which it starts. Refusing a larger one keeps a compromised dirauthd
+ * from spending the ledger's epochs in one request (an epoch of 2^64-1 would leave no higher
+ * one to sign). */
+static int service_check_epoch(uint64_t epoch, uint64_t at, struct signer_response *response)
+{
+	if (epoch > at)
+		return service_refuse(response, DIRAUTH_ERR_REFUSED,
+		                      "epoch %llu is larger than the unix time of its statement (%llu)",
+		                      (unsigned long long)epoch, (unsigned long long)at);
+	return 0;
+}
+
 static int service_sign_receipt(struct signer_service *service, uint64_t now,
                                 const struct signer_request *request, struct service_request_state *state,
                                 struct signer_response *response)
@@ -587,6 +621,15 @@ static int service_sign_receipt(struct signer_service *service, uint64_t now,
 		                      "the receipt names authority %.128s, not %s", receipt.authority,
 		                      service->authority);
 	rc = service_check_certificate(service, now, response);
+	if (rc)
+		return rc;
+	if (receipt.accepted_at + service->clock_skew < now)
+		return service_refuse(
+		    response, DIRAUTH_ERR_STALE,
+		    "the receipt is dated %llu, more than %llu s before the signer's clock (%llu)",
+		    (unsigned long long)receipt.accepted_at, (unsigned long long)service->clock_skew,
+		    (unsigned long long)now);
+	rc = service_check_statement_time(service, now, receipt.accepted_at, "receipt", response);
 	if (rc)
 		return rc;
 	return service_sign_note(service, now, service->signing_key, state, request->text, request->text_len,
@@ -611,6 +654,9 @@ static int service_sign_vote(struct signer_service *service, uint64_t now,
 		                      "the vote names authority %.128s, not %s", vote.authority,
 		                      service->authority);
 	rc = service_check_certificate(service, now, response);
+	if (rc)
+		return rc;
+	rc = service_check_epoch(vote.epoch, now + service->clock_skew, response);
 	if (rc)
 		return rc;
 	rc = crypto_sha256(request->text, request->text_len, digest);
@@ -641,6 +687,12 @@ static int service_sign_header(struct signer_service *service, uint64_t now,
 	rc = service_check_certificate(service, now, response);
 	if (rc)
 		return rc;
+	rc = service_check_statement_time(service, now, header.valid_after, "snapshot header", response);
+	if (rc)
+		return rc;
+	rc = service_check_epoch(header.epoch, header.valid_after, response);
+	if (rc)
+		return rc;
 	rc = crypto_sha256(request->text, request->text_len, digest);
 	if (rc)
 		return service_refuse(response, rc, "hashing failed");
@@ -658,6 +710,11 @@ static int service_parse_checkpoint(const struct signer_request *request, struct
 	if (request->text_len > CHECKPOINT_MAX_BYTES ||
 	    checkpoint_parse(request->text, request->text_len, checkpoint) != 0)
 		return service_refuse(response, DIRAUTH_ERR_REFUSED, "the text is not a valid checkpoint");
+	/* dirauth's checkpoints carry no extension lines; accepting them would let dirauthd have
+	 * free text signed, and two different signed notes for one tree head. */
+	if (checkpoint->extension_count != 0)
+		return service_refuse(response, DIRAUTH_ERR_REFUSED,
+		                      "checkpoint extension lines are not signed");
 	if (request->proof_count > MERKLE_MAX_PROOF)
 		return service_refuse(response, DIRAUTH_ERR_REFUSED, "the consistency proof is too long");
 	service_set_origin(state, checkpoint->origin);

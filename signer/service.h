@@ -9,6 +9,10 @@
  *   - a receipt or vote names another authority, a checkpoint's origin is not the log key's
  *     name (DIRAUTH_ERR_REFUSED);
  *   - the signing key's certificate is not valid now (DIRAUTH_ERR_STALE);
+ *   - a statement's own time (a header's valid-after, a receipt's accepted-at) is more than the
+ *     clock skew from now, or before the certificate (DIRAUTH_ERR_STALE); an epoch is larger
+ *     than its statement's unix time (DIRAUTH_ERR_REFUSED);
+ *   - a checkpoint carries extension lines (DIRAUTH_ERR_REFUSED);
  *   - the ledger refuses (rollback, equivocation, inconsistent or mismatched checkpoint);
  *   - the key the operation needs is not configured (DIRAUTH_ERR_UNAVAILABLE).
  * The ledger record is durable before the signature is returned.
@@ -35,6 +39,7 @@ struct signer_service_options {
 	FILE *audit;                    /* one line per signature; borrowed; NULL: no audit */
 	uint64_t (*now)(void *context); /* injectable clock */
 	void *now_context;
+	uint64_t clock_skew_seconds; /* how far a statement's own time may be from now; 0: 300 s */
 };
 
 /* Loads the keys and certificates, checks them (file and directory modes, the certificate

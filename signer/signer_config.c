@@ -50,9 +50,9 @@ static int parse_certificates(struct settings_reader *state, const struct settin
 static int parse_root(struct settings_reader *state, const struct settings_node *root,
                       struct signer_config *config)
 {
-	static const char *const keys[] = {"authority",   "socket",       "allowed_uid", "state_dir",
-	                                   "signing_key", "certificates", "log_key",     "cosignature_key",
-	                                   "audit_log",   "clock",        NULL};
+	static const char *const keys[] = {
+	    "authority", "socket",          "allowed_uid", "state_dir", "signing_key",        "certificates",
+	    "log_key",   "cosignature_key", "audit_log",   "clock",     "clock_skew_seconds", NULL};
 	const struct settings_node *v;
 	uint64_t uid;
 	int rc;
@@ -94,6 +94,10 @@ static int parse_root(struct settings_reader *state, const struct settings_node 
 	    (rc = settings_path(state, v, "audit_log", config->audit_log_path)))
 		return rc;
 	if ((v = settings_lookup(root, "clock")) && (rc = parse_clock(state, v, config)))
+		return rc;
+	config->clock_skew_seconds = 300;
+	if ((v = settings_lookup(root, "clock_skew_seconds")) &&
+	    (rc = settings_u64(state, v, "clock_skew_seconds", 1, 86400, &config->clock_skew_seconds)))
 		return rc;
 	return 0;
 }

@@ -10,6 +10,7 @@
  *   log_key: keys/log.key                  # optional
  *   cosignature_key: keys/cosignature.key  # optional
  *   audit_log: audit.log                   # optional; default stderr
+ *   clock_skew_seconds: 300                # optional; how far a statement's time may be from now
  *   clock: { source: system }              # or { source: file, path: clock }
  *
  * The reader is settings.h: strict, bounded, unknown and duplicate keys refused, every refusal
@@ -45,6 +46,7 @@ struct signer_config {
 	char audit_log_path[SETTINGS_PATH_MAX];       /* empty: standard error */
 	enum signer_config_clock clock_source;
 	char clock_path[SETTINGS_PATH_MAX]; /* empty for the system clock */
+	uint64_t clock_skew_seconds; /* how far a statement's time may be from the clock; default 300 */
 };
 
 /* Parses configuration text; relative paths resolve against base_dir (NULL: "."). On success

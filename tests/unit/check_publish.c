@@ -86,6 +86,7 @@ static void fixture_open(struct fixture *f, const char *bounds)
 	f->config = parse_config(f, bounds);
 	ck_assert_int_eq(signer_client_open(f->config->signer_socket, 5000, &f->signer), 0);
 	ck_assert_int_eq(clock_open_file(f->config->clock_path, &f->clock), 0);
+	f->signer_process.clock = f->clock; /* one clock for dirauthd and its signer, as on one host */
 	ck_assert_int_eq(signer_health_create(f->signer, f->config->authority_name, f->clock, &f->health), 0);
 	struct store_options options = {.path = f->config->data_dir};
 	ck_assert_int_eq(store_open(&options, &f->store), 0);
@@ -669,9 +670,9 @@ START_TEST(test_prepared_cache_keeps_recent)
 {
 	struct fixture f;
 	fixture_open(&f, NULL);
-	write_clock(&f, GENESIS + 5);
 	struct publication p;
 	uint64_t last = PREPARED_CACHE_SIZE + 3;
+	write_clock(&f, GENESIS + last * LENGTH); /* every epoch published here has begun */
 	for (uint64_t epoch = 1; epoch <= last; epoch++) {
 		ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, epoch, &p, NULL, 0), 0);
 		publication_clear(&p);

@@ -872,6 +872,96 @@ START_TEST(test_audit_lines)
 }
 END_TEST
 
+/* A statement dated away from the signer's clock, or an epoch that runs ahead of time, is
+ * refused: a compromised dirauthd can neither have tomorrow's headers signed today nor spend
+ * the ledger's epochs in one request. Checkpoint extension lines are never signed. */
+START_TEST(test_statement_time_and_epoch_bounds)
+{
+	struct signer_response response;
+	struct buffer text;
+	buffer_init(&text);
+	open_default();
+
+	/* Snapshot headers: valid-after within the skew of now and after the certificate began. */
+	struct snapshot_header h;
+	memset(&h, 0, sizeof(h));
+	snprintf(h.namespace_name, sizeof(h.namespace_name), "mix");
+	snprintf(h.origin, sizeof(h.origin), "%s", LOG_ORIGIN);
+	h.epoch = 100;
+	h.valid_after = NOW + 301;
+	h.fresh_until = h.valid_after + 60;
+	h.valid_until = h.valid_after + 180;
+	h.body_size = 100;
+	h.consensus_method = SNAPSHOT_CONSENSUS_METHOD;
+	ck_assert_int_eq(snapshot_header_encode(&h, &text), 0);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), DIRAUTH_ERR_STALE);
+	ck_assert_ptr_nonnull(strstr(response.detail, "after the signer's clock"));
+	h.valid_after = CERT_AFTER - 1;
+	h.fresh_until = h.valid_after + 60;
+	h.valid_until = h.valid_after + 180;
+	buffer_reset(&text);
+	ck_assert_int_eq(snapshot_header_encode(&h, &text), 0);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), DIRAUTH_ERR_STALE);
+	ck_assert_ptr_nonnull(strstr(response.detail, "certificate"));
+	/* The epoch that would exhaust the ledger: larger than its own unix time. */
+	h.epoch = UINT64_MAX;
+	h.valid_after = NOW;
+	h.fresh_until = h.valid_after + 60;
+	h.valid_until = h.valid_after + 180;
+	buffer_reset(&text);
+	ck_assert_int_eq(snapshot_header_encode(&h, &text), 0);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), DIRAUTH_ERR_REFUSED);
+	/* Nothing of the above reached the ledger: an honest header still signs. */
+	h.epoch = 100;
+	h.valid_after = NOW + 300;
+	h.fresh_until = h.valid_after + 60;
+	h.valid_until = h.valid_after + 180;
+	buffer_reset(&text);
+	ck_assert_int_eq(snapshot_header_encode(&h, &text), 0);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), 0);
+
+	/* Votes carry no time: their epoch may not run ahead of the clock. */
+	vote_text(AUTHORITY, NOW + 301, 1, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_VOTE, &text, &response), DIRAUTH_ERR_REFUSED);
+	vote_text(AUTHORITY, 7, 1, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_VOTE, &text, &response), 0);
+
+	/* Receipts: accepted-at within the skew, either way. */
+	struct receipt r;
+	memset(&r, 0, sizeof(r));
+	snprintf(r.authority, sizeof(r.authority), "%s", AUTHORITY);
+	snprintf(r.namespace_name, sizeof(r.namespace_name), "mix");
+	r.sequence = 1;
+	r.publish_by_epoch = 1;
+	const uint64_t refused_times[] = {NOW - 301, NOW + 301};
+	for (size_t i = 0; i < 2; i++) {
+		r.accepted_at = refused_times[i];
+		buffer_reset(&text);
+		ck_assert_int_eq(receipt_encode(&r, &text), 0);
+		ck_assert_int_eq(request(SIGNER_OP_SIGN_RECEIPT, &text, &response), DIRAUTH_ERR_STALE);
+	}
+	r.accepted_at = NOW - 300;
+	buffer_reset(&text);
+	ck_assert_int_eq(receipt_encode(&r, &text), 0);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_RECEIPT, &text, &response), 0);
+
+	/* A checkpoint with an extension line is free text under the log key: refused. */
+	struct checkpoint c;
+	memset(&c, 0, sizeof(c));
+	snprintf(c.origin, sizeof(c.origin), "%s", LOG_ORIGIN);
+	c.tree_size = 1;
+	ck_assert_int_eq(merkle_root(leaves, 1, c.root), 0);
+	c.extension_count = 1;
+	snprintf(c.extensions[0], sizeof(c.extensions[0]), "anything goes here");
+	buffer_reset(&text);
+	ck_assert_int_eq(checkpoint_encode(&c, &text), 0);
+	ck_assert_int_eq(checkpoint_request(SIGNER_OP_SIGN_CHECKPOINT, &text, 0, 1, &response),
+	                 DIRAUTH_ERR_REFUSED);
+	ck_assert_ptr_nonnull(strstr(response.detail, "extension"));
+	buffer_free(&text);
+}
+END_TEST
+
 static Suite *service_suite(void)
 {
 	Suite *suite = suite_create("service");
@@ -891,6 +981,7 @@ static Suite *service_suite(void)
 	tcase_add_test(tc, test_key_not_configured);
 	tcase_add_test(tc, test_certificate_expires_while_running);
 	tcase_add_test(tc, test_audit_lines);
+	tcase_add_test(tc, test_statement_time_and_epoch_bounds);
 	suite_add_tcase(suite, tc);
 	return suite;
 }

@@ -18,6 +18,7 @@
 
 #include "buffer.h"
 #include "certificate.h"
+#include "clock.h"
 #include "error.h"
 #include "key.h"
 #include "listener.h"
@@ -42,7 +43,8 @@ struct signer_fixture {
 	char certificate_path[720];
 	char ledger_path[720];
 	char audit_path[720];
-	uint64_t now;                  /* the signer's clock */
+	uint64_t now;                  /* the signer's clock, unless clock is set */
+	const struct clock *clock;     /* when set, the signer reads this clock (the test's own) */
 	struct note_verifier identity; /* pinned by verifiers */
 	struct note_verifier signing;  /* certified by identity */
 	struct signer_service *service;
@@ -53,7 +55,10 @@ struct signer_fixture {
 static uint64_t signer_fixture_clock(void *context)
 {
 	const struct signer_fixture *s = context;
-	return s->now;
+	uint64_t now = s->now;
+	if (s->clock && clock_now(s->clock, &now) != 0)
+		return 0; /* an unreadable clock: the signer refuses to sign */
+	return now;
 }
 
 /* Lays out keys, certificate (valid over [valid_after, valid_until)) and ledger directory under
