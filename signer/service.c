@@ -81,6 +81,34 @@ static void service_detail(char *detail, size_t cap, const char *format, ...)
 
 /* ---- opening ---- */
 
+/* Refuses path unless it is owned by the signer's own user and gives group and other nothing:
+ * otherwise another user (dirauthd's, say) could replace what the signer trusts. what names it. */
+static int service_check_private(const char *path, const char *what, bool directory, char *detail, size_t cap)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0) {
+		service_detail(detail, cap, "%s %s: %s", what, path, strerror(errno));
+		return errno == ENOENT ? DIRAUTH_ERR_NOT_FOUND : DIRAUTH_ERR_IO;
+	}
+	if (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
+		service_detail(detail, cap, "%s %s is not a %s", what, path,
+		               directory ? "directory" : "regular file");
+		return DIRAUTH_ERR_PERMISSION;
+	}
+	if (st.st_uid != geteuid()) {
+		service_detail(detail, cap, "%s %s is owned by uid %u, not by the signer's uid %u", what,
+		               path, (unsigned)st.st_uid, (unsigned)geteuid());
+		return DIRAUTH_ERR_PERMISSION;
+	}
+	if ((st.st_mode & 077) != 0) {
+		service_detail(detail, cap,
+		               "%s %s has mode %04o: group and other must have no access (chmod %s)", what,
+		               path, (unsigned)(st.st_mode & 07777), directory ? "0700" : "0600");
+		return DIRAUTH_ERR_PERMISSION;
+	}
+	return 0;
+}
+
 /* Refuses a key whose directory grants group or other any permission: they could replace the
  * key file or, with read and execute, watch it. */
 static int service_check_key_directory(const char *path, char *detail, size_t cap)
@@ -117,6 +145,11 @@ static int service_check_key_directory(const char *path, char *detail, size_t ca
 		    directory, (unsigned)(st.st_mode & 07777));
 		return DIRAUTH_ERR_PERMISSION;
 	}
+	if (st.st_uid != geteuid()) {
+		service_detail(detail, cap, "key directory %s is owned by uid %u, not by the signer's uid %u",
+		               directory, (unsigned)st.st_uid, (unsigned)geteuid());
+		return DIRAUTH_ERR_PERMISSION;
+	}
 	return 0;
 }
 
@@ -130,6 +163,11 @@ static int service_load_key(const char *path, const char *what, struct signer_ke
 	rc = signer_key_load(path, out);
 	switch (rc) {
 	case 0:
+		rc = service_check_private(path, what, false, detail, cap);
+		if (rc) {
+			signer_key_free(*out);
+			*out = NULL;
+		}
 		break;
 	case DIRAUTH_ERR_PERMISSION:
 		service_detail(detail, cap,
@@ -349,11 +387,31 @@ int signer_service_open(const struct signer_service_options *options, struct sig
 		}
 	}
 
+	/* One key per role: a key that signed headers must not also sign checkpoints or cosign. */
+	const struct signer_key *roles[] = {service->signing_key, service->log_key, service->cosignature_key};
+	for (size_t i = 0; i < 3; i++)
+		for (size_t j = i + 1; j < 3; j++)
+			if (roles[i] && roles[j] &&
+			    memcmp(signer_key_verifier(roles[i])->public_key,
+			           signer_key_verifier(roles[j])->public_key, 32) == 0) {
+				service_detail(
+				    detail, detail_cap,
+				    "the signing, log and cosignature keys must be three different keys");
+				rc = DIRAUTH_ERR_CONFIG;
+				goto cleanup;
+			}
+
 	now = options->now(options->now_context);
 	rc = service_load_certificates(service, options, now, detail, detail_cap);
 	if (rc)
 		goto cleanup;
 
+	/* The ledger is the signer's memory: a directory others can write is one they can roll back. */
+	struct stat ledger_st;
+	if (lstat(options->ledger_directory, &ledger_st) == 0 &&
+	    (rc = service_check_private(options->ledger_directory, "ledger directory", true, detail,
+	                                detail_cap)))
+		goto cleanup;
 	rc = ledger_open(options->ledger_directory, &service->ledger);
 	if (rc) {
 		service_detail(detail, detail_cap, "ledger %s cannot be opened: %s",

@@ -479,6 +479,31 @@ START_TEST(test_open_refuses_key_modes)
 	ck_assert_int_eq(open_with(&options, detail, sizeof(detail)), DIRAUTH_ERR_PERMISSION);
 	ck_assert_int_eq(chmod(key_dir, 0700), 0);
 
+	/* Owned by another user (dirauthd's, say), whatever the mode: it could replace the key. */
+	if (geteuid() == 0) {
+		ck_assert_int_eq(chown(signing_path, 65534, (gid_t)-1), 0);
+		ck_assert_int_eq(open_with(&options, detail, sizeof(detail)), DIRAUTH_ERR_PERMISSION);
+		ck_assert_ptr_nonnull(strstr(detail, "owned by uid 65534"));
+		ck_assert_int_eq(chown(signing_path, 0, (gid_t)-1), 0);
+		ck_assert_int_eq(chown(key_dir, 65534, (gid_t)-1), 0);
+		ck_assert_int_eq(open_with(&options, detail, sizeof(detail)), DIRAUTH_ERR_PERMISSION);
+		ck_assert_ptr_nonnull(strstr(detail, "key directory"));
+		ck_assert_int_eq(chown(key_dir, 0, (gid_t)-1), 0);
+	}
+
+	/* A ledger directory others may write to could be rolled back. */
+	ck_assert_int_eq(mkdir(ledger_path, 0700), 0);
+	ck_assert_int_eq(chmod(ledger_path, 0775), 0);
+	ck_assert_int_eq(open_with(&options, detail, sizeof(detail)), DIRAUTH_ERR_PERMISSION);
+	ck_assert_ptr_nonnull(strstr(detail, "ledger directory"));
+	ck_assert_int_eq(chmod(ledger_path, 0700), 0);
+
+	/* One key in two roles. */
+	options.log_key_path = signing_path;
+	ck_assert_int_eq(open_with(&options, detail, sizeof(detail)), DIRAUTH_ERR_CONFIG);
+	ck_assert_ptr_nonnull(strstr(detail, "three different keys"));
+	options.log_key_path = log_path;
+
 	/* A missing key file. */
 	options.cosignature_key_path = "/nonexistent-dir-for-test/cosignature.key";
 	ck_assert_int_eq(open_with(&options, detail, sizeof(detail)), DIRAUTH_ERR_NOT_FOUND);
