@@ -14,8 +14,9 @@
  * Connections are served one after another, each request to the end before the next is read,
  * so the ledger's check-then-record-then-sign never runs concurrently with another. That makes
  * a slow or hostile client able to hold the signer up, which the timeouts bound: a connection
- * idle for LISTENER_TIMEOUT_SECONDS between requests is closed, and every read and write of a
- * frame has the same timeout (SO_RCVTIMEO, SO_SNDTIMEO). The frame length is checked against
+ * idle for LISTENER_TIMEOUT_SECONDS between requests is closed, a request frame must arrive
+ * whole within LISTENER_TIMEOUT_SECONDS of its first byte, and every write has the same timeout
+ * (SO_SNDTIMEO). The frame length is checked against
  * SIGNER_FRAME_MAX before the body is read; a frame that is too long or does not decode gets
  * one DIRAUTH_ERR_SYNTAX response and the connection is closed, since the byte stream can no
  * longer be trusted to be in step.
@@ -48,6 +49,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #define LISTENER_TIMEOUT_SECONDS 5
@@ -191,12 +193,29 @@ fail:
 
 /* ---- one connection ---- */
 
-/* Reads exactly len bytes. Returns 0, 1 on end of file before the first byte, or
- * DIRAUTH_ERR_IO (error, timeout, or end of file mid-way). */
-static int listener_read_all(int fd, uint8_t *data, size_t len)
+static int64_t listener_monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Reads exactly len bytes before deadline_ms (monotonic). Returns 0, 1 on end of file before
+ * the first byte, or DIRAUTH_ERR_IO (error, deadline, or end of file mid-way). The deadline is
+ * for the whole frame, not each read: a peer trickling a byte at a time cannot hold the signer. */
+static int listener_read_all(int fd, uint8_t *data, size_t len, int64_t deadline_ms)
 {
 	size_t done = 0;
 	while (done < len) {
+		int64_t remaining = deadline_ms - listener_monotonic_ms();
+		if (remaining <= 0)
+			return DIRAUTH_ERR_IO;
+		struct pollfd readable = {.fd = fd, .events = POLLIN, .revents = 0};
+		int ready = poll(&readable, 1, (int)remaining);
+		if (ready < 0 && errno == EINTR)
+			continue;
+		if (ready <= 0)
+			return DIRAUTH_ERR_IO;
 		ssize_t got = recv(fd, data + done, len - done, 0);
 		if (got < 0 && errno == EINTR)
 			continue;
@@ -283,7 +302,8 @@ static void listener_serve_connection(struct signer_service *service, int fd, in
 		struct signer_response response;
 		char detail[128];
 		size_t body_len = 0;
-		int rc = listener_read_all(fd, prefix, sizeof(prefix));
+		int64_t deadline = listener_monotonic_ms() + LISTENER_TIMEOUT_SECONDS * 1000;
+		int rc = listener_read_all(fd, prefix, sizeof(prefix), deadline);
 		if (rc != 0)
 			break;
 		if (signer_frame_length(prefix, &body_len) != 0 || body_len > SIGNER_FRAME_MAX) {
@@ -291,7 +311,7 @@ static void listener_serve_connection(struct signer_service *service, int fd, in
 			listener_send_syntax(fd, detail);
 			break;
 		}
-		if (listener_read_all(fd, body, body_len) != 0)
+		if (listener_read_all(fd, body, body_len, deadline) != 0)
 			break;
 		if (signer_request_decode(body, body_len, &request) != 0) {
 			listener_send_syntax(fd, "malformed request frame");

@@ -34,6 +34,7 @@
 #include <check.h>
 
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -800,6 +801,31 @@ START_TEST(test_oversized_frame_length)
 }
 END_TEST
 
+/* A peer that trickles a frame a byte at a time is dropped once the frame's deadline passes, and
+ * the signer then serves others: no peer holds it, however slowly it writes. */
+START_TEST(test_trickling_frame_dropped)
+{
+	struct signer_listener *listener = NULL;
+	const uint8_t prefix[] = {0, 0, 3, 232}; /* announces 1000 bytes */
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &listener), 0);
+	int fd = client_connect();
+	client_write(fd, prefix, sizeof(prefix));
+	int dropped = 0;
+	/* One byte every 250 ms would take 250 s to finish the frame; within 10 s it is dropped. */
+	for (int i = 0; i < 40 && !dropped; i++) {
+		test_sleep_ms(250);
+		dropped = send(fd, "x", 1, MSG_NOSIGNAL) < 0;
+		struct pollfd closed = {.fd = fd, .events = POLLIN, .revents = 0};
+		if (poll(&closed, 1, 0) == 1)
+			dropped = 1;
+	}
+	ck_assert_msg(dropped, "a trickling peer held the signer for the whole frame");
+	close(fd);
+	assert_serving();
+	signer_listener_stop(listener);
+}
+END_TEST
+
 static Suite *listener_suite(void)
 {
 	Suite *suite = suite_create("listener");
@@ -817,6 +843,7 @@ static Suite *listener_suite(void)
 	tcase_add_test(tc, test_socket_cannot_be_given_away);
 	tcase_add_test(tc, test_malformed_frame);
 	tcase_add_test(tc, test_oversized_frame_length);
+	tcase_add_test(tc, test_trickling_frame_dropped);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
