@@ -20,11 +20,9 @@
 
 #include <string.h>
 
-#define ROOT_BASE64_LEN       44 /* base64 of 32 bytes, padded */
-#define TIMESTAMP_MAX         0x7fffffffffffffffULL
-#define COSIGNATURE_SIZE      (8 + CRYPTO_ED25519_SIGNATURE_SIZE)
-#define KEY_ID_SIZE           4
-#define COSIGNATURE_KEY_BYTES (1 + CRYPTO_ED25519_PUBLIC_KEY_SIZE)
+#define ROOT_BASE64_LEN  44 /* base64 of 32 bytes, padded */
+#define TIMESTAMP_MAX    0x7fffffffffffffffULL
+#define COSIGNATURE_SIZE (8 + CRYPTO_ED25519_SIGNATURE_SIZE)
 
 static void buffer_truncate(struct buffer *out, size_t len)
 {
@@ -176,64 +174,12 @@ int cosignature_message(uint64_t timestamp, const uint8_t *checkpoint_text, size
 int cosignature_verifier_from_ed25519(const char *name, const uint8_t public_key[32],
                                       struct note_verifier *out)
 {
-	size_t name_len = strnlen(name, NOTE_NAME_MAX + 1);
-	if (!note_name_is_valid(name, name_len))
-		return DIRAUTH_ERR_SYNTAX;
-	struct note_verifier verifier;
-	memset(&verifier, 0, sizeof(verifier));
-	memcpy(verifier.name, name, name_len);
-	verifier.type = NOTE_KEY_TYPE_COSIGNATURE_V1;
-	memcpy(verifier.public_key, public_key, sizeof(verifier.public_key));
-	int rc = note_key_id(verifier.name, verifier.type, verifier.public_key, sizeof(verifier.public_key),
-	                     &verifier.key_id);
-	if (rc)
-		return rc;
-	*out = verifier;
-	return 0;
+	return note_verifier_from_key(name, NOTE_KEY_TYPE_COSIGNATURE_V1, public_key, out);
 }
 
 int cosignature_verifier_parse(const char *text, size_t len, struct note_verifier *out)
 {
-	if (len > NOTE_VERIFIER_KEY_MAX)
-		return DIRAUTH_ERR_BOUNDS;
-	/* The name cannot hold '+', so the first two '+' are the separators. */
-	const char *first = memchr(text, '+', len);
-	if (!first)
-		return DIRAUTH_ERR_SYNTAX;
-	size_t name_len = (size_t)(first - text);
-	const char *id_text = first + 1;
-	size_t rest_len = len - name_len - 1;
-	const char *second = memchr(id_text, '+', rest_len);
-	if (!second)
-		return DIRAUTH_ERR_SYNTAX;
-	size_t id_len = (size_t)(second - id_text);
-	const char *key_text = second + 1;
-	size_t key_len = rest_len - id_len - 1;
-	if (name_len > NOTE_NAME_MAX)
-		return DIRAUTH_ERR_BOUNDS;
-	if (!note_name_is_valid(text, name_len))
-		return DIRAUTH_ERR_SYNTAX;
-	uint8_t id_bytes[KEY_ID_SIZE];
-	if (hex_decode(id_text, id_len, id_bytes, sizeof(id_bytes)) != 0)
-		return DIRAUTH_ERR_SYNTAX;
-	uint8_t key[COSIGNATURE_KEY_BYTES];
-	size_t decoded = 0;
-	if (base64_decode(key_text, key_len, key, sizeof(key), &decoded) != 0 || decoded != sizeof(key) ||
-	    key[0] != NOTE_KEY_TYPE_COSIGNATURE_V1)
-		return DIRAUTH_ERR_SYNTAX;
-	char name[NOTE_NAME_MAX + 1];
-	memcpy(name, text, name_len);
-	name[name_len] = 0;
-	struct note_verifier verifier;
-	int rc = cosignature_verifier_from_ed25519(name, key + 1, &verifier);
-	if (rc)
-		return rc;
-	uint32_t stated = (uint32_t)id_bytes[0] << 24 | (uint32_t)id_bytes[1] << 16 |
-	                  (uint32_t)id_bytes[2] << 8 | id_bytes[3];
-	if (stated != verifier.key_id)
-		return DIRAUTH_ERR_SYNTAX;
-	*out = verifier;
-	return 0;
+	return note_verifier_parse_typed(text, len, NOTE_KEY_TYPE_COSIGNATURE_V1, out);
 }
 
 /* Checks one signature line of the cosigner: timestamp, then Ed25519 over the cosigned message. */

@@ -115,13 +115,19 @@ int note_key_id(const char *name, uint8_t type, const uint8_t *public_key, size_
 
 int note_verifier_from_ed25519(const char *name, const uint8_t public_key[32], struct note_verifier *out)
 {
+	return note_verifier_from_key(name, NOTE_KEY_TYPE_ED25519, public_key, out);
+}
+
+int note_verifier_from_key(const char *name, uint8_t type, const uint8_t public_key[32],
+                           struct note_verifier *out)
+{
 	size_t name_len = strnlen(name, NOTE_NAME_MAX + 1);
 	if (!note_name_is_valid(name, name_len))
 		return DIRAUTH_ERR_SYNTAX;
 	struct note_verifier verifier;
 	memset(&verifier, 0, sizeof(verifier));
 	memcpy(verifier.name, name, name_len);
-	verifier.type = NOTE_KEY_TYPE_ED25519;
+	verifier.type = type;
 	memcpy(verifier.public_key, public_key, sizeof(verifier.public_key));
 	int rc = note_key_id(verifier.name, verifier.type, verifier.public_key, sizeof(verifier.public_key),
 	                     &verifier.key_id);
@@ -132,6 +138,11 @@ int note_verifier_from_ed25519(const char *name, const uint8_t public_key[32], s
 }
 
 int note_verifier_parse(const char *text, size_t len, struct note_verifier *out)
+{
+	return note_verifier_parse_typed(text, len, NOTE_KEY_TYPE_ED25519, out);
+}
+
+int note_verifier_parse_typed(const char *text, size_t len, uint8_t type, struct note_verifier *out)
 {
 	if (len > NOTE_VERIFIER_KEY_MAX)
 		return DIRAUTH_ERR_BOUNDS;
@@ -163,7 +174,7 @@ int note_verifier_parse(const char *text, size_t len, struct note_verifier *out)
 		return DIRAUTH_ERR_SYNTAX; /* longer than an Ed25519 key: not a key we accept */
 	if (rc)
 		return rc;
-	if (decoded != sizeof(key) || key[0] != NOTE_KEY_TYPE_ED25519)
+	if (decoded != sizeof(key) || key[0] != type)
 		return DIRAUTH_ERR_SYNTAX;
 
 	struct note_verifier verifier;

@@ -65,6 +65,14 @@ int note_key_id(const char *name, uint8_t type, const uint8_t *public_key, size_
  * DIRAUTH_ERR_SYNTAX for a bad name, or DIRAUTH_ERR_CRYPTO. */
 int note_verifier_from_ed25519(const char *name, const uint8_t public_key[32], struct note_verifier *out);
 
+/* The verifier of an Ed25519 public key used with another signature type (the key id covers the
+ * type: a cosignature key, type 0x04, has another key id than the same key as type 0x01). */
+int note_verifier_from_key(const char *name, uint8_t type, const uint8_t public_key[32],
+                           struct note_verifier *out);
+
+/* note_verifier_parse for a verifier key of the given type (its first key byte). */
+int note_verifier_parse_typed(const char *text, size_t len, uint8_t type, struct note_verifier *out);
+
 /* Parses "<name>+<hex key id>+<base64>". Refuses non-Ed25519 types, a key id that does not
  * match the key, and anything not canonical. Returns 0, DIRAUTH_ERR_SYNTAX or
  * DIRAUTH_ERR_BOUNDS. */
