@@ -73,6 +73,15 @@ int buffer_appendf(struct buffer *b, const char *format, ...)
 	return 0;
 }
 
+void buffer_truncate(struct buffer *b, size_t len)
+{
+	if (len > b->len)
+		return;
+	b->len = len;
+	if (b->data)
+		b->data[len] = 0;
+}
+
 void buffer_reset(struct buffer *b)
 {
 	b->len = 0;

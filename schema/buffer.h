@@ -36,6 +36,9 @@ int buffer_append_string(struct buffer *b, const char *s);
 /* Appends printf-formatted text. */
 int buffer_appendf(struct buffer *b, const char *format, ...) __attribute__((format(printf, 2, 3)));
 
+/* Shortens the contents to len bytes (len ≤ b->len), e.g. to undo a failed append sequence. */
+void buffer_truncate(struct buffer *b, size_t len);
+
 /* Forgets the contents but keeps the allocation. */
 void buffer_reset(struct buffer *b);
 

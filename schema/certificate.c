@@ -34,13 +34,6 @@
 #define KEYRING_IDENTITY_MAX                                                                                 \
 	(sizeof(((struct certificate_keyring *)0)->identities) / sizeof(struct note_verifier))
 
-static void buffer_truncate(struct buffer *out, size_t len)
-{
-	out->len = len;
-	if (out->data)
-		out->data[len] = 0;
-}
-
 /* Document lines are printable ASCII: a key name that note.h accepts but that holds UTF-8
  * beyond ASCII cannot appear on one. */
 static int name_is_ascii(const char *name, size_t len)
@@ -115,15 +108,6 @@ int certificate_encode(const struct certificate *c, struct buffer *out)
 	return rc;
 }
 
-static int expect_u64(struct line_reader *reader, const char *keyword, uint64_t *out)
-{
-	struct text_span value;
-	int rc = lines_expect(reader, keyword, &value);
-	if (rc)
-		return rc;
-	return text_parse_u64(value, out);
-}
-
 static int expect_verifier(struct line_reader *reader, const char *keyword, struct note_verifier *out)
 {
 	struct text_span value;
@@ -151,8 +135,8 @@ static int parse_fields(const uint8_t *text, size_t len, struct certificate *out
 		return rc;
 	if ((rc = expect_verifier(&reader, "identity", &out->identity)) != 0 ||
 	    (rc = expect_verifier(&reader, "signing-key", &out->signing_key)) != 0 ||
-	    (rc = expect_u64(&reader, "valid-after", &out->valid_after)) != 0 ||
-	    (rc = expect_u64(&reader, "valid-until", &out->valid_until)) != 0)
+	    (rc = lines_expect_u64(&reader, "valid-after", &out->valid_after)) != 0 ||
+	    (rc = lines_expect_u64(&reader, "valid-until", &out->valid_until)) != 0)
 		return rc;
 	return lines_at_end(&reader) ? 0 : DIRAUTH_ERR_SYNTAX;
 }

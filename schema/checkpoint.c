@@ -24,13 +24,6 @@
 #define TIMESTAMP_MAX    0x7fffffffffffffffULL
 #define COSIGNATURE_SIZE (8 + CRYPTO_ED25519_SIGNATURE_SIZE)
 
-static void buffer_truncate(struct buffer *out, size_t len)
-{
-	out->len = len;
-	if (out->data)
-		out->data[len] = 0;
-}
-
 /* An origin is 1..CHECKPOINT_ORIGIN_MAX printable ASCII bytes without spaces or '+': the rules
  * of a signed-note key name, because the log key's name is the origin. */
 static int origin_is_valid(const char *origin, size_t len)

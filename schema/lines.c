@@ -66,6 +66,20 @@ int lines_expect(struct line_reader *reader, const char *keyword, struct text_sp
 	return 0;
 }
 
+int lines_expect_u64(struct line_reader *reader, const char *keyword, uint64_t *out)
+{
+	struct text_span value;
+	int rc = lines_expect(reader, keyword, &value);
+	return rc ? rc : text_parse_u64(value, out);
+}
+
+int lines_expect_hex(struct line_reader *reader, const char *keyword, uint8_t *out, size_t len)
+{
+	struct text_span value;
+	int rc = lines_expect(reader, keyword, &value);
+	return rc ? rc : text_parse_hex(value, out, len);
+}
+
 int lines_expect_exact(struct line_reader *reader, const char *text)
 {
 	struct text_span line;

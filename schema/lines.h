@@ -42,6 +42,12 @@ int lines_next(struct line_reader *reader, struct text_span *line);
  * with *value set, or DIRAUTH_ERR_SYNTAX / DIRAUTH_ERR_BOUNDS. */
 int lines_expect(struct line_reader *reader, const char *keyword, struct text_span *value);
 
+/* Next line, which must be "keyword <canonical decimal>". */
+int lines_expect_u64(struct line_reader *reader, const char *keyword, uint64_t *out);
+
+/* Next line, which must be "keyword <exactly 2*len lower-case hex digits>". */
+int lines_expect_hex(struct line_reader *reader, const char *keyword, uint8_t *out, size_t len);
+
 /* Next line, which must be exactly text. */
 int lines_expect_exact(struct line_reader *reader, const char *text);
 

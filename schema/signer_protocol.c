@@ -127,13 +127,6 @@ static int request_check(uint8_t operation, uint64_t old_size, size_t proof_coun
 	return 0;
 }
 
-static void buffer_truncate(struct buffer *out, size_t len)
-{
-	out->len = len;
-	if (out->data)
-		out->data[len] = 0;
-}
-
 /* Appends a length prefix placeholder; frame_finish writes it once the body is complete. */
 static int frame_start(struct buffer *frame, size_t *body_start)
 {

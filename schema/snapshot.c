@@ -51,13 +51,6 @@ static int origin_is_valid(const char *origin, size_t len)
 	return 1;
 }
 
-static void buffer_truncate(struct buffer *out, size_t len)
-{
-	out->len = len;
-	if (out->data)
-		out->data[len] = 0;
-}
-
 static int header_check(const struct snapshot_header *h)
 {
 	if (!field_is_name(h->namespace_name, sizeof(h->namespace_name), NAMESPACE_NAME_MAX))
@@ -96,24 +89,6 @@ int snapshot_header_encode(const struct snapshot_header *h, struct buffer *out)
 	return rc;
 }
 
-static int expect_u64(struct line_reader *reader, const char *keyword, uint64_t *out)
-{
-	struct text_span value;
-	int rc = lines_expect(reader, keyword, &value);
-	if (rc)
-		return rc;
-	return text_parse_u64(value, out);
-}
-
-static int expect_hash(struct line_reader *reader, const char *keyword, uint8_t out[32])
-{
-	struct text_span value;
-	int rc = lines_expect(reader, keyword, &value);
-	if (rc)
-		return rc;
-	return text_parse_hex(value, out, 32) ? DIRAUTH_ERR_SYNTAX : 0;
-}
-
 static int expect_name(struct line_reader *reader, const char *keyword, char *out, size_t cap)
 {
 	struct text_span value;
@@ -141,16 +116,16 @@ static int header_parse_fields(const uint8_t *text, size_t len, struct snapshot_
 		return DIRAUTH_ERR_SYNTAX;
 	if ((rc = text_copy(value, out->origin, sizeof(out->origin))) != 0)
 		return rc;
-	if ((rc = expect_u64(&reader, "epoch", &out->epoch)) != 0 ||
-	    (rc = expect_u64(&reader, "valid-after", &out->valid_after)) != 0 ||
-	    (rc = expect_u64(&reader, "fresh-until", &out->fresh_until)) != 0 ||
-	    (rc = expect_u64(&reader, "valid-until", &out->valid_until)) != 0 ||
-	    (rc = expect_u64(&reader, "records", &out->record_count)) != 0 ||
-	    (rc = expect_hash(&reader, "records-root", out->records_root)) != 0 ||
-	    (rc = expect_u64(&reader, "body-size", &out->body_size)) != 0 ||
-	    (rc = expect_hash(&reader, "body-sha256", out->body_sha256)) != 0 ||
-	    (rc = expect_hash(&reader, "previous", out->previous)) != 0 ||
-	    (rc = expect_u64(&reader, "consensus-method", &out->consensus_method)) != 0)
+	if ((rc = lines_expect_u64(&reader, "epoch", &out->epoch)) != 0 ||
+	    (rc = lines_expect_u64(&reader, "valid-after", &out->valid_after)) != 0 ||
+	    (rc = lines_expect_u64(&reader, "fresh-until", &out->fresh_until)) != 0 ||
+	    (rc = lines_expect_u64(&reader, "valid-until", &out->valid_until)) != 0 ||
+	    (rc = lines_expect_u64(&reader, "records", &out->record_count)) != 0 ||
+	    (rc = lines_expect_hex(&reader, "records-root", out->records_root, 32)) != 0 ||
+	    (rc = lines_expect_u64(&reader, "body-size", &out->body_size)) != 0 ||
+	    (rc = lines_expect_hex(&reader, "body-sha256", out->body_sha256, 32)) != 0 ||
+	    (rc = lines_expect_hex(&reader, "previous", out->previous, 32)) != 0 ||
+	    (rc = lines_expect_u64(&reader, "consensus-method", &out->consensus_method)) != 0)
 		return rc;
 	return lines_at_end(&reader) ? 0 : DIRAUTH_ERR_SYNTAX;
 }
@@ -230,9 +205,9 @@ int snapshot_body_parse(const uint8_t *buf, size_t len, size_t max_records, stru
 		goto cleanup;
 	if ((rc = expect_name(&reader, "namespace", body->namespace_name, sizeof(body->namespace_name))) != 0)
 		goto cleanup;
-	if ((rc = expect_u64(&reader, "epoch", &body->epoch)) != 0)
+	if ((rc = lines_expect_u64(&reader, "epoch", &body->epoch)) != 0)
 		goto cleanup;
-	if ((rc = expect_u64(&reader, "records", &count)) != 0)
+	if ((rc = lines_expect_u64(&reader, "records", &count)) != 0)
 		goto cleanup;
 	if (count > max_records) {
 		rc = DIRAUTH_ERR_BOUNDS;

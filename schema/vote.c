@@ -20,13 +20,6 @@
 /* The longest vote line is "origin " and a SNAPSHOT_ORIGIN_MAX-byte origin (262 bytes). */
 #define VOTE_LINE_MAX 320
 
-static void buffer_truncate(struct buffer *out, size_t len)
-{
-	out->len = len;
-	if (out->data)
-		out->data[len] = 0;
-}
-
 /* The origin rule of the snapshot header: printable ASCII without spaces or '+'. */
 static int origin_is_valid(const char *origin, size_t len)
 {
@@ -88,24 +81,6 @@ int vote_encode(const struct vote *v, struct buffer *out)
 	return rc;
 }
 
-static int expect_u64(struct line_reader *reader, const char *keyword, uint64_t *out)
-{
-	struct text_span value;
-	int rc = lines_expect(reader, keyword, &value);
-	if (rc)
-		return rc;
-	return text_parse_u64(value, out);
-}
-
-static int expect_hash(struct line_reader *reader, const char *keyword, uint8_t out[32])
-{
-	struct text_span value;
-	int rc = lines_expect(reader, keyword, &value);
-	if (rc)
-		return rc;
-	return text_parse_hex(value, out, 32) ? DIRAUTH_ERR_SYNTAX : 0;
-}
-
 static int parse_fields(const uint8_t *text, size_t len, struct vote *out)
 {
 	struct line_reader reader;
@@ -126,7 +101,7 @@ static int parse_fields(const uint8_t *text, size_t len, struct vote *out)
 		return DIRAUTH_ERR_SYNTAX;
 	if ((rc = text_copy(value, out->origin, sizeof(out->origin))) != 0)
 		return rc;
-	if ((rc = expect_u64(&reader, "epoch", &out->epoch)) != 0)
+	if ((rc = lines_expect_u64(&reader, "epoch", &out->epoch)) != 0)
 		return rc;
 	if ((rc = lines_expect(&reader, "authority", &value)) != 0)
 		return rc;
@@ -136,9 +111,9 @@ static int parse_fields(const uint8_t *text, size_t len, struct vote *out)
 		return DIRAUTH_ERR_SYNTAX;
 	if ((rc = text_copy(value, out->authority, sizeof(out->authority))) != 0)
 		return rc;
-	if ((rc = expect_u64(&reader, "records", &out->record_count)) != 0 ||
-	    (rc = expect_hash(&reader, "records-root", out->records_root)) != 0 ||
-	    (rc = expect_hash(&reader, "body-sha256", out->body_sha256)) != 0)
+	if ((rc = lines_expect_u64(&reader, "records", &out->record_count)) != 0 ||
+	    (rc = lines_expect_hex(&reader, "records-root", out->records_root, 32)) != 0 ||
+	    (rc = lines_expect_hex(&reader, "body-sha256", out->body_sha256, 32)) != 0)
 		return rc;
 	return lines_at_end(&reader) ? 0 : DIRAUTH_ERR_SYNTAX;
 }
