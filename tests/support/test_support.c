@@ -159,3 +159,44 @@ void test_sleep_ms(int ms)
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
 }
+
+void test_run_program(const char *path, const char *const *args, const char *work_dir,
+                      struct test_outcome *outcome)
+{
+	char *argv[32];
+	char out_path[4200];
+	char err_path[4200];
+	size_t count = 0;
+	int status = 0;
+
+	argv[count++] = (char *)path;
+	for (size_t i = 0; args[i] != NULL; i++) {
+		ck_assert_uint_lt(count, 31);
+		argv[count++] = (char *)args[i];
+	}
+	argv[count] = NULL;
+	snprintf(out_path, sizeof(out_path), "%s/stdout", work_dir);
+	snprintf(err_path, sizeof(err_path), "%s/stderr", work_dir);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
+			_exit(127);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert(WIFEXITED(status));
+	outcome->status = WEXITSTATUS(status);
+	ck_assert_msg(outcome->status != 127, "cannot run %s (is it built?)", argv[0]);
+	outcome->out = (char *)test_read_file(out_path, &outcome->out_len);
+	outcome->err = (char *)test_read_file(err_path, &outcome->err_len);
+}
+
+void test_outcome_free(struct test_outcome *outcome)
+{
+	free(outcome->out);
+	free(outcome->err);
+}

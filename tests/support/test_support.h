@@ -44,6 +44,24 @@ int test_kill(pid_t pid, int signal);
  * death by signal. */
 int test_wait_exit(pid_t pid, int timeout_ms);
 
+/* What a program run by test_run_program printed and how it ended. */
+struct test_outcome {
+	int status; /* exit status */
+	char *out;  /* stdout, NUL-terminated, malloc'd */
+	size_t out_len;
+	char *err; /* stderr, NUL-terminated, malloc'd */
+	size_t err_len;
+};
+
+/* Runs the program at path with args (NULL-terminated, without argv[0], at most 30), capturing
+ * stdout and stderr through files in work_dir; waits for it; aborts the test if it cannot run
+ * or dies by a signal. */
+void test_run_program(const char *path, const char *const *args, const char *work_dir,
+                      struct test_outcome *outcome);
+
+/* Frees what test_run_program captured. */
+void test_outcome_free(struct test_outcome *outcome);
+
 /* Sleeps for ms milliseconds (polling loops only; never to wait out a timer under test). */
 void test_sleep_ms(int ms);
 

@@ -622,71 +622,28 @@ END_TEST
 
 /* The program, as an operator runs it. */
 
-struct outcome {
-	int status;
-	char *out;
-	size_t out_len;
-	char *err;
-	size_t err_len;
-};
-
-static void run(const char *const *args, struct outcome *outcome)
+/* Runs dirauthctl with args (NULL-terminated, without argv[0]). */
+static void run(const char *const *args, struct test_outcome *outcome)
 {
-	char *argv[32];
-	char out_path[4200];
-	char err_path[4200];
-	size_t count = 0;
-	pid_t pid;
-	int status = 0;
-
-	argv[count++] = (char *)test_binary_path("ctl/dirauthctl");
-	for (size_t i = 0; args[i] != NULL; i++) {
-		ck_assert_uint_lt(count, 31);
-		argv[count++] = (char *)args[i];
-	}
-	argv[count] = NULL;
-	snprintf(out_path, sizeof(out_path), "%s/stdout", directory);
-	snprintf(err_path, sizeof(err_path), "%s/stderr", directory);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-			_exit(127);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status));
-	outcome->status = WEXITSTATUS(status);
-	ck_assert_msg(outcome->status != 127, "cannot run %s (is it built?)", argv[0]);
-	outcome->out = (char *)test_read_file(out_path, &outcome->out_len);
-	outcome->err = (char *)test_read_file(err_path, &outcome->err_len);
-}
-
-static void outcome_free(struct outcome *outcome)
-{
-	free(outcome->out);
-	free(outcome->err);
+	test_run_program(test_binary_path("ctl/dirauthctl"), args, directory, outcome);
 }
 
 /* Success, with word on stdout and nothing on stderr. */
 static void expect_success(const char *const *args, const char *word)
 {
-	struct outcome outcome;
+	struct test_outcome outcome;
 
 	run(args, &outcome);
 	ck_assert_msg(outcome.status == 0, "exit %d; stderr: %s", outcome.status, outcome.err);
 	ck_assert_uint_eq(outcome.err_len, 0);
 	ck_assert_msg(strstr(outcome.out, word) != NULL, "stdout '%s' lacks '%s'", outcome.out, word);
-	outcome_free(&outcome);
+	test_outcome_free(&outcome);
 }
 
 /* A failure: the status, and exactly one stderr line "dirauthctl: ..." containing word. */
 static void expect_failure(const char *const *args, int status, const char *word)
 {
-	struct outcome outcome;
+	struct test_outcome outcome;
 
 	run(args, &outcome);
 	ck_assert_msg(outcome.status == status, "exit %d, expected %d; stderr: %s", outcome.status, status,
@@ -695,7 +652,7 @@ static void expect_failure(const char *const *args, int status, const char *word
 	ck_assert_msg(strchr(outcome.err, '\n') == outcome.err + outcome.err_len - 1, "not one line: %s",
 	              outcome.err);
 	ck_assert_msg(strstr(outcome.err, word) != NULL, "stderr '%s' lacks '%s'", outcome.err, word);
-	outcome_free(&outcome);
+	test_outcome_free(&outcome);
 }
 
 START_TEST(test_program_identity_keygen_certify_rotate_show)
@@ -708,7 +665,7 @@ START_TEST(test_program_identity_keygen_certify_rotate_show)
 	char verifier_text[NOTE_VERIFIER_KEY_MAX + 1];
 	char bundle_text[1024];
 	struct note_verifier pinned;
-	struct outcome outcome;
+	struct test_outcome outcome;
 	struct certificate certificate;
 	struct stat info;
 	const char *line;
@@ -727,7 +684,7 @@ START_TEST(test_program_identity_keygen_certify_rotate_show)
 		snprintf(bundle_text, sizeof(bundle_text),
 		         "dirauth trust v1\nnamespace mix dirauth.test/mix\nauthority %.*s\nthreshold 1\n",
 		         (int)strcspn(line, "\n"), line);
-		outcome_free(&outcome);
+		test_outcome_free(&outcome);
 		ck_assert_int_eq(stat(offline, &info), 0);
 		ck_assert_int_eq(info.st_mode & 0777, 0600);
 		expect_failure(args, 73, "identity-keygen:");
@@ -740,7 +697,7 @@ START_TEST(test_program_identity_keygen_certify_rotate_show)
 		ck_assert_int_eq(outcome.status, 0);
 		snprintf(verifier_text, sizeof(verifier_text), "%.*s", (int)strcspn(outcome.out, "\n"),
 		         outcome.out);
-		outcome_free(&outcome);
+		test_outcome_free(&outcome);
 	}
 	{
 		const char *const args[] = {
@@ -807,7 +764,7 @@ START_TEST(test_program_identity_keygen_certify_rotate_show)
 		ck_assert_int_eq(outcome.status, 0);
 		snprintf(mismatched, sizeof(mismatched), "%.*s", (int)strcspn(outcome.out, "\n"),
 		         outcome.out);
-		outcome_free(&outcome);
+		test_outcome_free(&outcome);
 		expect_failure(args, 65, "name mismatch");
 		ck_assert(!file_exists(temp_path("mismatch.cert")));
 	}
@@ -854,7 +811,7 @@ START_TEST(test_program_identity_keygen_certify_rotate_show)
 		ck_assert_ptr_nonnull(strstr(outcome.out, "overlap          1769385600"));
 		ck_assert_ptr_nonnull(strstr(outcome.out, "432000 seconds in which both keys are valid"));
 		ck_assert_ptr_nonnull(strstr(outcome.out, "certificates: ["));
-		outcome_free(&outcome);
+		test_outcome_free(&outcome);
 		ck_assert_int_eq(stat(temp_path("next.key"), &info), 0);
 		ck_assert_int_eq(info.st_mode & 0777, 0600);
 	}
@@ -890,14 +847,14 @@ START_TEST(test_program_help)
 	    {"rotate", "--help", NULL},
 	    {"certificate", "--help", NULL},
 	};
-	struct outcome outcome;
+	struct test_outcome outcome;
 
 	for (size_t i = 0; i < sizeof(helps) / sizeof(helps[0]); i++) {
 		run(helps[i], &outcome);
 		ck_assert_int_eq(outcome.status, 0);
 		ck_assert_ptr_nonnull(strstr(outcome.out, "usage: dirauthctl"));
 		ck_assert_uint_eq(outcome.err_len, 0);
-		outcome_free(&outcome);
+		test_outcome_free(&outcome);
 	}
 }
 END_TEST

@@ -22,14 +22,6 @@
 
 static char directory[4096];
 
-struct outcome {
-	int status;
-	char *out;
-	size_t out_len;
-	char *err;
-	size_t err_len;
-};
-
 static void setup(void)
 {
 	test_make_tempdir(directory, sizeof(directory));
@@ -49,52 +41,16 @@ static const char *temp_path(const char *name)
 	return path;
 }
 
-/* Runs dirauthctl with args (NULL-terminated, without argv[0]); captures stdout and stderr. */
-static void run(const char *const *args, struct outcome *outcome)
+/* Runs dirauthctl with args (NULL-terminated, without argv[0]). */
+static void run(const char *const *args, struct test_outcome *outcome)
 {
-	char *argv[16];
-	char out_path[4200];
-	char err_path[4200];
-	size_t count = 0;
-	pid_t pid;
-	int status = 0;
-
-	argv[count++] = (char *)test_binary_path("ctl/dirauthctl");
-	for (size_t i = 0; args[i] != NULL; i++) {
-		ck_assert_uint_lt(count, 15);
-		argv[count++] = (char *)args[i];
-	}
-	argv[count] = NULL;
-	snprintf(out_path, sizeof(out_path), "%s/stdout", directory);
-	snprintf(err_path, sizeof(err_path), "%s/stderr", directory);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-			_exit(127);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFEXITED(status));
-	outcome->status = WEXITSTATUS(status);
-	ck_assert_msg(outcome->status != 127, "cannot run %s (is it built?)", argv[0]);
-	outcome->out = (char *)test_read_file(out_path, &outcome->out_len);
-	outcome->err = (char *)test_read_file(err_path, &outcome->err_len);
-}
-
-static void outcome_free(struct outcome *outcome)
-{
-	free(outcome->out);
-	free(outcome->err);
+	test_run_program(test_binary_path("ctl/dirauthctl"), args, directory, outcome);
 }
 
 /* A failure: the status, and exactly one stderr line "dirauthctl: ..." containing word. */
 static void expect_failure(const char *const *args, int status, const char *word)
 {
-	struct outcome outcome;
+	struct test_outcome outcome;
 
 	run(args, &outcome);
 	ck_assert_msg(outcome.status == status, "exit %d, expected %d; stderr: %s", outcome.status, status,
@@ -103,7 +59,7 @@ static void expect_failure(const char *const *args, int status, const char *word
 	ck_assert_msg(strchr(outcome.err, '\n') == outcome.err + outcome.err_len - 1, "not one line: %s",
 	              outcome.err);
 	ck_assert_msg(strstr(outcome.err, word) != NULL, "stderr '%s' lacks '%s'", outcome.err, word);
-	outcome_free(&outcome);
+	test_outcome_free(&outcome);
 }
 
 START_TEST(test_help_and_usage_errors)
@@ -123,14 +79,14 @@ START_TEST(test_help_and_usage_errors)
 	static const char *const bad_now[] = {"fetch",       "--trust", "t",     "--server",  "http://x",
 	                                      "--namespace", "mix",     "--now", "yesterday", NULL};
 	const char *const *helps[] = {help, keygen_help, register_help, fetch_help};
-	struct outcome outcome;
+	struct test_outcome outcome;
 
 	for (size_t i = 0; i < sizeof(helps) / sizeof(helps[0]); i++) {
 		run(helps[i], &outcome);
 		ck_assert_int_eq(outcome.status, 0);
 		ck_assert_ptr_nonnull(strstr(outcome.out, "usage: dirauthctl"));
 		ck_assert_uint_eq(outcome.err_len, 0);
-		outcome_free(&outcome);
+		test_outcome_free(&outcome);
 	}
 	/* The key-certificate commands are listed (their own tests are in check_certify). */
 	run(help, &outcome);
@@ -138,7 +94,7 @@ START_TEST(test_help_and_usage_errors)
 	ck_assert_ptr_nonnull(strstr(outcome.out, "\n  certify "));
 	ck_assert_ptr_nonnull(strstr(outcome.out, "\n  rotate "));
 	ck_assert_ptr_nonnull(strstr(outcome.out, "\n  certificate show "));
-	outcome_free(&outcome);
+	test_outcome_free(&outcome);
 	expect_failure(nothing, 64, "missing command");
 	expect_failure(unknown_command, 64, "unknown command");
 	expect_failure(unknown_option, 64, "unknown option '--colour'");
@@ -175,7 +131,7 @@ START_TEST(test_keygen_then_register_dry_run)
 	    "--dry-run", "--now", "1767225600", NULL};
 	struct note_verifier verifier;
 	struct registration registration;
-	struct outcome outcome;
+	struct test_outcome outcome;
 	struct stat info;
 
 	run(keygen, &outcome);
@@ -184,7 +140,7 @@ START_TEST(test_keygen_then_register_dry_run)
 	ck_assert_int_eq(outcome.out[outcome.out_len - 1], '\n');
 	ck_assert_int_eq(note_verifier_parse(outcome.out, outcome.out_len - 1, &verifier), 0);
 	ck_assert_str_eq(verifier.name, "provider.test");
-	outcome_free(&outcome);
+	test_outcome_free(&outcome);
 	ck_assert_int_eq(stat(key, &info), 0);
 	ck_assert_int_eq(info.st_mode & 0777, 0600);
 	/* Never over an existing key. */
@@ -200,7 +156,7 @@ START_TEST(test_keygen_then_register_dry_run)
 	ck_assert_uint_eq(registration.expires, 1767225600 + 86400);
 	ck_assert_int_eq(memcmp(&registration.provider, &verifier, sizeof(verifier)), 0);
 	registration_clear(&registration);
-	outcome_free(&outcome);
+	test_outcome_free(&outcome);
 
 	/* A key others can read is refused. */
 	ck_assert_int_eq(chmod(key, 0644), 0);
@@ -222,11 +178,11 @@ START_TEST(test_register_and_fetch_failures)
 	const char *bundle = temp_path("bad-bundle.txt");
 	const char *good = temp_path("bundle.txt");
 	char unreachable[64];
-	struct outcome outcome;
+	struct test_outcome outcome;
 
 	run(keygen, &outcome);
 	ck_assert_int_eq(outcome.status, 0);
-	outcome_free(&outcome);
+	test_outcome_free(&outcome);
 	test_write_file(service, bad_service, strlen(bad_service), 0644);
 	test_write_file(bundle, bad_bundle, strlen(bad_bundle), 0644);
 	test_write_file(good, good_bundle, strlen(good_bundle), 0644);
