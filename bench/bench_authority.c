@@ -29,16 +29,16 @@
  * temporary directories, also when interrupted. It is built with the project and never run by
  * ctest: scripts/bench.sh runs it.
  */
-#include "buffer.h"
-#include "certificate.h"
-#include "compress.h"
-#include "crypto.h"
-#include "error.h"
-#include "key.h"
-#include "note.h"
-#include "receipt.h"
-#include "registration.h"
-#include "snapshot.h"
+#include "schema/buffer.h"
+#include "schema/certificate.h"
+#include "schema/compress.h"
+#include "schema/crypto.h"
+#include "schema/error.h"
+#include "signer/key.h"
+#include "schema/note.h"
+#include "schema/receipt.h"
+#include "schema/registration.h"
+#include "schema/snapshot.h"
 
 #include <curl/curl.h>
 

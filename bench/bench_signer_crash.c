@@ -14,13 +14,13 @@
  *
  * The default is 1000 cycles; tests/integration/test_signer.c runs the same loop for 100.
  */
-#include "buffer.h"
-#include "certificate.h"
-#include "error.h"
-#include "key.h"
-#include "note.h"
-#include "signer_protocol.h"
-#include "snapshot.h"
+#include "schema/buffer.h"
+#include "schema/certificate.h"
+#include "schema/error.h"
+#include "signer/key.h"
+#include "schema/note.h"
+#include "schema/signer_protocol.h"
+#include "schema/snapshot.h"
 
 #include <errno.h>
 #include <fcntl.h>

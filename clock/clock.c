@@ -5,10 +5,10 @@
  * a test may replace the file atomically (write a temporary, rename) and the next call sees
  * the new time. The read is bounded to CLOCK_FILE_MAX_BYTES + 1 bytes.
  */
-#include "clock.h"
+#include "clock/clock.h"
 
-#include "encoding.h"
-#include "error.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,10 +7,10 @@
  * for verifiers to discover later. Output files are checked for existence up front as well, so a
  * refused run leaves nothing behind.
  */
-#include "certify.h"
+#include "ctl/certify.h"
 
-#include "error.h"
-#include "files.h"
+#include "schema/error.h"
+#include "ctl/files.h"
 
 #include <inttypes.h>
 #include <stdio.h>

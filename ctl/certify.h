@@ -20,12 +20,12 @@
 #ifndef DIRAUTH_CTL_CERTIFY_H
 #define DIRAUTH_CTL_CERTIFY_H
 
-#include "buffer.h"
-#include "certificate.h"
-#include "key.h"
-#include "note.h"
-#include "report.h"
-#include "trust_bundle.h"
+#include "schema/buffer.h"
+#include "schema/certificate.h"
+#include "signer/key.h"
+#include "schema/note.h"
+#include "ctl/report.h"
+#include "schema/trust_bundle.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -6,14 +6,14 @@
  * succeeded on stdout and the one failure line on stderr, and exits with the report's
  * sysexits status. The clock is read here, once, and passed down (or taken from --now).
  */
-#include "certify.h"
-#include "error.h"
-#include "fetch.h"
-#include "keygen.h"
-#include "lines.h"
-#include "register.h"
-#include "report.h"
-#include "trust_file.h"
+#include "ctl/certify.h"
+#include "schema/error.h"
+#include "ctl/fetch.h"
+#include "ctl/keygen.h"
+#include "schema/lines.h"
+#include "ctl/register.h"
+#include "ctl/report.h"
+#include "ctl/trust_file.h"
 
 #include <curl/curl.h>
 #include <getopt.h>

@@ -6,14 +6,14 @@
  * latest.header last, so that a crash or a refusal at any step leaves the mirror's idea of
  * "latest" where it was.
  */
-#include "fetch.h"
+#include "ctl/fetch.h"
 
-#include "compress.h"
-#include "error.h"
-#include "files.h"
-#include "http_client.h"
-#include "keyring.h"
-#include "note.h"
+#include "schema/compress.h"
+#include "schema/error.h"
+#include "ctl/files.h"
+#include "ctl/http_client.h"
+#include "ctl/keyring.h"
+#include "schema/note.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

@@ -48,11 +48,11 @@
 #ifndef DIRAUTH_CTL_FETCH_H
 #define DIRAUTH_CTL_FETCH_H
 
-#include "buffer.h"
-#include "certificate.h"
-#include "report.h"
-#include "snapshot.h"
-#include "trust_bundle.h"
+#include "schema/buffer.h"
+#include "schema/certificate.h"
+#include "ctl/report.h"
+#include "schema/snapshot.h"
+#include "schema/trust_bundle.h"
 
 #include <stddef.h>
 #include <stdint.h>

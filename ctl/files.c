@@ -1,9 +1,9 @@
 /*
  * files.c: bounded reads and atomic, durable writes (see files.h).
  */
-#include "files.h"
+#include "ctl/files.h"
 
-#include "error.h"
+#include "schema/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,10 +1,10 @@
 /*
  * http_client.c: bounded, redirect-free HTTP exchanges over libcurl (see http_client.h).
  */
-#include "http_client.h"
+#include "ctl/http_client.h"
 
-#include "error.h"
-#include "report.h"
+#include "schema/error.h"
+#include "ctl/report.h"
 
 #include <curl/curl.h>
 #include <stdio.h>

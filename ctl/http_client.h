@@ -14,7 +14,7 @@
 #ifndef DIRAUTH_CTL_HTTP_CLIENT_H
 #define DIRAUTH_CTL_HTTP_CLIENT_H
 
-#include "buffer.h"
+#include "schema/buffer.h"
 
 #include <stddef.h>
 #include <stdint.h>

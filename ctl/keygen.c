@@ -2,10 +2,10 @@
  * keygen.c: generate and save a key (see keygen.h). Signing, provider and identity keys are the
  * same kind of key file; only what the command says about them differs.
  */
-#include "keygen.h"
+#include "ctl/keygen.h"
 
-#include "error.h"
-#include "key.h"
+#include "schema/error.h"
+#include "signer/key.h"
 
 #include <string.h>
 

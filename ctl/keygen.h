@@ -9,8 +9,8 @@
 #ifndef DIRAUTH_CTL_KEYGEN_H
 #define DIRAUTH_CTL_KEYGEN_H
 
-#include "note.h"
-#include "report.h"
+#include "schema/note.h"
+#include "ctl/report.h"
 
 /* Generates a key called name and saves it to out_path; verifier gets its verifier-key string.
  * Returns 0, or a negative error with the failure in report: 64 for a name that is not a valid

@@ -8,10 +8,10 @@
  * bundle that pins a signing key where it should pin the identity), so the explanation walks the
  * note's signatures against the ring once more and names what it finds.
  */
-#include "keyring.h"
+#include "ctl/keyring.h"
 
-#include "error.h"
-#include "http_client.h"
+#include "schema/error.h"
+#include "ctl/http_client.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

@@ -13,11 +13,11 @@
 #ifndef DIRAUTH_CTL_KEYRING_H
 #define DIRAUTH_CTL_KEYRING_H
 
-#include "buffer.h"
-#include "certificate.h"
-#include "note.h"
-#include "report.h"
-#include "trust_bundle.h"
+#include "schema/buffer.h"
+#include "schema/certificate.h"
+#include "schema/note.h"
+#include "ctl/report.h"
+#include "schema/trust_bundle.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,16 +1,16 @@
 /*
  * register.c: build, sign, submit a registration and check its receipt (see register.h).
  */
-#include "register.h"
+#include "ctl/register.h"
 
-#include "crypto.h"
-#include "encoding.h"
-#include "error.h"
-#include "files.h"
-#include "http_client.h"
-#include "keyring.h"
-#include "note.h"
-#include "trust_file.h"
+#include "schema/crypto.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
+#include "ctl/files.h"
+#include "ctl/http_client.h"
+#include "ctl/keyring.h"
+#include "schema/note.h"
+#include "ctl/trust_file.h"
 
 #include <inttypes.h>
 #include <stdio.h>

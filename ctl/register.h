@@ -17,13 +17,13 @@
 #ifndef DIRAUTH_CTL_REGISTER_H
 #define DIRAUTH_CTL_REGISTER_H
 
-#include "buffer.h"
-#include "certificate.h"
-#include "key.h"
-#include "receipt.h"
-#include "report.h"
-#include "service_file.h"
-#include "trust_bundle.h"
+#include "schema/buffer.h"
+#include "schema/certificate.h"
+#include "signer/key.h"
+#include "schema/receipt.h"
+#include "ctl/report.h"
+#include "ctl/service_file.h"
+#include "schema/trust_bundle.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,9 +1,9 @@
 /*
  * report.c: the single failure record of a dirauthctl command (see report.h).
  */
-#include "report.h"
+#include "ctl/report.h"
 
-#include "error.h"
+#include "schema/error.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

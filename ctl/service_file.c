@@ -7,10 +7,10 @@
  * used rather than the document loader because the loader expands aliases and builds the whole
  * tree before any check could run.
  */
-#include "service_file.h"
+#include "ctl/service_file.h"
 
-#include "error.h"
-#include "lines.h"
+#include "schema/error.h"
+#include "schema/lines.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -25,7 +25,7 @@
 #ifndef DIRAUTH_CTL_SERVICE_FILE_H
 #define DIRAUTH_CTL_SERVICE_FILE_H
 
-#include "registration.h"
+#include "schema/registration.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,10 +1,10 @@
 /*
  * trust_file.c: reading a trust bundle file (see trust_file.h).
  */
-#include "trust_file.h"
+#include "ctl/trust_file.h"
 
-#include "error.h"
-#include "files.h"
+#include "schema/error.h"
+#include "ctl/files.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,8 +8,8 @@
 #ifndef DIRAUTH_CTL_TRUST_FILE_H
 #define DIRAUTH_CTL_TRUST_FILE_H
 
-#include "report.h"
-#include "trust_bundle.h"
+#include "ctl/report.h"
+#include "schema/trust_bundle.h"
 
 /* Reads and parses the bundle at path into *out. On failure records in report: 66 when the file
  * is missing, 74 when it cannot be read, 78 (with "PATH:LINE") when it does not parse or is

@@ -4,9 +4,9 @@
  * See kv.h. Kept small on purpose: what is specific to a database (its layout, its checks)
  * stays in the module that owns it.
  */
-#include "kv.h"
+#include "kv/kv.h"
 
-#include "error.h"
+#include "schema/error.h"
 
 #include <errno.h>
 #include <limits.h>

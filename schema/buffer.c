@@ -4,9 +4,9 @@
  * Growth doubles, so appending n bytes one at a time costs O(n). The ceiling turns a runaway
  * encoder into an error instead of an out-of-memory kill.
  */
-#include "buffer.h"
+#include "schema/buffer.h"
 
-#include "error.h"
+#include "schema/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

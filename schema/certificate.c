@@ -15,11 +15,11 @@
  * counts only when the statement's own time lies in its certificate's window, so an old or
  * stolen key cannot vouch for statements outside the time it was certified for.
  */
-#include "certificate.h"
+#include "schema/certificate.h"
 
-#include "crypto.h"
-#include "error.h"
-#include "lines.h"
+#include "schema/crypto.h"
+#include "schema/error.h"
+#include "schema/lines.h"
 
 #include <string.h>
 

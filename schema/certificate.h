@@ -33,8 +33,8 @@
 #ifndef DIRAUTH_SCHEMA_CERTIFICATE_H
 #define DIRAUTH_SCHEMA_CERTIFICATE_H
 
-#include "buffer.h"
-#include "note.h"
+#include "schema/buffer.h"
+#include "schema/note.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -11,12 +11,12 @@
  * text ("cosignature/v1\ntime T\n" in front) and uses a different key id (type 0x04), so neither
  * can be replayed as the other; cosignature_verify() checks only lines under the 0x04 key id.
  */
-#include "checkpoint.h"
+#include "schema/checkpoint.h"
 
-#include "crypto.h"
-#include "encoding.h"
-#include "error.h"
-#include "lines.h"
+#include "schema/crypto.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
+#include "schema/lines.h"
 
 #include <string.h>
 

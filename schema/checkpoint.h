@@ -16,9 +16,9 @@
 #ifndef DIRAUTH_SCHEMA_CHECKPOINT_H
 #define DIRAUTH_SCHEMA_CHECKPOINT_H
 
-#include "buffer.h"
-#include "merkle.h"
-#include "note.h"
+#include "schema/buffer.h"
+#include "schema/merkle.h"
+#include "schema/note.h"
 
 #include <stddef.h>
 #include <stdint.h>

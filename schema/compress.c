@@ -11,9 +11,9 @@
  * Exactly one zstd frame or one gzip member is accepted, with nothing after it: a second frame
  * or trailing bytes would be data that the signature over the body did not describe.
  */
-#include "compress.h"
+#include "schema/compress.h"
 
-#include "error.h"
+#include "schema/error.h"
 
 #include <limits.h>
 #include <string.h>

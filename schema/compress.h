@@ -10,7 +10,7 @@
 #ifndef DIRAUTH_SCHEMA_COMPRESS_H
 #define DIRAUTH_SCHEMA_COMPRESS_H
 
-#include "buffer.h"
+#include "schema/buffer.h"
 
 #include <stddef.h>
 #include <stdint.h>

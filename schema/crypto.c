@@ -8,9 +8,9 @@
  * failure (a key that cannot be loaded, a context that cannot be made) to DIRAUTH_ERR_CRYPTO.
  * Both deny; the split is for the logs and for tests that must tell them apart.
  */
-#include "crypto.h"
+#include "schema/crypto.h"
 
-#include "error.h"
+#include "schema/error.h"
 
 #include <limits.h>
 #include <openssl/evp.h>

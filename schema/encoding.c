@@ -4,9 +4,9 @@
  * These sit under every document parser, so they refuse anything that has a second spelling:
  * a canonical document is one whose bytes are fixed by its values.
  */
-#include "encoding.h"
+#include "schema/encoding.h"
 
-#include "error.h"
+#include "schema/error.h"
 
 static const char hex_digits[] = "0123456789abcdef";
 static const char base64_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

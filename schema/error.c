@@ -3,7 +3,7 @@
  *
  * One table, so that a new code cannot be added without both its name and its sentence.
  */
-#include "error.h"
+#include "schema/error.h"
 
 #include <stddef.h>
 

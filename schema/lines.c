@@ -4,10 +4,10 @@
  * The checks here are the ones every document shares (line ending, length, character set,
  * spacing), so a parser only states its own grammar.
  */
-#include "lines.h"
+#include "schema/lines.h"
 
-#include "encoding.h"
-#include "error.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
 
 #include <string.h>
 

@@ -9,7 +9,7 @@
 #ifndef DIRAUTH_SCHEMA_LINES_H
 #define DIRAUTH_SCHEMA_LINES_H
 
-#include "buffer.h"
+#include "schema/buffer.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -14,10 +14,10 @@
  * consume exactly as many proof hashes as the tree shape needs and so reject proofs that are too
  * short or too long without a separate length formula.
  */
-#include "merkle.h"
+#include "schema/merkle.h"
 
-#include "crypto.h"
-#include "error.h"
+#include "schema/crypto.h"
+#include "schema/error.h"
 
 #include <string.h>
 

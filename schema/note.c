@@ -11,11 +11,11 @@
  * distinct known keys are counted, so that repeating a signature or a verifier cannot reach a
  * threshold.
  */
-#include "note.h"
+#include "schema/note.h"
 
-#include "crypto.h"
-#include "encoding.h"
-#include "error.h"
+#include "schema/crypto.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
 
 #include <stdlib.h>
 #include <string.h>

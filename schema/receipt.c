@@ -6,11 +6,11 @@
  * refuses the input unless the bytes are identical. Lines are short and fixed in number, so the
  * line bound (RECEIPT_LINE_MAX below) only has to fit the longest authority key name.
  */
-#include "receipt.h"
+#include "schema/receipt.h"
 
-#include "encoding.h"
-#include "error.h"
-#include "lines.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
+#include "schema/lines.h"
 
 #include <string.h>
 

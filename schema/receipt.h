@@ -17,9 +17,9 @@
 #ifndef DIRAUTH_SCHEMA_RECEIPT_H
 #define DIRAUTH_SCHEMA_RECEIPT_H
 
-#include "buffer.h"
-#include "note.h"
-#include "registration.h"
+#include "schema/buffer.h"
+#include "schema/note.h"
+#include "schema/registration.h"
 
 #include <stdint.h>
 

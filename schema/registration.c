@@ -8,11 +8,11 @@
  * canonical text of what it read and refuses the input unless the two are byte-identical. The
  * encoder is the single place that states what a valid registration is.
  */
-#include "registration.h"
+#include "schema/registration.h"
 
-#include "encoding.h"
-#include "error.h"
-#include "lines.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
+#include "schema/lines.h"
 
 #include <stdlib.h>
 #include <string.h>

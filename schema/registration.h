@@ -25,8 +25,8 @@
 #ifndef DIRAUTH_SCHEMA_REGISTRATION_H
 #define DIRAUTH_SCHEMA_REGISTRATION_H
 
-#include "buffer.h"
-#include "note.h"
+#include "schema/buffer.h"
+#include "schema/note.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -10,9 +10,9 @@
  * encoders refuse exactly what the decoders refuse, so a message that encodes always decodes to
  * the same values, and each message has one encoding.
  */
-#include "signer_protocol.h"
+#include "schema/signer_protocol.h"
 
-#include "error.h"
+#include "schema/error.h"
 
 #include <string.h>
 

@@ -9,12 +9,12 @@
  * (size, digest, count, Merkle root) and checks every record's own provider signature, so that a
  * client holding a verified snapshot also holds each provider's word for its endpoints.
  */
-#include "snapshot.h"
+#include "schema/snapshot.h"
 
-#include "crypto.h"
-#include "encoding.h"
-#include "error.h"
-#include "lines.h"
+#include "schema/crypto.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
+#include "schema/lines.h"
 
 #include <openssl/crypto.h>
 #include <stdlib.h>

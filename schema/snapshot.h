@@ -36,10 +36,10 @@
 #ifndef DIRAUTH_SCHEMA_SNAPSHOT_H
 #define DIRAUTH_SCHEMA_SNAPSHOT_H
 
-#include "buffer.h"
-#include "merkle.h"
-#include "note.h"
-#include "registration.h"
+#include "schema/buffer.h"
+#include "schema/merkle.h"
+#include "schema/note.h"
+#include "schema/registration.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -9,10 +9,10 @@
  * reachable by the authorities listed. trust_bundle_encode() writes the canonical form: no
  * comments, namespaces then authorities in the order held, every bound explicit.
  */
-#include "trust_bundle.h"
+#include "schema/trust_bundle.h"
 
-#include "error.h"
-#include "lines.h"
+#include "schema/error.h"
+#include "schema/lines.h"
 
 #include <string.h>
 

@@ -18,9 +18,9 @@
 #ifndef DIRAUTH_SCHEMA_TRUST_BUNDLE_H
 #define DIRAUTH_SCHEMA_TRUST_BUNDLE_H
 
-#include "note.h"
-#include "registration.h"
-#include "snapshot.h"
+#include "schema/note.h"
+#include "schema/registration.h"
+#include "schema/snapshot.h"
 
 #include <stddef.h>
 #include <stdint.h>

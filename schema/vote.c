@@ -9,11 +9,11 @@
  * the parser reads the fields in their one order, re-encodes what it read and refuses the input
  * unless the bytes are identical.
  */
-#include "vote.h"
+#include "schema/vote.h"
 
-#include "encoding.h"
-#include "error.h"
-#include "lines.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
+#include "schema/lines.h"
 
 #include <string.h>
 

@@ -17,10 +17,10 @@
 #ifndef DIRAUTH_SCHEMA_VOTE_H
 #define DIRAUTH_SCHEMA_VOTE_H
 
-#include "buffer.h"
-#include "note.h"
-#include "registration.h"
-#include "snapshot.h"
+#include "schema/buffer.h"
+#include "schema/note.h"
+#include "schema/registration.h"
+#include "schema/snapshot.h"
 
 #include <stddef.h>
 #include <stdint.h>

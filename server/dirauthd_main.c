@@ -16,15 +16,15 @@
  * Exit codes follow sysexits.h: 0, 64 usage, 78 configuration (including a signer whose key is
  * another authority's), 74 the store, 69 the HTTP listener, 70 anything else.
  */
-#include "clock.h"
-#include "config.h"
-#include "epoch.h"
-#include "error.h"
-#include "http.h"
-#include "prepared.h"
-#include "signer_client.h"
-#include "signer_health.h"
-#include "store.h"
+#include "clock/clock.h"
+#include "server/config/config.h"
+#include "server/scheduler/scheduler.h"
+#include "schema/error.h"
+#include "server/http/http.h"
+#include "server/readpath/prepared.h"
+#include "server/signing/signer_client.h"
+#include "server/signing/signer_health.h"
+#include "server/store/store.h"
 
 #include <pthread.h>
 #include <signal.h>

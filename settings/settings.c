@@ -10,10 +10,10 @@
  * which walks the tree against its schema with the typed accessors here; every refusal
  * carries the line of the node at fault.
  */
-#include "settings.h"
+#include "settings/settings.h"
 
-#include "encoding.h"
-#include "error.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
 
 #include <yaml.h>
 

@@ -16,11 +16,11 @@
  * anything else.
  */
 #define _GNU_SOURCE /* prctl */
-#include "clock.h"
-#include "error.h"
-#include "listener.h"
-#include "service.h"
-#include "signer_config.h"
+#include "clock/clock.h"
+#include "schema/error.h"
+#include "signer/listener.h"
+#include "signer/service.h"
+#include "signer/signer_config.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -18,11 +18,11 @@
  * is read or written, and every buffer that held the seed or its base64 is wiped with
  * OPENSSL_cleanse before it is released.
  */
-#include "key.h"
+#include "signer/key.h"
 
-#include "crypto.h"
-#include "encoding.h"
-#include "error.h"
+#include "schema/crypto.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>

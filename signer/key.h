@@ -11,7 +11,7 @@
 #ifndef DIRAUTH_SIGNER_KEY_H
 #define DIRAUTH_SIGNER_KEY_H
 
-#include "note.h"
+#include "schema/note.h"
 
 #include <stddef.h>
 #include <stdint.h>

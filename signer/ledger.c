@@ -20,10 +20,10 @@
  * through a small wrapper that keeps the first error, so each operation reads as a straight
  * sequence of reads, checks and writes ending in one commit (or an abort when anything failed).
  */
-#include "ledger.h"
+#include "signer/ledger.h"
 
-#include "error.h"
-#include "kv.h"
+#include "schema/error.h"
+#include "kv/kv.h"
 
 #include <errno.h>
 #include <limits.h>

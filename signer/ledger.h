@@ -13,7 +13,7 @@
 #ifndef DIRAUTH_SIGNER_LEDGER_H
 #define DIRAUTH_SIGNER_LEDGER_H
 
-#include "merkle.h"
+#include "schema/merkle.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -31,10 +31,10 @@
  * at stop: removing it would let two signers each lock a different file of the same name.
  */
 #define _GNU_SOURCE /* struct ucred for SO_PEERCRED */
-#include "listener.h"
+#include "signer/listener.h"
 
-#include "buffer.h"
-#include "error.h"
+#include "schema/buffer.h"
+#include "schema/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -15,7 +15,7 @@
 #ifndef DIRAUTH_SIGNER_LISTENER_H
 #define DIRAUTH_SIGNER_LISTENER_H
 
-#include "service.h"
+#include "signer/service.h"
 
 #include <sys/types.h>
 

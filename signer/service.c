@@ -25,18 +25,18 @@
  * could list or write, and a first certificate that does not certify the signing key or is not
  * valid now: a signer that starts is one whose signatures verifiers will accept.
  */
-#include "service.h"
+#include "signer/service.h"
 
-#include "certificate.h"
-#include "checkpoint.h"
-#include "crypto.h"
-#include "encoding.h"
-#include "error.h"
-#include "key.h"
-#include "ledger.h"
-#include "receipt.h"
-#include "snapshot.h"
-#include "vote.h"
+#include "schema/certificate.h"
+#include "schema/checkpoint.h"
+#include "schema/crypto.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
+#include "signer/key.h"
+#include "signer/ledger.h"
+#include "schema/receipt.h"
+#include "schema/snapshot.h"
+#include "schema/vote.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -20,7 +20,7 @@
 #ifndef DIRAUTH_SIGNER_SERVICE_H
 #define DIRAUTH_SIGNER_SERVICE_H
 
-#include "signer_protocol.h"
+#include "schema/signer_protocol.h"
 
 #include <stdint.h>
 #include <stdio.h>

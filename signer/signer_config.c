@@ -6,9 +6,9 @@
  * problem reported. Paths are checked here only for form (the socket path must fit a UNIX
  * socket address); whether the files are safe to use is the service's decision at open.
  */
-#include "signer_config.h"
+#include "signer/signer_config.h"
 
-#include "error.h"
+#include "schema/error.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -21,8 +21,8 @@
 #ifndef DIRAUTH_SIGNER_SIGNER_CONFIG_H
 #define DIRAUTH_SIGNER_SIGNER_CONFIG_H
 
-#include "note.h"
-#include "settings.h"
+#include "schema/note.h"
+#include "settings/settings.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -3,7 +3,7 @@
  * bytes. A certificate that parses must re-encode to its note's text; a bundle that parses must
  * re-encode to the same bytes, and every entry must lie inside the input.
  */
-#include "certificate.h"
+#include "schema/certificate.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,8 +5,8 @@
  * note's first signature line, so that the timestamp and signature checks run on hostile lines.
  * Nobody can forge the fixed key, so no cosignature may ever verify.
  */
-#include "checkpoint.h"
-#include "error.h"
+#include "schema/checkpoint.h"
+#include "schema/error.h"
 
 #include <stdlib.h>
 #include <string.h>

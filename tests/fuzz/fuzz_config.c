@@ -5,8 +5,8 @@
  * operator (or a deployment tool) writes: the reader must refuse any bytes cleanly, with a
  * line number inside the input, and never go deeper than its bound whatever the nesting.
  */
-#include "config.h"
-#include "error.h"
+#include "server/config/config.h"
+#include "schema/error.h"
 
 #include <stdlib.h>
 #include <string.h>

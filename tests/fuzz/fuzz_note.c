@@ -6,8 +6,8 @@
  * matching, counting and signature paths run on hostile signatures too, and formatted back to
  * check that what the parser accepts the formatter can write.
  */
-#include "buffer.h"
-#include "note.h"
+#include "schema/buffer.h"
+#include "schema/note.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * fuzz_receipt.c: receipt_parse() on arbitrary bytes; what it accepts must re-encode to the
  * same bytes.
  */
-#include "receipt.h"
+#include "schema/receipt.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * Besides not crashing, whatever is accepted must be canonical: its re-encoding is the input
  * text, byte for byte. Anything else aborts, so the fuzzer reports it.
  */
-#include "registration.h"
+#include "schema/registration.h"
 
 #include <stdlib.h>
 #include <string.h>

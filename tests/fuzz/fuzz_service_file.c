@@ -6,9 +6,9 @@
  * an accepted file holds values register can encode (bounded endpoint count, distinct ids,
  * addresses valid for their transport).
  */
-#include "error.h"
-#include "registration.h"
-#include "service_file.h"
+#include "schema/error.h"
+#include "schema/registration.h"
+#include "ctl/service_file.h"
 
 #include <stddef.h>
 #include <stdint.h>

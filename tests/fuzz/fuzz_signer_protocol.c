@@ -4,7 +4,7 @@
  * decodes must re-encode to a frame holding the same bytes, and that frame must decode to equal
  * values.
  */
-#include "signer_protocol.h"
+#include "schema/signer_protocol.h"
 
 #include <stdlib.h>
 #include <string.h>

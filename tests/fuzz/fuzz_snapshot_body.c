@@ -5,8 +5,8 @@
  * to commit to it (size, digest, count, root), which drives every record through the signed
  * registration checks.
  */
-#include "crypto.h"
-#include "snapshot.h"
+#include "schema/crypto.h"
+#include "schema/snapshot.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * fuzz_snapshot_header.c: snapshot_header_parse() on arbitrary bytes; what it accepts must
  * re-encode to the same bytes.
  */
-#include "snapshot.h"
+#include "schema/snapshot.h"
 
 #include <stdlib.h>
 #include <string.h>

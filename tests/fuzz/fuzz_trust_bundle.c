@@ -4,7 +4,7 @@
  * A bundle is written by people and has many spellings, so the property is that the canonical
  * form of an accepted bundle parses back to the same bundle and encodes to the same bytes.
  */
-#include "trust_bundle.h"
+#include "schema/trust_bundle.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  * string the parser accepts must format back to exactly itself and parse again to the same key:
  * a key with two spellings would let one provider appear as two.
  */
-#include "note.h"
+#include "schema/note.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * fuzz_vote.c: vote_parse() on arbitrary bytes; what it accepts must re-encode to the same
  * bytes.
  */
-#include "vote.h"
+#include "schema/vote.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -17,16 +17,16 @@
  */
 #include "test_support.h"
 
-#include "buffer.h"
-#include "certificate.h"
-#include "crypto.h"
-#include "encoding.h"
-#include "error.h"
-#include "key.h"
-#include "note.h"
-#include "receipt.h"
-#include "registration.h"
-#include "snapshot.h"
+#include "schema/buffer.h"
+#include "schema/certificate.h"
+#include "schema/crypto.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
+#include "signer/key.h"
+#include "schema/note.h"
+#include "schema/receipt.h"
+#include "schema/registration.h"
+#include "schema/snapshot.h"
 
 #include <check.h>
 #include <curl/curl.h>

@@ -20,16 +20,16 @@
  */
 #include "test_support.h"
 
-#include "buffer.h"
-#include "certificate.h"
-#include "checkpoint.h"
-#include "crypto.h"
-#include "error.h"
-#include "key.h"
-#include "merkle.h"
-#include "note.h"
-#include "signer_protocol.h"
-#include "snapshot.h"
+#include "schema/buffer.h"
+#include "schema/certificate.h"
+#include "schema/checkpoint.h"
+#include "schema/crypto.h"
+#include "schema/error.h"
+#include "signer/key.h"
+#include "schema/merkle.h"
+#include "schema/note.h"
+#include "schema/signer_protocol.h"
+#include "schema/snapshot.h"
 
 #include <check.h>
 

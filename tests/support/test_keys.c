@@ -6,8 +6,8 @@
  */
 #include "test_keys.h"
 
-#include "crypto.h"
-#include "error.h"
+#include "schema/crypto.h"
+#include "schema/error.h"
 #include "test_support.h"
 
 #include <check.h>

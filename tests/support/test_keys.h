@@ -14,9 +14,9 @@
 #ifndef DIRAUTH_TEST_KEYS_H
 #define DIRAUTH_TEST_KEYS_H
 
-#include "buffer.h"
-#include "note.h"
-#include "registration.h"
+#include "schema/buffer.h"
+#include "schema/note.h"
+#include "schema/registration.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -10,10 +10,10 @@
 #ifndef DIRAUTH_TEST_CERTIFICATE_FIXTURE_H
 #define DIRAUTH_TEST_CERTIFICATE_FIXTURE_H
 
-#include "buffer.h"
-#include "certificate.h"
-#include "key.h"
-#include "note.h"
+#include "schema/buffer.h"
+#include "schema/certificate.h"
+#include "signer/key.h"
+#include "schema/note.h"
 
 #include <check.h>
 #include <stdio.h>

@@ -6,8 +6,8 @@
  * (public, not secrets). Certificates are really signed; statements are really signed; every
  * refusal the header promises has its test.
  */
-#include "certificate.h"
-#include "error.h"
+#include "schema/certificate.h"
+#include "schema/error.h"
 #include "test_keys.h"
 #include "test_support.h"
 

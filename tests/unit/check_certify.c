@@ -10,18 +10,18 @@
  * name mismatches, the same key in both roles, a gap between the windows without --allow-gap,
  * a previous certificate from another identity, unsafe or missing key files.
  */
-#include "buffer.h"
-#include "certificate.h"
-#include "certify.h"
-#include "crypto.h"
-#include "error.h"
-#include "fetch.h"
-#include "key.h"
-#include "note.h"
-#include "report.h"
-#include "snapshot.h"
+#include "schema/buffer.h"
+#include "schema/certificate.h"
+#include "ctl/certify.h"
+#include "schema/crypto.h"
+#include "schema/error.h"
+#include "ctl/fetch.h"
+#include "signer/key.h"
+#include "schema/note.h"
+#include "ctl/report.h"
+#include "schema/snapshot.h"
 #include "test_support.h"
-#include "trust_bundle.h"
+#include "schema/trust_bundle.h"
 
 #include <check.h>
 #include <fcntl.h>

@@ -6,10 +6,10 @@
  * so only its layout (key id, timestamp, length) and its signed message are checked here; the
  * cosignatures themselves are made with an example key from a fixed, public seed.
  */
-#include "checkpoint.h"
-#include "crypto.h"
-#include "encoding.h"
-#include "error.h"
+#include "schema/checkpoint.h"
+#include "schema/crypto.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
 #include "test_keys.h"
 
 #include <check.h>

@@ -2,8 +2,8 @@
  * check_clock.c: the system clock tells the time; the file clock reads its file at each call
  * and refuses a missing, oversized or malformed file.
  */
-#include "clock.h"
-#include "error.h"
+#include "clock/clock.h"
+#include "schema/error.h"
 #include "test_support.h"
 
 #include <check.h>

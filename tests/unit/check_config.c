@@ -2,10 +2,10 @@
  * check_config.c: the configuration reader accepts the documented schema and refuses, with the
  * line at fault, everything else.
  */
-#include "config.h"
-#include "error.h"
-#include "key.h"
-#include "note.h"
+#include "server/config/config.h"
+#include "schema/error.h"
+#include "signer/key.h"
+#include "schema/note.h"
 #include "test_support.h"
 
 #include <check.h>
@@ -90,9 +90,9 @@ START_TEST(test_valid)
 	ck_assert_str_eq(config->listen_address, "127.0.0.1");
 	ck_assert_int_eq(config->listen_port, 8080);
 	ck_assert_str_eq(config->data_dir, "/etc/dirauth/data/authority1");
-	ck_assert_uint_eq(config->epoch_length_seconds, 60);
-	ck_assert_uint_eq(config->epoch_genesis, 0);
-	ck_assert_uint_eq(config->epoch_validity_epochs, 3);
+	ck_assert_uint_eq(config->epoch.length, 60);
+	ck_assert_uint_eq(config->epoch.genesis, 0);
+	ck_assert_uint_eq(config->epoch.validity_epochs, 3);
 	ck_assert_int_eq(config->clock_source, CONFIG_CLOCK_FILE);
 	ck_assert_str_eq(config->clock_path, "/etc/dirauth/clock");
 	ck_assert_uint_eq(config->namespace_count, 2);

@@ -6,10 +6,10 @@
  * Every document parser leans on these for canonical form, so the tests dwell on the refusals:
  * each value must have exactly one accepted spelling.
  */
-#include "buffer.h"
-#include "encoding.h"
-#include "error.h"
-#include "lines.h"
+#include "schema/buffer.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
+#include "schema/lines.h"
 
 #include <check.h>
 #include <stdlib.h>

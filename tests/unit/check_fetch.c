@@ -18,20 +18,20 @@
  * over loopback against a canned server, for what only it does: bounded downloads, the
  * Accept-Encoding it sends, and the mapping of server answers to exit codes.
  */
-#include "buffer.h"
+#include "schema/buffer.h"
 #include "canned_http.h"
 #include "certificate_fixture.h"
-#include "compress.h"
-#include "crypto.h"
-#include "error.h"
-#include "fetch.h"
-#include "key.h"
-#include "note.h"
-#include "registration.h"
-#include "report.h"
-#include "snapshot.h"
+#include "schema/compress.h"
+#include "schema/crypto.h"
+#include "schema/error.h"
+#include "ctl/fetch.h"
+#include "signer/key.h"
+#include "schema/note.h"
+#include "schema/registration.h"
+#include "ctl/report.h"
+#include "schema/snapshot.h"
 #include "test_support.h"
-#include "trust_bundle.h"
+#include "schema/trust_bundle.h"
 
 #include <check.h>
 #include <stdio.h>

@@ -7,11 +7,11 @@
  * note package's published example key, so the file format and the signatures are known to
  * interoperate, not merely to round-trip with themselves.
  */
-#include "crypto.h"
-#include "encoding.h"
-#include "error.h"
-#include "key.h"
-#include "note.h"
+#include "schema/crypto.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
+#include "signer/key.h"
+#include "schema/note.h"
 #include "test_support.h"
 
 #include <check.h>

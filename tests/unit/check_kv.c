@@ -3,8 +3,8 @@
  * private directory (with its parents), a committed write survives reopening, a transaction
  * that failed once stays failed and commits nothing, and LMDB's codes map to the project's.
  */
-#include "error.h"
-#include "kv.h"
+#include "schema/error.h"
+#include "kv/kv.h"
 #include "test_support.h"
 
 #include <check.h>

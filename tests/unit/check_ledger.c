@@ -9,9 +9,9 @@
  */
 #include "test_support.h"
 
-#include "error.h"
-#include "ledger.h"
-#include "merkle.h"
+#include "schema/error.h"
+#include "signer/ledger.h"
+#include "schema/merkle.h"
 
 #include <check.h>
 

@@ -21,15 +21,15 @@
  */
 #include "test_support.h"
 
-#include "buffer.h"
-#include "certificate.h"
-#include "error.h"
-#include "key.h"
-#include "listener.h"
-#include "note.h"
-#include "receipt.h"
-#include "service.h"
-#include "signer_protocol.h"
+#include "schema/buffer.h"
+#include "schema/certificate.h"
+#include "schema/error.h"
+#include "signer/key.h"
+#include "signer/listener.h"
+#include "schema/note.h"
+#include "schema/receipt.h"
+#include "signer/service.h"
+#include "schema/signer_protocol.h"
 
 #include <check.h>
 

@@ -9,11 +9,11 @@
  * counting rules a threshold depends on: unknown keys and repeats count zero, and one bad
  * signature by a known key rejects the note.
  */
-#include "buffer.h"
-#include "crypto.h"
-#include "encoding.h"
-#include "error.h"
-#include "note.h"
+#include "schema/buffer.h"
+#include "schema/crypto.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
+#include "schema/note.h"
 
 #include <check.h>
 #include <openssl/evp.h>

@@ -5,20 +5,20 @@
  * and receipts are signed by a real dirauth-signer in the test process (signer_fixture.h); with
  * the signer down nothing is published, and the epoch is published late once it is back.
  */
-#include "clock.h"
-#include "compress.h"
-#include "config.h"
-#include "epoch.h"
-#include "error.h"
-#include "note.h"
-#include "prepared.h"
-#include "publish.h"
-#include "signer_client.h"
+#include "clock/clock.h"
+#include "schema/compress.h"
+#include "server/config/config.h"
+#include "server/scheduler/scheduler.h"
+#include "schema/error.h"
+#include "schema/note.h"
+#include "server/readpath/prepared.h"
+#include "server/publish/publish.h"
+#include "server/signing/signer_client.h"
 #include "signer_fixture.h"
-#include "signer_health.h"
-#include "snapshot.h"
-#include "store.h"
-#include "submit.h"
+#include "server/signing/signer_health.h"
+#include "schema/snapshot.h"
+#include "server/store/store.h"
+#include "server/intake/submit.h"
 #include "test_keys.h"
 #include "test_support.h"
 
@@ -284,26 +284,6 @@ START_TEST(test_bounds_refuse)
 }
 END_TEST
 
-START_TEST(test_epoch_of)
-{
-	struct fixture f;
-	fixture_open(&f, NULL);
-	uint64_t epoch = 99;
-	ck_assert_int_eq(epoch_of(f.config, GENESIS - 1, &epoch), DIRAUTH_ERR_NOT_FOUND);
-	ck_assert_int_eq(epoch_of(f.config, GENESIS, &epoch), 0);
-	ck_assert_uint_eq(epoch, 0);
-	ck_assert_int_eq(epoch_of(f.config, GENESIS + LENGTH - 1, &epoch), 0);
-	ck_assert_uint_eq(epoch, 0);
-	ck_assert_int_eq(epoch_of(f.config, GENESIS + 7 * LENGTH, &epoch), 0);
-	ck_assert_uint_eq(epoch, 7);
-	uint64_t a, b, c;
-	ck_assert_int_eq(publish_epoch_times(f.config, 7, &a, &b, &c), 0);
-	ck_assert_uint_eq(a, GENESIS + 7 * LENGTH);
-	ck_assert_int_eq(publish_epoch_times(f.config, UINT64_MAX / 2, &a, &b, &c), DIRAUTH_ERR_BOUNDS);
-	fixture_close(&f);
-}
-END_TEST
-
 START_TEST(test_scheduler)
 {
 	struct fixture f;
@@ -455,8 +435,11 @@ START_TEST(test_signer_down_publishes_late)
 	snprintf(other.namespace_name, sizeof other.namespace_name, "mix");
 	snprintf(other.origin, sizeof other.origin, "dirauth.example/mix");
 	other.epoch = 4;
-	ck_assert_int_eq(
-	    publish_epoch_times(f.config, 4, &other.valid_after, &other.fresh_until, &other.valid_until), 0);
+	struct epoch_times times;
+	ck_assert_int_eq(schedule_epoch_times(&f.config->epoch, 4, &times), 0);
+	other.valid_after = times.valid_after;
+	other.fresh_until = times.fresh_until;
+	other.valid_until = times.valid_until;
 	other.consensus_method = SNAPSHOT_CONSENSUS_METHOD;
 	memset(other.records_root, 0x33, sizeof other.records_root);
 	memset(other.body_sha256, 0x33, sizeof other.body_sha256);
@@ -572,8 +555,11 @@ static void store_mismatched_snapshot(struct fixture *f, uint64_t epoch)
 	snprintf(h.namespace_name, sizeof h.namespace_name, "mix");
 	snprintf(h.origin, sizeof h.origin, "dirauth.example/mix");
 	h.epoch = epoch;
-	ck_assert_int_eq(
-	    publish_epoch_times(f->config, epoch, &h.valid_after, &h.fresh_until, &h.valid_until), 0);
+	struct epoch_times times;
+	ck_assert_int_eq(schedule_epoch_times(&f->config->epoch, epoch, &times), 0);
+	h.valid_after = times.valid_after;
+	h.fresh_until = times.fresh_until;
+	h.valid_until = times.valid_until;
 	h.consensus_method = SNAPSHOT_CONSENSUS_METHOD;
 	h.body_size = 5;
 	memset(h.records_root, 0x44, sizeof h.records_root);
@@ -704,7 +690,6 @@ static Suite *publish_suite(void)
 	tcase_add_test(tc, test_publish_records);
 	tcase_add_test(tc, test_chain_and_rollback);
 	tcase_add_test(tc, test_bounds_refuse);
-	tcase_add_test(tc, test_epoch_of);
 	tcase_add_test(tc, test_scheduler);
 	tcase_add_test(tc, test_signer_down_publishes_late);
 	tcase_add_test(tc, test_load_ignores_lowered_bounds);

@@ -4,9 +4,9 @@
  * receipt promises the example registration (tests/vectors/documents/registration/valid.note)
  * and is signed by the example key authority-1.example.
  */
-#include "crypto.h"
-#include "error.h"
-#include "receipt.h"
+#include "schema/crypto.h"
+#include "schema/error.h"
+#include "schema/receipt.h"
 #include "test_keys.h"
 #include "test_support.h"
 

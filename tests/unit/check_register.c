@@ -11,21 +11,21 @@
  * Ed25519 signatures are deterministic, the test can compute the note the command will post and
  * serve the receipt for it.
  */
-#include "buffer.h"
+#include "schema/buffer.h"
 #include "canned_http.h"
 #include "certificate_fixture.h"
-#include "crypto.h"
-#include "error.h"
-#include "key.h"
-#include "keyring.h"
-#include "note.h"
-#include "receipt.h"
-#include "register.h"
-#include "registration.h"
-#include "report.h"
-#include "service_file.h"
+#include "schema/crypto.h"
+#include "schema/error.h"
+#include "signer/key.h"
+#include "ctl/keyring.h"
+#include "schema/note.h"
+#include "schema/receipt.h"
+#include "ctl/register.h"
+#include "schema/registration.h"
+#include "ctl/report.h"
+#include "ctl/service_file.h"
 #include "test_support.h"
-#include "trust_bundle.h"
+#include "schema/trust_bundle.h"
 
 #include <check.h>
 #include <stdio.h>

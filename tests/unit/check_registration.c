@@ -3,9 +3,9 @@
  * every refusal of the parser and the encoder, signed registrations, and the vectors under
  * tests/vectors/documents/registration/ (rebuilt here and compared byte for byte).
  */
-#include "encoding.h"
-#include "error.h"
-#include "registration.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
+#include "schema/registration.h"
 #include "test_keys.h"
 #include "test_support.h"
 

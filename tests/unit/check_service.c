@@ -14,19 +14,19 @@
 #define _GNU_SOURCE /* memmem */
 #include "test_support.h"
 
-#include "buffer.h"
-#include "certificate.h"
-#include "checkpoint.h"
-#include "encoding.h"
-#include "error.h"
-#include "key.h"
-#include "merkle.h"
-#include "note.h"
-#include "receipt.h"
-#include "service.h"
-#include "signer_protocol.h"
-#include "snapshot.h"
-#include "vote.h"
+#include "schema/buffer.h"
+#include "schema/certificate.h"
+#include "schema/checkpoint.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
+#include "signer/key.h"
+#include "schema/merkle.h"
+#include "schema/note.h"
+#include "schema/receipt.h"
+#include "signer/service.h"
+#include "schema/signer_protocol.h"
+#include "schema/snapshot.h"
+#include "schema/vote.h"
 
 #include <check.h>
 

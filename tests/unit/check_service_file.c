@@ -6,10 +6,10 @@
  * duplicate keys, aliases, anchors, tags, extra documents, deep nesting, oversized input) gets
  * through. The valid cases check every field lands where register expects it.
  */
-#include "encoding.h"
-#include "error.h"
-#include "registration.h"
-#include "service_file.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
+#include "schema/registration.h"
+#include "ctl/service_file.h"
 #include "test_support.h"
 
 #include <check.h>

@@ -3,8 +3,8 @@
  * or ambiguous (aliases, anchors, tags, several documents, deep nesting, oversize files) with the
  * line at fault, and its typed accessors refuse what a schema did not ask for.
  */
-#include "error.h"
-#include "settings.h"
+#include "schema/error.h"
+#include "settings/settings.h"
 #include "test_support.h"
 
 #include <check.h>

@@ -4,15 +4,15 @@
  * refusals passed through with their sentence, queries, and "unavailable" when nothing listens
  * or the signer stops, with recovery once it is back, on the same client object.
  */
-#include "certificate.h"
-#include "clock.h"
-#include "error.h"
-#include "note.h"
-#include "receipt.h"
-#include "signer_client.h"
+#include "schema/certificate.h"
+#include "clock/clock.h"
+#include "schema/error.h"
+#include "schema/note.h"
+#include "schema/receipt.h"
+#include "server/signing/signer_client.h"
 #include "signer_fixture.h"
-#include "signer_health.h"
-#include "snapshot.h"
+#include "server/signing/signer_health.h"
+#include "schema/snapshot.h"
 #include "test_support.h"
 
 #include <check.h>

@@ -3,8 +3,8 @@
  * round trips, the exact bytes of a small request, and every refusal of the decoders (which
  * face a possibly compromised peer) and of the encoders.
  */
-#include "error.h"
-#include "signer_protocol.h"
+#include "schema/error.h"
+#include "schema/signer_protocol.h"
 
 #include <check.h>
 #include <stdlib.h>

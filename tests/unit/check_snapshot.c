@@ -6,10 +6,10 @@
  * signed by provider.example), epoch 29453762 of 60-second epochs, and its header is co-signed
  * by authority-1.example and authority-2.example.
  */
-#include "crypto.h"
-#include "encoding.h"
-#include "error.h"
-#include "snapshot.h"
+#include "schema/crypto.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
+#include "schema/snapshot.h"
 #include "test_keys.h"
 #include "test_support.h"
 

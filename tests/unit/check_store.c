@@ -6,8 +6,8 @@
  * changes nothing, walks are per namespace, ordered and filtered by expiry, snapshots only move
  * forward, concurrent submissions are group-committed, and a backup opens as an equal store.
  */
-#include "error.h"
-#include "store.h"
+#include "schema/error.h"
+#include "server/store/store.h"
 #include "test_support.h"
 
 #include <check.h>

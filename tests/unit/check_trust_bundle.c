@@ -3,10 +3,10 @@
  * form, every refusal with the line it names, and the vectors under
  * tests/vectors/documents/trust-bundle/ (rebuilt here and compared byte for byte).
  */
-#include "error.h"
+#include "schema/error.h"
 #include "test_keys.h"
 #include "test_support.h"
-#include "trust_bundle.h"
+#include "schema/trust_bundle.h"
 
 #include <check.h>
 #include <stdio.h>

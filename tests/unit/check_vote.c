@@ -2,10 +2,10 @@
  * check_vote.c: the vote codec: the exact text of an example vote, round trips, a vote signed
  * by an authority's key, and every refusal of the parser and the encoder.
  */
-#include "crypto.h"
-#include "error.h"
+#include "schema/crypto.h"
+#include "schema/error.h"
 #include "test_keys.h"
-#include "vote.h"
+#include "schema/vote.h"
 
 #include <check.h>
 #include <stdio.h>

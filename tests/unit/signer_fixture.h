@@ -16,14 +16,14 @@
 #ifndef DIRAUTH_TEST_SIGNER_FIXTURE_H
 #define DIRAUTH_TEST_SIGNER_FIXTURE_H
 
-#include "buffer.h"
-#include "certificate.h"
-#include "clock.h"
-#include "error.h"
-#include "key.h"
-#include "listener.h"
-#include "note.h"
-#include "service.h"
+#include "schema/buffer.h"
+#include "schema/certificate.h"
+#include "clock/clock.h"
+#include "schema/error.h"
+#include "signer/key.h"
+#include "signer/listener.h"
+#include "schema/note.h"
+#include "signer/service.h"
 #include "test_support.h"
 
 #include <check.h>

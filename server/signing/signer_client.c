@@ -17,9 +17,9 @@
  * answer that does not decode) is DIRAUTH_ERR_UNAVAILABLE with a sentence in detail: for
  * dirauthd there is no difference, it fails closed.
  */
-#include "signer_client.h"
+#include "server/signing/signer_client.h"
 
-#include "error.h"
+#include "schema/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -11,15 +11,15 @@
  * snapshot that breaks a bound, or whose header the signer does not sign, is not published at
  * all.
  */
-#ifndef DIRAUTH_SERVER_PUBLISH_H
-#define DIRAUTH_SERVER_PUBLISH_H
+#ifndef DIRAUTH_SERVER_PUBLISH_PUBLISH_H
+#define DIRAUTH_SERVER_PUBLISH_PUBLISH_H
 
-#include "buffer.h"
-#include "compress.h"
-#include "config.h"
-#include "signer_client.h"
-#include "snapshot.h"
-#include "store.h"
+#include "schema/buffer.h"
+#include "schema/compress.h"
+#include "server/config/config.h"
+#include "server/signing/signer_client.h"
+#include "schema/snapshot.h"
+#include "server/store/store.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -35,11 +35,6 @@ struct publication {
 
 /* Frees the buffers and zeroes p. Accepts NULL. */
 void publication_clear(struct publication *p);
-
-/* The epoch schedule of config: valid-after, fresh-until and valid-until of epoch. Returns 0 or
- * DIRAUTH_ERR_BOUNDS when the times overflow. */
-int publish_epoch_times(const struct config *config, uint64_t epoch, uint64_t *valid_after,
-                        uint64_t *fresh_until, uint64_t *valid_until);
 
 /* Compresses p->encoded[ENCODING_IDENTITY] into the other encodings and checks the size bounds
  * of config (uncompressed, and each compressed form). Returns 0, DIRAUTH_ERR_BOUNDS,

@@ -6,11 +6,11 @@
  * that find the cache stale at the same moment may both query: harmless, GET_KEYS changes
  * nothing.
  */
-#include "signer_health.h"
+#include "server/signing/signer_health.h"
 
-#include "certificate.h"
-#include "error.h"
-#include "note.h"
+#include "schema/certificate.h"
+#include "schema/error.h"
+#include "schema/note.h"
 
 #include <pthread.h>
 #include <stdbool.h>

@@ -15,15 +15,15 @@
  * so no request can make the server hold more than the cap. Nothing about a client (its
  * address above all: hard rule 8) is logged or stored.
  */
-#ifndef DIRAUTH_SERVER_HTTP_H
-#define DIRAUTH_SERVER_HTTP_H
+#ifndef DIRAUTH_SERVER_HTTP_HTTP_H
+#define DIRAUTH_SERVER_HTTP_HTTP_H
 
-#include "clock.h"
-#include "config.h"
-#include "prepared.h"
-#include "signer_client.h"
-#include "signer_health.h"
-#include "store.h"
+#include "clock/clock.h"
+#include "server/config/config.h"
+#include "server/readpath/prepared.h"
+#include "server/signing/signer_client.h"
+#include "server/signing/signer_health.h"
+#include "server/store/store.h"
 
 struct http_options {
 	const struct config *config; /* listen address and port, bounds, http limits */

@@ -24,11 +24,11 @@
  * request is a straight sequence of reads, checks and writes ending in one commit, which aborts
  * instead when anything before it failed.
  */
-#include "store.h"
+#include "server/store/store.h"
 
-#include "buffer.h"
-#include "error.h"
-#include "kv.h"
+#include "schema/buffer.h"
+#include "schema/error.h"
+#include "kv/kv.h"
 
 #include <errno.h>
 #include <fcntl.h>

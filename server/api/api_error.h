@@ -7,10 +7,10 @@
  *   {"error":"<code>","detail":"<human sentence>"}
  * served as application/json.
  */
-#ifndef DIRAUTH_SERVER_API_ERROR_H
-#define DIRAUTH_SERVER_API_ERROR_H
+#ifndef DIRAUTH_SERVER_API_API_ERROR_H
+#define DIRAUTH_SERVER_API_API_ERROR_H
 
-#include "buffer.h"
+#include "schema/buffer.h"
 
 enum api_error {
 	API_ERROR_NONE = 0,

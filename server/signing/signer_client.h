@@ -10,13 +10,13 @@
  * mutex and bounded by a timeout. When the signer cannot be reached a call returns
  * DIRAUTH_ERR_UNAVAILABLE: dirauthd then keeps serving reads and refuses to publish.
  */
-#ifndef DIRAUTH_SERVER_SIGNER_CLIENT_H
-#define DIRAUTH_SERVER_SIGNER_CLIENT_H
+#ifndef DIRAUTH_SERVER_SIGNING_SIGNER_CLIENT_H
+#define DIRAUTH_SERVER_SIGNING_SIGNER_CLIENT_H
 
-#include "buffer.h"
-#include "merkle.h"
-#include "note.h"
-#include "signer_protocol.h"
+#include "schema/buffer.h"
+#include "schema/merkle.h"
+#include "schema/note.h"
+#include "schema/signer_protocol.h"
 
 #include <stddef.h>
 #include <stdint.h>

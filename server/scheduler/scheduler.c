@@ -1,15 +1,15 @@
 /*
- * epoch.c: epoch arithmetic and the publishing scheduler.
+ * scheduler.c: the publishing scheduler.
  *
  * The scheduler keeps, per namespace, the latest epoch it published and the latest epoch it
  * tried; both only grow. Publication happens on the scheduler's own thread (or the caller's,
  * for epoch_scheduler_tick), one namespace after another: building a snapshot is the only
  * heavy work in dirauthd and it must not run on the HTTP threads.
  */
-#include "epoch.h"
+#include "server/scheduler/scheduler.h"
 
-#include "error.h"
-#include "publish.h"
+#include "schema/error.h"
+#include "server/publish/publish.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -36,14 +36,6 @@ struct epoch_scheduler {
 	bool started;
 	pthread_t thread;
 };
-
-int epoch_of(const struct config *config, uint64_t now, uint64_t *epoch)
-{
-	if (now < config->epoch_genesis)
-		return DIRAUTH_ERR_NOT_FOUND;
-	*epoch = (now - config->epoch_genesis) / config->epoch_length_seconds;
-	return 0;
-}
 
 static FILE *scheduler_log(const struct epoch_scheduler *scheduler)
 {
@@ -175,7 +167,7 @@ int epoch_scheduler_tick(struct epoch_scheduler *scheduler)
 		return rc;
 	}
 	scheduler->clock_failed = false;
-	if (epoch_of(config, now, &epoch) != 0)
+	if (schedule_epoch_of(&config->epoch, now, &epoch) != 0)
 		return 0;
 	int first_error = 0;
 	for (size_t i = 0; i < config->namespace_count; i++) {

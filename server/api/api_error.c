@@ -2,9 +2,9 @@
  * api_error.c: the table of API error codes, statuses and default sentences, and the JSON
  * error body. One table, so that a code and its status cannot drift apart.
  */
-#include "api_error.h"
+#include "server/api/api_error.h"
 
-#include "error.h"
+#include "schema/error.h"
 
 #include <stdio.h>
 

@@ -19,16 +19,16 @@
  * was stored and that a resubmission with a higher sequence will get a receipt
  * (docs/decisions.md, "The signer is a separate process").
  */
-#ifndef DIRAUTH_SERVER_SUBMIT_H
-#define DIRAUTH_SERVER_SUBMIT_H
+#ifndef DIRAUTH_SERVER_INTAKE_SUBMIT_H
+#define DIRAUTH_SERVER_INTAKE_SUBMIT_H
 
-#include "api_error.h"
-#include "buffer.h"
-#include "clock.h"
-#include "config.h"
-#include "signer_client.h"
-#include "signer_health.h"
-#include "store.h"
+#include "server/api/api_error.h"
+#include "schema/buffer.h"
+#include "clock/clock.h"
+#include "server/config/config.h"
+#include "server/signing/signer_client.h"
+#include "server/signing/signer_health.h"
+#include "server/store/store.h"
 
 #include <stddef.h>
 #include <stdint.h>

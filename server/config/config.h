@@ -12,13 +12,14 @@
  *
  * The parsed configuration is immutable and shared read-only by every thread of the server.
  */
-#ifndef DIRAUTH_SERVER_CONFIG_H
-#define DIRAUTH_SERVER_CONFIG_H
+#ifndef DIRAUTH_SERVER_CONFIG_CONFIG_H
+#define DIRAUTH_SERVER_CONFIG_CONFIG_H
 
-#include "note.h"
-#include "settings.h"
-#include "registration.h"
-#include "snapshot.h"
+#include "schema/note.h"
+#include "settings/settings.h"
+#include "schema/registration.h"
+#include "schema/snapshot.h"
+#include "schema/schedule.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -69,9 +70,7 @@ struct config {
 	char listen_address[CONFIG_ADDRESS_MAX]; /* an IPv4 or IPv6 literal */
 	uint16_t listen_port;
 	char data_dir[CONFIG_PATH_MAX]; /* resolved */
-	uint64_t epoch_length_seconds;
-	uint64_t epoch_genesis;
-	uint64_t epoch_validity_epochs;
+	struct epoch_schedule epoch;
 	enum config_clock_source clock_source;
 	char clock_path[CONFIG_PATH_MAX]; /* resolved; empty for the system clock */
 	size_t namespace_count;

@@ -12,11 +12,11 @@
  * Two requests missing the same older epoch at once may both read its header (a small read);
  * the second to finish finds the first's entry and keeps that one.
  */
-#include "prepared.h"
+#include "server/readpath/prepared.h"
 
-#include "crypto.h"
-#include "encoding.h"
-#include "error.h"
+#include "schema/crypto.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
 
 #include <microhttpd.h>
 

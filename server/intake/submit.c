@@ -6,14 +6,13 @@
  * key whose signature fails, which is what an operator debugging a provider needs to see. The
  * final gate is registration_parse_signed(), the same check every verifier of a snapshot runs.
  */
-#include "submit.h"
+#include "server/intake/submit.h"
 
-#include "crypto.h"
-#include "epoch.h"
-#include "error.h"
-#include "note.h"
-#include "receipt.h"
-#include "registration.h"
+#include "schema/crypto.h"
+#include "schema/error.h"
+#include "schema/note.h"
+#include "schema/receipt.h"
+#include "schema/registration.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -242,7 +241,7 @@ enum api_error submit_registration(const struct submit_context *context, const u
 	int clock_ok = clock_now(context->clock, &accepted_at) == 0;
 	if (!clock_ok)
 		accepted_at = now;
-	if (epoch_of(config, accepted_at, &epoch) == 0)
+	if (schedule_epoch_of(&config->epoch, accepted_at, &epoch) == 0)
 		publish_by = epoch + (clock_ok ? 1 : 2);
 	else
 		publish_by = 0; /* before genesis: the first snapshot holds it */

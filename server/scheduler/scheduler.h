@@ -1,39 +1,34 @@
 /*
- * epoch.h: the epoch arithmetic and the scheduler that publishes one snapshot per namespace
- * per epoch.
+ * scheduler.h: the thread that publishes one snapshot per namespace per epoch.
  *
- * Time is cut into epochs of config->epoch_length_seconds starting at config->epoch_genesis.
- * The scheduler is a thread that polls the injectable clock (every EPOCH_POLL_FILE_MS for a file
- * clock, so tests advance epochs quickly by writing the file; every EPOCH_POLL_SYSTEM_MS for
- * the system clock). When the current epoch is above the latest one published for a
- * namespace, it builds, signs and stores that epoch's snapshot (publish.h), then swaps its
- * prepared responses in (prepared.h). Epochs missed while the server was down are skipped, not
- * back-filled: a snapshot is only ever built for the epoch that is current. A snapshot that
- * cannot be published because the signer is unreachable is retried at every tick of its epoch
- * (each tick first asks signer_health.h, so a down signer costs no snapshot builds), and the
- * failure is logged once per epoch: a signer that comes back publishes the epoch late rather
- * than never. Any other failure (a bound, a signer refusal, the store) is logged once and not
- * retried within its epoch. A clock that cannot be read is logged and the tick skipped.
+ * Time is cut into epochs by config->epoch (the arithmetic is schema/schedule.h). The scheduler is
+ * a thread that polls the injectable clock (every EPOCH_POLL_FILE_MS for a file clock, so tests
+ * advance epochs quickly by writing the file; every EPOCH_POLL_SYSTEM_MS for the system clock).
+ * When the current epoch is above the latest one published for a namespace, it builds, signs and
+ * stores that epoch's snapshot (publish.h), then swaps its prepared responses in (prepared.h).
+ * Epochs missed while the server was down are skipped, not back-filled: a snapshot is only ever
+ * built for the epoch that is current. A snapshot that cannot be published because the signer is
+ * unreachable is retried at every tick of its epoch (each tick first asks signer_health.h, so a
+ * down signer costs no snapshot builds), and the failure is logged once per epoch: a signer that
+ * comes back publishes the epoch late rather than never. Any other failure (a bound, a signer
+ * refusal, the store) is logged once and not retried within its epoch. A clock that cannot be read
+ * is logged and the tick skipped.
  */
-#ifndef DIRAUTH_SERVER_EPOCH_H
-#define DIRAUTH_SERVER_EPOCH_H
+#ifndef DIRAUTH_SERVER_SCHEDULER_SCHEDULER_H
+#define DIRAUTH_SERVER_SCHEDULER_SCHEDULER_H
 
-#include "clock.h"
-#include "config.h"
-#include "prepared.h"
-#include "signer_client.h"
-#include "signer_health.h"
-#include "store.h"
+#include "clock/clock.h"
+#include "server/config/config.h"
+#include "server/readpath/prepared.h"
+#include "server/signing/signer_client.h"
+#include "server/signing/signer_health.h"
+#include "server/store/store.h"
 
 #include <stdint.h>
 #include <stdio.h>
 
 #define EPOCH_POLL_FILE_MS   20
 #define EPOCH_POLL_SYSTEM_MS 200
-
-/* The epoch that contains time now. Returns 0, or DIRAUTH_ERR_NOT_FOUND when now is before
- * genesis (no epoch has started). */
-int epoch_of(const struct config *config, uint64_t now, uint64_t *epoch);
 
 struct epoch_scheduler;
 

@@ -18,14 +18,14 @@
  * compression). No lock is held across a load: requests for one encoding of one snapshot wait
  * for the request already building it, and every other request goes on.
  */
-#ifndef DIRAUTH_SERVER_PREPARED_H
-#define DIRAUTH_SERVER_PREPARED_H
+#ifndef DIRAUTH_SERVER_READPATH_PREPARED_H
+#define DIRAUTH_SERVER_READPATH_PREPARED_H
 
-#include "compress.h"
-#include "config.h"
-#include "publish.h"
-#include "snapshot.h"
-#include "store.h"
+#include "schema/compress.h"
+#include "server/config/config.h"
+#include "server/publish/publish.h"
+#include "schema/snapshot.h"
+#include "server/store/store.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

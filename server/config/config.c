@@ -5,12 +5,12 @@
  * and size); this file walks that tree against dirauthd's schema, one function per section,
  * and fills struct config. Every refusal carries the line of the node at fault.
  */
-#include "config.h"
+#include "server/config/config.h"
 
-#include "encoding.h"
-#include "error.h"
-#include "lines.h"
-#include "settings.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
+#include "schema/lines.h"
+#include "settings/settings.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -83,12 +83,12 @@ static int parse_epoch(struct settings_reader *state, const struct settings_node
 	    (rc = settings_require(state, node, "length_seconds", "epoch", &length)) ||
 	    (rc = settings_require(state, node, "genesis", "epoch", &genesis)) ||
 	    (rc = settings_require(state, node, "validity_epochs", "epoch", &validity)) ||
-	    (rc = settings_u64(state, length, "epoch.length_seconds", 1, 7 * 86400,
-	                       &config->epoch_length_seconds)) ||
-	    (rc = settings_u64(state, genesis, "epoch.genesis", 0, (uint64_t)1 << 40,
-	                       &config->epoch_genesis)) ||
-	    (rc = settings_u64(state, validity, "epoch.validity_epochs", 1, 1000,
-	                       &config->epoch_validity_epochs)))
+	    (rc = settings_u64(state, length, "epoch.length_seconds", 1, SCHEDULE_LENGTH_MAX,
+	                       &config->epoch.length)) ||
+	    (rc = settings_u64(state, genesis, "epoch.genesis", 0, SCHEDULE_GENESIS_MAX,
+	                       &config->epoch.genesis)) ||
+	    (rc = settings_u64(state, validity, "epoch.validity_epochs", 1, SCHEDULE_VALIDITY_MAX,
+	                       &config->epoch.validity_epochs)))
 		return rc;
 	return 0;
 }

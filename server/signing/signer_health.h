@@ -14,11 +14,11 @@
  * The cache is timed with the monotonic clock, not the injectable clock of the documents: it
  * paces queries to a process and says nothing about epochs or validity.
  */
-#ifndef DIRAUTH_SERVER_SIGNER_HEALTH_H
-#define DIRAUTH_SERVER_SIGNER_HEALTH_H
+#ifndef DIRAUTH_SERVER_SIGNING_SIGNER_HEALTH_H
+#define DIRAUTH_SERVER_SIGNING_SIGNER_HEALTH_H
 
-#include "clock.h"
-#include "signer_client.h"
+#include "clock/clock.h"
+#include "server/signing/signer_client.h"
 
 #include <stddef.h>
 

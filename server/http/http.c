@@ -23,13 +23,13 @@
  * freshness and served after publication. Every answer on a body path carries Vary:
  * Accept-Encoding, errors included, since what is answered there depends on that header.
  */
-#include "http.h"
+#include "server/http/http.h"
 
-#include "api_error.h"
-#include "encoding.h"
-#include "epoch.h"
-#include "error.h"
-#include "submit.h"
+#include "server/api/api_error.h"
+#include "schema/encoding.h"
+#include "server/scheduler/scheduler.h"
+#include "schema/error.h"
+#include "server/intake/submit.h"
 
 #include <microhttpd.h>
 

@@ -20,10 +20,10 @@
  * Threading: every function is safe from any thread. Pointers handed to callbacks are valid only
  * during the callback.
  */
-#ifndef DIRAUTH_SERVER_STORE_H
-#define DIRAUTH_SERVER_STORE_H
+#ifndef DIRAUTH_SERVER_STORE_STORE_H
+#define DIRAUTH_SERVER_STORE_STORE_H
 
-#include "buffer.h"
+#include "schema/buffer.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -6,10 +6,10 @@
  * can serve it, so what a mirror fetches has always been durably recorded (hard rule 2: the
  * store refuses an epoch that does not grow).
  */
-#include "publish.h"
+#include "server/publish/publish.h"
 
-#include "crypto.h"
-#include "error.h"
+#include "schema/crypto.h"
+#include "schema/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,23 +23,6 @@ void publication_clear(struct publication *p)
 	for (int i = 0; i < ENCODING_COUNT; i++)
 		buffer_free(&p->encoded[i]);
 	memset(p, 0, sizeof *p);
-}
-
-int publish_epoch_times(const struct config *config, uint64_t epoch, uint64_t *valid_after,
-                        uint64_t *fresh_until, uint64_t *valid_until)
-{
-	uint64_t length = config->epoch_length_seconds;
-	uint64_t limit = UINT64_MAX / 2;
-	if (length == 0 || epoch > limit / length)
-		return DIRAUTH_ERR_BOUNDS;
-	uint64_t start = config->epoch_genesis + epoch * length;
-	if (start < config->epoch_genesis || start > limit ||
-	    config->epoch_validity_epochs > (limit - start) / length)
-		return DIRAUTH_ERR_BOUNDS;
-	*valid_after = start;
-	*fresh_until = start + length;
-	*valid_until = start + config->epoch_validity_epochs * length;
-	return 0;
 }
 
 int publish_encode_body(const struct config *config, struct publication *p)
@@ -155,8 +138,12 @@ int publish_snapshot(const struct config *config, struct store *store, struct si
 	snprintf(h->origin, sizeof h->origin, "%s", ns->origin);
 	h->epoch = epoch;
 	h->consensus_method = SNAPSHOT_CONSENSUS_METHOD;
-	if ((rc = publish_epoch_times(config, epoch, &h->valid_after, &h->fresh_until, &h->valid_until)))
+	struct epoch_times times;
+	if ((rc = schedule_epoch_times(&config->epoch, epoch, &times)))
 		goto cleanup;
+	h->valid_after = times.valid_after;
+	h->fresh_until = times.fresh_until;
+	h->valid_until = times.valid_until;
 	if ((rc = previous_header_digest(store, ns->name, &have_previous, &previous_epoch, h->previous)))
 		goto cleanup;
 	if (have_previous && epoch <= previous_epoch) {
