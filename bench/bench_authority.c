@@ -925,16 +925,9 @@ static int build_registration(const struct signer_key *provider, uint64_t number
 		endpoints[i].capacity = CAPACITY_MEDIUM;
 		endpoints[i].profile = PROFILE_MODERN;
 	}
-	/* The grammar wants endpoints in ascending id order. */
-	for (size_t i = 1; i < BENCH_ENDPOINTS; i++)
-		for (size_t j = i;
-		     j > 0 && memcmp(endpoints[j - 1].endpoint_id, endpoints[j].endpoint_id, 32) > 0; j--) {
-			struct endpoint_descriptor swap = endpoints[j];
-			endpoints[j] = endpoints[j - 1];
-			endpoints[j - 1] = swap;
-		}
 	r.endpoint_count = BENCH_ENDPOINTS;
 	r.endpoints = endpoints;
+	registration_sort_endpoints(&r);
 	if ((rc = registration_encode(&r, &text)) != 0 ||
 	    (rc = signer_key_sign(provider, text.data, text.len, &signature)) != 0)
 		goto cleanup;

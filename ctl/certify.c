@@ -267,12 +267,6 @@ done:
 	return rc;
 }
 
-static int same_verifier(const struct note_verifier *a, const struct note_verifier *b)
-{
-	return a->key_id == b->key_id && a->type == b->type && strcmp(a->name, b->name) == 0 &&
-	       memcmp(a->public_key, b->public_key, sizeof(a->public_key)) == 0;
-}
-
 /* The rotation's refusals that depend only on the two windows and keys. */
 static int check_rotation(const struct ctl_rotate_options *options, const struct note_verifier *identity,
                           uint64_t valid_until, struct ctl_rotate_result *result, struct ctl_report *report)
@@ -281,7 +275,7 @@ static int check_rotation(const struct ctl_rotate_options *options, const struct
 	char previous_until[CTL_TIME_TEXT_MAX];
 	char new_after[CTL_TIME_TEXT_MAX];
 
-	if (!same_verifier(&previous->identity, identity)) {
+	if (!note_verifier_equal(&previous->identity, identity)) {
 		ctl_report_fail(report, CTL_EXIT_DATA,
 		                "rotate: --previous %s was issued by another identity key (%s key %08" PRIx32
 		                "), not by --identity",
@@ -389,7 +383,7 @@ done:
 static int identity_pinned(const struct trust_bundle *bundle, const struct note_verifier *identity)
 {
 	for (size_t i = 0; i < bundle->authority_count; i++) {
-		if (same_verifier(&bundle->authorities[i], identity))
+		if (note_verifier_equal(&bundle->authorities[i], identity))
 			return 1;
 	}
 	return 0;

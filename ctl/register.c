@@ -32,14 +32,6 @@ void ctl_register_result_free(struct ctl_register_result *result)
 	buffer_free(&result->receipt_note);
 }
 
-static int compare_endpoints(const void *a, const void *b)
-{
-	const struct endpoint_descriptor *left = a;
-	const struct endpoint_descriptor *right = b;
-
-	return memcmp(left->endpoint_id, right->endpoint_id, ENDPOINT_ID_SIZE);
-}
-
 int ctl_register_build(const struct signer_key *key, const struct ctl_service_file *file, uint64_t now,
                        struct buffer *note, uint64_t *sequence, struct ctl_report *report)
 {
@@ -74,8 +66,7 @@ int ctl_register_build(const struct signer_key *key, const struct ctl_service_fi
 	}
 	memcpy(registration.endpoints, file->endpoints,
 	       file->endpoint_count * sizeof(*registration.endpoints));
-	qsort(registration.endpoints, registration.endpoint_count, sizeof(*registration.endpoints),
-	      compare_endpoints);
+	registration_sort_endpoints(&registration);
 
 	rc = registration_encode(&registration, &text);
 	if (rc != 0) {

@@ -19,6 +19,7 @@
 
 #include "schema/crypto.h"
 #include "schema/error.h"
+#include "schema/names.h"
 #include "schema/lines.h"
 
 #include <string.h>
@@ -34,23 +35,6 @@
 #define KEYRING_IDENTITY_MAX                                                                                 \
 	(sizeof(((struct certificate_keyring *)0)->identities) / sizeof(struct note_verifier))
 
-/* Document lines are printable ASCII: a key name that note.h accepts but that holds UTF-8
- * beyond ASCII cannot appear on one. */
-static int name_is_ascii(const char *name, size_t len)
-{
-	for (size_t i = 0; i < len; i++) {
-		if ((unsigned char)name[i] > 0x7e)
-			return 0;
-	}
-	return 1;
-}
-
-static int verifier_equal(const struct note_verifier *a, const struct note_verifier *b)
-{
-	return a->key_id == b->key_id && a->type == b->type && strcmp(a->name, b->name) == 0 &&
-	       memcmp(a->public_key, b->public_key, sizeof(a->public_key)) == 0;
-}
-
 /* A verifier that reads back as itself: an Ed25519 key whose key id belongs to its name and key,
  * which is what a verifier would compute later. */
 static int verifier_is_canonical(const struct note_verifier *verifier)
@@ -65,15 +49,14 @@ static int verifier_is_canonical(const struct note_verifier *verifier)
 	note_verifier_format(verifier, text);
 	if (note_verifier_parse(text, strlen(text), &reparsed) != 0)
 		return 0;
-	return verifier_equal(verifier, &reparsed);
+	return note_verifier_equal(verifier, &reparsed);
 }
 
 /* Every rule of the grammar that is not about spelling. */
 static int certificate_check(const struct certificate *c)
 {
 	size_t name_len = strnlen(c->authority, sizeof(c->authority));
-	if (name_len == sizeof(c->authority) || !note_name_is_valid(c->authority, name_len) ||
-	    !name_is_ascii(c->authority, name_len))
+	if (name_len == sizeof(c->authority) || !names_key_name_is_ascii(c->authority, name_len))
 		return DIRAUTH_ERR_SYNTAX;
 	if (!verifier_is_canonical(&c->identity) || !verifier_is_canonical(&c->signing_key))
 		return DIRAUTH_ERR_SYNTAX;
@@ -265,7 +248,7 @@ int certificate_keyring_init(struct certificate_keyring *ring, const struct note
 static long identity_index(const struct certificate_keyring *ring, const struct note_verifier *identity)
 {
 	for (size_t i = 0; i < ring->identity_count && i < KEYRING_IDENTITY_MAX; i++) {
-		if (verifier_equal(&ring->identities[i], identity))
+		if (note_verifier_equal(&ring->identities[i], identity))
 			return (long)i;
 	}
 	return -1;
@@ -273,8 +256,8 @@ static long identity_index(const struct certificate_keyring *ring, const struct 
 
 static int certificate_equal(const struct certificate *a, const struct certificate *b)
 {
-	return strcmp(a->authority, b->authority) == 0 && verifier_equal(&a->identity, &b->identity) &&
-	       verifier_equal(&a->signing_key, &b->signing_key) && a->valid_after == b->valid_after &&
+	return strcmp(a->authority, b->authority) == 0 && note_verifier_equal(&a->identity, &b->identity) &&
+	       note_verifier_equal(&a->signing_key, &b->signing_key) && a->valid_after == b->valid_after &&
 	       a->valid_until == b->valid_until;
 }
 

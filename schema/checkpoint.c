@@ -16,6 +16,7 @@
 #include "schema/crypto.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
+#include "schema/names.h"
 #include "schema/lines.h"
 
 #include <string.h>
@@ -23,19 +24,6 @@
 #define ROOT_BASE64_LEN  44 /* base64 of 32 bytes, padded */
 #define TIMESTAMP_MAX    0x7fffffffffffffffULL
 #define COSIGNATURE_SIZE (8 + CRYPTO_ED25519_SIGNATURE_SIZE)
-
-/* An origin is 1..CHECKPOINT_ORIGIN_MAX printable ASCII bytes without spaces or '+': the rules
- * of a signed-note key name, because the log key's name is the origin. */
-static int origin_is_valid(const char *origin, size_t len)
-{
-	if (len == 0 || len > CHECKPOINT_ORIGIN_MAX)
-		return 0;
-	for (size_t i = 0; i < len; i++) {
-		if (origin[i] <= 0x20 || origin[i] > 0x7e || origin[i] == '+')
-			return 0;
-	}
-	return 1;
-}
 
 /* An extension line as the line reader accepts it: 1..CHECKPOINT_ORIGIN_MAX printable ASCII
  * bytes, single spaces between words, none leading or trailing. */
@@ -60,7 +48,7 @@ static int empty_tree_root(merkle_hash out)
 static int checkpoint_check(const struct checkpoint *c)
 {
 	size_t origin_len = strnlen(c->origin, sizeof(c->origin));
-	if (origin_len == sizeof(c->origin) || !origin_is_valid(c->origin, origin_len))
+	if (origin_len == sizeof(c->origin) || !names_origin_is_valid(c->origin, origin_len))
 		return DIRAUTH_ERR_SYNTAX;
 	if (c->extension_count > CHECKPOINT_MAX_EXTENSIONS)
 		return DIRAUTH_ERR_BOUNDS;
@@ -107,7 +95,7 @@ static int parse_fields(const uint8_t *text, size_t len, struct checkpoint *out)
 	lines_init(&reader, text, len, CHECKPOINT_ORIGIN_MAX);
 	if ((rc = lines_next(&reader, &line)) != 0)
 		return rc;
-	if (!origin_is_valid(line.data, line.len))
+	if (!names_origin_is_valid(line.data, line.len))
 		return DIRAUTH_ERR_SYNTAX;
 	if ((rc = text_copy(line, out->origin, sizeof(out->origin))) != 0)
 		return rc;

@@ -79,6 +79,12 @@ static int is_unicode_space(uint32_t c)
 	       c == 0x3000;
 }
 
+int note_verifier_equal(const struct note_verifier *a, const struct note_verifier *b)
+{
+	return a->key_id == b->key_id && a->type == b->type && strcmp(a->name, b->name) == 0 &&
+	       memcmp(a->public_key, b->public_key, sizeof a->public_key) == 0;
+}
+
 int note_name_is_valid(const char *name, size_t len)
 {
 	if (!name || len == 0 || len > NOTE_NAME_MAX)

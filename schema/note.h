@@ -57,6 +57,9 @@ struct note {
 /* True when name is a valid key name (non-empty, ≤ NOTE_NAME_MAX, printable, no space, no '+'). */
 int note_name_is_valid(const char *name, size_t len);
 
+/* 1 when a and b are the same key: name, key id, type and public key all equal. Else 0. */
+int note_verifier_equal(const struct note_verifier *a, const struct note_verifier *b);
+
 /* The key id of (name, type, public key). Returns 0 or DIRAUTH_ERR_CRYPTO. */
 int note_key_id(const char *name, uint8_t type, const uint8_t *public_key, size_t public_key_len,
                 uint32_t *key_id);

@@ -10,6 +10,7 @@
 
 #include "schema/encoding.h"
 #include "schema/error.h"
+#include "schema/names.h"
 #include "schema/lines.h"
 
 #include <string.h>
@@ -17,21 +18,10 @@
 /* The longest line is "authority " and a NOTE_NAME_MAX-byte key name (138 bytes). */
 #define RECEIPT_LINE_MAX 256
 
-/* Document text is ASCII: a key name that note.h would accept but that holds UTF-8 beyond ASCII
- * cannot appear on a document line. */
-static int name_is_ascii(const char *name, size_t len)
-{
-	for (size_t i = 0; i < len; i++) {
-		if ((unsigned char)name[i] > 0x7e)
-			return 0;
-	}
-	return 1;
-}
-
 static int receipt_check(const struct receipt *r)
 {
 	size_t authority_len = strnlen(r->authority, sizeof(r->authority));
-	if (!note_name_is_valid(r->authority, authority_len) || !name_is_ascii(r->authority, authority_len))
+	if (!names_key_name_is_ascii(r->authority, authority_len))
 		return DIRAUTH_ERR_SYNTAX;
 	size_t namespace_len = strnlen(r->namespace_name, sizeof(r->namespace_name));
 	struct text_span namespace_span = {r->namespace_name, namespace_len};

@@ -12,6 +12,7 @@
 
 #include "schema/encoding.h"
 #include "schema/error.h"
+#include "schema/names.h"
 #include "schema/lines.h"
 
 #include <stdlib.h>
@@ -245,17 +246,6 @@ static int field_is_name(const char *field, size_t cap, size_t max)
 	return text_is_name(span, max);
 }
 
-/* Document text is ASCII: a key name that note.h would accept but that holds UTF-8 beyond ASCII
- * cannot appear on a document line. */
-static int name_is_ascii(const char *name, size_t len)
-{
-	for (size_t i = 0; i < len; i++) {
-		if ((unsigned char)name[i] > 0x7e)
-			return 0;
-	}
-	return 1;
-}
-
 static int endpoint_check(const struct endpoint_descriptor *endpoint)
 {
 	if (!transport_name(endpoint->transport) || !capacity_class_name(endpoint->capacity) ||
@@ -276,8 +266,8 @@ static int registration_check(const struct registration *r)
 	if (!service_class_name(r->service_class))
 		return DIRAUTH_ERR_SYNTAX;
 	size_t provider_name_len = strnlen(r->provider.name, sizeof(r->provider.name));
-	if (!note_name_is_valid(r->provider.name, provider_name_len) ||
-	    !name_is_ascii(r->provider.name, provider_name_len) || r->provider.type != NOTE_KEY_TYPE_ED25519)
+	if (!names_key_name_is_ascii(r->provider.name, provider_name_len) ||
+	    r->provider.type != NOTE_KEY_TYPE_ED25519)
 		return DIRAUTH_ERR_SYNTAX;
 	if (r->sequence < 1 || r->expires <= r->issued_at)
 		return DIRAUTH_ERR_SYNTAX;
@@ -339,6 +329,18 @@ int registration_encode(const struct registration *r, struct buffer *out)
 			out->data[start] = 0;
 	}
 	return rc;
+}
+
+static int endpoint_compare(const void *a, const void *b)
+{
+	const struct endpoint_descriptor *left = a, *right = b;
+	return memcmp(left->endpoint_id, right->endpoint_id, ENDPOINT_ID_SIZE);
+}
+
+void registration_sort_endpoints(struct registration *r)
+{
+	if (r->endpoint_count > 1)
+		qsort(r->endpoints, r->endpoint_count, sizeof *r->endpoints, endpoint_compare);
 }
 
 void registration_clear(struct registration *r)

@@ -116,6 +116,9 @@ int registration_parse(const uint8_t *text, size_t len, struct registration *out
  * DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS or DIRAUTH_ERR_NOMEM. */
 int registration_encode(const struct registration *r, struct buffer *out);
 
+/* Sorts r's endpoints by ascending endpoint id, the order the grammar requires. Never fails. */
+void registration_sort_endpoints(struct registration *r);
+
 /* Frees the endpoints and zeroes r. Accepts NULL. */
 void registration_clear(struct registration *r);
 

@@ -14,6 +14,7 @@
 #include "schema/crypto.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
+#include "schema/names.h"
 #include "schema/lines.h"
 
 #include <openssl/crypto.h>
@@ -38,25 +39,12 @@ static int field_is_name(const char *field, size_t cap, size_t max)
 	return text_is_name(span, max);
 }
 
-/* An origin is 1..SNAPSHOT_ORIGIN_MAX printable ASCII bytes without spaces or '+', the rules of
- * a signed-note key name, because the log's checkpoint names it the same way. */
-static int origin_is_valid(const char *origin, size_t len)
-{
-	if (len == 0 || len > SNAPSHOT_ORIGIN_MAX)
-		return 0;
-	for (size_t i = 0; i < len; i++) {
-		if (origin[i] <= 0x20 || origin[i] > 0x7e || origin[i] == '+')
-			return 0;
-	}
-	return 1;
-}
-
 static int header_check(const struct snapshot_header *h)
 {
 	if (!field_is_name(h->namespace_name, sizeof(h->namespace_name), NAMESPACE_NAME_MAX))
 		return DIRAUTH_ERR_SYNTAX;
 	size_t origin_len = strnlen(h->origin, sizeof(h->origin));
-	if (origin_len == sizeof(h->origin) || !origin_is_valid(h->origin, origin_len))
+	if (origin_len == sizeof(h->origin) || !names_origin_is_valid(h->origin, origin_len))
 		return DIRAUTH_ERR_SYNTAX;
 	if (!(h->valid_after < h->fresh_until && h->fresh_until <= h->valid_until))
 		return DIRAUTH_ERR_SYNTAX;
@@ -112,7 +100,7 @@ static int header_parse_fields(const uint8_t *text, size_t len, struct snapshot_
 		return rc;
 	if ((rc = lines_expect(&reader, "origin", &value)) != 0)
 		return rc;
-	if (!origin_is_valid(value.data, value.len))
+	if (!names_origin_is_valid(value.data, value.len))
 		return DIRAUTH_ERR_SYNTAX;
 	if ((rc = text_copy(value, out->origin, sizeof(out->origin))) != 0)
 		return rc;

@@ -12,6 +12,7 @@
 #include "schema/trust_bundle.h"
 
 #include "schema/error.h"
+#include "schema/names.h"
 #include "schema/lines.h"
 
 #include <string.h>
@@ -22,28 +23,6 @@
 #define TRUST_BUNDLE_DEFAULT_MAX_BODY_COMPRESSED   ((uint64_t)64 * 1024 * 1024)
 #define TRUST_BUNDLE_DEFAULT_MAX_BODY_UNCOMPRESSED ((uint64_t)512 * 1024 * 1024)
 #define TRUST_BUNDLE_DEFAULT_MAX_RECORDS           ((uint64_t)1000000)
-
-static int origin_is_valid(const char *origin, size_t len)
-{
-	if (len == 0 || len > SNAPSHOT_ORIGIN_MAX)
-		return 0;
-	for (size_t i = 0; i < len; i++) {
-		if (origin[i] <= 0x20 || origin[i] > 0x7e || origin[i] == '+')
-			return 0;
-	}
-	return 1;
-}
-
-/* Document text is ASCII: a key name that note.h would accept but that holds UTF-8 beyond ASCII
- * cannot appear on a document line. */
-static int name_is_ascii(const char *name, size_t len)
-{
-	for (size_t i = 0; i < len; i++) {
-		if ((unsigned char)name[i] > 0x7e)
-			return 0;
-	}
-	return 1;
-}
 
 static int verifier_equal_identity(const struct note_verifier *a, const struct note_verifier *b)
 {
@@ -95,7 +74,7 @@ static int parse_namespace(struct trust_bundle *out, struct text_span value)
 	int rc = text_next_field(&value, &name);
 	if (rc)
 		return rc;
-	if (!text_is_name(name, NAMESPACE_NAME_MAX) || !origin_is_valid(value.data, value.len))
+	if (!text_is_name(name, NAMESPACE_NAME_MAX) || !names_origin_is_valid(value.data, value.len))
 		return DIRAUTH_ERR_SYNTAX;
 	if (out->namespace_count == TRUST_BUNDLE_MAX_NAMESPACES)
 		return DIRAUTH_ERR_BOUNDS;
@@ -222,7 +201,7 @@ int trust_bundle_encode(const struct trust_bundle *bundle, struct buffer *out)
 		size_t origin_len = strnlen(entry->origin, sizeof(entry->origin));
 		struct text_span name = {entry->name, name_len};
 		if (name_len == sizeof(entry->name) || !text_is_name(name, NAMESPACE_NAME_MAX) ||
-		    origin_len == sizeof(entry->origin) || !origin_is_valid(entry->origin, origin_len))
+		    origin_len == sizeof(entry->origin) || !names_origin_is_valid(entry->origin, origin_len))
 			return DIRAUTH_ERR_SYNTAX;
 		for (size_t j = 0; j < i; j++) {
 			if (strcmp(bundle->namespaces[j].name, entry->name) == 0 ||
@@ -233,8 +212,7 @@ int trust_bundle_encode(const struct trust_bundle *bundle, struct buffer *out)
 	for (size_t i = 0; i < bundle->authority_count; i++) {
 		const struct note_verifier *entry = &bundle->authorities[i];
 		size_t name_len = strnlen(entry->name, sizeof(entry->name));
-		if (!note_name_is_valid(entry->name, name_len) || !name_is_ascii(entry->name, name_len) ||
-		    entry->type != NOTE_KEY_TYPE_ED25519)
+		if (!names_key_name_is_ascii(entry->name, name_len) || entry->type != NOTE_KEY_TYPE_ED25519)
 			return DIRAUTH_ERR_SYNTAX;
 		for (size_t j = 0; j < i; j++) {
 			if (verifier_equal_identity(&bundle->authorities[j], entry))

@@ -13,36 +13,13 @@
 
 #include "schema/encoding.h"
 #include "schema/error.h"
+#include "schema/names.h"
 #include "schema/lines.h"
 
 #include <string.h>
 
 /* The longest vote line is "origin " and a SNAPSHOT_ORIGIN_MAX-byte origin (262 bytes). */
 #define VOTE_LINE_MAX 320
-
-/* The origin rule of the snapshot header: printable ASCII without spaces or '+'. */
-static int origin_is_valid(const char *origin, size_t len)
-{
-	if (len == 0 || len > SNAPSHOT_ORIGIN_MAX)
-		return 0;
-	for (size_t i = 0; i < len; i++) {
-		if (origin[i] <= 0x20 || origin[i] > 0x7e || origin[i] == '+')
-			return 0;
-	}
-	return 1;
-}
-
-/* A key name as it can stand on a document line: note.h's rules, in ASCII. */
-static int authority_is_valid(const char *name, size_t len)
-{
-	if (!note_name_is_valid(name, len))
-		return 0;
-	for (size_t i = 0; i < len; i++) {
-		if ((unsigned char)name[i] > 0x7e)
-			return 0;
-	}
-	return 1;
-}
 
 static int vote_check(const struct vote *v)
 {
@@ -51,10 +28,10 @@ static int vote_check(const struct vote *v)
 	if (len == sizeof(v->namespace_name) || !text_is_name(namespace_span, NAMESPACE_NAME_MAX))
 		return DIRAUTH_ERR_SYNTAX;
 	len = strnlen(v->origin, sizeof(v->origin));
-	if (len == sizeof(v->origin) || !origin_is_valid(v->origin, len))
+	if (len == sizeof(v->origin) || !names_origin_is_valid(v->origin, len))
 		return DIRAUTH_ERR_SYNTAX;
 	len = strnlen(v->authority, sizeof(v->authority));
-	if (len == sizeof(v->authority) || !authority_is_valid(v->authority, len))
+	if (len == sizeof(v->authority) || !names_key_name_is_ascii(v->authority, len))
 		return DIRAUTH_ERR_SYNTAX;
 	return 0;
 }
@@ -97,7 +74,7 @@ static int parse_fields(const uint8_t *text, size_t len, struct vote *out)
 		return rc;
 	if ((rc = lines_expect(&reader, "origin", &value)) != 0)
 		return rc;
-	if (!origin_is_valid(value.data, value.len))
+	if (!names_origin_is_valid(value.data, value.len))
 		return DIRAUTH_ERR_SYNTAX;
 	if ((rc = text_copy(value, out->origin, sizeof(out->origin))) != 0)
 		return rc;
@@ -107,7 +84,7 @@ static int parse_fields(const uint8_t *text, size_t len, struct vote *out)
 		return rc;
 	if (value.len > NOTE_NAME_MAX)
 		return DIRAUTH_ERR_BOUNDS;
-	if (!authority_is_valid(value.data, value.len))
+	if (!names_key_name_is_ascii(value.data, value.len))
 		return DIRAUTH_ERR_SYNTAX;
 	if ((rc = text_copy(value, out->authority, sizeof(out->authority))) != 0)
 		return rc;

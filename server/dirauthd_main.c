@@ -57,19 +57,7 @@ static void usage(FILE *out)
 static int load_config(const char *path, struct config **config)
 {
 	struct settings_error error;
-	int rc = config_load(path, config, &error);
-	if (rc == DIRAUTH_ERR_CONFIG) {
-		if (error.line)
-			fprintf(stderr, "%s:%zu: %s\n", path, error.line, error.message);
-		else
-			fprintf(stderr, "%s: %s\n", path, error.message);
-		return EXIT_CONFIG;
-	}
-	if (rc) {
-		fprintf(stderr, "dirauthd: %s: %s\n", path, dirauth_strerror(rc));
-		return EXIT_SOFTWARE;
-	}
-	return 0;
+	return settings_report_load(stderr, "dirauthd", path, config_load(path, config, &error), &error);
 }
 
 /* Opens the signer connection and asks the signer for its keys. A signing key named for

@@ -347,6 +347,22 @@ int settings_path(struct settings_reader *state, const struct settings_node *nod
 	return 0;
 }
 
+int settings_report_load(FILE *stream, const char *program, const char *path, int rc,
+                         const struct settings_error *error)
+{
+	if (rc == 0)
+		return 0;
+	if (rc == DIRAUTH_ERR_CONFIG) {
+		if (error->line)
+			fprintf(stream, "%s:%zu: %s\n", path, error->line, error->message);
+		else
+			fprintf(stream, "%s: %s\n", path, error->message);
+		return 78;
+	}
+	fprintf(stream, "%s: %s: %s\n", program, path, dirauth_strerror(rc));
+	return 70;
+}
+
 int settings_load(const char *path, uint8_t **buf_out, size_t *len_out, char **base_dir_out,
                   struct settings_error *error)
 {

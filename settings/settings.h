@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define SETTINGS_MAX_BYTES   (1024 * 1024)
 #define SETTINGS_MAX_DEPTH   8
@@ -64,6 +65,13 @@ void settings_free(struct settings_node *node);
  * DIRAUTH_ERR_CONFIG (cannot open or read, not a regular file, too large), DIRAUTH_ERR_NOMEM. */
 int settings_load(const char *path, uint8_t **buf, size_t *len, char **base_dir,
                   struct settings_error *error);
+
+/* Reports the outcome rc of loading the configuration file path on stream and returns the exit
+ * status a program should end with: 0 for rc 0 (nothing printed); 78 for DIRAUTH_ERR_CONFIG,
+ * printing "PATH:LINE: problem" (or "PATH: problem" for the file as a whole) from error; 70 for
+ * any other failure, printing "PROGRAM: PATH: <sentence>". */
+int settings_report_load(FILE *stream, const char *program, const char *path, int rc,
+                         const struct settings_error *error);
 
 /* "a scalar", "a mapping" or "a sequence". */
 const char *settings_kind_name(enum settings_kind kind);

@@ -77,19 +77,8 @@ static uint64_t clock_callback(void *context)
 static int load_config(const char *path, struct signer_config **config)
 {
 	struct settings_error error;
-	int rc = signer_config_load(path, config, &error);
-	if (rc == DIRAUTH_ERR_CONFIG) {
-		if (error.line)
-			fprintf(stderr, "%s:%zu: %s\n", path, error.line, error.message);
-		else
-			fprintf(stderr, "%s: %s\n", path, error.message);
-		return EXIT_CONFIG;
-	}
-	if (rc) {
-		fprintf(stderr, "dirauth-signer: %s: %s\n", path, dirauth_strerror(rc));
-		return EXIT_SOFTWARE;
-	}
-	return 0;
+	return settings_report_load(stderr, "dirauth-signer", path, signer_config_load(path, config, &error),
+	                            &error);
 }
 
 /* Opens the audit log for appending (0600), or uses standard error. */

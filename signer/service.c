@@ -32,6 +32,7 @@
 #include "schema/crypto.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
+#include "schema/names.h"
 #include "signer/key.h"
 #include "signer/ledger.h"
 #include "schema/receipt.h"
@@ -48,8 +49,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define SERVICE_ORIGIN_MAX 255
 
 struct signer_service {
 	char authority[NOTE_NAME_MAX + 1];
@@ -443,7 +442,7 @@ void signer_service_close(struct signer_service *service)
 struct service_request_state {
 	const char *operation; /* audit name */
 	bool durable_audit;    /* the audit line is fsynced before the signature leaves */
-	char origin[SERVICE_ORIGIN_MAX + 1];
+	char origin[NAMES_ORIGIN_MAX + 1];
 	bool has_epoch;
 	uint64_t epoch;
 	bool has_size;
@@ -555,7 +554,7 @@ static int service_refuse(struct signer_response *response, int result, const ch
 
 static void service_set_origin(struct service_request_state *state, const char *origin)
 {
-	size_t len = strnlen(origin, SERVICE_ORIGIN_MAX);
+	size_t len = strnlen(origin, NAMES_ORIGIN_MAX);
 	memcpy(state->origin, origin, len);
 	state->origin[len] = '\0';
 }
@@ -880,17 +879,6 @@ static int service_get_keys(struct signer_service *service, struct signer_respon
 	return 0;
 }
 
-/* True for a checkpoint origin as dirauth writes them: printable ASCII, no space or '+'. */
-static bool service_origin_is_valid(const uint8_t *text, size_t len)
-{
-	if (len == 0 || len > SERVICE_ORIGIN_MAX)
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if (text[i] <= 0x20 || text[i] > 0x7e || text[i] == '+')
-			return false;
-	return true;
-}
-
 static int service_checkpoint_state(struct signer_service *service, const struct signer_request *request,
                                     struct service_request_state *state, struct signer_response *response,
                                     struct buffer *payload)
@@ -900,7 +888,7 @@ static int service_checkpoint_state(struct signer_service *service, const struct
 		const char *word;
 	} kinds[] = {{LEDGER_CHECKPOINT_SIGNED, "signed"}, {LEDGER_CHECKPOINT_COSIGNED, "cosigned"}};
 
-	if (!service_origin_is_valid(request->text, request->text_len))
+	if (!names_origin_is_valid((const char *)request->text, request->text_len))
 		return service_refuse(response, DIRAUTH_ERR_REFUSED, "the text is not a checkpoint origin");
 	memcpy(state->origin, request->text, request->text_len);
 	state->origin[request->text_len] = '\0';

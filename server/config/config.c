@@ -9,6 +9,7 @@
 
 #include "schema/encoding.h"
 #include "schema/error.h"
+#include "schema/names.h"
 #include "schema/lines.h"
 #include "settings/settings.h"
 
@@ -128,11 +129,10 @@ static int parse_namespaces(struct settings_reader *state, const struct settings
 		if (!text_is_name(span, NAMESPACE_NAME_MAX))
 			return settings_fail(state, name->line,
 			                     "namespace name '%.64s' is not [a-z0-9-] (inner '-')", ns->name);
-		for (const char *p = ns->origin; *p; p++)
-			if (*p <= 0x20 || *p > 0x7e || *p == '+')
-				return settings_fail(
-				    state, origin->line,
-				    "namespace origin must be printable ASCII without spaces or '+'");
+		if (!names_origin_is_valid(ns->origin, strlen(ns->origin)))
+			return settings_fail(
+			    state, origin->line,
+			    "namespace origin must be printable ASCII without spaces or '+'");
 		for (size_t j = 0; j < i; j++) {
 			if (strcmp(config->namespaces[j].name, ns->name) == 0)
 				return settings_fail(state, name->line, "duplicate namespace '%s'", ns->name);
@@ -435,9 +435,7 @@ const struct config_provider *config_provider_find(const struct config *config,
 {
 	for (size_t i = 0; i < config->provider_count; i++) {
 		const struct note_verifier *candidate = &config->providers[i].key;
-		if (strcmp(candidate->name, key->name) == 0 && candidate->key_id == key->key_id &&
-		    candidate->type == key->type &&
-		    memcmp(candidate->public_key, key->public_key, sizeof candidate->public_key) == 0)
+		if (note_verifier_equal(candidate, key))
 			return &config->providers[i];
 	}
 	return NULL;

@@ -90,12 +90,6 @@ static int signing_key_name(const struct buffer *payload, struct note_verifier *
 	return DIRAUTH_ERR_NOT_FOUND;
 }
 
-static int same_key(const struct note_verifier *a, const struct note_verifier *b)
-{
-	return strcmp(a->name, b->name) == 0 && a->key_id == b->key_id && a->type == b->type &&
-	       memcmp(a->public_key, b->public_key, sizeof a->public_key) == 0;
-}
-
 /* Asks the signer and judges its answers; sentence gets the reason of a failure. */
 static int ask_signer(struct signer_health *health, char *sentence, size_t cap)
 {
@@ -141,7 +135,7 @@ static int ask_signer(struct signer_health *health, char *sentence, size_t cap)
 		rc = DIRAUTH_ERR_UNAVAILABLE;
 		goto cleanup;
 	}
-	if (!same_key(&certificate.signing_key, &key)) {
+	if (!note_verifier_equal(&certificate.signing_key, &key)) {
 		snprintf(sentence, cap, "signer's first certificate is not for its signing key");
 		rc = DIRAUTH_ERR_MISMATCH;
 		goto cleanup;

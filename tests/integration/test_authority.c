@@ -353,16 +353,9 @@ static void build_registration(const struct signer_key *provider, enum service_c
 		endpoints[i].capacity = CAPACITY_MEDIUM;
 		endpoints[i].profile = PROFILE_MODERN;
 	}
-	/* The grammar wants endpoints in ascending id order. */
-	for (size_t i = 1; i < endpoint_count; i++)
-		for (size_t j = i;
-		     j > 0 && memcmp(endpoints[j - 1].endpoint_id, endpoints[j].endpoint_id, 32) > 0; j--) {
-			struct endpoint_descriptor swap = endpoints[j];
-			endpoints[j] = endpoints[j - 1];
-			endpoints[j - 1] = swap;
-		}
 	r.endpoint_count = endpoint_count;
 	r.endpoints = endpoints;
+	registration_sort_endpoints(&r);
 
 	struct buffer text;
 	buffer_init(&text);

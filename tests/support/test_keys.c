@@ -97,13 +97,6 @@ void test_key_sign_note(const struct test_key *keys, size_t key_count, const uin
 	free(signatures);
 }
 
-static int endpoint_compare(const void *a, const void *b)
-{
-	const struct endpoint_descriptor *left = a;
-	const struct endpoint_descriptor *right = b;
-	return memcmp(left->endpoint_id, right->endpoint_id, ENDPOINT_ID_SIZE);
-}
-
 static void example_id(const char *label, unsigned index, unsigned sub, uint8_t out[32])
 {
 	char text[64];
@@ -145,7 +138,7 @@ void test_example_registration(unsigned index, const char *namespace_name, const
 	snprintf(e[2].region, sizeof(e[2].region), "us-east");
 	e[2].capacity = CAPACITY_LOW;
 	e[2].profile = PROFILE_HYBRID_CRYPTO;
-	qsort(r->endpoints, r->endpoint_count, sizeof(*r->endpoints), endpoint_compare);
+	registration_sort_endpoints(r);
 }
 
 void test_sign_registration(const struct registration *r, const struct test_key *key, struct buffer *out)
