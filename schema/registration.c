@@ -460,34 +460,48 @@ int registration_parse(const uint8_t *text, size_t len, struct registration *out
 	return rc;
 }
 
-int registration_parse_signed(const uint8_t *buf, size_t len, struct registration *out,
-                              struct note **note_out)
+int registration_parse_note(const uint8_t *buf, size_t len, struct registration *out, struct note **note_out)
 {
 	struct note *note = NULL;
 	int rc;
 	memset(out, 0, sizeof(*out));
-	if (note_out)
-		*note_out = NULL;
-	if (len > REGISTRATION_MAX_BYTES) {
-		rc = DIRAUTH_ERR_BOUNDS;
-		goto cleanup;
-	}
+	*note_out = NULL;
+	if (len > REGISTRATION_MAX_BYTES)
+		return DIRAUTH_ERR_BOUNDS;
 	if ((rc = note_parse(buf, len, &note)) != 0)
-		goto cleanup;
+		return rc;
 	/* Exactly one signature, its provider's: a note that anyone could extend with signature
 	 * lines would let a relay hand different authorities different bytes for one record. */
-	if (note->signature_count != 1) {
+	if (note->signature_count != 1)
 		rc = DIRAUTH_ERR_SYNTAX;
-		goto cleanup;
+	else
+		rc = registration_parse(note->text, note->text_len, out);
+	if (rc) {
+		note_free(note);
+		return rc;
 	}
-	if ((rc = registration_parse(note->text, note->text_len, out)) != 0)
-		goto cleanup;
+	*note_out = note;
+	return 0;
+}
+
+int registration_verify_note(const struct note *note, const struct registration *r)
+{
 	size_t verified_count = 0;
-	if ((rc = note_verify(note, &out->provider, 1, NULL, &verified_count)) != 0)
-		goto cleanup;
-	if (verified_count == 0)
+	int rc = note_verify(note, &r->provider, 1, NULL, &verified_count);
+	if (rc == 0 && verified_count == 0)
 		rc = DIRAUTH_ERR_UNKNOWN_KEY;
-cleanup:
+	return rc;
+}
+
+int registration_parse_signed(const uint8_t *buf, size_t len, struct registration *out,
+                              struct note **note_out)
+{
+	struct note *note = NULL;
+	if (note_out)
+		*note_out = NULL;
+	int rc = registration_parse_note(buf, len, out, &note);
+	if (rc == 0)
+		rc = registration_verify_note(note, out);
 	if (rc) {
 		registration_clear(out);
 		note_free(note);

@@ -130,4 +130,14 @@ void registration_clear(struct registration *r);
 int registration_parse_signed(const uint8_t *buf, size_t len, struct registration *out,
                               struct note **note_out);
 
+/* The two halves of registration_parse_signed, for a caller that judges other things between
+ * them (the authority checks enrolment before the signature, so that an unknown key is
+ * "unknown", not "bad signature"):
+ *   registration_parse_note: note_parse, the one-signature rule and registration_parse, with
+ *     the same errors (the signature is not checked); *note_out gets the note on success;
+ *   registration_verify_note: the signature of note by r's provider key: 0,
+ *     DIRAUTH_ERR_SIGNATURE, DIRAUTH_ERR_UNKNOWN_KEY, DIRAUTH_ERR_CRYPTO. */
+int registration_parse_note(const uint8_t *buf, size_t len, struct registration *out, struct note **note_out);
+int registration_verify_note(const struct note *note, const struct registration *r);
+
 #endif

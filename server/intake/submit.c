@@ -87,19 +87,149 @@ static enum api_error sign_receipt(const struct submit_context *context, const s
 	return error;
 }
 
+/* The grammar of the note and of its registration text (400). */
+static enum api_error check_grammar(const uint8_t *body, size_t len, struct registration *r,
+                                    struct note **note, struct submit_result *result)
+{
+	int rc = registration_parse_note(body, len, r, note);
+	if (rc == 0)
+		return API_ERROR_NONE;
+	if (rc == DIRAUTH_ERR_NOMEM)
+		return refuse(result, API_ERROR_INTERNAL, "Out of memory.");
+	return refuse(result, API_ERROR_MALFORMED, "The body is not a signed registration note: %s",
+	              dirauth_strerror(rc));
+}
+
+/* Who may publish what: the namespace is served (404), the provider key is enrolled (403), the
+ * note is signed by it (403), the provider may publish in this namespace and class (403). */
+static enum api_error check_enrolment(const struct config *config, const struct registration *r,
+                                      const struct note *note, struct submit_result *result)
+{
+	int namespace_index = config_namespace_index(config, r->namespace_name, strlen(r->namespace_name));
+	if (namespace_index < 0)
+		return refuse(result, API_ERROR_UNKNOWN_NAMESPACE, "The namespace '%s' is not served here.",
+		              r->namespace_name);
+	const struct config_provider *provider = config_provider_find(config, &r->provider);
+	if (!provider)
+		return refuse(result, API_ERROR_UNKNOWN_PROVIDER, "The provider key '%s' is not enrolled.",
+		              r->provider.name);
+	int rc = registration_verify_note(note, r);
+	if (rc == DIRAUTH_ERR_SIGNATURE || rc == DIRAUTH_ERR_UNKNOWN_KEY)
+		return refuse(result, API_ERROR_BAD_SIGNATURE, "The note carries no valid signature by '%s'.",
+		              r->provider.name);
+	if (rc)
+		return refuse(result, API_ERROR_INTERNAL, "The signature could not be checked: %s",
+		              dirauth_strerror(rc));
+	if (!(provider->namespace_mask & ((uint64_t)1 << namespace_index)))
+		return refuse(result, API_ERROR_NAMESPACE_NOT_ALLOWED,
+		              "The provider '%s' is not enrolled for the namespace '%s'.", r->provider.name,
+		              r->namespace_name);
+	if (!(provider->class_mask & ((uint32_t)1 << r->service_class)))
+		return refuse(result, API_ERROR_CLASS_NOT_ALLOWED,
+		              "The provider '%s' is not enrolled for the class '%s'.", r->provider.name,
+		              service_class_name(r->service_class));
+	return API_ERROR_NONE;
+}
+
+/* The bounds and times of the registration itself: endpoint count (413), then, against the
+ * clock (503 when it cannot be read; *now gets its time), validity length, expiry and issue
+ * time (422). */
+static enum api_error check_bounds_and_times(const struct submit_context *context,
+                                             const struct registration *r, uint64_t *now_out,
+                                             struct submit_result *result)
+{
+	const struct config_bounds *b = &context->config->bounds;
+	uint64_t now;
+	if (r->endpoint_count > b->endpoints_per_service)
+		return refuse(result, API_ERROR_TOO_MANY_ENDPOINTS, "%zu endpoints; at most %zu are allowed.",
+		              r->endpoint_count, b->endpoints_per_service);
+	if (clock_now(context->clock, &now) != 0)
+		return refuse(result, API_ERROR_UNAVAILABLE, "The clock cannot be read.");
+	*now_out = now;
+	if (r->expires - r->issued_at > b->max_validity_seconds)
+		return refuse(result, API_ERROR_VALIDITY_TOO_LONG,
+		              "The validity is %llu seconds; at most %llu.",
+		              (unsigned long long)(r->expires - r->issued_at),
+		              (unsigned long long)b->max_validity_seconds);
+	if (r->expires <= now)
+		return refuse(result, API_ERROR_EXPIRED, "The registration expired at %llu; it is now %llu.",
+		              (unsigned long long)r->expires, (unsigned long long)now);
+	if (r->issued_at > now + b->clock_skew_seconds)
+		return refuse(
+		    result, API_ERROR_ISSUED_IN_FUTURE,
+		    "The registration is issued at %llu; it is now %llu and the allowed skew is %llu s.",
+		    (unsigned long long)r->issued_at, (unsigned long long)now,
+		    (unsigned long long)b->clock_skew_seconds);
+	return API_ERROR_NONE;
+}
+
+/* The durable, group-committed submission, and what its refusals mean to the provider. */
+static enum api_error store_registration(const struct submit_context *context, const struct registration *r,
+                                         const uint8_t *body, size_t len, struct submit_result *result)
+{
+	uint8_t *endpoint_ids = malloc(r->endpoint_count * ENDPOINT_ID_SIZE + 1);
+	if (!endpoint_ids)
+		return refuse(result, API_ERROR_INTERNAL, "Out of memory.");
+	for (size_t i = 0; i < r->endpoint_count; i++)
+		memcpy(endpoint_ids + i * ENDPOINT_ID_SIZE, r->endpoints[i].endpoint_id, ENDPOINT_ID_SIZE);
+	struct store_registration record = {
+	    .namespace_name = r->namespace_name,
+	    .service_id = r->service_id,
+	    .provider = r->provider.name,
+	    .sequence = r->sequence,
+	    .expires = r->expires,
+	    .endpoint_ids = endpoint_ids,
+	    .endpoint_count = r->endpoint_count,
+	    .note = body,
+	    .note_len = len,
+	};
+	int rc = store_registration_submit(context->store, &record);
+	free(endpoint_ids);
+	switch (rc) {
+	case 0:
+		return API_ERROR_NONE;
+	case DIRAUTH_ERR_ROLLBACK:
+		return refuse(result, API_ERROR_ROLLBACK,
+		              "The sequence %llu is not greater than the highest accepted for this service.",
+		              (unsigned long long)r->sequence);
+	case DIRAUTH_ERR_COLLISION: {
+		enum api_error error = classify_collision(context, r);
+		return refuse(result, error, "%s", api_error_detail(error));
+	}
+	case DIRAUTH_ERR_FULL:
+		return refuse(result, API_ERROR_STORE_FULL, "The store is full.");
+	case DIRAUTH_ERR_UNAVAILABLE:
+		return refuse(result, API_ERROR_UNAVAILABLE, "The store is not accepting submissions.");
+	default:
+		return refuse(result, API_ERROR_INTERNAL, "The store failed: %s", dirauth_strerror(rc));
+	}
+}
+
+/* The epoch a receipt promises. The snapshot of the epoch current after the commit is built
+ * after it, so it holds this registration at the latest one epoch later. If the clock cannot be
+ * read now, promise one more epoch than the time read before the commit would. */
+static uint64_t promised_epoch(const struct submit_context *context, uint64_t now, uint64_t *accepted_at)
+{
+	uint64_t epoch = 0;
+	int clock_ok = clock_now(context->clock, accepted_at) == 0;
+	if (!clock_ok)
+		*accepted_at = now;
+	if (schedule_epoch_of(&context->config->epoch, *accepted_at, &epoch) != 0)
+		return 0; /* before genesis: the first snapshot holds it */
+	return epoch + (clock_ok ? 1 : 2);
+}
+
 enum api_error submit_registration(const struct submit_context *context, const uint8_t *body, size_t len,
                                    struct submit_result *result)
 {
 	const struct config *config = context->config;
 	struct note *note = NULL;
-	struct registration r, checked;
-	uint8_t *endpoint_ids = NULL;
-	enum api_error error = API_ERROR_NONE;
-	uint64_t now;
-	int rc;
+	struct registration r;
+	enum api_error error;
+	uint64_t now = 0, accepted_at;
+	char why[SIGNER_HEALTH_DETAIL_MAX];
 
 	memset(&r, 0, sizeof r);
-	memset(&checked, 0, sizeof checked);
 	result->error = API_ERROR_NONE;
 	result->detail[0] = 0;
 	buffer_init(&result->receipt);
@@ -107,148 +237,22 @@ enum api_error submit_registration(const struct submit_context *context, const u
 	if (len > config->bounds.registration_body)
 		return refuse(result, API_ERROR_BODY_TOO_LARGE, "The body is larger than %zu bytes.",
 		              config->bounds.registration_body);
-	if ((rc = note_parse(body, len, &note)) != 0) {
-		error = rc == DIRAUTH_ERR_NOMEM
-		            ? refuse(result, API_ERROR_INTERNAL, "Out of memory.")
-		            : refuse(result, API_ERROR_MALFORMED, "The body is not a signed note: %s",
-		                     dirauth_strerror(rc));
+	if ((error = check_grammar(body, len, &r, &note, result)) ||
+	    (error = check_enrolment(config, &r, note, result)))
 		goto cleanup;
-	}
-	if ((rc = registration_parse(note->text, note->text_len, &r)) != 0) {
-		error = refuse(result, API_ERROR_MALFORMED, "The note is not a registration: %s",
-		               dirauth_strerror(rc));
+	if ((error = check_bounds_and_times(context, &r, &now, result)))
 		goto cleanup;
-	}
-	int namespace_index = config_namespace_index(config, r.namespace_name, strlen(r.namespace_name));
-	if (namespace_index < 0) {
-		error = refuse(result, API_ERROR_UNKNOWN_NAMESPACE, "The namespace '%s' is not served here.",
-		               r.namespace_name);
-		goto cleanup;
-	}
-	const struct config_provider *provider = config_provider_find(config, &r.provider);
-	if (!provider) {
-		error = refuse(result, API_ERROR_UNKNOWN_PROVIDER, "The provider key '%s' is not enrolled.",
-		               r.provider.name);
-		goto cleanup;
-	}
-	if ((rc = registration_parse_signed(body, len, &checked, NULL)) != 0) {
-		if (rc == DIRAUTH_ERR_SIGNATURE || rc == DIRAUTH_ERR_UNKNOWN_KEY)
-			error = refuse(result, API_ERROR_BAD_SIGNATURE,
-			               "The note carries no valid signature by '%s'.", r.provider.name);
-		else if (rc == DIRAUTH_ERR_SYNTAX || rc == DIRAUTH_ERR_BOUNDS)
-			error = refuse(result, API_ERROR_MALFORMED, "%s", dirauth_strerror(rc));
-		else
-			error = refuse(result, API_ERROR_INTERNAL, "The signature could not be checked: %s",
-			               dirauth_strerror(rc));
-		goto cleanup;
-	}
-	if (!(provider->namespace_mask & ((uint64_t)1 << namespace_index))) {
-		error = refuse(result, API_ERROR_NAMESPACE_NOT_ALLOWED,
-		               "The provider '%s' is not enrolled for the namespace '%s'.", r.provider.name,
-		               r.namespace_name);
-		goto cleanup;
-	}
-	if (!(provider->class_mask & ((uint32_t)1 << r.service_class))) {
-		error = refuse(result, API_ERROR_CLASS_NOT_ALLOWED,
-		               "The provider '%s' is not enrolled for the class '%s'.", r.provider.name,
-		               service_class_name(r.service_class));
-		goto cleanup;
-	}
-	if (r.endpoint_count > config->bounds.endpoints_per_service) {
-		error =
-		    refuse(result, API_ERROR_TOO_MANY_ENDPOINTS, "%zu endpoints; at most %zu are allowed.",
-		           r.endpoint_count, config->bounds.endpoints_per_service);
-		goto cleanup;
-	}
-	if ((rc = clock_now(context->clock, &now)) != 0) {
-		error = refuse(result, API_ERROR_UNAVAILABLE, "The clock cannot be read.");
-		goto cleanup;
-	}
-	if (r.expires - r.issued_at > config->bounds.max_validity_seconds) {
-		error =
-		    refuse(result, API_ERROR_VALIDITY_TOO_LONG, "The validity is %llu seconds; at most %llu.",
-		           (unsigned long long)(r.expires - r.issued_at),
-		           (unsigned long long)config->bounds.max_validity_seconds);
-		goto cleanup;
-	}
-	if (r.expires <= now) {
-		error = refuse(result, API_ERROR_EXPIRED, "The registration expired at %llu; it is now %llu.",
-		               (unsigned long long)r.expires, (unsigned long long)now);
-		goto cleanup;
-	}
-	if (r.issued_at > now + config->bounds.clock_skew_seconds) {
-		error = refuse(
-		    result, API_ERROR_ISSUED_IN_FUTURE,
-		    "The registration is issued at %llu; it is now %llu and the allowed skew is %llu s.",
-		    (unsigned long long)r.issued_at, (unsigned long long)now,
-		    (unsigned long long)config->bounds.clock_skew_seconds);
-		goto cleanup;
-	}
-
 	/* Nothing is stored that cannot get a receipt now: the signer must be answering. */
-	char why[SIGNER_HEALTH_DETAIL_MAX];
 	if (signer_health_check(context->signer_health, why, sizeof why) != 0) {
 		error = refuse(result, API_ERROR_UNAVAILABLE, "Nothing was stored: %s.", why);
 		goto cleanup;
 	}
-
-	endpoint_ids = malloc(r.endpoint_count * ENDPOINT_ID_SIZE + 1);
-	if (!endpoint_ids) {
-		error = refuse(result, API_ERROR_INTERNAL, "Out of memory.");
+	if ((error = store_registration(context, &r, body, len, result)))
 		goto cleanup;
-	}
-	for (size_t i = 0; i < r.endpoint_count; i++)
-		memcpy(endpoint_ids + i * ENDPOINT_ID_SIZE, r.endpoints[i].endpoint_id, ENDPOINT_ID_SIZE);
-	struct store_registration record = {
-	    .namespace_name = r.namespace_name,
-	    .service_id = r.service_id,
-	    .provider = r.provider.name,
-	    .sequence = r.sequence,
-	    .expires = r.expires,
-	    .endpoint_ids = endpoint_ids,
-	    .endpoint_count = r.endpoint_count,
-	    .note = body,
-	    .note_len = len,
-	};
-	rc = store_registration_submit(context->store, &record);
-	switch (rc) {
-	case 0:
-		break;
-	case DIRAUTH_ERR_ROLLBACK:
-		error = refuse(result, API_ERROR_ROLLBACK,
-		               "The sequence %llu is not greater than the highest accepted for this service.",
-		               (unsigned long long)r.sequence);
-		goto cleanup;
-	case DIRAUTH_ERR_COLLISION:
-		error = classify_collision(context, &r);
-		refuse(result, error, "%s", api_error_detail(error));
-		goto cleanup;
-	case DIRAUTH_ERR_FULL:
-		error = refuse(result, API_ERROR_STORE_FULL, "The store is full.");
-		goto cleanup;
-	case DIRAUTH_ERR_UNAVAILABLE:
-		error = refuse(result, API_ERROR_UNAVAILABLE, "The store is not accepting submissions.");
-		goto cleanup;
-	default:
-		error = refuse(result, API_ERROR_INTERNAL, "The store failed: %s", dirauth_strerror(rc));
-		goto cleanup;
-	}
-
-	/* Durable. The snapshot of the epoch current after the commit is built after it, so it
-	 * holds this registration at the latest one epoch later. If the clock cannot be read now,
-	 * promise one more epoch than the time read before the commit would. */
-	uint64_t accepted_at = now, epoch = 0, publish_by;
-	int clock_ok = clock_now(context->clock, &accepted_at) == 0;
-	if (!clock_ok)
-		accepted_at = now;
-	if (schedule_epoch_of(&config->epoch, accepted_at, &epoch) == 0)
-		publish_by = epoch + (clock_ok ? 1 : 2);
-	else
-		publish_by = 0; /* before genesis: the first snapshot holds it */
+	/* Durable. */
+	uint64_t publish_by = promised_epoch(context, now, &accepted_at);
 	error = sign_receipt(context, &r, body, len, accepted_at, publish_by, result);
 cleanup:
-	free(endpoint_ids);
-	registration_clear(&checked);
 	registration_clear(&r);
 	note_free(note);
 	if (error != API_ERROR_NONE)

@@ -53,29 +53,4 @@ int publish_snapshot(const struct config *config, struct store *store, struct si
                      size_t namespace_index, uint64_t epoch, struct publication *out, char *detail,
                      size_t detail_cap);
 
-/* Loads the stored snapshot of namespace_index for epoch into *out and prepares its encodings.
- * The bounds of config are not applied: what is stored was checked against the bounds in force
- * when it was published and is signed; an operator lowering a bound since must not make it
- * unservable (or stop dirauthd from starting). The stored header must parse and name this
- * namespace and epoch, and the body must have the header's size and digest. Returns 0,
- * DIRAUTH_ERR_NOT_FOUND, DIRAUTH_ERR_SYNTAX (the stored header note does not parse),
- * DIRAUTH_ERR_MISMATCH (it names another namespace or epoch, or the body does not match it), the
- * errors of the store and of compress_encode. */
-int publish_load(const struct config *config, struct store *store, size_t namespace_index, uint64_t epoch,
-                 struct publication *out);
-
-/* Loads only the stored header of namespace_index for epoch into *out (header_note and header;
- * the encoded buffers stay empty): the body is neither read nor copied. Returns what publish_load
- * returns, except the body checks. */
-int publish_load_header(const struct config *config, struct store *store, size_t namespace_index,
-                        uint64_t epoch, struct publication *out);
-
-/* Reads the stored body of the snapshot whose parsed header is header (namespace and epoch taken
- * from it), checks it against the header's size and digest, and appends it to out in encoding
- * (compressing only for an encoding other than identity). No bound is applied (see
- * publish_load). Returns 0, DIRAUTH_ERR_NOT_FOUND, DIRAUTH_ERR_MISMATCH, the errors of the store
- * and of compress_encode. out is reset first; on failure its content is undefined. */
-int publish_load_body(struct store *store, const struct snapshot_header *header,
-                      enum content_encoding encoding, struct buffer *out);
-
 #endif

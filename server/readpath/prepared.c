@@ -17,14 +17,39 @@
 #include "schema/crypto.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
+#include "schema/note.h"
+#include "schema/snapshot.h"
 
 #include <microhttpd.h>
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define PREPARED_IMMUTABLE "public, max-age=31536000, immutable"
+
+struct prepared_snapshot {
+	char namespace_name[NAMESPACE_NAME_MAX + 1];
+	struct snapshot_header header; /* parsed from header_note */
+	uint8_t *header_note;          /* owned; the signed header note */
+	size_t header_note_len;
+	char header_etag[PREPARED_ETAG_MAX];
+	char body_etag[ENCODING_COUNT][PREPARED_ETAG_MAX];
+	struct MHD_Response *header_response;                   /* 200, immutable */
+	struct MHD_Response *header_not_modified;               /* 304, immutable */
+	struct MHD_Response *body_not_modified[ENCODING_COUNT]; /* 304, immutable */
+	/* 200 with the body, immutable. Built with the snapshot for a publication, on first use for
+	 * an epoch loaded from the store: read only through prepared_set_body. Guarded by body_lock;
+	 * once set, never changed until the snapshot is freed. */
+	struct MHD_Response *body_response[ENCODING_COUNT];
+	bool body_building[ENCODING_COUNT]; /* a request is building that encoding now */
+	pthread_mutex_t body_lock;
+	pthread_cond_t body_built;
+	atomic_size_t references;
+};
 
 struct cache_entry {
 	struct prepared_snapshot *snapshot; /* NULL: free slot */
@@ -115,10 +140,60 @@ static int body_response_create(const struct prepared_snapshot *s, enum content_
 	return 0;
 }
 
-/* Builds a snapshot from p's header note and parsed header, with its header and 304 responses,
- * and with the body responses too when with_bodies (p->encoded then holds every encoding).
- * Takes p's buffers; p is cleared in every case. */
-static int snapshot_build(struct publication *p, int with_bodies, struct prepared_snapshot **out)
+/* Parses a signed header note and checks that it is a header of namespace_name (and of epoch,
+ * unless epoch is UINT64_MAX). */
+static int header_parse(const char *namespace_name, uint64_t epoch, const struct buffer *header_note,
+                        struct snapshot_header *header)
+{
+	struct note *note = NULL;
+	int rc = note_parse(header_note->data, header_note->len, &note);
+	if (rc == 0)
+		rc = snapshot_header_parse(note->text, note->text_len, header);
+	if (rc == 0 && (strcmp(header->namespace_name, namespace_name) != 0 ||
+	                (epoch != UINT64_MAX && header->epoch != epoch)))
+		rc = DIRAUTH_ERR_MISMATCH;
+	note_free(note);
+	return rc;
+}
+
+/* Reads the stored body of header's snapshot into body (reset first) and checks it against the
+ * header's size and digest. */
+static int load_body_checked(struct store *store, const struct snapshot_header *header, struct buffer *body)
+{
+	uint8_t digest[CRYPTO_SHA256_SIZE];
+	int rc = store_snapshot_get(store, header->namespace_name, header->epoch, NULL, body);
+	if (rc)
+		return rc;
+	if (body->len != header->body_size)
+		return DIRAUTH_ERR_MISMATCH;
+	if ((rc = crypto_sha256(body->data ? body->data : (const uint8_t *)"", body->len, digest)))
+		return rc;
+	return memcmp(digest, header->body_sha256, sizeof digest) == 0 ? 0 : DIRAUTH_ERR_MISMATCH;
+}
+
+/* The stored body of header's snapshot in encoding, into out (reset first): checked, then
+ * compressed unless identity. */
+static int load_body(struct store *store, const struct snapshot_header *header,
+                     enum content_encoding encoding, struct buffer *out)
+{
+	buffer_reset(out);
+	if (encoding == ENCODING_IDENTITY)
+		return load_body_checked(store, header, out);
+	struct buffer body;
+	buffer_init(&body);
+	int rc = load_body_checked(store, header, &body);
+	if (rc == 0)
+		rc = compress_encode(encoding, body.data ? body.data : (const uint8_t *)"", body.len, out);
+	buffer_free(&body);
+	return rc;
+}
+
+/* Builds a snapshot of namespace_name from its signed header note, with its header and 304
+ * responses, and with the body responses too when bodies is not NULL (bodies[e] then holds
+ * encoding e). The header note must parse as a header of namespace_name (and of epoch, unless
+ * epoch is UINT64_MAX). Takes the buffers; they are emptied in every case. */
+static int snapshot_build(const char *namespace_name, uint64_t epoch, struct buffer *header_note,
+                          struct buffer *bodies, struct prepared_snapshot **out)
 {
 	struct prepared_snapshot *s = calloc(1, sizeof *s);
 	uint8_t digest[CRYPTO_SHA256_SIZE];
@@ -140,16 +215,14 @@ static int snapshot_build(struct publication *p, int with_bodies, struct prepare
 		goto cleanup;
 	}
 	atomic_init(&s->references, 1);
-	snprintf(s->namespace_name, sizeof s->namespace_name, "%s", p->namespace_name);
-	s->header = p->header;
-	s->epoch = p->header.epoch;
-	s->fresh_until = p->header.fresh_until;
-	if ((rc = crypto_sha256(p->header_note.data, p->header_note.len, digest)))
+	snprintf(s->namespace_name, sizeof s->namespace_name, "%s", namespace_name);
+	if ((rc = header_parse(namespace_name, epoch, header_note, &s->header)) ||
+	    (rc = crypto_sha256(header_note->data, header_note->len, digest)))
 		goto cleanup;
 	hex_encode(digest, sizeof digest, hex);
 	snprintf(s->header_etag, sizeof s->header_etag, "\"%s\"", hex);
 	rc = DIRAUTH_ERR_NOMEM;
-	s->header_note = buffer_steal(&p->header_note, &s->header_note_len);
+	s->header_note = buffer_steal(header_note, &s->header_note_len);
 	if (!s->header_note)
 		goto cleanup;
 	s->header_response =
@@ -163,7 +236,7 @@ static int snapshot_build(struct publication *p, int with_bodies, struct prepare
 		goto cleanup;
 
 	/* The body's ETags and 304s come from the digest the header commits to: no body needed. */
-	hex_encode(p->header.body_sha256, sizeof p->header.body_sha256, hex);
+	hex_encode(s->header.body_sha256, sizeof s->header.body_sha256, hex);
 	for (int e = 0; e < ENCODING_COUNT; e++) {
 		enum content_encoding encoding = (enum content_encoding)e;
 		snprintf(s->body_etag[e], sizeof s->body_etag[e], "\"%s-%s\"", hex,
@@ -172,10 +245,10 @@ static int snapshot_build(struct publication *p, int with_bodies, struct prepare
 		if (!s->body_not_modified[e] || add_headers(s->body_not_modified[e], s->body_etag[e],
 		                                            content_encoding_header(encoding), 1))
 			goto cleanup;
-		if (!with_bodies)
+		if (!bodies)
 			continue;
 		size_t len = 0;
-		uint8_t *bytes = buffer_steal(&p->encoded[e], &len);
+		uint8_t *bytes = buffer_steal(&bodies[e], &len);
 		if (!bytes)
 			goto cleanup;
 		if ((rc = body_response_create(s, encoding, bytes, len, &s->body_response[e])))
@@ -187,13 +260,10 @@ static int snapshot_build(struct publication *p, int with_bodies, struct prepare
 	rc = 0;
 cleanup:
 	prepared_snapshot_free(s);
-	publication_clear(p);
+	buffer_free(header_note);
+	for (int e = 0; bodies && e < ENCODING_COUNT; e++)
+		buffer_free(&bodies[e]);
 	return rc;
-}
-
-int prepared_snapshot_create(struct publication *p, struct prepared_snapshot **out)
-{
-	return snapshot_build(p, 1, out);
 }
 
 int prepared_set_create(const struct config *config, struct store *store, struct prepared_set **out)
@@ -226,7 +296,7 @@ void prepared_set_free(struct prepared_set *set)
 
 static int same_snapshot(const struct prepared_snapshot *s, const char *name, uint64_t epoch)
 {
-	return s && s->epoch == epoch && strcmp(s->namespace_name, name) == 0;
+	return s && s->header.epoch == epoch && strcmp(s->namespace_name, name) == 0;
 }
 
 /* Puts snapshot (whose reference the cache takes) in the cache: in place of an entry for the same
@@ -235,7 +305,7 @@ static void cache_put_locked(struct prepared_set *set, struct prepared_snapshot 
 {
 	size_t slot = PREPARED_CACHE_SIZE;
 	for (size_t i = 0; i < PREPARED_CACHE_SIZE && slot == PREPARED_CACHE_SIZE; i++)
-		if (same_snapshot(set->cache[i].snapshot, snapshot->namespace_name, snapshot->epoch))
+		if (same_snapshot(set->cache[i].snapshot, snapshot->namespace_name, snapshot->header.epoch))
 			slot = i;
 	for (size_t i = 0; i < PREPARED_CACHE_SIZE && slot == PREPARED_CACHE_SIZE; i++)
 		if (!set->cache[i].snapshot)
@@ -264,15 +334,12 @@ static struct prepared_snapshot *cache_find_locked(struct prepared_set *set, con
 	return NULL;
 }
 
-int prepared_set_install(struct prepared_set *set, size_t namespace_index, struct prepared_snapshot *snapshot)
+/* Makes snapshot (whose reference is taken) the latest of namespace_index. */
+static int install(struct prepared_set *set, size_t namespace_index, struct prepared_snapshot *snapshot)
 {
-	if (namespace_index >= set->config->namespace_count) {
-		prepared_snapshot_release(snapshot);
-		return DIRAUTH_ERR_NOT_FOUND;
-	}
 	pthread_mutex_lock(&set->lock);
 	struct prepared_snapshot *previous = set->latest[namespace_index];
-	if (previous && previous->epoch >= snapshot->epoch) {
+	if (previous && previous->header.epoch >= snapshot->header.epoch) {
 		pthread_mutex_unlock(&set->lock);
 		prepared_snapshot_release(snapshot);
 		return DIRAUTH_ERR_ROLLBACK;
@@ -282,6 +349,50 @@ int prepared_set_install(struct prepared_set *set, size_t namespace_index, struc
 		cache_put_locked(set, previous);
 	pthread_mutex_unlock(&set->lock);
 	return 0;
+}
+
+int prepared_set_install(struct prepared_set *set, size_t namespace_index, struct buffer *header_note,
+                         struct buffer bodies[ENCODING_COUNT])
+{
+	struct prepared_snapshot *snapshot = NULL;
+	int rc = DIRAUTH_ERR_NOT_FOUND;
+	if (namespace_index < set->config->namespace_count)
+		rc = snapshot_build(set->config->namespaces[namespace_index].name, UINT64_MAX, header_note,
+		                    bodies, &snapshot);
+	buffer_free(header_note);
+	for (int e = 0; e < ENCODING_COUNT; e++)
+		buffer_free(&bodies[e]);
+	return rc ? rc : install(set, namespace_index, snapshot);
+}
+
+int prepared_set_load_latest(struct prepared_set *set, size_t namespace_index)
+{
+	struct buffer header_note, bodies[ENCODING_COUNT];
+	struct snapshot_header header;
+	uint64_t epoch;
+
+	if (namespace_index >= set->config->namespace_count)
+		return DIRAUTH_ERR_NOT_FOUND;
+	const char *name = set->config->namespaces[namespace_index].name;
+	int rc = store_snapshot_latest(set->store, name, &epoch);
+	if (rc == DIRAUTH_ERR_NOT_FOUND)
+		return 0;
+	if (rc)
+		return rc;
+	buffer_init(&header_note);
+	for (int e = 0; e < ENCODING_COUNT; e++)
+		buffer_init(&bodies[e]);
+	rc = store_snapshot_get(set->store, name, epoch, &header_note, NULL);
+	if (rc == 0)
+		rc = header_parse(name, epoch, &header_note, &header);
+	for (int e = 0; e < ENCODING_COUNT && rc == 0; e++)
+		rc = load_body(set->store, &header, (enum content_encoding)e, &bodies[e]);
+	if (rc == 0)
+		return prepared_set_install(set, namespace_index, &header_note, bodies);
+	buffer_free(&header_note);
+	for (int e = 0; e < ENCODING_COUNT; e++)
+		buffer_free(&bodies[e]);
+	return rc;
 }
 
 int prepared_set_latest(struct prepared_set *set, size_t namespace_index, struct prepared_snapshot **out)
@@ -304,7 +415,7 @@ static struct prepared_snapshot *lookup_locked(struct prepared_set *set, size_t 
 {
 	const char *name = set->config->namespaces[namespace_index].name;
 	struct prepared_snapshot *s = set->latest[namespace_index];
-	if (!s || s->epoch != epoch)
+	if (!s || s->header.epoch != epoch)
 		s = cache_find_locked(set, name, epoch);
 	if (s)
 		prepared_snapshot_acquire(s);
@@ -314,22 +425,25 @@ static struct prepared_snapshot *lookup_locked(struct prepared_set *set, size_t 
 int prepared_set_epoch(struct prepared_set *set, size_t namespace_index, uint64_t epoch,
                        struct prepared_snapshot **out)
 {
-	struct publication p;
+	struct buffer header_note;
 	struct prepared_snapshot *s = NULL;
 	int rc;
 
 	*out = NULL;
 	if (namespace_index >= set->config->namespace_count)
 		return DIRAUTH_ERR_NOT_FOUND;
+	const char *name = set->config->namespaces[namespace_index].name;
 	pthread_mutex_lock(&set->lock);
 	*out = lookup_locked(set, namespace_index, epoch);
 	pthread_mutex_unlock(&set->lock);
 	if (*out)
 		return 0;
 	/* Not held: the header alone, read without any lock held. */
-	rc = publish_load_header(set->config, set->store, namespace_index, epoch, &p);
+	buffer_init(&header_note);
+	rc = store_snapshot_get(set->store, name, epoch, &header_note, NULL);
 	if (rc == 0)
-		rc = snapshot_build(&p, 0, &s);
+		rc = snapshot_build(name, epoch, &header_note, NULL, &s);
+	buffer_free(&header_note);
 	pthread_mutex_lock(&set->lock);
 	set->statistics.header_loads++;
 	if (rc == 0) {
@@ -369,7 +483,7 @@ int prepared_set_body(struct prepared_set *set, struct prepared_snapshot *snapsh
 	pthread_mutex_unlock(&snapshot->body_lock);
 
 	buffer_init(&bytes);
-	rc = publish_load_body(set->store, &snapshot->header, encoding, &bytes);
+	rc = load_body(set->store, &snapshot->header, encoding, &bytes);
 	pthread_mutex_lock(&set->lock);
 	set->statistics.body_loads++;
 	if (rc == 0 && encoding != ENCODING_IDENTITY)
@@ -398,4 +512,52 @@ void prepared_set_statistics(struct prepared_set *set, struct prepared_statistic
 	pthread_mutex_lock(&set->lock);
 	*out = set->statistics;
 	pthread_mutex_unlock(&set->lock);
+}
+
+uint64_t prepared_snapshot_epoch(const struct prepared_snapshot *snapshot)
+{
+	return snapshot->header.epoch;
+}
+
+uint64_t prepared_snapshot_fresh_until(const struct prepared_snapshot *snapshot)
+{
+	return snapshot->header.fresh_until;
+}
+
+const struct snapshot_header *prepared_snapshot_header(const struct prepared_snapshot *snapshot)
+{
+	return &snapshot->header;
+}
+
+const uint8_t *prepared_snapshot_header_note(const struct prepared_snapshot *snapshot, size_t *len)
+{
+	*len = snapshot->header_note_len;
+	return snapshot->header_note;
+}
+
+const char *prepared_snapshot_header_etag(const struct prepared_snapshot *snapshot)
+{
+	return snapshot->header_etag;
+}
+
+const char *prepared_snapshot_body_etag(const struct prepared_snapshot *snapshot,
+                                        enum content_encoding encoding)
+{
+	return (unsigned)encoding < ENCODING_COUNT ? snapshot->body_etag[encoding] : NULL;
+}
+
+struct MHD_Response *prepared_snapshot_header_response(const struct prepared_snapshot *snapshot)
+{
+	return snapshot->header_response;
+}
+
+struct MHD_Response *prepared_snapshot_header_not_modified(const struct prepared_snapshot *snapshot)
+{
+	return snapshot->header_not_modified;
+}
+
+struct MHD_Response *prepared_snapshot_body_not_modified(const struct prepared_snapshot *snapshot,
+                                                         enum content_encoding encoding)
+{
+	return (unsigned)encoding < ENCODING_COUNT ? snapshot->body_not_modified[encoding] : NULL;
 }

@@ -69,11 +69,7 @@ int epoch_scheduler_create(const struct epoch_scheduler_options *options, struct
 		}
 		if (rc)
 			break;
-		struct publication p;
-		struct prepared_snapshot *snapshot;
-		if ((rc = publish_load(config, options->store, i, epoch, &p)) ||
-		    (rc = prepared_snapshot_create(&p, &snapshot)) ||
-		    (rc = prepared_set_install(options->prepared, i, snapshot)))
+		if ((rc = prepared_set_load_latest(options->prepared, i)))
 			break;
 		scheduler->have_published[i] = scheduler->have_attempted[i] = true;
 		scheduler->published[i] = scheduler->attempted[i] = epoch;
@@ -105,7 +101,6 @@ static int publish_one(struct epoch_scheduler *scheduler, size_t i, uint64_t epo
 	const struct epoch_scheduler_options *o = &scheduler->options;
 	const char *name = o->config->namespaces[i].name;
 	struct publication p;
-	struct prepared_snapshot *snapshot = NULL;
 	char why[SIGNER_DETAIL_MAX + 1];
 	int rc;
 	if (o->signer_health && (rc = signer_health_check(o->signer_health, why, sizeof why)) != 0) {
@@ -133,8 +128,8 @@ static int publish_one(struct epoch_scheduler *scheduler, size_t i, uint64_t epo
 		sizes[e] = p.encoded[e].len;
 	/* Stored: from here on the snapshot exists whatever happens to the prepared responses;
 	 * requests for it by epoch load it from the store. */
-	if ((rc = prepared_snapshot_create(&p, &snapshot)) == 0)
-		rc = prepared_set_install(o->prepared, i, snapshot);
+	rc = prepared_set_install(o->prepared, i, &p.header_note, p.encoded);
+	publication_clear(&p);
 	pthread_mutex_lock(&scheduler->lock);
 	scheduler->have_published[i] = true;
 	scheduler->published[i] = epoch;

@@ -543,7 +543,9 @@ START_TEST(test_refusals_change_nothing)
 	ck_assert_int_eq(prepared_set_latest(f.prepared, 0, &s), 0);
 	struct note *header_note = NULL;
 	struct snapshot_header h;
-	ck_assert_int_eq(note_parse(s->header_note, s->header_note_len, &header_note), 0);
+	size_t note_len = 0;
+	const uint8_t *note_bytes = prepared_snapshot_header_note(s, &note_len);
+	ck_assert_int_eq(note_parse(note_bytes, note_len, &header_note), 0);
 	ck_assert_int_eq(snapshot_header_parse(header_note->text, header_note->text_len, &h), 0);
 	ck_assert_uint_eq(h.record_count, 2);
 	note_free(header_note);

@@ -1,0 +1,88 @@
+/*
+ * respond.c: answers of the HTTP API (respond.h).
+ */
+#include "server/http/respond.h"
+
+#include "schema/buffer.h"
+
+#include <string.h>
+
+enum MHD_Result respond_queue_and_destroy(struct MHD_Connection *connection, unsigned status,
+                                          struct MHD_Response *response)
+{
+	if (!response)
+		return MHD_NO;
+	enum MHD_Result result = MHD_queue_response(connection, status, response);
+	MHD_destroy_response(response);
+	return result;
+}
+
+enum MHD_Result respond_bytes(struct MHD_Connection *connection, unsigned status, const char *content_type,
+                              const void *data, size_t len)
+{
+	struct MHD_Response *response =
+	    MHD_create_response_from_buffer(len, (void *)data, MHD_RESPMEM_MUST_COPY);
+	if (!response)
+		return MHD_NO;
+	if (MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type) != MHD_YES) {
+		MHD_destroy_response(response);
+		return MHD_NO;
+	}
+	return respond_queue_and_destroy(connection, status, response);
+}
+
+enum MHD_Result respond_error(struct MHD_Connection *connection, const struct respond_route *route,
+                              enum api_error error, const char *detail)
+{
+	static const struct respond_route none = {NULL, 0};
+	struct buffer body;
+
+	if (!route)
+		route = &none;
+	buffer_init(&body);
+	if (api_error_json(error, detail, &body) != 0) {
+		buffer_free(&body);
+		return MHD_NO;
+	}
+	struct MHD_Response *response =
+	    MHD_create_response_from_buffer(body.len, body.data, MHD_RESPMEM_MUST_COPY);
+	buffer_free(&body);
+	if (!response)
+		return MHD_NO;
+	if (MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json") != MHD_YES ||
+	    MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store") != MHD_YES ||
+	    (error == API_ERROR_METHOD_NOT_ALLOWED && route->allow &&
+	     MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, route->allow) != MHD_YES) ||
+	    (route->vary &&
+	     MHD_add_response_header(response, MHD_HTTP_HEADER_VARY, "Accept-Encoding") != MHD_YES)) {
+		MHD_destroy_response(response);
+		return MHD_NO;
+	}
+	return respond_queue_and_destroy(connection, api_error_status(error), response);
+}
+
+int respond_etag_matches(const char *if_none_match, const char *etag)
+{
+	if (!if_none_match)
+		return 0;
+	size_t etag_len = strlen(etag);
+	const char *p = if_none_match;
+	while (*p) {
+		while (*p == ' ' || *p == '\t' || *p == ',')
+			p++;
+		if (*p == '*')
+			return 1;
+		if (p[0] == 'W' && p[1] == '/')
+			p += 2;
+		if (*p != '"')
+			return 0;
+		const char *end = strchr(p + 1, '"');
+		if (!end)
+			return 0;
+		size_t len = (size_t)(end - p) + 1;
+		if (len == etag_len && memcmp(p, etag, len) == 0)
+			return 1;
+		p = end + 1;
+	}
+	return 0;
+}

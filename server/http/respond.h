@@ -1,0 +1,42 @@
+/*
+ * respond.h: building and queuing the answers of the HTTP API (internal to server/http).
+ *
+ * Every error answer is the JSON object of api_error.h, served with Cache-Control: no-store (a
+ * 404 for an epoch not yet published would otherwise be kept by heuristic freshness and served
+ * after publication), with Allow on a 405 and Vary: Accept-Encoding on every answer of a path
+ * whose answers depend on that header.
+ */
+#ifndef DIRAUTH_SERVER_HTTP_RESPOND_H
+#define DIRAUTH_SERVER_HTTP_RESPOND_H
+
+#include "server/api/api_error.h"
+
+#include <microhttpd.h>
+
+#include <stddef.h>
+
+/* What a route adds to its error answers: the methods it allows (for a 405, NULL: none) and
+ * whether its answers vary with Accept-Encoding. */
+struct respond_route {
+	const char *allow;
+	int vary;
+};
+
+/* Queues response with status and drops the caller's reference. A NULL response is MHD_NO. */
+enum MHD_Result respond_queue_and_destroy(struct MHD_Connection *connection, unsigned status,
+                                          struct MHD_Response *response);
+
+/* Queues a copy of data (len bytes) with status and Content-Type content_type. */
+enum MHD_Result respond_bytes(struct MHD_Connection *connection, unsigned status, const char *content_type,
+                              const void *data, size_t len);
+
+/* Queues the JSON error answer of error with detail (NULL: its default sentence) and what
+ * route adds (NULL: nothing). */
+enum MHD_Result respond_error(struct MHD_Connection *connection, const struct respond_route *route,
+                              enum api_error error, const char *detail);
+
+/* 1 when etag matches the If-None-Match value (NULL: no header) by weak comparison (RFC 9110
+ * 13.1.2): "*" or a list of entity tags, each maybe W/-prefixed. Else 0. */
+int respond_etag_matches(const char *if_none_match, const char *etag);
+
+#endif

@@ -1,0 +1,121 @@
+/*
+ * snapshot_routes.c: the snapshot reads of the HTTP API.
+ *
+ * Snapshot responses come prepared (server/readpath/prepared.h): a request picks the one for its
+ * encoding and its If-None-Match and queues it. Only the "latest" header is built per request,
+ * because its max-age shrinks as the epoch runs out. An older epoch comes from the store header
+ * first: the header answers and the body's 304s never read the body, and a body is read and
+ * compressed in the one encoding asked for.
+ */
+#include "server/http/routes.h"
+
+#include "schema/encoding.h"
+#include "schema/error.h"
+#include "server/readpath/prepared.h"
+
+#include <stdio.h>
+
+#define SNAPSHOT_EPOCH_TEXT_MAX 20 /* digits of UINT64_MAX */
+
+enum MHD_Result http_serve_latest_header(struct http_request *request)
+{
+	const struct http_options *o = &request->server->options;
+	struct prepared_snapshot *snapshot = NULL;
+	if (prepared_set_latest(o->prepared, request->namespace_index, &snapshot) != 0)
+		return respond_error(request->connection, request->route, API_ERROR_NOT_FOUND,
+		                     "Nothing has been published in this namespace yet.");
+	uint64_t now = 0, max_age = 0, fresh_until = prepared_snapshot_fresh_until(snapshot);
+	if (clock_now(o->clock, &now) == 0 && now < fresh_until)
+		max_age = fresh_until - now;
+	char cache_control[64];
+	snprintf(cache_control, sizeof cache_control, "public, max-age=%llu", (unsigned long long)max_age);
+	const char *etag = prepared_snapshot_header_etag(snapshot);
+	int not_modified =
+	    respond_etag_matches(http_request_header(request, MHD_HTTP_HEADER_IF_NONE_MATCH), etag);
+	size_t note_len = 0;
+	const uint8_t *note = prepared_snapshot_header_note(snapshot, &note_len);
+	struct MHD_Response *response =
+	    not_modified ? MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT)
+	                 : MHD_create_response_from_buffer(note_len, (void *)note, MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result result = MHD_NO;
+	if (response && MHD_add_response_header(response, MHD_HTTP_HEADER_ETAG, etag) == MHD_YES &&
+	    MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, cache_control) == MHD_YES &&
+	    (not_modified || MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE,
+	                                             "text/plain; charset=utf-8") == MHD_YES)) {
+		result = respond_queue_and_destroy(
+		    request->connection, not_modified ? MHD_HTTP_NOT_MODIFIED : MHD_HTTP_OK, response);
+		response = NULL;
+	}
+	if (response)
+		MHD_destroy_response(response);
+	prepared_snapshot_release(snapshot);
+	return result;
+}
+
+/* The epoch of the route's second capture, with a reference on its snapshot; 0, or the answer
+ * already queued in *result. */
+static int find_epoch(struct http_request *request, struct prepared_snapshot **snapshot,
+                      enum MHD_Result *result)
+{
+	const struct router_capture *text = &request->match.captures[1];
+	uint64_t epoch;
+	if (text->len > SNAPSHOT_EPOCH_TEXT_MAX || decimal_parse(text->data, text->len, &epoch) != 0) {
+		*result = respond_error(request->connection, request->route, API_ERROR_NOT_FOUND,
+		                        "The epoch is not a canonical decimal.");
+		return -1;
+	}
+	int rc =
+	    prepared_set_epoch(request->server->options.prepared, request->namespace_index, epoch, snapshot);
+	if (rc == DIRAUTH_ERR_NOT_FOUND)
+		*result = respond_error(request->connection, request->route, API_ERROR_NOT_FOUND,
+		                        "No snapshot of this epoch is stored here.");
+	else if (rc)
+		*result = respond_error(request->connection, request->route, API_ERROR_INTERNAL,
+		                        dirauth_strerror(rc));
+	return rc ? -1 : 0;
+}
+
+enum MHD_Result http_serve_epoch_header(struct http_request *request)
+{
+	struct prepared_snapshot *snapshot = NULL;
+	enum MHD_Result result;
+	if (find_epoch(request, &snapshot, &result) != 0)
+		return result;
+	const char *if_none_match = http_request_header(request, MHD_HTTP_HEADER_IF_NONE_MATCH);
+	if (respond_etag_matches(if_none_match, prepared_snapshot_header_etag(snapshot)))
+		result = MHD_queue_response(request->connection, MHD_HTTP_NOT_MODIFIED,
+		                            prepared_snapshot_header_not_modified(snapshot));
+	else
+		result = MHD_queue_response(request->connection, MHD_HTTP_OK,
+		                            prepared_snapshot_header_response(snapshot));
+	/* A queued response holds its own reference. */
+	prepared_snapshot_release(snapshot);
+	return result;
+}
+
+enum MHD_Result http_serve_epoch_body(struct http_request *request)
+{
+	enum content_encoding encoding =
+	    compress_negotiate(http_request_header(request, MHD_HTTP_HEADER_ACCEPT_ENCODING));
+	struct prepared_snapshot *snapshot = NULL;
+	enum MHD_Result result;
+	if (find_epoch(request, &snapshot, &result) != 0)
+		return result;
+	const char *if_none_match = http_request_header(request, MHD_HTTP_HEADER_IF_NONE_MATCH);
+	if (encoding == ENCODING_COUNT) {
+		result = respond_error(request->connection, request->route, API_ERROR_NOT_ACCEPTABLE, NULL);
+	} else if (respond_etag_matches(if_none_match, prepared_snapshot_body_etag(snapshot, encoding))) {
+		result = MHD_queue_response(request->connection, MHD_HTTP_NOT_MODIFIED,
+		                            prepared_snapshot_body_not_modified(snapshot, encoding));
+	} else {
+		struct MHD_Response *response = NULL;
+		int rc = prepared_set_body(request->server->options.prepared, snapshot, encoding, &response);
+		if (rc)
+			result = respond_error(request->connection, request->route, API_ERROR_INTERNAL,
+			                       dirauth_strerror(rc));
+		else
+			result = MHD_queue_response(request->connection, MHD_HTTP_OK, response);
+	}
+	prepared_snapshot_release(snapshot);
+	return result;
+}
