@@ -5,10 +5,10 @@
  * it asks, the signer never signs two different statements for one (origin, epoch), never
  * goes back to a lower epoch, and never signs or cosigns a checkpoint that does not extend the
  * last one it signed. That memory must survive crashes exactly, so every check and its record
- * are one LMDB write transaction, committed with LMDB's default durability (fsync before
- * mdb_txn_commit returns) before the caller may sign. A crash before the commit leaves the
- * ledger as it was and no signature left the process; a crash after it leaves a record that
- * at worst describes a signature nobody received, which only makes the signer stricter.
+ * are one write transaction, committed with kv's synchronous durability (fsynced before the
+ * commit returns) before the caller may sign. A crash before the commit leaves the ledger as it
+ * was and no signature left the process; a crash after it leaves a record that at worst
+ * describes a signature nobody received, which only makes the signer stricter.
  *
  * Layout: two named databases.
  *   epochs       kind (u8), origin -> highest epoch (u64), SHA-256 of the statement (32)
@@ -16,9 +16,9 @@
  * Integers are big-endian. A stored value of the wrong length is reported as
  * DIRAUTH_ERR_STORE, never read past its end. Nothing is ever deleted.
  *
- * The environment is opened with MDB_NOTLS and no flag that weakens sync. Transactions go
- * through a small wrapper that keeps the first error, so each operation reads as a straight
- * sequence of reads, checks and writes ending in one commit (or an abort when anything failed).
+ * The environment is kv's (kv/kv.h), where no flag that weakens sync exists. Transactions keep
+ * their first error, so each operation reads as a straight sequence of reads, checks and writes
+ * ending in one commit (or an abort when anything failed).
  */
 #include "signer/ledger.h"
 
@@ -38,15 +38,15 @@
 #define LEDGER_VALUE_SIZE (8 + 32)
 
 struct ledger {
-	MDB_env *env;
-	MDB_dbi epochs;
-	MDB_dbi checkpoints;
+	struct kv_env *env;
+	struct kv_db epochs;
+	struct kv_db checkpoints;
 };
 
 /* ---- encoding ---- */
 
 /* Builds the key kind || origin. Returns 0 or DIRAUTH_ERR_BOUNDS for an empty or too long
- * origin (LMDB keys are bounded, and no valid origin is that long). */
+ * origin (keys are bounded, KV_KEY_MAX, and no valid origin is that long). */
 static int ledger_key(uint8_t kind, const char *origin, uint8_t key[LEDGER_KEY_MAX], size_t *key_len)
 {
 	size_t len = origin ? strnlen(origin, LEDGER_ORIGIN_MAX + 1) : 0;
@@ -59,12 +59,12 @@ static int ledger_key(uint8_t kind, const char *origin, uint8_t key[LEDGER_KEY_M
 }
 
 /* Decodes a stored (u64, 32 bytes) value. Returns false for a damaged one. */
-static bool ledger_value_decode(const MDB_val *value, uint64_t *number, uint8_t hash[32])
+static bool ledger_value_decode(const struct kv_val *value, uint64_t *number, uint8_t hash[32])
 {
-	if (value->mv_size != LEDGER_VALUE_SIZE)
+	if (value->len != LEDGER_VALUE_SIZE)
 		return false;
-	*number = kv_get_u64(value->mv_data);
-	memcpy(hash, (const uint8_t *)value->mv_data + 8, 32);
+	*number = kv_get_u64(value->data);
+	memcpy(hash, value->data + 8, 32);
 	return true;
 }
 
@@ -101,8 +101,7 @@ void ledger_close(struct ledger *ledger)
 {
 	if (!ledger)
 		return;
-	if (ledger->env)
-		mdb_env_close(ledger->env);
+	kv_env_close(ledger->env);
 	free(ledger);
 }
 
@@ -115,7 +114,7 @@ int ledger_record_epoch(struct ledger *ledger, enum ledger_epoch_kind kind, cons
 	size_t key_len;
 	uint8_t value[LEDGER_VALUE_SIZE];
 	struct kv_txn t;
-	MDB_val found;
+	struct kv_val found;
 	int rc;
 
 	if (kind != LEDGER_VOTE && kind != LEDGER_SNAPSHOT_HEADER)
@@ -124,7 +123,7 @@ int ledger_record_epoch(struct ledger *ledger, enum ledger_epoch_kind kind, cons
 	if (rc)
 		return rc;
 
-	kv_txn_begin(ledger->env, &t, NULL, 0);
+	kv_txn_begin(ledger->env, &t, KV_WRITE);
 	if (kv_txn_get(&t, ledger->epochs, key, key_len, &found)) {
 		uint64_t highest;
 		uint8_t highest_digest[32];
@@ -153,7 +152,7 @@ int ledger_checkpoint_latest(struct ledger *ledger, enum ledger_checkpoint_kind 
 	uint8_t key[LEDGER_KEY_MAX];
 	size_t key_len;
 	struct kv_txn t;
-	MDB_val found;
+	struct kv_val found;
 	int rc;
 
 	if (kind != LEDGER_CHECKPOINT_SIGNED && kind != LEDGER_CHECKPOINT_COSIGNED)
@@ -161,7 +160,7 @@ int ledger_checkpoint_latest(struct ledger *ledger, enum ledger_checkpoint_kind 
 	rc = ledger_key((uint8_t)kind, origin, key, &key_len);
 	if (rc)
 		return rc;
-	kv_txn_begin(ledger->env, &t, NULL, MDB_RDONLY);
+	kv_txn_begin(ledger->env, &t, KV_READ);
 	if (kv_txn_get(&t, ledger->checkpoints, key, key_len, &found)) {
 		if (!ledger_value_decode(&found, size, root))
 			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
@@ -214,7 +213,7 @@ int ledger_record_checkpoint(struct ledger *ledger, enum ledger_checkpoint_kind 
 	merkle_hash latest_root;
 	bool have_latest = false;
 	struct kv_txn t;
-	MDB_val found;
+	struct kv_val found;
 	int rc;
 
 	if (kind != LEDGER_CHECKPOINT_SIGNED && kind != LEDGER_CHECKPOINT_COSIGNED)
@@ -224,7 +223,7 @@ int ledger_record_checkpoint(struct ledger *ledger, enum ledger_checkpoint_kind 
 		return rc;
 
 	memset(latest_root, 0, sizeof(latest_root));
-	kv_txn_begin(ledger->env, &t, NULL, 0);
+	kv_txn_begin(ledger->env, &t, KV_WRITE);
 	if (kv_txn_get(&t, ledger->checkpoints, key, key_len, &found)) {
 		if (!ledger_value_decode(&found, &latest_size, latest_root))
 			kv_txn_fail(&t, DIRAUTH_ERR_STORE);

@@ -1,28 +1,28 @@
 /*
- * store.c: dirauthd's durable state on LMDB.
+ * store.c: dirauthd's durable state, on kv/ (LMDB underneath).
  *
  * Layout: five named databases in one environment.
  *   services         service id (32) -> u16 namespace length, namespace, u16 provider length,
  *                    provider, u64 highest sequence, u64 expires, u32 note length, note
  *   endpoints        endpoint id (32) -> service id (32)
- *   namespace_index  namespace, 0x00, service id (32) -> empty; LMDB keeps keys sorted, so one
- *                    range scan yields a namespace's services in ascending id order. Names never
+ *   namespace_index  namespace, 0x00, service id (32) -> empty; keys are kept sorted, so one
+ *                    prefix walk yields a namespace's services in ascending id order. Names never
  *                    hold 0x00, so "a\0" sorts before "a-b\0" and prefixes cannot overlap.
  *   snapshots        namespace, 0x00, epoch (u64) -> u32 header length, header, body
  *   latest           namespace -> epoch (u64)
  * Integers are big-endian and fixed-width; every length is written and checked on reading, so a
  * damaged record is reported as DIRAUTH_ERR_STORE instead of being read past its end.
  *
- * Durability is LMDB's default: a commit returns after fsync. To keep many concurrent submissions
- * from each paying for one fsync, submissions are group-committed: callers queue a request and
- * sleep; one committer thread takes up to max_batch requests, applies each in a nested transaction
- * of one write transaction (so a refused request leaves no trace while the others proceed, and a
- * later request sees what an earlier one wrote), commits once and wakes every caller with its
- * own result. When the commit fails, nobody in the batch is told 0.
+ * Durability is kv's (LMDB's default): a commit returns after fsync. To keep many concurrent
+ * submissions from each paying for one fsync, submissions are group-committed: callers queue a
+ * request and sleep; one committer thread takes up to max_batch requests, applies each in a nested
+ * transaction of one write transaction (so a refused request leaves no trace while the others
+ * proceed, and a later request sees what an earlier one wrote), commits once and wakes every
+ * caller with its own result. When the commit fails, nobody in the batch is told 0.
  *
- * Transactions go through a small wrapper that keeps the first error: the code applying a
- * request is a straight sequence of reads, checks and writes ending in one commit, which aborts
- * instead when anything before it failed.
+ * Transactions are kv's (kv/kv.h), which keep the first error: the code applying a request is a
+ * straight sequence of reads, checks and writes ending in one commit, which aborts instead when
+ * anything before it failed.
  */
 #include "server/store/store.h"
 
@@ -30,23 +30,16 @@
 #include "schema/error.h"
 #include "kv/kv.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define STORE_ID_LEN          32
 #define STORE_DEFAULT_MAP     ((size_t)1 << 30)
 #define STORE_DEFAULT_BATCH   256
 #define STORE_QUEUE_PER_BATCH 4 /* the queue holds this many batches before submitters wait */
 #define STORE_KEY_MAX         (STORE_NAME_MAX + 1 + STORE_ID_LEN)
-#define STORE_DATA_FILE       "data.mdb"
 
 /* One queued submission. It lives on the submitter's stack: the submitter sleeps until done. */
 struct store_request {
@@ -57,12 +50,12 @@ struct store_request {
 };
 
 struct store {
-	MDB_env *env;
-	MDB_dbi services;
-	MDB_dbi endpoints;
-	MDB_dbi namespace_index;
-	MDB_dbi snapshots;
-	MDB_dbi latest;
+	struct kv_env *env;
+	struct kv_db services;
+	struct kv_db endpoints;
+	struct kv_db namespace_index;
+	struct kv_db snapshots;
+	struct kv_db latest;
 	size_t max_batch;
 	size_t queue_limit;
 
@@ -139,9 +132,9 @@ struct store_service_record {
 	size_t note_len;
 };
 
-static int store_service_record_decode(const MDB_val *value, struct store_service_record *out)
+static int store_service_record_decode(const struct kv_val *value, struct store_service_record *out)
 {
-	struct store_reader r = {.data = value->mv_data, .len = value->mv_size};
+	struct store_reader r = {.data = value->data, .len = value->len};
 	out->namespace_len = (size_t)store_read_uint(&r, 2);
 	out->namespace_name = store_read_bytes(&r, out->namespace_len);
 	out->provider_len = (size_t)store_read_uint(&r, 2);
@@ -221,10 +214,10 @@ static int store_apply_registration(struct store *store, struct kv_txn *batch,
 	uint8_t key[STORE_KEY_MAX];
 	size_t namespace_len = strlen(reg->namespace_name);
 	size_t provider_len = strlen(reg->provider);
-	MDB_val found;
+	struct kv_val found;
 
 	buffer_init(&record);
-	kv_txn_begin(store->env, &t, batch, 0);
+	kv_txn_begin_nested(batch, &t);
 	if (kv_txn_get(&t, store->services, reg->service_id, STORE_ID_LEN, &found)) {
 		if (store_service_record_decode(&found, &old))
 			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
@@ -239,8 +232,7 @@ static int store_apply_registration(struct store *store, struct kv_txn *batch,
 	for (size_t i = 0; i < reg->endpoint_count; i++) {
 		const uint8_t *endpoint = reg->endpoint_ids + i * STORE_ID_LEN;
 		if (kv_txn_get(&t, store->endpoints, endpoint, STORE_ID_LEN, &found) &&
-		    (found.mv_size != STORE_ID_LEN ||
-		     memcmp(found.mv_data, reg->service_id, STORE_ID_LEN) != 0))
+		    (found.len != STORE_ID_LEN || memcmp(found.data, reg->service_id, STORE_ID_LEN) != 0))
 			kv_txn_fail(&t, DIRAUTH_ERR_COLLISION);
 	}
 	if (!t.rc)
@@ -264,7 +256,7 @@ static bool store_apply_batch(struct store *store, struct store_request *first)
 	struct kv_txn batch;
 	size_t accepted = 0;
 
-	kv_txn_begin(store->env, &batch, NULL, 0);
+	kv_txn_begin(store->env, &batch, KV_WRITE);
 	for (struct store_request *req = first; req; req = req->next) {
 		req->result = store_apply_registration(store, &batch, req->registration);
 		if (req->result == 0)
@@ -398,8 +390,7 @@ fail:
 		pthread_cond_destroy(&store->work);
 		pthread_mutex_destroy(&store->lock);
 	}
-	if (store->env)
-		mdb_env_close(store->env);
+	kv_env_close(store->env);
 	free(store);
 	return rc;
 }
@@ -414,7 +405,7 @@ void store_close(struct store *store)
 	pthread_cond_broadcast(&store->space);
 	pthread_mutex_unlock(&store->lock);
 	pthread_join(store->committer, NULL);
-	mdb_env_close(store->env);
+	kv_env_close(store->env);
 	pthread_cond_destroy(&store->answered);
 	pthread_cond_destroy(&store->space);
 	pthread_cond_destroy(&store->work);
@@ -479,11 +470,11 @@ int store_service_sequence(struct store *store, const uint8_t service_id[32], ui
 {
 	struct kv_txn t;
 	struct store_service_record record;
-	MDB_val found;
+	struct kv_val found;
 
 	if (!store || !service_id || !sequence)
 		return DIRAUTH_ERR_SYNTAX;
-	kv_txn_begin(store->env, &t, NULL, MDB_RDONLY);
+	kv_txn_begin(store->env, &t, KV_READ);
 	if (kv_txn_get(&t, store->services, service_id, STORE_ID_LEN, &found)) {
 		if (store_service_record_decode(&found, &record))
 			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
@@ -501,11 +492,11 @@ int store_service_owner(struct store *store, const uint8_t service_id[32],
 {
 	struct kv_txn t;
 	struct store_service_record record;
-	MDB_val found;
+	struct kv_val found;
 
 	if (!store || !service_id || !namespace_name || !provider)
 		return DIRAUTH_ERR_SYNTAX;
-	kv_txn_begin(store->env, &t, NULL, MDB_RDONLY);
+	kv_txn_begin(store->env, &t, KV_READ);
 	if (!kv_txn_get(&t, store->services, service_id, STORE_ID_LEN, &found))
 		kv_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
 	else if (store_service_record_decode(&found, &record) || record.namespace_len > STORE_NAME_MAX ||
@@ -521,14 +512,52 @@ int store_service_owner(struct store *store, const uint8_t service_id[32],
 	return t.rc;
 }
 
+/* The state of one store_registration_foreach walk, handed to store_index_visit. */
+struct store_walk {
+	struct store *store;
+	struct kv_txn *txn;
+	const char *namespace_name;
+	size_t namespace_len;
+	size_t prefix_len;
+	uint64_t now;
+	store_registration_visitor visit;
+	void *context;
+};
+
+/* One namespace_index entry: finds its service, checks that it agrees with the index, and
+ * hands an unexpired one to the caller's visitor. */
+static int store_index_visit(void *context, struct kv_val key, struct kv_val value)
+{
+	struct store_walk *w = context;
+	struct store_service_record record;
+	struct kv_val found;
+
+	(void)value;
+	if (key.len != w->prefix_len + STORE_ID_LEN) {
+		kv_txn_fail(w->txn, DIRAUTH_ERR_STORE);
+		return DIRAUTH_ERR_STORE;
+	}
+	const uint8_t *service_id = key.data + w->prefix_len;
+	if (!kv_txn_get(w->txn, w->store->services, service_id, STORE_ID_LEN, &found)) {
+		kv_txn_fail(w->txn, DIRAUTH_ERR_STORE); /* an index entry without its service */
+		return DIRAUTH_ERR_STORE;
+	}
+	if (store_service_record_decode(&found, &record) || record.namespace_len != w->namespace_len ||
+	    memcmp(record.namespace_name, w->namespace_name, w->namespace_len) != 0) {
+		kv_txn_fail(w->txn, DIRAUTH_ERR_STORE);
+		return DIRAUTH_ERR_STORE;
+	}
+	if (record.expires <= w->now)
+		return 0;
+	return w->visit(w->context, service_id, record.note, record.note_len);
+}
+
 int store_registration_foreach(struct store *store, const char *namespace_name, uint64_t now,
                                store_registration_visitor visit, void *context)
 {
 	struct kv_txn t;
-	MDB_cursor *cursor = NULL;
 	uint8_t prefix[STORE_KEY_MAX];
 	size_t namespace_len;
-	int result = 0;
 
 	if (!store || !visit)
 		return DIRAUTH_ERR_SYNTAX;
@@ -537,46 +566,20 @@ int store_registration_foreach(struct store *store, const char *namespace_name, 
 		return rc;
 	size_t prefix_len = store_prefixed_key(prefix, namespace_name, namespace_len, NULL, 0);
 
-	kv_txn_begin(store->env, &t, NULL, MDB_RDONLY);
-	if (!t.rc)
-		kv_txn_fail(&t, kv_error_from_lmdb(mdb_cursor_open(t.txn, store->namespace_index, &cursor)));
-	MDB_val key = {.mv_size = prefix_len, .mv_data = prefix}, value;
-	MDB_cursor_op op = MDB_SET_RANGE;
-	while (!t.rc && result == 0) {
-		int mrc = mdb_cursor_get(cursor, &key, &value, op);
-		op = MDB_NEXT;
-		if (mrc == MDB_NOTFOUND)
-			break;
-		if (mrc) {
-			kv_txn_fail(&t, kv_error_from_lmdb(mrc));
-			break;
-		}
-		if (key.mv_size < prefix_len || memcmp(key.mv_data, prefix, prefix_len) != 0)
-			break; /* past this namespace */
-		if (key.mv_size != prefix_len + STORE_ID_LEN) {
-			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
-			break;
-		}
-		const uint8_t *service_id = (const uint8_t *)key.mv_data + prefix_len;
-		struct store_service_record record;
-		MDB_val found;
-		if (!kv_txn_get(&t, store->services, service_id, STORE_ID_LEN, &found)) {
-			kv_txn_fail(&t, DIRAUTH_ERR_STORE); /* an index entry without its service */
-			break;
-		}
-		if (store_service_record_decode(&found, &record) || record.namespace_len != namespace_len ||
-		    memcmp(record.namespace_name, namespace_name, namespace_len) != 0) {
-			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
-			break;
-		}
-		if (record.expires <= now)
-			continue;
-		result = visit(context, service_id, record.note, record.note_len);
-	}
-	if (cursor)
-		mdb_cursor_close(cursor);
+	struct store_walk walk = {
+	    .store = store,
+	    .txn = &t,
+	    .namespace_name = namespace_name,
+	    .namespace_len = namespace_len,
+	    .prefix_len = prefix_len,
+	    .now = now,
+	    .visit = visit,
+	    .context = context,
+	};
+	kv_txn_begin(store->env, &t, KV_READ);
+	rc = kv_txn_walk_prefix(&t, store->namespace_index, prefix, prefix_len, store_index_visit, &walk);
 	kv_txn_abort(&t);
-	return t.rc ? t.rc : result;
+	return rc;
 }
 
 /* ---- snapshots ---- */
@@ -589,7 +592,7 @@ int store_snapshot_put(struct store *store, const char *namespace_name, uint64_t
 	uint8_t key[STORE_KEY_MAX];
 	uint8_t field[8];
 	size_t namespace_len;
-	MDB_val found;
+	struct kv_val found;
 
 	if (!store || (!header && header_len) || (!body && body_len))
 		return DIRAUTH_ERR_SYNTAX;
@@ -613,11 +616,11 @@ int store_snapshot_put(struct store *store, const char *namespace_name, uint64_t
 	kv_put_u64(field, epoch);
 	size_t key_len = store_prefixed_key(key, namespace_name, namespace_len, field, 8);
 
-	kv_txn_begin(store->env, &t, NULL, 0);
+	kv_txn_begin(store->env, &t, KV_WRITE);
 	if (kv_txn_get(&t, store->latest, namespace_name, namespace_len, &found)) {
-		if (found.mv_size != 8)
+		if (found.len != 8)
 			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
-		else if (epoch <= store_get_uint(found.mv_data, 8))
+		else if (epoch <= store_get_uint(found.data, 8))
 			kv_txn_fail(&t, DIRAUTH_ERR_ROLLBACK);
 	}
 	kv_txn_put(&t, store->snapshots, key, key_len, value.data, value.len);
@@ -634,7 +637,7 @@ int store_snapshot_get(struct store *store, const char *namespace_name, uint64_t
 	uint8_t key[STORE_KEY_MAX];
 	uint8_t field[8];
 	size_t namespace_len;
-	MDB_val found;
+	struct kv_val found;
 
 	if (!store)
 		return DIRAUTH_ERR_SYNTAX;
@@ -644,9 +647,9 @@ int store_snapshot_get(struct store *store, const char *namespace_name, uint64_t
 	kv_put_u64(field, epoch);
 	size_t key_len = store_prefixed_key(key, namespace_name, namespace_len, field, 8);
 
-	kv_txn_begin(store->env, &t, NULL, MDB_RDONLY);
+	kv_txn_begin(store->env, &t, KV_READ);
 	if (kv_txn_get(&t, store->snapshots, key, key_len, &found)) {
-		struct store_reader r = {.data = found.mv_data, .len = found.mv_size};
+		struct store_reader r = {.data = found.data, .len = found.len};
 		size_t stored_header_len = (size_t)store_read_uint(&r, 4);
 		const uint8_t *stored_header = store_read_bytes(&r, stored_header_len);
 		if (r.failed)
@@ -671,19 +674,19 @@ int store_snapshot_latest(struct store *store, const char *namespace_name, uint6
 {
 	struct kv_txn t;
 	size_t namespace_len;
-	MDB_val found;
+	struct kv_val found;
 
 	if (!store || !epoch)
 		return DIRAUTH_ERR_SYNTAX;
 	int rc = store_check_name(namespace_name, &namespace_len);
 	if (rc)
 		return rc;
-	kv_txn_begin(store->env, &t, NULL, MDB_RDONLY);
+	kv_txn_begin(store->env, &t, KV_READ);
 	if (kv_txn_get(&t, store->latest, namespace_name, namespace_len, &found)) {
-		if (found.mv_size != 8)
+		if (found.len != 8)
 			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
 		else
-			*epoch = store_get_uint(found.mv_data, 8);
+			*epoch = store_get_uint(found.data, 8);
 	} else {
 		kv_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
 	}
@@ -695,42 +698,9 @@ int store_snapshot_latest(struct store *store, const char *namespace_name, uint6
 
 int store_backup(struct store *store, const char *directory)
 {
-	char path[PATH_MAX];
-	int fd = -1, directory_fd = -1;
-	int rc = 0;
-
 	if (!store || !directory || !*directory)
 		return DIRAUTH_ERR_SYNTAX;
-	int n = snprintf(path, sizeof path, "%s/%s", directory, STORE_DATA_FILE);
-	if (n < 0 || (size_t)n >= sizeof path)
-		return DIRAUTH_ERR_BOUNDS;
-
-	/* The copy is created 0600 from the start (mdb_env_copy2 would create it with the umask's
-	 * mode), and never over an existing file or through a symbolic link. */
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		rc = errno == EEXIST ? DIRAUTH_ERR_EXISTS : DIRAUTH_ERR_IO;
-		goto done;
-	}
-	rc = kv_error_from_system(mdb_env_copyfd2(store->env, fd, MDB_CP_COMPACT));
-	if (!rc && (fchmod(fd, 0600) != 0 || fsync(fd) != 0))
-		rc = DIRAUTH_ERR_IO;
-	if (close(fd) != 0 && !rc)
-		rc = DIRAUTH_ERR_IO;
-	fd = -1;
-	if (rc) {
-		unlink(path);
-		goto done;
-	}
-	/* The new directory entry must be durable too. */
-	directory_fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (directory_fd < 0 || fsync(directory_fd) != 0)
-		rc = DIRAUTH_ERR_IO;
-
-done:
-	if (directory_fd >= 0)
-		close(directory_fd);
-	return rc;
+	return kv_env_copy_to_directory(store->env, directory, true);
 }
 
 int store_statistics(struct store *store, struct store_statistics *out)

@@ -1,5 +1,5 @@
 /*
- * store.h: dirauthd's durable state, the only module that includes lmdb.h.
+ * store.h: dirauthd's durable state, on kv/ (one LMDB environment).
  *
  * One LMDB environment per process, default (synchronous) durability: when a write call
  * returns 0, its transaction has been committed and fsynced. Submissions from many HTTP
@@ -36,7 +36,7 @@ struct store_options {
 	size_t max_batch; /* submissions per commit; 0 means 256 */
 };
 
-/* Longest namespace or provider name the store accepts (LMDB keys are at most 511 bytes). */
+/* Longest namespace or provider name the store accepts (keys are at most 511 bytes, KV_KEY_MAX). */
 #define STORE_NAME_MAX 255
 
 /* Opens (creating if needed) the store and starts its committer thread. Returns 0,
