@@ -50,6 +50,11 @@ static const struct api_error_entry api_error_table[API_ERROR_COUNT] = {
         {"stored_without_receipt", 503,
          "The registration was stored, but has no receipt; submit it again with a higher sequence "
          "to get one."},
+    [API_ERROR_BAD_REQUEST] = {"bad_request", 400, "The request breaks HTTP/1.1 message framing."},
+    [API_ERROR_LENGTH_REQUIRED] = {"length_required", 411, "The request needs a Content-Length."},
+    [API_ERROR_HEADERS_TOO_LARGE] = {"headers_too_large", 431, "The request head is larger than allowed."},
+    [API_ERROR_NOT_IMPLEMENTED] = {"not_implemented", 501,
+                                   "The request uses a transfer coding that is not accepted."},
 };
 
 static const struct api_error_entry *api_error_entry(enum api_error error)

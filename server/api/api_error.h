@@ -38,6 +38,12 @@ enum api_error {
 	 * failed or refused between the commit and the receipt). Unlike every other error, the
 	 * request did change something: a retry with the same sequence is a rollback. */
 	API_ERROR_STORED_WITHOUT_RECEIPT,
+	/* The request itself breaks HTTP/1.1 (RFC 9112): ambiguous or malformed framing, a header
+	 * field that is not a token, a missing or repeated Host. The connection is closed. */
+	API_ERROR_BAD_REQUEST,       /* 400 */
+	API_ERROR_LENGTH_REQUIRED,   /* 411 */
+	API_ERROR_HEADERS_TOO_LARGE, /* 431 */
+	API_ERROR_NOT_IMPLEMENTED,   /* 501: a transfer coding other than chunked */
 	API_ERROR_COUNT
 };
 

@@ -273,35 +273,51 @@ static int parse_bounds(struct settings_reader *state, const struct settings_nod
 
 static int parse_http(struct settings_reader *state, const struct settings_node *node, struct config *config)
 {
+	struct config_http *h = &config->http;
+	const struct {
+		const char *key;
+		uint64_t min, max;
+		unsigned *out;
+	} numbers[] = {
+	    {"threads", 1, 256, &h->threads},
+	    {"connection_timeout_seconds", 1, 3600, &h->connection_timeout_seconds},
+	    {"header_timeout_seconds", 1, 3600, &h->header_timeout_seconds},
+	    {"body_timeout_seconds", 1, 3600, &h->body_timeout_seconds},
+	    {"max_connections", 1, 65536, &h->max_connections},
+	    {"max_connections_per_ip", 1, 65536, &h->max_connections_per_ip},
+	    {"max_pending_connections", 1, 65536, &h->max_pending_connections},
+	    {"log_interval_seconds", 1, 3600, &h->log_interval_seconds},
+	};
 	static const char *const keys[] = {"threads",
 	                                   "connection_timeout_seconds",
+	                                   "header_timeout_seconds",
+	                                   "body_timeout_seconds",
 	                                   "max_connections",
 	                                   "max_connections_per_ip",
+	                                   "max_pending_connections",
+	                                   "log_interval_seconds",
 	                                   "connection_memory_limit",
+	                                   "old_epochs_cache_bytes",
 	                                   NULL};
-	struct config_http *h = &config->http;
 	const struct settings_node *v;
+	char what[64];
 	int rc;
 	if ((rc = settings_expect_kind(state, node, SETTINGS_MAPPING, "http")) ||
 	    (rc = settings_check_keys(state, node, keys, "http")))
 		return rc;
-	if ((v = settings_lookup(node, "threads")) &&
-	    (rc = settings_unsigned(state, v, "http.threads", 1, 256, &h->threads)))
-		return rc;
-	if ((v = settings_lookup(node, "connection_timeout_seconds")) &&
-	    (rc = settings_unsigned(state, v, "http.connection_timeout_seconds", 1, 3600,
-	                            &h->connection_timeout_seconds)))
-		return rc;
-	if ((v = settings_lookup(node, "max_connections")) &&
-	    (rc = settings_unsigned(state, v, "http.max_connections", 1, 65536, &h->max_connections)))
-		return rc;
-	if ((v = settings_lookup(node, "max_connections_per_ip")) &&
-	    (rc = settings_unsigned(state, v, "http.max_connections_per_ip", 1, 65536,
-	                            &h->max_connections_per_ip)))
-		return rc;
+	for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
+		snprintf(what, sizeof what, "http.%s", numbers[i].key);
+		if ((v = settings_lookup(node, numbers[i].key)) &&
+		    (rc = settings_unsigned(state, v, what, numbers[i].min, numbers[i].max, numbers[i].out)))
+			return rc;
+	}
 	if ((v = settings_lookup(node, "connection_memory_limit")) &&
 	    (rc = settings_size(state, v, "http.connection_memory_limit", 16384, 16 * 1024 * 1024,
 	                        &h->connection_memory_limit)))
+		return rc;
+	if ((v = settings_lookup(node, "old_epochs_cache_bytes")) &&
+	    (rc = settings_size(state, v, "http.old_epochs_cache_bytes", 0, (uint64_t)1 << 40,
+	                        &h->old_epochs_cache_bytes)))
 		return rc;
 	if (h->max_connections_per_ip > h->max_connections)
 		return settings_fail(state, node->line,
@@ -320,9 +336,14 @@ static void set_defaults(struct config *config)
 	config->bounds.max_validity_seconds = 7 * 86400;
 	config->http.threads = 8;
 	config->http.connection_timeout_seconds = 10;
-	config->http.max_connections = 1024;
+	config->http.header_timeout_seconds = 10;
+	config->http.body_timeout_seconds = 30;
+	config->http.max_connections = 4096;
 	config->http.max_connections_per_ip = 64;
+	config->http.max_pending_connections = 4096;
+	config->http.log_interval_seconds = 10;
 	config->http.connection_memory_limit = 128 * 1024;
+	config->http.old_epochs_cache_bytes = (size_t)256 * 1024 * 1024;
 	config->clock_source = CONFIG_CLOCK_SYSTEM;
 }
 

@@ -58,10 +58,15 @@ struct config_bounds {
 
 struct config_http {
 	unsigned threads;
-	unsigned connection_timeout_seconds;
-	unsigned max_connections;
+	unsigned connection_timeout_seconds; /* idle time after which a connection is closed */
+	unsigned header_timeout_seconds;     /* a request head must be complete within this */
+	unsigned body_timeout_seconds;       /* a request body must be complete within this */
+	unsigned max_connections;            /* connections being served */
 	unsigned max_connections_per_ip;
+	unsigned max_pending_connections; /* new connections waiting for their first request head */
+	unsigned log_interval_seconds;    /* at most one aggregate line of refusals this often */
 	size_t connection_memory_limit;
+	size_t old_epochs_cache_bytes; /* prepared responses of epochs older than the latest */
 };
 
 struct config {

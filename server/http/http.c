@@ -25,15 +25,19 @@
 
 #include "schema/encoding.h"
 #include "schema/error.h"
+#include "server/http/framing.h"
+#include "server/http/guard.h"
 #include "server/http/routes.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 /* How much of a body that is not kept is read and dropped so that its sender still gets an
  * answer; past this the connection is closed instead. */
@@ -149,10 +153,60 @@ static enum MHD_Result dispatch(struct http_server *server, struct MHD_Connectio
 	return route->handler(&request);
 }
 
-/* The first call: the headers are in. Returns MHD_YES to go on, or the answer queued now. */
-static enum MHD_Result begin_request(struct http_server *server, struct MHD_Connection *connection,
-                                     const char *url, const char *method, void **request_state)
+/* The header fields libmicrohttpd parsed, as framing.h takes them. */
+struct collected_fields {
+	struct http_field fields[HTTP_HEAD_MAX_FIELDS + 1];
+	size_t count;
+};
+
+static enum MHD_Result collect_field(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
 {
+	(void)kind;
+	struct collected_fields *c = cls;
+	if (c->count == HTTP_HEAD_MAX_FIELDS + 1)
+		return MHD_NO; /* one more than allowed is enough to refuse */
+	c->fields[c->count].name = (struct http_span){key, key ? strlen(key) : 0};
+	c->fields[c->count].value = (struct http_span){value ? value : "", value ? strlen(value) : 0};
+	c->count++;
+	return MHD_YES;
+}
+
+static enum http_guard_reason refusal_reason(enum api_error error)
+{
+	switch (error) {
+	case API_ERROR_NOT_IMPLEMENTED:
+		return GUARD_REFUSED_NOT_IMPLEMENTED;
+	case API_ERROR_LENGTH_REQUIRED:
+		return GUARD_REFUSED_LENGTH_REQUIRED;
+	case API_ERROR_HEADERS_TOO_LARGE:
+		return GUARD_REFUSED_HEADERS_TOO_LARGE;
+	default:
+		return GUARD_REFUSED_BAD_REQUEST;
+	}
+}
+
+/* The first call: the headers are in. Every request's framing is judged again here (the guard
+ * judged the raw head of a connection's first request; later ones reach only libmicrohttpd's
+ * parser). Returns MHD_YES to go on, or the answer queued now. */
+static enum MHD_Result begin_request(struct http_server *server, struct MHD_Connection *connection,
+                                     const char *url, const char *method, const char *version,
+                                     void **request_state)
+{
+	struct collected_fields *collected = malloc(sizeof *collected);
+	struct http_framing framing;
+	struct http_framing_verdict verdict;
+	if (!collected)
+		return MHD_NO;
+	collected->count = 0;
+	MHD_get_connection_values(connection, MHD_HEADER_KIND, collect_field, collected);
+	int refused = http_framing_check((struct http_span){version, strlen(version)},
+	                                 (struct http_span){method, strlen(method)}, collected->fields,
+	                                 collected->count, &framing, &verdict);
+	free(collected);
+	if (refused) {
+		http_guard_count(server->guard, refusal_reason(verdict.error));
+		return respond_error_closing(connection, verdict.error, verdict.detail);
+	}
 	struct request_state *state = calloc(1, sizeof *state);
 	if (!state)
 		return MHD_NO;
@@ -160,19 +214,16 @@ static enum MHD_Result begin_request(struct http_server *server, struct MHD_Conn
 	*request_state = state;
 	if (!strchr(url, '%'))
 		state->route = route_find(url, &state->match);
-	const char *length_text =
-	    MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (!length_text)
-		return MHD_YES;
-	/* A declared body that will not be read whole is refused before any of it is read. */
+	if (framing.has_length || framing.chunked)
+		http_guard_request_receiving(connection);
+	else
+		http_guard_request_answering(connection);
+	/* A declared body that will not be read whole is refused before any of it is read; the
+	 * connection closes, as the body is left unread. */
 	size_t cap = route_takes_body(state->route, method) ? server->options.config->bounds.registration_body
 	                                                    : HTTP_UPLOAD_DISCARD_MAX;
-	uint64_t length;
-	if (decimal_parse(length_text, strlen(length_text), &length) != 0)
-		return respond_error(connection, NULL, API_ERROR_MALFORMED,
-		                     "The Content-Length is not valid.");
-	if (length > cap && route_takes_body(state->route, method))
-		return respond_error(connection, NULL, API_ERROR_BODY_TOO_LARGE, NULL);
+	if (framing.has_length && framing.length > cap)
+		return respond_error_closing(connection, API_ERROR_BODY_TOO_LARGE, NULL);
 	return MHD_YES;
 }
 
@@ -203,16 +254,16 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
                                       const char *method, const char *version, const char *upload_data,
                                       size_t *upload_data_size, void **request_state)
 {
-	(void)version;
 	struct http_server *server = cls;
 	struct request_state *state = *request_state;
 	if (!state)
-		return begin_request(server, connection, url, method, request_state);
+		return begin_request(server, connection, url, method, version, request_state);
 	if (*upload_data_size) {
 		size_t size = *upload_data_size;
 		*upload_data_size = 0;
 		return receive_body(server, method, state, upload_data, size);
 	}
+	http_guard_request_answering(connection);
 	return dispatch(server, connection, url, method, state);
 }
 
@@ -220,8 +271,8 @@ static void request_completed(void *cls, struct MHD_Connection *connection, void
                               enum MHD_RequestTerminationCode code)
 {
 	(void)cls;
-	(void)connection;
 	(void)code;
+	http_guard_request_done(connection);
 	struct request_state *state = *request_state;
 	if (state) {
 		buffer_free(&state->body);
@@ -239,56 +290,90 @@ static size_t unescape_none(void *cls, struct MHD_Connection *connection, char *
 	return strlen(text);
 }
 
-/* libmicrohttpd's own diagnostics. Its messages describe the server, not clients; they go to
- * stderr with a prefix so they are told apart from dirauthd's own lines. */
-static void http_log(void *cls, const char *format, va_list args) __attribute__((format(printf, 2, 0)));
-
-static void http_log(void *cls, const char *format, va_list args)
+/* A listening socket on config's address and port: non-blocking, as the guard accepts from it. */
+static int listen_socket(const struct config *config, int *out)
 {
-	(void)cls;
-	fputs("dirauthd: http: ", stderr);
-	vfprintf(stderr, format, args);
-}
-
-int http_server_start(const struct http_options *options, struct http_server **out)
-{
-	const struct config *config = options->config;
 	struct sockaddr_in address4;
 	struct sockaddr_in6 address6;
 	const struct sockaddr *address;
-	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+	socklen_t address_len;
+	int family, one = 1;
 
-	*out = NULL;
 	memset(&address4, 0, sizeof address4);
 	memset(&address6, 0, sizeof address6);
 	if (inet_pton(AF_INET, config->listen_address, &address4.sin_addr) == 1) {
 		address4.sin_family = AF_INET;
 		address4.sin_port = htons(config->listen_port);
 		address = (const struct sockaddr *)&address4;
+		address_len = sizeof address4;
+		family = AF_INET;
 	} else if (inet_pton(AF_INET6, config->listen_address, &address6.sin6_addr) == 1) {
 		address6.sin6_family = AF_INET6;
 		address6.sin6_port = htons(config->listen_port);
 		address = (const struct sockaddr *)&address6;
-		flags |= MHD_USE_IPv6;
+		address_len = sizeof address6;
+		family = AF_INET6;
 	} else {
 		return DIRAUTH_ERR_CONFIG;
 	}
-	struct http_server *server = calloc(1, sizeof *server);
-	if (!server)
-		return DIRAUTH_ERR_NOMEM;
-	server->options = *options;
-	server->daemon = MHD_start_daemon(
-	    flags, config->listen_port, NULL, NULL, handle_request, server, MHD_OPTION_EXTERNAL_LOGGER,
-	    http_log, NULL, MHD_OPTION_SOCK_ADDR, address, MHD_OPTION_THREAD_POOL_SIZE,
-	    (unsigned)config->http.threads, MHD_OPTION_CONNECTION_TIMEOUT,
-	    (unsigned)config->http.connection_timeout_seconds, MHD_OPTION_CONNECTION_LIMIT,
-	    (unsigned)config->http.max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-	    (unsigned)config->http.max_connections_per_ip, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-	    (size_t)config->http.connection_memory_limit, MHD_OPTION_NOTIFY_COMPLETED, request_completed,
-	    NULL, MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_END);
-	if (!server->daemon) {
-		free(server);
+	int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
 		return DIRAUTH_ERR_IO;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+	    (family == AF_INET6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0) ||
+	    bind(fd, address, address_len) != 0 || listen(fd, SOMAXCONN) != 0) {
+		close(fd);
+		return DIRAUTH_ERR_IO;
+	}
+	*out = fd;
+	return 0;
+}
+
+int http_server_start(const struct http_options *options, struct http_server **out)
+{
+	const struct config *config = options->config;
+	const struct config_http *h = &config->http;
+	int listen_fd = -1;
+
+	*out = NULL;
+	int rc = listen_socket(config, &listen_fd);
+	if (rc)
+		return rc;
+	struct http_server *server = calloc(1, sizeof *server);
+	if (!server) {
+		close(listen_fd);
+		return DIRAUTH_ERR_NOMEM;
+	}
+	server->options = *options;
+	struct http_guard_options guard_options = {
+	    .listen_fd = listen_fd,
+	    .head_timeout_ms = h->header_timeout_seconds * 1000,
+	    .body_timeout_ms = h->body_timeout_seconds * 1000,
+	    .max_pending = h->max_pending_connections,
+	    .max_connections = h->max_connections,
+	    .log_interval_ms = h->log_interval_seconds * 1000,
+	    .log = options->log,
+	};
+	if ((rc = http_guard_create(&guard_options, &server->guard))) {
+		close(listen_fd);
+		free(server);
+		return rc;
+	}
+	server->daemon = MHD_start_daemon(
+	    MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC | MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0,
+	    NULL, NULL, handle_request, server, MHD_OPTION_EXTERNAL_LOGGER, http_guard_log, server->guard,
+	    MHD_OPTION_NOTIFY_CONNECTION, http_guard_notify_connection, server->guard,
+	    MHD_OPTION_THREAD_POOL_SIZE, h->threads, MHD_OPTION_CONNECTION_TIMEOUT,
+	    h->connection_timeout_seconds, MHD_OPTION_CONNECTION_LIMIT, h->max_connections,
+	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->max_connections_per_ip, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+	    h->connection_memory_limit, MHD_OPTION_NOTIFY_COMPLETED, request_completed, NULL,
+	    MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_END);
+	if (!server->daemon || (rc = http_guard_start(server->guard, server->daemon))) {
+		if (server->daemon)
+			MHD_stop_daemon(server->daemon);
+		http_guard_free(server->guard);
+		free(server);
+		return rc ? rc : DIRAUTH_ERR_IO;
 	}
 	*out = server;
 	return 0;
@@ -298,6 +383,8 @@ void http_server_stop(struct http_server *server)
 {
 	if (!server)
 		return;
+	http_guard_stop(server->guard);
 	MHD_stop_daemon(server->daemon);
+	http_guard_free(server->guard);
 	free(server);
 }

@@ -32,6 +32,7 @@ struct http_options {
 	struct signer_health *signer_health;
 	const struct clock *clock;
 	struct prepared_set *prepared;
+	FILE *log; /* the aggregate lines of refusals (guard.h); NULL: stderr */
 };
 
 struct http_server;

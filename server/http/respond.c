@@ -31,8 +31,9 @@ enum MHD_Result respond_bytes(struct MHD_Connection *connection, unsigned status
 	return respond_queue_and_destroy(connection, status, response);
 }
 
-enum MHD_Result respond_error(struct MHD_Connection *connection, const struct respond_route *route,
-                              enum api_error error, const char *detail)
+/* The JSON error answer of error, with what route adds, and Connection: close when closing. */
+static enum MHD_Result error_answer(struct MHD_Connection *connection, const struct respond_route *route,
+                                    enum api_error error, const char *detail, int closing)
 {
 	static const struct respond_route none = {NULL, 0};
 	struct buffer body;
@@ -54,11 +55,24 @@ enum MHD_Result respond_error(struct MHD_Connection *connection, const struct re
 	    (error == API_ERROR_METHOD_NOT_ALLOWED && route->allow &&
 	     MHD_add_response_header(response, MHD_HTTP_HEADER_ALLOW, route->allow) != MHD_YES) ||
 	    (route->vary &&
-	     MHD_add_response_header(response, MHD_HTTP_HEADER_VARY, "Accept-Encoding") != MHD_YES)) {
+	     MHD_add_response_header(response, MHD_HTTP_HEADER_VARY, "Accept-Encoding") != MHD_YES) ||
+	    (closing && MHD_add_response_header(response, MHD_HTTP_HEADER_CONNECTION, "close") != MHD_YES)) {
 		MHD_destroy_response(response);
 		return MHD_NO;
 	}
 	return respond_queue_and_destroy(connection, api_error_status(error), response);
+}
+
+enum MHD_Result respond_error(struct MHD_Connection *connection, const struct respond_route *route,
+                              enum api_error error, const char *detail)
+{
+	return error_answer(connection, route, error, detail, 0);
+}
+
+enum MHD_Result respond_error_closing(struct MHD_Connection *connection, enum api_error error,
+                                      const char *detail)
+{
+	return error_answer(connection, NULL, error, detail, 1);
 }
 
 int respond_etag_matches(const char *if_none_match, const char *etag)

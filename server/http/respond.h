@@ -35,6 +35,11 @@ enum MHD_Result respond_bytes(struct MHD_Connection *connection, unsigned status
 enum MHD_Result respond_error(struct MHD_Connection *connection, const struct respond_route *route,
                               enum api_error error, const char *detail);
 
+/* respond_error with Connection: close: for a request whose framing was refused, after which
+ * nothing more on the connection can be trusted to start where dirauthd thinks it does. */
+enum MHD_Result respond_error_closing(struct MHD_Connection *connection, enum api_error error,
+                                      const char *detail);
+
 /* 1 when etag matches the If-None-Match value (NULL: no header) by weak comparison (RFC 9110
  * 13.1.2): "*" or a list of entity tags, each maybe W/-prefixed. Else 0. */
 int respond_etag_matches(const char *if_none_match, const char *etag);

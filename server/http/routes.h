@@ -9,6 +9,7 @@
 #ifndef DIRAUTH_SERVER_HTTP_ROUTES_H
 #define DIRAUTH_SERVER_HTTP_ROUTES_H
 
+#include "server/http/guard.h"
 #include "server/http/http.h"
 #include "server/http/respond.h"
 #include "server/http/router.h"
@@ -21,6 +22,7 @@
 struct http_server {
 	struct http_options options;
 	struct MHD_Daemon *daemon;
+	struct http_guard *guard;
 };
 
 struct http_request {

@@ -1,0 +1,86 @@
+/*
+ * framing.h: the rules of HTTP/1.1 message framing that dirauthd enforces itself (RFC 9112),
+ * deny-closed: a request whose framing is ambiguous is refused and its connection closed, so
+ * that dirauthd and whatever stands in front of it can never disagree about where a request
+ * ends (request smuggling) or which host it is for.
+ *
+ * Two entry points share one judgement:
+ *   - http_head_parse reads a raw request head (request line and header fields, up to the blank
+ *     line) as bytes, with its own bounds. The connection guard runs it on the first request of
+ *     every connection before libmicrohttpd sees a byte, because libmicrohttpd 0.9.75 answers a
+ *     malformed Content-Length itself, with a doubled header block.
+ *   - http_framing_check judges a request's version and header fields, wherever they were
+ *     parsed: the guard calls it through http_head_parse, and the access handler calls it on
+ *     libmicrohttpd's parsed fields for every request (later requests of a kept-alive
+ *     connection included).
+ *
+ * Refused: a header field name that is not a token (a space before the colon above all), a
+ * line folded onto the previous one (obs-fold), a bare CR or LF, a request line that is not
+ * "METHOD SP /target SP HTTP/1.x"; Content-Length together with Transfer-Encoding, Content-Length
+ * twice, a Content-Length that is not 1*DIGIT or is past 2^63 (400); a Transfer-Encoding other
+ * than exactly one "chunked", or any in HTTP/1.0 (501); an HTTP/1.1 request without exactly one
+ * Host (400); a POST with neither length nor chunked coding (411); a head over HTTP_HEAD_MAX
+ * bytes or HTTP_HEAD_MAX_FIELDS fields (431). Pure code, no I/O.
+ */
+#ifndef DIRAUTH_SERVER_HTTP_FRAMING_H
+#define DIRAUTH_SERVER_HTTP_FRAMING_H
+
+#include "server/api/api_error.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HTTP_HEAD_MAX           16384 /* bytes of a request head, its blank line included */
+#define HTTP_HEAD_MAX_FIELDS    100
+#define HTTP_FRAMING_DETAIL_MAX 160
+
+/* A span of the input (not NUL-terminated). */
+struct http_span {
+	const char *data;
+	size_t len;
+};
+
+struct http_field {
+	struct http_span name;
+	struct http_span value; /* without leading and trailing spaces or tabs */
+};
+
+/* What a request's framing says, once judged acceptable. */
+struct http_framing {
+	int http_1_1;    /* 1 for HTTP/1.1, 0 for HTTP/1.0 */
+	int has_length;  /* a Content-Length was given */
+	uint64_t length; /* its value */
+	int chunked;     /* Transfer-Encoding: chunked */
+};
+
+/* A refusal: the API error (which fixes the status) and a sentence naming the rule. */
+struct http_framing_verdict {
+	enum api_error error; /* API_ERROR_NONE when acceptable */
+	char detail[HTTP_FRAMING_DETAIL_MAX];
+};
+
+/* Judges the version ("HTTP/1.1" or "HTTP/1.0"), method and header fields of a request.
+ * Returns 0 with *framing filled, or -1 with the refusal in *verdict. */
+int http_framing_check(struct http_span version, struct http_span method, const struct http_field *fields,
+                       size_t field_count, struct http_framing *framing,
+                       struct http_framing_verdict *verdict);
+
+/* A parsed request head; spans point into the parsed bytes. */
+struct http_head {
+	struct http_span method;
+	struct http_span target;
+	struct http_span version;
+	struct http_field fields[HTTP_HEAD_MAX_FIELDS];
+	size_t field_count;
+	size_t head_len; /* bytes of the head, its final blank line included */
+	struct http_framing framing;
+};
+
+/* Parses the request head at the start of buf (len bytes, which may hold more than the head).
+ * Returns 1 when the head is not complete yet (no blank line in the first len bytes, len below
+ * HTTP_HEAD_MAX); 0 with *head filled when it is complete and acceptable (http_framing_check
+ * included); -1 with the refusal in *verdict. */
+int http_head_parse(const uint8_t *buf, size_t len, struct http_head *head,
+                    struct http_framing_verdict *verdict);
+
+#endif

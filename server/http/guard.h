@@ -1,0 +1,103 @@
+/*
+ * guard.h: the connection guard in front of libmicrohttpd (internal to server/http).
+ *
+ * libmicrohttpd's timeout is per idle period, so a client that sends its request one byte at a
+ * time keeps its connection for ever; its connection limits count slow and idle connections
+ * like any other, so a few thousand of them lock every legitimate client out; and it answers a
+ * malformed Content-Length itself, with a doubled header block. The guard takes these off it:
+ *
+ *   - Admission. The guard owns the listening socket. A new connection waits in the guard's
+ *     pending queue, without costing libmicrohttpd anything, until its first request head is
+ *     complete (read with MSG_PEEK, so the bytes stay for libmicrohttpd). The head is judged by
+ *     framing.h: a refused head is answered by the guard itself (one JSON error, Connection:
+ *     close, then a short lingering close); a good one is handed to libmicrohttpd with
+ *     MHD_add_connection. A head not complete within head_timeout_ms is closed. The queue holds
+ *     at most max_pending connections; past that the oldest pending one is closed, so a flood of
+ *     slow connections, from any number of addresses, only ever displaces itself: a client that
+ *     sends its head at once spends microseconds in the queue.
+ *   - Deadlines. Every connection handed over is tracked through libmicrohttpd's connection
+ *     notifications and the request callbacks: waiting for a request head (between requests of a
+ *     kept-alive connection) it must complete one within head_timeout_ms; receiving a body it
+ *     must finish within body_timeout_ms, however it trickles. A watchdog thread shuts down
+ *     (shutdown(2)) the connections past their deadline, and libmicrohttpd then closes them. It
+ *     also keeps the number of connections under max_connections: above nine tenths of it, the
+ *     connections that have waited longest for a request head are closed first.
+ *   - Counts, not lines. Every refusal and every closed connection is counted by reason, and the
+ *     watchdog writes one aggregate line per log interval in which something happened, never one
+ *     line per client, and never an address (hard rule 8). libmicrohttpd's own messages are
+ *     counted the same way, by message.
+ */
+#ifndef DIRAUTH_SERVER_HTTP_GUARD_H
+#define DIRAUTH_SERVER_HTTP_GUARD_H
+
+#include <microhttpd.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct http_guard_options {
+	int listen_fd;            /* bound, listening, non-blocking; the guard closes it */
+	unsigned head_timeout_ms; /* a request head must be complete within this */
+	unsigned body_timeout_ms; /* a request body must be complete within this */
+	size_t max_pending;       /* connections waiting for their first head */
+	size_t max_connections;   /* connections handed to libmicrohttpd */
+	unsigned log_interval_ms; /* one aggregate line at most this often */
+	FILE *log;                /* NULL: stderr */
+};
+
+/* Why the guard refused or closed something; the counters of the aggregate line. */
+enum http_guard_reason {
+	GUARD_REFUSED_BAD_REQUEST,       /* a head framing.h refused with 400 */
+	GUARD_REFUSED_LENGTH_REQUIRED,   /* 411 */
+	GUARD_REFUSED_HEADERS_TOO_LARGE, /* 431 */
+	GUARD_REFUSED_NOT_IMPLEMENTED,   /* 501 */
+	GUARD_CLOSED_HEAD_TIMEOUT,       /* no complete head in time */
+	GUARD_CLOSED_BODY_TIMEOUT,       /* no complete body in time */
+	GUARD_CLOSED_PENDING_FULL,       /* the oldest pending connection, displaced */
+	GUARD_CLOSED_CROWDED,            /* a waiting connection closed to keep under max_connections */
+	GUARD_CLOSED_NOT_ADMITTED,       /* libmicrohttpd would not take it (its limits) */
+	GUARD_REASON_COUNT
+};
+
+struct http_guard;
+
+/* A guard over options (copied). Starts nothing. Returns 0, DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_IO. */
+int http_guard_create(const struct http_guard_options *options, struct http_guard **out);
+
+/* Starts admission and the watchdog, handing admitted connections to daemon (started with
+ * MHD_USE_NO_LISTEN_SOCKET and MHD_USE_ITC, and with the callbacks below). Returns 0 or
+ * DIRAUTH_ERR_INTERNAL. */
+int http_guard_start(struct http_guard *guard, struct MHD_Daemon *daemon);
+
+/* Stops the threads and closes the pending connections and the listening socket. Call before
+ * MHD_stop_daemon. Accepts NULL and a guard never started. */
+void http_guard_stop(struct http_guard *guard);
+
+/* Frees (after http_guard_stop and MHD_stop_daemon). Accepts NULL. */
+void http_guard_free(struct http_guard *guard);
+
+/* libmicrohttpd callbacks, cls being the guard: MHD_OPTION_NOTIFY_CONNECTION, and the external
+ * logger (MHD_OPTION_EXTERNAL_LOGGER). */
+void http_guard_notify_connection(void *cls, struct MHD_Connection *connection, void **socket_context,
+                                  enum MHD_ConnectionNotificationCode code);
+void http_guard_log(void *cls, const char *format, va_list args) __attribute__((format(printf, 2, 0)));
+
+/* What the access handler tells the guard about the request on connection: its head is in and
+ * a body follows (receiving), the body is in or there is none (answering), the request is done
+ * and the connection waits for the next head (waiting). */
+void http_guard_request_receiving(struct MHD_Connection *connection);
+void http_guard_request_answering(struct MHD_Connection *connection);
+void http_guard_request_done(struct MHD_Connection *connection);
+
+/* Counts one refusal or closing by reason (the handler's own framing refusals, for instance). */
+void http_guard_count(struct http_guard *guard, enum http_guard_reason reason);
+
+/* The counts since the guard was created, for tests and metrics. */
+void http_guard_counts(struct http_guard *guard, uint64_t out[GUARD_REASON_COUNT]);
+
+/* The number of connections waiting in the pending queue, and handed to libmicrohttpd. */
+void http_guard_connection_counts(struct http_guard *guard, size_t *pending, size_t *admitted);
+
+#endif

@@ -1,0 +1,177 @@
+/*
+ * check_framing.c: request heads and framing rules: every ambiguity of RFC 9112 that could let
+ * two parsers disagree about where a request ends is refused with its status, and well-formed
+ * heads pass with the framing they declare.
+ */
+#include "server/http/framing.h"
+
+#include <check.h>
+
+#include <stdio.h>
+#include <string.h>
+
+static int parse(const char *text, struct http_head *head, struct http_framing_verdict *verdict)
+{
+	return http_head_parse((const uint8_t *)text, strlen(text), head, verdict);
+}
+
+static void expect_refused(const char *text, enum api_error error)
+{
+	struct http_head head;
+	struct http_framing_verdict verdict;
+	ck_assert_msg(parse(text, &head, &verdict) == -1, "accepted: %s", text);
+	ck_assert_msg(verdict.error == error, "%s: error %d, expected %d (%s)", text, verdict.error, error,
+	              verdict.detail);
+	ck_assert(verdict.detail[0]);
+}
+
+START_TEST(test_accepted)
+{
+	struct http_head head;
+	struct http_framing_verdict verdict;
+	const char *get = "GET /v1/health HTTP/1.1\r\nHost: a\r\nAccept: */*\r\n\r\nGET /next";
+	ck_assert_int_eq(parse(get, &head, &verdict), 0);
+	ck_assert_uint_eq(head.head_len, strlen("GET /v1/health HTTP/1.1\r\nHost: a\r\nAccept: */*\r\n\r\n"));
+	ck_assert_uint_eq(head.field_count, 2);
+	ck_assert_uint_eq(head.fields[1].value.len, 3);
+	ck_assert(memcmp(head.fields[1].value.data, "*/*", 3) == 0);
+	ck_assert(head.framing.http_1_1);
+	ck_assert(!head.framing.has_length && !head.framing.chunked);
+
+	ck_assert_int_eq(parse("POST /v1/registrations HTTP/1.1\r\nHost: a\r\nContent-Length: 12\r\n\r\n",
+	                       &head, &verdict),
+	                 0);
+	ck_assert(head.framing.has_length);
+	ck_assert_uint_eq(head.framing.length, 12);
+	ck_assert_int_eq(
+	    parse("POST /r HTTP/1.1\r\nHost: a\r\ntransfer-encoding:  Chunked \r\n\r\n", &head, &verdict), 0);
+	ck_assert(head.framing.chunked);
+	/* HTTP/1.0 needs no Host; empty lines before the request line are skipped (RFC 9112 2.2). */
+	ck_assert_int_eq(parse("\r\nGET / HTTP/1.0\r\n\r\n", &head, &verdict), 0);
+	ck_assert(!head.framing.http_1_1);
+	ck_assert_int_eq(parse("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 9223372036854775807\r\n\r\n",
+	                       &head, &verdict),
+	                 0);
+}
+END_TEST
+
+START_TEST(test_incomplete)
+{
+	struct http_head head;
+	struct http_framing_verdict verdict;
+	ck_assert_int_eq(parse("", &head, &verdict), 1);
+	ck_assert_int_eq(parse("GET / HTTP/1.1\r\nHost: a\r\n", &head, &verdict), 1);
+	ck_assert_int_eq(parse("GET / HTTP/1.1\r\nHost: a\r\n\r", &head, &verdict), 1);
+	char big[HTTP_HEAD_MAX + 10];
+	memset(big, 'a', sizeof big);
+	memcpy(big, "GET / HTTP/1.1\r\nX: ", 19);
+	ck_assert_int_eq(http_head_parse((const uint8_t *)big, HTTP_HEAD_MAX - 1, &head, &verdict), 1);
+	ck_assert_int_eq(http_head_parse((const uint8_t *)big, sizeof big, &head, &verdict), -1);
+	ck_assert_int_eq(verdict.error, API_ERROR_HEADERS_TOO_LARGE);
+}
+END_TEST
+
+START_TEST(test_length_and_coding)
+{
+	expect_refused(
+	    "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
+	    API_ERROR_BAD_REQUEST);
+	expect_refused("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nContent-Length: 5\r\n\r\n",
+	               API_ERROR_BAD_REQUEST);
+	expect_refused("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n",
+	               API_ERROR_BAD_REQUEST);
+	const char *lengths[] = {
+	    "-1", "+10", "0x10", "1e3", "", "18446744073709551616", "9223372036854775808", "1 2", "١"};
+	for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
+		char text[256];
+		snprintf(text, sizeof text, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: %s\r\n\r\n",
+		         lengths[i]);
+		expect_refused(text, API_ERROR_BAD_REQUEST);
+	}
+	expect_refused("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+	               API_ERROR_NOT_IMPLEMENTED);
+	expect_refused("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: xchunked\r\n\r\n",
+	               API_ERROR_NOT_IMPLEMENTED);
+	expect_refused(
+	    "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+	    API_ERROR_NOT_IMPLEMENTED);
+	expect_refused("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", API_ERROR_NOT_IMPLEMENTED);
+	expect_refused("POST / HTTP/1.1\r\nHost: a\r\n\r\n", API_ERROR_LENGTH_REQUIRED);
+}
+END_TEST
+
+START_TEST(test_host_and_fields)
+{
+	expect_refused("GET / HTTP/1.1\r\n\r\n", API_ERROR_BAD_REQUEST);
+	expect_refused("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", API_ERROR_BAD_REQUEST);
+	expect_refused("GET / HTTP/1.1\r\nHost: a\r\nFoo : bar\r\n\r\n", API_ERROR_BAD_REQUEST);
+	expect_refused("GET / HTTP/1.1\r\nHost: a\r\nFoo\t: bar\r\n\r\n", API_ERROR_BAD_REQUEST);
+	expect_refused("GET / HTTP/1.1\r\nHost: a\r\nFoo: bar\r\n baz\r\n\r\n", API_ERROR_BAD_REQUEST);
+	expect_refused("GET / HTTP/1.1\r\nHost: a\r\nNo colon\r\n\r\n", API_ERROR_BAD_REQUEST);
+	expect_refused("GET / HTTP/1.1\r\nHost: a\r\n: empty name\r\n\r\n", API_ERROR_BAD_REQUEST);
+	expect_refused("GET / HTTP/1.1\r\nHost: a\r\nFoo: a\x01z\r\n\r\n", API_ERROR_BAD_REQUEST);
+	expect_refused("GET / HTTP/1.1\nHost: a\n\n", API_ERROR_BAD_REQUEST);
+	expect_refused("GET / HTTP/1.1\r\nHost: a\rX: y\r\n\r\n", API_ERROR_BAD_REQUEST);
+	char many[8192] = "GET / HTTP/1.1\r\nHost: a\r\n";
+	for (int i = 0; i < HTTP_HEAD_MAX_FIELDS; i++)
+		strcat(many, "X-A: b\r\n");
+	strcat(many, "\r\n");
+	expect_refused(many, API_ERROR_HEADERS_TOO_LARGE);
+}
+END_TEST
+
+START_TEST(test_request_line)
+{
+	expect_refused("GET /  HTTP/1.1\r\nHost: a\r\n\r\n", API_ERROR_BAD_REQUEST);
+	expect_refused("GET / HTTP/1.1 x\r\nHost: a\r\n\r\n", API_ERROR_BAD_REQUEST);
+	expect_refused("GET\r\nHost: a\r\n\r\n", API_ERROR_BAD_REQUEST);
+	expect_refused("GET http://a/ HTTP/1.1\r\nHost: a\r\n\r\n", API_ERROR_BAD_REQUEST);
+	expect_refused("GET / HTTP/2.0\r\nHost: a\r\n\r\n", API_ERROR_BAD_REQUEST);
+	expect_refused("GET / http/1.1\r\nHost: a\r\n\r\n", API_ERROR_BAD_REQUEST);
+	expect_refused("G(T / HTTP/1.1\r\nHost: a\r\n\r\n", API_ERROR_BAD_REQUEST);
+	expect_refused("GET /a\x7f HTTP/1.1\r\nHost: a\r\n\r\n", API_ERROR_BAD_REQUEST);
+}
+END_TEST
+
+START_TEST(test_check_on_parsed_fields)
+{
+	/* The same judgement on fields another parser produced. */
+	struct http_field fields[] = {
+	    {{"Host", 4}, {"a", 1}},
+	    {{"Content-Length", 14}, {"5", 1}},
+	    {{"Transfer-Encoding", 17}, {"chunked", 7}},
+	};
+	struct http_framing framing;
+	struct http_framing_verdict verdict;
+	struct http_span v11 = {"HTTP/1.1", 8}, post = {"POST", 4};
+	ck_assert_int_eq(http_framing_check(v11, post, fields, 2, &framing, &verdict), 0);
+	ck_assert_uint_eq(framing.length, 5);
+	ck_assert_int_eq(http_framing_check(v11, post, fields, 3, &framing, &verdict), -1);
+	ck_assert_int_eq(verdict.error, API_ERROR_BAD_REQUEST);
+	ck_assert_int_eq(http_framing_check(v11, post, fields + 1, 1, &framing, &verdict), -1);
+	ck_assert_int_eq(verdict.error, API_ERROR_BAD_REQUEST);
+}
+END_TEST
+
+static Suite *framing_suite(void)
+{
+	Suite *suite = suite_create("framing");
+	TCase *tc = tcase_create("framing");
+	tcase_add_test(tc, test_accepted);
+	tcase_add_test(tc, test_incomplete);
+	tcase_add_test(tc, test_length_and_coding);
+	tcase_add_test(tc, test_host_and_fields);
+	tcase_add_test(tc, test_request_line);
+	tcase_add_test(tc, test_check_on_parsed_fields);
+	suite_add_tcase(suite, tc);
+	return suite;
+}
+
+int main(void)
+{
+	SRunner *runner = srunner_create(framing_suite());
+	srunner_run_all(runner, CK_NORMAL);
+	int failures = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,442 @@
+/*
+ * check_http_guard.c: the front door over raw loopback sockets. Every ambiguous or malformed
+ * framing of RFC 9112 gets exactly one JSON error, the connection closed after it, and nothing
+ * stored, whether it is the first request of a connection or a later one; a request head or
+ * body that trickles is cut off at its deadline however slowly it trickles; hundreds of slow
+ * connections from many source addresses do not lock a legitimate client out, nor stop a
+ * registration from committing; refusals are logged as aggregate counts, never with an address.
+ *
+ * These are not timing tests: each waits for something that either happens or, without the
+ * guard, never happens at all (a trickling connection closing), with a generous bound.
+ */
+#include "http_fixture.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
+
+static uint64_t monotonic_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
+
+/* A TCP connection to the fixture from source (an IPv4 literal; NULL: any). */
+static int raw_connect(struct fixture *f, const char *source)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(fd, 0);
+	if (source) {
+		struct sockaddr_in local = {.sin_family = AF_INET};
+		ck_assert_int_eq(inet_pton(AF_INET, source, &local.sin_addr), 1);
+		ck_assert_msg(bind(fd, (struct sockaddr *)&local, sizeof local) == 0, "bind %s: %s", source,
+		              strerror(errno));
+	}
+	struct sockaddr_in server = {.sin_family = AF_INET, .sin_port = htons((uint16_t)f->port)};
+	inet_pton(AF_INET, "127.0.0.1", &server.sin_addr);
+	ck_assert_msg(connect(fd, (struct sockaddr *)&server, sizeof server) == 0, "connect: %s",
+	              strerror(errno));
+	return fd;
+}
+
+static void raw_send(int fd, const char *text, size_t len)
+{
+	ck_assert_int_eq(send(fd, text, len, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+/* Reads into out until the server closes (returns 1) or wait_ms pass without it (returns 0). */
+static int raw_read_until_closed(int fd, struct buffer *out, int wait_ms)
+{
+	uint64_t deadline = monotonic_ms() + (uint64_t)wait_ms;
+	for (;;) {
+		uint64_t now = monotonic_ms();
+		if (now >= deadline)
+			return 0;
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, (int)(deadline - now)) <= 0)
+			continue;
+		char chunk[4096];
+		ssize_t n = recv(fd, chunk, sizeof chunk, 0);
+		if (n <= 0)
+			return 1;
+		ck_assert_int_eq(buffer_append(out, chunk, (size_t)n), 0);
+	}
+}
+
+static size_t count_occurrences(const struct buffer *b, const char *needle)
+{
+	size_t count = 0, len = strlen(needle);
+	for (size_t i = 0; b->len >= len && i <= b->len - len; i++)
+		if (memcmp(b->data + i, needle, len) == 0)
+			count++;
+	return count;
+}
+
+/* One answer, with status and the JSON error code, and then the connection closed. */
+static void expect_one_closing_error(const char *what, struct buffer *answer, int closed, unsigned status,
+                                     const char *code)
+{
+	char status_line[64], error[96];
+	snprintf(status_line, sizeof status_line, "HTTP/1.1 %u ", status);
+	snprintf(error, sizeof error, "{\"error\":\"%s\",", code);
+	ck_assert_int_eq(buffer_append(answer, "", 1), 0);
+	ck_assert_msg(closed, "%s: the connection stayed open after: %s", what, answer->data);
+	ck_assert_msg(count_occurrences(answer, "\r\nContent-Type: ") == 1, "%s: not exactly one answer: %s",
+	              what, answer->data);
+	ck_assert_msg(strncmp((const char *)answer->data, status_line, strlen(status_line)) == 0, "%s: %s",
+	              what, answer->data);
+	ck_assert_msg(strstr((const char *)answer->data, "Connection: close\r\n"), "%s: %s", what,
+	              answer->data);
+	ck_assert_msg(strstr((const char *)answer->data, "Content-Type: application/json\r\n"), "%s: %s",
+	              what, answer->data);
+	ck_assert_msg(strstr((const char *)answer->data, error), "%s: %s", what, answer->data);
+}
+
+struct hostile {
+	const char *what;
+	const char *head; /* %s: the body's length, when the case carries the registration */
+	unsigned status;
+	const char *code;
+};
+
+static const struct hostile hostile_requests[] = {
+    {"Content-Length and chunked",
+     "POST /v1/registrations HTTP/1.1\r\nHost: a\r\nContent-Length: %zu\r\nTransfer-Encoding: "
+     "chunked\r\n\r\n",
+     400, "bad_request"},
+    {"two Content-Lengths",
+     "POST /v1/registrations HTTP/1.1\r\nHost: a\r\nContent-Length: %zu\r\nContent-Length: 3\r\n\r\n", 400,
+     "bad_request"},
+    {"gzip, chunked",
+     "POST /v1/registrations HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501,
+     "not_implemented"},
+    {"xchunked", "POST /v1/registrations HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: xchunked\r\n\r\n", 501,
+     "not_implemented"},
+    {"Content-Length -1", "POST /v1/registrations HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n", 400,
+     "bad_request"},
+    {"Content-Length +10", "POST /v1/registrations HTTP/1.1\r\nHost: a\r\nContent-Length: +10\r\n\r\n", 400,
+     "bad_request"},
+    {"Content-Length 0x10", "POST /v1/registrations HTTP/1.1\r\nHost: a\r\nContent-Length: 0x10\r\n\r\n", 400,
+     "bad_request"},
+    {"Content-Length 1e3", "POST /v1/registrations HTTP/1.1\r\nHost: a\r\nContent-Length: 1e3\r\n\r\n", 400,
+     "bad_request"},
+    {"empty Content-Length", "POST /v1/registrations HTTP/1.1\r\nHost: a\r\nContent-Length: \r\n\r\n", 400,
+     "bad_request"},
+    {"Content-Length past 2^64",
+     "POST /v1/registrations HTTP/1.1\r\nHost: a\r\nContent-Length: 18446744073709551617\r\n\r\n", 400,
+     "bad_request"},
+    {"no Host", "GET /v1/health HTTP/1.1\r\n\r\n", 400, "bad_request"},
+    {"two Hosts", "GET /v1/health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, "bad_request"},
+    {"space before a colon", "GET /v1/health HTTP/1.1\r\nHost: a\r\nAccept : */*\r\n\r\n", 400,
+     "bad_request"},
+    {"POST without a length", "POST /v1/registrations HTTP/1.1\r\nHost: a\r\n\r\n", 411, "length_required"},
+};
+
+/* A hostile head carrying a real signed registration, then a pipelined request behind it. */
+static void build_hostile(const struct hostile *h, const struct buffer *note, struct buffer *out)
+{
+	/* The case's head, with the body's length where it says "%zu". */
+	char length[32];
+	snprintf(length, sizeof length, "%zu", note->len);
+	buffer_init(out);
+	const char *mark = strstr(h->head, "%zu");
+	if (mark) {
+		ck_assert_int_eq(buffer_append(out, h->head, (size_t)(mark - h->head)), 0);
+		ck_assert_int_eq(buffer_append_string(out, length), 0);
+		ck_assert_int_eq(buffer_append_string(out, mark + 3), 0);
+	} else {
+		ck_assert_int_eq(buffer_append_string(out, h->head), 0);
+	}
+	ck_assert_int_eq(buffer_append(out, note->data, note->len), 0);
+	ck_assert_int_eq(buffer_append_string(out, "GET /v1/health HTTP/1.1\r\nHost: a\r\n\r\n"), 0);
+}
+
+START_TEST(test_hostile_framing_first_request)
+{
+	struct fixture f;
+	fixture_open(&f, 0);
+	struct registration r;
+	struct buffer note;
+	make_registration(&f, 1, "mix", &f.provider, &r);
+	sign(&r, &f.provider, &note);
+	for (size_t i = 0; i < sizeof hostile_requests / sizeof hostile_requests[0]; i++) {
+		const struct hostile *h = &hostile_requests[i];
+		struct buffer request_bytes, answer;
+		build_hostile(h, &note, &request_bytes);
+		buffer_init(&answer);
+		int fd = raw_connect(&f, NULL);
+		raw_send(fd, (const char *)request_bytes.data, request_bytes.len);
+		int closed = raw_read_until_closed(fd, &answer, 5000);
+		expect_one_closing_error(h->what, &answer, closed, h->status, h->code);
+		close(fd);
+		buffer_free(&answer);
+		buffer_free(&request_bytes);
+		ck_assert_msg(sequence_of(&f, r.service_id) == 0, "%s: the registration was stored", h->what);
+	}
+	/* The same registration, framed honestly, is accepted: the refusals were about framing. */
+	struct response response;
+	post(&f, &note, &response);
+	ck_assert_int_eq(response.status, 202);
+	response_free(&response);
+	buffer_free(&note);
+	registration_clear(&r);
+	fixture_close(&f);
+}
+END_TEST
+
+START_TEST(test_hostile_framing_later_request)
+{
+	/* The guard judges a connection's first head; later heads of a kept-alive connection are
+	 * judged by the access handler on libmicrohttpd's parse. libmicrohttpd answers a malformed
+	 * Content-Length itself before any handler runs, so those cases are first-request only
+	 * (docs/operating.md). */
+	struct fixture f;
+	fixture_open(&f, 0);
+	struct registration r;
+	struct buffer note;
+	make_registration(&f, 2, "mix", &f.provider, &r);
+	sign(&r, &f.provider, &note);
+	const char *first = "GET /v1/health HTTP/1.1\r\nHost: a\r\n\r\n";
+	for (size_t i = 0; i < sizeof hostile_requests / sizeof hostile_requests[0]; i++) {
+		const struct hostile *h = &hostile_requests[i];
+		if (strstr(h->what, "Content-Length ") || strstr(h->what, "empty Content-Length"))
+			continue;
+		struct buffer request_bytes, answer;
+		build_hostile(h, &note, &request_bytes);
+		buffer_init(&answer);
+		int fd = raw_connect(&f, NULL);
+		raw_send(fd, first, strlen(first));
+		/* The first answer comes, and the connection stays open for the next request. */
+		char chunk[1024];
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		ck_assert_int_eq(poll(&p, 1, 5000), 1);
+		ssize_t n = recv(fd, chunk, sizeof chunk - 1, 0);
+		ck_assert_int_gt(n, 0);
+		chunk[n] = 0;
+		ck_assert_msg(strncmp(chunk, "HTTP/1.1 200 ", 13) == 0 && !strstr(chunk, "Connection: close"),
+		              "%s", chunk);
+		raw_send(fd, (const char *)request_bytes.data, request_bytes.len);
+		int closed = raw_read_until_closed(fd, &answer, 5000);
+		expect_one_closing_error(h->what, &answer, closed, h->status, h->code);
+		close(fd);
+		buffer_free(&answer);
+		buffer_free(&request_bytes);
+		ck_assert_msg(sequence_of(&f, r.service_id) == 0, "%s: the registration was stored", h->what);
+	}
+	buffer_free(&note);
+	registration_clear(&r);
+	fixture_close(&f);
+}
+END_TEST
+
+/* Sends text one byte every interval_ms until the server closes; returns how long that took,
+ * or 0 if it did not close within limit_ms. */
+static uint64_t trickle(struct fixture *f, const char *text, int interval_ms, int limit_ms)
+{
+	int fd = raw_connect(f, NULL);
+	uint64_t start = monotonic_ms();
+	size_t len = strlen(text);
+	for (size_t i = 0;; i = (i + 1) % len) {
+		if (monotonic_ms() - start > (uint64_t)limit_ms) {
+			close(fd);
+			return 0;
+		}
+		if (send(fd, text + i, 1, MSG_NOSIGNAL) != 1)
+			break;
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, interval_ms) == 1) {
+			char chunk[512];
+			if (recv(fd, chunk, sizeof chunk, 0) <= 0)
+				break;
+		}
+	}
+	close(fd);
+	return monotonic_ms() - start;
+}
+
+START_TEST(test_trickling_is_cut_off)
+{
+	struct fixture f;
+	fixture_open_with(&f, 0,
+	                  "http: { threads: 2, header_timeout_seconds: 1, body_timeout_seconds: 1, "
+	                  "connection_timeout_seconds: 30, log_interval_seconds: 1 }");
+	/* The idle timeout (30 s) never fires: a byte comes every 200 ms. */
+	uint64_t head =
+	    trickle(&f, "GET /v1/health HTTP/1.1\r\nHost: a\r\nX-Padding: aaaaaaaaaaaaaaaaaaaa", 200, 15000);
+	ck_assert_msg(head > 0, "a trickling request head kept its connection");
+	/* A head sent at once, then a body that trickles. */
+	int fd = raw_connect(&f, NULL);
+	const char *post_head = "POST /v1/registrations HTTP/1.1\r\nHost: a\r\nContent-Length: 4000\r\n\r\n";
+	raw_send(fd, post_head, strlen(post_head));
+	uint64_t start = monotonic_ms();
+	int closed = 0;
+	while (!closed && monotonic_ms() - start < 15000) {
+		if (send(fd, "x", 1, MSG_NOSIGNAL) != 1)
+			break;
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 200) == 1) {
+			char chunk[512];
+			closed = recv(fd, chunk, sizeof chunk, 0) <= 0;
+		}
+	}
+	ck_assert_msg(monotonic_ms() - start < 15000, "a trickling body kept its connection");
+	close(fd);
+	/* A later request head on a kept-alive connection has its deadline too. */
+	fd = raw_connect(&f, NULL);
+	const char *first = "GET /v1/health HTTP/1.1\r\nHost: a\r\n\r\n";
+	raw_send(fd, first, strlen(first));
+	struct buffer answer;
+	buffer_init(&answer);
+	start = monotonic_ms();
+	while (monotonic_ms() - start < 15000) {
+		if (send(fd, "G", 1, MSG_NOSIGNAL) != 1)
+			break;
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 200) == 1) {
+			char chunk[512];
+			ssize_t n = recv(fd, chunk, sizeof chunk, 0);
+			if (n <= 0)
+				break;
+		}
+	}
+	ck_assert_msg(monotonic_ms() - start < 15000, "a trickling second head kept its connection");
+	close(fd);
+	buffer_free(&answer);
+	/* Counted in an aggregate line, without an address. */
+	char *log = NULL;
+	for (int i = 0; i < 50; i++) {
+		free(log);
+		log = read_log(&f);
+		if (strstr(log, "head_timeout") && strstr(log, "body_timeout"))
+			break;
+		test_sleep_ms(100);
+	}
+	ck_assert_msg(strstr(log, "dirauthd: http: in the last") && strstr(log, "head_timeout") &&
+	                  strstr(log, "body_timeout"),
+	              "%s", log);
+	ck_assert_msg(!strstr(log, "127.0.0."), "%s", log);
+	free(log);
+	fixture_close(&f);
+}
+END_TEST
+
+START_TEST(test_slow_crowd_does_not_lock_out)
+{
+	/* 300 connections trickling from 20 source addresses, more than the pending queue holds and
+	 * more than 20 x the per-address limit: a client on another address is still served and a
+	 * registration still commits. */
+	enum { CROWD = 300, SOURCES = 20 };
+	struct fixture f;
+	fixture_open_with(
+	    &f, 0,
+	    "http: { threads: 2, max_connections: 200, max_connections_per_ip: 8, "
+	    "max_pending_connections: 128, header_timeout_seconds: 30, log_interval_seconds: 1 }");
+	int crowd[CROWD];
+	for (int i = 0; i < CROWD; i++) {
+		char source[32];
+		snprintf(source, sizeof source, "127.0.0.%d", 2 + i % SOURCES);
+		crowd[i] = raw_connect(&f, source);
+		raw_send(crowd[i], "GET /v1/hea", 11);
+	}
+	for (int round = 0; round < 5; round++) {
+		for (int i = 0; i < CROWD; i++)
+			send(crowd[i], "l", 1, MSG_NOSIGNAL);
+		struct response response;
+		request(&f, "GET", "/v1/health", NULL, 0, 0, NULL, &response);
+		ck_assert_int_eq(response.status, 200);
+		response_free(&response);
+	}
+	struct registration r;
+	struct buffer note;
+	struct response response;
+	make_registration(&f, 3, "mix", &f.provider, &r);
+	sign(&r, &f.provider, &note);
+	post(&f, &note, &response);
+	ck_assert_msg(response.status == 202, "%ld %s", response.status, response.body.data);
+	response_free(&response);
+	ck_assert_uint_eq(sequence_of(&f, r.service_id), 1);
+	buffer_free(&note);
+	registration_clear(&r);
+	for (int i = 0; i < CROWD; i++)
+		close(crowd[i]);
+	char *log = NULL;
+	for (int i = 0; i < 50; i++) {
+		free(log);
+		log = read_log(&f);
+		if (strstr(log, "pending_full"))
+			break;
+		test_sleep_ms(100);
+	}
+	ck_assert_msg(strstr(log, "pending_full"), "%s", log);
+	ck_assert_msg(!strstr(log, "127.0.0."), "%s", log);
+	free(log);
+	fixture_close(&f);
+}
+END_TEST
+
+START_TEST(test_idle_crowd_is_evicted)
+{
+	/* Kept-alive connections that sent one request and then wait, more than the connection
+	 * limit allows: the longest waiting make room, and a new client is served. */
+	enum { IDLE = 40 };
+	struct fixture f;
+	fixture_open_with(
+	    &f, 0,
+	    "http: { threads: 2, max_connections: 30, max_connections_per_ip: 30, "
+	    "header_timeout_seconds: 60, connection_timeout_seconds: 60, log_interval_seconds: 1 }");
+	int idle[IDLE];
+	const char *get = "GET /v1/health HTTP/1.1\r\nHost: a\r\n\r\n";
+	for (int i = 0; i < IDLE; i++) {
+		idle[i] = raw_connect(&f, NULL);
+		raw_send(idle[i], get, strlen(get));
+		struct pollfd p = {.fd = idle[i], .events = POLLIN};
+		poll(&p, 1, 2000);
+	}
+	struct response response;
+	request(&f, "GET", "/v1/health", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 200);
+	response_free(&response);
+	char *log = NULL;
+	for (int i = 0; i < 50; i++) {
+		free(log);
+		log = read_log(&f);
+		if (strstr(log, "crowded") || strstr(log, "not_admitted"))
+			break;
+		test_sleep_ms(100);
+	}
+	ck_assert_msg(strstr(log, "crowded"), "%s", log);
+	free(log);
+	for (int i = 0; i < IDLE; i++)
+		close(idle[i]);
+	fixture_close(&f);
+}
+END_TEST
+
+static Suite *guard_suite(void)
+{
+	Suite *suite = suite_create("http_guard");
+	TCase *tc = tcase_create("http_guard");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_hostile_framing_first_request);
+	tcase_add_test(tc, test_hostile_framing_later_request);
+	tcase_add_test(tc, test_trickling_is_cut_off);
+	tcase_add_test(tc, test_slow_crowd_does_not_lock_out);
+	tcase_add_test(tc, test_idle_crowd_is_evicted);
+	suite_add_tcase(suite, tc);
+	return suite;
+}
+
+int main(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	SRunner *runner = srunner_create(guard_suite());
+	srunner_run_all(runner, CK_NORMAL);
+	int failures = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	curl_global_cleanup();
+	return failures ? 1 : 0;
+}
