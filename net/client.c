@@ -273,7 +273,9 @@ done:
 	return rc;
 }
 
-uint32_t net_backoff_delay_ms(const struct net_retry *retry, unsigned retry_number, uint32_t random)
+#undef SET
+
+uint32_t net_backoff_delay_ms(const struct net_retry *retry, unsigned retry_number, uint32_t random_value)
 {
 	uint64_t base = retry->base_delay_ms != 0 ? retry->base_delay_ms : NET_DEFAULT_RETRY_BASE_MS;
 	uint64_t cap = retry->max_delay_ms != 0 ? retry->max_delay_ms : NET_DEFAULT_RETRY_MAX_MS;
@@ -287,7 +289,7 @@ uint32_t net_backoff_delay_ms(const struct net_retry *retry, unsigned retry_numb
 	/* The upper half of the ceiling: the waits still grow, and clients that failed together spread
 	 * over a window as wide as the wait itself. */
 	half = ceiling / 2;
-	return (uint32_t)(ceiling - half + (uint64_t)random % (half + 1));
+	return (uint32_t)(ceiling - half + (uint64_t)random_value % (half + 1));
 }
 
 /* A status worth another attempt: the server is failing or asks to slow down. */
@@ -329,7 +331,7 @@ int net_perform(const struct net_request *request, struct net_response *response
 	for (unsigned attempt = 1;; attempt++) {
 		uint64_t now = monotonic_ms();
 		uint64_t left = deadline > now ? deadline - now : 1;
-		uint32_t random = 0;
+		uint32_t random_value = 0;
 		uint32_t wait;
 
 		rc = perform_once(request, connect_ms < left ? connect_ms : (uint32_t)left, (uint32_t)left,
@@ -340,9 +342,9 @@ int net_perform(const struct net_request *request, struct net_response *response
 		if (attempt == attempts)
 			break;
 		/* Without the system's randomness the wait is the ceiling: still bounded, just not spread. */
-		if (crypto_random((uint8_t *)&random, sizeof(random)) != 0)
-			random = UINT32_MAX;
-		wait = net_backoff_delay_ms(&request->retry, attempt, random);
+		if (crypto_random((uint8_t *)&random_value, sizeof(random_value)) != 0)
+			random_value = UINT32_MAX;
+		wait = net_backoff_delay_ms(&request->retry, attempt, random_value);
 		now = monotonic_ms();
 		if (now + wait >= deadline)
 			break;

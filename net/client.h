@@ -102,9 +102,9 @@ int net_perform(const struct net_request *request, struct net_response *response
 
 /* The wait before attempt number `retry` + 1 (retry 1 is the first retry): a ceiling of
  * base_delay_ms * 2^(retry - 1), capped at max_delay_ms (defaults for 0), and a wait drawn from
- * the upper half of it, [ceiling / 2, ceiling], by random (any 32-bit value, uniformly drawn).
- * Pure; net_perform draws random from the operating system's source. */
-uint32_t net_backoff_delay_ms(const struct net_retry *retry, unsigned retry_number, uint32_t random);
+ * the upper half of it, [ceiling / 2, ceiling], by random_value (any 32-bit value, uniformly
+ * drawn). Pure; net_perform draws random_value from the operating system's source. */
+uint32_t net_backoff_delay_ms(const struct net_retry *retry, unsigned retry_number, uint32_t random_value);
 
 /* Describes a non-success answer in one line for a person: "HTTP <status>: <code>: <detail>",
  * where code and detail come from the server's JSON error object ({"error": ..., "detail": ...})
