@@ -14,8 +14,9 @@
 #include "ctl/register.h"
 #include "ctl/report.h"
 #include "ctl/trust_file.h"
+#include "net/client.h"
+#include "verify/snapshot.h"
 
-#include <curl/curl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -805,7 +806,7 @@ static int command_fetch(int argc, char **argv, struct ctl_report *report)
 	    {NULL, 0, NULL, 0},
 	};
 	struct ctl_fetch_options fetch_options;
-	struct ctl_fetch_policy policy;
+	struct verify_snapshot_policy policy;
 	struct ctl_fetch_result result;
 	struct trust_bundle *bundle = NULL;
 	struct arguments arguments;
@@ -829,7 +830,7 @@ static int command_fetch(int argc, char **argv, struct ctl_report *report)
 		                arguments.namespace_name);
 		return report->exit_code;
 	}
-	ctl_fetch_policy_default(&policy);
+	verify_snapshot_policy_default(&policy);
 	if (parse_limit("--clock-skew", arguments.clock_skew_text, 0, UINT64_MAX, &policy.clock_skew,
 	                report) != 0 ||
 	    parse_limit("--max-validity", arguments.max_validity_text, 1, UINT64_MAX, &policy.max_validity,
@@ -885,7 +886,7 @@ int main(int argc, char **argv)
 		fputs(main_usage, stdout);
 		return CTL_EXIT_OK;
 	}
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+	if (net_global_init() != 0) {
 		fprintf(stderr, "dirauthctl: cannot initialise libcurl\n");
 		return CTL_EXIT_SOFTWARE;
 	}
@@ -913,6 +914,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dirauthctl: stdout: write failed\n");
 		exit_code = CTL_EXIT_IO;
 	}
-	curl_global_cleanup();
+	net_global_cleanup();
 	return exit_code;
 }

@@ -1,22 +1,25 @@
 /*
- * fetch.c: verify-then-store of one snapshot, and the downloads that feed it (see fetch.h).
+ * fetch.c: the downloads of one snapshot, verify/'s checks in order, then the files (see
+ * fetch.h).
  *
- * The order of the checks is the point: signatures before parsing what they cover is trusted,
- * history before the (large) body is downloaded, the body before any file is written, and
- * latest.header last, so that a crash or a refusal at any step leaves the mirror's idea of
- * "latest" where it was.
+ * The order of the checks is the point: signatures before anything their text says is
+ * believed, history before the (large) body is downloaded, the body before any file is written,
+ * and latest.header last, so that a crash or a refusal at any step leaves the mirror's idea of
+ * "latest" where it was. Every decision is verify/'s; a refusal is its detail behind "fetch <ns>: "
+ * with the exit status of ctl_exit_code_for_verification, except where the command knows more:
+ * the held header's file, the evidence file of an equivocation, the way to re-seed.
  */
 #include "ctl/fetch.h"
 
-#include "schema/compress.h"
-#include "schema/error.h"
+#include "ctl/exchange.h"
 #include "ctl/files.h"
-#include "ctl/http_client.h"
 #include "ctl/keyring.h"
-#include "schema/note.h"
+#include "net/client.h"
+#include "schema/error.h"
+#include "verify/history.h"
+#include "verify/keyring.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,163 +28,39 @@
 #define LATEST_HEADER "latest.header"
 #define CERTIFICATES  "certificates"
 
-void ctl_fetch_policy_default(struct ctl_fetch_policy *policy)
+/* "fetch <ns>", the start of every message. */
+#define WHAT_MAX (NAMESPACE_NAME_MAX + 16)
+
+static void what_of(const char *namespace_name, char what[WHAT_MAX])
 {
-	policy->clock_skew = CTL_FETCH_DEFAULT_CLOCK_SKEW;
-	policy->max_validity = CTL_FETCH_DEFAULT_MAX_VALIDITY;
-	policy->max_chain = CTL_FETCH_DEFAULT_MAX_CHAIN;
-}
-
-/* Counts the pinned identities whose certified signing keys signed the note, each certificate
- * covering both the header's time and now. */
-static int verify_signatures(const struct trust_bundle *bundle, const char *namespace_name,
-                             const uint8_t *certificates, size_t certificates_len, const struct note *note,
-                             uint64_t at, uint64_t now, struct ctl_fetch_result *result,
-                             struct ctl_report *report)
-{
-	struct certificate_keyring *ring = NULL;
-	char what[NAMESPACE_NAME_MAX + 32];
-	size_t verified_count = 0;
-	int rc;
-
-	snprintf(what, sizeof(what), "fetch %s", namespace_name);
-	rc = ctl_keyring_build(what, bundle, certificates, certificates_len, &ring, NULL, report);
-	if (rc != 0)
-		return rc;
-	snprintf(what, sizeof(what), "fetch %s: header", namespace_name);
-	rc = ctl_keyring_verify_both(what, ring, note, at, now, bundle->threshold, &verified_count,
-	                             result->signer_names, sizeof(result->signer_names), report);
-	if (rc == 0) {
-		result->signer_count = verified_count;
-		result->authority_count = bundle->authority_count;
-	}
-	free(ring);
-	return rc;
-}
-
-/* The header's own times against the clock and the policy. */
-static int check_times(const char *namespace_name, const struct snapshot_header *header, uint64_t now,
-                       const struct ctl_fetch_policy *policy, struct ctl_report *report)
-{
-	uint64_t latest_start = now > UINT64_MAX - policy->clock_skew ? UINT64_MAX : now + policy->clock_skew;
-
-	if (header->valid_after > latest_start) {
-		ctl_report_fail(report, CTL_EXIT_DATA,
-		                "fetch %s: header: not yet valid: epoch %" PRIu64 " is valid after %" PRIu64
-		                ", now is %" PRIu64 " and the allowed clock skew is %" PRIu64 " s",
-		                namespace_name, header->epoch, header->valid_after, now, policy->clock_skew);
-		return DIRAUTH_ERR_STALE;
-	}
-	if (header->valid_until <= now) {
-		ctl_report_fail(report, CTL_EXIT_DATA,
-		                "fetch %s: header: stale: epoch %" PRIu64 " was valid until %" PRIu64
-		                ", now is %" PRIu64,
-		                namespace_name, header->epoch, header->valid_until, now);
-		return DIRAUTH_ERR_STALE;
-	}
-	/* The parser guarantees valid-after < valid-until. */
-	if (header->valid_until - header->valid_after > policy->max_validity) {
-		ctl_report_fail(report, CTL_EXIT_DATA,
-		                "fetch %s: header: valid for %" PRIu64 " s (from %" PRIu64 " until %" PRIu64
-		                "), longer than the allowed %" PRIu64 " s",
-		                namespace_name, header->valid_until - header->valid_after,
-		                header->valid_after, header->valid_until, policy->max_validity);
-		return DIRAUTH_ERR_BOUNDS;
-	}
-	return 0;
+	snprintf(what, WHAT_MAX, "fetch %s", namespace_name);
 }
 
 int ctl_fetch_verify_header(const struct trust_bundle *bundle, const char *namespace_name,
-                            const uint8_t *note_bytes, size_t note_len, const uint8_t *certificates,
-                            size_t certificates_len, uint64_t now, const struct ctl_fetch_policy *policy,
-                            struct snapshot_header *header, struct ctl_fetch_result *result,
-                            struct ctl_report *report)
+                            const uint8_t *note, size_t note_len, const uint8_t *certificates,
+                            size_t certificates_len, uint64_t now,
+                            const struct verify_snapshot_policy *policy, struct snapshot_header *header,
+                            struct ctl_fetch_result *result, struct ctl_report *report)
 {
-	const struct trust_namespace *pinned;
-	struct ctl_fetch_policy defaults;
-	struct note *note = NULL;
+	struct verify_signers signers;
+	char detail[VERIFY_DETAIL_MAX];
+	char what[WHAT_MAX];
 	int rc;
 
 	memset(result, 0, sizeof(*result));
-	memset(header, 0, sizeof(*header));
-	if (policy == NULL) {
-		ctl_fetch_policy_default(&defaults);
-		policy = &defaults;
-	}
-	pinned = trust_bundle_namespace(bundle, namespace_name);
-	if (pinned == NULL) {
-		ctl_report_fail(report, CTL_EXIT_CONFIG, "fetch %s: namespace not in the trust bundle",
-		                namespace_name);
-		return DIRAUTH_ERR_CONFIG;
-	}
-	if (note_len > CTL_FETCH_HEADER_NOTE_MAX) {
-		ctl_report_fail(report, CTL_EXIT_DATA, "fetch %s: header: larger than %d bytes",
-		                namespace_name, CTL_FETCH_HEADER_NOTE_MAX);
-		return DIRAUTH_ERR_BOUNDS;
-	}
-	rc = note_parse(note_bytes, note_len, &note);
+	rc = verify_snapshot_header(bundle, namespace_name, certificates, certificates_len, note, note_len,
+	                            now, policy, header, &signers, detail, sizeof(detail));
 	if (rc != 0) {
-		ctl_report_fail(report, rc == DIRAUTH_ERR_NOMEM ? CTL_EXIT_SOFTWARE : CTL_EXIT_DATA,
-		                "fetch %s: header: not a signed note: %s", namespace_name,
-		                dirauth_strerror(rc));
-		goto done;
-	}
-	if (note->text_len > SNAPSHOT_HEADER_MAX_BYTES) {
-		rc = DIRAUTH_ERR_BOUNDS;
-		ctl_report_fail(report, CTL_EXIT_DATA, "fetch %s: header: text larger than %d bytes",
-		                namespace_name, SNAPSHOT_HEADER_MAX_BYTES);
-		goto done;
-	}
-	/* The signatures count only for keys certified at the header's own time, so the text is
-	 * parsed first; nothing it says is believed until the signatures below verified. The keys
-	 * must be certified now as well: the header's time is the signers' choice, the clock is not. */
-	rc = snapshot_header_parse(note->text, note->text_len, header);
-	if (rc != 0) {
-		ctl_report_fail(report, CTL_EXIT_DATA, "fetch %s: header: not a snapshot header: %s",
-		                namespace_name, dirauth_strerror(rc));
-		goto done;
-	}
-	rc = verify_signatures(bundle, namespace_name, certificates, certificates_len, note,
-	                       header->valid_after, now, result, report);
-	if (rc != 0)
-		goto done;
-	if (strcmp(header->namespace_name, namespace_name) != 0) {
-		rc = DIRAUTH_ERR_MISMATCH;
-		ctl_report_fail(report, CTL_EXIT_DATA, "fetch %s: header: wrong namespace '%s'",
-		                namespace_name, header->namespace_name);
-		goto done;
-	}
-	if (strcmp(header->origin, pinned->origin) != 0) {
-		rc = DIRAUTH_ERR_MISMATCH;
-		ctl_report_fail(report, CTL_EXIT_DATA,
-		                "fetch %s: header: wrong origin '%s', the trust bundle pins '%s'",
-		                namespace_name, header->origin, pinned->origin);
-		goto done;
-	}
-	rc = check_times(namespace_name, header, now, policy, report);
-	if (rc != 0)
-		goto done;
-	if (header->record_count > bundle->max_records) {
-		rc = DIRAUTH_ERR_BOUNDS;
-		ctl_report_fail(report, CTL_EXIT_DATA,
-		                "fetch %s: header: %" PRIu64 " records, the trust bundle allows %" PRIu64,
-		                namespace_name, header->record_count, bundle->max_records);
-		goto done;
-	}
-	if (header->body_size > bundle->max_body_uncompressed) {
-		rc = DIRAUTH_ERR_BOUNDS;
-		ctl_report_fail(report, CTL_EXIT_DATA,
-		                "fetch %s: header: body of %" PRIu64
-		                " bytes, the trust bundle allows %" PRIu64,
-		                namespace_name, header->body_size, bundle->max_body_uncompressed);
-		goto done;
+		what_of(namespace_name, what);
+		return ctl_verification_fail(report, what, rc, detail);
 	}
 	snprintf(result->namespace_name, sizeof(result->namespace_name), "%s", namespace_name);
 	result->epoch = header->epoch;
 	result->record_count = header->record_count;
-done:
-	note_free(note);
-	return rc;
+	result->signer_count = signers.count;
+	result->authority_count = bundle->authority_count;
+	snprintf(result->signer_names, sizeof(result->signer_names), "%s", signers.names);
+	return 0;
 }
 
 /* Joins directory/namespace_name[/name] into out. */
@@ -260,359 +139,168 @@ int ctl_fetch_read_held(const char *directory, const char *namespace_name, struc
 	return rc;
 }
 
-/* Parses a held header note back into its note and header; a failure is put in words. */
+/* Reads the held header note back; without it there is no rollback check, and a check that
+ * cannot run denies. */
 static int parse_held(const char *namespace_name, const uint8_t *held_bytes, size_t held_len,
-                      struct note **held, struct snapshot_header *held_header, struct ctl_report *report)
+                      struct verify_held *held, struct ctl_report *report)
 {
-	int rc;
+	int rc = verify_held_parse(held_bytes, held_len, held, NULL, 0);
 
-	*held = NULL;
-	rc = note_parse(held_bytes, held_len, held);
-	if (rc == 0)
-		rc = snapshot_header_parse((*held)->text, (*held)->text_len, held_header);
-	if (rc != 0) {
-		/* Without the held epoch there is no rollback check, and a check that cannot run denies. */
-		ctl_report_fail(report, rc == DIRAUTH_ERR_NOMEM ? CTL_EXIT_SOFTWARE : CTL_EXIT_DATA,
-		                "fetch %s: held header %s cannot be read back: %s", namespace_name,
-		                LATEST_HEADER, dirauth_strerror(rc));
-		note_free(*held);
-		*held = NULL;
-	}
-	return rc;
-}
-
-int ctl_fetch_check_history(const char *directory, const char *namespace_name, const uint8_t *held_bytes,
-                            size_t held_len, const uint8_t *note_bytes, size_t note_len,
-                            const struct snapshot_header *header, struct ctl_report *report)
-{
-	char evidence_path[PATH_CAPACITY];
-	struct snapshot_header held_header;
-	struct note *held = NULL;
-	struct note *fetched = NULL;
-	int rc;
-
-	if (held_len == 0)
-		return 0;
-	rc = parse_held(namespace_name, held_bytes, held_len, &held, &held_header, report);
 	if (rc != 0)
-		return rc;
-	rc = note_parse(note_bytes, note_len, &fetched);
-	if (rc != 0) {
-		ctl_report_fail(report, rc == DIRAUTH_ERR_NOMEM ? CTL_EXIT_SOFTWARE : CTL_EXIT_DATA,
-		                "fetch %s: header: not a signed note: %s", namespace_name,
-		                dirauth_strerror(rc));
-		goto done;
-	}
-	if (held_header.epoch > header->epoch) {
-		rc = DIRAUTH_ERR_ROLLBACK;
-		ctl_report_fail(report, CTL_EXIT_DATA,
-		                "fetch %s: rollback: the server offers epoch %" PRIu64
-		                ", this mirror holds epoch %" PRIu64,
-		                namespace_name, header->epoch, held_header.epoch);
-		goto done;
-	}
-	/* The same epoch may come back with more cosignatures; only different text is two histories. */
-	if (held_header.epoch == header->epoch &&
-	    (held->text_len != fetched->text_len || memcmp(held->text, fetched->text, held->text_len) != 0)) {
-		int written = write_evidence(directory, namespace_name, header->epoch, held_bytes, held_len,
-		                             note_bytes, note_len, evidence_path, sizeof(evidence_path));
-		rc = DIRAUTH_ERR_MISMATCH;
-		if (written == 0)
-			ctl_report_fail(
-			    report, CTL_EXIT_DATA,
-			    "fetch %s: equivocation: two different headers signed for epoch %" PRIu64
-			    "; evidence written to %s",
-			    namespace_name, header->epoch, evidence_path);
-		else
-			ctl_report_fail(
-			    report, CTL_EXIT_DATA,
-			    "fetch %s: equivocation: two different headers signed for epoch %" PRIu64
-			    "; evidence could not be written: %s",
-			    namespace_name, header->epoch, dirauth_strerror(written));
-		goto done;
-	}
-done:
-	note_free(held);
-	note_free(fetched);
-	return rc;
-}
-
-/* The refusal every broken link ends in, with what broke. */
-static int chain_broken(const struct ctl_fetch_chain *chain, struct ctl_report *report, const char *format,
-                        ...) __attribute__((format(printf, 3, 4)));
-
-static int chain_broken(const struct ctl_fetch_chain *chain, struct ctl_report *report, const char *format,
-                        ...)
-{
-	char detail[CTL_REPORT_MAX / 2];
-	va_list args;
-
-	va_start(args, format);
-	vsnprintf(detail, sizeof(detail), format, args);
-	va_end(args);
-	ctl_report_fail(report, CTL_EXIT_DATA,
-	                "fetch %s: history does not chain to the held snapshot (epoch %" PRIu64 "): %s",
-	                chain->namespace_name, chain->held_epoch, detail);
-	return DIRAUTH_ERR_MISMATCH;
-}
-
-int ctl_fetch_chain_begin(struct ctl_fetch_chain *chain, const struct trust_bundle *bundle,
-                          const uint8_t *certificates, size_t certificates_len, const uint8_t *held_bytes,
-                          size_t held_len, const struct snapshot_header *header, uint64_t max_chain,
-                          struct ctl_report *report)
-{
-	struct snapshot_header held_header;
-	struct note *held = NULL;
-	char what[NAMESPACE_NAME_MAX + 32];
-	int rc;
-
-	memset(chain, 0, sizeof(*chain));
-	chain->bundle = bundle;
-	snprintf(chain->namespace_name, sizeof(chain->namespace_name), "%s", header->namespace_name);
-	snprintf(chain->origin, sizeof(chain->origin), "%s", header->origin);
-	rc = parse_held(chain->namespace_name, held_bytes, held_len, &held, &held_header, report);
-	if (rc != 0)
-		return rc;
-	rc = snapshot_header_digest(held->text, held->text_len, chain->held_digest);
-	note_free(held);
-	if (rc != 0) {
-		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "fetch %s: cannot hash the held header: %s",
-		                chain->namespace_name, dirauth_strerror(rc));
-		return rc;
-	}
-	chain->held_epoch = held_header.epoch;
-	chain->held_valid_after = held_header.valid_after;
-	if (header->epoch <= held_header.epoch) {
-		ctl_report_fail(report, CTL_EXIT_SOFTWARE,
-		                "fetch %s: history: epoch %" PRIu64
-		                " is not newer than the held epoch %" PRIu64,
-		                chain->namespace_name, header->epoch, held_header.epoch);
-		return DIRAUTH_ERR_INTERNAL;
-	}
-	if (header->epoch - held_header.epoch > max_chain) {
-		ctl_report_fail(
-		    report, CTL_EXIT_DATA,
-		    "fetch %s: history: the server offers epoch %" PRIu64 ", %" PRIu64
-		    " epochs past the held epoch %" PRIu64 ", more than the %" PRIu64
-		    " this mirror walks back to check that one descends from the other; a mirror away that "
-		    "long must be re-seeded deliberately: check the new snapshot by other means, then "
-		    "delete %s/%s and fetch again",
-		    chain->namespace_name, header->epoch, header->epoch - held_header.epoch,
-		    held_header.epoch, max_chain, chain->namespace_name, LATEST_HEADER);
-		return DIRAUTH_ERR_BOUNDS;
-	}
-	chain->next_epoch = header->epoch;
-	chain->next_valid_after = header->valid_after;
-	memcpy(chain->expected, header->previous, sizeof(chain->expected));
-	if (header->valid_after < chain->held_valid_after)
-		return chain_broken(chain, report,
-		                    "epoch %" PRIu64 " is valid after %" PRIu64
-		                    ", before the held header's valid-after %" PRIu64,
-		                    header->epoch, header->valid_after, chain->held_valid_after);
-	snprintf(what, sizeof(what), "fetch %s: history", chain->namespace_name);
-	rc = ctl_keyring_build(what, bundle, certificates, certificates_len, &chain->ring, NULL, report);
-	if (rc != 0)
-		return rc;
-	chain->reached = memcmp(chain->expected, chain->held_digest, sizeof(chain->expected)) == 0;
-	return 0;
-}
-
-int ctl_fetch_chain_add(struct ctl_fetch_chain *chain, uint64_t epoch, const uint8_t *note_bytes,
-                        size_t note_len, struct ctl_report *report)
-{
-	struct snapshot_header link;
-	struct note *note = NULL;
-	uint8_t digest[32];
-	char what[NAMESPACE_NAME_MAX + 64];
-	int rc;
-
-	if (chain->ring == NULL || chain->reached || epoch >= chain->next_epoch ||
-	    epoch <= chain->held_epoch) {
-		ctl_report_fail(report, CTL_EXIT_SOFTWARE,
-		                "fetch %s: history: epoch %" PRIu64 " added out of order",
-		                chain->namespace_name, epoch);
-		return DIRAUTH_ERR_INTERNAL;
-	}
-	snprintf(what, sizeof(what), "fetch %s: history: epoch %" PRIu64, chain->namespace_name, epoch);
-	if (note_len > CTL_FETCH_HEADER_NOTE_MAX) {
-		ctl_report_fail(report, CTL_EXIT_DATA, "%s: larger than %d bytes", what,
-		                CTL_FETCH_HEADER_NOTE_MAX);
-		return DIRAUTH_ERR_BOUNDS;
-	}
-	rc = note_parse(note_bytes, note_len, &note);
-	if (rc != 0) {
-		ctl_report_fail(report, rc == DIRAUTH_ERR_NOMEM ? CTL_EXIT_SOFTWARE : CTL_EXIT_DATA,
-		                "%s: not a signed note: %s", what, dirauth_strerror(rc));
-		goto done;
-	}
-	rc = note->text_len > SNAPSHOT_HEADER_MAX_BYTES
-	         ? DIRAUTH_ERR_BOUNDS
-	         : snapshot_header_parse(note->text, note->text_len, &link);
-	if (rc != 0) {
-		ctl_report_fail(report, CTL_EXIT_DATA, "%s: not a snapshot header: %s", what,
-		                dirauth_strerror(rc));
-		goto done;
-	}
-	/* A link is a past statement: its keys are judged at its own time only. */
-	rc = ctl_keyring_verify(what, chain->ring, note, link.valid_after, chain->bundle->threshold, NULL,
-	                        NULL, 0, report);
-	if (rc != 0)
-		goto done;
-	if (link.epoch != epoch) {
-		rc = chain_broken(chain, report,
-		                  "the header served for epoch %" PRIu64 " is for epoch %" PRIu64, epoch,
-		                  link.epoch);
-		goto done;
-	}
-	if (strcmp(link.namespace_name, chain->namespace_name) != 0 ||
-	    strcmp(link.origin, chain->origin) != 0) {
-		rc = chain_broken(chain, report, "epoch %" PRIu64 " is of namespace '%s' and origin '%s'",
-		                  epoch, link.namespace_name, link.origin);
-		goto done;
-	}
-	if (link.valid_after > chain->next_valid_after || link.valid_after < chain->held_valid_after) {
-		rc = chain_broken(chain, report,
-		                  "epoch %" PRIu64 " is valid after %" PRIu64
-		                  ", outside the held header's %" PRIu64 " and epoch %" PRIu64 "'s %" PRIu64,
-		                  epoch, link.valid_after, chain->held_valid_after, chain->next_epoch,
-		                  chain->next_valid_after);
-		goto done;
-	}
-	rc = snapshot_header_digest(note->text, note->text_len, digest);
-	if (rc != 0) {
-		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "%s: cannot hash the header: %s", what,
-		                dirauth_strerror(rc));
-		goto done;
-	}
-	if (memcmp(digest, chain->expected, sizeof(digest)) != 0) {
-		rc = chain_broken(chain, report,
-		                  "epoch %" PRIu64 " is not the previous header of epoch %" PRIu64, epoch,
-		                  chain->next_epoch);
-		goto done;
-	}
-	chain->next_epoch = link.epoch;
-	chain->next_valid_after = link.valid_after;
-	memcpy(chain->expected, link.previous, sizeof(chain->expected));
-	chain->reached = memcmp(chain->expected, chain->held_digest, sizeof(chain->expected)) == 0;
-done:
-	note_free(note);
-	return rc;
-}
-
-int ctl_fetch_chain_reached(const struct ctl_fetch_chain *chain)
-{
-	return chain->reached;
-}
-
-int ctl_fetch_chain_finish(const struct ctl_fetch_chain *chain, struct ctl_report *report)
-{
-	if (chain->reached)
-		return 0;
-	return chain_broken(chain, report,
-	                    "the previous of epoch %" PRIu64
-	                    " is no header the server holds after the held one, nor the held one",
-	                    chain->next_epoch);
-}
-
-void ctl_fetch_chain_free(struct ctl_fetch_chain *chain)
-{
-	free(chain->ring);
-	chain->ring = NULL;
-}
-
-int ctl_fetch_verify_chain(const struct trust_bundle *bundle, const uint8_t *certificates,
-                           size_t certificates_len, const uint8_t *held, size_t held_len,
-                           const struct snapshot_header *header, const struct ctl_fetch_link *links,
-                           size_t link_count, uint64_t max_chain, struct ctl_report *report)
-{
-	struct ctl_fetch_chain chain;
-	int rc;
-
-	rc = ctl_fetch_chain_begin(&chain, bundle, certificates, certificates_len, held, held_len, header,
-	                           max_chain, report);
-	for (size_t i = 0; rc == 0 && i < link_count && !ctl_fetch_chain_reached(&chain); i++)
-		rc = ctl_fetch_chain_add(&chain, links[i].epoch, links[i].note, links[i].note_len, report);
-	if (rc == 0)
-		rc = ctl_fetch_chain_finish(&chain, report);
-	ctl_fetch_chain_free(&chain);
-	return rc;
-}
-
-static int parse_encoding(const char *text, enum content_encoding *out)
-{
-	if (text == NULL || text[0] == '\0' || strcmp(text, "identity") == 0)
-		*out = ENCODING_IDENTITY;
-	else if (strcmp(text, "gzip") == 0)
-		*out = ENCODING_GZIP;
-	else if (strcmp(text, "zstd") == 0)
-		*out = ENCODING_ZSTD;
-	else
-		return DIRAUTH_ERR_SYNTAX;
-	return 0;
-}
-
-int ctl_fetch_verify_body(const struct trust_bundle *bundle, const struct snapshot_header *header,
-                          const char *encoding_text, const uint8_t *data, size_t len, struct buffer *body,
-                          struct ctl_report *report)
-{
-	const char *namespace_name = header->namespace_name;
-	enum content_encoding encoding;
-	size_t max_records;
-	int rc;
-
-	rc = parse_encoding(encoding_text, &encoding);
-	if (rc != 0) {
-		ctl_report_fail(report, CTL_EXIT_DATA, "fetch %s: body: unsupported content encoding '%.32s'",
-		                namespace_name, encoding_text);
-		return rc;
-	}
-	if (len > bundle->max_body_compressed) {
-		ctl_report_fail(
-		    report, CTL_EXIT_DATA,
-		    "fetch %s: body: %zu bytes as served, larger than the trust bundle's bound of %" PRIu64,
-		    namespace_name, len, bundle->max_body_compressed);
-		return DIRAUTH_ERR_BOUNDS;
-	}
-	buffer_reset(body);
-	/* The header's body-size is signed, so it is the exact output bound while inflating. */
-	rc = compress_decode(encoding, data, len, (size_t)header->body_size, body);
-	if (rc == DIRAUTH_ERR_BOUNDS) {
-		ctl_report_fail(
-		    report, CTL_EXIT_DATA,
-		    "fetch %s: body: decompresses past its bound (the header's body-size of %" PRIu64
-		    " bytes, or the ratio guard)",
-		    namespace_name, header->body_size);
-		return rc;
-	}
-	if (rc != 0) {
-		ctl_report_fail(report, rc == DIRAUTH_ERR_NOMEM ? CTL_EXIT_SOFTWARE : CTL_EXIT_DATA,
-		                "fetch %s: body: cannot decode %s data: %s", namespace_name,
-		                content_encoding_name(encoding), dirauth_strerror(rc));
-		return rc;
-	}
-	max_records = bundle->max_records > SIZE_MAX ? SIZE_MAX : (size_t)bundle->max_records;
-	rc = snapshot_body_verify(header, body->data, body->len, max_records);
-	if (rc == DIRAUTH_ERR_SIGNATURE || rc == DIRAUTH_ERR_UNKNOWN_KEY) {
-		ctl_report_fail(report, CTL_EXIT_DATA,
-		                "fetch %s: body: a record's provider signature does not verify",
-		                namespace_name);
-		return rc;
-	}
-	if (rc == DIRAUTH_ERR_MISMATCH) {
-		ctl_report_fail(
-		    report, CTL_EXIT_DATA,
-		    "fetch %s: body: does not match the signed header (digest, size, count or root)",
-		    namespace_name);
-		return rc;
-	}
-	if (rc != 0) {
 		ctl_report_fail(report,
 		                rc == DIRAUTH_ERR_NOMEM || rc == DIRAUTH_ERR_CRYPTO ? CTL_EXIT_SOFTWARE
 		                                                                    : CTL_EXIT_DATA,
-		                "fetch %s: body: refused: %s", namespace_name, dirauth_strerror(rc));
+		                "fetch %s: held header %s cannot be read back: %s", namespace_name,
+		                LATEST_HEADER, dirauth_strerror(rc));
+	return rc;
+}
+
+/* Step 2a: the new header against the held one; an equivocation leaves its evidence file.
+ * *newer gets whether the chain must be walked. */
+static int check_history(const char *directory, const char *namespace_name, const uint8_t *held_bytes,
+                         size_t held_len, const struct verify_held *held, const uint8_t *note,
+                         size_t note_len, const struct snapshot_header *header, int *newer,
+                         struct ctl_report *report)
+{
+	char evidence_path[PATH_CAPACITY];
+	char detail[VERIFY_DETAIL_MAX];
+	char what[WHAT_MAX];
+	int written;
+	int rc;
+
+	rc = verify_history_compare(held, note, note_len, header, newer, detail, sizeof(detail));
+	if (rc == 0)
+		return 0;
+	what_of(namespace_name, what);
+	if (rc != DIRAUTH_ERR_MISMATCH)
+		return ctl_verification_fail(report, what, rc, detail);
+	/* Two histories: both signed notes are kept, the held one first, for anyone to check. */
+	written = write_evidence(directory, namespace_name, header->epoch, held_bytes, held_len, note,
+	                         note_len, evidence_path, sizeof(evidence_path));
+	if (written == 0)
+		ctl_report_fail(report, CTL_EXIT_DATA, "%s: %s; evidence written to %s", what, detail,
+		                evidence_path);
+	else
+		ctl_report_fail(report, CTL_EXIT_DATA, "%s: %s; evidence could not be written: %s", what,
+		                detail, dirauth_strerror(written));
+	return rc;
+}
+
+/* The walk of step 2b, begun: the keyring of the bundle and the certificates, and the chain from
+ * header back to held. The caller frees *ring (also on failure). */
+static int chain_begin(const struct trust_bundle *bundle, const uint8_t *certificates,
+                       size_t certificates_len, const struct verify_held *held,
+                       const struct snapshot_header *header, uint64_t max_chain,
+                       struct certificate_keyring **ring, struct verify_chain *chain,
+                       struct ctl_report *report)
+{
+	const char *namespace_name = header->namespace_name;
+	struct verify_pins pins;
+	char detail[VERIFY_DETAIL_MAX];
+	char what[WHAT_MAX + 16];
+	int rc;
+
+	snprintf(what, sizeof(what), "fetch %s: history", namespace_name);
+	rc = ctl_keyring_build(what, bundle, certificates, certificates_len, ring, NULL, report);
+	if (rc != 0)
+		return rc;
+	pins.ring = *ring;
+	pins.threshold = bundle->threshold;
+	pins.pinned_by = VERIFY_TRUST_BUNDLE_PINNED_BY;
+	rc = verify_chain_begin(chain, &pins, held, header, max_chain, detail, sizeof(detail));
+	what_of(namespace_name, what);
+	if (rc == DIRAUTH_ERR_BOUNDS) {
+		/* Too far to walk: only the operator can say the new snapshot is the one to believe. */
+		ctl_report_fail(
+		    report, CTL_EXIT_DATA,
+		    "%s: %s: check the new snapshot by other means, then delete %s/%s and fetch again", what,
+		    detail, namespace_name, LATEST_HEADER);
 		return rc;
 	}
+	if (rc != 0)
+		return ctl_verification_fail(report, what, rc, detail);
 	return 0;
+}
+
+static int chain_add(struct verify_chain *chain, uint64_t epoch, const uint8_t *note, size_t note_len,
+                     struct ctl_report *report)
+{
+	char detail[VERIFY_DETAIL_MAX];
+	char what[WHAT_MAX];
+	int rc;
+
+	rc = verify_chain_add(chain, epoch, note, note_len, detail, sizeof(detail));
+	if (rc != 0) {
+		what_of(chain->namespace_name, what);
+		return ctl_verification_fail(report, what, rc, detail);
+	}
+	return 0;
+}
+
+static int chain_finish(const struct verify_chain *chain, struct ctl_report *report)
+{
+	char detail[VERIFY_DETAIL_MAX];
+	char what[WHAT_MAX];
+	int rc;
+
+	rc = verify_chain_finish(chain, detail, sizeof(detail));
+	if (rc != 0) {
+		what_of(chain->namespace_name, what);
+		return ctl_verification_fail(report, what, rc, detail);
+	}
+	return 0;
+}
+
+/* Step 2b over links already downloaded, from a parsed held header. */
+static int walk_links(const struct trust_bundle *bundle, const uint8_t *certificates, size_t certificates_len,
+                      const struct verify_held *held, const struct snapshot_header *header,
+                      const struct ctl_fetch_link *links, size_t link_count, uint64_t max_chain,
+                      struct ctl_report *report)
+{
+	struct certificate_keyring *ring = NULL;
+	struct verify_chain chain;
+	int rc;
+
+	rc = chain_begin(bundle, certificates, certificates_len, held, header, max_chain, &ring, &chain,
+	                 report);
+	for (size_t i = 0; rc == 0 && i < link_count && !verify_chain_reached(&chain); i++)
+		rc = chain_add(&chain, links[i].epoch, links[i].note, links[i].note_len, report);
+	if (rc == 0)
+		rc = chain_finish(&chain, report);
+	verify_keyring_free(ring);
+	return rc;
+}
+
+int ctl_fetch_verify_chain(const struct trust_bundle *bundle, const uint8_t *certificates,
+                           size_t certificates_len, const uint8_t *held_bytes, size_t held_len,
+                           const struct snapshot_header *header, const struct ctl_fetch_link *links,
+                           size_t link_count, uint64_t max_chain, struct ctl_report *report)
+{
+	struct verify_held held;
+	int rc;
+
+	rc = parse_held(header->namespace_name, held_bytes, held_len, &held, report);
+	if (rc == 0)
+		rc = walk_links(bundle, certificates, certificates_len, &held, header, links, link_count,
+		                max_chain, report);
+	return rc;
+}
+
+/* Step 3, with the refusal in words: 70 when the body could not be checked, 65 otherwise. */
+static int verify_body(const struct trust_bundle *bundle, const struct snapshot_header *header,
+                       const char *encoding, const uint8_t *data, size_t len, struct buffer *body,
+                       struct ctl_report *report)
+{
+	char detail[VERIFY_DETAIL_MAX];
+	int rc;
+
+	rc = verify_snapshot_body(bundle, header, encoding, data, len, body, detail, sizeof(detail));
+	if (rc != 0)
+		ctl_report_fail(report,
+		                rc == DIRAUTH_ERR_NOMEM || rc == DIRAUTH_ERR_CRYPTO ? CTL_EXIT_SOFTWARE
+		                                                                    : CTL_EXIT_DATA,
+		                "fetch %s: %s", header->namespace_name, detail);
+	return rc;
 }
 
 static int store_failure(struct ctl_report *report, const char *namespace_name, const char *what, int rc)
@@ -656,35 +344,100 @@ int ctl_fetch_store(const char *directory, const char *namespace_name, uint64_t 
 	return 0;
 }
 
-/* Whether a header is newer than the held one, so that its chain must be walked (a held header
- * that cannot be read says yes: the walk then refuses with the reason). */
-static int newer_than_held(const uint8_t *held_bytes, size_t held_len, const struct snapshot_header *header)
+/* Where the headers of a walk come from: downloaded one epoch at a time (the network half), or
+ * the links already in memory. */
+struct walk_source {
+	const struct ctl_fetch_options *options; /* the network half: download each epoch */
+	size_t base_len;                         /* of options->server_url, without trailing '/' */
+	const struct ctl_fetch_link *links;      /* or these, already downloaded */
+	size_t link_count;
+};
+
+/* Step 2b over the network: GET the header of each epoch from the new one's - 1 down, skipping
+ * those the server has none for (404), until the chain reaches the held header. */
+static int walk_network(const struct walk_source *source, const uint8_t *certificates,
+                        size_t certificates_len, const struct verify_held *held,
+                        const struct snapshot_header *header, uint64_t max_chain, struct ctl_report *report)
 {
-	struct snapshot_header held_header;
-	struct note *held = NULL;
-	int newer = 1;
+	const struct ctl_fetch_options *options = source->options;
+	const char *namespace_name = options->namespace_name;
+	struct certificate_keyring *ring = NULL;
+	struct net_response response;
+	struct verify_chain chain;
+	struct buffer url;
+	char what[WHAT_MAX];
+	char label[64];
+	int rc;
+
+	memset(&chain, 0, sizeof(chain));
+	net_response_init(&response);
+	buffer_init(&url);
+	what_of(namespace_name, what);
+	rc = chain_begin(options->bundle, certificates, certificates_len, held, header, max_chain, &ring,
+	                 &chain, report);
+	/* begin bounded header->epoch - held epoch by max_chain, so the loop is bounded too. */
+	for (uint64_t epoch = header->epoch - 1;
+	     rc == 0 && !verify_chain_reached(&chain) && epoch > held->header.epoch; epoch--) {
+		buffer_reset(&url);
+		rc = buffer_appendf(&url, "%.*s/v1/%s/snapshots/%" PRIu64, (int)source->base_len,
+		                    options->server_url, namespace_name, epoch);
+		if (rc != 0) {
+			ctl_report_fail(report, CTL_EXIT_USAGE, "%s: server URL too long", what);
+			break;
+		}
+		snprintf(label, sizeof(label), "history: epoch %" PRIu64, epoch);
+		rc = ctl_exchange_get(what, label, (const char *)url.data, NULL, CTL_FETCH_HEADER_NOTE_MAX, 1,
+		                      &response, report);
+		if (rc == 0 && response.status == 200)
+			rc = chain_add(&chain, epoch, response.body.data, response.body.len, report);
+	}
+	if (rc == 0)
+		rc = chain_finish(&chain, report);
+	verify_keyring_free(ring);
+	net_response_free(&response);
+	buffer_free(&url);
+	return rc;
+}
+
+/* Steps 2a and 2b for a verified header and the held bytes (none held: nothing to check). */
+static int check_held(const char *directory, const struct trust_bundle *bundle,
+                      const struct walk_source *source, const uint8_t *held_bytes, size_t held_len,
+                      const uint8_t *note, size_t note_len, const struct snapshot_header *header,
+                      const uint8_t *certificates, size_t certificates_len, uint64_t max_chain,
+                      struct ctl_report *report)
+{
+	const char *namespace_name = header->namespace_name;
+	struct verify_held held;
+	int newer = 0;
+	int rc;
 
 	if (held_len == 0)
 		return 0;
-	if (note_parse(held_bytes, held_len, &held) == 0 &&
-	    snapshot_header_parse(held->text, held->text_len, &held_header) == 0)
-		newer = header->epoch > held_header.epoch;
-	note_free(held);
-	return newer;
+	rc = parse_held(namespace_name, held_bytes, held_len, &held, report);
+	if (rc == 0)
+		rc = check_history(directory, namespace_name, held_bytes, held_len, &held, note, note_len,
+		                   header, &newer, report);
+	if (rc != 0 || !newer)
+		return rc;
+	if (source->options != NULL)
+		return walk_network(source, certificates, certificates_len, &held, header, max_chain, report);
+	return walk_links(bundle, certificates, certificates_len, &held, header, source->links,
+	                  source->link_count, max_chain, report);
 }
 
 int ctl_fetch_verify_and_store(const struct ctl_fetch_input *input, struct ctl_fetch_result *result,
                                struct ctl_report *report)
 {
-	struct ctl_fetch_policy defaults;
-	const struct ctl_fetch_policy *policy = input->policy;
+	struct verify_snapshot_policy defaults;
+	const struct verify_snapshot_policy *policy = input->policy;
+	struct walk_source source = {.links = input->links, .link_count = input->link_count};
 	struct snapshot_header header;
 	struct buffer held;
 	struct buffer body;
 	int rc;
 
 	if (policy == NULL) {
-		ctl_fetch_policy_default(&defaults);
+		verify_snapshot_policy_default(&defaults);
 		policy = &defaults;
 	}
 	buffer_init(&held);
@@ -695,15 +448,12 @@ int ctl_fetch_verify_and_store(const struct ctl_fetch_input *input, struct ctl_f
 	if (rc == 0)
 		rc = ctl_fetch_read_held(input->directory, input->namespace_name, &held, report);
 	if (rc == 0)
-		rc = ctl_fetch_check_history(input->directory, input->namespace_name, held.data, held.len,
-		                             input->header_note, input->header_note_len, &header, report);
-	if (rc == 0 && newer_than_held(held.data, held.len, &header))
-		rc = ctl_fetch_verify_chain(input->bundle, input->certificates, input->certificates_len,
-		                            held.data, held.len, &header, input->links, input->link_count,
-		                            policy->max_chain, report);
+		rc = check_held(input->directory, input->bundle, &source, held.data, held.len,
+		                input->header_note, input->header_note_len, &header, input->certificates,
+		                input->certificates_len, policy->max_chain, report);
 	if (rc == 0)
-		rc = ctl_fetch_verify_body(input->bundle, &header, input->body_encoding, input->body,
-		                           input->body_len, &body, report);
+		rc = verify_body(input->bundle, &header, input->body_encoding, input->body, input->body_len,
+		                 &body, report);
 	if (rc == 0)
 		rc = ctl_fetch_store(input->directory, input->namespace_name, header.epoch,
 		                     input->header_note, input->header_note_len, body.data, body.len,
@@ -713,145 +463,57 @@ int ctl_fetch_verify_and_store(const struct ctl_fetch_input *input, struct ctl_f
 	return rc;
 }
 
-/* GETs url into response, bounded by max_bytes, and insists on 200 (or, with allow_missing, 200
- * or 404, which the caller tells apart by response->status). */
-static int download_or_missing(const char *namespace_name, const char *what, const char *url,
-                               const char *const *headers, size_t max_bytes, int allow_missing,
-                               struct ctl_http_response *response, struct ctl_report *report)
-{
-	struct ctl_http_request request = {
-	    .method = "GET",
-	    .url = url,
-	    .headers = headers,
-	    .max_response_bytes = max_bytes,
-	};
-	int rc;
-
-	rc = ctl_http_perform(&request, response);
-	if (rc == DIRAUTH_ERR_BOUNDS) {
-		ctl_report_fail(report, CTL_EXIT_DATA, "fetch %s: %s: %s", namespace_name, what,
-		                response->error);
-		return rc;
-	}
-	if (rc != 0) {
-		ctl_report_fail(report,
-		                rc == DIRAUTH_ERR_UNAVAILABLE ? CTL_EXIT_UNAVAILABLE
-		                                              : ctl_exit_code_for_error(rc),
-		                "fetch %s: %s: %s", namespace_name, url, response->error);
-		return rc;
-	}
-	if (response->status != 200 && !(allow_missing && response->status == 404)) {
-		char description[CTL_REPORT_MAX / 2];
-		ctl_http_describe_error(response, description, sizeof(description));
-		ctl_report_fail(report, ctl_http_exit_code_for_status(response->status), "fetch %s: %s: %s",
-		                namespace_name, what, description);
-		return response->status >= 500 ? DIRAUTH_ERR_UNAVAILABLE : DIRAUTH_ERR_REFUSED;
-	}
-	return 0;
-}
-
-static int download(const char *namespace_name, const char *what, const char *url, const char *const *headers,
-                    size_t max_bytes, struct ctl_http_response *response, struct ctl_report *report)
-{
-	return download_or_missing(namespace_name, what, url, headers, max_bytes, 0, response, report);
-}
-
-/* Step 2b over the network: GET the header of each epoch from the new one's - 1 down, skipping
- * those the server has none for (404), until the chain reaches the held header. */
-static int walk_chain(const struct ctl_fetch_options *options, size_t base_len, const uint8_t *certificates,
-                      size_t certificates_len, const uint8_t *held, size_t held_len,
-                      const struct snapshot_header *header, uint64_t max_chain, struct ctl_report *report)
-{
-	const char *namespace_name = options->namespace_name;
-	struct ctl_http_response response;
-	struct ctl_fetch_chain chain;
-	struct buffer url;
-	char what[64];
-	int rc;
-
-	ctl_http_response_init(&response);
-	buffer_init(&url);
-	rc = ctl_fetch_chain_begin(&chain, options->bundle, certificates, certificates_len, held, held_len,
-	                           header, max_chain, report);
-	/* begin bounded header->epoch - held epoch by max_chain, so the loop is bounded too. */
-	for (uint64_t epoch = header->epoch - 1;
-	     rc == 0 && !ctl_fetch_chain_reached(&chain) && epoch > chain.held_epoch; epoch--) {
-		buffer_reset(&url);
-		ctl_http_response_free(&response);
-		ctl_http_response_init(&response);
-		rc = buffer_appendf(&url, "%.*s/v1/%s/snapshots/%" PRIu64, (int)base_len, options->server_url,
-		                    namespace_name, epoch);
-		if (rc != 0) {
-			ctl_report_fail(report, CTL_EXIT_USAGE, "fetch %s: server URL too long",
-			                namespace_name);
-			break;
-		}
-		snprintf(what, sizeof(what), "history: epoch %" PRIu64, epoch);
-		rc = download_or_missing(namespace_name, what, (const char *)url.data, NULL,
-		                         CTL_FETCH_HEADER_NOTE_MAX, 1, &response, report);
-		if (rc == 0 && response.status == 200)
-			rc =
-			    ctl_fetch_chain_add(&chain, epoch, response.body.data, response.body.len, report);
-	}
-	if (rc == 0)
-		rc = ctl_fetch_chain_finish(&chain, report);
-	ctl_fetch_chain_free(&chain);
-	ctl_http_response_free(&response);
-	buffer_free(&url);
-	return rc;
-}
-
 int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_result *result,
                   struct ctl_report *report)
 {
 	static const char *const body_headers[] = {"Accept-Encoding: zstd, gzip", NULL};
 	const char *directory = options->directory != NULL ? options->directory : CTL_FETCH_DEFAULT_DIRECTORY;
 	const char *namespace_name = options->namespace_name;
-	struct ctl_http_response header_response;
-	struct ctl_http_response body_response;
+	struct walk_source source = {.options = options};
+	struct net_response header_response;
+	struct net_response body_response;
 	struct snapshot_header header;
 	struct buffer url;
 	struct buffer body;
 	struct buffer certificates;
 	struct buffer held;
-	struct ctl_fetch_policy defaults;
-	const struct ctl_fetch_policy *policy = options->policy;
-	char what[NAMESPACE_NAME_MAX + 16];
-	size_t base_len;
+	struct verify_snapshot_policy defaults;
+	const struct verify_snapshot_policy *policy = options->policy;
+	char what[WHAT_MAX];
 	size_t max_compressed;
 	int rc;
 
 	if (policy == NULL) {
-		ctl_fetch_policy_default(&defaults);
+		verify_snapshot_policy_default(&defaults);
 		policy = &defaults;
 	}
 	buffer_init(&held);
-	ctl_http_response_init(&header_response);
-	ctl_http_response_init(&body_response);
+	net_response_init(&header_response);
+	net_response_init(&body_response);
 	buffer_init(&url);
 	buffer_init(&body);
 	buffer_init(&certificates);
-	base_len = strlen(options->server_url);
-	while (base_len > 0 && options->server_url[base_len - 1] == '/')
-		base_len--;
+	what_of(namespace_name, what);
+	source.base_len = strlen(options->server_url);
+	while (source.base_len > 0 && options->server_url[source.base_len - 1] == '/')
+		source.base_len--;
 
-	rc = buffer_appendf(&url, "%.*s/v1/%s/snapshots/latest", (int)base_len, options->server_url,
+	rc = buffer_appendf(&url, "%.*s/v1/%s/snapshots/latest", (int)source.base_len, options->server_url,
 	                    namespace_name);
 	if (rc != 0) {
-		ctl_report_fail(report, CTL_EXIT_USAGE, "fetch %s: server URL too long", namespace_name);
+		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: server URL too long", what);
 		goto done;
 	}
+	/* Before any download: a namespace the bundle does not pin cannot be verified. */
 	if (trust_bundle_namespace(options->bundle, namespace_name) == NULL) {
 		rc = DIRAUTH_ERR_CONFIG;
-		ctl_report_fail(report, CTL_EXIT_CONFIG, "fetch %s: namespace not in the trust bundle",
-		                namespace_name);
+		ctl_report_fail(report, CTL_EXIT_CONFIG, "%s: namespace not in the trust bundle", what);
 		goto done;
 	}
-	rc = download(namespace_name, "latest header", (const char *)url.data, NULL,
-	              CTL_FETCH_HEADER_NOTE_MAX, &header_response, report);
+	rc = ctl_exchange_get(what, "latest header", (const char *)url.data, NULL, CTL_FETCH_HEADER_NOTE_MAX,
+	                      0, &header_response, report);
 	if (rc != 0)
 		goto done;
-	snprintf(what, sizeof(what), "fetch %s", namespace_name);
 	rc = ctl_keyring_download(what, options->server_url, &certificates, report);
 	if (rc != 0)
 		goto done;
@@ -863,41 +525,36 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 	rc = ctl_fetch_read_held(directory, namespace_name, &held, report);
 	if (rc != 0)
 		goto done;
-	rc = ctl_fetch_check_history(directory, namespace_name, held.data, held.len,
-	                             header_response.body.data, header_response.body.len, &header, report);
+	rc = check_held(directory, options->bundle, &source, held.data, held.len, header_response.body.data,
+	                header_response.body.len, &header, certificates.data, certificates.len,
+	                policy->max_chain, report);
 	if (rc != 0)
 		goto done;
-	if (newer_than_held(held.data, held.len, &header)) {
-		rc = walk_chain(options, base_len, certificates.data, certificates.len, held.data, held.len,
-		                &header, policy->max_chain, report);
-		if (rc != 0)
-			goto done;
-	}
 
 	buffer_reset(&url);
-	rc = buffer_appendf(&url, "%.*s/v1/%s/snapshots/%" PRIu64 "/body", (int)base_len, options->server_url,
-	                    namespace_name, header.epoch);
+	rc = buffer_appendf(&url, "%.*s/v1/%s/snapshots/%" PRIu64 "/body", (int)source.base_len,
+	                    options->server_url, namespace_name, header.epoch);
 	if (rc != 0) {
-		ctl_report_fail(report, CTL_EXIT_USAGE, "fetch %s: server URL too long", namespace_name);
+		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: server URL too long", what);
 		goto done;
 	}
 	max_compressed = options->bundle->max_body_compressed > SIZE_MAX
 	                     ? SIZE_MAX
 	                     : (size_t)options->bundle->max_body_compressed;
-	rc = download(namespace_name, "body", (const char *)url.data, body_headers, max_compressed,
-	              &body_response, report);
+	rc = ctl_exchange_get(what, "body", (const char *)url.data, body_headers, max_compressed, 0,
+	                      &body_response, report);
 	if (rc != 0)
 		goto done;
-	rc = ctl_fetch_verify_body(options->bundle, &header, body_response.content_encoding,
-	                           body_response.body.data, body_response.body.len, &body, report);
+	rc = verify_body(options->bundle, &header, body_response.content_encoding, body_response.body.data,
+	                 body_response.body.len, &body, report);
 	if (rc != 0)
 		goto done;
 	rc = ctl_fetch_store(directory, namespace_name, header.epoch, header_response.body.data,
 	                     header_response.body.len, body.data, body.len, certificates.data,
 	                     certificates.len, report);
 done:
-	ctl_http_response_free(&header_response);
-	ctl_http_response_free(&body_response);
+	net_response_free(&header_response);
+	net_response_free(&body_response);
 	buffer_free(&url);
 	buffer_free(&body);
 	buffer_free(&certificates);

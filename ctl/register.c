@@ -6,11 +6,14 @@
 #include "schema/crypto.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
+#include "ctl/exchange.h"
 #include "ctl/files.h"
-#include "ctl/http_client.h"
 #include "ctl/keyring.h"
-#include "schema/note.h"
 #include "ctl/trust_file.h"
+#include "net/client.h"
+#include "schema/note.h"
+#include "verify/keyring.h"
+#include "verify/snapshot.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -98,22 +101,6 @@ static int receipt_refused(struct ctl_report *report, const char *why)
 	return DIRAUTH_ERR_MISMATCH;
 }
 
-/* The keyring narrowed to the authority a receipt names: its pinned identity and the
- * certificates that identity issued. */
-static void keyring_for_authority(const struct certificate_keyring *ring, const char *authority,
-                                  struct certificate_keyring *out)
-{
-	memset(out, 0, sizeof(*out));
-	for (size_t i = 0; i < ring->identity_count; i++) {
-		if (strcmp(ring->identities[i].name, authority) == 0)
-			out->identities[out->identity_count++] = ring->identities[i];
-	}
-	for (size_t i = 0; i < ring->certificate_count; i++) {
-		if (strcmp(ring->certificates[i].authority, authority) == 0)
-			out->certificates[out->certificate_count++] = ring->certificates[i];
-	}
-}
-
 int ctl_register_check_receipt(const uint8_t *receipt_note, size_t len, const char *namespace_name,
                                const uint8_t service_id[SERVICE_ID_SIZE], uint64_t sequence,
                                const uint8_t note_sha256[32], const struct certificate_keyring *ring,
@@ -140,24 +127,29 @@ int ctl_register_check_receipt(const uint8_t *receipt_note, size_t len, const ch
 	if (ring != NULL) {
 		/* One authority's promise: one pinned authority must have signed it (threshold 1), with
 		 * a signing key certified at the time it says it accepted the registration. */
-		rc = ctl_keyring_verify("register: receipt", ring, note, result->receipt.accepted_at, 1, NULL,
-		                        NULL, 0, report);
-		if (rc != 0)
-			goto done;
-		/* The authority the receipt names must be one that signed it. */
-		named = malloc(sizeof(*named));
-		if (named == NULL) {
-			rc = DIRAUTH_ERR_NOMEM;
-			ctl_report_fail(report, CTL_EXIT_SOFTWARE, "register: out of memory");
+		struct verify_pins pins = {
+		    .ring = ring, .threshold = 1, .pinned_by = VERIFY_TRUST_BUNDLE_PINNED_BY};
+		char detail[VERIFY_DETAIL_MAX];
+
+		rc = verify_note(&pins, note, result->receipt.accepted_at, result->receipt.accepted_at, NULL,
+		                 detail, sizeof(detail));
+		if (rc != 0) {
+			ctl_verification_fail(report, "register: receipt", rc, detail);
 			goto done;
 		}
-		keyring_for_authority(ring, result->receipt.authority, named);
-		rc = named->identity_count == 0
-		         ? DIRAUTH_ERR_UNKNOWN_KEY
-		         : certificate_keyring_verify(named, note, result->receipt.accepted_at, 1, NULL, NULL,
-		                                      0);
-		if (rc == DIRAUTH_ERR_UNKNOWN_KEY) {
+		/* The authority the receipt names must be one that signed it. */
+		rc = verify_keyring_for_identity(ring, result->receipt.authority, &named);
+		if (rc == 0) {
+			pins.ring = named;
+			rc = verify_note(&pins, note, result->receipt.accepted_at,
+			                 result->receipt.accepted_at, NULL, NULL, 0);
+		}
+		if (rc == DIRAUTH_ERR_NOT_FOUND || rc == DIRAUTH_ERR_UNKNOWN_KEY) {
 			rc = receipt_refused(report, "the authority it names did not sign it");
+			goto done;
+		}
+		if (rc == DIRAUTH_ERR_NOMEM) {
+			ctl_report_fail(report, CTL_EXIT_SOFTWARE, "register: out of memory");
 			goto done;
 		}
 		if (rc != 0) {
@@ -190,7 +182,7 @@ int ctl_register_check_receipt(const uint8_t *receipt_note, size_t len, const ch
 		goto done;
 	}
 done:
-	free(named);
+	verify_keyring_free(named);
 	note_free(note);
 	return rc;
 }
@@ -256,16 +248,10 @@ done:
 }
 
 static int submit(const struct ctl_register_options *options, const struct ctl_register_result *result,
-                  struct ctl_http_response *response, struct ctl_report *report)
+                  struct net_response *response, struct ctl_report *report)
 {
 	static const char *const headers[] = {"Content-Type: text/plain; charset=utf-8", NULL};
-	struct ctl_http_request request = {
-	    .method = "POST",
-	    .headers = headers,
-	    .body = result->note.data,
-	    .body_len = result->note.len,
-	    .max_response_bytes = CTL_REGISTER_RESPONSE_MAX,
-	};
+	struct net_request request;
 	struct buffer url;
 	size_t base_len = strlen(options->server_url);
 	int rc;
@@ -278,23 +264,24 @@ static int submit(const struct ctl_register_options *options, const struct ctl_r
 		ctl_report_fail(report, CTL_EXIT_USAGE, "register: server URL too long");
 		goto done;
 	}
-	request.url = (const char *)url.data;
-	rc = ctl_http_perform(&request, response);
+	ctl_exchange_request(&request, "POST", (const char *)url.data, CTL_REGISTER_RESPONSE_MAX);
+	request.headers = headers;
+	request.body = result->note.data;
+	request.body_len = result->note.len;
+	rc = net_perform(&request, response);
 	if (rc == DIRAUTH_ERR_BOUNDS) {
 		ctl_report_fail(report, CTL_EXIT_PROTOCOL, "register: %s: %s", request.url, response->error);
 		goto done;
 	}
 	if (rc != 0) {
-		ctl_report_fail(report,
-		                rc == DIRAUTH_ERR_UNAVAILABLE ? CTL_EXIT_UNAVAILABLE
-		                                              : ctl_exit_code_for_error(rc),
-		                "register: %s: %s", request.url, response->error);
+		ctl_report_fail(report, ctl_exit_code_for_error(rc), "register: %s: %s", request.url,
+		                response->error);
 		goto done;
 	}
 	if (response->status != 202) {
 		char description[CTL_REPORT_MAX / 2];
-		ctl_http_describe_error(response, description, sizeof(description));
-		ctl_report_fail(report, ctl_http_exit_code_for_status(response->status),
+		net_describe_error(response, description, sizeof(description));
+		ctl_report_fail(report, ctl_exchange_exit_code_for_status(response->status),
 		                "register: refused: %s", description);
 		rc = response->status >= 500 ? DIRAUTH_ERR_UNAVAILABLE : DIRAUTH_ERR_REFUSED;
 	}
@@ -310,14 +297,14 @@ int ctl_register_run(const struct ctl_register_options *options, struct ctl_regi
 	struct trust_bundle *bundle = NULL;
 	struct certificate_keyring *ring = NULL;
 	struct signer_key *key = NULL;
-	struct ctl_http_response response;
+	struct net_response response;
 	struct buffer certificates;
 	int rc;
 
 	buffer_init(&certificates);
 
 	memset(&file, 0, sizeof(file));
-	ctl_http_response_init(&response);
+	net_response_init(&response);
 	if (options->trust_path != NULL) {
 		/* The bundle is large (fixed arrays); keep it off the stack. */
 		bundle = malloc(sizeof(*bundle));
@@ -377,10 +364,10 @@ int ctl_register_run(const struct ctl_register_options *options, struct ctl_regi
 		goto done;
 	result->accepted = 1;
 done:
-	ctl_http_response_free(&response);
+	net_response_free(&response);
 	ctl_service_file_clear(&file);
 	signer_key_free(key);
-	free(ring);
+	verify_keyring_free(ring);
 	free(bundle);
 	buffer_free(&certificates);
 	return rc;

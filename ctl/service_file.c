@@ -1,28 +1,33 @@
 /*
  * service_file.c: the strict YAML reader of service descriptions (see service_file.h).
  *
- * libyaml's parser is driven one event at a time and the grammar is checked as the events come,
- * so nothing the grammar does not allow is ever built in memory: a wrong node type, an alias or
- * a deep nesting stops the parse at its first event, with that event's line. The event API is
- * used rather than the document loader because the loader expands aliases and builds the whole
- * tree before any check could run.
+ * Two passes, as every configuration file of the project is read. settings_read builds the
+ * bounded tree under this file's own smaller bounds and refuses, once for every program, what
+ * makes YAML dangerous or ambiguous (anchors, aliases, tags, several documents, deep nesting,
+ * oversized text). This file then walks the tree against the grammar of service_file.h, in file
+ * order, checking each value with the registration grammar's rules. Its messages are its own,
+ * worded for a provider operator ("service: empty value"); a refusal of the reader is told in
+ * those words too, and sorted into this module's error classes by settings_refusal_is_bound: a
+ * bound is DIRAUTH_ERR_BOUNDS, anything else DIRAUTH_ERR_SYNTAX.
  */
 #include "ctl/service_file.h"
 
 #include "schema/error.h"
 #include "schema/lines.h"
+#include "settings/settings.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 
 enum top_key { TOP_NAMESPACE, TOP_SERVICE, TOP_CLASS, TOP_SEQUENCE, TOP_VALIDITY, TOP_ENDPOINTS, TOP_COUNT };
 
-static const char *const top_key_names[TOP_COUNT] = {
-    "namespace", "service", "class", "sequence", "validity_seconds", "endpoints",
+static const char *const top_key_names[TOP_COUNT + 1] = {
+    "namespace", "service", "class", "sequence", "validity_seconds", "endpoints", NULL,
 };
+
+static const int top_key_required[TOP_COUNT] = {1, 1, 1, 0, 0, 1};
 
 enum endpoint_key {
 	ENDPOINT_ID,
@@ -34,24 +39,17 @@ enum endpoint_key {
 	ENDPOINT_KEY_COUNT
 };
 
-static const char *const endpoint_key_names[ENDPOINT_KEY_COUNT] = {
-    "id", "transport", "address", "region", "capacity", "profile",
+static const char *const endpoint_key_names[ENDPOINT_KEY_COUNT + 1] = {
+    "id", "transport", "address", "region", "capacity", "profile", NULL,
 };
 
 struct parse_state {
-	yaml_parser_t parser;
-	yaml_event_t event;
-	int have_event;
-	int depth;
+	struct settings_reader reader;
+	struct settings_error settings_error;
 	const char *file_name;
 	char *error;
 	size_t error_cap;
 };
-
-static size_t event_line(const struct parse_state *state)
-{
-	return state->event.start_mark.line + 1;
-}
 
 static int fail(struct parse_state *state, size_t line, int rc, const char *format, ...)
     __attribute__((format(printf, 4, 5)));
@@ -72,370 +70,298 @@ static int fail(struct parse_state *state, size_t line, int rc, const char *form
 	return rc;
 }
 
-/* Advances to the next event, refusing what the grammar never uses (aliases, anchors, tags) and
- * collections nested deeper than the bound. */
-static int next_event(struct parse_state *state)
+/* Reports what settings/ refused (rc from settings_read or an accessor) in this module's words
+ * and error classes: a bound is DIRAUTH_ERR_BOUNDS, the rest DIRAUTH_ERR_SYNTAX. */
+static int fail_settings(struct parse_state *state, int rc)
 {
-	if (state->have_event) {
-		yaml_event_delete(&state->event);
-		state->have_event = 0;
-	}
-	if (!yaml_parser_parse(&state->parser, &state->event)) {
-		const char *problem =
-		    state->parser.problem != NULL ? state->parser.problem : "malformed YAML";
-		if (state->parser.error == YAML_MEMORY_ERROR)
-			return fail(state, state->parser.problem_mark.line + 1, DIRAUTH_ERR_NOMEM,
-			            "out of memory");
-		return fail(state, state->parser.problem_mark.line + 1, DIRAUTH_ERR_SYNTAX, "%s", problem);
-	}
-	state->have_event = 1;
-	switch (state->event.type) {
-	case YAML_ALIAS_EVENT:
-		return fail(state, event_line(state), DIRAUTH_ERR_SYNTAX, "aliases are not allowed");
-	case YAML_SCALAR_EVENT:
-		if (state->event.data.scalar.anchor != NULL)
-			return fail(state, event_line(state), DIRAUTH_ERR_SYNTAX, "anchors are not allowed");
-		if (state->event.data.scalar.tag != NULL)
-			return fail(state, event_line(state), DIRAUTH_ERR_SYNTAX, "tags are not allowed");
-		break;
-	case YAML_SEQUENCE_START_EVENT:
-	case YAML_MAPPING_START_EVENT: {
-		const yaml_char_t *anchor = state->event.type == YAML_MAPPING_START_EVENT
-		                                ? state->event.data.mapping_start.anchor
-		                                : state->event.data.sequence_start.anchor;
-		const yaml_char_t *tag = state->event.type == YAML_MAPPING_START_EVENT
-		                             ? state->event.data.mapping_start.tag
-		                             : state->event.data.sequence_start.tag;
-		if (anchor != NULL)
-			return fail(state, event_line(state), DIRAUTH_ERR_SYNTAX, "anchors are not allowed");
-		if (tag != NULL)
-			return fail(state, event_line(state), DIRAUTH_ERR_SYNTAX, "tags are not allowed");
-		if (++state->depth > CTL_SERVICE_FILE_MAX_DEPTH)
-			return fail(state, event_line(state), DIRAUTH_ERR_BOUNDS, "nested too deeply");
-		break;
-	}
-	case YAML_SEQUENCE_END_EVENT:
-	case YAML_MAPPING_END_EVENT:
-		state->depth--;
-		break;
+	const struct settings_error *refused = &state->settings_error;
+	size_t line = refused->line ? refused->line : 1;
+	int error_class =
+	    settings_refusal_is_bound(refused->refusal) ? DIRAUTH_ERR_BOUNDS : DIRAUTH_ERR_SYNTAX;
+
+	if (rc == DIRAUTH_ERR_NOMEM)
+		return fail(state, 1, rc, "out of memory");
+	if (rc != DIRAUTH_ERR_CONFIG)
+		return fail(state, 1, rc, "%s", dirauth_strerror(rc));
+	switch (refused->refusal) {
+	case SETTINGS_REFUSED_SIZE:
+		return fail(state, line, error_class, "larger than %d bytes", CTL_SERVICE_FILE_MAX_BYTES);
+	case SETTINGS_REFUSED_DEPTH:
+		return fail(state, line, error_class, "nested too deeply");
+	case SETTINGS_REFUSED_ANCHOR:
+		return fail(state, line, error_class, "anchors are not allowed");
+	case SETTINGS_REFUSED_ALIAS:
+		return fail(state, line, error_class, "aliases are not allowed");
+	case SETTINGS_REFUSED_TAG:
+		return fail(state, line, error_class, "tags are not allowed");
+	case SETTINGS_REFUSED_DOCUMENTS:
+		return fail(state, line, error_class, "only one document is allowed");
+	case SETTINGS_REFUSED_EMPTY:
+		return fail(state, line, error_class, "empty service description");
 	default:
-		break;
+		return fail(state, line, error_class, "%s", refused->message);
 	}
-	return 0;
 }
 
-static const char *event_kind(const yaml_event_t *event)
+static const char *node_kind(const struct settings_node *node)
 {
-	switch (event->type) {
-	case YAML_SCALAR_EVENT:
+	switch (node->kind) {
+	case SETTINGS_SCALAR:
 		return "a single value";
-	case YAML_SEQUENCE_START_EVENT:
+	case SETTINGS_SEQUENCE:
 		return "a list";
-	case YAML_MAPPING_START_EVENT:
-		return "a mapping";
 	default:
-		return "the end of a block";
+		return "a mapping";
 	}
 }
 
-/* The current event must be a scalar of printable ASCII; *value borrows its text. */
-static int expect_scalar(struct parse_state *state, const char *key, struct text_span *value)
+/* node must be a scalar (what the grammar expects there: "a single value", "a key") of
+ * printable ASCII, not empty; *text borrows its text. */
+static int expect_text(struct parse_state *state, const struct settings_node *node, const char *context,
+                       const char *expected, struct text_span *text)
 {
-	const char *text;
-	size_t length;
-
-	if (state->event.type != YAML_SCALAR_EVENT)
-		return fail(state, event_line(state), DIRAUTH_ERR_SYNTAX,
-		            "%s: expected a single value, found %s", key, event_kind(&state->event));
-	text = (const char *)state->event.data.scalar.value;
-	length = state->event.data.scalar.length;
-	if (length == 0)
-		return fail(state, event_line(state), DIRAUTH_ERR_SYNTAX, "%s: empty value", key);
-	for (size_t i = 0; i < length; i++) {
-		unsigned char c = (unsigned char)text[i];
+	if (node->kind != SETTINGS_SCALAR)
+		return fail(state, node->line, DIRAUTH_ERR_SYNTAX, "%s: expected %s, found %s", context,
+		            expected, node_kind(node));
+	if (node->text_len == 0)
+		return fail(state, node->line, DIRAUTH_ERR_SYNTAX, "%s: empty value", context);
+	for (size_t i = 0; i < node->text_len; i++) {
+		unsigned char c = (unsigned char)node->text[i];
 		if (c < 0x20 || c > 0x7e)
-			return fail(state, event_line(state), DIRAUTH_ERR_SYNTAX,
-			            "%s: value has a character outside printable ASCII", key);
+			return fail(state, node->line, DIRAUTH_ERR_SYNTAX,
+			            "%s: value has a character outside printable ASCII", context);
 	}
-	value->data = text;
-	value->len = length;
+	text->data = node->text;
+	text->len = node->text_len;
 	return 0;
 }
 
-/* Index of the key among names, or -1. */
-static int key_index(struct text_span key, const char *const *names, int count)
+static int expect_scalar(struct parse_state *state, const struct settings_node *node, const char *key,
+                         struct text_span *value)
 {
-	for (int i = 0; i < count; i++) {
-		if (text_equals(key, names[i]))
+	return expect_text(state, node, key, "a single value", value);
+}
+
+/* mapping's keys: scalars of printable ASCII, each one of names (NULL-terminated), none twice. */
+static int check_keys(struct parse_state *state, const struct settings_node *mapping, const char *context,
+                      const char *const *names)
+{
+	for (size_t i = 0; i + 1 < mapping->count; i += 2) {
+		struct text_span key;
+		int rc = expect_text(state, mapping->children[i], context, "a key", &key);
+		if (rc != 0)
+			return rc;
+	}
+	if (settings_check_keys(&state->reader, mapping, names, context) != 0)
+		return fail_settings(state, DIRAUTH_ERR_CONFIG);
+	return 0;
+}
+
+/* Index of a checked key among names. */
+static int key_index(const struct settings_node *key, const char *const *names)
+{
+	for (int i = 0; names[i] != NULL; i++) {
+		if (strcmp(key->text, names[i]) == 0)
 			return i;
 	}
 	return -1;
 }
 
-/* Reads a mapping key at the current event: a scalar naming one of names, not seen before. */
-static int read_key(struct parse_state *state, const char *context, const char *const *names, int count,
-                    unsigned *seen, int *index)
-{
-	struct text_span key;
-	int rc;
-
-	if (state->event.type != YAML_SCALAR_EVENT)
-		return fail(state, event_line(state), DIRAUTH_ERR_SYNTAX, "%s: expected a key, found %s",
-		            context, event_kind(&state->event));
-	rc = expect_scalar(state, context, &key);
-	if (rc != 0)
-		return rc;
-	*index = key_index(key, names, count);
-	if (*index < 0)
-		return fail(state, event_line(state), DIRAUTH_ERR_SYNTAX, "%s: unknown key '%.*s'", context,
-		            (int)(key.len > 64 ? 64 : key.len), key.data);
-	if (*seen & (1u << *index))
-		return fail(state, event_line(state), DIRAUTH_ERR_SYNTAX, "%s: duplicate key '%s'", context,
-		            names[*index]);
-	*seen |= 1u << *index;
-	return 0;
-}
-
-static int parse_hex_id(struct parse_state *state, const char *key, struct text_span value, uint8_t *out)
+static int parse_hex_id(struct parse_state *state, const struct settings_node *node, const char *key,
+                        struct text_span value, uint8_t *out)
 {
 	if (value.len != 2 * SERVICE_ID_SIZE || text_parse_hex(value, out, SERVICE_ID_SIZE) != 0)
-		return fail(state, event_line(state), DIRAUTH_ERR_SYNTAX,
-		            "%s: expected 64 lower-case hex digits", key);
+		return fail(state, node->line, DIRAUTH_ERR_SYNTAX, "%s: expected 64 lower-case hex digits",
+		            key);
 	return 0;
 }
 
-static int parse_count(struct parse_state *state, const char *key, struct text_span value, uint64_t max,
-                       uint64_t *out)
+static int parse_count(struct parse_state *state, const struct settings_node *node, const char *key,
+                       struct text_span value, uint64_t max, uint64_t *out)
 {
 	if (text_parse_u64(value, out) != 0 || *out < 1 || *out > max)
-		return fail(state, event_line(state), DIRAUTH_ERR_SYNTAX,
+		return fail(state, node->line, DIRAUTH_ERR_SYNTAX,
 		            "%s: expected a decimal number from 1 to %llu", key, (unsigned long long)max);
 	return 0;
 }
 
-static int parse_endpoint(struct parse_state *state, struct endpoint_descriptor *endpoint, size_t *id_line)
+static int parse_endpoint_value(struct parse_state *state, enum endpoint_key key,
+                                const struct settings_node *node, struct endpoint_descriptor *endpoint)
 {
-	size_t mapping_line = event_line(state);
-	size_t address_line = 0;
-	unsigned seen = 0;
+	struct text_span value;
+	int rc = expect_scalar(state, node, endpoint_key_names[key], &value);
+
+	if (rc != 0)
+		return rc;
+	switch (key) {
+	case ENDPOINT_ID:
+		return parse_hex_id(state, node, "id", value, endpoint->endpoint_id);
+	case ENDPOINT_TRANSPORT:
+		if (transport_parse(value.data, value.len, &endpoint->transport) != 0)
+			return fail(state, node->line, DIRAUTH_ERR_SYNTAX,
+			            "transport: expected quic, tls, onion or bridge");
+		return 0;
+	case ENDPOINT_ADDRESS:
+		if (text_copy(value, endpoint->address, sizeof(endpoint->address)) != 0)
+			return fail(state, node->line, DIRAUTH_ERR_SYNTAX, "address: longer than %d bytes",
+			            ENDPOINT_ADDRESS_MAX);
+		return 0;
+	case ENDPOINT_REGION:
+		if (!text_is_name(value, REGION_MAX) ||
+		    text_copy(value, endpoint->region, sizeof(endpoint->region)) != 0)
+			return fail(state, node->line, DIRAUTH_ERR_SYNTAX,
+			            "region: expected a name of [a-z0-9-], 1 to %d bytes", REGION_MAX);
+		return 0;
+	case ENDPOINT_CAPACITY:
+		if (capacity_class_parse(value.data, value.len, &endpoint->capacity) != 0)
+			return fail(state, node->line, DIRAUTH_ERR_SYNTAX,
+			            "capacity: expected low, medium or high");
+		return 0;
+	case ENDPOINT_PROFILE:
+		if (capability_profile_parse(value.data, value.len, &endpoint->profile) != 0)
+			return fail(state, node->line, DIRAUTH_ERR_SYNTAX,
+			            "profile: expected baseline, modern, hybrid-crypto or high-capacity");
+		return 0;
+	default:
+		return DIRAUTH_ERR_INTERNAL;
+	}
+}
+
+/* One item of the endpoint list; *id_line gets the line of its id. */
+static int parse_endpoint(struct parse_state *state, const struct settings_node *mapping,
+                          struct endpoint_descriptor *endpoint, size_t *id_line)
+{
+	const struct settings_node *address;
 	int rc;
 
 	memset(endpoint, 0, sizeof(*endpoint));
-	if (state->event.type != YAML_MAPPING_START_EVENT)
-		return fail(state, event_line(state), DIRAUTH_ERR_SYNTAX,
-		            "endpoint: expected a mapping, found %s", event_kind(&state->event));
-	for (;;) {
-		struct text_span value;
-		int index;
-
-		rc = next_event(state);
-		if (rc != 0)
-			return rc;
-		if (state->event.type == YAML_MAPPING_END_EVENT)
-			break;
-		rc = read_key(state, "endpoint", endpoint_key_names, ENDPOINT_KEY_COUNT, &seen, &index);
-		if (rc != 0)
-			return rc;
-		rc = next_event(state);
-		if (rc != 0)
-			return rc;
-		rc = expect_scalar(state, endpoint_key_names[index], &value);
-		if (rc != 0)
-			return rc;
-		switch ((enum endpoint_key)index) {
-		case ENDPOINT_ID:
-			*id_line = event_line(state);
-			rc = parse_hex_id(state, "id", value, endpoint->endpoint_id);
-			break;
-		case ENDPOINT_TRANSPORT:
-			if (transport_parse(value.data, value.len, &endpoint->transport) != 0)
-				rc = fail(state, event_line(state), DIRAUTH_ERR_SYNTAX,
-				          "transport: expected quic, tls, onion or bridge");
-			break;
-		case ENDPOINT_ADDRESS:
-			address_line = event_line(state);
-			if (text_copy(value, endpoint->address, sizeof(endpoint->address)) != 0)
-				rc = fail(state, event_line(state), DIRAUTH_ERR_SYNTAX,
-				          "address: longer than %d bytes", ENDPOINT_ADDRESS_MAX);
-			break;
-		case ENDPOINT_REGION:
-			if (!text_is_name(value, REGION_MAX) ||
-			    text_copy(value, endpoint->region, sizeof(endpoint->region)) != 0)
-				rc = fail(state, event_line(state), DIRAUTH_ERR_SYNTAX,
-				          "region: expected a name of [a-z0-9-], 1 to %d bytes", REGION_MAX);
-			break;
-		case ENDPOINT_CAPACITY:
-			if (capacity_class_parse(value.data, value.len, &endpoint->capacity) != 0)
-				rc = fail(state, event_line(state), DIRAUTH_ERR_SYNTAX,
-				          "capacity: expected low, medium or high");
-			break;
-		case ENDPOINT_PROFILE:
-			if (capability_profile_parse(value.data, value.len, &endpoint->profile) != 0)
-				rc = fail(
-				    state, event_line(state), DIRAUTH_ERR_SYNTAX,
-				    "profile: expected baseline, modern, hybrid-crypto or high-capacity");
-			break;
-		default:
-			rc = DIRAUTH_ERR_INTERNAL;
-			break;
-		}
+	if (mapping->kind != SETTINGS_MAPPING)
+		return fail(state, mapping->line, DIRAUTH_ERR_SYNTAX,
+		            "endpoint: expected a mapping, found %s", node_kind(mapping));
+	rc = check_keys(state, mapping, "endpoint", endpoint_key_names);
+	if (rc != 0)
+		return rc;
+	for (size_t i = 0; i + 1 < mapping->count; i += 2) {
+		int index = key_index(mapping->children[i], endpoint_key_names);
+		if (index < 0)
+			return DIRAUTH_ERR_INTERNAL;
+		rc =
+		    parse_endpoint_value(state, (enum endpoint_key)index, mapping->children[i + 1], endpoint);
 		if (rc != 0)
 			return rc;
 	}
 	for (int i = 0; i < ENDPOINT_KEY_COUNT; i++) {
-		if (!(seen & (1u << i)))
-			return fail(state, mapping_line, DIRAUTH_ERR_SYNTAX, "endpoint: missing '%s'",
+		if (settings_lookup(mapping, endpoint_key_names[i]) == NULL)
+			return fail(state, mapping->line, DIRAUTH_ERR_SYNTAX, "endpoint: missing '%s'",
 			            endpoint_key_names[i]);
 	}
+	*id_line = settings_lookup(mapping, "id")->line;
 	/* The address's form depends on the transport, which may come after it in the file. */
+	address = settings_lookup(mapping, "address");
 	if (endpoint_address_check(endpoint->transport, endpoint->address) != 0)
-		return fail(state, address_line, DIRAUTH_ERR_SYNTAX, "address: not a valid %s address",
+		return fail(state, address->line, DIRAUTH_ERR_SYNTAX, "address: not a valid %s address",
 		            transport_name(endpoint->transport));
 	return 0;
 }
 
-static int parse_endpoints(struct parse_state *state, struct ctl_service_file *out)
+static int parse_endpoints(struct parse_state *state, const struct settings_node *list,
+                           struct ctl_service_file *out)
 {
-	size_t list_line = event_line(state);
-	size_t capacity = 0;
-	int rc;
+	size_t capacity;
 
-	if (state->event.type != YAML_SEQUENCE_START_EVENT)
-		return fail(state, event_line(state), DIRAUTH_ERR_SYNTAX,
-		            "endpoints: expected a list, found %s", event_kind(&state->event));
-	for (;;) {
+	if (list->kind != SETTINGS_SEQUENCE)
+		return fail(state, list->line, DIRAUTH_ERR_SYNTAX, "endpoints: expected a list, found %s",
+		            node_kind(list));
+	if (list->count == 0)
+		return fail(state, list->line, DIRAUTH_ERR_SYNTAX,
+		            "endpoints: at least one endpoint is required");
+	capacity = list->count < REGISTRATION_MAX_ENDPOINTS ? list->count : REGISTRATION_MAX_ENDPOINTS;
+	out->endpoints = calloc(capacity, sizeof(*out->endpoints));
+	if (out->endpoints == NULL)
+		return fail(state, list->line, DIRAUTH_ERR_NOMEM, "out of memory");
+	for (size_t n = 0; n < list->count; n++) {
+		struct endpoint_descriptor *endpoint;
 		size_t id_line = 0;
+		int rc;
 
-		rc = next_event(state);
-		if (rc != 0)
-			return rc;
-		if (state->event.type == YAML_SEQUENCE_END_EVENT)
-			break;
-		if (out->endpoint_count == REGISTRATION_MAX_ENDPOINTS)
-			return fail(state, event_line(state), DIRAUTH_ERR_BOUNDS,
+		if (n == REGISTRATION_MAX_ENDPOINTS)
+			return fail(state, list->children[n]->line, DIRAUTH_ERR_BOUNDS,
 			            "endpoints: more than %d endpoints", REGISTRATION_MAX_ENDPOINTS);
-		if (out->endpoint_count == capacity) {
-			size_t grown = capacity == 0 ? 4 : capacity * 2;
-			struct endpoint_descriptor *larger;
-			if (grown > REGISTRATION_MAX_ENDPOINTS)
-				grown = REGISTRATION_MAX_ENDPOINTS;
-			larger = realloc(out->endpoints, grown * sizeof(*larger));
-			if (larger == NULL)
-				return fail(state, event_line(state), DIRAUTH_ERR_NOMEM, "out of memory");
-			out->endpoints = larger;
-			capacity = grown;
-		}
-		rc = parse_endpoint(state, &out->endpoints[out->endpoint_count], &id_line);
+		endpoint = &out->endpoints[out->endpoint_count];
+		rc = parse_endpoint(state, list->children[n], endpoint, &id_line);
 		if (rc != 0)
 			return rc;
 		for (size_t i = 0; i < out->endpoint_count; i++) {
-			if (memcmp(out->endpoints[i].endpoint_id,
-			           out->endpoints[out->endpoint_count].endpoint_id, ENDPOINT_ID_SIZE) == 0)
+			if (memcmp(out->endpoints[i].endpoint_id, endpoint->endpoint_id, ENDPOINT_ID_SIZE) ==
+			    0)
 				return fail(state, id_line, DIRAUTH_ERR_SYNTAX, "id: endpoint listed twice");
 		}
 		out->endpoint_count++;
 	}
-	if (out->endpoint_count == 0)
-		return fail(state, list_line, DIRAUTH_ERR_SYNTAX,
-		            "endpoints: at least one endpoint is required");
 	return 0;
 }
 
-static int parse_top_value(struct parse_state *state, enum top_key key, struct ctl_service_file *out)
+static int parse_top_value(struct parse_state *state, enum top_key key, const struct settings_node *node,
+                           struct ctl_service_file *out)
 {
 	struct text_span value;
 	int rc;
 
 	if (key == TOP_ENDPOINTS)
-		return parse_endpoints(state, out);
-	rc = expect_scalar(state, top_key_names[key], &value);
+		return parse_endpoints(state, node, out);
+	rc = expect_scalar(state, node, top_key_names[key], &value);
 	if (rc != 0)
 		return rc;
 	switch (key) {
 	case TOP_NAMESPACE:
 		if (!text_is_name(value, NAMESPACE_NAME_MAX) ||
 		    text_copy(value, out->namespace_name, sizeof(out->namespace_name)) != 0)
-			return fail(state, event_line(state), DIRAUTH_ERR_SYNTAX,
+			return fail(state, node->line, DIRAUTH_ERR_SYNTAX,
 			            "namespace: expected a name of [a-z0-9-], 1 to %d bytes",
 			            NAMESPACE_NAME_MAX);
 		return 0;
 	case TOP_SERVICE:
-		return parse_hex_id(state, "service", value, out->service_id);
+		return parse_hex_id(state, node, "service", value, out->service_id);
 	case TOP_CLASS:
 		if (service_class_parse(value.data, value.len, &out->service_class) != 0)
-			return fail(state, event_line(state), DIRAUTH_ERR_SYNTAX,
+			return fail(state, node->line, DIRAUTH_ERR_SYNTAX,
 			            "class: unknown service class '%.*s'",
 			            (int)(value.len > 64 ? 64 : value.len), value.data);
 		return 0;
 	case TOP_SEQUENCE:
 		out->has_sequence = 1;
-		return parse_count(state, "sequence", value, UINT64_MAX, &out->sequence);
+		return parse_count(state, node, "sequence", value, UINT64_MAX, &out->sequence);
 	case TOP_VALIDITY:
-		return parse_count(state, "validity_seconds", value, CTL_SERVICE_FILE_MAX_VALIDITY,
+		return parse_count(state, node, "validity_seconds", value, CTL_SERVICE_FILE_MAX_VALIDITY,
 		                   &out->validity_seconds);
 	default:
 		return DIRAUTH_ERR_INTERNAL;
 	}
 }
 
-static int parse_document(struct parse_state *state, struct ctl_service_file *out)
+static int parse_document(struct parse_state *state, const struct settings_node *root,
+                          struct ctl_service_file *out)
 {
-	static const unsigned required =
-	    (1u << TOP_NAMESPACE) | (1u << TOP_SERVICE) | (1u << TOP_CLASS) | (1u << TOP_ENDPOINTS);
-	size_t mapping_line;
-	unsigned seen = 0;
 	int rc;
 
-	rc = next_event(state);
+	if (root->kind != SETTINGS_MAPPING)
+		return fail(state, root->line, DIRAUTH_ERR_SYNTAX, "expected a mapping of keys, found %s",
+		            node_kind(root));
+	rc = check_keys(state, root, "service description", top_key_names);
 	if (rc != 0)
 		return rc;
-	if (state->event.type != YAML_STREAM_START_EVENT)
-		return fail(state, event_line(state), DIRAUTH_ERR_SYNTAX, "malformed YAML");
-	rc = next_event(state);
-	if (rc != 0)
-		return rc;
-	if (state->event.type != YAML_DOCUMENT_START_EVENT)
-		return fail(state, event_line(state), DIRAUTH_ERR_SYNTAX, "empty service description");
-	rc = next_event(state);
-	if (rc != 0)
-		return rc;
-	if (state->event.type != YAML_MAPPING_START_EVENT)
-		return fail(state, event_line(state), DIRAUTH_ERR_SYNTAX,
-		            "expected a mapping of keys, found %s", event_kind(&state->event));
-	mapping_line = event_line(state);
-	for (;;) {
-		int index;
-
-		rc = next_event(state);
-		if (rc != 0)
-			return rc;
-		if (state->event.type == YAML_MAPPING_END_EVENT)
-			break;
-		rc = read_key(state, "service description", top_key_names, TOP_COUNT, &seen, &index);
-		if (rc != 0)
-			return rc;
-		rc = next_event(state);
-		if (rc != 0)
-			return rc;
-		rc = parse_top_value(state, (enum top_key)index, out);
+	for (size_t i = 0; i + 1 < root->count; i += 2) {
+		int index = key_index(root->children[i], top_key_names);
+		if (index < 0)
+			return DIRAUTH_ERR_INTERNAL;
+		rc = parse_top_value(state, (enum top_key)index, root->children[i + 1], out);
 		if (rc != 0)
 			return rc;
 	}
 	for (int i = 0; i < TOP_COUNT; i++) {
-		if ((required & (1u << i)) && !(seen & (1u << i)))
-			return fail(state, mapping_line, DIRAUTH_ERR_SYNTAX, "missing '%s'",
-			            top_key_names[i]);
+		if (top_key_required[i] && settings_lookup(root, top_key_names[i]) == NULL)
+			return fail(state, root->line, DIRAUTH_ERR_SYNTAX, "missing '%s'", top_key_names[i]);
 	}
-	rc = next_event(state);
-	if (rc != 0)
-		return rc;
-	if (state->event.type != YAML_DOCUMENT_END_EVENT)
-		return fail(state, event_line(state), DIRAUTH_ERR_SYNTAX, "malformed YAML");
-	rc = next_event(state);
-	if (rc != 0)
-		return rc;
-	if (state->event.type != YAML_STREAM_END_EVENT)
-		return fail(state, event_line(state), DIRAUTH_ERR_SYNTAX, "only one document is allowed");
 	return 0;
 }
 
@@ -443,27 +369,26 @@ int ctl_service_file_parse(const uint8_t *buf, size_t len, const char *file_name
                            struct ctl_service_file *out, char *error, size_t error_cap)
 {
 	struct parse_state state;
+	struct settings_node *root = NULL;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	memset(&state, 0, sizeof(state));
+	state.reader.error = &state.settings_error;
+	state.reader.max_bytes = CTL_SERVICE_FILE_MAX_BYTES;
+	state.reader.max_depth = CTL_SERVICE_FILE_MAX_DEPTH;
+	state.reader.utf8_only = 1;
 	state.file_name = file_name != NULL ? file_name : "service description";
 	state.error = error;
 	state.error_cap = error_cap;
 	if (error != NULL && error_cap > 0)
 		error[0] = '\0';
-	if (len > CTL_SERVICE_FILE_MAX_BYTES)
-		return fail(&state, 1, DIRAUTH_ERR_BOUNDS, "larger than %d bytes",
-		            CTL_SERVICE_FILE_MAX_BYTES);
-	if (!yaml_parser_initialize(&state.parser))
-		return fail(&state, 1, DIRAUTH_ERR_NOMEM, "out of memory");
-	yaml_parser_set_input_string(&state.parser, buf, len);
-	yaml_parser_set_encoding(&state.parser, YAML_UTF8_ENCODING);
+	rc = settings_read(&state.reader, buf, len, &root);
+	if (rc != 0)
+		return fail_settings(&state, rc);
 	out->validity_seconds = CTL_SERVICE_FILE_DEFAULT_VALIDITY;
-	rc = parse_document(&state, out);
-	if (state.have_event)
-		yaml_event_delete(&state.event);
-	yaml_parser_delete(&state.parser);
+	rc = parse_document(&state, root, out);
+	settings_free(root);
 	if (rc != 0)
 		ctl_service_file_clear(out);
 	return rc;

@@ -16,11 +16,12 @@
  *       profile: modern      baseline | modern | hybrid-crypto | high-capacity
  *
  * The file is small and written by people, so the parser is strict and says exactly where a
- * problem is: every refusal is "FILE:LINE: problem". It reads libyaml's event stream (never a
- * document tree), accepts exactly the shape above and nothing else: unknown or duplicate keys,
- * aliases, anchors, tags, several documents, nesting beyond CTL_SERVICE_FILE_MAX_DEPTH and files
- * over CTL_SERVICE_FILE_MAX_BYTES are refused. Values are checked with the registration grammar's
- * own rules (registration.h), so a file that parses encodes.
+ * problem is: every refusal is "FILE:LINE: problem". It is read through settings/ (the bounded
+ * tree every configuration file of the project is read into, settings/settings.h) and accepts
+ * exactly the shape above and nothing else: unknown or duplicate keys, aliases, anchors, tags,
+ * several documents, nesting beyond CTL_SERVICE_FILE_MAX_DEPTH and files over
+ * CTL_SERVICE_FILE_MAX_BYTES are refused. Values are checked with the registration grammar's own
+ * rules (registration.h), so a file that parses encodes.
  */
 #ifndef DIRAUTH_CTL_SERVICE_FILE_H
 #define DIRAUTH_CTL_SERVICE_FILE_H

@@ -90,20 +90,21 @@ struct kv_env_info {
 	size_t page_size; /* bytes per page */
 };
 
-/* Fills *out as of the last commit. Safe while transactions run. Returns 0 or DIRAUTH_ERR_STORE
- * (also after a failed kv_env_set_map_size left the environment unusable). */
+/* Fills *out as of the last commit. May run alongside transactions, but not alongside
+ * kv_env_set_map_size (the same guarantee applies). Returns 0 or DIRAUTH_ERR_STORE (also after a
+ * failed kv_env_set_map_size left the environment unusable). */
 int kv_env_info(struct kv_env *env, struct kv_env_info *out);
 
 /* Changes the map to map_size bytes, growing (or shrinking) the room for data; the data file
  * itself grows only as data is written. The caller must guarantee that no transaction of this
- * process, read or write, is open during the call (for example by holding a lock that every
- * transaction takes): LMDB unmaps and remaps the file, and a read transaction open meanwhile
- * would read unmapped memory. An open write transaction is detected; an open read transaction is
- * not. The size lasts until kv_env_close (kv_env_open takes its own). Returns 0;
- * DIRAUTH_ERR_BOUNDS (map_size smaller than kv_env_info's used) or DIRAUTH_ERR_STORE (a write
- * transaction is open), nothing changed; DIRAUTH_ERR_NOMEM or DIRAUTH_ERR_STORE when the new map
- * cannot be made: the file is then unmapped, every later transaction fails with
- * DIRAUTH_ERR_STORE, and the environment can only be closed. */
+ * process, read or write, is open during the call, nor a hot copy or kv_env_info running (for
+ * example by holding a lock that each of them takes): LMDB unmaps and remaps the file, and a
+ * read transaction open meanwhile would read unmapped memory. An open write transaction is
+ * detected; an open read transaction is not. The size lasts until kv_env_close (kv_env_open
+ * takes its own). Returns 0; DIRAUTH_ERR_BOUNDS (map_size smaller than kv_env_info's used) or
+ * DIRAUTH_ERR_STORE (a write transaction is open), nothing changed; DIRAUTH_ERR_NOMEM or
+ * DIRAUTH_ERR_STORE when the new map cannot be made: the file is then unmapped, every later
+ * transaction fails with DIRAUTH_ERR_STORE, and the environment can only be closed. */
 int kv_env_set_map_size(struct kv_env *env, size_t map_size);
 
 /* Hot copy: writes a consistent copy of the environment's data file (as of one read

@@ -4,11 +4,12 @@
  * Two passes. settings_read turns libyaml's event stream into a small tree of scalars,
  * mappings and sequences, refusing what a configuration never needs and what makes YAML
  * dangerous to read: anchors and aliases (exponential expansion), explicit tags, more than one
- * document, nesting past SETTINGS_MAX_DEPTH, more than SETTINGS_MAX_NODES nodes. The event API
- * is used rather than libyaml's document loader so that the depth bound is enforced while
- * reading, before memory is spent on a hostile file. The second pass belongs to each caller,
- * which walks the tree against its schema with the typed accessors here; every refusal
- * carries the line of the node at fault.
+ * document, nesting past SETTINGS_MAX_DEPTH, more than SETTINGS_MAX_NODES nodes (a caller may
+ * lower the byte and depth bounds). The event API is used rather than libyaml's document loader
+ * so that the depth bound is enforced while reading, before memory is spent on a hostile file:
+ * a tree_builder takes one event at a time, with one function per kind of event. The second
+ * pass belongs to each caller, which walks the tree against its schema with the typed accessors
+ * here; every refusal carries the line of the node at fault and which rule refused.
  */
 #include "settings/settings.h"
 
@@ -26,16 +27,47 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int settings_fail(struct settings_reader *state, size_t line, const char *format, ...)
+static int vrefuse(struct settings_reader *state, enum settings_refusal refusal, size_t line,
+                   const char *format, va_list args) __attribute__((format(printf, 4, 0)));
+
+static int vrefuse(struct settings_reader *state, enum settings_refusal refusal, size_t line,
+                   const char *format, va_list args)
 {
 	if (state->error) {
-		va_list args;
-		va_start(args, format);
 		state->error->line = line;
+		state->error->refusal = refusal;
 		vsnprintf(state->error->message, sizeof state->error->message, format, args);
-		va_end(args);
 	}
 	return DIRAUTH_ERR_CONFIG;
+}
+
+/* Records a refusal of the kind refusal at line and returns DIRAUTH_ERR_CONFIG. */
+static int refuse(struct settings_reader *state, enum settings_refusal refusal, size_t line,
+                  const char *format, ...) __attribute__((format(printf, 4, 5)));
+
+static int refuse(struct settings_reader *state, enum settings_refusal refusal, size_t line,
+                  const char *format, ...)
+{
+	va_list args;
+	va_start(args, format);
+	int rc = vrefuse(state, refusal, line, format, args);
+	va_end(args);
+	return rc;
+}
+
+int settings_fail(struct settings_reader *state, size_t line, const char *format, ...)
+{
+	va_list args;
+	va_start(args, format);
+	int rc = vrefuse(state, SETTINGS_REFUSED_VALUE, line, format, args);
+	va_end(args);
+	return rc;
+}
+
+int settings_refusal_is_bound(enum settings_refusal refusal)
+{
+	return refusal == SETTINGS_REFUSED_SIZE || refusal == SETTINGS_REFUSED_DEPTH ||
+	       refusal == SETTINGS_REFUSED_NODES;
 }
 
 void settings_free(struct settings_node *node)
@@ -47,6 +79,24 @@ void settings_free(struct settings_node *node)
 	free(node->children);
 	free(node->text);
 	free(node);
+}
+
+/* ---- the tree reader ---- */
+
+/* One read in progress: its bounds, the collections open (outermost first), the tree so far. */
+struct tree_builder {
+	struct settings_reader *reader;
+	size_t max_depth; /* at most SETTINGS_MAX_DEPTH */
+	struct settings_node *open[SETTINGS_MAX_DEPTH];
+	size_t depth;
+	struct settings_node *root;
+	int documents;
+};
+
+/* A caller's bound: its own when lower than the reader's ceiling, else the ceiling. */
+static size_t bound_or_ceiling(size_t asked, size_t ceiling)
+{
+	return asked == 0 || asked > ceiling ? ceiling : asked;
 }
 
 static int node_add_child(struct settings_node *parent, struct settings_node *child)
@@ -75,143 +125,187 @@ static struct settings_node *node_new(struct settings_reader *state, enum settin
 	return node;
 }
 
-static const char *yaml_problem(const yaml_parser_t *parser)
+/* The anchor and tag of a node event (a scalar, or the start of a mapping or a sequence). */
+static void node_properties(const yaml_event_t *event, const char **anchor, const char **tag)
 {
-	return parser->problem ? parser->problem : "YAML syntax error";
+	if (event->type == YAML_SCALAR_EVENT) {
+		*anchor = (const char *)event->data.scalar.anchor;
+		*tag = (const char *)event->data.scalar.tag;
+	} else if (event->type == YAML_MAPPING_START_EVENT) {
+		*anchor = (const char *)event->data.mapping_start.anchor;
+		*tag = (const char *)event->data.mapping_start.tag;
+	} else {
+		*anchor = (const char *)event->data.sequence_start.anchor;
+		*tag = (const char *)event->data.sequence_start.tag;
+	}
 }
 
-/* Reads the event stream into a tree. *root gets the document's root node. */
+/* Refuses what no node of a configuration carries (anchors, tags) and one node too many. */
+static int check_node_event(struct tree_builder *builder, const yaml_event_t *event, size_t line)
+{
+	const char *anchor, *tag;
+	node_properties(event, &anchor, &tag);
+	if (anchor)
+		return refuse(builder->reader, SETTINGS_REFUSED_ANCHOR, line, "YAML anchors are not allowed");
+	if (tag)
+		return refuse(builder->reader, SETTINGS_REFUSED_TAG, line,
+		              "explicit YAML tags are not allowed");
+	if (builder->reader->node_count >= SETTINGS_MAX_NODES)
+		return refuse(builder->reader, SETTINGS_REFUSED_NODES, line,
+		              "too many YAML nodes (at most %d)", SETTINGS_MAX_NODES);
+	return 0;
+}
+
+/* A scalar node holding a NUL-terminated copy of the event's text. */
+static int scalar_node(struct tree_builder *builder, const yaml_event_t *event, struct settings_node **out)
+{
+	size_t length = event->data.scalar.length;
+	struct settings_node *node = node_new(builder->reader, SETTINGS_SCALAR, &event->start_mark);
+	if (!node)
+		return DIRAUTH_ERR_NOMEM;
+	node->text = malloc(length + 1);
+	if (!node->text) {
+		free(node);
+		return DIRAUTH_ERR_NOMEM;
+	}
+	memcpy(node->text, event->data.scalar.value, length);
+	node->text[length] = 0;
+	node->text_len = length;
+	node->plain = event->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+	*out = node;
+	return 0;
+}
+
+/* An empty mapping or sequence, refused when it would open one collection past the bound. */
+static int collection_node(struct tree_builder *builder, const yaml_event_t *event, size_t line,
+                           struct settings_node **out)
+{
+	if (builder->depth >= builder->max_depth)
+		return refuse(builder->reader, SETTINGS_REFUSED_DEPTH, line, "nesting deeper than %zu levels",
+		              builder->max_depth);
+	enum settings_kind kind =
+	    event->type == YAML_MAPPING_START_EVENT ? SETTINGS_MAPPING : SETTINGS_SEQUENCE;
+	*out = node_new(builder->reader, kind, &event->start_mark);
+	return *out ? 0 : DIRAUTH_ERR_NOMEM;
+}
+
+/* Hangs node under the innermost open collection, or makes it the root, and opens it when it is
+ * a collection. Takes node: on failure it is freed. */
+static int attach_node(struct tree_builder *builder, struct settings_node *node, size_t line)
+{
+	int rc;
+	if (builder->depth == 0) {
+		if (builder->root) {
+			settings_free(node);
+			return refuse(builder->reader, SETTINGS_REFUSED_DOCUMENTS, line,
+			              "only one YAML document is allowed");
+		}
+		builder->root = node;
+	} else if ((rc = node_add_child(builder->open[builder->depth - 1], node)) != 0) {
+		settings_free(node);
+		return rc;
+	}
+	if (node->kind != SETTINGS_SCALAR)
+		builder->open[builder->depth++] = node;
+	return 0;
+}
+
+/* A scalar or the start of a collection. */
+static int take_node_event(struct tree_builder *builder, const yaml_event_t *event, size_t line)
+{
+	struct settings_node *node = NULL;
+	int rc = check_node_event(builder, event, line);
+	if (rc)
+		return rc;
+	if (event->type == YAML_SCALAR_EVENT)
+		rc = scalar_node(builder, event, &node);
+	else
+		rc = collection_node(builder, event, line, &node);
+	if (rc)
+		return rc;
+	return attach_node(builder, node, line);
+}
+
+static int take_collection_end(struct tree_builder *builder, size_t line)
+{
+	if (builder->depth == 0)
+		return refuse(builder->reader, SETTINGS_REFUSED_SYNTAX, line, "unbalanced YAML structure");
+	builder->depth--;
+	return 0;
+}
+
+/* Takes one event of libyaml's stream; *done is set at the stream's end. */
+static int take_event(struct tree_builder *builder, const yaml_event_t *event, int *done)
+{
+	size_t line = event->start_mark.line + 1;
+	switch (event->type) {
+	case YAML_STREAM_END_EVENT:
+		*done = 1;
+		return 0;
+	case YAML_DOCUMENT_START_EVENT:
+		if (++builder->documents > 1)
+			return refuse(builder->reader, SETTINGS_REFUSED_DOCUMENTS, line,
+			              "only one YAML document is allowed");
+		return 0;
+	case YAML_ALIAS_EVENT:
+		return refuse(builder->reader, SETTINGS_REFUSED_ALIAS, line, "YAML aliases are not allowed");
+	case YAML_SCALAR_EVENT:
+	case YAML_MAPPING_START_EVENT:
+	case YAML_SEQUENCE_START_EVENT:
+		return take_node_event(builder, event, line);
+	case YAML_MAPPING_END_EVENT:
+	case YAML_SEQUENCE_END_EVENT:
+		return take_collection_end(builder, line);
+	default:
+		return 0;
+	}
+}
+
+/* What a parser that could not produce its next event reports. */
+static int parse_failure(struct settings_reader *state, const yaml_parser_t *parser)
+{
+	if (parser->error == YAML_MEMORY_ERROR)
+		return DIRAUTH_ERR_NOMEM;
+	return refuse(state, SETTINGS_REFUSED_SYNTAX, parser->problem_mark.line + 1, "%s",
+	              parser->problem ? parser->problem : "YAML syntax error");
+}
+
 int settings_read(struct settings_reader *state, const uint8_t *buf, size_t len, struct settings_node **root)
 {
-	if (len > SETTINGS_MAX_BYTES)
-		return settings_fail(state, 0, "the file is larger than %d bytes", SETTINGS_MAX_BYTES);
+	size_t max_bytes = bound_or_ceiling(state->max_bytes, SETTINGS_MAX_BYTES);
+	struct tree_builder builder = {
+	    .reader = state,
+	    .max_depth = bound_or_ceiling(state->max_depth, SETTINGS_MAX_DEPTH),
+	};
 	yaml_parser_t parser;
-	yaml_event_t event;
-	struct settings_node *stack[SETTINGS_MAX_DEPTH + 1];
-	size_t depth = 0;
-	struct settings_node *top = NULL;
-	int documents = 0, done = 0, rc = 0;
+	int done = 0, rc = 0;
 
 	*root = NULL;
+	if (len > max_bytes)
+		return refuse(state, SETTINGS_REFUSED_SIZE, 0, "the file is larger than %zu bytes",
+		              max_bytes);
 	if (!yaml_parser_initialize(&parser))
 		return DIRAUTH_ERR_NOMEM;
 	yaml_parser_set_input_string(&parser, buf, len);
-	while (!done) {
+	if (state->utf8_only)
+		yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING);
+	while (!done && rc == 0) {
+		yaml_event_t event;
 		if (!yaml_parser_parse(&parser, &event)) {
-			size_t line = parser.problem_mark.line + 1;
-			if (parser.error == YAML_MEMORY_ERROR)
-				rc = DIRAUTH_ERR_NOMEM;
-			else
-				rc = settings_fail(state, line, "%s", yaml_problem(&parser));
+			rc = parse_failure(state, &parser);
 			break;
 		}
-		size_t line = event.start_mark.line + 1;
-		struct settings_node *node = NULL;
-		const char *anchor = NULL, *tag = NULL;
-		switch (event.type) {
-		case YAML_STREAM_END_EVENT:
-			done = 1;
-			break;
-		case YAML_DOCUMENT_START_EVENT:
-			if (++documents > 1)
-				rc = settings_fail(state, line, "only one YAML document is allowed");
-			break;
-		case YAML_ALIAS_EVENT:
-			rc = settings_fail(state, line, "YAML aliases are not allowed");
-			break;
-		case YAML_SCALAR_EVENT:
-		case YAML_MAPPING_START_EVENT:
-		case YAML_SEQUENCE_START_EVENT:
-			if (event.type == YAML_SCALAR_EVENT) {
-				anchor = (const char *)event.data.scalar.anchor;
-				tag = (const char *)event.data.scalar.tag;
-			} else if (event.type == YAML_MAPPING_START_EVENT) {
-				anchor = (const char *)event.data.mapping_start.anchor;
-				tag = (const char *)event.data.mapping_start.tag;
-			} else {
-				anchor = (const char *)event.data.sequence_start.anchor;
-				tag = (const char *)event.data.sequence_start.tag;
-			}
-			if (anchor) {
-				rc = settings_fail(state, line, "YAML anchors are not allowed");
-				break;
-			}
-			if (tag) {
-				rc = settings_fail(state, line, "explicit YAML tags are not allowed");
-				break;
-			}
-			if (state->node_count >= SETTINGS_MAX_NODES) {
-				rc = settings_fail(state, line, "too many YAML nodes (at most %d)",
-				                   SETTINGS_MAX_NODES);
-				break;
-			}
-			if (event.type == YAML_SCALAR_EVENT) {
-				node = node_new(state, SETTINGS_SCALAR, &event.start_mark);
-				if (!node) {
-					rc = DIRAUTH_ERR_NOMEM;
-					break;
-				}
-				node->text = malloc(event.data.scalar.length + 1);
-				if (!node->text) {
-					free(node);
-					rc = DIRAUTH_ERR_NOMEM;
-					break;
-				}
-				memcpy(node->text, event.data.scalar.value, event.data.scalar.length);
-				node->text[event.data.scalar.length] = 0;
-				node->text_len = event.data.scalar.length;
-				node->plain = event.data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-			} else {
-				if (depth >= SETTINGS_MAX_DEPTH) {
-					rc = settings_fail(state, line, "nesting deeper than %d levels",
-					                   SETTINGS_MAX_DEPTH);
-					break;
-				}
-				node = node_new(state,
-				                event.type == YAML_MAPPING_START_EVENT ? SETTINGS_MAPPING
-				                                                       : SETTINGS_SEQUENCE,
-				                &event.start_mark);
-				if (!node) {
-					rc = DIRAUTH_ERR_NOMEM;
-					break;
-				}
-			}
-			if (depth == 0) {
-				if (top) {
-					settings_free(node);
-					rc = settings_fail(state, line, "only one YAML document is allowed");
-					break;
-				}
-				top = node;
-			} else if ((rc = node_add_child(stack[depth - 1], node)) != 0) {
-				settings_free(node);
-				break;
-			}
-			if (node->kind != SETTINGS_SCALAR)
-				stack[depth++] = node;
-			break;
-		case YAML_MAPPING_END_EVENT:
-		case YAML_SEQUENCE_END_EVENT:
-			if (depth == 0)
-				rc = settings_fail(state, line, "unbalanced YAML structure");
-			else
-				depth--;
-			break;
-		default:
-			break;
-		}
+		rc = take_event(&builder, &event, &done);
 		yaml_event_delete(&event);
-		if (rc)
-			break;
 	}
 	yaml_parser_delete(&parser);
 	if (rc) {
-		settings_free(top);
+		settings_free(builder.root);
 		return rc;
 	}
-	if (!top)
-		return settings_fail(state, 1, "the file is empty");
-	*root = top;
+	if (!builder.root)
+		return refuse(state, SETTINGS_REFUSED_EMPTY, 1, "the file is empty");
+	*root = builder.root;
 	return 0;
 }
 
@@ -377,14 +471,15 @@ int settings_load(const char *path, uint8_t **buf_out, size_t *len_out, char **b
 	*len_out = 0;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return settings_fail(&state, 0, "cannot open: %s", strerror(errno));
+		return refuse(&state, SETTINGS_REFUSED_FILE, 0, "cannot open: %s", strerror(errno));
 	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		rc = settings_fail(&state, 0, "not a regular file");
+		rc = refuse(&state, SETTINGS_REFUSED_FILE, 0, "not a regular file");
 		goto cleanup;
 	}
 	if (st.st_size > SETTINGS_MAX_BYTES) {
-		rc = settings_fail(&state, 0, "the file is larger than %d bytes", SETTINGS_MAX_BYTES);
+		rc = refuse(&state, SETTINGS_REFUSED_SIZE, 0, "the file is larger than %d bytes",
+		            SETTINGS_MAX_BYTES);
 		goto cleanup;
 	}
 	/* Read at most one byte past the bound so that a file that grew since fstat is refused. */
@@ -398,14 +493,15 @@ int settings_load(const char *path, uint8_t **buf_out, size_t *len_out, char **b
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			rc = settings_fail(&state, 0, "cannot read: %s", strerror(errno));
+			rc = refuse(&state, SETTINGS_REFUSED_FILE, 0, "cannot read: %s", strerror(errno));
 			goto cleanup;
 		}
 		if (n == 0)
 			break;
 		len += (size_t)n;
 		if (len > SETTINGS_MAX_BYTES) {
-			rc = settings_fail(&state, 0, "the file is larger than %d bytes", SETTINGS_MAX_BYTES);
+			rc = refuse(&state, SETTINGS_REFUSED_SIZE, 0, "the file is larger than %d bytes",
+			            SETTINGS_MAX_BYTES);
 			goto cleanup;
 		}
 	}

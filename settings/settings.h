@@ -4,11 +4,13 @@
  *
  * settings_read turns YAML text into a tree, refusing anchors, aliases, explicit tags, more
  * than one document, nesting past SETTINGS_MAX_DEPTH (libyaml itself has no depth limit),
- * more than SETTINGS_MAX_NODES nodes and files over SETTINGS_MAX_BYTES. Callers then walk the
- * tree with the accessors below, which check kinds, refuse unknown and duplicate keys, and
- * parse scalars strictly. Every refusal returns DIRAUTH_ERR_CONFIG and fills the reader's
- * settings_error with the 1-based line at fault (0: the file as a whole) and a sentence, so
- * that a program can print "FILE:LINE: problem" and exit 78.
+ * more than SETTINGS_MAX_NODES nodes and files over SETTINGS_MAX_BYTES; a caller whose files are
+ * smaller sets lower byte and depth bounds in its reader. Callers then walk the tree with the
+ * accessors below, which check kinds, refuse unknown and duplicate keys, and parse scalars
+ * strictly. Every refusal returns DIRAUTH_ERR_CONFIG and fills the reader's settings_error with
+ * the 1-based line at fault (0: the file as a whole), a sentence, and which rule refused, so
+ * that a program can print "FILE:LINE: problem" and exit 78, and a caller with its own error
+ * classes can tell a bound from the grammar.
  */
 #ifndef DIRAUTH_SETTINGS_SETTINGS_H
 #define DIRAUTH_SETTINGS_SETTINGS_H
@@ -36,25 +38,52 @@ struct settings_node {
 	size_t cap;
 };
 
+/* Which rule refused a file. The last three are bounds (settings_refusal_is_bound); the others
+ * say the text is not what the reader or the caller's schema accepts. */
+enum settings_refusal {
+	SETTINGS_REFUSED_VALUE,     /* the caller's schema: the accessors below, settings_fail */
+	SETTINGS_REFUSED_FILE,      /* settings_load: cannot open or read, not a regular file */
+	SETTINGS_REFUSED_SYNTAX,    /* not well-formed YAML; the message is libyaml's */
+	SETTINGS_REFUSED_ANCHOR,    /* an anchor (&name) */
+	SETTINGS_REFUSED_ALIAS,     /* an alias (*name) */
+	SETTINGS_REFUSED_TAG,       /* an explicit tag (!tag, !!str) */
+	SETTINGS_REFUSED_DOCUMENTS, /* a second document */
+	SETTINGS_REFUSED_EMPTY,     /* no document at all */
+	SETTINGS_REFUSED_SIZE,      /* more bytes than the bound */
+	SETTINGS_REFUSED_DEPTH,     /* more collections open at once than the bound */
+	SETTINGS_REFUSED_NODES,     /* more than SETTINGS_MAX_NODES nodes */
+};
+
 /* Where and why a file was refused. */
 struct settings_error {
 	size_t line;
+	enum settings_refusal refusal;
 	char message[SETTINGS_MESSAGE_MAX];
 };
 
-/* The state of one read: where refusals go and what relative paths resolve against. */
+/* The state of one read: where refusals go, what relative paths resolve against, the bounds. */
 struct settings_reader {
 	struct settings_error *error; /* may be NULL */
 	const char *base_dir;         /* for settings_path; "." when NULL */
+	size_t max_bytes;             /* a lower bound than SETTINGS_MAX_BYTES, or 0 */
+	size_t max_depth;             /* a lower bound than SETTINGS_MAX_DEPTH, or 0 */
+	int utf8_only;                /* 1: UTF-8 only; 0: a UTF-16 byte-order mark switches to UTF-16 */
 	size_t node_count;
 };
 
-/* Records a refusal at line and returns DIRAUTH_ERR_CONFIG. */
+/* Whether refusal is a bound (size, depth, node count) rather than the grammar or a value. */
+int settings_refusal_is_bound(enum settings_refusal refusal);
+
+/* Records a refusal by the caller's schema (SETTINGS_REFUSED_VALUE) at line and returns
+ * DIRAUTH_ERR_CONFIG. */
 int settings_fail(struct settings_reader *state, size_t line, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Reads YAML text into a tree; *root gets the document's root node, freed with
- * settings_free. Returns 0, DIRAUTH_ERR_CONFIG, DIRAUTH_ERR_NOMEM. */
+ * settings_free. The text may be at most state->max_bytes long and nest at most
+ * state->max_depth collections (each capped by and defaulting to SETTINGS_MAX_*); with
+ * state->utf8_only, text that is not UTF-8 is a syntax error (SETTINGS_REFUSED_SYNTAX).
+ * Returns 0, DIRAUTH_ERR_CONFIG (error->refusal says which rule), DIRAUTH_ERR_NOMEM. */
 int settings_read(struct settings_reader *state, const uint8_t *buf, size_t len, struct settings_node **root);
 
 /* Frees a tree. Accepts NULL. */
@@ -62,7 +91,8 @@ void settings_free(struct settings_node *node);
 
 /* Reads a regular file of at most SETTINGS_MAX_BYTES. On success *buf (its bytes) and
  * *base_dir (the file's directory) are malloc'd for the caller to free. Returns 0,
- * DIRAUTH_ERR_CONFIG (cannot open or read, not a regular file, too large), DIRAUTH_ERR_NOMEM. */
+ * DIRAUTH_ERR_CONFIG (cannot open or read, not a regular file: SETTINGS_REFUSED_FILE; too
+ * large: SETTINGS_REFUSED_SIZE), DIRAUTH_ERR_NOMEM. */
 int settings_load(const char *path, uint8_t **buf, size_t *len, char **base_dir,
                   struct settings_error *error);
 

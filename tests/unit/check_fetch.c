@@ -32,6 +32,7 @@
 #include "schema/snapshot.h"
 #include "test_support.h"
 #include "schema/trust_bundle.h"
+#include "verify/snapshot.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -58,7 +59,7 @@ static struct signer_key *identities[IDENTITY_COUNT];
 static struct signer_key *provider;
 static struct trust_bundle bundle;
 static struct buffer certificates; /* the certificate bundle served with every snapshot */
-static struct ctl_fetch_policy policy;
+static struct verify_snapshot_policy policy;
 static char directory[4096];
 
 /* A certificate bundle with the certificates of every certified key, authority 1's windowed as
@@ -111,7 +112,7 @@ static void setup(void)
 	bundle.max_body_compressed = 64 * 1024 * 1024;
 	bundle.max_body_uncompressed = 512 * 1024 * 1024;
 	bundle.max_records = 1000000;
-	ctl_fetch_policy_default(&policy);
+	verify_snapshot_policy_default(&policy);
 	test_make_tempdir(directory, sizeof(directory));
 }
 
@@ -782,7 +783,7 @@ START_TEST(test_not_yet_valid_refused)
 	ck_assert_msg(verify(&header_note, "identity", body.data, body.len, &result, &report) == 0, "%s",
 	              report.message);
 	/* Exactly the default skew ahead is still accepted. */
-	policy.clock_skew = CTL_FETCH_DEFAULT_CLOCK_SKEW;
+	policy.clock_skew = VERIFY_DEFAULT_CLOCK_SKEW;
 	buffer_reset(&header_note);
 	buffer_reset(&body);
 	spec.epoch = 6;
@@ -830,7 +831,7 @@ START_TEST(test_expired_signing_key_refused_whatever_the_header_time)
 	assert_nothing_written();
 	/* Under the default validity bound the year-long header is refused on that count as well. */
 	make_certificates(NOW - 40 * 86400, NOW + 400 * 86400 - 40 * 86400, &certificates);
-	policy.max_validity = CTL_FETCH_DEFAULT_MAX_VALIDITY;
+	policy.max_validity = VERIFY_DEFAULT_MAX_VALIDITY;
 	rc = verify(&forged_note, "identity", forged_body.data, forged_body.len, &result, &report);
 	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "longer than the allowed 604800 s");
 	assert_nothing_written();
@@ -870,7 +871,7 @@ START_TEST(test_validity_longer_than_bound_refused)
 	ck_assert_msg(verify(&header_note, "identity", body.data, body.len, &result, &report) == 0, "%s",
 	              report.message);
 	/* Exactly the default bound is accepted. */
-	policy.max_validity = CTL_FETCH_DEFAULT_MAX_VALIDITY;
+	policy.max_validity = VERIFY_DEFAULT_MAX_VALIDITY;
 	buffer_reset(&header_note);
 	buffer_reset(&body);
 	spec.epoch = 6;
@@ -1888,7 +1889,7 @@ START_TEST(test_network_chain_refusals)
 	rc = run_fetch(url, &result, &report);
 	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "re-seeded deliberately");
 	ck_assert_uint_eq(requests_served(&server), 7);
-	policy.max_chain = CTL_FETCH_DEFAULT_MAX_CHAIN;
+	policy.max_chain = VERIFY_DEFAULT_MAX_CHAIN;
 	/* A server failing on a history epoch is unavailable (69), another answer refused (76). */
 	serve_link(&server, "/v1/mix/snapshots/8", 503, &history.notes[8]);
 	rc = run_fetch(url, &result, &report);

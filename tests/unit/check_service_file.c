@@ -183,6 +183,8 @@ static const struct refusal refusals[] = {
      "t.yaml:5: ", "endpoint: expected a mapping"},
     {"duplicate endpoint id", NS SVC CLS EPS EP(HEX_A) EP(HEX_A), DIRAUTH_ERR_SYNTAX,
      "t.yaml:11: ", "endpoint listed twice"},
+    {"list as a key", NS SVC CLS "? [colour]\n: blue\n" EPS EP(HEX_A), DIRAUTH_ERR_SYNTAX,
+     "t.yaml:4: ", "service description: expected a key, found a list"},
     {"anchor", "namespace: &n mix\n" SVC CLS EPS EP(HEX_A), DIRAUTH_ERR_SYNTAX,
      "t.yaml:1: ", "anchors are not allowed"},
     {"alias", "namespace: mix\nservice: " HEX_SERVICE "\nclass: *n\n" EPS EP(HEX_A), DIRAUTH_ERR_SYNTAX,
@@ -203,9 +205,15 @@ static const struct refusal refusals[] = {
      "t.yaml:1: ", "printable ASCII"},
     {"YAML syntax error", NS SVC "class: [mix-gateway\n" EPS EP(HEX_A), DIRAUTH_ERR_SYNTAX, "t.yaml:", NULL},
     {"tab indentation", NS SVC CLS EPS "\t- id: " HEX_A "\n", DIRAUTH_ERR_SYNTAX, "t.yaml:5: ", NULL},
+    /* The tree is read before the grammar is checked, so nesting past the bound is refused as a
+     * bound, wherever it is; within the bound, a list where a value goes is a grammar error. */
     {"deep nesting",
      NS SVC "class: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[x]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n" EPS EP(HEX_A),
-     DIRAUTH_ERR_SYNTAX, "t.yaml:3: ", "class: expected a single value"},
+     DIRAUTH_ERR_BOUNDS, "t.yaml:3: ", "nested too deeply"},
+    {"nesting one past the bound", NS SVC "class: [[[[x]]]]\n" EPS EP(HEX_A), DIRAUTH_ERR_BOUNDS,
+     "t.yaml:3: ", "nested too deeply"},
+    {"nesting at the bound", NS SVC "class: [[[x]]]\n" EPS EP(HEX_A), DIRAUTH_ERR_SYNTAX,
+     "t.yaml:3: ", "class: expected a single value"},
 };
 
 START_TEST(test_refusals_name_their_line)
@@ -273,6 +281,21 @@ START_TEST(test_too_many_endpoints_refused)
 }
 END_TEST
 
+START_TEST(test_utf16_refused)
+{
+	/* "namespace: mix" in UTF-16LE behind its byte-order mark: a service file is UTF-8. */
+	static const char text[] = "\xff\xfe"
+	                           "n\0a\0m\0e\0s\0p\0a\0c\0e\0:\0 \0m\0i\0x\0\n\0";
+	struct ctl_service_file file;
+	char error[CTL_SERVICE_FILE_ERROR_MAX];
+
+	ck_assert_int_eq(ctl_service_file_parse((const uint8_t *)text, sizeof(text) - 1, "t.yaml", &file,
+	                                        error, sizeof(error)),
+	                 DIRAUTH_ERR_SYNTAX);
+	ck_assert_msg(strncmp(error, "t.yaml:1: ", 10) == 0, "message '%s'", error);
+}
+END_TEST
+
 START_TEST(test_null_error_buffer_and_name)
 {
 	struct ctl_service_file file;
@@ -295,6 +318,7 @@ static Suite *service_file_suite(void)
 	                    (int)(sizeof(refusals) / sizeof(refusals[0])));
 	tcase_add_test(tc, test_oversized_file_refused);
 	tcase_add_test(tc, test_too_many_endpoints_refused);
+	tcase_add_test(tc, test_utf16_refused);
 	tcase_add_test(tc, test_null_error_buffer_and_name);
 	suite_add_tcase(suite, tc);
 	return suite;

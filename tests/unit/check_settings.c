@@ -1,7 +1,8 @@
 /*
  * check_settings.c: the YAML reader under every configuration refuses what makes YAML dangerous
  * or ambiguous (aliases, anchors, tags, several documents, deep nesting, oversize files) with the
- * line at fault, and its typed accessors refuse what a schema did not ask for.
+ * line at fault and which rule refused, takes a caller's lower bounds, and its typed accessors
+ * refuse what a schema did not ask for.
  */
 #include "schema/error.h"
 #include "settings/settings.h"
@@ -35,6 +36,40 @@ static void expect_refused(const char *text, size_t line, const char *words)
 	ck_assert_msg(p.error.line == line, "line %zu, not %zu: %s", p.error.line, line, p.error.message);
 	ck_assert_msg(strstr(p.error.message, words) != NULL, "'%s' does not say '%s'", p.error.message,
 	              words);
+}
+
+/* Reads len bytes of text under a caller's bounds; returns what settings_read returned. */
+static int parse_bounded(const char *text, size_t len, size_t max_bytes, size_t max_depth, struct parsed *p)
+{
+	memset(p, 0, sizeof *p);
+	p->reader.error = &p->error;
+	p->reader.max_bytes = max_bytes;
+	p->reader.max_depth = max_depth;
+	int rc = settings_read(&p->reader, (const uint8_t *)text, len, &p->root);
+	settings_free(p->root);
+	p->root = NULL;
+	return rc;
+}
+
+/* Text of depth nested flow sequences around one scalar: "[[x]]" for 2. */
+static char *nested(size_t depth)
+{
+	char *text = malloc(2 * depth + 3);
+	ck_assert_ptr_nonnull(text);
+	memset(text, '[', depth);
+	text[depth] = 'x';
+	memset(text + depth + 1, ']', depth);
+	memcpy(text + 2 * depth + 1, "\n", 2);
+	return text;
+}
+
+static void expect_refusal_kind(const char *text, enum settings_refusal refusal)
+{
+	struct parsed p;
+	ck_assert_msg(parse(text, &p) == DIRAUTH_ERR_CONFIG, "accepted: %s", text);
+	ck_assert_msg(p.error.refusal == refusal, "%s: refusal %d, not %d (%s)", text, (int)p.error.refusal,
+	              (int)refusal, p.error.message);
+	ck_assert_int_eq(settings_refusal_is_bound(p.error.refusal), 0);
 }
 
 START_TEST(test_tree_and_accessors)
@@ -167,11 +202,133 @@ START_TEST(test_load_file)
 	free(big);
 	ck_assert_int_eq(settings_load(path, &buf, &len, &base_dir, &error), DIRAUTH_ERR_CONFIG);
 	ck_assert_uint_eq(error.line, 0);
+	ck_assert_int_eq(error.refusal, SETTINGS_REFUSED_SIZE);
 	ck_assert_ptr_null(buf);
 	snprintf(path, sizeof path, "%s/missing.yaml", dir);
 	ck_assert_int_eq(settings_load(path, &buf, &len, &base_dir, &error), DIRAUTH_ERR_CONFIG);
+	ck_assert_int_eq(error.refusal, SETTINGS_REFUSED_FILE);
 	ck_assert_int_eq(settings_load(dir, &buf, &len, &base_dir, &error), DIRAUTH_ERR_CONFIG);
+	ck_assert_int_eq(error.refusal, SETTINGS_REFUSED_FILE);
 	test_remove_tree(dir);
+}
+END_TEST
+
+START_TEST(test_refusals_say_which_rule)
+{
+	/* The grammar: a caller reports these apart from the bounds. */
+	expect_refusal_kind("a: &anchor 1\n", SETTINGS_REFUSED_ANCHOR);
+	expect_refusal_kind("a: *anchor\n", SETTINGS_REFUSED_ALIAS);
+	expect_refusal_kind("a: !!str 1\n", SETTINGS_REFUSED_TAG);
+	expect_refusal_kind("a: 1\n---\nb: 2\n", SETTINGS_REFUSED_DOCUMENTS);
+	expect_refusal_kind("# nothing\n", SETTINGS_REFUSED_EMPTY);
+	expect_refusal_kind("a: [1, 2\n", SETTINGS_REFUSED_SYNTAX);
+
+	/* The bounds. */
+	struct parsed p;
+	char *deep = nested(SETTINGS_MAX_DEPTH + 1);
+	ck_assert_int_eq(parse(deep, &p), DIRAUTH_ERR_CONFIG);
+	ck_assert_int_eq(p.error.refusal, SETTINGS_REFUSED_DEPTH);
+	ck_assert(settings_refusal_is_bound(p.error.refusal));
+	free(deep);
+
+	/* One node past SETTINGS_MAX_NODES, in a file under SETTINGS_MAX_BYTES: the sequence and
+	 * SETTINGS_MAX_NODES scalars, the last of them refused. */
+	size_t len = 1 + 2 * (size_t)SETTINGS_MAX_NODES + 1;
+	char *many = malloc(len + 1);
+	ck_assert_ptr_nonnull(many);
+	many[0] = '[';
+	for (size_t i = 0; i < SETTINGS_MAX_NODES; i++)
+		memcpy(many + 1 + 2 * i, "1,", 2);
+	many[len - 2] = ']';
+	many[len - 1] = '\n';
+	many[len] = '\0';
+	ck_assert_uint_le(len, SETTINGS_MAX_BYTES);
+	ck_assert_int_eq(parse(many, &p), DIRAUTH_ERR_CONFIG);
+	ck_assert_int_eq(p.error.refusal, SETTINGS_REFUSED_NODES);
+	ck_assert(settings_refusal_is_bound(p.error.refusal));
+	ck_assert_ptr_nonnull(strstr(p.error.message, "too many YAML nodes"));
+	free(many);
+
+	/* The caller's schema. */
+	ck_assert_int_eq(parse("a: x\n", &p), 0);
+	uint64_t value;
+	ck_assert_int_eq(settings_u64(&p.reader, settings_lookup(p.root, "a"), "a", 0, 9, &value),
+	                 DIRAUTH_ERR_CONFIG);
+	ck_assert_int_eq(p.error.refusal, SETTINGS_REFUSED_VALUE);
+	ck_assert_int_eq(settings_refusal_is_bound(p.error.refusal), 0);
+	settings_free(p.root);
+}
+END_TEST
+
+START_TEST(test_caller_bounds)
+{
+	struct parsed p;
+	/* A byte bound lower than the reader's: the text may be that long and not one byte longer. */
+	const char *text = "key: value\n";
+	size_t len = strlen(text);
+	ck_assert_int_eq(parse_bounded(text, len, len, 0, &p), 0);
+	ck_assert_int_eq(parse_bounded(text, len, len - 1, 0, &p), DIRAUTH_ERR_CONFIG);
+	ck_assert_int_eq(p.error.refusal, SETTINGS_REFUSED_SIZE);
+	ck_assert(settings_refusal_is_bound(p.error.refusal));
+	ck_assert_uint_eq(p.error.line, 0);
+	ck_assert_str_eq(p.error.message, "the file is larger than 10 bytes");
+
+	/* A bound above the reader's own is the reader's own. */
+	size_t big_len = SETTINGS_MAX_BYTES + 1;
+	char *big = malloc(big_len);
+	ck_assert_ptr_nonnull(big);
+	memset(big, '#', big_len);
+	ck_assert_int_eq(parse_bounded(big, big_len, 2 * SETTINGS_MAX_BYTES, 0, &p), DIRAUTH_ERR_CONFIG);
+	ck_assert_int_eq(p.error.refusal, SETTINGS_REFUSED_SIZE);
+	ck_assert_int_eq(parse_bounded(big, big_len - 1, 0, 0, &p), DIRAUTH_ERR_CONFIG);
+	ck_assert_int_eq(p.error.refusal, SETTINGS_REFUSED_EMPTY); /* within the bound: only comments */
+	free(big);
+
+	/* A depth bound lower than the reader's: that many collections open at once, not one more. */
+	char *two = nested(2), *three = nested(3);
+	ck_assert_int_eq(parse_bounded(two, strlen(two), 0, 2, &p), 0);
+	ck_assert_int_eq(parse_bounded(three, strlen(three), 0, 2, &p), DIRAUTH_ERR_CONFIG);
+	ck_assert_int_eq(p.error.refusal, SETTINGS_REFUSED_DEPTH);
+	ck_assert_uint_eq(p.error.line, 1);
+	ck_assert_str_eq(p.error.message, "nesting deeper than 2 levels");
+	free(two);
+	free(three);
+
+	/* 0 or a bound above the reader's own: SETTINGS_MAX_DEPTH. */
+	char *at = nested(SETTINGS_MAX_DEPTH), *past = nested(SETTINGS_MAX_DEPTH + 1);
+	ck_assert_int_eq(parse_bounded(at, strlen(at), 0, 0, &p), 0);
+	ck_assert_int_eq(parse_bounded(past, strlen(past), 0, 0, &p), DIRAUTH_ERR_CONFIG);
+	ck_assert_int_eq(parse_bounded(past, strlen(past), 0, 4 * SETTINGS_MAX_DEPTH, &p),
+	                 DIRAUTH_ERR_CONFIG);
+	ck_assert_int_eq(p.error.refusal, SETTINGS_REFUSED_DEPTH);
+	free(at);
+	free(past);
+}
+END_TEST
+
+START_TEST(test_utf8_only)
+{
+	/* "a: 1\n" in UTF-16LE behind its byte-order mark. */
+	static const char utf16[] = "\xff\xfe"
+	                            "a\0:\0 \0"
+	                            "1\0\n\0";
+	struct parsed p;
+	memset(&p, 0, sizeof p);
+	p.reader.error = &p.error;
+	ck_assert_int_eq(settings_read(&p.reader, (const uint8_t *)utf16, sizeof utf16 - 1, &p.root), 0);
+	ck_assert_str_eq(settings_lookup(p.root, "a")->text, "1");
+	settings_free(p.root);
+
+	memset(&p, 0, sizeof p);
+	p.reader.error = &p.error;
+	p.reader.utf8_only = 1;
+	ck_assert_int_eq(settings_read(&p.reader, (const uint8_t *)utf16, sizeof utf16 - 1, &p.root),
+	                 DIRAUTH_ERR_CONFIG);
+	ck_assert_ptr_null(p.root);
+	ck_assert_int_eq(p.error.refusal, SETTINGS_REFUSED_SYNTAX);
+	ck_assert_uint_eq(p.error.line, 1);
+	ck_assert_int_eq(parse("a: 1\n", &p), 0); /* UTF-8 itself is read either way */
+	settings_free(p.root);
 }
 END_TEST
 
@@ -185,6 +342,9 @@ static Suite *settings_suite(void)
 	tcase_add_test(tc, test_duplicate_keys_refused);
 	tcase_add_test(tc, test_clock_section);
 	tcase_add_test(tc, test_load_file);
+	tcase_add_test(tc, test_refusals_say_which_rule);
+	tcase_add_test(tc, test_caller_bounds);
+	tcase_add_test(tc, test_utf8_only);
 	suite_add_tcase(suite, tc);
 	return suite;
 }

@@ -1,0 +1,780 @@
+/*
+ * check_net.c: net/, the HTTP client of every outgoing request, against real servers on loopback.
+ *
+ * The server is libmicrohttpd, started inside the test with handlers that answer what a test
+ * needs on demand: a large body with and without a Content-Length, a redirect, a gzip body, 503
+ * and 429 answers that stop after a count, a 404, an echo of the posted body and of the request's
+ * headers. Each path counts its requests, so that a test sees how many attempts reached the
+ * server. A timeout is shown against a socket that listens and never answers, a refused connection
+ * against a port nobody listens on. TLS is shown against the same server with a self-signed
+ * certificate made in the test with OpenSSL: refused without the certificate as a trust anchor,
+ * accepted with it, refused again under a host name the certificate does not carry. Several
+ * threads run requests at once, as dirauthd's peers will.
+ */
+#include "net/client.h"
+#include "schema/buffer.h"
+#include "schema/compress.h"
+#include "schema/error.h"
+#include "test_support.h"
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <openssl/bio.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BIG_BYTES        (64 * 1024)
+#define MAX_PATHS        16
+#define HELLO            "hello\n"
+#define NOT_FOUND_JSON   "{\"error\":\"not_found\",\"detail\":\"no such document.\"}"
+#define UNAVAILABLE_JSON "{\"error\":\"unavailable\"}"
+#define TLS_SUBJECT_IP   "IP:127.0.0.1"
+
+struct path_count {
+	char path[64];
+	unsigned count;
+};
+
+struct test_server {
+	struct MHD_Daemon *daemon;
+	unsigned port;
+	pthread_mutex_t lock;
+	struct path_count counts[MAX_PATHS];
+	unsigned failures_left; /* /flaky and /busy fail this many times, then answer 200 */
+	int saw_accept_encoding;
+};
+
+static struct test_server server;
+static uint8_t big[BIG_BYTES];
+static struct buffer gzipped;
+
+static unsigned count_of(const char *path)
+{
+	unsigned count = 0;
+
+	pthread_mutex_lock(&server.lock);
+	for (size_t i = 0; i < MAX_PATHS; i++) {
+		if (strcmp(server.counts[i].path, path) == 0)
+			count = server.counts[i].count;
+	}
+	pthread_mutex_unlock(&server.lock);
+	return count;
+}
+
+static void count_request(const char *path, struct MHD_Connection *connection)
+{
+	pthread_mutex_lock(&server.lock);
+	for (size_t i = 0; i < MAX_PATHS; i++) {
+		if (server.counts[i].path[0] == '\0')
+			snprintf(server.counts[i].path, sizeof(server.counts[i].path), "%s", path);
+		if (strcmp(server.counts[i].path, path) == 0) {
+			server.counts[i].count++;
+			break;
+		}
+	}
+	if (MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Accept-Encoding") != NULL)
+		server.saw_accept_encoding = 1;
+	pthread_mutex_unlock(&server.lock);
+}
+
+/* A body of unannounced length, so that it goes out chunked. */
+static ssize_t stream_big(void *context, uint64_t position, char *out, size_t max)
+{
+	size_t left;
+
+	(void)context;
+	if (position >= BIG_BYTES)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	left = BIG_BYTES - (size_t)position;
+	if (left > max)
+		left = max;
+	memcpy(out, big + position, left);
+	return (ssize_t)left;
+}
+
+static enum MHD_Result answer(struct MHD_Connection *connection, unsigned status, const void *body,
+                              size_t len, const char *header, const char *value)
+{
+	struct MHD_Response *response =
+	    MHD_create_response_from_buffer(len, (void *)(uintptr_t)body, MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result result;
+
+	if (response == NULL)
+		return MHD_NO;
+	if (header != NULL)
+		MHD_add_response_header(response, header, value);
+	result = MHD_queue_response(connection, status, response);
+	MHD_destroy_response(response);
+	return result;
+}
+
+/* Fails while failures_left lasts, with status. */
+static int failing(void)
+{
+	int fail;
+
+	pthread_mutex_lock(&server.lock);
+	fail = server.failures_left > 0;
+	if (fail)
+		server.failures_left--;
+	pthread_mutex_unlock(&server.lock);
+	return fail;
+}
+
+static enum MHD_Result handle(void *context, struct MHD_Connection *connection, const char *url,
+                              const char *method, const char *version, const char *upload_data,
+                              size_t *upload_data_size, void **request_context)
+{
+	struct buffer *posted = *request_context;
+
+	(void)context;
+	(void)version;
+	if (strcmp(method, "POST") == 0) {
+		/* The body arrives over several calls; answer once it is all there. */
+		if (posted == NULL) {
+			posted = malloc(sizeof(*posted));
+			if (posted == NULL)
+				return MHD_NO;
+			buffer_init(posted);
+			*request_context = posted;
+			return MHD_YES;
+		}
+		if (*upload_data_size > 0) {
+			if (buffer_append(posted, upload_data, *upload_data_size) != 0)
+				return MHD_NO;
+			*upload_data_size = 0;
+			return MHD_YES;
+		}
+	}
+	count_request(url, connection);
+	if (strcmp(url, "/ok") == 0)
+		return answer(connection, 200, HELLO, strlen(HELLO), "Content-Type", "text/plain");
+	if (strcmp(url, "/echo") == 0 && posted != NULL)
+		return answer(connection, 200, posted->data, posted->len, NULL, NULL);
+	if (strcmp(url, "/agent") == 0) {
+		const char *agent = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "User-Agent");
+		return answer(connection, 200, agent != NULL ? agent : "", agent != NULL ? strlen(agent) : 0,
+		              NULL, NULL);
+	}
+	if (strcmp(url, "/big") == 0)
+		return answer(connection, 200, big, sizeof(big), NULL, NULL);
+	if (strcmp(url, "/big-chunked") == 0) {
+		struct MHD_Response *response =
+		    MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_big, NULL, NULL);
+		enum MHD_Result result = MHD_queue_response(connection, 200, response);
+		MHD_destroy_response(response);
+		return result;
+	}
+	if (strcmp(url, "/redirect") == 0)
+		return answer(connection, 302, "", 0, "Location", "/ok");
+	if (strcmp(url, "/gzip") == 0)
+		return answer(connection, 200, gzipped.data, gzipped.len, "Content-Encoding", "gzip");
+	if (strcmp(url, "/flaky") == 0)
+		return failing()
+		           ? answer(connection, 503, UNAVAILABLE_JSON, strlen(UNAVAILABLE_JSON), NULL, NULL)
+		           : answer(connection, 200, HELLO, strlen(HELLO), NULL, NULL);
+	if (strcmp(url, "/busy") == 0)
+		return failing() ? answer(connection, 429, "", 0, "Retry-After", "1")
+		                 : answer(connection, 200, HELLO, strlen(HELLO), NULL, NULL);
+	if (strcmp(url, "/always503") == 0)
+		return answer(connection, 503, "", 0, NULL, NULL);
+	return answer(connection, 404, NOT_FOUND_JSON, strlen(NOT_FOUND_JSON), NULL, NULL);
+}
+
+static void request_done(void *context, struct MHD_Connection *connection, void **request_context,
+                         enum MHD_RequestTerminationCode code)
+{
+	struct buffer *posted = *request_context;
+
+	(void)context;
+	(void)connection;
+	(void)code;
+	if (posted != NULL) {
+		buffer_free(posted);
+		free(posted);
+		*request_context = NULL;
+	}
+}
+
+/* Starts the server on a free loopback port, over TLS with key and certificate when given. */
+static void server_start(const char *key_pem, const char *certificate_pem)
+{
+	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD;
+	struct sockaddr_in address;
+	const union MHD_DaemonInfo *info;
+
+	memset(&server, 0, sizeof(server));
+	pthread_mutex_init(&server.lock, NULL);
+	memset(&address, 0, sizeof(address));
+	address.sin_family = AF_INET;
+	address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (key_pem != NULL) {
+		flags |= MHD_USE_TLS;
+		server.daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, NULL, MHD_OPTION_SOCK_ADDR,
+		                                 &address, MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
+		                                 MHD_OPTION_HTTPS_MEM_KEY, key_pem, MHD_OPTION_HTTPS_MEM_CERT,
+		                                 certificate_pem, MHD_OPTION_END);
+	} else {
+		server.daemon =
+		    MHD_start_daemon(flags, 0, NULL, NULL, handle, NULL, MHD_OPTION_SOCK_ADDR, &address,
+		                     MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL, MHD_OPTION_END);
+	}
+	ck_assert_ptr_nonnull(server.daemon);
+	info = MHD_get_daemon_info(server.daemon, MHD_DAEMON_INFO_BIND_PORT);
+	ck_assert_ptr_nonnull(info);
+	server.port = info->port;
+	ck_assert_uint_ne(server.port, 0);
+}
+
+static void server_stop(void)
+{
+	MHD_stop_daemon(server.daemon);
+	pthread_mutex_destroy(&server.lock);
+}
+
+static void setup(void)
+{
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (uint8_t)('a' + i % 26);
+	buffer_init(&gzipped);
+	ck_assert_int_eq(compress_encode(ENCODING_GZIP, (const uint8_t *)HELLO, strlen(HELLO), &gzipped), 0);
+	server_start(NULL, NULL);
+}
+
+static void teardown(void)
+{
+	server_stop();
+	buffer_free(&gzipped);
+}
+
+static void url_of(const char *path, char *out, size_t cap)
+{
+	snprintf(out, cap, "http://127.0.0.1:%u%s", server.port, path);
+}
+
+/* A GET of path with the given response bound, into response. */
+static int get(const char *path, size_t max_bytes, const struct net_retry *retry,
+               struct net_response *response)
+{
+	struct net_request request;
+	char url[128];
+
+	memset(&request, 0, sizeof(request));
+	url_of(path, url, sizeof(url));
+	request.method = "GET";
+	request.url = url;
+	request.max_response_bytes = max_bytes;
+	if (retry != NULL)
+		request.retry = *retry;
+	return net_perform(&request, response);
+}
+
+static uint64_t elapsed_ms(const struct timespec *since)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)(now.tv_sec - since->tv_sec) * 1000u + (uint64_t)(now.tv_nsec / 1000000) -
+	       (uint64_t)(since->tv_nsec / 1000000);
+}
+
+START_TEST(test_get_and_post)
+{
+	static const char *const headers[] = {"Content-Type: text/plain", NULL};
+	static const char note[] = "a posted note\n";
+	struct net_response response;
+	struct net_request request;
+	char url[128];
+
+	net_response_init(&response);
+	ck_assert_int_eq(get("/ok", 1024, NULL, &response), 0);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_uint_eq(response.body.len, strlen(HELLO));
+	ck_assert_int_eq(memcmp(response.body.data, HELLO, strlen(HELLO)), 0);
+	ck_assert_str_eq(response.content_type, "text/plain");
+	ck_assert_uint_eq(response.attempts, 1);
+	/* A POST carries its body; the default User-Agent is the project's. */
+	memset(&request, 0, sizeof(request));
+	url_of("/echo", url, sizeof(url));
+	request.method = "POST";
+	request.url = url;
+	request.headers = headers;
+	request.body = (const uint8_t *)note;
+	request.body_len = strlen(note);
+	request.max_response_bytes = 1024;
+	ck_assert_int_eq(net_perform(&request, &response), 0);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_uint_eq(response.body.len, strlen(note));
+	ck_assert_int_eq(memcmp(response.body.data, note, strlen(note)), 0);
+	ck_assert_int_eq(get("/agent", 1024, NULL, &response), 0);
+	ck_assert_int_eq(buffer_append(&response.body, "", 1), 0);
+	ck_assert_str_eq((const char *)response.body.data, NET_DEFAULT_USER_AGENT);
+	/* A status is not a failure at this level. */
+	ck_assert_int_eq(get("/missing", 1024, NULL, &response), 0);
+	ck_assert_int_eq(response.status, 404);
+	net_response_free(&response);
+}
+END_TEST
+
+/* The cap holds whether the server announces the length (refused before any byte) or not (the
+ * write callback cuts the transfer). */
+START_TEST(test_body_cap_aborts)
+{
+	struct net_response response;
+	int rc;
+
+	net_response_init(&response);
+	rc = get(_i == 0 ? "/big" : "/big-chunked", BIG_BYTES - 1, NULL, &response);
+	ck_assert_int_eq(rc, DIRAUTH_ERR_BOUNDS);
+	ck_assert_str_eq(response.error, "response larger than 65535 bytes");
+	ck_assert_uint_lt(response.body.len, BIG_BYTES);
+	/* Exactly the cap is allowed. */
+	ck_assert_int_eq(get(_i == 0 ? "/big" : "/big-chunked", BIG_BYTES, NULL, &response), 0);
+	ck_assert_uint_eq(response.body.len, BIG_BYTES);
+	ck_assert_int_eq(memcmp(response.body.data, big, BIG_BYTES), 0);
+	net_response_free(&response);
+}
+END_TEST
+
+START_TEST(test_redirect_not_followed)
+{
+	struct net_response response;
+
+	net_response_init(&response);
+	ck_assert_int_eq(get("/redirect", 1024, NULL, &response), 0);
+	ck_assert_int_eq(response.status, 302);
+	ck_assert_uint_eq(response.body.len, 0);
+	ck_assert_uint_eq(count_of("/redirect"), 1);
+	ck_assert_uint_eq(count_of("/ok"), 0);
+	net_response_free(&response);
+}
+END_TEST
+
+/* The bytes as served: curl neither asks for an encoding nor decodes one. */
+START_TEST(test_content_decoding_never_enabled)
+{
+	struct net_response response;
+
+	net_response_init(&response);
+	ck_assert_int_eq(get("/gzip", 1024, NULL, &response), 0);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_str_eq(response.content_encoding, "gzip");
+	ck_assert_uint_eq(response.body.len, gzipped.len);
+	ck_assert_int_eq(memcmp(response.body.data, gzipped.data, gzipped.len), 0);
+	pthread_mutex_lock(&server.lock);
+	ck_assert_int_eq(server.saw_accept_encoding, 0);
+	pthread_mutex_unlock(&server.lock);
+	net_response_free(&response);
+}
+END_TEST
+
+START_TEST(test_only_http_and_https)
+{
+	static const char *const refused[] = {"ftp://127.0.0.1/x", "file:///etc/passwd", "127.0.0.1:80/x",
+	                                      "gopher://x", ""};
+	struct net_response response;
+	struct net_request request;
+
+	net_response_init(&response);
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		memset(&request, 0, sizeof(request));
+		request.method = "GET";
+		request.url = refused[i];
+		request.max_response_bytes = 1024;
+		ck_assert_int_eq(net_perform(&request, &response), DIRAUTH_ERR_CONFIG);
+		ck_assert_str_ne(response.error, "");
+	}
+	/* Nor another method, nor more attempts than allowed. */
+	memset(&request, 0, sizeof(request));
+	request.method = "PUT";
+	request.url = "http://127.0.0.1:1/";
+	ck_assert_int_eq(net_perform(&request, &response), DIRAUTH_ERR_CONFIG);
+	request.method = "GET";
+	request.retry.attempts = NET_RETRY_MAX_ATTEMPTS + 1;
+	ck_assert_int_eq(net_perform(&request, &response), DIRAUTH_ERR_CONFIG);
+	ck_assert_uint_eq(response.attempts, 0);
+	net_response_free(&response);
+}
+END_TEST
+
+START_TEST(test_connection_refused_is_unavailable)
+{
+	struct net_retry retry = {.attempts = 3, .base_delay_ms = 10, .max_delay_ms = 20};
+	struct net_response response;
+	struct net_request request;
+	char url[64];
+
+	net_response_init(&response);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/ok", test_free_port());
+	memset(&request, 0, sizeof(request));
+	request.method = "GET";
+	request.url = url;
+	request.max_response_bytes = 1024;
+	ck_assert_int_eq(net_perform(&request, &response), DIRAUTH_ERR_UNAVAILABLE);
+	ck_assert_uint_eq(response.attempts, 1);
+	/* A transport failure is retried, and the last error says how often it was tried. */
+	request.retry = retry;
+	ck_assert_int_eq(net_perform(&request, &response), DIRAUTH_ERR_UNAVAILABLE);
+	ck_assert_uint_eq(response.attempts, 3);
+	ck_assert_ptr_nonnull(strstr(response.error, "(after 3 attempts)"));
+	net_response_free(&response);
+}
+END_TEST
+
+/* A server that accepts the connection (the kernel does, from the listen backlog) and never
+ * answers: the total timeout ends the exchange. */
+START_TEST(test_total_timeout)
+{
+	struct sockaddr_in address;
+	socklen_t address_len = sizeof(address);
+	struct net_response response;
+	struct net_request request;
+	struct timespec start;
+	char url[64];
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	int rc;
+
+	ck_assert_int_ge(fd, 0);
+	memset(&address, 0, sizeof(address));
+	address.sin_family = AF_INET;
+	address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&address, sizeof(address)), 0);
+	ck_assert_int_eq(listen(fd, 4), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&address, &address_len), 0);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%u/", (unsigned)ntohs(address.sin_port));
+	net_response_init(&response);
+	memset(&request, 0, sizeof(request));
+	request.method = "GET";
+	request.url = url;
+	request.max_response_bytes = 1024;
+	request.total_timeout_ms = 300;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	rc = net_perform(&request, &response);
+	ck_assert_int_eq(rc, DIRAUTH_ERR_UNAVAILABLE);
+	ck_assert_uint_ge(elapsed_ms(&start), 250);
+	ck_assert_uint_lt(elapsed_ms(&start), 5000);
+	/* Retries do not stretch it: waits and attempts all fit in the one total. */
+	request.retry.attempts = NET_RETRY_MAX_ATTEMPTS;
+	request.retry.base_delay_ms = 50;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	rc = net_perform(&request, &response);
+	ck_assert_int_eq(rc, DIRAUTH_ERR_UNAVAILABLE);
+	ck_assert_uint_lt(elapsed_ms(&start), 5000);
+	ck_assert_uint_lt(response.attempts, NET_RETRY_MAX_ATTEMPTS);
+	net_response_free(&response);
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_retry_succeeds_after_5xx_and_429)
+{
+	struct net_retry retry = {.attempts = 4, .base_delay_ms = 10, .max_delay_ms = 40};
+	struct net_response response;
+
+	net_response_init(&response);
+	pthread_mutex_lock(&server.lock);
+	server.failures_left = 3;
+	pthread_mutex_unlock(&server.lock);
+	ck_assert_int_eq(get("/flaky", 1024, &retry, &response), 0);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_uint_eq(response.attempts, 4);
+	ck_assert_uint_eq(count_of("/flaky"), 4);
+	ck_assert_uint_eq(response.body.len, strlen(HELLO));
+	/* A server asking to slow down is tried again too. */
+	pthread_mutex_lock(&server.lock);
+	server.failures_left = 1;
+	pthread_mutex_unlock(&server.lock);
+	ck_assert_int_eq(get("/busy", 1024, &retry, &response), 0);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_uint_eq(count_of("/busy"), 2);
+	net_response_free(&response);
+}
+END_TEST
+
+START_TEST(test_retry_stops_at_the_limit)
+{
+	struct net_retry retry = {.attempts = 3, .base_delay_ms = 10, .max_delay_ms = 20};
+	struct net_response response;
+
+	net_response_init(&response);
+	/* The last 5xx is the answer. */
+	ck_assert_int_eq(get("/always503", 1024, &retry, &response), 0);
+	ck_assert_int_eq(response.status, 503);
+	ck_assert_uint_eq(response.attempts, 3);
+	ck_assert_uint_eq(count_of("/always503"), 3);
+	/* Without a retry asked for, one attempt. */
+	ck_assert_int_eq(get("/always503", 1024, NULL, &response), 0);
+	ck_assert_uint_eq(count_of("/always503"), 4);
+	net_response_free(&response);
+}
+END_TEST
+
+START_TEST(test_no_retry_on_4xx_or_bounds)
+{
+	struct net_retry retry = {.attempts = 5, .base_delay_ms = 10, .max_delay_ms = 20};
+	struct net_response response;
+
+	net_response_init(&response);
+	ck_assert_int_eq(get("/missing", 1024, &retry, &response), 0);
+	ck_assert_int_eq(response.status, 404);
+	ck_assert_uint_eq(response.attempts, 1);
+	ck_assert_uint_eq(count_of("/missing"), 1);
+	/* An answer too large is the server's fault, not a passing failure. */
+	ck_assert_int_eq(get("/big", 1024, &retry, &response), DIRAUTH_ERR_BOUNDS);
+	ck_assert_uint_eq(count_of("/big"), 1);
+	/* Nor on a redirect. */
+	ck_assert_int_eq(get("/redirect", 1024, &retry, &response), 0);
+	ck_assert_uint_eq(count_of("/redirect"), 1);
+	net_response_free(&response);
+}
+END_TEST
+
+START_TEST(test_backoff_grows_capped_and_jittered)
+{
+	struct net_retry retry = {.attempts = 5, .base_delay_ms = 100, .max_delay_ms = 1000};
+	struct net_retry defaults = {.attempts = 5};
+	static const uint32_t randoms[] = {0, 1, 12345, 0x7fffffff, 0xffffffff};
+	uint32_t lowest = UINT32_MAX;
+	uint32_t highest = 0;
+
+	for (size_t r = 0; r < sizeof(randoms) / sizeof(randoms[0]); r++) {
+		/* Retry n waits within [c / 2, c], c = 100 * 2^(n-1) up to 1000. */
+		uint32_t first = net_backoff_delay_ms(&retry, 1, randoms[r]);
+		uint32_t second = net_backoff_delay_ms(&retry, 2, randoms[r]);
+		uint32_t late = net_backoff_delay_ms(&retry, 5, randoms[r]);
+		uint32_t very_late = net_backoff_delay_ms(&retry, 1000, randoms[r]);
+		ck_assert_uint_ge(first, 50);
+		ck_assert_uint_le(first, 100);
+		ck_assert_uint_ge(second, 100);
+		ck_assert_uint_le(second, 200);
+		ck_assert_uint_ge(late, 500);
+		ck_assert_uint_le(late, 1000);
+		ck_assert_uint_ge(very_late, 500);
+		ck_assert_uint_le(very_late, 1000);
+		lowest = first < lowest ? first : lowest;
+		highest = first > highest ? first : highest;
+		ck_assert_uint_le(net_backoff_delay_ms(&defaults, 1, randoms[r]), NET_DEFAULT_RETRY_BASE_MS);
+		ck_assert_uint_le(net_backoff_delay_ms(&defaults, 30, randoms[r]), NET_DEFAULT_RETRY_MAX_MS);
+	}
+	/* The random value spreads the wait over the whole window. */
+	ck_assert_uint_eq(lowest, 50);
+	ck_assert_uint_gt(highest, lowest);
+}
+END_TEST
+
+struct worker {
+	unsigned ok;
+};
+
+static void *run_requests(void *context)
+{
+	struct worker *worker = context;
+	struct net_response response;
+
+	net_response_init(&response);
+	for (int i = 0; i < 8; i++) {
+		if (get("/ok", 1024, NULL, &response) == 0 && response.status == 200 &&
+		    response.body.len == strlen(HELLO))
+			worker->ok++;
+	}
+	net_response_free(&response);
+	return NULL;
+}
+
+/* Several threads at once, each with its own requests. */
+START_TEST(test_concurrent_requests)
+{
+	pthread_t threads[4];
+	struct worker workers[4];
+
+	memset(workers, 0, sizeof(workers));
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&threads[i], NULL, run_requests, &workers[i]), 0);
+	for (int i = 0; i < 4; i++) {
+		pthread_join(threads[i], NULL);
+		ck_assert_uint_eq(workers[i].ok, 8);
+	}
+	ck_assert_uint_eq(count_of("/ok"), 32);
+}
+END_TEST
+
+START_TEST(test_describe_error)
+{
+	struct net_response response;
+	char text[256];
+
+	net_response_init(&response);
+	ck_assert_int_eq(get("/missing", 1024, NULL, &response), 0);
+	net_describe_error(&response, text, sizeof(text));
+	ck_assert_str_eq(text, "HTTP 404: not_found: no such document.");
+	ck_assert_int_eq(get("/always503", 1024, NULL, &response), 0);
+	net_describe_error(&response, text, sizeof(text));
+	ck_assert_str_eq(text, "HTTP 503: unexpected answer");
+	net_response_free(&response);
+}
+END_TEST
+
+/* A self-signed certificate for 127.0.0.1 and its key, in PEM, made here. */
+static void make_certificate(char **key_pem, char **certificate_pem)
+{
+	EVP_PKEY *key = EVP_PKEY_Q_keygen(NULL, NULL, "EC", "P-256");
+	X509 *certificate = X509_new();
+	X509_NAME *name;
+	X509_EXTENSION *extension;
+	X509V3_CTX context;
+	BIO *bio;
+	char *data;
+	long len;
+
+	ck_assert_ptr_nonnull(key);
+	ck_assert_ptr_nonnull(certificate);
+	ck_assert_int_eq(X509_set_version(certificate, 2), 1);
+	ck_assert_int_eq(ASN1_INTEGER_set(X509_get_serialNumber(certificate), 1), 1);
+	ck_assert_ptr_nonnull(X509_gmtime_adj(X509_getm_notBefore(certificate), -3600));
+	ck_assert_ptr_nonnull(X509_gmtime_adj(X509_getm_notAfter(certificate), 86400));
+	ck_assert_int_eq(X509_set_pubkey(certificate, key), 1);
+	name = X509_get_subject_name(certificate);
+	ck_assert_int_eq(X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+	                                            (const unsigned char *)"dirauth test", -1, -1, 0),
+	                 1);
+	ck_assert_int_eq(X509_set_issuer_name(certificate, name), 1);
+	X509V3_set_ctx(&context, certificate, certificate, NULL, NULL, 0);
+	extension = X509V3_EXT_conf_nid(NULL, &context, NID_subject_alt_name, TLS_SUBJECT_IP);
+	ck_assert_ptr_nonnull(extension);
+	ck_assert_int_eq(X509_add_ext(certificate, extension, -1), 1);
+	X509_EXTENSION_free(extension);
+	extension = X509V3_EXT_conf_nid(NULL, &context, NID_basic_constraints, "critical,CA:TRUE");
+	ck_assert_ptr_nonnull(extension);
+	ck_assert_int_eq(X509_add_ext(certificate, extension, -1), 1);
+	X509_EXTENSION_free(extension);
+	ck_assert_int_gt(X509_sign(certificate, key, EVP_sha256()), 0);
+
+	bio = BIO_new(BIO_s_mem());
+	ck_assert_int_eq(PEM_write_bio_PrivateKey(bio, key, NULL, NULL, 0, NULL, NULL), 1);
+	len = BIO_get_mem_data(bio, &data);
+	*key_pem = strndup(data, (size_t)len);
+	BIO_free(bio);
+	bio = BIO_new(BIO_s_mem());
+	ck_assert_int_eq(PEM_write_bio_X509(bio, certificate), 1);
+	len = BIO_get_mem_data(bio, &data);
+	*certificate_pem = strndup(data, (size_t)len);
+	BIO_free(bio);
+	ck_assert_ptr_nonnull(*key_pem);
+	ck_assert_ptr_nonnull(*certificate_pem);
+	X509_free(certificate);
+	EVP_PKEY_free(key);
+}
+
+/* https: the peer's certificate and name are verified, against the system's anchors or the CA
+ * file the request names. */
+START_TEST(test_https_verifies_the_server)
+{
+	char directory[4096];
+	char ca_path[4200];
+	char url[128];
+	char *key_pem = NULL;
+	char *certificate_pem = NULL;
+	struct net_response response;
+	struct net_request request;
+	int rc;
+
+	if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		fprintf(stderr, "check_net: libmicrohttpd without TLS, https test skipped\n");
+		return;
+	}
+	make_certificate(&key_pem, &certificate_pem);
+	test_make_tempdir(directory, sizeof(directory));
+	snprintf(ca_path, sizeof(ca_path), "%s/ca.pem", directory);
+	test_write_file(ca_path, certificate_pem, strlen(certificate_pem), 0644);
+	server_stop();
+	server_start(key_pem, certificate_pem);
+	net_response_init(&response);
+	memset(&request, 0, sizeof(request));
+	snprintf(url, sizeof(url), "https://127.0.0.1:%u/ok", server.port);
+	request.method = "GET";
+	request.url = url;
+	request.max_response_bytes = 1024;
+	request.total_timeout_ms = 10000;
+	/* Self-signed, so no system anchor vouches for it. */
+	rc = net_perform(&request, &response);
+	ck_assert_msg(rc == DIRAUTH_ERR_IO, "rc %d: %s", rc, response.error);
+	ck_assert_int_eq(response.status, 0);
+	ck_assert_uint_eq(count_of("/ok"), 0);
+	/* With the certificate as the anchor, the same server is believed. */
+	request.ca_file = ca_path;
+	rc = net_perform(&request, &response);
+	ck_assert_msg(rc == 0, "rc %d: %s", rc, response.error);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_uint_eq(count_of("/ok"), 1);
+	/* The anchor vouches for 127.0.0.1 only: under another name the host check refuses. */
+	snprintf(url, sizeof(url), "https://localhost:%u/ok", server.port);
+	rc = net_perform(&request, &response);
+	ck_assert_msg(rc != 0, "a certificate for 127.0.0.1 accepted for localhost");
+	ck_assert_uint_eq(count_of("/ok"), 1);
+	net_response_free(&response);
+	test_remove_tree(directory);
+	free(key_pem);
+	free(certificate_pem);
+}
+END_TEST
+
+static Suite *net_suite(void)
+{
+	Suite *suite = suite_create("net");
+	TCase *exchange = tcase_create("exchange");
+	TCase *retry = tcase_create("retry");
+	TCase *tls = tcase_create("tls");
+
+	tcase_add_checked_fixture(exchange, setup, teardown);
+	tcase_set_timeout(exchange, 30);
+	tcase_add_test(exchange, test_get_and_post);
+	tcase_add_loop_test(exchange, test_body_cap_aborts, 0, 2);
+	tcase_add_test(exchange, test_redirect_not_followed);
+	tcase_add_test(exchange, test_content_decoding_never_enabled);
+	tcase_add_test(exchange, test_only_http_and_https);
+	tcase_add_test(exchange, test_connection_refused_is_unavailable);
+	tcase_add_test(exchange, test_total_timeout);
+	tcase_add_test(exchange, test_concurrent_requests);
+	tcase_add_test(exchange, test_describe_error);
+	suite_add_tcase(suite, exchange);
+
+	tcase_add_checked_fixture(retry, setup, teardown);
+	tcase_set_timeout(retry, 30);
+	tcase_add_test(retry, test_retry_succeeds_after_5xx_and_429);
+	tcase_add_test(retry, test_retry_stops_at_the_limit);
+	tcase_add_test(retry, test_no_retry_on_4xx_or_bounds);
+	tcase_add_test(retry, test_backoff_grows_capped_and_jittered);
+	suite_add_tcase(suite, retry);
+
+	tcase_add_checked_fixture(tls, setup, teardown);
+	tcase_set_timeout(tls, 30);
+	tcase_add_test(tls, test_https_verifies_the_server);
+	suite_add_tcase(suite, tls);
+	return suite;
+}
+
+int main(void)
+{
+	int failures;
+	SRunner *runner;
+
+	if (net_global_init() != 0)
+		return 1;
+	runner = srunner_create(net_suite());
+	srunner_run_all(runner, CK_NORMAL);
+	failures = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	net_global_cleanup();
+	return failures ? 1 : 0;
+}
