@@ -789,18 +789,22 @@ static int authority_prepare(struct bench *bench)
 
 	struct buffer signer_config;
 	buffer_init(&signer_config);
-	int written = buffer_appendf(&signer_config,
-	                             "# dirauth benchmark: the authority's signer, on the same file clock.\n"
-	                             "authority: %s\n"
-	                             "socket: signer.sock\n"
-	                             "allowed_uid: %u\n"
-	                             "state_dir: signer-state\n"
-	                             "signing_key: keys/authority1.key\n"
-	                             "certificates: [keys/authority1.cert]\n"
-	                             "audit_log: signer-audit.log\n"
-	                             "clock: { source: file, path: clock }\n",
-	                             bench->authority.name, (unsigned)getuid()) == 0 &&
-	              write_file(bench->signer_config_path, signer_config.data, signer_config.len, 0644) == 0;
+	int written =
+	    buffer_appendf(&signer_config,
+	                   "# dirauth benchmark: the authority's signer, on the same file clock.\n"
+	                   "authority: %s\n"
+	                   "socket: signer.sock\n"
+	                   "allowed_uid: %u\n"
+	                   "state_dir: signer-state\n"
+	                   "signing_key: keys/authority1.key\n"
+	                   "certificates: [keys/authority1.cert]\n"
+	                   "audit_log: signer-audit.log\n"
+	                   "clock: { source: file, path: clock }\n"
+	                   "namespaces:\n"
+	                   "  - { name: " BENCH_NAMESPACE ", origin: dirauth.example/" BENCH_NAMESPACE
+	                   ", genesis: 0, length_seconds: %d, validity_epochs: 3 }\n",
+	                   bench->authority.name, (unsigned)getuid(), BENCH_EPOCH_LENGTH) == 0 &&
+	    write_file(bench->signer_config_path, signer_config.data, signer_config.len, 0644) == 0;
 	buffer_free(&signer_config);
 	if (!written) {
 		fail("cannot write %s", bench->signer_config_path);

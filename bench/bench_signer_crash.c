@@ -7,7 +7,9 @@
  * time by the example identity key, a file clock, one state directory for the whole run),
  * checks that the refusal state left by the previous cycle is intact, sends a random run of
  * snapshot-header requests for new, current and older epochs with equivocating texts, and
- * SIGKILLs the signer 0-5 ms after the last request was sent. Every signature that reaches the
+ * SIGKILLs the signer 0-5 ms after the last request was sent; the file clock is moved to each
+ * requested epoch (one-second epochs) before its request, so that the signer's schedule admits
+ * it and every refusal is the ledger's. Every signature that reaches the
  * client is recorded and checked: it must verify, and no two different header texts may be
  * signed for one epoch. It prints cycles per second (each cycle is a process start, an LMDB
  * open, several fsynced ledger records and a kill) and exits 1 at the first violation.
@@ -40,7 +42,9 @@
 #define AUTHORITY  "authority1.dirauth.example"
 #define ORIGIN     "dirauth.example/mix"
 #define NOW        1800000000ULL
-#define MAX_EPOCHS 65536
+#define GENESIS    NOW /* epoch 0 begins at NOW */
+#define LENGTH     1ULL
+#define MAX_EPOCHS 65536 /* at one second each, well inside the certificate's 30 days */
 
 struct bench {
 	char dir[128];
@@ -171,8 +175,10 @@ static void set_up(struct bench *b)
 	    snprintf(config, sizeof(config),
 	             "authority: " AUTHORITY "\nsocket: signer.sock\nallowed_uid: %u\nstate_dir: state\n"
 	             "signing_key: keys/authority1.key\ncertificates: [keys/authority1.cert]\n"
-	             "audit_log: audit.log\nclock: { source: file, path: clock }\n",
-	             (unsigned)getuid());
+	             "audit_log: audit.log\nclock: { source: file, path: clock }\n"
+	             "namespaces: [ { name: mix, origin: " ORIGIN ", genesis: %llu, length_seconds: %llu, "
+	             "validity_epochs: 3 } ]\n",
+	             (unsigned)getuid(), (unsigned long long)GENESIS, (unsigned long long)LENGTH);
 	write_file(b->config_path, config, (size_t)len, 0644);
 	for (size_t i = 0; i < MAX_EPOCHS; i++)
 		b->signed_variant[i] = -1;
@@ -249,11 +255,10 @@ static void header_text(uint64_t epoch, unsigned variant, struct buffer *out)
 	snprintf(h.namespace_name, sizeof(h.namespace_name), "mix");
 	snprintf(h.origin, sizeof(h.origin), "%s", ORIGIN);
 	h.epoch = epoch;
-	/* A second per epoch, ending before the signer's clock: the signer refuses headers dated
-	 * after its clock (beyond the skew) and epochs larger than their unix time. */
-	h.valid_after = NOW - 40000 + epoch;
-	h.fresh_until = h.valid_after + 60;
-	h.valid_until = h.valid_after + 180;
+	/* The times of the epoch by the signer's schedule. */
+	h.valid_after = GENESIS + epoch * LENGTH;
+	h.fresh_until = h.valid_after + LENGTH;
+	h.valid_until = h.valid_after + 3 * LENGTH;
 	h.record_count = variant;
 	memset(h.records_root, (int)variant, sizeof(h.records_root));
 	h.body_size = 1000 + variant;
@@ -264,10 +269,15 @@ static void header_text(uint64_t epoch, unsigned variant, struct buffer *out)
 		fail("snapshot_header_encode");
 }
 
-static void send_header(int fd, uint64_t epoch, unsigned variant)
+/* Moves the file clock into epoch, then sends a header for it. */
+static void send_header(const struct bench *b, int fd, uint64_t epoch, unsigned variant)
 {
 	struct signer_request request;
 	struct buffer text, frame;
+	char path[PATH_MAX], now[32];
+	snprintf(path, sizeof(path), "%s/clock", b->dir);
+	snprintf(now, sizeof(now), "%llu\n", (unsigned long long)(GENESIS + epoch * LENGTH));
+	write_file(path, now, strlen(now), 0644);
 	buffer_init(&text);
 	buffer_init(&frame);
 	header_text(epoch, variant, &text);
@@ -369,14 +379,14 @@ static void check_refusals(struct bench *b, int fd)
 	if (!b->any_returned)
 		return;
 	uint64_t epoch = b->highest_returned;
-	send_header(fd, epoch, (unsigned)b->signed_variant[epoch] % 3 + 10);
+	send_header(b, fd, epoch, (unsigned)b->signed_variant[epoch] % 3 + 10);
 	if (read_response(fd, &response) != 0)
 		fail("no answer after restart");
 	if (response.result != DIRAUTH_ERR_COLLISION && response.result != DIRAUTH_ERR_ROLLBACK)
 		fail("after a restart, another header for epoch %llu was not refused (%d)",
 		     (unsigned long long)epoch, response.result);
 	if (epoch > 0) {
-		send_header(fd, epoch - 1, 20);
+		send_header(b, fd, epoch - 1, 20);
 		if (read_response(fd, &response) != 0 || response.result != DIRAUTH_ERR_ROLLBACK)
 			fail("after a restart, epoch %llu was not refused as a rollback",
 			     (unsigned long long)epoch - 1);
@@ -403,7 +413,7 @@ static void cycle(struct bench *b)
 		if (epoch >= MAX_EPOCHS)
 			fail("more than %d epochs: use fewer cycles", MAX_EPOCHS);
 		unsigned variant = random_below(b, 3);
-		send_header(fd, epoch, variant);
+		send_header(b, fd, epoch, variant);
 		if (i + 1 == requests) {
 			sleep_us((long)random_below(b, 5001));
 			kill_signer(pid, SIGKILL);

@@ -9,6 +9,10 @@
  * versions and operations, fields that an operation does not use, and trailing bytes. The
  * encoders refuse exactly what the decoders refuse, so a message that encodes always decodes to
  * the same values, and each message has one encoding.
+ *
+ * Which operations exist, and whether each signs or queries, takes text or a proof, is written
+ * once, in the table below: the codec, dirauthd's client and the signer's own policy table all
+ * read it, so an operation added here is known to all three or refused by all three.
  */
 #include "schema/signer_protocol.h"
 
@@ -98,31 +102,48 @@ static int append_u64(struct buffer *b, uint64_t value)
 	return rc;
 }
 
-static int operation_is_known(uint8_t operation)
+static const struct signer_operation_info operations[] = {
+    {SIGNER_OP_SIGN_RECEIPT, "receipt", SIGNER_OPERATION_SIGNS, 1, 0},
+    {SIGNER_OP_SIGN_VOTE, "vote", SIGNER_OPERATION_SIGNS, 1, 0},
+    {SIGNER_OP_SIGN_SNAPSHOT_HEADER, "snapshot-header", SIGNER_OPERATION_SIGNS, 1, 0},
+    {SIGNER_OP_SIGN_CHECKPOINT, "checkpoint", SIGNER_OPERATION_SIGNS, 1, 1},
+    {SIGNER_OP_COSIGN_CHECKPOINT, "cosignature", SIGNER_OPERATION_SIGNS, 1, 1},
+    {SIGNER_OP_GET_KEYS, "get-keys", SIGNER_OPERATION_QUERIES, 0, 0},
+    {SIGNER_OP_GET_CERTIFICATES, "get-certificates", SIGNER_OPERATION_QUERIES, 0, 0},
+    {SIGNER_OP_CHECKPOINT_STATE, "checkpoint-state", SIGNER_OPERATION_QUERIES, 1, 0},
+};
+
+const struct signer_operation_info *signer_operation_find(int operation)
 {
-	return operation >= SIGNER_OP_SIGN_RECEIPT && operation <= SIGNER_OP_CHECKPOINT_STATE;
+	for (size_t i = 0; i < sizeof(operations) / sizeof(operations[0]); i++)
+		if ((int)operations[i].operation == operation)
+			return &operations[i];
+	return NULL;
 }
 
-static int operation_takes_proof(uint8_t operation)
+int signer_operation_signs(int operation)
 {
-	return operation == SIGNER_OP_SIGN_CHECKPOINT || operation == SIGNER_OP_COSIGN_CHECKPOINT;
+	const struct signer_operation_info *info = signer_operation_find(operation);
+	return info && info->kind == SIGNER_OPERATION_SIGNS;
 }
 
-static int operation_takes_text(uint8_t operation)
+int signer_operation_is_query(int operation)
 {
-	return operation != SIGNER_OP_GET_KEYS && operation != SIGNER_OP_GET_CERTIFICATES;
+	const struct signer_operation_info *info = signer_operation_find(operation);
+	return info && info->kind == SIGNER_OPERATION_QUERIES;
 }
 
 /* The rules a request must follow beyond its framing; shared by both directions. */
 static int request_check(uint8_t operation, uint64_t old_size, size_t proof_count, size_t text_len)
 {
-	if (!operation_is_known(operation))
+	const struct signer_operation_info *info = signer_operation_find(operation);
+	if (!info)
 		return DIRAUTH_ERR_SYNTAX;
 	if (proof_count > MERKLE_MAX_PROOF || text_len > SIGNER_TEXT_MAX)
 		return DIRAUTH_ERR_BOUNDS;
-	if (!operation_takes_proof(operation) && (old_size != 0 || proof_count != 0))
+	if (!info->takes_proof && (old_size != 0 || proof_count != 0))
 		return DIRAUTH_ERR_SYNTAX;
-	if (!operation_takes_text(operation) && text_len != 0)
+	if (!info->takes_text && text_len != 0)
 		return DIRAUTH_ERR_SYNTAX;
 	return 0;
 }

@@ -53,6 +53,35 @@ enum signer_operation {
 	                                   ["cosigned <size> <root b64>\n"] */
 };
 
+/* What an operation is, as both ends of the socket must agree on it: the one table of the
+ * protocol's operations (signer_protocol.c). An operation either signs (the answer carries a
+ * signature and no payload) or queries (a payload and no signature); the signer's own table of
+ * keys, ledger rules and time checks (signer/service.c) has a row for exactly the operations
+ * that sign, and refuses to start otherwise. */
+enum signer_operation_kind {
+	SIGNER_OPERATION_SIGNS,   /* answered with a signature */
+	SIGNER_OPERATION_QUERIES, /* answered with a payload; changes nothing */
+};
+
+struct signer_operation_info {
+	enum signer_operation operation;
+	const char *name; /* stable lower-case word, e.g. "snapshot-header" (the signer's audit log) */
+	enum signer_operation_kind kind;
+	int takes_text;  /* 0: text_len must be 0 */
+	int takes_proof; /* 0: old_size and proof_count must be 0 */
+};
+
+/* The row of operation, or NULL when the protocol has no such operation (any value outside the
+ * table, negative or above 255 included). Static storage. */
+const struct signer_operation_info *signer_operation_find(int operation);
+
+/* 1 when operation is known and signs (SIGN_RECEIPT .. COSIGN_CHECKPOINT), else 0. */
+int signer_operation_signs(int operation);
+
+/* 1 when operation is known and only queries (GET_KEYS, GET_CERTIFICATES, CHECKPOINT_STATE),
+ * else 0. */
+int signer_operation_is_query(int operation);
+
 struct signer_request {
 	uint8_t operation;
 	uint64_t old_size;

@@ -41,7 +41,8 @@ bash scripts/example-keys.sh "$run/keys"
 mkdir -p "$run/data"
 sed -e "s/port: 8080/port: $port/" -e "s/length_seconds: 60/length_seconds: $epoch_seconds/" \
 	keys-example/dirauthd.yaml >"$run/dirauthd.yaml"
-sed -e "s/^allowed_uid: 0 /allowed_uid: $(id -u) /" keys-example/dirauth-signer.yaml >"$run/dirauth-signer.yaml"
+sed -e "s/^allowed_uid: 0 /allowed_uid: $(id -u) /" -e "s/length_seconds: 60/length_seconds: $epoch_seconds/" \
+	keys-example/dirauth-signer.yaml >"$run/dirauth-signer.yaml"
 
 # The offline identity key certifies the online signing key, from now for 30 days.
 "$dirauthctl" certify --identity "$run/keys/authority1-identity.key" --signing-key "$run/keys/authority1.key" \

@@ -4,14 +4,16 @@
  * It reads its configuration, makes itself undumpable (no core file, no ptrace by the same
  * uid, no /proc/PID/mem: the keys live in this process's memory) before it reads any key,
  * loads and checks the keys and certificates and opens its ledger (service.h), then serves
- * dirauthd's requests on a UNIX socket (listener.h) until SIGTERM or SIGINT. Those signals are
- * blocked in every thread and taken with sigwait(), so the stop is orderly: the request being
- * served completes, then the socket file is removed and the keys are wiped.
+ * dirauthd's requests on a UNIX socket (listener.h), several connections at once, until SIGTERM
+ * or SIGINT. Those signals are blocked in every thread and taken with sigwait(), so the stop is
+ * orderly: the requests being served complete, then the socket file is removed and the keys are
+ * wiped.
  *
  * Exit codes follow sysexits.h, one stderr line each: 0; 64 usage; 77 a key file or directory
  * other users could reach, or a socket that cannot be given to allowed_uid (no CAP_CHOWN: a
  * restart will not help either); 78 the configuration, a key file that is missing or not a key, a
- * certificate that is malformed, for another key, or not valid now; 74 the ledger or the audit
+ * certificate that is malformed, for another key, or not valid now, a clock that cannot be read
+ * at start, a namespace the service refuses; 74 the ledger or the audit
  * log; 69 the socket otherwise (another signer running on it, a file in its place); 70
  * anything else.
  */
@@ -65,13 +67,11 @@ static int harden(void)
 	return 0;
 }
 
-/* The service's clock: 0 when the clock cannot be read, which the service refuses to sign at. */
-static uint64_t clock_callback(void *context)
+/* The service's clock: the clock's own error when it cannot be read; the service then refuses
+ * to sign. */
+static int clock_callback(void *context, uint64_t *now)
 {
-	uint64_t now = 0;
-	if (clock_now(context, &now) != 0)
-		return 0;
-	return now;
+	return clock_now(context, now);
 }
 
 static int load_config(const char *path, struct signer_config **config)
@@ -179,6 +179,8 @@ int main(int argc, char **argv)
 	    .log_key_path = config->log_key_path[0] ? config->log_key_path : NULL,
 	    .cosignature_key_path = config->cosignature_key_path[0] ? config->cosignature_key_path : NULL,
 	    .ledger_directory = config->state_dir,
+	    .namespaces = config->namespaces,
+	    .namespace_count = config->namespace_count,
 	    .audit = audit,
 	    .now = clock_callback,
 	    .now_context = clock,
@@ -202,7 +204,9 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &signals, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	rc = signer_listener_start(service, config->socket_path, config->allowed_uid, &listener);
+	struct signer_listener_options listener_options = {.max_connections = config->max_connections};
+	rc = signer_listener_start(service, config->socket_path, config->allowed_uid, &listener_options,
+	                           &listener);
 	if (rc) {
 		fprintf(stderr, "dirauth-signer: cannot listen on %s: %s\n", config->socket_path,
 		        dirauth_strerror(rc));

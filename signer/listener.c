@@ -11,15 +11,18 @@
  * CAP_CHOWN (or running as dirauthd's uid); without it the signer refuses to start rather
  * than leave a socket dirauthd cannot use.
  *
- * Connections are served one after another, each request to the end before the next is read,
- * so the ledger's check-then-record-then-sign never runs concurrently with another. That makes
- * a slow or hostile client able to hold the signer up, which the timeouts bound: a connection
- * idle for LISTENER_TIMEOUT_SECONDS between requests is closed, a request frame must arrive
- * whole within LISTENER_TIMEOUT_SECONDS of its first byte, and every write has the same timeout
- * (SO_SNDTIMEO). The frame length is checked against
+ * Connections are served at the same time, each by its own thread, so a slow or hostile client
+ * holds up nobody but itself; the service is thread-safe, and its ledger's check-and-record is
+ * one step under a lock (service.h). What a client can hold is bounded: at most
+ * max_connections connections are served at once (the acceptor does not accept more, so the
+ * next waits in the socket's backlog), a connection idle for the idle timeout between requests
+ * is closed, a request frame must arrive whole within the frame timeout of its first byte, and
+ * every write has the same timeout (SO_SNDTIMEO). The frame length is checked against
  * SIGNER_FRAME_MAX before the body is read; a frame that is too long or does not decode gets
  * one DIRAUTH_ERR_SYNTAX response and the connection is closed, since the byte stream can no
- * longer be trusted to be in step.
+ * longer be trusted to be in step. A peer of another uid is dropped by the accepting thread
+ * before it takes a place. At stop every thread sees the wake pipe, ends its connection after
+ * the request in hand, and is joined.
  *
  * Whether another signer is running on the path is decided by a lock, not by connecting: the
  * file "<socket path>.lock" is held with flock() for the listener's whole life. Connecting
@@ -40,6 +43,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,17 +56,34 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LISTENER_TIMEOUT_SECONDS 5
-#define LISTENER_POLL_MS         200 /* the step in which the idle timeout is counted */
-#define LISTENER_BACKLOG         16
+#define LISTENER_POLL_MS 200 /* the step in which the stop flag is looked at */
+#define LISTENER_BACKLOG 64
+
+struct signer_listener;
+
+/* One place for a connection. in_use belongs to the accepting thread; finished is set by the
+ * connection's thread as it ends, for the accepting thread to join it. */
+struct listener_connection {
+	struct signer_listener *listener;
+	int fd;
+	pthread_t thread;
+	bool in_use;
+	atomic_bool finished;
+};
 
 struct signer_listener {
 	struct signer_service *service;
 	int fd;
-	int lock_fd; /* "<path>.lock", flock()ed while the listener lives */
-	int wake[2]; /* signer_listener_stop writes to wake[1] */
+	int lock_fd;  /* "<path>.lock", flock()ed while the listener lives */
+	int wake[2];  /* signer_listener_stop writes to wake[1]; every thread polls wake[0] */
+	int freed[2]; /* a connection's thread writes to freed[1] as it ends */
 	uid_t allowed_uid;
-	volatile int stop;
+	atomic_bool stop;
+	size_t max_connections;
+	int idle_timeout_ms;
+	int frame_timeout_ms;
+	struct listener_connection *connections; /* max_connections places */
+	size_t active;                           /* places in use; the accepting thread's */
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	pthread_t thread;
 	bool thread_started;
@@ -200,21 +221,37 @@ static int64_t listener_monotonic_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Waits until fd is readable, before deadline_ms (monotonic), while the listener is not
+ * stopping. Returns 1 when readable, 0 at the deadline, a stop, or an error. */
+static int listener_wait(struct signer_listener *listener, int fd, int64_t deadline_ms)
+{
+	while (!atomic_load(&listener->stop)) {
+		int64_t remaining = deadline_ms - listener_monotonic_ms();
+		if (remaining <= 0)
+			return 0;
+		struct pollfd fds[2] = {{.fd = fd, .events = POLLIN, .revents = 0},
+		                        {.fd = listener->wake[0], .events = POLLIN, .revents = 0}};
+		int ready = poll(fds, 2, remaining < LISTENER_POLL_MS ? (int)remaining : LISTENER_POLL_MS);
+		if (ready < 0 && errno == EINTR)
+			continue;
+		if (ready < 0 || fds[1].revents)
+			return 0;
+		if (ready > 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* Reads exactly len bytes before deadline_ms (monotonic). Returns 0, 1 on end of file before
- * the first byte, or DIRAUTH_ERR_IO (error, deadline, or end of file mid-way). The deadline is
- * for the whole frame, not each read: a peer trickling a byte at a time cannot hold the signer. */
-static int listener_read_all(int fd, uint8_t *data, size_t len, int64_t deadline_ms)
+ * the first byte, or DIRAUTH_ERR_IO (error, deadline, stop, or end of file mid-way). The
+ * deadline is for the whole frame, not each read: a peer trickling a byte at a time cannot
+ * keep its connection. */
+static int listener_read_all(struct signer_listener *listener, int fd, uint8_t *data, size_t len,
+                             int64_t deadline_ms)
 {
 	size_t done = 0;
 	while (done < len) {
-		int64_t remaining = deadline_ms - listener_monotonic_ms();
-		if (remaining <= 0)
-			return DIRAUTH_ERR_IO;
-		struct pollfd readable = {.fd = fd, .events = POLLIN, .revents = 0};
-		int ready = poll(&readable, 1, (int)remaining);
-		if (ready < 0 && errno == EINTR)
-			continue;
-		if (ready <= 0)
+		if (!listener_wait(listener, fd, deadline_ms))
 			return DIRAUTH_ERR_IO;
 		ssize_t got = recv(fd, data + done, len - done, 0);
 		if (got < 0 && errno == EINTR)
@@ -266,28 +303,8 @@ static void listener_send_syntax(int fd, const char *detail)
 	(void)listener_send(fd, &response);
 }
 
-/* Waits until fd has data, the stop flag is set, or wake is readable, for at most the idle
- * timeout. Returns true when there is data to read. */
-static bool listener_wait_readable(int fd, int wake, volatile int *stop)
-{
-	int waited = 0;
-	while (!*stop && waited < LISTENER_TIMEOUT_SECONDS * 1000) {
-		struct pollfd fds[2] = {{.fd = fd, .events = POLLIN}, {.fd = wake, .events = POLLIN}};
-		int ready = poll(fds, 2, LISTENER_POLL_MS);
-		if (ready < 0 && errno != EINTR)
-			return false;
-		if (ready > 0) {
-			if (fds[1].revents)
-				return false;
-			return true;
-		}
-		waited += LISTENER_POLL_MS;
-	}
-	return false;
-}
-
 /* Serves the requests of one connection until it closes, misbehaves, idles or stop is set. */
-static void listener_serve_connection(struct signer_service *service, int fd, int wake, volatile int *stop)
+static void listener_serve_connection(struct signer_listener *listener, int fd)
 {
 	struct buffer payload;
 	uint8_t prefix[4];
@@ -297,13 +314,13 @@ static void listener_serve_connection(struct signer_service *service, int fd, in
 	body = malloc(SIGNER_FRAME_MAX);
 	if (!body)
 		goto cleanup;
-	while (!*stop && listener_wait_readable(fd, wake, stop)) {
+	while (listener_wait(listener, fd, listener_monotonic_ms() + listener->idle_timeout_ms)) {
 		struct signer_request request;
 		struct signer_response response;
 		char detail[128];
 		size_t body_len = 0;
-		int64_t deadline = listener_monotonic_ms() + LISTENER_TIMEOUT_SECONDS * 1000;
-		int rc = listener_read_all(fd, prefix, sizeof(prefix), deadline);
+		int64_t deadline = listener_monotonic_ms() + listener->frame_timeout_ms;
+		int rc = listener_read_all(listener, fd, prefix, sizeof(prefix), deadline);
 		if (rc != 0)
 			break;
 		if (signer_frame_length(prefix, &body_len) != 0 || body_len > SIGNER_FRAME_MAX) {
@@ -311,13 +328,13 @@ static void listener_serve_connection(struct signer_service *service, int fd, in
 			listener_send_syntax(fd, detail);
 			break;
 		}
-		if (listener_read_all(fd, body, body_len, deadline) != 0)
+		if (listener_read_all(listener, fd, body, body_len, deadline) != 0)
 			break;
 		if (signer_request_decode(body, body_len, &request) != 0) {
 			listener_send_syntax(fd, "malformed request frame");
 			break;
 		}
-		signer_service_handle(service, &request, &response, &payload);
+		signer_service_handle(listener->service, &request, &response, &payload);
 		if (listener_send(fd, &response) != 0)
 			break;
 	}
@@ -326,25 +343,65 @@ cleanup:
 	buffer_free(&payload);
 }
 
-/* Checks the peer's uid; serves it only if it is the allowed one. */
-static void listener_accept_one(struct signer_service *service, int listen_fd, uid_t allowed_uid, int wake,
-                                volatile int *stop)
+/* A connection's thread: serves it, closes it, and tells the accepting thread its place is free. */
+static void *listener_connection_thread(void *argument)
 {
-	struct timeval timeout = {.tv_sec = LISTENER_TIMEOUT_SECONDS, .tv_usec = 0};
+	struct listener_connection *connection = argument;
+	struct signer_listener *listener = connection->listener;
+	ssize_t written;
+
+	listener_serve_connection(listener, connection->fd);
+	close(connection->fd);
+	atomic_store(&connection->finished, true);
+	do
+		written = write(listener->freed[1], "x", 1);
+	while (written < 0 && errno == EINTR);
+	/* A full pipe (EAGAIN) already holds a wake-up: the accepting thread looks at every place. */
+	return NULL;
+}
+
+/* ---- accepting ---- */
+
+/* Joins the threads of finished connections (all of them when every is set, after a stop). */
+static void listener_reap(struct signer_listener *listener, bool every)
+{
+	for (size_t i = 0; i < listener->max_connections; i++) {
+		struct listener_connection *connection = &listener->connections[i];
+		if (!connection->in_use || (!every && !atomic_load(&connection->finished)))
+			continue;
+		pthread_join(connection->thread, NULL);
+		connection->in_use = false;
+		listener->active--;
+	}
+}
+
+static void listener_drain(int fd)
+{
+	char bytes[64];
+	while (read(fd, bytes, sizeof(bytes)) > 0)
+		;
+}
+
+/* Accepts one connection, checks the peer's uid, and serves it in a thread of its own in a free
+ * place (the caller polls the socket only while one is free). */
+static void listener_accept_one(struct signer_listener *listener)
+{
+	struct timeval timeout = {.tv_sec = listener->frame_timeout_ms / 1000,
+	                          .tv_usec = (listener->frame_timeout_ms % 1000) * 1000};
 	struct ucred credentials;
 	socklen_t credentials_len = sizeof(credentials);
-	int fd = accept(listen_fd, NULL, NULL);
+	struct listener_connection *connection = NULL;
+	int fd = accept4(listener->fd, NULL, NULL, SOCK_CLOEXEC);
 
 	if (fd < 0)
 		return;
-	(void)fcntl(fd, F_SETFD, FD_CLOEXEC);
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &credentials_len) != 0 ||
 	    credentials_len != sizeof(credentials)) {
 		fprintf(stderr, "dirauth-signer: refused a connection whose peer cannot be identified\n");
 		close(fd);
 		return;
 	}
-	if (credentials.uid != allowed_uid) {
+	if (credentials.uid != listener->allowed_uid) {
 		fprintf(stderr, "dirauth-signer: refused connection from uid %u\n",
 		        (unsigned)credentials.uid);
 		close(fd);
@@ -355,42 +412,72 @@ static void listener_accept_one(struct signer_service *service, int listen_fd, u
 		close(fd);
 		return;
 	}
-	listener_serve_connection(service, fd, wake, stop);
-	close(fd);
+	for (size_t i = 0; i < listener->max_connections && !connection; i++)
+		if (!listener->connections[i].in_use)
+			connection = &listener->connections[i];
+	if (!connection) {
+		close(fd); /* not reached: the socket is polled only while a place is free */
+		return;
+	}
+	connection->listener = listener;
+	connection->fd = fd;
+	atomic_store(&connection->finished, false);
+	if (pthread_create(&connection->thread, NULL, listener_connection_thread, connection) != 0) {
+		fprintf(stderr, "dirauth-signer: cannot start a thread for a connection: refused\n");
+		close(fd);
+		return;
+	}
+	connection->in_use = true;
+	listener->active++;
 }
 
-/* Accepts and serves until *stop is set or wake becomes readable. */
-static int listener_loop(struct signer_service *service, int listen_fd, uid_t allowed_uid, int wake,
-                         volatile int *stop)
+/* The accepting thread: accepts while a place is free, until the stop; then joins every
+ * connection's thread. */
+static void *listener_thread(void *argument)
 {
-	while (!*stop) {
-		struct pollfd fds[2] = {{.fd = listen_fd, .events = POLLIN}, {.fd = wake, .events = POLLIN}};
-		int ready = poll(fds, 2, LISTENER_POLL_MS);
+	struct signer_listener *listener = argument;
+	while (!atomic_load(&listener->stop)) {
+		listener_reap(listener, false);
+		bool room = listener->active < listener->max_connections;
+		struct pollfd fds[3] = {{.fd = listener->wake[0], .events = POLLIN, .revents = 0},
+		                        {.fd = listener->freed[0], .events = POLLIN, .revents = 0},
+		                        {.fd = room ? listener->fd : -1, .events = POLLIN, .revents = 0}};
+		int ready = poll(fds, 3, LISTENER_POLL_MS);
 		if (ready < 0) {
 			if (errno == EINTR)
 				continue;
-			return DIRAUTH_ERR_IO;
-		}
-		if (fds[1].revents)
 			break;
-		if (ready > 0 && (fds[0].revents & POLLIN))
-			listener_accept_one(service, listen_fd, allowed_uid, wake, stop);
+		}
+		if (fds[0].revents)
+			break;
+		if (fds[1].revents)
+			listener_drain(listener->freed[0]);
+		if (fds[2].revents & POLLIN)
+			listener_accept_one(listener);
 	}
-	return 0;
+	atomic_store(&listener->stop, true);
+	listener_reap(listener, true);
+	return NULL;
 }
 
 /* ---- starting and stopping ---- */
 
-static void *listener_thread(void *argument)
+static int listener_pipe(int fds[2], bool nonblocking)
 {
-	struct signer_listener *listener = argument;
-	(void)listener_loop(listener->service, listener->fd, listener->allowed_uid, listener->wake[0],
-	                    &listener->stop);
-	return NULL;
+	if (pipe(fds) != 0) {
+		fds[0] = fds[1] = -1;
+		return DIRAUTH_ERR_IO;
+	}
+	for (int i = 0; i < 2; i++) {
+		(void)fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+		if (nonblocking)
+			(void)fcntl(fds[i], F_SETFL, O_NONBLOCK);
+	}
+	return 0;
 }
 
 int signer_listener_start(struct signer_service *service, const char *socket_path, uid_t allowed_uid,
-                          struct signer_listener **out)
+                          const struct signer_listener_options *options, struct signer_listener **out)
 {
 	struct signer_listener *listener;
 	int rc;
@@ -402,28 +489,46 @@ int signer_listener_start(struct signer_service *service, const char *socket_pat
 		        sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
 		return DIRAUTH_ERR_IO;
 	}
+	if (options && options->max_connections > SIGNER_LISTENER_MAX_CONNECTIONS) {
+		fprintf(stderr, "dirauth-signer: at most %d connections can be served at once\n",
+		        SIGNER_LISTENER_MAX_CONNECTIONS);
+		return DIRAUTH_ERR_CONFIG;
+	}
 	listener = calloc(1, sizeof(*listener));
 	if (!listener)
 		return DIRAUTH_ERR_NOMEM;
 	listener->fd = -1;
 	listener->lock_fd = -1;
 	listener->wake[0] = listener->wake[1] = -1;
+	listener->freed[0] = listener->freed[1] = -1;
 	listener->service = service;
 	listener->allowed_uid = allowed_uid;
+	atomic_init(&listener->stop, false);
+	listener->max_connections = options && options->max_connections ? options->max_connections
+	                                                                : SIGNER_LISTENER_DEFAULT_CONNECTIONS;
+	listener->idle_timeout_ms =
+	    options && options->idle_timeout_ms > 0 ? options->idle_timeout_ms : SIGNER_LISTENER_TIMEOUT_MS;
+	listener->frame_timeout_ms =
+	    options && options->frame_timeout_ms > 0 ? options->frame_timeout_ms : SIGNER_LISTENER_TIMEOUT_MS;
 	memcpy(listener->path, socket_path, strlen(socket_path) + 1);
+	listener->connections = calloc(listener->max_connections, sizeof(*listener->connections));
+	if (!listener->connections) {
+		free(listener);
+		return DIRAUTH_ERR_NOMEM;
+	}
+	for (size_t i = 0; i < listener->max_connections; i++)
+		atomic_init(&listener->connections[i].finished, false);
 	rc = listener_lock(socket_path, &listener->lock_fd);
 	if (rc == 0)
 		rc = listener_bind(socket_path, allowed_uid, &listener->fd);
-	if (rc == 0 && pipe(listener->wake) != 0) {
-		listener->wake[0] = listener->wake[1] = -1;
-		rc = DIRAUTH_ERR_IO;
-	}
+	if (rc == 0)
+		rc = listener_pipe(listener->wake, false);
+	if (rc == 0)
+		rc = listener_pipe(listener->freed, true);
 	if (rc) {
 		signer_listener_stop(listener);
 		return rc;
 	}
-	(void)fcntl(listener->wake[0], F_SETFD, FD_CLOEXEC);
-	(void)fcntl(listener->wake[1], F_SETFD, FD_CLOEXEC);
 	if (pthread_create(&listener->thread, NULL, listener_thread, listener) != 0) {
 		signer_listener_stop(listener);
 		return DIRAUTH_ERR_NOMEM;
@@ -437,7 +542,7 @@ void signer_listener_stop(struct signer_listener *listener)
 {
 	if (!listener)
 		return;
-	listener->stop = 1;
+	atomic_store(&listener->stop, true);
 	if (listener->wake[1] >= 0) {
 		ssize_t written;
 		do
@@ -453,9 +558,12 @@ void signer_listener_stop(struct signer_listener *listener)
 	}
 	if (listener->lock_fd >= 0)
 		close(listener->lock_fd);
-	if (listener->wake[0] >= 0)
-		close(listener->wake[0]);
-	if (listener->wake[1] >= 0)
-		close(listener->wake[1]);
+	for (int i = 0; i < 2; i++) {
+		if (listener->wake[i] >= 0)
+			close(listener->wake[i]);
+		if (listener->freed[i] >= 0)
+			close(listener->freed[i]);
+	}
+	free(listener->connections);
 	free(listener);
 }

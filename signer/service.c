@@ -11,8 +11,13 @@
  *     kind, and there is no operation that signs raw bytes.
  *   - A receipt or vote must name this authority; a checkpoint signed with the log key must
  *     carry the log key's name as origin.
+ *   - A statement must be for a namespace of the signer's own configuration, which gives each
+ *     namespace's epoch schedule (schema/schedule.h). A vote's or header's epoch must be a
+ *     current one by the signer's own clock, and a header's times exactly its epoch's: one
+ *     request for a far epoch would otherwise make every real epoch after it a rollback.
  *   - Signatures by the signing key are made only while its certificate is valid, so a key
- *     whose certificate lapsed stops speaking even if nobody restarts the signer.
+ *     whose certificate lapsed stops speaking even if nobody restarts the signer. A clock that
+ *     cannot be read is an error, and nothing is signed without the time.
  *   - Votes and snapshot headers go through the ledger (ledger.h): one statement per (origin,
  *     epoch), never a lower epoch; checkpoints must be proven consistent with the last one
  *     signed (or cosigned). The ledger record is durable before anything is signed, so a crash
@@ -20,6 +25,17 @@
  *   - Every signature and every refusal is written to the audit log and flushed before the
  *     signature is returned; for every statement but receipts the line is also fsynced when the
  *     log is a file. The audit log names what was signed by its digest and never holds a secret.
+ *
+ * Which of these apply to an operation is one row of the operation table below (its key, whose
+ * statement it is, its time checks, its ledger rule, its audit durability), and every signing
+ * request goes through the same steps driven by its row; at open the table is checked against
+ * the protocol's (schema/signer_protocol.h) and for the checks no row may omit, so an operation
+ * added without its checks stops the signer before it signs anything.
+ *
+ * Requests are handled concurrently, one thread per connection. Keys, certificates and the
+ * configuration are read-only after open; every ledger call runs under one lock, so a
+ * check-and-record is never interleaved with another, and each audit line is written whole
+ * under another.
  *
  * At open the service refuses key files other users could read and key directories other users
  * could list or write, and a first certificate that does not certify the signing key or is not
@@ -32,16 +48,19 @@
 #include "schema/crypto.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
+#include "schema/lines.h"
 #include "schema/names.h"
-#include "signer/key.h"
-#include "signer/ledger.h"
 #include "schema/receipt.h"
+#include "schema/schedule.h"
 #include "schema/snapshot.h"
 #include "schema/vote.h"
+#include "signer/key.h"
+#include "signer/ledger.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -58,9 +77,15 @@ struct signer_service {
 	struct note_verifier cosignature_verifier;
 	struct certificate certificate; /* the first: certifies the signing key */
 	struct buffer certificate_bundle;
+	struct signer_namespace namespaces[SIGNER_SERVICE_MAX_NAMESPACES];
+	size_t namespace_count;
 	struct ledger *ledger;
+	pthread_mutex_t ledger_lock; /* every ledger call: its check-and-record is one step */
+	bool ledger_lock_ready;
 	FILE *audit;
-	uint64_t (*now)(void *context); /* 0 when the clock cannot be read: signing is refused */
+	pthread_mutex_t audit_lock; /* one audit line at a time, written and flushed whole */
+	bool audit_lock_ready;
+	signer_clock_fn now; /* fails when the clock cannot be read: signing is refused */
 	void *now_context;
 	uint64_t clock_skew;
 };
@@ -325,15 +350,321 @@ static int service_load_certificates(struct signer_service *service,
 	return rc;
 }
 
+/* ---- the operation table ---- */
+
+/* Which key signs an operation's statements. */
+enum service_key {
+	SERVICE_KEY_NONE,        /* a query: nothing is signed */
+	SERVICE_KEY_SIGNING,     /* the certified signing key */
+	SERVICE_KEY_LOG,         /* the log key */
+	SERVICE_KEY_COSIGNATURE, /* the cosignature key */
+};
+
+/* Whose statement it is: decides which configured namespace, and so which epoch schedule,
+ * judges it. */
+enum service_scope {
+	SERVICE_SCOPE_NONE,      /* a query */
+	SERVICE_SCOPE_NAMESPACE, /* a configured namespace, named by its name (receipts) */
+	SERVICE_SCOPE_ORIGIN,    /* a configured namespace, named by its origin, whose name the
+	                            statement must also carry (votes, snapshot headers) */
+	SERVICE_SCOPE_LOG,       /* the log key's own log: the origin is the log key's name */
+	SERVICE_SCOPE_ANY_LOG,   /* any log; judged by a schedule when its origin is configured */
+};
+
+enum service_ledger_rule {
+	SERVICE_LEDGER_NONE,
+	SERVICE_LEDGER_EPOCH,      /* one statement per (origin, epoch), never a lower epoch */
+	SERVICE_LEDGER_CHECKPOINT, /* proven consistent with the last checkpoint of its kind */
+};
+
+/* Time checks: each operation names the set that applies to it. */
+enum {
+	SERVICE_TIME_CERTIFICATE = 1u << 0, /* the signing key's certificate is valid now */
+	SERVICE_TIME_EPOCH = 1u << 1,       /* the epoch is a current one of its schedule */
+	SERVICE_TIME_EPOCH_TIMES = 1u << 2, /* valid-after, fresh-until, valid-until are its epoch's */
+	SERVICE_TIME_DATED = 1u << 3,       /* the statement's date: at most the skew after now, and
+	                                       not before the certificate */
+	SERVICE_TIME_RECENT = 1u << 4,      /* the statement's date: at most the skew before now */
+	SERVICE_TIME_PUBLISH_BY = 1u << 5,  /* a promised epoch at most SIGNER_RECEIPT_EPOCHS_AHEAD
+	                                       past the latest begun */
+	SERVICE_TIME_TREE_SIZE = 1u << 6,   /* no more log entries than epochs begun (configured
+	                                       origins; a log gets one entry per epoch) */
+};
+
+/* What the checks need to know of a statement, filled by its operation's parser. Strings
+ * borrow from the parsed statement. */
+struct service_statement {
+	const char *authority;      /* the authority it names, or NULL */
+	const char *namespace_name; /* or NULL */
+	const char *origin;         /* or NULL */
+	bool has_epoch;
+	uint64_t epoch;
+	bool has_times;
+	struct epoch_times times;
+	bool has_date;
+	uint64_t date; /* its own time: a receipt's accepted-at, a header's valid-after */
+	bool has_publish_by;
+	uint64_t publish_by;
+	bool has_tree;
+	uint64_t tree_size;
+	merkle_hash root;
+};
+
+union service_parsed {
+	struct receipt receipt;
+	struct vote vote;
+	struct snapshot_header header;
+	struct checkpoint checkpoint;
+};
+
+/* What one request is about, for the response and the audit line. */
+struct service_request_state {
+	const char *operation; /* audit name: the protocol's name of the operation */
+	bool durable_audit;    /* the audit line is fsynced before the signature leaves */
+	bool has_now;          /* false: the clock could not be read */
+	uint64_t now;
+	char origin[NAMES_ORIGIN_MAX + 1];
+	bool has_epoch;
+	uint64_t epoch;
+	bool has_size;
+	uint64_t size;
+};
+
+typedef int (*service_parse_fn)(const struct signer_request *request, union service_parsed *parsed,
+                                struct service_statement *statement, struct signer_response *response);
+typedef int (*service_answer_fn)(struct signer_service *service, const struct signer_request *request,
+                                 struct service_request_state *state, struct signer_response *response,
+                                 struct buffer *payload);
+
+/* One row per operation of the protocol: what signs it, whose it is, which time checks and
+ * which ledger rule apply, how durable its audit line is. */
+struct service_operation {
+	uint8_t operation;
+	const char *what; /* the statement, in sentences */
+	enum service_key key;
+	enum service_scope scope;
+	unsigned time_checks;
+	enum service_ledger_rule ledger;
+	enum ledger_epoch_kind epoch_kind;           /* SERVICE_LEDGER_EPOCH */
+	enum ledger_checkpoint_kind checkpoint_kind; /* SERVICE_LEDGER_CHECKPOINT */
+	bool durable_audit;
+	service_parse_fn parse;   /* signing operations */
+	service_answer_fn answer; /* queries */
+};
+
+static int service_parse_receipt(const struct signer_request *request, union service_parsed *parsed,
+                                 struct service_statement *statement, struct signer_response *response);
+static int service_parse_vote(const struct signer_request *request, union service_parsed *parsed,
+                              struct service_statement *statement, struct signer_response *response);
+static int service_parse_header(const struct signer_request *request, union service_parsed *parsed,
+                                struct service_statement *statement, struct signer_response *response);
+static int service_parse_checkpoint(const struct signer_request *request, union service_parsed *parsed,
+                                    struct service_statement *statement, struct signer_response *response);
+static int service_get_keys(struct signer_service *service, const struct signer_request *request,
+                            struct service_request_state *state, struct signer_response *response,
+                            struct buffer *payload);
+static int service_get_certificates(struct signer_service *service, const struct signer_request *request,
+                                    struct service_request_state *state, struct signer_response *response,
+                                    struct buffer *payload);
+static int service_checkpoint_state(struct signer_service *service, const struct signer_request *request,
+                                    struct service_request_state *state, struct signer_response *response,
+                                    struct buffer *payload);
+
+/* A receipt's line is handed to the system but not fsynced: the registration it answers is
+ * already durable in dirauthd's store and the receipt is with its provider, so a power loss that
+ * drops the line loses no safety property, while an fsync per receipt would halve the
+ * registration rate. Every statement the ledger guards is fsynced.
+ *
+ * Checkpoints carry no epoch and no time. A log gets one entry per published snapshot header of
+ * its origin, so at most one per epoch: a checkpoint of a configured origin may not have more
+ * entries than that origin's epochs begun by now plus the skew, which keeps one request from
+ * spending the sizes of the log (a tree of 2^63 entries would leave no size to grow to). The
+ * ledger's consistency rule does the rest. A cosignature is dated by the signer's own clock. */
+static const struct service_operation service_operations[] = {
+    {.operation = SIGNER_OP_SIGN_RECEIPT,
+     .what = "receipt",
+     .key = SERVICE_KEY_SIGNING,
+     .scope = SERVICE_SCOPE_NAMESPACE,
+     .time_checks =
+         SERVICE_TIME_CERTIFICATE | SERVICE_TIME_DATED | SERVICE_TIME_RECENT | SERVICE_TIME_PUBLISH_BY,
+     .ledger = SERVICE_LEDGER_NONE,
+     .durable_audit = false,
+     .parse = service_parse_receipt},
+    {.operation = SIGNER_OP_SIGN_VOTE,
+     .what = "vote",
+     .key = SERVICE_KEY_SIGNING,
+     .scope = SERVICE_SCOPE_ORIGIN,
+     .time_checks = SERVICE_TIME_CERTIFICATE | SERVICE_TIME_EPOCH,
+     .ledger = SERVICE_LEDGER_EPOCH,
+     .epoch_kind = LEDGER_VOTE,
+     .durable_audit = true,
+     .parse = service_parse_vote},
+    {.operation = SIGNER_OP_SIGN_SNAPSHOT_HEADER,
+     .what = "snapshot header",
+     .key = SERVICE_KEY_SIGNING,
+     .scope = SERVICE_SCOPE_ORIGIN,
+     .time_checks =
+         SERVICE_TIME_CERTIFICATE | SERVICE_TIME_EPOCH | SERVICE_TIME_EPOCH_TIMES | SERVICE_TIME_DATED,
+     .ledger = SERVICE_LEDGER_EPOCH,
+     .epoch_kind = LEDGER_SNAPSHOT_HEADER,
+     .durable_audit = true,
+     .parse = service_parse_header},
+    {.operation = SIGNER_OP_SIGN_CHECKPOINT,
+     .what = "checkpoint",
+     .key = SERVICE_KEY_LOG,
+     .scope = SERVICE_SCOPE_LOG,
+     .time_checks = SERVICE_TIME_TREE_SIZE,
+     .ledger = SERVICE_LEDGER_CHECKPOINT,
+     .checkpoint_kind = LEDGER_CHECKPOINT_SIGNED,
+     .durable_audit = true,
+     .parse = service_parse_checkpoint},
+    {.operation = SIGNER_OP_COSIGN_CHECKPOINT,
+     .what = "cosigned checkpoint",
+     .key = SERVICE_KEY_COSIGNATURE,
+     .scope = SERVICE_SCOPE_ANY_LOG,
+     .time_checks = SERVICE_TIME_TREE_SIZE,
+     .ledger = SERVICE_LEDGER_CHECKPOINT,
+     .checkpoint_kind = LEDGER_CHECKPOINT_COSIGNED,
+     .durable_audit = true,
+     .parse = service_parse_checkpoint},
+    {.operation = SIGNER_OP_GET_KEYS, .what = "key list", .answer = service_get_keys},
+    {.operation = SIGNER_OP_GET_CERTIFICATES,
+     .what = "certificate bundle",
+     .answer = service_get_certificates},
+    {.operation = SIGNER_OP_CHECKPOINT_STATE, .what = "checkpoint state", .answer = service_checkpoint_state},
+};
+
+static const struct service_operation *service_operation_find(uint8_t operation)
+{
+	for (size_t i = 0; i < sizeof(service_operations) / sizeof(service_operations[0]); i++)
+		if (service_operations[i].operation == operation)
+			return &service_operations[i];
+	return NULL;
+}
+
+/* The table must have a row for exactly the operations of the protocol, a signing row for each
+ * one that signs, and in each row the checks its key and ledger rule cannot go without. Run at
+ * open, so that a row added without them stops the signer before it signs anything. */
+static int service_check_table(char *detail, size_t cap)
+{
+	for (unsigned operation = 0; operation <= UINT8_MAX; operation++) {
+		const struct signer_operation_info *info = signer_operation_find((uint8_t)operation);
+		const struct service_operation *row = service_operation_find((uint8_t)operation);
+		const char *problem = NULL;
+		if (!info && !row)
+			continue;
+		if (!info || !row)
+			problem = "is in one of the protocol's and the signer's tables only";
+		else if (info->kind == SIGNER_OPERATION_SIGNS &&
+		         (row->key == SERVICE_KEY_NONE || !row->parse || row->answer))
+			problem = "signs, but has no key and parser";
+		else if (info->kind == SIGNER_OPERATION_QUERIES &&
+		         (row->key != SERVICE_KEY_NONE || !row->answer || row->parse ||
+		          row->scope != SERVICE_SCOPE_NONE || row->time_checks ||
+		          row->ledger != SERVICE_LEDGER_NONE))
+			problem = "is a query, but signs or checks";
+		else if (row->key == SERVICE_KEY_SIGNING && !(row->time_checks & SERVICE_TIME_CERTIFICATE))
+			problem = "signs with the signing key without checking its certificate";
+		else if (row->ledger == SERVICE_LEDGER_EPOCH &&
+		         (row->scope != SERVICE_SCOPE_ORIGIN || !(row->time_checks & SERVICE_TIME_EPOCH)))
+			problem = "records epochs without checking them against its origin's schedule";
+		else if ((row->time_checks &
+		          (SERVICE_TIME_EPOCH | SERVICE_TIME_EPOCH_TIMES | SERVICE_TIME_PUBLISH_BY)) &&
+		         row->scope != SERVICE_SCOPE_ORIGIN && row->scope != SERVICE_SCOPE_NAMESPACE)
+			problem = "checks epochs without a namespace to take the schedule from";
+		else if ((row->scope == SERVICE_SCOPE_LOG || row->scope == SERVICE_SCOPE_ANY_LOG) &&
+		         (row->ledger != SERVICE_LEDGER_CHECKPOINT ||
+		          !(row->time_checks & SERVICE_TIME_TREE_SIZE)))
+			problem = "signs a log's checkpoint without the checkpoint rules";
+		if (problem) {
+			service_detail(detail, cap, "the signer's operation %u %s", operation, problem);
+			return DIRAUTH_ERR_INTERNAL;
+		}
+	}
+	return 0;
+}
+
+/* ---- namespaces ---- */
+
+/* Copies and checks the configured namespaces: valid names and origins, none twice, schedules
+ * in range. */
+static int service_set_namespaces(struct signer_service *service,
+                                  const struct signer_service_options *options, char *detail, size_t cap)
+{
+	if (options->namespace_count == 0 || options->namespace_count > SIGNER_SERVICE_MAX_NAMESPACES ||
+	    !options->namespaces) {
+		service_detail(detail, cap, "between 1 and %d namespaces must be configured",
+		               SIGNER_SERVICE_MAX_NAMESPACES);
+		return DIRAUTH_ERR_CONFIG;
+	}
+	for (size_t i = 0; i < options->namespace_count; i++) {
+		const struct signer_namespace *ns = &options->namespaces[i];
+		size_t name_len = strnlen(ns->name, sizeof(ns->name));
+		size_t origin_len = strnlen(ns->origin, sizeof(ns->origin));
+		struct text_span name = {ns->name, name_len};
+		if (name_len == sizeof(ns->name) || !text_is_name(name, NAMESPACE_NAME_MAX)) {
+			service_detail(detail, cap, "namespace %zu: its name is not [a-z0-9-] (inner '-')",
+			               i + 1);
+			return DIRAUTH_ERR_CONFIG;
+		}
+		if (origin_len == sizeof(ns->origin) || !names_origin_is_valid(ns->origin, origin_len)) {
+			service_detail(detail, cap, "namespace %s: its origin is not a valid log origin",
+			               ns->name);
+			return DIRAUTH_ERR_CONFIG;
+		}
+		if (schedule_check(&ns->schedule) != 0) {
+			service_detail(detail, cap,
+			               "namespace %s: its epoch schedule is out of range (length 1..%llu s, "
+			               "validity 1..%llu epochs, genesis at most %llu)",
+			               ns->name, (unsigned long long)SCHEDULE_LENGTH_MAX,
+			               (unsigned long long)SCHEDULE_VALIDITY_MAX,
+			               (unsigned long long)SCHEDULE_GENESIS_MAX);
+			return DIRAUTH_ERR_CONFIG;
+		}
+		for (size_t j = 0; j < i; j++) {
+			if (strcmp(service->namespaces[j].name, ns->name) == 0 ||
+			    strcmp(service->namespaces[j].origin, ns->origin) == 0) {
+				service_detail(detail, cap,
+				               "namespace %s or its origin %s is configured twice", ns->name,
+				               ns->origin);
+				return DIRAUTH_ERR_CONFIG;
+			}
+		}
+		service->namespaces[i] = *ns;
+		service->namespace_count = i + 1;
+	}
+	return 0;
+}
+
+static const struct signer_namespace *service_namespace_by_name(const struct signer_service *service,
+                                                                const char *name)
+{
+	for (size_t i = 0; name && i < service->namespace_count; i++)
+		if (strcmp(service->namespaces[i].name, name) == 0)
+			return &service->namespaces[i];
+	return NULL;
+}
+
+static const struct signer_namespace *service_namespace_by_origin(const struct signer_service *service,
+                                                                  const char *origin)
+{
+	for (size_t i = 0; origin && i < service->namespace_count; i++)
+		if (strcmp(service->namespaces[i].origin, origin) == 0)
+			return &service->namespaces[i];
+	return NULL;
+}
+
 int signer_service_open(const struct signer_service_options *options, struct signer_service **out,
                         char *detail, size_t detail_cap)
 {
 	struct signer_service *service = NULL;
-	uint64_t now;
+	uint64_t now = 0;
 	int rc = DIRAUTH_ERR_CONFIG;
 
 	*out = NULL;
 	service_detail(detail, detail_cap, "%s", "");
+	if ((rc = service_check_table(detail, detail_cap)) != 0)
+		return rc;
 	if (!options || !options->authority || !options->signing_key_path || !options->ledger_directory ||
 	    !options->now) {
 		service_detail(detail, detail_cap, "the signer's options are incomplete");
@@ -347,11 +678,23 @@ int signer_service_open(const struct signer_service_options *options, struct sig
 	service = calloc(1, sizeof(*service));
 	if (!service)
 		return DIRAUTH_ERR_NOMEM;
+	if (pthread_mutex_init(&service->ledger_lock, NULL) != 0) {
+		free(service);
+		return DIRAUTH_ERR_NOMEM;
+	}
+	service->ledger_lock_ready = true;
+	if (pthread_mutex_init(&service->audit_lock, NULL) != 0) {
+		rc = DIRAUTH_ERR_NOMEM;
+		goto cleanup;
+	}
+	service->audit_lock_ready = true;
 	memcpy(service->authority, options->authority, strlen(options->authority) + 1);
 	service->audit = options->audit;
 	service->now = options->now;
 	service->now_context = options->now_context;
 	service->clock_skew = options->clock_skew_seconds ? options->clock_skew_seconds : 300;
+	if ((rc = service_set_namespaces(service, options, detail, detail_cap)) != 0)
+		goto cleanup;
 
 	rc = service_load_key(options->signing_key_path, "signing key", &service->signing_key, detail,
 	                      detail_cap);
@@ -399,8 +742,23 @@ int signer_service_open(const struct signer_service_options *options, struct sig
 				rc = DIRAUTH_ERR_CONFIG;
 				goto cleanup;
 			}
+	/* The log's entries are its origin's snapshot headers: its size is judged by that origin's
+	 * schedule, so the origin must be configured. */
+	if (service->log_key &&
+	    !service_namespace_by_origin(service, signer_key_verifier(service->log_key)->name)) {
+		service_detail(detail, detail_cap,
+		               "log key %s is named %s, which is the origin of no configured namespace",
+		               options->log_key_path, signer_key_verifier(service->log_key)->name);
+		rc = DIRAUTH_ERR_CONFIG;
+		goto cleanup;
+	}
 
-	now = options->now(options->now_context);
+	rc = options->now(options->now_context, &now);
+	if (rc) {
+		service_detail(detail, detail_cap, "the clock cannot be read: %s", dirauth_strerror(rc));
+		rc = DIRAUTH_ERR_CONFIG;
+		goto cleanup;
+	}
 	rc = service_load_certificates(service, options, now, detail, detail_cap);
 	if (rc)
 		goto cleanup;
@@ -433,45 +791,14 @@ void signer_service_close(struct signer_service *service)
 	signer_key_free(service->cosignature_key);
 	buffer_free(&service->certificate_bundle);
 	ledger_close(service->ledger);
+	if (service->ledger_lock_ready)
+		pthread_mutex_destroy(&service->ledger_lock);
+	if (service->audit_lock_ready)
+		pthread_mutex_destroy(&service->audit_lock);
 	free(service);
 }
 
-/* ---- handling one request ---- */
-
-/* What one request is about, for the response and the audit line. */
-struct service_request_state {
-	const char *operation; /* audit name */
-	bool durable_audit;    /* the audit line is fsynced before the signature leaves */
-	char origin[NAMES_ORIGIN_MAX + 1];
-	bool has_epoch;
-	uint64_t epoch;
-	bool has_size;
-	uint64_t size;
-};
-
-static const char *service_operation_name(uint8_t operation)
-{
-	switch (operation) {
-	case SIGNER_OP_SIGN_RECEIPT:
-		return "receipt";
-	case SIGNER_OP_SIGN_VOTE:
-		return "vote";
-	case SIGNER_OP_SIGN_SNAPSHOT_HEADER:
-		return "snapshot-header";
-	case SIGNER_OP_SIGN_CHECKPOINT:
-		return "checkpoint";
-	case SIGNER_OP_COSIGN_CHECKPOINT:
-		return "cosignature";
-	case SIGNER_OP_GET_KEYS:
-		return "get-keys";
-	case SIGNER_OP_GET_CERTIFICATES:
-		return "get-certificates";
-	case SIGNER_OP_CHECKPOINT_STATE:
-		return "checkpoint-state";
-	default:
-		return "unknown";
-	}
-}
+/* ---- the audit log ---- */
 
 /* Writes the audit buffer out to the system and, when durable and the log is a file, to disk. */
 static int service_audit_flush(FILE *audit, bool durable)
@@ -487,8 +814,13 @@ static int service_audit_flush(FILE *audit, bool durable)
 	return 0;
 }
 
-static void service_audit_fields(FILE *audit, const struct service_request_state *state)
+/* "<time> <verb> <operation> origin=.. epoch=..": the time is "-" when the clock failed. */
+static void service_audit_start(FILE *audit, const struct service_request_state *state, const char *verb)
 {
+	if (state->has_now)
+		fprintf(audit, "%llu %s %s", (unsigned long long)state->now, verb, state->operation);
+	else
+		fprintf(audit, "- %s %s", verb, state->operation);
 	fprintf(audit, " origin=%s", state->origin[0] ? state->origin : "-");
 	if (state->has_epoch)
 		fprintf(audit, " epoch=%llu", (unsigned long long)state->epoch);
@@ -497,9 +829,9 @@ static void service_audit_fields(FILE *audit, const struct service_request_state
 }
 
 /* The audit line of a signature. Returns 0 only when it is written and flushed. */
-static int service_audit_signature(struct signer_service *service, uint64_t now,
-                                   const struct service_request_state *state, const uint8_t *message,
-                                   size_t message_len, const struct note_verifier *key)
+static int service_audit_signature(struct signer_service *service, const struct service_request_state *state,
+                                   const uint8_t *message, size_t message_len,
+                                   const struct note_verifier *key)
 {
 	uint8_t digest[CRYPTO_SHA256_SIZE];
 	char digest_hex[2 * CRYPTO_SHA256_SIZE + 1];
@@ -511,33 +843,33 @@ static int service_audit_signature(struct signer_service *service, uint64_t now,
 	if (rc)
 		return rc;
 	hex_encode(digest, sizeof(digest), digest_hex);
-	fprintf(service->audit, "%llu sign %s", (unsigned long long)now, state->operation);
-	service_audit_fields(service->audit, state);
+	pthread_mutex_lock(&service->audit_lock);
+	service_audit_start(service->audit, state, "sign");
 	if (state->has_size)
 		fprintf(service->audit, " size=%llu", (unsigned long long)state->size);
 	else
 		fputs(" size=-", service->audit);
 	fprintf(service->audit, " sha256=%s key=%s+%08x\n", digest_hex, key->name, (unsigned)key->key_id);
-	if (ferror(service->audit))
-		return DIRAUTH_ERR_IO;
-	/* A receipt's line is handed to the system but not fsynced: the registration it answers is
-	 * already durable in dirauthd's store and the receipt is with its provider, so a power loss
-	 * that drops the line loses no safety property, while an fsync per receipt would halve the
-	 * registration rate. Every statement the ledger guards is fsynced. */
-	return service_audit_flush(service->audit, state->durable_audit);
+	rc = ferror(service->audit) ? DIRAUTH_ERR_IO
+	                            : service_audit_flush(service->audit, state->durable_audit);
+	pthread_mutex_unlock(&service->audit_lock);
+	return rc;
 }
 
 /* The audit line of a refusal (best effort: a refusal is returned whatever happens here). */
-static void service_audit_refusal(struct signer_service *service, uint64_t now,
-                                  const struct service_request_state *state, int result)
+static void service_audit_refusal(struct signer_service *service, const struct service_request_state *state,
+                                  int result)
 {
 	if (!service->audit)
 		return;
-	fprintf(service->audit, "%llu refuse %s", (unsigned long long)now, state->operation);
-	service_audit_fields(service->audit, state);
+	pthread_mutex_lock(&service->audit_lock);
+	service_audit_start(service->audit, state, "refuse");
 	fprintf(service->audit, " reason=%s\n", dirauth_error_name(result));
 	(void)service_audit_flush(service->audit, state->durable_audit);
+	pthread_mutex_unlock(&service->audit_lock);
 }
+
+/* ---- refusals ---- */
 
 /* Sets the response's refusal. Returns result for chaining. */
 static int service_refuse(struct signer_response *response, int result, const char *format, ...)
@@ -550,29 +882,6 @@ static int service_refuse(struct signer_response *response, int result, const ch
 	vsnprintf(response->detail, sizeof(response->detail), format, args);
 	va_end(args);
 	return result;
-}
-
-static void service_set_origin(struct service_request_state *state, const char *origin)
-{
-	size_t len = strnlen(origin, NAMES_ORIGIN_MAX);
-	memcpy(state->origin, origin, len);
-	state->origin[len] = '\0';
-}
-
-/* The signing key's certificate must be valid at the moment of signing, not only at start. */
-static int service_check_certificate(const struct signer_service *service, uint64_t now,
-                                     struct signer_response *response)
-{
-	if (now < service->certificate.valid_after)
-		return service_refuse(response, DIRAUTH_ERR_STALE,
-		                      "the signing key's certificate is not valid until %llu (now %llu)",
-		                      (unsigned long long)service->certificate.valid_after,
-		                      (unsigned long long)now);
-	if (now >= service->certificate.valid_until)
-		return service_refuse(
-		    response, DIRAUTH_ERR_STALE, "the signing key's certificate expired at %llu (now %llu)",
-		    (unsigned long long)service->certificate.valid_until, (unsigned long long)now);
-	return 0;
 }
 
 /* The sentence for a ledger refusal. */
@@ -613,31 +922,224 @@ static int service_ledger_refusal(struct signer_response *response, int rc, cons
 	}
 }
 
-/* Fills the response with a note signature by key over message, after the audit line. */
-static int service_sign_note(struct signer_service *service, uint64_t now, const struct signer_key *key,
-                             const struct service_request_state *state, const uint8_t *message,
-                             size_t message_len, struct signer_response *response)
+/* ---- parsing: the statement each signing operation names ---- */
+
+static int service_parse_receipt(const struct signer_request *request, union service_parsed *parsed,
+                                 struct service_statement *statement, struct signer_response *response)
 {
-	int rc = signer_key_sign(key, message, message_len, &response->signature);
-	if (rc)
-		return service_refuse(response, rc, "signing failed: %s", dirauth_strerror(rc));
-	rc = service_audit_signature(service, now, state, message, message_len, signer_key_verifier(key));
-	if (rc) {
-		memset(&response->signature, 0, sizeof(response->signature));
-		return service_refuse(response, rc,
-		                      "the audit log cannot be written: no signature is returned");
+	struct receipt *receipt = &parsed->receipt;
+	if (request->text_len > RECEIPT_MAX_BYTES ||
+	    receipt_parse(request->text, request->text_len, receipt) != 0)
+		return service_refuse(response, DIRAUTH_ERR_REFUSED, "the text is not a valid receipt");
+	statement->authority = receipt->authority;
+	statement->namespace_name = receipt->namespace_name;
+	statement->has_date = true;
+	statement->date = receipt->accepted_at;
+	statement->has_publish_by = true;
+	statement->publish_by = receipt->publish_by_epoch;
+	return 0;
+}
+
+static int service_parse_vote(const struct signer_request *request, union service_parsed *parsed,
+                              struct service_statement *statement, struct signer_response *response)
+{
+	struct vote *vote = &parsed->vote;
+	if (request->text_len > VOTE_MAX_BYTES || vote_parse(request->text, request->text_len, vote) != 0)
+		return service_refuse(response, DIRAUTH_ERR_REFUSED, "the text is not a valid vote");
+	statement->authority = vote->authority;
+	statement->namespace_name = vote->namespace_name;
+	statement->origin = vote->origin;
+	statement->has_epoch = true;
+	statement->epoch = vote->epoch;
+	return 0;
+}
+
+static int service_parse_header(const struct signer_request *request, union service_parsed *parsed,
+                                struct service_statement *statement, struct signer_response *response)
+{
+	struct snapshot_header *header = &parsed->header;
+	if (request->text_len > SNAPSHOT_HEADER_MAX_BYTES ||
+	    snapshot_header_parse(request->text, request->text_len, header) != 0)
+		return service_refuse(response, DIRAUTH_ERR_REFUSED,
+		                      "the text is not a valid snapshot header");
+	statement->namespace_name = header->namespace_name;
+	statement->origin = header->origin;
+	statement->has_epoch = true;
+	statement->epoch = header->epoch;
+	statement->has_times = true;
+	statement->times.valid_after = header->valid_after;
+	statement->times.fresh_until = header->fresh_until;
+	statement->times.valid_until = header->valid_until;
+	statement->has_date = true;
+	statement->date = header->valid_after;
+	return 0;
+}
+
+static int service_parse_checkpoint(const struct signer_request *request, union service_parsed *parsed,
+                                    struct service_statement *statement, struct signer_response *response)
+{
+	struct checkpoint *checkpoint = &parsed->checkpoint;
+	if (request->text_len > CHECKPOINT_MAX_BYTES ||
+	    checkpoint_parse(request->text, request->text_len, checkpoint) != 0)
+		return service_refuse(response, DIRAUTH_ERR_REFUSED, "the text is not a valid checkpoint");
+	statement->origin = checkpoint->origin;
+	statement->has_tree = true;
+	statement->tree_size = checkpoint->tree_size;
+	memcpy(statement->root, checkpoint->root, sizeof(statement->root));
+	/* dirauth's checkpoints carry no extension lines; accepting them would let dirauthd have
+	 * free text signed, and two different signed notes for one tree head. */
+	if (checkpoint->extension_count != 0)
+		return service_refuse(response, DIRAUTH_ERR_REFUSED,
+		                      "checkpoint extension lines are not signed");
+	if (request->proof_count > MERKLE_MAX_PROOF)
+		return service_refuse(response, DIRAUTH_ERR_REFUSED, "the consistency proof is too long");
+	return 0;
+}
+
+/* ---- the checks, in the order every signing request meets them ---- */
+
+/* The statement must belong to the signer's configuration: *ns gets the namespace whose
+ * schedule judges it (NULL only for a log the configuration does not name). */
+static int service_check_scope(const struct signer_service *service, const struct service_operation *row,
+                               const struct service_statement *statement, const struct signer_namespace **ns,
+                               struct signer_response *response)
+{
+	*ns = NULL;
+	switch (row->scope) {
+	case SERVICE_SCOPE_NAMESPACE:
+		*ns = service_namespace_by_name(service, statement->namespace_name);
+		if (!*ns)
+			return service_refuse(
+			    response, DIRAUTH_ERR_REFUSED,
+			    "the %s is for namespace %.64s, which is not in the signer's configuration",
+			    row->what, statement->namespace_name ? statement->namespace_name : "-");
+		return 0;
+	case SERVICE_SCOPE_ORIGIN:
+		*ns = service_namespace_by_origin(service, statement->origin);
+		if (!*ns)
+			return service_refuse(
+			    response, DIRAUTH_ERR_REFUSED,
+			    "the %s is for origin %.255s, which no namespace of the signer's "
+			    "configuration has",
+			    row->what, statement->origin ? statement->origin : "-");
+		if (!statement->namespace_name || strcmp((*ns)->name, statement->namespace_name) != 0)
+			return service_refuse(
+			    response, DIRAUTH_ERR_REFUSED,
+			    "the %s names namespace %.64s, but origin %.255s is namespace %s in the signer's "
+			    "configuration",
+			    row->what, statement->namespace_name ? statement->namespace_name : "-",
+			    (*ns)->origin, (*ns)->name);
+		return 0;
+	case SERVICE_SCOPE_LOG: {
+		const struct note_verifier *log = signer_key_verifier(service->log_key);
+		if (!statement->origin || strcmp(statement->origin, log->name) != 0)
+			return service_refuse(response, DIRAUTH_ERR_REFUSED,
+			                      "the checkpoint's origin %.128s is not the log key's name %s",
+			                      statement->origin ? statement->origin : "-", log->name);
+		*ns = service_namespace_by_origin(service, statement->origin);
+		if (!*ns)
+			return service_refuse(response, DIRAUTH_ERR_INTERNAL,
+			                      "the log key's origin %s is not configured", log->name);
+		return 0;
 	}
-	response->has_signature = 1;
+	case SERVICE_SCOPE_ANY_LOG:
+		*ns = service_namespace_by_origin(service, statement->origin);
+		return 0;
+	case SERVICE_SCOPE_NONE:
+	default:
+		return 0;
+	}
+}
+
+/* The signing key's certificate must be valid at the moment of signing, not only at start. */
+static int service_check_certificate(const struct signer_service *service, uint64_t now,
+                                     struct signer_response *response)
+{
+	if (now < service->certificate.valid_after)
+		return service_refuse(response, DIRAUTH_ERR_STALE,
+		                      "the signing key's certificate is not valid until %llu (now %llu)",
+		                      (unsigned long long)service->certificate.valid_after,
+		                      (unsigned long long)now);
+	if (now >= service->certificate.valid_until)
+		return service_refuse(
+		    response, DIRAUTH_ERR_STALE, "the signing key's certificate expired at %llu (now %llu)",
+		    (unsigned long long)service->certificate.valid_until, (unsigned long long)now);
+	return 0;
+}
+
+/* now plus the skew, saturating: a clock file may say anything. */
+static uint64_t service_latest_time(const struct signer_service *service, uint64_t now)
+{
+	return now > UINT64_MAX - service->clock_skew ? UINT64_MAX : now + service->clock_skew;
+}
+
+/* The epoch of a vote or header must be a current one of its origin's schedule by the signer's
+ * own clock: one that contains a moment within the skew of now. A compromised dirauthd asking
+ * for a far epoch would otherwise make every real epoch after it a rollback for ever. */
+static int service_check_epoch(const struct signer_service *service, uint64_t now,
+                               const struct service_operation *row, const struct signer_namespace *ns,
+                               uint64_t epoch, struct signer_response *response)
+{
+	uint64_t earliest = now > service->clock_skew ? now - service->clock_skew : 0;
+	uint64_t first = 0, last = 0;
+	if (schedule_epoch_of(&ns->schedule, service_latest_time(service, now), &last) != 0)
+		return service_refuse(response, DIRAUTH_ERR_STALE,
+		                      "the %s's epoch %llu of %.255s has not begun: no epoch has by the "
+		                      "signer's clock (now %llu, genesis %llu)",
+		                      row->what, (unsigned long long)epoch, ns->origin,
+		                      (unsigned long long)now, (unsigned long long)ns->schedule.genesis);
+	if (schedule_epoch_of(&ns->schedule, earliest, &first) != 0)
+		first = 0;
+	if (epoch > last)
+		return service_refuse(response, DIRAUTH_ERR_STALE,
+		                      "the %s's epoch %llu of %.255s has not begun by the signer's clock: "
+		                      "the latest epoch within %llu s of now (%llu) is %llu",
+		                      row->what, (unsigned long long)epoch, ns->origin,
+		                      (unsigned long long)service->clock_skew, (unsigned long long)now,
+		                      (unsigned long long)last);
+	if (epoch < first)
+		return service_refuse(response, DIRAUTH_ERR_STALE,
+		                      "the %s's epoch %llu of %.255s is over by the signer's clock: the "
+		                      "earliest epoch within %llu s of now (%llu) is %llu",
+		                      row->what, (unsigned long long)epoch, ns->origin,
+		                      (unsigned long long)service->clock_skew, (unsigned long long)now,
+		                      (unsigned long long)first);
+	return 0;
+}
+
+/* A header's times are its epoch's by the schedule, to the second: no other valid-after,
+ * fresh-until or valid-until is ever signed for that epoch. */
+static int service_check_epoch_times(const struct service_operation *row, const struct signer_namespace *ns,
+                                     const struct service_statement *statement,
+                                     struct signer_response *response)
+{
+	struct epoch_times expected;
+	if (schedule_epoch_times(&ns->schedule, statement->epoch, &expected) != 0)
+		return service_refuse(response, DIRAUTH_ERR_STALE,
+		                      "the %s's epoch %llu of %.255s has no times in the signer's schedule",
+		                      row->what, (unsigned long long)statement->epoch, ns->origin);
+	if (statement->times.valid_after != expected.valid_after ||
+	    statement->times.fresh_until != expected.fresh_until ||
+	    statement->times.valid_until != expected.valid_until)
+		return service_refuse(
+		    response, DIRAUTH_ERR_MISMATCH,
+		    "the %s's times (valid-after %llu, fresh-until %llu, valid-until %llu) are not those "
+		    "of epoch %llu of %.255s by the signer's schedule (%llu, %llu, %llu)",
+		    row->what, (unsigned long long)statement->times.valid_after,
+		    (unsigned long long)statement->times.fresh_until,
+		    (unsigned long long)statement->times.valid_until, (unsigned long long)statement->epoch,
+		    ns->origin, (unsigned long long)expected.valid_after,
+		    (unsigned long long)expected.fresh_until, (unsigned long long)expected.valid_until);
 	return 0;
 }
 
 /* A statement's own time must be now, give or take the clock skew, and inside the signing
  * key's certificate: otherwise a compromised dirauthd could have statements signed today that
  * verifiers would count tomorrow, after the compromise is over. */
-static int service_check_statement_time(const struct signer_service *service, uint64_t now, uint64_t at,
-                                        const char *what, struct signer_response *response)
+static int service_check_dated(const struct signer_service *service, uint64_t now, uint64_t at,
+                               const char *what, struct signer_response *response)
 {
-	if (at > now + service->clock_skew)
+	if (at > service_latest_time(service, now))
 		return service_refuse(
 		    response, DIRAUTH_ERR_STALE,
 		    "the %s is dated %llu, more than %llu s after the signer's clock (%llu)", what,
@@ -650,182 +1152,169 @@ static int service_check_statement_time(const struct signer_service *service, ui
 	return 0;
 }
 
-/* Epochs last at least a second and start at a genesis of zero or later, so an epoch number never
- * exceeds the unix time at which it starts. Refusing a larger one keeps a compromised dirauthd
- * from spending the ledger's epochs in one request (an epoch of 2^64-1 would leave no higher
- * one to sign). */
-static int service_check_epoch(uint64_t epoch, uint64_t at, struct signer_response *response)
+static int service_check_recent(const struct signer_service *service, uint64_t now, uint64_t at,
+                                const char *what, struct signer_response *response)
 {
-	if (epoch > at)
-		return service_refuse(response, DIRAUTH_ERR_REFUSED,
-		                      "epoch %llu is larger than the unix time of its statement (%llu)",
-		                      (unsigned long long)epoch, (unsigned long long)at);
-	return 0;
-}
-
-static int service_sign_receipt(struct signer_service *service, uint64_t now,
-                                const struct signer_request *request, struct service_request_state *state,
-                                struct signer_response *response)
-{
-	struct receipt receipt;
-	int rc;
-
-	if (request->text_len > RECEIPT_MAX_BYTES ||
-	    receipt_parse(request->text, request->text_len, &receipt) != 0)
-		return service_refuse(response, DIRAUTH_ERR_REFUSED, "the text is not a valid receipt");
-	if (strcmp(receipt.authority, service->authority) != 0)
-		return service_refuse(response, DIRAUTH_ERR_REFUSED,
-		                      "the receipt names authority %.128s, not %s", receipt.authority,
-		                      service->authority);
-	rc = service_check_certificate(service, now, response);
-	if (rc)
-		return rc;
-	if (receipt.accepted_at + service->clock_skew < now)
+	if (at < now && now - at > service->clock_skew)
 		return service_refuse(
 		    response, DIRAUTH_ERR_STALE,
-		    "the receipt is dated %llu, more than %llu s before the signer's clock (%llu)",
-		    (unsigned long long)receipt.accepted_at, (unsigned long long)service->clock_skew,
-		    (unsigned long long)now);
-	rc = service_check_statement_time(service, now, receipt.accepted_at, "receipt", response);
-	if (rc)
-		return rc;
-	return service_sign_note(service, now, service->signing_key, state, request->text, request->text_len,
-	                         response);
-}
-
-static int service_sign_vote(struct signer_service *service, uint64_t now,
-                             const struct signer_request *request, struct service_request_state *state,
-                             struct signer_response *response)
-{
-	struct vote vote;
-	uint8_t digest[CRYPTO_SHA256_SIZE];
-	int rc;
-
-	if (request->text_len > VOTE_MAX_BYTES || vote_parse(request->text, request->text_len, &vote) != 0)
-		return service_refuse(response, DIRAUTH_ERR_REFUSED, "the text is not a valid vote");
-	service_set_origin(state, vote.origin);
-	state->has_epoch = true;
-	state->epoch = vote.epoch;
-	if (strcmp(vote.authority, service->authority) != 0)
-		return service_refuse(response, DIRAUTH_ERR_REFUSED,
-		                      "the vote names authority %.128s, not %s", vote.authority,
-		                      service->authority);
-	rc = service_check_certificate(service, now, response);
-	if (rc)
-		return rc;
-	rc = service_check_epoch(vote.epoch, now + service->clock_skew, response);
-	if (rc)
-		return rc;
-	rc = crypto_sha256(request->text, request->text_len, digest);
-	if (rc)
-		return service_refuse(response, rc, "hashing failed");
-	rc = ledger_record_epoch(service->ledger, LEDGER_VOTE, vote.origin, vote.epoch, digest);
-	if (rc)
-		return service_ledger_refusal(response, rc, "vote", state);
-	return service_sign_note(service, now, service->signing_key, state, request->text, request->text_len,
-	                         response);
-}
-
-static int service_sign_header(struct signer_service *service, uint64_t now,
-                               const struct signer_request *request, struct service_request_state *state,
-                               struct signer_response *response)
-{
-	struct snapshot_header header;
-	uint8_t digest[CRYPTO_SHA256_SIZE];
-	int rc;
-
-	if (request->text_len > SNAPSHOT_HEADER_MAX_BYTES ||
-	    snapshot_header_parse(request->text, request->text_len, &header) != 0)
-		return service_refuse(response, DIRAUTH_ERR_REFUSED,
-		                      "the text is not a valid snapshot header");
-	service_set_origin(state, header.origin);
-	state->has_epoch = true;
-	state->epoch = header.epoch;
-	rc = service_check_certificate(service, now, response);
-	if (rc)
-		return rc;
-	rc = service_check_statement_time(service, now, header.valid_after, "snapshot header", response);
-	if (rc)
-		return rc;
-	rc = service_check_epoch(header.epoch, header.valid_after, response);
-	if (rc)
-		return rc;
-	rc = crypto_sha256(request->text, request->text_len, digest);
-	if (rc)
-		return service_refuse(response, rc, "hashing failed");
-	rc =
-	    ledger_record_epoch(service->ledger, LEDGER_SNAPSHOT_HEADER, header.origin, header.epoch, digest);
-	if (rc)
-		return service_ledger_refusal(response, rc, "snapshot header", state);
-	return service_sign_note(service, now, service->signing_key, state, request->text, request->text_len,
-	                         response);
-}
-
-static int service_parse_checkpoint(const struct signer_request *request, struct checkpoint *checkpoint,
-                                    struct service_request_state *state, struct signer_response *response)
-{
-	if (request->text_len > CHECKPOINT_MAX_BYTES ||
-	    checkpoint_parse(request->text, request->text_len, checkpoint) != 0)
-		return service_refuse(response, DIRAUTH_ERR_REFUSED, "the text is not a valid checkpoint");
-	/* dirauth's checkpoints carry no extension lines; accepting them would let dirauthd have
-	 * free text signed, and two different signed notes for one tree head. */
-	if (checkpoint->extension_count != 0)
-		return service_refuse(response, DIRAUTH_ERR_REFUSED,
-		                      "checkpoint extension lines are not signed");
-	if (request->proof_count > MERKLE_MAX_PROOF)
-		return service_refuse(response, DIRAUTH_ERR_REFUSED, "the consistency proof is too long");
-	service_set_origin(state, checkpoint->origin);
-	state->has_size = true;
-	state->size = checkpoint->tree_size;
+		    "the %s is dated %llu, more than %llu s before the signer's clock (%llu)", what,
+		    (unsigned long long)at, (unsigned long long)service->clock_skew, (unsigned long long)now);
 	return 0;
 }
 
-static int service_sign_checkpoint(struct signer_service *service, uint64_t now,
-                                   const struct signer_request *request, struct service_request_state *state,
-                                   struct signer_response *response)
+/* The latest epoch of ns begun by now plus the skew; *begun is false before genesis. */
+static void service_latest_epoch(const struct signer_service *service, uint64_t now,
+                                 const struct signer_namespace *ns, bool *begun, uint64_t *epoch)
 {
-	struct checkpoint checkpoint;
-	const struct note_verifier *log;
-	int rc;
-
-	if (!service->log_key)
-		return service_refuse(response, DIRAUTH_ERR_UNAVAILABLE, "no log key is configured");
-	rc = service_parse_checkpoint(request, &checkpoint, state, response);
-	if (rc)
-		return rc;
-	log = signer_key_verifier(service->log_key);
-	if (strcmp(checkpoint.origin, log->name) != 0)
-		return service_refuse(response, DIRAUTH_ERR_REFUSED,
-		                      "the checkpoint's origin %.128s is not the log key's name %s",
-		                      checkpoint.origin, log->name);
-	rc = ledger_record_checkpoint(service->ledger, LEDGER_CHECKPOINT_SIGNED, checkpoint.origin,
-	                              checkpoint.tree_size, checkpoint.root, request->old_size,
-	                              request->proof, request->proof_count);
-	if (rc)
-		return service_ledger_refusal(response, rc, "checkpoint", state);
-	return service_sign_note(service, now, service->log_key, state, request->text, request->text_len,
-	                         response);
+	*epoch = 0;
+	*begun = schedule_epoch_of(&ns->schedule, service_latest_time(service, now), epoch) == 0;
 }
 
-static int service_cosign_checkpoint(struct signer_service *service, uint64_t now,
-                                     const struct signer_request *request,
-                                     struct service_request_state *state, struct signer_response *response)
+/* A receipt promises the epoch its registration is published by. dirauthd promises the epoch
+ * after the current one (two after, when its clock failed), so a promise further out is no
+ * promise a monitor could hold it to in time. */
+static int service_check_publish_by(const struct signer_service *service, uint64_t now,
+                                    const struct service_operation *row, const struct signer_namespace *ns,
+                                    uint64_t publish_by, struct signer_response *response)
 {
-	struct checkpoint checkpoint;
+	bool begun;
+	uint64_t latest;
+	service_latest_epoch(service, now, ns, &begun, &latest);
+	if (publish_by > latest + SIGNER_RECEIPT_EPOCHS_AHEAD)
+		return service_refuse(response, DIRAUTH_ERR_STALE,
+		                      "the %s promises epoch %llu of namespace %s, more than %d epochs past "
+		                      "epoch %llu, the latest begun by the signer's clock within %llu s",
+		                      row->what, (unsigned long long)publish_by, ns->name,
+		                      SIGNER_RECEIPT_EPOCHS_AHEAD, (unsigned long long)latest,
+		                      (unsigned long long)service->clock_skew);
+	return 0;
+}
+
+static int service_check_tree_size(const struct signer_service *service, uint64_t now,
+                                   const struct service_operation *row, const struct signer_namespace *ns,
+                                   uint64_t tree_size, struct signer_response *response)
+{
+	bool begun;
+	uint64_t latest;
+	if (!ns)
+		return 0; /* another operator's log: its schedule is not the signer's to know */
+	service_latest_epoch(service, now, ns, &begun, &latest);
+	uint64_t most = begun ? latest + 1 : 0;
+	if (tree_size > most)
+		return service_refuse(response, DIRAUTH_ERR_STALE,
+		                      "the %s of %.255s has %llu entries, more than the %llu epochs of its "
+		                      "schedule begun by the signer's clock within %llu s (one entry per "
+		                      "epoch)",
+		                      row->what, ns->origin, (unsigned long long)tree_size,
+		                      (unsigned long long)most, (unsigned long long)service->clock_skew);
+	return 0;
+}
+
+/* Runs the time checks the row names, in a fixed order. A check whose facts the parser did not
+ * give cannot run, and denies. */
+static int service_check_times(const struct signer_service *service, uint64_t now,
+                               const struct service_operation *row, const struct signer_namespace *ns,
+                               const struct service_statement *statement, struct signer_response *response)
+{
+	unsigned checks = row->time_checks;
+	int rc = 0;
+	if ((checks & (SERVICE_TIME_EPOCH | SERVICE_TIME_EPOCH_TIMES)) && (!ns || !statement->has_epoch))
+		return service_refuse(response, DIRAUTH_ERR_INTERNAL, "the %s has no epoch to check",
+		                      row->what);
+	if ((checks & SERVICE_TIME_EPOCH_TIMES) && !statement->has_times)
+		return service_refuse(response, DIRAUTH_ERR_INTERNAL, "the %s has no times to check",
+		                      row->what);
+	if ((checks & (SERVICE_TIME_DATED | SERVICE_TIME_RECENT)) && !statement->has_date)
+		return service_refuse(response, DIRAUTH_ERR_INTERNAL, "the %s has no date to check",
+		                      row->what);
+	if ((checks & SERVICE_TIME_PUBLISH_BY) && (!ns || !statement->has_publish_by))
+		return service_refuse(response, DIRAUTH_ERR_INTERNAL, "the %s has no promise to check",
+		                      row->what);
+	if ((checks & SERVICE_TIME_TREE_SIZE) && !statement->has_tree)
+		return service_refuse(response, DIRAUTH_ERR_INTERNAL, "the %s has no size to check",
+		                      row->what);
+
+	if (checks & SERVICE_TIME_CERTIFICATE)
+		rc = service_check_certificate(service, now, response);
+	if (rc == 0 && (checks & SERVICE_TIME_EPOCH))
+		rc = service_check_epoch(service, now, row, ns, statement->epoch, response);
+	if (rc == 0 && (checks & SERVICE_TIME_EPOCH_TIMES))
+		rc = service_check_epoch_times(row, ns, statement, response);
+	if (rc == 0 && (checks & SERVICE_TIME_RECENT))
+		rc = service_check_recent(service, now, statement->date, row->what, response);
+	if (rc == 0 && (checks & SERVICE_TIME_DATED))
+		rc = service_check_dated(service, now, statement->date, row->what, response);
+	if (rc == 0 && (checks & SERVICE_TIME_PUBLISH_BY))
+		rc = service_check_publish_by(service, now, row, ns, statement->publish_by, response);
+	if (rc == 0 && (checks & SERVICE_TIME_TREE_SIZE))
+		rc = service_check_tree_size(service, now, row, ns, statement->tree_size, response);
+	return rc;
+}
+
+/* Checks and records the statement in the ledger, under the ledger's lock: of two requests for
+ * one (origin, epoch) or one log, the second sees what the first recorded. The record is
+ * durable when this returns 0. */
+static int service_record(struct signer_service *service, const struct service_operation *row,
+                          const struct signer_request *request, const struct service_statement *statement,
+                          const struct service_request_state *state, struct signer_response *response)
+{
+	uint8_t digest[CRYPTO_SHA256_SIZE];
+	int rc = 0;
+	switch (row->ledger) {
+	case SERVICE_LEDGER_EPOCH:
+		rc = crypto_sha256(request->text, request->text_len, digest);
+		if (rc)
+			return service_refuse(response, rc, "hashing failed");
+		pthread_mutex_lock(&service->ledger_lock);
+		rc = ledger_record_epoch(service->ledger, row->epoch_kind, statement->origin,
+		                         statement->epoch, digest);
+		pthread_mutex_unlock(&service->ledger_lock);
+		break;
+	case SERVICE_LEDGER_CHECKPOINT:
+		pthread_mutex_lock(&service->ledger_lock);
+		rc = ledger_record_checkpoint(service->ledger, row->checkpoint_kind, statement->origin,
+		                              statement->tree_size, statement->root, request->old_size,
+		                              request->proof, request->proof_count);
+		pthread_mutex_unlock(&service->ledger_lock);
+		break;
+	case SERVICE_LEDGER_NONE:
+	default:
+		return 0;
+	}
+	if (rc)
+		return service_ledger_refusal(response, rc, row->what, state);
+	return 0;
+}
+
+/* ---- signing ---- */
+
+/* Fills the response with a note signature by key over message, after the audit line. */
+static int service_sign_note(struct signer_service *service, const struct signer_key *key,
+                             const struct service_request_state *state, const uint8_t *message,
+                             size_t message_len, struct signer_response *response)
+{
+	int rc = signer_key_sign(key, message, message_len, &response->signature);
+	if (rc)
+		return service_refuse(response, rc, "signing failed: %s", dirauth_strerror(rc));
+	rc = service_audit_signature(service, state, message, message_len, signer_key_verifier(key));
+	if (rc) {
+		memset(&response->signature, 0, sizeof(response->signature));
+		return service_refuse(response, rc,
+		                      "the audit log cannot be written: no signature is returned");
+	}
+	response->has_signature = 1;
+	return 0;
+}
+
+/* A c2sp.org/tlog-cosignature over the checkpoint text, dated now by the signer's clock. */
+static int service_cosign(struct signer_service *service, const struct service_request_state *state,
+                          const struct signer_request *request, struct signer_response *response)
+{
 	struct buffer message;
 	uint8_t signature[CRYPTO_ED25519_SIGNATURE_SIZE];
+	uint64_t now = state->now;
 	int rc;
-
-	if (!service->cosignature_key)
-		return service_refuse(response, DIRAUTH_ERR_UNAVAILABLE, "no cosignature key is configured");
-	rc = service_parse_checkpoint(request, &checkpoint, state, response);
-	if (rc)
-		return rc;
-	rc = ledger_record_checkpoint(service->ledger, LEDGER_CHECKPOINT_COSIGNED, checkpoint.origin,
-	                              checkpoint.tree_size, checkpoint.root, request->old_size,
-	                              request->proof, request->proof_count);
-	if (rc)
-		return service_ledger_refusal(response, rc, "cosigned checkpoint", state);
 
 	buffer_init(&message);
 	rc = cosignature_message(now, request->text, request->text_len, &message);
@@ -839,14 +1328,14 @@ static int service_cosign_checkpoint(struct signer_service *service, uint64_t no
 		buffer_free(&message);
 		return service_refuse(response, rc, "signing failed: %s", dirauth_strerror(rc));
 	}
-	rc = service_audit_signature(service, now, state, message.data, message.len,
+	rc = service_audit_signature(service, state, message.data, message.len,
 	                             &service->cosignature_verifier);
 	buffer_free(&message);
 	if (rc)
 		return service_refuse(response, rc,
 		                      "the audit log cannot be written: no signature is returned");
 
-	/* c2sp.org/tlog-cosignature: the signature bytes are the timestamp, then the signature. */
+	/* The signature bytes are the timestamp, then the signature. */
 	memcpy(response->signature.name, service->cosignature_verifier.name,
 	       sizeof(response->signature.name));
 	response->signature.key_id = service->cosignature_verifier.key_id;
@@ -858,12 +1347,80 @@ static int service_cosign_checkpoint(struct signer_service *service, uint64_t no
 	return 0;
 }
 
-static int service_get_keys(struct signer_service *service, struct signer_response *response,
+static const struct signer_key *service_key(const struct signer_service *service, enum service_key key)
+{
+	switch (key) {
+	case SERVICE_KEY_SIGNING:
+		return service->signing_key;
+	case SERVICE_KEY_LOG:
+		return service->log_key;
+	case SERVICE_KEY_COSIGNATURE:
+		return service->cosignature_key;
+	case SERVICE_KEY_NONE:
+	default:
+		return NULL;
+	}
+}
+
+static void service_set_origin(struct service_request_state *state, const char *origin)
+{
+	size_t len = strnlen(origin, NAMES_ORIGIN_MAX);
+	memcpy(state->origin, origin, len);
+	state->origin[len] = '\0';
+}
+
+/* Every signing request, whatever its operation: the clock, the key, the statement, whose it
+ * is, the time checks, the ledger, the signature and its audit line, in this order. */
+static int service_sign(struct signer_service *service, const struct service_operation *row,
+                        const struct signer_request *request, struct service_request_state *state,
+                        struct signer_response *response)
+{
+	union service_parsed parsed;
+	struct service_statement statement;
+	const struct signer_namespace *ns = NULL;
+	const struct signer_key *key;
+	int rc;
+
+	memset(&statement, 0, sizeof(statement));
+	if (!state->has_now)
+		return service_refuse(response, DIRAUTH_ERR_UNAVAILABLE,
+		                      "the clock cannot be read: nothing is signed without the time");
+	key = service_key(service, row->key);
+	if (!key)
+		return service_refuse(response, DIRAUTH_ERR_UNAVAILABLE, "no %s key is configured",
+		                      row->key == SERVICE_KEY_LOG ? "log" : "cosignature");
+	rc = row->parse(request, &parsed, &statement, response);
+	if (statement.origin)
+		service_set_origin(state, statement.origin);
+	state->has_epoch = statement.has_epoch;
+	state->epoch = statement.epoch;
+	state->has_size = statement.has_tree;
+	state->size = statement.tree_size;
+	if (rc)
+		return rc;
+	if (statement.authority && strcmp(statement.authority, service->authority) != 0)
+		return service_refuse(response, DIRAUTH_ERR_REFUSED, "the %s names authority %.128s, not %s",
+		                      row->what, statement.authority, service->authority);
+	if ((rc = service_check_scope(service, row, &statement, &ns, response)) != 0 ||
+	    (rc = service_check_times(service, state->now, row, ns, &statement, response)) != 0 ||
+	    (rc = service_record(service, row, request, &statement, state, response)) != 0)
+		return rc;
+	if (row->key == SERVICE_KEY_COSIGNATURE)
+		return service_cosign(service, state, request, response);
+	return service_sign_note(service, key, state, request->text, request->text_len, response);
+}
+
+/* ---- queries ---- */
+
+static int service_get_keys(struct signer_service *service, const struct signer_request *request,
+                            struct service_request_state *state, struct signer_response *response,
                             struct buffer *payload)
 {
 	char key_text[NOTE_VERIFIER_KEY_MAX + 1];
 	int rc;
 
+	(void)request;
+	(void)state;
 	note_verifier_format(signer_key_verifier(service->signing_key), key_text);
 	rc = buffer_appendf(payload, "signing-key %s\n", key_text);
 	if (!rc && service->log_key) {
@@ -876,6 +1433,18 @@ static int service_get_keys(struct signer_service *service, struct signer_respon
 	}
 	if (rc)
 		return service_refuse(response, rc, "the key list cannot be built");
+	return 0;
+}
+
+static int service_get_certificates(struct signer_service *service, const struct signer_request *request,
+                                    struct service_request_state *state, struct signer_response *response,
+                                    struct buffer *payload)
+{
+	(void)request;
+	(void)state;
+	int rc = buffer_append(payload, service->certificate_bundle.data, service->certificate_bundle.len);
+	if (rc)
+		return service_refuse(response, rc, "the certificate bundle cannot be copied");
 	return 0;
 }
 
@@ -896,7 +1465,9 @@ static int service_checkpoint_state(struct signer_service *service, const struct
 		uint64_t size;
 		merkle_hash root;
 		char root_text[45];
+		pthread_mutex_lock(&service->ledger_lock);
 		int rc = ledger_checkpoint_latest(service->ledger, kinds[i].kind, state->origin, &size, root);
+		pthread_mutex_unlock(&service->ledger_lock);
 		if (rc == DIRAUTH_ERR_NOT_FOUND)
 			continue;
 		if (rc == 0) {
@@ -911,78 +1482,43 @@ static int service_checkpoint_state(struct signer_service *service, const struct
 	return 0;
 }
 
+/* ---- one request ---- */
+
 int signer_service_handle(struct signer_service *service, const struct signer_request *request,
                           struct signer_response *response, struct buffer *payload_storage)
 {
+	const struct signer_operation_info *info = signer_operation_find(request->operation);
+	const struct service_operation *row = info ? service_operation_find(request->operation) : NULL;
 	struct service_request_state state;
-	uint64_t now = service->now(service->now_context);
-	bool signs = false;
 	int rc;
 
 	memset(response, 0, sizeof(*response));
 	memset(&state, 0, sizeof(state));
 	buffer_reset(payload_storage);
-	state.operation = service_operation_name(request->operation);
-	state.durable_audit = request->operation != SIGNER_OP_SIGN_RECEIPT;
+	state.operation = info ? info->name : "unknown";
+	state.durable_audit = !row || row->durable_audit;
+	/* Signing requests, and requests for operations that do not exist, are audited; their
+	 * time is read once, and a clock that cannot be read is an error, not a time. */
+	bool audited = !row || row->key != SERVICE_KEY_NONE;
+	if (audited)
+		state.has_now = service->now(service->now_context, &state.now) == 0;
 
-	/* A clock that cannot be read reports 0; no signature is dated or checked against it. */
-	if (now == 0 && request->operation >= SIGNER_OP_SIGN_RECEIPT &&
-	    request->operation <= SIGNER_OP_COSIGN_CHECKPOINT) {
-		rc = service_refuse(response, DIRAUTH_ERR_UNAVAILABLE, "the clock cannot be read");
-		service_audit_refusal(service, now, &state, rc);
-		return rc;
-	}
-
-	switch (request->operation) {
-	case SIGNER_OP_SIGN_RECEIPT:
-		signs = true;
-		rc = service_sign_receipt(service, now, request, &state, response);
-		break;
-	case SIGNER_OP_SIGN_VOTE:
-		signs = true;
-		rc = service_sign_vote(service, now, request, &state, response);
-		break;
-	case SIGNER_OP_SIGN_SNAPSHOT_HEADER:
-		signs = true;
-		rc = service_sign_header(service, now, request, &state, response);
-		break;
-	case SIGNER_OP_SIGN_CHECKPOINT:
-		signs = true;
-		rc = service_sign_checkpoint(service, now, request, &state, response);
-		break;
-	case SIGNER_OP_COSIGN_CHECKPOINT:
-		signs = true;
-		rc = service_cosign_checkpoint(service, now, request, &state, response);
-		break;
-	case SIGNER_OP_GET_KEYS:
-		rc = request->text_len
-		         ? service_refuse(response, DIRAUTH_ERR_REFUSED, "get-keys takes no text")
-		         : service_get_keys(service, response, payload_storage);
-		break;
-	case SIGNER_OP_GET_CERTIFICATES:
-		rc = request->text_len
-		         ? service_refuse(response, DIRAUTH_ERR_REFUSED, "get-certificates takes no text")
-		         : buffer_append(payload_storage, service->certificate_bundle.data,
-		                         service->certificate_bundle.len);
-		if (rc && !response->detail[0])
-			rc = service_refuse(response, rc, "the certificate bundle cannot be copied");
-		break;
-	case SIGNER_OP_CHECKPOINT_STATE:
-		rc = service_checkpoint_state(service, request, &state, response, payload_storage);
-		break;
-	default:
-		signs = true;
+	if (!row)
 		rc = service_refuse(response, DIRAUTH_ERR_REFUSED, "unknown operation %u",
 		                    (unsigned)request->operation);
-		break;
-	}
+	else if (!info->takes_text && request->text_len)
+		rc = service_refuse(response, DIRAUTH_ERR_REFUSED, "%s takes no text", info->name);
+	else if (row->key == SERVICE_KEY_NONE)
+		rc = row->answer(service, request, &state, response, payload_storage);
+	else
+		rc = service_sign(service, row, request, &state, response);
 
 	if (rc) {
 		response->has_signature = 0;
 		memset(&response->signature, 0, sizeof(response->signature));
 		buffer_reset(payload_storage);
-		if (signs)
-			service_audit_refusal(service, now, &state, rc);
+		if (audited)
+			service_audit_refusal(service, &state, rc);
 	} else if (payload_storage->len) {
 		response->payload = payload_storage->data;
 		response->payload_len = payload_storage->len;

@@ -4,11 +4,16 @@
  * The signer guards the keys, so its configuration is read as strictly as dirauthd's: one
  * mapping of known keys, each of the type and range it expects, with the line of the first
  * problem reported. Paths are checked here only for form (the socket path must fit a UNIX
- * socket address); whether the files are safe to use is the service's decision at open.
+ * socket address); whether the files are safe to use is the service's decision at open. The
+ * namespaces are read with dirauthd's rules for names and origins and its ranges for the epoch
+ * schedule, so that a signer configuration copied from dirauthd's is never refused here.
  */
 #include "signer/signer_config.h"
 
 #include "schema/error.h"
+#include "schema/lines.h"
+#include "schema/names.h"
+#include "schema/schedule.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -47,12 +52,76 @@ static int parse_certificates(struct settings_reader *state, const struct settin
 	return 0;
 }
 
+/* One namespace: its name and origin as in dirauthd's namespaces, its schedule as in dirauthd's
+ * epoch section. */
+static int parse_namespace(struct settings_reader *state, const struct settings_node *item,
+                           struct signer_config *config, size_t index)
+{
+	static const char *const keys[] = {"name",           "origin",          "genesis",
+	                                   "length_seconds", "validity_epochs", NULL};
+	const struct settings_node *name, *origin, *genesis, *length, *validity;
+	struct signer_namespace *ns = &config->namespaces[index];
+	int rc;
+	if ((rc = settings_expect_kind(state, item, SETTINGS_MAPPING, "a namespace")) ||
+	    (rc = settings_check_keys(state, item, keys, "namespace")) ||
+	    (rc = settings_require(state, item, "name", "namespace", &name)) ||
+	    (rc = settings_require(state, item, "origin", "namespace", &origin)) ||
+	    (rc = settings_require(state, item, "genesis", "namespace", &genesis)) ||
+	    (rc = settings_require(state, item, "length_seconds", "namespace", &length)) ||
+	    (rc = settings_require(state, item, "validity_epochs", "namespace", &validity)) ||
+	    (rc = settings_string(state, name, "namespace name", ns->name, sizeof(ns->name))) ||
+	    (rc = settings_string(state, origin, "namespace origin", ns->origin, sizeof(ns->origin))))
+		return rc;
+	struct text_span span = {ns->name, strlen(ns->name)};
+	if (!text_is_name(span, NAMESPACE_NAME_MAX))
+		return settings_fail(state, name->line, "namespace name '%.64s' is not [a-z0-9-] (inner '-')",
+		                     ns->name);
+	if (!names_origin_is_valid(ns->origin, strlen(ns->origin)))
+		return settings_fail(state, origin->line,
+		                     "namespace origin must be printable ASCII without spaces or '+'");
+	if ((rc = settings_u64(state, genesis, "namespace genesis", 0, SCHEDULE_GENESIS_MAX,
+	                       &ns->schedule.genesis)) ||
+	    (rc = settings_u64(state, length, "namespace length_seconds", 1, SCHEDULE_LENGTH_MAX,
+	                       &ns->schedule.length)) ||
+	    (rc = settings_u64(state, validity, "namespace validity_epochs", 1, SCHEDULE_VALIDITY_MAX,
+	                       &ns->schedule.validity_epochs)))
+		return rc;
+	for (size_t j = 0; j < index; j++) {
+		if (strcmp(config->namespaces[j].name, ns->name) == 0)
+			return settings_fail(state, name->line, "duplicate namespace '%s'", ns->name);
+		if (strcmp(config->namespaces[j].origin, ns->origin) == 0)
+			return settings_fail(state, origin->line, "duplicate namespace origin '%.64s'",
+			                     ns->origin);
+	}
+	return 0;
+}
+
+static int parse_namespaces(struct settings_reader *state, const struct settings_node *node,
+                            struct signer_config *config)
+{
+	int rc = settings_expect_kind(state, node, SETTINGS_SEQUENCE, "namespaces");
+	if (rc)
+		return rc;
+	if (node->count == 0)
+		return settings_fail(state, node->line, "namespaces: at least one namespace is required");
+	if (node->count > SIGNER_CONFIG_MAX_NAMESPACES)
+		return settings_fail(state, node->children[SIGNER_CONFIG_MAX_NAMESPACES]->line,
+		                     "namespaces: at most %d", SIGNER_CONFIG_MAX_NAMESPACES);
+	for (size_t i = 0; i < node->count; i++) {
+		if ((rc = parse_namespace(state, node->children[i], config, i)))
+			return rc;
+		config->namespace_count = i + 1;
+	}
+	return 0;
+}
+
 static int parse_root(struct settings_reader *state, const struct settings_node *root,
                       struct signer_config *config)
 {
 	static const char *const keys[] = {
-	    "authority", "socket",          "allowed_uid", "state_dir", "signing_key",        "certificates",
-	    "log_key",   "cosignature_key", "audit_log",   "clock",     "clock_skew_seconds", NULL};
+	    "authority",          "socket",          "allowed_uid",     "state_dir", "signing_key",
+	    "certificates",       "log_key",         "cosignature_key", "audit_log", "clock",
+	    "clock_skew_seconds", "max_connections", "namespaces",      NULL};
 	const struct settings_node *v;
 	uint64_t uid;
 	int rc;
@@ -98,6 +167,14 @@ static int parse_root(struct settings_reader *state, const struct settings_node 
 	config->clock_skew_seconds = 300;
 	if ((v = settings_lookup(root, "clock_skew_seconds")) &&
 	    (rc = settings_u64(state, v, "clock_skew_seconds", 1, 86400, &config->clock_skew_seconds)))
+		return rc;
+	config->max_connections = SIGNER_LISTENER_DEFAULT_CONNECTIONS;
+	if ((v = settings_lookup(root, "max_connections")) &&
+	    (rc = settings_size(state, v, "max_connections", 1, SIGNER_LISTENER_MAX_CONNECTIONS,
+	                        &config->max_connections)))
+		return rc;
+	if ((rc = settings_require(state, root, "namespaces", "configuration", &v)) ||
+	    (rc = parse_namespaces(state, v, config)))
 		return rc;
 	return 0;
 }

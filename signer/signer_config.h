@@ -12,6 +12,15 @@
  *   audit_log: audit.log                   # optional; default stderr
  *   clock_skew_seconds: 300                # optional; how far a statement's time may be from now
  *   clock: { source: system }              # or { source: file, path: clock }
+ *   max_connections: 16                    # optional; connections served at once (1..1024)
+ *   namespaces:                            # what the signer signs for: dirauthd's namespaces
+ *     - { name: mix, origin: dirauth.example/mix, genesis: 0, length_seconds: 60,
+ *         validity_epochs: 3 }             # and dirauthd's epoch section, for each
+ *
+ * Each namespace gives its epoch schedule (schema/schedule.h): the signer signs a vote or a
+ * snapshot header only for a current epoch of that schedule by its own clock, so the schedule is
+ * written here and not taken from dirauthd. At least one namespace, at most
+ * SIGNER_CONFIG_MAX_NAMESPACES; names and origins follow dirauthd's rules, none twice.
  *
  * The reader is settings.h: strict, bounded, unknown and duplicate keys refused, every refusal
  * naming its line so that the program prints "FILE:LINE: problem" and exits 78. Relative paths
@@ -23,6 +32,8 @@
 
 #include "schema/note.h"
 #include "settings/settings.h"
+#include "signer/listener.h"
+#include "signer/service.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +41,7 @@
 
 #define SIGNER_CONFIG_MAX_CERTIFICATES 16
 #define SIGNER_CONFIG_SOCKET_MAX       107 /* sun_path holds 108 bytes with the NUL */
+#define SIGNER_CONFIG_MAX_NAMESPACES   SIGNER_SERVICE_MAX_NAMESPACES
 
 enum signer_config_clock { SIGNER_CONFIG_CLOCK_SYSTEM, SIGNER_CONFIG_CLOCK_FILE };
 
@@ -47,6 +59,9 @@ struct signer_config {
 	enum signer_config_clock clock_source;
 	char clock_path[SETTINGS_PATH_MAX]; /* empty for the system clock */
 	uint64_t clock_skew_seconds; /* how far a statement's time may be from the clock; default 300 */
+	size_t max_connections;      /* served at once; default SIGNER_LISTENER_DEFAULT_CONNECTIONS */
+	size_t namespace_count;      /* 1..SIGNER_CONFIG_MAX_NAMESPACES */
+	struct signer_namespace namespaces[SIGNER_CONFIG_MAX_NAMESPACES];
 };
 
 /* Parses configuration text; relative paths resolve against base_dir (NULL: "."). On success

@@ -312,7 +312,7 @@ int signer_client_sign(struct signer_client *client, enum signer_operation opera
                        size_t len, uint64_t old_size, const merkle_hash *proof, size_t proof_count,
                        struct note_signature *signature, char *detail, size_t detail_cap)
 {
-	if (operation < SIGNER_OP_SIGN_RECEIPT || operation > SIGNER_OP_COSIGN_CHECKPOINT) {
+	if (!signer_operation_signs((int)operation)) {
 		set_detail(detail, detail_cap, "not a signing operation");
 		return DIRAUTH_ERR_REFUSED;
 	}
@@ -353,7 +353,7 @@ cleanup:
 int signer_client_query(struct signer_client *client, enum signer_operation operation, const uint8_t *text,
                         size_t len, struct buffer *out, char *detail, size_t detail_cap)
 {
-	if (operation < SIGNER_OP_GET_KEYS || operation > SIGNER_OP_CHECKPOINT_STATE) {
+	if (!signer_operation_is_query((int)operation)) {
 		set_detail(detail, detail_cap, "not a query operation");
 		return DIRAUTH_ERR_REFUSED;
 	}

@@ -2,7 +2,8 @@
  * fuzz_signer_protocol.c: signer_request_decode() and signer_response_decode() on arbitrary
  * bytes, as the signer and dirauthd would read a frame body from a hostile peer. A body that
  * decodes must re-encode to a frame holding the same bytes, and that frame must decode to equal
- * values.
+ * values; its operation must be one of the protocol's table, either signing or querying, and
+ * use only the fields its row allows.
  */
 #include "schema/signer_protocol.h"
 
@@ -48,6 +49,13 @@ static void check_request(const uint8_t *data, size_t size)
 	struct signer_request request, again;
 	if (signer_request_decode(data, size, &request) != 0)
 		return;
+	const struct signer_operation_info *info = signer_operation_find(request.operation);
+	if (!info ||
+	    signer_operation_signs(request.operation) == signer_operation_is_query(request.operation))
+		abort();
+	if ((!info->takes_text && request.text_len) ||
+	    (!info->takes_proof && (request.old_size || request.proof_count)))
+		abort();
 	struct buffer frame;
 	buffer_init(&frame);
 	if (signer_request_encode(&request, &frame) != 0)

@@ -203,8 +203,11 @@ static void authority_prepare(struct authority *a)
 	                         "signing_key: keys/authority1.key\n"
 	                         "certificates: [keys/authority1.cert]\n"
 	                         "audit_log: signer-audit.log\n"
-	                         "clock: { source: file, path: clock }\n",
-	                         (unsigned)getuid()) == 0);
+	                         "clock: { source: file, path: clock }\n"
+	                         "namespaces:\n"
+	                         "  - { name: mix, origin: dirauth.example/mix, genesis: 0, "
+	                         "length_seconds: %d, validity_epochs: 3 }\n",
+	                         (unsigned)getuid(), EPOCH_LENGTH) == 0);
 	test_write_file(a->signer_config_path, signer_config.data, signer_config.len, 0644);
 	buffer_free(&signer_config);
 

@@ -8,12 +8,17 @@
  * epoch already signed, for a lower epoch, for an inconsistent checkpoint to be cosigned, for
  * raw text to be signed as anything. All are refused, across restarts. A second signer on the
  * same socket is refused while the first runs (its lock file), and starts once the first was
- * killed with SIGKILL.
+ * killed with SIGKILL. The signer's own epoch schedule: a header for an epoch far ahead (as a
+ * compromised dirauthd once asked) is refused as not begun and every real epoch after it still
+ * signs; a header whose times are not its epoch's, or of an origin the configuration does not
+ * name, is refused. A clock whose file is gone stops every signature, with its reason, until it
+ * is back. A peer that connects and says nothing, or trickles its frame, holds up nobody else.
  *
  * The crash test repeats, for CRASH_CYCLES cycles (environment DIRAUTH_SIGNER_CRASH_CYCLES may
  * raise it): start the signer, send a random run of header requests for new, current and old
  * epochs and equivocating texts, and SIGKILL it at a random moment, a few milliseconds after a
- * request was sent. Every signature that ever reaches the client is recorded (including a
+ * request was sent (the file clock is moved to each requested epoch before its request, so that
+ * every refusal is the ledger's). Every signature that ever reaches the client is recorded (including a
  * response that arrived just before the kill). After each restart the refusal state must be
  * intact, and across the whole run no two different header texts may have been signed for one
  * epoch. The run's random seed is printed so a failure can be replayed.
@@ -51,6 +56,8 @@
 #define LOG_ORIGIN   "dirauth.example/mix"
 #define OTHER_LOG    "example.org/witnessed-log"
 #define NOW          1800000000ULL
+#define GENESIS      NOW /* mix's epoch 0 begins at NOW; epochs of LENGTH seconds */
+#define LENGTH       60ULL
 #define CRASH_CYCLES 100
 #define MAX_EPOCHS   4096
 #define LEAVES       16
@@ -141,8 +148,11 @@ static void setup(void)
 	                   "log_key: keys/log.key\n"
 	                   "cosignature_key: keys/cosignature.key\n"
 	                   "audit_log: audit.log\n"
-	                   "clock: { source: file, path: clock }\n",
-	                   (unsigned)getuid());
+	                   "clock: { source: file, path: clock }\n"
+	                   "namespaces:\n"
+	                   "  - { name: mix, origin: " LOG_ORIGIN ", genesis: %llu, length_seconds: %llu, "
+	                   "validity_epochs: 3 }\n",
+	                   (unsigned)getuid(), (unsigned long long)GENESIS, (unsigned long long)LENGTH);
 	test_write_file(config_path, config, (size_t)len, 0644);
 	for (unsigned i = 0; i < LEAVES; i++) {
 		char leaf[32];
@@ -305,11 +315,10 @@ static void header_text(uint64_t epoch, unsigned variant, struct buffer *out)
 	snprintf(h.namespace_name, sizeof(h.namespace_name), "mix");
 	snprintf(h.origin, sizeof(h.origin), "%s", LOG_ORIGIN);
 	h.epoch = epoch;
-	/* A second per epoch, ending before the signer's clock: the signer refuses headers dated
-	 * after its clock (beyond the skew) and epochs larger than their unix time. */
-	h.valid_after = NOW - 40000 + epoch;
-	h.fresh_until = h.valid_after + 60;
-	h.valid_until = h.valid_after + 180;
+	/* The times of the epoch by the schedule the signer is configured with. */
+	h.valid_after = GENESIS + epoch * LENGTH;
+	h.fresh_until = h.valid_after + LENGTH;
+	h.valid_until = h.valid_after + 3 * LENGTH;
 	h.record_count = variant;
 	memset(h.records_root, (int)variant, sizeof(h.records_root));
 	h.body_size = 1000 + variant;
@@ -317,6 +326,12 @@ static void header_text(uint64_t epoch, unsigned variant, struct buffer *out)
 	h.consensus_method = SNAPSHOT_CONSENSUS_METHOD;
 	buffer_reset(out);
 	ck_assert_int_eq(snapshot_header_encode(&h, out), 0);
+}
+
+/* Moves the signer's clock to a moment in epoch. */
+static void clock_at_epoch(uint64_t epoch)
+{
+	write_clock(GENESIS + epoch * LENGTH + 1);
 }
 
 static void checkpoint_text(const char *origin, uint64_t size, const merkle_hash *tree, struct buffer *out)
@@ -350,6 +365,7 @@ START_TEST(test_compromised_dirauthd)
 	struct signer_response response, first;
 	struct buffer text, other;
 	int fd;
+	clock_at_epoch(5);
 	pid_t pid = start_signer(&fd);
 	buffer_init(&text);
 	buffer_init(&other);
@@ -370,8 +386,9 @@ START_TEST(test_compromised_dirauthd)
 	/* Raw text, and one kind passed off as another. */
 	buffer_reset(&other);
 	buffer_append_string(&other, "please sign this\n");
-	for (uint8_t op = SIGNER_OP_SIGN_RECEIPT; op <= SIGNER_OP_COSIGN_CHECKPOINT; op++)
-		ck_assert_int_eq(call(fd, op, &other, &response), DIRAUTH_ERR_REFUSED);
+	for (unsigned op = 0; op <= UINT8_MAX; op++)
+		if (signer_operation_signs((uint8_t)op))
+			ck_assert_int_eq(call(fd, (uint8_t)op, &other, &response), DIRAUTH_ERR_REFUSED);
 	ck_assert_int_eq(call(fd, SIGNER_OP_SIGN_RECEIPT, &text, &response), DIRAUTH_ERR_REFUSED);
 	ck_assert_int_eq(call(fd, SIGNER_OP_SIGN_VOTE, &text, &response), DIRAUTH_ERR_REFUSED);
 	ck_assert_int_eq(call(fd, SIGNER_OP_COSIGN_CHECKPOINT, &text, &response), DIRAUTH_ERR_REFUSED);
@@ -436,6 +453,181 @@ START_TEST(test_compromised_dirauthd)
 	free(log);
 	buffer_free(&text);
 	buffer_free(&other);
+}
+END_TEST
+
+/* ---- the signer's own schedule and clock ---- */
+
+/* The request a compromised dirauthd once sent, epoch 1796113200 of a 60-second schedule (the
+ * times of that epoch in the header), is refused as not begun, and poisons nothing: the real
+ * epochs sign after it, across a restart too. Times that are not the epoch's, an epoch that is
+ * over and an origin that is not configured are refused, each with its reason, in the audit log. */
+START_TEST(test_schedule_refusals)
+{
+	struct signer_response response;
+	struct buffer text;
+	struct snapshot_header h;
+	int fd;
+	clock_at_epoch(0);
+	pid_t pid = start_signer(&fd);
+	buffer_init(&text);
+
+	memset(&h, 0, sizeof(h));
+	snprintf(h.namespace_name, sizeof(h.namespace_name), "mix");
+	snprintf(h.origin, sizeof(h.origin), "%s", LOG_ORIGIN);
+	h.epoch = 1796113200ULL;
+	h.valid_after = GENESIS + h.epoch * LENGTH;
+	h.fresh_until = h.valid_after + LENGTH;
+	h.valid_until = h.valid_after + 3 * LENGTH;
+	h.consensus_method = SNAPSHOT_CONSENSUS_METHOD;
+	ck_assert_int_eq(snapshot_header_encode(&h, &text), 0);
+	ck_assert_int_eq(call(fd, SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), DIRAUTH_ERR_STALE);
+	ck_assert_msg(strstr(response.detail, "has not begun"), "%s", response.detail);
+	for (uint64_t epoch = 0; epoch < 3; epoch++) {
+		clock_at_epoch(epoch);
+		header_text(epoch, 1, &text);
+		ck_assert_int_eq(call(fd, SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), 0);
+		assert_header_signature(&text, &response);
+	}
+	/* An epoch that is over by the signer's clock (more than the skew ago). */
+	clock_at_epoch(20);
+	header_text(10, 1, &text);
+	ck_assert_int_eq(call(fd, SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), DIRAUTH_ERR_STALE);
+	ck_assert_msg(strstr(response.detail, "is over"), "%s", response.detail);
+	/* Times a second off its epoch's. */
+	memset(&h, 0, sizeof(h));
+	snprintf(h.namespace_name, sizeof(h.namespace_name), "mix");
+	snprintf(h.origin, sizeof(h.origin), "%s", LOG_ORIGIN);
+	h.epoch = 20;
+	h.valid_after = GENESIS + 20 * LENGTH + 1;
+	h.fresh_until = h.valid_after + LENGTH;
+	h.valid_until = h.valid_after + 3 * LENGTH;
+	h.consensus_method = SNAPSHOT_CONSENSUS_METHOD;
+	buffer_reset(&text);
+	ck_assert_int_eq(snapshot_header_encode(&h, &text), 0);
+	ck_assert_int_eq(call(fd, SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), DIRAUTH_ERR_MISMATCH);
+	/* An origin the configuration does not name. */
+	snprintf(h.origin, sizeof(h.origin), "example.org/elsewhere");
+	h.valid_after = GENESIS + 20 * LENGTH;
+	h.fresh_until = h.valid_after + LENGTH;
+	h.valid_until = h.valid_after + 3 * LENGTH;
+	buffer_reset(&text);
+	ck_assert_int_eq(snapshot_header_encode(&h, &text), 0);
+	ck_assert_int_eq(call(fd, SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), DIRAUTH_ERR_REFUSED);
+	/* The current epoch signs. */
+	header_text(20, 1, &text);
+	ck_assert_int_eq(call(fd, SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), 0);
+	close(fd);
+	test_kill(pid, SIGTERM);
+
+	/* After a restart too. */
+	clock_at_epoch(21);
+	pid = start_signer(&fd);
+	header_text(21, 1, &text);
+	ck_assert_int_eq(call(fd, SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), 0);
+	close(fd);
+	test_kill(pid, SIGTERM);
+
+	size_t len;
+	char audit_path[400];
+	snprintf(audit_path, sizeof(audit_path), "%s/audit.log", dir);
+	char *log = (char *)test_read_file(audit_path, &len);
+	ck_assert_ptr_nonnull(
+	    strstr(log, " refuse snapshot-header origin=" LOG_ORIGIN " epoch=1796113200 reason=stale\n"));
+	ck_assert_ptr_nonnull(
+	    strstr(log, " refuse snapshot-header origin=" LOG_ORIGIN " epoch=20 reason=mismatch\n"));
+	ck_assert_ptr_nonnull(
+	    strstr(log, " refuse snapshot-header origin=example.org/elsewhere epoch=20 reason=refused\n"));
+	ck_assert_ptr_nonnull(strstr(log, " sign snapshot-header origin=" LOG_ORIGIN " epoch=21 "));
+	free(log);
+	buffer_free(&text);
+}
+END_TEST
+
+/* The clock's file goes away while the signer runs: every signature is refused with its
+ * reason, the keys are still served, and signing resumes once the clock is back. */
+START_TEST(test_clock_unreadable)
+{
+	struct signer_response response;
+	struct buffer text, payload;
+	int fd;
+	pid_t pid = start_signer(&fd);
+	buffer_init(&text);
+	buffer_init(&payload);
+
+	ck_assert_int_eq(unlink(clock_path), 0);
+	header_text(0, 1, &text);
+	ck_assert_int_eq(call(fd, SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), DIRAUTH_ERR_UNAVAILABLE);
+	ck_assert_msg(strstr(response.detail, "the clock cannot be read"), "%s", response.detail);
+	checkpoint_text(OTHER_LOG, 4, leaves, &text);
+	ck_assert_int_eq(call_checkpoint(fd, SIGNER_OP_COSIGN_CHECKPOINT, &text, 0, 4, &response),
+	                 DIRAUTH_ERR_UNAVAILABLE);
+	send_request(fd, SIGNER_OP_GET_KEYS, NULL, 0, NULL, 0);
+	ck_assert_int_eq(read_response(fd, &response, &payload), 0);
+	ck_assert_int_eq(response.result, 0);
+	ck_assert_ptr_nonnull(strstr((const char *)payload.data, "signing-key "));
+
+	write_clock(NOW);
+	header_text(0, 1, &text);
+	ck_assert_int_eq(call(fd, SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), 0);
+	close(fd);
+	test_kill(pid, SIGTERM);
+
+	size_t len;
+	char audit_path[400];
+	snprintf(audit_path, sizeof(audit_path), "%s/audit.log", dir);
+	char *log = (char *)test_read_file(audit_path, &len);
+	ck_assert_ptr_nonnull(strstr(log, "- refuse snapshot-header origin=- epoch=- reason=unavailable\n"));
+	ck_assert_ptr_nonnull(strstr(log, "- refuse cosignature origin=- epoch=- reason=unavailable\n"));
+	free(log);
+	buffer_free(&text);
+	buffer_free(&payload);
+}
+END_TEST
+
+static int64_t monotonic_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* A peer that connects and says nothing, and one that sends its frame a byte at a time, do not
+ * hold up dirauthd's signatures: each connection is served on its own. */
+START_TEST(test_slow_peers_do_not_block)
+{
+	struct signer_response response;
+	struct buffer text;
+	int fd;
+	pid_t pid = start_signer(&fd);
+	buffer_init(&text);
+
+	int silent = try_connect();
+	int trickling = try_connect();
+	ck_assert_int_ge(silent, 0);
+	ck_assert_int_ge(trickling, 0);
+	const uint8_t prefix[] = {0, 0, 3, 232};
+	ck_assert_int_eq(send(trickling, prefix, sizeof(prefix), MSG_NOSIGNAL), 4);
+	for (int i = 0; i < 3; i++) {
+		sleep_us(300000);
+		ck_assert_int_eq(send(trickling, "x", 1, MSG_NOSIGNAL), 1);
+		int64_t start = monotonic_ms();
+		header_text((uint64_t)i, 1, &text);
+		ck_assert_int_eq(call(fd, SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), 0);
+		int64_t took = monotonic_ms() - start;
+		ck_assert_msg(took < 1000, "a signature took %lld ms beside two slow peers", (long long)took);
+	}
+	/* A new connection is served at once too. */
+	int other = try_connect();
+	ck_assert_int_ge(other, 0);
+	header_text(2, 1, &text);
+	ck_assert_int_eq(call(other, SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), 0);
+	close(other);
+	close(silent);
+	close(trickling);
+	close(fd);
+	test_kill(pid, SIGTERM);
+	buffer_free(&text);
 }
 END_TEST
 
@@ -604,6 +796,7 @@ static void crash_check_refusals(struct crash_state *state, int fd)
 	uint64_t epoch = state->highest_returned;
 	int variant = state->records[epoch].signed_variant;
 	buffer_init(&text);
+	clock_at_epoch(epoch);
 	header_text(epoch, (unsigned)(variant + 1) % 3 + 10, &text);
 	ck_assert_int_ne(call(fd, SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), 0);
 	ck_assert(response.result == DIRAUTH_ERR_COLLISION || response.result == DIRAUTH_ERR_ROLLBACK);
@@ -644,6 +837,7 @@ static void crash_cycle(struct crash_state *state, uint64_t *next_epoch)
 			epoch = *next_epoch - 1 - random_below((unsigned)(*next_epoch < 4 ? *next_epoch : 4));
 		ck_assert_uint_lt(epoch, MAX_EPOCHS);
 		unsigned variant = random_below(3);
+		clock_at_epoch(epoch);
 		header_text(epoch, variant, &text);
 		send_request(fd, SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, 0, NULL, 0);
 		if (i + 1 == requests) {
@@ -707,6 +901,9 @@ static Suite *signer_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_compromised_dirauthd);
+	tcase_add_test(tc, test_schedule_refusals);
+	tcase_add_test(tc, test_clock_unreadable);
+	tcase_add_test(tc, test_slow_peers_do_not_block);
 	tcase_add_test(tc, test_refuses_to_start);
 	tcase_add_test(tc, test_file_in_place_of_socket);
 	tcase_add_test(tc, test_second_signer_refused);

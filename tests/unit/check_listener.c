@@ -9,7 +9,11 @@
  * process or another), a socket left by a signer killed with SIGKILL is stale and replaced,
  * and a lock path that is a symbolic link or a directory is refused; many requests are served
  * on one connection; a malformed frame and an oversized frame length get one DIRAUTH_ERR_SYNTAX
- * answer and the connection is closed, and the listener goes on serving.
+ * answer and the connection is closed, and the listener goes on serving. Connections are served
+ * at once: a peer that says nothing and one that trickles a byte a second do not delay another
+ * client's signature; with max_connections served the next connection waits unanswered and is
+ * served when one closes; an idle connection is closed after the idle timeout; of eight
+ * different headers asked for one (origin, epoch) at the same moment exactly one is signed.
  *
  * The uid checks need root, to setuid() in forked children (the tests say so and skip those
  * parts otherwise): a socket started for another allowed uid is given to that uid, mode 0600,
@@ -30,12 +34,15 @@
 #include "schema/receipt.h"
 #include "signer/service.h"
 #include "schema/signer_protocol.h"
+#include "schema/snapshot.h"
 
 #include <check.h>
 
 #include <errno.h>
-#include <poll.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,10 +53,14 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define AUTHORITY "authority1.dirauth.example"
+#define ORIGIN    "dirauth.example/mix"
 #define NOW       1800000000ULL
+#define LENGTH    60ULL
+#define GENESIS   (NOW - 10 * LENGTH) /* epoch 10 begins at NOW */
 #define NOBODY    65534
 #define STRANGER  65533 /* neither the signer nor the allowed uid */
 
@@ -58,13 +69,14 @@ static char socket_path[300];
 static char stderr_path[300];
 static char lock_path[310];
 static int saved_stderr = -1;
-static uint64_t now_value = NOW;
+static _Atomic uint64_t now_value = NOW;
 static struct signer_service *service;
 static struct note_verifier signing_verifier;
 
-static uint64_t test_now(void *context)
+static int test_now(void *context, uint64_t *now)
 {
-	return *(const uint64_t *)context;
+	*now = *(_Atomic uint64_t *)context;
+	return 0;
 }
 
 static void setup(void)
@@ -111,12 +123,18 @@ static void setup(void)
 	signer_key_free(identity);
 
 	const char *certificates[] = {cert_path};
+	struct signer_namespace mix = {
+	    .name = "mix",
+	    .origin = ORIGIN,
+	    .schedule = {.genesis = GENESIS, .length = LENGTH, .validity_epochs = 3}};
 	struct signer_service_options options = {
 	    .authority = AUTHORITY,
 	    .signing_key_path = signing_path,
 	    .certificate_paths = certificates,
 	    .certificate_count = 1,
 	    .ledger_directory = ledger_path,
+	    .namespaces = &mix,
+	    .namespace_count = 1,
 	    .audit = NULL,
 	    .now = test_now,
 	    .now_context = &now_value,
@@ -249,7 +267,7 @@ START_TEST(test_serves_many_requests_on_one_connection)
 	struct buffer text;
 	uint8_t *body;
 
-	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &listener), 0);
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), NULL, &listener), 0);
 	ck_assert_int_eq(lstat(socket_path, &st), 0);
 	ck_assert(S_ISSOCK(st.st_mode));
 	ck_assert_int_eq(st.st_mode & 0777, 0600);
@@ -291,7 +309,7 @@ START_TEST(test_refuses_file_in_the_way)
 	struct signer_listener *listener = NULL;
 	size_t len;
 	test_write_file(socket_path, "precious\n", 9, 0644);
-	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &listener),
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), NULL, &listener),
 	                 DIRAUTH_ERR_EXISTS);
 	ck_assert_ptr_null(listener);
 	uint8_t *content = test_read_file(socket_path, &len);
@@ -301,7 +319,7 @@ START_TEST(test_refuses_file_in_the_way)
 	/* A directory is not a socket either. */
 	unlink(socket_path);
 	ck_assert_int_eq(mkdir(socket_path, 0700), 0);
-	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &listener),
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), NULL, &listener),
 	                 DIRAUTH_ERR_EXISTS);
 	rmdir(socket_path);
 }
@@ -352,7 +370,7 @@ START_TEST(test_stale_socket_and_running_signer)
 
 	/* A socket file nobody listens on any more, and no lock file yet. */
 	make_stale_socket(socket_path);
-	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &listener), 0);
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), NULL, &listener), 0);
 	assert_serving();
 	ck_assert_int_eq(lstat(lock_path, &st), 0);
 	ck_assert(S_ISREG(st.st_mode));
@@ -360,7 +378,8 @@ START_TEST(test_stale_socket_and_running_signer)
 
 	/* A second signer on the same path is refused by the lock, and the first goes on serving. */
 	stderr_begin();
-	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &second), DIRAUTH_ERR_EXISTS);
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), NULL, &second),
+	                 DIRAUTH_ERR_EXISTS);
 	char *text = stderr_end();
 	ck_assert_ptr_null(second);
 	ck_assert_msg(strstr(text, "another dirauth-signer is running on"), "stderr: %s", text);
@@ -372,7 +391,7 @@ START_TEST(test_stale_socket_and_running_signer)
 	/* Stopped: the socket is gone, the lock file stays, and a new listener starts. */
 	ck_assert_int_ne(lstat(socket_path, &st), 0);
 	ck_assert_int_eq(lstat(lock_path, &st), 0);
-	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &listener), 0);
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), NULL, &listener), 0);
 	assert_serving();
 	signer_listener_stop(listener);
 }
@@ -405,7 +424,7 @@ START_TEST(test_lock_held_by_another_process)
 	close(ready[0]);
 
 	stderr_begin();
-	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &listener),
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), NULL, &listener),
 	                 DIRAUTH_ERR_EXISTS);
 	char *text = stderr_end();
 	ck_assert_ptr_null(listener);
@@ -418,7 +437,7 @@ START_TEST(test_lock_held_by_another_process)
 	/* It is killed: the kernel releases its lock, so its socket is stale and replaced. */
 	ck_assert_int_eq(kill(pid, SIGKILL), 0);
 	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
-	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &listener), 0);
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), NULL, &listener), 0);
 	assert_serving();
 	signer_listener_stop(listener);
 }
@@ -434,13 +453,13 @@ START_TEST(test_lock_path_not_a_file)
 	/* A symbolic link at the lock's path is not followed: its target is neither created nor locked. */
 	snprintf(target, sizeof(target), "%s/target", dir);
 	ck_assert_int_eq(symlink(target, lock_path), 0);
-	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &listener),
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), NULL, &listener),
 	                 DIRAUTH_ERR_EXISTS);
 	ck_assert_ptr_null(listener);
 	ck_assert_int_ne(lstat(target, &st), 0);
 	ck_assert_int_ne(lstat(socket_path, &st), 0);
 	test_write_file(target, "precious\n", 9, 0644);
-	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &listener),
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), NULL, &listener),
 	                 DIRAUTH_ERR_EXISTS);
 	uint8_t *content = test_read_file(target, &len);
 	ck_assert_uint_eq(len, 9);
@@ -450,7 +469,7 @@ START_TEST(test_lock_path_not_a_file)
 
 	/* A directory. */
 	ck_assert_int_eq(mkdir(lock_path, 0700), 0);
-	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &listener),
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), NULL, &listener),
 	                 DIRAUTH_ERR_EXISTS);
 	ck_assert_int_ne(lstat(socket_path, &st), 0);
 	ck_assert_int_eq(rmdir(lock_path), 0);
@@ -460,8 +479,9 @@ START_TEST(test_lock_path_not_a_file)
 	memset(long_path, 'a', sizeof(long_path) - 1);
 	long_path[0] = '/';
 	long_path[sizeof(long_path) - 1] = '\0';
-	ck_assert_int_eq(signer_listener_start(service, long_path, getuid(), &listener), DIRAUTH_ERR_IO);
-	ck_assert_int_eq(signer_listener_start(service, "", getuid(), &listener), DIRAUTH_ERR_IO);
+	ck_assert_int_eq(signer_listener_start(service, long_path, getuid(), NULL, &listener),
+	                 DIRAUTH_ERR_IO);
+	ck_assert_int_eq(signer_listener_start(service, "", getuid(), NULL, &listener), DIRAUTH_ERR_IO);
 	ck_assert_ptr_null(listener);
 }
 END_TEST
@@ -549,7 +569,7 @@ START_TEST(test_wrong_uid_refused)
 	ck_assert_int_eq(chmod(dir, 0755), 0); /* let nobody reach the socket's directory */
 
 	/* The allowed uid is the signer's own: the socket stays its own, 0600. */
-	ck_assert_int_eq(signer_listener_start(service, socket_path, 0, &listener), 0);
+	ck_assert_int_eq(signer_listener_start(service, socket_path, 0, NULL, &listener), 0);
 	struct stat st;
 	ck_assert_int_eq(lstat(socket_path, &st), 0);
 	ck_assert_uint_eq(st.st_uid, 0);
@@ -578,7 +598,7 @@ START_TEST(test_socket_given_to_allowed_uid)
 	stderr_begin();
 	ck_assert_int_eq(chmod(dir, 0755), 0);
 
-	ck_assert_int_eq(signer_listener_start(service, socket_path, NOBODY, &listener), 0);
+	ck_assert_int_eq(signer_listener_start(service, socket_path, NOBODY, NULL, &listener), 0);
 	ck_assert_int_eq(lstat(socket_path, &st), 0);
 	ck_assert(S_ISSOCK(st.st_mode));
 	ck_assert_uint_eq(st.st_uid, NOBODY);
@@ -638,7 +658,7 @@ static int child_signer(const char *path, uid_t allowed_uid)
 	struct stat st;
 	if (setgid(STRANGER) != 0 || setuid(STRANGER) != 0)
 		return 10;
-	int rc = signer_listener_start(service, path, allowed_uid, &listener);
+	int rc = signer_listener_start(service, path, allowed_uid, NULL, &listener);
 	if (rc)
 		return -rc;
 	if (lstat(path, &st) != 0 || !S_ISSOCK(st.st_mode) || st.st_uid != STRANGER ||
@@ -674,7 +694,7 @@ START_TEST(test_stale_socket_of_another_uid)
 	make_stale_socket(socket_path);
 	ck_assert_int_eq(chmod(socket_path, 0600), 0);
 	ck_assert_int_eq(lchown(socket_path, NOBODY, (gid_t)-1), 0);
-	ck_assert_int_eq(signer_listener_start(service, socket_path, NOBODY, &listener), 0);
+	ck_assert_int_eq(signer_listener_start(service, socket_path, NOBODY, NULL, &listener), 0);
 	ck_assert_int_eq(run_child_client(socket_path, NOBODY), CHILD_SERVED);
 	signer_listener_stop(listener);
 
@@ -718,7 +738,7 @@ START_TEST(test_malformed_frame)
 	uint8_t *body;
 	const uint8_t garbage[] = {0, 0, 0, 5, 'h', 'e', 'l', 'l', 'o'};
 
-	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &listener), 0);
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), NULL, &listener), 0);
 	int fd = client_connect();
 	client_write(fd, garbage, sizeof(garbage));
 	ck_assert_int_eq(client_response(fd, &response, &body), 0);
@@ -776,7 +796,7 @@ START_TEST(test_oversized_frame_length)
 	uint8_t just_over[4];
 	uint32_t over = SIGNER_FRAME_MAX + 1;
 
-	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &listener), 0);
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), NULL, &listener), 0);
 	int fd = client_connect();
 	client_write(fd, huge, sizeof(huge));
 	ck_assert_int_eq(client_response(fd, &response, &body), 0);
@@ -807,7 +827,7 @@ START_TEST(test_trickling_frame_dropped)
 {
 	struct signer_listener *listener = NULL;
 	const uint8_t prefix[] = {0, 0, 3, 232}; /* announces 1000 bytes */
-	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &listener), 0);
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), NULL, &listener), 0);
 	int fd = client_connect();
 	client_write(fd, prefix, sizeof(prefix));
 	int dropped = 0;
@@ -822,6 +842,266 @@ START_TEST(test_trickling_frame_dropped)
 	ck_assert_msg(dropped, "a trickling peer held the signer for the whole frame");
 	close(fd);
 	assert_serving();
+	signer_listener_stop(listener);
+}
+END_TEST
+
+/* ---- several connections at once ---- */
+
+static void header_text(uint64_t epoch, uint8_t variant, struct buffer *out)
+{
+	struct snapshot_header h;
+	memset(&h, 0, sizeof(h));
+	snprintf(h.namespace_name, sizeof(h.namespace_name), "mix");
+	snprintf(h.origin, sizeof(h.origin), "%s", ORIGIN);
+	h.epoch = epoch;
+	h.valid_after = GENESIS + epoch * LENGTH;
+	h.fresh_until = h.valid_after + LENGTH;
+	h.valid_until = h.valid_after + 3 * LENGTH;
+	h.record_count = variant;
+	memset(h.records_root, variant, sizeof(h.records_root));
+	h.body_size = 100 + variant;
+	memset(h.body_sha256, 0x66, sizeof(h.body_sha256));
+	h.consensus_method = SNAPSHOT_CONSENSUS_METHOD;
+	buffer_reset(out);
+	ck_assert_int_eq(snapshot_header_encode(&h, out), 0);
+}
+
+static int64_t monotonic_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* True when fd becomes readable (an answer, or the close) within ms. */
+static bool client_readable(int fd, int ms)
+{
+	struct pollfd readable = {.fd = fd, .events = POLLIN, .revents = 0};
+	return poll(&readable, 1, ms) == 1;
+}
+
+/* A peer that sends a byte a second into a frame it never finishes, until told to stop. */
+struct trickler {
+	int fd;
+	atomic_bool stop;
+	pthread_t thread;
+};
+
+static void *trickle(void *argument)
+{
+	struct trickler *t = argument;
+	while (!atomic_load(&t->stop)) {
+		(void)send(t->fd, "x", 1, MSG_NOSIGNAL);
+		for (int i = 0; i < 20 && !atomic_load(&t->stop); i++)
+			test_sleep_ms(50);
+	}
+	return NULL;
+}
+
+/* A peer that connects and says nothing and one that trickles its frame a byte a second hold
+ * their own connections only: another client's signature is not delayed by them. */
+START_TEST(test_slow_peers_do_not_delay_others)
+{
+	struct signer_listener *listener = NULL;
+	struct signer_response response;
+	struct buffer text;
+	uint8_t *body;
+	const uint8_t prefix[] = {0, 0, 3, 232}; /* announces 1000 bytes */
+
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), NULL, &listener), 0);
+	int silent = client_connect();
+	struct trickler t = {.fd = client_connect()};
+	atomic_init(&t.stop, false);
+	client_write(t.fd, prefix, sizeof(prefix));
+	ck_assert_int_eq(pthread_create(&t.thread, NULL, trickle, &t), 0);
+	test_sleep_ms(300); /* both are accepted and being read from */
+
+	buffer_init(&text);
+	int fd = client_connect();
+	int64_t start = monotonic_ms();
+	header_text(10, 1, &text);
+	client_request(fd, SIGNER_OP_SIGN_SNAPSHOT_HEADER, text.data, text.len);
+	ck_assert_int_eq(client_response(fd, &response, &body), 0);
+	int64_t took = monotonic_ms() - start;
+	ck_assert_int_eq(response.result, 0);
+	ck_assert(response.has_signature);
+	free(body);
+	ck_assert_msg(took < 1000, "a signature took %lld ms beside two slow peers", (long long)took);
+	/* The slow peers are still connected: nothing was waiting for them to go. */
+	ck_assert(!client_readable(silent, 0));
+	ck_assert(!client_readable(t.fd, 0));
+	receipt_text(1, &text);
+	client_request(fd, SIGNER_OP_SIGN_RECEIPT, text.data, text.len);
+	ck_assert_int_eq(client_response(fd, &response, &body), 0);
+	ck_assert_int_eq(response.result, 0);
+	free(body);
+
+	atomic_store(&t.stop, true);
+	pthread_join(t.thread, NULL);
+	close(fd);
+	close(silent);
+	close(t.fd);
+	buffer_free(&text);
+	signer_listener_stop(listener);
+}
+END_TEST
+
+/* With max_connections served, the next connection waits unanswered, and is served as soon as
+ * one of them closes. */
+START_TEST(test_connection_bound)
+{
+	struct signer_listener *listener = NULL;
+	struct signer_listener_options options = {.max_connections = 2, .idle_timeout_ms = 20000};
+	struct signer_response response;
+	uint8_t *body;
+
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &options, &listener), 0);
+	int held[2];
+	for (int i = 0; i < 2; i++) {
+		held[i] = client_connect();
+		client_request(held[i], SIGNER_OP_GET_KEYS, NULL, 0); /* served: it holds a place */
+		ck_assert_int_eq(client_response(held[i], &response, &body), 0);
+		ck_assert_int_eq(response.result, 0);
+		free(body);
+	}
+	int waiting = client_connect(); /* the kernel queues it */
+	client_request(waiting, SIGNER_OP_GET_KEYS, NULL, 0);
+	ck_assert_msg(!client_readable(waiting, 700), "a third connection was served beyond the bound");
+	close(held[0]);
+	ck_assert_msg(client_readable(waiting, 3000), "the waiting connection was not served");
+	ck_assert_int_eq(client_response(waiting, &response, &body), 0);
+	ck_assert_int_eq(response.result, 0);
+	free(body);
+	/* The other held connection is still served. */
+	client_request(held[1], SIGNER_OP_GET_KEYS, NULL, 0);
+	ck_assert_int_eq(client_response(held[1], &response, &body), 0);
+	ck_assert_int_eq(response.result, 0);
+	free(body);
+	close(held[1]);
+	close(waiting);
+	signer_listener_stop(listener);
+
+	/* More places than the listener can have: refused at start. */
+	options.max_connections = SIGNER_LISTENER_MAX_CONNECTIONS + 1;
+	stderr_begin();
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &options, &listener),
+	                 DIRAUTH_ERR_CONFIG);
+	free(stderr_end());
+	ck_assert_ptr_null(listener);
+}
+END_TEST
+
+/* A connection idle for the idle timeout is closed; one that keeps asking is not. */
+START_TEST(test_idle_connection_closed)
+{
+	struct signer_listener *listener = NULL;
+	struct signer_listener_options options = {.idle_timeout_ms = 400};
+	struct signer_response response;
+	uint8_t *body;
+
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), &options, &listener), 0);
+	int fd = client_connect();
+	int64_t start = monotonic_ms();
+	ck_assert(client_readable(fd, 5000));
+	ck_assert(client_sees_close(fd));
+	ck_assert_int_ge(monotonic_ms() - start, 300);
+	close(fd);
+
+	fd = client_connect();
+	for (int i = 0; i < 5; i++) {
+		test_sleep_ms(200);
+		client_request(fd, SIGNER_OP_GET_KEYS, NULL, 0);
+		ck_assert_int_eq(client_response(fd, &response, &body), 0);
+		ck_assert_int_eq(response.result, 0);
+		free(body);
+	}
+	close(fd);
+	signer_listener_stop(listener);
+}
+END_TEST
+
+#define RACERS 8
+
+struct racer {
+	pthread_barrier_t *start;
+	uint8_t variant;
+	int32_t result;
+	int has_signature;
+	uint8_t signature[64];
+};
+
+/* One client asking, at the same moment as the others, for its own header for epoch 10. */
+static void *race(void *argument)
+{
+	struct racer *r = argument;
+	struct signer_response response;
+	struct buffer text;
+	uint8_t *body = NULL;
+	buffer_init(&text);
+	header_text(10, r->variant, &text);
+	int fd = client_connect();
+	pthread_barrier_wait(r->start);
+	client_request(fd, SIGNER_OP_SIGN_SNAPSHOT_HEADER, text.data, text.len);
+	r->result = client_response(fd, &response, &body) == 0 ? response.result : 1;
+	r->has_signature = r->result == 0 && response.has_signature;
+	if (r->has_signature)
+		memcpy(r->signature, response.signature.signature, 64);
+	free(body);
+	close(fd);
+	buffer_free(&text);
+	return NULL;
+}
+
+/* Connections are served at once, but the ledger's check-and-record is not: of RACERS different
+ * headers asked for one (origin, epoch) at the same moment, exactly one is signed. */
+START_TEST(test_concurrent_headers_one_signature)
+{
+	struct signer_listener *listener = NULL;
+	struct racer racers[RACERS];
+	pthread_t threads[RACERS];
+	pthread_barrier_t start;
+
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), NULL, &listener), 0);
+	ck_assert_int_eq(pthread_barrier_init(&start, NULL, RACERS), 0);
+	for (int i = 0; i < RACERS; i++) {
+		racers[i] = (struct racer){.start = &start, .variant = (uint8_t)(i + 1)};
+		ck_assert_int_eq(pthread_create(&threads[i], NULL, race, &racers[i]), 0);
+	}
+	int signed_count = 0, winner = -1;
+	for (int i = 0; i < RACERS; i++) {
+		pthread_join(threads[i], NULL);
+		if (racers[i].result == 0) {
+			ck_assert(racers[i].has_signature);
+			signed_count++;
+			winner = i;
+		} else {
+			ck_assert_int_eq(racers[i].result, DIRAUTH_ERR_COLLISION);
+		}
+	}
+	pthread_barrier_destroy(&start);
+	ck_assert_int_eq(signed_count, 1);
+
+	/* The winner's header is signed again identically; every other is still refused. */
+	for (int i = 0; i < RACERS; i++) {
+		struct signer_response response;
+		struct buffer text;
+		uint8_t *body;
+		buffer_init(&text);
+		header_text(10, racers[i].variant, &text);
+		int fd = client_connect();
+		client_request(fd, SIGNER_OP_SIGN_SNAPSHOT_HEADER, text.data, text.len);
+		ck_assert_int_eq(client_response(fd, &response, &body), 0);
+		if (i == winner) {
+			ck_assert_int_eq(response.result, 0);
+			ck_assert_mem_eq(response.signature.signature, racers[i].signature, 64);
+		} else {
+			ck_assert_int_eq(response.result, DIRAUTH_ERR_COLLISION);
+		}
+		free(body);
+		close(fd);
+		buffer_free(&text);
+	}
 	signer_listener_stop(listener);
 }
 END_TEST
@@ -844,6 +1124,10 @@ static Suite *listener_suite(void)
 	tcase_add_test(tc, test_malformed_frame);
 	tcase_add_test(tc, test_oversized_frame_length);
 	tcase_add_test(tc, test_trickling_frame_dropped);
+	tcase_add_test(tc, test_slow_peers_do_not_delay_others);
+	tcase_add_test(tc, test_connection_bound);
+	tcase_add_test(tc, test_idle_connection_closed);
+	tcase_add_test(tc, test_concurrent_headers_one_signature);
 	suite_add_tcase(suite, tc);
 	return suite;
 }

@@ -8,12 +8,18 @@
  * the public keys, payloads parsed) and every refusal for its error: the wrong kind of text for
  * each operation, statements for another authority, a checkpoint for another log, an operation
  * whose key is not configured, certificates that are expired, not yet valid, for another key
- * or another authority, unsafe key file and directory modes, a clock that cannot be read. The
- * audit log is read back: one line per signature and refusal, and no secret in it.
+ * or another authority, unsafe key file and directory modes, a clock that cannot be read (a
+ * file clock whose file is missing). The signer's own epoch schedules: a vote or header only
+ * for a current epoch of its origin (an epoch far ahead is refused and spends nothing of the
+ * ledger), a header's times exactly its epoch's, statements of namespaces and origins the
+ * configuration does not name refused, a receipt's promise and a checkpoint's size bounded by
+ * the epochs begun. The operation table: every operation of the protocol is answered by its
+ * row. The audit log is read back: one line per signature and refusal, and no secret in it.
  */
 #define _GNU_SOURCE /* memmem */
 #include "test_support.h"
 
+#include "clock/clock.h"
 #include "schema/buffer.h"
 #include "schema/certificate.h"
 #include "schema/checkpoint.h"
@@ -23,6 +29,7 @@
 #include "schema/merkle.h"
 #include "schema/note.h"
 #include "schema/receipt.h"
+#include "schema/schedule.h"
 #include "signer/service.h"
 #include "schema/signer_protocol.h"
 #include "schema/snapshot.h"
@@ -36,13 +43,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define AUTHORITY  "authority1.dirauth.example"
-#define LOG_ORIGIN "dirauth.example/mix"
-#define COSIGNER   "authority1.dirauth.example/cosigner"
-#define NOW        1800000000ULL
-#define CERT_AFTER (NOW - 86400)
-#define CERT_UNTIL (NOW + 30 * 86400)
-#define LEAVES     32
+#define AUTHORITY      "authority1.dirauth.example"
+#define LOG_ORIGIN     "dirauth.example/mix"
+#define MAIL_ORIGIN    "dirauth.example/mail"
+#define FUTURE_ORIGIN  "dirauth.example/future"
+#define COSIGNER       "authority1.dirauth.example/cosigner"
+#define NOW            1800000000ULL
+#define CERT_AFTER     (NOW - 86400)
+#define CERT_UNTIL     (NOW + 30 * 86400)
+#define LEAVES         32
+#define LENGTH         60ULL
+/* mix: genesis 0, so the epoch that begins at NOW is NOW / LENGTH; E(k) is k epochs after it. */
+#define E(k)           ((uint64_t)((int64_t)(NOW / LENGTH) + (k)))
+#define MAIL_GENESIS   (NOW - 5 * LENGTH) /* mail's epoch 5 begins at NOW */
+#define FUTURE_GENESIS (NOW + 86400)      /* no epoch of "future" has begun */
 
 static char dir[512];
 static char key_dir[600];
@@ -51,14 +65,47 @@ static char cert_path[700], cert2_path[700], ledger_path[700], audit_path[700];
 static struct signer_key *identity_key;
 static struct note_verifier signing_verifier, log_verifier, cosign_plain_verifier;
 static uint64_t now_value;
+static int clock_error;          /* when set, the clock fails with it */
+static struct clock *file_clock; /* when set, the clock reads this file clock */
 static FILE *audit;
 static struct signer_service *service;
 static struct buffer payload;
 static merkle_hash leaves[LEAVES];
 
-static uint64_t test_now(void *context)
+static int test_now(void *context, uint64_t *now)
 {
-	return *(const uint64_t *)context;
+	if (clock_error)
+		return clock_error;
+	if (file_clock)
+		return clock_now(file_clock, now);
+	*now = *(const uint64_t *)context;
+	return 0;
+}
+
+static const struct signer_namespace test_namespaces[] = {
+    {.name = "mix", .origin = LOG_ORIGIN, .schedule = {.genesis = 0, .length = LENGTH, .validity_epochs = 3}},
+    {.name = "mail",
+     .origin = MAIL_ORIGIN,
+     .schedule = {.genesis = MAIL_GENESIS, .length = LENGTH, .validity_epochs = 3}},
+    {.name = "future",
+     .origin = FUTURE_ORIGIN,
+     .schedule = {.genesis = FUTURE_GENESIS, .length = LENGTH, .validity_epochs = 3}},
+};
+
+static const struct epoch_schedule *schedule_of(const char *origin)
+{
+	for (size_t i = 0; i < sizeof(test_namespaces) / sizeof(test_namespaces[0]); i++)
+		if (strcmp(test_namespaces[i].origin, origin) == 0)
+			return &test_namespaces[i].schedule;
+	return &test_namespaces[0].schedule;
+}
+
+static const char *namespace_of(const char *origin)
+{
+	for (size_t i = 0; i < sizeof(test_namespaces) / sizeof(test_namespaces[0]); i++)
+		if (strcmp(test_namespaces[i].origin, origin) == 0)
+			return test_namespaces[i].name;
+	return "mix";
 }
 
 static void save_new_key(const char *name, const char *path, struct note_verifier *verifier,
@@ -118,6 +165,8 @@ static void setup(void)
 	save_new_key(COSIGNER, cosign_path, &cosign_plain_verifier, NULL);
 	issue_certificate(cert_path, AUTHORITY, &signing_verifier, identity_key, CERT_AFTER, CERT_UNTIL);
 	now_value = NOW;
+	clock_error = 0;
+	file_clock = NULL;
 	audit = fopen(audit_path, "a");
 	ck_assert_ptr_nonnull(audit);
 	buffer_init(&payload);
@@ -132,6 +181,8 @@ static void setup(void)
 static void teardown(void)
 {
 	signer_service_close(service);
+	clock_close(file_clock);
+	file_clock = NULL;
 	signer_key_free(identity_key);
 	buffer_free(&payload);
 	if (audit)
@@ -149,6 +200,8 @@ static struct signer_service_options options_with(const char *const *certificate
 	    .log_key_path = log_path,
 	    .cosignature_key_path = cosign_path,
 	    .ledger_directory = ledger_path,
+	    .namespaces = test_namespaces,
+	    .namespace_count = sizeof(test_namespaces) / sizeof(test_namespaces[0]),
 	    .audit = audit,
 	    .now = test_now,
 	    .now_context = &now_value,
@@ -186,7 +239,7 @@ static void receipt_text(const char *authority, uint64_t epoch, struct buffer *o
 	memset(r.service_id, 0x11, sizeof(r.service_id));
 	r.sequence = 1;
 	memset(r.registration_digest, 0x22, sizeof(r.registration_digest));
-	r.accepted_at = NOW;
+	r.accepted_at = now_value;
 	r.publish_by_epoch = epoch;
 	buffer_reset(out);
 	ck_assert_int_eq(receipt_encode(&r, out), 0);
@@ -207,16 +260,19 @@ static void vote_text(const char *authority, uint64_t epoch, uint64_t records, s
 	ck_assert_int_eq(vote_encode(&v, out), 0);
 }
 
+/* A header of origin's namespace for epoch, with the times of its schedule. */
 static void header_text(const char *origin, uint64_t epoch, uint64_t records, struct buffer *out)
 {
 	struct snapshot_header h;
+	struct epoch_times times;
 	memset(&h, 0, sizeof(h));
-	snprintf(h.namespace_name, sizeof(h.namespace_name), "mix");
+	snprintf(h.namespace_name, sizeof(h.namespace_name), "%s", namespace_of(origin));
 	snprintf(h.origin, sizeof(h.origin), "%s", origin);
 	h.epoch = epoch;
-	h.valid_after = NOW + epoch;
-	h.fresh_until = h.valid_after + 60;
-	h.valid_until = h.valid_after + 180;
+	ck_assert_int_eq(schedule_epoch_times(schedule_of(origin), epoch, &times), 0);
+	h.valid_after = times.valid_after;
+	h.fresh_until = times.fresh_until;
+	h.valid_until = times.valid_until;
 	h.record_count = records;
 	memset(h.records_root, 0x55, sizeof(h.records_root));
 	h.body_size = 100 + records;
@@ -521,7 +577,7 @@ START_TEST(test_sign_receipt)
 	buffer_init(&text);
 	open_default();
 
-	receipt_text(AUTHORITY, 7, &text);
+	receipt_text(AUTHORITY, E(1), &text);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_RECEIPT, &text, &response), 0);
 	assert_signed_by(&response, &text, &signing_verifier);
 	ck_assert_ptr_null(response.payload);
@@ -550,20 +606,20 @@ START_TEST(test_sign_vote)
 	buffer_init(&other);
 	open_default();
 
-	vote_text(AUTHORITY, 10, 1, &text);
+	vote_text(AUTHORITY, E(0), 1, &text);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_VOTE, &text, &first), 0);
 	assert_signed_by(&first, &text, &signing_verifier);
 	/* A repeat: the same signature. */
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_VOTE, &text, &response), 0);
 	ck_assert_mem_eq(response.signature.signature, first.signature.signature, 64);
 	/* Another vote for the same epoch. */
-	vote_text(AUTHORITY, 10, 2, &other);
+	vote_text(AUTHORITY, E(0), 2, &other);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_VOTE, &other, &response), DIRAUTH_ERR_COLLISION);
 	/* A lower epoch. */
-	vote_text(AUTHORITY, 9, 1, &other);
+	vote_text(AUTHORITY, E(-1), 1, &other);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_VOTE, &other, &response), DIRAUTH_ERR_ROLLBACK);
 	/* Another authority's vote. */
-	vote_text("authority2.dirauth.example", 11, 1, &other);
+	vote_text("authority2.dirauth.example", E(1), 1, &other);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_VOTE, &other, &response), DIRAUTH_ERR_REFUSED);
 	/* Other kinds of text as a vote. */
 	header_text(LOG_ORIGIN, 11, 1, &other);
@@ -571,9 +627,9 @@ START_TEST(test_sign_vote)
 	receipt_text(AUTHORITY, 11, &other);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_VOTE, &other, &response), DIRAUTH_ERR_REFUSED);
 	/* A higher epoch is fine; votes and headers are separate records. */
-	vote_text(AUTHORITY, 11, 5, &other);
+	vote_text(AUTHORITY, E(1), 5, &other);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_VOTE, &other, &response), 0);
-	header_text(LOG_ORIGIN, 10, 1, &other);
+	header_text(LOG_ORIGIN, E(0), 1, &other);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &other, &response), 0);
 	buffer_free(&text);
 	buffer_free(&other);
@@ -589,18 +645,18 @@ START_TEST(test_sign_snapshot_header)
 	buffer_init(&other);
 	open_default();
 
-	header_text(LOG_ORIGIN, 20, 3, &text);
+	header_text(LOG_ORIGIN, E(0), 3, &text);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &first), 0);
 	assert_signed_by(&first, &text, &signing_verifier);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), 0);
 	ck_assert_mem_eq(response.signature.signature, first.signature.signature, 64);
-	header_text(LOG_ORIGIN, 20, 4, &other);
+	header_text(LOG_ORIGIN, E(0), 4, &other);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &other, &response), DIRAUTH_ERR_COLLISION);
 	ck_assert_ptr_nonnull(strstr(response.detail, "equivocate"));
-	header_text(LOG_ORIGIN, 19, 3, &other);
+	header_text(LOG_ORIGIN, E(-1), 3, &other);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &other, &response), DIRAUTH_ERR_ROLLBACK);
 	/* Another origin has its own epochs. */
-	header_text("dirauth.example/mail", 1, 3, &other);
+	header_text(MAIL_ORIGIN, 5, 3, &other);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &other, &response), 0);
 	/* Other kinds of text as a header. */
 	vote_text(AUTHORITY, 21, 1, &other);
@@ -616,7 +672,7 @@ START_TEST(test_sign_snapshot_header)
 	/* After a restart the ledger still refuses. */
 	struct signer_service_options options = options_with(default_certificates, 1);
 	ck_assert_int_eq(open_with(&options, detail, sizeof(detail)), 0);
-	header_text(LOG_ORIGIN, 20, 4, &other);
+	header_text(LOG_ORIGIN, E(0), 4, &other);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &other, &response), DIRAUTH_ERR_COLLISION);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), 0);
 	ck_assert_mem_eq(response.signature.signature, first.signature.signature, 64);
@@ -782,13 +838,13 @@ START_TEST(test_certificate_expires_while_running)
 	now_value = CERT_UNTIL;
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_RECEIPT, &text, &response), DIRAUTH_ERR_STALE);
 	ck_assert_ptr_nonnull(strstr(response.detail, "expired at"));
-	header_text(LOG_ORIGIN, 5, 1, &text);
+	header_text(LOG_ORIGIN, E(0), 1, &text);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), DIRAUTH_ERR_STALE);
-	vote_text(AUTHORITY, 5, 1, &text);
+	vote_text(AUTHORITY, E(0), 1, &text);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_VOTE, &text, &response), DIRAUTH_ERR_STALE);
 	/* The refused header was not recorded: once the clock is back in the window it signs. */
 	now_value = NOW;
-	header_text(LOG_ORIGIN, 5, 2, &text);
+	header_text(LOG_ORIGIN, E(0), 2, &text);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), 0);
 	/* Before the window. */
 	now_value = CERT_AFTER - 1;
@@ -798,8 +854,8 @@ START_TEST(test_certificate_expires_while_running)
 	/* The log key is not certified: checkpoints are still signed. */
 	checkpoint_text(LOG_ORIGIN, 2, &text);
 	ck_assert_int_eq(checkpoint_request(SIGNER_OP_SIGN_CHECKPOINT, &text, 0, 2, &response), 0);
-	/* A clock that cannot be read (reported as 0) signs nothing. */
-	now_value = 0;
+	/* A clock that cannot be read signs nothing. */
+	clock_error = DIRAUTH_ERR_IO;
 	checkpoint_text(LOG_ORIGIN, 3, &text);
 	ck_assert_int_eq(checkpoint_request(SIGNER_OP_SIGN_CHECKPOINT, &text, 2, 3, &response),
 	                 DIRAUTH_ERR_UNAVAILABLE);
@@ -833,9 +889,9 @@ START_TEST(test_audit_lines)
 	buffer_init(&text);
 	open_default();
 
-	header_text(LOG_ORIGIN, 40, 1, &text);
+	header_text(LOG_ORIGIN, E(0), 1, &text);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), 0);
-	header_text(LOG_ORIGIN, 40, 2, &text);
+	header_text(LOG_ORIGIN, E(0), 2, &text);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), DIRAUTH_ERR_COLLISION);
 	receipt_text(AUTHORITY, 3, &text);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_RECEIPT, &text, &response), 0);
@@ -852,18 +908,18 @@ START_TEST(test_audit_lines)
 	char *log = (char *)test_read_file(audit_path, &len);
 	char key_text[64];
 	snprintf(key_text, sizeof(key_text), "key=%s+%08x", AUTHORITY, (unsigned)signing_verifier.key_id);
-	header_text(LOG_ORIGIN, 40, 1, &text);
+	header_text(LOG_ORIGIN, E(0), 1, &text);
 	uint8_t digest[32];
 	char digest_hex[65], expected[512];
 	ck_assert_int_eq(snapshot_header_digest(text.data, text.len, digest), 0);
 	hex_encode(digest, 32, digest_hex);
 	snprintf(expected, sizeof(expected),
-	         "%llu sign snapshot-header origin=%s epoch=40 size=- sha256=%s %s\n",
-	         (unsigned long long)NOW, LOG_ORIGIN, digest_hex, key_text);
+	         "%llu sign snapshot-header origin=%s epoch=%llu size=- sha256=%s %s\n",
+	         (unsigned long long)NOW, LOG_ORIGIN, (unsigned long long)E(0), digest_hex, key_text);
 	ck_assert_msg(strstr(log, expected), "missing '%s' in:\n%s", expected, log);
 	snprintf(expected, sizeof(expected),
-	         "%llu refuse snapshot-header origin=%s epoch=40 reason=collision\n", (unsigned long long)NOW,
-	         LOG_ORIGIN);
+	         "%llu refuse snapshot-header origin=%s epoch=%llu reason=collision\n",
+	         (unsigned long long)NOW, LOG_ORIGIN, (unsigned long long)E(0));
 	ck_assert_msg(strstr(log, expected), "missing '%s' in:\n%s", expected, log);
 	ck_assert_ptr_nonnull(strstr(log, " sign receipt origin=- epoch=- size=- sha256="));
 	snprintf(expected, sizeof(expected), " sign checkpoint origin=%s epoch=- size=6 sha256=", LOG_ORIGIN);
@@ -897,9 +953,35 @@ START_TEST(test_audit_lines)
 }
 END_TEST
 
-/* A statement dated away from the signer's clock, or an epoch that runs ahead of time, is
- * refused: a compromised dirauthd can neither have tomorrow's headers signed today nor spend
- * the ledger's epochs in one request. Checkpoint extension lines are never signed. */
+/* Encodes header h into text. */
+static void encode_header(const struct snapshot_header *h, struct buffer *text)
+{
+	buffer_reset(text);
+	ck_assert_int_eq(snapshot_header_encode(h, text), 0);
+}
+
+/* A header of mix for epoch, its times by the schedule. */
+static struct snapshot_header mix_header(uint64_t epoch, uint64_t records)
+{
+	struct snapshot_header h;
+	struct epoch_times times;
+	memset(&h, 0, sizeof(h));
+	snprintf(h.namespace_name, sizeof(h.namespace_name), "mix");
+	snprintf(h.origin, sizeof(h.origin), "%s", LOG_ORIGIN);
+	h.epoch = epoch;
+	ck_assert_int_eq(schedule_epoch_times(schedule_of(LOG_ORIGIN), epoch, &times), 0);
+	h.valid_after = times.valid_after;
+	h.fresh_until = times.fresh_until;
+	h.valid_until = times.valid_until;
+	h.record_count = records;
+	h.body_size = 100 + records;
+	h.consensus_method = SNAPSHOT_CONSENSUS_METHOD;
+	return h;
+}
+
+/* A statement dated away from the signer's clock, or before its certificate, is refused: a
+ * compromised dirauthd cannot have tomorrow's statements signed today. Checkpoint extension
+ * lines are never signed. */
 START_TEST(test_statement_time_and_epoch_bounds)
 {
 	struct signer_response response;
@@ -907,48 +989,29 @@ START_TEST(test_statement_time_and_epoch_bounds)
 	buffer_init(&text);
 	open_default();
 
-	/* Snapshot headers: valid-after within the skew of now and after the certificate began. */
-	struct snapshot_header h;
-	memset(&h, 0, sizeof(h));
-	snprintf(h.namespace_name, sizeof(h.namespace_name), "mix");
-	snprintf(h.origin, sizeof(h.origin), "%s", LOG_ORIGIN);
-	h.epoch = 100;
-	h.valid_after = NOW + 301;
-	h.fresh_until = h.valid_after + 60;
-	h.valid_until = h.valid_after + 180;
-	h.body_size = 100;
-	h.consensus_method = SNAPSHOT_CONSENSUS_METHOD;
-	ck_assert_int_eq(snapshot_header_encode(&h, &text), 0);
-	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), DIRAUTH_ERR_STALE);
-	ck_assert_ptr_nonnull(strstr(response.detail, "after the signer's clock"));
-	h.valid_after = CERT_AFTER - 1;
-	h.fresh_until = h.valid_after + 60;
-	h.valid_until = h.valid_after + 180;
-	buffer_reset(&text);
-	ck_assert_int_eq(snapshot_header_encode(&h, &text), 0);
+	/* A header of an epoch that is current but began before the certificate did. */
+	now_value = CERT_AFTER + 10;
+	struct snapshot_header h = mix_header(CERT_AFTER / LENGTH - 1, 0);
+	ck_assert_uint_lt(h.valid_after, CERT_AFTER);
+	encode_header(&h, &text);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), DIRAUTH_ERR_STALE);
 	ck_assert_ptr_nonnull(strstr(response.detail, "certificate"));
-	/* The epoch that would exhaust the ledger: larger than its own unix time. */
+	now_value = NOW;
+	/* The epoch that would exhaust the ledger: refused as not begun. */
+	h = mix_header(E(0), 0);
 	h.epoch = UINT64_MAX;
-	h.valid_after = NOW;
-	h.fresh_until = h.valid_after + 60;
-	h.valid_until = h.valid_after + 180;
-	buffer_reset(&text);
-	ck_assert_int_eq(snapshot_header_encode(&h, &text), 0);
-	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), DIRAUTH_ERR_REFUSED);
+	encode_header(&h, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), DIRAUTH_ERR_STALE);
+	ck_assert_ptr_nonnull(strstr(response.detail, "has not begun"));
 	/* Nothing of the above reached the ledger: an honest header still signs. */
-	h.epoch = 100;
-	h.valid_after = NOW + 300;
-	h.fresh_until = h.valid_after + 60;
-	h.valid_until = h.valid_after + 180;
-	buffer_reset(&text);
-	ck_assert_int_eq(snapshot_header_encode(&h, &text), 0);
+	h = mix_header(E(0), 0);
+	encode_header(&h, &text);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), 0);
 
 	/* Votes carry no time: their epoch may not run ahead of the clock. */
 	vote_text(AUTHORITY, NOW + 301, 1, &text);
-	ck_assert_int_eq(request(SIGNER_OP_SIGN_VOTE, &text, &response), DIRAUTH_ERR_REFUSED);
-	vote_text(AUTHORITY, 7, 1, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_VOTE, &text, &response), DIRAUTH_ERR_STALE);
+	vote_text(AUTHORITY, E(0), 1, &text);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_VOTE, &text, &response), 0);
 
 	/* Receipts: accepted-at within the skew, either way. */
@@ -987,6 +1050,351 @@ START_TEST(test_statement_time_and_epoch_bounds)
 }
 END_TEST
 
+/* The signer's own schedule decides which epochs it signs: the epoch of a compromised dirauthd's
+ * choosing (1796113200 on a 60-second schedule) is refused as not begun, records nothing, and
+ * every real epoch after it still signs; an epoch that is over, or a header whose times are not
+ * its epoch's, is refused too. */
+START_TEST(test_epoch_schedule)
+{
+	struct signer_response response;
+	struct buffer text;
+	buffer_init(&text);
+	open_default();
+
+	/* Far ahead, with the times its epoch would have: refused with its own reason. */
+	struct snapshot_header h = mix_header(1796113200ULL, 1);
+	encode_header(&h, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), DIRAUTH_ERR_STALE);
+	ck_assert_msg(strstr(response.detail, "epoch 1796113200 of " LOG_ORIGIN " has not begun"), "%s",
+	              response.detail);
+	vote_text(AUTHORITY, 1796113200ULL, 1, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_VOTE, &text, &response), DIRAUTH_ERR_STALE);
+	ck_assert_ptr_nonnull(strstr(response.detail, "has not begun"));
+	/* It poisoned nothing: the real epochs sign, one after another as the clock moves. */
+	for (int k = 0; k < 3; k++) {
+		now_value = E(k) * LENGTH + 7;
+		h = mix_header(E(k), 1);
+		encode_header(&h, &text);
+		ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), 0);
+		vote_text(AUTHORITY, E(k), 1, &text);
+		ck_assert_int_eq(request(SIGNER_OP_SIGN_VOTE, &text, &response), 0);
+	}
+	now_value = NOW;
+
+	/* Current means within the skew (300 s, five epochs) of now, either way. */
+	vote_text(AUTHORITY, E(-6), 1, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_VOTE, &text, &response), DIRAUTH_ERR_STALE);
+	ck_assert_msg(strstr(response.detail, "is over"), "%s", response.detail);
+	vote_text(AUTHORITY, E(6), 1, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_VOTE, &text, &response), DIRAUTH_ERR_STALE);
+	ck_assert_ptr_nonnull(strstr(response.detail, "has not begun"));
+	vote_text(AUTHORITY, E(5), 1, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_VOTE, &text, &response), 0);
+	/* E(-5) is current too; it is below what was signed, so the ledger refuses it. */
+	vote_text(AUTHORITY, E(-5), 1, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_VOTE, &text, &response), DIRAUTH_ERR_ROLLBACK);
+
+	/* Times that are not the epoch's, one at a time. */
+	h = mix_header(E(4), 2);
+	h.valid_after++;
+	encode_header(&h, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), DIRAUTH_ERR_MISMATCH);
+	ck_assert_msg(strstr(response.detail, "are not those of epoch"), "%s", response.detail);
+	h = mix_header(E(4), 2);
+	h.fresh_until += LENGTH;
+	encode_header(&h, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), DIRAUTH_ERR_MISMATCH);
+	h = mix_header(E(4), 2);
+	h.valid_until += LENGTH;
+	encode_header(&h, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), DIRAUTH_ERR_MISMATCH);
+	/* None of them was recorded: the epoch's true header signs. */
+	h = mix_header(E(4), 3);
+	encode_header(&h, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), 0);
+
+	/* An origin whose schedule has not begun. */
+	header_text(FUTURE_ORIGIN, 0, 1, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), DIRAUTH_ERR_STALE);
+	ck_assert_msg(strstr(response.detail, "no epoch has"), "%s", response.detail);
+
+	/* The refusals are audited with their reasons. */
+	size_t len;
+	char *log = (char *)test_read_file(audit_path, &len);
+	ck_assert_ptr_nonnull(
+	    strstr(log, " refuse snapshot-header origin=" LOG_ORIGIN " epoch=1796113200 reason=stale\n"));
+	ck_assert_ptr_nonnull(
+	    strstr(log, " refuse vote origin=" LOG_ORIGIN " epoch=1796113200 reason=stale\n"));
+	ck_assert_ptr_nonnull(strstr(log, " reason=mismatch\n"));
+	free(log);
+	buffer_free(&text);
+}
+END_TEST
+
+/* Only statements of the namespaces the configuration names are signed. */
+START_TEST(test_unknown_namespaces_refused)
+{
+	struct signer_response response;
+	struct buffer text;
+	buffer_init(&text);
+	open_default();
+
+	/* A header and a vote of an origin that is not configured. */
+	struct snapshot_header h = mix_header(E(0), 1);
+	snprintf(h.origin, sizeof(h.origin), "example.org/unknown");
+	encode_header(&h, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), DIRAUTH_ERR_REFUSED);
+	ck_assert_msg(strstr(response.detail, "example.org/unknown, which no namespace"), "%s",
+	              response.detail);
+	struct vote v;
+	memset(&v, 0, sizeof(v));
+	snprintf(v.namespace_name, sizeof(v.namespace_name), "mix");
+	snprintf(v.origin, sizeof(v.origin), "example.org/unknown");
+	snprintf(v.authority, sizeof(v.authority), "%s", AUTHORITY);
+	v.epoch = E(0);
+	buffer_reset(&text);
+	ck_assert_int_eq(vote_encode(&v, &text), 0);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_VOTE, &text, &response), DIRAUTH_ERR_REFUSED);
+	/* A configured origin under another namespace's name. */
+	h = mix_header(E(0), 1);
+	snprintf(h.namespace_name, sizeof(h.namespace_name), "mail");
+	encode_header(&h, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), DIRAUTH_ERR_REFUSED);
+	ck_assert_msg(strstr(response.detail, "names namespace mail"), "%s", response.detail);
+	/* A receipt of a namespace that is not configured. */
+	struct receipt r;
+	memset(&r, 0, sizeof(r));
+	snprintf(r.authority, sizeof(r.authority), "%s", AUTHORITY);
+	snprintf(r.namespace_name, sizeof(r.namespace_name), "other");
+	r.sequence = 1;
+	r.accepted_at = NOW;
+	r.publish_by_epoch = E(1);
+	buffer_reset(&text);
+	ck_assert_int_eq(receipt_encode(&r, &text), 0);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_RECEIPT, &text, &response), DIRAUTH_ERR_REFUSED);
+	ck_assert_msg(strstr(response.detail, "namespace other, which is not in the signer's "
+	                                      "configuration"),
+	              "%s", response.detail);
+	/* Nothing was recorded: mix's epoch still signs. */
+	h = mix_header(E(0), 1);
+	encode_header(&h, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), 0);
+	buffer_free(&text);
+}
+END_TEST
+
+/* A receipt's promise is at most SIGNER_RECEIPT_EPOCHS_AHEAD past the latest epoch begun by the
+ * signer's clock plus the skew; dirauthd promises the next one. */
+START_TEST(test_receipt_promise_bounded)
+{
+	struct signer_response response;
+	struct buffer text;
+	buffer_init(&text);
+	open_default();
+
+	receipt_text(AUTHORITY, E(5) + SIGNER_RECEIPT_EPOCHS_AHEAD, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_RECEIPT, &text, &response), 0);
+	receipt_text(AUTHORITY, E(5) + SIGNER_RECEIPT_EPOCHS_AHEAD + 1, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_RECEIPT, &text, &response), DIRAUTH_ERR_STALE);
+	ck_assert_msg(strstr(response.detail, "promises epoch"), "%s", response.detail);
+	receipt_text(AUTHORITY, UINT64_MAX, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_RECEIPT, &text, &response), DIRAUTH_ERR_STALE);
+	/* The promise of an earlier epoch can only be found broken: it is the authority's own to
+	 * make, and is signed. */
+	receipt_text(AUTHORITY, 0, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_RECEIPT, &text, &response), 0);
+	buffer_free(&text);
+}
+END_TEST
+
+/* A checkpoint as text with any root: the size checks come before the ledger needs a proof. */
+static void checkpoint_any_root(const char *origin, uint64_t size, struct buffer *out)
+{
+	struct checkpoint c;
+	memset(&c, 0, sizeof(c));
+	snprintf(c.origin, sizeof(c.origin), "%s", origin);
+	c.tree_size = size;
+	memset(c.root, 0x5a, sizeof(c.root));
+	buffer_reset(out);
+	ck_assert_int_eq(checkpoint_encode(&c, out), 0);
+}
+
+/* A log gets one entry per epoch: a checkpoint of a configured origin larger than the epochs
+ * begun is refused and records nothing; another operator's log is not the signer's to judge. */
+START_TEST(test_checkpoint_size_bounded)
+{
+	struct signer_response response;
+	struct buffer text;
+	buffer_init(&text);
+	open_default();
+
+	/* The log key's own log: at most E(5) + 1 entries by NOW + 300. */
+	checkpoint_any_root(LOG_ORIGIN, E(5) + 2, &text);
+	ck_assert_int_eq(checkpoint_request(SIGNER_OP_SIGN_CHECKPOINT, &text, 0, 0, &response),
+	                 DIRAUTH_ERR_STALE);
+	ck_assert_msg(strstr(response.detail, "entries"), "%s", response.detail);
+	checkpoint_any_root(LOG_ORIGIN, 1ULL << 62, &text);
+	ck_assert_int_eq(checkpoint_request(SIGNER_OP_SIGN_CHECKPOINT, &text, 0, 0, &response),
+	                 DIRAUTH_ERR_STALE);
+	/* Not recorded: the real log's checkpoints sign and grow. */
+	checkpoint_text(LOG_ORIGIN, 4, &text);
+	ck_assert_int_eq(checkpoint_request(SIGNER_OP_SIGN_CHECKPOINT, &text, 0, 4, &response), 0);
+	checkpoint_text(LOG_ORIGIN, 9, &text);
+	ck_assert_int_eq(checkpoint_request(SIGNER_OP_SIGN_CHECKPOINT, &text, 4, 9, &response), 0);
+
+	/* Cosigning mail's log (its epochs 0 .. 10 begun by NOW + 300): 11 entries at most. */
+	checkpoint_any_root(MAIL_ORIGIN, 12, &text);
+	ck_assert_int_eq(checkpoint_request(SIGNER_OP_COSIGN_CHECKPOINT, &text, 0, 0, &response),
+	                 DIRAUTH_ERR_STALE);
+	checkpoint_any_root(MAIL_ORIGIN, 11, &text);
+	ck_assert_int_eq(checkpoint_request(SIGNER_OP_COSIGN_CHECKPOINT, &text, 0, 0, &response), 0);
+	/* An origin whose schedule has not begun has no entries yet. */
+	checkpoint_any_root(FUTURE_ORIGIN, 1, &text);
+	ck_assert_int_eq(checkpoint_request(SIGNER_OP_COSIGN_CHECKPOINT, &text, 0, 0, &response),
+	                 DIRAUTH_ERR_STALE);
+	/* A log the configuration does not name. */
+	checkpoint_any_root("example.com/other-log", 1ULL << 40, &text);
+	ck_assert_int_eq(checkpoint_request(SIGNER_OP_COSIGN_CHECKPOINT, &text, 0, 0, &response), 0);
+	buffer_free(&text);
+}
+END_TEST
+
+/* A clock that cannot be read is an error: the signer does not start on it, and while it runs
+ * it refuses every signing operation, with a precise reason, and still answers queries. */
+START_TEST(test_clock_unreadable)
+{
+	struct signer_response response;
+	struct buffer text;
+	char clock_path[700], detail[512];
+	buffer_init(&text);
+
+	/* A file clock whose file is missing. */
+	snprintf(clock_path, sizeof(clock_path), "%s/clock", dir);
+	ck_assert_int_eq(clock_open_file(clock_path, &file_clock), 0);
+	struct signer_service_options options = options_with(default_certificates, 1);
+	ck_assert_int_eq(open_with(&options, detail, sizeof(detail)), DIRAUTH_ERR_CONFIG);
+	ck_assert_msg(strstr(detail, "the clock cannot be read"), "%s", detail);
+	ck_assert_ptr_null(service);
+
+	char now_text[32];
+	int n = snprintf(now_text, sizeof(now_text), "%llu\n", (unsigned long long)NOW);
+	test_write_file(clock_path, now_text, (size_t)n, 0644);
+	ck_assert_int_eq(open_with(&options, detail, sizeof(detail)), 0);
+	receipt_text(AUTHORITY, E(1), &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_RECEIPT, &text, &response), 0);
+
+	/* The file goes, or holds something that is not a time: nothing is signed. */
+	const char *const broken[] = {NULL, "soon\n"};
+	for (size_t b = 0; b < 2; b++) {
+		if (broken[b])
+			test_write_file(clock_path, broken[b], strlen(broken[b]), 0644);
+		else
+			ck_assert_int_eq(unlink(clock_path), 0);
+		receipt_text(AUTHORITY, E(1), &text);
+		ck_assert_int_eq(request(SIGNER_OP_SIGN_RECEIPT, &text, &response), DIRAUTH_ERR_UNAVAILABLE);
+		ck_assert_msg(strstr(response.detail, "the clock cannot be read"), "%s", response.detail);
+		vote_text(AUTHORITY, E(0), 1, &text);
+		ck_assert_int_eq(request(SIGNER_OP_SIGN_VOTE, &text, &response), DIRAUTH_ERR_UNAVAILABLE);
+		header_text(LOG_ORIGIN, E(0), 1, &text);
+		ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response),
+		                 DIRAUTH_ERR_UNAVAILABLE);
+		checkpoint_text(LOG_ORIGIN, 2, &text);
+		ck_assert_int_eq(checkpoint_request(SIGNER_OP_SIGN_CHECKPOINT, &text, 0, 2, &response),
+		                 DIRAUTH_ERR_UNAVAILABLE);
+		ck_assert_int_eq(checkpoint_request(SIGNER_OP_COSIGN_CHECKPOINT, &text, 0, 2, &response),
+		                 DIRAUTH_ERR_UNAVAILABLE);
+		/* Queries need no time. */
+		ck_assert_int_eq(request(SIGNER_OP_GET_KEYS, NULL, &response), 0);
+		ck_assert_int_eq(request(SIGNER_OP_GET_CERTIFICATES, NULL, &response), 0);
+	}
+	/* Nothing was recorded while the clock was away: the header signs once it is back. */
+	test_write_file(clock_path, now_text, (size_t)n, 0644);
+	header_text(LOG_ORIGIN, E(0), 2, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), 0);
+
+	/* Refusals without a time are audited with "-" for it. */
+	size_t len;
+	char *log = (char *)test_read_file(audit_path, &len);
+	ck_assert_ptr_nonnull(strstr(log, "\n- refuse receipt origin=- epoch=- reason=unavailable\n"));
+	ck_assert_ptr_nonnull(
+	    strstr(log, "\n- refuse snapshot-header origin=- epoch=- reason=unavailable\n"));
+	free(log);
+	buffer_free(&text);
+}
+END_TEST
+
+START_TEST(test_open_refuses_namespaces)
+{
+	char detail[512];
+	struct signer_namespace namespaces[2];
+	struct signer_service_options options = options_with(default_certificates, 1);
+
+	options.namespace_count = 0;
+	ck_assert_int_eq(open_with(&options, detail, sizeof(detail)), DIRAUTH_ERR_CONFIG);
+	ck_assert_ptr_nonnull(strstr(detail, "namespaces"));
+
+	memcpy(namespaces, test_namespaces, sizeof(namespaces));
+	options.namespaces = namespaces;
+	options.namespace_count = 2;
+	/* Twice the same origin. */
+	snprintf(namespaces[1].origin, sizeof(namespaces[1].origin), "%s", LOG_ORIGIN);
+	ck_assert_int_eq(open_with(&options, detail, sizeof(detail)), DIRAUTH_ERR_CONFIG);
+	ck_assert_ptr_nonnull(strstr(detail, "twice"));
+	/* A name or an origin that does not follow dirauthd's rules. */
+	memcpy(namespaces, test_namespaces, sizeof(namespaces));
+	snprintf(namespaces[1].name, sizeof(namespaces[1].name), "Mail");
+	ck_assert_int_eq(open_with(&options, detail, sizeof(detail)), DIRAUTH_ERR_CONFIG);
+	memcpy(namespaces, test_namespaces, sizeof(namespaces));
+	snprintf(namespaces[1].origin, sizeof(namespaces[1].origin), "with space");
+	ck_assert_int_eq(open_with(&options, detail, sizeof(detail)), DIRAUTH_ERR_CONFIG);
+	/* A schedule out of range. */
+	memcpy(namespaces, test_namespaces, sizeof(namespaces));
+	namespaces[1].schedule.length = 0;
+	ck_assert_int_eq(open_with(&options, detail, sizeof(detail)), DIRAUTH_ERR_CONFIG);
+	ck_assert_ptr_nonnull(strstr(detail, "schedule"));
+	/* The log key's name is the origin of no configured namespace. */
+	memcpy(namespaces, test_namespaces + 1, sizeof(namespaces[0]));
+	options.namespace_count = 1;
+	ck_assert_int_eq(open_with(&options, detail, sizeof(detail)), DIRAUTH_ERR_CONFIG);
+	ck_assert_msg(strstr(detail, "log key"), "%s", detail);
+	/* Without a log key, that namespace alone is enough. */
+	options.log_key_path = NULL;
+	ck_assert_int_eq(open_with(&options, detail, sizeof(detail)), 0);
+}
+END_TEST
+
+/* Every operation of the protocol is answered by the signer's row for it, and nothing else. */
+START_TEST(test_operation_table)
+{
+	struct signer_response response;
+	struct buffer junk;
+	buffer_init(&junk);
+	buffer_append_string(&junk, "please sign this\n");
+	open_default();
+	for (unsigned op = 0; op <= UINT8_MAX; op++) {
+		const struct signer_operation_info *info = signer_operation_find((uint8_t)op);
+		if (!info) {
+			ck_assert_int_eq(request((uint8_t)op, &junk, &response), DIRAUTH_ERR_REFUSED);
+			ck_assert_ptr_nonnull(strstr(response.detail, "unknown operation"));
+		} else if (info->kind == SIGNER_OPERATION_SIGNS) {
+			/* Raw text is no statement of any kind. */
+			ck_assert_int_eq(request((uint8_t)op, &junk, &response), DIRAUTH_ERR_REFUSED);
+			ck_assert_ptr_nonnull(strstr(response.detail, "is not a valid"));
+		} else if (info->takes_text) {
+			struct buffer origin;
+			buffer_init(&origin);
+			buffer_append_string(&origin, LOG_ORIGIN);
+			ck_assert_int_eq(request((uint8_t)op, &origin, &response), 0);
+			buffer_free(&origin);
+		} else {
+			ck_assert_int_eq(request((uint8_t)op, NULL, &response), 0);
+			ck_assert_uint_gt(response.payload_len, 0);
+		}
+	}
+	buffer_free(&junk);
+}
+END_TEST
+
 static Suite *service_suite(void)
 {
 	Suite *suite = suite_create("service");
@@ -1007,6 +1415,13 @@ static Suite *service_suite(void)
 	tcase_add_test(tc, test_certificate_expires_while_running);
 	tcase_add_test(tc, test_audit_lines);
 	tcase_add_test(tc, test_statement_time_and_epoch_bounds);
+	tcase_add_test(tc, test_epoch_schedule);
+	tcase_add_test(tc, test_unknown_namespaces_refused);
+	tcase_add_test(tc, test_receipt_promise_bounded);
+	tcase_add_test(tc, test_checkpoint_size_bounded);
+	tcase_add_test(tc, test_clock_unreadable);
+	tcase_add_test(tc, test_open_refuses_namespaces);
+	tcase_add_test(tc, test_operation_table);
 	suite_add_tcase(suite, tc);
 	return suite;
 }

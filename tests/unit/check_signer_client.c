@@ -34,9 +34,9 @@ static void make_header(uint64_t epoch, uint8_t fill, struct buffer *out)
 	snprintf(h.namespace_name, sizeof h.namespace_name, "mix");
 	snprintf(h.origin, sizeof h.origin, "dirauth.example/mix");
 	h.epoch = epoch;
-	h.valid_after = NOW + epoch;
-	h.fresh_until = NOW + epoch + 60;
-	h.valid_until = NOW + epoch + 180;
+	h.valid_after = SIGNER_FIXTURE_GENESIS + epoch * SIGNER_FIXTURE_LENGTH;
+	h.fresh_until = h.valid_after + SIGNER_FIXTURE_LENGTH;
+	h.valid_until = h.valid_after + SIGNER_FIXTURE_VALIDITY * SIGNER_FIXTURE_LENGTH;
 	h.consensus_method = SNAPSHOT_CONSENSUS_METHOD;
 	h.record_count = 0;
 	memset(h.records_root, fill, sizeof h.records_root);

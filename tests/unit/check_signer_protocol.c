@@ -385,6 +385,39 @@ START_TEST(test_frame_length)
 }
 END_TEST
 
+/* The one table of operations: which exist, which sign, which query, and their names. */
+START_TEST(test_operation_table)
+{
+	static const struct {
+		int operation;
+		const char *name;
+		int signs;
+	} expected[] = {{SIGNER_OP_SIGN_RECEIPT, "receipt", 1},
+	                {SIGNER_OP_SIGN_VOTE, "vote", 1},
+	                {SIGNER_OP_SIGN_SNAPSHOT_HEADER, "snapshot-header", 1},
+	                {SIGNER_OP_SIGN_CHECKPOINT, "checkpoint", 1},
+	                {SIGNER_OP_COSIGN_CHECKPOINT, "cosignature", 1},
+	                {SIGNER_OP_GET_KEYS, "get-keys", 0},
+	                {SIGNER_OP_GET_CERTIFICATES, "get-certificates", 0},
+	                {SIGNER_OP_CHECKPOINT_STATE, "checkpoint-state", 0}};
+	for (size_t i = 0; i < sizeof(expected) / sizeof(expected[0]); i++) {
+		const struct signer_operation_info *info = signer_operation_find(expected[i].operation);
+		ck_assert_ptr_nonnull(info);
+		ck_assert_str_eq(info->name, expected[i].name);
+		ck_assert_int_eq(signer_operation_signs(expected[i].operation), expected[i].signs);
+		ck_assert_int_eq(signer_operation_is_query(expected[i].operation), !expected[i].signs);
+		ck_assert_int_eq(info->takes_proof, expected[i].operation == SIGNER_OP_SIGN_CHECKPOINT ||
+		                                        expected[i].operation == SIGNER_OP_COSIGN_CHECKPOINT);
+	}
+	const int unknown[] = {0, 9, 255, 256, 257, -1};
+	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
+		ck_assert_ptr_null(signer_operation_find(unknown[i]));
+		ck_assert(!signer_operation_signs(unknown[i]));
+		ck_assert(!signer_operation_is_query(unknown[i]));
+	}
+}
+END_TEST
+
 static Suite *signer_protocol_suite(void)
 {
 	Suite *suite = suite_create("signer_protocol");
@@ -397,6 +430,7 @@ static Suite *signer_protocol_suite(void)
 	tcase_add_test(tc, test_response_decode_refusals);
 	tcase_add_test(tc, test_response_encode_refusals);
 	tcase_add_test(tc, test_frame_length);
+	tcase_add_test(tc, test_operation_table);
 	suite_add_tcase(suite, tc);
 	return suite;
 }

@@ -9,6 +9,11 @@
  * signer's own ledger. The signer can be stopped and started again mid-test (its ledger and
  * socket path stay), which is how the tests show dirauthd failing closed and recovering.
  *
+ * The signer signs for the namespaces mix (dirauth.example/mix) and mail (dirauth.example/mail)
+ * on the schedule of the tests of dirauthd (SIGNER_FIXTURE_GENESIS, 60-second epochs, snapshots
+ * valid for 3), with a clock skew of an hour, so that a test can publish a run of epochs, or
+ * move dirauthd's clock, without moving the signer's.
+ *
  * The unit-test build links only test_support.c and test_keys.c, so, like canned_http.h, this
  * is a header of static functions for the files that include it. Everything aborts the test on
  * failure.
@@ -35,6 +40,10 @@
 #include <unistd.h>
 
 #define SIGNER_FIXTURE_AUTHORITY "authority1.dirauth.example"
+#define SIGNER_FIXTURE_GENESIS   1767225000ULL
+#define SIGNER_FIXTURE_LENGTH    60ULL
+#define SIGNER_FIXTURE_VALIDITY  3ULL
+#define SIGNER_FIXTURE_SKEW      3600ULL
 
 struct signer_fixture {
 	char dir[640]; /* the signer's directory: keys/, ledger/, signer.sock, audit.log */
@@ -43,7 +52,7 @@ struct signer_fixture {
 	char certificate_path[720];
 	char ledger_path[720];
 	char audit_path[720];
-	uint64_t now;                  /* the signer's clock, unless clock is set */
+	_Atomic uint64_t now;          /* the signer's clock, unless clock is set */
 	const struct clock *clock;     /* when set, the signer reads this clock (the test's own) */
 	struct note_verifier identity; /* pinned by verifiers */
 	struct note_verifier signing;  /* certified by identity */
@@ -52,13 +61,13 @@ struct signer_fixture {
 	FILE *audit;
 };
 
-static uint64_t signer_fixture_clock(void *context)
+static int signer_fixture_clock(void *context, uint64_t *now)
 {
-	const struct signer_fixture *s = context;
-	uint64_t now = s->now;
-	if (s->clock && clock_now(s->clock, &now) != 0)
-		return 0; /* an unreadable clock: the signer refuses to sign */
-	return now;
+	struct signer_fixture *s = context;
+	if (s->clock)
+		return clock_now(s->clock, now); /* an unreadable clock: the signer refuses to sign */
+	*now = s->now;
+	return 0;
 }
 
 /* Lays out keys, certificate (valid over [valid_after, valid_until)) and ledger directory under
@@ -116,20 +125,33 @@ __attribute__((unused)) static void signer_fixture_start(struct signer_fixture *
 	s->audit = fopen(s->audit_path, "a");
 	ck_assert_ptr_nonnull(s->audit);
 	const char *certificates[] = {s->certificate_path};
+	struct signer_namespace namespaces[2];
+	memset(namespaces, 0, sizeof namespaces);
+	const char *const names[] = {"mix", "mail"};
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(namespaces[i].name, sizeof namespaces[i].name, "%s", names[i]);
+		snprintf(namespaces[i].origin, sizeof namespaces[i].origin, "dirauth.example/%s", names[i]);
+		namespaces[i].schedule.genesis = SIGNER_FIXTURE_GENESIS;
+		namespaces[i].schedule.length = SIGNER_FIXTURE_LENGTH;
+		namespaces[i].schedule.validity_epochs = SIGNER_FIXTURE_VALIDITY;
+	}
 	struct signer_service_options options = {
 	    .authority = SIGNER_FIXTURE_AUTHORITY,
 	    .signing_key_path = s->key_path,
 	    .certificate_paths = certificates,
 	    .certificate_count = 1,
 	    .ledger_directory = s->ledger_path,
+	    .namespaces = namespaces,
+	    .namespace_count = 2,
 	    .audit = s->audit,
 	    .now = signer_fixture_clock,
 	    .now_context = s,
+	    .clock_skew_seconds = SIGNER_FIXTURE_SKEW,
 	};
 	char detail[512] = "";
 	int rc = signer_service_open(&options, &s->service, detail, sizeof detail);
 	ck_assert_msg(rc == 0, "signer_service_open: %s: %s", dirauth_strerror(rc), detail);
-	rc = signer_listener_start(s->service, s->socket_path, getuid(), &s->listener);
+	rc = signer_listener_start(s->service, s->socket_path, getuid(), NULL, &s->listener);
 	ck_assert_msg(rc == 0, "signer_listener_start: %s", dirauth_strerror(rc));
 }
 
