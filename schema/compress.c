@@ -16,6 +16,8 @@
 #include "schema/error.h"
 
 #include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -45,96 +47,176 @@ const char *content_encoding_name(enum content_encoding encoding)
 	return "unknown";
 }
 
-/* One frame with the content size and a checksum, so that a decoder can detect corruption. */
-static int compress_zstd(const uint8_t *data, size_t len, struct buffer *out)
-{
-	size_t bound = ZSTD_compressBound(len);
-	ZSTD_CCtx *context;
-	size_t written;
-	int rc;
+struct compress_stream {
+	enum content_encoding encoding;
+	ZSTD_CCtx *zstd;
+	z_stream gzip;
+	bool gzip_ready;
+	uint8_t out[COMPRESS_CHUNK];
+};
 
-	if (ZSTD_isError(bound))
-		return DIRAUTH_ERR_BOUNDS;
-	rc = buffer_reserve(out, bound);
-	if (rc)
-		return rc;
-	context = ZSTD_createCCtx();
-	if (!context)
+int compress_stream_new(enum content_encoding encoding, struct compress_stream **out)
+{
+	*out = NULL;
+	if (encoding != ENCODING_GZIP && encoding != ENCODING_ZSTD)
+		return DIRAUTH_ERR_INTERNAL;
+	struct compress_stream *s = calloc(1, sizeof *s);
+	if (!s)
 		return DIRAUTH_ERR_NOMEM;
-	if (ZSTD_isError(ZSTD_CCtx_setParameter(context, ZSTD_c_compressionLevel, COMPRESS_ZSTD_LEVEL)) ||
-	    ZSTD_isError(ZSTD_CCtx_setParameter(context, ZSTD_c_checksumFlag, 1)) ||
-	    ZSTD_isError(ZSTD_CCtx_setParameter(context, ZSTD_c_windowLog, COMPRESS_ZSTD_WINDOW_LOG_MAX))) {
-		rc = DIRAUTH_ERR_INTERNAL;
-		goto cleanup;
+	s->encoding = encoding;
+	if (encoding == ENCODING_ZSTD) {
+		/* One frame with a checksum, so that a decoder can detect corruption. */
+		s->zstd = ZSTD_createCCtx();
+		if (!s->zstd) {
+			free(s);
+			return DIRAUTH_ERR_NOMEM;
+		}
+		if (ZSTD_isError(
+		        ZSTD_CCtx_setParameter(s->zstd, ZSTD_c_compressionLevel, COMPRESS_ZSTD_LEVEL)) ||
+		    ZSTD_isError(ZSTD_CCtx_setParameter(s->zstd, ZSTD_c_checksumFlag, 1)) ||
+		    ZSTD_isError(
+		        ZSTD_CCtx_setParameter(s->zstd, ZSTD_c_windowLog, COMPRESS_ZSTD_WINDOW_LOG_MAX))) {
+			compress_stream_free(s);
+			return DIRAUTH_ERR_INTERNAL;
+		}
+	} else {
+		int zrc =
+		    deflateInit2(&s->gzip, COMPRESS_GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+		if (zrc != Z_OK) {
+			free(s);
+			return zrc == Z_MEM_ERROR ? DIRAUTH_ERR_NOMEM : DIRAUTH_ERR_INTERNAL;
+		}
+		s->gzip_ready = true;
 	}
-	written = ZSTD_compress2(context, out->data + out->len, bound, data, len);
-	if (ZSTD_isError(written)) {
-		rc = ZSTD_getErrorCode(written) == ZSTD_error_memory_allocation ? DIRAUTH_ERR_NOMEM
-		                                                                : DIRAUTH_ERR_INTERNAL;
-		goto cleanup;
+	*out = s;
+	return 0;
+}
+
+void compress_stream_free(struct compress_stream *s)
+{
+	if (!s)
+		return;
+	ZSTD_freeCCtx(s->zstd);
+	if (s->gzip_ready)
+		deflateEnd(&s->gzip);
+	free(s);
+}
+
+/* Feeds data (all of it) with the given end directive, draining output to sink. */
+static int stream_zstd(struct compress_stream *s, const uint8_t *data, size_t len, ZSTD_EndDirective end,
+                       compress_sink sink, void *context)
+{
+	ZSTD_inBuffer in = {data, len, 0};
+	for (;;) {
+		ZSTD_outBuffer output = {s->out, sizeof s->out, 0};
+		size_t left = ZSTD_compressStream2(s->zstd, &output, &in, end);
+		if (ZSTD_isError(left))
+			return ZSTD_getErrorCode(left) == ZSTD_error_memory_allocation ? DIRAUTH_ERR_NOMEM
+			                                                               : DIRAUTH_ERR_INTERNAL;
+		if (output.pos) {
+			int rc = sink(context, s->out, output.pos);
+			if (rc)
+				return rc;
+		}
+		if (end == ZSTD_e_continue ? in.pos == in.size : left == 0)
+			return 0;
 	}
-	out->len += written;
-	out->data[out->len] = 0;
-cleanup:
-	ZSTD_freeCCtx(context);
+}
+
+static int stream_gzip(struct compress_stream *s, const uint8_t *data, size_t len, int flush,
+                       compress_sink sink, void *context)
+{
+	/* zlib counts in uInt, so the input is fed in pieces that fit. */
+	do {
+		size_t feed = len < UINT_MAX ? len : UINT_MAX;
+		s->gzip.next_in = (Bytef *)(uintptr_t)data;
+		s->gzip.avail_in = (uInt)feed;
+		data += feed;
+		len -= feed;
+		int step = len == 0 ? flush : Z_NO_FLUSH;
+		int zrc;
+		do {
+			s->gzip.next_out = s->out;
+			s->gzip.avail_out = sizeof s->out;
+			zrc = deflate(&s->gzip, step);
+			if (zrc == Z_STREAM_ERROR)
+				return DIRAUTH_ERR_INTERNAL;
+			size_t made = sizeof s->out - s->gzip.avail_out;
+			if (made) {
+				int rc = sink(context, s->out, made);
+				if (rc)
+					return rc;
+			}
+		} while (step == Z_FINISH ? zrc != Z_STREAM_END
+		                          : s->gzip.avail_out == 0 || s->gzip.avail_in > 0);
+	} while (len > 0);
+	return 0;
+}
+
+int compress_stream_write(struct compress_stream *s, const uint8_t *data, size_t len, compress_sink sink,
+                          void *context)
+{
+	if (len == 0)
+		return 0;
+	if (s->encoding == ENCODING_ZSTD)
+		return stream_zstd(s, data, len, ZSTD_e_continue, sink, context);
+	return stream_gzip(s, data, len, Z_NO_FLUSH, sink, context);
+}
+
+int compress_stream_finish(struct compress_stream *s, compress_sink sink, void *context)
+{
+	int rc = s->encoding == ENCODING_ZSTD
+	             ? stream_zstd(s, (const uint8_t *)"", 0, ZSTD_e_end, sink, context)
+	             : stream_gzip(s, (const uint8_t *)"", 0, Z_FINISH, sink, context);
+	compress_stream_free(s);
 	return rc;
 }
 
-static int compress_gzip(const uint8_t *data, size_t len, struct buffer *out)
+size_t compress_bound(enum content_encoding encoding, size_t len)
 {
-	z_stream stream;
-	size_t start = out->len;
-	int rc, zrc;
+	switch (encoding) {
+	case ENCODING_ZSTD: {
+		size_t bound = ZSTD_compressBound(len);
+		return ZSTD_isError(bound) ? SIZE_MAX : bound;
+	}
+	case ENCODING_GZIP:
+		/* zlib's bound for the deflate stream, plus the gzip header and trailer (18 bytes). */
+		if (len > (size_t)ULONG_MAX - 4096)
+			return SIZE_MAX;
+		return (size_t)compressBound((uLong)len) + 18;
+	default:
+		return len;
+	}
+}
 
-	memset(&stream, 0, sizeof stream);
-	zrc = deflateInit2(&stream, COMPRESS_GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-	if (zrc != Z_OK)
-		return zrc == Z_MEM_ERROR ? DIRAUTH_ERR_NOMEM : DIRAUTH_ERR_INTERNAL;
-	/* zlib counts in uInt, so the input is fed in pieces that fit. */
-	stream.next_in = (Bytef *)(uintptr_t)data;
-	do {
-		size_t feed = len < UINT_MAX ? len : UINT_MAX;
-		stream.avail_in = (uInt)feed;
-		len -= feed;
-		int flush = len == 0 ? Z_FINISH : Z_NO_FLUSH;
-		do {
-			rc = buffer_reserve(out, COMPRESS_CHUNK);
-			if (rc)
-				goto cleanup;
-			stream.next_out = out->data + out->len;
-			stream.avail_out = COMPRESS_CHUNK;
-			zrc = deflate(&stream, flush);
-			out->len += COMPRESS_CHUNK - stream.avail_out;
-			if (zrc == Z_STREAM_ERROR) {
-				rc = DIRAUTH_ERR_INTERNAL;
-				goto cleanup;
-			}
-		} while (flush == Z_FINISH ? zrc != Z_STREAM_END
-		                           : stream.avail_out == 0 || stream.avail_in > 0);
-	} while (len > 0);
-	rc = zrc == Z_STREAM_END ? 0 : DIRAUTH_ERR_INTERNAL;
-cleanup:
-	deflateEnd(&stream);
+static int append_to_buffer(void *context, const uint8_t *data, size_t len)
+{
+	return buffer_append(context, data, len);
+}
+
+int compress_encode(enum content_encoding encoding, const uint8_t *data, size_t len, struct buffer *out)
+{
+	if (encoding == ENCODING_IDENTITY)
+		return buffer_append(out, data, len);
+	struct compress_stream *stream = NULL;
+	size_t start = out->len;
+	int rc = compress_stream_new(encoding, &stream);
+	if (rc)
+		return rc;
+	if (encoding == ENCODING_ZSTD && ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(stream->zstd, len))) {
+		compress_stream_free(stream);
+		return DIRAUTH_ERR_INTERNAL;
+	}
+	rc = compress_stream_write(stream, data, len, append_to_buffer, out);
+	if (rc == 0)
+		rc = compress_stream_finish(stream, append_to_buffer, out);
+	else
+		compress_stream_free(stream);
 	if (rc)
 		out->len = start;
 	if (out->data)
 		out->data[out->len] = 0;
 	return rc;
-}
-
-int compress_encode(enum content_encoding encoding, const uint8_t *data, size_t len, struct buffer *out)
-{
-	switch (encoding) {
-	case ENCODING_IDENTITY:
-		return buffer_append(out, data, len);
-	case ENCODING_GZIP:
-		return compress_gzip(data, len, out);
-	case ENCODING_ZSTD:
-		return compress_zstd(data, len, out);
-	case ENCODING_COUNT:
-		break;
-	}
-	return DIRAUTH_ERR_INTERNAL;
 }
 
 /*

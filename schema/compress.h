@@ -23,9 +23,34 @@ enum content_encoding { ENCODING_IDENTITY, ENCODING_GZIP, ENCODING_ZSTD, ENCODIN
 /* "identity", "gzip", "zstd". */
 const char *content_encoding_name(enum content_encoding encoding);
 
-/* Appends data compressed with encoding (identity copies). Returns 0, DIRAUTH_ERR_NOMEM,
- * DIRAUTH_ERR_INTERNAL. */
+/* Appends data compressed with encoding (identity copies). The same bytes as a stream fed the
+ * same data (below). Returns 0, DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_INTERNAL. */
 int compress_encode(enum content_encoding encoding, const uint8_t *data, size_t len, struct buffer *out);
+
+/* Compression of input that arrives in pieces (gzip or zstd), whose output goes to a sink as it
+ * is made, so neither the input nor the output is ever held whole. A sink returns 0 or an error,
+ * which stops the stream and is returned. */
+typedef int (*compress_sink)(void *context, const uint8_t *data, size_t len);
+struct compress_stream;
+
+/* A stream for encoding (ENCODING_GZIP or ENCODING_ZSTD). Returns 0, DIRAUTH_ERR_NOMEM,
+ * DIRAUTH_ERR_INTERNAL (another encoding). */
+int compress_stream_new(enum content_encoding encoding, struct compress_stream **out);
+
+/* Compresses len bytes, handing what is ready to sink. Returns 0, the sink's error,
+ * DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_INTERNAL. */
+int compress_stream_write(struct compress_stream *stream, const uint8_t *data, size_t len, compress_sink sink,
+                          void *context);
+
+/* Ends the stream, handing the rest to sink, and frees it. Returns as compress_stream_write. */
+int compress_stream_finish(struct compress_stream *stream, compress_sink sink, void *context);
+
+/* Frees an unfinished stream. Accepts NULL. */
+void compress_stream_free(struct compress_stream *stream);
+
+/* The most bytes encoding can turn len input bytes into (zstd's and zlib's bounds, and the gzip
+ * wrapper). Saturates at SIZE_MAX. */
+size_t compress_bound(enum content_encoding encoding, size_t len);
 
 /* Decompresses into out, refusing output beyond max_output (DIRAUTH_ERR_BOUNDS), a ratio beyond
  * the guard (DIRAUTH_ERR_BOUNDS), corrupt or truncated input or trailing bytes

@@ -49,6 +49,37 @@ cleanup:
 	return rc;
 }
 
+struct crypto_sha256_stream *crypto_sha256_new(void)
+{
+	EVP_MD_CTX *context = EVP_MD_CTX_new();
+	if (context && EVP_DigestInit_ex(context, EVP_sha256(), NULL) != 1) {
+		EVP_MD_CTX_free(context);
+		context = NULL;
+	}
+	return (struct crypto_sha256_stream *)context;
+}
+
+int crypto_sha256_update(struct crypto_sha256_stream *stream, const void *data, size_t len)
+{
+	if (len == 0)
+		return 0;
+	return EVP_DigestUpdate((EVP_MD_CTX *)stream, data, len) == 1 ? 0 : DIRAUTH_ERR_CRYPTO;
+}
+
+int crypto_sha256_finish(struct crypto_sha256_stream *stream, uint8_t out[CRYPTO_SHA256_SIZE])
+{
+	unsigned int out_len = 0;
+	int ok =
+	    EVP_DigestFinal_ex((EVP_MD_CTX *)stream, out, &out_len) == 1 && out_len == CRYPTO_SHA256_SIZE;
+	EVP_MD_CTX_free((EVP_MD_CTX *)stream);
+	return ok ? 0 : DIRAUTH_ERR_CRYPTO;
+}
+
+void crypto_sha256_free(struct crypto_sha256_stream *stream)
+{
+	EVP_MD_CTX_free((EVP_MD_CTX *)stream);
+}
+
 int crypto_ed25519_verify(const uint8_t public_key[CRYPTO_ED25519_PUBLIC_KEY_SIZE], const uint8_t *message,
                           size_t message_len, const uint8_t signature[CRYPTO_ED25519_SIGNATURE_SIZE])
 {

@@ -48,37 +48,56 @@ static uint64_t merkle_split(uint64_t n)
 	return k;
 }
 
-int merkle_root(const merkle_hash *leaf_hashes, uint64_t count, merkle_hash out)
+void merkle_builder_init(struct merkle_builder *builder)
 {
-	/* stack[i] holds the root of a complete subtree; their sizes are the set bits of the number
-	 * of leaves seen so far, largest first, so 64 entries always suffice. */
-	merkle_hash stack[64];
-	size_t depth = 0;
-	int rc;
+	builder->depth = 0;
+	builder->count = 0;
+}
 
-	if (count == 0) {
-		rc = crypto_sha256((const uint8_t *)"", 0, out);
-		return rc ? DIRAUTH_ERR_CRYPTO : 0;
-	}
-	for (uint64_t i = 0; i < count; i++) {
-		memcpy(stack[depth++], leaf_hashes[i], MERKLE_HASH_SIZE);
-		/* Each trailing zero bit of the new leaf count closes one complete subtree. */
-		for (uint64_t seen = i + 1; (seen & 1) == 0; seen >>= 1) {
-			rc = merkle_node_hash(stack[depth - 2], stack[depth - 1], stack[depth - 2]);
-			if (rc)
-				return rc;
-			depth--;
-		}
-	}
-	/* The remaining subtrees join right to left, as the RFC's split would join them. */
-	while (depth > 1) {
-		rc = merkle_node_hash(stack[depth - 2], stack[depth - 1], stack[depth - 2]);
+int merkle_builder_add(struct merkle_builder *builder, const merkle_hash leaf_hash)
+{
+	/* The sizes of the complete subtrees are the set bits of the number of leaves seen so far,
+	 * largest first, so 64 entries always suffice. */
+	memcpy(builder->stack[builder->depth++], leaf_hash, MERKLE_HASH_SIZE);
+	builder->count++;
+	/* Each trailing zero bit of the new leaf count closes one complete subtree. */
+	for (uint64_t seen = builder->count; (seen & 1) == 0; seen >>= 1) {
+		int rc =
+		    merkle_node_hash(builder->stack[builder->depth - 2], builder->stack[builder->depth - 1],
+		                     builder->stack[builder->depth - 2]);
 		if (rc)
 			return rc;
-		depth--;
+		builder->depth--;
 	}
-	memcpy(out, stack[0], MERKLE_HASH_SIZE);
 	return 0;
+}
+
+int merkle_builder_root(const struct merkle_builder *builder, merkle_hash out)
+{
+	if (builder->count == 0)
+		return crypto_sha256((const uint8_t *)"", 0, out) ? DIRAUTH_ERR_CRYPTO : 0;
+	/* The remaining subtrees join right to left, as the RFC's split would join them. */
+	merkle_hash acc;
+	memcpy(acc, builder->stack[builder->depth - 1], MERKLE_HASH_SIZE);
+	for (size_t i = builder->depth - 1; i-- > 0;) {
+		int rc = merkle_node_hash(builder->stack[i], acc, acc);
+		if (rc)
+			return rc;
+	}
+	memcpy(out, acc, MERKLE_HASH_SIZE);
+	return 0;
+}
+
+int merkle_root(const merkle_hash *leaf_hashes, uint64_t count, merkle_hash out)
+{
+	struct merkle_builder builder;
+	merkle_builder_init(&builder);
+	for (uint64_t i = 0; i < count; i++) {
+		int rc = merkle_builder_add(&builder, leaf_hashes[i]);
+		if (rc)
+			return rc;
+	}
+	return merkle_builder_root(&builder, out);
 }
 
 /* Reverses the first len hashes of proof in place. */

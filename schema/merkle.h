@@ -30,6 +30,19 @@ int merkle_node_hash(const merkle_hash left, const merkle_hash right, merkle_has
  * DIRAUTH_ERR_CRYPTO. */
 int merkle_root(const merkle_hash *leaf_hashes, uint64_t count, merkle_hash out);
 
+/* The root of leaves that arrive one at a time, in O(log n) memory: init, add each leaf hash in
+ * order, then root (which may be called again after more adds). */
+struct merkle_builder {
+	merkle_hash stack[64]; /* roots of complete subtrees, largest first */
+	size_t depth;
+	uint64_t count;
+};
+void merkle_builder_init(struct merkle_builder *builder);
+/* Returns 0 or DIRAUTH_ERR_CRYPTO. */
+int merkle_builder_add(struct merkle_builder *builder, const merkle_hash leaf_hash);
+/* Returns 0 or DIRAUTH_ERR_CRYPTO; the empty tree's root is SHA-256(""). */
+int merkle_builder_root(const struct merkle_builder *builder, merkle_hash out);
+
 /* Inclusion proof for leaf index in the tree of count leaves. proof has room for
  * MERKLE_MAX_PROOF hashes; *proof_len gets the number written. Returns 0, DIRAUTH_ERR_PROOF for
  * an index outside the tree, DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_CRYPTO. */

@@ -28,6 +28,14 @@ int schedule_epoch_of(const struct epoch_schedule *schedule, uint64_t now, uint6
 	return 0;
 }
 
+uint64_t schedule_destination_epoch(const struct epoch_schedule *schedule, uint64_t now)
+{
+	uint64_t epoch;
+	if (schedule_epoch_of(schedule, now, &epoch) != 0)
+		return 0;
+	return epoch + 1;
+}
+
 int schedule_epoch_times(const struct epoch_schedule *schedule, uint64_t epoch, struct epoch_times *out)
 {
 	uint64_t length = schedule->length;

@@ -42,6 +42,11 @@ int schedule_check(const struct epoch_schedule *schedule);
  * (no epoch has started). */
 int schedule_epoch_of(const struct epoch_schedule *schedule, uint64_t now, uint64_t *epoch);
 
+/* The first epoch whose snapshot can still take a registration committed at now: the snapshot of
+ * epoch E holds what was committed before E began, so it is the epoch after now's (0 before
+ * genesis: the first snapshot). */
+uint64_t schedule_destination_epoch(const struct epoch_schedule *schedule, uint64_t now);
+
 /* The times of epoch's snapshot. Returns 0, or DIRAUTH_ERR_BOUNDS when they would overflow. */
 int schedule_epoch_times(const struct epoch_schedule *schedule, uint64_t epoch, struct epoch_times *out);
 

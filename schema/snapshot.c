@@ -155,19 +155,36 @@ int snapshot_body_encode(const char *namespace_name, uint64_t epoch, const struc
 			return DIRAUTH_ERR_SYNTAX;
 	}
 	size_t start = out->len;
-	int rc = buffer_appendf(out, "dirauth snapshot-body v1\nnamespace %s\nepoch %llu\nrecords %llu\n",
-	                        namespace_name, (unsigned long long)epoch, (unsigned long long)record_count);
+	int rc = snapshot_body_encode_head(namespace_name, epoch, record_count, out);
 	for (size_t i = 0; rc == 0 && i < record_count; i++) {
-		char service_hex[2 * SERVICE_ID_SIZE + 1];
-		hex_encode(records[i].service_id, SERVICE_ID_SIZE, service_hex);
-		rc = buffer_appendf(out, "record %s %llu\n", service_hex,
-		                    (unsigned long long)records[i].note_len);
+		rc = snapshot_body_encode_record_line(records[i].service_id, records[i].note_len, out);
 		if (rc == 0)
 			rc = buffer_append(out, records[i].note, records[i].note_len);
 	}
 	if (rc)
 		buffer_truncate(out, start);
 	return rc;
+}
+
+int snapshot_body_encode_head(const char *namespace_name, uint64_t epoch, uint64_t record_count,
+                              struct buffer *out)
+{
+	if (!namespace_name || !field_is_name(namespace_name, NAMESPACE_NAME_MAX + 1, NAMESPACE_NAME_MAX))
+		return DIRAUTH_ERR_SYNTAX;
+	return buffer_appendf(out, "dirauth snapshot-body v1\nnamespace %s\nepoch %llu\nrecords %llu\n",
+	                      namespace_name, (unsigned long long)epoch, (unsigned long long)record_count);
+}
+
+int snapshot_body_encode_record_line(const uint8_t service_id[SERVICE_ID_SIZE], size_t note_len,
+                                     struct buffer *out)
+{
+	char service_hex[2 * SERVICE_ID_SIZE + 1];
+	if (note_len == 0)
+		return DIRAUTH_ERR_SYNTAX;
+	if (note_len > REGISTRATION_MAX_BYTES)
+		return DIRAUTH_ERR_BOUNDS;
+	hex_encode(service_id, SERVICE_ID_SIZE, service_hex);
+	return buffer_appendf(out, "record %s %llu\n", service_hex, (unsigned long long)note_len);
 }
 
 void snapshot_body_free(struct snapshot_body *body)

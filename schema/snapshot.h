@@ -86,6 +86,15 @@ int snapshot_header_parse(const uint8_t *text, size_t len, struct snapshot_heade
 int snapshot_body_encode(const char *namespace_name, uint64_t epoch, const struct snapshot_record *records,
                          size_t record_count, struct buffer *out);
 
+/* The two pieces snapshot_body_encode is made of, for a body written as it is built: the head
+ * (the first four lines, for record_count records) and a record's line (which its note of
+ * note_len bytes follows). Return 0, DIRAUTH_ERR_SYNTAX (a bad namespace), DIRAUTH_ERR_BOUNDS (a
+ * note over REGISTRATION_MAX_BYTES) or DIRAUTH_ERR_NOMEM. */
+int snapshot_body_encode_head(const char *namespace_name, uint64_t epoch, uint64_t record_count,
+                              struct buffer *out);
+int snapshot_body_encode_record_line(const uint8_t service_id[SERVICE_ID_SIZE], size_t note_len,
+                                     struct buffer *out);
+
 /* Parses a body held in buf (which must outlive *out's note pointers), reading at most
  * max_records records and refusing any record note longer than REGISTRATION_MAX_BYTES.
  * Returns 0 (free with snapshot_body_free), DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS or

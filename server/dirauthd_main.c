@@ -166,7 +166,9 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	make_parents(config->data_dir);
-	struct store_options store_options = {.path = config->data_dir};
+	struct store_options store_options = {.path = config->data_dir,
+	                                      .map_size = config->store.map_size_bytes,
+	                                      .refuse_percent = config->store.refuse_percent};
 	if ((rc = store_open(&store_options, &store)) != 0) {
 		fprintf(stderr, "dirauthd: store %s: %s\n", config->data_dir, dirauth_strerror(rc));
 		status = EXIT_IO;

@@ -44,6 +44,8 @@ static const struct api_error_entry api_error_table[API_ERROR_COUNT] = {
     [API_ERROR_NOT_ACCEPTABLE] = {"not_acceptable", 406,
                                   "None of the accepted content encodings is available."},
     [API_ERROR_STORE_FULL] = {"store_full", 507, "The store is full."},
+    [API_ERROR_NAMESPACE_FULL] = {"namespace_full", 507,
+                                  "The namespace's snapshot would pass its record or size bound."},
     [API_ERROR_UNAVAILABLE] = {"unavailable", 503, "A needed component is unavailable; try later."},
     [API_ERROR_INTERNAL] = {"internal", 500, "An internal error occurred."},
     [API_ERROR_STORED_WITHOUT_RECEIPT] =

@@ -32,6 +32,7 @@ enum api_error {
 	API_ERROR_METHOD_NOT_ALLOWED,    /* 405 */
 	API_ERROR_NOT_ACCEPTABLE,        /* 406 */
 	API_ERROR_STORE_FULL,            /* 507 */
+	API_ERROR_NAMESPACE_FULL,        /* 507: the namespace's snapshot would pass a bound */
 	API_ERROR_UNAVAILABLE,           /* 503 */
 	API_ERROR_INTERNAL,              /* 500 */
 	/* 503: the registration was committed, but no receipt could be made for it (the signer

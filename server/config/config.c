@@ -7,6 +7,7 @@
  */
 #include "server/config/config.h"
 
+#include "schema/compress.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
 #include "schema/names.h"
@@ -325,13 +326,57 @@ static int parse_http(struct settings_reader *state, const struct settings_node 
 	return 0;
 }
 
+static int parse_store(struct settings_reader *state, const struct settings_node *node, struct config *config)
+{
+	static const char *const keys[] = {"map_size_bytes", "refuse_percent", "body_retention_epochs", NULL};
+	struct config_store *s = &config->store;
+	const struct settings_node *v;
+	int rc;
+	if ((rc = settings_expect_kind(state, node, SETTINGS_MAPPING, "store")) ||
+	    (rc = settings_check_keys(state, node, keys, "store")))
+		return rc;
+	if ((v = settings_lookup(node, "map_size_bytes")) &&
+	    (rc = settings_size(state, v, "store.map_size_bytes", (uint64_t)16 << 20, (uint64_t)1 << 46,
+	                        &s->map_size_bytes)))
+		return rc;
+	if ((v = settings_lookup(node, "refuse_percent")) &&
+	    (rc = settings_unsigned(state, v, "store.refuse_percent", 10, 99, &s->refuse_percent)))
+		return rc;
+	if ((v = settings_lookup(node, "body_retention_epochs")) &&
+	    (rc = settings_u64(state, v, "store.body_retention_epochs", 1, 1000000,
+	                       &s->body_retention_epochs)))
+		return rc;
+	return 0;
+}
+
+/* The most bytes of records (notes and their framing) a namespace may hold so that its body is
+ * within the uncompressed bound and, however badly it compresses, within the compressed bound in
+ * every encoding. */
+static size_t namespace_bytes(const struct config_bounds *b)
+{
+	size_t low = 0, high = b->snapshot_body_uncompressed;
+	while (low < high) {
+		size_t mid = low + (high - low + 1) / 2;
+		size_t body = mid + CONFIG_BODY_HEAD_MAX;
+		if (compress_bound(ENCODING_GZIP, body) <= b->snapshot_body_compressed &&
+		    compress_bound(ENCODING_ZSTD, body) <= b->snapshot_body_compressed &&
+		    body <= b->snapshot_body_uncompressed)
+			low = mid;
+		else
+			high = mid - 1;
+	}
+	return low;
+}
+
 static void set_defaults(struct config *config)
 {
 	config->bounds.registration_body = 64 * 1024;
 	config->bounds.endpoints_per_service = 32;
 	config->bounds.records_per_snapshot = 1000000;
-	config->bounds.snapshot_body_compressed = (size_t)64 * 1024 * 1024;
-	config->bounds.snapshot_body_uncompressed = (size_t)512 * 1024 * 1024;
+	/* A million records of about a kilobyte; the compressed bound is what the uncompressed one
+	 * can take in the worst case, so no receipt given under it can be broken by compression. */
+	config->bounds.snapshot_body_uncompressed = (size_t)1 << 30;
+	config->bounds.snapshot_body_compressed = ((size_t)1 << 30) + ((size_t)1 << 23);
 	config->bounds.clock_skew_seconds = 300;
 	config->bounds.max_validity_seconds = 7 * 86400;
 	config->http.threads = 8;
@@ -345,12 +390,15 @@ static void set_defaults(struct config *config)
 	config->http.connection_memory_limit = 128 * 1024;
 	config->http.old_epochs_cache_bytes = (size_t)256 * 1024 * 1024;
 	config->clock_source = CONFIG_CLOCK_SYSTEM;
+	config->store.map_size_bytes = (size_t)8 << 30;
+	config->store.refuse_percent = 90;
+	config->store.body_retention_epochs = 0; /* derived from the epoch section after parsing */
 }
 
 static int parse_root(struct settings_reader *state, const struct settings_node *root, struct config *config)
 {
-	static const char *const keys[] = {"authority",  "listen",    "data_dir", "epoch", "clock",
-	                                   "namespaces", "providers", "bounds",   "http",  NULL};
+	static const char *const keys[] = {"authority", "listen", "data_dir", "epoch", "clock", "namespaces",
+	                                   "providers", "bounds", "http",     "store", NULL};
 	const struct settings_node *v;
 	int rc;
 	if ((rc = settings_expect_kind(state, root, SETTINGS_MAPPING, "the configuration")) ||
@@ -381,6 +429,15 @@ static int parse_root(struct settings_reader *state, const struct settings_node 
 		return rc;
 	if ((v = settings_lookup(root, "http")) && (rc = parse_http(state, v, config)))
 		return rc;
+	if ((v = settings_lookup(root, "store")) && (rc = parse_store(state, v, config)))
+		return rc;
+	/* Derived: what a namespace may hold, and (unless set) how long bodies are kept: twice the
+	 * validity, so a mirror that missed an epoch or two still finds every body it may need. */
+	config->bounds.namespace_bytes = namespace_bytes(&config->bounds);
+	if (config->bounds.namespace_bytes == 0)
+		return settings_fail(state, 0, "bounds.snapshot_body_compressed is too small for any body");
+	if (config->store.body_retention_epochs == 0)
+		config->store.body_retention_epochs = 2 * config->epoch.validity_epochs;
 	return 0;
 }
 

@@ -54,6 +54,18 @@ struct config_bounds {
 	size_t snapshot_body_uncompressed;
 	uint64_t clock_skew_seconds;
 	uint64_t max_validity_seconds;
+	/* Derived, not a key: the most bytes of records (notes plus STORE_RECORD_FRAMING each) a
+	 * namespace may hold so that its body fits both body bounds however it compresses. */
+	size_t namespace_bytes;
+};
+
+/* The longest head of a snapshot body (its four first lines). */
+#define CONFIG_BODY_HEAD_MAX 160
+
+struct config_store {
+	size_t map_size_bytes;          /* the most the database may grow to */
+	unsigned refuse_percent;        /* registrations refused when the database is fuller */
+	uint64_t body_retention_epochs; /* snapshot bodies kept for this many epochs */
 };
 
 struct config_http {
@@ -84,6 +96,7 @@ struct config {
 	struct config_provider *providers; /* owned */
 	struct config_bounds bounds;
 	struct config_http http;
+	struct config_store store;
 };
 
 /* Parses configuration text. base_dir is the directory that relative paths are resolved

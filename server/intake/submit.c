@@ -13,6 +13,7 @@
 #include "schema/note.h"
 #include "schema/receipt.h"
 #include "schema/registration.h"
+#include "schema/schedule.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -45,7 +46,7 @@ static enum api_error classify_collision(const struct submit_context *context, c
 }
 
 static enum api_error sign_receipt(const struct submit_context *context, const struct registration *r,
-                                   const uint8_t *body, size_t len, uint64_t accepted_at, uint64_t publish_by,
+                                   const uint8_t digest[32], uint64_t accepted_at, uint64_t publish_by,
                                    struct submit_result *result)
 {
 	struct receipt receipt;
@@ -62,9 +63,8 @@ static enum api_error sign_receipt(const struct submit_context *context, const s
 	receipt.sequence = r->sequence;
 	receipt.accepted_at = accepted_at;
 	receipt.publish_by_epoch = publish_by;
-	int rc = crypto_sha256(body, len, receipt.registration_digest);
-	if (rc == 0)
-		rc = receipt_encode(&receipt, &text);
+	memcpy(receipt.registration_digest, digest, sizeof receipt.registration_digest);
+	int rc = receipt_encode(&receipt, &text);
 	if (rc == 0) {
 		rc = signer_client_sign(context->signer, SIGNER_OP_SIGN_RECEIPT, text.data, text.len, 0, NULL,
 		                        0, &signature, why, sizeof why);
@@ -163,10 +163,14 @@ static enum api_error check_bounds_and_times(const struct submit_context *contex
 	return API_ERROR_NONE;
 }
 
-/* The durable, group-committed submission, and what its refusals mean to the provider. */
+/* The durable, group-committed submission, and what its refusals mean to the provider. *stamp
+ * gets the epoch of the first snapshot that may hold the registration. */
 static enum api_error store_registration(const struct submit_context *context, const struct registration *r,
-                                         const uint8_t *body, size_t len, struct submit_result *result)
+                                         const struct note *note, const uint8_t *body, size_t len,
+                                         const uint8_t digest[32], uint64_t now, uint64_t *stamp,
+                                         struct submit_result *result)
 {
+	const struct config *config = context->config;
 	uint8_t *endpoint_ids = malloc(r->endpoint_count * ENDPOINT_ID_SIZE + 1);
 	if (!endpoint_ids)
 		return refuse(result, API_ERROR_INTERNAL, "Out of memory.");
@@ -182,8 +186,14 @@ static enum api_error store_registration(const struct submit_context *context, c
 	    .endpoint_count = r->endpoint_count,
 	    .note = body,
 	    .note_len = len,
+	    .parsed = r,
+	    .signature = &note->signatures[0],
+	    .digest = digest,
+	    .epoch = schedule_destination_epoch(&config->epoch, now),
+	    .max_records = config->bounds.records_per_snapshot,
+	    .max_bytes = config->bounds.namespace_bytes,
 	};
-	int rc = store_registration_submit(context->store, &record);
+	int rc = store_registration_submit(context->store, &record, stamp);
 	free(endpoint_ids);
 	switch (rc) {
 	case 0:
@@ -196,27 +206,18 @@ static enum api_error store_registration(const struct submit_context *context, c
 		enum api_error error = classify_collision(context, r);
 		return refuse(result, error, "%s", api_error_detail(error));
 	}
+	case DIRAUTH_ERR_BOUNDS:
+		return refuse(result, API_ERROR_NAMESPACE_FULL,
+		              "The namespace '%s' holds as many records or bytes as its snapshot may; "
+		              "nothing was stored.",
+		              r->namespace_name);
 	case DIRAUTH_ERR_FULL:
-		return refuse(result, API_ERROR_STORE_FULL, "The store is full.");
+		return refuse(result, API_ERROR_STORE_FULL, "The store is full; nothing was stored.");
 	case DIRAUTH_ERR_UNAVAILABLE:
 		return refuse(result, API_ERROR_UNAVAILABLE, "The store is not accepting submissions.");
 	default:
 		return refuse(result, API_ERROR_INTERNAL, "The store failed: %s", dirauth_strerror(rc));
 	}
-}
-
-/* The epoch a receipt promises. The snapshot of the epoch current after the commit is built
- * after it, so it holds this registration at the latest one epoch later. If the clock cannot be
- * read now, promise one more epoch than the time read before the commit would. */
-static uint64_t promised_epoch(const struct submit_context *context, uint64_t now, uint64_t *accepted_at)
-{
-	uint64_t epoch = 0;
-	int clock_ok = clock_now(context->clock, accepted_at) == 0;
-	if (!clock_ok)
-		*accepted_at = now;
-	if (schedule_epoch_of(&context->config->epoch, *accepted_at, &epoch) != 0)
-		return 0; /* before genesis: the first snapshot holds it */
-	return epoch + (clock_ok ? 1 : 2);
 }
 
 enum api_error submit_registration(const struct submit_context *context, const uint8_t *body, size_t len,
@@ -247,11 +248,18 @@ enum api_error submit_registration(const struct submit_context *context, const u
 		error = refuse(result, API_ERROR_UNAVAILABLE, "Nothing was stored: %s.", why);
 		goto cleanup;
 	}
-	if ((error = store_registration(context, &r, body, len, result)))
+	uint64_t stamp = 0;
+	uint8_t digest[32];
+	if (crypto_sha256(body, len, digest) != 0) {
+		error = refuse(result, API_ERROR_INTERNAL, "The note could not be hashed.");
 		goto cleanup;
-	/* Durable. */
-	uint64_t publish_by = promised_epoch(context, now, &accepted_at);
-	error = sign_receipt(context, &r, body, len, accepted_at, publish_by, result);
+	}
+	if ((error = store_registration(context, &r, note, body, len, digest, now, &stamp, result)))
+		goto cleanup;
+	/* Durable. The receipt promises the snapshot the store stamped it for. */
+	if (clock_now(context->clock, &accepted_at) != 0 || accepted_at < now)
+		accepted_at = now;
+	error = sign_receipt(context, &r, digest, accepted_at, stamp, result);
 cleanup:
 	registration_clear(&r);
 	note_free(note);

@@ -1,15 +1,21 @@
 /*
- * publish.c: one snapshot, from the store's registrations to a stored, signed header and body.
+ * publish.c: one snapshot, from the store's sealed view to a stored, signed header and body files.
  *
- * The order of the steps is the safety argument: every bound is checked and every byte is
- * built before the signer is asked, and the store holds the signed snapshot before any caller
- * can serve it, so what a mirror fetches has always been durably recorded (hard rule 2: the
- * store refuses an epoch that does not grow).
+ * The order of the steps is the safety argument: the view is sealed first, so it cannot change
+ * under the build; every bound is checked and every byte is written before the signer is asked;
+ * and the store holds the signed header, with its body files durable, before any caller can serve
+ * it (hard rule 2: the store refuses an epoch that does not grow).
+ *
+ * The view is walked twice in two read transactions: once to count the records and size the body
+ * (the body's fourth line is its record count), once to write it. The seal guarantees both walks
+ * see the same records.
  */
 #include "server/publish/publish.h"
 
 #include "schema/crypto.h"
 #include "schema/error.h"
+#include "schema/merkle.h"
+#include "schema/schedule.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,71 +26,7 @@ void publication_clear(struct publication *p)
 	if (!p)
 		return;
 	buffer_free(&p->header_note);
-	for (int i = 0; i < ENCODING_COUNT; i++)
-		buffer_free(&p->encoded[i]);
 	memset(p, 0, sizeof *p);
-}
-
-int publish_encode_body(const struct config *config, struct publication *p)
-{
-	const struct buffer *body = &p->encoded[ENCODING_IDENTITY];
-	if (body->len > config->bounds.snapshot_body_uncompressed)
-		return DIRAUTH_ERR_BOUNDS;
-	for (int e = 0; e < ENCODING_COUNT; e++) {
-		if (e == ENCODING_IDENTITY)
-			continue;
-		buffer_reset(&p->encoded[e]);
-		int rc =
-		    compress_encode((enum content_encoding)e, body->data ? body->data : (const uint8_t *)"",
-		                    body->len, &p->encoded[e]);
-		if (rc)
-			return rc;
-		if (p->encoded[e].len > config->bounds.snapshot_body_compressed)
-			return DIRAUTH_ERR_BOUNDS;
-	}
-	return 0;
-}
-
-/* The records gathered from the store: copies, because the store's pointers live only during
- * its callback. */
-struct record_list {
-	struct snapshot_record *records;
-	size_t count;
-	size_t cap;
-	size_t max;
-};
-
-static void record_list_free(struct record_list *list)
-{
-	for (size_t i = 0; i < list->count; i++)
-		free((void *)list->records[i].note);
-	free(list->records);
-	memset(list, 0, sizeof *list);
-}
-
-static int record_list_visit(void *context, const uint8_t service_id[32], const uint8_t *note,
-                             size_t note_len)
-{
-	struct record_list *list = context;
-	if (list->count >= list->max)
-		return DIRAUTH_ERR_BOUNDS;
-	if (list->count == list->cap) {
-		size_t cap = list->cap ? list->cap * 2 : 64;
-		struct snapshot_record *records = realloc(list->records, cap * sizeof *records);
-		if (!records)
-			return DIRAUTH_ERR_NOMEM;
-		list->records = records;
-		list->cap = cap;
-	}
-	uint8_t *copy = malloc(note_len ? note_len : 1);
-	if (!copy)
-		return DIRAUTH_ERR_NOMEM;
-	memcpy(copy, note, note_len);
-	struct snapshot_record *record = &list->records[list->count++];
-	memcpy(record->service_id, service_id, SERVICE_ID_SIZE);
-	record->note = copy;
-	record->note_len = note_len;
-	return 0;
 }
 
 /* The digest of the latest stored header of namespace_name, zeros when there is none, and the
@@ -113,19 +55,116 @@ cleanup:
 	return rc;
 }
 
+/* The first walk: how many records, and how large the body. */
+struct size_walk {
+	uint64_t records;
+	uint64_t bytes;
+	uint64_t max_records;
+};
+
+static int size_visit(void *context, const struct store_record *record)
+{
+	struct size_walk *w = context;
+	if (++w->records > w->max_records)
+		return DIRAUTH_ERR_BOUNDS;
+	w->bytes += STORE_RECORD_FRAMING + record->note_len;
+	return 0;
+}
+
+/* The second walk: each record's line and note into the body, its note into the Merkle tree. */
+struct write_walk {
+	struct store_body_writer *writer;
+	struct merkle_builder tree;
+	struct buffer line;
+	uint64_t records;
+	uint64_t expected;
+	uint8_t last_id[SERVICE_ID_SIZE];
+};
+
+static int write_visit(void *context, const struct store_record *record)
+{
+	struct write_walk *w = context;
+	merkle_hash leaf;
+	if (++w->records > w->expected)
+		return DIRAUTH_ERR_INTERNAL; /* the sealed view changed between the walks */
+	buffer_reset(&w->line);
+	int rc = snapshot_body_encode_record_line(record->service_id, record->note_len, &w->line);
+	if (!rc)
+		rc = store_body_write(w->writer, w->line.data, w->line.len);
+	if (!rc)
+		rc = store_body_write(w->writer, record->note, record->note_len);
+	if (!rc)
+		rc = merkle_leaf_hash(record->note, record->note_len, leaf);
+	if (!rc)
+		rc = merkle_builder_add(&w->tree, leaf);
+	return rc;
+}
+
+/* The sizes the configuration allows, checked on the finished body. */
+static int check_body_bounds(const struct config *config, const struct store_body_info *info)
+{
+	if (info->size[ENCODING_IDENTITY] > config->bounds.snapshot_body_uncompressed)
+		return DIRAUTH_ERR_BOUNDS;
+	for (int e = 0; e < ENCODING_COUNT; e++)
+		if (e != ENCODING_IDENTITY && info->size[e] > config->bounds.snapshot_body_compressed)
+			return DIRAUTH_ERR_BOUNDS;
+	return 0;
+}
+
+/* Writes the body of the sealed view and fills the header's records, root, size and digest. */
+static int write_body(const struct config *config, struct store *store, const char *name,
+                      struct snapshot_header *h, struct store_body_info *info)
+{
+	struct size_walk size = {.max_records = config->bounds.records_per_snapshot};
+	struct write_walk write = {0};
+	struct store_body_writer *writer = NULL;
+	int rc = store_view_foreach(store, name, h->epoch, h->valid_after, size_visit, &size);
+	if (rc)
+		return rc;
+	if (size.bytes > config->bounds.snapshot_body_uncompressed)
+		return DIRAUTH_ERR_BOUNDS;
+	if ((rc = store_body_begin(store, name, h->epoch, &writer)))
+		return rc;
+	buffer_init(&write.line);
+	merkle_builder_init(&write.tree);
+	write.writer = writer;
+	write.expected = size.records;
+	rc = snapshot_body_encode_head(name, h->epoch, size.records, &write.line);
+	if (!rc)
+		rc = store_body_write(writer, write.line.data, write.line.len);
+	if (!rc)
+		rc = store_view_foreach(store, name, h->epoch, h->valid_after, write_visit, &write);
+	if (!rc && write.records != size.records)
+		rc = DIRAUTH_ERR_INTERNAL;
+	if (!rc)
+		rc = merkle_builder_root(&write.tree, h->records_root);
+	buffer_free(&write.line);
+	if (rc) {
+		store_body_discard(writer);
+		return rc;
+	}
+	if ((rc = store_body_finish(writer, info)))
+		return rc;
+	h->record_count = size.records;
+	h->body_size = info->size[ENCODING_IDENTITY];
+	memcpy(h->body_sha256, info->sha256[ENCODING_IDENTITY], sizeof h->body_sha256);
+	return check_body_bounds(config, info);
+}
+
 int publish_snapshot(const struct config *config, struct store *store, struct signer_client *signer,
                      size_t namespace_index, uint64_t epoch, struct publication *out, char *detail,
                      size_t detail_cap)
 {
-	struct record_list list = {.max = config->bounds.records_per_snapshot};
 	struct publication p;
 	struct buffer text;
 	struct note_signature signature;
+	struct epoch_times times;
 	int rc, have_previous;
-	uint64_t previous_epoch = 0;
+	uint64_t previous_epoch = 0, sealed;
 
 	memset(&p, 0, sizeof p);
 	memset(out, 0, sizeof *out);
+	buffer_init(&p.header_note);
 	buffer_init(&text);
 	if (detail && detail_cap)
 		detail[0] = 0;
@@ -138,7 +177,6 @@ int publish_snapshot(const struct config *config, struct store *store, struct si
 	snprintf(h->origin, sizeof h->origin, "%s", ns->origin);
 	h->epoch = epoch;
 	h->consensus_method = SNAPSHOT_CONSENSUS_METHOD;
-	struct epoch_times times;
 	if ((rc = schedule_epoch_times(&config->epoch, epoch, &times)))
 		goto cleanup;
 	h->valid_after = times.valid_after;
@@ -150,32 +188,25 @@ int publish_snapshot(const struct config *config, struct store *store, struct si
 		rc = DIRAUTH_ERR_ROLLBACK;
 		goto cleanup;
 	}
-	/* Records still valid when the snapshot starts to be valid. */
-	if ((rc = store_registration_foreach(store, ns->name, h->valid_after, record_list_visit, &list)))
+	if ((rc = store_seal(store, epoch, times.valid_after)))
 		goto cleanup;
-	if ((rc = snapshot_body_encode(ns->name, epoch, list.records, list.count,
-	                               &p.encoded[ENCODING_IDENTITY])))
+	if (store_sealed(store, &sealed) != 0 || sealed != epoch) {
+		rc = DIRAUTH_ERR_STALE;
 		goto cleanup;
-	h->record_count = list.count;
-	h->body_size = p.encoded[ENCODING_IDENTITY].len;
-	if ((rc = snapshot_records_root(list.records, list.count, h->records_root)) ||
-	    (rc = crypto_sha256(p.encoded[ENCODING_IDENTITY].data, p.encoded[ENCODING_IDENTITY].len,
-	                        h->body_sha256)) ||
-	    (rc = publish_encode_body(config, &p)))
+	}
+	if ((rc = write_body(config, store, ns->name, h, &p.body)))
 		goto cleanup;
 	if ((rc = snapshot_header_encode(h, &text)) ||
 	    (rc = signer_client_sign(signer, SIGNER_OP_SIGN_SNAPSHOT_HEADER, text.data, text.len, 0, NULL, 0,
 	                             &signature, detail, detail_cap)) ||
 	    (rc = note_format(text.data, text.len, &signature, 1, &p.header_note)))
 		goto cleanup;
-	if ((rc = store_snapshot_put(store, ns->name, epoch, p.header_note.data, p.header_note.len,
-	                             p.encoded[ENCODING_IDENTITY].data, p.encoded[ENCODING_IDENTITY].len)))
+	if ((rc = store_snapshot_put(store, ns->name, epoch, p.header_note.data, p.header_note.len, &p.body)))
 		goto cleanup;
 	*out = p;
 	memset(&p, 0, sizeof p);
 cleanup:
 	publication_clear(&p);
-	record_list_free(&list);
 	buffer_free(&text);
 	return rc;
 }

@@ -1,13 +1,13 @@
 /*
  * prepared.c: prepared snapshot responses and the per-namespace set of them.
  *
- * Body bytes are handed to libmicrohttpd with a free callback, so each encoding exists once in
- * memory and lives exactly as long as the last response (and so the last connection) that
- * uses it. The set's lock guards only pointer swaps, the cache and the counters; reading the
- * store, compressing and building responses happen outside it. A snapshot's own body_lock
- * guards only its body responses and in-progress markers, and is never held across a load
- * either: a request that finds another one building the same encoding waits on body_built for
- * that encoding alone, so a slow load stalls only the requests that need its result.
+ * Bodies are served from the store's body files: a body response holds an open descriptor, and
+ * libmicrohttpd sends it with sendfile(2) at each connection's own offset, so one response serves
+ * any number of connections at once and a body is never copied into the process. The set's lock
+ * guards only pointer swaps, the cache and the counters; reading the store and checking files
+ * happen outside it. A snapshot's own body_lock guards only its body responses and in-progress
+ * markers, and is never held across a load either: a request that finds another one building the
+ * same encoding waits on body_built for that encoding alone.
  *
  * Two requests missing the same older epoch at once may both read its header (a small read);
  * the second to finish finds the first's entry and keeps that one.
@@ -28,22 +28,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#define PREPARED_IMMUTABLE "public, max-age=31536000, immutable"
+#define PREPARED_IMMUTABLE     "public, max-age=31536000, immutable"
+/* What a prepared response costs besides the bytes it names: libmicrohttpd's response and its
+ * header list, a conservative figure for the cache's byte bound. */
+#define PREPARED_RESPONSE_COST 1024
 
 struct prepared_snapshot {
 	char namespace_name[NAMESPACE_NAME_MAX + 1];
 	struct snapshot_header header; /* parsed from header_note */
 	uint8_t *header_note;          /* owned; the signed header note */
 	size_t header_note_len;
+	size_t memory; /* what the snapshot holds in memory, for the cache's bound */
 	char header_etag[PREPARED_ETAG_MAX];
 	char body_etag[ENCODING_COUNT][PREPARED_ETAG_MAX];
 	struct MHD_Response *header_response;                   /* 200, immutable */
 	struct MHD_Response *header_not_modified;               /* 304, immutable */
 	struct MHD_Response *body_not_modified[ENCODING_COUNT]; /* 304, immutable */
-	/* 200 with the body, immutable. Built with the snapshot for a publication, on first use for
-	 * an epoch loaded from the store: read only through prepared_set_body. Guarded by body_lock;
-	 * once set, never changed until the snapshot is freed. */
+	/* 200 with the body, immutable, over the body file. Built with the snapshot for a
+	 * publication, on first use for an epoch loaded from the store: read only through
+	 * prepared_set_body. Guarded by body_lock; once set, never changed until the snapshot is
+	 * freed. */
 	struct MHD_Response *body_response[ENCODING_COUNT];
 	bool body_building[ENCODING_COUNT]; /* a request is building that encoding now */
 	pthread_mutex_t body_lock;
@@ -59,6 +65,7 @@ struct cache_entry {
 struct prepared_set {
 	const struct config *config;
 	struct store *store;
+	size_t cache_bytes;   /* the bound on what cached older epochs hold in memory */
 	pthread_mutex_t lock; /* guards latest, cache, use_clock and statistics */
 	struct prepared_snapshot *latest[CONFIG_MAX_NAMESPACES];
 	struct cache_entry cache[PREPARED_CACHE_SIZE]; /* older epochs, any namespace */
@@ -120,26 +127,6 @@ static const char *content_encoding_header(enum content_encoding encoding)
 	return encoding == ENCODING_IDENTITY ? NULL : content_encoding_name(encoding);
 }
 
-/* The 200 response of s's body in encoding, taking bytes (freed on failure too). */
-static int body_response_create(const struct prepared_snapshot *s, enum content_encoding encoding,
-                                uint8_t *bytes, size_t len, struct MHD_Response **out)
-{
-	*out = NULL;
-	struct MHD_Response *response = MHD_create_response_from_buffer_with_free_callback(len, bytes, &free);
-	if (!response) {
-		free(bytes);
-		return DIRAUTH_ERR_NOMEM;
-	}
-	if (MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "application/octet-stream") !=
-	        MHD_YES ||
-	    add_headers(response, s->body_etag[encoding], content_encoding_header(encoding), 1)) {
-		MHD_destroy_response(response);
-		return DIRAUTH_ERR_NOMEM;
-	}
-	*out = response;
-	return 0;
-}
-
 /* Parses a signed header note and checks that it is a header of namespace_name (and of epoch,
  * unless epoch is UINT64_MAX). */
 static int header_parse(const char *namespace_name, uint64_t epoch, const struct buffer *header_note,
@@ -156,44 +143,46 @@ static int header_parse(const char *namespace_name, uint64_t epoch, const struct
 	return rc;
 }
 
-/* Reads the stored body of header's snapshot into body (reset first) and checks it against the
- * header's size and digest. */
-static int load_body_checked(struct store *store, const struct snapshot_header *header, struct buffer *body)
+/* The 200 response of s's body in encoding, over its body file. With check, the file is read
+ * whole and checked against its stored digest first (an epoch loaded from the store); without,
+ * only its size is (a body this process has just written). */
+static int body_response_create(struct prepared_set *set, const struct prepared_snapshot *s,
+                                enum content_encoding encoding, bool check, struct MHD_Response **out)
 {
-	uint8_t digest[CRYPTO_SHA256_SIZE];
-	int rc = store_snapshot_get(store, header->namespace_name, header->epoch, NULL, body);
-	if (rc)
+	int fd = -1;
+	uint64_t size = 0;
+	*out = NULL;
+	int rc = check ? store_body_check(set->store, s->namespace_name, s->header.epoch, encoding) : 0;
+	if (!rc)
+		rc = store_body_open(set->store, s->namespace_name, s->header.epoch, encoding, &fd, &size);
+	if (!rc && encoding == ENCODING_IDENTITY && size != s->header.body_size)
+		rc = DIRAUTH_ERR_MISMATCH;
+	if (rc) {
+		if (fd >= 0)
+			close(fd);
 		return rc;
-	if (body->len != header->body_size)
-		return DIRAUTH_ERR_MISMATCH;
-	if ((rc = crypto_sha256(body->data ? body->data : (const uint8_t *)"", body->len, digest)))
-		return rc;
-	return memcmp(digest, header->body_sha256, sizeof digest) == 0 ? 0 : DIRAUTH_ERR_MISMATCH;
+	}
+	/* The response owns the descriptor from here, and closes it when it is destroyed. */
+	struct MHD_Response *response = MHD_create_response_from_fd64(size, fd);
+	if (!response) {
+		close(fd);
+		return DIRAUTH_ERR_NOMEM;
+	}
+	if (MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "application/octet-stream") !=
+	        MHD_YES ||
+	    add_headers(response, s->body_etag[encoding], content_encoding_header(encoding), 1)) {
+		MHD_destroy_response(response);
+		return DIRAUTH_ERR_NOMEM;
+	}
+	*out = response;
+	return 0;
 }
 
-/* The stored body of header's snapshot in encoding, into out (reset first): checked, then
- * compressed unless identity. */
-static int load_body(struct store *store, const struct snapshot_header *header,
-                     enum content_encoding encoding, struct buffer *out)
-{
-	buffer_reset(out);
-	if (encoding == ENCODING_IDENTITY)
-		return load_body_checked(store, header, out);
-	struct buffer body;
-	buffer_init(&body);
-	int rc = load_body_checked(store, header, &body);
-	if (rc == 0)
-		rc = compress_encode(encoding, body.data ? body.data : (const uint8_t *)"", body.len, out);
-	buffer_free(&body);
-	return rc;
-}
-
-/* Builds a snapshot of namespace_name from its signed header note, with its header and 304
- * responses, and with the body responses too when bodies is not NULL (bodies[e] then holds
- * encoding e). The header note must parse as a header of namespace_name (and of epoch, unless
- * epoch is UINT64_MAX). Takes the buffers; they are emptied in every case. */
+/* Builds a snapshot of namespace_name from its signed header note (taken, emptied in every case),
+ * with its header and 304 responses. The note must parse as a header of namespace_name (and of
+ * epoch, unless epoch is UINT64_MAX). */
 static int snapshot_build(const char *namespace_name, uint64_t epoch, struct buffer *header_note,
-                          struct buffer *bodies, struct prepared_snapshot **out)
+                          struct prepared_snapshot **out)
 {
 	struct prepared_snapshot *s = calloc(1, sizeof *s);
 	uint8_t digest[CRYPTO_SHA256_SIZE];
@@ -225,6 +214,7 @@ static int snapshot_build(const char *namespace_name, uint64_t epoch, struct buf
 	s->header_note = buffer_steal(header_note, &s->header_note_len);
 	if (!s->header_note)
 		goto cleanup;
+	/* A copy: a connection may still be sending the response after the snapshot is freed. */
 	s->header_response =
 	    MHD_create_response_from_buffer(s->header_note_len, s->header_note, MHD_RESPMEM_MUST_COPY);
 	s->header_not_modified = empty_response();
@@ -245,24 +235,14 @@ static int snapshot_build(const char *namespace_name, uint64_t epoch, struct buf
 		if (!s->body_not_modified[e] || add_headers(s->body_not_modified[e], s->body_etag[e],
 		                                            content_encoding_header(encoding), 1))
 			goto cleanup;
-		if (!bodies)
-			continue;
-		size_t len = 0;
-		uint8_t *bytes = buffer_steal(&bodies[e], &len);
-		if (!bytes)
-			goto cleanup;
-		if ((rc = body_response_create(s, encoding, bytes, len, &s->body_response[e])))
-			goto cleanup;
-		rc = DIRAUTH_ERR_NOMEM;
 	}
+	s->memory = sizeof *s + 2 * s->header_note_len + (2 + 2 * ENCODING_COUNT) * PREPARED_RESPONSE_COST;
 	*out = s;
 	s = NULL;
 	rc = 0;
 cleanup:
 	prepared_snapshot_free(s);
 	buffer_free(header_note);
-	for (int e = 0; bodies && e < ENCODING_COUNT; e++)
-		buffer_free(&bodies[e]);
 	return rc;
 }
 
@@ -274,6 +254,7 @@ int prepared_set_create(const struct config *config, struct store *store, struct
 		return DIRAUTH_ERR_NOMEM;
 	set->config = config;
 	set->store = store;
+	set->cache_bytes = config->http.old_epochs_cache_bytes;
 	if (pthread_mutex_init(&set->lock, NULL) != 0) {
 		free(set);
 		return DIRAUTH_ERR_NOMEM;
@@ -299,10 +280,36 @@ static int same_snapshot(const struct prepared_snapshot *s, const char *name, ui
 	return s && s->header.epoch == epoch && strcmp(s->namespace_name, name) == 0;
 }
 
+/* The least recently used occupied slot, or PREPARED_CACHE_SIZE. Caller holds the lock. */
+static size_t cache_oldest_locked(const struct prepared_set *set)
+{
+	size_t slot = PREPARED_CACHE_SIZE;
+	for (size_t i = 0; i < PREPARED_CACHE_SIZE; i++)
+		if (set->cache[i].snapshot &&
+		    (slot == PREPARED_CACHE_SIZE || set->cache[i].last_used < set->cache[slot].last_used))
+			slot = i;
+	return slot;
+}
+
+static size_t cache_memory_locked(const struct prepared_set *set)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < PREPARED_CACHE_SIZE; i++)
+		if (set->cache[i].snapshot)
+			total += set->cache[i].snapshot->memory;
+	return total;
+}
+
 /* Puts snapshot (whose reference the cache takes) in the cache: in place of an entry for the same
- * epoch, else in a free slot, else in place of the least recently used. Caller holds the lock. */
+ * epoch, else in a free slot, else in place of the least recently used; then drops the least
+ * recently used others while the cache holds more than its byte bound. A snapshot larger than
+ * the bound alone is not cached. Caller holds the lock. */
 static void cache_put_locked(struct prepared_set *set, struct prepared_snapshot *snapshot)
 {
+	if (snapshot->memory > set->cache_bytes) {
+		prepared_snapshot_release(snapshot);
+		return;
+	}
 	size_t slot = PREPARED_CACHE_SIZE;
 	for (size_t i = 0; i < PREPARED_CACHE_SIZE && slot == PREPARED_CACHE_SIZE; i++)
 		if (same_snapshot(set->cache[i].snapshot, snapshot->namespace_name, snapshot->header.epoch))
@@ -310,17 +317,17 @@ static void cache_put_locked(struct prepared_set *set, struct prepared_snapshot 
 	for (size_t i = 0; i < PREPARED_CACHE_SIZE && slot == PREPARED_CACHE_SIZE; i++)
 		if (!set->cache[i].snapshot)
 			slot = i;
-	if (slot == PREPARED_CACHE_SIZE) {
-		slot = 0;
-		for (size_t i = 1; i < PREPARED_CACHE_SIZE; i++)
-			if (set->cache[i].last_used < set->cache[slot].last_used)
-				slot = i;
-	}
-	struct prepared_snapshot *old = set->cache[slot].snapshot;
+	if (slot == PREPARED_CACHE_SIZE)
+		slot = cache_oldest_locked(set);
+	/* Releasing under the lock is cheap: at worst it frees memory. */
+	prepared_snapshot_release(set->cache[slot].snapshot);
 	set->cache[slot].snapshot = snapshot;
 	set->cache[slot].last_used = ++set->use_clock;
-	/* Releasing under the lock is cheap: at worst it frees memory. */
-	prepared_snapshot_release(old);
+	while (cache_memory_locked(set) > set->cache_bytes) {
+		size_t oldest = cache_oldest_locked(set);
+		prepared_snapshot_release(set->cache[oldest].snapshot);
+		set->cache[oldest].snapshot = NULL;
+	}
 }
 
 static struct prepared_snapshot *cache_find_locked(struct prepared_set *set, const char *name, uint64_t epoch)
@@ -351,24 +358,37 @@ static int install(struct prepared_set *set, size_t namespace_index, struct prep
 	return 0;
 }
 
-int prepared_set_install(struct prepared_set *set, size_t namespace_index, struct buffer *header_note,
-                         struct buffer bodies[ENCODING_COUNT])
+/* A snapshot of namespace_index from its header note, with every body response built. */
+static int build_with_bodies(struct prepared_set *set, size_t namespace_index, uint64_t epoch,
+                             struct buffer *header_note, bool check, struct prepared_snapshot **out)
+{
+	struct prepared_snapshot *s = NULL;
+	int rc = snapshot_build(set->config->namespaces[namespace_index].name, epoch, header_note, &s);
+	for (int e = 0; rc == 0 && e < ENCODING_COUNT; e++)
+		rc = body_response_create(set, s, (enum content_encoding)e, check, &s->body_response[e]);
+	if (rc) {
+		prepared_snapshot_release(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+int prepared_set_install(struct prepared_set *set, size_t namespace_index, struct buffer *header_note)
 {
 	struct prepared_snapshot *snapshot = NULL;
-	int rc = DIRAUTH_ERR_NOT_FOUND;
-	if (namespace_index < set->config->namespace_count)
-		rc = snapshot_build(set->config->namespaces[namespace_index].name, UINT64_MAX, header_note,
-		                    bodies, &snapshot);
-	buffer_free(header_note);
-	for (int e = 0; e < ENCODING_COUNT; e++)
-		buffer_free(&bodies[e]);
+	if (namespace_index >= set->config->namespace_count) {
+		buffer_free(header_note);
+		return DIRAUTH_ERR_NOT_FOUND;
+	}
+	int rc = build_with_bodies(set, namespace_index, UINT64_MAX, header_note, false, &snapshot);
 	return rc ? rc : install(set, namespace_index, snapshot);
 }
 
 int prepared_set_load_latest(struct prepared_set *set, size_t namespace_index)
 {
-	struct buffer header_note, bodies[ENCODING_COUNT];
-	struct snapshot_header header;
+	struct buffer header_note;
+	struct prepared_snapshot *snapshot = NULL;
 	uint64_t epoch;
 
 	if (namespace_index >= set->config->namespace_count)
@@ -380,19 +400,11 @@ int prepared_set_load_latest(struct prepared_set *set, size_t namespace_index)
 	if (rc)
 		return rc;
 	buffer_init(&header_note);
-	for (int e = 0; e < ENCODING_COUNT; e++)
-		buffer_init(&bodies[e]);
 	rc = store_snapshot_get(set->store, name, epoch, &header_note, NULL);
 	if (rc == 0)
-		rc = header_parse(name, epoch, &header_note, &header);
-	for (int e = 0; e < ENCODING_COUNT && rc == 0; e++)
-		rc = load_body(set->store, &header, (enum content_encoding)e, &bodies[e]);
-	if (rc == 0)
-		return prepared_set_install(set, namespace_index, &header_note, bodies);
+		rc = build_with_bodies(set, namespace_index, epoch, &header_note, true, &snapshot);
 	buffer_free(&header_note);
-	for (int e = 0; e < ENCODING_COUNT; e++)
-		buffer_free(&bodies[e]);
-	return rc;
+	return rc ? rc : install(set, namespace_index, snapshot);
 }
 
 int prepared_set_latest(struct prepared_set *set, size_t namespace_index, struct prepared_snapshot **out)
@@ -442,7 +454,7 @@ int prepared_set_epoch(struct prepared_set *set, size_t namespace_index, uint64_
 	buffer_init(&header_note);
 	rc = store_snapshot_get(set->store, name, epoch, &header_note, NULL);
 	if (rc == 0)
-		rc = snapshot_build(name, epoch, &header_note, NULL, &s);
+		rc = snapshot_build(name, epoch, &header_note, &s);
 	buffer_free(&header_note);
 	pthread_mutex_lock(&set->lock);
 	set->statistics.header_loads++;
@@ -465,8 +477,6 @@ int prepared_set_body(struct prepared_set *set, struct prepared_snapshot *snapsh
                       enum content_encoding encoding, struct MHD_Response **out)
 {
 	struct MHD_Response *response = NULL;
-	struct buffer bytes;
-	int rc;
 
 	*out = NULL;
 	if ((unsigned)encoding >= ENCODING_COUNT)
@@ -482,20 +492,10 @@ int prepared_set_body(struct prepared_set *set, struct prepared_snapshot *snapsh
 	snapshot->body_building[encoding] = true;
 	pthread_mutex_unlock(&snapshot->body_lock);
 
-	buffer_init(&bytes);
-	rc = load_body(set->store, &snapshot->header, encoding, &bytes);
+	int rc = body_response_create(set, snapshot, encoding, true, &response);
 	pthread_mutex_lock(&set->lock);
 	set->statistics.body_loads++;
-	if (rc == 0 && encoding != ENCODING_IDENTITY)
-		set->statistics.compressions[encoding]++;
 	pthread_mutex_unlock(&set->lock);
-	if (rc == 0) {
-		size_t len = 0;
-		uint8_t *data = buffer_steal(&bytes, &len);
-		rc =
-		    data ? body_response_create(snapshot, encoding, data, len, &response) : DIRAUTH_ERR_NOMEM;
-	}
-	buffer_free(&bytes);
 
 	pthread_mutex_lock(&snapshot->body_lock);
 	snapshot->body_building[encoding] = false;

@@ -1,5 +1,5 @@
 /*
- * prepared.h: published snapshots held in memory as ready-made HTTP responses.
+ * prepared.h: published snapshots held as ready-made HTTP responses.
  *
  * The read path is hot and the same for every client, so each snapshot's responses are built
  * once: the header note, and the body in each content encoding, each with its ETag,
@@ -8,16 +8,20 @@
  * reference-counts queued responses, and a prepared snapshot is itself reference-counted, so the
  * scheduler can swap in a new epoch while older responses are still being sent.
  *
+ * Bodies are never held in memory: a body response sends the store's body file (sendfile), so
+ * the memory a snapshot holds is its header and its responses' bookkeeping, and the operating
+ * system's page cache carries the hot bodies.
+ *
  * The set keeps, per namespace, the latest snapshot (installed by the scheduler after the
- * snapshot is stored, with every encoding built) and a small least-recently-used cache of older
- * epochs loaded from the store on demand. An older epoch is loaded header first: its header and
- * 304 responses need only the stored header (and the body's ETags come from the digest the
- * header carries), so a request for the header, or a conditional request for the body that
- * matches, never reads the body. The body of an older epoch is read, checked against the
- * header's size and digest, and compressed in the one encoding asked for, the first time that
- * encoding is asked for (identity needs no compression). No lock is held across a load:
- * requests for one encoding of one snapshot wait for the request already building it, and every
- * other request goes on.
+ * snapshot is stored, with every body response ready) and a small least-recently-used cache of
+ * older epochs loaded from the store on demand, bounded in entries and in bytes
+ * (http.old_epochs_cache_bytes). An older epoch is loaded header first: its header and 304
+ * responses need only the stored header (the body's ETags come from the digest the header
+ * carries), so a request for the header, or a conditional request for the body that matches,
+ * never reads the body. A body file loaded from the store is read once and checked against its
+ * stored digest before it is first served. No lock is held across a load: requests for one
+ * encoding of one snapshot wait for the request already building it, and every other request
+ * goes on.
  *
  * The read path depends on the store and the documents only: it never builds or signs a
  * snapshot. What is stored was checked against the bounds in force when it was published and is
@@ -29,6 +33,7 @@
 
 #include "schema/buffer.h"
 #include "schema/compress.h"
+#include "schema/snapshot.h"
 #include "server/config/config.h"
 #include "server/store/store.h"
 
@@ -48,9 +53,8 @@ struct prepared_set;
 
 /* Counters of the work a set did loading older epochs from the store, for tests and metrics. */
 struct prepared_statistics {
-	uint64_t header_loads;                 /* header-only reads from the store */
-	uint64_t body_loads;                   /* body reads from the store */
-	uint64_t compressions[ENCODING_COUNT]; /* bodies compressed, per encoding (identity: 0) */
+	uint64_t header_loads; /* header-only reads from the store */
+	uint64_t body_loads;   /* body files checked and opened for an older epoch */
 };
 
 /* A set for config's namespaces, loading older epochs from store. Returns 0 or
@@ -60,21 +64,19 @@ int prepared_set_create(const struct config *config, struct store *store, struct
 /* Frees the set and drops its references. Accepts NULL. */
 void prepared_set_free(struct prepared_set *set);
 
-/* Makes a freshly published snapshot the latest of namespace_index: header_note is its signed
- * header note and bodies[e] its body in encoding e (bodies[ENCODING_IDENTITY] uncompressed).
- * The buffers are taken (emptied) on success and on failure. The previous latest moves to the
- * cache of older epochs. Returns 0; DIRAUTH_ERR_ROLLBACK (an epoch not above the current
- * latest); DIRAUTH_ERR_NOT_FOUND (namespace_index out of range); DIRAUTH_ERR_SYNTAX or
- * DIRAUTH_ERR_MISMATCH (the note is not a header of this namespace); DIRAUTH_ERR_NOMEM,
- * DIRAUTH_ERR_CRYPTO. */
-int prepared_set_install(struct prepared_set *set, size_t namespace_index, struct buffer *header_note,
-                         struct buffer bodies[ENCODING_COUNT]);
+/* Makes a freshly published and stored snapshot the latest of namespace_index: header_note is
+ * its signed header note (taken: emptied on success and on failure); its body files are opened
+ * from the store. The previous latest moves to the cache of older epochs. Returns 0;
+ * DIRAUTH_ERR_ROLLBACK (an epoch not above the current latest); DIRAUTH_ERR_NOT_FOUND
+ * (namespace_index out of range, or no such stored body); DIRAUTH_ERR_SYNTAX or
+ * DIRAUTH_ERR_MISMATCH (the note is not a header of this namespace, or a body file is not what
+ * the store recorded); the errors of store_body_open; DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_CRYPTO. */
+int prepared_set_install(struct prepared_set *set, size_t namespace_index, struct buffer *header_note);
 
-/* Loads the latest stored snapshot of namespace_index (if any) with every encoding and makes it
- * the latest, as at start. Returns 0 (also when nothing is stored yet); the errors of the store;
- * DIRAUTH_ERR_SYNTAX (the stored header does not parse), DIRAUTH_ERR_MISMATCH (it names another
- * namespace or epoch, or the body does not match it); the errors of compress_encode and of
- * prepared_set_install. */
+/* Loads the latest stored snapshot of namespace_index (if any), checks every body file against
+ * its stored digest, and makes it the latest, as at start. Returns 0 (also when nothing is stored
+ * yet); the errors of the store; DIRAUTH_ERR_SYNTAX (the stored header does not parse),
+ * DIRAUTH_ERR_MISMATCH (it names another namespace or epoch, or a body file does not match). */
 int prepared_set_load_latest(struct prepared_set *set, size_t namespace_index);
 
 /* The latest snapshot of namespace_index with a new reference the caller releases. Returns 0 or
@@ -88,14 +90,14 @@ int prepared_set_latest(struct prepared_set *set, size_t namespace_index, struct
 int prepared_set_epoch(struct prepared_set *set, size_t namespace_index, uint64_t epoch,
                        struct prepared_snapshot **out);
 
-/* The 200 response with snapshot's body in encoding, building it from the store the first time
- * (one read, a check against the header's size and digest, and compression only for that
- * encoding). *out is borrowed: it lives as long as the caller's reference on snapshot. If
- * another request is building the same encoding of the same snapshot, waits for it; nothing
- * else is waited for. Returns 0, DIRAUTH_ERR_INTERNAL (encoding out of range),
- * DIRAUTH_ERR_NOT_FOUND, DIRAUTH_ERR_MISMATCH (the stored body does not match the header), the
- * errors of the store and of compress_encode, DIRAUTH_ERR_NOMEM; a failed build is tried again by
- * the next request. */
+/* The 200 response with snapshot's body in encoding, building it from the store's body file the
+ * first time (the file read once and checked against its stored digest, then opened for the
+ * response). *out is borrowed: it lives as long as the caller's reference on snapshot. If another
+ * request is building the same encoding of the same snapshot, waits for it; nothing else is
+ * waited for. Returns 0, DIRAUTH_ERR_INTERNAL (encoding out of range), DIRAUTH_ERR_NOT_FOUND,
+ * DIRAUTH_ERR_STALE (the body was removed by retention), DIRAUTH_ERR_MISMATCH (the file does not
+ * match), the errors of the store, DIRAUTH_ERR_NOMEM; a failed build is tried again by the next
+ * request. */
 int prepared_set_body(struct prepared_set *set, struct prepared_snapshot *snapshot,
                       enum content_encoding encoding, struct MHD_Response **out);
 

@@ -125,10 +125,10 @@ static int publish_one(struct epoch_scheduler *scheduler, size_t i, uint64_t epo
 	unsigned long long records = p.header.record_count;
 	size_t sizes[ENCODING_COUNT], header_size = p.header_note.len;
 	for (int e = 0; e < ENCODING_COUNT; e++)
-		sizes[e] = p.encoded[e].len;
+		sizes[e] = (size_t)p.body.size[e];
 	/* Stored: from here on the snapshot exists whatever happens to the prepared responses;
 	 * requests for it by epoch load it from the store. */
-	rc = prepared_set_install(o->prepared, i, &p.header_note, p.encoded);
+	rc = prepared_set_install(o->prepared, i, &p.header_note);
 	publication_clear(&p);
 	pthread_mutex_lock(&scheduler->lock);
 	scheduler->have_published[i] = true;
@@ -146,6 +146,13 @@ static int publish_one(struct epoch_scheduler *scheduler, size_t i, uint64_t epo
 	        name, (unsigned long long)epoch, records, header_size, sizes[ENCODING_IDENTITY],
 	        sizes[ENCODING_GZIP], sizes[ENCODING_ZSTD]);
 	fflush(scheduler_log(scheduler));
+	/* Retention: bodies older than the window go; headers stay. */
+	uint64_t window = o->config->store.body_retention_epochs;
+	if (epoch >= window && (rc = store_retain(o->store, name, epoch - window + 1)) != 0) {
+		fprintf(scheduler_log(scheduler), "dirauthd: namespace %s: old bodies not removed: %s\n",
+		        name, dirauth_strerror(rc));
+		fflush(scheduler_log(scheduler));
+	}
 	return 0;
 }
 

@@ -1,93 +1,123 @@
 /*
- * store.c: dirauthd's durable state, on kv/ (LMDB underneath).
+ * store.c: dirauthd's durable state, on kv/ (LMDB underneath), and its body files.
  *
- * Layout: five named databases in one environment.
- *   services         service id (32) -> u16 namespace length, namespace, u16 provider length,
- *                    provider, u64 highest sequence, u64 expires, u32 note length, note
- *   endpoints        endpoint id (32) -> service id (32)
- *   namespace_index  namespace, 0x00, service id (32) -> empty; keys are kept sorted, so one
- *                    prefix walk yields a namespace's services in ascending id order. Names never
- *                    hold 0x00, so "a\0" sorts before "a-b\0" and prefixes cannot overlap.
- *   snapshots        namespace, 0x00, epoch (u64) -> u32 header length, header, body
- *   latest           namespace -> epoch (u64)
- * Integers are big-endian and fixed-width; every length is written and checked on reading, so a
- * damaged record is reported as DIRAUTH_ERR_STORE instead of being read past its end.
+ * Databases of the one environment (integers big-endian and fixed-width; every length is
+ * written and checked on reading, so a damaged record is DIRAUTH_ERR_STORE, never read past its
+ * end; "ns" is a namespace's u16 id, assigned at its first use and kept in namespaces):
+ *   meta            "format" -> u32 STORE_FORMAT; "sealed" -> u64; "next_ns" -> u16; "next_key" -> u32
+ *   namespaces      name -> ns
+ *   provider_keys   verifier key text -> u32 ref, and 0x00 ref -> verifier key text
+ *   services        service id -> ns, u8 length + provider key name, u64 highest sequence
+ *   endpoints       endpoint id -> service id
+ *   records         ns, service id -> the latest registration (record_codec.h)
+ *   previous        ns, service id -> the version the sealed epoch needs, when records holds a
+ *                   later-stamped one
+ *   replaced        u64 stamp of the version in records, ns, service id -> empty: where previous
+ *                   has an entry, so that sealing past that stamp finds what to drop
+ *   expiry          u64 expires, ns, service id -> empty: records by expiry, for sealing
+ *   usage           ns -> u64 records, u64 bytes: what records holds, for the bounds
+ *   snapshots       ns, u64 epoch -> the signed header note
+ *   bodies          ns, u64 epoch -> per encoding u64 size, 32 bytes sha256 (while the files exist)
+ *   latest          ns -> u64 epoch
  *
- * Durability is kv's (LMDB's default): a commit returns after fsync. To keep many concurrent
- * submissions from each paying for one fsync, submissions are group-committed: callers queue a
- * request and sleep; one committer thread takes up to max_batch requests, applies each in a nested
- * transaction of one write transaction (so a refused request leaves no trace while the others
- * proceed, and a later request sees what an earlier one wrote), commits once and wakes every
- * caller with its own result. When the commit fails, nobody in the batch is told 0.
+ * Body files: <path>/bodies/<namespace>/<epoch>.<encoding>, written under a ".part" name,
+ * fsynced, renamed, and the directory fsynced before the header is stored; so a stored header
+ * always has its files, and files without a header (a crash before the header) are removed at
+ * open.
  *
- * Transactions are kv's (kv/kv.h), which keep the first error: the code applying a request is a
- * straight sequence of reads, checks and writes ending in one commit, which aborts instead when
- * anything before it failed.
+ * Durability is kv's (LMDB's default): a commit returns after fsync. Submissions are
+ * group-committed: callers queue a request; one committer thread takes up to max_batch
+ * requests, applies each in a nested transaction of one write transaction (a refused request
+ * leaves no trace while the others proceed, and a later request sees what an earlier one wrote),
+ * commits once and reports every result. When the commit fails, nobody in the batch is told 0.
+ *
+ * The seal. The committer stamps each request with max(its epoch, sealed + 1) while it holds the
+ * store's lock to take the batch, and marks the batch in flight; store_seal raises sealed only
+ * when no batch is in flight, so no commit stamped at or below a sealed epoch can land after the
+ * seal. A registration replacing a version stamped at or below the sealed epoch moves that
+ * version to previous: the sealed epoch's snapshot still holds it.
  */
 #include "server/store/store.h"
 
-#include "schema/buffer.h"
-#include "schema/error.h"
 #include "kv/kv.h"
+#include "schema/crypto.h"
+#include "schema/error.h"
+#include "schema/note.h"
+#include "schema/registration.h"
+#include "server/store/record_codec.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#define STORE_FORMAT          2
 #define STORE_ID_LEN          32
-#define STORE_DEFAULT_MAP     ((size_t)1 << 30)
+#define STORE_NS_LEN          2
+#define STORE_RECORD_KEY_LEN  (STORE_NS_LEN + STORE_ID_LEN)
+#define STORE_EPOCH_KEY_LEN   (STORE_NS_LEN + 8)
 #define STORE_DEFAULT_BATCH   256
 #define STORE_QUEUE_PER_BATCH 4 /* the queue holds this many batches before submitters wait */
-#define STORE_KEY_MAX         (STORE_NAME_MAX + 1 + STORE_ID_LEN)
+#define STORE_MAX_NAMESPACES  65535
+#define STORE_PRUNE_CHUNK     4096 /* keys removed per write transaction while sealing */
+#define STORE_HEADER_MAX      (64 * 1024)
+#define STORE_PATH_MAX        4096
 
-/* One queued submission. It lives on the submitter's stack: the submitter sleeps until done. */
+/* One queued submission. */
 struct store_request {
 	const struct store_registration *registration;
+	store_submission_done done;
+	void *context;
+	uint64_t stamp;
 	int result;
-	bool done;
 	struct store_request *next;
 };
 
 struct store {
 	struct kv_env *env;
-	struct kv_db services;
-	struct kv_db endpoints;
-	struct kv_db namespace_index;
-	struct kv_db snapshots;
-	struct kv_db latest;
+	struct kv_db meta, namespaces, provider_keys, services, endpoints, records, previous, replaced,
+	    expiry, usage, snapshots, bodies, latest;
+	char path[STORE_PATH_MAX];
 	size_t max_batch;
 	size_t queue_limit;
+	unsigned refuse_percent;
 
-	pthread_mutex_t lock;       /* guards everything below */
-	pthread_cond_t work;        /* the committer waits for requests or stopping */
-	pthread_cond_t space;       /* submitters wait for room in the queue */
-	pthread_cond_t answered;    /* submitters wait for their request's result */
-	struct store_request *head; /* queue, oldest first */
-	struct store_request *tail;
+	pthread_mutex_t lock;   /* guards everything below */
+	pthread_cond_t work;    /* the committer waits for requests or stopping */
+	pthread_cond_t space;   /* submitters wait for room in the queue */
+	pthread_cond_t settled; /* sealers wait for the batch in flight */
+	struct store_request *head, *tail;
 	size_t queued;
 	bool stopping;
+	bool in_flight;
+	bool have_sealed;
+	uint64_t sealed;
 	struct store_statistics statistics;
 	pthread_t committer;
+
+	pthread_mutex_t keys_lock;  /* guards the provider key cache */
+	struct note_verifier *keys; /* ref i is keys[i - 1] */
+	size_t key_count, key_cap;
 };
 
 /* ---- encoding ---- */
 
-static void store_put_u16(uint8_t *p, uint16_t v)
+static void put_uint(uint8_t *p, uint64_t v, size_t width)
 {
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void store_put_u32(uint8_t *p, uint32_t v)
-{
-	for (int i = 3; i >= 0; i--) {
+	for (size_t i = width; i-- > 0;) {
 		p[i] = (uint8_t)v;
 		v >>= 8;
 	}
 }
 
-static uint64_t store_get_uint(const uint8_t *p, size_t width)
+static uint64_t get_uint(const uint8_t *p, size_t width)
 {
 	uint64_t v = 0;
 	for (size_t i = 0; i < width; i++)
@@ -95,91 +125,7 @@ static uint64_t store_get_uint(const uint8_t *p, size_t width)
 	return v;
 }
 
-/* A bounded reader over a stored value. */
-struct store_reader {
-	const uint8_t *data;
-	size_t len;
-	size_t at;
-	bool failed;
-};
-
-static const uint8_t *store_read_bytes(struct store_reader *r, size_t n)
-{
-	if (r->failed || n > r->len - r->at) {
-		r->failed = true;
-		return NULL;
-	}
-	const uint8_t *p = r->data + r->at;
-	r->at += n;
-	return p;
-}
-
-static uint64_t store_read_uint(struct store_reader *r, size_t width)
-{
-	const uint8_t *p = store_read_bytes(r, width);
-	return p ? store_get_uint(p, width) : 0;
-}
-
-/* A decoded services value; pointers into the value it was decoded from. */
-struct store_service_record {
-	const uint8_t *namespace_name;
-	size_t namespace_len;
-	const uint8_t *provider;
-	size_t provider_len;
-	uint64_t highest_sequence;
-	uint64_t expires;
-	const uint8_t *note;
-	size_t note_len;
-};
-
-static int store_service_record_decode(const struct kv_val *value, struct store_service_record *out)
-{
-	struct store_reader r = {.data = value->data, .len = value->len};
-	out->namespace_len = (size_t)store_read_uint(&r, 2);
-	out->namespace_name = store_read_bytes(&r, out->namespace_len);
-	out->provider_len = (size_t)store_read_uint(&r, 2);
-	out->provider = store_read_bytes(&r, out->provider_len);
-	out->highest_sequence = store_read_uint(&r, 8);
-	out->expires = store_read_uint(&r, 8);
-	out->note_len = (size_t)store_read_uint(&r, 4);
-	out->note = store_read_bytes(&r, out->note_len);
-	if (r.failed || r.at != r.len)
-		return DIRAUTH_ERR_STORE;
-	return 0;
-}
-
-static int store_service_record_encode(const struct store_registration *reg, struct buffer *out)
-{
-	size_t namespace_len = strlen(reg->namespace_name);
-	size_t provider_len = strlen(reg->provider);
-	uint8_t field[8];
-	int rc;
-
-	store_put_u16(field, (uint16_t)namespace_len);
-	rc = buffer_append(out, field, 2);
-	if (!rc)
-		rc = buffer_append(out, reg->namespace_name, namespace_len);
-	store_put_u16(field, (uint16_t)provider_len);
-	if (!rc)
-		rc = buffer_append(out, field, 2);
-	if (!rc)
-		rc = buffer_append(out, reg->provider, provider_len);
-	kv_put_u64(field, reg->sequence);
-	if (!rc)
-		rc = buffer_append(out, field, 8);
-	kv_put_u64(field, reg->expires);
-	if (!rc)
-		rc = buffer_append(out, field, 8);
-	store_put_u32(field, (uint32_t)reg->note_len);
-	if (!rc)
-		rc = buffer_append(out, field, 4);
-	if (!rc)
-		rc = buffer_append(out, reg->note, reg->note_len);
-	return rc;
-}
-
-/* Checks a namespace name's presence and length; *len receives it. */
-static int store_check_name(const char *name, size_t *len)
+static int check_name(const char *name, size_t *len)
 {
 	if (!name || !*name)
 		return DIRAUTH_ERR_SYNTAX;
@@ -190,43 +136,244 @@ static int store_check_name(const char *name, size_t *len)
 	return 0;
 }
 
-/* Writes namespace, 0x00, suffix into key (STORE_KEY_MAX bytes); returns the key's length. */
-static size_t store_prefixed_key(uint8_t *key, const char *name, size_t name_len, const uint8_t *suffix,
-                                 size_t suffix_len)
+static void record_key(uint8_t key[STORE_RECORD_KEY_LEN], uint16_t ns, const uint8_t *service_id)
 {
-	memcpy(key, name, name_len);
-	key[name_len] = 0;
-	if (suffix_len)
-		memcpy(key + name_len + 1, suffix, suffix_len);
-	return name_len + 1 + suffix_len;
+	put_uint(key, ns, STORE_NS_LEN);
+	memcpy(key + STORE_NS_LEN, service_id, STORE_ID_LEN);
+}
+
+static void epoch_key(uint8_t key[STORE_EPOCH_KEY_LEN], uint16_t ns, uint64_t epoch)
+{
+	put_uint(key, ns, STORE_NS_LEN);
+	put_uint(key + STORE_NS_LEN, epoch, 8);
+}
+
+/* u64 prefix then a record key: the keys of replaced and expiry. */
+static void indexed_key(uint8_t key[8 + STORE_RECORD_KEY_LEN], uint64_t first,
+                        const uint8_t *record_key_bytes)
+{
+	put_uint(key, first, 8);
+	memcpy(key + 8, record_key_bytes, STORE_RECORD_KEY_LEN);
+}
+
+/* ---- small tables ---- */
+
+/* The id of namespace name, or DIRAUTH_ERR_NOT_FOUND (not recorded). */
+static int namespace_find(struct kv_txn *t, struct store *store, const char *name, size_t len, uint16_t *ns)
+{
+	struct kv_val value;
+	if (!kv_txn_get(t, store->namespaces, name, len, &value))
+		return t->rc ? t->rc : DIRAUTH_ERR_NOT_FOUND;
+	if (value.len != STORE_NS_LEN) {
+		kv_txn_fail(t, DIRAUTH_ERR_STORE);
+		return DIRAUTH_ERR_STORE;
+	}
+	*ns = (uint16_t)get_uint(value.data, STORE_NS_LEN);
+	return 0;
+}
+
+/* The id of namespace name, given one if it has none (write transactions). */
+static void namespace_intern(struct kv_txn *t, struct store *store, const char *name, size_t len,
+                             uint16_t *ns)
+{
+	if (namespace_find(t, store, name, len, ns) != DIRAUTH_ERR_NOT_FOUND || t->rc)
+		return;
+	struct kv_val value;
+	uint64_t next = 1;
+	if (kv_txn_get(t, store->meta, "next_ns", 7, &value)) {
+		if (value.len != STORE_NS_LEN)
+			kv_txn_fail(t, DIRAUTH_ERR_STORE);
+		else
+			next = get_uint(value.data, STORE_NS_LEN);
+	}
+	if (next > STORE_MAX_NAMESPACES)
+		kv_txn_fail(t, DIRAUTH_ERR_FULL);
+	uint8_t field[STORE_NS_LEN];
+	put_uint(field, next, STORE_NS_LEN);
+	kv_txn_put(t, store->namespaces, name, len, field, sizeof field);
+	put_uint(field, next + 1 > STORE_MAX_NAMESPACES ? STORE_MAX_NAMESPACES + 1 : next + 1, STORE_NS_LEN);
+	kv_txn_put(t, store->meta, "next_ns", 7, field, sizeof field);
+	*ns = (uint16_t)next;
+}
+
+/* The provider key cache: ref -> verifier, loaded at open, grown as keys are interned. */
+static int keys_cache_add(struct store *store, uint32_t ref, const struct note_verifier *key)
+{
+	if (ref == 0 || ref > store->key_count + 1)
+		return ref <= store->key_count ? 0 : DIRAUTH_ERR_STORE;
+	if (store->key_count == store->key_cap) {
+		size_t cap = store->key_cap ? store->key_cap * 2 : 16;
+		struct note_verifier *grown = realloc(store->keys, cap * sizeof *grown);
+		if (!grown)
+			return DIRAUTH_ERR_NOMEM;
+		store->keys = grown;
+		store->key_cap = cap;
+	}
+	store->keys[store->key_count++] = *key;
+	return 0;
+}
+
+struct keys_context {
+	struct store *store;
+	struct kv_txn *t; /* the write transaction interning keys; NULL for lookups only */
+};
+
+static int keys_lookup(void *context, uint32_t ref, struct note_verifier *out)
+{
+	struct store *store = ((struct keys_context *)context)->store;
+	pthread_mutex_lock(&store->keys_lock);
+	int rc = ref >= 1 && ref <= store->key_count ? 0 : DIRAUTH_ERR_STORE;
+	if (!rc)
+		*out = store->keys[ref - 1];
+	pthread_mutex_unlock(&store->keys_lock);
+	return rc;
+}
+
+/* Finds key's ref, or records a new one in the write transaction. A new key enters the cache
+ * only once its transaction commits (keys_commit); until then refs past the cache are pending. */
+static int keys_intern(void *context, const struct note_verifier *key, uint32_t *ref)
+{
+	struct keys_context *k = context;
+	struct store *store = k->store;
+	char text[NOTE_VERIFIER_KEY_MAX + 1];
+	struct kv_val value;
+	note_verifier_format(key, text);
+	size_t len = strlen(text);
+	if (kv_txn_get(k->t, store->provider_keys, text, len, &value)) {
+		if (value.len != 4)
+			kv_txn_fail(k->t, DIRAUTH_ERR_STORE);
+		*ref = (uint32_t)get_uint(value.data, 4);
+		return k->t->rc;
+	}
+	if (k->t->rc)
+		return k->t->rc;
+	uint64_t next = 1;
+	if (kv_txn_get(k->t, store->meta, "next_key", 8, &value))
+		next = value.len == 4 ? get_uint(value.data, 4) : 0;
+	if (next == 0 || next >= UINT32_MAX)
+		kv_txn_fail(k->t, next ? DIRAUTH_ERR_FULL : DIRAUTH_ERR_STORE);
+	uint8_t field[4], reverse[5];
+	put_uint(field, next, 4);
+	reverse[0] = 0;
+	put_uint(reverse + 1, next, 4);
+	kv_txn_put(k->t, store->provider_keys, text, len, field, 4);
+	kv_txn_put(k->t, store->provider_keys, reverse, sizeof reverse, text, len);
+	put_uint(field, next + 1, 4);
+	kv_txn_put(k->t, store->meta, "next_key", 8, field, 4);
+	*ref = (uint32_t)next;
+	return k->t->rc;
+}
+
+/* After a commit: loads the keys the store holds beyond the cache. */
+static int keys_refresh(struct store *store)
+{
+	struct kv_txn t;
+	struct kv_val value;
+	int rc = 0;
+	pthread_mutex_lock(&store->keys_lock);
+	kv_txn_begin(store->env, &t, KV_READ);
+	for (;;) {
+		uint8_t reverse[5];
+		uint32_t ref = (uint32_t)store->key_count + 1;
+		reverse[0] = 0;
+		put_uint(reverse + 1, ref, 4);
+		if (!kv_txn_get(&t, store->provider_keys, reverse, sizeof reverse, &value))
+			break;
+		struct note_verifier key;
+		if (note_verifier_parse((const char *)value.data, value.len, &key) != 0 ||
+		    (rc = keys_cache_add(store, ref, &key)) != 0) {
+			rc = rc ? rc : DIRAUTH_ERR_STORE;
+			break;
+		}
+	}
+	if (!rc)
+		rc = t.rc;
+	kv_txn_abort(&t);
+	pthread_mutex_unlock(&store->keys_lock);
+	return rc;
+}
+
+/* ---- usage counters ---- */
+
+static void usage_get(struct kv_txn *t, struct store *store, uint16_t ns, struct store_namespace_usage *out)
+{
+	uint8_t key[STORE_NS_LEN];
+	struct kv_val value;
+	put_uint(key, ns, STORE_NS_LEN);
+	memset(out, 0, sizeof *out);
+	if (kv_txn_get(t, store->usage, key, sizeof key, &value)) {
+		if (value.len != 16) {
+			kv_txn_fail(t, DIRAUTH_ERR_STORE);
+			return;
+		}
+		out->records = get_uint(value.data, 8);
+		out->bytes = get_uint(value.data + 8, 8);
+	}
+}
+
+static void usage_put(struct kv_txn *t, struct store *store, uint16_t ns,
+                      const struct store_namespace_usage *u)
+{
+	uint8_t key[STORE_NS_LEN], value[16];
+	put_uint(key, ns, STORE_NS_LEN);
+	put_uint(value, u->records, 8);
+	put_uint(value + 8, u->bytes, 8);
+	kv_txn_put(t, store->usage, key, sizeof key, value, sizeof value);
 }
 
 /* ---- applying registrations (committer thread only) ---- */
 
+struct service_owner {
+	uint16_t ns;
+	char provider[STORE_NAME_MAX + 1];
+	uint64_t highest_sequence;
+};
+
+static bool service_decode(const struct kv_val *value, struct service_owner *out)
+{
+	if (value->len < STORE_NS_LEN + 1 + 8)
+		return false;
+	size_t name_len = value->data[STORE_NS_LEN];
+	if (value->len != STORE_NS_LEN + 1 + name_len + 8)
+		return false;
+	out->ns = (uint16_t)get_uint(value->data, STORE_NS_LEN);
+	memcpy(out->provider, value->data + STORE_NS_LEN + 1, name_len);
+	out->provider[name_len] = 0;
+	out->highest_sequence = get_uint(value->data + STORE_NS_LEN + 1 + name_len, 8);
+	return true;
+}
+
+static bool over_refuse_line(struct store *store)
+{
+	struct kv_env_info info;
+	if (kv_env_info(store->env, &info) != 0)
+		return true;
+	return info.used > info.map_size / 100 * store->refuse_percent;
+}
+
 /* Applies one registration inside a nested transaction of batch: all of it or, on any refusal
  * or failure, none of it. */
-static int store_apply_registration(struct store *store, struct kv_txn *batch,
-                                    const struct store_registration *reg)
+static int apply_registration(struct store *store, struct kv_txn *batch, const struct store_registration *reg,
+                              uint64_t stamp, uint64_t sealed, bool have_sealed)
 {
 	struct kv_txn t;
-	struct store_service_record old;
-	struct buffer record;
-	uint8_t key[STORE_KEY_MAX];
-	size_t namespace_len = strlen(reg->namespace_name);
-	size_t provider_len = strlen(reg->provider);
 	struct kv_val found;
+	struct buffer value;
+	struct service_owner owner;
+	struct store_namespace_usage usage;
+	uint8_t key[STORE_RECORD_KEY_LEN], index_key[8 + STORE_RECORD_KEY_LEN];
+	size_t namespace_len = strlen(reg->namespace_name), provider_len = strlen(reg->provider);
+	uint16_t ns = 0;
 
-	buffer_init(&record);
+	buffer_init(&value);
 	kv_txn_begin_nested(batch, &t);
+	namespace_intern(&t, store, reg->namespace_name, namespace_len, &ns);
 	if (kv_txn_get(&t, store->services, reg->service_id, STORE_ID_LEN, &found)) {
-		if (store_service_record_decode(&found, &old))
+		if (!service_decode(&found, &owner))
 			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
-		else if (old.namespace_len != namespace_len ||
-		         memcmp(old.namespace_name, reg->namespace_name, namespace_len) != 0 ||
-		         old.provider_len != provider_len ||
-		         memcmp(old.provider, reg->provider, provider_len) != 0)
+		else if (owner.ns != ns || strcmp(owner.provider, reg->provider) != 0)
 			kv_txn_fail(&t, DIRAUTH_ERR_COLLISION);
-		else if (reg->sequence <= old.highest_sequence)
+		else if (reg->sequence <= owner.highest_sequence)
 			kv_txn_fail(&t, DIRAUTH_ERR_ROLLBACK);
 	}
 	for (size_t i = 0; i < reg->endpoint_count; i++) {
@@ -235,30 +382,84 @@ static int store_apply_registration(struct store *store, struct kv_txn *batch,
 		    (found.len != STORE_ID_LEN || memcmp(found.data, reg->service_id, STORE_ID_LEN) != 0))
 			kv_txn_fail(&t, DIRAUTH_ERR_COLLISION);
 	}
+
+	/* The namespace's bounds, with this registration in place of the version it replaces. */
+	record_key(key, ns, reg->service_id);
+	usage_get(&t, store, ns, &usage);
+	struct record_header old;
+	bool have_old = false;
+	if (kv_txn_get(&t, store->records, key, sizeof key, &found)) {
+		if (record_decode_header(found.data, found.len, &old) != 0)
+			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
+		else
+			have_old = true;
+	}
+	uint64_t records = usage.records + (have_old ? 0 : 1);
+	uint64_t bytes = usage.bytes + reg->note_len + STORE_RECORD_FRAMING -
+	                 (have_old ? (uint64_t)old.note_len + STORE_RECORD_FRAMING : 0);
+	if (!t.rc && (records > reg->max_records || bytes > reg->max_bytes))
+		kv_txn_fail(&t, DIRAUTH_ERR_BOUNDS);
+
+	/* The version replaced goes to previous if the sealed epoch holds it; the previous entry
+	 * (if any) is then keyed by this registration's stamp in replaced. */
+	if (have_old && !t.rc) {
+		if (have_sealed && old.stamp <= sealed) {
+			kv_txn_put(&t, store->previous, key, sizeof key, found.data, found.len);
+		}
+		/* Any previous entry is now found under the new stamp. */
+		if (kv_txn_get(&t, store->previous, key, sizeof key, &found)) {
+			indexed_key(index_key, old.stamp, key);
+			kv_txn_delete(&t, store->replaced, index_key, sizeof index_key);
+			indexed_key(index_key, stamp, key);
+			kv_txn_put(&t, store->replaced, index_key, sizeof index_key, "", 0);
+		}
+		indexed_key(index_key, old.expires, key);
+		kv_txn_delete(&t, store->expiry, index_key, sizeof index_key);
+	}
+
+	struct keys_context keys_context = {store, &t};
+	struct record_keys keys = {&keys_context, keys_lookup, keys_intern};
 	if (!t.rc)
-		kv_txn_fail(&t, store_service_record_encode(reg, &record));
-	kv_txn_put(&t, store->services, reg->service_id, STORE_ID_LEN, record.data, record.len);
+		kv_txn_fail(&t, record_encode(reg->sequence, stamp, reg->expires, reg->digest, reg->note,
+		                              reg->note_len, reg->parsed, reg->signature, &keys, &value));
+	kv_txn_put(&t, store->records, key, sizeof key, value.data, value.len);
+	indexed_key(index_key, reg->expires, key);
+	kv_txn_put(&t, store->expiry, index_key, sizeof index_key, "", 0);
+	usage.records = records;
+	usage.bytes = bytes;
+	usage_put(&t, store, ns, &usage);
+
+	uint8_t service[STORE_NS_LEN + 1 + 255 + 8];
+	put_uint(service, ns, STORE_NS_LEN);
+	service[STORE_NS_LEN] = (uint8_t)provider_len;
+	memcpy(service + STORE_NS_LEN + 1, reg->provider, provider_len);
+	put_uint(service + STORE_NS_LEN + 1 + provider_len, reg->sequence, 8);
+	kv_txn_put(&t, store->services, reg->service_id, STORE_ID_LEN, service,
+	           STORE_NS_LEN + 1 + provider_len + 8);
 	for (size_t i = 0; i < reg->endpoint_count; i++)
 		kv_txn_put(&t, store->endpoints, reg->endpoint_ids + i * STORE_ID_LEN, STORE_ID_LEN,
 		           reg->service_id, STORE_ID_LEN);
-	size_t key_len =
-	    store_prefixed_key(key, reg->namespace_name, namespace_len, reg->service_id, STORE_ID_LEN);
-	kv_txn_put(&t, store->namespace_index, key, key_len, "", 0);
 	int rc = kv_txn_commit(&t);
-	buffer_free(&record);
+	buffer_free(&value);
 	return rc;
 }
 
 /* Applies a detached list of requests in one write transaction and sets their results.
  * Returns whether the transaction was committed. */
-static bool store_apply_batch(struct store *store, struct store_request *first)
+static bool apply_batch(struct store *store, struct store_request *first, uint64_t sealed, bool have_sealed)
 {
 	struct kv_txn batch;
 	size_t accepted = 0;
+	bool full = over_refuse_line(store);
 
 	kv_txn_begin(store->env, &batch, KV_WRITE);
 	for (struct store_request *req = first; req; req = req->next) {
-		req->result = store_apply_registration(store, &batch, req->registration);
+		if (full) {
+			req->result = DIRAUTH_ERR_FULL;
+			continue;
+		}
+		req->result =
+		    apply_registration(store, &batch, req->registration, req->stamp, sealed, have_sealed);
 		if (req->result == 0)
 			accepted++;
 	}
@@ -273,10 +474,11 @@ static bool store_apply_batch(struct store *store, struct store_request *first)
 			req->result = rc;
 		return false;
 	}
+	keys_refresh(store);
 	return true;
 }
 
-static void *store_committer_main(void *argument)
+static void *committer_main(void *argument)
 {
 	struct store *store = argument;
 
@@ -298,34 +500,350 @@ static void *store_committer_main(void *argument)
 			store->tail = NULL;
 		last->next = NULL;
 		store->queued -= count;
+		/* Stamped while the lock is held: a seal waits for this batch. */
+		uint64_t sealed = store->sealed;
+		bool have_sealed = store->have_sealed;
+		for (struct store_request *req = first; req; req = req->next) {
+			uint64_t floor = have_sealed ? sealed + 1 : 0;
+			req->stamp = req->registration->epoch > floor ? req->registration->epoch : floor;
+		}
+		store->in_flight = true;
 		pthread_cond_broadcast(&store->space);
 		pthread_mutex_unlock(&store->lock);
 
-		bool committed = store_apply_batch(store, first);
+		bool committed = apply_batch(store, first, sealed, have_sealed);
 
 		pthread_mutex_lock(&store->lock);
+		store->in_flight = false;
 		store->statistics.batches++;
 		store->statistics.submissions += count;
 		if (committed)
 			store->statistics.commits++;
+		for (struct store_request *req = first; req; req = req->next)
+			if (req->result == DIRAUTH_ERR_FULL)
+				store->statistics.refused_full++;
+		pthread_cond_broadcast(&store->settled);
+		pthread_mutex_unlock(&store->lock);
 		for (struct store_request *req = first; req;) {
-			/* Read next before done: once done, the submitter may return and free req. */
+			/* Read next first: once told, the submitter may free req. */
 			struct store_request *next = req->next;
-			req->done = true;
+			req->done(req->context, req->result, req->stamp);
+			free(req);
 			req = next;
 		}
-		pthread_cond_broadcast(&store->answered);
+		pthread_mutex_lock(&store->lock);
 	}
 	pthread_mutex_unlock(&store->lock);
 	return NULL;
 }
 
+/* ---- body files ---- */
+
+static const char *const encoding_suffix[ENCODING_COUNT] = {"identity", "gzip", "zstd"};
+
+static int body_directory(const struct store *store, const char *namespace_name, char *out, size_t cap)
+{
+	int n = snprintf(out, cap, "%s/bodies/%s", store->path, namespace_name);
+	return n > 0 && (size_t)n < cap ? 0 : DIRAUTH_ERR_BOUNDS;
+}
+
+static int body_path(const struct store *store, const char *namespace_name, uint64_t epoch,
+                     enum content_encoding encoding, bool part, char *out, size_t cap)
+{
+	int n = snprintf(out, cap, "%s/bodies/%s/%llu.%s%s", store->path, namespace_name,
+	                 (unsigned long long)epoch, encoding_suffix[encoding], part ? ".part" : "");
+	return n > 0 && (size_t)n < cap ? 0 : DIRAUTH_ERR_BOUNDS;
+}
+
+static int make_directory(const char *path)
+{
+	if (mkdir(path, 0700) != 0 && errno != EEXIST)
+		return DIRAUTH_ERR_IO;
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : DIRAUTH_ERR_IO;
+}
+
+static int sync_directory(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return DIRAUTH_ERR_IO;
+	int rc = fsync(fd) == 0 ? 0 : DIRAUTH_ERR_IO;
+	close(fd);
+	return rc;
+}
+
+/* One output file of a body: buffered writes, and the digest of what was written. */
+struct body_file {
+	int fd;
+	uint64_t size;
+	struct crypto_sha256_stream *digest;
+	uint8_t buffer[64 * 1024];
+	size_t buffered;
+};
+
+struct store_body_writer {
+	struct store *store;
+	char namespace_name[STORE_NAME_MAX + 1];
+	uint64_t epoch;
+	struct body_file files[ENCODING_COUNT];
+	struct compress_stream *streams[ENCODING_COUNT]; /* NULL for identity */
+	int failed;
+};
+
+static int body_file_flush(struct body_file *f)
+{
+	size_t done = 0;
+	while (done < f->buffered) {
+		ssize_t n = write(f->fd, f->buffer + done, f->buffered - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return DIRAUTH_ERR_IO;
+		done += (size_t)n;
+	}
+	f->buffered = 0;
+	return 0;
+}
+
+static int body_file_sink(void *context, const uint8_t *data, size_t len)
+{
+	struct body_file *f = context;
+	if (crypto_sha256_update(f->digest, data, len) != 0)
+		return DIRAUTH_ERR_INTERNAL;
+	f->size += len;
+	while (len > 0) {
+		size_t room = sizeof f->buffer - f->buffered;
+		size_t take = len < room ? len : room;
+		memcpy(f->buffer + f->buffered, data, take);
+		f->buffered += take;
+		data += take;
+		len -= take;
+		if (f->buffered == sizeof f->buffer) {
+			int rc = body_file_flush(f);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static void body_writer_remove_parts(struct store_body_writer *w)
+{
+	char path[STORE_PATH_MAX];
+	for (int e = 0; e < ENCODING_COUNT; e++) {
+		if (w->files[e].fd >= 0)
+			close(w->files[e].fd);
+		w->files[e].fd = -1;
+		crypto_sha256_free(w->files[e].digest);
+		w->files[e].digest = NULL;
+		compress_stream_free(w->streams[e]);
+		w->streams[e] = NULL;
+		if (body_path(w->store, w->namespace_name, w->epoch, (enum content_encoding)e, true, path,
+		              sizeof path) == 0)
+			unlink(path);
+	}
+}
+
+int store_body_begin(struct store *store, const char *namespace_name, uint64_t epoch,
+                     struct store_body_writer **out)
+{
+	char path[STORE_PATH_MAX];
+	size_t len;
+	*out = NULL;
+	int rc = check_name(namespace_name, &len);
+	if (rc)
+		return rc;
+	struct store_body_writer *w = calloc(1, sizeof *w);
+	if (!w)
+		return DIRAUTH_ERR_NOMEM;
+	w->store = store;
+	memcpy(w->namespace_name, namespace_name, len + 1);
+	w->epoch = epoch;
+	for (int e = 0; e < ENCODING_COUNT; e++)
+		w->files[e].fd = -1;
+	if ((rc = body_directory(store, namespace_name, path, sizeof path)) || (rc = make_directory(path)))
+		goto fail;
+	for (int e = 0; e < ENCODING_COUNT; e++) {
+		if ((rc = body_path(store, namespace_name, epoch, (enum content_encoding)e, true, path,
+		                    sizeof path)))
+			goto fail;
+		w->files[e].fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+		w->files[e].digest = crypto_sha256_new();
+		if (w->files[e].fd < 0 || !w->files[e].digest) {
+			rc = w->files[e].fd < 0 ? DIRAUTH_ERR_IO : DIRAUTH_ERR_NOMEM;
+			goto fail;
+		}
+		if (e != ENCODING_IDENTITY &&
+		    (rc = compress_stream_new((enum content_encoding)e, &w->streams[e])))
+			goto fail;
+	}
+	*out = w;
+	return 0;
+fail:
+	body_writer_remove_parts(w);
+	free(w);
+	return rc;
+}
+
+int store_body_write(struct store_body_writer *w, const void *data, size_t len)
+{
+	if (w->failed)
+		return w->failed;
+	int rc = body_file_sink(&w->files[ENCODING_IDENTITY], data, len);
+	for (int e = 0; !rc && e < ENCODING_COUNT; e++)
+		if (w->streams[e])
+			rc = compress_stream_write(w->streams[e], data, len, body_file_sink, &w->files[e]);
+	w->failed = rc;
+	return rc;
+}
+
+int store_body_finish(struct store_body_writer *w, struct store_body_info *info)
+{
+	char part[STORE_PATH_MAX], final[STORE_PATH_MAX], directory[STORE_PATH_MAX];
+	int rc = w->failed;
+	for (int e = 0; !rc && e < ENCODING_COUNT; e++) {
+		if (w->streams[e]) {
+			rc = compress_stream_finish(w->streams[e], body_file_sink, &w->files[e]);
+			w->streams[e] = NULL;
+		}
+	}
+	for (int e = 0; !rc && e < ENCODING_COUNT; e++) {
+		struct body_file *f = &w->files[e];
+		if ((rc = body_file_flush(f)) || (rc = fsync(f->fd) == 0 ? 0 : DIRAUTH_ERR_IO))
+			break;
+		rc = crypto_sha256_finish(f->digest, info->sha256[e]) ? DIRAUTH_ERR_INTERNAL : 0;
+		f->digest = NULL;
+		info->size[e] = f->size;
+	}
+	for (int e = 0; !rc && e < ENCODING_COUNT; e++) {
+		if ((rc = body_path(w->store, w->namespace_name, w->epoch, (enum content_encoding)e, true,
+		                    part, sizeof part)) ||
+		    (rc = body_path(w->store, w->namespace_name, w->epoch, (enum content_encoding)e, false,
+		                    final, sizeof final)))
+			break;
+		if (rename(part, final) != 0)
+			rc = DIRAUTH_ERR_IO;
+	}
+	if (!rc && !(rc = body_directory(w->store, w->namespace_name, directory, sizeof directory)))
+		rc = sync_directory(directory);
+	if (rc)
+		body_writer_remove_parts(w);
+	for (int e = 0; e < ENCODING_COUNT; e++) {
+		if (w->files[e].fd >= 0)
+			close(w->files[e].fd);
+		crypto_sha256_free(w->files[e].digest);
+	}
+	free(w);
+	return rc;
+}
+
+void store_body_discard(struct store_body_writer *w)
+{
+	if (!w)
+		return;
+	body_writer_remove_parts(w);
+	free(w);
+}
+
+/* Removes the files of one body (final names). */
+static int body_remove_files(struct store *store, const char *namespace_name, uint64_t epoch)
+{
+	char path[STORE_PATH_MAX];
+	int rc = 0;
+	for (int e = 0; e < ENCODING_COUNT; e++)
+		if (body_path(store, namespace_name, epoch, (enum content_encoding)e, false, path,
+		              sizeof path) != 0 ||
+		    (unlink(path) != 0 && errno != ENOENT))
+			rc = DIRAUTH_ERR_IO;
+	return rc;
+}
+
+/* At open: removes body files of epochs whose header was never stored, and unfinished parts. */
+static int body_files_tidy(struct store *store)
+{
+	char path[STORE_PATH_MAX];
+	if (snprintf(path, sizeof path, "%s/bodies", store->path) >= (int)sizeof path ||
+	    make_directory(path) != 0)
+		return DIRAUTH_ERR_IO;
+	DIR *top = opendir(path);
+	if (!top)
+		return DIRAUTH_ERR_IO;
+	struct dirent *entry;
+	while ((entry = readdir(top))) {
+		if (entry->d_name[0] == '.')
+			continue;
+		uint64_t latest = 0;
+		int have_latest = store_snapshot_latest(store, entry->d_name, &latest) == 0;
+		char directory[STORE_PATH_MAX];
+		if (snprintf(directory, sizeof directory, "%s/%s", path, entry->d_name) >=
+		    (int)sizeof directory)
+			continue;
+		DIR *inner = opendir(directory);
+		if (!inner)
+			continue;
+		struct dirent *file;
+		while ((file = readdir(inner))) {
+			if (file->d_name[0] == '.')
+				continue;
+			char *end = NULL;
+			unsigned long long epoch = strtoull(file->d_name, &end, 10);
+			bool part = strstr(file->d_name, ".part") != NULL;
+			if (part || !end || *end != '.' || !have_latest || epoch > latest) {
+				char target[STORE_PATH_MAX];
+				if (snprintf(target, sizeof target, "%s/%s", directory, file->d_name) <
+				    (int)sizeof target)
+					unlink(target);
+			}
+		}
+		closedir(inner);
+	}
+	closedir(top);
+	return 0;
+}
+
 /* ---- opening and closing ---- */
+
+static int any_record(void *context, struct kv_val key, struct kv_val value)
+{
+	(void)context;
+	(void)key;
+	(void)value;
+	return 1;
+}
+
+static int check_format(struct store *store)
+{
+	struct kv_txn t;
+	struct kv_val value;
+	uint8_t field[8];
+	kv_txn_begin(store->env, &t, KV_WRITE);
+	if (kv_txn_get(&t, store->meta, "format", 6, &value)) {
+		if (value.len != 4 || get_uint(value.data, 4) != STORE_FORMAT)
+			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
+	} else {
+		/* A new store, or one written before the format was recorded: that one has records
+		 * under its old layout and is refused. */
+		if (kv_txn_walk_prefix(&t, store->services, NULL, 0, any_record, NULL) == 1)
+			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
+		put_uint(field, STORE_FORMAT, 4);
+		kv_txn_put(&t, store->meta, "format", 6, field, 4);
+	}
+	if (kv_txn_get(&t, store->meta, "sealed", 6, &value)) {
+		if (value.len != 8)
+			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
+		else {
+			store->sealed = get_uint(value.data, 8);
+			store->have_sealed = true;
+		}
+	}
+	return kv_txn_commit(&t);
+}
 
 int store_open(const struct store_options *options, struct store **out)
 {
 	struct store *store = NULL;
-	bool sync_ready = false;
+	int sync_objects = 0;
 	int rc;
 
 	if (!out)
@@ -336,47 +854,46 @@ int store_open(const struct store_options *options, struct store **out)
 	store = calloc(1, sizeof *store);
 	if (!store)
 		return DIRAUTH_ERR_NOMEM;
+	if (snprintf(store->path, sizeof store->path, "%s", options->path) >= (int)sizeof store->path) {
+		free(store);
+		return DIRAUTH_ERR_CONFIG;
+	}
 	store->max_batch = options->max_batch ? options->max_batch : STORE_DEFAULT_BATCH;
-	store->queue_limit = store->max_batch > SIZE_MAX / STORE_QUEUE_PER_BATCH
-	                         ? SIZE_MAX
-	                         : store->max_batch * STORE_QUEUE_PER_BATCH;
+	store->queue_limit = store->max_batch * STORE_QUEUE_PER_BATCH;
+	store->refuse_percent = options->refuse_percent ? options->refuse_percent : STORE_DEFAULT_REFUSE;
+	if (store->refuse_percent > 100)
+		store->refuse_percent = 100;
 
 	const struct kv_database databases[] = {
+	    {"meta", &store->meta},
+	    {"namespaces", &store->namespaces},
+	    {"provider_keys", &store->provider_keys},
 	    {"services", &store->services},
 	    {"endpoints", &store->endpoints},
-	    {"namespace_index", &store->namespace_index},
+	    {"records", &store->records},
+	    {"previous", &store->previous},
+	    {"replaced", &store->replaced},
+	    {"expiry", &store->expiry},
+	    {"usage", &store->usage},
 	    {"snapshots", &store->snapshots},
+	    {"bodies", &store->bodies},
 	    {"latest", &store->latest},
 	};
-	rc = kv_env_open(options->path, options->map_size ? options->map_size : STORE_DEFAULT_MAP, databases,
-	                 sizeof databases / sizeof databases[0], &store->env);
+	rc = kv_env_open(options->path, options->map_size ? options->map_size : STORE_DEFAULT_MAP_SIZE,
+	                 databases, sizeof databases / sizeof databases[0], &store->env);
 	if (rc)
 		goto fail;
-
-	if (pthread_mutex_init(&store->lock, NULL) != 0) {
-		rc = DIRAUTH_ERR_NOMEM;
+	if ((rc = check_format(store)))
 		goto fail;
-	}
-	if (pthread_cond_init(&store->work, NULL) != 0) {
-		pthread_mutex_destroy(&store->lock);
-		rc = DIRAUTH_ERR_NOMEM;
+	pthread_mutex_init(&store->lock, NULL);
+	pthread_mutex_init(&store->keys_lock, NULL);
+	pthread_cond_init(&store->work, NULL);
+	pthread_cond_init(&store->space, NULL);
+	pthread_cond_init(&store->settled, NULL);
+	sync_objects = 1;
+	if ((rc = keys_refresh(store)) || (rc = body_files_tidy(store)))
 		goto fail;
-	}
-	if (pthread_cond_init(&store->space, NULL) != 0) {
-		pthread_cond_destroy(&store->work);
-		pthread_mutex_destroy(&store->lock);
-		rc = DIRAUTH_ERR_NOMEM;
-		goto fail;
-	}
-	if (pthread_cond_init(&store->answered, NULL) != 0) {
-		pthread_cond_destroy(&store->space);
-		pthread_cond_destroy(&store->work);
-		pthread_mutex_destroy(&store->lock);
-		rc = DIRAUTH_ERR_NOMEM;
-		goto fail;
-	}
-	sync_ready = true;
-	if (pthread_create(&store->committer, NULL, store_committer_main, store) != 0) {
+	if (pthread_create(&store->committer, NULL, committer_main, store) != 0) {
 		rc = DIRAUTH_ERR_NOMEM;
 		goto fail;
 	}
@@ -384,13 +901,15 @@ int store_open(const struct store_options *options, struct store **out)
 	return 0;
 
 fail:
-	if (sync_ready) {
-		pthread_cond_destroy(&store->answered);
+	if (sync_objects) {
+		pthread_cond_destroy(&store->settled);
 		pthread_cond_destroy(&store->space);
 		pthread_cond_destroy(&store->work);
+		pthread_mutex_destroy(&store->keys_lock);
 		pthread_mutex_destroy(&store->lock);
 	}
 	kv_env_close(store->env);
+	free(store->keys);
 	free(store);
 	return rc;
 }
@@ -406,265 +925,463 @@ void store_close(struct store *store)
 	pthread_mutex_unlock(&store->lock);
 	pthread_join(store->committer, NULL);
 	kv_env_close(store->env);
-	pthread_cond_destroy(&store->answered);
+	pthread_cond_destroy(&store->settled);
 	pthread_cond_destroy(&store->space);
 	pthread_cond_destroy(&store->work);
+	pthread_mutex_destroy(&store->keys_lock);
 	pthread_mutex_destroy(&store->lock);
+	free(store->keys);
 	free(store);
 }
 
 /* ---- registrations ---- */
 
-static int store_check_registration(const struct store_registration *r)
+static int check_registration(const struct store_registration *r)
 {
 	size_t len;
 	int rc;
 
-	if (!r || !r->service_id || !r->provider || (!r->note && r->note_len) ||
+	if (!r || !r->service_id || !r->provider || !r->digest || !r->note || r->note_len == 0 ||
 	    (!r->endpoint_ids && r->endpoint_count))
 		return DIRAUTH_ERR_SYNTAX;
-	rc = store_check_name(r->namespace_name, &len);
-	if (rc)
+	if ((rc = check_name(r->namespace_name, &len)) || (rc = check_name(r->provider, &len)))
 		return rc;
-	rc = store_check_name(r->provider, &len);
-	if (rc)
-		return rc;
-	if (r->note_len > UINT32_MAX || r->endpoint_count > SIZE_MAX / STORE_ID_LEN)
-		return DIRAUTH_ERR_BOUNDS;
+	if (len > 255 || r->note_len > UINT32_MAX || r->endpoint_count > SIZE_MAX / STORE_ID_LEN)
+		return DIRAUTH_ERR_SYNTAX;
 	return 0;
 }
 
-int store_registration_submit(struct store *store, const struct store_registration *r)
+int store_registration_submit_async(struct store *store, const struct store_registration *r,
+                                    store_submission_done done, void *context)
 {
-	struct store_request request = {.registration = r};
-	int rc;
-
-	if (!store)
+	if (!store || !done)
 		return DIRAUTH_ERR_SYNTAX;
-	rc = store_check_registration(r);
+	int rc = check_registration(r);
 	if (rc)
 		return rc;
+	struct store_request *request = calloc(1, sizeof *request);
+	if (!request)
+		return DIRAUTH_ERR_NOMEM;
+	request->registration = r;
+	request->done = done;
+	request->context = context;
 
 	pthread_mutex_lock(&store->lock);
 	while (!store->stopping && store->queued >= store->queue_limit)
 		pthread_cond_wait(&store->space, &store->lock);
 	if (store->stopping) {
 		pthread_mutex_unlock(&store->lock);
+		free(request);
 		return DIRAUTH_ERR_STORE;
 	}
 	if (store->tail)
-		store->tail->next = &request;
+		store->tail->next = request;
 	else
-		store->head = &request;
-	store->tail = &request;
+		store->head = request;
+	store->tail = request;
 	store->queued++;
 	pthread_cond_signal(&store->work);
-	while (!request.done)
-		pthread_cond_wait(&store->answered, &store->lock);
-	rc = request.result;
 	pthread_mutex_unlock(&store->lock);
+	return 0;
+}
+
+/* A waiting submitter. */
+struct waiter {
+	pthread_mutex_t lock;
+	pthread_cond_t done_cond;
+	bool done;
+	int result;
+	uint64_t stamp;
+};
+
+static void waiter_done(void *context, int result, uint64_t stamp)
+{
+	struct waiter *w = context;
+	pthread_mutex_lock(&w->lock);
+	w->result = result;
+	w->stamp = stamp;
+	w->done = true;
+	pthread_cond_signal(&w->done_cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+int store_registration_submit(struct store *store, const struct store_registration *r, uint64_t *stamp)
+{
+	struct waiter w = {.done = false};
+	pthread_mutex_init(&w.lock, NULL);
+	pthread_cond_init(&w.done_cond, NULL);
+	int rc = store_registration_submit_async(store, r, waiter_done, &w);
+	if (rc == 0) {
+		pthread_mutex_lock(&w.lock);
+		while (!w.done)
+			pthread_cond_wait(&w.done_cond, &w.lock);
+		pthread_mutex_unlock(&w.lock);
+		rc = w.result;
+		if (stamp && rc == 0)
+			*stamp = w.stamp;
+	}
+	pthread_cond_destroy(&w.done_cond);
+	pthread_mutex_destroy(&w.lock);
 	return rc;
 }
 
 int store_service_sequence(struct store *store, const uint8_t service_id[32], uint64_t *sequence)
 {
 	struct kv_txn t;
-	struct store_service_record record;
 	struct kv_val found;
+	struct service_owner owner;
 
 	if (!store || !service_id || !sequence)
 		return DIRAUTH_ERR_SYNTAX;
 	kv_txn_begin(store->env, &t, KV_READ);
-	if (kv_txn_get(&t, store->services, service_id, STORE_ID_LEN, &found)) {
-		if (store_service_record_decode(&found, &record))
-			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
-		else
-			*sequence = record.highest_sequence;
-	} else {
+	if (!kv_txn_get(&t, store->services, service_id, STORE_ID_LEN, &found))
 		kv_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
-	}
+	else if (!service_decode(&found, &owner))
+		kv_txn_fail(&t, DIRAUTH_ERR_STORE);
+	else
+		*sequence = owner.highest_sequence;
 	kv_txn_abort(&t);
 	return t.rc;
+}
+
+/* The name of namespace id ns (a walk of the small namespaces table). */
+struct name_search {
+	uint16_t ns;
+	char *out;
+	int found;
+};
+
+static int name_search_visit(void *context, struct kv_val key, struct kv_val value)
+{
+	struct name_search *s = context;
+	if (value.len == STORE_NS_LEN && get_uint(value.data, STORE_NS_LEN) == s->ns &&
+	    key.len <= STORE_NAME_MAX) {
+		memcpy(s->out, key.data, key.len);
+		s->out[key.len] = 0;
+		s->found = 1;
+		return 1;
+	}
+	return 0;
 }
 
 int store_service_owner(struct store *store, const uint8_t service_id[32],
                         char namespace_name[STORE_NAME_MAX + 1], char provider[STORE_NAME_MAX + 1])
 {
 	struct kv_txn t;
-	struct store_service_record record;
 	struct kv_val found;
+	struct service_owner owner;
 
 	if (!store || !service_id || !namespace_name || !provider)
 		return DIRAUTH_ERR_SYNTAX;
 	kv_txn_begin(store->env, &t, KV_READ);
 	if (!kv_txn_get(&t, store->services, service_id, STORE_ID_LEN, &found))
 		kv_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
-	else if (store_service_record_decode(&found, &record) || record.namespace_len > STORE_NAME_MAX ||
-	         record.provider_len > STORE_NAME_MAX)
+	else if (!service_decode(&found, &owner))
 		kv_txn_fail(&t, DIRAUTH_ERR_STORE);
 	if (!t.rc) {
-		memcpy(namespace_name, record.namespace_name, record.namespace_len);
-		namespace_name[record.namespace_len] = 0;
-		memcpy(provider, record.provider, record.provider_len);
-		provider[record.provider_len] = 0;
+		struct name_search search = {owner.ns, namespace_name, 0};
+		kv_txn_walk_prefix(&t, store->namespaces, NULL, 0, name_search_visit, &search);
+		if (!t.rc && !search.found)
+			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
+		memcpy(provider, owner.provider, strlen(owner.provider) + 1);
 	}
 	kv_txn_abort(&t);
 	return t.rc;
 }
 
-/* The state of one store_registration_foreach walk, handed to store_index_visit. */
-struct store_walk {
+/* ---- the seal ---- */
+
+/* Removes up to STORE_PRUNE_CHUNK entries of index (replaced or expiry) whose u64 prefix is at
+ * most limit, and what they point at. Returns the count removed (0: done) or a negative error. */
+struct prune_collect {
 	struct store *store;
-	struct kv_txn *txn;
-	const char *namespace_name;
-	size_t namespace_len;
-	size_t prefix_len;
-	uint64_t now;
-	store_registration_visitor visit;
-	void *context;
+	struct kv_txn *t;
+	bool expiry;
+	uint64_t limit;
+	uint64_t sealed;
+	uint8_t (*keys)[8 + STORE_RECORD_KEY_LEN];
+	size_t count;
 };
 
-/* One namespace_index entry: finds its service, checks that it agrees with the index, and
- * hands an unexpired one to the caller's visitor. */
-static int store_index_visit(void *context, struct kv_val key, struct kv_val value)
+static int prune_collect_visit(void *context, struct kv_val key, struct kv_val value)
 {
-	struct store_walk *w = context;
-	struct store_service_record record;
-	struct kv_val found;
-
 	(void)value;
-	if (key.len != w->prefix_len + STORE_ID_LEN) {
-		kv_txn_fail(w->txn, DIRAUTH_ERR_STORE);
+	struct prune_collect *c = context;
+	if (key.len != 8 + STORE_RECORD_KEY_LEN)
 		return DIRAUTH_ERR_STORE;
+	if (get_uint(key.data, 8) > c->limit || c->count == STORE_PRUNE_CHUNK)
+		return 1;
+	if (c->expiry) {
+		/* A record stamped past the sealed epoch stays until a seal reaches it: the sealed
+		 * epoch may still hold the version it replaced. */
+		struct kv_val found;
+		struct record_header h;
+		if (kv_txn_get(c->t, c->store->records, key.data + 8, STORE_RECORD_KEY_LEN, &found) &&
+		    record_decode_header(found.data, found.len, &h) == 0 && h.stamp > c->sealed)
+			return 0;
 	}
-	const uint8_t *service_id = key.data + w->prefix_len;
-	if (!kv_txn_get(w->txn, w->store->services, service_id, STORE_ID_LEN, &found)) {
-		kv_txn_fail(w->txn, DIRAUTH_ERR_STORE); /* an index entry without its service */
-		return DIRAUTH_ERR_STORE;
-	}
-	if (store_service_record_decode(&found, &record) || record.namespace_len != w->namespace_len ||
-	    memcmp(record.namespace_name, w->namespace_name, w->namespace_len) != 0) {
-		kv_txn_fail(w->txn, DIRAUTH_ERR_STORE);
-		return DIRAUTH_ERR_STORE;
-	}
-	if (record.expires <= w->now)
-		return 0;
-	return w->visit(w->context, service_id, record.note, record.note_len);
+	memcpy(c->keys[c->count++], key.data, key.len);
+	return 0;
 }
 
-int store_registration_foreach(struct store *store, const char *namespace_name, uint64_t now,
-                               store_registration_visitor visit, void *context)
+static int prune_chunk(struct store *store, bool expiry, uint64_t limit, uint64_t sealed)
 {
 	struct kv_txn t;
-	uint8_t prefix[STORE_KEY_MAX];
+	struct prune_collect c = {store, &t, expiry, limit, sealed, calloc(STORE_PRUNE_CHUNK, sizeof *c.keys),
+	                          0};
+	if (!c.keys)
+		return DIRAUTH_ERR_NOMEM;
+	kv_txn_begin(store->env, &t, KV_WRITE);
+	int walked = kv_txn_walk_prefix(&t, expiry ? store->expiry : store->replaced, NULL, 0,
+	                                prune_collect_visit, &c);
+	if (walked < 0)
+		kv_txn_fail(&t, walked);
+	for (size_t i = 0; i < c.count && !t.rc; i++) {
+		const uint8_t *key = c.keys[i] + 8;
+		kv_txn_delete(&t, expiry ? store->expiry : store->replaced, c.keys[i],
+		              8 + STORE_RECORD_KEY_LEN);
+		if (!expiry) {
+			kv_txn_delete(&t, store->previous, key, STORE_RECORD_KEY_LEN);
+			continue;
+		}
+		/* An expired record: gone from records (and previous), and from its namespace's usage. */
+		struct kv_val found;
+		struct record_header h;
+		if (kv_txn_get(&t, store->records, key, STORE_RECORD_KEY_LEN, &found)) {
+			if (record_decode_header(found.data, found.len, &h) != 0) {
+				kv_txn_fail(&t, DIRAUTH_ERR_STORE);
+				break;
+			}
+			if (h.expires != get_uint(c.keys[i], 8))
+				continue; /* a stale index entry; the record expires later */
+			uint16_t ns = (uint16_t)get_uint(key, STORE_NS_LEN);
+			struct store_namespace_usage usage;
+			usage_get(&t, store, ns, &usage);
+			usage.records -= usage.records ? 1 : 0;
+			uint64_t gone = (uint64_t)h.note_len + STORE_RECORD_FRAMING;
+			usage.bytes -= usage.bytes >= gone ? gone : usage.bytes;
+			usage_put(&t, store, ns, &usage);
+			kv_txn_delete(&t, store->records, key, STORE_RECORD_KEY_LEN);
+			if (kv_txn_delete(&t, store->previous, key, STORE_RECORD_KEY_LEN)) {
+				uint8_t index_key[8 + STORE_RECORD_KEY_LEN];
+				indexed_key(index_key, h.stamp, key);
+				kv_txn_delete(&t, store->replaced, index_key, sizeof index_key);
+			}
+		}
+	}
+	size_t count = c.count;
+	free(c.keys);
+	int rc = kv_txn_commit(&t);
+	return rc ? rc : (int)count;
+}
+
+int store_seal(struct store *store, uint64_t epoch, uint64_t valid_after)
+{
+	if (!store)
+		return DIRAUTH_ERR_SYNTAX;
+	pthread_mutex_lock(&store->lock);
+	while (store->in_flight)
+		pthread_cond_wait(&store->settled, &store->lock);
+	if (store->have_sealed && epoch <= store->sealed) {
+		pthread_mutex_unlock(&store->lock);
+		return 0;
+	}
+	store->sealed = epoch;
+	store->have_sealed = true;
+	pthread_mutex_unlock(&store->lock);
+
+	struct kv_txn t;
+	uint8_t field[8];
+	put_uint(field, epoch, 8);
+	kv_txn_begin(store->env, &t, KV_WRITE);
+	kv_txn_put(&t, store->meta, "sealed", 6, field, 8);
+	int rc = kv_txn_commit(&t);
+	/* What the sealed epoch cannot hold any more: versions replaced by registrations it holds,
+	 * and records expired when it starts. */
+	while (rc == 0 && (rc = prune_chunk(store, false, epoch, epoch)) > 0)
+		;
+	while (rc >= 0 && (rc = prune_chunk(store, true, valid_after, epoch)) > 0)
+		;
+	return rc < 0 ? rc : 0;
+}
+
+int store_sealed(struct store *store, uint64_t *epoch)
+{
+	if (!store || !epoch)
+		return DIRAUTH_ERR_SYNTAX;
+	pthread_mutex_lock(&store->lock);
+	int rc = store->have_sealed ? 0 : DIRAUTH_ERR_NOT_FOUND;
+	*epoch = store->sealed;
+	pthread_mutex_unlock(&store->lock);
+	return rc;
+}
+
+/* ---- the view of the sealed epoch ---- */
+
+struct view_walk {
+	struct store *store;
+	struct kv_txn *t;
+	const char *namespace_name;
+	uint64_t epoch;
+	uint64_t valid_after;
+	store_record_visitor visit;
+	void *context;
+	struct buffer note;
+};
+
+static int view_visit(void *context, struct kv_val key, struct kv_val value)
+{
+	struct view_walk *w = context;
+	struct record_header h;
+	if (key.len != STORE_RECORD_KEY_LEN || record_decode_header(value.data, value.len, &h) != 0)
+		return DIRAUTH_ERR_STORE;
+	if (h.stamp > w->epoch) {
+		/* A later registration: the sealed epoch holds the version it replaced, if any. */
+		if (!kv_txn_get(w->t, w->store->previous, key.data, key.len, &value))
+			return w->t->rc;
+		if (record_decode_header(value.data, value.len, &h) != 0)
+			return DIRAUTH_ERR_STORE;
+		if (h.stamp > w->epoch)
+			return 0;
+	}
+	if (h.expires <= w->valid_after)
+		return 0;
+	struct keys_context keys_context = {w->store, NULL};
+	struct record_keys keys = {&keys_context, keys_lookup, keys_intern};
+	int rc = record_decode_note(value.data, value.len, w->namespace_name, key.data + STORE_NS_LEN, &keys,
+	                            &w->note);
+	if (rc)
+		return rc;
+	struct store_record record = {
+	    .service_id = key.data + STORE_NS_LEN,
+	    .sequence = h.sequence,
+	    .expires = h.expires,
+	    .digest = h.digest,
+	    .note = w->note.data,
+	    .note_len = w->note.len,
+	};
+	return w->visit(w->context, &record);
+}
+
+int store_view_foreach(struct store *store, const char *namespace_name, uint64_t epoch, uint64_t valid_after,
+                       store_record_visitor visit, void *context)
+{
+	struct kv_txn t;
 	size_t namespace_len;
+	uint16_t ns;
 
 	if (!store || !visit)
 		return DIRAUTH_ERR_SYNTAX;
-	int rc = store_check_name(namespace_name, &namespace_len);
+	int rc = check_name(namespace_name, &namespace_len);
 	if (rc)
 		return rc;
-	size_t prefix_len = store_prefixed_key(prefix, namespace_name, namespace_len, NULL, 0);
-
-	struct store_walk walk = {
-	    .store = store,
-	    .txn = &t,
-	    .namespace_name = namespace_name,
-	    .namespace_len = namespace_len,
-	    .prefix_len = prefix_len,
-	    .now = now,
-	    .visit = visit,
-	    .context = context,
-	};
+	uint64_t sealed;
+	if (store_sealed(store, &sealed) != 0 || sealed != epoch)
+		return DIRAUTH_ERR_STALE;
 	kv_txn_begin(store->env, &t, KV_READ);
-	rc = kv_txn_walk_prefix(&t, store->namespace_index, prefix, prefix_len, store_index_visit, &walk);
+	if (namespace_find(&t, store, namespace_name, namespace_len, &ns) != 0) {
+		rc = t.rc;
+		kv_txn_abort(&t);
+		return rc;
+	}
+	uint8_t prefix[STORE_NS_LEN];
+	put_uint(prefix, ns, STORE_NS_LEN);
+	struct view_walk w = {store, &t, namespace_name, epoch, valid_after, visit, context, {0}};
+	buffer_init(&w.note);
+	int result = kv_txn_walk_prefix(&t, store->records, prefix, sizeof prefix, view_visit, &w);
+	buffer_free(&w.note);
+	rc = t.rc;
 	kv_txn_abort(&t);
-	return rc;
+	return rc ? rc : result;
 }
 
 /* ---- snapshots ---- */
 
+static int body_info_encode(const struct store_body_info *info, uint8_t out[ENCODING_COUNT * 40])
+{
+	for (int e = 0; e < ENCODING_COUNT; e++) {
+		put_uint(out + e * 40, info->size[e], 8);
+		memcpy(out + e * 40 + 8, info->sha256[e], 32);
+	}
+	return 0;
+}
+
+static int body_info_decode(const struct kv_val *value, struct store_body_info *info)
+{
+	if (value->len != ENCODING_COUNT * 40)
+		return DIRAUTH_ERR_STORE;
+	for (int e = 0; e < ENCODING_COUNT; e++) {
+		info->size[e] = get_uint(value->data + e * 40, 8);
+		memcpy(info->sha256[e], value->data + e * 40 + 8, 32);
+	}
+	return 0;
+}
+
 int store_snapshot_put(struct store *store, const char *namespace_name, uint64_t epoch, const uint8_t *header,
-                       size_t header_len, const uint8_t *body, size_t body_len)
+                       size_t header_len, const struct store_body_info *info)
 {
 	struct kv_txn t;
-	struct buffer value;
-	uint8_t key[STORE_KEY_MAX];
-	uint8_t field[8];
-	size_t namespace_len;
 	struct kv_val found;
+	uint8_t key[STORE_EPOCH_KEY_LEN], ns_key[STORE_NS_LEN], field[8], encoded[ENCODING_COUNT * 40];
+	size_t namespace_len;
+	uint16_t ns = 0;
 
-	if (!store || (!header && header_len) || (!body && body_len))
+	if (!store || !header || !header_len || !info)
 		return DIRAUTH_ERR_SYNTAX;
-	int rc = store_check_name(namespace_name, &namespace_len);
+	int rc = check_name(namespace_name, &namespace_len);
 	if (rc)
 		return rc;
-	if (header_len > UINT32_MAX)
+	if (header_len > STORE_HEADER_MAX)
 		return DIRAUTH_ERR_BOUNDS;
-
-	buffer_init(&value);
-	store_put_u32(field, (uint32_t)header_len);
-	rc = buffer_append(&value, field, 4);
-	if (!rc)
-		rc = buffer_append(&value, header, header_len);
-	if (!rc)
-		rc = buffer_append(&value, body, body_len);
-	if (rc) {
-		buffer_free(&value);
-		return rc;
-	}
-	kv_put_u64(field, epoch);
-	size_t key_len = store_prefixed_key(key, namespace_name, namespace_len, field, 8);
-
 	kv_txn_begin(store->env, &t, KV_WRITE);
-	if (kv_txn_get(&t, store->latest, namespace_name, namespace_len, &found)) {
+	namespace_intern(&t, store, namespace_name, namespace_len, &ns);
+	put_uint(ns_key, ns, STORE_NS_LEN);
+	if (kv_txn_get(&t, store->latest, ns_key, sizeof ns_key, &found)) {
 		if (found.len != 8)
 			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
-		else if (epoch <= store_get_uint(found.data, 8))
+		else if (epoch <= get_uint(found.data, 8))
 			kv_txn_fail(&t, DIRAUTH_ERR_ROLLBACK);
 	}
-	kv_txn_put(&t, store->snapshots, key, key_len, value.data, value.len);
-	kv_txn_put(&t, store->latest, namespace_name, namespace_len, field, 8);
-	rc = kv_txn_commit(&t);
-	buffer_free(&value);
-	return rc;
+	epoch_key(key, ns, epoch);
+	body_info_encode(info, encoded);
+	put_uint(field, epoch, 8);
+	kv_txn_put(&t, store->snapshots, key, sizeof key, header, header_len);
+	kv_txn_put(&t, store->bodies, key, sizeof key, encoded, sizeof encoded);
+	kv_txn_put(&t, store->latest, ns_key, sizeof ns_key, field, 8);
+	return kv_txn_commit(&t);
 }
 
 int store_snapshot_get(struct store *store, const char *namespace_name, uint64_t epoch, struct buffer *header,
-                       struct buffer *body)
+                       struct store_body_info *info)
 {
 	struct kv_txn t;
-	uint8_t key[STORE_KEY_MAX];
-	uint8_t field[8];
-	size_t namespace_len;
 	struct kv_val found;
+	uint8_t key[STORE_EPOCH_KEY_LEN];
+	size_t namespace_len;
+	uint16_t ns;
 
-	if (!store)
+	if (!store || !header)
 		return DIRAUTH_ERR_SYNTAX;
-	int rc = store_check_name(namespace_name, &namespace_len);
+	int rc = check_name(namespace_name, &namespace_len);
 	if (rc)
 		return rc;
-	kv_put_u64(field, epoch);
-	size_t key_len = store_prefixed_key(key, namespace_name, namespace_len, field, 8);
-
 	kv_txn_begin(store->env, &t, KV_READ);
-	if (kv_txn_get(&t, store->snapshots, key, key_len, &found)) {
-		struct store_reader r = {.data = found.data, .len = found.len};
-		size_t stored_header_len = (size_t)store_read_uint(&r, 4);
-		const uint8_t *stored_header = store_read_bytes(&r, stored_header_len);
-		if (r.failed)
-			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
-		/* Copy while the transaction still holds the pages. */
-		if (!t.rc && header) {
-			buffer_reset(header);
-			kv_txn_fail(&t, buffer_append(header, stored_header, stored_header_len));
-		}
-		if (!t.rc && body) {
-			buffer_reset(body);
-			kv_txn_fail(&t, buffer_append(body, r.data + r.at, r.len - r.at));
-		}
-	} else {
+	if ((rc = namespace_find(&t, store, namespace_name, namespace_len, &ns))) {
+		kv_txn_abort(&t);
+		return rc;
+	}
+	epoch_key(key, ns, epoch);
+	if (!kv_txn_get(&t, store->snapshots, key, sizeof key, &found)) {
 		kv_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
+	} else {
+		buffer_reset(header);
+		kv_txn_fail(&t, buffer_append(header, found.data, found.len));
+	}
+	if (info && !t.rc) {
+		if (!kv_txn_get(&t, store->bodies, key, sizeof key, &found))
+			kv_txn_fail(&t, DIRAUTH_ERR_STALE);
+		else
+			kv_txn_fail(&t, body_info_decode(&found, info));
 	}
 	kv_txn_abort(&t);
 	return t.rc;
@@ -673,20 +1390,27 @@ int store_snapshot_get(struct store *store, const char *namespace_name, uint64_t
 int store_snapshot_latest(struct store *store, const char *namespace_name, uint64_t *epoch)
 {
 	struct kv_txn t;
-	size_t namespace_len;
 	struct kv_val found;
+	size_t namespace_len;
+	uint16_t ns;
 
 	if (!store || !epoch)
 		return DIRAUTH_ERR_SYNTAX;
-	int rc = store_check_name(namespace_name, &namespace_len);
+	int rc = check_name(namespace_name, &namespace_len);
 	if (rc)
 		return rc;
 	kv_txn_begin(store->env, &t, KV_READ);
-	if (kv_txn_get(&t, store->latest, namespace_name, namespace_len, &found)) {
+	if ((rc = namespace_find(&t, store, namespace_name, namespace_len, &ns))) {
+		kv_txn_abort(&t);
+		return rc;
+	}
+	uint8_t ns_key[STORE_NS_LEN];
+	put_uint(ns_key, ns, STORE_NS_LEN);
+	if (kv_txn_get(&t, store->latest, ns_key, sizeof ns_key, &found)) {
 		if (found.len != 8)
 			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
 		else
-			*epoch = store_get_uint(found.data, 8);
+			*epoch = get_uint(found.data, 8);
 	} else {
 		kv_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
 	}
@@ -694,21 +1418,270 @@ int store_snapshot_latest(struct store *store, const char *namespace_name, uint6
 	return t.rc;
 }
 
+int store_body_open(struct store *store, const char *namespace_name, uint64_t epoch,
+                    enum content_encoding encoding, int *fd, uint64_t *size)
+{
+	struct buffer header;
+	struct store_body_info info;
+	char path[STORE_PATH_MAX];
+	if ((unsigned)encoding >= ENCODING_COUNT)
+		return DIRAUTH_ERR_SYNTAX;
+	buffer_init(&header);
+	int rc = store_snapshot_get(store, namespace_name, epoch, &header, &info);
+	buffer_free(&header);
+	if (rc)
+		return rc;
+	if ((rc = body_path(store, namespace_name, epoch, encoding, false, path, sizeof path)))
+		return rc;
+	int file = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (file < 0)
+		return errno == ENOENT ? DIRAUTH_ERR_STALE : DIRAUTH_ERR_IO;
+	struct stat st;
+	if (fstat(file, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(file);
+		return DIRAUTH_ERR_IO;
+	}
+	if ((uint64_t)st.st_size != info.size[encoding]) {
+		close(file);
+		return DIRAUTH_ERR_MISMATCH;
+	}
+	*fd = file;
+	*size = info.size[encoding];
+	return 0;
+}
+
+int store_body_check(struct store *store, const char *namespace_name, uint64_t epoch,
+                     enum content_encoding encoding)
+{
+	struct buffer header;
+	struct store_body_info info;
+	int fd;
+	uint64_t size;
+	int rc = store_body_open(store, namespace_name, epoch, encoding, &fd, &size);
+	if (rc)
+		return rc;
+	buffer_init(&header);
+	rc = store_snapshot_get(store, namespace_name, epoch, &header, &info);
+	buffer_free(&header);
+	struct crypto_sha256_stream *digest = crypto_sha256_new();
+	uint8_t chunk[64 * 1024], computed[32];
+	if (!rc && !digest)
+		rc = DIRAUTH_ERR_NOMEM;
+	while (!rc) {
+		ssize_t n = read(fd, chunk, sizeof chunk);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			rc = DIRAUTH_ERR_IO;
+		if (n <= 0)
+			break;
+		rc = crypto_sha256_update(digest, chunk, (size_t)n);
+	}
+	if (!rc) {
+		rc = crypto_sha256_finish(digest, computed);
+		digest = NULL;
+		if (!rc && memcmp(computed, info.sha256[encoding], 32) != 0)
+			rc = DIRAUTH_ERR_MISMATCH;
+	}
+	crypto_sha256_free(digest);
+	close(fd);
+	return rc;
+}
+
+/* The epochs of namespace ns's stored bodies older than keep_from. */
+struct retain_collect {
+	uint64_t keep_from;
+	uint64_t *epochs;
+	size_t count, cap;
+};
+
+static int retain_visit(void *context, struct kv_val key, struct kv_val value)
+{
+	(void)value;
+	struct retain_collect *c = context;
+	if (key.len != STORE_EPOCH_KEY_LEN)
+		return DIRAUTH_ERR_STORE;
+	uint64_t epoch = get_uint(key.data + STORE_NS_LEN, 8);
+	if (epoch >= c->keep_from || c->count == STORE_PRUNE_CHUNK)
+		return 1;
+	if (c->count == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 16;
+		uint64_t *grown = realloc(c->epochs, cap * sizeof *grown);
+		if (!grown)
+			return DIRAUTH_ERR_NOMEM;
+		c->epochs = grown;
+		c->cap = cap;
+	}
+	c->epochs[c->count++] = epoch;
+	return 0;
+}
+
+int store_retain(struct store *store, const char *namespace_name, uint64_t keep_from)
+{
+	size_t namespace_len;
+	uint16_t ns;
+	int rc = check_name(namespace_name, &namespace_len);
+	if (rc)
+		return rc;
+	for (;;) {
+		struct retain_collect c = {keep_from, NULL, 0, 0};
+		struct kv_txn t;
+		kv_txn_begin(store->env, &t, KV_READ);
+		if (namespace_find(&t, store, namespace_name, namespace_len, &ns) != 0) {
+			rc = t.rc;
+			kv_txn_abort(&t);
+			return rc;
+		}
+		uint8_t prefix[STORE_NS_LEN];
+		put_uint(prefix, ns, STORE_NS_LEN);
+		int walked = kv_txn_walk_prefix(&t, store->bodies, prefix, sizeof prefix, retain_visit, &c);
+		rc = t.rc ? t.rc : walked < 0 ? walked : 0;
+		kv_txn_abort(&t);
+		if (rc || c.count == 0) {
+			free(c.epochs);
+			return rc;
+		}
+		/* Files first: a crash between leaves an entry without files, which reads as removed. */
+		for (size_t i = 0; i < c.count && !rc; i++)
+			rc = body_remove_files(store, namespace_name, c.epochs[i]);
+		kv_txn_begin(store->env, &t, KV_WRITE);
+		for (size_t i = 0; i < c.count && !rc; i++) {
+			uint8_t key[STORE_EPOCH_KEY_LEN];
+			epoch_key(key, ns, c.epochs[i]);
+			kv_txn_delete(&t, store->bodies, key, sizeof key);
+		}
+		if (rc)
+			kv_txn_fail(&t, rc);
+		rc = kv_txn_commit(&t);
+		free(c.epochs);
+		if (rc)
+			return rc;
+	}
+}
+
 /* ---- backup ---- */
+
+/* Copies a file into directory/name, 0600, fsynced. */
+static int copy_file(const char *from, const char *directory, const char *name)
+{
+	char to[STORE_PATH_MAX];
+	if (snprintf(to, sizeof to, "%s/%s", directory, name) >= (int)sizeof to)
+		return DIRAUTH_ERR_BOUNDS;
+	int in = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (in < 0)
+		return errno == ENOENT ? 0 : DIRAUTH_ERR_IO; /* removed by retention meanwhile */
+	int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int rc = out < 0 ? DIRAUTH_ERR_IO : 0;
+	uint8_t chunk[64 * 1024];
+	while (!rc) {
+		ssize_t n = read(in, chunk, sizeof chunk);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = n < 0 ? DIRAUTH_ERR_IO : 0;
+			break;
+		}
+		for (ssize_t done = 0; done < n && !rc;) {
+			ssize_t w = write(out, chunk + done, (size_t)(n - done));
+			if (w < 0 && errno == EINTR)
+				continue;
+			rc = w <= 0 ? DIRAUTH_ERR_IO : 0;
+			done += w > 0 ? w : 0;
+		}
+	}
+	if (!rc && fsync(out) != 0)
+		rc = DIRAUTH_ERR_IO;
+	if (out >= 0)
+		close(out);
+	close(in);
+	return rc;
+}
 
 int store_backup(struct store *store, const char *directory)
 {
 	if (!store || !directory || !*directory)
 		return DIRAUTH_ERR_SYNTAX;
-	return kv_env_copy_to_directory(store->env, directory, true);
+	int rc = kv_env_copy_to_directory(store->env, directory, true);
+	if (rc)
+		return rc;
+	char bodies[STORE_PATH_MAX], source[STORE_PATH_MAX];
+	if (snprintf(bodies, sizeof bodies, "%s/bodies", directory) >= (int)sizeof bodies ||
+	    snprintf(source, sizeof source, "%s/bodies", store->path) >= (int)sizeof source)
+		return DIRAUTH_ERR_BOUNDS;
+	if ((rc = make_directory(bodies)))
+		return rc;
+	DIR *top = opendir(source);
+	if (!top)
+		return DIRAUTH_ERR_IO;
+	struct dirent *entry;
+	while (!rc && (entry = readdir(top))) {
+		if (entry->d_name[0] == '.')
+			continue;
+		char from_dir[STORE_PATH_MAX], to_dir[STORE_PATH_MAX];
+		if (snprintf(from_dir, sizeof from_dir, "%s/%s", source, entry->d_name) >=
+		        (int)sizeof from_dir ||
+		    snprintf(to_dir, sizeof to_dir, "%s/%s", bodies, entry->d_name) >= (int)sizeof to_dir) {
+			rc = DIRAUTH_ERR_BOUNDS;
+			break;
+		}
+		if ((rc = make_directory(to_dir)))
+			break;
+		DIR *inner = opendir(from_dir);
+		if (!inner) {
+			rc = DIRAUTH_ERR_IO;
+			break;
+		}
+		struct dirent *file;
+		while (!rc && (file = readdir(inner))) {
+			if (file->d_name[0] == '.' || strstr(file->d_name, ".part"))
+				continue;
+			char from[STORE_PATH_MAX];
+			if (snprintf(from, sizeof from, "%s/%s", from_dir, file->d_name) >= (int)sizeof from)
+				rc = DIRAUTH_ERR_BOUNDS;
+			else
+				rc = copy_file(from, to_dir, file->d_name);
+		}
+		closedir(inner);
+		if (!rc)
+			rc = sync_directory(to_dir);
+	}
+	closedir(top);
+	if (!rc)
+		rc = sync_directory(bodies);
+	return rc;
 }
+
+/* ---- statistics ---- */
 
 int store_statistics(struct store *store, struct store_statistics *out)
 {
+	struct kv_env_info info;
 	if (!store || !out)
 		return DIRAUTH_ERR_SYNTAX;
 	pthread_mutex_lock(&store->lock);
 	*out = store->statistics;
 	pthread_mutex_unlock(&store->lock);
-	return 0;
+	int rc = kv_env_info(store->env, &info);
+	out->map_size = info.map_size;
+	out->map_used = info.used;
+	return rc;
+}
+
+int store_namespace_usage(struct store *store, const char *namespace_name, struct store_namespace_usage *out)
+{
+	struct kv_txn t;
+	size_t namespace_len;
+	uint16_t ns;
+	if (!store || !out)
+		return DIRAUTH_ERR_SYNTAX;
+	int rc = check_name(namespace_name, &namespace_len);
+	if (rc)
+		return rc;
+	memset(out, 0, sizeof *out);
+	kv_txn_begin(store->env, &t, KV_READ);
+	if (namespace_find(&t, store, namespace_name, namespace_len, &ns) == 0)
+		usage_get(&t, store, ns, out);
+	rc = t.rc == DIRAUTH_ERR_NOT_FOUND ? 0 : t.rc;
+	kv_txn_abort(&t);
+	return rc;
 }

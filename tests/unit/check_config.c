@@ -2,6 +2,7 @@
  * check_config.c: the configuration reader accepts the documented schema and refuses, with the
  * line at fault, everything else.
  */
+#include "schema/compress.h"
 #include "server/config/config.h"
 #include "schema/error.h"
 #include "signer/key.h"
@@ -108,12 +109,19 @@ START_TEST(test_valid)
 	ck_assert_ptr_null(config_provider_find(config, &other));
 	ck_assert_int_eq(config_namespace_index(config, "mail", 4), 1);
 	ck_assert_int_eq(config_namespace_index(config, "mai", 3), -1);
-	/* Defaults from DESIGN.md. */
+	/* Defaults (docs/decisions.md, "Bounds"): a million records of about a kilobyte, and a
+	 * compressed bound that the uncompressed one fits however it compresses. */
 	ck_assert_uint_eq(config->bounds.registration_body, 65536);
 	ck_assert_uint_eq(config->bounds.endpoints_per_service, 32);
 	ck_assert_uint_eq(config->bounds.records_per_snapshot, 1000000);
-	ck_assert_uint_eq(config->bounds.snapshot_body_compressed, 67108864);
-	ck_assert_uint_eq(config->bounds.snapshot_body_uncompressed, 536870912);
+	ck_assert_uint_eq(config->bounds.snapshot_body_compressed, 1082130432);
+	ck_assert_uint_eq(config->bounds.snapshot_body_uncompressed, 1073741824);
+	ck_assert_uint_le(compress_bound(ENCODING_ZSTD, config->bounds.namespace_bytes + CONFIG_BODY_HEAD_MAX),
+	                  config->bounds.snapshot_body_compressed);
+	ck_assert_uint_le(compress_bound(ENCODING_GZIP, config->bounds.namespace_bytes + CONFIG_BODY_HEAD_MAX),
+	                  config->bounds.snapshot_body_compressed);
+	ck_assert_uint_ge(config->bounds.namespace_bytes, 1000000ULL * 1000);
+	ck_assert_uint_eq(config->store.body_retention_epochs, 2 * config->epoch.validity_epochs);
 	ck_assert_uint_eq(config->bounds.clock_skew_seconds, 300);
 	ck_assert_uint_eq(config->bounds.max_validity_seconds, 604800);
 	ck_assert_uint_eq(config->http.threads, 8);

@@ -1,0 +1,66 @@
+/*
+ * record_codec.h: how the store keeps one registration, compactly (internal to server/store).
+ *
+ * A registration note is canonical text: its parser accepts exactly the bytes its encoder
+ * writes. So the store need not keep the text. It keeps the fields in binary (ids as 32 bytes
+ * instead of 64 hex digits, enums as bytes, the provider key as a reference into a table of
+ * keys) and the raw signature, and rebuilds the note byte for byte when it is read: about 40%
+ * of the text's size. A note whose rebuilt bytes would differ (which canonical parsing rules
+ * out, but the store checks rather than assumes) is kept as its bytes.
+ *
+ * Value layout (integers big-endian):
+ *   u64 sequence, u64 stamp, u64 expires, u32 note length, 32 bytes note digest, u8 form, then
+ *   form 0 (bytes):   the note
+ *   form 1 (compact): u32 provider key ref, u8 class, u64 issued-at, u16 endpoint count, each
+ *                     endpoint: 32 id, u8 transport, u8 length + address, u8 length + region,
+ *                     u8 capacity, u8 profile; then u8 signature length + signature.
+ * The namespace and service id are the record's key; the note length lets a reader size a
+ * snapshot without rebuilding a single note.
+ */
+#ifndef DIRAUTH_SERVER_STORE_RECORD_CODEC_H
+#define DIRAUTH_SERVER_STORE_RECORD_CODEC_H
+
+#include "schema/buffer.h"
+#include "schema/note.h"
+#include "schema/registration.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RECORD_HEADER_SIZE (8 + 8 + 8 + 4 + 32 + 1)
+
+struct record_header {
+	uint64_t sequence;
+	uint64_t stamp;
+	uint64_t expires;
+	uint32_t note_len;
+	uint8_t digest[32];
+	uint8_t form;
+};
+
+/* Looks a provider key up by reference (for rebuilding), or finds or adds one (for keeping). */
+struct record_keys {
+	void *context;
+	/* The verifier of reference ref; 0 or DIRAUTH_ERR_STORE. */
+	int (*lookup)(void *context, uint32_t ref, struct note_verifier *out);
+	/* The reference of key, made if new; 0 or an error. */
+	int (*intern)(void *context, const struct note_verifier *key, uint32_t *ref);
+};
+
+/* Appends the value for a registration: header fields from the arguments, the note compact when
+ * r and signature (its one signature) rebuild it exactly, else as bytes. r may be NULL (bytes).
+ * Returns 0, DIRAUTH_ERR_NOMEM, or the keys' error. */
+int record_encode(uint64_t sequence, uint64_t stamp, uint64_t expires, const uint8_t digest[32],
+                  const uint8_t *note, size_t note_len, const struct registration *r,
+                  const struct note_signature *signature, const struct record_keys *keys, struct buffer *out);
+
+/* Reads the header of a value. Returns 0 or DIRAUTH_ERR_STORE (too short, unknown form). */
+int record_decode_header(const uint8_t *value, size_t len, struct record_header *out);
+
+/* Rebuilds the note of a value into out (reset first): namespace_name and service_id are the
+ * record's key. Returns 0, DIRAUTH_ERR_STORE (damaged, or the rebuilt note does not have the
+ * stored length and digest), DIRAUTH_ERR_NOMEM, the keys' error. */
+int record_decode_note(const uint8_t *value, size_t len, const char *namespace_name,
+                       const uint8_t service_id[32], const struct record_keys *keys, struct buffer *out);
+
+#endif
