@@ -16,6 +16,7 @@
 #include "schema/error.h"
 #include "schema/merkle.h"
 #include "schema/schedule.h"
+#include "faults/faults.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +88,8 @@ static int write_visit(void *context, const struct store_record *record)
 	merkle_hash leaf;
 	if (++w->records > w->expected)
 		return DIRAUTH_ERR_INTERNAL; /* the sealed view changed between the walks */
+	if (w->records == w->expected / 2 + 1)
+		fault_point("publish-body");
 	buffer_reset(&w->line);
 	int rc = snapshot_body_encode_record_line(record->service_id, record->note_len, &w->line);
 	if (!rc)
@@ -194,6 +197,7 @@ int publish_snapshot(const struct config *config, struct store *store, struct si
 		rc = DIRAUTH_ERR_STALE;
 		goto cleanup;
 	}
+	fault_point("publish-sealed");
 	if ((rc = write_body(config, store, ns->name, h, &p.body)))
 		goto cleanup;
 	if ((rc = snapshot_header_encode(h, &text)) ||
@@ -201,8 +205,10 @@ int publish_snapshot(const struct config *config, struct store *store, struct si
 	                             &signature, detail, detail_cap)) ||
 	    (rc = note_format(text.data, text.len, &signature, 1, &p.header_note)))
 		goto cleanup;
+	fault_point("publish-signed");
 	if ((rc = store_snapshot_put(store, ns->name, epoch, p.header_note.data, p.header_note.len, &p.body)))
 		goto cleanup;
+	fault_point("publish-stored");
 	*out = p;
 	memset(&p, 0, sizeof p);
 cleanup:

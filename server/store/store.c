@@ -34,8 +34,8 @@
  * The seal. The committer stamps each request with max(its epoch, sealed + 1) while it holds the
  * store's lock to take the batch, and marks the batch in flight; store_seal raises sealed only
  * when no batch is in flight, so no commit stamped at or below a sealed epoch can land after the
- * seal. A registration replacing a version stamped at or below the sealed epoch moves that
- * version to previous: the sealed epoch's snapshot still holds it.
+ * seal. A registration replacing a version stamped for an earlier epoch moves that version to
+ * previous: that epoch's snapshot still holds it, whether it is sealed yet or not.
  */
 #include "server/store/store.h"
 
@@ -354,7 +354,7 @@ static bool over_refuse_line(struct store *store)
 /* Applies one registration inside a nested transaction of batch: all of it or, on any refusal
  * or failure, none of it. */
 static int apply_registration(struct store *store, struct kv_txn *batch, const struct store_registration *reg,
-                              uint64_t stamp, uint64_t sealed, bool have_sealed)
+                              uint64_t stamp)
 {
 	struct kv_txn t;
 	struct kv_val found;
@@ -400,12 +400,14 @@ static int apply_registration(struct store *store, struct kv_txn *batch, const s
 	if (!t.rc && (records > reg->max_records || bytes > reg->max_bytes))
 		kv_txn_fail(&t, DIRAUTH_ERR_BOUNDS);
 
-	/* The version replaced goes to previous if the sealed epoch holds it; the previous entry
-	 * (if any) is then keyed by this registration's stamp in replaced. */
+	/* The version replaced goes to previous when it was stamped for an earlier epoch; the
+	 * previous entry (if any) is then keyed by this registration's stamp in replaced. */
 	if (have_old && !t.rc) {
-		if (have_sealed && old.stamp <= sealed) {
+		/* A version stamped for an earlier epoch stays readable for that epoch, whether or not
+		 * it is sealed yet: its seal may come after this commit (a scheduler late at the
+		 * cut-off), and its content must not depend on that. */
+		if (old.stamp < stamp)
 			kv_txn_put(&t, store->previous, key, sizeof key, found.data, found.len);
-		}
 		/* Any previous entry is now found under the new stamp. */
 		if (kv_txn_get(&t, store->previous, key, sizeof key, &found)) {
 			indexed_key(index_key, old.stamp, key);
@@ -446,7 +448,7 @@ static int apply_registration(struct store *store, struct kv_txn *batch, const s
 
 /* Applies a detached list of requests in one write transaction and sets their results.
  * Returns whether the transaction was committed. */
-static bool apply_batch(struct store *store, struct store_request *first, uint64_t sealed, bool have_sealed)
+static bool apply_batch(struct store *store, struct store_request *first)
 {
 	struct kv_txn batch;
 	size_t accepted = 0;
@@ -458,8 +460,7 @@ static bool apply_batch(struct store *store, struct store_request *first, uint64
 			req->result = DIRAUTH_ERR_FULL;
 			continue;
 		}
-		req->result =
-		    apply_registration(store, &batch, req->registration, req->stamp, sealed, have_sealed);
+		req->result = apply_registration(store, &batch, req->registration, req->stamp);
 		if (req->result == 0)
 			accepted++;
 	}
@@ -511,7 +512,7 @@ static void *committer_main(void *argument)
 		pthread_cond_broadcast(&store->space);
 		pthread_mutex_unlock(&store->lock);
 
-		bool committed = apply_batch(store, first, sealed, have_sealed);
+		bool committed = apply_batch(store, first);
 
 		pthread_mutex_lock(&store->lock);
 		store->in_flight = false;

@@ -710,6 +710,160 @@ START_TEST(test_signer_killed_fails_closed_and_recovers)
 }
 END_TEST
 
+/* The notes of a published epoch's body, by service id: the body fetched in identity and
+ * verified against its header. */
+static struct snapshot_body *fetch_body(const struct authority *a, uint64_t epoch,
+                                        struct snapshot_header *header, struct buffer *bytes)
+{
+	char url[160];
+	struct http_response response;
+	snprintf(url, sizeof(url), "%s/v1/mix/snapshots/%llu", a->url, (unsigned long long)epoch);
+	ck_assert(http_request(url, NULL, 0, NULL, &response) == CURLE_OK);
+	ck_assert_int_eq(response.status, 200);
+	struct note *parsed = NULL;
+	ck_assert(note_parse(response.body.data, response.body.len, &parsed) == 0);
+	struct note_verifier authority;
+	ck_assert(note_verifier_parse(a->verifier, strlen(a->verifier), &authority) == 0);
+	ck_assert_int_eq(note_verify_threshold(parsed, &authority, 1, 1), 0);
+	ck_assert(snapshot_header_parse(parsed->text, parsed->text_len, header) == 0);
+	note_free(parsed);
+	buffer_free(&response.body);
+	snprintf(url, sizeof(url), "%s/v1/mix/snapshots/%llu/body", a->url, (unsigned long long)epoch);
+	ck_assert(http_request(url, NULL, 0, "Accept-Encoding: identity", &response) == CURLE_OK);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_int_eq(snapshot_body_verify(header, response.body.data, response.body.len, 1000), 0);
+	struct snapshot_body *body = NULL;
+	ck_assert(snapshot_body_parse(response.body.data, response.body.len, 1000, &body) == 0);
+	*bytes = response.body;
+	return body;
+}
+
+static int body_holds(const struct snapshot_body *body, const struct buffer *note)
+{
+	for (size_t r = 0; r < body->record_count; r++)
+		if (body->records[r].note_len == note->len &&
+		    memcmp(body->records[r].note, note->data, note->len) == 0)
+			return 1;
+	return 0;
+}
+
+/* Waits until the log at path holds text. */
+static void wait_for_log(const char *path, const char *text)
+{
+	for (int attempt = 0; attempt < 1500; attempt++) {
+		size_t len = 0;
+		uint8_t *log = test_read_file(path, &len);
+		int found = strstr((const char *)log, text) != NULL;
+		free(log);
+		if (found)
+			return;
+		test_sleep_ms(20);
+	}
+	ck_abort_msg("'%s' never appeared in %s", text, path);
+}
+
+#define CRASH_EARLY 8 /* registrations committed before the epoch's cut-off */
+#define CRASH_LATE  4 /* registrations committed while its publication is under way */
+
+START_TEST(test_sigkill_at_every_publication_step)
+{
+	/* At each step of publishing an epoch dirauthd is held, more registrations arrive, and it is
+	 * killed with SIGKILL; restarted, it publishes that epoch with exactly the registrations its
+	 * receipts promised it (the signer signing the rebuilt header again, not refusing it as a
+	 * second header), and the next epoch with the rest. */
+	static const char *const steps[] = {"publish-sealed", "publish-body", "publish-signed",
+	                                    "publish-stored"};
+	const uint64_t epoch = START_TIME / EPOCH_LENGTH + 1;
+	for (size_t step = 0; step < sizeof steps / sizeof steps[0]; step++) {
+		struct authority a;
+		struct buffer early[CRASH_EARLY], late[CRASH_LATE], replaced, receipt;
+		authority_prepare(&a);
+		/* The current epoch is published at the first start; the step is held for the next. */
+		authority_start(&a);
+		struct snapshot_header header;
+		struct buffer header_note, bytes;
+		wait_for_snapshot(&a, epoch - 1, &header, &header_note);
+		buffer_free(&header_note);
+		authority_stop(&a);
+		setenv("DIRAUTH_PAUSE_AT", steps[step], 1);
+		setenv("DIRAUTH_PAUSE_MS", "60000", 1);
+		authority_start(&a);
+		unsetenv("DIRAUTH_PAUSE_AT");
+		unsetenv("DIRAUTH_PAUSE_MS");
+		for (unsigned i = 0; i < CRASH_EARLY; i++) {
+			build_registration(a.provider_a, SERVICE_CLASS_MIX_GATEWAY, "early", i, 1, 2,
+			                   &early[i]);
+			ck_assert_int_eq(post_registration(&a, &early[i], &receipt), 202);
+			ck_assert_uint_eq(check_receipt(&a, &receipt, &early[i], 1), epoch);
+			buffer_free(&receipt);
+		}
+		/* The epoch begins: dirauthd seals it and stops at the step. */
+		set_clock(&a, epoch * EPOCH_LENGTH + 1);
+		char paused[64];
+		snprintf(paused, sizeof paused, "paused at %s", steps[step]);
+		wait_for_log(a.log_path, paused);
+		/* Meanwhile registrations go on, new services and a newer version of an early one: all
+		 * promised the next epoch. */
+		for (unsigned i = 0; i < CRASH_LATE; i++) {
+			build_registration(a.provider_a, SERVICE_CLASS_MIX_GATEWAY, "late", i, 1, 2,
+			                   &late[i]);
+			ck_assert_int_eq(post_registration(&a, &late[i], &receipt), 202);
+			struct note *parsed = NULL;
+			struct receipt promise;
+			ck_assert(note_parse(receipt.data, receipt.len, &parsed) == 0);
+			ck_assert(receipt_parse(parsed->text, parsed->text_len, &promise) == 0);
+			ck_assert_uint_eq(promise.publish_by_epoch, epoch + 1);
+			note_free(parsed);
+			buffer_free(&receipt);
+		}
+		build_registration(a.provider_a, SERVICE_CLASS_MIX_GATEWAY, "early", 0, 2, 2, &replaced);
+		ck_assert_int_eq(post_registration(&a, &replaced, NULL), 202);
+		test_kill(a.pid, SIGKILL);
+		a.pid = 0;
+
+		authority_start(&a);
+		wait_for_snapshot(&a, epoch, &header, &header_note);
+		buffer_free(&header_note);
+		ck_assert_uint_eq(header.epoch, epoch);
+		struct snapshot_body *body = fetch_body(&a, epoch, &header, &bytes);
+		ck_assert_msg(body->record_count == CRASH_EARLY, "%s: %zu records", steps[step],
+		              body->record_count);
+		for (unsigned i = 0; i < CRASH_EARLY; i++)
+			ck_assert_msg(body_holds(body, &early[i]), "%s: early registration %u missing",
+			              steps[step], i);
+		for (unsigned i = 0; i < CRASH_LATE; i++)
+			ck_assert(!body_holds(body, &late[i]));
+		ck_assert(!body_holds(body, &replaced));
+		snapshot_body_free(body);
+		buffer_free(&bytes);
+		size_t log_len = 0;
+		uint8_t *log = test_read_file(a.log_path, &log_len);
+		ck_assert_msg(!strstr((const char *)log, "not published"), "%s: %s", steps[step], log);
+		free(log);
+
+		/* The next epoch holds everything, the early service in its newer version. */
+		set_clock(&a, (epoch + 1) * EPOCH_LENGTH + 1);
+		wait_for_snapshot(&a, epoch + 1, &header, &header_note);
+		buffer_free(&header_note);
+		body = fetch_body(&a, epoch + 1, &header, &bytes);
+		ck_assert_uint_eq(body->record_count, CRASH_EARLY + CRASH_LATE);
+		for (unsigned i = 1; i < CRASH_EARLY; i++)
+			ck_assert(body_holds(body, &early[i]));
+		for (unsigned i = 0; i < CRASH_LATE; i++)
+			ck_assert(body_holds(body, &late[i]));
+		ck_assert(body_holds(body, &replaced) && !body_holds(body, &early[0]));
+		snapshot_body_free(body);
+		buffer_free(&bytes);
+		for (unsigned i = 0; i < CRASH_EARLY; i++)
+			buffer_free(&early[i]);
+		for (unsigned i = 0; i < CRASH_LATE; i++)
+			buffer_free(&late[i]);
+		buffer_free(&replaced);
+		authority_cleanup(&a);
+	}
+}
+END_TEST
+
 static Suite *authority_suite(void)
 {
 	Suite *suite = suite_create("authority");
@@ -718,6 +872,7 @@ static Suite *authority_suite(void)
 	tcase_add_test(end_to_end, test_register_publish_fetch);
 	tcase_add_test(end_to_end, test_sigkill_during_burst_loses_nothing_acknowledged);
 	tcase_add_test(end_to_end, test_signer_killed_fails_closed_and_recovers);
+	tcase_add_test(end_to_end, test_sigkill_at_every_publication_step);
 	suite_add_tcase(suite, end_to_end);
 	return suite;
 }

@@ -1,0 +1,36 @@
+/*
+ * faults.c: pause points (faults.h).
+ */
+#include "faults/faults.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static pthread_once_t fault_once = PTHREAD_ONCE_INIT;
+static const char *fault_name;  /* DIRAUTH_PAUSE_AT, or NULL */
+static long fault_milliseconds; /* DIRAUTH_PAUSE_MS */
+
+static void fault_read_environment(void)
+{
+	const char *name = getenv("DIRAUTH_PAUSE_AT");
+	const char *ms = getenv("DIRAUTH_PAUSE_MS");
+	fault_name = name && *name ? name : NULL;
+	fault_milliseconds = ms ? strtol(ms, NULL, 10) : 10000;
+	if (fault_milliseconds <= 0 || fault_milliseconds > 3600000)
+		fault_milliseconds = 10000;
+}
+
+void fault_point(const char *name)
+{
+	pthread_once(&fault_once, fault_read_environment);
+	if (!fault_name || strcmp(fault_name, name) != 0)
+		return;
+	fprintf(stderr, "dirauth: paused at %s\n", name);
+	fflush(stderr);
+	struct timespec pause = {fault_milliseconds / 1000, (fault_milliseconds % 1000) * 1000000L};
+	while (nanosleep(&pause, &pause) != 0)
+		;
+}
