@@ -73,7 +73,41 @@ struct request_state {
 	struct buffer body; /* kept when the route takes a body */
 	int too_large;
 	size_t discarded; /* bytes dropped */
+	struct http_deferred deferred;
 };
+
+void http_deferred_begin(struct http_request *request)
+{
+	struct http_deferred *d = request->deferred;
+	struct http_server *server = request->server;
+	d->started = true;
+	d->server = server;
+	d->connection = request->connection;
+	pthread_mutex_lock(&server->deferred_lock);
+	server->deferred_count++;
+	pthread_mutex_unlock(&server->deferred_lock);
+	MHD_suspend_connection(request->connection);
+}
+
+void http_deferred_finish(struct http_deferred *d)
+{
+	struct http_server *server = d->server;
+	atomic_store(&d->ready, true);
+	MHD_resume_connection(d->connection);
+	pthread_mutex_lock(&server->deferred_lock);
+	if (--server->deferred_count == 0)
+		pthread_cond_broadcast(&server->deferred_idle);
+	pthread_mutex_unlock(&server->deferred_lock);
+}
+
+enum MHD_Result http_deferred_respond(struct http_request *request)
+{
+	struct http_deferred *d = request->deferred;
+	if (d->error != API_ERROR_NONE)
+		return respond_error(request->connection, request->route, d->error, d->detail);
+	return respond_bytes(request->connection, d->status, d->content_type,
+	                     d->body.data ? d->body.data : (void *)"", d->body.len);
+}
 
 const char *http_request_header(const struct http_request *request, const char *name)
 {
@@ -135,6 +169,7 @@ static enum MHD_Result dispatch(struct http_server *server, struct MHD_Connectio
 	    .connection = connection,
 	    .route = &route->answer,
 	    .match = state->match,
+	    .deferred = &state->deferred,
 	};
 	if (strncmp(route->pattern, "/v1/{namespace}/", 16) == 0) {
 		const struct router_capture *ns = &state->match.captures[0];
@@ -211,6 +246,8 @@ static enum MHD_Result begin_request(struct http_server *server, struct MHD_Conn
 	if (!state)
 		return MHD_NO;
 	buffer_init(&state->body);
+	buffer_init(&state->deferred.body);
+	atomic_init(&state->deferred.ready, false);
 	*request_state = state;
 	if (!strchr(url, '%'))
 		state->route = route_find(url, &state->match);
@@ -276,6 +313,7 @@ static void request_completed(void *cls, struct MHD_Connection *connection, void
 	struct request_state *state = *request_state;
 	if (state) {
 		buffer_free(&state->body);
+		buffer_free(&state->deferred.body);
 		free(state);
 		*request_state = NULL;
 	}
@@ -345,6 +383,8 @@ int http_server_start(const struct http_options *options, struct http_server **o
 		return DIRAUTH_ERR_NOMEM;
 	}
 	server->options = *options;
+	pthread_mutex_init(&server->deferred_lock, NULL);
+	pthread_cond_init(&server->deferred_idle, NULL);
 	struct http_guard_options guard_options = {
 	    .listen_fd = listen_fd,
 	    .head_timeout_ms = h->header_timeout_seconds * 1000,
@@ -360,8 +400,9 @@ int http_server_start(const struct http_options *options, struct http_server **o
 		return rc;
 	}
 	server->daemon = MHD_start_daemon(
-	    MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC | MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0,
-	    NULL, NULL, handle_request, server, MHD_OPTION_EXTERNAL_LOGGER, http_guard_log, server->guard,
+	    MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC | MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
+	        MHD_ALLOW_SUSPEND_RESUME,
+	    0, NULL, NULL, handle_request, server, MHD_OPTION_EXTERNAL_LOGGER, http_guard_log, server->guard,
 	    MHD_OPTION_NOTIFY_CONNECTION, http_guard_notify_connection, server->guard,
 	    MHD_OPTION_THREAD_POOL_SIZE, h->threads, MHD_OPTION_CONNECTION_TIMEOUT,
 	    h->connection_timeout_seconds, MHD_OPTION_CONNECTION_LIMIT, h->max_connections,
@@ -384,7 +425,15 @@ void http_server_stop(struct http_server *server)
 	if (!server)
 		return;
 	http_guard_stop(server->guard);
+	/* Suspended requests are finished by the store and the signer, which still run: wait for
+	 * them, so that nothing finishes a request after libmicrohttpd has freed it. */
+	pthread_mutex_lock(&server->deferred_lock);
+	while (server->deferred_count)
+		pthread_cond_wait(&server->deferred_idle, &server->deferred_lock);
+	pthread_mutex_unlock(&server->deferred_lock);
 	MHD_stop_daemon(server->daemon);
 	http_guard_free(server->guard);
+	pthread_cond_destroy(&server->deferred_idle);
+	pthread_mutex_destroy(&server->deferred_lock);
 	free(server);
 }

@@ -13,17 +13,52 @@
 #include "server/http/http.h"
 #include "server/http/respond.h"
 #include "server/http/router.h"
+#include "schema/buffer.h"
 
 #include <microhttpd.h>
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+struct http_request;
 
 struct http_server {
 	struct http_options options;
 	struct MHD_Daemon *daemon;
 	struct http_guard *guard;
+	pthread_mutex_t deferred_lock; /* guards deferred_count */
+	pthread_cond_t deferred_idle;
+	size_t deferred_count; /* requests suspended while their answer is made elsewhere */
 };
+
+/* An answer made outside the request's thread (a registration waiting for its commit and its
+ * receipt): the handler suspends the connection and starts the work; whatever finishes it fills
+ * the answer and calls http_deferred_finish, which resumes the connection; libmicrohttpd then
+ * calls the handler again, which queues the answer. */
+struct http_deferred {
+	bool started;
+	atomic_bool ready;
+	struct http_server *server;
+	struct MHD_Connection *connection;
+	enum api_error error; /* API_ERROR_NONE: body is the answer */
+	char detail[256];
+	unsigned status;
+	const char *content_type;
+	struct buffer body;
+};
+
+/* Suspends the request's connection for an answer made elsewhere. Call from the handler before
+ * starting the work. */
+void http_deferred_begin(struct http_request *request);
+
+/* Marks the answer ready and resumes the connection. Any thread, once per begin. */
+void http_deferred_finish(struct http_deferred *deferred);
+
+/* Queues a ready deferred answer. */
+enum MHD_Result http_deferred_respond(struct http_request *request);
 
 struct http_request {
 	struct http_server *server;
@@ -33,6 +68,7 @@ struct http_request {
 	size_t namespace_index;            /* for a route whose first capture is {namespace} */
 	const uint8_t *body;               /* the uploaded body of a route that takes one */
 	size_t body_len;
+	struct http_deferred *deferred; /* this request's slot for an answer made elsewhere */
 };
 
 typedef enum MHD_Result (*http_handler)(struct http_request *request);

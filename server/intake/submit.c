@@ -45,48 +45,6 @@ static enum api_error classify_collision(const struct submit_context *context, c
 	return API_ERROR_ENDPOINT_COLLISION;
 }
 
-static enum api_error sign_receipt(const struct submit_context *context, const struct registration *r,
-                                   const uint8_t digest[32], uint64_t accepted_at, uint64_t publish_by,
-                                   struct submit_result *result)
-{
-	struct receipt receipt;
-	struct buffer text;
-	struct note_signature signature;
-	char why[SIGNER_DETAIL_MAX + 1] = "";
-	enum api_error error = API_ERROR_NONE;
-
-	memset(&receipt, 0, sizeof receipt);
-	buffer_init(&text);
-	snprintf(receipt.authority, sizeof receipt.authority, "%s", context->config->authority_name);
-	snprintf(receipt.namespace_name, sizeof receipt.namespace_name, "%s", r->namespace_name);
-	memcpy(receipt.service_id, r->service_id, SERVICE_ID_SIZE);
-	receipt.sequence = r->sequence;
-	receipt.accepted_at = accepted_at;
-	receipt.publish_by_epoch = publish_by;
-	memcpy(receipt.registration_digest, digest, sizeof receipt.registration_digest);
-	int rc = receipt_encode(&receipt, &text);
-	if (rc == 0) {
-		rc = signer_client_sign(context->signer, SIGNER_OP_SIGN_RECEIPT, text.data, text.len, 0, NULL,
-		                        0, &signature, why, sizeof why);
-		signer_health_note(context->signer_health, rc, why);
-		if (rc)
-			error = refuse(
-			    result, API_ERROR_STORED_WITHOUT_RECEIPT,
-			    "The registration was stored, but the signer did not sign its receipt (%s). "
-			    "Submit it again with a higher sequence to get a receipt.",
-			    why[0] ? why : dirauth_strerror(rc));
-	}
-	if (rc == 0)
-		rc = note_format(text.data, text.len, &signature, 1, &result->receipt);
-	if (rc && error == API_ERROR_NONE)
-		error = refuse(result, API_ERROR_STORED_WITHOUT_RECEIPT,
-		               "The registration was stored, but its receipt could not be built (%s). "
-		               "Submit it again with a higher sequence to get a receipt.",
-		               dirauth_strerror(rc));
-	buffer_free(&text);
-	return error;
-}
-
 /* The grammar of the note and of its registration text (400). */
 static enum api_error check_grammar(const uint8_t *body, size_t len, struct registration *r,
                                     struct note **note, struct submit_result *result)
@@ -163,54 +121,102 @@ static enum api_error check_bounds_and_times(const struct submit_context *contex
 	return API_ERROR_NONE;
 }
 
-/* The durable, group-committed submission, and what its refusals mean to the provider. *stamp
- * gets the epoch of the first snapshot that may hold the registration. */
-static enum api_error store_registration(const struct submit_context *context, const struct registration *r,
-                                         const struct note *note, const uint8_t *body, size_t len,
-                                         const uint8_t digest[32], uint64_t now, uint64_t *stamp,
-                                         struct submit_result *result)
+/* One registration on its way: checked, then stored, then receipted. */
+struct submit_pending {
+	struct submit_context context;
+	const uint8_t *body; /* borrowed until the end */
+	size_t len;
+	struct note *note;
+	struct registration r;
+	uint8_t digest[32];
+	uint8_t *endpoint_ids;
+	struct store_registration record;
+	uint64_t now;
+	struct buffer receipt_text;
+	struct submit_result result;
+	submit_done done;
+	void *done_context;
+};
+
+static void pending_free(struct submit_pending *p)
 {
-	const struct config *config = context->config;
-	uint8_t *endpoint_ids = malloc(r->endpoint_count * ENDPOINT_ID_SIZE + 1);
-	if (!endpoint_ids)
+	if (!p)
+		return;
+	registration_clear(&p->r);
+	note_free(p->note);
+	free(p->endpoint_ids);
+	buffer_free(&p->receipt_text);
+	buffer_free(&p->result.receipt);
+	free(p);
+}
+
+/* Every check before the store, in the order of docs/api.md, and the store's record. */
+static enum api_error pending_prepare(struct submit_pending *p)
+{
+	const struct config *config = p->context.config;
+	struct submit_result *result = &p->result;
+	enum api_error error;
+	char why[SIGNER_HEALTH_DETAIL_MAX];
+
+	if (p->len > config->bounds.registration_body)
+		return refuse(result, API_ERROR_BODY_TOO_LARGE, "The body is larger than %zu bytes.",
+		              config->bounds.registration_body);
+	if ((error = check_grammar(p->body, p->len, &p->r, &p->note, result)) ||
+	    (error = check_enrolment(config, &p->r, p->note, result)) ||
+	    (error = check_bounds_and_times(&p->context, &p->r, &p->now, result)))
+		return error;
+	/* Nothing is stored that cannot get a receipt now: the signer must be answering. */
+	if (signer_health_check(p->context.signer_health, why, sizeof why) != 0)
+		return refuse(result, API_ERROR_UNAVAILABLE, "Nothing was stored: %s.", why);
+	if (crypto_sha256(p->body, p->len, p->digest) != 0)
+		return refuse(result, API_ERROR_INTERNAL, "The note could not be hashed.");
+	p->endpoint_ids = malloc(p->r.endpoint_count * ENDPOINT_ID_SIZE + 1);
+	if (!p->endpoint_ids)
 		return refuse(result, API_ERROR_INTERNAL, "Out of memory.");
-	for (size_t i = 0; i < r->endpoint_count; i++)
-		memcpy(endpoint_ids + i * ENDPOINT_ID_SIZE, r->endpoints[i].endpoint_id, ENDPOINT_ID_SIZE);
-	struct store_registration record = {
-	    .namespace_name = r->namespace_name,
-	    .service_id = r->service_id,
-	    .provider = r->provider.name,
-	    .sequence = r->sequence,
-	    .expires = r->expires,
-	    .endpoint_ids = endpoint_ids,
-	    .endpoint_count = r->endpoint_count,
-	    .note = body,
-	    .note_len = len,
-	    .parsed = r,
-	    .signature = &note->signatures[0],
-	    .digest = digest,
-	    .epoch = schedule_destination_epoch(&config->epoch, now),
+	for (size_t i = 0; i < p->r.endpoint_count; i++)
+		memcpy(p->endpoint_ids + i * ENDPOINT_ID_SIZE, p->r.endpoints[i].endpoint_id,
+		       ENDPOINT_ID_SIZE);
+	p->record = (struct store_registration){
+	    .namespace_name = p->r.namespace_name,
+	    .service_id = p->r.service_id,
+	    .provider = p->r.provider.name,
+	    .sequence = p->r.sequence,
+	    .expires = p->r.expires,
+	    .endpoint_ids = p->endpoint_ids,
+	    .endpoint_count = p->r.endpoint_count,
+	    .note = p->body,
+	    .note_len = p->len,
+	    .parsed = &p->r,
+	    .signature = &p->note->signatures[0],
+	    .digest = p->digest,
+	    .epoch = schedule_destination_epoch(&config->epoch, p->now),
 	    .max_records = config->bounds.records_per_snapshot,
 	    .max_bytes = config->bounds.namespace_bytes,
 	};
-	int rc = store_registration_submit(context->store, &record, stamp);
-	free(endpoint_ids);
+	return API_ERROR_NONE;
+}
+
+/* After the store answered rc: what its refusals mean to the provider, or, once durable, the
+ * receipt's text, promising the snapshot the store stamped the registration for. */
+static enum api_error pending_stored(struct submit_pending *p, int rc, uint64_t stamp)
+{
+	struct submit_result *result = &p->result;
 	switch (rc) {
 	case 0:
-		return API_ERROR_NONE;
+		break;
 	case DIRAUTH_ERR_ROLLBACK:
 		return refuse(result, API_ERROR_ROLLBACK,
 		              "The sequence %llu is not greater than the highest accepted for this service.",
-		              (unsigned long long)r->sequence);
+		              (unsigned long long)p->r.sequence);
 	case DIRAUTH_ERR_COLLISION: {
-		enum api_error error = classify_collision(context, r);
+		enum api_error error = classify_collision(&p->context, &p->r);
 		return refuse(result, error, "%s", api_error_detail(error));
 	}
 	case DIRAUTH_ERR_BOUNDS:
 		return refuse(result, API_ERROR_NAMESPACE_FULL,
 		              "The namespace '%s' holds as many records or bytes as its snapshot may; "
 		              "nothing was stored.",
-		              r->namespace_name);
+		              p->r.namespace_name);
 	case DIRAUTH_ERR_FULL:
 		return refuse(result, API_ERROR_STORE_FULL, "The store is full; nothing was stored.");
 	case DIRAUTH_ERR_UNAVAILABLE:
@@ -218,52 +224,146 @@ static enum api_error store_registration(const struct submit_context *context, c
 	default:
 		return refuse(result, API_ERROR_INTERNAL, "The store failed: %s", dirauth_strerror(rc));
 	}
+	uint64_t accepted_at;
+	if (clock_now(p->context.clock, &accepted_at) != 0 || accepted_at < p->now)
+		accepted_at = p->now;
+	struct receipt receipt;
+	memset(&receipt, 0, sizeof receipt);
+	snprintf(receipt.authority, sizeof receipt.authority, "%s", p->context.config->authority_name);
+	snprintf(receipt.namespace_name, sizeof receipt.namespace_name, "%s", p->r.namespace_name);
+	memcpy(receipt.service_id, p->r.service_id, SERVICE_ID_SIZE);
+	receipt.sequence = p->r.sequence;
+	receipt.accepted_at = accepted_at;
+	receipt.publish_by_epoch = stamp;
+	memcpy(receipt.registration_digest, p->digest, sizeof receipt.registration_digest);
+	if ((rc = receipt_encode(&receipt, &p->receipt_text)) != 0)
+		return refuse(result, API_ERROR_STORED_WITHOUT_RECEIPT,
+		              "The registration was stored, but its receipt could not be built (%s). "
+		              "Submit it again with a higher sequence to get a receipt.",
+		              dirauth_strerror(rc));
+	return API_ERROR_NONE;
+}
+
+/* After the signer answered rc: the signed receipt, or the answer that says the registration
+ * is stored without one. */
+static enum api_error pending_signed(struct submit_pending *p, int rc, const struct note_signature *signature,
+                                     const char *why)
+{
+	struct submit_result *result = &p->result;
+	signer_health_note(p->context.signer_health, rc, why);
+	if (rc)
+		return refuse(result, API_ERROR_STORED_WITHOUT_RECEIPT,
+		              "The registration was stored, but the signer did not sign its receipt (%s). "
+		              "Submit it again with a higher sequence to get a receipt.",
+		              why && why[0] ? why : dirauth_strerror(rc));
+	if ((rc = note_format(p->receipt_text.data, p->receipt_text.len, signature, 1, &result->receipt)) !=
+	    0)
+		return refuse(result, API_ERROR_STORED_WITHOUT_RECEIPT,
+		              "The registration was stored, but its receipt could not be built (%s). "
+		              "Submit it again with a higher sequence to get a receipt.",
+		              dirauth_strerror(rc));
+	return API_ERROR_NONE;
+}
+
+static struct submit_pending *pending_new(const struct submit_context *context, const uint8_t *body,
+                                          size_t len)
+{
+	struct submit_pending *p = calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	p->context = *context;
+	p->body = body;
+	p->len = len;
+	buffer_init(&p->receipt_text);
+	buffer_init(&p->result.receipt);
+	return p;
+}
+
+/* Hands the result over (the receipt buffer moves to the caller) and frees p. */
+static void pending_finish(struct submit_pending *p, struct submit_result *out)
+{
+	*out = p->result;
+	buffer_init(&p->result.receipt);
+	if (out->error != API_ERROR_NONE)
+		buffer_free(&out->receipt);
+	pending_free(p);
 }
 
 enum api_error submit_registration(const struct submit_context *context, const uint8_t *body, size_t len,
                                    struct submit_result *result)
 {
-	const struct config *config = context->config;
-	struct note *note = NULL;
-	struct registration r;
+	struct submit_pending *p = pending_new(context, body, len);
 	enum api_error error;
-	uint64_t now = 0, accepted_at;
-	char why[SIGNER_HEALTH_DETAIL_MAX];
-
-	memset(&r, 0, sizeof r);
-	result->error = API_ERROR_NONE;
-	result->detail[0] = 0;
-	buffer_init(&result->receipt);
-
-	if (len > config->bounds.registration_body)
-		return refuse(result, API_ERROR_BODY_TOO_LARGE, "The body is larger than %zu bytes.",
-		              config->bounds.registration_body);
-	if ((error = check_grammar(body, len, &r, &note, result)) ||
-	    (error = check_enrolment(config, &r, note, result)))
-		goto cleanup;
-	if ((error = check_bounds_and_times(context, &r, &now, result)))
-		goto cleanup;
-	/* Nothing is stored that cannot get a receipt now: the signer must be answering. */
-	if (signer_health_check(context->signer_health, why, sizeof why) != 0) {
-		error = refuse(result, API_ERROR_UNAVAILABLE, "Nothing was stored: %s.", why);
-		goto cleanup;
-	}
 	uint64_t stamp = 0;
-	uint8_t digest[32];
-	if (crypto_sha256(body, len, digest) != 0) {
-		error = refuse(result, API_ERROR_INTERNAL, "The note could not be hashed.");
-		goto cleanup;
+	if (!p) {
+		buffer_init(&result->receipt);
+		return refuse(result, API_ERROR_INTERNAL, "Out of memory.");
 	}
-	if ((error = store_registration(context, &r, note, body, len, digest, now, &stamp, result)))
-		goto cleanup;
-	/* Durable. The receipt promises the snapshot the store stamped it for. */
-	if (clock_now(context->clock, &accepted_at) != 0 || accepted_at < now)
-		accepted_at = now;
-	error = sign_receipt(context, &r, digest, accepted_at, stamp, result);
-cleanup:
-	registration_clear(&r);
-	note_free(note);
-	if (error != API_ERROR_NONE)
-		buffer_free(&result->receipt);
+	if ((error = pending_prepare(p)) == API_ERROR_NONE) {
+		int rc = store_registration_submit(context->store, &p->record, &stamp);
+		if ((error = pending_stored(p, rc, stamp)) == API_ERROR_NONE) {
+			struct note_signature signature;
+			char why[SIGNER_DETAIL_MAX + 1] = "";
+			rc = signer_client_sign(context->signer, SIGNER_OP_SIGN_RECEIPT, p->receipt_text.data,
+			                        p->receipt_text.len, 0, NULL, 0, &signature, why, sizeof why);
+			error = pending_signed(p, rc, &signature, why);
+		}
+	}
+	pending_finish(p, result);
+	return error;
+}
+
+/* The asynchronous path: the store's and then the signer's callbacks carry it on. */
+static void pending_done(struct submit_pending *p)
+{
+	struct submit_result result;
+	submit_done done = p->done;
+	void *context = p->done_context;
+	pending_finish(p, &result);
+	done(context, &result);
+}
+
+static void on_signed(void *context, int rc, const struct note_signature *signature, const char *why)
+{
+	struct submit_pending *p = context;
+	pending_signed(p, rc, signature, why);
+	pending_done(p);
+}
+
+static void on_stored(void *context, int rc, uint64_t stamp)
+{
+	struct submit_pending *p = context;
+	if (pending_stored(p, rc, stamp) != API_ERROR_NONE) {
+		pending_done(p);
+		return;
+	}
+	rc = signer_client_sign_async(p->context.signer, SIGNER_OP_SIGN_RECEIPT, p->receipt_text.data,
+	                              p->receipt_text.len, on_signed, p);
+	if (rc != 0) {
+		pending_signed(p, rc, NULL,
+		               rc == DIRAUTH_ERR_FULL ? "too many receipts waiting for the signer" : "");
+		pending_done(p);
+	}
+}
+
+enum api_error submit_registration_async(const struct submit_context *context, const uint8_t *body,
+                                         size_t len, submit_done done, void *done_context,
+                                         struct submit_result *result)
+{
+	struct submit_pending *p = pending_new(context, body, len);
+	if (!p) {
+		buffer_init(&result->receipt);
+		return refuse(result, API_ERROR_INTERNAL, "Out of memory.");
+	}
+	p->done = done;
+	p->done_context = done_context;
+	enum api_error error = pending_prepare(p);
+	if (error == API_ERROR_NONE) {
+		int rc = store_registration_submit_async(context->store, &p->record, on_stored, p);
+		if (rc == 0)
+			return API_ERROR_NONE; /* on_stored carries it on */
+		error = pending_stored(p, rc, 0);
+	}
+	pending_finish(p, result);
 	return error;
 }

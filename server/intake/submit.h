@@ -49,9 +49,22 @@ struct submit_result {
 	struct buffer receipt;          /* when accepted: the signed receipt note; caller frees */
 };
 
-/* Checks and records the signed registration note in body (len bytes). Fills *result, whose
- * receipt buffer the caller frees with buffer_free(). Returns result->error. */
+/* Checks and records the signed registration note in body (len bytes), waiting for the store
+ * and the signer. Fills *result, whose receipt buffer the caller frees with buffer_free().
+ * Returns result->error. */
 enum api_error submit_registration(const struct submit_context *context, const uint8_t *body, size_t len,
                                    struct submit_result *result);
+
+/* Called once with the outcome of submit_registration_async, from the store's committer or a
+ * signer worker: it must not block. result (its receipt buffer included) is the callee's. */
+typedef void (*submit_done)(void *context, struct submit_result *result);
+
+/* submit_registration without waiting: every check that needs no store runs now, in the
+ * caller's thread; the store and the signer then carry it on, and done is called with the
+ * outcome. body must stay valid until done is called. Returns API_ERROR_NONE when under way
+ * (done will be called), or a refusal with *result filled (done is not called). */
+enum api_error submit_registration_async(const struct submit_context *context, const uint8_t *body,
+                                         size_t len, submit_done done, void *done_context,
+                                         struct submit_result *result);
 
 #endif

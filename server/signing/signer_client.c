@@ -1,9 +1,12 @@
 /*
- * signer_client.c: one UNIX-socket connection to dirauth-signer, used by every thread of dirauthd.
+ * signer_client.c: UNIX-socket connections to dirauth-signer, used by every thread of dirauthd.
  *
- * The signer answers one request at a time per connection and serves connections one after
- * another, so a single connection behind a mutex is all dirauthd needs. It is opened on first
- * use and thrown away after any failure; the next call opens a new one. A connection that
+ * The synchronous calls share one connection behind a mutex (publication, queries: rare). The
+ * asynchronous signatures (receipts: one per registration) are served by worker threads, each
+ * with its own connection: a worker takes a batch of queued requests, writes all their frames
+ * at once, and reads the answers in order, so a thousand receipts cost a few round trips, and
+ * several workers keep several signer threads busy. A connection is opened on first use and
+ * thrown away after any failure; the next call opens a new one. A connection that
  * served earlier calls may have been closed by the signer in the meantime (a restart, or the
  * signer dropping an idle connection), so a call that fails on such a reused connection before
  * any byte of the answer arrived is tried once more on a fresh connection. That is safe because
@@ -25,6 +28,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,12 +40,33 @@
 #include <time.h>
 #include <unistd.h>
 
+/* One queued asynchronous signing request. */
+struct async_request {
+	uint8_t operation;
+	uint8_t *text; /* owned copy */
+	size_t text_len;
+	signer_client_done done;
+	void *context;
+	struct async_request *next;
+};
+
 struct signer_client {
 	char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	int path_too_long;
 	int timeout_ms;
-	pthread_mutex_t lock; /* guards fd and serialises calls */
+	pthread_mutex_t lock; /* guards fd and serialises the synchronous calls */
 	int fd;               /* -1 when not connected */
+
+	/* The asynchronous lanes: worker threads, each with its own connection. */
+	pthread_mutex_t queue_lock; /* guards everything below */
+	pthread_cond_t queue_work;
+	struct async_request *head, *tail;
+	size_t queued;
+	size_t max_queued;
+	size_t max_batch;
+	bool stopping;
+	unsigned worker_count;
+	pthread_t *workers;
 };
 
 /* Why an exchange failed, and whether it is worth a second try on a fresh connection. */
@@ -85,6 +110,12 @@ int signer_client_open(const char *socket_path, int timeout_ms, struct signer_cl
 		free(client);
 		return DIRAUTH_ERR_NOMEM;
 	}
+	if (pthread_mutex_init(&client->queue_lock, NULL) != 0 ||
+	    pthread_cond_init(&client->queue_work, NULL) != 0) {
+		pthread_mutex_destroy(&client->lock);
+		free(client);
+		return DIRAUTH_ERR_NOMEM;
+	}
 	*out = client;
 	return 0;
 }
@@ -93,8 +124,17 @@ void signer_client_close(struct signer_client *client)
 {
 	if (!client)
 		return;
+	pthread_mutex_lock(&client->queue_lock);
+	client->stopping = true;
+	pthread_cond_broadcast(&client->queue_work);
+	pthread_mutex_unlock(&client->queue_lock);
+	for (unsigned i = 0; i < client->worker_count; i++)
+		pthread_join(client->workers[i], NULL);
+	free(client->workers);
 	if (client->fd >= 0)
 		close(client->fd);
+	pthread_cond_destroy(&client->queue_work);
+	pthread_mutex_destroy(&client->queue_lock);
 	pthread_mutex_destroy(&client->lock);
 	free(client);
 }
@@ -106,14 +146,14 @@ static int64_t monotonic_ms(void)
 	return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
-static void disconnect(struct signer_client *client)
+static void disconnect(int *fd)
 {
-	if (client->fd >= 0)
-		close(client->fd);
-	client->fd = -1;
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
 }
 
-static int connect_socket(struct signer_client *client, struct exchange_failure *failure)
+static int connect_socket(struct signer_client *client, int *out, struct exchange_failure *failure)
 {
 	if (client->path_too_long) {
 		fail(failure, "the signer socket path is longer than a UNIX socket path may be");
@@ -147,7 +187,7 @@ static int connect_socket(struct signer_client *client, struct exchange_failure 
 		close(fd);
 		return DIRAUTH_ERR_UNAVAILABLE;
 	}
-	client->fd = fd;
+	*out = fd;
 	return 0;
 }
 
@@ -215,17 +255,15 @@ static int receive_all(int fd, uint8_t *data, size_t len, int64_t deadline, stru
 	return 0;
 }
 
-/* Sends frame and reads the answer's body into *body (malloc'd, *body_len bytes). */
-static int exchange(struct signer_client *client, const struct buffer *frame, uint8_t **body,
-                    size_t *body_len, struct exchange_failure *failure)
+/* Reads one answer's body from fd into *body (malloc'd, *body_len bytes). */
+static int receive_answer(int fd, int64_t deadline, uint8_t **body, size_t *body_len,
+                          struct exchange_failure *failure)
 {
-	int64_t deadline = monotonic_ms() + client->timeout_ms;
 	uint8_t prefix[4];
 	size_t len = 0;
 	int rc;
 	*body = NULL;
-	if ((rc = send_all(client->fd, frame->data, frame->len, deadline, failure)) ||
-	    (rc = receive_all(client->fd, prefix, sizeof prefix, deadline, failure)))
+	if ((rc = receive_all(fd, prefix, sizeof prefix, deadline, failure)))
 		return rc;
 	if (signer_frame_length(prefix, &len) != 0) {
 		fail(failure, "the signer's answer is longer than %d bytes", SIGNER_FRAME_MAX);
@@ -236,12 +274,39 @@ static int exchange(struct signer_client *client, const struct buffer *frame, ui
 		fail(failure, "out of memory");
 		return DIRAUTH_ERR_NOMEM;
 	}
-	if ((rc = receive_all(client->fd, data, len, deadline, failure))) {
+	if ((rc = receive_all(fd, data, len, deadline, failure))) {
 		free(data);
 		return rc;
 	}
 	*body = data;
 	*body_len = len;
+	return 0;
+}
+
+/* Sends frame on the client's connection and reads the answer. */
+static int exchange(struct signer_client *client, const struct buffer *frame, uint8_t **body,
+                    size_t *body_len, struct exchange_failure *failure)
+{
+	int64_t deadline = monotonic_ms() + client->timeout_ms;
+	*body = NULL;
+	int rc = send_all(client->fd, frame->data, frame->len, deadline, failure);
+	return rc ? rc : receive_answer(client->fd, deadline, body, body_len, failure);
+}
+
+/* The outcome a decoded answer carries: 0, the signer's refusal (detail gets its sentence), or
+ * DIRAUTH_ERR_UNAVAILABLE for a result code no signer sends. */
+static int judge_response(const struct signer_response *response, char *detail, size_t detail_cap)
+{
+	if (response->result > 0 || response->result < DIRAUTH_ERR_INTERNAL) {
+		set_detail(detail, detail_cap, "the signer answered with an unknown result code");
+		return DIRAUTH_ERR_UNAVAILABLE;
+	}
+	if (response->result != 0) {
+		set_detail(detail, detail_cap,
+		           response->detail[0] ? response->detail : dirauth_strerror(response->result));
+		return response->result;
+	}
+	set_detail(detail, detail_cap, "");
 	return 0;
 }
 
@@ -266,12 +331,12 @@ static int call(struct signer_client *client, const struct signer_request *reque
 	for (int attempt = 0; attempt < 2; attempt++) {
 		int reused = client->fd >= 0;
 		memset(&failure, 0, sizeof failure);
-		if (!reused && (rc = connect_socket(client, &failure)) != 0)
+		if (!reused && (rc = connect_socket(client, &client->fd, &failure)) != 0)
 			break;
 		rc = exchange(client, &frame, body, &body_len, &failure);
 		if (rc == 0)
 			break;
-		disconnect(client);
+		disconnect(&client->fd);
 		if (!reused || failure.answer_started || rc == DIRAUTH_ERR_NOMEM)
 			break;
 	}
@@ -283,29 +348,19 @@ static int call(struct signer_client *client, const struct signer_request *reque
 	}
 	if (signer_response_decode(*body, body_len, response) != 0) {
 		pthread_mutex_lock(&client->lock);
-		disconnect(client);
+		disconnect(&client->fd);
 		pthread_mutex_unlock(&client->lock);
 		free(*body);
 		*body = NULL;
 		set_detail(detail, detail_cap, "the signer's answer does not decode");
 		return DIRAUTH_ERR_UNAVAILABLE;
 	}
-	if (response->result > 0 || response->result < DIRAUTH_ERR_INTERNAL) {
+	rc = judge_response(response, detail, detail_cap);
+	if (rc) {
 		free(*body);
 		*body = NULL;
-		set_detail(detail, detail_cap, "the signer answered with an unknown result code");
-		return DIRAUTH_ERR_UNAVAILABLE;
 	}
-	if (response->result != 0) {
-		set_detail(detail, detail_cap,
-		           response->detail[0] ? response->detail : dirauth_strerror(response->result));
-		rc = response->result;
-		free(*body);
-		*body = NULL;
-		return rc;
-	}
-	set_detail(detail, detail_cap, "");
-	return 0;
+	return rc;
 }
 
 int signer_client_sign(struct signer_client *client, enum signer_operation operation, const uint8_t *text,
@@ -378,5 +433,194 @@ cleanup:
 	free(body);
 	free(request);
 	free(response);
+	return rc;
+}
+
+/* ---- asynchronous signing ---- */
+
+static void async_request_free(struct async_request *r)
+{
+	if (!r)
+		return;
+	free(r->text);
+	free(r);
+}
+
+/* Sends the batch first..(count) on *fd and answers each request from the signer's answers, in
+ * order. Returns how many were answered; on a failure before all were, *failure says why and
+ * *started whether any of the next answer had arrived. */
+static size_t serve_batch(struct signer_client *client, int *fd, struct async_request *first, size_t count,
+                          struct exchange_failure *failure)
+{
+	struct buffer frames;
+	size_t answered = 0;
+	buffer_init(&frames);
+	for (struct async_request *r = first; r && answered < count; r = r->next, answered++) {
+		struct signer_request request = {
+		    .operation = r->operation, .text = r->text, .text_len = r->text_len};
+		if (signer_request_encode(&request, &frames) != 0) {
+			fail(failure, "a request cannot be encoded");
+			buffer_free(&frames);
+			return 0;
+		}
+	}
+	answered = 0;
+	int64_t deadline = monotonic_ms() + client->timeout_ms;
+	if (send_all(*fd, frames.data, frames.len, deadline, failure) != 0) {
+		buffer_free(&frames);
+		return 0;
+	}
+	buffer_free(&frames);
+	for (struct async_request *r = first; r && answered < count; r = r->next) {
+		uint8_t *body = NULL;
+		size_t body_len = 0;
+		struct signer_response response;
+		char detail[SIGNER_DETAIL_MAX + 1] = "";
+		failure->answer_started = 0;
+		/* Each answer has its own deadline: a long batch is not a slow signer. */
+		deadline = monotonic_ms() + client->timeout_ms;
+		if (receive_answer(*fd, deadline, &body, &body_len, failure) != 0)
+			return answered;
+		if (signer_response_decode(body, body_len, &response) != 0) {
+			free(body);
+			fail(failure, "the signer's answer does not decode");
+			failure->answer_started = 1;
+			return answered;
+		}
+		int rc = judge_response(&response, detail, sizeof detail);
+		if (rc == 0 && !response.has_signature) {
+			rc = DIRAUTH_ERR_UNAVAILABLE;
+			set_detail(detail, sizeof detail, "the signer answered without a signature");
+		}
+		r->done(r->context, rc, rc == 0 ? &response.signature : NULL, detail);
+		free(body);
+		answered++;
+	}
+	return answered;
+}
+
+static void *worker_main(void *argument)
+{
+	struct signer_client *client = argument;
+	int fd = -1;
+	pthread_mutex_lock(&client->queue_lock);
+	for (;;) {
+		while (!client->head && !client->stopping)
+			pthread_cond_wait(&client->queue_work, &client->queue_lock);
+		if (!client->head)
+			break; /* stopping and drained */
+		struct async_request *first = client->head, *last = first;
+		size_t count = 1;
+		while (last->next && count < client->max_batch) {
+			last = last->next;
+			count++;
+		}
+		client->head = last->next;
+		if (!client->head)
+			client->tail = NULL;
+		last->next = NULL;
+		client->queued -= count;
+		pthread_mutex_unlock(&client->queue_lock);
+
+		struct exchange_failure failure;
+		struct async_request *rest = first;
+		size_t left = count;
+		for (int attempt = 0; attempt < 2 && left; attempt++) {
+			int reused = fd >= 0;
+			memset(&failure, 0, sizeof failure);
+			if (!reused && connect_socket(client, &fd, &failure) != 0)
+				break;
+			size_t answered = serve_batch(client, &fd, rest, left, &failure);
+			for (size_t i = 0; i < answered; i++) {
+				struct async_request *done = rest;
+				rest = rest->next;
+				async_request_free(done);
+			}
+			left -= answered;
+			if (!left)
+				break;
+			disconnect(&fd);
+			/* A connection the signer dropped while idle fails before any answer: every
+			 * operation is idempotent at the signer, so the rest go once more, fresh. */
+			if (!reused || failure.answer_started)
+				break;
+		}
+		while (rest) {
+			struct async_request *next = rest->next;
+			rest->done(rest->context, DIRAUTH_ERR_UNAVAILABLE, NULL, failure.sentence);
+			async_request_free(rest);
+			rest = next;
+		}
+		pthread_mutex_lock(&client->queue_lock);
+	}
+	pthread_mutex_unlock(&client->queue_lock);
+	disconnect(&fd);
+	return NULL;
+}
+
+/* Starts the workers; the caller holds queue_lock. */
+static int start_workers_locked(struct signer_client *client, unsigned workers, size_t max_batch,
+                                size_t max_queued)
+{
+	if (client->worker_count || client->stopping || workers == 0 || max_batch == 0 || max_queued == 0)
+		return DIRAUTH_ERR_INTERNAL;
+	client->workers = calloc(workers, sizeof *client->workers);
+	if (!client->workers)
+		return DIRAUTH_ERR_NOMEM;
+	client->max_batch = max_batch;
+	client->max_queued = max_queued;
+	for (unsigned i = 0; i < workers; i++) {
+		if (pthread_create(&client->workers[i], NULL, worker_main, client) != 0)
+			return DIRAUTH_ERR_INTERNAL; /* the threads started are joined by close */
+		client->worker_count++;
+	}
+	return 0;
+}
+
+int signer_client_start_workers(struct signer_client *client, unsigned workers, size_t max_batch,
+                                size_t max_queued)
+{
+	pthread_mutex_lock(&client->queue_lock);
+	int rc = start_workers_locked(client, workers, max_batch, max_queued);
+	pthread_mutex_unlock(&client->queue_lock);
+	return rc;
+}
+
+int signer_client_sign_async(struct signer_client *client, enum signer_operation operation,
+                             const uint8_t *text, size_t len, signer_client_done done, void *context)
+{
+	if (!signer_operation_signs((int)operation) || operation == SIGNER_OP_SIGN_CHECKPOINT ||
+	    operation == SIGNER_OP_COSIGN_CHECKPOINT)
+		return DIRAUTH_ERR_REFUSED;
+	if (len > SIGNER_TEXT_MAX)
+		return DIRAUTH_ERR_BOUNDS;
+	struct async_request *r = calloc(1, sizeof *r);
+	if (!r || !(r->text = malloc(len ? len : 1))) {
+		free(r);
+		return DIRAUTH_ERR_NOMEM;
+	}
+	memcpy(r->text, text, len);
+	r->text_len = len;
+	r->operation = (uint8_t)operation;
+	r->done = done;
+	r->context = context;
+	pthread_mutex_lock(&client->queue_lock);
+	if (!client->worker_count && !client->stopping)
+		start_workers_locked(client, SIGNER_CLIENT_WORKERS, SIGNER_CLIENT_BATCH, SIGNER_CLIENT_QUEUE);
+	int rc = client->stopping || !client->worker_count ? DIRAUTH_ERR_UNAVAILABLE
+	         : client->queued >= client->max_queued    ? DIRAUTH_ERR_FULL
+	                                                   : 0;
+	if (rc == 0) {
+		if (client->tail)
+			client->tail->next = r;
+		else
+			client->head = r;
+		client->tail = r;
+		client->queued++;
+		pthread_cond_signal(&client->queue_work);
+	}
+	pthread_mutex_unlock(&client->queue_lock);
+	if (rc)
+		async_request_free(r);
 	return rc;
 }
