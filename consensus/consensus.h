@@ -1,0 +1,170 @@
+/*
+ * consensus.h: the consensus rule: the votes of one namespace and epoch in, the snapshot header
+ * text and body bytes out. The rule is specified in consensus/consensus.md; this header is its
+ * contract in C.
+ *
+ * Every honest authority runs consensus_compute() on the votes it holds after the vote
+ * deadline. The rule is a pure function of its inputs, so authorities holding the same votes
+ * (and able to supply the same registration notes) compute the same header and body bytes, sign
+ * the same header text, and k of their signatures make the snapshot. The rule is versioned: the
+ * snapshot header's consensus-method names the method that computed it, and a change of rule is
+ * a new method number in the method table of consensus.c, never an edit of an existing method.
+ *
+ * Method 1 (registrations only), in the order the function applies it:
+ *   (a) fewer than k valid votes: no consensus;
+ *   (b) the method is the highest method this code implements that at least k votes support;
+ *   (c) the (previous epoch, previous digest) named by at least k votes; votes naming another do
+ *       not count further;
+ *   (d) per service id held by any counting vote: the versions the counting votes hold, sorted by
+ *       descending (sequence, registration digest), an absent version lowest; fewer than k
+ *       holders leave the service out; otherwise the k-th of that order is chosen;
+ *   (e) each chosen version's signed registration note, supplied by the caller, must hash to the
+ *       chosen digest; the body is schema/snapshot.h's body of those notes, and the header
+ *       commits to it.
+ *
+ * What the caller does before: verify each vote's signature and certification, keep at most one
+ * vote per authority, load each body with consensus_vote_body_load() (its SHA-256 against the
+ * vote's body-sha256), and fetch from its peers every registration note a vote lists that it
+ * lacks and that passes its own checks. The function still refuses votes it must not count (for
+ * another namespace, origin or epoch, two votes of one authority, inconsistent or ill-formed
+ * votes), so that a caller's mistake is an error and never a different snapshot.
+ *
+ * No I/O, no clock, no threads, no globals: notes come through the caller's callback.
+ */
+#ifndef DIRAUTH_CONSENSUS_CONSENSUS_H
+#define DIRAUTH_CONSENSUS_CONSENSUS_H
+
+#include "schema/buffer.h"
+#include "schema/note.h"
+#include "schema/registration.h"
+#include "schema/schedule.h"
+#include "schema/snapshot.h"
+#include "schema/vote.h"
+#include "schema/vote_body.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CONSENSUS_AUTHORITIES_MAX  32 /* n: authorities in one set, at most */
+#define CONSENSUS_VOTE_METHODS_MAX 16 /* consensus methods one vote may list */
+
+/* The consensus methods; the table in consensus.c says which are implemented. */
+#define CONSENSUS_METHOD_REGISTRATIONS 1 /* method 1: registrations only */
+
+/* One valid vote and the inputs its text will carry as lines (consensus.md, "Vote inputs"). */
+struct consensus_vote {
+	const struct vote *vote;      /* the parsed vote text; its signature checked by the caller */
+	const struct vote_body *body; /* the parsed body it commits to (consensus_vote_body_load) */
+	uint64_t previous_epoch;      /* the epoch of the snapshot it names as previous; 0 for none */
+	uint8_t previous[32];         /* SHA-256 of that snapshot's header text; 32 zeros for none */
+	size_t method_count;          /* 1..CONSENSUS_VOTE_METHODS_MAX */
+	uint64_t methods[CONSENSUS_VOTE_METHODS_MAX]; /* strictly ascending, each ≥ 1 */
+};
+
+/* The epoch's inputs that do not come from votes. Every authority of the set uses the same. */
+struct consensus_params {
+	const char *namespace_name;
+	const char *origin;
+	uint64_t epoch;
+	struct epoch_times times; /* schedule_epoch_times() of epoch */
+	size_t threshold;         /* k: more than half of authorities */
+	size_t authorities;       /* n: 1..CONSENSUS_AUTHORITIES_MAX */
+	size_t max_records;       /* records per snapshot, the bound of every vote body and of the result */
+	size_t max_body_bytes;    /* the bound of the uncompressed snapshot body, ≥ 1 */
+};
+
+/* The caller's source of registration notes. Called once per chosen version, in ascending
+ * service id order, with the version consensus chose. Returns 0 with *note and *note_len set to
+ * the signed registration note whose SHA-256 is digest, after the caller checked it (provider
+ * signature, the provider's enrolment, namespace, service id and sequence as given, expires >
+ * the epoch's valid-after); the bytes are borrowed and must stay valid and unchanged until
+ * consensus_compute returns. Returns DIRAUTH_ERR_NOT_FOUND when the caller has no such note, or
+ * any other negative code when the note fails the caller's checks or they cannot run. */
+typedef int (*consensus_note_fn)(void *context, const uint8_t service_id[SERVICE_ID_SIZE], uint64_t sequence,
+                                 const uint8_t digest[32], const uint8_t **note, size_t *note_len);
+
+/* The snapshot the votes agree on. Everything is owned by the result. */
+struct consensus_result {
+	uint64_t method;         /* the consensus method that computed it */
+	uint64_t previous_epoch; /* the previous both agreed on ... */
+	uint8_t previous[32];    /* ... (also header.previous) */
+	size_t counting_votes;   /* votes that named that previous */
+	size_t record_count;
+	struct vote_body_record *records; /* the chosen versions, ascending by service id */
+	struct snapshot_header header;    /* the header's values */
+	struct buffer header_text;        /* snapshot_header_encode(header): what authorities sign */
+	struct buffer body;               /* the snapshot body the header commits to */
+};
+
+/* Why consensus_compute did not produce a snapshot; each is a distinct code, with the
+ * dirauth_error it returns. */
+enum consensus_outcome {
+	CONSENSUS_OK = 0,
+	CONSENSUS_TOO_FEW_VOTES, /* (a) fewer than k votes: DIRAUTH_ERR_THRESHOLD */
+	CONSENSUS_NO_METHOD,     /* (b) no known method supported by k votes: DIRAUTH_ERR_THRESHOLD */
+	CONSENSUS_NO_PREVIOUS,   /* (c) no previous named by k votes: DIRAUTH_ERR_THRESHOLD */
+	CONSENSUS_NOTE_MISSING,  /* (e) the caller has no note for a chosen version: DIRAUTH_ERR_NOT_FOUND */
+	CONSENSUS_NOTE_REFUSED, /* (e) the note fails the caller's check or the digest: DIRAUTH_ERR_REFUSED */
+	CONSENSUS_TOO_MANY_RECORDS, /* more chosen records than max_records: DIRAUTH_ERR_BOUNDS */
+	CONSENSUS_BODY_TOO_LARGE,   /* the body exceeds max_body_bytes: DIRAUTH_ERR_BOUNDS */
+	CONSENSUS_BAD_PARAMETERS,   /* params out of range, k not a majority, more votes than n:
+	                               DIRAUTH_ERR_CONFIG */
+	CONSENSUS_OTHER_NAMESPACE,  /* a vote or body for another namespace or origin: DIRAUTH_ERR_MISMATCH */
+	CONSENSUS_OTHER_EPOCH,      /* a vote or body for another epoch: DIRAUTH_ERR_MISMATCH */
+	CONSENSUS_DUPLICATE_AUTHORITY, /* two votes name one authority: DIRAUTH_ERR_EXISTS */
+	CONSENSUS_BAD_VOTE, /* an ill-formed or inconsistent vote: DIRAUTH_ERR_SYNTAX, _MISMATCH or _BOUNDS */
+	CONSENSUS_FAILED,   /* the computation could not run: DIRAUTH_ERR_NOMEM, _CRYPTO, _INTERNAL */
+};
+
+/* What went wrong, for logs and tests. Fields not listed for an outcome are zero. */
+struct consensus_failure {
+	enum consensus_outcome outcome;
+	int cause;         /* the dirauth_error behind it; for NOTE_REFUSED the callback's code, or
+	                      DIRAUTH_ERR_MISMATCH (digest), _BOUNDS or _SYNTAX (length) */
+	size_t vote_index; /* OTHER_*, DUPLICATE_AUTHORITY, BAD_VOTE: the vote refused; NOTE_*: the
+	                      first counting vote that holds the chosen version */
+	char authority[NOTE_NAME_MAX + 1]; /* that vote's authority, when it has one */
+	size_t held;     /* TOO_FEW_VOTES: votes given; NO_METHOD: votes supporting method 1;
+	                    NO_PREVIOUS: the most votes naming one previous; TOO_MANY_RECORDS:
+	                    records chosen so far */
+	size_t required; /* k, or max_records for TOO_MANY_RECORDS */
+	uint8_t service_id[SERVICE_ID_SIZE]; /* NOTE_*: the chosen version's service ... */
+	uint64_t sequence;                   /* ... sequence ... */
+	uint8_t digest[32];                  /* ... and registration digest */
+};
+
+/* Checks a vote body against its vote and parses it: SHA-256(body) must be the vote's
+ * body-sha256 (DIRAUTH_ERR_MISMATCH), the body must parse under max_records
+ * (vote_body_parse: DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS), and its namespace, epoch,
+ * authority and record count must be the vote's (DIRAUTH_ERR_MISMATCH). On success *out is a
+ * new body (vote_body_free); on error NULL. Also DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_CRYPTO. */
+int consensus_vote_body_load(const struct vote *vote, const uint8_t *body, size_t body_len,
+                             size_t max_records, struct vote_body **out);
+
+/* Computes the snapshot of params' namespace and epoch from votes (vote_count of them, the
+ * caller's array; their order does not change the result). On success fills *out (free with
+ * consensus_result_clear) and returns 0. Otherwise *out is empty, failure (may be NULL) says
+ * why, and the return is the outcome's dirauth_error (enum consensus_outcome lists them).
+ * note is called only after every vote was judged and the chosen versions are known. */
+int consensus_compute(const struct consensus_params *params, const struct consensus_vote *votes,
+                      size_t vote_count, consensus_note_fn note, void *note_context,
+                      struct consensus_result *out, struct consensus_failure *failure);
+
+/* Frees what a result owns and zeroes it. Accepts NULL and a zeroed result. */
+void consensus_result_clear(struct consensus_result *result);
+
+/* 1 when this code implements method, else 0. */
+int consensus_method_is_known(uint64_t method);
+
+/* The methods this code implements, strictly ascending: what an authority running it lists in
+ * its vote. *count gets their number. Static storage. */
+const uint64_t *consensus_methods_known(size_t *count);
+
+/* A stable lower-case name for an outcome ("too-few-votes", ...); "unknown" when out of range. */
+const char *consensus_outcome_name(enum consensus_outcome outcome);
+
+/* Writes one sentence about failure into out (capacity cap, NUL-terminated, truncated), e.g.
+ * "no consensus: 1 valid vote, the threshold is 2". Nothing when out is NULL or cap is 0. */
+void consensus_failure_describe(const struct consensus_failure *failure, char *out, size_t cap);
+
+#endif
