@@ -59,6 +59,7 @@ static const struct http_route http_routes[] = {
     {"/v1/health", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_health},
     {"/v1/ready", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_ready},
     {"/v1/certificates", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_certificates},
+    {"/v1/metrics", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_metrics},
     {"/v1/{namespace}/snapshots/latest", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_latest_header},
     {"/v1/{namespace}/snapshots/{epoch}", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_epoch_header},
     {"/v1/{namespace}/snapshots/{epoch}/body", HTTP_METHODS_GET, {"GET, HEAD", 1}, http_serve_epoch_body},

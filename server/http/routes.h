@@ -85,6 +85,7 @@ enum MHD_Result http_serve_epoch_body(struct http_request *request);
 enum MHD_Result http_serve_health(struct http_request *request);
 enum MHD_Result http_serve_ready(struct http_request *request);
 enum MHD_Result http_serve_certificates(struct http_request *request);
+enum MHD_Result http_serve_metrics(struct http_request *request);
 
 /* Submissions (submission_routes.c). */
 enum MHD_Result http_accept_registration(struct http_request *request);

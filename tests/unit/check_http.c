@@ -842,6 +842,65 @@ START_TEST(test_old_epochs_load_lazily)
 }
 END_TEST
 
+START_TEST(test_check_order)
+{
+	/* The grammar is judged before the namespace: a note with two signatures is malformed (400)
+	 * whatever namespace it names; with one signature the unknown namespace answers (404). */
+	struct fixture f;
+	fixture_open(&f, 0);
+	struct registration r;
+	struct buffer text, note;
+	struct response response;
+	make_registration(&f, 1, "nowhere", &f.provider, &r);
+	buffer_init(&text);
+	buffer_init(&note);
+	ck_assert_int_eq(registration_encode(&r, &text), 0);
+	struct test_key keys[2] = {f.provider, f.other};
+	test_key_sign_note(keys, 2, text.data, text.len, &note);
+	post(&f, &note, &response);
+	expect_error(&response, 400, "malformed");
+	response_free(&response);
+	buffer_free(&note);
+	post_expect(&f, &r, &f.provider, 404, "unknown_namespace");
+	buffer_free(&text);
+	registration_clear(&r);
+	fixture_close(&f);
+}
+END_TEST
+
+START_TEST(test_metrics)
+{
+	/* Aggregates only: counts by reason, the store's fill, each namespace's records and latest
+	 * epoch; nothing about any client. */
+	struct fixture f;
+	fixture_open(&f, 0);
+	struct registration r;
+	struct buffer note;
+	struct response response;
+	make_registration(&f, 1, "mix", &f.provider, &r);
+	sign(&r, &f.provider, &note);
+	post(&f, &note, &response);
+	ck_assert_int_eq(response.status, 202);
+	response_free(&response);
+	buffer_free(&note);
+	registration_clear(&r);
+	write_clock(&f, GENESIS + 11 * LENGTH);
+	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), 0);
+	request(&f, "GET", "/v1/metrics", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_str_eq(header(&response, "Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+	const char *text = (const char *)response.body.data;
+	ck_assert_ptr_nonnull(strstr(text, "\ndirauth_store_submissions_total 1\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\ndirauth_namespace_records{namespace=\"mix\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\ndirauth_namespace_latest_epoch{namespace=\"mix\"} 11\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\ndirauth_store_used_bytes "));
+	ck_assert_ptr_nonnull(strstr(text, "dirauth_http_refused_total{reason=\"bad_request\"} 0\n"));
+	ck_assert_ptr_null(strstr(text, "127.0.0.1"));
+	response_free(&response);
+	fixture_close(&f);
+}
+END_TEST
+
 static Suite *http_suite(void)
 {
 	Suite *suite = suite_create("http");
@@ -857,6 +916,8 @@ static Suite *http_suite(void)
 	tcase_add_test(tc, test_signer_of_another_authority);
 	tcase_add_test(tc, test_percent_escapes_refused);
 	tcase_add_test(tc, test_old_epochs_load_lazily);
+	tcase_add_test(tc, test_metrics);
+	tcase_add_test(tc, test_check_order);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
