@@ -431,3 +431,15 @@ void consensus_failure_describe(const struct consensus_failure *f, char *out, si
 		break;
 	}
 }
+
+void consensus_vote_init(struct consensus_vote *out, const struct vote *vote, const struct vote_body *body)
+{
+	memset(out, 0, sizeof *out);
+	out->vote = vote;
+	out->body = body;
+	out->previous_epoch = vote->previous_epoch;
+	memcpy(out->previous, vote->previous, sizeof out->previous);
+	out->method_count =
+	    vote->method_count < CONSENSUS_VOTE_METHODS_MAX ? vote->method_count : CONSENSUS_VOTE_METHODS_MAX;
+	memcpy(out->methods, vote->methods, out->method_count * sizeof out->methods[0]);
+}

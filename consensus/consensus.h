@@ -61,6 +61,10 @@ struct consensus_vote {
 	uint64_t methods[CONSENSUS_VOTE_METHODS_MAX]; /* strictly ascending, each ≥ 1 */
 };
 
+/* Fills *out from a parsed vote and its loaded body: the previous and the methods come from the
+ * vote's own lines. Never fails. */
+void consensus_vote_init(struct consensus_vote *out, const struct vote *vote, const struct vote_body *body);
+
 /* The epoch's inputs that do not come from votes. Every authority of the set uses the same. */
 struct consensus_params {
 	const char *namespace_name;

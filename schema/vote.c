@@ -33,6 +33,15 @@ static int vote_check(const struct vote *v)
 	len = strnlen(v->authority, sizeof(v->authority));
 	if (len == sizeof(v->authority) || !names_key_name_is_ascii(v->authority, len))
 		return DIRAUTH_ERR_SYNTAX;
+	/* No previous is the zero digest with epoch 0; a real previous is of an earlier epoch. */
+	static const uint8_t zeros[32];
+	if (memcmp(v->previous, zeros, 32) == 0 ? v->previous_epoch != 0 : v->previous_epoch >= v->epoch)
+		return DIRAUTH_ERR_SYNTAX;
+	if (v->method_count == 0 || v->method_count > VOTE_METHODS_MAX)
+		return DIRAUTH_ERR_SYNTAX;
+	for (size_t i = 0; i < v->method_count; i++)
+		if (v->methods[i] == 0 || (i > 0 && v->methods[i] <= v->methods[i - 1]))
+			return DIRAUTH_ERR_SYNTAX;
 	return 0;
 }
 
@@ -41,16 +50,22 @@ int vote_encode(const struct vote *v, struct buffer *out)
 	int rc = vote_check(v);
 	if (rc)
 		return rc;
-	char root_hex[65], body_hex[65];
+	char root_hex[65], body_hex[65], previous_hex[65];
 	hex_encode(v->records_root, sizeof(v->records_root), root_hex);
 	hex_encode(v->body_sha256, sizeof(v->body_sha256), body_hex);
+	hex_encode(v->previous, sizeof(v->previous), previous_hex);
 	size_t start = out->len;
 	rc = buffer_appendf(
 	    out,
 	    "dirauth vote v1\nnamespace %s\norigin %s\nepoch %llu\nauthority %s\nrecords %llu\n"
-	    "records-root %s\nbody-sha256 %s\n",
+	    "records-root %s\nbody-sha256 %s\nprevious-epoch %llu\nprevious %s\nconsensus-methods",
 	    v->namespace_name, v->origin, (unsigned long long)v->epoch, v->authority,
-	    (unsigned long long)v->record_count, root_hex, body_hex);
+	    (unsigned long long)v->record_count, root_hex, body_hex, (unsigned long long)v->previous_epoch,
+	    previous_hex);
+	for (size_t i = 0; rc == 0 && i < v->method_count; i++)
+		rc = buffer_appendf(out, " %llu", (unsigned long long)v->methods[i]);
+	if (rc == 0)
+		rc = buffer_append(out, "\n", 1);
 	if (rc == 0 && out->len - start > VOTE_MAX_BYTES)
 		rc = DIRAUTH_ERR_BOUNDS;
 	if (rc)
@@ -90,8 +105,21 @@ static int parse_fields(const uint8_t *text, size_t len, struct vote *out)
 		return rc;
 	if ((rc = lines_expect_u64(&reader, "records", &out->record_count)) != 0 ||
 	    (rc = lines_expect_hex(&reader, "records-root", out->records_root, 32)) != 0 ||
-	    (rc = lines_expect_hex(&reader, "body-sha256", out->body_sha256, 32)) != 0)
+	    (rc = lines_expect_hex(&reader, "body-sha256", out->body_sha256, 32)) != 0 ||
+	    (rc = lines_expect_u64(&reader, "previous-epoch", &out->previous_epoch)) != 0 ||
+	    (rc = lines_expect_hex(&reader, "previous", out->previous, 32)) != 0 ||
+	    (rc = lines_expect(&reader, "consensus-methods", &value)) != 0)
 		return rc;
+	struct text_span rest = value, field;
+	while (rest.len > 0) {
+		if (out->method_count == VOTE_METHODS_MAX)
+			return DIRAUTH_ERR_BOUNDS;
+		if ((rc = text_next_field(&rest, &field)) != 0 ||
+		    (rc = text_parse_u64(field, &out->methods[out->method_count++])) != 0)
+			return rc;
+	}
+	if (vote_check(out) != 0)
+		return DIRAUTH_ERR_SYNTAX;
 	return lines_at_end(&reader) ? 0 : DIRAUTH_ERR_SYNTAX;
 }
 

@@ -9,7 +9,10 @@
  *   authority <authority name>
  *   records <count>
  *   records-root <Merkle root hex over the registration notes it holds>
- *   body-sha256 <hex of the vote body: the same framing as a snapshot body>
+ *   body-sha256 <hex of the vote body (schema/vote-body.md)>
+ *   previous-epoch <the latest snapshot published with k signatures that it holds; 0: none>
+ *   previous <hex SHA-256 of that snapshot's header text; 64 zeros for none>
+ *   consensus-methods <decimal> [<decimal> ...]
  *
  * The signer signs at most one vote per (origin, epoch) and never one for an epoch lower than
  * the highest it voted in.
@@ -25,7 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VOTE_MAX_BYTES 2048
+#define VOTE_MAX_BYTES   2048
+#define VOTE_METHODS_MAX 16
 
 struct vote {
 	char namespace_name[NAMESPACE_NAME_MAX + 1];
@@ -35,6 +39,10 @@ struct vote {
 	uint64_t record_count;
 	uint8_t records_root[32];
 	uint8_t body_sha256[32];
+	uint64_t previous_epoch; /* less than epoch; 0 with previous all zeros when none */
+	uint8_t previous[32];
+	size_t method_count;                /* 1..VOTE_METHODS_MAX */
+	uint64_t methods[VOTE_METHODS_MAX]; /* strictly ascending, each >= 1 */
 };
 
 int vote_encode(const struct vote *v, struct buffer *out);

@@ -422,6 +422,11 @@ static void fixture_vote(struct fixture *f, size_t i, const struct vote_spec *sp
 	memcpy(input->previous, previous->digest[spec->previous], 32);
 	input->method_count = spec->method_count;
 	memcpy(input->methods, spec->methods, spec->method_count * sizeof(uint64_t));
+	/* The vote text carries the same. */
+	vote->previous_epoch = input->previous_epoch;
+	memcpy(vote->previous, input->previous, 32);
+	vote->method_count = input->method_count;
+	memcpy(vote->methods, input->methods, input->method_count * sizeof(uint64_t));
 }
 
 static void fixture_build(const struct case_spec *spec, struct fixture *f)

@@ -256,6 +256,8 @@ static void vote_text(const char *authority, uint64_t epoch, uint64_t records, s
 	v.record_count = records;
 	memset(v.records_root, 0x33, sizeof(v.records_root));
 	memset(v.body_sha256, 0x44, sizeof(v.body_sha256));
+	v.method_count = 1;
+	v.methods[0] = 1;
 	buffer_reset(out);
 	ck_assert_int_eq(vote_encode(&v, out), 0);
 }
@@ -1152,6 +1154,8 @@ START_TEST(test_unknown_namespaces_refused)
 	snprintf(v.origin, sizeof(v.origin), "example.org/unknown");
 	snprintf(v.authority, sizeof(v.authority), "%s", AUTHORITY);
 	v.epoch = E(0);
+	v.method_count = 1;
+	v.methods[0] = 1;
 	buffer_reset(&text);
 	ck_assert_int_eq(vote_encode(&v, &text), 0);
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_VOTE, &text, &response), DIRAUTH_ERR_REFUSED);

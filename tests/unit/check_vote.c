@@ -20,7 +20,10 @@
 	"authority authority-1.example\n"                                                                    \
 	"records 3\n"                                                                                        \
 	"records-root 0101010101010101010101010101010101010101010101010101010101010101\n"                    \
-	"body-sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n"
+	"body-sha256 e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n"                     \
+	"previous-epoch 29453761\n"                                                                          \
+	"previous 0202020202020202020202020202020202020202020202020202020202020202\n"                        \
+	"consensus-methods 1 2\n"
 
 static void example_vote(struct vote *v)
 {
@@ -32,6 +35,11 @@ static void example_vote(struct vote *v)
 	v->record_count = 3;
 	memset(v->records_root, 0x01, 32);
 	ck_assert_int_eq(crypto_sha256((const uint8_t *)"", 0, v->body_sha256), 0);
+	v->previous_epoch = 29453761;
+	memset(v->previous, 0x02, 32);
+	v->method_count = 2;
+	v->methods[0] = 1;
+	v->methods[1] = 2;
 }
 
 static int parse_text(const char *text, struct vote *out)
@@ -67,8 +75,14 @@ START_TEST(test_round_trip)
 	ck_assert_uint_eq(parsed.record_count, 3);
 	ck_assert(memcmp(parsed.records_root, v.records_root, 32) == 0);
 	ck_assert(memcmp(parsed.body_sha256, v.body_sha256, 32) == 0);
-	/* Extremes: epoch 0 and the largest counts. */
+	ck_assert_uint_eq(parsed.previous_epoch, 29453761);
+	ck_assert(memcmp(parsed.previous, v.previous, 32) == 0);
+	ck_assert_uint_eq(parsed.method_count, 2);
+	ck_assert_uint_eq(parsed.methods[1], 2);
+	/* Extremes: epoch 0 (with no previous) and the largest counts. */
 	v.epoch = 0;
+	v.previous_epoch = 0;
+	memset(v.previous, 0, 32);
 	v.record_count = UINT64_MAX;
 	buffer_reset(&out);
 	ck_assert_int_eq(vote_encode(&v, &out), 0);
@@ -116,6 +130,24 @@ START_TEST(test_parse_refusals)
 	ck_assert_int_eq(parse_edit("b855\n", "b855\nextra line\n"), DIRAUTH_ERR_SYNTAX);
 	ck_assert_int_eq(parse_edit("b855\n", "b855"), DIRAUTH_ERR_SYNTAX);
 	ck_assert_int_eq(parse_edit("b855\n", "b855\r\n"), DIRAUTH_ERR_SYNTAX);
+	/* The previous and the methods: one spelling, and consistent. */
+	ck_assert_int_eq(parse_edit("previous-epoch 29453761", "previous-epoch 29453762"),
+	                 DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse_edit("previous-epoch 29453761", "previous-epoch 0"), 0);
+	ck_assert_int_eq(
+	    parse_edit("previous 0202020202020202020202020202020202020202020202020202020202020202",
+	               "previous 0000000000000000000000000000000000000000000000000000000000000000"),
+	    DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse_edit("consensus-methods 1 2", "consensus-methods 2 1"), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse_edit("consensus-methods 1 2", "consensus-methods 1 1"), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse_edit("consensus-methods 1 2", "consensus-methods 0 1"), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse_edit("consensus-methods 1 2", "consensus-methods 1  2"), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse_edit("consensus-methods 1 2", "consensus-methods 1 2 "), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse_edit("consensus-methods 1 2", "consensus-methods "), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse_edit("consensus-methods 1 2",
+	                            "consensus-methods 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17"),
+	                 DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(parse_edit("consensus-methods 1 2\n", ""), DIRAUTH_ERR_SYNTAX);
 	struct vote v;
 	ck_assert_int_eq(parse_text("", &v), DIRAUTH_ERR_SYNTAX);
 
