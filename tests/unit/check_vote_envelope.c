@@ -1,0 +1,75 @@
+/*
+ * check_vote_envelope.c: a vote note and its body framed by their lengths: round trip, and
+ * refusal of every other framing, of bounds passed, and of bytes after the body.
+ */
+#include "schema/error.h"
+#include "schema/vote_envelope.h"
+
+#include <check.h>
+
+#include <string.h>
+
+static int parse(const char *text, size_t max_body, struct vote_envelope *out)
+{
+	return vote_envelope_parse((const uint8_t *)text, strlen(text), max_body, out);
+}
+
+START_TEST(test_round_trip)
+{
+	struct buffer out;
+	struct vote_envelope e;
+	buffer_init(&out);
+	ck_assert_int_eq(
+	    vote_envelope_encode((const uint8_t *)"note\n", 5, (const uint8_t *)"body!", 5, &out), 0);
+	ck_assert_str_eq((const char *)out.data, "dirauth vote-envelope v1\nnote 5\nnote\nbody 5\nbody!");
+	ck_assert_int_eq(vote_envelope_parse(out.data, out.len, 5, &e), 0);
+	ck_assert_uint_eq(e.note_len, 5);
+	ck_assert(memcmp(e.note, "note\n", 5) == 0);
+	ck_assert_uint_eq(e.body_len, 5);
+	ck_assert(memcmp(e.body, "body!", 5) == 0);
+	ck_assert_int_eq(vote_envelope_parse(out.data, out.len, 4, &e), DIRAUTH_ERR_BOUNDS);
+	ck_assert_ptr_null(e.note);
+	ck_assert_int_eq(vote_envelope_encode((const uint8_t *)"", 0, (const uint8_t *)"b", 1, &out),
+	                 DIRAUTH_ERR_SYNTAX);
+	buffer_free(&out);
+}
+END_TEST
+
+START_TEST(test_refusals)
+{
+	struct vote_envelope e;
+	ck_assert_int_eq(parse("", 10, &e), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse("dirauth vote-envelope v2\nnote 1\nxbody 1\ny", 10, &e), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse("dirauth vote-envelope v1\nnote 01\nxbody 1\ny", 10, &e), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse("dirauth vote-envelope v1\nnote 0\nbody 1\ny", 10, &e), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse("dirauth vote-envelope v1\nnote +1\nxbody 1\ny", 10, &e), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse("dirauth vote-envelope v1\nnote  1\nxbody 1\ny", 10, &e), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse("dirauth vote-envelope v1\nbody 1\nynote 1\nx", 10, &e), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse("dirauth vote-envelope v1\nnote 1\nxbody 1\nyz", 10, &e), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse("dirauth vote-envelope v1\nnote 1\nxbody 2\ny", 10, &e), DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(parse("dirauth vote-envelope v1\nnote 99\nxbody 1\ny", 10, &e), DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(parse("dirauth vote-envelope v1\nnote 16385\nx", 10, &e), DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(parse("dirauth vote-envelope v1\nnote 1\nxbody 99999999999999999999999\ny", 10, &e),
+	                 DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse("dirauth vote-envelope v1\nnote 1\nx", 10, &e), DIRAUTH_ERR_SYNTAX);
+}
+END_TEST
+
+static Suite *envelope_suite(void)
+{
+	Suite *suite = suite_create("vote_envelope");
+	TCase *tc = tcase_create("vote_envelope");
+	tcase_add_test(tc, test_round_trip);
+	tcase_add_test(tc, test_refusals);
+	suite_add_tcase(suite, tc);
+	return suite;
+}
+
+int main(void)
+{
+	SRunner *runner = srunner_create(envelope_suite());
+	srunner_run_all(runner, CK_NORMAL);
+	int failures = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	return failures ? 1 : 0;
+}
