@@ -17,6 +17,9 @@ int schedule_check(const struct epoch_schedule *schedule)
 	    schedule->validity_epochs == 0 || schedule->validity_epochs > SCHEDULE_VALIDITY_MAX ||
 	    schedule->genesis > SCHEDULE_GENESIS_MAX)
 		return DIRAUTH_ERR_CONFIG;
+	if (schedule->prepare >= schedule->length || schedule->vote > schedule->prepare ||
+	    schedule->signature > schedule->prepare - schedule->vote)
+		return DIRAUTH_ERR_CONFIG;
 	return 0;
 }
 
@@ -28,12 +31,36 @@ int schedule_epoch_of(const struct epoch_schedule *schedule, uint64_t now, uint6
 	return 0;
 }
 
+int schedule_current_epoch(const struct epoch_schedule *schedule, uint64_t now, uint64_t *epoch)
+{
+	/* vote_at(E) = start(E) - prepare: the epoch whose preparation began last is the epoch that
+	 * contains now + prepare. */
+	if (now > SCHEDULE_TIME_LIMIT)
+		return DIRAUTH_ERR_NOT_FOUND;
+	return schedule_epoch_of(schedule, now + schedule->prepare, epoch);
+}
+
 uint64_t schedule_destination_epoch(const struct epoch_schedule *schedule, uint64_t now)
 {
 	uint64_t epoch;
-	if (schedule_epoch_of(schedule, now, &epoch) != 0)
+	if (schedule_current_epoch(schedule, now, &epoch) != 0)
 		return 0;
 	return epoch + 1;
+}
+
+int schedule_epoch_phases(const struct epoch_schedule *schedule, uint64_t epoch, struct epoch_phases *out)
+{
+	struct epoch_times times;
+	int rc = schedule_epoch_times(schedule, epoch, &times);
+	if (rc)
+		return rc;
+	if (times.valid_after < schedule->prepare)
+		return DIRAUTH_ERR_BOUNDS;
+	out->start = times.valid_after;
+	out->vote_at = times.valid_after - schedule->prepare;
+	out->vote_deadline = out->vote_at + schedule->vote;
+	out->signature_deadline = out->vote_deadline + schedule->signature;
+	return 0;
 }
 
 int schedule_epoch_times(const struct epoch_schedule *schedule, uint64_t epoch, struct epoch_times *out)

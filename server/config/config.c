@@ -77,7 +77,9 @@ static int parse_listen(struct settings_reader *state, const struct settings_nod
 
 static int parse_epoch(struct settings_reader *state, const struct settings_node *node, struct config *config)
 {
-	static const char *const keys[] = {"length_seconds", "genesis", "validity_epochs", NULL};
+	static const char *const keys[] = {
+	    "length_seconds",    "genesis", "validity_epochs", "prepare_seconds", "vote_seconds",
+	    "signature_seconds", NULL};
 	const struct settings_node *length, *genesis, *validity;
 	int rc;
 	if ((rc = settings_expect_kind(state, node, SETTINGS_MAPPING, "epoch")) ||
@@ -92,6 +94,122 @@ static int parse_epoch(struct settings_reader *state, const struct settings_node
 	    (rc = settings_u64(state, validity, "epoch.validity_epochs", 1, SCHEDULE_VALIDITY_MAX,
 	                       &config->epoch.validity_epochs)))
 		return rc;
+	const struct {
+		const char *key;
+		uint64_t *out;
+	} phases[] = {{"prepare_seconds", &config->epoch.prepare},
+	              {"vote_seconds", &config->epoch.vote},
+	              {"signature_seconds", &config->epoch.signature}};
+	for (size_t i = 0; i < sizeof phases / sizeof phases[0]; i++) {
+		const struct settings_node *v = settings_lookup(node, phases[i].key);
+		char what[64];
+		snprintf(what, sizeof what, "epoch.%s", phases[i].key);
+		if (v && (rc = settings_u64(state, v, what, 0, SCHEDULE_LENGTH_MAX, phases[i].out)))
+			return rc;
+		if (v)
+			config->epoch_phases_set = 1;
+	}
+	return 0;
+}
+
+/* The authority set: every member's name, pinned identity key and base URL, and k. */
+static int parse_member(struct settings_reader *state, const struct settings_node *item,
+                        struct config *config, struct config_member *member)
+{
+	static const char *const keys[] = {"name", "identity", "url", NULL};
+	const struct settings_node *name, *identity, *url;
+	char identity_text[NOTE_VERIFIER_KEY_MAX + 1];
+	int rc;
+	if ((rc = settings_expect_kind(state, item, SETTINGS_MAPPING, "an authority")) ||
+	    (rc = settings_check_keys(state, item, keys, "authority")) ||
+	    (rc = settings_require(state, item, "name", "authority", &name)) ||
+	    (rc = settings_require(state, item, "identity", "authority", &identity)) ||
+	    (rc = settings_require(state, item, "url", "authority", &url)) ||
+	    (rc = settings_string(state, name, "authority name", member->name, sizeof member->name)) ||
+	    (rc = settings_string(state, identity, "authority identity", identity_text,
+	                          sizeof identity_text)) ||
+	    (rc = settings_string(state, url, "authority url", member->url, sizeof member->url)))
+		return rc;
+	if (!names_key_name_is_ascii(member->name, strlen(member->name)))
+		return settings_fail(state, name->line, "authority name '%.64s' is not a valid key name",
+		                     member->name);
+	if (note_verifier_parse(identity_text, strlen(identity_text), &member->identity) != 0 ||
+	    member->identity.type != NOTE_KEY_TYPE_ED25519)
+		return settings_fail(state, identity->line,
+		                     "authority identity is not an Ed25519 verifier key");
+	if (strcmp(member->identity.name, member->name) != 0)
+		return settings_fail(state, identity->line,
+		                     "authority identity key is named '%.64s', not '%.64s'",
+		                     member->identity.name, member->name);
+	if (strncmp(member->url, "http://", 7) != 0 && strncmp(member->url, "https://", 8) != 0)
+		return settings_fail(state, url->line, "authority url must begin with http:// or https://");
+	size_t len = strlen(member->url);
+	if (member->url[len - 1] == '/')
+		return settings_fail(state, url->line, "authority url must not end with '/'");
+	(void)config;
+	return 0;
+}
+
+static int parse_authorities(struct settings_reader *state, const struct settings_node *node,
+                             struct config *config)
+{
+	static const char *const keys[] = {
+	    "threshold", "members", "timeout_seconds", "connect_timeout_seconds", "retries", NULL};
+	const struct settings_node *threshold, *members, *v;
+	uint64_t k;
+	int rc;
+	if ((rc = settings_expect_kind(state, node, SETTINGS_MAPPING, "authorities")) ||
+	    (rc = settings_check_keys(state, node, keys, "authorities")) ||
+	    (rc = settings_require(state, node, "threshold", "authorities", &threshold)) ||
+	    (rc = settings_require(state, node, "members", "authorities", &members)) ||
+	    (rc = settings_expect_kind(state, members, SETTINGS_SEQUENCE, "authorities.members")))
+		return rc;
+	if (members->count == 0 || members->count > CONFIG_MAX_MEMBERS)
+		return settings_fail(state, members->line, "authorities.members: 1 to %d members",
+		                     CONFIG_MAX_MEMBERS);
+	config->members = calloc(members->count, sizeof *config->members);
+	if (!config->members)
+		return DIRAUTH_ERR_NOMEM;
+	for (size_t i = 0; i < members->count; i++) {
+		struct config_member *member = &config->members[i];
+		if ((rc = parse_member(state, members->children[i], config, member)))
+			return rc;
+		for (size_t j = 0; j < i; j++) {
+			const struct config_member *other = &config->members[j];
+			if (strcmp(other->name, member->name) == 0)
+				return settings_fail(state, members->children[i]->line,
+				                     "authority '%.64s' is listed twice", member->name);
+			if (memcmp(other->identity.public_key, member->identity.public_key,
+			           sizeof member->identity.public_key) == 0)
+				return settings_fail(
+				    state, members->children[i]->line,
+				    "authorities '%.64s' and '%.64s' have the same identity key", other->name,
+				    member->name);
+		}
+		config->member_count = i + 1;
+	}
+	if ((rc = settings_u64(state, threshold, "authorities.threshold", 1, members->count, &k)))
+		return rc;
+	/* A majority: two disjoint groups of authorities can never both publish for one epoch. */
+	if (2 * k <= members->count)
+		return settings_fail(state, threshold->line,
+		                     "authorities.threshold %llu is not a majority of %zu authorities",
+		                     (unsigned long long)k, members->count);
+	config->threshold = (size_t)k;
+	const struct {
+		const char *key;
+		uint64_t min, max;
+		unsigned *out;
+	} numbers[] = {{"timeout_seconds", 1, 600, &config->peers.timeout_seconds},
+	               {"connect_timeout_seconds", 1, 600, &config->peers.connect_timeout_seconds},
+	               {"retries", 0, 10, &config->peers.retries}};
+	for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
+		char what[64];
+		snprintf(what, sizeof what, "authorities.%s", numbers[i].key);
+		if ((v = settings_lookup(node, numbers[i].key)) &&
+		    (rc = settings_unsigned(state, v, what, numbers[i].min, numbers[i].max, numbers[i].out)))
+			return rc;
+	}
 	return 0;
 }
 
@@ -390,15 +508,62 @@ static void set_defaults(struct config *config)
 	config->http.connection_memory_limit = 128 * 1024;
 	config->http.old_epochs_cache_bytes = (size_t)256 * 1024 * 1024;
 	config->clock_source = CONFIG_CLOCK_SYSTEM;
+	config->peers.timeout_seconds = 5;
+	config->peers.connect_timeout_seconds = 2;
+	config->peers.retries = 2;
 	config->store.map_size_bytes = (size_t)8 << 30;
 	config->store.refuse_percent = 90;
 	config->store.body_retention_epochs = 0; /* derived from the epoch section after parsing */
 }
 
+/* Without an authorities section, this authority alone is the set (n = k = 1); with one, it must
+ * be a member. */
+static int set_authority_set(struct settings_reader *state, struct config *config)
+{
+	if (config->member_count == 0) {
+		config->members = calloc(1, sizeof *config->members);
+		if (!config->members)
+			return DIRAUTH_ERR_NOMEM;
+		snprintf(config->members[0].name, sizeof config->members[0].name, "%s",
+		         config->authority_name);
+		config->member_count = 1;
+		config->threshold = 1;
+		config->self_index = 0;
+		return 0;
+	}
+	for (size_t i = 0; i < config->member_count; i++) {
+		if (strcmp(config->members[i].name, config->authority_name) == 0) {
+			config->self_index = i;
+			return 0;
+		}
+	}
+	return settings_fail(state, 0, "authority.name '%.64s' is not one of authorities.members",
+	                     config->authority_name);
+}
+
+/* The epoch's phases: as configured, else none for one authority alone, and for several the
+ * second half of the epoch (a sixth each for votes and signatures). */
+static int set_phases(struct settings_reader *state, struct config *config)
+{
+	struct epoch_schedule *s = &config->epoch;
+	if (!config->epoch_phases_set && config->member_count > 1) {
+		s->prepare = s->length / 2;
+		s->vote = s->length / 6;
+		s->signature = s->length / 6;
+	}
+	if (schedule_check(s) != 0)
+		return settings_fail(
+		    state, 0,
+		    "epoch: prepare_seconds must be below length_seconds and at least vote_seconds + "
+		    "signature_seconds");
+	return 0;
+}
+
 static int parse_root(struct settings_reader *state, const struct settings_node *root, struct config *config)
 {
-	static const char *const keys[] = {"authority", "listen", "data_dir", "epoch", "clock", "namespaces",
-	                                   "providers", "bounds", "http",     "store", NULL};
+	static const char *const keys[] = {"authority", "listen",      "data_dir",  "epoch",
+	                                   "clock",     "namespaces",  "providers", "bounds",
+	                                   "http",      "authorities", "store",     NULL};
 	const struct settings_node *v;
 	int rc;
 	if ((rc = settings_expect_kind(state, root, SETTINGS_MAPPING, "the configuration")) ||
@@ -430,6 +595,10 @@ static int parse_root(struct settings_reader *state, const struct settings_node 
 	if ((v = settings_lookup(root, "http")) && (rc = parse_http(state, v, config)))
 		return rc;
 	if ((v = settings_lookup(root, "store")) && (rc = parse_store(state, v, config)))
+		return rc;
+	if ((v = settings_lookup(root, "authorities")) && (rc = parse_authorities(state, v, config)))
+		return rc;
+	if ((rc = set_authority_set(state, config)) || (rc = set_phases(state, config)))
 		return rc;
 	/* Derived: what a namespace may hold, and (unless set) how long bodies are kept: twice the
 	 * validity, so a mirror that missed an epoch or two still finds every body it may need. */
@@ -495,6 +664,7 @@ void config_free(struct config *config)
 {
 	if (!config)
 		return;
+	free(config->members);
 	free(config->providers);
 	free(config);
 }

@@ -62,6 +62,24 @@ struct config_bounds {
 /* The longest head of a snapshot body (its four first lines). */
 #define CONFIG_BODY_HEAD_MAX 160
 
+#define CONFIG_MAX_MEMBERS 32
+#define CONFIG_URL_MAX     256
+
+/* A member of the authority set: its key name, its pinned identity key (which certifies its
+ * signing keys) and where it answers. */
+struct config_member {
+	char name[NOTE_NAME_MAX + 1];
+	struct note_verifier identity; /* zeroed for this authority alone (no authorities section) */
+	char url[CONFIG_URL_MAX];      /* "" likewise */
+};
+
+/* How this authority talks to the others. */
+struct config_peers {
+	unsigned timeout_seconds;         /* the whole of one request */
+	unsigned connect_timeout_seconds; /* its connection */
+	unsigned retries;                 /* after a transport failure or a 5xx, with jittered backoff */
+};
+
 struct config_store {
 	size_t map_size_bytes;          /* the most the database may grow to */
 	unsigned refuse_percent;        /* registrations refused when the database is fuller */
@@ -97,6 +115,12 @@ struct config {
 	struct config_bounds bounds;
 	struct config_http http;
 	struct config_store store;
+	size_t member_count;           /* n: 1 when there is no authorities section */
+	struct config_member *members; /* owned; the authority set, this authority included */
+	size_t self_index;             /* this authority in members */
+	size_t threshold;              /* k: a majority of n */
+	struct config_peers peers;
+	int epoch_phases_set; /* the epoch section named its phases */
 };
 
 /* Parses configuration text. base_dir is the directory that relative paths are resolved

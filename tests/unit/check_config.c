@@ -28,7 +28,7 @@ static void make_provider_key(void)
 /* A complete valid configuration; extra is spliced in at the end of the root mapping. */
 static char *valid_text(const char *extra)
 {
-	static char text[8192];
+	static char text[32768];
 	snprintf(text, sizeof text,
 	         "# example\n"                                        /* 1 */
 	         "authority:\n"                                       /* 2 */
@@ -64,7 +64,7 @@ static int parse_edit(const char *from, const char *to, struct settings_error *e
 	const char *base = valid_text(NULL);
 	const char *at = strstr(base, from);
 	ck_assert_msg(at != NULL, "no '%s' in the template", from);
-	static char text[16384];
+	static char text[40000];
 	snprintf(text, sizeof text, "%.*s%s%s", (int)(at - base), base, to, at + strlen(from));
 	struct config *config = NULL;
 	int rc = parse(text, &config, error);
@@ -215,6 +215,121 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+/* The authorities section for members named in names (authority1 is this one), threshold k, with
+ * identity keys made here. */
+static void authorities_text(const char *const *names, size_t count, unsigned k, char *out, size_t cap)
+{
+	int n = snprintf(out, cap, "authorities:\n  threshold: %u\n  members:\n", k);
+	for (size_t i = 0; i < count; i++) {
+		struct signer_key *key = NULL;
+		char verifier[NOTE_VERIFIER_KEY_MAX + 1];
+		ck_assert_int_eq(signer_key_generate(names[i], &key), 0);
+		note_verifier_format(signer_key_verifier(key), verifier);
+		signer_key_free(key);
+		n += snprintf(out + n, cap - (size_t)n, "    - { name: %s, identity: \"%s\", url: \"http://127.0.0.%zu:8080\" }\n",
+		              names[i], verifier, i + 1);
+	}
+}
+
+static int parse_with(const char *extra, struct config **config, struct settings_error *error)
+{
+	return parse(valid_text(extra), config, error);
+}
+
+START_TEST(test_authority_set)
+{
+	make_provider_key();
+	static const char *const three[] = {"authority1.dirauth.example", "authority2.dirauth.example",
+	                                    "authority3.dirauth.example"};
+	char extra[8192];
+	struct config *config = NULL;
+	struct settings_error error;
+
+	/* Without a section, this authority alone: n = k = 1, no phases. */
+	ck_assert_int_eq(parse_with(NULL, &config, &error), 0);
+	ck_assert_uint_eq(config->member_count, 1);
+	ck_assert_uint_eq(config->threshold, 1);
+	ck_assert_str_eq(config->members[0].name, "authority1.dirauth.example");
+	ck_assert_uint_eq(config->epoch.prepare, 0);
+	config_free(config);
+
+	/* Three members, k = 2: this one found, the phases in the epoch's second half. */
+	authorities_text(three, 3, 2, extra, sizeof extra);
+	ck_assert_msg(parse_with(extra, &config, &error) == 0, "%zu: %s", error.line, error.message);
+	ck_assert_uint_eq(config->member_count, 3);
+	ck_assert_uint_eq(config->threshold, 2);
+	ck_assert_uint_eq(config->self_index, 0);
+	ck_assert_str_eq(config->members[2].url, "http://127.0.0.3:8080");
+	ck_assert_uint_eq(config->epoch.prepare, 30);
+	ck_assert_uint_eq(config->epoch.vote, 10);
+	ck_assert_uint_eq(config->epoch.signature, 10);
+	ck_assert_uint_eq(config->peers.timeout_seconds, 5);
+	config_free(config);
+
+	/* k must be a majority of n. */
+	authorities_text(three, 3, 1, extra, sizeof extra);
+	ck_assert_int_eq(parse_with(extra, &config, &error), DIRAUTH_ERR_CONFIG);
+	ck_assert_ptr_nonnull(strstr(error.message, "not a majority of 3"));
+	static const char *const four[] = {"authority1.dirauth.example", "a2", "a3", "a4"};
+	authorities_text(four, 4, 2, extra, sizeof extra);
+	ck_assert_int_eq(parse_with(extra, &config, &error), DIRAUTH_ERR_CONFIG);
+	ck_assert_ptr_nonnull(strstr(error.message, "not a majority of 4"));
+	authorities_text(four, 4, 3, extra, sizeof extra);
+	ck_assert_int_eq(parse_with(extra, &config, &error), 0);
+	config_free(config);
+	authorities_text(three, 3, 4, extra, sizeof extra);
+	ck_assert_int_eq(parse_with(extra, &config, &error), DIRAUTH_ERR_CONFIG);
+
+	/* A name twice; one key for two names; this authority not a member. */
+	static const char *const twice[] = {"authority1.dirauth.example", "a2", "a2"};
+	authorities_text(twice, 3, 2, extra, sizeof extra);
+	ck_assert_int_eq(parse_with(extra, &config, &error), DIRAUTH_ERR_CONFIG);
+	ck_assert_ptr_nonnull(strstr(error.message, "listed twice"));
+	static const char *const others[] = {"a1", "a2", "a3"};
+	authorities_text(others, 3, 2, extra, sizeof extra);
+	ck_assert_int_eq(parse_with(extra, &config, &error), DIRAUTH_ERR_CONFIG);
+	ck_assert_ptr_nonnull(strstr(error.message, "not one of authorities.members"));
+	authorities_text(three, 3, 2, extra, sizeof extra);
+	char *second = strstr(extra, "identity: \"authority2");
+	char *first = strstr(extra, "identity: \"authority1");
+	ck_assert(first && second);
+	/* Same key bytes under another name: the key id differs, the identity key does not. */
+	char *first_key = strchr(strchr(first, '+') + 1, '+') + 1;
+	char *second_key = strchr(strchr(second, '+') + 1, '+') + 1;
+	memcpy(second_key, first_key, 44);
+	ck_assert_int_eq(parse_with(extra, &config, &error), DIRAUTH_ERR_CONFIG);
+
+	/* Urls and identity names. */
+	authorities_text(three, 3, 2, extra, sizeof extra);
+	char *url = strstr(extra, "http://127.0.0.2:8080");
+	memcpy(url, "ftp:", 4);
+	ck_assert_int_eq(parse_with(extra, &config, &error), DIRAUTH_ERR_CONFIG);
+	ck_assert_ptr_nonnull(strstr(error.message, "http://"));
+
+	/* Explicit phases, and phases that cannot fit. */
+	authorities_text(three, 3, 2, extra, sizeof extra);
+	char with_phases[9000];
+	snprintf(with_phases, sizeof with_phases, "%s", extra);
+	const char *base = valid_text(with_phases);
+	static char text[40000];
+	snprintf(text, sizeof text, "%s", base);
+	char *validity = strstr(text, "  validity_epochs: 3\n");
+	ck_assert_ptr_nonnull(validity);
+	char tail[16384];
+	snprintf(tail, sizeof tail, "%s", validity + strlen("  validity_epochs: 3\n"));
+	snprintf(validity, sizeof text - (size_t)(validity - text),
+	         "  validity_epochs: 3\n  prepare_seconds: 20\n  vote_seconds: 5\n  signature_seconds: 5\n%s", tail);
+	ck_assert_msg(parse(text, &config, &error) == 0, "%s", error.message);
+	ck_assert_uint_eq(config->epoch.prepare, 20);
+	ck_assert_uint_eq(config->epoch.vote, 5);
+	config_free(config);
+	char *prepare = strstr(text, "prepare_seconds: 20");
+	memcpy(prepare, "prepare_seconds: 60", 19);
+	ck_assert_int_eq(parse(text, &config, &error), DIRAUTH_ERR_CONFIG);
+	ck_assert_ptr_nonnull(strstr(error.message, "prepare_seconds"));
+}
+END_TEST
+
 START_TEST(test_duplicate_provider)
 {
 	make_provider_key();
@@ -225,7 +340,7 @@ START_TEST(test_duplicate_provider)
 	         "    classes: [bridge]\n",
 	         provider_key);
 	const char *base = valid_text(NULL);
-	static char text[16384];
+	static char text[40000];
 	snprintf(text, sizeof text, "%s%s", base, extra);
 	struct config *config = NULL;
 	struct settings_error error;
@@ -240,7 +355,7 @@ START_TEST(test_nesting_bound)
 	make_provider_key();
 	struct config *config = NULL;
 	struct settings_error error;
-	static char text[16384];
+	static char text[40000];
 	/* Seven levels under the root mapping is the bound's edge: refused as an unknown key, not
 	 * as depth. Eight levels under it is refused for depth, at the line of the ninth opening. */
 	snprintf(text, sizeof text, "%sbounds:\n  x: [[[[[[1]]]]]]\n", valid_text(NULL));
@@ -312,6 +427,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_optional_sections);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_duplicate_provider);
+	tcase_add_test(tc, test_authority_set);
 	tcase_add_test(tc, test_nesting_bound);
 	tcase_add_test(tc, test_files);
 	suite_add_tcase(suite, tc);

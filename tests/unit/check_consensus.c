@@ -257,7 +257,7 @@ struct previous_set {
 
 static void epoch_times(uint64_t epoch, struct epoch_times *times)
 {
-	struct epoch_schedule schedule = {0, EPOCH_LENGTH, VALIDITY_EPOCHS};
+	struct epoch_schedule schedule = {0, EPOCH_LENGTH, VALIDITY_EPOCHS, 0, 0, 0};
 	ck_assert_int_eq(schedule_epoch_times(&schedule, epoch, times), 0);
 }
 
