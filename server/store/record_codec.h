@@ -48,11 +48,14 @@ struct record_keys {
 };
 
 /* Appends the value for a registration: header fields from the arguments, the note compact when
- * r and signature (its one signature) rebuild it exactly, else as bytes. r may be NULL (bytes).
- * Returns 0, DIRAUTH_ERR_NOMEM, or the keys' error. */
-int record_encode(uint64_t sequence, uint64_t stamp, uint64_t expires, const uint8_t digest[32],
-                  const uint8_t *note, size_t note_len, const struct registration *r,
-                  const struct note_signature *signature, const struct record_keys *keys, struct buffer *out);
+ * what record_decode_note rebuilds it from rebuilds it exactly (namespace_name and service_id,
+ * the record's key; sequence and expires; r's other fields; signature's bytes under r's provider
+ * key name and id), else as bytes. r may be NULL (bytes). Returns 0, DIRAUTH_ERR_NOMEM, or the
+ * keys' error. */
+int record_encode(const char *namespace_name, const uint8_t service_id[32], uint64_t sequence, uint64_t stamp,
+                  uint64_t expires, const uint8_t digest[32], const uint8_t *note, size_t note_len,
+                  const struct registration *r, const struct note_signature *signature,
+                  const struct record_keys *keys, struct buffer *out);
 
 /* Reads the header of a value. Returns 0 or DIRAUTH_ERR_STORE (too short, unknown form). */
 int record_decode_header(const uint8_t *value, size_t len, struct record_header *out);

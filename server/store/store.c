@@ -10,10 +10,12 @@
  *   services        service id -> ns, u8 length + provider key name, u64 highest sequence
  *   endpoints       endpoint id -> service id
  *   records         ns, service id -> the latest registration (record_codec.h)
- *   previous        ns, service id -> the version the sealed epoch needs, when records holds a
- *                   later-stamped one
- *   replaced        u64 stamp of the version in records, ns, service id -> empty: where previous
- *                   has an entry, so that sealing past that stamp finds what to drop
+ *   previous        ns, service id, u64 stamp -> a version replaced by a later-stamped one,
+ *                   kept while an epoch at or after the sealed one may hold it (epochs stamp up
+ *                   to the next version's stamp - 1); a service's kept stamps rise towards the
+ *                   stamp of its version in records
+ *   replaced        u64 stamp of the next version, previous key -> empty: so that sealing at or
+ *                   past that stamp finds what no epoch can hold any more
  *   expiry          u64 expires, ns, service id -> empty: records by expiry, for sealing
  *   usage           ns -> u64 records, u64 bytes: what records holds, for the bounds
  *   snapshots       ns, u64 epoch -> the signed header note
@@ -35,7 +37,9 @@
  * store's lock to take the batch, and marks the batch in flight; store_seal raises sealed only
  * when no batch is in flight, so no commit stamped at or below a sealed epoch can land after the
  * seal. A registration replacing a version stamped for an earlier epoch moves that version to
- * previous: that epoch's snapshot still holds it, whether it is sealed yet or not.
+ * previous: that epoch's snapshot still holds it, whether it is sealed yet or not. Several
+ * versions of one service can be kept at once (one per epoch not yet sealed past), so that a
+ * version replaced before its epoch is sealed does not take the sealed epoch's version with it.
  */
 #include "server/store/store.h"
 
@@ -63,6 +67,8 @@
 #define STORE_NS_LEN          2
 #define STORE_RECORD_KEY_LEN  (STORE_NS_LEN + STORE_ID_LEN)
 #define STORE_EPOCH_KEY_LEN   (STORE_NS_LEN + 8)
+#define STORE_KEPT_KEY_LEN    (STORE_RECORD_KEY_LEN + 8)
+#define STORE_REPLACED_LEN    (8 + STORE_KEPT_KEY_LEN)
 #define STORE_DEFAULT_BATCH   256
 #define STORE_QUEUE_PER_BATCH 4 /* the queue holds this many batches before submitters wait */
 #define STORE_MAX_NAMESPACES  65535
@@ -148,12 +154,26 @@ static void epoch_key(uint8_t key[STORE_EPOCH_KEY_LEN], uint16_t ns, uint64_t ep
 	put_uint(key + STORE_NS_LEN, epoch, 8);
 }
 
-/* u64 prefix then a record key: the keys of replaced and expiry. */
+/* u64 prefix then a record key: the keys of expiry. */
 static void indexed_key(uint8_t key[8 + STORE_RECORD_KEY_LEN], uint64_t first,
                         const uint8_t *record_key_bytes)
 {
 	put_uint(key, first, 8);
 	memcpy(key + 8, record_key_bytes, STORE_RECORD_KEY_LEN);
+}
+
+/* A record key then the u64 stamp of a kept version: the keys of previous. */
+static void kept_key(uint8_t key[STORE_KEPT_KEY_LEN], const uint8_t *record_key_bytes, uint64_t stamp)
+{
+	memcpy(key, record_key_bytes, STORE_RECORD_KEY_LEN);
+	put_uint(key + STORE_RECORD_KEY_LEN, stamp, 8);
+}
+
+/* u64 stamp of the next version then a key of previous: the keys of replaced. */
+static void replaced_key(uint8_t key[STORE_REPLACED_LEN], uint64_t next_stamp, const uint8_t *kept)
+{
+	put_uint(key, next_stamp, 8);
+	memcpy(key + 8, kept, STORE_KEPT_KEY_LEN);
 }
 
 /* ---- small tables ---- */
@@ -351,6 +371,79 @@ static bool over_refuse_line(struct store *store)
 	return info.used > info.map_size / 100 * store->refuse_percent;
 }
 
+/* ---- kept versions ---- */
+
+/* The stamps of one service's versions in previous, oldest first. */
+struct kept_stamps {
+	uint64_t *stamps;
+	size_t count, cap;
+};
+
+static int kept_stamps_visit(void *context, struct kv_val key, struct kv_val value)
+{
+	(void)value;
+	struct kept_stamps *k = context;
+	if (key.len != STORE_KEPT_KEY_LEN)
+		return DIRAUTH_ERR_STORE;
+	if (k->count == k->cap) {
+		size_t cap = k->cap ? k->cap * 2 : 8;
+		uint64_t *grown = realloc(k->stamps, cap * sizeof *grown);
+		if (!grown)
+			return DIRAUTH_ERR_NOMEM;
+		k->stamps = grown;
+		k->cap = cap;
+	}
+	k->stamps[k->count++] = get_uint(key.data + STORE_RECORD_KEY_LEN, 8);
+	return 0;
+}
+
+/* Drops the kept versions of record key stamped from or later, and makes the last one left end
+ * at from (its replaced entry keyed by from); latest is the stamp of the version in records,
+ * which ends the last kept one. from 0 drops them all. */
+static void kept_trim(struct kv_txn *t, struct store *store, const uint8_t *key, uint64_t from,
+                      uint64_t latest)
+{
+	struct kept_stamps k = {NULL, 0, 0};
+	uint8_t kept[STORE_KEPT_KEY_LEN], index[STORE_REPLACED_LEN];
+	int walked = kv_txn_walk_prefix(t, store->previous, key, STORE_RECORD_KEY_LEN, kept_stamps_visit, &k);
+	if (walked < 0)
+		kv_txn_fail(t, walked);
+	for (size_t i = 0; i < k.count && !t->rc; i++) {
+		uint64_t next = i + 1 < k.count ? k.stamps[i + 1] : latest;
+		kept_key(kept, key, k.stamps[i]);
+		if (k.stamps[i] < from && next <= from)
+			continue;
+		replaced_key(index, next, kept);
+		kv_txn_delete(t, store->replaced, index, sizeof index);
+		if (k.stamps[i] >= from) {
+			kv_txn_delete(t, store->previous, kept, sizeof kept);
+		} else {
+			replaced_key(index, from, kept);
+			kv_txn_put(t, store->replaced, index, sizeof index, "", 0);
+		}
+	}
+	free(k.stamps);
+}
+
+/* The kept version of a service that epoch holds: the last stamped at or before it. */
+struct kept_pick {
+	uint64_t epoch;
+	struct kv_val value;
+	bool found;
+};
+
+static int kept_pick_visit(void *context, struct kv_val key, struct kv_val value)
+{
+	struct kept_pick *p = context;
+	if (key.len != STORE_KEPT_KEY_LEN)
+		return DIRAUTH_ERR_STORE;
+	if (get_uint(key.data + STORE_RECORD_KEY_LEN, 8) > p->epoch)
+		return 1;
+	p->value = value;
+	p->found = true;
+	return 0;
+}
+
 /* Applies one registration inside a nested transaction of batch: all of it or, on any refusal
  * or failure, none of it. */
 static int apply_registration(struct store *store, struct kv_txn *batch, const struct store_registration *reg,
@@ -400,20 +493,20 @@ static int apply_registration(struct store *store, struct kv_txn *batch, const s
 	if (!t.rc && (records > reg->max_records || bytes > reg->max_bytes))
 		kv_txn_fail(&t, DIRAUTH_ERR_BOUNDS);
 
-	/* The version replaced goes to previous when it was stamped for an earlier epoch; the
-	 * previous entry (if any) is then keyed by this registration's stamp in replaced. */
 	if (have_old && !t.rc) {
-		/* A version stamped for an earlier epoch stays readable for that epoch, whether or not
-		 * it is sealed yet: its seal may come after this commit (a scheduler late at the
-		 * cut-off), and its content must not depend on that. */
-		if (old.stamp < stamp)
-			kv_txn_put(&t, store->previous, key, sizeof key, found.data, found.len);
-		/* Any previous entry is now found under the new stamp. */
-		if (kv_txn_get(&t, store->previous, key, sizeof key, &found)) {
-			indexed_key(index_key, old.stamp, key);
-			kv_txn_delete(&t, store->replaced, index_key, sizeof index_key);
-			indexed_key(index_key, stamp, key);
-			kv_txn_put(&t, store->replaced, index_key, sizeof index_key, "", 0);
+		if (old.stamp < stamp) {
+			/* A version stamped for an earlier epoch stays readable for the epochs up to this
+			 * stamp, whether or not they are sealed yet: a seal may come after this commit (a
+			 * scheduler late at the cut-off), and an epoch's content must not depend on that. */
+			uint8_t kept[STORE_KEPT_KEY_LEN], index[STORE_REPLACED_LEN];
+			kept_key(kept, key, old.stamp);
+			replaced_key(index, stamp, kept);
+			kv_txn_put(&t, store->previous, kept, sizeof kept, found.data, found.len);
+			kv_txn_put(&t, store->replaced, index, sizeof index, "", 0);
+		} else if (old.stamp > stamp) {
+			/* Stamped before the version it replaces (submitters' epochs race): this one is
+			 * what every epoch from its stamp on holds, also in place of kept versions. */
+			kept_trim(&t, store, key, stamp, old.stamp);
 		}
 		indexed_key(index_key, old.expires, key);
 		kv_txn_delete(&t, store->expiry, index_key, sizeof index_key);
@@ -422,8 +515,9 @@ static int apply_registration(struct store *store, struct kv_txn *batch, const s
 	struct keys_context keys_context = {store, &t};
 	struct record_keys keys = {&keys_context, keys_lookup, keys_intern};
 	if (!t.rc)
-		kv_txn_fail(&t, record_encode(reg->sequence, stamp, reg->expires, reg->digest, reg->note,
-		                              reg->note_len, reg->parsed, reg->signature, &keys, &value));
+		kv_txn_fail(&t, record_encode(reg->namespace_name, reg->service_id, reg->sequence, stamp,
+		                              reg->expires, reg->digest, reg->note, reg->note_len,
+		                              reg->parsed, reg->signature, &keys, &value));
 	kv_txn_put(&t, store->records, key, sizeof key, value.data, value.len);
 	indexed_key(index_key, reg->expires, key);
 	kv_txn_put(&t, store->expiry, index_key, sizeof index_key, "", 0);
@@ -651,10 +745,15 @@ int store_body_begin(struct store *store, const char *namespace_name, uint64_t e
 {
 	char path[STORE_PATH_MAX];
 	size_t len;
+	if (!store || !out)
+		return DIRAUTH_ERR_SYNTAX;
 	*out = NULL;
 	int rc = check_name(namespace_name, &len);
 	if (rc)
 		return rc;
+	/* The name becomes a directory under bodies/: never a path out of it. */
+	if (namespace_name[0] == '.' || strchr(namespace_name, '/'))
+		return DIRAUTH_ERR_SYNTAX;
 	struct store_body_writer *w = calloc(1, sizeof *w);
 	if (!w)
 		return DIRAUTH_ERR_NOMEM;
@@ -760,6 +859,23 @@ static int body_remove_files(struct store *store, const char *namespace_name, ui
 	return rc;
 }
 
+/* Whether namespace_name's body for epoch is stored (its sizes and digests kept). */
+static bool body_stored(struct store *store, const char *namespace_name, uint64_t epoch)
+{
+	struct kv_txn t;
+	struct kv_val found;
+	uint8_t key[STORE_EPOCH_KEY_LEN];
+	uint16_t ns;
+	bool stored = false;
+	kv_txn_begin(store->env, &t, KV_READ);
+	if (namespace_find(&t, store, namespace_name, strlen(namespace_name), &ns) == 0) {
+		epoch_key(key, ns, epoch);
+		stored = kv_txn_get(&t, store->bodies, key, sizeof key, &found);
+	}
+	kv_txn_abort(&t);
+	return stored;
+}
+
 /* At open: removes body files of epochs whose header was never stored, and unfinished parts. */
 static int body_files_tidy(struct store *store)
 {
@@ -774,8 +890,6 @@ static int body_files_tidy(struct store *store)
 	while ((entry = readdir(top))) {
 		if (entry->d_name[0] == '.')
 			continue;
-		uint64_t latest = 0;
-		int have_latest = store_snapshot_latest(store, entry->d_name, &latest) == 0;
 		char directory[STORE_PATH_MAX];
 		if (snprintf(directory, sizeof directory, "%s/%s", path, entry->d_name) >=
 		    (int)sizeof directory)
@@ -790,7 +904,9 @@ static int body_files_tidy(struct store *store)
 			char *end = NULL;
 			unsigned long long epoch = strtoull(file->d_name, &end, 10);
 			bool part = strstr(file->d_name, ".part") != NULL;
-			if (part || !end || *end != '.' || !have_latest || epoch > latest) {
+			/* Not only epochs past the latest: a body finished for an epoch that was then
+			 * refused (or never stored) may be older than the latest. */
+			if (part || !end || *end != '.' || !body_stored(store, entry->d_name, epoch)) {
 				char target[STORE_PATH_MAX];
 				if (snprintf(target, sizeof target, "%s/%s", directory, file->d_name) <
 				    (int)sizeof target)
@@ -1100,7 +1216,7 @@ struct prune_collect {
 	bool expiry;
 	uint64_t limit;
 	uint64_t sealed;
-	uint8_t (*keys)[8 + STORE_RECORD_KEY_LEN];
+	uint8_t (*keys)[STORE_REPLACED_LEN]; /* the longer of the two indexes' keys */
 	size_t count;
 };
 
@@ -1108,7 +1224,7 @@ static int prune_collect_visit(void *context, struct kv_val key, struct kv_val v
 {
 	(void)value;
 	struct prune_collect *c = context;
-	if (key.len != 8 + STORE_RECORD_KEY_LEN)
+	if (key.len != (c->expiry ? 8 + STORE_RECORD_KEY_LEN : STORE_REPLACED_LEN))
 		return DIRAUTH_ERR_STORE;
 	if (get_uint(key.data, 8) > c->limit || c->count == STORE_PRUNE_CHUNK)
 		return 1;
@@ -1139,12 +1255,12 @@ static int prune_chunk(struct store *store, bool expiry, uint64_t limit, uint64_
 		kv_txn_fail(&t, walked);
 	for (size_t i = 0; i < c.count && !t.rc; i++) {
 		const uint8_t *key = c.keys[i] + 8;
-		kv_txn_delete(&t, expiry ? store->expiry : store->replaced, c.keys[i],
-		              8 + STORE_RECORD_KEY_LEN);
 		if (!expiry) {
-			kv_txn_delete(&t, store->previous, key, STORE_RECORD_KEY_LEN);
+			kv_txn_delete(&t, store->replaced, c.keys[i], STORE_REPLACED_LEN);
+			kv_txn_delete(&t, store->previous, key, STORE_KEPT_KEY_LEN);
 			continue;
 		}
+		kv_txn_delete(&t, store->expiry, c.keys[i], 8 + STORE_RECORD_KEY_LEN);
 		/* An expired record: gone from records (and previous), and from its namespace's usage. */
 		struct kv_val found;
 		struct record_header h;
@@ -1163,11 +1279,7 @@ static int prune_chunk(struct store *store, bool expiry, uint64_t limit, uint64_
 			usage.bytes -= usage.bytes >= gone ? gone : usage.bytes;
 			usage_put(&t, store, ns, &usage);
 			kv_txn_delete(&t, store->records, key, STORE_RECORD_KEY_LEN);
-			if (kv_txn_delete(&t, store->previous, key, STORE_RECORD_KEY_LEN)) {
-				uint8_t index_key[8 + STORE_RECORD_KEY_LEN];
-				indexed_key(index_key, h.stamp, key);
-				kv_txn_delete(&t, store->replaced, index_key, sizeof index_key);
-			}
+			kept_trim(&t, store, key, 0, h.stamp);
 		}
 	}
 	size_t count = c.count;
@@ -1237,13 +1349,15 @@ static int view_visit(void *context, struct kv_val key, struct kv_val value)
 	if (key.len != STORE_RECORD_KEY_LEN || record_decode_header(value.data, value.len, &h) != 0)
 		return DIRAUTH_ERR_STORE;
 	if (h.stamp > w->epoch) {
-		/* A later registration: the sealed epoch holds the version it replaced, if any. */
-		if (!kv_txn_get(w->t, w->store->previous, key.data, key.len, &value))
-			return w->t->rc;
+		/* A later registration: the epoch holds a version it replaced, if one is kept. */
+		struct kept_pick pick = {w->epoch, {NULL, 0}, false};
+		int walked =
+		    kv_txn_walk_prefix(w->t, w->store->previous, key.data, key.len, kept_pick_visit, &pick);
+		if (walked < 0 || !pick.found)
+			return walked < 0 ? walked : 0;
+		value = pick.value;
 		if (record_decode_header(value.data, value.len, &h) != 0)
 			return DIRAUTH_ERR_STORE;
-		if (h.stamp > w->epoch)
-			return 0;
 	}
 	if (h.expires <= w->valid_after)
 		return 0;
