@@ -1,0 +1,156 @@
+/*
+ * internal.h: what the store's own files share and nobody else sees: the store's state, its
+ * databases, and the encodings of their keys.
+ *
+ * The store is one LMDB environment (hard rule: one environment per process) whose databases
+ * are listed at the top of store.c; the files of this folder each own some of them (store.c the
+ * registrations, snapshots and bodies; peers.c what other authorities sent) and reach them
+ * through struct store. Integers in keys and values are big-endian and fixed-width.
+ */
+#ifndef DIRAUTH_SERVER_STORE_INTERNAL_H
+#define DIRAUTH_SERVER_STORE_INTERNAL_H
+
+#include "kv/kv.h"
+#include "schema/error.h"
+#include "schema/note.h"
+#include "server/store/store.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#define STORE_FORMAT          2
+#define STORE_ID_LEN          32
+#define STORE_NS_LEN          2
+#define STORE_RECORD_KEY_LEN  (STORE_NS_LEN + STORE_ID_LEN)
+#define STORE_EPOCH_KEY_LEN   (STORE_NS_LEN + 8)
+#define STORE_KEPT_KEY_LEN    (STORE_RECORD_KEY_LEN + 8)
+#define STORE_REPLACED_LEN    (8 + STORE_KEPT_KEY_LEN)
+#define STORE_DEFAULT_BATCH   256
+#define STORE_QUEUE_PER_BATCH 4 /* the queue holds this many batches before submitters wait */
+#define STORE_MAX_NAMESPACES  65535
+#define STORE_PRUNE_CHUNK     4096 /* keys removed per write transaction while sealing */
+#define STORE_HEADER_MAX      (64 * 1024)
+#define STORE_PATH_MAX        4096
+
+/* One queued submission. */
+struct store_request {
+	const struct store_registration *registration;
+	store_submission_done done;
+	void *context;
+	uint64_t stamp;
+	int result;
+	struct store_request *next;
+};
+
+struct store {
+	struct kv_env *env;
+	struct kv_db meta, namespaces, provider_keys, services, endpoints, records, previous, replaced,
+	    expiry, usage, snapshots, bodies, latest;
+	/* What other authorities sent, and this authority's part in each epoch (peers.c). */
+	struct kv_db votes, signatures, consensus, evidence;
+	/* The transparency log of each namespace (log.c). */
+	struct kv_db log_hashes, log_leaves, log_state;
+	char path[STORE_PATH_MAX];
+	size_t max_batch;
+	size_t queue_limit;
+	unsigned refuse_percent;
+
+	pthread_mutex_t lock;   /* guards everything below */
+	pthread_cond_t work;    /* the committer waits for requests or stopping */
+	pthread_cond_t space;   /* submitters wait for room in the queue */
+	pthread_cond_t settled; /* sealers wait for the batch in flight */
+	struct store_request *head, *tail;
+	size_t queued;
+	bool stopping;
+	bool in_flight;
+	bool have_sealed;
+	uint64_t sealed;
+	struct store_statistics statistics;
+	pthread_t committer;
+
+	pthread_mutex_t keys_lock;  /* guards the provider key cache */
+	struct note_verifier *keys; /* ref i is keys[i - 1] */
+	size_t key_count, key_cap;
+};
+
+/* ---- encodings of keys ---- */
+
+static inline void put_uint(uint8_t *p, uint64_t v, size_t width)
+{
+	for (size_t i = width; i-- > 0;) {
+		p[i] = (uint8_t)v;
+		v >>= 8;
+	}
+}
+
+static inline uint64_t get_uint(const uint8_t *p, size_t width)
+{
+	uint64_t v = 0;
+	for (size_t i = 0; i < width; i++)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static inline int check_name(const char *name, size_t *len)
+{
+	if (!name || !*name)
+		return DIRAUTH_ERR_SYNTAX;
+	size_t n = strnlen(name, STORE_NAME_MAX + 1);
+	if (n > STORE_NAME_MAX)
+		return DIRAUTH_ERR_BOUNDS;
+	*len = n;
+	return 0;
+}
+
+static inline void record_key(uint8_t key[STORE_RECORD_KEY_LEN], uint16_t ns, const uint8_t *service_id)
+{
+	put_uint(key, ns, STORE_NS_LEN);
+	memcpy(key + STORE_NS_LEN, service_id, STORE_ID_LEN);
+}
+
+static inline void epoch_key(uint8_t key[STORE_EPOCH_KEY_LEN], uint16_t ns, uint64_t epoch)
+{
+	put_uint(key, ns, STORE_NS_LEN);
+	put_uint(key + STORE_NS_LEN, epoch, 8);
+}
+
+/* u64 prefix then a record key: the keys of expiry. */
+static inline void indexed_key(uint8_t key[8 + STORE_RECORD_KEY_LEN], uint64_t first,
+                               const uint8_t *record_key_bytes)
+{
+	put_uint(key, first, 8);
+	memcpy(key + 8, record_key_bytes, STORE_RECORD_KEY_LEN);
+}
+
+/* A record key then the u64 stamp of a kept version: the keys of previous. */
+static inline void kept_key(uint8_t key[STORE_KEPT_KEY_LEN], const uint8_t *record_key_bytes, uint64_t stamp)
+{
+	memcpy(key, record_key_bytes, STORE_RECORD_KEY_LEN);
+	put_uint(key + STORE_RECORD_KEY_LEN, stamp, 8);
+}
+
+/* u64 stamp of the next version then a key of previous: the keys of replaced. */
+static inline void replaced_key(uint8_t key[STORE_REPLACED_LEN], uint64_t next_stamp, const uint8_t *kept)
+{
+	put_uint(key, next_stamp, 8);
+	memcpy(key + 8, kept, STORE_KEPT_KEY_LEN);
+}
+
+/* The id of namespace name, or DIRAUTH_ERR_NOT_FOUND (not recorded). */
+static inline int namespace_find(struct kv_txn *t, struct store *store, const char *name, size_t len,
+                                 uint16_t *ns)
+{
+	struct kv_val value;
+	if (!kv_txn_get(t, store->namespaces, name, len, &value))
+		return t->rc ? t->rc : DIRAUTH_ERR_NOT_FOUND;
+	if (value.len != STORE_NS_LEN) {
+		kv_txn_fail(t, DIRAUTH_ERR_STORE);
+		return DIRAUTH_ERR_STORE;
+	}
+	*ns = (uint16_t)get_uint(value.data, STORE_NS_LEN);
+	return 0;
+}
+
+#endif
