@@ -5,11 +5,12 @@
  * it asks, the signer never signs two different statements for one (origin, epoch), never
  * goes back to a lower epoch, and never signs or cosigns a checkpoint that does not extend the
  * last one it signed or cosigned for that origin: the log key and the cosignature key answer
- * for one tree per origin, so the signer cannot sign one tree head and cosign another. That memory must
- * survive crashes exactly, so every check and its record are one write transaction, committed with kv's
- * synchronous durability (fsynced before the commit returns) before the caller may sign. A crash before the
- * commit leaves the ledger as it was and no signature left the process; a crash after it leaves a record that
- * at worst describes a signature nobody received, which only makes the signer stricter.
+ * for one tree per origin, so the signer cannot sign one tree head and cosign another. That
+ * memory must survive crashes exactly, so every check and its record are one write
+ * transaction, committed with kv's synchronous durability (fsynced before the commit returns)
+ * before the caller may sign. A crash before the commit leaves the ledger as it was and no
+ * signature left the process; a crash after it leaves a record that at worst describes a
+ * signature nobody received, which only makes the signer stricter.
  *
  * Layout: two named databases.
  *   epochs       kind (u8), origin -> highest epoch (u64), SHA-256 of the statement (32)

@@ -21,8 +21,8 @@
  *   - Votes and snapshot headers go through the ledger (ledger.h): one statement per (origin,
  *     epoch), never a lower epoch; checkpoints must be proven consistent with the last one
  *     signed or cosigned for their origin, whichever key made it (one tree per origin for the
- *     log key and the cosignature key alike). The ledger record is durable before anything is signed, so a
- * crash can lose a signature but never let two contradicting ones out.
+ *     log key and the cosignature key alike). The ledger record is durable before anything
+ *     is signed, so a crash can lose a signature but never let two contradicting ones out.
  *   - Every signature and every refusal is written to the audit log and flushed before the
  *     signature is returned; for every statement but receipts the line is also fsynced when the
  *     log is a file. The audit log names what was signed by its digest and never holds a secret.
