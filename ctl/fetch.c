@@ -16,6 +16,7 @@
 #include "ctl/keyring.h"
 #include "net/client.h"
 #include "schema/error.h"
+#include "schema/note.h"
 #include "verify/history.h"
 #include "verify/keyring.h"
 
@@ -36,6 +37,22 @@ static void what_of(const char *namespace_name, char what[WHAT_MAX])
 	snprintf(what, WHAT_MAX, "fetch %s", namespace_name);
 }
 
+/* Whether a header verify/ refused as out of time (DIRAUTH_ERR_STALE) is past its valid-until, as
+ * opposed to not yet valid: the note parsed and its signatures counted before the times were
+ * judged, so it parses again here. */
+static int past_valid_until(const uint8_t *note_bytes, size_t note_len, uint64_t now)
+{
+	struct snapshot_header header;
+	struct note *note = NULL;
+	int past = 0;
+
+	if (note_parse(note_bytes, note_len, &note) == 0 &&
+	    snapshot_header_parse(note->text, note->text_len, &header) == 0)
+		past = header.valid_until <= now;
+	note_free(note);
+	return past;
+}
+
 int ctl_fetch_verify_header(const struct trust_bundle *bundle, const char *namespace_name,
                             const uint8_t *note, size_t note_len, const uint8_t *certificates,
                             size_t certificates_len, uint64_t now,
@@ -52,6 +69,12 @@ int ctl_fetch_verify_header(const struct trust_bundle *bundle, const char *names
 	                            now, policy, header, &signers, detail, sizeof(detail));
 	if (rc != 0) {
 		what_of(namespace_name, what);
+		if (rc == DIRAUTH_ERR_STALE && past_valid_until(note, note_len, now)) {
+			/* Signed by the threshold, but its time is over: the authorities published
+			 * nothing newer. Its own status, so that a script never takes it for fresh. */
+			ctl_report_fail(report, CTL_EXIT_TEMPFAIL, "%s: %s", what, detail);
+			return rc;
+		}
 		return ctl_verification_fail(report, what, rc, detail);
 	}
 	snprintf(result->namespace_name, sizeof(result->namespace_name), "%s", namespace_name);
@@ -559,5 +582,67 @@ done:
 	buffer_free(&body);
 	buffer_free(&certificates);
 	buffer_free(&held);
+	return rc;
+}
+
+/* Whether a failure is the mirror's own (its files, its memory), which no other server changes. */
+static int local_failure(int exit_code)
+{
+	return exit_code == CTL_EXIT_CANNOT_CREATE || exit_code == CTL_EXIT_IO ||
+	       exit_code == CTL_EXIT_SOFTWARE || exit_code == CTL_EXIT_USAGE;
+}
+
+int ctl_fetch_run_servers(const struct ctl_fetch_options *options, const char *const *server_urls,
+                          size_t server_count, struct ctl_fetch_attempt *attempts, size_t *attempt_count,
+                          struct ctl_fetch_result *result, struct ctl_report *report)
+{
+	struct ctl_fetch_options one = *options;
+	char what[WHAT_MAX];
+	int any_stale = 0, any_data = 0;
+	int rc = DIRAUTH_ERR_INTERNAL;
+
+	*attempt_count = 0;
+	what_of(options->namespace_name, what);
+	if (server_count == 0 || server_count > CTL_FETCH_SERVERS_MAX) {
+		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: from 1 to %d servers", what,
+		                CTL_FETCH_SERVERS_MAX);
+		return DIRAUTH_ERR_CONFIG;
+	}
+	/* Before any download: no server can make up for a namespace the bundle does not pin. */
+	if (trust_bundle_namespace(options->bundle, options->namespace_name) == NULL) {
+		ctl_report_fail(report, CTL_EXIT_CONFIG, "%s: namespace not in the trust bundle", what);
+		return DIRAUTH_ERR_CONFIG;
+	}
+	for (size_t i = 0; i < server_count; i++) {
+		struct ctl_fetch_attempt *attempt = &attempts[i];
+		struct ctl_report own;
+
+		ctl_report_init(&own);
+		one.server_url = server_urls[i];
+		rc = ctl_fetch_run(&one, result, &own);
+		attempt->server_url = server_urls[i];
+		attempt->exit_code = own.exit_code;
+		snprintf(attempt->message, sizeof(attempt->message), "%s", own.message);
+		*attempt_count = i + 1;
+		if (rc == 0)
+			return 0;
+		any_stale |= own.exit_code == CTL_EXIT_TEMPFAIL;
+		any_data |= own.exit_code == CTL_EXIT_DATA;
+		if (local_failure(own.exit_code)) {
+			/* Not the server's fault: another would fail the same way. */
+			*report = own;
+			return rc;
+		}
+	}
+	if (any_stale)
+		ctl_report_fail(report, CTL_EXIT_TEMPFAIL,
+		                "%s: stale: none of the %zu servers served a snapshot that is valid now "
+		                "(each is listed above)",
+		                what, server_count);
+	else
+		ctl_report_fail(report, any_data ? CTL_EXIT_DATA : attempts[0].exit_code,
+		                "%s: none of the %zu servers served a snapshot that verifies (each is "
+		                "listed above)",
+		                what, server_count);
 	return rc;
 }

@@ -34,8 +34,16 @@
  * hands the bytes over.
  *
  * Every refusal is recorded in a struct ctl_report as "fetch <ns>: <verify/'s detail>": exit 65
- * for anything the data got wrong, 78 for a namespace the bundle does not pin, 69/76 for the
- * server, 73/74 for the local files, 70 when a check could not run.
+ * for anything the data got wrong, 75 for a header signed by the threshold whose valid-until has
+ * passed (stale: the authorities have published nothing newer; never taken for fresh, never
+ * written), 78 for a namespace the bundle does not pin, 69/76 for the server, 73/74 for the
+ * local files, 70 when a check could not run.
+ *
+ * Several servers (authorities or mirrors of the same namespace) are tried in turn by
+ * ctl_fetch_run_servers: the first whose snapshot passes every check is stored, and each server
+ * skipped before it is kept with its refusal for the caller to print. A server is never
+ * trusted for being listed first: each is held to the same checks, and a mirror never goes
+ * backwards whatever the order (the held header is read again for each).
  */
 #ifndef DIRAUTH_CTL_FETCH_H
 #define DIRAUTH_CTL_FETCH_H
@@ -55,6 +63,7 @@
 #define CTL_FETCH_HEADER_NOTE_MAX VERIFY_HEADER_NOTE_MAX
 
 #define CTL_FETCH_NAMES_MAX       VERIFY_NAMES_MAX
+#define CTL_FETCH_SERVERS_MAX     32         /* the most --server URLs one fetch tries */
 #define CTL_FETCH_MAX_CHAIN_LIMIT 1000000ULL /* the largest --max-chain accepted */
 
 /* What a successful fetch verified, for the summary line. */
@@ -97,7 +106,9 @@ struct ctl_fetch_input {
 /* Step 1 (verify_snapshot_header) with the refusal in report as "fetch <ns>: <detail>". On
  * success fills *header and the result's namespace, epoch, count and signers. Returns 0 or the
  * errors of verify_snapshot_header: exit 78 for DIRAUTH_ERR_CONFIG (the namespace is not in the
- * bundle, its authorities cannot be pinned), 70 when the check could not run, 65 otherwise. */
+ * bundle, its authorities cannot be pinned), 70 when the check could not run, 75 for
+ * DIRAUTH_ERR_STALE when now is at or past the header's valid-until ("header: stale: ..."), 65
+ * otherwise (a header not yet valid is DIRAUTH_ERR_STALE with 65). */
 int ctl_fetch_verify_header(const struct trust_bundle *bundle, const char *namespace_name,
                             const uint8_t *note, size_t note_len, const uint8_t *certificates,
                             size_t certificates_len, uint64_t now,
@@ -159,5 +170,33 @@ struct ctl_fetch_options {
  * verification refusals above). */
 int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_result *result,
                   struct ctl_report *report);
+
+/* What one server of ctl_fetch_run_servers answered. */
+struct ctl_fetch_attempt {
+	const char *server_url;       /* borrowed from the caller's list */
+	int exit_code;                /* 0 for the server whose snapshot was stored */
+	char message[CTL_REPORT_MAX]; /* its refusal, "fetch <ns>: ...", as ctl_fetch_run reports it */
+};
+
+/*
+ * ctl_fetch_run for each of server_urls in turn (options->server_url is ignored), stopping at the
+ * first that succeeds. attempts (server_count entries) gets one entry per server tried, in
+ * order; *attempt_count how many were tried. Returns 0 with *result filled when one server's
+ * snapshot was verified and stored (the entries before it are the servers skipped, and why).
+ * Otherwise returns the last error with, in report:
+ *   64 for no server or more than CTL_FETCH_SERVERS_MAX; 78 for a namespace the bundle does not
+ *   pin (before any download);
+ *   the server's own failure when it is the mirror's (73, 74, 70: its files or memory, which no
+ *   other server would change), and then no further server is tried;
+ *   75 "fetch <ns>: stale: none of the N servers served a snapshot that is valid now (each is
+ *   listed above)" when any server offered a stale snapshot;
+ *   else "fetch <ns>: none of the N servers served a snapshot that verifies (each is listed
+ *   above)" with 65 when any server's answer failed verification, else the first server's status
+ *   (69, 76, 78).
+ * Nothing is written unless a snapshot passed every check (except evidence of an equivocation).
+ */
+int ctl_fetch_run_servers(const struct ctl_fetch_options *options, const char *const *server_urls,
+                          size_t server_count, struct ctl_fetch_attempt *attempts, size_t *attempt_count,
+                          struct ctl_fetch_result *result, struct ctl_report *report);
 
 #endif

@@ -4,9 +4,10 @@
  * Every command ends in exactly one outcome. A failure is one line on stderr,
  * "dirauthctl: <what>: <why>", and a sysexits(3) status a script can branch on: 64 usage,
  * 65 bad data (including every verification failure), 66 missing input, 69 server unavailable,
- * 70 internal, 73 cannot create output, 74 I/O, 76 the server refused, 77 permission, 78 bad
- * configuration. The functions below keep that outcome in one struct that the command code
- * fills at the place where it knows best what failed, and that main prints once. Keeping the
+ * 70 internal, 73 cannot create output, 74 I/O, 75 try again later (a snapshot offered is stale;
+ * fewer authorities accepted a registration than the trust bundle's threshold), 76 the server
+ * refused, 77 permission, 78 bad configuration. The functions below keep that outcome in one struct that the
+ * command code fills at the place where it knows best what failed, and that main prints once. Keeping the
  * message and the status together means a test can check both without running the program.
  */
 #ifndef DIRAUTH_CTL_REPORT_H
@@ -29,6 +30,7 @@ enum ctl_exit {
 	CTL_EXIT_SOFTWARE = 70,
 	CTL_EXIT_CANNOT_CREATE = 73,
 	CTL_EXIT_IO = 74,
+	CTL_EXIT_TEMPFAIL = 75,
 	CTL_EXIT_PROTOCOL = 76,
 	CTL_EXIT_PERMISSION = 77,
 	CTL_EXIT_CONFIG = 78,

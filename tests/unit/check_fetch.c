@@ -737,7 +737,8 @@ START_TEST(test_stale_refused)
 	buffer_init(&body);
 	build_snapshot(&expired, &header_note, &body);
 	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_STALE, 65, "stale");
+	/* Stale has its own status (75), so that it is never taken for fresh nor for forged. */
+	assert_refused(rc, &report, DIRAUTH_ERR_STALE, 75, "header: stale: epoch 5 was valid until");
 	assert_nothing_written();
 	/* One second before valid-until it is still good. */
 	buffer_reset(&header_note);
@@ -1535,9 +1536,10 @@ struct served_snapshot {
 	struct buffer zstd_body;
 };
 
-static void serve_snapshot(struct canned_server *server, struct served_snapshot *snapshot, uint64_t epoch)
+static void serve_snapshot_until(struct canned_server *server, struct served_snapshot *snapshot,
+                                 uint64_t epoch, uint64_t valid_until)
 {
-	struct snapshot_spec spec = {.epoch = epoch, .record_count = 2};
+	struct snapshot_spec spec = {.epoch = epoch, .record_count = 2, .valid_until = valid_until};
 	static char body_path[128];
 	struct canned_route header_route = {
 	    .path = "/v1/mix/snapshots/latest", .status = 200, .content_type = "text/plain; charset=utf-8"};
@@ -1563,6 +1565,11 @@ static void serve_snapshot(struct canned_server *server, struct served_snapshot 
 	canned_server_route(server, &header_route);
 	canned_server_route(server, &body_route);
 	canned_server_route(server, &certificates_route);
+}
+
+static void serve_snapshot(struct canned_server *server, struct served_snapshot *snapshot, uint64_t epoch)
+{
+	serve_snapshot_until(server, snapshot, epoch, 0);
 }
 
 static void served_snapshot_free(struct served_snapshot *snapshot)
@@ -1618,6 +1625,161 @@ START_TEST(test_network_fetch_verifies_and_stores)
 	pthread_mutex_unlock(&server.lock);
 	canned_server_stop(&server);
 	served_snapshot_free(&snapshot);
+}
+END_TEST
+
+static int run_fetch_servers(const char *const *urls, size_t count, struct ctl_fetch_attempt *attempts,
+                             size_t *attempt_count, struct ctl_fetch_result *result,
+                             struct ctl_report *report)
+{
+	struct ctl_fetch_options options = {
+	    .bundle = &bundle,
+	    .namespace_name = "mix",
+	    .directory = directory,
+	    .now = NOW,
+	    .policy = &policy,
+	};
+
+	ctl_report_init(report);
+	return ctl_fetch_run_servers(&options, urls, count, attempts, attempt_count, result, report);
+}
+
+/* Several servers are tried in turn; the first whose snapshot verifies is stored, and each one
+ * passed over is kept with its refusal. */
+START_TEST(test_network_several_servers_first_that_verifies)
+{
+	struct canned_server empty, good;
+	struct served_snapshot snapshot;
+	struct ctl_fetch_attempt attempts[3];
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	char empty_url[64], good_url[64], dead_url[64];
+	size_t attempt_count = 0;
+
+	canned_server_start(&empty);
+	canned_server_start(&good);
+	serve_snapshot(&good, &snapshot, 12);
+	canned_server_url(&empty, empty_url, sizeof(empty_url));
+	canned_server_url(&good, good_url, sizeof(good_url));
+	snprintf(dead_url, sizeof(dead_url), "http://127.0.0.1:%u", test_free_port());
+	{
+		const char *const urls[] = {empty_url, dead_url, good_url};
+		ck_assert_msg(run_fetch_servers(urls, 3, attempts, &attempt_count, &result, &report) == 0,
+		              "%s", report.message);
+	}
+	ck_assert_uint_eq(attempt_count, 3);
+	ck_assert_int_eq(attempts[0].exit_code, 76);
+	ck_assert_ptr_nonnull(strstr(attempts[0].message, "fetch mix: latest header: HTTP 404"));
+	ck_assert_int_eq(attempts[1].exit_code, 69);
+	ck_assert_int_eq(attempts[2].exit_code, 0);
+	ck_assert_str_eq(attempts[2].server_url, good_url);
+	ck_assert_uint_eq(result.epoch, 12);
+	assert_file_equals("latest.header", &snapshot.header_note);
+	/* The first that verifies ends the walk: the later ones are never asked. */
+	{
+		const char *const urls[] = {good_url, empty_url};
+		unsigned before;
+		pthread_mutex_lock(&empty.lock);
+		before = empty.request_count;
+		pthread_mutex_unlock(&empty.lock);
+		ck_assert_int_eq(run_fetch_servers(urls, 2, attempts, &attempt_count, &result, &report), 0);
+		ck_assert_uint_eq(attempt_count, 1);
+		pthread_mutex_lock(&empty.lock);
+		ck_assert_uint_eq(empty.request_count, before);
+		pthread_mutex_unlock(&empty.lock);
+	}
+	/* None serves one: the first server's status when no answer failed verification. */
+	{
+		const char *const urls[] = {empty_url, dead_url};
+		ck_assert_int_ne(run_fetch_servers(urls, 2, attempts, &attempt_count, &result, &report), 0);
+		ck_assert_uint_eq(attempt_count, 2);
+		ck_assert_int_eq(report.exit_code, 76);
+		ck_assert_str_eq(report.message, "fetch mix: none of the 2 servers served a snapshot that "
+		                                 "verifies (each is listed above)");
+	}
+	/* Refused before any download: no server, too many, a namespace the bundle does not pin. */
+	{
+		const char *const urls[] = {good_url};
+		struct ctl_fetch_options options = {
+		    .bundle = &bundle, .namespace_name = "other", .directory = directory, .now = NOW};
+		unsigned before;
+		ck_assert_int_eq(run_fetch_servers(urls, 0, attempts, &attempt_count, &result, &report),
+		                 DIRAUTH_ERR_CONFIG);
+		ck_assert_int_eq(report.exit_code, 64);
+		ck_assert_int_eq(run_fetch_servers(urls, CTL_FETCH_SERVERS_MAX + 1, attempts, &attempt_count,
+		                                   &result, &report),
+		                 DIRAUTH_ERR_CONFIG);
+		ck_assert_int_eq(report.exit_code, 64);
+		pthread_mutex_lock(&good.lock);
+		before = good.request_count;
+		pthread_mutex_unlock(&good.lock);
+		ctl_report_init(&report);
+		ck_assert_int_eq(
+		    ctl_fetch_run_servers(&options, urls, 1, attempts, &attempt_count, &result, &report),
+		    DIRAUTH_ERR_CONFIG);
+		ck_assert_int_eq(report.exit_code, 78);
+		ck_assert_uint_eq(attempt_count, 0);
+		pthread_mutex_lock(&good.lock);
+		ck_assert_uint_eq(good.request_count, before);
+		pthread_mutex_unlock(&good.lock);
+	}
+	canned_server_stop(&empty);
+	canned_server_stop(&good);
+	served_snapshot_free(&snapshot);
+}
+END_TEST
+
+/* A stale snapshot (valid-until passed) is reported stale, 75, and never stored; a forged one
+ * from another server makes it 65 only when no server offered a stale one. */
+START_TEST(test_network_several_servers_stale_and_forged)
+{
+	struct canned_server stale, forged;
+	struct served_snapshot stale_snapshot, forged_snapshot;
+	struct ctl_fetch_attempt attempts[2];
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	struct buffer no_certificates;
+	char stale_url[64], forged_url[64];
+	size_t attempt_count = 0;
+
+	buffer_init(&no_certificates);
+	fixture_certificate_bundle(NULL, 0, &no_certificates);
+	canned_server_start(&stale);
+	canned_server_start(&forged);
+	serve_snapshot_until(&stale, &stale_snapshot, 12, NOW);
+	serve_snapshot(&forged, &forged_snapshot, 13);
+	/* The forged server certifies nothing: its header's signature counts for no one. */
+	pthread_mutex_lock(&forged.lock);
+	forged.routes[2].body = no_certificates.data;
+	forged.routes[2].body_len = no_certificates.len;
+	pthread_mutex_unlock(&forged.lock);
+	canned_server_url(&stale, stale_url, sizeof(stale_url));
+	canned_server_url(&forged, forged_url, sizeof(forged_url));
+	ck_assert_int_eq(run_fetch(stale_url, &result, &report), DIRAUTH_ERR_STALE);
+	ck_assert_int_eq(report.exit_code, 75);
+	ck_assert_ptr_nonnull(strstr(report.message, "fetch mix: header: stale: epoch 12 was valid until"));
+	assert_nothing_written();
+	{
+		const char *const urls[] = {forged_url, stale_url};
+		ck_assert_int_ne(run_fetch_servers(urls, 2, attempts, &attempt_count, &result, &report), 0);
+		ck_assert_uint_eq(attempt_count, 2);
+		ck_assert_int_eq(attempts[0].exit_code, 65);
+		ck_assert_int_eq(attempts[1].exit_code, 75);
+		ck_assert_int_eq(report.exit_code, 75);
+		ck_assert_str_eq(report.message, "fetch mix: stale: none of the 2 servers served a snapshot "
+		                                 "that is valid now (each is listed above)");
+		assert_nothing_written();
+	}
+	{
+		const char *const urls[] = {forged_url};
+		ck_assert_int_ne(run_fetch_servers(urls, 1, attempts, &attempt_count, &result, &report), 0);
+		ck_assert_int_eq(report.exit_code, 65);
+	}
+	canned_server_stop(&stale);
+	canned_server_stop(&forged);
+	served_snapshot_free(&stale_snapshot);
+	served_snapshot_free(&forged_snapshot);
+	buffer_free(&no_certificates);
 }
 END_TEST
 
@@ -1966,6 +2128,8 @@ static Suite *fetch_suite(void)
 	tcase_add_checked_fixture(network, setup, teardown);
 	tcase_set_timeout(network, 60);
 	tcase_add_test(network, test_network_fetch_verifies_and_stores);
+	tcase_add_test(network, test_network_several_servers_first_that_verifies);
+	tcase_add_test(network, test_network_several_servers_stale_and_forged);
 	tcase_add_loop_test(network, test_network_downloads_are_bounded, 0, 2);
 	tcase_add_test(network, test_network_certificates_bounded_and_required);
 	tcase_add_test(network, test_network_body_bound_aborts_transfer);
