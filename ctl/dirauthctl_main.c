@@ -38,8 +38,9 @@ static const char main_usage[] =
     "\n"
     "dirauthctl COMMAND --help shows the options of a command.\n"
     "exit status: 0 ok, 64 usage, 65 bad or unverifiable data, 66 missing input, 69 server\n"
-    "unavailable, 70 internal error, 73 cannot create output, 74 I/O error, 76 refused by the\n"
-    "server, 77 unsafe key file permissions, 78 bad trust bundle.\n"
+    "unavailable, 70 internal error, 73 cannot create output, 74 I/O error, 75 try again later\n"
+    "(fetch: the snapshot is stale; register: fewer authorities accepted than the threshold),\n"
+    "76 refused by the server, 77 unsafe key file permissions, 78 bad trust bundle.\n"
     "Key certificates and rotation: docs/key-management.md.\n";
 
 static const char keygen_usage[] =
@@ -115,15 +116,18 @@ static const char certificate_usage[] =
     "  --now SECONDS       use this unix time instead of the clock\n";
 
 static const char register_usage[] =
-    "usage: dirauthctl register --key FILE --service SERVICE.yaml (--server URL | --dry-run)\n"
+    "usage: dirauthctl register --key FILE --service SERVICE.yaml (--server URL... | --dry-run)\n"
     "                           [--trust BUNDLE] [--verbose] [--now SECONDS]\n"
     "\n"
     "Builds the registration described by SERVICE.yaml, signs it with the provider key FILE and\n"
-    "posts it to URL/v1/registrations; checks the receipt the authority returns.\n"
+    "posts it to URL/v1/registrations; checks the receipt the authority returns. With several\n"
+    "--server (and --trust), posts to all of them at once, prints one line per server and\n"
+    "succeeds when at least the trust bundle's threshold of its authorities accepted (else 75).\n"
     "\n"
     "  --key FILE          the provider's private key (mode 0600)\n"
     "  --service FILE      the YAML service description\n"
-    "  --server URL        the authority, e.g. http://127.0.0.1:8080\n"
+    "  --server URL        the authority, e.g. http://127.0.0.1:8080; repeat for several (at\n"
+    "                      most 32)\n"
     "  --dry-run           print the signed registration note and stop\n"
     "  --trust BUNDLE      verify the receipt's signature against this trust bundle (and the\n"
     "                      key certificates the server serves at URL/v1/certificates)\n"
@@ -131,7 +135,7 @@ static const char register_usage[] =
     "  --now SECONDS       use this unix time instead of the clock\n";
 
 static const char fetch_usage[] =
-    "usage: dirauthctl fetch --trust BUNDLE --server URL --namespace NS [--out DIR] [--now SECONDS]\n"
+    "usage: dirauthctl fetch --trust BUNDLE --server URL... --namespace NS [--out DIR] [--now SECONDS]\n"
     "                        [--clock-skew SECONDS] [--max-validity SECONDS] [--max-chain EPOCHS]\n"
     "\n"
     "Downloads the latest snapshot of NS and the server's key certificates, verifies it against\n"
@@ -141,9 +145,12 @@ static const char fetch_usage[] =
     "DIR/NS, a newer epoch chaining back to it through the server's headers of the epochs in\n"
     "between, the body's digest, root and every record's signature), then writes\n"
     "DIR/NS/EPOCH.header, DIR/NS/EPOCH.body, DIR/NS/certificates and DIR/NS/latest.header.\n"
+    "With several --server, tries them in turn and stores the first snapshot that verifies,\n"
+    "saying which servers were skipped and why. A snapshot past its valid-until is stale: exit 75.\n"
     "\n"
     "  --trust BUNDLE          the trust bundle (identity keys, threshold, namespaces, bounds)\n"
-    "  --server URL            the authority or mirror, e.g. http://127.0.0.1:8080\n"
+    "  --server URL            the authority or mirror, e.g. http://127.0.0.1:8080; repeat for\n"
+    "                          several (at most 32)\n"
     "  --namespace NS          the namespace to fetch\n"
     "  --out DIR               the mirror directory (default ./mirror)\n"
     "  --now SECONDS           use this unix time instead of the clock\n"
@@ -179,13 +186,19 @@ enum option_id {
 	OPTION_MAX_CHAIN,
 };
 
+/* The most --server options one command line may give (each command has its own bound, at most
+ * this: CTL_REGISTER_SERVERS_MAX, CTL_FETCH_SERVERS_MAX). */
+#define SERVERS_MAX 32
+
 /* Parsed command line of any command; each command checks which of these it needs. */
 struct arguments {
 	const char *name;
 	const char *out;
 	const char *key;
 	const char *service;
-	const char *server;
+	const char *server;               /* the first --server */
+	const char *servers[SERVERS_MAX]; /* every --server, in order */
+	size_t server_count;
 	const char *trust;
 	const char *namespace_name;
 	const char *now_text;
@@ -234,7 +247,14 @@ static int parse_arguments(const char *command, int argc, char **argv, const str
 			arguments->service = optarg;
 			break;
 		case OPTION_SERVER:
-			arguments->server = optarg;
+			if (arguments->server_count == SERVERS_MAX) {
+				ctl_report_fail(report, CTL_EXIT_USAGE, "%s: --server: at most %d servers",
+				                command, SERVERS_MAX);
+				return -1;
+			}
+			if (arguments->server == NULL)
+				arguments->server = optarg;
+			arguments->servers[arguments->server_count++] = optarg;
 			break;
 		case OPTION_DRY_RUN:
 			arguments->dry_run = 1;
@@ -347,6 +367,47 @@ static int require(const char *command, const char *value, const char *option, s
 	ctl_report_fail(report, CTL_EXIT_USAGE, "%s: %s is required (see dirauthctl %s --help)", command,
 	                option, command);
 	return -1;
+}
+
+/* The length of a server URL without its trailing slashes: "http://a/" and "http://a" are one. */
+static size_t server_url_length(const char *url)
+{
+	size_t len = strlen(url);
+	while (len > 0 && url[len - 1] == '/')
+		len--;
+	return len;
+}
+
+/* At most maximum --server URLs, none given twice. */
+static int check_servers(const char *command, const struct arguments *arguments, size_t maximum,
+                         struct ctl_report *report)
+{
+	if (arguments->server_count > maximum) {
+		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: --server: at most %zu servers", command,
+		                maximum);
+		return -1;
+	}
+	for (size_t i = 0; i < arguments->server_count; i++) {
+		size_t len = server_url_length(arguments->servers[i]);
+		for (size_t j = 0; j < i; j++) {
+			if (server_url_length(arguments->servers[j]) == len &&
+			    strncmp(arguments->servers[j], arguments->servers[i], len) == 0) {
+				ctl_report_fail(report, CTL_EXIT_USAGE, "%s: --server %.200s given twice",
+				                command, arguments->servers[i]);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+/* message without its leading "<prefix>: ", when it has one. */
+static const char *without_prefix(const char *message, const char *prefix)
+{
+	size_t len = strlen(prefix);
+	if (strncmp(message, prefix, len) == 0 && message[len] == ':' && message[len + 1] == ' ')
+		return message + len + 2;
+	return message;
 }
 
 static int read_clock(const char *command, const char *now_text, uint64_t *now, struct ctl_report *report)
@@ -710,6 +771,28 @@ static int command_keygen(int argc, char **argv, struct ctl_report *report)
 	return CTL_EXIT_OK;
 }
 
+/* register with several --server: one line per server, in the order given. */
+static void print_answers(const struct ctl_register_result *result, int verbose)
+{
+	for (size_t i = 0; i < result->answer_count; i++) {
+		const struct ctl_register_answer *answer = &result->answers[i];
+		const char *detail;
+
+		if (answer->outcome == CTL_REGISTER_ACCEPTED) {
+			printf("%s accepted: published by epoch %" PRIu64 ", receipt signed by %s%s\n",
+			       answer->server_url, answer->receipt.publish_by_epoch, answer->receipt_signer,
+			       answer->counted ? "" : " (counted once: another server answered for it)");
+			if (verbose)
+				fwrite(answer->receipt_note.data, 1, answer->receipt_note.len, stdout);
+			continue;
+		}
+		detail = without_prefix(answer->report.message, "register");
+		if (answer->outcome == CTL_REGISTER_REFUSED)
+			detail = without_prefix(detail, "refused");
+		printf("%s %s: %s\n", answer->server_url, ctl_register_outcome_name(answer->outcome), detail);
+	}
+}
+
 static int command_register(int argc, char **argv, struct ctl_report *report)
 {
 	static const struct option options[] = {
@@ -740,10 +823,14 @@ static int command_register(int argc, char **argv, struct ctl_report *report)
 	if (!arguments.dry_run &&
 	    require("register", arguments.server, "--server (or --dry-run)", report) != 0)
 		return report->exit_code;
+	if (check_servers("register", &arguments, CTL_REGISTER_SERVERS_MAX, report) != 0)
+		return report->exit_code;
 	memset(&register_options, 0, sizeof(register_options));
 	register_options.key_path = arguments.key;
 	register_options.service_path = arguments.service;
 	register_options.server_url = arguments.server;
+	register_options.server_urls = arguments.servers;
+	register_options.server_count = arguments.server_count;
 	register_options.trust_path = arguments.trust;
 	register_options.dry_run = arguments.dry_run;
 	if (read_clock("register", arguments.now_text, &register_options.now, report) != 0)
@@ -752,11 +839,20 @@ static int command_register(int argc, char **argv, struct ctl_report *report)
 	ctl_register_result_init(&result);
 	if (ctl_register_run(&register_options, &result, report) != 0) {
 		exit_code = report->exit_code;
+		print_answers(&result, arguments.verbose);
 		goto done;
 	}
 	exit_code = CTL_EXIT_OK;
 	if (arguments.dry_run) {
 		fwrite(result.note.data, 1, result.note.len, stdout);
+		goto done;
+	}
+	if (result.answer_count > 0) {
+		print_answers(&result, arguments.verbose);
+		printf("accepted: service %s sequence %" PRIu64 " by %zu of %zu authorities (%s), the trust "
+		       "bundle requires %zu\n",
+		       result.service_hex, result.sequence, result.accepted_count, result.authority_count,
+		       result.accepted_names, result.threshold);
 		goto done;
 	}
 	printf("accepted: service %s sequence %" PRIu64 ", published by epoch %" PRIu64
@@ -791,6 +887,47 @@ static int parse_limit(const char *option, const char *text, uint64_t minimum, u
 	return 0;
 }
 
+/* The summary of a stored snapshot; with several servers, which one served it. */
+static void print_fetched(const struct ctl_fetch_result *result, const char *server_url)
+{
+	printf("verified snapshot %s epoch %" PRIu64 ": %" PRIu64
+	       " records, signed by %zu of %zu authorities (%s)",
+	       result->namespace_name, result->epoch, result->record_count, result->signer_count,
+	       result->authority_count, result->signer_names);
+	if (server_url != NULL)
+		printf(", from %s", server_url);
+	printf("\n");
+}
+
+/* fetch with several --server: one "skipped URL: why" line per server passed over, then the
+ * summary of the snapshot stored, or the failure (in report). */
+static int fetch_from_servers(const struct ctl_fetch_options *options, const struct arguments *arguments,
+                              struct ctl_report *report)
+{
+	struct ctl_fetch_attempt *attempts = calloc(arguments->server_count, sizeof(*attempts));
+	struct ctl_fetch_result result;
+	char what[NAMESPACE_NAME_MAX + 16];
+	size_t attempt_count = 0;
+	int rc;
+
+	if (attempts == NULL) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "fetch: out of memory");
+		return report->exit_code;
+	}
+	snprintf(what, sizeof(what), "fetch %s", options->namespace_name);
+	rc = ctl_fetch_run_servers(options, arguments->servers, arguments->server_count, attempts,
+	                           &attempt_count, &result, report);
+	for (size_t i = 0; i < attempt_count; i++) {
+		if (attempts[i].exit_code != CTL_EXIT_OK)
+			printf("skipped %s: %s\n", attempts[i].server_url,
+			       without_prefix(attempts[i].message, what));
+	}
+	if (rc == 0)
+		print_fetched(&result, attempts[attempt_count - 1].server_url);
+	free(attempts);
+	return rc == 0 ? CTL_EXIT_OK : report->exit_code;
+}
+
 static int command_fetch(int argc, char **argv, struct ctl_report *report)
 {
 	static const struct option options[] = {
@@ -821,7 +958,8 @@ static int command_fetch(int argc, char **argv, struct ctl_report *report)
 	}
 	if (require("fetch", arguments.trust, "--trust", report) != 0 ||
 	    require("fetch", arguments.server, "--server", report) != 0 ||
-	    require("fetch", arguments.namespace_name, "--namespace", report) != 0)
+	    require("fetch", arguments.namespace_name, "--namespace", report) != 0 ||
+	    check_servers("fetch", &arguments, CTL_FETCH_SERVERS_MAX, report) != 0)
 		return report->exit_code;
 	namespace_span.data = arguments.namespace_name;
 	namespace_span.len = strlen(arguments.namespace_name);
@@ -857,14 +995,15 @@ static int command_fetch(int argc, char **argv, struct ctl_report *report)
 	fetch_options.bundle = bundle;
 	fetch_options.namespace_name = arguments.namespace_name;
 	fetch_options.directory = arguments.out != NULL ? arguments.out : CTL_FETCH_DEFAULT_DIRECTORY;
+	if (arguments.server_count > 1) {
+		exit_code = fetch_from_servers(&fetch_options, &arguments, report);
+		goto done;
+	}
 	if (ctl_fetch_run(&fetch_options, &result, report) != 0) {
 		exit_code = report->exit_code;
 		goto done;
 	}
-	printf("verified snapshot %s epoch %" PRIu64 ": %" PRIu64
-	       " records, signed by %zu of %zu authorities (%s)\n",
-	       result.namespace_name, result.epoch, result.record_count, result.signer_count,
-	       result.authority_count, result.signer_names);
+	print_fetched(&result, NULL);
 done:
 	free(bundle);
 	return exit_code;

@@ -35,6 +35,12 @@ int ctl_verification_fail(struct ctl_report *report, const char *what, int rc, c
 int ctl_keyring_download(const char *what, const char *server_url, struct buffer *out,
                          struct ctl_report *report)
 {
+	return ctl_keyring_download_status(what, server_url, out, NULL, report);
+}
+
+int ctl_keyring_download_status(const char *what, const char *server_url, struct buffer *out, long *status,
+                                struct ctl_report *report)
+{
 	struct net_response response;
 	struct buffer url;
 	size_t base_len = strlen(server_url);
@@ -42,6 +48,8 @@ int ctl_keyring_download(const char *what, const char *server_url, struct buffer
 
 	net_response_init(&response);
 	buffer_init(&url);
+	if (status != NULL)
+		*status = 0;
 	while (base_len > 0 && server_url[base_len - 1] == '/')
 		base_len--;
 	rc = buffer_appendf(&url, "%.*s/v1/certificates", (int)base_len, server_url);
@@ -51,6 +59,8 @@ int ctl_keyring_download(const char *what, const char *server_url, struct buffer
 	}
 	rc = ctl_exchange_get(what, "certificates", (const char *)url.data, NULL,
 	                      CERTIFICATE_BUNDLE_MAX_BYTES, 0, &response, report);
+	if (status != NULL)
+		*status = response.status;
 	if (rc != 0)
 		goto done;
 	rc = buffer_append(out, response.body.data, response.body.len);

@@ -38,6 +38,12 @@ int ctl_verification_fail(struct ctl_report *report, const char *what, int rc, c
 int ctl_keyring_download(const char *what, const char *server_url, struct buffer *out,
                          struct ctl_report *report);
 
+/* ctl_keyring_download, and *status (may be NULL) gets the HTTP status the server answered, 0
+ * when no answer came (the server could not be reached, or the URL was refused before a byte
+ * was sent), so that a caller can tell a server that refused from one that was not there. */
+int ctl_keyring_download_status(const char *what, const char *server_url, struct buffer *out, long *status,
+                                struct ctl_report *report);
+
 /* Builds the keyring of the trust bundle's authorities and the certificates of the certificate
  * bundle (the bytes as served) that they signed (verify_keyring_from_trust_bundle). *out gets a
  * keyring the caller frees with verify_keyring_free (or free()); *added (may be NULL) the number of

@@ -16,6 +16,7 @@
 #include "verify/snapshot.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,28 @@ void ctl_register_result_free(struct ctl_register_result *result)
 		return;
 	buffer_free(&result->note);
 	buffer_free(&result->receipt_note);
+	for (size_t i = 0; result->answers != NULL && i < result->answer_count; i++)
+		buffer_free(&result->answers[i].receipt_note);
+	free(result->answers);
+	result->answers = NULL;
+	result->answer_count = 0;
+}
+
+const char *ctl_register_outcome_name(enum ctl_register_outcome outcome)
+{
+	switch (outcome) {
+	case CTL_REGISTER_ACCEPTED:
+		return "accepted";
+	case CTL_REGISTER_REFUSED:
+		return "refused";
+	case CTL_REGISTER_UNREACHABLE:
+		return "unreachable";
+	case CTL_REGISTER_INVALID:
+		return "invalid";
+	case CTL_REGISTER_FAILED:
+	default:
+		return "failed";
+	}
 }
 
 int ctl_register_build(const struct signer_key *key, const struct ctl_service_file *file, uint64_t now,
@@ -247,27 +270,27 @@ done:
 	return rc;
 }
 
-static int submit(const struct ctl_register_options *options, const struct ctl_register_result *result,
-                  struct net_response *response, struct ctl_report *report)
+static int submit(const char *server_url, const struct buffer *note, struct net_response *response,
+                  struct ctl_report *report)
 {
 	static const char *const headers[] = {"Content-Type: text/plain; charset=utf-8", NULL};
 	struct net_request request;
 	struct buffer url;
-	size_t base_len = strlen(options->server_url);
+	size_t base_len = strlen(server_url);
 	int rc;
 
 	buffer_init(&url);
-	while (base_len > 0 && options->server_url[base_len - 1] == '/')
+	while (base_len > 0 && server_url[base_len - 1] == '/')
 		base_len--;
-	rc = buffer_appendf(&url, "%.*s/v1/registrations", (int)base_len, options->server_url);
+	rc = buffer_appendf(&url, "%.*s/v1/registrations", (int)base_len, server_url);
 	if (rc != 0) {
 		ctl_report_fail(report, CTL_EXIT_USAGE, "register: server URL too long");
 		goto done;
 	}
 	ctl_exchange_request(&request, "POST", (const char *)url.data, CTL_REGISTER_RESPONSE_MAX);
 	request.headers = headers;
-	request.body = result->note.data;
-	request.body_len = result->note.len;
+	request.body = note->data;
+	request.body_len = note->len;
 	rc = net_perform(&request, response);
 	if (rc == DIRAUTH_ERR_BOUNDS) {
 		ctl_report_fail(report, CTL_EXIT_PROTOCOL, "register: %s: %s", request.url, response->error);
@@ -290,9 +313,185 @@ done:
 	return rc;
 }
 
-int ctl_register_run(const struct ctl_register_options *options, struct ctl_register_result *result,
+/* What every server of a registration to several gets: the same note, the same checks. */
+struct submission {
+	const struct trust_bundle *bundle;
+	const struct buffer *note;
+	const uint8_t *note_sha256;
+	const char *namespace_name;
+	const uint8_t *service_id;
+	uint64_t sequence;
+};
+
+/* The outcome of a failed exchange, from its error and the HTTP status it got (0: none). */
+static enum ctl_register_outcome exchange_outcome(int rc, long status, long expected)
+{
+	if (rc == DIRAUTH_ERR_BOUNDS)
+		return CTL_REGISTER_INVALID;
+	if (status != 0 && status != expected)
+		return CTL_REGISTER_REFUSED;
+	if (rc == DIRAUTH_ERR_UNAVAILABLE)
+		return CTL_REGISTER_UNREACHABLE;
+	return CTL_REGISTER_FAILED;
+}
+
+/* The outcome of a check that refused, from the status it recorded. */
+static enum ctl_register_outcome check_outcome(const struct ctl_report *report)
+{
+	return report->exit_code == CTL_EXIT_DATA ? CTL_REGISTER_INVALID : CTL_REGISTER_FAILED;
+}
+
+/* One server of several: its certificates, the submission, its receipt. Touches only *answer. */
+static void register_at(const struct submission *submission, struct ctl_register_answer *answer)
+{
+	struct certificate_keyring *ring = NULL;
+	struct ctl_register_result checked;
+	struct net_response response;
+	struct buffer certificates;
+	long status = 0;
+	int rc;
+
+	ctl_report_init(&answer->report);
+	ctl_register_result_init(&checked);
+	net_response_init(&response);
+	buffer_init(&certificates);
+	answer->outcome = CTL_REGISTER_FAILED;
+	rc = ctl_keyring_download_status("register", answer->server_url, &certificates, &status,
+	                                 &answer->report);
+	answer->http_status = status;
+	if (rc != 0) {
+		answer->outcome = exchange_outcome(rc, status, 200);
+		goto done;
+	}
+	rc = ctl_keyring_build("register", submission->bundle, certificates.data, certificates.len, &ring,
+	                       NULL, &answer->report);
+	if (rc != 0) {
+		answer->outcome = check_outcome(&answer->report);
+		goto done;
+	}
+	rc = submit(answer->server_url, submission->note, &response, &answer->report);
+	answer->http_status = response.status;
+	if (rc != 0) {
+		answer->outcome = exchange_outcome(rc, response.status, 202);
+		goto done;
+	}
+	if (buffer_append(&answer->receipt_note, response.body.data, response.body.len) != 0) {
+		ctl_report_fail(&answer->report, CTL_EXIT_SOFTWARE, "register: out of memory");
+		goto done;
+	}
+	rc = ctl_register_check_receipt(response.body.data, response.body.len, submission->namespace_name,
+	                                submission->service_id, submission->sequence, submission->note_sha256,
+	                                ring, &checked, &answer->report);
+	if (rc != 0) {
+		answer->outcome = check_outcome(&answer->report);
+		goto done;
+	}
+	answer->receipt = checked.receipt;
+	snprintf(answer->receipt_signer, sizeof(answer->receipt_signer), "%s", checked.receipt_signer);
+	answer->outcome = CTL_REGISTER_ACCEPTED;
+done:
+	ctl_register_result_free(&checked);
+	net_response_free(&response);
+	buffer_free(&certificates);
+	verify_keyring_free(ring);
+}
+
+struct register_thread {
+	const struct submission *submission;
+	struct ctl_register_answer *answer;
+	pthread_t thread;
+	int started;
+};
+
+static void *register_thread_run(void *context)
+{
+	struct register_thread *thread = context;
+	register_at(thread->submission, thread->answer);
+	return NULL;
+}
+
+/* Appends name to a ", "-separated list, truncating. */
+static void names_append(char *names, size_t cap, const char *name)
+{
+	size_t used = strnlen(names, cap);
+	if (used + 1 < cap)
+		snprintf(names + used, cap - used, "%s%s", used > 0 ? ", " : "", name);
+}
+
+/* Submits to every server at once (a server whose thread cannot start is served in this one, so
+ * that the time stays bounded by the slowest exchange either way), then counts the distinct
+ * pinned authorities whose receipts checked, in the order the servers were given. */
+static int register_at_servers(const struct ctl_register_options *options,
+                               const struct submission *submission, struct ctl_register_result *result,
+                               struct ctl_report *report)
+{
+	const struct trust_bundle *bundle = submission->bundle;
+	struct register_thread *threads;
+	uint8_t counted[TRUST_BUNDLE_MAX_AUTHORITIES];
+	size_t count = options->server_count;
+
+	result->answers = calloc(count, sizeof(*result->answers));
+	threads = calloc(count, sizeof(*threads));
+	if (result->answers == NULL || threads == NULL) {
+		free(threads);
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "register: out of memory");
+		return DIRAUTH_ERR_NOMEM;
+	}
+	result->answer_count = count;
+	for (size_t i = 0; i < count; i++) {
+		result->answers[i].server_url = options->server_urls[i];
+		buffer_init(&result->answers[i].receipt_note);
+		threads[i].submission = submission;
+		threads[i].answer = &result->answers[i];
+		threads[i].started =
+		    pthread_create(&threads[i].thread, NULL, register_thread_run, &threads[i]) == 0;
+	}
+	for (size_t i = 0; i < count; i++) {
+		if (threads[i].started)
+			pthread_join(threads[i].thread, NULL);
+		else
+			register_at(submission, &result->answers[i]);
+	}
+	free(threads);
+
+	memset(counted, 0, sizeof(counted));
+	result->threshold = bundle->threshold;
+	result->authority_count = bundle->authority_count;
+	result->accepted_count = 0;
+	result->accepted_names[0] = '\0';
+	for (size_t i = 0; i < count; i++) {
+		struct ctl_register_answer *answer = &result->answers[i];
+		if (answer->outcome != CTL_REGISTER_ACCEPTED)
+			continue;
+		/* The receipt verified under the identity pinned with this name; names are unique in a
+		 * bundle, so the name is the identity. */
+		for (size_t a = 0; a < bundle->authority_count; a++) {
+			if (strcmp(bundle->authorities[a].name, answer->receipt_signer) != 0 || counted[a])
+				continue;
+			counted[a] = 1;
+			answer->counted = 1;
+			result->accepted_count++;
+			names_append(result->accepted_names, sizeof(result->accepted_names),
+			             answer->receipt_signer);
+		}
+	}
+	if (result->accepted_count >= bundle->threshold) {
+		result->accepted = 1;
+		return 0;
+	}
+	ctl_report_fail(report, CTL_EXIT_TEMPFAIL,
+	                "register: accepted by %zu of the %zu authorities the trust bundle pins (%s), it "
+	                "requires %zu (each server is listed above)",
+	                result->accepted_count, bundle->authority_count,
+	                result->accepted_count > 0 ? result->accepted_names : "none", bundle->threshold);
+	return DIRAUTH_ERR_THRESHOLD;
+}
+
+int ctl_register_run(const struct ctl_register_options *given, struct ctl_register_result *result,
                      struct ctl_report *report)
 {
+	struct ctl_register_options single = *given;
+	const struct ctl_register_options *options = &single;
 	struct ctl_service_file file;
 	struct trust_bundle *bundle = NULL;
 	struct certificate_keyring *ring = NULL;
@@ -302,6 +501,11 @@ int ctl_register_run(const struct ctl_register_options *options, struct ctl_regi
 	int rc;
 
 	buffer_init(&certificates);
+	/* One server in the list is the one server of the single-server command, unchanged. */
+	if (single.server_count == 1) {
+		single.server_url = single.server_urls[0];
+		single.server_count = 0;
+	}
 
 	memset(&file, 0, sizeof(file));
 	net_response_init(&response);
@@ -335,6 +539,32 @@ int ctl_register_run(const struct ctl_register_options *options, struct ctl_regi
 	}
 	if (options->dry_run)
 		goto done;
+	if (options->server_count > 1) {
+		struct submission submission = {
+		    .bundle = bundle,
+		    .note = &result->note,
+		    .note_sha256 = result->note_sha256,
+		    .namespace_name = file.namespace_name,
+		    .service_id = file.service_id,
+		    .sequence = result->sequence,
+		};
+		if (bundle == NULL) {
+			rc = DIRAUTH_ERR_CONFIG;
+			ctl_report_fail(
+			    report, CTL_EXIT_USAGE,
+			    "register: several --server need --trust BUNDLE: a receipt counts toward "
+			    "the threshold only when it verifies");
+			goto done;
+		}
+		if (options->server_count > CTL_REGISTER_SERVERS_MAX) {
+			rc = DIRAUTH_ERR_CONFIG;
+			ctl_report_fail(report, CTL_EXIT_USAGE, "register: --server: at most %d servers",
+			                CTL_REGISTER_SERVERS_MAX);
+			goto done;
+		}
+		rc = register_at_servers(options, &submission, result, report);
+		goto done;
+	}
 	if (options->server_url == NULL) {
 		rc = DIRAUTH_ERR_CONFIG;
 		ctl_report_fail(report, CTL_EXIT_USAGE, "register: --server is required unless --dry-run");
@@ -349,7 +579,7 @@ int ctl_register_run(const struct ctl_register_options *options, struct ctl_regi
 		if (rc != 0)
 			goto done;
 	}
-	rc = submit(options, result, &response, report);
+	rc = submit(options->server_url, &result->note, &response, report);
 	if (rc != 0)
 		goto done;
 	rc = buffer_append(&result->receipt_note, response.body.data, response.body.len);

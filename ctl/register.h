@@ -13,6 +13,16 @@
  * identity key certified for the receipt's accepted-at, and that authority must be the one the
  * receipt names. The certificates come from the authority's GET /v1/certificates, fetched
  * before the registration is submitted (keyring.h).
+ *
+ * A registration must reach the authorities, not one of them: with several servers the same
+ * signed note goes to each (at once, one thread per server, so the whole command takes as long
+ * as the slowest exchange: each is bounded by net/'s timeouts), every receipt is checked as
+ * above against that server's own certificates, and success means that at least the trust
+ * bundle's threshold of distinct pinned authorities accepted. A server is identified by the
+ * receipt it returns, never by its URL: the authority credited is the pinned identity whose
+ * certified signing key signed the receipt and whom the receipt names; two servers answering for
+ * one authority (two addresses of one machine, a proxy) count once, and a server whose receipt
+ * no pinned identity signed counts zero (hard rule 10). So several servers need a trust bundle.
  */
 #ifndef DIRAUTH_CTL_REGISTER_H
 #define DIRAUTH_CTL_REGISTER_H
@@ -24,6 +34,7 @@
 #include "ctl/report.h"
 #include "ctl/service_file.h"
 #include "schema/trust_bundle.h"
+#include "verify/verify.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -31,13 +42,43 @@
 /* The largest answer read from the server: a receipt note from one authority, or an error. */
 #define CTL_REGISTER_RESPONSE_MAX (64 * 1024)
 
+/* The most servers one registration is submitted to (the most authorities a bundle pins). */
+#define CTL_REGISTER_SERVERS_MAX TRUST_BUNDLE_MAX_AUTHORITIES
+
 struct ctl_register_options {
 	const char *key_path;
 	const char *service_path;
-	const char *server_url; /* may be NULL for a dry run */
+	const char *server_url; /* may be NULL for a dry run, or when server_urls is given */
+	/* Several servers (2 to CTL_REGISTER_SERVERS_MAX; needs trust_path): used instead of
+	 * server_url when server_count > 1; a single one is the same as server_url. */
+	const char *const *server_urls;
+	size_t server_count;
 	const char *trust_path; /* may be NULL: the receipt's signature is then not verified */
 	int dry_run;
 	uint64_t now; /* unix seconds, from the caller's clock */
+};
+
+/* What one server answered, when the registration went to several. */
+enum ctl_register_outcome {
+	CTL_REGISTER_ACCEPTED,    /* 202 with a receipt that checks */
+	CTL_REGISTER_REFUSED,     /* an HTTP answer other than the protocol's: 4xx, 5xx, a 200 to the
+	                           * submission, no certificates served */
+	CTL_REGISTER_UNREACHABLE, /* no answer: cannot connect or resolve, timeout, connection cut */
+	CTL_REGISTER_INVALID,     /* an answer that does not check: the receipt, the certificate
+	                           * bundle, an answer larger than its bound */
+	CTL_REGISTER_FAILED,      /* the exchange could not be made: a URL refused before sending, a
+	                           * TLS failure, out of memory */
+};
+
+struct ctl_register_answer {
+	const char *server_url; /* borrowed from options->server_urls */
+	enum ctl_register_outcome outcome;
+	long http_status;       /* of the last answer, 0 when none came */
+	int counted;            /* accepted, and the first receipt of its authority: counts toward k */
+	struct receipt receipt; /* when accepted */
+	char receipt_signer[NOTE_NAME_MAX + 1]; /* when accepted: the verified authority */
+	struct buffer receipt_note;             /* the receipt as received, when one came */
+	struct ctl_report report; /* unless accepted: what this server alone would have reported */
 };
 
 struct ctl_register_result {
@@ -51,7 +92,17 @@ struct ctl_register_result {
 	struct receipt receipt;
 	char receipt_signer[NOTE_NAME_MAX + 1]; /* verified signer, or the receipt's authority line */
 	struct buffer receipt_note;             /* the receipt note as received */
+	/* With several servers: one answer per server, in the order given, and the count. */
+	struct ctl_register_answer *answers;
+	size_t answer_count;
+	size_t accepted_count;                 /* distinct pinned authorities that accepted */
+	size_t threshold;                      /* the trust bundle's k */
+	size_t authority_count;                /* the trust bundle's n */
+	char accepted_names[VERIFY_NAMES_MAX]; /* the authorities counted, ", "-separated */
 };
+
+/* One word for an outcome: "accepted", "refused", "unreachable", "invalid", "failed". */
+const char *ctl_register_outcome_name(enum ctl_register_outcome outcome);
 
 /* Zeroes a result. */
 void ctl_register_result_init(struct ctl_register_result *result);
@@ -82,7 +133,16 @@ int ctl_register_check_receipt(const uint8_t *receipt_note, size_t len, const ch
  * (78); build and sign; unless dry_run, GET the certificates when there is a trust bundle (the
  * errors of ctl_keyring_download), POST and check the receipt (69 unreachable or 5xx, 76
  * for a 4xx or any answer other than 202, 65 for a receipt that does not check). Returns 0 with
- * *result filled, or a negative error with the failure in report. */
+ * *result filled, or a negative error with the failure in report.
+ *
+ * With several servers (options->server_count > 1): 64 without a trust bundle ("several
+ * --server need --trust ...") or with more than CTL_REGISTER_SERVERS_MAX; then each server gets
+ * the certificates GET, the POST and the receipt check as above, concurrently, and its answer in
+ * result->answers (a server whose certificates fail is not submitted to). Returns 0 (and
+ * result->accepted) when at least the bundle's threshold of distinct pinned authorities
+ * accepted; else DIRAUTH_ERR_THRESHOLD with 75 in report, "register: accepted by N of the M
+ * authorities the trust bundle pins (names), it requires K (each server is listed above)". The
+ * answers are filled in both cases. */
 int ctl_register_run(const struct ctl_register_options *options, struct ctl_register_result *result,
                      struct ctl_report *report);
 

@@ -212,6 +212,11 @@ START_TEST(test_register_and_fetch_failures)
 		const char *const args[] = {"fetch",     "--trust",     bundle, "--server",
 		                            unreachable, "--namespace", "mix",  NULL};
 		expect_failure(args, 78, "bad-bundle.txt:3:");
+		/* The line, and what is wrong with it. */
+		expect_failure(
+		    args, 78,
+		    "bad-bundle.txt:3: threshold: 'one' is not a canonical decimal (digits, no sign, "
+		    "no leading zero)\n");
 	}
 	{
 		const char *const args[] = {"fetch",    "--trust",   temp_path("none.txt"),
@@ -241,6 +246,84 @@ START_TEST(test_register_and_fetch_failures)
 }
 END_TEST
 
+/* Several --server: the refusals of the command line, and what several unreachable servers say. */
+START_TEST(test_several_servers)
+{
+	static const char good_bundle[] =
+	    "dirauth trust v1\nnamespace mix dirauth.example/mix\n"
+	    "authority authority1.dirauth.example+41973d40+AR19CCkJlKVPO9KJSTKdI0q839OUciRTVDOeki/KKRZr\n"
+	    "threshold 1\n";
+	const char *key = temp_path("p.key");
+	const char *const keygen[] = {"keygen", "--name", "p.test", "--out", key, NULL};
+	const char *service = test_source_path("keys-example/service-a.yaml");
+	const char *bundle = temp_path("bundle.txt");
+	char first[64], second[64], second_slash[80];
+	struct test_outcome outcome;
+
+	run(keygen, &outcome);
+	ck_assert_int_eq(outcome.status, 0);
+	test_outcome_free(&outcome);
+	test_write_file(bundle, good_bundle, strlen(good_bundle), 0644);
+	snprintf(first, sizeof(first), "http://127.0.0.1:%u", test_free_port());
+	snprintf(second, sizeof(second), "http://127.0.0.1:%u", test_free_port());
+	snprintf(second_slash, sizeof(second_slash), "%s/", second);
+	{
+		/* One server twice (a trailing slash is the same URL): a usage error, nothing sent. */
+		const char *const args[] = {"register", "--key",    key,          "--service", service,
+		                            "--trust",  bundle,     "--server",   second,      "--server",
+		                            first,      "--server", second_slash, NULL};
+		char word[128];
+		snprintf(word, sizeof(word), "register: --server %s given twice\n", second_slash);
+		expect_failure(args, 64, word);
+	}
+	{
+		const char *const args[] = {"fetch",    "--trust", bundle,        "--server", first,
+		                            "--server", first,     "--namespace", "mix",      NULL};
+		expect_failure(args, 64, "fetch: --server http://127.0.0.1:");
+	}
+	{
+		/* Only verified receipts count toward the threshold. */
+		const char *const args[] = {"register", "--key", key,        "--service", service,
+		                            "--server", first,   "--server", second,      NULL};
+		expect_failure(args, 64, "several --server need --trust BUNDLE");
+	}
+	{
+		/* Neither authority answers: one line each on stdout, the count on stderr, 75. */
+		const char *const args[] = {"register", "--key",    key,   "--service", service, "--trust",
+		                            bundle,     "--server", first, "--server",  second,  NULL};
+		char line[256];
+		run(args, &outcome);
+		ck_assert_int_eq(outcome.status, 75);
+		snprintf(line, sizeof(line), "%s unreachable: %s/v1/certificates: ", first, first);
+		ck_assert_msg(strncmp(outcome.out, line, strlen(line)) == 0, "%s", outcome.out);
+		snprintf(line, sizeof(line), "\n%s unreachable: %s/v1/certificates: ", second, second);
+		ck_assert_msg(strstr(outcome.out, line) != NULL, "%s", outcome.out);
+		ck_assert_str_eq(outcome.err,
+		                 "dirauthctl: register: accepted by 0 of the 1 authorities the "
+		                 "trust bundle pins (none), it requires 1 (each server is listed "
+		                 "above)\n");
+		test_outcome_free(&outcome);
+	}
+	{
+		/* No server answers a fetch: each is skipped with its reason; the first's status, 69. */
+		const char *const args[] = {
+		    "fetch", "--trust",           bundle,        "--server", first, "--server", second,
+		    "--out", temp_path("mirror"), "--namespace", "mix",      NULL};
+		char line[256];
+		run(args, &outcome);
+		ck_assert_int_eq(outcome.status, 69);
+		snprintf(line, sizeof(line), "skipped %s: %s/v1/mix/snapshots/latest: ", first, first);
+		ck_assert_msg(strncmp(outcome.out, line, strlen(line)) == 0, "%s", outcome.out);
+		snprintf(line, sizeof(line), "\nskipped %s: %s/v1/mix/snapshots/latest: ", second, second);
+		ck_assert_msg(strstr(outcome.out, line) != NULL, "%s", outcome.out);
+		ck_assert_str_eq(outcome.err,
+		                 "dirauthctl: fetch mix: none of the 2 servers served a snapshot "
+		                 "that verifies (each is listed above)\n");
+		test_outcome_free(&outcome);
+	}
+}
+END_TEST
+
 static Suite *dirauthctl_suite(void)
 {
 	Suite *suite = suite_create("dirauthctl");
@@ -251,6 +334,7 @@ static Suite *dirauthctl_suite(void)
 	tcase_add_test(tc, test_help_and_usage_errors);
 	tcase_add_test(tc, test_keygen_then_register_dry_run);
 	tcase_add_test(tc, test_register_and_fetch_failures);
+	tcase_add_test(tc, test_several_servers);
 	suite_add_tcase(suite, tc);
 	return suite;
 }

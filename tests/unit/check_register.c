@@ -529,6 +529,197 @@ START_TEST(test_server_refusals_map_to_exit_codes)
 }
 END_TEST
 
+/* One canned authority of several: its certificates and its answer to the submission. */
+struct canned_authority {
+	struct canned_server server;
+	struct buffer certificates;
+	struct buffer answer;
+	char url[64];
+};
+
+static void canned_authority_start(struct canned_authority *a, const struct buffer *certificates_served,
+                                   int status, const struct buffer *answer)
+{
+	struct canned_route route = {.path = "/v1/registrations", .status = status};
+	struct canned_route certificates_route = {.path = "/v1/certificates", .status = 200};
+
+	buffer_init(&a->certificates);
+	buffer_init(&a->answer);
+	ck_assert_int_eq(buffer_append(&a->certificates, certificates_served->data, certificates_served->len),
+	                 0);
+	ck_assert_int_eq(buffer_append(&a->answer, answer->data, answer->len), 0);
+	route.body = a->answer.data;
+	route.body_len = a->answer.len;
+	certificates_route.body = a->certificates.data;
+	certificates_route.body_len = a->certificates.len;
+	canned_server_start(&a->server);
+	canned_server_route(&a->server, &route);
+	canned_server_route(&a->server, &certificates_route);
+	canned_server_url(&a->server, a->url, sizeof(a->url));
+}
+
+static void canned_authority_stop(struct canned_authority *a)
+{
+	canned_server_stop(&a->server);
+	buffer_free(&a->certificates);
+	buffer_free(&a->answer);
+}
+
+static int run_servers(const char *const *urls, size_t count, const char *trust,
+                       struct ctl_register_result *result, struct ctl_report *report)
+{
+	struct ctl_register_options options = {
+	    .key_path = key_path,
+	    .service_path = service_path,
+	    .server_urls = urls,
+	    .server_count = count,
+	    .trust_path = trust,
+	    .now = NOW,
+	};
+
+	ctl_register_result_init(result);
+	ctl_report_init(report);
+	return ctl_register_run(&options, result, report);
+}
+
+/* Several servers: each answer is judged on its own, and the threshold counts distinct pinned
+ * authorities, whichever server their receipts came from. */
+START_TEST(test_several_servers_count_distinct_authorities)
+{
+	struct signer_key *second = NULL, *second_identity = NULL;
+	struct canned_authority first_a, first_again, other, refusing, lying;
+	struct ctl_register_result result;
+	struct ctl_report report;
+	struct buffer note, receipt, second_receipt, second_certificates, certificate, wrong_receipt;
+	struct buffer failure;
+	struct receipt_spec spec = {.sequence = NOW};
+	struct receipt_spec wrong = {.sequence = NOW, .wrong_digest = 1};
+	char two_path[4300], text[2048], first_verifier[NOTE_VERIFIER_KEY_MAX + 1],
+	    second_verifier[NOTE_VERIFIER_KEY_MAX + 1], dead_url[64];
+	uint8_t digest[32];
+
+	/* A second authority, pinned beside the first in a bundle of threshold 2. */
+	ck_assert_int_eq(signer_key_generate("authority-2.test", &second), 0);
+	ck_assert_int_eq(signer_key_generate("authority-2.test", &second_identity), 0);
+	buffer_init(&certificate);
+	buffer_init(&second_certificates);
+	fixture_certificate(second_identity, second, NOW - 86400, NOW + 86400, &certificate);
+	fixture_certificate_bundle(&certificate, 1, &second_certificates);
+	note_verifier_format(signer_key_verifier(authority_identity), first_verifier);
+	note_verifier_format(signer_key_verifier(second_identity), second_verifier);
+	snprintf(text, sizeof(text),
+	         "dirauth trust v1\nnamespace mix dirauth.test/mix\nauthority %s\nauthority %s\n"
+	         "threshold 2\n",
+	         first_verifier, second_verifier);
+	snprintf(two_path, sizeof(two_path), "%s/two.txt", directory);
+	test_write_file(two_path, text, strlen(text), 0644);
+
+	buffer_init(&note);
+	buffer_init(&receipt);
+	buffer_init(&second_receipt);
+	buffer_init(&wrong_receipt);
+	buffer_init(&failure);
+	expected_note(&note, digest);
+	make_receipt(&spec, digest, &receipt);
+	spec.signer = second;
+	make_receipt(&spec, digest, &second_receipt);
+	make_receipt(&wrong, digest, &wrong_receipt);
+	ck_assert_int_eq(buffer_append_string(&failure, "{\"error\":\"internal\",\"detail\":\"Broke.\"}"), 0);
+	canned_authority_start(&first_a, &certificates, 202, &receipt);
+	canned_authority_start(&first_again, &certificates, 202, &receipt);
+	canned_authority_start(&other, &second_certificates, 202, &second_receipt);
+	canned_authority_start(&refusing, &certificates, 500, &failure);
+	canned_authority_start(&lying, &certificates, 202, &wrong_receipt);
+	snprintf(dead_url, sizeof(dead_url), "http://127.0.0.1:%u", test_free_port());
+
+	/* Two servers answering for authority-1 count once: 1 of the 2 required. */
+	{
+		const char *const urls[] = {first_a.url, first_again.url, refusing.url, lying.url, dead_url};
+		ck_assert_int_eq(run_servers(urls, 5, two_path, &result, &report), DIRAUTH_ERR_THRESHOLD);
+		ck_assert_int_eq(report.exit_code, 75);
+		ck_assert_str_eq(report.message,
+		                 "register: accepted by 1 of the 2 authorities the trust bundle pins "
+		                 "(authority-1.test), it requires 2 (each server is listed above)");
+		ck_assert_int_eq(result.accepted, 0);
+		ck_assert_uint_eq(result.answer_count, 5);
+		ck_assert_uint_eq(result.accepted_count, 1);
+		ck_assert_int_eq(result.answers[0].outcome, CTL_REGISTER_ACCEPTED);
+		ck_assert_int_eq(result.answers[0].counted, 1);
+		ck_assert_uint_eq(result.answers[0].receipt.publish_by_epoch, 42);
+		ck_assert_int_eq(result.answers[1].outcome, CTL_REGISTER_ACCEPTED);
+		ck_assert_int_eq(result.answers[1].counted, 0);
+		ck_assert_int_eq(result.answers[2].outcome, CTL_REGISTER_REFUSED);
+		ck_assert_int_eq(result.answers[2].http_status, 500);
+		ck_assert_str_eq(result.answers[2].report.message,
+		                 "register: refused: HTTP 500: internal: Broke.");
+		ck_assert_int_eq(result.answers[3].outcome, CTL_REGISTER_INVALID);
+		ck_assert_ptr_nonnull(strstr(result.answers[3].report.message, "registration digest"));
+		ck_assert_int_eq(result.answers[4].outcome, CTL_REGISTER_UNREACHABLE);
+		ck_assert_int_eq(result.answers[4].http_status, 0);
+		ctl_register_result_free(&result);
+	}
+	/* With the second authority's server: 2 of 2. */
+	{
+		const char *const urls[] = {first_a.url, other.url};
+		ck_assert_msg(run_servers(urls, 2, two_path, &result, &report) == 0, "%s", report.message);
+		ck_assert_int_eq(result.accepted, 1);
+		ck_assert_uint_eq(result.accepted_count, 2);
+		ck_assert_uint_eq(result.threshold, 2);
+		ck_assert_uint_eq(result.authority_count, 2);
+		ck_assert_str_eq(result.accepted_names, "authority-1.test, authority-2.test");
+		ck_assert_str_eq(result.answers[1].receipt_signer, "authority-2.test");
+		ctl_register_result_free(&result);
+	}
+	/* A receipt of authority-2 from a server whose bundle pins only authority-1 counts zero. */
+	{
+		const char *const urls[] = {first_a.url, other.url};
+		ck_assert_int_eq(run_servers(urls, 2, trust_path, &result, &report), 0);
+		ck_assert_uint_eq(result.accepted_count, 1);
+		ck_assert_int_eq(result.answers[1].outcome, CTL_REGISTER_INVALID);
+		ck_assert_ptr_nonnull(
+		    strstr(result.answers[1].report.message, "not certified by any pinned identity"));
+		ctl_register_result_free(&result);
+	}
+	/* Several servers need a trust bundle, and there is a bound; nothing is sent either way. */
+	{
+		const char *many[CTL_REGISTER_SERVERS_MAX + 1];
+		const char *const urls[] = {first_a.url, other.url};
+		for (size_t i = 0; i < CTL_REGISTER_SERVERS_MAX + 1; i++)
+			many[i] = dead_url;
+		ck_assert_int_eq(run_servers(urls, 2, NULL, &result, &report), DIRAUTH_ERR_CONFIG);
+		ck_assert_int_eq(report.exit_code, 64);
+		ck_assert_ptr_nonnull(strstr(report.message, "several --server need --trust"));
+		ctl_register_result_free(&result);
+		ck_assert_int_eq(run_servers(many, CTL_REGISTER_SERVERS_MAX + 1, two_path, &result, &report),
+		                 DIRAUTH_ERR_CONFIG);
+		ck_assert_int_eq(report.exit_code, 64);
+		ctl_register_result_free(&result);
+	}
+	/* One server in the list is the single-server command, with its exit codes. */
+	{
+		const char *const urls[] = {refusing.url};
+		ck_assert_int_eq(run_servers(urls, 1, two_path, &result, &report), DIRAUTH_ERR_UNAVAILABLE);
+		ck_assert_int_eq(report.exit_code, 69);
+		ck_assert_uint_eq(result.answer_count, 0);
+		ctl_register_result_free(&result);
+	}
+	canned_authority_stop(&first_a);
+	canned_authority_stop(&first_again);
+	canned_authority_stop(&other);
+	canned_authority_stop(&refusing);
+	canned_authority_stop(&lying);
+	signer_key_free(second);
+	signer_key_free(second_identity);
+	buffer_free(&note);
+	buffer_free(&receipt);
+	buffer_free(&second_receipt);
+	buffer_free(&wrong_receipt);
+	buffer_free(&failure);
+	buffer_free(&certificate);
+	buffer_free(&second_certificates);
+}
+END_TEST
+
 START_TEST(test_local_input_failures)
 {
 	struct ctl_register_result result;
@@ -600,6 +791,7 @@ static Suite *register_suite(void)
 	tcase_add_test(tc, test_receipt_for_another_note_refused);
 	tcase_add_test(tc, test_server_refusals_map_to_exit_codes);
 	tcase_add_test(tc, test_local_input_failures);
+	tcase_add_test(tc, test_several_servers_count_distinct_authorities);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
