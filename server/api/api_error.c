@@ -57,6 +57,13 @@ static const struct api_error_entry api_error_table[API_ERROR_COUNT] = {
     [API_ERROR_HEADERS_TOO_LARGE] = {"headers_too_large", 431, "The request head is larger than allowed."},
     [API_ERROR_NOT_IMPLEMENTED] = {"not_implemented", 501,
                                    "The request uses a transfer coding that is not accepted."},
+    [API_ERROR_LOG_PATH_MALFORMED] = {"malformed_log_path", 400,
+                                      "The path is not the one spelling c2sp.org/tlog-tiles gives a tile."},
+    [API_ERROR_LOG_NO_CHECKPOINT] = {"no_checkpoint", 404, "This namespace's log has no checkpoint yet."},
+    [API_ERROR_LOG_BEYOND_TREE] = {"beyond_tree", 404,
+                                   "The tile is not inside the tree of the log's latest checkpoint."},
+    [API_ERROR_LOG_NOT_CHECKPOINTED] = {"partial_tile_not_checkpointed", 404,
+                                        "No checkpoint was published for a tree with this partial tile."},
 };
 
 static const struct api_error_entry *api_error_entry(enum api_error error)

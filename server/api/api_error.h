@@ -45,6 +45,11 @@ enum api_error {
 	API_ERROR_LENGTH_REQUIRED,   /* 411 */
 	API_ERROR_HEADERS_TOO_LARGE, /* 431 */
 	API_ERROR_NOT_IMPLEMENTED,   /* 501: a transfer coding other than chunked */
+	/* The transparency log's read side (c2sp.org/tlog-tiles). */
+	API_ERROR_LOG_PATH_MALFORMED,   /* 400: not a tile's one spelling */
+	API_ERROR_LOG_NO_CHECKPOINT,    /* 404: the log has no checkpoint yet */
+	API_ERROR_LOG_BEYOND_TREE,      /* 404: not inside the latest checkpoint's tree */
+	API_ERROR_LOG_NOT_CHECKPOINTED, /* 404: a partial tile of no checkpointed size */
 	API_ERROR_COUNT
 };
 

@@ -63,6 +63,9 @@ static const struct http_route http_routes[] = {
     {"/v1/{namespace}/snapshots/latest", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_latest_header},
     {"/v1/{namespace}/snapshots/{epoch}", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_epoch_header},
     {"/v1/{namespace}/snapshots/{epoch}/body", HTTP_METHODS_GET, {"GET, HEAD", 1}, http_serve_epoch_body},
+    /* The transparency log (log_routes.c). */
+    {"/v1/{namespace}/log/checkpoint", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_log_checkpoint},
+    {"/v1/{namespace}/log/tile/{...}", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_log_tile},
 };
 
 #define HTTP_ROUTE_COUNT (sizeof http_routes / sizeof http_routes[0])

@@ -87,6 +87,11 @@ enum MHD_Result http_serve_ready(struct http_request *request);
 enum MHD_Result http_serve_certificates(struct http_request *request);
 enum MHD_Result http_serve_metrics(struct http_request *request);
 
+/* The transparency log, c2sp.org/tlog-tiles (log_routes.c). The capture after {namespace} of
+ * the tile route is the rest of the path after "log/tile/". */
+enum MHD_Result http_serve_log_checkpoint(struct http_request *request);
+enum MHD_Result http_serve_log_tile(struct http_request *request);
+
 /* Submissions (submission_routes.c). */
 enum MHD_Result http_accept_registration(struct http_request *request);
 

@@ -47,6 +47,7 @@
 #include "server/config/config.h"
 #include "server/signing/signer_client.h"
 #include "server/store/store.h"
+#include "tlog/tile.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -87,6 +88,8 @@ int translog_catch_up(struct store *store, const struct config *config, struct s
 /* The latest checkpoint note of namespace_name's log into note (replaced). Returns 0,
  * DIRAUTH_ERR_NOT_FOUND (no checkpoint yet), the store's errors. */
 int translog_checkpoint(struct store *store, const char *namespace_name, struct buffer *note);
+
+#define TRANSLOG_TILE_PATH_MAX TLOG_TILE_PATH_MAX /* the longest tile path, "tile/..." */
 
 /* Why a tile is not served. */
 enum translog_miss {

@@ -1,0 +1,100 @@
+/*
+ * log_routes.c: the read side of each namespace's transparency log, c2sp.org/tlog-tiles under
+ * /v1/<namespace>/log/ (docs/api.md, "The transparency log").
+ *
+ *   checkpoint                 the latest checkpoint note; cached a few seconds, as it moves on
+ *                              with every publication
+ *   tile/<L>/<N>[.p/<W>]       hash tiles
+ *   tile/entries/<N>[.p/<W>]   entry bundles
+ * A tile's bytes never change once it is served (a partial tile is a prefix of the full tile it
+ * grows into, and only tiles of checkpointed trees are served: server/translog/translog.h), so
+ * every tile is immutable for caches; refusals are no-store like every error here. A path that is
+ * not a tile's one spelling is 400, a well-formed tile the log does not serve is 404, each with
+ * its own code.
+ */
+#include "server/http/routes.h"
+
+#include "schema/error.h"
+#include "server/translog/translog.h"
+
+#include <string.h>
+
+#define LOG_CHECKPOINT_CACHE "public, max-age=5"
+#define LOG_TILE_CACHE       "public, max-age=31536000, immutable"
+
+static const char *namespace_name(const struct http_request *request)
+{
+	return request->server->options.config->namespaces[request->namespace_index].name;
+}
+
+/* Queues body (len bytes) with content type and Cache-Control. */
+static enum MHD_Result answer(struct http_request *request, const char *content_type, const char *cache,
+                              const uint8_t *body, size_t len)
+{
+	struct MHD_Response *response = MHD_create_response_from_buffer(
+	    len, (void *)(len ? body : (const uint8_t *)""), MHD_RESPMEM_MUST_COPY);
+	if (!response)
+		return MHD_NO;
+	if (MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type) != MHD_YES ||
+	    MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, cache) != MHD_YES) {
+		MHD_destroy_response(response);
+		return MHD_NO;
+	}
+	return respond_queue_and_destroy(request->connection, MHD_HTTP_OK, response);
+}
+
+enum MHD_Result http_serve_log_checkpoint(struct http_request *request)
+{
+	struct buffer note;
+	buffer_init(&note);
+	int rc = translog_checkpoint(request->server->options.store, namespace_name(request), &note);
+	enum MHD_Result result;
+	if (rc == DIRAUTH_ERR_NOT_FOUND)
+		result =
+		    respond_error(request->connection, request->route, API_ERROR_LOG_NO_CHECKPOINT, NULL);
+	else if (rc)
+		result = respond_error(request->connection, request->route, API_ERROR_INTERNAL,
+		                       dirauth_strerror(rc));
+	else
+		result =
+		    answer(request, "text/plain; charset=utf-8", LOG_CHECKPOINT_CACHE, note.data, note.len);
+	buffer_free(&note);
+	return result;
+}
+
+enum MHD_Result http_serve_log_tile(struct http_request *request)
+{
+	static const char prefix[] = "tile/";
+	const struct router_capture *rest = &request->match.captures[1];
+	char path[TRANSLOG_TILE_PATH_MAX + 1];
+	if (rest->len > TRANSLOG_TILE_PATH_MAX - (sizeof prefix - 1))
+		return respond_error(request->connection, request->route, API_ERROR_LOG_PATH_MALFORMED,
+		                     "The tile path is longer than any tile's.");
+	memcpy(path, prefix, sizeof prefix - 1);
+	memcpy(path + sizeof prefix - 1, rest->data, rest->len);
+	size_t len = sizeof prefix - 1 + rest->len;
+
+	struct buffer body;
+	enum translog_miss miss = TRANSLOG_MISS_NONE;
+	buffer_init(&body);
+	int rc =
+	    translog_tile(request->server->options.store, namespace_name(request), path, len, &body, &miss);
+	enum MHD_Result result;
+	if (rc == DIRAUTH_ERR_SYNTAX) {
+		result =
+		    respond_error(request->connection, request->route, API_ERROR_LOG_PATH_MALFORMED, NULL);
+	} else if (rc == DIRAUTH_ERR_NOT_FOUND) {
+		enum api_error error = miss == TRANSLOG_MISS_NO_CHECKPOINT ? API_ERROR_LOG_NO_CHECKPOINT
+		                       : miss == TRANSLOG_MISS_NOT_CHECKPOINTED
+		                           ? API_ERROR_LOG_NOT_CHECKPOINTED
+		                           : API_ERROR_LOG_BEYOND_TREE;
+		result = respond_error(request->connection, request->route, error, NULL);
+	} else if (rc) {
+		result = respond_error(request->connection, request->route, API_ERROR_INTERNAL,
+		                       dirauth_strerror(rc));
+	} else {
+		result = answer(request, "application/octet-stream", LOG_TILE_CACHE, body.data, body.len);
+	}
+	buffer_free(&body);
+	return result;
+}
