@@ -246,6 +246,22 @@ static int field_is_name(const char *field, size_t cap, size_t max)
 	return text_is_name(span, max);
 }
 
+/* True when verifier is an Ed25519 key with an ASCII name that reads back as itself from its
+ * verifier-key string: a key id that does not belong to the key is refused here, since no
+ * verifier would accept it later. */
+static int verifier_is_canonical(const struct note_verifier *verifier)
+{
+	size_t name_len = strnlen(verifier->name, sizeof(verifier->name));
+	if (name_len == sizeof(verifier->name) || !names_key_name_is_ascii(verifier->name, name_len) ||
+	    verifier->type != NOTE_KEY_TYPE_ED25519)
+		return 0;
+	char text[NOTE_VERIFIER_KEY_MAX + 1];
+	struct note_verifier reparsed;
+	note_verifier_format(verifier, text);
+	return note_verifier_parse(text, strlen(text), &reparsed) == 0 &&
+	       note_verifier_equal(&reparsed, verifier);
+}
+
 static int endpoint_check(const struct endpoint_descriptor *endpoint)
 {
 	if (!transport_name(endpoint->transport) || !capacity_class_name(endpoint->capacity) ||
@@ -254,6 +270,8 @@ static int endpoint_check(const struct endpoint_descriptor *endpoint)
 	if (endpoint_address_check(endpoint->transport, endpoint->address) != 0)
 		return DIRAUTH_ERR_SYNTAX;
 	if (!field_is_name(endpoint->region, sizeof(endpoint->region), REGION_MAX))
+		return DIRAUTH_ERR_SYNTAX;
+	if (endpoint->has_key && !verifier_is_canonical(&endpoint->key))
 		return DIRAUTH_ERR_SYNTAX;
 	return 0;
 }
@@ -321,6 +339,15 @@ int registration_encode(const struct registration *r, struct buffer *out)
 		                    transport_name(e->transport), e->address, e->region,
 		                    capacity_class_name(e->capacity), capability_profile_name(e->profile));
 	}
+	for (size_t i = 0; rc == 0 && i < r->endpoint_count; i++) {
+		const struct endpoint_descriptor *e = &r->endpoints[i];
+		if (!e->has_key)
+			continue;
+		char endpoint_hex[2 * ENDPOINT_ID_SIZE + 1], key[NOTE_VERIFIER_KEY_MAX + 1];
+		hex_encode(e->endpoint_id, ENDPOINT_ID_SIZE, endpoint_hex);
+		note_verifier_format(&e->key, key);
+		rc = buffer_appendf(out, "endpoint-key %s %s\n", endpoint_hex, key);
+	}
 	if (rc == 0 && out->len - start > REGISTRATION_MAX_BYTES)
 		rc = DIRAUTH_ERR_BOUNDS;
 	if (rc) {
@@ -335,6 +362,23 @@ static int endpoint_compare(const void *a, const void *b)
 {
 	const struct endpoint_descriptor *left = a, *right = b;
 	return memcmp(left->endpoint_id, right->endpoint_id, ENDPOINT_ID_SIZE);
+}
+
+const struct endpoint_descriptor *registration_find_endpoint(const struct registration *r,
+                                                             const uint8_t endpoint_id[ENDPOINT_ID_SIZE])
+{
+	size_t low = 0, high = r->endpoints ? r->endpoint_count : 0;
+	while (low < high) { /* the endpoints are sorted by id */
+		size_t middle = low + (high - low) / 2;
+		int order = memcmp(r->endpoints[middle].endpoint_id, endpoint_id, ENDPOINT_ID_SIZE);
+		if (order == 0)
+			return &r->endpoints[middle];
+		if (order < 0)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	return NULL;
 }
 
 void registration_sort_endpoints(struct registration *r)
@@ -384,6 +428,30 @@ static int endpoint_parse(struct text_span rest, struct endpoint_descriptor *out
 	return rest.len == 0 ? 0 : DIRAUTH_ERR_SYNTAX;
 }
 
+/* "endpoint-key <endpoint id> <verifier key>": the endpoint must be listed above. */
+static int endpoint_key_parse(struct line_reader *reader, struct registration *r)
+{
+	struct text_span value, field;
+	uint8_t endpoint_id[ENDPOINT_ID_SIZE];
+	int rc = lines_expect(reader, "endpoint-key", &value);
+	if (rc)
+		return rc;
+	if ((rc = text_next_field(&value, &field)) != 0)
+		return rc;
+	if (text_parse_hex(field, endpoint_id, ENDPOINT_ID_SIZE))
+		return DIRAUTH_ERR_SYNTAX;
+	struct endpoint_descriptor *endpoint = NULL;
+	for (size_t i = 0; !endpoint && i < r->endpoint_count; i++)
+		if (memcmp(r->endpoints[i].endpoint_id, endpoint_id, ENDPOINT_ID_SIZE) == 0)
+			endpoint = &r->endpoints[i];
+	if (!endpoint || endpoint->has_key)
+		return DIRAUTH_ERR_SYNTAX;
+	if ((rc = note_verifier_parse(value.data, value.len, &endpoint->key)) != 0)
+		return rc;
+	endpoint->has_key = 1;
+	return 0;
+}
+
 static int parse_fields(const uint8_t *text, size_t len, struct registration *out)
 {
 	struct line_reader reader;
@@ -419,7 +487,7 @@ static int parse_fields(const uint8_t *text, size_t len, struct registration *ou
 		return rc;
 
 	size_t capacity = 0;
-	while (!lines_at_end(&reader)) {
+	while (!lines_at_end(&reader) && !lines_peek_keyword(&reader, "endpoint-key")) {
 		if (out->endpoint_count == REGISTRATION_MAX_ENDPOINTS)
 			return DIRAUTH_ERR_BOUNDS;
 		if ((rc = lines_expect(&reader, "endpoint", &value)) != 0)
@@ -441,7 +509,15 @@ static int parse_fields(const uint8_t *text, size_t len, struct registration *ou
 			return rc;
 		out->endpoint_count++;
 	}
-	return out->endpoint_count > 0 ? 0 : DIRAUTH_ERR_SYNTAX;
+	if (out->endpoint_count == 0)
+		return DIRAUTH_ERR_SYNTAX;
+	/* The endpoints' own keys. Order and uniqueness are left to the canonical check: a line out
+	 * of order or naming an endpoint twice does not re-encode to the same bytes. */
+	while (!lines_at_end(&reader)) {
+		if ((rc = endpoint_key_parse(&reader, out)) != 0)
+			return rc;
+	}
+	return 0;
 }
 
 static int encode_registration(const void *value, struct buffer *out)

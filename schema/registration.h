@@ -14,6 +14,12 @@
  *   expires <unix seconds, > issued-at>
  *   endpoint <endpoint id hex> <transport> <address> <region> <capacity> <profile>
  *   ... one line per endpoint, 1..REGISTRATION_MAX_ENDPOINTS, sorted by endpoint id, unique
+ *   endpoint-key <endpoint id hex> <the endpoint's own verifier key>
+ *   ... optional: at most one per endpoint, after the endpoint lines, sorted by endpoint id
+ *
+ * An endpoint-key line names the key the endpoint itself signs its health statements with (its
+ * liveness attestation, schema/health.md). A registration without endpoint-key lines is the same
+ * bytes as before the line existed; a parser older than the line refuses one that has it.
  *
  * The provider line carries the provider's own verifier key, so that anyone holding a snapshot
  * can check each record's signature without asking an authority; the authorities only admit
@@ -77,6 +83,8 @@ struct endpoint_descriptor {
 	char region[REGION_MAX + 1]; /* coarse region: a name ([a-z0-9-]) */
 	enum capacity_class capacity;
 	enum capability_profile profile;
+	int has_key;              /* 1 when an endpoint-key line names the endpoint's own key */
+	struct note_verifier key; /* that key (Ed25519, ASCII name), when has_key */
 };
 
 struct registration {
@@ -115,6 +123,10 @@ int registration_parse(const uint8_t *text, size_t len, struct registration *out
  * uniqueness of endpoints, bounds, expires > issued-at, sequence ≥ 1). Returns 0,
  * DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS or DIRAUTH_ERR_NOMEM. */
 int registration_encode(const struct registration *r, struct buffer *out);
+
+/* The descriptor of endpoint_id in r, or NULL when r does not list it. Never fails. */
+const struct endpoint_descriptor *registration_find_endpoint(const struct registration *r,
+                                                             const uint8_t endpoint_id[ENDPOINT_ID_SIZE]);
 
 /* Sorts r's endpoints by ascending endpoint id, the order the grammar requires. Never fails. */
 void registration_sort_endpoints(struct registration *r);

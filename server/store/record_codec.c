@@ -145,6 +145,15 @@ static int rebuild(const struct registration *r, const struct note_signature *si
 	return rc;
 }
 
+/* The compact form has no room for endpoint-key lines: a registration with one is kept as bytes. */
+static int has_endpoint_keys(const struct registration *r)
+{
+	for (size_t i = 0; i < r->endpoint_count; i++)
+		if (r->endpoints[i].has_key)
+			return 1;
+	return 0;
+}
+
 int record_encode(const char *namespace_name, const uint8_t service_id[32], uint64_t sequence, uint64_t stamp,
                   uint64_t expires, const uint8_t digest[32], const uint8_t *note, size_t note_len,
                   const struct registration *r, const struct note_signature *signature,
@@ -158,7 +167,8 @@ int record_encode(const char *namespace_name, const uint8_t service_id[32], uint
 	if (r && signature && strcmp(r->namespace_name, namespace_name) == 0 &&
 	    memcmp(r->service_id, service_id, SERVICE_ID_SIZE) == 0 && r->sequence == sequence &&
 	    r->expires == expires && strcmp(signature->name, r->provider.name) == 0 &&
-	    signature->key_id == r->provider.key_id && signature->signature_len <= 255) {
+	    signature->key_id == r->provider.key_id && signature->signature_len <= 255 &&
+	    !has_endpoint_keys(r)) {
 		/* Compact only if the fields rebuild exactly these bytes. */
 		struct buffer rebuilt;
 		buffer_init(&rebuilt);
