@@ -1,0 +1,194 @@
+/*
+ * revocation.c: the codec of a revocation and the check of its own signature.
+ *
+ * A revocation is the one document whose effect never ends (hard rule 4), and it is checked by
+ * whoever holds a snapshot, long after the registration it revokes has left. So it names its
+ * signing key itself and has one spelling like every other document: the fields in one order,
+ * words from fixed tables, canonical decimals and hex, then the canonical check. Whether the key
+ * may revoke the service (the service's provider, or an operator the authority lists) needs the
+ * authority's enrolment and configuration, and is judged there, not here.
+ */
+#include "schema/revocation.h"
+
+#include "schema/encoding.h"
+#include "schema/error.h"
+#include "schema/lines.h"
+#include "schema/names.h"
+
+#include <string.h>
+
+static const char *const signer_names[REVOCATION_SIGNER_COUNT] = {"provider", "operator"};
+static const char *const reason_names[REVOCATION_REASON_COUNT] = {"key-compromise", "retired", "superseded",
+                                                                  "operator-action"};
+
+static int name_lookup(const char *const *names, size_t count, const char *text, size_t len)
+{
+	for (size_t i = 0; i < count; i++)
+		if (strlen(names[i]) == len && memcmp(names[i], text, len) == 0)
+			return (int)i;
+	return -1;
+}
+
+const char *revocation_signer_name(enum revocation_signer value)
+{
+	return (unsigned)value < REVOCATION_SIGNER_COUNT ? signer_names[value] : NULL;
+}
+
+int revocation_signer_parse(const char *text, size_t len, enum revocation_signer *out)
+{
+	int index = name_lookup(signer_names, REVOCATION_SIGNER_COUNT, text, len);
+	if (index < 0)
+		return DIRAUTH_ERR_SYNTAX;
+	*out = (enum revocation_signer)index;
+	return 0;
+}
+
+const char *revocation_reason_name(enum revocation_reason value)
+{
+	return (unsigned)value < REVOCATION_REASON_COUNT ? reason_names[value] : NULL;
+}
+
+int revocation_reason_parse(const char *text, size_t len, enum revocation_reason *out)
+{
+	int index = name_lookup(reason_names, REVOCATION_REASON_COUNT, text, len);
+	if (index < 0)
+		return DIRAUTH_ERR_SYNTAX;
+	*out = (enum revocation_reason)index;
+	return 0;
+}
+
+/* The key must read back as itself from its verifier-key string: an ASCII name, Ed25519, and a
+ * key id that belongs to the key. */
+static int key_is_canonical(const struct note_verifier *key)
+{
+	size_t name_len = strnlen(key->name, sizeof(key->name));
+	if (name_len == sizeof(key->name) || !names_key_name_is_ascii(key->name, name_len) ||
+	    key->type != NOTE_KEY_TYPE_ED25519)
+		return 0;
+	char text[NOTE_VERIFIER_KEY_MAX + 1];
+	struct note_verifier reparsed;
+	note_verifier_format(key, text);
+	return note_verifier_parse(text, strlen(text), &reparsed) == 0 && note_verifier_equal(&reparsed, key);
+}
+
+static int revocation_check(const struct revocation *r)
+{
+	size_t len = strnlen(r->namespace_name, sizeof(r->namespace_name));
+	struct text_span name = {r->namespace_name, len};
+	if (len == sizeof(r->namespace_name) || !text_is_name(name, NAMESPACE_NAME_MAX))
+		return DIRAUTH_ERR_SYNTAX;
+	if ((r->has_endpoint != 0 && r->has_endpoint != 1) || !revocation_signer_name(r->signer) ||
+	    !revocation_reason_name(r->reason) || !key_is_canonical(&r->key))
+		return DIRAUTH_ERR_SYNTAX;
+	return r->sequence >= 1 ? 0 : DIRAUTH_ERR_SYNTAX;
+}
+
+int revocation_encode(const struct revocation *r, struct buffer *out)
+{
+	int rc = revocation_check(r);
+	if (rc)
+		return rc;
+	char service_hex[2 * SERVICE_ID_SIZE + 1], endpoint_hex[2 * ENDPOINT_ID_SIZE + 1];
+	char key[NOTE_VERIFIER_KEY_MAX + 1];
+	hex_encode(r->service_id, SERVICE_ID_SIZE, service_hex);
+	hex_encode(r->endpoint_id, ENDPOINT_ID_SIZE, endpoint_hex);
+	note_verifier_format(&r->key, key);
+	size_t start = out->len;
+	rc = buffer_appendf(out, "dirauth revocation v1\nnamespace %s\nservice %s\n", r->namespace_name,
+	                    service_hex);
+	if (rc == 0 && r->has_endpoint)
+		rc = buffer_appendf(out, "endpoint %s\n", endpoint_hex);
+	if (rc == 0)
+		rc = buffer_appendf(out, "signer %s\nkey %s\nreason %s\nrevoked-at %llu\nsequence %llu\n",
+		                    revocation_signer_name(r->signer), key, revocation_reason_name(r->reason),
+		                    (unsigned long long)r->revoked_at, (unsigned long long)r->sequence);
+	if (rc)
+		buffer_truncate(out, start);
+	return rc;
+}
+
+static int parse_fields(const uint8_t *text, size_t len, struct revocation *out)
+{
+	struct line_reader reader;
+	struct text_span value;
+	int rc;
+	lines_init(&reader, text, len, REVOCATION_LINE_MAX);
+	if ((rc = lines_expect_exact(&reader, "dirauth revocation v1")) != 0 ||
+	    (rc = lines_expect(&reader, "namespace", &value)) != 0)
+		return rc;
+	if (!text_is_name(value, NAMESPACE_NAME_MAX))
+		return DIRAUTH_ERR_SYNTAX;
+	if ((rc = text_copy(value, out->namespace_name, sizeof(out->namespace_name))) != 0 ||
+	    (rc = lines_expect_hex(&reader, "service", out->service_id, SERVICE_ID_SIZE)) != 0)
+		return rc;
+	if (lines_peek_keyword(&reader, "endpoint")) {
+		if ((rc = lines_expect_hex(&reader, "endpoint", out->endpoint_id, ENDPOINT_ID_SIZE)) != 0)
+			return rc;
+		out->has_endpoint = 1;
+	}
+	if ((rc = lines_expect(&reader, "signer", &value)) != 0 ||
+	    (rc = revocation_signer_parse(value.data, value.len, &out->signer)) != 0 ||
+	    (rc = lines_expect(&reader, "key", &value)) != 0 ||
+	    (rc = note_verifier_parse(value.data, value.len, &out->key)) != 0 ||
+	    (rc = lines_expect(&reader, "reason", &value)) != 0 ||
+	    (rc = revocation_reason_parse(value.data, value.len, &out->reason)) != 0 ||
+	    (rc = lines_expect_u64(&reader, "revoked-at", &out->revoked_at)) != 0 ||
+	    (rc = lines_expect_u64(&reader, "sequence", &out->sequence)) != 0)
+		return rc;
+	return lines_at_end(&reader) ? 0 : DIRAUTH_ERR_SYNTAX;
+}
+
+static int encode_revocation(const void *value, struct buffer *out)
+{
+	return revocation_encode(value, out);
+}
+
+int revocation_parse(const uint8_t *text, size_t len, struct revocation *out)
+{
+	memset(out, 0, sizeof(*out));
+	int rc = len > REVOCATION_MAX_BYTES ? DIRAUTH_ERR_BOUNDS : parse_fields(text, len, out);
+	if (rc == 0)
+		rc = lines_require_canonical(text, len, out, encode_revocation);
+	if (rc)
+		memset(out, 0, sizeof(*out));
+	return rc;
+}
+
+int revocation_parse_signed(const uint8_t *buf, size_t len, struct revocation *out, struct note **note_out)
+{
+	struct note *note = NULL;
+	size_t verified = 0;
+	int rc;
+	memset(out, 0, sizeof(*out));
+	if (note_out)
+		*note_out = NULL;
+	if (len > REVOCATION_MAX_BYTES)
+		return DIRAUTH_ERR_BOUNDS;
+	if ((rc = note_parse(buf, len, &note)) != 0)
+		return rc;
+	/* One signature, by the key the text names: one byte string per revocation. */
+	rc = note->signature_count == 1 ? revocation_parse(note->text, note->text_len, out)
+	                                : DIRAUTH_ERR_SYNTAX;
+	if (rc == 0)
+		rc = note_verify(note, &out->key, 1, NULL, &verified);
+	if (rc == 0 && verified == 0)
+		rc = DIRAUTH_ERR_UNKNOWN_KEY;
+	if (rc) {
+		memset(out, 0, sizeof(*out));
+		note_free(note);
+	} else if (note_out) {
+		*note_out = note;
+	} else {
+		note_free(note);
+	}
+	return rc;
+}
+
+int revocation_excludes(const struct revocation *r, const struct registration *registration)
+{
+	if (strcmp(r->namespace_name, registration->namespace_name) != 0)
+		return 0;
+	if (!r->has_endpoint)
+		return memcmp(r->service_id, registration->service_id, SERVICE_ID_SIZE) == 0;
+	return registration_find_endpoint(registration, r->endpoint_id) != NULL;
+}
