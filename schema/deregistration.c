@@ -1,0 +1,125 @@
+/*
+ * deregistration.c: the codec of a provider's deregistration request, and its signature check.
+ *
+ * A deregistration withdraws a service, so it must be the provider's own word with one spelling,
+ * like the registration it withdraws: the provider line names the key that signs it, the fields
+ * come in one order, and the parser refuses any text the encoder would not write.
+ */
+#include "schema/deregistration.h"
+
+#include "schema/encoding.h"
+#include "schema/error.h"
+#include "schema/lines.h"
+#include "schema/names.h"
+
+#include <string.h>
+
+static int provider_is_canonical(const struct note_verifier *key)
+{
+	size_t name_len = strnlen(key->name, sizeof(key->name));
+	if (name_len == sizeof(key->name) || !names_key_name_is_ascii(key->name, name_len) ||
+	    key->type != NOTE_KEY_TYPE_ED25519)
+		return 0;
+	char text[NOTE_VERIFIER_KEY_MAX + 1];
+	struct note_verifier reparsed;
+	note_verifier_format(key, text);
+	return note_verifier_parse(text, strlen(text), &reparsed) == 0 && note_verifier_equal(&reparsed, key);
+}
+
+static int deregistration_check(const struct deregistration *d)
+{
+	size_t len = strnlen(d->namespace_name, sizeof(d->namespace_name));
+	struct text_span name = {d->namespace_name, len};
+	if (len == sizeof(d->namespace_name) || !text_is_name(name, NAMESPACE_NAME_MAX))
+		return DIRAUTH_ERR_SYNTAX;
+	if (!provider_is_canonical(&d->provider) || d->sequence < 1)
+		return DIRAUTH_ERR_SYNTAX;
+	return 0;
+}
+
+int deregistration_encode(const struct deregistration *d, struct buffer *out)
+{
+	int rc = deregistration_check(d);
+	if (rc)
+		return rc;
+	char service_hex[2 * SERVICE_ID_SIZE + 1], provider[NOTE_VERIFIER_KEY_MAX + 1];
+	hex_encode(d->service_id, SERVICE_ID_SIZE, service_hex);
+	note_verifier_format(&d->provider, provider);
+	size_t start = out->len;
+	rc =
+	    buffer_appendf(out,
+	                   "dirauth deregistration v1\nnamespace %s\nservice %s\nprovider %s\nsequence %llu\n"
+	                   "requested-at %llu\n",
+	                   d->namespace_name, service_hex, provider, (unsigned long long)d->sequence,
+	                   (unsigned long long)d->requested_at);
+	if (rc)
+		buffer_truncate(out, start);
+	return rc;
+}
+
+static int parse_fields(const uint8_t *text, size_t len, struct deregistration *out)
+{
+	struct line_reader reader;
+	struct text_span value;
+	int rc;
+	lines_init(&reader, text, len, DEREGISTRATION_LINE_MAX);
+	if ((rc = lines_expect_exact(&reader, "dirauth deregistration v1")) != 0 ||
+	    (rc = lines_expect(&reader, "namespace", &value)) != 0)
+		return rc;
+	if (!text_is_name(value, NAMESPACE_NAME_MAX))
+		return DIRAUTH_ERR_SYNTAX;
+	if ((rc = text_copy(value, out->namespace_name, sizeof(out->namespace_name))) != 0 ||
+	    (rc = lines_expect_hex(&reader, "service", out->service_id, SERVICE_ID_SIZE)) != 0 ||
+	    (rc = lines_expect(&reader, "provider", &value)) != 0 ||
+	    (rc = note_verifier_parse(value.data, value.len, &out->provider)) != 0 ||
+	    (rc = lines_expect_u64(&reader, "sequence", &out->sequence)) != 0 ||
+	    (rc = lines_expect_u64(&reader, "requested-at", &out->requested_at)) != 0)
+		return rc;
+	return lines_at_end(&reader) ? 0 : DIRAUTH_ERR_SYNTAX;
+}
+
+static int encode_deregistration(const void *value, struct buffer *out)
+{
+	return deregistration_encode(value, out);
+}
+
+int deregistration_parse(const uint8_t *text, size_t len, struct deregistration *out)
+{
+	memset(out, 0, sizeof(*out));
+	int rc = len > DEREGISTRATION_MAX_BYTES ? DIRAUTH_ERR_BOUNDS : parse_fields(text, len, out);
+	if (rc == 0)
+		rc = lines_require_canonical(text, len, out, encode_deregistration);
+	if (rc)
+		memset(out, 0, sizeof(*out));
+	return rc;
+}
+
+int deregistration_parse_signed(const uint8_t *buf, size_t len, struct deregistration *out,
+                                struct note **note_out)
+{
+	struct note *note = NULL;
+	size_t verified = 0;
+	int rc;
+	memset(out, 0, sizeof(*out));
+	if (note_out)
+		*note_out = NULL;
+	if (len > DEREGISTRATION_MAX_BYTES)
+		return DIRAUTH_ERR_BOUNDS;
+	if ((rc = note_parse(buf, len, &note)) != 0)
+		return rc;
+	rc = note->signature_count == 1 ? deregistration_parse(note->text, note->text_len, out)
+	                                : DIRAUTH_ERR_SYNTAX;
+	if (rc == 0)
+		rc = note_verify(note, &out->provider, 1, NULL, &verified);
+	if (rc == 0 && verified == 0)
+		rc = DIRAUTH_ERR_UNKNOWN_KEY;
+	if (rc) {
+		memset(out, 0, sizeof(*out));
+		note_free(note);
+	} else if (note_out) {
+		*note_out = note;
+	} else {
+		note_free(note);
+	}
+	return rc;
+}
