@@ -13,7 +13,9 @@
  * After the preamble the body is a sequence of sections, each "<keyword> <count>" and count item
  * lines. Version 1 knows the records section only; read_section_count() is the piece a later
  * section reuses, and the check for the end of input after the last known section is what makes
- * a parser refuse sections it does not know (schema/vote-body.md, "Sections").
+ * a parser refuse sections it does not know (schema/vote-body.md, "Sections"). Method 2's health
+ * and revocation sections are read by vote_body_parse_sections() only, with their own longer line
+ * bound and their own counts; vote_body_parse() stays the method-1 parser.
  */
 #include "schema/vote_body.h"
 
@@ -45,6 +47,44 @@ static int string_is_key_name(const char *field, size_t cap)
 	return len < cap && names_key_name_is_ascii(field, len);
 }
 
+int vote_body_health_compare(const struct vote_body_health *a, const struct vote_body_health *b)
+{
+	int order = memcmp(a->service_id, b->service_id, SERVICE_ID_SIZE);
+	return order ? order : memcmp(a->endpoint_id, b->endpoint_id, ENDPOINT_ID_SIZE);
+}
+
+int vote_body_revocation_compare(const struct vote_body_revocation *a, const struct vote_body_revocation *b)
+{
+	int order = memcmp(a->service_id, b->service_id, SERVICE_ID_SIZE);
+	if (order)
+		return order;
+	if (a->has_endpoint != b->has_endpoint)
+		return a->has_endpoint ? 1 : -1; /* the whole service first */
+	if (a->has_endpoint && (order = memcmp(a->endpoint_id, b->endpoint_id, ENDPOINT_ID_SIZE)) != 0)
+		return order;
+	return memcmp(a->revocation_sha256, b->revocation_sha256, 32);
+}
+
+static int sections_check(const struct vote_body *body)
+{
+	if ((body->health_count > 0 && !body->health) || (body->revocation_count > 0 && !body->revocations))
+		return DIRAUTH_ERR_SYNTAX;
+	for (size_t i = 0; i < body->health_count; i++) {
+		if (body->health[i].sequence == 0)
+			return DIRAUTH_ERR_SYNTAX;
+		if (i > 0 && vote_body_health_compare(&body->health[i - 1], &body->health[i]) >= 0)
+			return DIRAUTH_ERR_SYNTAX;
+	}
+	for (size_t i = 0; i < body->revocation_count; i++) {
+		if (body->revocations[i].has_endpoint != 0 && body->revocations[i].has_endpoint != 1)
+			return DIRAUTH_ERR_SYNTAX;
+		if (i > 0 &&
+		    vote_body_revocation_compare(&body->revocations[i - 1], &body->revocations[i]) >= 0)
+			return DIRAUTH_ERR_SYNTAX;
+	}
+	return 0;
+}
+
 static int body_check(const struct vote_body *body)
 {
 	if (!string_is_name(body->namespace_name, sizeof(body->namespace_name)) ||
@@ -59,7 +99,41 @@ static int body_check(const struct vote_body *body)
 		                    SERVICE_ID_SIZE) >= 0)
 			return DIRAUTH_ERR_SYNTAX;
 	}
-	return 0;
+	return sections_check(body);
+}
+
+/* The method-2 sections of body, each only when it has items. */
+static int encode_sections(const struct vote_body *body, struct buffer *out)
+{
+	int rc = 0;
+	if (body->health_count > 0)
+		rc = buffer_appendf(out, "health %llu\n", (unsigned long long)body->health_count);
+	for (size_t i = 0; rc == 0 && i < body->health_count; i++) {
+		const struct vote_body_health *h = &body->health[i];
+		char service_hex[2 * SERVICE_ID_SIZE + 1], endpoint_hex[2 * ENDPOINT_ID_SIZE + 1],
+		    digest_hex[65];
+		hex_encode(h->service_id, SERVICE_ID_SIZE, service_hex);
+		hex_encode(h->endpoint_id, ENDPOINT_ID_SIZE, endpoint_hex);
+		hex_encode(h->statement_sha256, 32, digest_hex);
+		rc = buffer_appendf(out, "health %s %s %llu %llu %s\n", service_hex, endpoint_hex,
+		                    (unsigned long long)h->issued_at, (unsigned long long)h->sequence,
+		                    digest_hex);
+	}
+	if (rc == 0 && body->revocation_count > 0)
+		rc = buffer_appendf(out, "revocations %llu\n", (unsigned long long)body->revocation_count);
+	for (size_t i = 0; rc == 0 && i < body->revocation_count; i++) {
+		const struct vote_body_revocation *r = &body->revocations[i];
+		char service_hex[2 * SERVICE_ID_SIZE + 1], endpoint_hex[2 * ENDPOINT_ID_SIZE + 1],
+		    digest_hex[65];
+		hex_encode(r->service_id, SERVICE_ID_SIZE, service_hex);
+		if (r->has_endpoint)
+			hex_encode(r->endpoint_id, ENDPOINT_ID_SIZE, endpoint_hex);
+		else
+			strcpy(endpoint_hex, "-");
+		hex_encode(r->revocation_sha256, 32, digest_hex);
+		rc = buffer_appendf(out, "revocation %s %s %s\n", service_hex, endpoint_hex, digest_hex);
+	}
+	return rc;
 }
 
 int vote_body_encode(const struct vote_body *body, struct buffer *out)
@@ -67,7 +141,9 @@ int vote_body_encode(const struct vote_body *body, struct buffer *out)
 	int rc = body_check(body);
 	if (rc)
 		return rc;
-	if (body->record_count > BUFFER_MAX / VOTE_BODY_RECORD_MIN_BYTES)
+	if (body->record_count > BUFFER_MAX / VOTE_BODY_RECORD_MIN_BYTES ||
+	    body->health_count > BUFFER_MAX / VOTE_BODY_HEALTH_MIN_BYTES ||
+	    body->revocation_count > BUFFER_MAX / VOTE_BODY_REVOCATION_MIN_BYTES)
 		return DIRAUTH_ERR_BOUNDS;
 	size_t start = out->len;
 	rc = buffer_appendf(out,
@@ -84,6 +160,8 @@ int vote_body_encode(const struct vote_body *body, struct buffer *out)
 		rc = buffer_appendf(out, "record %s %llu %s\n", service_hex,
 		                    (unsigned long long)record->sequence, digest_hex);
 	}
+	if (rc == 0)
+		rc = encode_sections(body, out);
 	if (rc)
 		buffer_truncate(out, start);
 	return rc;
@@ -94,6 +172,8 @@ void vote_body_free(struct vote_body *body)
 	if (!body)
 		return;
 	free(body->records);
+	free(body->health);
+	free(body->revocations);
 	free(body);
 }
 
@@ -195,6 +275,151 @@ int vote_body_parse(const uint8_t *buf, size_t len, size_t max_records, struct v
 	if (rc == 0)
 		rc = read_records(&reader, max_records, body);
 	/* Version 1 ends after the records section: a later section is refused here. */
+	if (rc == 0 && !lines_at_end(&reader))
+		rc = DIRAUTH_ERR_SYNTAX;
+	if (rc)
+		vote_body_free(body);
+	else
+		*out = body;
+	return rc;
+}
+
+size_t vote_body_sections_max_bytes(const struct vote_body_limits *limits)
+{
+	size_t total = vote_body_max_bytes(limits->max_records);
+	if (total == SIZE_MAX || limits->max_health > (SIZE_MAX - total) / VOTE_BODY_HEALTH_MAX_BYTES)
+		return SIZE_MAX;
+	total += limits->max_health * VOTE_BODY_HEALTH_MAX_BYTES;
+	if (limits->max_revocations > (SIZE_MAX - total) / VOTE_BODY_REVOCATION_MAX_BYTES)
+		return SIZE_MAX;
+	total += limits->max_revocations * VOTE_BODY_REVOCATION_MAX_BYTES;
+	if (total > SIZE_MAX - VOTE_BODY_SECTIONS_COUNT_BYTES)
+		return SIZE_MAX;
+	return total + VOTE_BODY_SECTIONS_COUNT_BYTES;
+}
+
+/* "health <service id> <endpoint id> <issued-at> <sequence> <digest>". */
+static int read_health(struct line_reader *reader, struct vote_body_health *h)
+{
+	struct text_span value, field;
+	int rc = lines_expect(reader, "health", &value);
+	if (rc)
+		return rc;
+	if ((rc = text_next_field(&value, &field)) != 0)
+		return rc;
+	if (text_parse_hex(field, h->service_id, SERVICE_ID_SIZE))
+		return DIRAUTH_ERR_SYNTAX;
+	if ((rc = text_next_field(&value, &field)) != 0)
+		return rc;
+	if (text_parse_hex(field, h->endpoint_id, ENDPOINT_ID_SIZE))
+		return DIRAUTH_ERR_SYNTAX;
+	if ((rc = text_next_field(&value, &field)) != 0 || (rc = text_parse_u64(field, &h->issued_at)) != 0 ||
+	    (rc = text_next_field(&value, &field)) != 0 || (rc = text_parse_u64(field, &h->sequence)) != 0)
+		return rc;
+	if (h->sequence == 0)
+		return DIRAUTH_ERR_SYNTAX;
+	if ((rc = text_next_field(&value, &field)) != 0)
+		return rc;
+	if (value.len != 0 || text_parse_hex(field, h->statement_sha256, 32))
+		return DIRAUTH_ERR_SYNTAX;
+	return 0;
+}
+
+/* "revocation <service id> <endpoint id | -> <digest>". */
+static int read_revocation(struct line_reader *reader, struct vote_body_revocation *r)
+{
+	struct text_span value, field;
+	int rc = lines_expect(reader, "revocation", &value);
+	if (rc)
+		return rc;
+	if ((rc = text_next_field(&value, &field)) != 0)
+		return rc;
+	if (text_parse_hex(field, r->service_id, SERVICE_ID_SIZE))
+		return DIRAUTH_ERR_SYNTAX;
+	if ((rc = text_next_field(&value, &field)) != 0)
+		return rc;
+	if (text_equals(field, "-"))
+		r->has_endpoint = 0;
+	else if (text_parse_hex(field, r->endpoint_id, ENDPOINT_ID_SIZE) == 0)
+		r->has_endpoint = 1;
+	else
+		return DIRAUTH_ERR_SYNTAX;
+	if ((rc = text_next_field(&value, &field)) != 0)
+		return rc;
+	if (value.len != 0 || text_parse_hex(field, r->revocation_sha256, 32))
+		return DIRAUTH_ERR_SYNTAX;
+	return 0;
+}
+
+/* The health section, when the next line opens it. A section is never written empty, so a count
+ * of 0 is a second spelling of its absence. */
+static int read_health_section(struct line_reader *reader, size_t max_health, struct vote_body *body)
+{
+	size_t count;
+	if (!lines_peek_keyword(reader, "health"))
+		return 0;
+	int rc = read_section_count(reader, "health", max_health, VOTE_BODY_HEALTH_MIN_BYTES, &count);
+	if (rc)
+		return rc;
+	if (count == 0)
+		return DIRAUTH_ERR_SYNTAX;
+	if (!(body->health = calloc(count, sizeof(*body->health))))
+		return DIRAUTH_ERR_NOMEM;
+	for (size_t i = 0; i < count; i++) {
+		if ((rc = read_health(reader, &body->health[i])) != 0)
+			return rc;
+		if (i > 0 && vote_body_health_compare(&body->health[i - 1], &body->health[i]) >= 0)
+			return DIRAUTH_ERR_SYNTAX;
+		body->health_count = i + 1;
+	}
+	return 0;
+}
+
+static int read_revocation_section(struct line_reader *reader, size_t max_revocations, struct vote_body *body)
+{
+	size_t count;
+	if (!lines_peek_keyword(reader, "revocations"))
+		return 0;
+	int rc = read_section_count(reader, "revocations", max_revocations, VOTE_BODY_REVOCATION_MIN_BYTES,
+	                            &count);
+	if (rc)
+		return rc;
+	if (count == 0)
+		return DIRAUTH_ERR_SYNTAX;
+	if (!(body->revocations = calloc(count, sizeof(*body->revocations))))
+		return DIRAUTH_ERR_NOMEM;
+	for (size_t i = 0; i < count; i++) {
+		if ((rc = read_revocation(reader, &body->revocations[i])) != 0)
+			return rc;
+		if (i > 0 &&
+		    vote_body_revocation_compare(&body->revocations[i - 1], &body->revocations[i]) >= 0)
+			return DIRAUTH_ERR_SYNTAX;
+		body->revocation_count = i + 1;
+	}
+	return 0;
+}
+
+int vote_body_parse_sections(const uint8_t *buf, size_t len, const struct vote_body_limits *limits,
+                             struct vote_body **out)
+{
+	struct line_reader reader;
+	*out = NULL;
+	if (len > vote_body_sections_max_bytes(limits))
+		return DIRAUTH_ERR_BOUNDS;
+	struct vote_body *body = calloc(1, sizeof(*body));
+	if (!body)
+		return DIRAUTH_ERR_NOMEM;
+	lines_init(&reader, buf, len, VOTE_BODY_LINE_MAX);
+	int rc = read_preamble(&reader, body);
+	if (rc == 0)
+		rc = read_records(&reader, limits->max_records, body);
+	/* The method-2 sections have longer lines than the records. */
+	reader.max_line_length = VOTE_BODY_SECTION_LINE_MAX;
+	if (rc == 0)
+		rc = read_health_section(&reader, limits->max_health, body);
+	if (rc == 0)
+		rc = read_revocation_section(&reader, limits->max_revocations, body);
+	/* Anything else, a section out of order or repeated among it, is refused here. */
 	if (rc == 0 && !lines_at_end(&reader))
 		rc = DIRAUTH_ERR_SYNTAX;
 	if (rc)

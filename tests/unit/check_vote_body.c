@@ -1,7 +1,9 @@
 /*
  * check_vote_body.c: the vote body codec: the exact text of a body, round trips, the bounds that
  * refuse before allocating, the refusal of sections a method-1 parser does not know, and every
- * other refusal of the parser and the encoder.
+ * other refusal of the parser and the encoder; then method 2's health and revocation sections:
+ * their exact text, round trips through vote_body_parse_sections, their order, bounds and
+ * refusals, and that a method-1 body reads the same through either parser.
  */
 #include "schema/crypto.h"
 #include "schema/error.h"
@@ -285,6 +287,281 @@ START_TEST(test_vector_body)
 }
 END_TEST
 
+/* ---- method 2's sections ---- */
+
+#define ENDPOINT_C "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"
+#define ENDPOINT_D "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
+#define DIGEST_E   "eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee"
+#define DIGEST_F   "ffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff"
+
+#define SECTIONS_BODY                                                                                        \
+	EXAMPLE_BODY "health 2\n"                                                                            \
+	             "health " SERVICE_A " " ENDPOINT_C " 1767225720 7 " DIGEST_E "\n"                       \
+	             "health " SERVICE_A " " ENDPOINT_D " 1767225600 1 " DIGEST_F "\n"                       \
+	             "revocations 2\n"                                                                       \
+	             "revocation " SERVICE_B " - " DIGEST_F "\n"                                             \
+	             "revocation " SERVICE_B " " ENDPOINT_C " " DIGEST_E "\n"
+
+static void sections_body(struct vote_body *body, struct vote_body_record records[2],
+                          struct vote_body_health health[2], struct vote_body_revocation revocations[2])
+{
+	example_body(body, records);
+	memset(health, 0, 2 * sizeof(*health));
+	memset(revocations, 0, 2 * sizeof(*revocations));
+	memset(health[0].service_id, 0x11, SERVICE_ID_SIZE);
+	memset(health[0].endpoint_id, 0xcc, ENDPOINT_ID_SIZE);
+	health[0].issued_at = 1767225720;
+	health[0].sequence = 7;
+	memset(health[0].statement_sha256, 0xee, 32);
+	memset(health[1].service_id, 0x11, SERVICE_ID_SIZE);
+	memset(health[1].endpoint_id, 0xdd, ENDPOINT_ID_SIZE);
+	health[1].issued_at = 1767225600;
+	health[1].sequence = 1;
+	memset(health[1].statement_sha256, 0xff, 32);
+	memset(revocations[0].service_id, 0x22, SERVICE_ID_SIZE);
+	memset(revocations[0].revocation_sha256, 0xff, 32);
+	memset(revocations[1].service_id, 0x22, SERVICE_ID_SIZE);
+	revocations[1].has_endpoint = 1;
+	memset(revocations[1].endpoint_id, 0xcc, ENDPOINT_ID_SIZE);
+	memset(revocations[1].revocation_sha256, 0xee, 32);
+	body->health_count = 2;
+	body->health = health;
+	body->revocation_count = 2;
+	body->revocations = revocations;
+}
+
+static const struct vote_body_limits wide = {1000, 1000, 1000};
+
+static int parse_sections_text(const char *text, const struct vote_body_limits *limits)
+{
+	struct vote_body *body = NULL;
+	int rc = vote_body_parse_sections((const uint8_t *)text, strlen(text), limits, &body);
+	ck_assert(rc == 0 ? body != NULL : body == NULL);
+	vote_body_free(body);
+	return rc;
+}
+
+static int parse_sections_edit(const char *from, const char *to)
+{
+	struct buffer edited;
+	buffer_init(&edited);
+	test_text_replace((const uint8_t *)SECTIONS_BODY, strlen(SECTIONS_BODY), from, to, &edited);
+	struct vote_body *body = NULL;
+	int rc = vote_body_parse_sections(edited.data, edited.len, &wide, &body);
+	vote_body_free(body);
+	buffer_free(&edited);
+	return rc;
+}
+
+START_TEST(test_sections_round_trip)
+{
+	struct vote_body body;
+	struct vote_body_record records[2];
+	struct vote_body_health health[2];
+	struct vote_body_revocation revocations[2];
+	struct buffer out;
+	buffer_init(&out);
+	sections_body(&body, records, health, revocations);
+	ck_assert_int_eq(vote_body_encode(&body, &out), 0);
+	ck_assert_str_eq((const char *)out.data, SECTIONS_BODY);
+
+	struct vote_body *parsed = NULL;
+	ck_assert_int_eq(vote_body_parse_sections(out.data, out.len, &wide, &parsed), 0);
+	ck_assert_uint_eq(parsed->record_count, 2);
+	ck_assert_mem_eq(parsed->records, records, sizeof(records));
+	ck_assert_uint_eq(parsed->health_count, 2);
+	ck_assert_mem_eq(parsed->health, health, sizeof(health));
+	ck_assert_uint_eq(parsed->revocation_count, 2);
+	ck_assert_mem_eq(parsed->revocations, revocations, sizeof(revocations));
+	struct buffer again;
+	buffer_init(&again);
+	ck_assert_int_eq(vote_body_encode(parsed, &again), 0);
+	ck_assert_str_eq((const char *)again.data, SECTIONS_BODY);
+	vote_body_free(parsed);
+	buffer_free(&again);
+	/* The method-1 parser refuses them. */
+	ck_assert_int_eq(parse_text(SECTIONS_BODY, 1000), DIRAUTH_ERR_SYNTAX);
+
+	/* One section alone, either one. */
+	buffer_reset(&out);
+	body.revocation_count = 0;
+	ck_assert_int_eq(vote_body_encode(&body, &out), 0);
+	ck_assert_ptr_null(strstr((const char *)out.data, "revocations"));
+	ck_assert_int_eq(vote_body_parse_sections(out.data, out.len, &wide, &parsed), 0);
+	ck_assert_uint_eq(parsed->health_count, 2);
+	ck_assert_uint_eq(parsed->revocation_count, 0);
+	ck_assert_ptr_null(parsed->revocations);
+	vote_body_free(parsed);
+	buffer_reset(&out);
+	body.revocation_count = 2;
+	body.health_count = 0;
+	ck_assert_int_eq(vote_body_encode(&body, &out), 0);
+	ck_assert_int_eq(vote_body_parse_sections(out.data, out.len, &wide, &parsed), 0);
+	ck_assert_uint_eq(parsed->health_count, 0);
+	ck_assert_uint_eq(parsed->revocation_count, 2);
+	vote_body_free(parsed);
+
+	/* No sections: a method-1 body, the same bytes and the same values through either parser. */
+	buffer_reset(&out);
+	body.revocation_count = 0;
+	ck_assert_int_eq(vote_body_encode(&body, &out), 0);
+	ck_assert_str_eq((const char *)out.data, EXAMPLE_BODY);
+	size_t len = 0;
+	uint8_t *file =
+	    test_read_file(test_source_path("tests/vectors/consensus/agreement/vote-1-body.txt"), &len);
+	struct vote_body *one = NULL, *two = NULL;
+	ck_assert_int_eq(vote_body_parse(file, len, 1000, &one), 0);
+	ck_assert_int_eq(vote_body_parse_sections(file, len, &wide, &two), 0);
+	ck_assert_uint_eq(one->record_count, two->record_count);
+	ck_assert_mem_eq(one->records, two->records, one->record_count * sizeof(*one->records));
+	ck_assert_uint_eq(two->health_count + two->revocation_count, 0);
+	vote_body_free(one);
+	vote_body_free(two);
+	free(file);
+	buffer_free(&out);
+}
+END_TEST
+
+START_TEST(test_sections_refusals)
+{
+	ck_assert_int_eq(parse_sections_text(SECTIONS_BODY, &wide), 0);
+	/* An empty section is never written; sections out of order, repeated or unknown. */
+	ck_assert_int_eq(parse_sections_edit(DIGEST_B "\n", DIGEST_B "\nhealth 0\n"), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse_sections_edit("health 2\n", "revocations 0\nhealth 2\n"), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse_sections_edit(DIGEST_B "\n"
+	                                              "health 2",
+	                                     DIGEST_B "\n"
+	                                              "records 0\nhealth 2"),
+	                 DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse_sections_edit(DIGEST_B "\n"
+	                                              "health 2",
+	                                     DIGEST_B "\n"
+	                                              "deregistrations 1\nhealth 2"),
+	                 DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse_sections_text(
+	                     EXAMPLE_BODY "revocations 1\nrevocation " SERVICE_B " - " DIGEST_F "\n"
+	                                  "health 1\nhealth " SERVICE_A " " ENDPOINT_C " 1 1 " DIGEST_E "\n",
+	                     &wide),
+	                 DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse_sections_text(SECTIONS_BODY "health 1\nhealth " SERVICE_B " " ENDPOINT_C
+	                                                   " 1 1 " DIGEST_E "\n",
+	                                     &wide),
+	                 DIRAUTH_ERR_SYNTAX);
+	/* Items out of order or repeated: health by (service, endpoint); revocations with the whole
+	 * service first. */
+	ck_assert_int_eq(parse_sections_edit(ENDPOINT_D " 1767225600", ENDPOINT_C " 1767225600"),
+	                 DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(
+	    parse_sections_edit("health " SERVICE_A " " ENDPOINT_D,
+	                        "health " SERVICE_A " "
+	                        "0ddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"),
+	    DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse_sections_edit(SERVICE_B " - " DIGEST_F, SERVICE_B " " ENDPOINT_D " " DIGEST_F),
+	                 DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse_sections_edit(SERVICE_B " " ENDPOINT_C " " DIGEST_E, SERVICE_B " - " DIGEST_F),
+	                 DIRAUTH_ERR_SYNTAX);
+	/* Field values: sequence 0, a leading zero, upper-case hex, a word for "-", a missing field. */
+	ck_assert_int_eq(parse_sections_edit(" 1767225720 7 ", " 1767225720 0 "), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse_sections_edit(" 1767225720 7 ", " 01767225720 7 "), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(
+	    parse_sections_edit(ENDPOINT_C " 1767225720",
+	                        "CCCCcccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"
+	                        " 1767225720"),
+	    DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse_sections_edit(SERVICE_B " - ", SERVICE_B " service "), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse_sections_edit(" 1767225720 7 " DIGEST_E, " 1767225720 " DIGEST_E),
+	                 DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse_sections_edit(SERVICE_B " - " DIGEST_F, SERVICE_B " " DIGEST_F),
+	                 DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse_sections_edit(DIGEST_F "\nrevocations", DIGEST_F " 1\nrevocations"),
+	                 DIRAUTH_ERR_SYNTAX);
+	/* Counts that do not match the lines. */
+	ck_assert_int_eq(parse_sections_edit("health 2\n", "health 1\n"), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse_sections_edit("revocations 2\n", "revocations 3\n"), DIRAUTH_ERR_SYNTAX);
+}
+END_TEST
+
+START_TEST(test_sections_bounds)
+{
+	struct vote_body_limits limits = {2, 2, 2};
+	ck_assert_int_eq(parse_sections_text(SECTIONS_BODY, &limits), 0);
+	limits.max_health = 1;
+	ck_assert_int_eq(parse_sections_text(SECTIONS_BODY, &limits), DIRAUTH_ERR_BOUNDS);
+	limits.max_health = 2;
+	limits.max_revocations = 1;
+	ck_assert_int_eq(parse_sections_text(SECTIONS_BODY, &limits), DIRAUTH_ERR_BOUNDS);
+	limits.max_revocations = 2;
+	limits.max_records = 1;
+	ck_assert_int_eq(parse_sections_text(SECTIONS_BODY, &limits), DIRAUTH_ERR_BOUNDS);
+	/* The whole input bound. */
+	limits.max_records = 2;
+	ck_assert_uint_eq(vote_body_sections_max_bytes(&limits), 290 + 2 * 158 + 2 * 244 + 2 * 206 + 61);
+	struct vote_body_limits huge = {SIZE_MAX, 1, 1};
+	ck_assert_uint_eq(vote_body_sections_max_bytes(&huge), SIZE_MAX);
+	struct vote_body_limits huge_health = {1, SIZE_MAX / 2, 1};
+	ck_assert_uint_eq(vote_body_sections_max_bytes(&huge_health), SIZE_MAX);
+	struct buffer big;
+	buffer_init(&big);
+	ck_assert_int_eq(buffer_append_string(&big, SECTIONS_BODY), 0);
+	while (big.len <= vote_body_sections_max_bytes(&limits))
+		ck_assert_int_eq(buffer_append_string(&big, "x"), 0);
+	struct vote_body *body = NULL;
+	ck_assert_int_eq(vote_body_parse_sections(big.data, big.len, &limits, &body), DIRAUTH_ERR_BOUNDS);
+	buffer_free(&big);
+	/* A count the bytes cannot hold, under a huge bound; an overlong section line. */
+	ck_assert_int_eq(parse_sections_edit("health 2\n", "health 3\n"), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse_sections_edit("health 2\n", "health 100000000000\n"), DIRAUTH_ERR_BOUNDS);
+	struct vote_body_limits unbounded = {1000, SIZE_MAX, SIZE_MAX};
+	ck_assert_int_eq(parse_sections_text(EXAMPLE_BODY "health 18446744073709551615\n", &unbounded),
+	                 DIRAUTH_ERR_SYNTAX);
+	char line[VOTE_BODY_SECTION_LINE_MAX + 16];
+	memset(line, '1', sizeof(line) - 1);
+	line[sizeof(line) - 1] = 0;
+	memcpy(line, "health ", 7);
+	ck_assert_int_eq(
+	    parse_sections_edit("health " SERVICE_A " " ENDPOINT_D " 1767225600 1 " DIGEST_F, line),
+	    DIRAUTH_ERR_BOUNDS);
+}
+END_TEST
+
+START_TEST(test_sections_encode_refusals)
+{
+	struct vote_body body;
+	struct vote_body_record records[2];
+	struct vote_body_health health[2];
+	struct vote_body_revocation revocations[2];
+	struct buffer out;
+	buffer_init(&out);
+	ck_assert_int_eq(buffer_append_string(&out, "kept"), 0);
+	sections_body(&body, records, health, revocations);
+	health[1] = health[0];
+	ck_assert_int_eq(vote_body_encode(&body, &out), DIRAUTH_ERR_SYNTAX);
+	sections_body(&body, records, health, revocations);
+	health[0].sequence = 0;
+	ck_assert_int_eq(vote_body_encode(&body, &out), DIRAUTH_ERR_SYNTAX);
+	sections_body(&body, records, health, revocations);
+	revocations[0].has_endpoint = 2;
+	ck_assert_int_eq(vote_body_encode(&body, &out), DIRAUTH_ERR_SYNTAX);
+	sections_body(&body, records, health, revocations);
+	struct vote_body_revocation swap = revocations[0];
+	revocations[0] = revocations[1];
+	revocations[1] = swap;
+	ck_assert_int_eq(vote_body_encode(&body, &out), DIRAUTH_ERR_SYNTAX);
+	sections_body(&body, records, health, revocations);
+	body.health = NULL;
+	ck_assert_int_eq(vote_body_encode(&body, &out), DIRAUTH_ERR_SYNTAX);
+	ck_assert_str_eq((const char *)out.data, "kept");
+	/* Two revocations of one target with different digests are two items, in digest order. */
+	sections_body(&body, records, health, revocations);
+	revocations[0] = revocations[1];
+	memset(revocations[0].revocation_sha256, 0xdd, 32);
+	ck_assert_int_eq(vote_body_encode(&body, &out), 0);
+	ck_assert_int_lt(vote_body_revocation_compare(&revocations[0], &revocations[1]), 0);
+	ck_assert_int_eq(vote_body_health_compare(&health[0], &health[0]), 0);
+	buffer_free(&out);
+}
+END_TEST
+
 static Suite *vote_body_suite(void)
 {
 	Suite *suite = suite_create("vote_body");
@@ -296,6 +573,10 @@ static Suite *vote_body_suite(void)
 	tcase_add_test(tc, test_bounds);
 	tcase_add_test(tc, test_encode_refusals);
 	tcase_add_test(tc, test_vector_body);
+	tcase_add_test(tc, test_sections_round_trip);
+	tcase_add_test(tc, test_sections_refusals);
+	tcase_add_test(tc, test_sections_bounds);
+	tcase_add_test(tc, test_sections_encode_refusals);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
