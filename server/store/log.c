@@ -148,15 +148,28 @@ static int scan_visit(void *context, struct kv_val key, struct kv_val value)
 	return 1;
 }
 
-/* The first published epoch of ns in [from, to]. Walks the snapshots of one block of 256 epochs
- * (a 7-byte epoch prefix) at a time, so a run of epochs that published nothing costs one cursor
- * seek per block. Returns 0 with *found, DIRAUTH_ERR_NOT_FOUND, DIRAUTH_ERR_STORE. */
+/* The first published epoch of ns in [from, to]. From 0 it is the namespace's first snapshot;
+ * otherwise the snapshots are walked one block of 256 epochs (a 7-byte epoch prefix) at a time,
+ * so a run of epochs that published nothing costs one cursor seek per block. Returns 0 with
+ * *found, DIRAUTH_ERR_NOT_FOUND, DIRAUTH_ERR_STORE. */
 static int scan_published(struct kv_txn *t, struct store *store, uint16_t ns, uint64_t from, uint64_t to,
                           uint64_t *found)
 {
 	struct scan scan = {.from = from};
 	if (from > to)
 		return DIRAUTH_ERR_NOT_FOUND;
+	if (from == 0) {
+		/* From the first: the namespace's first snapshot key, one seek. */
+		uint8_t prefix[STORE_NS_LEN];
+		put_uint(prefix, ns, STORE_NS_LEN);
+		int rc = kv_txn_walk_prefix(t, store->snapshots, prefix, sizeof prefix, scan_visit, &scan);
+		if (rc < 0)
+			return rc;
+		if (!scan.have || scan.found > to)
+			return DIRAUTH_ERR_NOT_FOUND;
+		*found = scan.found;
+		return 0;
+	}
 	for (uint64_t block = from >> 8;; block++) {
 		uint8_t prefix[STORE_NS_LEN + 7];
 		put_uint(prefix, ns, STORE_NS_LEN);

@@ -33,7 +33,7 @@
 #include <stdint.h>
 
 #define STORE_LOG_LEAF_MAX       65535       /* bytes of a leaf: what an entry bundle can carry */
-#define STORE_LOG_APPEND_MAX     64          /* hash records of one append (tlog: TLOG_APPEND_MAX) */
+#define STORE_LOG_APPEND_MAX     64          /* hash records of one append: TLOG_APPEND_MAX */
 #define STORE_LOG_READ_MAX       256         /* hashes one read returns: a full tile */
 #define STORE_LOG_LEAVES_MAX     256         /* leaves one store_log_leaves call visits: a bundle */
 #define STORE_LOG_CHECKPOINT_MAX (64 * 1024) /* bytes of a stored checkpoint note */
