@@ -45,6 +45,12 @@ enum api_error {
 	API_ERROR_LENGTH_REQUIRED,   /* 411 */
 	API_ERROR_HEADERS_TOO_LARGE, /* 431 */
 	API_ERROR_NOT_IMPLEMENTED,   /* 501: a transfer coding other than chunked */
+	/* Between authorities (docs/protocol.md). */
+	API_ERROR_UNKNOWN_AUTHORITY,  /* 403: the statement names no member of the authority set */
+	API_ERROR_WRONG_EPOCH,        /* 409: not an epoch being voted or signed now */
+	API_ERROR_TOO_LATE,           /* 409: after the phase's deadline plus the clock skew */
+	API_ERROR_CONFLICTING_VOTE,   /* 409: another vote of that member for that epoch is held */
+	API_ERROR_CONFLICTING_HEADER, /* 409: a valid signature over another header text */
 	API_ERROR_COUNT
 };
 

@@ -669,7 +669,7 @@ START_TEST(test_signer_of_another_authority)
 	ck_assert_int_eq(signer_health_create(f.signer, "authority2.dirauth.example", f.clock, &f.health), 0);
 	http_server_stop(f.http);
 	struct http_options http_options = {f.config, f.store,    f.signer, f.health,
-	                                    f.clock,  f.prepared, f.log};
+	                                    f.clock,  f.prepared, f.log, NULL};
 	ck_assert_int_eq(http_server_start(&http_options, &f.http), 0);
 	struct response response;
 	request(&f, "GET", "/v1/ready", NULL, 0, 0, NULL, &response);
@@ -749,7 +749,7 @@ static void fixture_restart_serving(struct fixture *f)
 	                                                    f->clock,  f->prepared, f->log};
 	ck_assert_int_eq(epoch_scheduler_create(&scheduler_options, &f->scheduler), 0);
 	struct http_options http_options = {f->config, f->store,    f->signer, f->health,
-	                                    f->clock,  f->prepared, f->log};
+	                                    f->clock,  f->prepared, f->log, NULL};
 	ck_assert_int_eq(http_server_start(&http_options, &f->http), 0);
 }
 

@@ -122,7 +122,7 @@ static inline void fixture_open_with(struct fixture *f, size_t map_size, const c
 	                                                    f->clock,  f->prepared, f->log};
 	ck_assert_int_eq(epoch_scheduler_create(&scheduler_options, &f->scheduler), 0);
 	struct http_options http_options = {f->config, f->store,    f->signer, f->health,
-	                                    f->clock,  f->prepared, f->log};
+	                                    f->clock,  f->prepared, f->log, NULL};
 	ck_assert_int_eq(http_server_start(&http_options, &f->http), 0);
 }
 
