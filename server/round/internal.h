@@ -42,6 +42,7 @@ struct round_namespace {
 struct round {
 	struct round_options o;
 	pthread_mutex_t lock; /* guards each namespace's status fields read by round_status_get */
+	bool refresh_logged;  /* a failed certificate refresh was logged (once per run) */
 	struct round_namespace ns[CONFIG_MAX_NAMESPACES];
 };
 

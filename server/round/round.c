@@ -137,6 +137,15 @@ int round_tick(struct round *round, size_t i, uint64_t now)
 		return DIRAUTH_ERR_NOT_FOUND;
 	if (schedule_current_epoch(&config->epoch, now, &epoch) != 0)
 		return 0;
+	/* The members' certificates, at most every refresh interval (a member that is away keeps
+	 * the ring it had). */
+	if (i == 0) {
+		char why[512];
+		if (authority_set_refresh(round->o.authorities, now, why, sizeof why) != 0 && !round->refresh_logged) {
+			round_log(round, i, epoch, "certificates not refreshed: %s", why);
+			round->refresh_logged = true;
+		}
+	}
 	if (!rn->active || rn->epoch != epoch) {
 		if ((rc = begin_epoch(round, i, epoch)) != 0) {
 			round_log(round, i, epoch, "cannot begin its round: %s", dirauth_strerror(rc));
