@@ -14,6 +14,7 @@ int ctl_trust_bundle_load(const char *path, struct trust_bundle *out, struct ctl
 	uint8_t *data = NULL;
 	size_t len = 0;
 	size_t error_line = 0;
+	char why[TRUST_BUNDLE_WHY_MAX];
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -32,14 +33,14 @@ int ctl_trust_bundle_load(const char *path, struct trust_bundle *out, struct ctl
 		                "trust bundle %s: %s", path, dirauth_strerror(rc));
 		goto done;
 	}
-	rc = trust_bundle_parse(data, len, out, &error_line);
+	rc = trust_bundle_parse_explained(data, len, out, &error_line, why, sizeof(why));
 	if (rc != 0) {
 		if (rc == DIRAUTH_ERR_NOMEM)
 			ctl_report_fail(report, CTL_EXIT_SOFTWARE, "trust bundle %s: %s", path,
 			                dirauth_strerror(rc));
 		else
 			ctl_report_fail(report, CTL_EXIT_CONFIG, "trust bundle %s:%zu: %s", path, error_line,
-			                dirauth_strerror(rc));
+			                why);
 	}
 done:
 	free(data);

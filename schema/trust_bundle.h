@@ -6,7 +6,7 @@
  *
  *   dirauth trust v1
  *   namespace <name> <origin>          one or more
- *   authority <verifier key>           one or more, distinct
+ *   authority <verifier key>           one or more: no key twice, no name twice
  *   threshold <k>                      1 ≤ k ≤ number of authorities
  *   max-body-compressed <bytes>        optional, default 64 MiB
  *   max-body-uncompressed <bytes>      optional, default 512 MiB
@@ -45,9 +45,21 @@ struct trust_bundle {
 	uint64_t max_records;
 };
 
-/* Parses a bundle. On error, *error_line (may be NULL) gets the 1-based line at fault.
- * Returns 0, DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS. */
+/* Room for any reason trust_bundle_parse_explained writes. */
+#define TRUST_BUNDLE_WHY_MAX 640
+
+/* Parses a bundle. On error, *error_line (may be NULL) gets the 1-based line at fault and *out is
+ * zeroed. Returns 0, DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS, DIRAUTH_ERR_NOMEM. */
 int trust_bundle_parse(const uint8_t *buf, size_t len, struct trust_bundle *out, size_t *error_line);
+
+/* trust_bundle_parse, and on error also writes into why (capacity why_cap; why may be NULL) what
+ * is wrong with the line at fault, for a person: e.g. "threshold: 4 is more than the 3
+ * authorities listed", "authority b.example: the key of authority a.example (line 4) under a
+ * second name; one identity key pins one authority", "a carriage return at byte 12: lines end in
+ * a bare newline (LF)", "no threshold line". why is empty after success, always NUL-terminated
+ * when why_cap > 0, truncated to fit; TRUST_BUNDLE_WHY_MAX holds every reason untruncated. */
+int trust_bundle_parse_explained(const uint8_t *buf, size_t len, struct trust_bundle *out, size_t *error_line,
+                                 char *why, size_t why_cap);
 
 /* Appends a bundle's canonical text (no comments). */
 int trust_bundle_encode(const struct trust_bundle *bundle, struct buffer *out);

@@ -4,15 +4,19 @@
  * The ledger is what makes a stolen or buggy dirauthd harmless to the signer's word: whatever
  * it asks, the signer never signs two different statements for one (origin, epoch), never
  * goes back to a lower epoch, and never signs or cosigns a checkpoint that does not extend the
- * last one it signed. That memory must survive crashes exactly, so every check and its record
- * are one write transaction, committed with kv's synchronous durability (fsynced before the
- * commit returns) before the caller may sign. A crash before the commit leaves the ledger as it
- * was and no signature left the process; a crash after it leaves a record that at worst
- * describes a signature nobody received, which only makes the signer stricter.
+ * last one it signed or cosigned for that origin: the log key and the cosignature key answer
+ * for one tree per origin, so the signer cannot sign one tree head and cosign another. That
+ * memory must survive crashes exactly, so every check and its record are one write
+ * transaction, committed with kv's synchronous durability (fsynced before the commit returns)
+ * before the caller may sign. A crash before the commit leaves the ledger as it was and no
+ * signature left the process; a crash after it leaves a record that at worst describes a
+ * signature nobody received, which only makes the signer stricter.
  *
  * Layout: two named databases.
  *   epochs       kind (u8), origin -> highest epoch (u64), SHA-256 of the statement (32)
- *   checkpoints  kind (u8), origin -> tree size (u64), root hash (32)
+ *   checkpoints  kind (u8), origin -> tree size (u64), root hash (32): the latest signed with
+ *                the log key (kind 0) and the latest cosigned (kind 1); a new checkpoint of
+ *                either kind must extend the larger of the two
  * Integers are big-endian. A stored value of the wrong length is reported as
  * DIRAUTH_ERR_STORE, never read past its end. Nothing is ever deleted.
  *
@@ -202,6 +206,28 @@ static int ledger_checkpoint_verdict(bool have_latest, uint64_t latest_size, con
 	           : DIRAUTH_ERR_PROOF;
 }
 
+/* Reads the record of (kind, origin) into *size and root; false when there is none (or the
+ * transaction failed, which it then records). */
+static bool ledger_checkpoint_read(struct ledger *ledger, struct kv_txn *t, enum ledger_checkpoint_kind kind,
+                                   const char *origin, uint64_t *size, merkle_hash root)
+{
+	uint8_t key[LEDGER_KEY_MAX];
+	size_t key_len;
+	struct kv_val found;
+	int rc = ledger_key((uint8_t)kind, origin, key, &key_len);
+	if (rc) {
+		kv_txn_fail(t, rc);
+		return false;
+	}
+	if (!kv_txn_get(t, ledger->checkpoints, key, key_len, &found))
+		return false;
+	if (!ledger_value_decode(&found, size, root)) {
+		kv_txn_fail(t, DIRAUTH_ERR_STORE);
+		return false;
+	}
+	return true;
+}
+
 int ledger_record_checkpoint(struct ledger *ledger, enum ledger_checkpoint_kind kind, const char *origin,
                              uint64_t size, const merkle_hash root, uint64_t old_size,
                              const merkle_hash *proof, size_t proof_count)
@@ -209,11 +235,10 @@ int ledger_record_checkpoint(struct ledger *ledger, enum ledger_checkpoint_kind 
 	uint8_t key[LEDGER_KEY_MAX];
 	size_t key_len;
 	uint8_t value[LEDGER_VALUE_SIZE];
-	uint64_t latest_size = 0;
-	merkle_hash latest_root;
-	bool have_latest = false;
+	uint64_t sizes[2] = {0, 0};
+	merkle_hash roots[2];
+	bool have[2];
 	struct kv_txn t;
-	struct kv_val found;
 	int rc;
 
 	if (kind != LEDGER_CHECKPOINT_SIGNED && kind != LEDGER_CHECKPOINT_COSIGNED)
@@ -222,22 +247,32 @@ int ledger_record_checkpoint(struct ledger *ledger, enum ledger_checkpoint_kind 
 	if (rc)
 		return rc;
 
-	memset(latest_root, 0, sizeof(latest_root));
+	memset(roots, 0, sizeof(roots));
 	kv_txn_begin(ledger->env, &t, KV_WRITE);
-	if (kv_txn_get(&t, ledger->checkpoints, key, key_len, &found)) {
-		if (!ledger_value_decode(&found, &latest_size, latest_root))
-			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
-		have_latest = true;
-	}
+	have[0] = ledger_checkpoint_read(ledger, &t, LEDGER_CHECKPOINT_SIGNED, origin, &sizes[0], roots[0]);
+	have[1] = ledger_checkpoint_read(ledger, &t, LEDGER_CHECKPOINT_COSIGNED, origin, &sizes[1], roots[1]);
 	if (t.rc) {
 		kv_txn_abort(&t);
 		return t.rc;
 	}
-	rc = ledger_checkpoint_verdict(have_latest, latest_size, latest_root, size, root, old_size, proof,
-	                               proof_count);
-	if (rc != 0) {
+	/* One tree per origin whichever key speaks for it: the latest is the larger of the two
+	 * records, each of which was proven consistent with the other's state when it was written.
+	 * Two heads of one size that differ can only come from a ledger written before both kinds
+	 * were held to one tree; nothing more is signed for that origin. */
+	if (have[0] && have[1] && sizes[0] == sizes[1] &&
+	    memcmp(roots[0], roots[1], sizeof(merkle_hash)) != 0) {
 		kv_txn_abort(&t);
-		return rc == 1 ? 0 : rc;
+		return DIRAUTH_ERR_COLLISION;
+	}
+	size_t latest = have[1] && (!have[0] || sizes[1] > sizes[0]) ? 1 : 0;
+	rc = ledger_checkpoint_verdict(have[0] || have[1], sizes[latest], roots[latest], size, root, old_size,
+	                               proof, proof_count);
+	size_t own = kind == LEDGER_CHECKPOINT_SIGNED ? 0 : 1;
+	if (rc == 1 && have[own] && sizes[own] == size)
+		rc = 2; /* a repeat of what this key itself holds: nothing to write */
+	if (rc != 0 && rc != 1) {
+		kv_txn_abort(&t);
+		return rc == 2 ? 0 : rc;
 	}
 	kv_put_u64(value, size);
 	memcpy(value + 8, root, sizeof(merkle_hash));

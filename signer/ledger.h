@@ -5,7 +5,9 @@
  *
  * For each (kind, origin) it keeps the highest epoch signed and the digest of the statement
  * signed for it (votes and snapshot headers), and for checkpoints the latest (size, root)
- * signed with the log key and, separately, cosigned. Every check-and-record is one write
+ * signed with the log key and the latest cosigned. Both keys answer for one tree per origin: a
+ * checkpoint of either kind must be consistent with the latest of both, so the signer can never
+ * sign one tree head and cosign a different one. Every check-and-record is one write
  * transaction committed (fsynced) before it returns 0, so a signature handed out after a
  * successful call can never be contradicted by a later one, whatever crashes in between.
  * Nothing is ever deleted.
@@ -36,16 +38,21 @@ void ledger_close(struct ledger *ledger);
 int ledger_record_epoch(struct ledger *ledger, enum ledger_epoch_kind kind, const char *origin,
                         uint64_t epoch, const uint8_t digest[32]);
 
-/* The latest checkpoint of kind for origin. Returns 0 or DIRAUTH_ERR_NOT_FOUND, STORE. */
+/* The latest checkpoint of kind for origin (what that key last signed or cosigned). Returns 0 or
+ * DIRAUTH_ERR_NOT_FOUND, STORE. */
 int ledger_checkpoint_latest(struct ledger *ledger, enum ledger_checkpoint_kind kind, const char *origin,
                              uint64_t *size, merkle_hash root);
 
-/* Records checkpoint (size, root) of origin after proving it consistent with the latest of the
- * same kind: old_size must equal the latest's size (DIRAUTH_ERR_MISMATCH otherwise), the proof
- * must verify from (old size, old root) to (size, root) (DIRAUTH_ERR_PROOF); a smaller size is
- * DIRAUTH_ERR_ROLLBACK; the same size with another root is DIRAUTH_ERR_COLLISION; the same
- * size and root is a repeat (0, proof must be empty). With no latest, any checkpoint is
- * accepted (old_size must be 0 and the proof empty). */
+/* Records checkpoint (size, root) of origin as the latest of kind after proving it consistent
+ * with the origin's latest of either kind (the larger of the signed and the cosigned record):
+ * old_size must equal the latest's size (DIRAUTH_ERR_MISMATCH otherwise), the proof must verify
+ * from (old size, old root) to (size, root) (DIRAUTH_ERR_PROOF); a smaller size is
+ * DIRAUTH_ERR_ROLLBACK; the same size with another root is DIRAUTH_ERR_COLLISION; the same size
+ * and root is a repeat (0, proof must be empty; recorded for kind if kind did not hold it yet,
+ * which is how the checkpoint just signed with the log key gets cosigned). With no latest of
+ * either kind, any checkpoint is accepted (old_size must be 0 and the proof empty). A ledger
+ * written before both kinds were held to one tree may hold two records of one size with
+ * different roots: every checkpoint of that origin is then DIRAUTH_ERR_COLLISION. */
 int ledger_record_checkpoint(struct ledger *ledger, enum ledger_checkpoint_kind kind, const char *origin,
                              uint64_t size, const merkle_hash root, uint64_t old_size,
                              const merkle_hash *proof, size_t proof_count);

@@ -20,8 +20,9 @@
  *     cannot be read is an error, and nothing is signed without the time.
  *   - Votes and snapshot headers go through the ledger (ledger.h): one statement per (origin,
  *     epoch), never a lower epoch; checkpoints must be proven consistent with the last one
- *     signed (or cosigned). The ledger record is durable before anything is signed, so a crash
- *     can lose a signature but never let two contradicting ones out.
+ *     signed or cosigned for their origin, whichever key made it (one tree per origin for the
+ *     log key and the cosignature key alike). The ledger record is durable before anything
+ *     is signed, so a crash can lose a signature but never let two contradicting ones out.
  *   - Every signature and every refusal is written to the audit log and flushed before the
  *     signature is returned; for every statement but receipts the line is also fsynced when the
  *     log is a file. The audit log names what was signed by its digest and never holds a secret.
@@ -374,7 +375,8 @@ enum service_scope {
 enum service_ledger_rule {
 	SERVICE_LEDGER_NONE,
 	SERVICE_LEDGER_EPOCH,      /* one statement per (origin, epoch), never a lower epoch */
-	SERVICE_LEDGER_CHECKPOINT, /* proven consistent with the last checkpoint of its kind */
+	SERVICE_LEDGER_CHECKPOINT, /* proven consistent with the origin's last checkpoint, signed
+	                              or cosigned */
 };
 
 /* Time checks: each operation names the set that applies to it. */

@@ -1,9 +1,11 @@
 /*
- * fuzz_trust_bundle.c: trust_bundle_parse() on arbitrary bytes.
+ * fuzz_trust_bundle.c: trust_bundle_parse_explained() on arbitrary bytes.
  *
  * A bundle is written by people and has many spellings, so the property is that the canonical
- * form of an accepted bundle parses back to the same bundle and encodes to the same bytes.
+ * form of an accepted bundle parses back to the same bundle and encodes to the same bytes; and
+ * that a refusal always names a line and says, in a terminated string, what is wrong with it.
  */
+#include "schema/error.h"
 #include "schema/trust_bundle.h"
 
 #include <stdlib.h>
@@ -14,9 +16,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct trust_bundle bundle, again;
+	char why[TRUST_BUNDLE_WHY_MAX];
 	size_t line;
-	if (trust_bundle_parse(data, size, &bundle, &line) != 0)
+	int rc = trust_bundle_parse_explained(data, size, &bundle, &line, why, sizeof(why));
+	if (rc != 0) {
+		if (why[0] == '\0' || strnlen(why, sizeof(why)) == sizeof(why) ||
+		    (line == 0 && rc != DIRAUTH_ERR_NOMEM && size <= TRUST_BUNDLE_MAX_BYTES))
+			abort();
 		return 0;
+	}
 	struct buffer first, second;
 	buffer_init(&first);
 	buffer_init(&second);

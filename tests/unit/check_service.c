@@ -804,6 +804,110 @@ START_TEST(test_cosign_checkpoint)
 }
 END_TEST
 
+/* The checkpoint text of origin for the tree of the first size hashes of tree. */
+static void tree_checkpoint_text(const char *origin, const merkle_hash *tree, uint64_t size,
+                                 struct buffer *out)
+{
+	struct checkpoint c;
+	memset(&c, 0, sizeof(c));
+	snprintf(c.origin, sizeof(c.origin), "%s", origin);
+	c.tree_size = size;
+	ck_assert_int_eq(merkle_root(tree, size, c.root), 0);
+	buffer_reset(out);
+	ck_assert_int_eq(checkpoint_encode(&c, out), 0);
+}
+
+/* A checkpoint request for the tree of size leaves of tree, with tree's own proof from old_size. */
+static int tree_request(uint8_t operation, const char *origin, const merkle_hash *tree, uint64_t old_size,
+                        uint64_t size, struct signer_response *response)
+{
+	struct buffer text;
+	buffer_init(&text);
+	tree_checkpoint_text(origin, tree, size, &text);
+	struct signer_request r;
+	memset(&r, 0, sizeof(r));
+	r.operation = operation;
+	r.text = text.data;
+	r.text_len = text.len;
+	r.old_size = old_size;
+	if (old_size > 0 && size > old_size)
+		ck_assert_int_eq(merkle_consistency_proof(tree, size, old_size, r.proof, &r.proof_count), 0);
+	int rc = signer_service_handle(service, &r, response, &payload);
+	ck_assert_int_eq(rc, response->result);
+	buffer_free(&text);
+	return rc;
+}
+
+/* The log key and the cosignature key answer for one tree per origin: whichever signed last,
+ * the other signs or cosigns only that tree head or one proven consistent with it, so no signer
+ * signs one tree head and cosigns another. */
+START_TEST(test_one_tree_for_both_keys)
+{
+	struct signer_response response;
+	merkle_hash fork[LEAVES];
+	open_default();
+	memcpy(fork, leaves, sizeof(fork));
+	fork[1][0] ^= 1; /* every tree of two leaves or more differs */
+
+	/* Signed with the log key at 4: a cosignature of another head of 4 is an equivocation. */
+	ck_assert_int_eq(tree_request(SIGNER_OP_SIGN_CHECKPOINT, LOG_ORIGIN, leaves, 0, 4, &response), 0);
+	ck_assert_int_eq(tree_request(SIGNER_OP_COSIGN_CHECKPOINT, LOG_ORIGIN, fork, 4, 4, &response),
+	                 DIRAUTH_ERR_COLLISION);
+	/* Nor a fork of another size with its own proof, nor from the empty tree, nor smaller. */
+	ck_assert_int_eq(tree_request(SIGNER_OP_COSIGN_CHECKPOINT, LOG_ORIGIN, fork, 4, 7, &response),
+	                 DIRAUTH_ERR_PROOF);
+	ck_assert_int_eq(tree_request(SIGNER_OP_COSIGN_CHECKPOINT, LOG_ORIGIN, fork, 0, 7, &response),
+	                 DIRAUTH_ERR_MISMATCH);
+	ck_assert_int_eq(tree_request(SIGNER_OP_COSIGN_CHECKPOINT, LOG_ORIGIN, leaves, 4, 3, &response),
+	                 DIRAUTH_ERR_ROLLBACK);
+	/* The head the log key signed is cosigned, as a repeat, and so is an extension of it. */
+	ck_assert_int_eq(tree_request(SIGNER_OP_COSIGN_CHECKPOINT, LOG_ORIGIN, leaves, 4, 4, &response), 0);
+	ck_assert_uint_eq(response.signature.signature_len, 72);
+	ck_assert_int_eq(tree_request(SIGNER_OP_COSIGN_CHECKPOINT, LOG_ORIGIN, leaves, 4, 9, &response), 0);
+
+	/* Now the cosignature is ahead: the log key signs nothing below it or beside it. */
+	ck_assert_int_eq(tree_request(SIGNER_OP_SIGN_CHECKPOINT, LOG_ORIGIN, leaves, 4, 6, &response),
+	                 DIRAUTH_ERR_ROLLBACK);
+	ck_assert_int_eq(tree_request(SIGNER_OP_SIGN_CHECKPOINT, LOG_ORIGIN, leaves, 4, 11, &response),
+	                 DIRAUTH_ERR_MISMATCH);
+	ck_assert_int_eq(tree_request(SIGNER_OP_SIGN_CHECKPOINT, LOG_ORIGIN, fork, 9, 9, &response),
+	                 DIRAUTH_ERR_COLLISION);
+	ck_assert_int_eq(tree_request(SIGNER_OP_SIGN_CHECKPOINT, LOG_ORIGIN, fork, 9, 12, &response),
+	                 DIRAUTH_ERR_PROOF);
+	ck_assert_int_eq(tree_request(SIGNER_OP_SIGN_CHECKPOINT, LOG_ORIGIN, leaves, 9, 9, &response), 0);
+	struct buffer text;
+	buffer_init(&text);
+	tree_checkpoint_text(LOG_ORIGIN, leaves, 9, &text);
+	assert_signed_by(&response, &text, &log_verifier);
+	buffer_free(&text);
+
+	/* Both records are reported, and survive a restart with the rule. */
+	struct buffer origin;
+	buffer_init(&origin);
+	buffer_append_string(&origin, LOG_ORIGIN);
+	ck_assert_int_eq(request(SIGNER_OP_CHECKPOINT_STATE, &origin, &response), 0);
+	ck_assert_ptr_nonnull(memmem(response.payload, response.payload_len, "signed 9 ", 9));
+	ck_assert_ptr_nonnull(memmem(response.payload, response.payload_len, "cosigned 9 ", 11));
+	char detail[256];
+	struct signer_service_options options = options_with(default_certificates, 1);
+	ck_assert_int_eq(open_with(&options, detail, sizeof(detail)), 0);
+	ck_assert_int_eq(tree_request(SIGNER_OP_COSIGN_CHECKPOINT, LOG_ORIGIN, fork, 9, 9, &response),
+	                 DIRAUTH_ERR_COLLISION);
+	ck_assert_int_eq(tree_request(SIGNER_OP_SIGN_CHECKPOINT, LOG_ORIGIN, leaves, 9, 13, &response), 0);
+	ck_assert_int_eq(tree_request(SIGNER_OP_COSIGN_CHECKPOINT, LOG_ORIGIN, leaves, 9, 13, &response),
+	                 DIRAUTH_ERR_MISMATCH);
+	ck_assert_int_eq(tree_request(SIGNER_OP_COSIGN_CHECKPOINT, LOG_ORIGIN, leaves, 13, 13, &response), 0);
+
+	/* A log the signer only cosigns is held to the same rule on its own. */
+	ck_assert_int_eq(
+	    tree_request(SIGNER_OP_COSIGN_CHECKPOINT, "example.com/other-log", fork, 0, 5, &response), 0);
+	ck_assert_int_eq(
+	    tree_request(SIGNER_OP_COSIGN_CHECKPOINT, "example.com/other-log", leaves, 5, 5, &response),
+	    DIRAUTH_ERR_COLLISION);
+	buffer_free(&origin);
+}
+END_TEST
+
 START_TEST(test_key_not_configured)
 {
 	struct signer_response response;
@@ -899,7 +1003,7 @@ START_TEST(test_audit_lines)
 	ck_assert_int_eq(request(SIGNER_OP_SIGN_RECEIPT, &text, &response), 0);
 	checkpoint_text(LOG_ORIGIN, 6, &text);
 	ck_assert_int_eq(checkpoint_request(SIGNER_OP_SIGN_CHECKPOINT, &text, 0, 6, &response), 0);
-	ck_assert_int_eq(checkpoint_request(SIGNER_OP_COSIGN_CHECKPOINT, &text, 0, 6, &response), 0);
+	ck_assert_int_eq(checkpoint_request(SIGNER_OP_COSIGN_CHECKPOINT, &text, 6, 6, &response), 0);
 	checkpoint_text(LOG_ORIGIN, 3, &text);
 	ck_assert_int_eq(checkpoint_request(SIGNER_OP_SIGN_CHECKPOINT, &text, 6, 3, &response),
 	                 DIRAUTH_ERR_ROLLBACK);
@@ -1415,6 +1519,7 @@ static Suite *service_suite(void)
 	tcase_add_test(tc, test_sign_snapshot_header);
 	tcase_add_test(tc, test_sign_checkpoint);
 	tcase_add_test(tc, test_cosign_checkpoint);
+	tcase_add_test(tc, test_one_tree_for_both_keys);
 	tcase_add_test(tc, test_key_not_configured);
 	tcase_add_test(tc, test_certificate_expires_while_running);
 	tcase_add_test(tc, test_audit_lines);

@@ -98,35 +98,96 @@ struct invalid_case {
 	const char *to;
 	int expected;
 	size_t line;
+	const char *why; /* what trust_bundle_parse_explained says, in full */
+	/* Instead of from/to: the third authority line replaced by the key of this example index
+	 * under this name (0: not used). */
+	unsigned third_key_index;
+	const char *third_key_name;
 };
 
 static const struct invalid_case invalid_cases[] = {
-    {"wrong-first-line", "dirauth trust v1", "dirauth trust v2", DIRAUTH_ERR_SYNTAX, 1},
-    {"comment-first", "dirauth trust v1\n", "# x\ndirauth trust v1\n", DIRAUTH_ERR_SYNTAX, 1},
-    {"double-space", "threshold 2", "threshold  2", DIRAUTH_ERR_SYNTAX, 5},
-    {"trailing-space", "threshold 2\n", "threshold 2 \n", DIRAUTH_ERR_SYNTAX, 5},
-    {"unknown-directive", "threshold 2\n", "threshold 2\nquorum 2\n", DIRAUTH_ERR_SYNTAX, 6},
-    {"threshold-zero", "threshold 2", "threshold 0", DIRAUTH_ERR_SYNTAX, 5},
-    {"threshold-too-high", "threshold 2", "threshold 4", DIRAUTH_ERR_SYNTAX, 5},
-    {"threshold-twice", "threshold 2\n", "threshold 2\nthreshold 2\n", DIRAUTH_ERR_SYNTAX, 6},
-    {"threshold-missing", "threshold 2\n", "", DIRAUTH_ERR_SYNTAX, 13},
-    {"threshold-leading-zero", "threshold 2", "threshold 02", DIRAUTH_ERR_SYNTAX, 5},
-    {"bad-namespace-name", "namespace example-net", "namespace Example-net", DIRAUTH_ERR_SYNTAX, 6},
-    {"origin-with-plus", "dirauth.example/example-net", "dirauth.example+example-net", DIRAUTH_ERR_SYNTAX, 6},
+    {"wrong-first-line", "dirauth trust v1", "dirauth trust v2", DIRAUTH_ERR_SYNTAX, 1,
+     "the first line must be 'dirauth trust v1'", 0, NULL},
+    {"comment-first", "dirauth trust v1\n", "# x\ndirauth trust v1\n", DIRAUTH_ERR_SYNTAX, 1,
+     "the first line must be 'dirauth trust v1'", 0, NULL},
+    {"double-space", "threshold 2", "threshold  2", DIRAUTH_ERR_SYNTAX, 5,
+     "two spaces in a row: fields are separated by one space", 0, NULL},
+    {"trailing-space", "threshold 2\n", "threshold 2 \n", DIRAUTH_ERR_SYNTAX, 5, "a trailing space", 0, NULL},
+    {"unknown-directive", "threshold 2\n", "threshold 2\nquorum 2\n", DIRAUTH_ERR_SYNTAX, 6,
+     "unknown directive 'quorum' (known: namespace, authority, threshold, max-body-compressed, "
+     "max-body-uncompressed, max-records)",
+     0, NULL},
+    {"threshold-zero", "threshold 2", "threshold 0", DIRAUTH_ERR_SYNTAX, 5, "threshold: must be at least 1",
+     0, NULL},
+    {"threshold-too-high", "threshold 2", "threshold 4", DIRAUTH_ERR_SYNTAX, 5,
+     "threshold: 4 is more than the 3 authorities listed", 0, NULL},
+    {"threshold-twice", "threshold 2\n", "threshold 2\nthreshold 2\n", DIRAUTH_ERR_SYNTAX, 6,
+     "threshold: given twice (first on line 5)", 0, NULL},
+    {"threshold-missing", "threshold 2\n", "", DIRAUTH_ERR_SYNTAX, 13, "no threshold line", 0, NULL},
+    {"threshold-leading-zero", "threshold 2", "threshold 02", DIRAUTH_ERR_SYNTAX, 5,
+     "threshold: '02' is not a canonical decimal (digits, no sign, no leading zero)", 0, NULL},
+    {"bad-namespace-name", "namespace example-net", "namespace Example-net", DIRAUTH_ERR_SYNTAX, 6,
+     "namespace: 'Example-net' is not a namespace name (1 to 63 bytes of [a-z0-9-], not starting or "
+     "ending with '-')",
+     0, NULL},
+    {"origin-with-plus", "dirauth.example/example-net", "dirauth.example+example-net", DIRAUTH_ERR_SYNTAX, 6,
+     "namespace example-net: 'dirauth.example+example-net' is not an origin (1 to 255 bytes of "
+     "printable ASCII without space or '+')",
+     0, NULL},
     {"namespace-without-origin", "namespace example-net dirauth.example/example-net", "namespace example-net",
-     DIRAUTH_ERR_SYNTAX, 6},
-    {"duplicate-namespace", "namespace example-private", "namespace example-net", DIRAUTH_ERR_SYNTAX, 7},
+     DIRAUTH_ERR_SYNTAX, 6, "namespace: expected 'namespace <name> <origin>'", 0, NULL},
+    {"duplicate-namespace", "namespace example-private", "namespace example-net", DIRAUTH_ERR_SYNTAX, 7,
+     "namespace example-net: already listed on line 6", 0, NULL},
     {"duplicate-origin", "dirauth.example/example-private", "dirauth.example/example-net", DIRAUTH_ERR_SYNTAX,
-     7},
+     7,
+     "namespace example-private: origin dirauth.example/example-net is already the origin of namespace "
+     "example-net (line 6)",
+     0, NULL},
     {"bad-authority-key", "authority authority-2.example+", "authority authority-2.example+0",
-     DIRAUTH_ERR_SYNTAX, 11},
-    {"duplicate-authority", "authority authority-2", "authority authority-1", DIRAUTH_ERR_SYNTAX, 11},
-    {"bad-bound", "max-records 100000", "max-records 0", DIRAUTH_ERR_SYNTAX, 13},
-    {"bound-twice", "max-records 100000\n", "max-records 100000\nmax-records 1\n", DIRAUTH_ERR_SYNTAX, 14},
-    {"bad-comment", "# the three", "# the\tthree", DIRAUTH_ERR_SYNTAX, 9},
-    {"missing-final-newline", "max-records 100000\n", "max-records 100000", DIRAUTH_ERR_SYNTAX, 13},
-    {"crlf", "threshold 2\n", "threshold 2\r\n", DIRAUTH_ERR_SYNTAX, 5},
+     DIRAUTH_ERR_SYNTAX, 11,
+     "authority: not a verifier key (<name>+<key id>+<base64 of 0x01 and the Ed25519 public key>, the key "
+     "id matching the name and key)",
+     0, NULL},
+    {"duplicate-authority", "authority authority-2", "authority authority-1", DIRAUTH_ERR_SYNTAX, 11,
+     "authority authority-1.example: the same key as line 10 (a duplicate line)", 0, NULL},
+    {"authority-second-name", NULL, NULL, DIRAUTH_ERR_SYNTAX, 12,
+     "authority authority-3.example: the key of authority authority-1.example (line 10) under a second "
+     "name; one identity key pins one authority",
+     TEST_KEY_AUTHORITY_1, "authority-3.example"},
+    {"authority-name-twice", NULL, NULL, DIRAUTH_ERR_SYNTAX, 12,
+     "authority authority-1.example: already pinned by another key on line 10; an authority has one "
+     "identity key",
+     TEST_KEY_AUTHORITY_3, "authority-1.example"},
+    {"value-missing", "max-records 100000", "max-records", DIRAUTH_ERR_SYNTAX, 13,
+     "'max-records' without a value", 0, NULL},
+    {"bad-bound", "max-records 100000", "max-records 0", DIRAUTH_ERR_SYNTAX, 13,
+     "max-records: must be at least 1", 0, NULL},
+    {"bound-twice", "max-records 100000\n", "max-records 100000\nmax-records 1\n", DIRAUTH_ERR_SYNTAX, 14,
+     "max-records: given twice (first on line 13)", 0, NULL},
+    {"bad-comment", "# the three", "# the\tthree", DIRAUTH_ERR_SYNTAX, 9,
+     "comment: byte 6 is 0x09: only printable ASCII is allowed", 0, NULL},
+    {"missing-final-newline", "max-records 100000\n", "max-records 100000", DIRAUTH_ERR_SYNTAX, 13,
+     "no newline at the end of the file", 0, NULL},
+    {"crlf", "threshold 2\n", "threshold 2\r\n", DIRAUTH_ERR_SYNTAX, 5,
+     "a carriage return at byte 12: lines end in a bare newline (LF)", 0, NULL},
 };
+
+/* The valid text with its third authority line replaced by the example key of index named name. */
+static void replace_third_authority(const struct buffer *valid, unsigned index, const char *name,
+                                    struct buffer *out)
+{
+	struct test_key third, replacement;
+	uint8_t seed[32];
+	char from[NOTE_VERIFIER_KEY_MAX + 1];
+
+	test_key_load(TEST_KEY_AUTHORITY_3, &third);
+	snprintf(from, sizeof(from), "%s", test_key_verifier_string(&third));
+	test_key_example_seed(index, seed);
+	test_key_from_seed(seed, name, &replacement);
+	test_text_replace(valid->data, valid->len, from, test_key_verifier_string(&replacement), out);
+	test_key_free(&third);
+	test_key_free(&replacement);
+}
 
 START_TEST(test_invalid_vectors)
 {
@@ -138,6 +199,7 @@ START_TEST(test_invalid_vectors)
 	for (size_t i = 0; i < sizeof(invalid_cases) / sizeof(invalid_cases[0]); i++) {
 		const struct invalid_case *c = &invalid_cases[i];
 		char relative[256];
+		char why[TRUST_BUNDLE_WHY_MAX];
 		snprintf(relative, sizeof(relative), VECTOR_DIR "invalid/%s.txt", c->name);
 		struct buffer variant;
 		buffer_init(&variant);
@@ -151,6 +213,8 @@ START_TEST(test_invalid_vectors)
 			    0);
 			ck_assert_int_eq(buffer_append(&variant, first, (size_t)(second - first)), 0);
 			ck_assert_int_eq(buffer_append_string(&variant, third), 0);
+		} else if (c->third_key_index != 0) {
+			replace_third_authority(&valid, c->third_key_index, c->third_key_name, &variant);
 		} else {
 			test_text_replace(valid.data, valid.len, c->from, c->to, &variant);
 		}
@@ -163,8 +227,23 @@ START_TEST(test_invalid_vectors)
 		ck_assert_msg(line == c->line, "%s: line %zu, expected %zu", c->name, line, c->line);
 		ck_assert_uint_eq(bundle->namespace_count, 0);
 		ck_assert_uint_eq(bundle->authority_count, 0);
+		/* The same refusal, in words. */
+		line = 0;
+		rc = trust_bundle_parse_explained(file, len, bundle, &line, why, sizeof(why));
+		ck_assert_int_eq(rc, c->expected);
+		ck_assert_uint_eq(line, c->line);
+		ck_assert_msg(strcmp(why, c->why) == 0, "%s: why '%s', expected '%s'", c->name, why, c->why);
 		free(file);
 		buffer_free(&variant);
+	}
+	/* After success the reason is empty. */
+	{
+		char why[TRUST_BUNDLE_WHY_MAX] = "stale";
+		size_t line = 99;
+		ck_assert_int_eq(
+		    trust_bundle_parse_explained(valid.data, valid.len, bundle, &line, why, sizeof(why)), 0);
+		ck_assert_uint_eq(line, 0);
+		ck_assert_str_eq(why, "");
 	}
 	free(bundle);
 	buffer_free(&valid);
@@ -173,6 +252,7 @@ END_TEST
 
 START_TEST(test_bounds)
 {
+	char why[TRUST_BUNDLE_WHY_MAX];
 	struct trust_bundle *bundle = calloc(1, sizeof(*bundle));
 	ck_assert_ptr_nonnull(bundle);
 	struct buffer text;
@@ -185,6 +265,9 @@ START_TEST(test_bounds)
 		ck_assert_int_eq(buffer_appendf(&text, "namespace n%u origin/%u\n", i, i), 0);
 	ck_assert_int_eq(trust_bundle_parse(text.data, text.len, bundle, &line), DIRAUTH_ERR_BOUNDS);
 	ck_assert_uint_eq(line, TRUST_BUNDLE_MAX_NAMESPACES + 2);
+	ck_assert_int_eq(trust_bundle_parse_explained(text.data, text.len, bundle, &line, why, sizeof(why)),
+	                 DIRAUTH_ERR_BOUNDS);
+	ck_assert_str_eq(why, "more than 64 namespaces");
 
 	/* Too many authorities. */
 	buffer_reset(&text);
@@ -202,6 +285,9 @@ START_TEST(test_bounds)
 	}
 	ck_assert_int_eq(trust_bundle_parse(text.data, text.len, bundle, &line), DIRAUTH_ERR_BOUNDS);
 	ck_assert_uint_eq(line, 4 + TRUST_BUNDLE_MAX_AUTHORITIES);
+	ck_assert_int_eq(trust_bundle_parse_explained(text.data, text.len, bundle, &line, why, sizeof(why)),
+	                 DIRAUTH_ERR_BOUNDS);
+	ck_assert_str_eq(why, "more than 32 authorities");
 
 	/* An overlong comment, and a file over TRUST_BUNDLE_MAX_BYTES. */
 	buffer_reset(&text);
@@ -211,10 +297,24 @@ START_TEST(test_bounds)
 	ck_assert_int_eq(buffer_append_string(&text, "\n"), 0);
 	ck_assert_int_eq(trust_bundle_parse(text.data, text.len, bundle, &line), DIRAUTH_ERR_BOUNDS);
 	ck_assert_uint_eq(line, 2);
+	ck_assert_int_eq(trust_bundle_parse_explained(text.data, text.len, bundle, &line, why, sizeof(why)),
+	                 DIRAUTH_ERR_BOUNDS);
+	ck_assert_str_eq(why, "comment longer than 512 bytes");
 	while (text.len <= TRUST_BUNDLE_MAX_BYTES)
 		ck_assert_int_eq(buffer_append_string(&text, "# padding\n"), 0);
 	ck_assert_int_eq(trust_bundle_parse(text.data, text.len, bundle, &line), DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(trust_bundle_parse_explained(text.data, text.len, bundle, &line, why, sizeof(why)),
+	                 DIRAUTH_ERR_BOUNDS);
+	ck_assert_str_eq(why, "larger than 65536 bytes");
 	ck_assert_int_eq(trust_bundle_parse(text.data, 0, bundle, NULL), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(trust_bundle_parse_explained(text.data, 0, bundle, &line, why, sizeof(why)),
+	                 DIRAUTH_ERR_SYNTAX);
+	ck_assert_str_eq(why, "the first line must be 'dirauth trust v1'");
+	ck_assert_uint_eq(line, 1);
+	/* A reason truncated to a small buffer is still a terminated string. */
+	ck_assert_int_eq(trust_bundle_parse_explained(text.data, 0, bundle, &line, why, 8),
+	                 DIRAUTH_ERR_SYNTAX);
+	ck_assert_str_eq(why, "the fir");
 
 	free(bundle);
 	buffer_free(&text);
@@ -253,6 +353,10 @@ START_TEST(test_encode_refusals)
 	EXPECT_ENCODE(DIRAUTH_ERR_SYNTAX, strcpy(b->namespaces[1].name, b->namespaces[0].name));
 	EXPECT_ENCODE(DIRAUTH_ERR_SYNTAX, strcpy(b->namespaces[1].origin, b->namespaces[0].origin));
 	EXPECT_ENCODE(DIRAUTH_ERR_SYNTAX, b->authorities[2] = b->authorities[0]);
+	/* What the parser refuses the encoder refuses: one name for two keys, one key under two names. */
+	EXPECT_ENCODE(DIRAUTH_ERR_SYNTAX, strcpy(b->authorities[2].name, b->authorities[0].name));
+	EXPECT_ENCODE(DIRAUTH_ERR_SYNTAX, memcpy(b->authorities[2].public_key, b->authorities[0].public_key,
+	                                         sizeof(b->authorities[0].public_key)));
 	EXPECT_ENCODE(DIRAUTH_ERR_SYNTAX, b->authorities[2].type = 7);
 	EXPECT_ENCODE(DIRAUTH_ERR_SYNTAX, strcpy(b->authorities[2].name, "a+b"));
 #undef EXPECT_ENCODE

@@ -9,6 +9,9 @@
  * signer's own ledger. The signer can be stopped and started again mid-test (its ledger and
  * socket path stay), which is how the tests show dirauthd failing closed and recovering.
  *
+ * The signer holds the example log key (named dirauth.example/mix: it signs the checkpoints of
+ * mix's log) and the example cosignature key besides the signing key.
+ *
  * The signer signs for the namespaces mix (dirauth.example/mix) and mail (dirauth.example/mail)
  * on the schedule of the tests of dirauthd (SIGNER_FIXTURE_GENESIS, 60-second epochs, snapshots
  * valid for 3), with a clock skew of an hour, so that a test can publish a run of epochs, or
@@ -48,7 +51,9 @@
 struct signer_fixture {
 	char dir[640]; /* the signer's directory: keys/, ledger/, signer.sock, audit.log */
 	char socket_path[720];
-	char key_path[720]; /* the signing key (example key, 0600 in a 0700 directory) */
+	char key_path[720];             /* the signing key (example key, 0600 in a 0700 directory) */
+	char log_key_path[720];         /* the example log key, named dirauth.example/mix */
+	char cosignature_key_path[720]; /* the example cosignature key */
 	char certificate_path[720];
 	char ledger_path[720];
 	char audit_path[720];
@@ -84,6 +89,8 @@ __attribute__((unused)) static void signer_fixture_prepare(struct signer_fixture
 	snprintf(s->ledger_path, sizeof s->ledger_path, "%s/ledger", s->dir);
 	snprintf(s->audit_path, sizeof s->audit_path, "%s/audit.log", s->dir);
 	snprintf(s->key_path, sizeof s->key_path, "%s/keys/authority1.key", s->dir);
+	snprintf(s->log_key_path, sizeof s->log_key_path, "%s/keys/log.key", s->dir);
+	snprintf(s->cosignature_key_path, sizeof s->cosignature_key_path, "%s/keys/cosignature.key", s->dir);
 	snprintf(s->certificate_path, sizeof s->certificate_path, "%s/keys/authority1.cert", s->dir);
 	char command[1400];
 	snprintf(command, sizeof command, "sh '%s' '%s/keys' >/dev/null",
@@ -140,6 +147,8 @@ __attribute__((unused)) static void signer_fixture_start(struct signer_fixture *
 	    .signing_key_path = s->key_path,
 	    .certificate_paths = certificates,
 	    .certificate_count = 1,
+	    .log_key_path = s->log_key_path,
+	    .cosignature_key_path = s->cosignature_key_path,
 	    .ledger_directory = s->ledger_path,
 	    .namespaces = namespaces,
 	    .namespace_count = 2,

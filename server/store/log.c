@@ -1,0 +1,731 @@
+/*
+ * log.c: each namespace's transparency log in the store's environment (log.h).
+ *
+ * The log must stay a function of the published headers whatever its caller does and wherever
+ * a crash lands, so each change is one write transaction that checks, against the state it
+ * reads, everything the change claims: an append is the next published epoch with its header's
+ * exact text and its own hashes, a checkpoint is of the stored tree. Appends cost one
+ * transaction per leaf (an fsync), which is one per epoch in steady state; only a log caught up
+ * from a long history pays one per past epoch, once.
+ *
+ * Databases ("ns" is the namespace's u16 id of store.c; integers big-endian, fixed-width; every
+ * stored length is checked when read, a wrong one is DIRAUTH_ERR_STORE):
+ *   log_hashes       ns, u8 level, u64 index -> the 32-byte stored hash (tlog/tree.h)
+ *   log_leaves       ns, u64 leaf index -> u64 epoch
+ *   log_epochs       ns, u64 epoch -> u64 leaf index
+ *   log_state        ns -> u64 size, u64 last epoch, u8 has checkpoint, u64 checkpoint size
+ *   log_checkpoints  ns, u64 tree size -> the signed checkpoint note last stored for that size
+ *   log_partials     ns, u8 tile level, u64 tile index, u16 width -> empty: the partial tiles
+ *                    of every checkpointed tree, so that serving one is a single lookup
+ * Leaf bytes are the note text of the header in snapshots (store.c), never copied. Nothing here
+ * is ever deleted.
+ */
+#include "server/store/log.h"
+
+#include "server/store/internal.h"
+
+#include "kv/kv.h"
+#include "schema/checkpoint.h"
+#include "schema/error.h"
+#include "schema/merkle.h"
+#include "schema/note.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#define LOG_HASH_KEY_LEN    (STORE_NS_LEN + 1 + 8)
+#define LOG_STATE_LEN       (8 + 8 + 1 + 8)
+#define LOG_PARTIAL_KEY_LEN (STORE_NS_LEN + 1 + 8 + 2)
+#define LOG_TILE_LEVELS     8 /* tile levels that hold anything: hash levels 0, 8 .. 56 */
+
+/* ---- encodings ---- */
+
+static void hash_key(uint8_t key[LOG_HASH_KEY_LEN], uint16_t ns, uint8_t level, uint64_t index)
+{
+	put_uint(key, ns, STORE_NS_LEN);
+	key[STORE_NS_LEN] = level;
+	put_uint(key + STORE_NS_LEN + 1, index, 8);
+}
+
+static void partial_key(uint8_t key[LOG_PARTIAL_KEY_LEN], uint16_t ns, uint8_t level, uint64_t index,
+                        uint16_t width)
+{
+	put_uint(key, ns, STORE_NS_LEN);
+	key[STORE_NS_LEN] = level;
+	put_uint(key + STORE_NS_LEN + 1, index, 8);
+	put_uint(key + STORE_NS_LEN + 9, width, 2);
+}
+
+/* The log's state in t (zeros when it has none). A damaged record fails t. */
+static void state_get(struct kv_txn *t, struct store *store, uint16_t ns, struct store_log_state *out)
+{
+	uint8_t key[STORE_NS_LEN];
+	struct kv_val value;
+	memset(out, 0, sizeof *out);
+	put_uint(key, ns, STORE_NS_LEN);
+	if (!kv_txn_get(t, store->log_state, key, sizeof key, &value))
+		return;
+	if (value.len != LOG_STATE_LEN || value.data[16] > 1) {
+		kv_txn_fail(t, DIRAUTH_ERR_STORE);
+		return;
+	}
+	out->size = get_uint(value.data, 8);
+	out->last_epoch = get_uint(value.data + 8, 8);
+	out->has_checkpoint = value.data[16] == 1;
+	out->checkpoint_size = get_uint(value.data + 17, 8);
+}
+
+static void state_put(struct kv_txn *t, struct store *store, uint16_t ns, const struct store_log_state *state)
+{
+	uint8_t key[STORE_NS_LEN], value[LOG_STATE_LEN];
+	put_uint(key, ns, STORE_NS_LEN);
+	put_uint(value, state->size, 8);
+	put_uint(value + 8, state->last_epoch, 8);
+	value[16] = state->has_checkpoint ? 1 : 0;
+	put_uint(value + 17, state->checkpoint_size, 8);
+	kv_txn_put(t, store->log_state, key, sizeof key, value, sizeof value);
+}
+
+/* The namespace id of name in t. Returns 0, DIRAUTH_ERR_NOT_FOUND, or a check_name error. */
+static int namespace_of(struct kv_txn *t, struct store *store, const char *name, uint16_t *ns)
+{
+	size_t len;
+	int rc = check_name(name, &len);
+	if (rc)
+		return rc;
+	return namespace_find(t, store, name, len, ns);
+}
+
+/* The note text of the published header of (ns, epoch), parsed into *note (the caller frees
+ * it). Returns 0, DIRAUTH_ERR_NOT_FOUND (not published), DIRAUTH_ERR_STORE (does not parse),
+ * DIRAUTH_ERR_NOMEM, or t's error. */
+static int header_note(struct kv_txn *t, struct store *store, uint16_t ns, uint64_t epoch, struct note **note)
+{
+	uint8_t key[STORE_EPOCH_KEY_LEN];
+	struct kv_val value;
+	*note = NULL;
+	epoch_key(key, ns, epoch);
+	if (!kv_txn_get(t, store->snapshots, key, sizeof key, &value))
+		return t->rc ? t->rc : DIRAUTH_ERR_NOT_FOUND;
+	int rc = note_parse(value.data, value.len, note);
+	if (rc)
+		return rc == DIRAUTH_ERR_NOMEM ? rc : DIRAUTH_ERR_STORE;
+	return 0;
+}
+
+/* 1 when leaf is the note text of the published header of (ns, epoch), 0 when it is not; or a
+ * negative error (header_note's). */
+static int leaf_is_header(struct kv_txn *t, struct store *store, uint16_t ns, uint64_t epoch,
+                          const uint8_t *leaf, size_t leaf_len)
+{
+	struct note *note = NULL;
+	int rc = header_note(t, store, ns, epoch, &note);
+	if (rc)
+		return rc;
+	rc = note->text_len == leaf_len && memcmp(note->text, leaf, leaf_len) == 0;
+	note_free(note);
+	return rc;
+}
+
+struct scan {
+	uint64_t from;
+	uint64_t found;
+	bool have;
+};
+
+static int scan_visit(void *context, struct kv_val key, struct kv_val value)
+{
+	(void)value;
+	struct scan *scan = context;
+	if (key.len != STORE_EPOCH_KEY_LEN)
+		return DIRAUTH_ERR_STORE;
+	uint64_t epoch = get_uint(key.data + STORE_NS_LEN, 8);
+	if (epoch < scan->from)
+		return 0;
+	scan->found = epoch;
+	scan->have = true;
+	return 1;
+}
+
+/* The first published epoch of ns in [from, to]. Walks the snapshots of one block of 256 epochs
+ * (a 7-byte epoch prefix) at a time, so a run of epochs that published nothing costs one cursor
+ * seek per block. Returns 0 with *found, DIRAUTH_ERR_NOT_FOUND, DIRAUTH_ERR_STORE. */
+static int scan_published(struct kv_txn *t, struct store *store, uint16_t ns, uint64_t from, uint64_t to,
+                          uint64_t *found)
+{
+	struct scan scan = {.from = from};
+	if (from > to)
+		return DIRAUTH_ERR_NOT_FOUND;
+	for (uint64_t block = from >> 8;; block++) {
+		uint8_t prefix[STORE_NS_LEN + 7];
+		put_uint(prefix, ns, STORE_NS_LEN);
+		put_uint(prefix + STORE_NS_LEN, block, 7);
+		int rc = kv_txn_walk_prefix(t, store->snapshots, prefix, sizeof prefix, scan_visit, &scan);
+		if (rc < 0)
+			return rc;
+		if (scan.have) {
+			if (scan.found > to)
+				return DIRAUTH_ERR_NOT_FOUND;
+			*found = scan.found;
+			return 0;
+		}
+		if (block == to >> 8)
+			return DIRAUTH_ERR_NOT_FOUND;
+	}
+}
+
+/* The namespace's latest published epoch in t. Returns 0, DIRAUTH_ERR_NOT_FOUND, t's error. */
+static int latest_published(struct kv_txn *t, struct store *store, uint16_t ns, uint64_t *epoch)
+{
+	uint8_t key[STORE_NS_LEN];
+	struct kv_val value;
+	put_uint(key, ns, STORE_NS_LEN);
+	if (!kv_txn_get(t, store->latest, key, sizeof key, &value))
+		return t->rc ? t->rc : DIRAUTH_ERR_NOT_FOUND;
+	if (value.len != 8) {
+		kv_txn_fail(t, DIRAUTH_ERR_STORE);
+		return DIRAUTH_ERR_STORE;
+	}
+	*epoch = get_uint(value.data, 8);
+	return 0;
+}
+
+/* The stored hash (level, index) of ns into out. Returns 0, DIRAUTH_ERR_NOT_FOUND, or
+ * DIRAUTH_ERR_STORE for a damaged one (t failed). */
+static int hash_get(struct kv_txn *t, struct store *store, uint16_t ns, uint8_t level, uint64_t index,
+                    merkle_hash out)
+{
+	uint8_t key[LOG_HASH_KEY_LEN];
+	struct kv_val value;
+	hash_key(key, ns, level, index);
+	if (!kv_txn_get(t, store->log_hashes, key, sizeof key, &value))
+		return t->rc ? t->rc : DIRAUTH_ERR_NOT_FOUND;
+	if (value.len != MERKLE_HASH_SIZE) {
+		kv_txn_fail(t, DIRAUTH_ERR_STORE);
+		return DIRAUTH_ERR_STORE;
+	}
+	memcpy(out, value.data, MERKLE_HASH_SIZE);
+	return 0;
+}
+
+/* The RFC 6962 root of the tree of size leaves, folded from its stored hashes right to left.
+ * Returns 0, DIRAUTH_ERR_STORE (a hash missing), DIRAUTH_ERR_CRYPTO. */
+static int tree_root(struct kv_txn *t, struct store *store, uint16_t ns, uint64_t size, merkle_hash out)
+{
+	merkle_hash parts[64];
+	size_t count = 0;
+	uint64_t position = 0;
+	if (size == 0)
+		return merkle_root(NULL, 0, out);
+	for (int bit = 63; bit >= 0; bit--) {
+		if (!((size >> bit) & 1))
+			continue;
+		int rc = hash_get(t, store, ns, (uint8_t)bit, position >> bit, parts[count++]);
+		if (rc)
+			return rc == DIRAUTH_ERR_NOT_FOUND ? DIRAUTH_ERR_STORE : rc;
+		position += (uint64_t)1 << bit;
+	}
+	memcpy(out, parts[count - 1], MERKLE_HASH_SIZE);
+	for (size_t i = count - 1; i-- > 0;) {
+		merkle_hash folded;
+		if (merkle_node_hash(parts[i], out, folded) != 0)
+			return DIRAUTH_ERR_CRYPTO;
+		memcpy(out, folded, MERKLE_HASH_SIZE);
+	}
+	return 0;
+}
+
+/* Checks that hashes are the records of leaf (leaf_hash) appended at index size: the leaf hash
+ * at (0, size), then each complete subtree it completes, lowest first, each the node hash of its
+ * stored left sibling and the record below. Returns 0, DIRAUTH_ERR_MISMATCH, DIRAUTH_ERR_SYNTAX,
+ * DIRAUTH_ERR_STORE, DIRAUTH_ERR_CRYPTO. */
+static int check_records(struct kv_txn *t, struct store *store, uint16_t ns, uint64_t size,
+                         const merkle_hash leaf_hash, const struct store_log_hash *hashes, size_t count)
+{
+	size_t expected = 1;
+	for (uint64_t index = size; index & 1; index >>= 1)
+		expected++;
+	if (hashes[0].level != 0 || hashes[0].index != size)
+		return DIRAUTH_ERR_MISMATCH;
+	if (count != expected)
+		return DIRAUTH_ERR_SYNTAX;
+	for (size_t j = 0; j < count; j++)
+		if (hashes[j].level != j || hashes[j].index != size >> j)
+			return DIRAUTH_ERR_SYNTAX;
+	if (memcmp(hashes[0].hash, leaf_hash, MERKLE_HASH_SIZE) != 0)
+		return DIRAUTH_ERR_MISMATCH;
+	for (size_t j = 1; j < count; j++) {
+		merkle_hash left, parent;
+		int rc = hash_get(t, store, ns, (uint8_t)(j - 1), (size >> (j - 1)) - 1, left);
+		if (rc)
+			return rc == DIRAUTH_ERR_NOT_FOUND ? DIRAUTH_ERR_STORE : rc;
+		if (merkle_node_hash(left, hashes[j - 1].hash, parent) != 0)
+			return DIRAUTH_ERR_CRYPTO;
+		if (memcmp(parent, hashes[j].hash, MERKLE_HASH_SIZE) != 0)
+			return DIRAUTH_ERR_MISMATCH;
+	}
+	return 0;
+}
+
+/* ---- the state and the published headers ---- */
+
+int store_log_state(struct store *store, const char *namespace_name, struct store_log_state *out)
+{
+	struct kv_txn t;
+	uint16_t ns;
+	if (!store || !out)
+		return DIRAUTH_ERR_SYNTAX;
+	memset(out, 0, sizeof *out);
+	kv_txn_begin(store->env, &t, KV_READ);
+	int rc = namespace_of(&t, store, namespace_name, &ns);
+	if (rc == 0)
+		state_get(&t, store, ns, out);
+	else if (rc == DIRAUTH_ERR_NOT_FOUND && !t.rc)
+		rc = 0;
+	rc = t.rc ? t.rc : rc;
+	kv_txn_abort(&t);
+	return rc;
+}
+
+int store_log_next_published(struct store *store, const char *namespace_name, const uint64_t *after,
+                             uint64_t *epoch)
+{
+	struct kv_txn t;
+	uint16_t ns;
+	uint64_t latest = 0;
+	if (!store || !epoch)
+		return DIRAUTH_ERR_SYNTAX;
+	kv_txn_begin(store->env, &t, KV_READ);
+	int rc = namespace_of(&t, store, namespace_name, &ns);
+	if (rc == 0)
+		rc = latest_published(&t, store, ns, &latest);
+	if (rc == 0) {
+		if (after && *after == UINT64_MAX)
+			rc = DIRAUTH_ERR_NOT_FOUND;
+		else
+			rc = scan_published(&t, store, ns, after ? *after + 1 : 0, latest, epoch);
+	}
+	rc = t.rc ? t.rc : rc;
+	kv_txn_abort(&t);
+	return rc;
+}
+
+/* ---- appending ---- */
+
+int store_log_append(struct store *store, const char *namespace_name, uint64_t epoch, const uint8_t *leaf,
+                     size_t leaf_len, const struct store_log_hash *hashes, size_t count)
+{
+	struct kv_txn t;
+	struct kv_val value;
+	struct store_log_state state;
+	merkle_hash leaf_hash;
+	uint8_t key[STORE_EPOCH_KEY_LEN], field[8];
+	uint16_t ns = 0;
+	uint64_t gap;
+	int rc;
+
+	if (!store || !leaf || leaf_len == 0 || !hashes || count == 0)
+		return DIRAUTH_ERR_SYNTAX;
+	if (count > STORE_LOG_APPEND_MAX)
+		return DIRAUTH_ERR_SYNTAX;
+	if (leaf_len > STORE_LOG_LEAF_MAX)
+		return DIRAUTH_ERR_BOUNDS;
+	if ((rc = merkle_leaf_hash(leaf, leaf_len, leaf_hash)) != 0)
+		return rc;
+
+	kv_txn_begin(store->env, &t, KV_WRITE);
+	if ((rc = namespace_of(&t, store, namespace_name, &ns)) != 0)
+		goto refuse;
+	state_get(&t, store, ns, &state);
+	epoch_key(key, ns, epoch);
+	if (kv_txn_get(&t, store->log_epochs, key, sizeof key, &value)) {
+		/* Already in the log: the same leaf again changes nothing. */
+		rc = leaf_is_header(&t, store, ns, epoch, leaf, leaf_len);
+		rc = rc == 1                       ? 0
+		     : rc == 0                     ? DIRAUTH_ERR_MISMATCH
+		     : rc == DIRAUTH_ERR_NOT_FOUND ? DIRAUTH_ERR_STORE
+		                                   : rc;
+		goto refuse;
+	}
+	if (t.rc)
+		goto refuse;
+	if (state.size > 0 && epoch < state.last_epoch) {
+		rc = DIRAUTH_ERR_ROLLBACK;
+		goto refuse;
+	}
+	if (state.size == UINT64_MAX) {
+		rc = DIRAUTH_ERR_BOUNDS;
+		goto refuse;
+	}
+	rc = leaf_is_header(&t, store, ns, epoch, leaf, leaf_len);
+	if (rc != 1) {
+		rc = rc == 0 ? DIRAUTH_ERR_MISMATCH : rc;
+		goto refuse;
+	}
+	/* No published epoch may be skipped: the one before epoch must be the log's last. */
+	if (epoch > 0) {
+		rc =
+		    scan_published(&t, store, ns, state.size > 0 ? state.last_epoch + 1 : 0, epoch - 1, &gap);
+		if (rc != DIRAUTH_ERR_NOT_FOUND) {
+			rc = rc == 0 ? DIRAUTH_ERR_MISMATCH : rc;
+			goto refuse;
+		}
+	}
+	if ((rc = check_records(&t, store, ns, state.size, leaf_hash, hashes, count)) != 0)
+		goto refuse;
+
+	for (size_t j = 0; j < count; j++) {
+		uint8_t hkey[LOG_HASH_KEY_LEN];
+		hash_key(hkey, ns, hashes[j].level, hashes[j].index);
+		kv_txn_put(&t, store->log_hashes, hkey, sizeof hkey, hashes[j].hash, MERKLE_HASH_SIZE);
+	}
+	uint8_t leaf_key[STORE_EPOCH_KEY_LEN];
+	epoch_key(leaf_key, ns, state.size);
+	put_uint(field, epoch, 8);
+	kv_txn_put(&t, store->log_leaves, leaf_key, sizeof leaf_key, field, sizeof field);
+	put_uint(field, state.size, 8);
+	kv_txn_put(&t, store->log_epochs, key, sizeof key, field, sizeof field);
+	state.size++;
+	state.last_epoch = epoch;
+	state_put(&t, store, ns, &state);
+	return kv_txn_commit(&t);
+
+refuse:
+	kv_txn_abort(&t);
+	return t.rc ? t.rc : rc;
+}
+
+/* ---- reading hashes and leaves ---- */
+
+int store_log_reader_open(struct store *store, const char *namespace_name, struct store_log_reader *reader)
+{
+	struct kv_txn t;
+	struct store_log_state state;
+	uint16_t ns = 0;
+	if (!store || !reader)
+		return DIRAUTH_ERR_SYNTAX;
+	memset(reader, 0, sizeof *reader);
+	kv_txn_begin(store->env, &t, KV_READ);
+	int rc = namespace_of(&t, store, namespace_name, &ns);
+	if (rc == 0) {
+		state_get(&t, store, ns, &state);
+		reader->store = store;
+		reader->namespace_id = ns;
+		reader->tree_size = state.size;
+	}
+	rc = t.rc ? t.rc : rc;
+	kv_txn_abort(&t);
+	return rc;
+}
+
+int store_log_read_hashes(void *context, uint8_t level, uint64_t index, uint64_t count, merkle_hash *out)
+{
+	struct store_log_reader *reader = context;
+	struct kv_txn t;
+	if (!reader || !reader->store || !out)
+		return DIRAUTH_ERR_SYNTAX;
+	if (count == 0 || count > STORE_LOG_READ_MAX)
+		return DIRAUTH_ERR_BOUNDS;
+	if (level > 63)
+		return DIRAUTH_ERR_NOT_FOUND;
+	uint64_t available = reader->tree_size >> level;
+	if (index >= available || count > available - index)
+		return DIRAUTH_ERR_NOT_FOUND;
+	kv_txn_begin(reader->store->env, &t, KV_READ);
+	int rc = 0;
+	for (uint64_t i = 0; i < count && rc == 0; i++) {
+		rc = hash_get(&t, reader->store, reader->namespace_id, level, index + i, out[i]);
+		if (rc == DIRAUTH_ERR_NOT_FOUND)
+			rc = DIRAUTH_ERR_STORE; /* inside the tree: it must be there */
+	}
+	rc = t.rc ? t.rc : rc;
+	kv_txn_abort(&t);
+	return rc;
+}
+
+/* The epoch of leaf index of ns. Returns 0, DIRAUTH_ERR_NOT_FOUND, DIRAUTH_ERR_STORE. */
+static int leaf_epoch(struct kv_txn *t, struct store *store, uint16_t ns, uint64_t index, uint64_t *epoch)
+{
+	uint8_t key[STORE_EPOCH_KEY_LEN];
+	struct kv_val value;
+	epoch_key(key, ns, index);
+	if (!kv_txn_get(t, store->log_leaves, key, sizeof key, &value))
+		return t->rc ? t->rc : DIRAUTH_ERR_NOT_FOUND;
+	if (value.len != 8) {
+		kv_txn_fail(t, DIRAUTH_ERR_STORE);
+		return DIRAUTH_ERR_STORE;
+	}
+	*epoch = get_uint(value.data, 8);
+	return 0;
+}
+
+int store_log_leaf(struct store *store, const char *namespace_name, uint64_t index, uint64_t *epoch,
+                   struct buffer *leaf)
+{
+	struct kv_txn t;
+	struct note *note = NULL;
+	uint16_t ns;
+	uint64_t found = 0;
+	if (!store)
+		return DIRAUTH_ERR_SYNTAX;
+	kv_txn_begin(store->env, &t, KV_READ);
+	int rc = namespace_of(&t, store, namespace_name, &ns);
+	if (rc == 0)
+		rc = leaf_epoch(&t, store, ns, index, &found);
+	if (rc == 0 && leaf) {
+		rc = header_note(&t, store, ns, found, &note);
+		if (rc == DIRAUTH_ERR_NOT_FOUND)
+			rc = DIRAUTH_ERR_STORE; /* a leaf's header is never deleted */
+		if (rc == 0) {
+			buffer_reset(leaf);
+			rc = buffer_append(leaf, note->text, note->text_len);
+		}
+		note_free(note);
+	}
+	if (rc == 0 && epoch)
+		*epoch = found;
+	rc = t.rc ? t.rc : rc;
+	kv_txn_abort(&t);
+	return rc;
+}
+
+int store_log_epoch_leaf(struct store *store, const char *namespace_name, uint64_t epoch, uint64_t *index)
+{
+	struct kv_txn t;
+	struct kv_val value;
+	uint8_t key[STORE_EPOCH_KEY_LEN];
+	uint16_t ns;
+	if (!store || !index)
+		return DIRAUTH_ERR_SYNTAX;
+	kv_txn_begin(store->env, &t, KV_READ);
+	int rc = namespace_of(&t, store, namespace_name, &ns);
+	if (rc == 0) {
+		epoch_key(key, ns, epoch);
+		if (!kv_txn_get(&t, store->log_epochs, key, sizeof key, &value))
+			rc = DIRAUTH_ERR_NOT_FOUND;
+		else if (value.len != 8)
+			rc = DIRAUTH_ERR_STORE;
+		else
+			*index = get_uint(value.data, 8);
+	}
+	rc = t.rc ? t.rc : rc;
+	kv_txn_abort(&t);
+	return rc;
+}
+
+int store_log_leaves(struct store *store, const char *namespace_name, uint64_t start, uint64_t count,
+                     store_log_leaf_visitor visit, void *context)
+{
+	struct kv_txn t;
+	struct store_log_state state;
+	uint16_t ns;
+	if (!store || !visit)
+		return DIRAUTH_ERR_SYNTAX;
+	if (count == 0 || count > STORE_LOG_LEAVES_MAX)
+		return DIRAUTH_ERR_BOUNDS;
+	kv_txn_begin(store->env, &t, KV_READ);
+	int rc = namespace_of(&t, store, namespace_name, &ns);
+	if (rc == 0) {
+		state_get(&t, store, ns, &state);
+		if (start >= state.size || count > state.size - start)
+			rc = DIRAUTH_ERR_NOT_FOUND;
+	}
+	for (uint64_t i = 0; rc == 0 && !t.rc && i < count; i++) {
+		uint64_t epoch = 0;
+		struct note *note = NULL;
+		rc = leaf_epoch(&t, store, ns, start + i, &epoch);
+		if (rc == 0)
+			rc = header_note(&t, store, ns, epoch, &note);
+		if (rc == DIRAUTH_ERR_NOT_FOUND)
+			rc = DIRAUTH_ERR_STORE; /* inside the log: it must be there */
+		if (rc == 0)
+			rc = visit(context, start + i, epoch, note->text, note->text_len);
+		note_free(note);
+	}
+	rc = t.rc ? t.rc : rc;
+	kv_txn_abort(&t);
+	return rc;
+}
+
+/* ---- checkpoints ---- */
+
+/* The note stored for (ns, size) into out (replaced). Returns 0, DIRAUTH_ERR_NOT_FOUND,
+ * DIRAUTH_ERR_NOMEM, t's error. */
+static int checkpoint_get(struct kv_txn *t, struct store *store, uint16_t ns, uint64_t size,
+                          struct buffer *out)
+{
+	uint8_t key[STORE_EPOCH_KEY_LEN];
+	struct kv_val value;
+	epoch_key(key, ns, size);
+	if (!kv_txn_get(t, store->log_checkpoints, key, sizeof key, &value))
+		return t->rc ? t->rc : DIRAUTH_ERR_NOT_FOUND;
+	buffer_reset(out);
+	return buffer_append(out, value.data, value.len);
+}
+
+/* Parses a checkpoint note: *note (the caller frees it) and its text as *checkpoint. Returns 0,
+ * DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS (too long), DIRAUTH_ERR_NOMEM. */
+static int checkpoint_note_parse(const uint8_t *bytes, size_t len, struct note **note,
+                                 struct checkpoint *checkpoint)
+{
+	*note = NULL;
+	if (len > STORE_LOG_CHECKPOINT_MAX)
+		return DIRAUTH_ERR_BOUNDS;
+	int rc = note_parse(bytes, len, note);
+	if (rc == 0 && checkpoint_parse((*note)->text, (*note)->text_len, checkpoint) != 0)
+		rc = DIRAUTH_ERR_SYNTAX;
+	if (rc) {
+		note_free(*note);
+		*note = NULL;
+	}
+	return rc == DIRAUTH_ERR_NOMEM || rc == 0 ? rc : DIRAUTH_ERR_SYNTAX;
+}
+
+int store_log_checkpoint_put(struct store *store, const char *namespace_name, const uint8_t *bytes,
+                             size_t len)
+{
+	struct kv_txn t;
+	struct store_log_state state;
+	struct checkpoint checkpoint;
+	struct note *note = NULL;
+	struct buffer stored;
+	merkle_hash root;
+	uint16_t ns = 0;
+	int rc;
+
+	if (!store || !bytes || len == 0)
+		return DIRAUTH_ERR_SYNTAX;
+	if (len > STORE_LOG_CHECKPOINT_MAX)
+		return DIRAUTH_ERR_BOUNDS;
+	if ((rc = checkpoint_note_parse(bytes, len, &note, &checkpoint)) != 0)
+		return rc;
+	buffer_init(&stored);
+	kv_txn_begin(store->env, &t, KV_WRITE);
+	if ((rc = namespace_of(&t, store, namespace_name, &ns)) != 0)
+		goto refuse;
+	state_get(&t, store, ns, &state);
+	if (t.rc)
+		goto refuse;
+	uint64_t size = checkpoint.tree_size;
+	if (size > state.size) {
+		rc = DIRAUTH_ERR_MISMATCH;
+		goto refuse;
+	}
+	if (state.has_checkpoint && size < state.checkpoint_size) {
+		rc = DIRAUTH_ERR_ROLLBACK;
+		goto refuse;
+	}
+	if (state.has_checkpoint && size == state.checkpoint_size) {
+		/* The same tree head again, with other signatures: its text must be the same. */
+		struct note *previous = NULL;
+		struct checkpoint ignored;
+		rc = checkpoint_get(&t, store, ns, size, &stored);
+		if (rc == 0)
+			rc = checkpoint_note_parse(stored.data, stored.len, &previous, &ignored);
+		if (rc == 0 && (previous->text_len != note->text_len ||
+		                memcmp(previous->text, note->text, note->text_len) != 0))
+			rc = DIRAUTH_ERR_COLLISION;
+		else if (rc == DIRAUTH_ERR_NOT_FOUND || rc == DIRAUTH_ERR_SYNTAX || rc == DIRAUTH_ERR_BOUNDS)
+			rc = DIRAUTH_ERR_STORE;
+		note_free(previous);
+		if (rc)
+			goto refuse;
+	}
+	if ((rc = tree_root(&t, store, ns, size, root)) != 0)
+		goto refuse;
+	if (memcmp(root, checkpoint.root, MERKLE_HASH_SIZE) != 0) {
+		rc = DIRAUTH_ERR_MISMATCH;
+		goto refuse;
+	}
+
+	uint8_t key[STORE_EPOCH_KEY_LEN];
+	epoch_key(key, ns, size);
+	kv_txn_put(&t, store->log_checkpoints, key, sizeof key, bytes, len);
+	for (unsigned level = 0; level < LOG_TILE_LEVELS; level++) {
+		uint16_t width = (uint16_t)((size >> (8 * level)) & 0xff);
+		uint64_t index = level + 1 < LOG_TILE_LEVELS ? size >> (8 * (level + 1)) : 0;
+		uint8_t pkey[LOG_PARTIAL_KEY_LEN];
+		if (width == 0)
+			continue;
+		partial_key(pkey, ns, (uint8_t)level, index, width);
+		kv_txn_put(&t, store->log_partials, pkey, sizeof pkey, NULL, 0);
+	}
+	state.has_checkpoint = true;
+	state.checkpoint_size = size;
+	state_put(&t, store, ns, &state);
+	rc = kv_txn_commit(&t);
+	note_free(note);
+	buffer_free(&stored);
+	return rc;
+
+refuse:
+	kv_txn_abort(&t);
+	note_free(note);
+	buffer_free(&stored);
+	return t.rc ? t.rc : rc;
+}
+
+int store_log_checkpoint(struct store *store, const char *namespace_name, struct buffer *note, uint64_t *size)
+{
+	struct kv_txn t;
+	struct store_log_state state;
+	uint16_t ns;
+	if (!store || !note)
+		return DIRAUTH_ERR_SYNTAX;
+	kv_txn_begin(store->env, &t, KV_READ);
+	int rc = namespace_of(&t, store, namespace_name, &ns);
+	if (rc == 0) {
+		state_get(&t, store, ns, &state);
+		rc = state.has_checkpoint ? 0 : DIRAUTH_ERR_NOT_FOUND;
+	}
+	if (rc == 0 && !t.rc) {
+		rc = checkpoint_get(&t, store, ns, state.checkpoint_size, note);
+		if (rc == DIRAUTH_ERR_NOT_FOUND)
+			rc = DIRAUTH_ERR_STORE; /* the state names it */
+	}
+	if (rc == 0 && size)
+		*size = state.checkpoint_size;
+	rc = t.rc ? t.rc : rc;
+	kv_txn_abort(&t);
+	return rc;
+}
+
+int store_log_checkpoint_at(struct store *store, const char *namespace_name, uint64_t size,
+                            struct buffer *note)
+{
+	struct kv_txn t;
+	uint16_t ns;
+	if (!store || !note)
+		return DIRAUTH_ERR_SYNTAX;
+	kv_txn_begin(store->env, &t, KV_READ);
+	int rc = namespace_of(&t, store, namespace_name, &ns);
+	if (rc == 0)
+		rc = checkpoint_get(&t, store, ns, size, note);
+	rc = t.rc ? t.rc : rc;
+	kv_txn_abort(&t);
+	return rc;
+}
+
+int store_log_partial_tile(struct store *store, const char *namespace_name, uint8_t level, uint64_t index,
+                           uint16_t width)
+{
+	struct kv_txn t;
+	struct kv_val value;
+	uint8_t key[LOG_PARTIAL_KEY_LEN];
+	uint16_t ns;
+	if (!store)
+		return DIRAUTH_ERR_SYNTAX;
+	if (level >= LOG_TILE_LEVELS || width == 0 || width > 255)
+		return DIRAUTH_ERR_BOUNDS;
+	kv_txn_begin(store->env, &t, KV_READ);
+	int rc = namespace_of(&t, store, namespace_name, &ns);
+	if (rc == 0) {
+		partial_key(key, ns, level, index, width);
+		if (!kv_txn_get(&t, store->log_partials, key, sizeof key, &value))
+			rc = DIRAUTH_ERR_NOT_FOUND;
+	}
+	rc = t.rc ? t.rc : rc;
+	kv_txn_abort(&t);
+	return rc;
+}

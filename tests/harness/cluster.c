@@ -1,0 +1,1192 @@
+/*
+ * cluster.c: n authorities on loopback (cluster.h).
+ *
+ * The layout is written once at start: fresh keys per authority (signing, log, cosignature; the
+ * identity key stays in memory and issues the signing key's certificate), one configuration per
+ * authority that differs from the others only in the URLs (each peer reached through the proxy
+ * of that directed link), the signer's configuration with the same schedule, a clock file per
+ * authority, the providers' keys and the mirrors' trust bundle.
+ *
+ * Processes are forked and exec'd here rather than with test_spawn so that each child gets
+ * PR_SET_PDEATHSIG: a test that fails ends its process at once (Check's _exit) and takes its
+ * daemons with it. The janitor is a forked process in its own session that reads pids from a
+ * pipe (one record per start and per reap) until the pipe closes; a closing without the "done"
+ * record means the test died, and the janitor kills what is left and removes the directory.
+ */
+#include "tests/harness/cluster.h"
+
+#include "schema/certificate.h"
+#include "schema/crypto.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
+#include "schema/registration.h"
+
+#include <check.h>
+#include <curl/curl.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PATH_CAP         768
+#define START_TIMEOUT_MS 30000 /* a sanitized dirauthd opening its store can take seconds */
+#define STOP_TIMEOUT_MS  5000
+#define RESPONSE_CAP     (64u * 1024 * 1024)
+#define JANITOR_PIDS_MAX 256
+#define CERTIFICATE_DAYS 30
+
+struct member {
+	char name[64];
+	char dir[PATH_CAP];
+	char config_path[PATH_CAP];
+	char signer_config_path[PATH_CAP];
+	char clock_path[PATH_CAP];
+	char log_path[PATH_CAP];
+	char signer_log_path[PATH_CAP];
+	char socket_path[PATH_CAP];
+	char url[64];
+	unsigned port;
+	pid_t pid;
+	pid_t signer_pid;
+	int64_t skew;
+	int impersonated;
+	struct signer_key *identity;
+	struct signer_key *signing;
+	struct buffer certificate;
+	struct buffer certificate_bundle;
+};
+
+struct cluster {
+	struct cluster_options options; /* with the defaults filled in */
+	struct epoch_schedule schedule;
+	size_t n;
+	char dir[256];
+	char trust_path[PATH_CAP];
+	struct member members[CLUSTER_MAX_AUTHORITIES];
+	struct faultproxy *links[CLUSTER_MAX_AUTHORITIES][CLUSTER_MAX_AUTHORITIES];
+	struct signer_key *providers[CLUSTER_PROVIDERS];
+	struct signer_key *stranger;
+	uint64_t base;
+	int keep;
+	int janitor_fd;
+	pid_t janitor_pid;
+	unsigned fetches;
+};
+
+/* --- the janitor ---------------------------------------------------------------------------- */
+
+struct janitor_record {
+	int32_t op; /* 'p' started, 'x' reaped, 'd' torn down cleanly */
+	int32_t pid;
+};
+
+static int is_ours(pid_t pid)
+{
+	char path[64], cmdline[4096];
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, cmdline, sizeof cmdline - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	cmdline[n] = 0;
+	return strstr(cmdline, "dirauth") != NULL;
+}
+
+static int is_gone(pid_t pid)
+{
+	char path[64], stat_text[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 1;
+	ssize_t n = read(fd, stat_text, sizeof stat_text - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	stat_text[n] = 0;
+	const char *paren = strrchr(stat_text, ')');
+	return paren && paren[1] == ' ' && (paren[2] == 'Z' || paren[2] == 'X');
+}
+
+static void janitor_run(int fd, const char *dir, int keep)
+{
+	setsid(); /* out of the test's process group, which Check kills when the test ends */
+	int null = open("/dev/null", O_RDWR);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+	}
+	for (int other = 3; other < 1024; other++)
+		if (other != fd)
+			close(other);
+	pid_t pids[JANITOR_PIDS_MAX];
+	size_t count = 0;
+	struct janitor_record record;
+	for (;;) {
+		ssize_t n = read(fd, &record, sizeof record);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != (ssize_t)sizeof record)
+			break;
+		if (record.op == 'd')
+			_exit(0);
+		if (record.op == 'p' && count < JANITOR_PIDS_MAX)
+			pids[count++] = record.pid;
+		if (record.op == 'x')
+			for (size_t i = 0; i < count; i++)
+				if (pids[i] == record.pid)
+					pids[i--] = pids[--count];
+	}
+	for (size_t i = 0; i < count; i++)
+		if (is_ours(pids[i]))
+			kill(pids[i], SIGKILL);
+	for (int waited = 0; waited < 5000; waited += 20) {
+		size_t left = 0;
+		for (size_t i = 0; i < count; i++)
+			left += !is_gone(pids[i]);
+		if (left == 0)
+			break;
+		struct timespec ts = {0, 20 * 1000000L};
+		nanosleep(&ts, NULL);
+	}
+	if (!keep)
+		test_remove_tree(dir);
+	_exit(0);
+}
+
+static void janitor_start(struct cluster *c)
+{
+	int fds[2];
+	ck_assert_msg(pipe(fds) == 0, "pipe: %s", strerror(errno));
+	pid_t pid = fork();
+	ck_assert_msg(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		close(fds[1]);
+		janitor_run(fds[0], c->dir, c->keep);
+	}
+	close(fds[0]);
+	ck_assert(fcntl(fds[1], F_SETFD, FD_CLOEXEC) == 0); /* daemons must not hold it open */
+	c->janitor_fd = fds[1];
+	c->janitor_pid = pid;
+}
+
+static void janitor_tell(struct cluster *c, char op, pid_t pid)
+{
+	if (c->janitor_fd < 0)
+		return;
+	struct janitor_record record = {op, (int32_t)pid};
+	ssize_t n = write(c->janitor_fd, &record, sizeof record);
+	(void)n; /* a janitor that is gone cannot be told; teardown still runs here */
+}
+
+/* --- processes ------------------------------------------------------------------------------ */
+
+static pid_t spawn(struct cluster *c, const char *binary, const char *config, const char *log_path)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s", binary);
+	char *argv[] = {path, "--config", (char *)config, NULL};
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	ck_assert_msg(pid >= 0, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
+		int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (fd < 0)
+			_exit(127);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	janitor_tell(c, 'p', pid);
+	return pid;
+}
+
+/* Waits for pid for at most timeout_ms; 1 when it was reaped. */
+static int reap(pid_t pid, int timeout_ms)
+{
+	for (int waited = 0;; waited += 10) {
+		int status = 0;
+		pid_t got = waitpid(pid, &status, WNOHANG);
+		if (got == pid || (got < 0 && errno == ECHILD))
+			return 1;
+		if (waited >= timeout_ms)
+			return 0;
+		test_sleep_ms(10);
+	}
+}
+
+/* Ends *pid: signal, then SIGKILL if it is still there after STOP_TIMEOUT_MS. */
+static void end_process(struct cluster *c, pid_t *pid, int signal)
+{
+	if (*pid <= 0)
+		return;
+	kill(*pid, signal);
+	if (!reap(*pid, signal == SIGKILL ? 60000 : STOP_TIMEOUT_MS)) {
+		kill(*pid, SIGKILL);
+		reap(*pid, 60000);
+	}
+	janitor_tell(c, 'x', *pid);
+	*pid = 0;
+}
+
+static void wait_signer(struct member *m)
+{
+	for (int waited = 0; waited < START_TIMEOUT_MS; waited += 20) {
+		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+		ck_assert(fd >= 0);
+		struct sockaddr_un address;
+		memset(&address, 0, sizeof address);
+		address.sun_family = AF_UNIX;
+		ck_assert(strlen(m->socket_path) < sizeof address.sun_path);
+		memcpy(address.sun_path, m->socket_path, strlen(m->socket_path) + 1);
+		int connected = connect(fd, (struct sockaddr *)&address, sizeof address) == 0;
+		close(fd);
+		if (connected)
+			return;
+		ck_assert_msg(waitpid(m->signer_pid, NULL, WNOHANG) == 0, "%s: dirauth-signer exited; see %s",
+		              m->name, m->signer_log_path);
+		test_sleep_ms(20);
+	}
+	ck_abort_msg("%s: dirauth-signer did not listen on %s; see %s", m->name, m->socket_path,
+	             m->signer_log_path);
+}
+
+static void wait_health(struct member *m)
+{
+	char url[128];
+	snprintf(url, sizeof url, "%s/v1/health", m->url);
+	for (int waited = 0; waited < START_TIMEOUT_MS; waited += 20) {
+		struct cluster_response response;
+		long status = cluster_http(url, NULL, 0, NULL, 1000, &response);
+		cluster_response_free(&response);
+		if (status == 200)
+			return;
+		ck_assert_msg(waitpid(m->pid, NULL, WNOHANG) == 0, "%s: dirauthd exited; see %s", m->name,
+		              m->log_path);
+		test_sleep_ms(20);
+	}
+	ck_abort_msg("%s: dirauthd did not answer %s; see %s", m->name, url, m->log_path);
+}
+
+static void start_member(struct cluster *c, struct member *m)
+{
+	if (m->signer_pid == 0) {
+		m->signer_pid = spawn(c, test_binary_path("signer/dirauth-signer"), m->signer_config_path,
+		                      m->signer_log_path);
+		wait_signer(m);
+	}
+	if (m->pid == 0) {
+		m->pid = spawn(c, test_binary_path("server/dirauthd"), m->config_path, m->log_path);
+		wait_health(m);
+	}
+}
+
+/* --- layout --------------------------------------------------------------------------------- */
+
+static void make_dir(const char *path, mode_t mode)
+{
+	ck_assert_msg(mkdir(path, mode) == 0, "mkdir %s: %s", path, strerror(errno));
+}
+
+static struct signer_key *new_key(const char *name, const char *path)
+{
+	struct signer_key *key = NULL;
+	int rc = signer_key_generate(name, &key);
+	ck_assert_msg(rc == 0, "generate %s: %s", name, dirauth_strerror(rc));
+	if (path) {
+		rc = signer_key_save(key, path);
+		ck_assert_msg(rc == 0, "save %s: %s", path, dirauth_strerror(rc));
+	}
+	return key;
+}
+
+static void verifier_text(const struct note_verifier *verifier, char out[NOTE_VERIFIER_KEY_MAX + 1])
+{
+	note_verifier_format(verifier, out);
+}
+
+/* The identity key certifies the signing key for a month around the start. */
+static void issue_certificate(struct cluster *c, struct member *m, const char *path)
+{
+	struct certificate certificate;
+	memset(&certificate, 0, sizeof certificate);
+	snprintf(certificate.authority, sizeof certificate.authority, "%s", m->name);
+	certificate.identity = *signer_key_verifier(m->identity);
+	certificate.signing_key = *signer_key_verifier(m->signing);
+	certificate.valid_after = CLUSTER_START_TIME - 86400;
+	certificate.valid_until = CLUSTER_START_TIME + CERTIFICATE_DAYS * 86400ULL;
+	struct buffer text;
+	struct note_signature signature;
+	buffer_init(&text);
+	buffer_init(&m->certificate);
+	buffer_init(&m->certificate_bundle);
+	ck_assert(certificate_encode(&certificate, &text) == 0);
+	ck_assert(signer_key_sign(m->identity, text.data, text.len, &signature) == 0);
+	ck_assert(note_format(text.data, text.len, &signature, 1, &m->certificate) == 0);
+	buffer_free(&text);
+	const uint8_t *notes[1] = {m->certificate.data};
+	size_t lengths[1] = {m->certificate.len};
+	ck_assert(certificate_bundle_encode(notes, lengths, 1, &m->certificate_bundle) == 0);
+	test_write_file(path, m->certificate.data, m->certificate.len, 0644);
+	(void)c;
+}
+
+static void write_clock(const struct member *m, uint64_t now)
+{
+	char text[32], temp[PATH_CAP + 8];
+	int n = snprintf(text, sizeof text, "%llu\n", (unsigned long long)now);
+	snprintf(temp, sizeof temp, "%s.tmp", m->clock_path);
+	test_write_file(temp, text, (size_t)n, 0644);
+	ck_assert_msg(rename(temp, m->clock_path) == 0, "rename %s: %s", temp, strerror(errno));
+}
+
+static void write_signer_config(const struct cluster *c, const struct member *m)
+{
+	struct buffer config;
+	buffer_init(&config);
+	ck_assert(buffer_appendf(&config,
+	                         "# dirauth-signer of %s in a test cluster\n"
+	                         "authority: %s\n"
+	                         "socket: signer.sock\n"
+	                         "allowed_uid: %u\n"
+	                         "state_dir: signer-state\n"
+	                         "signing_key: keys/signing.key\n"
+	                         "certificates: [keys/signing.cert]\n"
+	                         "log_key: keys/log.key\n"
+	                         "cosignature_key: keys/cosignature.key\n"
+	                         "audit_log: signer-audit.log\n"
+	                         "clock_skew_seconds: %llu\n"
+	                         "clock: { source: file, path: clock }\n"
+	                         "namespaces:\n"
+	                         "  - { name: %s, origin: %s, genesis: %llu, length_seconds: %llu, "
+	                         "validity_epochs: %llu }\n",
+	                         m->name, m->name, (unsigned)getuid(),
+	                         (unsigned long long)c->options.clock_skew_seconds, CLUSTER_NAMESPACE,
+	                         CLUSTER_ORIGIN, (unsigned long long)c->schedule.genesis,
+	                         (unsigned long long)c->schedule.length,
+	                         (unsigned long long)c->schedule.validity_epochs) == 0);
+	test_write_file(m->signer_config_path, config.data, config.len, 0644);
+	buffer_free(&config);
+}
+
+static void write_config(const struct cluster *c, size_t self)
+{
+	const struct member *m = &c->members[self];
+	char provider[CLUSTER_PROVIDERS][NOTE_VERIFIER_KEY_MAX + 1];
+	for (size_t p = 0; p < CLUSTER_PROVIDERS; p++)
+		verifier_text(signer_key_verifier(c->providers[p]), provider[p]);
+	struct buffer config;
+	buffer_init(&config);
+	ck_assert(
+	    buffer_appendf(&config,
+	                   "# dirauthd of %s in a test cluster; peers are reached through fault proxies\n"
+	                   "authority:\n"
+	                   "  name: %s\n"
+	                   "  signer_socket: signer.sock\n"
+	                   "listen: { address: 127.0.0.1, port: %u }\n"
+	                   "data_dir: data\n"
+	                   "epoch: { length_seconds: %llu, genesis: %llu, validity_epochs: %llu, "
+	                   "prepare_seconds: %llu, vote_seconds: %llu, signature_seconds: %llu }\n"
+	                   "clock: { source: file, path: clock }\n"
+	                   "namespaces:\n"
+	                   "  - { name: %s, origin: %s }\n"
+	                   "providers:\n"
+	                   "  - key: \"%s\"\n"
+	                   "    namespaces: [%s]\n"
+	                   "    classes: [mix-gateway, bridge]\n"
+	                   "  - key: \"%s\"\n"
+	                   "    namespaces: [%s]\n"
+	                   "    classes: [mix-gateway, mailbox-provider]\n"
+	                   "bounds: { clock_skew_seconds: %llu }\n"
+	                   "authorities:\n"
+	                   "  threshold: %zu\n"
+	                   "  timeout_seconds: %u\n"
+	                   "  connect_timeout_seconds: %u\n"
+	                   "  retries: 1\n"
+	                   "  members:\n",
+	                   m->name, m->name, m->port, (unsigned long long)c->schedule.length,
+	                   (unsigned long long)c->schedule.genesis,
+	                   (unsigned long long)c->schedule.validity_epochs,
+	                   (unsigned long long)c->schedule.prepare, (unsigned long long)c->schedule.vote,
+	                   (unsigned long long)c->schedule.signature, CLUSTER_NAMESPACE, CLUSTER_ORIGIN,
+	                   provider[0], CLUSTER_NAMESPACE, provider[1], CLUSTER_NAMESPACE,
+	                   (unsigned long long)c->options.clock_skew_seconds, c->options.threshold,
+	                   c->options.peer_timeout_seconds, c->options.peer_connect_timeout_seconds) == 0);
+	for (size_t j = 0; j < c->n; j++) {
+		char identity[NOTE_VERIFIER_KEY_MAX + 1], url[64];
+		verifier_text(signer_key_verifier(c->members[j].identity), identity);
+		if (j == self)
+			snprintf(url, sizeof url, "%s", m->url);
+		else
+			snprintf(url, sizeof url, "http://127.0.0.1:%u", faultproxy_port(c->links[self][j]));
+		ck_assert(buffer_appendf(&config, "    - { name: %s, identity: \"%s\", url: \"%s\" }\n",
+		                         c->members[j].name, identity, url) == 0);
+	}
+	test_write_file(m->config_path, config.data, config.len, 0644);
+	buffer_free(&config);
+}
+
+static void write_trust_bundle(struct cluster *c)
+{
+	struct buffer bundle;
+	buffer_init(&bundle);
+	ck_assert(buffer_appendf(&bundle,
+	                         "dirauth trust v1\n"
+	                         "# the test cluster's %zu authorities; a snapshot needs %zu of them\n"
+	                         "namespace %s %s\n",
+	                         c->n, c->options.threshold, CLUSTER_NAMESPACE, CLUSTER_ORIGIN) == 0);
+	for (size_t i = 0; i < c->n; i++) {
+		char identity[NOTE_VERIFIER_KEY_MAX + 1];
+		verifier_text(signer_key_verifier(c->members[i].identity), identity);
+		ck_assert(buffer_appendf(&bundle, "authority %s\n", identity) == 0);
+	}
+	ck_assert(buffer_appendf(&bundle, "threshold %zu\n", c->options.threshold) == 0);
+	snprintf(c->trust_path, sizeof c->trust_path, "%s/trust-bundle.txt", c->dir);
+	test_write_file(c->trust_path, bundle.data, bundle.len, 0644);
+	buffer_free(&bundle);
+}
+
+static void fill_defaults(struct cluster_options *o)
+{
+	ck_assert_msg(o->authorities >= 1 && o->authorities <= CLUSTER_MAX_AUTHORITIES,
+	              "cluster: %zu authorities", o->authorities);
+	ck_assert_msg(o->threshold >= 1 && o->threshold <= o->authorities, "cluster: threshold %zu of %zu",
+	              o->threshold, o->authorities);
+	if (!o->epoch_length)
+		o->epoch_length = 6;
+	if (!o->prepare_seconds && !o->vote_seconds && !o->signature_seconds) {
+		o->prepare_seconds = o->epoch_length * 2 / 3;
+		o->vote_seconds = o->epoch_length / 3;
+		o->signature_seconds = o->epoch_length / 3;
+	}
+	if (!o->validity_epochs)
+		o->validity_epochs = 3;
+	if (!o->clock_skew_seconds)
+		o->clock_skew_seconds = 2;
+	if (!o->peer_timeout_seconds)
+		o->peer_timeout_seconds = 2;
+	if (!o->peer_connect_timeout_seconds)
+		o->peer_connect_timeout_seconds = 1;
+	const char *pace = getenv(CLUSTER_PACE_ENV);
+	if (pace && *pace)
+		o->ms_per_second = (unsigned)strtoul(pace, NULL, 10);
+	if (!o->ms_per_second)
+		o->ms_per_second = 250;
+}
+
+struct cluster *cluster_start(const struct cluster_options *options)
+{
+	struct cluster *c = calloc(1, sizeof *c);
+	ck_assert(c != NULL);
+	c->options = *options;
+	fill_defaults(&c->options);
+	c->n = c->options.authorities;
+	c->janitor_fd = -1;
+	c->schedule.length = c->options.epoch_length;
+	c->schedule.genesis = CLUSTER_START_TIME - CLUSTER_FIRST_EPOCH * c->options.epoch_length;
+	c->schedule.validity_epochs = c->options.validity_epochs;
+	c->schedule.prepare = c->options.prepare_seconds;
+	c->schedule.vote = c->options.vote_seconds;
+	c->schedule.signature = c->options.signature_seconds;
+	ck_assert_msg(schedule_check(&c->schedule) == 0, "cluster: epoch phases out of range");
+	c->base = CLUSTER_START_TIME;
+	const char *keep = getenv(CLUSTER_KEEP_ENV);
+	c->keep = keep && strcmp(keep, "1") == 0;
+
+	/* Peers talk to each other on loopback: no proxy from the environment in between. */
+	setenv("no_proxy", "127.0.0.1,localhost", 1);
+	setenv("NO_PROXY", "127.0.0.1,localhost", 1);
+
+	test_make_tempdir(c->dir, sizeof c->dir);
+	if (c->keep)
+		fprintf(stderr, "cluster: %s is kept (%s=1)\n", c->dir, CLUSTER_KEEP_ENV);
+	janitor_start(c);
+
+	char path[PATH_CAP + 64];
+	snprintf(path, sizeof path, "%s/providers", c->dir);
+	make_dir(path, 0700);
+	for (size_t p = 0; p < CLUSTER_PROVIDERS; p++) {
+		char name[64], file[PATH_CAP + 96];
+		snprintf(name, sizeof name, "provider%zu.example", p);
+		snprintf(file, sizeof file, "%s/provider%zu.key", path, p);
+		c->providers[p] = new_key(name, file);
+	}
+	c->stranger = new_key("stranger.example", NULL);
+
+	for (size_t i = 0; i < c->n; i++) {
+		struct member *m = &c->members[i];
+		snprintf(m->name, sizeof m->name, "authority%zu.dirauth.example", i);
+		snprintf(m->dir, sizeof m->dir, "%s/a%zu", c->dir, i);
+		make_dir(m->dir, 0700);
+		snprintf(path, sizeof path, "%s/keys", m->dir);
+		make_dir(path, 0700);
+		char file[PATH_CAP + 96], log_name[160];
+		m->identity = new_key(m->name, NULL);
+		snprintf(file, sizeof file, "%s/keys/signing.key", m->dir);
+		m->signing = new_key(m->name, file);
+		snprintf(file, sizeof file, "%s/keys/log.key", m->dir);
+		signer_key_free(new_key(CLUSTER_ORIGIN, file));
+		snprintf(file, sizeof file, "%s/keys/cosignature.key", m->dir);
+		snprintf(log_name, sizeof log_name, "%s/cosigner", m->name);
+		signer_key_free(new_key(log_name, file));
+		snprintf(file, sizeof file, "%s/keys/signing.cert", m->dir);
+		issue_certificate(c, m, file);
+		m->port = test_free_port();
+		snprintf(m->url, sizeof m->url, "http://127.0.0.1:%u", m->port);
+		snprintf(m->config_path, sizeof m->config_path, "%s/dirauthd.yaml", m->dir);
+		snprintf(m->signer_config_path, sizeof m->signer_config_path, "%s/dirauth-signer.yaml",
+		         m->dir);
+		snprintf(m->clock_path, sizeof m->clock_path, "%s/clock", m->dir);
+		snprintf(m->log_path, sizeof m->log_path, "%s/dirauthd.log", m->dir);
+		snprintf(m->signer_log_path, sizeof m->signer_log_path, "%s/dirauth-signer.log", m->dir);
+		snprintf(m->socket_path, sizeof m->socket_path, "%s/signer.sock", m->dir);
+		write_clock(m, c->base);
+	}
+	for (size_t from = 0; from < c->n; from++)
+		for (size_t to = 0; to < c->n; to++) {
+			if (from == to)
+				continue;
+			struct faultproxy_options proxy = {.target_host = "127.0.0.1",
+			                                   .target_port = c->members[to].port};
+			int rc = faultproxy_start(&proxy, &c->links[from][to]);
+			ck_assert_msg(rc == 0, "proxy %zu->%zu: %s", from, to, dirauth_strerror(rc));
+		}
+	for (size_t i = 0; i < c->n; i++) {
+		write_signer_config(c, &c->members[i]);
+		write_config(c, i);
+	}
+	write_trust_bundle(c);
+	/* Signers first, all of them, so that the daemons' start overlaps nothing slow. */
+	for (size_t i = 0; i < c->n; i++) {
+		struct member *m = &c->members[i];
+		m->signer_pid = spawn(c, test_binary_path("signer/dirauth-signer"), m->signer_config_path,
+		                      m->signer_log_path);
+	}
+	for (size_t i = 0; i < c->n; i++)
+		wait_signer(&c->members[i]);
+	for (size_t i = 0; i < c->n; i++) {
+		struct member *m = &c->members[i];
+		m->pid = spawn(c, test_binary_path("server/dirauthd"), m->config_path, m->log_path);
+	}
+	for (size_t i = 0; i < c->n; i++)
+		wait_health(&c->members[i]);
+	return c;
+}
+
+void cluster_free(struct cluster *c)
+{
+	if (!c)
+		return;
+	/* Everything is asked to stop at once, then waited for. */
+	for (size_t i = 0; i < c->n; i++)
+		if (c->members[i].pid > 0)
+			kill(c->members[i].pid, SIGTERM);
+	for (size_t i = 0; i < c->n; i++)
+		end_process(c, &c->members[i].pid, SIGTERM);
+	for (size_t i = 0; i < c->n; i++)
+		if (c->members[i].signer_pid > 0)
+			kill(c->members[i].signer_pid, SIGTERM);
+	for (size_t i = 0; i < c->n; i++)
+		end_process(c, &c->members[i].signer_pid, SIGTERM);
+	for (size_t from = 0; from < c->n; from++)
+		for (size_t to = 0; to < c->n; to++)
+			faultproxy_stop(c->links[from][to]);
+	for (size_t i = 0; i < c->n; i++) {
+		signer_key_free(c->members[i].identity);
+		signer_key_free(c->members[i].signing);
+		buffer_free(&c->members[i].certificate);
+		buffer_free(&c->members[i].certificate_bundle);
+	}
+	for (size_t p = 0; p < CLUSTER_PROVIDERS; p++)
+		signer_key_free(c->providers[p]);
+	signer_key_free(c->stranger);
+	if (c->keep)
+		fprintf(stderr, "cluster: kept %s\n", c->dir);
+	else
+		test_remove_tree(c->dir);
+	janitor_tell(c, 'd', 0);
+	close(c->janitor_fd);
+	reap(c->janitor_pid, 5000);
+	free(c);
+}
+
+static struct member *member(struct cluster *c, size_t i)
+{
+	ck_assert_msg(i < c->n, "no authority %zu in a cluster of %zu", i, c->n);
+	return &c->members[i];
+}
+
+static const struct member *member_const(const struct cluster *c, size_t i)
+{
+	ck_assert_msg(i < c->n, "no authority %zu in a cluster of %zu", i, c->n);
+	return &c->members[i];
+}
+
+void cluster_kill(struct cluster *c, size_t i)
+{
+	struct member *m = member(c, i);
+	end_process(c, &m->pid, SIGKILL);
+	end_process(c, &m->signer_pid, SIGKILL);
+}
+
+void cluster_kill_signer(struct cluster *c, size_t i)
+{
+	end_process(c, &member(c, i)->signer_pid, SIGKILL);
+}
+
+void cluster_stop_authority(struct cluster *c, size_t i)
+{
+	struct member *m = member(c, i);
+	end_process(c, &m->pid, SIGTERM);
+	end_process(c, &m->signer_pid, SIGTERM);
+}
+
+void cluster_restart(struct cluster *c, size_t i)
+{
+	struct member *m = member(c, i);
+	start_member(c, m);
+	if (m->impersonated) {
+		for (size_t from = 0; from < c->n; from++)
+			if (from != i)
+				ck_assert(faultproxy_set_target(c->links[from][i], "127.0.0.1", m->port) ==
+				          0);
+		m->impersonated = 0;
+	}
+}
+
+int cluster_running(const struct cluster *c, size_t i)
+{
+	return member_const(c, i)->pid > 0;
+}
+
+void cluster_check_alive(struct cluster *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		struct member *m = &c->members[i];
+		int status = 0;
+		if (m->pid > 0 && waitpid(m->pid, &status, WNOHANG) == m->pid) {
+			janitor_tell(c, 'x', m->pid);
+			m->pid = 0;
+			ck_abort_msg("%s: dirauthd exited (status %d); see %s", m->name, status, m->log_path);
+		}
+		if (m->signer_pid > 0 && waitpid(m->signer_pid, &status, WNOHANG) == m->signer_pid) {
+			janitor_tell(c, 'x', m->signer_pid);
+			m->signer_pid = 0;
+			ck_abort_msg("%s: dirauth-signer exited (status %d); see %s", m->name, status,
+			             m->signer_log_path);
+		}
+	}
+}
+
+void cluster_impersonate(struct cluster *c, size_t i, unsigned port)
+{
+	struct member *m = member(c, i);
+	cluster_kill(c, i);
+	for (size_t from = 0; from < c->n; from++)
+		if (from != i)
+			ck_assert(faultproxy_set_target(c->links[from][i], "127.0.0.1", port) == 0);
+	m->impersonated = 1;
+}
+
+/* --- accessors ------------------------------------------------------------------------------ */
+
+size_t cluster_size(const struct cluster *c)
+{
+	return c->n;
+}
+
+size_t cluster_threshold(const struct cluster *c)
+{
+	return c->options.threshold;
+}
+
+const char *cluster_dir(const struct cluster *c)
+{
+	return c->dir;
+}
+
+const char *cluster_name(const struct cluster *c, size_t i)
+{
+	return member_const(c, i)->name;
+}
+
+const char *cluster_url(const struct cluster *c, size_t i)
+{
+	return member_const(c, i)->url;
+}
+
+const char *cluster_log_path(const struct cluster *c, size_t i)
+{
+	return member_const(c, i)->log_path;
+}
+
+const char *cluster_signer_log_path(const struct cluster *c, size_t i)
+{
+	return member_const(c, i)->signer_log_path;
+}
+
+const char *cluster_config_path(const struct cluster *c, size_t i)
+{
+	return member_const(c, i)->config_path;
+}
+
+const char *cluster_trust_bundle_path(const struct cluster *c)
+{
+	return c->trust_path;
+}
+
+const struct note_verifier *cluster_identity(const struct cluster *c, size_t i)
+{
+	return signer_key_verifier(member_const(c, i)->identity);
+}
+
+const struct note_verifier *cluster_signing_verifier(const struct cluster *c, size_t i)
+{
+	return signer_key_verifier(member_const(c, i)->signing);
+}
+
+const struct signer_key *cluster_identity_key(const struct cluster *c, size_t i)
+{
+	return member_const(c, i)->identity;
+}
+
+const struct signer_key *cluster_signing_key(const struct cluster *c, size_t i)
+{
+	return member_const(c, i)->signing;
+}
+
+const struct signer_key *cluster_provider_key(const struct cluster *c, size_t p)
+{
+	ck_assert(p < CLUSTER_PROVIDERS);
+	return c->providers[p];
+}
+
+const struct signer_key *cluster_stranger_key(const struct cluster *c)
+{
+	return c->stranger;
+}
+
+const struct buffer *cluster_certificate(const struct cluster *c, size_t i)
+{
+	return &member_const(c, i)->certificate;
+}
+
+const struct buffer *cluster_certificate_bundle(const struct cluster *c, size_t i)
+{
+	return &member_const(c, i)->certificate_bundle;
+}
+
+const struct epoch_schedule *cluster_schedule(const struct cluster *c)
+{
+	return &c->schedule;
+}
+
+void cluster_epoch_phases(const struct cluster *c, uint64_t epoch, struct epoch_phases *out)
+{
+	ck_assert(schedule_epoch_phases(&c->schedule, epoch, out) == 0);
+}
+
+void cluster_epoch_times(const struct cluster *c, uint64_t epoch, struct epoch_times *out)
+{
+	ck_assert(schedule_epoch_times(&c->schedule, epoch, out) == 0);
+}
+
+/* --- clocks --------------------------------------------------------------------------------- */
+
+uint64_t cluster_now(const struct cluster *c)
+{
+	return c->base;
+}
+
+uint64_t cluster_clock_of(const struct cluster *c, size_t i)
+{
+	return (uint64_t)((int64_t)c->base + member_const(c, i)->skew);
+}
+
+void cluster_clock_set(struct cluster *c, uint64_t t)
+{
+	c->base = t;
+	for (size_t i = 0; i < c->n; i++)
+		write_clock(&c->members[i], cluster_clock_of(c, i));
+}
+
+void cluster_clock_skew(struct cluster *c, size_t i, int64_t skew)
+{
+	struct member *m = member(c, i);
+	m->skew = skew;
+	write_clock(m, cluster_clock_of(c, i));
+}
+
+void cluster_run_to(struct cluster *c, uint64_t t)
+{
+	while (c->base < t) {
+		cluster_clock_set(c, c->base + 1);
+		test_sleep_ms((int)c->options.ms_per_second);
+	}
+}
+
+void cluster_run_epoch(struct cluster *c, uint64_t epoch)
+{
+	struct epoch_phases phases;
+	cluster_epoch_phases(c, epoch, &phases);
+	cluster_run_to(c, phases.start);
+}
+
+uint64_t cluster_next_epoch(const struct cluster *c)
+{
+	return schedule_destination_epoch(&c->schedule, c->base);
+}
+
+/* --- links ---------------------------------------------------------------------------------- */
+
+struct faultproxy *cluster_link(struct cluster *c, size_t from, size_t to)
+{
+	ck_assert_msg(from < c->n && to < c->n && from != to, "no link %zu->%zu", from, to);
+	return c->links[from][to];
+}
+
+void cluster_link_set(struct cluster *c, size_t from, size_t to, enum faultproxy_mode mode,
+                      uint64_t parameter)
+{
+	int rc = faultproxy_set_mode(cluster_link(c, from, to), mode, parameter);
+	ck_assert_msg(rc == 0, "link %zu->%zu %s: %s", from, to, faultproxy_mode_name(mode),
+	              dirauth_strerror(rc));
+}
+
+void cluster_links_to(struct cluster *c, size_t to, enum faultproxy_mode mode, uint64_t parameter)
+{
+	for (size_t from = 0; from < c->n; from++)
+		if (from != to)
+			cluster_link_set(c, from, to, mode, parameter);
+}
+
+void cluster_links_from(struct cluster *c, size_t from, enum faultproxy_mode mode, uint64_t parameter)
+{
+	for (size_t to = 0; to < c->n; to++)
+		if (from != to)
+			cluster_link_set(c, from, to, mode, parameter);
+}
+
+void cluster_partition(struct cluster *c, unsigned group, ...)
+{
+	int group_of[CLUSTER_MAX_AUTHORITIES];
+	for (size_t i = 0; i < c->n; i++)
+		group_of[i] = -1;
+	va_list args;
+	va_start(args, group);
+	for (int index = 0; group != 0; index++, group = va_arg(args, unsigned)) {
+		for (size_t i = 0; i < c->n; i++) {
+			if (!(group & CLUSTER_BIT(i)))
+				continue;
+			ck_assert_msg(group_of[i] < 0, "authority %zu is in two groups", i);
+			group_of[i] = index;
+		}
+		ck_assert_msg((group >> c->n) == 0, "a group names an authority past %zu", c->n);
+	}
+	va_end(args);
+	for (size_t from = 0; from < c->n; from++)
+		for (size_t to = 0; to < c->n; to++)
+			if (from != to)
+				cluster_link_set(c, from, to,
+				                 group_of[from] >= 0 && group_of[from] == group_of[to]
+				                     ? FAULTPROXY_PASS
+				                     : FAULTPROXY_CUT,
+				                 0);
+}
+
+void cluster_heal(struct cluster *c)
+{
+	for (size_t from = 0; from < c->n; from++)
+		for (size_t to = 0; to < c->n; to++)
+			if (from != to)
+				cluster_link_set(c, from, to, FAULTPROXY_PASS, 0);
+}
+
+/* --- HTTP ----------------------------------------------------------------------------------- */
+
+static size_t collect(char *data, size_t size, size_t count, void *context)
+{
+	struct buffer *body = context;
+	if (body->len + size * count > RESPONSE_CAP || buffer_append(body, data, size * count) != 0)
+		return 0;
+	return size * count;
+}
+
+long cluster_http(const char *url, const uint8_t *body, size_t body_len, const char *header, long timeout_ms,
+                  struct cluster_response *response)
+{
+	buffer_init(&response->body);
+	response->status = -1;
+	CURL *curl = curl_easy_init();
+	ck_assert(curl != NULL);
+	struct curl_slist *headers = curl_slist_append(NULL, "Expect:");
+	if (header)
+		headers = curl_slist_append(headers, header);
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response->body);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 10000L);
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
+	if (body) {
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, (const char *)body);
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)body_len);
+	}
+	if (curl_easy_perform(curl) == CURLE_OK)
+		curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response->status);
+	curl_slist_free_all(headers);
+	curl_easy_cleanup(curl);
+	return response->status;
+}
+
+long cluster_get(struct cluster *c, size_t i, const char *path, struct cluster_response *response)
+{
+	char url[1024];
+	snprintf(url, sizeof url, "%s%s", member(c, i)->url, path);
+	return cluster_http(url, NULL, 0, NULL, 0, response);
+}
+
+long cluster_post(struct cluster *c, size_t i, const char *path, const uint8_t *body, size_t len,
+                  struct cluster_response *response)
+{
+	char url[1024];
+	snprintf(url, sizeof url, "%s%s", member(c, i)->url, path);
+	return cluster_http(url, body ? body : (const uint8_t *)"", len, NULL, 0, response);
+}
+
+void cluster_response_free(struct cluster_response *response)
+{
+	buffer_free(&response->body);
+}
+
+static void parse_header_note(const struct member *m, const struct buffer *note,
+                              struct snapshot_header *header)
+{
+	struct note *parsed = NULL;
+	int rc = note_parse(note->data, note->len, &parsed);
+	ck_assert_msg(rc == 0, "%s served a header note that does not parse: %s", m->name,
+	              dirauth_strerror(rc));
+	rc = snapshot_header_parse(parsed->text, parsed->text_len, header);
+	ck_assert_msg(rc == 0, "%s served a header that does not parse: %s", m->name, dirauth_strerror(rc));
+	note_free(parsed);
+}
+
+int cluster_latest(struct cluster *c, size_t i, struct snapshot_header *header, struct buffer *note)
+{
+	struct cluster_response response;
+	char url[256];
+	snprintf(url, sizeof url, "%s/v1/%s/snapshots/latest", member(c, i)->url, CLUSTER_NAMESPACE);
+	if (cluster_http(url, NULL, 0, NULL, 2000, &response) != 200) {
+		cluster_response_free(&response);
+		return DIRAUTH_ERR_NOT_FOUND;
+	}
+	parse_header_note(&c->members[i], &response.body, header);
+	if (note)
+		*note = response.body;
+	else
+		cluster_response_free(&response);
+	return 0;
+}
+
+int cluster_wait_epoch(struct cluster *c, size_t i, uint64_t epoch, int timeout_ms,
+                       struct snapshot_header *header, struct buffer *note)
+{
+	for (int waited = 0;; waited += 20) {
+		struct buffer latest;
+		if (cluster_latest(c, i, header, &latest) == 0) {
+			if (header->epoch >= epoch) {
+				if (note)
+					*note = latest;
+				else
+					buffer_free(&latest);
+				return 0;
+			}
+			buffer_free(&latest);
+		}
+		if (waited >= timeout_ms)
+			return DIRAUTH_ERR_STALE;
+		test_sleep_ms(20);
+	}
+}
+
+int cluster_snapshot(struct cluster *c, size_t i, uint64_t epoch, struct buffer *header_note,
+                     struct buffer *body)
+{
+	char url[256];
+	struct cluster_response response;
+	snprintf(url, sizeof url, "%s/v1/%s/snapshots/%llu", member(c, i)->url, CLUSTER_NAMESPACE,
+	         (unsigned long long)epoch);
+	if (cluster_http(url, NULL, 0, NULL, 0, &response) != 200) {
+		cluster_response_free(&response);
+		return DIRAUTH_ERR_NOT_FOUND;
+	}
+	struct buffer header_bytes = response.body;
+	snprintf(url, sizeof url, "%s/v1/%s/snapshots/%llu/body", c->members[i].url, CLUSTER_NAMESPACE,
+	         (unsigned long long)epoch);
+	if (body) {
+		if (cluster_http(url, NULL, 0, "Accept-Encoding: identity", 0, &response) != 200) {
+			cluster_response_free(&response);
+			buffer_free(&header_bytes);
+			return DIRAUTH_ERR_NOT_FOUND;
+		}
+		*body = response.body;
+	}
+	if (header_note)
+		*header_note = header_bytes;
+	else
+		buffer_free(&header_bytes);
+	return 0;
+}
+
+int cluster_signers(const struct cluster *c, const uint8_t *note, size_t len, unsigned *members)
+{
+	struct note_verifier keys[CLUSTER_MAX_AUTHORITIES];
+	uint8_t verified[CLUSTER_MAX_AUTHORITIES];
+	for (size_t i = 0; i < c->n; i++)
+		keys[i] = *signer_key_verifier(c->members[i].signing);
+	if (members)
+		*members = 0;
+	struct note *parsed = NULL;
+	if (note_parse(note, len, &parsed) != 0)
+		return 0;
+	size_t count = 0;
+	int rc = note_verify(parsed, keys, c->n, verified, &count);
+	note_free(parsed);
+	if (rc != 0)
+		return -1;
+	for (size_t i = 0; members && i < c->n; i++)
+		if (verified[i])
+			*members |= CLUSTER_BIT(i);
+	return (int)count;
+}
+
+uint8_t *cluster_log(const struct cluster *c, size_t i, size_t *len)
+{
+	return test_read_file(member_const(c, i)->log_path, len);
+}
+
+static int file_contains(const char *path, const char *text)
+{
+	if (access(path, R_OK) != 0)
+		return 0;
+	uint8_t *data = test_read_file(path, NULL);
+	int found = strstr((const char *)data, text) != NULL;
+	free(data);
+	return found;
+}
+
+int cluster_log_contains(const struct cluster *c, size_t i, const char *text)
+{
+	return file_contains(member_const(c, i)->log_path, text);
+}
+
+int cluster_signer_log_contains(const struct cluster *c, size_t i, const char *text)
+{
+	return file_contains(member_const(c, i)->signer_log_path, text);
+}
+
+/* --- providers and mirrors ------------------------------------------------------------------ */
+
+void cluster_service_id(const char *label, uint64_t number, uint8_t out[32])
+{
+	char text[160];
+	int n = snprintf(text, sizeof text, "%s-%llu", label, (unsigned long long)number);
+	ck_assert(crypto_sha256((const uint8_t *)text, (size_t)n, out) == 0);
+}
+
+void cluster_registration(const struct cluster *c, const struct signer_key *provider, const char *label,
+                          uint64_t number, uint64_t sequence, struct buffer *out)
+{
+	int64_t earliest = 0;
+	for (size_t i = 0; i < c->n; i++)
+		if (c->members[i].skew < earliest)
+			earliest = c->members[i].skew;
+	struct registration r;
+	struct endpoint_descriptor endpoints[2];
+	memset(&r, 0, sizeof r);
+	snprintf(r.namespace_name, sizeof r.namespace_name, "%s", CLUSTER_NAMESPACE);
+	cluster_service_id(label, number, r.service_id);
+	r.service_class = SERVICE_CLASS_MIX_GATEWAY;
+	r.provider = *signer_key_verifier(provider);
+	r.sequence = sequence;
+	r.issued_at = (uint64_t)((int64_t)c->base + earliest);
+	r.expires = r.issued_at + 86400;
+	for (size_t i = 0; i < 2; i++) {
+		memset(&endpoints[i], 0, sizeof endpoints[i]);
+		char endpoint_label[160];
+		snprintf(endpoint_label, sizeof endpoint_label, "%s-endpoint", label);
+		cluster_service_id(endpoint_label, number * 16 + i, endpoints[i].endpoint_id);
+		endpoints[i].transport = TRANSPORT_QUIC;
+		snprintf(endpoints[i].address, sizeof endpoints[i].address, "192.0.2.%zu:443", 10 + i);
+		snprintf(endpoints[i].region, sizeof endpoints[i].region, "eu-west");
+		endpoints[i].capacity = CAPACITY_MEDIUM;
+		endpoints[i].profile = PROFILE_MODERN;
+	}
+	r.endpoint_count = 2;
+	r.endpoints = endpoints;
+	registration_sort_endpoints(&r);
+	struct buffer text;
+	struct note_signature signature;
+	buffer_init(&text);
+	int rc = registration_encode(&r, &text);
+	ck_assert_msg(rc == 0, "registration_encode: %s", dirauth_strerror(rc));
+	ck_assert(signer_key_sign(provider, text.data, text.len, &signature) == 0);
+	buffer_init(out);
+	ck_assert(note_format(text.data, text.len, &signature, 1, out) == 0);
+	buffer_free(&text);
+}
+
+size_t cluster_register(struct cluster *c, unsigned members, const struct buffer *note, long *statuses)
+{
+	size_t accepted = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		if (statuses)
+			statuses[i] = 0;
+		if (!(members & CLUSTER_BIT(i)))
+			continue;
+		struct cluster_response response;
+		long status = cluster_post(c, i, "/v1/registrations", note->data, note->len, &response);
+		cluster_response_free(&response);
+		if (statuses)
+			statuses[i] = status;
+		accepted += status == 202;
+	}
+	return accepted;
+}
+
+int cluster_fetch(struct cluster *c, size_t i, const char *out_dir, uint64_t now,
+                  struct test_outcome *outcome)
+{
+	char work[PATH_CAP], now_text[32];
+	snprintf(work, sizeof work, "%s/fetch-%u", c->dir, c->fetches++);
+	make_dir(work, 0700);
+	snprintf(now_text, sizeof now_text, "%llu", (unsigned long long)now);
+	const char *args[] = {"fetch",           "--trust",     c->trust_path,     "--server",
+	                      member(c, i)->url, "--namespace", CLUSTER_NAMESPACE, "--out",
+	                      out_dir,           "--now",       now_text,          NULL};
+	char binary[4096];
+	snprintf(binary, sizeof binary, "%s", test_binary_path("ctl/dirauthctl"));
+	test_run_program(binary, args, work, outcome);
+	return outcome->status;
+}

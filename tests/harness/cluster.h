@@ -1,0 +1,258 @@
+/*
+ * cluster.h: n authorities on loopback, each its own dirauthd and dirauth-signer, for the tests of
+ * several authorities.
+ *
+ * cluster_start lays out one temporary directory:
+ *
+ *   trust-bundle.txt           the mirrors' bundle: the n identity keys and k
+ *   providers/provider<p>.key  the provider keys every authority enrolls (0600, for dirauthctl)
+ *   a<i>/                      authority i (i from 0): its own run directory
+ *     keys/signing.key, log.key, cosignature.key   its signer's keys (fresh, 0600 in 0700)
+ *     keys/signing.cert        the signing key's certificate, issued by its identity key
+ *     dirauthd.yaml, dirauth-signer.yaml, clock, dirauthd.log, dirauth-signer.log
+ *     data/, signer-state/, signer.sock
+ *
+ * Authority i is "authority<i>.dirauth.example"; its identity key exists only in the test's
+ * memory (it signs the certificate and nothing else). Every authority has the same authority set
+ * (threshold k; members with name, identity verifier and URL) except for the URLs: member j's
+ * URL in i's configuration is the fault proxy of the directed link i→j (faultproxy.h), so a test
+ * can cut, delay, reset, blackhole or garble any single link, or partition groups. Its own entry
+ * is its own address. Requests the test makes (cluster_get, cluster_register, fetch) go to each
+ * authority directly, never through a proxy.
+ *
+ * Time: each authority (dirauthd and its signer) reads its own file clock. The test owns one base
+ * time; each clock file holds base + that authority's skew (0 unless cluster_clock_skew). The
+ * schedule is one namespace, "mix" (origin dirauth.example/mix), with epochs of epoch_length
+ * seconds whose genesis puts the base clock at the start of epoch CLUSTER_FIRST_EPOCH when the
+ * cluster starts. cluster_run_to moves the base clock one second at a time with ms_per_second of
+ * real time per second, so that what the processes do in real time (peer requests, their
+ * timeouts) happens inside the simulated phases, a few times faster than real time.
+ *
+ * Teardown: cluster_free stops everything and removes the directory. It also happens when a
+ * test fails or times out, because Check then ends the test's process without running anything:
+ * every daemon is started with PR_SET_PDEATHSIG (it dies with the test's process), and a janitor
+ * process, forked at cluster_start and told each pid, kills what is left and removes the
+ * directory when the test's process is gone. With DIRAUTH_KEEP_CLUSTER=1 in the environment the
+ * directory is kept (its path is printed on stderr at start).
+ *
+ * Every function aborts the test (ck_abort) when it cannot do what it says, like
+ * test_support.h, except those documented to return a status. One test thread uses a cluster.
+ */
+#ifndef DIRAUTH_TESTS_HARNESS_CLUSTER_H
+#define DIRAUTH_TESTS_HARNESS_CLUSTER_H
+
+#include "schema/buffer.h"
+#include "schema/note.h"
+#include "schema/schedule.h"
+#include "schema/snapshot.h"
+#include "signer/key.h"
+#include "tests/harness/faultproxy.h"
+#include "tests/support/test_support.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define CLUSTER_MAX_AUTHORITIES 9
+#define CLUSTER_PROVIDERS       2
+#define CLUSTER_NAMESPACE       "mix"
+#define CLUSTER_ORIGIN          "dirauth.example/mix"
+#define CLUSTER_START_TIME      1800000000ULL /* the base clock at start */
+#define CLUSTER_FIRST_EPOCH     10            /* the epoch that begins at CLUSTER_START_TIME */
+#define CLUSTER_KEEP_ENV        "DIRAUTH_KEEP_CLUSTER"
+#define CLUSTER_PACE_ENV        "DIRAUTH_CLUSTER_MS_PER_SECOND" /* overrides ms_per_second */
+
+/* A set of members as a bit mask: CLUSTER_BIT(0) | CLUSTER_BIT(3). */
+#define CLUSTER_BIT(i) (1u << (i))
+
+struct cluster_options {
+	size_t authorities;    /* n: 1..CLUSTER_MAX_AUTHORITIES */
+	size_t threshold;      /* k: a majority of n */
+	uint64_t epoch_length; /* seconds; 0: 6 */
+	/* The epoch's phases (docs/protocol.md). All 0: prepare 2/3 of the epoch, vote and
+	 * signature 1/3 each (4, 2, 2 for 6-second epochs). */
+	uint64_t prepare_seconds;
+	uint64_t vote_seconds;
+	uint64_t signature_seconds;
+	uint64_t validity_epochs;              /* 0: 3 */
+	uint64_t clock_skew_seconds;           /* dirauthd's bounds and the signer's; 0: 2 */
+	unsigned peer_timeout_seconds;         /* authorities.timeout_seconds; 0: 2 */
+	unsigned peer_connect_timeout_seconds; /* 0: 1 */
+	unsigned ms_per_second;                /* real ms per clock second in cluster_run_to; 0: 250 */
+};
+
+struct cluster;
+
+/* What a request got back: status -1 when nothing came (no connection, timeout). */
+struct cluster_response {
+	long status;
+	struct buffer body;
+};
+
+/* --- life --------------------------------------------------------------------------------- */
+
+/* Lays out keys, configurations and clocks, starts the n × (n-1) link proxies, then every signer
+ * and dirauthd, and waits until each signer's socket answers and each dirauthd answers
+ * GET /v1/health. */
+struct cluster *cluster_start(const struct cluster_options *options);
+
+/* Stops every process (SIGTERM, SIGKILL after 5 s), every proxy, and removes the directory
+ * (unless DIRAUTH_KEEP_CLUSTER=1). Accepts NULL. */
+void cluster_free(struct cluster *c);
+
+/* SIGKILL authority i's dirauthd and its signer (each that runs). */
+void cluster_kill(struct cluster *c, size_t i);
+
+/* SIGKILL only authority i's signer. */
+void cluster_kill_signer(struct cluster *c, size_t i);
+
+/* SIGTERM authority i's dirauthd and signer and wait for them (SIGKILL after 5 s). */
+void cluster_stop_authority(struct cluster *c, size_t i);
+
+/* Starts what of authority i is not running (signer first), waits as cluster_start does, and
+ * points the links to i back at it if cluster_impersonate had sent them elsewhere. */
+void cluster_restart(struct cluster *c, size_t i);
+
+/* 1 when authority i's dirauthd was started and has not been stopped or killed by the test. */
+int cluster_running(const struct cluster *c, size_t i);
+
+/* Aborts the test when a dirauthd or signer the test did not stop has exited by itself. */
+void cluster_check_alive(struct cluster *c);
+
+/* Kills authority i and sends every link to i to 127.0.0.1:port instead (a stand-in the test
+ * runs, e.g. a stub_http.h server answering as i). cluster_restart(c, i) undoes it. */
+void cluster_impersonate(struct cluster *c, size_t i, unsigned port);
+
+/* --- what it is made of ------------------------------------------------------------------- */
+
+size_t cluster_size(const struct cluster *c);
+size_t cluster_threshold(const struct cluster *c);
+const char *cluster_dir(const struct cluster *c);
+const char *cluster_name(const struct cluster *c, size_t i); /* "authority<i>.dirauth.example" */
+const char *cluster_url(const struct cluster *c, size_t i);  /* "http://127.0.0.1:<port>" */
+const char *cluster_log_path(const struct cluster *c, size_t i);
+const char *cluster_signer_log_path(const struct cluster *c, size_t i);
+const char *cluster_config_path(const struct cluster *c, size_t i);
+const char *cluster_trust_bundle_path(const struct cluster *c);
+const struct note_verifier *cluster_identity(const struct cluster *c, size_t i);
+const struct note_verifier *cluster_signing_verifier(const struct cluster *c, size_t i);
+/* Private keys, borrowed from the cluster, for tests that forge what a member would send. */
+const struct signer_key *cluster_identity_key(const struct cluster *c, size_t i);
+const struct signer_key *cluster_signing_key(const struct cluster *c, size_t i);
+const struct signer_key *cluster_provider_key(const struct cluster *c, size_t p); /* enrolled */
+const struct signer_key *cluster_stranger_key(const struct cluster *c);           /* enrolled nowhere */
+/* Authority i's signed certificate note and its certificate bundle as GET /v1/certificates
+ * serves it. Borrowed. */
+const struct buffer *cluster_certificate(const struct cluster *c, size_t i);
+const struct buffer *cluster_certificate_bundle(const struct cluster *c, size_t i);
+const struct epoch_schedule *cluster_schedule(const struct cluster *c);
+void cluster_epoch_phases(const struct cluster *c, uint64_t epoch, struct epoch_phases *out);
+void cluster_epoch_times(const struct cluster *c, uint64_t epoch, struct epoch_times *out);
+
+/* --- clocks ------------------------------------------------------------------------------- */
+
+/* The base time. */
+uint64_t cluster_now(const struct cluster *c);
+
+/* Authority i's clock: base + its skew. */
+uint64_t cluster_clock_of(const struct cluster *c, size_t i);
+
+/* Sets the base time to t and writes every clock file (each atomically). */
+void cluster_clock_set(struct cluster *c, uint64_t t);
+
+/* Authority i's clock runs skew seconds ahead of the base (negative: behind), from now on. */
+void cluster_clock_skew(struct cluster *c, size_t i, int64_t skew);
+
+/* Moves the base time forward to t one second at a time, ms_per_second of real time each. */
+void cluster_run_to(struct cluster *c, uint64_t t);
+
+/* cluster_run_to the start of epoch (its valid-after), through its vote, vote deadline and
+ * signature deadline. */
+void cluster_run_epoch(struct cluster *c, uint64_t epoch);
+
+/* The first epoch whose cut-off (vote_at) is after the base time: the next one to prepare. */
+uint64_t cluster_next_epoch(const struct cluster *c);
+
+/* --- links -------------------------------------------------------------------------------- */
+
+/* The proxy of the directed link from → to: from's requests to to. */
+struct faultproxy *cluster_link(struct cluster *c, size_t from, size_t to);
+
+/* Sets one link's mode (faultproxy_set_mode). */
+void cluster_link_set(struct cluster *c, size_t from, size_t to, enum faultproxy_mode mode,
+                      uint64_t parameter);
+
+/* Sets every link into to (every other authority's requests to it). */
+void cluster_links_to(struct cluster *c, size_t to, enum faultproxy_mode mode, uint64_t parameter);
+
+/* Sets every link out of from (its requests to every other authority). */
+void cluster_links_from(struct cluster *c, size_t from, enum faultproxy_mode mode, uint64_t parameter);
+
+/* Partitions the authorities: each argument is a group (a CLUSTER_BIT mask), the list ends with
+ * 0. Links within a group pass; links between groups, and to or from an authority in no group,
+ * are cut. */
+void cluster_partition(struct cluster *c, unsigned group, ...);
+
+/* Every link passes again. */
+void cluster_heal(struct cluster *c);
+
+/* --- talking to authorities --------------------------------------------------------------- */
+
+/* One HTTP request (GET without body, else POST) with an optional extra header line; waits at
+ * most timeout_ms (0: 10 s). Returns response->status; free the body with
+ * cluster_response_free. */
+long cluster_http(const char *url, const uint8_t *body, size_t body_len, const char *header, long timeout_ms,
+                  struct cluster_response *response);
+long cluster_get(struct cluster *c, size_t i, const char *path, struct cluster_response *response);
+long cluster_post(struct cluster *c, size_t i, const char *path, const uint8_t *body, size_t len,
+                  struct cluster_response *response);
+void cluster_response_free(struct cluster_response *response);
+
+/* The latest snapshot header authority i serves: 0 with *header and the signed note (note may
+ * be NULL; else the caller frees it), or DIRAUTH_ERR_NOT_FOUND when it serves none or does not
+ * answer. */
+int cluster_latest(struct cluster *c, size_t i, struct snapshot_header *header, struct buffer *note);
+
+/* Waits until authority i serves a latest snapshot of at least epoch (polling
+ * GET /v1/mix/snapshots/latest), for at most timeout_ms. Returns 0 with *header and the note as
+ * cluster_latest, or DIRAUTH_ERR_STALE on timeout. */
+int cluster_wait_epoch(struct cluster *c, size_t i, uint64_t epoch, int timeout_ms,
+                       struct snapshot_header *header, struct buffer *note);
+
+/* Authority i's header note and identity body for epoch: 0, or DIRAUTH_ERR_NOT_FOUND. Either
+ * out may be NULL; the caller frees what it asked for. */
+int cluster_snapshot(struct cluster *c, size_t i, uint64_t epoch, struct buffer *header_note,
+                     struct buffer *body);
+
+/* The members whose signing key made a valid signature on a signed note: returns their count
+ * and sets *members (may be NULL) to their CLUSTER_BIT mask; a note that does not parse counts
+ * 0; a bad signature by a member's key returns -1. */
+int cluster_signers(const struct cluster *c, const uint8_t *note, size_t len, unsigned *members);
+
+/* Authority i's dirauthd log, malloc'd and NUL-terminated (*len may be NULL). */
+uint8_t *cluster_log(const struct cluster *c, size_t i, size_t *len);
+
+/* 1 when authority i's dirauthd log (or, with signer, its signer's log) contains text. */
+int cluster_log_contains(const struct cluster *c, size_t i, const char *text);
+int cluster_signer_log_contains(const struct cluster *c, size_t i, const char *text);
+
+/* --- providers and mirrors ---------------------------------------------------------------- */
+
+/* A signed registration by provider of service (label, number), class mix-gateway, two QUIC
+ * endpoints, issued at the earliest clock of the cluster and valid for a day. */
+void cluster_registration(const struct cluster *c, const struct signer_key *provider, const char *label,
+                          uint64_t number, uint64_t sequence, struct buffer *out);
+
+/* The service id cluster_registration gives (label, number). */
+void cluster_service_id(const char *label, uint64_t number, uint8_t out[32]);
+
+/* Posts note to POST /v1/registrations of every authority in members (a CLUSTER_BIT mask);
+ * statuses (may be NULL, else cluster_size entries) gets each answer's status (0 for those not
+ * asked). Returns how many answered 202. */
+size_t cluster_register(struct cluster *c, unsigned members, const struct buffer *note, long *statuses);
+
+/* Runs `dirauthctl fetch` against authority i with the cluster's trust bundle, into out_dir,
+ * judging at now; fills *outcome (free with test_outcome_free) and returns its exit status. */
+int cluster_fetch(struct cluster *c, size_t i, const char *out_dir, uint64_t now,
+                  struct test_outcome *outcome);
+
+#endif

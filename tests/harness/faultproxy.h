@@ -1,0 +1,112 @@
+/*
+ * faultproxy.h: a fault-injecting TCP proxy for tests, run in the test's own process.
+ *
+ * A proxy listens on a loopback port and forwards every connection to one target host:port. A
+ * test puts one in front of each link it wants to break (the cluster harness puts one on every
+ * directed peer link between authorities) and switches its mode at any time, from any thread:
+ *
+ *   mode       new connections                          connections already open
+ *   pass       forwarded                                forwarded
+ *   delay N    forwarded, each direction's bytes held   bytes read from now on are held
+ *              N ms after they arrive                   N ms too
+ *   cut        accepted and closed at once              closed
+ *   reset      accepted and reset at once (RST:         reset
+ *              SO_LINGER 0, then close)
+ *   blackhole  accepted and held: never answered, no    no longer forwarded either way (the
+ *              connection to the target                 target is never read again); held
+ *   garbage N  answered with N bytes of random garbage  closed
+ *              (then closed), never forwarded
+ *
+ * Held connections (blackhole) are read and what they send is dropped, so that the proxy sees
+ * their end and frees their slot; a connection that was held stays held until it ends, whatever
+ * the mode becomes. A connection whose target cannot be reached is reset, as a refused
+ * connection would be.
+ *
+ * Bounds: at most max_connections open at once (the next is accepted and closed at once, and
+ * counted as refused); at most buffer_bytes held per direction of a connection (a full buffer
+ * stops reading that side, which is TCP's own back-pressure). One thread polls everything, so a
+ * proxy costs one thread and two descriptors per connection.
+ *
+ * The proxy never blocks: every socket is non-blocking, and a mode change is applied by the
+ * proxy's thread between two polls (faultproxy_set_mode returns once it was applied).
+ */
+#ifndef DIRAUTH_TESTS_HARNESS_FAULTPROXY_H
+#define DIRAUTH_TESTS_HARNESS_FAULTPROXY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define FAULTPROXY_DEFAULT_MAX_CONNECTIONS 64
+#define FAULTPROXY_DEFAULT_BUFFER_BYTES    (64 * 1024)
+#define FAULTPROXY_MAX_CONNECTIONS         1024
+#define FAULTPROXY_MAX_BUFFER_BYTES        (16 * 1024 * 1024)
+#define FAULTPROXY_MAX_DELAY_MS            600000u
+#define FAULTPROXY_MAX_GARBAGE_BYTES       (1024ull * 1024 * 1024)
+
+enum faultproxy_mode {
+	FAULTPROXY_PASS = 0,
+	FAULTPROXY_DELAY,     /* parameter: milliseconds, 1..FAULTPROXY_MAX_DELAY_MS */
+	FAULTPROXY_CUT,       /* parameter ignored */
+	FAULTPROXY_RESET,     /* parameter ignored */
+	FAULTPROXY_BLACKHOLE, /* parameter ignored */
+	FAULTPROXY_GARBAGE,   /* parameter: bytes per connection, 1..FAULTPROXY_MAX_GARBAGE_BYTES */
+};
+
+struct faultproxy_options {
+	const char *target_host;   /* an IPv4 literal, e.g. "127.0.0.1" */
+	unsigned target_port;      /* 1..65535 */
+	unsigned listen_port;      /* on 127.0.0.1; 0: any free port (faultproxy_port says which) */
+	size_t max_connections;    /* 0: FAULTPROXY_DEFAULT_MAX_CONNECTIONS */
+	size_t buffer_bytes;       /* per direction of a connection; 0: the default */
+	enum faultproxy_mode mode; /* the mode at start */
+	uint64_t mode_parameter;   /* its parameter */
+};
+
+/* What a proxy did since it started. */
+struct faultproxy_counters {
+	uint64_t accepted;        /* connections accepted */
+	uint64_t forwarded;       /* connections that reached the target */
+	uint64_t refused;         /* accepted and closed at once: cut, or over max_connections */
+	uint64_t reset;           /* connections reset: reset mode, or the target unreachable */
+	uint64_t held;            /* connections held by blackhole */
+	uint64_t garbage_answers; /* connections answered with garbage */
+	uint64_t bytes_to_target; /* bytes written to the target */
+	uint64_t bytes_to_client; /* bytes of the target's answers written to clients */
+	uint64_t garbage_bytes;   /* bytes of garbage written to clients */
+	uint64_t dropped_bytes;   /* bytes read from held or garbage-answered clients and dropped */
+	uint64_t open;            /* connections open now */
+};
+
+struct faultproxy;
+
+/* Starts a proxy: binds its port, then its thread. On success *out is the proxy (stop it with
+ * faultproxy_stop). Returns 0; DIRAUTH_ERR_CONFIG (a target that is not an IPv4 literal, a
+ * port, bound or mode parameter out of range); DIRAUTH_ERR_IO (the port cannot be bound, or
+ * the thread or its wake-up pipe cannot be made); DIRAUTH_ERR_NOMEM. */
+int faultproxy_start(const struct faultproxy_options *options, struct faultproxy **out);
+
+/* The port the proxy listens on (127.0.0.1). */
+unsigned faultproxy_port(const struct faultproxy *proxy);
+
+/* Switches the mode (table above) and returns once the proxy's thread applied it to the open
+ * connections. Returns 0; DIRAUTH_ERR_CONFIG for a parameter out of range (nothing changes);
+ * DIRAUTH_ERR_INTERNAL when the thread did not apply it within 5 s. */
+int faultproxy_set_mode(struct faultproxy *proxy, enum faultproxy_mode mode, uint64_t parameter);
+
+/* The current mode and its parameter (parameter may be NULL). */
+enum faultproxy_mode faultproxy_mode(struct faultproxy *proxy, uint64_t *parameter);
+
+/* Forwards new connections to host:port from now on (open ones keep their target). Returns 0 or
+ * DIRAUTH_ERR_CONFIG. */
+int faultproxy_set_target(struct faultproxy *proxy, const char *host, unsigned port);
+
+/* A consistent copy of the counters. */
+void faultproxy_counters(struct faultproxy *proxy, struct faultproxy_counters *out);
+
+/* The mode's name ("pass", "delay", ...). Static storage. */
+const char *faultproxy_mode_name(enum faultproxy_mode mode);
+
+/* Stops the thread, closes every connection and the port, and frees. Accepts NULL. */
+void faultproxy_stop(struct faultproxy *proxy);
+
+#endif

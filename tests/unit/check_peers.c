@@ -1,0 +1,1314 @@
+/*
+ * check_peers.c: server/peers, the client side of the authority protocol, against real HTTP peers
+ * on loopback.
+ *
+ * Each test starts small libmicrohttpd servers, one per peer, that serve what a peer serves: a
+ * certificate bundle at /v1/certificates made in the test from real identity and signing keys
+ * (certificate_fixture.h), and canned answers for the protocol's routes. A peer can be told to
+ * change its bundle mid-test (a rotation), to fail its next requests with a status (5xx to be
+ * retried, 4xx not), to answer every request with 10 MB of garbage, or to redirect. A hanging peer
+ * is a socket that listens and never accepts; an unreachable one, a port nobody listens on. Every
+ * server counts its requests per path, so a test sees what reached it: how many attempts, whether
+ * an on-demand refresh was rate-limited, whether a redirect's target was asked for.
+ *
+ * Times are the caller's: the authority set judges windows and refresh intervals on the `now` it
+ * is given, so the tests move time by passing another now, never by sleeping (the one real wait
+ * is the hanging peer's timeout of one second).
+ */
+#include "certificate_fixture.h"
+#include "net/client.h"
+#include "schema/buffer.h"
+#include "schema/certificate.h"
+#include "schema/error.h"
+#include "schema/note.h"
+#include "schema/vote.h"
+#include "server/config/config.h"
+#include "server/peers/authority_set.h"
+#include "server/peers/error_answer.h"
+#include "server/peers/peer_client.h"
+#include "signer/key.h"
+#include "test_support.h"
+#include "verify/keyring.h"
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NOW          1767225600ULL /* 2026-01-01 00:00:00 UTC */
+#define DAY          86400ULL
+#define NS           "mix"
+#define EPOCH        5ULL
+#define MAX_MEMBERS  4
+#define MAX_CANNED   12
+#define MAX_COUNTS   24
+#define GARBAGE_SIZE (10u * 1024 * 1024)
+
+/* ---- a peer: a libmicrohttpd server with canned answers ---- */
+
+struct canned_answer {
+	char method[8];
+	char path[192];
+	unsigned status;
+	struct buffer body;
+	char header[32]; /* an extra header of the answer, "" for none */
+	char value[192];
+};
+
+struct path_count {
+	char path[192];
+	unsigned count;
+};
+
+enum peer_mode { MODE_NORMAL, MODE_GARBAGE_STREAM, MODE_GARBAGE_LENGTH, MODE_REDIRECT };
+
+struct test_peer {
+	struct MHD_Daemon *daemon;
+	unsigned port;
+	pthread_mutex_t lock;
+	enum peer_mode mode;
+	struct buffer certificates;
+	struct canned_answer canned[MAX_CANNED];
+	size_t canned_count;
+	struct path_count counts[MAX_COUNTS];
+	unsigned fail_left; /* the next requests but certificates are answered fail_status */
+	unsigned fail_status;
+	char fail_code[32];
+	char last_method[8];
+	char last_path[192];
+	char last_accept_encoding[64];
+	char last_content_type[64];
+	struct buffer last_body;
+};
+
+static uint8_t *garbage;
+
+static unsigned peer_count_of(struct test_peer *peer, const char *path)
+{
+	unsigned count = 0;
+
+	pthread_mutex_lock(&peer->lock);
+	for (size_t i = 0; i < MAX_COUNTS; i++) {
+		if (strcmp(peer->counts[i].path, path) == 0)
+			count = peer->counts[i].count;
+	}
+	pthread_mutex_unlock(&peer->lock);
+	return count;
+}
+
+/* Under the lock. */
+static void count_path(struct test_peer *peer, const char *path)
+{
+	for (size_t i = 0; i < MAX_COUNTS; i++) {
+		if (peer->counts[i].path[0] == '\0')
+			snprintf(peer->counts[i].path, sizeof(peer->counts[i].path), "%s", path);
+		if (strcmp(peer->counts[i].path, path) == 0) {
+			peer->counts[i].count++;
+			return;
+		}
+	}
+}
+
+static enum MHD_Result queue(struct MHD_Connection *connection, unsigned status, const void *body, size_t len,
+                             const char *header, const char *value)
+{
+	struct MHD_Response *response =
+	    MHD_create_response_from_buffer(len, (void *)(uintptr_t)body, MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result result;
+
+	if (response == NULL)
+		return MHD_NO;
+	if (header != NULL && header[0] != '\0')
+		MHD_add_response_header(response, header, value);
+	result = MHD_queue_response(connection, status, response);
+	MHD_destroy_response(response);
+	return result;
+}
+
+static ssize_t stream_garbage(void *context, uint64_t position, char *out, size_t max)
+{
+	size_t left;
+
+	(void)context;
+	if (position >= GARBAGE_SIZE)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	left = GARBAGE_SIZE - (size_t)position;
+	if (left > max)
+		left = max;
+	memcpy(out, garbage, left);
+	return (ssize_t)left;
+}
+
+static enum MHD_Result handle(void *context, struct MHD_Connection *connection, const char *url,
+                              const char *method, const char *version, const char *upload_data,
+                              size_t *upload_data_size, void **request_context)
+{
+	struct test_peer *peer = context;
+	struct buffer *posted = *request_context;
+	const char *accept_encoding;
+	const char *content_type;
+	enum MHD_Result result;
+
+	(void)version;
+	if (strcmp(method, "POST") == 0) {
+		if (posted == NULL) {
+			posted = malloc(sizeof(*posted));
+			if (posted == NULL)
+				return MHD_NO;
+			buffer_init(posted);
+			*request_context = posted;
+			return MHD_YES;
+		}
+		if (*upload_data_size > 0) {
+			if (buffer_append(posted, upload_data, *upload_data_size) != 0)
+				return MHD_NO;
+			*upload_data_size = 0;
+			return MHD_YES;
+		}
+	}
+	accept_encoding = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Accept-Encoding");
+	content_type = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Content-Type");
+	pthread_mutex_lock(&peer->lock);
+	count_path(peer, url);
+	snprintf(peer->last_method, sizeof(peer->last_method), "%s", method);
+	snprintf(peer->last_path, sizeof(peer->last_path), "%s", url);
+	snprintf(peer->last_accept_encoding, sizeof(peer->last_accept_encoding), "%s",
+	         accept_encoding != NULL ? accept_encoding : "");
+	snprintf(peer->last_content_type, sizeof(peer->last_content_type), "%s",
+	         content_type != NULL ? content_type : "");
+	buffer_reset(&peer->last_body);
+	if (posted != NULL && posted->len > 0)
+		buffer_append(&peer->last_body, posted->data, posted->len);
+
+	if (peer->mode == MODE_GARBAGE_STREAM) {
+		pthread_mutex_unlock(&peer->lock);
+		struct MHD_Response *response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024,
+		                                                                  stream_garbage, NULL, NULL);
+		result = MHD_queue_response(connection, 200, response);
+		MHD_destroy_response(response);
+		return result;
+	}
+	if (peer->mode == MODE_GARBAGE_LENGTH) {
+		pthread_mutex_unlock(&peer->lock);
+		struct MHD_Response *response =
+		    MHD_create_response_from_buffer(GARBAGE_SIZE, garbage, MHD_RESPMEM_PERSISTENT);
+		result = MHD_queue_response(connection, 200, response);
+		MHD_destroy_response(response);
+		return result;
+	}
+	if (peer->mode == MODE_REDIRECT && strcmp(url, "/v1/elsewhere") != 0) {
+		char location[96];
+		snprintf(location, sizeof(location), "http://127.0.0.1:%u/v1/elsewhere", peer->port);
+		pthread_mutex_unlock(&peer->lock);
+		return queue(connection, 302, "", 0, "Location", location);
+	}
+	if (strcmp(url, "/v1/certificates") == 0) {
+		struct buffer copy;
+		buffer_init(&copy);
+		buffer_append(&copy, peer->certificates.data, peer->certificates.len);
+		pthread_mutex_unlock(&peer->lock);
+		result =
+		    queue(connection, 200, copy.data, copy.len, "Content-Type", "text/plain; charset=utf-8");
+		buffer_free(&copy);
+		return result;
+	}
+	if (peer->fail_left > 0) {
+		char json[128];
+		int n = snprintf(json, sizeof(json), "{\"error\":\"%s\",\"detail\":\"failing on purpose.\"}",
+		                 peer->fail_code);
+		unsigned status = peer->fail_status;
+		peer->fail_left--;
+		pthread_mutex_unlock(&peer->lock);
+		return queue(connection, status, json, (size_t)n, "Content-Type", "application/json");
+	}
+	for (size_t i = 0; i < peer->canned_count; i++) {
+		struct canned_answer *canned = &peer->canned[i];
+		if (strcmp(canned->method, method) != 0 || strcmp(canned->path, url) != 0)
+			continue;
+		struct buffer copy;
+		buffer_init(&copy);
+		buffer_append(&copy, canned->body.data, canned->body.len);
+		unsigned status = canned->status;
+		char header[32], value[192];
+		snprintf(header, sizeof(header), "%s", canned->header);
+		snprintf(value, sizeof(value), "%s", canned->value);
+		pthread_mutex_unlock(&peer->lock);
+		result = queue(connection, status, copy.data, copy.len, header, value);
+		buffer_free(&copy);
+		return result;
+	}
+	pthread_mutex_unlock(&peer->lock);
+	static const char missing[] = "{\"error\":\"not_found\",\"detail\":\"no such document.\"}";
+	return queue(connection, 404, missing, strlen(missing), "Content-Type", "application/json");
+}
+
+static void request_done(void *context, struct MHD_Connection *connection, void **request_context,
+                         enum MHD_RequestTerminationCode code)
+{
+	struct buffer *posted = *request_context;
+
+	(void)context;
+	(void)connection;
+	(void)code;
+	if (posted != NULL) {
+		buffer_free(posted);
+		free(posted);
+		*request_context = NULL;
+	}
+}
+
+static void peer_start(struct test_peer *peer)
+{
+	struct sockaddr_in address;
+	const union MHD_DaemonInfo *info;
+
+	memset(peer, 0, sizeof(*peer));
+	pthread_mutex_init(&peer->lock, NULL);
+	memset(&address, 0, sizeof(address));
+	address.sin_family = AF_INET;
+	address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	peer->daemon =
+	    MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, handle, peer, MHD_OPTION_SOCK_ADDR,
+	                     &address, MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL, MHD_OPTION_END);
+	ck_assert_ptr_nonnull(peer->daemon);
+	info = MHD_get_daemon_info(peer->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	ck_assert_ptr_nonnull(info);
+	peer->port = info->port;
+}
+
+static void peer_stop(struct test_peer *peer)
+{
+	MHD_stop_daemon(peer->daemon);
+	buffer_free(&peer->certificates);
+	buffer_free(&peer->last_body);
+	for (size_t i = 0; i < peer->canned_count; i++)
+		buffer_free(&peer->canned[i].body);
+	pthread_mutex_destroy(&peer->lock);
+}
+
+static void peer_serve_certificates(struct test_peer *peer, const struct buffer *bundle)
+{
+	pthread_mutex_lock(&peer->lock);
+	buffer_reset(&peer->certificates);
+	ck_assert_int_eq(buffer_append(&peer->certificates, bundle->data, bundle->len), 0);
+	pthread_mutex_unlock(&peer->lock);
+}
+
+static void peer_can(struct test_peer *peer, const char *method, const char *path, unsigned status,
+                     const void *body, size_t len, const char *header, const char *value)
+{
+	pthread_mutex_lock(&peer->lock);
+	ck_assert_uint_lt(peer->canned_count, MAX_CANNED);
+	struct canned_answer *canned = &peer->canned[peer->canned_count++];
+	memset(canned, 0, sizeof(*canned));
+	snprintf(canned->method, sizeof(canned->method), "%s", method);
+	snprintf(canned->path, sizeof(canned->path), "%s", path);
+	canned->status = status;
+	buffer_init(&canned->body);
+	ck_assert_int_eq(buffer_append(&canned->body, body, len), 0);
+	if (header != NULL) {
+		snprintf(canned->header, sizeof(canned->header), "%s", header);
+		snprintf(canned->value, sizeof(canned->value), "%s", value);
+	}
+	pthread_mutex_unlock(&peer->lock);
+}
+
+static void peer_fail(struct test_peer *peer, unsigned count, unsigned status, const char *code)
+{
+	pthread_mutex_lock(&peer->lock);
+	peer->fail_left = count;
+	peer->fail_status = status;
+	snprintf(peer->fail_code, sizeof(peer->fail_code), "%s", code);
+	pthread_mutex_unlock(&peer->lock);
+}
+
+static void peer_set_mode(struct test_peer *peer, enum peer_mode mode)
+{
+	pthread_mutex_lock(&peer->lock);
+	peer->mode = mode;
+	pthread_mutex_unlock(&peer->lock);
+}
+
+/* A socket that takes connections into its backlog and never answers. */
+static int hanging_socket(unsigned *port)
+{
+	struct sockaddr_in address;
+	socklen_t len = sizeof(address);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert_int_ge(fd, 0);
+	memset(&address, 0, sizeof(address));
+	address.sin_family = AF_INET;
+	address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&address, sizeof(address)), 0);
+	ck_assert_int_eq(listen(fd, 16), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&address, &len), 0);
+	*port = ntohs(address.sin_port);
+	return fd;
+}
+
+/* ---- the authority set of a test: keys, certificates, configuration ---- */
+
+struct member_keys {
+	char name[64];
+	struct signer_key *identity;
+	struct signer_key *signing; /* certified from the start */
+	struct signer_key *rotated; /* certified only once the test says so */
+	struct signer_key *later;   /* likewise, later still */
+	struct signer_key *expired; /* certified for a window that ended */
+	struct signer_key *unknown; /* never certified */
+};
+
+static struct member_keys keys[MAX_MEMBERS];
+
+static void keys_make(size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		struct member_keys *k = &keys[i];
+		snprintf(k->name, sizeof(k->name), "a%zu.dirauth.example", i + 1);
+		ck_assert_int_eq(signer_key_generate(k->name, &k->identity), 0);
+		ck_assert_int_eq(signer_key_generate(k->name, &k->signing), 0);
+		ck_assert_int_eq(signer_key_generate(k->name, &k->rotated), 0);
+		ck_assert_int_eq(signer_key_generate(k->name, &k->later), 0);
+		ck_assert_int_eq(signer_key_generate(k->name, &k->expired), 0);
+		ck_assert_int_eq(signer_key_generate(k->name, &k->unknown), 0);
+	}
+}
+
+static void keys_free(size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		signer_key_free(keys[i].identity);
+		signer_key_free(keys[i].signing);
+		signer_key_free(keys[i].rotated);
+		signer_key_free(keys[i].later);
+		signer_key_free(keys[i].expired);
+		signer_key_free(keys[i].unknown);
+	}
+	memset(keys, 0, sizeof(keys));
+}
+
+/* The bundle member i serves: its signing key for [NOW - DAY, NOW + DAY), its expired key for a
+ * window that ended a day ago, and the rotated and later keys when asked. */
+static void bundle_of(size_t i, int with_rotated, int with_later, struct buffer *out)
+{
+	struct buffer notes[4];
+	size_t count = 0;
+
+	for (size_t j = 0; j < 4; j++)
+		buffer_init(&notes[j]);
+	fixture_certificate(keys[i].identity, keys[i].signing, NOW - DAY, NOW + DAY, &notes[count++]);
+	fixture_certificate(keys[i].identity, keys[i].expired, NOW - 3 * DAY, NOW - DAY, &notes[count++]);
+	if (with_rotated)
+		fixture_certificate(keys[i].identity, keys[i].rotated, NOW - DAY, NOW + DAY, &notes[count++]);
+	if (with_later)
+		fixture_certificate(keys[i].identity, keys[i].later, NOW - DAY, NOW + DAY, &notes[count++]);
+	buffer_reset(out);
+	fixture_certificate_bundle(notes, count, out);
+	for (size_t j = 0; j < 4; j++)
+		buffer_free(&notes[j]);
+}
+
+/* A configuration of count members, this authority member 0, member i answering at urls[i]. */
+static struct config *config_make(size_t count, char urls[][64])
+{
+	struct config *config = calloc(1, sizeof(*config));
+
+	ck_assert_ptr_nonnull(config);
+	config->members = calloc(count, sizeof(*config->members));
+	ck_assert_ptr_nonnull(config->members);
+	config->member_count = count;
+	config->self_index = 0;
+	config->threshold = count / 2 + 1;
+	snprintf(config->authority_name, sizeof(config->authority_name), "%s", keys[0].name);
+	for (size_t i = 0; i < count; i++) {
+		snprintf(config->members[i].name, sizeof(config->members[i].name), "%.63s", keys[i].name);
+		config->members[i].identity = *signer_key_verifier(keys[i].identity);
+		snprintf(config->members[i].url, sizeof(config->members[i].url), "%s", urls[i]);
+	}
+	config->peers.timeout_seconds = 1;
+	config->peers.connect_timeout_seconds = 1;
+	config->peers.retries = 2;
+	config->bounds.registration_body = 64 * 1024;
+	config->bounds.records_per_snapshot = 1000;
+	config->bounds.snapshot_body_compressed = 1 << 20;
+	config->bounds.snapshot_body_uncompressed = 1 << 20;
+	return config;
+}
+
+/* A fast retry: waits of at most 20 and 40 ms, so a test of three attempts stays quick. */
+static const struct peer_client_options fast_retries = {.retry_base_ms = 20, .retry_max_ms = 40};
+
+/* A vote of member i for EPOCH, signed by key, parsed. */
+static struct note *vote_signed(size_t i, const struct signer_key *key)
+{
+	struct vote vote;
+	struct buffer text, signed_note;
+	struct note_signature signature;
+	struct note *note = NULL;
+
+	memset(&vote, 0, sizeof(vote));
+	snprintf(vote.namespace_name, sizeof(vote.namespace_name), NS);
+	snprintf(vote.origin, sizeof(vote.origin), "dirauth.example/" NS);
+	vote.epoch = EPOCH;
+	snprintf(vote.authority, sizeof(vote.authority), "%s", keys[i].name);
+	vote.method_count = 1;
+	vote.methods[0] = 1;
+	buffer_init(&text);
+	buffer_init(&signed_note);
+	ck_assert_int_eq(vote_encode(&vote, &text), 0);
+	ck_assert_int_eq(signer_key_sign(key, text.data, text.len, &signature), 0);
+	ck_assert_int_eq(note_format(text.data, text.len, &signature, 1, &signed_note), 0);
+	ck_assert_int_eq(note_parse(signed_note.data, signed_note.len, &note), 0);
+	buffer_free(&text);
+	buffer_free(&signed_note);
+	return note;
+}
+
+/* One note over text signed by each of signers in order. */
+static struct note *note_signed_by(const char *text, struct signer_key *const *signers, size_t count)
+{
+	struct note_signature signatures[MAX_MEMBERS + 2];
+	struct buffer signed_note;
+	struct note *note = NULL;
+
+	ck_assert_uint_le(count, MAX_MEMBERS + 2);
+	for (size_t i = 0; i < count; i++)
+		ck_assert_int_eq(
+		    signer_key_sign(signers[i], (const uint8_t *)text, strlen(text), &signatures[i]), 0);
+	buffer_init(&signed_note);
+	ck_assert_int_eq(note_format((const uint8_t *)text, strlen(text), signatures, count, &signed_note),
+	                 0);
+	ck_assert_int_eq(note_parse(signed_note.data, signed_note.len, &note), 0);
+	buffer_free(&signed_note);
+	return note;
+}
+
+static uint64_t monotonic_ms(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)now.tv_sec * 1000u + (uint64_t)now.tv_nsec / 1000000u;
+}
+
+/* Three members: a1 (this authority, its bundle installed), a2 and a3 served by test peers. */
+struct trio {
+	struct test_peer peers[3]; /* [0] unused */
+	struct config *config;
+	struct peer_client *client;
+	struct authority_set *set;
+	struct buffer own;
+};
+
+static void trio_open(struct trio *t)
+{
+	char urls[3][64];
+	struct buffer bundle;
+	char detail[VERIFY_DETAIL_MAX];
+
+	memset(t, 0, sizeof(*t));
+	keys_make(3);
+	snprintf(urls[0], sizeof(urls[0]), "http://127.0.0.1:1");
+	buffer_init(&bundle);
+	for (size_t i = 1; i < 3; i++) {
+		peer_start(&t->peers[i]);
+		snprintf(urls[i], sizeof(urls[i]), "http://127.0.0.1:%u", t->peers[i].port);
+		bundle_of(i, 0, 0, &bundle);
+		peer_serve_certificates(&t->peers[i], &bundle);
+	}
+	buffer_free(&bundle);
+	t->config = config_make(3, urls);
+	ck_assert_int_eq(peer_client_new(t->config, &fast_retries, &t->client), 0);
+	buffer_init(&t->own);
+	bundle_of(0, 0, 0, &t->own);
+	int rc = authority_set_new(t->config, t->client, t->own.data, t->own.len, NULL, &t->set, detail,
+	                           sizeof(detail));
+	ck_assert_msg(rc == 0, "%s", detail);
+}
+
+static void trio_close(struct trio *t)
+{
+	authority_set_free(t->set);
+	peer_client_free(t->client);
+	config_free(t->config);
+	for (size_t i = 1; i < 3; i++)
+		peer_stop(&t->peers[i]);
+	buffer_free(&t->own);
+	keys_free(3);
+}
+
+static size_t index_of(const struct authority_set *set, const char *name)
+{
+	size_t index = 99;
+	ck_assert_int_eq(authority_set_member_by_name(set, name, &index), 0);
+	return index;
+}
+
+/* ---- the authority set ---- */
+
+START_TEST(test_certified_vote_verifies)
+{
+	struct trio t;
+	char detail[VERIFY_DETAIL_MAX];
+	size_t index = 0;
+
+	trio_open(&t);
+	ck_assert_uint_eq(authority_set_member_count(t.set), 3);
+	ck_assert_uint_eq(authority_set_threshold(t.set), 2);
+	ck_assert_uint_eq(authority_set_self_index(t.set), 0);
+	ck_assert_str_eq(authority_set_member_name(t.set, 2), keys[2].name);
+	ck_assert_ptr_null(authority_set_member_name(t.set, 3));
+	ck_assert_int_eq(authority_set_member_by_name(t.set, "nobody.example", &index),
+	                 DIRAUTH_ERR_NOT_FOUND);
+	/* Before the first refresh only this authority's own bundle is known. */
+	ck_assert_uint_eq(authority_set_certificate_count(t.set, 0), 2);
+	ck_assert_uint_eq(authority_set_certificate_count(t.set, 1), 0);
+	ck_assert_int_eq(authority_set_refresh(t.set, NOW, detail, sizeof(detail)), 0);
+	ck_assert_uint_eq(authority_set_certificate_count(t.set, 1), 2);
+	ck_assert_uint_eq(authority_set_certificate_count(t.set, 2), 2);
+	ck_assert_uint_eq(peer_count_of(&t.peers[1], "/v1/certificates"), 1);
+
+	for (size_t i = 0; i < 3; i++) {
+		struct note *vote = vote_signed(i, keys[i].signing);
+		int rc = authority_set_verify(t.set, index_of(t.set, keys[i].name), vote, NOW - 60, NOW,
+		                              detail, sizeof(detail));
+		ck_assert_msg(rc == 0, "%s: %s", keys[i].name, detail);
+		ck_assert_str_eq(detail, "");
+		note_free(vote);
+	}
+	/* Not due again until refresh_seconds have passed: no request. */
+	ck_assert_int_eq(authority_set_refresh(t.set, NOW + 299, detail, sizeof(detail)), 0);
+	ck_assert_uint_eq(peer_count_of(&t.peers[1], "/v1/certificates"), 1);
+	ck_assert_int_eq(authority_set_refresh(t.set, NOW + 300, detail, sizeof(detail)), 0);
+	ck_assert_uint_eq(peer_count_of(&t.peers[1], "/v1/certificates"), 2);
+	ck_assert_uint_eq(peer_count_of(&t.peers[2], "/v1/certificates"), 2);
+	trio_close(&t);
+}
+END_TEST
+
+START_TEST(test_refusals_name_their_reason)
+{
+	struct trio t;
+	char detail[VERIFY_DETAIL_MAX];
+	struct note *vote;
+
+	trio_open(&t);
+	ck_assert_int_eq(authority_set_refresh(t.set, NOW, detail, sizeof(detail)), 0);
+
+	/* A key a2's identity never certified. */
+	vote = vote_signed(1, keys[1].unknown);
+	ck_assert_int_eq(authority_set_verify(t.set, 1, vote, NOW, NOW, detail, sizeof(detail)),
+	                 DIRAUTH_ERR_UNKNOWN_KEY);
+	ck_assert_ptr_nonnull(strstr(detail, "signed by a key not certified"));
+	ck_assert_ptr_nonnull(
+	    strstr(detail, "has no certificate from the pinned identity of a2.dirauth.example"));
+	note_free(vote);
+
+	/* a3's own certified key does not speak for a2, and asks nothing of a2's peer. */
+	unsigned before = peer_count_of(&t.peers[1], "/v1/certificates");
+	vote = vote_signed(2, keys[2].signing);
+	ck_assert_int_eq(authority_set_verify(t.set, 1, vote, NOW, NOW, detail, sizeof(detail)),
+	                 DIRAUTH_ERR_UNKNOWN_KEY);
+	ck_assert_ptr_nonnull(strstr(detail, "a3.dirauth.example key"));
+	ck_assert_ptr_nonnull(strstr(detail, "is not an authority of the authority set's pin for a2"));
+	ck_assert_int_eq(authority_set_verify(t.set, 2, vote, NOW, NOW, detail, sizeof(detail)), 0);
+	note_free(vote);
+	ck_assert_uint_eq(peer_count_of(&t.peers[1], "/v1/certificates"), before);
+
+	/* A certificate that ended a day ago: neither the vote's time nor now lies in it. */
+	vote = vote_signed(1, keys[1].expired);
+	ck_assert_int_eq(authority_set_verify(t.set, 1, vote, NOW, NOW, detail, sizeof(detail)),
+	                 DIRAUTH_ERR_UNKNOWN_KEY);
+	ck_assert_ptr_nonnull(strstr(detail, "is certified only from"));
+	/* Inside the old window but judged now too: still refused. */
+	ck_assert_int_eq(authority_set_verify(t.set, 1, vote, NOW - 2 * DAY, NOW, detail, sizeof(detail)),
+	                 DIRAUTH_ERR_UNKNOWN_KEY);
+	/* Judged only inside it (at = now = then), it counted. */
+	ck_assert_int_eq(
+	    authority_set_verify(t.set, 1, vote, NOW - 2 * DAY, NOW - 2 * DAY, detail, sizeof(detail)), 0);
+	note_free(vote);
+
+	/* The identity key signs certificates, not statements. */
+	vote = vote_signed(1, keys[1].identity);
+	ck_assert_int_eq(authority_set_verify(t.set, 1, vote, NOW, NOW, detail, sizeof(detail)),
+	                 DIRAUTH_ERR_UNKNOWN_KEY);
+	ck_assert_ptr_nonnull(strstr(detail, "is a pinned identity key"));
+	note_free(vote);
+
+	/* A certified key's signature over other text: refused as a bad signature. */
+	vote = vote_signed(1, keys[1].signing);
+	vote->text[vote->text_len - 2] = vote->text[vote->text_len - 2] == '1' ? '2' : '1';
+	ck_assert_int_eq(authority_set_verify(t.set, 1, vote, NOW, NOW, detail, sizeof(detail)),
+	                 DIRAUTH_ERR_SIGNATURE);
+	ck_assert_ptr_nonnull(strstr(detail, "bad signature"));
+	ck_assert_int_eq(authority_set_verify(t.set, 3, vote, NOW, NOW, detail, sizeof(detail)),
+	                 DIRAUTH_ERR_NOT_FOUND);
+	note_free(vote);
+	trio_close(&t);
+}
+END_TEST
+
+START_TEST(test_on_demand_refresh_is_rate_limited)
+{
+	struct trio t;
+	char detail[VERIFY_DETAIL_MAX];
+	struct buffer bundle;
+	struct note *rotated, *later;
+
+	trio_open(&t);
+	buffer_init(&bundle);
+	ck_assert_int_eq(authority_set_refresh(t.set, NOW, detail, sizeof(detail)), 0);
+	ck_assert_uint_eq(peer_count_of(&t.peers[1], "/v1/certificates"), 1);
+
+	/* a2 rotates: its peer now serves a certificate for a new key, and a vote signed by it
+	 * arrives. The vote names a key the ring lacks: one fetch, and it verifies. */
+	bundle_of(1, 1, 0, &bundle);
+	peer_serve_certificates(&t.peers[1], &bundle);
+	rotated = vote_signed(1, keys[1].rotated);
+	int rc = authority_set_verify(t.set, 1, rotated, NOW + 1, NOW + 1, detail, sizeof(detail));
+	ck_assert_msg(rc == 0, "%s", detail);
+	ck_assert_uint_eq(peer_count_of(&t.peers[1], "/v1/certificates"), 2);
+	ck_assert_uint_eq(authority_set_certificate_count(t.set, 1), 3);
+	/* Known now: verifying again asks nothing. */
+	ck_assert_int_eq(authority_set_verify(t.set, 1, rotated, NOW + 2, NOW + 2, detail, sizeof(detail)),
+	                 0);
+	ck_assert_uint_eq(peer_count_of(&t.peers[1], "/v1/certificates"), 2);
+
+	/* A flood of votes under keys a2 never certified: within 10 s of the last on-demand fetch,
+	 * not one more request reaches the peer. */
+	for (int i = 0; i < 50; i++) {
+		struct note *bogus = vote_signed(1, keys[1].unknown);
+		ck_assert_int_eq(
+		    authority_set_verify(t.set, 1, bogus, NOW + 3, NOW + 3, detail, sizeof(detail)),
+		    DIRAUTH_ERR_UNKNOWN_KEY);
+		note_free(bogus);
+	}
+	ck_assert_uint_eq(peer_count_of(&t.peers[1], "/v1/certificates"), 2);
+
+	/* a2 rotates again within the interval: refused until the interval has passed, then one fetch
+	 * picks it up. */
+	bundle_of(1, 1, 1, &bundle);
+	peer_serve_certificates(&t.peers[1], &bundle);
+	later = vote_signed(1, keys[1].later);
+	ck_assert_int_eq(authority_set_verify(t.set, 1, later, NOW + 10, NOW + 10, detail, sizeof(detail)),
+	                 DIRAUTH_ERR_UNKNOWN_KEY);
+	ck_assert_uint_eq(peer_count_of(&t.peers[1], "/v1/certificates"), 2);
+	ck_assert_int_eq(authority_set_verify(t.set, 1, later, NOW + 11, NOW + 11, detail, sizeof(detail)),
+	                 0);
+	ck_assert_uint_eq(peer_count_of(&t.peers[1], "/v1/certificates"), 3);
+	/* The limit is per member: a3 was never asked on demand. */
+	ck_assert_uint_eq(peer_count_of(&t.peers[2], "/v1/certificates"), 1);
+
+	note_free(rotated);
+	note_free(later);
+	buffer_free(&bundle);
+	trio_close(&t);
+}
+END_TEST
+
+struct verifier_thread {
+	struct authority_set *set;
+	struct note *vote;
+	atomic_int failures;
+};
+
+static void *verify_many(void *argument)
+{
+	struct verifier_thread *v = argument;
+
+	for (int i = 0; i < 300; i++) {
+		if (authority_set_verify(v->set, 1, v->vote, NOW, NOW, NULL, 0) != 0)
+			atomic_fetch_add(&v->failures, 1);
+	}
+	return NULL;
+}
+
+START_TEST(test_verifies_while_refreshing)
+{
+	struct trio t;
+	struct verifier_thread v;
+	pthread_t threads[4];
+	struct buffer bundle;
+	char detail[VERIFY_DETAIL_MAX];
+
+	trio_open(&t);
+	ck_assert_int_eq(authority_set_refresh(t.set, NOW, detail, sizeof(detail)), 0);
+	v.set = t.set;
+	v.vote = vote_signed(1, keys[1].signing);
+	atomic_init(&v.failures, 0);
+	buffer_init(&bundle);
+	bundle_of(1, 1, 0, &bundle);
+	for (size_t i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&threads[i], NULL, verify_many, &v), 0);
+	/* Rings swapped under the verifiers, installed and fetched. */
+	for (uint64_t i = 0; i < 20; i++) {
+		ck_assert_int_eq(
+		    authority_set_install(t.set, 1, bundle.data, bundle.len, detail, sizeof(detail)), 0);
+		ck_assert_int_eq(authority_set_refresh(t.set, NOW + (i + 1) * 300, detail, sizeof(detail)),
+		                 0);
+	}
+	for (size_t i = 0; i < 4; i++)
+		pthread_join(threads[i], NULL);
+	ck_assert_int_eq(atomic_load(&v.failures), 0);
+	/* A bundle that is no bundle leaves the ring as it was. */
+	ck_assert_int_eq(
+	    authority_set_install(t.set, 1, (const uint8_t *)"junk\n", 5, detail, sizeof(detail)),
+	    DIRAUTH_ERR_SYNTAX);
+	ck_assert_ptr_nonnull(strstr(detail, "not a certificate bundle"));
+	ck_assert_int_eq(authority_set_verify(t.set, 1, v.vote, NOW, NOW, NULL, 0), 0);
+	note_free(v.vote);
+	buffer_free(&bundle);
+	trio_close(&t);
+}
+END_TEST
+
+START_TEST(test_count_signers_and_pins)
+{
+	static const char text[] = "dirauth snapshot-header v1\nnamespace mix\nepoch 5\n";
+	struct trio t;
+	char detail[VERIFY_DETAIL_MAX];
+	struct signer_key *stranger = NULL;
+	uint8_t counted[3];
+	size_t count = 9;
+	struct certificate_keyring *ring = NULL;
+	struct verify_pins pins;
+
+	trio_open(&t);
+	ck_assert_int_eq(authority_set_refresh(t.set, NOW, detail, sizeof(detail)), 0);
+	ck_assert_int_eq(signer_key_generate("stranger.example", &stranger), 0);
+
+	/* a1 and a3 signed, with a stranger, a3 twice (two keys of one member count once), and a2
+	 * with a key it never certified. */
+	struct signer_key *signers[] = {keys[0].signing, stranger, keys[2].signing, keys[2].rotated,
+	                                keys[1].unknown};
+	ck_assert_int_eq(authority_set_install(t.set, 2, NULL, 0, NULL, 0), DIRAUTH_ERR_SYNTAX);
+	struct buffer bundle;
+	buffer_init(&bundle);
+	bundle_of(2, 1, 0, &bundle);
+	ck_assert_int_eq(authority_set_install(t.set, 2, bundle.data, bundle.len, detail, sizeof(detail)), 0);
+	struct note *header = note_signed_by(text, signers, 5);
+	ck_assert_int_eq(authority_set_count_signers(t.set, header, NOW, NOW, counted, &count), 0);
+	ck_assert_uint_eq(count, 2);
+	ck_assert_uint_eq(counted[0], 1);
+	ck_assert_uint_eq(counted[1], 0);
+	ck_assert_uint_eq(counted[2], 1);
+
+	/* The set's pins, as a mirror of the set holds them: 2 of 3 is the threshold. */
+	ck_assert_int_eq(authority_set_pins(t.set, NOW, &ring, &pins), 0);
+	ck_assert_uint_eq(pins.threshold, 2);
+	ck_assert_str_eq(pins.pinned_by, AUTHORITY_SET_PINNED_BY);
+	ck_assert_uint_eq(ring->identity_count, 3);
+	/* The expired certificates are not valid now and are left out. */
+	ck_assert_uint_eq(ring->certificate_count, 4);
+	ck_assert_int_eq(verify_note(&pins, header, NOW, NOW, NULL, detail, sizeof(detail)), 0);
+	struct note *alone = note_signed_by(text, signers, 2);
+	ck_assert_int_eq(verify_note(&pins, alone, NOW, NOW, NULL, detail, sizeof(detail)),
+	                 DIRAUTH_ERR_THRESHOLD);
+	ck_assert_ptr_nonnull(strstr(detail, "the authority set requires 2"));
+	ck_assert_int_eq(authority_set_count_signers(t.set, alone, NOW, NOW, counted, &count), 0);
+	ck_assert_uint_eq(count, 1);
+
+	/* A bad signature by a certified key refuses the note whole, but still says who signed. */
+	header->text[5] = 'X';
+	ck_assert_int_eq(authority_set_count_signers(t.set, header, NOW, NOW, counted, &count),
+	                 DIRAUTH_ERR_SIGNATURE);
+
+	verify_keyring_free(ring);
+	note_free(header);
+	note_free(alone);
+	buffer_free(&bundle);
+	signer_key_free(stranger);
+	trio_close(&t);
+}
+END_TEST
+
+START_TEST(test_refresh_reports_unreachable_members)
+{
+	char urls[3][64];
+	struct config *config;
+	struct peer_client *client = NULL;
+	struct authority_set *set = NULL;
+	struct test_peer peer;
+	struct buffer bundle;
+	char detail[VERIFY_DETAIL_MAX];
+	unsigned dead_port = test_free_port();
+
+	keys_make(3);
+	peer_start(&peer);
+	buffer_init(&bundle);
+	bundle_of(1, 0, 0, &bundle);
+	peer_serve_certificates(&peer, &bundle);
+	snprintf(urls[0], sizeof(urls[0]), "http://127.0.0.1:1");
+	snprintf(urls[1], sizeof(urls[1]), "http://127.0.0.1:%u", peer.port);
+	snprintf(urls[2], sizeof(urls[2]), "http://127.0.0.1:%u", dead_port);
+	config = config_make(3, urls);
+	ck_assert_int_eq(peer_client_new(config, &fast_retries, &client), 0);
+	ck_assert_int_eq(authority_set_new(config, client, NULL, 0, NULL, &set, detail, sizeof(detail)), 0);
+	ck_assert_int_eq(authority_set_refresh(set, NOW, detail, sizeof(detail)), DIRAUTH_ERR_UNAVAILABLE);
+	ck_assert_ptr_nonnull(strstr(detail, "a3.dirauth.example: unreachable"));
+	ck_assert_ptr_null(strstr(detail, "a2.dirauth.example"));
+	ck_assert_uint_eq(authority_set_certificate_count(set, 1), 2);
+	ck_assert_uint_eq(authority_set_certificate_count(set, 2), 0);
+
+	/* A configuration the client was not made for is refused. */
+	struct authority_set *other = NULL;
+	config->member_count = 2;
+	ck_assert_int_eq(authority_set_new(config, client, NULL, 0, NULL, &other, detail, sizeof(detail)),
+	                 DIRAUTH_ERR_CONFIG);
+	ck_assert_ptr_null(other);
+	config->member_count = 3;
+
+	authority_set_free(set);
+	peer_client_free(client);
+	config_free(config);
+	buffer_free(&bundle);
+	peer_stop(&peer);
+	keys_free(3);
+}
+END_TEST
+
+/* ---- the peer client ---- */
+
+/* One member a1 (this authority) and one peer a2, served by peer. */
+struct pair {
+	struct test_peer peer;
+	struct config *config;
+	struct peer_client *client;
+};
+
+static void pair_open(struct pair *p)
+{
+	char urls[2][64];
+
+	memset(p, 0, sizeof(*p));
+	keys_make(2);
+	peer_start(&p->peer);
+	snprintf(urls[0], sizeof(urls[0]), "http://127.0.0.1:1");
+	snprintf(urls[1], sizeof(urls[1]), "http://127.0.0.1:%u", p->peer.port);
+	p->config = config_make(2, urls);
+	ck_assert_int_eq(peer_client_new(p->config, &fast_retries, &p->client), 0);
+}
+
+static void pair_close(struct pair *p)
+{
+	peer_client_free(p->client);
+	config_free(p->config);
+	peer_stop(&p->peer);
+	keys_free(2);
+}
+
+START_TEST(test_routes_are_the_protocols)
+{
+	static const char envelope[] = "dirauth vote-envelope v1\nnote 4\nnote\nbody 4\nbody";
+	static const char header[] = "header note\n";
+	struct pair p;
+	struct peer_answer answer;
+	uint8_t service_id[SERVICE_ID_SIZE];
+	char path[192];
+
+	pair_open(&p);
+	peer_answer_init(&answer);
+	for (size_t i = 0; i < SERVICE_ID_SIZE; i++)
+		service_id[i] = (uint8_t)(0xa0 + i);
+	peer_can(&p.peer, "POST", "/v1/mix/votes", 202, "", 0, NULL, NULL);
+	peer_can(&p.peer, "GET", "/v1/mix/votes/5/a1.dirauth.example", 200, envelope, strlen(envelope), NULL,
+	         NULL);
+	peer_can(&p.peer, "POST", "/v1/mix/signatures", 202, "", 0, NULL, NULL);
+	peer_can(&p.peer, "GET", "/v1/mix/signatures/5", 200, header, strlen(header), NULL, NULL);
+	peer_can(&p.peer, "GET", "/v1/mix/snapshots/latest", 200, header, strlen(header), NULL, NULL);
+	peer_can(&p.peer, "GET", "/v1/mix/snapshots/4", 200, header, strlen(header), NULL, NULL);
+	peer_can(&p.peer, "GET", "/v1/mix/snapshots/4/body", 200, "zz", 2, "Content-Encoding", "zstd");
+	snprintf(path, sizeof(path),
+	         "/v1/mix/registrations/a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf/7");
+	peer_can(&p.peer, "GET", path, 200, "note\n", 5, NULL, NULL);
+
+	ck_assert_int_eq(
+	    peer_push_vote(p.client, 1, NS, (const uint8_t *)envelope, strlen(envelope), &answer), 0);
+	ck_assert_int_eq(answer.status, 202);
+	ck_assert_int_eq(answer.transport, PEER_TRANSPORT_ANSWERED);
+	ck_assert_str_eq(p.peer.last_method, "POST");
+	ck_assert_str_eq(p.peer.last_path, "/v1/mix/votes");
+	ck_assert_str_eq(p.peer.last_content_type, "application/octet-stream");
+	ck_assert_uint_eq(p.peer.last_body.len, strlen(envelope));
+	ck_assert_int_eq(memcmp(p.peer.last_body.data, envelope, strlen(envelope)), 0);
+
+	ck_assert_int_eq(peer_pull_vote(p.client, 1, NS, EPOCH, keys[0].name, &answer), 0);
+	ck_assert_int_eq(answer.status, 200);
+	ck_assert_uint_eq(answer.body.len, strlen(envelope));
+	ck_assert_str_eq(answer.error_code, "");
+
+	ck_assert_int_eq(
+	    peer_push_signature(p.client, 1, NS, (const uint8_t *)header, strlen(header), &answer), 0);
+	ck_assert_int_eq(answer.status, 202);
+	ck_assert_str_eq(p.peer.last_path, "/v1/mix/signatures");
+	ck_assert_str_eq(p.peer.last_content_type, "text/plain; charset=utf-8");
+
+	ck_assert_int_eq(peer_pull_signatures(p.client, 1, NS, EPOCH, &answer), 0);
+	ck_assert_int_eq(answer.status, 200);
+	ck_assert_int_eq(peer_fetch_latest_header(p.client, 1, NS, &answer), 0);
+	ck_assert_int_eq(answer.status, 200);
+	ck_assert_int_eq(peer_fetch_header(p.client, 1, NS, 4, &answer), 0);
+	ck_assert_int_eq(answer.status, 200);
+	ck_assert_int_eq(peer_fetch_body(p.client, 1, NS, 4, &answer), 0);
+	ck_assert_int_eq(answer.status, 200);
+	ck_assert_str_eq(answer.content_encoding, "zstd");
+	ck_assert_str_eq(p.peer.last_accept_encoding, "zstd, gzip");
+	ck_assert_int_eq(peer_fetch_registration(p.client, 1, NS, service_id, 7, &answer), 0);
+	ck_assert_int_eq(answer.status, 200);
+	ck_assert_str_eq(p.peer.last_path, path);
+
+	/* A refusal's stable code comes with it. */
+	ck_assert_int_eq(peer_fetch_header(p.client, 1, NS, 9, &answer), 0);
+	ck_assert_int_eq(answer.status, 404);
+	ck_assert_str_eq(answer.error_code, "not_found");
+	ck_assert_ptr_nonnull(strstr(answer.reason, "HTTP 404: not_found: no such document."));
+
+	/* Names that would change the path are refused before anything is sent. */
+	unsigned before = peer_count_of(&p.peer, "/v1/mix/votes/5/a1.dirauth.example");
+	ck_assert_int_eq(peer_pull_vote(p.client, 1, NS, EPOCH, "..", &answer), DIRAUTH_ERR_SYNTAX);
+	ck_assert_uint_eq(answer.attempts, 0);
+	ck_assert_int_eq(peer_pull_vote(p.client, 1, NS, EPOCH, "a/../b", &answer), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(peer_pull_vote(p.client, 1, NS, EPOCH, "a?b", &answer), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(peer_fetch_latest_header(p.client, 1, "mix/../x", &answer), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(peer_fetch_latest_header(p.client, 1, "m%78", &answer), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(peer_push_vote(p.client, 1, NS, NULL, 0, &answer), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(peer_fetch_latest_header(p.client, 2, NS, &answer), DIRAUTH_ERR_NOT_FOUND);
+	ck_assert_uint_eq(peer_count_of(&p.peer, "/v1/mix/votes/5/a1.dirauth.example"), before);
+
+	peer_answer_free(&answer);
+	pair_close(&p);
+}
+END_TEST
+
+START_TEST(test_garbage_is_cut_at_the_cap)
+{
+	struct pair p;
+	struct peer_answer answer;
+	uint64_t started;
+
+	pair_open(&p);
+	peer_answer_init(&answer);
+	/* Without a Content-Length: cut as the cap is passed. */
+	peer_set_mode(&p.peer, MODE_GARBAGE_STREAM);
+	started = monotonic_ms();
+	ck_assert_int_eq(peer_pull_signatures(p.client, 1, NS, EPOCH, &answer), DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(answer.transport, PEER_TRANSPORT_TOO_LARGE);
+	ck_assert_uint_eq(answer.body.len, 0);
+	ck_assert_uint_eq(answer.attempts, 1); /* not retried */
+	ck_assert_ptr_nonnull(strstr(answer.reason, "response larger than"));
+	ck_assert_uint_lt(monotonic_ms() - started, 900);
+	/* With one announcing 10 MB: refused before a byte is read. */
+	peer_set_mode(&p.peer, MODE_GARBAGE_LENGTH);
+	ck_assert_int_eq(peer_push_vote(p.client, 1, NS, (const uint8_t *)"x", 1, &answer),
+	                 DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(answer.transport, PEER_TRANSPORT_TOO_LARGE);
+	ck_assert_uint_eq(answer.body.len, 0);
+	/* Certificates have their own cap, as every operation does. */
+	ck_assert_int_eq(peer_fetch_certificates(p.client, 1, &answer), DIRAUTH_ERR_BOUNDS);
+	ck_assert_uint_eq(peer_client_answer_cap(p.client, PEER_FETCH_CERTIFICATES), PEER_CERTIFICATES_MAX);
+	ck_assert_uint_eq(peer_client_answer_cap(p.client, PEER_PUSH_VOTE), PEER_ACK_MAX);
+	ck_assert_uint_lt(peer_client_answer_cap(p.client, PEER_PULL_VOTE), GARBAGE_SIZE);
+	peer_answer_free(&answer);
+	pair_close(&p);
+}
+END_TEST
+
+START_TEST(test_redirect_is_not_followed)
+{
+	struct pair p;
+	struct peer_answer answer;
+
+	pair_open(&p);
+	peer_answer_init(&answer);
+	peer_set_mode(&p.peer, MODE_REDIRECT);
+	ck_assert_int_eq(peer_fetch_latest_header(p.client, 1, NS, &answer), 0);
+	ck_assert_int_eq(answer.status, 302);
+	ck_assert_uint_eq(answer.attempts, 1);
+	ck_assert_uint_eq(peer_count_of(&p.peer, "/v1/mix/snapshots/latest"), 1);
+	ck_assert_uint_eq(peer_count_of(&p.peer, "/v1/elsewhere"), 0);
+	peer_answer_free(&answer);
+	pair_close(&p);
+}
+END_TEST
+
+START_TEST(test_5xx_is_retried_4xx_is_not)
+{
+	static const char header[] = "header note\n";
+	struct pair p;
+	struct peer_answer answer;
+
+	pair_open(&p);
+	peer_answer_init(&answer);
+	peer_can(&p.peer, "GET", "/v1/mix/signatures/5", 200, header, strlen(header), NULL, NULL);
+	/* Two 503s, then the answer: three attempts, within retries = 2. */
+	peer_fail(&p.peer, 2, 503, "unavailable");
+	ck_assert_int_eq(peer_pull_signatures(p.client, 1, NS, EPOCH, &answer), 0);
+	ck_assert_int_eq(answer.status, 200);
+	ck_assert_uint_eq(answer.attempts, 3);
+	ck_assert_uint_eq(peer_count_of(&p.peer, "/v1/mix/signatures/5"), 3);
+	/* More 5xx than retries: the last one is the answer. */
+	peer_fail(&p.peer, 10, 500, "internal");
+	ck_assert_int_eq(peer_pull_signatures(p.client, 1, NS, EPOCH, &answer), 0);
+	ck_assert_int_eq(answer.status, 500);
+	ck_assert_str_eq(answer.error_code, "internal");
+	ck_assert_uint_eq(answer.attempts, 3);
+	ck_assert_uint_eq(peer_count_of(&p.peer, "/v1/mix/signatures/5"), 6);
+	/* A 4xx is the peer's judgement: asked once. */
+	peer_fail(&p.peer, 10, 409, "too_late");
+	ck_assert_int_eq(peer_push_vote(p.client, 1, NS, (const uint8_t *)"x", 1, &answer), 0);
+	ck_assert_int_eq(answer.status, 409);
+	ck_assert_str_eq(answer.error_code, "too_late");
+	ck_assert_uint_eq(answer.attempts, 1);
+	ck_assert_uint_eq(peer_count_of(&p.peer, "/v1/mix/votes"), 1);
+	/* 429 too, unlike net's own retry. */
+	peer_fail(&p.peer, 10, 429, "busy");
+	ck_assert_int_eq(peer_pull_signatures(p.client, 1, NS, EPOCH, &answer), 0);
+	ck_assert_int_eq(answer.status, 429);
+	ck_assert_uint_eq(answer.attempts, 1);
+	peer_answer_free(&answer);
+	pair_close(&p);
+}
+END_TEST
+
+START_TEST(test_unreachable_is_retried)
+{
+	char urls[2][64];
+	struct config *config;
+	struct peer_client *client = NULL;
+	struct peer_answer answer;
+
+	keys_make(2);
+	snprintf(urls[0], sizeof(urls[0]), "http://127.0.0.1:1");
+	snprintf(urls[1], sizeof(urls[1]), "http://127.0.0.1:%u", test_free_port());
+	config = config_make(2, urls);
+	ck_assert_int_eq(peer_client_new(config, &fast_retries, &client), 0);
+	peer_answer_init(&answer);
+	ck_assert_int_eq(peer_fetch_certificates(client, 1, &answer), DIRAUTH_ERR_UNAVAILABLE);
+	ck_assert_int_eq(answer.transport, PEER_TRANSPORT_UNREACHABLE);
+	ck_assert_uint_eq(answer.attempts, 3);
+	ck_assert_int_eq(answer.status, 0);
+	ck_assert_ptr_nonnull(strstr(answer.reason, "(3 attempts)"));
+	peer_answer_free(&answer);
+	peer_client_free(client);
+	config_free(config);
+	keys_free(2);
+}
+END_TEST
+
+/* What each member's callback saw, and when. */
+struct arrivals {
+	pthread_mutex_t lock;
+	uint64_t started;
+	uint64_t at[MAX_MEMBERS];
+	enum peer_transport transport[MAX_MEMBERS];
+	unsigned calls;
+};
+
+static void on_answer(void *context, size_t member, const struct peer_answer *answer)
+{
+	struct arrivals *arrivals = context;
+
+	pthread_mutex_lock(&arrivals->lock);
+	arrivals->at[member] = monotonic_ms() - arrivals->started;
+	arrivals->transport[member] = answer->transport;
+	arrivals->calls++;
+	pthread_mutex_unlock(&arrivals->lock);
+}
+
+START_TEST(test_broadcast_outlives_a_hanging_peer)
+{
+	static const char envelope[] = "an envelope";
+	char urls[MAX_MEMBERS][64];
+	struct test_peer peers[3];
+	struct config *config;
+	struct peer_client *client = NULL;
+	struct peer_answer answers[MAX_MEMBERS];
+	struct arrivals arrivals;
+	struct peers_broadcast *broadcast = NULL;
+	unsigned hanging_port;
+	int hanging_fd = hanging_socket(&hanging_port);
+	uint64_t took;
+
+	keys_make(MAX_MEMBERS);
+	snprintf(urls[0], sizeof(urls[0]), "http://127.0.0.1:1");
+	for (size_t i = 1; i < 3; i++) {
+		peer_start(&peers[i]);
+		peer_can(&peers[i], "POST", "/v1/mix/votes", 202, "", 0, NULL, NULL);
+		snprintf(urls[i], sizeof(urls[i]), "http://127.0.0.1:%u", peers[i].port);
+	}
+	snprintf(urls[3], sizeof(urls[3]), "http://127.0.0.1:%u", hanging_port);
+	config = config_make(MAX_MEMBERS, urls);
+	ck_assert_int_eq(peer_client_new(config, &fast_retries, &client), 0);
+
+	memset(&arrivals, 0, sizeof(arrivals));
+	pthread_mutex_init(&arrivals.lock, NULL);
+	arrivals.started = monotonic_ms();
+	struct peer_call call = {.operation = PEER_PUSH_VOTE,
+	                         .namespace_name = NS,
+	                         .body = (const uint8_t *)envelope,
+	                         .body_len = strlen(envelope)};
+	struct peers_broadcast_options options = {.on_answer = on_answer, .context = &arrivals};
+	ck_assert_int_eq(peers_broadcast(client, &call, &options, answers), 0);
+	took = monotonic_ms() - arrivals.started;
+
+	/* This authority is skipped; the healthy two answered; the hanging one timed out once. */
+	ck_assert_int_eq(answers[0].transport, PEER_TRANSPORT_SKIPPED);
+	ck_assert_uint_eq(answers[0].attempts, 0);
+	for (size_t i = 1; i < 3; i++) {
+		ck_assert_int_eq(answers[i].transport, PEER_TRANSPORT_ANSWERED);
+		ck_assert_int_eq(answers[i].status, 202);
+		ck_assert_uint_eq(peers[i].last_body.len, strlen(envelope));
+		/* Their answers were there long before the hanging peer gave up. */
+		ck_assert_uint_lt(arrivals.at[i], 500);
+		ck_assert_int_eq(arrivals.transport[i], PEER_TRANSPORT_ANSWERED);
+	}
+	ck_assert_int_eq(answers[3].transport, PEER_TRANSPORT_TIMEOUT);
+	ck_assert_uint_eq(answers[3].attempts, 1);
+	ck_assert_uint_ge(arrivals.at[3], 900);
+	ck_assert_uint_eq(arrivals.calls, 3);
+	/* The whole broadcast cost one timeout (1 s), not one per peer or per attempt. */
+	ck_assert_uint_ge(took, 900);
+	ck_assert_uint_lt(took, 2000);
+	peer_answers_free(answers, MAX_MEMBERS);
+
+	/* Started without waiting, and only to the targets asked for. */
+	uint8_t targets[MAX_MEMBERS] = {1, 0, 1, 0};
+	options.on_answer = NULL;
+	options.targets = targets;
+	uint64_t start = monotonic_ms();
+	ck_assert_int_eq(peers_broadcast_start(client, &call, &options, &broadcast), 0);
+	ck_assert_uint_lt(monotonic_ms() - start, 200);
+	peers_broadcast_finish(broadcast, answers);
+	ck_assert_int_eq(answers[0].transport, PEER_TRANSPORT_SKIPPED); /* itself, even as a target */
+	ck_assert_int_eq(answers[1].transport, PEER_TRANSPORT_SKIPPED);
+	ck_assert_int_eq(answers[2].transport, PEER_TRANSPORT_ANSWERED);
+	ck_assert_int_eq(answers[3].transport, PEER_TRANSPORT_SKIPPED);
+	ck_assert_uint_eq(peer_count_of(&peers[1], "/v1/mix/votes"), 1);
+	ck_assert_uint_eq(peer_count_of(&peers[2], "/v1/mix/votes"), 2);
+	peer_answers_free(answers, MAX_MEMBERS);
+
+	/* A call refused before sending starts nothing. */
+	call.namespace_name = "../x";
+	ck_assert_int_eq(peers_broadcast(client, &call, NULL, answers), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(answers[1].transport, PEER_TRANSPORT_SKIPPED);
+	peer_answers_free(answers, MAX_MEMBERS);
+
+	pthread_mutex_destroy(&arrivals.lock);
+	peer_client_free(client);
+	config_free(config);
+	for (size_t i = 1; i < 3; i++)
+		peer_stop(&peers[i]);
+	close(hanging_fd);
+	keys_free(MAX_MEMBERS);
+}
+END_TEST
+
+/* ---- the error answer ---- */
+
+static int parse_error(const char *text, struct peer_error_answer *out)
+{
+	return peer_error_answer_parse((const uint8_t *)text, strlen(text), out);
+}
+
+START_TEST(test_error_answer)
+{
+	struct peer_error_answer e;
+
+	ck_assert_int_eq(
+	    parse_error("{\"error\":\"conflicting_vote\",\"detail\":\"a different vote.\"}\n", &e), 0);
+	ck_assert_str_eq(e.code, "conflicting_vote");
+	ck_assert_str_eq(e.detail, "a different vote.");
+	ck_assert_int_eq(
+	    parse_error(" { \"detail\" : \"q\\\"\\n\\u00e9\xc3\xa9\" , \"error\" : \"x1\" } ", &e), 0);
+	ck_assert_str_eq(e.code, "x1");
+	ck_assert_str_eq(e.detail, "q\"????");
+	ck_assert_int_eq(parse_error("{\"error\":\"unavailable\",\"other\":\"ignored\"}", &e), 0);
+	ck_assert_str_eq(e.detail, "");
+
+	static const char *const refused[] = {
+	    "",
+	    "{}",
+	    "{\"detail\":\"no code\"}",
+	    "{\"error\":\"Upper\"}",
+	    "{\"error\":\"\"}",
+	    "{\"error\":\"a-b\"}",
+	    "{\"error\":\"to\\u006f\"}",
+	    "{\"error\":\"x\",\"error\":\"y\"}",
+	    "{\"error\":\"x\"} trailing",
+	    "{\"error\":\"x\",}",
+	    "{\"error\":1}",
+	    "{\"error\":\"x\",\"n\":null}",
+	    "{\"error\":\"x\",\"o\":{}}",
+	    "{\"error\":\"x\"",
+	    "{\"error\":\"x\",\"detail\":\"bad \\q escape\"}",
+	    "{\"error\":\"x\",\"detail\":\"short \\u12\"}",
+	    "{\"error\":\"x\",\"detail\":\"raw \n newline\"}",
+	    "[\"error\"]",
+	    "{\"error\":\"x\"}{}",
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		ck_assert_msg(parse_error(refused[i], &e) == DIRAUTH_ERR_SYNTAX, "accepted: %s", refused[i]);
+	char long_code[128];
+	memset(long_code, 0, sizeof(long_code));
+	snprintf(long_code, sizeof(long_code), "{\"error\":\"%065d\"}", 0);
+	ck_assert_int_eq(parse_error(long_code, &e), DIRAUTH_ERR_SYNTAX);
+	snprintf(long_code, sizeof(long_code), "{\"error\":\"%064d\"}", 0);
+	ck_assert_int_eq(parse_error(long_code, &e), 0);
+	ck_assert_int_eq(peer_error_answer_parse(NULL, 0, &e), DIRAUTH_ERR_SYNTAX);
+}
+END_TEST
+
+static Suite *peers_suite(void)
+{
+	Suite *suite = suite_create("peers");
+	TCase *set = tcase_create("authority_set");
+	TCase *client = tcase_create("peer_client");
+	TCase *answer = tcase_create("error_answer");
+
+	tcase_set_timeout(set, 30);
+	tcase_add_test(set, test_certified_vote_verifies);
+	tcase_add_test(set, test_refusals_name_their_reason);
+	tcase_add_test(set, test_on_demand_refresh_is_rate_limited);
+	tcase_add_test(set, test_verifies_while_refreshing);
+	tcase_add_test(set, test_count_signers_and_pins);
+	tcase_add_test(set, test_refresh_reports_unreachable_members);
+	suite_add_tcase(suite, set);
+	tcase_set_timeout(client, 30);
+	tcase_add_test(client, test_routes_are_the_protocols);
+	tcase_add_test(client, test_garbage_is_cut_at_the_cap);
+	tcase_add_test(client, test_redirect_is_not_followed);
+	tcase_add_test(client, test_5xx_is_retried_4xx_is_not);
+	tcase_add_test(client, test_unreachable_is_retried);
+	tcase_add_test(client, test_broadcast_outlives_a_hanging_peer);
+	suite_add_tcase(suite, client);
+	tcase_add_test(answer, test_error_answer);
+	suite_add_tcase(suite, answer);
+	return suite;
+}
+
+int main(void)
+{
+	int failures;
+	SRunner *runner;
+
+	garbage = malloc(GARBAGE_SIZE);
+	if (garbage == NULL || net_global_init() != 0)
+		return 1;
+	memset(garbage, 'x', GARBAGE_SIZE);
+	runner = srunner_create(peers_suite());
+	srunner_run_all(runner, CK_NORMAL);
+	failures = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	net_global_cleanup();
+	free(garbage);
+	return failures ? 1 : 0;
+}
