@@ -489,7 +489,7 @@ int http_server_start(const struct http_options *options, struct http_server **o
 	    MHD_OPTION_THREAD_POOL_SIZE, h->threads, MHD_OPTION_CONNECTION_TIMEOUT,
 	    h->connection_timeout_seconds, MHD_OPTION_CONNECTION_LIMIT, h->max_connections,
 	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->max_connections_per_ip, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-	    h->connection_memory_limit, MHD_OPTION_NOTIFY_COMPLETED, request_completed, NULL,
+	    h->connection_memory_limit, MHD_OPTION_NOTIFY_COMPLETED, request_completed, server,
 	    MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_END);
 	if (!server->daemon || (rc = http_guard_start(server->guard, server->daemon))) {
 		if (server->daemon)

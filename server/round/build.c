@@ -314,9 +314,13 @@ static int build_vote(struct round *round, size_t i, uint64_t epoch, struct buff
 		rc = signer_client_sign(round->o.signer, SIGNER_OP_SIGN_VOTE, text.data, text.len, 0, NULL, 0,
 		                        &signature, why, sizeof why);
 		signer_health_note(round->o.signer_health, rc, why);
-		if (rc)
-			round_log(round, i, epoch, "no vote yet: the signer did not sign it: %s",
-			          why[0] ? why : dirauth_strerror(rc));
+		if (rc && !rn->logged_wait) {
+			round_log(
+			    round, i, epoch,
+			    "no vote yet: the signer did not sign it: %s; retrying until the vote deadline",
+			    why[0] ? why : dirauth_strerror(rc));
+			rn->logged_wait = true;
+		}
 	}
 	if (rc == 0)
 		rc = note_format(text.data, text.len, &signature, 1, &note);
