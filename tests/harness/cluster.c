@@ -379,13 +379,12 @@ static void write_signer_config(const struct cluster *c, const struct member *m)
 	                         "clock: { source: file, path: clock }\n"
 	                         "namespaces:\n"
 	                         "  - { name: %s, origin: %s, genesis: %llu, length_seconds: %llu, "
-	                         "validity_epochs: %llu, prepare_seconds: %llu }\n",
+	                         "validity_epochs: %llu }\n",
 	                         m->name, m->name, (unsigned)getuid(),
 	                         (unsigned long long)c->options.clock_skew_seconds, CLUSTER_NAMESPACE,
 	                         CLUSTER_ORIGIN, (unsigned long long)c->schedule.genesis,
 	                         (unsigned long long)c->schedule.length,
-	                         (unsigned long long)c->schedule.validity_epochs,
-	                         (unsigned long long)c->schedule.prepare) == 0);
+	                         (unsigned long long)c->schedule.validity_epochs) == 0);
 	test_write_file(m->signer_config_path, config.data, config.len, 0644);
 	buffer_free(&config);
 }
