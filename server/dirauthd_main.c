@@ -13,11 +13,20 @@
  * does not answer at start is not fatal: dirauthd serves reads, answers /v1/ready 503, refuses
  * registrations, and starts signing as soon as the signer answers.
  *
+ * With an authorities section, dirauthd is one member of a set: it builds the peer client, the
+ * authority set's keyrings (its own certificates from its signer, the others' fetched from
+ * their GET /v1/certificates) and the round, which the scheduler drives and the HTTP routes
+ * between authorities feed.
+ *
  * Exit codes follow sysexits.h: 0, 64 usage, 78 configuration (including a signer whose key is
  * another authority's), 74 the store, 69 the HTTP listener, 70 anything else.
  */
 #include "clock/clock.h"
+#include "net/client.h"
 #include "server/config/config.h"
+#include "server/peers/authority_set.h"
+#include "server/peers/peer_client.h"
+#include "server/round/round.h"
 #include "server/scheduler/scheduler.h"
 #include "schema/error.h"
 #include "server/http/http.h"
@@ -102,6 +111,46 @@ static void make_parents(const char *path)
 	}
 }
 
+/* The own certificate bundle, asked of the signer afresh (the authority set's own source). */
+static int own_certificates(void *context, struct buffer *out)
+{
+	char why[SIGNER_DETAIL_MAX + 1];
+	return signer_client_query(context, SIGNER_OP_GET_CERTIFICATES, NULL, 0, out, why, sizeof why);
+}
+
+/* The peer client, the authority set and the round of a member of several authorities. */
+static int open_round(const struct config *config, struct store *store, struct signer_client *signer,
+                      struct signer_health *signer_health, const struct clock *clock, struct prepared_set *prepared,
+                      struct peer_client **peers, struct authority_set **set, struct round **round)
+{
+	char why[512] = "";
+	struct buffer own;
+	buffer_init(&own);
+	int rc = net_global_init();
+	if (rc == 0)
+		rc = peer_client_new(config, NULL, peers);
+	if (rc == 0 && own_certificates(signer, &own) != 0)
+		buffer_reset(&own); /* the signer is away: the set asks again at its first refresh */
+	struct authority_set_options set_options = {.own_certificates = own_certificates, .own_context = signer};
+	if (rc == 0)
+		rc = authority_set_new(config, *peers, own.len ? own.data : NULL, own.len, &set_options, set, why,
+		                       sizeof why);
+	buffer_free(&own);
+	struct round_options round_options = {.config = config,
+	                                      .store = store,
+	                                      .signer = signer,
+	                                      .signer_health = signer_health,
+	                                      .clock = clock,
+	                                      .authorities = *set,
+	                                      .peers = *peers,
+	                                      .prepared = prepared};
+	if (rc == 0)
+		rc = round_create(&round_options, round);
+	if (rc)
+		fprintf(stderr, "dirauthd: the authority set: %s%s%s\n", dirauth_strerror(rc), why[0] ? ": " : "", why);
+	return rc;
+}
+
 static int open_clock(const struct config *config, struct clock **clock)
 {
 	int rc = config->clock_source == CONFIG_CLOCK_FILE ? clock_open_file(config->clock_path, clock)
@@ -144,6 +193,9 @@ int main(int argc, char **argv)
 	struct prepared_set *prepared = NULL;
 	struct epoch_scheduler *scheduler = NULL;
 	struct http_server *http = NULL;
+	struct peer_client *peers = NULL;
+	struct authority_set *authorities = NULL;
+	struct round *round = NULL;
 	int status, rc;
 
 	if ((status = load_config(config_path, &config)) != 0)
@@ -179,12 +231,18 @@ int main(int argc, char **argv)
 		status = EXIT_SOFTWARE;
 		goto cleanup;
 	}
+	if (config->member_count > 1 &&
+	    open_round(config, store, signer, signer_health, clock, prepared, &peers, &authorities, &round) != 0) {
+		status = EXIT_CONFIG;
+		goto cleanup;
+	}
 	struct epoch_scheduler_options scheduler_options = {.config = config,
 	                                                    .store = store,
 	                                                    .signer = signer,
 	                                                    .signer_health = signer_health,
 	                                                    .clock = clock,
-	                                                    .prepared = prepared};
+	                                                    .prepared = prepared,
+	                                                    .round = round};
 	if ((rc = epoch_scheduler_create(&scheduler_options, &scheduler)) != 0) {
 		fprintf(stderr, "dirauthd: loading the stored snapshots: %s\n", dirauth_strerror(rc));
 		status = rc == DIRAUTH_ERR_STORE || rc == DIRAUTH_ERR_IO ? EXIT_IO : EXIT_SOFTWARE;
@@ -195,7 +253,8 @@ int main(int argc, char **argv)
 	                                    .signer = signer,
 	                                    .signer_health = signer_health,
 	                                    .clock = clock,
-	                                    .prepared = prepared};
+	                                    .prepared = prepared,
+	                                    .round = round};
 	if ((rc = http_server_start(&http_options, &http)) != 0) {
 		fprintf(stderr, "dirauthd: cannot listen on %s:%u: %s\n", config->listen_address,
 		        (unsigned)config->listen_port, dirauth_strerror(rc));
@@ -218,6 +277,9 @@ int main(int argc, char **argv)
 cleanup:
 	http_server_stop(http);
 	epoch_scheduler_free(scheduler);
+	round_free(round);
+	authority_set_free(authorities);
+	peer_client_free(peers);
 	prepared_set_free(prepared);
 	store_close(store);
 	clock_close(clock);

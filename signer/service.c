@@ -1075,16 +1075,28 @@ static uint64_t service_latest_time(const struct signer_service *service, uint64
 	return now > UINT64_MAX - service->clock_skew ? UINT64_MAX : now + service->clock_skew;
 }
 
+/* The latest moment whose epoch ns may be preparing: now plus the skew, plus the namespace's
+ * prepare_seconds (the snapshot of an epoch is voted on and signed that long before it begins). */
+static uint64_t service_prepared_time(const struct signer_service *service, const struct signer_namespace *ns,
+                                      uint64_t now)
+{
+	uint64_t latest = service_latest_time(service, now);
+	uint64_t prepare = ns ? ns->schedule.prepare : 0;
+	return latest > UINT64_MAX - prepare ? UINT64_MAX : latest + prepare;
+}
+
 /* The epoch of a vote or header must be a current one of its origin's schedule by the signer's
- * own clock: one that contains a moment within the skew of now. A compromised dirauthd asking
- * for a far epoch would otherwise make every real epoch after it a rollback for ever. */
+ * own clock: one that contains a moment within the skew of now, or, when the namespace's
+ * snapshots are prepared before their epoch (prepare_seconds), one whose preparation has begun
+ * within the skew of now. A compromised dirauthd asking for a far epoch would otherwise make
+ * every real epoch after it a rollback for ever. */
 static int service_check_epoch(const struct signer_service *service, uint64_t now,
                                const struct service_operation *row, const struct signer_namespace *ns,
                                uint64_t epoch, struct signer_response *response)
 {
 	uint64_t earliest = now > service->clock_skew ? now - service->clock_skew : 0;
 	uint64_t first = 0, last = 0;
-	if (schedule_epoch_of(&ns->schedule, service_latest_time(service, now), &last) != 0)
+	if (schedule_epoch_of(&ns->schedule, service_prepared_time(service, ns, now), &last) != 0)
 		return service_refuse(response, DIRAUTH_ERR_STALE,
 		                      "the %s's epoch %llu of %.255s has not begun: no epoch has by the "
 		                      "signer's clock (now %llu, genesis %llu)",
@@ -1135,17 +1147,19 @@ static int service_check_epoch_times(const struct service_operation *row, const 
 	return 0;
 }
 
-/* A statement's own time must be now, give or take the clock skew, and inside the signing
- * key's certificate: otherwise a compromised dirauthd could have statements signed today that
- * verifiers would count tomorrow, after the compromise is over. */
-static int service_check_dated(const struct signer_service *service, uint64_t now, uint64_t at,
-                               const char *what, struct signer_response *response)
+/* A statement's own time must be now, give or take the clock skew (and, for a snapshot being
+ * prepared, its namespace's prepare_seconds ahead), and inside the signing key's certificate:
+ * otherwise a compromised dirauthd could have statements signed today that verifiers would count
+ * tomorrow, after the compromise is over. */
+static int service_check_dated(const struct signer_service *service, const struct signer_namespace *ns,
+                               uint64_t now, uint64_t at, const char *what, struct signer_response *response)
 {
-	if (at > service_latest_time(service, now))
+	uint64_t latest = service_prepared_time(service, ns, now);
+	if (at > latest)
 		return service_refuse(
 		    response, DIRAUTH_ERR_STALE,
 		    "the %s is dated %llu, more than %llu s after the signer's clock (%llu)", what,
-		    (unsigned long long)at, (unsigned long long)service->clock_skew, (unsigned long long)now);
+		    (unsigned long long)at, (unsigned long long)(latest - now), (unsigned long long)now);
 	if (at < service->certificate.valid_after)
 		return service_refuse(
 		    response, DIRAUTH_ERR_STALE,
@@ -1165,12 +1179,13 @@ static int service_check_recent(const struct signer_service *service, uint64_t n
 	return 0;
 }
 
-/* The latest epoch of ns begun by now plus the skew; *begun is false before genesis. */
+/* The latest epoch of ns begun (or being prepared) by now plus the skew; *begun is false before
+ * genesis. */
 static void service_latest_epoch(const struct signer_service *service, uint64_t now,
                                  const struct signer_namespace *ns, bool *begun, uint64_t *epoch)
 {
 	*epoch = 0;
-	*begun = schedule_epoch_of(&ns->schedule, service_latest_time(service, now), epoch) == 0;
+	*begun = schedule_epoch_of(&ns->schedule, service_prepared_time(service, ns, now), epoch) == 0;
 }
 
 /* A receipt promises the epoch its registration is published by. dirauthd promises the epoch
@@ -1246,7 +1261,7 @@ static int service_check_times(const struct signer_service *service, uint64_t no
 	if (rc == 0 && (checks & SERVICE_TIME_RECENT))
 		rc = service_check_recent(service, now, statement->date, row->what, response);
 	if (rc == 0 && (checks & SERVICE_TIME_DATED))
-		rc = service_check_dated(service, now, statement->date, row->what, response);
+		rc = service_check_dated(service, ns, now, statement->date, row->what, response);
 	if (rc == 0 && (checks & SERVICE_TIME_PUBLISH_BY))
 		rc = service_check_publish_by(service, now, row, ns, statement->publish_by, response);
 	if (rc == 0 && (checks & SERVICE_TIME_TREE_SIZE))

@@ -57,9 +57,9 @@ static int parse_certificates(struct settings_reader *state, const struct settin
 static int parse_namespace(struct settings_reader *state, const struct settings_node *item,
                            struct signer_config *config, size_t index)
 {
-	static const char *const keys[] = {"name",           "origin",          "genesis",
-	                                   "length_seconds", "validity_epochs", NULL};
-	const struct settings_node *name, *origin, *genesis, *length, *validity;
+	static const char *const keys[] = {
+	    "name", "origin", "genesis", "length_seconds", "validity_epochs", "prepare_seconds", NULL};
+	const struct settings_node *name, *origin, *genesis, *length, *validity, *prepare;
 	struct signer_namespace *ns = &config->namespaces[index];
 	int rc;
 	if ((rc = settings_expect_kind(state, item, SETTINGS_MAPPING, "a namespace")) ||
@@ -85,6 +85,12 @@ static int parse_namespace(struct settings_reader *state, const struct settings_
 	                       &ns->schedule.length)) ||
 	    (rc = settings_u64(state, validity, "namespace validity_epochs", 1, SCHEDULE_VALIDITY_MAX,
 	                       &ns->schedule.validity_epochs)))
+		return rc;
+	/* Several authorities prepare an epoch's snapshot before it begins (dirauthd's
+	 * epoch.prepare_seconds): the signer then signs its vote and header that much early. */
+	if ((prepare = settings_lookup(item, "prepare_seconds")) != NULL &&
+	    (rc = settings_u64(state, prepare, "namespace prepare_seconds", 0, ns->schedule.length - 1,
+	                       &ns->schedule.prepare)))
 		return rc;
 	for (size_t j = 0; j < index; j++) {
 		if (strcmp(config->namespaces[j].name, ns->name) == 0)

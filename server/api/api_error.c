@@ -64,6 +64,16 @@ static const struct api_error_entry api_error_table[API_ERROR_COUNT] = {
                                    "The tile is not inside the tree of the log's latest checkpoint."},
     [API_ERROR_LOG_NOT_CHECKPOINTED] = {"partial_tile_not_checkpointed", 404,
                                         "No checkpoint was published for a tree with this partial tile."},
+    [API_ERROR_UNKNOWN_AUTHORITY] = {"unknown_authority", 403,
+                                     "The statement names no member of this authority set."},
+    [API_ERROR_WRONG_EPOCH] = {"wrong_epoch", 409, "The statement is not for an epoch being prepared now."},
+    [API_ERROR_TOO_LATE] = {"too_late", 409, "The statement arrived after its deadline."},
+    [API_ERROR_CONFLICTING_VOTE] = {"conflicting_vote", 409,
+                                    "Another vote of that authority for that epoch is held; both are kept "
+                                    "as evidence."},
+    [API_ERROR_CONFLICTING_HEADER] = {"conflicting_header", 409,
+                                      "The signature is over another header text than the one computed "
+                                      "here; it is kept as evidence."},
 };
 
 static const struct api_error_entry *api_error_entry(enum api_error error)

@@ -50,6 +50,12 @@ enum api_error {
 	API_ERROR_LOG_NO_CHECKPOINT,    /* 404: the log has no checkpoint yet */
 	API_ERROR_LOG_BEYOND_TREE,      /* 404: not inside the latest checkpoint's tree */
 	API_ERROR_LOG_NOT_CHECKPOINTED, /* 404: a partial tile of no checkpointed size */
+	/* Between authorities (docs/protocol.md). */
+	API_ERROR_UNKNOWN_AUTHORITY,  /* 403: the statement names no member of the authority set */
+	API_ERROR_WRONG_EPOCH,        /* 409: not an epoch being voted or signed now */
+	API_ERROR_TOO_LATE,           /* 409: after the phase's deadline plus the clock skew */
+	API_ERROR_CONFLICTING_VOTE,   /* 409: another vote of that member for that epoch is held */
+	API_ERROR_CONFLICTING_HEADER, /* 409: a valid signature over another header text */
 	API_ERROR_COUNT
 };
 

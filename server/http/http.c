@@ -29,6 +29,8 @@
 #include "server/http/guard.h"
 #include "server/http/routes.h"
 
+#include "server/round/round.h"
+
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -45,27 +47,83 @@
 
 enum http_methods { HTTP_METHODS_GET, HTTP_METHODS_POST };
 
+/* The largest body a POST route keeps. */
+enum http_body {
+	HTTP_BODY_NONE,
+	HTTP_BODY_REGISTRATION, /* bounds.registration_body */
+	HTTP_BODY_VOTE,         /* the largest vote envelope (server/round) */
+	HTTP_BODY_SIGNATURE,    /* the largest signed header note */
+};
+
 struct http_route {
 	const char *pattern;
 	enum http_methods methods;
 	struct respond_route answer; /* Allow and Vary */
 	http_handler handler;
+	enum http_body body;
 };
 
 /* The API (docs/api.md). A route whose pattern starts with "/v1/{namespace}/" is resolved to a
  * served namespace before its handler runs. Patterns are tried in order. */
 static const struct http_route http_routes[] = {
-    {"/v1/registrations", HTTP_METHODS_POST, {"POST", 0}, http_accept_registration},
-    {"/v1/health", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_health},
-    {"/v1/ready", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_ready},
-    {"/v1/certificates", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_certificates},
-    {"/v1/metrics", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_metrics},
-    {"/v1/{namespace}/snapshots/latest", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_latest_header},
-    {"/v1/{namespace}/snapshots/{epoch}", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_epoch_header},
-    {"/v1/{namespace}/snapshots/{epoch}/body", HTTP_METHODS_GET, {"GET, HEAD", 1}, http_serve_epoch_body},
+    {"/v1/registrations", HTTP_METHODS_POST, {"POST", 0}, http_accept_registration, HTTP_BODY_REGISTRATION},
+    {"/v1/health", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_health, HTTP_BODY_NONE},
+    {"/v1/ready", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_ready, HTTP_BODY_NONE},
+    {"/v1/certificates", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_certificates, HTTP_BODY_NONE},
+    {"/v1/metrics", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_metrics, HTTP_BODY_NONE},
+    {"/v1/{namespace}/snapshots/latest",
+     HTTP_METHODS_GET,
+     {"GET, HEAD", 0},
+     http_serve_latest_header,
+     HTTP_BODY_NONE},
+    {"/v1/{namespace}/snapshots/{epoch}",
+     HTTP_METHODS_GET,
+     {"GET, HEAD", 0},
+     http_serve_epoch_header,
+     HTTP_BODY_NONE},
+    {"/v1/{namespace}/snapshots/{epoch}/body",
+     HTTP_METHODS_GET,
+     {"GET, HEAD", 1},
+     http_serve_epoch_body,
+     HTTP_BODY_NONE},
+    {"/v1/{namespace}/votes", HTTP_METHODS_POST, {"POST", 0}, http_accept_vote, HTTP_BODY_VOTE},
+    {"/v1/{namespace}/votes/{epoch}/{member}",
+     HTTP_METHODS_GET,
+     {"GET, HEAD", 0},
+     http_serve_vote,
+     HTTP_BODY_NONE},
+    {"/v1/{namespace}/signatures",
+     HTTP_METHODS_POST,
+     {"POST", 0},
+     http_accept_signature,
+     HTTP_BODY_SIGNATURE},
+    {"/v1/{namespace}/signatures/{epoch}",
+     HTTP_METHODS_GET,
+     {"GET, HEAD", 0},
+     http_serve_signatures,
+     HTTP_BODY_NONE},
+    {"/v1/{namespace}/registrations/{service}/{sequence}",
+     HTTP_METHODS_GET,
+     {"GET, HEAD", 0},
+     http_serve_registration,
+     HTTP_BODY_NONE},
+    {"/v1/{namespace}/evidence", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_evidence, HTTP_BODY_NONE},
+    {"/v1/{namespace}/evidence/{epoch}",
+     HTTP_METHODS_GET,
+     {"GET, HEAD", 0},
+     http_serve_evidence,
+     HTTP_BODY_NONE},
     /* The transparency log (log_routes.c). */
-    {"/v1/{namespace}/log/checkpoint", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_log_checkpoint},
-    {"/v1/{namespace}/log/tile/{...}", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_log_tile},
+    {"/v1/{namespace}/log/checkpoint",
+     HTTP_METHODS_GET,
+     {"GET, HEAD", 0},
+     http_serve_log_checkpoint,
+     HTTP_BODY_NONE},
+    {"/v1/{namespace}/log/tile/{...}",
+     HTTP_METHODS_GET,
+     {"GET, HEAD", 0},
+     http_serve_log_tile,
+     HTTP_BODY_NONE},
 };
 
 #define HTTP_ROUTE_COUNT (sizeof http_routes / sizeof http_routes[0])
@@ -78,6 +136,7 @@ struct request_state {
 	int too_large;
 	size_t discarded; /* bytes dropped */
 	struct http_deferred deferred;
+	int vote_upload; /* counted in the server's vote_uploads */
 };
 
 void http_deferred_begin(struct http_request *request)
@@ -148,6 +207,23 @@ static const struct http_route *route_find(const char *url, struct router_match 
 static int route_takes_body(const struct http_route *route, const char *method)
 {
 	return route && route->methods == HTTP_METHODS_POST && strcmp(method, MHD_HTTP_METHOD_POST) == 0;
+}
+
+/* The most a route's body may hold. */
+static size_t route_body_cap(const struct http_server *server, const struct http_route *route)
+{
+	const struct config *config = server->options.config;
+	switch (route->body) {
+	case HTTP_BODY_REGISTRATION:
+		return config->bounds.registration_body;
+	case HTTP_BODY_VOTE:
+		return round_vote_body_max(config);
+	case HTTP_BODY_SIGNATURE:
+		return round_signature_body_max();
+	case HTTP_BODY_NONE:
+		break;
+	}
+	return 0;
 }
 
 /* The answer of a request whose headers and body are all in. */
@@ -261,10 +337,22 @@ static enum MHD_Result begin_request(struct http_server *server, struct MHD_Conn
 		http_guard_request_answering(connection);
 	/* A declared body that will not be read whole is refused before any of it is read; the
 	 * connection closes, as the body is left unread. */
-	size_t cap = route_takes_body(state->route, method) ? server->options.config->bounds.registration_body
+	size_t cap = route_takes_body(state->route, method) ? route_body_cap(server, state->route)
 	                                                    : HTTP_UPLOAD_DISCARD_MAX;
 	if (framing.has_length && framing.length > cap)
 		return respond_error_closing(connection, API_ERROR_BODY_TOO_LARGE, NULL);
+	/* A vote's body may be large: no more of them are taken at once than there are peers. */
+	if (route_takes_body(state->route, method) && state->route->body == HTTP_BODY_VOTE) {
+		size_t peers =
+		    server->options.config->member_count > 1 ? server->options.config->member_count - 1 : 1;
+		if (atomic_fetch_add(&server->vote_uploads, 1) >= peers) {
+			atomic_fetch_sub(&server->vote_uploads, 1);
+			return respond_error_closing(
+			    connection, API_ERROR_UNAVAILABLE,
+			    "As many votes as there are peers are being received; try again.");
+		}
+		state->vote_upload = 1;
+	}
 	return MHD_YES;
 }
 
@@ -278,7 +366,7 @@ static enum MHD_Result receive_body(struct http_server *server, const char *meth
 		state->discarded += size;
 		return state->discarded > HTTP_UPLOAD_DISCARD_MAX ? MHD_NO : MHD_YES;
 	}
-	size_t cap = server->options.config->bounds.registration_body;
+	size_t cap = route_body_cap(server, state->route);
 	if (size > cap - state->body.len) {
 		/* libmicrohttpd 0.9.75 refuses a response queued while an upload is under way
 		 * (MHD_queue_response answers MHD_NO), so the 413 goes out when the upload ends.
@@ -311,11 +399,12 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
 static void request_completed(void *cls, struct MHD_Connection *connection, void **request_state,
                               enum MHD_RequestTerminationCode code)
 {
-	(void)cls;
 	(void)code;
 	http_guard_request_done(connection);
 	struct request_state *state = *request_state;
 	if (state) {
+		if (state->vote_upload)
+			atomic_fetch_sub(&((struct http_server *)cls)->vote_uploads, 1);
 		buffer_free(&state->body);
 		buffer_free(&state->deferred.body);
 		free(state);
@@ -411,7 +500,7 @@ int http_server_start(const struct http_options *options, struct http_server **o
 	    MHD_OPTION_THREAD_POOL_SIZE, h->threads, MHD_OPTION_CONNECTION_TIMEOUT,
 	    h->connection_timeout_seconds, MHD_OPTION_CONNECTION_LIMIT, h->max_connections,
 	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->max_connections_per_ip, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-	    h->connection_memory_limit, MHD_OPTION_NOTIFY_COMPLETED, request_completed, NULL,
+	    h->connection_memory_limit, MHD_OPTION_NOTIFY_COMPLETED, request_completed, server,
 	    MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_END);
 	if (!server->daemon || (rc = http_guard_start(server->guard, server->daemon))) {
 		if (server->daemon)

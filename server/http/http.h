@@ -21,6 +21,7 @@
 #include "clock/clock.h"
 #include "server/config/config.h"
 #include "server/readpath/prepared.h"
+#include "server/round/round.h"
 #include "server/signing/signer_client.h"
 #include "server/signing/signer_health.h"
 #include "server/store/store.h"
@@ -33,6 +34,7 @@ struct http_options {
 	const struct clock *clock;
 	struct prepared_set *prepared;
 	FILE *log; /* the aggregate lines of refusals (guard.h); NULL: stderr */
+	struct round *round; /* the round with the other authorities; NULL for an authority alone */
 };
 
 struct http_server;

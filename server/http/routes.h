@@ -31,7 +31,8 @@ struct http_server {
 	struct http_guard *guard;
 	pthread_mutex_t deferred_lock; /* guards deferred_count */
 	pthread_cond_t deferred_idle;
-	size_t deferred_count; /* requests suspended while their answer is made elsewhere */
+	size_t deferred_count;      /* requests suspended while their answer is made elsewhere */
+	atomic_size_t vote_uploads; /* vote bodies being received */
 };
 
 /* An answer made outside the request's thread (a registration waiting for its commit and its
@@ -94,5 +95,14 @@ enum MHD_Result http_serve_log_tile(struct http_request *request);
 
 /* Submissions (submission_routes.c). */
 enum MHD_Result http_accept_registration(struct http_request *request);
+
+/* Between authorities (peer_routes.c). Captures after {namespace}: the epoch, then the member;
+ * or the service id, then the sequence. */
+enum MHD_Result http_accept_vote(struct http_request *request);
+enum MHD_Result http_serve_vote(struct http_request *request);
+enum MHD_Result http_accept_signature(struct http_request *request);
+enum MHD_Result http_serve_signatures(struct http_request *request);
+enum MHD_Result http_serve_registration(struct http_request *request);
+enum MHD_Result http_serve_evidence(struct http_request *request);
 
 #endif

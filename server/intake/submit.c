@@ -16,6 +16,7 @@
 #include "schema/schedule.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,21 +90,15 @@ static enum api_error check_enrolment(const struct config *config, const struct 
 	return API_ERROR_NONE;
 }
 
-/* The bounds and times of the registration itself: endpoint count (413), then, against the
- * clock (503 when it cannot be read; *now gets its time), validity length, expiry and issue
- * time (422). */
-static enum api_error check_bounds_and_times(const struct submit_context *context,
-                                             const struct registration *r, uint64_t *now_out,
-                                             struct submit_result *result)
+/* The bounds and times of the registration itself: endpoint count (413), then, against now,
+ * validity length, expiry and issue time (422). */
+static enum api_error check_bounds_and_times(const struct config *config, const struct registration *r,
+                                             uint64_t now, struct submit_result *result)
 {
-	const struct config_bounds *b = &context->config->bounds;
-	uint64_t now;
+	const struct config_bounds *b = &config->bounds;
 	if (r->endpoint_count > b->endpoints_per_service)
 		return refuse(result, API_ERROR_TOO_MANY_ENDPOINTS, "%zu endpoints; at most %zu are allowed.",
 		              r->endpoint_count, b->endpoints_per_service);
-	if (clock_now(context->clock, &now) != 0)
-		return refuse(result, API_ERROR_UNAVAILABLE, "The clock cannot be read.");
-	*now_out = now;
 	if (r->expires - r->issued_at > b->max_validity_seconds)
 		return refuse(result, API_ERROR_VALIDITY_TOO_LONG,
 		              "The validity is %llu seconds; at most %llu.",
@@ -121,6 +116,28 @@ static enum api_error check_bounds_and_times(const struct submit_context *contex
 	return API_ERROR_NONE;
 }
 
+enum api_error submit_check_note(const struct config *config, const uint8_t *note, size_t len, uint64_t now,
+                                 struct registration *r, struct note **parsed, struct submit_result *result)
+{
+	enum api_error error;
+	*parsed = NULL;
+	memset(r, 0, sizeof *r);
+	buffer_init(&result->receipt);
+	result->error = API_ERROR_NONE;
+	result->detail[0] = '\0';
+	if (len > config->bounds.registration_body)
+		return refuse(result, API_ERROR_BODY_TOO_LARGE, "The body is larger than %zu bytes.",
+		              config->bounds.registration_body);
+	if ((error = check_grammar(note, len, r, parsed, result)) ||
+	    (error = check_enrolment(config, r, *parsed, result)) ||
+	    (error = check_bounds_and_times(config, r, now, result))) {
+		registration_clear(r);
+		note_free(*parsed);
+		*parsed = NULL;
+	}
+	return error;
+}
+
 /* One registration on its way: checked, then stored, then receipted. */
 struct submit_pending {
 	struct submit_context context;
@@ -136,6 +153,7 @@ struct submit_pending {
 	struct submit_result result;
 	submit_done done;
 	void *done_context;
+	bool from_peer; /* a registration another authority holds: stored, never receipted */
 };
 
 static void pending_free(struct submit_pending *p)
@@ -162,11 +180,16 @@ static enum api_error pending_prepare(struct submit_pending *p)
 		return refuse(result, API_ERROR_BODY_TOO_LARGE, "The body is larger than %zu bytes.",
 		              config->bounds.registration_body);
 	if ((error = check_grammar(p->body, p->len, &p->r, &p->note, result)) ||
-	    (error = check_enrolment(config, &p->r, p->note, result)) ||
-	    (error = check_bounds_and_times(&p->context, &p->r, &p->now, result)))
+	    (error = check_enrolment(config, &p->r, p->note, result)))
 		return error;
-	/* Nothing is stored that cannot get a receipt now: the signer must be answering. */
-	if (signer_health_check(p->context.signer_health, why, sizeof why) != 0)
+	if (p->r.endpoint_count <= config->bounds.endpoints_per_service &&
+	    clock_now(p->context.clock, &p->now) != 0)
+		return refuse(result, API_ERROR_UNAVAILABLE, "The clock cannot be read.");
+	if ((error = check_bounds_and_times(config, &p->r, p->now, result)))
+		return error;
+	/* Nothing is stored that cannot get a receipt now: the signer must be answering. A peer's
+	 * registration gets no receipt from here and needs no signer. */
+	if (!p->from_peer && signer_health_check(p->context.signer_health, why, sizeof why) != 0)
 		return refuse(result, API_ERROR_UNAVAILABLE, "Nothing was stored: %s.", why);
 	if (crypto_sha256(p->body, p->len, p->digest) != 0)
 		return refuse(result, API_ERROR_INTERNAL, "The note could not be hashed.");
@@ -365,5 +388,26 @@ enum api_error submit_registration_async(const struct submit_context *context, c
 		error = pending_stored(p, rc, 0);
 	}
 	pending_finish(p, result);
+	return error;
+}
+
+enum api_error submit_peer_registration(const struct submit_context *context, const uint8_t *note, size_t len,
+                                        struct submit_result *result)
+{
+	struct submit_pending *p = pending_new(context, note, len);
+	enum api_error error;
+	uint64_t stamp = 0;
+	if (!p) {
+		buffer_init(&result->receipt);
+		return refuse(result, API_ERROR_INTERNAL, "Out of memory.");
+	}
+	p->from_peer = true;
+	if ((error = pending_prepare(p)) == API_ERROR_NONE) {
+		int rc = store_registration_submit(context->store, &p->record, &stamp);
+		error = pending_stored(p, rc, stamp);
+		buffer_reset(&p->receipt_text);
+	}
+	pending_finish(p, result);
+	buffer_free(&result->receipt);
 	return error;
 }

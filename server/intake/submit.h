@@ -24,6 +24,8 @@
 
 #include "server/api/api_error.h"
 #include "schema/buffer.h"
+#include "schema/note.h"
+#include "schema/registration.h"
 #include "clock/clock.h"
 #include "server/config/config.h"
 #include "server/signing/signer_client.h"
@@ -66,5 +68,20 @@ typedef void (*submit_done)(void *context, struct submit_result *result);
 enum api_error submit_registration_async(const struct submit_context *context, const uint8_t *body,
                                          size_t len, submit_done done, void *done_context,
                                          struct submit_result *result);
+
+/* The checks of a registration note that need neither the store nor the signer, in the order
+ * above (size, grammar, namespace, enrolment, signature, permissions, endpoint count, times
+ * against now): what an authority checks of a note another authority holds before it counts it.
+ * On API_ERROR_NONE, *r is the parsed registration (registration_clear) and *parsed its note
+ * (note_free); otherwise both are empty and result says why (its receipt is empty). */
+enum api_error submit_check_note(const struct config *config, const uint8_t *note, size_t len, uint64_t now,
+                                 struct registration *r, struct note **parsed, struct submit_result *result);
+
+/* A registration that another authority holds and this one lacks (docs/protocol.md,
+ * "Consensus"): checked as submit_registration checks a provider's, then stored, waiting for the
+ * store; no receipt is signed (the provider holds the other authority's), so the signer need not
+ * be answering. Returns result->error; result's receipt is always empty. */
+enum api_error submit_peer_registration(const struct submit_context *context, const uint8_t *note, size_t len,
+                                        struct submit_result *result);
 
 #endif

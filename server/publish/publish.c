@@ -30,10 +30,8 @@ void publication_clear(struct publication *p)
 	memset(p, 0, sizeof *p);
 }
 
-/* The digest of the latest stored header of namespace_name, zeros when there is none, and the
- * epoch it had. */
-static int previous_header_digest(struct store *store, const char *namespace_name, int *have_previous,
-                                  uint64_t *previous_epoch, uint8_t digest[32])
+int publish_latest_digest(struct store *store, const char *namespace_name, int *have_previous,
+                          uint64_t *previous_epoch, uint8_t digest[32])
 {
 	struct buffer header;
 	struct note *note = NULL;
@@ -185,7 +183,7 @@ int publish_snapshot(const struct config *config, struct store *store, struct si
 	h->valid_after = times.valid_after;
 	h->fresh_until = times.fresh_until;
 	h->valid_until = times.valid_until;
-	if ((rc = previous_header_digest(store, ns->name, &have_previous, &previous_epoch, h->previous)))
+	if ((rc = publish_latest_digest(store, ns->name, &have_previous, &previous_epoch, h->previous)))
 		goto cleanup;
 	if (have_previous && epoch <= previous_epoch) {
 		rc = DIRAUTH_ERR_ROLLBACK;
@@ -214,5 +212,36 @@ int publish_snapshot(const struct config *config, struct store *store, struct si
 cleanup:
 	publication_clear(&p);
 	buffer_free(&text);
+	return rc;
+}
+
+int publish_signed_snapshot(const struct config *config, struct store *store,
+                            const struct snapshot_header *header, const uint8_t *header_note,
+                            size_t header_note_len, const uint8_t *body, size_t body_len)
+{
+	struct store_body_writer *writer = NULL;
+	struct store_body_info info;
+	if (body_len != header->body_size)
+		return DIRAUTH_ERR_MISMATCH;
+	if (body_len > config->bounds.snapshot_body_uncompressed)
+		return DIRAUTH_ERR_BOUNDS;
+	int rc = store_body_begin(store, header->namespace_name, header->epoch, &writer);
+	if (rc)
+		return rc;
+	if ((rc = store_body_write(writer, body, body_len))) {
+		store_body_discard(writer);
+		return rc;
+	}
+	if ((rc = store_body_finish(writer, &info)))
+		return rc;
+	if (memcmp(info.sha256[ENCODING_IDENTITY], header->body_sha256, 32) != 0)
+		return DIRAUTH_ERR_MISMATCH;
+	if ((rc = check_body_bounds(config, &info)))
+		return rc;
+	fault_point("publish-signed");
+	rc = store_snapshot_put(store, header->namespace_name, header->epoch, header_note, header_note_len,
+	                        &info);
+	if (!rc)
+		fault_point("publish-stored");
 	return rc;
 }

@@ -51,4 +51,21 @@ int publish_snapshot(const struct config *config, struct store *store, struct si
                      size_t namespace_index, uint64_t epoch, struct publication *out, char *detail,
                      size_t detail_cap);
 
+/* The latest stored snapshot of namespace_name: *have_previous 1 with its epoch and the SHA-256
+ * of its header text (snapshot_header_digest: what its successor names as previous), or 0 with
+ * 32 zeros when none is stored. Returns 0, or the errors of the store and of parsing the stored
+ * note. */
+int publish_latest_digest(struct store *store, const char *namespace_name, int *have_previous,
+                          uint64_t *previous_epoch, uint8_t digest[32]);
+
+/* Stores a snapshot that was built and signed elsewhere (by the authorities' round): writes body
+ * (the header's whole uncompressed body) to the store's body files in every encoding, checks it
+ * against header (size, digest: DIRAUTH_ERR_MISMATCH) and the configured bounds
+ * (DIRAUTH_ERR_BOUNDS), and stores header_note (durable on return). Returns 0, those, and the
+ * errors of the store (DIRAUTH_ERR_ROLLBACK for an epoch not above the latest). Nothing is stored
+ * unless 0 is returned. */
+int publish_signed_snapshot(const struct config *config, struct store *store,
+                            const struct snapshot_header *header, const uint8_t *header_note,
+                            size_t header_note_len, const uint8_t *body, size_t body_len);
+
 #endif

@@ -146,6 +146,8 @@ static int publish_one(struct epoch_scheduler *scheduler, size_t i, uint64_t epo
 	        name, (unsigned long long)epoch, records, header_size, sizes[ENCODING_IDENTITY],
 	        sizes[ENCODING_GZIP], sizes[ENCODING_ZSTD]);
 	fflush(scheduler_log(scheduler));
+	if (o->on_published)
+		o->on_published(o->on_published_context, i, epoch);
 	/* Retention: bodies older than the window go; headers stay. */
 	uint64_t window = o->config->store.body_retention_epochs;
 	if (epoch >= window && (rc = store_retain(o->store, name, epoch - window + 1)) != 0) {
@@ -169,9 +171,24 @@ int epoch_scheduler_tick(struct epoch_scheduler *scheduler)
 		return rc;
 	}
 	scheduler->clock_failed = false;
+	int first_error = 0;
+	if (scheduler->options.round) {
+		for (size_t i = 0; i < config->namespace_count; i++) {
+			rc = round_tick(scheduler->options.round, i, now);
+			pthread_mutex_lock(&scheduler->lock);
+			uint64_t latest;
+			if (store_snapshot_latest(scheduler->options.store, config->namespaces[i].name, &latest) == 0) {
+				scheduler->have_published[i] = true;
+				scheduler->published[i] = latest;
+			}
+			pthread_mutex_unlock(&scheduler->lock);
+			if (rc && !first_error)
+				first_error = rc;
+		}
+		return first_error;
+	}
 	if (schedule_epoch_of(&config->epoch, now, &epoch) != 0)
 		return 0;
-	int first_error = 0;
 	for (size_t i = 0; i < config->namespace_count; i++) {
 		pthread_mutex_lock(&scheduler->lock);
 		bool due = !scheduler->have_attempted[i] || scheduler->attempted[i] < epoch ||

@@ -13,6 +13,9 @@
  * comes back publishes the epoch late rather than never. Any other failure (a bound, a signer
  * refusal, the store) is logged once and not retried within its epoch. A clock that cannot be read
  * is logged and the tick skipped.
+ *
+ * With several authorities the scheduler publishes nothing itself: each tick moves every
+ * namespace's round on (server/round/round.h), which publishes what k authorities signed.
  */
 #ifndef DIRAUTH_SERVER_SCHEDULER_SCHEDULER_H
 #define DIRAUTH_SERVER_SCHEDULER_SCHEDULER_H
@@ -20,6 +23,7 @@
 #include "clock/clock.h"
 #include "server/config/config.h"
 #include "server/readpath/prepared.h"
+#include "server/round/round.h"
 #include "server/signing/signer_client.h"
 #include "server/signing/signer_health.h"
 #include "server/store/store.h"
@@ -40,6 +44,12 @@ struct epoch_scheduler_options {
 	const struct clock *clock;
 	struct prepared_set *prepared;
 	FILE *log; /* one line per published snapshot and per failure; NULL: stderr */
+	/* Several authorities: the round that prepares each epoch with the others (server/round),
+	 * driven by the scheduler's ticks instead of publishing alone. NULL for one authority. */
+	struct round *round;
+	/* Called after each publication by this authority alone (NULL: nothing). */
+	void (*on_published)(void *context, size_t namespace_index, uint64_t epoch);
+	void *on_published_context;
 };
 
 /* A scheduler over options (all of which must outlive it). Loads the latest stored snapshot of

@@ -4,8 +4,8 @@
  *
  * The store is one LMDB environment (hard rule: one environment per process) whose databases
  * are listed at the top of store.c; the files of this folder each own some of them (store.c the
- * registrations, snapshots and bodies; peers.c what other authorities sent) and reach them
- * through struct store. Integers in keys and values are big-endian and fixed-width.
+ * registrations, snapshots and bodies; votes.c the rounds with other authorities; log.c the transparency log)
+ * and reach them through struct store. Integers in keys and values are big-endian and fixed-width.
  */
 #ifndef DIRAUTH_SERVER_STORE_INTERNAL_H
 #define DIRAUTH_SERVER_STORE_INTERNAL_H
@@ -48,7 +48,7 @@ struct store {
 	struct kv_env *env;
 	struct kv_db meta, namespaces, provider_keys, services, endpoints, records, previous, replaced,
 	    expiry, usage, snapshots, bodies, latest;
-	/* What other authorities sent, and this authority's part in each epoch (peers.c). */
+	/* What other authorities sent, and this authority's part in each epoch (votes.c). */
 	struct kv_db votes, signatures, consensus, evidence;
 	/* The transparency log of each namespace (log.c). */
 	struct kv_db log_hashes, log_leaves, log_epochs, log_state, log_checkpoints, log_partials;
@@ -151,6 +151,30 @@ static inline int namespace_find(struct kv_txn *t, struct store *store, const ch
 	}
 	*ns = (uint16_t)get_uint(value.data, STORE_NS_LEN);
 	return 0;
+}
+
+/* The id of namespace name, given one if it has none (write transactions). */
+static inline void namespace_intern(struct kv_txn *t, struct store *store, const char *name, size_t len,
+                                    uint16_t *ns)
+{
+	if (namespace_find(t, store, name, len, ns) != DIRAUTH_ERR_NOT_FOUND || t->rc)
+		return;
+	struct kv_val value;
+	uint64_t next = 1;
+	if (kv_txn_get(t, store->meta, "next_ns", 7, &value)) {
+		if (value.len != STORE_NS_LEN)
+			kv_txn_fail(t, DIRAUTH_ERR_STORE);
+		else
+			next = get_uint(value.data, STORE_NS_LEN);
+	}
+	if (next > STORE_MAX_NAMESPACES)
+		kv_txn_fail(t, DIRAUTH_ERR_FULL);
+	uint8_t field[STORE_NS_LEN];
+	put_uint(field, next, STORE_NS_LEN);
+	kv_txn_put(t, store->namespaces, name, len, field, sizeof field);
+	put_uint(field, next + 1 > STORE_MAX_NAMESPACES ? STORE_MAX_NAMESPACES + 1 : next + 1, STORE_NS_LEN);
+	kv_txn_put(t, store->meta, "next_ns", 7, field, sizeof field);
+	*ns = (uint16_t)next;
 }
 
 #endif

@@ -21,7 +21,7 @@
  *   snapshots       ns, u64 epoch -> the signed header note
  *   bodies          ns, u64 epoch -> per encoding u64 size, 32 bytes sha256 (while the files exist)
  *   latest          ns -> u64 epoch
- * and those of peers.c (votes, signatures, consensus, evidence) and log.c (log_hashes,
+ * and those of votes.c (votes, signatures, consensus, evidence) and log.c (log_hashes,
  * log_leaves, log_epochs, log_state, log_checkpoints, log_partials), described there.
  *
  * Body files: <path>/bodies/<namespace>/<epoch>.<encoding>, written under a ".part" name,
@@ -67,30 +67,6 @@
 #include <unistd.h>
 
 /* ---- encoding ---- */
-
-/* The id of namespace name, given one if it has none (write transactions). */
-static void namespace_intern(struct kv_txn *t, struct store *store, const char *name, size_t len,
-                             uint16_t *ns)
-{
-	if (namespace_find(t, store, name, len, ns) != DIRAUTH_ERR_NOT_FOUND || t->rc)
-		return;
-	struct kv_val value;
-	uint64_t next = 1;
-	if (kv_txn_get(t, store->meta, "next_ns", 7, &value)) {
-		if (value.len != STORE_NS_LEN)
-			kv_txn_fail(t, DIRAUTH_ERR_STORE);
-		else
-			next = get_uint(value.data, STORE_NS_LEN);
-	}
-	if (next > STORE_MAX_NAMESPACES)
-		kv_txn_fail(t, DIRAUTH_ERR_FULL);
-	uint8_t field[STORE_NS_LEN];
-	put_uint(field, next, STORE_NS_LEN);
-	kv_txn_put(t, store->namespaces, name, len, field, sizeof field);
-	put_uint(field, next + 1 > STORE_MAX_NAMESPACES ? STORE_MAX_NAMESPACES + 1 : next + 1, STORE_NS_LEN);
-	kv_txn_put(t, store->meta, "next_ns", 7, field, sizeof field);
-	*ns = (uint16_t)next;
-}
 
 /* The provider key cache: ref -> verifier, loaded at open, grown as keys are interned. */
 static int keys_cache_add(struct store *store, uint32_t ref, const struct note_verifier *key)
@@ -1296,6 +1272,72 @@ int store_view_foreach(struct store *store, const char *namespace_name, uint64_t
 	return rc ? rc : result;
 }
 
+struct sequence_pick {
+	uint64_t sequence;
+	struct kv_val value;
+	bool found;
+};
+
+static int sequence_pick_visit(void *context, struct kv_val key, struct kv_val value)
+{
+	struct sequence_pick *p = context;
+	struct record_header h;
+	if (key.len != STORE_KEPT_KEY_LEN || record_decode_header(value.data, value.len, &h) != 0)
+		return DIRAUTH_ERR_STORE;
+	if (h.sequence != p->sequence)
+		return 0;
+	p->value = value;
+	p->found = true;
+	return 1;
+}
+
+int store_registration_get(struct store *store, const char *namespace_name, const uint8_t service_id[32],
+                           uint64_t sequence, struct buffer *note)
+{
+	struct kv_txn t;
+	struct kv_val value;
+	struct record_header h;
+	size_t namespace_len;
+	uint16_t ns;
+	uint8_t key[STORE_RECORD_KEY_LEN];
+
+	if (!store || !service_id || !note)
+		return DIRAUTH_ERR_SYNTAX;
+	int rc = check_name(namespace_name, &namespace_len);
+	if (rc)
+		return rc;
+	kv_txn_begin(store->env, &t, KV_READ);
+	if ((rc = namespace_find(&t, store, namespace_name, namespace_len, &ns))) {
+		kv_txn_abort(&t);
+		return rc;
+	}
+	record_key(key, ns, service_id);
+	if (!kv_txn_get(&t, store->records, key, sizeof key, &value)) {
+		kv_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
+	} else if (record_decode_header(value.data, value.len, &h) != 0) {
+		kv_txn_fail(&t, DIRAUTH_ERR_STORE);
+	} else if (h.sequence != sequence) {
+		struct sequence_pick pick = {sequence, {NULL, 0}, false};
+		int walked =
+		    kv_txn_walk_prefix(&t, store->previous, key, sizeof key, sequence_pick_visit, &pick);
+		if (walked < 0)
+			kv_txn_fail(&t, walked);
+		else if (!pick.found)
+			kv_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
+		else
+			value = pick.value;
+	}
+	if (!t.rc) {
+		struct keys_context keys_context = {store, NULL};
+		struct record_keys keys = {&keys_context, keys_lookup, keys_intern};
+		buffer_reset(note);
+		kv_txn_fail(
+		    &t, record_decode_note(value.data, value.len, namespace_name, service_id, &keys, note));
+	}
+	kv_txn_abort(&t);
+	return t.rc;
+}
+
 /* ---- snapshots ---- */
 
 static int body_info_encode(const struct store_body_info *info, uint8_t out[ENCODING_COUNT * 40])
@@ -1327,7 +1369,7 @@ int store_snapshot_put(struct store *store, const char *namespace_name, uint64_t
 	size_t namespace_len;
 	uint16_t ns = 0;
 
-	if (!store || !header || !header_len || !info)
+	if (!store || !header || !header_len)
 		return DIRAUTH_ERR_SYNTAX;
 	int rc = check_name(namespace_name, &namespace_len);
 	if (rc)
@@ -1344,10 +1386,12 @@ int store_snapshot_put(struct store *store, const char *namespace_name, uint64_t
 			kv_txn_fail(&t, DIRAUTH_ERR_ROLLBACK);
 	}
 	epoch_key(key, ns, epoch);
-	body_info_encode(info, encoded);
 	put_uint(field, epoch, 8);
 	kv_txn_put(&t, store->snapshots, key, sizeof key, header, header_len);
-	kv_txn_put(&t, store->bodies, key, sizeof key, encoded, sizeof encoded);
+	if (info) {
+		body_info_encode(info, encoded);
+		kv_txn_put(&t, store->bodies, key, sizeof key, encoded, sizeof encoded);
+	}
 	kv_txn_put(&t, store->latest, ns_key, sizeof ns_key, field, 8);
 	return kv_txn_commit(&t);
 }

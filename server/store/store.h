@@ -164,6 +164,13 @@ typedef int (*store_record_visitor)(void *context, const struct store_record *re
 int store_view_foreach(struct store *store, const char *namespace_name, uint64_t epoch, uint64_t valid_after,
                        store_record_visitor visit, void *context);
 
+/* Copies the signed note of a service's registration of that sequence into note (replaced):
+ * its latest, or a version an epoch not yet sealed past may still hold. Returns 0,
+ * DIRAUTH_ERR_NOT_FOUND (no such service, namespace or sequence kept), DIRAUTH_ERR_SYNTAX,
+ * DIRAUTH_ERR_BOUNDS, DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_STORE. */
+int store_registration_get(struct store *store, const char *namespace_name, const uint8_t service_id[32],
+                           uint64_t sequence, struct buffer *note);
+
 /* The sizes and digests of a snapshot body in each content encoding. */
 struct store_body_info {
 	uint64_t size[ENCODING_COUNT];
@@ -193,7 +200,9 @@ int store_body_finish(struct store_body_writer *writer, struct store_body_info *
 void store_body_discard(struct store_body_writer *writer);
 
 /* Durably stores a published snapshot's signed header and makes epoch the namespace's latest,
- * in one transaction; its body (info) must have been finished. Refuses an epoch not greater than
+ * in one transaction; its body (info) must have been finished. info NULL stores the header
+ * alone, as though retention had removed its body (an authority catching up on an epoch whose
+ * body its peers no longer keep). Refuses an epoch not greater than
  * the namespace's latest (DIRAUTH_ERR_ROLLBACK). Also returns DIRAUTH_ERR_SYNTAX (missing
  * argument), DIRAUTH_ERR_BOUNDS (name too long, header over 64 KiB), DIRAUTH_ERR_FULL,
  * DIRAUTH_ERR_STORE. Nothing is changed unless 0 is returned. */

@@ -125,8 +125,8 @@ static void submit(struct fixture *f, unsigned index, uint64_t issued_at, uint64
 }
 
 /* A stored body file, whole, into out (initialised here). */
-static void read_body(struct fixture *f, const char *namespace_name, uint64_t epoch, enum content_encoding encoding,
-                      struct buffer *out)
+static void read_body(struct fixture *f, const char *namespace_name, uint64_t epoch,
+                      enum content_encoding encoding, struct buffer *out)
 {
 	int fd;
 	uint64_t size;
@@ -186,8 +186,9 @@ START_TEST(test_publish_records)
 		read_body(&f, "mix", 11, (enum content_encoding)e, &encoded);
 		ck_assert_uint_eq(encoded.len, p.body.size[e]);
 		buffer_init(&decoded);
-		ck_assert_int_eq(compress_decode((enum content_encoding)e, encoded.data, encoded.len, body.len, &decoded),
-		                 0);
+		ck_assert_int_eq(
+		    compress_decode((enum content_encoding)e, encoded.data, encoded.len, body.len, &decoded),
+		    0);
 		ck_assert_uint_eq(decoded.len, body.len);
 		ck_assert_mem_eq(decoded.data, body.data, body.len);
 		buffer_free(&decoded);
@@ -338,7 +339,13 @@ START_TEST(test_scheduler)
 	FILE *log = tmpfile();
 	ck_assert_ptr_nonnull(log);
 	ck_assert_int_eq(prepared_set_create(f.config, f.store, &set), 0);
-	struct epoch_scheduler_options options = {f.config, f.store, f.signer, f.health, f.clock, set, log};
+	struct epoch_scheduler_options options = {.config = f.config,
+	                                          .store = f.store,
+	                                          .signer = f.signer,
+	                                          .signer_health = f.health,
+	                                          .clock = f.clock,
+	                                          .prepared = set,
+	                                          .log = log};
 	ck_assert_int_eq(epoch_scheduler_create(&options, &scheduler), 0);
 	uint64_t epoch = 0;
 
@@ -431,7 +438,13 @@ START_TEST(test_signer_down_publishes_late)
 	FILE *log = tmpfile();
 	ck_assert_ptr_nonnull(log);
 	ck_assert_int_eq(prepared_set_create(f.config, f.store, &set), 0);
-	struct epoch_scheduler_options options = {f.config, f.store, f.signer, f.health, f.clock, set, log};
+	struct epoch_scheduler_options options = {.config = f.config,
+	                                          .store = f.store,
+	                                          .signer = f.signer,
+	                                          .signer_health = f.health,
+	                                          .clock = f.clock,
+	                                          .prepared = set,
+	                                          .log = log};
 	ck_assert_int_eq(epoch_scheduler_create(&options, &scheduler), 0);
 	uint64_t now = GENESIS + 3 * LENGTH + 1, epoch = 0;
 	write_clock(&f, now);
@@ -546,14 +559,19 @@ START_TEST(test_load_ignores_lowered_bounds)
 	ck_assert_int_eq(publish_snapshot(lowered, f.store, f.signer, 0, 3, &refused, NULL, 0),
 	                 DIRAUTH_ERR_BOUNDS);
 
-
 	/* ...but what is stored and signed still loads, and dirauthd starts with it: the scheduler
 	 * installs the stored latest, the same bytes, and an older epoch is served in every
 	 * encoding. */
 	struct prepared_set *set = NULL;
 	struct epoch_scheduler *scheduler = NULL;
 	ck_assert_int_eq(prepared_set_create(lowered, f.store, &set), 0);
-	struct epoch_scheduler_options options = {lowered, f.store, f.signer, f.health, f.clock, set, NULL};
+	struct epoch_scheduler_options options = {.config = lowered,
+	                                          .store = f.store,
+	                                          .signer = f.signer,
+	                                          .signer_health = f.health,
+	                                          .clock = f.clock,
+	                                          .prepared = set,
+	                                          .log = NULL};
 	ck_assert_int_eq(epoch_scheduler_create(&options, &scheduler), 0);
 	struct prepared_snapshot *s = NULL;
 	ck_assert_int_eq(prepared_set_latest(set, 0, &s), 0);
@@ -588,11 +606,13 @@ static void store_damaged_snapshot(struct fixture *f, uint64_t epoch)
 	for (int e = 0; e < ENCODING_COUNT; e++) {
 		int fd;
 		uint64_t size;
-		ck_assert_int_eq(store_body_open(f->store, "mix", epoch, (enum content_encoding)e, &fd, &size), 0);
+		ck_assert_int_eq(
+		    store_body_open(f->store, "mix", epoch, (enum content_encoding)e, &fd, &size), 0);
 		close(fd);
 		char path[CONFIG_PATH_MAX + 64];
 		ck_assert_int_lt(snprintf(path, sizeof path, "%s/bodies/mix/%llu.%s", f->config->data_dir,
-		                          (unsigned long long)epoch, content_encoding_name((enum content_encoding)e)),
+		                          (unsigned long long)epoch,
+		                          content_encoding_name((enum content_encoding)e)),
 		                 (int)sizeof path);
 		uint8_t *bytes = calloc(1, (size_t)size);
 		ck_assert_ptr_nonnull(bytes);

@@ -1,0 +1,219 @@
+/*
+ * round.c: the round's state and the order of its steps.
+ *
+ * round_tick decides which step is due from the clock and from what is done, and runs it; the
+ * steps themselves are in build.c, compute.c and finish.c. A new epoch's round starts when the
+ * clock passes its vote_at; whatever the previous round had not finished by then is over (an
+ * epoch not published by the start of the next round is not published at all, here; a peer that
+ * did publish it is caught up with at the next vote).
+ */
+#include "server/round/internal.h"
+
+#include "schema/error.h"
+#include "schema/vote_body.h"
+#include "schema/vote_envelope.h"
+#include "server/store/store.h"
+#include "server/store/votes.h"
+#include "verify/snapshot.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void round_log(struct round *round, size_t namespace_index, uint64_t epoch, const char *format, ...)
+{
+	FILE *log = round->o.log ? round->o.log : stderr;
+	char sentence[1024];
+	va_list args;
+	va_start(args, format);
+	vsnprintf(sentence, sizeof sentence, format, args);
+	va_end(args);
+	fprintf(log, "dirauthd: namespace %s epoch %llu: %s\n",
+	        round->o.config->namespaces[namespace_index].name, (unsigned long long)epoch, sentence);
+	fflush(log);
+}
+
+enum api_error round_window(const struct config *config, uint64_t epoch, uint64_t now, bool signatures)
+{
+	struct epoch_phases phases, next;
+	uint64_t skew = config->bounds.clock_skew_seconds;
+	if (schedule_epoch_phases(&config->epoch, epoch, &phases) != 0 ||
+	    schedule_epoch_phases(&config->epoch, epoch + 1, &next) != 0)
+		return API_ERROR_WRONG_EPOCH;
+	if (now + skew < phases.vote_at || now >= next.vote_at + skew)
+		return API_ERROR_WRONG_EPOCH;
+	uint64_t deadline = signatures ? phases.signature_deadline : phases.vote_deadline;
+	if (now > deadline + skew)
+		return API_ERROR_TOO_LATE;
+	return API_ERROR_NONE;
+}
+
+size_t round_vote_body_max(const struct config *config)
+{
+	size_t body = vote_body_max_bytes(config->bounds.records_per_snapshot);
+	if (body > SIZE_MAX - VOTE_ENVELOPE_NOTE_MAX - 64)
+		return SIZE_MAX;
+	return VOTE_ENVELOPE_NOTE_MAX + body + 64; /* the two length lines */
+}
+
+size_t round_signature_body_max(void)
+{
+	return VERIFY_HEADER_NOTE_MAX;
+}
+
+int round_create(const struct round_options *options, struct round **out)
+{
+	*out = NULL;
+	if (!options->config || options->config->member_count < 2)
+		return DIRAUTH_ERR_CONFIG;
+	struct round *round = calloc(1, sizeof *round);
+	if (!round)
+		return DIRAUTH_ERR_NOMEM;
+	round->o = *options;
+	if (pthread_mutex_init(&round->lock, NULL) != 0) {
+		free(round);
+		return DIRAUTH_ERR_NOMEM;
+	}
+	*out = round;
+	return 0;
+}
+
+void round_namespace_reset(struct round_namespace *rn)
+{
+	uint64_t published_total = rn->published_total, failed_total = rn->failed_total;
+	consensus_result_clear(&rn->result);
+	vote_body_free(rn->own_body);
+	for (size_t m = 0; m < CONFIG_MAX_MEMBERS; m++)
+		vote_body_free(rn->bodies[m]);
+	memset(rn, 0, sizeof *rn);
+	rn->published_total = published_total;
+	rn->failed_total = failed_total;
+}
+
+void round_free(struct round *round)
+{
+	if (!round)
+		return;
+	for (size_t i = 0; i < CONFIG_MAX_NAMESPACES; i++)
+		round_namespace_reset(&round->ns[i]);
+	pthread_mutex_destroy(&round->lock);
+	free(round);
+}
+
+/* Starts the round of epoch for namespace i: what a restart finds already done is taken as done. */
+static int begin_epoch(struct round *round, size_t i, uint64_t epoch)
+{
+	struct round_namespace *rn = &round->ns[i];
+	const char *name = round->o.config->namespaces[i].name;
+	if (rn->active && !rn->published && !rn->failed && rn->computed)
+		round_log(round, i, rn->epoch, "not published: its round ended before it could be");
+	pthread_mutex_lock(&round->lock);
+	if (rn->active && !rn->published && !rn->failed)
+		rn->failed_total++;
+	round_namespace_reset(rn);
+	rn->epoch = epoch;
+	rn->active = true;
+	pthread_mutex_unlock(&round->lock);
+	int rc = schedule_epoch_phases(&round->o.config->epoch, epoch, &rn->phases);
+	if (rc)
+		return rc;
+	uint64_t latest;
+	rc = store_snapshot_latest(round->o.store, name, &latest);
+	if (rc == 0 && latest >= epoch) {
+		rn->voted = rn->computed = rn->decided = rn->ready = rn->published = true;
+		rn->reconciled = true;
+	} else if (rc && rc != DIRAUTH_ERR_NOT_FOUND) {
+		return rc;
+	}
+	return 0;
+}
+
+int round_tick(struct round *round, size_t i, uint64_t now)
+{
+	const struct config *config = round->o.config;
+	struct round_namespace *rn = &round->ns[i];
+	uint64_t epoch;
+	int rc, first = 0;
+	if (i >= config->namespace_count)
+		return DIRAUTH_ERR_NOT_FOUND;
+	if (schedule_current_epoch(&config->epoch, now, &epoch) != 0)
+		return 0;
+	/* The members' certificates, at most every refresh interval (a member that is away keeps
+	 * the ring it had). */
+	if (i == 0) {
+		char why[512];
+		if (authority_set_refresh(round->o.authorities, now, why, sizeof why) != 0 && !round->refresh_logged) {
+			round_log(round, i, epoch, "certificates not refreshed: %s", why);
+			round->refresh_logged = true;
+		}
+	}
+	if (!rn->active || rn->epoch != epoch) {
+		if ((rc = begin_epoch(round, i, epoch)) != 0) {
+			round_log(round, i, epoch, "cannot begin its round: %s", dirauth_strerror(rc));
+			rn->active = false;
+			return rc;
+		}
+	}
+	const char *name = config->namespaces[i].name;
+	size_t n = config->member_count;
+	uint32_t all = n >= 32 ? UINT32_MAX : ((uint32_t)1 << n) - 1;
+
+	/* 1: the vote, until the vote deadline (after it, peers refuse it). */
+	if (!rn->voted && now >= rn->phases.vote_at && now <= rn->phases.vote_deadline) {
+		if ((rc = round_vote(round, i, now)) != 0 && !first)
+			first = rc;
+	}
+	/* 2: the consensus, once every vote is here or the deadline passed; until the signature
+	 * deadline. */
+	if (!rn->computed && !rn->failed && now <= rn->phases.signature_deadline) {
+		uint32_t held = 0;
+		if (now < rn->phases.vote_deadline)
+			store_votes_held(round->o.store, name, epoch, &held);
+		if (now >= rn->phases.vote_deadline || (held & all) == all)
+			if ((rc = round_compute(round, i, now)) != 0 && !first)
+				first = rc;
+	}
+	/* 3: the decision, once every signature is here or the deadline passed. */
+	if (rn->computed && !rn->decided) {
+		uint32_t valid = 0;
+		if (now < rn->phases.signature_deadline)
+			round_count_signatures(round, i, epoch, rn->result.header_text.data,
+			                       rn->result.header_text.len, &valid);
+		if (now >= rn->phases.signature_deadline || (valid & all) == all)
+			if ((rc = round_decide(round, i, now)) != 0 && !first)
+				first = rc;
+	}
+	/* 4: publication at the epoch's start, then reconciliation. */
+	if (rn->ready && !rn->published && now >= rn->phases.start)
+		if ((rc = round_publish(round, i, now)) != 0 && !first)
+			first = rc;
+	if (!rn->reconciled && (rn->published || rn->failed || (rn->decided && now >= rn->phases.start)))
+		if ((rc = round_reconcile(round, i, now)) != 0 && !first)
+			first = rc;
+	if (!rn->computed && !rn->failed && now > rn->phases.signature_deadline) {
+		pthread_mutex_lock(&round->lock);
+		rn->failed = true;
+		rn->failed_total++;
+		pthread_mutex_unlock(&round->lock);
+		round_log(round, i, epoch, "not published: no header was computed by the signature deadline");
+	}
+	return first;
+}
+
+void round_status_get(struct round *round, size_t i, struct round_status *out)
+{
+	memset(out, 0, sizeof *out);
+	if (i >= round->o.config->namespace_count)
+		return;
+	struct round_namespace *rn = &round->ns[i];
+	pthread_mutex_lock(&round->lock);
+	out->epoch = rn->epoch;
+	out->signatures = rn->signatures;
+	out->computed = rn->computed;
+	out->published = rn->published;
+	out->failed = rn->failed;
+	out->published_total = rn->published_total;
+	out->failed_total = rn->failed_total;
+	uint64_t epoch = rn->epoch;
+	pthread_mutex_unlock(&round->lock);
+	store_votes_held(round->o.store, round->o.config->namespaces[i].name, epoch, &out->votes);
+}

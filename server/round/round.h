@@ -1,0 +1,149 @@
+/*
+ * round.h: one authority's part in each epoch's round with the others (docs/protocol.md): its
+ * vote, the votes and signatures it takes, the consensus it computes, the header it signs, and
+ * the snapshot it publishes once k members signed it.
+ *
+ * The round of epoch E of a namespace runs from vote_at(E) to vote_at(E + 1)
+ * (schema/schedule.h). round_tick, called by the scheduler's thread, moves it on, each step once
+ * and in order, every step idempotent and re-derived from the store after a restart:
+ *   1. from vote_at(E): catch up (fetch and store the snapshots the peers published that this
+ *      authority lacks, verified as a mirror verifies), seal E in the store, build the vote from
+ *      the sealed view, have the signer sign it, keep it and push it to every peer;
+ *   2. from the vote deadline, or once all n votes are held: pull the votes still missing,
+ *      compute the consensus (consensus/consensus.h) over the valid votes, fetching from a
+ *      member that listed it every chosen registration note not held here and checking it as
+ *      intake would; keep the header text, have the signer sign it, keep the signature and push
+ *      it to every peer;
+ *   3. from the signature deadline, or once all n signatures are held: pull the signatures still
+ *      missing; with k distinct members' valid signatures over the header the epoch is ready;
+ *      with fewer it fails, is logged, and nothing is published for it;
+ *   4. from start(E): publish a ready epoch: the body files, the header note with every valid
+ *      signature in member order, stored durably, then served (prepared.h); then take into the
+ *      store, checked as intake would, the registrations the peers' votes listed with a higher
+ *      sequence than this authority holds (reconciliation, bounded per epoch).
+ * A step that cannot run yet (signer away, peers unreachable) is retried at the next tick while
+ * its phase lasts. Heavy work (consensus, bodies) runs on the scheduler's thread only.
+ *
+ * round_accept_vote and round_accept_signature are called by HTTP threads for what peers push;
+ * each verifies the statement against the member's certified keys (server/peers) before the
+ * store keeps it, and refuses, with its own API error and nothing changed, a statement that is
+ * malformed, too large, for another epoch, late, or not signed by a certified key of a member.
+ * A second different vote of a member, or a member's signature over another header, is kept as
+ * evidence (server/store/votes.h) and refused.
+ *
+ * One authority alone (n = 1) has no round: the scheduler publishes its sealed view directly
+ * (server/publish), which is what consensus method 1 computes from one vote.
+ */
+#ifndef DIRAUTH_SERVER_ROUND_ROUND_H
+#define DIRAUTH_SERVER_ROUND_ROUND_H
+
+#include "clock/clock.h"
+#include "schema/buffer.h"
+#include "schema/registration.h"
+#include "server/api/api_error.h"
+#include "server/config/config.h"
+#include "server/peers/authority_set.h"
+#include "server/peers/peer_client.h"
+#include "server/readpath/prepared.h"
+#include "server/signing/signer_client.h"
+#include "server/signing/signer_health.h"
+#include "server/store/store.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define ROUND_DETAIL_MAX 256
+
+/* Registrations taken from the peers' votes per namespace and epoch, at most. */
+#define ROUND_RECONCILE_MAX 20000
+
+struct round;
+
+struct round_options {
+	const struct config *config; /* member_count > 1 */
+	struct store *store;
+	struct signer_client *signer;
+	struct signer_health *signer_health;
+	const struct clock *clock;
+	struct authority_set *authorities;
+	const struct peer_client *peers;
+	struct prepared_set *prepared;
+	FILE *log; /* one line per step taken and per failure; NULL: stderr */
+	/* Called after each publication (NULL: nothing), e.g. to append to the transparency log. */
+	void (*on_published)(void *context, size_t namespace_index, uint64_t epoch);
+	void *on_published_context;
+};
+
+/* A round over options (all of which must outlive it). Returns 0, DIRAUTH_ERR_CONFIG (one
+ * authority alone), DIRAUTH_ERR_NOMEM. */
+int round_create(const struct round_options *options, struct round **out);
+
+/* Frees. Accepts NULL. */
+void round_free(struct round *round);
+
+/* Moves namespace_index's round on as far as now allows. Returns 0 when nothing failed, else the
+ * first failure (already logged). Called from one thread only. */
+int round_tick(struct round *round, size_t namespace_index, uint64_t now);
+
+/* The answer to a peer's statement. */
+struct round_answer {
+	unsigned status;      /* 202 kept, 200 already held, or the error's status */
+	enum api_error error; /* API_ERROR_NONE for 200 and 202 */
+	char detail[ROUND_DETAIL_MAX];
+};
+
+/* The largest vote envelope config allows (the body of POST /v1/<ns>/votes): the longest vote
+ * note and the longest vote body of records_per_snapshot records, with their framing. */
+size_t round_vote_body_max(const struct config *config);
+
+/* The largest signed header note (the body of POST /v1/<ns>/signatures). */
+size_t round_signature_body_max(void);
+
+/* A vote envelope pushed to POST /v1/<ns>/votes. Refusals: API_ERROR_BODY_TOO_LARGE (over the
+ * vote bound), API_ERROR_MALFORMED (envelope, note, vote, body, or a vote of another namespace),
+ * API_ERROR_WRONG_EPOCH, API_ERROR_TOO_LATE, API_ERROR_UNKNOWN_AUTHORITY,
+ * API_ERROR_BAD_SIGNATURE, API_ERROR_CONFLICTING_VOTE, API_ERROR_UNAVAILABLE (the clock),
+ * API_ERROR_STORE_FULL, API_ERROR_INTERNAL. Thread-safe. */
+void round_accept_vote(struct round *round, size_t namespace_index, const uint8_t *body, size_t len,
+                       struct round_answer *answer);
+
+/* A signed header note pushed to POST /v1/<ns>/signatures: the header text and exactly one
+ * signature line, by its sender. Refusals as round_accept_vote, with API_ERROR_CONFLICTING_HEADER
+ * for a valid signature over a header text other than the one computed here (or a second header
+ * of one member). A signature that arrives before this authority computed its header is kept and
+ * judged when it has. Thread-safe. */
+void round_accept_signature(struct round *round, size_t namespace_index, const uint8_t *body, size_t len,
+                            struct round_answer *answer);
+
+/* GET /v1/<ns>/votes/<epoch>/<member>: the vote envelope held. Returns 0, DIRAUTH_ERR_NOT_FOUND
+ * (no such member or vote), DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_STORE. */
+int round_vote_get(struct round *round, size_t namespace_index, uint64_t epoch, const char *member,
+                   struct buffer *out);
+
+/* GET /v1/<ns>/signatures/<epoch>: the header computed here with every valid signature held over
+ * it, in member order. Returns 0, DIRAUTH_ERR_NOT_FOUND (no header computed for epoch),
+ * DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_STORE. */
+int round_signatures_get(struct round *round, size_t namespace_index, uint64_t epoch, struct buffer *out);
+
+/* GET /v1/<ns>/evidence: the evidence kept from epoch from_epoch on, as the text of
+ * docs/protocol.md ("Evidence"). Returns 0, DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_BOUNDS (more than
+ * max_bytes), DIRAUTH_ERR_STORE. */
+int round_evidence_get(struct round *round, size_t namespace_index, uint64_t from_epoch, size_t max_bytes,
+                       struct buffer *out);
+
+/* The state of namespace_index's current round, for the log, metrics and tests. */
+struct round_status {
+	uint64_t epoch;           /* the round's epoch; 0 before the first */
+	uint32_t votes;           /* bit m: member m's vote is held */
+	uint32_t signatures;      /* bit m: member m's valid signature over the header is held */
+	int computed;             /* a header was computed */
+	int published;            /* the epoch was published */
+	int failed;               /* the epoch failed (fewer than k votes or signatures) */
+	uint64_t published_total; /* epochs this round published since it was created */
+	uint64_t failed_total;    /* epochs that failed since it was created */
+};
+
+void round_status_get(struct round *round, size_t namespace_index, struct round_status *out);
+
+#endif
