@@ -378,28 +378,27 @@ static void write_signer_config(const struct cluster *c, const struct member *m)
 {
 	struct buffer config;
 	buffer_init(&config);
-	ck_assert(buffer_appendf(&config,
-	                         "# dirauth-signer of %s in a test cluster\n"
-	                         "authority: %s\n"
-	                         "socket: signer.sock\n"
-	                         "allowed_uid: %u\n"
-	                         "state_dir: signer-state\n"
-	                         "signing_key: keys/signing.key\n"
-	                         "certificates: [keys/signing.cert]\n"
-	                         "log_key: keys/log.key\n"
-	                         "cosignature_key: keys/cosignature.key\n"
-	                         "audit_log: signer-audit.log\n"
-	                         "clock_skew_seconds: %llu\n"
-	                         "clock: { source: file, path: clock }\n"
-	                         "namespaces:\n"
-	                         "  - { name: %s, origin: %s, genesis: %llu, length_seconds: %llu, "
-	                         "validity_epochs: %llu, prepare_seconds: %llu }\n",
-	                         m->name, m->name, (unsigned)getuid(),
-	                         (unsigned long long)c->options.clock_skew_seconds, CLUSTER_NAMESPACE,
-	                         CLUSTER_ORIGIN, (unsigned long long)c->schedule.genesis,
-	                         (unsigned long long)c->schedule.length,
-	                         (unsigned long long)c->schedule.validity_epochs,
-	                         (unsigned long long)c->schedule.prepare) == 0);
+	ck_assert(buffer_appendf(
+	              &config,
+	              "# dirauth-signer of %s in a test cluster\n"
+	              "authority: %s\n"
+	              "socket: signer.sock\n"
+	              "allowed_uid: %u\n"
+	              "state_dir: signer-state\n"
+	              "signing_key: keys/signing.key\n"
+	              "certificates: [keys/signing.cert]\n"
+	              "log_key: keys/log.key\n"
+	              "cosignature_key: keys/cosignature.key\n"
+	              "audit_log: signer-audit.log\n"
+	              "clock_skew_seconds: %llu\n"
+	              "clock: { source: file, path: clock }\n"
+	              "namespaces:\n"
+	              "  - { name: %s, origin: %s, genesis: %llu, length_seconds: %llu, "
+	              "validity_epochs: %llu, prepare_seconds: %llu }\n",
+	              m->name, m->name, (unsigned)getuid(), (unsigned long long)c->options.clock_skew_seconds,
+	              CLUSTER_NAMESPACE, CLUSTER_ORIGIN, (unsigned long long)c->schedule.genesis,
+	              (unsigned long long)c->schedule.length, (unsigned long long)c->schedule.validity_epochs,
+	              (unsigned long long)c->schedule.prepare) == 0);
 	test_write_file(m->signer_config_path, config.data, config.len, 0644);
 	buffer_free(&config);
 }
