@@ -94,6 +94,8 @@ struct faultproxy {
 	struct sockaddr_in target;
 	uint64_t generation;
 	uint64_t applied;
+	uint64_t counters_asked;    /* faultproxy_counters calls waiting for a fresh copy */
+	uint64_t counters_answered; /* the last of them a copy was published for */
 	int stopping;
 	struct faultproxy_counters counters;
 };
@@ -632,6 +634,10 @@ static void *proxy_thread(void *context)
 		p->local.open = p->connection_count;
 		pthread_mutex_lock(&p->lock);
 		p->counters = p->local;
+		if (p->counters_answered != p->counters_asked) {
+			p->counters_answered = p->counters_asked;
+			pthread_cond_broadcast(&p->applied_cond);
+		}
 		pthread_mutex_unlock(&p->lock);
 	}
 	return NULL;
@@ -768,7 +774,19 @@ int faultproxy_set_target(struct faultproxy *proxy, const char *host, unsigned p
 
 void faultproxy_counters(struct faultproxy *proxy, struct faultproxy_counters *out)
 {
+	/* The thread publishes its counters at the end of each poll: asking for a copy made after
+	 * this call began makes everything a client saw before it counted. */
 	pthread_mutex_lock(&proxy->lock);
+	uint64_t asked = ++proxy->counters_asked;
+	pthread_mutex_unlock(&proxy->lock);
+	wake(proxy);
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += APPLY_TIMEOUT_S;
+	int rc = 0;
+	pthread_mutex_lock(&proxy->lock);
+	while (proxy->counters_answered < asked && !proxy->stopping && rc == 0)
+		rc = pthread_cond_timedwait(&proxy->applied_cond, &proxy->lock, &deadline);
 	*out = proxy->counters;
 	pthread_mutex_unlock(&proxy->lock);
 }

@@ -100,7 +100,8 @@ enum faultproxy_mode faultproxy_mode(struct faultproxy *proxy, uint64_t *paramet
  * DIRAUTH_ERR_CONFIG. */
 int faultproxy_set_target(struct faultproxy *proxy, const char *host, unsigned port);
 
-/* A consistent copy of the counters. */
+/* A consistent copy of the counters, taken after this call began (so it counts everything a
+ * client saw happen before it). */
 void faultproxy_counters(struct faultproxy *proxy, struct faultproxy_counters *out);
 
 /* The mode's name ("pass", "delay", ...). Static storage. */

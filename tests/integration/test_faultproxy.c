@@ -292,7 +292,7 @@ START_TEST(test_delay_holds_each_direction)
 	echo_start(&echo);
 	struct faultproxy *proxy = proxy_to(echo.port, 0);
 	int fd = connect_to(faultproxy_port(proxy));
-	ck_assert_uint_lt(round_trip(fd, "before"), 200);
+	ck_assert_uint_lt(round_trip(fd, "before"), 500);
 
 	/* 300 ms each way: a round trip takes at least 600 ms, on the open connection and a new one. */
 	ck_assert_int_eq(faultproxy_set_mode(proxy, FAULTPROXY_DELAY, 300), 0);
@@ -302,10 +302,11 @@ START_TEST(test_delay_holds_each_direction)
 	int other = connect_to(faultproxy_port(proxy));
 	ck_assert_uint_ge(round_trip(other, "held too"), 600);
 
-	/* Back to pass: at once again, and nothing was lost or reordered on the way. */
+	/* Back to pass: under 500 ms, faster than any delayed round trip (the bound leaves room for a
+	 * loaded machine), and nothing was lost or reordered on the way. */
 	ck_assert_int_eq(faultproxy_set_mode(proxy, FAULTPROXY_PASS, 0), 0);
-	ck_assert_uint_lt(round_trip(fd, "after"), 200);
-	ck_assert_uint_lt(round_trip(other, "after too"), 200);
+	ck_assert_uint_lt(round_trip(fd, "after"), 500);
+	ck_assert_uint_lt(round_trip(other, "after too"), 500);
 	uint64_t parameter = 0;
 	ck_assert_int_eq(faultproxy_mode(proxy, &parameter), FAULTPROXY_PASS);
 	close(fd);
