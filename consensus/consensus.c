@@ -27,18 +27,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The method table: one row per method this code implements, ascending by number.
- *
- * Method 2 (health statements, revocations, deregistrations) is specified with that work: its row
- * names the function that reads the vote-body sections it adds and writes the snapshot body it
- * defines. Until then a vote listing 2 supports a method unknown here, which (b) ignores. */
+/* The method table: one row per method this code implements, ascending by number. A row never
+ * changes meaning: a new rule is a new row. */
 static const struct consensus_method consensus_methods[] = {
     {CONSENSUS_METHOD_REGISTRATIONS, "registrations only", consensus_registrations_compute},
+    {CONSENSUS_METHOD_LIFECYCLE, "registrations, health and revocations", consensus_lifecycle_compute},
 };
 
 #define CONSENSUS_METHOD_COUNT (sizeof(consensus_methods) / sizeof(consensus_methods[0]))
 
-static const uint64_t consensus_method_numbers[] = {CONSENSUS_METHOD_REGISTRATIONS};
+static const uint64_t consensus_method_numbers[] = {CONSENSUS_METHOD_REGISTRATIONS,
+                                                    CONSENSUS_METHOD_LIFECYCLE};
 
 _Static_assert(sizeof(consensus_method_numbers) / sizeof(consensus_method_numbers[0]) ==
                    CONSENSUS_METHOD_COUNT,
@@ -75,6 +74,8 @@ static const struct {
     [CONSENSUS_NOTE_REFUSED] = {"note-refused", DIRAUTH_ERR_REFUSED},
     [CONSENSUS_TOO_MANY_RECORDS] = {"too-many-records", DIRAUTH_ERR_BOUNDS},
     [CONSENSUS_BODY_TOO_LARGE] = {"body-too-large", DIRAUTH_ERR_BOUNDS},
+    [CONSENSUS_TOO_MANY_STATEMENTS] = {"too-many-statements", DIRAUTH_ERR_BOUNDS},
+    [CONSENSUS_PREVIOUS_MISSING] = {"previous-missing", DIRAUTH_ERR_NOT_FOUND},
     [CONSENSUS_BAD_PARAMETERS] = {"bad-parameters", DIRAUTH_ERR_CONFIG},
     [CONSENSUS_OTHER_NAMESPACE] = {"other-namespace", DIRAUTH_ERR_MISMATCH},
     [CONSENSUS_OTHER_EPOCH] = {"other-epoch", DIRAUTH_ERR_MISMATCH},
@@ -311,13 +312,17 @@ void consensus_result_clear(struct consensus_result *result)
 	if (!result)
 		return;
 	free(result->records);
+	free(result->health);
+	free(result->revocations);
+	free(result->excluded);
 	buffer_free(&result->header_text);
 	buffer_free(&result->body);
 	memset(result, 0, sizeof(*result));
 }
 
-int consensus_vote_body_load(const struct vote *vote, const uint8_t *body, size_t body_len,
-                             size_t max_records, struct vote_body **out)
+/* Both loaders: the digest, the parse (limits NULL: method 1's parser), the lines. */
+static int vote_body_load(const struct vote *vote, const uint8_t *body, size_t body_len, size_t max_records,
+                          const struct vote_body_limits *limits, struct vote_body **out)
 {
 	uint8_t digest[CRYPTO_SHA256_SIZE];
 	*out = NULL;
@@ -327,7 +332,9 @@ int consensus_vote_body_load(const struct vote *vote, const uint8_t *body, size_
 	if (memcmp(digest, vote->body_sha256, sizeof(digest)) != 0)
 		return DIRAUTH_ERR_MISMATCH;
 	struct vote_body *parsed = NULL;
-	if ((rc = vote_body_parse(body, body_len, max_records, &parsed)) != 0)
+	rc = limits ? vote_body_parse_sections(body, body_len, limits, &parsed)
+	            : vote_body_parse(body, body_len, max_records, &parsed);
+	if (rc)
 		return rc;
 	if (strcmp(parsed->namespace_name, vote->namespace_name) != 0 || parsed->epoch != vote->epoch ||
 	    strcmp(parsed->authority, vote->authority) != 0 || parsed->record_count != vote->record_count) {
@@ -336,6 +343,18 @@ int consensus_vote_body_load(const struct vote *vote, const uint8_t *body, size_
 	}
 	*out = parsed;
 	return 0;
+}
+
+int consensus_vote_body_load(const struct vote *vote, const uint8_t *body, size_t body_len,
+                             size_t max_records, struct vote_body **out)
+{
+	return vote_body_load(vote, body, body_len, max_records, NULL, out);
+}
+
+int consensus_vote_body_load_sections(const struct vote *vote, const uint8_t *body, size_t body_len,
+                                      const struct vote_body_limits *limits, struct vote_body **out)
+{
+	return vote_body_load(vote, body, body_len, limits->max_records, limits, out);
 }
 
 static void describe(char *out, size_t cap, const char *format, ...) __attribute__((format(printf, 3, 4)));
@@ -402,6 +421,17 @@ void consensus_failure_describe(const struct consensus_failure *f, char *out, si
 		break;
 	case CONSENSUS_BODY_TOO_LARGE:
 		describe(out, cap, "no consensus: the snapshot body would exceed its bound");
+		break;
+	case CONSENSUS_TOO_MANY_STATEMENTS:
+		describe(out, cap,
+		         "no consensus: more than %zu health entries or revocations would be listed",
+		         f->required);
+		break;
+	case CONSENSUS_PREVIOUS_MISSING:
+		describe(out, cap,
+		         "no consensus: the previous snapshot the votes name is not held here as its header "
+		         "commits to it: %s",
+		         dirauth_strerror(f->cause));
 		break;
 	case CONSENSUS_BAD_PARAMETERS:
 		describe(

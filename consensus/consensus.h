@@ -22,6 +22,19 @@
  *       chosen digest; the body is schema/snapshot.h's body of those notes, and the header
  *       commits to it.
  *
+ * Method 2 (registrations, health, revocations; consensus.md, "Method 2") chooses the versions as
+ * method 1 does, then:
+ *   (r) the revocations: those of the previous snapshot still within revocation_epochs of the
+ *       epoch that first listed them, and every revocation any vote lists whose note the caller
+ *       supplies and that verifies (one vote suffices: a revocation is signed and checked here);
+ *       one per target, in target order;
+ *   (x) a chosen version is left out when a listed revocation revokes its service or names an
+ *       endpoint its registration lists;
+ *   (h) per endpoint of each published record: among the statements the counting votes list,
+ *       ranked by descending (issued-at, sequence, digest), the first at which k holders of
+ *       verified statements have been counted; none, or older than freshness_seconds at
+ *       valid-after: unknown (no entry; a client treats it as unavailable).
+ *
  * What the caller does before: verify each vote's signature and certification, keep at most one
  * vote per authority, load each body with consensus_vote_body_load() (its SHA-256 against the
  * vote's body-sha256), and fetch from its peers every registration note a vote lists that it
@@ -35,6 +48,7 @@
 #define DIRAUTH_CONSENSUS_CONSENSUS_H
 
 #include "schema/buffer.h"
+#include "schema/health.h"
 #include "schema/note.h"
 #include "schema/registration.h"
 #include "schema/schedule.h"
@@ -50,6 +64,7 @@
 
 /* The consensus methods; the table in consensus.c says which are implemented. */
 #define CONSENSUS_METHOD_REGISTRATIONS 1 /* method 1: registrations only */
+#define CONSENSUS_METHOD_LIFECYCLE     2 /* method 2: registrations, health, revocations */
 
 /* One valid vote and the inputs its text will carry as lines (consensus.md, "Vote inputs"). */
 struct consensus_vote {
@@ -65,6 +80,57 @@ struct consensus_vote {
  * vote's own lines. Never fails. */
 void consensus_vote_init(struct consensus_vote *out, const struct vote *vote, const struct vote_body *body);
 
+/* Method 2's source of health statement notes. Called for a statement that counting votes list for
+ * endpoint endpoint_id of service_id, whose chosen registration version the snapshot publishes,
+ * with the (issued-at, sequence, digest) the votes list. Returns 0 with *note and *note_len set to
+ * the signed statement note whose SHA-256 is digest, after the caller checked it as its intake
+ * does (the registration's provider enrolled, the statement for that endpoint); consensus then
+ * checks the digest, the fields and the signature against the chosen registration itself. The
+ * bytes are borrowed until consensus_compute returns. Returns DIRAUTH_ERR_NOT_FOUND when the
+ * caller has no such note; a judged refusal (DIRAUTH_ERR_REFUSED, _SIGNATURE, _UNKNOWN_KEY,
+ * _MISMATCH, _SYNTAX, _BOUNDS, _STALE) leaves the statement uncounted; any other code means the
+ * check could not run and stops the computation (CONSENSUS_FAILED). */
+typedef int (*consensus_health_fn)(void *context, const uint8_t service_id[SERVICE_ID_SIZE],
+                                   const uint8_t endpoint_id[ENDPOINT_ID_SIZE], uint64_t issued_at,
+                                   uint64_t sequence, const uint8_t digest[32], const uint8_t **note,
+                                   size_t *note_len);
+
+/* Method 2's source of revocation notes. Called for a revocation a vote lists (of service_id;
+ * endpoint_id NULL for the whole service) that the previous snapshot does not already list for
+ * that target. Returns 0 with the signed revocation note whose SHA-256 is digest, after the
+ * caller checked that its key may revoke it: the service's enrolled provider (a provider
+ * revocation; of an endpoint the provider registered under that service) or an operator key
+ * listed in the caller's configuration (an operator revocation). Consensus then checks the
+ * digest, the namespace, the target and the note's own signature. Borrowed until
+ * consensus_compute returns. DIRAUTH_ERR_NOT_FOUND or a judged refusal (as for
+ * consensus_health_fn) leaves the revocation out, so that one vote listing a revocation nobody
+ * can supply cannot stop an epoch; any other code stops the computation (CONSENSUS_FAILED). */
+typedef int (*consensus_revocation_fn)(void *context, const uint8_t service_id[SERVICE_ID_SIZE],
+                                       const uint8_t *endpoint_id, const uint8_t digest[32],
+                                       const uint8_t **note, size_t *note_len);
+
+/* Method 2's inputs beyond method 1's (consensus.md, "Method 2"). The previous snapshot is the
+ * one the caller holds for the (previous epoch, previous digest) it expects the votes to name: if
+ * the votes agree on another one, the computation stops with CONSENSUS_PREVIOUS_MISSING, and the
+ * caller fetches that one from its peers. Everything here but the callbacks and their context is
+ * the same at every authority of the set. */
+struct consensus_lifecycle {
+	uint64_t freshness_seconds;     /* health older than this at valid-after is unknown: 2 epochs by
+	                                   default; >= 1 */
+	uint64_t revocation_epochs;     /* epochs a revocation stays listed, counted from the first snapshot
+	                                   that listed it: at least the schedule's validity_epochs; >= 1 */
+	size_t max_health;              /* health entries of the result, and health lines of a vote */
+	size_t max_revocations;         /* revocation entries of the result, and revocation lines of a vote */
+	const uint8_t *previous_header; /* the previous snapshot's header text (no signature lines);
+	                                   NULL when the caller holds none */
+	size_t previous_header_len;
+	const uint8_t *previous_body; /* its body, when its consensus-method is 2; borrowed */
+	size_t previous_body_len;
+	consensus_health_fn health;
+	consensus_revocation_fn revocation;
+	void *context; /* for health and revocation */
+};
+
 /* The epoch's inputs that do not come from votes. Every authority of the set uses the same. */
 struct consensus_params {
 	const char *namespace_name;
@@ -75,6 +141,9 @@ struct consensus_params {
 	size_t authorities;       /* n: 1..CONSENSUS_AUTHORITIES_MAX */
 	size_t max_records;       /* records per snapshot, the bound of every vote body and of the result */
 	size_t max_body_bytes;    /* the bound of the uncompressed snapshot body, ≥ 1 */
+	/* Method 2's inputs; NULL when the caller supplies none (then a method-2 computation is
+	 * CONSENSUS_BAD_PARAMETERS; method 1 never reads it). */
+	const struct consensus_lifecycle *lifecycle;
 };
 
 /* The caller's source of registration notes. Called once per chosen version, in ascending
@@ -87,6 +156,28 @@ struct consensus_params {
 typedef int (*consensus_note_fn)(void *context, const uint8_t service_id[SERVICE_ID_SIZE], uint64_t sequence,
                                  const uint8_t digest[32], const uint8_t **note, size_t *note_len);
 
+/* Method 2: an endpoint's published health, and the statement it traces to. */
+struct consensus_health {
+	uint8_t service_id[SERVICE_ID_SIZE];
+	uint8_t endpoint_id[ENDPOINT_ID_SIZE];
+	enum health_class health_class;
+	enum health_signer signer;
+	uint64_t issued_at;
+	uint64_t sequence;
+	uint8_t digest[32]; /* SHA-256 of the statement note */
+	size_t holders;     /* counting votes that list this statement */
+};
+
+/* Method 2: a listed revocation. */
+struct consensus_revocation {
+	uint8_t service_id[SERVICE_ID_SIZE];
+	int has_endpoint; /* 0: the whole service */
+	uint8_t endpoint_id[ENDPOINT_ID_SIZE];
+	uint64_t since;     /* the epoch of the first snapshot that listed it */
+	uint8_t digest[32]; /* SHA-256 of the revocation note */
+	int carried;        /* 1: from the previous snapshot; 0: new in this epoch */
+};
+
 /* The snapshot the votes agree on. Everything is owned by the result. */
 struct consensus_result {
 	uint64_t method;         /* the consensus method that computed it */
@@ -98,6 +189,15 @@ struct consensus_result {
 	struct snapshot_header header;    /* the header's values */
 	struct buffer header_text;        /* snapshot_header_encode(header): what authorities sign */
 	struct buffer body;               /* the snapshot body the header commits to */
+	/* Method 2 (0 and NULL for method 1): the published health entries and listed revocations,
+	 * in body order, and the chosen versions left out because a listed revocation excludes them
+	 * (ascending by service id; records above holds the published ones only). */
+	size_t health_count;
+	struct consensus_health *health;
+	size_t revocation_count;
+	struct consensus_revocation *revocations;
+	size_t excluded_count;
+	struct vote_body_record *excluded;
 };
 
 /* Why consensus_compute did not produce a snapshot; each is a distinct code, with the
@@ -109,12 +209,17 @@ enum consensus_outcome {
 	CONSENSUS_NO_PREVIOUS,   /* (c) no previous named by k votes: DIRAUTH_ERR_THRESHOLD */
 	CONSENSUS_NOTE_MISSING,  /* (e) the caller has no note for a chosen version: DIRAUTH_ERR_NOT_FOUND */
 	CONSENSUS_NOTE_REFUSED, /* (e) the note fails the caller's check or the digest: DIRAUTH_ERR_REFUSED */
-	CONSENSUS_TOO_MANY_RECORDS, /* more chosen records than max_records: DIRAUTH_ERR_BOUNDS */
-	CONSENSUS_BODY_TOO_LARGE,   /* the body exceeds max_body_bytes: DIRAUTH_ERR_BOUNDS */
-	CONSENSUS_BAD_PARAMETERS,   /* params out of range, k not a majority, more votes than n:
-	                               DIRAUTH_ERR_CONFIG */
-	CONSENSUS_OTHER_NAMESPACE,  /* a vote or body for another namespace or origin: DIRAUTH_ERR_MISMATCH */
-	CONSENSUS_OTHER_EPOCH,      /* a vote or body for another epoch: DIRAUTH_ERR_MISMATCH */
+	CONSENSUS_TOO_MANY_RECORDS,    /* more chosen records than max_records: DIRAUTH_ERR_BOUNDS */
+	CONSENSUS_BODY_TOO_LARGE,      /* the body exceeds max_body_bytes: DIRAUTH_ERR_BOUNDS */
+	CONSENSUS_TOO_MANY_STATEMENTS, /* method 2: more health entries than max_health or revocations
+	                                  than max_revocations: DIRAUTH_ERR_BOUNDS */
+	CONSENSUS_PREVIOUS_MISSING,    /* method 2: the caller does not hold the previous snapshot the votes
+	                                  name, or it is not what its header commits to:
+	                                  DIRAUTH_ERR_NOT_FOUND */
+	CONSENSUS_BAD_PARAMETERS,      /* params out of range, k not a majority, more votes than n:
+	                                  DIRAUTH_ERR_CONFIG */
+	CONSENSUS_OTHER_NAMESPACE, /* a vote or body for another namespace or origin: DIRAUTH_ERR_MISMATCH */
+	CONSENSUS_OTHER_EPOCH,     /* a vote or body for another epoch: DIRAUTH_ERR_MISMATCH */
 	CONSENSUS_DUPLICATE_AUTHORITY, /* two votes name one authority: DIRAUTH_ERR_EXISTS */
 	CONSENSUS_BAD_VOTE, /* an ill-formed or inconsistent vote: DIRAUTH_ERR_SYNTAX, _MISMATCH or _BOUNDS */
 	CONSENSUS_FAILED,   /* the computation could not run: DIRAUTH_ERR_NOMEM, _CRYPTO, _INTERNAL */
@@ -130,8 +235,9 @@ struct consensus_failure {
 	char authority[NOTE_NAME_MAX + 1]; /* that vote's authority, when it has one */
 	size_t held;     /* TOO_FEW_VOTES: votes given; NO_METHOD: votes supporting method 1;
 	                    NO_PREVIOUS: the most votes naming one previous; TOO_MANY_RECORDS:
-	                    records chosen so far */
-	size_t required; /* k, or max_records for TOO_MANY_RECORDS */
+	                    records chosen so far; TOO_MANY_STATEMENTS: entries chosen so far */
+	size_t required; /* k, or max_records for TOO_MANY_RECORDS, or the bound for
+	                    TOO_MANY_STATEMENTS */
 	uint8_t service_id[SERVICE_ID_SIZE]; /* NOTE_*: the chosen version's service ... */
 	uint64_t sequence;                   /* ... sequence ... */
 	uint8_t digest[32];                  /* ... and registration digest */
@@ -144,6 +250,11 @@ struct consensus_failure {
  * new body (vote_body_free); on error NULL. Also DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_CRYPTO. */
 int consensus_vote_body_load(const struct vote *vote, const uint8_t *body, size_t body_len,
                              size_t max_records, struct vote_body **out);
+
+/* consensus_vote_body_load for a body that may carry method 2's sections: the same checks, with
+ * vote_body_parse_sections under limits. Same errors. */
+int consensus_vote_body_load_sections(const struct vote *vote, const uint8_t *body, size_t body_len,
+                                      const struct vote_body_limits *limits, struct vote_body **out);
 
 /* Computes the snapshot of params' namespace and epoch from votes (vote_count of them, the
  * caller's array; their order does not change the result). On success fills *out (free with

@@ -5,8 +5,9 @@
  * consensus_compute() does what every method shares: it judges the parameters and each vote,
  * refuses too few votes, picks the method, agrees on the previous snapshot and keeps the votes
  * that name it. The method then turns the counting votes into the result: method 1 chooses
- * registration versions (registrations.c). A later method is a new row in the table of
- * consensus.c with its own compute function; an existing row never changes meaning.
+ * registration versions (registrations.c); method 2 chooses them the same way and adds health
+ * and revocations (lifecycle.c). A later method is a new row in the table of consensus.c with its
+ * own compute function; an existing row never changes meaning.
  */
 #ifndef DIRAUTH_CONSENSUS_METHOD_H
 #define DIRAUTH_CONSENSUS_METHOD_H
@@ -42,5 +43,18 @@ int consensus_run_fail(struct consensus_run *run, enum consensus_outcome outcome
 
 /* Method 1: registrations only (registrations.c). */
 int consensus_registrations_compute(struct consensus_run *run);
+
+/* Method 1's step (d), which method 2 shares: fills run->result->records with the chosen version
+ * of every service (the k-th of the counting votes' versions), ascending by service id. Returns
+ * 0 or a refusal set through consensus_run_fail (TOO_MANY_RECORDS, FAILED). */
+int consensus_choose_versions(struct consensus_run *run);
+
+/* Names version and the first counting vote that holds it in run->failure, and refuses with
+ * outcome and cause (consensus_run_fail). */
+int consensus_note_fail(struct consensus_run *run, const struct vote_body_record *version,
+                        enum consensus_outcome outcome, int cause);
+
+/* Method 2: registrations, health and revocations (lifecycle.c). */
+int consensus_lifecycle_compute(struct consensus_run *run);
 
 #endif

@@ -72,7 +72,7 @@ static int append_chosen(struct consensus_run *run, const struct vote_body_recor
 }
 
 /* (d): the merge of the counting votes' sorted lists. */
-static int choose_versions(struct consensus_run *run)
+int consensus_choose_versions(struct consensus_run *run)
 {
 	const struct vote_body *bodies[CONSENSUS_AUTHORITIES_MAX];
 	size_t cursor[CONSENSUS_AUTHORITIES_MAX];
@@ -138,8 +138,8 @@ static size_t find_holder(const struct consensus_run *run, const struct vote_bod
 	return run->counting[0];
 }
 
-static int note_fail(struct consensus_run *run, const struct vote_body_record *version,
-                     enum consensus_outcome outcome, int cause)
+int consensus_note_fail(struct consensus_run *run, const struct vote_body_record *version,
+                        enum consensus_outcome outcome, int cause)
 {
 	struct consensus_failure *failure = run->failure;
 	size_t holder = find_holder(run, version);
@@ -179,18 +179,19 @@ static int gather_notes(struct consensus_run *run, struct snapshot_record *recor
 		int rc = run->note(run->note_context, version->service_id, version->sequence,
 		                   version->registration_sha256, &note, &note_len);
 		if (rc == DIRAUTH_ERR_NOT_FOUND)
-			return note_fail(run, version, CONSENSUS_NOTE_MISSING, rc);
+			return consensus_note_fail(run, version, CONSENSUS_NOTE_MISSING, rc);
 		if (rc)
-			return note_fail(run, version, CONSENSUS_NOTE_REFUSED,
-			                 rc < 0 ? rc : DIRAUTH_ERR_INTERNAL);
+			return consensus_note_fail(run, version, CONSENSUS_NOTE_REFUSED,
+			                           rc < 0 ? rc : DIRAUTH_ERR_INTERNAL);
 		if (!note || note_len == 0)
-			return note_fail(run, version, CONSENSUS_NOTE_REFUSED, DIRAUTH_ERR_SYNTAX);
+			return consensus_note_fail(run, version, CONSENSUS_NOTE_REFUSED, DIRAUTH_ERR_SYNTAX);
 		if (note_len > REGISTRATION_MAX_BYTES)
-			return note_fail(run, version, CONSENSUS_NOTE_REFUSED, DIRAUTH_ERR_BOUNDS);
+			return consensus_note_fail(run, version, CONSENSUS_NOTE_REFUSED, DIRAUTH_ERR_BOUNDS);
 		if ((rc = crypto_sha256(note, note_len, digest)) != 0)
 			return consensus_run_fail(run, CONSENSUS_FAILED, rc);
 		if (memcmp(digest, version->registration_sha256, sizeof(digest)) != 0)
-			return note_fail(run, version, CONSENSUS_NOTE_REFUSED, DIRAUTH_ERR_MISMATCH);
+			return consensus_note_fail(run, version, CONSENSUS_NOTE_REFUSED,
+			                           DIRAUTH_ERR_MISMATCH);
 		memcpy(records[i].service_id, version->service_id, SERVICE_ID_SIZE);
 		records[i].note = note;
 		records[i].note_len = note_len;
@@ -241,7 +242,7 @@ int consensus_registrations_compute(struct consensus_run *run)
 {
 	struct snapshot_record *records = NULL;
 	size_t body_size = 0;
-	int rc = choose_versions(run);
+	int rc = consensus_choose_versions(run);
 	if (rc)
 		return rc;
 	if (run->result->record_count > 0) {

@@ -8,6 +8,12 @@
  * the one canonical layout. snapshot_body_verify() then recomputes every commitment of the header
  * (size, digest, count, Merkle root) and checks every record's own provider signature, so that a
  * client holding a verified snapshot also holds each provider's word for its endpoints.
+ *
+ * Method 2 adds the health and revocation sections after the records. They are read by their own
+ * functions (the method-1 parser still refuses them), framed like records by byte lengths, and
+ * verified the same way: each published class against the statement it traces to and the key the
+ * registration names for its signer, each revocation against its own key, and no record of the
+ * body may be one a listed revocation excludes.
  */
 #include "schema/snapshot.h"
 
@@ -16,6 +22,7 @@
 #include "schema/error.h"
 #include "schema/names.h"
 #include "schema/lines.h"
+#include "schema/revocation.h"
 
 #include <openssl/crypto.h>
 #include <stdlib.h>
@@ -192,10 +199,15 @@ void snapshot_body_free(struct snapshot_body *body)
 	if (!body)
 		return;
 	free(body->records);
+	free(body->health);
+	free(body->revocations);
 	free(body);
 }
 
-int snapshot_body_parse(const uint8_t *buf, size_t len, size_t max_records, struct snapshot_body **out)
+/* The preamble and the records of a body, leaving *reader after the last record: what both body
+ * parsers share. On error *out is NULL. */
+static int records_parse(const uint8_t *buf, size_t len, size_t max_records, struct snapshot_body **out,
+                         struct line_reader *reader_out)
 {
 	struct line_reader reader;
 	struct text_span value;
@@ -266,12 +278,26 @@ int snapshot_body_parse(const uint8_t *buf, size_t len, size_t max_records, stru
 		reader.pos += (size_t)note_len;
 		body->record_count = i + 1;
 	}
-	rc = lines_at_end(&reader) ? 0 : DIRAUTH_ERR_SYNTAX;
+	rc = 0;
 cleanup:
-	if (rc)
+	if (rc) {
 		snapshot_body_free(body);
-	else
+	} else {
 		*out = body;
+		*reader_out = reader;
+	}
+	return rc;
+}
+
+int snapshot_body_parse(const uint8_t *buf, size_t len, size_t max_records, struct snapshot_body **out)
+{
+	struct line_reader reader;
+	int rc = records_parse(buf, len, max_records, out, &reader);
+	if (rc == 0 && !lines_at_end(&reader)) {
+		snapshot_body_free(*out);
+		*out = NULL;
+		rc = DIRAUTH_ERR_SYNTAX;
+	}
 	return rc;
 }
 
@@ -340,6 +366,431 @@ int snapshot_body_verify(const struct snapshot_header *header, const uint8_t *bo
 	for (size_t i = 0; rc == 0 && i < parsed->record_count; i++)
 		rc = record_verify(header, &parsed->records[i]);
 cleanup:
+	snapshot_body_free(parsed);
+	return rc;
+}
+
+/* ---- method 2: the health and revocation sections ---- */
+
+/* The fewest bytes a section entry can take: its shortest line and one byte of note. Health:
+ * "health <64> <64> healthy provider 1\n"; revocation: "revocation <64> - 0 1\n". */
+#define SNAPSHOT_HEALTH_MIN_BYTES     (7 + 64 + 1 + 64 + 1 + 7 + 1 + 8 + 1 + 1 + 1 + 1)
+#define SNAPSHOT_REVOCATION_MIN_BYTES (11 + 64 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1)
+
+static int health_order(const struct snapshot_health *a, const struct snapshot_health *b)
+{
+	int order = memcmp(a->service_id, b->service_id, SERVICE_ID_SIZE);
+	return order ? order : memcmp(a->endpoint_id, b->endpoint_id, ENDPOINT_ID_SIZE);
+}
+
+static int revocation_order(const struct snapshot_revocation *a, const struct snapshot_revocation *b)
+{
+	int order = memcmp(a->service_id, b->service_id, SERVICE_ID_SIZE);
+	if (order)
+		return order;
+	if (a->has_endpoint != b->has_endpoint)
+		return a->has_endpoint ? 1 : -1;
+	return a->has_endpoint ? memcmp(a->endpoint_id, b->endpoint_id, ENDPOINT_ID_SIZE) : 0;
+}
+
+static int sections_check(const struct snapshot_sections *sections)
+{
+	if ((sections->health_count > 0 && !sections->health) ||
+	    (sections->revocation_count > 0 && !sections->revocations))
+		return DIRAUTH_ERR_SYNTAX;
+	for (size_t i = 0; i < sections->health_count; i++) {
+		const struct snapshot_health *h = &sections->health[i];
+		if (!h->note || h->note_len == 0 || !health_class_name(h->health_class) ||
+		    !health_signer_name(h->signer))
+			return DIRAUTH_ERR_SYNTAX;
+		if (h->note_len > HEALTH_MAX_BYTES)
+			return DIRAUTH_ERR_BOUNDS;
+		if (i > 0 && health_order(&sections->health[i - 1], h) >= 0)
+			return DIRAUTH_ERR_SYNTAX;
+	}
+	for (size_t i = 0; i < sections->revocation_count; i++) {
+		const struct snapshot_revocation *r = &sections->revocations[i];
+		if (!r->note || r->note_len == 0 || (r->has_endpoint != 0 && r->has_endpoint != 1))
+			return DIRAUTH_ERR_SYNTAX;
+		if (r->note_len > REVOCATION_MAX_BYTES)
+			return DIRAUTH_ERR_BOUNDS;
+		if (i > 0 && revocation_order(&sections->revocations[i - 1], r) >= 0)
+			return DIRAUTH_ERR_SYNTAX;
+	}
+	return 0;
+}
+
+static int encode_sections(const struct snapshot_sections *sections, struct buffer *out)
+{
+	char service_hex[2 * SERVICE_ID_SIZE + 1], endpoint_hex[2 * ENDPOINT_ID_SIZE + 1];
+	int rc = 0;
+	if (sections->health_count > 0)
+		rc = buffer_appendf(out, "health %llu\n", (unsigned long long)sections->health_count);
+	for (size_t i = 0; rc == 0 && i < sections->health_count; i++) {
+		const struct snapshot_health *h = &sections->health[i];
+		hex_encode(h->service_id, SERVICE_ID_SIZE, service_hex);
+		hex_encode(h->endpoint_id, ENDPOINT_ID_SIZE, endpoint_hex);
+		rc = buffer_appendf(out, "health %s %s %s %s %llu\n", service_hex, endpoint_hex,
+		                    health_class_name(h->health_class), health_signer_name(h->signer),
+		                    (unsigned long long)h->note_len);
+		if (rc == 0)
+			rc = buffer_append(out, h->note, h->note_len);
+	}
+	if (rc == 0 && sections->revocation_count > 0)
+		rc =
+		    buffer_appendf(out, "revocations %llu\n", (unsigned long long)sections->revocation_count);
+	for (size_t i = 0; rc == 0 && i < sections->revocation_count; i++) {
+		const struct snapshot_revocation *r = &sections->revocations[i];
+		hex_encode(r->service_id, SERVICE_ID_SIZE, service_hex);
+		if (r->has_endpoint)
+			hex_encode(r->endpoint_id, ENDPOINT_ID_SIZE, endpoint_hex);
+		else
+			strcpy(endpoint_hex, "-");
+		rc = buffer_appendf(out, "revocation %s %s %llu %llu\n", service_hex, endpoint_hex,
+		                    (unsigned long long)r->since, (unsigned long long)r->note_len);
+		if (rc == 0)
+			rc = buffer_append(out, r->note, r->note_len);
+	}
+	return rc;
+}
+
+int snapshot_body_encode_sections(const char *namespace_name, uint64_t epoch,
+                                  const struct snapshot_record *records, size_t record_count,
+                                  const struct snapshot_sections *sections, struct buffer *out)
+{
+	static const struct snapshot_sections none;
+	if (!sections)
+		sections = &none;
+	int rc = sections_check(sections);
+	if (rc)
+		return rc;
+	size_t start = out->len;
+	rc = snapshot_body_encode(namespace_name, epoch, records, record_count, out);
+	if (rc == 0)
+		rc = encode_sections(sections, out);
+	if (rc)
+		buffer_truncate(out, start);
+	return rc;
+}
+
+/* A section's "<keyword> <count>" line, when the next line opens it (else *count is 0): a count
+ * above max or one the bytes left could not hold at min_bytes per entry is refused before any
+ * allocation, and a count of 0 is refused (an empty section is never written). */
+static int read_section_count(struct line_reader *reader, const char *keyword, size_t max, size_t min_bytes,
+                              size_t *count)
+{
+	uint64_t value;
+	*count = 0;
+	if (!lines_peek_keyword(reader, keyword))
+		return 0;
+	int rc = lines_expect_u64(reader, keyword, &value);
+	if (rc)
+		return rc;
+	if (value > max)
+		return DIRAUTH_ERR_BOUNDS;
+	if (value == 0 || value > (reader->len - reader->pos) / min_bytes)
+		return DIRAUTH_ERR_SYNTAX;
+	*count = (size_t)value;
+	return 0;
+}
+
+/* The note that follows an entry line: length from the line, bounded by max, within the input. */
+static int take_note(struct line_reader *reader, struct text_span length, size_t max, const uint8_t **note,
+                     size_t *note_len)
+{
+	uint64_t value;
+	if (text_parse_u64(length, &value) != 0 || value == 0)
+		return DIRAUTH_ERR_SYNTAX;
+	if (value > max)
+		return DIRAUTH_ERR_BOUNDS;
+	if (value > reader->len - reader->pos)
+		return DIRAUTH_ERR_SYNTAX; /* truncated */
+	*note = reader->buf + reader->pos;
+	*note_len = (size_t)value;
+	reader->pos += (size_t)value;
+	return 0;
+}
+
+/* "health <service> <endpoint> <class> <signer> <length>" and its note. */
+static int read_health_entry(struct line_reader *reader, struct snapshot_health *h)
+{
+	struct text_span value, field;
+	int rc = lines_expect(reader, "health", &value);
+	if (rc)
+		return rc;
+	if ((rc = text_next_field(&value, &field)) != 0)
+		return rc;
+	if (text_parse_hex(field, h->service_id, SERVICE_ID_SIZE))
+		return DIRAUTH_ERR_SYNTAX;
+	if ((rc = text_next_field(&value, &field)) != 0)
+		return rc;
+	if (text_parse_hex(field, h->endpoint_id, ENDPOINT_ID_SIZE))
+		return DIRAUTH_ERR_SYNTAX;
+	if ((rc = text_next_field(&value, &field)) != 0 ||
+	    (rc = health_class_parse(field.data, field.len, &h->health_class)) != 0 ||
+	    (rc = text_next_field(&value, &field)) != 0 ||
+	    (rc = health_signer_parse(field.data, field.len, &h->signer)) != 0 ||
+	    (rc = text_next_field(&value, &field)) != 0)
+		return rc;
+	if (value.len != 0)
+		return DIRAUTH_ERR_SYNTAX;
+	return take_note(reader, field, HEALTH_MAX_BYTES, &h->note, &h->note_len);
+}
+
+/* "revocation <service> <endpoint | -> <since> <length>" and its note. */
+static int read_revocation_entry(struct line_reader *reader, struct snapshot_revocation *r)
+{
+	struct text_span value, field;
+	int rc = lines_expect(reader, "revocation", &value);
+	if (rc)
+		return rc;
+	if ((rc = text_next_field(&value, &field)) != 0)
+		return rc;
+	if (text_parse_hex(field, r->service_id, SERVICE_ID_SIZE))
+		return DIRAUTH_ERR_SYNTAX;
+	if ((rc = text_next_field(&value, &field)) != 0)
+		return rc;
+	if (text_equals(field, "-"))
+		r->has_endpoint = 0;
+	else if (text_parse_hex(field, r->endpoint_id, ENDPOINT_ID_SIZE) == 0)
+		r->has_endpoint = 1;
+	else
+		return DIRAUTH_ERR_SYNTAX;
+	if ((rc = text_next_field(&value, &field)) != 0 || (rc = text_parse_u64(field, &r->since)) != 0 ||
+	    (rc = text_next_field(&value, &field)) != 0)
+		return rc;
+	if (value.len != 0)
+		return DIRAUTH_ERR_SYNTAX;
+	return take_note(reader, field, REVOCATION_MAX_BYTES, &r->note, &r->note_len);
+}
+
+static int read_sections(struct line_reader *reader, const struct snapshot_body_limits *limits,
+                         struct snapshot_body *body)
+{
+	size_t count;
+	reader->max_line_length = SNAPSHOT_SECTION_LINE_MAX;
+	int rc = read_section_count(reader, "health", limits->max_health, SNAPSHOT_HEALTH_MIN_BYTES, &count);
+	if (rc == 0 && count > 0 && !(body->health = calloc(count, sizeof(*body->health))))
+		rc = DIRAUTH_ERR_NOMEM;
+	for (size_t i = 0; rc == 0 && i < count; i++) {
+		if ((rc = read_health_entry(reader, &body->health[i])) == 0 && i > 0 &&
+		    health_order(&body->health[i - 1], &body->health[i]) >= 0)
+			rc = DIRAUTH_ERR_SYNTAX;
+		if (rc == 0)
+			body->health_count = i + 1;
+	}
+	if (rc == 0)
+		rc = read_section_count(reader, "revocations", limits->max_revocations,
+		                        SNAPSHOT_REVOCATION_MIN_BYTES, &count);
+	if (rc == 0 && count > 0 && !(body->revocations = calloc(count, sizeof(*body->revocations))))
+		rc = DIRAUTH_ERR_NOMEM;
+	for (size_t i = 0; rc == 0 && i < count; i++) {
+		if ((rc = read_revocation_entry(reader, &body->revocations[i])) == 0 && i > 0 &&
+		    revocation_order(&body->revocations[i - 1], &body->revocations[i]) >= 0)
+			rc = DIRAUTH_ERR_SYNTAX;
+		if (rc == 0)
+			body->revocation_count = i + 1;
+	}
+	return rc;
+}
+
+int snapshot_body_parse_sections(const uint8_t *buf, size_t len, const struct snapshot_body_limits *limits,
+                                 struct snapshot_body **out)
+{
+	*out = NULL;
+	/* The preamble and the records as for method 1, then the sections after them. */
+	struct line_reader reader;
+	struct snapshot_body *body = NULL;
+	int rc = records_parse(buf, len, limits->max_records, &body, &reader);
+	if (rc == 0)
+		rc = read_sections(&reader, limits, body);
+	if (rc == 0 && !lines_at_end(&reader))
+		rc = DIRAUTH_ERR_SYNTAX;
+	if (rc)
+		snapshot_body_free(body);
+	else
+		*out = body;
+	return rc;
+}
+
+/* An endpoint id of some record, for the check that no listed revocation excludes a record. */
+struct endpoint_index {
+	uint8_t endpoint_id[ENDPOINT_ID_SIZE];
+};
+
+static int endpoint_index_order(const void *a, const void *b)
+{
+	return memcmp(a, b, ENDPOINT_ID_SIZE);
+}
+
+/* The record of service_id in body (sorted by service id), or NULL. */
+static const struct snapshot_record *body_find_record(const struct snapshot_body *body,
+                                                      const uint8_t service_id[SERVICE_ID_SIZE])
+{
+	size_t low = 0, high = body->record_count;
+	while (low < high) {
+		size_t middle = low + (high - low) / 2;
+		int order = memcmp(body->records[middle].service_id, service_id, SERVICE_ID_SIZE);
+		if (order == 0)
+			return &body->records[middle];
+		if (order < 0)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	return NULL;
+}
+
+/* Every record as record_verify checks it, and the sorted endpoint ids of all records into
+ * *index (the caller frees it). */
+static int records_verify(const struct snapshot_header *header, const struct snapshot_body *body,
+                          struct endpoint_index **index, size_t *index_count)
+{
+	size_t count = 0, cap = 0;
+	int rc = 0;
+	*index = NULL;
+	*index_count = 0;
+	for (size_t i = 0; rc == 0 && i < body->record_count; i++) {
+		const struct snapshot_record *record = &body->records[i];
+		struct registration registration;
+		if ((rc = registration_parse_signed(record->note, record->note_len, &registration, NULL)) !=
+		    0)
+			break;
+		/* record_verify's checks, on the registration parsed once. */
+		if (strcmp(registration.namespace_name, header->namespace_name) != 0 ||
+		    memcmp(registration.service_id, record->service_id, SERVICE_ID_SIZE) != 0)
+			rc = DIRAUTH_ERR_MISMATCH;
+		else if (registration.expires <= header->valid_after)
+			rc = DIRAUTH_ERR_STALE;
+		if (rc == 0 && count + registration.endpoint_count > cap) {
+			size_t grown = cap ? cap * 2 : 64;
+			while (grown < count + registration.endpoint_count)
+				grown *= 2;
+			struct endpoint_index *more = realloc(*index, grown * sizeof(*more));
+			if (!more) {
+				rc = DIRAUTH_ERR_NOMEM;
+			} else {
+				*index = more;
+				cap = grown;
+			}
+		}
+		for (size_t e = 0; rc == 0 && e < registration.endpoint_count; e++)
+			memcpy((*index)[count++].endpoint_id, registration.endpoints[e].endpoint_id,
+			       ENDPOINT_ID_SIZE);
+		registration_clear(&registration);
+	}
+	if (rc == 0 && count > 1)
+		qsort(*index, count, sizeof(**index), endpoint_index_order);
+	*index_count = count;
+	return rc;
+}
+
+/* Every health entry: its record and endpoint, its statement and signer key, its freshness. The
+ * entries are sorted by service, so each record's registration is parsed once. */
+static int health_verify(const struct snapshot_header *header, const struct snapshot_body *body,
+                         uint64_t freshness_seconds)
+{
+	struct registration registration;
+	const struct snapshot_record *current = NULL;
+	int rc = 0;
+	memset(&registration, 0, sizeof(registration));
+	for (size_t i = 0; rc == 0 && i < body->health_count; i++) {
+		const struct snapshot_health *h = &body->health[i];
+		const struct snapshot_record *record = body_find_record(body, h->service_id);
+		if (!record) {
+			rc = DIRAUTH_ERR_MISMATCH;
+			break;
+		}
+		if (record != current) {
+			registration_clear(&registration);
+			current = NULL;
+			if ((rc = registration_parse_signed(record->note, record->note_len, &registration,
+			                                    NULL)) != 0)
+				break;
+			current = record;
+		}
+		if (!registration_find_endpoint(&registration, h->endpoint_id)) {
+			rc = DIRAUTH_ERR_MISMATCH;
+			break;
+		}
+		struct health_statement statement;
+		if ((rc = health_parse_signed(h->note, h->note_len, &registration, &statement, NULL)) != 0)
+			break;
+		if (memcmp(statement.endpoint_id, h->endpoint_id, ENDPOINT_ID_SIZE) != 0 ||
+		    statement.health_class != h->health_class || statement.signer != h->signer)
+			rc = DIRAUTH_ERR_MISMATCH;
+		else if (statement.issued_at > UINT64_MAX - freshness_seconds
+		             ? 0
+		             : statement.issued_at + freshness_seconds <= header->valid_after)
+			rc = DIRAUTH_ERR_STALE;
+	}
+	registration_clear(&registration);
+	return rc;
+}
+
+/* Every revocation entry: its note, its target, its epoch, and that it excludes no record. */
+static int revocations_verify(const struct snapshot_header *header, const struct snapshot_body *body,
+                              const struct endpoint_index *index, size_t index_count)
+{
+	for (size_t i = 0; i < body->revocation_count; i++) {
+		const struct snapshot_revocation *entry = &body->revocations[i];
+		struct revocation r;
+		int rc = revocation_parse_signed(entry->note, entry->note_len, &r, NULL);
+		if (rc)
+			return rc;
+		if (strcmp(r.namespace_name, header->namespace_name) != 0 ||
+		    memcmp(r.service_id, entry->service_id, SERVICE_ID_SIZE) != 0 ||
+		    r.has_endpoint != entry->has_endpoint ||
+		    (r.has_endpoint && memcmp(r.endpoint_id, entry->endpoint_id, ENDPOINT_ID_SIZE) != 0) ||
+		    entry->since > header->epoch)
+			return DIRAUTH_ERR_MISMATCH;
+		if (!r.has_endpoint ? body_find_record(body, r.service_id) != NULL
+		                    : bsearch(r.endpoint_id, index, index_count, sizeof(*index),
+		                              endpoint_index_order) != NULL)
+			return DIRAUTH_ERR_MISMATCH; /* a revoked service or endpoint is still listed */
+	}
+	return 0;
+}
+
+int snapshot_body_verify_sections(const struct snapshot_header *header, const uint8_t *body, size_t body_len,
+                                  const struct snapshot_body_limits *limits, uint64_t freshness_seconds)
+{
+	struct snapshot_body *parsed = NULL;
+	struct endpoint_index *index = NULL;
+	size_t index_count = 0;
+	uint8_t digest[CRYPTO_SHA256_SIZE];
+	merkle_hash root;
+	int rc;
+	if (freshness_seconds == 0)
+		return DIRAUTH_ERR_CONFIG;
+	if (header->consensus_method == 1)
+		return snapshot_body_verify(header, body, body_len, limits->max_records);
+	if (header->consensus_method != 2)
+		return DIRAUTH_ERR_SYNTAX;
+	if (header->body_size != body_len)
+		return DIRAUTH_ERR_MISMATCH;
+	if ((rc = crypto_sha256(body, body_len, digest)) != 0)
+		return rc;
+	if (CRYPTO_memcmp(digest, header->body_sha256, sizeof(digest)) != 0)
+		return DIRAUTH_ERR_MISMATCH;
+	if ((rc = snapshot_body_parse_sections(body, body_len, limits, &parsed)) != 0)
+		return rc;
+	if (strcmp(parsed->namespace_name, header->namespace_name) != 0 || parsed->epoch != header->epoch ||
+	    parsed->record_count != header->record_count) {
+		rc = DIRAUTH_ERR_MISMATCH;
+		goto cleanup;
+	}
+	if ((rc = snapshot_records_root(parsed->records, parsed->record_count, root)) != 0)
+		goto cleanup;
+	if (memcmp(root, header->records_root, sizeof(root)) != 0) {
+		rc = DIRAUTH_ERR_MISMATCH;
+		goto cleanup;
+	}
+	if ((rc = records_verify(header, parsed, &index, &index_count)) == 0 &&
+	    (rc = health_verify(header, parsed, freshness_seconds)) == 0)
+		rc = revocations_verify(header, parsed, index, index_count);
+cleanup:
+	free(index);
 	snapshot_body_free(parsed);
 	return rc;
 }

@@ -32,11 +32,29 @@
  *   record ...
  *
  * Record i's Merkle leaf is its registration note bytes.
+ *
+ * A snapshot of consensus method 2 (consensus/consensus.md, "Method 2") has two more sections
+ * after the records, in this order, each omitted when empty (so a method-2 body without them is a
+ * method-1 body):
+ *
+ *   health <count>
+ *   health <service id hex> <endpoint id hex> <class> <provider | endpoint> <byte length>
+ *   <that many bytes: the signed health statement note the class traces to>
+ *   ... sorted strictly by (service id, endpoint id); an endpoint of a record without an entry
+ *       is "unknown", which a client treats as unavailable
+ *   revocations <count>
+ *   revocation <service id hex> <endpoint id hex | -> <since epoch> <byte length>
+ *   <that many bytes: the signed revocation note>
+ *   ... sorted strictly by (service id, whole service before endpoints, endpoint id)
+ *
+ * snapshot_body_parse() and snapshot_body_verify() are method 1's and refuse these sections;
+ * snapshot_body_parse_sections() and snapshot_body_verify_sections() read both methods.
  */
 #ifndef DIRAUTH_SCHEMA_SNAPSHOT_H
 #define DIRAUTH_SCHEMA_SNAPSHOT_H
 
 #include "schema/buffer.h"
+#include "schema/health.h"
 #include "schema/merkle.h"
 #include "schema/note.h"
 #include "schema/registration.h"
@@ -70,12 +88,58 @@ struct snapshot_record {
 	size_t note_len;
 };
 
+/* Method 2: the published health of one endpoint, with the statement it traces to. */
+struct snapshot_health {
+	uint8_t service_id[SERVICE_ID_SIZE];
+	uint8_t endpoint_id[ENDPOINT_ID_SIZE];
+	enum health_class health_class; /* the statement's class */
+	enum health_signer signer;      /* the statement's signer: provider or endpoint key */
+	const uint8_t *note;            /* the signed statement note; borrowed */
+	size_t note_len;
+};
+
+/* Method 2: a listed revocation. */
+struct snapshot_revocation {
+	uint8_t service_id[SERVICE_ID_SIZE];
+	int has_endpoint; /* 0: the whole service ("-" on the line); 1: endpoint_id */
+	uint8_t endpoint_id[ENDPOINT_ID_SIZE];
+	uint64_t since;      /* the epoch of the first snapshot that listed it */
+	const uint8_t *note; /* the signed revocation note; borrowed */
+	size_t note_len;
+};
+
 struct snapshot_body {
 	char namespace_name[NAMESPACE_NAME_MAX + 1];
 	uint64_t epoch;
 	size_t record_count;
 	struct snapshot_record *records; /* owned array; note pointers borrow from the parsed buffer */
+	/* Method 2's sections (snapshot_body_parse_sections); 0 and NULL otherwise. Owned arrays whose
+	 * note pointers borrow from the parsed buffer. */
+	size_t health_count;
+	struct snapshot_health *health;
+	size_t revocation_count;
+	struct snapshot_revocation *revocations;
 };
+
+/* Method 2's sections, as they go into a body: the caller's arrays, sorted as the file comment
+ * says, each entry's note borrowed. */
+struct snapshot_sections {
+	const struct snapshot_health *health;
+	size_t health_count;
+	const struct snapshot_revocation *revocations;
+	size_t revocation_count;
+};
+
+/* The bounds of a body with method-2 sections: at most max_records records (as for
+ * snapshot_body_parse), max_health health entries and max_revocations revocation entries. */
+struct snapshot_body_limits {
+	size_t max_records;
+	size_t max_health;
+	size_t max_revocations;
+};
+
+/* Longest method-2 section line without its '\n' (a revocation line is at most 166 bytes). */
+#define SNAPSHOT_SECTION_LINE_MAX 256
 
 int snapshot_header_encode(const struct snapshot_header *h, struct buffer *out);
 /* Refuses non-canonical text. Returns 0, DIRAUTH_ERR_SYNTAX or DIRAUTH_ERR_BOUNDS. */
@@ -101,6 +165,47 @@ int snapshot_body_encode_record_line(const uint8_t service_id[SERVICE_ID_SIZE], 
  * DIRAUTH_ERR_NOMEM. */
 int snapshot_body_parse(const uint8_t *buf, size_t len, size_t max_records, struct snapshot_body **out);
 void snapshot_body_free(struct snapshot_body *body);
+
+/* snapshot_body_encode, then method 2's sections (each only when it has entries): health entries
+ * sorted strictly by (service id, endpoint id), notes of 1..HEALTH_MAX_BYTES, classes and signers
+ * in range; revocation entries sorted strictly by (service id, whole service first, endpoint id),
+ * notes of 1..REVOCATION_MAX_BYTES. It does not check that entries match their notes or the
+ * records: snapshot_body_verify_sections does. sections may be NULL (no sections). On error out
+ * is as it was. Returns 0, DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS or DIRAUTH_ERR_NOMEM. */
+int snapshot_body_encode_sections(const char *namespace_name, uint64_t epoch,
+                                  const struct snapshot_record *records, size_t record_count,
+                                  const struct snapshot_sections *sections, struct buffer *out);
+
+/* Parses a body that may carry method 2's sections, within limits. A method-1 body parses as
+ * with snapshot_body_parse. Refuses a count above its bound (DIRAUTH_ERR_BOUNDS) or one the
+ * remaining bytes cannot hold, a section with count 0, sections out of order, repeated or
+ * unknown, entries unsorted or repeated, a note length out of range (0, or past the end:
+ * DIRAUTH_ERR_SYNTAX; over the document's bound: DIRAUTH_ERR_BOUNDS), and anything after the last
+ * section. buf must outlive *out's note pointers. Returns 0 (free with snapshot_body_free),
+ * DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS or DIRAUTH_ERR_NOMEM. */
+int snapshot_body_parse_sections(const uint8_t *buf, size_t len, const struct snapshot_body_limits *limits,
+                                 struct snapshot_body **out);
+
+/* Checks a body against its header whatever the header's consensus-method: method 1 exactly as
+ * snapshot_body_verify (under limits->max_records; a section is refused); method 2 as
+ * snapshot_body_verify for the records, and then every section entry:
+ *   health: the entry's service is a record of this body whose registration lists the endpoint
+ *     (DIRAUTH_ERR_MISMATCH); the note is a statement for this namespace, service and endpoint,
+ *     signed by the key its signer line names in that registration (health_parse_signed's
+ *     errors); the entry's class and signer are the statement's (DIRAUTH_ERR_MISMATCH); the
+ *     statement is fresh: issued-at + freshness_seconds > the header's valid-after
+ *     (DIRAUTH_ERR_STALE);
+ *   revocation: the note is a revocation signed by the key of its own key line
+ *     (revocation_parse_signed's errors), for this namespace and the entry's target, listed since
+ *     an epoch no later than the header's (DIRAUTH_ERR_MISMATCH); and no record of the body is
+ *     excluded by it (revocation_excludes: DIRAUTH_ERR_MISMATCH): revocation overrides cache.
+ * Whether a revocation's key may revoke the service is not checked (the authorities judged it; a
+ * client holding the revoked registration can compare a provider key with its provider line).
+ * Any other consensus-method is DIRAUTH_ERR_SYNTAX: its body cannot be read. freshness_seconds
+ * must be at least 1 (DIRAUTH_ERR_CONFIG); 2 epochs by default. Also DIRAUTH_ERR_NOMEM,
+ * DIRAUTH_ERR_CRYPTO, and snapshot_body_verify's errors. */
+int snapshot_body_verify_sections(const struct snapshot_header *header, const uint8_t *body, size_t body_len,
+                                  const struct snapshot_body_limits *limits, uint64_t freshness_seconds);
 
 /* Merkle root over the records' notes. Returns 0, DIRAUTH_ERR_NOMEM or DIRAUTH_ERR_CRYPTO. */
 int snapshot_records_root(const struct snapshot_record *records, size_t record_count, merkle_hash out);

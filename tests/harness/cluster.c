@@ -48,7 +48,7 @@
 
 struct member {
 	char name[64];
-	char dir[PATH_CAP];
+	char dir[300];
 	char config_path[PATH_CAP];
 	char signer_config_path[PATH_CAP];
 	char clock_path[PATH_CAP];
@@ -91,9 +91,11 @@ struct janitor_record {
 	int32_t pid;
 };
 
-static int is_ours(pid_t pid)
+/* 1 when pid is still one of this cluster's daemons: its command line names a configuration in
+ * the cluster's directory (a pid the system gave to another process since is left alone). */
+static int is_ours(pid_t pid, const char *dir)
 {
-	char path[64], cmdline[4096];
+	char path[64], cmdline[8192];
 	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
 	int fd = open(path, O_RDONLY);
 	if (fd < 0)
@@ -102,8 +104,11 @@ static int is_ours(pid_t pid)
 	close(fd);
 	if (n <= 0)
 		return 0;
+	for (ssize_t i = 0; i < n; i++)
+		if (cmdline[i] == 0)
+			cmdline[i] = ' ';
 	cmdline[n] = 0;
-	return strstr(cmdline, "dirauth") != NULL;
+	return strstr(cmdline, dir) != NULL;
 }
 
 static int is_gone(pid_t pid)
@@ -153,7 +158,7 @@ static void janitor_run(int fd, const char *dir, int keep)
 					pids[i--] = pids[--count];
 	}
 	for (size_t i = 0; i < count; i++)
-		if (is_ours(pids[i]))
+		if (is_ours(pids[i], dir))
 			kill(pids[i], SIGKILL);
 	for (int waited = 0; waited < 5000; waited += 20) {
 		size_t left = 0;
@@ -249,7 +254,17 @@ static void end_process(struct cluster *c, pid_t *pid, int signal)
 	*pid = 0;
 }
 
-static void wait_signer(struct member *m)
+/* 1 when *pid exited (it is then reaped, told to the janitor and forgotten). */
+static int exited(struct cluster *c, pid_t *pid)
+{
+	if (*pid <= 0 || waitpid(*pid, NULL, WNOHANG) != *pid)
+		return 0;
+	janitor_tell(c, 'x', *pid);
+	*pid = 0;
+	return 1;
+}
+
+static void wait_signer(struct cluster *c, struct member *m)
 {
 	for (int waited = 0; waited < START_TIMEOUT_MS; waited += 20) {
 		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
@@ -263,15 +278,15 @@ static void wait_signer(struct member *m)
 		close(fd);
 		if (connected)
 			return;
-		ck_assert_msg(waitpid(m->signer_pid, NULL, WNOHANG) == 0, "%s: dirauth-signer exited; see %s",
-		              m->name, m->signer_log_path);
+		ck_assert_msg(!exited(c, &m->signer_pid), "%s: dirauth-signer exited; see %s", m->name,
+		              m->signer_log_path);
 		test_sleep_ms(20);
 	}
 	ck_abort_msg("%s: dirauth-signer did not listen on %s; see %s", m->name, m->socket_path,
 	             m->signer_log_path);
 }
 
-static void wait_health(struct member *m)
+static void wait_health(struct cluster *c, struct member *m)
 {
 	char url[128];
 	snprintf(url, sizeof url, "%s/v1/health", m->url);
@@ -281,8 +296,7 @@ static void wait_health(struct member *m)
 		cluster_response_free(&response);
 		if (status == 200)
 			return;
-		ck_assert_msg(waitpid(m->pid, NULL, WNOHANG) == 0, "%s: dirauthd exited; see %s", m->name,
-		              m->log_path);
+		ck_assert_msg(!exited(c, &m->pid), "%s: dirauthd exited; see %s", m->name, m->log_path);
 		test_sleep_ms(20);
 	}
 	ck_abort_msg("%s: dirauthd did not answer %s; see %s", m->name, url, m->log_path);
@@ -293,11 +307,11 @@ static void start_member(struct cluster *c, struct member *m)
 	if (m->signer_pid == 0) {
 		m->signer_pid = spawn(c, test_binary_path("signer/dirauth-signer"), m->signer_config_path,
 		                      m->signer_log_path);
-		wait_signer(m);
+		wait_signer(c, m);
 	}
 	if (m->pid == 0) {
 		m->pid = spawn(c, test_binary_path("server/dirauthd"), m->config_path, m->log_path);
-		wait_health(m);
+		wait_health(c, m);
 	}
 }
 
@@ -364,27 +378,27 @@ static void write_signer_config(const struct cluster *c, const struct member *m)
 {
 	struct buffer config;
 	buffer_init(&config);
-	ck_assert(buffer_appendf(&config,
-	                         "# dirauth-signer of %s in a test cluster\n"
-	                         "authority: %s\n"
-	                         "socket: signer.sock\n"
-	                         "allowed_uid: %u\n"
-	                         "state_dir: signer-state\n"
-	                         "signing_key: keys/signing.key\n"
-	                         "certificates: [keys/signing.cert]\n"
-	                         "log_key: keys/log.key\n"
-	                         "cosignature_key: keys/cosignature.key\n"
-	                         "audit_log: signer-audit.log\n"
-	                         "clock_skew_seconds: %llu\n"
-	                         "clock: { source: file, path: clock }\n"
-	                         "namespaces:\n"
-	                         "  - { name: %s, origin: %s, genesis: %llu, length_seconds: %llu, "
-	                         "validity_epochs: %llu }\n",
-	                         m->name, m->name, (unsigned)getuid(),
-	                         (unsigned long long)c->options.clock_skew_seconds, CLUSTER_NAMESPACE,
-	                         CLUSTER_ORIGIN, (unsigned long long)c->schedule.genesis,
-	                         (unsigned long long)c->schedule.length,
-	                         (unsigned long long)c->schedule.validity_epochs) == 0);
+	ck_assert(buffer_appendf(
+	              &config,
+	              "# dirauth-signer of %s in a test cluster\n"
+	              "authority: %s\n"
+	              "socket: signer.sock\n"
+	              "allowed_uid: %u\n"
+	              "state_dir: signer-state\n"
+	              "signing_key: keys/signing.key\n"
+	              "certificates: [keys/signing.cert]\n"
+	              "log_key: keys/log.key\n"
+	              "cosignature_key: keys/cosignature.key\n"
+	              "audit_log: signer-audit.log\n"
+	              "clock_skew_seconds: %llu\n"
+	              "clock: { source: file, path: clock }\n"
+	              "namespaces:\n"
+	              "  - { name: %s, origin: %s, genesis: %llu, length_seconds: %llu, "
+	              "validity_epochs: %llu, prepare_seconds: %llu }\n",
+	              m->name, m->name, (unsigned)getuid(), (unsigned long long)c->options.clock_skew_seconds,
+	              CLUSTER_NAMESPACE, CLUSTER_ORIGIN, (unsigned long long)c->schedule.genesis,
+	              (unsigned long long)c->schedule.length, (unsigned long long)c->schedule.validity_epochs,
+	              (unsigned long long)c->schedule.prepare) == 0);
 	test_write_file(m->signer_config_path, config.data, config.len, 0644);
 	buffer_free(&config);
 }
@@ -553,13 +567,16 @@ struct cluster *cluster_start(const struct cluster_options *options)
 		issue_certificate(c, m, file);
 		m->port = test_free_port();
 		snprintf(m->url, sizeof m->url, "http://127.0.0.1:%u", m->port);
-		snprintf(m->config_path, sizeof m->config_path, "%s/dirauthd.yaml", m->dir);
-		snprintf(m->signer_config_path, sizeof m->signer_config_path, "%s/dirauth-signer.yaml",
-		         m->dir);
-		snprintf(m->clock_path, sizeof m->clock_path, "%s/clock", m->dir);
-		snprintf(m->log_path, sizeof m->log_path, "%s/dirauthd.log", m->dir);
-		snprintf(m->signer_log_path, sizeof m->signer_log_path, "%s/dirauth-signer.log", m->dir);
-		snprintf(m->socket_path, sizeof m->socket_path, "%s/signer.sock", m->dir);
+		/* Paths are built from a copy of the run directory: the compiler cannot tell the
+		 * members of one struct apart as snprintf's source and destination. */
+		char run[320];
+		snprintf(run, sizeof run, "%s", m->dir);
+		snprintf(m->config_path, sizeof m->config_path, "%s/dirauthd.yaml", run);
+		snprintf(m->signer_config_path, sizeof m->signer_config_path, "%s/dirauth-signer.yaml", run);
+		snprintf(m->clock_path, sizeof m->clock_path, "%s/clock", run);
+		snprintf(m->log_path, sizeof m->log_path, "%s/dirauthd.log", run);
+		snprintf(m->signer_log_path, sizeof m->signer_log_path, "%s/dirauth-signer.log", run);
+		snprintf(m->socket_path, sizeof m->socket_path, "%s/signer.sock", run);
 		write_clock(m, c->base);
 	}
 	for (size_t from = 0; from < c->n; from++)
@@ -583,13 +600,13 @@ struct cluster *cluster_start(const struct cluster_options *options)
 		                      m->signer_log_path);
 	}
 	for (size_t i = 0; i < c->n; i++)
-		wait_signer(&c->members[i]);
+		wait_signer(c, &c->members[i]);
 	for (size_t i = 0; i < c->n; i++) {
 		struct member *m = &c->members[i];
 		m->pid = spawn(c, test_binary_path("server/dirauthd"), m->config_path, m->log_path);
 	}
 	for (size_t i = 0; i < c->n; i++)
-		wait_health(&c->members[i]);
+		wait_health(c, &c->members[i]);
 	return c;
 }
 

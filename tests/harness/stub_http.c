@@ -46,6 +46,7 @@ struct stub_connection {
 	size_t head_len;
 	size_t body_expected;
 	size_t body_read;
+	int continue_expected; /* the client waits for "100 Continue" before its body */
 	char method[16];
 	char path[STUB_HTTP_PATH_MAX + 1];
 	uint8_t *answer; /* owned */
@@ -172,6 +173,9 @@ static int parse_head(struct stub_connection *c)
 		char *end = strstr(line, "\r\n");
 		if (!end)
 			break;
+		if (strncasecmp(line, "Expect:", 7) == 0 && strstr(line, "100-continue") &&
+		    strstr(line, "100-continue") < end)
+			c->continue_expected = 1;
 		if (strncasecmp(line, "Content-Length:", 15) == 0) {
 			unsigned long long value = strtoull(line + 15, NULL, 10);
 			if (value > STUB_HTTP_BODY_MAX)
@@ -207,6 +211,11 @@ static int serve(struct stub_http *s, struct stub_connection *c)
 		if (status) {
 			prepare_answer(s, c, status);
 			return 0;
+		}
+		if (c->continue_expected && c->body_expected > 0) {
+			static const char go_on[] = "HTTP/1.1 100 Continue\r\n\r\n";
+			ssize_t sent = send(c->fd, go_on, sizeof go_on - 1, MSG_NOSIGNAL);
+			(void)sent; /* if it does not fit, the client sends its body after its own wait */
 		}
 		size_t head_bytes = (size_t)(end + 4 - c->head);
 		c->body_read = c->head_len - head_bytes;

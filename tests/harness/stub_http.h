@@ -6,7 +6,8 @@
  * certificate bundle) starts one on a loopback port and sets an answer per (method, path). Every
  * other request gets 404 with a JSON error. Each connection carries one request (the answer says
  * `Connection: close`); a request body is read (at most STUB_HTTP_BODY_MAX bytes, by its
- * Content-Length) and dropped, but its length is recorded.
+ * Content-Length) and dropped, but its length is recorded; a client that expects "100 Continue"
+ * gets it.
  *
  * One thread polls the listener and every connection; nothing blocks it. Routes may be set and
  * hits read at any time from any thread.

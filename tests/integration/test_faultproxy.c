@@ -256,6 +256,27 @@ START_TEST(test_pass_forwards_both_ways_and_the_half_close)
 	ck_assert(memcmp(response.body.data, "{\"status\":\"ok\"}", 15) == 0);
 	cluster_response_free(&response);
 	ck_assert_uint_eq(stub_http_hits(stub, "GET", "/v1/health", NULL), 1);
+	/* A POST that waits for "100 Continue" before its body, as curl sends large ones. */
+	ck_assert_int_eq(stub_http_route(stub, "POST", "/v1/mix/votes", 202, NULL, (const uint8_t *)"{}", 2),
+	                 0);
+	const char *post = "POST /v1/mix/votes HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+	                   "Expect: 100-continue\r\n\r\n";
+	fd = connect_to(faultproxy_port(proxy));
+	char answer[512];
+	ck_assert_int_eq(
+	    exchange(fd, (const uint8_t *)post, strlen(post), 0, (uint8_t *)answer, 25, &got, 5000),
+	    ENDING_DATA);
+	ck_assert(memcmp(answer, "HTTP/1.1 100 Continue\r\n\r\n", 25) == 0);
+	ck_assert_int_eq(
+	    exchange(fd, (const uint8_t *)"hello", 5, 1, (uint8_t *)answer, sizeof answer - 1, &got, 5000),
+	    ENDING_EOF);
+	answer[got] = 0;
+	ck_assert_msg(strncmp(answer, "HTTP/1.1 202", 12) == 0, "%s", answer);
+	close(fd);
+	size_t posted = 0;
+	ck_assert_uint_eq(stub_http_hits(stub, "POST", "/v1/mix/votes", &posted), 1);
+	ck_assert_uint_eq(posted, 5);
+	ck_assert_uint_eq(stub_http_total(stub), 2);
 
 	faultproxy_stop(proxy);
 	stub_http_stop(stub);

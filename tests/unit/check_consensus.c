@@ -1080,10 +1080,10 @@ START_TEST(test_method_choice)
 	struct fixture f;
 	struct consensus_failure failure;
 	fixture_build(case_named("agreement"), &f);
-	/* Two of three votes support only method 2, unknown here: method 1 has one supporter. */
+	/* Two of three votes support only method 3, unknown here: method 1 has one supporter. */
 	for (size_t i = 0; i < 2; i++) {
 		f.inputs[i].method_count = 1;
-		f.inputs[i].methods[0] = 2;
+		f.inputs[i].methods[0] = 3;
 	}
 	ck_assert_int_eq(compute(&f, &failure), DIRAUTH_ERR_THRESHOLD);
 	ck_assert_int_eq(failure.outcome, CONSENSUS_NO_METHOD);
@@ -1105,11 +1105,13 @@ START_TEST(test_method_choice)
 
 	size_t count = 0;
 	const uint64_t *known = consensus_methods_known(&count);
-	ck_assert_uint_eq(count, 1);
+	ck_assert_uint_eq(count, 2);
 	ck_assert_uint_eq(known[0], CONSENSUS_METHOD_REGISTRATIONS);
+	ck_assert_uint_eq(known[1], CONSENSUS_METHOD_LIFECYCLE);
 	ck_assert(consensus_method_is_known(1));
+	ck_assert(consensus_method_is_known(2));
 	ck_assert(!consensus_method_is_known(0));
-	ck_assert(!consensus_method_is_known(2));
+	ck_assert(!consensus_method_is_known(3));
 }
 END_TEST
 

@@ -5,7 +5,13 @@
  * The example snapshot holds three example registrations (indexes 1..3, namespace example-net,
  * signed by provider.example), epoch 29453762 of 60-second epochs, and its header is co-signed
  * by authority-1.example and authority-2.example.
+ *
+ * Then consensus method 2's body sections (health and revocations): the example of
+ * tests/vectors/documents/snapshot-method-2/, its round trip, the method-1 parser's refusal,
+ * every refusal of the sections parser, and snapshot_body_verify_sections() with each check it
+ * makes of a published class and a listed revocation.
  */
+#include "lifecycle_fixture.h"
 #include "schema/crypto.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
@@ -615,6 +621,498 @@ START_TEST(test_verify_record_not_a_registration)
 }
 END_TEST
 
+/* ---- method 2: health and revocation sections ---- */
+
+#define M2_DIR       "tests/vectors/documents/snapshot-method-2/"
+#define M2_FRESHNESS 120 /* two 60-second epochs */
+
+/* A method-2 snapshot: registrations 1 and 2 (the first endpoint of each naming the key
+ * endpoint.example); the health of registration 1's first endpoint by its own key (healthy) and
+ * of its second by the provider (draining, capacity low); the revocation of registration 3's first
+ * endpoint by the provider (retired) and of the whole service of registration 4 by an operator. */
+struct m2_snapshot {
+	struct buffer notes[6]; /* 2 registrations, 2 statements, 2 revocations */
+	struct snapshot_record records[2];
+	struct snapshot_health health[2];
+	struct snapshot_revocation revocations[2]; /* entry i's note is notes[4 + i] */
+	struct snapshot_revocation sorted[2];      /* the same in body order, made by m2_encode */
+	struct snapshot_sections sections;
+	struct buffer body;
+	struct snapshot_header header;
+};
+
+static int revocation_entry_order(const void *a, const void *b)
+{
+	const struct snapshot_revocation *x = a, *y = b;
+	int order = memcmp(x->service_id, y->service_id, SERVICE_ID_SIZE);
+	if (order)
+		return order;
+	return x->has_endpoint - y->has_endpoint;
+}
+
+static void m2_set_revocation(struct m2_snapshot *m, size_t i, const struct revocation *rev,
+                              const struct test_key *key)
+{
+	buffer_reset(&m->notes[4 + i]);
+	lifecycle_sign_revocation(rev, key, &m->notes[4 + i]);
+	struct snapshot_revocation *entry = &m->revocations[i];
+	memset(entry, 0, sizeof(*entry));
+	memcpy(entry->service_id, rev->service_id, SERVICE_ID_SIZE);
+	entry->has_endpoint = rev->has_endpoint;
+	memcpy(entry->endpoint_id, rev->endpoint_id, ENDPOINT_ID_SIZE);
+	entry->since = EPOCH - 1;
+	entry->note = m->notes[4 + i].data;
+	entry->note_len = m->notes[4 + i].len;
+}
+
+static void m2_build(struct m2_snapshot *m)
+{
+	struct test_key provider, endpoint, operator_key;
+	struct registration r[4];
+	memset(m, 0, sizeof(*m));
+	test_key_load(TEST_KEY_PROVIDER, &provider);
+	lifecycle_key_load(LIFECYCLE_KEY_ENDPOINT, &endpoint);
+	lifecycle_key_load(LIFECYCLE_KEY_OPERATOR, &operator_key);
+	for (unsigned i = 0; i < 4; i++)
+		lifecycle_registration(i + 1, &r[i]);
+	for (size_t i = 0; i < 2; i++) {
+		buffer_init(&m->notes[i]);
+		test_sign_registration(&r[i], &provider, &m->notes[i]);
+		memcpy(m->records[i].service_id, r[i].service_id, SERVICE_ID_SIZE);
+		m->records[i].note = m->notes[i].data;
+		m->records[i].note_len = m->notes[i].len;
+	}
+	qsort(m->records, 2, sizeof(m->records[0]), record_compare);
+	struct health_statement s[2];
+	lifecycle_statement(&r[0], 0, HEALTH_SIGNER_ENDPOINT, HEALTH_HEALTHY, 60, 3, &s[0]);
+	lifecycle_statement(&r[0], 1, HEALTH_SIGNER_PROVIDER, HEALTH_DRAINING, 90, 2, &s[1]);
+	s[1].has_capacity = 1;
+	s[1].capacity = CAPACITY_LOW;
+	for (size_t i = 0; i < 2; i++) {
+		buffer_init(&m->notes[2 + i]);
+		lifecycle_sign_statement(&s[i], i == 0 ? &endpoint : &provider, &m->notes[2 + i]);
+		struct snapshot_health *h = &m->health[i];
+		memcpy(h->service_id, s[i].service_id, SERVICE_ID_SIZE);
+		memcpy(h->endpoint_id, s[i].endpoint_id, ENDPOINT_ID_SIZE);
+		h->health_class = s[i].health_class;
+		h->signer = s[i].signer;
+		h->note = m->notes[2 + i].data;
+		h->note_len = m->notes[2 + i].len;
+	}
+	struct revocation rev;
+	lifecycle_revocation(&r[2], 0, REVOCATION_SIGNER_PROVIDER, &provider, REVOCATION_RETIRED, 30, 1,
+	                     &rev);
+	buffer_init(&m->notes[4]);
+	m2_set_revocation(m, 0, &rev, &provider);
+	lifecycle_revocation(&r[3], -1, REVOCATION_SIGNER_OPERATOR, &operator_key, REVOCATION_OPERATOR_ACTION,
+	                     40, 1, &rev);
+	buffer_init(&m->notes[5]);
+	m2_set_revocation(m, 1, &rev, &operator_key);
+	m->sections.health = m->health;
+	m->sections.health_count = 2;
+	m->sections.revocations = m->sorted;
+	m->sections.revocation_count = 2;
+	buffer_init(&m->body);
+	for (unsigned i = 0; i < 4; i++)
+		registration_clear(&r[i]);
+	test_key_free(&provider);
+	test_key_free(&endpoint);
+	test_key_free(&operator_key);
+}
+
+/* Encodes the body and a method-2 header committing to it. */
+static void m2_sort(struct m2_snapshot *m)
+{
+	memcpy(m->sorted, m->revocations, sizeof(m->sorted));
+	qsort(m->sorted, 2, sizeof(m->sorted[0]), revocation_entry_order);
+}
+
+static void m2_encode(struct m2_snapshot *m)
+{
+	m2_sort(m);
+	buffer_reset(&m->body);
+	ck_assert_int_eq(
+	    snapshot_body_encode_sections(NAMESPACE, EPOCH, m->records, 2, &m->sections, &m->body), 0);
+	header_for(m->body.data, m->body.len, m->records, 2, &m->header);
+	m->header.consensus_method = 2;
+}
+
+static void m2_free(struct m2_snapshot *m)
+{
+	for (size_t i = 0; i < 6; i++)
+		buffer_free(&m->notes[i]);
+	buffer_free(&m->body);
+}
+
+static const struct snapshot_body_limits m2_limits = {100, 100, 100};
+
+START_TEST(test_sections_vector_and_round_trip)
+{
+	struct m2_snapshot m;
+	struct buffer text, again;
+	buffer_init(&text);
+	buffer_init(&again);
+	m2_build(&m);
+	m2_encode(&m);
+	ck_assert_int_eq(snapshot_header_encode(&m.header, &text), 0);
+	test_vector_expect(M2_DIR "body.txt", m.body.data, m.body.len);
+	test_vector_expect(M2_DIR "header.txt", text.data, text.len);
+	/* schema/snapshot.md shows the sections of the vector, from the health count line on. */
+	const char *sections = strstr((const char *)m.body.data, "\nhealth 2\n");
+	ck_assert_ptr_nonnull(sections);
+	sections++;
+	lifecycle_page_shows("schema/snapshot.md", (const uint8_t *)sections,
+	                     m.body.len - (size_t)(sections - (const char *)m.body.data));
+	ck_assert_int_eq(
+	    snapshot_body_verify_sections(&m.header, m.body.data, m.body.len, &m2_limits, M2_FRESHNESS), 0);
+
+	struct snapshot_body *parsed = NULL;
+	ck_assert_int_eq(snapshot_body_parse_sections(m.body.data, m.body.len, &m2_limits, &parsed), 0);
+	ck_assert_uint_eq(parsed->record_count, 2);
+	ck_assert_uint_eq(parsed->health_count, 2);
+	ck_assert_uint_eq(parsed->revocation_count, 2);
+	for (size_t i = 0; i < 2; i++) {
+		ck_assert_mem_eq(parsed->health[i].endpoint_id, m.health[i].endpoint_id, ENDPOINT_ID_SIZE);
+		ck_assert_int_eq(parsed->health[i].health_class, m.health[i].health_class);
+		ck_assert_int_eq(parsed->health[i].signer, m.health[i].signer);
+		ck_assert_uint_eq(parsed->health[i].note_len, m.health[i].note_len);
+		ck_assert_mem_eq(parsed->health[i].note, m.health[i].note, m.health[i].note_len);
+		ck_assert_int_eq(parsed->revocations[i].has_endpoint, m.sorted[i].has_endpoint);
+		ck_assert_uint_eq(parsed->revocations[i].since, EPOCH - 1);
+		ck_assert_mem_eq(parsed->revocations[i].note, m.sorted[i].note, m.sorted[i].note_len);
+	}
+	struct snapshot_sections back = {parsed->health, parsed->health_count, parsed->revocations,
+	                                 parsed->revocation_count};
+	ck_assert_int_eq(snapshot_body_encode_sections(parsed->namespace_name, parsed->epoch, parsed->records,
+	                                               parsed->record_count, &back, &again),
+	                 0);
+	ck_assert_uint_eq(again.len, m.body.len);
+	ck_assert_mem_eq(again.data, m.body.data, m.body.len);
+	snapshot_body_free(parsed);
+
+	/* The method-1 parser and verifier refuse the sections; a method-1 header over them too. */
+	ck_assert_int_eq(snapshot_body_parse(m.body.data, m.body.len, 100, &parsed), DIRAUTH_ERR_SYNTAX);
+	ck_assert_ptr_null(parsed);
+	ck_assert_int_eq(snapshot_body_verify(&m.header, m.body.data, m.body.len, 100), DIRAUTH_ERR_SYNTAX);
+	struct snapshot_header h = m.header;
+	h.consensus_method = 1;
+	ck_assert_int_eq(snapshot_body_verify_sections(&h, m.body.data, m.body.len, &m2_limits, M2_FRESHNESS),
+	                 DIRAUTH_ERR_SYNTAX);
+	h.consensus_method = 3;
+	ck_assert_int_eq(snapshot_body_verify_sections(&h, m.body.data, m.body.len, &m2_limits, M2_FRESHNESS),
+	                 DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(snapshot_body_verify_sections(&m.header, m.body.data, m.body.len, &m2_limits, 0),
+	                 DIRAUTH_ERR_CONFIG);
+
+	/* Without sections: the method-1 bytes, read the same by both parsers and verifiers. */
+	buffer_reset(&again);
+	ck_assert_int_eq(snapshot_body_encode_sections(NAMESPACE, EPOCH, m.records, 2, NULL, &again), 0);
+	struct buffer plain;
+	buffer_init(&plain);
+	ck_assert_int_eq(snapshot_body_encode(NAMESPACE, EPOCH, m.records, 2, &plain), 0);
+	ck_assert_uint_eq(again.len, plain.len);
+	ck_assert_mem_eq(again.data, plain.data, plain.len);
+	header_for(plain.data, plain.len, m.records, 2, &h);
+	ck_assert_int_eq(snapshot_body_verify_sections(&h, plain.data, plain.len, &m2_limits, M2_FRESHNESS),
+	                 0);
+	h.consensus_method = 2;
+	ck_assert_int_eq(snapshot_body_verify_sections(&h, plain.data, plain.len, &m2_limits, M2_FRESHNESS),
+	                 0);
+	size_t len;
+	uint8_t *file = test_read_file(test_source_path(VECTOR_DIR "body.txt"), &len);
+	ck_assert_int_eq(snapshot_body_parse_sections(file, len, &m2_limits, &parsed), 0);
+	ck_assert_uint_eq(parsed->record_count, 3);
+	ck_assert_uint_eq(parsed->health_count + parsed->revocation_count, 0);
+	snapshot_body_free(parsed);
+	free(file);
+	buffer_free(&plain);
+	buffer_free(&text);
+	buffer_free(&again);
+	m2_free(&m);
+}
+END_TEST
+
+/* The sections parser on the vector with from replaced by to. */
+static int m2_parse_edit(const struct m2_snapshot *m, const char *from, const char *to,
+                         const struct snapshot_body_limits *limits)
+{
+	struct buffer edited;
+	buffer_init(&edited);
+	test_text_replace(m->body.data, m->body.len, from, to, &edited);
+	struct snapshot_body *parsed = NULL;
+	int rc = snapshot_body_parse_sections(edited.data, edited.len, limits, &parsed);
+	ck_assert(rc == 0 ? parsed != NULL : parsed == NULL);
+	snapshot_body_free(parsed);
+	buffer_free(&edited);
+	return rc;
+}
+
+START_TEST(test_sections_parse_refusals)
+{
+	struct m2_snapshot m;
+	m2_build(&m);
+	m2_encode(&m);
+	char line[256];
+	ck_assert_int_eq(m2_parse_edit(&m, "health 2\n", "health 2\n", &m2_limits), 0);
+	/* Counts: 0, more than the entries, more than the bound, more than the bytes could hold. */
+	ck_assert_int_eq(m2_parse_edit(&m, "health 2\n", "health 0\n", &m2_limits), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(m2_parse_edit(&m, "health 2\n", "health 3\n", &m2_limits), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(m2_parse_edit(&m, "revocations 2\n", "revocations 1\n", &m2_limits),
+	                 DIRAUTH_ERR_SYNTAX);
+	struct snapshot_body_limits tight = {100, 1, 100};
+	ck_assert_int_eq(m2_parse_edit(&m, "health 2\n", "health 2\n", &tight), DIRAUTH_ERR_BOUNDS);
+	tight.max_health = 100;
+	tight.max_revocations = 1;
+	ck_assert_int_eq(m2_parse_edit(&m, "health 2\n", "health 2\n", &tight), DIRAUTH_ERR_BOUNDS);
+	struct snapshot_body_limits unbounded = {100, SIZE_MAX, SIZE_MAX};
+	ck_assert_int_eq(m2_parse_edit(&m, "health 2\n", "health 1000000\n", &unbounded), DIRAUTH_ERR_SYNTAX);
+	/* Sections out of order, repeated, unknown; text after the last one. */
+	ck_assert_int_eq(m2_parse_edit(&m, "health 2\n", "revocations 0\nhealth 2\n", &m2_limits),
+	                 DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(m2_parse_edit(&m, "health 2\n", "deregistrations 1\nhealth 2\n", &m2_limits),
+	                 DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(m2_parse_edit(&m, "revocations 2\n", "health 1\nrevocations 2\n", &m2_limits),
+	                 DIRAUTH_ERR_SYNTAX);
+	/* Entry lines: a class or signer outside the tables, unknown as a class, a figure, "-" for an
+	 * endpoint of a health entry, a length 0, over the bound, past the end. */
+	ck_assert_int_eq(m2_parse_edit(&m, " healthy endpoint ", " fine endpoint ", &m2_limits),
+	                 DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(m2_parse_edit(&m, " healthy endpoint ", " unknown endpoint ", &m2_limits),
+	                 DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(m2_parse_edit(&m, " healthy endpoint ", " healthy operator ", &m2_limits),
+	                 DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(m2_parse_edit(&m, " healthy endpoint ", " healthy 73 endpoint ", &m2_limits),
+	                 DIRAUTH_ERR_SYNTAX);
+	snprintf(line, sizeof(line), " healthy endpoint %zu\n", m.health[0].note_len);
+	ck_assert_int_eq(m2_parse_edit(&m, line, " healthy endpoint 0\n", &m2_limits), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(m2_parse_edit(&m, line, " healthy endpoint 1025\n", &m2_limits), DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(m2_parse_edit(&m, line, " healthy endpoint 0400\n", &m2_limits), DIRAUTH_ERR_SYNTAX);
+	snprintf(line, sizeof(line), " %zu\ndirauth revocation v1\nnamespace example-net\nservice ",
+	         m.sorted[1].note_len);
+	ck_assert_int_eq(m2_parse_edit(&m, line,
+	                               " 2049\ndirauth revocation v1\nnamespace example-net\nservice ",
+	                               &m2_limits),
+	                 DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(m2_parse_edit(&m, line,
+	                               " 9999\ndirauth revocation v1\nnamespace example-net\nservice ",
+	                               &m2_limits),
+	                 DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(m2_parse_edit(&m, line,
+	                               " 2000\ndirauth revocation v1\nnamespace example-net\nservice ",
+	                               &m2_limits),
+	                 DIRAUTH_ERR_SYNTAX);
+	/* Entries out of order: the first health entry's endpoint made the highest. */
+	char service_hex[65], endpoint_hex[65], from[160], to[160];
+	hex_encode(m.health[0].service_id, SERVICE_ID_SIZE, service_hex);
+	hex_encode(m.health[0].endpoint_id, ENDPOINT_ID_SIZE, endpoint_hex);
+	snprintf(from, sizeof(from), "health %s %s", service_hex, endpoint_hex);
+	snprintf(to, sizeof(to), "health %s %064d", service_hex, 0);
+	memset(to + 7 + 64 + 1, 'f', 64);
+	ck_assert_int_eq(m2_parse_edit(&m, from, to, &m2_limits), DIRAUTH_ERR_SYNTAX);
+	/* A revocation's "-" as a word. */
+	ck_assert_int_eq(m2_parse_edit(&m, " - ", " service ", &m2_limits), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(m2_parse_edit(&m, " - ", " - 1 ", &m2_limits), DIRAUTH_ERR_SYNTAX);
+	m2_free(&m);
+}
+END_TEST
+
+START_TEST(test_sections_encode_refusals)
+{
+	struct m2_snapshot m;
+	struct buffer out;
+	buffer_init(&out);
+	m2_build(&m);
+	ck_assert_int_eq(buffer_append_string(&out, "kept"), 0);
+	struct snapshot_health h0 = m.health[0];
+	m.health[0] = m.health[1];
+	m.health[1] = h0;
+	ck_assert_int_eq(snapshot_body_encode_sections(NAMESPACE, EPOCH, m.records, 2, &m.sections, &out),
+	                 DIRAUTH_ERR_SYNTAX);
+	m.health[1] = m.health[0];
+	ck_assert_int_eq(snapshot_body_encode_sections(NAMESPACE, EPOCH, m.records, 2, &m.sections, &out),
+	                 DIRAUTH_ERR_SYNTAX);
+	m2_free(&m);
+	m2_build(&m);
+	m.health[0].health_class = HEALTH_CLASS_COUNT;
+	ck_assert_int_eq(snapshot_body_encode_sections(NAMESPACE, EPOCH, m.records, 2, &m.sections, &out),
+	                 DIRAUTH_ERR_SYNTAX);
+	m.health[0].health_class = HEALTH_HEALTHY;
+	m.health[0].note_len = HEALTH_MAX_BYTES + 1;
+	ck_assert_int_eq(snapshot_body_encode_sections(NAMESPACE, EPOCH, m.records, 2, &m.sections, &out),
+	                 DIRAUTH_ERR_BOUNDS);
+	m.health[0].note_len = 0;
+	ck_assert_int_eq(snapshot_body_encode_sections(NAMESPACE, EPOCH, m.records, 2, &m.sections, &out),
+	                 DIRAUTH_ERR_SYNTAX);
+	m2_free(&m);
+	m2_build(&m);
+	m2_sort(&m);
+	struct snapshot_revocation r0 = m.sorted[0];
+	m.sorted[0] = m.sorted[1];
+	m.sorted[1] = r0;
+	ck_assert_int_eq(snapshot_body_encode_sections(NAMESPACE, EPOCH, m.records, 2, &m.sections, &out),
+	                 DIRAUTH_ERR_SYNTAX);
+	m.sorted[1] = m.sorted[0];
+	ck_assert_int_eq(snapshot_body_encode_sections(NAMESPACE, EPOCH, m.records, 2, &m.sections, &out),
+	                 DIRAUTH_ERR_SYNTAX);
+	m2_free(&m);
+	m2_build(&m);
+	m2_sort(&m);
+	m.sorted[0].note_len = REVOCATION_MAX_BYTES + 1;
+	ck_assert_int_eq(snapshot_body_encode_sections(NAMESPACE, EPOCH, m.records, 2, &m.sections, &out),
+	                 DIRAUTH_ERR_BOUNDS);
+	m.sorted[0].note_len = 1;
+	m.sorted[0].has_endpoint = 2;
+	ck_assert_int_eq(snapshot_body_encode_sections(NAMESPACE, EPOCH, m.records, 2, &m.sections, &out),
+	                 DIRAUTH_ERR_SYNTAX);
+	ck_assert_str_eq((const char *)out.data, "kept");
+	m2_free(&m);
+	buffer_free(&out);
+}
+END_TEST
+
+/* Applies change to the example, encodes it with a header that commits to it exactly, and returns
+ * snapshot_body_verify_sections' answer with freshness. */
+static int m2_verify(void (*change)(struct m2_snapshot *), uint64_t freshness)
+{
+	struct m2_snapshot m;
+	m2_build(&m);
+	if (change)
+		change(&m);
+	m2_encode(&m);
+	int rc = snapshot_body_verify_sections(&m.header, m.body.data, m.body.len, &m2_limits, freshness);
+	m2_free(&m);
+	return rc;
+}
+
+static void class_differs(struct m2_snapshot *m)
+{
+	m->health[1].health_class = HEALTH_HEALTHY; /* its statement says draining */
+}
+
+static void signer_differs(struct m2_snapshot *m)
+{
+	m->health[0].signer = HEALTH_SIGNER_PROVIDER;
+}
+
+static void service_not_listed(struct m2_snapshot *m)
+{
+	memset(m->health[1].service_id, 0xff, SERVICE_ID_SIZE);
+}
+
+static void endpoint_not_listed(struct m2_snapshot *m)
+{
+	memset(m->health[1].endpoint_id, 0xff, ENDPOINT_ID_SIZE);
+}
+
+static void notes_swapped(struct m2_snapshot *m)
+{
+	const uint8_t *note = m->health[0].note;
+	size_t len = m->health[0].note_len;
+	m->health[0].note = m->health[1].note;
+	m->health[0].note_len = m->health[1].note_len;
+	m->health[0].health_class = HEALTH_DRAINING;
+	m->health[0].signer = HEALTH_SIGNER_PROVIDER;
+	m->health[1].note = note;
+	m->health[1].note_len = len;
+	m->health[1].health_class = HEALTH_HEALTHY;
+	m->health[1].signer = HEALTH_SIGNER_ENDPOINT;
+}
+
+static void statement_by_other_key(struct m2_snapshot *m)
+{
+	struct test_key other;
+	struct registration r;
+	struct health_statement s;
+	test_key_load(TEST_KEY_OTHER, &other);
+	lifecycle_registration(1, &r);
+	lifecycle_statement(&r, 1, HEALTH_SIGNER_PROVIDER, HEALTH_DRAINING, 90, 2, &s);
+	buffer_reset(&m->notes[3]);
+	lifecycle_sign_statement(&s, &other, &m->notes[3]);
+	m->health[1].note = m->notes[3].data;
+	m->health[1].note_len = m->notes[3].len;
+	registration_clear(&r);
+	test_key_free(&other);
+}
+
+static void since_after_epoch(struct m2_snapshot *m)
+{
+	m->revocations[0].since = EPOCH + 1;
+}
+
+static void target_differs(struct m2_snapshot *m)
+{
+	for (size_t i = 0; i < 2; i++)
+		if (m->revocations[i].has_endpoint)
+			m->revocations[i].endpoint_id[0] ^= 1;
+}
+
+/* Revokes an endpoint or the service of a record the body still lists. */
+static void revoke_listed(struct m2_snapshot *m, int endpoint)
+{
+	struct test_key provider;
+	struct registration r;
+	struct revocation rev;
+	test_key_load(TEST_KEY_PROVIDER, &provider);
+	lifecycle_registration(endpoint >= 0 ? 1 : 2, &r);
+	lifecycle_revocation(&r, endpoint, REVOCATION_SIGNER_PROVIDER, &provider, REVOCATION_RETIRED, 30, 2,
+	                     &rev);
+	m2_set_revocation(m, 0, &rev, &provider);
+	registration_clear(&r);
+	test_key_free(&provider);
+}
+
+static void revoke_listed_endpoint(struct m2_snapshot *m)
+{
+	revoke_listed(m, 2);
+}
+
+static void revoke_listed_service(struct m2_snapshot *m)
+{
+	revoke_listed(m, -1);
+}
+
+static void revocation_by_other_key(struct m2_snapshot *m)
+{
+	struct test_key provider, other;
+	struct registration r;
+	struct revocation rev;
+	test_key_load(TEST_KEY_PROVIDER, &provider);
+	test_key_load(TEST_KEY_OTHER, &other);
+	lifecycle_registration(3, &r);
+	lifecycle_revocation(&r, 0, REVOCATION_SIGNER_PROVIDER, &provider, REVOCATION_RETIRED, 30, 1, &rev);
+	for (size_t i = 0; i < 2; i++)
+		if (m->revocations[i].has_endpoint)
+			m2_set_revocation(m, i, &rev, &other);
+	registration_clear(&r);
+	test_key_free(&provider);
+	test_key_free(&other);
+}
+
+START_TEST(test_sections_verify)
+{
+	ck_assert_int_eq(m2_verify(NULL, M2_FRESHNESS), 0);
+	/* Health: the class and signer are the statement's, the endpoint is a record's, the statement
+	 * is that endpoint's and signed by the key its signer names, and fresh. */
+	ck_assert_int_eq(m2_verify(class_differs, M2_FRESHNESS), DIRAUTH_ERR_MISMATCH);
+	ck_assert_int_eq(m2_verify(signer_differs, M2_FRESHNESS), DIRAUTH_ERR_MISMATCH);
+	ck_assert_int_eq(m2_verify(service_not_listed, M2_FRESHNESS), DIRAUTH_ERR_MISMATCH);
+	ck_assert_int_eq(m2_verify(endpoint_not_listed, M2_FRESHNESS), DIRAUTH_ERR_MISMATCH);
+	ck_assert_int_eq(m2_verify(notes_swapped, M2_FRESHNESS), DIRAUTH_ERR_MISMATCH);
+	ck_assert_int_eq(m2_verify(statement_by_other_key, M2_FRESHNESS), DIRAUTH_ERR_UNKNOWN_KEY);
+	/* The first statement was issued 60 s before valid-after: stale under a 60 s bound. */
+	ck_assert_int_eq(m2_verify(NULL, 61), 0);
+	ck_assert_int_eq(m2_verify(NULL, 60), DIRAUTH_ERR_STALE);
+	ck_assert_int_eq(m2_verify(NULL, UINT64_MAX), 0);
+	/* Revocations: listed since no later than the epoch, for their own target, signed by their
+	 * own key, and nothing they revoke is still in the body. */
+	ck_assert_int_eq(m2_verify(since_after_epoch, M2_FRESHNESS), DIRAUTH_ERR_MISMATCH);
+	ck_assert_int_eq(m2_verify(target_differs, M2_FRESHNESS), DIRAUTH_ERR_MISMATCH);
+	ck_assert_int_eq(m2_verify(revoke_listed_endpoint, M2_FRESHNESS), DIRAUTH_ERR_MISMATCH);
+	ck_assert_int_eq(m2_verify(revoke_listed_service, M2_FRESHNESS), DIRAUTH_ERR_MISMATCH);
+	ck_assert_int_eq(m2_verify(revocation_by_other_key, M2_FRESHNESS), DIRAUTH_ERR_UNKNOWN_KEY);
+}
+END_TEST
+
 static Suite *snapshot_suite(void)
 {
 	Suite *suite = suite_create("snapshot");
@@ -629,6 +1127,10 @@ static Suite *snapshot_suite(void)
 	tcase_add_test(tc, test_verify_commitments);
 	tcase_add_test(tc, test_verify_records);
 	tcase_add_test(tc, test_verify_record_not_a_registration);
+	tcase_add_test(tc, test_sections_vector_and_round_trip);
+	tcase_add_test(tc, test_sections_parse_refusals);
+	tcase_add_test(tc, test_sections_encode_refusals);
+	tcase_add_test(tc, test_sections_verify);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
