@@ -27,6 +27,7 @@
 #include "server/peers/authority_set.h"
 #include "server/peers/peer_client.h"
 #include "server/round/round.h"
+#include "server/translog/translog.h"
 #include "server/scheduler/scheduler.h"
 #include "schema/error.h"
 #include "server/http/http.h"
@@ -111,6 +112,30 @@ static void make_parents(const char *path)
 	}
 }
 
+/* What the transparency log needs after each publication, and at start. */
+struct log_context {
+	struct store *store;
+	const struct config *config;
+	struct signer_client *signer;
+};
+
+/* Appends what was published to the namespace's log (translog.h); a namespace whose origin
+ * names no log key of the signer keeps no log. A failure is logged; the next publication (or
+ * start) appends what is missing, since the log is a function of the published headers. */
+static void log_published(void *context, size_t namespace_index, uint64_t epoch)
+{
+	(void)epoch;
+	struct log_context *c = context;
+	struct translog_outcome outcome;
+	int rc = translog_catch_up(c->store, c->config, c->signer, namespace_index, &outcome);
+	if (rc && rc != DIRAUTH_ERR_CONFIG) {
+		fprintf(stderr, "dirauthd: namespace %s: the log is behind: %s%s%s\n",
+		        c->config->namespaces[namespace_index].name, dirauth_strerror(rc),
+		        outcome.detail[0] ? ": " : "", outcome.detail);
+		fflush(stderr);
+	}
+}
+
 /* The own certificate bundle, asked of the signer afresh (the authority set's own source). */
 static int own_certificates(void *context, struct buffer *out)
 {
@@ -120,8 +145,9 @@ static int own_certificates(void *context, struct buffer *out)
 
 /* The peer client, the authority set and the round of a member of several authorities. */
 static int open_round(const struct config *config, struct store *store, struct signer_client *signer,
-                      struct signer_health *signer_health, const struct clock *clock, struct prepared_set *prepared,
-                      struct peer_client **peers, struct authority_set **set, struct round **round)
+                      struct signer_health *signer_health, const struct clock *clock,
+                      struct prepared_set *prepared, struct log_context *log, struct peer_client **peers,
+                      struct authority_set **set, struct round **round)
 {
 	char why[512] = "";
 	struct buffer own;
@@ -131,10 +157,11 @@ static int open_round(const struct config *config, struct store *store, struct s
 		rc = peer_client_new(config, NULL, peers);
 	if (rc == 0 && own_certificates(signer, &own) != 0)
 		buffer_reset(&own); /* the signer is away: the set asks again at its first refresh */
-	struct authority_set_options set_options = {.own_certificates = own_certificates, .own_context = signer};
+	struct authority_set_options set_options = {.own_certificates = own_certificates,
+	                                            .own_context = signer};
 	if (rc == 0)
-		rc = authority_set_new(config, *peers, own.len ? own.data : NULL, own.len, &set_options, set, why,
-		                       sizeof why);
+		rc = authority_set_new(config, *peers, own.len ? own.data : NULL, own.len, &set_options, set,
+		                       why, sizeof why);
 	buffer_free(&own);
 	struct round_options round_options = {.config = config,
 	                                      .store = store,
@@ -143,11 +170,14 @@ static int open_round(const struct config *config, struct store *store, struct s
 	                                      .clock = clock,
 	                                      .authorities = *set,
 	                                      .peers = *peers,
-	                                      .prepared = prepared};
+	                                      .prepared = prepared,
+	                                      .on_published = log_published,
+	                                      .on_published_context = log};
 	if (rc == 0)
 		rc = round_create(&round_options, round);
 	if (rc)
-		fprintf(stderr, "dirauthd: the authority set: %s%s%s\n", dirauth_strerror(rc), why[0] ? ": " : "", why);
+		fprintf(stderr, "dirauthd: the authority set: %s%s%s\n", dirauth_strerror(rc),
+		        why[0] ? ": " : "", why);
 	return rc;
 }
 
@@ -231,8 +261,11 @@ int main(int argc, char **argv)
 		status = EXIT_SOFTWARE;
 		goto cleanup;
 	}
-	if (config->member_count > 1 &&
-	    open_round(config, store, signer, signer_health, clock, prepared, &peers, &authorities, &round) != 0) {
+	/* The log follows each publication, and catches up with what was published before a crash
+	 * at the scheduler's first tick (after that tick's publication, which comes first). */
+	struct log_context log = {store, config, signer};
+	if (config->member_count > 1 && open_round(config, store, signer, signer_health, clock, prepared,
+	                                           &log, &peers, &authorities, &round) != 0) {
 		status = EXIT_CONFIG;
 		goto cleanup;
 	}
@@ -242,7 +275,9 @@ int main(int argc, char **argv)
 	                                                    .signer_health = signer_health,
 	                                                    .clock = clock,
 	                                                    .prepared = prepared,
-	                                                    .round = round};
+	                                                    .round = round,
+	                                                    .on_published = log_published,
+	                                                    .on_published_context = &log};
 	if ((rc = epoch_scheduler_create(&scheduler_options, &scheduler)) != 0) {
 		fprintf(stderr, "dirauthd: loading the stored snapshots: %s\n", dirauth_strerror(rc));
 		status = rc == DIRAUTH_ERR_STORE || rc == DIRAUTH_ERR_IO ? EXIT_IO : EXIT_SOFTWARE;

@@ -364,6 +364,7 @@ int round_vote(struct round *round, size_t i, uint64_t now)
 	struct round_namespace *rn = &round->ns[i];
 	const char *name = config->namespaces[i].name;
 	uint64_t epoch = rn->epoch;
+	uint64_t started = round_monotonic_ms();
 	struct buffer envelope;
 	buffer_init(&envelope);
 
@@ -386,6 +387,7 @@ int round_vote(struct round *round, size_t i, uint64_t now)
 		return rc;
 	}
 	rn->voted = true;
+	uint64_t built = round_monotonic_ms();
 	struct peer_call call = {.operation = PEER_PUSH_VOTE,
 	                         .namespace_name = name,
 	                         .body = envelope.data,
@@ -409,9 +411,15 @@ int round_vote(struct round *round, size_t i, uint64_t now)
 				        ? (answers[m].error_code[0] ? answers[m].error_code : "refused")
 				        : peer_transport_name(answers[m].transport));
 		}
-		round_log(round, i, epoch, "voted: %zu records; taken by %zu of %zu peers%s%s%s",
+		uint64_t pushed = round_monotonic_ms();
+		round_log(round, i, epoch,
+		          "voted: %zu records; taken by %zu of %zu peers%s%s%s; built in %llu ms, pushed in "
+		          "%llu ms, "
+		          "%zu bytes sent",
 		          rn->own_body ? rn->own_body->record_count : 0, accepted, config->member_count - 1,
-		          failed[0] ? " (" : "", failed, failed[0] ? ")" : "");
+		          failed[0] ? " (" : "", failed, failed[0] ? ")" : "",
+		          (unsigned long long)(built - started), (unsigned long long)(pushed - built),
+		          envelope.len * (config->member_count - 1));
 		peer_answers_free(answers, config->member_count);
 	}
 	buffer_free(&envelope);

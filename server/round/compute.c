@@ -149,6 +149,7 @@ struct note_source {
 	uint8_t **notes; /* every note handed out, freed after the consensus */
 	size_t count, cap;
 	size_t fetched, refused;
+	uint64_t fetch_ms; /* time spent fetching notes from peers */
 };
 
 static int keep_note(struct note_source *s, const uint8_t *data, size_t len, const uint8_t **note)
@@ -238,7 +239,9 @@ static int supply_note(void *context, const uint8_t service_id[SERVICE_ID_SIZE],
 			continue;
 		struct peer_answer answer;
 		peer_answer_init(&answer);
+		uint64_t asked = round_monotonic_ms();
 		int got = peer_fetch_registration(round->o.peers, m, name, service_id, sequence, &answer);
+		s->fetch_ms += round_monotonic_ms() - asked;
 		if (got == 0 && answer.status == 200) {
 			s->fetched++;
 			got = check_peer_note(s, answer.body.data, answer.body.len, service_id, sequence,
@@ -322,7 +325,9 @@ int round_compute(struct round *round, size_t i, uint64_t now)
 	if (!held)
 		return DIRAUTH_ERR_NOMEM;
 	buffer_init(&stored);
+	uint64_t started = round_monotonic_ms();
 	pull_votes(round, i, now);
+	uint64_t pulled = round_monotonic_ms();
 	int rc = load_votes(round, i, held);
 	if (rc) {
 		round_log(round, i, rn->epoch, "the votes held cannot be read: %s", dirauth_strerror(rc));
@@ -339,7 +344,7 @@ int round_compute(struct round *round, size_t i, uint64_t now)
 	    .max_body_bytes = config->bounds.snapshot_body_uncompressed,
 	};
 	schedule_epoch_times(&config->epoch, rn->epoch, &params.times);
-	struct note_source source = {round, i, now, params.times.valid_after, held, NULL, 0, 0, 0, 0};
+	struct note_source source = {round, i, now, params.times.valid_after, held, NULL, 0, 0, 0, 0, 0};
 	consensus_result_clear(&rn->result);
 	rc = consensus_compute(&params, held->inputs, held->count, supply_note, &source, &rn->result,
 	                       &failure);
@@ -384,6 +389,7 @@ int round_compute(struct round *round, size_t i, uint64_t now)
 		round_log(round, i, rn->epoch,
 		          "the consensus differs from the one computed before the restart");
 	}
+	uint64_t computed = round_monotonic_ms();
 	if (rc == 0)
 		rc = sign_header(round, i, &rn->result.header_text);
 	if (rc) {
@@ -393,9 +399,15 @@ int round_compute(struct round *round, size_t i, uint64_t now)
 	pthread_mutex_lock(&round->lock);
 	rn->computed = true;
 	pthread_mutex_unlock(&round->lock);
-	round_log(round, i, rn->epoch, "computed and signed: %llu records from %zu votes by method %llu%s",
+	uint64_t signed_at = round_monotonic_ms();
+	round_log(round, i, rn->epoch,
+	          "computed and signed: %llu records from %zu votes by method %llu; votes pulled in %llu ms, "
+	          "%zu notes fetched in %llu ms, consensus in %llu ms, signed and pushed in %llu ms",
 	          (unsigned long long)rn->result.record_count, rn->result.counting_votes,
-	          (unsigned long long)rn->result.method, source.fetched ? " (notes fetched from peers)" : "");
+	          (unsigned long long)rn->result.method, (unsigned long long)(pulled - started),
+	          source.fetched, (unsigned long long)source.fetch_ms,
+	          (unsigned long long)(computed - pulled - source.fetch_ms),
+	          (unsigned long long)(signed_at - computed));
 	buffer_free(&stored);
 	return 0;
 }

@@ -66,6 +66,7 @@ int round_decide(struct round *round, size_t i, uint64_t now)
 	struct round_namespace *rn = &round->ns[i];
 	const struct buffer *text = &rn->result.header_text;
 	uint32_t valid = 0;
+	uint64_t started = round_monotonic_ms();
 	int rc = round_count_signatures(round, i, rn->epoch, text->data, text->len, &valid);
 	if (rc)
 		return rc;
@@ -103,9 +104,12 @@ int round_decide(struct round *round, size_t i, uint64_t now)
 		rn->failed_total++;
 	}
 	pthread_mutex_unlock(&round->lock);
+	uint64_t decided = round_monotonic_ms();
 	if (rn->ready)
-		round_log(round, i, rn->epoch, "ready: signed by %s (%d of %zu, %zu needed)", names,
-		          popcount(valid), config->member_count, config->threshold);
+		round_log(round, i, rn->epoch,
+		          "ready: signed by %s (%d of %zu, %zu needed); signatures pulled in %llu ms", names,
+		          popcount(valid), config->member_count, config->threshold,
+		          (unsigned long long)(decided - started));
 	else
 		round_log(round, i, rn->epoch, "not published: %d of %zu members signed (%s), %zu needed",
 		          popcount(valid), config->member_count, names[0] ? names : "none",
@@ -151,6 +155,7 @@ int round_publish(struct round *round, size_t i, uint64_t now)
 	uint64_t latest = 0;
 	uint8_t digest[32];
 	buffer_init(&note);
+	uint64_t started = round_monotonic_ms();
 	int rc = publish_latest_digest(round->o.store, name, &have, &latest, digest);
 	if (rc == 0 && memcmp(digest, rn->result.header.previous, 32) != 0) {
 		round_log(round, i, rn->epoch,
@@ -191,9 +196,10 @@ int round_publish(struct round *round, size_t i, uint64_t now)
 		round_log(round, i, rn->epoch, "stored but not prepared: %s", dirauth_strerror(rc));
 	else
 		round_log(round, i, rn->epoch,
-		          "published: %llu records, header %zu bytes, body %llu bytes, %d signatures",
+		          "published: %llu records, header %zu bytes, body %llu bytes, %d signatures; stored "
+		          "in %llu ms",
 		          (unsigned long long)records, header_size, (unsigned long long)body_size,
-		          popcount(rn->signatures));
+		          popcount(rn->signatures), (unsigned long long)(round_monotonic_ms() - started));
 	if (round->o.on_published)
 		round->o.on_published(round->o.on_published_context, i, rn->epoch);
 	/* Retention: bodies past the window, rounds past a few epochs, evidence much longer. */

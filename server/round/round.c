@@ -18,6 +18,14 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+uint64_t round_monotonic_ms(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
+}
 
 void round_log(struct round *round, size_t namespace_index, uint64_t epoch, const char *format, ...)
 {
@@ -141,7 +149,8 @@ int round_tick(struct round *round, size_t i, uint64_t now)
 	 * the ring it had). */
 	if (i == 0) {
 		char why[512];
-		if (authority_set_refresh(round->o.authorities, now, why, sizeof why) != 0 && !round->refresh_logged) {
+		if (authority_set_refresh(round->o.authorities, now, why, sizeof why) != 0 &&
+		    !round->refresh_logged) {
 			round_log(round, i, epoch, "certificates not refreshed: %s", why);
 			round->refresh_logged = true;
 		}

@@ -32,6 +32,7 @@ struct epoch_scheduler {
 	bool waiting[CONFIG_MAX_NAMESPACES];
 	uint64_t waiting_epoch[CONFIG_MAX_NAMESPACES];
 	bool clock_failed; /* log a clock failure once until it recovers */
+	bool caught_up;    /* on_published was called for every namespace once since start */
 	bool stopping;
 	bool started;
 	pthread_t thread;
@@ -158,7 +159,31 @@ static int publish_one(struct epoch_scheduler *scheduler, size_t i, uint64_t epo
 	return 0;
 }
 
+static int tick_publish(struct epoch_scheduler *scheduler);
+
+/* After the first tick's publications: what was published before a restart gets the
+ * publication callback too (the transparency log catches up with it). */
+static void catch_up_once(struct epoch_scheduler *scheduler)
+{
+	const struct epoch_scheduler_options *o = &scheduler->options;
+	if (scheduler->caught_up || !o->on_published)
+		return;
+	scheduler->caught_up = true;
+	for (size_t i = 0; i < o->config->namespace_count; i++) {
+		uint64_t latest;
+		if (store_snapshot_latest(o->store, o->config->namespaces[i].name, &latest) == 0)
+			o->on_published(o->on_published_context, i, latest);
+	}
+}
+
 int epoch_scheduler_tick(struct epoch_scheduler *scheduler)
+{
+	int rc = tick_publish(scheduler);
+	catch_up_once(scheduler);
+	return rc;
+}
+
+static int tick_publish(struct epoch_scheduler *scheduler)
 {
 	const struct config *config = scheduler->options.config;
 	uint64_t now, epoch;
@@ -177,7 +202,8 @@ int epoch_scheduler_tick(struct epoch_scheduler *scheduler)
 			rc = round_tick(scheduler->options.round, i, now);
 			pthread_mutex_lock(&scheduler->lock);
 			uint64_t latest;
-			if (store_snapshot_latest(scheduler->options.store, config->namespaces[i].name, &latest) == 0) {
+			if (store_snapshot_latest(scheduler->options.store, config->namespaces[i].name,
+			                          &latest) == 0) {
 				scheduler->have_published[i] = true;
 				scheduler->published[i] = latest;
 			}

@@ -47,7 +47,8 @@ struct epoch_scheduler_options {
 	/* Several authorities: the round that prepares each epoch with the others (server/round),
 	 * driven by the scheduler's ticks instead of publishing alone. NULL for one authority. */
 	struct round *round;
-	/* Called after each publication by this authority alone (NULL: nothing). */
+	/* Called after each publication by this authority alone, and once per namespace with its
+	 * latest stored epoch after the first tick's publications (NULL: nothing). */
 	void (*on_published)(void *context, size_t namespace_index, uint64_t epoch);
 	void *on_published_context;
 };
