@@ -304,10 +304,10 @@ static int build_vote(struct round *round, size_t i, uint64_t epoch, struct buff
 	if (rc == 0 && !have)
 		vote.previous_epoch = 0;
 	if (rc == 0) {
-		size_t count;
-		const uint64_t *methods = consensus_methods_known(&count);
-		vote.method_count = count;
-		memcpy(vote.methods, methods, count * sizeof *methods);
+		/* The methods this authority can compute: those of consensus/ whose inputs the round
+		 * supplies (method 2's health and revocations come with the endpoint lifecycle). */
+		vote.method_count = 1;
+		vote.methods[0] = CONSENSUS_METHOD_REGISTRATIONS;
 		rc = vote_encode(&vote, &text);
 	}
 	if (rc == 0) {
