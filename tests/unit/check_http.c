@@ -722,8 +722,13 @@ START_TEST(test_signer_of_another_authority)
 	signer_health_free(f.health);
 	ck_assert_int_eq(signer_health_create(f.signer, "authority2.dirauth.example", f.clock, &f.health), 0);
 	http_server_stop(f.http);
-	struct http_options http_options = {f.config, f.store,    f.signer, f.health,
-	                                    f.clock,  f.prepared, f.log,    NULL};
+	struct http_options http_options = {.config = f.config,
+	                                    .store = f.store,
+	                                    .signer = f.signer,
+	                                    .signer_health = f.health,
+	                                    .clock = f.clock,
+	                                    .prepared = f.prepared,
+	                                    .log = f.log};
 	ck_assert_int_eq(http_server_start(&http_options, &f.http), 0);
 	struct response response;
 	request(&f, "GET", "/v1/ready", NULL, 0, 0, NULL, &response);
@@ -807,8 +812,13 @@ static void fixture_restart_serving(struct fixture *f)
 	                                                    .prepared = f->prepared,
 	                                                    .log = f->log};
 	ck_assert_int_eq(epoch_scheduler_create(&scheduler_options, &f->scheduler), 0);
-	struct http_options http_options = {f->config, f->store,    f->signer, f->health,
-	                                    f->clock,  f->prepared, f->log,    NULL};
+	struct http_options http_options = {.config = f->config,
+	                                    .store = f->store,
+	                                    .signer = f->signer,
+	                                    .signer_health = f->health,
+	                                    .clock = f->clock,
+	                                    .prepared = f->prepared,
+	                                    .log = f->log};
 	ck_assert_int_eq(http_server_start(&http_options, &f->http), 0);
 }
 
