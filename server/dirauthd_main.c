@@ -289,7 +289,8 @@ int main(int argc, char **argv)
 	                                    .signer_health = signer_health,
 	                                    .clock = clock,
 	                                    .prepared = prepared,
-	                                    .round = round};
+	                                    .round = round,
+	                                    .authorities = authorities};
 	if ((rc = http_server_start(&http_options, &http)) != 0) {
 		fprintf(stderr, "dirauthd: cannot listen on %s:%u: %s\n", config->listen_address,
 		        (unsigned)config->listen_port, dirauth_strerror(rc));

@@ -20,6 +20,7 @@
 
 #include "clock/clock.h"
 #include "server/config/config.h"
+#include "server/peers/authority_set.h"
 #include "server/readpath/prepared.h"
 #include "server/round/round.h"
 #include "server/signing/signer_client.h"
@@ -33,8 +34,9 @@ struct http_options {
 	struct signer_health *signer_health;
 	const struct clock *clock;
 	struct prepared_set *prepared;
-	FILE *log; /* the aggregate lines of refusals (guard.h); NULL: stderr */
+	FILE *log;           /* the aggregate lines of refusals (guard.h); NULL: stderr */
 	struct round *round; /* the round with the other authorities; NULL for an authority alone */
+	struct authority_set *authorities; /* their certificates, served with this authority's; or NULL */
 };
 
 struct http_server;

@@ -53,6 +53,20 @@ enum MHD_Result http_serve_certificates(struct http_request *request)
 		         why[0] ? why : dirauth_strerror(rc));
 		return respond_error(request->connection, NULL, API_ERROR_UNAVAILABLE, detail);
 	}
+	if (o->authorities) {
+		/* A member of several authorities serves the whole set's certificates, so that a mirror
+		 * asking it alone can count every member's signature. */
+		struct buffer set;
+		buffer_init(&set);
+		rc = authority_set_bundle(o->authorities, bundle.data, bundle.len, &set);
+		buffer_free(&bundle);
+		if (rc) {
+			buffer_free(&set);
+			return respond_error(request->connection, NULL, API_ERROR_INTERNAL,
+			                     dirauth_strerror(rc));
+		}
+		bundle = set;
+	}
 	struct MHD_Response *response = MHD_create_response_from_buffer(
 	    bundle.len, bundle.data ? (void *)bundle.data : (void *)"", MHD_RESPMEM_MUST_COPY);
 	buffer_free(&bundle);

@@ -26,6 +26,7 @@ struct member_state {
 	struct note_verifier identity;
 	int pinned;                       /* the configuration pins an identity */
 	struct certificate_keyring *ring; /* owned; under set->rings */
+	struct buffer bundle;             /* the bundle the ring was built from; under set->rings */
 	/* Under set->mutex: */
 	int fetching;
 	int refreshed; /* refreshed_at holds the last periodic fetch */
@@ -94,15 +95,21 @@ static int build_ring(const struct member_state *m, const uint8_t *bundle, size_
 	return verify_keyring_build(&m->identity, m->pinned ? 1 : 0, bundle, len, out, NULL, detail, cap);
 }
 
-static void swap_ring(struct authority_set *set, size_t index, struct certificate_keyring *ring)
+static void swap_ring(struct authority_set *set, size_t index, struct certificate_keyring *ring,
+                      struct buffer *bundle)
 {
 	struct certificate_keyring *old;
+	struct buffer old_bundle;
 
 	pthread_rwlock_wrlock(&set->rings);
 	old = set->members[index].ring;
 	set->members[index].ring = ring;
+	old_bundle = set->members[index].bundle;
+	set->members[index].bundle = *bundle;
+	buffer_init(bundle);
 	pthread_rwlock_unlock(&set->rings);
 	verify_keyring_free(old);
+	buffer_free(&old_bundle);
 }
 
 int authority_set_new(const struct config *config, const struct peer_client *client,
@@ -168,8 +175,10 @@ void authority_set_free(struct authority_set *set)
 {
 	if (set == NULL)
 		return;
-	for (size_t i = 0; i < set->count; i++)
+	for (size_t i = 0; i < set->count; i++) {
 		verify_keyring_free(set->members[i].ring);
+		buffer_free(&set->members[i].bundle);
+	}
 	pthread_rwlock_destroy(&set->rings);
 	pthread_mutex_destroy(&set->mutex);
 	pthread_cond_destroy(&set->fetched);
@@ -234,7 +243,14 @@ int authority_set_install(struct authority_set *set, size_t index, const uint8_t
 	                detail, cap);
 	if (rc != 0)
 		return rc;
-	swap_ring(set, index, ring);
+	struct buffer copy;
+	buffer_init(&copy);
+	if (len && (rc = buffer_append(&copy, bundle, len)) != 0) {
+		verify_keyring_free(ring);
+		set_detail(detail, cap, "out of memory");
+		return rc;
+	}
+	swap_ring(set, index, ring, &copy);
 	return 0;
 }
 
@@ -529,4 +545,51 @@ int authority_set_pins(struct authority_set *set, uint64_t now, struct certifica
 	pins->threshold = set->threshold;
 	pins->pinned_by = AUTHORITY_SET_PINNED_BY;
 	return 0;
+}
+
+/* Appends to notes every certificate of bundle that identity signed, up to the bundle bound. */
+static int collect_certificates(const struct note_verifier *identity, const uint8_t *bundle, size_t len,
+                                const uint8_t **notes, size_t *lengths, size_t *count)
+{
+	struct certificate_bundle_entry entries[CERTIFICATE_BUNDLE_MAX];
+	size_t found = 0;
+	if (len == 0)
+		return 0;
+	int rc = certificate_bundle_parse(bundle, len, entries, &found);
+	if (rc)
+		return rc;
+	for (size_t e = 0; e < found && *count < CERTIFICATE_BUNDLE_MAX; e++) {
+		struct certificate_keyring *one = NULL;
+		if (verify_keyring_new(identity, 1, &one, NULL, 0) != 0)
+			return DIRAUTH_ERR_NOMEM;
+		if (certificate_keyring_add(one, entries[e].note, entries[e].note_len) == 0) {
+			notes[*count] = entries[e].note;
+			lengths[*count] = entries[e].note_len;
+			(*count)++;
+		}
+		verify_keyring_free(one);
+	}
+	return 0;
+}
+
+int authority_set_bundle(struct authority_set *set, const uint8_t *own, size_t own_len, struct buffer *out)
+{
+	const uint8_t *notes[CERTIFICATE_BUNDLE_MAX];
+	size_t lengths[CERTIFICATE_BUNDLE_MAX], count = 0;
+	int rc = 0;
+	pthread_rwlock_rdlock(&set->rings);
+	for (size_t i = 0; rc == 0 && i < set->count; i++) {
+		const struct member_state *m = &set->members[i];
+		if (!m->pinned)
+			continue;
+		if (i == set->self_index)
+			rc = collect_certificates(&m->identity, own, own_len, notes, lengths, &count);
+		else
+			rc = collect_certificates(&m->identity, m->bundle.data, m->bundle.len, notes, lengths,
+			                          &count);
+	}
+	if (rc == 0)
+		rc = certificate_bundle_encode(notes, lengths, count, out);
+	pthread_rwlock_unlock(&set->rings);
+	return rc;
 }

@@ -155,4 +155,13 @@ int authority_set_count_signers(struct authority_set *set, const struct note *no
 int authority_set_pins(struct authority_set *set, uint64_t now, struct certificate_keyring **ring,
                        struct verify_pins *pins);
 
+/* The certificates of the whole set as one bundle (what GET /v1/certificates serves at a member of
+ * several authorities, so that a mirror asking any one authority learns every member's signing
+ * keys): this authority's own bundle own (own_len bytes, as its signer serves it; may be NULL),
+ * then per other member the certificates of the bundle last installed for it, each kept only when
+ * that member's pinned identity signed it, in member order, at most CERTIFICATE_BUNDLE_MAX in
+ * all. Appends to out. Returns 0, DIRAUTH_ERR_SYNTAX or DIRAUTH_ERR_BOUNDS (own is not a
+ * bundle), DIRAUTH_ERR_NOMEM. */
+int authority_set_bundle(struct authority_set *set, const uint8_t *own, size_t own_len, struct buffer *out);
+
 #endif

@@ -214,21 +214,23 @@ static int catch_up_from(struct round *round, size_t i, size_t member, uint64_t 
 	return rc;
 }
 
-/* Tries the peers in member order until one has nothing newer or was caught up from. */
+/* Asks every peer, in member order: a peer that is as far behind as this authority has nothing
+ * newer, and the next may; once caught up from one, the others have nothing newer (or newer
+ * still, which is taken too). */
 static int catch_up(struct round *round, size_t i, uint64_t now)
 {
 	const struct config *config = round->o.config;
-	int rc = DIRAUTH_ERR_UNAVAILABLE;
+	int rc = DIRAUTH_ERR_UNAVAILABLE, any = 0;
 	for (size_t m = 0; m < config->member_count; m++) {
 		if (m == config->self_index)
 			continue;
 		if ((rc = catch_up_from(round, i, m, now)) == 0)
-			return 0;
-		if (rc == DIRAUTH_ERR_MISMATCH || rc == DIRAUTH_ERR_BOUNDS)
-			round_log(round, i, round->ns[i].epoch, "cannot catch up from %s: %s",
-			          config->members[m].name, dirauth_strerror(rc));
+			any = 1;
+		else if (rc == DIRAUTH_ERR_MISMATCH || rc == DIRAUTH_ERR_BOUNDS)
+			round_log(round, i, round->ns[i].epoch, "cannot catch up from %s: %s", config->members[m].name,
+			          dirauth_strerror(rc));
 	}
-	return rc;
+	return any ? 0 : rc;
 }
 
 /* ---- the vote ---- */
@@ -304,10 +306,10 @@ static int build_vote(struct round *round, size_t i, uint64_t epoch, struct buff
 	if (rc == 0 && !have)
 		vote.previous_epoch = 0;
 	if (rc == 0) {
-		size_t count;
-		const uint64_t *methods = consensus_methods_known(&count);
-		vote.method_count = count;
-		memcpy(vote.methods, methods, count * sizeof *methods);
+		/* The methods this authority can compute: those of consensus/ whose inputs the round
+		 * supplies (method 2's health and revocations come with the endpoint lifecycle). */
+		vote.method_count = 1;
+		vote.methods[0] = CONSENSUS_METHOD_REGISTRATIONS;
 		rc = vote_encode(&vote, &text);
 	}
 	if (rc == 0) {

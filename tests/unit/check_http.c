@@ -7,6 +7,7 @@
  * back.
  */
 #include "http_fixture.h"
+#include "schema/encoding.h"
 
 START_TEST(test_accept_and_publish)
 {
@@ -294,6 +295,59 @@ START_TEST(test_store_full)
 	}
 	ck_assert_int_eq(status, 507);
 	ck_assert_uint_eq(sequence_of(&f, r.service_id), 0);
+	registration_clear(&r);
+	fixture_close(&f);
+}
+END_TEST
+
+/* An authority alone takes no votes or signatures; any authority serves a registration note by
+ * service and sequence, as a peer fetching what a vote listed asks for it. */
+START_TEST(test_routes_between_authorities)
+{
+	struct fixture f;
+	fixture_open(&f, 0);
+	struct registration r;
+	struct buffer note;
+	struct response response;
+	make_registration(&f, 1, "mix", &f.provider, &r);
+	sign(&r, &f.provider, &note);
+	post(&f, &note, &response);
+	ck_assert_int_eq(response.status, 202);
+	response_free(&response);
+
+	char hex[2 * SERVICE_ID_SIZE + 1], path[256];
+	hex_encode(r.service_id, SERVICE_ID_SIZE, hex);
+	snprintf(path, sizeof path, "/v1/mix/registrations/%s/1", hex);
+	request(&f, "GET", path, NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_uint_eq(response.body.len, note.len);
+	ck_assert_mem_eq(response.body.data, note.data, note.len);
+	response_free(&response);
+	/* Another sequence, another namespace, a malformed id or sequence: 404, nothing else. */
+	char paths[4][256];
+	snprintf(paths[0], sizeof paths[0], "/v1/mix/registrations/%s/2", hex);
+	snprintf(paths[1], sizeof paths[1], "/v1/mail/registrations/%s/1", hex);
+	snprintf(paths[2], sizeof paths[2], "/v1/mix/registrations/%s/01", hex);
+	snprintf(paths[3], sizeof paths[3], "/v1/mix/registrations/%.63s/1", hex);
+	for (size_t i = 0; i < 4; i++) {
+		request(&f, "GET", paths[i], NULL, 0, 0, NULL, &response);
+		expect_error(&response, 404, "not_found");
+	}
+
+	const uint8_t vote[] = "not a vote";
+	request(&f, "POST", "/v1/mix/votes", vote, sizeof vote - 1, 0, NULL, &response);
+	expect_error(&response, 404, "not_found");
+	request(&f, "POST", "/v1/mix/signatures", vote, sizeof vote - 1, 0, NULL, &response);
+	expect_error(&response, 404, "not_found");
+	request(&f, "GET", "/v1/mix/votes/11/authority1.dirauth.example", NULL, 0, 0, NULL, &response);
+	expect_error(&response, 404, "not_found");
+	request(&f, "GET", "/v1/mix/signatures/11", NULL, 0, 0, NULL, &response);
+	expect_error(&response, 404, "not_found");
+	request(&f, "GET", "/v1/mix/evidence", NULL, 0, 0, NULL, &response);
+	expect_error(&response, 404, "not_found");
+	request(&f, "GET", "/v1/mix/votes", NULL, 0, 0, NULL, &response);
+	expect_error(&response, 405, "method_not_allowed");
+	buffer_free(&note);
 	registration_clear(&r);
 	fixture_close(&f);
 }
@@ -668,8 +722,13 @@ START_TEST(test_signer_of_another_authority)
 	signer_health_free(f.health);
 	ck_assert_int_eq(signer_health_create(f.signer, "authority2.dirauth.example", f.clock, &f.health), 0);
 	http_server_stop(f.http);
-	struct http_options http_options = {f.config, f.store,    f.signer, f.health,
-	                                    f.clock,  f.prepared, f.log,    NULL};
+	struct http_options http_options = {.config = f.config,
+	                                    .store = f.store,
+	                                    .signer = f.signer,
+	                                    .signer_health = f.health,
+	                                    .clock = f.clock,
+	                                    .prepared = f.prepared,
+	                                    .log = f.log};
 	ck_assert_int_eq(http_server_start(&http_options, &f.http), 0);
 	struct response response;
 	request(&f, "GET", "/v1/ready", NULL, 0, 0, NULL, &response);
@@ -753,8 +812,13 @@ static void fixture_restart_serving(struct fixture *f)
 	                                                    .prepared = f->prepared,
 	                                                    .log = f->log};
 	ck_assert_int_eq(epoch_scheduler_create(&scheduler_options, &f->scheduler), 0);
-	struct http_options http_options = {f->config, f->store,    f->signer, f->health,
-	                                    f->clock,  f->prepared, f->log,    NULL};
+	struct http_options http_options = {.config = f->config,
+	                                    .store = f->store,
+	                                    .signer = f->signer,
+	                                    .signer_health = f->health,
+	                                    .clock = f->clock,
+	                                    .prepared = f->prepared,
+	                                    .log = f->log};
 	ck_assert_int_eq(http_server_start(&http_options, &f->http), 0);
 }
 
@@ -923,6 +987,7 @@ static Suite *http_suite(void)
 	tcase_add_test(tc, test_old_epochs_load_lazily);
 	tcase_add_test(tc, test_metrics);
 	tcase_add_test(tc, test_check_order);
+	tcase_add_test(tc, test_routes_between_authorities);
 	suite_add_tcase(suite, tc);
 	return suite;
 }

@@ -126,8 +126,13 @@ static inline void fixture_open_with(struct fixture *f, size_t map_size, const c
 	                                                    .prepared = f->prepared,
 	                                                    .log = f->log};
 	ck_assert_int_eq(epoch_scheduler_create(&scheduler_options, &f->scheduler), 0);
-	struct http_options http_options = {f->config, f->store,    f->signer, f->health,
-	                                    f->clock,  f->prepared, f->log,    NULL};
+	struct http_options http_options = {.config = f->config,
+	                                    .store = f->store,
+	                                    .signer = f->signer,
+	                                    .signer_health = f->health,
+	                                    .clock = f->clock,
+	                                    .prepared = f->prepared,
+	                                    .log = f->log};
 	ck_assert_int_eq(http_server_start(&http_options, &f->http), 0);
 }
 
