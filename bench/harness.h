@@ -1,0 +1,236 @@
+/*
+ * harness.h: what the benchmark programs share: children, temporary directories, one authority
+ * (dirauth-signer and dirauthd on loopback with a file clock), signed registrations, a loop of
+ * keep-alive POSTs, the anchors measured by public tools (openssl speed, zstd, gzip, sha256sum,
+ * nginx and wrk), and the machine's own accounting (/proc: load average, CPU time, peak RSS).
+ *
+ * Every wait is bounded, every child is stopped and every temporary directory removed at the end,
+ * after a failure, and on SIGINT, SIGTERM or SIGHUP (a watcher thread owns those signals and
+ * raises a flag that every loop polls); the children also get SIGTERM if the benchmark dies. A
+ * function that fails has printed why on stderr ("bench: ...") and returns -1.
+ */
+#ifndef DIRAUTH_BENCH_HARNESS_H
+#define DIRAUTH_BENCH_HARNESS_H
+
+#include "schema/buffer.h"
+#include "schema/note.h"
+#include "schema/snapshot.h"
+#include "signer/key.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define HARNESS_EPOCH_LENGTH 60
+#define HARNESS_START_TIME   1800000000ULL /* a multiple of the epoch length */
+#define HARNESS_NAMESPACE    "mix"
+#define HARNESS_ENDPOINTS    2 /* endpoints per registered service */
+#define HARNESS_MAX_THREADS  256
+#define HARNESS_DIR_MAX      1024 /* temporary directories; files in them fit PATH_MAX */
+
+/* The run: its signal watcher and where temporary directories go. */
+struct harness {
+	sigset_t signals;
+	pthread_t watcher;
+	int watching;
+	atomic_int interrupted; /* SIGINT, SIGTERM or SIGHUP arrived */
+	const char *temp_parent;
+};
+
+/* Blocks the termination signals in every thread and starts the watcher. Returns 0 or -1. */
+int harness_start(struct harness *harness);
+/* Stops the watcher. */
+void harness_finish(struct harness *harness);
+int harness_stopped(struct harness *harness);
+
+double harness_now(void); /* monotonic seconds */
+void harness_sleep_ms(long ms);
+void harness_fail(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+int harness_write_file(const char *path, const void *data, size_t len, mode_t mode);
+/* Removes a tree without following symbolic links; best effort. */
+void harness_remove_tree(const char *path);
+int harness_make_temp_dir(const char *parent, const char *label, char out[HARNESS_DIR_MAX]);
+/* Bytes of the regular files under path (their sizes), 0 when there is none. */
+uint64_t harness_tree_bytes(const char *path);
+/* The size of a file, 0 when it cannot be read. */
+uint64_t harness_file_size(const char *path);
+unsigned harness_free_port(void);
+
+/* "1.23 1.45 1.67": the load averages over 1, 5 and 15 minutes. */
+void harness_load_average(char out[64]);
+/* A process's peak and current resident set (VmHWM, VmRSS) in KiB; 0 when unreadable. */
+uint64_t harness_peak_rss_kib(pid_t pid);
+uint64_t harness_rss_kib(pid_t pid);
+/* CPU seconds (user + system) a process used so far; 0 when unreadable. */
+double harness_process_cpu(pid_t pid);
+/* CPU seconds of the whole machine so far: busy and idle, over all cores. */
+void harness_machine_cpu(double *busy, double *idle);
+
+/* A child process and the file its output goes to. */
+struct harness_child {
+	pid_t pid;
+	char log_path[PATH_MAX];
+};
+
+/* Starts argv[0] with its output appended to child->log_path. */
+int harness_child_spawn(struct harness_child *child, char *const argv[]);
+/* 1 while the child runs, 0 once it has exited (and is reaped). */
+int harness_child_running(struct harness_child *child);
+/* SIGTERM, up to ten seconds to exit, then SIGKILL. */
+void harness_child_stop(struct harness_child *child);
+/* Prints the end of a child's log on stderr. */
+void harness_child_log_tail(const struct harness_child *child);
+
+/* A command run to its end: wall and CPU time, peak RSS, exit status. */
+struct harness_usage {
+	double wall, user, system;
+	long peak_rss_kib;
+	int exit_status; /* -1 when killed by a signal */
+};
+
+/* Runs argv (looked up in PATH) with stdin from input_path (NULL: /dev/null) and stdout to
+ * output_path (NULL: /dev/null), stderr to /dev/null, bounded by seconds. */
+int harness_run(struct harness *harness, char *const argv[], const char *input_path, const char *output_path,
+                double seconds, struct harness_usage *usage);
+/* The path of program in PATH, /usr/sbin or /sbin, into out; -1 when it is not installed. */
+int harness_find_program(const char *program, char out[PATH_MAX]);
+
+/* The anchor of the write path: `openssl speed -seconds S ed25519` (one thread), its verify and
+ * sign rates (operations per CPU-second of that thread). */
+int harness_openssl_ed25519(struct harness *harness, unsigned seconds, double *verify, double *sign);
+/* Verifications per CPU-second of crypto_ed25519_verify() on one thread, over message, the
+ * fastest of eight windows of seconds / 8 CPU-seconds each. openssl speed also divides by CPU
+ * time (unless given -elapsed), so neither anchor drops when other work shares the machine. */
+int harness_evp_verify_rate(const uint8_t *message, size_t len, double seconds, double *rate);
+
+/* --- one authority ------------------------------------------------------------------------- */
+
+struct harness_authority_options {
+	const char *dirauthd; /* binaries */
+	const char *signer;
+	unsigned connections; /* the most client connections the run opens at once */
+	const char *store;    /* YAML flow mapping of the store section, or NULL */
+	const char *bounds;   /* likewise for bounds */
+	const char *http;     /* extra keys of the http flow mapping ("k: v, ..."), or NULL */
+	/* The system clock, as in production, instead of the file clock (every clock reading of a
+	 * file clock opens and reads the file): epochs of a day, and harness_set_clock refuses. */
+	int system_clock;
+};
+
+struct harness_authority {
+	struct harness *harness;
+	char dirauthd_program[PATH_MAX];
+	char signer_program[PATH_MAX];
+	char dir[HARNESS_DIR_MAX];
+	char data_dir[PATH_MAX];
+	char config_path[PATH_MAX];
+	char signer_config_path[PATH_MAX];
+	char socket_path[PATH_MAX];
+	char clock_path[PATH_MAX];
+	char url[64];
+	uint64_t now;          /* what the clock file says; the start time with the system clock */
+	int system_clock;      /* no clock file */
+	uint64_t epoch_length; /* seconds */
+	struct harness_child signer;
+	struct harness_child dirauthd;
+	struct signer_key *provider;
+	struct note_verifier verifier; /* the authority's signing key */
+};
+
+/* Keys (scripts/example-keys.sh), the signing key's certificate, both configurations and the
+ * clock in a fresh temporary directory; nothing is started. */
+int harness_authority_prepare(struct harness *harness, const struct harness_authority_options *options,
+                              struct harness_authority *authority);
+/* The signer, then dirauthd; ready when /v1/ready answers 200. */
+int harness_authority_start(struct harness_authority *authority);
+/* Stops both, removes the directory and frees the keys. Safe on a zeroed authority. */
+void harness_authority_stop(struct harness_authority *authority);
+/* Writes the clock file (atomically). */
+int harness_set_clock(struct harness_authority *authority, uint64_t now);
+
+/* The signed registration of service number at sequence, issued at issued_at for a day. */
+int harness_registration(const struct signer_key *provider, uint64_t number, uint64_t sequence,
+                         uint64_t issued_at, struct buffer *out);
+/* count registrations of services first.., on threads threads, into notes[0..count). */
+int harness_registrations(const struct signer_key *provider, uint64_t first, size_t count, uint64_t sequence,
+                          uint64_t issued_at, unsigned threads, struct buffer *notes);
+void harness_buffers_free(struct buffer *buffers, size_t count);
+
+/* One GET (or POST when post is not NULL) on a fresh handle, for setup and checks. */
+int harness_http(const char *url, const char *header, const struct buffer *post, long *status,
+                 struct buffer *body, char *content_encoding, size_t encoding_cap);
+/* The value of an unlabelled metric of dirauthd's /v1/metrics. */
+int harness_metric(struct harness_authority *authority, const char *name, double *value);
+
+/* What a POST loop measured. */
+struct harness_posted {
+	size_t accepted; /* 202s */
+	double elapsed;  /* wall seconds, first request to last answer */
+	double p50_ms, p99_ms;
+	int timed_out;
+};
+
+/* threads client threads, one keep-alive connection each, POST notes to /v1/registrations until
+ * all are answered or seconds pass; anything but a 202 fails the run. receipts (NULL: not kept)
+ * gets each answer. */
+int harness_post(struct harness_authority *authority, const struct buffer *notes, size_t count,
+                 unsigned threads, double seconds, struct buffer *receipts, struct harness_posted *out);
+/* Every receipt (of the first count, those not empty) is signed by the authority and names its
+ * registration's digest; *publish_epoch gets the latest promised epoch. */
+int harness_check_receipts(const struct harness_authority *authority, const struct buffer *notes,
+                           const struct buffer *receipts, size_t count, uint64_t *publish_epoch);
+
+/* Polls /v1/<ns>/snapshots/latest (every 5 ms, one keep-alive connection) until it serves a
+ * header of epoch or later that verifies, or seconds pass. records: the count it must hold
+ * (SIZE_MAX: any). */
+int harness_wait_snapshot(struct harness_authority *authority, uint64_t epoch, size_t records, double seconds,
+                          struct snapshot_header *header);
+
+/* The path of a body file dirauthd stored for epoch ("identity", "gzip" or "zstd"): found in
+ * the data directory by its name. */
+int harness_body_file(const struct harness_authority *authority, uint64_t epoch, const char *encoding,
+                      char out[PATH_MAX]);
+
+/* --- nginx and wrk ------------------------------------------------------------------------ */
+
+struct harness_nginx {
+	char dir[HARNESS_DIR_MAX];
+	struct harness_child child;
+	unsigned port;
+};
+
+/* A static nginx (non-daemon child, loopback, sendfile, keep-alive, access log off, worker
+ * processes auto) serving dir/www with the server-level directives of locations. */
+int harness_nginx_start(struct harness *harness, const char *nginx, struct harness_nginx *out,
+                        const char *locations);
+/* The directory nginx serves, for the caller to fill before the first request. */
+void harness_nginx_root(const struct harness_nginx *nginx, char out[PATH_MAX]);
+void harness_nginx_stop(struct harness_nginx *nginx);
+
+struct harness_wrk_result {
+	double requests_per_second;
+	double bytes_per_second;
+	uint64_t requests;
+	uint64_t errors; /* socket errors and non-2xx answers */
+};
+
+/* wrk with threads threads and connections connections for seconds, keep-alive, one extra
+ * header (NULL: none). */
+int harness_wrk(struct harness *harness, const char *wrk, const char *url, const char *header,
+                unsigned threads, unsigned connections, unsigned seconds, struct harness_wrk_result *out);
+
+/* Parses a count or a bound of seconds; -1 when text is not one in [low, high]. */
+int harness_parse_count(const char *text, size_t low, size_t high, size_t *out);
+int harness_parse_seconds(const char *text, double *out);
+/* A program of the build tree by its path in it (e.g. "server/dirauthd"): the benchmarks live in
+ * <build>/bench/. */
+void harness_default_program(const char *relative, char out[PATH_MAX]);
+/* "tmpfs (...)" or "a disk file system". */
+const char *harness_filesystem_note(const char *path);
+
+#endif
