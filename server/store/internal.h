@@ -51,7 +51,8 @@ struct store {
 	/* What other authorities sent, and this authority's part in each epoch (votes.c). */
 	struct kv_db votes, signatures, consensus, evidence;
 	/* The transparency log of each namespace (log.c). */
-	struct kv_db log_hashes, log_leaves, log_epochs, log_state, log_checkpoints, log_partials;
+	struct kv_db log_hashes, log_leaves, log_epochs, log_state, log_checkpoints, log_partials,
+	    log_witness;
 	char path[STORE_PATH_MAX];
 	size_t max_batch;
 	size_t queue_limit;

@@ -17,6 +17,8 @@
  *   log_checkpoints  ns, u64 tree size -> the signed checkpoint note last stored for that size
  *   log_partials     ns, u8 tile level, u64 tile index, u16 width -> empty: the partial tiles
  *                    of every checkpointed tree, so that serving one is a single lookup
+ *   log_witness      ns, 'w' -> u64 size, the 32-byte root: the tree head last witnessed
+ *                    ns, 'p' -> u64 size: the tree size of the published checkpoint
  * Leaf bytes are the note text of the header in snapshots (store.c), never copied. Nothing here
  * is ever deleted.
  */
@@ -741,4 +743,159 @@ int store_log_partial_tile(struct store *store, const char *namespace_name, uint
 	rc = t.rc ? t.rc : rc;
 	kv_txn_abort(&t);
 	return rc;
+}
+
+/* ---- witnessed and published ---- */
+
+#define LOG_WITNESS_KEY_LEN (STORE_NS_LEN + 1)
+#define LOG_WITNESSED_LEN   (8 + MERKLE_HASH_SIZE)
+
+static void witness_key(uint8_t key[LOG_WITNESS_KEY_LEN], uint16_t ns, char kind)
+{
+	put_uint(key, ns, STORE_NS_LEN);
+	key[STORE_NS_LEN] = (uint8_t)kind;
+}
+
+/* The witnessed head of ns in t (has false when none). A damaged record fails t. */
+static void witnessed_get(struct kv_txn *t, struct store *store, uint16_t ns, struct store_log_witnessed *out)
+{
+	uint8_t key[LOG_WITNESS_KEY_LEN];
+	struct kv_val value;
+	memset(out, 0, sizeof *out);
+	witness_key(key, ns, 'w');
+	if (!kv_txn_get(t, store->log_witness, key, sizeof key, &value))
+		return;
+	if (value.len != LOG_WITNESSED_LEN) {
+		kv_txn_fail(t, DIRAUTH_ERR_STORE);
+		return;
+	}
+	out->has = true;
+	out->size = get_uint(value.data, 8);
+	memcpy(out->root, value.data + 8, MERKLE_HASH_SIZE);
+}
+
+/* The published size of ns in t. Returns 0, DIRAUTH_ERR_NOT_FOUND, or t's error. */
+static int published_get(struct kv_txn *t, struct store *store, uint16_t ns, uint64_t *size)
+{
+	uint8_t key[LOG_WITNESS_KEY_LEN];
+	struct kv_val value;
+	witness_key(key, ns, 'p');
+	if (!kv_txn_get(t, store->log_witness, key, sizeof key, &value))
+		return t->rc ? t->rc : DIRAUTH_ERR_NOT_FOUND;
+	if (value.len != 8) {
+		kv_txn_fail(t, DIRAUTH_ERR_STORE);
+		return DIRAUTH_ERR_STORE;
+	}
+	*size = get_uint(value.data, 8);
+	return 0;
+}
+
+int store_log_witnessed(struct store *store, const char *namespace_name, struct store_log_witnessed *out)
+{
+	struct kv_txn t;
+	uint16_t ns;
+	if (!store || !out)
+		return DIRAUTH_ERR_SYNTAX;
+	memset(out, 0, sizeof *out);
+	kv_txn_begin(store->env, &t, KV_READ);
+	int rc = namespace_of(&t, store, namespace_name, &ns);
+	if (rc == 0)
+		witnessed_get(&t, store, ns, out);
+	else if (rc == DIRAUTH_ERR_NOT_FOUND && !t.rc)
+		rc = 0;
+	rc = t.rc ? t.rc : rc;
+	kv_txn_abort(&t);
+	return rc;
+}
+
+int store_log_witness_advance(struct store *store, const char *namespace_name, uint64_t expected_size,
+                              uint64_t size, const merkle_hash root)
+{
+	struct kv_txn t;
+	struct store_log_witnessed current;
+	uint8_t key[LOG_WITNESS_KEY_LEN], value[LOG_WITNESSED_LEN];
+	uint16_t ns = 0;
+	size_t len;
+	int rc;
+	if (!store || !root)
+		return DIRAUTH_ERR_SYNTAX;
+	if ((rc = check_name(namespace_name, &len)) != 0)
+		return rc;
+	kv_txn_begin(store->env, &t, KV_WRITE);
+	namespace_intern(&t, store, namespace_name, len, &ns);
+	if (!t.rc)
+		witnessed_get(&t, store, ns, &current);
+	if (t.rc)
+		goto refuse;
+	if (current.has && current.size == size) {
+		rc = memcmp(current.root, root, MERKLE_HASH_SIZE) == 0 ? 0 : DIRAUTH_ERR_COLLISION;
+		goto refuse; /* the same head again changes nothing */
+	}
+	if (current.has && size < current.size) {
+		rc = DIRAUTH_ERR_ROLLBACK;
+		goto refuse;
+	}
+	if ((current.has ? current.size : 0) != expected_size) {
+		rc = DIRAUTH_ERR_MISMATCH;
+		goto refuse;
+	}
+	witness_key(key, ns, 'w');
+	put_uint(value, size, 8);
+	memcpy(value + 8, root, MERKLE_HASH_SIZE);
+	kv_txn_put(&t, store->log_witness, key, sizeof key, value, sizeof value);
+	return kv_txn_commit(&t);
+
+refuse:
+	kv_txn_abort(&t);
+	return t.rc ? t.rc : rc;
+}
+
+int store_log_published(struct store *store, const char *namespace_name, uint64_t *size)
+{
+	struct kv_txn t;
+	uint16_t ns;
+	if (!store || !size)
+		return DIRAUTH_ERR_SYNTAX;
+	kv_txn_begin(store->env, &t, KV_READ);
+	int rc = namespace_of(&t, store, namespace_name, &ns);
+	if (rc == 0)
+		rc = published_get(&t, store, ns, size);
+	rc = t.rc ? t.rc : rc;
+	kv_txn_abort(&t);
+	return rc;
+}
+
+int store_log_publish(struct store *store, const char *namespace_name, uint64_t size)
+{
+	struct kv_txn t;
+	struct kv_val value;
+	uint8_t key[LOG_WITNESS_KEY_LEN], checkpoint_key[STORE_EPOCH_KEY_LEN], field[8];
+	uint64_t published = 0;
+	uint16_t ns = 0;
+	if (!store)
+		return DIRAUTH_ERR_SYNTAX;
+	kv_txn_begin(store->env, &t, KV_WRITE);
+	int rc = namespace_of(&t, store, namespace_name, &ns);
+	if (rc)
+		goto refuse;
+	epoch_key(checkpoint_key, ns, size);
+	if (!kv_txn_get(&t, store->log_checkpoints, checkpoint_key, sizeof checkpoint_key, &value)) {
+		rc = DIRAUTH_ERR_NOT_FOUND;
+		goto refuse;
+	}
+	rc = published_get(&t, store, ns, &published);
+	if (rc == 0 && size <= published) {
+		rc = size == published ? 0 : DIRAUTH_ERR_ROLLBACK;
+		goto refuse;
+	}
+	if (rc != 0 && rc != DIRAUTH_ERR_NOT_FOUND)
+		goto refuse;
+	witness_key(key, ns, 'p');
+	put_uint(field, size, 8);
+	kv_txn_put(&t, store->log_witness, key, sizeof key, field, sizeof field);
+	return kv_txn_commit(&t);
+
+refuse:
+	kv_txn_abort(&t);
+	return t.rc ? t.rc : rc;
 }

@@ -167,4 +167,49 @@ int store_log_checkpoint_at(struct store *store, const char *namespace_name, uin
 int store_log_partial_tile(struct store *store, const char *namespace_name, uint8_t level, uint64_t index,
                            uint16_t width);
 
+/* ---- what this authority witnessed and published (c2sp.org/tlog-witness) ----
+ *
+ * Two small records per namespace in log_witness. The witnessed tree head is the latest
+ * checkpoint of the namespace's origin this authority cosigned as a witness, of whichever
+ * authority's log key (every authority builds the same tree): a witness checks each new one for
+ * consistency with it, and names its size when a client's old size does not match. The published
+ * size is the tree size of the latest checkpoint served as the log's, once it holds enough
+ * cosignatures. Both only ever grow. */
+
+/* The witnessed tree head of a namespace. */
+struct store_log_witnessed {
+	bool has;      /* false: nothing cosigned yet (size 0) */
+	uint64_t size; /* its tree size */
+	merkle_hash root;
+};
+
+/* The witnessed tree head of namespace_name (zeros when none, or for a namespace the store does
+ * not know). Returns 0, DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS, DIRAUTH_ERR_STORE. */
+int store_log_witnessed(struct store *store, const char *namespace_name, struct store_log_witnessed *out);
+
+/*
+ * Replaces the witnessed tree head of namespace_name, which must be expected (size
+ * expected_size, 0 when none is recorded), by (size, root), in one write transaction, durable on
+ * return: the check and the write are one step, so that of two witnesses racing from one head
+ * only the first moves it. The namespace is recorded if the store did not know it. Returns 0 (also
+ * when the recorded head already is (size, root)); DIRAUTH_ERR_MISMATCH when the recorded size is
+ * not expected_size; DIRAUTH_ERR_ROLLBACK for a size below the recorded one; DIRAUTH_ERR_COLLISION
+ * for the recorded size with another root; DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS,
+ * DIRAUTH_ERR_FULL, DIRAUTH_ERR_STORE. Nothing is changed unless 0 is returned.
+ */
+int store_log_witness_advance(struct store *store, const char *namespace_name, uint64_t expected_size,
+                              uint64_t size, const merkle_hash root);
+
+/* The tree size of namespace_name's published checkpoint. Returns 0 with *size;
+ * DIRAUTH_ERR_NOT_FOUND when none was published (or no such namespace); DIRAUTH_ERR_SYNTAX,
+ * DIRAUTH_ERR_BOUNDS, DIRAUTH_ERR_STORE. */
+int store_log_published(struct store *store, const char *namespace_name, uint64_t *size);
+
+/* Records the stored checkpoint of tree size size as namespace_name's published one. Returns 0
+ * (also when it already is); DIRAUTH_ERR_NOT_FOUND when no checkpoint of that size is stored;
+ * DIRAUTH_ERR_ROLLBACK for a size below the published one; DIRAUTH_ERR_SYNTAX,
+ * DIRAUTH_ERR_BOUNDS, DIRAUTH_ERR_FULL, DIRAUTH_ERR_STORE. Nothing is changed unless 0 is
+ * returned. */
+int store_log_publish(struct store *store, const char *namespace_name, uint64_t size);
+
 #endif

@@ -22,7 +22,7 @@
  *   bodies          ns, u64 epoch -> per encoding u64 size, 32 bytes sha256 (while the files exist)
  *   latest          ns -> u64 epoch
  * and those of votes.c (votes, signatures, consensus, evidence) and log.c (log_hashes,
- * log_leaves, log_epochs, log_state, log_checkpoints, log_partials), described there.
+ * log_leaves, log_epochs, log_state, log_checkpoints, log_partials, log_witness), described there.
  *
  * Body files: <path>/bodies/<namespace>/<epoch>.<encoding>, written under a ".part" name,
  * fsynced, renamed, and the directory fsynced before the header is stored; so a stored header
@@ -857,6 +857,7 @@ int store_open(const struct store_options *options, struct store **out)
 	    {"log_state", &store->log_state},
 	    {"log_checkpoints", &store->log_checkpoints},
 	    {"log_partials", &store->log_partials},
+	    {"log_witness", &store->log_witness},
 	};
 	rc = kv_env_open(options->path, options->map_size ? options->map_size : STORE_DEFAULT_MAP_SIZE,
 	                 databases, sizeof databases / sizeof databases[0], &store->env);
