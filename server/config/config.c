@@ -7,6 +7,7 @@
  */
 #include "server/config/config.h"
 
+#include "schema/checkpoint.h"
 #include "schema/compress.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
@@ -112,11 +113,132 @@ static int parse_epoch(struct settings_reader *state, const struct settings_node
 	return 0;
 }
 
+/* An optional verifier key of a member or witness: *has set when key names one. type is
+ * NOTE_KEY_TYPE_ED25519 or NOTE_KEY_TYPE_COSIGNATURE_V1. */
+static int parse_log_key(struct settings_reader *state, const struct settings_node *item, const char *key,
+                         const char *what, uint8_t type, struct note_verifier *out, int *has)
+{
+	const struct settings_node *v = settings_lookup(item, key);
+	char text[NOTE_VERIFIER_KEY_MAX + 1];
+	int rc;
+	*has = 0;
+	if (!v)
+		return 0;
+	if ((rc = settings_string(state, v, what, text, sizeof text)))
+		return rc;
+	if (note_verifier_parse_typed(text, strlen(text), type, out) != 0)
+		return settings_fail(state, v->line, "%s is not a %s verifier key", what,
+		                     type == NOTE_KEY_TYPE_ED25519 ? "log (Ed25519, type 0x01)"
+		                                                   : "cosignature/v1 (type 0x04)");
+	*has = 1;
+	return 0;
+}
+
+/* A member's log key is named by the origin of a configured namespace (the log it signs). */
+static int check_member_log_keys(struct settings_reader *state, const struct settings_node *item,
+                                 const struct config *config, const struct config_member *member)
+{
+	if (!member->has_log_key)
+		return 0;
+	for (size_t i = 0; i < config->namespace_count; i++)
+		if (strcmp(config->namespaces[i].origin, member->log_key.name) == 0)
+			return 0;
+	return settings_fail(state, settings_lookup(item, "log_key")->line,
+	                     "authority log_key is named '%.64s', the origin of no configured namespace",
+	                     member->log_key.name);
+}
+
+/* The witnesses outside the set: name, cosignature key and submission prefix URL each. */
+static int parse_witnesses(struct settings_reader *state, const struct settings_node *node,
+                           struct config *config)
+{
+	static const char *const keys[] = {"name", "key", "url", NULL};
+	int rc = settings_expect_kind(state, node, SETTINGS_SEQUENCE, "authorities.witnesses");
+	if (rc)
+		return rc;
+	if (node->count > CONFIG_MAX_WITNESSES)
+		return settings_fail(state, node->line, "authorities.witnesses: at most %d witnesses",
+		                     CONFIG_MAX_WITNESSES);
+	for (size_t i = 0; i < node->count; i++) {
+		const struct settings_node *item = node->children[i], *name, *key, *url;
+		struct config_witness *w = &config->peers.witnesses[i];
+		int has = 0;
+		if ((rc = settings_expect_kind(state, item, SETTINGS_MAPPING, "a witness")) ||
+		    (rc = settings_check_keys(state, item, keys, "witness")) ||
+		    (rc = settings_require(state, item, "name", "witness", &name)) ||
+		    (rc = settings_require(state, item, "key", "witness", &key)) ||
+		    (rc = settings_require(state, item, "url", "witness", &url)) ||
+		    (rc = settings_string(state, name, "witness name", w->name, sizeof w->name)) ||
+		    (rc = settings_string(state, url, "witness url", w->url, sizeof w->url)) ||
+		    (rc = parse_log_key(state, item, "key", "witness key", NOTE_KEY_TYPE_COSIGNATURE_V1,
+		                        &w->key, &has)))
+			return rc;
+		if (strcmp(w->key.name, w->name) != 0)
+			return settings_fail(state, key->line, "witness key is named '%.64s', not '%.64s'",
+			                     w->key.name, w->name);
+		if (strncmp(w->url, "http://", 7) != 0 && strncmp(w->url, "https://", 8) != 0)
+			return settings_fail(state, url->line,
+			                     "witness url must begin with http:// or https://");
+		if (w->url[strlen(w->url) - 1] == '/')
+			return settings_fail(state, url->line, "witness url must not end with '/'");
+		for (size_t j = 0; j < i; j++)
+			if (memcmp(config->peers.witnesses[j].key.public_key, w->key.public_key,
+			           sizeof w->key.public_key) == 0 ||
+			    strcmp(config->peers.witnesses[j].name, w->name) == 0)
+				return settings_fail(state, item->line, "witness '%.64s' is listed twice",
+				                     w->name);
+		for (size_t j = 0; j < config->member_count; j++)
+			if (config->members[j].has_cosigner &&
+			    memcmp(config->members[j].cosigner.public_key, w->key.public_key,
+			           sizeof w->key.public_key) == 0)
+				return settings_fail(
+				    state, item->line,
+				    "witness '%.64s' has the cosignature key of authority '%.64s'", w->name,
+				    config->members[j].name);
+		config->peers.witness_count = i + 1;
+	}
+	return 0;
+}
+
+/* Cosignature keys are all or nothing: once any other member has one, a checkpoint is published
+ * with k cosignatures by distinct authorities, so at least k - 1 others must have one (this
+ * authority's own comes from its signer). */
+static int check_cosigners(struct settings_reader *state, const struct settings_node *node,
+                           const struct config *config)
+{
+	size_t others = 0;
+	for (size_t i = 0; i < config->member_count; i++) {
+		const struct config_member *m = &config->members[i];
+		for (size_t j = 0; j < i; j++) {
+			const struct config_member *o = &config->members[j];
+			if ((m->has_cosigner && o->has_cosigner &&
+			     memcmp(m->cosigner.public_key, o->cosigner.public_key,
+			            sizeof m->cosigner.public_key) == 0) ||
+			    (m->has_log_key && o->has_log_key &&
+			     memcmp(m->log_key.public_key, o->log_key.public_key,
+			            sizeof m->log_key.public_key) == 0))
+				return settings_fail(
+				    state, node->line,
+				    "authorities '%.64s' and '%.64s' have the same log or cosignature key",
+				    o->name, m->name);
+		}
+		if (m->has_cosigner && strcmp(m->name, config->authority_name) != 0)
+			others++;
+	}
+	if (others > 0 && others + 1 < config->threshold)
+		return settings_fail(
+		    state, node->line,
+		    "authorities: %zu other members have a cosignature_key; a checkpoint needs "
+		    "%zu cosignatures, so at least %zu must",
+		    others, config->threshold, config->threshold - 1);
+	return 0;
+}
+
 /* The authority set: every member's name, pinned identity key and base URL, and k. */
 static int parse_member(struct settings_reader *state, const struct settings_node *item,
                         struct config *config, struct config_member *member)
 {
-	static const char *const keys[] = {"name", "identity", "url", NULL};
+	static const char *const keys[] = {"name", "identity", "url", "log_key", "cosignature_key", NULL};
 	const struct settings_node *name, *identity, *url;
 	char identity_text[NOTE_VERIFIER_KEY_MAX + 1];
 	int rc;
@@ -146,7 +268,12 @@ static int parse_member(struct settings_reader *state, const struct settings_nod
 	size_t len = strlen(member->url);
 	if (member->url[len - 1] == '/')
 		return settings_fail(state, url->line, "authority url must not end with '/'");
-	(void)config;
+	if ((rc = parse_log_key(state, item, "log_key", "authority log_key", NOTE_KEY_TYPE_ED25519,
+	                        &member->log_key, &member->has_log_key)) ||
+	    (rc = parse_log_key(state, item, "cosignature_key", "authority cosignature_key",
+	                        NOTE_KEY_TYPE_COSIGNATURE_V1, &member->cosigner, &member->has_cosigner)) ||
+	    (rc = check_member_log_keys(state, item, config, member)))
+		return rc;
 	return 0;
 }
 
@@ -154,7 +281,8 @@ static int parse_authorities(struct settings_reader *state, const struct setting
                              struct config *config)
 {
 	static const char *const keys[] = {
-	    "threshold", "members", "timeout_seconds", "connect_timeout_seconds", "retries", NULL};
+	    "threshold", "members", "timeout_seconds", "connect_timeout_seconds", "retries",
+	    "witnesses", NULL};
 	const struct settings_node *threshold, *members, *v;
 	uint64_t k;
 	int rc;
@@ -210,6 +338,10 @@ static int parse_authorities(struct settings_reader *state, const struct setting
 		    (rc = settings_unsigned(state, v, what, numbers[i].min, numbers[i].max, numbers[i].out)))
 			return rc;
 	}
+	if ((rc = check_cosigners(state, members, config)))
+		return rc;
+	if ((v = settings_lookup(node, "witnesses")) && (rc = parse_witnesses(state, v, config)))
+		return rc;
 	return 0;
 }
 

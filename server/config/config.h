@@ -66,11 +66,29 @@ struct config_bounds {
 #define CONFIG_URL_MAX     256
 
 /* A member of the authority set: its key name, its pinned identity key (which certifies its
- * signing keys) and where it answers. */
+ * signing keys) and where it answers; optionally the keys of its transparency log, pinned like
+ * the identity (c2sp.org/tlog-policy): the log key that signs its checkpoints (type 0x01, named
+ * by the origin of the namespace whose log it keeps) and the key that cosigns checkpoints as a
+ * witness (cosignature/v1, type 0x04). */
 struct config_member {
 	char name[NOTE_NAME_MAX + 1];
 	struct note_verifier identity; /* zeroed for this authority alone (no authorities section) */
 	char url[CONFIG_URL_MAX];      /* "" likewise */
+	int has_log_key;
+	struct note_verifier log_key; /* log_key: */
+	int has_cosigner;
+	struct note_verifier cosigner; /* cosignature_key: */
+};
+
+#define CONFIG_MAX_WITNESSES 16
+
+/* A witness outside the authority set (authorities.witnesses): asked to cosign every checkpoint
+ * with c2sp.org/tlog-witness add-checkpoint at <url>/add-checkpoint. Its cosignatures are kept
+ * with the checkpoint; they do not count towards the authorities' k. */
+struct config_witness {
+	char name[NOTE_NAME_MAX + 1];
+	struct note_verifier key; /* type 0x04, named name */
+	char url[CONFIG_URL_MAX]; /* its submission prefix, without the final '/' */
 };
 
 /* How this authority talks to the others. */
@@ -78,6 +96,8 @@ struct config_peers {
 	unsigned timeout_seconds;         /* the whole of one request */
 	unsigned connect_timeout_seconds; /* its connection */
 	unsigned retries;                 /* after a transport failure or a 5xx, with jittered backoff */
+	size_t witness_count;
+	struct config_witness witnesses[CONFIG_MAX_WITNESSES];
 };
 
 struct config_store {
