@@ -172,6 +172,7 @@ size_t peer_client_answer_cap(const struct peer_client *client, enum peer_operat
 	switch (operation) {
 	case PEER_PUSH_VOTE:
 	case PEER_PUSH_SIGNATURE:
+	case PEER_ADD_CHECKPOINT:
 		return PEER_ACK_MAX;
 	case PEER_PULL_VOTE:
 		return client->vote_cap;
@@ -247,7 +248,8 @@ static int operation_has_namespace(enum peer_operation operation)
 
 static int operation_is_push(enum peer_operation operation)
 {
-	return operation == PEER_PUSH_VOTE || operation == PEER_PUSH_SIGNATURE;
+	return operation == PEER_PUSH_VOTE || operation == PEER_PUSH_SIGNATURE ||
+	       operation == PEER_ADD_CHECKPOINT;
 }
 
 /* The refusals made before anything is sent; reason (capacity cap) gets the words. */
@@ -300,6 +302,8 @@ static int build_url(const struct peer_member *member, const struct peer_call *c
 		return buffer_appendf(url, "%s/v1/%s/snapshots/%llu", member->url, ns, epoch);
 	case PEER_FETCH_BODY:
 		return buffer_appendf(url, "%s/v1/%s/snapshots/%llu/body", member->url, ns, epoch);
+	case PEER_ADD_CHECKPOINT:
+		return buffer_appendf(url, "%s/v1/%s/log/add-checkpoint", member->url, ns);
 	case PEER_OPERATION_COUNT:
 		break;
 	}

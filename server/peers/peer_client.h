@@ -103,6 +103,8 @@ enum peer_operation {
 	PEER_FETCH_LATEST_HEADER, /* GET /v1/<ns>/snapshots/latest */
 	PEER_FETCH_HEADER,        /* GET /v1/<ns>/snapshots/<epoch> */
 	PEER_FETCH_BODY,          /* GET /v1/<ns>/snapshots/<epoch>/body, Accept-Encoding: zstd, gzip */
+	PEER_ADD_CHECKPOINT,      /* POST /v1/<ns>/log/add-checkpoint (c2sp.org/tlog-witness), body the
+	                             request; answered with cosignature lines (PEER_ACK_MAX) */
 	PEER_OPERATION_COUNT
 };
 
