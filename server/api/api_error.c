@@ -100,6 +100,10 @@ static const struct api_error_entry api_error_table[API_ERROR_COUNT] = {
     [API_ERROR_DEREGISTERED] = {"deregistered", 409,
                                 "A deregistration withdrew this sequence of the service; register with a "
                                 "higher one."},
+    [API_ERROR_LOG_UNKNOWN] = {"unknown_log", 404, "This witness knows no log of the checkpoint's origin."},
+    [API_ERROR_LOG_INCONSISTENT] = {"inconsistent_checkpoint", 422,
+                                    "The checkpoint is not proven consistent with the tree head this "
+                                    "witness cosigned last."},
 };
 
 static const struct api_error_entry *api_error_entry(enum api_error error)

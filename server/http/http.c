@@ -50,9 +50,10 @@ enum http_methods { HTTP_METHODS_GET, HTTP_METHODS_POST };
 /* The largest body a POST route keeps. */
 enum http_body {
 	HTTP_BODY_NONE,
-	HTTP_BODY_REGISTRATION, /* bounds.registration_body */
-	HTTP_BODY_VOTE,         /* the largest vote envelope (server/round) */
-	HTTP_BODY_SIGNATURE,    /* the largest signed header note */
+	HTTP_BODY_REGISTRATION,   /* bounds.registration_body */
+	HTTP_BODY_VOTE,           /* the largest vote envelope (server/round) */
+	HTTP_BODY_SIGNATURE,      /* the largest signed header note */
+	HTTP_BODY_ADD_CHECKPOINT, /* TRANSLOG_ADD_CHECKPOINT_MAX */
 };
 
 struct http_route {
@@ -124,6 +125,12 @@ static const struct http_route http_routes[] = {
      {"GET, HEAD", 0},
      http_serve_log_tile,
      HTTP_BODY_NONE},
+    /* c2sp.org/tlog-witness: this authority cosigns the others' checkpoints (witness_routes.c). */
+    {"/v1/{namespace}/log/add-checkpoint",
+     HTTP_METHODS_POST,
+     {"POST", 0},
+     http_accept_add_checkpoint,
+     HTTP_BODY_ADD_CHECKPOINT},
     /* The log's proofs (proof_routes.c). */
     {"/v1/{namespace}/log/proof/{epoch}",
      HTTP_METHODS_GET,
@@ -236,6 +243,8 @@ static size_t route_body_cap(const struct http_server *server, const struct http
 		return round_vote_body_max(config);
 	case HTTP_BODY_SIGNATURE:
 		return round_signature_body_max();
+	case HTTP_BODY_ADD_CHECKPOINT:
+		return TRANSLOG_ADD_CHECKPOINT_MAX;
 	case HTTP_BODY_NONE:
 		break;
 	}
@@ -508,6 +517,14 @@ int http_server_start(const struct http_options *options, struct http_server **o
 		free(server);
 		return rc;
 	}
+	struct translog_witness_options witness_options = {
+	    .config = config, .store = options->store, .signer = options->signer, .log = options->log};
+	if (options->store && options->signer &&
+	    (rc = translog_witness_new(&witness_options, &server->witness))) {
+		http_guard_free(server->guard);
+		free(server);
+		return rc;
+	}
 	server->daemon = MHD_start_daemon(
 	    MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC | MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
 	        MHD_ALLOW_SUSPEND_RESUME,
@@ -522,6 +539,7 @@ int http_server_start(const struct http_options *options, struct http_server **o
 		if (server->daemon)
 			MHD_stop_daemon(server->daemon);
 		http_guard_free(server->guard);
+		translog_witness_free(server->witness);
 		free(server);
 		return rc ? rc : DIRAUTH_ERR_IO;
 	}
@@ -542,6 +560,7 @@ void http_server_stop(struct http_server *server)
 	pthread_mutex_unlock(&server->deferred_lock);
 	MHD_stop_daemon(server->daemon);
 	http_guard_free(server->guard);
+	translog_witness_free(server->witness);
 	pthread_cond_destroy(&server->deferred_idle);
 	pthread_mutex_destroy(&server->deferred_lock);
 	free(server);

@@ -15,6 +15,7 @@
 #include "server/http/routes.h"
 
 #include "schema/error.h"
+#include "server/translog/cosigning.h"
 #include "server/translog/translog.h"
 
 #include <string.h>
@@ -47,7 +48,9 @@ enum MHD_Result http_serve_log_checkpoint(struct http_request *request)
 {
 	struct buffer note;
 	buffer_init(&note);
-	int rc = translog_checkpoint(request->server->options.store, namespace_name(request), &note);
+	/* The published checkpoint: with k cosignatures once other authorities cosign (cosigning.h). */
+	int rc = translog_checkpoint_served(request->server->options.store, request->server->options.config,
+	                                    request->namespace_index, &note);
 	enum MHD_Result result;
 	if (rc == DIRAUTH_ERR_NOT_FOUND)
 		result =

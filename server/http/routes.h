@@ -13,6 +13,7 @@
 #include "server/http/http.h"
 #include "server/http/respond.h"
 #include "server/http/router.h"
+#include "server/translog/witness.h"
 #include "schema/buffer.h"
 
 #include <microhttpd.h>
@@ -31,8 +32,9 @@ struct http_server {
 	struct http_guard *guard;
 	pthread_mutex_t deferred_lock; /* guards deferred_count */
 	pthread_cond_t deferred_idle;
-	size_t deferred_count;      /* requests suspended while their answer is made elsewhere */
-	atomic_size_t vote_uploads; /* vote bodies being received */
+	size_t deferred_count;            /* requests suspended while their answer is made elsewhere */
+	atomic_size_t vote_uploads;       /* vote bodies being received */
+	struct translog_witness *witness; /* add-checkpoint; NULL without a store and a signer */
 };
 
 /* An answer made outside the request's thread (a registration waiting for its commit and its
@@ -92,6 +94,9 @@ enum MHD_Result http_serve_metrics(struct http_request *request);
  * the tile route is the rest of the path after "log/tile/". */
 enum MHD_Result http_serve_log_checkpoint(struct http_request *request);
 enum MHD_Result http_serve_log_tile(struct http_request *request);
+
+/* c2sp.org/tlog-witness add-checkpoint (witness_routes.c). */
+enum MHD_Result http_accept_add_checkpoint(struct http_request *request);
 
 /* The log's proofs (proof_routes.c). Captures after {namespace}: the epoch, then the tree size
  * (proof/<epoch>/<size>); or the old and the new tree size (consistency). */
