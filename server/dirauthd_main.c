@@ -27,6 +27,7 @@
 #include "server/peers/authority_set.h"
 #include "server/peers/peer_client.h"
 #include "server/round/round.h"
+#include "server/translog/cosigning.h"
 #include "server/translog/translog.h"
 #include "server/scheduler/scheduler.h"
 #include "schema/error.h"
@@ -117,6 +118,7 @@ struct log_context {
 	struct store *store;
 	const struct config *config;
 	struct signer_client *signer;
+	struct translog_cosigning *cosigning; /* a member of several authorities: the others cosign */
 };
 
 /* Appends what was published to the namespace's log (translog.h); a namespace whose origin
@@ -128,6 +130,8 @@ static void log_published(void *context, size_t namespace_index, uint64_t epoch)
 	struct log_context *c = context;
 	struct translog_outcome outcome;
 	int rc = translog_catch_up(c->store, c->config, c->signer, namespace_index, &outcome);
+	if (rc == 0 && outcome.has_checkpoint)
+		translog_cosigning_kick(c->cosigning, namespace_index);
 	if (rc && rc != DIRAUTH_ERR_CONFIG) {
 		fprintf(stderr, "dirauthd: namespace %s: the log is behind: %s%s%s\n",
 		        c->config->namespaces[namespace_index].name, dirauth_strerror(rc),
@@ -226,6 +230,7 @@ int main(int argc, char **argv)
 	struct peer_client *peers = NULL;
 	struct authority_set *authorities = NULL;
 	struct round *round = NULL;
+	struct translog_cosigning *cosigning = NULL;
 	int status, rc;
 
 	if ((status = load_config(config_path, &config)) != 0)
@@ -263,11 +268,26 @@ int main(int argc, char **argv)
 	}
 	/* The log follows each publication, and catches up with what was published before a crash
 	 * at the scheduler's first tick (after that tick's publication, which comes first). */
-	struct log_context log = {store, config, signer};
+	struct log_context log = {store, config, signer, NULL};
 	if (config->member_count > 1 && open_round(config, store, signer, signer_health, clock, prepared,
 	                                           &log, &peers, &authorities, &round) != 0) {
 		status = EXIT_CONFIG;
 		goto cleanup;
+	}
+	/* The other authorities cosign each checkpoint (add-checkpoint); what was stored before a
+	 * restart is sent again at once. */
+	struct translog_cosigning_options cosigning_options = {
+	    .config = config, .store = store, .signer = signer, .peers = peers, .log = stderr};
+	if (config->member_count > 1) {
+		if ((rc = translog_cosigning_new(&cosigning_options, &cosigning)) != 0) {
+			fprintf(stderr, "dirauthd: cannot start collecting cosignatures: %s\n",
+			        dirauth_strerror(rc));
+			status = EXIT_SOFTWARE;
+			goto cleanup;
+		}
+		log.cosigning = cosigning;
+		for (size_t i = 0; i < config->namespace_count; i++)
+			translog_cosigning_kick(cosigning, i);
 	}
 	struct epoch_scheduler_options scheduler_options = {.config = config,
 	                                                    .store = store,
@@ -313,6 +333,7 @@ int main(int argc, char **argv)
 cleanup:
 	http_server_stop(http);
 	epoch_scheduler_free(scheduler);
+	translog_cosigning_free(cosigning);
 	round_free(round);
 	authority_set_free(authorities);
 	peer_client_free(peers);
