@@ -16,6 +16,7 @@
 #include "tests/harness/cluster.h"
 
 #include "schema/certificate.h"
+#include "schema/checkpoint.h"
 #include "schema/crypto.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
@@ -63,6 +64,9 @@ struct member {
 	int impersonated;
 	struct signer_key *identity;
 	struct signer_key *signing;
+	struct signer_key *log;            /* its log key, named by the origin */
+	struct signer_key *cosigner;       /* its cosignature key */
+	struct note_verifier cosigner_key; /* as a cosignature/v1 verifier (type 0x04) */
 	struct buffer certificate;
 	struct buffer certificate_bundle;
 };
@@ -447,14 +451,19 @@ static void write_config(const struct cluster *c, size_t self)
 	                   (unsigned long long)c->options.clock_skew_seconds, c->options.threshold,
 	                   c->options.peer_timeout_seconds, c->options.peer_connect_timeout_seconds) == 0);
 	for (size_t j = 0; j < c->n; j++) {
-		char identity[NOTE_VERIFIER_KEY_MAX + 1], url[64];
+		char identity[NOTE_VERIFIER_KEY_MAX + 1], url[64], log_key[NOTE_VERIFIER_KEY_MAX + 1],
+		    cosigner[NOTE_VERIFIER_KEY_MAX + 1];
 		verifier_text(signer_key_verifier(c->members[j].identity), identity);
+		verifier_text(signer_key_verifier(c->members[j].log), log_key);
+		verifier_text(&c->members[j].cosigner_key, cosigner);
 		if (j == self)
 			snprintf(url, sizeof url, "%s", m->url);
 		else
 			snprintf(url, sizeof url, "http://127.0.0.1:%u", faultproxy_port(c->links[self][j]));
-		ck_assert(buffer_appendf(&config, "    - { name: %s, identity: \"%s\", url: \"%s\" }\n",
-		                         c->members[j].name, identity, url) == 0);
+		ck_assert(buffer_appendf(&config,
+		                         "    - { name: %s, identity: \"%s\", url: \"%s\",\n"
+		                         "        log_key: \"%s\", cosignature_key: \"%s\" }\n",
+		                         c->members[j].name, identity, url, log_key, cosigner) == 0);
 	}
 	test_write_file(m->config_path, config.data, config.len, 0644);
 	buffer_free(&config);
@@ -559,10 +568,12 @@ struct cluster *cluster_start(const struct cluster_options *options)
 		snprintf(file, sizeof file, "%s/keys/signing.key", m->dir);
 		m->signing = new_key(m->name, file);
 		snprintf(file, sizeof file, "%s/keys/log.key", m->dir);
-		signer_key_free(new_key(CLUSTER_ORIGIN, file));
+		m->log = new_key(CLUSTER_ORIGIN, file);
 		snprintf(file, sizeof file, "%s/keys/cosignature.key", m->dir);
 		snprintf(log_name, sizeof log_name, "%s/cosigner", m->name);
-		signer_key_free(new_key(log_name, file));
+		m->cosigner = new_key(log_name, file);
+		ck_assert(cosignature_verifier_from_ed25519(
+		              log_name, signer_key_verifier(m->cosigner)->public_key, &m->cosigner_key) == 0);
 		snprintf(file, sizeof file, "%s/keys/signing.cert", m->dir);
 		issue_certificate(c, m, file);
 		m->port = test_free_port();
@@ -631,6 +642,8 @@ void cluster_free(struct cluster *c)
 	for (size_t i = 0; i < c->n; i++) {
 		signer_key_free(c->members[i].identity);
 		signer_key_free(c->members[i].signing);
+		signer_key_free(c->members[i].log);
+		signer_key_free(c->members[i].cosigner);
 		buffer_free(&c->members[i].certificate);
 		buffer_free(&c->members[i].certificate_bundle);
 	}
@@ -785,6 +798,16 @@ const struct note_verifier *cluster_signing_verifier(const struct cluster *c, si
 const struct signer_key *cluster_identity_key(const struct cluster *c, size_t i)
 {
 	return member_const(c, i)->identity;
+}
+
+const struct signer_key *cluster_log_key(const struct cluster *c, size_t i)
+{
+	return member_const(c, i)->log;
+}
+
+const struct note_verifier *cluster_cosigner(const struct cluster *c, size_t i)
+{
+	return &member_const(c, i)->cosigner_key;
 }
 
 const struct signer_key *cluster_signing_key(const struct cluster *c, size_t i)

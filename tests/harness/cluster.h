@@ -7,7 +7,8 @@
  *   trust-bundle.txt           the mirrors' bundle: the n identity keys and k
  *   providers/provider<p>.key  the provider keys every authority enrolls (0600, for dirauthctl)
  *   a<i>/                      authority i (i from 0): its own run directory
- *     keys/signing.key, log.key, cosignature.key   its signer's keys (fresh, 0600 in 0700)
+ *     keys/signing.key, log.key, cosignature.key   its signer's keys (fresh, 0600 in 0700); the
+ *                              log and cosignature keys are pinned in every configuration
  *     keys/signing.cert        the signing key's certificate, issued by its identity key
  *     dirauthd.yaml, dirauth-signer.yaml, clock, dirauthd.log, dirauth-signer.log
  *     data/, signer-state/, signer.sock
@@ -138,6 +139,11 @@ const struct note_verifier *cluster_signing_verifier(const struct cluster *c, si
 /* Private keys, borrowed from the cluster, for tests that forge what a member would send. */
 const struct signer_key *cluster_identity_key(const struct cluster *c, size_t i);
 const struct signer_key *cluster_signing_key(const struct cluster *c, size_t i);
+/* Authority i's log key (named CLUSTER_ORIGIN) and its cosignature key as a cosignature/v1
+ * verifier (type 0x04), both pinned in every authority's configuration (members' log_key and
+ * cosignature_key). Borrowed. */
+const struct signer_key *cluster_log_key(const struct cluster *c, size_t i);
+const struct note_verifier *cluster_cosigner(const struct cluster *c, size_t i);
 const struct signer_key *cluster_provider_key(const struct cluster *c, size_t p); /* enrolled */
 const struct signer_key *cluster_stranger_key(const struct cluster *c);           /* enrolled nowhere */
 /* Authority i's signed certificate note and its certificate bundle as GET /v1/certificates
