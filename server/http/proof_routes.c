@@ -17,6 +17,7 @@
  */
 #include "server/http/routes.h"
 
+#include "schema/checkpoint.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
 #include "server/translog/translog.h"
@@ -38,6 +39,28 @@ static int capture_number(const struct http_request *request, size_t index, uint
 	    decimal_parse(text->data, text->len, out) != 0)
 		return -1;
 	return 0;
+}
+
+/* The tree size of the checkpoint the log route serves (log_routes.c): a proof against "the
+ * latest checkpoint" is against that one, which a client can fetch beside it. */
+static int served_size(const struct http_request *request, uint64_t *size)
+{
+	struct buffer note;
+	struct note *parsed = NULL;
+	struct checkpoint checkpoint;
+	buffer_init(&note);
+	int rc = translog_checkpoint(request->server->options.store, namespace_name(request), &note);
+	if (rc == 0)
+		rc = note_parse(note.data, note.len, &parsed);
+	if (rc == 0)
+		rc = checkpoint_parse(parsed->text, parsed->text_len, &checkpoint);
+	if (rc == 0)
+		*size = checkpoint.tree_size;
+	else if (rc != DIRAUTH_ERR_NOT_FOUND)
+		rc = DIRAUTH_ERR_STORE;
+	note_free(parsed);
+	buffer_free(&note);
+	return rc;
 }
 
 static enum MHD_Result answer(struct http_request *request, const char *cache, const uint8_t *body,
@@ -80,9 +103,19 @@ enum MHD_Result http_serve_log_proof(struct http_request *request)
 
 	struct buffer file;
 	enum translog_proof_miss miss = TRANSLOG_PROOF_MISS_NONE;
+	int rc = 0;
+	if (size == 0) {
+		rc = served_size(request, &size);
+		if (rc == DIRAUTH_ERR_NOT_FOUND)
+			return respond_error(request->connection, request->route, API_ERROR_LOG_NO_CHECKPOINT,
+			                     NULL);
+		if (rc)
+			return respond_error(request->connection, request->route, API_ERROR_INTERNAL,
+			                     dirauth_strerror(rc));
+	}
 	buffer_init(&file);
-	int rc = translog_inclusion_proof(request->server->options.store, namespace_name(request), epoch,
-	                                  size, &file, &miss);
+	rc = translog_inclusion_proof(request->server->options.store, namespace_name(request), epoch, size,
+	                              &file, &miss);
 	enum MHD_Result result;
 	if (rc == DIRAUTH_ERR_NOT_FOUND)
 		result = refuse_missing(request, miss);
