@@ -10,6 +10,7 @@
 #include "schema/error.h"
 #include "ctl/fetch.h"
 #include "ctl/keygen.h"
+#include "ctl/proof.h"
 #include "schema/lines.h"
 #include "ctl/register.h"
 #include "ctl/report.h"
@@ -35,6 +36,8 @@ static const char main_usage[] =
     "  certificate show  print and verify a certificate or a certificate bundle\n"
     "  register          sign a YAML service description and submit it to an authority\n"
     "  fetch             download, verify and store the latest snapshot of a namespace\n"
+    "  verify            check an offline proof file: header, checkpoint and inclusion\n"
+    "  proof             download the proof file of one epoch's header in the log\n"
     "\n"
     "dirauthctl COMMAND --help shows the options of a command.\n"
     "exit status: 0 ok, 64 usage, 65 bad or unverifiable data, 66 missing input, 69 server\n"
@@ -137,6 +140,7 @@ static const char register_usage[] =
 static const char fetch_usage[] =
     "usage: dirauthctl fetch --trust BUNDLE --server URL... --namespace NS [--out DIR] [--now SECONDS]\n"
     "                        [--clock-skew SECONDS] [--max-validity SECONDS] [--max-chain EPOCHS]\n"
+    "                        [--log-key VKEY [--witness-key VKEY]... [--witness-threshold K]]\n"
     "\n"
     "Downloads the latest snapshot of NS and the server's key certificates, verifies it against\n"
     "the trust bundle (threshold signatures by signing keys that the pinned identity keys\n"
@@ -157,7 +161,41 @@ static const char fetch_usage[] =
     "  --clock-skew SECONDS    how far a header's valid-after may lie ahead of now (default 300)\n"
     "  --max-validity SECONDS  the longest valid-until - valid-after accepted (default 604800)\n"
     "  --max-chain EPOCHS      the most epochs walked back to the held header (default 1024);\n"
-    "                          a mirror further behind is re-seeded by deleting DIR/NS/latest.header\n";
+    "                          a mirror further behind is re-seeded by deleting DIR/NS/latest.header\n"
+    "  --log-key VKEY          check the transparency log: the snapshot must be in a checkpoint\n"
+    "                          signed by this log key (named by the namespace's origin) and\n"
+    "                          consistent with DIR/NS/latest.checkpoint; keeps it and\n"
+    "                          DIR/NS/EPOCH.tlog-proof (without it the log is not checked)\n"
+    "  --witness-key VKEY      a cosigner of the checkpoints (type 0x04); repeat (at most 32)\n"
+    "  --witness-threshold K   distinct witnesses that must cosign (default: the bundle's threshold)\n";
+
+static const char verify_usage[] =
+    "usage: dirauthctl verify PROOF --trust BUNDLE --certificates FILE --log-key VKEY\n"
+    "                         [--witness-key VKEY]... [--witness-threshold K]\n"
+    "\n"
+    "Checks a c2sp.org/tlog-proof file offline, downloading nothing: the snapshot header it carries\n"
+    "is signed by the trust bundle's threshold of authorities with signing keys certified (by the\n"
+    "certificate bundle FILE) at the header's valid-after; the checkpoint is signed by the log key\n"
+    "and cosigned by the witness threshold; the header is the entry the proof names in the\n"
+    "checkpoint's tree. Exit 0 when all hold, 65 when one does not, 78 for unusable pins.\n"
+    "\n"
+    "  --trust BUNDLE          the trust bundle (identity keys, threshold, namespaces)\n"
+    "  --certificates FILE     the certificate bundle, as fetch keeps it in DIR/NS/certificates\n"
+    "  --log-key VKEY          the log's verifier key (named by the namespace's origin)\n"
+    "  --witness-key VKEY      a cosigner's verifier key (type 0x04); repeat (at most 32)\n"
+    "  --witness-threshold K   distinct witnesses that must cosign (default: the bundle's threshold)\n";
+
+static const char proof_usage[] =
+    "usage: dirauthctl proof --server URL --namespace NS --epoch E --out FILE\n"
+    "\n"
+    "Downloads the proof file of the header of epoch E in NS's transparency log, against the\n"
+    "server's latest checkpoint (GET URL/v1/NS/log/proof/E), checks that it is one, and writes\n"
+    "it to FILE (created, mode 0644, never overwritten). dirauthctl verify checks it.\n"
+    "\n"
+    "  --server URL     the authority, e.g. http://127.0.0.1:8080\n"
+    "  --namespace NS   the namespace\n"
+    "  --epoch E        the epoch whose header to prove\n"
+    "  --out FILE       the proof file to create (.tlog-proof)\n";
 
 enum option_id {
 	OPTION_HELP = 'h',
@@ -184,6 +222,11 @@ enum option_id {
 	OPTION_CLOCK_SKEW,
 	OPTION_MAX_VALIDITY,
 	OPTION_MAX_CHAIN,
+	OPTION_LOG_KEY,
+	OPTION_WITNESS_KEY,
+	OPTION_WITNESS_THRESHOLD,
+	OPTION_CERTIFICATES,
+	OPTION_EPOCH,
 };
 
 /* The most --server options one command line may give (each command has its own bound, at most
@@ -214,6 +257,12 @@ struct arguments {
 	const char *clock_skew_text;
 	const char *max_validity_text;
 	const char *max_chain_text;
+	const char *log_key;                                 /* the log's pins (ctl/proof.h) */
+	const char *witness_keys[CTL_LOG_WITNESSES_MAX + 1]; /* one past the bound: refused */
+	size_t witness_count;
+	const char *witness_threshold_text;
+	const char *certificates;
+	const char *epoch_text;
 	const char *positional; /* the one operand of a command that takes one (certificate show) */
 	int allow_gap;
 	int dry_run;
@@ -310,6 +359,27 @@ static int parse_arguments(const char *command, int argc, char **argv, const str
 		case OPTION_MAX_CHAIN:
 			arguments->max_chain_text = optarg;
 			break;
+		case OPTION_LOG_KEY:
+			arguments->log_key = optarg;
+			break;
+		case OPTION_WITNESS_KEY:
+			if (arguments->witness_count == CTL_LOG_WITNESSES_MAX + 1) {
+				ctl_report_fail(report, CTL_EXIT_USAGE,
+				                "%s: --witness-key: at most %d witnesses", command,
+				                CTL_LOG_WITNESSES_MAX);
+				return -1;
+			}
+			arguments->witness_keys[arguments->witness_count++] = optarg;
+			break;
+		case OPTION_WITNESS_THRESHOLD:
+			arguments->witness_threshold_text = optarg;
+			break;
+		case OPTION_CERTIFICATES:
+			arguments->certificates = optarg;
+			break;
+		case OPTION_EPOCH:
+			arguments->epoch_text = optarg;
+			break;
 		case ':':
 			ctl_report_fail(report, CTL_EXIT_USAGE, "%s: option '%s' needs a value", command,
 			                argv[optind - 1]);
@@ -325,6 +395,17 @@ static int parse_arguments(const char *command, int argc, char **argv, const str
 		                argv[optind]);
 		return -1;
 	}
+	return 0;
+}
+
+/* Whether the long option word ("--name") takes a value. */
+static int takes_value(const struct option *options, const char *word)
+{
+	if (strncmp(word, "--", 2) != 0)
+		return 0;
+	for (const struct option *o = options; o->name != NULL; o++)
+		if (strcmp(o->name, word + 2) == 0)
+			return o->has_arg == required_argument;
 	return 0;
 }
 
@@ -350,8 +431,7 @@ static int parse_arguments_with_operand(const char *command, int argc, char **ar
 			continue;
 		}
 		reordered[count++] = argv[i];
-		if (word[0] == '-' && strchr(word, '=') == NULL && i + 1 < argc &&
-		    (strcmp(word, "--trust") == 0 || strcmp(word, "--now") == 0))
+		if (word[0] == '-' && strchr(word, '=') == NULL && i + 1 < argc && takes_value(options, word))
 			reordered[count++] = argv[++i];
 	}
 	if (parse_arguments(command, count, reordered, options, arguments, report) != 0)
@@ -897,6 +977,17 @@ static void print_fetched(const struct ctl_fetch_result *result, const char *ser
 	if (server_url != NULL)
 		printf(", from %s", server_url);
 	printf("\n");
+	if (result->log_checked) {
+		printf("in the log: entry %" PRIu64 " of the checkpoint of size %" PRIu64
+		       ", cosigned by %zu of %zu witnesses (%zu required), ",
+		       result->log.index, result->log.tree_size, result->log.cosigned,
+		       result->log.witness_count, result->log.quorum);
+		if (result->log_had_held)
+			printf("consistent with the held checkpoint of size %" PRIu64 "\n",
+			       result->log_held_size);
+		else
+			printf("the first checkpoint held\n");
+	}
 }
 
 /* fetch with several --server: one "skipped URL: why" line per server passed over, then the
@@ -939,10 +1030,14 @@ static int command_fetch(int argc, char **argv, struct ctl_report *report)
 	    {"clock-skew", required_argument, NULL, OPTION_CLOCK_SKEW},
 	    {"max-validity", required_argument, NULL, OPTION_MAX_VALIDITY},
 	    {"max-chain", required_argument, NULL, OPTION_MAX_CHAIN},
+	    {"log-key", required_argument, NULL, OPTION_LOG_KEY},
+	    {"witness-key", required_argument, NULL, OPTION_WITNESS_KEY},
+	    {"witness-threshold", required_argument, NULL, OPTION_WITNESS_THRESHOLD},
 	    {"help", no_argument, NULL, OPTION_HELP},
 	    {NULL, 0, NULL, 0},
 	};
 	struct ctl_fetch_options fetch_options;
+	struct ctl_log_pins log_pins;
 	struct verify_snapshot_policy policy;
 	struct ctl_fetch_result result;
 	struct trust_bundle *bundle = NULL;
@@ -995,6 +1090,13 @@ static int command_fetch(int argc, char **argv, struct ctl_report *report)
 	fetch_options.bundle = bundle;
 	fetch_options.namespace_name = arguments.namespace_name;
 	fetch_options.directory = arguments.out != NULL ? arguments.out : CTL_FETCH_DEFAULT_DIRECTORY;
+	/* The log's pins (ctl/proof.h): the log is checked when a log key is given. */
+	if (ctl_log_pins_parse("fetch", arguments.log_key, arguments.witness_keys, arguments.witness_count,
+	                       arguments.witness_threshold_text, bundle->threshold, &log_pins, report) != 0) {
+		exit_code = report->exit_code;
+		goto done;
+	}
+	fetch_options.log = &log_pins;
 	if (arguments.server_count > 1) {
 		exit_code = fetch_from_servers(&fetch_options, &arguments, report);
 		goto done;
@@ -1007,6 +1109,124 @@ static int command_fetch(int argc, char **argv, struct ctl_report *report)
 done:
 	free(bundle);
 	return exit_code;
+}
+
+/* ---- the transparency log's proofs (ctl/proof.h) ---- */
+
+static int command_verify(int argc, char **argv, struct ctl_report *report)
+{
+	static const struct option options[] = {
+	    {"trust", required_argument, NULL, OPTION_TRUST},
+	    {"certificates", required_argument, NULL, OPTION_CERTIFICATES},
+	    {"log-key", required_argument, NULL, OPTION_LOG_KEY},
+	    {"witness-key", required_argument, NULL, OPTION_WITNESS_KEY},
+	    {"witness-threshold", required_argument, NULL, OPTION_WITNESS_THRESHOLD},
+	    {"help", no_argument, NULL, OPTION_HELP},
+	    {NULL, 0, NULL, 0},
+	};
+	struct ctl_proof_result *result = NULL;
+	struct trust_bundle *bundle = NULL;
+	struct ctl_log_pins pins;
+	struct arguments arguments;
+	int exit_code = CTL_EXIT_OK;
+
+	if (parse_arguments_with_operand("verify", argc, argv, options, &arguments, report) != 0)
+		return report->exit_code;
+	if (arguments.help) {
+		fputs(verify_usage, stdout);
+		return CTL_EXIT_OK;
+	}
+	if (arguments.positional == NULL) {
+		ctl_report_fail(report, CTL_EXIT_USAGE,
+		                "verify: PROOF is required (see dirauthctl verify --help)");
+		return report->exit_code;
+	}
+	if (require("verify", arguments.trust, "--trust", report) != 0 ||
+	    require("verify", arguments.certificates, "--certificates", report) != 0 ||
+	    require("verify", arguments.log_key, "--log-key", report) != 0)
+		return report->exit_code;
+	/* Both are large (fixed arrays); keep them off the stack. */
+	bundle = malloc(sizeof(*bundle));
+	result = malloc(sizeof(*result));
+	if (bundle == NULL || result == NULL) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "verify: out of memory");
+		exit_code = report->exit_code;
+		goto done;
+	}
+	if (ctl_trust_bundle_load(arguments.trust, bundle, report) != 0 ||
+	    ctl_log_pins_parse("verify", arguments.log_key, arguments.witness_keys, arguments.witness_count,
+	                       arguments.witness_threshold_text, bundle->threshold, &pins, report) != 0 ||
+	    ctl_proof_verify_files(bundle, arguments.certificates, &pins, arguments.positional, result,
+	                           report) != 0) {
+		exit_code = report->exit_code;
+		goto done;
+	}
+	printf("verified proof: snapshot %s epoch %" PRIu64 " signed by %zu of %zu authorities (%s)\n",
+	       result->namespace_name, result->epoch, result->signer_count, result->authority_count,
+	       result->signer_names);
+	printf("is entry %" PRIu64 " of the log %s at size %" PRIu64
+	       ", signed by its log key and cosigned by %zu of %zu witnesses (%zu required)\n",
+	       result->log.index, result->origin, result->log.tree_size, result->log.cosigned,
+	       result->log.witness_count, result->log.quorum);
+done:
+	free(bundle);
+	free(result);
+	return exit_code;
+}
+
+static int command_proof(int argc, char **argv, struct ctl_report *report)
+{
+	static const struct option options[] = {
+	    {"server", required_argument, NULL, OPTION_SERVER},
+	    {"namespace", required_argument, NULL, OPTION_NAMESPACE},
+	    {"epoch", required_argument, NULL, OPTION_EPOCH},
+	    {"out", required_argument, NULL, OPTION_OUT},
+	    {"help", no_argument, NULL, OPTION_HELP},
+	    {NULL, 0, NULL, 0},
+	};
+	struct ctl_proof_download download;
+	struct arguments arguments;
+	struct text_span span;
+	uint64_t size = 0, index = 0;
+
+	if (parse_arguments("proof", argc, argv, options, &arguments, report) != 0)
+		return report->exit_code;
+	if (arguments.help) {
+		fputs(proof_usage, stdout);
+		return CTL_EXIT_OK;
+	}
+	if (require("proof", arguments.server, "--server", report) != 0 ||
+	    require("proof", arguments.namespace_name, "--namespace", report) != 0 ||
+	    require("proof", arguments.epoch_text, "--epoch", report) != 0 ||
+	    require("proof", arguments.out, "--out", report) != 0)
+		return report->exit_code;
+	if (arguments.server_count > 1) {
+		ctl_report_fail(report, CTL_EXIT_USAGE, "proof: --server: one server");
+		return report->exit_code;
+	}
+	span.data = arguments.namespace_name;
+	span.len = strlen(arguments.namespace_name);
+	if (!text_is_name(span, NAMESPACE_NAME_MAX)) {
+		ctl_report_fail(report, CTL_EXIT_USAGE, "proof: --namespace: '%.64s' is not a namespace name",
+		                arguments.namespace_name);
+		return report->exit_code;
+	}
+	memset(&download, 0, sizeof(download));
+	span.data = arguments.epoch_text;
+	span.len = strlen(arguments.epoch_text);
+	if (text_parse_u64(span, &download.epoch) != 0) {
+		ctl_report_fail(report, CTL_EXIT_USAGE, "proof: --epoch: expected a decimal");
+		return report->exit_code;
+	}
+	download.server_url = arguments.server;
+	download.namespace_name = arguments.namespace_name;
+	download.out_path = arguments.out;
+	if (ctl_proof_download_run(&download, &size, &index, report) != 0)
+		return report->exit_code;
+	printf("proof written to %s: %s epoch %" PRIu64 ", entry %" PRIu64
+	       " of the checkpoint of size %" PRIu64 " (not verified: dirauthctl verify checks it)\n",
+	       arguments.out, arguments.namespace_name, download.epoch, index, size);
+	return CTL_EXIT_OK;
 }
 
 int main(int argc, char **argv)
@@ -1043,6 +1263,10 @@ int main(int argc, char **argv)
 		exit_code = command_register(argc - 1, argv + 1, &report);
 	} else if (strcmp(command, "fetch") == 0) {
 		exit_code = command_fetch(argc - 1, argv + 1, &report);
+	} else if (strcmp(command, "verify") == 0) {
+		exit_code = command_verify(argc - 1, argv + 1, &report);
+	} else if (strcmp(command, "proof") == 0) {
+		exit_code = command_proof(argc - 1, argv + 1, &report);
 	} else {
 		ctl_report_fail(&report, CTL_EXIT_USAGE, "%.64s: unknown command (see dirauthctl --help)",
 		                command);

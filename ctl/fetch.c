@@ -448,6 +448,38 @@ static int check_held(const char *directory, const struct trust_bundle *bundle,
 	                  source->link_count, max_chain, report);
 }
 
+/* ---- Step 2c: the log (fetch_log.h) ---- */
+
+/* The consistency proof of an input already in memory. */
+static int given_consistency(void *context, uint64_t old_size, uint64_t new_size, struct buffer *out,
+                             struct ctl_report *report)
+{
+	const struct ctl_fetch_input *input = context;
+
+	if (input->consistency == NULL) {
+		ctl_report_fail(report, CTL_EXIT_DATA,
+		                "fetch %s: log: no consistency proof from size %" PRIu64 " to %" PRIu64,
+		                input->namespace_name, old_size, new_size);
+		return DIRAUTH_ERR_PROOF;
+	}
+	if (buffer_append(out, input->consistency, input->consistency_len) != 0) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "fetch %s: out of memory", input->namespace_name);
+		return DIRAUTH_ERR_NOMEM;
+	}
+	return 0;
+}
+
+/* What step 2c showed, for the summary. */
+static void log_result(const struct ctl_fetch_log *log, struct ctl_fetch_result *result)
+{
+	result->log_checked = log->checked;
+	result->log = log->inclusion;
+	result->log_had_held = log->had_held;
+	result->log_held_size = log->held_size;
+}
+
+/* ---- */
+
 int ctl_fetch_verify_and_store(const struct ctl_fetch_input *input, struct ctl_fetch_result *result,
                                struct ctl_report *report)
 {
@@ -455,6 +487,7 @@ int ctl_fetch_verify_and_store(const struct ctl_fetch_input *input, struct ctl_f
 	const struct verify_snapshot_policy *policy = input->policy;
 	struct walk_source source = {.links = input->links, .link_count = input->link_count};
 	struct snapshot_header header;
+	struct ctl_fetch_log log;
 	struct buffer held;
 	struct buffer body;
 	int rc;
@@ -465,6 +498,7 @@ int ctl_fetch_verify_and_store(const struct ctl_fetch_input *input, struct ctl_f
 	}
 	buffer_init(&held);
 	buffer_init(&body);
+	ctl_fetch_log_init(&log);
 	rc = ctl_fetch_verify_header(input->bundle, input->namespace_name, input->header_note,
 	                             input->header_note_len, input->certificates, input->certificates_len,
 	                             input->now, policy, &header, result, report);
@@ -475,12 +509,21 @@ int ctl_fetch_verify_and_store(const struct ctl_fetch_input *input, struct ctl_f
 		                input->header_note, input->header_note_len, &header, input->certificates,
 		                input->certificates_len, policy->max_chain, report);
 	if (rc == 0)
+		rc = ctl_fetch_log_verify(input->log, input->directory, &header, input->header_note,
+		                          input->header_note_len, input->proof, input->proof_len,
+		                          given_consistency, (void *)input, &log, report);
+	if (rc == 0)
 		rc = verify_body(input->bundle, &header, input->body_encoding, input->body, input->body_len,
 		                 &body, report);
+	if (rc == 0)
+		rc = ctl_fetch_log_store(input->directory, input->namespace_name, header.epoch, &log, report);
 	if (rc == 0)
 		rc = ctl_fetch_store(input->directory, input->namespace_name, header.epoch,
 		                     input->header_note, input->header_note_len, body.data, body.len,
 		                     input->certificates, input->certificates_len, report);
+	if (rc == 0)
+		log_result(&log, result);
+	ctl_fetch_log_free(&log);
 	buffer_free(&held);
 	buffer_free(&body);
 	return rc;
@@ -496,6 +539,7 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 	struct net_response header_response;
 	struct net_response body_response;
 	struct snapshot_header header;
+	struct ctl_fetch_log log;
 	struct buffer url;
 	struct buffer body;
 	struct buffer certificates;
@@ -511,6 +555,7 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 		policy = &defaults;
 	}
 	buffer_init(&held);
+	ctl_fetch_log_init(&log);
 	net_response_init(&header_response);
 	net_response_init(&body_response);
 	buffer_init(&url);
@@ -553,6 +598,10 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 	                policy->max_chain, report);
 	if (rc != 0)
 		goto done;
+	rc = ctl_fetch_log_run(options->log, options->server_url, NULL, directory, &header,
+	                       header_response.body.data, header_response.body.len, &log, report);
+	if (rc != 0)
+		goto done;
 
 	buffer_reset(&url);
 	rc = buffer_appendf(&url, "%.*s/v1/%s/snapshots/%" PRIu64 "/body", (int)source.base_len,
@@ -572,10 +621,16 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 	                 body_response.body.len, &body, report);
 	if (rc != 0)
 		goto done;
+	rc = ctl_fetch_log_store(directory, namespace_name, header.epoch, &log, report);
+	if (rc != 0)
+		goto done;
 	rc = ctl_fetch_store(directory, namespace_name, header.epoch, header_response.body.data,
 	                     header_response.body.len, body.data, body.len, certificates.data,
 	                     certificates.len, report);
+	if (rc == 0)
+		log_result(&log, result);
 done:
+	ctl_fetch_log_free(&log);
 	net_response_free(&header_response);
 	net_response_free(&body_response);
 	buffer_free(&url);

@@ -19,11 +19,16 @@
  *      `previous` back from the new header through the headers the server holds for the epochs
  *      in between (each verified like the new one, at its own valid-after) reaches the held
  *      header's digest, within a bounded number of epochs;
+ *   2c. the log, when its keys are pinned (fetch_log.h): the header is included in a checkpoint
+ *      signed by the log and cosigned by the witness threshold, consistent with the checkpoint
+ *      held from the last fetch (DIR/NS/latest.checkpoint);
  *   3. the body (verify_snapshot_body): bounded as served and while it inflates, then checked
  *      against the header (digest, size, Merkle root, ordering, every provider signature);
- *   4. only then the files: DIR/NS/<epoch>.header, DIR/NS/<epoch>.body, DIR/NS/certificates (the
- *      certificate bundle as served, so the mirror can be verified again offline), and last,
- *      atomically, DIR/NS/latest.header, which is what the next fetch's history check believes.
+ *   4. only then the files: with the log checked, DIR/NS/<epoch>.tlog-proof and
+ *      DIR/NS/latest.checkpoint first (fetch_log.h); DIR/NS/<epoch>.header, DIR/NS/<epoch>.body,
+ *      DIR/NS/certificates (the certificate bundle as served, so the mirror can be verified again
+ *      offline), and last, atomically, DIR/NS/latest.header, which is what the next fetch's
+ *      history check believes.
  *
  * A mirror that was away longer than the chain bound is re-seeded deliberately (its operator
  * deletes latest.header), never silently.
@@ -48,6 +53,7 @@
 #ifndef DIRAUTH_CTL_FETCH_H
 #define DIRAUTH_CTL_FETCH_H
 
+#include "ctl/fetch_log.h"
 #include "ctl/report.h"
 #include "schema/buffer.h"
 #include "schema/snapshot.h"
@@ -74,6 +80,11 @@ struct ctl_fetch_result {
 	size_t signer_count;                    /* distinct pinned authorities whose certified keys signed */
 	size_t authority_count;                 /* authorities in the bundle */
 	char signer_names[CTL_FETCH_NAMES_MAX]; /* their names, ", "-separated, bundle order */
+	/* Step 2c (fetch_log.h): whether the log was checked, and what it showed. */
+	int log_checked;
+	struct ctl_log_inclusion log;
+	int log_had_held;       /* a checkpoint was held, and the new one is consistent with it */
+	uint64_t log_held_size; /* its size */
 };
 
 /* A signed header note the server holds for one epoch (GET /v1/NS/snapshots/<epoch>), as served. */
@@ -101,6 +112,14 @@ struct ctl_fetch_input {
 	const char *body_encoding; /* the body's Content-Encoding: "", "identity", "gzip", "zstd" */
 	const uint8_t *body;       /* the body as served (compressed per body_encoding) */
 	size_t body_len;
+	/* Step 2c (fetch_log.h): the log's pins (NULL or not enabled: not checked), the proof file as
+	 * served for the header's epoch, and the consistency proof's text from the held checkpoint's
+	 * size to the proof's (NULL: none given, refused when one is needed). */
+	const struct ctl_log_pins *log;
+	const uint8_t *proof;
+	size_t proof_len;
+	const uint8_t *consistency;
+	size_t consistency_len;
 };
 
 /* Step 1 (verify_snapshot_header) with the refusal in report as "fetch <ns>: <detail>". On
@@ -145,9 +164,9 @@ int ctl_fetch_store(const char *directory, const char *namespace_name, uint64_t 
                     size_t certificates_len, struct ctl_report *report);
 
 /* Steps 1 to 4 on a downloaded snapshot (step 2b over input->links when the epoch is newer than
- * the held one). Returns 0 with *result filled, or the first refusal's error code with the
- * refusal in report; nothing is written unless every check passed (except the evidence file of an
- * equivocation). */
+ * the held one, step 2c on input->proof and input->consistency). Returns 0 with *result filled,
+ * or the first refusal's error code with the refusal in report; nothing is written unless every
+ * check passed (except the evidence file of an equivocation). */
 int ctl_fetch_verify_and_store(const struct ctl_fetch_input *input, struct ctl_fetch_result *result,
                                struct ctl_report *report);
 
@@ -158,12 +177,14 @@ struct ctl_fetch_options {
 	const char *directory; /* NULL: CTL_FETCH_DEFAULT_DIRECTORY */
 	uint64_t now;
 	const struct verify_snapshot_policy *policy; /* NULL: the defaults */
+	const struct ctl_log_pins *log;              /* step 2c; NULL or not enabled: not checked */
 };
 
 /* The whole fetch: GET <server>/v1/<ns>/snapshots/latest (bounded by CTL_FETCH_HEADER_NOTE_MAX),
  * GET <server>/v1/certificates (bounded by CERTIFICATE_BUNDLE_MAX_BYTES), steps 1 and 2a; for a
  * newer epoch than the held one, GET <server>/v1/<ns>/snapshots/<e> (bounded likewise) for e from
  * the new epoch - 1 down, a 404 skipping e, until the chain reaches the held header (step 2b);
+ * with options->log enabled, step 2c over the network (fetch_log.h);
  * GET <server>/v1/<ns>/snapshots/<epoch>/body with "Accept-Encoding: zstd, gzip" (bounded by the
  * bundle's max-body-compressed), steps 3 and 4. Returns 0 with *result filled, or a negative error
  * with the failure in report (69 server unreachable or 5xx, 76 any other non-200 answer, plus the

@@ -1,0 +1,403 @@
+/*
+ * proof.c: the log's pins, a checkpoint and an inclusion against them, an offline proof file
+ * judged whole, and one downloaded (see proof.h).
+ *
+ * The order of the checks is the point, as in fetch.c: nothing the proof file says is believed
+ * before what vouches for it verified. The header inside the file is judged by the trust bundle
+ * first, so that a refusal says whether the authorities or the log failed; the checkpoint then by
+ * the log's pins; the inclusion last, of the header's text, never of anything the file claims
+ * the leaf is.
+ */
+#include "ctl/proof.h"
+
+#include "ctl/exchange.h"
+#include "ctl/files.h"
+#include "ctl/keyring.h"
+#include "net/client.h"
+#include "schema/certificate.h"
+#include "schema/checkpoint.h"
+#include "schema/encoding.h"
+#include "schema/error.h"
+#include "verify/keyring.h"
+#include "verify/snapshot.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int ctl_log_pins_parse(const char *command, const char *log_key, const char *const *witness_keys,
+                       size_t count, const char *threshold_text, size_t default_quorum,
+                       struct ctl_log_pins *out, struct ctl_report *report)
+{
+	uint64_t quorum = default_quorum;
+
+	memset(out, 0, sizeof(*out));
+	if (log_key == NULL) {
+		if (count > 0 || threshold_text != NULL) {
+			ctl_report_fail(report, CTL_EXIT_USAGE, "%s: %s needs --log-key", command,
+			                count > 0 ? "--witness-key" : "--witness-threshold");
+			return DIRAUTH_ERR_CONFIG;
+		}
+		return 0;
+	}
+	if (count > CTL_LOG_WITNESSES_MAX) {
+		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: --witness-key: at most %d witnesses", command,
+		                CTL_LOG_WITNESSES_MAX);
+		return DIRAUTH_ERR_CONFIG;
+	}
+	if (threshold_text != NULL && decimal_parse(threshold_text, strlen(threshold_text), &quorum) != 0) {
+		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: --witness-threshold: expected a decimal",
+		                command);
+		return DIRAUTH_ERR_CONFIG;
+	}
+	if (note_verifier_parse(log_key, strlen(log_key), &out->log_key) != 0) {
+		ctl_report_fail(report, CTL_EXIT_CONFIG,
+		                "%s: --log-key: '%.200s' is not an Ed25519 verifier key (NAME+KEYID+BASE64)",
+		                command, log_key);
+		return DIRAUTH_ERR_CONFIG;
+	}
+	for (size_t i = 0; i < count; i++) {
+		struct note_verifier *witness = &out->witnesses[i];
+		if (cosignature_verifier_parse(witness_keys[i], strlen(witness_keys[i]), witness) != 0) {
+			ctl_report_fail(report, CTL_EXIT_CONFIG,
+			                "%s: --witness-key: '%.200s' is not a cosignature verifier key (type "
+			                "0x04, NAME+KEYID+BASE64)",
+			                command, witness_keys[i]);
+			return DIRAUTH_ERR_CONFIG;
+		}
+		/* One key counts once whatever its names (hard rule 10): two is a mistake to see. */
+		for (size_t j = 0; j < i; j++) {
+			if (memcmp(out->witnesses[j].public_key, witness->public_key,
+			           sizeof(witness->public_key)) == 0) {
+				ctl_report_fail(report, CTL_EXIT_CONFIG,
+				                "%s: --witness-key %s: the key of witness %s given again",
+				                command, witness->name, out->witnesses[j].name);
+				return DIRAUTH_ERR_CONFIG;
+			}
+		}
+	}
+	if (quorum > count && threshold_text != NULL) {
+		ctl_report_fail(report, CTL_EXIT_CONFIG,
+		                "%s: --witness-threshold %" PRIu64
+		                " is more than the %zu --witness-key given",
+		                command, quorum, count);
+		return DIRAUTH_ERR_CONFIG;
+	}
+	if (quorum > count) {
+		ctl_report_fail(
+		    report, CTL_EXIT_CONFIG,
+		    "%s: by default the checkpoint must be cosigned by the trust bundle's threshold "
+		    "(%" PRIu64 ") of witnesses, but %zu --witness-key given: give the witnesses' "
+		    "keys, or --witness-threshold",
+		    command, quorum, count);
+		return DIRAUTH_ERR_CONFIG;
+	}
+	out->enabled = 1;
+	out->witness_count = count;
+	out->quorum = (size_t)quorum;
+	return 0;
+}
+
+/* The checkpoint's refusal in words, with its exit status. */
+static int checkpoint_refused(const char *what, int rc, const struct ctl_log_pins *pins,
+                              const struct tlog_proof *proof, const char *origin, size_t cosigned,
+                              struct ctl_report *report)
+{
+	switch (rc) {
+	case DIRAUTH_ERR_CONFIG:
+		ctl_report_fail(report, CTL_EXIT_CONFIG, "%s: checkpoint: the log's pins cannot be met",
+		                what);
+		break;
+	case DIRAUTH_ERR_MISMATCH:
+		ctl_report_fail(report, CTL_EXIT_DATA,
+		                "%s: checkpoint: of the log '%s', not of the namespace's log '%s'", what,
+		                proof->checkpoint.origin, origin);
+		break;
+	case DIRAUTH_ERR_SIGNATURE:
+		ctl_report_fail(report, CTL_EXIT_DATA,
+		                "%s: checkpoint: a signature by the log key or a pinned witness does not "
+		                "verify",
+		                what);
+		break;
+	case DIRAUTH_ERR_UNKNOWN_KEY:
+		ctl_report_fail(report, CTL_EXIT_DATA,
+		                "%s: checkpoint: not signed by the log key %s+%08" PRIx32, what,
+		                pins->log_key.name, pins->log_key.key_id);
+		break;
+	case DIRAUTH_ERR_THRESHOLD:
+		ctl_report_fail(report, CTL_EXIT_DATA,
+		                "%s: checkpoint: cosigned by %zu of the %zu pinned witnesses, %zu required",
+		                what, cosigned, pins->witness_count, pins->quorum);
+		break;
+	case DIRAUTH_ERR_NOMEM:
+	case DIRAUTH_ERR_CRYPTO:
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "%s: checkpoint: cannot verify: %s", what,
+		                dirauth_strerror(rc));
+		break;
+	default:
+		ctl_report_fail(report, CTL_EXIT_DATA, "%s: checkpoint: not a checkpoint: %s", what,
+		                dirauth_strerror(rc));
+		break;
+	}
+	return rc;
+}
+
+int ctl_log_check_inclusion(const char *what, const struct ctl_log_pins *pins, const char *origin,
+                            const struct tlog_proof *proof, const uint8_t *leaf, size_t leaf_len,
+                            struct ctl_log_inclusion *out, struct ctl_report *report)
+{
+	struct checkpoint checkpoint;
+	size_t cosigned = 0;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	if (!pins->enabled) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "%s: no log key pinned", what);
+		return DIRAUTH_ERR_INTERNAL;
+	}
+	/* The log key's name is the origin (tlog/tlog.md): another is another log's key. */
+	if (strcmp(pins->log_key.name, origin) != 0) {
+		ctl_report_fail(report, CTL_EXIT_CONFIG,
+		                "%s: --log-key is named '%s', but the namespace's log is '%s' (a log key is "
+		                "named by its origin)",
+		                what, pins->log_key.name, origin);
+		return DIRAUTH_ERR_CONFIG;
+	}
+	struct tlog_policy policy = {origin, &pins->log_key, pins->witnesses, pins->witness_count,
+	                             pins->quorum};
+	rc = tlog_checkpoint_verify(proof->note, &policy, &checkpoint, NULL, &cosigned);
+	if (rc != 0)
+		return checkpoint_refused(what, rc, pins, proof, origin, cosigned, report);
+	rc = tlog_proof_verify_entry(proof, leaf, leaf_len);
+	if (rc == DIRAUTH_ERR_PROOF) {
+		ctl_report_fail(report, CTL_EXIT_DATA,
+		                "%s: inclusion: the header is not entry %" PRIu64
+		                " of the checkpoint's tree of %" PRIu64
+		                " (the proof does not lead from its text to the checkpoint's root)",
+		                what, proof->index, checkpoint.tree_size);
+		return rc;
+	}
+	if (rc != 0) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "%s: inclusion: cannot verify: %s", what,
+		                dirauth_strerror(rc));
+		return rc;
+	}
+	out->index = proof->index;
+	out->tree_size = checkpoint.tree_size;
+	memcpy(out->root, checkpoint.root, MERKLE_HASH_SIZE);
+	out->cosigned = cosigned;
+	out->witness_count = pins->witness_count;
+	out->quorum = pins->quorum;
+	return 0;
+}
+
+/* Steps 1 and 2: the header the file carries, judged by the trust bundle at its own time. The
+ * caller frees *note. */
+static int check_header(const struct trust_bundle *bundle, const uint8_t *certificates,
+                        size_t certificates_len, const struct tlog_proof *proof, struct note **note,
+                        struct snapshot_header *header, struct ctl_proof_result *result,
+                        struct ctl_report *report)
+{
+	struct certificate_keyring *ring = NULL;
+	const struct trust_namespace *pinned;
+	struct verify_signers signers;
+	struct verify_pins pins;
+	char detail[VERIFY_DETAIL_MAX];
+	int rc;
+
+	if (proof->extra == NULL) {
+		ctl_report_fail(
+		    report, CTL_EXIT_DATA,
+		    "verify: proof: carries no snapshot header (no extra line): nothing to verify "
+		    "the authorities' signatures of");
+		return DIRAUTH_ERR_SYNTAX;
+	}
+	if (proof->extra_len > VERIFY_HEADER_NOTE_MAX) {
+		ctl_report_fail(report, CTL_EXIT_DATA,
+		                "verify: header: larger than a header note (%zu bytes)", proof->extra_len);
+		return DIRAUTH_ERR_BOUNDS;
+	}
+	rc = note_parse(proof->extra, proof->extra_len, note);
+	if (rc == 0)
+		rc = snapshot_header_parse((*note)->text, (*note)->text_len, header);
+	if (rc != 0) {
+		ctl_report_fail(report, rc == DIRAUTH_ERR_NOMEM ? CTL_EXIT_SOFTWARE : CTL_EXIT_DATA,
+		                "verify: header: the proof's extra is not a signed snapshot header note: %s",
+		                dirauth_strerror(rc));
+		return rc;
+	}
+	pinned = trust_bundle_namespace(bundle, header->namespace_name);
+	if (pinned == NULL) {
+		ctl_report_fail(report, CTL_EXIT_CONFIG,
+		                "verify: header: namespace %s is not in the trust bundle",
+		                header->namespace_name);
+		return DIRAUTH_ERR_CONFIG;
+	}
+	if (strcmp(pinned->origin, header->origin) != 0) {
+		ctl_report_fail(report, CTL_EXIT_DATA,
+		                "verify: header: wrong origin '%s', the trust bundle pins '%s'",
+		                header->origin, pinned->origin);
+		return DIRAUTH_ERR_MISMATCH;
+	}
+	rc = ctl_keyring_build("verify", bundle, certificates, certificates_len, &ring, NULL, report);
+	if (rc != 0)
+		return rc;
+	pins.ring = ring;
+	pins.threshold = bundle->threshold;
+	pins.pinned_by = VERIFY_TRUST_BUNDLE_PINNED_BY;
+	/* A past statement: its keys certified at its own time. */
+	rc = verify_note(&pins, *note, header->valid_after, header->valid_after, &signers, detail,
+	                 sizeof(detail));
+	verify_keyring_free(ring);
+	if (rc != 0)
+		return ctl_verification_fail(report, "verify: header", rc, detail);
+	snprintf(result->namespace_name, sizeof(result->namespace_name), "%s", header->namespace_name);
+	snprintf(result->origin, sizeof(result->origin), "%s", header->origin);
+	result->epoch = header->epoch;
+	result->signer_count = signers.count;
+	result->authority_count = bundle->authority_count;
+	snprintf(result->signer_names, sizeof(result->signer_names), "%s", signers.names);
+	return 0;
+}
+
+int ctl_proof_verify(const struct trust_bundle *bundle, const uint8_t *certificates, size_t certificates_len,
+                     const struct ctl_log_pins *pins, const uint8_t *file, size_t len,
+                     struct ctl_proof_result *result, struct ctl_report *report)
+{
+	struct snapshot_header header;
+	struct tlog_proof *proof = NULL;
+	struct note *note = NULL;
+	int rc;
+
+	memset(result, 0, sizeof(*result));
+	rc = tlog_proof_parse(file, len, &proof);
+	if (rc != 0) {
+		ctl_report_fail(report, rc == DIRAUTH_ERR_NOMEM ? CTL_EXIT_SOFTWARE : CTL_EXIT_DATA,
+		                "verify: proof: not a c2sp.org/tlog-proof file: %s", dirauth_strerror(rc));
+		return rc;
+	}
+	rc = check_header(bundle, certificates, certificates_len, proof, &note, &header, result, report);
+	if (rc == 0)
+		rc = ctl_log_check_inclusion("verify", pins, header.origin, proof, note->text, note->text_len,
+		                             &result->log, report);
+	note_free(note);
+	tlog_proof_free(proof);
+	return rc;
+}
+
+/* Reads a named input file, with its failure in report. */
+static int read_input(const char *label, const char *path, size_t max_bytes, uint8_t **bytes, size_t *len,
+                      struct ctl_report *report)
+{
+	int rc = ctl_file_read(path, max_bytes, bytes, len);
+	if (rc == DIRAUTH_ERR_NOT_FOUND)
+		ctl_report_fail(report, CTL_EXIT_NO_INPUT, "verify: %s %s: no such file", label, path);
+	else if (rc == DIRAUTH_ERR_BOUNDS)
+		ctl_report_fail(report, CTL_EXIT_DATA, "verify: %s %s: larger than %zu bytes", label, path,
+		                max_bytes);
+	else if (rc != 0)
+		ctl_report_fail(report, ctl_exit_code_for_error(rc), "verify: %s %s: %s", label, path,
+		                dirauth_strerror(rc));
+	return rc;
+}
+
+int ctl_proof_verify_files(const struct trust_bundle *bundle, const char *certificates_path,
+                           const struct ctl_log_pins *pins, const char *proof_path,
+                           struct ctl_proof_result *result, struct ctl_report *report)
+{
+	uint8_t *file = NULL, *certificates = NULL;
+	size_t file_len = 0, certificates_len = 0;
+	int rc;
+
+	memset(result, 0, sizeof(*result));
+	rc = read_input("proof", proof_path, TLOG_PROOF_MAX_BYTES, &file, &file_len, report);
+	if (rc == 0)
+		rc = read_input("certificates", certificates_path, CERTIFICATE_BUNDLE_MAX_BYTES,
+		                &certificates, &certificates_len, report);
+	if (rc == 0)
+		rc = ctl_proof_verify(bundle, certificates, certificates_len, pins, file, file_len, result,
+		                      report);
+	free(file);
+	free(certificates);
+	return rc;
+}
+
+/* The proof file downloaded is one of namespace_name's epoch: a tlog-proof whose extra is a
+ * header note of that namespace and epoch. */
+static int check_downloaded(const char *what, const struct ctl_proof_download *options, const uint8_t *body,
+                            size_t len, uint64_t *size, uint64_t *index, struct ctl_report *report)
+{
+	struct snapshot_header header;
+	struct tlog_proof *proof = NULL;
+	struct note *note = NULL;
+	int rc = tlog_proof_parse(body, len, &proof);
+
+	if (rc == 0 && proof->extra == NULL)
+		rc = DIRAUTH_ERR_SYNTAX;
+	if (rc == 0)
+		rc = note_parse(proof->extra, proof->extra_len, &note);
+	if (rc == 0)
+		rc = snapshot_header_parse(note->text, note->text_len, &header);
+	if (rc != 0) {
+		ctl_report_fail(report, rc == DIRAUTH_ERR_NOMEM ? CTL_EXIT_SOFTWARE : CTL_EXIT_DATA,
+		                "%s: the answer is not a tlog-proof file carrying a snapshot header: %s",
+		                what, dirauth_strerror(rc));
+	} else if (strcmp(header.namespace_name, options->namespace_name) != 0 ||
+	           header.epoch != options->epoch) {
+		rc = DIRAUTH_ERR_MISMATCH;
+		ctl_report_fail(report, CTL_EXIT_DATA,
+		                "%s: the proof carries the header of %s epoch %" PRIu64
+		                ", not the one asked for",
+		                what, header.namespace_name, header.epoch);
+	} else {
+		if (size != NULL)
+			*size = proof->checkpoint.tree_size;
+		if (index != NULL)
+			*index = proof->index;
+	}
+	note_free(note);
+	tlog_proof_free(proof);
+	return rc;
+}
+
+int ctl_proof_download_run(const struct ctl_proof_download *options, uint64_t *size, uint64_t *index,
+                           struct ctl_report *report)
+{
+	struct net_response response;
+	struct buffer url;
+	char what[NAMESPACE_NAME_MAX + 16];
+	size_t base_len = strlen(options->server_url);
+	int rc;
+
+	snprintf(what, sizeof(what), "proof %s", options->namespace_name);
+	if (ctl_file_exists(options->out_path)) {
+		ctl_report_fail(report, CTL_EXIT_CANNOT_CREATE, "%s: %s exists; it is never overwritten",
+		                what, options->out_path);
+		return DIRAUTH_ERR_EXISTS;
+	}
+	while (base_len > 0 && options->server_url[base_len - 1] == '/')
+		base_len--;
+	net_response_init(&response);
+	buffer_init(&url);
+	rc = buffer_appendf(&url, "%.*s/v1/%s/log/proof/%" PRIu64, (int)base_len, options->server_url,
+	                    options->namespace_name, options->epoch);
+	if (rc != 0)
+		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: server URL too long", what);
+	if (rc == 0)
+		rc = ctl_exchange_get(what, "proof", (const char *)url.data, NULL, TLOG_PROOF_MAX_BYTES, 0,
+		                      &response, report);
+	if (rc == 0)
+		rc = check_downloaded(what, options, response.body.data, response.body.len, size, index,
+		                      report);
+	if (rc == 0) {
+		rc = ctl_file_create(options->out_path, response.body.data, response.body.len, 0644);
+		if (rc != 0)
+			ctl_report_fail(report, rc == DIRAUTH_ERR_IO ? CTL_EXIT_IO : CTL_EXIT_CANNOT_CREATE,
+			                "%s: cannot write %s: %s", what, options->out_path,
+			                dirauth_strerror(rc));
+	}
+	net_response_free(&response);
+	buffer_free(&url);
+	return rc;
+}
