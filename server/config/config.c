@@ -354,10 +354,53 @@ static int parse_clock(struct settings_reader *state, const struct settings_node
 	return rc;
 }
 
+/* The endpoint lifecycle of one namespace: lifecycle, health_freshness_epochs,
+ * revocation_epochs, max_revocations (defaults 0, 2, the epoch's validity_epochs, 65536). A
+ * revocation must stay listed at least as long as any snapshot that held what it revokes. */
+static int parse_namespace_lifecycle(struct settings_reader *state, const struct settings_node *item,
+                                     const struct config *config, struct config_namespace *ns)
+{
+	const struct settings_node *v;
+	int rc;
+	ns->health_freshness_epochs = 2;
+	ns->revocation_epochs = config->epoch.validity_epochs;
+	ns->max_revocations = 65536;
+	if ((v = settings_lookup(item, "lifecycle"))) {
+		if ((rc = settings_expect_kind(state, v, SETTINGS_SCALAR, "namespace lifecycle")))
+			return rc;
+		if (v->plain && strcmp(v->text, "true") == 0)
+			ns->lifecycle = 1;
+		else if (!(v->plain && strcmp(v->text, "false") == 0))
+			return settings_fail(state, v->line, "namespace lifecycle must be true or false");
+	}
+	if ((v = settings_lookup(item, "health_freshness_epochs")) &&
+	    (rc = settings_u64(state, v, "namespace health_freshness_epochs", 1, SCHEDULE_VALIDITY_MAX,
+	                       &ns->health_freshness_epochs)))
+		return rc;
+	if ((v = settings_lookup(item, "revocation_epochs"))) {
+		if ((rc = settings_u64(state, v, "namespace revocation_epochs", 1, 1000000,
+		                       &ns->revocation_epochs)))
+			return rc;
+		if (ns->revocation_epochs < config->epoch.validity_epochs)
+			return settings_fail(
+			    state, v->line,
+			    "namespace revocation_epochs %llu is less than epoch.validity_epochs "
+			    "%llu: a revocation must outlive every snapshot that held what it revokes",
+			    (unsigned long long)ns->revocation_epochs,
+			    (unsigned long long)config->epoch.validity_epochs);
+	}
+	if ((v = settings_lookup(item, "max_revocations")) &&
+	    (rc = settings_size(state, v, "namespace max_revocations", 1, 10000000, &ns->max_revocations)))
+		return rc;
+	return 0;
+}
+
 static int parse_namespaces(struct settings_reader *state, const struct settings_node *node,
                             struct config *config)
 {
-	static const char *const keys[] = {"name", "origin", NULL};
+	static const char *const keys[] = {
+	    "name", "origin", "lifecycle", "health_freshness_epochs", "revocation_epochs", "max_revocations",
+	    NULL};
 	int rc = settings_expect_kind(state, node, SETTINGS_SEQUENCE, "namespaces");
 	if (rc)
 		return rc;
@@ -374,7 +417,9 @@ static int parse_namespaces(struct settings_reader *state, const struct settings
 		    (rc = settings_require(state, item, "name", "namespace", &name)) ||
 		    (rc = settings_require(state, item, "origin", "namespace", &origin)) ||
 		    (rc = settings_string(state, name, "namespace name", ns->name, sizeof ns->name)) ||
-		    (rc = settings_string(state, origin, "namespace origin", ns->origin, sizeof ns->origin)))
+		    (rc =
+		         settings_string(state, origin, "namespace origin", ns->origin, sizeof ns->origin)) ||
+		    (rc = parse_namespace_lifecycle(state, item, config, ns)))
 			return rc;
 		struct text_span span = {ns->name, strlen(ns->name)};
 		if (!text_is_name(span, NAMESPACE_NAME_MAX))
@@ -475,6 +520,38 @@ static int parse_providers(struct settings_reader *state, const struct settings_
 				return settings_fail(state, node->children[i]->line,
 				                     "duplicate provider key name '%s'", provider->key.name);
 		config->provider_count = i + 1;
+	}
+	return 0;
+}
+
+/* Authority operators: a list of verifier keys whose revocations are honoured (schema/revocation.md,
+ * "Who may sign it"). */
+static int parse_operators(struct settings_reader *state, const struct settings_node *node,
+                           struct config *config)
+{
+	int rc = settings_expect_kind(state, node, SETTINGS_SEQUENCE, "operators");
+	if (rc)
+		return rc;
+	if (node->count > CONFIG_MAX_OPERATORS)
+		return settings_fail(state, node->children[CONFIG_MAX_OPERATORS]->line,
+		                     "operators: at most %d", CONFIG_MAX_OPERATORS);
+	if (node->count && !(config->operators = calloc(node->count, sizeof *config->operators)))
+		return DIRAUTH_ERR_NOMEM;
+	for (size_t i = 0; i < node->count; i++) {
+		const struct settings_node *item = node->children[i];
+		char text[NOTE_VERIFIER_KEY_MAX + 1];
+		if ((rc = settings_string(state, item, "operator key", text, sizeof text)))
+			return rc;
+		if (note_verifier_parse(text, strlen(text), &config->operators[i]) != 0 ||
+		    config->operators[i].type != NOTE_KEY_TYPE_ED25519)
+			return settings_fail(state, item->line,
+			                     "operator key is not an Ed25519 verifier key");
+		for (size_t j = 0; j < i; j++)
+			if (note_verifier_equal(&config->operators[j], &config->operators[i]))
+				return settings_fail(state, item->line,
+				                     "operator key '%.64s' is listed twice",
+				                     config->operators[i].name);
+		config->operator_count = i + 1;
 	}
 	return 0;
 }
@@ -693,9 +770,9 @@ static int set_phases(struct settings_reader *state, struct config *config)
 
 static int parse_root(struct settings_reader *state, const struct settings_node *root, struct config *config)
 {
-	static const char *const keys[] = {"authority", "listen",      "data_dir",  "epoch",
-	                                   "clock",     "namespaces",  "providers", "bounds",
-	                                   "http",      "authorities", "store",     NULL};
+	static const char *const keys[] = {"authority",  "listen",    "data_dir", "epoch", "clock",
+	                                   "namespaces", "providers", "bounds",   "http",  "authorities",
+	                                   "store",      "operators", NULL};
 	const struct settings_node *v;
 	int rc;
 	if ((rc = settings_expect_kind(state, root, SETTINGS_MAPPING, "the configuration")) ||
@@ -729,6 +806,8 @@ static int parse_root(struct settings_reader *state, const struct settings_node 
 	if ((v = settings_lookup(root, "store")) && (rc = parse_store(state, v, config)))
 		return rc;
 	if ((v = settings_lookup(root, "authorities")) && (rc = parse_authorities(state, v, config)))
+		return rc;
+	if ((v = settings_lookup(root, "operators")) && (rc = parse_operators(state, v, config)))
 		return rc;
 	if ((rc = set_authority_set(state, config)) || (rc = set_phases(state, config)))
 		return rc;
@@ -798,6 +877,7 @@ void config_free(struct config *config)
 		return;
 	free(config->members);
 	free(config->providers);
+	free(config->operators);
 	free(config);
 }
 
@@ -819,4 +899,19 @@ const struct config_provider *config_provider_find(const struct config *config,
 			return &config->providers[i];
 	}
 	return NULL;
+}
+
+int config_operator_is_listed(const struct config *config, const struct note_verifier *key)
+{
+	for (size_t i = 0; i < config->operator_count; i++)
+		if (note_verifier_equal(&config->operators[i], key))
+			return 1;
+	return 0;
+}
+
+size_t config_max_health(const struct config *config)
+{
+	size_t records = config->bounds.records_per_snapshot,
+	       endpoints = config->bounds.endpoints_per_service;
+	return endpoints && records > SIZE_MAX / endpoints ? SIZE_MAX : records * endpoints;
 }

@@ -26,6 +26,7 @@
 
 #define CONFIG_MAX_NAMESPACES  64 /* a provider's namespaces are a 64-bit mask */
 #define CONFIG_MAX_PROVIDERS   10000
+#define CONFIG_MAX_OPERATORS   256
 #define CONFIG_PATH_MAX        SETTINGS_PATH_MAX
 #define CONFIG_ADDRESS_MAX     64
 #define CONFIG_SOCKET_PATH_MAX 108 /* sizeof sockaddr_un.sun_path on Linux, with its NUL */
@@ -35,6 +36,16 @@ enum config_clock_source { CONFIG_CLOCK_SYSTEM, CONFIG_CLOCK_FILE };
 struct config_namespace {
 	char name[NAMESPACE_NAME_MAX + 1];
 	char origin[SNAPSHOT_ORIGIN_MAX + 1];
+	/* The endpoint lifecycle: with "lifecycle: true" the namespace takes health statements,
+	 * revocations and deregistrations and its snapshots are consensus method 2; without it (the
+	 * default) they stay method 1, byte for byte. The parameters below are those of method 2
+	 * (consensus/consensus.h, struct consensus_lifecycle): every authority of a set must configure
+	 * the same. */
+	int lifecycle;
+	uint64_t health_freshness_epochs; /* health older than this at valid-after is unknown; 2 */
+	uint64_t revocation_epochs;       /* a revocation stays listed this long; validity_epochs at
+	                                     least, and by default */
+	size_t max_revocations;           /* revocations one snapshot lists, at most; 65536 */
 };
 
 /* An enrolled provider: its verifier key is its identity; what it may publish is a bit per
@@ -141,6 +152,10 @@ struct config {
 	size_t threshold;              /* k: a majority of n */
 	struct config_peers peers;
 	int epoch_phases_set; /* the epoch section named its phases */
+	/* Authority operators: the keys ("operators:", a list of verifier keys) whose revocations
+	 * this authority honours for any service (schema/revocation.md, "Who may sign it"). */
+	size_t operator_count;
+	struct note_verifier *operators; /* owned */
 };
 
 /* Parses configuration text. base_dir is the directory that relative paths are resolved
@@ -165,5 +180,13 @@ int config_namespace_index(const struct config *config, const char *name, size_t
  * key), or NULL. Borrowed from config. */
 const struct config_provider *config_provider_find(const struct config *config,
                                                    const struct note_verifier *key);
+
+/* 1 when key is one of the configured operator keys exactly (name, key id, type and public key),
+ * else 0. */
+int config_operator_is_listed(const struct config *config, const struct note_verifier *key);
+
+/* The most health entries a snapshot (and a vote) may carry: one per endpoint of every record,
+ * records_per_snapshot times endpoints_per_service. Never fails. */
+size_t config_max_health(const struct config *config);
 
 #endif
