@@ -4,7 +4,8 @@
  *
  * The store is one LMDB environment (hard rule: one environment per process) whose databases
  * are listed at the top of store.c; the files of this folder each own some of them (store.c the
- * registrations, snapshots and bodies; votes.c the rounds with other authorities; log.c the transparency log)
+ * registrations, snapshots and bodies; votes.c the rounds with other authorities; log.c the
+ * transparency log; lifecycle.c health statements, revocations and deregistrations)
  * and reach them through struct store. Integers in keys and values are big-endian and fixed-width.
  */
 #ifndef DIRAUTH_SERVER_STORE_INTERNAL_H
@@ -34,9 +35,13 @@
 #define STORE_HEADER_MAX      (64 * 1024)
 #define STORE_PATH_MAX        4096
 
-/* One queued submission. */
+/* One queued submission: a registration, or a statement of lifecycle.c. */
 struct store_request {
-	const struct store_registration *registration;
+	const struct store_registration *registration; /* NULL for a lifecycle statement */
+	int lifecycle_kind;                            /* lifecycle.c's kind of statement */
+	const void *lifecycle;
+	uint64_t epoch;  /* the caller's epoch */
+	uint64_t sealed; /* the sealed epoch when its batch was taken (0 before any seal) */
 	store_submission_done done;
 	void *context;
 	uint64_t stamp;
@@ -53,6 +58,8 @@ struct store {
 	/* The transparency log of each namespace (log.c). */
 	struct kv_db log_hashes, log_leaves, log_epochs, log_state, log_checkpoints, log_partials,
 	    log_witness;
+	/* Health statements, revocations and deregistrations (lifecycle.c). */
+	struct kv_db health, revocations, revocation_keys, deregistrations, statements;
 	char path[STORE_PATH_MAX];
 	size_t max_batch;
 	size_t queue_limit;
@@ -75,6 +82,40 @@ struct store {
 	struct note_verifier *keys; /* ref i is keys[i - 1] */
 	size_t key_count, key_cap;
 };
+
+/* A service's owner and highest sequence, as the services database keeps them (store.c). */
+struct service_owner {
+	uint16_t ns;
+	char provider[STORE_NAME_MAX + 1];
+	uint64_t highest_sequence;
+};
+
+bool store_service_decode(const struct kv_val *value, struct service_owner *out);
+
+/* store.c: queues a request (a registration, or a lifecycle statement with its epoch) for the
+ * committer, and the same waiting for its outcome. As store_registration_submit_async. */
+int store_request_submit(struct store *store, const struct store_registration *registration,
+                         int lifecycle_kind, const void *lifecycle, uint64_t epoch,
+                         store_submission_done done, void *context);
+int store_request_wait(struct store *store, const struct store_registration *registration, int lifecycle_kind,
+                       const void *lifecycle, uint64_t epoch, uint64_t *stamp);
+
+/* lifecycle.c, for the committer: applies one statement in a nested transaction of batch (all or
+ * nothing), and whether it is taken above refuse_percent (revocations are). */
+int lifecycle_apply(struct store *store, struct kv_txn *batch, const struct store_request *request);
+bool lifecycle_takes_reserve(const struct store_request *request);
+
+/* lifecycle.c, for apply_registration: fails t with DIRAUTH_ERR_REFUSED when a revocation covers
+ * the registration's service or one of its endpoint ids, or a deregistration withdrew its
+ * sequence. */
+void lifecycle_check_registration(struct kv_txn *t, struct store *store, uint16_t ns,
+                                  const struct store_registration *registration);
+
+/* lifecycle.c, for the view: 1 when the version (service_id at sequence, with its note) is
+ * withdrawn from epoch's view by a deregistration or a revocation stamped at or before epoch, 0
+ * when not, or a negative error. */
+int lifecycle_view_hides(struct kv_txn *t, struct store *store, uint16_t ns, const uint8_t *service_id,
+                         uint64_t sequence, uint64_t epoch, const uint8_t *note, size_t note_len);
 
 /* ---- encodings of keys ---- */
 

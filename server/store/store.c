@@ -22,7 +22,8 @@
  *   bodies          ns, u64 epoch -> per encoding u64 size, 32 bytes sha256 (while the files exist)
  *   latest          ns -> u64 epoch
  * and those of votes.c (votes, signatures, consensus, evidence) and log.c (log_hashes,
- * log_leaves, log_epochs, log_state, log_checkpoints, log_partials, log_witness), described there.
+ * log_leaves, log_epochs, log_state, log_checkpoints, log_partials, log_witness), described there,
+ * and those of lifecycle.c (health, revocations, revocation_keys, deregistrations, statements).
  *
  * Body files: <path>/bodies/<namespace>/<epoch>.<encoding>, written under a ".part" name,
  * fsynced, renamed, and the directory fsynced before the header is stored; so a stored header
@@ -195,13 +196,7 @@ static void usage_put(struct kv_txn *t, struct store *store, uint16_t ns,
 
 /* ---- applying registrations (committer thread only) ---- */
 
-struct service_owner {
-	uint16_t ns;
-	char provider[STORE_NAME_MAX + 1];
-	uint64_t highest_sequence;
-};
-
-static bool service_decode(const struct kv_val *value, struct service_owner *out)
+bool store_service_decode(const struct kv_val *value, struct service_owner *out)
 {
 	if (value->len < STORE_NS_LEN + 1 + 8)
 		return false;
@@ -313,8 +308,9 @@ static int apply_registration(struct store *store, struct kv_txn *batch, const s
 	buffer_init(&value);
 	kv_txn_begin_nested(batch, &t);
 	namespace_intern(&t, store, reg->namespace_name, namespace_len, &ns);
+	lifecycle_check_registration(&t, store, ns, reg); /* revoked or deregistered: refused first */
 	if (kv_txn_get(&t, store->services, reg->service_id, STORE_ID_LEN, &found)) {
-		if (!service_decode(&found, &owner))
+		if (!store_service_decode(&found, &owner))
 			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
 		else if (owner.ns != ns || strcmp(owner.provider, reg->provider) != 0)
 			kv_txn_fail(&t, DIRAUTH_ERR_COLLISION);
@@ -402,11 +398,13 @@ static bool apply_batch(struct store *store, struct store_request *first)
 
 	kv_txn_begin(store->env, &batch, KV_WRITE);
 	for (struct store_request *req = first; req; req = req->next) {
-		if (full) {
+		if (full && !(req->lifecycle && lifecycle_takes_reserve(req))) {
 			req->result = DIRAUTH_ERR_FULL;
 			continue;
 		}
-		req->result = apply_registration(store, &batch, req->registration, req->stamp);
+		req->result = req->lifecycle
+		                  ? lifecycle_apply(store, &batch, req)
+		                  : apply_registration(store, &batch, req->registration, req->stamp);
 		if (req->result == 0)
 			accepted++;
 	}
@@ -452,7 +450,8 @@ static void *committer_main(void *argument)
 		bool have_sealed = store->have_sealed;
 		for (struct store_request *req = first; req; req = req->next) {
 			uint64_t floor = have_sealed ? sealed + 1 : 0;
-			req->stamp = req->registration->epoch > floor ? req->registration->epoch : floor;
+			req->stamp = req->epoch > floor ? req->epoch : floor;
+			req->sealed = have_sealed ? sealed : 0;
 		}
 		store->in_flight = true;
 		pthread_cond_broadcast(&store->space);
@@ -858,6 +857,11 @@ int store_open(const struct store_options *options, struct store **out)
 	    {"log_checkpoints", &store->log_checkpoints},
 	    {"log_partials", &store->log_partials},
 	    {"log_witness", &store->log_witness},
+	    {"health", &store->health},
+	    {"revocations", &store->revocations},
+	    {"revocation_keys", &store->revocation_keys},
+	    {"deregistrations", &store->deregistrations},
+	    {"statements", &store->statements},
 	};
 	rc = kv_env_open(options->path, options->map_size ? options->map_size : STORE_DEFAULT_MAP_SIZE,
 	                 databases, sizeof databases / sizeof databases[0], &store->env);
@@ -934,15 +938,23 @@ static int check_registration(const struct store_registration *r)
 int store_registration_submit_async(struct store *store, const struct store_registration *r,
                                     store_submission_done done, void *context)
 {
+	int rc = check_registration(r);
+	return rc ? rc : store_request_submit(store, r, 0, NULL, r->epoch, done, context);
+}
+
+int store_request_submit(struct store *store, const struct store_registration *registration,
+                         int lifecycle_kind, const void *lifecycle, uint64_t epoch,
+                         store_submission_done done, void *context)
+{
 	if (!store || !done)
 		return DIRAUTH_ERR_SYNTAX;
-	int rc = check_registration(r);
-	if (rc)
-		return rc;
 	struct store_request *request = calloc(1, sizeof *request);
 	if (!request)
 		return DIRAUTH_ERR_NOMEM;
-	request->registration = r;
+	request->registration = registration;
+	request->lifecycle_kind = lifecycle_kind;
+	request->lifecycle = lifecycle;
+	request->epoch = epoch;
 	request->done = done;
 	request->context = context;
 
@@ -987,10 +999,17 @@ static void waiter_done(void *context, int result, uint64_t stamp)
 
 int store_registration_submit(struct store *store, const struct store_registration *r, uint64_t *stamp)
 {
+	int rc = check_registration(r);
+	return rc ? rc : store_request_wait(store, r, 0, NULL, r->epoch, stamp);
+}
+
+int store_request_wait(struct store *store, const struct store_registration *registration, int lifecycle_kind,
+                       const void *lifecycle, uint64_t epoch, uint64_t *stamp)
+{
 	struct waiter w = {.done = false};
 	pthread_mutex_init(&w.lock, NULL);
 	pthread_cond_init(&w.done_cond, NULL);
-	int rc = store_registration_submit_async(store, r, waiter_done, &w);
+	int rc = store_request_submit(store, registration, lifecycle_kind, lifecycle, epoch, waiter_done, &w);
 	if (rc == 0) {
 		pthread_mutex_lock(&w.lock);
 		while (!w.done)
@@ -1016,7 +1035,7 @@ int store_service_sequence(struct store *store, const uint8_t service_id[32], ui
 	kv_txn_begin(store->env, &t, KV_READ);
 	if (!kv_txn_get(&t, store->services, service_id, STORE_ID_LEN, &found))
 		kv_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
-	else if (!service_decode(&found, &owner))
+	else if (!store_service_decode(&found, &owner))
 		kv_txn_fail(&t, DIRAUTH_ERR_STORE);
 	else
 		*sequence = owner.highest_sequence;
@@ -1056,7 +1075,7 @@ int store_service_owner(struct store *store, const uint8_t service_id[32],
 	kv_txn_begin(store->env, &t, KV_READ);
 	if (!kv_txn_get(&t, store->services, service_id, STORE_ID_LEN, &found))
 		kv_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
-	else if (!service_decode(&found, &owner))
+	else if (!store_service_decode(&found, &owner))
 		kv_txn_fail(&t, DIRAUTH_ERR_STORE);
 	if (!t.rc) {
 		struct name_search search = {owner.ns, namespace_name, 0};
@@ -1230,6 +1249,11 @@ static int view_visit(void *context, struct kv_val key, struct kv_val value)
 	                            &w->note);
 	if (rc)
 		return rc;
+	/* Withdrawn by a deregistration or revocation this epoch holds: not in its view. */
+	rc = lifecycle_view_hides(w->t, w->store, (uint16_t)get_uint(key.data, STORE_NS_LEN),
+	                          key.data + STORE_NS_LEN, h.sequence, w->epoch, w->note.data, w->note.len);
+	if (rc)
+		return rc < 0 ? rc : 0;
 	struct store_record record = {
 	    .service_id = key.data + STORE_NS_LEN,
 	    .sequence = h.sequence,

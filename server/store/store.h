@@ -112,7 +112,9 @@ typedef void (*store_submission_done)(void *context, int result, uint64_t stamp)
  * points to must stay valid until done is called. Outcomes: 0 once committed (durable);
  * DIRAUTH_ERR_ROLLBACK when r's sequence is not greater than the highest accepted for the
  * service; DIRAUTH_ERR_COLLISION when the service id belongs to another provider or namespace,
- * or an endpoint id belongs to another service; DIRAUTH_ERR_BOUNDS when the namespace would pass
+ * or an endpoint id belongs to another service; DIRAUTH_ERR_REFUSED when a revocation covers the
+ * service or one of its endpoint ids, or a deregistration withdrew its sequence (lifecycle.h:
+ * store_registration_withdrawn says which); DIRAUTH_ERR_BOUNDS when the namespace would pass
  * max_records or max_bytes; DIRAUTH_ERR_FULL when the map is fuller than refuse_percent (or
  * full); DIRAUTH_ERR_STORE. Nothing is changed unless the outcome is 0. Returns 0 when queued
  * (done will be called), or without calling done: DIRAUTH_ERR_SYNTAX (a field missing or out of
@@ -157,7 +159,8 @@ typedef int (*store_record_visitor)(void *context, const struct store_record *re
 
 /* Calls visit for each record of namespace_name in snapshot epoch (which must be the sealed
  * epoch): per service the latest registration stamped epoch or lower, if it has not expired at
- * valid_after; in ascending service id order, inside one read transaction. A non-zero return
+ * valid_after and is not withdrawn by a deregistration or revocation stamped epoch or lower
+ * (lifecycle.h); in ascending service id order, inside one read transaction. A non-zero return
  * from visit stops the walk and is returned. Otherwise returns 0 (also for an unknown
  * namespace); DIRAUTH_ERR_STALE (epoch is not the sealed epoch); DIRAUTH_ERR_SYNTAX (missing
  * argument), DIRAUTH_ERR_BOUNDS (name too long), DIRAUTH_ERR_STORE (including a damaged record). */
