@@ -420,34 +420,59 @@ static int sections_check(const struct snapshot_sections *sections)
 	return 0;
 }
 
-static int encode_sections(const struct snapshot_sections *sections, struct buffer *out)
+int snapshot_body_encode_section_count(const char *keyword, uint64_t count, struct buffer *out)
+{
+	if (!keyword || (strcmp(keyword, "health") != 0 && strcmp(keyword, "revocations") != 0) || count == 0)
+		return DIRAUTH_ERR_SYNTAX;
+	return buffer_appendf(out, "%s %llu\n", keyword, (unsigned long long)count);
+}
+
+int snapshot_body_encode_health_line(const struct snapshot_health *h, struct buffer *out)
 {
 	char service_hex[2 * SERVICE_ID_SIZE + 1], endpoint_hex[2 * ENDPOINT_ID_SIZE + 1];
+	if (!health_class_name(h->health_class) || !health_signer_name(h->signer) || h->note_len == 0)
+		return DIRAUTH_ERR_SYNTAX;
+	if (h->note_len > HEALTH_MAX_BYTES)
+		return DIRAUTH_ERR_BOUNDS;
+	hex_encode(h->service_id, SERVICE_ID_SIZE, service_hex);
+	hex_encode(h->endpoint_id, ENDPOINT_ID_SIZE, endpoint_hex);
+	return buffer_appendf(out, "health %s %s %s %s %llu\n", service_hex, endpoint_hex,
+	                      health_class_name(h->health_class), health_signer_name(h->signer),
+	                      (unsigned long long)h->note_len);
+}
+
+int snapshot_body_encode_revocation_line(const struct snapshot_revocation *r, struct buffer *out)
+{
+	char service_hex[2 * SERVICE_ID_SIZE + 1], endpoint_hex[2 * ENDPOINT_ID_SIZE + 1];
+	if ((r->has_endpoint != 0 && r->has_endpoint != 1) || r->note_len == 0)
+		return DIRAUTH_ERR_SYNTAX;
+	if (r->note_len > REVOCATION_MAX_BYTES)
+		return DIRAUTH_ERR_BOUNDS;
+	hex_encode(r->service_id, SERVICE_ID_SIZE, service_hex);
+	if (r->has_endpoint)
+		hex_encode(r->endpoint_id, ENDPOINT_ID_SIZE, endpoint_hex);
+	else
+		strcpy(endpoint_hex, "-");
+	return buffer_appendf(out, "revocation %s %s %llu %llu\n", service_hex, endpoint_hex,
+	                      (unsigned long long)r->since, (unsigned long long)r->note_len);
+}
+
+static int encode_sections(const struct snapshot_sections *sections, struct buffer *out)
+{
 	int rc = 0;
 	if (sections->health_count > 0)
-		rc = buffer_appendf(out, "health %llu\n", (unsigned long long)sections->health_count);
+		rc = snapshot_body_encode_section_count("health", sections->health_count, out);
 	for (size_t i = 0; rc == 0 && i < sections->health_count; i++) {
 		const struct snapshot_health *h = &sections->health[i];
-		hex_encode(h->service_id, SERVICE_ID_SIZE, service_hex);
-		hex_encode(h->endpoint_id, ENDPOINT_ID_SIZE, endpoint_hex);
-		rc = buffer_appendf(out, "health %s %s %s %s %llu\n", service_hex, endpoint_hex,
-		                    health_class_name(h->health_class), health_signer_name(h->signer),
-		                    (unsigned long long)h->note_len);
+		rc = snapshot_body_encode_health_line(h, out);
 		if (rc == 0)
 			rc = buffer_append(out, h->note, h->note_len);
 	}
 	if (rc == 0 && sections->revocation_count > 0)
-		rc =
-		    buffer_appendf(out, "revocations %llu\n", (unsigned long long)sections->revocation_count);
+		rc = snapshot_body_encode_section_count("revocations", sections->revocation_count, out);
 	for (size_t i = 0; rc == 0 && i < sections->revocation_count; i++) {
 		const struct snapshot_revocation *r = &sections->revocations[i];
-		hex_encode(r->service_id, SERVICE_ID_SIZE, service_hex);
-		if (r->has_endpoint)
-			hex_encode(r->endpoint_id, ENDPOINT_ID_SIZE, endpoint_hex);
-		else
-			strcpy(endpoint_hex, "-");
-		rc = buffer_appendf(out, "revocation %s %s %llu %llu\n", service_hex, endpoint_hex,
-		                    (unsigned long long)r->since, (unsigned long long)r->note_len);
+		rc = snapshot_body_encode_revocation_line(r, out);
 		if (rc == 0)
 			rc = buffer_append(out, r->note, r->note_len);
 	}

@@ -176,6 +176,17 @@ int snapshot_body_encode_sections(const char *namespace_name, uint64_t epoch,
                                   const struct snapshot_record *records, size_t record_count,
                                   const struct snapshot_sections *sections, struct buffer *out);
 
+/* The pieces of method 2's sections, for a body written as it is built (as
+ * snapshot_body_encode_record_line for the records): a section's count line ("health <count>" or
+ * "revocations <count>", keyword one of the two, count >= 1), and an entry's line, which its note
+ * of note_len bytes follows (the entry's note pointer is not read). snapshot_body_encode_sections
+ * is made of them. Return 0, DIRAUTH_ERR_SYNTAX (an unknown keyword, a count of 0, a class,
+ * signer or has_endpoint out of range, a note length of 0), DIRAUTH_ERR_BOUNDS (a note length over
+ * its document's bound) or DIRAUTH_ERR_NOMEM. */
+int snapshot_body_encode_section_count(const char *keyword, uint64_t count, struct buffer *out);
+int snapshot_body_encode_health_line(const struct snapshot_health *entry, struct buffer *out);
+int snapshot_body_encode_revocation_line(const struct snapshot_revocation *entry, struct buffer *out);
+
 /* Parses a body that may carry method 2's sections, within limits. A method-1 body parses as
  * with snapshot_body_parse. Refuses a count above its bound (DIRAUTH_ERR_BOUNDS) or one the
  * remaining bytes cannot hold, a section with count 0, sections out of order, repeated or
