@@ -8,6 +8,8 @@
  */
 #include "server/intake/submit.h"
 
+#include "server/intake/lifecycle.h"
+
 #include "schema/crypto.h"
 #include "schema/error.h"
 #include "schema/note.h"
@@ -233,6 +235,11 @@ static enum api_error pending_stored(struct submit_pending *p, int rc, uint64_t 
 		              (unsigned long long)p->r.sequence);
 	case DIRAUTH_ERR_COLLISION: {
 		enum api_error error = classify_collision(&p->context, &p->r);
+		return refuse(result, error, "%s", api_error_detail(error));
+	}
+	case DIRAUTH_ERR_REFUSED: {
+		/* A revocation or deregistration withdrew it (lifecycle.c). */
+		enum api_error error = submit_registration_withdrawal(&p->context, &p->r);
 		return refuse(result, error, "%s", api_error_detail(error));
 	}
 	case DIRAUTH_ERR_BOUNDS:
