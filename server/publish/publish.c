@@ -12,6 +12,7 @@
  */
 #include "server/publish/publish.h"
 
+#include "server/publish/lifecycle.h"
 #include "schema/crypto.h"
 #include "schema/error.h"
 #include "schema/merkle.h"
@@ -101,8 +102,7 @@ static int write_visit(void *context, const struct store_record *record)
 	return rc;
 }
 
-/* The sizes the configuration allows, checked on the finished body. */
-static int check_body_bounds(const struct config *config, const struct store_body_info *info)
+int publish_check_body_bounds(const struct config *config, const struct store_body_info *info)
 {
 	if (info->size[ENCODING_IDENTITY] > config->bounds.snapshot_body_uncompressed)
 		return DIRAUTH_ERR_BOUNDS;
@@ -149,7 +149,7 @@ static int write_body(const struct config *config, struct store *store, const ch
 	h->record_count = size.records;
 	h->body_size = info->size[ENCODING_IDENTITY];
 	memcpy(h->body_sha256, info->sha256[ENCODING_IDENTITY], sizeof h->body_sha256);
-	return check_body_bounds(config, info);
+	return publish_check_body_bounds(config, info);
 }
 
 int publish_snapshot(const struct config *config, struct store *store, struct signer_client *signer,
@@ -177,7 +177,8 @@ int publish_snapshot(const struct config *config, struct store *store, struct si
 	snprintf(h->namespace_name, sizeof h->namespace_name, "%s", ns->name);
 	snprintf(h->origin, sizeof h->origin, "%s", ns->origin);
 	h->epoch = epoch;
-	h->consensus_method = SNAPSHOT_CONSENSUS_METHOD;
+	/* A namespace of the endpoint lifecycle is consensus method 2 (server/publish/lifecycle.h). */
+	h->consensus_method = ns->lifecycle ? 2 : SNAPSHOT_CONSENSUS_METHOD;
 	if ((rc = schedule_epoch_times(&config->epoch, epoch, &times)))
 		goto cleanup;
 	h->valid_after = times.valid_after;
@@ -196,7 +197,10 @@ int publish_snapshot(const struct config *config, struct store *store, struct si
 		goto cleanup;
 	}
 	fault_point("publish-sealed");
-	if ((rc = write_body(config, store, ns->name, h, &p.body)))
+	rc = ns->lifecycle ? publish_lifecycle_body(config, store, namespace_index, have_previous,
+	                                            previous_epoch, h, &p.body)
+	                   : write_body(config, store, ns->name, h, &p.body);
+	if (rc)
 		goto cleanup;
 	if ((rc = snapshot_header_encode(h, &text)) ||
 	    (rc = signer_client_sign(signer, SIGNER_OP_SIGN_SNAPSHOT_HEADER, text.data, text.len, 0, NULL, 0,
@@ -236,7 +240,7 @@ int publish_signed_snapshot(const struct config *config, struct store *store,
 		return rc;
 	if (memcmp(info.sha256[ENCODING_IDENTITY], header->body_sha256, 32) != 0)
 		return DIRAUTH_ERR_MISMATCH;
-	if ((rc = check_body_bounds(config, &info)))
+	if ((rc = publish_check_body_bounds(config, &info)))
 		return rc;
 	fault_point("publish-signed");
 	rc = store_snapshot_put(store, header->namespace_name, header->epoch, header_note, header_note_len,

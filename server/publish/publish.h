@@ -14,6 +14,10 @@
  * header (records root, body digest, the previous header's digest), signed by dirauth-signer,
  * and stored durably before anyone may serve it. A snapshot that breaks a bound, or whose header
  * the signer does not sign, is not published at all.
+ *
+ * A namespace configured with "lifecycle: true" is published with consensus method 2: the same
+ * records minus what a listed revocation excludes, then the health and revocation sections, byte
+ * for byte what consensus method 2 computes from this authority's one vote (lifecycle.h).
  */
 #ifndef DIRAUTH_SERVER_PUBLISH_PUBLISH_H
 #define DIRAUTH_SERVER_PUBLISH_PUBLISH_H
@@ -44,8 +48,9 @@ void publication_clear(struct publication *p);
  * (the caller clears it). Returns 0; DIRAUTH_ERR_ROLLBACK when epoch is not above the namespace's
  * latest stored epoch; DIRAUTH_ERR_STALE when a later epoch is already sealed; DIRAUTH_ERR_BOUNDS
  * when more records than records_per_snapshot are eligible or the body breaks a size bound;
- * DIRAUTH_ERR_UNAVAILABLE when the signer cannot be reached, or its refusal code; the errors of
- * the store and the encoders. detail (may be NULL) gets the signer's sentence when the signer
+ * DIRAUTH_ERR_UNAVAILABLE when the signer cannot be reached, or its refusal code; for method 2,
+ * DIRAUTH_ERR_MISMATCH when the stored previous snapshot does not check out; the errors of the
+ * store and the encoders. detail (may be NULL) gets the signer's sentence when the signer
  * failed or refused, else "". Nothing is stored unless 0 is returned. */
 int publish_snapshot(const struct config *config, struct store *store, struct signer_client *signer,
                      size_t namespace_index, uint64_t epoch, struct publication *out, char *detail,
