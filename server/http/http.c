@@ -68,6 +68,23 @@ struct http_route {
  * served namespace before its handler runs. Patterns are tried in order. */
 static const struct http_route http_routes[] = {
     {"/v1/registrations", HTTP_METHODS_POST, {"POST", 0}, http_accept_registration, HTTP_BODY_REGISTRATION},
+    /* The endpoint lifecycle (lifecycle_routes.c); each document's own bound is checked by intake. */
+    {"/v1/endpoint-health",
+     HTTP_METHODS_POST,
+     {"POST", 0},
+     http_accept_endpoint_health,
+     HTTP_BODY_REGISTRATION},
+    {"/v1/revocations", HTTP_METHODS_POST, {"POST", 0}, http_accept_revocation, HTTP_BODY_REGISTRATION},
+    {"/v1/deregistrations",
+     HTTP_METHODS_POST,
+     {"POST", 0},
+     http_accept_deregistration,
+     HTTP_BODY_REGISTRATION},
+    {"/v1/{namespace}/statements/{digest}",
+     HTTP_METHODS_GET,
+     {"GET, HEAD", 0},
+     http_serve_statement,
+     HTTP_BODY_NONE},
     {"/v1/health", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_health, HTTP_BODY_NONE},
     {"/v1/ready", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_ready, HTTP_BODY_NONE},
     {"/v1/certificates", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_certificates, HTTP_BODY_NONE},

@@ -106,6 +106,13 @@ enum MHD_Result http_serve_log_consistency(struct http_request *request);
 /* Submissions (submission_routes.c). */
 enum MHD_Result http_accept_registration(struct http_request *request);
 
+/* The endpoint lifecycle (lifecycle_routes.c): health statements, revocations, deregistrations,
+ * and the statements a vote lists, by digest (the capture after {namespace}). */
+enum MHD_Result http_accept_endpoint_health(struct http_request *request);
+enum MHD_Result http_accept_revocation(struct http_request *request);
+enum MHD_Result http_accept_deregistration(struct http_request *request);
+enum MHD_Result http_serve_statement(struct http_request *request);
+
 /* Between authorities (peer_routes.c). Captures after {namespace}: the epoch, then the member;
  * or the service id, then the sequence. */
 enum MHD_Result http_accept_vote(struct http_request *request);
