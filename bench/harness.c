@@ -1252,6 +1252,59 @@ int harness_check_receipts(const struct harness_authority *authority, const stru
 	return 0;
 }
 
+#define HARNESS_CHUNK            100000
+#define HARNESS_CHECKED_RECEIPTS 1000
+
+int harness_register(struct harness_authority *authority, uint64_t first, size_t count, uint64_t sequence,
+                     unsigned threads, uint64_t *publish_epoch)
+{
+	size_t cap = count < HARNESS_CHUNK ? count : HARNESS_CHUNK;
+	struct buffer *notes = calloc(cap ? cap : 1, sizeof(*notes));
+	struct buffer *receipts = calloc(cap ? cap : 1, sizeof(*receipts));
+	int rc = notes && receipts ? 0 : -1;
+	*publish_epoch = 0;
+	for (size_t done = 0; rc == 0 && done < count;) {
+		size_t n = count - done < cap ? count - done : cap;
+		struct harness_posted posted;
+		uint64_t epoch = 0;
+		rc = harness_registrations(authority->provider, first + done, n, sequence, authority->now, 2,
+		                           notes);
+		if (rc == 0)
+			rc = harness_post(authority, notes, n, threads, 3600, receipts, &posted);
+		if (rc == 0 && posted.accepted != n) {
+			harness_fail("%zu of %zu registrations were accepted", posted.accepted, n);
+			rc = -1;
+		}
+		if (rc == 0)
+			rc = harness_check_receipts(
+			    authority, notes, receipts,
+			    n < HARNESS_CHECKED_RECEIPTS ? n : HARNESS_CHECKED_RECEIPTS, &epoch);
+		if (epoch > *publish_epoch)
+			*publish_epoch = epoch;
+		harness_buffers_free(notes, n);
+		harness_buffers_free(receipts, n);
+		done += n;
+	}
+	free(notes);
+	free(receipts);
+	return rc;
+}
+
+int harness_reset_peak_rss(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/clear_refs", (int)pid);
+	FILE *file = fopen(path, "w");
+	int written = file && fputs("5", file) != EOF;
+	if (file && fclose(file) != 0)
+		written = 0;
+	if (!written) {
+		harness_fail("cannot reset the peak RSS of process %d", (int)pid);
+		return -1;
+	}
+	return 0;
+}
+
 int harness_wait_snapshot(struct harness_authority *authority, uint64_t epoch, size_t records, double seconds,
                           struct snapshot_header *header)
 {

@@ -185,6 +185,16 @@ int harness_post(struct harness_authority *authority, const struct buffer *notes
 int harness_check_receipts(const struct harness_authority *authority, const struct buffer *notes,
                            const struct buffer *receipts, size_t count, uint64_t *publish_epoch);
 
+/* Registers count services first.. at sequence, issued at the authority's clock: built on two
+ * threads and POSTed by threads clients in chunks of 100,000 (so a million need not be held at
+ * once); the first 1,000 receipts of each chunk are checked. *publish_epoch gets the latest
+ * epoch promised. */
+int harness_register(struct harness_authority *authority, uint64_t first, size_t count, uint64_t sequence,
+                     unsigned threads, uint64_t *publish_epoch);
+
+/* Resets a process's peak RSS to its current RSS (/proc/<pid>/clear_refs, "5"). */
+int harness_reset_peak_rss(pid_t pid);
+
 /* Polls /v1/<ns>/snapshots/latest (every 5 ms, one keep-alive connection) until it serves a
  * header of epoch or later that verifies, or seconds pass. records: the count it must hold
  * (SIZE_MAX: any). */

@@ -1,0 +1,343 @@
+/*
+ * bench_reads.c: how fast dirauthd serves the latest header and a snapshot body in each content
+ * encoding, against stock nginx serving the very same bytes as static files, both measured with
+ * wrk in the same run with the same threads and connections (keep-alive).
+ *
+ * The read path answers every client with bytes prepared once per epoch (the header note in
+ * memory, the bodies as the store's files sent with sendfile), so nothing should make it slower
+ * than a static file server: nginx is the anchor, and the ratio is dirauthd's rate over nginx's.
+ *
+ * The run: dirauth-signer and dirauthd on loopback (harness.h); N signed registrations POSTed;
+ * the clock moves to the promised epoch and the snapshot must hold them all. Then each answer is
+ * fetched once and checked (the header verifies; each body is the size the store recorded and
+ * decodes to the header's body digest), the same bytes are written where a temporary nginx serves
+ * them with the same Content-Encoding, and for each target (latest header; body as zstd, gzip and
+ * identity) wrk runs against dirauthd and then against nginx, S seconds each. Any socket error
+ * or non-2xx answer fails the run.
+ */
+#include "bench/harness.h"
+
+#include "schema/compress.h"
+#include "schema/crypto.h"
+#include "schema/error.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BENCH_SNAPSHOT_SECONDS 600.0
+#define BENCH_SKIPPED          77 /* ctest's SKIP_RETURN_CODE: a tool is missing */
+
+struct options {
+	char dirauthd[PATH_MAX];
+	char signer[PATH_MAX];
+	char nginx[PATH_MAX];
+	char wrk[PATH_MAX];
+	int nginx_disabled;
+	size_t records;
+	unsigned connections;
+	unsigned wrk_threads;
+	unsigned seconds;
+};
+
+/* One thing to read: its dirauthd path, the nginx file, the request header, the bytes. */
+struct target {
+	const char *name;
+	char path[128];
+	const char *file;
+	const char *header;      /* Accept-Encoding, or NULL */
+	const char *encoding;    /* the Content-Encoding answered ("" for none) */
+	const char *nginx_extra; /* directives of its nginx location */
+	struct buffer bytes;
+	struct harness_wrk_result dirauthd, nginx;
+	char load[64];
+};
+
+static void usage(FILE *out)
+{
+	fprintf(
+	    out,
+	    "usage: bench_reads [options]\n"
+	    "  --dirauthd PATH     the dirauthd binary (default: ../server/dirauthd next to this program)\n"
+	    "  --signer PATH       the dirauth-signer binary (default: ../signer/dirauth-signer)\n"
+	    "  --records N         registrations in the snapshot (default 10000)\n"
+	    "  --connections C     wrk connections, kept alive (default 32)\n"
+	    "  --wrk-threads T     wrk threads (default 2)\n"
+	    "  --seconds S         wrk duration per target and server (default 5)\n"
+	    "  --nginx PATH        the nginx binary (default: looked up in PATH and /usr/sbin)\n"
+	    "  --no-nginx          skip the nginx anchor\n"
+	    "  --wrk PATH          the wrk binary (default: looked up in PATH)\n"
+	    "  --temp-dir DIR      where the temporary directories go (default $TMPDIR or /tmp)\n");
+}
+
+static int parse_options(int argc, char **argv, struct options *o, struct harness *harness)
+{
+	memset(o, 0, sizeof(*o));
+	harness_default_program("server/dirauthd", o->dirauthd);
+	harness_default_program("signer/dirauth-signer", o->signer);
+	o->records = 10000;
+	o->connections = 32;
+	o->wrk_threads = 2;
+	o->seconds = 5;
+	for (int i = 1; i < argc; i++) {
+		const char *name = argv[i];
+		const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+		size_t number = 0;
+		int ok = 1;
+		if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+			usage(stdout);
+			exit(0);
+		} else if (strcmp(name, "--no-nginx") == 0) {
+			o->nginx_disabled = 1;
+			continue;
+		} else if (!value) {
+			ok = 0;
+		} else if (strcmp(name, "--dirauthd") == 0) {
+			ok = strlen(value) < PATH_MAX;
+			snprintf(o->dirauthd, sizeof(o->dirauthd), "%s", value);
+		} else if (strcmp(name, "--signer") == 0) {
+			ok = strlen(value) < PATH_MAX;
+			snprintf(o->signer, sizeof(o->signer), "%s", value);
+		} else if (strcmp(name, "--nginx") == 0) {
+			ok = strlen(value) < PATH_MAX;
+			snprintf(o->nginx, sizeof(o->nginx), "%s", value);
+		} else if (strcmp(name, "--wrk") == 0) {
+			ok = strlen(value) < PATH_MAX;
+			snprintf(o->wrk, sizeof(o->wrk), "%s", value);
+		} else if (strcmp(name, "--temp-dir") == 0) {
+			harness->temp_parent = value;
+		} else if (strcmp(name, "--records") == 0) {
+			ok = harness_parse_count(value, 1, 10000000, &o->records) == 0;
+		} else if (strcmp(name, "--connections") == 0) {
+			ok = harness_parse_count(value, 1, 1000, &number) == 0;
+			o->connections = (unsigned)number;
+		} else if (strcmp(name, "--wrk-threads") == 0) {
+			ok = harness_parse_count(value, 1, 64, &number) == 0;
+			o->wrk_threads = (unsigned)number;
+		} else if (strcmp(name, "--seconds") == 0) {
+			ok = harness_parse_count(value, 1, 3600, &number) == 0;
+			o->seconds = (unsigned)number;
+		} else {
+			ok = 0;
+		}
+		if (!ok) {
+			fprintf(stderr, "bench_reads: bad option %s%s%s\n", name, value ? " " : "",
+			        value ? value : "");
+			usage(stderr);
+			return -1;
+		}
+		i++;
+	}
+	if (o->wrk_threads > o->connections)
+		o->wrk_threads = o->connections;
+	if (access(o->dirauthd, X_OK) != 0 || access(o->signer, X_OK) != 0) {
+		fprintf(stderr, "bench_reads: no dirauthd at %s or dirauth-signer at %s (build them)\n",
+		        o->dirauthd, o->signer);
+		return -1;
+	}
+	return 0;
+}
+
+/* Fetches target from dirauthd once and checks it: a header that verifies, or a body of the
+ * stored size in the right encoding that decodes to the header's digest. */
+static int fetch_target(struct harness_authority *authority, const struct snapshot_header *header,
+                        struct target *t)
+{
+	char url[256], encoding[64];
+	long status = 0;
+	snprintf(url, sizeof(url), "%s%s", authority->url, t->path);
+	buffer_init(&t->bytes);
+	if (harness_http(url, t->header, NULL, &status, &t->bytes, encoding, sizeof(encoding)) != 0 ||
+	    status != 200) {
+		harness_fail("GET %s: status %ld", url, status);
+		return -1;
+	}
+	if (strcmp(encoding, t->encoding) != 0) {
+		harness_fail("GET %s: Content-Encoding '%s', expected '%s'", url, encoding, t->encoding);
+		return -1;
+	}
+	if (!t->header && strcmp(t->name, "latest header") == 0)
+		return 0;
+	enum content_encoding kind = strcmp(t->encoding, "zstd") == 0   ? ENCODING_ZSTD
+	                             : strcmp(t->encoding, "gzip") == 0 ? ENCODING_GZIP
+	                                                                : ENCODING_IDENTITY;
+	struct buffer plain;
+	buffer_init(&plain);
+	uint8_t digest[32];
+	int rc = kind == ENCODING_IDENTITY
+	             ? buffer_append(&plain, t->bytes.data, t->bytes.len)
+	             : compress_decode(kind, t->bytes.data, t->bytes.len, (size_t)header->body_size, &plain);
+	if (rc == 0)
+		rc = crypto_sha256(plain.data, plain.len, digest);
+	if (rc == 0 && (plain.len != header->body_size || memcmp(digest, header->body_sha256, 32) != 0))
+		rc = DIRAUTH_ERR_MISMATCH;
+	buffer_free(&plain);
+	if (rc != 0) {
+		harness_fail("GET %s: the body does not match its header: %s", url, dirauth_strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+static void print_figures(const struct options *o, struct target *targets, size_t count, int nginx)
+{
+	printf("\ndirauth reads: %ld online cores, wrk -t %u -c %u -d %us (keep-alive), client on the same "
+	       "machine\n",
+	       sysconf(_SC_NPROCESSORS_ONLN), o->wrk_threads, o->connections, o->seconds);
+	printf("%-22s %10s %14s %14s %8s %12s %12s  %s\n", "target", "bytes", "dirauthd /s", "nginx /s",
+	       "ratio", "dirauthd MB/s", "nginx MB/s", "load average");
+	for (size_t i = 0; i < count; i++) {
+		const struct target *t = &targets[i];
+		char nginx_rate[32] = "skipped", ratio[32] = "", nginx_bytes[32] = "";
+		if (nginx) {
+			snprintf(nginx_rate, sizeof(nginx_rate), "%.1f", t->nginx.requests_per_second);
+			snprintf(ratio, sizeof(ratio), "%.3f",
+			         t->dirauthd.requests_per_second / t->nginx.requests_per_second);
+			snprintf(nginx_bytes, sizeof(nginx_bytes), "%.1f", t->nginx.bytes_per_second / 1e6);
+		}
+		printf("%-22s %10zu %14.1f %14s %8s %12.1f %12s  %s\n", t->name, t->bytes.len,
+		       t->dirauthd.requests_per_second, nginx_rate, ratio, t->dirauthd.bytes_per_second / 1e6,
+		       nginx_bytes, t->load);
+	}
+	if (!nginx)
+		printf("\nthe nginx anchor was skipped\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct harness harness;
+	struct options o;
+	struct harness_authority authority;
+	struct harness_nginx nginx;
+	struct buffer *notes = NULL, *receipts = NULL;
+	struct target targets[4];
+	int rc = 1;
+	memset(&harness, 0, sizeof(harness));
+	memset(&authority, 0, sizeof(authority));
+	memset(&nginx, 0, sizeof(nginx));
+	memset(targets, 0, sizeof(targets));
+	if (parse_options(argc, argv, &o, &harness) != 0)
+		return 2;
+	if (harness_start(&harness) != 0)
+		goto done;
+	if (!o.wrk[0] && harness_find_program("wrk", o.wrk) != 0) {
+		printf("bench_reads: wrk is not installed (Debian: wrk): skipped\n");
+		rc = BENCH_SKIPPED;
+		goto done;
+	}
+	int have_nginx = !o.nginx_disabled && (o.nginx[0] || harness_find_program("nginx", o.nginx) == 0);
+
+	notes = calloc(o.records, sizeof(*notes));
+	receipts = calloc(o.records, sizeof(*receipts));
+	struct harness_authority_options authority_options = {
+	    .dirauthd = o.dirauthd, .signer = o.signer, .connections = o.connections + 16};
+	if (!notes || !receipts || harness_authority_prepare(&harness, &authority_options, &authority) != 0 ||
+	    harness_authority_start(&authority) != 0)
+		goto cleanup;
+	printf("building and posting %zu registrations...\n", o.records);
+	fflush(stdout);
+	struct harness_posted posted;
+	uint64_t epoch = 0;
+	struct snapshot_header header;
+	if (harness_registrations(authority.provider, 0, o.records, 1, authority.now, 2, notes) != 0 ||
+	    harness_post(&authority, notes, o.records, 16, 3600, receipts, &posted) != 0 ||
+	    harness_check_receipts(&authority, notes, receipts, o.records, &epoch) != 0 ||
+	    harness_set_clock(&authority, epoch * authority.epoch_length) != 0 ||
+	    harness_wait_snapshot(&authority, epoch, o.records, BENCH_SNAPSHOT_SECONDS, &header) != 0)
+		goto cleanup;
+	harness_buffers_free(notes, o.records);
+	harness_buffers_free(receipts, o.records);
+
+	char body_path[128];
+	snprintf(body_path, sizeof(body_path), "/v1/%s/snapshots/%llu/body", HARNESS_NAMESPACE,
+	         (unsigned long long)header.epoch);
+	targets[0] = (struct target){.name = "latest header",
+	                             .file = "latest",
+	                             .encoding = "",
+	                             .nginx_extra = "default_type \"text/plain; charset=utf-8\";"};
+	snprintf(targets[0].path, sizeof(targets[0].path), "/v1/%s/snapshots/latest", HARNESS_NAMESPACE);
+	targets[1] = (struct target){.name = "body zstd",
+	                             .file = "body.zst",
+	                             .header = "Accept-Encoding: zstd",
+	                             .encoding = "zstd",
+	                             .nginx_extra = "add_header Content-Encoding zstd;"};
+	targets[2] = (struct target){.name = "body gzip",
+	                             .file = "body.gz",
+	                             .header = "Accept-Encoding: gzip",
+	                             .encoding = "gzip",
+	                             .nginx_extra = "add_header Content-Encoding gzip;"};
+	targets[3] = (struct target){.name = "body identity",
+	                             .file = "body",
+	                             .header = "Accept-Encoding: identity",
+	                             .encoding = "",
+	                             .nginx_extra = ""};
+	for (size_t i = 1; i < 4; i++)
+		snprintf(targets[i].path, sizeof(targets[i].path), "%s", body_path);
+	for (size_t i = 0; i < 4; i++)
+		if (fetch_target(&authority, &header, &targets[i]) != 0)
+			goto cleanup;
+
+	if (have_nginx) {
+		struct buffer locations;
+		buffer_init(&locations);
+		int built = 0;
+		for (size_t i = 0; i < 4; i++)
+			built |= buffer_appendf(&locations, "\t\tlocation = /%s { %s }\n", targets[i].file,
+			                        targets[i].nginx_extra);
+		int started = built == 0 &&
+		              harness_nginx_start(&harness, o.nginx, &nginx,
+		                                  locations.data ? (const char *)locations.data : "") == 0;
+		buffer_free(&locations);
+		if (!started)
+			goto cleanup;
+		char root[PATH_MAX], file[PATH_MAX + 32];
+		harness_nginx_root(&nginx, root);
+		for (size_t i = 0; i < 4; i++) {
+			snprintf(file, sizeof(file), "%s/%s", root, targets[i].file);
+			if (harness_write_file(file, targets[i].bytes.data, targets[i].bytes.len, 0644) != 0)
+				goto cleanup;
+		}
+	}
+
+	for (size_t i = 0; i < 4; i++) {
+		struct target *t = &targets[i];
+		char url[256];
+		printf("wrk: %s...\n", t->name);
+		fflush(stdout);
+		harness_load_average(t->load);
+		snprintf(url, sizeof(url), "%s%s", authority.url, t->path);
+		if (harness_wrk(&harness, o.wrk, url, t->header, o.wrk_threads, o.connections, o.seconds,
+		                &t->dirauthd) != 0)
+			goto cleanup;
+		if (have_nginx) {
+			snprintf(url, sizeof(url), "http://127.0.0.1:%u/%s", nginx.port, t->file);
+			if (harness_wrk(&harness, o.wrk, url, t->header, o.wrk_threads, o.connections,
+			                o.seconds, &t->nginx) != 0)
+				goto cleanup;
+		}
+		/* wrk counts the bytes read, headers included: fewer than the body per answer means answers
+		 * were cut short. */
+		if (t->dirauthd.bytes_per_second <
+		    t->dirauthd.requests_per_second * (double)t->bytes.len * 0.99) {
+			harness_fail("%s: dirauthd sent fewer bytes per answer than the body", t->name);
+			goto cleanup;
+		}
+	}
+	print_figures(&o, targets, 4, have_nginx);
+	rc = 0;
+cleanup:
+	harness_nginx_stop(&nginx);
+	harness_authority_stop(&authority);
+	for (size_t i = 0; i < 4; i++)
+		buffer_free(&targets[i].bytes);
+	harness_buffers_free(notes, notes ? o.records : 0);
+	harness_buffers_free(receipts, receipts ? o.records : 0);
+	free(notes);
+	free(receipts);
+done:
+	harness_finish(&harness);
+	if (rc != 0 && rc != BENCH_SKIPPED)
+		fprintf(stderr, "bench: FAILED\n");
+	return rc;
+}
