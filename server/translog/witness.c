@@ -226,6 +226,7 @@ struct judging {
 	const struct config_namespace *ns;
 	struct translog_add_checkpoint request;
 	struct translog_signer_keys own; /* this authority's signer's keys, when it answered */
+	int signer_asked;                /* fetch_own_keys ran */
 	int signer_answered;
 	const struct note_verifier *log_key; /* the known log key that signed */
 	struct translog_witness_answer *answer;
@@ -249,17 +250,46 @@ static void log_refusal(const struct judging *j, uint64_t witnessed_size, const 
 	fflush(log);
 }
 
-/* The signer's keys, when it answers (a witness whose signer is away can still refuse). */
+/* The signer's keys, when it answers (a witness whose signer is away can still refuse). Asked
+ * once per request, and only when needed: a checkpoint signed by a pinned key costs the signer
+ * nothing until it passed every check. */
 static void fetch_own_keys(struct judging *j)
 {
 	struct buffer payload;
 	char why[SIGNER_DETAIL_MAX + 1];
+	if (j->signer_asked)
+		return;
+	j->signer_asked = 1;
 	buffer_init(&payload);
 	if (signer_client_query(j->w->options.signer, SIGNER_OP_GET_KEYS, NULL, 0, &payload, why,
 	                        sizeof why) == 0 &&
 	    translog_signer_keys_parse(payload.data, payload.len, &j->own) == 0)
 		j->signer_answered = 1;
 	buffer_free(&payload);
+}
+
+/* Checks the note under each of count known log keys: j->log_key gets the first that signed.
+ * Returns 0, or -1 with the answer set (a line under a known key that fails). */
+static int verify_under(struct judging *j, const struct note_verifier *const *keys, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		struct tlog_policy policy = {.origin = j->ns->origin, .log_key = keys[i], .quorum = 0};
+		struct checkpoint verified;
+		int rc = tlog_checkpoint_verify(j->request.note, &policy, &verified, NULL, NULL);
+		if (rc == 0 && !j->log_key) {
+			j->log_key = keys[i];
+		} else if (rc == DIRAUTH_ERR_SIGNATURE) {
+			answer_set(j->answer, TRANSLOG_WITNESS_BAD_SIGNATURE,
+			           "A signature line under the log key %s+%08x does not verify.",
+			           keys[i]->name, (unsigned)keys[i]->key_id);
+			return -1;
+		} else if (rc != 0 && rc != DIRAUTH_ERR_UNKNOWN_KEY) {
+			answer_set(j->answer, TRANSLOG_WITNESS_BAD_REQUEST,
+			           "The checkpoint cannot be checked: %s.", dirauth_strerror(rc));
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* 404 and 403: the log must be known and must have signed. Returns 0 to go on. */
@@ -276,35 +306,29 @@ static int check_log_signature(struct judging *j)
 		           j->request.checkpoint.origin, j->ns->name, origin);
 		return -1;
 	}
-	if (j->signer_answered && j->own.has_log_key && strcmp(j->own.log_key.name, origin) == 0)
-		keys[count++] = &j->own.log_key;
-	for (size_t i = 0; i < config->member_count; i++) {
-		const struct config_member *m = &config->members[i];
-		if (m->has_log_key && strcmp(m->log_key.name, origin) == 0 &&
-		    !(count > 0 && note_verifier_equal(keys[0], &m->log_key)))
-			keys[count++] = &m->log_key;
+	/* The pinned keys (the configuration refuses one key twice), then, when none of them signed,
+	 * this authority's own. */
+	for (size_t i = 0; i < config->member_count; i++)
+		if (config->members[i].has_log_key && strcmp(config->members[i].log_key.name, origin) == 0)
+			keys[count++] = &config->members[i].log_key;
+	if (verify_under(j, keys, count) != 0)
+		return -1;
+	if (!j->log_key) {
+		fetch_own_keys(j);
+		int pinned = 0;
+		for (size_t i = 0; i < count; i++)
+			pinned |= note_verifier_equal(keys[i], &j->own.log_key);
+		if (j->signer_answered && j->own.has_log_key && strcmp(j->own.log_key.name, origin) == 0 &&
+		    !pinned) {
+			keys[count++] = &j->own.log_key;
+			if (verify_under(j, &keys[count - 1], 1) != 0)
+				return -1;
+		}
 	}
 	if (count == 0) {
 		answer_set(j->answer, TRANSLOG_WITNESS_UNKNOWN_LOG,
 		           "This witness knows no log key of origin %s.", origin);
 		return -1;
-	}
-	for (size_t i = 0; i < count; i++) {
-		struct tlog_policy policy = {.origin = origin, .log_key = keys[i], .quorum = 0};
-		struct checkpoint verified;
-		int rc = tlog_checkpoint_verify(j->request.note, &policy, &verified, NULL, NULL);
-		if (rc == 0 && !j->log_key)
-			j->log_key = keys[i];
-		else if (rc == DIRAUTH_ERR_SIGNATURE) {
-			answer_set(j->answer, TRANSLOG_WITNESS_BAD_SIGNATURE,
-			           "A signature line under the log key %s+%08x does not verify.",
-			           keys[i]->name, (unsigned)keys[i]->key_id);
-			return -1;
-		} else if (rc != 0 && rc != DIRAUTH_ERR_UNKNOWN_KEY) {
-			answer_set(j->answer, TRANSLOG_WITNESS_BAD_REQUEST,
-			           "The checkpoint cannot be checked: %s.", dirauth_strerror(rc));
-			return -1;
-		}
 	}
 	if (!j->log_key) {
 		answer_set(j->answer, TRANSLOG_WITNESS_BAD_SIGNATURE,
@@ -394,6 +418,7 @@ static void cosign_and_record(struct judging *j, const struct store_log_witnesse
 	int repeat = head->has && head->size == c->tree_size;
 	uint64_t from = head->has ? head->size : 0;
 
+	fetch_own_keys(j);
 	if (!j->signer_answered || !j->own.has_cosigner) {
 		answer_set(j->answer, TRANSLOG_WITNESS_UNAVAILABLE,
 		           j->signer_answered ? "This witness's signer holds no cosignature key."
@@ -540,7 +565,6 @@ int translog_witness_add_checkpoint(struct translog_witness *witness, size_t nam
 		                 "empty line and a checkpoint note.");
 		return 0;
 	}
-	fetch_own_keys(&j);
 	if (check_log_signature(&j) == 0) {
 		if (j.request.old_size > j.request.checkpoint.tree_size)
 			answer_set(answer, TRANSLOG_WITNESS_BAD_REQUEST,
