@@ -20,6 +20,7 @@
 #include "schema/checkpoint.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
+#include "server/translog/cosigning.h"
 #include "server/translog/translog.h"
 
 #define PROOF_NUMBER_TEXT_MAX   20 /* digits of UINT64_MAX */
@@ -41,15 +42,17 @@ static int capture_number(const struct http_request *request, size_t index, uint
 	return 0;
 }
 
-/* The tree size of the checkpoint the log route serves (log_routes.c): a proof against "the
- * latest checkpoint" is against that one, which a client can fetch beside it. */
+/* The tree size of the checkpoint the log route serves (log_routes.c: the published one, cosigned
+ * by k authorities once several cosign): a proof against "the latest checkpoint" is against that
+ * one, which a client can fetch beside it. */
 static int served_size(const struct http_request *request, uint64_t *size)
 {
 	struct buffer note;
 	struct note *parsed = NULL;
 	struct checkpoint checkpoint;
 	buffer_init(&note);
-	int rc = translog_checkpoint(request->server->options.store, namespace_name(request), &note);
+	int rc = translog_checkpoint_served(request->server->options.store, request->server->options.config,
+	                                    request->namespace_index, &note);
 	if (rc == 0)
 		rc = note_parse(note.data, note.len, &parsed);
 	if (rc == 0)
