@@ -140,7 +140,7 @@ static const char register_usage[] =
 static const char fetch_usage[] =
     "usage: dirauthctl fetch --trust BUNDLE --server URL... --namespace NS [--out DIR] [--now SECONDS]\n"
     "                        [--clock-skew SECONDS] [--max-validity SECONDS] [--max-chain EPOCHS]\n"
-    "                        [--log-key VKEY [--witness-key VKEY]... [--witness-threshold K]]\n"
+    "                        [--log-key VKEY... [--witness-key VKEY]... [--witness-threshold K]]\n"
     "\n"
     "Downloads the latest snapshot of NS and the server's key certificates, verifies it against\n"
     "the trust bundle (threshold signatures by signing keys that the pinned identity keys\n"
@@ -163,25 +163,26 @@ static const char fetch_usage[] =
     "  --max-chain EPOCHS      the most epochs walked back to the held header (default 1024);\n"
     "                          a mirror further behind is re-seeded by deleting DIR/NS/latest.header\n"
     "  --log-key VKEY          check the transparency log: the snapshot must be in a checkpoint\n"
-    "                          signed by this log key (named by the namespace's origin) and\n"
-    "                          consistent with DIR/NS/latest.checkpoint; keeps it and\n"
-    "                          DIR/NS/EPOCH.tlog-proof (without it the log is not checked)\n"
+    "                          signed by this log key (named by the namespace's origin; repeat\n"
+    "                          for each authority's) and consistent with DIR/NS/latest.checkpoint;\n"
+    "                          keeps it and DIR/NS/EPOCH.tlog-proof (without it: not checked)\n"
     "  --witness-key VKEY      a cosigner of the checkpoints (type 0x04); repeat (at most 32)\n"
     "  --witness-threshold K   distinct witnesses that must cosign (default: the bundle's threshold)\n";
 
 static const char verify_usage[] =
-    "usage: dirauthctl verify PROOF --trust BUNDLE --certificates FILE --log-key VKEY\n"
+    "usage: dirauthctl verify PROOF --trust BUNDLE --certificates FILE --log-key VKEY...\n"
     "                         [--witness-key VKEY]... [--witness-threshold K]\n"
     "\n"
     "Checks a c2sp.org/tlog-proof file offline, downloading nothing: the snapshot header it carries\n"
     "is signed by the trust bundle's threshold of authorities with signing keys certified (by the\n"
-    "certificate bundle FILE) at the header's valid-after; the checkpoint is signed by the log key\n"
+    "certificate bundle FILE) at the header's valid-after; the checkpoint is signed by a log key\n"
     "and cosigned by the witness threshold; the header is the entry the proof names in the\n"
     "checkpoint's tree. Exit 0 when all hold, 65 when one does not, 78 for unusable pins.\n"
     "\n"
     "  --trust BUNDLE          the trust bundle (identity keys, threshold, namespaces)\n"
     "  --certificates FILE     the certificate bundle, as fetch keeps it in DIR/NS/certificates\n"
-    "  --log-key VKEY          the log's verifier key (named by the namespace's origin)\n"
+    "  --log-key VKEY          a log key (named by the namespace's origin); repeat for each\n"
+    "                          authority's: a checkpoint signed by any of them is the log's\n"
     "  --witness-key VKEY      a cosigner's verifier key (type 0x04); repeat (at most 32)\n"
     "  --witness-threshold K   distinct witnesses that must cosign (default: the bundle's threshold)\n";
 
@@ -257,7 +258,8 @@ struct arguments {
 	const char *clock_skew_text;
 	const char *max_validity_text;
 	const char *max_chain_text;
-	const char *log_key;                                 /* the log's pins (ctl/proof.h) */
+	const char *log_keys[CTL_LOG_KEYS_MAX + 1]; /* the log's pins (ctl/proof.h); one past the bound */
+	size_t log_key_count;
 	const char *witness_keys[CTL_LOG_WITNESSES_MAX + 1]; /* one past the bound: refused */
 	size_t witness_count;
 	const char *witness_threshold_text;
@@ -360,7 +362,12 @@ static int parse_arguments(const char *command, int argc, char **argv, const str
 			arguments->max_chain_text = optarg;
 			break;
 		case OPTION_LOG_KEY:
-			arguments->log_key = optarg;
+			if (arguments->log_key_count == CTL_LOG_KEYS_MAX + 1) {
+				ctl_report_fail(report, CTL_EXIT_USAGE, "%s: --log-key: at most %d log keys",
+				                command, CTL_LOG_KEYS_MAX);
+				return -1;
+			}
+			arguments->log_keys[arguments->log_key_count++] = optarg;
 			break;
 		case OPTION_WITNESS_KEY:
 			if (arguments->witness_count == CTL_LOG_WITNESSES_MAX + 1) {
@@ -1091,8 +1098,9 @@ static int command_fetch(int argc, char **argv, struct ctl_report *report)
 	fetch_options.namespace_name = arguments.namespace_name;
 	fetch_options.directory = arguments.out != NULL ? arguments.out : CTL_FETCH_DEFAULT_DIRECTORY;
 	/* The log's pins (ctl/proof.h): the log is checked when a log key is given. */
-	if (ctl_log_pins_parse("fetch", arguments.log_key, arguments.witness_keys, arguments.witness_count,
-	                       arguments.witness_threshold_text, bundle->threshold, &log_pins, report) != 0) {
+	if (ctl_log_pins_parse("fetch", arguments.log_keys, arguments.log_key_count, arguments.witness_keys,
+	                       arguments.witness_count, arguments.witness_threshold_text, bundle->threshold,
+	                       &log_pins, report) != 0) {
 		exit_code = report->exit_code;
 		goto done;
 	}
@@ -1143,7 +1151,7 @@ static int command_verify(int argc, char **argv, struct ctl_report *report)
 	}
 	if (require("verify", arguments.trust, "--trust", report) != 0 ||
 	    require("verify", arguments.certificates, "--certificates", report) != 0 ||
-	    require("verify", arguments.log_key, "--log-key", report) != 0)
+	    require("verify", arguments.log_keys[0], "--log-key", report) != 0)
 		return report->exit_code;
 	/* Both are large (fixed arrays); keep them off the stack. */
 	bundle = malloc(sizeof(*bundle));
@@ -1154,8 +1162,9 @@ static int command_verify(int argc, char **argv, struct ctl_report *report)
 		goto done;
 	}
 	if (ctl_trust_bundle_load(arguments.trust, bundle, report) != 0 ||
-	    ctl_log_pins_parse("verify", arguments.log_key, arguments.witness_keys, arguments.witness_count,
-	                       arguments.witness_threshold_text, bundle->threshold, &pins, report) != 0 ||
+	    ctl_log_pins_parse("verify", arguments.log_keys, arguments.log_key_count, arguments.witness_keys,
+	                       arguments.witness_count, arguments.witness_threshold_text, bundle->threshold,
+	                       &pins, report) != 0 ||
 	    ctl_proof_verify_files(bundle, arguments.certificates, &pins, arguments.positional, result,
 	                           report) != 0) {
 		exit_code = report->exit_code;

@@ -26,20 +26,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ctl_log_pins_parse(const char *command, const char *log_key, const char *const *witness_keys,
-                       size_t count, const char *threshold_text, size_t default_quorum,
-                       struct ctl_log_pins *out, struct ctl_report *report)
+int ctl_log_pins_parse(const char *command, const char *const *log_keys, size_t log_key_count,
+                       const char *const *witness_keys, size_t count, const char *threshold_text,
+                       size_t default_quorum, struct ctl_log_pins *out, struct ctl_report *report)
 {
 	uint64_t quorum = default_quorum;
 
 	memset(out, 0, sizeof(*out));
-	if (log_key == NULL) {
+	if (log_key_count == 0) {
 		if (count > 0 || threshold_text != NULL) {
 			ctl_report_fail(report, CTL_EXIT_USAGE, "%s: %s needs --log-key", command,
 			                count > 0 ? "--witness-key" : "--witness-threshold");
 			return DIRAUTH_ERR_CONFIG;
 		}
 		return 0;
+	}
+	if (log_key_count > CTL_LOG_KEYS_MAX) {
+		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: --log-key: at most %d log keys", command,
+		                CTL_LOG_KEYS_MAX);
+		return DIRAUTH_ERR_CONFIG;
 	}
 	if (count > CTL_LOG_WITNESSES_MAX) {
 		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: --witness-key: at most %d witnesses", command,
@@ -51,11 +56,24 @@ int ctl_log_pins_parse(const char *command, const char *log_key, const char *con
 		                command);
 		return DIRAUTH_ERR_CONFIG;
 	}
-	if (note_verifier_parse(log_key, strlen(log_key), &out->log_key) != 0) {
-		ctl_report_fail(report, CTL_EXIT_CONFIG,
-		                "%s: --log-key: '%.200s' is not an Ed25519 verifier key (NAME+KEYID+BASE64)",
-		                command, log_key);
-		return DIRAUTH_ERR_CONFIG;
+	for (size_t i = 0; i < log_key_count; i++) {
+		struct note_verifier *key = &out->log_keys[i];
+		if (note_verifier_parse(log_keys[i], strlen(log_keys[i]), key) != 0) {
+			ctl_report_fail(
+			    report, CTL_EXIT_CONFIG,
+			    "%s: --log-key: '%.200s' is not an Ed25519 verifier key (NAME+KEYID+BASE64)",
+			    command, log_keys[i]);
+			return DIRAUTH_ERR_CONFIG;
+		}
+		for (size_t j = 0; j < i; j++) {
+			if (memcmp(out->log_keys[j].public_key, key->public_key, sizeof(key->public_key)) ==
+			    0) {
+				ctl_report_fail(report, CTL_EXIT_CONFIG,
+				                "%s: --log-key %s+%08" PRIx32 " given twice", command,
+				                key->name, key->key_id);
+				return DIRAUTH_ERR_CONFIG;
+			}
+		}
 	}
 	for (size_t i = 0; i < count; i++) {
 		struct note_verifier *witness = &out->witnesses[i];
@@ -94,6 +112,7 @@ int ctl_log_pins_parse(const char *command, const char *log_key, const char *con
 		return DIRAUTH_ERR_CONFIG;
 	}
 	out->enabled = 1;
+	out->log_key_count = log_key_count;
 	out->witness_count = count;
 	out->quorum = (size_t)quorum;
 	return 0;
@@ -122,8 +141,8 @@ static int checkpoint_refused(const char *what, int rc, const struct ctl_log_pin
 		break;
 	case DIRAUTH_ERR_UNKNOWN_KEY:
 		ctl_report_fail(report, CTL_EXIT_DATA,
-		                "%s: checkpoint: not signed by the log key %s+%08" PRIx32, what,
-		                pins->log_key.name, pins->log_key.key_id);
+		                "%s: checkpoint: signed by none of the %zu pinned log keys", what,
+		                pins->log_key_count);
 		break;
 	case DIRAUTH_ERR_THRESHOLD:
 		ctl_report_fail(report, CTL_EXIT_DATA,
@@ -156,17 +175,26 @@ int ctl_log_check_inclusion(const char *what, const struct ctl_log_pins *pins, c
 		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "%s: no log key pinned", what);
 		return DIRAUTH_ERR_INTERNAL;
 	}
-	/* The log key's name is the origin (tlog/tlog.md): another is another log's key. */
-	if (strcmp(pins->log_key.name, origin) != 0) {
-		ctl_report_fail(report, CTL_EXIT_CONFIG,
-		                "%s: --log-key is named '%s', but the namespace's log is '%s' (a log key is "
-		                "named by its origin)",
-		                what, pins->log_key.name, origin);
-		return DIRAUTH_ERR_CONFIG;
+	/* A log key's name is the origin (tlog/tlog.md): another is another log's key. */
+	for (size_t i = 0; i < pins->log_key_count; i++) {
+		if (strcmp(pins->log_keys[i].name, origin) != 0) {
+			ctl_report_fail(
+			    report, CTL_EXIT_CONFIG,
+			    "%s: --log-key is named '%s', but the namespace's log is '%s' (a log key "
+			    "is named by its origin)",
+			    what, pins->log_keys[i].name, origin);
+			return DIRAUTH_ERR_CONFIG;
+		}
 	}
-	struct tlog_policy policy = {origin, &pins->log_key, pins->witnesses, pins->witness_count,
-	                             pins->quorum};
-	rc = tlog_checkpoint_verify(proof->note, &policy, &checkpoint, NULL, &cosigned);
+	/* Signed by one of the authorities' log keys: the one whose line is there decides. A key
+	 * that did not sign says nothing; any other answer is the checkpoint's. */
+	rc = DIRAUTH_ERR_UNKNOWN_KEY;
+	for (size_t i = 0; i < pins->log_key_count && rc == DIRAUTH_ERR_UNKNOWN_KEY; i++) {
+		struct tlog_policy policy = {origin, &pins->log_keys[i], pins->witnesses, pins->witness_count,
+		                             pins->quorum};
+		cosigned = 0;
+		rc = tlog_checkpoint_verify(proof->note, &policy, &checkpoint, NULL, &cosigned);
+	}
 	if (rc != 0)
 		return checkpoint_refused(what, rc, pins, proof, origin, cosigned, report);
 	rc = tlog_proof_verify_entry(proof, leaf, leaf_len);

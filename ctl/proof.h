@@ -3,14 +3,18 @@
  * log, a checkpoint and an inclusion checked against them, an offline proof file judged whole
  * (dirauthctl verify) and one downloaded (dirauthctl proof).
  *
- * The pins. A log (tlog/tlog.md) is one per namespace origin; its checkpoints are signed by the
- * log key (Ed25519, type 0x01, named by the origin) and cosigned (c2sp.org/tlog-cosignature,
- * type 0x04) by the authorities' cosignature keys, or by other witnesses. The trust bundle
- * (schema/trust_bundle.h) pins neither yet, so the command line does: --log-key VKEY,
- * --witness-key VKEY (repeated, at most CTL_LOG_WITNESSES_MAX), --witness-threshold K (the
- * distinct witnesses that must have cosigned; by default the trust bundle's threshold, as each
- * authority cosigns what it publishes). Without --log-key the log is not checked at all; with it,
- * it is checked every time, and a check that cannot run denies.
+ * The pins. A log (tlog/tlog.md) is one per namespace origin, kept by each authority of the set:
+ * the same tree, whose checkpoints each authority signs with its own log key (Ed25519, type 0x01,
+ * named by the origin) and the authorities cosign (c2sp.org/tlog-cosignature, type 0x04, their
+ * cosignature keys; other witnesses may cosign too). The trust bundle (schema/trust_bundle.h)
+ * pins none of these keys yet, so the command line does: --log-key VKEY (repeated, one per
+ * authority whose log is read, at most CTL_LOG_KEYS_MAX: a checkpoint signed by any of them is
+ * the log's), --witness-key VKEY (repeated, at most CTL_LOG_WITNESSES_MAX), --witness-threshold
+ * K (the distinct witnesses that must have cosigned; by default the trust bundle's threshold, as
+ * k authorities cosign what the set publishes). What makes a checkpoint believed is the witness
+ * quorum: one authority's log key alone can sign a fork, k cosigners cannot be made to. Without
+ * --log-key the log is not checked at all; with it, it is checked every time, and a check that
+ * cannot run denies.
  *
  * A proof file (c2sp.org/tlog-proof, tlog/proof.h) as dirauthd writes it carries the snapshot
  * header's signed note as its extra data. `dirauthctl verify` believes nothing it says before
@@ -47,29 +51,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define CTL_LOG_KEYS_MAX      32
 #define CTL_LOG_WITNESSES_MAX 32
 
 /* The keys a client pins for a namespace's log. */
 struct ctl_log_pins {
-	int enabled;                                           /* a log key is pinned: the log is checked */
-	struct note_verifier log_key;                          /* type 0x01 */
+	int enabled;                                     /* a log key is pinned: the log is checked */
+	struct note_verifier log_keys[CTL_LOG_KEYS_MAX]; /* type 0x01, distinct public keys */
+	size_t log_key_count;
 	struct note_verifier witnesses[CTL_LOG_WITNESSES_MAX]; /* type 0x04, distinct public keys */
 	size_t witness_count;
 	size_t quorum; /* distinct witnesses that must have cosigned; 0 asks for the log's signature only */
 };
 
 /*
- * The pins of the command line. log_key NULL leaves the log unchecked (out->enabled 0), and then
- * no witness key or threshold may be given. witness_keys are count verifier keys of type 0x04;
- * threshold_text NULL takes default_quorum. command prefixes messages. Returns 0, or
- * DIRAUTH_ERR_CONFIG with report: 64 for --witness-key or --witness-threshold without --log-key,
- * more than CTL_LOG_WITNESSES_MAX witness keys, a threshold that is not a canonical decimal; 78
- * for a log key that is not an Ed25519 verifier key, a witness key that is not a cosignature
- * verifier key, one witness public key given twice, a threshold above the number of witness keys.
+ * The pins of the command line: log_key_count verifier keys of type 0x01 (none leaves the log
+ * unchecked, out->enabled 0, and then no witness key or threshold may be given), count witness
+ * keys of type 0x04; threshold_text NULL takes default_quorum. command prefixes messages.
+ * Returns 0, or DIRAUTH_ERR_CONFIG with report: 64 for --witness-key or --witness-threshold
+ * without --log-key, more than CTL_LOG_KEYS_MAX log keys or CTL_LOG_WITNESSES_MAX witness keys, a
+ * threshold that is not a canonical decimal; 78 for a log key that is not an Ed25519 verifier key,
+ * a witness key that is not a cosignature verifier key, one public key given twice as a log key
+ * or as a witness, a threshold above the number of witness keys.
  */
-int ctl_log_pins_parse(const char *command, const char *log_key, const char *const *witness_keys,
-                       size_t count, const char *threshold_text, size_t default_quorum,
-                       struct ctl_log_pins *out, struct ctl_report *report);
+int ctl_log_pins_parse(const char *command, const char *const *log_keys, size_t log_key_count,
+                       const char *const *witness_keys, size_t count, const char *threshold_text,
+                       size_t default_quorum, struct ctl_log_pins *out, struct ctl_report *report);
 
 /* What a proof showed of the log. */
 struct ctl_log_inclusion {
@@ -82,12 +89,13 @@ struct ctl_log_inclusion {
 };
 
 /*
- * Checks proof's checkpoint against pins (enabled) for the log of origin, and that leaf (leaf_len
- * bytes: a snapshot header's note text) is entry proof->index of its tree. Messages start with
- * "<what>: ". Returns 0 with *out filled; else the error with report: 78 (DIRAUTH_ERR_CONFIG)
- * when the log key is not named origin or the pins cannot be met; 65 "checkpoint: ..." (another
- * origin, not a checkpoint, a bad signature, not signed by the log key, too few cosignatures),
- * 65 "inclusion: ..." (DIRAUTH_ERR_PROOF); 70 when the check could not run.
+ * Checks proof's checkpoint against pins (enabled) for the log of origin: signed by one of the
+ * log keys, cosigned by the quorum; and that leaf (leaf_len bytes: a snapshot header's note
+ * text) is entry proof->index of its tree. Messages start with "<what>: ". Returns 0 with *out
+ * filled; else the error with report: 78 (DIRAUTH_ERR_CONFIG) when a log key is not named origin
+ * or the pins cannot be met; 65 "checkpoint: ..." (another origin, not a checkpoint, a bad
+ * signature, signed by no pinned log key, too few cosignatures), 65 "inclusion: ..."
+ * (DIRAUTH_ERR_PROOF); 70 when the check could not run.
  */
 int ctl_log_check_inclusion(const char *what, const struct ctl_log_pins *pins, const char *origin,
                             const struct tlog_proof *proof, const uint8_t *leaf, size_t leaf_len,

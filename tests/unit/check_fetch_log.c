@@ -106,7 +106,8 @@ static void world_open(struct world *w)
 	const char *witnesses[] = {w->witness};
 	struct ctl_report report;
 	ctl_report_init(&report);
-	ck_assert_int_eq(ctl_log_pins_parse("test", w->log_key, witnesses, 1, NULL, w->bundle.threshold,
+	const char *log_keys[] = {w->log_key};
+	ck_assert_int_eq(ctl_log_pins_parse("test", log_keys, 1, witnesses, 1, NULL, w->bundle.threshold,
 	                                    &w->pins, &report),
 	                 0);
 }
@@ -500,11 +501,25 @@ START_TEST(test_log_step_refusals)
 
 	/* Pins the checkpoint does not meet: another log key; two witnesses required. */
 	struct ctl_log_pins other = w.pins;
-	ck_assert_int_eq(note_verifier_from_ed25519(ORIGIN, w.f.provider.verifier.public_key, &other.log_key),
-	                 0);
+	ck_assert_int_eq(
+	    note_verifier_from_ed25519(ORIGIN, w.f.provider.verifier.public_key, &other.log_keys[0]), 0);
 	rc = verify_and_store(&w, time_of(16), &s, &other, 0, &report);
-	expect_refused(&w, rc, &report, CTL_EXIT_DATA, "checkpoint: not signed by the log key", 16, NULL,
-	               NULL);
+	expect_refused(&w, rc, &report, CTL_EXIT_DATA, "checkpoint: signed by none of the 1 pinned log keys",
+	               16, NULL, NULL);
+	/* Another authority's log key pinned first, this one's second: each authority signs its
+	 * checkpoints with its own, and any one of them will do. */
+	other.log_keys[1] = w.pins.log_keys[0];
+	other.log_key_count = 2;
+	struct tlog_proof *parsed = NULL;
+	struct ctl_log_inclusion inclusion;
+	ck_assert_int_eq(tlog_proof_parse(s.proof.data, s.proof.len, &parsed), 0);
+	text_of(&s.header, &text);
+	ctl_report_init(&report);
+	ck_assert_int_eq(
+	    ctl_log_check_inclusion("test", &other, ORIGIN, parsed, text.data, text.len, &inclusion, &report),
+	    0);
+	ck_assert_uint_eq(inclusion.tree_size, 6);
+	tlog_proof_free(parsed);
 	other = w.pins;
 	ck_assert_int_eq(cosignature_verifier_from_ed25519("witness2.example", w.f.other.verifier.public_key,
 	                                                   &other.witnesses[1]),
@@ -518,7 +533,7 @@ START_TEST(test_log_step_refusals)
 	other = w.pins;
 	ck_assert_int_eq(note_verifier_from_ed25519("dirauth.example/mail",
 	                                            signer_key_verifier(w.log_signer)->public_key,
-	                                            &other.log_key),
+	                                            &other.log_keys[0]),
 	                 0);
 	rc = verify_and_store(&w, time_of(16), &s, &other, 0, &report);
 	expect_refused(&w, rc, &report, CTL_EXIT_CONFIG, "--log-key is named 'dirauth.example/mail'", 16,
@@ -565,7 +580,6 @@ START_TEST(test_log_step_refusals)
 	}
 	/* On its own the forked checkpoint verifies (a fresh mirror would take it)... */
 	struct tlog_proof *fork = NULL;
-	struct ctl_log_inclusion inclusion;
 	ck_assert_int_eq(tlog_proof_parse(s.proof.data, s.proof.len, &fork), 0);
 	text_of(&s.header, &text);
 	ctl_report_init(&report);
@@ -676,42 +690,50 @@ START_TEST(test_log_pins_parse)
 	note_verifier_format(&alias, renamed);
 	const char *aliased[] = {w.witness, renamed};
 	const char *as_log_key[] = {w.log_key};
+	const char *log_key[] = {w.log_key};
+	const char *witness_as_log_key[] = {w.witness};
+	const char *nonsense[] = {"nonsense"};
+	const char *log_key_twice[] = {w.log_key, w.log_key};
 
 	ctl_report_init(&report);
-	ck_assert_int_eq(ctl_log_pins_parse("fetch", NULL, NULL, 0, NULL, 1, &pins, &report), 0);
+	ck_assert_int_eq(ctl_log_pins_parse("fetch", NULL, 0, NULL, 0, NULL, 1, &pins, &report), 0);
 	ck_assert_int_eq(pins.enabled, 0);
-	ck_assert_int_eq(ctl_log_pins_parse("fetch", w.log_key, one, 1, "0", 1, &pins, &report), 0);
+	ck_assert_int_eq(ctl_log_pins_parse("fetch", log_key, 1, one, 1, "0", 1, &pins, &report), 0);
 	ck_assert_int_eq(pins.enabled, 1);
+	ck_assert_uint_eq(pins.log_key_count, 1);
 	ck_assert_uint_eq(pins.quorum, 0);
-	ck_assert_int_eq(ctl_log_pins_parse("fetch", w.log_key, NULL, 0, "0", 1, &pins, &report), 0);
+	ck_assert_int_eq(ctl_log_pins_parse("fetch", log_key, 1, NULL, 0, "0", 1, &pins, &report), 0);
 
 	struct {
-		const char *log_key;
+		const char *const *log_keys;
+		size_t log_key_count;
 		const char *const *witnesses;
 		size_t count;
 		const char *threshold;
 		int exit_code;
 		const char *words;
 	} refused[] = {
-	    {NULL, one, 1, NULL, CTL_EXIT_USAGE, "fetch: --witness-key needs --log-key"},
-	    {NULL, NULL, 0, "1", CTL_EXIT_USAGE, "fetch: --witness-threshold needs --log-key"},
-	    {w.log_key, one, 1, "01", CTL_EXIT_USAGE, "--witness-threshold: expected a decimal"},
-	    {w.log_key, one, 1, "2", CTL_EXIT_CONFIG,
+	    {NULL, 0, one, 1, NULL, CTL_EXIT_USAGE, "fetch: --witness-key needs --log-key"},
+	    {NULL, 0, NULL, 0, "1", CTL_EXIT_USAGE, "fetch: --witness-threshold needs --log-key"},
+	    {log_key, 1, one, 1, "01", CTL_EXIT_USAGE, "--witness-threshold: expected a decimal"},
+	    {log_key, 1, one, 1, "2", CTL_EXIT_CONFIG,
 	     "--witness-threshold 2 is more than the 1 --witness-key given"},
-	    {w.log_key, NULL, 0, NULL, CTL_EXIT_CONFIG,
+	    {log_key, 1, NULL, 0, NULL, CTL_EXIT_CONFIG,
 	     "by default the checkpoint must be cosigned by the trust bundle's threshold (1) of witnesses, "
 	     "but 0"},
-	    {w.witness, one, 1, NULL, CTL_EXIT_CONFIG, "--log-key: '"},
-	    {"nonsense", one, 1, NULL, CTL_EXIT_CONFIG, "is not an Ed25519 verifier key"},
-	    {w.log_key, as_log_key, 1, NULL, CTL_EXIT_CONFIG, "is not a cosignature verifier key"},
-	    {w.log_key, twice, 2, NULL, CTL_EXIT_CONFIG, "given again"},
-	    {w.log_key, aliased, 2, NULL, CTL_EXIT_CONFIG, "--witness-key alias.example: the key of witness"},
+	    {witness_as_log_key, 1, one, 1, NULL, CTL_EXIT_CONFIG, "--log-key: '"},
+	    {nonsense, 1, one, 1, NULL, CTL_EXIT_CONFIG, "is not an Ed25519 verifier key"},
+	    {log_key_twice, 2, one, 1, NULL, CTL_EXIT_CONFIG, "fetch: --log-key dirauth.example/mix+"},
+	    {log_key, 1, as_log_key, 1, NULL, CTL_EXIT_CONFIG, "is not a cosignature verifier key"},
+	    {log_key, 1, twice, 2, NULL, CTL_EXIT_CONFIG, "given again"},
+	    {log_key, 1, aliased, 2, NULL, CTL_EXIT_CONFIG,
+	     "--witness-key alias.example: the key of witness"},
 	};
 	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
 		ctl_report_init(&report);
-		ck_assert_int_ne(ctl_log_pins_parse("fetch", refused[i].log_key, refused[i].witnesses,
-		                                    refused[i].count, refused[i].threshold, 1, &pins,
-		                                    &report),
+		ck_assert_int_ne(ctl_log_pins_parse("fetch", refused[i].log_keys, refused[i].log_key_count,
+		                                    refused[i].witnesses, refused[i].count,
+		                                    refused[i].threshold, 1, &pins, &report),
 		                 0);
 		ck_assert_msg(report.exit_code == refused[i].exit_code, "%zu: exit %d: %s", i,
 		              report.exit_code, report.message);
