@@ -398,9 +398,16 @@ static int parse_namespace_lifecycle(struct settings_reader *state, const struct
 static int parse_namespaces(struct settings_reader *state, const struct settings_node *node,
                             struct config *config)
 {
-	static const char *const keys[] = {
-	    "name", "origin", "lifecycle", "health_freshness_epochs", "revocation_epochs", "max_revocations",
-	    NULL};
+	static const char *const keys[] = {"name",
+	                                   "origin",
+	                                   "lifecycle",
+	                                   "health_freshness_epochs",
+	                                   "revocation_epochs",
+	                                   "max_revocations",
+	                                   "private",
+	                                   "capability_sha256",
+	                                   "capability_file",
+	                                   NULL};
 	int rc = settings_expect_kind(state, node, SETTINGS_SEQUENCE, "namespaces");
 	if (rc)
 		return rc;
@@ -436,6 +443,8 @@ static int parse_namespaces(struct settings_reader *state, const struct settings
 				return settings_fail(state, origin->line,
 				                     "duplicate namespace origin '%.64s'", ns->origin);
 		}
+		if ((rc = config_capability_parse(state, item, &config->capabilities[i])))
+			return rc;
 		config->namespace_count = i + 1;
 	}
 	return 0;
@@ -866,6 +875,14 @@ int config_load(const char *path, struct config **out, struct settings_error *er
 	int rc = settings_load(path, &buf, &len, &base_dir, error);
 	if (rc == 0)
 		rc = config_parse(buf, len, base_dir, out, error);
+	/* The secrets of private namespaces, which the requests to the other authorities carry. */
+	struct settings_reader state = {.error = error, .base_dir = base_dir};
+	for (size_t i = 0; rc == 0 && i < (*out)->namespace_count; i++)
+		rc = config_capability_load(&state, &(*out)->capabilities[i], (*out)->member_count > 1);
+	if (rc && *out) {
+		config_free(*out);
+		*out = NULL;
+	}
 	free(buf);
 	free(base_dir);
 	return rc;
@@ -875,6 +892,8 @@ void config_free(struct config *config)
 {
 	if (!config)
 		return;
+	for (size_t i = 0; i < CONFIG_MAX_NAMESPACES; i++)
+		config_capability_wipe(&config->capabilities[i]);
 	free(config->members);
 	free(config->providers);
 	free(config->operators);
@@ -888,6 +907,11 @@ int config_namespace_index(const struct config *config, const char *name, size_t
 		    memcmp(config->namespaces[i].name, name, len) == 0)
 			return (int)i;
 	return -1;
+}
+
+int config_namespace_is_private(const struct config *config, size_t index)
+{
+	return index < config->namespace_count && config->capabilities[index].is_private;
 }
 
 const struct config_provider *config_provider_find(const struct config *config,

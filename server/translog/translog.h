@@ -27,7 +27,10 @@
  * Checkpoints of several authorities. The stored checkpoint note carries the log's signature and
  * this authority's cosignature. Another authority's cosignature of the same tree head can be added
  * later by storing the note again with more signature lines (store_log_checkpoint_put accepts the
- * same text with other signatures); nothing here assumes one cosignature.
+ * same text with other signatures); nothing here assumes one cosignature. The other authorities'
+ * cosignatures are gathered by server/translog/cosigning.h, which also decides which checkpoint
+ * is served (translog_checkpoint_served: with k cosignatures); translog_checkpoint below is the
+ * latest stored, whatever it holds.
  *
  * The read side (c2sp.org/tlog-tiles, tlog/tlog.md's serving rule): the latest checkpoint; a full
  * tile or bundle once it lies inside the latest checkpoint's tree; a partial one only when it is
