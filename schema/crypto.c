@@ -1,5 +1,6 @@
 /*
- * crypto.c: SHA-256, Ed25519 verification and the OS random source, over OpenSSL 3 EVP.
+ * crypto.c: SHA-256, Ed25519 verification, constant-time comparison, wiping and the OS random
+ * source, over OpenSSL 3 EVP.
  *
  * Every document check in dirauth ends here, so the one thing this file must get right is the
  * difference between "the signature is bad" and "the library could not check it". OpenSSL's
@@ -13,6 +14,7 @@
 #include "schema/error.h"
 
 #include <limits.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
@@ -118,4 +120,15 @@ int crypto_random(uint8_t *out, size_t len)
 		len -= (size_t)chunk;
 	}
 	return 0;
+}
+
+int crypto_equal(const void *a, const void *b, size_t len)
+{
+	return CRYPTO_memcmp(a, b, len) == 0;
+}
+
+void crypto_wipe(void *data, size_t len)
+{
+	if (data && len)
+		OPENSSL_cleanse(data, len);
 }

@@ -39,4 +39,12 @@ int crypto_ed25519_verify(const uint8_t public_key[CRYPTO_ED25519_PUBLIC_KEY_SIZ
 /* Fills out with len bytes from the OS CSPRNG (RAND_bytes). Returns 0 or DIRAUTH_ERR_CRYPTO. */
 int crypto_random(uint8_t *out, size_t len);
 
+/* 1 when the len bytes at a and b are equal, else 0, in a time that depends on len only
+ * (CRYPTO_memcmp): for digests of secrets, MACs and anything else an attacker may probe. */
+int crypto_equal(const void *a, const void *b, size_t len);
+
+/* Overwrites len bytes at data with zeros in a way the compiler cannot drop (OPENSSL_cleanse):
+ * for every copy of a secret before it is freed or goes out of scope. Accepts NULL with len 0. */
+void crypto_wipe(void *data, size_t len);
+
 #endif
