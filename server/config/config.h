@@ -16,6 +16,7 @@
 #define DIRAUTH_SERVER_CONFIG_CONFIG_H
 
 #include "schema/note.h"
+#include "server/config/capability.h"
 #include "settings/settings.h"
 #include "schema/registration.h"
 #include "schema/snapshot.h"
@@ -141,6 +142,8 @@ struct config {
 	char clock_path[CONFIG_PATH_MAX]; /* resolved; empty for the system clock */
 	size_t namespace_count;
 	struct config_namespace namespaces[CONFIG_MAX_NAMESPACES];
+	/* Per namespace, at the same index: public, or private with its capability (capability.h). */
+	struct config_capability capabilities[CONFIG_MAX_NAMESPACES];
 	size_t provider_count;
 	struct config_provider *providers; /* owned */
 	struct config_bounds bounds;
@@ -165,7 +168,8 @@ struct config {
 int config_parse(const uint8_t *buf, size_t len, const char *base_dir, struct config **out,
                  struct settings_error *error);
 
-/* Reads path (at most SETTINGS_MAX_BYTES) and parses it with base_dir = the file's directory.
+/* Reads path (at most SETTINGS_MAX_BYTES) and parses it with base_dir = the file's directory,
+ * then reads the capability_file of every private namespace (capability.h).
  * Returns 0, DIRAUTH_ERR_CONFIG (also when the file cannot be read; *error says why),
  * DIRAUTH_ERR_NOMEM. */
 int config_load(const char *path, struct config **out, struct settings_error *error);
@@ -175,6 +179,9 @@ void config_free(struct config *config);
 
 /* The index of the namespace called name (len bytes), or -1. */
 int config_namespace_index(const struct config *config, const char *name, size_t len);
+
+/* 1 when namespaces[index] is private (served only with its capability), else 0. */
+int config_namespace_is_private(const struct config *config, size_t index);
 
 /* The enrolled provider whose verifier key equals key exactly (name, key id, type and public
  * key), or NULL. Borrowed from config. */
