@@ -25,6 +25,7 @@
 
 #include "schema/encoding.h"
 #include "schema/error.h"
+#include "server/http/access.h"
 #include "server/http/framing.h"
 #include "server/http/guard.h"
 #include "server/http/routes.h"
@@ -294,8 +295,11 @@ static enum MHD_Result dispatch(struct http_server *server, struct MHD_Connectio
 	    .deferred = &state->deferred,
 	};
 	if (strncmp(route->pattern, "/v1/{namespace}/", 16) == 0) {
+		/* A private namespace without its capability is answered as one not served (access.h). */
 		const struct router_capture *ns = &state->match.captures[0];
-		int index = config_namespace_index(server->options.config, ns->data, ns->len);
+		int index = http_access_namespace(
+		    server->options.config, ns->data, ns->len,
+		    MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
 		if (index < 0)
 			return respond_error(connection, &route->answer, API_ERROR_NOT_FOUND,
 			                     "This namespace is not served here.");
