@@ -23,9 +23,18 @@
 #define LOG_CHECKPOINT_CACHE "public, max-age=5"
 #define LOG_TILE_CACHE       "public, max-age=31536000, immutable"
 
+/* A private namespace's log is for its capability holders: no shared cache keeps it. */
+#define LOG_CHECKPOINT_CACHE_PRIVATE "private, max-age=5"
+#define LOG_TILE_CACHE_PRIVATE       "private, max-age=31536000, immutable"
+
 static const char *namespace_name(const struct http_request *request)
 {
 	return request->server->options.config->namespaces[request->namespace_index].name;
+}
+
+static int is_private(const struct http_request *request)
+{
+	return config_namespace_is_private(request->server->options.config, request->namespace_index);
 }
 
 /* Queues body (len bytes) with content type and Cache-Control. */
@@ -59,8 +68,9 @@ enum MHD_Result http_serve_log_checkpoint(struct http_request *request)
 		result = respond_error(request->connection, request->route, API_ERROR_INTERNAL,
 		                       dirauth_strerror(rc));
 	else
-		result =
-		    answer(request, "text/plain; charset=utf-8", LOG_CHECKPOINT_CACHE, note.data, note.len);
+		result = answer(request, "text/plain; charset=utf-8",
+		                is_private(request) ? LOG_CHECKPOINT_CACHE_PRIVATE : LOG_CHECKPOINT_CACHE,
+		                note.data, note.len);
 	buffer_free(&note);
 	return result;
 }
@@ -96,7 +106,9 @@ enum MHD_Result http_serve_log_tile(struct http_request *request)
 		result = respond_error(request->connection, request->route, API_ERROR_INTERNAL,
 		                       dirauth_strerror(rc));
 	} else {
-		result = answer(request, "application/octet-stream", LOG_TILE_CACHE, body.data, body.len);
+		result = answer(request, "application/octet-stream",
+		                is_private(request) ? LOG_TILE_CACHE_PRIVATE : LOG_TILE_CACHE, body.data,
+		                body.len);
 	}
 	buffer_free(&body);
 	return result;

@@ -32,6 +32,15 @@ static const char *namespace_name(const struct http_request *request)
 	return request->server->options.config->namespaces[request->namespace_index].name;
 }
 
+/* A private namespace's log is for its capability holders: no shared cache keeps it. */
+static const char *cache_for(const struct http_request *request, const char *public_cache,
+                             const char *private_cache)
+{
+	return config_namespace_is_private(request->server->options.config, request->namespace_index)
+	           ? private_cache
+	           : public_cache;
+}
+
 /* The route's capture number index as a canonical decimal; -1 when it is not one. */
 static int capture_number(const struct http_request *request, size_t index, uint64_t *out)
 {
@@ -126,7 +135,8 @@ enum MHD_Result http_serve_log_proof(struct http_request *request)
 		result = respond_error(request->connection, request->route, API_ERROR_INTERNAL,
 		                       dirauth_strerror(rc));
 	else
-		result = answer(request, PROOF_FILE_CACHE, file.data, file.len);
+		result = answer(request, cache_for(request, PROOF_FILE_CACHE, "private, max-age=5"),
+		                file.data, file.len);
 	buffer_free(&file);
 	return result;
 }
@@ -153,7 +163,10 @@ enum MHD_Result http_serve_log_consistency(struct http_request *request)
 		result = respond_error(request->connection, request->route, API_ERROR_INTERNAL,
 		                       dirauth_strerror(rc));
 	else
-		result = answer(request, PROOF_CONSISTENCY_CACHE, text.data, text.len);
+		result = answer(
+		    request,
+		    cache_for(request, PROOF_CONSISTENCY_CACHE, "private, max-age=31536000, immutable"),
+		    text.data, text.len);
 	buffer_free(&text);
 	return result;
 }

@@ -35,8 +35,12 @@
  * header list, a conservative figure for the cache's byte bound. */
 #define PREPARED_RESPONSE_COST 1024
 
+/* A private namespace's snapshots are for its capability holders: no shared cache keeps them. */
+#define PREPARED_IMMUTABLE_PRIVATE "private, max-age=31536000, immutable"
+
 struct prepared_snapshot {
 	char namespace_name[NAMESPACE_NAME_MAX + 1];
+	const char *cache_control;     /* PREPARED_IMMUTABLE, or its private form */
 	struct snapshot_header header; /* parsed from header_note */
 	uint8_t *header_note;          /* owned; the signed header note */
 	size_t header_note_len;
@@ -104,10 +108,11 @@ void prepared_snapshot_release(struct prepared_snapshot *snapshot)
 		prepared_snapshot_free(snapshot);
 }
 
-static int add_headers(struct MHD_Response *response, const char *etag, const char *encoding, int vary)
+static int add_headers(struct MHD_Response *response, const char *cache_control, const char *etag,
+                       const char *encoding, int vary)
 {
 	if (MHD_add_response_header(response, MHD_HTTP_HEADER_ETAG, etag) != MHD_YES ||
-	    MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, PREPARED_IMMUTABLE) != MHD_YES)
+	    MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, cache_control) != MHD_YES)
 		return DIRAUTH_ERR_NOMEM;
 	if (vary && MHD_add_response_header(response, MHD_HTTP_HEADER_VARY, "Accept-Encoding") != MHD_YES)
 		return DIRAUTH_ERR_NOMEM;
@@ -170,7 +175,8 @@ static int body_response_create(struct prepared_set *set, const struct prepared_
 	}
 	if (MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "application/octet-stream") !=
 	        MHD_YES ||
-	    add_headers(response, s->body_etag[encoding], content_encoding_header(encoding), 1)) {
+	    add_headers(response, s->cache_control, s->body_etag[encoding], content_encoding_header(encoding),
+	                1)) {
 		MHD_destroy_response(response);
 		return DIRAUTH_ERR_NOMEM;
 	}
@@ -181,8 +187,8 @@ static int body_response_create(struct prepared_set *set, const struct prepared_
 /* Builds a snapshot of namespace_name from its signed header note (taken, emptied in every case),
  * with its header and 304 responses. The note must parse as a header of namespace_name (and of
  * epoch, unless epoch is UINT64_MAX). */
-static int snapshot_build(const char *namespace_name, uint64_t epoch, struct buffer *header_note,
-                          struct prepared_snapshot **out)
+static int snapshot_build(const char *namespace_name, int is_private, uint64_t epoch,
+                          struct buffer *header_note, struct prepared_snapshot **out)
 {
 	struct prepared_snapshot *s = calloc(1, sizeof *s);
 	uint8_t digest[CRYPTO_SHA256_SIZE];
@@ -205,6 +211,7 @@ static int snapshot_build(const char *namespace_name, uint64_t epoch, struct buf
 	}
 	atomic_init(&s->references, 1);
 	snprintf(s->namespace_name, sizeof s->namespace_name, "%s", namespace_name);
+	s->cache_control = is_private ? PREPARED_IMMUTABLE_PRIVATE : PREPARED_IMMUTABLE;
 	if ((rc = header_parse(namespace_name, epoch, header_note, &s->header)) ||
 	    (rc = crypto_sha256(header_note->data, header_note->len, digest)))
 		goto cleanup;
@@ -221,8 +228,8 @@ static int snapshot_build(const char *namespace_name, uint64_t epoch, struct buf
 	if (!s->header_response || !s->header_not_modified ||
 	    MHD_add_response_header(s->header_response, MHD_HTTP_HEADER_CONTENT_TYPE,
 	                            "text/plain; charset=utf-8") != MHD_YES ||
-	    add_headers(s->header_response, s->header_etag, NULL, 0) ||
-	    add_headers(s->header_not_modified, s->header_etag, NULL, 0))
+	    add_headers(s->header_response, s->cache_control, s->header_etag, NULL, 0) ||
+	    add_headers(s->header_not_modified, s->cache_control, s->header_etag, NULL, 0))
 		goto cleanup;
 
 	/* The body's ETags and 304s come from the digest the header commits to: no body needed. */
@@ -232,8 +239,9 @@ static int snapshot_build(const char *namespace_name, uint64_t epoch, struct buf
 		snprintf(s->body_etag[e], sizeof s->body_etag[e], "\"%s-%s\"", hex,
 		         content_encoding_name(encoding));
 		s->body_not_modified[e] = empty_response();
-		if (!s->body_not_modified[e] || add_headers(s->body_not_modified[e], s->body_etag[e],
-		                                            content_encoding_header(encoding), 1))
+		if (!s->body_not_modified[e] ||
+		    add_headers(s->body_not_modified[e], s->cache_control, s->body_etag[e],
+		                content_encoding_header(encoding), 1))
 			goto cleanup;
 	}
 	s->memory = sizeof *s + 2 * s->header_note_len + (2 + 2 * ENCODING_COUNT) * PREPARED_RESPONSE_COST;
@@ -363,7 +371,9 @@ static int build_with_bodies(struct prepared_set *set, size_t namespace_index, u
                              struct buffer *header_note, bool check, struct prepared_snapshot **out)
 {
 	struct prepared_snapshot *s = NULL;
-	int rc = snapshot_build(set->config->namespaces[namespace_index].name, epoch, header_note, &s);
+	int rc =
+	    snapshot_build(set->config->namespaces[namespace_index].name,
+	                   config_namespace_is_private(set->config, namespace_index), epoch, header_note, &s);
 	for (int e = 0; rc == 0 && e < ENCODING_COUNT; e++)
 		rc = body_response_create(set, s, (enum content_encoding)e, check, &s->body_response[e]);
 	if (rc) {
@@ -454,7 +464,8 @@ int prepared_set_epoch(struct prepared_set *set, size_t namespace_index, uint64_
 	buffer_init(&header_note);
 	rc = store_snapshot_get(set->store, name, epoch, &header_note, NULL);
 	if (rc == 0)
-		rc = snapshot_build(name, epoch, &header_note, &s);
+		rc = snapshot_build(name, config_namespace_is_private(set->config, namespace_index), epoch,
+		                    &header_note, &s);
 	buffer_free(&header_note);
 	pthread_mutex_lock(&set->lock);
 	set->statistics.header_loads++;
