@@ -5,7 +5,10 @@
  * Every figure is an aggregate over the whole server: counts of submissions, commits and
  * refusals by reason, how full the store is, what the read path loaded, the latest epoch of each
  * namespace. None names or counts a client (hard rule 8): there is no per-address or per-request
- * figure, and refusals are counted by reason only.
+ * figure, and refusals are counted by reason only. The metrics are public, so the figures of one
+ * namespace are those of the public namespaces only: a private namespace appears in no line, not
+ * even as a count of private namespaces, as its existence is for its capability holders
+ * (server/http/access.h). Its traffic is in the server-wide totals, which name nothing.
  */
 #include "server/http/routes.h"
 
@@ -72,6 +75,8 @@ enum MHD_Result http_serve_metrics(struct http_request *request)
 	rc |= metric(&out, "dirauth_namespace_records", "gauge", "Latest registrations a namespace holds.");
 	for (size_t i = 0; i < o->config->namespace_count; i++) {
 		struct store_namespace_usage usage;
+		if (config_namespace_is_private(o->config, i))
+			continue;
 		if (store_namespace_usage(o->store, o->config->namespaces[i].name, &usage) == 0)
 			rc |=
 			    buffer_appendf(&out, "dirauth_namespace_records{namespace=\"%s\"} %llu\n",
@@ -81,6 +86,8 @@ enum MHD_Result http_serve_metrics(struct http_request *request)
 	             "The latest published epoch of a namespace.");
 	for (size_t i = 0; i < o->config->namespace_count; i++) {
 		uint64_t epoch;
+		if (config_namespace_is_private(o->config, i))
+			continue;
 		if (store_snapshot_latest(o->store, o->config->namespaces[i].name, &epoch) == 0)
 			rc |= buffer_appendf(&out, "dirauth_namespace_latest_epoch{namespace=\"%s\"} %llu\n",
 			                     o->config->namespaces[i].name, (unsigned long long)epoch);
