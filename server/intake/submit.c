@@ -37,7 +37,11 @@ static enum api_error refuse(struct submit_result *result, enum api_error error,
 }
 
 /* The store says only "collision": a service id owned by another provider or namespace is a
- * service collision; otherwise one of the endpoint ids belongs to another service. */
+ * service collision; otherwise one of the endpoint ids belongs to another service. Service and
+ * endpoint ids are the authority's, not a namespace's, so an id taken anywhere is refused; the
+ * answer says only that it is taken, the same code and sentence wherever its owner is (another
+ * provider of this namespace, another public namespace, a private one), and never names the
+ * owner or its namespace (docs/api.md, "Private namespaces"). */
 static enum api_error classify_collision(const struct submit_context *context, const struct registration *r)
 {
 	char owner_namespace[STORE_NAME_MAX + 1], owner_provider[STORE_NAME_MAX + 1];
@@ -62,19 +66,29 @@ static enum api_error check_grammar(const uint8_t *body, size_t len, struct regi
 }
 
 /* Who may publish what: the namespace is served (404), the provider key is enrolled (403), the
- * note is signed by it (403), the provider may publish in this namespace and class (403). */
+ * note is signed by it (403), the provider may publish in this namespace and class (403).
+ *
+ * A private namespace exists only for those enrolled in it: a note that is not shown to come
+ * from a provider enrolled for it (no enrolled key, a signature that does not verify, a provider
+ * enrolled elsewhere only) is answered exactly as for a namespace that is not served, so that no
+ * key, public or not, can be used to learn that it exists. So that the work does not tell either,
+ * the provider is looked up and its signature checked before the namespace is judged, whatever
+ * the namespace. */
 static enum api_error check_enrolment(const struct config *config, const struct registration *r,
                                       const struct note *note, struct submit_result *result)
 {
 	int namespace_index = config_namespace_index(config, r->namespace_name, strlen(r->namespace_name));
-	if (namespace_index < 0)
+	const struct config_provider *provider = config_provider_find(config, &r->provider);
+	int rc = provider ? registration_verify_note(note, r) : DIRAUTH_ERR_UNKNOWN_KEY;
+	int hidden = namespace_index >= 0 && config_namespace_is_private(config, (size_t)namespace_index) &&
+	             (!provider || rc == DIRAUTH_ERR_SIGNATURE || rc == DIRAUTH_ERR_UNKNOWN_KEY ||
+	              !(provider->namespace_mask & ((uint64_t)1 << namespace_index)));
+	if (namespace_index < 0 || hidden)
 		return refuse(result, API_ERROR_UNKNOWN_NAMESPACE, "The namespace '%s' is not served here.",
 		              r->namespace_name);
-	const struct config_provider *provider = config_provider_find(config, &r->provider);
 	if (!provider)
 		return refuse(result, API_ERROR_UNKNOWN_PROVIDER, "The provider key '%s' is not enrolled.",
 		              r->provider.name);
-	int rc = registration_verify_note(note, r);
 	if (rc == DIRAUTH_ERR_SIGNATURE || rc == DIRAUTH_ERR_UNKNOWN_KEY)
 		return refuse(result, API_ERROR_BAD_SIGNATURE, "The note carries no valid signature by '%s'.",
 		              r->provider.name);
