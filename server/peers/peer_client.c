@@ -13,6 +13,7 @@
 #include "server/peers/peer_client.h"
 
 #include "net/client.h"
+#include "server/peers/capabilities.h"
 #include "schema/crypto.h"
 #include "schema/error.h"
 #include "schema/encoding.h"
@@ -47,8 +48,9 @@ struct peer_client {
 	size_t vote_cap;
 	size_t registration_cap;
 	size_t body_cap;
-	char *ca_file;    /* owned; NULL: the system's */
-	char *user_agent; /* owned; NULL: net's default */
+	char *ca_file;                          /* owned; NULL: the system's */
+	char *user_agent;                       /* owned; NULL: net's default */
+	struct peer_capabilities *capabilities; /* owned; private namespaces' Authorization lines */
 };
 
 static const char *const transport_names[] = {
@@ -140,6 +142,8 @@ int peer_client_new(const struct config *config, const struct peer_client_option
 	if (options != NULL && options->user_agent != NULL &&
 	    (client->user_agent = copy_string(options->user_agent)) == NULL)
 		goto nomem;
+	if (peer_capabilities_new(config, &client->capabilities) != 0)
+		goto nomem;
 	*out = client;
 	return 0;
 nomem:
@@ -154,6 +158,7 @@ void peer_client_free(struct peer_client *client)
 	free(client->members);
 	free(client->ca_file);
 	free(client->user_agent);
+	peer_capabilities_free(client->capabilities);
 	free(client);
 }
 
@@ -403,6 +408,18 @@ int peer_client_call(const struct peer_client *client, size_t member, const stru
 		request.method = "GET";
 		if (call->operation == PEER_FETCH_BODY)
 			request.headers = body_headers;
+	}
+	/* A private namespace's routes answer only to its capability (capabilities.h). */
+	const char *authorization = operation_has_namespace(call->operation)
+	                                ? peer_capabilities_header(client->capabilities, call->namespace_name)
+	                                : NULL;
+	const char *with_authorization[3] = {NULL, NULL, NULL};
+	if (authorization != NULL) {
+		size_t n = 0;
+		if (request.headers != NULL)
+			with_authorization[n++] = request.headers[0]; /* an operation sends one at most */
+		with_authorization[n] = authorization;
+		request.headers = with_authorization;
 	}
 	net_response_init(&response);
 	attempts = client->retries + 1;
