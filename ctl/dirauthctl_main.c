@@ -6,7 +6,9 @@
  * succeeded on stdout and the one failure line on stderr, and exits with the report's
  * sysexits status. The clock is read here, once, and passed down (or taken from --now).
  */
+#include "ctl/capability.h"
 #include "ctl/certify.h"
+#include "schema/crypto.h"
 #include "schema/error.h"
 #include "ctl/fetch.h"
 #include "ctl/keygen.h"
@@ -38,6 +40,7 @@ static const char main_usage[] =
     "  fetch             download, verify and store the latest snapshot of a namespace\n"
     "  verify            check an offline proof file: header, checkpoint and inclusion\n"
     "  proof             download the proof file of one epoch's header in the log\n"
+    "  capability new    make the bearer secret of a private namespace\n"
     "\n"
     "dirauthctl COMMAND --help shows the options of a command.\n"
     "exit status: 0 ok, 64 usage, 65 bad or unverifiable data, 66 missing input, 69 server\n"
@@ -140,6 +143,7 @@ static const char register_usage[] =
 static const char fetch_usage[] =
     "usage: dirauthctl fetch --trust BUNDLE --server URL... --namespace NS [--out DIR] [--now SECONDS]\n"
     "                        [--clock-skew SECONDS] [--max-validity SECONDS] [--max-chain EPOCHS]\n"
+    "                        [--capability-file FILE]\n"
     "                        [--log-key VKEY... [--witness-key VKEY]... [--witness-threshold K]]\n"
     "\n"
     "Downloads the latest snapshot of NS and the server's key certificates, verifies it against\n"
@@ -162,6 +166,8 @@ static const char fetch_usage[] =
     "  --max-validity SECONDS  the longest valid-until - valid-after accepted (default 604800)\n"
     "  --max-chain EPOCHS      the most epochs walked back to the held header (default 1024);\n"
     "                          a mirror further behind is re-seeded by deleting DIR/NS/latest.header\n"
+    "  --capability-file FILE  the secret of a private namespace, sent as Authorization: Bearer on\n"
+    "                          every request for NS (dirauthctl capability new makes one)\n"
     "  --log-key VKEY          check the transparency log: the snapshot must be in a checkpoint\n"
     "                          signed by this log key (named by the namespace's origin; repeat\n"
     "                          for each authority's) and consistent with DIR/NS/latest.checkpoint;\n"
@@ -223,6 +229,7 @@ enum option_id {
 	OPTION_CLOCK_SKEW,
 	OPTION_MAX_VALIDITY,
 	OPTION_MAX_CHAIN,
+	OPTION_CAPABILITY_FILE,
 	OPTION_LOG_KEY,
 	OPTION_WITNESS_KEY,
 	OPTION_WITNESS_THRESHOLD,
@@ -258,6 +265,7 @@ struct arguments {
 	const char *clock_skew_text;
 	const char *max_validity_text;
 	const char *max_chain_text;
+	const char *capability_file;
 	const char *log_keys[CTL_LOG_KEYS_MAX + 1]; /* the log's pins (ctl/proof.h); one past the bound */
 	size_t log_key_count;
 	const char *witness_keys[CTL_LOG_WITNESSES_MAX + 1]; /* one past the bound: refused */
@@ -360,6 +368,9 @@ static int parse_arguments(const char *command, int argc, char **argv, const str
 			break;
 		case OPTION_MAX_CHAIN:
 			arguments->max_chain_text = optarg;
+			break;
+		case OPTION_CAPABILITY_FILE:
+			arguments->capability_file = optarg;
 			break;
 		case OPTION_LOG_KEY:
 			if (arguments->log_key_count == CTL_LOG_KEYS_MAX + 1) {
@@ -1037,12 +1048,14 @@ static int command_fetch(int argc, char **argv, struct ctl_report *report)
 	    {"clock-skew", required_argument, NULL, OPTION_CLOCK_SKEW},
 	    {"max-validity", required_argument, NULL, OPTION_MAX_VALIDITY},
 	    {"max-chain", required_argument, NULL, OPTION_MAX_CHAIN},
+	    {"capability-file", required_argument, NULL, OPTION_CAPABILITY_FILE},
 	    {"log-key", required_argument, NULL, OPTION_LOG_KEY},
 	    {"witness-key", required_argument, NULL, OPTION_WITNESS_KEY},
 	    {"witness-threshold", required_argument, NULL, OPTION_WITNESS_THRESHOLD},
 	    {"help", no_argument, NULL, OPTION_HELP},
 	    {NULL, 0, NULL, 0},
 	};
+	char authorization[CTL_AUTHORIZATION_MAX];
 	struct ctl_fetch_options fetch_options;
 	struct ctl_log_pins log_pins;
 	struct verify_snapshot_policy policy;
@@ -1105,6 +1118,13 @@ static int command_fetch(int argc, char **argv, struct ctl_report *report)
 		goto done;
 	}
 	fetch_options.log = &log_pins;
+	if (arguments.capability_file != NULL) {
+		if (ctl_capability_read("fetch", arguments.capability_file, authorization, report) != 0) {
+			exit_code = report->exit_code;
+			goto done;
+		}
+		fetch_options.authorization = authorization;
+	}
 	if (arguments.server_count > 1) {
 		exit_code = fetch_from_servers(&fetch_options, &arguments, report);
 		goto done;
@@ -1115,6 +1135,7 @@ static int command_fetch(int argc, char **argv, struct ctl_report *report)
 	}
 	print_fetched(&result, NULL);
 done:
+	crypto_wipe(authorization, sizeof(authorization));
 	free(bundle);
 	return exit_code;
 }
@@ -1276,6 +1297,8 @@ int main(int argc, char **argv)
 		exit_code = command_verify(argc - 1, argv + 1, &report);
 	} else if (strcmp(command, "proof") == 0) {
 		exit_code = command_proof(argc - 1, argv + 1, &report);
+	} else if (strcmp(command, "capability") == 0) {
+		exit_code = ctl_capability_command(argc - 1, argv + 1, &report);
 	} else {
 		ctl_report_fail(&report, CTL_EXIT_USAGE, "%.64s: unknown command (see dirauthctl --help)",
 		                command);

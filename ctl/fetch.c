@@ -384,6 +384,7 @@ static int walk_network(const struct walk_source *source, const uint8_t *certifi
 {
 	const struct ctl_fetch_options *options = source->options;
 	const char *namespace_name = options->namespace_name;
+	const char *const namespace_headers[] = {options->authorization, NULL};
 	struct certificate_keyring *ring = NULL;
 	struct net_response response;
 	struct verify_chain chain;
@@ -409,8 +410,8 @@ static int walk_network(const struct walk_source *source, const uint8_t *certifi
 			break;
 		}
 		snprintf(label, sizeof(label), "history: epoch %" PRIu64, epoch);
-		rc = ctl_exchange_get(what, label, (const char *)url.data, NULL, CTL_FETCH_HEADER_NOTE_MAX, 1,
-		                      &response, report);
+		rc = ctl_exchange_get(what, label, (const char *)url.data, namespace_headers,
+		                      CTL_FETCH_HEADER_NOTE_MAX, 1, &response, report);
 		if (rc == 0 && response.status == 200)
 			rc = chain_add(&chain, epoch, response.body.data, response.body.len, report);
 	}
@@ -532,7 +533,9 @@ int ctl_fetch_verify_and_store(const struct ctl_fetch_input *input, struct ctl_f
 int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_result *result,
                   struct ctl_report *report)
 {
-	static const char *const body_headers[] = {"Accept-Encoding: zstd, gzip", NULL};
+	/* A private namespace's routes answer only to its capability; the certificates never see it. */
+	const char *const namespace_headers[] = {options->authorization, NULL};
+	const char *const body_headers[] = {"Accept-Encoding: zstd, gzip", options->authorization, NULL};
 	const char *directory = options->directory != NULL ? options->directory : CTL_FETCH_DEFAULT_DIRECTORY;
 	const char *namespace_name = options->namespace_name;
 	struct walk_source source = {.options = options};
@@ -578,8 +581,8 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 		ctl_report_fail(report, CTL_EXIT_CONFIG, "%s: namespace not in the trust bundle", what);
 		goto done;
 	}
-	rc = ctl_exchange_get(what, "latest header", (const char *)url.data, NULL, CTL_FETCH_HEADER_NOTE_MAX,
-	                      0, &header_response, report);
+	rc = ctl_exchange_get(what, "latest header", (const char *)url.data, namespace_headers,
+	                      CTL_FETCH_HEADER_NOTE_MAX, 0, &header_response, report);
 	if (rc != 0)
 		goto done;
 	rc = ctl_keyring_download(what, options->server_url, &certificates, report);

@@ -178,6 +178,9 @@ struct ctl_fetch_options {
 	uint64_t now;
 	const struct verify_snapshot_policy *policy; /* NULL: the defaults */
 	const struct ctl_log_pins *log;              /* step 2c; NULL or not enabled: not checked */
+	/* "Authorization: Bearer <secret>" of a private namespace (ctl/capability.h), sent with every
+	 * request for the namespace's routes (never to /v1/certificates); NULL: none. */
+	const char *authorization;
 };
 
 /* The whole fetch: GET <server>/v1/<ns>/snapshots/latest (bounded by CTL_FETCH_HEADER_NOTE_MAX),
