@@ -72,9 +72,8 @@ static inline void write_clock(struct fixture *f, uint64_t now)
 	f->now = now;
 }
 
-/* Opens the fixture: a signer, a store of map_size bytes (0: the default), the scheduler and the
- * HTTP server on a free port. http is the configuration's http section (NULL: two threads). */
-static inline void fixture_open_with(struct fixture *f, size_t map_size, const char *http)
+/* The first half of fixture_open_with: the directory, the signer, the keys and the port. */
+static inline void fixture_prepare(struct fixture *f)
 {
 	memset(f, 0, sizeof *f);
 	test_make_tempdir(f->dir, sizeof f->dir);
@@ -85,25 +84,13 @@ static inline void fixture_open_with(struct fixture *f, size_t map_size, const c
 	test_key_load(TEST_KEY_OTHER, &f->other);
 	test_key_load(TEST_KEY_AUTHORITY_2, &f->stranger);
 	f->port = test_free_port();
+}
 
-	char text[4096], other_key[NOTE_VERIFIER_KEY_MAX + 1];
-	snprintf(other_key, sizeof other_key, "%s", test_key_verifier_string(&f->other));
-	snprintf(text, sizeof text,
-	         "authority: { name: authority1.dirauth.example, signer_socket: signer/signer.sock }\n"
-	         "listen: { address: 127.0.0.1, port: %u }\n"
-	         "data_dir: data\n"
-	         "epoch: { length_seconds: %llu, genesis: %llu, validity_epochs: 3 }\n"
-	         "clock: { source: file, path: clock }\n"
-	         "namespaces:\n"
-	         "  - { name: mix, origin: dirauth.example/mix }\n"
-	         "  - { name: mail, origin: dirauth.example/mail }\n"
-	         "providers:\n"
-	         "  - { key: \"%s\", namespaces: [mix], classes: [mix-gateway] }\n"
-	         "  - { key: \"%s\", namespaces: [mix, mail], classes: [mix-gateway, bridge] }\n"
-	         "bounds: { registration_body: %d, endpoints_per_service: 3, max_validity_seconds: 86400 }\n"
-	         "%s\n",
-	         f->port, LENGTH, GENESIS, test_key_verifier_string(&f->provider), other_key, BODY_CAP,
-	         http ? http : "http: { threads: 2 }");
+/* The second half of fixture_open_with: the configuration text (for f->port, with data_dir
+ * "data", signer_socket "signer/signer.sock" and the file clock "clock") parsed, then the store,
+ * the scheduler and the HTTP server started. */
+static inline void fixture_start(struct fixture *f, size_t map_size, const char *text)
+{
 	struct settings_error error;
 	ck_assert_msg(config_parse((const uint8_t *)text, strlen(text), f->dir, &f->config, &error) == 0,
 	              "%zu: %s", error.line, error.message);
@@ -134,6 +121,32 @@ static inline void fixture_open_with(struct fixture *f, size_t map_size, const c
 	                                    .prepared = f->prepared,
 	                                    .log = f->log};
 	ck_assert_int_eq(http_server_start(&http_options, &f->http), 0);
+}
+
+/* Opens the fixture: a signer, a store of map_size bytes (0: the default), the scheduler and the
+ * HTTP server on a free port. http is the configuration's http section (NULL: two threads). */
+static inline void fixture_open_with(struct fixture *f, size_t map_size, const char *http)
+{
+	fixture_prepare(f);
+	char text[4096], other_key[NOTE_VERIFIER_KEY_MAX + 1];
+	snprintf(other_key, sizeof other_key, "%s", test_key_verifier_string(&f->other));
+	snprintf(text, sizeof text,
+	         "authority: { name: authority1.dirauth.example, signer_socket: signer/signer.sock }\n"
+	         "listen: { address: 127.0.0.1, port: %u }\n"
+	         "data_dir: data\n"
+	         "epoch: { length_seconds: %llu, genesis: %llu, validity_epochs: 3 }\n"
+	         "clock: { source: file, path: clock }\n"
+	         "namespaces:\n"
+	         "  - { name: mix, origin: dirauth.example/mix }\n"
+	         "  - { name: mail, origin: dirauth.example/mail }\n"
+	         "providers:\n"
+	         "  - { key: \"%s\", namespaces: [mix], classes: [mix-gateway] }\n"
+	         "  - { key: \"%s\", namespaces: [mix, mail], classes: [mix-gateway, bridge] }\n"
+	         "bounds: { registration_body: %d, endpoints_per_service: 3, max_validity_seconds: 86400 }\n"
+	         "%s\n",
+	         f->port, LENGTH, GENESIS, test_key_verifier_string(&f->provider), other_key, BODY_CAP,
+	         http ? http : "http: { threads: 2 }");
+	fixture_start(f, map_size, text);
 }
 
 static inline void fixture_open(struct fixture *f, size_t map_size)
