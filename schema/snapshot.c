@@ -769,9 +769,10 @@ static int revocations_verify(const struct snapshot_header *header, const struct
 		    (r.has_endpoint && memcmp(r.endpoint_id, entry->endpoint_id, ENDPOINT_ID_SIZE) != 0) ||
 		    entry->since > header->epoch)
 			return DIRAUTH_ERR_MISMATCH;
-		if (!r.has_endpoint ? body_find_record(body, r.service_id) != NULL
-		                    : bsearch(r.endpoint_id, index, index_count, sizeof(*index),
-		                              endpoint_index_order) != NULL)
+		if (!r.has_endpoint
+		        ? body_find_record(body, r.service_id) != NULL
+		        : index_count > 0 && bsearch(r.endpoint_id, index, index_count, sizeof(*index),
+		                                     endpoint_index_order) != NULL)
 			return DIRAUTH_ERR_MISMATCH; /* a revoked service or endpoint is still listed */
 	}
 	return 0;
