@@ -1,119 +1,237 @@
 #!/usr/bin/env bash
-# The demo: one authority from keys-example/ as two processes, dirauth-signer (the keys, with a
-# certificate issued here by the example identity key) and dirauthd (no key at all); two
-# providers register a service each, the next epoch's snapshot is published, and a mirror that
-# pins only the identity key fetches and verifies it; a mirror that pins a different authority
-# refuses the same snapshot; the signer's audit log is shown; then the signer stops and dirauthd
-# keeps serving reads but refuses to sign anything. Everything it starts is stopped at the end.
-#   DEMO_KEEP=1 keeps the run directory (its path is printed).
+# The demo: three authorities on loopback, k = 2 of 3, each its own dirauth-signer (its keys),
+# dirauthd (no key) and LMDB store, configured from keys-example/three-authorities/. Two
+# providers register with all three; the next epoch's snapshot is co-signed by the three and a
+# mirror that pins the three identity keys (threshold 2) verifies it; then one authority is
+# killed and the epoch after is still published, with two signatures, and verified again.
+#
+# Time is a file clock per authority that this script advances, one second per DEMO_PACE_MS of
+# real time (default 250), all three together, so that the epochs (10 s: prepared in the last
+# 6 s before each starts, votes 2 s, signatures 2 s) pass quickly and always alike. The mirror
+# reads the same clock (dirauthctl --now). Everything it starts is stopped on exit, on failure
+# and on Ctrl-C.
+#   DEMO_KEEP=1       keep the run directory (its path is printed): configurations, logs, stores,
+#                     the mirror's files
+#   DEMO_BUILD_DIR=D  build in D (default build/release)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
+build=${DEMO_BUILD_DIR:-build/release}
+case $build in /*) ;; *) build=$root/$build ;; esac
+pace_ms=${DEMO_PACE_MS:-250}
+log=$build/demo-setup.log
 
-bash scripts/setup.sh
-echo "building dirauthd, dirauth-signer and dirauthctl ..."
-cmake -S "$root" -B build/release -DDIRAUTH_WERROR=ON >/dev/null
-cmake --build build/release -j"$(nproc)" --target dirauthd dirauth-signer dirauthctl >/dev/null
-dirauthd=$root/build/release/server/dirauthd
-signer=$root/build/release/signer/dirauth-signer
-dirauthctl=$root/build/release/ctl/dirauthctl
+# --- setup and build, quiet ----------------------------------------------------------------------
+mkdir -p "$build"
+: >"$log"
+quiet() { # what... ; runs the rest of the arguments with their output in the log
+	local what=$1
+	shift
+	if ! "$@" >>"$log" 2>&1; then
+		echo "$what failed; the end of $log:" >&2
+		tail -n 25 "$log" >&2
+		exit 1
+	fi
+}
+echo "Installing what is missing and building dirauthd, dirauth-signer, dirauthctl (output in ${log#"$root"/}) ..."
+quiet "setup (scripts/setup.sh)" bash scripts/setup.sh
+quiet "cmake" cmake -S "$root" -B "$build" -DDIRAUTH_WERROR=ON
+quiet "the build" cmake --build "$build" -j"$(nproc)" --target dirauthd dirauth-signer dirauthctl
+dirauthd=$build/server/dirauthd
+signer=$build/signer/dirauth-signer
+dirauthctl=$build/ctl/dirauthctl
 
+# --- the run directory and its cleanup ---------------------------------------------------------
 run=$(mktemp -d /tmp/dirauth-demo.XXXXXX)
-daemon=
-signer_pid=
+pids=()
 cleanup() {
-	for pid in $daemon $signer_pid; do
-		kill "$pid" 2>/dev/null || true
-		wait "$pid" 2>/dev/null || true
-	done
-	if [ "${DEMO_KEEP:-0}" = 1 ]; then echo "run directory kept: $run"; else rm -rf "$run"; fi
+	local status=$?
+	trap - EXIT INT TERM
+	trap '' PIPE # a closed stdout (demo.sh | head) must not stop the cleanup halfway
+	for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+	for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+	if [ "$status" -eq 130 ] || [ "$status" -eq 143 ]; then
+		echo "Interrupted: everything the demo started is stopped." >&2
+	elif [ "$status" -ne 0 ]; then
+		echo "The demo failed (status $status). The end of each log:" >&2
+		for f in "$run"/authority*/dirauthd.log "$run"/authority*/dirauth-signer.log; do
+			[ -f "$f" ] && { echo "== ${f#"$run"/}" >&2; tail -n 5 "$f" >&2; }
+		done
+	fi
+	if [ "${DEMO_KEEP:-0}" = 1 ]; then
+		echo "Run directory kept: $run"
+		echo "  authority1..3/: configurations, keys, logs, stores; mirror/mix/: the mirror's files"
+	else
+		rm -rf "$run"
+	fi
+	exit "$status"
 }
 trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+export no_proxy=127.0.0.1,localhost NO_PROXY=127.0.0.1,localhost # peers talk on loopback
 
+utc() { date -u -d "@$1" '+%Y-%m-%d %H:%M:%S UTC'; }
+short() { sed 's/\.dirauth\.example//g'; } # authority1.dirauth.example -> authority1
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-port=18080
-while port_in_use "$port"; do port=$((port + 1)); done
-url=http://127.0.0.1:$port
-epoch_seconds=3
-
-# The example configurations, with this run's port, uid and short epochs so the demo is quick.
-bash scripts/example-keys.sh "$run/keys"
-mkdir -p "$run/data"
-sed -e "s/port: 8080/port: $port/" -e "s/length_seconds: 60/length_seconds: $epoch_seconds/" \
-	keys-example/dirauthd.yaml >"$run/dirauthd.yaml"
-sed -e "s/^allowed_uid: 0 /allowed_uid: $(id -u) /" -e "s/length_seconds: 60/length_seconds: $epoch_seconds/" \
-	keys-example/dirauth-signer.yaml >"$run/dirauth-signer.yaml"
-
-# The offline identity key certifies the online signing key, from now for 30 days.
-"$dirauthctl" certify --identity "$run/keys/authority1-identity.key" --signing-key "$run/keys/authority1.key" \
-	--valid-after now --days 30 --out "$run/keys/authority1.cert" >"$run/certify.out"
-echo "1. the identity key certified the signing key: $(grep -E 'valid' "$run/certify.out" | tr '\n' ' ')"
-
-"$signer" --config "$run/dirauth-signer.yaml" --check-config >/dev/null
-"$signer" --config "$run/dirauth-signer.yaml" >"$run/dirauth-signer.log" 2>&1 &
-signer_pid=$!
-for _ in $(seq 1 200); do
-	[ -S "$run/signer.sock" ] && break
-	kill -0 "$signer_pid" 2>/dev/null || { cat "$run/dirauth-signer.log"; exit 1; }
-	sleep 0.05
+ports=()
+candidate=18081
+for i in 1 2 3; do
+	while port_in_use "$candidate"; do candidate=$((candidate + 1)); done
+	ports[i]=$candidate
+	candidate=$((candidate + 1))
 done
-echo "2. dirauth-signer holds the keys and listens on $run/signer.sock (0600, uid $(id -u) only)"
+url() { echo "http://127.0.0.1:${ports[$1]}"; }
 
-"$dirauthd" --config "$run/dirauthd.yaml" --check-config >/dev/null
-"$dirauthd" --config "$run/dirauthd.yaml" >"$run/dirauthd.log" 2>&1 &
-daemon=$!
-for _ in $(seq 1 200); do
-	curl -fs "$url/v1/ready" >/dev/null 2>&1 && break
-	kill -0 "$daemon" 2>/dev/null || { cat "$run/dirauthd.log"; exit 1; }
-	sleep 0.05
-done
-echo "3. dirauthd (no key) for authority1.dirauth.example is up and ready on $url (epochs of ${epoch_seconds}s, LMDB in $run/data)"
-
-register() { # provider-key service-file
-	"$dirauthctl" register --key "$run/keys/$1" --service "keys-example/$2" --server "$url" \
-		--trust keys-example/trust-bundle.txt
+# --- time: a recent genesis and a file clock ----------------------------------------------------
+length=10
+now=$(date +%s)
+genesis=$((now - now % length - 2 * length)) # epoch 0 began 20 to 29 s ago, epoch 2 is current
+clock=$((genesis + 2 * length + 1))
+set_clock() { # unix seconds: all three clocks at once
+	clock=$1
+	for i in 1 2 3; do
+		echo "$clock" >"$run/authority$i/clock.tmp"
+		mv "$run/authority$i/clock.tmp" "$run/authority$i/clock"
+	done
 }
-out_a=$(register provider-a.key service-a.yaml)
-echo "4. provider-a.example registered keys-example/service-a.yaml: $out_a"
-out_b=$(register provider-b.key service-b.yaml)
-echo "5. provider-b.example registered keys-example/service-b.yaml: $out_b"
+epoch_of() { echo $((($1 - genesis) / length)); }
 
-promised=$(grep -Eo 'epoch [0-9]+' <<<"$out_b" | head -n 1 | cut -d' ' -f2)
-echo "6. waiting for epoch $promised, the epoch both receipts promise ..."
-for _ in $(seq 1 $((epoch_seconds * 40))); do
-	current=$(curl -fs "$url/v1/mix/snapshots/latest" | sed -n 's/^epoch //p' || true)
-	[ -n "$current" ] && [ "$current" -ge "$promised" ] && break
-	sleep 0.1
+# --- three authorities --------------------------------------------------------------------------
+# Each authority gets its own folder: the example configuration with this run's ports, genesis and
+# uid, its signing key (0600 in a 0700 keys/), and a certificate its identity key issues now. The
+# identity keys stay in offline/, as they would on an offline machine; keys/ keeps the providers'.
+bash scripts/example-keys.sh "$run/keys"
+mkdir -m 0700 "$run/offline"
+for i in 1 2 3; do
+	dir=$run/authority$i
+	mkdir -p "$dir/keys"
+	chmod 0700 "$dir/keys"
+	sed -e "s/port: 808$i/port: ${ports[i]}/" -e "s|127.0.0.1:8081\"|127.0.0.1:${ports[1]}\"|" \
+		-e "s|127.0.0.1:8082\"|127.0.0.1:${ports[2]}\"|" -e "s|127.0.0.1:8083\"|127.0.0.1:${ports[3]}\"|" \
+		-e "s/genesis: 0 .*/genesis: $genesis/" \
+		"keys-example/three-authorities/authority$i/dirauthd.yaml" >"$dir/dirauthd.yaml"
+	sed -e "s/^allowed_uid: 0 /allowed_uid: $(id -u) /" -e "s/genesis: 0 .*/genesis: $genesis/" \
+		"keys-example/three-authorities/authority$i/dirauth-signer.yaml" >"$dir/dirauth-signer.yaml"
+	mv "$run/keys/authority$i.key" "$dir/keys/"
+	mv "$run/keys/authority$i-identity.key" "$run/offline/"
+	"$dirauthctl" certify --identity "$run/offline/authority$i-identity.key" \
+		--signing-key "$dir/keys/authority$i.key" --valid-after $((genesis - 3600)) --days 30 \
+		--out "$dir/keys/authority$i.cert" >"$dir/certify.out"
 done
-[ -n "$current" ] && [ "$current" -ge "$promised" ] || { echo "no snapshot for epoch $promised"; exit 1; }
-echo "   published: $(curl -fs "$url/v1/mix/snapshots/latest" | grep -E '^(epoch|records) ' | tr '\n' ' ')"
+set_clock "$clock"
 
-echo "7. a mirror pinning the identity key fetches the certificates and verifies the snapshot (certified signatures, body digest, Merkle root, every provider signature, bounds):"
-"$dirauthctl" fetch --trust keys-example/trust-bundle.txt --server "$url" --namespace mix --out "$run/mirror" |
-	sed 's/^/   /'
-echo "   mirror files: $(cd "$run/mirror/mix" && ls | tr '\n' ' ')"
+start() { # i: the authority's signer, then its dirauthd
+	local dir=$run/authority$1
+	"$signer" --config "$dir/dirauth-signer.yaml" --check-config >/dev/null
+	"$signer" --config "$dir/dirauth-signer.yaml" >"$dir/dirauth-signer.log" 2>&1 &
+	pids+=($!)
+	signer_pids[$1]=$!
+	for _ in $(seq 1 200); do
+		[ -S "$dir/signer.sock" ] && break
+		sleep 0.05
+	done
+	"$dirauthd" --config "$dir/dirauthd.yaml" --check-config >/dev/null
+	"$dirauthd" --config "$dir/dirauthd.yaml" >"$dir/dirauthd.log" 2>&1 &
+	pids+=($!)
+	daemon_pids[$1]=$!
+}
+signer_pids=()
+daemon_pids=()
+for i in 1 2 3; do start "$i"; done
+for i in 1 2 3; do
+	for _ in $(seq 1 200); do
+		curl -fs "$(url "$i")/v1/ready" >/dev/null 2>&1 && break
+		kill -0 "${daemon_pids[i]}" 2>/dev/null || { echo "dirauthd of authority$i stopped" >&2; exit 1; }
+		sleep 0.05
+	done
+	curl -fs "$(url "$i")/v1/ready" >/dev/null || { echo "authority$i is not ready" >&2; exit 1; }
+done
 
-echo "8. a mirror that pins a different authority key refuses the same snapshot:"
-"$dirauthctl" keygen --name impostor.example --out "$run/impostor.key" >"$run/impostor.pub"
-sed "s|^authority .*|authority $(cat "$run/impostor.pub")|" keys-example/trust-bundle.txt >"$run/other-bundle.txt"
-if "$dirauthctl" fetch --trust "$run/other-bundle.txt" --server "$url" --namespace mix --out "$run/other" 2>"$run/refusal"; then
-	echo "   ERROR: the snapshot was accepted"
+echo
+echo "1. Three authorities, each holding its own keys, run as two processes each: dirauth-signer"
+echo "   (the signing key) and dirauthd (no key, its own LMDB store). A snapshot needs 2 of the 3."
+for i in 1 2 3; do
+	out=$run/authority$i/certify.out
+	until=$(sed -n 's/^valid-until *\([0-9]*\).*/\1/p' "$out")
+	identity=$(sed -n 's/^identity *[^+]*+\([0-9a-f]*\)+.*/\1/p' "$out")
+	signing=$(sed -n 's/^signing-key *[^+]*+\([0-9a-f]*\)+.*/\1/p' "$out")
+	echo "   authority$i on $(url "$i"): identity key $identity (offline) certified signing key $signing until $(utc "$until")"
+done
+echo "2. Epochs of $length s from genesis $genesis ($(utc "$genesis")), so this is epoch $(epoch_of "$clock");"
+echo "   each is prepared in the 6 s before it starts (votes 2 s, then signatures 2 s)."
+echo "   The clocks are files this script advances, 1 s per $pace_ms ms: now $clock ($(utc "$clock"))."
+echo "3. One namespace, mix: the directory of mix gateways and mailbox providers."
+
+# --- providers register with all three ----------------------------------------------------------
+servers=(--server "$(url 1)" --server "$(url 2)" --server "$(url 3)")
+trust=keys-example/three-authorities/trust-bundle.txt
+register() { # provider-key service-file description
+	local out accepted
+	out=$("$dirauthctl" register --key "$run/keys/$1" --service "keys-example/$2" --trust "$trust" \
+		--now "$clock" "${servers[@]}") || { echo "$out" >&2; exit 1; }
+	accepted=$(grep -c ' accepted: ' <<<"$out" || true)
+	promised=$(grep -Eo 'published by epoch [0-9]+' <<<"$out" | sort -u | cut -d' ' -f4 | tr '\n' ' ')
+	echo "   ${1%.key}.example registers $3 with all three: $accepted of 3 accepted, each receipt promises epoch ${promised% }"
+}
+echo "4. Providers register, each with a note signed by its own key, verifying each receipt:"
+register provider-a.key service-a.yaml "a mix gateway (2 endpoints)"
+register provider-b.key service-b.yaml "a mailbox provider (1 endpoint)"
+
+# --- run the clock until an epoch is published ---------------------------------------------------
+latest_epoch() { # i: the epoch of the latest snapshot authority i serves, or nothing
+	curl -fs --max-time 2 "$(url "$1")/v1/mix/snapshots/latest" 2>/dev/null | sed -n 's/^epoch //p' || true
+}
+run_until_published() { # epoch authorities...: advance the clocks until each serves that epoch
+	local epoch=$1 i e done_all
+	shift
+	for _ in $(seq 1 $((4 * length))); do
+		done_all=1
+		for i in "$@"; do
+			e=$(latest_epoch "$i")
+			[ -n "$e" ] && [ "$e" -ge "$epoch" ] || done_all=0
+		done
+		[ "$done_all" = 1 ] && return 0
+		set_clock $((clock + 1))
+		sleep "$(awk "BEGIN { print $pace_ms / 1000 }")"
+	done
+	echo "epoch $epoch was not published by authorities $*" >&2
 	exit 1
-fi
-sed 's/^/   /' "$run/refusal"
+}
+signers_of() { # header file: the names in its signature lines
+	grep '^— ' "$1" | cut -d' ' -f2 | short | paste -sd, - | sed 's/,/, /g'
+}
+show_epoch() { # epoch authority: one line on the published header
+	local header=$run/epoch-$1.header
+	curl -fs "$(url "$2")/v1/mix/snapshots/$1" >"$header"
+	local after records
+	after=$(sed -n 's/^valid-after //p' "$header")
+	records=$(sed -n 's/^records //p' "$header")
+	echo "   Epoch $1 published (valid from $after, $(utc "$after")), $records records,"
+	echo "   signed by $(signers_of "$header")."
+}
+mirror() { # servers...: dirauthctl fetch as a mirror would, printing its lines indented
+	"$dirauthctl" fetch --trust "$trust" --namespace mix --out "$run/mirror" --now "$clock" "$@" |
+		short | sed 's/^/   mirror: /'
+}
 
-echo "9. the signer's audit log, one line per signature (what, origin, epoch, digest, key; never a secret):"
-tail -n 4 "$run/signer-audit.log" | sed 's/^/   /'
+first=${promised% } # what the receipts promise: the first epoch whose cut-off is still ahead
+echo "5. The clocks run on; the three vote on epoch $first, compute the same snapshot and co-sign it:"
+run_until_published "$first" 1 2 3
+show_epoch "$first" 1
+echo "6. A mirror pinning the three identity keys with threshold 2 (the trust bundle $trust)"
+echo "   fetches it and checks the signatures and certificates, body, Merkle root and every record:"
+mirror "${servers[@]}"
 
-echo "10. the signer stops: dirauthd still serves the snapshot but is not ready and signs nothing:"
-kill "$signer_pid"
-wait "$signer_pid" 2>/dev/null || true
-signer_pid=
-sleep 1.2 # dirauthd caches the signer's state for a second
-echo "   GET /v1/mix/snapshots/latest: $(curl -s -o /dev/null -w '%{http_code}' "$url/v1/mix/snapshots/latest")"
-echo "   GET /v1/ready: $(curl -s -w ' %{http_code}' "$url/v1/ready")"
-# A new sequence of service-a, posted as is: dirauthd refuses it before storing anything.
-"$dirauthctl" register --key "$run/keys/provider-a.key" --service keys-example/service-a.yaml --dry-run \
-	--now $(($(date +%s) + 1)) >"$run/again.note"
-echo "   POST /v1/registrations: $(curl -s -w ' %{http_code}' --data-binary @"$run/again.note" "$url/v1/registrations")"
-echo "11. done: stopping dirauthd."
+# --- one authority lost -------------------------------------------------------------------------
+kill -KILL "${daemon_pids[3]}" "${signer_pids[3]}"
+wait "${daemon_pids[3]}" "${signer_pids[3]}" 2>/dev/null || true
+pids=("${daemon_pids[1]}" "${signer_pids[1]}" "${daemon_pids[2]}" "${signer_pids[2]}")
+echo "7. authority3 is killed (SIGKILL, its dirauthd and signer); the other two go on without it:"
+run_until_published $((first + 1)) 1 2
+show_epoch $((first + 1)) 1
+echo "8. The mirror fetches again, asking authority3 first; it verifies 2 of 3 and that the new"
+echo "   snapshot chains to the one it holds:"
+mirror --server "$(url 3)" --server "$(url 1)" --server "$(url 2)"
+echo "   mirror files: $(cd "$run/mirror/mix" && ls | tr '\n' ' ')"
+echo "9. Done: stopping the four processes left."

@@ -3,17 +3,22 @@
  * and its checkpoint, with no gap and no fork.
  *
  * The real dirauth-signer binary (the example signing, log and cosignature keys, its own ledger)
- * and the real dirauthd binary run on one file clock; dirauthd publishes each epoch and is killed
- * with SIGKILL right after a publication, before anything is appended to the log. The log is then
- * caught up by this test's own binary run as a separate process ("--catch-up CONFIG": what the
- * scheduler's hook will do inside dirauthd, translog_catch_up over the same store and signer),
- * held at one of the pause points of translog_catch_up (DIRAUTH_PAUSE_AT) and killed with SIGKILL
- * there: after the signatures and before any append, after the first of two appends, after every
- * append and before the checkpoint is stored, after the checkpoint. Run again, it completes; and
- * every time the log holds exactly the published headers in epoch order, its checkpoint verifies
- * against the log key and the cosigner, its root is schema/merkle's over the headers, and it is
- * consistent with every checkpoint before it. At the end dirauthd serves that checkpoint, and its
- * root rebuilt from the tiles dirauthd serves.
+ * and the real dirauthd binary run on one file clock. dirauthd appends each header it publishes
+ * to the log, and after its first tick catches the log up with whatever was published before;
+ * the test holds it at a pause point of translog_catch_up (DIRAUTH_PAUSE_AT) and kills it there
+ * with SIGKILL. For each step in turn: (1) dirauthd publishes one epoch and is killed once the
+ * signer has signed the log's next tree head, before anything is appended, so that the log lacks
+ * a published header and the signer's latest tree head is one leaf ahead of it; (2) one epoch
+ * later dirauthd starts again, its first tick publishes that epoch and the log catches up with the
+ * two headers it lacks, and dirauthd is killed at the step: after the signatures and before any
+ * append, after the first of the two appends, after both and before the checkpoint is stored,
+ * after the checkpoint; (3) the store, opened by the test, holds exactly as many of the published
+ * headers as the step says; (4) dirauthd started once more completes the log. Every time, the
+ * log's leaves are the published headers' texts in epoch order and nothing past them, its stored
+ * hashes make schema/merkle's root over them, and its checkpoint verifies against the log key and
+ * the cosigner, has the root of the headers it covers, and is consistent with every checkpoint
+ * before it; after (4) the checkpoint covers every published header, it is the signer's latest
+ * tree head, dirauthd serves it, and its root is rebuilt from the tiles dirauthd serves.
  */
 #include "test_support.h"
 
@@ -24,7 +29,6 @@
 #include "schema/merkle.h"
 #include "schema/note.h"
 #include "schema/snapshot.h"
-#include "server/config/config.h"
 #include "server/signing/signer_client.h"
 #include "server/store/log.h"
 #include "server/store/store.h"
@@ -45,11 +49,14 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define EPOCH_LENGTH 60
 #define START_TIME   1800000000ULL /* a multiple of EPOCH_LENGTH */
 #define ORIGIN       "dirauth.example/mix"
+#define MAX_EPOCHS   64    /* more than the test publishes */
+#define WAIT_MS      30000 /* a sanitized dirauthd opening its store can take seconds */
 
 struct authority {
 	char dir[256];
@@ -61,40 +68,12 @@ struct authority {
 	char socket_path[512];
 	char url[64];
 	unsigned port;
+	unsigned runs; /* of dirauthd, each with its own log */
 	pid_t pid;
 	pid_t signer_pid;
 	uint64_t now;
 	struct note_verifier log_key, cosigner;
 };
-
-/* ---- the catch-up process ---- */
-
-/* What the scheduler's hook does: one translog_catch_up of mix over dirauthd's store and signer. */
-static int run_catch_up(const char *config_path)
-{
-	struct config *config = NULL;
-	struct settings_error error;
-	struct store *store = NULL;
-	struct signer_client *signer = NULL;
-	struct translog_outcome outcome;
-	if (config_load(config_path, &config, &error) != 0) {
-		fprintf(stderr, "catch-up: %s:%zu: %s\n", config_path, error.line, error.message);
-		return 2;
-	}
-	struct store_options options = {.path = config->data_dir};
-	int rc = store_open(&options, &store);
-	if (rc == 0)
-		rc = signer_client_open(config->signer_socket, 5000, &signer);
-	if (rc == 0)
-		rc = translog_catch_up(store, config, signer, 0, &outcome);
-	fprintf(stderr, "catch-up: %s appended %llu, size %llu, checkpoint %llu %s\n", dirauth_strerror(rc),
-	        (unsigned long long)outcome.appended, (unsigned long long)outcome.tree_size,
-	        (unsigned long long)outcome.checkpoint_size, outcome.detail);
-	signer_client_close(signer);
-	store_close(store);
-	config_free(config);
-	return rc ? 1 : 0;
-}
 
 /* ---- the authority ---- */
 
@@ -190,7 +169,6 @@ static void authority_prepare(struct authority *a)
 	a->port = test_free_port();
 	snprintf(a->url, sizeof(a->url), "http://127.0.0.1:%u", a->port);
 	snprintf(a->clock_path, sizeof(a->clock_path), "%s/clock", a->dir);
-	snprintf(a->log_path, sizeof(a->log_path), "%s/dirauthd.log", a->dir);
 	snprintf(a->config_path, sizeof(a->config_path), "%s/dirauthd.yaml", a->dir);
 	snprintf(a->signer_config_path, sizeof(a->signer_config_path), "%s/dirauth-signer.yaml", a->dir);
 	snprintf(a->signer_log_path, sizeof(a->signer_log_path), "%s/dirauth-signer.log", a->dir);
@@ -261,100 +239,113 @@ static void signer_start(struct authority *a)
 	ck_abort_msg("dirauth-signer did not listen; see %s", a->signer_log_path);
 }
 
-static void dirauthd_start(struct authority *a)
+static long long monotonic_ms(void)
 {
-	char binary[4096], url[128];
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+/* Starts dirauthd, its output in a log of its own; with pause_at, held at that pause point
+ * (DIRAUTH_PAUSE_AT) until it is killed. Does not wait for it to listen. */
+static void dirauthd_start(struct authority *a, const char *pause_at)
+{
+	char binary[4096];
 	snprintf(binary, sizeof(binary), "%s", test_binary_path("server/dirauthd"));
+	snprintf(a->log_path, sizeof(a->log_path), "%s/dirauthd-%u.log", a->dir, ++a->runs);
 	char *argv[] = {binary, "--config", a->config_path, NULL};
+	if (pause_at) {
+		setenv("DIRAUTH_PAUSE_AT", pause_at, 1);
+		setenv("DIRAUTH_PAUSE_MS", "600000", 1);
+	}
 	a->pid = test_spawn(argv, a->log_path);
-	snprintf(url, sizeof(url), "%s/v1/health", a->url);
-	for (int attempt = 0; attempt < 1000; attempt++) {
+	unsetenv("DIRAUTH_PAUSE_AT");
+	unsetenv("DIRAUTH_PAUSE_MS");
+}
+
+/* Waits until this run of dirauthd says it is paused at name. */
+static void wait_paused(const struct authority *a, const char *name)
+{
+	char line[128];
+	snprintf(line, sizeof(line), "dirauth: paused at %s\n", name);
+	for (long long deadline = monotonic_ms() + WAIT_MS; monotonic_ms() < deadline;) {
+		size_t len = 0;
+		int found = 0;
+		if (access(a->log_path, F_OK) == 0) {
+			char *text = (char *)test_read_file(a->log_path, &len);
+			found = strstr(text, line) != NULL;
+			free(text);
+		}
+		if (found)
+			return;
+		ck_assert_msg(waitpid(a->pid, NULL, WNOHANG) == 0, "dirauthd exited before %s; see %s", name,
+		              a->log_path);
+		test_sleep_ms(10);
+	}
+	ck_abort_msg("dirauthd never paused at %s; see %s", name, a->log_path);
+}
+
+/* Kills dirauthd with signal and reaps it; with SIGTERM, it must stop cleanly. */
+static void dirauthd_stop(struct authority *a, int signal)
+{
+	int status = test_kill(a->pid, signal);
+	a->pid = 0;
+	if (signal == SIGKILL)
+		ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+		              "dirauthd was not killed (status %d); see %s", status, a->log_path);
+	else
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		              "dirauthd did not stop cleanly (status %d); see %s", status, a->log_path);
+}
+
+/* The checkpoint dirauthd serves, verified, once it covers size headers (never more). */
+static struct checkpoint wait_checkpoint(const struct authority *a, uint64_t size)
+{
+	char url[128];
+	snprintf(url, sizeof(url), "%s/v1/mix/log/checkpoint", a->url);
+	struct tlog_policy policy = {ORIGIN, &a->log_key, &a->cosigner, 1, 1};
+	struct checkpoint served;
+	memset(&served, 0, sizeof(served));
+	for (long long deadline = monotonic_ms() + WAIT_MS; monotonic_ms() < deadline;) {
 		struct http_response response;
 		CURLcode rc = http_get(url, &response);
+		if (rc == CURLE_OK && response.status == 200) {
+			struct note *note = NULL;
+			ck_assert_int_eq(note_parse(response.body.data, response.body.len, &note), 0);
+			ck_assert_int_eq(tlog_checkpoint_verify(note, &policy, &served, NULL, NULL), 0);
+			note_free(note);
+		}
 		buffer_free(&response.body);
-		if (rc == CURLE_OK && response.status == 200)
-			return;
+		ck_assert_uint_le(served.tree_size, size);
+		if (served.tree_size == size)
+			return served;
 		ck_assert_msg(waitpid(a->pid, NULL, WNOHANG) == 0, "dirauthd exited; see %s", a->log_path);
 		test_sleep_ms(20);
 	}
-	ck_abort_msg("dirauthd did not answer; see %s", a->log_path);
+	ck_abort_msg("dirauthd never served a checkpoint of %llu entries (last %llu); see %s",
+	             (unsigned long long)size, (unsigned long long)served.tree_size, a->log_path);
+	return served;
 }
 
-/* Waits until dirauthd has published epoch. */
-static void wait_for_epoch(const struct authority *a, uint64_t epoch)
+/* The latest tree head of the log's origin that the signer signed or cosigned (size 0: none). */
+static uint64_t signer_tree_head(const struct authority *a, merkle_hash root)
 {
-	char url[128];
-	snprintf(url, sizeof(url), "%s/v1/mix/snapshots/%llu", a->url, (unsigned long long)epoch);
-	for (int attempt = 0; attempt < 1500; attempt++) {
-		struct http_response response;
-		CURLcode rc = http_get(url, &response);
-		buffer_free(&response.body);
-		if (rc == CURLE_OK && response.status == 200)
-			return;
-		test_sleep_ms(20);
-	}
-	ck_abort_msg("epoch %llu was never published; see %s", (unsigned long long)epoch, a->log_path);
-}
-
-/* dirauthd publishes the next count epochs and is killed with SIGKILL right after the last. */
-static void publish_and_kill(struct authority *a, unsigned count)
-{
-	dirauthd_start(a);
-	for (unsigned i = 0; i < count; i++) {
-		uint64_t epoch = a->now / EPOCH_LENGTH + 1;
-		set_clock(a, epoch * EPOCH_LENGTH + 1);
-		wait_for_epoch(a, epoch);
-	}
-	test_kill(a->pid, SIGKILL);
-	a->pid = 0;
-}
-
-/* Runs the catch-up process; with pause_at, waits for it to stop there and kills it with
- * SIGKILL. Returns its exit status (-1 when killed). */
-static int catch_up(struct authority *a, const char *pause_at, unsigned run)
-{
-	char self[4096], log[640];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	ck_assert(n > 0);
-	self[n] = '\0';
-	snprintf(log, sizeof(log), "%s/catch-up-%u.log", a->dir, run);
-	char *argv[] = {self, "--catch-up", a->config_path, NULL};
-	if (pause_at) {
-		setenv("DIRAUTH_PAUSE_AT", pause_at, 1);
-		setenv("DIRAUTH_PAUSE_MS", "60000", 1);
-	}
-	pid_t pid = test_spawn(argv, log);
-	unsetenv("DIRAUTH_PAUSE_AT");
-	unsetenv("DIRAUTH_PAUSE_MS");
-	if (!pause_at) {
-		int status = test_wait_exit(pid, 60000);
-		if (status != 0) {
-			size_t len;
-			char *text = (char *)test_read_file(log, &len);
-			ck_abort_msg("catch-up exited %d: %s", status, text);
-		}
-		return status;
-	}
-	char paused[128];
-	snprintf(paused, sizeof(paused), "paused at %s", pause_at);
-	for (int attempt = 0; attempt < 1500; attempt++) {
-		size_t len = 0;
-		int found = 0;
-		if (access(log, F_OK) == 0) {
-			char *text = (char *)test_read_file(log, &len);
-			found = strstr(text, paused) != NULL;
-			free(text);
-		}
-		if (found) {
-			test_kill(pid, SIGKILL);
-			return -1;
-		}
-		ck_assert_msg(waitpid(pid, NULL, WNOHANG) == 0, "catch-up exited before %s; see %s", pause_at,
-		              log);
-		test_sleep_ms(20);
-	}
-	ck_abort_msg("catch-up never paused at %s; see %s", pause_at, log);
-	return -1;
+	struct signer_client *signer = NULL;
+	struct buffer payload;
+	struct translog_signer_state state;
+	char why[SIGNER_DETAIL_MAX + 1] = "";
+	uint64_t size = 0;
+	buffer_init(&payload);
+	ck_assert_int_eq(signer_client_open(a->socket_path, 5000, &signer), 0);
+	ck_assert_msg(signer_client_query(signer, SIGNER_OP_CHECKPOINT_STATE, (const uint8_t *)ORIGIN,
+	                                  strlen(ORIGIN), &payload, why, sizeof(why)) == 0,
+	              "CHECKPOINT_STATE: %s", why);
+	ck_assert_int_eq(translog_signer_state_parse(payload.data, payload.len, &state), 0);
+	int rc = translog_signer_state_latest(&state, &size, root);
+	ck_assert(rc == 0 || rc == DIRAUTH_ERR_NOT_FOUND);
+	buffer_free(&payload);
+	signer_client_close(signer);
+	return rc == 0 ? size : 0;
 }
 
 /* ---- what the log must be ---- */
@@ -372,28 +363,39 @@ static size_t published_epochs(struct store *store, uint64_t *epochs, size_t cap
 	return count;
 }
 
-/* The log in the store is the published headers, in order, under a verified checkpoint of all of
- * them (when complete) consistent with previous (size 0: none). Returns the checkpoint. */
-static struct checkpoint check_log(const struct authority *a, int complete, const struct checkpoint *previous,
-                                   uint64_t *size)
+/* What the store holds of mix and its log. */
+struct log_view {
+	uint64_t published;           /* headers published: one per epoch, from the first */
+	uint64_t size;                /* leaves in the log */
+	struct checkpoint checkpoint; /* the stored one (tree_size 0: none) */
+};
+
+/* The log in the store (opened here; no dirauthd runs) is the published headers, in order, up to
+ * its size (all of them when complete), and its stored hashes make their tree; its checkpoint
+ * (when complete, of every header) verifies, has that tree's root, and is consistent with each of
+ * the earlier checkpoints. */
+static struct log_view check_log(const struct authority *a, int complete, const struct checkpoint *earlier,
+                                 size_t earlier_count)
 {
 	char data[600];
 	snprintf(data, sizeof(data), "%s/data", a->dir);
 	struct store_options options = {.path = data};
 	struct store *store = NULL;
 	ck_assert_int_eq(store_open(&options, &store), 0);
-	uint64_t epochs[64];
-	size_t count = published_epochs(store, epochs, 64);
+	uint64_t epochs[MAX_EPOCHS];
+	size_t count = published_epochs(store, epochs, MAX_EPOCHS);
+	ck_assert_uint_lt(count, MAX_EPOCHS);
+	for (size_t i = 0; i < count; i++)
+		ck_assert_uint_eq(epochs[i], START_TIME / EPOCH_LENGTH + i);
 	struct store_log_state state;
 	ck_assert_int_eq(store_log_state(store, "mix", &state), 0);
 	ck_assert_uint_le(state.size, count);
 	if (complete)
 		ck_assert_uint_eq(state.size, count);
-	if (size)
-		*size = state.size;
+	struct log_view view = {.published = count, .size = state.size};
 
 	/* No gap, no fork: leaf i is the i-th published header's text. */
-	merkle_hash leaves[64];
+	merkle_hash leaves[MAX_EPOCHS];
 	struct buffer leaf, header;
 	buffer_init(&leaf);
 	buffer_init(&header);
@@ -411,6 +413,14 @@ static struct checkpoint check_log(const struct authority *a, int complete, cons
 		}
 		note_free(note);
 	}
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t index = 0;
+		int rc = store_log_epoch_leaf(store, "mix", epochs[i], &index);
+		ck_assert_int_eq(rc, i < state.size ? 0 : DIRAUTH_ERR_NOT_FOUND);
+		if (rc == 0)
+			ck_assert_uint_eq(index, i);
+	}
+	ck_assert_int_eq(store_log_leaf(store, "mix", state.size, NULL, &leaf), DIRAUTH_ERR_NOT_FOUND);
 	struct store_log_reader reader;
 	ck_assert_int_eq(store_log_reader_open(store, "mix", &reader), 0);
 	struct tlog_hash_reader hashes = {store_log_read_hashes, &reader};
@@ -419,38 +429,38 @@ static struct checkpoint check_log(const struct authority *a, int complete, cons
 	ck_assert_int_eq(merkle_root(leaves, state.size, expected), 0);
 	ck_assert_mem_eq(root, expected, MERKLE_HASH_SIZE);
 
-	struct checkpoint checkpoint;
-	memset(&checkpoint, 0, sizeof(checkpoint));
+	memset(&view.checkpoint, 0, sizeof(view.checkpoint));
 	if (state.has_checkpoint) {
 		struct note *note = NULL;
 		struct tlog_policy policy = {ORIGIN, &a->log_key, &a->cosigner, 1, 1};
 		ck_assert_int_eq(store_log_checkpoint(store, "mix", &header, NULL), 0);
 		ck_assert_int_eq(note_parse(header.data, header.len, &note), 0);
-		ck_assert_int_eq(tlog_checkpoint_verify(note, &policy, &checkpoint, NULL, NULL), 0);
+		ck_assert_int_eq(tlog_checkpoint_verify(note, &policy, &view.checkpoint, NULL, NULL), 0);
 		note_free(note);
-		ck_assert_int_eq(merkle_root(leaves, checkpoint.tree_size, expected), 0);
-		ck_assert_mem_eq(checkpoint.root, expected, MERKLE_HASH_SIZE);
-		if (complete)
-			ck_assert_uint_eq(checkpoint.tree_size, count);
-		if (previous && previous->tree_size > 0) {
-			merkle_hash proof[MERKLE_MAX_PROOF];
-			size_t proof_count = 0;
-			ck_assert_uint_ge(checkpoint.tree_size, previous->tree_size);
-			ck_assert_int_eq(merkle_consistency_proof(leaves, checkpoint.tree_size,
-			                                          previous->tree_size, proof, &proof_count),
-			                 0);
-			ck_assert_int_eq(merkle_consistency_verify(previous->tree_size, checkpoint.tree_size,
-			                                           previous->root, checkpoint.root, proof,
-			                                           proof_count),
-			                 0);
-		}
-	} else {
-		ck_assert(!complete);
+		ck_assert_uint_le(view.checkpoint.tree_size, state.size);
+		ck_assert_uint_eq(view.checkpoint.tree_size, state.checkpoint_size);
+		ck_assert_int_eq(merkle_root(leaves, view.checkpoint.tree_size, expected), 0);
+		ck_assert_mem_eq(view.checkpoint.root, expected, MERKLE_HASH_SIZE);
+	}
+	if (complete)
+		ck_assert_uint_eq(view.checkpoint.tree_size, count);
+	for (size_t i = 0; i < earlier_count; i++) {
+		const struct checkpoint *old = &earlier[i];
+		merkle_hash proof[MERKLE_MAX_PROOF];
+		size_t proof_count = 0;
+		ck_assert_uint_ge(view.checkpoint.tree_size, old->tree_size);
+		ck_assert_int_eq(merkle_consistency_proof(leaves, view.checkpoint.tree_size, old->tree_size,
+		                                          proof, &proof_count),
+		                 0);
+		ck_assert_int_eq(merkle_consistency_verify(old->tree_size, view.checkpoint.tree_size,
+		                                           old->root, view.checkpoint.root, proof,
+		                                           proof_count),
+		                 0);
 	}
 	buffer_free(&leaf);
 	buffer_free(&header);
 	store_close(store);
-	return checkpoint;
+	return view;
 }
 
 /* A tlog_fetch_tile from dirauthd over HTTP. */
@@ -473,66 +483,98 @@ static int fetch_tile(void *context, const struct tlog_tile *tile, uint8_t out[T
 	return rc;
 }
 
+/* The root of served rebuilt from the tiles dirauthd serves. */
+static void check_tiles(struct authority *a, const struct checkpoint *served)
+{
+	struct tlog_tile_source *source = calloc(1, sizeof(*source));
+	ck_assert(source != NULL);
+	source->fetch = fetch_tile;
+	source->context = a;
+	source->tree_size = served->tree_size;
+	struct tlog_hash_reader reader = {tlog_tile_source_read, source};
+	merkle_hash root;
+	ck_assert_int_eq(tlog_tree_root(&reader, served->tree_size, root), 0);
+	ck_assert_mem_eq(root, served->root, MERKLE_HASH_SIZE);
+	free(source);
+}
+
+/* Adds checkpoint to the history unless it is the latest there already. */
+static void remember(struct checkpoint *history, size_t *count, const struct checkpoint *checkpoint)
+{
+	if (checkpoint->tree_size == 0 ||
+	    (*count > 0 && history[*count - 1].tree_size == checkpoint->tree_size))
+		return;
+	ck_assert_uint_lt(*count, MAX_EPOCHS);
+	history[(*count)++] = *checkpoint;
+}
+
+/* dirauthd, started without a pause point, completes the log: its checkpoint covers the
+ * published headers, it serves it and the tiles that rebuild its root, and once stopped the store
+ * holds the complete log, consistent with every earlier checkpoint. */
+static void complete_log(struct authority *a, uint64_t published, struct checkpoint *history, size_t *count)
+{
+	dirauthd_start(a, NULL);
+	struct checkpoint served = wait_checkpoint(a, published);
+	check_tiles(a, &served);
+	dirauthd_stop(a, SIGTERM);
+	struct log_view view = check_log(a, 1, history, *count);
+	ck_assert_uint_eq(view.published, published);
+	ck_assert_mem_eq(view.checkpoint.root, served.root, MERKLE_HASH_SIZE);
+	merkle_hash root;
+	ck_assert_uint_eq(signer_tree_head(a, root), published);
+	ck_assert_mem_eq(root, served.root, MERKLE_HASH_SIZE);
+	remember(history, count, &view.checkpoint);
+}
+
 START_TEST(test_sigkill_at_every_step_of_the_log)
 {
 	static const char *const steps[] = {"translog-signed", "translog-appending", "translog-appended",
 	                                    "translog-checkpointed"};
 	struct authority a;
-	struct checkpoint previous;
-	memset(&previous, 0, sizeof(previous));
+	struct checkpoint history[MAX_EPOCHS];
+	size_t history_count = 0;
 	authority_prepare(&a);
 	signer_start(&a);
-	unsigned run = 0;
+
+	/* The first epoch, published and logged. */
+	complete_log(&a, 1, history, &history_count);
 
 	for (size_t step = 0; step < sizeof(steps) / sizeof(steps[0]); step++) {
-		/* Published, killed before the log heard of it: the log lacks two headers or more. */
-		uint64_t size = 0, before = previous.tree_size;
-		publish_and_kill(&a, 2);
-		struct checkpoint now = check_log(&a, 0, &previous, &size);
-		ck_assert_uint_eq(size, before);
-		/* The catch-up killed at the step; what it left is still the published headers, with
-		 * as many appended as the step says. */
-		ck_assert_int_eq(catch_up(&a, steps[step], run++), -1);
-		now = check_log(&a, 0, &previous, &size);
-		if (step == 0)
-			ck_assert_uint_eq(size, before);
-		else if (step == 1)
-			ck_assert_uint_eq(size, before + 1);
-		else
-			ck_assert_uint_ge(size, before + 2);
-		ck_assert_uint_eq(now.tree_size, step == 3 ? size : before);
-		/* Run again, it completes, to the same tree the signer already signed (if it did). */
-		ck_assert_int_eq(catch_up(&a, NULL, run++), 0);
-		previous = check_log(&a, 1, &previous, NULL);
-		ck_assert_uint_ge(previous.tree_size, before + 2);
-	}
+		uint64_t before = history[history_count - 1].tree_size;
 
-	/* dirauthd serves that checkpoint, and its root rebuilt from the tiles it serves. */
-	dirauthd_start(&a);
-	char url[128];
-	snprintf(url, sizeof(url), "%s/v1/mix/log/checkpoint", a.url);
-	struct http_response response;
-	ck_assert_int_eq(http_get(url, &response), CURLE_OK);
-	ck_assert_int_eq(response.status, 200);
-	struct note *note = NULL;
-	struct checkpoint served;
-	struct tlog_policy policy = {ORIGIN, &a.log_key, &a.cosigner, 1, 1};
-	ck_assert_int_eq(note_parse(response.body.data, response.body.len, &note), 0);
-	ck_assert_int_eq(tlog_checkpoint_verify(note, &policy, &served, NULL, NULL), 0);
-	note_free(note);
-	buffer_free(&response.body);
-	ck_assert_uint_eq(served.tree_size, previous.tree_size);
-	ck_assert_mem_eq(served.root, previous.root, MERKLE_HASH_SIZE);
-	struct tlog_tile_source *source = calloc(1, sizeof(*source));
-	source->fetch = fetch_tile;
-	source->context = &a;
-	source->tree_size = served.tree_size;
-	struct tlog_hash_reader reader = {tlog_tile_source_read, source};
-	merkle_hash root;
-	ck_assert_int_eq(tlog_tree_root(&reader, served.tree_size, root), 0);
-	ck_assert_mem_eq(root, served.root, MERKLE_HASH_SIZE);
-	free(source);
-	test_kill(a.pid, SIGTERM);
+		/* 1. One epoch published, killed once the signer has signed the log's next tree head
+		 *    and before anything is appended: the log lacks a published header, the signer is
+		 *    one leaf ahead. */
+		dirauthd_start(&a, "translog-signed");
+		set_clock(&a, a.now + EPOCH_LENGTH);
+		wait_paused(&a, "translog-signed");
+		dirauthd_stop(&a, SIGKILL);
+		struct log_view view = check_log(&a, 0, history, history_count);
+		ck_assert_uint_eq(view.published, before + 1);
+		ck_assert_uint_eq(view.size, before);
+		ck_assert_uint_eq(view.checkpoint.tree_size, before);
+		merkle_hash root;
+		ck_assert_uint_eq(signer_tree_head(&a, root), before + 1);
+
+		/* 2. One epoch later: the first tick publishes it, the log catches up with the two
+		 *    headers it lacks, and dirauthd is killed at the step. */
+		set_clock(&a, a.now + EPOCH_LENGTH);
+		dirauthd_start(&a, steps[step]);
+		wait_paused(&a, steps[step]);
+		dirauthd_stop(&a, SIGKILL);
+
+		/* 3. The log is the published headers, as many appended as the step says. */
+		view = check_log(&a, 0, history, history_count);
+		ck_assert_uint_eq(view.published, before + 2);
+		ck_assert_uint_eq(view.size, step == 0 ? before : step == 1 ? before + 1 : before + 2);
+		ck_assert_uint_eq(view.checkpoint.tree_size, step == 3 ? before + 2 : before);
+		ck_assert_uint_eq(signer_tree_head(&a, root), before + 2);
+		remember(history, &history_count, &view.checkpoint);
+
+		/* 4. Started again, dirauthd completes it. */
+		complete_log(&a, before + 2, history, &history_count);
+	}
+	ck_assert_uint_eq(history[history_count - 1].tree_size, 1 + 2 * (sizeof(steps) / sizeof(steps[0])));
 	test_kill(a.signer_pid, SIGTERM);
 	test_remove_tree(a.dir);
 }
@@ -542,16 +584,14 @@ static Suite *translog_suite(void)
 {
 	Suite *suite = suite_create("translog");
 	TCase *tc = tcase_create("crash");
-	tcase_set_timeout(tc, 300);
+	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_sigkill_at_every_step_of_the_log);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
-	if (argc == 3 && strcmp(argv[1], "--catch-up") == 0)
-		return run_catch_up(argv[2]);
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	SRunner *runner = srunner_create(translog_suite());
 	srunner_run_all(runner, CK_NORMAL);
