@@ -111,6 +111,7 @@ static const struct signer_operation_info operations[] = {
     {SIGNER_OP_GET_KEYS, "get-keys", SIGNER_OPERATION_QUERIES, 0, 0},
     {SIGNER_OP_GET_CERTIFICATES, "get-certificates", SIGNER_OPERATION_QUERIES, 0, 0},
     {SIGNER_OP_CHECKPOINT_STATE, "checkpoint-state", SIGNER_OPERATION_QUERIES, 1, 0},
+    {SIGNER_OP_SIGN_DEREGISTRATION_RECEIPT, "deregistration-receipt", SIGNER_OPERATION_SIGNS, 1, 0},
 };
 
 const struct signer_operation_info *signer_operation_find(int operation)

@@ -51,6 +51,8 @@ enum signer_operation {
 	SIGNER_OP_GET_CERTIFICATES = 7, /* no text; payload: a certificate bundle (certificate.h) */
 	SIGNER_OP_CHECKPOINT_STATE = 8, /* text: an origin; payload: ["signed <size> <root b64>\n"]
 	                                   ["cosigned <size> <root b64>\n"] */
+	SIGNER_OP_SIGN_DEREGISTRATION_RECEIPT = 9, /* text: deregistration receipt
+	                                              (deregistration_receipt.h); signing key */
 };
 
 /* What an operation is, as both ends of the socket must agree on it: the one table of the
@@ -75,7 +77,8 @@ struct signer_operation_info {
  * table, negative or above 255 included). Static storage. */
 const struct signer_operation_info *signer_operation_find(int operation);
 
-/* 1 when operation is known and signs (SIGN_RECEIPT .. COSIGN_CHECKPOINT), else 0. */
+/* 1 when operation is known and signs (SIGN_RECEIPT .. COSIGN_CHECKPOINT,
+ * SIGN_DEREGISTRATION_RECEIPT), else 0. */
 int signer_operation_signs(int operation);
 
 /* 1 when operation is known and only queries (GET_KEYS, GET_CERTIFICATES, CHECKPOINT_STATE),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench.sh [--with-nginx] [BENCH OPTIONS...]: builds the release build (build/release, warnings as
-# errors) and runs bench_authority against the dirauthd it just built.
+# bench.sh [--with-nginx | --several] [BENCH OPTIONS...]: builds the release build (build/release,
+# warnings as errors) and runs bench_authority against the dirauthd it just built.
 #
 # The benchmark prints each figure next to an anchor measured in the same run (bench/README.md):
 # the machine's Ed25519 verify rate for registrations, and nginx serving the same bytes for
@@ -8,18 +8,23 @@
 # through apt-get first, without letting the package start its own server; without it, a machine
 # lacking nginx skips that anchor and says so. Every other option goes to bench_authority, e.g.
 #   scripts/bench.sh --registrations 5000 --threads 8
+# --several runs bench_several instead: one epoch of five authorities (k = 3) against one
+# authority alone publishing the same records, e.g.
+#   scripts/bench.sh --several --records 100000
 #   JOBS   parallel build jobs (default: number of cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${JOBS:-$(nproc)}
 
 with_nginx=0
+several=0
 bench_args=()
 for argument in "$@"; do
 	case "$argument" in
 	--with-nginx) with_nginx=1 ;;
+	--several) several=1 ;;
 	-h | --help)
-		sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*) bench_args+=("$argument") ;;
@@ -59,6 +64,12 @@ install_nginx() {
 }
 
 bash scripts/setup.sh
+
+if [ "$several" -eq 1 ]; then
+	cmake -S . -B build/release -DDIRAUTH_WERROR=ON >/dev/null
+	cmake --build build/release -j"$jobs" --target dirauthd dirauth-signer dirauthctl bench_several
+	exec build/release/bench/bench_several "${bench_args[@]}"
+fi
 
 if [ "$with_nginx" -eq 1 ] && ! have_nginx; then
 	echo "bench.sh: installing nginx for the read-path anchor" >&2

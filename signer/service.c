@@ -47,6 +47,7 @@
 #include "schema/certificate.h"
 #include "schema/checkpoint.h"
 #include "schema/crypto.h"
+#include "schema/deregistration_receipt.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
 #include "schema/lines.h"
@@ -414,6 +415,7 @@ struct service_statement {
 
 union service_parsed {
 	struct receipt receipt;
+	struct deregistration_receipt deregistration_receipt;
 	struct vote vote;
 	struct snapshot_header header;
 	struct checkpoint checkpoint;
@@ -456,6 +458,10 @@ struct service_operation {
 
 static int service_parse_receipt(const struct signer_request *request, union service_parsed *parsed,
                                  struct service_statement *statement, struct signer_response *response);
+static int service_parse_deregistration_receipt(const struct signer_request *request,
+                                                union service_parsed *parsed,
+                                                struct service_statement *statement,
+                                                struct signer_response *response);
 static int service_parse_vote(const struct signer_request *request, union service_parsed *parsed,
                               struct service_statement *statement, struct signer_response *response);
 static int service_parse_header(const struct signer_request *request, union service_parsed *parsed,
@@ -492,6 +498,18 @@ static const struct service_operation service_operations[] = {
      .ledger = SERVICE_LEDGER_NONE,
      .durable_audit = false,
      .parse = service_parse_receipt},
+    /* A deregistration receipt promises the last epoch whose snapshot may list the service, judged
+     * like a receipt's promise; its line is not fsynced either: the deregistration is durable in
+     * dirauthd's store before the receipt is asked for. */
+    {.operation = SIGNER_OP_SIGN_DEREGISTRATION_RECEIPT,
+     .what = "deregistration receipt",
+     .key = SERVICE_KEY_SIGNING,
+     .scope = SERVICE_SCOPE_NAMESPACE,
+     .time_checks =
+         SERVICE_TIME_CERTIFICATE | SERVICE_TIME_DATED | SERVICE_TIME_RECENT | SERVICE_TIME_PUBLISH_BY,
+     .ledger = SERVICE_LEDGER_NONE,
+     .durable_audit = false,
+     .parse = service_parse_deregistration_receipt},
     {.operation = SIGNER_OP_SIGN_VOTE,
      .what = "vote",
      .key = SERVICE_KEY_SIGNING,
@@ -939,6 +957,25 @@ static int service_parse_receipt(const struct signer_request *request, union ser
 	statement->date = receipt->accepted_at;
 	statement->has_publish_by = true;
 	statement->publish_by = receipt->publish_by_epoch;
+	return 0;
+}
+
+static int service_parse_deregistration_receipt(const struct signer_request *request,
+                                                union service_parsed *parsed,
+                                                struct service_statement *statement,
+                                                struct signer_response *response)
+{
+	struct deregistration_receipt *receipt = &parsed->deregistration_receipt;
+	if (request->text_len > DEREGISTRATION_RECEIPT_MAX_BYTES ||
+	    deregistration_receipt_parse(request->text, request->text_len, receipt) != 0)
+		return service_refuse(response, DIRAUTH_ERR_REFUSED,
+		                      "the text is not a valid deregistration receipt");
+	statement->authority = receipt->authority;
+	statement->namespace_name = receipt->namespace_name;
+	statement->has_date = true;
+	statement->date = receipt->accepted_at;
+	statement->has_publish_by = true;
+	statement->publish_by = receipt->last_listed_epoch;
 	return 0;
 }
 

@@ -64,6 +64,16 @@ static const struct api_error_entry api_error_table[API_ERROR_COUNT] = {
                                    "The tile is not inside the tree of the log's latest checkpoint."},
     [API_ERROR_LOG_NOT_CHECKPOINTED] = {"partial_tile_not_checkpointed", 404,
                                         "No checkpoint was published for a tree with this partial tile."},
+    [API_ERROR_LOG_PROOF_MALFORMED] = {"malformed_proof_path", 400,
+                                       "An epoch or tree size in the path is not a canonical decimal, "
+                                       "or the tree sizes are out of order."},
+    [API_ERROR_LOG_EPOCH_NOT_IN_LOG] = {"epoch_not_in_log", 404,
+                                        "No header of this epoch is in the namespace's log."},
+    [API_ERROR_LOG_EPOCH_NOT_IN_TREE] = {"epoch_not_in_tree", 404,
+                                         "The epoch's header is in the log, but not in the tree of "
+                                         "this checkpoint."},
+    [API_ERROR_LOG_SIZE_NOT_CHECKPOINTED] = {"size_not_checkpointed", 404,
+                                             "No checkpoint was published for this tree size."},
     [API_ERROR_UNKNOWN_AUTHORITY] = {"unknown_authority", 403,
                                      "The statement names no member of this authority set."},
     [API_ERROR_WRONG_EPOCH] = {"wrong_epoch", 409, "The statement is not for an epoch being prepared now."},
@@ -74,6 +84,22 @@ static const struct api_error_entry api_error_table[API_ERROR_COUNT] = {
     [API_ERROR_CONFLICTING_HEADER] = {"conflicting_header", 409,
                                       "The signature is over another header text than the one computed "
                                       "here; it is kept as evidence."},
+    [API_ERROR_LIFECYCLE_DISABLED] = {"lifecycle_disabled", 404,
+                                      "The namespace takes no health statements, revocations or "
+                                      "deregistrations."},
+    [API_ERROR_UNKNOWN_SERVICE] = {"unknown_service", 404, "The service has no current registration here."},
+    [API_ERROR_UNKNOWN_ENDPOINT] = {"unknown_endpoint", 404,
+                                    "The service's current registration lists no such endpoint."},
+    [API_ERROR_WRONG_SIGNER] = {"wrong_signer", 403, "The statement is signed by a key that may not make it."},
+    [API_ERROR_OUTSIDE_CLOCK_SKEW] = {"outside_clock_skew", 422,
+                                      "The statement's issued-at is further from now than the clock skew "
+                                      "allows."},
+    [API_ERROR_REPLAYED] = {"replayed", 409, "The sequence is not above the last one accepted."},
+    [API_ERROR_REVOKED] = {"revoked", 409,
+                           "The service or one of its endpoints is revoked; it never comes back."},
+    [API_ERROR_DEREGISTERED] = {"deregistered", 409,
+                                "A deregistration withdrew this sequence of the service; register with a "
+                                "higher one."},
 };
 
 static const struct api_error_entry *api_error_entry(enum api_error error)

@@ -50,12 +50,26 @@ enum api_error {
 	API_ERROR_LOG_NO_CHECKPOINT,    /* 404: the log has no checkpoint yet */
 	API_ERROR_LOG_BEYOND_TREE,      /* 404: not inside the latest checkpoint's tree */
 	API_ERROR_LOG_NOT_CHECKPOINTED, /* 404: a partial tile of no checkpointed size */
+	/* The log's proofs (server/http/proof_routes.c). */
+	API_ERROR_LOG_PROOF_MALFORMED,       /* 400: an epoch or size not canonical, sizes out of order */
+	API_ERROR_LOG_EPOCH_NOT_IN_LOG,      /* 404: no leaf of the log holds the epoch's header */
+	API_ERROR_LOG_EPOCH_NOT_IN_TREE,     /* 404: the leaf is past the checkpoint's tree */
+	API_ERROR_LOG_SIZE_NOT_CHECKPOINTED, /* 404: no checkpoint of that tree size */
 	/* Between authorities (docs/protocol.md). */
 	API_ERROR_UNKNOWN_AUTHORITY,  /* 403: the statement names no member of the authority set */
 	API_ERROR_WRONG_EPOCH,        /* 409: not an epoch being voted or signed now */
 	API_ERROR_TOO_LATE,           /* 409: after the phase's deadline plus the clock skew */
 	API_ERROR_CONFLICTING_VOTE,   /* 409: another vote of that member for that epoch is held */
 	API_ERROR_CONFLICTING_HEADER, /* 409: a valid signature over another header text */
+	/* The endpoint lifecycle: health statements, revocations, deregistrations (docs/api.md). */
+	API_ERROR_LIFECYCLE_DISABLED, /* 404: the namespace is not configured for the lifecycle */
+	API_ERROR_UNKNOWN_SERVICE,    /* 404: no current registration of the service here */
+	API_ERROR_UNKNOWN_ENDPOINT,   /* 404: the service's current registration lists no such endpoint */
+	API_ERROR_WRONG_SIGNER,       /* 403: signed by a key that may not make this statement */
+	API_ERROR_OUTSIDE_CLOCK_SKEW, /* 422: issued-at further from now than the clock skew */
+	API_ERROR_REPLAYED,           /* 409: the sequence is not above the last one accepted */
+	API_ERROR_REVOKED,            /* 409: the service or an endpoint is revoked, for ever */
+	API_ERROR_DEREGISTERED,       /* 409: a deregistration withdrew this sequence of the service */
 	API_ERROR_COUNT
 };
 

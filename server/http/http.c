@@ -124,6 +124,22 @@ static const struct http_route http_routes[] = {
      {"GET, HEAD", 0},
      http_serve_log_tile,
      HTTP_BODY_NONE},
+    /* The log's proofs (proof_routes.c). */
+    {"/v1/{namespace}/log/proof/{epoch}",
+     HTTP_METHODS_GET,
+     {"GET, HEAD", 0},
+     http_serve_log_proof,
+     HTTP_BODY_NONE},
+    {"/v1/{namespace}/log/proof/{epoch}/{size}",
+     HTTP_METHODS_GET,
+     {"GET, HEAD", 0},
+     http_serve_log_proof,
+     HTTP_BODY_NONE},
+    {"/v1/{namespace}/log/consistency/{old}/{new}",
+     HTTP_METHODS_GET,
+     {"GET, HEAD", 0},
+     http_serve_log_consistency,
+     HTTP_BODY_NONE},
 };
 
 #define HTTP_ROUTE_COUNT (sizeof http_routes / sizeof http_routes[0])

@@ -93,6 +93,11 @@ enum MHD_Result http_serve_metrics(struct http_request *request);
 enum MHD_Result http_serve_log_checkpoint(struct http_request *request);
 enum MHD_Result http_serve_log_tile(struct http_request *request);
 
+/* The log's proofs (proof_routes.c). Captures after {namespace}: the epoch, then the tree size
+ * (proof/<epoch>/<size>); or the old and the new tree size (consistency). */
+enum MHD_Result http_serve_log_proof(struct http_request *request);
+enum MHD_Result http_serve_log_consistency(struct http_request *request);
+
 /* Submissions (submission_routes.c). */
 enum MHD_Result http_accept_registration(struct http_request *request);
 

@@ -109,6 +109,43 @@ enum translog_miss {
 int translog_tile(struct store *store, const char *namespace_name, const char *path, size_t len,
                   struct buffer *out, enum translog_miss *miss);
 
+/* ---- proofs (proof.c) ----
+ * Only ever against a stored checkpoint, so that a client checks them with a root the log signed. */
+
+/* Why a proof is not given. */
+enum translog_proof_miss {
+	TRANSLOG_PROOF_MISS_NONE = 0,
+	TRANSLOG_PROOF_MISS_NO_CHECKPOINT,        /* the log has no checkpoint yet */
+	TRANSLOG_PROOF_MISS_EPOCH_NOT_IN_LOG,     /* no leaf holds that epoch's header */
+	TRANSLOG_PROOF_MISS_EPOCH_NOT_IN_TREE,    /* its leaf is past the checkpoint's tree */
+	TRANSLOG_PROOF_MISS_SIZE_NOT_CHECKPOINTED /* no checkpoint of that tree size was stored */
+};
+
+/*
+ * The offline proof file (c2sp.org/tlog-proof, tlog/proof.h) of the header of epoch in
+ * namespace_name's log, against the stored checkpoint of tree size size (0: the latest), into out
+ * (reset first): the leaf's index, its inclusion proof, the header's signed note as stored as the
+ * extra, and the checkpoint note as stored. Returns 0; DIRAUTH_ERR_NOT_FOUND with *miss (may be
+ * NULL) saying why (no checkpoint, no such checkpoint size, the epoch not in the log or not in
+ * that tree); DIRAUTH_ERR_SYNTAX for a missing argument; DIRAUTH_ERR_STORE for a stored note or
+ * hash that is missing or that the codec refuses; the store's errors; DIRAUTH_ERR_NOMEM,
+ * DIRAUTH_ERR_CRYPTO.
+ */
+int translog_inclusion_proof(struct store *store, const char *namespace_name, uint64_t epoch, uint64_t size,
+                             struct buffer *out, enum translog_proof_miss *miss);
+
+/*
+ * The consistency proof (RFC 9162 §2.1.4) from the tree of old_size leaves to the tree of the
+ * stored checkpoint of new_size, as text (tlog/consistency.h: one base64 hash per line; empty for
+ * old_size 0 or old_size = new_size) into out (reset first). old_size need not be a checkpointed
+ * size (another authority's, or a monitor's, may be any size the tree had). Returns 0;
+ * DIRAUTH_ERR_PROOF for new_size 0 or old_size > new_size; DIRAUTH_ERR_NOT_FOUND with *miss (may
+ * be NULL): no checkpoint, or none of new_size; DIRAUTH_ERR_SYNTAX, the store's errors,
+ * DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_CRYPTO.
+ */
+int translog_consistency_proof(struct store *store, const char *namespace_name, uint64_t old_size,
+                               uint64_t new_size, struct buffer *out, enum translog_proof_miss *miss);
+
 /* ---- the signer's answers ---- */
 
 #define TRANSLOG_ANSWER_MAX 4096 /* bytes of a GET_KEYS or CHECKPOINT_STATE payload read here */

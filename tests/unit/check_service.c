@@ -23,6 +23,7 @@
 #include "schema/buffer.h"
 #include "schema/certificate.h"
 #include "schema/checkpoint.h"
+#include "schema/deregistration_receipt.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
 #include "signer/key.h"
@@ -1315,6 +1316,77 @@ START_TEST(test_receipt_promise_bounded)
 }
 END_TEST
 
+/* A deregistration receipt of this authority for mix, accepted at `at`, naming last_listed. */
+static void deregistration_receipt_text(const char *authority, const char *namespace_name, uint64_t at,
+                                        uint64_t last_listed, struct buffer *out)
+{
+	struct deregistration_receipt r;
+	memset(&r, 0, sizeof(r));
+	snprintf(r.authority, sizeof(r.authority), "%s", authority);
+	snprintf(r.namespace_name, sizeof(r.namespace_name), "%s", namespace_name);
+	memset(r.service_id, 0x11, sizeof(r.service_id));
+	r.sequence = 3;
+	memset(r.deregistration_digest, 0x22, sizeof(r.deregistration_digest));
+	r.accepted_at = at;
+	r.last_listed_epoch = last_listed;
+	buffer_reset(out);
+	ck_assert_int_eq(deregistration_receipt_encode(&r, out), 0);
+}
+
+/* SIGN_DEREGISTRATION_RECEIPT: a deregistration receipt of this authority, for a configured
+ * namespace, dated now within the skew, promising an epoch at most SIGNER_RECEIPT_EPOCHS_AHEAD
+ * past the latest begun; nothing else is signed by it, and it signs nothing else. */
+START_TEST(test_sign_deregistration_receipt)
+{
+	struct signer_response response;
+	struct buffer text;
+	buffer_init(&text);
+	open_default();
+
+	deregistration_receipt_text(AUTHORITY, "mix", NOW, E(0), &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_DEREGISTRATION_RECEIPT, &text, &response), 0);
+	assert_signed_by(&response, &text, &signing_verifier);
+	ck_assert_ptr_null(response.payload);
+	/* It is no registration receipt, and a registration receipt is not one. */
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_RECEIPT, &text, &response), DIRAUTH_ERR_REFUSED);
+	receipt_text(AUTHORITY, E(1), &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_DEREGISTRATION_RECEIPT, &text, &response),
+	                 DIRAUTH_ERR_REFUSED);
+	ck_assert_ptr_nonnull(strstr(response.detail, "not a valid deregistration receipt"));
+	vote_text(AUTHORITY, E(0), 1, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_DEREGISTRATION_RECEIPT, &text, &response),
+	                 DIRAUTH_ERR_REFUSED);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_DEREGISTRATION_RECEIPT, NULL, &response),
+	                 DIRAUTH_ERR_REFUSED);
+	/* Another authority's, and a namespace the signer does not know. */
+	deregistration_receipt_text("authority2.dirauth.example", "mix", NOW, E(0), &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_DEREGISTRATION_RECEIPT, &text, &response),
+	                 DIRAUTH_ERR_REFUSED);
+	ck_assert_ptr_nonnull(strstr(response.detail, "authority2.dirauth.example"));
+	deregistration_receipt_text(AUTHORITY, "unknown", NOW, E(0), &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_DEREGISTRATION_RECEIPT, &text, &response),
+	                 DIRAUTH_ERR_REFUSED);
+	/* Its date: within the skew of the signer's clock, either way. */
+	deregistration_receipt_text(AUTHORITY, "mix", NOW - 301, E(0), &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_DEREGISTRATION_RECEIPT, &text, &response), DIRAUTH_ERR_STALE);
+	deregistration_receipt_text(AUTHORITY, "mix", NOW + 301, E(0), &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_DEREGISTRATION_RECEIPT, &text, &response), DIRAUTH_ERR_STALE);
+	/* Its promise, bounded like a receipt's. */
+	deregistration_receipt_text(AUTHORITY, "mix", NOW, E(5) + SIGNER_RECEIPT_EPOCHS_AHEAD, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_DEREGISTRATION_RECEIPT, &text, &response), 0);
+	deregistration_receipt_text(AUTHORITY, "mix", NOW, E(5) + SIGNER_RECEIPT_EPOCHS_AHEAD + 1, &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_DEREGISTRATION_RECEIPT, &text, &response), DIRAUTH_ERR_STALE);
+	ck_assert_msg(strstr(response.detail, "promises epoch"), "%s", response.detail);
+	/* The clock unreadable: nothing signed. */
+	clock_error = DIRAUTH_ERR_IO;
+	deregistration_receipt_text(AUTHORITY, "mix", NOW, E(0), &text);
+	ck_assert_int_eq(request(SIGNER_OP_SIGN_DEREGISTRATION_RECEIPT, &text, &response),
+	                 DIRAUTH_ERR_UNAVAILABLE);
+	clock_error = 0;
+	buffer_free(&text);
+}
+END_TEST
+
 /* A checkpoint as text with any root: the size checks come before the ledger needs a proof. */
 static void checkpoint_any_root(const char *origin, uint64_t size, struct buffer *out)
 {
@@ -1527,6 +1599,7 @@ static Suite *service_suite(void)
 	tcase_add_test(tc, test_epoch_schedule);
 	tcase_add_test(tc, test_unknown_namespaces_refused);
 	tcase_add_test(tc, test_receipt_promise_bounded);
+	tcase_add_test(tc, test_sign_deregistration_receipt);
 	tcase_add_test(tc, test_checkpoint_size_bounded);
 	tcase_add_test(tc, test_clock_unreadable);
 	tcase_add_test(tc, test_open_refuses_namespaces);

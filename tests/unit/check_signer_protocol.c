@@ -114,7 +114,7 @@ START_TEST(test_request_decode_refusals)
 	len = vote_request_body(body);
 	body[1] = 0;
 	ck_assert_int_eq(signer_request_decode(body, len, &decoded), DIRAUTH_ERR_SYNTAX);
-	body[1] = 9;
+	body[1] = 10;
 	ck_assert_int_eq(signer_request_decode(body, len, &decoded), DIRAUTH_ERR_SYNTAX);
 	body[1] = 0xff;
 	ck_assert_int_eq(signer_request_decode(body, len, &decoded), DIRAUTH_ERR_SYNTAX);
@@ -158,7 +158,7 @@ START_TEST(test_request_encode_refusals)
 	memset(&request, 0, sizeof(request));
 	request.operation = 0;
 	ck_assert_int_eq(signer_request_encode(&request, &frame), DIRAUTH_ERR_SYNTAX);
-	request.operation = 9;
+	request.operation = 10;
 	ck_assert_int_eq(signer_request_encode(&request, &frame), DIRAUTH_ERR_SYNTAX);
 	request.operation = SIGNER_OP_SIGN_CHECKPOINT;
 	request.proof_count = MERKLE_MAX_PROOF + 1;
@@ -399,7 +399,8 @@ START_TEST(test_operation_table)
 	                {SIGNER_OP_COSIGN_CHECKPOINT, "cosignature", 1},
 	                {SIGNER_OP_GET_KEYS, "get-keys", 0},
 	                {SIGNER_OP_GET_CERTIFICATES, "get-certificates", 0},
-	                {SIGNER_OP_CHECKPOINT_STATE, "checkpoint-state", 0}};
+	                {SIGNER_OP_CHECKPOINT_STATE, "checkpoint-state", 0},
+	                {SIGNER_OP_SIGN_DEREGISTRATION_RECEIPT, "deregistration-receipt", 1}};
 	for (size_t i = 0; i < sizeof(expected) / sizeof(expected[0]); i++) {
 		const struct signer_operation_info *info = signer_operation_find(expected[i].operation);
 		ck_assert_ptr_nonnull(info);
@@ -409,7 +410,7 @@ START_TEST(test_operation_table)
 		ck_assert_int_eq(info->takes_proof, expected[i].operation == SIGNER_OP_SIGN_CHECKPOINT ||
 		                                        expected[i].operation == SIGNER_OP_COSIGN_CHECKPOINT);
 	}
-	const int unknown[] = {0, 9, 255, 256, 257, -1};
+	const int unknown[] = {0, 10, 255, 256, 257, -1};
 	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
 		ck_assert_ptr_null(signer_operation_find(unknown[i]));
 		ck_assert(!signer_operation_signs(unknown[i]));

@@ -1,0 +1,1068 @@
+/*
+ * bench_several.c: one epoch of five authorities (k = 3) on this machine, from its vote to its
+ * published snapshot, with the share of each phase and the bytes each authority sends, printed
+ * next to the single-authority publication of the same records measured in the same run.
+ *
+ *   bench_several [--records N] [--partial-percent P] [--threads M] [--stage-seconds S]
+ *
+ * The processes are real: a cluster of tests/harness/cluster.h (each authority its own dirauthd,
+ * dirauth-signer, LMDB and file clock, every peer link through a fault proxy in this process,
+ * left passing; its byte counters say what each authority sent). The run:
+ *   1. the anchor: a cluster of one authority alone (n = k = 1, no round). N signed
+ *      registrations, built before timing, are POSTed by M client threads; the clock then moves
+ *      to the start of the epoch they were promised, and the time until the header of that epoch
+ *      is served is the single-authority publication, as bench_authority measures it;
+ *   2. five authorities: a warm-up epoch without registrations (so that the measured epoch has a
+ *      previous snapshot and the members' certificates are fetched), then the same N
+ *      registrations (signed anew with this cluster's provider keys) POSTed to all five, except
+ *      that P% of them go to three only, chosen in rotation, so that the other two fetch those
+ *      notes from a peer during the consensus;
+ *   3. the measured epoch: the clock moves to its vote_at and stays there while the phases run,
+ *      since an honest set holding every vote computes at once and every signature decides at
+ *      once (docs/protocol.md); once all five logged "ready" the clock moves to the epoch's start,
+ *      and the measure ends when all five serve its header. If some authority waits for what
+ *      never comes, the clock moves to the vote deadline, then to the signature deadline, and the
+ *      output says so. The per-phase times are read from each authority's log (server/round logs
+ *      the milliseconds of each step); their median and maximum over the five are printed;
+ *   4. checks: all five serve one header text with at least k signatures, holding every record,
+ *      and one body is fetched and verified in full; then the bench waits for the reconciliation
+ *      that follows publication (the authorities that lacked a registration take it into their
+ *      store), whose bytes count as the epoch's too.
+ * Epoch length and phases follow the record count (60 s epochs up to 20,000 records, 120 s
+ * beyond), although the frozen clock means that no phase waits for them: they only bound what a
+ * real deployment would allow. Each authority's peer timeout grows likewise.
+ *
+ * Check runs the whole bench as one test (the harness aborts a test on any failure, with its
+ * reason), in a child process; the cluster's janitor stops every daemon and removes the
+ * directory if that child dies. Exit status 0, 1 on a failure (the reason is printed), 2 for a
+ * bad option. scripts/bench.sh --several builds and runs it; ctest runs it with --records 200.
+ */
+#include "schema/buffer.h"
+#include "schema/compress.h"
+#include "schema/error.h"
+#include "schema/note.h"
+#include "schema/snapshot.h"
+#include "tests/harness/cluster.h"
+#include "tests/harness/faultproxy.h"
+
+#include <check.h>
+#include <curl/curl.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define SEVERAL_N             5
+#define SEVERAL_K             3
+#define SEVERAL_ALL           ((1u << SEVERAL_N) - 1)
+#define SEVERAL_PAIRS         10 /* the pairs of authorities that lack a partial registration */
+#define SEVERAL_MAX_RECORDS   1000000
+#define SEVERAL_MAX_THREADS   32 /* each holds a connection to every authority: under 64 per IP */
+#define SEVERAL_LINE_MAX      4096
+#define SEVERAL_POLL_MS       20
+#define SEVERAL_REQUEST_SECS  120L
+#define SEVERAL_PHASES        5
+#define SEVERAL_LABEL         "bench"
+#define SEVERAL_SMALL_RECORDS 20000 /* up to here, 60 s epochs */
+
+struct several_options {
+	size_t records;
+	unsigned partial_percent;
+	unsigned threads;
+	double stage_seconds; /* how long each stage may take in real time; 0: from the record count */
+};
+
+/* Check calls a test without arguments: main parses the options, sets this, and runs the test. */
+static const struct several_options *several_run_options;
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* --- the schedule ------------------------------------------------------------------------- */
+
+struct several_schedule {
+	uint64_t length, prepare, vote, signature;
+	unsigned peer_timeout_seconds;
+};
+
+static void schedule_for(size_t records, struct several_schedule *out)
+{
+	if (records <= SEVERAL_SMALL_RECORDS)
+		*out = (struct several_schedule){60, 30, 10, 10, 10};
+	else
+		*out = (struct several_schedule){120, 60, 20, 20, 30};
+}
+
+static struct cluster *start_cluster(size_t authorities, size_t threshold, const struct several_schedule *s)
+{
+	struct cluster_options options = {.authorities = authorities,
+	                                  .threshold = threshold,
+	                                  .epoch_length = s->length,
+	                                  .prepare_seconds = s->prepare,
+	                                  .vote_seconds = s->vote,
+	                                  .signature_seconds = s->signature,
+	                                  .peer_timeout_seconds = s->peer_timeout_seconds,
+	                                  .peer_connect_timeout_seconds = 2};
+	return cluster_start(&options);
+}
+
+/* --- registrations ------------------------------------------------------------------------ */
+
+struct build_job {
+	const struct cluster *c;
+	struct buffer *notes;
+	size_t count;
+	atomic_size_t next;
+};
+
+static void *build_worker(void *context)
+{
+	struct build_job *job = context;
+	for (;;) {
+		size_t r = atomic_fetch_add(&job->next, 1);
+		if (r >= job->count)
+			return NULL;
+		const struct signer_key *provider = cluster_provider_key(job->c, r % CLUSTER_PROVIDERS);
+		cluster_registration(job->c, provider, SEVERAL_LABEL, r, 1, &job->notes[r]);
+	}
+}
+
+/* count signed registrations of distinct services by the cluster's providers (they are enrolled
+ * by its authorities only), built on as many threads as there are cores. */
+static struct buffer *build_notes(const struct cluster *c, size_t count)
+{
+	struct build_job job = {c, calloc(count, sizeof(struct buffer)), count, 0};
+	ck_assert(job.notes != NULL);
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t threads = cores > 0 && cores < SEVERAL_MAX_THREADS ? (size_t)cores : 1;
+	pthread_t workers[SEVERAL_MAX_THREADS];
+	for (size_t t = 0; t < threads; t++)
+		ck_assert(pthread_create(&workers[t], NULL, build_worker, &job) == 0);
+	for (size_t t = 0; t < threads; t++)
+		pthread_join(workers[t], NULL);
+	return job.notes;
+}
+
+static void free_notes(struct buffer *notes, size_t count)
+{
+	for (size_t r = 0; notes && r < count; r++)
+		buffer_free(&notes[r]);
+	free(notes);
+}
+
+/* Which authorities get registration r: all, except that partial_percent of them (spread evenly)
+ * miss one of the ten pairs in turn. */
+static unsigned holders_of(size_t r, unsigned partial_percent, size_t *partial_index)
+{
+	static const unsigned pairs[SEVERAL_PAIRS][2] = {{0, 1}, {2, 3}, {4, 0}, {1, 2}, {3, 4},
+	                                                 {0, 2}, {1, 3}, {2, 4}, {3, 0}, {4, 1}};
+	if (r % 100 >= partial_percent)
+		return SEVERAL_ALL;
+	const unsigned *pair = pairs[(*partial_index)++ % SEVERAL_PAIRS];
+	return SEVERAL_ALL & ~(CLUSTER_BIT(pair[0]) | CLUSTER_BIT(pair[1]));
+}
+
+struct ingest {
+	const struct cluster *c;
+	const struct buffer *notes;
+	const unsigned *holders; /* per registration, a CLUSTER_BIT mask */
+	size_t count;
+	atomic_size_t next;
+	atomic_size_t posted;
+	atomic_int failed;
+	pthread_mutex_t lock;
+	char failure[512];
+};
+
+static void ingest_fail(struct ingest *in, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void ingest_fail(struct ingest *in, const char *format, ...)
+{
+	pthread_mutex_lock(&in->lock);
+	if (!atomic_load(&in->failed)) {
+		va_list args;
+		va_start(args, format);
+		vsnprintf(in->failure, sizeof in->failure, format, args);
+		va_end(args);
+		atomic_store(&in->failed, 1);
+	}
+	pthread_mutex_unlock(&in->lock);
+}
+
+static size_t collect(char *data, size_t size, size_t count, void *context)
+{
+	return buffer_append(context, data, size * count) == 0 ? size * count : 0;
+}
+
+/* One client thread: one keep-alive connection to each authority; takes the next registration
+ * and POSTs it to each of its holders. Only a 202 counts. */
+static void *ingest_worker(void *context)
+{
+	struct ingest *in = context;
+	size_t n = cluster_size(in->c);
+	CURL *handles[CLUSTER_MAX_AUTHORITIES] = {0};
+	char urls[CLUSTER_MAX_AUTHORITIES][128];
+	struct curl_slist *headers = curl_slist_append(NULL, "Expect:");
+	struct buffer answer;
+	buffer_init(&answer);
+	for (size_t a = 0; a < n; a++) {
+		snprintf(urls[a], sizeof urls[a], "%s/v1/registrations", cluster_url(in->c, a));
+		handles[a] = curl_easy_init();
+		if (!handles[a]) {
+			ingest_fail(in, "curl_easy_init failed");
+			goto done;
+		}
+		curl_easy_setopt(handles[a], CURLOPT_URL, urls[a]);
+		curl_easy_setopt(handles[a], CURLOPT_HTTPHEADER, headers);
+		curl_easy_setopt(handles[a], CURLOPT_TIMEOUT, SEVERAL_REQUEST_SECS);
+		curl_easy_setopt(handles[a], CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(handles[a], CURLOPT_NOPROXY, "*");
+		curl_easy_setopt(handles[a], CURLOPT_TCP_NODELAY, 1L);
+		curl_easy_setopt(handles[a], CURLOPT_WRITEFUNCTION, collect);
+		curl_easy_setopt(handles[a], CURLOPT_WRITEDATA, &answer);
+	}
+	while (!atomic_load(&in->failed)) {
+		size_t r = atomic_fetch_add(&in->next, 1);
+		if (r >= in->count)
+			break;
+		for (size_t a = 0; a < n && !atomic_load(&in->failed); a++) {
+			if (!(in->holders[r] & CLUSTER_BIT(a)))
+				continue;
+			buffer_reset(&answer);
+			curl_easy_setopt(handles[a], CURLOPT_POSTFIELDS, (const char *)in->notes[r].data);
+			curl_easy_setopt(handles[a], CURLOPT_POSTFIELDSIZE_LARGE,
+			                 (curl_off_t)in->notes[r].len);
+			CURLcode rc = curl_easy_perform(handles[a]);
+			long status = 0;
+			curl_easy_getinfo(handles[a], CURLINFO_RESPONSE_CODE, &status);
+			if (rc != CURLE_OK)
+				ingest_fail(in, "registration %zu to %s: %s", r, cluster_name(in->c, a),
+				            curl_easy_strerror(rc));
+			else if (status != 202)
+				ingest_fail(in, "registration %zu to %s answered %ld: %.200s", r,
+				            cluster_name(in->c, a), status,
+				            answer.len ? (const char *)answer.data : "");
+			else
+				atomic_fetch_add(&in->posted, 1);
+		}
+	}
+done:
+	for (size_t a = 0; a < n; a++)
+		if (handles[a])
+			curl_easy_cleanup(handles[a]);
+	curl_slist_free_all(headers);
+	buffer_free(&answer);
+	return NULL;
+}
+
+/* POSTs every registration to its holders from threads client threads; returns the 202s and
+ * sets *seconds to the wall time. */
+static size_t ingest_run(const struct cluster *c, const struct buffer *notes, const unsigned *holders,
+                         size_t count, unsigned threads, double *seconds)
+{
+	struct ingest in = {.c = c, .notes = notes, .holders = holders, .count = count};
+	pthread_mutex_init(&in.lock, NULL);
+	pthread_t workers[SEVERAL_MAX_THREADS];
+	double start = now_seconds();
+	for (unsigned t = 0; t < threads; t++)
+		ck_assert(pthread_create(&workers[t], NULL, ingest_worker, &in) == 0);
+	for (unsigned t = 0; t < threads; t++)
+		pthread_join(workers[t], NULL);
+	*seconds = now_seconds() - start;
+	pthread_mutex_destroy(&in.lock);
+	ck_assert_msg(!atomic_load(&in.failed), "ingest: %s", in.failure);
+	return atomic_load(&in.posted);
+}
+
+/* --- what the logs say -------------------------------------------------------------------- */
+
+/* One authority during one epoch: what its log said (times in seconds since the epoch's vote_at
+ * was set, as the bench first saw each line), and when it first served the epoch's header. */
+struct authority_run {
+	int voted, computed, ready, published, reconciled, served;
+	double voted_at, computed_at, ready_at, published_at, reconciled_at, served_at;
+	unsigned long long build_ms, push_ms, vote_bytes;
+	unsigned long long votes_pulled_ms, fetched, fetch_ms, consensus_ms, sign_push_ms;
+	unsigned long long signatures_pulled_ms, stored_ms, header_bytes, body_bytes;
+	unsigned long long reconciled_taken;
+	char failure[SEVERAL_LINE_MAX]; /* a "not published" line for the epoch */
+	char waiting[SEVERAL_LINE_MAX]; /* the last "no vote yet" or "no consensus yet" line */
+	long offset;                    /* how far the log was read */
+	char partial[SEVERAL_LINE_MAX];
+	size_t partial_len;
+	int overlong;
+};
+
+struct epoch_run {
+	uint64_t epoch;
+	size_t n;
+	double t0; /* monotonic time at which the clocks were set to vote_at */
+	struct authority_run a[CLUSTER_MAX_AUTHORITIES];
+	double total_seconds;   /* vote_at set until the last authority served the header */
+	double publish_seconds; /* start set until the last authority served the header */
+	double ready_seconds;   /* vote_at set until the last authority logged ready */
+	char clock_steps[256];  /* the deadlines the clock had to be moved to, if any */
+};
+
+static int starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* One complete log line of authority i. A step line that does not read as server/round writes
+ * it aborts the bench: its figures would be wrong. */
+static void log_line(struct epoch_run *run, size_t i, const char *line, double t)
+{
+	struct authority_run *a = &run->a[i];
+	char prefix[128];
+	int n = snprintf(prefix, sizeof prefix, "dirauthd: namespace %s epoch %llu: ", CLUSTER_NAMESPACE,
+	                 (unsigned long long)run->epoch);
+	if (strncmp(line, prefix, (size_t)n) != 0)
+		return;
+	const char *s = line + n, *p;
+	int parsed = 1;
+	int signatures = 0;
+	unsigned long long records = 0;
+	if (starts_with(s, "voted: ")) {
+		p = strstr(s, "; built in ");
+		parsed = p && sscanf(p, "; built in %llu ms, pushed in %llu ms, %llu bytes sent",
+		                     &a->build_ms, &a->push_ms, &a->vote_bytes) == 3;
+		a->voted = 1;
+		a->voted_at = t;
+	} else if (starts_with(s, "computed and signed: ")) {
+		p = strstr(s, "votes pulled in ");
+		parsed = p && sscanf(p,
+		                     "votes pulled in %llu ms, %llu notes fetched in %llu ms, consensus in "
+		                     "%llu ms, signed and pushed in %llu ms",
+		                     &a->votes_pulled_ms, &a->fetched, &a->fetch_ms, &a->consensus_ms,
+		                     &a->sign_push_ms) == 5;
+		a->computed = 1;
+		a->computed_at = t;
+	} else if (starts_with(s, "ready: ")) {
+		p = strstr(s, "signatures pulled in ");
+		parsed = p && sscanf(p, "signatures pulled in %llu ms", &a->signatures_pulled_ms) == 1;
+		a->ready = 1;
+		a->ready_at = t;
+	} else if (starts_with(s, "published: ")) {
+		parsed = sscanf(s,
+		                "published: %llu records, header %llu bytes, body %llu bytes, %d signatures; "
+		                "stored in %llu ms",
+		                &records, &a->header_bytes, &a->body_bytes, &signatures, &a->stored_ms) == 5;
+		a->published = 1;
+		a->published_at = t;
+	} else if (starts_with(s, "reconciled: ")) {
+		parsed = sscanf(s, "reconciled: %llu registrations taken", &a->reconciled_taken) == 1;
+		a->reconciled = 1;
+		a->reconciled_at = t;
+	} else if (starts_with(s, "not published")) {
+		snprintf(a->failure, sizeof a->failure, "%s", line);
+	} else if (starts_with(s, "no vote yet") || starts_with(s, "no consensus yet")) {
+		snprintf(a->waiting, sizeof a->waiting, "%s", line);
+	}
+	ck_assert_msg(parsed, "a log line of %s does not read as expected: %s", prefix, line);
+}
+
+/* Reads what authority i's log gained since the last call. */
+static void log_poll(const struct cluster *c, struct epoch_run *run, size_t i)
+{
+	struct authority_run *a = &run->a[i];
+	FILE *file = fopen(cluster_log_path(c, i), "r");
+	if (!file)
+		return;
+	if (fseek(file, a->offset, SEEK_SET) != 0) {
+		fclose(file);
+		return;
+	}
+	double t = now_seconds() - run->t0;
+	char chunk[65536];
+	size_t got;
+	while ((got = fread(chunk, 1, sizeof chunk, file)) > 0) {
+		a->offset += (long)got;
+		for (size_t k = 0; k < got; k++) {
+			if (chunk[k] != '\n') {
+				if (a->partial_len + 1 < sizeof a->partial)
+					a->partial[a->partial_len++] = chunk[k];
+				else
+					a->overlong = 1;
+				continue;
+			}
+			/* A copy: log_line may keep the line in the same struct. */
+			char line[SEVERAL_LINE_MAX];
+			memcpy(line, a->partial, a->partial_len);
+			line[a->partial_len] = 0;
+			if (!a->overlong)
+				log_line(run, i, line, t);
+			a->partial_len = 0;
+			a->overlong = 0;
+		}
+	}
+	fclose(file);
+}
+
+static void logs_poll(const struct cluster *c, struct epoch_run *run)
+{
+	for (size_t i = 0; i < run->n; i++) {
+		log_poll(c, run, i);
+		ck_assert_msg(!run->a[i].failure[0], "%s: %s", cluster_name(c, i), run->a[i].failure);
+	}
+}
+
+static int all_ready(const struct epoch_run *run)
+{
+	for (size_t i = 0; i < run->n; i++)
+		if (!run->a[i].ready)
+			return 0;
+	return 1;
+}
+
+/* What the authorities not yet ready last said they wait for. */
+static void describe_waits(const struct cluster *c, const struct epoch_run *run, char *out, size_t cap)
+{
+	size_t len = 0;
+	out[0] = 0;
+	for (size_t i = 0; i < run->n && len < cap; i++)
+		if (!run->a[i].ready)
+			len += (size_t)snprintf(out + len, cap - len, "%s%s: %s", len ? "; " : "",
+			                        cluster_name(c, i),
+			                        run->a[i].waiting[0] ? run->a[i].waiting : "nothing logged");
+}
+
+/* --- one epoch ---------------------------------------------------------------------------- */
+
+/* Runs epoch through its round: the clocks at vote_at until every authority is ready (moved to
+ * the vote deadline, then the signature deadline, when a stage takes longer than stage_seconds),
+ * then at its start until every authority serves its header. */
+static void drive_epoch(struct cluster *c, uint64_t epoch, double stage_seconds, struct epoch_run *run)
+{
+	memset(run, 0, sizeof *run);
+	run->epoch = epoch;
+	run->n = cluster_size(c);
+	struct epoch_phases phases;
+	cluster_epoch_phases(c, epoch, &phases);
+	const uint64_t stages[3] = {phases.vote_at, phases.vote_deadline, phases.signature_deadline};
+	const char *const stage_names[3] = {"vote_at", "the vote deadline", "the signature deadline"};
+	run->t0 = now_seconds();
+	cluster_clock_set(c, phases.vote_at);
+	for (size_t s = 0; s < 3 && !all_ready(run); s++) {
+		if (s > 0) {
+			size_t len = strlen(run->clock_steps);
+			snprintf(run->clock_steps + len, sizeof run->clock_steps - len, "%s%s after %.1f s",
+			         len ? ", " : "", stage_names[s], now_seconds() - run->t0);
+			cluster_clock_set(c, stages[s]);
+		}
+		double deadline = now_seconds() + stage_seconds;
+		for (;;) {
+			logs_poll(c, run);
+			if (all_ready(run) || now_seconds() >= deadline)
+				break;
+			cluster_check_alive(c);
+			test_sleep_ms(SEVERAL_POLL_MS);
+		}
+	}
+	if (!all_ready(run)) {
+		char waits[2048];
+		describe_waits(c, run, waits, sizeof waits);
+		ck_abort_msg("epoch %llu: not every authority was ready by its signature deadline: %s",
+		             (unsigned long long)epoch, waits);
+	}
+	run->ready_seconds = now_seconds() - run->t0;
+	double start_set = now_seconds();
+	cluster_clock_set(c, phases.start);
+	double deadline = start_set + stage_seconds;
+	for (;;) {
+		size_t served = 0;
+		for (size_t i = 0; i < run->n; i++) {
+			struct authority_run *a = &run->a[i];
+			struct snapshot_header header;
+			if (!a->served && cluster_latest(c, i, &header, NULL) == 0 && header.epoch >= epoch) {
+				a->served = 1;
+				a->served_at = now_seconds() - run->t0;
+			}
+			served += a->served;
+		}
+		if (served == run->n)
+			break;
+		logs_poll(c, run);
+		ck_assert_msg(now_seconds() < deadline,
+		              "epoch %llu: %zu of %zu authorities serve it after %.0f s",
+		              (unsigned long long)epoch, served, run->n, stage_seconds);
+		cluster_check_alive(c);
+		test_sleep_ms(SEVERAL_POLL_MS);
+	}
+	double end = now_seconds();
+	run->total_seconds = end - run->t0;
+	run->publish_seconds = end - start_set;
+	logs_poll(c, run);
+}
+
+/* Waits until every authority that lacked a registration of the epoch logged its reconciliation
+ * (or stage_seconds passed); returns the seconds since vote_at was set. */
+static double wait_reconciled(struct cluster *c, struct epoch_run *run, unsigned expected,
+                              double stage_seconds)
+{
+	double deadline = now_seconds() + stage_seconds;
+	for (;;) {
+		logs_poll(c, run);
+		unsigned done = 0;
+		for (size_t i = 0; i < run->n; i++)
+			if (run->a[i].reconciled)
+				done |= CLUSTER_BIT(i);
+		if ((done & expected) == expected || now_seconds() >= deadline)
+			break;
+		test_sleep_ms(SEVERAL_POLL_MS);
+	}
+	return now_seconds() - run->t0;
+}
+
+/* --- bytes, memory, load ------------------------------------------------------------------ */
+
+/* What each authority sent over the peer links so far: its requests to each peer (the link
+ * from it, towards the target) and its answers to each peer's requests (the links to it,
+ * towards the client). */
+static void bytes_sent(struct cluster *c, uint64_t out[CLUSTER_MAX_AUTHORITIES])
+{
+	size_t n = cluster_size(c);
+	for (size_t i = 0; i < n; i++)
+		out[i] = 0;
+	for (size_t from = 0; from < n; from++)
+		for (size_t to = 0; to < n; to++) {
+			if (from == to)
+				continue;
+			struct faultproxy_counters counters;
+			faultproxy_counters(cluster_link(c, from, to), &counters);
+			out[from] += counters.bytes_to_target;
+			out[to] += counters.bytes_to_client;
+		}
+}
+
+/* The peak resident set (VmHWM) of the cluster's dirauthd processes, in bytes: the largest and
+ * the sum. */
+static void dirauthd_memory(const struct cluster *c, uint64_t *largest, uint64_t *sum)
+{
+	*largest = *sum = 0;
+	DIR *proc = opendir("/proc");
+	if (!proc)
+		return;
+	struct dirent *entry;
+	while ((entry = readdir(proc)) != NULL) {
+		if (entry->d_name[0] < '0' || entry->d_name[0] > '9')
+			continue;
+		char path[300], text[8192];
+		snprintf(path, sizeof path, "/proc/%s/cmdline", entry->d_name);
+		FILE *file = fopen(path, "r");
+		if (!file)
+			continue;
+		size_t len = fread(text, 1, sizeof text - 1, file);
+		fclose(file);
+		for (size_t k = 0; k < len; k++)
+			if (text[k] == 0)
+				text[k] = ' ';
+		text[len] = 0;
+		if (!strstr(text, "server/dirauthd ") || !strstr(text, cluster_dir(c)))
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/status", entry->d_name);
+		if (!(file = fopen(path, "r")))
+			continue;
+		char line[256];
+		unsigned long long kb = 0;
+		while (fgets(line, sizeof line, file))
+			if (sscanf(line, "VmHWM: %llu kB", &kb) == 1)
+				break;
+		fclose(file);
+		uint64_t bytes = (uint64_t)kb * 1024;
+		*sum += bytes;
+		if (bytes > *largest)
+			*largest = bytes;
+	}
+	closedir(proc);
+}
+
+static void load_average(char *out, size_t cap)
+{
+	snprintf(out, cap, "unknown");
+	FILE *file = fopen("/proc/loadavg", "r");
+	if (!file)
+		return;
+	double one, five, fifteen;
+	if (fscanf(file, "%lf %lf %lf", &one, &five, &fifteen) == 3)
+		snprintf(out, cap, "%.2f %.2f %.2f", one, five, fifteen);
+	fclose(file);
+}
+
+/* --- checks --------------------------------------------------------------------------------- */
+
+/* Every authority serves one header text for epoch, with at least k members' signatures and
+ * every record; the body of authority 0 is fetched (zstd) and verified in full. Sets the header,
+ * the length of a note carrying one signature (what each signature push sends) and the body's
+ * sizes. */
+static void check_published(struct cluster *c, uint64_t epoch, size_t records, struct snapshot_header *header,
+                            size_t *one_signature_len, size_t *body_zstd_len)
+{
+	struct buffer first_text;
+	buffer_init(&first_text);
+	for (size_t i = 0; i < cluster_size(c); i++) {
+		struct buffer note_bytes;
+		ck_assert_msg(cluster_snapshot(c, i, epoch, &note_bytes, NULL) == 0,
+		              "%s does not serve epoch %llu", cluster_name(c, i), (unsigned long long)epoch);
+		int signers = cluster_signers(c, note_bytes.data, note_bytes.len, NULL);
+		ck_assert_msg(signers >= (int)cluster_threshold(c), "%s serves epoch %llu with %d signatures",
+		              cluster_name(c, i), (unsigned long long)epoch, signers);
+		struct note *note = NULL;
+		ck_assert(note_parse(note_bytes.data, note_bytes.len, &note) == 0);
+		if (i == 0) {
+			ck_assert(snapshot_header_parse(note->text, note->text_len, header) == 0);
+			ck_assert(buffer_append(&first_text, note->text, note->text_len) == 0);
+			struct buffer one;
+			buffer_init(&one);
+			ck_assert(note_format(note->text, note->text_len, note->signatures, 1, &one) == 0);
+			*one_signature_len = one.len;
+			buffer_free(&one);
+		} else {
+			ck_assert_msg(note->text_len == first_text.len &&
+			                  memcmp(note->text, first_text.data, first_text.len) == 0,
+			              "%s and %s serve different headers for epoch %llu", cluster_name(c, 0),
+			              cluster_name(c, i), (unsigned long long)epoch);
+		}
+		note_free(note);
+		buffer_free(&note_bytes);
+	}
+	buffer_free(&first_text);
+	ck_assert_msg(header->record_count == records, "epoch %llu holds %llu records, %zu were registered",
+	              (unsigned long long)epoch, (unsigned long long)header->record_count, records);
+	char url[256];
+	snprintf(url, sizeof url, "%s/v1/%s/snapshots/%llu/body", cluster_url(c, 0), CLUSTER_NAMESPACE,
+	         (unsigned long long)epoch);
+	struct cluster_response response;
+	long status = cluster_http(url, NULL, 0, "Accept-Encoding: zstd", 60000, &response);
+	ck_assert_msg(status == 200, "GET %s: %ld", url, status);
+	struct buffer plain;
+	buffer_init(&plain);
+	int rc = compress_decode(ENCODING_ZSTD, response.body.data, response.body.len,
+	                         (size_t)header->body_size, &plain);
+	if (rc == 0)
+		rc = snapshot_body_verify(header, plain.data, plain.len, records);
+	ck_assert_msg(rc == 0, "the body of epoch %llu: %s", (unsigned long long)epoch, dirauth_strerror(rc));
+	*body_zstd_len = response.body.len;
+	buffer_free(&plain);
+	cluster_response_free(&response);
+}
+
+/* --- the two measurements ----------------------------------------------------------------- */
+
+struct single_figures {
+	double ingest_seconds;
+	size_t posted;
+	double publish_seconds;
+	char load[64];
+};
+
+struct several_figures {
+	double ingest_seconds;
+	size_t posted, partial;
+	struct epoch_run run;
+	double reconciled_seconds;
+	uint64_t sent[CLUSTER_MAX_AUTHORITIES];       /* vote_at to the last reconciliation */
+	uint64_t sent_after[CLUSTER_MAX_AUTHORITIES]; /* of which after the last one served */
+	size_t one_signature_len;
+	uint64_t body_len, body_zstd_len;
+	uint64_t memory_largest, memory_sum;
+	char load[64];
+};
+
+static void measure_single(const struct several_options *o, const struct several_schedule *s,
+                           struct single_figures *f)
+{
+	struct cluster *c = start_cluster(1, 1, s);
+	printf("single authority: building %zu signed registrations...\n", o->records);
+	struct buffer *notes = build_notes(c, o->records);
+	unsigned *holders = malloc(o->records * sizeof *holders);
+	ck_assert(holders != NULL);
+	for (size_t r = 0; r < o->records; r++)
+		holders[r] = CLUSTER_BIT(0);
+	printf("single authority: posting them from %u threads...\n", o->threads);
+	f->posted = ingest_run(c, notes, holders, o->records, o->threads, &f->ingest_seconds);
+	free(holders);
+	free_notes(notes, o->records);
+
+	uint64_t epoch = cluster_next_epoch(c);
+	struct epoch_phases phases;
+	cluster_epoch_phases(c, epoch, &phases);
+	double stage = o->stage_seconds;
+	double start = now_seconds();
+	cluster_clock_set(c, phases.start);
+	struct snapshot_header header;
+	ck_assert_msg(cluster_wait_epoch(c, 0, epoch, (int)(stage * 1000), &header, NULL) == 0,
+	              "the single authority did not publish epoch %llu within %.0f s",
+	              (unsigned long long)epoch, stage);
+	f->publish_seconds = now_seconds() - start;
+	load_average(f->load, sizeof f->load);
+	ck_assert_msg(header.epoch == epoch && header.record_count == o->records,
+	              "the single authority published epoch %llu with %llu records, not %llu with %zu",
+	              (unsigned long long)header.epoch, (unsigned long long)header.record_count,
+	              (unsigned long long)epoch, o->records);
+	cluster_free(c);
+}
+
+static void measure_several(const struct several_options *o, const struct several_schedule *s,
+                            struct several_figures *f)
+{
+	struct cluster *c = start_cluster(SEVERAL_N, SEVERAL_K, s);
+	double stage = o->stage_seconds;
+	printf("5 authorities: a warm-up epoch without registrations...\n");
+	struct epoch_run *warm_up = calloc(1, sizeof *warm_up);
+	ck_assert(warm_up != NULL);
+	drive_epoch(c, cluster_next_epoch(c), stage, warm_up);
+	free(warm_up);
+
+	printf("5 authorities: building %zu signed registrations...\n", o->records);
+	struct buffer *notes = build_notes(c, o->records);
+	unsigned *holders = malloc(o->records * sizeof *holders);
+	ck_assert(holders != NULL);
+	unsigned lacking = 0; /* the authorities that miss some registration */
+	for (size_t r = 0; r < o->records; r++) {
+		holders[r] = holders_of(r, o->partial_percent, &f->partial);
+		lacking |= SEVERAL_ALL & ~holders[r];
+	}
+	printf("5 authorities: posting them from %u threads (%zu to 3 authorities only)...\n", o->threads,
+	       f->partial);
+	f->posted = ingest_run(c, notes, holders, o->records, o->threads, &f->ingest_seconds);
+	free(holders);
+	free_notes(notes, o->records);
+
+	uint64_t epoch = cluster_next_epoch(c);
+	uint64_t before[CLUSTER_MAX_AUTHORITIES], published[CLUSTER_MAX_AUTHORITIES];
+	bytes_sent(c, before);
+	printf("5 authorities: epoch %llu, from vote_at to published...\n", (unsigned long long)epoch);
+	drive_epoch(c, epoch, stage, &f->run);
+	bytes_sent(c, published);
+	load_average(f->load, sizeof f->load);
+	f->reconciled_seconds = wait_reconciled(c, &f->run, lacking, stage);
+	bytes_sent(c, f->sent);
+	for (size_t i = 0; i < SEVERAL_N; i++) {
+		f->sent_after[i] = f->sent[i] - published[i];
+		f->sent[i] -= before[i];
+	}
+	dirauthd_memory(c, &f->memory_largest, &f->memory_sum);
+	struct snapshot_header header;
+	size_t zstd_len = 0;
+	check_published(c, epoch, o->records, &header, &f->one_signature_len, &zstd_len);
+	f->body_len = header.body_size;
+	f->body_zstd_len = zstd_len;
+	cluster_free(c);
+}
+
+/* --- the figures -------------------------------------------------------------------------- */
+
+static int compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Median and maximum of n values. */
+static void median_max(const double *values, size_t n, double *median, double *max)
+{
+	double sorted[CLUSTER_MAX_AUTHORITIES];
+	memcpy(sorted, values, n * sizeof *values);
+	qsort(sorted, n, sizeof *sorted, compare_double);
+	*median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+	*max = sorted[n - 1];
+}
+
+static void format_bytes(double bytes, char *out, size_t cap)
+{
+	if (bytes >= 1e9)
+		snprintf(out, cap, "%.2f GB", bytes / 1e9);
+	else if (bytes >= 1e6)
+		snprintf(out, cap, "%.1f MB", bytes / 1e6);
+	else if (bytes >= 1e3)
+		snprintf(out, cap, "%.1f kB", bytes / 1e3);
+	else
+		snprintf(out, cap, "%.0f B", bytes);
+}
+
+/* The phases of one authority, in seconds, in the order of phase_names. */
+static void phases_of(const struct authority_run *a, double out[SEVERAL_PHASES])
+{
+	out[0] = (double)(a->build_ms + a->push_ms + a->votes_pulled_ms) / 1e3;
+	out[1] = (double)a->fetch_ms / 1e3;
+	out[2] = (double)a->consensus_ms / 1e3;
+	out[3] = (double)(a->sign_push_ms + a->signatures_pulled_ms) / 1e3;
+	out[4] = (double)a->stored_ms / 1e3;
+}
+
+static void print_figures(const struct several_options *o, const struct several_schedule *s,
+                          const struct single_figures *single, const struct several_figures *f)
+{
+	static const char *const phase_names[SEVERAL_PHASES] = {
+	    "vote (build, sign, push; pull any missing)", "fetch of missing notes", "consensus",
+	    "signatures (sign, push, pull)", "publication (store, serve)"};
+	static const char *const phase_short[SEVERAL_PHASES] = {"vote", "fetch", "consensus", "signatures",
+	                                                        "publication"};
+	const struct epoch_run *run = &f->run;
+	size_t n = run->n;
+	double anchor = single->publish_seconds;
+	double median = 0, max = 0, values[CLUSTER_MAX_AUTHORITIES];
+	char text[64], other[64];
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+	printf(
+	    "\nbench_several: %d authorities (k = %d) on one machine of %ld cores, each with its own "
+	    "dirauthd, "
+	    "dirauth-signer and store, peer links through fault proxies in the bench process; %zu "
+	    "records, %zu of them (%u%%) given to 3 authorities only; epochs of %llu s (prepare %llu, vote "
+	    "%llu, signature %llu), clocks held at vote_at while the phases run\n",
+	    SEVERAL_N, SEVERAL_K, cores, o->records, f->partial, o->partial_percent,
+	    (unsigned long long)s->length, (unsigned long long)s->prepare, (unsigned long long)s->vote,
+	    (unsigned long long)s->signature);
+	printf("load average (1, 5, 15 min): %s after the 5 authorities published, %s after the single one\n",
+	       f->load, single->load);
+	printf("ingest (setup, not in the figures below): 5 authorities %zu registrations (202) in %.1f s, "
+	       "%.0f /s; single authority %zu in %.1f s, %.0f /s: ratio %.2fx\n",
+	       f->posted, f->ingest_seconds, (double)f->posted / f->ingest_seconds, single->posted,
+	       single->ingest_seconds, (double)single->posted / single->ingest_seconds,
+	       ((double)f->posted / f->ingest_seconds) / ((double)single->posted / single->ingest_seconds));
+
+	for (size_t i = 0; i < n; i++)
+		values[i] = run->a[i].served_at;
+	median_max(values, n, &median, &max);
+	printf("5 authorities, %zu records: vote_at to published %.2f s (max over 5; median %.2f s), "
+	       "single authority %.2f s: ratio %.1fx%s%s\n",
+	       o->records, run->total_seconds, median, anchor, run->total_seconds / anchor,
+	       run->clock_steps[0] ? "; the clock had to move to " : "", run->clock_steps);
+
+	double phase_median[SEVERAL_PHASES], per[CLUSTER_MAX_AUTHORITIES][SEVERAL_PHASES];
+	for (size_t i = 0; i < n; i++)
+		phases_of(&run->a[i], per[i]);
+	for (size_t p = 0; p < SEVERAL_PHASES; p++) {
+		for (size_t i = 0; i < n; i++)
+			values[i] = per[i][p];
+		median_max(values, n, &phase_median[p], &max);
+		if (p == 1) {
+			double fetched[CLUSTER_MAX_AUTHORITIES], fetched_median, fetched_max;
+			for (size_t i = 0; i < n; i++)
+				fetched[i] = (double)run->a[i].fetched;
+			median_max(fetched, n, &fetched_median, &fetched_max);
+			snprintf(other, sizeof other, " (notes fetched: median %.0f, max %.0f)",
+			         fetched_median, fetched_max);
+		} else {
+			other[0] = 0;
+		}
+		printf(
+		    "  %s%s: median %.3f s, max %.3f s, %.0f%% of the total; single authority %.2f s: ratio "
+		    "%.2fx\n",
+		    phase_names[p], other, phase_median[p], max, 100 * phase_median[p] / run->total_seconds,
+		    anchor, phase_median[p] / anchor);
+	}
+	/* What no step of an authority accounts for: waiting for the slowest peer's vote or
+	 * signature, the scheduler's 20 ms ticks, the bench's polling and its clock steps. */
+	for (size_t i = 0; i < n; i++) {
+		double sum = 0;
+		for (size_t p = 0; p < SEVERAL_PHASES; p++)
+			sum += per[i][p];
+		values[i] = run->a[i].served_at - sum;
+	}
+	median_max(values, n, &median, &max);
+	printf("  waiting (for the slowest peer, ticks, the bench's clock steps): median %.3f s, max %.3f s, "
+	       "%.0f%% of the total; single authority %.2f s: ratio %.2fx\n",
+	       median, max, 100 * median / run->total_seconds, anchor, median / anchor);
+	double voted_last = 0, computed_last = 0, published_last = 0;
+	for (size_t i = 0; i < n; i++) {
+		voted_last = run->a[i].voted_at > voted_last ? run->a[i].voted_at : voted_last;
+		computed_last = run->a[i].computed_at > computed_last ? run->a[i].computed_at : computed_last;
+		published_last =
+		    run->a[i].published_at > published_last ? run->a[i].published_at : published_last;
+	}
+	printf(
+	    "  timeline (seconds after vote_at, as the last authority logged it): voted %.2f, computed %.2f, "
+	    "ready %.2f, clock to the epoch's start, published %.2f, all serving %.2f (start to all serving "
+	    "%.2f s; single authority %.2f s: ratio %.2fx)\n",
+	    voted_last, computed_last, run->ready_seconds, published_last, run->total_seconds,
+	    run->publish_seconds, anchor, run->publish_seconds / anchor);
+
+	for (size_t i = 0; i < n; i++)
+		values[i] = (double)f->sent[i];
+	median_max(values, n, &median, &max);
+	format_bytes(median, text, sizeof text);
+	format_bytes(max, other, sizeof other);
+	char body[64], body_zstd[64];
+	format_bytes((double)f->body_len, body, sizeof body);
+	format_bytes((double)f->body_zstd_len, body_zstd, sizeof body_zstd);
+	printf("sent per authority per epoch (peer links, requests and answers, with reconciliation after "
+	       "publication): median %s, max %s; the snapshot body %s (zstd %s): ratio %.2fx\n",
+	       text, other, body, body_zstd, median / (double)f->body_len);
+	double votes_median = 0, notes_median = 0, signatures_bytes = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct authority_run *a = &run->a[i];
+		double votes = (double)a->vote_bytes;
+		double signatures = (double)(f->one_signature_len * (n - 1));
+		double rest = (double)f->sent[i] - votes - signatures;
+		char total[64], v[64], sg[64], r[64], after[64];
+		format_bytes((double)f->sent[i], total, sizeof total);
+		format_bytes(votes, v, sizeof v);
+		format_bytes(signatures, sg, sizeof sg);
+		format_bytes(rest > 0 ? rest : 0, r, sizeof r);
+		format_bytes((double)f->sent_after[i], after, sizeof after);
+		printf("  authority%zu: %s (votes %s, signatures %s, notes and requests %s; after "
+		       "publication %s; "
+		       "reconciled %llu registrations); ratio to the body %.2fx\n",
+		       i, total, v, sg, r, after, a->reconciled_taken,
+		       (double)f->sent[i] / (double)f->body_len);
+		values[i] = votes;
+		signatures_bytes = signatures;
+	}
+	median_max(values, n, &votes_median, &max);
+	for (size_t i = 0; i < n; i++)
+		values[i] = (double)f->sent[i] - (double)run->a[i].vote_bytes - signatures_bytes;
+	median_max(values, n, &notes_median, &max);
+	char memory[64], memory_sum[64];
+	format_bytes((double)f->memory_largest, memory, sizeof memory);
+	format_bytes((double)f->memory_sum, memory_sum, sizeof memory_sum);
+	printf("memory: peak resident set of a dirauthd %s (largest of 5; %s together)\n", memory,
+	       memory_sum);
+
+	/* The whole in one line. */
+	char sent_text[64], votes_text[64], signatures_text[64], notes_text[64];
+	for (size_t i = 0; i < n; i++)
+		values[i] = (double)f->sent[i];
+	median_max(values, n, &median, &max);
+	format_bytes(median, sent_text, sizeof sent_text);
+	format_bytes(votes_median, votes_text, sizeof votes_text);
+	format_bytes(signatures_bytes, signatures_text, sizeof signatures_text);
+	format_bytes(notes_median > 0 ? notes_median : 0, notes_text, sizeof notes_text);
+	printf("\nsummary: 5 authorities, %zu records: vote_at to published %.2f s (max over 5), single "
+	       "authority %.2f s: ratio %.1fx; phases (median):",
+	       o->records, run->total_seconds, anchor, run->total_seconds / anchor);
+	for (size_t p = 0; p < SEVERAL_PHASES; p++)
+		printf("%s %s %.2f s (%.0f%%)", p ? "," : "", phase_short[p], phase_median[p],
+		       100 * phase_median[p] / run->total_seconds);
+	printf("; sent per authority per epoch: %s (votes %s, signatures %s, notes and requests %s); load "
+	       "average %s\n",
+	       sent_text, votes_text, signatures_text, notes_text, f->load);
+}
+
+/* --- the run ------------------------------------------------------------------------------ */
+
+START_TEST(bench_run)
+{
+	const struct several_options *o = several_run_options;
+	struct several_schedule schedule;
+	schedule_for(o->records, &schedule);
+	struct single_figures single;
+	struct several_figures *several = calloc(1, sizeof *several);
+	ck_assert(several != NULL);
+	memset(&single, 0, sizeof single);
+	measure_single(o, &schedule, &single);
+	printf("single authority: %zu records published %.2f s after the epoch's start\n", o->records,
+	       single.publish_seconds);
+	measure_several(o, &schedule, several);
+	print_figures(o, &schedule, &single, several);
+	free(several);
+}
+END_TEST
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+	        "usage: bench_several [options]\n"
+	        "  --records N           signed registrations of distinct services (default 10000)\n"
+	        "  --partial-percent P   share of them given to 3 of the 5 authorities only (default 10)\n"
+	        "  --threads M           client threads posting them (default 8, at most 32)\n"
+	        "  --stage-seconds S     real time each stage of the epoch may take before the clock\n"
+	        "                        moves to the next deadline (default 60 + 2 ms per record)\n");
+}
+
+static int parse_number(const char *text, unsigned long long low, unsigned long long high,
+                        unsigned long long *out)
+{
+	char *end = NULL;
+	errno = 0;
+	unsigned long long value = strtoull(text, &end, 10);
+	if (errno || end == text || *end || text[0] == '-' || value < low || value > high)
+		return -1;
+	*out = value;
+	return 0;
+}
+
+static int parse_options(int argc, char **argv, struct several_options *o)
+{
+	memset(o, 0, sizeof *o);
+	o->records = 10000;
+	o->partial_percent = 10;
+	o->threads = 8;
+	for (int i = 1; i < argc; i++) {
+		const char *name = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+		unsigned long long number = 0;
+		int ok = value != NULL;
+		if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+			usage(stdout);
+			exit(0);
+		} else if (ok && strcmp(name, "--records") == 0) {
+			ok = parse_number(value, 1, SEVERAL_MAX_RECORDS, &number) == 0;
+			o->records = (size_t)number;
+		} else if (ok && strcmp(name, "--partial-percent") == 0) {
+			ok = parse_number(value, 0, 100, &number) == 0;
+			o->partial_percent = (unsigned)number;
+		} else if (ok && strcmp(name, "--threads") == 0) {
+			ok = parse_number(value, 1, SEVERAL_MAX_THREADS, &number) == 0;
+			o->threads = (unsigned)number;
+		} else if (ok && strcmp(name, "--stage-seconds") == 0) {
+			ok = parse_number(value, 1, 86400, &number) == 0;
+			o->stage_seconds = (double)number;
+		} else {
+			ok = 0;
+		}
+		if (!ok) {
+			fprintf(stderr, "bench_several: bad option %s%s%s\n", name, value ? " " : "",
+			        value ? value : "");
+			usage(stderr);
+			return -1;
+		}
+		i++;
+	}
+	if (o->stage_seconds == 0)
+		o->stage_seconds = 60 + (double)o->records * 0.002;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct several_options options;
+	if (parse_options(argc, argv, &options) != 0)
+		return 2;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		fprintf(stderr, "bench_several: curl_global_init failed\n");
+		return 1;
+	}
+	several_run_options = &options;
+	Suite *suite = suite_create("bench_several");
+	TCase *tcase = tcase_create("epoch");
+	/* Ingest, two clusters and the epoch, with room: the stages are bounded by stage_seconds. */
+	tcase_set_timeout(tcase, 600 + options.stage_seconds * 8 + (double)options.records * 0.02);
+	tcase_add_test(tcase, bench_run);
+	suite_add_tcase(suite, tcase);
+	SRunner *runner = srunner_create(suite);
+	srunner_run_all(runner, CK_SILENT);
+	int failed = srunner_ntests_failed(runner);
+	if (failed) {
+		TestResult **results = srunner_failures(runner);
+		for (int i = 0; i < failed; i++)
+			fprintf(stderr, "bench_several: FAILED (%s:%d): %s\n", tr_lfile(results[i]),
+			        tr_lno(results[i]), tr_msg(results[i]));
+		free(results);
+	}
+	srunner_free(runner);
+	curl_global_cleanup();
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,455 @@
+/*
+ * check_proof_routes.c: the log's proofs over real HTTP on loopback (http_fixture.h: a real
+ * signer, store, scheduler and HTTP server in the test process), as a client checks them.
+ *
+ * 15 published snapshots of mix, caught up into the log in two steps (checkpoints of 10 and 15
+ * entries), and a 16th published but not yet appended. The proof file of an epoch, against the
+ * latest checkpoint or the one of a size, parses (tlog_proof_parse), carries the header's signed
+ * note as served by the snapshot route, and verifies with tlog/'s functions against the log key
+ * and the cosigner read from their key files; a changed hash, index, leaf, checkpoint or root
+ * fails. Consistency proofs between sizes verify against the checkpoints' roots and the root of
+ * an unsigned old size computed here, and fail when tampered. Every refusal has its status and
+ * code, and nothing that moves is cached as immutable.
+ */
+#include "http_fixture.h"
+
+#include "schema/checkpoint.h"
+#include "schema/merkle.h"
+#include "server/publish/publish.h"
+#include "server/store/log.h"
+#include "server/translog/translog.h"
+#include "signer/key.h"
+#include "tlog/consistency.h"
+#include "tlog/policy.h"
+#include "tlog/proof.h"
+
+#define FIRST_EPOCH 11
+
+static void publish_epoch(struct fixture *f, uint64_t epoch)
+{
+	uint64_t now = GENESIS + epoch * LENGTH + 1;
+	write_clock(f, now);
+	f->signer_process.now = now;
+	struct publication p;
+	char detail[256] = "";
+	int rc = publish_snapshot(f->config, f->store, f->signer, 0, epoch, &p, detail, sizeof detail);
+	ck_assert_msg(rc == 0, "publish %llu: %s %s", (unsigned long long)epoch, dirauth_strerror(rc),
+	              detail);
+	publication_clear(&p);
+}
+
+static void catch_up(struct fixture *f, uint64_t expected_size)
+{
+	struct translog_outcome outcome;
+	int rc = translog_catch_up(f->store, f->config, f->signer, 0, &outcome);
+	ck_assert_msg(rc == 0, "catch up: %s: %s", dirauth_strerror(rc), outcome.detail);
+	ck_assert_uint_eq(outcome.checkpoint_size, expected_size);
+}
+
+/* The log's policy: the log key and the cosigner of the signer's key files. */
+struct keys {
+	struct note_verifier log_key, cosigner;
+	struct tlog_policy policy;
+};
+
+static void load_keys(struct fixture *f, struct keys *k)
+{
+	struct signer_key *key = NULL;
+	ck_assert_int_eq(signer_key_load(f->signer_process.log_key_path, &key), 0);
+	k->log_key = *signer_key_verifier(key);
+	signer_key_free(key);
+	ck_assert_int_eq(signer_key_load(f->signer_process.cosignature_key_path, &key), 0);
+	ck_assert_int_eq(cosignature_verifier_from_ed25519(signer_key_verifier(key)->name,
+	                                                   signer_key_verifier(key)->public_key,
+	                                                   &k->cosigner),
+	                 0);
+	signer_key_free(key);
+	struct tlog_policy policy = {"dirauth.example/mix", &k->log_key, &k->cosigner, 1, 1};
+	k->policy = policy;
+}
+
+/* The note text of the published header of epoch: the log's leaf. */
+static void leaf_of(struct fixture *f, uint64_t epoch, struct buffer *leaf)
+{
+	struct buffer note;
+	struct note *parsed = NULL;
+	buffer_init(&note);
+	ck_assert_int_eq(store_snapshot_get(f->store, "mix", epoch, &note, NULL), 0);
+	ck_assert_int_eq(note_parse(note.data, note.len, &parsed), 0);
+	buffer_reset(leaf);
+	ck_assert_int_eq(buffer_append(leaf, parsed->text, parsed->text_len), 0);
+	note_free(parsed);
+	buffer_free(&note);
+}
+
+/* The RFC 6962 root of the first size leaves, from the published headers. */
+static void root_of(struct fixture *f, uint64_t size, merkle_hash out)
+{
+	merkle_hash *hashes = calloc(size, sizeof *hashes);
+	struct buffer leaf;
+	buffer_init(&leaf);
+	for (uint64_t i = 0; i < size; i++) {
+		leaf_of(f, FIRST_EPOCH + i, &leaf);
+		ck_assert_int_eq(merkle_leaf_hash(leaf.data, leaf.len, hashes[i]), 0);
+	}
+	ck_assert_int_eq(merkle_root(hashes, size, out), 0);
+	buffer_free(&leaf);
+	free(hashes);
+}
+
+static void get(struct fixture *f, const char *path, struct response *r)
+{
+	request(f, "GET", path, NULL, 0, 0, NULL, r);
+}
+
+static void expect_path(struct fixture *f, const char *path, long status, const char *code)
+{
+	struct response r;
+	get(f, path, &r);
+	expect_error(&r, status, code);
+	response_free(&r);
+}
+
+/* GETs a proof file, checks its headers and parses it. */
+static struct tlog_proof *get_proof(struct fixture *f, const char *path, struct buffer *bytes)
+{
+	struct response r;
+	struct tlog_proof *proof = NULL;
+	get(f, path, &r);
+	ck_assert_msg(r.status == 200, "%s: %ld %s", path, r.status, r.body.data ? (char *)r.body.data : "");
+	ck_assert_str_eq(header(&r, "Content-Type"), "text/plain; charset=utf-8");
+	ck_assert_str_eq(header(&r, "Cache-Control"), "public, max-age=5");
+	ck_assert_int_eq(tlog_proof_parse(r.body.data, r.body.len, &proof), 0);
+	if (bytes) {
+		buffer_reset(bytes);
+		ck_assert_int_eq(buffer_append(bytes, r.body.data, r.body.len), 0);
+	}
+	response_free(&r);
+	return proof;
+}
+
+/* Verifies a proof file of epoch: the checkpoint, the inclusion of the header's text, and the
+ * extra being the signed header note the snapshot route serves. */
+static void expect_proof_verifies(struct fixture *f, const struct keys *k, const struct tlog_proof *proof,
+                                  uint64_t epoch, uint64_t tree_size)
+{
+	struct buffer leaf;
+	merkle_hash leaf_hash;
+	size_t cosigned = 0;
+	buffer_init(&leaf);
+	leaf_of(f, epoch, &leaf);
+	ck_assert_int_eq(merkle_leaf_hash(leaf.data, leaf.len, leaf_hash), 0);
+	ck_assert_uint_eq(proof->checkpoint.tree_size, tree_size);
+	ck_assert_uint_eq(proof->index, epoch - FIRST_EPOCH);
+	ck_assert_int_eq(tlog_proof_verify(proof, &k->policy, leaf_hash, &cosigned), 0);
+	ck_assert_uint_eq(cosigned, 1);
+
+	char path[128];
+	struct response r;
+	snprintf(path, sizeof path, "/v1/mix/snapshots/%llu", (unsigned long long)epoch);
+	get(f, path, &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_uint_eq(proof->extra_len, r.body.len);
+	ck_assert_mem_eq(proof->extra, r.body.data, r.body.len);
+	response_free(&r);
+	buffer_free(&leaf);
+}
+
+START_TEST(test_inclusion_proofs_over_http)
+{
+	struct fixture f;
+	struct keys k;
+	struct buffer bytes, leaf;
+	fixture_open(&f, 0);
+	load_keys(&f, &k);
+	buffer_init(&bytes);
+	buffer_init(&leaf);
+
+	/* Nothing published, nothing checkpointed. */
+	expect_path(&f, "/v1/mix/log/proof/11", 404, "no_checkpoint");
+	for (uint64_t e = FIRST_EPOCH; e < FIRST_EPOCH + 10; e++)
+		publish_epoch(&f, e);
+	catch_up(&f, 10);
+	for (uint64_t e = FIRST_EPOCH + 10; e < FIRST_EPOCH + 15; e++)
+		publish_epoch(&f, e);
+	catch_up(&f, 15);
+	publish_epoch(&f, FIRST_EPOCH + 15); /* published, not in the log yet */
+
+	/* Against the latest checkpoint, every entry verifies, the first and last included. */
+	for (uint64_t e = FIRST_EPOCH; e < FIRST_EPOCH + 15; e++) {
+		char path[128];
+		snprintf(path, sizeof path, "/v1/mix/log/proof/%llu", (unsigned long long)e);
+		struct tlog_proof *proof = get_proof(&f, path, NULL);
+		expect_proof_verifies(&f, &k, proof, e, 15);
+		tlog_proof_free(proof);
+	}
+	/* Against the checkpoint of size 10, an entry inside it. */
+	struct tlog_proof *proof = get_proof(&f, "/v1/mix/log/proof/15/10", &bytes);
+	expect_proof_verifies(&f, &k, proof, 15, 10);
+	/* The file is the one tlog_proof_encode writes for these parts. */
+	struct buffer again;
+	buffer_init(&again);
+	ck_assert_int_eq(tlog_proof_encode(proof->index, proof->path, proof->path_len, proof->extra,
+	                                   proof->extra_len, proof->checkpoint_note,
+	                                   proof->checkpoint_note_len, &again),
+	                 0);
+	ck_assert_uint_eq(again.len, bytes.len);
+	ck_assert_mem_eq(again.data, bytes.data, bytes.len);
+	buffer_free(&again);
+	tlog_proof_free(proof);
+
+	/* Tampered, each part fails. */
+	proof = get_proof(&f, "/v1/mix/log/proof/20", NULL);
+	merkle_hash leaf_hash, other_hash;
+	leaf_of(&f, 20, &leaf);
+	ck_assert_int_eq(merkle_leaf_hash(leaf.data, leaf.len, leaf_hash), 0);
+	leaf_of(&f, 21, &leaf);
+	ck_assert_int_eq(merkle_leaf_hash(leaf.data, leaf.len, other_hash), 0);
+	ck_assert_int_eq(tlog_proof_verify(proof, &k.policy, leaf_hash, NULL), 0);
+	ck_assert_int_eq(tlog_proof_verify(proof, &k.policy, other_hash, NULL), DIRAUTH_ERR_PROOF);
+	for (size_t i = 0; i < proof->path_len; i++) {
+		proof->path[i][i % MERKLE_HASH_SIZE] ^= 0x01;
+		ck_assert_int_eq(tlog_proof_verify(proof, &k.policy, leaf_hash, NULL), DIRAUTH_ERR_PROOF);
+		proof->path[i][i % MERKLE_HASH_SIZE] ^= 0x01;
+	}
+	proof->index++;
+	ck_assert_int_eq(tlog_proof_verify(proof, &k.policy, leaf_hash, NULL), DIRAUTH_ERR_PROOF);
+	proof->index--;
+	proof->path_len--;
+	ck_assert_int_eq(tlog_proof_verify(proof, &k.policy, leaf_hash, NULL), DIRAUTH_ERR_PROOF);
+	tlog_proof_free(proof);
+	/* A checkpoint whose size or root was changed is no longer the one signed. */
+	proof = get_proof(&f, "/v1/mix/log/proof/20", &bytes);
+	tlog_proof_free(proof);
+	const char *size_line = strstr((const char *)bytes.data, "\n15\n");
+	ck_assert_ptr_nonnull(size_line);
+	bytes.data[size_line - (const char *)bytes.data + 2] = '6';
+	ck_assert_int_eq(tlog_proof_parse(bytes.data, bytes.len, &proof), 0);
+	ck_assert_int_eq(tlog_proof_verify(proof, &k.policy, leaf_hash, NULL), DIRAUTH_ERR_SIGNATURE);
+	tlog_proof_free(proof);
+	/* Another log key, or too few cosigners for the policy. */
+	proof = get_proof(&f, "/v1/mix/log/proof/20", NULL);
+	struct tlog_policy strict = k.policy;
+	strict.log_key = &f.provider.verifier;
+	ck_assert_int_ne(tlog_proof_verify(proof, &strict, leaf_hash, NULL), 0);
+	struct note_verifier two[2] = {k.cosigner, k.cosigner};
+	ck_assert_int_eq(
+	    cosignature_verifier_from_ed25519("other-witness.example", f.other.verifier.public_key, &two[1]),
+	    0);
+	strict = k.policy;
+	strict.cosigners = two;
+	strict.cosigner_count = 2;
+	strict.quorum = 2;
+	ck_assert_int_eq(tlog_proof_verify(proof, &strict, leaf_hash, NULL), DIRAUTH_ERR_THRESHOLD);
+	tlog_proof_free(proof);
+
+	/* Refusals. */
+	expect_path(&f, "/v1/mix/log/proof/26", 404, "epoch_not_in_log"); /* published, not appended */
+	expect_path(&f, "/v1/mix/log/proof/10", 404, "epoch_not_in_log");
+	expect_path(&f, "/v1/mix/log/proof/9999", 404, "epoch_not_in_log");
+	expect_path(&f, "/v1/mix/log/proof/18446744073709551615", 404, "epoch_not_in_log");
+	expect_path(&f, "/v1/mix/log/proof/21/10", 404, "epoch_not_in_tree");
+	expect_path(&f, "/v1/mix/log/proof/15/11", 404, "size_not_checkpointed");
+	expect_path(&f, "/v1/mix/log/proof/15/16", 404, "size_not_checkpointed");
+	const char *malformed[] = {
+	    "/v1/mix/log/proof/",     "/v1/mix/log/proof/015",    "/v1/mix/log/proof/-1",
+	    "/v1/mix/log/proof/1e3",  "/v1/mix/log/proof/15/0",   "/v1/mix/log/proof/15/010",
+	    "/v1/mix/log/proof/15/",  "/v1/mix/log/proof/+15",    "/v1/mix/log/proof/18446744073709551616",
+	    "/v1/mix/log/proof/0x0f", "/v1/mix/log/proof/15/10a", "/v1/mix/log/proof/111111111111111111111",
+	};
+	for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; i++)
+		expect_path(&f, malformed[i], 400, "malformed_proof_path");
+	expect_path(&f, "/v1/mix/log/proof/15/10/", 404, "not_found");
+	expect_path(&f, "/v1/mix/log/proof/15/10/1", 404, "not_found");
+	expect_path(&f, "/v1/mix/log/proof", 404, "not_found");
+	expect_path(&f, "/v1/mix/log/proof/%31%35", 404, "not_found");
+	expect_path(&f, "/v1/mail/log/proof/11", 404, "no_checkpoint"); /* a namespace without a log */
+	expect_path(&f, "/v1/nowhere/log/proof/11", 404, "not_found");
+
+	struct response r;
+	request(&f, "POST", "/v1/mix/log/proof/15", (const uint8_t *)"x", 1, 0, NULL, &r);
+	expect_error(&r, 405, "method_not_allowed");
+	ck_assert_str_eq(header(&r, "Allow"), "GET, HEAD");
+	response_free(&r);
+	request(&f, "HEAD", "/v1/mix/log/proof/15", NULL, 0, 0, NULL, &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_uint_eq(r.body.len, 0);
+	response_free(&r);
+
+	buffer_free(&bytes);
+	buffer_free(&leaf);
+	fixture_close(&f);
+}
+END_TEST
+
+/* GETs a consistency proof and parses it. */
+static size_t get_consistency(struct fixture *f, const char *path, merkle_hash proof[MERKLE_MAX_PROOF])
+{
+	struct response r;
+	size_t len = 0;
+	get(f, path, &r);
+	ck_assert_msg(r.status == 200, "%s: %ld %s", path, r.status, r.body.data ? (char *)r.body.data : "");
+	ck_assert_str_eq(header(&r, "Content-Type"), "text/plain; charset=utf-8");
+	ck_assert_str_eq(header(&r, "Cache-Control"), "public, max-age=31536000, immutable");
+	ck_assert_int_eq(tlog_consistency_parse(r.body.data, r.body.len, proof, &len), 0);
+	ck_assert_uint_eq(r.body.len, len * TLOG_CONSISTENCY_LINE_BYTES);
+	response_free(&r);
+	return len;
+}
+
+START_TEST(test_consistency_proofs_over_http)
+{
+	struct fixture f;
+	merkle_hash proof[MERKLE_MAX_PROOF];
+	merkle_hash roots[16];
+	fixture_open(&f, 0);
+
+	expect_path(&f, "/v1/mix/log/consistency/1/1", 404, "no_checkpoint");
+	for (uint64_t e = FIRST_EPOCH; e < FIRST_EPOCH + 10; e++)
+		publish_epoch(&f, e);
+	catch_up(&f, 10);
+	for (uint64_t e = FIRST_EPOCH + 10; e < FIRST_EPOCH + 15; e++)
+		publish_epoch(&f, e);
+	catch_up(&f, 15);
+	for (uint64_t s = 1; s <= 15; s++)
+		root_of(&f, s, roots[s]);
+
+	/* From every size, checkpointed or not, to each checkpointed size. */
+	const uint64_t checkpointed[] = {10, 15};
+	for (size_t c = 0; c < 2; c++) {
+		uint64_t size = checkpointed[c];
+		for (uint64_t old = 1; old <= size; old++) {
+			char path[128];
+			snprintf(path, sizeof path, "/v1/mix/log/consistency/%llu/%llu",
+			         (unsigned long long)old, (unsigned long long)size);
+			size_t len = get_consistency(&f, path, proof);
+			ck_assert_int_eq(
+			    merkle_consistency_verify(old, size, roots[old], roots[size], proof, len), 0);
+			if (old == size)
+				ck_assert_uint_eq(len, 0);
+			for (size_t i = 0; i < len; i++) {
+				proof[i][0] ^= 0x80;
+				ck_assert_int_ne(
+				    merkle_consistency_verify(old, size, roots[old], roots[size], proof, len),
+				    0);
+				proof[i][0] ^= 0x80;
+			}
+			if (len > 0)
+				ck_assert_int_ne(merkle_consistency_verify(old, size, roots[old], roots[size],
+				                                           proof, len - 1),
+				                 0);
+			/* A root that is not the old tree's fails. */
+			if (old > 1 && old < size)
+				ck_assert_int_ne(merkle_consistency_verify(old, size, roots[old - 1],
+				                                           roots[size], proof, len),
+				                 0);
+		}
+	}
+	/* The checkpoints' own roots are the ones the proofs run between. */
+	struct buffer note;
+	buffer_init(&note);
+	for (size_t c = 0; c < 2; c++) {
+		struct note *parsed = NULL;
+		struct checkpoint checkpoint;
+		ck_assert_int_eq(store_log_checkpoint_at(f.store, "mix", checkpointed[c], &note), 0);
+		ck_assert_int_eq(note_parse(note.data, note.len, &parsed), 0);
+		ck_assert_int_eq(checkpoint_parse(parsed->text, parsed->text_len, &checkpoint), 0);
+		ck_assert_mem_eq(checkpoint.root, roots[checkpointed[c]], MERKLE_HASH_SIZE);
+		note_free(parsed);
+	}
+	buffer_free(&note);
+	/* From the empty tree: the empty proof. */
+	ck_assert_uint_eq(get_consistency(&f, "/v1/mix/log/consistency/0/15", proof), 0);
+
+	expect_path(&f, "/v1/mix/log/consistency/10/11", 404, "size_not_checkpointed");
+	expect_path(&f, "/v1/mix/log/consistency/10/16", 404, "size_not_checkpointed");
+	expect_path(&f, "/v1/mix/log/consistency/1/18446744073709551615", 404, "size_not_checkpointed");
+	const char *malformed[] = {
+	    "/v1/mix/log/consistency/15/10",  "/v1/mix/log/consistency/0/0",
+	    "/v1/mix/log/consistency/010/15", "/v1/mix/log/consistency/10/",
+	    "/v1/mix/log/consistency//15",    "/v1/mix/log/consistency/a/15",
+	    "/v1/mix/log/consistency/10/-1",  "/v1/mix/log/consistency/1/18446744073709551616",
+	};
+	for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; i++)
+		expect_path(&f, malformed[i], 400, "malformed_proof_path");
+	expect_path(&f, "/v1/mix/log/consistency/10", 404, "not_found");
+	expect_path(&f, "/v1/mix/log/consistency/10/15/", 404, "not_found");
+	expect_path(&f, "/v1/mail/log/consistency/1/1", 404, "no_checkpoint");
+	fixture_close(&f);
+}
+END_TEST
+
+/* The text of a consistency proof, as the codec reads and writes it. */
+START_TEST(test_consistency_text)
+{
+	merkle_hash proof[MERKLE_MAX_PROOF], back[MERKLE_MAX_PROOF];
+	struct buffer text;
+	size_t len = 99;
+	buffer_init(&text);
+	for (size_t i = 0; i < MERKLE_MAX_PROOF; i++)
+		memset(proof[i], (int)i, MERKLE_HASH_SIZE);
+	ck_assert_int_eq(tlog_consistency_encode(proof, 0, &text), 0);
+	ck_assert_uint_eq(text.len, 0);
+	ck_assert_int_eq(tlog_consistency_parse(text.data, 0, back, &len), 0);
+	ck_assert_uint_eq(len, 0);
+	ck_assert_int_eq(tlog_consistency_encode(proof, MERKLE_MAX_PROOF, &text), 0);
+	ck_assert_uint_eq(text.len, TLOG_CONSISTENCY_MAX_BYTES);
+	ck_assert_int_eq(tlog_consistency_parse(text.data, text.len, back, &len), 0);
+	ck_assert_uint_eq(len, MERKLE_MAX_PROOF);
+	ck_assert_mem_eq(back, proof, sizeof proof);
+	ck_assert_int_eq(tlog_consistency_encode(proof, MERKLE_MAX_PROOF + 1, &text), DIRAUTH_ERR_BOUNDS);
+	ck_assert_uint_eq(text.len, TLOG_CONSISTENCY_MAX_BYTES);
+
+	/* One more line is past the bound; each damaged spelling is refused. */
+	struct buffer longer;
+	buffer_init(&longer);
+	ck_assert_int_eq(buffer_append(&longer, text.data, text.len), 0);
+	ck_assert_int_eq(buffer_append(&longer, text.data, TLOG_CONSISTENCY_LINE_BYTES), 0);
+	ck_assert_int_eq(tlog_consistency_parse(longer.data, longer.len, back, &len), DIRAUTH_ERR_BOUNDS);
+	ck_assert_uint_eq(len, 0);
+	buffer_free(&longer);
+	const char *bad[] = {
+	    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",       /* no newline */
+	    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\r\n",   /* CRLF */
+	    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAB=\n",     /* bits after the end */
+	    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\n",     /* not padded */
+	    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n\n",   /* a blank line */
+	    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA==\n",     /* 31 bytes */
+	    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n", /* 33 bytes */
+	    "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA-=\n",     /* not the standard alphabet */
+	    " AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n",    /* a space */
+	    "\n",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		len = 99;
+		ck_assert_msg(tlog_consistency_parse((const uint8_t *)bad[i], strlen(bad[i]), back, &len) ==
+		                  DIRAUTH_ERR_SYNTAX,
+		              "bad[%zu]", i);
+		ck_assert_uint_eq(len, 0);
+	}
+	buffer_free(&text);
+}
+END_TEST
+
+static Suite *proof_routes_suite(void)
+{
+	Suite *suite = suite_create("proof_routes");
+	TCase *tc = tcase_create("proof_routes");
+	tcase_set_timeout(tc, 240);
+	tcase_add_test(tc, test_inclusion_proofs_over_http);
+	tcase_add_test(tc, test_consistency_proofs_over_http);
+	tcase_add_test(tc, test_consistency_text);
+	suite_add_tcase(suite, tc);
+	return suite;
+}
+
+int main(void)
+{
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	SRunner *runner = srunner_create(proof_routes_suite());
+	srunner_run_all(runner, CK_NORMAL);
+	int failures = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	curl_global_cleanup();
+	return failures ? 1 : 0;
+}
