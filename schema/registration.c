@@ -334,10 +334,16 @@ int registration_encode(const struct registration *r, struct buffer *out)
 	for (size_t i = 0; rc == 0 && i < r->endpoint_count; i++) {
 		const struct endpoint_descriptor *e = &r->endpoints[i];
 		char endpoint_hex[2 * ENDPOINT_ID_SIZE + 1];
+		const char *transport = transport_name(e->transport),
+		           *capacity = capacity_class_name(e->capacity),
+		           *profile = capability_profile_name(e->profile);
+		if (!transport || !capacity || !profile) {
+			rc = DIRAUTH_ERR_SYNTAX;
+			break;
+		}
 		hex_encode(e->endpoint_id, ENDPOINT_ID_SIZE, endpoint_hex);
-		rc = buffer_appendf(out, "endpoint %s %s %s %s %s %s\n", endpoint_hex,
-		                    transport_name(e->transport), e->address, e->region,
-		                    capacity_class_name(e->capacity), capability_profile_name(e->profile));
+		rc = buffer_appendf(out, "endpoint %s %s %s %s %s %s\n", endpoint_hex, transport, e->address,
+		                    e->region, capacity, profile);
 	}
 	for (size_t i = 0; rc == 0 && i < r->endpoint_count; i++) {
 		const struct endpoint_descriptor *e = &r->endpoints[i];

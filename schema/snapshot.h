@@ -62,9 +62,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SNAPSHOT_HEADER_MAX_BYTES 4096
-#define SNAPSHOT_ORIGIN_MAX       255
-#define SNAPSHOT_CONSENSUS_METHOD 1
+#define SNAPSHOT_HEADER_MAX_BYTES     4096
+#define SNAPSHOT_ORIGIN_MAX           255
+#define SNAPSHOT_CONSENSUS_METHOD     1
+/* The highest consensus method whose body this code reads (snapshot_body_verify_sections):
+ * 1, registrations; 2, registrations, health and revocations. A header naming a higher method
+ * describes a body nobody here can judge. */
+#define SNAPSHOT_CONSENSUS_METHOD_MAX 2
+/* Health older than this many epochs at a snapshot's valid-after is published as unknown
+ * (consensus method 2); a verifier judges a method-2 body with it. */
+#define SNAPSHOT_HEALTH_FRESH_EPOCHS  2
 
 struct snapshot_header {
 	char namespace_name[NAMESPACE_NAME_MAX + 1];

@@ -406,7 +406,7 @@ int settings_u64(struct settings_reader *state, const struct settings_node *node
 int settings_size(struct settings_reader *state, const struct settings_node *node, const char *what,
                   uint64_t min, uint64_t max, size_t *out)
 {
-	uint64_t value;
+	uint64_t value = 0;
 	int rc = settings_u64(state, node, what, min, max, &value);
 	if (rc == 0)
 		*out = (size_t)value;
@@ -416,7 +416,7 @@ int settings_size(struct settings_reader *state, const struct settings_node *nod
 int settings_unsigned(struct settings_reader *state, const struct settings_node *node, const char *what,
                       uint64_t min, uint64_t max, unsigned *out)
 {
-	uint64_t value;
+	uint64_t value = 0;
 	int rc = settings_u64(state, node, what, min, max, &value);
 	if (rc == 0)
 		*out = (unsigned)value;

@@ -176,6 +176,15 @@ int verify_snapshot_header(const struct trust_bundle *bundle, const char *namesp
 		                  header->origin, pinned->origin);
 		goto done;
 	}
+	if (header->consensus_method > SNAPSHOT_CONSENSUS_METHOD_MAX) {
+		rc = DIRAUTH_ERR_SYNTAX;
+		verify_detail_set(detail, detail_cap,
+		                  "header: consensus method %" PRIu64
+		                  " is not one this verifier knows (1..%d): "
+		                  "its body cannot be judged",
+		                  header->consensus_method, SNAPSHOT_CONSENSUS_METHOD_MAX);
+		goto done;
+	}
 	rc = check_times(header, now, policy, detail, detail_cap);
 	if (rc != 0)
 		goto done;
@@ -252,7 +261,18 @@ int verify_snapshot_body(const struct trust_bundle *bundle, const struct snapsho
 		return rc;
 	}
 	max_records = bundle->max_records > SIZE_MAX ? SIZE_MAX : (size_t)bundle->max_records;
-	rc = snapshot_body_verify(header, body->data, body->len, max_records);
+	/* Method 2's sections: at most one health entry per endpoint of every record, and as many
+	 * revocations; the body's own size bounds them further. Health is fresh for
+	 * SNAPSHOT_HEALTH_FRESH_EPOCHS epochs of the header's schedule. */
+	size_t per_record = REGISTRATION_MAX_ENDPOINTS;
+	struct snapshot_body_limits limits = {
+	    .max_records = max_records,
+	    .max_health = max_records > SIZE_MAX / per_record ? SIZE_MAX : max_records * per_record,
+	    .max_revocations = max_records > SIZE_MAX / per_record ? SIZE_MAX : max_records * per_record,
+	};
+	uint64_t epoch_length = header->fresh_until - header->valid_after;
+	rc = snapshot_body_verify_sections(header, body->data, body->len, &limits,
+	                                   epoch_length * SNAPSHOT_HEALTH_FRESH_EPOCHS);
 	if (rc == DIRAUTH_ERR_SIGNATURE || rc == DIRAUTH_ERR_UNKNOWN_KEY) {
 		verify_detail_set(detail, detail_cap, "body: a record's provider signature does not verify");
 		return rc;

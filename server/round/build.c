@@ -227,8 +227,8 @@ static int catch_up(struct round *round, size_t i, uint64_t now)
 		if ((rc = catch_up_from(round, i, m, now)) == 0)
 			any = 1;
 		else if (rc == DIRAUTH_ERR_MISMATCH || rc == DIRAUTH_ERR_BOUNDS)
-			round_log(round, i, round->ns[i].epoch, "cannot catch up from %s: %s", config->members[m].name,
-			          dirauth_strerror(rc));
+			round_log(round, i, round->ns[i].epoch, "cannot catch up from %s: %s",
+			          config->members[m].name, dirauth_strerror(rc));
 	}
 	return any ? 0 : rc;
 }

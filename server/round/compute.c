@@ -147,25 +147,36 @@ struct note_source {
 	uint64_t valid_after;
 	struct held_votes *votes;
 	uint8_t **notes; /* every note handed out, freed after the consensus */
+	size_t *lengths;
+	bool *from_peer; /* notes[i] was fetched from a peer (kept for reconciliation) */
 	size_t count, cap;
 	size_t fetched, refused;
 	uint64_t fetch_ms; /* time spent fetching notes from peers */
 };
 
-static int keep_note(struct note_source *s, const uint8_t *data, size_t len, const uint8_t **note)
+static int keep_note(struct note_source *s, const uint8_t *data, size_t len, bool from_peer,
+                     const uint8_t **note)
 {
 	if (s->count == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 1024;
-		uint8_t **grown = realloc(s->notes, cap * sizeof *grown);
-		if (!grown)
+		uint8_t **notes = realloc(s->notes, cap * sizeof *notes);
+		if (notes)
+			s->notes = notes;
+		size_t *lengths = notes ? realloc(s->lengths, cap * sizeof *lengths) : NULL;
+		if (lengths)
+			s->lengths = lengths;
+		bool *flags = lengths ? realloc(s->from_peer, cap * sizeof *flags) : NULL;
+		if (!flags)
 			return DIRAUTH_ERR_NOMEM;
-		s->notes = grown;
+		s->from_peer = flags;
 		s->cap = cap;
 	}
 	uint8_t *copy = malloc(len ? len : 1);
 	if (!copy)
 		return DIRAUTH_ERR_NOMEM;
 	memcpy(copy, data, len);
+	s->lengths[s->count] = len;
+	s->from_peer[s->count] = from_peer;
 	s->notes[s->count++] = copy;
 	*note = copy;
 	return 0;
@@ -225,7 +236,7 @@ static int supply_note(void *context, const uint8_t service_id[SERVICE_ID_SIZE],
 	buffer_init(&held);
 	int rc = store_registration_get(round->o.store, name, service_id, sequence, &held);
 	if (rc == 0 && crypto_sha256(held.data, held.len, actual) == 0 && memcmp(actual, digest, 32) == 0) {
-		rc = keep_note(s, held.data, held.len, note);
+		rc = keep_note(s, held.data, held.len, false, note);
 		*note_len = held.len;
 		buffer_free(&held);
 		return rc;
@@ -247,7 +258,7 @@ static int supply_note(void *context, const uint8_t service_id[SERVICE_ID_SIZE],
 			got = check_peer_note(s, answer.body.data, answer.body.len, service_id, sequence,
 			                      digest);
 			if (got == 0) {
-				rc = keep_note(s, answer.body.data, answer.body.len, note);
+				rc = keep_note(s, answer.body.data, answer.body.len, true, note);
 				*note_len = answer.body.len;
 				peer_answer_free(&answer);
 				return rc;
@@ -260,11 +271,36 @@ static int supply_note(void *context, const uint8_t service_id[SERVICE_ID_SIZE],
 	return rc;
 }
 
-static void note_source_free(struct note_source *s)
+/* Frees the notes handed out, moving those fetched from peers to the round for reconciliation
+ * (when keep is given). */
+static void note_source_free(struct note_source *s, struct round_namespace *keep)
 {
+	size_t kept = 0, from_peers = 0;
 	for (size_t n = 0; n < s->count; n++)
-		free(s->notes[n]);
+		from_peers += s->from_peer[n];
+	if (keep && from_peers) {
+		keep->fetched = calloc(from_peers, sizeof *keep->fetched);
+		keep->fetched_len = calloc(from_peers, sizeof *keep->fetched_len);
+		if (!keep->fetched || !keep->fetched_len) {
+			free(keep->fetched);
+			free(keep->fetched_len);
+			keep->fetched = NULL;
+			keep->fetched_len = NULL;
+		}
+	}
+	for (size_t n = 0; n < s->count; n++) {
+		if (s->from_peer[n] && keep && keep->fetched) {
+			keep->fetched[kept] = s->notes[n];
+			keep->fetched_len[kept++] = s->lengths[n];
+		} else {
+			free(s->notes[n]);
+		}
+	}
+	if (keep)
+		keep->fetched_count = kept;
 	free(s->notes);
+	free(s->lengths);
+	free(s->from_peer);
 }
 
 /* ---- the step ---- */
@@ -344,11 +380,22 @@ int round_compute(struct round *round, size_t i, uint64_t now)
 	    .max_body_bytes = config->bounds.snapshot_body_uncompressed,
 	};
 	schedule_epoch_times(&config->epoch, rn->epoch, &params.times);
-	struct note_source source = {round, i, now, params.times.valid_after, held, NULL, 0, 0, 0, 0, 0};
+	struct note_source source = {.round = round,
+	                             .namespace_index = i,
+	                             .now = now,
+	                             .valid_after = params.times.valid_after,
+	                             .votes = held};
 	consensus_result_clear(&rn->result);
 	rc = consensus_compute(&params, held->inputs, held->count, supply_note, &source, &rn->result,
 	                       &failure);
-	note_source_free(&source);
+	for (size_t n = 0; n < rn->fetched_count; n++)
+		free(rn->fetched[n]);
+	free(rn->fetched);
+	free(rn->fetched_len);
+	rn->fetched = NULL;
+	rn->fetched_len = NULL;
+	rn->fetched_count = 0;
+	note_source_free(&source, rc == 0 ? rn : NULL);
 	if (rc && failure.outcome == CONSENSUS_NOTE_MISSING) {
 		/* A peer that holds the note may answer at the next tick, until the signature deadline. */
 		if (!rn->logged_wait) {

@@ -243,6 +243,14 @@ int round_reconcile(struct round *round, size_t i, uint64_t now)
 		return 0;
 	struct submit_context submit = {config, round->o.store, round->o.signer, round->o.signer_health,
 	                                round->o.clock};
+	/* The notes the consensus fetched were checked then; they go first, without a fetch (one this
+	 * authority holds by now is refused as a rollback, which changes nothing). */
+	for (size_t n = 0; n < rn->fetched_count; n++) {
+		struct submit_result result;
+		if (submit_peer_registration(&submit, rn->fetched[n], rn->fetched_len[n], &result) ==
+		    API_ERROR_NONE)
+			taken++;
+	}
 	for (size_t m = 0; m < config->member_count && tried < ROUND_RECONCILE_MAX; m++) {
 		const struct vote_body *body = rn->bodies[m];
 		if (m == config->self_index || !body)

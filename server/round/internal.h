@@ -34,7 +34,10 @@ struct round_namespace {
 	struct consensus_result result; /* while computed and not published; empty otherwise */
 	struct vote_body *own_body;     /* the own vote's body, for reconciliation */
 	struct vote_body *bodies[CONFIG_MAX_MEMBERS]; /* the counting votes' bodies, likewise */
-	uint32_t signatures;                          /* valid signatures over the header, by member */
+	uint8_t **fetched;                            /* notes fetched from peers for the consensus, */
+	size_t *fetched_len;                          /* checked: reconciliation stores them first */
+	size_t fetched_count;
+	uint32_t signatures; /* valid signatures over the header, by member */
 	uint64_t published_total, failed_total;
 	bool failed;
 };

@@ -92,6 +92,10 @@ void round_namespace_reset(struct round_namespace *rn)
 	vote_body_free(rn->own_body);
 	for (size_t m = 0; m < CONFIG_MAX_MEMBERS; m++)
 		vote_body_free(rn->bodies[m]);
+	for (size_t n = 0; n < rn->fetched_count; n++)
+		free(rn->fetched[n]);
+	free(rn->fetched);
+	free(rn->fetched_len);
 	memset(rn, 0, sizeof *rn);
 	rn->published_total = published_total;
 	rn->failed_total = failed_total;

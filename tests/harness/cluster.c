@@ -290,10 +290,12 @@ static void wait_signer(struct cluster *c, struct member *m)
 	             m->signer_log_path);
 }
 
-static void wait_health(struct cluster *c, struct member *m)
+/* Until dirauthd is ready: it answers, and its signer answered it (so a registration posted now
+ * gets its receipt rather than 503). */
+static void wait_ready(struct cluster *c, struct member *m)
 {
 	char url[128];
-	snprintf(url, sizeof url, "%s/v1/health", m->url);
+	snprintf(url, sizeof url, "%s/v1/ready", m->url);
 	for (int waited = 0; waited < START_TIMEOUT_MS; waited += 20) {
 		struct cluster_response response;
 		long status = cluster_http(url, NULL, 0, NULL, 1000, &response);
@@ -315,7 +317,7 @@ static void start_member(struct cluster *c, struct member *m)
 	}
 	if (m->pid == 0) {
 		m->pid = spawn(c, test_binary_path("server/dirauthd"), m->config_path, m->log_path);
-		wait_health(c, m);
+		wait_ready(c, m);
 	}
 }
 
@@ -617,7 +619,7 @@ struct cluster *cluster_start(const struct cluster_options *options)
 		m->pid = spawn(c, test_binary_path("server/dirauthd"), m->config_path, m->log_path);
 	}
 	for (size_t i = 0; i < c->n; i++)
-		wait_health(c, &c->members[i]);
+		wait_ready(c, &c->members[i]);
 	return c;
 }
 

@@ -18,6 +18,8 @@
  *   - partition 2 + 3: only the side of 3 publishes; after healing the 2 catch up; and no two
  *     different headers for one epoch ever carry k valid signatures (checked after every epoch
  *     of every test, over every header and signature set any authority serves);
+ *   - a member that votes twice, or signs two headers, for one epoch: the second is refused and
+ *     both are kept as evidence and served; a vote declared larger than any vote is refused;
  *   - votes that are late, malformed, for the wrong epoch, signed by an uncertified key or by
  *     no member, refused each with its status and code, change nothing and block no epoch, and
  *     neither do a peer answering with 10 MB of garbage nor one that never answers;
@@ -49,6 +51,10 @@
 #include "tests/harness/stub_http.h"
 
 #include <check.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <curl/curl.h>
 
 #include <stdio.h>
@@ -993,6 +999,158 @@ START_TEST(test_clock_skew_beyond_the_bound_is_refused_and_logged)
 }
 END_TEST
 
+/* Whether haystack holds the len bytes of needle. */
+static int contains(const struct buffer *haystack, const void *needle, size_t len)
+{
+	for (size_t at = 0; len && at + len <= haystack->len; at++)
+		if (memcmp(haystack->data + at, needle, len) == 0)
+			return 1;
+	return 0;
+}
+
+/* A header text for epoch, as the members sign it, with a distinguishing records count. */
+static void forge_header(struct cluster *c, uint64_t epoch, uint64_t records, struct buffer *note)
+{
+	struct snapshot_header h;
+	struct epoch_times times;
+	struct buffer text;
+	struct note_signature signature;
+	memset(&h, 0, sizeof h);
+	snprintf(h.namespace_name, sizeof h.namespace_name, "%s", CLUSTER_NAMESPACE);
+	snprintf(h.origin, sizeof h.origin, "%s", CLUSTER_ORIGIN);
+	cluster_epoch_times(c, epoch, &times);
+	h.epoch = epoch;
+	h.valid_after = times.valid_after;
+	h.fresh_until = times.fresh_until;
+	h.valid_until = times.valid_until;
+	h.record_count = records;
+	h.body_size = 100 + records;
+	h.consensus_method = SNAPSHOT_CONSENSUS_METHOD;
+	buffer_init(&text);
+	buffer_init(note);
+	ck_assert_int_eq(snapshot_header_encode(&h, &text), 0);
+	ck_assert_int_eq(signer_key_sign(cluster_signing_key(c, 4), text.data, text.len, &signature), 0);
+	ck_assert_int_eq(note_format(text.data, text.len, &signature, 1, note), 0);
+	buffer_free(&text);
+}
+
+static long post_signature(struct cluster *c, size_t i, const struct buffer *note, char *code, size_t cap)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/v1/%s/signatures", CLUSTER_NAMESPACE);
+	struct cluster_response response;
+	long status = cluster_post(c, i, path, note->data, note->len, &response);
+	snprintf(code, cap, "%.*s", (int)response.body.len,
+	         response.body.data ? (const char *)response.body.data : "");
+	cluster_response_free(&response);
+	return status;
+}
+
+/* A POST head declaring a vote larger than any vote may be, sent on a raw socket: the answer's
+ * status line. */
+static long declare_huge_vote(struct cluster *c, size_t i)
+{
+	unsigned port = 0;
+	ck_assert_int_eq(sscanf(cluster_url(c, i), "http://127.0.0.1:%u", &port), 1);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(fd, 0);
+	struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&address, sizeof address), 0);
+	char head[256];
+	int n =
+	    snprintf(head, sizeof head,
+	             "POST /v1/%s/votes HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 999999999999\r\n\r\n",
+	             CLUSTER_NAMESPACE);
+	ck_assert_int_eq(write(fd, head, (size_t)n), n);
+	char answer[512] = "";
+	ssize_t got = read(fd, answer, sizeof answer - 1);
+	close(fd);
+	long status = 0;
+	if (got > 12)
+		sscanf(answer, "HTTP/1.1 %ld", &status);
+	return status;
+}
+
+/* A member that sends two different votes, or signs two different headers, for one epoch: the
+ * second is refused, both are kept as evidence and served; a vote declared larger than any vote
+ * is refused before it is read; and the epoch publishes as if nothing happened. */
+START_TEST(test_conflicting_statements_are_kept_as_evidence)
+{
+	struct cluster *c = start_cluster();
+	struct buffer note;
+	cluster_registration(c, cluster_provider_key(c, 0), "service", 1, 1, &note);
+	register_with(c, ALL, &note);
+	struct stub_http *stub = impersonate(c, 4);
+	const unsigned honest = ALL & ~CLUSTER_BIT(4);
+	uint64_t epoch = cluster_next_epoch(c);
+	struct published previous;
+	run_published(c, epoch++, honest, &previous);
+
+	struct epoch_phases phases;
+	cluster_epoch_phases(c, epoch, &phases);
+	cluster_run_to(c, phases.vote_at);
+	const struct buffer *holds[] = {&note};
+	struct buffer first, second;
+	forge_vote(cluster_signing_key(c, 4), cluster_name(c, 4), epoch, holds, 1, &previous.note, &first);
+	forge_vote(cluster_signing_key(c, 4), cluster_name(c, 4), epoch, holds, 0, &previous.note, &second);
+	post_vote(c, 0, &first, 202, NULL);
+	post_vote(c, 0, &first, 200, NULL);
+	post_vote(c, 0, &second, 409, "conflicting_vote");
+	ck_assert_int_eq(declare_huge_vote(c, 0), 413);
+
+	struct buffer header_a, header_b;
+	char answer[512];
+	forge_header(c, epoch, 7, &header_a);
+	forge_header(c, epoch, 8, &header_b);
+	long status = post_signature(c, 0, &header_a, answer, sizeof answer);
+	/* Before authority0 computed its own header the signature is kept and judged later; after,
+	 * it is refused at once. Either way it is evidence, never counted. */
+	ck_assert_msg(status == 202 || status == 409, "%ld %s", status, answer);
+	status = post_signature(c, 0, &header_b, answer, sizeof answer);
+	ck_assert_msg(status == 409 && strstr(answer, "\"conflicting_header\""), "%ld %s", status, answer);
+
+	cluster_run_epoch(c, epoch);
+	struct published now;
+	expect_published(c, epoch, honest, &now);
+	ck_assert_uint_eq(now.signers & CLUSTER_BIT(4), 0);
+	ck_assert(body_holds(&now.body, &note));
+
+	char path[64];
+	snprintf(path, sizeof path, "/v1/%s/evidence", CLUSTER_NAMESPACE);
+	struct cluster_response response;
+	ck_assert_int_eq(cluster_get(c, 0, path, &response), 200);
+	ck_assert_ptr_nonnull(response.body.data);
+	const char *text = (const char *)response.body.data;
+	ck_assert(strncmp(text, "dirauth evidence v1\n", 20) == 0);
+	char expected[256];
+	snprintf(expected, sizeof expected, "evidence %llu %s conflicting-votes %zu %zu\n",
+	         (unsigned long long)epoch, cluster_name(c, 4), first.len, second.len);
+	ck_assert_msg(contains(&response.body, expected, strlen(expected)), "no '%s' in the evidence",
+	              expected);
+	ck_assert(contains(&response.body, "conflicting-headers", 19) ||
+	          contains(&response.body, "other-header", 12));
+	/* Both votes, as received, are in it: anyone can check them offline. */
+	ck_assert(contains(&response.body, first.data, first.len));
+	ck_assert(contains(&response.body, second.data, second.len));
+	cluster_response_free(&response);
+	/* An authority that was sent nothing has nothing. */
+	ck_assert_int_eq(cluster_get(c, 1, path, &response), 200);
+	ck_assert_uint_eq(response.body.len, 20);
+	cluster_response_free(&response);
+
+	published_free(&now);
+	published_free(&previous);
+	buffer_free(&first);
+	buffer_free(&second);
+	buffer_free(&header_a);
+	buffer_free(&header_b);
+	buffer_free(&note);
+	cluster_free(c);
+	stub_http_stop(stub);
+}
+END_TEST
+
 static Suite *several_authorities_suite(void)
 {
 	Suite *suite = suite_create("several_authorities");
@@ -1003,6 +1161,7 @@ static Suite *several_authorities_suite(void)
 	tcase_add_test(failures, test_three_killed_publish_nothing_and_fetch_says_stale);
 	tcase_add_test(failures, test_partition_two_three_only_the_three_publish);
 	tcase_add_test(failures, test_bad_votes_change_nothing_and_block_no_epoch);
+	tcase_add_test(failures, test_conflicting_statements_are_kept_as_evidence);
 	tcase_add_test(failures, test_garbage_and_silent_peers_block_no_epoch);
 	tcase_add_test(failures, test_minority_cannot_invent_or_withhold);
 	tcase_add_test(failures, test_clock_skew_within_the_bound_takes_part);

@@ -332,21 +332,28 @@ START_TEST(test_routes_between_authorities)
 	for (size_t i = 0; i < 4; i++) {
 		request(&f, "GET", paths[i], NULL, 0, 0, NULL, &response);
 		expect_error(&response, 404, "not_found");
+		response_free(&response);
 	}
 
 	const uint8_t vote[] = "not a vote";
 	request(&f, "POST", "/v1/mix/votes", vote, sizeof vote - 1, 0, NULL, &response);
 	expect_error(&response, 404, "not_found");
+	response_free(&response);
 	request(&f, "POST", "/v1/mix/signatures", vote, sizeof vote - 1, 0, NULL, &response);
 	expect_error(&response, 404, "not_found");
+	response_free(&response);
 	request(&f, "GET", "/v1/mix/votes/11/authority1.dirauth.example", NULL, 0, 0, NULL, &response);
 	expect_error(&response, 404, "not_found");
+	response_free(&response);
 	request(&f, "GET", "/v1/mix/signatures/11", NULL, 0, 0, NULL, &response);
 	expect_error(&response, 404, "not_found");
+	response_free(&response);
 	request(&f, "GET", "/v1/mix/evidence", NULL, 0, 0, NULL, &response);
 	expect_error(&response, 404, "not_found");
+	response_free(&response);
 	request(&f, "GET", "/v1/mix/votes", NULL, 0, 0, NULL, &response);
 	expect_error(&response, 405, "method_not_allowed");
+	response_free(&response);
 	buffer_free(&note);
 	registration_clear(&r);
 	fixture_close(&f);

@@ -325,6 +325,7 @@ struct snapshot_spec {
 	const struct buffer *previous_note;
 	struct signer_key *const *signers; /* NULL: A and B */
 	size_t signer_count;
+	uint64_t consensus_method; /* 0: SNAPSHOT_CONSENSUS_METHOD */
 };
 
 static void build_snapshot(const struct snapshot_spec *spec, struct buffer *header_note, struct buffer *body)
@@ -386,7 +387,7 @@ static void build_snapshot(const struct snapshot_spec *spec, struct buffer *head
 		                 0);
 		note_free(previous);
 	}
-	header.consensus_method = SNAPSHOT_CONSENSUS_METHOD;
+	header.consensus_method = spec->consensus_method ? spec->consensus_method : SNAPSHOT_CONSENSUS_METHOD;
 	buffer_reset(&text);
 	ck_assert_int_eq(snapshot_header_encode(&header, &text), 0);
 	for (size_t i = 0; i < signer_count; i++)
@@ -452,6 +453,17 @@ START_TEST(test_snapshot_header_against_trust_bundle)
 	ck_assert_int_eq(rc, DIRAUTH_ERR_THRESHOLD);
 	assert_detail_has(detail, "header: too few signatures: 1 of 3 authorities");
 	assert_detail_has(detail, "the trust bundle requires 2");
+	/* A method this verifier does not know: its body cannot be judged, so the header is refused
+	 * however many authorities signed it. */
+	struct snapshot_spec later = {
+	    .epoch = 5, .service_byte = 1, .consensus_method = SNAPSHOT_CONSENSUS_METHOD_MAX + 1};
+	buffer_reset(&note);
+	buffer_reset(&body);
+	build_snapshot(&later, &note, &body);
+	rc = verify_snapshot_header(&bundle, "mix", certificates.data, certificates.len, note.data, note.len,
+	                            NOW, NULL, &header, &who, detail, sizeof(detail));
+	ck_assert_int_eq(rc, DIRAUTH_ERR_SYNTAX);
+	assert_detail_has(detail, "header: consensus method 3 is not one this verifier knows");
 	buffer_free(&note);
 	buffer_free(&body);
 }

@@ -200,7 +200,7 @@ static inline CURLcode request_raw(struct fixture *f, const char *method, const 
 {
 	CURL *curl = curl_easy_init();
 	ck_assert_ptr_nonnull(curl);
-	char url[512];
+	char url[2048];
 	snprintf(url, sizeof url, "http://127.0.0.1:%u%s", f->port, path);
 	memset(out, 0, sizeof *out);
 	buffer_init(&out->body);
