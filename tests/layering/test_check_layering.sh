@@ -10,10 +10,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 (cd "$source_dir" && find . -path ./build -prune -o -path ./.git -prune -o \
 	\( -name '*.c' -o -name '*.h' -o -path ./docs/architecture.md -o -path ./scripts/check-layering.sh \) \
-	-type f -print | while IFS= read -r path; do
-	mkdir -p "$work/$(dirname "$path")"
-	cp "$path" "$work/$path"
-done)
+	-type f -print0 | tar --null -T - -cf -) | tar -C "$work" -xf -
 check() { bash "$work/scripts/check-layering.sh" "$work" >"$work/out.txt" 2>&1; }
 
 fails=0
