@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 jobs=${JOBS:-$(nproc)}
 fuzz_seconds=${FUZZ_SECONDS:-8}
+SECONDS=0
 stage() { echo "== $1 (at ${SECONDS} s)"; }
 
 bash scripts/setup.sh
