@@ -94,32 +94,20 @@ int deregistration_parse(const uint8_t *text, size_t len, struct deregistration 
 	return rc;
 }
 
+static int parse_text(const uint8_t *text, size_t len, void *out)
+{
+	return deregistration_parse(text, len, out);
+}
+
 int deregistration_parse_signed(const uint8_t *buf, size_t len, struct deregistration *out,
                                 struct note **note_out)
 {
 	struct note *note = NULL;
-	size_t verified = 0;
-	int rc;
 	memset(out, 0, sizeof(*out));
-	if (note_out)
-		*note_out = NULL;
-	if (len > DEREGISTRATION_MAX_BYTES)
-		return DIRAUTH_ERR_BOUNDS;
-	if ((rc = note_parse(buf, len, &note)) != 0)
-		return rc;
-	rc = note->signature_count == 1 ? deregistration_parse(note->text, note->text_len, out)
-	                                : DIRAUTH_ERR_SYNTAX;
+	int rc = note_parse_statement(buf, len, DEREGISTRATION_MAX_BYTES, parse_text, out, &note);
 	if (rc == 0)
-		rc = note_verify(note, &out->provider, 1, NULL, &verified);
-	if (rc == 0 && verified == 0)
-		rc = DIRAUTH_ERR_UNKNOWN_KEY;
-	if (rc) {
+		rc = note_verify_threshold(note, &out->provider, 1, 1);
+	if (rc)
 		memset(out, 0, sizeof(*out));
-		note_free(note);
-	} else if (note_out) {
-		*note_out = note;
-	} else {
-		note_free(note);
-	}
-	return rc;
+	return note_statement_keep(rc, note, note_out);
 }

@@ -25,14 +25,6 @@
 static const char *const class_names[HEALTH_CLASS_COUNT] = {"healthy", "degraded", "draining", "unavailable"};
 static const char *const signer_names[HEALTH_SIGNER_COUNT] = {"provider", "endpoint"};
 
-static int name_lookup(const char *const *names, size_t count, const char *text, size_t len)
-{
-	for (size_t i = 0; i < count; i++)
-		if (strlen(names[i]) == len && memcmp(names[i], text, len) == 0)
-			return (int)i;
-	return -1;
-}
-
 const char *health_class_name(enum health_class value)
 {
 	return (unsigned)value < HEALTH_CLASS_COUNT ? class_names[value] : NULL;
@@ -40,7 +32,7 @@ const char *health_class_name(enum health_class value)
 
 int health_class_parse(const char *text, size_t len, enum health_class *out)
 {
-	int index = name_lookup(class_names, HEALTH_CLASS_COUNT, text, len);
+	int index = text_index_of(class_names, HEALTH_CLASS_COUNT, text, len);
 	if (index < 0)
 		return DIRAUTH_ERR_SYNTAX;
 	*out = (enum health_class)index;
@@ -54,7 +46,7 @@ const char *health_signer_name(enum health_signer value)
 
 int health_signer_parse(const char *text, size_t len, enum health_signer *out)
 {
-	int index = name_lookup(signer_names, HEALTH_SIGNER_COUNT, text, len);
+	int index = text_index_of(signer_names, HEALTH_SIGNER_COUNT, text, len);
 	if (index < 0)
 		return DIRAUTH_ERR_SYNTAX;
 	*out = (enum health_signer)index;
@@ -144,25 +136,15 @@ int health_parse(const uint8_t *text, size_t len, struct health_statement *out)
 	return rc;
 }
 
+static int parse_text(const uint8_t *text, size_t len, void *out)
+{
+	return health_parse(text, len, out);
+}
+
 int health_parse_note(const uint8_t *buf, size_t len, struct health_statement *out, struct note **note_out)
 {
-	struct note *note = NULL;
-	int rc;
 	memset(out, 0, sizeof(*out));
-	*note_out = NULL;
-	if (len > HEALTH_MAX_BYTES)
-		return DIRAUTH_ERR_BOUNDS;
-	if ((rc = note_parse(buf, len, &note)) != 0)
-		return rc;
-	/* One signature: a statement that anyone could extend with signature lines would have as
-	 * many byte strings (and digests in votes) as relays. */
-	rc = note->signature_count == 1 ? health_parse(note->text, note->text_len, out) : DIRAUTH_ERR_SYNTAX;
-	if (rc) {
-		note_free(note);
-		return rc;
-	}
-	*note_out = note;
-	return 0;
+	return note_parse_statement(buf, len, HEALTH_MAX_BYTES, parse_text, out, note_out);
 }
 
 int health_signer_key(const struct health_statement *s, const struct registration *r,
@@ -188,31 +170,18 @@ int health_verify_note(const struct note *note, const struct health_statement *s
                        const struct registration *r)
 {
 	struct note_verifier key;
-	size_t verified = 0;
 	int rc = health_signer_key(s, r, &key);
-	if (rc == 0)
-		rc = note_verify(note, &key, 1, NULL, &verified);
-	if (rc == 0 && verified == 0)
-		rc = DIRAUTH_ERR_UNKNOWN_KEY;
-	return rc;
+	return rc ? rc : note_verify_threshold(note, &key, 1, 1);
 }
 
 int health_parse_signed(const uint8_t *buf, size_t len, const struct registration *r,
                         struct health_statement *out, struct note **note_out)
 {
 	struct note *note = NULL;
-	if (note_out)
-		*note_out = NULL;
 	int rc = health_parse_note(buf, len, out, &note);
 	if (rc == 0)
 		rc = health_verify_note(note, out, r);
-	if (rc) {
+	if (rc)
 		memset(out, 0, sizeof(*out));
-		note_free(note);
-	} else if (note_out) {
-		*note_out = note;
-	} else {
-		note_free(note);
-	}
-	return rc;
+	return note_statement_keep(rc, note, note_out);
 }

@@ -144,6 +144,14 @@ int text_parse_hex(struct text_span span, uint8_t *out, size_t len)
 	return hex_decode(span.data, span.len, out, len);
 }
 
+int text_index_of(const char *const *names, size_t count, const char *text, size_t len)
+{
+	for (size_t i = 0; i < count; i++)
+		if (strlen(names[i]) == len && memcmp(names[i], text, len) == 0)
+			return (int)i;
+	return -1;
+}
+
 int text_is_name(struct text_span span, size_t max)
 {
 	if (span.len == 0 || span.len > max)

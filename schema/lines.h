@@ -77,6 +77,9 @@ typedef int (*lines_encoder)(const void *value, struct buffer *out);
  * differ (a second spelling), or the encoder's own error. */
 int lines_require_canonical(const uint8_t *text, size_t len, const void *value, lines_encoder encode);
 
+/* The index of the name among names[0..count) that equals text[0..len), or -1. */
+int text_index_of(const char *const *names, size_t count, const char *text, size_t len);
+
 /* True when span is a name: 1..max bytes of [a-z0-9] and inner '-' (not first or last). */
 int text_is_name(struct text_span span, size_t max);
 

@@ -436,6 +436,36 @@ int note_verify_threshold(const struct note *note, const struct note_verifier *k
 	return 0;
 }
 
+int note_parse_statement(const uint8_t *buf, size_t len, size_t max, note_statement_parser parse, void *out,
+                         struct note **note_out)
+{
+	struct note *note = NULL;
+	*note_out = NULL;
+	if (len > max)
+		return DIRAUTH_ERR_BOUNDS;
+	int rc = note_parse(buf, len, &note);
+	if (rc)
+		return rc;
+	rc = note->signature_count == 1 ? parse(note->text, note->text_len, out) : DIRAUTH_ERR_SYNTAX;
+	if (rc) {
+		note_free(note);
+		return rc;
+	}
+	*note_out = note;
+	return 0;
+}
+
+int note_statement_keep(int rc, struct note *note, struct note **note_out)
+{
+	if (rc == 0 && note_out)
+		*note_out = note;
+	else
+		note_free(note);
+	if (rc && note_out)
+		*note_out = NULL;
+	return rc;
+}
+
 int note_format(const uint8_t *text, size_t text_len, const struct note_signature *signatures,
                 size_t signature_count, struct buffer *out)
 {

@@ -27,16 +27,6 @@ static const char *const capacity_names[CAPACITY_COUNT] = {"low", "medium", "hig
 static const char *const profile_names[PROFILE_COUNT] = {"baseline", "modern", "hybrid-crypto",
                                                          "high-capacity"};
 
-/* Index of text in a table of names, or -1. */
-static int name_lookup(const char *const *names, size_t count, const char *text, size_t len)
-{
-	for (size_t i = 0; i < count; i++) {
-		if (strlen(names[i]) == len && memcmp(names[i], text, len) == 0)
-			return (int)i;
-	}
-	return -1;
-}
-
 const char *service_class_name(enum service_class value)
 {
 	return (unsigned)value < SERVICE_CLASS_COUNT ? service_class_names[value] : NULL;
@@ -44,7 +34,7 @@ const char *service_class_name(enum service_class value)
 
 int service_class_parse(const char *text, size_t len, enum service_class *out)
 {
-	int index = name_lookup(service_class_names, SERVICE_CLASS_COUNT, text, len);
+	int index = text_index_of(service_class_names, SERVICE_CLASS_COUNT, text, len);
 	if (index < 0)
 		return DIRAUTH_ERR_SYNTAX;
 	*out = (enum service_class)index;
@@ -58,7 +48,7 @@ const char *transport_name(enum transport value)
 
 int transport_parse(const char *text, size_t len, enum transport *out)
 {
-	int index = name_lookup(transport_names, TRANSPORT_COUNT, text, len);
+	int index = text_index_of(transport_names, TRANSPORT_COUNT, text, len);
 	if (index < 0)
 		return DIRAUTH_ERR_SYNTAX;
 	*out = (enum transport)index;
@@ -72,7 +62,7 @@ const char *capacity_class_name(enum capacity_class value)
 
 int capacity_class_parse(const char *text, size_t len, enum capacity_class *out)
 {
-	int index = name_lookup(capacity_names, CAPACITY_COUNT, text, len);
+	int index = text_index_of(capacity_names, CAPACITY_COUNT, text, len);
 	if (index < 0)
 		return DIRAUTH_ERR_SYNTAX;
 	*out = (enum capacity_class)index;
@@ -86,7 +76,7 @@ const char *capability_profile_name(enum capability_profile value)
 
 int capability_profile_parse(const char *text, size_t len, enum capability_profile *out)
 {
-	int index = name_lookup(profile_names, PROFILE_COUNT, text, len);
+	int index = text_index_of(profile_names, PROFILE_COUNT, text, len);
 	if (index < 0)
 		return DIRAUTH_ERR_SYNTAX;
 	*out = (enum capability_profile)index;
@@ -542,55 +532,30 @@ int registration_parse(const uint8_t *text, size_t len, struct registration *out
 	return rc;
 }
 
+static int parse_text(const uint8_t *text, size_t len, void *out)
+{
+	return registration_parse(text, len, out);
+}
+
 int registration_parse_note(const uint8_t *buf, size_t len, struct registration *out, struct note **note_out)
 {
-	struct note *note = NULL;
-	int rc;
 	memset(out, 0, sizeof(*out));
-	*note_out = NULL;
-	if (len > REGISTRATION_MAX_BYTES)
-		return DIRAUTH_ERR_BOUNDS;
-	if ((rc = note_parse(buf, len, &note)) != 0)
-		return rc;
-	/* Exactly one signature, its provider's: a note that anyone could extend with signature
-	 * lines would let a relay hand different authorities different bytes for one record. */
-	if (note->signature_count != 1)
-		rc = DIRAUTH_ERR_SYNTAX;
-	else
-		rc = registration_parse(note->text, note->text_len, out);
-	if (rc) {
-		note_free(note);
-		return rc;
-	}
-	*note_out = note;
-	return 0;
+	return note_parse_statement(buf, len, REGISTRATION_MAX_BYTES, parse_text, out, note_out);
 }
 
 int registration_verify_note(const struct note *note, const struct registration *r)
 {
-	size_t verified_count = 0;
-	int rc = note_verify(note, &r->provider, 1, NULL, &verified_count);
-	if (rc == 0 && verified_count == 0)
-		rc = DIRAUTH_ERR_UNKNOWN_KEY;
-	return rc;
+	return note_verify_threshold(note, &r->provider, 1, 1);
 }
 
 int registration_parse_signed(const uint8_t *buf, size_t len, struct registration *out,
                               struct note **note_out)
 {
 	struct note *note = NULL;
-	if (note_out)
-		*note_out = NULL;
 	int rc = registration_parse_note(buf, len, out, &note);
 	if (rc == 0)
 		rc = registration_verify_note(note, out);
-	if (rc) {
+	if (rc)
 		registration_clear(out);
-		note_free(note);
-	} else if (note_out) {
-		*note_out = note;
-	} else {
-		note_free(note);
-	}
-	return rc;
+	return note_statement_keep(rc, note, note_out);
 }

@@ -21,14 +21,6 @@ static const char *const signer_names[REVOCATION_SIGNER_COUNT] = {"provider", "o
 static const char *const reason_names[REVOCATION_REASON_COUNT] = {"key-compromise", "retired", "superseded",
                                                                   "operator-action"};
 
-static int name_lookup(const char *const *names, size_t count, const char *text, size_t len)
-{
-	for (size_t i = 0; i < count; i++)
-		if (strlen(names[i]) == len && memcmp(names[i], text, len) == 0)
-			return (int)i;
-	return -1;
-}
-
 const char *revocation_signer_name(enum revocation_signer value)
 {
 	return (unsigned)value < REVOCATION_SIGNER_COUNT ? signer_names[value] : NULL;
@@ -36,7 +28,7 @@ const char *revocation_signer_name(enum revocation_signer value)
 
 int revocation_signer_parse(const char *text, size_t len, enum revocation_signer *out)
 {
-	int index = name_lookup(signer_names, REVOCATION_SIGNER_COUNT, text, len);
+	int index = text_index_of(signer_names, REVOCATION_SIGNER_COUNT, text, len);
 	if (index < 0)
 		return DIRAUTH_ERR_SYNTAX;
 	*out = (enum revocation_signer)index;
@@ -50,7 +42,7 @@ const char *revocation_reason_name(enum revocation_reason value)
 
 int revocation_reason_parse(const char *text, size_t len, enum revocation_reason *out)
 {
-	int index = name_lookup(reason_names, REVOCATION_REASON_COUNT, text, len);
+	int index = text_index_of(reason_names, REVOCATION_REASON_COUNT, text, len);
 	if (index < 0)
 		return DIRAUTH_ERR_SYNTAX;
 	*out = (enum revocation_reason)index;
@@ -154,34 +146,22 @@ int revocation_parse(const uint8_t *text, size_t len, struct revocation *out)
 	return rc;
 }
 
+static int parse_text(const uint8_t *text, size_t len, void *out)
+{
+	return revocation_parse(text, len, out);
+}
+
 int revocation_parse_signed(const uint8_t *buf, size_t len, struct revocation *out, struct note **note_out)
 {
 	struct note *note = NULL;
-	size_t verified = 0;
-	int rc;
 	memset(out, 0, sizeof(*out));
-	if (note_out)
-		*note_out = NULL;
-	if (len > REVOCATION_MAX_BYTES)
-		return DIRAUTH_ERR_BOUNDS;
-	if ((rc = note_parse(buf, len, &note)) != 0)
-		return rc;
-	/* One signature, by the key the text names: one byte string per revocation. */
-	rc = note->signature_count == 1 ? revocation_parse(note->text, note->text_len, out)
-	                                : DIRAUTH_ERR_SYNTAX;
+	/* Signed by the key the text names: one byte string per revocation. */
+	int rc = note_parse_statement(buf, len, REVOCATION_MAX_BYTES, parse_text, out, &note);
 	if (rc == 0)
-		rc = note_verify(note, &out->key, 1, NULL, &verified);
-	if (rc == 0 && verified == 0)
-		rc = DIRAUTH_ERR_UNKNOWN_KEY;
-	if (rc) {
+		rc = note_verify_threshold(note, &out->key, 1, 1);
+	if (rc)
 		memset(out, 0, sizeof(*out));
-		note_free(note);
-	} else if (note_out) {
-		*note_out = note;
-	} else {
-		note_free(note);
-	}
-	return rc;
+	return note_statement_keep(rc, note, note_out);
 }
 
 int revocation_excludes(const struct revocation *r, const struct registration *registration)
