@@ -144,6 +144,22 @@ int text_parse_hex(struct text_span span, uint8_t *out, size_t len)
 	return hex_decode(span.data, span.len, out, len);
 }
 
+int text_next_hex(struct text_span *rest, uint8_t *out, size_t len)
+{
+	struct text_span field;
+	int rc = text_next_field(rest, &field);
+	if (rc)
+		return rc;
+	return text_parse_hex(field, out, len) ? DIRAUTH_ERR_SYNTAX : 0;
+}
+
+int text_next_u64(struct text_span *rest, uint64_t *out)
+{
+	struct text_span field;
+	int rc = text_next_field(rest, &field);
+	return rc ? rc : text_parse_u64(field, out);
+}
+
 int text_index_of(const char *const *names, size_t count, const char *text, size_t len)
 {
 	for (size_t i = 0; i < count; i++)

@@ -58,6 +58,11 @@ int lines_peek_keyword(const struct line_reader *reader, const char *keyword);
  * the space (or empty). Returns 0, or DIRAUTH_ERR_SYNTAX when *rest is empty. */
 int text_next_field(struct text_span *rest, struct text_span *field);
 
+/* text_next_field, then the field read as exactly 2*len lower-case hex into out
+ * (DIRAUTH_ERR_SYNTAX when it is not), or as a canonical decimal (text_parse_u64's errors). */
+int text_next_hex(struct text_span *rest, uint8_t *out, size_t len);
+int text_next_u64(struct text_span *rest, uint64_t *out);
+
 /* True when span equals the NUL-terminated string s. */
 int text_equals(struct text_span span, const char *s);
 

@@ -427,15 +427,13 @@ static int endpoint_parse(struct text_span rest, struct endpoint_descriptor *out
 /* "endpoint-key <endpoint id> <verifier key>": the endpoint must be listed above. */
 static int endpoint_key_parse(struct line_reader *reader, struct registration *r)
 {
-	struct text_span value, field;
+	struct text_span value;
 	uint8_t endpoint_id[ENDPOINT_ID_SIZE];
 	int rc = lines_expect(reader, "endpoint-key", &value);
 	if (rc)
 		return rc;
-	if ((rc = text_next_field(&value, &field)) != 0)
+	if ((rc = text_next_hex(&value, endpoint_id, ENDPOINT_ID_SIZE)) != 0)
 		return rc;
-	if (text_parse_hex(field, endpoint_id, ENDPOINT_ID_SIZE))
-		return DIRAUTH_ERR_SYNTAX;
 	struct endpoint_descriptor *endpoint = NULL;
 	for (size_t i = 0; !endpoint && i < r->endpoint_count; i++)
 		if (memcmp(r->endpoints[i].endpoint_id, endpoint_id, ENDPOINT_ID_SIZE) == 0)

@@ -253,8 +253,7 @@ static int records_parse(const uint8_t *buf, size_t len, size_t max_records, str
 			rc = DIRAUTH_ERR_SYNTAX;
 			goto cleanup;
 		}
-		if ((rc = text_next_field(&value, &field)) != 0 ||
-		    (rc = text_parse_u64(field, &note_len)) != 0)
+		if ((rc = text_next_u64(&value, &note_len)) != 0)
 			goto cleanup;
 		if (value.len != 0 || note_len == 0) {
 			rc = DIRAUTH_ERR_SYNTAX;
@@ -543,14 +542,10 @@ static int read_health_entry(struct line_reader *reader, struct snapshot_health 
 	int rc = lines_expect(reader, "health", &value);
 	if (rc)
 		return rc;
-	if ((rc = text_next_field(&value, &field)) != 0)
+	if ((rc = text_next_hex(&value, h->service_id, SERVICE_ID_SIZE)) != 0)
 		return rc;
-	if (text_parse_hex(field, h->service_id, SERVICE_ID_SIZE))
-		return DIRAUTH_ERR_SYNTAX;
-	if ((rc = text_next_field(&value, &field)) != 0)
+	if ((rc = text_next_hex(&value, h->endpoint_id, ENDPOINT_ID_SIZE)) != 0)
 		return rc;
-	if (text_parse_hex(field, h->endpoint_id, ENDPOINT_ID_SIZE))
-		return DIRAUTH_ERR_SYNTAX;
 	if ((rc = text_next_field(&value, &field)) != 0 ||
 	    (rc = health_class_parse(field.data, field.len, &h->health_class)) != 0 ||
 	    (rc = text_next_field(&value, &field)) != 0 ||
@@ -569,10 +564,8 @@ static int read_revocation_entry(struct line_reader *reader, struct snapshot_rev
 	int rc = lines_expect(reader, "revocation", &value);
 	if (rc)
 		return rc;
-	if ((rc = text_next_field(&value, &field)) != 0)
+	if ((rc = text_next_hex(&value, r->service_id, SERVICE_ID_SIZE)) != 0)
 		return rc;
-	if (text_parse_hex(field, r->service_id, SERVICE_ID_SIZE))
-		return DIRAUTH_ERR_SYNTAX;
 	if ((rc = text_next_field(&value, &field)) != 0)
 		return rc;
 	if (text_equals(field, "-"))
@@ -581,8 +574,7 @@ static int read_revocation_entry(struct line_reader *reader, struct snapshot_rev
 		r->has_endpoint = 1;
 	else
 		return DIRAUTH_ERR_SYNTAX;
-	if ((rc = text_next_field(&value, &field)) != 0 || (rc = text_parse_u64(field, &r->since)) != 0 ||
-	    (rc = text_next_field(&value, &field)) != 0)
+	if ((rc = text_next_u64(&value, &r->since)) != 0 || (rc = text_next_field(&value, &field)) != 0)
 		return rc;
 	if (value.len != 0)
 		return DIRAUTH_ERR_SYNTAX;

@@ -110,12 +110,11 @@ static int parse_fields(const uint8_t *text, size_t len, struct vote *out)
 	    (rc = lines_expect_hex(&reader, "previous", out->previous, 32)) != 0 ||
 	    (rc = lines_expect(&reader, "consensus-methods", &value)) != 0)
 		return rc;
-	struct text_span rest = value, field;
+	struct text_span rest = value;
 	while (rest.len > 0) {
 		if (out->method_count == VOTE_METHODS_MAX)
 			return DIRAUTH_ERR_BOUNDS;
-		if ((rc = text_next_field(&rest, &field)) != 0 ||
-		    (rc = text_parse_u64(field, &out->methods[out->method_count++])) != 0)
+		if ((rc = text_next_u64(&rest, &out->methods[out->method_count++])) != 0)
 			return rc;
 	}
 	if (vote_check(out) != 0)

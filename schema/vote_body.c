@@ -198,22 +198,19 @@ static int read_section_count(struct line_reader *reader, const char *keyword, s
 /* "record <service id> <sequence> <digest>". */
 static int read_record(struct line_reader *reader, struct vote_body_record *record)
 {
-	struct text_span value, field;
+	struct text_span value;
 	int rc = lines_expect(reader, "record", &value);
 	if (rc)
 		return rc;
-	if ((rc = text_next_field(&value, &field)) != 0)
+	if ((rc = text_next_hex(&value, record->service_id, SERVICE_ID_SIZE)) != 0)
 		return rc;
-	if (text_parse_hex(field, record->service_id, SERVICE_ID_SIZE))
-		return DIRAUTH_ERR_SYNTAX;
-	if ((rc = text_next_field(&value, &field)) != 0 ||
-	    (rc = text_parse_u64(field, &record->sequence)) != 0)
+	if ((rc = text_next_u64(&value, &record->sequence)) != 0)
 		return rc;
 	if (record->sequence == 0)
 		return DIRAUTH_ERR_SYNTAX;
-	if ((rc = text_next_field(&value, &field)) != 0)
+	if ((rc = text_next_hex(&value, record->registration_sha256, 32)) != 0)
 		return rc;
-	if (value.len != 0 || text_parse_hex(field, record->registration_sha256, 32))
+	if (value.len != 0)
 		return DIRAUTH_ERR_SYNTAX;
 	return 0;
 }
@@ -301,26 +298,22 @@ size_t vote_body_sections_max_bytes(const struct vote_body_limits *limits)
 /* "health <service id> <endpoint id> <issued-at> <sequence> <digest>". */
 static int read_health(struct line_reader *reader, struct vote_body_health *h)
 {
-	struct text_span value, field;
+	struct text_span value;
 	int rc = lines_expect(reader, "health", &value);
 	if (rc)
 		return rc;
-	if ((rc = text_next_field(&value, &field)) != 0)
+	if ((rc = text_next_hex(&value, h->service_id, SERVICE_ID_SIZE)) != 0)
 		return rc;
-	if (text_parse_hex(field, h->service_id, SERVICE_ID_SIZE))
-		return DIRAUTH_ERR_SYNTAX;
-	if ((rc = text_next_field(&value, &field)) != 0)
+	if ((rc = text_next_hex(&value, h->endpoint_id, ENDPOINT_ID_SIZE)) != 0)
 		return rc;
-	if (text_parse_hex(field, h->endpoint_id, ENDPOINT_ID_SIZE))
-		return DIRAUTH_ERR_SYNTAX;
-	if ((rc = text_next_field(&value, &field)) != 0 || (rc = text_parse_u64(field, &h->issued_at)) != 0 ||
-	    (rc = text_next_field(&value, &field)) != 0 || (rc = text_parse_u64(field, &h->sequence)) != 0)
+	if ((rc = text_next_u64(&value, &h->issued_at)) != 0 ||
+	    (rc = text_next_u64(&value, &h->sequence)) != 0)
 		return rc;
 	if (h->sequence == 0)
 		return DIRAUTH_ERR_SYNTAX;
-	if ((rc = text_next_field(&value, &field)) != 0)
+	if ((rc = text_next_hex(&value, h->statement_sha256, 32)) != 0)
 		return rc;
-	if (value.len != 0 || text_parse_hex(field, h->statement_sha256, 32))
+	if (value.len != 0)
 		return DIRAUTH_ERR_SYNTAX;
 	return 0;
 }
@@ -332,10 +325,8 @@ static int read_revocation(struct line_reader *reader, struct vote_body_revocati
 	int rc = lines_expect(reader, "revocation", &value);
 	if (rc)
 		return rc;
-	if ((rc = text_next_field(&value, &field)) != 0)
+	if ((rc = text_next_hex(&value, r->service_id, SERVICE_ID_SIZE)) != 0)
 		return rc;
-	if (text_parse_hex(field, r->service_id, SERVICE_ID_SIZE))
-		return DIRAUTH_ERR_SYNTAX;
 	if ((rc = text_next_field(&value, &field)) != 0)
 		return rc;
 	if (text_equals(field, "-"))
@@ -344,9 +335,9 @@ static int read_revocation(struct line_reader *reader, struct vote_body_revocati
 		r->has_endpoint = 1;
 	else
 		return DIRAUTH_ERR_SYNTAX;
-	if ((rc = text_next_field(&value, &field)) != 0)
+	if ((rc = text_next_hex(&value, r->revocation_sha256, 32)) != 0)
 		return rc;
-	if (value.len != 0 || text_parse_hex(field, r->revocation_sha256, 32))
+	if (value.len != 0)
 		return DIRAUTH_ERR_SYNTAX;
 	return 0;
 }
