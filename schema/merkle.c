@@ -111,27 +111,27 @@ static void merkle_reverse(merkle_hash *proof, size_t len)
 	}
 }
 
-int merkle_inclusion_proof(const merkle_hash *leaf_hashes, uint64_t count, uint64_t index, merkle_hash *proof,
-                           size_t *proof_len)
+int merkle_inclusion_proof_from(merkle_range_root range, void *context, uint64_t tree_size, uint64_t index,
+                                merkle_hash *proof, size_t *proof_len)
 {
-	uint64_t offset = 0, size = count, m = index;
+	uint64_t offset = 0, size = tree_size, m = index;
 	size_t len = 0;
 	int rc;
 
 	*proof_len = 0;
-	if (index >= count)
+	if (index >= tree_size)
 		return DIRAUTH_ERR_PROOF;
-	/* PATH(m, D[offset:offset+size]) of RFC 9162 2.1.3.1, unrolled: each step records the
-	 * sibling subtree and descends into the half holding the leaf. */
+	/* PATH(m, D[offset:offset+size]), unrolled: each step records the sibling subtree and
+	 * descends into the half holding the leaf. */
 	while (size > 1) {
 		uint64_t k = merkle_split(size);
 		if (len == MERKLE_MAX_PROOF)
 			return DIRAUTH_ERR_INTERNAL;
 		if (m < k) {
-			rc = merkle_root(leaf_hashes + offset + k, size - k, proof[len]);
+			rc = range(context, offset + k, offset + size, proof[len]);
 			size = k;
 		} else {
-			rc = merkle_root(leaf_hashes + offset, k, proof[len]);
+			rc = range(context, offset, offset + k, proof[len]);
 			offset += k;
 			m -= k;
 			size -= k;
@@ -145,30 +145,30 @@ int merkle_inclusion_proof(const merkle_hash *leaf_hashes, uint64_t count, uint6
 	return 0;
 }
 
-int merkle_consistency_proof(const merkle_hash *leaf_hashes, uint64_t count, uint64_t old_size,
-                             merkle_hash *proof, size_t *proof_len)
+int merkle_consistency_proof_from(merkle_range_root range, void *context, uint64_t tree_size,
+                                  uint64_t old_size, merkle_hash *proof, size_t *proof_len)
 {
-	uint64_t offset = 0, size = count, m = old_size;
+	uint64_t offset = 0, size = tree_size, m = old_size;
 	int whole_old_tree = 1; /* the RFC's b: the subtree is still the whole old tree */
 	size_t len = 0;
 	int rc;
 
 	*proof_len = 0;
-	if (old_size == 0 || old_size > count)
+	if (old_size == 0 || old_size > tree_size)
 		return DIRAUTH_ERR_PROOF;
-	if (old_size == count)
+	if (old_size == tree_size)
 		return 0;
-	/* SUBPROOF(m, D[offset:offset+size], b) of RFC 9162 2.1.4.1, unrolled. The siblings are
-	 * recorded top-down; the final subtree root (when b is false) belongs first in the proof. */
+	/* SUBPROOF(m, D[offset:offset+size], b), unrolled. The siblings are recorded top-down; the
+	 * final subtree root (when b is false) belongs first in the proof. */
 	while (m != size) {
 		uint64_t k = merkle_split(size);
 		if (len == MERKLE_MAX_PROOF)
 			return DIRAUTH_ERR_INTERNAL;
 		if (m <= k) {
-			rc = merkle_root(leaf_hashes + offset + k, size - k, proof[len]);
+			rc = range(context, offset + k, offset + size, proof[len]);
 			size = k;
 		} else {
-			rc = merkle_root(leaf_hashes + offset, k, proof[len]);
+			rc = range(context, offset, offset + k, proof[len]);
 			offset += k;
 			m -= k;
 			size -= k;
@@ -181,7 +181,7 @@ int merkle_consistency_proof(const merkle_hash *leaf_hashes, uint64_t count, uin
 	if (!whole_old_tree) {
 		if (len == MERKLE_MAX_PROOF)
 			return DIRAUTH_ERR_INTERNAL;
-		rc = merkle_root(leaf_hashes + offset, size, proof[len]);
+		rc = range(context, offset, offset + size, proof[len]);
 		if (rc)
 			return rc;
 		len++;
@@ -189,6 +189,27 @@ int merkle_consistency_proof(const merkle_hash *leaf_hashes, uint64_t count, uin
 	merkle_reverse(proof, len);
 	*proof_len = len;
 	return 0;
+}
+
+/* A range of an array of leaf hashes. */
+static int array_range_root(void *context, uint64_t start, uint64_t end, merkle_hash out)
+{
+	const merkle_hash *leaf_hashes = context;
+	return merkle_root(leaf_hashes + start, end - start, out);
+}
+
+int merkle_inclusion_proof(const merkle_hash *leaf_hashes, uint64_t count, uint64_t index, merkle_hash *proof,
+                           size_t *proof_len)
+{
+	return merkle_inclusion_proof_from(array_range_root, (void *)leaf_hashes, count, index, proof,
+	                                   proof_len);
+}
+
+int merkle_consistency_proof(const merkle_hash *leaf_hashes, uint64_t count, uint64_t old_size,
+                             merkle_hash *proof, size_t *proof_len)
+{
+	return merkle_consistency_proof_from(array_range_root, (void *)leaf_hashes, count, old_size, proof,
+	                                     proof_len);
 }
 
 int merkle_root_from_inclusion(uint64_t index, uint64_t tree_size, const merkle_hash leaf_hash,

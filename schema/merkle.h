@@ -43,6 +43,18 @@ int merkle_builder_add(struct merkle_builder *builder, const merkle_hash leaf_ha
 /* Returns 0 or DIRAUTH_ERR_CRYPTO; the empty tree's root is SHA-256(""). */
 int merkle_builder_root(const struct merkle_builder *builder, merkle_hash out);
 
+/* MTH(D[start:end]) of some tree of leaves, from wherever the caller keeps it (an array of leaf
+ * hashes, a store of subtree hashes). Returns 0 or the source's negative error. */
+typedef int (*merkle_range_root)(void *context, uint64_t start, uint64_t end, merkle_hash out);
+
+/* The proof generators of RFC 9162 (PATH of 2.1.3.1, SUBPROOF of 2.1.4.1) over any source of
+ * subtree roots, as merkle_inclusion_proof and merkle_consistency_proof below (their bounds,
+ * their errors, plus the source's). range is asked only for ranges inside the tree. */
+int merkle_inclusion_proof_from(merkle_range_root range, void *context, uint64_t tree_size, uint64_t index,
+                                merkle_hash *proof, size_t *proof_len);
+int merkle_consistency_proof_from(merkle_range_root range, void *context, uint64_t tree_size,
+                                  uint64_t old_size, merkle_hash *proof, size_t *proof_len);
+
 /* Inclusion proof for leaf index in the tree of count leaves. proof has room for
  * MERKLE_MAX_PROOF hashes; *proof_len gets the number written. Returns 0, DIRAUTH_ERR_PROOF for
  * an index outside the tree, DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_CRYPTO. */

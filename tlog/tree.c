@@ -23,15 +23,6 @@ static int read_one(const struct tlog_hash_reader *reader, unsigned level, uint6
 	return reader->read(reader->context, (uint8_t)level, index, 1, (merkle_hash *)out);
 }
 
-/* The largest power of two strictly smaller than n (n ≥ 2): where RFC 6962 splits a tree. */
-static uint64_t split_point(uint64_t n)
-{
-	uint64_t k = 1;
-	while (k < n - k)
-		k <<= 1;
-	return k;
-}
-
 static unsigned highest_bit(uint64_t n)
 {
 	unsigned bit = 63;
@@ -115,95 +106,24 @@ int tlog_tree_root(const struct tlog_hash_reader *reader, uint64_t tree_size, me
 	return range_hash(reader, 0, tree_size, out);
 }
 
-/* Reverses the first len hashes of proof in place. */
-static void reverse(merkle_hash *proof, size_t len)
+/* A range of the tree the reader holds, for the proof generators of schema/merkle.h. */
+static int reader_range_root(void *context, uint64_t start, uint64_t end, merkle_hash out)
 {
-	merkle_hash swap;
-	for (size_t i = 0; i < len / 2; i++) {
-		memcpy(swap, proof[i], MERKLE_HASH_SIZE);
-		memcpy(proof[i], proof[len - 1 - i], MERKLE_HASH_SIZE);
-		memcpy(proof[len - 1 - i], swap, MERKLE_HASH_SIZE);
-	}
+	return range_hash(context, start, end, out);
 }
 
 int tlog_inclusion_proof(const struct tlog_hash_reader *reader, uint64_t tree_size, uint64_t index,
                          merkle_hash *proof, size_t *proof_len)
 {
-	uint64_t offset = 0, size = tree_size, m = index;
-	size_t len = 0;
-	int rc;
-
-	*proof_len = 0;
-	if (index >= tree_size)
-		return DIRAUTH_ERR_PROOF;
-	/* PATH(m, D[offset:offset+size]) of RFC 9162 2.1.3.1: each step records the sibling
-	 * subtree and descends into the half holding the leaf. */
-	while (size > 1) {
-		uint64_t k = split_point(size);
-		if (len == MERKLE_MAX_PROOF)
-			return DIRAUTH_ERR_INTERNAL;
-		if (m < k) {
-			rc = range_hash(reader, offset + k, offset + size, proof[len]);
-			size = k;
-		} else {
-			rc = range_hash(reader, offset, offset + k, proof[len]);
-			offset += k;
-			m -= k;
-			size -= k;
-		}
-		if (rc)
-			return rc;
-		len++;
-	}
-	reverse(proof, len);
-	*proof_len = len;
-	return 0;
+	return merkle_inclusion_proof_from(reader_range_root, (void *)reader, tree_size, index, proof,
+	                                   proof_len);
 }
 
 int tlog_consistency_proof(const struct tlog_hash_reader *reader, uint64_t tree_size, uint64_t old_size,
                            merkle_hash *proof, size_t *proof_len)
 {
-	uint64_t offset = 0, size = tree_size, m = old_size;
-	int whole_old_tree = 1; /* the RFC's b: the subtree is still the whole old tree */
-	size_t len = 0;
-	int rc;
-
-	*proof_len = 0;
-	if (old_size == 0 || old_size > tree_size)
-		return DIRAUTH_ERR_PROOF;
-	if (old_size == tree_size)
-		return 0;
-	/* SUBPROOF(m, D[offset:offset+size], b) of RFC 9162 2.1.4.1. The siblings are recorded
-	 * top-down; the final subtree (when b is false) belongs first in the proof. */
-	while (m != size) {
-		uint64_t k = split_point(size);
-		if (len == MERKLE_MAX_PROOF)
-			return DIRAUTH_ERR_INTERNAL;
-		if (m <= k) {
-			rc = range_hash(reader, offset + k, offset + size, proof[len]);
-			size = k;
-		} else {
-			rc = range_hash(reader, offset, offset + k, proof[len]);
-			offset += k;
-			m -= k;
-			size -= k;
-			whole_old_tree = 0;
-		}
-		if (rc)
-			return rc;
-		len++;
-	}
-	if (!whole_old_tree) {
-		if (len == MERKLE_MAX_PROOF)
-			return DIRAUTH_ERR_INTERNAL;
-		rc = range_hash(reader, offset, offset + size, proof[len]);
-		if (rc)
-			return rc;
-		len++;
-	}
-	reverse(proof, len);
-	*proof_len = len;
-	return 0;
+	return merkle_consistency_proof_from(reader_range_root, (void *)reader, tree_size, old_size, proof,
+	                                     proof_len);
 }
 
 int tlog_tile_read(const struct tlog_hash_reader *reader, uint64_t tree_size, const struct tlog_tile *tile,
