@@ -8,6 +8,8 @@
  */
 #include "ctl/capability.h"
 #include "ctl/certify.h"
+#include "ctl/evidence.h"
+#include "ctl/monitor.h"
 #include "schema/crypto.h"
 #include "schema/error.h"
 #include "ctl/fetch.h"
@@ -22,6 +24,7 @@
 
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +44,8 @@ static const char main_usage[] =
     "  verify            check an offline proof file: header, checkpoint and inclusion\n"
     "  proof             download the proof file of one epoch's header in the log\n"
     "  capability new    make the bearer secret of a private namespace\n"
+    "  monitor           watch authorities and mirrors; write evidence of misbehaviour\n"
+    "  verify-evidence   check an evidence file offline and name the misbehaving keys\n"
     "\n"
     "dirauthctl COMMAND --help shows the options of a command.\n"
     "exit status: 0 ok, 64 usage, 65 bad or unverifiable data, 66 missing input, 69 server\n"
@@ -1259,6 +1264,28 @@ static int command_proof(int argc, char **argv, struct ctl_report *report)
 	return CTL_EXIT_OK;
 }
 
+/* ---- the monitor and its evidence (ctl/monitor.h, ctl/evidence.h) ---- */
+
+/* Set by SIGINT and SIGTERM while monitor --every runs: the loop ends after the current round. */
+static volatile sig_atomic_t monitor_stop;
+
+static void monitor_request_stop(int signal_number)
+{
+	(void)signal_number;
+	monitor_stop = 1;
+}
+
+static int command_monitor(int argc, char **argv, struct ctl_report *report)
+{
+	struct sigaction action;
+	memset(&action, 0, sizeof(action));
+	action.sa_handler = monitor_request_stop;
+	sigemptyset(&action.sa_mask);
+	sigaction(SIGINT, &action, NULL);
+	sigaction(SIGTERM, &action, NULL);
+	return ctl_monitor_command(argc, argv, &monitor_stop, report);
+}
+
 int main(int argc, char **argv)
 {
 	struct ctl_report report;
@@ -1297,6 +1324,10 @@ int main(int argc, char **argv)
 		exit_code = command_verify(argc - 1, argv + 1, &report);
 	} else if (strcmp(command, "proof") == 0) {
 		exit_code = command_proof(argc - 1, argv + 1, &report);
+	} else if (strcmp(command, "monitor") == 0) {
+		exit_code = command_monitor(argc - 1, argv + 1, &report);
+	} else if (strcmp(command, "verify-evidence") == 0) {
+		exit_code = ctl_evidence_command(argc - 1, argv + 1, &report);
 	} else if (strcmp(command, "capability") == 0) {
 		exit_code = ctl_capability_command(argc - 1, argv + 1, &report);
 	} else {
