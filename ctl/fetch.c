@@ -11,6 +11,8 @@
  */
 #include "ctl/fetch.h"
 
+#include "ctl/fetch_revocations.h"
+
 #include "ctl/exchange.h"
 #include "ctl/files.h"
 #include "ctl/keyring.h"
@@ -517,11 +519,19 @@ int ctl_fetch_verify_and_store(const struct ctl_fetch_input *input, struct ctl_f
 		rc = verify_body(input->bundle, &header, input->body_encoding, input->body, input->body_len,
 		                 &body, report);
 	if (rc == 0)
+		rc = ctl_fetch_check_revoked(input->bundle, input->directory, input->namespace_name, held.data,
+		                             held.len, body.data, body.len, report);
+	if (rc == 0)
 		rc = ctl_fetch_log_store(input->directory, input->namespace_name, header.epoch, &log, report);
 	if (rc == 0)
 		rc = ctl_fetch_store(input->directory, input->namespace_name, header.epoch,
 		                     input->header_note, input->header_note_len, body.data, body.len,
 		                     input->certificates, input->certificates_len, report);
+	result->dropped_count = 0;
+	if (rc == 0)
+		rc = ctl_fetch_drop_revoked(input->bundle, input->directory, input->namespace_name,
+		                            header.epoch, body.data, body.len, result->dropped,
+		                            &result->dropped_count, report);
 	if (rc == 0)
 		log_result(&log, result);
 	ctl_fetch_log_free(&log);
