@@ -229,6 +229,15 @@ static void name_evidence(struct monitor *m, const char *path)
 	snprintf(r->evidence + used, sizeof r->evidence - used, "%s%s", used > 0 ? ", " : "", path);
 }
 
+static int round_names(const struct ctl_monitor_round *r, const char *path)
+{
+	size_t len = strlen(path);
+	for (const char *at = r->evidence; (at = strstr(at, path)) != NULL; at += len)
+		if ((at == r->evidence || at[-1] == ' ') && (at[len] == '\0' || at[len] == ','))
+			return 1;
+	return 0;
+}
+
 /* Encodes e, proves it with ctl_evidence_verify and writes it. what names the contradiction in
  * failure lines. */
 static void keep_evidence(struct monitor *m, const struct evidence *e, uint64_t number, const char *what)
@@ -263,9 +272,12 @@ static void keep_evidence(struct monitor *m, const struct evidence *e, uint64_t 
 		        m->evidence_dir, dirauth_strerror(rc));
 		goto done;
 	}
-	m->round->found++;
+	/* One contradiction may be seen twice in a round (across sources and against the state). */
+	if (!round_names(m->round, path)) {
+		m->round->found++;
+		name_evidence(m, path);
+	}
 	m->round->written += (size_t)created;
-	name_evidence(m, path);
 done:
 	buffer_free(&file);
 }
