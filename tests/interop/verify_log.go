@@ -153,11 +153,15 @@ func openCheckpoint(raw []byte, origin string, logKey note.Verifier, cosign *cos
 	if err != nil {
 		return nil, fmt.Errorf("note.Open: %v", err)
 	}
-	signed := map[string]bool{}
-	for _, s := range n.Sigs {
-		signed[s.Name] = true
+	type key struct {
+		name string
+		hash uint32
 	}
-	if !signed[logKey.Name()] || !signed[cosign.Name()] {
+	signed := map[key]bool{}
+	for _, s := range n.Sigs {
+		signed[key{s.Name, s.Hash}] = true
+	}
+	if !signed[key{logKey.Name(), logKey.KeyHash()}] || !signed[key{cosign.Name(), cosign.KeyHash()}] {
 		return nil, fmt.Errorf("signed by %v, want the log and the cosigner", n.Sigs)
 	}
 	lines := strings.SplitAfter(n.Text, "\n")
