@@ -45,6 +45,7 @@ struct options {
 	char dirauthd[PATH_MAX];
 	char signer[PATH_MAX];
 	const char *perf_output;
+	const char *http; /* extra keys of dirauthd's http mapping, e.g. "threads: 2" */
 	size_t registrations;
 	unsigned threads;
 	unsigned openssl_seconds; /* 0: skip openssl speed */
@@ -115,6 +116,7 @@ static void usage(FILE *out)
 	        "  --verify-seconds S     length of the in-process EVP verify anchor (default 2)\n"
 	        "  --post-seconds S       time bound of the registration phase (default 300)\n"
 	        "  --perf FILE            system-wide perf record -g of the POST phase into FILE\n"
+	        "  --http KEYS            extra keys of dirauthd's http mapping, e.g. \"threads: 2\"\n"
 	        "  --no-snapshot          do not publish and check the snapshot afterwards\n"
 	        "  --system-clock         the system clock, as in production, instead of a file clock that\n"
 	        "                         dirauthd and the signer read from disk at every registration;\n"
@@ -157,6 +159,8 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 			snprintf(o->signer, sizeof(o->signer), "%s", value);
 		} else if (strcmp(name, "--perf") == 0) {
 			o->perf_output = value;
+		} else if (strcmp(name, "--http") == 0) {
+			o->http = value;
 		} else if (strcmp(name, "--temp-dir") == 0) {
 			harness->temp_parent = value;
 		} else if (strcmp(name, "--registrations") == 0) {
@@ -230,6 +234,7 @@ int main(int argc, char **argv)
 	struct harness_authority_options authority_options = {.dirauthd = o.dirauthd,
 	                                                      .signer = o.signer,
 	                                                      .connections = o.threads,
+	                                                      .http = o.http,
 	                                                      .system_clock = o.system_clock};
 	if (harness_authority_prepare(&harness, &authority_options, &authority) != 0 ||
 	    harness_registrations(authority.provider, 0, o.registrations, 1, authority.now, 2, notes) != 0)
