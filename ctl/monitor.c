@@ -47,6 +47,9 @@ struct seen_header {
 	uint64_t epoch;
 	struct buffer note;
 	int pending; /* not yet in the log */
+	int rival;   /* signed by some authorities, fewer than the threshold: not believed, only
+	                compared with the believed ones */
+	char refusal[CTL_REPORT_MAX]; /* a rival's: why it is not believed */
 };
 
 /* A verified checkpoint seen this round (from a proof file). */
@@ -92,6 +95,17 @@ static void failure(struct monitor *m, const char *format, ...)
 		va_end(args);
 	}
 	r->failure_count++;
+}
+
+/* snprintf without the truncation warning: a truncated line is still the line. */
+static void format_into(char *out, size_t cap, const char *format, ...) __attribute__((format(printf, 3, 4)));
+
+static void format_into(char *out, size_t cap, const char *format, ...)
+{
+	va_list args;
+	va_start(args, format);
+	vsnprintf(out, cap, format, args);
+	va_end(args);
 }
 
 /* ---- requests ---- */
@@ -351,10 +365,11 @@ static void checkpoints_evidence(struct monitor *m, const struct buffer *first, 
 
 /* Verifies a header note of the namespace by the trust bundle at its own valid-after. */
 static int verify_header(struct monitor *m, size_t s, const uint8_t *note_bytes, size_t len,
-                         struct snapshot_header *header)
+                         struct snapshot_header *header, char *refusal, size_t refusal_cap)
 {
 	const struct source *source = &m->sources[s];
 	char detail[VERIFY_DETAIL_MAX];
+	struct snapshot_header parsed;
 	struct note *note = NULL;
 	int rc = len > VERIFY_HEADER_NOTE_MAX ? DIRAUTH_ERR_BOUNDS : note_parse(note_bytes, len, &note);
 
@@ -366,15 +381,22 @@ static int verify_header(struct monitor *m, size_t s, const uint8_t *note_bytes,
 		        dirauth_strerror(rc));
 		return rc;
 	}
+	parsed = *header;
 	rc = verify_snapshot_header(m->o->bundle, m->ns->name, source->certificates.data,
 	                            source->certificates.len, note_bytes, len, header->valid_after, NULL,
 	                            header, NULL, detail, sizeof detail);
-	if (rc != 0)
+	/* Too few signatures: whether it is evidence depends on what it is compared with. */
+	if (rc == DIRAUTH_ERR_THRESHOLD) {
+		*header = parsed;
+		format_into(refusal, refusal_cap, "monitor %s: %s: %s", m->ns->name, source->url, detail);
+	} else if (rc != 0) {
 		failure(m, "monitor %s: %s: %s", m->ns->name, source->url, detail);
+	}
 	return rc;
 }
 
-static int add_header(struct monitor *m, size_t s, uint64_t epoch, const struct buffer *note)
+static int add_header(struct monitor *m, size_t s, uint64_t epoch, const struct buffer *note,
+                      const char *refusal)
 {
 	if (m->header_count == m->header_cap) {
 		size_t cap = m->header_cap ? m->header_cap * 2 : 16;
@@ -392,7 +414,12 @@ static int add_header(struct monitor *m, size_t s, uint64_t epoch, const struct 
 	if (buffer_append(&h->note, note->data, note->len) != 0)
 		return DIRAUTH_ERR_NOMEM;
 	m->header_count++;
-	m->round->headers++;
+	if (refusal != NULL) {
+		h->rival = 1;
+		format_into(h->refusal, sizeof h->refusal, "%s", refusal);
+	} else {
+		m->round->headers++;
+	}
 	return 0;
 }
 
@@ -402,7 +429,7 @@ static int fetch_header(struct monitor *m, size_t s, int has_epoch, uint64_t *ep
 {
 	struct snapshot_header header;
 	struct net_response response;
-	char path[NAMESPACE_NAME_MAX + 64];
+	char path[NAMESPACE_NAME_MAX + 64], refusal[CTL_REPORT_MAX] = "";
 	int rc;
 
 	*found = 0;
@@ -413,7 +440,12 @@ static int fetch_header(struct monitor *m, size_t s, int has_epoch, uint64_t *ep
 	net_response_init(&response);
 	rc = get(m, s, "snapshot header", path, VERIFY_HEADER_NOTE_MAX, 1, 0, &response);
 	if (rc == 0 && response.status == 200) {
-		rc = verify_header(m, s, response.body.data, response.body.len, &header);
+		rc = verify_header(m, s, response.body.data, response.body.len, &header, refusal,
+		                   sizeof refusal);
+		if (rc == DIRAUTH_ERR_THRESHOLD) {
+			rc = add_header(m, s, header.epoch, &response.body, refusal);
+			goto done;
+		}
 		if (rc == 0 && has_epoch && header.epoch != *epoch) {
 			failure(m, "monitor %s: %s: asked for epoch %" PRIu64 ", served epoch %" PRIu64,
 			        m->ns->name, m->sources[s].url, *epoch, header.epoch);
@@ -422,9 +454,10 @@ static int fetch_header(struct monitor *m, size_t s, int has_epoch, uint64_t *ep
 		if (rc == 0) {
 			*epoch = header.epoch;
 			*found = 1;
-			rc = add_header(m, s, header.epoch, &response.body);
+			rc = add_header(m, s, header.epoch, &response.body, NULL);
 		}
 	}
+done:
 	net_response_free(&response);
 	return rc;
 }
@@ -440,6 +473,36 @@ static int same_text(const struct buffer *a, const struct buffer *b)
 	return same;
 }
 
+/* A rival header (too few signatures) against the believed ones of its epoch, this round's and
+ * the one kept: evidence when an authority signed both, else a failure of the round. */
+static void compare_rival(struct monitor *m, struct seen_header *h, struct buffer *kept)
+{
+	size_t found = m->round->found;
+	char name[64], what[256];
+	int present = 0;
+	/* One piece of evidence per rival: the first believed header it contradicts. */
+	for (size_t j = 0; j < m->header_count && m->round->found == found; j++) {
+		struct seen_header *other = &m->headers[j];
+		if (other->rival || other->epoch != h->epoch || same_text(&other->note, &h->note))
+			continue;
+		snprintf(what, sizeof what, "%s serves a header for epoch %" PRIu64 " other than %s's",
+		         m->sources[h->source].url, h->epoch, m->sources[other->source].url);
+		headers_evidence(m, h->epoch, &other->note, &m->sources[other->source].certificates, &h->note,
+		                 &m->sources[h->source].certificates, what);
+	}
+	snprintf(name, sizeof name, "epochs/%" PRIu64 ".header", h->epoch);
+	if (m->round->found == found && state_read(m, name, VERIFY_HEADER_NOTE_MAX, kept, &present) == 0 &&
+	    present && !same_text(kept, &h->note)) {
+		snprintf(what, sizeof what,
+		         "%s serves a header for epoch %" PRIu64 " other than the one seen before",
+		         m->sources[h->source].url, h->epoch);
+		headers_evidence(m, h->epoch, kept, &m->state_certificates, &h->note,
+		                 &m->sources[h->source].certificates, what);
+	}
+	if (m->round->found == found)
+		failure(m, "%s", h->refusal);
+}
+
 /* Each header against the one kept for its epoch and the others of this round. */
 static void compare_headers(struct monitor *m)
 {
@@ -449,9 +512,13 @@ static void compare_headers(struct monitor *m)
 	for (size_t i = 0; i < m->header_count; i++) {
 		struct seen_header *h = &m->headers[i];
 		int present = 0, duplicate = 0;
+		if (h->rival) {
+			compare_rival(m, h, &kept);
+			continue;
+		}
 		for (size_t j = 0; j < i; j++) {
 			struct seen_header *other = &m->headers[j];
-			if (other->epoch != h->epoch)
+			if (other->epoch != h->epoch || other->rival)
 				continue;
 			if (same_text(&other->note, &h->note)) {
 				duplicate = 1;
@@ -802,13 +869,16 @@ static void monitor_namespace(struct monitor *m)
 	}
 	compare_headers(m);
 	for (size_t i = 0; log_checked && i < m->header_count; i++)
-		check_inclusion(m, &m->headers[i]);
+		if (!m->headers[i].rival)
+			check_inclusion(m, &m->headers[i]);
 	if (log_checked)
 		compare_checkpoints(m);
 	/* Checked up to the epoch before the first one still waiting for the log. */
 	uint64_t highest = checked, first_pending = UINT64_MAX;
 	int any = has_checked;
 	for (size_t i = 0; i < m->header_count; i++) {
+		if (m->headers[i].rival)
+			continue;
 		if (m->headers[i].pending && m->headers[i].epoch < first_pending)
 			first_pending = m->headers[i].epoch;
 		if (!any || m->headers[i].epoch > highest)
