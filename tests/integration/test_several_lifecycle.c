@@ -8,10 +8,10 @@
  * takes about 20 s. Along five epochs:
  *   - every epoch is published with consensus method 2 by all three, with one header text and
  *     one body;
- *   - a revocation posted to one authority only leaves the next snapshot at every authority and
- *     is listed there; a revocation posted to two while the third withholds it (its vote lacks
- *     it) cannot keep the service in the consensus, and the third learns it (it then refuses a
- *     newer registration of the revoked service);
+ *   - a revocation of an endpoint posted to one authority only leaves the next snapshot at every
+ *     authority and is listed there; one posted to two while the third withholds it (its vote
+ *     lacks it) cannot keep the endpoint in the consensus, and the third learns it (it then
+ *     refuses a newer registration naming the revoked endpoint);
  *   - a health statement posted to one authority only is unknown while one vote holds it (k = 2)
  *     and published with its class and signer once the others took it from that vote; a newer
  *     one posted to one authority only is published once two hold it, the older until then (the
@@ -221,8 +221,9 @@ static const struct snapshot_health *health_entry(const struct snapshot_body *b,
 	return NULL;
 }
 
-/* Authority i's vote for epoch lists a revocation of s's whole service. */
-static int vote_lists_revocation(struct cluster *c, size_t i, uint64_t epoch, const struct service *s)
+/* Authority i's vote for epoch lists a revocation of endpoint e of s. */
+static int vote_lists_revocation(struct cluster *c, size_t i, uint64_t epoch, const struct service *s,
+                                 size_t e)
 {
 	char path[256];
 	struct cluster_response response;
@@ -238,7 +239,9 @@ static int vote_lists_revocation(struct cluster *c, size_t i, uint64_t epoch, co
 	int found = 0;
 	for (size_t r = 0; r < body->revocation_count; r++)
 		found |= memcmp(body->revocations[r].service_id, s->r.service_id, SERVICE_ID_SIZE) == 0 &&
-		         !body->revocations[r].has_endpoint;
+		         body->revocations[r].has_endpoint &&
+		         memcmp(body->revocations[r].endpoint_id, s->r.endpoints[e].endpoint_id,
+		                ENDPOINT_ID_SIZE) == 0;
 	vote_body_free(body);
 	cluster_response_free(&response);
 	return found;
@@ -274,29 +277,32 @@ START_TEST(test_three_authorities_method_two)
 	buffer_free(&body);
 
 	/* Into the views of e1 + 1: health of a's first endpoint to authority 0 only; a revocation of
-	 * b's first endpoint to authority 1 only; a revocation of the whole of c to 0 and 1, which
-	 * authority 2 withholds (it never gets it from a provider). */
+	 * b's first endpoint to authority 1 only; a revocation of c's second endpoint to 0 and 1,
+	 * which authority 2 withholds (it never gets it from a provider). */
 	uint64_t e2 = e1 + 1;
 	run_to_before_vote(c, e2);
 	struct buffer healthy, revoke_b, revoke_c;
 	health_note(c, &a, 0, HEALTH_HEALTHY, cluster_now(c), 1, &healthy);
 	revocation_note(c, &b, 0, 1, &revoke_b);
-	revocation_note(c, &s3, -1, 2, &revoke_c);
+	revocation_note(c, &s3, 1, 2, &revoke_c);
 	post_expect(c, CLUSTER_BIT(0), "/v1/endpoint-health", &healthy, 202);
 	post_expect(c, CLUSTER_BIT(1), "/v1/revocations", &revoke_b, 202);
 	post_expect(c, CLUSTER_BIT(0) | CLUSTER_BIT(1), "/v1/revocations", &revoke_c, 202);
 	cluster_run_epoch(c, e2);
 	published(c, e2, &body, &p);
-	ck_assert_msg(!vote_lists_revocation(c, 2, e2, &s3), "authority 2's vote should lack c's revocation");
-	ck_assert(vote_lists_revocation(c, 0, e2, &s3));
+	ck_assert_msg(!vote_lists_revocation(c, 2, e2, &s3, 1),
+	              "authority 2's vote should lack c's revocation");
+	ck_assert(vote_lists_revocation(c, 0, e2, &s3, 1));
+	ck_assert(vote_lists_revocation(c, 1, e2, &s3, 1));
 	/* b and c are gone at every authority and listed; a stays, its health unknown: one vote
 	 * holds a statement, k = 2 are needed. */
 	ck_assert(lists_record(p, &a));
 	ck_assert(!lists_record(p, &b));
 	ck_assert(!lists_record(p, &s3));
 	ck_assert_ptr_nonnull(listed_revocation(p, &b, 0));
-	ck_assert_ptr_nonnull(listed_revocation(p, &s3, -1));
-	ck_assert_uint_eq(listed_revocation(p, &s3, -1)->since, e2);
+	ck_assert_ptr_nonnull(listed_revocation(p, &s3, 1));
+	ck_assert_uint_eq(listed_revocation(p, &s3, 1)->since, e2);
+	ck_assert_uint_eq(listed_revocation(p, &b, 0)->since, e2);
 	ck_assert_ptr_null(health_entry(p, &a, 0));
 	snapshot_body_free(p);
 	buffer_free(&body);
@@ -318,13 +324,14 @@ START_TEST(test_three_authorities_method_two)
 	ck_assert_uint_eq(h->note_len, healthy.len);
 	ck_assert_mem_eq(h->note, healthy.data, healthy.len);
 	ck_assert_ptr_nonnull(listed_revocation(p, &b, 0));
-	ck_assert_ptr_nonnull(listed_revocation(p, &s3, -1));
+	ck_assert_ptr_nonnull(listed_revocation(p, &s3, 1));
 	ck_assert(!lists_record(p, &b));
 	ck_assert(!lists_record(p, &s3));
 	snapshot_body_free(p);
 	buffer_free(&body);
 
-	/* Authority 2 learned c's revocation from its peers: a newer registration of c is refused. */
+	/* Authority 2 learned the revocation of c's endpoint from its peers: a newer registration of
+	 * c naming it is refused. */
 	struct buffer again;
 	long statuses[N];
 	cluster_registration(c, cluster_provider_key(c, 0), "lifecycle-c", 3, 2, &again);

@@ -485,12 +485,82 @@ START_TEST(test_one_vote_consensus)
 }
 END_TEST
 
+/* What an authority takes from its peers in a round of several (server/intake/lifecycle.h): a
+ * health statement older than the clock skew (a provider's would be refused), never one from the
+ * future, a lower sequence or a wrong signer; a revocation judged without being stored, then
+ * stored. */
+START_TEST(test_statements_from_peers)
+{
+	struct fixture f;
+	fixture_open(&f);
+	uint64_t at = GENESIS + 10 * LENGTH + 1;
+	struct registration r;
+	registration(&f, 1, 1, at, 0, &r);
+	uint64_t now = at + 600;
+	write_clock(&f, now);
+	uint64_t skew = f.config->bounds.clock_skew_seconds;
+
+	struct health_statement s;
+	struct buffer old, lower, future, wrong;
+	lifecycle_statement(&r, 0, HEALTH_SIGNER_PROVIDER, HEALTH_DRAINING, 0, 2, &s);
+	s.issued_at = at;
+	buffer_init(&old);
+	lifecycle_sign_statement(&s, &f.provider, &old);
+	submit_expect(&f, submit_health, &old, API_ERROR_OUTSIDE_CLOCK_SKEW);
+	submit_expect(&f, submit_peer_health, &old, API_ERROR_NONE);
+	submit_expect(&f, submit_peer_health, &old, API_ERROR_REPLAYED);
+	s.issued_at = now;
+	s.sequence = 1;
+	buffer_init(&lower);
+	lifecycle_sign_statement(&s, &f.provider, &lower);
+	submit_expect(&f, submit_peer_health, &lower, API_ERROR_REPLAYED);
+	s.issued_at = now + skew + 60;
+	s.sequence = 3;
+	buffer_init(&future);
+	lifecycle_sign_statement(&s, &f.provider, &future);
+	submit_expect(&f, submit_peer_health, &future, API_ERROR_OUTSIDE_CLOCK_SKEW);
+	s.issued_at = now;
+	buffer_init(&wrong);
+	lifecycle_sign_statement(&s, &f.operator_key, &wrong);
+	submit_expect(&f, submit_peer_health, &wrong, API_ERROR_WRONG_SIGNER);
+
+	/* A revocation of the first endpoint: judged, not stored; by a key that is no operator's,
+	 * refused; then stored. */
+	struct revocation v;
+	struct buffer revocation, stranger;
+	lifecycle_revocation(&r, 0, REVOCATION_SIGNER_PROVIDER, &f.provider, REVOCATION_RETIRED, 0, 1, &v);
+	buffer_init(&revocation);
+	lifecycle_sign_revocation(&v, &f.provider, &revocation);
+	submit_expect(&f, submit_check_peer_revocation, &revocation, API_ERROR_NONE);
+	ck_assert_int_eq(
+	    store_revocation_find(f.store, "mix", r.service_id, r.endpoints[0].endpoint_id, NULL),
+	    DIRAUTH_ERR_NOT_FOUND);
+	lifecycle_revocation(&r, 0, REVOCATION_SIGNER_OPERATOR, &f.endpoint, REVOCATION_RETIRED, 0, 1, &v);
+	buffer_init(&stranger);
+	lifecycle_sign_revocation(&v, &f.endpoint, &stranger);
+	submit_expect(&f, submit_check_peer_revocation, &stranger, API_ERROR_WRONG_SIGNER);
+	submit_expect(&f, submit_peer_revocation, &revocation, API_ERROR_NONE);
+	ck_assert_int_eq(
+	    store_revocation_find(f.store, "mix", r.service_id, r.endpoints[0].endpoint_id, NULL), 0);
+
+	buffer_free(&old);
+	buffer_free(&lower);
+	buffer_free(&future);
+	buffer_free(&wrong);
+	buffer_free(&revocation);
+	buffer_free(&stranger);
+	registration_clear(&r);
+	fixture_close(&f);
+}
+END_TEST
+
 static Suite *publish_lifecycle_suite(void)
 {
 	Suite *suite = suite_create("publish_lifecycle");
 	TCase *tc = tcase_create("publish_lifecycle");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_one_vote_consensus);
+	tcase_add_test(tc, test_statements_from_peers);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
