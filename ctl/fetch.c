@@ -519,8 +519,8 @@ int ctl_fetch_verify_and_store(const struct ctl_fetch_input *input, struct ctl_f
 		rc = verify_body(input->bundle, &header, input->body_encoding, input->body, input->body_len,
 		                 &body, report);
 	if (rc == 0)
-		rc = ctl_fetch_check_revoked(input->bundle, input->directory, input->namespace_name, held.data,
-		                             held.len, body.data, body.len, report);
+		rc = ctl_fetch_check_revoked(input->bundle, input->directory, input->namespace_name,
+		                             held.data, held.len, body.data, body.len, report);
 	if (rc == 0)
 		rc = ctl_fetch_log_store(input->directory, input->namespace_name, header.epoch, &log, report);
 	if (rc == 0)
@@ -634,12 +634,21 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 	                 body_response.body.len, &body, report);
 	if (rc != 0)
 		goto done;
+	rc = ctl_fetch_check_revoked(options->bundle, directory, namespace_name, held.data, held.len,
+	                             body.data, body.len, report);
+	if (rc != 0)
+		goto done;
 	rc = ctl_fetch_log_store(directory, namespace_name, header.epoch, &log, report);
 	if (rc != 0)
 		goto done;
 	rc = ctl_fetch_store(directory, namespace_name, header.epoch, header_response.body.data,
 	                     header_response.body.len, body.data, body.len, certificates.data,
 	                     certificates.len, report);
+	result->dropped_count = 0;
+	if (rc == 0)
+		rc = ctl_fetch_drop_revoked(options->bundle, directory, namespace_name, header.epoch,
+		                            body.data, body.len, result->dropped, &result->dropped_count,
+		                            report);
 	if (rc == 0)
 		log_result(&log, result);
 done:

@@ -68,6 +68,7 @@ static int entry_excludes(const struct snapshot_revocation *v, const struct snap
                           int *excludes)
 {
 	struct registration registration;
+	struct note *note = NULL;
 	int rc;
 
 	*excludes = 0;
@@ -76,7 +77,8 @@ static int entry_excludes(const struct snapshot_revocation *v, const struct snap
 		return 0;
 	}
 	memset(&registration, 0, sizeof(registration));
-	rc = registration_parse_note(record->note, record->note_len, &registration, NULL);
+	rc = registration_parse_note(record->note, record->note_len, &registration, &note);
+	note_free(note);
 	if (rc == DIRAUTH_ERR_NOMEM)
 		return rc;
 	if (rc == 0)
