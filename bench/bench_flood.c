@@ -22,13 +22,16 @@
  *      dirauthd closes is opened again at once, so the flood keeps its size;
  *   4. after --warmup-seconds (by default longer than dirauthd's head deadline, so that the
  *      measure sees hostile connections being closed and coming back), the same two clients
- *      again, on the same addresses, with new registrations;
- *   5. the flood stops; the same two clients once more ("after the flood"); the clock moves to
- *      the epoch the receipts promised and that snapshot must hold every registration that got
- *      a 202.
- * During the flood GET /v1/metrics is sampled every 250 ms for the connections dirauthd holds,
- * and its counters of refusals and evictions are read before and after; the lines dirauthd wrote
- * to its log meanwhile are counted and checked: aggregate lines only, never a client address.
+ *      again, on the same addresses, with new registrations; then the flood stops;
+ *   5. steps 2 to 4 again, --rounds times in all, and a last unloaded phase, so that the
+ *      unloaded and the flooded phases alternate over the same minutes of a machine whose other
+ *      work comes and goes; each condition's figures pool its phases;
+ *   6. the clock moves to the epoch the receipts promised and that snapshot must hold every
+ *      registration that got a 202.
+ * During the flooded phases GET /v1/metrics is sampled every 250 ms for the connections dirauthd
+ * holds, and its counters of refusals and evictions are read before the first flood and after the
+ * last; the lines dirauthd wrote to its log meanwhile are counted and checked: aggregate lines
+ * only, never a client address.
  *
  * Exit status 0 when the run completed (the verdict is a line of the output, not the status: this
  * is a measure, not a test), 1 when a step failed, 2 for a bad option. With --check the status
@@ -63,6 +66,8 @@
 #define FLOOD_SNAPSHOT_SECONDS 120.0
 #define FLOOD_REQUEST_SECONDS  30L
 #define FLOOD_SAMPLE_MS        250
+#define FLOOD_SETTLE_SECONDS   1.0 /* after a flood stops, before the next phase */
+#define FLOOD_MAX_ROUNDS       20
 #define FLOOD_FD_SPARE         512 /* descriptors beyond the hostile ones: clients, children, files */
 #define FLOOD_AGGREGATE_PREFIX "dirauthd: http: in the last"
 #define FLOOD_REASONS          9
@@ -95,6 +100,7 @@ struct bench_options {
 	double log_seconds;     /* how long after the flood its log lines are still counted */
 	size_t flood_nice;      /* the flood thread's nice value */
 	const char *http;       /* extra keys of dirauthd's http mapping, or NULL */
+	size_t rounds;          /* of an unloaded phase and a flooded one; one more unloaded at the end */
 	int check;              /* the exit status says whether the behaviours held */
 };
 
@@ -494,24 +500,116 @@ static double ratio(double value, double anchor)
 	return anchor > 0 ? value / anchor : 0;
 }
 
+/* Several phases of one condition (unloaded, or under the flood) taken together. */
+struct pooled {
+	double get_p50, get_p99, get_max; /* over every answered GET of the phases */
+	double post_rate, post_p99;       /* 202s over the phases' POST time; p99 over all */
+	size_t gets, gets_right, posts, receipts;
+	size_t get_failed, post_failed;
+	const char *first_failure;
+	double seconds, dirauthd_cpu;
+};
+
+/* Median, 99th percentile and maximum of the latencies of one client of every phase. */
+static void pool_percentiles(const struct phase *phases, size_t count, int posts, double *p50, double *p99,
+                             double *max)
+{
+	size_t n = 0;
+	*p50 = *p99 = *max = 0;
+	for (size_t i = 0; i < count; i++)
+		n += posts ? phases[i].post.answered : phases[i].get.answered;
+	uint32_t *all = calloc(n ? n : 1, sizeof(uint32_t));
+	if (!all || n == 0) {
+		free(all);
+		return;
+	}
+	size_t at = 0;
+	for (size_t i = 0; i < count; i++) {
+		const struct client *c = posts ? &phases[i].post : &phases[i].get;
+		memcpy(all + at, c->latency_us, c->answered * sizeof(uint32_t));
+		at += c->answered;
+	}
+	qsort(all, n, sizeof(uint32_t), compare_u32);
+	*p50 = all[(n - 1) / 2] / 1000.0;
+	*p99 = all[(n - 1) * 99 / 100] / 1000.0;
+	*max = all[n - 1] / 1000.0;
+	free(all);
+}
+
+static void pool(const struct phase *phases, size_t count, struct pooled *out)
+{
+	double post_elapsed = 0, post_p50 = 0, post_max = 0;
+	memset(out, 0, sizeof(*out));
+	pool_percentiles(phases, count, 0, &out->get_p50, &out->get_p99, &out->get_max);
+	pool_percentiles(phases, count, 1, &post_p50, &out->post_p99, &post_max);
+	for (size_t i = 0; i < count; i++) {
+		const struct phase *p = &phases[i];
+		out->gets += p->get.count;
+		out->gets_right += p->get.answered - p->get.wrong;
+		out->posts += p->post.answered + p->post.failed;
+		out->receipts += p->receipts_checked;
+		out->get_failed += p->get.failed;
+		out->post_failed += p->post.failed;
+		if (!out->first_failure && (p->get.first_failure[0] || p->post.first_failure[0]))
+			out->first_failure =
+			    p->get.first_failure[0] ? p->get.first_failure : p->post.first_failure;
+		post_elapsed += p->post.elapsed;
+		out->seconds += p->seconds;
+		out->dirauthd_cpu += p->dirauthd_cpu;
+		out->post_rate += (double)p->post.answered;
+	}
+	out->post_rate = post_elapsed > 0 ? out->post_rate / post_elapsed : 0;
+}
+
+/* What the flood did over every round, as its side saw it. */
+struct flood_totals {
+	size_t size, peak_open;
+	uint64_t opened, closed, refused, answered, bytes;
+	double seconds;      /* from each round's first connect to the end of its measure */
+	double dirauthd_cpu; /* dirauthd's CPU time over those seconds */
+	double thread_cpu;   /* the flood thread's */
+};
+
+static void flood_totals_add(struct flood_totals *totals, const struct flood *flood)
+{
+	const struct flood_counters *c = flood_counters(flood);
+	totals->size = flood_size(flood);
+	if (atomic_load(&c->peak_open) > totals->peak_open)
+		totals->peak_open = atomic_load(&c->peak_open);
+	totals->opened += atomic_load(&c->opened);
+	totals->closed += atomic_load(&c->closed);
+	totals->refused += atomic_load(&c->refused);
+	totals->answered += atomic_load(&c->answered);
+	totals->bytes += atomic_load(&c->bytes);
+	totals->thread_cpu += flood_cpu_seconds(flood);
+}
+
 /* What the run measured besides the phases. */
 struct flood_run {
-	const struct phase *unloaded, *flooded, *after;
-	const struct flood *flood;
+	const struct phase *unloaded, *flooded; /* rounds + 1 and rounds phases */
+	size_t rounds;
+	const struct flood_totals *flood;
 	const struct flood_figures *figures;
 	const struct log_figures *log;
-	double flood_seconds;      /* from the first hostile connect to the end of the measure */
-	double log_seconds;        /* the span of the log lines counted */
-	double flood_dirauthd_cpu; /* dirauthd's CPU time over flood_seconds */
+	double log_seconds; /* the span of the log lines counted */
 	char load_before[64];
 	size_t total_records;
 	uint64_t epoch;
 };
 
-static void print_row_ms(const char *figure, double flooded, double unloaded, double after, const char *note)
+static void print_row_ms(const char *figure, double flooded, double unloaded, const char *note)
 {
-	printf("%-34s %11.3f ms %11.3f ms %7.2fx %11.3f ms%s\n", figure, flooded, unloaded,
-	       ratio(flooded, unloaded), after, note);
+	printf("%-34s %11.3f ms %11.3f ms %7.2fx%s\n", figure, flooded, unloaded, ratio(flooded, unloaded),
+	       note);
+}
+
+static void print_row_count(const char *figure, size_t flooded, size_t flooded_of, size_t unloaded,
+                            size_t unloaded_of)
+{
+	char a[40], b[40];
+	snprintf(a, sizeof(a), "%zu/%zu", flooded, flooded_of);
+	snprintf(b, sizeof(b), "%zu/%zu", unloaded, unloaded_of);
+	printf("%-34s %14s %14s\n", figure, a, b);
 }
 
 /* Prints the figures and the verdict; returns 1 when the behaviours held (every GET of every
@@ -521,10 +619,11 @@ static void print_row_ms(const char *figure, double flooded, double unloaded, do
 static int print_report(const struct bench *bench, const struct flood_run *run)
 {
 	const struct bench_options *o = &bench->options;
-	const struct phase *unloaded = run->unloaded, *flooded = run->flooded, *after = run->after;
-	const struct flood *flood = run->flood;
-	const struct flood_counters *counters = flood_counters(flood);
+	const struct flood_totals *flood = run->flood;
 	const struct flood_figures *figures = run->figures;
+	struct pooled unloaded, flooded;
+	pool(run->unloaded, run->rounds + 1, &unloaded);
+	pool(run->flooded, run->rounds, &flooded);
 	char first[INET_ADDRSTRLEN], last[INET_ADDRSTRLEN], client[INET_ADDRSTRLEN],
 	    registrar[INET_ADDRSTRLEN];
 	address_text(o->source_first, first);
@@ -536,41 +635,44 @@ static int print_report(const struct bench *bench, const struct flood_run *run)
 	printf("flood: %zu trickling heads + %zu idle + %zu trickling bodies = %zu connections from %zu "
 	       "addresses (%s-%s), one byte per %zu ms each, reopened when closed; warm-up %.0f s; the "
 	       "thread driving it at nice %zu\n",
-	       o->trickle, o->idle, o->body, flood_size(flood), o->sources, first, last, o->interval_ms,
+	       o->trickle, o->idle, o->body, flood->size, o->sources, first, last, o->interval_ms,
 	       o->warmup_seconds, o->flood_nice);
-	printf("clients: GET /v1/%s/snapshots/latest x %zu, one every %zu ms, from %s; meanwhile POST "
-	       "/v1/registrations back to back (at most %zu) from %s; one keep-alive connection each\n\n",
+	printf("clients: GET /v1/%s/snapshots/latest x %zu per phase, one every %zu ms, from %s; meanwhile "
+	       "POST /v1/registrations back to back (at most %zu) from %s; one keep-alive connection each\n",
 	       HARNESS_NAMESPACE, o->gets, o->get_interval_ms, client, o->registrations, registrar);
-	printf("%-34s %14s %14s %8s %14s\n", "figure", "under flood", "unloaded", "ratio", "after flood");
-	print_row_ms("latest header GET p50", flooded->get_p50, unloaded->get_p50, after->get_p50, "");
-	print_row_ms("latest header GET p99", flooded->get_p99, unloaded->get_p99, after->get_p99,
-	             "  (target: ratio <= 2)");
-	print_row_ms("latest header GET max", flooded->get_max, unloaded->get_max, after->get_max, "");
-	printf("%-34s %8zu/%-5zu %8zu/%-5zu %8s %8zu/%-5zu\n", "GETs answered 200 (right bytes)",
-	       flooded->get.answered - flooded->get.wrong, o->gets,
-	       unloaded->get.answered - unloaded->get.wrong, o->gets, "",
-	       after->get.answered - after->get.wrong, o->gets);
-	printf("%-34s %12.1f/s %12.1f/s %7.2fx %12.1f/s\n", "registrations (202, durable)",
-	       flooded->post_rate, unloaded->post_rate, ratio(flooded->post_rate, unloaded->post_rate),
-	       after->post_rate);
-	print_row_ms("registration p99", flooded->post_p99, unloaded->post_p99, after->post_p99, "");
-	printf("%-34s %8zu/%-5zu %8zu/%-5zu %8s %8zu/%-5zu\n", "registrations committed (receipt)",
-	       flooded->receipts_checked, flooded->post.answered + flooded->post.failed,
-	       unloaded->receipts_checked, unloaded->post.answered + unloaded->post.failed, "",
-	       after->receipts_checked, after->post.answered + after->post.failed);
-	printf("%-34s %11.1f %% %12.1f %% %7.2fx %12.1f %%\n", "dirauthd CPU (of one core)",
-	       100 * ratio(flooded->dirauthd_cpu, flooded->seconds),
-	       100 * ratio(unloaded->dirauthd_cpu, unloaded->seconds),
-	       ratio(ratio(flooded->dirauthd_cpu, flooded->seconds),
-	             ratio(unloaded->dirauthd_cpu, unloaded->seconds)),
-	       100 * ratio(after->dirauthd_cpu, after->seconds));
-	const struct phase *phases[] = {flooded, unloaded, after};
-	for (int p = 0; p < 3; p++)
-		if (phases[p]->get.failed || phases[p]->post.failed)
-			printf("%-34s %s: GET %zu, POST %zu (first: %s)\n", "failed requests",
-			       phases[p]->name, phases[p]->get.failed, phases[p]->post.failed,
-			       phases[p]->get.first_failure[0] ? phases[p]->get.first_failure
-			                                       : phases[p]->post.first_failure);
+	printf("phases: %zu unloaded and %zu under the flood, alternating (unloaded first and last); "
+	       "each column pools its phases\n\n",
+	       run->rounds + 1, run->rounds);
+	printf("%-34s %14s %14s %8s\n", "figure", "under flood", "unloaded", "ratio");
+	print_row_ms("latest header GET p50", flooded.get_p50, unloaded.get_p50, "");
+	print_row_ms("latest header GET p99", flooded.get_p99, unloaded.get_p99, "  (target: ratio <= 2)");
+	print_row_ms("latest header GET max", flooded.get_max, unloaded.get_max, "");
+	print_row_count("GETs answered 200 (right bytes)", flooded.gets_right, flooded.gets,
+	                unloaded.gets_right, unloaded.gets);
+	printf("%-34s %12.1f/s %12.1f/s %7.2fx\n", "registrations (202, durable)", flooded.post_rate,
+	       unloaded.post_rate, ratio(flooded.post_rate, unloaded.post_rate));
+	print_row_ms("registration p99", flooded.post_p99, unloaded.post_p99, "");
+	print_row_count("registrations committed (receipt)", flooded.receipts, flooded.posts,
+	                unloaded.receipts, unloaded.posts);
+	double flooded_cpu = ratio(flooded.dirauthd_cpu, flooded.seconds);
+	double unloaded_cpu = ratio(unloaded.dirauthd_cpu, unloaded.seconds);
+	printf("%-34s %11.1f %% %12.1f %% %7.2fx\n", "dirauthd CPU (of one core)", 100 * flooded_cpu,
+	       100 * unloaded_cpu, ratio(flooded_cpu, unloaded_cpu));
+	printf("%-34s", "GET p99 ratio by round");
+	for (size_t r = 0; r < run->rounds; r++) {
+		double p50, p99, max, flooded_p99;
+		pool_percentiles(&run->unloaded[r], 2, 0, &p50, &p99, &max);
+		pool_percentiles(&run->flooded[r], 1, 0, &p50, &flooded_p99, &max);
+		printf(" %.2fx", ratio(flooded_p99, p99));
+	}
+	printf("  (each against the unloaded phases around it)\n");
+	if (flooded.get_failed + flooded.post_failed + unloaded.get_failed + unloaded.post_failed)
+		printf(
+		    "%-34s GET %zu and POST %zu under the flood, GET %zu and POST %zu unloaded (first: %s)\n",
+		    "failed requests", flooded.get_failed, flooded.post_failed, unloaded.get_failed,
+		    unloaded.post_failed,
+		    flooded.first_failure ? flooded.first_failure
+		                          : (unloaded.first_failure ? unloaded.first_failure : "?"));
 	printf("%-34s epoch %llu holds all %zu accepted registrations\n", "snapshot after the run",
 	       (unsigned long long)run->epoch, run->total_records);
 
@@ -587,9 +689,10 @@ static int print_report(const struct bench *bench, const struct flood_run *run)
 		         flood_reasons[r], (unsigned long long)delta);
 		*total += delta;
 	}
-	printf("\nthe flood, %.1f s (dirauthd's /v1/metrics, sampled every %d ms during the measure, %zu "
-	       "samples; counters from the first hostile connect to the end of the measure):\n",
-	       run->flood_seconds, FLOOD_SAMPLE_MS, figures->samples);
+	printf("\nthe flood, %.1f s in %zu rounds (dirauthd's /v1/metrics, sampled every %d ms during the "
+	       "measures, %zu samples; counters from the first hostile connect to the end of the last "
+	       "measure):\n",
+	       flood->seconds, run->rounds, FLOOD_SAMPLE_MS, figures->samples);
 	printf("  held      at most %llu connections at once (%llu waiting for a first head, %llu served)\n",
 	       (unsigned long long)figures->peak_held, (unsigned long long)figures->peak_pending,
 	       (unsigned long long)figures->peak_served);
@@ -598,35 +701,34 @@ static int print_report(const struct bench *bench, const struct flood_run *run)
 	printf("  refused   %llu%s%s%s\n", (unsigned long long)refused, refused ? " (" : "", refused_parts,
 	       refused ? ")" : "");
 	printf("  the flood's side: %llu connects, %llu closed by dirauthd, %llu refused or not accepted "
-	       "within %d s, %llu got bytes back, at most %zu open at once, %llu bytes sent (%.0f/s)\n",
-	       (unsigned long long)atomic_load(&counters->opened),
-	       (unsigned long long)atomic_load(&counters->closed),
-	       (unsigned long long)atomic_load(&counters->refused), FLOOD_CONNECT_MS / 1000,
-	       (unsigned long long)atomic_load(&counters->answered), atomic_load(&counters->peak_open),
-	       (unsigned long long)atomic_load(&counters->bytes),
-	       ratio((double)atomic_load(&counters->bytes), run->flood_seconds));
+	       "within %d s, %llu reads got bytes back, at most %zu open at once, %llu bytes sent (%.0f/s)\n",
+	       (unsigned long long)flood->opened, (unsigned long long)flood->closed,
+	       (unsigned long long)flood->refused, FLOOD_CONNECT_MS / 1000,
+	       (unsigned long long)flood->answered, flood->peak_open, (unsigned long long)flood->bytes,
+	       ratio((double)flood->bytes, flood->seconds));
 	printf("  CPU       dirauthd %.2f s (%.1f %% of one core), the flood's own thread %.2f s\n",
-	       run->flood_dirauthd_cpu, 100 * ratio(run->flood_dirauthd_cpu, run->flood_seconds),
-	       flood_cpu_seconds(flood));
+	       flood->dirauthd_cpu, 100 * ratio(flood->dirauthd_cpu, flood->seconds), flood->thread_cpu);
 	printf("  dirauthd's log over %.1f s from the first hostile connect: %zu lines, %zu of them "
 	       "aggregate lines, %zu naming an address%s%s\n",
 	       run->log_seconds, run->log->lines, run->log->aggregate, run->log->with_address,
 	       run->log->first_other[0] ? "; first other line: " : "", run->log->first_other);
-	printf("\nload average (1 5 15 min): before %s; after the unloaded phase %s; at the end of the "
-	       "flood %s; after it %s (%ld cores)\n",
-	       run->load_before, unloaded->load, flooded->load, after->load, sysconf(_SC_NPROCESSORS_ONLN));
-	int p99_met = flooded->get_p99 <= 2 * unloaded->get_p99;
-	int all_answered = 1, committed = 1;
-	for (int p = 0; p < 3; p++) {
-		const struct phase *phase = phases[p];
-		all_answered &= phase->get.answered == o->gets && phase->get.wrong == 0;
+	printf("\nload average (1 5 15 min, %ld cores): before %s", sysconf(_SC_NPROCESSORS_ONLN),
+	       run->load_before);
+	for (size_t r = 0; r < run->rounds; r++)
+		printf("; round %zu: %s, %s", r + 1, run->unloaded[r].load, run->flooded[r].load);
+	printf("; last: %s\n", run->unloaded[run->rounds].load);
+	int p99_met = flooded.get_p99 <= 2 * unloaded.get_p99;
+	int all_answered = flooded.gets_right == flooded.gets && unloaded.gets_right == unloaded.gets;
+	int committed = 1;
+	for (size_t r = 0; r < 2 * run->rounds + 1; r++) {
+		const struct phase *phase = r % 2 ? &run->flooded[r / 2] : &run->unloaded[r / 2];
 		committed &= phase->post.failed == 0 && phase->receipts_checked > 0 &&
 		             phase->receipts_checked == phase->post.answered;
 	}
 	int log_clean = run->log->with_address == 0 && run->log->lines == run->log->aggregate &&
 	                (run->log->aggregate > 0 || evicted + refused == 0);
 	printf("verdict: p99 under the flood %.2fx the unloaded p99 (%s), %s, %s, %s\n",
-	       ratio(flooded->get_p99, unloaded->get_p99), p99_met ? "target met" : "TARGET MISSED",
+	       ratio(flooded.get_p99, unloaded.get_p99), p99_met ? "target met" : "TARGET MISSED",
 	       all_answered ? "every GET answered" : "GETS FAILED",
 	       committed ? "every registration committed and published" : "REGISTRATIONS FAILED",
 	       log_clean ? "aggregate log lines only" : "LOG NOT AGGREGATE OR NAMING AN ADDRESS");
@@ -655,7 +757,9 @@ static void usage(FILE *out)
 	    "  --get-interval-ms MS    one GET started every MS (default 5; 0: back to back)\n"
 	    "  --registrations N       registrations per phase at most, back to back while the GETs run\n"
 	    "                          (default 3000)\n"
-	    "  --warmup-seconds S      flood time before the measure (default 12)\n"
+	    "  --rounds N              rounds of an unloaded phase and a flooded one, then one more\n"
+	    "                          unloaded phase (default 3)\n"
+	    "  --warmup-seconds S      flood time before each flooded measure (default 12)\n"
 	    "  --measure-seconds S     bound of each measured phase (default 120)\n"
 	    "  --log-seconds S         after the flood, how long its log lines still count (default 11,\n"
 	    "                          more than dirauthd's log interval; every S > 0)\n"
@@ -688,6 +792,7 @@ static int parse_options(int argc, char **argv, struct bench_options *o)
 	o->get_interval_ms = 5;
 	o->registrations = 3000;
 	o->warmup_seconds = 12;
+	o->rounds = 3;
 	o->measure_seconds = 120;
 	o->log_seconds = 11;
 	o->flood_nice = 10;
@@ -734,6 +839,8 @@ static int parse_options(int argc, char **argv, struct bench_options *o)
 			ok = harness_parse_count(value, 0, 60000, &o->get_interval_ms) == 0;
 		} else if (strcmp(name, "--registrations") == 0) {
 			ok = harness_parse_count(value, 1, FLOOD_MAX_COUNT, &o->registrations) == 0;
+		} else if (strcmp(name, "--rounds") == 0) {
+			ok = harness_parse_count(value, 1, FLOOD_MAX_ROUNDS, &o->rounds) == 0;
 		} else if (strcmp(name, "--warmup-seconds") == 0) {
 			ok = harness_parse_seconds(value, &o->warmup_seconds) == 0;
 		} else if (strcmp(name, "--measure-seconds") == 0) {
@@ -846,17 +953,18 @@ static void step(const char *format, ...)
 int main(int argc, char **argv)
 {
 	struct bench bench;
-	struct phase unloaded = {.name = "unloaded"}, flooded = {.name = "under the flood"},
-	             after = {.name = "after the flood"};
+	struct phase *unloaded = NULL, *flooded = NULL;
+	struct buffer **notes = NULL;
 	struct flood *flood = NULL;
+	struct flood_totals totals;
 	struct flood_figures figures;
 	struct log_figures log;
 	struct flood_run run;
-	struct buffer *notes[3] = {NULL, NULL, NULL};
 	struct buffer body;
 	CURL *handle = NULL;
 	int rc = 1;
 	memset(&bench, 0, sizeof(bench));
+	memset(&totals, 0, sizeof(totals));
 	memset(&figures, 0, sizeof(figures));
 	memset(&log, 0, sizeof(log));
 	memset(&run, 0, sizeof(run));
@@ -865,43 +973,45 @@ int main(int argc, char **argv)
 	if (parse_options(argc, argv, &bench.options) != 0)
 		return 2;
 	const struct bench_options *o = &bench.options;
+	size_t rounds = o->rounds, phases = 2 * rounds + 1;
 	size_t hostile = o->trickle + o->idle + o->body;
 	/* A descriptor per hostile connection here and as many in dirauthd, which inherits the
 	 * limit. */
 	if (harness_raise_descriptor_limit(hostile + FLOOD_FD_SPARE) != 0)
 		return 1;
 	bench.harness.temp_parent = o->temp_parent;
+	unloaded = calloc(rounds + 1, sizeof(*unloaded));
+	flooded = calloc(rounds, sizeof(*flooded));
+	notes = calloc(phases, sizeof(*notes));
+	if (!unloaded || !flooded || !notes) {
+		harness_fail("out of memory");
+		goto cleanup;
+	}
+	for (size_t r = 0; r <= rounds; r++) {
+		unloaded[r].name = "unloaded";
+		if (r < rounds)
+			flooded[r].name = "under the flood";
+	}
 	if (harness_start(&bench.harness) != 0)
 		goto cleanup;
 
 	struct harness_authority_options authority_options = {
 	    .dirauthd = o->dirauthd, .signer = o->signer, .http = o->http, .shipped_http_limits = 1};
 	uint64_t epoch = 0, publish_epoch = 0;
-	step("starting dirauth-signer and dirauthd, signing %zu registrations", 3 * o->registrations);
+	step("starting dirauth-signer and dirauthd, signing %zu registrations", phases * o->registrations);
 	if (harness_authority_prepare(&bench.harness, &authority_options, &bench.authority) != 0 ||
 	    harness_authority_start(&bench.authority) != 0 || seed(&bench, &epoch) != 0)
 		goto cleanup;
 	bench.port = (unsigned)strtoul(strrchr(bench.authority.url, ':') + 1, NULL, 10);
-	for (size_t p = 0; p < 3; p++)
+	for (size_t p = 0; p < phases; p++)
 		if (build_notes(&bench, 1000 + p * o->registrations, o->registrations, &notes[p]) != 0)
 			goto cleanup;
 	harness_load_average(run.load_before);
-
-	step("unloaded phase");
-	if (phase_run(&bench, &unloaded, notes[0], NULL) != 0 ||
-	    phase_check_receipts(&bench, &unloaded, notes[0], &publish_epoch) != 0)
-		goto cleanup;
-
-	step("flood of %zu connections, warm-up %.0f s", hostile, o->warmup_seconds);
 	handle = metrics_handle(&bench);
-	if (!handle || metrics_read(handle, &body, &figures.before) != 0) {
-		harness_fail("cannot read %s/v1/metrics", bench.authority.url);
+	if (!handle) {
+		harness_fail("out of memory");
 		goto cleanup;
 	}
-	const char *dirauthd_log = bench.authority.dirauthd.log_path;
-	off_t log_from = file_size(dirauthd_log);
-	double flood_start_time = harness_now();
-	double cpu_before = harness_process_cpu(bench.authority.dirauthd.pid);
 	char path[64];
 	snprintf(path, sizeof(path), "/v1/%s/snapshots/latest", HARNESS_NAMESPACE);
 	struct flood_options flood_options = {
@@ -915,40 +1025,70 @@ int main(int argc, char **argv)
 	    .interval_ms = o->interval_ms,
 	    .nice = (int)o->flood_nice,
 	};
-	if (flood_start(&bench.harness, &flood_options, &flood) != 0)
-		goto cleanup;
-	pause_for(&bench, o->warmup_seconds);
-	step("measuring under the flood (%zu connections open)", atomic_load(&flood_counters(flood)->open));
-	if (phase_run(&bench, &flooded, notes[1], &figures) != 0)
-		goto cleanup;
-	if (metrics_read(handle, &body, &figures.after) != 0) {
-		harness_fail("cannot read %s/v1/metrics under the flood", bench.authority.url);
-		goto cleanup;
+	const char *dirauthd_log = bench.authority.dirauthd.log_path;
+	off_t log_from = 0;
+	double first_flood = 0;
+
+	/* Unloaded and flooded phases alternate, so that both sample the same minutes of a machine
+	 * whose other work comes and goes. */
+	for (size_t r = 0; r < rounds; r++) {
+		step("round %zu of %zu: unloaded", r + 1, rounds);
+		if (phase_run(&bench, &unloaded[r], notes[2 * r], NULL) != 0 ||
+		    phase_check_receipts(&bench, &unloaded[r], notes[2 * r], &publish_epoch) != 0)
+			goto cleanup;
+		if (r == 0) {
+			if (metrics_read(handle, &body, &figures.before) != 0) {
+				harness_fail("cannot read %s/v1/metrics", bench.authority.url);
+				goto cleanup;
+			}
+			log_from = file_size(dirauthd_log);
+			first_flood = harness_now();
+		}
+		step("round %zu of %zu: flood of %zu connections, warm-up %.0f s", r + 1, rounds, hostile,
+		     o->warmup_seconds);
+		double start = harness_now(), cpu_before = harness_process_cpu(bench.authority.dirauthd.pid);
+		if (flood_start(&bench.harness, &flood_options, &flood) != 0)
+			goto cleanup;
+		pause_for(&bench, o->warmup_seconds);
+		step("round %zu of %zu: measuring under the flood (%zu connections open)", r + 1, rounds,
+		     atomic_load(&flood_counters(flood)->open));
+		if (phase_run(&bench, &flooded[r], notes[2 * r + 1], &figures) != 0)
+			goto cleanup;
+		if (r + 1 == rounds && metrics_read(handle, &body, &figures.after) != 0) {
+			harness_fail("cannot read %s/v1/metrics under the flood", bench.authority.url);
+			goto cleanup;
+		}
+		totals.seconds += harness_now() - start;
+		totals.dirauthd_cpu += harness_process_cpu(bench.authority.dirauthd.pid) - cpu_before;
+		flood_stop(flood);
+		flood_totals_add(&totals, flood);
+		flood_free(flood);
+		flood = NULL;
+		if (phase_check_receipts(&bench, &flooded[r], notes[2 * r + 1], &publish_epoch) != 0)
+			goto cleanup;
+		/* dirauthd sees the flood's connections close; the next phase starts after that. */
+		pause_for(&bench, FLOOD_SETTLE_SECONDS);
 	}
-	run.flood_seconds = harness_now() - flood_start_time;
-	run.flood_dirauthd_cpu = harness_process_cpu(bench.authority.dirauthd.pid) - cpu_before;
-	flood_stop(flood);
 
 	/* The aggregate line of the flood's last interval comes up to one interval later. */
 	step("flood stopped; %.0f s for dirauthd's last aggregate line", o->log_seconds);
 	pause_for(&bench, o->log_seconds);
-	run.log_seconds = harness_now() - flood_start_time;
+	run.log_seconds = harness_now() - first_flood;
 	log_count(dirauthd_log, log_from, file_size(dirauthd_log), &log);
-	if (phase_check_receipts(&bench, &flooded, notes[1], &publish_epoch) != 0)
-		goto cleanup;
 
-	step("unloaded again");
-	if (phase_run(&bench, &after, notes[2], NULL) != 0 ||
-	    phase_check_receipts(&bench, &after, notes[2], &publish_epoch) != 0)
+	step("unloaded, last");
+	if (phase_run(&bench, &unloaded[rounds], notes[2 * rounds], NULL) != 0 ||
+	    phase_check_receipts(&bench, &unloaded[rounds], notes[2 * rounds], &publish_epoch) != 0)
 		goto cleanup;
-	run.total_records =
-	    FLOOD_SEED_RECORDS + unloaded.post.answered + flooded.post.answered + after.post.answered;
+	run.total_records = FLOOD_SEED_RECORDS;
+	for (size_t r = 0; r <= rounds; r++)
+		run.total_records += unloaded[r].post.answered + (r < rounds ? flooded[r].post.answered : 0);
 	if (publish_epoch > epoch && wait_for_snapshot(&bench, publish_epoch, run.total_records) != 0)
 		goto cleanup;
-	run.unloaded = &unloaded;
-	run.flooded = &flooded;
-	run.after = &after;
-	run.flood = flood;
+	run.unloaded = unloaded;
+	run.flooded = flooded;
+	run.rounds = rounds;
+	run.flood = &totals;
 	run.figures = &figures;
 	run.log = &log;
 	run.epoch = publish_epoch > epoch ? publish_epoch : epoch;
@@ -960,11 +1100,15 @@ cleanup:
 		curl_easy_cleanup(handle);
 	buffer_free(&body);
 	harness_authority_stop(&bench.authority);
-	phase_clear(&unloaded);
-	phase_clear(&flooded);
-	phase_clear(&after);
-	for (size_t p = 0; p < 3; p++)
+	for (size_t r = 0; unloaded && r <= rounds; r++)
+		phase_clear(&unloaded[r]);
+	for (size_t r = 0; flooded && r < rounds; r++)
+		phase_clear(&flooded[r]);
+	for (size_t p = 0; notes && p < phases; p++)
 		notes_free(notes[p], o->registrations);
+	free(unloaded);
+	free(flooded);
+	free(notes);
 	buffer_free(&bench.latest);
 	harness_finish(&bench.harness);
 	if (rc != 0)
