@@ -325,7 +325,8 @@ struct posting {
 	struct ctl_lifecycle_answer *answers;
 };
 
-/* The value of "name": in a flat JSON object (the server's accepted answer), as a span. */
+/* The value of "name": in a flat JSON object (the server's accepted answer), as a span: the
+ * characters up to the closing quote (quoted) or the digits (not quoted). */
 static int json_value(const uint8_t *body, size_t len, const char *name, int quoted, struct text_span *out)
 {
 	char key[32];
@@ -347,21 +348,34 @@ static int json_value(const uint8_t *body, size_t len, const char *name, int quo
 	return DIRAUTH_ERR_SYNTAX;
 }
 
-/* 202 {"status":"accepted","sha256":"<hex>","epoch":E}: it must name the note posted. */
-static int check_accepted(const char *what, const struct net_response *response, const char *note_hex,
-                          struct ctl_lifecycle_answer *answer)
+int ctl_lifecycle_parse_accepted(const uint8_t *body, size_t len, uint8_t sha256[32], uint64_t *epoch)
 {
-	struct text_span status, digest, epoch;
+	struct text_span status, digest, number;
 
-	if (json_value(response->body.data, response->body.len, "status", 1, &status) != 0 ||
-	    json_value(response->body.data, response->body.len, "sha256", 1, &digest) != 0 ||
-	    json_value(response->body.data, response->body.len, "epoch", 0, &epoch) != 0 || status.len != 8 ||
-	    memcmp(status.data, "accepted", 8) != 0 || text_parse_u64(epoch, &answer->epoch) != 0) {
+	if (len > CTL_LIFECYCLE_RESPONSE_MAX)
+		return DIRAUTH_ERR_BOUNDS;
+	if (json_value(body, len, "status", 1, &status) != 0 ||
+	    json_value(body, len, "sha256", 1, &digest) != 0 ||
+	    json_value(body, len, "epoch", 0, &number) != 0 || status.len != 8 ||
+	    memcmp(status.data, "accepted", 8) != 0 || digest.len != 64 ||
+	    text_parse_hex(digest, sha256, 32) != 0 || text_parse_u64(number, epoch) != 0)
+		return DIRAUTH_ERR_SYNTAX;
+	return 0;
+}
+
+/* 202 {"status":"accepted","sha256":"<hex>","epoch":E}: it must name the note posted. */
+static int check_accepted(const char *what, const struct net_response *response,
+                          const uint8_t note_sha256[32], struct ctl_lifecycle_answer *answer)
+{
+	uint8_t named[32];
+
+	if (ctl_lifecycle_parse_accepted(response->body.data, response->body.len, named, &answer->epoch) !=
+	    0) {
 		ctl_report_fail(&answer->report, CTL_EXIT_DATA,
 		                "%s: the answer is not the accepted statement's JSON", what);
 		return DIRAUTH_ERR_SYNTAX;
 	}
-	if (digest.len != 64 || memcmp(digest.data, note_hex, 64) != 0) {
+	if (memcmp(named, note_sha256, 32) != 0) {
 		ctl_report_fail(&answer->report, CTL_EXIT_DATA,
 		                "%s: the answer names another document than the one posted", what);
 		return DIRAUTH_ERR_MISMATCH;
@@ -496,7 +510,7 @@ static void post_at(void *context, size_t index)
 		if (rc == 0)
 			rc = keep_receipt(posting, &response, answer);
 	} else {
-		rc = check_accepted(what, &response, posting->result->note_hex, answer);
+		rc = check_accepted(what, &response, posting->result->note_sha256, answer);
 	}
 	if (rc != 0) {
 		answer->outcome = ctl_register_check_outcome(&answer->report);

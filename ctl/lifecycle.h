@@ -116,6 +116,13 @@ struct ctl_lifecycle_result {
 	char accepted_names[VERIFY_NAMES_MAX]; /* deregistration: the authorities counted */
 };
 
+/* Parses the answer of an accepted health statement or revocation, the JSON object
+ * {"status":"accepted","sha256":"<64 lower-case hex>","epoch":<decimal>} (its members found by
+ * name, each once needed), at most CTL_LIFECYCLE_RESPONSE_MAX bytes. On success sha256 gets the
+ * digest the server names and *epoch the epoch. Returns 0, DIRAUTH_ERR_BOUNDS (too long) or
+ * DIRAUTH_ERR_SYNTAX (a member missing or malformed, another status). */
+int ctl_lifecycle_parse_accepted(const uint8_t *body, size_t len, uint8_t sha256[32], uint64_t *epoch);
+
 /* "health", "revoke" or "deregister": the command's name, the prefix of its messages. */
 const char *ctl_lifecycle_command_name(enum ctl_lifecycle_kind kind);
 
