@@ -455,7 +455,7 @@ int ctl_evidence_command(int argc, char **argv, struct ctl_report *report)
 	int option, rc, exit_code;
 
 	opterr = 0;
-	optind = 1;
+	optind = 0; /* 0, not 1: glibc then forgets the state of an earlier parse in this process */
 	while ((option = getopt_long(argc, argv, "+:h", options, NULL)) != -1 || optind < argc) {
 		if (option == -1) {
 			if (path != NULL) {

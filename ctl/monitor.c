@@ -1097,7 +1097,7 @@ static int parse_monitor_arguments(int argc, char **argv, struct monitor_argumen
 	memset(a, 0, sizeof *a);
 	*help = 0;
 	opterr = 0;
-	optind = 1;
+	optind = 0; /* 0, not 1: glibc then forgets the state of an earlier parse in this process */
 	while (rc == 0 && (option = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
 		switch (option) {
 		case OPTION_TRUST:
