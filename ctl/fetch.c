@@ -611,7 +611,7 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 	                policy->max_chain, report);
 	if (rc != 0)
 		goto done;
-	rc = ctl_fetch_log_run(options->log, options->server_url, NULL, directory, &header,
+	rc = ctl_fetch_log_run(options->log, options->server_url, options->authorization, directory, &header,
 	                       header_response.body.data, header_response.body.len, &log, report);
 	if (rc != 0)
 		goto done;
