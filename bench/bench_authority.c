@@ -22,18 +22,31 @@
  *   4. every receipt is checked (the authority's signature, the registration's digest), the
  *      clock moves to the promised epoch, and the snapshot must hold every accepted registration.
  * --perf FILE records a system-wide `perf record -g` of the POST phase alone into FILE.
+ *
+ * The client shares the machine with what it measures, so by default it is lean (one thread,
+ * epoll, M keep-alive connections: lean_post); --client curl posts from M threads with a curl
+ * handle each (harness_post), as bench_several does, and costs the cores several times more.
  */
+#define _GNU_SOURCE /* memmem */
 #include "bench/harness.h"
 
 #include "schema/compress.h"
 #include "schema/error.h"
 #include "schema/snapshot.h"
 
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,6 +58,7 @@ struct options {
 	char dirauthd[PATH_MAX];
 	char signer[PATH_MAX];
 	const char *perf_output;
+	const char *http; /* extra keys of dirauthd's http mapping, e.g. "threads: 2" */
 	size_t registrations;
 	unsigned threads;
 	unsigned openssl_seconds; /* 0: skip openssl speed */
@@ -52,6 +66,7 @@ struct options {
 	double post_seconds;
 	int skip_snapshot;
 	int system_clock;
+	int curl_client; /* harness_post's threads instead of lean_post */
 };
 
 /* CPU seconds per process, read before and after the POST phase. */
@@ -102,6 +117,291 @@ static void perf_stop(struct harness_child *perf)
 	harness_child_stop(perf);
 }
 
+/* The lean client (--client epoll): one thread drives M non-blocking keep-alive connections
+ * with epoll, each sending one request (the same POST, headers and body curl sends) and
+ * reading its whole answer before the next. It asks the kernel for no more than a send and a
+ * receive or two per registration, so that the client's share of the two cores goes to the
+ * server under test; the answers are judged as harness_post judges them: a 202 with a
+ * Content-Length body, kept as the receipt. */
+struct lean_connection {
+	int fd;
+	size_t note; /* in flight, or SIZE_MAX */
+	double started;
+	struct buffer request;
+	size_t sent;
+	struct buffer in;
+	int watching_output; /* EPOLLOUT too, while a request is not all sent */
+};
+
+struct lean_load {
+	struct harness_authority *authority;
+	const struct buffer *notes;
+	struct buffer *receipts;
+	size_t count, next, completed;
+	uint32_t *latency_us;
+	uint16_t port;
+};
+
+static int lean_connect(uint16_t port)
+{
+	struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons(port)};
+	address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int one = 1;
+	if (fd < 0)
+		return -1;
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0 ||
+	    connect(fd, (struct sockaddr *)&address, sizeof address) != 0 ||
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Queues the next registration on c, or leaves it idle when none is left. */
+static int lean_start(struct lean_load *load, struct lean_connection *c)
+{
+	c->note = SIZE_MAX;
+	if (load->next >= load->count)
+		return 0;
+	size_t i = load->next++;
+	const struct buffer *note = &load->notes[i];
+	buffer_reset(&c->request);
+	buffer_reset(&c->in);
+	if (buffer_appendf(&c->request,
+	                   "POST /v1/registrations HTTP/1.1\r\nHost: 127.0.0.1:%u\r\nAccept: */*\r\n"
+	                   "Content-Length: %zu\r\n"
+	                   "Content-Type: application/x-www-form-urlencoded\r\n\r\n",
+	                   (unsigned)load->port, note->len) != 0 ||
+	    buffer_append(&c->request, note->data, note->len) != 0)
+		return -1;
+	c->note = i;
+	c->sent = 0;
+	c->started = harness_now();
+	return 0;
+}
+
+/* Writes what is left of c's request. */
+static int lean_send(struct lean_connection *c)
+{
+	while (c->sent < c->request.len) {
+		ssize_t n = send(c->fd, c->request.data + c->sent, c->request.len - c->sent, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n <= 0) {
+			harness_fail("registration %zu: sending: %s", c->note, strerror(errno));
+			return -1;
+		}
+		c->sent += (size_t)n;
+	}
+	return 0;
+}
+
+/* Watches c for output too while its request is not all sent (a request fits in a socket buffer,
+ * so this is rare), and for input alone otherwise. */
+static int lean_watch(int epoll_fd, struct lean_connection *c, unsigned index)
+{
+	int want = c->note != SIZE_MAX && c->sent < c->request.len;
+	if (want == c->watching_output)
+		return 0;
+	struct epoll_event event = {.events = EPOLLIN | EPOLLET | (want ? EPOLLOUT : 0), .data.u32 = index};
+	if (epoll_ctl(epoll_fd, EPOLL_CTL_MOD, c->fd, &event) != 0) {
+		harness_fail("epoll_ctl: %s", strerror(errno));
+		return -1;
+	}
+	c->watching_output = want;
+	return 0;
+}
+
+/* Reads what has arrived of c's answer: 1 once it is whole (and judged), 0 while it is not. */
+static int lean_receive(struct lean_load *load, struct lean_connection *c)
+{
+	for (;;) {
+		if (buffer_reserve(&c->in, 4096) != 0)
+			return -1;
+		ssize_t n = recv(c->fd, c->in.data + c->in.len, 4096, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n <= 0) {
+			harness_fail("registration %zu: the connection ended before the answer did%s%s",
+			             c->note, n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
+			return -1;
+		}
+		c->in.len += (size_t)n;
+		const char *text = (const char *)c->in.data;
+		const char *end = memmem(text, c->in.len, "\r\n\r\n", 4);
+		if (!end)
+			continue;
+		size_t header_len = (size_t)(end - text) + 4, body_len = 0;
+		int status = 0;
+		char header[1024];
+		snprintf(header, sizeof header, "%.*s",
+		         (int)(header_len < sizeof header ? header_len : sizeof header - 1), text);
+		for (char *p = header; *p; p++)
+			*p = (char)tolower((unsigned char)*p);
+		const char *length = strstr(header, "\r\ncontent-length:");
+		if (sscanf(header, "http/1.1 %d", &status) != 1 || !length ||
+		    sscanf(length + 17, " %zu", &body_len) != 1) {
+			harness_fail("registration %zu: an answer without status or Content-Length", c->note);
+			return -1;
+		}
+		if (c->in.len < header_len + body_len)
+			continue;
+		if (c->in.len > header_len + body_len) {
+			harness_fail("registration %zu: bytes after the answer", c->note);
+			return -1;
+		}
+		if (status != 202) {
+			harness_fail("registration %zu answered %d, not 202: %.*s", c->note, status,
+			             (int)(body_len < 200 ? body_len : 200), text + header_len);
+			return -1;
+		}
+		double micros = (harness_now() - c->started) * 1e6;
+		load->latency_us[c->note] = micros > 4e9 ? UINT32_MAX : (uint32_t)micros;
+		if (load->receipts) {
+			buffer_reset(&load->receipts[c->note]);
+			if (buffer_append(&load->receipts[c->note], c->in.data + header_len, body_len) != 0)
+				return -1;
+		}
+		load->completed++;
+		if (strstr(header, "\r\nconnection: close")) {
+			close(c->fd);
+			if ((c->fd = lean_connect(load->port)) < 0) {
+				harness_fail("cannot reconnect to dirauthd");
+				return -1;
+			}
+		}
+		return 1;
+	}
+}
+
+static int compare_latency(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* harness_post's contract, on one thread and M connections. */
+static int lean_post(struct harness_authority *authority, const struct buffer *notes, size_t count,
+                     unsigned connections, double seconds, struct buffer *receipts,
+                     struct harness_posted *out)
+{
+	struct lean_load load = {
+	    .authority = authority, .notes = notes, .receipts = receipts, .count = count};
+	struct lean_connection *c = calloc(connections, sizeof *c);
+	unsigned port = 0;
+	int epoll_fd = epoll_create1(EPOLL_CLOEXEC), rc = -1;
+	unsigned opened = 0;
+	memset(out, 0, sizeof *out);
+	load.latency_us = calloc(count ? count : 1, sizeof *load.latency_us);
+	if (!c || !load.latency_us || epoll_fd < 0 ||
+	    sscanf(authority->url, "http://127.0.0.1:%u", &port) != 1) {
+		harness_fail("cannot set up the lean client");
+		goto cleanup;
+	}
+	load.port = (uint16_t)port;
+	for (; opened < connections; opened++) {
+		buffer_init(&c[opened].request);
+		buffer_init(&c[opened].in);
+		struct epoll_event event = {.events = EPOLLIN | EPOLLET, .data.u32 = opened};
+		if ((c[opened].fd = lean_connect(load.port)) < 0 ||
+		    epoll_ctl(epoll_fd, EPOLL_CTL_ADD, c[opened].fd, &event) != 0) {
+			harness_fail("cannot connect to dirauthd: %s", strerror(errno));
+			opened++;
+			goto cleanup;
+		}
+	}
+	double start = harness_now(), deadline = start + seconds;
+	size_t busy = 0;
+	for (unsigned k = 0; k < connections; k++) {
+		if (lean_start(&load, &c[k]) != 0 || lean_send(&c[k]) != 0 ||
+		    lean_watch(epoll_fd, &c[k], k) != 0)
+			goto cleanup;
+		busy += c[k].note != SIZE_MAX;
+	}
+	while (busy > 0) {
+		struct epoll_event events[64];
+		if (harness_stopped(authority->harness)) {
+			harness_fail("interrupted");
+			goto cleanup;
+		}
+		if (harness_now() >= deadline) {
+			out->timed_out = 1;
+			break;
+		}
+		int n = epoll_wait(epoll_fd, events, 64, 1000);
+		if (n < 0 && errno != EINTR) {
+			harness_fail("epoll_wait: %s", strerror(errno));
+			goto cleanup;
+		}
+		for (int e = 0; e < n; e++) {
+			struct lean_connection *conn = &c[events[e].data.u32];
+			if (conn->note == SIZE_MAX)
+				continue;
+			int before = conn->fd;
+			if (lean_send(conn) != 0 || lean_watch(epoll_fd, conn, events[e].data.u32) != 0)
+				goto cleanup;
+			int answered = lean_receive(&load, conn);
+			if (answered < 0)
+				goto cleanup;
+			if (answered == 0)
+				continue;
+			if (conn->fd != before) {
+				struct epoll_event event = {.events = EPOLLIN | EPOLLET,
+				                            .data.u32 = events[e].data.u32};
+				c[events[e].data.u32].watching_output = 0;
+				if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, conn->fd, &event) != 0) {
+					harness_fail("epoll_ctl: %s", strerror(errno));
+					goto cleanup;
+				}
+			}
+			if (lean_start(&load, conn) != 0 || lean_send(conn) != 0 ||
+			    lean_watch(epoll_fd, conn, events[e].data.u32) != 0)
+				goto cleanup;
+			busy -= conn->note == SIZE_MAX;
+		}
+	}
+	out->elapsed = harness_now() - start;
+	out->accepted = load.completed;
+	if (load.completed > 0) {
+		uint32_t *sorted = malloc(load.completed * sizeof *sorted);
+		size_t m = 0;
+		if (sorted) {
+			for (size_t i = 0; i < count; i++)
+				if (receipts[i].len > 0)
+					sorted[m++] = load.latency_us[i];
+			qsort(sorted, m, sizeof *sorted, compare_latency);
+			if (m > 0) {
+				out->p50_ms = sorted[m / 2] / 1000.0;
+				out->p99_ms = sorted[(m * 99) / 100 < m ? (m * 99) / 100 : m - 1] / 1000.0;
+			}
+			free(sorted);
+		}
+		rc = 0;
+	} else {
+		harness_fail("no registration was accepted within %.0f s", seconds);
+	}
+cleanup:
+	if (rc != 0)
+		harness_child_log_tail(&authority->dirauthd);
+	for (unsigned k = 0; k < opened; k++) {
+		if (c[k].fd >= 0)
+			close(c[k].fd);
+		buffer_free(&c[k].request);
+		buffer_free(&c[k].in);
+	}
+	if (epoll_fd >= 0)
+		close(epoll_fd);
+	free(c);
+	free(load.latency_us);
+	return rc;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -110,11 +410,14 @@ static void usage(FILE *out)
 	        "program)\n"
 	        "  --signer PATH          the dirauth-signer binary (default: ../signer/dirauth-signer)\n"
 	        "  --registrations N      signed registrations of distinct services to POST (default 20000)\n"
-	        "  --threads M            client threads, one keep-alive connection each (default 16)\n"
+	        "  --threads M            client connections, keep-alive (default 16)\n"
+	        "  --client epoll|curl    one epoll thread driving the M connections (default), or M\n"
+	        "                         threads with a curl handle each\n"
 	        "  --openssl-seconds S    length of `openssl speed ed25519`, 0 to skip it (default 3)\n"
 	        "  --verify-seconds S     length of the in-process EVP verify anchor (default 2)\n"
 	        "  --post-seconds S       time bound of the registration phase (default 300)\n"
 	        "  --perf FILE            system-wide perf record -g of the POST phase into FILE\n"
+	        "  --http KEYS            extra keys of dirauthd's http mapping, e.g. \"threads: 2\"\n"
 	        "  --no-snapshot          do not publish and check the snapshot afterwards\n"
 	        "  --system-clock         the system clock, as in production, instead of a file clock that\n"
 	        "                         dirauthd and the signer read from disk at every registration;\n"
@@ -157,6 +460,11 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 			snprintf(o->signer, sizeof(o->signer), "%s", value);
 		} else if (strcmp(name, "--perf") == 0) {
 			o->perf_output = value;
+		} else if (strcmp(name, "--http") == 0) {
+			o->http = value;
+		} else if (strcmp(name, "--client") == 0) {
+			ok = strcmp(value, "curl") == 0 || strcmp(value, "epoll") == 0;
+			o->curl_client = strcmp(value, "curl") == 0;
 		} else if (strcmp(name, "--temp-dir") == 0) {
 			harness->temp_parent = value;
 		} else if (strcmp(name, "--registrations") == 0) {
@@ -230,6 +538,7 @@ int main(int argc, char **argv)
 	struct harness_authority_options authority_options = {.dirauthd = o.dirauthd,
 	                                                      .signer = o.signer,
 	                                                      .connections = o.threads,
+	                                                      .http = o.http,
 	                                                      .system_clock = o.system_clock};
 	if (harness_authority_prepare(&harness, &authority_options, &authority) != 0 ||
 	    harness_registrations(authority.provider, 0, o.registrations, 1, authority.now, 2, notes) != 0)
@@ -250,7 +559,8 @@ int main(int argc, char **argv)
 		goto cleanup;
 	if (o.perf_output && perf_start(&harness, o.perf_output, &perf) != 0)
 		goto cleanup;
-	printf("posting %zu registrations from %u threads...\n", o.registrations, o.threads);
+	printf("posting %zu registrations over %u connections (%s)...\n", o.registrations, o.threads,
+	       o.curl_client ? "a curl thread each" : "one epoll thread");
 	fflush(stdout);
 	struct cpu_sample before, after;
 	struct harness_posted posted;
@@ -258,8 +568,10 @@ int main(int argc, char **argv)
 	harness_metric(&authority, "dirauth_store_commits_total", &commits_before);
 	harness_load_average(load_before);
 	cpu_sample(&authority, &before);
-	int posted_rc =
-	    harness_post(&authority, notes, o.registrations, o.threads, o.post_seconds, receipts, &posted);
+	int posted_rc = o.curl_client ? harness_post(&authority, notes, o.registrations, o.threads,
+	                                             o.post_seconds, receipts, &posted)
+	                              : lean_post(&authority, notes, o.registrations, o.threads,
+	                                          o.post_seconds, receipts, &posted);
 	cpu_sample(&authority, &after);
 	harness_load_average(load_after);
 	perf_stop(&perf);
@@ -299,10 +611,12 @@ int main(int argc, char **argv)
 		others = 0;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	char value[64], anchor[64], figure[96];
-	printf(
-	    "\ndirauth ingest: %ld online cores, %u client threads on the same machine, data dir on %s, %s\n",
-	    cores, o.threads, harness_filesystem_note(authority.dir),
-	    o.system_clock ? "system clock" : "file clock (read from disk at each registration)");
+	printf("\ndirauth ingest: %ld online cores, %u client connections (%s) on the same machine, data dir "
+	       "on %s, %s%s%s\n",
+	       cores, o.threads, o.curl_client ? "curl, a thread each" : "one epoll thread",
+	       harness_filesystem_note(authority.dir),
+	       o.system_clock ? "system clock" : "file clock (read from disk at each registration)",
+	       o.http ? ", http: " : "", o.http ? o.http : "");
 	printf("load average before / after the POST phase: %s / %s\n", load_before, load_after);
 	printf("processes: dirauthd pid %d, dirauth-signer pid %d, this client pid %d\n",
 	       (int)authority.dirauthd.pid, (int)authority.signer.pid, (int)getpid());
@@ -341,7 +655,7 @@ int main(int argc, char **argv)
 	       100 * (after.dirauthd - before.dirauthd) / (busy + idle));
 	printf("  dirauth-signer  %7.1f us per registration (%4.1f%%)\n", signer_us,
 	       100 * (after.signer - before.signer) / (busy + idle));
-	printf("  client (curl)   %7.1f us per registration (%4.1f%%)\n", client_us,
+	printf("  client          %7.1f us per registration (%4.1f%%)\n", client_us,
 	       100 * (after.self - before.self) / (busy + idle));
 	printf("  other processes %7.1f core-seconds (%4.1f%%), idle %.1f core-seconds (%4.1f%%)\n", others,
 	       100 * others / (busy + idle), idle, 100 * idle / (busy + idle));

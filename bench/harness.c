@@ -765,26 +765,30 @@ static int write_configs(struct harness_authority *authority, const struct harne
 	if (options->connections + 8 > per_ip)
 		per_ip = options->connections + 8;
 	if (rc == 0)
-		rc = buffer_appendf(
-		    &text,
-		    "# dirauth benchmark: one authority on loopback with a file clock.\n"
-		    "authority:\n"
-		    "  name: %s\n"
-		    "  signer_socket: signer.sock\n"
-		    "listen: { address: 127.0.0.1, port: %u }\n"
-		    "data_dir: data\n"
-		    "epoch: { length_seconds: %llu, genesis: 0, validity_epochs: 3 }\n"
-		    "%s"
-		    "namespaces:\n"
-		    "  - { name: " HARNESS_NAMESPACE ", origin: dirauth.example/" HARNESS_NAMESPACE " }\n"
-		    "providers:\n"
-		    "  - key: \"%s\"\n"
-		    "    namespaces: [" HARNESS_NAMESPACE "]\n"
-		    "    classes: [mix-gateway]\n"
-		    "http: { max_connections: %u, max_connections_per_ip: %u%s%s }\n",
-		    authority->verifier.name, port, (unsigned long long)authority->epoch_length, clock_line,
-		    provider, per_ip > 1024 ? per_ip : 1024, per_ip, options->http ? ", " : "",
-		    options->http ? options->http : "");
+		rc = buffer_appendf(&text,
+		                    "# dirauth benchmark: one authority on loopback with a file clock.\n"
+		                    "authority:\n"
+		                    "  name: %s\n"
+		                    "  signer_socket: signer.sock\n"
+		                    "listen: { address: 127.0.0.1, port: %u }\n"
+		                    "data_dir: data\n"
+		                    "epoch: { length_seconds: %llu, genesis: 0, validity_epochs: 3 }\n"
+		                    "%s"
+		                    "namespaces:\n"
+		                    "  - { name: " HARNESS_NAMESPACE
+		                    ", origin: dirauth.example/" HARNESS_NAMESPACE " }\n"
+		                    "providers:\n"
+		                    "  - key: \"%s\"\n"
+		                    "    namespaces: [" HARNESS_NAMESPACE "]\n"
+		                    "    classes: [mix-gateway]\n",
+		                    authority->verifier.name, port,
+		                    (unsigned long long)authority->epoch_length, clock_line, provider);
+	if (rc == 0 && options->shipped_http_limits)
+		rc = buffer_appendf(&text, "http: { %s }\n", options->http ? options->http : "");
+	else if (rc == 0)
+		rc = buffer_appendf(&text, "http: { max_connections: %u, max_connections_per_ip: %u%s%s }\n",
+		                    per_ip > 1024 ? per_ip : 1024, per_ip, options->http ? ", " : "",
+		                    options->http ? options->http : "");
 	if (rc == 0 && options->store)
 		rc = buffer_appendf(&text, "store: %s\n", options->store);
 	if (rc == 0 && options->bounds)
@@ -1618,6 +1622,31 @@ int harness_parse_seconds(const char *text, double *out)
 	if (errno || end == text || *end || !(value > 0 && value <= 36000))
 		return -1;
 	*out = value;
+	return 0;
+}
+
+int harness_raise_descriptor_limit(size_t needed)
+{
+	struct rlimit limit;
+	if (getrlimit(RLIMIT_NOFILE, &limit) != 0) {
+		harness_fail("getrlimit(RLIMIT_NOFILE): %s", strerror(errno));
+		return -1;
+	}
+	if (limit.rlim_cur == RLIM_INFINITY || limit.rlim_cur >= (rlim_t)needed)
+		return 0;
+	if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < (rlim_t)needed) {
+		harness_fail(
+		    "the run needs %zu file descriptors and the hard limit is %llu: raise it (as root: "
+		    "ulimit -Hn %zu, LimitNOFILE= in a unit, or nofile in /etc/security/limits.conf) "
+		    "or run with fewer connections",
+		    needed, (unsigned long long)limit.rlim_max, needed);
+		return -1;
+	}
+	limit.rlim_cur = (rlim_t)needed;
+	if (setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+		harness_fail("setrlimit(RLIMIT_NOFILE, %zu): %s", needed, strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 

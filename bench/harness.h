@@ -120,6 +120,9 @@ struct harness_authority_options {
 	/* The system clock, as in production, instead of the file clock (every clock reading of a
 	 * file clock opens and reads the file): epochs of a day, and harness_set_clock refuses. */
 	int system_clock;
+	/* dirauthd's connection limits as it ships them: the http mapping holds only the keys of
+	 * http, and connections is not used (a benchmark of the connection guard measures it so). */
+	int shipped_http_limits;
 };
 
 struct harness_authority {
@@ -237,6 +240,10 @@ int harness_wrk(struct harness *harness, const char *wrk, const char *url, const
 /* Parses a count or a bound of seconds; -1 when text is not one in [low, high]. */
 int harness_parse_count(const char *text, size_t low, size_t high, size_t *out);
 int harness_parse_seconds(const char *text, double *out);
+/* Raises the soft limit of open descriptors (RLIMIT_NOFILE) to needed, within the hard limit,
+ * for this process and the children it starts after; -1 with a message when the hard limit is
+ * lower (it says how to raise it). */
+int harness_raise_descriptor_limit(size_t needed);
 /* A program of the build tree by its path in it (e.g. "server/dirauthd"): the benchmarks live in
  * <build>/bench/. */
 void harness_default_program(const char *relative, char out[PATH_MAX]);

@@ -8,10 +8,14 @@
  */
 #include "ctl/capability.h"
 #include "ctl/certify.h"
+#include "ctl/evidence.h"
+#include "ctl/monitor.h"
 #include "schema/crypto.h"
 #include "schema/error.h"
 #include "ctl/fetch.h"
+#include "ctl/files.h"
 #include "ctl/keygen.h"
+#include "ctl/lifecycle.h"
 #include "ctl/proof.h"
 #include "schema/lines.h"
 #include "ctl/register.h"
@@ -20,8 +24,10 @@
 #include "net/client.h"
 #include "verify/snapshot.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,15 +43,21 @@ static const char main_usage[] =
     "  rotate            create a new signing key and its certificate, overlapping the previous one\n"
     "  certificate show  print and verify a certificate or a certificate bundle\n"
     "  register          sign a YAML service description and submit it to an authority\n"
+    "  health            sign and post an endpoint's coarse health (--every: keep posting)\n"
+    "  revoke            sign and post the revocation of an endpoint or a service\n"
+    "  deregister        withdraw a service and keep the authorities' signed receipts\n"
     "  fetch             download, verify and store the latest snapshot of a namespace\n"
     "  verify            check an offline proof file: header, checkpoint and inclusion\n"
     "  proof             download the proof file of one epoch's header in the log\n"
     "  capability new    make the bearer secret of a private namespace\n"
+    "  monitor           watch authorities and mirrors; write evidence of misbehaviour\n"
+    "  verify-evidence   check an evidence file offline and name the misbehaving keys\n"
     "\n"
     "dirauthctl COMMAND --help shows the options of a command.\n"
     "exit status: 0 ok, 64 usage, 65 bad or unverifiable data, 66 missing input, 69 server\n"
     "unavailable, 70 internal error, 73 cannot create output, 74 I/O error, 75 try again later\n"
-    "(fetch: the snapshot is stale; register: fewer authorities accepted than the threshold),\n"
+    "(fetch: the snapshot is stale; register, deregister: fewer authorities accepted than the\n"
+    "threshold; health, revoke: not every server accepted),\n"
     "76 refused by the server, 77 unsafe key file permissions, 78 bad trust bundle.\n"
     "Key certificates and rotation: docs/key-management.md.\n";
 
@@ -138,6 +150,74 @@ static const char register_usage[] =
     "  --trust BUNDLE      verify the receipt's signature against this trust bundle (and the\n"
     "                      key certificates the server serves at URL/v1/certificates)\n"
     "  --verbose           also print the receipt note\n"
+    "  --now SECONDS       use this unix time instead of the clock\n";
+
+static const char health_usage[] =
+    "usage: dirauthctl health --key FILE --service SERVICE.yaml --endpoint ID --class CLASS\n"
+    "                         --server URL... [--signer provider|endpoint] [--capacity CAPACITY]\n"
+    "                         [--sequence N] [--state FILE] [--every SECONDS] [--now SECONDS]\n"
+    "\n"
+    "Builds a health statement about endpoint ID of the service SERVICE.yaml describes (issued-at\n"
+    "now), signs it with FILE, the provider's key or (--signer endpoint) the endpoint's own key,\n"
+    "the one the file's 'key:' names for it, and posts it to URL/v1/endpoint-health of every\n"
+    "--server at once; prints what each answered. Exit 0 when every server accepted it.\n"
+    "\n"
+    "  --key FILE          the signing key (mode 0600)\n"
+    "  --service FILE      the YAML service description the endpoint belongs to\n"
+    "  --endpoint ID       the endpoint (64 hex digits), one of the file's\n"
+    "  --class CLASS       healthy, degraded, draining (no new sessions) or unavailable\n"
+    "  --server URL        an authority; repeat for several (at most 32)\n"
+    "  --signer WHO        provider (default: FILE is the provider's key) or endpoint\n"
+    "  --capacity CLASS    optional: the capacity class offered now, low, medium or high\n"
+    "  --sequence N        the statement's sequence (default: after --state's, else now)\n"
+    "  --state FILE        keeps the last sequence used; the next one is one above it\n"
+    "  --every SECONDS     keep posting a new statement every SECONDS (10% jitter), one line\n"
+    "                      per round, until SIGINT or SIGTERM\n"
+    "  --now SECONDS       use this unix time instead of the clock (with --every, the first round's)\n";
+
+static const char revoke_usage[] =
+    "usage: dirauthctl revoke --key FILE (--service SERVICE.yaml | --namespace NS --service-id ID)\n"
+    "                         [--endpoint ID] --reason REASON --server URL...\n"
+    "                         [--signer provider|operator] [--sequence N] [--state FILE]\n"
+    "                         [--now SECONDS]\n"
+    "\n"
+    "Signs the revocation of endpoint ID, or without --endpoint of the whole service, and posts\n"
+    "it to URL/v1/revocations of every --server at once. A revoked endpoint or service never comes\n"
+    "back: not by a new registration, not by a higher sequence. Exit 0 when every server accepted.\n"
+    "\n"
+    "  --key FILE          the provider's key, or an operator's (--signer operator)\n"
+    "  --service FILE      the YAML service description (namespace and service id)\n"
+    "  --namespace NS      or the namespace ...\n"
+    "  --service-id ID     ... and the service id (64 hex digits)\n"
+    "  --endpoint ID       the endpoint to revoke; without it the whole service\n"
+    "  --reason REASON     key-compromise, retired, superseded or operator-action\n"
+    "  --server URL        an authority; repeat for several (at most 32)\n"
+    "  --signer WHO        provider (default) or operator\n"
+    "  --sequence N        the key's own number for it (default: after --state's, else now)\n"
+    "  --state FILE        keeps the last sequence used; the next one is one above it\n"
+    "  --now SECONDS       use this unix time instead of the clock\n";
+
+static const char deregister_usage[] =
+    "usage: dirauthctl deregister --key FILE (--service SERVICE.yaml | --namespace NS --service-id ID)\n"
+    "                             --server URL... [--trust BUNDLE] [--sequence N] [--receipts DIR]\n"
+    "                             [--verbose] [--now SECONDS]\n"
+    "\n"
+    "Signs the withdrawal of a service, every registration up to a sequence, posts it to\n"
+    "URL/v1/deregistrations of every --server at once, checks each signed receipt (with --trust,\n"
+    "its signature by the authority, as register does) and keeps it in\n"
+    "DIR/<service>-<sequence>.<authority>.deregistration-receipt. Prints the last epoch whose\n"
+    "snapshot may still list the service. With several --server (and --trust), succeeds when\n"
+    "n - k + 1 of the trust bundle's authorities answered with a receipt (else 75).\n"
+    "\n"
+    "  --key FILE          the provider's private key (mode 0600)\n"
+    "  --service FILE      the YAML service description (namespace, service id, sequence)\n"
+    "  --namespace NS      or the namespace ...\n"
+    "  --service-id ID     ... and the service id (64 hex digits)\n"
+    "  --server URL        an authority; repeat for several (at most 32)\n"
+    "  --trust BUNDLE      verify each receipt's signature against this trust bundle\n"
+    "  --sequence N        withdraw registrations up to N (default: the file's sequence, else now)\n"
+    "  --receipts DIR      where the receipts are kept (default: the current directory)\n"
+    "  --verbose           also print each receipt\n"
     "  --now SECONDS       use this unix time instead of the clock\n";
 
 static const char fetch_usage[] =
@@ -235,6 +315,16 @@ enum option_id {
 	OPTION_WITNESS_THRESHOLD,
 	OPTION_CERTIFICATES,
 	OPTION_EPOCH,
+	OPTION_SERVICE_ID,
+	OPTION_ENDPOINT,
+	OPTION_SIGNER,
+	OPTION_CLASS,
+	OPTION_CAPACITY,
+	OPTION_REASON,
+	OPTION_SEQUENCE,
+	OPTION_STATE,
+	OPTION_EVERY,
+	OPTION_RECEIPTS,
 };
 
 /* The most --server options one command line may give (each command has its own bound, at most
@@ -273,6 +363,16 @@ struct arguments {
 	const char *witness_threshold_text;
 	const char *certificates;
 	const char *epoch_text;
+	const char *service_id;
+	const char *endpoint;
+	const char *signer;
+	const char *class_text;
+	const char *capacity;
+	const char *reason;
+	const char *sequence_text;
+	const char *state;
+	const char *every_text;
+	const char *receipts;
 	const char *positional; /* the one operand of a command that takes one (certificate show) */
 	int allow_gap;
 	int dry_run;
@@ -397,6 +497,36 @@ static int parse_arguments(const char *command, int argc, char **argv, const str
 			break;
 		case OPTION_EPOCH:
 			arguments->epoch_text = optarg;
+			break;
+		case OPTION_SERVICE_ID:
+			arguments->service_id = optarg;
+			break;
+		case OPTION_ENDPOINT:
+			arguments->endpoint = optarg;
+			break;
+		case OPTION_SIGNER:
+			arguments->signer = optarg;
+			break;
+		case OPTION_CLASS:
+			arguments->class_text = optarg;
+			break;
+		case OPTION_CAPACITY:
+			arguments->capacity = optarg;
+			break;
+		case OPTION_REASON:
+			arguments->reason = optarg;
+			break;
+		case OPTION_SEQUENCE:
+			arguments->sequence_text = optarg;
+			break;
+		case OPTION_STATE:
+			arguments->state = optarg;
+			break;
+		case OPTION_EVERY:
+			arguments->every_text = optarg;
+			break;
+		case OPTION_RECEIPTS:
+			arguments->receipts = optarg;
 			break;
 		case ':':
 			ctl_report_fail(report, CTL_EXIT_USAGE, "%s: option '%s' needs a value", command,
@@ -964,6 +1094,395 @@ done:
 	return exit_code;
 }
 
+/* ---- the endpoint's life: health, revoke, deregister (ctl/lifecycle.h) ---- */
+
+/* Set by SIGINT and SIGTERM while health --every runs: the loop ends after the current round. */
+static volatile sig_atomic_t stop_requested;
+
+static void request_stop(int signal_number)
+{
+	(void)signal_number;
+	stop_requested = 1;
+}
+
+/* A word of a table ("healthy", "provider", ...) into *out through parse; absent leaves *out. */
+static int parse_word(const char *command, const char *option, const char *text,
+                      int (*parse)(const char *, size_t, void *), void *out, const char *expected,
+                      struct ctl_report *report)
+{
+	if (text == NULL)
+		return 0;
+	if (parse(text, strlen(text), out) != 0) {
+		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: %s: '%.64s': expected %s", command, option, text,
+		                expected);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_health_class(const char *text, size_t len, void *out)
+{
+	return health_class_parse(text, len, out);
+}
+
+static int parse_health_signer(const char *text, size_t len, void *out)
+{
+	return health_signer_parse(text, len, out);
+}
+
+static int parse_capacity(const char *text, size_t len, void *out)
+{
+	return capacity_class_parse(text, len, out);
+}
+
+static int parse_revocation_signer(const char *text, size_t len, void *out)
+{
+	return revocation_signer_parse(text, len, out);
+}
+
+static int parse_reason(const char *text, size_t len, void *out)
+{
+	return revocation_reason_parse(text, len, out);
+}
+
+/* A decimal option of at least minimum; absent leaves *out. */
+static int parse_count_option(const char *command, const char *option, const char *text, uint64_t minimum,
+                              uint64_t *out, struct ctl_report *report)
+{
+	struct text_span span;
+
+	if (text == NULL)
+		return 0;
+	span.data = text;
+	span.len = strlen(text);
+	if (text_parse_u64(span, out) != 0 || *out < minimum) {
+		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: %s: expected a decimal of at least %" PRIu64,
+		                command, option, minimum);
+		return -1;
+	}
+	return 0;
+}
+
+/* What one server answered, after it was accepted. */
+static void print_accepted_answer(enum ctl_lifecycle_kind kind, const struct ctl_lifecycle_answer *answer)
+{
+	if (kind == CTL_LIFECYCLE_DEREGISTRATION)
+		printf("last listed in epoch %" PRIu64 ", receipt signed by %s%s, kept in %s",
+		       answer->receipt.last_listed_epoch, answer->receipt_signer,
+		       answer->receipt_verified ? "" : " (signature not verified: no --trust)",
+		       answer->receipt_path);
+	else
+		printf("in the view of epoch %" PRIu64, answer->epoch);
+}
+
+/* A kept deregistration receipt, as received. */
+static void print_receipt(const struct ctl_lifecycle_answer *answer)
+{
+	uint8_t *data = NULL;
+	size_t len = 0;
+
+	if (ctl_file_read(answer->receipt_path, 2 * DEREGISTRATION_RECEIPT_MAX_BYTES, &data, &len) == 0)
+		fwrite(data, 1, len, stdout);
+	free(data);
+}
+
+/* With several --server: one line per server, in the order given. */
+static void print_lifecycle_answers(enum ctl_lifecycle_kind kind, const struct ctl_lifecycle_result *result,
+                                    int verbose)
+{
+	const char *what = ctl_lifecycle_command_name(kind);
+
+	for (size_t i = 0; i < result->answer_count; i++) {
+		const struct ctl_lifecycle_answer *answer = &result->answers[i];
+		const char *detail;
+
+		if (answer->outcome == CTL_REGISTER_ACCEPTED) {
+			printf("%s accepted: ", answer->server_url);
+			print_accepted_answer(kind, answer);
+			printf("%s\n",
+			       answer->counted ? "" : " (counted once: another server answered for it)");
+			if (verbose && kind == CTL_LIFECYCLE_DEREGISTRATION)
+				print_receipt(answer);
+			continue;
+		}
+		detail = without_prefix(answer->report.message, what);
+		if (answer->outcome == CTL_REGISTER_REFUSED)
+			detail = without_prefix(detail, "refused");
+		printf("%s %s: %s\n", answer->server_url, ctl_register_outcome_name(answer->outcome), detail);
+	}
+}
+
+/* The summary line of a command that succeeded. */
+static void print_lifecycle_summary(const struct ctl_lifecycle_options *options,
+                                    const struct ctl_lifecycle_result *result)
+{
+	const struct ctl_lifecycle_answer *first = &result->answers[0];
+	uint64_t last_listed = 0;
+
+	switch (options->kind) {
+	case CTL_LIFECYCLE_HEALTH:
+		printf("accepted: %s of endpoint %s, sequence %" PRIu64 ", signed by the %s key",
+		       health_class_name(options->health_class), options->endpoint_hex, result->sequence,
+		       options->signer == HEALTH_SIGNER_ENDPOINT ? "endpoint's own" : "provider");
+		break;
+	case CTL_LIFECYCLE_REVOCATION:
+		if (options->endpoint_hex != NULL)
+			printf("accepted: revoked endpoint %s of service %s", options->endpoint_hex,
+			       result->service_hex);
+		else
+			printf("accepted: revoked service %s", result->service_hex);
+		printf(" (%s), sequence %" PRIu64 ", signed by the %s key",
+		       revocation_reason_name(options->reason), result->sequence,
+		       revocation_signer_name((enum revocation_signer)options->signer));
+		break;
+	case CTL_LIFECYCLE_DEREGISTRATION:
+	default:
+		for (size_t i = 0; i < result->answer_count; i++)
+			if (result->answers[i].counted &&
+			    result->answers[i].receipt.last_listed_epoch > last_listed)
+				last_listed = result->answers[i].receipt.last_listed_epoch;
+		printf("accepted: service %s withdrawn up to sequence %" PRIu64, result->service_hex,
+		       result->sequence);
+		if (result->answer_count > 1)
+			printf(" by %zu of the authorities (%s), absent from every snapshot after epoch "
+			       "%" PRIu64,
+			       result->accepted_count, result->accepted_names, last_listed);
+		break;
+	}
+	if (result->answer_count == 1) {
+		printf(", ");
+		print_accepted_answer(options->kind, first);
+	} else if (options->kind != CTL_LIFECYCLE_DEREGISTRATION) {
+		printf(", by %zu of %zu servers", result->accepted_count, result->answer_count);
+	}
+	printf("\n");
+}
+
+/* One round of health --every: "round N: sequence S <class>: accepted by A of M servers" and,
+ * for each server that did not accept, "; URL: why". */
+static void print_round(uint64_t round, const struct ctl_lifecycle_options *options,
+                        const struct ctl_lifecycle_result *result)
+{
+	printf("round %" PRIu64 ": sequence %" PRIu64 " %s: accepted by %zu of %zu servers", round,
+	       result->sequence, health_class_name(options->health_class), result->accepted_count,
+	       result->answer_count);
+	for (size_t i = 0; i < result->answer_count; i++) {
+		const struct ctl_lifecycle_answer *answer = &result->answers[i];
+		if (answer->outcome != CTL_REGISTER_ACCEPTED)
+			printf("; %s %s: %s", answer->server_url, ctl_register_outcome_name(answer->outcome),
+			       without_prefix(answer->report.message, "health"));
+	}
+	printf("\n");
+	fflush(stdout);
+}
+
+/* Seconds since an arbitrary start, from the monotonic clock. */
+static uint64_t monotonic_seconds(void)
+{
+	struct timespec now;
+	if (clock_gettime(CLOCK_MONOTONIC, &now) != 0)
+		return 0;
+	return (uint64_t)now.tv_sec;
+}
+
+/* Sleeps about seconds (plus or minus a tenth, at random), returning early when a stop was
+ * requested. */
+static void sleep_with_jitter(uint64_t seconds)
+{
+	uint64_t millis = seconds * 1000, spread = millis / 5;
+	uint8_t random_bytes[4] = {0};
+	uint32_t draw;
+	struct timespec remaining;
+
+	if (spread > 0 && crypto_random(random_bytes, sizeof(random_bytes)) == 0) {
+		draw = (uint32_t)random_bytes[0] | (uint32_t)random_bytes[1] << 8 |
+		       (uint32_t)random_bytes[2] << 16 | (uint32_t)random_bytes[3] << 24;
+		millis = millis - spread / 2 + draw % (spread + 1);
+	}
+	remaining.tv_sec = (time_t)(millis / 1000);
+	remaining.tv_nsec = (long)(millis % 1000) * 1000000L;
+	while (!stop_requested && nanosleep(&remaining, &remaining) != 0 && errno == EINTR)
+		;
+}
+
+/* health --every: a new statement each round until SIGINT or SIGTERM. A round that fails before
+ * anything is posted (the key, the file, the state) ends the command with its status; a round
+ * the servers refuse is reported and the next one follows. */
+static int health_every(struct ctl_lifecycle_options *options, uint64_t every, struct ctl_report *report)
+{
+	struct ctl_lifecycle_result result;
+	struct sigaction action;
+	uint64_t start = monotonic_seconds(), first_now = options->now, last_sequence = 0;
+	int exit_code = CTL_EXIT_OK;
+
+	memset(&action, 0, sizeof(action));
+	action.sa_handler = request_stop;
+	sigemptyset(&action.sa_mask);
+	sigaction(SIGINT, &action, NULL);
+	sigaction(SIGTERM, &action, NULL);
+	ctl_lifecycle_result_init(&result);
+	for (uint64_t round = 1; !stop_requested; round++) {
+		struct ctl_report round_report;
+		uint64_t elapsed = monotonic_seconds() - start;
+
+		ctl_report_init(&round_report);
+		options->now = first_now + elapsed;
+		if (round > 1 && options->state_path == NULL) {
+			/* Without a state file each round's sequence is the clock's, always above the last.
+			 */
+			options->has_sequence = 1;
+			options->sequence = options->now > last_sequence ? options->now : last_sequence + 1;
+		}
+		if (ctl_lifecycle_run(options, &result, &round_report) != 0 && result.answer_count == 0) {
+			*report = round_report;
+			exit_code = report->exit_code;
+			break;
+		}
+		last_sequence = result.sequence;
+		if (options->state_path == NULL && round == 1 && options->has_sequence)
+			last_sequence = options->sequence;
+		print_round(round, options, &result);
+		sleep_with_jitter(every);
+	}
+	if (exit_code == CTL_EXIT_OK)
+		printf("stopped\n");
+	ctl_lifecycle_result_free(&result);
+	return exit_code;
+}
+
+static int command_lifecycle(enum ctl_lifecycle_kind kind, int argc, char **argv, struct ctl_report *report)
+{
+	static const struct option options[] = {
+	    {"key", required_argument, NULL, OPTION_KEY},
+	    {"service", required_argument, NULL, OPTION_SERVICE},
+	    {"namespace", required_argument, NULL, OPTION_NAMESPACE},
+	    {"service-id", required_argument, NULL, OPTION_SERVICE_ID},
+	    {"endpoint", required_argument, NULL, OPTION_ENDPOINT},
+	    {"server", required_argument, NULL, OPTION_SERVER},
+	    {"signer", required_argument, NULL, OPTION_SIGNER},
+	    {"class", required_argument, NULL, OPTION_CLASS},
+	    {"capacity", required_argument, NULL, OPTION_CAPACITY},
+	    {"reason", required_argument, NULL, OPTION_REASON},
+	    {"sequence", required_argument, NULL, OPTION_SEQUENCE},
+	    {"state", required_argument, NULL, OPTION_STATE},
+	    {"every", required_argument, NULL, OPTION_EVERY},
+	    {"trust", required_argument, NULL, OPTION_TRUST},
+	    {"receipts", required_argument, NULL, OPTION_RECEIPTS},
+	    {"verbose", no_argument, NULL, OPTION_VERBOSE},
+	    {"now", required_argument, NULL, OPTION_NOW},
+	    {"help", no_argument, NULL, OPTION_HELP},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *what = ctl_lifecycle_command_name(kind);
+	const char *usage = kind == CTL_LIFECYCLE_HEALTH       ? health_usage
+	                    : kind == CTL_LIFECYCLE_REVOCATION ? revoke_usage
+	                                                       : deregister_usage;
+	struct ctl_lifecycle_options lifecycle_options;
+	struct ctl_lifecycle_result result;
+	struct arguments arguments;
+	uint64_t every = 0;
+	int exit_code;
+
+	if (parse_arguments(what, argc, argv, options, &arguments, report) != 0)
+		return report->exit_code;
+	if (arguments.help) {
+		fputs(usage, stdout);
+		return CTL_EXIT_OK;
+	}
+	/* Each command takes only its own options. */
+	if ((kind != CTL_LIFECYCLE_HEALTH &&
+	     (arguments.class_text || arguments.capacity || arguments.every_text)) ||
+	    (kind != CTL_LIFECYCLE_REVOCATION && arguments.reason) ||
+	    (kind == CTL_LIFECYCLE_DEREGISTRATION &&
+	     (arguments.signer || arguments.endpoint || arguments.state)) ||
+	    (kind != CTL_LIFECYCLE_DEREGISTRATION && (arguments.trust || arguments.receipts))) {
+		ctl_report_fail(report, CTL_EXIT_USAGE,
+		                "%s: an option of another command (see dirauthctl %s --help)", what, what);
+		return report->exit_code;
+	}
+	if (require(what, arguments.key, "--key", report) != 0 ||
+	    require(what, arguments.server, "--server", report) != 0 ||
+	    check_servers(what, &arguments, CTL_REGISTER_SERVERS_MAX, report) != 0)
+		return report->exit_code;
+	if (kind == CTL_LIFECYCLE_HEALTH && (require(what, arguments.service, "--service", report) != 0 ||
+	                                     require(what, arguments.endpoint, "--endpoint", report) != 0 ||
+	                                     require(what, arguments.class_text, "--class", report) != 0))
+		return report->exit_code;
+	if (kind == CTL_LIFECYCLE_REVOCATION && require(what, arguments.reason, "--reason", report) != 0)
+		return report->exit_code;
+	if (arguments.service == NULL &&
+	    (require(what, arguments.namespace_name, "--service (or --namespace)", report) != 0 ||
+	     require(what, arguments.service_id, "--service-id", report) != 0))
+		return report->exit_code;
+	if (arguments.service != NULL && (arguments.namespace_name || arguments.service_id)) {
+		ctl_report_fail(report, CTL_EXIT_USAGE,
+		                "%s: give --service FILE or --namespace and --service-id, not both", what);
+		return report->exit_code;
+	}
+	memset(&lifecycle_options, 0, sizeof(lifecycle_options));
+	lifecycle_options.kind = kind;
+	lifecycle_options.signer =
+	    kind == CTL_LIFECYCLE_HEALTH ? HEALTH_SIGNER_PROVIDER : REVOCATION_SIGNER_PROVIDER;
+	if (parse_word(what, "--class", arguments.class_text, parse_health_class,
+	               &lifecycle_options.health_class, "healthy, degraded, draining or unavailable",
+	               report) != 0 ||
+	    parse_word(what, "--capacity", arguments.capacity, parse_capacity, &lifecycle_options.capacity,
+	               "low, medium or high", report) != 0 ||
+	    parse_word(what, "--reason", arguments.reason, parse_reason, &lifecycle_options.reason,
+	               "key-compromise, retired, superseded or operator-action", report) != 0)
+		return report->exit_code;
+	if (kind == CTL_LIFECYCLE_HEALTH) {
+		enum health_signer signer = HEALTH_SIGNER_PROVIDER;
+		if (parse_word(what, "--signer", arguments.signer, parse_health_signer, &signer,
+		               "provider or endpoint", report) != 0)
+			return report->exit_code;
+		lifecycle_options.signer = (int)signer;
+	} else if (kind == CTL_LIFECYCLE_REVOCATION) {
+		enum revocation_signer signer = REVOCATION_SIGNER_PROVIDER;
+		if (parse_word(what, "--signer", arguments.signer, parse_revocation_signer, &signer,
+		               "provider or operator", report) != 0)
+			return report->exit_code;
+		lifecycle_options.signer = (int)signer;
+	}
+	lifecycle_options.has_capacity = arguments.capacity != NULL;
+	if (parse_count_option(what, "--sequence", arguments.sequence_text, 1, &lifecycle_options.sequence,
+	                       report) != 0 ||
+	    parse_count_option(what, "--every", arguments.every_text, 1, &every, report) != 0)
+		return report->exit_code;
+	lifecycle_options.has_sequence = arguments.sequence_text != NULL;
+	lifecycle_options.key_path = arguments.key;
+	lifecycle_options.service_path = arguments.service;
+	lifecycle_options.namespace_name = arguments.namespace_name;
+	lifecycle_options.service_hex = arguments.service_id;
+	lifecycle_options.endpoint_hex = arguments.endpoint;
+	lifecycle_options.state_path = arguments.state;
+	lifecycle_options.server_urls = arguments.servers;
+	lifecycle_options.server_count = arguments.server_count;
+	lifecycle_options.trust_path = arguments.trust;
+	lifecycle_options.receipt_directory = arguments.receipts;
+	if (read_clock(what, arguments.now_text, &lifecycle_options.now, report) != 0)
+		return report->exit_code;
+	if (every > 0)
+		return health_every(&lifecycle_options, every, report);
+
+	ctl_lifecycle_result_init(&result);
+	if (ctl_lifecycle_run(&lifecycle_options, &result, report) != 0) {
+		exit_code = report->exit_code;
+		if (result.answer_count > 1)
+			print_lifecycle_answers(kind, &result, arguments.verbose);
+		goto done;
+	}
+	exit_code = CTL_EXIT_OK;
+	if (result.answer_count > 1)
+		print_lifecycle_answers(kind, &result, arguments.verbose);
+	print_lifecycle_summary(&lifecycle_options, &result);
+	if (arguments.verbose && result.answer_count == 1 && kind == CTL_LIFECYCLE_DEREGISTRATION)
+		print_receipt(&result.answers[0]);
+done:
+	ctl_lifecycle_result_free(&result);
+	return exit_code;
+}
+
 /* A fetch limit given as a canonical decimal in [minimum, maximum]; absent leaves *out. */
 static int parse_limit(const char *option, const char *text, uint64_t minimum, uint64_t maximum,
                        uint64_t *out, struct ctl_report *report)
@@ -1005,6 +1524,14 @@ static void print_fetched(const struct ctl_fetch_result *result, const char *ser
 			       result->log_held_size);
 		else
 			printf("the first checkpoint held\n");
+	}
+	if (result->dropped_count > 0) {
+		printf("dropped %zu older kept snapshot%s that still held what this one revokes (epoch%s",
+		       result->dropped_count, result->dropped_count == 1 ? "" : "s",
+		       result->dropped_count == 1 ? "" : "s");
+		for (size_t i = 0; i < result->dropped_count && i < CTL_FETCH_DROPPED_MAX; i++)
+			printf("%s%" PRIu64, i == 0 ? " " : ", ", result->dropped[i]);
+		printf("%s)\n", result->dropped_count > CTL_FETCH_DROPPED_MAX ? ", ..." : "");
 	}
 }
 
@@ -1259,6 +1786,28 @@ static int command_proof(int argc, char **argv, struct ctl_report *report)
 	return CTL_EXIT_OK;
 }
 
+/* ---- the monitor and its evidence (ctl/monitor.h, ctl/evidence.h) ---- */
+
+/* Set by SIGINT and SIGTERM while monitor --every runs: the loop ends after the current round. */
+static volatile sig_atomic_t monitor_stop;
+
+static void monitor_request_stop(int signal_number)
+{
+	(void)signal_number;
+	monitor_stop = 1;
+}
+
+static int command_monitor(int argc, char **argv, struct ctl_report *report)
+{
+	struct sigaction action;
+	memset(&action, 0, sizeof(action));
+	action.sa_handler = monitor_request_stop;
+	sigemptyset(&action.sa_mask);
+	sigaction(SIGINT, &action, NULL);
+	sigaction(SIGTERM, &action, NULL);
+	return ctl_monitor_command(argc, argv, &monitor_stop, report);
+}
+
 int main(int argc, char **argv)
 {
 	struct ctl_report report;
@@ -1291,12 +1840,22 @@ int main(int argc, char **argv)
 		exit_code = command_certificate(argc - 1, argv + 1, &report);
 	} else if (strcmp(command, "register") == 0) {
 		exit_code = command_register(argc - 1, argv + 1, &report);
+	} else if (strcmp(command, "health") == 0) {
+		exit_code = command_lifecycle(CTL_LIFECYCLE_HEALTH, argc - 1, argv + 1, &report);
+	} else if (strcmp(command, "revoke") == 0) {
+		exit_code = command_lifecycle(CTL_LIFECYCLE_REVOCATION, argc - 1, argv + 1, &report);
+	} else if (strcmp(command, "deregister") == 0) {
+		exit_code = command_lifecycle(CTL_LIFECYCLE_DEREGISTRATION, argc - 1, argv + 1, &report);
 	} else if (strcmp(command, "fetch") == 0) {
 		exit_code = command_fetch(argc - 1, argv + 1, &report);
 	} else if (strcmp(command, "verify") == 0) {
 		exit_code = command_verify(argc - 1, argv + 1, &report);
 	} else if (strcmp(command, "proof") == 0) {
 		exit_code = command_proof(argc - 1, argv + 1, &report);
+	} else if (strcmp(command, "monitor") == 0) {
+		exit_code = command_monitor(argc - 1, argv + 1, &report);
+	} else if (strcmp(command, "verify-evidence") == 0) {
+		exit_code = ctl_evidence_command(argc - 1, argv + 1, &report);
 	} else if (strcmp(command, "capability") == 0) {
 		exit_code = ctl_capability_command(argc - 1, argv + 1, &report);
 	} else {

@@ -3,8 +3,11 @@
  */
 #include "ctl/exchange.h"
 
+#include "schema/buffer.h"
 #include "schema/error.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 void ctl_exchange_request(struct net_request *request, const char *method, const char *url,
@@ -48,5 +51,87 @@ int ctl_exchange_get(const char *what, const char *label, const char *url, const
 		                what, label, description);
 		return response->status >= 500 ? DIRAUTH_ERR_UNAVAILABLE : DIRAUTH_ERR_REFUSED;
 	}
+	return 0;
+}
+
+int ctl_exchange_post(const char *what, const char *server_url, const char *path, const uint8_t *body,
+                      size_t body_len, size_t max_response_bytes, struct net_response *response,
+                      struct ctl_report *report)
+{
+	static const char *const headers[] = {"Content-Type: text/plain; charset=utf-8", NULL};
+	struct net_request request;
+	struct buffer url;
+	size_t base_len = strlen(server_url);
+	int rc;
+
+	buffer_init(&url);
+	while (base_len > 0 && server_url[base_len - 1] == '/')
+		base_len--;
+	rc = buffer_appendf(&url, "%.*s%s", (int)base_len, server_url, path);
+	if (rc != 0) {
+		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: server URL too long", what);
+		goto done;
+	}
+	ctl_exchange_request(&request, "POST", (const char *)url.data, max_response_bytes);
+	request.headers = headers;
+	request.body = body;
+	request.body_len = body_len;
+	rc = net_perform(&request, response);
+	if (rc == DIRAUTH_ERR_BOUNDS) {
+		ctl_report_fail(report, CTL_EXIT_PROTOCOL, "%s: %s: %s", what, request.url, response->error);
+		goto done;
+	}
+	if (rc != 0) {
+		ctl_report_fail(report, ctl_exit_code_for_error(rc), "%s: %s: %s", what, request.url,
+		                response->error);
+		goto done;
+	}
+	if (response->status != 202) {
+		char description[CTL_REPORT_MAX / 2];
+		net_describe_error(response, description, sizeof(description));
+		ctl_report_fail(report, ctl_exchange_exit_code_for_status(response->status),
+		                "%s: refused: %s", what, description);
+		rc = response->status >= 500 ? DIRAUTH_ERR_UNAVAILABLE : DIRAUTH_ERR_REFUSED;
+	}
+done:
+	buffer_free(&url);
+	return rc;
+}
+
+struct exchange_thread {
+	void (*work)(void *context, size_t index);
+	void *context;
+	size_t index;
+	pthread_t thread;
+	int started;
+};
+
+static void *exchange_thread_run(void *argument)
+{
+	struct exchange_thread *thread = argument;
+	thread->work(thread->context, thread->index);
+	return NULL;
+}
+
+int ctl_exchange_each(size_t count, void (*work)(void *context, size_t index), void *context)
+{
+	struct exchange_thread *threads = calloc(count > 0 ? count : 1, sizeof(*threads));
+
+	if (threads == NULL)
+		return DIRAUTH_ERR_NOMEM;
+	for (size_t i = 0; i < count; i++) {
+		threads[i].work = work;
+		threads[i].context = context;
+		threads[i].index = i;
+		threads[i].started =
+		    pthread_create(&threads[i].thread, NULL, exchange_thread_run, &threads[i]) == 0;
+	}
+	for (size_t i = 0; i < count; i++) {
+		if (threads[i].started)
+			pthread_join(threads[i].thread, NULL);
+		else
+			work(context, i);
+	}
+	free(threads);
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include "net/client.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define CTL_EXCHANGE_USER_AGENT "dirauthctl/1"
 
@@ -35,5 +36,24 @@ int ctl_exchange_exit_code_for_status(long status);
 int ctl_exchange_get(const char *what, const char *label, const char *url, const char *const *headers,
                      size_t max_bytes, int allow_missing, struct net_response *response,
                      struct ctl_report *report);
+
+/* POSTs body (a signed note, as text/plain) to <server_url><path> (trailing slashes of the URL
+ * dropped; path begins with '/') and insists on 202, the answer of every dirauthd route that takes
+ * a document. response (initialised) gets the answer, bounded by max_response_bytes. Failures in
+ * report, what prefixing each: "<what>: server URL too long" (64); "<what>: <url>: <why>" when the
+ * exchange failed (an answer over its bound: 76; unreachable: 69; else as
+ * ctl_exit_code_for_error); "<what>: refused: <status and the server's error>" for another
+ * status (69 for 5xx, 76 otherwise). Returns 0; the errors of net_perform; DIRAUTH_ERR_UNAVAILABLE
+ * for a 5xx; DIRAUTH_ERR_REFUSED for another status; DIRAUTH_ERR_NOMEM. */
+int ctl_exchange_post(const char *what, const char *server_url, const char *path, const uint8_t *body,
+                      size_t body_len, size_t max_response_bytes, struct net_response *response,
+                      struct ctl_report *report);
+
+/* Runs work(context, i) for every i below count at once, one thread each, and returns when all
+ * have returned: a command that talks to several authorities takes as long as the slowest
+ * exchange (each bounded by net/'s timeouts). A thread that cannot start runs its work in the
+ * calling thread instead. work must touch only what index i owns. Returns 0 or DIRAUTH_ERR_NOMEM
+ * (nothing was run). */
+int ctl_exchange_each(size_t count, void (*work)(void *context, size_t index), void *context);
 
 #endif

@@ -11,6 +11,8 @@
  */
 #include "ctl/fetch.h"
 
+#include "ctl/fetch_revocations.h"
+
 #include "ctl/exchange.h"
 #include "ctl/files.h"
 #include "ctl/keyring.h"
@@ -517,11 +519,19 @@ int ctl_fetch_verify_and_store(const struct ctl_fetch_input *input, struct ctl_f
 		rc = verify_body(input->bundle, &header, input->body_encoding, input->body, input->body_len,
 		                 &body, report);
 	if (rc == 0)
+		rc = ctl_fetch_check_revoked(input->bundle, input->directory, input->namespace_name,
+		                             held.data, held.len, body.data, body.len, report);
+	if (rc == 0)
 		rc = ctl_fetch_log_store(input->directory, input->namespace_name, header.epoch, &log, report);
 	if (rc == 0)
 		rc = ctl_fetch_store(input->directory, input->namespace_name, header.epoch,
 		                     input->header_note, input->header_note_len, body.data, body.len,
 		                     input->certificates, input->certificates_len, report);
+	result->dropped_count = 0;
+	if (rc == 0)
+		rc = ctl_fetch_drop_revoked(input->bundle, input->directory, input->namespace_name,
+		                            header.epoch, body.data, body.len, result->dropped,
+		                            &result->dropped_count, report);
 	if (rc == 0)
 		log_result(&log, result);
 	ctl_fetch_log_free(&log);
@@ -601,7 +611,7 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 	                policy->max_chain, report);
 	if (rc != 0)
 		goto done;
-	rc = ctl_fetch_log_run(options->log, options->server_url, NULL, directory, &header,
+	rc = ctl_fetch_log_run(options->log, options->server_url, options->authorization, directory, &header,
 	                       header_response.body.data, header_response.body.len, &log, report);
 	if (rc != 0)
 		goto done;
@@ -624,12 +634,21 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 	                 body_response.body.len, &body, report);
 	if (rc != 0)
 		goto done;
+	rc = ctl_fetch_check_revoked(options->bundle, directory, namespace_name, held.data, held.len,
+	                             body.data, body.len, report);
+	if (rc != 0)
+		goto done;
 	rc = ctl_fetch_log_store(directory, namespace_name, header.epoch, &log, report);
 	if (rc != 0)
 		goto done;
 	rc = ctl_fetch_store(directory, namespace_name, header.epoch, header_response.body.data,
 	                     header_response.body.len, body.data, body.len, certificates.data,
 	                     certificates.len, report);
+	result->dropped_count = 0;
+	if (rc == 0)
+		rc = ctl_fetch_drop_revoked(options->bundle, directory, namespace_name, header.epoch,
+		                            body.data, body.len, result->dropped, &result->dropped_count,
+		                            report);
 	if (rc == 0)
 		log_result(&log, result);
 done:

@@ -24,11 +24,15 @@
  *      held from the last fetch (DIR/NS/latest.checkpoint);
  *   3. the body (verify_snapshot_body): bounded as served and while it inflates, then checked
  *      against the header (digest, size, Merkle root, ordering, every provider signature);
+ *   3b. revocations (fetch_revocations.h): no record that the held snapshot's revocation section
+ *      excludes;
  *   4. only then the files: with the log checked, DIR/NS/<epoch>.tlog-proof and
  *      DIR/NS/latest.checkpoint first (fetch_log.h); DIR/NS/<epoch>.header, DIR/NS/<epoch>.body,
  *      DIR/NS/certificates (the certificate bundle as served, so the mirror can be verified again
  *      offline), and last, atomically, DIR/NS/latest.header, which is what the next fetch's
- *      history check believes.
+ *      history check believes;
+ *   5. the older snapshots kept in DIR/NS that hold a record the new one's revocations exclude
+ *      are removed (fetch_revocations.h): revocation overrides the cache.
  *
  * A mirror that was away longer than the chain bound is re-seeded deliberately (its operator
  * deletes latest.header), never silently.
@@ -54,6 +58,7 @@
 #define DIRAUTH_CTL_FETCH_H
 
 #include "ctl/fetch_log.h"
+#include "ctl/fetch_revocations.h"
 #include "ctl/report.h"
 #include "schema/buffer.h"
 #include "schema/snapshot.h"
@@ -85,6 +90,10 @@ struct ctl_fetch_result {
 	struct ctl_log_inclusion log;
 	int log_had_held;       /* a checkpoint was held, and the new one is consistent with it */
 	uint64_t log_held_size; /* its size */
+	/* Step 5 (fetch_revocations.h): the older kept snapshots dropped because they hold what the
+	 * new one revokes: how many, and the first CTL_FETCH_DROPPED_MAX of their epochs. */
+	size_t dropped_count;
+	uint64_t dropped[CTL_FETCH_DROPPED_MAX];
 };
 
 /* A signed header note the server holds for one epoch (GET /v1/NS/snapshots/<epoch>), as served. */

@@ -6,8 +6,10 @@
 
 #include "ctl/exchange.h"
 #include "schema/error.h"
+#include "verify/keyring.h"
 #include "verify/snapshot.h"
 
+#include <stdio.h>
 #include <string.h>
 
 int ctl_exit_code_for_verification(int rc)
@@ -82,4 +84,42 @@ int ctl_keyring_build(const char *what, const struct trust_bundle *bundle, const
 	if (rc != 0)
 		return ctl_verification_fail(report, what, rc, detail);
 	return 0;
+}
+
+int ctl_keyring_verify_receipt(const char *what, const struct certificate_keyring *ring,
+                               const struct note *note, const char *authority, uint64_t at,
+                               struct ctl_report *report)
+{
+	/* One authority's promise: one pinned authority must have signed it (threshold 1), with a
+	 * signing key certified at the time it says it accepted the document. */
+	struct verify_pins pins = {.ring = ring, .threshold = 1, .pinned_by = VERIFY_TRUST_BUNDLE_PINNED_BY};
+	struct certificate_keyring *named = NULL;
+	char detail[VERIFY_DETAIL_MAX];
+	char label[64];
+	int rc;
+
+	snprintf(label, sizeof(label), "%s: receipt", what);
+	rc = verify_note(&pins, note, at, at, NULL, detail, sizeof(detail));
+	if (rc != 0)
+		return ctl_verification_fail(report, label, rc, detail);
+	/* The authority the receipt names must be one that signed it. */
+	rc = verify_keyring_for_identity(ring, authority, &named);
+	if (rc == 0) {
+		pins.ring = named;
+		rc = verify_note(&pins, note, at, at, NULL, NULL, 0);
+	}
+	verify_keyring_free(named);
+	if (rc == DIRAUTH_ERR_NOT_FOUND || rc == DIRAUTH_ERR_UNKNOWN_KEY) {
+		ctl_report_fail(report, CTL_EXIT_DATA,
+		                "%s: receipt refused: the authority it names did not sign it", what);
+		return DIRAUTH_ERR_MISMATCH;
+	}
+	if (rc == DIRAUTH_ERR_NOMEM) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "%s: out of memory", what);
+		return rc;
+	}
+	if (rc != 0)
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "%s: receipt: cannot verify: %s", what,
+		                dirauth_strerror(rc));
+	return rc;
 }

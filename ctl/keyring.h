@@ -15,6 +15,7 @@
 #include "ctl/report.h"
 #include "schema/buffer.h"
 #include "schema/certificate.h"
+#include "schema/note.h"
 #include "schema/trust_bundle.h"
 
 #include <stddef.h>
@@ -52,5 +53,16 @@ int ctl_keyring_download_status(const char *what, const char *server_url, struct
  * DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_CRYPTO (70). */
 int ctl_keyring_build(const char *what, const struct trust_bundle *bundle, const uint8_t *certificates,
                       size_t len, struct certificate_keyring **out, size_t *added, struct ctl_report *report);
+
+/* Checks a receipt (a registration's or a deregistration's: the promise of one authority) parsed
+ * into note: a valid signature, at the time at (the receipt's accepted-at), by a signing key that
+ * a pinned identity of ring certified for that time, and among its signers the authority the
+ * receipt names (authority). Returns 0, or the refusal in report, what prefixing it: the errors
+ * of verify_note as "<what>: receipt: <detail>" (ctl_verification_fail);
+ * DIRAUTH_ERR_MISMATCH (65) "<what>: receipt refused: the authority it names did not sign it";
+ * DIRAUTH_ERR_NOMEM (70); another failure of the check (70). */
+int ctl_keyring_verify_receipt(const char *what, const struct certificate_keyring *ring,
+                               const struct note *note, const char *authority, uint64_t at,
+                               struct ctl_report *report);
 
 #endif

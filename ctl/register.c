@@ -16,7 +16,6 @@
 #include "verify/snapshot.h"
 
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,7 +128,6 @@ int ctl_register_check_receipt(const uint8_t *receipt_note, size_t len, const ch
                                const uint8_t note_sha256[32], const struct certificate_keyring *ring,
                                struct ctl_register_result *result, struct ctl_report *report)
 {
-	struct certificate_keyring *named = NULL;
 	struct note *note = NULL;
 	int rc;
 
@@ -148,38 +146,10 @@ int ctl_register_check_receipt(const uint8_t *receipt_note, size_t len, const ch
 		goto done;
 	}
 	if (ring != NULL) {
-		/* One authority's promise: one pinned authority must have signed it (threshold 1), with
-		 * a signing key certified at the time it says it accepted the registration. */
-		struct verify_pins pins = {
-		    .ring = ring, .threshold = 1, .pinned_by = VERIFY_TRUST_BUNDLE_PINNED_BY};
-		char detail[VERIFY_DETAIL_MAX];
-
-		rc = verify_note(&pins, note, result->receipt.accepted_at, result->receipt.accepted_at, NULL,
-		                 detail, sizeof(detail));
-		if (rc != 0) {
-			ctl_verification_fail(report, "register: receipt", rc, detail);
+		rc = ctl_keyring_verify_receipt("register", ring, note, result->receipt.authority,
+		                                result->receipt.accepted_at, report);
+		if (rc != 0)
 			goto done;
-		}
-		/* The authority the receipt names must be one that signed it. */
-		rc = verify_keyring_for_identity(ring, result->receipt.authority, &named);
-		if (rc == 0) {
-			pins.ring = named;
-			rc = verify_note(&pins, note, result->receipt.accepted_at,
-			                 result->receipt.accepted_at, NULL, NULL, 0);
-		}
-		if (rc == DIRAUTH_ERR_NOT_FOUND || rc == DIRAUTH_ERR_UNKNOWN_KEY) {
-			rc = receipt_refused(report, "the authority it names did not sign it");
-			goto done;
-		}
-		if (rc == DIRAUTH_ERR_NOMEM) {
-			ctl_report_fail(report, CTL_EXIT_SOFTWARE, "register: out of memory");
-			goto done;
-		}
-		if (rc != 0) {
-			ctl_report_fail(report, CTL_EXIT_SOFTWARE, "register: receipt: cannot verify: %s",
-			                dirauth_strerror(rc));
-			goto done;
-		}
 		snprintf(result->receipt_signer, sizeof(result->receipt_signer), "%s",
 		         result->receipt.authority);
 		result->receipt_verified = 1;
@@ -205,12 +175,12 @@ int ctl_register_check_receipt(const uint8_t *receipt_note, size_t len, const ch
 		goto done;
 	}
 done:
-	verify_keyring_free(named);
 	note_free(note);
 	return rc;
 }
 
-static int load_key(const char *path, struct signer_key **key, struct ctl_report *report)
+int ctl_register_load_key(const char *what, const char *path, struct signer_key **key,
+                          struct ctl_report *report)
 {
 	int rc = signer_key_load(path, key);
 
@@ -220,26 +190,27 @@ static int load_key(const char *path, struct signer_key **key, struct ctl_report
 	case DIRAUTH_ERR_PERMISSION:
 		ctl_report_fail(
 		    report, CTL_EXIT_PERMISSION,
-		    "register: key %s: unsafe file (not a regular file, a symlink, or readable by group or "
+		    "%s: key %s: unsafe file (not a regular file, a symlink, or readable by group or "
 		    "other: chmod 600)",
-		    path);
+		    what, path);
 		break;
 	case DIRAUTH_ERR_NOT_FOUND:
-		ctl_report_fail(report, CTL_EXIT_NO_INPUT, "register: key %s: no such file", path);
+		ctl_report_fail(report, CTL_EXIT_NO_INPUT, "%s: key %s: no such file", what, path);
 		break;
 	case DIRAUTH_ERR_SYNTAX:
-		ctl_report_fail(report, CTL_EXIT_DATA, "register: key %s: not a dirauth private key file",
+		ctl_report_fail(report, CTL_EXIT_DATA, "%s: key %s: not a dirauth private key file", what,
 		                path);
 		break;
 	default:
-		ctl_report_fail(report, ctl_exit_code_for_error(rc), "register: key %s: %s", path,
+		ctl_report_fail(report, ctl_exit_code_for_error(rc), "%s: key %s: %s", what, path,
 		                dirauth_strerror(rc));
 		break;
 	}
 	return rc;
 }
 
-static int load_service_file(const char *path, struct ctl_service_file *file, struct ctl_report *report)
+int ctl_register_load_service_file(const char *what, const char *path, struct ctl_service_file *file,
+                                   struct ctl_report *report)
 {
 	char error[CTL_SERVICE_FILE_ERROR_MAX];
 	uint8_t *data = NULL;
@@ -248,23 +219,23 @@ static int load_service_file(const char *path, struct ctl_service_file *file, st
 
 	rc = ctl_file_read(path, CTL_SERVICE_FILE_MAX_BYTES, &data, &len);
 	if (rc == DIRAUTH_ERR_NOT_FOUND) {
-		ctl_report_fail(report, CTL_EXIT_NO_INPUT, "register: %s: no such file", path);
+		ctl_report_fail(report, CTL_EXIT_NO_INPUT, "%s: %s: no such file", what, path);
 		goto done;
 	}
 	if (rc == DIRAUTH_ERR_BOUNDS) {
-		ctl_report_fail(report, CTL_EXIT_DATA, "register: %s: larger than %d bytes", path,
+		ctl_report_fail(report, CTL_EXIT_DATA, "%s: %s: larger than %d bytes", what, path,
 		                CTL_SERVICE_FILE_MAX_BYTES);
 		goto done;
 	}
 	if (rc != 0) {
-		ctl_report_fail(report, ctl_exit_code_for_error(rc), "register: %s: %s", path,
+		ctl_report_fail(report, ctl_exit_code_for_error(rc), "%s: %s: %s", what, path,
 		                dirauth_strerror(rc));
 		goto done;
 	}
 	rc = ctl_service_file_parse(data, len, path, file, error, sizeof(error));
 	if (rc != 0)
-		ctl_report_fail(report, rc == DIRAUTH_ERR_NOMEM ? CTL_EXIT_SOFTWARE : CTL_EXIT_DATA,
-		                "register: %s", error);
+		ctl_report_fail(report, rc == DIRAUTH_ERR_NOMEM ? CTL_EXIT_SOFTWARE : CTL_EXIT_DATA, "%s: %s",
+		                what, error);
 done:
 	free(data);
 	return rc;
@@ -273,44 +244,8 @@ done:
 static int submit(const char *server_url, const struct buffer *note, struct net_response *response,
                   struct ctl_report *report)
 {
-	static const char *const headers[] = {"Content-Type: text/plain; charset=utf-8", NULL};
-	struct net_request request;
-	struct buffer url;
-	size_t base_len = strlen(server_url);
-	int rc;
-
-	buffer_init(&url);
-	while (base_len > 0 && server_url[base_len - 1] == '/')
-		base_len--;
-	rc = buffer_appendf(&url, "%.*s/v1/registrations", (int)base_len, server_url);
-	if (rc != 0) {
-		ctl_report_fail(report, CTL_EXIT_USAGE, "register: server URL too long");
-		goto done;
-	}
-	ctl_exchange_request(&request, "POST", (const char *)url.data, CTL_REGISTER_RESPONSE_MAX);
-	request.headers = headers;
-	request.body = note->data;
-	request.body_len = note->len;
-	rc = net_perform(&request, response);
-	if (rc == DIRAUTH_ERR_BOUNDS) {
-		ctl_report_fail(report, CTL_EXIT_PROTOCOL, "register: %s: %s", request.url, response->error);
-		goto done;
-	}
-	if (rc != 0) {
-		ctl_report_fail(report, ctl_exit_code_for_error(rc), "register: %s: %s", request.url,
-		                response->error);
-		goto done;
-	}
-	if (response->status != 202) {
-		char description[CTL_REPORT_MAX / 2];
-		net_describe_error(response, description, sizeof(description));
-		ctl_report_fail(report, ctl_exchange_exit_code_for_status(response->status),
-		                "register: refused: %s", description);
-		rc = response->status >= 500 ? DIRAUTH_ERR_UNAVAILABLE : DIRAUTH_ERR_REFUSED;
-	}
-done:
-	buffer_free(&url);
-	return rc;
+	return ctl_exchange_post("register", server_url, "/v1/registrations", note->data, note->len,
+	                         CTL_REGISTER_RESPONSE_MAX, response, report);
 }
 
 /* What every server of a registration to several gets: the same note, the same checks. */
@@ -321,10 +256,10 @@ struct submission {
 	const char *namespace_name;
 	const uint8_t *service_id;
 	uint64_t sequence;
+	struct ctl_register_answer *answers; /* one per server */
 };
 
-/* The outcome of a failed exchange, from its error and the HTTP status it got (0: none). */
-static enum ctl_register_outcome exchange_outcome(int rc, long status, long expected)
+enum ctl_register_outcome ctl_register_exchange_outcome(int rc, long status, long expected)
 {
 	if (rc == DIRAUTH_ERR_BOUNDS)
 		return CTL_REGISTER_INVALID;
@@ -335,8 +270,7 @@ static enum ctl_register_outcome exchange_outcome(int rc, long status, long expe
 	return CTL_REGISTER_FAILED;
 }
 
-/* The outcome of a check that refused, from the status it recorded. */
-static enum ctl_register_outcome check_outcome(const struct ctl_report *report)
+enum ctl_register_outcome ctl_register_check_outcome(const struct ctl_report *report)
 {
 	return report->exit_code == CTL_EXIT_DATA ? CTL_REGISTER_INVALID : CTL_REGISTER_FAILED;
 }
@@ -360,19 +294,19 @@ static void register_at(const struct submission *submission, struct ctl_register
 	                                 &answer->report);
 	answer->http_status = status;
 	if (rc != 0) {
-		answer->outcome = exchange_outcome(rc, status, 200);
+		answer->outcome = ctl_register_exchange_outcome(rc, status, 200);
 		goto done;
 	}
 	rc = ctl_keyring_build("register", submission->bundle, certificates.data, certificates.len, &ring,
 	                       NULL, &answer->report);
 	if (rc != 0) {
-		answer->outcome = check_outcome(&answer->report);
+		answer->outcome = ctl_register_check_outcome(&answer->report);
 		goto done;
 	}
 	rc = submit(answer->server_url, submission->note, &response, &answer->report);
 	answer->http_status = response.status;
 	if (rc != 0) {
-		answer->outcome = exchange_outcome(rc, response.status, 202);
+		answer->outcome = ctl_register_exchange_outcome(rc, response.status, 202);
 		goto done;
 	}
 	if (buffer_append(&answer->receipt_note, response.body.data, response.body.len) != 0) {
@@ -383,7 +317,7 @@ static void register_at(const struct submission *submission, struct ctl_register
 	                                submission->service_id, submission->sequence, submission->note_sha256,
 	                                ring, &checked, &answer->report);
 	if (rc != 0) {
-		answer->outcome = check_outcome(&answer->report);
+		answer->outcome = ctl_register_check_outcome(&answer->report);
 		goto done;
 	}
 	answer->receipt = checked.receipt;
@@ -396,18 +330,10 @@ done:
 	verify_keyring_free(ring);
 }
 
-struct register_thread {
-	const struct submission *submission;
-	struct ctl_register_answer *answer;
-	pthread_t thread;
-	int started;
-};
-
-static void *register_thread_run(void *context)
+static void register_work(void *context, size_t index)
 {
-	struct register_thread *thread = context;
-	register_at(thread->submission, thread->answer);
-	return NULL;
+	const struct submission *submission = context;
+	register_at(submission, &submission->answers[index]);
 }
 
 /* Appends name to a ", "-separated list, truncating. */
@@ -426,14 +352,12 @@ static int register_at_servers(const struct ctl_register_options *options,
                                struct ctl_report *report)
 {
 	const struct trust_bundle *bundle = submission->bundle;
-	struct register_thread *threads;
+	struct submission each = *submission;
 	uint8_t counted[TRUST_BUNDLE_MAX_AUTHORITIES];
 	size_t count = options->server_count;
 
 	result->answers = calloc(count, sizeof(*result->answers));
-	threads = calloc(count, sizeof(*threads));
-	if (result->answers == NULL || threads == NULL) {
-		free(threads);
+	if (result->answers == NULL) {
 		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "register: out of memory");
 		return DIRAUTH_ERR_NOMEM;
 	}
@@ -441,18 +365,12 @@ static int register_at_servers(const struct ctl_register_options *options,
 	for (size_t i = 0; i < count; i++) {
 		result->answers[i].server_url = options->server_urls[i];
 		buffer_init(&result->answers[i].receipt_note);
-		threads[i].submission = submission;
-		threads[i].answer = &result->answers[i];
-		threads[i].started =
-		    pthread_create(&threads[i].thread, NULL, register_thread_run, &threads[i]) == 0;
 	}
-	for (size_t i = 0; i < count; i++) {
-		if (threads[i].started)
-			pthread_join(threads[i].thread, NULL);
-		else
-			register_at(submission, &result->answers[i]);
+	each.answers = result->answers;
+	if (ctl_exchange_each(count, register_work, &each) != 0) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "register: out of memory");
+		return DIRAUTH_ERR_NOMEM;
 	}
-	free(threads);
 
 	memset(counted, 0, sizeof(counted));
 	result->threshold = bundle->threshold;
@@ -521,10 +439,10 @@ int ctl_register_run(const struct ctl_register_options *given, struct ctl_regist
 		if (rc != 0)
 			goto done;
 	}
-	rc = load_key(options->key_path, &key, report);
+	rc = ctl_register_load_key("register", options->key_path, &key, report);
 	if (rc != 0)
 		goto done;
-	rc = load_service_file(options->service_path, &file, report);
+	rc = ctl_register_load_service_file("register", options->service_path, &file, report);
 	if (rc != 0)
 		goto done;
 	rc = ctl_register_build(key, &file, options->now, &result->note, &result->sequence, report);

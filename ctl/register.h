@@ -104,6 +104,15 @@ struct ctl_register_result {
 /* One word for an outcome: "accepted", "refused", "unreachable", "invalid", "failed". */
 const char *ctl_register_outcome_name(enum ctl_register_outcome outcome);
 
+/* The outcome of one server's exchange that failed with rc, from the HTTP status it got (0: none)
+ * and the one the protocol expected: invalid for an answer over its bound, refused for another
+ * status, unreachable for no answer, failed otherwise. Also what ctl/lifecycle.h reports. */
+enum ctl_register_outcome ctl_register_exchange_outcome(int rc, long status, long expected);
+
+/* The outcome of a check of a server's answer that refused, from the status it recorded in
+ * report: invalid for bad data (65), failed otherwise. */
+enum ctl_register_outcome ctl_register_check_outcome(const struct ctl_report *report);
+
 /* Zeroes a result. */
 void ctl_register_result_init(struct ctl_register_result *result);
 
@@ -127,6 +136,19 @@ int ctl_register_check_receipt(const uint8_t *receipt_note, size_t len, const ch
                                const uint8_t service_id[SERVICE_ID_SIZE], uint64_t sequence,
                                const uint8_t note_sha256[32], const struct certificate_keyring *ring,
                                struct ctl_register_result *result, struct ctl_report *report);
+
+/* Loads a private key file for command what (the prefix of every message): 77 when its file is
+ * unsafe (a symlink, not regular, readable by group or other), 66 when missing, 65 when it is not
+ * a key file. Returns 0 with *key set (the caller frees it with signer_key_free), or the error of
+ * signer_key_load with the refusal in report. */
+int ctl_register_load_key(const char *what, const char *path, struct signer_key **key,
+                          struct ctl_report *report);
+
+/* Reads and parses a YAML service description for command what: 66 when missing, 65 when larger
+ * than CTL_SERVICE_FILE_MAX_BYTES or refused by ctl_service_file_parse ("FILE:LINE: problem").
+ * Returns 0 (the caller calls ctl_service_file_clear) or the error, with the refusal in report. */
+int ctl_register_load_service_file(const char *what, const char *path, struct ctl_service_file *file,
+                                   struct ctl_report *report);
 
 /* The whole command: load the key (77 when its file mode is unsafe, 66 when missing), the
  * service file (65 with FILE:LINE on a refusal, 66 when missing), the trust bundle if named

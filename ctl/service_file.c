@@ -36,11 +36,15 @@ enum endpoint_key {
 	ENDPOINT_REGION,
 	ENDPOINT_CAPACITY,
 	ENDPOINT_PROFILE,
+	ENDPOINT_OWN_KEY, /* optional: the endpoint's own verifier key (the endpoint-key line) */
 	ENDPOINT_KEY_COUNT
 };
 
+/* The endpoint keys every endpoint must have: all but the last. */
+#define ENDPOINT_KEYS_REQUIRED ENDPOINT_OWN_KEY
+
 static const char *const endpoint_key_names[ENDPOINT_KEY_COUNT + 1] = {
-    "id", "transport", "address", "region", "capacity", "profile", NULL,
+    "id", "transport", "address", "region", "capacity", "profile", "key", NULL,
 };
 
 struct parse_state {
@@ -222,6 +226,13 @@ static int parse_endpoint_value(struct parse_state *state, enum endpoint_key key
 			return fail(state, node->line, DIRAUTH_ERR_SYNTAX,
 			            "profile: expected baseline, modern, hybrid-crypto or high-capacity");
 		return 0;
+	case ENDPOINT_OWN_KEY:
+		if (note_verifier_parse(value.data, value.len, &endpoint->key) != 0)
+			return fail(state, node->line, DIRAUTH_ERR_SYNTAX,
+			            "key: expected the endpoint's Ed25519 verifier key, NAME+KEYID+BASE64 "
+			            "(dirauthctl keygen prints it)");
+		endpoint->has_key = 1;
+		return 0;
 	default:
 		return DIRAUTH_ERR_INTERNAL;
 	}
@@ -250,7 +261,7 @@ static int parse_endpoint(struct parse_state *state, const struct settings_node 
 		if (rc != 0)
 			return rc;
 	}
-	for (int i = 0; i < ENDPOINT_KEY_COUNT; i++) {
+	for (int i = 0; i < ENDPOINT_KEYS_REQUIRED; i++) {
 		if (settings_lookup(mapping, endpoint_key_names[i]) == NULL)
 			return fail(state, mapping->line, DIRAUTH_ERR_SYNTAX, "endpoint: missing '%s'",
 			            endpoint_key_names[i]);

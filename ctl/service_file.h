@@ -14,6 +14,9 @@
  *       region: eu-west
  *       capacity: medium     low | medium | high
  *       profile: modern      baseline | modern | hybrid-crypto | high-capacity
+ *       key: gw1+1a2b3c4d+AB..  optional: the endpoint's own Ed25519 verifier key (its
+ *                               endpoint-key line): it may sign the endpoint's health statements
+ *                               (dirauthctl health --signer endpoint)
  *
  * The file is small and written by people, so the parser is strict and says exactly where a
  * problem is: every refusal is "FILE:LINE: problem". It is read through settings/ (the bounded

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# bench.sh [--with-nginx | --several] [BENCH OPTIONS...]: builds the release build (build/release,
-# warnings as errors) and runs bench_authority against the dirauthd it just built.
+# bench.sh [--with-nginx | --several | --flood] [BENCH OPTIONS...]: builds the release build
+# (build/release, warnings as errors) and runs bench_authority against the dirauthd it just built.
 #
 # The benchmark prints each figure next to an anchor measured in the same run (bench/README.md):
 # the machine's Ed25519 verify rate for registrations, and nginx serving the same bytes for
@@ -11,6 +11,9 @@
 # --several runs bench_several instead: one epoch of five authorities (k = 3) against one
 # authority alone publishing the same records, e.g.
 #   scripts/bench.sh --several --records 100000
+# --flood runs bench_flood instead: a legitimate client's latest-header GETs and registrations
+# under 1,200 slow and idle connections from 20 loopback addresses, against the same unloaded, e.g.
+#   scripts/bench.sh --flood --trickle 2000 --sources 50
 #   JOBS   parallel build jobs (default: number of cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,13 +21,15 @@ jobs=${JOBS:-$(nproc)}
 
 with_nginx=0
 several=0
+flood=0
 bench_args=()
 for argument in "$@"; do
 	case "$argument" in
 	--with-nginx) with_nginx=1 ;;
 	--several) several=1 ;;
+	--flood) flood=1 ;;
 	-h | --help)
-		sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*) bench_args+=("$argument") ;;
@@ -69,6 +74,12 @@ if [ "$several" -eq 1 ]; then
 	cmake -S . -B build/release -DDIRAUTH_WERROR=ON >/dev/null
 	cmake --build build/release -j"$jobs" --target dirauthd dirauth-signer dirauthctl bench_several
 	exec build/release/bench/bench_several "${bench_args[@]}"
+fi
+
+if [ "$flood" -eq 1 ]; then
+	cmake -S . -B build/release -DDIRAUTH_WERROR=ON >/dev/null
+	cmake --build build/release -j"$jobs" --target dirauthd dirauth-signer bench_flood
+	exec build/release/bench/bench_flood "${bench_args[@]}"
 fi
 
 if [ "$with_nginx" -eq 1 ] && ! have_nginx; then

@@ -20,9 +20,12 @@
  * every write has the same timeout (SO_SNDTIMEO). The frame length is checked against
  * SIGNER_FRAME_MAX before the body is read; a frame that is too long or does not decode gets
  * one DIRAUTH_ERR_SYNTAX response and the connection is closed, since the byte stream can no
- * longer be trusted to be in step. A peer of another uid is dropped by the accepting thread
- * before it takes a place. At stop every thread sees the wake pipe, ends its connection after
- * the request in hand, and is joined.
+ * longer be trusted to be in step. Requests are read as many at a time as have arrived, and their
+ * answers are sent together, in order, once no whole request is left unread (or 64 KiB wait): a
+ * client that pipelines a batch of receipts costs a read and a write per batch, not a few per
+ * receipt, and each answer is still audited before it leaves. A peer of another uid is dropped by
+ * the accepting thread before it takes a place. At stop every thread sees the wake pipe, ends its
+ * connection after the request in hand, and is joined.
  *
  * Whether another signer is running on the path is decided by a lock, not by connecting: the
  * file "<socket path>.lock" is held with flock() for the listener's whole life. Connecting
@@ -242,29 +245,6 @@ static int listener_wait(struct signer_listener *listener, int fd, int64_t deadl
 	return 0;
 }
 
-/* Reads exactly len bytes before deadline_ms (monotonic). Returns 0, 1 on end of file before
- * the first byte, or DIRAUTH_ERR_IO (error, deadline, stop, or end of file mid-way). The
- * deadline is for the whole frame, not each read: a peer trickling a byte at a time cannot
- * keep its connection. */
-static int listener_read_all(struct signer_listener *listener, int fd, uint8_t *data, size_t len,
-                             int64_t deadline_ms)
-{
-	size_t done = 0;
-	while (done < len) {
-		if (!listener_wait(listener, fd, deadline_ms))
-			return DIRAUTH_ERR_IO;
-		ssize_t got = recv(fd, data + done, len - done, 0);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			return DIRAUTH_ERR_IO;
-		if (got == 0)
-			return done == 0 ? 1 : DIRAUTH_ERR_IO;
-		done += (size_t)got;
-	}
-	return 0;
-}
-
 static int listener_write_all(int fd, const uint8_t *data, size_t len)
 {
 	while (len > 0) {
@@ -303,44 +283,112 @@ static void listener_send_syntax(int fd, const char *detail)
 	(void)listener_send(fd, &response);
 }
 
-/* Serves the requests of one connection until it closes, misbehaves, idles or stop is set. */
+/* What a connection has sent and not yet been served: requests are read as many at a time as
+ * have arrived, so a client that pipelines a batch costs one read for the batch, not two per
+ * request. */
+struct listener_input {
+	uint8_t *data;
+	size_t cap;
+	size_t start, end; /* unread bytes: data[start..end) */
+};
+
+static int listener_flush(int fd, struct buffer *out);
+
+/* Makes want unread bytes available (want <= cap), reading whatever has arrived, before
+ * deadline_ms; the answers queued in out are sent before any wait. Returns 0, 1 on end of file
+ * with nothing unread, or DIRAUTH_ERR_IO (error, deadline, stop, or end of file inside a frame). */
+static int listener_fill(struct signer_listener *listener, int fd, struct listener_input *in, size_t want,
+                         int64_t deadline_ms, struct buffer *out)
+{
+	while (in->end - in->start < want) {
+		if (in->start > 0) {
+			memmove(in->data, in->data + in->start, in->end - in->start);
+			in->end -= in->start;
+			in->start = 0;
+		}
+		ssize_t got = recv(fd, in->data + in->end, in->cap - in->end, MSG_DONTWAIT);
+		if (got > 0) {
+			in->end += (size_t)got;
+			continue;
+		}
+		if (got == 0)
+			return in->end == in->start ? 1 : DIRAUTH_ERR_IO;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return DIRAUTH_ERR_IO;
+		if (listener_flush(fd, out) != 0 || !listener_wait(listener, fd, deadline_ms))
+			return DIRAUTH_ERR_IO;
+	}
+	return 0;
+}
+
+/* Sends the answers queued in out and empties it. */
+static int listener_flush(int fd, struct buffer *out)
+{
+	int rc = out->len ? listener_write_all(fd, out->data, out->len) : 0;
+	buffer_reset(out);
+	return rc;
+}
+
+/* Answers of a pipelined batch wait in the output buffer until the input holds no whole request
+ * (then the client waits for them), or until this many bytes are queued. */
+#define LISTENER_OUTPUT_FLUSH (64 * 1024)
+
+/* Serves the requests of one connection until it closes, misbehaves, idles or stop is set. Each
+ * request is handled (its audit line written and flushed) before its answer is queued, and the
+ * answers leave in order, so the audit rule holds for every answer of a batch. */
 static void listener_serve_connection(struct signer_listener *listener, int fd)
 {
-	struct buffer payload;
-	uint8_t prefix[4];
-	uint8_t *body = NULL;
+	struct buffer payload, out;
+	struct listener_input in = {.data = NULL, .cap = SIGNER_FRAME_MAX + 4, .start = 0, .end = 0};
 
 	buffer_init(&payload);
-	body = malloc(SIGNER_FRAME_MAX);
-	if (!body)
+	buffer_init(&out);
+	in.data = malloc(in.cap);
+	if (!in.data)
 		goto cleanup;
-	while (listener_wait(listener, fd, listener_monotonic_ms() + listener->idle_timeout_ms)) {
+	while (!atomic_load(&listener->stop)) {
 		struct signer_request request;
 		struct signer_response response;
 		char detail[128];
 		size_t body_len = 0;
+		if (in.end == in.start) {
+			/* Nothing unread: the client waits for the answers, then the connection idles. */
+			if (listener_flush(fd, &out) != 0 ||
+			    !listener_wait(listener, fd, listener_monotonic_ms() + listener->idle_timeout_ms))
+				break;
+		}
+		/* A request frame must arrive whole within the frame timeout of noticing its first byte. */
 		int64_t deadline = listener_monotonic_ms() + listener->frame_timeout_ms;
-		int rc = listener_read_all(listener, fd, prefix, sizeof(prefix), deadline);
-		if (rc != 0)
+		if (listener_fill(listener, fd, &in, 4, deadline, &out) != 0)
 			break;
-		if (signer_frame_length(prefix, &body_len) != 0 || body_len > SIGNER_FRAME_MAX) {
+		if (signer_frame_length(in.data + in.start, &body_len) != 0 || body_len > SIGNER_FRAME_MAX) {
 			snprintf(detail, sizeof(detail), "frame longer than %d bytes", SIGNER_FRAME_MAX);
-			listener_send_syntax(fd, detail);
+			if (listener_flush(fd, &out) == 0)
+				listener_send_syntax(fd, detail);
 			break;
 		}
-		if (listener_read_all(listener, fd, body, body_len, deadline) != 0)
+		if (listener_fill(listener, fd, &in, 4 + body_len, deadline, &out) != 0)
 			break;
+		const uint8_t *body = in.data + in.start + 4;
+		in.start += 4 + body_len;
 		if (signer_request_decode(body, body_len, &request) != 0) {
-			listener_send_syntax(fd, "malformed request frame");
+			if (listener_flush(fd, &out) == 0)
+				listener_send_syntax(fd, "malformed request frame");
 			break;
 		}
 		signer_service_handle(listener->service, &request, &response, &payload);
-		if (listener_send(fd, &response) != 0)
+		if (signer_response_encode(&response, &out) != 0)
+			break;
+		if (out.len >= LISTENER_OUTPUT_FLUSH && listener_flush(fd, &out) != 0)
 			break;
 	}
+	(void)listener_flush(fd, &out);
 cleanup:
-	free(body);
+	free(in.data);
 	buffer_free(&payload);
+	buffer_free(&out);
 }
 
 /* A connection's thread: serves it, closes it, and tells the accepting thread its place is free. */

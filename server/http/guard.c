@@ -5,9 +5,14 @@
  * accepts, peeks at each new connection's first request head as its bytes arrive (edge-triggered
  * epoll, so a trickling client costs one wakeup per segment), and hands good connections to
  * libmicrohttpd. The pending queue is a list in arrival order, so its head is always the next to
- * time out and the oldest to displace. A refused connection is answered, its write side shut,
- * and kept a moment on the lingering list, reading and dropping what the client still sends,
- * so that closing it does not reset the connection under the answer.
+ * time out and the oldest to displace. A head that is not complete at the first peek is copied
+ * as it comes: the socket gets a peek offset (SO_PEEK_OFF, for TCP since Linux 6.10), so that each
+ * later peek returns only the bytes that arrived since instead of the whole prefix again (a head
+ * trickled a byte per segment would otherwise cost the square of its length, every segment walked
+ * and copied at every byte); without the option every peek reads the prefix. A refused
+ * connection is answered, its write side shut, and kept a moment on the lingering list, reading
+ * and dropping what the client still sends, so that closing it does not reset the connection
+ * under the answer.
  *
  * The watchdog thread wakes every GUARD_TICK_MS, walks the connections libmicrohttpd holds, shuts
  * down those past their deadline or, when crowded, those that have waited longest for a head,
@@ -16,6 +21,7 @@
  * before the descriptor is closed, so the watchdog never shuts down a descriptor that has been
  * reused. Phases are atomics the request callbacks store without taking the mutex.
  */
+#define _DEFAULT_SOURCE /* SO_PEEK_OFF */
 #include "server/http/guard.h"
 
 #include "schema/buffer.h"
@@ -41,6 +47,7 @@
 #define GUARD_EPOLL_EVENTS  64
 #define GUARD_MESSAGE_KINDS 32
 #define GUARD_DRAIN_MAX     (64 * 1024)
+#define GUARD_SEEN_MIN      1024 /* first size of a pending connection's copy of its head */
 
 enum guard_phase { GUARD_WAITING, GUARD_RECEIVING, GUARD_ANSWERING };
 
@@ -50,6 +57,8 @@ struct pending {
 	struct sockaddr_storage address;
 	socklen_t address_len;
 	uint64_t deadline_ms;
+	uint8_t *seen; /* the head's bytes so far, once the socket has a peek offset */
+	size_t seen_len, seen_cap;
 	bool lingering; /* answered; on the lingering list */
 	bool gone;      /* closed or handed over; freed after the current batch of events */
 	struct pending *prev, *next;
@@ -183,12 +192,18 @@ static void pending_close(struct http_guard *guard, struct pending_list *list, s
 	pending_bury(guard, p);
 }
 
+static void pending_free(struct pending *p)
+{
+	free(p->seen);
+	free(p);
+}
+
 static void graveyard_empty(struct http_guard *guard)
 {
 	while (guard->graveyard) {
 		struct pending *p = guard->graveyard;
 		guard->graveyard = p->next;
-		free(p);
+		pending_free(p);
 	}
 }
 
@@ -276,38 +291,115 @@ static void make_room(struct http_guard *guard)
 	pthread_mutex_unlock(&guard->tracked_lock);
 }
 
+/* Keeps the n bytes of an incomplete head in p->seen and sets the socket's peek offset past
+ * them; nothing when the kernel has no peek offset for TCP (every peek then reads the prefix). */
+static void seen_start(struct pending *p, const uint8_t *bytes, size_t n)
+{
+	int offset = (int)n;
+	size_t cap = n * 2 > GUARD_SEEN_MIN ? n * 2 : GUARD_SEEN_MIN;
+	if (cap > HTTP_HEAD_MAX)
+		cap = HTTP_HEAD_MAX;
+	uint8_t *seen = malloc(cap);
+	if (!seen)
+		return;
+	if (setsockopt(p->fd, SOL_SOCKET, SO_PEEK_OFF, &offset, sizeof offset) != 0) {
+		free(seen);
+		return;
+	}
+	memcpy(seen, bytes, n);
+	p->seen = seen;
+	p->seen_len = n;
+	p->seen_cap = cap;
+}
+
+/* Peeks the bytes after those seen, growing p->seen up to HTTP_HEAD_MAX: 1 when some came, 0
+ * when none did, -1 when the connection failed or memory ran out. */
+static int seen_more(struct pending *p)
+{
+	int got = 0;
+	while (p->seen_len < HTTP_HEAD_MAX) {
+		if (p->seen_len == p->seen_cap) {
+			size_t cap = p->seen_cap * 2 < HTTP_HEAD_MAX ? p->seen_cap * 2 : HTTP_HEAD_MAX;
+			uint8_t *grown = realloc(p->seen, cap);
+			if (!grown)
+				return -1;
+			p->seen = grown;
+			p->seen_cap = cap;
+		}
+		size_t room = p->seen_cap - p->seen_len;
+		ssize_t n = recv(p->fd, p->seen + p->seen_len, room, MSG_PEEK | MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return got;
+		if (n == 0) /* the client shut its side: its deadline closes it, as without an offset */
+			return got;
+		if (n < 0)
+			return -1;
+		p->seen_len += (size_t)n;
+		got = 1;
+		if ((size_t)n < room)
+			return 1; /* the queue is empty: the socket's next readiness brings the rest */
+	}
+	return got;
+}
+
 /* Judges what a pending connection has sent so far. */
 static void pending_service(struct http_guard *guard, struct pending *p, uint8_t *scratch)
 {
 	struct http_head head;
 	struct http_framing_verdict verdict;
-	ssize_t n = recv(p->fd, scratch, HTTP_HEAD_MAX, MSG_PEEK | MSG_DONTWAIT);
-	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-		return;
-	if (n <= 0) {
-		pending_close(guard, &guard->pending, p); /* the client went away */
+	const uint8_t *bytes = scratch;
+	size_t len;
+	if (p->seen) {
+		int more = seen_more(p);
+		if (more == 0)
+			return;
+		if (more < 0) {
+			pending_close(guard, &guard->pending, p); /* the client went away */
+			return;
+		}
+		bytes = p->seen;
+		len = p->seen_len;
+	} else {
+		ssize_t n = recv(p->fd, scratch, HTTP_HEAD_MAX, MSG_PEEK | MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			return;
+		if (n <= 0) {
+			pending_close(guard, &guard->pending, p); /* the client went away */
+			return;
+		}
+		len = (size_t)n;
+	}
+	int rc = http_head_parse(bytes, len, &head, &verdict);
+	if (rc == 1) {
+		if (!p->seen)
+			seen_start(p, scratch, len);
 		return;
 	}
-	int rc = http_head_parse(scratch, (size_t)n, &head, &verdict);
-	if (rc == 1)
-		return;
 	list_remove(&guard->pending, p);
 	atomic_store(&guard->pending_count, guard->pending.count);
 	if (rc == 0) {
 		epoll_ctl(guard->epoll_fd, EPOLL_CTL_DEL, p->fd, NULL);
+		if (p->seen) {
+			int traditional = -1; /* libmicrohttpd never peeks; leave the socket as accepted */
+			setsockopt(p->fd, SOL_SOCKET, SO_PEEK_OFF, &traditional, sizeof traditional);
+		}
 		make_room(guard);
 		/* libmicrohttpd owns the descriptor from here, and closes it if it refuses it. */
 		if (MHD_add_connection(guard->daemon, p->fd, (const struct sockaddr *)&p->address,
 		                       p->address_len) != MHD_YES)
 			http_guard_count(guard, GUARD_CLOSED_NOT_ADMITTED);
-		free(p);
+		pending_free(p);
 		return;
 	}
 	http_guard_count(guard, reason_of(verdict.error));
+	free(p->seen);
+	p->seen = NULL;
 	if (drain(p->fd) != 0) {
 		epoll_ctl(guard->epoll_fd, EPOLL_CTL_DEL, p->fd, NULL);
 		close(p->fd);
-		free(p);
+		pending_free(p);
 		return;
 	}
 	answer_refusal(p, &verdict);

@@ -242,8 +242,11 @@ static enum api_error prepare_health(struct lifecycle_pending *p)
 		               dirauth_strerror(rc));
 	if (error)
 		goto done;
+	/* A statement learned from a peer was within the skew where it was posted; it may be old by
+	 * now (the rule judges its freshness), but never from the future. */
 	uint64_t skew = config->bounds.clock_skew_seconds;
-	if (s->issued_at > p->now + skew || (p->now > skew && s->issued_at < p->now - skew)) {
+	if (s->issued_at > p->now + skew ||
+	    (!p->from_peer && p->now > skew && s->issued_at < p->now - skew)) {
 		error = refuse(
 		    result, API_ERROR_OUTSIDE_CLOCK_SKEW,
 		    "The statement is issued at %llu; it is now %llu and the allowed skew is %llu s.",
@@ -641,6 +644,28 @@ enum api_error submit_peer_revocation(const struct submit_context *context, cons
                                       struct submit_result *result)
 {
 	struct lifecycle_pending *p = pending_new(context, STATEMENT_REVOCATION, note, len);
+	if (!p)
+		return out_of_memory(result);
+	p->from_peer = true;
+	return submit_waiting(p, result);
+}
+
+enum api_error submit_check_peer_revocation(const struct submit_context *context, const uint8_t *note,
+                                            size_t len, struct submit_result *result)
+{
+	struct lifecycle_pending *p = pending_new(context, STATEMENT_REVOCATION, note, len);
+	if (!p)
+		return out_of_memory(result);
+	p->from_peer = true;
+	enum api_error error = pending_prepare(p);
+	pending_finish(p, result);
+	return error;
+}
+
+enum api_error submit_peer_health(const struct submit_context *context, const uint8_t *note, size_t len,
+                                  struct submit_result *result)
+{
+	struct lifecycle_pending *p = pending_new(context, STATEMENT_HEALTH, note, len);
 	if (!p)
 		return out_of_memory(result);
 	p->from_peer = true;

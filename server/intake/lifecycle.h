@@ -80,6 +80,21 @@ enum api_error submit_revocation_async(const struct submit_context *context, con
 enum api_error submit_peer_revocation(const struct submit_context *context, const uint8_t *note, size_t len,
                                       struct submit_result *result);
 
+/* The checks of submit_peer_revocation, and nothing stored: for a revocation a peer's vote lists,
+ * before the consensus counts it. Returns API_ERROR_NONE or the refusal, with result filled
+ * (its receipt empty). */
+enum api_error submit_check_peer_revocation(const struct submit_context *context, const uint8_t *note,
+                                            size_t len, struct submit_result *result);
+
+/* A health statement another authority holds (listed in its vote) and this one lacks: checked as
+ * submit_health checks a provider's, except that issued-at is refused only when it is later than
+ * now plus the clock skew (a statement learned a while after it was posted is older than the
+ * skew; the consensus judges its freshness), then stored, waiting. A sequence not above the last
+ * accepted for the endpoint is API_ERROR_REPLAYED, as for a provider's: a peer cannot bring back
+ * an older statement. This is how a statement posted to one authority reaches the votes of all. */
+enum api_error submit_peer_health(const struct submit_context *context, const uint8_t *note, size_t len,
+                                  struct submit_result *result);
+
 /* The same for a deregistration; the answer is the signed deregistration receipt. */
 enum api_error submit_deregistration(const struct submit_context *context, const uint8_t *body, size_t len,
                                      struct submit_result *result);

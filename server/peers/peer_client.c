@@ -127,10 +127,20 @@ int peer_client_new(const struct config *config, const struct peer_client_option
 	    options != NULL && options->retry_base_ms != 0 ? options->retry_base_ms : PEER_RETRY_BASE_MS;
 	client->backoff.max_delay_ms =
 	    options != NULL && options->retry_max_ms != 0 ? options->retry_max_ms : PEER_RETRY_MAX_MS;
-	/* An envelope: its two framing lines, the note, and the largest body of the namespace bound. */
+	/* An envelope: its two framing lines, the note, and the largest body of the namespace bound
+	 * (with method 2's sections when a namespace carries the endpoint lifecycle). */
+	size_t vote_body_cap = vote_body_max_bytes(config->bounds.records_per_snapshot);
+	for (size_t i = 0; i < config->namespace_count; i++)
+		if (config->namespaces[i].lifecycle) {
+			struct vote_body_limits limits = {config->bounds.records_per_snapshot,
+			                                  config_max_health(config),
+			                                  config->namespaces[i].max_revocations};
+			size_t sections = vote_body_sections_max_bytes(&limits);
+			if (sections > vote_body_cap)
+				vote_body_cap = sections;
+		}
 	client->vote_cap =
-	    at_most_buffer(add_saturated(add_saturated(VOTE_ENVELOPE_NOTE_MAX, 128),
-	                                 vote_body_max_bytes(config->bounds.records_per_snapshot)));
+	    at_most_buffer(add_saturated(add_saturated(VOTE_ENVELOPE_NOTE_MAX, 128), vote_body_cap));
 	client->registration_cap =
 	    config->bounds.registration_body != 0 ? config->bounds.registration_body : REGISTRATION_MAX_BYTES;
 	client->body_cap = at_most_buffer(compressed > uncompressed ? compressed : uncompressed);
@@ -191,6 +201,8 @@ size_t peer_client_answer_cap(const struct peer_client *client, enum peer_operat
 		return PEER_CERTIFICATES_MAX;
 	case PEER_FETCH_BODY:
 		return client->body_cap;
+	case PEER_FETCH_STATEMENT:
+		return PEER_STATEMENT_MAX;
 	case PEER_OPERATION_COUNT:
 		break;
 	}
@@ -309,6 +321,9 @@ static int build_url(const struct peer_member *member, const struct peer_call *c
 		return buffer_appendf(url, "%s/v1/%s/snapshots/%llu/body", member->url, ns, epoch);
 	case PEER_ADD_CHECKPOINT:
 		return buffer_appendf(url, "%s/v1/%s/log/add-checkpoint", member->url, ns);
+	case PEER_FETCH_STATEMENT:
+		hex_encode(call->digest, 32, service);
+		return buffer_appendf(url, "%s/v1/%s/statements/%s", member->url, ns, service);
 	case PEER_OPERATION_COUNT:
 		break;
 	}
@@ -520,6 +535,14 @@ int peer_fetch_registration(const struct peer_client *client, size_t member, con
 	struct peer_call call = {
 	    .operation = PEER_FETCH_REGISTRATION, .namespace_name = namespace_name, .sequence = sequence};
 	memcpy(call.service_id, service_id, SERVICE_ID_SIZE);
+	return peer_client_call(client, member, &call, answer);
+}
+
+int peer_fetch_statement(const struct peer_client *client, size_t member, const char *namespace_name,
+                         const uint8_t digest[32], struct peer_answer *answer)
+{
+	struct peer_call call = {.operation = PEER_FETCH_STATEMENT, .namespace_name = namespace_name};
+	memcpy(call.digest, digest, 32);
 	return peer_client_call(client, member, &call, answer);
 }
 

@@ -57,6 +57,7 @@
 
 #define PEER_ACK_MAX          (16 * 1024)  /* the answer to a push: a status or a JSON error */
 #define PEER_CERTIFICATES_MAX (256 * 1024) /* GET /v1/certificates */
+#define PEER_STATEMENT_MAX    (4 * 1024)   /* GET /v1/<ns>/statements/<sha256>: one note (2 KiB at most) */
 #define PEER_REASON_MAX       384
 #define PEER_HEADER_VALUE_MAX 128
 #define PEER_RETRY_BASE_MS    250u  /* the ceiling of the first wait, doubled for each later one */
@@ -105,6 +106,8 @@ enum peer_operation {
 	PEER_FETCH_BODY,          /* GET /v1/<ns>/snapshots/<epoch>/body, Accept-Encoding: zstd, gzip */
 	PEER_ADD_CHECKPOINT,      /* POST /v1/<ns>/log/add-checkpoint (c2sp.org/tlog-witness), body the
 	                             request; answered with cosignature lines (PEER_ACK_MAX) */
+	PEER_FETCH_STATEMENT,     /* GET /v1/<ns>/statements/<sha256 hex>: a health statement or revocation
+	                             note (PEER_STATEMENT_MAX) */
 	PEER_OPERATION_COUNT
 };
 
@@ -117,6 +120,7 @@ struct peer_call {
 	const char *voter;                   /* pull vote: the member whose vote */
 	uint8_t service_id[SERVICE_ID_SIZE]; /* registration */
 	uint64_t sequence;                   /* registration */
+	uint8_t digest[32];                  /* statement: the note's SHA-256 */
 	const uint8_t *body;                 /* pushes: the envelope or the note */
 	size_t body_len;
 };
@@ -176,6 +180,8 @@ int peer_fetch_registration(const struct peer_client *client, size_t member, con
                             const uint8_t service_id[SERVICE_ID_SIZE], uint64_t sequence,
                             struct peer_answer *answer);
 int peer_fetch_certificates(const struct peer_client *client, size_t member, struct peer_answer *answer);
+int peer_fetch_statement(const struct peer_client *client, size_t member, const char *namespace_name,
+                         const uint8_t digest[32], struct peer_answer *answer);
 int peer_fetch_latest_header(const struct peer_client *client, size_t member, const char *namespace_name,
                              struct peer_answer *answer);
 int peer_fetch_header(const struct peer_client *client, size_t member, const char *namespace_name,

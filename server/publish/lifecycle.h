@@ -17,7 +17,8 @@
  *   - health: per endpoint of each published record, its statement when it is fresh (issued-at +
  *     freshness > valid-after) and verifies against the published registration (the key its
  *     signer line names there); otherwise no entry: unknown, which a client treats as unavailable.
- * tests/unit/check_publish_lifecycle.c builds that vote, runs consensus_compute and compares.
+ * That vote is publish_vote_body (vote.h), which the round of several authorities also sends;
+ * tests/unit/check_publish_lifecycle.c builds it, runs consensus_compute and compares.
  */
 #ifndef DIRAUTH_SERVER_PUBLISH_LIFECYCLE_H
 #define DIRAUTH_SERVER_PUBLISH_LIFECYCLE_H

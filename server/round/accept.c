@@ -139,8 +139,7 @@ enum api_error round_check_vote(struct round *round, size_t i, const uint8_t *en
 	note_free(note);
 	if (error)
 		return error;
-	rc = consensus_vote_body_load(vote, parts.body, parts.body_len, config->bounds.records_per_snapshot,
-	                              body);
+	rc = round_vote_body_load(config, i, vote, parts.body, parts.body_len, body);
 	if (rc == DIRAUTH_ERR_NOMEM) {
 		answer_set(answer, API_ERROR_INTERNAL, "Out of memory.");
 		return API_ERROR_INTERNAL;

@@ -11,7 +11,10 @@
  * this authority's own latest.
  *
  * The vote lists, per service, the version the sealed view of the epoch holds: sequence and
- * registration digest, and the Merkle root over those notes. Its text is a function of the sealed
+ * registration digest, and the Merkle root over those notes; for a namespace with the endpoint
+ * lifecycle, also method 2's sections once the previous snapshot is of method 2 (a body with them
+ * is unreadable to method 1), and methods 1 and 2 (server/publish/vote.h builds the body, as for
+ * the single authority). Its text is a function of the sealed
  * view and the stored latest, so a restart builds the same vote, which the signer signs again.
  */
 #include "server/round/internal.h"
@@ -25,6 +28,7 @@
 #include "schema/vote.h"
 #include "schema/vote_envelope.h"
 #include "server/publish/publish.h"
+#include "server/publish/vote.h"
 #include "server/store/votes.h"
 #include "verify/snapshot.h"
 
@@ -117,8 +121,15 @@ static int fetch_body(struct round *round, size_t i, size_t member, const struct
 			rc = compress_decode(encoding, answer.body.data, answer.body.len,
 			                     (size_t)header->body_size, body);
 	}
-	if (rc == 0)
+	if (rc == 0 && header->consensus_method == CONSENSUS_METHOD_LIFECYCLE) {
+		const struct config_namespace *ns = &config->namespaces[i];
+		struct snapshot_body_limits limits = {config->bounds.records_per_snapshot,
+		                                      config_max_health(config), ns->max_revocations};
+		rc = snapshot_body_verify_sections(header, body->data, body->len, &limits,
+		                                   ns->health_freshness_epochs * config->epoch.length);
+	} else if (rc == 0) {
 		rc = snapshot_body_verify(header, body->data, body->len, config->bounds.records_per_snapshot);
+	}
 	peer_answer_free(&answer);
 	return rc;
 }
@@ -235,81 +246,54 @@ static int catch_up(struct round *round, size_t i, uint64_t now)
 
 /* ---- the vote ---- */
 
-struct vote_walk {
-	struct vote_body body;
-	size_t cap;
-	struct merkle_builder tree;
-};
-
-static int vote_visit(void *context, const struct store_record *record)
-{
-	struct vote_walk *w = context;
-	if (w->body.record_count == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 1024;
-		struct vote_body_record *grown = realloc(w->body.records, cap * sizeof *grown);
-		if (!grown)
-			return DIRAUTH_ERR_NOMEM;
-		w->body.records = grown;
-		w->cap = cap;
-	}
-	struct vote_body_record *r = &w->body.records[w->body.record_count++];
-	memcpy(r->service_id, record->service_id, SERVICE_ID_SIZE);
-	r->sequence = record->sequence;
-	memcpy(r->registration_sha256, record->digest, 32);
-	merkle_hash leaf;
-	int rc = merkle_leaf_hash(record->note, record->note_len, leaf);
-	return rc ? rc : merkle_builder_add(&w->tree, leaf);
-}
-
 /* Builds, signs and keeps the own vote of the sealed epoch; *envelope gets it. */
 static int build_vote(struct round *round, size_t i, uint64_t epoch, struct buffer *envelope)
 {
 	const struct config *config = round->o.config;
 	const struct config_namespace *ns = &config->namespaces[i];
 	struct round_namespace *rn = &round->ns[i];
-	struct vote_walk w;
+	struct vote_body lines;
+	struct publish_previous previous;
 	struct vote vote;
 	struct buffer text, note, body;
 	struct note_signature signature;
 	struct epoch_times times;
 	char why[SIGNER_DETAIL_MAX + 1] = "";
-	int have = 0;
-	memset(&w, 0, sizeof w);
+	memset(&lines, 0, sizeof lines);
 	memset(&vote, 0, sizeof vote);
 	buffer_init(&text);
 	buffer_init(&note);
 	buffer_init(&body);
-	merkle_builder_init(&w.tree);
-	snprintf(w.body.namespace_name, sizeof w.body.namespace_name, "%s", ns->name);
-	snprintf(w.body.authority, sizeof w.body.authority, "%s", config->authority_name);
-	w.body.epoch = epoch;
 
-	int rc = schedule_epoch_times(&config->epoch, epoch, &times);
+	/* A lifecycle namespace votes method 2's sections once the previous snapshot its vote names
+	 * is of method 2 (consensus.md, "Methods": a body with them is unreadable to method 1). */
+	int rc = publish_previous_load(config, round->o.store, i, &previous);
+	bool sections = ns->lifecycle && previous.have && previous.method == CONSENSUS_METHOD_LIFECYCLE;
 	if (rc == 0)
-		rc = store_view_foreach(round->o.store, ns->name, epoch, times.valid_after, vote_visit, &w);
-	if (rc == 0 && w.body.record_count > config->bounds.records_per_snapshot)
-		rc = DIRAUTH_ERR_BOUNDS;
+		rc = schedule_epoch_times(&config->epoch, epoch, &times);
+	if (rc == 0)
+		rc = publish_vote_body(config, round->o.store, i, epoch, times.valid_after, sections,
+		                       previous.parsed, &lines, vote.records_root);
 	snprintf(vote.namespace_name, sizeof vote.namespace_name, "%s", ns->name);
 	snprintf(vote.origin, sizeof vote.origin, "%s", ns->origin);
 	snprintf(vote.authority, sizeof vote.authority, "%s", config->authority_name);
 	vote.epoch = epoch;
-	vote.record_count = w.body.record_count;
+	vote.record_count = lines.record_count;
 	if (rc == 0)
-		rc = merkle_builder_root(&w.tree, vote.records_root);
-	if (rc == 0)
-		rc = vote_body_encode(&w.body, &body);
+		rc = vote_body_encode(&lines, &body);
 	if (rc == 0)
 		rc = crypto_sha256(body.data, body.len, vote.body_sha256);
-	if (rc == 0)
-		rc = publish_latest_digest(round->o.store, ns->name, &have, &vote.previous_epoch,
-		                           vote.previous);
-	if (rc == 0 && !have)
-		vote.previous_epoch = 0;
+	if (rc == 0 && previous.have) {
+		vote.previous_epoch = previous.epoch;
+		memcpy(vote.previous, previous.digest, 32);
+	}
 	if (rc == 0) {
-		/* The methods this authority can compute: those of consensus/ whose inputs the round
-		 * supplies (method 2's health and revocations come with the endpoint lifecycle). */
+		/* The methods this authority can compute for the namespace: method 2 needs the lifecycle
+		 * configured (its parameters are the namespace's). */
 		vote.method_count = 1;
 		vote.methods[0] = CONSENSUS_METHOD_REGISTRATIONS;
+		if (ns->lifecycle)
+			vote.methods[vote.method_count++] = CONSENSUS_METHOD_LIFECYCLE;
 		rc = vote_encode(&vote, &text);
 	}
 	if (rc == 0) {
@@ -337,12 +321,13 @@ static int build_vote(struct round *round, size_t i, uint64_t epoch, struct buff
 	if (rc == 0) {
 		struct vote_body *own = malloc(sizeof *own);
 		if (own) {
-			*own = w.body;
-			w.body.records = NULL;
+			*own = lines;
+			memset(&lines, 0, sizeof lines);
 			rn->own_body = own;
 		}
 	}
-	free(w.body.records);
+	publish_vote_body_clear(&lines);
+	publish_previous_clear(&previous);
 	buffer_free(&text);
 	buffer_free(&note);
 	buffer_free(&body);
@@ -354,10 +339,11 @@ static void load_own_body(struct round *round, size_t i, const struct buffer *en
 {
 	struct vote_envelope parts;
 	struct round_namespace *rn = &round->ns[i];
+	struct vote_body_limits limits;
+	round_vote_limits(round->o.config, i, &limits);
 	if (vote_envelope_parse(envelope->data, envelope->len, round_vote_body_max(round->o.config),
 	                        &parts) == 0)
-		vote_body_parse(parts.body, parts.body_len, round->o.config->bounds.records_per_snapshot,
-		                &rn->own_body);
+		vote_body_parse_sections(parts.body, parts.body_len, &limits, &rn->own_body);
 }
 
 int round_vote(struct round *round, size_t i, uint64_t now)

@@ -6,8 +6,12 @@
  * when it was kept). The rule asks for the note of each version it chose; a note held here is
  * read from the store, one held only by peers is fetched from a member whose vote listed it and
  * checked as intake would check a provider's (and its digest against the vote), so that every
- * record of the body is a note this authority verified itself. Notes stay in memory until the
- * body is built: the consensus needs them all at once.
+ * record of the body is a note this authority verified itself. Method 2 asks likewise for health
+ * statements and revocations (GET /v1/<ns>/statements/<sha256>): a peer's statement must hash to
+ * the line's digest and carry the line's fields (its signature the consensus checks against the
+ * published registration); a peer's revocation passes intake's checks for one learned from a
+ * peer. The previous snapshot held here is the one whose revocations the rule carries. Notes stay in memory
+ * until the body is built: the consensus needs them all at once.
  */
 #include "server/round/internal.h"
 
@@ -16,7 +20,11 @@
 #include "schema/note.h"
 #include "schema/vote.h"
 #include "schema/vote_envelope.h"
+#include "schema/health.h"
+#include "server/intake/lifecycle.h"
 #include "server/intake/submit.h"
+#include "server/publish/vote.h"
+#include "server/store/lifecycle.h"
 #include "server/store/votes.h"
 
 #include <stdlib.h>
@@ -123,8 +131,8 @@ static int load_votes(struct round *round, size_t i, struct held_votes *h)
 		if (rc == 0)
 			rc = vote_parse(note->text, note->text_len, &h->votes[v]);
 		if (rc == 0)
-			rc = consensus_vote_body_load(&h->votes[v], parts.body, parts.body_len,
-			                              config->bounds.records_per_snapshot, &h->bodies[v]);
+			rc = round_vote_body_load(config, i, &h->votes[v], parts.body, parts.body_len,
+			                          &h->bodies[v]);
 		note_free(note);
 		if (rc == 0) {
 			consensus_vote_init(&h->inputs[v], &h->votes[v], h->bodies[v]);
@@ -140,6 +148,8 @@ static int load_votes(struct round *round, size_t i, struct held_votes *h)
 
 /* ---- the notes the consensus asks for ---- */
 
+enum note_kind { NOTE_REGISTRATION, NOTE_HEALTH, NOTE_REVOCATION };
+
 struct note_source {
 	struct round *round;
 	size_t namespace_index;
@@ -148,14 +158,15 @@ struct note_source {
 	struct held_votes *votes;
 	uint8_t **notes; /* every note handed out, freed after the consensus */
 	size_t *lengths;
-	bool *from_peer; /* notes[i] was fetched from a peer (kept for reconciliation) */
+	bool *from_peer;       /* notes[i] was fetched from a peer (kept for reconciliation) */
+	enum note_kind *kinds; /* what notes[i] is */
 	size_t count, cap;
 	size_t fetched, refused;
 	uint64_t fetch_ms; /* time spent fetching notes from peers */
 };
 
-static int keep_note(struct note_source *s, const uint8_t *data, size_t len, bool from_peer,
-                     const uint8_t **note)
+static int keep_note(struct note_source *s, enum note_kind kind, const uint8_t *data, size_t len,
+                     bool from_peer, const uint8_t **note)
 {
 	if (s->count == s->cap) {
 		size_t cap = s->cap ? s->cap * 2 : 1024;
@@ -166,9 +177,12 @@ static int keep_note(struct note_source *s, const uint8_t *data, size_t len, boo
 		if (lengths)
 			s->lengths = lengths;
 		bool *flags = lengths ? realloc(s->from_peer, cap * sizeof *flags) : NULL;
-		if (!flags)
+		if (flags)
+			s->from_peer = flags;
+		enum note_kind *kinds = flags ? realloc(s->kinds, cap * sizeof *kinds) : NULL;
+		if (!kinds)
 			return DIRAUTH_ERR_NOMEM;
-		s->from_peer = flags;
+		s->kinds = kinds;
 		s->cap = cap;
 	}
 	uint8_t *copy = malloc(len ? len : 1);
@@ -177,6 +191,7 @@ static int keep_note(struct note_source *s, const uint8_t *data, size_t len, boo
 	memcpy(copy, data, len);
 	s->lengths[s->count] = len;
 	s->from_peer[s->count] = from_peer;
+	s->kinds[s->count] = kind;
 	s->notes[s->count++] = copy;
 	*note = copy;
 	return 0;
@@ -236,7 +251,7 @@ static int supply_note(void *context, const uint8_t service_id[SERVICE_ID_SIZE],
 	buffer_init(&held);
 	int rc = store_registration_get(round->o.store, name, service_id, sequence, &held);
 	if (rc == 0 && crypto_sha256(held.data, held.len, actual) == 0 && memcmp(actual, digest, 32) == 0) {
-		rc = keep_note(s, held.data, held.len, false, note);
+		rc = keep_note(s, NOTE_REGISTRATION, held.data, held.len, false, note);
 		*note_len = held.len;
 		buffer_free(&held);
 		return rc;
@@ -258,7 +273,8 @@ static int supply_note(void *context, const uint8_t service_id[SERVICE_ID_SIZE],
 			got = check_peer_note(s, answer.body.data, answer.body.len, service_id, sequence,
 			                      digest);
 			if (got == 0) {
-				rc = keep_note(s, answer.body.data, answer.body.len, true, note);
+				rc = keep_note(s, NOTE_REGISTRATION, answer.body.data, answer.body.len, true,
+				               note);
 				*note_len = answer.body.len;
 				peer_answer_free(&answer);
 				return rc;
@@ -271,16 +287,161 @@ static int supply_note(void *context, const uint8_t service_id[SERVICE_ID_SIZE],
 	return rc;
 }
 
+/* ---- method 2: the health statements and revocations the consensus asks for ---- */
+
+static bool body_lists_statement(const struct vote_body *body, bool health, const uint8_t *digest)
+{
+	if (health) {
+		for (size_t h = 0; h < body->health_count; h++)
+			if (memcmp(body->health[h].statement_sha256, digest, 32) == 0)
+				return true;
+	} else {
+		for (size_t r = 0; r < body->revocation_count; r++)
+			if (memcmp(body->revocations[r].revocation_sha256, digest, 32) == 0)
+				return true;
+	}
+	return false;
+}
+
+/* A peer's health statement for the line the votes list: its digest, its grammar (coarse
+ * classes only) and size, and its fields the line's, not issued later than the clock skew
+ * allows. Its signature is checked by the consensus against the published registration, whose
+ * provider's enrolment supply_note checked. A refusal is one consensus_health_fn may judge. */
+static int check_peer_health(struct note_source *s, const uint8_t *data, size_t len,
+                             const uint8_t *service_id, const uint8_t *endpoint_id, uint64_t issued_at,
+                             uint64_t sequence, const uint8_t *digest)
+{
+	const struct config *config = s->round->o.config;
+	struct health_statement statement;
+	struct note *parsed = NULL;
+	uint8_t actual[32];
+	if (len > HEALTH_MAX_BYTES)
+		return DIRAUTH_ERR_BOUNDS;
+	int rc = crypto_sha256(data, len, actual);
+	if (rc)
+		return rc;
+	if (memcmp(actual, digest, 32) != 0)
+		return DIRAUTH_ERR_MISMATCH;
+	rc = health_parse_note(data, len, &statement, &parsed);
+	note_free(parsed);
+	if (rc)
+		return rc == DIRAUTH_ERR_NOMEM ? rc : DIRAUTH_ERR_SYNTAX;
+	if (strcmp(statement.namespace_name, config->namespaces[s->namespace_index].name) != 0 ||
+	    memcmp(statement.service_id, service_id, SERVICE_ID_SIZE) != 0 ||
+	    memcmp(statement.endpoint_id, endpoint_id, ENDPOINT_ID_SIZE) != 0 ||
+	    statement.issued_at != issued_at || statement.sequence != sequence)
+		return DIRAUTH_ERR_MISMATCH;
+	if (statement.issued_at > s->now + config->bounds.clock_skew_seconds)
+		return DIRAUTH_ERR_REFUSED;
+	return 0;
+}
+
+/* A peer's revocation: its digest, then the checks of intake for a revocation learned from a
+ * peer (submit_check_peer_revocation: the target registered here, who may revoke it, the
+ * signature). */
+static int check_peer_revocation(struct note_source *s, const uint8_t *data, size_t len,
+                                 const uint8_t *digest)
+{
+	const struct round_options *o = &s->round->o;
+	struct submit_context submit = {o->config, o->store, o->signer, o->signer_health, o->clock};
+	struct submit_result result;
+	uint8_t actual[32];
+	int rc = crypto_sha256(data, len, actual);
+	if (rc)
+		return rc;
+	if (memcmp(actual, digest, 32) != 0)
+		return DIRAUTH_ERR_MISMATCH;
+	enum api_error error = submit_check_peer_revocation(&submit, data, len, &result);
+	if (error == API_ERROR_INTERNAL)
+		return DIRAUTH_ERR_INTERNAL;
+	return error == API_ERROR_NONE ? 0 : DIRAUTH_ERR_REFUSED;
+}
+
+/* The note of a statement: the one held here, else one fetched from a member whose vote lists
+ * it and checked by check. */
+static int supply_statement(struct note_source *s, bool health, const uint8_t *service_id,
+                            const uint8_t *endpoint_id, uint64_t issued_at, uint64_t sequence,
+                            const uint8_t *digest, const uint8_t **note, size_t *note_len)
+{
+	struct round *round = s->round;
+	const struct config *config = round->o.config;
+	const char *name = config->namespaces[s->namespace_index].name;
+	enum note_kind kind = health ? NOTE_HEALTH : NOTE_REVOCATION;
+	struct buffer held;
+	buffer_init(&held);
+	int rc = store_statement_get(round->o.store, name, digest, &held);
+	if (rc == 0) {
+		rc = keep_note(s, kind, held.data, held.len, false, note);
+		*note_len = held.len;
+		buffer_free(&held);
+		return rc;
+	}
+	buffer_free(&held);
+	if (rc != DIRAUTH_ERR_NOT_FOUND)
+		return rc;
+	for (size_t v = 0; v < s->votes->count; v++) {
+		size_t m = s->votes->member[v];
+		if (m == config->self_index || !body_lists_statement(s->votes->bodies[v], health, digest))
+			continue;
+		struct peer_answer answer;
+		peer_answer_init(&answer);
+		uint64_t asked = round_monotonic_ms();
+		int got = peer_fetch_statement(round->o.peers, m, name, digest, &answer);
+		s->fetch_ms += round_monotonic_ms() - asked;
+		if (got == 0 && answer.status == 200) {
+			s->fetched++;
+			got = health ? check_peer_health(s, answer.body.data, answer.body.len, service_id,
+			                                 endpoint_id, issued_at, sequence, digest)
+			             : check_peer_revocation(s, answer.body.data, answer.body.len, digest);
+			if (got == 0) {
+				rc = keep_note(s, kind, answer.body.data, answer.body.len, true, note);
+				*note_len = answer.body.len;
+				peer_answer_free(&answer);
+				return rc;
+			}
+			s->refused++;
+			if (got == DIRAUTH_ERR_NOMEM || got == DIRAUTH_ERR_CRYPTO ||
+			    got == DIRAUTH_ERR_INTERNAL) {
+				peer_answer_free(&answer);
+				return got;
+			}
+			rc = got;
+		}
+		peer_answer_free(&answer);
+	}
+	return rc;
+}
+
+static int supply_health(void *context, const uint8_t service_id[SERVICE_ID_SIZE],
+                         const uint8_t endpoint_id[ENDPOINT_ID_SIZE], uint64_t issued_at, uint64_t sequence,
+                         const uint8_t digest[32], const uint8_t **note, size_t *note_len)
+{
+	return supply_statement(context, true, service_id, endpoint_id, issued_at, sequence, digest, note,
+	                        note_len);
+}
+
+static int supply_revocation(void *context, const uint8_t service_id[SERVICE_ID_SIZE],
+                             const uint8_t *endpoint_id, const uint8_t digest[32], const uint8_t **note,
+                             size_t *note_len)
+{
+	return supply_statement(context, false, service_id, endpoint_id, 0, 0, digest, note, note_len);
+}
+
 /* Frees the notes handed out, moving those fetched from peers to the round for reconciliation
- * (when keep is given). */
+ * (when keep is given): registrations to keep->fetched, statements to keep->statements. */
 static void note_source_free(struct note_source *s, struct round_namespace *keep)
 {
-	size_t kept = 0, from_peers = 0;
+	size_t registrations = 0, statements = 0;
 	for (size_t n = 0; n < s->count; n++)
-		from_peers += s->from_peer[n];
-	if (keep && from_peers) {
-		keep->fetched = calloc(from_peers, sizeof *keep->fetched);
-		keep->fetched_len = calloc(from_peers, sizeof *keep->fetched_len);
+		if (s->from_peer[n]) {
+			if (s->kinds[n] == NOTE_REGISTRATION)
+				registrations++;
+			else
+				statements++;
+		}
+	if (keep && registrations) {
+		keep->fetched = calloc(registrations, sizeof *keep->fetched);
+		keep->fetched_len = calloc(registrations, sizeof *keep->fetched_len);
 		if (!keep->fetched || !keep->fetched_len) {
 			free(keep->fetched);
 			free(keep->fetched_len);
@@ -288,19 +449,28 @@ static void note_source_free(struct note_source *s, struct round_namespace *keep
 			keep->fetched_len = NULL;
 		}
 	}
+	if (keep && statements)
+		keep->statements = calloc(statements, sizeof *keep->statements);
+	size_t kept = 0, kept_statements = 0;
 	for (size_t n = 0; n < s->count; n++) {
-		if (s->from_peer[n] && keep && keep->fetched) {
+		if (s->from_peer[n] && keep && s->kinds[n] == NOTE_REGISTRATION && keep->fetched) {
 			keep->fetched[kept] = s->notes[n];
 			keep->fetched_len[kept++] = s->lengths[n];
+		} else if (s->from_peer[n] && keep && s->kinds[n] != NOTE_REGISTRATION && keep->statements) {
+			keep->statements[kept_statements++] = (struct round_statement){
+			    .health = s->kinds[n] == NOTE_HEALTH, .note = s->notes[n], .len = s->lengths[n]};
 		} else {
 			free(s->notes[n]);
 		}
 	}
-	if (keep)
+	if (keep) {
 		keep->fetched_count = kept;
+		keep->statement_count = kept_statements;
+	}
 	free(s->notes);
 	free(s->lengths);
 	free(s->from_peer);
+	free(s->kinds);
 }
 
 /* ---- the step ---- */
@@ -385,9 +555,32 @@ int round_compute(struct round *round, size_t i, uint64_t now)
 	                             .now = now,
 	                             .valid_after = params.times.valid_after,
 	                             .votes = held};
+	/* Method 2's inputs: the namespace's parameters and the previous snapshot held here, the one
+	 * the own vote names (the rule checks that the votes agree on it). */
+	struct publish_previous previous;
+	int previous_rc = publish_previous_load(config, round->o.store, i, &previous);
+	if (previous_rc && ns->lifecycle)
+		round_log(round, i, rn->epoch, "the previous snapshot cannot be read: %s",
+		          dirauth_strerror(previous_rc));
+	struct consensus_lifecycle lifecycle = {
+	    .freshness_seconds = ns->health_freshness_epochs * config->epoch.length,
+	    .revocation_epochs = ns->revocation_epochs,
+	    .max_health = config_max_health(config),
+	    .max_revocations = ns->max_revocations,
+	    .previous_header = previous.have && previous.text.len ? previous.text.data : NULL,
+	    .previous_header_len = previous.text.len,
+	    .previous_body = previous.parsed ? previous.body.data : NULL,
+	    .previous_body_len = previous.parsed ? previous.body.len : 0,
+	    .health = supply_health,
+	    .revocation = supply_revocation,
+	    .context = &source,
+	};
+	if (ns->lifecycle)
+		params.lifecycle = &lifecycle;
 	consensus_result_clear(&rn->result);
 	rc = consensus_compute(&params, held->inputs, held->count, supply_note, &source, &rn->result,
 	                       &failure);
+	publish_previous_clear(&previous);
 	for (size_t n = 0; n < rn->fetched_count; n++)
 		free(rn->fetched[n]);
 	free(rn->fetched);
@@ -395,6 +588,11 @@ int round_compute(struct round *round, size_t i, uint64_t now)
 	rn->fetched = NULL;
 	rn->fetched_len = NULL;
 	rn->fetched_count = 0;
+	for (size_t n = 0; n < rn->statement_count; n++)
+		free(rn->statements[n].note);
+	free(rn->statements);
+	rn->statements = NULL;
+	rn->statement_count = 0;
 	note_source_free(&source, rc == 0 ? rn : NULL);
 	if (rc && failure.outcome == CONSENSUS_NOTE_MISSING) {
 		/* A peer that holds the note may answer at the next tick, until the signature deadline. */
@@ -455,6 +653,10 @@ int round_compute(struct round *round, size_t i, uint64_t now)
 	          source.fetched, (unsigned long long)source.fetch_ms,
 	          (unsigned long long)(computed - pulled - source.fetch_ms),
 	          (unsigned long long)(signed_at - computed));
+	if (rn->result.method == CONSENSUS_METHOD_LIFECYCLE)
+		round_log(round, i, rn->epoch,
+		          "method 2: %zu health entries, %zu revocations listed, %zu records left out",
+		          rn->result.health_count, rn->result.revocation_count, rn->result.excluded_count);
 	buffer_free(&stored);
 	return 0;
 }

@@ -12,16 +12,23 @@
  * Reconciliation then takes into the store the registrations the counting votes listed with a
  * higher sequence than this authority holds, fetched from a member that listed them and checked
  * as a provider's are (server/intake), so that a registration given to one authority reaches the
- * next epoch's votes of all. It is bounded per epoch (ROUND_RECONCILE_MAX) and stops before the
- * next round's vote.
+ * next epoch's votes of all. For a namespace with the endpoint lifecycle it also takes the
+ * revocations the latest stored snapshot lists and those the peers' votes list whose target this
+ * authority holds no revocation of (so an authority restored from an older backup learns them
+ * again), and the health statements the peers' votes list with a higher sequence than its own
+ * vote's, each checked as intake checks one learned from a peer. It is bounded per epoch
+ * (ROUND_RECONCILE_MAX) and stops before the next round's vote.
  */
 #include "server/round/internal.h"
 
 #include "schema/crypto.h"
 #include "schema/error.h"
 #include "schema/note.h"
+#include "server/intake/lifecycle.h"
 #include "server/intake/submit.h"
 #include "server/publish/publish.h"
+#include "server/publish/vote.h"
+#include "server/store/lifecycle.h"
 #include "server/store/votes.h"
 
 #include <stdlib.h>
@@ -231,6 +238,136 @@ static uint64_t own_sequence(const struct vote_body *own, const uint8_t *service
 	return 0;
 }
 
+/* The sequence of the own vote's health line for an endpoint, 0 when it lists none. */
+static uint64_t own_health_sequence(const struct vote_body *own, const struct vote_body_health *line)
+{
+	size_t low = 0, high = own ? own->health_count : 0;
+	while (low < high) {
+		size_t middle = low + (high - low) / 2;
+		const struct vote_body_health *h = &own->health[middle];
+		int order = memcmp(h->service_id, line->service_id, SERVICE_ID_SIZE);
+		if (order == 0)
+			order = memcmp(h->endpoint_id, line->endpoint_id, ENDPOINT_ID_SIZE);
+		if (order == 0)
+			return h->sequence;
+		if (order < 0)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	return 0;
+}
+
+/* What the reconciliation of one epoch did. */
+struct reconciled {
+	size_t registrations, revocations, health, refused, tried;
+};
+
+/* Whether the next round's vote is near: reconciliation stops then. */
+static bool next_vote_near(struct round *round, const struct epoch_phases *next)
+{
+	uint64_t t;
+	return clock_now(round->o.clock, &t) == 0 && t + 1 >= next->vote_at;
+}
+
+/* A statement a peer listed, fetched by digest from member m and taken as intake takes one
+ * learned from a peer. */
+static void take_statement(struct round *round, size_t i, const struct submit_context *submit, size_t m,
+                           bool health, const uint8_t *digest, struct reconciled *counts)
+{
+	struct peer_answer answer;
+	struct submit_result result;
+	uint8_t actual[32];
+	counts->tried++;
+	peer_answer_init(&answer);
+	if (peer_fetch_statement(round->o.peers, m, round->o.config->namespaces[i].name, digest, &answer) ==
+	        0 &&
+	    answer.status == 200) {
+		enum api_error error = API_ERROR_MALFORMED;
+		if (crypto_sha256(answer.body.data, answer.body.len, actual) == 0 &&
+		    memcmp(actual, digest, 32) == 0)
+			error =
+			    health
+			        ? submit_peer_health(submit, answer.body.data, answer.body.len, &result)
+			        : submit_peer_revocation(submit, answer.body.data, answer.body.len, &result);
+		if (error == API_ERROR_NONE)
+			*(health ? &counts->health : &counts->revocations) += 1;
+		else if (error != API_ERROR_REPLAYED && error != API_ERROR_REVOKED)
+			counts->refused++;
+		buffer_free(&result.receipt);
+	}
+	peer_answer_free(&answer);
+}
+
+/* Method 2: the revocations the latest stored snapshot lists and those the peers' votes list,
+ * when this authority holds no revocation of their target (an authority restored from an older
+ * backup learns them again so), and the health statements the peers' votes list with a higher
+ * sequence than its own vote's, so that a statement posted to one authority reaches the next
+ * votes of all. */
+static void reconcile_lifecycle(struct round *round, size_t i, const struct submit_context *submit,
+                                const struct epoch_phases *next, struct reconciled *counts)
+{
+	const struct config *config = round->o.config;
+	const char *name = config->namespaces[i].name;
+	struct round_namespace *rn = &round->ns[i];
+	struct submit_result result;
+	for (size_t n = 0; n < rn->statement_count; n++) {
+		const struct round_statement *fetched = &rn->statements[n];
+		enum api_error error =
+		    fetched->health ? submit_peer_health(submit, fetched->note, fetched->len, &result)
+		                    : submit_peer_revocation(submit, fetched->note, fetched->len, &result);
+		if (error == API_ERROR_NONE)
+			*(fetched->health ? &counts->health : &counts->revocations) += 1;
+		buffer_free(&result.receipt);
+	}
+	struct publish_previous latest;
+	if (publish_previous_load(config, round->o.store, i, &latest) == 0 && latest.parsed) {
+		for (size_t r = 0; r < latest.parsed->revocation_count; r++) {
+			const struct snapshot_revocation *listed = &latest.parsed->revocations[r];
+			if (store_revocation_find(round->o.store, name, listed->service_id,
+			                          listed->has_endpoint ? listed->endpoint_id : NULL,
+			                          NULL) != DIRAUTH_ERR_NOT_FOUND)
+				continue;
+			if (submit_peer_revocation(submit, listed->note, listed->note_len, &result) ==
+			    API_ERROR_NONE)
+				counts->revocations++;
+			else
+				counts->refused++;
+			buffer_free(&result.receipt);
+		}
+	}
+	publish_previous_clear(&latest);
+	for (size_t m = 0; m < config->member_count; m++) {
+		const struct vote_body *body = rn->bodies[m];
+		if (m == config->self_index || !body)
+			continue;
+		for (size_t r = 0; r < body->revocation_count && counts->tried < ROUND_RECONCILE_MAX; r++) {
+			const struct vote_body_revocation *line = &body->revocations[r];
+			if (store_revocation_find(round->o.store, name, line->service_id,
+			                          line->has_endpoint ? line->endpoint_id : NULL,
+			                          NULL) != DIRAUTH_ERR_NOT_FOUND)
+				continue;
+			if (next_vote_near(round, next))
+				return;
+			take_statement(round, i, submit, m, false, line->revocation_sha256, counts);
+		}
+		for (size_t h = 0; h < body->health_count && counts->tried < ROUND_RECONCILE_MAX; h++) {
+			const struct vote_body_health *line = &body->health[h];
+			if (line->sequence <= own_health_sequence(rn->own_body, line))
+				continue;
+			struct buffer held;
+			buffer_init(&held);
+			int have = store_statement_get(round->o.store, name, line->statement_sha256, &held);
+			buffer_free(&held);
+			if (have != DIRAUTH_ERR_NOT_FOUND)
+				continue;
+			if (next_vote_near(round, next))
+				return;
+			take_statement(round, i, submit, m, true, line->statement_sha256, counts);
+		}
+	}
+}
+
 int round_reconcile(struct round *round, size_t i, uint64_t now)
 {
 	const struct config *config = round->o.config;
@@ -238,6 +375,7 @@ int round_reconcile(struct round *round, size_t i, uint64_t now)
 	struct round_namespace *rn = &round->ns[i];
 	struct epoch_phases next;
 	size_t taken = 0, refused = 0, tried = 0;
+	struct reconciled lifecycle = {0};
 	rn->reconciled = true;
 	if (schedule_epoch_phases(&config->epoch, rn->epoch + 1, &next) != 0)
 		return 0;
@@ -287,9 +425,18 @@ int round_reconcile(struct round *round, size_t i, uint64_t now)
 	}
 out:
 	(void)now;
+	if (config->namespaces[i].lifecycle) {
+		lifecycle.tried = tried;
+		reconcile_lifecycle(round, i, &submit, &next, &lifecycle);
+	}
 	if (taken || refused)
 		round_log(round, i, rn->epoch,
 		          "reconciled: %zu registrations taken from the peers' votes, %zu refused", taken,
 		          refused);
+	if (lifecycle.revocations || lifecycle.health || lifecycle.refused)
+		round_log(round, i, rn->epoch,
+		          "reconciled: %zu revocations and %zu health statements taken from the peers, %zu "
+		          "refused",
+		          lifecycle.revocations, lifecycle.health, lifecycle.refused);
 	return 0;
 }

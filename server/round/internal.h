@@ -19,6 +19,13 @@
 #include <stdarg.h>
 #include <stdbool.h>
 
+/* A health statement or revocation note fetched from a peer for the consensus (method 2). */
+struct round_statement {
+	bool health; /* a health statement; else a revocation */
+	uint8_t *note;
+	size_t len;
+};
+
 /* One namespace's round in progress. */
 struct round_namespace {
 	uint64_t epoch; /* the epoch in progress */
@@ -37,6 +44,8 @@ struct round_namespace {
 	uint8_t **fetched;                            /* notes fetched from peers for the consensus, */
 	size_t *fetched_len;                          /* checked: reconciliation stores them first */
 	size_t fetched_count;
+	struct round_statement *statements; /* health statements and revocations fetched likewise */
+	size_t statement_count;
 	uint32_t signatures; /* valid signatures over the header, by member */
 	uint64_t published_total, failed_total;
 	bool failed;
@@ -60,6 +69,17 @@ void round_log(struct round *round, size_t namespace_index, uint64_t epoch, cons
  * until deadline + skew. Returns API_ERROR_NONE, API_ERROR_WRONG_EPOCH (before, or the round of a
  * later epoch has begun), API_ERROR_TOO_LATE (after the deadline, within the epoch's round). */
 enum api_error round_window(const struct config *config, uint64_t epoch, uint64_t now, bool signatures);
+
+/* The bounds of namespace_index's vote bodies: records_per_snapshot and, for a namespace
+ * configured with "lifecycle: true", the health and revocation lines of method 2 (0 otherwise).
+ * Returns whether the namespace carries the lifecycle. */
+bool round_vote_limits(const struct config *config, size_t namespace_index, struct vote_body_limits *limits);
+
+/* Checks a vote body against its vote and parses it (consensus_vote_body_load, or
+ * consensus_vote_body_load_sections under round_vote_limits for a lifecycle namespace). Same
+ * returns. */
+int round_vote_body_load(const struct config *config, size_t namespace_index, const struct vote *vote,
+                         const uint8_t *body, size_t len, struct vote_body **out);
 
 /* Parses and checks a vote envelope as round_accept_vote does, up to its signature and body.
  * On API_ERROR_NONE *vote is parsed, *body loaded (vote_body_free) and *member set; otherwise

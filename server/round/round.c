@@ -58,9 +58,32 @@ enum api_error round_window(const struct config *config, uint64_t epoch, uint64_
 size_t round_vote_body_max(const struct config *config)
 {
 	size_t body = vote_body_max_bytes(config->bounds.records_per_snapshot);
+	for (size_t i = 0; i < config->namespace_count; i++) {
+		struct vote_body_limits limits;
+		if (round_vote_limits(config, i, &limits) && vote_body_sections_max_bytes(&limits) > body)
+			body = vote_body_sections_max_bytes(&limits);
+	}
 	if (body > SIZE_MAX - VOTE_ENVELOPE_NOTE_MAX - 64)
 		return SIZE_MAX;
 	return VOTE_ENVELOPE_NOTE_MAX + body + 64; /* the two length lines */
+}
+
+bool round_vote_limits(const struct config *config, size_t namespace_index, struct vote_body_limits *limits)
+{
+	const struct config_namespace *ns = &config->namespaces[namespace_index];
+	limits->max_records = config->bounds.records_per_snapshot;
+	limits->max_health = ns->lifecycle ? config_max_health(config) : 0;
+	limits->max_revocations = ns->lifecycle ? ns->max_revocations : 0;
+	return ns->lifecycle != 0;
+}
+
+int round_vote_body_load(const struct config *config, size_t namespace_index, const struct vote *vote,
+                         const uint8_t *body, size_t len, struct vote_body **out)
+{
+	struct vote_body_limits limits;
+	if (!round_vote_limits(config, namespace_index, &limits))
+		return consensus_vote_body_load(vote, body, len, limits.max_records, out);
+	return consensus_vote_body_load_sections(vote, body, len, &limits, out);
 }
 
 size_t round_signature_body_max(void)
@@ -96,6 +119,9 @@ void round_namespace_reset(struct round_namespace *rn)
 		free(rn->fetched[n]);
 	free(rn->fetched);
 	free(rn->fetched_len);
+	for (size_t n = 0; n < rn->statement_count; n++)
+		free(rn->statements[n].note);
+	free(rn->statements);
 	memset(rn, 0, sizeof *rn);
 	rn->published_total = published_total;
 	rn->failed_total = failed_total;

@@ -21,6 +21,15 @@
  *      signature in member order, stored durably, then served (prepared.h); then take into the
  *      store, checked as intake would, the registrations the peers' votes listed with a higher
  *      sequence than this authority holds (reconciliation, bounded per epoch).
+ * A namespace configured with "lifecycle: true" votes methods 1 and 2 and, once the previous
+ * snapshot is of method 2, the sections of method 2 (server/publish/vote.h: per endpoint the
+ * latest health statement, the revocations the previous snapshot does not list); step 2 then
+ * also fetches, by digest from a member whose vote lists it, every health statement and
+ * revocation the consensus asks for and this authority lacks, and hands the consensus the
+ * previous snapshot's revocations to carry; step 4 also takes the revocations the latest snapshot
+ * and the peers' votes list whose target this authority holds no revocation of, and the health
+ * statements the peers' votes list with a higher sequence than its own vote's
+ * (docs/protocol.md, "Consensus method 2").
  * A step that cannot run yet (signer away, peers unreachable) is retried at the next tick while
  * its phase lasts. Heavy work (consensus, bodies) runs on the scheduler's thread only.
  *

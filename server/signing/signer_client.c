@@ -4,14 +4,14 @@
  * The synchronous calls share one connection behind a mutex (publication, queries: rare). The
  * asynchronous signatures (receipts: one per registration) are served by worker threads, each
  * with its own connection: a worker takes a batch of queued requests, writes all their frames
- * at once, and reads the answers in order, so a thousand receipts cost a few round trips, and
- * several workers keep several signer threads busy. A connection is opened on first use and
- * thrown away after any failure; the next call opens a new one. A connection that
- * served earlier calls may have been closed by the signer in the meantime (a restart, or the
- * signer dropping an idle connection), so a call that fails on such a reused connection before
- * any byte of the answer arrived is tried once more on a fresh connection. That is safe because
- * every operation is idempotent at the signer: the same statement gets the same signature, and
- * a query changes nothing.
+ * at once, and reads the answers in order, as many at a time as have arrived, so a thousand
+ * receipts cost a few round trips and a few reads, and several workers keep several signer
+ * threads busy. A connection is opened on first use and thrown away after any failure; the next
+ * call opens a new one. A connection that served earlier calls may have been closed by the signer
+ * in the meantime (a restart, or the signer dropping an idle connection), so a call that fails on
+ * such a reused connection before any byte of the answer arrived is tried once more on a fresh
+ * connection. That is safe because every operation is idempotent at the signer: the same
+ * statement gets the same signature, and a query changes nothing.
  *
  * Every wait is bounded by one deadline per call (poll on a non-blocking send and receive;
  * SO_SNDTIMEO bounds connect), and an answer is read only up to SIGNER_FRAME_MAX bytes, so a
@@ -446,6 +446,78 @@ static void async_request_free(struct async_request *r)
 	free(r);
 }
 
+/* A worker's answers, read as many at a time as have arrived: a batch of a few hundred costs a
+ * few reads, not two per answer. */
+struct answer_reader {
+	uint8_t *data;
+	size_t cap;
+	size_t start, end; /* unread bytes: data[start..end) */
+};
+
+/* Makes want unread bytes available, growing the buffer up to a whole frame, before deadline. */
+static int reader_fill(int fd, struct answer_reader *reader, size_t want, int64_t deadline,
+                       struct exchange_failure *failure)
+{
+	while (reader->end - reader->start < want) {
+		if (reader->start > 0) {
+			memmove(reader->data, reader->data + reader->start, reader->end - reader->start);
+			reader->end -= reader->start;
+			reader->start = 0;
+		}
+		if (reader->cap < want) {
+			uint8_t *grown = realloc(reader->data, want);
+			if (!grown) {
+				fail(failure, "out of memory");
+				return DIRAUTH_ERR_NOMEM;
+			}
+			reader->data = grown;
+			reader->cap = want;
+		}
+		ssize_t n = recv(fd, reader->data + reader->end, reader->cap - reader->end, MSG_DONTWAIT);
+		if (n > 0) {
+			reader->end += (size_t)n;
+			failure->answer_started = 1;
+			continue;
+		}
+		if (n == 0) {
+			fail(failure, "the signer closed the connection");
+			return DIRAUTH_ERR_UNAVAILABLE;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK) {
+			fail(failure, "reading from the signer: %s", strerror(errno));
+			return DIRAUTH_ERR_UNAVAILABLE;
+		}
+		int rc = wait_ready(fd, POLLIN, deadline, failure);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* The next answer's body, borrowed from reader until the next call. */
+static int reader_next(int fd, struct answer_reader *reader, int64_t deadline, const uint8_t **body,
+                       size_t *body_len, struct exchange_failure *failure)
+{
+	size_t len = 0;
+	int rc = reader_fill(fd, reader, 4, deadline, failure);
+	if (rc)
+		return rc;
+	if (signer_frame_length(reader->data + reader->start, &len) != 0) {
+		fail(failure, "the signer's answer is longer than %d bytes", SIGNER_FRAME_MAX);
+		return DIRAUTH_ERR_UNAVAILABLE;
+	}
+	if ((rc = reader_fill(fd, reader, 4 + len, deadline, failure)))
+		return rc;
+	*body = reader->data + reader->start + 4;
+	*body_len = len;
+	reader->start += 4 + len;
+	return 0;
+}
+
+#define READER_INITIAL (64 * 1024)
+
 /* Sends the batch first..(count) on *fd and answers each request from the signer's answers, in
  * order. Returns how many were answered; on a failure before all were, *failure says why and
  * *started whether any of the next answer had arrived. */
@@ -453,14 +525,21 @@ static size_t serve_batch(struct signer_client *client, int *fd, struct async_re
                           struct exchange_failure *failure)
 {
 	struct buffer frames;
+	struct answer_reader reader = {
+	    .data = malloc(READER_INITIAL), .cap = READER_INITIAL, .start = 0, .end = 0};
 	size_t answered = 0;
 	buffer_init(&frames);
+	if (!reader.data) {
+		fail(failure, "out of memory");
+		return 0;
+	}
 	for (struct async_request *r = first; r && answered < count; r = r->next, answered++) {
 		struct signer_request request = {
 		    .operation = r->operation, .text = r->text, .text_len = r->text_len};
 		if (signer_request_encode(&request, &frames) != 0) {
 			fail(failure, "a request cannot be encoded");
 			buffer_free(&frames);
+			free(reader.data);
 			return 0;
 		}
 	}
@@ -468,24 +547,25 @@ static size_t serve_batch(struct signer_client *client, int *fd, struct async_re
 	int64_t deadline = monotonic_ms() + client->timeout_ms;
 	if (send_all(*fd, frames.data, frames.len, deadline, failure) != 0) {
 		buffer_free(&frames);
+		free(reader.data);
 		return 0;
 	}
 	buffer_free(&frames);
 	for (struct async_request *r = first; r && answered < count; r = r->next) {
-		uint8_t *body = NULL;
+		const uint8_t *body = NULL;
 		size_t body_len = 0;
 		struct signer_response response;
 		char detail[SIGNER_DETAIL_MAX + 1] = "";
-		failure->answer_started = 0;
+		/* Bytes already read belong to this answer: a failure now is not before its start. */
+		failure->answer_started = reader.end > reader.start;
 		/* Each answer has its own deadline: a long batch is not a slow signer. */
 		deadline = monotonic_ms() + client->timeout_ms;
-		if (receive_answer(*fd, deadline, &body, &body_len, failure) != 0)
-			return answered;
+		if (reader_next(*fd, &reader, deadline, &body, &body_len, failure) != 0)
+			break;
 		if (signer_response_decode(body, body_len, &response) != 0) {
-			free(body);
 			fail(failure, "the signer's answer does not decode");
 			failure->answer_started = 1;
-			return answered;
+			break;
 		}
 		int rc = judge_response(&response, detail, sizeof detail);
 		if (rc == 0 && !response.has_signature) {
@@ -493,9 +573,9 @@ static size_t serve_batch(struct signer_client *client, int *fd, struct async_re
 			set_detail(detail, sizeof detail, "the signer answered without a signature");
 		}
 		r->done(r->context, rc, rc == 0 ? &response.signature : NULL, detail);
-		free(body);
 		answered++;
 	}
+	free(reader.data);
 	return answered;
 }
 

@@ -429,7 +429,7 @@ static void write_config(const struct cluster *c, size_t self)
 	                   "prepare_seconds: %llu, vote_seconds: %llu, signature_seconds: %llu }\n"
 	                   "clock: { source: file, path: clock }\n"
 	                   "namespaces:\n"
-	                   "  - { name: %s, origin: %s }\n"
+	                   "  - { name: %s, origin: %s%s }\n"
 	                   "providers:\n"
 	                   "  - key: \"%s\"\n"
 	                   "    namespaces: [%s]\n"
@@ -449,7 +449,8 @@ static void write_config(const struct cluster *c, size_t self)
 	                   (unsigned long long)c->schedule.validity_epochs,
 	                   (unsigned long long)c->schedule.prepare, (unsigned long long)c->schedule.vote,
 	                   (unsigned long long)c->schedule.signature, CLUSTER_NAMESPACE, CLUSTER_ORIGIN,
-	                   provider[0], CLUSTER_NAMESPACE, provider[1], CLUSTER_NAMESPACE,
+	                   c->options.namespace_extra ? c->options.namespace_extra : "", provider[0],
+	                   CLUSTER_NAMESPACE, provider[1], CLUSTER_NAMESPACE,
 	                   (unsigned long long)c->options.clock_skew_seconds, c->options.threshold,
 	                   c->options.peer_timeout_seconds, c->options.peer_connect_timeout_seconds) == 0);
 	for (size_t j = 0; j < c->n; j++) {

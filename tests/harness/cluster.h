@@ -79,6 +79,9 @@ struct cluster_options {
 	unsigned peer_timeout_seconds;         /* authorities.timeout_seconds; 0: 2 */
 	unsigned peer_connect_timeout_seconds; /* 0: 1 */
 	unsigned ms_per_second;                /* real ms per clock second in cluster_run_to; 0: 250 */
+	/* Appended to the namespace's flow mapping in every dirauthd.yaml, e.g. ", lifecycle: true"
+	 * (borrowed: a string literal); NULL: nothing. */
+	const char *namespace_extra;
 };
 
 struct cluster;

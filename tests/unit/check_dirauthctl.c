@@ -94,7 +94,23 @@ START_TEST(test_help_and_usage_errors)
 	ck_assert_ptr_nonnull(strstr(outcome.out, "\n  certify "));
 	ck_assert_ptr_nonnull(strstr(outcome.out, "\n  rotate "));
 	ck_assert_ptr_nonnull(strstr(outcome.out, "\n  certificate show "));
+	/* And the commands of an endpoint's life (check_dirauthctl_lifecycle runs them). */
+	ck_assert_ptr_nonnull(strstr(outcome.out, "\n  health "));
+	ck_assert_ptr_nonnull(strstr(outcome.out, "\n  revoke "));
+	ck_assert_ptr_nonnull(strstr(outcome.out, "\n  deregister "));
 	test_outcome_free(&outcome);
+	{
+		static const char *const words[] = {"health", "revoke", "deregister"};
+		for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+			const char *const args[] = {words[i], "--help", NULL};
+			char usage[64];
+			snprintf(usage, sizeof(usage), "usage: dirauthctl %s ", words[i]);
+			run(args, &outcome);
+			ck_assert_int_eq(outcome.status, 0);
+			ck_assert_ptr_nonnull(strstr(outcome.out, usage));
+			test_outcome_free(&outcome);
+		}
+	}
 	expect_failure(nothing, 64, "missing command");
 	expect_failure(unknown_command, 64, "unknown command");
 	expect_failure(unknown_option, 64, "unknown option '--colour'");

@@ -2,14 +2,17 @@
  * check_http_guard.c: the front door over raw loopback sockets. Every ambiguous or malformed
  * framing of RFC 9112 gets exactly one JSON error, the connection closed after it, and nothing
  * stored, whether it is the first request of a connection or a later one; a request head or
- * body that trickles is cut off at its deadline however slowly it trickles; hundreds of slow
- * connections from many source addresses do not lock a legitimate client out, nor stop a
- * registration from committing; refusals are logged as aggregate counts, never with an address.
+ * body that trickles is cut off at its deadline however slowly it trickles, and one that comes in
+ * many pieces within it is judged on all of them; hundreds of slow connections from many source
+ * addresses do not lock a legitimate client out, nor stop a registration from committing; refusals are logged
+ * as aggregate counts, never with an address.
  *
  * These are not timing tests: each waits for something that either happens or, without the
  * guard, never happens at all (a trickling connection closing), with a generous bound.
  */
 #include "http_fixture.h"
+
+#include "server/http/framing.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -324,6 +327,87 @@ START_TEST(test_trickling_is_cut_off)
 }
 END_TEST
 
+/* Sends bytes in pieces of piece bytes, pause_ms apart, then reads until the server closes. */
+static int send_in_pieces(int fd, const uint8_t *bytes, size_t len, size_t piece, int pause_ms,
+                          struct buffer *answer)
+{
+	for (size_t at = 0; at < len; at += piece) {
+		size_t n = len - at < piece ? len - at : piece;
+		if (send(fd, bytes + at, n, MSG_NOSIGNAL) != (ssize_t)n)
+			break;
+		test_sleep_ms(pause_ms);
+	}
+	return raw_read_until_closed(fd, answer, 5000);
+}
+
+START_TEST(test_head_in_pieces)
+{
+	/* A head that comes in many segments is judged on all of them together, whichever way the
+	 * guard keeps what it has seen, and the bytes after it reach the handler intact. */
+	struct fixture f;
+	fixture_open(&f, 0);
+	struct buffer answer;
+	buffer_init(&answer);
+	const char *get = "GET /v1/health HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n";
+	int fd = raw_connect(&f, NULL);
+	int closed = send_in_pieces(fd, (const uint8_t *)get, strlen(get), 3, 5, &answer);
+	close(fd);
+	ck_assert_int_eq(buffer_append(&answer, "", 1), 0);
+	ck_assert_msg(closed && strncmp((const char *)answer.data, "HTTP/1.1 200 ", 13) == 0, "%s",
+	              answer.data);
+	ck_assert_msg(count_occurrences(&answer, "HTTP/1.1 ") == 1, "%s", answer.data);
+
+	/* A registration whose head and body come seven bytes at a time is stored. */
+	struct registration r;
+	struct buffer note, bytes;
+	make_registration(&f, 3, "mix", &f.provider, &r);
+	sign(&r, &f.provider, &note);
+	char head[160];
+	snprintf(head, sizeof head,
+	         "POST /v1/registrations HTTP/1.1\r\nHost: a\r\nConnection: close\r\n"
+	         "Content-Length: %zu\r\n\r\n",
+	         note.len);
+	buffer_init(&bytes);
+	ck_assert_int_eq(buffer_append_string(&bytes, head), 0);
+	ck_assert_int_eq(buffer_append(&bytes, note.data, note.len), 0);
+	buffer_reset(&answer);
+	fd = raw_connect(&f, NULL);
+	closed = send_in_pieces(fd, bytes.data, bytes.len, 7, 2, &answer);
+	close(fd);
+	ck_assert_int_eq(buffer_append(&answer, "", 1), 0);
+	ck_assert_msg(closed && strncmp((const char *)answer.data, "HTTP/1.1 202 ", 13) == 0, "%s",
+	              answer.data);
+	ck_assert_msg(sequence_of(&f, r.service_id) == 1, "the registration sent in pieces was not stored");
+
+	/* A refusal that only the last pieces show. */
+	const char *bad = "GET /v1/health HTTP/1.1\r\nHost: a\r\nAccept : */*\r\n\r\n";
+	buffer_reset(&answer);
+	fd = raw_connect(&f, NULL);
+	closed = send_in_pieces(fd, (const uint8_t *)bad, strlen(bad), 4, 5, &answer);
+	close(fd);
+	expect_one_closing_error("space before a colon, in pieces", &answer, closed, 400, "bad_request");
+
+	/* A head that grows past HTTP_HEAD_MAX in pieces without ending. */
+	buffer_reset(&bytes);
+	ck_assert_int_eq(buffer_append_string(&bytes, "GET /v1/health HTTP/1.1\r\nHost: a\r\nX-Padding: "),
+	                 0);
+	while (bytes.len < HTTP_HEAD_MAX + 1000)
+		ck_assert_int_eq(buffer_append_string(&bytes, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"), 0);
+	buffer_reset(&answer);
+	fd = raw_connect(&f, NULL);
+	closed = send_in_pieces(fd, bytes.data, bytes.len, 700, 2, &answer);
+	close(fd);
+	expect_one_closing_error("a head past the limit, in pieces", &answer, closed, 431,
+	                         "headers_too_large");
+
+	buffer_free(&bytes);
+	buffer_free(&note);
+	buffer_free(&answer);
+	registration_clear(&r);
+	fixture_close(&f);
+}
+END_TEST
+
 START_TEST(test_slow_crowd_does_not_lock_out)
 {
 	/* 300 connections trickling from 20 source addresses, more than the pending queue holds and
@@ -424,6 +508,7 @@ static Suite *guard_suite(void)
 	tcase_add_test(tc, test_hostile_framing_first_request);
 	tcase_add_test(tc, test_hostile_framing_later_request);
 	tcase_add_test(tc, test_trickling_is_cut_off);
+	tcase_add_test(tc, test_head_in_pieces);
 	tcase_add_test(tc, test_slow_crowd_does_not_lock_out);
 	tcase_add_test(tc, test_idle_crowd_is_evicted);
 	suite_add_tcase(suite, tc);

@@ -27,6 +27,7 @@
 
 #include "schema/buffer.h"
 #include "schema/certificate.h"
+#include "schema/crypto.h"
 #include "schema/error.h"
 #include "signer/key.h"
 #include "signer/listener.h"
@@ -731,6 +732,81 @@ START_TEST(test_socket_cannot_be_given_away)
 }
 END_TEST
 
+/* A client that writes a whole batch before reading gets every answer, in order; a malformed
+ * frame inside a batch is answered after the requests before it and ends the connection. */
+START_TEST(test_pipelined_requests_answered_in_order)
+{
+	struct signer_listener *listener = NULL;
+	struct signer_response response;
+	struct signer_request request;
+	struct buffer text, frames;
+	uint8_t *body;
+	const uint8_t garbage[] = {0, 0, 0, 5, 'h', 'e', 'l', 'l', 'o'};
+
+	ck_assert_int_eq(signer_listener_start(service, socket_path, getuid(), NULL, &listener), 0);
+	buffer_init(&text);
+	buffer_init(&frames);
+	for (uint64_t i = 1; i <= 200; i++) {
+		receipt_text(1 + i % 5, &text);
+		memset(&request, 0, sizeof request);
+		request.operation = i == 100 ? SIGNER_OP_SIGN_VOTE : SIGNER_OP_SIGN_RECEIPT;
+		request.text = text.data;
+		request.text_len = text.len;
+		ck_assert_int_eq(signer_request_encode(&request, &frames), 0);
+	}
+	int fd = client_connect();
+	client_write(fd, frames.data, frames.len);
+	for (uint64_t i = 1; i <= 200; i++) {
+		ck_assert_int_eq(client_response(fd, &response, &body), 0);
+		if (i == 100) {
+			ck_assert_int_eq(response.result, DIRAUTH_ERR_REFUSED);
+			ck_assert(!response.has_signature);
+		} else {
+			ck_assert_int_eq(response.result, 0);
+			ck_assert(response.has_signature);
+			receipt_text(1 + i % 5, &text);
+			ck_assert_int_eq(crypto_ed25519_verify(signing_verifier.public_key, text.data,
+			                                       text.len, response.signature.signature),
+			                 0);
+		}
+		free(body);
+	}
+	close(fd);
+
+	buffer_reset(&frames);
+	for (uint64_t i = 1; i <= 2; i++) {
+		receipt_text(i, &text);
+		memset(&request, 0, sizeof request);
+		request.operation = SIGNER_OP_SIGN_RECEIPT;
+		request.text = text.data;
+		request.text_len = text.len;
+		ck_assert_int_eq(signer_request_encode(&request, &frames), 0);
+	}
+	ck_assert_int_eq(buffer_append(&frames, garbage, sizeof garbage), 0);
+	receipt_text(3, &text);
+	request.text = text.data;
+	request.text_len = text.len;
+	ck_assert_int_eq(signer_request_encode(&request, &frames), 0);
+	fd = client_connect();
+	client_write(fd, frames.data, frames.len);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(client_response(fd, &response, &body), 0);
+		ck_assert_int_eq(response.result, 0);
+		ck_assert(response.has_signature);
+		free(body);
+	}
+	ck_assert_int_eq(client_response(fd, &response, &body), 0);
+	ck_assert_int_eq(response.result, DIRAUTH_ERR_SYNTAX);
+	free(body);
+	ck_assert(client_sees_close(fd));
+	close(fd);
+	buffer_free(&frames);
+	buffer_free(&text);
+	assert_serving();
+	signer_listener_stop(listener);
+}
+END_TEST
+
 START_TEST(test_malformed_frame)
 {
 	struct signer_listener *listener = NULL;
@@ -1113,6 +1189,7 @@ static Suite *listener_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_serves_many_requests_on_one_connection);
+	tcase_add_test(tc, test_pipelined_requests_answered_in_order);
 	tcase_add_test(tc, test_refuses_file_in_the_way);
 	tcase_add_test(tc, test_stale_socket_and_running_signer);
 	tcase_add_test(tc, test_lock_held_by_another_process);

@@ -965,6 +965,12 @@ START_TEST(test_routes_are_the_protocols)
 	ck_assert_int_eq(peer_fetch_registration(p.client, 1, NS, service_id, 7, &answer), 0);
 	ck_assert_int_eq(answer.status, 200);
 	ck_assert_str_eq(p.peer.last_path, path);
+	uint8_t digest[32];
+	memset(digest, 0xab, sizeof digest);
+	peer_fetch_statement(p.client, 1, NS, digest, &answer);
+	ck_assert_str_eq(p.peer.last_path,
+	                 "/v1/mix/statements/"
+	                 "abababababababababababababababababababababababababababababababab");
 
 	/* A refusal's stable code comes with it. */
 	ck_assert_int_eq(peer_fetch_header(p.client, 1, NS, 9, &answer), 0);

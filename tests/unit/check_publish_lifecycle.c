@@ -9,8 +9,9 @@
  * epochs are published one after another with a real dirauth-signer: the first after a method-1
  * snapshot of the same namespace, then with revocations carried from the previous snapshot, then
  * once the first revocation's listing is over. After each publication the test builds the vote from
- * the store's sealed views, loads its body as the round would, runs the consensus with callbacks
- * reading the store, and compares the header text and the body with what was stored.
+ * the store's sealed views (publish_vote_body, as the round of several authorities does), loads its body as
+ * the round would, runs the consensus with callbacks reading the store, and compares the header text and the
+ * body with what was stored.
  */
 #include "consensus/consensus.h"
 #include "lifecycle_fixture.h"
@@ -27,6 +28,7 @@
 #include "server/intake/lifecycle.h"
 #include "server/intake/submit.h"
 #include "server/publish/publish.h"
+#include "server/publish/vote.h"
 #include "server/signing/signer_client.h"
 #include "server/signing/signer_health.h"
 #include "server/store/lifecycle.h"
@@ -214,87 +216,6 @@ static void read_body(struct fixture *f, uint64_t epoch, struct buffer *out)
 	close(fd);
 }
 
-/* ---- the vote of this authority, from the sealed views ---- */
-
-struct vote_build {
-	struct vote_body body;
-	size_t record_cap, health_cap, revocation_cap;
-	struct merkle_builder tree;
-	const struct snapshot_body *previous; /* the previous snapshot's parsed body, or NULL */
-	uint64_t epoch, revocation_epochs;
-};
-
-static void *grow(void *items, size_t *cap, size_t count, size_t size)
-{
-	if (count < *cap)
-		return items;
-	*cap = *cap ? *cap * 2 : 16;
-	void *grown = realloc(items, *cap * size);
-	ck_assert_ptr_nonnull(grown);
-	return grown;
-}
-
-static int vote_record(void *context, const struct store_record *record, const struct store_statement *health,
-                       size_t health_count)
-{
-	struct vote_build *v = context;
-	v->body.records =
-	    grow(v->body.records, &v->record_cap, v->body.record_count, sizeof *v->body.records);
-	struct vote_body_record *line = &v->body.records[v->body.record_count++];
-	memcpy(line->service_id, record->service_id, SERVICE_ID_SIZE);
-	line->sequence = record->sequence;
-	memcpy(line->registration_sha256, record->digest, 32);
-	merkle_hash leaf;
-	ck_assert_int_eq(merkle_leaf_hash(record->note, record->note_len, leaf), 0);
-	ck_assert_int_eq(merkle_builder_add(&v->tree, leaf), 0);
-	/* Per endpoint of the version voted, the latest statement, whatever its age. */
-	struct registration r;
-	struct note *parsed = NULL;
-	ck_assert_int_eq(registration_parse_note(record->note, record->note_len, &r, &parsed), 0);
-	note_free(parsed);
-	for (size_t e = 0; e < r.endpoint_count; e++)
-		for (size_t i = 0; i < health_count; i++) {
-			if (memcmp(health[i].endpoint_id, r.endpoints[e].endpoint_id, ENDPOINT_ID_SIZE) != 0)
-				continue;
-			v->body.health = grow(v->body.health, &v->health_cap, v->body.health_count,
-			                      sizeof *v->body.health);
-			struct vote_body_health *h = &v->body.health[v->body.health_count++];
-			memcpy(h->service_id, record->service_id, SERVICE_ID_SIZE);
-			memcpy(h->endpoint_id, health[i].endpoint_id, ENDPOINT_ID_SIZE);
-			h->issued_at = health[i].issued_at;
-			h->sequence = health[i].sequence;
-			memcpy(h->statement_sha256, health[i].digest, 32);
-		}
-	registration_clear(&r);
-	return 0;
-}
-
-/* Every revocation the previous snapshot does not list, within revocation_epochs of its stamp. */
-static int vote_revocation(void *context, const struct store_listed_revocation *revocation)
-{
-	struct vote_build *v = context;
-	for (size_t i = 0; v->previous && i < v->previous->revocation_count; i++) {
-		const struct snapshot_revocation *listed = &v->previous->revocations[i];
-		if (memcmp(listed->service_id, revocation->service_id, SERVICE_ID_SIZE) == 0 &&
-		    listed->has_endpoint == (revocation->endpoint_id != NULL) &&
-		    (!revocation->endpoint_id ||
-		     memcmp(listed->endpoint_id, revocation->endpoint_id, ENDPOINT_ID_SIZE) == 0))
-			return 0;
-	}
-	if (v->epoch - revocation->stamp >= v->revocation_epochs)
-		return 0;
-	v->body.revocations = grow(v->body.revocations, &v->revocation_cap, v->body.revocation_count,
-	                           sizeof *v->body.revocations);
-	struct vote_body_revocation *line = &v->body.revocations[v->body.revocation_count++];
-	memset(line, 0, sizeof *line);
-	memcpy(line->service_id, revocation->service_id, SERVICE_ID_SIZE);
-	line->has_endpoint = revocation->endpoint_id != NULL;
-	if (revocation->endpoint_id)
-		memcpy(line->endpoint_id, revocation->endpoint_id, ENDPOINT_ID_SIZE);
-	memcpy(line->revocation_sha256, revocation->digest, 32);
-	return 0;
-}
-
 /* The notes the consensus asks for, read from the store and kept until it returns. */
 struct note_source {
 	struct store *store;
@@ -405,29 +326,22 @@ static void publish_and_compare(struct fixture *f, uint64_t epoch, size_t *recor
 	/* The vote, as the round would build it from the sealed views. */
 	struct epoch_times times;
 	ck_assert_int_eq(schedule_epoch_times(&config->epoch, epoch, &times), 0);
-	struct vote_build v;
-	memset(&v, 0, sizeof v);
-	merkle_builder_init(&v.tree);
-	v.previous = previous.parsed;
-	v.epoch = epoch;
-	v.revocation_epochs = ns->revocation_epochs;
-	snprintf(v.body.namespace_name, sizeof v.body.namespace_name, "mix");
-	snprintf(v.body.authority, sizeof v.body.authority, "%s", config->authority_name);
-	v.body.epoch = epoch;
-	ck_assert_int_eq(
-	    store_lifecycle_view_foreach(f->store, "mix", epoch, times.valid_after, vote_record, &v), 0);
-	ck_assert_int_eq(store_revocation_view_foreach(f->store, "mix", epoch, vote_revocation, &v), 0);
+	struct vote_body vote_lines;
+	merkle_hash records_root;
+	ck_assert_int_eq(publish_vote_body(config, f->store, 0, epoch, times.valid_after, 1, previous.parsed,
+	                                   &vote_lines, records_root),
+	                 0);
 	struct buffer body_text;
 	buffer_init(&body_text);
-	ck_assert_int_eq(vote_body_encode(&v.body, &body_text), 0);
+	ck_assert_int_eq(vote_body_encode(&vote_lines, &body_text), 0);
 	struct vote vote;
 	memset(&vote, 0, sizeof vote);
 	snprintf(vote.namespace_name, sizeof vote.namespace_name, "mix");
 	snprintf(vote.origin, sizeof vote.origin, "%s", ns->origin);
 	snprintf(vote.authority, sizeof vote.authority, "%s", config->authority_name);
 	vote.epoch = epoch;
-	vote.record_count = v.body.record_count;
-	ck_assert_int_eq(merkle_builder_root(&v.tree, vote.records_root), 0);
+	vote.record_count = vote_lines.record_count;
+	memcpy(vote.records_root, records_root, sizeof vote.records_root);
 	ck_assert_int_eq(crypto_sha256(body_text.data, body_text.len, vote.body_sha256), 0);
 	vote.previous_epoch = previous.have ? previous.epoch : 0;
 	memcpy(vote.previous, previous.digest, 32);
@@ -495,9 +409,7 @@ static void publish_and_compare(struct fixture *f, uint64_t epoch, size_t *recor
 	for (size_t i = 0; i < source.count; i++)
 		buffer_free(&source.notes[i]);
 	vote_body_free(loaded);
-	free(v.body.records);
-	free(v.body.health);
-	free(v.body.revocations);
+	publish_vote_body_clear(&vote_lines);
 	buffer_free(&body_text);
 	publication_clear(&p);
 	previous_free(&previous);
@@ -573,12 +485,82 @@ START_TEST(test_one_vote_consensus)
 }
 END_TEST
 
+/* What an authority takes from its peers in a round of several (server/intake/lifecycle.h): a
+ * health statement older than the clock skew (a provider's would be refused), never one from the
+ * future, a lower sequence or a wrong signer; a revocation judged without being stored, then
+ * stored. */
+START_TEST(test_statements_from_peers)
+{
+	struct fixture f;
+	fixture_open(&f);
+	uint64_t at = GENESIS + 10 * LENGTH + 1;
+	struct registration r;
+	registration(&f, 1, 1, at, 0, &r);
+	uint64_t now = at + 600;
+	write_clock(&f, now);
+	uint64_t skew = f.config->bounds.clock_skew_seconds;
+
+	struct health_statement s;
+	struct buffer old, lower, future, wrong;
+	lifecycle_statement(&r, 0, HEALTH_SIGNER_PROVIDER, HEALTH_DRAINING, 0, 2, &s);
+	s.issued_at = at;
+	buffer_init(&old);
+	lifecycle_sign_statement(&s, &f.provider, &old);
+	submit_expect(&f, submit_health, &old, API_ERROR_OUTSIDE_CLOCK_SKEW);
+	submit_expect(&f, submit_peer_health, &old, API_ERROR_NONE);
+	submit_expect(&f, submit_peer_health, &old, API_ERROR_REPLAYED);
+	s.issued_at = now;
+	s.sequence = 1;
+	buffer_init(&lower);
+	lifecycle_sign_statement(&s, &f.provider, &lower);
+	submit_expect(&f, submit_peer_health, &lower, API_ERROR_REPLAYED);
+	s.issued_at = now + skew + 60;
+	s.sequence = 3;
+	buffer_init(&future);
+	lifecycle_sign_statement(&s, &f.provider, &future);
+	submit_expect(&f, submit_peer_health, &future, API_ERROR_OUTSIDE_CLOCK_SKEW);
+	s.issued_at = now;
+	buffer_init(&wrong);
+	lifecycle_sign_statement(&s, &f.operator_key, &wrong);
+	submit_expect(&f, submit_peer_health, &wrong, API_ERROR_WRONG_SIGNER);
+
+	/* A revocation of the first endpoint: judged, not stored; by a key that is no operator's,
+	 * refused; then stored. */
+	struct revocation v;
+	struct buffer revocation, stranger;
+	lifecycle_revocation(&r, 0, REVOCATION_SIGNER_PROVIDER, &f.provider, REVOCATION_RETIRED, 0, 1, &v);
+	buffer_init(&revocation);
+	lifecycle_sign_revocation(&v, &f.provider, &revocation);
+	submit_expect(&f, submit_check_peer_revocation, &revocation, API_ERROR_NONE);
+	ck_assert_int_eq(
+	    store_revocation_find(f.store, "mix", r.service_id, r.endpoints[0].endpoint_id, NULL),
+	    DIRAUTH_ERR_NOT_FOUND);
+	lifecycle_revocation(&r, 0, REVOCATION_SIGNER_OPERATOR, &f.endpoint, REVOCATION_RETIRED, 0, 1, &v);
+	buffer_init(&stranger);
+	lifecycle_sign_revocation(&v, &f.endpoint, &stranger);
+	submit_expect(&f, submit_check_peer_revocation, &stranger, API_ERROR_WRONG_SIGNER);
+	submit_expect(&f, submit_peer_revocation, &revocation, API_ERROR_NONE);
+	ck_assert_int_eq(
+	    store_revocation_find(f.store, "mix", r.service_id, r.endpoints[0].endpoint_id, NULL), 0);
+
+	buffer_free(&old);
+	buffer_free(&lower);
+	buffer_free(&future);
+	buffer_free(&wrong);
+	buffer_free(&revocation);
+	buffer_free(&stranger);
+	registration_clear(&r);
+	fixture_close(&f);
+}
+END_TEST
+
 static Suite *publish_lifecycle_suite(void)
 {
 	Suite *suite = suite_create("publish_lifecycle");
 	TCase *tc = tcase_create("publish_lifecycle");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_one_vote_consensus);
+	tcase_add_test(tc, test_statements_from_peers);
 	suite_add_tcase(suite, tc);
 	return suite;
 }

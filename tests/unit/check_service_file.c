@@ -216,6 +216,38 @@ static const struct refusal refusals[] = {
      "t.yaml:3: ", "class: expected a single value"},
 };
 
+/* An endpoint's own key: optional, a verifier key read back as itself; anything else refused on
+ * its line. */
+START_TEST(test_endpoint_key)
+{
+	static const char key[] = "endpoint.example+c53d41c9+Ad3jvM7H86ZqERX0XXIPTcE1w658TiLco4/bHv1qSV/4";
+	struct ctl_service_file file;
+	struct note_verifier expected;
+	char error[CTL_SERVICE_FILE_ERROR_MAX];
+	char text[2048];
+
+	snprintf(text, sizeof(text), NS SVC CLS EPS EP(HEX_A) "    key: %s\n" EP(HEX_B), key);
+	ck_assert_int_eq(parse_text(text, &file, error, sizeof(error)), 0);
+	ck_assert_int_eq(note_verifier_parse(key, strlen(key), &expected), 0);
+	ck_assert_int_eq(file.endpoints[0].has_key, 1);
+	ck_assert(note_verifier_equal(&file.endpoints[0].key, &expected));
+	ck_assert_int_eq(file.endpoints[1].has_key, 0);
+	ctl_service_file_clear(&file);
+
+	/* A key id that does not match the key, a bare word. */
+	const char *bad[] = {"endpoint.example+c53d41c8+Ad3jvM7H86ZqERX0XXIPTcE1w658TiLco4/bHv1qSV/4",
+	                     "endpoint.example"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), NS SVC CLS EPS EP(HEX_A) "    key: %s\n", bad[i]);
+		ck_assert_int_eq(parse_text(text, &file, error, sizeof(error)), DIRAUTH_ERR_SYNTAX);
+		ck_assert_msg(
+		    strncmp(error, "t.yaml:11: key: expected the endpoint's Ed25519 verifier key",
+		            strlen("t.yaml:11: key: expected the endpoint's Ed25519 verifier key")) == 0,
+		    "%s", error);
+	}
+}
+END_TEST
+
 START_TEST(test_refusals_name_their_line)
 {
 	const struct refusal *refusal = &refusals[_i];
@@ -314,6 +346,7 @@ static Suite *service_file_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_example_file_parses);
 	tcase_add_test(tc, test_all_fields_and_flow_style);
+	tcase_add_test(tc, test_endpoint_key);
 	tcase_add_loop_test(tc, test_refusals_name_their_line, 0,
 	                    (int)(sizeof(refusals) / sizeof(refusals[0])));
 	tcase_add_test(tc, test_oversized_file_refused);

@@ -1,0 +1,54 @@
+/*
+ * fetch_revocations.h: revocation overrides the cache (hard rule 4), on a mirror's side.
+ *
+ * A snapshot of consensus method 2 lists, in its revocation section, every endpoint or service
+ * revoked since any snapshot that held it could still be valid. A mirror keeps the snapshots it
+ * fetched (DIR/NS/<epoch>.header and .body) and serves them as static files, so two things
+ * follow for dirauthctl fetch:
+ *
+ *   - what the held snapshot (latest.header) revoked never comes back: a newer snapshot with a
+ *     record that one of the held body's revocations excludes (revocation_excludes) is refused,
+ *     and nothing is written, even when the newer snapshot no longer lists the revocation;
+ *   - once a newer snapshot is stored, every older snapshot kept beside it that still holds a
+ *     record its revocations exclude is dropped (its .header and .body are removed), so that the
+ *     mirror stops serving the revoked endpoint at once rather than at that snapshot's
+ *     valid-until.
+ *
+ * A body is read only up to the trust bundle's max-body-uncompressed and parsed within its
+ * max-records; a kept body that cannot be read or parsed is left alone (it was verified when it
+ * was stored; the new snapshot is what clients are told to use).
+ */
+#ifndef DIRAUTH_CTL_FETCH_REVOCATIONS_H
+#define DIRAUTH_CTL_FETCH_REVOCATIONS_H
+
+#include "ctl/report.h"
+#include "schema/snapshot.h"
+#include "schema/trust_bundle.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The most dropped epochs a fetch names (it drops them all). */
+#define CTL_FETCH_DROPPED_MAX 16
+
+/* Refuses body (the new snapshot's, decoded and verified) when it holds a record that a
+ * revocation of the held snapshot excludes. held_note is latest.header's bytes (empty: nothing
+ * held, nothing to check); the held body is directory/namespace_name/<held epoch>.body (absent, or
+ * a method-1 body: nothing to check). Returns 0; DIRAUTH_ERR_MISMATCH (65, "fetch <ns>: body: service <id>
+ * holds endpoint <id>, which the held snapshot of epoch H revoked: a revoked endpoint never comes back", or
+ * "... service <id>, which ... revoked"); DIRAUTH_ERR_NOMEM (70). */
+int ctl_fetch_check_revoked(const struct trust_bundle *bundle, const char *directory,
+                            const char *namespace_name, const uint8_t *held_note, size_t held_len,
+                            const uint8_t *body, size_t body_len, struct ctl_report *report);
+
+/* After the snapshot of epoch (its body, decoded) was stored: removes the <e>.header and <e>.body
+ * of every kept epoch e < epoch whose body holds a record one of body's revocations excludes.
+ * dropped (capacity CTL_FETCH_DROPPED_MAX) gets the first epochs dropped, *dropped_count how many
+ * were. Returns 0; DIRAUTH_ERR_IO (74) when a file could not be removed, with the failure in
+ * report (the new snapshot is stored either way). */
+int ctl_fetch_drop_revoked(const struct trust_bundle *bundle, const char *directory,
+                           const char *namespace_name, uint64_t epoch, const uint8_t *body, size_t body_len,
+                           uint64_t dropped[CTL_FETCH_DROPPED_MAX], size_t *dropped_count,
+                           struct ctl_report *report);
+
+#endif

@@ -1,0 +1,264 @@
+/*
+ * vote.c: this authority's vote body from the sealed views, and the previous snapshot it names
+ * (vote.h).
+ *
+ * The records and their health come from one walk of the sealed view with each service's
+ * statements (store_lifecycle_view_foreach: the same records, in the same order, as
+ * store_view_foreach), the revocations from one walk of the sealed revocations. A namespace
+ * without the lifecycle sections is walked with store_view_foreach alone. The body is held in
+ * memory: it is a few lines per service, what the vote envelope carries anyway.
+ */
+#include "server/publish/vote.h"
+
+#include "schema/crypto.h"
+#include "schema/error.h"
+#include "schema/note.h"
+#include "schema/registration.h"
+#include "server/publish/publish.h"
+#include "server/store/lifecycle.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- the previous snapshot ---- */
+
+static int read_identity_body(struct store *store, const char *name, uint64_t epoch, uint64_t size_bound,
+                              struct buffer *out)
+{
+	int fd = -1;
+	uint64_t size = 0;
+	int rc = store_body_open(store, name, epoch, ENCODING_IDENTITY, &fd, &size);
+	if (rc)
+		return rc;
+	if (size > size_bound)
+		rc = DIRAUTH_ERR_MISMATCH;
+	uint8_t chunk[64 * 1024];
+	while (rc == 0) {
+		ssize_t n = read(fd, chunk, sizeof chunk);
+		if (n < 0)
+			rc = DIRAUTH_ERR_IO;
+		if (n <= 0)
+			break;
+		if (out->len + (size_t)n > size_bound)
+			rc = DIRAUTH_ERR_MISMATCH;
+		else
+			rc = buffer_append(out, chunk, (size_t)n);
+	}
+	close(fd);
+	return rc;
+}
+
+int publish_previous_load(const struct config *config, struct store *store, size_t namespace_index,
+                          struct publish_previous *out)
+{
+	const struct config_namespace *ns = &config->namespaces[namespace_index];
+	struct buffer header_note;
+	struct note *note = NULL;
+	struct snapshot_header header;
+	uint8_t digest[32];
+	memset(out, 0, sizeof *out);
+	buffer_init(&out->text);
+	buffer_init(&out->body);
+	int rc = publish_latest_digest(store, ns->name, &out->have, &out->epoch, out->digest);
+	if (rc || !out->have)
+		return rc;
+	buffer_init(&header_note);
+	rc = store_snapshot_get(store, ns->name, out->epoch, &header_note, NULL);
+	if (rc == 0)
+		rc = note_parse(header_note.data, header_note.len, &note);
+	if (rc == 0)
+		rc = snapshot_header_parse(note->text, note->text_len, &header);
+	if (rc == 0)
+		rc = buffer_append(&out->text, note->text, note->text_len);
+	note_free(note);
+	buffer_free(&header_note);
+	if (rc)
+		return rc;
+	out->method = header.consensus_method;
+	if (header.consensus_method != 2)
+		return 0;
+	if (header.epoch != out->epoch || header.body_size > config->bounds.snapshot_body_uncompressed)
+		return DIRAUTH_ERR_MISMATCH;
+	rc = read_identity_body(store, ns->name, out->epoch, header.body_size, &out->body);
+	if (rc == 0 && out->body.len != header.body_size)
+		rc = DIRAUTH_ERR_MISMATCH;
+	if (rc == 0)
+		rc = crypto_sha256(out->body.data, out->body.len, digest);
+	if (rc == 0 && memcmp(digest, header.body_sha256, 32) != 0)
+		rc = DIRAUTH_ERR_MISMATCH;
+	struct snapshot_body_limits limits = {config->bounds.records_per_snapshot, config_max_health(config),
+	                                      ns->max_revocations};
+	if (rc == 0)
+		rc = snapshot_body_parse_sections(out->body.data, out->body.len, &limits, &out->parsed);
+	if (rc == 0 &&
+	    (out->parsed->epoch != out->epoch || strcmp(out->parsed->namespace_name, ns->name) != 0))
+		rc = DIRAUTH_ERR_MISMATCH;
+	return rc;
+}
+
+void publish_previous_clear(struct publish_previous *previous)
+{
+	if (!previous)
+		return;
+	snapshot_body_free(previous->parsed);
+	buffer_free(&previous->text);
+	buffer_free(&previous->body);
+	memset(previous, 0, sizeof *previous);
+}
+
+/* ---- the vote body ---- */
+
+struct vote_build {
+	const struct config *config;
+	const struct config_namespace *ns;
+	struct vote_body *body;
+	size_t record_cap, health_cap, revocation_cap;
+	struct merkle_builder tree;
+	const struct snapshot_body *previous;
+	uint64_t epoch;
+};
+
+static int grow(void **items, size_t *cap, size_t count, size_t size)
+{
+	if (count < *cap)
+		return 0;
+	size_t grown_cap = *cap ? *cap * 2 : 16;
+	void *grown = realloc(*items, grown_cap * size);
+	if (!grown)
+		return DIRAUTH_ERR_NOMEM;
+	*items = grown;
+	*cap = grown_cap;
+	return 0;
+}
+
+static int add_record(struct vote_build *v, const struct store_record *record)
+{
+	struct vote_body *body = v->body;
+	if (body->record_count >= v->config->bounds.records_per_snapshot)
+		return DIRAUTH_ERR_BOUNDS;
+	int rc = grow((void **)&body->records, &v->record_cap, body->record_count, sizeof *body->records);
+	if (rc)
+		return rc;
+	struct vote_body_record *line = &body->records[body->record_count++];
+	memcpy(line->service_id, record->service_id, SERVICE_ID_SIZE);
+	line->sequence = record->sequence;
+	memcpy(line->registration_sha256, record->digest, 32);
+	merkle_hash leaf;
+	rc = merkle_leaf_hash(record->note, record->note_len, leaf);
+	return rc ? rc : merkle_builder_add(&v->tree, leaf);
+}
+
+static int record_visit(void *context, const struct store_record *record)
+{
+	return add_record(context, record);
+}
+
+/* A record, and per endpoint of the version voted the latest statement, whatever its age. */
+static int lifecycle_visit(void *context, const struct store_record *record,
+                           const struct store_statement *health, size_t health_count)
+{
+	struct vote_build *v = context;
+	struct vote_body *body = v->body;
+	int rc = add_record(v, record);
+	if (rc)
+		return rc;
+	struct registration r;
+	struct note *parsed = NULL;
+	rc = registration_parse_note(record->note, record->note_len, &r, &parsed);
+	note_free(parsed);
+	if (rc)
+		return rc == DIRAUTH_ERR_NOMEM ? rc : DIRAUTH_ERR_STORE;
+	for (size_t e = 0; rc == 0 && e < r.endpoint_count; e++)
+		for (size_t i = 0; rc == 0 && i < health_count; i++) {
+			if (memcmp(health[i].endpoint_id, r.endpoints[e].endpoint_id, ENDPOINT_ID_SIZE) != 0)
+				continue;
+			if (body->health_count >= config_max_health(v->config)) {
+				rc = DIRAUTH_ERR_BOUNDS;
+				break;
+			}
+			if ((rc = grow((void **)&body->health, &v->health_cap, body->health_count,
+			               sizeof *body->health)))
+				break;
+			struct vote_body_health *h = &body->health[body->health_count++];
+			memset(h, 0, sizeof *h);
+			memcpy(h->service_id, record->service_id, SERVICE_ID_SIZE);
+			memcpy(h->endpoint_id, health[i].endpoint_id, ENDPOINT_ID_SIZE);
+			h->issued_at = health[i].issued_at;
+			h->sequence = health[i].sequence;
+			memcpy(h->statement_sha256, health[i].digest, 32);
+		}
+	registration_clear(&r);
+	return rc;
+}
+
+/* Every revocation the previous snapshot does not list, within revocation_epochs of its stamp. */
+static int revocation_visit(void *context, const struct store_listed_revocation *revocation)
+{
+	struct vote_build *v = context;
+	struct vote_body *body = v->body;
+	for (size_t i = 0; v->previous && i < v->previous->revocation_count; i++) {
+		const struct snapshot_revocation *listed = &v->previous->revocations[i];
+		if (memcmp(listed->service_id, revocation->service_id, SERVICE_ID_SIZE) == 0 &&
+		    listed->has_endpoint == (revocation->endpoint_id != NULL) &&
+		    (!revocation->endpoint_id ||
+		     memcmp(listed->endpoint_id, revocation->endpoint_id, ENDPOINT_ID_SIZE) == 0))
+			return 0;
+	}
+	if (revocation->stamp > v->epoch || v->epoch - revocation->stamp >= v->ns->revocation_epochs)
+		return 0;
+	if (body->revocation_count >= v->ns->max_revocations)
+		return DIRAUTH_ERR_BOUNDS;
+	int rc = grow((void **)&body->revocations, &v->revocation_cap, body->revocation_count,
+	              sizeof *body->revocations);
+	if (rc)
+		return rc;
+	struct vote_body_revocation *line = &body->revocations[body->revocation_count++];
+	memset(line, 0, sizeof *line);
+	memcpy(line->service_id, revocation->service_id, SERVICE_ID_SIZE);
+	line->has_endpoint = revocation->endpoint_id != NULL;
+	if (revocation->endpoint_id)
+		memcpy(line->endpoint_id, revocation->endpoint_id, ENDPOINT_ID_SIZE);
+	memcpy(line->revocation_sha256, revocation->digest, 32);
+	return 0;
+}
+
+void publish_vote_body_clear(struct vote_body *body)
+{
+	if (!body)
+		return;
+	free(body->records);
+	free(body->health);
+	free(body->revocations);
+	memset(body, 0, sizeof *body);
+}
+
+int publish_vote_body(const struct config *config, struct store *store, size_t namespace_index,
+                      uint64_t epoch, uint64_t valid_after, int with_sections,
+                      const struct snapshot_body *previous, struct vote_body *out, merkle_hash records_root)
+{
+	const struct config_namespace *ns = &config->namespaces[namespace_index];
+	struct vote_build v;
+	memset(out, 0, sizeof *out);
+	memset(&v, 0, sizeof v);
+	v.config = config;
+	v.ns = ns;
+	v.body = out;
+	v.previous = previous;
+	v.epoch = epoch;
+	merkle_builder_init(&v.tree);
+	snprintf(out->namespace_name, sizeof out->namespace_name, "%s", ns->name);
+	snprintf(out->authority, sizeof out->authority, "%s", config->authority_name);
+	out->epoch = epoch;
+	int rc = with_sections
+	             ? store_lifecycle_view_foreach(store, ns->name, epoch, valid_after, lifecycle_visit, &v)
+	             : store_view_foreach(store, ns->name, epoch, valid_after, record_visit, &v);
+	if (rc == 0 && with_sections)
+		rc = store_revocation_view_foreach(store, ns->name, epoch, revocation_visit, &v);
+	if (rc == 0)
+		rc = merkle_builder_root(&v.tree, records_root);
+	if (rc)
+		publish_vote_body_clear(out);
+	return rc;
+}

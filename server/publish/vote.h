@@ -1,0 +1,72 @@
+/*
+ * vote.h: this authority's vote body for an epoch, built from the store's sealed views: what the
+ * round of several authorities signs and sends (server/round), and what the single authority's
+ * snapshot is the consensus of (lifecycle.h; tests/unit/check_publish_lifecycle.c builds its one
+ * vote with it and compares).
+ *
+ * The records are those of the sealed view (store_view_foreach), one line per service: sequence
+ * and registration digest, with the RFC 6962 root over their notes. With the method-2 sections
+ * (consensus/consensus.md, "Method 2: what an authority votes"):
+ *   - health: per endpoint of each record voted, the latest statement of the sealed view
+ *     (store_lifecycle_view_foreach), whatever its age (the rule judges freshness), as
+ *     (issued-at, sequence, digest);
+ *   - revocations: every revocation of the sealed view (store_revocation_view_foreach) whose
+ *     target the previous snapshot does not list and whose stamp is within revocation_epochs of
+ *     the epoch (a revocation listed once is carried by the rule without a vote).
+ *
+ * publish_previous_load reads the latest stored snapshot, the one the vote names as previous:
+ * its header text and, when it is a method-2 snapshot, its body, checked against the header and
+ * parsed, which the vote's revocations and the consensus of method 2 need.
+ */
+#ifndef DIRAUTH_SERVER_PUBLISH_VOTE_H
+#define DIRAUTH_SERVER_PUBLISH_VOTE_H
+
+#include "schema/buffer.h"
+#include "schema/merkle.h"
+#include "schema/snapshot.h"
+#include "schema/vote_body.h"
+#include "server/config/config.h"
+#include "server/store/store.h"
+
+#include <stdint.h>
+
+/* The latest stored snapshot of a namespace. Everything is owned (publish_previous_clear). */
+struct publish_previous {
+	int have;                     /* 0: none stored (the rest is empty) */
+	uint64_t epoch;               /* its epoch */
+	uint8_t digest[32];           /* SHA-256 of its header text */
+	uint64_t method;              /* its consensus-method */
+	struct buffer text;           /* its header text, without signature lines */
+	struct buffer body;           /* its body, when method is 2; empty otherwise */
+	struct snapshot_body *parsed; /* body parsed with its sections, when method is 2; else NULL */
+};
+
+/* Loads the latest stored snapshot of config->namespaces[namespace_index] into *out (initialised
+ * here; clear it even on error). A method-2 body is read from the store's identity file, checked
+ * against the header (size, SHA-256) and parsed under the namespace's bounds. Returns 0 (also
+ * when none is stored: out->have 0); DIRAUTH_ERR_MISMATCH (the body is not what its header
+ * commits to, or names another namespace or epoch); DIRAUTH_ERR_NOT_FOUND (its body is no longer
+ * kept); the parsers' and the store's errors; DIRAUTH_ERR_NOMEM. */
+int publish_previous_load(const struct config *config, struct store *store, size_t namespace_index,
+                          struct publish_previous *out);
+
+/* Frees what previous holds and empties it. Accepts NULL. */
+void publish_previous_clear(struct publish_previous *previous);
+
+/* Fills *out (zeroed here; its arrays owned by the caller, freed with
+ * publish_vote_body_clear) with the vote body of config->namespaces[namespace_index] for epoch,
+ * the sealed epoch, whose valid-after is valid_after, authored by config->authority_name, and
+ * records_root with the root over the voted notes. With with_sections, also the health and
+ * revocation sections as above; previous is the previous snapshot's parsed body (NULL for none
+ * or a method-1 snapshot). Returns 0; DIRAUTH_ERR_BOUNDS (more records than
+ * records_per_snapshot, more health lines than config_max_health, more revocations than the
+ * namespace's max_revocations); DIRAUTH_ERR_STALE (epoch is not the sealed one); the errors of
+ * the store and of the registration parser; DIRAUTH_ERR_NOMEM. */
+int publish_vote_body(const struct config *config, struct store *store, size_t namespace_index,
+                      uint64_t epoch, uint64_t valid_after, int with_sections,
+                      const struct snapshot_body *previous, struct vote_body *out, merkle_hash records_root);
+
+/* Frees the arrays of a body publish_vote_body filled (not body itself) and zeroes it. */
+void publish_vote_body_clear(struct vote_body *body);
+
+#endif
