@@ -53,9 +53,10 @@ build build/sanitize -DCMAKE_BUILD_TYPE=Debug -DDIRAUTH_SANITIZE=ON -DDIRAUTH_CL
 # and five sanitized pairs of daemons on two cores miss them. The cluster tests here (three
 # authorities co-signing) move their clocks at half speed.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	DIRAUTH_CLUSTER_MS_PER_SECOND=500 run_ctest build/sanitize sanitize -LE '^(bench|static)$'
-# (The benchmarks' smoke runs and the checks of the tree itself ran in the normal build; they
-# hold no code of the project's that the sanitizers would see anew.)
+	DIRAUTH_CLUSTER_MS_PER_SECOND=500 run_ctest build/sanitize sanitize -LE '^(bench|static|interop)$'
+# (The benchmarks' smoke runs, the checks of the tree itself and the interoperability check
+# with the Go verifier ran in the normal build: the sanitizers would see no code in them that
+# other tests here do not run, and the last takes minutes when sanitized.)
 
 stage "ThreadSanitizer build: the multi-threaded tests"
 # Group commit and the round tables (store), the signer client's workers and the signer's
