@@ -15,7 +15,9 @@
  * identity) wrk runs against dirauthd and against nginx, S seconds each, R rounds with the two
  * alternating (and the one going first alternating too), each server's best run kept: on a machine
  * doing other work the load changes from one run to the next, and a run can only be slowed by it.
- * Any socket error or non-2xx answer fails the run.
+ * Besides the rates, each server's CPU time (user + system; nginx's with its workers') over all
+ * its runs per answer: nginx's over dirauthd's is the efficiency ratio, which does not depend on
+ * the share of the cores each run got. Any socket error or non-2xx answer fails the run.
  */
 #include "bench/harness.h"
 
@@ -23,6 +25,7 @@
 #include "schema/crypto.h"
 #include "schema/error.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,8 +57,39 @@ struct target {
 	const char *nginx_extra; /* directives of its nginx location */
 	struct buffer bytes;
 	struct harness_wrk_result dirauthd, nginx;
+	/* CPU seconds each server spent over all its runs, and the requests it answered in them. */
+	double dirauthd_cpu, nginx_cpu;
+	uint64_t dirauthd_requests, nginx_requests;
 	char load[64];
 };
+
+/* CPU seconds (user + system) of a process and of its children (nginx's workers), so far. */
+static double server_cpu(pid_t pid)
+{
+	double total = harness_process_cpu(pid);
+	DIR *proc = opendir("/proc");
+	if (!proc)
+		return total;
+	struct dirent *entry;
+	while ((entry = readdir(proc)) != NULL) {
+		char path[300], text[512];
+		if (entry->d_name[0] < '1' || entry->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", entry->d_name);
+		FILE *file = fopen(path, "r");
+		if (!file)
+			continue;
+		size_t n = fread(text, 1, sizeof(text) - 1, file);
+		fclose(file);
+		text[n] = 0;
+		const char *p = strrchr(text, ')'); /* the command name may hold spaces */
+		int parent = 0;
+		if (p && sscanf(p + 2, "%*c %d", &parent) == 1 && parent == (int)pid)
+			total += harness_process_cpu((pid_t)atoi(entry->d_name));
+	}
+	closedir(proc);
+	return total;
+}
 
 static void usage(FILE *out)
 {
@@ -188,6 +222,12 @@ static int fetch_target(struct harness_authority *authority, const struct snapsh
 	return 0;
 }
 
+/* Microseconds of CPU per answer. */
+static double cpu_per_request(double cpu, uint64_t requests)
+{
+	return requests ? 1e6 * cpu / (double)requests : 0;
+}
+
 static void print_figures(const struct options *o, struct target *targets, size_t count, int nginx)
 {
 	printf("\ndirauth reads: %ld online cores, wrk -t %u -c %u -d %us (keep-alive), client on the same "
@@ -207,6 +247,20 @@ static void print_figures(const struct options *o, struct target *targets, size_
 		printf("%-22s %10zu %14.1f %14s %8s %12.1f %12s  %s\n", t->name, t->bytes.len,
 		       t->dirauthd.requests_per_second, nginx_rate, ratio, t->dirauthd.bytes_per_second / 1e6,
 		       nginx_bytes, t->load);
+	}
+	/* The server's CPU per answer over all its runs: what the machine's load does not change. */
+	printf("\n%-22s %16s %16s %8s\n", "server CPU per answer", "dirauthd us", "nginx us",
+	       "nginx/dirauthd");
+	for (size_t i = 0; i < count; i++) {
+		const struct target *t = &targets[i];
+		double mine = cpu_per_request(t->dirauthd_cpu, t->dirauthd_requests);
+		double anchor = cpu_per_request(t->nginx_cpu, t->nginx_requests);
+		char anchor_text[32] = "skipped", ratio[32] = "";
+		if (nginx) {
+			snprintf(anchor_text, sizeof(anchor_text), "%.1f", anchor);
+			snprintf(ratio, sizeof(ratio), "%.3f", mine > 0 ? anchor / mine : 0);
+		}
+		printf("%-22s %16.1f %16s %8s\n", t->name, mine, anchor_text, ratio);
 	}
 	if (!nginx)
 		printf("\nthe nginx anchor was skipped\n");
@@ -324,9 +378,14 @@ int main(int argc, char **argv)
 				if (nginx_turn && !have_nginx)
 					continue;
 				struct harness_wrk_result result;
+				pid_t server = nginx_turn ? nginx.child.pid : authority.dirauthd.pid;
+				double cpu = server_cpu(server);
 				if (harness_wrk(&harness, o.wrk, nginx_turn ? nginx_url : url, t->header,
 				                o.wrk_threads, o.connections, o.seconds, &result) != 0)
 					goto cleanup;
+				cpu = server_cpu(server) - cpu;
+				*(nginx_turn ? &t->nginx_cpu : &t->dirauthd_cpu) += cpu;
+				*(nginx_turn ? &t->nginx_requests : &t->dirauthd_requests) += result.requests;
 				struct harness_wrk_result *best = nginx_turn ? &t->nginx : &t->dirauthd;
 				if (result.requests_per_second > best->requests_per_second)
 					*best = result;
