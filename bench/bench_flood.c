@@ -269,25 +269,10 @@ static int compare_u32(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Median, 99th percentile and maximum of the answered requests, in milliseconds. */
-static void client_percentiles(struct client *client, double *p50, double *p99, double *max)
-{
-	*p50 = *p99 = *max = 0;
-	size_t n = client->answered;
-	if (n == 0)
-		return;
-	qsort(client->latency_us, n, sizeof(uint32_t), compare_u32);
-	*p50 = client->latency_us[(n - 1) / 2] / 1000.0;
-	*p99 = client->latency_us[(n - 1) * 99 / 100] / 1000.0;
-	*max = client->latency_us[n - 1] / 1000.0;
-}
-
 /* What one phase (unloaded or under the flood) measured. */
 struct phase {
 	const char *name;
 	struct client get, post;
-	double get_p50, get_p99, get_max;
-	double post_rate, post_p50, post_p99, post_max;
 	size_t receipts_checked;
 	double seconds, dirauthd_cpu; /* wall time of the phase, and dirauthd's CPU time in it */
 	char load[64];                /* at the end of the phase */
@@ -412,9 +397,6 @@ static int phase_run(struct bench *bench, struct phase *phase, const struct buff
 	if (handle)
 		curl_easy_cleanup(handle);
 	harness_load_average(phase->load);
-	client_percentiles(get, &phase->get_p50, &phase->get_p99, &phase->get_max);
-	client_percentiles(post, &phase->post_p50, &phase->post_p99, &phase->post_max);
-	phase->post_rate = post->elapsed > 0 ? (double)post->answered / post->elapsed : 0;
 	return bench_stopped(bench) ? -1 : 0;
 }
 
