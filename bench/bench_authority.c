@@ -15,10 +15,10 @@
  *   2. dirauth-signer and dirauthd (the real binaries) on loopback with a fresh data directory
  *      and a file clock (harness.h);
  *   3. N signed registrations of distinct services, built before the clock starts so that
- *      signing is not measured, POSTed by M threads over keep-alive connections; only a 202
- *      counts, anything else stops the run. The CPU time of dirauthd, of the signer, of this
- *      program and of the machine as a whole is read before and after (/proc), which gives the
- *      CPU each registration cost in each process and what other work took;
+ *      signing is not measured, POSTed over M keep-alive connections; only a 202 counts,
+ *      anything else stops the run. The CPU time of dirauthd, of the signer, of this program
+ *      and of the machine as a whole is read before and after (/proc), which gives the CPU each
+ *      registration cost in each process and what other work took;
  *   4. every receipt is checked (the authority's signature, the registration's digest), the
  *      clock moves to the promised epoch, and the snapshot must hold every accepted registration.
  * --perf FILE records a system-wide `perf record -g` of the POST phase alone into FILE.
@@ -174,8 +174,10 @@ static int lean_start(struct lean_load *load, struct lean_connection *c)
 	                   "Content-Length: %zu\r\n"
 	                   "Content-Type: application/x-www-form-urlencoded\r\n\r\n",
 	                   (unsigned)load->port, note->len) != 0 ||
-	    buffer_append(&c->request, note->data, note->len) != 0)
+	    buffer_append(&c->request, note->data, note->len) != 0) {
+		harness_fail("out of memory");
 		return -1;
+	}
 	c->note = i;
 	c->sent = 0;
 	c->started = harness_now();
@@ -220,8 +222,10 @@ static int lean_watch(int epoll_fd, struct lean_connection *c, unsigned index)
 static int lean_receive(struct lean_load *load, struct lean_connection *c)
 {
 	for (;;) {
-		if (buffer_reserve(&c->in, 4096) != 0)
+		if (buffer_reserve(&c->in, 4096) != 0) {
+			harness_fail("out of memory");
 			return -1;
+		}
 		ssize_t n = recv(c->fd, c->in.data + c->in.len, 4096, 0);
 		if (n < 0 && errno == EINTR)
 			continue;
