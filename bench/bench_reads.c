@@ -40,6 +40,7 @@ struct options {
 	char nginx[PATH_MAX];
 	char wrk[PATH_MAX];
 	int nginx_disabled;
+	const char *http; /* keys added to dirauthd's http settings, or NULL */
 	size_t records;
 	unsigned connections;
 	unsigned wrk_threads;
@@ -105,6 +106,7 @@ static void usage(FILE *out)
 	    "  --rounds R          runs per target and server, alternating the two (default 3)\n"
 	    "  --nginx PATH        the nginx binary (default: looked up in PATH and /usr/sbin)\n"
 	    "  --no-nginx          skip the nginx anchor\n"
+	    "  --http 'K: V, ...'  keys added to dirauthd's http settings (a setting under test)\n"
 	    "  --wrk PATH          the wrk binary (default: looked up in PATH)\n"
 	    "  --temp-dir DIR      where the temporary directories go (default $TMPDIR or /tmp)\n");
 }
@@ -144,6 +146,8 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 		} else if (strcmp(name, "--wrk") == 0) {
 			ok = strlen(value) < PATH_MAX;
 			snprintf(o->wrk, sizeof(o->wrk), "%s", value);
+		} else if (strcmp(name, "--http") == 0) {
+			o->http = value;
 		} else if (strcmp(name, "--temp-dir") == 0) {
 			harness->temp_parent = value;
 		} else if (strcmp(name, "--records") == 0) {
@@ -293,7 +297,7 @@ int main(int argc, char **argv)
 	notes = calloc(o.records, sizeof(*notes));
 	receipts = calloc(o.records, sizeof(*receipts));
 	struct harness_authority_options authority_options = {
-	    .dirauthd = o.dirauthd, .signer = o.signer, .connections = o.connections + 16};
+	    .dirauthd = o.dirauthd, .signer = o.signer, .connections = o.connections + 16, .http = o.http};
 	if (!notes || !receipts || harness_authority_prepare(&harness, &authority_options, &authority) != 0 ||
 	    harness_authority_start(&authority) != 0)
 		goto cleanup;
