@@ -95,6 +95,10 @@ int publish_previous_load(const struct config *config, struct store *store, size
 	if (rc == 0 &&
 	    (out->parsed->epoch != out->epoch || strcmp(out->parsed->namespace_name, ns->name) != 0))
 		rc = DIRAUTH_ERR_MISMATCH;
+	if (rc) {
+		snapshot_body_free(out->parsed);
+		out->parsed = NULL;
+	}
 	return rc;
 }
 

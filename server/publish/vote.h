@@ -46,7 +46,9 @@ struct publish_previous {
  * against the header (size, SHA-256) and parsed under the namespace's bounds. Returns 0 (also
  * when none is stored: out->have 0); DIRAUTH_ERR_MISMATCH (the body is not what its header
  * commits to, or names another namespace or epoch); DIRAUTH_ERR_NOT_FOUND (its body is no longer
- * kept); the parsers' and the store's errors; DIRAUTH_ERR_NOMEM. */
+ * kept); the parsers' and the store's errors; DIRAUTH_ERR_NOMEM. After an error out->parsed is
+ * NULL, and out->have, epoch and digest still say which snapshot is the latest when that much
+ * was read (out->have 1). */
 int publish_previous_load(const struct config *config, struct store *store, size_t namespace_index,
                           struct publish_previous *out);
 

@@ -12,9 +12,10 @@
  *
  * The vote lists, per service, the version the sealed view of the epoch holds: sequence and
  * registration digest, and the Merkle root over those notes; for a namespace with the endpoint
- * lifecycle, also method 2's sections once the previous snapshot is of method 2 (a body with them
- * is unreadable to method 1), and methods 1 and 2 (server/publish/vote.h builds the body, as for
- * the single authority). Its text is a function of the sealed
+ * lifecycle, methods 1 and 2 and, once the previous snapshot is of method 2, method 2's sections
+ * (a body with them is unreadable to method 1; server/publish/vote.h builds the body, as for the
+ * single authority). A previous snapshot whose body cannot be read here gets a vote without the
+ * sections, which method 2 counts as holding no statement. Its text is a function of the sealed
  * view and the stored latest, so a restart builds the same vote, which the signer signs again.
  */
 #include "server/round/internal.h"
@@ -268,7 +269,14 @@ static int build_vote(struct round *round, size_t i, uint64_t epoch, struct buff
 	/* A lifecycle namespace votes method 2's sections once the previous snapshot its vote names
 	 * is of method 2 (consensus.md, "Methods": a body with them is unreadable to method 1). */
 	int rc = publish_previous_load(config, round->o.store, i, &previous);
-	bool sections = ns->lifecycle && previous.have && previous.method == CONSENSUS_METHOD_LIFECYCLE;
+	if (rc && previous.have) {
+		round_log(round, i, epoch,
+		          "the previous snapshot's body cannot be read (%s): voting without "
+		          "method 2's sections",
+		          dirauth_strerror(rc));
+		rc = 0;
+	}
+	bool sections = ns->lifecycle && previous.have && previous.parsed;
 	if (rc == 0)
 		rc = schedule_epoch_times(&config->epoch, epoch, &times);
 	if (rc == 0)
