@@ -414,7 +414,7 @@ static void usage(FILE *out)
 	        "program)\n"
 	        "  --signer PATH          the dirauth-signer binary (default: ../signer/dirauth-signer)\n"
 	        "  --registrations N      signed registrations of distinct services to POST (default 20000)\n"
-	        "  --threads M            client connections, keep-alive (default 16)\n"
+	        "  --threads M            client connections, keep-alive (default 64)\n"
 	        "  --client epoll|curl    one epoll thread driving the M connections (default), or M\n"
 	        "                         threads with a curl handle each\n"
 	        "  --openssl-seconds S    length of `openssl speed ed25519`, 0 to skip it (default 3)\n"
@@ -435,7 +435,7 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 	harness_default_program("server/dirauthd", o->dirauthd);
 	harness_default_program("signer/dirauth-signer", o->signer);
 	o->registrations = 20000;
-	o->threads = 16;
+	o->threads = 64; /* enough for group commits of about twenty */
 	o->openssl_seconds = 3;
 	o->verify_seconds = 2;
 	o->post_seconds = 300;
