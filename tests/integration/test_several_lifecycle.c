@@ -5,7 +5,7 @@
  * Three authorities, k = 2, each its own dirauthd and dirauth-signer (tests/harness/cluster.h),
  * serve one namespace configured with "lifecycle: true". Epochs are 6 s long and the clocks move
  * one second per 250 ms of real time (DIRAUTH_CLUSTER_MS_PER_SECOND slows the pace), so the test
- * takes about 20 s. Along five epochs:
+ * takes about 15 s. Along six epochs:
  *   - every epoch is published with consensus method 2 by all three, with one header text and
  *     one body;
  *   - a revocation of an endpoint posted to one authority only leaves the next snapshot at every
@@ -18,7 +18,9 @@
  *     k-th newest, docs/protocol.md);
  *   - the older statement replayed is refused (outside the clock skew by now), one signed again
  *     with its lower sequence is refused as replayed at each authority, and neither changes
- *     anything: the newer one stays published.
+ *     anything: the newer one stays published;
+ *   - an authority restored from a backup taken before the revocations catches up, publishes
+ *     the same snapshot, and learns the revocations again from the latest snapshot.
  */
 #include "test_keys.h"
 #include "test_support.h"
@@ -44,13 +46,16 @@
 #define K      2
 #define LENGTH 6
 
+/* Health stays fresh 4 epochs and revocations listed 6, so that each step below sees what the
+ * one before posted, and the restored authority still finds the revocations listed. */
 static struct cluster *start_cluster(void)
 {
-	struct cluster_options options = {.authorities = N,
-	                                  .threshold = K,
-	                                  .epoch_length = LENGTH,
-	                                  .ms_per_second = 250,
-	                                  .namespace_extra = ", lifecycle: true, health_freshness_epochs: 4"};
+	struct cluster_options options = {
+	    .authorities = N,
+	    .threshold = K,
+	    .epoch_length = LENGTH,
+	    .ms_per_second = 250,
+	    .namespace_extra = ", lifecycle: true, health_freshness_epochs: 4, revocation_epochs: 6"};
 	return cluster_start(&options);
 }
 
@@ -247,6 +252,23 @@ static int vote_lists_revocation(struct cluster *c, size_t i, uint64_t epoch, co
 	return found;
 }
 
+/* Waits (the clocks stand still meanwhile) until each authority in members has taken, after
+ * publishing epoch, the statements and revocations its peers held (its "reconciled" line). */
+static void wait_reconciled(struct cluster *c, unsigned members, uint64_t epoch)
+{
+	char text[96];
+	snprintf(text, sizeof text, "epoch %llu: reconciled: ", (unsigned long long)epoch);
+	for (size_t i = 0; i < N; i++) {
+		int waited = 0;
+		while ((members & CLUSTER_BIT(i)) && !cluster_log_contains(c, i, text)) {
+			ck_assert_msg(waited < 20000, "%s did not reconcile epoch %llu", cluster_name(c, i),
+			              (unsigned long long)epoch);
+			test_sleep_ms(50);
+			waited += 50;
+		}
+	}
+}
+
 /* Runs to one second before epoch's cut-off: what is posted now is in epoch's views. */
 static void run_to_before_vote(struct cluster *c, uint64_t epoch)
 {
@@ -275,6 +297,13 @@ START_TEST(test_three_authorities_method_two)
 	ck_assert_uint_eq(p->health_count, 0);
 	snapshot_body_free(p);
 	buffer_free(&body);
+	/* Authority 2's backup, taken before any revocation. */
+	char command[2048];
+	cluster_stop_authority(c, 2);
+	snprintf(command, sizeof command, "cp -a '%s/a2/data' '%s/a2/data-backup'", cluster_dir(c),
+	         cluster_dir(c));
+	ck_assert_int_eq(system(command), 0);
+	cluster_restart(c, 2);
 
 	/* Into the views of e1 + 1: health of a's first endpoint to authority 0 only; a revocation of
 	 * b's first endpoint to authority 1 only; a revocation of c's second endpoint to 0 and 1,
@@ -290,6 +319,7 @@ START_TEST(test_three_authorities_method_two)
 	post_expect(c, CLUSTER_BIT(0) | CLUSTER_BIT(1), "/v1/revocations", &revoke_c, 202);
 	cluster_run_epoch(c, e2);
 	published(c, e2, &body, &p);
+	wait_reconciled(c, CLUSTER_BIT(0) | CLUSTER_BIT(1) | CLUSTER_BIT(2), e2);
 	ck_assert_msg(!vote_lists_revocation(c, 2, e2, &s3, 1),
 	              "authority 2's vote should lack c's revocation");
 	ck_assert(vote_lists_revocation(c, 0, e2, &s3, 1));
@@ -317,6 +347,7 @@ START_TEST(test_three_authorities_method_two)
 	post_expect(c, CLUSTER_BIT(0), "/v1/endpoint-health", &draining, 202);
 	cluster_run_epoch(c, e3);
 	published(c, e3, &body, &p);
+	wait_reconciled(c, CLUSTER_BIT(1) | CLUSTER_BIT(2), e3);
 	const struct snapshot_health *h = health_entry(p, &a, 0);
 	ck_assert_ptr_nonnull(h);
 	ck_assert_int_eq(h->health_class, HEALTH_HEALTHY);
@@ -358,6 +389,34 @@ START_TEST(test_three_authorities_method_two)
 	ck_assert(!lists_record(p, &b));
 	snapshot_body_free(p);
 	buffer_free(&body);
+
+	/* Authority 2 restored from its backup has lost both revocations (its vote lists b and c
+	 * again). It catches up with the snapshots it missed, publishes the same snapshot as the
+	 * others, and learns the revocations again from the latest, which still lists them: newer
+	 * registrations naming the revoked endpoints are refused again. */
+	cluster_stop_authority(c, 2);
+	snprintf(command, sizeof command, "rm -rf '%s/a2/data' && mv '%s/a2/data-backup' '%s/a2/data'",
+	         cluster_dir(c), cluster_dir(c), cluster_dir(c));
+	ck_assert_int_eq(system(command), 0);
+	cluster_restart(c, 2);
+	uint64_t e5 = e4 + 1;
+	cluster_run_epoch(c, e5);
+	published(c, e5, &body, &p);
+	wait_reconciled(c, CLUSTER_BIT(2), e5);
+	ck_assert(!lists_record(p, &b));
+	ck_assert(!lists_record(p, &s3));
+	ck_assert_ptr_nonnull(listed_revocation(p, &b, 0));
+	ck_assert_ptr_nonnull(listed_revocation(p, &s3, 1));
+	snapshot_body_free(p);
+	buffer_free(&body);
+	cluster_registration(c, cluster_provider_key(c, 0), "lifecycle-c", 3, 3, &again);
+	ck_assert_uint_eq(cluster_register(c, CLUSTER_BIT(2), &again, statuses), 0);
+	ck_assert_int_eq(statuses[2], 409);
+	buffer_free(&again);
+	cluster_registration(c, cluster_provider_key(c, 0), "lifecycle-b", 2, 2, &again);
+	ck_assert_uint_eq(cluster_register(c, CLUSTER_BIT(2), &again, statuses), 0);
+	ck_assert_int_eq(statuses[2], 409);
+	buffer_free(&again);
 
 	cluster_check_alive(c);
 	buffer_free(&healthy);
