@@ -7,7 +7,7 @@
  * one second per 250 ms of real time (DIRAUTH_CLUSTER_MS_PER_SECOND slows the pace), so the test
  * takes about 15 s. Along six epochs:
  *   - every epoch is published with consensus method 2 by all three, with one header text and
- *     one body;
+ *     one body, which `dirauthctl fetch` verifies as a mirror does;
  *   - a revocation of an endpoint posted to one authority only leaves the next snapshot at every
  *     authority and is listed there; one posted to two while the third withholds it (its vote
  *     lacks it) cannot keep the endpoint in the consensus, and the third learns it (it then
@@ -389,6 +389,13 @@ START_TEST(test_three_authorities_method_two)
 	ck_assert(!lists_record(p, &b));
 	snapshot_body_free(p);
 	buffer_free(&body);
+	/* A mirror verifies what the three signed, health and revocations included. */
+	char mirror[512];
+	snprintf(mirror, sizeof mirror, "%s/mirror", cluster_dir(c));
+	struct test_outcome outcome;
+	ck_assert_msg(cluster_fetch(c, 1, mirror, cluster_now(c), &outcome) == 0, "fetch: %s", outcome.err);
+	ck_assert(strstr(outcome.out, "verified snapshot") != NULL);
+	test_outcome_free(&outcome);
 
 	/* Authority 2 restored from its backup has lost both revocations (its vote lists b and c
 	 * again). It catches up with the snapshots it missed, publishes the same snapshot as the
