@@ -1192,12 +1192,18 @@ int store_seal(struct store *store, uint64_t epoch, uint64_t valid_after)
 	kv_txn_put(&t, store->meta, "sealed", 6, field, 8);
 	int rc = kv_txn_commit(&t);
 	/* What the sealed epoch cannot hold any more: versions replaced by registrations it holds,
-	 * and records expired when it starts. */
-	while (rc == 0 && (rc = prune_chunk(store, false, epoch, epoch)) > 0)
+	 * and records expired when it starts; a chunk per write transaction, until a chunk finds
+	 * nothing (an epoch may replace or expire many more than one chunk). */
+	int pruned = 0;
+	while (rc == 0 && (pruned = prune_chunk(store, false, epoch, epoch)) > 0)
 		;
-	while (rc >= 0 && (rc = prune_chunk(store, true, valid_after, epoch)) > 0)
+	if (rc == 0 && pruned < 0)
+		rc = pruned;
+	while (rc == 0 && (pruned = prune_chunk(store, true, valid_after, epoch)) > 0)
 		;
-	return rc < 0 ? rc : 0;
+	if (rc == 0 && pruned < 0)
+		rc = pruned;
+	return rc;
 }
 
 int store_sealed(struct store *store, uint64_t *epoch)

@@ -14,6 +14,7 @@
 #include "schema/error.h"
 #include "schema/note.h"
 #include "schema/registration.h"
+#include "server/store/internal.h"
 #include "server/store/store.h"
 #include "test_keys.h"
 #include "test_support.h"
@@ -1164,6 +1165,51 @@ static struct async_request *submit_all(struct store *to, const struct store_reg
 	return requests;
 }
 
+/* Registers count services (1..count) at sequence for epoch, every one accepted and stamped so. */
+static void register_many(struct test_registration *regs, size_t count, uint64_t sequence, uint64_t epoch)
+{
+	struct async_tally tally = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+	const struct store_registration **r = calloc(count, sizeof *r);
+	ck_assert_ptr_nonnull(r);
+	for (size_t i = 0; i < count; i++) {
+		make_registration(&regs[i], NAMESPACE, PROVIDER, 1 + (uint32_t)i, sequence, 1000);
+		regs[i].r.epoch = epoch;
+		r[i] = &regs[i].r;
+	}
+	struct async_request *answers = submit_all(store, r, count, &tally);
+	for (size_t i = 0; i < count; i++) {
+		ck_assert_int_eq(answers[i].result, 0);
+		ck_assert_uint_eq(answers[i].stamp, epoch);
+	}
+	free(answers);
+	free(r);
+}
+
+START_TEST(test_seal_prunes_every_replaced_version)
+{
+	/* More versions replaced for one epoch than one prune transaction removes: the seal goes on
+	 * until none is left, so a store under steady churn keeps no more than the epochs need. */
+	enum { COUNT = STORE_PRUNE_CHUNK + 300 };
+	struct test_registration *first = calloc(COUNT, sizeof *first);
+	struct test_registration *second = calloc(COUNT, sizeof *second);
+	ck_assert(first && second);
+	register_many(first, COUNT, 1, 1);
+	ck_assert_int_eq(store_seal(store, 1, 0), 0);
+	register_many(second, COUNT, 2, 2);
+	ck_assert_int_eq(store_seal(store, 2, 0), 0);
+	size_t count = 0;
+	ck_assert_int_eq(store_view_foreach(store, NAMESPACE, 2, 0, count_visit, &count), 0);
+	ck_assert_uint_eq(count, COUNT);
+	store_close(store);
+	store = NULL;
+	free(first);
+	free(second);
+	ck_assert_uint_eq(count_entries("previous"), 0);
+	ck_assert_uint_eq(count_entries("replaced"), 0);
+	ck_assert_uint_eq(count_entries("records"), COUNT);
+}
+END_TEST
+
 START_TEST(test_async_callback_once)
 {
 	enum { COUNT = 300, SERVICES = 250 };
@@ -1565,6 +1611,7 @@ int main(void)
 	                        test_seal_fixes_view,
 	                        test_replaced_versions_kept_per_epoch,
 	                        test_seal_prunes_expired,
+	                        test_seal_prunes_every_replaced_version,
 	                        test_namespace_bounds,
 	                        test_refuse_line,
 	                        test_async_callback_once,
