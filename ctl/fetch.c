@@ -13,11 +13,13 @@
 
 #include "ctl/fetch_revocations.h"
 
+#include "ctl/evidence.h"
 #include "ctl/exchange.h"
 #include "ctl/files.h"
 #include "ctl/keyring.h"
 #include "net/client.h"
 #include "schema/error.h"
+#include "schema/evidence.h"
 #include "schema/note.h"
 #include "verify/history.h"
 #include "verify/keyring.h"
@@ -101,36 +103,104 @@ static int join_path(char *out, size_t cap, const char *directory, const char *n
 	return n < 0 || (size_t)n >= cap ? DIRAUTH_ERR_BOUNDS : 0;
 }
 
-/* Both notes, length-framed like a snapshot body, so the file is checkable offline. */
-static int write_evidence(const char *directory, const char *namespace_name, uint64_t epoch,
-                          const uint8_t *held, size_t held_len, const uint8_t *fetched, size_t fetched_len,
-                          char *path, size_t path_cap)
+/* The certificate bundle kept with the held header (DIR/NS/certificates); none when it cannot
+ * be read, and then the fetched one must certify both headers' keys. The caller frees *out. */
+static void read_held_certificates(const char *directory, const char *namespace_name, uint8_t **out,
+                                   size_t *len)
 {
-	struct buffer evidence;
-	char name[64];
-	char namespace_directory[PATH_CAPACITY];
+	char path[PATH_CAPACITY];
+
+	*out = NULL;
+	*len = 0;
+	if (join_path(path, sizeof(path), directory, namespace_name, CERTIFICATES) != 0 ||
+	    !ctl_file_exists(path) || ctl_file_read(path, CERTIFICATE_BUNDLE_MAX_BYTES, out, len) != 0) {
+		*out = NULL;
+		*len = 0;
+	}
+}
+
+/* Encodes e and proves it with the bundle, as verify-evidence --trust would. Returns 0 when it
+ * proves misbehaviour, else an error with why. */
+static int prove_evidence(const struct trust_bundle *bundle, const struct evidence *e, struct buffer *file,
+                          char *why, size_t why_cap)
+{
+	struct ctl_evidence_verdict verdict;
+	char detail[VERIFY_DETAIL_MAX];
 	int rc;
 
-	buffer_init(&evidence);
-	snprintf(name, sizeof(name), "evidence-%" PRIu64 ".txt", epoch);
-	rc = join_path(namespace_directory, sizeof(namespace_directory), directory, namespace_name, NULL);
+	buffer_reset(file);
+	rc = evidence_encode(e, file);
+	if (rc != 0) {
+		snprintf(why, why_cap, "%s", dirauth_strerror(rc));
+		return rc;
+	}
+	rc = ctl_evidence_verify(bundle, file->data, file->len, &verdict, detail, sizeof(detail));
+	if (rc != 0) {
+		snprintf(why, why_cap, "it does not verify: %s", detail);
+		return rc;
+	}
+	if (!verdict.proven) {
+		snprintf(why, why_cap, "it proves nobody's misbehaviour: %s", verdict.summary);
+		return DIRAUTH_ERR_UNKNOWN_KEY;
+	}
+	return 0;
+}
+
+/* An equivocation as a headers evidence file (ctl/evidence.h): the held note and the fetched one,
+ * the bundle's identity keys, and the certificates of each header, the held one's as kept and the
+ * fetched ones. Written into DIR/NS only when it proves that an authority signed both, so that
+ * verify-evidence names it; path gets the file's path, else why gets the reason. */
+static int keep_equivocation(const char *directory, const struct trust_bundle *bundle,
+                             const struct snapshot_header *header, const uint8_t *held_bytes, size_t held_len,
+                             const uint8_t *note, size_t note_len, const uint8_t *certificates,
+                             size_t certificates_len, char *path, size_t path_cap, char *why, size_t why_cap)
+{
+	const char *namespace_name = header->namespace_name;
+	char namespace_directory[PATH_CAPACITY];
+	uint8_t *held_certificates = NULL;
+	size_t held_certificates_len = 0;
+	struct evidence e;
+	struct buffer file;
+	int rc;
+
+	memset(&e, 0, sizeof(e));
+	e.kind = EVIDENCE_HEADERS;
+	snprintf(e.origin, sizeof(e.origin), "%s", header->origin);
+	e.epoch = header->epoch;
+	e.key_count =
+	    bundle->authority_count < EVIDENCE_KEYS_MAX ? bundle->authority_count : EVIDENCE_KEYS_MAX;
+	memcpy(e.keys, bundle->authorities, e.key_count * sizeof(e.keys[0]));
+	e.statements[0] = (struct evidence_part){held_bytes, held_len};
+	e.statements[1] = (struct evidence_part){note, note_len};
+	read_held_certificates(directory, namespace_name, &held_certificates, &held_certificates_len);
+	if (held_certificates_len > 0 && (held_certificates_len != certificates_len ||
+	                                  memcmp(held_certificates, certificates, certificates_len) != 0))
+		e.certificates[e.certificate_count++] =
+		    (struct evidence_part){held_certificates, held_certificates_len};
+	e.certificates[e.certificate_count++] = (struct evidence_part){certificates, certificates_len};
+	buffer_init(&file);
+	rc = prove_evidence(bundle, &e, &file, why, why_cap);
+	if (rc != 0 && e.certificate_count == 2) {
+		/* A held certificate may cover a key whose signature on the fetched note does not verify
+		 * (it was never counted there): without them, the fetched ones may still prove it. */
+		char ignored[VERIFY_DETAIL_MAX];
+		e.certificates[0] = e.certificates[1];
+		e.certificate_count = 1;
+		if (prove_evidence(bundle, &e, &file, ignored, sizeof(ignored)) == 0)
+			rc = 0;
+	}
+	if (rc == 0) {
+		why[0] = '\0';
+		rc = join_path(namespace_directory, sizeof(namespace_directory), directory, namespace_name,
+		               NULL);
+	}
 	if (rc == 0)
-		rc = join_path(path, path_cap, directory, namespace_name, name);
-	if (rc == 0)
-		rc = buffer_appendf(
-		    &evidence,
-		    "dirauth evidence v1\nkind snapshot-equivocation\nnamespace %s\nepoch %" PRIu64
-		    "\nstatement %zu\n",
-		    namespace_name, epoch, held_len);
-	if (rc == 0)
-		rc = buffer_append(&evidence, held, held_len);
-	if (rc == 0)
-		rc = buffer_appendf(&evidence, "statement %zu\n", fetched_len);
-	if (rc == 0)
-		rc = buffer_append(&evidence, fetched, fetched_len);
-	if (rc == 0)
-		rc = ctl_file_write_atomic(namespace_directory, name, evidence.data, evidence.len);
-	buffer_free(&evidence);
+		rc = ctl_evidence_write(namespace_directory, EVIDENCE_HEADERS, namespace_name, header->epoch,
+		                        file.data, file.len, path, path_cap, NULL);
+	if (rc != 0 && why[0] == '\0')
+		snprintf(why, why_cap, "%s", dirauth_strerror(rc));
+	buffer_free(&file);
+	free(held_certificates);
 	return rc;
 }
 
@@ -182,32 +252,32 @@ static int parse_held(const char *namespace_name, const uint8_t *held_bytes, siz
 
 /* Step 2a: the new header against the held one; an equivocation leaves its evidence file.
  * *newer gets whether the chain must be walked. */
-static int check_history(const char *directory, const char *namespace_name, const uint8_t *held_bytes,
+static int check_history(const char *directory, const struct trust_bundle *bundle, const uint8_t *held_bytes,
                          size_t held_len, const struct verify_held *held, const uint8_t *note,
-                         size_t note_len, const struct snapshot_header *header, int *newer,
-                         struct ctl_report *report)
+                         size_t note_len, const struct snapshot_header *header, const uint8_t *certificates,
+                         size_t certificates_len, int *newer, struct ctl_report *report)
 {
 	char evidence_path[PATH_CAPACITY];
 	char detail[VERIFY_DETAIL_MAX];
+	char why[VERIFY_DETAIL_MAX + 64] = "";
 	char what[WHAT_MAX];
-	int written;
 	int rc;
 
 	rc = verify_history_compare(held, note, note_len, header, newer, detail, sizeof(detail));
 	if (rc == 0)
 		return 0;
-	what_of(namespace_name, what);
+	what_of(header->namespace_name, what);
 	if (rc != DIRAUTH_ERR_MISMATCH)
 		return ctl_verification_fail(report, what, rc, detail);
-	/* Two histories: both signed notes are kept, the held one first, for anyone to check. */
-	written = write_evidence(directory, namespace_name, header->epoch, held_bytes, held_len, note,
-	                         note_len, evidence_path, sizeof(evidence_path));
-	if (written == 0)
+	/* Two headers of one epoch (the only mismatch compare finds): both signed notes are kept, the
+	 * held one first, for anyone to check. */
+	if (keep_equivocation(directory, bundle, header, held_bytes, held_len, note, note_len, certificates,
+	                      certificates_len, evidence_path, sizeof(evidence_path), why, sizeof(why)) == 0)
 		ctl_report_fail(report, CTL_EXIT_DATA, "%s: %s; evidence written to %s", what, detail,
 		                evidence_path);
 	else
 		ctl_report_fail(report, CTL_EXIT_DATA, "%s: %s; evidence could not be written: %s", what,
-		                detail, dirauth_strerror(written));
+		                detail, why);
 	return rc;
 }
 
@@ -441,8 +511,8 @@ static int check_held(const char *directory, const struct trust_bundle *bundle,
 		return 0;
 	rc = parse_held(namespace_name, held_bytes, held_len, &held, report);
 	if (rc == 0)
-		rc = check_history(directory, namespace_name, held_bytes, held_len, &held, note, note_len,
-		                   header, &newer, report);
+		rc = check_history(directory, bundle, held_bytes, held_len, &held, note, note_len, header,
+		                   certificates, certificates_len, &newer, report);
 	if (rc != 0 || !newer)
 		return rc;
 	if (source->options != NULL)

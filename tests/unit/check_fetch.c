@@ -24,6 +24,8 @@
 #include "schema/compress.h"
 #include "schema/crypto.h"
 #include "schema/error.h"
+#include "schema/evidence.h"
+#include "ctl/evidence.h"
 #include "ctl/fetch.h"
 #include "signer/key.h"
 #include "schema/note.h"
@@ -35,6 +37,7 @@
 #include "verify/snapshot.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1249,6 +1252,70 @@ START_TEST(test_rollback_refused)
 }
 END_TEST
 
+/* The path of the evidence file a refusal names ("evidence written to <path>"). */
+static const char *evidence_path_of(const struct ctl_report *report)
+{
+	static const char said[] = "evidence written to ";
+	const char *at = strstr(report->message, said);
+
+	ck_assert_msg(at != NULL, "message '%s' names no evidence file", report->message);
+	return at + strlen(said);
+}
+
+/* How many evidence files the mirror's namespace directory holds. */
+static size_t evidence_files(void)
+{
+	DIR *mirror = opendir(mirror_path(""));
+	struct dirent *entry;
+	size_t count = 0;
+
+	ck_assert_ptr_nonnull(mirror);
+	while ((entry = readdir(mirror)) != NULL) {
+		size_t len = strlen(entry->d_name);
+		count += len > 9 && strcmp(entry->d_name + len - 9, ".evidence") == 0;
+	}
+	closedir(mirror);
+	return count;
+}
+
+/* The file fetch wrote is evidence verify-evidence proves: a headers file of the namespace's
+ * origin and epoch holding the held note and then the fetched one, naming authority 1, against
+ * the trust bundle and against the identity keys it lists. certificate_count is how many
+ * certificate bundles it needed. */
+static void assert_evidence_names_authority_1(const char *path, uint64_t epoch, const struct buffer *held,
+                                              const struct buffer *fetched, size_t certificate_count)
+{
+	struct ctl_evidence_verdict verdict;
+	struct evidence evidence;
+	char detail[VERIFY_DETAIL_MAX];
+	char name[128];
+	size_t len = 0;
+	uint8_t *file = test_read_file(path, &len);
+
+	snprintf(name, sizeof(name), "/mix/headers-mix-%llu-", (unsigned long long)epoch);
+	ck_assert_msg(strstr(path, name) != NULL, "evidence file %s", path);
+	ck_assert_int_eq(evidence_parse(file, len, &evidence), 0);
+	ck_assert_int_eq(evidence.kind, EVIDENCE_HEADERS);
+	ck_assert_str_eq(evidence.origin, ORIGIN);
+	ck_assert_uint_eq(evidence.epoch, epoch);
+	ck_assert_uint_eq(evidence.key_count, bundle.authority_count);
+	ck_assert_uint_eq(evidence.statements[0].len, held->len);
+	ck_assert_int_eq(memcmp(evidence.statements[0].data, held->data, held->len), 0);
+	ck_assert_uint_eq(evidence.statements[1].len, fetched->len);
+	ck_assert_int_eq(memcmp(evidence.statements[1].data, fetched->data, fetched->len), 0);
+	ck_assert_uint_eq(evidence.certificate_count, certificate_count);
+	for (int pinned = 0; pinned < 2; pinned++) {
+		int rc =
+		    ctl_evidence_verify(pinned ? &bundle : NULL, file, len, &verdict, detail, sizeof(detail));
+		ck_assert_msg(rc == 0, "%s", detail);
+		ck_assert_int_eq(verdict.proven, 1);
+		ck_assert_uint_eq(verdict.named_count, 1);
+		ck_assert_msg(strncmp(verdict.named, "authority-1.test+", 17) == 0, "named %s",
+		              verdict.named);
+	}
+	free(file);
+}
+
 START_TEST(test_equivocation_refused_with_evidence)
 {
 	static const int both[] = {AUTHORITY_1, AUTHORITY_2};
@@ -1259,8 +1326,7 @@ START_TEST(test_equivocation_refused_with_evidence)
 	struct buffer first_note, first_body, more_note, more_body, second_note, second_body;
 	struct ctl_fetch_result result;
 	struct ctl_report report;
-	uint8_t *evidence;
-	size_t evidence_len = 0;
+	char path[4200];
 	int rc;
 
 	pin_second_authority();
@@ -1281,31 +1347,102 @@ START_TEST(test_equivocation_refused_with_evidence)
 
 	rc = verify(&second_note, "identity", second_body.data, second_body.len, &result, &report);
 	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65, "equivocation");
-	ck_assert_ptr_nonnull(strstr(report.message, "evidence-5.txt"));
 	assert_file_equals("latest.header", &more_note);
-	/* The evidence holds both signed notes, held first, length-framed. */
-	evidence = test_read_file(mirror_path("evidence-5.txt"), &evidence_len);
-	ck_assert_ptr_nonnull(strstr((const char *)evidence, "dirauth evidence v1\n"));
-	ck_assert_ptr_nonnull(strstr((const char *)evidence, "namespace mix\nepoch 5\n"));
-	{
-		const char *held = strstr((const char *)evidence, "statement ");
-		const char *fetched;
-		ck_assert_ptr_nonnull(held);
-		held = strchr(held, '\n') + 1;
-		ck_assert_int_eq(memcmp(held, more_note.data, more_note.len), 0);
-		fetched = held + more_note.len;
-		ck_assert_int_eq(strncmp(fetched, "statement ", 10), 0);
-		fetched = strchr(fetched, '\n') + 1;
-		ck_assert_int_eq(memcmp(fetched, second_note.data, second_note.len), 0);
-		ck_assert_uint_eq((size_t)(fetched - (const char *)evidence) + second_note.len, evidence_len);
-	}
-	free(evidence);
+	/* The evidence holds both signed notes, held first, and proves authority 1 signed both. */
+	snprintf(path, sizeof(path), "%s", evidence_path_of(&report));
+	assert_evidence_names_authority_1(path, 5, &more_note, &second_note, 1);
+	/* Refused again, the same evidence is the same file. */
+	rc = verify(&second_note, "identity", second_body.data, second_body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65, "equivocation");
+	ck_assert_str_eq(evidence_path_of(&report), path);
+	ck_assert_uint_eq(evidence_files(), 1);
 	buffer_free(&first_note);
 	buffer_free(&first_body);
 	buffer_free(&more_note);
 	buffer_free(&more_body);
 	buffer_free(&second_note);
 	buffer_free(&second_body);
+}
+END_TEST
+
+/* The held header's signing key is certified only by the certificates kept with it: the file
+ * carries both bundles, and proves what the fetched certificates alone could not. */
+START_TEST(test_equivocation_evidence_keeps_held_certificates)
+{
+	static const int next_key[] = {AUTHORITY_1_NEXT};
+	struct snapshot_spec held_spec = {.epoch = 5, .record_count = 1};
+	struct snapshot_spec rotated = {
+	    .epoch = 5, .record_count = 2, .previous_byte = 1, .signers = next_key, .signer_count = 1};
+	struct buffer held_note, held_body, rotated_note, rotated_body, notes[2];
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	int rc;
+
+	buffer_init(&held_note);
+	buffer_init(&held_body);
+	buffer_init(&rotated_note);
+	buffer_init(&rotated_body);
+	build_snapshot(&held_spec, &held_note, &held_body);
+	build_snapshot(&rotated, &rotated_note, &rotated_body);
+	ck_assert_int_eq(verify(&held_note, "identity", held_body.data, held_body.len, &result, &report), 0);
+	/* The server now serves only the certificate of authority 1's next key. */
+	for (size_t i = 0; i < 2; i++)
+		buffer_init(&notes[i]);
+	fixture_certificate(identities[IDENTITY_1], keys[AUTHORITY_1_NEXT], WINDOW_AFTER, WINDOW_UNTIL,
+	                    &notes[0]);
+	fixture_certificate(identities[IDENTITY_2], keys[AUTHORITY_2], WINDOW_AFTER, WINDOW_UNTIL, &notes[1]);
+	buffer_reset(&certificates);
+	fixture_certificate_bundle(notes, 2, &certificates);
+
+	rc = verify(&rotated_note, "identity", rotated_body.data, rotated_body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65, "equivocation");
+	assert_file_equals("latest.header", &held_note);
+	assert_evidence_names_authority_1(evidence_path_of(&report), 5, &held_note, &rotated_note, 2);
+	for (size_t i = 0; i < 2; i++)
+		buffer_free(&notes[i]);
+	buffer_free(&held_note);
+	buffer_free(&held_body);
+	buffer_free(&rotated_note);
+	buffer_free(&rotated_body);
+}
+END_TEST
+
+/* Two headers of one epoch signed by two different authorities (threshold 1 of 2) prove nobody's
+ * misbehaviour: refused all the same, and no evidence file is written. */
+START_TEST(test_equivocation_by_no_one_authority_writes_no_evidence)
+{
+	static const int second_authority[] = {AUTHORITY_2};
+	struct snapshot_spec first = {.epoch = 5, .record_count = 1};
+	struct snapshot_spec other = {.epoch = 5,
+	                              .record_count = 2,
+	                              .previous_byte = 1,
+	                              .signers = second_authority,
+	                              .signer_count = 1};
+	struct buffer first_note, first_body, other_note, other_body;
+	struct ctl_fetch_result result;
+	struct ctl_report report;
+	int rc;
+
+	pin_second_authority();
+	buffer_init(&first_note);
+	buffer_init(&first_body);
+	buffer_init(&other_note);
+	buffer_init(&other_body);
+	build_snapshot(&first, &first_note, &first_body);
+	build_snapshot(&other, &other_note, &other_body);
+	ck_assert_int_eq(verify(&first_note, "identity", first_body.data, first_body.len, &result, &report),
+	                 0);
+	rc = verify(&other_note, "identity", other_body.data, other_body.len, &result, &report);
+	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65, "equivocation");
+	ck_assert_msg(strstr(report.message,
+	                     "; evidence could not be written: it proves nobody's misbehaviour") != NULL,
+	              "%s", report.message);
+	assert_file_equals("latest.header", &first_note);
+	ck_assert_uint_eq(evidence_files(), 0);
+	buffer_free(&first_note);
+	buffer_free(&first_body);
+	buffer_free(&other_note);
+	buffer_free(&other_body);
 }
 END_TEST
 
@@ -2115,6 +2252,8 @@ static Suite *fetch_suite(void)
 	tcase_add_test(verification, test_verify_chain_stops_at_held_header);
 	tcase_add_test(verification, test_rollback_refused);
 	tcase_add_test(verification, test_equivocation_refused_with_evidence);
+	tcase_add_test(verification, test_equivocation_evidence_keeps_held_certificates);
+	tcase_add_test(verification, test_equivocation_by_no_one_authority_writes_no_evidence);
 	tcase_add_test(verification, test_body_digest_mismatch_refused);
 	tcase_add_test(verification, test_tampered_record_signature_refused);
 	tcase_add_test(verification, test_body_larger_than_bound_refused);
