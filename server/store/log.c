@@ -11,7 +11,9 @@
  * Databases ("ns" is the namespace's u16 id of store.c; integers big-endian, fixed-width; every
  * stored length is checked when read, a wrong one is DIRAUTH_ERR_STORE):
  *   log_hashes       ns, u8 level, u64 index -> the 32-byte stored hash (tlog/tree.h)
- *   log_leaves       ns, u64 leaf index -> u64 epoch
+ *   log_leaves       ns, u64 leaf index -> u64 epoch, the leaf's text (a record of the u64 epoch
+ *                    alone, as stores written before the text was kept have, takes the text
+ *                    from the header: both read alike, and nothing needs migrating)
  *   log_epochs       ns, u64 epoch -> u64 leaf index
  *   log_state        ns -> u64 size, u64 last epoch, u8 has checkpoint, u64 checkpoint size
  *   log_checkpoints  ns, u64 tree size -> the signed checkpoint note last stored for that size
@@ -19,8 +21,10 @@
  *                    of every checkpointed tree, so that serving one is a single lookup
  *   log_witness      ns, 'w' -> u64 size, the 32-byte root: the tree head last witnessed
  *                    ns, 'p' -> u64 size: the tree size of the published checkpoint
- * Leaf bytes are the note text of the header in snapshots (store.c), never copied. Nothing here
- * is ever deleted.
+ * A leaf's text is a copy of its header's note text in snapshots (store.c), written in the same
+ * transaction as the rest of its append once checked to be that text: an entry bundle is then a
+ * single cursor walk over 256 consecutive records, and a tile one walk over 256 hashes. Nothing
+ * here is ever deleted.
  */
 #include "server/store/log.h"
 
@@ -34,12 +38,14 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define LOG_HASH_KEY_LEN    (STORE_NS_LEN + 1 + 8)
 #define LOG_STATE_LEN       (8 + 8 + 1 + 8)
 #define LOG_PARTIAL_KEY_LEN (STORE_NS_LEN + 1 + 8 + 2)
-#define LOG_TILE_LEVELS     8 /* tile levels that hold anything: hash levels 0, 8 .. 56 */
+#define LOG_TILE_LEVELS     8  /* tile levels that hold anything: hash levels 0, 8 .. 56 */
+#define LOG_WALK_MIN        16 /* hashes from which a read walks a cursor (hash_read_walk) */
 
 /* ---- encodings ---- */
 
@@ -395,10 +401,18 @@ int store_log_append(struct store *store, const char *namespace_name, uint64_t e
 		hash_key(hkey, ns, hashes[j].level, hashes[j].index);
 		kv_txn_put(&t, store->log_hashes, hkey, sizeof hkey, hashes[j].hash, MERKLE_HASH_SIZE);
 	}
+	/* The leaf's record: its epoch, then its text, so that reading a bundle is one walk. */
 	uint8_t leaf_key[STORE_EPOCH_KEY_LEN];
+	uint8_t *leaf_value = malloc(8 + leaf_len);
+	if (!leaf_value) {
+		rc = DIRAUTH_ERR_NOMEM;
+		goto refuse;
+	}
 	epoch_key(leaf_key, ns, state.size);
-	put_uint(field, epoch, 8);
-	kv_txn_put(&t, store->log_leaves, leaf_key, sizeof leaf_key, field, sizeof field);
+	put_uint(leaf_value, epoch, 8);
+	memcpy(leaf_value + 8, leaf, leaf_len);
+	kv_txn_put(&t, store->log_leaves, leaf_key, sizeof leaf_key, leaf_value, 8 + leaf_len);
+	free(leaf_value);
 	put_uint(field, state.size, 8);
 	kv_txn_put(&t, store->log_epochs, key, sizeof key, field, sizeof field);
 	state.size++;
@@ -434,6 +448,56 @@ int store_log_reader_open(struct store *store, const char *namespace_name, struc
 	return rc;
 }
 
+/* A walk over consecutive stored hashes of one level: records below from are skipped, each
+ * next one must be the index expected (a gap inside the tree is DIRAUTH_ERR_STORE). */
+struct hash_walk {
+	uint64_t from;
+	uint64_t next;  /* the index expected next */
+	uint64_t count; /* hashes still wanted */
+	merkle_hash *out;
+};
+
+static int hash_walk_visit(void *context, struct kv_val key, struct kv_val value)
+{
+	struct hash_walk *walk = context;
+	if (key.len != LOG_HASH_KEY_LEN)
+		return DIRAUTH_ERR_STORE;
+	uint64_t index = get_uint(key.data + STORE_NS_LEN + 1, 8);
+	if (index < walk->from)
+		return 0;
+	if (index != walk->next || value.len != MERKLE_HASH_SIZE)
+		return DIRAUTH_ERR_STORE;
+	memcpy(walk->out[index - walk->from], value.data, MERKLE_HASH_SIZE);
+	walk->next++;
+	return --walk->count == 0 ? 1 : 0;
+}
+
+/* Hashes from .. from + count - 1 of level of ns into out, by cursor: one walk per block of 256
+ * indexes (a 7-byte index prefix; at most two blocks for a read of STORE_LOG_READ_MAX), each a
+ * single seek then the next records in key order, instead of one lookup from the root per hash.
+ * A walk starts at its block's first index, so a read that does not start on a block costs up to
+ * 255 skipped records: reads shorter than LOG_WALK_MIN look each hash up instead. Returns 0 or
+ * DIRAUTH_ERR_STORE (a hash missing or damaged), t's error. */
+static int hash_read_walk(struct kv_txn *t, struct store *store, uint16_t ns, uint8_t level, uint64_t from,
+                          uint64_t count, merkle_hash *out)
+{
+	struct hash_walk walk = {.from = from, .next = from, .count = count, .out = out};
+	uint64_t last_block = (from + count - 1) >> 8;
+	for (uint64_t block = from >> 8; block <= last_block && walk.count > 0; block++) {
+		uint8_t prefix[STORE_NS_LEN + 1 + 7];
+		put_uint(prefix, ns, STORE_NS_LEN);
+		prefix[STORE_NS_LEN] = level;
+		put_uint(prefix + STORE_NS_LEN + 1, block, 7);
+		int rc =
+		    kv_txn_walk_prefix(t, store->log_hashes, prefix, sizeof prefix, hash_walk_visit, &walk);
+		if (rc < 0)
+			return rc;
+		if (walk.count > 0 && walk.next >> 8 == block)
+			return DIRAUTH_ERR_STORE; /* the block ended before the hashes wanted */
+	}
+	return walk.count == 0 ? 0 : DIRAUTH_ERR_STORE;
+}
+
 int store_log_read_hashes(void *context, uint8_t level, uint64_t index, uint64_t count, merkle_hash *out)
 {
 	struct store_log_reader *reader = context;
@@ -449,54 +513,90 @@ int store_log_read_hashes(void *context, uint8_t level, uint64_t index, uint64_t
 		return DIRAUTH_ERR_NOT_FOUND;
 	kv_txn_begin(reader->store->env, &t, KV_READ);
 	int rc = 0;
-	for (uint64_t i = 0; i < count && rc == 0; i++) {
-		rc = hash_get(&t, reader->store, reader->namespace_id, level, index + i, out[i]);
-		if (rc == DIRAUTH_ERR_NOT_FOUND)
-			rc = DIRAUTH_ERR_STORE; /* inside the tree: it must be there */
+	if (count >= LOG_WALK_MIN) {
+		rc = hash_read_walk(&t, reader->store, reader->namespace_id, level, index, count, out);
+	} else {
+		for (uint64_t i = 0; i < count && rc == 0; i++) {
+			rc = hash_get(&t, reader->store, reader->namespace_id, level, index + i, out[i]);
+			if (rc == DIRAUTH_ERR_NOT_FOUND)
+				rc = DIRAUTH_ERR_STORE; /* inside the tree: it must be there */
+		}
 	}
 	rc = t.rc ? t.rc : rc;
 	kv_txn_abort(&t);
 	return rc;
 }
 
-/* The epoch of leaf index of ns. Returns 0, DIRAUTH_ERR_NOT_FOUND, DIRAUTH_ERR_STORE. */
-static int leaf_epoch(struct kv_txn *t, struct store *store, uint16_t ns, uint64_t index, uint64_t *epoch)
+/* The text of a stored header note of (ns, epoch), borrowed from t: the bytes before the last
+ * "\n\n" with the final '\n', as note_parse splits them, without parsing the signatures (the
+ * header parsed as a note when it was stored). Returns 0, DIRAUTH_ERR_NOT_FOUND (not published),
+ * DIRAUTH_ERR_STORE (not a note's shape, or a text over STORE_LOG_LEAF_MAX), t's error. */
+static int header_text(struct kv_txn *t, struct store *store, uint16_t ns, uint64_t epoch,
+                       const uint8_t **text, size_t *len)
 {
 	uint8_t key[STORE_EPOCH_KEY_LEN];
 	struct kv_val value;
-	epoch_key(key, ns, index);
-	if (!kv_txn_get(t, store->log_leaves, key, sizeof key, &value))
+	epoch_key(key, ns, epoch);
+	if (!kv_txn_get(t, store->snapshots, key, sizeof key, &value))
 		return t->rc ? t->rc : DIRAUTH_ERR_NOT_FOUND;
-	if (value.len != 8) {
-		kv_txn_fail(t, DIRAUTH_ERR_STORE);
+	if (value.len < 2 || value.data[value.len - 1] != '\n')
 		return DIRAUTH_ERR_STORE;
+	for (size_t i = value.len - 1; i > 0; i--) {
+		if (value.data[i - 1] == '\n' && value.data[i] == '\n') {
+			if (i == 1 || i + 1 == value.len || i > STORE_LOG_LEAF_MAX)
+				return DIRAUTH_ERR_STORE; /* an empty text, no signatures, too long */
+			*text = value.data;
+			*len = i; /* the text keeps its final '\n' */
+			return 0;
+		}
 	}
+	return DIRAUTH_ERR_STORE;
+}
+
+/* The epoch and text (borrowed from t) of a log_leaves record of ns. A record of 8 bytes, as
+ * stores written before the leaf text was kept beside its epoch have, takes the text from the
+ * header. Returns 0, DIRAUTH_ERR_STORE (a damaged record, a missing header), t's error. */
+static int leaf_record(struct kv_txn *t, struct store *store, uint16_t ns, struct kv_val value,
+                       uint64_t *epoch, const uint8_t **text, size_t *len)
+{
+	if (value.len < 8 || value.len > 8 + STORE_LOG_LEAF_MAX)
+		return DIRAUTH_ERR_STORE;
 	*epoch = get_uint(value.data, 8);
-	return 0;
+	if (value.len > 8) {
+		*text = value.data + 8;
+		*len = value.len - 8;
+		return 0;
+	}
+	int rc = header_text(t, store, ns, *epoch, text, len);
+	return rc == DIRAUTH_ERR_NOT_FOUND ? DIRAUTH_ERR_STORE : rc; /* a leaf's header stays */
 }
 
 int store_log_leaf(struct store *store, const char *namespace_name, uint64_t index, uint64_t *epoch,
                    struct buffer *leaf)
 {
 	struct kv_txn t;
-	struct note *note = NULL;
+	struct kv_val value;
+	uint8_t key[STORE_EPOCH_KEY_LEN];
 	uint16_t ns;
 	uint64_t found = 0;
+	const uint8_t *text = NULL;
+	size_t len = 0;
 	if (!store)
 		return DIRAUTH_ERR_SYNTAX;
 	kv_txn_begin(store->env, &t, KV_READ);
 	int rc = namespace_of(&t, store, namespace_name, &ns);
-	if (rc == 0)
-		rc = leaf_epoch(&t, store, ns, index, &found);
+	if (rc == 0) {
+		epoch_key(key, ns, index);
+		if (!kv_txn_get(&t, store->log_leaves, key, sizeof key, &value))
+			rc = DIRAUTH_ERR_NOT_FOUND;
+		else if (!leaf && value.len >= 8 && value.len <= 8 + STORE_LOG_LEAF_MAX)
+			found = get_uint(value.data, 8); /* the epoch alone: no header read */
+		else
+			rc = leaf_record(&t, store, ns, value, &found, &text, &len);
+	}
 	if (rc == 0 && leaf) {
-		rc = header_note(&t, store, ns, found, &note);
-		if (rc == DIRAUTH_ERR_NOT_FOUND)
-			rc = DIRAUTH_ERR_STORE; /* a leaf's header is never deleted */
-		if (rc == 0) {
-			buffer_reset(leaf);
-			rc = buffer_append(leaf, note->text, note->text_len);
-		}
-		note_free(note);
+		buffer_reset(leaf);
+		rc = buffer_append(leaf, text, len);
 	}
 	if (rc == 0 && epoch)
 		*epoch = found;
@@ -529,12 +629,49 @@ int store_log_epoch_leaf(struct store *store, const char *namespace_name, uint64
 	return rc;
 }
 
+/* A walk over consecutive log_leaves records, visiting from .. from + count - 1. */
+struct leaf_walk {
+	struct kv_txn *t;
+	struct store *store;
+	uint16_t ns;
+	uint64_t from;
+	uint64_t next;  /* the index expected next */
+	uint64_t count; /* leaves still to visit */
+	store_log_leaf_visitor visit;
+	void *context;
+	int visitor_rc; /* the visitor's non-zero return, told apart from the walk's own stop */
+};
+
+static int leaf_walk_visit(void *context, struct kv_val key, struct kv_val value)
+{
+	struct leaf_walk *walk = context;
+	uint64_t epoch = 0;
+	const uint8_t *text = NULL;
+	size_t len = 0;
+	if (key.len != STORE_EPOCH_KEY_LEN)
+		return DIRAUTH_ERR_STORE;
+	uint64_t index = get_uint(key.data + STORE_NS_LEN, 8);
+	if (index < walk->from)
+		return 0;
+	if (index != walk->next)
+		return DIRAUTH_ERR_STORE; /* inside the log: it must be there */
+	int rc = leaf_record(walk->t, walk->store, walk->ns, value, &epoch, &text, &len);
+	if (rc)
+		return rc;
+	if ((rc = walk->visit(walk->context, index, epoch, text, len)) != 0) {
+		walk->visitor_rc = rc;
+		return rc;
+	}
+	walk->next++;
+	return --walk->count == 0 ? 1 : 0;
+}
+
 int store_log_leaves(struct store *store, const char *namespace_name, uint64_t start, uint64_t count,
                      store_log_leaf_visitor visit, void *context)
 {
 	struct kv_txn t;
 	struct store_log_state state;
-	uint16_t ns;
+	uint16_t ns = 0;
 	if (!store || !visit)
 		return DIRAUTH_ERR_SYNTAX;
 	if (count == 0 || count > STORE_LOG_LEAVES_MAX)
@@ -546,17 +683,27 @@ int store_log_leaves(struct store *store, const char *namespace_name, uint64_t s
 		if (start >= state.size || count > state.size - start)
 			rc = DIRAUTH_ERR_NOT_FOUND;
 	}
-	for (uint64_t i = 0; rc == 0 && !t.rc && i < count; i++) {
-		uint64_t epoch = 0;
-		struct note *note = NULL;
-		rc = leaf_epoch(&t, store, ns, start + i, &epoch);
-		if (rc == 0)
-			rc = header_note(&t, store, ns, epoch, &note);
-		if (rc == DIRAUTH_ERR_NOT_FOUND)
-			rc = DIRAUTH_ERR_STORE; /* inside the log: it must be there */
-		if (rc == 0)
-			rc = visit(context, start + i, epoch, note->text, note->text_len);
-		note_free(note);
+	/* One cursor walk per block of 256 leaves (a 7-byte index prefix): an entry bundle is one
+	 * block, read in key order with the leaf texts beside their epochs. */
+	struct leaf_walk walk = {.t = &t,
+	                         .store = store,
+	                         .ns = ns,
+	                         .from = start,
+	                         .next = start,
+	                         .count = count,
+	                         .visit = visit,
+	                         .context = context};
+	for (uint64_t block = start >> 8; rc == 0 && !t.rc && walk.count > 0; block++) {
+		uint8_t prefix[STORE_NS_LEN + 7];
+		put_uint(prefix, ns, STORE_NS_LEN);
+		put_uint(prefix + STORE_NS_LEN, block, 7);
+		rc = kv_txn_walk_prefix(&t, store->log_leaves, prefix, sizeof prefix, leaf_walk_visit, &walk);
+		if (walk.visitor_rc)
+			rc = walk.visitor_rc;
+		else if (rc > 0)
+			rc = 0; /* the walk's own stop: every leaf visited */
+		else if (rc == 0 && walk.count > 0 && walk.next >> 8 == block)
+			rc = DIRAUTH_ERR_STORE; /* the block ended before the leaves wanted */
 	}
 	rc = t.rc ? t.rc : rc;
 	kv_txn_abort(&t);

@@ -5,9 +5,10 @@
  * signature lines (tlog/tlog.md): the log is a function of the published headers, in epoch order.
  * The store keeps, per namespace, every stored hash of its tree (tlog/tree.h: hash level l,
  * index i is the RFC 6962 hash of leaves i·2^l .. (i+1)·2^l − 1), which leaf holds which epoch,
- * its size, and the checkpoints published for it with their cosignatures. Leaf bytes are not
- * copied: they are read from the stored snapshot headers (never deleted), whose text each leaf
- * was checked to be when it was appended.
+ * its size, and the checkpoints published for it with their cosignatures. Each leaf's bytes are
+ * kept beside its epoch, checked to be the stored header's text when it was appended; a leaf
+ * appended by an older store, which kept only the epoch, is read from the stored header (never
+ * deleted), so such a store opens and serves as it did, with nothing to migrate.
  *
  * What the store checks, so that no caller can make the log anything but its published headers:
  *   - an append is the next published epoch the log lacks, with exactly that header's text, and

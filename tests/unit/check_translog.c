@@ -14,6 +14,7 @@
  * The signer's answers as the log parses them.
  */
 #include "clock/clock.h"
+#include "kv/kv.h"
 #include "schema/checkpoint.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
@@ -409,6 +410,198 @@ static int leaves_visit(void *context, uint64_t index, uint64_t epoch, const uin
 	w->next++;
 	return 0;
 }
+
+struct leaf_records {
+	uint8_t (*keys)[32];
+	uint8_t (*values)[8];
+	size_t *key_lens;
+	size_t *count;
+	size_t texts; /* records that hold a text after the epoch */
+};
+
+/* Each log_leaves record holds its epoch and then its leaf's text. */
+static int collect_leaf_record(void *context, struct kv_val key, struct kv_val value)
+{
+	struct leaf_records *records = context;
+	size_t n = *records->count;
+	ck_assert_uint_lt(n, 8);
+	ck_assert_uint_le(key.len, 32);
+	ck_assert_uint_ge(value.len, 8);
+	memcpy(records->keys[n], key.data, key.len);
+	records->key_lens[n] = key.len;
+	memcpy(records->values[n], value.data, 8);
+	*records->count = n + 1;
+	records->texts += value.len > 8;
+	return 0;
+}
+
+/* Every leaf of mix's log as store_log_leaves reads it, texts concatenated, and each one as
+ * store_log_leaf reads it. */
+static int leaves_concatenate(void *context, uint64_t index, uint64_t epoch, const uint8_t *leaf, size_t len)
+{
+	(void)index;
+	(void)epoch;
+	return buffer_append(context, leaf, len);
+}
+
+static void read_leaves(struct fixture *f, uint64_t size, struct buffer *out)
+{
+	struct buffer one;
+	buffer_init(&one);
+	buffer_reset(out);
+	ck_assert_int_eq(store_log_leaves(f->store, "mix", 0, size, leaves_concatenate, out), 0);
+	size_t offset = 0;
+	for (uint64_t i = 0; i < size; i++) {
+		uint64_t epoch = 0;
+		ck_assert_int_eq(store_log_leaf(f->store, "mix", i, &epoch, &one), 0);
+		ck_assert_uint_ge(out->len, offset + one.len);
+		ck_assert_mem_eq(out->data + offset, one.data, one.len);
+		offset += one.len;
+	}
+	ck_assert_uint_eq(offset, out->len);
+	buffer_free(&one);
+}
+
+/* Rewrites the log_leaves records of the store's data dir: each to its first keep bytes (8: the
+ * epoch alone, as older stores wrote them). The store must be closed. Returns how many held a
+ * text. */
+static size_t rewrite_leaf_records(struct fixture *f, size_t keep)
+{
+	struct kv_env *env = NULL;
+	struct kv_db db;
+	const struct kv_database databases[] = {{"log_leaves", &db}};
+	uint8_t keys[8][32], values[8][8];
+	size_t key_lens[8], count = 0;
+	ck_assert_int_eq(kv_env_open(f->config->data_dir, (size_t)1 << 26, databases, 1, &env), 0);
+	struct kv_txn t;
+	kv_txn_begin(env, &t, KV_READ);
+	struct leaf_records records = {keys, values, key_lens, &count, 0};
+	ck_assert_int_eq(kv_txn_walk_prefix(&t, db, NULL, 0, collect_leaf_record, &records), 0);
+	kv_txn_abort(&t);
+	ck_assert_uint_gt(count, 0);
+	kv_txn_begin(env, &t, KV_WRITE);
+	for (size_t i = 0; i < count; i++)
+		kv_txn_put(&t, db, keys[i], key_lens[i], values[i], keep);
+	ck_assert_int_eq(kv_txn_commit(&t), 0);
+	kv_env_close(env);
+	return records.texts;
+}
+
+START_TEST(test_older_leaf_records)
+{
+	struct fixture f;
+	struct buffer before, after, leaf;
+	fixture_open(&f);
+	buffer_init(&before);
+	buffer_init(&after);
+	buffer_init(&leaf);
+	for (uint64_t e = 1; e <= 3; e++) {
+		publish(&f, 0, e);
+		ck_assert_int_eq(append(&f, e), 0);
+	}
+	read_leaves(&f, 3, &before);
+
+	/* A store whose leaves were appended before their texts were kept beside their epochs reads
+	 * the same leaves, from the headers; the next append keeps its text, and both kinds read
+	 * alike in one walk. */
+	store_close(f.store);
+	ck_assert_uint_eq(rewrite_leaf_records(&f, 8), 3);
+	open_store(&f);
+	read_leaves(&f, 3, &after);
+	ck_assert_uint_eq(after.len, before.len);
+	ck_assert_mem_eq(after.data, before.data, before.len);
+	publish(&f, 0, 4);
+	ck_assert_int_eq(append(&f, 4), 0);
+	ck_assert_int_eq(append(&f, 2), 0); /* already in the log: the same text again */
+	read_leaves(&f, 4, &after);
+	header_text(&f, 4, &leaf);
+	ck_assert_uint_eq(after.len, before.len + leaf.len);
+	ck_assert_mem_eq(after.data, before.data, before.len);
+	ck_assert_mem_eq(after.data + before.len, leaf.data, leaf.len);
+	const uint64_t epochs[] = {1, 2, 3, 4};
+	merkle_hash root, expected;
+	stored_root(&f, 4, root);
+	expected_root(&f, epochs, 4, expected);
+	ck_assert_mem_eq(root, expected, MERKLE_HASH_SIZE);
+
+	/* A damaged record is the store's error, not a leaf. */
+	store_close(f.store);
+	ck_assert_uint_eq(rewrite_leaf_records(&f, 5), 1); /* only the last kept its text */
+	open_store(&f);
+	ck_assert_int_eq(store_log_leaves(f.store, "mix", 0, 4, leaves_concatenate, &after),
+	                 DIRAUTH_ERR_STORE);
+	ck_assert_int_eq(store_log_leaf(f.store, "mix", 1, NULL, &leaf), DIRAUTH_ERR_STORE);
+	buffer_free(&before);
+	buffer_free(&after);
+	buffer_free(&leaf);
+	fixture_close(&f);
+}
+END_TEST
+
+/* Deletes the stored hash (level, index) of mix from the store's data dir (closed store). */
+static void delete_hash(struct fixture *f, uint8_t level, uint64_t index)
+{
+	struct kv_env *env = NULL;
+	struct kv_db db;
+	const struct kv_database databases[] = {{"log_hashes", &db}};
+	uint8_t key[11];
+	ck_assert_int_eq(kv_env_open(f->config->data_dir, (size_t)1 << 26, databases, 1, &env), 0);
+	struct kv_txn t;
+	kv_txn_begin(env, &t, KV_WRITE);
+	kv_put_u64(key + 3, index);
+	key[2] = level;
+	struct kv_val value;
+	/* The namespace ids are the store's: the first that has the hash is mix (mail has no log). */
+	for (unsigned ns = 0; ns < 4; ns++) {
+		key[0] = (uint8_t)(ns >> 8);
+		key[1] = (uint8_t)ns;
+		if (kv_txn_get(&t, db, key, sizeof key, &value))
+			break;
+	}
+	ck_assert(kv_txn_delete(&t, db, key, sizeof key));
+	ck_assert_int_eq(kv_txn_commit(&t), 0);
+	kv_env_close(env);
+}
+
+START_TEST(test_read_hash_runs)
+{
+	struct fixture f;
+	enum { LEAVES = 20 };
+	merkle_hash run[LEAVES], one;
+	struct store_log_reader reader;
+	fixture_open(&f);
+	for (uint64_t e = 1; e <= LEAVES; e++) {
+		publish(&f, 0, e);
+		ck_assert_int_eq(append(&f, e), 0);
+	}
+	/* A run read at once (a cursor walk) is the hashes read one by one, from any start. */
+	ck_assert_int_eq(store_log_reader_open(f.store, "mix", &reader), 0);
+	ck_assert_int_eq(store_log_read_hashes(&reader, 0, 0, LEAVES, run), 0);
+	for (uint64_t i = 0; i < LEAVES; i++) {
+		ck_assert_int_eq(store_log_read_hashes(&reader, 0, i, 1, &one), 0);
+		ck_assert_mem_eq(run[i], one, MERKLE_HASH_SIZE);
+	}
+	ck_assert_int_eq(store_log_read_hashes(&reader, 0, 3, 17, run), 0);
+	ck_assert_int_eq(store_log_read_hashes(&reader, 0, 19, 1, &one), 0);
+	ck_assert_mem_eq(run[16], one, MERKLE_HASH_SIZE);
+	ck_assert_int_eq(store_log_read_hashes(&reader, 0, 4, 17, run), DIRAUTH_ERR_NOT_FOUND);
+
+	/* A hash missing inside the tree is the store's error, in the middle of a run or at its end. */
+	store_close(f.store);
+	delete_hash(&f, 0, 10);
+	open_store(&f);
+	ck_assert_int_eq(store_log_reader_open(f.store, "mix", &reader), 0);
+	ck_assert_int_eq(store_log_read_hashes(&reader, 0, 0, LEAVES, run), DIRAUTH_ERR_STORE);
+	ck_assert_int_eq(store_log_read_hashes(&reader, 0, 10, 1, run), DIRAUTH_ERR_STORE);
+	ck_assert_int_eq(store_log_read_hashes(&reader, 0, 11, 9, run), 0);
+	store_close(f.store);
+	delete_hash(&f, 0, 19);
+	open_store(&f);
+	ck_assert_int_eq(store_log_reader_open(f.store, "mix", &reader), 0);
+	ck_assert_int_eq(store_log_read_hashes(&reader, 0, 2, 18, run), DIRAUTH_ERR_STORE);
+	fixture_close(&f);
+}
+END_TEST
 
 START_TEST(test_store_log_checkpoints)
 {
@@ -823,6 +1016,8 @@ static Suite *translog_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_store_log_append);
 	tcase_add_test(tc, test_store_log_checkpoints);
+	tcase_add_test(tc, test_older_leaf_records);
+	tcase_add_test(tc, test_read_hash_runs);
 	tcase_add_test(tc, test_catch_up);
 	tcase_add_test(tc, test_refusals_leave_the_log);
 	tcase_add_test(tc, test_crash_after_signing);
