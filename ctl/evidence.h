@@ -1,6 +1,6 @@
 /*
  * evidence.h: evidence files (schema/evidence.md) judged offline, made from the material a
- * monitor collected, written once, and the dirauthctl verify-evidence command.
+ * monitor collected or a fetch refused, written once, and the dirauthctl verify-evidence command.
  *
  * What each kind proves, in the order the checks run (ctl_evidence_verify):
  *

@@ -14,8 +14,10 @@
  *   2. history (verify/history.h): if the mirror holds a header from an earlier fetch
  *      (DIR/NS/latest.header), the new epoch is not older ("rollback"), and for the same epoch
  *      the header text is the same; two different headers for one epoch, each signed by the
- *      threshold, are "equivocation", and both notes are kept as evidence in
- *      DIR/NS/evidence-<epoch>.txt; a newer epoch must chain to the held header: following
+ *      threshold, are "equivocation", and both notes are kept, held first, as a headers evidence
+ *      file (ctl/evidence.h) in DIR/NS, with the bundle's identity keys and the certificates of
+ *      each (DIR/NS/certificates, the fetched ones), written only when ctl_evidence_verify
+ *      proves one authority signed both; a newer epoch must chain to the held header: following
  *      `previous` back from the new header through the headers the server holds for the epochs
  *      in between (each verified like the new one, at its own valid-after) reaches the held
  *      header's digest, within a bounded number of epochs;
