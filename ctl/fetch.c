@@ -136,7 +136,8 @@ static int prove_evidence(const struct trust_bundle *bundle, const struct eviden
 	}
 	rc = ctl_evidence_verify(bundle, file->data, file->len, &verdict, detail, sizeof(detail));
 	if (rc != 0) {
-		snprintf(why, why_cap, "it does not verify: %s", detail);
+		/* The detail is cut short if it must be: its start says why. */
+		snprintf(why, why_cap, "it does not verify: %.*s", (int)(sizeof(detail) / 2), detail);
 		return rc;
 	}
 	if (!verdict.proven) {

@@ -37,12 +37,10 @@ static int is_private(const struct http_request *request)
 	return config_namespace_is_private(request->server->options.config, request->namespace_index);
 }
 
-/* Queues body (len bytes) with content type and Cache-Control. */
-static enum MHD_Result answer(struct http_request *request, const char *content_type, const char *cache,
-                              const uint8_t *body, size_t len)
+/* Queues the response with content type and Cache-Control (consumes response). */
+static enum MHD_Result answer_response(struct http_request *request, const char *content_type,
+                                       const char *cache, struct MHD_Response *response)
 {
-	struct MHD_Response *response = MHD_create_response_from_buffer(
-	    len, (void *)(len ? body : (const uint8_t *)""), MHD_RESPMEM_MUST_COPY);
 	if (!response)
 		return MHD_NO;
 	if (MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type) != MHD_YES ||
@@ -51,6 +49,30 @@ static enum MHD_Result answer(struct http_request *request, const char *content_
 		return MHD_NO;
 	}
 	return respond_queue_and_destroy(request->connection, MHD_HTTP_OK, response);
+}
+
+/* Queues a copy of body (len bytes) with content type and Cache-Control. */
+static enum MHD_Result answer(struct http_request *request, const char *content_type, const char *cache,
+                              const uint8_t *body, size_t len)
+{
+	return answer_response(request, content_type, cache,
+	                       MHD_create_response_from_buffer(
+	                           len, (void *)(len ? body : (const uint8_t *)""), MHD_RESPMEM_MUST_COPY));
+}
+
+/* Queues body's bytes with content type and Cache-Control, handing them to the response (which
+ * frees them) rather than copying them, as a bundle may be 256 leaves of up to 64 KiB each. body
+ * is left empty. */
+static enum MHD_Result answer_taking(struct http_request *request, const char *content_type,
+                                     const char *cache, struct buffer *body)
+{
+	if (body->len == 0)
+		return answer(request, content_type, cache, NULL, 0);
+	struct MHD_Response *response =
+	    MHD_create_response_from_buffer(body->len, body->data, MHD_RESPMEM_MUST_FREE);
+	if (response)
+		buffer_init(body); /* the response owns the bytes now */
+	return answer_response(request, content_type, cache, response);
 }
 
 enum MHD_Result http_serve_log_checkpoint(struct http_request *request)
@@ -106,9 +128,8 @@ enum MHD_Result http_serve_log_tile(struct http_request *request)
 		result = respond_error(request->connection, request->route, API_ERROR_INTERNAL,
 		                       dirauth_strerror(rc));
 	} else {
-		result = answer(request, "application/octet-stream",
-		                is_private(request) ? LOG_TILE_CACHE_PRIVATE : LOG_TILE_CACHE, body.data,
-		                body.len);
+		result = answer_taking(request, "application/octet-stream",
+		                       is_private(request) ? LOG_TILE_CACHE_PRIVATE : LOG_TILE_CACHE, &body);
 	}
 	buffer_free(&body);
 	return result;

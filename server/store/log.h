@@ -112,8 +112,8 @@ int store_log_read_hashes(void *reader, uint8_t level, uint64_t index, uint64_t 
 
 /* Leaf index of namespace_name's log: *epoch (may be NULL) gets its epoch, leaf (may be NULL)
  * its bytes (replaced). Returns 0; DIRAUTH_ERR_NOT_FOUND (no such namespace or leaf);
- * DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS, DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_STORE (also a leaf
- * whose header is missing or does not parse). */
+ * DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS, DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_STORE (also a damaged
+ * leaf record, or an older store's leaf whose header is missing or is not a note). */
 int store_log_leaf(struct store *store, const char *namespace_name, uint64_t index, uint64_t *epoch,
                    struct buffer *leaf);
 

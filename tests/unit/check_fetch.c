@@ -1351,6 +1351,20 @@ START_TEST(test_equivocation_refused_with_evidence)
 	/* The evidence holds both signed notes, held first, and proves authority 1 signed both. */
 	snprintf(path, sizeof(path), "%s", evidence_path_of(&report));
 	assert_evidence_names_authority_1(path, 5, &more_note, &second_note, 1);
+	/* dirauthctl verify-evidence FILE --trust BUNDLE proves it (exit 3). */
+	{
+		char bundle_path[4200];
+		char *args[] = {"verify-evidence", path, "--trust", bundle_path, NULL};
+		struct buffer text;
+		buffer_init(&text);
+		ck_assert_int_eq(trust_bundle_encode(&bundle, &text), 0);
+		snprintf(bundle_path, sizeof(bundle_path), "%s/trust.txt", directory);
+		test_write_file(bundle_path, text.data, text.len, 0644);
+		ctl_report_init(&report);
+		ck_assert_msg(ctl_evidence_command(4, args, &report) == CTL_EVIDENCE_EXIT_PROVEN, "%s",
+		              report.message);
+		buffer_free(&text);
+	}
 	/* Refused again, the same evidence is the same file. */
 	rc = verify(&second_note, "identity", second_body.data, second_body.len, &result, &report);
 	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65, "equivocation");
