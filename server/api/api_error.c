@@ -90,7 +90,8 @@ static const struct api_error_entry api_error_table[API_ERROR_COUNT] = {
     [API_ERROR_UNKNOWN_SERVICE] = {"unknown_service", 404, "The service has no current registration here."},
     [API_ERROR_UNKNOWN_ENDPOINT] = {"unknown_endpoint", 404,
                                     "The service's current registration lists no such endpoint."},
-    [API_ERROR_WRONG_SIGNER] = {"wrong_signer", 403, "The statement is signed by a key that may not make it."},
+    [API_ERROR_WRONG_SIGNER] = {"wrong_signer", 403,
+                                "The statement is signed by a key that may not make it."},
     [API_ERROR_OUTSIDE_CLOCK_SKEW] = {"outside_clock_skew", 422,
                                       "The statement's issued-at is further from now than the clock skew "
                                       "allows."},

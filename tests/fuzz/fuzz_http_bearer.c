@@ -36,7 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		strcpy(config.namespaces[0].name, "mix");
 		strcpy(config.namespaces[1].name, "mail");
 		config.capabilities[0].is_private = 1;
-		if (crypto_sha256((const uint8_t *)secret, strlen(secret), config.capabilities[0].sha256) != 0)
+		if (crypto_sha256((const uint8_t *)secret, strlen(secret), config.capabilities[0].sha256) !=
+		    0)
 			abort();
 	}
 	int opened = http_access_namespace(&config, "mix", 3, value);
