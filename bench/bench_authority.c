@@ -431,6 +431,8 @@ static void usage(FILE *out)
 
 static int parse_options(int argc, char **argv, struct options *o, struct harness *harness)
 {
+	const struct harness_program_options programs = {
+	    .dirauthd = o->dirauthd, .signer = o->signer, .temp_parent = &harness->temp_parent};
 	memset(o, 0, sizeof(*o));
 	harness_default_program("server/dirauthd", o->dirauthd);
 	harness_default_program("signer/dirauth-signer", o->signer);
@@ -456,12 +458,8 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 			continue;
 		} else if (!value) {
 			ok = 0;
-		} else if (strcmp(name, "--dirauthd") == 0) {
-			ok = strlen(value) < PATH_MAX;
-			snprintf(o->dirauthd, sizeof(o->dirauthd), "%s", value);
-		} else if (strcmp(name, "--signer") == 0) {
-			ok = strlen(value) < PATH_MAX;
-			snprintf(o->signer, sizeof(o->signer), "%s", value);
+		} else if (harness_program_option(&programs, name, value, &ok)) {
+			/* a program, or the temporary directories */
 		} else if (strcmp(name, "--perf") == 0) {
 			o->perf_output = value;
 		} else if (strcmp(name, "--http") == 0) {
@@ -469,8 +467,6 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 		} else if (strcmp(name, "--client") == 0) {
 			ok = strcmp(value, "curl") == 0 || strcmp(value, "epoll") == 0;
 			o->curl_client = strcmp(value, "curl") == 0;
-		} else if (strcmp(name, "--temp-dir") == 0) {
-			harness->temp_parent = value;
 		} else if (strcmp(name, "--registrations") == 0) {
 			ok = harness_parse_count(value, 1, BENCH_MAX_COUNT, &o->registrations) == 0;
 		} else if (strcmp(name, "--threads") == 0) {
@@ -494,11 +490,8 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 		}
 		i++;
 	}
-	if (access(o->dirauthd, X_OK) != 0 || access(o->signer, X_OK) != 0) {
-		fprintf(stderr, "bench_authority: no dirauthd at %s or dirauth-signer at %s (build them)\n",
-		        o->dirauthd, o->signer);
+	if (harness_programs_check("bench_authority", o->dirauthd, o->signer) != 0)
 		return -1;
-	}
 	return 0;
 }
 

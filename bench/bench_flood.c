@@ -759,6 +759,8 @@ static int parse_loopback(const char *text, struct in_addr *out)
 
 static int parse_options(int argc, char **argv, struct bench_options *o)
 {
+	const struct harness_program_options programs = {
+	    .dirauthd = o->dirauthd, .signer = o->signer, .temp_parent = &o->temp_parent};
 	memset(o, 0, sizeof(*o));
 	harness_default_program("server/dirauthd", o->dirauthd);
 	harness_default_program("signer/dirauth-signer", o->signer);
@@ -791,14 +793,8 @@ static int parse_options(int argc, char **argv, struct bench_options *o)
 			continue;
 		} else if (!value) {
 			ok = 0;
-		} else if (strcmp(name, "--dirauthd") == 0) {
-			ok = strlen(value) < PATH_MAX;
-			snprintf(o->dirauthd, sizeof(o->dirauthd), "%s", value);
-		} else if (strcmp(name, "--signer") == 0) {
-			ok = strlen(value) < PATH_MAX;
-			snprintf(o->signer, sizeof(o->signer), "%s", value);
-		} else if (strcmp(name, "--temp-dir") == 0) {
-			o->temp_parent = value;
+		} else if (harness_program_option(&programs, name, value, &ok)) {
+			/* a program, or the temporary directories */
 		} else if (strcmp(name, "--trickle") == 0) {
 			ok = harness_parse_count(value, 0, FLOOD_MAX_CONNECTIONS, &o->trickle) == 0;
 		} else if (strcmp(name, "--idle") == 0) {
@@ -857,13 +853,8 @@ static int parse_options(int argc, char **argv, struct bench_options *o)
 		                "the clients' addresses\n");
 		return -1;
 	}
-	if (access(o->dirauthd, X_OK) != 0 || access(o->signer, X_OK) != 0) {
-		fprintf(stderr,
-		        "bench_flood: no dirauthd at %s or no dirauth-signer at %s (build them, or pass "
-		        "--dirauthd and --signer)\n",
-		        o->dirauthd, o->signer);
+	if (harness_programs_check("bench_flood", o->dirauthd, o->signer) != 0)
 		return -1;
-	}
 	return 0;
 }
 

@@ -112,6 +112,11 @@ static void usage(FILE *out)
 
 static int parse_options(int argc, char **argv, struct options *o, struct harness *harness)
 {
+	const struct harness_program_options programs = {.dirauthd = o->dirauthd,
+	                                                 .signer = o->signer,
+	                                                 .nginx = o->nginx,
+	                                                 .wrk = o->wrk,
+	                                                 .temp_parent = &harness->temp_parent};
 	memset(o, 0, sizeof(*o));
 	harness_default_program("server/dirauthd", o->dirauthd);
 	harness_default_program("signer/dirauth-signer", o->signer);
@@ -135,16 +140,8 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 			continue;
 		} else if (!value) {
 			ok = 0;
-		} else if (strcmp(name, "--dirauthd") == 0 || strcmp(name, "--signer") == 0 ||
-		           strcmp(name, "--nginx") == 0 || strcmp(name, "--wrk") == 0) {
-			char *out = strcmp(name, "--dirauthd") == 0 ? o->dirauthd
-			            : strcmp(name, "--signer") == 0 ? o->signer
-			            : strcmp(name, "--nginx") == 0  ? o->nginx
-			                                            : o->wrk;
-			ok = strlen(value) < PATH_MAX;
-			snprintf(out, PATH_MAX, "%s", value);
-		} else if (strcmp(name, "--temp-dir") == 0) {
-			harness->temp_parent = value;
+		} else if (harness_program_option(&programs, name, value, &ok)) {
+			/* a program, or the temporary directories */
 		} else if (strcmp(name, "--leaves") == 0) {
 			ok = harness_parse_count(value, 2 * BENCH_CHECKPOINTS, 100000000, &o->leaves) == 0;
 		} else if (strcmp(name, "--paths") == 0) {
@@ -176,11 +173,8 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 	}
 	if (o->wrk_threads > o->connections)
 		o->wrk_threads = o->connections;
-	if (access(o->dirauthd, X_OK) != 0 || access(o->signer, X_OK) != 0) {
-		fprintf(stderr, "bench_log_serve: no dirauthd at %s or dirauth-signer at %s (build them)\n",
-		        o->dirauthd, o->signer);
+	if (harness_programs_check("bench_log_serve", o->dirauthd, o->signer) != 0)
 		return -1;
-	}
 	return 0;
 }
 

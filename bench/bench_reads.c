@@ -113,6 +113,11 @@ static void usage(FILE *out)
 
 static int parse_options(int argc, char **argv, struct options *o, struct harness *harness)
 {
+	const struct harness_program_options programs = {.dirauthd = o->dirauthd,
+	                                                 .signer = o->signer,
+	                                                 .nginx = o->nginx,
+	                                                 .wrk = o->wrk,
+	                                                 .temp_parent = &harness->temp_parent};
 	memset(o, 0, sizeof(*o));
 	harness_default_program("server/dirauthd", o->dirauthd);
 	harness_default_program("signer/dirauth-signer", o->signer);
@@ -134,22 +139,10 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 			continue;
 		} else if (!value) {
 			ok = 0;
-		} else if (strcmp(name, "--dirauthd") == 0) {
-			ok = strlen(value) < PATH_MAX;
-			snprintf(o->dirauthd, sizeof(o->dirauthd), "%s", value);
-		} else if (strcmp(name, "--signer") == 0) {
-			ok = strlen(value) < PATH_MAX;
-			snprintf(o->signer, sizeof(o->signer), "%s", value);
-		} else if (strcmp(name, "--nginx") == 0) {
-			ok = strlen(value) < PATH_MAX;
-			snprintf(o->nginx, sizeof(o->nginx), "%s", value);
-		} else if (strcmp(name, "--wrk") == 0) {
-			ok = strlen(value) < PATH_MAX;
-			snprintf(o->wrk, sizeof(o->wrk), "%s", value);
+		} else if (harness_program_option(&programs, name, value, &ok)) {
+			/* a program, or the temporary directories */
 		} else if (strcmp(name, "--http") == 0) {
 			o->http = value;
-		} else if (strcmp(name, "--temp-dir") == 0) {
-			harness->temp_parent = value;
 		} else if (strcmp(name, "--records") == 0) {
 			ok = harness_parse_count(value, 1, 10000000, &o->records) == 0;
 		} else if (strcmp(name, "--connections") == 0) {
@@ -177,11 +170,8 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 	}
 	if (o->wrk_threads > o->connections)
 		o->wrk_threads = o->connections;
-	if (access(o->dirauthd, X_OK) != 0 || access(o->signer, X_OK) != 0) {
-		fprintf(stderr, "bench_reads: no dirauthd at %s or dirauth-signer at %s (build them)\n",
-		        o->dirauthd, o->signer);
+	if (harness_programs_check("bench_reads", o->dirauthd, o->signer) != 0)
 		return -1;
-	}
 	return 0;
 }
 

@@ -66,6 +66,8 @@ static void usage(FILE *out)
 
 static int parse_options(int argc, char **argv, struct options *o, struct harness *harness)
 {
+	const struct harness_program_options programs = {
+	    .dirauthd = o->dirauthd, .signer = o->signer, .temp_parent = &harness->temp_parent};
 	memset(o, 0, sizeof(*o));
 	harness_default_program("server/dirauthd", o->dirauthd);
 	harness_default_program("signer/dirauth-signer", o->signer);
@@ -88,14 +90,8 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 			continue;
 		} else if (!value) {
 			ok = 0;
-		} else if (strcmp(name, "--dirauthd") == 0) {
-			ok = strlen(value) < PATH_MAX;
-			snprintf(o->dirauthd, sizeof(o->dirauthd), "%s", value);
-		} else if (strcmp(name, "--signer") == 0) {
-			ok = strlen(value) < PATH_MAX;
-			snprintf(o->signer, sizeof(o->signer), "%s", value);
-		} else if (strcmp(name, "--temp-dir") == 0) {
-			harness->temp_parent = value;
+		} else if (harness_program_option(&programs, name, value, &ok)) {
+			/* a program, or the temporary directories */
 		} else if (strcmp(name, "--records") == 0) {
 			ok = harness_parse_count(value, 1, 10000000, &o->records) == 0;
 		} else if (strcmp(name, "--epochs") == 0) {
@@ -118,11 +114,8 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 		}
 		i++;
 	}
-	if (access(o->dirauthd, X_OK) != 0 || access(o->signer, X_OK) != 0) {
-		fprintf(stderr, "bench_soak: no dirauthd at %s or dirauth-signer at %s (build them)\n",
-		        o->dirauthd, o->signer);
+	if (harness_programs_check("bench_soak", o->dirauthd, o->signer) != 0)
 		return -1;
-	}
 	return 0;
 }
 

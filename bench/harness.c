@@ -1681,3 +1681,39 @@ const char *harness_filesystem_note(const char *path)
 		return "tmpfs (fsync costs nothing: the durable rate is an upper bound)";
 	return "a disk file system";
 }
+
+int harness_program_option(const struct harness_program_options *options, const char *name, const char *value,
+                           int *ok)
+{
+	const struct {
+		const char *name;
+		char *out;
+	} paths[] = {{"--dirauthd", options->dirauthd},
+	             {"--signer", options->signer},
+	             {"--nginx", options->nginx},
+	             {"--wrk", options->wrk}};
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		if (!paths[i].out || strcmp(name, paths[i].name) != 0)
+			continue;
+		*ok = strlen(value) < PATH_MAX;
+		snprintf(paths[i].out, PATH_MAX, "%s", value);
+		return 1;
+	}
+	if (options->temp_parent && strcmp(name, "--temp-dir") == 0) {
+		*options->temp_parent = value;
+		*ok = 1;
+		return 1;
+	}
+	return 0;
+}
+
+int harness_programs_check(const char *bench, const char *dirauthd, const char *signer)
+{
+	if (access(dirauthd, X_OK) == 0 && access(signer, X_OK) == 0)
+		return 0;
+	fprintf(stderr,
+	        "%s: no dirauthd at %s or no dirauth-signer at %s (build them, or pass --dirauthd and "
+	        "--signer)\n",
+	        bench, dirauthd, signer);
+	return -1;
+}

@@ -247,6 +247,20 @@ int harness_raise_descriptor_limit(size_t needed);
 /* A program of the build tree by its path in it (e.g. "server/dirauthd"): the benchmarks live in
  * <build>/bench/. */
 void harness_default_program(const char *relative, char out[PATH_MAX]);
+
+/* Where a benchmark's options about the programs it runs go: buffers of PATH_MAX (NULL for one it
+ * does not take), and the parent of its temporary directories. */
+struct harness_program_options {
+	char *dirauthd, *signer, *nginx, *wrk;
+	const char **temp_parent;
+};
+/* Takes "--dirauthd", "--signer", "--nginx", "--wrk" or "--temp-dir" with its value. Returns 1
+ * when name is one of those the benchmark takes (*ok then 0 for a path of PATH_MAX or more), 0
+ * when it is another option. */
+int harness_program_option(const struct harness_program_options *options, const char *name, const char *value,
+                           int *ok);
+/* 0 when dirauthd and signer are executable; otherwise says so, prefixed by bench, and -1. */
+int harness_programs_check(const char *bench, const char *dirauthd, const char *signer);
 /* "tmpfs (...)" or "a disk file system". */
 const char *harness_filesystem_note(const char *path);
 
