@@ -15,6 +15,7 @@
  *     registrations without storing them; with the signer back, it is ready again and publishes
  *     the epoch it could not sign.
  */
+#include "test_example_authority.h"
 #include "test_support.h"
 
 #include "schema/buffer.h"
@@ -124,16 +125,6 @@ static void set_clock(struct authority *a, uint64_t now)
 	ck_assert(rename(temp, a->clock_path) == 0);
 }
 
-static struct signer_key *load_key(const char *dir, const char *file)
-{
-	char path[512];
-	snprintf(path, sizeof(path), "%s/keys/%s", dir, file);
-	struct signer_key *key = NULL;
-	int rc = signer_key_load(path, &key);
-	ck_assert_msg(rc == 0, "load %s: %s", path, dirauth_strerror(rc));
-	return key;
-}
-
 static void format_verifier(const struct signer_key *key, char out[NOTE_VERIFIER_KEY_MAX + 1])
 {
 	note_verifier_format(signer_key_verifier(key), out);
@@ -150,35 +141,15 @@ static void authority_prepare(struct authority *a)
 	ck_assert_msg(system(command) == 0, "example-keys.sh failed");
 
 	/* The identity key certifies the signing key for a month around the test's time. */
-	struct signer_key *authority = load_key(a->dir, "authority1.key");
-	struct signer_key *identity = load_key(a->dir, "authority1-identity.key");
+	struct signer_key *authority = test_run_key(a->dir, "authority1.key");
+	struct signer_key *identity = test_run_key(a->dir, "authority1-identity.key");
 	format_verifier(authority, a->verifier);
 	format_verifier(identity, a->identity_verifier);
-	struct certificate certificate;
-	memset(&certificate, 0, sizeof(certificate));
-	strcpy(certificate.authority, "authority1.dirauth.example");
-	certificate.identity = *signer_key_verifier(identity);
-	certificate.signing_key = *signer_key_verifier(authority);
-	certificate.valid_after = START_TIME - 86400;
-	certificate.valid_until = START_TIME + 30 * 86400;
-	struct buffer certificate_text, certificate_note;
-	struct note_signature certificate_signature;
-	buffer_init(&certificate_text);
-	buffer_init(&certificate_note);
-	ck_assert(certificate_encode(&certificate, &certificate_text) == 0);
-	ck_assert(signer_key_sign(identity, certificate_text.data, certificate_text.len,
-	                          &certificate_signature) == 0);
-	ck_assert(note_format(certificate_text.data, certificate_text.len, &certificate_signature, 1,
-	                      &certificate_note) == 0);
-	char certificate_path[512];
-	snprintf(certificate_path, sizeof(certificate_path), "%s/keys/authority1.cert", a->dir);
-	test_write_file(certificate_path, certificate_note.data, certificate_note.len, 0644);
-	buffer_free(&certificate_text);
-	buffer_free(&certificate_note);
+	test_write_authority_certificate(a->dir, START_TIME - 86400, START_TIME + 30 * 86400);
 	signer_key_free(authority);
 	signer_key_free(identity);
-	a->provider_a = load_key(a->dir, "provider-a.key");
-	a->provider_b = load_key(a->dir, "provider-b.key");
+	a->provider_a = test_run_key(a->dir, "provider-a.key");
+	a->provider_b = test_run_key(a->dir, "provider-b.key");
 	char verifier_a[NOTE_VERIFIER_KEY_MAX + 1], verifier_b[NOTE_VERIFIER_KEY_MAX + 1];
 	format_verifier(a->provider_a, verifier_a);
 	format_verifier(a->provider_b, verifier_b);

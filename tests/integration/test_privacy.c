@@ -16,6 +16,7 @@
  * no client address (as text or as its four bytes), no source port, no identifier sent appears,
  * and the metrics count what happened without naming anyone, or the private namespace.
  */
+#include "test_example_authority.h"
 #include "test_support.h"
 
 #include "schema/buffer.h"
@@ -96,16 +97,6 @@ static size_t collect(char *data, size_t size, size_t count, void *context)
 	return size * count;
 }
 
-static struct signer_key *load_key(const char *dir, const char *file)
-{
-	char path[512];
-	snprintf(path, sizeof(path), "%s/keys/%s", dir, file);
-	struct signer_key *key = NULL;
-	int rc = signer_key_load(path, &key);
-	ck_assert_msg(rc == 0, "load %s: %s", path, dirauth_strerror(rc));
-	return key;
-}
-
 static void set_clock(struct authority *a, uint64_t now)
 {
 	char text[32], temp[600];
@@ -124,32 +115,12 @@ static void authority_prepare(struct authority *a)
 	snprintf(command, sizeof(command), "bash '%s' '%s/keys' >/dev/null",
 	         test_source_path("scripts/example-keys.sh"), a->dir);
 	ck_assert_msg(system(command) == 0, "example-keys.sh failed");
-	struct signer_key *signing = load_key(a->dir, "authority1.key");
-	struct signer_key *identity = load_key(a->dir, "authority1-identity.key");
+	struct signer_key *identity = test_run_key(a->dir, "authority1-identity.key");
 	note_verifier_format(signer_key_verifier(identity), a->identity_verifier);
-	struct certificate certificate;
-	memset(&certificate, 0, sizeof(certificate));
-	strcpy(certificate.authority, "authority1.dirauth.example");
-	certificate.identity = *signer_key_verifier(identity);
-	certificate.signing_key = *signer_key_verifier(signing);
-	certificate.valid_after = START_TIME - 86400;
-	certificate.valid_until = START_TIME + 30 * 86400;
-	struct buffer text, note;
-	struct note_signature signature;
-	buffer_init(&text);
-	buffer_init(&note);
-	ck_assert(certificate_encode(&certificate, &text) == 0);
-	ck_assert(signer_key_sign(identity, text.data, text.len, &signature) == 0);
-	ck_assert(note_format(text.data, text.len, &signature, 1, &note) == 0);
-	char path[600];
-	snprintf(path, sizeof(path), "%s/keys/authority1.cert", a->dir);
-	test_write_file(path, note.data, note.len, 0644);
-	buffer_free(&text);
-	buffer_free(&note);
-	signer_key_free(signing);
 	signer_key_free(identity);
-	a->provider_a = load_key(a->dir, "provider-a.key");
-	a->provider_b = load_key(a->dir, "provider-b.key");
+	test_write_authority_certificate(a->dir, START_TIME - 86400, START_TIME + 30 * 86400);
+	a->provider_a = test_run_key(a->dir, "provider-a.key");
+	a->provider_b = test_run_key(a->dir, "provider-b.key");
 	ck_assert(signer_key_generate("stranger.example", &a->stranger) == 0);
 	char verifier_a[NOTE_VERIFIER_KEY_MAX + 1], verifier_b[NOTE_VERIFIER_KEY_MAX + 1];
 	note_verifier_format(signer_key_verifier(a->provider_a), verifier_a);

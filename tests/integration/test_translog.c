@@ -20,6 +20,7 @@
  * before it; after (4) the checkpoint covers every published header, it is the signer's latest
  * tree head, dirauthd serves it, and its root is rebuilt from the tiles dirauthd serves.
  */
+#include "test_example_authority.h"
 #include "test_support.h"
 
 #include "schema/buffer.h"
@@ -114,16 +115,6 @@ static void set_clock(struct authority *a, uint64_t now)
 	a->now = now;
 }
 
-static struct signer_key *load_key(const char *dir, const char *file)
-{
-	char path[512];
-	snprintf(path, sizeof(path), "%s/keys/%s", dir, file);
-	struct signer_key *key = NULL;
-	int rc = signer_key_load(path, &key);
-	ck_assert_msg(rc == 0, "load %s: %s", path, dirauth_strerror(rc));
-	return key;
-}
-
 /* Keys, certificate, both configurations and the clock in a fresh directory. */
 static void authority_prepare(struct authority *a)
 {
@@ -134,33 +125,11 @@ static void authority_prepare(struct authority *a)
 	         test_source_path("scripts/example-keys.sh"), a->dir);
 	ck_assert_msg(system(command) == 0, "example-keys.sh failed");
 
-	struct signer_key *authority = load_key(a->dir, "authority1.key");
-	struct signer_key *identity = load_key(a->dir, "authority1-identity.key");
-	struct certificate certificate;
-	memset(&certificate, 0, sizeof(certificate));
-	strcpy(certificate.authority, "authority1.dirauth.example");
-	certificate.identity = *signer_key_verifier(identity);
-	certificate.signing_key = *signer_key_verifier(authority);
-	certificate.valid_after = START_TIME - 86400;
-	certificate.valid_until = START_TIME + 30 * 86400;
-	struct buffer text, note;
-	struct note_signature signature;
-	buffer_init(&text);
-	buffer_init(&note);
-	ck_assert(certificate_encode(&certificate, &text) == 0);
-	ck_assert(signer_key_sign(identity, text.data, text.len, &signature) == 0);
-	ck_assert(note_format(text.data, text.len, &signature, 1, &note) == 0);
-	char path[512];
-	snprintf(path, sizeof(path), "%s/keys/authority1.cert", a->dir);
-	test_write_file(path, note.data, note.len, 0644);
-	buffer_free(&text);
-	buffer_free(&note);
-	signer_key_free(authority);
-	signer_key_free(identity);
-	struct signer_key *log = load_key(a->dir, "log.key");
+	test_write_authority_certificate(a->dir, START_TIME - 86400, START_TIME + 30 * 86400);
+	struct signer_key *log = test_run_key(a->dir, "log.key");
 	a->log_key = *signer_key_verifier(log);
 	signer_key_free(log);
-	struct signer_key *cosigner = load_key(a->dir, "cosignature.key");
+	struct signer_key *cosigner = test_run_key(a->dir, "cosignature.key");
 	ck_assert(cosignature_verifier_from_ed25519(signer_key_verifier(cosigner)->name,
 	                                            signer_key_verifier(cosigner)->public_key,
 	                                            &a->cosigner) == 0);
