@@ -137,6 +137,18 @@ int checkpoint_parse(const uint8_t *text, size_t len, struct checkpoint *out)
 	return rc;
 }
 
+void cosignature_signature(const struct note_verifier *cosigner, uint64_t timestamp,
+                           const uint8_t ed25519[64], struct note_signature *out)
+{
+	memset(out, 0, sizeof(*out));
+	memcpy(out->name, cosigner->name, sizeof(out->name));
+	out->key_id = cosigner->key_id;
+	for (int i = 0; i < 8; i++)
+		out->signature[i] = (uint8_t)(timestamp >> (56 - 8 * i));
+	memcpy(out->signature + 8, ed25519, 64);
+	out->signature_len = 72;
+}
+
 int cosignature_message(uint64_t timestamp, const uint8_t *checkpoint_text, size_t len, struct buffer *out)
 {
 	if (timestamp > TIMESTAMP_MAX)

@@ -46,6 +46,11 @@ int checkpoint_parse(const uint8_t *text, size_t len, struct checkpoint *out);
 /* The message a cosigner signs for checkpoint text at timestamp. */
 int cosignature_message(uint64_t timestamp, const uint8_t *checkpoint_text, size_t len, struct buffer *out);
 
+/* The signature line of a cosignature by cosigner at timestamp: its name and key id, and as its
+ * bytes the timestamp (8 bytes, big-endian) then the Ed25519 signature over cosignature_message. */
+void cosignature_signature(const struct note_verifier *cosigner, uint64_t timestamp,
+                           const uint8_t ed25519[64], struct note_signature *out);
+
 /* Builds a cosigner verifier (type 0x04) for name and an Ed25519 public key. */
 int cosignature_verifier_from_ed25519(const char *name, const uint8_t public_key[32],
                                       struct note_verifier *out);

@@ -1389,14 +1389,7 @@ static int service_cosign(struct signer_service *service, const struct service_r
 		return service_refuse(response, rc,
 		                      "the audit log cannot be written: no signature is returned");
 
-	/* The signature bytes are the timestamp, then the signature. */
-	memcpy(response->signature.name, service->cosignature_verifier.name,
-	       sizeof(response->signature.name));
-	response->signature.key_id = service->cosignature_verifier.key_id;
-	for (int i = 0; i < 8; i++)
-		response->signature.signature[i] = (uint8_t)(now >> (56 - 8 * i));
-	memcpy(response->signature.signature + 8, signature, sizeof(signature));
-	response->signature.signature_len = 8 + sizeof(signature);
+	cosignature_signature(&service->cosignature_verifier, now, signature, &response->signature);
 	response->has_signature = 1;
 	return 0;
 }

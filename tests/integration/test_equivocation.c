@@ -165,13 +165,7 @@ static void forked_checkpoint(struct cluster *c, uint64_t size, const merkle_has
 		const struct note_verifier *cosigner = cluster_cosigner(c, j);
 		uint8_t raw[64];
 		ck_assert_int_eq(signer_key_sign_raw(key, message.data, message.len, raw), 0);
-		memset(&signatures[j], 0, sizeof signatures[j]);
-		snprintf(signatures[j].name, sizeof signatures[j].name, "%s", cosigner->name);
-		signatures[j].key_id = cosigner->key_id;
-		for (int b = 0; b < 8; b++)
-			signatures[j].signature[b] = (uint8_t)(timestamp >> (56 - 8 * b));
-		memcpy(signatures[j].signature + 8, raw, 64);
-		signatures[j].signature_len = 72;
+		cosignature_signature(cosigner, timestamp, raw, &signatures[j]);
 		signer_key_free(key);
 	}
 	buffer_init(out);

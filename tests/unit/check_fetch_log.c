@@ -405,13 +405,7 @@ static void sign_checkpoint(const struct world *w, uint64_t size, const merkle_h
 	ck_assert_int_eq(signer_key_sign(w->log_signer, text.data, text.len, &signatures[0]), 0);
 	ck_assert_int_eq(cosignature_message(timestamp, text.data, text.len, &message), 0);
 	ck_assert_int_eq(signer_key_sign_raw(w->cosigner, message.data, message.len, raw), 0);
-	memset(&signatures[1], 0, sizeof signatures[1]);
-	snprintf(signatures[1].name, sizeof signatures[1].name, "%s", w->cosigner_verifier.name);
-	signatures[1].key_id = w->cosigner_verifier.key_id;
-	for (int i = 0; i < 8; i++)
-		signatures[1].signature[i] = (uint8_t)(timestamp >> (56 - 8 * i));
-	memcpy(signatures[1].signature + 8, raw, 64);
-	signatures[1].signature_len = 72;
+	cosignature_signature(&w->cosigner_verifier, timestamp, raw, &signatures[1]);
 	buffer_reset(out);
 	ck_assert_int_eq(note_format(text.data, text.len, signatures, 2, out), 0);
 	buffer_free(&text);

@@ -1221,13 +1221,7 @@ static void cosign(const struct cosigner *c, const struct note_verifier *as, con
 	ck_assert_int_eq(cosignature_message(TIMESTAMP, text, len, &message), 0);
 	struct note_signature plain;
 	test_key_signature(&c->key, message.data, message.len, &plain);
-	memset(out, 0, sizeof(*out));
-	snprintf(out->name, sizeof(out->name), "%s", as->name);
-	out->key_id = as->key_id;
-	for (int i = 0; i < 8; i++)
-		out->signature[i] = (uint8_t)(TIMESTAMP >> (56 - 8 * i));
-	memcpy(out->signature + 8, plain.signature, 64);
-	out->signature_len = 72;
+	cosignature_signature(as, TIMESTAMP, plain.signature, out);
 	buffer_free(&message);
 }
 

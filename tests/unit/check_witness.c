@@ -626,13 +626,9 @@ static void cosignature_line(const struct signer_key *key, const struct note_ver
 	ck_assert_int_eq(note_parse(note->data, note->len, &parsed), 0);
 	buffer_init(&message);
 	ck_assert_int_eq(cosignature_message(timestamp, parsed->text, parsed->text_len, &message), 0);
-	memset(&signature, 0, sizeof signature);
-	snprintf(signature.name, sizeof signature.name, "%s", cosigner->name);
-	signature.key_id = cosigner->key_id;
-	for (int i = 0; i < 8; i++)
-		signature.signature[i] = (uint8_t)(timestamp >> (56 - 8 * i));
-	ck_assert_int_eq(signer_key_sign_raw(key, message.data, message.len, signature.signature + 8), 0);
-	signature.signature_len = 72;
+	uint8_t raw[64];
+	ck_assert_int_eq(signer_key_sign_raw(key, message.data, message.len, raw), 0);
+	cosignature_signature(cosigner, timestamp, raw, &signature);
 	buffer_init(line);
 	ck_assert_int_eq(translog_signature_line(&signature, line), 0);
 	buffer_free(&message);
