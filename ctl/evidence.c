@@ -393,6 +393,31 @@ int ctl_evidence_verify(const struct trust_bundle *bundle, const uint8_t *file, 
 	return rc;
 }
 
+void ctl_evidence_between(struct evidence *e, enum evidence_kind kind, const struct trust_bundle *bundle,
+                          const char *origin, uint64_t epoch, const uint8_t *first, size_t first_len,
+                          const uint8_t *second, size_t second_len)
+{
+	memset(e, 0, sizeof(*e));
+	e->kind = kind;
+	snprintf(e->origin, sizeof(e->origin), "%s", origin);
+	e->epoch = epoch;
+	e->key_count =
+	    bundle->authority_count < EVIDENCE_KEYS_MAX ? bundle->authority_count : EVIDENCE_KEYS_MAX;
+	memcpy(e->keys, bundle->authorities, e->key_count * sizeof(e->keys[0]));
+	e->statements[0] = (struct evidence_part){first, first_len};
+	e->statements[1] = (struct evidence_part){second, second_len};
+}
+
+void ctl_evidence_add_certificates(struct evidence *e, const uint8_t *certificates, size_t len)
+{
+	if (len == 0 || e->certificate_count == EVIDENCE_CERTIFICATES_MAX)
+		return;
+	for (size_t i = 0; i < e->certificate_count; i++)
+		if (e->certificates[i].len == len && memcmp(e->certificates[i].data, certificates, len) == 0)
+			return;
+	e->certificates[e->certificate_count++] = (struct evidence_part){certificates, len};
+}
+
 int ctl_evidence_write(const char *directory, enum evidence_kind kind, const char *namespace_name,
                        uint64_t number, const uint8_t *file, size_t len, char *path, size_t path_cap,
                        int *created)

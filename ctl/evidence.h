@@ -71,6 +71,20 @@ int ctl_evidence_verify(const struct trust_bundle *bundle, const uint8_t *file, 
                         struct ctl_evidence_verdict *verdict, char *detail, size_t detail_cap);
 
 /*
+ * Begins *e as evidence of kind headers or votes: two statements (borrowed, not copied) of
+ * origin's epoch, and as its keys the bundle's authorities (at most EVIDENCE_KEYS_MAX). The
+ * certificates that tie their signing keys to those authorities are added with
+ * ctl_evidence_add_certificates.
+ */
+void ctl_evidence_between(struct evidence *e, enum evidence_kind kind, const struct trust_bundle *bundle,
+                          const char *origin, uint64_t epoch, const uint8_t *first, size_t first_len,
+                          const uint8_t *second, size_t second_len);
+
+/* Adds a certificate bundle (borrowed) to *e unless it is empty, already there, or
+ * EVIDENCE_CERTIFICATES_MAX are. */
+void ctl_evidence_add_certificates(struct evidence *e, const uint8_t *certificates, size_t len);
+
+/*
  * Writes file (len bytes) into directory (created if missing) as
  * "<kind>-<namespace>-<epoch or size>-<first 8 bytes of its SHA-256 in hex>.evidence", mode 0644,
  * never overwriting: the same evidence found again is the same file. path (may be NULL, room for

@@ -164,21 +164,11 @@ static int keep_equivocation(const char *directory, const struct trust_bundle *b
 	struct buffer file;
 	int rc;
 
-	memset(&e, 0, sizeof(e));
-	e.kind = EVIDENCE_HEADERS;
-	snprintf(e.origin, sizeof(e.origin), "%s", header->origin);
-	e.epoch = header->epoch;
-	e.key_count =
-	    bundle->authority_count < EVIDENCE_KEYS_MAX ? bundle->authority_count : EVIDENCE_KEYS_MAX;
-	memcpy(e.keys, bundle->authorities, e.key_count * sizeof(e.keys[0]));
-	e.statements[0] = (struct evidence_part){held_bytes, held_len};
-	e.statements[1] = (struct evidence_part){note, note_len};
+	ctl_evidence_between(&e, EVIDENCE_HEADERS, bundle, header->origin, header->epoch, held_bytes,
+	                     held_len, note, note_len);
 	read_held_certificates(directory, namespace_name, &held_certificates, &held_certificates_len);
-	if (held_certificates_len > 0 && (held_certificates_len != certificates_len ||
-	                                  memcmp(held_certificates, certificates, certificates_len) != 0))
-		e.certificates[e.certificate_count++] =
-		    (struct evidence_part){held_certificates, held_certificates_len};
-	e.certificates[e.certificate_count++] = (struct evidence_part){certificates, certificates_len};
+	ctl_evidence_add_certificates(&e, held_certificates, held_certificates_len);
+	ctl_evidence_add_certificates(&e, certificates, certificates_len);
 	buffer_init(&file);
 	rc = prove_evidence(bundle, &e, &file, why, why_cap);
 	if (rc != 0 && e.certificate_count == 2) {

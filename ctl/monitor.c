@@ -296,44 +296,15 @@ done:
 	buffer_free(&file);
 }
 
-/* The bundle's authorities as the key lines of headers and votes evidence. */
-static void evidence_authorities(const struct monitor *m, struct evidence *e)
-{
-	const struct trust_bundle *bundle = m->o->bundle;
-	e->key_count =
-	    bundle->authority_count < EVIDENCE_KEYS_MAX ? bundle->authority_count : EVIDENCE_KEYS_MAX;
-	memcpy(e->keys, bundle->authorities, e->key_count * sizeof e->keys[0]);
-}
-
-static void add_certificates(struct evidence *e, const struct buffer *certificates)
-{
-	if (certificates->len == 0 || e->certificate_count == EVIDENCE_CERTIFICATES_MAX)
-		return;
-	for (size_t i = 0; i < e->certificate_count; i++)
-		if (e->certificates[i].len == certificates->len &&
-		    memcmp(e->certificates[i].data, certificates->data, certificates->len) == 0)
-			return;
-	e->certificates[e->certificate_count].data = certificates->data;
-	e->certificates[e->certificate_count].len = certificates->len;
-	e->certificate_count++;
-}
-
 static void headers_evidence(struct monitor *m, uint64_t epoch, const struct buffer *first,
                              const struct buffer *first_certificates, const struct buffer *second,
                              const struct buffer *second_certificates, const char *what)
 {
 	struct evidence e;
-	memset(&e, 0, sizeof e);
-	e.kind = EVIDENCE_HEADERS;
-	snprintf(e.origin, sizeof e.origin, "%s", m->ns->origin);
-	e.epoch = epoch;
-	evidence_authorities(m, &e);
-	e.statements[0].data = first->data;
-	e.statements[0].len = first->len;
-	e.statements[1].data = second->data;
-	e.statements[1].len = second->len;
-	add_certificates(&e, first_certificates);
-	add_certificates(&e, second_certificates);
+	ctl_evidence_between(&e, EVIDENCE_HEADERS, m->o->bundle, m->ns->origin, epoch, first->data,
+	                     first->len, second->data, second->len);
+	ctl_evidence_add_certificates(&e, first_certificates->data, first_certificates->len);
+	ctl_evidence_add_certificates(&e, second_certificates->data, second_certificates->len);
 	keep_evidence(m, &e, epoch, what);
 }
 
@@ -818,16 +789,11 @@ static void peer_evidence(struct monitor *m, size_t s)
 		}
 		if (usable && a.len > 0 && b.len > 0) {
 			struct evidence e;
-			memset(&e, 0, sizeof e);
-			e.kind = strcmp(kind, "conflicting-votes") == 0 ? EVIDENCE_VOTES : EVIDENCE_HEADERS;
-			snprintf(e.origin, sizeof e.origin, "%s", m->ns->origin);
-			e.epoch = epoch;
-			evidence_authorities(m, &e);
-			e.statements[0].data = a.data;
-			e.statements[0].len = a.len;
-			e.statements[1].data = b.data;
-			e.statements[1].len = b.len;
-			add_certificates(&e, &m->sources[s].certificates);
+			ctl_evidence_between(
+			    &e, strcmp(kind, "conflicting-votes") == 0 ? EVIDENCE_VOTES : EVIDENCE_HEADERS,
+			    m->o->bundle, m->ns->origin, epoch, a.data, a.len, b.data, b.len);
+			ctl_evidence_add_certificates(&e, m->sources[s].certificates.data,
+			                              m->sources[s].certificates.len);
 			snprintf(what, sizeof what, "%s keeps %s of epoch %" PRIu64, m->sources[s].url, kind,
 			         epoch);
 			keep_evidence(m, &e, epoch, what);
