@@ -461,21 +461,6 @@ static int prepare_target(struct harness *harness, const struct harness_authorit
 }
 
 /* wrk's "12.34MB" into bytes. */
-static double wrk_bytes(const char *text)
-{
-	char *end = NULL;
-	double value = strtod(text, &end);
-	if (!end)
-		return 0;
-	if (strncmp(end, "KB", 2) == 0)
-		value *= 1024;
-	else if (strncmp(end, "MB", 2) == 0)
-		value *= 1024 * 1024;
-	else if (strncmp(end, "GB", 2) == 0)
-		value *= 1024.0 * 1024 * 1024;
-	return value;
-}
-
 /* wrk with the target's script against base (http://host:port), keep-alive. */
 static int run_wrk(struct harness *harness, const struct options *o, const char *base, const struct target *t,
                    struct harness_wrk_result *out)
@@ -496,29 +481,7 @@ static int run_wrk(struct harness *harness, const struct options *o, const char 
 	                "--timeout", "10s", "-s",    script, url,         NULL};
 	struct harness_usage usage;
 	int rc = harness_run(harness, argv, NULL, output, o->seconds + 30.0, &usage);
-	FILE *file = rc == 0 ? fopen(output, "r") : NULL;
-	int have_rate = 0;
-	if (file) {
-		char line[512];
-		while (fgets(line, sizeof(line), file)) {
-			unsigned long long n = 0, connect = 0, read = 0, write = 0, timeout = 0;
-			char size[64];
-			double elapsed = 0;
-			if (sscanf(line, " %llu requests in %lfs, %63s read", &n, &elapsed, size) == 3)
-				out->requests = n;
-			else if (sscanf(line, "Requests/sec: %lf", &out->requests_per_second) == 1)
-				have_rate = 1;
-			else if (sscanf(line, "Transfer/sec: %63s", size) == 1)
-				out->bytes_per_second = wrk_bytes(size);
-			else if (sscanf(line,
-			                " Socket errors: connect %llu, read %llu, write %llu, timeout %llu",
-			                &connect, &read, &write, &timeout) == 4)
-				out->errors += connect + read + write + timeout;
-			else if (sscanf(line, " Non-2xx or 3xx responses: %llu", &n) == 1)
-				out->errors += n;
-		}
-		fclose(file);
-	}
+	int have_rate = rc == 0 && harness_wrk_read(output, out);
 	harness_remove_tree(dir);
 	if (rc == 0 && !have_rate) {
 		harness_fail("wrk printed no rate for %s on %s", t->name, base);

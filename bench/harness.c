@@ -1534,6 +1534,33 @@ static double wrk_size(const char *text)
 	}
 }
 
+int harness_wrk_read(const char *output, struct harness_wrk_result *out)
+{
+	FILE *file = fopen(output, "r");
+	int have_rate = 0;
+	if (!file)
+		return 0;
+	char line[512];
+	while (fgets(line, sizeof(line), file)) {
+		unsigned long long n = 0, connect = 0, read = 0, write = 0, timeout = 0;
+		char size[64];
+		double elapsed = 0;
+		if (sscanf(line, " %llu requests in %lfs, %63s read", &n, &elapsed, size) == 3)
+			out->requests = n;
+		else if (sscanf(line, "Requests/sec: %lf", &out->requests_per_second) == 1)
+			have_rate = 1;
+		else if (sscanf(line, "Transfer/sec: %63s", size) == 1)
+			out->bytes_per_second = wrk_size(size);
+		else if (sscanf(line, " Socket errors: connect %llu, read %llu, write %llu, timeout %llu",
+		                &connect, &read, &write, &timeout) == 4)
+			out->errors += connect + read + write + timeout;
+		else if (sscanf(line, " Non-2xx or 3xx responses: %llu", &n) == 1)
+			out->errors += n;
+	}
+	fclose(file);
+	return have_rate;
+}
+
 int harness_wrk(struct harness *harness, const char *wrk, const char *url, const char *header,
                 unsigned threads, unsigned connections, unsigned seconds, struct harness_wrk_result *out)
 {
@@ -1565,29 +1592,7 @@ int harness_wrk(struct harness *harness, const char *wrk, const char *url, const
 	                NULL};
 	struct harness_usage usage;
 	int rc = harness_run(harness, argv, NULL, output, seconds + 30.0, &usage);
-	FILE *file = rc == 0 ? fopen(output, "r") : NULL;
-	int have_rate = 0;
-	if (file) {
-		char line[512];
-		while (fgets(line, sizeof(line), file)) {
-			unsigned long long n = 0, connect = 0, read = 0, write = 0, timeout = 0;
-			char size[64];
-			double elapsed = 0;
-			if (sscanf(line, " %llu requests in %lfs, %63s read", &n, &elapsed, size) == 3)
-				out->requests = n;
-			else if (sscanf(line, "Requests/sec: %lf", &out->requests_per_second) == 1)
-				have_rate = 1;
-			else if (sscanf(line, "Transfer/sec: %63s", size) == 1)
-				out->bytes_per_second = wrk_size(size);
-			else if (sscanf(line,
-			                " Socket errors: connect %llu, read %llu, write %llu, timeout %llu",
-			                &connect, &read, &write, &timeout) == 4)
-				out->errors += connect + read + write + timeout;
-			else if (sscanf(line, " Non-2xx or 3xx responses: %llu", &n) == 1)
-				out->errors += n;
-		}
-		fclose(file);
-	}
+	int have_rate = rc == 0 && harness_wrk_read(output, out);
 	harness_remove_tree(dir);
 	if (rc == 0 && !have_rate) {
 		harness_fail("wrk printed no rate for %s", url);

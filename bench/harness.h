@@ -232,6 +232,10 @@ struct harness_wrk_result {
 	uint64_t errors; /* socket errors and non-2xx answers */
 };
 
+/* Reads what wrk printed (the file output) into *out, added to what it holds. Returns 1 when it
+ * printed a rate, 0 otherwise (or when the file cannot be read). */
+int harness_wrk_read(const char *output, struct harness_wrk_result *out);
+
 /* wrk with threads threads and connections connections for seconds, keep-alive, one extra
  * header (NULL: none). */
 int harness_wrk(struct harness *harness, const char *wrk, const char *url, const char *header,
