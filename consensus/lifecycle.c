@@ -330,11 +330,6 @@ static int new_revocations(struct lifecycle_state *st, size_t *cap)
 	return rc;
 }
 
-static int endpoint_id_order(const void *a, const void *b)
-{
-	return memcmp(a, b, ENDPOINT_ID_SIZE);
-}
-
 /* The listed revocations merged into one target order, and the sorted revoked endpoint ids. */
 static int listed_finish(struct lifecycle_state *st, size_t carried_count)
 {
@@ -372,7 +367,7 @@ static int listed_finish(struct lifecycle_state *st, size_t carried_count)
 			if (st->listed[i].has_endpoint)
 				memcpy(st->revoked_endpoints[st->revoked_endpoint_count++],
 				       st->listed[i].endpoint_id, ENDPOINT_ID_SIZE);
-		qsort(st->revoked_endpoints, st->revoked_endpoint_count, ENDPOINT_ID_SIZE, endpoint_id_order);
+		revocation_endpoints_sort(st->revoked_endpoints, st->revoked_endpoint_count);
 	}
 	return 0;
 }
@@ -400,12 +395,8 @@ static int service_revoked(const struct lifecycle_state *st, const uint8_t servi
 /* 1 when a listed revocation names an endpoint the registration lists. */
 static int endpoint_revoked(const struct lifecycle_state *st, const struct registration *r)
 {
-	for (size_t e = 0; e < r->endpoint_count; e++)
-		if (st->revoked_endpoint_count > 0 &&
-		    bsearch(r->endpoints[e].endpoint_id, st->revoked_endpoints, st->revoked_endpoint_count,
-		            ENDPOINT_ID_SIZE, endpoint_id_order))
-			return 1;
-	return 0;
+	return revocation_endpoints_name_any((const uint8_t(*)[ENDPOINT_ID_SIZE])st->revoked_endpoints,
+	                                     st->revoked_endpoint_count, r);
 }
 
 static int exclude(struct lifecycle_state *st, const struct vote_body_record *version)

@@ -15,6 +15,7 @@
 #include "schema/lines.h"
 #include "schema/names.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const signer_names[REVOCATION_SIGNER_COUNT] = {"provider", "operator"};
@@ -171,4 +172,24 @@ int revocation_excludes(const struct revocation *r, const struct registration *r
 	if (!r->has_endpoint)
 		return memcmp(r->service_id, registration->service_id, SERVICE_ID_SIZE) == 0;
 	return registration_find_endpoint(registration, r->endpoint_id) != NULL;
+}
+
+static int endpoint_id_order(const void *a, const void *b)
+{
+	return memcmp(a, b, ENDPOINT_ID_SIZE);
+}
+
+void revocation_endpoints_sort(uint8_t (*ids)[ENDPOINT_ID_SIZE], size_t count)
+{
+	if (count > 1)
+		qsort(ids, count, ENDPOINT_ID_SIZE, endpoint_id_order);
+}
+
+int revocation_endpoints_name_any(const uint8_t (*ids)[ENDPOINT_ID_SIZE], size_t count,
+                                  const struct registration *r)
+{
+	for (size_t e = 0; count > 0 && e < r->endpoint_count; e++)
+		if (bsearch(r->endpoints[e].endpoint_id, ids, count, ENDPOINT_ID_SIZE, endpoint_id_order))
+			return 1;
+	return 0;
 }

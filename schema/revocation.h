@@ -95,4 +95,10 @@ int revocation_parse_signed(const uint8_t *buf, size_t len, struct revocation *o
  * service). Else 0. */
 int revocation_excludes(const struct revocation *r, const struct registration *registration);
 
+/* The endpoint ids that revocations name, as a sorted set: revocation_endpoints_sort sorts
+ * count ids in place; revocation_endpoints_name_any says whether r lists an endpoint among them. */
+void revocation_endpoints_sort(uint8_t (*ids)[ENDPOINT_ID_SIZE], size_t count);
+int revocation_endpoints_name_any(const uint8_t (*ids)[ENDPOINT_ID_SIZE], size_t count,
+                                  const struct registration *r);
+
 #endif

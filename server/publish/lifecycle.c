@@ -272,11 +272,6 @@ static int new_revocation_visit(void *context, const struct store_listed_revocat
 	return listed_add(&b->listed, &entry, b->ns->max_revocations);
 }
 
-static int endpoint_compare(const void *a, const void *b)
-{
-	return memcmp(a, b, ENDPOINT_ID_SIZE);
-}
-
 static int list_revocations(struct build *b)
 {
 	int rc = carry_revocations(b);
@@ -299,7 +294,7 @@ static int list_revocations(struct build *b)
 		if (b->listed.items[i].has_endpoint)
 			memcpy(b->revoked_endpoints[b->revoked_endpoint_count++],
 			       b->listed.items[i].endpoint_id, ENDPOINT_ID_SIZE);
-	qsort(b->revoked_endpoints, b->revoked_endpoint_count, ENDPOINT_ID_SIZE, endpoint_compare);
+	revocation_endpoints_sort(b->revoked_endpoints, b->revoked_endpoint_count);
 	return 0;
 }
 
@@ -311,12 +306,8 @@ static bool excluded(const struct build *b, const struct registration *r)
 	memcpy(service.service_id, r->service_id, SERVICE_ID_SIZE);
 	if (target_in(b->listed.items, b->listed.count, &service))
 		return true;
-	for (size_t e = 0; e < r->endpoint_count; e++)
-		if (b->revoked_endpoint_count > 0 &&
-		    bsearch(r->endpoints[e].endpoint_id, b->revoked_endpoints, b->revoked_endpoint_count,
-		            ENDPOINT_ID_SIZE, endpoint_compare))
-			return true;
-	return false;
+	return revocation_endpoints_name_any((const uint8_t(*)[ENDPOINT_ID_SIZE])b->revoked_endpoints,
+	                                     b->revoked_endpoint_count, r);
 }
 
 /* ---- the records and their health ---- */
