@@ -3,13 +3,13 @@
 # build and in an ASan+UBSan build, the multi-threaded tests in a ThreadSanitizer build, then
 # every fuzz target for a short bounded time, JOBS of them at once. Each stage says when it
 # started (seconds since the start), so a slow stage shows.
-#   FUZZ_SECONDS  seconds per fuzz target (default 8; 0 skips fuzzing)
+#   FUZZ_SECONDS  seconds per fuzz target (default 5; 0 skips fuzzing)
 #   JOBS          parallel build, test and fuzz jobs (default: number of cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 jobs=${JOBS:-$(nproc)}
-fuzz_seconds=${FUZZ_SECONDS:-8}
+fuzz_seconds=${FUZZ_SECONDS:-5}
 SECONDS=0
 stage() { echo "== $1 (at ${SECONDS} s)"; }
 
