@@ -8,12 +8,22 @@
  * for an internal failure; only 1 is success, 0 maps to DIRAUTH_ERR_SIGNATURE, and every other
  * failure (a key that cannot be loaded, a context that cannot be made) to DIRAUTH_ERR_CRYPTO.
  * Both deny; the split is for the logs and for tests that must tell them apart.
+ *
+ * Making OpenSSL's key object from a public key's 32 bytes costs about a tenth of the
+ * verification itself, and an authority verifies the same few provider and authority keys over
+ * and over; so the objects are kept in a small direct-mapped table, shared by every thread
+ * (OpenSSL's key objects are safe to use from several threads at once), each caller holding its
+ * own reference while it verifies. The table is bounded (KEY_CACHE_SLOTS objects); a key that
+ * meets another in its slot only costs the object's making again.
  */
 #include "schema/crypto.h"
 
 #include "schema/error.h"
 
 #include <limits.h>
+#include <pthread.h>
+#include <string.h>
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
@@ -82,14 +92,46 @@ void crypto_sha256_free(struct crypto_sha256_stream *stream)
 	EVP_MD_CTX_free((EVP_MD_CTX *)stream);
 }
 
+#define KEY_CACHE_SLOTS 64
+
+static struct {
+	uint8_t public_key[CRYPTO_ED25519_PUBLIC_KEY_SIZE];
+	EVP_PKEY *key; /* NULL: an empty slot */
+} key_cache[KEY_CACHE_SLOTS];
+static pthread_mutex_t key_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The key object of public_key, with a reference for the caller (EVP_PKEY_free), or NULL. */
+static EVP_PKEY *ed25519_key(const uint8_t public_key[CRYPTO_ED25519_PUBLIC_KEY_SIZE])
+{
+	size_t slot = ((size_t)public_key[0] | (size_t)public_key[1] << 8) % KEY_CACHE_SLOTS;
+	EVP_PKEY *key = NULL, *evicted = NULL;
+	pthread_mutex_lock(&key_cache_lock);
+	if (key_cache[slot].key &&
+	    memcmp(key_cache[slot].public_key, public_key, CRYPTO_ED25519_PUBLIC_KEY_SIZE) == 0 &&
+	    EVP_PKEY_up_ref(key_cache[slot].key) == 1)
+		key = key_cache[slot].key;
+	pthread_mutex_unlock(&key_cache_lock);
+	if (key)
+		return key;
+	key = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, public_key, CRYPTO_ED25519_PUBLIC_KEY_SIZE);
+	if (!key || EVP_PKEY_up_ref(key) != 1)
+		return key; /* not kept: the caller's reference is the only one */
+	pthread_mutex_lock(&key_cache_lock);
+	evicted = key_cache[slot].key;
+	key_cache[slot].key = key;
+	memcpy(key_cache[slot].public_key, public_key, CRYPTO_ED25519_PUBLIC_KEY_SIZE);
+	pthread_mutex_unlock(&key_cache_lock);
+	EVP_PKEY_free(evicted);
+	return key;
+}
+
 int crypto_ed25519_verify(const uint8_t public_key[CRYPTO_ED25519_PUBLIC_KEY_SIZE], const uint8_t *message,
                           size_t message_len, const uint8_t signature[CRYPTO_ED25519_SIGNATURE_SIZE])
 {
 	int rc = DIRAUTH_ERR_CRYPTO;
 	static const uint8_t empty[1] = {0};
 	EVP_MD_CTX *context = NULL;
-	EVP_PKEY *key =
-	    EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, public_key, CRYPTO_ED25519_PUBLIC_KEY_SIZE);
+	EVP_PKEY *key = ed25519_key(public_key);
 	if (!key)
 		goto cleanup;
 	context = EVP_MD_CTX_new();

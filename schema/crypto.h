@@ -22,8 +22,6 @@ int crypto_sha256(const uint8_t *data, size_t len, uint8_t out[CRYPTO_SHA256_SIZ
 int crypto_sha256_parts(const uint8_t *const *parts, const size_t *lengths, size_t count,
                         uint8_t out[CRYPTO_SHA256_SIZE]);
 
-/* Verifies an Ed25519 signature over message. Returns 0 when valid, DIRAUTH_ERR_SIGNATURE when
- * invalid, DIRAUTH_ERR_CRYPTO when the check could not run. */
 /* SHA-256 over input that arrives in pieces: new, update as often as needed, finish (which
  * frees). crypto_sha256_new returns NULL when out of memory; update and finish return 0 or
  * DIRAUTH_ERR_CRYPTO; free accepts NULL (for a digest abandoned before finish). */
@@ -33,6 +31,9 @@ int crypto_sha256_update(struct crypto_sha256_stream *stream, const void *data, 
 int crypto_sha256_finish(struct crypto_sha256_stream *stream, uint8_t out[CRYPTO_SHA256_SIZE]);
 void crypto_sha256_free(struct crypto_sha256_stream *stream);
 
+/* Verifies an Ed25519 signature over message. Returns 0 when valid, DIRAUTH_ERR_SIGNATURE when
+ * invalid, DIRAUTH_ERR_CRYPTO when the check could not run. Safe to call from several threads;
+ * the key objects of recently used keys are kept, a bounded number of them. */
 int crypto_ed25519_verify(const uint8_t public_key[CRYPTO_ED25519_PUBLIC_KEY_SIZE], const uint8_t *message,
                           size_t message_len, const uint8_t signature[CRYPTO_ED25519_SIGNATURE_SIZE]);
 
