@@ -723,7 +723,7 @@ static void set_defaults(struct config *config)
 	config->http.max_connections_per_ip = 64;
 	config->http.max_pending_connections = 4096;
 	config->http.log_interval_seconds = 10;
-	config->http.connection_memory_limit = 128 * 1024;
+	config->http.connection_memory_limit = 32 * 1024;
 	config->http.old_epochs_cache_bytes = (size_t)256 * 1024 * 1024;
 	config->clock_source = CONFIG_CLOCK_SYSTEM;
 	config->peers.timeout_seconds = 5;
