@@ -131,9 +131,14 @@ int kv_env_open(const char *directory, size_t map_size, const struct kv_database
 	if (!rc)
 		rc = kv_error_from_lmdb(mdb_env_set_mapsize(env->lmdb, map_size));
 	/* MDB_NOTLS: read transactions are not tied to a thread's slot, so thread pools may use
-	 * them. No sync-weakening flag, ever. */
+	 * them. MDB_NOMETASYNC: LMDB syncs a commit's pages, writes the meta page that makes them
+	 * current, and leaves that page to the next sync, which kv_txn_commit makes at once (so it
+	 * is durable on return, as it would be without the flag) and kv_txn_commit_unflushed
+	 * leaves to its caller. LMDB keeps the file consistent either way; only the durability of
+	 * the last commit waits for the sync. */
 	if (!rc)
-		rc = kv_error_from_system(mdb_env_open(env->lmdb, directory, MDB_NOTLS, 0600));
+		rc = kv_error_from_system(
+		    mdb_env_open(env->lmdb, directory, MDB_NOTLS | MDB_NOMETASYNC, 0600));
 	if (!rc && mdb_env_get_maxkeysize(env->lmdb) < KV_KEY_MAX)
 		rc = DIRAUTH_ERR_STORE; /* an LMDB built with shorter keys than kv.h promises */
 	if (rc) {
@@ -275,6 +280,7 @@ void kv_txn_begin(struct kv_env *env, struct kv_txn *t, enum kv_txn_mode mode)
 		return;
 	}
 	kv_txn_start(env, t, NULL, mode == KV_READ ? MDB_RDONLY : 0);
+	t->top_level_write = mode == KV_WRITE;
 }
 
 void kv_txn_begin_nested(struct kv_txn *parent, struct kv_txn *t)
@@ -282,6 +288,7 @@ void kv_txn_begin_nested(struct kv_txn *parent, struct kv_txn *t)
 	t->env = parent->env;
 	t->handle = NULL;
 	t->rc = parent->rc;
+	t->top_level_write = false;
 	if (t->rc)
 		return;
 	if (!parent->handle) {
@@ -390,18 +397,59 @@ void kv_txn_abort(struct kv_txn *t)
 	t->handle = NULL;
 }
 
-int kv_txn_commit(struct kv_txn *t)
+/* What a commit did to the file. */
+enum kv_commit_outcome {
+	KV_WROTE_NOTHING, /* ended or failed, nested, read-only, or empty (LMDB skips an empty one) */
+	KV_SYNCED,        /* wrote: it synced the file before writing its meta page */
+	KV_MAYBE_WROTE,   /* committed, but the environment could not say whether it wrote */
+};
+
+static int kv_commit(struct kv_txn *t, enum kv_commit_outcome *outcome)
 {
+	*outcome = KV_WROTE_NOTHING;
 	if (!kv_txn_usable(t)) {
 		kv_txn_abort(t);
 		return t->rc;
 	}
+	MDB_txn *txn = kv_txn_lmdb(t);
+	size_t id = t->top_level_write ? mdb_txn_id(txn) : 0;
 	/* mdb_txn_commit frees the transaction whatever it returns; it can itself run out of map
 	 * (MDB_MAP_FULL) while writing the free-page list. */
-	int rc = mdb_txn_commit(kv_txn_lmdb(t));
+	int rc = mdb_txn_commit(txn);
 	t->handle = NULL;
 	t->rc = kv_error_from_lmdb(rc);
+	/* One that wrote made itself the last transaction (or a later writer did, having synced
+	 * in its turn); an empty one left the last transaction before it. */
+	MDB_envinfo info;
+	if (t->rc == 0 && id != 0)
+		*outcome = mdb_env_info(t->env->lmdb, &info) != 0 ? KV_MAYBE_WROTE
+		           : info.me_last_txnid >= id             ? KV_SYNCED
+		                                                  : KV_WROTE_NOTHING;
 	return t->rc;
+}
+
+int kv_txn_commit_unflushed(struct kv_txn *t, bool *synced_earlier)
+{
+	enum kv_commit_outcome outcome;
+	int rc = kv_commit(t, &outcome);
+	*synced_earlier = outcome == KV_SYNCED;
+	return rc;
+}
+
+int kv_txn_commit(struct kv_txn *t)
+{
+	enum kv_commit_outcome outcome;
+	int rc = kv_commit(t, &outcome);
+	if (rc == 0 && outcome != KV_WROTE_NOTHING)
+		rc = t->rc = kv_env_flush(t->env);
+	return rc;
+}
+
+int kv_env_flush(struct kv_env *env)
+{
+	if (!env || env->unusable)
+		return DIRAUTH_ERR_STORE;
+	return mdb_env_sync(env->lmdb, 1) == 0 ? 0 : DIRAUTH_ERR_STORE;
 }
 
 /* ---- numbers ---- */

@@ -11,8 +11,11 @@
  * a time, and it sees its own writes.
  *
  * Caveats, up front:
- * - Durability is LMDB's default and is never weakened: a top-level write transaction is on disk
- *   (fsynced) when kv_txn_commit returns 0. No flag that trades sync for speed exists here.
+ * - Durability is never weakened: a top-level write transaction is on disk (fsynced) when
+ *   kv_txn_commit returns 0. A group commit may instead end with kv_txn_commit_unflushed, whose
+ *   commit becomes durable at the next sync of the file (kv_env_flush, or a later commit): the
+ *   caller acknowledges nothing of it before then, and saves one of the two disk flushes a
+ *   commit costs when commits follow each other. No flag that trades sync for speed exists.
  * - Values (and walked keys) are borrowed: they point into the map and stay valid until the
  *   transaction ends; in a write transaction, only until its next put or delete. Copy what must
  *   outlive that.
@@ -129,6 +132,7 @@ struct kv_txn {
 	struct kv_env *env;
 	void *handle; /* the database's transaction, NULL once ended or when it never began */
 	int rc;
+	bool top_level_write;
 };
 
 enum kv_txn_mode {
@@ -190,6 +194,18 @@ void kv_txn_abort(struct kv_txn *t);
  * transaction is only as durable as its parent's commit. A read transaction may be committed or
  * aborted alike. */
 int kv_txn_commit(struct kv_txn *t);
+
+/* kv_txn_commit for a top-level write transaction whose caller holds every acknowledgement of
+ * it until it is durable. Returns as kv_txn_commit does, but 0 means committed (visible to
+ * later transactions, its pages written and synced) and durable only once the file is synced
+ * again: when kv_env_flush returns 0, or when a later commit that syncs the file returns 0.
+ * *synced_earlier is set to whether this commit synced the file (it does when it wrote anything),
+ * which made every earlier unflushed commit durable. A nested or read transaction: as
+ * kv_txn_commit, with *synced_earlier false. */
+int kv_txn_commit_unflushed(struct kv_txn *t, bool *synced_earlier);
+
+/* Syncs the data file, making every commit so far durable. Returns 0 or DIRAUTH_ERR_STORE. */
+int kv_env_flush(struct kv_env *env);
 
 /* Big-endian fixed-width integers, the encoding of every stored number. */
 void kv_put_u64(uint8_t *p, uint64_t v);

@@ -390,8 +390,13 @@ static int apply_registration(struct store *store, struct kv_txn *batch, const s
 
 /* Applies a detached list of requests in one write transaction and sets their results.
  * Returns whether the transaction was committed. */
-static bool apply_batch(struct store *store, struct store_request *first)
+/* Applies the batch in one write transaction and commits it unflushed (kv.h): durable at the
+ * next sync of the file, before which none of it is answered. Returns whether it committed;
+ * *synced_earlier whether the commit synced the file, making an earlier unflushed batch
+ * durable. */
+static bool apply_batch(struct store *store, struct store_request *first, bool *synced_earlier)
 {
+	*synced_earlier = false;
 	struct kv_txn batch;
 	size_t accepted = 0;
 	bool full = over_refuse_line(store);
@@ -413,7 +418,7 @@ static bool apply_batch(struct store *store, struct store_request *first)
 		kv_txn_abort(&batch);
 		return false;
 	}
-	int rc = kv_txn_commit(&batch);
+	int rc = kv_txn_commit_unflushed(&batch, synced_earlier);
 	if (rc) {
 		for (struct store_request *req = first; req; req = req->next)
 			req->result = rc;
@@ -423,16 +428,53 @@ static bool apply_batch(struct store *store, struct store_request *first)
 	return true;
 }
 
+/* Tells each request of the batch its outcome and frees it. */
+static void answer_batch(struct store_request *first)
+{
+	for (struct store_request *req = first; req;) {
+		/* Read next first: once told, the submitter may free req. */
+		struct store_request *next = req->next;
+		req->done(req->context, req->result, req->stamp);
+		free(req);
+		req = next;
+	}
+}
+
+/* Answers the committed batch waiting for a sync, after syncing the file unless a later commit
+ * already did. A failed sync leaves the batch's durability unknown: it is answered as a store
+ * failure. */
+static void answer_unflushed(struct store *store, struct store_request **unflushed, bool synced)
+{
+	if (!*unflushed)
+		return;
+	int rc = synced ? 0 : kv_env_flush(store->env);
+	for (struct store_request *req = *unflushed; req && rc; req = req->next)
+		if (req->result == 0)
+			req->result = rc;
+	answer_batch(*unflushed);
+	*unflushed = NULL;
+}
+
+/* The committer. A committed batch is answered once the file is synced: when the next batch
+ * is already queued, by that batch's own commit, so that commits following each other cost one
+ * disk flush each instead of two; when nothing is queued, by a flush at once. */
 static void *committer_main(void *argument)
 {
 	struct store *store = argument;
+	struct store_request *unflushed = NULL; /* committed, not yet durable, not answered */
 
 	pthread_mutex_lock(&store->lock);
 	for (;;) {
-		while (!store->head && !store->stopping)
+		while (!store->head && !store->stopping && !unflushed)
 			pthread_cond_wait(&store->work, &store->lock);
-		if (!store->head)
-			break; /* stopping and drained */
+		if (!store->head) {
+			if (!unflushed)
+				break; /* stopping and drained */
+			pthread_mutex_unlock(&store->lock);
+			answer_unflushed(store, &unflushed, false);
+			pthread_mutex_lock(&store->lock);
+			continue;
+		}
 
 		struct store_request *first = store->head, *last = first;
 		size_t count = 1;
@@ -457,7 +499,8 @@ static void *committer_main(void *argument)
 		pthread_cond_broadcast(&store->space);
 		pthread_mutex_unlock(&store->lock);
 
-		bool committed = apply_batch(store, first);
+		bool synced_earlier = false;
+		bool committed = apply_batch(store, first, &synced_earlier);
 
 		pthread_mutex_lock(&store->lock);
 		store->in_flight = false;
@@ -470,13 +513,12 @@ static void *committer_main(void *argument)
 				store->statistics.refused_full++;
 		pthread_cond_broadcast(&store->settled);
 		pthread_mutex_unlock(&store->lock);
-		for (struct store_request *req = first; req;) {
-			/* Read next first: once told, the submitter may free req. */
-			struct store_request *next = req->next;
-			req->done(req->context, req->result, req->stamp);
-			free(req);
-			req = next;
-		}
+		/* The earlier batch first: this one's answers may rest on its writes. */
+		answer_unflushed(store, &unflushed, synced_earlier);
+		if (committed)
+			unflushed = first;
+		else
+			answer_batch(first); /* refusals only: nothing to make durable */
 		pthread_mutex_lock(&store->lock);
 	}
 	pthread_mutex_unlock(&store->lock);

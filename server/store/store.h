@@ -37,8 +37,10 @@
  * Submissions are group-committed: callers queue a request; one committer thread applies every
  * queued request in one write transaction, each checked against the state the earlier ones in
  * the batch left (so a batch behaves exactly like the same requests one after another), commits
- * once, and reports each request's own result. A submission can wait for its result, or be told
- * through a callback so that no thread waits (the HTTP layer suspends the connection meanwhile).
+ * once, and reports each request's own result once the commit is durable (when the next batch is
+ * already queued, its commit's sync makes the earlier one durable, so back-to-back commits cost
+ * one disk flush each). A submission can wait for its result, or be told through a callback so
+ * that no thread waits (the HTTP layer suspends the connection meanwhile).
  *
  * Threading: every function is safe from any thread. Pointers handed to visitors are valid only
  * during the call.

@@ -197,6 +197,64 @@ START_TEST(test_sticky_error_commits_nothing)
 }
 END_TEST
 
+START_TEST(test_unflushed_commit)
+{
+	struct fixture f;
+	fixture_open(&f, 1 << 20);
+	struct kv_txn t, nested;
+	bool synced = true;
+
+	/* A commit that wrote synced the file (so an earlier unflushed one is durable), and is seen
+	 * at once by later transactions. */
+	kv_txn_begin(f.env, &t, KV_WRITE);
+	kv_txn_put(&t, f.numbers, "a", 1, "1", 1);
+	ck_assert_int_eq(kv_txn_commit_unflushed(&t, &synced), 0);
+	ck_assert(synced);
+	char value[8];
+	ck_assert(get_string(f.env, f.numbers, "a", value, sizeof value));
+	ck_assert_str_eq(value, "1");
+	ck_assert_int_eq(kv_env_flush(f.env), 0);
+
+	/* An empty one writes, and so syncs, nothing; nor does a nested or a read transaction. */
+	kv_txn_begin(f.env, &t, KV_WRITE);
+	ck_assert_int_eq(kv_txn_commit_unflushed(&t, &synced), 0);
+	ck_assert(!synced);
+	kv_txn_begin(f.env, &t, KV_WRITE);
+	kv_txn_begin_nested(&t, &nested);
+	kv_txn_put(&nested, f.numbers, "b", 1, "2", 1);
+	synced = true;
+	ck_assert_int_eq(kv_txn_commit_unflushed(&nested, &synced), 0);
+	ck_assert(!synced);
+	ck_assert_int_eq(kv_txn_commit_unflushed(&t, &synced), 0); /* the parent wrote "b" */
+	ck_assert(synced);
+	kv_txn_begin(f.env, &t, KV_READ);
+	ck_assert_int_eq(kv_txn_commit_unflushed(&t, &synced), 0);
+	ck_assert(!synced);
+
+	/* A failed one commits nothing and says it synced nothing. */
+	kv_txn_begin(f.env, &t, KV_WRITE);
+	kv_txn_put(&t, f.numbers, "c", 1, "3", 1);
+	kv_txn_fail(&t, DIRAUTH_ERR_ROLLBACK);
+	synced = true;
+	ck_assert_int_eq(kv_txn_commit_unflushed(&t, &synced), DIRAUTH_ERR_ROLLBACK);
+	ck_assert(!synced);
+	ck_assert(!get_string(f.env, f.numbers, "c", NULL, 0));
+
+	/* Unflushed commits followed by nothing else survive closing and reopening. */
+	kv_txn_begin(f.env, &t, KV_WRITE);
+	kv_txn_put(&t, f.numbers, "d", 1, "4", 1);
+	ck_assert_int_eq(kv_txn_commit_unflushed(&t, &synced), 0);
+	kv_env_close(f.env);
+	f.env = NULL;
+	ck_assert_int_eq(fixture_open_at(&f, f.dir, 1 << 20), 0);
+	ck_assert(get_string(f.env, f.numbers, "b", value, sizeof value));
+	ck_assert(get_string(f.env, f.numbers, "d", value, sizeof value));
+	ck_assert_str_eq(value, "4");
+	ck_assert_int_eq(kv_env_flush(NULL), DIRAUTH_ERR_STORE);
+	fixture_close(&f);
+}
+END_TEST
+
 START_TEST(test_nested_join_or_vanish)
 {
 	struct fixture f;
@@ -586,6 +644,7 @@ static Suite *kv_suite(void)
 	tcase_add_test(tc, test_walk_prefix);
 	tcase_add_test(tc, test_map_full_then_grown);
 	tcase_add_test(tc, test_hot_copy);
+	tcase_add_test(tc, test_unflushed_commit);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
