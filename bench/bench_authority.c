@@ -414,7 +414,7 @@ static void usage(FILE *out)
 	        "program)\n"
 	        "  --signer PATH          the dirauth-signer binary (default: ../signer/dirauth-signer)\n"
 	        "  --registrations N      signed registrations of distinct services to POST (default 20000)\n"
-	        "  --threads M            client connections, keep-alive (default 64)\n"
+	        "  --threads M            client connections, keep-alive (default 64, at most 1024)\n"
 	        "  --client epoll|curl    one epoll thread driving the M connections (default), or M\n"
 	        "                         threads with a curl handle each\n"
 	        "  --openssl-seconds S    length of `openssl speed ed25519`, 0 to skip it (default 3)\n"

@@ -29,7 +29,7 @@
 #define HARNESS_START_TIME   1800000000ULL /* a multiple of the epoch length */
 #define HARNESS_NAMESPACE    "mix"
 #define HARNESS_ENDPOINTS    2 /* endpoints per registered service */
-#define HARNESS_MAX_THREADS  256
+#define HARNESS_MAX_THREADS  1024
 #define HARNESS_DIR_MAX      1024 /* temporary directories; files in them fit PATH_MAX */
 
 /* The run: its signal watcher and where temporary directories go. */
