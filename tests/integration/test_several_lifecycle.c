@@ -20,11 +20,15 @@
  *     with its lower sequence is refused as replayed at each authority, and neither changes
  *     anything: the newer one stays published;
  *   - an authority restored from a backup taken before the revocations catches up, publishes
- *     the same snapshot, and learns the revocations again from the latest snapshot.
+ *     the same snapshot, and learns the revocations again from the latest snapshot;
+ *   - a deregistration posted to one authority leaves the service listed (two votes still hold
+ *     it, k = 2); posted to a second, the service is gone from the next snapshot at all three
+ *     (n - k + 1 = 2 stopped listing it), and the first refuses the withdrawn sequence.
  */
 #include "test_keys.h"
 #include "test_support.h"
 
+#include "schema/deregistration.h"
 #include "schema/error.h"
 #include "schema/health.h"
 #include "schema/note.h"
@@ -131,6 +135,23 @@ static void revocation_note(struct cluster *c, const struct service *s, int e, u
 	r.sequence = sequence;
 	buffer_init(&text);
 	ck_assert_int_eq(revocation_encode(&r, &text), 0);
+	sign_text(c, &text, out);
+	buffer_free(&text);
+}
+
+/* A provider-signed deregistration of s up to its sequence. */
+static void deregistration_note(struct cluster *c, const struct service *s, struct buffer *out)
+{
+	struct deregistration d;
+	struct buffer text;
+	memset(&d, 0, sizeof d);
+	snprintf(d.namespace_name, sizeof d.namespace_name, "%s", CLUSTER_NAMESPACE);
+	memcpy(d.service_id, s->r.service_id, SERVICE_ID_SIZE);
+	d.provider = *signer_key_verifier(cluster_provider_key(c, 0));
+	d.sequence = s->r.sequence;
+	d.requested_at = cluster_now(c);
+	buffer_init(&text);
+	ck_assert_int_eq(deregistration_encode(&d, &text), 0);
 	sign_text(c, &text, out);
 	buffer_free(&text);
 }
@@ -424,6 +445,32 @@ START_TEST(test_three_authorities_method_two)
 	ck_assert_uint_eq(cluster_register(c, CLUSTER_BIT(2), &again, statuses), 0);
 	ck_assert_int_eq(statuses[2], 409);
 	buffer_free(&again);
+
+	/* Into e5 + 1: a deregistration of a posted to authority 0 only. Authorities 1 and 2 still
+	 * vote for a, which is k votes: a stays. */
+	uint64_t e6 = e5 + 1;
+	run_to_before_vote(c, e6);
+	struct buffer deregister_a;
+	deregistration_note(c, &a, &deregister_a);
+	post_expect(c, CLUSTER_BIT(0), "/v1/deregistrations", &deregister_a, 202);
+	cluster_run_epoch(c, e6);
+	published(c, e6, &body, &p);
+	ck_assert(lists_record(p, &a));
+	snapshot_body_free(p);
+	buffer_free(&body);
+	/* Into e6 + 1: the same to authority 1. Only authority 2 votes for a now: a is gone from the
+	 * snapshot of all three, and the withdrawn sequence is refused. */
+	uint64_t e7 = e6 + 1;
+	run_to_before_vote(c, e7);
+	post_expect(c, CLUSTER_BIT(1), "/v1/deregistrations", &deregister_a, 202);
+	cluster_run_epoch(c, e7);
+	published(c, e7, &body, &p);
+	ck_assert(!lists_record(p, &a));
+	snapshot_body_free(p);
+	buffer_free(&body);
+	ck_assert_uint_eq(cluster_register(c, CLUSTER_BIT(0), &a.note, statuses), 0);
+	ck_assert_int_eq(statuses[0], 409);
+	buffer_free(&deregister_a);
 
 	cluster_check_alive(c);
 	buffer_free(&healthy);
