@@ -11,10 +11,10 @@
  *
  * Making OpenSSL's key object from a public key's 32 bytes costs about a tenth of the
  * verification itself, and an authority verifies the same few provider and authority keys over
- * and over; so the objects are kept in a small direct-mapped table, shared by every thread
- * (OpenSSL's key objects are safe to use from several threads at once), each caller holding its
- * own reference while it verifies. The table is bounded (KEY_CACHE_SLOTS objects); a key that
- * meets another in its slot only costs the object's making again.
+ * and over; so each thread keeps the objects it made in a small direct-mapped table of its own
+ * (KEY_CACHE_SLOTS objects: a key that meets another in its slot only costs the object's making
+ * again), freed when the thread ends. Nothing is shared between threads, so no lock and no
+ * reference counting across threads.
  */
 #include "schema/crypto.h"
 
@@ -22,6 +22,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
@@ -92,36 +93,62 @@ void crypto_sha256_free(struct crypto_sha256_stream *stream)
 	EVP_MD_CTX_free((EVP_MD_CTX *)stream);
 }
 
-#define KEY_CACHE_SLOTS 64
+#define KEY_CACHE_SLOTS 16
 
-static struct {
-	uint8_t public_key[CRYPTO_ED25519_PUBLIC_KEY_SIZE];
-	EVP_PKEY *key; /* NULL: an empty slot */
-} key_cache[KEY_CACHE_SLOTS];
-static pthread_mutex_t key_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+struct key_cache {
+	uint8_t public_key[KEY_CACHE_SLOTS][CRYPTO_ED25519_PUBLIC_KEY_SIZE];
+	EVP_PKEY *key[KEY_CACHE_SLOTS]; /* NULL: an empty slot */
+};
 
-/* The key object of public_key, with a reference for the caller (EVP_PKEY_free), or NULL. */
-static EVP_PKEY *ed25519_key(const uint8_t public_key[CRYPTO_ED25519_PUBLIC_KEY_SIZE])
+static _Thread_local struct key_cache *thread_key_cache;
+static pthread_key_t key_cache_owner; /* its destructor frees a thread's table */
+static pthread_once_t key_cache_once = PTHREAD_ONCE_INIT;
+static int key_cache_usable;
+
+static void key_cache_free(void *argument)
 {
+	struct key_cache *cache = argument;
+	for (size_t i = 0; i < KEY_CACHE_SLOTS; i++)
+		EVP_PKEY_free(cache->key[i]);
+	free(cache);
+}
+
+static void key_cache_init(void)
+{
+	key_cache_usable = pthread_key_create(&key_cache_owner, key_cache_free) == 0;
+}
+
+/* This thread's table, made at its first use; NULL when it cannot be (then nothing is kept). */
+static struct key_cache *key_cache_of_thread(void)
+{
+	if (thread_key_cache)
+		return thread_key_cache;
+	pthread_once(&key_cache_once, key_cache_init);
+	struct key_cache *cache = key_cache_usable ? calloc(1, sizeof *cache) : NULL;
+	if (cache && pthread_setspecific(key_cache_owner, cache) != 0) {
+		free(cache);
+		cache = NULL;
+	}
+	return thread_key_cache = cache;
+}
+
+/* The key object of public_key, borrowed from this thread's table (valid until this thread's
+ * next call), or NULL. *owned is set when it could not be kept: the caller then frees it. */
+static EVP_PKEY *ed25519_key(const uint8_t public_key[CRYPTO_ED25519_PUBLIC_KEY_SIZE], EVP_PKEY **owned)
+{
+	struct key_cache *cache = key_cache_of_thread();
 	size_t slot = ((size_t)public_key[0] | (size_t)public_key[1] << 8) % KEY_CACHE_SLOTS;
-	EVP_PKEY *key = NULL, *evicted = NULL;
-	pthread_mutex_lock(&key_cache_lock);
-	if (key_cache[slot].key &&
-	    memcmp(key_cache[slot].public_key, public_key, CRYPTO_ED25519_PUBLIC_KEY_SIZE) == 0 &&
-	    EVP_PKEY_up_ref(key_cache[slot].key) == 1)
-		key = key_cache[slot].key;
-	pthread_mutex_unlock(&key_cache_lock);
-	if (key)
-		return key;
-	key = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, public_key, CRYPTO_ED25519_PUBLIC_KEY_SIZE);
-	if (!key || EVP_PKEY_up_ref(key) != 1)
-		return key; /* not kept: the caller's reference is the only one */
-	pthread_mutex_lock(&key_cache_lock);
-	evicted = key_cache[slot].key;
-	key_cache[slot].key = key;
-	memcpy(key_cache[slot].public_key, public_key, CRYPTO_ED25519_PUBLIC_KEY_SIZE);
-	pthread_mutex_unlock(&key_cache_lock);
-	EVP_PKEY_free(evicted);
+	*owned = NULL;
+	if (cache && cache->key[slot] &&
+	    memcmp(cache->public_key[slot], public_key, CRYPTO_ED25519_PUBLIC_KEY_SIZE) == 0)
+		return cache->key[slot];
+	EVP_PKEY *key =
+	    EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, public_key, CRYPTO_ED25519_PUBLIC_KEY_SIZE);
+	if (!key || !cache)
+		return *owned = key;
+	EVP_PKEY_free(cache->key[slot]);
+	cache->key[slot] = key;
+	memcpy(cache->public_key[slot], public_key, CRYPTO_ED25519_PUBLIC_KEY_SIZE);
 	return key;
 }
 
@@ -131,7 +158,8 @@ int crypto_ed25519_verify(const uint8_t public_key[CRYPTO_ED25519_PUBLIC_KEY_SIZ
 	int rc = DIRAUTH_ERR_CRYPTO;
 	static const uint8_t empty[1] = {0};
 	EVP_MD_CTX *context = NULL;
-	EVP_PKEY *key = ed25519_key(public_key);
+	EVP_PKEY *owned = NULL;
+	EVP_PKEY *key = ed25519_key(public_key, &owned);
 	if (!key)
 		goto cleanup;
 	context = EVP_MD_CTX_new();
@@ -148,7 +176,7 @@ int crypto_ed25519_verify(const uint8_t public_key[CRYPTO_ED25519_PUBLIC_KEY_SIZ
 		rc = DIRAUTH_ERR_SIGNATURE;
 cleanup:
 	EVP_MD_CTX_free(context);
-	EVP_PKEY_free(key);
+	EVP_PKEY_free(owned);
 	return rc;
 }
 

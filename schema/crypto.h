@@ -33,7 +33,8 @@ void crypto_sha256_free(struct crypto_sha256_stream *stream);
 
 /* Verifies an Ed25519 signature over message. Returns 0 when valid, DIRAUTH_ERR_SIGNATURE when
  * invalid, DIRAUTH_ERR_CRYPTO when the check could not run. Safe to call from several threads;
- * the key objects of recently used keys are kept, a bounded number of them. */
+ * each thread keeps the key objects of the keys it used last, a bounded number of them, until it
+ * ends. */
 int crypto_ed25519_verify(const uint8_t public_key[CRYPTO_ED25519_PUBLIC_KEY_SIZE], const uint8_t *message,
                           size_t message_len, const uint8_t signature[CRYPTO_ED25519_SIGNATURE_SIZE]);
 

@@ -1,12 +1,13 @@
 /*
  * check_crypto.c: the promises of schema/crypto.h that the document tests do not reach.
  *
- * crypto_ed25519_verify keeps the key objects of recently used keys in a small shared table, so
- * the one thing to prove is that the table never answers for the wrong key: many keys, more than
- * the table holds and so sharing its slots, each signature checked under its own key (valid)
- * and under another's (invalid), in two orders so that entries are found, replaced and found
- * again, and then from several threads at once. The keys are made and the signatures computed
- * with OpenSSL directly, not through anything of dirauth's.
+ * crypto_ed25519_verify keeps the key objects of recently used keys in a small table per
+ * thread, so the one thing to prove is that the table never answers for the wrong key: many
+ * keys, more than the table holds and so sharing its slots, each signature checked under its own
+ * key (valid) and under another's (invalid), in orders such that entries are found, replaced and
+ * found again, and then from several threads at once (whose tables the sanitizer builds see
+ * freed when the threads end). The keys are made and the signatures computed with OpenSSL
+ * directly, not through anything of dirauth's.
  */
 #include "schema/crypto.h"
 #include "schema/error.h"
