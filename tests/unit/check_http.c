@@ -272,6 +272,39 @@ START_TEST(test_refusals_change_nothing)
 }
 END_TEST
 
+START_TEST(test_body_larger_than_the_connection_pool)
+{
+	/* libmicrohttpd reads a body through the connection's memory pool in pieces: a registration
+	 * body four times the smallest pool is read whole, by Content-Length and chunked alike, and a
+	 * real registration after it on the same kind of connection is taken. */
+	enum { POOL = 16384, CAP = 65536, LARGE = 4 * POOL };
+	struct fixture f;
+	fixture_open_bounded(&f, 0, CAP, "http: { threads: 2, connection_memory_limit: 16384 }");
+	struct buffer junk;
+	struct response response;
+	buffer_init(&junk);
+	for (int i = 0; i < LARGE; i++)
+		ck_assert_int_eq(buffer_append(&junk, "a", 1), 0);
+	post(&f, &junk, &response);
+	expect_error(&response, 400, "malformed");
+	response_free(&response);
+	request(&f, "POST", "/v1/registrations", NULL, 0, LARGE, NULL, &response);
+	expect_error(&response, 400, "malformed");
+	response_free(&response);
+	buffer_free(&junk);
+	struct registration r;
+	struct buffer note;
+	make_registration(&f, 1, "mix", &f.provider, &r);
+	sign(&r, &f.provider, &note);
+	post(&f, &note, &response);
+	ck_assert_msg(response.status == 202, "%ld %s", response.status, response.body.data);
+	response_free(&response);
+	buffer_free(&note);
+	registration_clear(&r);
+	fixture_close(&f);
+}
+END_TEST
+
 START_TEST(test_store_full)
 {
 	struct fixture f;
@@ -985,6 +1018,7 @@ static Suite *http_suite(void)
 	tcase_add_test(tc, test_accept_and_publish);
 	tcase_add_test(tc, test_refusals_change_nothing);
 	tcase_add_test(tc, test_store_full);
+	tcase_add_test(tc, test_body_larger_than_the_connection_pool);
 	tcase_add_test(tc, test_routes);
 	tcase_add_test(tc, test_caching_headers);
 	tcase_add_test(tc, test_certificates);

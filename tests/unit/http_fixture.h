@@ -124,8 +124,10 @@ static inline void fixture_start(struct fixture *f, size_t map_size, const char 
 }
 
 /* Opens the fixture: a signer, a store of map_size bytes (0: the default), the scheduler and the
- * HTTP server on a free port. http is the configuration's http section (NULL: two threads). */
-static inline void fixture_open_with(struct fixture *f, size_t map_size, const char *http)
+ * HTTP server on a free port, taking registration bodies of at most body_cap bytes. http is the
+ * configuration's http section (NULL: two threads). */
+static inline void fixture_open_bounded(struct fixture *f, size_t map_size, unsigned body_cap,
+                                        const char *http)
 {
 	fixture_prepare(f);
 	char text[4096], other_key[NOTE_VERIFIER_KEY_MAX + 1];
@@ -142,11 +144,17 @@ static inline void fixture_open_with(struct fixture *f, size_t map_size, const c
 	         "providers:\n"
 	         "  - { key: \"%s\", namespaces: [mix], classes: [mix-gateway] }\n"
 	         "  - { key: \"%s\", namespaces: [mix, mail], classes: [mix-gateway, bridge] }\n"
-	         "bounds: { registration_body: %d, endpoints_per_service: 3, max_validity_seconds: 86400 }\n"
+	         "bounds: { registration_body: %u, endpoints_per_service: 3, max_validity_seconds: 86400 }\n"
 	         "%s\n",
-	         f->port, LENGTH, GENESIS, test_key_verifier_string(&f->provider), other_key, BODY_CAP,
+	         f->port, LENGTH, GENESIS, test_key_verifier_string(&f->provider), other_key, body_cap,
 	         http ? http : "http: { threads: 2 }");
 	fixture_start(f, map_size, text);
+}
+
+/* fixture_open_bounded with bodies of at most BODY_CAP bytes. */
+static inline void fixture_open_with(struct fixture *f, size_t map_size, const char *http)
+{
+	fixture_open_bounded(f, map_size, BODY_CAP, http);
 }
 
 static inline void fixture_open(struct fixture *f, size_t map_size)
