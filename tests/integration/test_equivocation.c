@@ -43,7 +43,7 @@
 #define N       3
 #define K       2
 #define EPOCHS  4
-#define WAIT_MS 10000
+#define WAIT_MS 30000 /* a bound, not a pace: each wait ends as soon as its condition holds */
 #define LIAR    1
 
 struct watch {

@@ -32,7 +32,7 @@
 #define N       3
 #define K       2
 #define EPOCHS  5
-#define WAIT_MS 10000
+#define WAIT_MS 30000 /* a bound, not a pace: each wait ends as soon as its condition holds */
 
 /* The note text of a signed note. */
 static void note_text(const struct buffer *note, struct buffer *text)
