@@ -116,10 +116,12 @@ START_TEST(test_valid)
 	ck_assert_uint_eq(config->bounds.records_per_snapshot, 1000000);
 	ck_assert_uint_eq(config->bounds.snapshot_body_compressed, 1082130432);
 	ck_assert_uint_eq(config->bounds.snapshot_body_uncompressed, 1073741824);
-	ck_assert_uint_le(compress_bound(ENCODING_ZSTD, config->bounds.namespace_bytes + CONFIG_BODY_HEAD_MAX),
-	                  config->bounds.snapshot_body_compressed);
-	ck_assert_uint_le(compress_bound(ENCODING_GZIP, config->bounds.namespace_bytes + CONFIG_BODY_HEAD_MAX),
-	                  config->bounds.snapshot_body_compressed);
+	ck_assert_uint_le(
+	    compress_bound(ENCODING_ZSTD, config->bounds.namespace_bytes + CONFIG_BODY_HEAD_MAX),
+	    config->bounds.snapshot_body_compressed);
+	ck_assert_uint_le(
+	    compress_bound(ENCODING_GZIP, config->bounds.namespace_bytes + CONFIG_BODY_HEAD_MAX),
+	    config->bounds.snapshot_body_compressed);
 	ck_assert_uint_ge(config->bounds.namespace_bytes, 1000000ULL * 1000);
 	ck_assert_uint_eq(config->store.body_retention_epochs, 2 * config->epoch.validity_epochs);
 	ck_assert_uint_eq(config->bounds.clock_skew_seconds, 300);
@@ -226,7 +228,8 @@ static void authorities_text(const char *const *names, size_t count, unsigned k,
 		ck_assert_int_eq(signer_key_generate(names[i], &key), 0);
 		note_verifier_format(signer_key_verifier(key), verifier);
 		signer_key_free(key);
-		n += snprintf(out + n, cap - (size_t)n, "    - { name: %s, identity: \"%s\", url: \"http://127.0.0.%zu:8080\" }\n",
+		n += snprintf(out + n, cap - (size_t)n,
+		              "    - { name: %s, identity: \"%s\", url: \"http://127.0.0.%zu:8080\" }\n",
 		              names[i], verifier, i + 1);
 	}
 }
@@ -318,7 +321,8 @@ START_TEST(test_authority_set)
 	char tail[16384];
 	snprintf(tail, sizeof tail, "%s", validity + strlen("  validity_epochs: 3\n"));
 	snprintf(validity, sizeof text - (size_t)(validity - text),
-	         "  validity_epochs: 3\n  prepare_seconds: 20\n  vote_seconds: 5\n  signature_seconds: 5\n%s", tail);
+	         "  validity_epochs: 3\n  prepare_seconds: 20\n  vote_seconds: 5\n  signature_seconds: 5\n%s",
+	         tail);
 	ck_assert_msg(parse(text, &config, &error) == 0, "%s", error.message);
 	ck_assert_uint_eq(config->epoch.prepare, 20);
 	ck_assert_uint_eq(config->epoch.vote, 5);
