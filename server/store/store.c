@@ -388,12 +388,10 @@ static int apply_registration(struct store *store, struct kv_txn *batch, const s
 	return rc;
 }
 
-/* Applies a detached list of requests in one write transaction and sets their results.
- * Returns whether the transaction was committed. */
-/* Applies the batch in one write transaction and commits it unflushed (kv.h): durable at the
- * next sync of the file, before which none of it is answered. Returns whether it committed;
- * *synced_earlier whether the commit synced the file, making an earlier unflushed batch
- * durable. */
+/* Applies a detached list of requests in one write transaction, sets their results and
+ * commits it unflushed (kv.h): durable at the next sync of the file, before which none of it is
+ * answered. Returns whether it committed; *synced_earlier whether the commit synced the file,
+ * making an earlier unflushed batch durable. */
 static bool apply_batch(struct store *store, struct store_request *first, bool *synced_earlier)
 {
 	*synced_earlier = false;
