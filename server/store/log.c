@@ -553,15 +553,18 @@ static int header_text(struct kv_txn *t, struct store *store, uint16_t ns, uint6
 	return DIRAUTH_ERR_STORE;
 }
 
-/* The epoch and text (borrowed from t) of a log_leaves record of ns. A record of 8 bytes, as
- * stores written before the leaf text was kept beside its epoch have, takes the text from the
- * header. Returns 0, DIRAUTH_ERR_STORE (a damaged record, a missing header), t's error. */
+/* The epoch and, unless text is NULL, the text (borrowed from t) of a log_leaves record of ns.
+ * A record of 8 bytes, as stores written before the leaf text was kept beside its epoch have,
+ * takes the text from the header. Returns 0, DIRAUTH_ERR_STORE (a damaged record, a missing
+ * header), t's error. */
 static int leaf_record(struct kv_txn *t, struct store *store, uint16_t ns, struct kv_val value,
                        uint64_t *epoch, const uint8_t **text, size_t *len)
 {
 	if (value.len < 8 || value.len > 8 + STORE_LOG_LEAF_MAX)
 		return DIRAUTH_ERR_STORE;
 	*epoch = get_uint(value.data, 8);
+	if (!text)
+		return 0; /* the epoch alone: no header read */
 	if (value.len > 8) {
 		*text = value.data + 8;
 		*len = value.len - 8;
@@ -589,10 +592,8 @@ int store_log_leaf(struct store *store, const char *namespace_name, uint64_t ind
 		epoch_key(key, ns, index);
 		if (!kv_txn_get(&t, store->log_leaves, key, sizeof key, &value))
 			rc = DIRAUTH_ERR_NOT_FOUND;
-		else if (!leaf && value.len >= 8 && value.len <= 8 + STORE_LOG_LEAF_MAX)
-			found = get_uint(value.data, 8); /* the epoch alone: no header read */
 		else
-			rc = leaf_record(&t, store, ns, value, &found, &text, &len);
+			rc = leaf_record(&t, store, ns, value, &found, leaf ? &text : NULL, &len);
 	}
 	if (rc == 0 && leaf) {
 		buffer_reset(leaf);
