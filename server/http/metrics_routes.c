@@ -58,6 +58,10 @@ enum MHD_Result http_serve_metrics(struct http_request *request)
 	                     (unsigned long long)store.submissions);
 	rc |= metric(&out, "dirauth_store_commits_total", "counter", "Group commits that stored something.");
 	rc |= buffer_appendf(&out, "dirauth_store_commits_total %llu\n", (unsigned long long)store.commits);
+	rc |= metric(&out, "dirauth_store_committer_idle_seconds_total", "counter",
+	             "Time the store's committer waited for work; the rest of the time it was busy.");
+	rc |= buffer_appendf(&out, "dirauth_store_committer_idle_seconds_total %.6f\n",
+	                     (double)store.committer_idle_ns / 1e9);
 	rc |= metric(&out, "dirauth_store_refused_full_total", "counter",
 	             "Registrations refused because the store was past its fill line.");
 	rc |= buffer_appendf(&out, "dirauth_store_refused_full_total %llu\n",

@@ -38,7 +38,8 @@
 /* One queued submission: a registration, or a statement of lifecycle.c. */
 struct store_request {
 	const struct store_registration *registration; /* NULL for a lifecycle statement */
-	int lifecycle_kind;                            /* lifecycle.c's kind of statement */
+	bool compact;       /* record_rebuilds for registration, found by the submitter's thread */
+	int lifecycle_kind; /* lifecycle.c's kind of statement */
 	const void *lifecycle;
 	uint64_t epoch;  /* the caller's epoch */
 	uint64_t sealed; /* the sealed epoch when its batch was taken (0 before any seal) */

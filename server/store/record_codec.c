@@ -154,28 +154,32 @@ static int has_endpoint_keys(const struct registration *r)
 	return 0;
 }
 
-int record_encode(const char *namespace_name, const uint8_t service_id[32], uint64_t sequence, uint64_t stamp,
-                  uint64_t expires, const uint8_t digest[32], const uint8_t *note, size_t note_len,
-                  const struct registration *r, const struct note_signature *signature,
-                  const struct record_keys *keys, struct buffer *out)
+bool record_rebuilds(const char *namespace_name, const uint8_t service_id[32], uint64_t sequence,
+                     uint64_t expires, const uint8_t *note, size_t note_len, const struct registration *r,
+                     const struct note_signature *signature)
 {
-	size_t start = out->len;
-	int compact = 0, rc = 0;
 	/* Decoding takes these from the key, the header and the provider key, not from r: a note
 	 * they would not rebuild (a caller's fields that disagree with its note, a signature under
 	 * another key's name) is kept as bytes. */
-	if (r && signature && strcmp(r->namespace_name, namespace_name) == 0 &&
-	    memcmp(r->service_id, service_id, SERVICE_ID_SIZE) == 0 && r->sequence == sequence &&
-	    r->expires == expires && strcmp(signature->name, r->provider.name) == 0 &&
-	    signature->key_id == r->provider.key_id && signature->signature_len <= 255 &&
-	    !has_endpoint_keys(r)) {
-		/* Compact only if the fields rebuild exactly these bytes. */
-		struct buffer rebuilt;
-		buffer_init(&rebuilt);
-		compact = rebuild(r, signature, &rebuilt) == 0 && rebuilt.len == note_len &&
-		          memcmp(rebuilt.data, note, note_len) == 0;
-		buffer_free(&rebuilt);
-	}
+	if (!r || !signature || strcmp(r->namespace_name, namespace_name) != 0 ||
+	    memcmp(r->service_id, service_id, SERVICE_ID_SIZE) != 0 || r->sequence != sequence ||
+	    r->expires != expires || strcmp(signature->name, r->provider.name) != 0 ||
+	    signature->key_id != r->provider.key_id || signature->signature_len > 255 || has_endpoint_keys(r))
+		return false;
+	struct buffer rebuilt;
+	buffer_init(&rebuilt);
+	bool same = rebuild(r, signature, &rebuilt) == 0 && rebuilt.len == note_len &&
+	            memcmp(rebuilt.data, note, note_len) == 0;
+	buffer_free(&rebuilt);
+	return same;
+}
+
+int record_encode(uint64_t sequence, uint64_t stamp, uint64_t expires, const uint8_t digest[32],
+                  const uint8_t *note, size_t note_len, bool compact, const struct registration *r,
+                  const struct note_signature *signature, const struct record_keys *keys, struct buffer *out)
+{
+	size_t start = out->len;
+	int rc = 0;
 	uint32_t ref = 0;
 	if (compact && (rc = keys->intern(keys->context, &r->provider, &ref)))
 		return rc;

@@ -24,6 +24,7 @@
 #include "schema/note.h"
 #include "schema/registration.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -47,15 +48,21 @@ struct record_keys {
 	int (*intern)(void *context, const struct note_verifier *key, uint32_t *ref);
 };
 
-/* Appends the value for a registration: header fields from the arguments, the note compact when
- * what record_decode_note rebuilds it from rebuilds it exactly (namespace_name and service_id,
- * the record's key; sequence and expires; r's other fields; signature's bytes under r's provider
- * key name and id), else as bytes. r may be NULL (bytes). Returns 0, DIRAUTH_ERR_NOMEM, or the
- * keys' error. */
-int record_encode(const char *namespace_name, const uint8_t service_id[32], uint64_t sequence, uint64_t stamp,
-                  uint64_t expires, const uint8_t digest[32], const uint8_t *note, size_t note_len,
-                  const struct registration *r, const struct note_signature *signature,
-                  const struct record_keys *keys, struct buffer *out);
+/* Whether what record_decode_note rebuilds a record from rebuilds note exactly: namespace_name
+ * and service_id (the record's key), sequence and expires (its header), r's other fields, and
+ * signature's bytes under r's provider key name and id. Only such a note may be kept compact.
+ * False when r or signature is NULL. Pure: callers run it before the write transaction. */
+bool record_rebuilds(const char *namespace_name, const uint8_t service_id[32], uint64_t sequence,
+                     uint64_t expires, const uint8_t *note, size_t note_len, const struct registration *r,
+                     const struct note_signature *signature);
+
+/* Appends the value for a registration: header fields from the arguments, and the note compact
+ * (from r and signature, its provider key interned through keys) when compact, which must be
+ * record_rebuilds' answer for the same arguments, else as bytes. Returns 0, DIRAUTH_ERR_NOMEM,
+ * or the keys' error. */
+int record_encode(uint64_t sequence, uint64_t stamp, uint64_t expires, const uint8_t digest[32],
+                  const uint8_t *note, size_t note_len, bool compact, const struct registration *r,
+                  const struct note_signature *signature, const struct record_keys *keys, struct buffer *out);
 
 /* Reads the header of a value. Returns 0 or DIRAUTH_ERR_STORE (too short, unknown form). */
 int record_decode_header(const uint8_t *value, size_t len, struct record_header *out);

@@ -44,6 +44,7 @@
  * versions of one service can be kept at once (one per epoch not yet sealed past), so that a
  * version replaced before its epoch is sealed does not take the sealed epoch's version with it.
  */
+#define _GNU_SOURCE /* pthread_setname_np */
 #include "server/store/store.h"
 
 #include "server/store/internal.h"
@@ -294,7 +295,7 @@ static int kept_pick_visit(void *context, struct kv_val key, struct kv_val value
 /* Applies one registration inside a nested transaction of batch: all of it or, on any refusal
  * or failure, none of it. */
 static int apply_registration(struct store *store, struct kv_txn *batch, const struct store_registration *reg,
-                              uint64_t stamp)
+                              bool compact, uint64_t stamp)
 {
 	struct kv_txn t;
 	struct kv_val found;
@@ -363,9 +364,9 @@ static int apply_registration(struct store *store, struct kv_txn *batch, const s
 	struct keys_context keys_context = {store, &t};
 	struct record_keys keys = {&keys_context, keys_lookup, keys_intern};
 	if (!t.rc)
-		kv_txn_fail(&t, record_encode(reg->namespace_name, reg->service_id, reg->sequence, stamp,
-		                              reg->expires, reg->digest, reg->note, reg->note_len,
-		                              reg->parsed, reg->signature, &keys, &value));
+		kv_txn_fail(&t, record_encode(reg->sequence, stamp, reg->expires, reg->digest, reg->note,
+		                              reg->note_len, compact, reg->parsed, reg->signature, &keys,
+		                              &value));
 	kv_txn_put(&t, store->records, key, sizeof key, value.data, value.len);
 	indexed_key(index_key, reg->expires, key);
 	kv_txn_put(&t, store->expiry, index_key, sizeof index_key, "", 0);
@@ -405,9 +406,9 @@ static bool apply_batch(struct store *store, struct store_request *first, bool *
 			req->result = DIRAUTH_ERR_FULL;
 			continue;
 		}
-		req->result = req->lifecycle
-		                  ? lifecycle_apply(store, &batch, req)
-		                  : apply_registration(store, &batch, req->registration, req->stamp);
+		req->result = req->lifecycle ? lifecycle_apply(store, &batch, req)
+		                             : apply_registration(store, &batch, req->registration,
+		                                                  req->compact, req->stamp);
 		if (req->result == 0)
 			accepted++;
 	}
@@ -463,8 +464,16 @@ static void *committer_main(void *argument)
 
 	pthread_mutex_lock(&store->lock);
 	for (;;) {
-		while (!store->head && !store->stopping && !unflushed)
-			pthread_cond_wait(&store->work, &store->lock);
+		if (!store->head && !store->stopping && !unflushed) {
+			struct timespec from, to;
+			clock_gettime(CLOCK_MONOTONIC, &from);
+			while (!store->head && !store->stopping && !unflushed)
+				pthread_cond_wait(&store->work, &store->lock);
+			clock_gettime(CLOCK_MONOTONIC, &to);
+			store->statistics.committer_idle_ns +=
+			    (uint64_t)(to.tv_sec - from.tv_sec) * 1000000000u + (uint64_t)to.tv_nsec -
+			    (uint64_t)from.tv_nsec;
+		}
 		if (!store->head) {
 			if (!unflushed)
 				break; /* stopping and drained */
@@ -921,6 +930,7 @@ int store_open(const struct store_options *options, struct store **out)
 		rc = DIRAUTH_ERR_NOMEM;
 		goto fail;
 	}
+	pthread_setname_np(store->committer, STORE_COMMITTER_THREAD_NAME); /* for ps, top, perf */
 	*out = store;
 	return 0;
 
@@ -992,6 +1002,13 @@ int store_request_submit(struct store *store, const struct store_registration *r
 	if (!request)
 		return DIRAUTH_ERR_NOMEM;
 	request->registration = registration;
+	/* The rebuild check is the most work of keeping a record that needs no transaction: it is
+	 * done here, in the submitter's thread, not in the committer's, the one serial stage. */
+	request->compact =
+	    registration &&
+	    record_rebuilds(registration->namespace_name, registration->service_id, registration->sequence,
+	                    registration->expires, registration->note, registration->note_len,
+	                    registration->parsed, registration->signature);
 	request->lifecycle_kind = lifecycle_kind;
 	request->lifecycle = lifecycle;
 	request->epoch = epoch;

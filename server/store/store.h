@@ -249,13 +249,18 @@ int store_backup(struct store *store, const char *directory);
 
 /* Counters and gauges, for tests and metrics. */
 struct store_statistics {
-	uint64_t submissions;  /* registrations answered by the committer, accepted or refused */
-	uint64_t batches;      /* write transactions the committer ran, one per batch */
-	uint64_t commits;      /* of those, the ones committed (a batch refused entirely is not) */
-	uint64_t refused_full; /* registrations refused because the map is too full */
-	size_t map_size;       /* bytes the database may grow to */
-	size_t map_used;       /* bytes in use (a high-water mark: freed pages are reused) */
+	uint64_t submissions;       /* registrations answered by the committer, accepted or refused */
+	uint64_t batches;           /* write transactions the committer ran, one per batch */
+	uint64_t commits;           /* of those, the ones committed (a batch refused entirely is not) */
+	uint64_t refused_full;      /* registrations refused because the map is too full */
+	uint64_t committer_idle_ns; /* time the committer waited for work (the rest it was busy) */
+	size_t map_size;            /* bytes the database may grow to */
+	size_t map_used;            /* bytes in use (a high-water mark: freed pages are reused) */
 };
+
+/* The name of the committer's thread (in /proc/<pid>/task/<tid>/comm), the serial stage of
+ * ingest: what the benchmarks watch. */
+#define STORE_COMMITTER_THREAD_NAME "dirauth-commit"
 
 /* Copies the current counters into out. Returns 0, DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_STORE. */
 int store_statistics(struct store *store, struct store_statistics *out);
