@@ -33,14 +33,17 @@
 #include "schema/compress.h"
 #include "schema/error.h"
 #include "schema/snapshot.h"
+#include "server/store/store.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +66,7 @@ struct options {
 	unsigned threads;
 	unsigned openssl_seconds; /* 0: skip openssl speed */
 	double verify_seconds;
+	double disk_seconds; /* 0: skip the disk anchor */
 	double post_seconds;
 	int skip_snapshot;
 	int system_clock;
@@ -88,6 +92,129 @@ static void cpu_sample(const struct harness_authority *authority, struct cpu_sam
 	out->signer = harness_process_cpu(authority->signer.pid);
 	out->self = self_cpu();
 	harness_machine_cpu(&out->busy, &out->idle);
+}
+
+/* The committer, dirauthd's one serial stage of ingest: its thread's time on a core and waiting
+ * for one (/proc/PID/task/TID/schedstat, nanoseconds), the bytes it passed to write calls (io:
+ * wchar, LMDB's pages and meta pages), and the time it waited for work (dirauthd's metric). For
+ * the rest of a phase it was blocked: on the disk, in its syncs and writes. */
+struct committer_sample {
+	double cpu, runqueue, idle, written;
+};
+
+static pid_t committer_thread(pid_t pid)
+{
+	char path[96], name[32];
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	DIR *tasks = opendir(path);
+	pid_t found = 0;
+	for (struct dirent *e; tasks && !found && (e = readdir(tasks));) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/comm", (int)pid, e->d_name);
+		FILE *f = fopen(path, "r");
+		if (f && fgets(name, sizeof(name), f) && strcmp(name, STORE_COMMITTER_THREAD_NAME "\n") == 0)
+			found = (pid_t)atoi(e->d_name);
+		if (f)
+			fclose(f);
+	}
+	if (tasks)
+		closedir(tasks);
+	return found;
+}
+
+static void committer_sample(struct harness_authority *authority, pid_t tid, struct committer_sample *out)
+{
+	char path[96], line[128];
+	unsigned long long cpu = 0, runqueue = 0, wchar = 0;
+	memset(out, 0, sizeof(*out));
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)authority->dirauthd.pid, (int)tid);
+	FILE *f = fopen(path, "r");
+	if (f && fscanf(f, "%llu %llu", &cpu, &runqueue) == 2) {
+		out->cpu = (double)cpu / 1e9;
+		out->runqueue = (double)runqueue / 1e9;
+	}
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/io", (int)authority->dirauthd.pid, (int)tid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "wchar: %llu", &wchar) == 1)
+			out->written = (double)wchar;
+	if (f)
+		fclose(f);
+	harness_metric(authority, "dirauth_store_committer_idle_seconds_total", &out->idle);
+}
+
+/* The disk's anchor: rounds of `pages` random 4 KiB page writes into a file of 8,192 pages in
+ * directory (so on the data directory's file system), each round ended by one fdatasync, as a
+ * group commit writes and syncs LMDB's pages, for about `seconds`. Pages per second, or 0. */
+#define BENCH_DISK_FILE_PAGES  8192
+#define BENCH_DISK_ROUND_PAGES 512 /* about a group commit's pages at 512 connections */
+static double disk_page_rate(const char *directory, unsigned pages, double seconds)
+{
+	char path[PATH_MAX];
+	static uint8_t page[4096];
+	snprintf(path, sizeof(path), "%s/disk-anchor", directory);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return 0;
+	unlink(path);
+	memset(page, 0x5a, sizeof(page));
+	bool ok = true;
+	for (unsigned i = 0; ok && i < BENCH_DISK_FILE_PAGES; i++)
+		ok = pwrite(fd, page, sizeof(page), (off_t)i * (off_t)sizeof(page)) == (ssize_t)sizeof(page);
+	ok = ok && fsync(fd) == 0;
+	/* Not in the page cache, as LMDB's reused pages mostly are not dirty when a commit starts. */
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	unsigned long long written = 0, state = 88172645463325252ull;
+	double start = harness_now(), elapsed = 0;
+	while (ok && elapsed < seconds) {
+		for (unsigned i = 0; ok && i < pages; i++) {
+			state ^= state << 13;
+			state ^= state >> 7;
+			state ^= state << 17;
+			off_t at = (off_t)(state % BENCH_DISK_FILE_PAGES) * (off_t)sizeof(page);
+			ok = pwrite(fd, page, sizeof(page), at) == (ssize_t)sizeof(page);
+		}
+		ok = ok && fdatasync(fd) == 0;
+		written += pages;
+		elapsed = harness_now() - start;
+	}
+	close(fd);
+	return ok && elapsed > 0 ? (double)written / elapsed : 0;
+}
+
+/* Where the committer's time went over the phase, and the two ceilings it sets: the disk's (its
+ * page writes at the anchor's rate) and the serial stage's (its time on a core plus on the disk,
+ * per registration, were it never to wait for a core). */
+static void print_committer(const struct committer_sample *before, const struct committer_sample *after,
+                            double wall, double registrations, double commits, double disk_rate,
+                            double verify_rate)
+{
+	double cpu = after->cpu - before->cpu, runqueue = after->runqueue - before->runqueue;
+	double idle = after->idle - before->idle, written = after->written - before->written;
+	double blocked = wall - cpu - runqueue - idle;
+	if (blocked < 0)
+		blocked = 0;
+	printf("\nthe store's committer (one thread: the serial stage), over the POST phase:\n");
+	printf("  on a core %4.1f%%, waiting for a core %4.1f%%, blocked (writes and syncs) %4.1f%%, "
+	       "waiting for work %4.1f%%\n",
+	       100 * cpu / wall, 100 * runqueue / wall, 100 * blocked / wall, 100 * idle / wall);
+	double pages = written / 4096 / registrations;
+	printf("  per registration: %.1f us on a core, %.1f us waiting for one, %.1f us blocked; "
+	       "%.1f KiB written (%.2f pages of 4 KiB; %.0f pages a commit)\n",
+	       cpu / registrations * 1e6, runqueue / registrations * 1e6, blocked / registrations * 1e6,
+	       written / 1024 / registrations, pages, commits > 0 ? written / 4096 / commits : 0);
+	double serial = (cpu + blocked) / registrations;
+	if (serial > 0)
+		printf(
+		    "  its ceiling, one registration per %.1f us on a core and blocked: %.0f /s (%.3fx the "
+		    "verify rate)\n",
+		    serial * 1e6, 1 / serial, 1 / serial / verify_rate);
+	if (disk_rate > 0 && pages > 0)
+		printf("  disk anchor: %.0f random page writes /s (%d a round, one fdatasync each); at %.2f "
+		       "pages per registration the disk alone allows %.0f /s (%.3fx the verify rate)\n",
+		       disk_rate, BENCH_DISK_ROUND_PAGES, pages, disk_rate / pages,
+		       disk_rate / pages / verify_rate);
 }
 
 static int perf_start(struct harness *harness, const char *output, struct harness_child *perf)
@@ -419,6 +546,8 @@ static void usage(FILE *out)
 	        "                         threads with a curl handle each\n"
 	        "  --openssl-seconds S    length of `openssl speed ed25519`, 0 to skip it (default 3)\n"
 	        "  --verify-seconds S     length of the in-process EVP verify anchor (default 2)\n"
+	        "  --disk-seconds S       length of the disk anchor (random page writes), 0 to skip it\n"
+	        "                         (default 1)\n"
 	        "  --post-seconds S       time bound of the registration phase (default 300)\n"
 	        "  --perf FILE            system-wide perf record -g of the POST phase into FILE\n"
 	        "  --http KEYS            extra keys of dirauthd's http mapping, e.g. \"threads: 2\"\n"
@@ -440,6 +569,7 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 	o->threads = 64; /* enough for group commits of about twenty */
 	o->openssl_seconds = 3;
 	o->verify_seconds = 2;
+	o->disk_seconds = 1;
 	o->post_seconds = 300;
 	for (int i = 1; i < argc; i++) {
 		const char *name = argv[i];
@@ -477,6 +607,9 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 			o->openssl_seconds = (unsigned)number;
 		} else if (strcmp(name, "--verify-seconds") == 0) {
 			ok = harness_parse_seconds(value, &o->verify_seconds) == 0;
+		} else if (strcmp(name, "--disk-seconds") == 0) {
+			o->disk_seconds = 0;
+			ok = strcmp(value, "0") == 0 || harness_parse_seconds(value, &o->disk_seconds) == 0;
 		} else if (strcmp(name, "--post-seconds") == 0) {
 			ok = harness_parse_seconds(value, &o->post_seconds) == 0;
 		} else {
@@ -552,24 +685,36 @@ int main(int argc, char **argv)
 	if (harness_evp_verify_rate(notes[0].data, notes[0].len, o.verify_seconds, &evp_verify) != 0)
 		goto cleanup;
 
+	double disk_rate = 0;
+	if (o.disk_seconds > 0) {
+		printf("random 4 KiB page writes in the data directory's file system for %.1f s...\n",
+		       o.disk_seconds);
+		fflush(stdout);
+		disk_rate = disk_page_rate(authority.dir, BENCH_DISK_ROUND_PAGES, o.disk_seconds);
+	}
+
 	if (harness_authority_start(&authority) != 0)
 		goto cleanup;
+	pid_t committer = committer_thread(authority.dirauthd.pid);
 	if (o.perf_output && perf_start(&harness, o.perf_output, &perf) != 0)
 		goto cleanup;
 	printf("posting %zu registrations over %u connections (%s)...\n", o.registrations, o.threads,
 	       o.curl_client ? "a curl thread each" : "one epoll thread");
 	fflush(stdout);
 	struct cpu_sample before, after;
+	struct committer_sample committer_before, committer_after;
 	struct harness_posted posted;
 	double commits_before = 0, commits_after = 0;
 	harness_metric(&authority, "dirauth_store_commits_total", &commits_before);
 	harness_load_average(load_before);
+	committer_sample(&authority, committer, &committer_before);
 	cpu_sample(&authority, &before);
 	int posted_rc = o.curl_client ? harness_post(&authority, notes, o.registrations, o.threads,
 	                                             o.post_seconds, receipts, &posted)
 	                              : lean_post(&authority, notes, o.registrations, o.threads,
 	                                          o.post_seconds, receipts, &posted);
 	cpu_sample(&authority, &after);
+	committer_sample(&authority, committer, &committer_after);
 	harness_load_average(load_after);
 	perf_stop(&perf);
 	if (posted_rc != 0)
@@ -669,6 +814,9 @@ int main(int argc, char **argv)
 		       BENCH_TARGET * anchor_rate * per_registration, cores, (double)cores / per_registration,
 		       (double)cores / per_registration / anchor_rate);
 	}
+	if (committer)
+		print_committer(&committer_before, &committer_after, posted.elapsed, n, commits, disk_rate,
+		                o.openssl_seconds ? openssl_verify : evp_verify);
 	if (o.perf_output)
 		printf("\nperf profile of the POST phase: %s (perf report -i %s --sort comm,dso)\n",
 		       o.perf_output, o.perf_output);
