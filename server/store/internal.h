@@ -47,6 +47,7 @@ struct store_request {
 	void *context;
 	uint64_t stamp;
 	int result;
+	uint64_t commits_before; /* commits made when its batch ended: durable once these are */
 	struct store_request *next;
 };
 
@@ -70,14 +71,19 @@ struct store {
 	pthread_cond_t work;    /* the committer waits for requests or stopping */
 	pthread_cond_t space;   /* submitters wait for room in the queue */
 	pthread_cond_t settled; /* sealers wait for the batch in flight */
-	struct store_request *head, *tail;
+	pthread_cond_t decided; /* the answerer waits for decided requests or the committer's end */
+	struct store_request *head, *tail;                 /* waiting for the committer */
+	struct store_request *decided_head, *decided_tail; /* decided, in order, waiting for the answerer */
+	uint64_t commits_made;                             /* the committer's commits so far */
+	uint64_t commits_durable;                          /* how many of them are known synced */
+	bool committer_ended;
 	size_t queued;
 	bool stopping;
 	bool in_flight;
 	bool have_sealed;
 	uint64_t sealed;
 	struct store_statistics statistics;
-	pthread_t committer;
+	pthread_t committer, answerer;
 
 	pthread_mutex_t keys_lock;  /* guards the provider key cache */
 	struct note_verifier *keys; /* ref i is keys[i - 1] */

@@ -34,7 +34,8 @@
  * group-committed: callers queue a request; one committer thread takes up to max_batch
  * requests, applies each in a nested transaction of one write transaction (a refused request
  * leaves no trace while the others proceed, and a later request sees what an earlier one wrote),
- * commits once and reports every result. When the commit fails, nobody in the batch is told 0.
+ * commits once; the answerer thread reports every result once the commit is durable. When the
+ * commit fails, nobody in the batch is told 0.
  *
  * The seal. The committer stamps each request with max(its epoch, sealed + 1) while it holds the
  * store's lock to take the batch, and marks the batch in flight; store_seal raises sealed only
@@ -439,49 +440,28 @@ static void answer_batch(struct store_request *first)
 	}
 }
 
-/* Answers the committed batch waiting for a sync, after syncing the file unless a later commit
- * already did. A failed sync leaves the batch's durability unknown: it is answered as a store
- * failure. */
-static void answer_unflushed(struct store *store, struct store_request **unflushed, bool synced)
-{
-	if (!*unflushed)
-		return;
-	int rc = synced ? 0 : kv_env_flush(store->env);
-	for (struct store_request *req = *unflushed; req && rc; req = req->next)
-		if (req->result == 0)
-			req->result = rc;
-	answer_batch(*unflushed);
-	*unflushed = NULL;
-}
-
-/* The committer. A committed batch is answered once the file is synced: when the next batch
- * is already queued, by that batch's own commit, so that commits following each other cost one
- * disk flush each instead of two; when nothing is queued, by a flush at once. */
+/* The committer. It applies each batch in one write transaction, commits it unflushed (its pages
+ * synced, its meta page written), and hands the batch, refusals too, to the answerer; then it
+ * takes the next batch at once, so that the flush that makes a commit durable overlaps the next
+ * batch's work instead of lengthening the one serial stage. */
 static void *committer_main(void *argument)
 {
 	struct store *store = argument;
-	struct store_request *unflushed = NULL; /* committed, not yet durable, not answered */
 
 	pthread_mutex_lock(&store->lock);
 	for (;;) {
-		if (!store->head && !store->stopping && !unflushed) {
+		if (!store->head && !store->stopping) {
 			struct timespec from, to;
 			clock_gettime(CLOCK_MONOTONIC, &from);
-			while (!store->head && !store->stopping && !unflushed)
+			while (!store->head && !store->stopping)
 				pthread_cond_wait(&store->work, &store->lock);
 			clock_gettime(CLOCK_MONOTONIC, &to);
 			store->statistics.committer_idle_ns +=
 			    (uint64_t)(to.tv_sec - from.tv_sec) * 1000000000u + (uint64_t)to.tv_nsec -
 			    (uint64_t)from.tv_nsec;
 		}
-		if (!store->head) {
-			if (!unflushed)
-				break; /* stopping and drained */
-			pthread_mutex_unlock(&store->lock);
-			answer_unflushed(store, &unflushed, false);
-			pthread_mutex_lock(&store->lock);
-			continue;
-		}
+		if (!store->head)
+			break; /* stopping and drained */
 
 		struct store_request *first = store->head, *last = first;
 		size_t count = 1;
@@ -513,19 +493,62 @@ static void *committer_main(void *argument)
 		store->in_flight = false;
 		store->statistics.batches++;
 		store->statistics.submissions += count;
-		if (committed)
+		if (committed) {
+			/* Its sync made every earlier commit durable. */
+			if (synced_earlier && store->commits_durable < store->commits_made)
+				store->commits_durable = store->commits_made;
+			store->commits_made++;
 			store->statistics.commits++;
-		for (struct store_request *req = first; req; req = req->next)
+		}
+		/* A refusal too waits for the commits before it: it may rest on what they wrote. */
+		for (struct store_request *req = first; req; req = req->next) {
+			req->commits_before = store->commits_made;
 			if (req->result == DIRAUTH_ERR_FULL)
 				store->statistics.refused_full++;
-		pthread_cond_broadcast(&store->settled);
-		pthread_mutex_unlock(&store->lock);
-		/* The earlier batch first: this one's answers may rest on its writes. */
-		answer_unflushed(store, &unflushed, synced_earlier);
-		if (committed)
-			unflushed = first;
+		}
+		if (store->decided_tail)
+			store->decided_tail->next = first;
 		else
-			answer_batch(first); /* refusals only: nothing to make durable */
+			store->decided_head = first;
+		store->decided_tail = last;
+		pthread_cond_signal(&store->decided);
+		pthread_cond_broadcast(&store->settled);
+	}
+	store->committer_ended = true;
+	pthread_cond_signal(&store->decided);
+	pthread_mutex_unlock(&store->lock);
+	return NULL;
+}
+
+/* The answerer. It takes every decided request waiting, syncs the file unless a later commit
+ * already made their commits durable, and tells each its outcome in the order decided. A failed
+ * sync leaves those commits' durability unknown: their requests are answered as a store failure. */
+static void *answerer_main(void *argument)
+{
+	struct store *store = argument;
+
+	pthread_mutex_lock(&store->lock);
+	for (;;) {
+		while (!store->decided_head && !store->committer_ended)
+			pthread_cond_wait(&store->decided, &store->lock);
+		if (!store->decided_head)
+			break; /* the committer has ended and everything is answered */
+		struct store_request *first = store->decided_head;
+		uint64_t needed = store->decided_tail->commits_before;
+		store->decided_head = store->decided_tail = NULL;
+		bool durable = needed <= store->commits_durable;
+		pthread_mutex_unlock(&store->lock);
+
+		int rc = durable ? 0 : kv_env_flush(store->env);
+
+		pthread_mutex_lock(&store->lock);
+		if (rc == 0 && store->commits_durable < needed)
+			store->commits_durable = needed;
+		pthread_mutex_unlock(&store->lock);
+		for (struct store_request *req = first; req && rc; req = req->next)
+			if (req->result == 0)
+				req->result = rc;
+		answer_batch(first);
 		pthread_mutex_lock(&store->lock);
 	}
 	pthread_mutex_unlock(&store->lock);
@@ -923,19 +946,32 @@ int store_open(const struct store_options *options, struct store **out)
 	pthread_cond_init(&store->work, NULL);
 	pthread_cond_init(&store->space, NULL);
 	pthread_cond_init(&store->settled, NULL);
+	pthread_cond_init(&store->decided, NULL);
 	sync_objects = 1;
 	if ((rc = keys_refresh(store)) || (rc = body_files_tidy(store)))
 		goto fail;
-	if (pthread_create(&store->committer, NULL, committer_main, store) != 0) {
+	if (pthread_create(&store->answerer, NULL, answerer_main, store) != 0) {
 		rc = DIRAUTH_ERR_NOMEM;
 		goto fail;
 	}
-	pthread_setname_np(store->committer, STORE_COMMITTER_THREAD_NAME); /* for ps, top, perf */
+	if (pthread_create(&store->committer, NULL, committer_main, store) != 0) {
+		pthread_mutex_lock(&store->lock);
+		store->committer_ended = true;
+		pthread_cond_signal(&store->decided);
+		pthread_mutex_unlock(&store->lock);
+		pthread_join(store->answerer, NULL);
+		rc = DIRAUTH_ERR_NOMEM;
+		goto fail;
+	}
+	/* For ps, top and perf; the committer's name is the benchmarks' too. */
+	pthread_setname_np(store->committer, STORE_COMMITTER_THREAD_NAME);
+	pthread_setname_np(store->answerer, STORE_ANSWERER_THREAD_NAME);
 	*out = store;
 	return 0;
 
 fail:
 	if (sync_objects) {
+		pthread_cond_destroy(&store->decided);
 		pthread_cond_destroy(&store->settled);
 		pthread_cond_destroy(&store->space);
 		pthread_cond_destroy(&store->work);
@@ -958,7 +994,9 @@ void store_close(struct store *store)
 	pthread_cond_broadcast(&store->space);
 	pthread_mutex_unlock(&store->lock);
 	pthread_join(store->committer, NULL);
+	pthread_join(store->answerer, NULL); /* ends once the committer's last batch is answered */
 	kv_env_close(store->env);
+	pthread_cond_destroy(&store->decided);
 	pthread_cond_destroy(&store->settled);
 	pthread_cond_destroy(&store->space);
 	pthread_cond_destroy(&store->work);

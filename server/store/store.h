@@ -37,10 +37,11 @@
  * Submissions are group-committed: callers queue a request; one committer thread applies every
  * queued request in one write transaction, each checked against the state the earlier ones in
  * the batch left (so a batch behaves exactly like the same requests one after another), commits
- * once, and reports each request's own result once the commit is durable (when the next batch is
- * already queued, its commit's sync makes the earlier one durable, so back-to-back commits cost
- * one disk flush each). A submission can wait for its result, or be told through a callback so
- * that no thread waits (the HTTP layer suspends the connection meanwhile).
+ * once, and hands the batch to a second thread, the answerer, which reports each request's own
+ * result once the commit is durable: it syncs the file (a meta page's worth) while the committer
+ * works on the next batch, or finds that the next commit's own sync already did. A submission can wait for
+ * its result, or be told through a callback so that no thread waits (the HTTP layer suspends the connection
+ * meanwhile).
  *
  * Threading: every function is safe from any thread. Pointers handed to visitors are valid only
  * during the call.
@@ -105,9 +106,10 @@ struct store_registration {
 	uint64_t max_bytes;   /* sum of note lengths plus STORE_RECORD_FRAMING each */
 };
 
-/* Called once with the outcome of an asynchronous submission (from the committer thread: it
- * must not block, and must not call back into the store's submission functions). stamp is the
- * epoch of the first snapshot that may hold the registration (when result is 0). */
+/* Called once with the outcome of an asynchronous submission (from the store's answerer thread,
+ * in the order the committer decided the submissions: it must not block, and must not call back into the
+ * store's submission functions). stamp is the epoch of the first snapshot that may hold the registration
+ * (when result is 0). */
 typedef void (*store_submission_done)(void *context, int result, uint64_t stamp);
 
 /* Queues r for the next group commit; done is called with the outcome. r and everything it
@@ -261,6 +263,8 @@ struct store_statistics {
 /* The name of the committer's thread (in /proc/<pid>/task/<tid>/comm), the serial stage of
  * ingest: what the benchmarks watch. */
 #define STORE_COMMITTER_THREAD_NAME "dirauth-commit"
+/* The thread that makes commits durable and calls the submissions' done callbacks. */
+#define STORE_ANSWERER_THREAD_NAME  "dirauth-answer"
 
 /* Copies the current counters into out. Returns 0, DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_STORE. */
 int store_statistics(struct store *store, struct store_statistics *out);
