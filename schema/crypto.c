@@ -29,11 +29,27 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+/* SHA-256's method, fetched once: EVP_sha256() makes OpenSSL 3 look the implementation up in
+ * its provider store at every digest, which costs as much as hashing a Merkle node's 65 bytes. */
+static EVP_MD *sha256_fetched;
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+
+static void sha256_fetch(void)
+{
+	sha256_fetched = EVP_MD_fetch(NULL, "SHA2-256", NULL);
+}
+
+static const EVP_MD *sha256_method(void)
+{
+	pthread_once(&sha256_once, sha256_fetch);
+	return sha256_fetched ? sha256_fetched : EVP_sha256();
+}
+
 int crypto_sha256(const uint8_t *data, size_t len, uint8_t out[CRYPTO_SHA256_SIZE])
 {
 	unsigned int out_len = 0;
 	static const uint8_t empty[1] = {0};
-	if (EVP_Digest(len ? data : empty, len, out, &out_len, EVP_sha256(), NULL) != 1)
+	if (EVP_Digest(len ? data : empty, len, out, &out_len, sha256_method(), NULL) != 1)
 		return DIRAUTH_ERR_CRYPTO;
 	return out_len == CRYPTO_SHA256_SIZE ? 0 : DIRAUTH_ERR_CRYPTO;
 }
@@ -46,7 +62,7 @@ int crypto_sha256_parts(const uint8_t *const *parts, const size_t *lengths, size
 	EVP_MD_CTX *context = EVP_MD_CTX_new();
 	if (!context)
 		goto cleanup;
-	if (EVP_DigestInit_ex(context, EVP_sha256(), NULL) != 1)
+	if (EVP_DigestInit_ex(context, sha256_method(), NULL) != 1)
 		goto cleanup;
 	for (size_t i = 0; i < count; i++) {
 		if (lengths[i] == 0)
@@ -65,7 +81,7 @@ cleanup:
 struct crypto_sha256_stream *crypto_sha256_new(void)
 {
 	EVP_MD_CTX *context = EVP_MD_CTX_new();
-	if (context && EVP_DigestInit_ex(context, EVP_sha256(), NULL) != 1) {
+	if (context && EVP_DigestInit_ex(context, sha256_method(), NULL) != 1) {
 		EVP_MD_CTX_free(context);
 		context = NULL;
 	}
