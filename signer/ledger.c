@@ -193,9 +193,13 @@ static int ledger_checkpoint_verdict(bool have_latest, uint64_t latest_size, con
 	if (size == latest_size) {
 		if (memcmp(root, latest_root, sizeof(merkle_hash)) != 0)
 			return DIRAUTH_ERR_COLLISION;
-		if (old_size != latest_size)
+		/* The tree head is already signed, so signing it again contradicts nothing, whatever
+		 * head the caller extended it from: two callers of one signer (this authority's log,
+		 * and its cosigning of another's) may each ask for the same head, one after the other
+		 * took it past the head the first had read. */
+		if (old_size > size)
 			return DIRAUTH_ERR_MISMATCH;
-		return proof_count == 0 ? 1 : DIRAUTH_ERR_PROOF;
+		return old_size == size && proof_count != 0 ? DIRAUTH_ERR_PROOF : 1;
 	}
 	if (old_size != latest_size)
 		return DIRAUTH_ERR_MISMATCH;

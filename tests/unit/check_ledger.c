@@ -334,6 +334,48 @@ START_TEST(test_checkpoint_consistency)
 }
 END_TEST
 
+/* The log key signed 5; the cosignature key then took the tree to 9 (another authority's
+ * checkpoint of the same log). This authority's own log, which read 5 as the latest before that,
+ * asks for 9 from 5 with its proof: the same head, already signed, is a repeat, not a mismatch.
+ * A head beside it or below it is still refused. */
+START_TEST(test_checkpoint_repeat_from_an_older_head)
+{
+	merkle_hash root5, root9, proof[MERKLE_MAX_PROOF], other_root, latest;
+	size_t proof_count;
+	uint64_t size = 0;
+	struct ledger *ledger = open_ledger();
+	make_leaves("leaf");
+	root_of(5, root5);
+	root_of(9, root9);
+	memcpy(other_root, root9, sizeof(merkle_hash));
+	other_root[0] ^= 1;
+	proof_of(5, 9, proof, &proof_count);
+
+	ck_assert_int_eq(
+	    ledger_record_checkpoint(ledger, LEDGER_CHECKPOINT_SIGNED, "log", 5, root5, 0, NULL, 0), 0);
+	ck_assert_int_eq(ledger_record_checkpoint(ledger, LEDGER_CHECKPOINT_COSIGNED, "log", 9, root9, 5,
+	                                          proof, proof_count),
+	                 0);
+	ck_assert_int_eq(ledger_record_checkpoint(ledger, LEDGER_CHECKPOINT_SIGNED, "log", 9, root9, 5, proof,
+	                                          proof_count),
+	                 0);
+	ck_assert_int_eq(ledger_checkpoint_latest(ledger, LEDGER_CHECKPOINT_SIGNED, "log", &size, latest), 0);
+	ck_assert_uint_eq(size, 9);
+	ck_assert_mem_eq(latest, root9, sizeof(root9));
+	/* Not another root of that size, not an old size past it, not a smaller head. */
+	ck_assert_int_eq(ledger_record_checkpoint(ledger, LEDGER_CHECKPOINT_SIGNED, "log", 9, other_root, 5,
+	                                          proof, proof_count),
+	                 DIRAUTH_ERR_COLLISION);
+	ck_assert_int_eq(
+	    ledger_record_checkpoint(ledger, LEDGER_CHECKPOINT_SIGNED, "log", 9, root9, 12, NULL, 0),
+	    DIRAUTH_ERR_MISMATCH);
+	ck_assert_int_eq(
+	    ledger_record_checkpoint(ledger, LEDGER_CHECKPOINT_SIGNED, "log", 5, root5, 0, NULL, 0),
+	    DIRAUTH_ERR_ROLLBACK);
+	ledger_close(ledger);
+}
+END_TEST
+
 static Suite *ledger_suite(void)
 {
 	Suite *suite = suite_create("ledger");
@@ -348,6 +390,7 @@ static Suite *ledger_suite(void)
 	tcase_add_test(tc, test_checkpoint_first);
 	tcase_add_test(tc, test_checkpoint_from_empty_tree);
 	tcase_add_test(tc, test_checkpoint_consistency);
+	tcase_add_test(tc, test_checkpoint_repeat_from_an_older_head);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
