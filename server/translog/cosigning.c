@@ -593,8 +593,16 @@ static void *cosigning_main(void *context)
 				c->retry_size[i] = outcome.size;
 				c->attempts[i] = 0;
 			}
-			if (again && ++c->attempts[i] < TRANSLOG_COSIGNING_ATTEMPTS && !c->retry_at_ms[i])
-				c->retry_at_ms[i] = monotonic_ms() + TRANSLOG_COSIGNING_RETRY_SECONDS * 1000u;
+			if (again && !c->retry_at_ms[i]) {
+				uint64_t wait = TRANSLOG_COSIGNING_RETRY_SECONDS;
+				for (unsigned n = c->attempts[i];
+				     n > 0 && wait < TRANSLOG_COSIGNING_RETRY_MAX_SECONDS; n--)
+					wait *= 2;
+				if (wait > TRANSLOG_COSIGNING_RETRY_MAX_SECONDS)
+					wait = TRANSLOG_COSIGNING_RETRY_MAX_SECONDS;
+				c->attempts[i]++;
+				c->retry_at_ms[i] = monotonic_ms() + wait * 1000u;
+			}
 			pthread_mutex_unlock(&c->lock);
 			if (rc && rc != DIRAUTH_ERR_UNAVAILABLE) {
 				FILE *log = c->options.log ? c->options.log : stderr;

@@ -21,8 +21,11 @@
  *
  * The work runs in a thread of its own, started by translog_cosigning_new and woken by
  * translog_cosigning_kick, so a peer that hangs delays no publication: one round per kick, and
- * while the latest checkpoint lacks a member's cosignature it is tried again every
- * TRANSLOG_COSIGNING_RETRY_SECONDS, at most TRANSLOG_COSIGNING_ATTEMPTS rounds per checkpoint.
+ * while the latest checkpoint lacks a member's cosignature it is tried again, first after
+ * TRANSLOG_COSIGNING_RETRY_SECONDS, each wait twice the one before up to
+ * TRANSLOG_COSIGNING_RETRY_MAX_SECONDS, until every member has cosigned it or a newer checkpoint
+ * takes its place: a member that publishes the same epoch late (a slow or restarted one) still
+ * cosigns it, and a member that is down costs one round a minute.
  */
 #ifndef DIRAUTH_SERVER_TRANSLOG_COSIGNING_H
 #define DIRAUTH_SERVER_TRANSLOG_COSIGNING_H
@@ -36,9 +39,9 @@
 
 #include <stdio.h>
 
-#define TRANSLOG_COSIGNING_RETRY_SECONDS 2
-#define TRANSLOG_COSIGNING_ATTEMPTS      3
-#define TRANSLOG_WITNESS_ANSWER_MAX      (16 * 1024) /* bytes of an outside witness's answer */
+#define TRANSLOG_COSIGNING_RETRY_SECONDS     2
+#define TRANSLOG_COSIGNING_RETRY_MAX_SECONDS 60
+#define TRANSLOG_WITNESS_ANSWER_MAX          (16 * 1024) /* bytes of an outside witness's answer */
 
 /* How many distinct authorities must have cosigned a checkpoint before it is served: the
  * threshold k when the configuration pins the cosignature key of any other member, else 1. */
