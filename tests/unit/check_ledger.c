@@ -79,6 +79,17 @@ static void proof_of(uint64_t old_size, uint64_t size, merkle_hash *proof, size_
 	ck_assert_int_eq(merkle_consistency_proof(leaves, size, old_size, proof, count), 0);
 }
 
+/* The latest checkpoint the log key of "log" signed is (size, root). */
+static void assert_signed_latest(struct ledger *ledger, uint64_t size, const merkle_hash root)
+{
+	uint64_t latest_size = 0;
+	merkle_hash latest;
+	ck_assert_int_eq(
+	    ledger_checkpoint_latest(ledger, LEDGER_CHECKPOINT_SIGNED, "log", &latest_size, latest), 0);
+	ck_assert_uint_eq(latest_size, size);
+	ck_assert_mem_eq(latest, root, sizeof(merkle_hash));
+}
+
 START_TEST(test_open_creates_private_directory)
 {
 	struct stat st;
@@ -211,9 +222,7 @@ START_TEST(test_checkpoint_first)
 	                 DIRAUTH_ERR_NOT_FOUND);
 	ck_assert_int_eq(
 	    ledger_record_checkpoint(ledger, LEDGER_CHECKPOINT_SIGNED, "log", 5, root, 0, NULL, 0), 0);
-	ck_assert_int_eq(ledger_checkpoint_latest(ledger, LEDGER_CHECKPOINT_SIGNED, "log", &size, latest), 0);
-	ck_assert_uint_eq(size, 5);
-	ck_assert_mem_eq(latest, root, sizeof(root));
+	assert_signed_latest(ledger, 5, root);
 	/* The cosigned record is separate. */
 	ck_assert_int_eq(ledger_checkpoint_latest(ledger, LEDGER_CHECKPOINT_COSIGNED, "log", &size, latest),
 	                 DIRAUTH_ERR_NOT_FOUND);
@@ -287,9 +296,7 @@ START_TEST(test_checkpoint_consistency)
 	ck_assert_int_eq(ledger_record_checkpoint(ledger, LEDGER_CHECKPOINT_SIGNED, "log", 9, root9, 5, proof,
 	                                          proof_count),
 	                 0);
-	ck_assert_int_eq(ledger_checkpoint_latest(ledger, LEDGER_CHECKPOINT_SIGNED, "log", &size, latest), 0);
-	ck_assert_uint_eq(size, 9);
-	ck_assert_mem_eq(latest, root9, sizeof(root9));
+	assert_signed_latest(ledger, 9, root9);
 
 	/* Smaller: rollback, with or without a proof. */
 	ck_assert_int_eq(
@@ -322,9 +329,7 @@ START_TEST(test_checkpoint_consistency)
 	                                          proof, proof_count),
 	                 0);
 	ledger = reopen(ledger);
-	ck_assert_int_eq(ledger_checkpoint_latest(ledger, LEDGER_CHECKPOINT_SIGNED, "log", &size, latest), 0);
-	ck_assert_uint_eq(size, 12);
-	ck_assert_mem_eq(latest, root12, sizeof(root12));
+	assert_signed_latest(ledger, 12, root12);
 	/* The cosigned kind and another origin were never touched. */
 	ck_assert_int_eq(ledger_checkpoint_latest(ledger, LEDGER_CHECKPOINT_COSIGNED, "log", &size, latest),
 	                 DIRAUTH_ERR_NOT_FOUND);
@@ -340,9 +345,8 @@ END_TEST
  * A head beside it or below it is still refused. */
 START_TEST(test_checkpoint_repeat_from_an_older_head)
 {
-	merkle_hash root5, root9, proof[MERKLE_MAX_PROOF], other_root, latest;
+	merkle_hash root5, root9, proof[MERKLE_MAX_PROOF], other_root;
 	size_t proof_count;
-	uint64_t size = 0;
 	struct ledger *ledger = open_ledger();
 	make_leaves("leaf");
 	root_of(5, root5);
@@ -359,9 +363,7 @@ START_TEST(test_checkpoint_repeat_from_an_older_head)
 	ck_assert_int_eq(ledger_record_checkpoint(ledger, LEDGER_CHECKPOINT_SIGNED, "log", 9, root9, 5, proof,
 	                                          proof_count),
 	                 0);
-	ck_assert_int_eq(ledger_checkpoint_latest(ledger, LEDGER_CHECKPOINT_SIGNED, "log", &size, latest), 0);
-	ck_assert_uint_eq(size, 9);
-	ck_assert_mem_eq(latest, root9, sizeof(root9));
+	assert_signed_latest(ledger, 9, root9);
 	/* Not another root of that size, not an old size past it, not a smaller head. */
 	ck_assert_int_eq(ledger_record_checkpoint(ledger, LEDGER_CHECKPOINT_SIGNED, "log", 9, other_root, 5,
 	                                          proof, proof_count),
