@@ -29,7 +29,7 @@
 #define STORE_KEPT_KEY_LEN    (STORE_RECORD_KEY_LEN + 8)
 #define STORE_REPLACED_LEN    (8 + STORE_KEPT_KEY_LEN)
 #define STORE_DEFAULT_BATCH   256
-#define STORE_QUEUE_PER_BATCH 4 /* the queue holds this many batches before submitters wait */
+#define STORE_QUEUE_PER_BATCH 4 /* batches unanswered (queued or taken) before submitters wait */
 #define STORE_MAX_NAMESPACES  65535
 #define STORE_PRUNE_CHUNK     4096 /* keys removed per write transaction while sealing */
 #define STORE_HEADER_MAX      (64 * 1024)
@@ -77,7 +77,8 @@ struct store {
 	uint64_t commits_made;                             /* the committer's commits so far */
 	uint64_t commits_durable;                          /* how many of them are known synced */
 	bool committer_ended;
-	size_t queued;
+	size_t queued;     /* requests waiting for the committer */
+	size_t unanswered; /* requests taken by the committer and not yet answered */
 	bool stopping;
 	bool in_flight;
 	bool have_sealed;

@@ -474,6 +474,7 @@ static void *committer_main(void *argument)
 			store->tail = NULL;
 		last->next = NULL;
 		store->queued -= count;
+		store->unanswered += count;
 		/* Stamped while the lock is held: a seal waits for this batch. */
 		uint64_t sealed = store->sealed;
 		bool have_sealed = store->have_sealed;
@@ -483,7 +484,6 @@ static void *committer_main(void *argument)
 			req->sealed = have_sealed ? sealed : 0;
 		}
 		store->in_flight = true;
-		pthread_cond_broadcast(&store->space);
 		pthread_mutex_unlock(&store->lock);
 
 		bool synced_earlier = false;
@@ -545,11 +545,17 @@ static void *answerer_main(void *argument)
 		if (rc == 0 && store->commits_durable < needed)
 			store->commits_durable = needed;
 		pthread_mutex_unlock(&store->lock);
-		for (struct store_request *req = first; req && rc; req = req->next)
-			if (req->result == 0)
+		size_t count = 0;
+		for (struct store_request *req = first; req; req = req->next) {
+			count++;
+			if (rc && req->result == 0)
 				req->result = rc;
+		}
 		answer_batch(first);
 		pthread_mutex_lock(&store->lock);
+		/* Room for submitters only now: the requests in flight, decided or not, are bounded. */
+		store->unanswered -= count;
+		pthread_cond_broadcast(&store->space);
 	}
 	pthread_mutex_unlock(&store->lock);
 	return NULL;
@@ -1054,7 +1060,7 @@ int store_request_submit(struct store *store, const struct store_registration *r
 	request->context = context;
 
 	pthread_mutex_lock(&store->lock);
-	while (!store->stopping && store->queued >= store->queue_limit)
+	while (!store->stopping && store->queued + store->unanswered >= store->queue_limit)
 		pthread_cond_wait(&store->space, &store->lock);
 	if (store->stopping) {
 		pthread_mutex_unlock(&store->lock);

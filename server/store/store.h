@@ -39,8 +39,9 @@
  * the batch left (so a batch behaves exactly like the same requests one after another), commits
  * once, and hands the batch to a second thread, the answerer, which reports each request's own
  * result once the commit is durable: it syncs the file (a meta page's worth) while the committer
- * works on the next batch, or finds that the next commit's own sync already did. A submission can wait for
- * its result, or be told through a callback so that no thread waits (the HTTP layer suspends the connection
+ * works on the next batch, or finds that the next commit's own sync already did. Submitters wait
+ * for room while max_batch * 4 requests are unanswered. A submission can wait for its result, or
+ * be told through a callback so that no thread waits (the HTTP layer suspends the connection
  * meanwhile).
  *
  * Threading: every function is safe from any thread. Pointers handed to visitors are valid only
@@ -107,9 +108,9 @@ struct store_registration {
 };
 
 /* Called once with the outcome of an asynchronous submission (from the store's answerer thread,
- * in the order the committer decided the submissions: it must not block, and must not call back into the
- * store's submission functions). stamp is the epoch of the first snapshot that may hold the registration
- * (when result is 0). */
+ * in the order the committer decided the submissions: it must not block, and must not call back
+ * into the store's submission functions). stamp is the epoch of the first snapshot that may hold
+ * the registration (when result is 0). */
 typedef void (*store_submission_done)(void *context, int result, uint64_t stamp);
 
 /* Queues r for the next group commit; done is called with the outcome. r and everything it
@@ -251,7 +252,7 @@ int store_backup(struct store *store, const char *directory);
 
 /* Counters and gauges, for tests and metrics. */
 struct store_statistics {
-	uint64_t submissions;       /* registrations answered by the committer, accepted or refused */
+	uint64_t submissions;       /* registrations the committer decided, accepted or refused */
 	uint64_t batches;           /* write transactions the committer ran, one per batch */
 	uint64_t commits;           /* of those, the ones committed (a batch refused entirely is not) */
 	uint64_t refused_full;      /* registrations refused because the map is too full */

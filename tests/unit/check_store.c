@@ -27,6 +27,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1211,6 +1212,73 @@ START_TEST(test_seal_prunes_every_replaced_version)
 }
 END_TEST
 
+/* A gate the first answer waits at: an answerer held up (as by a sync that takes long). */
+struct answer_gate {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool open;
+	size_t answered;
+};
+
+static void gated_done(void *context, int result, uint64_t stamp)
+{
+	struct answer_gate *gate = context;
+	(void)stamp;
+	ck_assert_int_eq(result, 0);
+	pthread_mutex_lock(&gate->lock);
+	while (!gate->open)
+		pthread_cond_wait(&gate->cond, &gate->lock);
+	gate->answered++;
+	pthread_cond_broadcast(&gate->cond);
+	pthread_mutex_unlock(&gate->lock);
+}
+
+struct late_submitter {
+	struct store *store;
+	const struct store_registration *r;
+	struct answer_gate *gate;
+	atomic_bool returned;
+};
+
+static void *late_submit(void *argument)
+{
+	struct late_submitter *l = argument;
+	ck_assert_int_eq(store_registration_submit_async(l->store, l->r, gated_done, l->gate), 0);
+	atomic_store(&l->returned, true);
+	return NULL;
+}
+
+START_TEST(test_unanswered_requests_are_bounded)
+{
+	/* One request a batch: at most STORE_QUEUE_PER_BATCH unanswered, queued or taken. With the
+	 * answerer held at the first answer, the next submitter waits for room until answers go. */
+	enum { LIMIT = STORE_QUEUE_PER_BATCH };
+	struct store_options options = {.path = at("bounded"), .max_batch = 1};
+	struct store *bounded = NULL;
+	ck_assert_int_eq(store_open(&options, &bounded), 0);
+	struct answer_gate gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0};
+	struct test_registration regs[LIMIT + 1];
+	for (size_t i = 0; i <= LIMIT; i++)
+		make_registration(&regs[i], NAMESPACE, PROVIDER, 1 + (uint32_t)i, 1, 1000);
+	for (size_t i = 0; i < LIMIT; i++)
+		ck_assert_int_eq(store_registration_submit_async(bounded, &regs[i].r, gated_done, &gate), 0);
+	struct late_submitter late = {bounded, &regs[LIMIT].r, &gate, false};
+	pthread_t thread;
+	ck_assert_int_eq(pthread_create(&thread, NULL, late_submit, &late), 0);
+	test_sleep_ms(300);
+	ck_assert_msg(!atomic_load(&late.returned), "a submission was queued past %d unanswered", LIMIT);
+	pthread_mutex_lock(&gate.lock);
+	gate.open = true;
+	pthread_cond_broadcast(&gate.cond);
+	while (gate.answered < LIMIT + 1)
+		pthread_cond_wait(&gate.cond, &gate.lock);
+	pthread_mutex_unlock(&gate.lock);
+	pthread_join(thread, NULL);
+	ck_assert(atomic_load(&late.returned));
+	store_close(bounded);
+}
+END_TEST
+
 START_TEST(test_async_callback_once)
 {
 	enum { COUNT = 300, SERVICES = 250 };
@@ -1635,6 +1703,7 @@ int main(void)
 	                        test_namespace_bounds,
 	                        test_refuse_line,
 	                        test_async_callback_once,
+	                        test_unanswered_requests_are_bounded,
 	                        test_compact_form_rebuilds_bytes,
 	                        test_compact_form_is_smaller,
 	                        test_concurrent_submissions_group_commit,
