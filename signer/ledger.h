@@ -49,11 +49,11 @@ int ledger_checkpoint_latest(struct ledger *ledger, enum ledger_checkpoint_kind 
  * from (old size, old root) to (size, root) (DIRAUTH_ERR_PROOF); a smaller size is
  * DIRAUTH_ERR_ROLLBACK; the same size with another root is DIRAUTH_ERR_COLLISION; the same size
  * and root is a repeat (0, from any old size below it whatever the proof, as the head is
- * already signed, or from its own size with no proof; recorded for kind if kind did not hold it yet, which is
- * how the checkpoint just signed with the log key gets cosigned). With no latest of either kind, any
- * checkpoint is accepted (old_size must be 0 and the proof empty). A ledger written before both kinds were
- * held to one tree may hold two records of one size with different roots: every checkpoint of that origin is
- * then DIRAUTH_ERR_COLLISION. */
+ * already signed, or from its own size with no proof; recorded for kind if kind did not hold it
+ * yet, which is how the checkpoint just signed with the log key gets cosigned). With no latest of
+ * either kind, any checkpoint is accepted (old_size must be 0 and the proof empty). A ledger
+ * written before both kinds were held to one tree may hold two records of one size with
+ * different roots: every checkpoint of that origin is then DIRAUTH_ERR_COLLISION. */
 int ledger_record_checkpoint(struct ledger *ledger, enum ledger_checkpoint_kind kind, const char *origin,
                              uint64_t size, const merkle_hash root, uint64_t old_size,
                              const merkle_hash *proof, size_t proof_count);
