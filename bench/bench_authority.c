@@ -97,7 +97,7 @@ static void cpu_sample(const struct harness_authority *authority, struct cpu_sam
 /* The committer, dirauthd's one serial stage of ingest: its thread's time on a core and waiting
  * for one (/proc/PID/task/TID/schedstat, nanoseconds), the bytes it passed to write calls (io:
  * wchar, LMDB's pages and meta pages), and the time it waited for work (dirauthd's metric). For
- * the rest of a phase it was blocked: on the disk, in its syncs and writes. */
+ * the rest of a phase it was blocked: in its writes and syncs, or waiting for the store's lock. */
 struct committer_sample {
 	double cpu, runqueue, idle, written;
 };
@@ -196,7 +196,7 @@ static void print_committer(const struct committer_sample *before, const struct 
 	if (blocked < 0)
 		blocked = 0;
 	printf("\nthe store's committer (one thread: the serial stage), over the POST phase:\n");
-	printf("  on a core %4.1f%%, waiting for a core %4.1f%%, blocked (writes and syncs) %4.1f%%, "
+	printf("  on a core %4.1f%%, waiting for a core %4.1f%%, blocked (writes, syncs, locks) %4.1f%%, "
 	       "waiting for work %4.1f%%\n",
 	       100 * cpu / wall, 100 * runqueue / wall, 100 * blocked / wall, 100 * idle / wall);
 	double pages = written / 4096 / registrations;
