@@ -279,6 +279,7 @@ void kv_txn_begin(struct kv_env *env, struct kv_txn *t, enum kv_txn_mode mode)
 		t->rc = DIRAUTH_ERR_STORE;
 		return;
 	}
+	t->step = false;
 	kv_txn_start(env, t, NULL, mode == KV_READ ? MDB_RDONLY : 0);
 	t->top_level_write = mode == KV_WRITE;
 }
@@ -289,6 +290,7 @@ void kv_txn_begin_nested(struct kv_txn *parent, struct kv_txn *t)
 	t->handle = NULL;
 	t->rc = parent->rc;
 	t->top_level_write = false;
+	t->step = false;
 	if (t->rc)
 		return;
 	if (!parent->handle) {
@@ -296,6 +298,21 @@ void kv_txn_begin_nested(struct kv_txn *parent, struct kv_txn *t)
 		return;
 	}
 	kv_txn_start(parent->env, t, kv_txn_lmdb(parent), 0);
+}
+
+void kv_txn_begin_step(struct kv_txn *parent, struct kv_txn *t)
+{
+	t->env = parent->env;
+	t->handle = NULL;
+	t->rc = parent->rc;
+	t->top_level_write = false;
+	t->step = true;
+	if (t->rc)
+		return;
+	if (!parent->handle)
+		t->rc = DIRAUTH_ERR_STORE; /* the parent has ended */
+	else
+		t->handle = parent->handle;
 }
 
 void kv_txn_fail(struct kv_txn *t, int rc)
@@ -392,7 +409,7 @@ int kv_txn_walk_prefix(struct kv_txn *t, struct kv_db db, const void *prefix, si
 
 void kv_txn_abort(struct kv_txn *t)
 {
-	if (t->handle)
+	if (t->handle && !t->step)
 		mdb_txn_abort(kv_txn_lmdb(t));
 	t->handle = NULL;
 }
@@ -410,6 +427,10 @@ static int kv_commit(struct kv_txn *t, enum kv_commit_outcome *outcome)
 	if (!kv_txn_usable(t)) {
 		kv_txn_abort(t);
 		return t->rc;
+	}
+	if (t->step) {
+		t->handle = NULL; /* what it wrote is already the parent's */
+		return 0;
 	}
 	MDB_txn *txn = kv_txn_lmdb(t);
 	size_t id = t->top_level_write ? mdb_txn_id(txn) : 0;

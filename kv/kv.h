@@ -133,6 +133,7 @@ struct kv_txn {
 	void *handle; /* the database's transaction, NULL once ended or when it never began */
 	int rc;
 	bool top_level_write;
+	bool step; /* a step of its parent (kv_txn_begin_step): ending it leaves the parent's handle */
 };
 
 enum kv_txn_mode {
@@ -150,6 +151,16 @@ void kv_txn_begin(struct kv_env *env, struct kv_txn *t, enum kv_txn_mode mode);
  * failed hands its error down, so the whole nested sequence is a no-op; a read-only parent is
  * DIRAUTH_ERR_STORE. A failure of the nested transaction is not recorded in the parent. */
 void kv_txn_begin_nested(struct kv_txn *parent, struct kv_txn *t);
+
+/* Begins a step of parent (a write transaction): t reads and writes parent's own transaction,
+ * with an error of its own, so that a refusal the step records does not fail parent. Unlike a
+ * nested transaction it costs nothing and undoes nothing: what the step wrote is parent's at once
+ * and stays there whether or not the step fails afterwards. It is for steps that decide every
+ * refusal before their first write; when a step fails after writing, parent holds part of it and
+ * its caller must abort parent. While t is open parent must not be used. Ending t (kv_txn_commit,
+ * which returns its recorded error, or kv_txn_abort) ends the step only: parent goes on. A parent
+ * that already failed hands its error down; a step of a read transaction can only read. */
+void kv_txn_begin_step(struct kv_txn *parent, struct kv_txn *t);
 
 /* Records rc as the transaction's error unless one is already recorded. rc 0 does nothing. */
 void kv_txn_fail(struct kv_txn *t, int rc);

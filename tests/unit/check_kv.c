@@ -297,6 +297,61 @@ START_TEST(test_nested_join_or_vanish)
 }
 END_TEST
 
+START_TEST(test_step_keeps_its_writes_not_its_error)
+{
+	struct fixture f;
+	char value[16];
+	fixture_open(&f, 1 << 20);
+
+	struct kv_txn batch, one, two, three;
+	kv_txn_begin(f.env, &batch, KV_WRITE);
+	kv_txn_begin_step(&batch, &one);
+	kv_txn_put(&one, f.numbers, "one", 3, "1", 1);
+	ck_assert_int_eq(kv_txn_commit(&one), 0);
+
+	/* A refusal before any write: the step's error, not the parent's. */
+	kv_txn_begin_step(&batch, &two);
+	struct kv_val found;
+	ck_assert(kv_txn_get(&two, f.numbers, "one", 3, &found));
+	kv_txn_fail(&two, DIRAUTH_ERR_COLLISION);
+	kv_txn_put(&two, f.numbers, "two", 3, "2", 1); /* a failed step writes nothing more */
+	ck_assert_int_eq(kv_txn_commit(&two), DIRAUTH_ERR_COLLISION);
+	ck_assert_int_eq(batch.rc, 0);
+
+	/* Nothing is undone: what a step wrote before it failed or was aborted stays. */
+	kv_txn_begin_step(&batch, &three);
+	kv_txn_put(&three, f.numbers, "three", 5, "3", 1);
+	kv_txn_fail(&three, DIRAUTH_ERR_BOUNDS);
+	kv_txn_abort(&three);
+	ck_assert_int_eq(batch.rc, 0);
+	ck_assert(kv_txn_get(&batch, f.numbers, "three", 5, &found)); /* the parent goes on */
+	ck_assert_int_eq(kv_txn_commit(&batch), 0);
+
+	ck_assert(get_string(f.env, f.numbers, "one", value, sizeof value));
+	ck_assert_str_eq(value, "1");
+	ck_assert(!get_string(f.env, f.numbers, "two", NULL, 0));
+	ck_assert(get_string(f.env, f.numbers, "three", value, sizeof value));
+	ck_assert_str_eq(value, "3");
+
+	/* A failed parent hands its error down; an ended one is DIRAUTH_ERR_STORE. */
+	kv_txn_begin(f.env, &batch, KV_WRITE);
+	kv_txn_fail(&batch, DIRAUTH_ERR_FULL);
+	kv_txn_begin_step(&batch, &one);
+	ck_assert_int_eq(one.rc, DIRAUTH_ERR_FULL);
+	ck_assert_int_eq(kv_txn_commit(&one), DIRAUTH_ERR_FULL);
+	kv_txn_abort(&batch);
+	kv_txn_begin_step(&batch, &two);
+	ck_assert_int_eq(two.rc, DIRAUTH_ERR_FULL); /* batch keeps its error once ended */
+	kv_txn_abort(&two);
+	kv_txn_begin(f.env, &batch, KV_WRITE);
+	ck_assert_int_eq(kv_txn_commit(&batch), 0);
+	kv_txn_begin_step(&batch, &three);
+	ck_assert_int_eq(three.rc, DIRAUTH_ERR_STORE);
+	kv_txn_abort(&three);
+	fixture_close(&f);
+}
+END_TEST
+
 START_TEST(test_delete)
 {
 	struct fixture f;
@@ -640,6 +695,7 @@ static Suite *kv_suite(void)
 	tcase_add_test(tc, test_keys_and_values_bounded);
 	tcase_add_test(tc, test_sticky_error_commits_nothing);
 	tcase_add_test(tc, test_nested_join_or_vanish);
+	tcase_add_test(tc, test_step_keeps_its_writes_not_its_error);
 	tcase_add_test(tc, test_delete);
 	tcase_add_test(tc, test_walk_prefix);
 	tcase_add_test(tc, test_map_full_then_grown);
