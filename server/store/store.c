@@ -293,10 +293,21 @@ static int kept_pick_visit(void *context, struct kv_val key, struct kv_val value
 	return 0;
 }
 
-/* Applies one registration inside a nested transaction of batch: all of it or, on any refusal
- * or failure, none of it. */
+/* How apply_batch runs a registration. Every refusal of a registration is decided before its
+ * first write (the checks only read), so it can run as a step of the batch, with nothing to undo
+ * and no nested transaction to pay for: that is about a fifth of the serial stage's time on a
+ * core. A step that fails after its first write (its namespace is new, or a write or the
+ * record's encoding fails) leaves part of it in the batch; the batch is then aborted and run
+ * again with each registration in a nested transaction, all of it or none. */
+enum apply_mode {
+	APPLY_STEP,
+	APPLY_NESTED,
+};
+
+/* Applies one registration in batch, as mode says. Returns its outcome; *partial is set when, as a
+ * step, it failed after writing, so that batch holds part of it and must be aborted. */
 static int apply_registration(struct store *store, struct kv_txn *batch, const struct store_registration *reg,
-                              bool compact, uint64_t stamp)
+                              bool compact, uint64_t stamp, enum apply_mode mode, bool *partial)
 {
 	struct kv_txn t;
 	struct kv_val found;
@@ -308,8 +319,15 @@ static int apply_registration(struct store *store, struct kv_txn *batch, const s
 	uint16_t ns = 0;
 
 	buffer_init(&value);
-	kv_txn_begin_nested(batch, &t);
-	namespace_intern(&t, store, reg->namespace_name, namespace_len, &ns);
+	if (mode == APPLY_NESTED)
+		kv_txn_begin_nested(batch, &t);
+	else
+		kv_txn_begin_step(batch, &t);
+	/* A new namespace is written before the checks: a step refused after it is partial. */
+	bool wrote =
+	    namespace_find(&t, store, reg->namespace_name, namespace_len, &ns) == DIRAUTH_ERR_NOT_FOUND;
+	if (wrote)
+		namespace_intern(&t, store, reg->namespace_name, namespace_len, &ns);
 	lifecycle_check_registration(&t, store, ns, reg); /* revoked or deregistered: refused first */
 	if (kv_txn_get(&t, store->services, reg->service_id, STORE_ID_LEN, &found)) {
 		if (!store_service_decode(&found, &owner))
@@ -343,6 +361,8 @@ static int apply_registration(struct store *store, struct kv_txn *batch, const s
 	if (!t.rc && (records > reg->max_records || bytes > reg->max_bytes))
 		kv_txn_fail(&t, DIRAUTH_ERR_BOUNDS);
 
+	/* Every refusal is decided: from here on the registration writes. */
+	wrote = wrote || !t.rc;
 	if (have_old && !t.rc) {
 		if (old.stamp < stamp) {
 			/* A version stamped for an earlier epoch stays readable for the epochs up to this
@@ -386,6 +406,7 @@ static int apply_registration(struct store *store, struct kv_txn *batch, const s
 		kv_txn_put(&t, store->endpoints, reg->endpoint_ids + i * STORE_ID_LEN, STORE_ID_LEN,
 		           reg->service_id, STORE_ID_LEN);
 	int rc = kv_txn_commit(&t);
+	*partial = rc && wrote && mode == APPLY_STEP;
 	buffer_free(&value);
 	return rc;
 }
@@ -398,18 +419,27 @@ static bool apply_batch(struct store *store, struct store_request *first, bool *
 {
 	*synced_earlier = false;
 	struct kv_txn batch;
-	size_t accepted = 0;
+	size_t accepted;
 	bool full = over_refuse_line(store);
+	enum apply_mode mode = APPLY_STEP;
 
+again:
+	accepted = 0;
 	kv_txn_begin(store->env, &batch, KV_WRITE);
 	for (struct store_request *req = first; req; req = req->next) {
 		if (full && !(req->lifecycle && lifecycle_takes_reserve(req))) {
 			req->result = DIRAUTH_ERR_FULL;
 			continue;
 		}
+		bool partial = false;
 		req->result = req->lifecycle ? lifecycle_apply(store, &batch, req)
 		                             : apply_registration(store, &batch, req->registration,
-		                                                  req->compact, req->stamp);
+		                                                  req->compact, req->stamp, mode, &partial);
+		if (partial) {
+			kv_txn_abort(&batch);
+			mode = APPLY_NESTED;
+			goto again;
+		}
 		if (req->result == 0)
 			accepted++;
 	}

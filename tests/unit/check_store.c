@@ -1314,6 +1314,40 @@ START_TEST(test_async_callback_once)
 }
 END_TEST
 
+START_TEST(test_refusal_in_a_new_namespace_leaves_nothing)
+{
+	/* A registration in a namespace the store has not seen writes the namespace before its
+	 * checks refuse it: the batch holding it must keep nothing of it, and keep everything of the
+	 * registrations beside it. */
+	enum { COUNT = 200 };
+	struct async_tally tally = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+	struct test_registration *regs = calloc(COUNT, sizeof *regs);
+	const struct store_registration **r = calloc(COUNT, sizeof *r);
+	ck_assert_ptr_nonnull(regs);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(reg(NAMESPACE, PROVIDER, 1, 1, 1000, 0), 0);
+	for (uint32_t i = 0; i < COUNT; i++) {
+		if (i % 2)
+			make_registration(&regs[i], "other", PROVIDER, 1, 2 + i, 1000); /* service 1's id */
+		else
+			make_registration(&regs[i], NAMESPACE, PROVIDER, 2 + i, 1, 1000);
+		r[i] = &regs[i].r;
+	}
+	struct async_request *answers = submit_all(store, r, COUNT, &tally);
+	for (uint32_t i = 0; i < COUNT; i++)
+		ck_assert_int_eq(answers[i].result, i % 2 ? DIRAUTH_ERR_COLLISION : 0);
+	ck_assert_uint_eq(usage_of(NAMESPACE).records, 1 + COUNT / 2);
+	ck_assert_uint_eq(count_view(store, 0), 1 + COUNT / 2);
+	store_close(store);
+	store = NULL;
+	ck_assert_uint_eq(count_entries("namespaces"), 1);
+	ck_assert_uint_eq(count_entries("records"), 1 + COUNT / 2);
+	free(answers);
+	free(r);
+	free(regs);
+}
+END_TEST
+
 /* ---- the compact form ---- */
 
 /* A real signed registration, parsed as intake parses it. */
@@ -1703,6 +1737,7 @@ int main(void)
 	                        test_namespace_bounds,
 	                        test_refuse_line,
 	                        test_async_callback_once,
+	                        test_refusal_in_a_new_namespace_leaves_nothing,
 	                        test_unanswered_requests_are_bounded,
 	                        test_compact_form_rebuilds_bytes,
 	                        test_compact_form_is_smaller,
