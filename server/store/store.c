@@ -337,9 +337,11 @@ static int apply_registration(struct store *store, struct kv_txn *batch, const s
 		else if (reg->sequence <= owner.highest_sequence)
 			kv_txn_fail(&t, DIRAUTH_ERR_ROLLBACK);
 	}
+	bool claimed[REGISTRATION_MAX_ENDPOINTS]; /* already the service's: nothing to write */
 	for (size_t i = 0; i < reg->endpoint_count; i++) {
 		const uint8_t *endpoint = reg->endpoint_ids + i * STORE_ID_LEN;
-		if (kv_txn_get(&t, store->endpoints, endpoint, STORE_ID_LEN, &found) &&
+		claimed[i] = kv_txn_get(&t, store->endpoints, endpoint, STORE_ID_LEN, &found);
+		if (claimed[i] &&
 		    (found.len != STORE_ID_LEN || memcmp(found.data, reg->service_id, STORE_ID_LEN) != 0))
 			kv_txn_fail(&t, DIRAUTH_ERR_COLLISION);
 	}
@@ -403,8 +405,9 @@ static int apply_registration(struct store *store, struct kv_txn *batch, const s
 	kv_txn_put(&t, store->services, reg->service_id, STORE_ID_LEN, service,
 	           STORE_NS_LEN + 1 + provider_len + 8);
 	for (size_t i = 0; i < reg->endpoint_count; i++)
-		kv_txn_put(&t, store->endpoints, reg->endpoint_ids + i * STORE_ID_LEN, STORE_ID_LEN,
-		           reg->service_id, STORE_ID_LEN);
+		if (!claimed[i])
+			kv_txn_put(&t, store->endpoints, reg->endpoint_ids + i * STORE_ID_LEN, STORE_ID_LEN,
+			           reg->service_id, STORE_ID_LEN);
 	int rc = kv_txn_commit(&t);
 	*partial = rc && wrote && mode == APPLY_STEP;
 	buffer_free(&value);
@@ -1054,7 +1057,7 @@ static int check_registration(const struct store_registration *r)
 		return DIRAUTH_ERR_SYNTAX;
 	if ((rc = check_name(r->namespace_name, &len)) || (rc = check_name(r->provider, &len)))
 		return rc;
-	if (len > 255 || r->note_len > UINT32_MAX || r->endpoint_count > SIZE_MAX / STORE_ID_LEN)
+	if (len > 255 || r->note_len > UINT32_MAX || r->endpoint_count > REGISTRATION_MAX_ENDPOINTS)
 		return DIRAUTH_ERR_SYNTAX;
 	return 0;
 }

@@ -95,8 +95,8 @@ struct store_registration {
 	uint64_t expires;
 	const uint8_t *digest;       /* SHA-256 of the note, 32 bytes */
 	const uint8_t *endpoint_ids; /* endpoint_count * 32 bytes */
-	size_t endpoint_count;
-	const uint8_t *note; /* the signed registration note as received */
+	size_t endpoint_count;       /* at most REGISTRATION_MAX_ENDPOINTS (schema/registration.h) */
+	const uint8_t *note;         /* the signed registration note as received */
 	size_t note_len;
 	/* The note parsed (its registration and its one signature), so that the store can keep it
 	 * compactly without parsing it again; both NULL to keep the bytes as they are. */

@@ -640,6 +640,8 @@ START_TEST(test_bad_input_refused)
 	t.r.endpoint_count = 1;
 	ck_assert_int_eq(submit(store, &t), DIRAUTH_ERR_SYNTAX);
 	t.r.endpoint_ids = t.endpoint_ids;
+	t.r.endpoint_count = REGISTRATION_MAX_ENDPOINTS + 1; /* more than any registration lists */
+	ck_assert_int_eq(submit(store, &t), DIRAUTH_ERR_SYNTAX);
 	t.r.endpoint_count = 0;
 	t.r.note = NULL;
 	ck_assert_int_eq(submit(store, &t), DIRAUTH_ERR_SYNTAX);
