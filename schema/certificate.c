@@ -100,8 +100,9 @@ static int expect_verifier(struct line_reader *reader, const char *keyword, stru
 	return note_verifier_parse(value.data, value.len, out);
 }
 
-static int parse_fields(const uint8_t *text, size_t len, struct certificate *out)
+static int parse_fields(const uint8_t *text, size_t len, void *parsed)
 {
+	struct certificate *out = parsed;
 	struct line_reader reader;
 	struct text_span value;
 	int rc;
@@ -129,15 +130,16 @@ static int encode_certificate(const void *value, struct buffer *out)
 	return certificate_encode(value, out);
 }
 
+static const struct lines_codec certificate_codec = {
+    .max_bytes = CERTIFICATE_MAX_BYTES,
+    .value_size = sizeof(struct certificate),
+    .parse_fields = parse_fields,
+    .encode = encode_certificate,
+};
+
 int certificate_parse(const uint8_t *text, size_t len, struct certificate *out)
 {
-	memset(out, 0, sizeof(*out));
-	int rc = len > CERTIFICATE_MAX_BYTES ? DIRAUTH_ERR_BOUNDS : parse_fields(text, len, out);
-	if (rc == 0)
-		rc = lines_require_canonical(text, len, out, encode_certificate);
-	if (rc)
-		memset(out, 0, sizeof(*out));
-	return rc;
+	return lines_parse_document(&certificate_codec, text, len, out);
 }
 
 int certificate_parse_signed(const uint8_t *buf, size_t len, struct certificate *out)

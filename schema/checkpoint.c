@@ -87,8 +87,9 @@ int checkpoint_encode(const struct checkpoint *c, struct buffer *out)
 	return rc;
 }
 
-static int parse_fields(const uint8_t *text, size_t len, struct checkpoint *out)
+static int parse_fields(const uint8_t *text, size_t len, void *parsed)
 {
+	struct checkpoint *out = parsed;
 	struct line_reader reader;
 	struct text_span line;
 	int rc;
@@ -126,15 +127,16 @@ static int encode_checkpoint(const void *value, struct buffer *out)
 	return checkpoint_encode(value, out);
 }
 
+static const struct lines_codec checkpoint_codec = {
+    .max_bytes = CHECKPOINT_MAX_BYTES,
+    .value_size = sizeof(struct checkpoint),
+    .parse_fields = parse_fields,
+    .encode = encode_checkpoint,
+};
+
 int checkpoint_parse(const uint8_t *text, size_t len, struct checkpoint *out)
 {
-	memset(out, 0, sizeof(*out));
-	int rc = len > CHECKPOINT_MAX_BYTES ? DIRAUTH_ERR_BOUNDS : parse_fields(text, len, out);
-	if (rc == 0)
-		rc = lines_require_canonical(text, len, out, encode_checkpoint);
-	if (rc)
-		memset(out, 0, sizeof(*out));
-	return rc;
+	return lines_parse_document(&checkpoint_codec, text, len, out);
 }
 
 void cosignature_signature(const struct note_verifier *cosigner, uint64_t timestamp,

@@ -57,8 +57,9 @@ int deregistration_encode(const struct deregistration *d, struct buffer *out)
 	return rc;
 }
 
-static int parse_fields(const uint8_t *text, size_t len, struct deregistration *out)
+static int parse_fields(const uint8_t *text, size_t len, void *parsed)
 {
+	struct deregistration *out = parsed;
 	struct line_reader reader;
 	struct text_span value;
 	int rc;
@@ -83,20 +84,16 @@ static int encode_deregistration(const void *value, struct buffer *out)
 	return deregistration_encode(value, out);
 }
 
+static const struct lines_codec deregistration_codec = {
+    .max_bytes = DEREGISTRATION_MAX_BYTES,
+    .value_size = sizeof(struct deregistration),
+    .parse_fields = parse_fields,
+    .encode = encode_deregistration,
+};
+
 int deregistration_parse(const uint8_t *text, size_t len, struct deregistration *out)
 {
-	memset(out, 0, sizeof(*out));
-	int rc = len > DEREGISTRATION_MAX_BYTES ? DIRAUTH_ERR_BOUNDS : parse_fields(text, len, out);
-	if (rc == 0)
-		rc = lines_require_canonical(text, len, out, encode_deregistration);
-	if (rc)
-		memset(out, 0, sizeof(*out));
-	return rc;
-}
-
-static int parse_text(const uint8_t *text, size_t len, void *out)
-{
-	return deregistration_parse(text, len, out);
+	return lines_parse_document(&deregistration_codec, text, len, out);
 }
 
 int deregistration_parse_signed(const uint8_t *buf, size_t len, struct deregistration *out,
@@ -104,7 +101,7 @@ int deregistration_parse_signed(const uint8_t *buf, size_t len, struct deregistr
 {
 	struct note *note = NULL;
 	memset(out, 0, sizeof(*out));
-	int rc = note_parse_statement(buf, len, DEREGISTRATION_MAX_BYTES, parse_text, out, &note);
+	int rc = note_parse_statement(buf, len, DEREGISTRATION_MAX_BYTES, &deregistration_codec, out, &note);
 	if (rc == 0)
 		rc = note_verify_threshold(note, &out->provider, 1, 1);
 	if (rc)

@@ -50,8 +50,9 @@ int deregistration_receipt_encode(const struct deregistration_receipt *r, struct
 	return rc;
 }
 
-static int parse_fields(const uint8_t *text, size_t len, struct deregistration_receipt *out)
+static int parse_fields(const uint8_t *text, size_t len, void *parsed)
 {
+	struct deregistration_receipt *out = parsed;
 	struct line_reader reader;
 	struct text_span value;
 	int rc;
@@ -81,13 +82,14 @@ static int encode_receipt(const void *value, struct buffer *out)
 	return deregistration_receipt_encode(value, out);
 }
 
+static const struct lines_codec deregistration_receipt_codec = {
+    .max_bytes = DEREGISTRATION_RECEIPT_MAX_BYTES,
+    .value_size = sizeof(struct deregistration_receipt),
+    .parse_fields = parse_fields,
+    .encode = encode_receipt,
+};
+
 int deregistration_receipt_parse(const uint8_t *text, size_t len, struct deregistration_receipt *out)
 {
-	memset(out, 0, sizeof(*out));
-	int rc = len > DEREGISTRATION_RECEIPT_MAX_BYTES ? DIRAUTH_ERR_BOUNDS : parse_fields(text, len, out);
-	if (rc == 0)
-		rc = lines_require_canonical(text, len, out, encode_receipt);
-	if (rc)
-		memset(out, 0, sizeof(*out));
-	return rc;
+	return lines_parse_document(&deregistration_receipt_codec, text, len, out);
 }

@@ -89,8 +89,9 @@ int health_encode(const struct health_statement *s, struct buffer *out)
 	return rc;
 }
 
-static int parse_fields(const uint8_t *text, size_t len, struct health_statement *out)
+static int parse_fields(const uint8_t *text, size_t len, void *parsed)
 {
+	struct health_statement *out = parsed;
 	struct line_reader reader;
 	struct text_span value;
 	int rc;
@@ -125,26 +126,22 @@ static int encode_statement(const void *value, struct buffer *out)
 	return health_encode(value, out);
 }
 
+static const struct lines_codec health_codec = {
+    .max_bytes = HEALTH_MAX_BYTES,
+    .value_size = sizeof(struct health_statement),
+    .parse_fields = parse_fields,
+    .encode = encode_statement,
+};
+
 int health_parse(const uint8_t *text, size_t len, struct health_statement *out)
 {
-	memset(out, 0, sizeof(*out));
-	int rc = len > HEALTH_MAX_BYTES ? DIRAUTH_ERR_BOUNDS : parse_fields(text, len, out);
-	if (rc == 0)
-		rc = lines_require_canonical(text, len, out, encode_statement);
-	if (rc)
-		memset(out, 0, sizeof(*out));
-	return rc;
-}
-
-static int parse_text(const uint8_t *text, size_t len, void *out)
-{
-	return health_parse(text, len, out);
+	return lines_parse_document(&health_codec, text, len, out);
 }
 
 int health_parse_note(const uint8_t *buf, size_t len, struct health_statement *out, struct note **note_out)
 {
 	memset(out, 0, sizeof(*out));
-	return note_parse_statement(buf, len, HEALTH_MAX_BYTES, parse_text, out, note_out);
+	return note_parse_statement(buf, len, HEALTH_MAX_BYTES, &health_codec, out, note_out);
 }
 
 int health_signer_key(const struct health_statement *s, const struct registration *r,

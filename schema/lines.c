@@ -2,7 +2,8 @@
  * lines.c: the bounded line reader under every document parser.
  *
  * The checks here are the ones every document shares (line ending, length, character set,
- * spacing), so a parser only states its own grammar.
+ * spacing), and the frame around every parse (bound, canonical check, clearing on failure), so
+ * a parser only states its own grammar.
  */
 #include "schema/lines.h"
 
@@ -182,7 +183,9 @@ int text_is_name(struct text_span span, size_t max)
 	return 1;
 }
 
-int lines_require_canonical(const uint8_t *text, size_t len, const void *value, lines_encoder encode)
+/* The text is canonical only when encoding the value parsed from it yields exactly the same
+ * bytes. */
+static int require_canonical(const uint8_t *text, size_t len, const void *value, lines_encoder encode)
 {
 	struct buffer canonical;
 	buffer_init(&canonical);
@@ -190,5 +193,20 @@ int lines_require_canonical(const uint8_t *text, size_t len, const void *value, 
 	if (rc == 0 && (canonical.len != len || memcmp(canonical.data, text, len) != 0))
 		rc = DIRAUTH_ERR_SYNTAX;
 	buffer_free(&canonical);
+	return rc;
+}
+
+int lines_parse_document(const struct lines_codec *codec, const uint8_t *text, size_t len, void *value)
+{
+	memset(value, 0, codec->value_size);
+	int rc = len > codec->max_bytes ? DIRAUTH_ERR_BOUNDS : codec->parse_fields(text, len, value);
+	if (rc == 0)
+		rc = require_canonical(text, len, value, codec->encode);
+	if (rc == 0)
+		return 0;
+	if (codec->clear)
+		codec->clear(value);
+	else
+		memset(value, 0, codec->value_size);
 	return rc;
 }

@@ -5,6 +5,8 @@
  * hands out one line at a time, checks that every line ends in '\n', is no longer than the
  * reader's bound, and holds only printable ASCII (0x20..0x7e) with single spaces between
  * fields (no leading, trailing or doubled space). Parsers then take fields off the line.
+ * lines_parse_document is the frame of every parser: the bound on the text, the kind's own field
+ * reading, and the refusal of any text the kind's encoder would not write.
  */
 #ifndef DIRAUTH_SCHEMA_LINES_H
 #define DIRAUTH_SCHEMA_LINES_H
@@ -77,10 +79,24 @@ int text_parse_hex(struct text_span span, uint8_t *out, size_t len);
  * adapter taking const void *). */
 typedef int (*lines_encoder)(const void *value, struct buffer *out);
 
-/* The last step of every document parser: the text is canonical only when encoding the value
- * parsed from it yields exactly the same bytes. Returns 0, DIRAUTH_ERR_SYNTAX when the bytes
- * differ (a second spelling), or the encoder's own error. */
-int lines_require_canonical(const uint8_t *text, size_t len, const void *value, lines_encoder encode);
+/* What a document kind gives lines_parse_document: its bound, how its fields are read and how
+ * its value is written back. A codec keeps one of these as a static constant. */
+struct lines_codec {
+	size_t max_bytes;  /* the longest text of the kind */
+	size_t value_size; /* sizeof the parsed value */
+	/* Reads the fields of text into a zeroed value: 0 or the kind's own error. */
+	int (*parse_fields)(const uint8_t *text, size_t len, void *value);
+	lines_encoder encode;
+	/* Releases what a failed parse left in value and zeroes it; NULL when zeroing is enough. */
+	void (*clear)(void *value);
+};
+
+/* Every document parser: zeroes value (value_size bytes), reads it with parse_fields, then
+ * requires the text to be canonical: encoding the value parsed from it must yield exactly the
+ * same bytes. Returns 0; DIRAUTH_ERR_BOUNDS when len is over max_bytes; parse_fields's errors;
+ * DIRAUTH_ERR_SYNTAX when the bytes differ (a second spelling); or the encoder's own error. On
+ * failure value is cleared (codec->clear, or zeroed). */
+int lines_parse_document(const struct lines_codec *codec, const uint8_t *text, size_t len, void *value);
 
 /* The index of the name among names[0..count) that equals text[0..len), or -1. */
 int text_index_of(const char *const *names, size_t count, const char *text, size_t len);

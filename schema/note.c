@@ -16,6 +16,7 @@
 #include "schema/crypto.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
+#include "schema/lines.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -436,8 +437,8 @@ int note_verify_threshold(const struct note *note, const struct note_verifier *k
 	return 0;
 }
 
-int note_parse_statement(const uint8_t *buf, size_t len, size_t max, note_statement_parser parse, void *out,
-                         struct note **note_out)
+int note_parse_statement(const uint8_t *buf, size_t len, size_t max, const struct lines_codec *codec,
+                         void *out, struct note **note_out)
 {
 	struct note *note = NULL;
 	*note_out = NULL;
@@ -446,7 +447,8 @@ int note_parse_statement(const uint8_t *buf, size_t len, size_t max, note_statem
 	int rc = note_parse(buf, len, &note);
 	if (rc)
 		return rc;
-	rc = note->signature_count == 1 ? parse(note->text, note->text_len, out) : DIRAUTH_ERR_SYNTAX;
+	rc = note->signature_count == 1 ? lines_parse_document(codec, note->text, note->text_len, out)
+	                                : DIRAUTH_ERR_SYNTAX;
 	if (rc) {
 		note_free(note);
 		return rc;

@@ -110,18 +110,18 @@ int note_verify(const struct note *note, const struct note_verifier *keys, size_
 int note_verify_threshold(const struct note *note, const struct note_verifier *keys, size_t key_count,
                           size_t threshold);
 
-/* A statement's text parser (registration, health, revocation, deregistration): fills out from
- * the text of its note. */
-typedef int (*note_statement_parser)(const uint8_t *text, size_t len, void *out);
+/* A statement's text codec (registration, health, revocation, deregistration): schema/lines.h. */
+struct lines_codec;
 
 /* Parses a provider's or operator's statement: a note of at most max bytes carrying exactly one
- * signature line, whose text parse reads into out. (A statement that anyone could extend with
- * signature lines would have as many byte strings, and digests in votes, as relays.) The
- * signature is not checked here: the signing key depends on the text. On success *note_out
- * holds the note (note_free); on failure it is NULL. Returns 0, DIRAUTH_ERR_BOUNDS (longer than
- * max), note_parse's errors, DIRAUTH_ERR_SYNTAX (not one signature line), parse's errors. */
-int note_parse_statement(const uint8_t *buf, size_t len, size_t max, note_statement_parser parse, void *out,
-                         struct note **note_out);
+ * signature line, whose text lines_parse_document reads into out with codec. (A statement that
+ * anyone could extend with signature lines would have as many byte strings, and digests in
+ * votes, as relays.) The signature is not checked here: the signing key depends on the text. On
+ * success *note_out holds the note (note_free); on failure it is NULL. Returns 0,
+ * DIRAUTH_ERR_BOUNDS (longer than max), note_parse's errors, DIRAUTH_ERR_SYNTAX (not one
+ * signature line), lines_parse_document's errors. */
+int note_parse_statement(const uint8_t *buf, size_t len, size_t max, const struct lines_codec *codec,
+                         void *out, struct note **note_out);
 
 /* The last step of a statement's parse-and-verify: returns rc, and when it is 0 hands note to
  * *note_out (or frees it when note_out is NULL); when it is not, frees note and sets *note_out

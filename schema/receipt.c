@@ -56,8 +56,9 @@ int receipt_encode(const struct receipt *r, struct buffer *out)
 	return rc;
 }
 
-static int parse_fields(const uint8_t *text, size_t len, struct receipt *out)
+static int parse_fields(const uint8_t *text, size_t len, void *parsed)
 {
+	struct receipt *out = parsed;
 	struct line_reader reader;
 	struct text_span value;
 	int rc;
@@ -101,13 +102,14 @@ static int encode_receipt(const void *value, struct buffer *out)
 	return receipt_encode(value, out);
 }
 
+static const struct lines_codec receipt_codec = {
+    .max_bytes = RECEIPT_MAX_BYTES,
+    .value_size = sizeof(struct receipt),
+    .parse_fields = parse_fields,
+    .encode = encode_receipt,
+};
+
 int receipt_parse(const uint8_t *text, size_t len, struct receipt *out)
 {
-	memset(out, 0, sizeof(*out));
-	int rc = len > RECEIPT_MAX_BYTES ? DIRAUTH_ERR_BOUNDS : parse_fields(text, len, out);
-	if (rc == 0)
-		rc = lines_require_canonical(text, len, out, encode_receipt);
-	if (rc)
-		memset(out, 0, sizeof(*out));
-	return rc;
+	return lines_parse_document(&receipt_codec, text, len, out);
 }

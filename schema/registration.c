@@ -446,8 +446,9 @@ static int endpoint_key_parse(struct line_reader *reader, struct registration *r
 	return 0;
 }
 
-static int parse_fields(const uint8_t *text, size_t len, struct registration *out)
+static int parse_fields(const uint8_t *text, size_t len, void *parsed)
 {
+	struct registration *out = parsed;
 	struct line_reader reader;
 	struct text_span value;
 	int rc;
@@ -519,26 +520,28 @@ static int encode_registration(const void *value, struct buffer *out)
 	return registration_encode(value, out);
 }
 
-int registration_parse(const uint8_t *text, size_t len, struct registration *out)
+static void clear_registration(void *value)
 {
-	memset(out, 0, sizeof(*out));
-	int rc = len > REGISTRATION_MAX_BYTES ? DIRAUTH_ERR_BOUNDS : parse_fields(text, len, out);
-	if (rc == 0)
-		rc = lines_require_canonical(text, len, out, encode_registration);
-	if (rc)
-		registration_clear(out);
-	return rc;
+	registration_clear(value);
 }
 
-static int parse_text(const uint8_t *text, size_t len, void *out)
+static const struct lines_codec registration_codec = {
+    .max_bytes = REGISTRATION_MAX_BYTES,
+    .value_size = sizeof(struct registration),
+    .parse_fields = parse_fields,
+    .encode = encode_registration,
+    .clear = clear_registration,
+};
+
+int registration_parse(const uint8_t *text, size_t len, struct registration *out)
 {
-	return registration_parse(text, len, out);
+	return lines_parse_document(&registration_codec, text, len, out);
 }
 
 int registration_parse_note(const uint8_t *buf, size_t len, struct registration *out, struct note **note_out)
 {
 	memset(out, 0, sizeof(*out));
-	return note_parse_statement(buf, len, REGISTRATION_MAX_BYTES, parse_text, out, note_out);
+	return note_parse_statement(buf, len, REGISTRATION_MAX_BYTES, &registration_codec, out, note_out);
 }
 
 int registration_verify_note(const struct note *note, const struct registration *r)

@@ -100,8 +100,9 @@ int revocation_encode(const struct revocation *r, struct buffer *out)
 	return rc;
 }
 
-static int parse_fields(const uint8_t *text, size_t len, struct revocation *out)
+static int parse_fields(const uint8_t *text, size_t len, void *parsed)
 {
+	struct revocation *out = parsed;
 	struct line_reader reader;
 	struct text_span value;
 	int rc;
@@ -136,20 +137,16 @@ static int encode_revocation(const void *value, struct buffer *out)
 	return revocation_encode(value, out);
 }
 
+static const struct lines_codec revocation_codec = {
+    .max_bytes = REVOCATION_MAX_BYTES,
+    .value_size = sizeof(struct revocation),
+    .parse_fields = parse_fields,
+    .encode = encode_revocation,
+};
+
 int revocation_parse(const uint8_t *text, size_t len, struct revocation *out)
 {
-	memset(out, 0, sizeof(*out));
-	int rc = len > REVOCATION_MAX_BYTES ? DIRAUTH_ERR_BOUNDS : parse_fields(text, len, out);
-	if (rc == 0)
-		rc = lines_require_canonical(text, len, out, encode_revocation);
-	if (rc)
-		memset(out, 0, sizeof(*out));
-	return rc;
-}
-
-static int parse_text(const uint8_t *text, size_t len, void *out)
-{
-	return revocation_parse(text, len, out);
+	return lines_parse_document(&revocation_codec, text, len, out);
 }
 
 int revocation_parse_signed(const uint8_t *buf, size_t len, struct revocation *out, struct note **note_out)
@@ -157,7 +154,7 @@ int revocation_parse_signed(const uint8_t *buf, size_t len, struct revocation *o
 	struct note *note = NULL;
 	memset(out, 0, sizeof(*out));
 	/* Signed by the key the text names: one byte string per revocation. */
-	int rc = note_parse_statement(buf, len, REVOCATION_MAX_BYTES, parse_text, out, &note);
+	int rc = note_parse_statement(buf, len, REVOCATION_MAX_BYTES, &revocation_codec, out, &note);
 	if (rc == 0)
 		rc = note_verify_threshold(note, &out->key, 1, 1);
 	if (rc)

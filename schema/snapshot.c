@@ -95,8 +95,9 @@ static int expect_name(struct line_reader *reader, const char *keyword, char *ou
 	return text_copy(value, out, cap);
 }
 
-static int header_parse_fields(const uint8_t *text, size_t len, struct snapshot_header *out)
+static int header_parse_fields(const uint8_t *text, size_t len, void *parsed)
 {
+	struct snapshot_header *out = parsed;
 	struct line_reader reader;
 	struct text_span value;
 	int rc;
@@ -130,15 +131,16 @@ static int encode_snapshot_header(const void *value, struct buffer *out)
 	return snapshot_header_encode(value, out);
 }
 
+static const struct lines_codec snapshot_header_codec = {
+    .max_bytes = SNAPSHOT_HEADER_MAX_BYTES,
+    .value_size = sizeof(struct snapshot_header),
+    .parse_fields = header_parse_fields,
+    .encode = encode_snapshot_header,
+};
+
 int snapshot_header_parse(const uint8_t *text, size_t len, struct snapshot_header *out)
 {
-	memset(out, 0, sizeof(*out));
-	int rc = len > SNAPSHOT_HEADER_MAX_BYTES ? DIRAUTH_ERR_BOUNDS : header_parse_fields(text, len, out);
-	if (rc == 0)
-		rc = lines_require_canonical(text, len, out, encode_snapshot_header);
-	if (rc)
-		memset(out, 0, sizeof(*out));
-	return rc;
+	return lines_parse_document(&snapshot_header_codec, text, len, out);
 }
 
 int snapshot_header_digest(const uint8_t *text, size_t len, uint8_t out[32])

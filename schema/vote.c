@@ -73,8 +73,9 @@ int vote_encode(const struct vote *v, struct buffer *out)
 	return rc;
 }
 
-static int parse_fields(const uint8_t *text, size_t len, struct vote *out)
+static int parse_fields(const uint8_t *text, size_t len, void *parsed)
 {
+	struct vote *out = parsed;
 	struct line_reader reader;
 	struct text_span value;
 	int rc;
@@ -127,13 +128,14 @@ static int encode_vote(const void *value, struct buffer *out)
 	return vote_encode(value, out);
 }
 
+static const struct lines_codec vote_codec = {
+    .max_bytes = VOTE_MAX_BYTES,
+    .value_size = sizeof(struct vote),
+    .parse_fields = parse_fields,
+    .encode = encode_vote,
+};
+
 int vote_parse(const uint8_t *text, size_t len, struct vote *out)
 {
-	memset(out, 0, sizeof(*out));
-	int rc = len > VOTE_MAX_BYTES ? DIRAUTH_ERR_BOUNDS : parse_fields(text, len, out);
-	if (rc == 0)
-		rc = lines_require_canonical(text, len, out, encode_vote);
-	if (rc)
-		memset(out, 0, sizeof(*out));
-	return rc;
+	return lines_parse_document(&vote_codec, text, len, out);
 }

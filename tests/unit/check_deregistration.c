@@ -5,6 +5,7 @@
  * for byte, and shown by their pages in schema/). The example request withdraws the example
  * registration (tests/vectors/documents/registration/valid.note); the receipt answers it.
  */
+#include "invalid_vectors.h"
 #include "lifecycle_fixture.h"
 #include "schema/crypto.h"
 #include "schema/deregistration.h"
@@ -131,13 +132,6 @@ START_TEST(test_request_vectors)
 }
 END_TEST
 
-struct invalid_case {
-	const char *name;
-	const char *from;
-	const char *to;
-	int expected;
-};
-
 static const struct invalid_case request_cases[] = {
     {"wrong-version", "deregistration v1", "deregistration v2", DIRAUTH_ERR_SYNTAX},
     {"bad-namespace", "namespace example-net", "namespace example_net", DIRAUTH_ERR_SYNTAX},
@@ -184,26 +178,6 @@ static int parse_receipt(const uint8_t *data, size_t len)
 	return deregistration_receipt_parse(data, len, &r);
 }
 
-static void check_invalid(const char *dir, const struct buffer *valid, const struct invalid_case *cases,
-                          size_t count, int (*parse)(const uint8_t *, size_t))
-{
-	for (size_t i = 0; i < count; i++) {
-		const struct invalid_case *c = &cases[i];
-		char relative[256];
-		snprintf(relative, sizeof(relative), "%sinvalid/%s.txt", dir, c->name);
-		struct buffer variant;
-		buffer_init(&variant);
-		test_text_replace(valid->data, valid->len, c->from, c->to, &variant);
-		test_vector_expect(relative, variant.data, variant.len);
-		size_t len;
-		uint8_t *file = test_read_file(test_source_path(relative), &len);
-		int rc = parse(file, len);
-		ck_assert_msg(rc == c->expected, "%s: got %d, expected %d", relative, rc, c->expected);
-		free(file);
-		buffer_free(&variant);
-	}
-}
-
 START_TEST(test_invalid_vectors)
 {
 	struct deregistration d;
@@ -215,10 +189,10 @@ START_TEST(test_invalid_vectors)
 	example_receipt(&r);
 	ck_assert_int_eq(deregistration_encode(&d, &request), 0);
 	ck_assert_int_eq(deregistration_receipt_encode(&r, &receipt), 0);
-	check_invalid(REQUEST_DIR, &request, request_cases, sizeof(request_cases) / sizeof(request_cases[0]),
-	              parse_request);
-	check_invalid(RECEIPT_DIR, &receipt, receipt_cases, sizeof(receipt_cases) / sizeof(receipt_cases[0]),
-	              parse_receipt);
+	invalid_vectors_check(REQUEST_DIR "invalid/", &request, request_cases,
+	                      sizeof(request_cases) / sizeof(request_cases[0]), parse_request);
+	invalid_vectors_check(RECEIPT_DIR "invalid/", &receipt, receipt_cases,
+	                      sizeof(receipt_cases) / sizeof(receipt_cases[0]), parse_receipt);
 	buffer_free(&request);
 	buffer_free(&receipt);
 }

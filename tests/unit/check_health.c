@@ -4,6 +4,7 @@
  * tests/vectors/documents/health/ (rebuilt and compared byte for byte, and shown by
  * schema/health.md); and every refusal, among them any exact load, latency or utilisation figure.
  */
+#include "invalid_vectors.h"
 #include "lifecycle_fixture.h"
 #include "schema/error.h"
 #include "schema/health.h"
@@ -101,13 +102,6 @@ START_TEST(test_vectors)
 }
 END_TEST
 
-struct invalid_case {
-	const char *name;
-	const char *from;
-	const char *to;
-	int expected;
-};
-
 /* Variants of provider.txt, each refused by health_parse. The first ones are figures: the
  * grammar has no line for them, so each is an unknown line. */
 static const struct invalid_case invalid_cases[] = {
@@ -141,6 +135,12 @@ static const struct invalid_case invalid_cases[] = {
      DIRAUTH_ERR_BOUNDS},
 };
 
+static int parse_health(const uint8_t *text, size_t len)
+{
+	struct health_statement parsed;
+	return health_parse(text, len, &parsed);
+}
+
 START_TEST(test_invalid_texts)
 {
 	struct registration r;
@@ -150,21 +150,8 @@ START_TEST(test_invalid_texts)
 	lifecycle_registration(1, &r);
 	provider_statement(&r, &s);
 	ck_assert_int_eq(health_encode(&s, &valid), 0);
-	for (size_t i = 0; i < sizeof(invalid_cases) / sizeof(invalid_cases[0]); i++) {
-		const struct invalid_case *c = &invalid_cases[i];
-		char relative[256];
-		snprintf(relative, sizeof(relative), VECTOR_DIR "invalid/%s.txt", c->name);
-		struct buffer variant;
-		buffer_init(&variant);
-		test_text_replace(valid.data, valid.len, c->from, c->to, &variant);
-		test_vector_expect(relative, variant.data, variant.len);
-		size_t len;
-		uint8_t *file = test_read_file(test_source_path(relative), &len);
-		int rc = health_parse(file, len, &parsed);
-		ck_assert_msg(rc == c->expected, "%s: got %d, expected %d", c->name, rc, c->expected);
-		free(file);
-		buffer_free(&variant);
-	}
+	invalid_vectors_check(VECTOR_DIR "invalid/", &valid, invalid_cases,
+	                      sizeof(invalid_cases) / sizeof(invalid_cases[0]), parse_health);
 	/* Over the size bound before anything is read; empty input. */
 	uint8_t *big = calloc(HEALTH_MAX_BYTES + 1, 1);
 	ck_assert_ptr_nonnull(big);

@@ -836,32 +836,6 @@ START_TEST(test_percent_escapes_refused)
 }
 END_TEST
 
-/* Restarts the prepared set, the scheduler and the HTTP server over the same store, as after a
- * restart of dirauthd: nothing but the latest snapshot is in memory. */
-static void fixture_restart_serving(struct fixture *f)
-{
-	http_server_stop(f->http);
-	epoch_scheduler_free(f->scheduler);
-	prepared_set_free(f->prepared);
-	ck_assert_int_eq(prepared_set_create(f->config, f->store, &f->prepared), 0);
-	struct epoch_scheduler_options scheduler_options = {.config = f->config,
-	                                                    .store = f->store,
-	                                                    .signer = f->signer,
-	                                                    .signer_health = f->health,
-	                                                    .clock = f->clock,
-	                                                    .prepared = f->prepared,
-	                                                    .log = f->log};
-	ck_assert_int_eq(epoch_scheduler_create(&scheduler_options, &f->scheduler), 0);
-	struct http_options http_options = {.config = f->config,
-	                                    .store = f->store,
-	                                    .signer = f->signer,
-	                                    .signer_health = f->health,
-	                                    .clock = f->clock,
-	                                    .prepared = f->prepared,
-	                                    .log = f->log};
-	ck_assert_int_eq(http_server_start(&http_options, &f->http), 0);
-}
-
 static void expect_statistics(struct fixture *f, uint64_t header_loads, uint64_t body_loads)
 {
 	struct prepared_statistics statistics;

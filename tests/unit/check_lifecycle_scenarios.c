@@ -396,15 +396,13 @@ END_TEST
 /* dirauthd stopped, its store replaced by the backup in directory, started again. */
 static void lc_restore(struct fixture *f, const char *backup)
 {
-	http_server_stop(f->http);
-	epoch_scheduler_free(f->scheduler);
-	prepared_set_free(f->prepared);
+	fixture_stop_serving(f);
 	store_close(f->store);
 	test_remove_tree(f->config->data_dir);
 	ck_assert_int_eq(rename(backup, f->config->data_dir), 0);
 	struct store_options options = {.path = f->config->data_dir};
 	ck_assert_int_eq(store_open(&options, &f->store), 0);
-	lc_start_serving(f);
+	fixture_serve(f);
 }
 
 START_TEST(test_revocation_survives_restart_not_older_backup)

@@ -7,6 +7,7 @@
 #include "schema/crypto.h"
 #include "schema/error.h"
 #include "schema/receipt.h"
+#include "invalid_vectors.h"
 #include "test_keys.h"
 #include "test_support.h"
 
@@ -85,13 +86,6 @@ START_TEST(test_round_trip_and_vectors)
 }
 END_TEST
 
-struct invalid_case {
-	const char *name;
-	const char *from;
-	const char *to;
-	int expected;
-};
-
 static const struct invalid_case invalid_cases[] = {
     {"double-space", "sequence 1\n", "sequence  1\n", DIRAUTH_ERR_SYNTAX},
     {"wrong-version", "receipt v1", "receipt v2", DIRAUTH_ERR_SYNTAX},
@@ -116,6 +110,12 @@ static const struct invalid_case invalid_cases[] = {
      DIRAUTH_ERR_BOUNDS},
 };
 
+static int parse_receipt(const uint8_t *text, size_t len)
+{
+	struct receipt parsed;
+	return receipt_parse(text, len, &parsed);
+}
+
 START_TEST(test_invalid_vectors)
 {
 	struct receipt r;
@@ -123,22 +123,8 @@ START_TEST(test_invalid_vectors)
 	buffer_init(&valid);
 	example_receipt(&r);
 	ck_assert_int_eq(receipt_encode(&r, &valid), 0);
-	for (size_t i = 0; i < sizeof(invalid_cases) / sizeof(invalid_cases[0]); i++) {
-		const struct invalid_case *c = &invalid_cases[i];
-		char relative[256];
-		snprintf(relative, sizeof(relative), VECTOR_DIR "invalid/%s.txt", c->name);
-		struct buffer variant;
-		buffer_init(&variant);
-		test_text_replace(valid.data, valid.len, c->from, c->to, &variant);
-		test_vector_expect(relative, variant.data, variant.len);
-		size_t len;
-		uint8_t *file = test_read_file(test_source_path(relative), &len);
-		struct receipt parsed;
-		int rc = receipt_parse(file, len, &parsed);
-		ck_assert_msg(rc == c->expected, "%s: got %d, expected %d", c->name, rc, c->expected);
-		free(file);
-		buffer_free(&variant);
-	}
+	invalid_vectors_check(VECTOR_DIR "invalid/", &valid, invalid_cases,
+	                      sizeof(invalid_cases) / sizeof(invalid_cases[0]), parse_receipt);
 	/* Over RECEIPT_MAX_BYTES before anything is read. */
 	uint8_t *big = calloc(RECEIPT_MAX_BYTES + 1, 1);
 	ck_assert_ptr_nonnull(big);

@@ -3,6 +3,7 @@
  * registrations a revocation excludes; the vectors under tests/vectors/documents/revocation/
  * (rebuilt and compared byte for byte, and shown by schema/revocation.md); every refusal.
  */
+#include "invalid_vectors.h"
 #include "lifecycle_fixture.h"
 #include "schema/error.h"
 #include "schema/revocation.h"
@@ -89,13 +90,6 @@ START_TEST(test_vectors)
 }
 END_TEST
 
-struct invalid_case {
-	const char *name;
-	const char *from;
-	const char *to;
-	int expected;
-};
-
 /* Variants of endpoint.txt, each refused by revocation_parse. */
 static const struct invalid_case invalid_cases[] = {
     {"wrong-version", "revocation v1", "revocation v2", DIRAUTH_ERR_SYNTAX},
@@ -124,6 +118,12 @@ static const struct invalid_case invalid_cases[] = {
      DIRAUTH_ERR_BOUNDS},
 };
 
+static int parse_revocation(const uint8_t *text, size_t len)
+{
+	struct revocation parsed;
+	return revocation_parse(text, len, &parsed);
+}
+
 START_TEST(test_invalid_texts)
 {
 	struct revocation rev, parsed;
@@ -131,21 +131,8 @@ START_TEST(test_invalid_texts)
 	buffer_init(&valid);
 	endpoint_revocation(&rev);
 	ck_assert_int_eq(revocation_encode(&rev, &valid), 0);
-	for (size_t i = 0; i < sizeof(invalid_cases) / sizeof(invalid_cases[0]); i++) {
-		const struct invalid_case *c = &invalid_cases[i];
-		char relative[256];
-		snprintf(relative, sizeof(relative), VECTOR_DIR "invalid/%s.txt", c->name);
-		struct buffer variant;
-		buffer_init(&variant);
-		test_text_replace(valid.data, valid.len, c->from, c->to, &variant);
-		test_vector_expect(relative, variant.data, variant.len);
-		size_t len;
-		uint8_t *file = test_read_file(test_source_path(relative), &len);
-		int rc = revocation_parse(file, len, &parsed);
-		ck_assert_msg(rc == c->expected, "%s: got %d, expected %d", c->name, rc, c->expected);
-		free(file);
-		buffer_free(&variant);
-	}
+	invalid_vectors_check(VECTOR_DIR "invalid/", &valid, invalid_cases,
+	                      sizeof(invalid_cases) / sizeof(invalid_cases[0]), parse_revocation);
 	uint8_t *big = calloc(REVOCATION_MAX_BYTES + 1, 1);
 	ck_assert_ptr_nonnull(big);
 	memcpy(big, valid.data, valid.len);

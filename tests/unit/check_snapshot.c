@@ -11,6 +11,7 @@
  * every refusal of the sections parser, and snapshot_body_verify_sections() with each check it
  * makes of a published class and a listed revocation.
  */
+#include "invalid_vectors.h"
 #include "lifecycle_fixture.h"
 #include "schema/crypto.h"
 #include "schema/encoding.h"
@@ -165,13 +166,6 @@ START_TEST(test_header_round_trip_and_vectors)
 }
 END_TEST
 
-struct invalid_case {
-	const char *name;
-	const char *from;
-	const char *to;
-	int expected;
-};
-
 static const struct invalid_case invalid_headers[] = {
     {"double-space", "epoch 29453762", "epoch  29453762", DIRAUTH_ERR_SYNTAX},
     {"wrong-version", "snapshot v1", "snapshot v2", DIRAUTH_ERR_SYNTAX},
@@ -196,6 +190,12 @@ static const struct invalid_case invalid_headers[] = {
      DIRAUTH_ERR_BOUNDS},
 };
 
+static int parse_header(const uint8_t *text, size_t len)
+{
+	struct snapshot_header parsed;
+	return snapshot_header_parse(text, len, &parsed);
+}
+
 START_TEST(test_header_invalid_vectors)
 {
 	struct example_records set;
@@ -205,21 +205,8 @@ START_TEST(test_header_invalid_vectors)
 	buffer_init(&text);
 	example_snapshot(&set, &body, &h);
 	ck_assert_int_eq(snapshot_header_encode(&h, &text), 0);
-	for (size_t i = 0; i < sizeof(invalid_headers) / sizeof(invalid_headers[0]); i++) {
-		const struct invalid_case *c = &invalid_headers[i];
-		char relative[256];
-		snprintf(relative, sizeof(relative), VECTOR_DIR "invalid-header/%s.txt", c->name);
-		struct buffer variant;
-		buffer_init(&variant);
-		test_text_replace(text.data, text.len, c->from, c->to, &variant);
-		test_vector_expect(relative, variant.data, variant.len);
-		size_t len;
-		uint8_t *file = test_read_file(test_source_path(relative), &len);
-		int rc = snapshot_header_parse(file, len, &parsed);
-		ck_assert_msg(rc == c->expected, "%s: got %d, expected %d", c->name, rc, c->expected);
-		free(file);
-		buffer_free(&variant);
-	}
+	invalid_vectors_check(VECTOR_DIR "invalid-header/", &text, invalid_headers,
+	                      sizeof(invalid_headers) / sizeof(invalid_headers[0]), parse_header);
 	uint8_t *big = calloc(SNAPSHOT_HEADER_MAX_BYTES + 1, 1);
 	ck_assert_ptr_nonnull(big);
 	ck_assert_int_eq(snapshot_header_parse(big, SNAPSHOT_HEADER_MAX_BYTES + 1, &parsed),

@@ -86,25 +86,10 @@ static inline void fixture_prepare(struct fixture *f)
 	f->port = test_free_port();
 }
 
-/* The second half of fixture_open_with: the configuration text (for f->port, with data_dir
- * "data", signer_socket "signer/signer.sock" and the file clock "clock") parsed, then the store,
- * the scheduler and the HTTP server started. */
-static inline void fixture_start(struct fixture *f, size_t map_size, const char *text)
+/* What dirauthd serves from f's store: the prepared set, the scheduler and the HTTP server. */
+static inline void fixture_serve(struct fixture *f)
 {
-	struct settings_error error;
-	ck_assert_msg(config_parse((const uint8_t *)text, strlen(text), f->dir, &f->config, &error) == 0,
-	              "%zu: %s", error.line, error.message);
-	ck_assert_int_eq(signer_client_open(f->config->signer_socket, 5000, &f->signer), 0);
-	ck_assert_int_eq(clock_open_file(f->config->clock_path, &f->clock), 0);
-	ck_assert_int_eq(signer_health_create(f->signer, f->config->authority_name, f->clock, &f->health), 0);
-	write_clock(f, GENESIS + 10 * LENGTH + 1);
-	struct store_options options = {.path = f->config->data_dir, .map_size = map_size};
-	ck_assert_int_eq(store_open(&options, &f->store), 0);
 	ck_assert_int_eq(prepared_set_create(f->config, f->store, &f->prepared), 0);
-	char log_path[1024];
-	snprintf(log_path, sizeof log_path, "%s/dirauthd.log", f->dir);
-	f->log = fopen(log_path, "w");
-	ck_assert_ptr_nonnull(f->log);
 	struct epoch_scheduler_options scheduler_options = {.config = f->config,
 	                                                    .store = f->store,
 	                                                    .signer = f->signer,
@@ -121,6 +106,43 @@ static inline void fixture_start(struct fixture *f, size_t map_size, const char 
 	                                    .prepared = f->prepared,
 	                                    .log = f->log};
 	ck_assert_int_eq(http_server_start(&http_options, &f->http), 0);
+}
+
+/* Stops what fixture_serve started; the store stays open. */
+static inline void fixture_stop_serving(struct fixture *f)
+{
+	http_server_stop(f->http);
+	epoch_scheduler_free(f->scheduler);
+	prepared_set_free(f->prepared);
+}
+
+/* Restarts the prepared set, the scheduler and the HTTP server over the same store, as after a
+ * restart of dirauthd: nothing but the latest snapshot is in memory. */
+static inline void fixture_restart_serving(struct fixture *f)
+{
+	fixture_stop_serving(f);
+	fixture_serve(f);
+}
+
+/* The second half of fixture_open_with: the configuration text (for f->port, with data_dir
+ * "data", signer_socket "signer/signer.sock" and the file clock "clock") parsed, then the store,
+ * the scheduler and the HTTP server started. */
+static inline void fixture_start(struct fixture *f, size_t map_size, const char *text)
+{
+	struct settings_error error;
+	ck_assert_msg(config_parse((const uint8_t *)text, strlen(text), f->dir, &f->config, &error) == 0,
+	              "%zu: %s", error.line, error.message);
+	ck_assert_int_eq(signer_client_open(f->config->signer_socket, 5000, &f->signer), 0);
+	ck_assert_int_eq(clock_open_file(f->config->clock_path, &f->clock), 0);
+	ck_assert_int_eq(signer_health_create(f->signer, f->config->authority_name, f->clock, &f->health), 0);
+	write_clock(f, GENESIS + 10 * LENGTH + 1);
+	struct store_options options = {.path = f->config->data_dir, .map_size = map_size};
+	ck_assert_int_eq(store_open(&options, &f->store), 0);
+	char log_path[1024];
+	snprintf(log_path, sizeof log_path, "%s/dirauthd.log", f->dir);
+	f->log = fopen(log_path, "w");
+	ck_assert_ptr_nonnull(f->log);
+	fixture_serve(f);
 }
 
 /* Opens the fixture: a signer, a store of map_size bytes (0: the default), the scheduler and the
@@ -164,9 +186,7 @@ static inline void fixture_open(struct fixture *f, size_t map_size)
 
 static inline void fixture_close(struct fixture *f)
 {
-	http_server_stop(f->http);
-	epoch_scheduler_free(f->scheduler);
-	prepared_set_free(f->prepared);
+	fixture_stop_serving(f);
 	store_close(f->store);
 	clock_close(f->clock);
 	signer_health_free(f->health);

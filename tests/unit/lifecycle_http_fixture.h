@@ -26,40 +26,11 @@
 
 static struct test_key endpoint_key, operator_key;
 
-static inline void lc_start_serving(struct fixture *f)
-{
-	ck_assert_int_eq(prepared_set_create(f->config, f->store, &f->prepared), 0);
-	struct epoch_scheduler_options scheduler_options = {.config = f->config,
-	                                                    .store = f->store,
-	                                                    .signer = f->signer,
-	                                                    .signer_health = f->health,
-	                                                    .clock = f->clock,
-	                                                    .prepared = f->prepared,
-	                                                    .log = f->log};
-	ck_assert_int_eq(epoch_scheduler_create(&scheduler_options, &f->scheduler), 0);
-	struct http_options http_options = {.config = f->config,
-	                                    .store = f->store,
-	                                    .signer = f->signer,
-	                                    .signer_health = f->health,
-	                                    .clock = f->clock,
-	                                    .prepared = f->prepared,
-	                                    .log = f->log};
-	ck_assert_int_eq(http_server_start(&http_options, &f->http), 0);
-}
-
 static inline void lc_open(struct fixture *f)
 {
-	memset(f, 0, sizeof *f);
-	test_make_tempdir(f->dir, sizeof f->dir);
-	signer_fixture_prepare(&f->signer_process, f->dir, GENESIS + 10 * LENGTH, GENESIS - 86400,
-	                       GENESIS + 30 * 86400);
-	signer_fixture_start(&f->signer_process);
-	test_key_load(TEST_KEY_PROVIDER, &f->provider);
-	test_key_load(TEST_KEY_OTHER, &f->other);
-	test_key_load(TEST_KEY_AUTHORITY_2, &f->stranger);
+	fixture_prepare(f);
 	lifecycle_key_load(LIFECYCLE_KEY_ENDPOINT, &endpoint_key);
 	lifecycle_key_load(LIFECYCLE_KEY_OPERATOR, &operator_key);
-	f->port = test_free_port();
 	char text[8192], keys[3][NOTE_VERIFIER_KEY_MAX + 1];
 	snprintf(keys[0], sizeof keys[0], "%s", test_key_verifier_string(&f->provider));
 	snprintf(keys[1], sizeof keys[1], "%s", test_key_verifier_string(&f->other));
@@ -80,20 +51,7 @@ static inline void lc_open(struct fixture *f)
 	         "bounds: { registration_body: %d, endpoints_per_service: 3, max_validity_seconds: 86400 }\n"
 	         "http: { threads: 2 }\n",
 	         f->port, LENGTH, GENESIS, keys[0], keys[1], keys[2], BODY_CAP);
-	struct settings_error error;
-	ck_assert_msg(config_parse((const uint8_t *)text, strlen(text), f->dir, &f->config, &error) == 0,
-	              "%zu: %s", error.line, error.message);
-	ck_assert_int_eq(signer_client_open(f->config->signer_socket, 5000, &f->signer), 0);
-	ck_assert_int_eq(clock_open_file(f->config->clock_path, &f->clock), 0);
-	ck_assert_int_eq(signer_health_create(f->signer, f->config->authority_name, f->clock, &f->health), 0);
-	write_clock(f, GENESIS + 10 * LENGTH + 1);
-	struct store_options options = {.path = f->config->data_dir};
-	ck_assert_int_eq(store_open(&options, &f->store), 0);
-	char log_path[1024];
-	snprintf(log_path, sizeof log_path, "%s/dirauthd.log", f->dir);
-	f->log = fopen(log_path, "w");
-	ck_assert_ptr_nonnull(f->log);
-	lc_start_serving(f);
+	fixture_start(f, 0, text);
 }
 
 static inline void lc_close(struct fixture *f)
@@ -106,13 +64,11 @@ static inline void lc_close(struct fixture *f)
 /* dirauthd restarted: store, prepared responses, scheduler and HTTP server all new. */
 static inline void lc_restart(struct fixture *f)
 {
-	http_server_stop(f->http);
-	epoch_scheduler_free(f->scheduler);
-	prepared_set_free(f->prepared);
+	fixture_stop_serving(f);
 	store_close(f->store);
 	struct store_options options = {.path = f->config->data_dir};
 	ck_assert_int_eq(store_open(&options, &f->store), 0);
-	lc_start_serving(f);
+	fixture_serve(f);
 }
 
 /* ---- documents ---- */
