@@ -106,32 +106,27 @@ static size_t list_length(const enum ctl_option *list)
 	return length;
 }
 
-static int list_holds(const enum ctl_option *list, enum ctl_option option)
+/* An option of a command's list, without its CTL_REQUIRED mark. */
+static enum ctl_option unmarked(enum ctl_option option)
 {
-	size_t length = list_length(list);
-	for (size_t i = 0; i < length; i++)
-		if (list[i] == option)
-			return 1;
-	return 0;
+	return (enum ctl_option)(option & ~CTL_OPTION_REQUIRED_MARK);
 }
 
 /* The getopt_long table of the options command recognizes, --help last. */
 static void build_long_options(const struct ctl_command *command,
                                struct option long_options[CTL_COMMAND_OPTIONS_MAX + 2])
 {
-	const enum ctl_option *listed = command->family != NULL ? command->family : command->options;
-	size_t length = list_length(listed), count = 0;
+	size_t length = list_length(command->options);
 
 	for (size_t i = 0; i < length; i++) {
-		const struct option_spec *spec = &option_specs[listed[i]];
-		long_options[count].name = spec->name;
-		long_options[count].has_arg = spec->shape == OPTION_FLAG ? no_argument : required_argument;
-		long_options[count].flag = NULL;
-		long_options[count].val = GETOPT_VALUE_BASE + (int)listed[i];
-		count++;
+		enum ctl_option option = unmarked(command->options[i]);
+		const struct option_spec *spec = &option_specs[option];
+		long_options[i] =
+		    (struct option){spec->name, spec->shape == OPTION_FLAG ? no_argument : required_argument,
+		                    NULL, GETOPT_VALUE_BASE + (int)option};
 	}
-	long_options[count++] = (struct option){"help", no_argument, NULL, 'h'};
-	long_options[count] = (struct option){NULL, 0, NULL, 0};
+	long_options[length] = (struct option){"help", no_argument, NULL, 'h'};
+	long_options[length + 1] = (struct option){NULL, 0, NULL, 0};
 }
 
 /* Keeps value (NULL for a flag) as option's in arguments. */
@@ -287,24 +282,25 @@ static int check_arguments(const struct ctl_command *command, const struct ctl_a
 	if (command->operand != NULL &&
 	    require_shown(command->name, help_name, arguments->operand, command->operand, report) != 0)
 		return -1;
-	if (command->family != NULL) {
-		length = list_length(command->family);
-		for (size_t i = 0; i < length; i++) {
-			if (option_given(arguments, command->family[i]) &&
-			    !list_holds(command->options, command->family[i])) {
-				ctl_report_fail(report, CTL_EXIT_USAGE,
-				                "%s: an option of another command (see dirauthctl %s --help)",
-				                command->name, help_name);
-				return -1;
-			}
+	length = list_length(command->foreign);
+	for (size_t i = 0; i < length; i++) {
+		if (option_given(arguments, command->foreign[i])) {
+			ctl_report_fail(report, CTL_EXIT_USAGE,
+			                "%s: an option of another command (see dirauthctl %s --help)",
+			                command->name, help_name);
+			return -1;
 		}
 	}
-	length = list_length(command->required);
+	length = list_length(command->options);
 	for (size_t i = 0; i < length; i++) {
+		enum ctl_option option = unmarked(command->options[i]);
 		char shown[64];
-		snprintf(shown, sizeof(shown), "--%s", option_specs[command->required[i]].name);
-		if (require_shown(command->name, help_name, option_value(arguments, command->required[i]),
-		                  shown, report) != 0)
+
+		if (option == command->options[i])
+			continue;
+		snprintf(shown, sizeof(shown), "--%s", option_specs[option].name);
+		if (require_shown(command->name, help_name, option_value(arguments, option), shown, report) !=
+		    0)
 			return -1;
 	}
 	return 0;

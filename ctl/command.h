@@ -23,7 +23,8 @@
 
 #include <stddef.h>
 
-/* Every option of every command. CTL_OPTION_END ends a list of options. */
+/* Every option of every command. CTL_OPTION_END ends a list of options; CTL_REQUIRED(option) in
+ * a command's list marks one the command requires. */
 enum ctl_option {
 	CTL_OPTION_END = 0,
 	CTL_OPTION_NAME,
@@ -65,18 +66,20 @@ enum ctl_option {
 	CTL_OPTION_STATE,
 	CTL_OPTION_EVERY,
 	CTL_OPTION_RECEIPTS,
-	CTL_OPTION_COUNT
+	CTL_OPTION_COUNT,
+	CTL_OPTION_REQUIRED_MARK = 0x100
 };
+
+#define CTL_REQUIRED(option) ((enum ctl_option)((option) | CTL_OPTION_REQUIRED_MARK))
 
 /* The most --server options one command line may give (each command has its own bound, at most
  * this: CTL_REGISTER_SERVERS_MAX, CTL_FETCH_SERVERS_MAX). */
-#define CTL_COMMAND_SERVERS_MAX  32
+#define CTL_COMMAND_SERVERS_MAX 32
 /* A repeated option keeps up to this many values. --log-key and --witness-key keep one past their
  * bound, so that ctl_log_pins_parse words the refusal. */
-#define CTL_ARGUMENT_LIST_MAX    33
-/* The most options one command's table lists, and the most it requires. */
-#define CTL_COMMAND_OPTIONS_MAX  24
-#define CTL_COMMAND_REQUIRED_MAX 8
+#define CTL_ARGUMENT_LIST_MAX   33
+/* The most options one command's table lists. */
+#define CTL_COMMAND_OPTIONS_MAX 24
 
 /* The values of a repeated option, in the order given; the unused places are NULL. */
 struct ctl_argument_list {
@@ -87,62 +90,36 @@ struct ctl_argument_list {
 /* A parsed command line. A value is NULL, a flag 0, a list empty when its option was not given.
  * The strings are argv's own: they live as long as argv. */
 struct ctl_arguments {
-	const char *name;
-	const char *out;
-	const char *key;
-	const char *service;
-	struct ctl_argument_list servers; /* every --server, in order */
-	const char *trust;
-	const char *namespace_name;
-	const char *now_text;
-	const char *identity;
-	const char *signing_verifier;
-	const char *signing_key;
-	const char *valid_after_text;
-	const char *valid_until_text;
-	const char *days_text;
-	const char *key_out;
-	const char *cert_out;
-	const char *previous;
-	const char *clock_skew_text;
-	const char *max_validity_text;
-	const char *max_chain_text;
-	const char *capability_file;
-	struct ctl_argument_list log_keys;     /* the log's pins (ctl/proof.h) */
-	struct ctl_argument_list witness_keys; /* ditto */
-	const char *witness_threshold_text;
-	const char *certificates;
-	const char *epoch_text;
-	const char *service_id;
-	const char *endpoint;
-	const char *signer;
-	const char *class_text;
-	const char *capacity;
-	const char *reason;
-	const char *sequence_text;
-	const char *state;
-	const char *every_text;
-	const char *receipts;
-	const char *operand; /* the one operand of a command that takes one */
+	/* keys and certificates */
+	const char *name, *out, *identity, *signing_verifier, *signing_key, *key_out, *cert_out, *previous;
+	const char *valid_after_text, *valid_until_text, *days_text, *now_text;
 	int allow_gap;
-	int dry_run;
-	int verbose;
+	/* a provider's statements */
+	const char *key, *service, *namespace_name, *service_id, *endpoint, *signer, *class_text;
+	const char *capacity, *reason, *sequence_text, *state, *every_text, *receipts;
+	struct ctl_argument_list servers; /* every --server, in order */
+	int dry_run, verbose;
+	/* snapshots and the log */
+	const char *trust, *certificates, *epoch_text, *capability_file;
+	const char *clock_skew_text, *max_validity_text, *max_chain_text, *witness_threshold_text;
+	struct ctl_argument_list log_keys, witness_keys; /* the log's pins (ctl/proof.h) */
+	const char *operand;                             /* the one operand of a command that takes one */
 	int help;
 };
 
-/* One command. Lists of options end at the first CTL_OPTION_END (a table leaves the rest zero). */
+/* One command. Its lists of options end at the first CTL_OPTION_END (a table leaves the rest
+ * zero). */
 struct ctl_command {
 	const char *name;      /* how its messages name it: "fetch", "certificate show" */
 	const char *help_name; /* the command in "(see dirauthctl <help_name> --help)"; NULL: name */
 	const char *usage;     /* printed on stdout for --help or -h */
 	const char *operand;   /* the one operand it requires ("PROOF"), or NULL when it takes none */
-	/* The options it takes, besides --help and -h. */
+	/* The options it recognizes besides --help and -h; those it requires, marked CTL_REQUIRED,
+	 * are refused in this order when missing or empty. */
 	enum ctl_option options[CTL_COMMAND_OPTIONS_MAX];
-	/* Or NULL: the options of it and its siblings, all recognized, so that one of a sibling's is
-	 * refused as "an option of another command" rather than as unknown. */
-	const enum ctl_option *family;
-	/* The options it requires, refused in this order when missing or empty. */
-	enum ctl_option required[CTL_COMMAND_REQUIRED_MAX];
+	/* Those of options that are a sibling command's (health, revoke and deregister recognize one
+	 * another's): refused as "an option of another command" rather than as unknown. */
+	enum ctl_option foreign[CTL_COMMAND_OPTIONS_MAX];
 	/* The body: what the command does with arguments that passed the checks above. Returns the
 	 * exit status, the failure in report. */
 	int (*run)(const struct ctl_arguments *arguments, struct ctl_report *report);

@@ -993,7 +993,7 @@ static int health_every(struct ctl_lifecycle_options *options, uint64_t every, s
 	return exit_code;
 }
 
-/* health, revoke and deregister, after ctl_command_run checked --key and --server. */
+/* health, revoke and deregister, once ctl_command_run has checked --key and --server. */
 static int run_lifecycle(enum ctl_lifecycle_kind kind, const struct ctl_arguments *arguments,
                          struct ctl_report *report)
 {
@@ -1098,15 +1098,6 @@ static int run_deregister(const struct ctl_arguments *arguments, struct ctl_repo
 {
 	return run_lifecycle(CTL_LIFECYCLE_DEREGISTRATION, arguments, report);
 }
-
-/* Every option of health, revoke and deregister: each takes its own, and refuses the others' as
- * options of another command. */
-static const enum ctl_option lifecycle_family[] = {
-    CTL_OPTION_KEY,      CTL_OPTION_SERVICE, CTL_OPTION_NAMESPACE, CTL_OPTION_SERVICE_ID, CTL_OPTION_ENDPOINT,
-    CTL_OPTION_SERVER,   CTL_OPTION_SIGNER,  CTL_OPTION_CLASS,     CTL_OPTION_CAPACITY,   CTL_OPTION_REASON,
-    CTL_OPTION_SEQUENCE, CTL_OPTION_STATE,   CTL_OPTION_EVERY,     CTL_OPTION_TRUST,      CTL_OPTION_RECEIPTS,
-    CTL_OPTION_VERBOSE,  CTL_OPTION_NOW,     CTL_OPTION_END,
-};
 
 /* ---- fetch (ctl/fetch.h) ---- */
 
@@ -1301,104 +1292,97 @@ static int command_monitor(int argc, char **argv, struct ctl_report *report)
 
 /* ---- the commands ---- */
 
+/* health, revoke and deregister recognize one another's options, so that one given to the wrong
+ * command is refused as an option of another command rather than as unknown. */
+#define LIFECYCLE_OPTIONS                                                                                    \
+	CTL_REQUIRED(CTL_OPTION_KEY), CTL_OPTION_SERVICE, CTL_OPTION_NAMESPACE, CTL_OPTION_SERVICE_ID,       \
+	    CTL_OPTION_ENDPOINT, CTL_REQUIRED(CTL_OPTION_SERVER), CTL_OPTION_SIGNER, CTL_OPTION_CLASS,       \
+	    CTL_OPTION_CAPACITY, CTL_OPTION_REASON, CTL_OPTION_SEQUENCE, CTL_OPTION_STATE, CTL_OPTION_EVERY, \
+	    CTL_OPTION_TRUST, CTL_OPTION_RECEIPTS, CTL_OPTION_VERBOSE, CTL_OPTION_NOW
+
 /* The commands whose words ctl_command_run parses. */
 static const struct ctl_command commands[] = {
     {
         .name = "keygen",
         .usage = keygen_usage,
-        .options = {CTL_OPTION_NAME, CTL_OPTION_OUT},
-        .required = {CTL_OPTION_NAME, CTL_OPTION_OUT},
+        .options = {CTL_REQUIRED(CTL_OPTION_NAME), CTL_REQUIRED(CTL_OPTION_OUT)},
         .run = run_keygen,
     },
     {
         .name = "identity-keygen",
         .usage = identity_keygen_usage,
-        .options = {CTL_OPTION_NAME, CTL_OPTION_OUT},
-        .required = {CTL_OPTION_NAME, CTL_OPTION_OUT},
+        .options = {CTL_REQUIRED(CTL_OPTION_NAME), CTL_REQUIRED(CTL_OPTION_OUT)},
         .run = run_identity_keygen,
     },
     {
         .name = "certify",
         .usage = certify_usage,
-        .options = {CTL_OPTION_IDENTITY, CTL_OPTION_SIGNING_VERIFIER, CTL_OPTION_SIGNING_KEY,
-                    CTL_OPTION_VALID_AFTER, CTL_OPTION_VALID_UNTIL, CTL_OPTION_DAYS, CTL_OPTION_OUT,
-                    CTL_OPTION_NOW},
-        .required = {CTL_OPTION_IDENTITY, CTL_OPTION_OUT},
+        .options = {CTL_REQUIRED(CTL_OPTION_IDENTITY), CTL_OPTION_SIGNING_VERIFIER, CTL_OPTION_SIGNING_KEY,
+                    CTL_OPTION_VALID_AFTER, CTL_OPTION_VALID_UNTIL, CTL_OPTION_DAYS,
+                    CTL_REQUIRED(CTL_OPTION_OUT), CTL_OPTION_NOW},
         .run = run_certify,
     },
     {
         .name = "rotate",
         .usage = rotate_usage,
-        .options = {CTL_OPTION_IDENTITY, CTL_OPTION_NAME, CTL_OPTION_KEY_OUT, CTL_OPTION_CERT_OUT,
-                    CTL_OPTION_PREVIOUS, CTL_OPTION_VALID_AFTER, CTL_OPTION_DAYS, CTL_OPTION_ALLOW_GAP,
-                    CTL_OPTION_NOW},
-        .required = {CTL_OPTION_IDENTITY, CTL_OPTION_NAME, CTL_OPTION_KEY_OUT, CTL_OPTION_CERT_OUT,
-                     CTL_OPTION_PREVIOUS, CTL_OPTION_DAYS},
+        .options = {CTL_REQUIRED(CTL_OPTION_IDENTITY), CTL_REQUIRED(CTL_OPTION_NAME),
+                    CTL_REQUIRED(CTL_OPTION_KEY_OUT), CTL_REQUIRED(CTL_OPTION_CERT_OUT),
+                    CTL_REQUIRED(CTL_OPTION_PREVIOUS), CTL_OPTION_VALID_AFTER, CTL_REQUIRED(CTL_OPTION_DAYS),
+                    CTL_OPTION_ALLOW_GAP, CTL_OPTION_NOW},
         .run = run_rotate,
     },
     {
         .name = "register",
         .usage = register_usage,
-        .options = {CTL_OPTION_KEY, CTL_OPTION_SERVICE, CTL_OPTION_SERVER, CTL_OPTION_DRY_RUN,
-                    CTL_OPTION_TRUST, CTL_OPTION_VERBOSE, CTL_OPTION_NOW},
-        .required = {CTL_OPTION_KEY, CTL_OPTION_SERVICE},
+        .options = {CTL_REQUIRED(CTL_OPTION_KEY), CTL_REQUIRED(CTL_OPTION_SERVICE), CTL_OPTION_SERVER,
+                    CTL_OPTION_DRY_RUN, CTL_OPTION_TRUST, CTL_OPTION_VERBOSE, CTL_OPTION_NOW},
         .run = run_register,
     },
     {
         .name = "health",
         .usage = health_usage,
-        .options = {CTL_OPTION_KEY, CTL_OPTION_SERVICE, CTL_OPTION_NAMESPACE, CTL_OPTION_SERVICE_ID,
-                    CTL_OPTION_ENDPOINT, CTL_OPTION_SERVER, CTL_OPTION_SIGNER, CTL_OPTION_CLASS,
-                    CTL_OPTION_CAPACITY, CTL_OPTION_SEQUENCE, CTL_OPTION_STATE, CTL_OPTION_EVERY,
-                    CTL_OPTION_VERBOSE, CTL_OPTION_NOW},
-        .family = lifecycle_family,
-        .required = {CTL_OPTION_KEY, CTL_OPTION_SERVER},
+        .options = {LIFECYCLE_OPTIONS},
+        .foreign = {CTL_OPTION_REASON, CTL_OPTION_TRUST, CTL_OPTION_RECEIPTS},
         .run = run_health,
     },
     {
         .name = "revoke",
         .usage = revoke_usage,
-        .options = {CTL_OPTION_KEY, CTL_OPTION_SERVICE, CTL_OPTION_NAMESPACE, CTL_OPTION_SERVICE_ID,
-                    CTL_OPTION_ENDPOINT, CTL_OPTION_SERVER, CTL_OPTION_SIGNER, CTL_OPTION_REASON,
-                    CTL_OPTION_SEQUENCE, CTL_OPTION_STATE, CTL_OPTION_VERBOSE, CTL_OPTION_NOW},
-        .family = lifecycle_family,
-        .required = {CTL_OPTION_KEY, CTL_OPTION_SERVER},
+        .options = {LIFECYCLE_OPTIONS},
+        .foreign = {CTL_OPTION_CLASS, CTL_OPTION_CAPACITY, CTL_OPTION_EVERY, CTL_OPTION_TRUST,
+                    CTL_OPTION_RECEIPTS},
         .run = run_revoke,
     },
     {
         .name = "deregister",
         .usage = deregister_usage,
-        .options = {CTL_OPTION_KEY, CTL_OPTION_SERVICE, CTL_OPTION_NAMESPACE, CTL_OPTION_SERVICE_ID,
-                    CTL_OPTION_SERVER, CTL_OPTION_SEQUENCE, CTL_OPTION_TRUST, CTL_OPTION_RECEIPTS,
-                    CTL_OPTION_VERBOSE, CTL_OPTION_NOW},
-        .family = lifecycle_family,
-        .required = {CTL_OPTION_KEY, CTL_OPTION_SERVER},
+        .options = {LIFECYCLE_OPTIONS},
+        .foreign = {CTL_OPTION_CLASS, CTL_OPTION_CAPACITY, CTL_OPTION_EVERY, CTL_OPTION_REASON,
+                    CTL_OPTION_SIGNER, CTL_OPTION_ENDPOINT, CTL_OPTION_STATE},
         .run = run_deregister,
     },
     {
         .name = "fetch",
         .usage = fetch_usage,
-        .options = {CTL_OPTION_TRUST, CTL_OPTION_SERVER, CTL_OPTION_NAMESPACE, CTL_OPTION_OUT, CTL_OPTION_NOW,
-                    CTL_OPTION_CLOCK_SKEW, CTL_OPTION_MAX_VALIDITY, CTL_OPTION_MAX_CHAIN,
-                    CTL_OPTION_CAPABILITY_FILE, CTL_OPTION_LOG_KEY, CTL_OPTION_WITNESS_KEY,
-                    CTL_OPTION_WITNESS_THRESHOLD},
-        .required = {CTL_OPTION_TRUST, CTL_OPTION_SERVER, CTL_OPTION_NAMESPACE},
+        .options = {CTL_REQUIRED(CTL_OPTION_TRUST), CTL_REQUIRED(CTL_OPTION_SERVER),
+                    CTL_REQUIRED(CTL_OPTION_NAMESPACE), CTL_OPTION_OUT, CTL_OPTION_NOW, CTL_OPTION_CLOCK_SKEW,
+                    CTL_OPTION_MAX_VALIDITY, CTL_OPTION_MAX_CHAIN, CTL_OPTION_CAPABILITY_FILE,
+                    CTL_OPTION_LOG_KEY, CTL_OPTION_WITNESS_KEY, CTL_OPTION_WITNESS_THRESHOLD},
         .run = run_fetch,
     },
     {
         .name = "verify",
         .usage = verify_usage,
         .operand = "PROOF",
-        .options = {CTL_OPTION_TRUST, CTL_OPTION_CERTIFICATES, CTL_OPTION_LOG_KEY, CTL_OPTION_WITNESS_KEY,
-                    CTL_OPTION_WITNESS_THRESHOLD},
-        .required = {CTL_OPTION_TRUST, CTL_OPTION_CERTIFICATES, CTL_OPTION_LOG_KEY},
+        .options = {CTL_REQUIRED(CTL_OPTION_TRUST), CTL_REQUIRED(CTL_OPTION_CERTIFICATES),
+                    CTL_REQUIRED(CTL_OPTION_LOG_KEY), CTL_OPTION_WITNESS_KEY, CTL_OPTION_WITNESS_THRESHOLD},
         .run = run_verify,
     },
     {
         .name = "proof",
         .usage = proof_usage,
-        .options = {CTL_OPTION_SERVER, CTL_OPTION_NAMESPACE, CTL_OPTION_EPOCH, CTL_OPTION_OUT},
-        .required = {CTL_OPTION_SERVER, CTL_OPTION_NAMESPACE, CTL_OPTION_EPOCH, CTL_OPTION_OUT},
+        .options = {CTL_REQUIRED(CTL_OPTION_SERVER), CTL_REQUIRED(CTL_OPTION_NAMESPACE),
+                    CTL_REQUIRED(CTL_OPTION_EPOCH), CTL_REQUIRED(CTL_OPTION_OUT)},
         .run = run_proof,
     },
 };
