@@ -14,8 +14,8 @@
 #include <string.h>
 
 enum option_shape {
-	OPTION_FLAG,  /* an int set to 1 */
 	OPTION_VALUE, /* a const char *, the last one given */
+	OPTION_FLAG,  /* an int set to 1 */
 	OPTION_LIST,  /* a struct ctl_argument_list, every one given */
 };
 
@@ -29,61 +29,56 @@ struct option_spec {
 	const char *noun;
 };
 
-#define FLAG(name, member)                                                                                   \
-	{                                                                                                    \
-		name, OPTION_FLAG, offsetof(struct ctl_arguments, member), 0, 0, NULL                        \
-	}
-#define VALUE(name, member)                                                                                  \
-	{                                                                                                    \
-		name, OPTION_VALUE, offsetof(struct ctl_arguments, member), 0, 0, NULL                       \
-	}
-#define LIST(name, member, kept, bound, noun)                                                                \
-	{                                                                                                    \
-		name, OPTION_LIST, offsetof(struct ctl_arguments, member), kept, bound, noun                 \
-	}
+#define MEMBER(name) offsetof(struct ctl_arguments, name)
+/* The fields of a repeated option: its member, how many it keeps, the bound its refusal names. */
+#define LIST(name, kept_values, bound_shown, noun_shown)                                                     \
+	.shape = OPTION_LIST, .member = MEMBER(name), .kept = (kept_values), .bound = (bound_shown),         \
+	.noun = (noun_shown)
 
 static const struct option_spec option_specs[CTL_OPTION_COUNT] = {
-    [CTL_OPTION_NAME] = VALUE("name", name),
-    [CTL_OPTION_OUT] = VALUE("out", out),
-    [CTL_OPTION_KEY] = VALUE("key", key),
-    [CTL_OPTION_SERVICE] = VALUE("service", service),
-    [CTL_OPTION_SERVER] =
-        LIST("server", servers, CTL_COMMAND_SERVERS_MAX, CTL_COMMAND_SERVERS_MAX, "servers"),
-    [CTL_OPTION_DRY_RUN] = FLAG("dry-run", dry_run),
-    [CTL_OPTION_TRUST] = VALUE("trust", trust),
-    [CTL_OPTION_VERBOSE] = FLAG("verbose", verbose),
-    [CTL_OPTION_NOW] = VALUE("now", now_text),
-    [CTL_OPTION_NAMESPACE] = VALUE("namespace", namespace_name),
-    [CTL_OPTION_IDENTITY] = VALUE("identity", identity),
-    [CTL_OPTION_SIGNING_VERIFIER] = VALUE("signing-verifier", signing_verifier),
-    [CTL_OPTION_SIGNING_KEY] = VALUE("signing-key", signing_key),
-    [CTL_OPTION_VALID_AFTER] = VALUE("valid-after", valid_after_text),
-    [CTL_OPTION_VALID_UNTIL] = VALUE("valid-until", valid_until_text),
-    [CTL_OPTION_DAYS] = VALUE("days", days_text),
-    [CTL_OPTION_KEY_OUT] = VALUE("key-out", key_out),
-    [CTL_OPTION_CERT_OUT] = VALUE("cert-out", cert_out),
-    [CTL_OPTION_PREVIOUS] = VALUE("previous", previous),
-    [CTL_OPTION_ALLOW_GAP] = FLAG("allow-gap", allow_gap),
-    [CTL_OPTION_CLOCK_SKEW] = VALUE("clock-skew", clock_skew_text),
-    [CTL_OPTION_MAX_VALIDITY] = VALUE("max-validity", max_validity_text),
-    [CTL_OPTION_MAX_CHAIN] = VALUE("max-chain", max_chain_text),
-    [CTL_OPTION_CAPABILITY_FILE] = VALUE("capability-file", capability_file),
-    [CTL_OPTION_LOG_KEY] = LIST("log-key", log_keys, CTL_LOG_KEYS_MAX + 1, CTL_LOG_KEYS_MAX, "log keys"),
-    [CTL_OPTION_WITNESS_KEY] =
-        LIST("witness-key", witness_keys, CTL_LOG_WITNESSES_MAX + 1, CTL_LOG_WITNESSES_MAX, "witnesses"),
-    [CTL_OPTION_WITNESS_THRESHOLD] = VALUE("witness-threshold", witness_threshold_text),
-    [CTL_OPTION_CERTIFICATES] = VALUE("certificates", certificates),
-    [CTL_OPTION_EPOCH] = VALUE("epoch", epoch_text),
-    [CTL_OPTION_SERVICE_ID] = VALUE("service-id", service_id),
-    [CTL_OPTION_ENDPOINT] = VALUE("endpoint", endpoint),
-    [CTL_OPTION_SIGNER] = VALUE("signer", signer),
-    [CTL_OPTION_CLASS] = VALUE("class", class_text),
-    [CTL_OPTION_CAPACITY] = VALUE("capacity", capacity),
-    [CTL_OPTION_REASON] = VALUE("reason", reason),
-    [CTL_OPTION_SEQUENCE] = VALUE("sequence", sequence_text),
-    [CTL_OPTION_STATE] = VALUE("state", state),
-    [CTL_OPTION_EVERY] = VALUE("every", every_text),
-    [CTL_OPTION_RECEIPTS] = VALUE("receipts", receipts),
+    [CTL_OPTION_NAME] = {.name = "name", .member = MEMBER(name)},
+    [CTL_OPTION_OUT] = {.name = "out", .member = MEMBER(out)},
+    [CTL_OPTION_KEY] = {.name = "key", .member = MEMBER(key)},
+    [CTL_OPTION_SERVICE] = {.name = "service", .member = MEMBER(service)},
+    [CTL_OPTION_SERVER] = {.name = "server",
+                           LIST(servers, CTL_COMMAND_SERVERS_MAX, CTL_COMMAND_SERVERS_MAX, "servers")},
+    [CTL_OPTION_DRY_RUN] = {.name = "dry-run", .shape = OPTION_FLAG, .member = MEMBER(dry_run)},
+    [CTL_OPTION_TRUST] = {.name = "trust", .member = MEMBER(trust)},
+    [CTL_OPTION_VERBOSE] = {.name = "verbose", .shape = OPTION_FLAG, .member = MEMBER(verbose)},
+    [CTL_OPTION_NOW] = {.name = "now", .member = MEMBER(now_text)},
+    [CTL_OPTION_NAMESPACE] = {.name = "namespace", .member = MEMBER(namespace_name)},
+    [CTL_OPTION_IDENTITY] = {.name = "identity", .member = MEMBER(identity)},
+    [CTL_OPTION_SIGNING_VERIFIER] = {.name = "signing-verifier", .member = MEMBER(signing_verifier)},
+    [CTL_OPTION_SIGNING_KEY] = {.name = "signing-key", .member = MEMBER(signing_key)},
+    [CTL_OPTION_VALID_AFTER] = {.name = "valid-after", .member = MEMBER(valid_after_text)},
+    [CTL_OPTION_VALID_UNTIL] = {.name = "valid-until", .member = MEMBER(valid_until_text)},
+    [CTL_OPTION_DAYS] = {.name = "days", .member = MEMBER(days_text)},
+    [CTL_OPTION_KEY_OUT] = {.name = "key-out", .member = MEMBER(key_out)},
+    [CTL_OPTION_CERT_OUT] = {.name = "cert-out", .member = MEMBER(cert_out)},
+    [CTL_OPTION_PREVIOUS] = {.name = "previous", .member = MEMBER(previous)},
+    [CTL_OPTION_ALLOW_GAP] = {.name = "allow-gap", .shape = OPTION_FLAG, .member = MEMBER(allow_gap)},
+    [CTL_OPTION_CLOCK_SKEW] = {.name = "clock-skew", .member = MEMBER(clock_skew_text)},
+    [CTL_OPTION_MAX_VALIDITY] = {.name = "max-validity", .member = MEMBER(max_validity_text)},
+    [CTL_OPTION_MAX_CHAIN] = {.name = "max-chain", .member = MEMBER(max_chain_text)},
+    [CTL_OPTION_CAPABILITY_FILE] = {.name = "capability-file", .member = MEMBER(capability_file)},
+    [CTL_OPTION_LOG_KEY] = {.name = "log-key",
+                            LIST(log_keys, CTL_LOG_KEYS_MAX + 1, CTL_LOG_KEYS_MAX, "log keys")},
+    [CTL_OPTION_WITNESS_KEY] = {.name = "witness-key",
+                                LIST(witness_keys, CTL_LOG_WITNESSES_MAX + 1, CTL_LOG_WITNESSES_MAX,
+                                     "witnesses")},
+    [CTL_OPTION_WITNESS_THRESHOLD] = {.name = "witness-threshold", .member = MEMBER(witness_threshold_text)},
+    [CTL_OPTION_CERTIFICATES] = {.name = "certificates", .member = MEMBER(certificates)},
+    [CTL_OPTION_EPOCH] = {.name = "epoch", .member = MEMBER(epoch_text)},
+    [CTL_OPTION_SERVICE_ID] = {.name = "service-id", .member = MEMBER(service_id)},
+    [CTL_OPTION_ENDPOINT] = {.name = "endpoint", .member = MEMBER(endpoint)},
+    [CTL_OPTION_SIGNER] = {.name = "signer", .member = MEMBER(signer)},
+    [CTL_OPTION_CLASS] = {.name = "class", .member = MEMBER(class_text)},
+    [CTL_OPTION_CAPACITY] = {.name = "capacity", .member = MEMBER(capacity)},
+    [CTL_OPTION_REASON] = {.name = "reason", .member = MEMBER(reason)},
+    [CTL_OPTION_SEQUENCE] = {.name = "sequence", .member = MEMBER(sequence_text)},
+    [CTL_OPTION_STATE] = {.name = "state", .member = MEMBER(state)},
+    [CTL_OPTION_EVERY] = {.name = "every", .member = MEMBER(every_text)},
+    [CTL_OPTION_RECEIPTS] = {.name = "receipts", .member = MEMBER(receipts)},
 };
 
 /* getopt_long answers an option of the table with its enum ctl_option plus this, above every
