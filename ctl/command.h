@@ -1,14 +1,14 @@
 /*
  * command.h: the command line of dirauthctl's commands, said once.
  *
- * Every option any command takes is spelled here once, with where its value is kept in struct
- * ctl_arguments. A command is a table entry: how messages name it, its usage text, the options
- * it takes, the ones it requires, the one operand it may take, and its body. ctl_command_run
- * does for every command what each would otherwise repeat: it parses the words, answers --help
- * with the usage text, refuses a missing operand, an option of a sibling command and a missing
- * required option, and only then calls the body with the parsed arguments. What a body checks
- * beyond that (an option required only without another, values that must parse) it checks
- * itself, with ctl_command_require for the first.
+ * Every option any command takes is named once here (enum ctl_option, and the member of struct
+ * ctl_arguments that keeps its value) and spelled once in command.c. A command is a table entry:
+ * how messages name it, its usage text, the options it takes, the ones it requires, the one operand
+ * it may take, and its body. ctl_command_run does for every command what each would otherwise
+ * repeat: it parses the words, answers --help with the usage text, refuses a missing operand, an
+ * option of a sibling command and a missing required option, and only then calls the body with the
+ * parsed arguments. What a body checks beyond that (an option required only without another, values
+ * that must parse) it checks itself, with ctl_command_require for the first.
  *
  * Usage failures are exit status 64 with one message in the report, worded as dirauthctl has
  * always worded them: "<command>: unknown option '--x'", "<command>: option '--x' needs a value",
@@ -127,14 +127,14 @@ struct ctl_command {
 
 /* Runs command on its words: argv[0] is the command's own word ("keygen", "show"), the options
  * follow; an operand may stand before or among them. Parses them (getopt_long, so that an
- * unambiguous prefix of an option is that option and --opt=value is --opt value), answers --help
- * by printing command->usage on stdout (status 0), then refuses with status 64: an unknown or
+ * unambiguous prefix of an option is that option and --opt=value is --opt value), answers --help by
+ * printing command->usage on stdout (status 0), then refuses with status 64: an unknown or
  * ambiguous option, an option without its value, a repeated option past its bound ("<command>:
- * --server: at most 32 servers"), a word that is not an option or the operand, a missing
- * operand ("<command>: PROOF is required (see dirauthctl <help_name> --help)"), an option of a
- * sibling command ("<command>: an option of another command (see dirauthctl <command> --help)")
- * and a missing required option. Otherwise returns what command->run returns. The failure is in
- * report. */
+ * --server: at most 32 servers"), a word that is not an option or the operand, more than 64 words
+ * for a command with an operand ("<command>: too many arguments"), a missing operand ("<command>:
+ * PROOF is required (see dirauthctl <help_name> --help)"), an option of a sibling command
+ * ("<command>: an option of another command (see dirauthctl <help_name> --help)") and a missing
+ * required option. Otherwise returns what command->run returns. The failure is in report. */
 int ctl_command_run(const struct ctl_command *command, int argc, char **argv, struct ctl_report *report);
 
 /* 0 when value is given and not empty; else -1 and "<command>: <shown> is required (see dirauthctl
