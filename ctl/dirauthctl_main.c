@@ -339,9 +339,9 @@ static int parse_decimal(const char *text, uint64_t *out)
 }
 
 /* A decimal option in [minimum, maximum]; absent leaves *out. The refusal says "expected a decimal
- * from minimum to maximum", or with maximum UINT64_MAX and up_from set, "of at least minimum". */
+ * from minimum to maximum", or with say_at_least "expected a decimal of at least minimum". */
 static int parse_decimal_option(const char *command, const char *option, const char *text, uint64_t minimum,
-                                uint64_t maximum, int up_from, uint64_t *out, struct ctl_report *report)
+                                uint64_t maximum, int say_at_least, uint64_t *out, struct ctl_report *report)
 {
 	uint64_t value;
 
@@ -351,7 +351,7 @@ static int parse_decimal_option(const char *command, const char *option, const c
 		*out = value;
 		return 0;
 	}
-	if (up_from)
+	if (say_at_least)
 		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: %s: expected a decimal of at least %" PRIu64,
 		                command, option, minimum);
 	else
