@@ -1,13 +1,18 @@
 /*
- * dirauthctl_main.c: the dirauthctl program: argument parsing and output, nothing else.
+ * dirauthctl_main.c: the dirauthctl program: its commands' usage texts, their bodies (turning
+ * parsed options into calls and results into output), and main.
  *
- * Each command's work lives in its own module (keygen.h, certify.h, register.h, fetch.h) and reports its
- * outcome in a struct ctl_report; this file turns command lines into calls, prints what
- * succeeded on stdout and the one failure line on stderr, and exits with the report's
- * sysexits status. The clock is read here, once, and passed down (or taken from --now).
+ * Each command's work lives in its own module (keygen.h, certify.h, register.h, lifecycle.h,
+ * fetch.h, proof.h) and reports its outcome in a struct ctl_report. Each command here is an entry
+ * of the table at the end (command.h): its options, which it requires, its usage text and its
+ * body; ctl_command_run parses the words, answers --help and refuses what is missing, so that a
+ * body starts from checked arguments. A body prints what succeeded on stdout; main prints the one
+ * failure line on stderr and exits with the report's sysexits status. The clock is read here,
+ * once, and passed down (or taken from --now).
  */
 #include "ctl/capability.h"
 #include "ctl/certify.h"
+#include "ctl/command.h"
 #include "ctl/evidence.h"
 #include "ctl/monitor.h"
 #include "schema/crypto.h"
@@ -25,7 +30,6 @@
 #include "verify/snapshot.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -284,318 +288,7 @@ static const char proof_usage[] =
     "  --epoch E        the epoch whose header to prove\n"
     "  --out FILE       the proof file to create (.tlog-proof)\n";
 
-enum option_id {
-	OPTION_HELP = 'h',
-	OPTION_NAME = 256,
-	OPTION_OUT,
-	OPTION_KEY,
-	OPTION_SERVICE,
-	OPTION_SERVER,
-	OPTION_DRY_RUN,
-	OPTION_TRUST,
-	OPTION_VERBOSE,
-	OPTION_NOW,
-	OPTION_NAMESPACE,
-	OPTION_IDENTITY,
-	OPTION_SIGNING_VERIFIER,
-	OPTION_SIGNING_KEY,
-	OPTION_VALID_AFTER,
-	OPTION_VALID_UNTIL,
-	OPTION_DAYS,
-	OPTION_KEY_OUT,
-	OPTION_CERT_OUT,
-	OPTION_PREVIOUS,
-	OPTION_ALLOW_GAP,
-	OPTION_CLOCK_SKEW,
-	OPTION_MAX_VALIDITY,
-	OPTION_MAX_CHAIN,
-	OPTION_CAPABILITY_FILE,
-	OPTION_LOG_KEY,
-	OPTION_WITNESS_KEY,
-	OPTION_WITNESS_THRESHOLD,
-	OPTION_CERTIFICATES,
-	OPTION_EPOCH,
-	OPTION_SERVICE_ID,
-	OPTION_ENDPOINT,
-	OPTION_SIGNER,
-	OPTION_CLASS,
-	OPTION_CAPACITY,
-	OPTION_REASON,
-	OPTION_SEQUENCE,
-	OPTION_STATE,
-	OPTION_EVERY,
-	OPTION_RECEIPTS,
-};
-
-/* The most --server options one command line may give (each command has its own bound, at most
- * this: CTL_REGISTER_SERVERS_MAX, CTL_FETCH_SERVERS_MAX). */
-#define SERVERS_MAX 32
-
-/* Parsed command line of any command; each command checks which of these it needs. */
-struct arguments {
-	const char *name;
-	const char *out;
-	const char *key;
-	const char *service;
-	const char *server;               /* the first --server */
-	const char *servers[SERVERS_MAX]; /* every --server, in order */
-	size_t server_count;
-	const char *trust;
-	const char *namespace_name;
-	const char *now_text;
-	const char *identity;
-	const char *signing_verifier;
-	const char *signing_key;
-	const char *valid_after_text;
-	const char *valid_until_text;
-	const char *days_text;
-	const char *key_out;
-	const char *cert_out;
-	const char *previous;
-	const char *clock_skew_text;
-	const char *max_validity_text;
-	const char *max_chain_text;
-	const char *capability_file;
-	const char *log_keys[CTL_LOG_KEYS_MAX + 1]; /* the log's pins (ctl/proof.h); one past the bound */
-	size_t log_key_count;
-	const char *witness_keys[CTL_LOG_WITNESSES_MAX + 1]; /* one past the bound: refused */
-	size_t witness_count;
-	const char *witness_threshold_text;
-	const char *certificates;
-	const char *epoch_text;
-	const char *service_id;
-	const char *endpoint;
-	const char *signer;
-	const char *class_text;
-	const char *capacity;
-	const char *reason;
-	const char *sequence_text;
-	const char *state;
-	const char *every_text;
-	const char *receipts;
-	const char *positional; /* the one operand of a command that takes one (certificate show) */
-	int allow_gap;
-	int dry_run;
-	int verbose;
-	int help;
-};
-
-static int parse_arguments(const char *command, int argc, char **argv, const struct option *options,
-                           struct arguments *arguments, struct ctl_report *report)
-{
-	int option;
-
-	memset(arguments, 0, sizeof(*arguments));
-	opterr = 0;
-	optind = 1;
-	while ((option = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		switch (option) {
-		case OPTION_HELP:
-			arguments->help = 1;
-			break;
-		case OPTION_NAME:
-			arguments->name = optarg;
-			break;
-		case OPTION_OUT:
-			arguments->out = optarg;
-			break;
-		case OPTION_KEY:
-			arguments->key = optarg;
-			break;
-		case OPTION_SERVICE:
-			arguments->service = optarg;
-			break;
-		case OPTION_SERVER:
-			if (arguments->server_count == SERVERS_MAX) {
-				ctl_report_fail(report, CTL_EXIT_USAGE, "%s: --server: at most %d servers",
-				                command, SERVERS_MAX);
-				return -1;
-			}
-			if (arguments->server == NULL)
-				arguments->server = optarg;
-			arguments->servers[arguments->server_count++] = optarg;
-			break;
-		case OPTION_DRY_RUN:
-			arguments->dry_run = 1;
-			break;
-		case OPTION_TRUST:
-			arguments->trust = optarg;
-			break;
-		case OPTION_VERBOSE:
-			arguments->verbose = 1;
-			break;
-		case OPTION_NOW:
-			arguments->now_text = optarg;
-			break;
-		case OPTION_NAMESPACE:
-			arguments->namespace_name = optarg;
-			break;
-		case OPTION_IDENTITY:
-			arguments->identity = optarg;
-			break;
-		case OPTION_SIGNING_VERIFIER:
-			arguments->signing_verifier = optarg;
-			break;
-		case OPTION_SIGNING_KEY:
-			arguments->signing_key = optarg;
-			break;
-		case OPTION_VALID_AFTER:
-			arguments->valid_after_text = optarg;
-			break;
-		case OPTION_VALID_UNTIL:
-			arguments->valid_until_text = optarg;
-			break;
-		case OPTION_DAYS:
-			arguments->days_text = optarg;
-			break;
-		case OPTION_KEY_OUT:
-			arguments->key_out = optarg;
-			break;
-		case OPTION_CERT_OUT:
-			arguments->cert_out = optarg;
-			break;
-		case OPTION_PREVIOUS:
-			arguments->previous = optarg;
-			break;
-		case OPTION_ALLOW_GAP:
-			arguments->allow_gap = 1;
-			break;
-		case OPTION_CLOCK_SKEW:
-			arguments->clock_skew_text = optarg;
-			break;
-		case OPTION_MAX_VALIDITY:
-			arguments->max_validity_text = optarg;
-			break;
-		case OPTION_MAX_CHAIN:
-			arguments->max_chain_text = optarg;
-			break;
-		case OPTION_CAPABILITY_FILE:
-			arguments->capability_file = optarg;
-			break;
-		case OPTION_LOG_KEY:
-			if (arguments->log_key_count == CTL_LOG_KEYS_MAX + 1) {
-				ctl_report_fail(report, CTL_EXIT_USAGE, "%s: --log-key: at most %d log keys",
-				                command, CTL_LOG_KEYS_MAX);
-				return -1;
-			}
-			arguments->log_keys[arguments->log_key_count++] = optarg;
-			break;
-		case OPTION_WITNESS_KEY:
-			if (arguments->witness_count == CTL_LOG_WITNESSES_MAX + 1) {
-				ctl_report_fail(report, CTL_EXIT_USAGE,
-				                "%s: --witness-key: at most %d witnesses", command,
-				                CTL_LOG_WITNESSES_MAX);
-				return -1;
-			}
-			arguments->witness_keys[arguments->witness_count++] = optarg;
-			break;
-		case OPTION_WITNESS_THRESHOLD:
-			arguments->witness_threshold_text = optarg;
-			break;
-		case OPTION_CERTIFICATES:
-			arguments->certificates = optarg;
-			break;
-		case OPTION_EPOCH:
-			arguments->epoch_text = optarg;
-			break;
-		case OPTION_SERVICE_ID:
-			arguments->service_id = optarg;
-			break;
-		case OPTION_ENDPOINT:
-			arguments->endpoint = optarg;
-			break;
-		case OPTION_SIGNER:
-			arguments->signer = optarg;
-			break;
-		case OPTION_CLASS:
-			arguments->class_text = optarg;
-			break;
-		case OPTION_CAPACITY:
-			arguments->capacity = optarg;
-			break;
-		case OPTION_REASON:
-			arguments->reason = optarg;
-			break;
-		case OPTION_SEQUENCE:
-			arguments->sequence_text = optarg;
-			break;
-		case OPTION_STATE:
-			arguments->state = optarg;
-			break;
-		case OPTION_EVERY:
-			arguments->every_text = optarg;
-			break;
-		case OPTION_RECEIPTS:
-			arguments->receipts = optarg;
-			break;
-		case ':':
-			ctl_report_fail(report, CTL_EXIT_USAGE, "%s: option '%s' needs a value", command,
-			                argv[optind - 1]);
-			return -1;
-		default:
-			ctl_report_fail(report, CTL_EXIT_USAGE, "%s: unknown option '%s'", command,
-			                argv[optind - 1]);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: unexpected argument '%s'", command,
-		                argv[optind]);
-		return -1;
-	}
-	return 0;
-}
-
-/* Whether the long option word ("--name") takes a value. */
-static int takes_value(const struct option *options, const char *word)
-{
-	if (strncmp(word, "--", 2) != 0)
-		return 0;
-	for (const struct option *o = options; o->name != NULL; o++)
-		if (strcmp(o->name, word + 2) == 0)
-			return o->has_arg == required_argument;
-	return 0;
-}
-
-/* parse_arguments for a command that takes exactly one operand (before or among the options). */
-static int parse_arguments_with_operand(const char *command, int argc, char **argv,
-                                        const struct option *options, struct arguments *arguments,
-                                        struct ctl_report *report)
-{
-	char *reordered[64];
-	const char *operand = NULL;
-	int count = 0;
-
-	if (argc > (int)(sizeof(reordered) / sizeof(reordered[0]))) {
-		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: too many arguments", command);
-		return -1;
-	}
-	/* Take the first word that is neither an option nor an option's value out of the list. */
-	reordered[count++] = argv[0];
-	for (int i = 1; i < argc; i++) {
-		const char *word = argv[i];
-		if (operand == NULL && word[0] != '-') {
-			operand = word;
-			continue;
-		}
-		reordered[count++] = argv[i];
-		if (word[0] == '-' && strchr(word, '=') == NULL && i + 1 < argc && takes_value(options, word))
-			reordered[count++] = argv[++i];
-	}
-	if (parse_arguments(command, count, reordered, options, arguments, report) != 0)
-		return -1;
-	arguments->positional = operand;
-	return 0;
-}
-
-static int require(const char *command, const char *value, const char *option, struct ctl_report *report)
-{
-	if (value != NULL && value[0] != '\0')
-		return 0;
-	ctl_report_fail(report, CTL_EXIT_USAGE, "%s: %s is required (see dirauthctl %s --help)", command,
-	                option, command);
-	return -1;
-}
+/* ---- what several commands check and print ---- */
 
 /* The length of a server URL without its trailing slashes: "http://a/" and "http://a" are one. */
 static size_t server_url_length(const char *url)
@@ -607,21 +300,21 @@ static size_t server_url_length(const char *url)
 }
 
 /* At most maximum --server URLs, none given twice. */
-static int check_servers(const char *command, const struct arguments *arguments, size_t maximum,
+static int check_servers(const char *command, const struct ctl_argument_list *servers, size_t maximum,
                          struct ctl_report *report)
 {
-	if (arguments->server_count > maximum) {
+	if (servers->count > maximum) {
 		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: --server: at most %zu servers", command,
 		                maximum);
 		return -1;
 	}
-	for (size_t i = 0; i < arguments->server_count; i++) {
-		size_t len = server_url_length(arguments->servers[i]);
+	for (size_t i = 0; i < servers->count; i++) {
+		size_t len = server_url_length(servers->values[i]);
 		for (size_t j = 0; j < i; j++) {
-			if (server_url_length(arguments->servers[j]) == len &&
-			    strncmp(arguments->servers[j], arguments->servers[i], len) == 0) {
+			if (server_url_length(servers->values[j]) == len &&
+			    strncmp(servers->values[j], servers->values[i], len) == 0) {
 				ctl_report_fail(report, CTL_EXIT_USAGE, "%s: --server %.200s given twice",
-				                command, arguments->servers[i]);
+				                command, servers->values[i]);
 				return -1;
 			}
 		}
@@ -638,13 +331,54 @@ static const char *without_prefix(const char *message, const char *prefix)
 	return message;
 }
 
+/* A canonical decimal into *out: 0, or -1 (and *out unspecified). */
+static int parse_decimal(const char *text, uint64_t *out)
+{
+	struct text_span span = {text, strlen(text)};
+	return text_parse_u64(span, out);
+}
+
+/* A decimal option in [minimum, maximum]; absent leaves *out. The refusal says "expected a decimal
+ * from minimum to maximum", or with say_at_least "expected a decimal of at least minimum". */
+static int parse_decimal_option(const char *command, const char *option, const char *text, uint64_t minimum,
+                                uint64_t maximum, int say_at_least, uint64_t *out, struct ctl_report *report)
+{
+	uint64_t value;
+
+	if (text == NULL)
+		return 0;
+	if (parse_decimal(text, &value) == 0 && value >= minimum && value <= maximum) {
+		*out = value;
+		return 0;
+	}
+	if (say_at_least)
+		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: %s: expected a decimal of at least %" PRIu64,
+		                command, option, minimum);
+	else
+		ctl_report_fail(report, CTL_EXIT_USAGE,
+		                "%s: %s: expected a decimal from %" PRIu64 " to %" PRIu64, command, option,
+		                minimum, maximum);
+	return -1;
+}
+
+/* A --namespace that is a namespace name. */
+static int check_namespace_name(const char *command, const char *name, struct ctl_report *report)
+{
+	struct text_span span = {name, strlen(name)};
+
+	if (text_is_name(span, NAMESPACE_NAME_MAX))
+		return 0;
+	ctl_report_fail(report, CTL_EXIT_USAGE, "%s: --namespace: '%.64s' is not a namespace name", command,
+	                name);
+	return -1;
+}
+
 static int read_clock(const char *command, const char *now_text, uint64_t *now, struct ctl_report *report)
 {
 	time_t seconds;
 
 	if (now_text != NULL) {
-		struct text_span span = {now_text, strlen(now_text)};
-		if (text_parse_u64(span, now) != 0) {
+		if (parse_decimal(now_text, now) != 0) {
 			ctl_report_fail(report, CTL_EXIT_USAGE, "%s: --now: expected unix seconds", command);
 			return -1;
 		}
@@ -659,19 +393,79 @@ static int read_clock(const char *command, const char *now_text, uint64_t *now, 
 	return 0;
 }
 
+/* The trust bundle at path into a new allocation (*out, for the caller to free; it is large, fixed
+ * arrays, and kept off the stack). */
+static int load_bundle(const char *command, const char *path, struct trust_bundle **out,
+                       struct ctl_report *report)
+{
+	*out = malloc(sizeof(**out));
+	if (*out == NULL) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "%s: out of memory", command);
+		return -1;
+	}
+	return ctl_trust_bundle_load(path, *out, report);
+}
+
+/* The log's pins (ctl/proof.h) from --log-key, --witness-key and --witness-threshold. */
+static int parse_log_pins(const char *command, const struct ctl_arguments *arguments,
+                          const struct trust_bundle *bundle, struct ctl_log_pins *pins,
+                          struct ctl_report *report)
+{
+	return ctl_log_pins_parse(command, arguments->log_keys.values, arguments->log_keys.count,
+	                          arguments->witness_keys.values, arguments->witness_keys.count,
+	                          arguments->witness_threshold_text, bundle->threshold, pins, report);
+}
+
+/* The line of a server that did not accept, "URL outcome: why", why without the command's prefix
+ * (and a refusal's). */
+static void print_unaccepted(const char *command, const char *server_url, enum ctl_register_outcome outcome,
+                             const char *message)
+{
+	const char *detail = without_prefix(message, command);
+
+	if (outcome == CTL_REGISTER_REFUSED)
+		detail = without_prefix(detail, "refused");
+	printf("%s %s: %s\n", server_url, ctl_register_outcome_name(outcome), detail);
+}
+
+/* What follows an accepted answer another server's answer already counted for. */
+static const char *counted_note(int counted)
+{
+	return counted ? "" : " (counted once: another server answered for it)";
+}
+
+/* Set by SIGINT and SIGTERM once catch_stop_signals ran (health --every, monitor): the loop ends
+ * after the current round. */
+static volatile sig_atomic_t stop_requested;
+
+static void request_stop(int signal_number)
+{
+	(void)signal_number;
+	stop_requested = 1;
+}
+
+static void catch_stop_signals(void)
+{
+	struct sigaction action;
+
+	memset(&action, 0, sizeof(action));
+	action.sa_handler = request_stop;
+	sigemptyset(&action.sa_mask);
+	sigaction(SIGINT, &action, NULL);
+	sigaction(SIGTERM, &action, NULL);
+}
+
+/* ---- keys and certificates (ctl/keygen.h, ctl/certify.h) ---- */
+
 /* Unix seconds, or with allow_now "now" (the clock), into *out; option names the flag. */
 static int parse_time(const char *command, const char *option, const char *text, int allow_now, uint64_t now,
                       uint64_t *out, struct ctl_report *report)
 {
-	struct text_span span;
-
 	if (allow_now && strcmp(text, "now") == 0) {
 		*out = now;
 		return 0;
 	}
-	span.data = text;
-	span.len = strlen(text);
-	if (text_parse_u64(span, out) != 0) {
+	if (parse_decimal(text, out) != 0) {
 		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: %s: expected unix seconds%s", command, option,
 		                allow_now ? " or 'now'" : "");
 		return -1;
@@ -680,7 +474,7 @@ static int parse_time(const char *command, const char *option, const char *text,
 }
 
 /* --valid-after (default now) and the window end from --days or --valid-until. */
-static int read_window(const char *command, const struct arguments *arguments, uint64_t *valid_after,
+static int read_window(const char *command, const struct ctl_arguments *arguments, uint64_t *valid_after,
                        uint64_t *valid_until, uint64_t *days, struct ctl_report *report)
 {
 	uint64_t now = 0;
@@ -694,13 +488,10 @@ static int read_window(const char *command, const struct arguments *arguments, u
 	    parse_time(command, "--valid-after", arguments->valid_after_text, 1, now, valid_after, report) !=
 	        0)
 		return -1;
-	if (arguments->days_text != NULL) {
-		struct text_span span = {arguments->days_text, strlen(arguments->days_text)};
-		if (text_parse_u64(span, days) != 0 || *days == 0) {
-			ctl_report_fail(report, CTL_EXIT_USAGE,
-			                "%s: --days: expected a whole number of days, at least 1", command);
-			return -1;
-		}
+	if (arguments->days_text != NULL && (parse_decimal(arguments->days_text, days) != 0 || *days == 0)) {
+		ctl_report_fail(report, CTL_EXIT_USAGE,
+		                "%s: --days: expected a whole number of days, at least 1", command);
+		return -1;
 	}
 	if (arguments->valid_until_text != NULL &&
 	    parse_time(command, "--valid-until", arguments->valid_until_text, 0, now, &until, report) != 0)
@@ -738,148 +529,90 @@ static void print_certificate(const struct certificate *certificate)
 	       length / 86400, length % 86400 / 3600);
 }
 
-static int command_identity_keygen(int argc, char **argv, struct ctl_report *report)
+static int run_keygen(const struct ctl_arguments *arguments, struct ctl_report *report)
 {
-	static const struct option options[] = {
-	    {"name", required_argument, NULL, OPTION_NAME},
-	    {"out", required_argument, NULL, OPTION_OUT},
-	    {"help", no_argument, NULL, OPTION_HELP},
-	    {NULL, 0, NULL, 0},
-	};
 	char verifier[NOTE_VERIFIER_KEY_MAX + 1];
-	struct arguments arguments;
 
-	if (parse_arguments("identity-keygen", argc, argv, options, &arguments, report) != 0)
+	if (ctl_keygen_run(arguments->name, arguments->out, verifier, report) != 0)
 		return report->exit_code;
-	if (arguments.help) {
-		fputs(identity_keygen_usage, stdout);
-		return CTL_EXIT_OK;
-	}
-	if (require("identity-keygen", arguments.name, "--name", report) != 0 ||
-	    require("identity-keygen", arguments.out, "--out", report) != 0)
-		return report->exit_code;
-	if (ctl_identity_keygen_run(arguments.name, arguments.out, verifier, report) != 0)
+	printf("%s\n", verifier);
+	return CTL_EXIT_OK;
+}
+
+static int run_identity_keygen(const struct ctl_arguments *arguments, struct ctl_report *report)
+{
+	char verifier[NOTE_VERIFIER_KEY_MAX + 1];
+
+	if (ctl_identity_keygen_run(arguments->name, arguments->out, verifier, report) != 0)
 		return report->exit_code;
 	/* Comment lines, then the line itself: the output can be pasted into a trust bundle as is. */
-	printf("# OFFLINE IDENTITY KEY of authority %s, written to %s (mode 0600).\n", arguments.name,
-	       arguments.out);
+	printf("# OFFLINE IDENTITY KEY of authority %s, written to %s (mode 0600).\n", arguments->name,
+	       arguments->out);
 	printf("# Keep it on this offline machine and back it up; never copy it to a server. It signs only\n"
 	       "# key certificates (dirauthctl certify, rotate). Pin it in trust bundles with this line:\n");
 	printf("authority %s\n", verifier);
 	return CTL_EXIT_OK;
 }
 
-static int command_certify(int argc, char **argv, struct ctl_report *report)
+static int run_certify(const struct ctl_arguments *arguments, struct ctl_report *report)
 {
-	static const struct option options[] = {
-	    {"identity", required_argument, NULL, OPTION_IDENTITY},
-	    {"signing-verifier", required_argument, NULL, OPTION_SIGNING_VERIFIER},
-	    {"signing-key", required_argument, NULL, OPTION_SIGNING_KEY},
-	    {"valid-after", required_argument, NULL, OPTION_VALID_AFTER},
-	    {"valid-until", required_argument, NULL, OPTION_VALID_UNTIL},
-	    {"days", required_argument, NULL, OPTION_DAYS},
-	    {"out", required_argument, NULL, OPTION_OUT},
-	    {"now", required_argument, NULL, OPTION_NOW},
-	    {"help", no_argument, NULL, OPTION_HELP},
-	    {NULL, 0, NULL, 0},
-	};
 	struct ctl_certify_options certify_options;
 	struct certificate certificate;
-	struct arguments arguments;
 	struct buffer note;
 	uint64_t days;
-	int exit_code;
+	int rc;
 
-	if (parse_arguments("certify", argc, argv, options, &arguments, report) != 0)
-		return report->exit_code;
-	if (arguments.help) {
-		fputs(certify_usage, stdout);
-		return CTL_EXIT_OK;
-	}
-	if (require("certify", arguments.identity, "--identity", report) != 0 ||
-	    require("certify", arguments.out, "--out", report) != 0)
-		return report->exit_code;
-	if ((arguments.signing_verifier == NULL) == (arguments.signing_key == NULL)) {
+	if ((arguments->signing_verifier == NULL) == (arguments->signing_key == NULL)) {
 		ctl_report_fail(
 		    report, CTL_EXIT_USAGE,
 		    "certify: give exactly one of --signing-verifier VKEY and --signing-key FILE");
 		return report->exit_code;
 	}
 	memset(&certify_options, 0, sizeof(certify_options));
-	if (read_window("certify", &arguments, &certify_options.valid_after, &certify_options.valid_until,
+	if (read_window("certify", arguments, &certify_options.valid_after, &certify_options.valid_until,
 	                &days, report) != 0)
 		return report->exit_code;
-	certify_options.identity_path = arguments.identity;
-	certify_options.signing_verifier = arguments.signing_verifier;
-	certify_options.signing_key_path = arguments.signing_key;
-	certify_options.out_path = arguments.out;
+	certify_options.identity_path = arguments->identity;
+	certify_options.signing_verifier = arguments->signing_verifier;
+	certify_options.signing_key_path = arguments->signing_key;
+	certify_options.out_path = arguments->out;
 	buffer_init(&note);
-	if (ctl_certify_run(&certify_options, &certificate, &note, report) != 0) {
-		exit_code = report->exit_code;
-		goto done;
+	rc = ctl_certify_run(&certify_options, &certificate, &note, report);
+	if (rc == 0) {
+		printf("certificate written to %s\n", arguments->out);
+		print_certificate(&certificate);
 	}
-	exit_code = CTL_EXIT_OK;
-	printf("certificate written to %s\n", arguments.out);
-	print_certificate(&certificate);
-done:
 	buffer_free(&note);
-	return exit_code;
+	return rc == 0 ? CTL_EXIT_OK : report->exit_code;
 }
 
-static int command_rotate(int argc, char **argv, struct ctl_report *report)
+static int run_rotate(const struct ctl_arguments *arguments, struct ctl_report *report)
 {
-	static const struct option options[] = {
-	    {"identity", required_argument, NULL, OPTION_IDENTITY},
-	    {"name", required_argument, NULL, OPTION_NAME},
-	    {"key-out", required_argument, NULL, OPTION_KEY_OUT},
-	    {"cert-out", required_argument, NULL, OPTION_CERT_OUT},
-	    {"previous", required_argument, NULL, OPTION_PREVIOUS},
-	    {"valid-after", required_argument, NULL, OPTION_VALID_AFTER},
-	    {"days", required_argument, NULL, OPTION_DAYS},
-	    {"allow-gap", no_argument, NULL, OPTION_ALLOW_GAP},
-	    {"now", required_argument, NULL, OPTION_NOW},
-	    {"help", no_argument, NULL, OPTION_HELP},
-	    {NULL, 0, NULL, 0},
-	};
 	struct ctl_rotate_options rotate_options;
 	struct ctl_rotate_result result;
-	struct arguments arguments;
 	char previous_after[CTL_TIME_TEXT_MAX];
 	char previous_until[CTL_TIME_TEXT_MAX];
 	char new_after[CTL_TIME_TEXT_MAX];
 	char new_until[CTL_TIME_TEXT_MAX];
 
-	if (parse_arguments("rotate", argc, argv, options, &arguments, report) != 0)
-		return report->exit_code;
-	if (arguments.help) {
-		fputs(rotate_usage, stdout);
-		return CTL_EXIT_OK;
-	}
-	if (require("rotate", arguments.identity, "--identity", report) != 0 ||
-	    require("rotate", arguments.name, "--name", report) != 0 ||
-	    require("rotate", arguments.key_out, "--key-out", report) != 0 ||
-	    require("rotate", arguments.cert_out, "--cert-out", report) != 0 ||
-	    require("rotate", arguments.previous, "--previous", report) != 0 ||
-	    require("rotate", arguments.days_text, "--days", report) != 0)
-		return report->exit_code;
 	memset(&rotate_options, 0, sizeof(rotate_options));
-	if (read_window("rotate", &arguments, &rotate_options.valid_after, NULL, &rotate_options.days,
+	if (read_window("rotate", arguments, &rotate_options.valid_after, NULL, &rotate_options.days,
 	                report) != 0)
 		return report->exit_code;
-	rotate_options.identity_path = arguments.identity;
-	rotate_options.name = arguments.name;
-	rotate_options.key_out = arguments.key_out;
-	rotate_options.cert_out = arguments.cert_out;
-	rotate_options.previous_path = arguments.previous;
-	rotate_options.allow_gap = arguments.allow_gap;
+	rotate_options.identity_path = arguments->identity;
+	rotate_options.name = arguments->name;
+	rotate_options.key_out = arguments->key_out;
+	rotate_options.cert_out = arguments->cert_out;
+	rotate_options.previous_path = arguments->previous;
+	rotate_options.allow_gap = arguments->allow_gap;
 	if (ctl_rotate_run(&rotate_options, &result, report) != 0)
 		return report->exit_code;
 	ctl_report_format_time(result.previous.valid_after, previous_after);
 	ctl_report_format_time(result.previous.valid_until, previous_until);
 	ctl_report_format_time(result.certificate.valid_after, new_after);
 	ctl_report_format_time(result.certificate.valid_until, new_until);
-	printf("new signing key written to %s (mode 0600): %s\n", arguments.key_out, result.verifier);
-	printf("new certificate written to %s\n", arguments.cert_out);
+	printf("new signing key written to %s (mode 0600): %s\n", arguments->key_out, result.verifier);
+	printf("new certificate written to %s\n", arguments->cert_out);
 	printf("previous window  %s until %s\n", previous_after, previous_until);
 	printf("new window       %s until %s\n", new_after, new_until);
 	if (result.gap_seconds > 0)
@@ -894,61 +627,32 @@ static int command_rotate(int argc, char **argv, struct ctl_report *report)
 	       "       certificates: [%s, %s]\n"
 	       "     then restart the signer; verifiers accept both keys during the overlap\n"
 	       "  3. after %s remove %s from certificates and destroy the previous signing key\n",
-	       arguments.key_out, arguments.cert_out, arguments.previous, previous_until, arguments.previous);
+	       arguments->key_out, arguments->cert_out, arguments->previous, previous_until,
+	       arguments->previous);
 	return CTL_EXIT_OK;
 }
 
-static int command_certificate(int argc, char **argv, struct ctl_report *report)
+static int run_certificate_show(const struct ctl_arguments *arguments, struct ctl_report *report)
 {
-	static const struct option options[] = {
-	    {"trust", required_argument, NULL, OPTION_TRUST},
-	    {"now", required_argument, NULL, OPTION_NOW},
-	    {"help", no_argument, NULL, OPTION_HELP},
-	    {NULL, 0, NULL, 0},
-	};
 	struct ctl_certificate_listing *listing = NULL;
 	struct trust_bundle *bundle = NULL;
-	struct arguments arguments;
 	uint64_t now = 0;
 	int exit_code;
 
-	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-		fputs(certificate_usage, stdout);
-		return CTL_EXIT_OK;
-	}
-	if (argc < 2 || (strcmp(argv[1], "show") != 0 && strcmp(argv[1], "inspect") != 0)) {
-		ctl_report_fail(report, CTL_EXIT_USAGE,
-		                "certificate: expected 'show CERT' (see dirauthctl certificate --help)");
+	if (read_clock("certificate show", arguments->now_text, &now, report) != 0)
 		return report->exit_code;
-	}
-	if (parse_arguments_with_operand("certificate show", argc - 1, argv + 1, options, &arguments,
-	                                 report) != 0)
-		return report->exit_code;
-	if (arguments.help) {
-		fputs(certificate_usage, stdout);
-		return CTL_EXIT_OK;
-	}
-	if (arguments.positional == NULL) {
-		ctl_report_fail(report, CTL_EXIT_USAGE,
-		                "certificate show: CERT is required (see dirauthctl certificate --help)");
-		return report->exit_code;
-	}
-	if (read_clock("certificate show", arguments.now_text, &now, report) != 0)
-		return report->exit_code;
-	/* Both are large (fixed arrays); keep them off the stack. */
+	/* Large (fixed arrays); kept off the stack. */
 	listing = malloc(sizeof(*listing));
-	if (arguments.trust != NULL)
-		bundle = malloc(sizeof(*bundle));
-	if (listing == NULL || (arguments.trust != NULL && bundle == NULL)) {
+	if (listing == NULL) {
 		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "certificate show: out of memory");
+		return report->exit_code;
+	}
+	if (arguments->trust != NULL &&
+	    load_bundle("certificate show", arguments->trust, &bundle, report) != 0) {
 		exit_code = report->exit_code;
 		goto done;
 	}
-	if (bundle != NULL && ctl_trust_bundle_load(arguments.trust, bundle, report) != 0) {
-		exit_code = report->exit_code;
-		goto done;
-	}
-	exit_code = ctl_certificate_show(arguments.positional, bundle, now, listing, report) == 0
+	exit_code = ctl_certificate_show(arguments->operand, bundle, now, listing, report) == 0
 	                ? CTL_EXIT_OK
 	                : report->exit_code;
 	for (size_t i = 0; i < listing->count; i++) {
@@ -973,110 +677,87 @@ done:
 	return exit_code;
 }
 
-static int command_keygen(int argc, char **argv, struct ctl_report *report)
-{
-	static const struct option options[] = {
-	    {"name", required_argument, NULL, OPTION_NAME},
-	    {"out", required_argument, NULL, OPTION_OUT},
-	    {"help", no_argument, NULL, OPTION_HELP},
-	    {NULL, 0, NULL, 0},
-	};
-	char verifier[NOTE_VERIFIER_KEY_MAX + 1];
-	struct arguments arguments;
+static const struct ctl_command certificate_show_command = {
+    .name = "certificate show",
+    .help_name = "certificate",
+    .usage = certificate_usage,
+    .operand = "CERT",
+    .options = {CTL_OPTION_TRUST, CTL_OPTION_NOW},
+    .run = run_certificate_show,
+};
 
-	if (parse_arguments("keygen", argc, argv, options, &arguments, report) != 0)
-		return report->exit_code;
-	if (arguments.help) {
-		fputs(keygen_usage, stdout);
+/* "certificate show CERT" (or "certificate inspect CERT"): the word after certificate is the
+ * subcommand, and the rest are show's own words. */
+static int command_certificate(int argc, char **argv, struct ctl_report *report)
+{
+	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		fputs(certificate_usage, stdout);
 		return CTL_EXIT_OK;
 	}
-	if (require("keygen", arguments.name, "--name", report) != 0 ||
-	    require("keygen", arguments.out, "--out", report) != 0)
+	if (argc < 2 || (strcmp(argv[1], "show") != 0 && strcmp(argv[1], "inspect") != 0)) {
+		ctl_report_fail(report, CTL_EXIT_USAGE,
+		                "certificate: expected 'show CERT' (see dirauthctl certificate --help)");
 		return report->exit_code;
-	if (ctl_keygen_run(arguments.name, arguments.out, verifier, report) != 0)
-		return report->exit_code;
-	printf("%s\n", verifier);
-	return CTL_EXIT_OK;
+	}
+	return ctl_command_run(&certificate_show_command, argc - 1, argv + 1, report);
 }
+
+/* ---- registration (ctl/register.h) ---- */
 
 /* register with several --server: one line per server, in the order given. */
 static void print_answers(const struct ctl_register_result *result, int verbose)
 {
 	for (size_t i = 0; i < result->answer_count; i++) {
 		const struct ctl_register_answer *answer = &result->answers[i];
-		const char *detail;
 
-		if (answer->outcome == CTL_REGISTER_ACCEPTED) {
-			printf("%s accepted: published by epoch %" PRIu64 ", receipt signed by %s%s\n",
-			       answer->server_url, answer->receipt.publish_by_epoch, answer->receipt_signer,
-			       answer->counted ? "" : " (counted once: another server answered for it)");
-			if (verbose)
-				fwrite(answer->receipt_note.data, 1, answer->receipt_note.len, stdout);
+		if (answer->outcome != CTL_REGISTER_ACCEPTED) {
+			print_unaccepted("register", answer->server_url, answer->outcome,
+			                 answer->report.message);
 			continue;
 		}
-		detail = without_prefix(answer->report.message, "register");
-		if (answer->outcome == CTL_REGISTER_REFUSED)
-			detail = without_prefix(detail, "refused");
-		printf("%s %s: %s\n", answer->server_url, ctl_register_outcome_name(answer->outcome), detail);
+		printf("%s accepted: published by epoch %" PRIu64 ", receipt signed by %s%s\n",
+		       answer->server_url, answer->receipt.publish_by_epoch, answer->receipt_signer,
+		       counted_note(answer->counted));
+		if (verbose)
+			fwrite(answer->receipt_note.data, 1, answer->receipt_note.len, stdout);
 	}
 }
 
-static int command_register(int argc, char **argv, struct ctl_report *report)
+static int run_register(const struct ctl_arguments *arguments, struct ctl_report *report)
 {
-	static const struct option options[] = {
-	    {"key", required_argument, NULL, OPTION_KEY},
-	    {"service", required_argument, NULL, OPTION_SERVICE},
-	    {"server", required_argument, NULL, OPTION_SERVER},
-	    {"dry-run", no_argument, NULL, OPTION_DRY_RUN},
-	    {"trust", required_argument, NULL, OPTION_TRUST},
-	    {"verbose", no_argument, NULL, OPTION_VERBOSE},
-	    {"now", required_argument, NULL, OPTION_NOW},
-	    {"help", no_argument, NULL, OPTION_HELP},
-	    {NULL, 0, NULL, 0},
-	};
 	struct ctl_register_options register_options;
 	struct ctl_register_result result;
-	struct arguments arguments;
 	int exit_code;
 
-	if (parse_arguments("register", argc, argv, options, &arguments, report) != 0)
+	if (!arguments->dry_run && ctl_command_require("register", arguments->servers.values[0],
+	                                               "--server (or --dry-run)", report) != 0)
 		return report->exit_code;
-	if (arguments.help) {
-		fputs(register_usage, stdout);
-		return CTL_EXIT_OK;
-	}
-	if (require("register", arguments.key, "--key", report) != 0 ||
-	    require("register", arguments.service, "--service", report) != 0)
-		return report->exit_code;
-	if (!arguments.dry_run &&
-	    require("register", arguments.server, "--server (or --dry-run)", report) != 0)
-		return report->exit_code;
-	if (check_servers("register", &arguments, CTL_REGISTER_SERVERS_MAX, report) != 0)
+	if (check_servers("register", &arguments->servers, CTL_REGISTER_SERVERS_MAX, report) != 0)
 		return report->exit_code;
 	memset(&register_options, 0, sizeof(register_options));
-	register_options.key_path = arguments.key;
-	register_options.service_path = arguments.service;
-	register_options.server_url = arguments.server;
-	register_options.server_urls = arguments.servers;
-	register_options.server_count = arguments.server_count;
-	register_options.trust_path = arguments.trust;
-	register_options.dry_run = arguments.dry_run;
-	if (read_clock("register", arguments.now_text, &register_options.now, report) != 0)
+	register_options.key_path = arguments->key;
+	register_options.service_path = arguments->service;
+	register_options.server_url = arguments->servers.values[0];
+	register_options.server_urls = arguments->servers.values;
+	register_options.server_count = arguments->servers.count;
+	register_options.trust_path = arguments->trust;
+	register_options.dry_run = arguments->dry_run;
+	if (read_clock("register", arguments->now_text, &register_options.now, report) != 0)
 		return report->exit_code;
 
 	ctl_register_result_init(&result);
 	if (ctl_register_run(&register_options, &result, report) != 0) {
 		exit_code = report->exit_code;
-		print_answers(&result, arguments.verbose);
+		print_answers(&result, arguments->verbose);
 		goto done;
 	}
 	exit_code = CTL_EXIT_OK;
-	if (arguments.dry_run) {
+	if (arguments->dry_run) {
 		fwrite(result.note.data, 1, result.note.len, stdout);
 		goto done;
 	}
 	if (result.answer_count > 0) {
-		print_answers(&result, arguments.verbose);
+		print_answers(&result, arguments->verbose);
 		printf("accepted: service %s sequence %" PRIu64 " by %zu of %zu authorities (%s), the trust "
 		       "bundle requires %zu\n",
 		       result.service_hex, result.sequence, result.accepted_count, result.authority_count,
@@ -1087,7 +768,7 @@ static int command_register(int argc, char **argv, struct ctl_report *report)
 	       ", receipt signed by %s%s\n",
 	       result.service_hex, result.sequence, result.receipt.publish_by_epoch, result.receipt_signer,
 	       result.receipt_verified ? "" : " (signature not verified: no --trust)");
-	if (arguments.verbose)
+	if (arguments->verbose)
 		fwrite(result.receipt_note.data, 1, result.receipt_note.len, stdout);
 done:
 	ctl_register_result_free(&result);
@@ -1095,15 +776,6 @@ done:
 }
 
 /* ---- the endpoint's life: health, revoke, deregister (ctl/lifecycle.h) ---- */
-
-/* Set by SIGINT and SIGTERM while health --every runs: the loop ends after the current round. */
-static volatile sig_atomic_t stop_requested;
-
-static void request_stop(int signal_number)
-{
-	(void)signal_number;
-	stop_requested = 1;
-}
 
 /* A word of a table ("healthy", "provider", ...) into *out through parse; absent leaves *out. */
 static int parse_word(const char *command, const char *option, const char *text,
@@ -1145,24 +817,6 @@ static int parse_reason(const char *text, size_t len, void *out)
 	return revocation_reason_parse(text, len, out);
 }
 
-/* A decimal option of at least minimum; absent leaves *out. */
-static int parse_count_option(const char *command, const char *option, const char *text, uint64_t minimum,
-                              uint64_t *out, struct ctl_report *report)
-{
-	struct text_span span;
-
-	if (text == NULL)
-		return 0;
-	span.data = text;
-	span.len = strlen(text);
-	if (text_parse_u64(span, out) != 0 || *out < minimum) {
-		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: %s: expected a decimal of at least %" PRIu64,
-		                command, option, minimum);
-		return -1;
-	}
-	return 0;
-}
-
 /* What one server answered, after it was accepted. */
 static void print_accepted_answer(enum ctl_lifecycle_kind kind, const struct ctl_lifecycle_answer *answer)
 {
@@ -1190,25 +844,19 @@ static void print_receipt(const struct ctl_lifecycle_answer *answer)
 static void print_lifecycle_answers(enum ctl_lifecycle_kind kind, const struct ctl_lifecycle_result *result,
                                     int verbose)
 {
-	const char *what = ctl_lifecycle_command_name(kind);
-
 	for (size_t i = 0; i < result->answer_count; i++) {
 		const struct ctl_lifecycle_answer *answer = &result->answers[i];
-		const char *detail;
 
-		if (answer->outcome == CTL_REGISTER_ACCEPTED) {
-			printf("%s accepted: ", answer->server_url);
-			print_accepted_answer(kind, answer);
-			printf("%s\n",
-			       answer->counted ? "" : " (counted once: another server answered for it)");
-			if (verbose && kind == CTL_LIFECYCLE_DEREGISTRATION)
-				print_receipt(answer);
+		if (answer->outcome != CTL_REGISTER_ACCEPTED) {
+			print_unaccepted(ctl_lifecycle_command_name(kind), answer->server_url,
+			                 answer->outcome, answer->report.message);
 			continue;
 		}
-		detail = without_prefix(answer->report.message, what);
-		if (answer->outcome == CTL_REGISTER_REFUSED)
-			detail = without_prefix(detail, "refused");
-		printf("%s %s: %s\n", answer->server_url, ctl_register_outcome_name(answer->outcome), detail);
+		printf("%s accepted: ", answer->server_url);
+		print_accepted_answer(kind, answer);
+		printf("%s\n", counted_note(answer->counted));
+		if (verbose && kind == CTL_LIFECYCLE_DEREGISTRATION)
+			print_receipt(answer);
 	}
 }
 
@@ -1311,15 +959,10 @@ static void sleep_with_jitter(uint64_t seconds)
 static int health_every(struct ctl_lifecycle_options *options, uint64_t every, struct ctl_report *report)
 {
 	struct ctl_lifecycle_result result;
-	struct sigaction action;
 	uint64_t start = monotonic_seconds(), first_now = options->now, last_sequence = 0;
 	int exit_code = CTL_EXIT_OK;
 
-	memset(&action, 0, sizeof(action));
-	action.sa_handler = request_stop;
-	sigemptyset(&action.sa_mask);
-	sigaction(SIGINT, &action, NULL);
-	sigaction(SIGTERM, &action, NULL);
+	catch_stop_signals();
 	ctl_lifecycle_result_init(&result);
 	for (uint64_t round = 1; !stop_requested; round++) {
 		struct ctl_report round_report;
@@ -1350,71 +993,32 @@ static int health_every(struct ctl_lifecycle_options *options, uint64_t every, s
 	return exit_code;
 }
 
-static int command_lifecycle(enum ctl_lifecycle_kind kind, int argc, char **argv, struct ctl_report *report)
+/* health, revoke and deregister, once ctl_command_run has checked --key and --server. */
+static int run_lifecycle(enum ctl_lifecycle_kind kind, const struct ctl_arguments *arguments,
+                         struct ctl_report *report)
 {
-	static const struct option options[] = {
-	    {"key", required_argument, NULL, OPTION_KEY},
-	    {"service", required_argument, NULL, OPTION_SERVICE},
-	    {"namespace", required_argument, NULL, OPTION_NAMESPACE},
-	    {"service-id", required_argument, NULL, OPTION_SERVICE_ID},
-	    {"endpoint", required_argument, NULL, OPTION_ENDPOINT},
-	    {"server", required_argument, NULL, OPTION_SERVER},
-	    {"signer", required_argument, NULL, OPTION_SIGNER},
-	    {"class", required_argument, NULL, OPTION_CLASS},
-	    {"capacity", required_argument, NULL, OPTION_CAPACITY},
-	    {"reason", required_argument, NULL, OPTION_REASON},
-	    {"sequence", required_argument, NULL, OPTION_SEQUENCE},
-	    {"state", required_argument, NULL, OPTION_STATE},
-	    {"every", required_argument, NULL, OPTION_EVERY},
-	    {"trust", required_argument, NULL, OPTION_TRUST},
-	    {"receipts", required_argument, NULL, OPTION_RECEIPTS},
-	    {"verbose", no_argument, NULL, OPTION_VERBOSE},
-	    {"now", required_argument, NULL, OPTION_NOW},
-	    {"help", no_argument, NULL, OPTION_HELP},
-	    {NULL, 0, NULL, 0},
-	};
 	const char *what = ctl_lifecycle_command_name(kind);
-	const char *usage = kind == CTL_LIFECYCLE_HEALTH       ? health_usage
-	                    : kind == CTL_LIFECYCLE_REVOCATION ? revoke_usage
-	                                                       : deregister_usage;
 	struct ctl_lifecycle_options lifecycle_options;
 	struct ctl_lifecycle_result result;
-	struct arguments arguments;
 	uint64_t every = 0;
 	int exit_code;
 
-	if (parse_arguments(what, argc, argv, options, &arguments, report) != 0)
+	if (check_servers(what, &arguments->servers, CTL_REGISTER_SERVERS_MAX, report) != 0)
 		return report->exit_code;
-	if (arguments.help) {
-		fputs(usage, stdout);
-		return CTL_EXIT_OK;
-	}
-	/* Each command takes only its own options. */
-	if ((kind != CTL_LIFECYCLE_HEALTH &&
-	     (arguments.class_text || arguments.capacity || arguments.every_text)) ||
-	    (kind != CTL_LIFECYCLE_REVOCATION && arguments.reason) ||
-	    (kind == CTL_LIFECYCLE_DEREGISTRATION &&
-	     (arguments.signer || arguments.endpoint || arguments.state)) ||
-	    (kind != CTL_LIFECYCLE_DEREGISTRATION && (arguments.trust || arguments.receipts))) {
-		ctl_report_fail(report, CTL_EXIT_USAGE,
-		                "%s: an option of another command (see dirauthctl %s --help)", what, what);
+	if (kind == CTL_LIFECYCLE_HEALTH &&
+	    (ctl_command_require(what, arguments->service, "--service", report) != 0 ||
+	     ctl_command_require(what, arguments->endpoint, "--endpoint", report) != 0 ||
+	     ctl_command_require(what, arguments->class_text, "--class", report) != 0))
 		return report->exit_code;
-	}
-	if (require(what, arguments.key, "--key", report) != 0 ||
-	    require(what, arguments.server, "--server", report) != 0 ||
-	    check_servers(what, &arguments, CTL_REGISTER_SERVERS_MAX, report) != 0)
+	if (kind == CTL_LIFECYCLE_REVOCATION &&
+	    ctl_command_require(what, arguments->reason, "--reason", report) != 0)
 		return report->exit_code;
-	if (kind == CTL_LIFECYCLE_HEALTH && (require(what, arguments.service, "--service", report) != 0 ||
-	                                     require(what, arguments.endpoint, "--endpoint", report) != 0 ||
-	                                     require(what, arguments.class_text, "--class", report) != 0))
+	if (arguments->service == NULL &&
+	    (ctl_command_require(what, arguments->namespace_name, "--service (or --namespace)", report) !=
+	         0 ||
+	     ctl_command_require(what, arguments->service_id, "--service-id", report) != 0))
 		return report->exit_code;
-	if (kind == CTL_LIFECYCLE_REVOCATION && require(what, arguments.reason, "--reason", report) != 0)
-		return report->exit_code;
-	if (arguments.service == NULL &&
-	    (require(what, arguments.namespace_name, "--service (or --namespace)", report) != 0 ||
-	     require(what, arguments.service_id, "--service-id", report) != 0))
-		return report->exit_code;
-	if (arguments.service != NULL && (arguments.namespace_name || arguments.service_id)) {
+	if (arguments->service != NULL && (arguments->namespace_name || arguments->service_id)) {
 		ctl_report_fail(report, CTL_EXIT_USAGE,
 		                "%s: give --service FILE or --namespace and --service-id, not both", what);
 		return report->exit_code;
@@ -1423,86 +1027,79 @@ static int command_lifecycle(enum ctl_lifecycle_kind kind, int argc, char **argv
 	lifecycle_options.kind = kind;
 	lifecycle_options.signer =
 	    kind == CTL_LIFECYCLE_HEALTH ? HEALTH_SIGNER_PROVIDER : REVOCATION_SIGNER_PROVIDER;
-	if (parse_word(what, "--class", arguments.class_text, parse_health_class,
+	if (parse_word(what, "--class", arguments->class_text, parse_health_class,
 	               &lifecycle_options.health_class, "healthy, degraded, draining or unavailable",
 	               report) != 0 ||
-	    parse_word(what, "--capacity", arguments.capacity, parse_capacity, &lifecycle_options.capacity,
+	    parse_word(what, "--capacity", arguments->capacity, parse_capacity, &lifecycle_options.capacity,
 	               "low, medium or high", report) != 0 ||
-	    parse_word(what, "--reason", arguments.reason, parse_reason, &lifecycle_options.reason,
+	    parse_word(what, "--reason", arguments->reason, parse_reason, &lifecycle_options.reason,
 	               "key-compromise, retired, superseded or operator-action", report) != 0)
 		return report->exit_code;
 	if (kind == CTL_LIFECYCLE_HEALTH) {
 		enum health_signer signer = HEALTH_SIGNER_PROVIDER;
-		if (parse_word(what, "--signer", arguments.signer, parse_health_signer, &signer,
+		if (parse_word(what, "--signer", arguments->signer, parse_health_signer, &signer,
 		               "provider or endpoint", report) != 0)
 			return report->exit_code;
 		lifecycle_options.signer = (int)signer;
 	} else if (kind == CTL_LIFECYCLE_REVOCATION) {
 		enum revocation_signer signer = REVOCATION_SIGNER_PROVIDER;
-		if (parse_word(what, "--signer", arguments.signer, parse_revocation_signer, &signer,
+		if (parse_word(what, "--signer", arguments->signer, parse_revocation_signer, &signer,
 		               "provider or operator", report) != 0)
 			return report->exit_code;
 		lifecycle_options.signer = (int)signer;
 	}
-	lifecycle_options.has_capacity = arguments.capacity != NULL;
-	if (parse_count_option(what, "--sequence", arguments.sequence_text, 1, &lifecycle_options.sequence,
-	                       report) != 0 ||
-	    parse_count_option(what, "--every", arguments.every_text, 1, &every, report) != 0)
+	lifecycle_options.has_capacity = arguments->capacity != NULL;
+	if (parse_decimal_option(what, "--sequence", arguments->sequence_text, 1, UINT64_MAX, 1,
+	                         &lifecycle_options.sequence, report) != 0 ||
+	    parse_decimal_option(what, "--every", arguments->every_text, 1, UINT64_MAX, 1, &every, report) !=
+	        0)
 		return report->exit_code;
-	lifecycle_options.has_sequence = arguments.sequence_text != NULL;
-	lifecycle_options.key_path = arguments.key;
-	lifecycle_options.service_path = arguments.service;
-	lifecycle_options.namespace_name = arguments.namespace_name;
-	lifecycle_options.service_hex = arguments.service_id;
-	lifecycle_options.endpoint_hex = arguments.endpoint;
-	lifecycle_options.state_path = arguments.state;
-	lifecycle_options.server_urls = arguments.servers;
-	lifecycle_options.server_count = arguments.server_count;
-	lifecycle_options.trust_path = arguments.trust;
-	lifecycle_options.receipt_directory = arguments.receipts;
-	if (read_clock(what, arguments.now_text, &lifecycle_options.now, report) != 0)
+	lifecycle_options.has_sequence = arguments->sequence_text != NULL;
+	lifecycle_options.key_path = arguments->key;
+	lifecycle_options.service_path = arguments->service;
+	lifecycle_options.namespace_name = arguments->namespace_name;
+	lifecycle_options.service_hex = arguments->service_id;
+	lifecycle_options.endpoint_hex = arguments->endpoint;
+	lifecycle_options.state_path = arguments->state;
+	lifecycle_options.server_urls = arguments->servers.values;
+	lifecycle_options.server_count = arguments->servers.count;
+	lifecycle_options.trust_path = arguments->trust;
+	lifecycle_options.receipt_directory = arguments->receipts;
+	if (read_clock(what, arguments->now_text, &lifecycle_options.now, report) != 0)
 		return report->exit_code;
 	if (every > 0)
 		return health_every(&lifecycle_options, every, report);
 
 	ctl_lifecycle_result_init(&result);
-	if (ctl_lifecycle_run(&lifecycle_options, &result, report) != 0) {
-		exit_code = report->exit_code;
-		if (result.answer_count > 1)
-			print_lifecycle_answers(kind, &result, arguments.verbose);
-		goto done;
-	}
-	exit_code = CTL_EXIT_OK;
+	exit_code =
+	    ctl_lifecycle_run(&lifecycle_options, &result, report) == 0 ? CTL_EXIT_OK : report->exit_code;
 	if (result.answer_count > 1)
-		print_lifecycle_answers(kind, &result, arguments.verbose);
-	print_lifecycle_summary(&lifecycle_options, &result);
-	if (arguments.verbose && result.answer_count == 1 && kind == CTL_LIFECYCLE_DEREGISTRATION)
-		print_receipt(&result.answers[0]);
-done:
+		print_lifecycle_answers(kind, &result, arguments->verbose);
+	if (exit_code == CTL_EXIT_OK) {
+		print_lifecycle_summary(&lifecycle_options, &result);
+		if (arguments->verbose && result.answer_count == 1 && kind == CTL_LIFECYCLE_DEREGISTRATION)
+			print_receipt(&result.answers[0]);
+	}
 	ctl_lifecycle_result_free(&result);
 	return exit_code;
 }
 
-/* A fetch limit given as a canonical decimal in [minimum, maximum]; absent leaves *out. */
-static int parse_limit(const char *option, const char *text, uint64_t minimum, uint64_t maximum,
-                       uint64_t *out, struct ctl_report *report)
+static int run_health(const struct ctl_arguments *arguments, struct ctl_report *report)
 {
-	struct text_span span;
-	uint64_t value;
-
-	if (text == NULL)
-		return 0;
-	span.data = text;
-	span.len = strlen(text);
-	if (text_parse_u64(span, &value) != 0 || value < minimum || value > maximum) {
-		ctl_report_fail(report, CTL_EXIT_USAGE,
-		                "fetch: %s: expected a decimal from %" PRIu64 " to %" PRIu64, option, minimum,
-		                maximum);
-		return -1;
-	}
-	*out = value;
-	return 0;
+	return run_lifecycle(CTL_LIFECYCLE_HEALTH, arguments, report);
 }
+
+static int run_revoke(const struct ctl_arguments *arguments, struct ctl_report *report)
+{
+	return run_lifecycle(CTL_LIFECYCLE_REVOCATION, arguments, report);
+}
+
+static int run_deregister(const struct ctl_arguments *arguments, struct ctl_report *report)
+{
+	return run_lifecycle(CTL_LIFECYCLE_DEREGISTRATION, arguments, report);
+}
+
+/* ---- fetch (ctl/fetch.h) ---- */
 
 /* The summary of a stored snapshot; with several servers, which one served it. */
 static void print_fetched(const struct ctl_fetch_result *result, const char *server_url)
@@ -1537,10 +1134,10 @@ static void print_fetched(const struct ctl_fetch_result *result, const char *ser
 
 /* fetch with several --server: one "skipped URL: why" line per server passed over, then the
  * summary of the snapshot stored, or the failure (in report). */
-static int fetch_from_servers(const struct ctl_fetch_options *options, const struct arguments *arguments,
-                              struct ctl_report *report)
+static int fetch_from_servers(const struct ctl_fetch_options *options,
+                              const struct ctl_argument_list *servers, struct ctl_report *report)
 {
-	struct ctl_fetch_attempt *attempts = calloc(arguments->server_count, sizeof(*attempts));
+	struct ctl_fetch_attempt *attempts = calloc(servers->count, sizeof(*attempts));
 	struct ctl_fetch_result result;
 	char what[NAMESPACE_NAME_MAX + 16];
 	size_t attempt_count = 0;
@@ -1548,11 +1145,11 @@ static int fetch_from_servers(const struct ctl_fetch_options *options, const str
 
 	if (attempts == NULL) {
 		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "fetch: out of memory");
-		return report->exit_code;
+		return -1;
 	}
 	snprintf(what, sizeof(what), "fetch %s", options->namespace_name);
-	rc = ctl_fetch_run_servers(options, arguments->servers, arguments->server_count, attempts,
-	                           &attempt_count, &result, report);
+	rc = ctl_fetch_run_servers(options, servers->values, servers->count, attempts, &attempt_count,
+	                           &result, report);
 	for (size_t i = 0; i < attempt_count; i++) {
 		if (attempts[i].exit_code != CTL_EXIT_OK)
 			printf("skipped %s: %s\n", attempts[i].server_url,
@@ -1561,163 +1158,90 @@ static int fetch_from_servers(const struct ctl_fetch_options *options, const str
 	if (rc == 0)
 		print_fetched(&result, attempts[attempt_count - 1].server_url);
 	free(attempts);
-	return rc == 0 ? CTL_EXIT_OK : report->exit_code;
+	return rc;
 }
 
-static int command_fetch(int argc, char **argv, struct ctl_report *report)
+static int run_fetch(const struct ctl_arguments *arguments, struct ctl_report *report)
 {
-	static const struct option options[] = {
-	    {"trust", required_argument, NULL, OPTION_TRUST},
-	    {"server", required_argument, NULL, OPTION_SERVER},
-	    {"namespace", required_argument, NULL, OPTION_NAMESPACE},
-	    {"out", required_argument, NULL, OPTION_OUT},
-	    {"now", required_argument, NULL, OPTION_NOW},
-	    {"clock-skew", required_argument, NULL, OPTION_CLOCK_SKEW},
-	    {"max-validity", required_argument, NULL, OPTION_MAX_VALIDITY},
-	    {"max-chain", required_argument, NULL, OPTION_MAX_CHAIN},
-	    {"capability-file", required_argument, NULL, OPTION_CAPABILITY_FILE},
-	    {"log-key", required_argument, NULL, OPTION_LOG_KEY},
-	    {"witness-key", required_argument, NULL, OPTION_WITNESS_KEY},
-	    {"witness-threshold", required_argument, NULL, OPTION_WITNESS_THRESHOLD},
-	    {"help", no_argument, NULL, OPTION_HELP},
-	    {NULL, 0, NULL, 0},
-	};
 	char authorization[CTL_AUTHORIZATION_MAX];
 	struct ctl_fetch_options fetch_options;
 	struct ctl_log_pins log_pins;
 	struct verify_snapshot_policy policy;
 	struct ctl_fetch_result result;
 	struct trust_bundle *bundle = NULL;
-	struct arguments arguments;
-	struct text_span namespace_span;
-	int exit_code;
+	int rc;
 
-	if (parse_arguments("fetch", argc, argv, options, &arguments, report) != 0)
+	if (check_servers("fetch", &arguments->servers, CTL_FETCH_SERVERS_MAX, report) != 0 ||
+	    check_namespace_name("fetch", arguments->namespace_name, report) != 0)
 		return report->exit_code;
-	if (arguments.help) {
-		fputs(fetch_usage, stdout);
-		return CTL_EXIT_OK;
-	}
-	if (require("fetch", arguments.trust, "--trust", report) != 0 ||
-	    require("fetch", arguments.server, "--server", report) != 0 ||
-	    require("fetch", arguments.namespace_name, "--namespace", report) != 0 ||
-	    check_servers("fetch", &arguments, CTL_FETCH_SERVERS_MAX, report) != 0)
-		return report->exit_code;
-	namespace_span.data = arguments.namespace_name;
-	namespace_span.len = strlen(arguments.namespace_name);
-	if (!text_is_name(namespace_span, NAMESPACE_NAME_MAX)) {
-		ctl_report_fail(report, CTL_EXIT_USAGE, "fetch: --namespace: '%.64s' is not a namespace name",
-		                arguments.namespace_name);
-		return report->exit_code;
-	}
 	verify_snapshot_policy_default(&policy);
-	if (parse_limit("--clock-skew", arguments.clock_skew_text, 0, UINT64_MAX, &policy.clock_skew,
-	                report) != 0 ||
-	    parse_limit("--max-validity", arguments.max_validity_text, 1, UINT64_MAX, &policy.max_validity,
-	                report) != 0 ||
-	    parse_limit("--max-chain", arguments.max_chain_text, 1, CTL_FETCH_MAX_CHAIN_LIMIT,
-	                &policy.max_chain, report) != 0)
+	if (parse_decimal_option("fetch", "--clock-skew", arguments->clock_skew_text, 0, UINT64_MAX, 0,
+	                         &policy.clock_skew, report) != 0 ||
+	    parse_decimal_option("fetch", "--max-validity", arguments->max_validity_text, 1, UINT64_MAX, 0,
+	                         &policy.max_validity, report) != 0 ||
+	    parse_decimal_option("fetch", "--max-chain", arguments->max_chain_text, 1,
+	                         CTL_FETCH_MAX_CHAIN_LIMIT, 0, &policy.max_chain, report) != 0)
 		return report->exit_code;
 	memset(&fetch_options, 0, sizeof(fetch_options));
 	fetch_options.policy = &policy;
-	if (read_clock("fetch", arguments.now_text, &fetch_options.now, report) != 0)
+	if (read_clock("fetch", arguments->now_text, &fetch_options.now, report) != 0)
 		return report->exit_code;
-	/* The bundle is large (fixed arrays); keep it off the stack. */
-	bundle = malloc(sizeof(*bundle));
-	if (bundle == NULL) {
-		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "fetch: out of memory");
-		return report->exit_code;
-	}
-	exit_code = CTL_EXIT_OK;
-	if (ctl_trust_bundle_load(arguments.trust, bundle, report) != 0) {
-		exit_code = report->exit_code;
+	rc = load_bundle("fetch", arguments->trust, &bundle, report);
+	if (rc != 0)
 		goto done;
-	}
-	fetch_options.server_url = arguments.server;
+	fetch_options.server_url = arguments->servers.values[0];
 	fetch_options.bundle = bundle;
-	fetch_options.namespace_name = arguments.namespace_name;
-	fetch_options.directory = arguments.out != NULL ? arguments.out : CTL_FETCH_DEFAULT_DIRECTORY;
-	/* The log's pins (ctl/proof.h): the log is checked when a log key is given. */
-	if (ctl_log_pins_parse("fetch", arguments.log_keys, arguments.log_key_count, arguments.witness_keys,
-	                       arguments.witness_count, arguments.witness_threshold_text, bundle->threshold,
-	                       &log_pins, report) != 0) {
-		exit_code = report->exit_code;
+	fetch_options.namespace_name = arguments->namespace_name;
+	fetch_options.directory = arguments->out != NULL ? arguments->out : CTL_FETCH_DEFAULT_DIRECTORY;
+	/* The log is checked when a log key is given. */
+	rc = parse_log_pins("fetch", arguments, bundle, &log_pins, report);
+	if (rc != 0)
 		goto done;
-	}
 	fetch_options.log = &log_pins;
-	if (arguments.capability_file != NULL) {
-		if (ctl_capability_read("fetch", arguments.capability_file, authorization, report) != 0) {
-			exit_code = report->exit_code;
+	if (arguments->capability_file != NULL) {
+		rc = ctl_capability_read("fetch", arguments->capability_file, authorization, report);
+		if (rc != 0)
 			goto done;
-		}
 		fetch_options.authorization = authorization;
 	}
-	if (arguments.server_count > 1) {
-		exit_code = fetch_from_servers(&fetch_options, &arguments, report);
+	if (arguments->servers.count > 1) {
+		rc = fetch_from_servers(&fetch_options, &arguments->servers, report);
 		goto done;
 	}
-	if (ctl_fetch_run(&fetch_options, &result, report) != 0) {
-		exit_code = report->exit_code;
-		goto done;
-	}
-	print_fetched(&result, NULL);
+	rc = ctl_fetch_run(&fetch_options, &result, report);
+	if (rc == 0)
+		print_fetched(&result, NULL);
 done:
 	crypto_wipe(authorization, sizeof(authorization));
 	free(bundle);
-	return exit_code;
+	return rc == 0 ? CTL_EXIT_OK : report->exit_code;
 }
 
 /* ---- the transparency log's proofs (ctl/proof.h) ---- */
 
-static int command_verify(int argc, char **argv, struct ctl_report *report)
+static int run_verify(const struct ctl_arguments *arguments, struct ctl_report *report)
 {
-	static const struct option options[] = {
-	    {"trust", required_argument, NULL, OPTION_TRUST},
-	    {"certificates", required_argument, NULL, OPTION_CERTIFICATES},
-	    {"log-key", required_argument, NULL, OPTION_LOG_KEY},
-	    {"witness-key", required_argument, NULL, OPTION_WITNESS_KEY},
-	    {"witness-threshold", required_argument, NULL, OPTION_WITNESS_THRESHOLD},
-	    {"help", no_argument, NULL, OPTION_HELP},
-	    {NULL, 0, NULL, 0},
-	};
 	struct ctl_proof_result *result = NULL;
 	struct trust_bundle *bundle = NULL;
 	struct ctl_log_pins pins;
-	struct arguments arguments;
-	int exit_code = CTL_EXIT_OK;
+	int rc;
 
-	if (parse_arguments_with_operand("verify", argc, argv, options, &arguments, report) != 0)
-		return report->exit_code;
-	if (arguments.help) {
-		fputs(verify_usage, stdout);
-		return CTL_EXIT_OK;
-	}
-	if (arguments.positional == NULL) {
-		ctl_report_fail(report, CTL_EXIT_USAGE,
-		                "verify: PROOF is required (see dirauthctl verify --help)");
-		return report->exit_code;
-	}
-	if (require("verify", arguments.trust, "--trust", report) != 0 ||
-	    require("verify", arguments.certificates, "--certificates", report) != 0 ||
-	    require("verify", arguments.log_keys[0], "--log-key", report) != 0)
-		return report->exit_code;
-	/* Both are large (fixed arrays); keep them off the stack. */
-	bundle = malloc(sizeof(*bundle));
+	rc = load_bundle("verify", arguments->trust, &bundle, report);
+	if (rc != 0)
+		goto done;
+	/* Large (fixed arrays); kept off the stack. */
 	result = malloc(sizeof(*result));
-	if (bundle == NULL || result == NULL) {
+	if (result == NULL) {
 		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "verify: out of memory");
-		exit_code = report->exit_code;
+		rc = -1;
 		goto done;
 	}
-	if (ctl_trust_bundle_load(arguments.trust, bundle, report) != 0 ||
-	    ctl_log_pins_parse("verify", arguments.log_keys, arguments.log_key_count, arguments.witness_keys,
-	                       arguments.witness_count, arguments.witness_threshold_text, bundle->threshold,
-	                       &pins, report) != 0 ||
-	    ctl_proof_verify_files(bundle, arguments.certificates, &pins, arguments.positional, result,
-	                           report) != 0) {
-		exit_code = report->exit_code;
+	rc = parse_log_pins("verify", arguments, bundle, &pins, report);
+	if (rc == 0)
+		rc = ctl_proof_verify_files(bundle, arguments->certificates, &pins, arguments->operand,
+		                            result, report);
+	if (rc != 0)
 		goto done;
-	}
 	printf("verified proof: snapshot %s epoch %" PRIu64 " signed by %zu of %zu authorities (%s)\n",
 	       result->namespace_name, result->epoch, result->signer_count, result->authority_count,
 	       result->signer_names);
@@ -1728,84 +1252,164 @@ static int command_verify(int argc, char **argv, struct ctl_report *report)
 done:
 	free(bundle);
 	free(result);
-	return exit_code;
+	return rc == 0 ? CTL_EXIT_OK : report->exit_code;
 }
 
-static int command_proof(int argc, char **argv, struct ctl_report *report)
+static int run_proof(const struct ctl_arguments *arguments, struct ctl_report *report)
 {
-	static const struct option options[] = {
-	    {"server", required_argument, NULL, OPTION_SERVER},
-	    {"namespace", required_argument, NULL, OPTION_NAMESPACE},
-	    {"epoch", required_argument, NULL, OPTION_EPOCH},
-	    {"out", required_argument, NULL, OPTION_OUT},
-	    {"help", no_argument, NULL, OPTION_HELP},
-	    {NULL, 0, NULL, 0},
-	};
 	struct ctl_proof_download download;
-	struct arguments arguments;
-	struct text_span span;
 	uint64_t size = 0, index = 0;
 
-	if (parse_arguments("proof", argc, argv, options, &arguments, report) != 0)
-		return report->exit_code;
-	if (arguments.help) {
-		fputs(proof_usage, stdout);
-		return CTL_EXIT_OK;
-	}
-	if (require("proof", arguments.server, "--server", report) != 0 ||
-	    require("proof", arguments.namespace_name, "--namespace", report) != 0 ||
-	    require("proof", arguments.epoch_text, "--epoch", report) != 0 ||
-	    require("proof", arguments.out, "--out", report) != 0)
-		return report->exit_code;
-	if (arguments.server_count > 1) {
+	if (arguments->servers.count > 1) {
 		ctl_report_fail(report, CTL_EXIT_USAGE, "proof: --server: one server");
 		return report->exit_code;
 	}
-	span.data = arguments.namespace_name;
-	span.len = strlen(arguments.namespace_name);
-	if (!text_is_name(span, NAMESPACE_NAME_MAX)) {
-		ctl_report_fail(report, CTL_EXIT_USAGE, "proof: --namespace: '%.64s' is not a namespace name",
-		                arguments.namespace_name);
+	if (check_namespace_name("proof", arguments->namespace_name, report) != 0)
 		return report->exit_code;
-	}
 	memset(&download, 0, sizeof(download));
-	span.data = arguments.epoch_text;
-	span.len = strlen(arguments.epoch_text);
-	if (text_parse_u64(span, &download.epoch) != 0) {
+	if (parse_decimal(arguments->epoch_text, &download.epoch) != 0) {
 		ctl_report_fail(report, CTL_EXIT_USAGE, "proof: --epoch: expected a decimal");
 		return report->exit_code;
 	}
-	download.server_url = arguments.server;
-	download.namespace_name = arguments.namespace_name;
-	download.out_path = arguments.out;
+	download.server_url = arguments->servers.values[0];
+	download.namespace_name = arguments->namespace_name;
+	download.out_path = arguments->out;
 	if (ctl_proof_download_run(&download, &size, &index, report) != 0)
 		return report->exit_code;
 	printf("proof written to %s: %s epoch %" PRIu64 ", entry %" PRIu64
 	       " of the checkpoint of size %" PRIu64 " (not verified: dirauthctl verify checks it)\n",
-	       arguments.out, arguments.namespace_name, download.epoch, index, size);
+	       arguments->out, arguments->namespace_name, download.epoch, index, size);
 	return CTL_EXIT_OK;
 }
 
 /* ---- the monitor and its evidence (ctl/monitor.h, ctl/evidence.h) ---- */
 
-/* Set by SIGINT and SIGTERM while monitor --every runs: the loop ends after the current round. */
-static volatile sig_atomic_t monitor_stop;
-
-static void monitor_request_stop(int signal_number)
-{
-	(void)signal_number;
-	monitor_stop = 1;
-}
-
 static int command_monitor(int argc, char **argv, struct ctl_report *report)
 {
-	struct sigaction action;
-	memset(&action, 0, sizeof(action));
-	action.sa_handler = monitor_request_stop;
-	sigemptyset(&action.sa_mask);
-	sigaction(SIGINT, &action, NULL);
-	sigaction(SIGTERM, &action, NULL);
-	return ctl_monitor_command(argc, argv, &monitor_stop, report);
+	catch_stop_signals();
+	return ctl_monitor_command(argc, argv, &stop_requested, report);
+}
+
+/* ---- the commands ---- */
+
+/* health, revoke and deregister recognize one another's options, so that one given to the wrong
+ * command is refused as an option of another command rather than as unknown. */
+#define LIFECYCLE_OPTIONS                                                                                    \
+	CTL_REQUIRED(CTL_OPTION_KEY), CTL_OPTION_SERVICE, CTL_OPTION_NAMESPACE, CTL_OPTION_SERVICE_ID,       \
+	    CTL_OPTION_ENDPOINT, CTL_REQUIRED(CTL_OPTION_SERVER), CTL_OPTION_SIGNER, CTL_OPTION_CLASS,       \
+	    CTL_OPTION_CAPACITY, CTL_OPTION_REASON, CTL_OPTION_SEQUENCE, CTL_OPTION_STATE, CTL_OPTION_EVERY, \
+	    CTL_OPTION_TRUST, CTL_OPTION_RECEIPTS, CTL_OPTION_VERBOSE, CTL_OPTION_NOW
+
+/* The commands whose words ctl_command_run parses. */
+static const struct ctl_command commands[] = {
+    {
+        .name = "keygen",
+        .usage = keygen_usage,
+        .options = {CTL_REQUIRED(CTL_OPTION_NAME), CTL_REQUIRED(CTL_OPTION_OUT)},
+        .run = run_keygen,
+    },
+    {
+        .name = "identity-keygen",
+        .usage = identity_keygen_usage,
+        .options = {CTL_REQUIRED(CTL_OPTION_NAME), CTL_REQUIRED(CTL_OPTION_OUT)},
+        .run = run_identity_keygen,
+    },
+    {
+        .name = "certify",
+        .usage = certify_usage,
+        .options = {CTL_REQUIRED(CTL_OPTION_IDENTITY), CTL_OPTION_SIGNING_VERIFIER, CTL_OPTION_SIGNING_KEY,
+                    CTL_OPTION_VALID_AFTER, CTL_OPTION_VALID_UNTIL, CTL_OPTION_DAYS,
+                    CTL_REQUIRED(CTL_OPTION_OUT), CTL_OPTION_NOW},
+        .run = run_certify,
+    },
+    {
+        .name = "rotate",
+        .usage = rotate_usage,
+        .options = {CTL_REQUIRED(CTL_OPTION_IDENTITY), CTL_REQUIRED(CTL_OPTION_NAME),
+                    CTL_REQUIRED(CTL_OPTION_KEY_OUT), CTL_REQUIRED(CTL_OPTION_CERT_OUT),
+                    CTL_REQUIRED(CTL_OPTION_PREVIOUS), CTL_OPTION_VALID_AFTER, CTL_REQUIRED(CTL_OPTION_DAYS),
+                    CTL_OPTION_ALLOW_GAP, CTL_OPTION_NOW},
+        .run = run_rotate,
+    },
+    {
+        .name = "register",
+        .usage = register_usage,
+        .options = {CTL_REQUIRED(CTL_OPTION_KEY), CTL_REQUIRED(CTL_OPTION_SERVICE), CTL_OPTION_SERVER,
+                    CTL_OPTION_DRY_RUN, CTL_OPTION_TRUST, CTL_OPTION_VERBOSE, CTL_OPTION_NOW},
+        .run = run_register,
+    },
+    {
+        .name = "health",
+        .usage = health_usage,
+        .options = {LIFECYCLE_OPTIONS},
+        .foreign = {CTL_OPTION_REASON, CTL_OPTION_TRUST, CTL_OPTION_RECEIPTS},
+        .run = run_health,
+    },
+    {
+        .name = "revoke",
+        .usage = revoke_usage,
+        .options = {LIFECYCLE_OPTIONS},
+        .foreign = {CTL_OPTION_CLASS, CTL_OPTION_CAPACITY, CTL_OPTION_EVERY, CTL_OPTION_TRUST,
+                    CTL_OPTION_RECEIPTS},
+        .run = run_revoke,
+    },
+    {
+        .name = "deregister",
+        .usage = deregister_usage,
+        .options = {LIFECYCLE_OPTIONS},
+        .foreign = {CTL_OPTION_CLASS, CTL_OPTION_CAPACITY, CTL_OPTION_EVERY, CTL_OPTION_REASON,
+                    CTL_OPTION_SIGNER, CTL_OPTION_ENDPOINT, CTL_OPTION_STATE},
+        .run = run_deregister,
+    },
+    {
+        .name = "fetch",
+        .usage = fetch_usage,
+        .options = {CTL_REQUIRED(CTL_OPTION_TRUST), CTL_REQUIRED(CTL_OPTION_SERVER),
+                    CTL_REQUIRED(CTL_OPTION_NAMESPACE), CTL_OPTION_OUT, CTL_OPTION_NOW, CTL_OPTION_CLOCK_SKEW,
+                    CTL_OPTION_MAX_VALIDITY, CTL_OPTION_MAX_CHAIN, CTL_OPTION_CAPABILITY_FILE,
+                    CTL_OPTION_LOG_KEY, CTL_OPTION_WITNESS_KEY, CTL_OPTION_WITNESS_THRESHOLD},
+        .run = run_fetch,
+    },
+    {
+        .name = "verify",
+        .usage = verify_usage,
+        .operand = "PROOF",
+        .options = {CTL_REQUIRED(CTL_OPTION_TRUST), CTL_REQUIRED(CTL_OPTION_CERTIFICATES),
+                    CTL_REQUIRED(CTL_OPTION_LOG_KEY), CTL_OPTION_WITNESS_KEY, CTL_OPTION_WITNESS_THRESHOLD},
+        .run = run_verify,
+    },
+    {
+        .name = "proof",
+        .usage = proof_usage,
+        .options = {CTL_REQUIRED(CTL_OPTION_SERVER), CTL_REQUIRED(CTL_OPTION_NAMESPACE),
+                    CTL_REQUIRED(CTL_OPTION_EPOCH), CTL_REQUIRED(CTL_OPTION_OUT)},
+        .run = run_proof,
+    },
+};
+
+/* The commands that take their words themselves: a subcommand first (certificate show,
+ * capability new), or a module's own parser. */
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv, struct ctl_report *report);
+} word_commands[] = {
+    {"certificate", command_certificate},
+    {"monitor", command_monitor},
+    {"verify-evidence", ctl_evidence_command},
+    {"capability", ctl_capability_command},
+};
+
+/* Runs the command argv[0] names on its words. */
+static int run_named_command(int argc, char **argv, struct ctl_report *report)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[0], commands[i].name) == 0)
+			return ctl_command_run(&commands[i], argc, argv, report);
+	for (size_t i = 0; i < sizeof(word_commands) / sizeof(word_commands[0]); i++)
+		if (strcmp(argv[0], word_commands[i].name) == 0)
+			return word_commands[i].run(argc, argv, report);
+	ctl_report_fail(report, CTL_EXIT_USAGE, "%.64s: unknown command (see dirauthctl --help)", argv[0]);
+	return report->exit_code;
 }
 
 int main(int argc, char **argv)
@@ -1828,41 +1432,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "dirauthctl: cannot initialise libcurl\n");
 		return CTL_EXIT_SOFTWARE;
 	}
-	if (strcmp(command, "keygen") == 0) {
-		exit_code = command_keygen(argc - 1, argv + 1, &report);
-	} else if (strcmp(command, "identity-keygen") == 0) {
-		exit_code = command_identity_keygen(argc - 1, argv + 1, &report);
-	} else if (strcmp(command, "certify") == 0) {
-		exit_code = command_certify(argc - 1, argv + 1, &report);
-	} else if (strcmp(command, "rotate") == 0) {
-		exit_code = command_rotate(argc - 1, argv + 1, &report);
-	} else if (strcmp(command, "certificate") == 0) {
-		exit_code = command_certificate(argc - 1, argv + 1, &report);
-	} else if (strcmp(command, "register") == 0) {
-		exit_code = command_register(argc - 1, argv + 1, &report);
-	} else if (strcmp(command, "health") == 0) {
-		exit_code = command_lifecycle(CTL_LIFECYCLE_HEALTH, argc - 1, argv + 1, &report);
-	} else if (strcmp(command, "revoke") == 0) {
-		exit_code = command_lifecycle(CTL_LIFECYCLE_REVOCATION, argc - 1, argv + 1, &report);
-	} else if (strcmp(command, "deregister") == 0) {
-		exit_code = command_lifecycle(CTL_LIFECYCLE_DEREGISTRATION, argc - 1, argv + 1, &report);
-	} else if (strcmp(command, "fetch") == 0) {
-		exit_code = command_fetch(argc - 1, argv + 1, &report);
-	} else if (strcmp(command, "verify") == 0) {
-		exit_code = command_verify(argc - 1, argv + 1, &report);
-	} else if (strcmp(command, "proof") == 0) {
-		exit_code = command_proof(argc - 1, argv + 1, &report);
-	} else if (strcmp(command, "monitor") == 0) {
-		exit_code = command_monitor(argc - 1, argv + 1, &report);
-	} else if (strcmp(command, "verify-evidence") == 0) {
-		exit_code = ctl_evidence_command(argc - 1, argv + 1, &report);
-	} else if (strcmp(command, "capability") == 0) {
-		exit_code = ctl_capability_command(argc - 1, argv + 1, &report);
-	} else {
-		ctl_report_fail(&report, CTL_EXIT_USAGE, "%.64s: unknown command (see dirauthctl --help)",
-		                command);
-		exit_code = report.exit_code;
-	}
+	exit_code = run_named_command(argc - 1, argv + 1, &report);
 	ctl_report_print(&report, stderr);
 	if (fflush(stdout) != 0 && exit_code == CTL_EXIT_OK) {
 		fprintf(stderr, "dirauthctl: stdout: write failed\n");
