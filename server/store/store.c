@@ -295,8 +295,8 @@ static int kept_pick_visit(void *context, struct kv_val key, struct kv_val value
 
 /* How apply_batch runs a registration. Every refusal of a registration is decided before its
  * first write (the checks only read), so it can run as a step of the batch, with nothing to undo
- * and no nested transaction to pay for: that is about a fifth of the serial stage's time on a
- * core. A step that fails after its first write (its namespace is new, or a write or the
+ * and no nested transaction to pay for (in paired runs, about a sixth of the committer's time
+ * on a core). A step that fails after its first write (its namespace is new, or a write or the
  * record's encoding fails) leaves part of it in the batch; the batch is then aborted and run
  * again with each registration in a nested transaction, all of it or none. */
 enum apply_mode {
