@@ -1712,6 +1712,85 @@ int harness_program_option(const struct harness_program_options *options, const 
 	return 0;
 }
 
+void harness_program_defaults(const struct harness_program_options *options)
+{
+	if (options->dirauthd)
+		harness_default_program("server/dirauthd", options->dirauthd);
+	if (options->signer)
+		harness_default_program("signer/dirauth-signer", options->signer);
+}
+
+static const struct harness_option *option_find(const struct harness_option *options, size_t count,
+                                                const char *name)
+{
+	for (size_t i = 0; i < count; i++)
+		if (strcmp(options[i].name, name) == 0)
+			return &options[i];
+	return NULL;
+}
+
+/* Stores value by option's kind (one that takes a value); 1 when it is good, 0 when it is bad. */
+static int option_take(const struct harness_option *option, const char *value)
+{
+	size_t number = 0;
+	switch (option->kind) {
+	case HARNESS_KIND_COUNT:
+		return harness_parse_count(value, option->low, option->high, option->out.count) == 0;
+	case HARNESS_KIND_UNSIGNED:
+		if (harness_parse_count(value, option->low, option->high, &number) != 0 || number > UINT_MAX)
+			return 0;
+		*option->out.number = (unsigned)number;
+		return 1;
+	case HARNESS_KIND_SECONDS:
+		return harness_parse_seconds(value, option->out.seconds) == 0;
+	case HARNESS_KIND_TEXT:
+		*option->out.text = value;
+		return 1;
+	case HARNESS_KIND_CALL:
+		return option->call(option->out.context, value) == 0;
+	case HARNESS_KIND_FLAG:
+	case HARNESS_KIND_ACTION:
+		break;
+	}
+	return 0;
+}
+
+int harness_parse_options(const char *bench, int argc, char **argv, const struct harness_option *options,
+                          size_t count, const struct harness_program_options *programs,
+                          void (*usage)(FILE *out))
+{
+	for (int i = 1; i < argc; i++) {
+		const char *name = argv[i];
+		const char *value = i + 1 < argc ? argv[i + 1] : NULL;
+		const struct harness_option *option = option_find(options, count, name);
+		int ok = 0;
+		if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+			usage(stdout);
+			exit(0);
+		} else if (option && option->kind == HARNESS_KIND_FLAG) {
+			*option->out.flag = 1;
+			continue;
+		} else if (option && option->kind == HARNESS_KIND_ACTION) {
+			option->call(option->out.context, NULL);
+			continue;
+		} else if (!value) {
+			ok = 0;
+		} else if (programs && harness_program_option(programs, name, value, &ok)) {
+			/* a program, or the temporary directories */
+		} else if (option) {
+			ok = option_take(option, value);
+		}
+		if (!ok) {
+			fprintf(stderr, "%s: bad option %s%s%s\n", bench, name, value ? " " : "",
+			        value ? value : "");
+			usage(stderr);
+			return -1;
+		}
+		i++;
+	}
+	return 0;
+}
+
 int harness_programs_check(const char *bench, const char *dirauthd, const char *signer)
 {
 	if (access(dirauthd, X_OK) == 0 && access(signer, X_OK) == 0)

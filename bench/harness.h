@@ -23,6 +23,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #define HARNESS_EPOCH_LENGTH 60
@@ -263,6 +264,60 @@ struct harness_program_options {
  * when it is another option. */
 int harness_program_option(const struct harness_program_options *options, const char *name, const char *value,
                            int *ok);
+/* The defaults of the programs of options that the harness knows (dirauthd and signer in the build
+ * tree, see harness_default_program); nginx and wrk stay as they are. */
+void harness_program_defaults(const struct harness_program_options *options);
+
+/* What an option of a benchmark's command line stores, and where. */
+enum harness_option_kind {
+	HARNESS_KIND_FLAG,     /* no value: *flag = 1 */
+	HARNESS_KIND_ACTION,   /* no value: call(context, NULL), which cannot refuse */
+	HARNESS_KIND_COUNT,    /* a whole number in [low, high] (harness_parse_count) into *count */
+	HARNESS_KIND_UNSIGNED, /* likewise into *number; high is at most UINT_MAX */
+	HARNESS_KIND_SECONDS,  /* harness_parse_seconds into *seconds */
+	HARNESS_KIND_TEXT,     /* the value itself into *text: it lives as long as argv */
+	HARNESS_KIND_CALL,     /* call(context, value): 0, or -1 when the value is bad */
+};
+
+struct harness_option {
+	const char *name; /* "--records" */
+	enum harness_option_kind kind;
+	union {
+		int *flag;
+		size_t *count;
+		unsigned *number;
+		double *seconds;
+		const char **text;
+		void *context;
+	} out;
+	size_t low, high;
+	int (*call)(void *context, const char *value);
+};
+
+/* The rows of a table of options, one a kind: the option's name, where its value goes, its range. */
+#define HARNESS_OPTION_FLAG(name, target)                                                                    \
+	((struct harness_option){(name), HARNESS_KIND_FLAG, {.flag = (target)}, 0, 0, NULL})
+#define HARNESS_OPTION_ACTION(name, function, argument)                                                      \
+	((struct harness_option){(name), HARNESS_KIND_ACTION, {.context = (argument)}, 0, 0, (function)})
+#define HARNESS_OPTION_COUNT(name, target, low, high)                                                        \
+	((struct harness_option){(name), HARNESS_KIND_COUNT, {.count = (target)}, (low), (high), NULL})
+#define HARNESS_OPTION_UNSIGNED(name, target, low, high)                                                     \
+	((struct harness_option){(name), HARNESS_KIND_UNSIGNED, {.number = (target)}, (low), (high), NULL})
+#define HARNESS_OPTION_SECONDS(name, target)                                                                 \
+	((struct harness_option){(name), HARNESS_KIND_SECONDS, {.seconds = (target)}, 0, 0, NULL})
+#define HARNESS_OPTION_TEXT(name, target)                                                                    \
+	((struct harness_option){(name), HARNESS_KIND_TEXT, {.text = (target)}, 0, 0, NULL})
+#define HARNESS_OPTION_CALL(name, function, argument)                                                        \
+	((struct harness_option){(name), HARNESS_KIND_CALL, {.context = (argument)}, 0, 0, (function)})
+
+/* Reads the command line argv[1..argc) of the benchmark bench: the options of options[0..count)
+ * and the program options of programs (NULL: none, see harness_program_option), in their order (a
+ * later one wins). "--help" or "-h" prints usage on stdout and exits with status 0. An option that
+ * is not one of those, one without its value and one whose value is bad print "<bench>: bad option
+ * <name>[ <value>]" and the usage on stderr, and return -1 (what was read before stays). Returns 0. */
+int harness_parse_options(const char *bench, int argc, char **argv, const struct harness_option *options,
+                          size_t count, const struct harness_program_options *programs,
+                          void (*usage)(FILE *out));
 /* 0 when dirauthd and signer are executable; otherwise says so, prefixed by bench, and -1. */
 int harness_programs_check(const char *bench, const char *dirauthd, const char *signer);
 /* "tmpfs (...)" or "a disk file system". */
