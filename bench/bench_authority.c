@@ -567,71 +567,52 @@ static void usage(FILE *out)
 	        "  --temp-dir DIR         where the temporary directories go (default $TMPDIR or /tmp)\n");
 }
 
+/* --client: "epoll" or "curl". */
+static int take_client(void *curl_client, const char *value)
+{
+	if (strcmp(value, "curl") != 0 && strcmp(value, "epoll") != 0)
+		return -1;
+	*(int *)curl_client = strcmp(value, "curl") == 0;
+	return 0;
+}
+
+/* --disk-seconds: 0 skips the disk anchor. */
+static int take_disk_seconds(void *disk_seconds, const char *value)
+{
+	*(double *)disk_seconds = 0;
+	return strcmp(value, "0") == 0 || harness_parse_seconds(value, disk_seconds) == 0 ? 0 : -1;
+}
+
 static int parse_options(int argc, char **argv, struct options *o, struct harness *harness)
 {
 	const struct harness_program_options programs = {
 	    .dirauthd = o->dirauthd, .signer = o->signer, .temp_parent = &harness->temp_parent};
+	const struct harness_option options[] = {
+	    HARNESS_OPTION_FLAG("--no-snapshot", &o->skip_snapshot),
+	    HARNESS_OPTION_FLAG("--system-clock", &o->system_clock),
+	    HARNESS_OPTION_TEXT("--perf", &o->perf_output),
+	    HARNESS_OPTION_TEXT("--http", &o->http),
+	    HARNESS_OPTION_CALL("--client", take_client, &o->curl_client),
+	    HARNESS_OPTION_COUNT("--registrations", &o->registrations, 1, BENCH_MAX_COUNT),
+	    HARNESS_OPTION_UNSIGNED("--threads", &o->threads, 1, HARNESS_MAX_THREADS),
+	    HARNESS_OPTION_UNSIGNED("--openssl-seconds", &o->openssl_seconds, 0, 60),
+	    HARNESS_OPTION_SECONDS("--verify-seconds", &o->verify_seconds),
+	    HARNESS_OPTION_CALL("--disk-seconds", take_disk_seconds, &o->disk_seconds),
+	    HARNESS_OPTION_SECONDS("--post-seconds", &o->post_seconds),
+	};
 	memset(o, 0, sizeof(*o));
-	harness_default_program("server/dirauthd", o->dirauthd);
-	harness_default_program("signer/dirauth-signer", o->signer);
+	harness_program_defaults(&programs);
 	o->registrations = 20000;
 	o->threads = 64; /* enough for group commits of about twenty */
 	o->openssl_seconds = 3;
 	o->verify_seconds = 2;
 	o->disk_seconds = 1;
 	o->post_seconds = 300;
-	for (int i = 1; i < argc; i++) {
-		const char *name = argv[i];
-		const char *value = i + 1 < argc ? argv[i + 1] : NULL;
-		size_t number = 0;
-		int ok = 1;
-		if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
-			usage(stdout);
-			exit(0);
-		} else if (strcmp(name, "--no-snapshot") == 0) {
-			o->skip_snapshot = 1;
-			continue;
-		} else if (strcmp(name, "--system-clock") == 0) {
-			o->system_clock = 1;
-			o->skip_snapshot = 1;
-			continue;
-		} else if (!value) {
-			ok = 0;
-		} else if (harness_program_option(&programs, name, value, &ok)) {
-			/* a program, or the temporary directories */
-		} else if (strcmp(name, "--perf") == 0) {
-			o->perf_output = value;
-		} else if (strcmp(name, "--http") == 0) {
-			o->http = value;
-		} else if (strcmp(name, "--client") == 0) {
-			ok = strcmp(value, "curl") == 0 || strcmp(value, "epoll") == 0;
-			o->curl_client = strcmp(value, "curl") == 0;
-		} else if (strcmp(name, "--registrations") == 0) {
-			ok = harness_parse_count(value, 1, BENCH_MAX_COUNT, &o->registrations) == 0;
-		} else if (strcmp(name, "--threads") == 0) {
-			ok = harness_parse_count(value, 1, HARNESS_MAX_THREADS, &number) == 0;
-			o->threads = (unsigned)number;
-		} else if (strcmp(name, "--openssl-seconds") == 0) {
-			ok = harness_parse_count(value, 0, 60, &number) == 0;
-			o->openssl_seconds = (unsigned)number;
-		} else if (strcmp(name, "--verify-seconds") == 0) {
-			ok = harness_parse_seconds(value, &o->verify_seconds) == 0;
-		} else if (strcmp(name, "--disk-seconds") == 0) {
-			o->disk_seconds = 0;
-			ok = strcmp(value, "0") == 0 || harness_parse_seconds(value, &o->disk_seconds) == 0;
-		} else if (strcmp(name, "--post-seconds") == 0) {
-			ok = harness_parse_seconds(value, &o->post_seconds) == 0;
-		} else {
-			ok = 0;
-		}
-		if (!ok) {
-			fprintf(stderr, "bench_authority: bad option %s%s%s\n", name, value ? " " : "",
-			        value ? value : "");
-			usage(stderr);
-			return -1;
-		}
-		i++;
-	}
+	if (harness_parse_options("bench_authority", argc, argv, options,
+	                          sizeof(options) / sizeof(options[0]), &programs, usage) != 0)
+		return -1;
+	if (o->system_clock)
+		o->skip_snapshot = 1; /* epochs of a day */
 	if (harness_programs_check("bench_authority", o->dirauthd, o->signer) != 0)
 		return -1;
 	return 0;

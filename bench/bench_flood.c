@@ -757,13 +757,45 @@ static int parse_loopback(const char *text, struct in_addr *out)
 	return inet_pton(AF_INET, text, out) == 1 && (ntohl(out->s_addr) >> 24) == 127 ? 0 : -1;
 }
 
+/* --source-first, --client-address, --register-address: an address of 127.0.0.0/8. */
+static int take_loopback(void *address, const char *value)
+{
+	return parse_loopback(value, address);
+}
+
+/* --http: keys of a flow mapping, on one line. */
+static int take_http(void *http, const char *value)
+{
+	*(const char **)http = value;
+	return strlen(value) < 1024 && !strpbrk(value, "\n{}") ? 0 : -1;
+}
+
 static int parse_options(int argc, char **argv, struct bench_options *o)
 {
 	const struct harness_program_options programs = {
 	    .dirauthd = o->dirauthd, .signer = o->signer, .temp_parent = &o->temp_parent};
+	const struct harness_option options[] = {
+	    HARNESS_OPTION_FLAG("--check", &o->check),
+	    HARNESS_OPTION_COUNT("--trickle", &o->trickle, 0, FLOOD_MAX_CONNECTIONS),
+	    HARNESS_OPTION_COUNT("--idle", &o->idle, 0, FLOOD_MAX_CONNECTIONS),
+	    HARNESS_OPTION_COUNT("--body", &o->body, 0, FLOOD_MAX_CONNECTIONS),
+	    HARNESS_OPTION_COUNT("--sources", &o->sources, 1, 250),
+	    HARNESS_OPTION_CALL("--source-first", take_loopback, &o->source_first),
+	    HARNESS_OPTION_CALL("--client-address", take_loopback, &o->client_address),
+	    HARNESS_OPTION_CALL("--register-address", take_loopback, &o->register_address),
+	    HARNESS_OPTION_COUNT("--interval-ms", &o->interval_ms, 1, 60000),
+	    HARNESS_OPTION_COUNT("--gets", &o->gets, 1, FLOOD_MAX_COUNT),
+	    HARNESS_OPTION_COUNT("--get-interval-ms", &o->get_interval_ms, 0, 60000),
+	    HARNESS_OPTION_COUNT("--registrations", &o->registrations, 1, FLOOD_MAX_COUNT),
+	    HARNESS_OPTION_COUNT("--rounds", &o->rounds, 1, FLOOD_MAX_ROUNDS),
+	    HARNESS_OPTION_SECONDS("--warmup-seconds", &o->warmup_seconds),
+	    HARNESS_OPTION_SECONDS("--measure-seconds", &o->measure_seconds),
+	    HARNESS_OPTION_SECONDS("--log-seconds", &o->log_seconds),
+	    HARNESS_OPTION_COUNT("--flood-nice", &o->flood_nice, 0, 19),
+	    HARNESS_OPTION_CALL("--http", take_http, &o->http),
+	};
 	memset(o, 0, sizeof(*o));
-	harness_default_program("server/dirauthd", o->dirauthd);
-	harness_default_program("signer/dirauth-signer", o->signer);
+	harness_program_defaults(&programs);
 	o->trickle = 800;
 	o->idle = 200;
 	o->body = 200;
@@ -781,66 +813,9 @@ static int parse_options(int argc, char **argv, struct bench_options *o)
 	o->log_seconds = 11;
 	o->flood_nice = 10;
 	o->temp_parent = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
-	for (int i = 1; i < argc; i++) {
-		const char *name = argv[i];
-		const char *value = i + 1 < argc ? argv[i + 1] : NULL;
-		int ok = 1;
-		if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
-			usage(stdout);
-			exit(0);
-		} else if (strcmp(name, "--check") == 0) {
-			o->check = 1;
-			continue;
-		} else if (!value) {
-			ok = 0;
-		} else if (harness_program_option(&programs, name, value, &ok)) {
-			/* a program, or the temporary directories */
-		} else if (strcmp(name, "--trickle") == 0) {
-			ok = harness_parse_count(value, 0, FLOOD_MAX_CONNECTIONS, &o->trickle) == 0;
-		} else if (strcmp(name, "--idle") == 0) {
-			ok = harness_parse_count(value, 0, FLOOD_MAX_CONNECTIONS, &o->idle) == 0;
-		} else if (strcmp(name, "--body") == 0) {
-			ok = harness_parse_count(value, 0, FLOOD_MAX_CONNECTIONS, &o->body) == 0;
-		} else if (strcmp(name, "--sources") == 0) {
-			ok = harness_parse_count(value, 1, 250, &o->sources) == 0;
-		} else if (strcmp(name, "--source-first") == 0) {
-			ok = parse_loopback(value, &o->source_first) == 0;
-		} else if (strcmp(name, "--client-address") == 0) {
-			ok = parse_loopback(value, &o->client_address) == 0;
-		} else if (strcmp(name, "--register-address") == 0) {
-			ok = parse_loopback(value, &o->register_address) == 0;
-		} else if (strcmp(name, "--interval-ms") == 0) {
-			ok = harness_parse_count(value, 1, 60000, &o->interval_ms) == 0;
-		} else if (strcmp(name, "--gets") == 0) {
-			ok = harness_parse_count(value, 1, FLOOD_MAX_COUNT, &o->gets) == 0;
-		} else if (strcmp(name, "--get-interval-ms") == 0) {
-			ok = harness_parse_count(value, 0, 60000, &o->get_interval_ms) == 0;
-		} else if (strcmp(name, "--registrations") == 0) {
-			ok = harness_parse_count(value, 1, FLOOD_MAX_COUNT, &o->registrations) == 0;
-		} else if (strcmp(name, "--rounds") == 0) {
-			ok = harness_parse_count(value, 1, FLOOD_MAX_ROUNDS, &o->rounds) == 0;
-		} else if (strcmp(name, "--warmup-seconds") == 0) {
-			ok = harness_parse_seconds(value, &o->warmup_seconds) == 0;
-		} else if (strcmp(name, "--measure-seconds") == 0) {
-			ok = harness_parse_seconds(value, &o->measure_seconds) == 0;
-		} else if (strcmp(name, "--log-seconds") == 0) {
-			ok = harness_parse_seconds(value, &o->log_seconds) == 0;
-		} else if (strcmp(name, "--flood-nice") == 0) {
-			ok = harness_parse_count(value, 0, 19, &o->flood_nice) == 0;
-		} else if (strcmp(name, "--http") == 0) {
-			ok = strlen(value) < 1024 && !strpbrk(value, "\n{}");
-			o->http = value;
-		} else {
-			ok = 0;
-		}
-		if (!ok) {
-			fprintf(stderr, "bench_flood: bad option %s%s%s\n", name, value ? " " : "",
-			        value ? value : "");
-			usage(stderr);
-			return -1;
-		}
-		i++;
-	}
+	if (harness_parse_options("bench_flood", argc, argv, options, sizeof(options) / sizeof(options[0]),
+	                          &programs, usage) != 0)
+		return -1;
 	if (o->trickle + o->idle + o->body > FLOOD_MAX_CONNECTIONS) {
 		fprintf(stderr, "bench_flood: at most %d hostile connections\n", FLOOD_MAX_CONNECTIONS);
 		return -1;

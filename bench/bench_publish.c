@@ -41,7 +41,7 @@ struct options {
 	char signer[PATH_MAX];
 	size_t records;
 	unsigned threads;
-	int anchors;
+	int skip_anchors; /* --no-anchors */
 };
 
 static void usage(FILE *out)
@@ -62,43 +62,18 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 {
 	const struct harness_program_options programs = {
 	    .dirauthd = o->dirauthd, .signer = o->signer, .temp_parent = &harness->temp_parent};
+	const struct harness_option options[] = {
+	    HARNESS_OPTION_FLAG("--no-anchors", &o->skip_anchors),
+	    HARNESS_OPTION_COUNT("--records", &o->records, 1, 10000000),
+	    HARNESS_OPTION_UNSIGNED("--threads", &o->threads, 1, HARNESS_MAX_THREADS),
+	};
 	memset(o, 0, sizeof(*o));
-	harness_default_program("server/dirauthd", o->dirauthd);
-	harness_default_program("signer/dirauth-signer", o->signer);
+	harness_program_defaults(&programs);
 	o->records = 10000;
 	o->threads = 32;
-	o->anchors = 1;
-	for (int i = 1; i < argc; i++) {
-		const char *name = argv[i];
-		const char *value = i + 1 < argc ? argv[i + 1] : NULL;
-		size_t number = 0;
-		int ok = 1;
-		if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
-			usage(stdout);
-			exit(0);
-		} else if (strcmp(name, "--no-anchors") == 0) {
-			o->anchors = 0;
-			continue;
-		} else if (!value) {
-			ok = 0;
-		} else if (harness_program_option(&programs, name, value, &ok)) {
-			/* a program, or the temporary directories */
-		} else if (strcmp(name, "--records") == 0) {
-			ok = harness_parse_count(value, 1, 10000000, &o->records) == 0;
-		} else if (strcmp(name, "--threads") == 0) {
-			ok = harness_parse_count(value, 1, HARNESS_MAX_THREADS, &number) == 0;
-			o->threads = (unsigned)number;
-		} else {
-			ok = 0;
-		}
-		if (!ok) {
-			fprintf(stderr, "bench_publish: bad option %s%s%s\n", name, value ? " " : "",
-			        value ? value : "");
-			usage(stderr);
-			return -1;
-		}
-		i++;
-	}
+	if (harness_parse_options("bench_publish", argc, argv, options, sizeof(options) / sizeof(options[0]),
+	                          &programs, usage) != 0)
+		return -1;
 	if (harness_programs_check("bench_publish", o->dirauthd, o->signer) != 0)
 		return -1;
 	return 0;
@@ -249,11 +224,11 @@ int main(int argc, char **argv)
 	                      : harness_find_program("gzip", tool) != 0      ? "gzip"
 	                      : harness_find_program("sha256sum", tool) != 0 ? "sha256sum"
 	                                                                     : NULL;
-	if (o.anchors && missing) {
+	if (!o.skip_anchors && missing) {
 		printf("the anchors are skipped: %s is not installed\n", missing);
-		o.anchors = 0;
+		o.skip_anchors = 1;
 	}
-	if (o.anchors) {
+	if (!o.skip_anchors) {
 		char output[PATH_MAX + 16];
 		snprintf(output, sizeof(output), "%s/anchor.out", authority.dir);
 		harness_load_average(anchor_load);
@@ -274,14 +249,15 @@ int main(int argc, char **argv)
 	double body = (double)header.body_size;
 	printf("\ndirauth publication: %zu records, %ld online cores, data dir on %s\n", o.records,
 	       sysconf(_SC_NPROCESSORS_ONLN), harness_filesystem_note(authority.dir));
-	printf("load average at publication: %s; at the anchors: %s\n", load, o.anchors ? anchor_load : "-");
+	printf("load average at publication: %s; at the anchors: %s\n", load,
+	       !o.skip_anchors ? anchor_load : "-");
 	printf("registrations posted in %.1f s (%.0f /s, %u client threads)\n", load_seconds,
 	       (double)o.records / load_seconds, o.threads);
 	printf("body: %llu bytes uncompressed, %llu gzip, %llu zstd (%.1f bytes per record)\n",
 	       (unsigned long long)header.body_size, (unsigned long long)harness_file_size(gzip_file),
 	       (unsigned long long)harness_file_size(zstd_file), body / (double)o.records);
 	printf("%-40s %12s %12s %10s\n", "figure", "value", "anchor", "ratio");
-	if (o.anchors) {
+	if (!o.skip_anchors) {
 		printf("%-40s %10.3f s %10.3f s %10.3f\n", "publication: clock to header served",
 		       publish_seconds, anchor_wall, publish_seconds / anchor_wall);
 		printf("%-40s %10.3f s %10.3f s %10.3f\n", "publication: dirauthd CPU (user + sys)",

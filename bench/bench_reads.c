@@ -118,56 +118,25 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 	                                                 .nginx = o->nginx,
 	                                                 .wrk = o->wrk,
 	                                                 .temp_parent = &harness->temp_parent};
+	const struct harness_option options[] = {
+	    HARNESS_OPTION_FLAG("--no-nginx", &o->nginx_disabled),
+	    HARNESS_OPTION_TEXT("--http", &o->http),
+	    HARNESS_OPTION_COUNT("--records", &o->records, 1, 10000000),
+	    HARNESS_OPTION_UNSIGNED("--connections", &o->connections, 1, 1000),
+	    HARNESS_OPTION_UNSIGNED("--wrk-threads", &o->wrk_threads, 1, 64),
+	    HARNESS_OPTION_UNSIGNED("--rounds", &o->rounds, 1, 100),
+	    HARNESS_OPTION_UNSIGNED("--seconds", &o->seconds, 1, 3600),
+	};
 	memset(o, 0, sizeof(*o));
-	harness_default_program("server/dirauthd", o->dirauthd);
-	harness_default_program("signer/dirauth-signer", o->signer);
+	harness_program_defaults(&programs);
 	o->records = 10000;
 	o->connections = 32;
 	o->wrk_threads = 2;
 	o->seconds = 5;
 	o->rounds = 3;
-	for (int i = 1; i < argc; i++) {
-		const char *name = argv[i];
-		const char *value = i + 1 < argc ? argv[i + 1] : NULL;
-		size_t number = 0;
-		int ok = 1;
-		if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
-			usage(stdout);
-			exit(0);
-		} else if (strcmp(name, "--no-nginx") == 0) {
-			o->nginx_disabled = 1;
-			continue;
-		} else if (!value) {
-			ok = 0;
-		} else if (harness_program_option(&programs, name, value, &ok)) {
-			/* a program, or the temporary directories */
-		} else if (strcmp(name, "--http") == 0) {
-			o->http = value;
-		} else if (strcmp(name, "--records") == 0) {
-			ok = harness_parse_count(value, 1, 10000000, &o->records) == 0;
-		} else if (strcmp(name, "--connections") == 0) {
-			ok = harness_parse_count(value, 1, 1000, &number) == 0;
-			o->connections = (unsigned)number;
-		} else if (strcmp(name, "--wrk-threads") == 0) {
-			ok = harness_parse_count(value, 1, 64, &number) == 0;
-			o->wrk_threads = (unsigned)number;
-		} else if (strcmp(name, "--rounds") == 0) {
-			ok = harness_parse_count(value, 1, 100, &number) == 0;
-			o->rounds = (unsigned)number;
-		} else if (strcmp(name, "--seconds") == 0) {
-			ok = harness_parse_count(value, 1, 3600, &number) == 0;
-			o->seconds = (unsigned)number;
-		} else {
-			ok = 0;
-		}
-		if (!ok) {
-			fprintf(stderr, "bench_reads: bad option %s%s%s\n", name, value ? " " : "",
-			        value ? value : "");
-			usage(stderr);
-			return -1;
-		}
-		i++;
-	}
+	if (harness_parse_options("bench_reads", argc, argv, options, sizeof(options) / sizeof(options[0]),
+	                          &programs, usage) != 0)
+		return -1;
 	if (o->wrk_threads > o->connections)
 		o->wrk_threads = o->connections;
 	if (harness_programs_check("bench_reads", o->dirauthd, o->signer) != 0)

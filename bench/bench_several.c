@@ -37,6 +37,7 @@
  * directory if that child dies. Exit status 0, 1 on a failure (the reason is printed), 2 for a
  * bad option. scripts/bench.sh --several builds and runs it; ctest runs it with --records 200.
  */
+#include "bench/harness.h"
 #include "schema/buffer.h"
 #include "schema/compress.h"
 #include "schema/error.h"
@@ -982,54 +983,31 @@ static void usage(FILE *out)
 	        "                        moves to the next deadline (default 60 + 2 ms per record)\n");
 }
 
-static int parse_number(const char *text, unsigned long long low, unsigned long long high,
-                        unsigned long long *out)
+/* --stage-seconds: a whole number of seconds, up to a day. */
+static int take_stage_seconds(void *stage_seconds, const char *value)
 {
-	char *end = NULL;
-	errno = 0;
-	unsigned long long value = strtoull(text, &end, 10);
-	if (errno || end == text || *end || text[0] == '-' || value < low || value > high)
+	size_t seconds = 0;
+	if (harness_parse_count(value, 1, 86400, &seconds) != 0)
 		return -1;
-	*out = value;
+	*(double *)stage_seconds = (double)seconds;
 	return 0;
 }
 
 static int parse_options(int argc, char **argv, struct several_options *o)
 {
+	const struct harness_option options[] = {
+	    HARNESS_OPTION_COUNT("--records", &o->records, 1, SEVERAL_MAX_RECORDS),
+	    HARNESS_OPTION_UNSIGNED("--partial-percent", &o->partial_percent, 0, 100),
+	    HARNESS_OPTION_UNSIGNED("--threads", &o->threads, 1, SEVERAL_MAX_THREADS),
+	    HARNESS_OPTION_CALL("--stage-seconds", take_stage_seconds, &o->stage_seconds),
+	};
 	memset(o, 0, sizeof *o);
 	o->records = 10000;
 	o->partial_percent = 10;
 	o->threads = 8;
-	for (int i = 1; i < argc; i++) {
-		const char *name = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
-		unsigned long long number = 0;
-		int ok = value != NULL;
-		if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
-			usage(stdout);
-			exit(0);
-		} else if (ok && strcmp(name, "--records") == 0) {
-			ok = parse_number(value, 1, SEVERAL_MAX_RECORDS, &number) == 0;
-			o->records = (size_t)number;
-		} else if (ok && strcmp(name, "--partial-percent") == 0) {
-			ok = parse_number(value, 0, 100, &number) == 0;
-			o->partial_percent = (unsigned)number;
-		} else if (ok && strcmp(name, "--threads") == 0) {
-			ok = parse_number(value, 1, SEVERAL_MAX_THREADS, &number) == 0;
-			o->threads = (unsigned)number;
-		} else if (ok && strcmp(name, "--stage-seconds") == 0) {
-			ok = parse_number(value, 1, 86400, &number) == 0;
-			o->stage_seconds = (double)number;
-		} else {
-			ok = 0;
-		}
-		if (!ok) {
-			fprintf(stderr, "bench_several: bad option %s%s%s\n", name, value ? " " : "",
-			        value ? value : "");
-			usage(stderr);
-			return -1;
-		}
-		i++;
-	}
+	if (harness_parse_options("bench_several", argc, argv, options, sizeof(options) / sizeof(options[0]),
+	                          NULL, usage) != 0)
+		return -1;
 	if (o->stage_seconds == 0)
 		o->stage_seconds = 60 + (double)o->records * 0.002;
 	return 0;

@@ -64,56 +64,38 @@ static void usage(FILE *out)
 	    "  --temp-dir DIR      where the temporary directories go (default $TMPDIR or /tmp)\n");
 }
 
+/* --full: the long run's sizes (a later --records or --epochs still counts). */
+static int full_sizes(void *context, const char *value)
+{
+	struct options *o = context;
+	(void)value;
+	o->records = 100000;
+	o->epochs = 200;
+	return 0;
+}
+
 static int parse_options(int argc, char **argv, struct options *o, struct harness *harness)
 {
 	const struct harness_program_options programs = {
 	    .dirauthd = o->dirauthd, .signer = o->signer, .temp_parent = &harness->temp_parent};
+	const struct harness_option options[] = {
+	    HARNESS_OPTION_ACTION("--full", full_sizes, o),
+	    HARNESS_OPTION_COUNT("--records", &o->records, 1, 10000000),
+	    HARNESS_OPTION_COUNT("--epochs", &o->epochs, 1, 100000),
+	    HARNESS_OPTION_COUNT("--churn", &o->churn_percent, 0, 100),
+	    HARNESS_OPTION_COUNT("--every", &o->every, 1, 100000),
+	    HARNESS_OPTION_UNSIGNED("--threads", &o->threads, 1, HARNESS_MAX_THREADS),
+	};
 	memset(o, 0, sizeof(*o));
-	harness_default_program("server/dirauthd", o->dirauthd);
-	harness_default_program("signer/dirauth-signer", o->signer);
+	harness_program_defaults(&programs);
 	o->records = 10000;
 	o->epochs = 20;
 	o->churn_percent = 5;
 	o->every = 10;
 	o->threads = 32;
-	for (int i = 1; i < argc; i++) {
-		const char *name = argv[i];
-		const char *value = i + 1 < argc ? argv[i + 1] : NULL;
-		size_t number = 0;
-		int ok = 1;
-		if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
-			usage(stdout);
-			exit(0);
-		} else if (strcmp(name, "--full") == 0) {
-			o->records = 100000;
-			o->epochs = 200;
-			continue;
-		} else if (!value) {
-			ok = 0;
-		} else if (harness_program_option(&programs, name, value, &ok)) {
-			/* a program, or the temporary directories */
-		} else if (strcmp(name, "--records") == 0) {
-			ok = harness_parse_count(value, 1, 10000000, &o->records) == 0;
-		} else if (strcmp(name, "--epochs") == 0) {
-			ok = harness_parse_count(value, 1, 100000, &o->epochs) == 0;
-		} else if (strcmp(name, "--churn") == 0) {
-			ok = harness_parse_count(value, 0, 100, &o->churn_percent) == 0;
-		} else if (strcmp(name, "--every") == 0) {
-			ok = harness_parse_count(value, 1, 100000, &o->every) == 0;
-		} else if (strcmp(name, "--threads") == 0) {
-			ok = harness_parse_count(value, 1, HARNESS_MAX_THREADS, &number) == 0;
-			o->threads = (unsigned)number;
-		} else {
-			ok = 0;
-		}
-		if (!ok) {
-			fprintf(stderr, "bench_soak: bad option %s%s%s\n", name, value ? " " : "",
-			        value ? value : "");
-			usage(stderr);
-			return -1;
-		}
-		i++;
-	}
+	if (harness_parse_options("bench_soak", argc, argv, options, sizeof(options) / sizeof(options[0]),
+	                          &programs, usage) != 0)
+		return -1;
 	if (harness_programs_check("bench_soak", o->dirauthd, o->signer) != 0)
 		return -1;
 	return 0;
