@@ -18,6 +18,7 @@
  * default; other work on the machine only slows a run down). Exit status 0, 1 on a failure, 2 for
  * a bad option. Built with the project, never run by ctest.
  */
+#include "bench/harness.h"
 #include "consensus/consensus.h"
 #include "schema/crypto.h"
 #include "schema/error.h"
@@ -48,13 +49,6 @@ struct bench_votes {
 	struct consensus_vote inputs[BENCH_VOTES];
 	struct buffer texts[BENCH_VOTES];
 };
-
-static double seconds_now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int fail(const char *what, int rc)
 {
@@ -187,11 +181,11 @@ static int bench_size(size_t records, int runs, const struct note_pool *pool)
 	for (int run = 0; run < runs; run++) {
 		/* The five bodies parsed from their text. */
 		struct vote_body *parsed[BENCH_VOTES] = {0};
-		double start = seconds_now();
+		double start = harness_now();
 		for (size_t i = 0; i < BENCH_VOTES && rc == 0; i++)
 			rc = consensus_vote_body_load(&v.votes[i], v.texts[i].data, v.texts[i].len, records,
 			                              &parsed[i]);
-		double parse = seconds_now() - start;
+		double parse = harness_now() - start;
 		for (size_t i = 0; i < BENCH_VOTES; i++)
 			vote_body_free(parsed[i]);
 		if (rc) {
@@ -201,10 +195,10 @@ static int bench_size(size_t records, int runs, const struct note_pool *pool)
 
 		struct consensus_result result;
 		struct consensus_failure failure;
-		start = seconds_now();
+		start = harness_now();
 		rc = consensus_compute(&params, v.inputs, BENCH_VOTES, pool_note, (void *)pool, &result,
 		                       &failure);
-		double consensus = seconds_now() - start;
+		double consensus = harness_now() - start;
 		if (rc) {
 			char detail[512];
 			consensus_failure_describe(&failure, detail, sizeof(detail));
@@ -231,11 +225,11 @@ static int bench_size(size_t records, int runs, const struct note_pool *pool)
 		struct buffer body;
 		merkle_hash root;
 		buffer_init(&body);
-		start = seconds_now();
+		start = harness_now();
 		rc = snapshot_body_encode(BENCH_NAMESPACE, BENCH_EPOCH, list, result.record_count, &body);
 		if (rc == 0)
 			rc = snapshot_records_root(list, result.record_count, root);
-		double anchor = seconds_now() - start;
+		double anchor = harness_now() - start;
 		if (rc == 0 &&
 		    (body.len != result.body.len || memcmp(body.data, result.body.data, body.len) != 0 ||
 		     memcmp(root, result.header.records_root, sizeof(root)) != 0))

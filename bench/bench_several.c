@@ -83,13 +83,6 @@ struct several_options {
 /* Check calls a test without arguments: main parses the options, sets this, and runs the test. */
 static const struct several_options *several_run_options;
 
-static double now_seconds(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* --- the schedule ------------------------------------------------------------------------- */
 
 struct several_schedule {
@@ -274,12 +267,12 @@ static size_t ingest_run(const struct cluster *c, const struct buffer *notes, co
 	struct ingest in = {.c = c, .notes = notes, .holders = holders, .count = count};
 	pthread_mutex_init(&in.lock, NULL);
 	pthread_t workers[SEVERAL_MAX_THREADS];
-	double start = now_seconds();
+	double start = harness_now();
 	for (unsigned t = 0; t < threads; t++)
 		ck_assert(pthread_create(&workers[t], NULL, ingest_worker, &in) == 0);
 	for (unsigned t = 0; t < threads; t++)
 		pthread_join(workers[t], NULL);
-	*seconds = now_seconds() - start;
+	*seconds = harness_now() - start;
 	pthread_mutex_destroy(&in.lock);
 	ck_assert_msg(!atomic_load(&in.failed), "ingest: %s", in.failure);
 	return atomic_load(&in.posted);
@@ -384,7 +377,7 @@ static void log_poll(const struct cluster *c, struct epoch_run *run, size_t i)
 		fclose(file);
 		return;
 	}
-	double t = now_seconds() - run->t0;
+	double t = harness_now() - run->t0;
 	char chunk[65536];
 	size_t got;
 	while ((got = fread(chunk, 1, sizeof chunk, file)) > 0) {
@@ -452,19 +445,19 @@ static void drive_epoch(struct cluster *c, uint64_t epoch, double stage_seconds,
 	cluster_epoch_phases(c, epoch, &phases);
 	const uint64_t stages[3] = {phases.vote_at, phases.vote_deadline, phases.signature_deadline};
 	const char *const stage_names[3] = {"vote_at", "the vote deadline", "the signature deadline"};
-	run->t0 = now_seconds();
+	run->t0 = harness_now();
 	cluster_clock_set(c, phases.vote_at);
 	for (size_t s = 0; s < 3 && !all_ready(run); s++) {
 		if (s > 0) {
 			size_t len = strlen(run->clock_steps);
 			snprintf(run->clock_steps + len, sizeof run->clock_steps - len, "%s%s after %.1f s",
-			         len ? ", " : "", stage_names[s], now_seconds() - run->t0);
+			         len ? ", " : "", stage_names[s], harness_now() - run->t0);
 			cluster_clock_set(c, stages[s]);
 		}
-		double deadline = now_seconds() + stage_seconds;
+		double deadline = harness_now() + stage_seconds;
 		for (;;) {
 			logs_poll(c, run);
-			if (all_ready(run) || now_seconds() >= deadline)
+			if (all_ready(run) || harness_now() >= deadline)
 				break;
 			cluster_check_alive(c);
 			test_sleep_ms(SEVERAL_POLL_MS);
@@ -476,8 +469,8 @@ static void drive_epoch(struct cluster *c, uint64_t epoch, double stage_seconds,
 		ck_abort_msg("epoch %llu: not every authority was ready by its signature deadline: %s",
 		             (unsigned long long)epoch, waits);
 	}
-	run->ready_seconds = now_seconds() - run->t0;
-	double start_set = now_seconds();
+	run->ready_seconds = harness_now() - run->t0;
+	double start_set = harness_now();
 	cluster_clock_set(c, phases.start);
 	double deadline = start_set + stage_seconds;
 	for (;;) {
@@ -487,20 +480,20 @@ static void drive_epoch(struct cluster *c, uint64_t epoch, double stage_seconds,
 			struct snapshot_header header;
 			if (!a->served && cluster_latest(c, i, &header, NULL) == 0 && header.epoch >= epoch) {
 				a->served = 1;
-				a->served_at = now_seconds() - run->t0;
+				a->served_at = harness_now() - run->t0;
 			}
 			served += a->served;
 		}
 		if (served == run->n)
 			break;
 		logs_poll(c, run);
-		ck_assert_msg(now_seconds() < deadline,
+		ck_assert_msg(harness_now() < deadline,
 		              "epoch %llu: %zu of %zu authorities serve it after %.0f s",
 		              (unsigned long long)epoch, served, run->n, stage_seconds);
 		cluster_check_alive(c);
 		test_sleep_ms(SEVERAL_POLL_MS);
 	}
-	double end = now_seconds();
+	double end = harness_now();
 	run->total_seconds = end - run->t0;
 	run->publish_seconds = end - start_set;
 	logs_poll(c, run);
@@ -511,18 +504,18 @@ static void drive_epoch(struct cluster *c, uint64_t epoch, double stage_seconds,
 static double wait_reconciled(struct cluster *c, struct epoch_run *run, unsigned expected,
                               double stage_seconds)
 {
-	double deadline = now_seconds() + stage_seconds;
+	double deadline = harness_now() + stage_seconds;
 	for (;;) {
 		logs_poll(c, run);
 		unsigned done = 0;
 		for (size_t i = 0; i < run->n; i++)
 			if (run->a[i].reconciled)
 				done |= CLUSTER_BIT(i);
-		if ((done & expected) == expected || now_seconds() >= deadline)
+		if ((done & expected) == expected || harness_now() >= deadline)
 			break;
 		test_sleep_ms(SEVERAL_POLL_MS);
 	}
-	return now_seconds() - run->t0;
+	return harness_now() - run->t0;
 }
 
 /* --- bytes, memory, load ------------------------------------------------------------------ */
@@ -699,13 +692,13 @@ static void measure_single(const struct several_options *o, const struct several
 	struct epoch_phases phases;
 	cluster_epoch_phases(c, epoch, &phases);
 	double stage = o->stage_seconds;
-	double start = now_seconds();
+	double start = harness_now();
 	cluster_clock_set(c, phases.start);
 	struct snapshot_header header;
 	ck_assert_msg(cluster_wait_epoch(c, 0, epoch, (int)(stage * 1000), &header, NULL) == 0,
 	              "the single authority did not publish epoch %llu within %.0f s",
 	              (unsigned long long)epoch, stage);
-	f->publish_seconds = now_seconds() - start;
+	f->publish_seconds = harness_now() - start;
 	load_average(f->load, sizeof f->load);
 	ck_assert_msg(header.epoch == epoch && header.record_count == o->records,
 	              "the single authority published epoch %llu with %llu records, not %llu with %zu",

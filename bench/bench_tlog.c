@@ -22,6 +22,7 @@
  * It prints a table of figure, value, anchor and ratio. Built with the project, never run by
  * ctest. Exit status 0 on success, 1 on a failure, 2 for a bad option.
  */
+#include "bench/harness.h"
 #include "schema/error.h"
 #include "schema/merkle.h"
 #include "tlog/tile.h"
@@ -56,13 +57,6 @@ static int store_read(void *context, uint8_t level, uint64_t index, uint64_t cou
 	memcpy(out, store->levels[level] + index, count * MERKLE_HASH_SIZE);
 	store->reads += count;
 	return 0;
-}
-
-static double now_seconds(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 static void fail(const char *what, int rc)
@@ -103,7 +97,7 @@ static double sha256_rate(double seconds)
 	memset(input, 0x5c, sizeof(input));
 	double best = 0;
 	for (int window = 0; window < 8; window++) {
-		double start = now_seconds(), elapsed;
+		double start = harness_now(), elapsed;
 		uint64_t count = 0;
 		do {
 			for (int i = 0; i < 256; i++) {
@@ -113,7 +107,7 @@ static double sha256_rate(double seconds)
 				input[0] = digest[0];
 			}
 			count += 256;
-			elapsed = now_seconds() - start;
+			elapsed = harness_now() - start;
 		} while (elapsed < seconds / 8);
 		if ((double)count / elapsed > best)
 			best = (double)count / elapsed;
@@ -156,7 +150,7 @@ static double run_phase(struct phase *phase, struct store *store, uint64_t size,
 
 	uint64_t full0 = tlog_tile_full_count(size, 0), full1 = tlog_tile_full_count(size, 1);
 	uint64_t count = 0, reads = store->reads;
-	double start = now_seconds(), elapsed;
+	double start = harness_now(), elapsed;
 	do {
 		for (int i = 0; i < 64; i++) {
 			switch (phase->operation) {
@@ -195,7 +189,7 @@ static double run_phase(struct phase *phase, struct store *store, uint64_t size,
 				fail(phase->figure, rc);
 		}
 		count += 64;
-		elapsed = now_seconds() - start;
+		elapsed = harness_now() - start;
 	} while (elapsed < seconds);
 	phase->reads_per_op = (double)(store->reads - reads) / (double)count;
 	return (double)count / elapsed;
@@ -302,7 +296,7 @@ int main(int argc, char **argv)
 	printf("appending %llu leaves...\n", (unsigned long long)n);
 	struct tlog_hash_reader reader = {store_read, &store};
 	uint64_t records_written = 0;
-	double start = now_seconds();
+	double start = harness_now();
 	for (uint64_t i = 0; i < n; i++) {
 		struct tlog_record records[TLOG_APPEND_MAX];
 		size_t count = 0;
@@ -314,7 +308,7 @@ int main(int argc, char **argv)
 			       records[r].hash, MERKLE_HASH_SIZE);
 		records_written += count;
 	}
-	double append_rate = (double)n / (now_seconds() - start);
+	double append_rate = (double)n / (harness_now() - start);
 	double append_reads = (double)store.reads / (double)n;
 	free(leaves);
 	check_answers(&store, n);
