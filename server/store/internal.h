@@ -203,6 +203,23 @@ static inline int namespace_find(struct kv_txn *t, struct store *store, const ch
 	return 0;
 }
 
+/* The preamble of a read of one namespace: checks name (DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS:
+ * t not begun), begins the read transaction t and finds the namespace's id. On 0, t is open and
+ * the caller ends it; on any other return t is ended (or never began): DIRAUTH_ERR_NOT_FOUND (no
+ * namespace of that name was ever recorded; t.rc is 0), or t's error (DIRAUTH_ERR_STORE,
+ * DIRAUTH_ERR_NOMEM). */
+static inline int namespace_read_begin(struct store *store, const char *name, struct kv_txn *t, uint16_t *ns)
+{
+	size_t len;
+	int rc = check_name(name, &len);
+	if (rc)
+		return rc;
+	kv_txn_begin(store->env, t, KV_READ);
+	if ((rc = namespace_find(t, store, name, len, ns)) != 0)
+		kv_txn_abort(t);
+	return rc;
+}
+
 /* The id of namespace name, given one if it has none (write transactions). */
 static inline void namespace_intern(struct kv_txn *t, struct store *store, const char *name, size_t len,
                                     uint16_t *ns)

@@ -105,6 +105,14 @@ static int namespace_of(struct kv_txn *t, struct store *store, const char *name,
 	return namespace_find(t, store, name, len, ns);
 }
 
+/* Ends the read transaction t of a read that came to rc: t's error first, else rc. */
+static int read_end(struct kv_txn *t, int rc)
+{
+	rc = t->rc ? t->rc : rc;
+	kv_txn_abort(t);
+	return rc;
+}
+
 /* The note text of the published header of (ns, epoch), parsed into *note (the caller frees
  * it). Returns 0, DIRAUTH_ERR_NOT_FOUND (not published), DIRAUTH_ERR_STORE (does not parse),
  * DIRAUTH_ERR_NOMEM, or t's error. */
@@ -298,15 +306,11 @@ int store_log_state(struct store *store, const char *namespace_name, struct stor
 	if (!store || !out)
 		return DIRAUTH_ERR_SYNTAX;
 	memset(out, 0, sizeof *out);
-	kv_txn_begin(store->env, &t, KV_READ);
-	int rc = namespace_of(&t, store, namespace_name, &ns);
-	if (rc == 0)
-		state_get(&t, store, ns, out);
-	else if (rc == DIRAUTH_ERR_NOT_FOUND && !t.rc)
-		rc = 0;
-	rc = t.rc ? t.rc : rc;
-	kv_txn_abort(&t);
-	return rc;
+	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
+	if (rc)
+		return rc == DIRAUTH_ERR_NOT_FOUND ? 0 : rc;
+	state_get(&t, store, ns, out);
+	return read_end(&t, 0);
 }
 
 int store_log_next_published(struct store *store, const char *namespace_name, const uint64_t *after,
@@ -317,19 +321,17 @@ int store_log_next_published(struct store *store, const char *namespace_name, co
 	uint64_t latest = 0;
 	if (!store || !epoch)
 		return DIRAUTH_ERR_SYNTAX;
-	kv_txn_begin(store->env, &t, KV_READ);
-	int rc = namespace_of(&t, store, namespace_name, &ns);
-	if (rc == 0)
-		rc = latest_published(&t, store, ns, &latest);
+	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
+	if (rc)
+		return rc;
+	rc = latest_published(&t, store, ns, &latest);
 	if (rc == 0) {
 		if (after && *after == UINT64_MAX)
 			rc = DIRAUTH_ERR_NOT_FOUND;
 		else
 			rc = scan_published(&t, store, ns, after ? *after + 1 : 0, latest, epoch);
 	}
-	rc = t.rc ? t.rc : rc;
-	kv_txn_abort(&t);
-	return rc;
+	return read_end(&t, rc);
 }
 
 /* ---- appending ---- */
@@ -435,17 +437,14 @@ int store_log_reader_open(struct store *store, const char *namespace_name, struc
 	if (!store || !reader)
 		return DIRAUTH_ERR_SYNTAX;
 	memset(reader, 0, sizeof *reader);
-	kv_txn_begin(store->env, &t, KV_READ);
-	int rc = namespace_of(&t, store, namespace_name, &ns);
-	if (rc == 0) {
-		state_get(&t, store, ns, &state);
-		reader->store = store;
-		reader->namespace_id = ns;
-		reader->tree_size = state.size;
-	}
-	rc = t.rc ? t.rc : rc;
-	kv_txn_abort(&t);
-	return rc;
+	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
+	if (rc)
+		return rc;
+	state_get(&t, store, ns, &state);
+	reader->store = store;
+	reader->namespace_id = ns;
+	reader->tree_size = state.size;
+	return read_end(&t, 0);
 }
 
 /* A walk over consecutive stored hashes of one level: records below from are skipped, each
@@ -522,9 +521,7 @@ int store_log_read_hashes(void *context, uint8_t level, uint64_t index, uint64_t
 				rc = DIRAUTH_ERR_STORE; /* inside the tree: it must be there */
 		}
 	}
-	rc = t.rc ? t.rc : rc;
-	kv_txn_abort(&t);
-	return rc;
+	return read_end(&t, rc);
 }
 
 /* The text of a stored header note of (ns, epoch), borrowed from t: the bytes before the last
@@ -586,24 +583,21 @@ int store_log_leaf(struct store *store, const char *namespace_name, uint64_t ind
 	size_t len = 0;
 	if (!store)
 		return DIRAUTH_ERR_SYNTAX;
-	kv_txn_begin(store->env, &t, KV_READ);
-	int rc = namespace_of(&t, store, namespace_name, &ns);
-	if (rc == 0) {
-		epoch_key(key, ns, index);
-		if (!kv_txn_get(&t, store->log_leaves, key, sizeof key, &value))
-			rc = DIRAUTH_ERR_NOT_FOUND;
-		else
-			rc = leaf_record(&t, store, ns, value, &found, leaf ? &text : NULL, &len);
-	}
+	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
+	if (rc)
+		return rc;
+	epoch_key(key, ns, index);
+	if (!kv_txn_get(&t, store->log_leaves, key, sizeof key, &value))
+		rc = DIRAUTH_ERR_NOT_FOUND;
+	else
+		rc = leaf_record(&t, store, ns, value, &found, leaf ? &text : NULL, &len);
 	if (rc == 0 && leaf) {
 		buffer_reset(leaf);
 		rc = buffer_append(leaf, text, len);
 	}
 	if (rc == 0 && epoch)
 		*epoch = found;
-	rc = t.rc ? t.rc : rc;
-	kv_txn_abort(&t);
-	return rc;
+	return read_end(&t, rc);
 }
 
 int store_log_epoch_leaf(struct store *store, const char *namespace_name, uint64_t epoch, uint64_t *index)
@@ -614,20 +608,17 @@ int store_log_epoch_leaf(struct store *store, const char *namespace_name, uint64
 	uint16_t ns;
 	if (!store || !index)
 		return DIRAUTH_ERR_SYNTAX;
-	kv_txn_begin(store->env, &t, KV_READ);
-	int rc = namespace_of(&t, store, namespace_name, &ns);
-	if (rc == 0) {
-		epoch_key(key, ns, epoch);
-		if (!kv_txn_get(&t, store->log_epochs, key, sizeof key, &value))
-			rc = DIRAUTH_ERR_NOT_FOUND;
-		else if (value.len != 8)
-			rc = DIRAUTH_ERR_STORE;
-		else
-			*index = get_uint(value.data, 8);
-	}
-	rc = t.rc ? t.rc : rc;
-	kv_txn_abort(&t);
-	return rc;
+	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
+	if (rc)
+		return rc;
+	epoch_key(key, ns, epoch);
+	if (!kv_txn_get(&t, store->log_epochs, key, sizeof key, &value))
+		rc = DIRAUTH_ERR_NOT_FOUND;
+	else if (value.len != 8)
+		rc = DIRAUTH_ERR_STORE;
+	else
+		*index = get_uint(value.data, 8);
+	return read_end(&t, rc);
 }
 
 /* A walk over consecutive log_leaves records, visiting from .. from + count - 1. */
@@ -677,13 +668,12 @@ int store_log_leaves(struct store *store, const char *namespace_name, uint64_t s
 		return DIRAUTH_ERR_SYNTAX;
 	if (count == 0 || count > STORE_LOG_LEAVES_MAX)
 		return DIRAUTH_ERR_BOUNDS;
-	kv_txn_begin(store->env, &t, KV_READ);
-	int rc = namespace_of(&t, store, namespace_name, &ns);
-	if (rc == 0) {
-		state_get(&t, store, ns, &state);
-		if (start >= state.size || count > state.size - start)
-			rc = DIRAUTH_ERR_NOT_FOUND;
-	}
+	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
+	if (rc)
+		return rc;
+	state_get(&t, store, ns, &state);
+	if (start >= state.size || count > state.size - start)
+		rc = DIRAUTH_ERR_NOT_FOUND;
 	/* One cursor walk per block of 256 leaves (a 7-byte index prefix): an entry bundle is one
 	 * block, read in key order with the leaf texts beside their epochs. */
 	struct leaf_walk walk = {.t = &t,
@@ -706,9 +696,7 @@ int store_log_leaves(struct store *store, const char *namespace_name, uint64_t s
 		else if (rc == 0 && walk.count > 0 && walk.next >> 8 == block)
 			rc = DIRAUTH_ERR_STORE; /* the block ended before the leaves wanted */
 	}
-	rc = t.rc ? t.rc : rc;
-	kv_txn_abort(&t);
-	return rc;
+	return read_end(&t, rc);
 }
 
 /* ---- checkpoints ---- */
@@ -836,12 +824,11 @@ int store_log_checkpoint(struct store *store, const char *namespace_name, struct
 	uint16_t ns;
 	if (!store || !note)
 		return DIRAUTH_ERR_SYNTAX;
-	kv_txn_begin(store->env, &t, KV_READ);
-	int rc = namespace_of(&t, store, namespace_name, &ns);
-	if (rc == 0) {
-		state_get(&t, store, ns, &state);
-		rc = state.has_checkpoint ? 0 : DIRAUTH_ERR_NOT_FOUND;
-	}
+	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
+	if (rc)
+		return rc;
+	state_get(&t, store, ns, &state);
+	rc = state.has_checkpoint ? 0 : DIRAUTH_ERR_NOT_FOUND;
 	if (rc == 0 && !t.rc) {
 		rc = checkpoint_get(&t, store, ns, state.checkpoint_size, note);
 		if (rc == DIRAUTH_ERR_NOT_FOUND)
@@ -849,9 +836,7 @@ int store_log_checkpoint(struct store *store, const char *namespace_name, struct
 	}
 	if (rc == 0 && size)
 		*size = state.checkpoint_size;
-	rc = t.rc ? t.rc : rc;
-	kv_txn_abort(&t);
-	return rc;
+	return read_end(&t, rc);
 }
 
 int store_log_checkpoint_at(struct store *store, const char *namespace_name, uint64_t size,
@@ -861,13 +846,11 @@ int store_log_checkpoint_at(struct store *store, const char *namespace_name, uin
 	uint16_t ns;
 	if (!store || !note)
 		return DIRAUTH_ERR_SYNTAX;
-	kv_txn_begin(store->env, &t, KV_READ);
-	int rc = namespace_of(&t, store, namespace_name, &ns);
-	if (rc == 0)
-		rc = checkpoint_get(&t, store, ns, size, note);
-	rc = t.rc ? t.rc : rc;
-	kv_txn_abort(&t);
-	return rc;
+	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
+	if (rc)
+		return rc;
+	rc = checkpoint_get(&t, store, ns, size, note);
+	return read_end(&t, rc);
 }
 
 int store_log_partial_tile(struct store *store, const char *namespace_name, uint8_t level, uint64_t index,
@@ -881,16 +864,13 @@ int store_log_partial_tile(struct store *store, const char *namespace_name, uint
 		return DIRAUTH_ERR_SYNTAX;
 	if (level >= LOG_TILE_LEVELS || width == 0 || width > 255)
 		return DIRAUTH_ERR_BOUNDS;
-	kv_txn_begin(store->env, &t, KV_READ);
-	int rc = namespace_of(&t, store, namespace_name, &ns);
-	if (rc == 0) {
-		partial_key(key, ns, level, index, width);
-		if (!kv_txn_get(&t, store->log_partials, key, sizeof key, &value))
-			rc = DIRAUTH_ERR_NOT_FOUND;
-	}
-	rc = t.rc ? t.rc : rc;
-	kv_txn_abort(&t);
-	return rc;
+	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
+	if (rc)
+		return rc;
+	partial_key(key, ns, level, index, width);
+	if (!kv_txn_get(&t, store->log_partials, key, sizeof key, &value))
+		rc = DIRAUTH_ERR_NOT_FOUND;
+	return read_end(&t, rc);
 }
 
 /* ---- witnessed and published ---- */
@@ -945,15 +925,11 @@ int store_log_witnessed(struct store *store, const char *namespace_name, struct 
 	if (!store || !out)
 		return DIRAUTH_ERR_SYNTAX;
 	memset(out, 0, sizeof *out);
-	kv_txn_begin(store->env, &t, KV_READ);
-	int rc = namespace_of(&t, store, namespace_name, &ns);
-	if (rc == 0)
-		witnessed_get(&t, store, ns, out);
-	else if (rc == DIRAUTH_ERR_NOT_FOUND && !t.rc)
-		rc = 0;
-	rc = t.rc ? t.rc : rc;
-	kv_txn_abort(&t);
-	return rc;
+	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
+	if (rc)
+		return rc == DIRAUTH_ERR_NOT_FOUND ? 0 : rc;
+	witnessed_get(&t, store, ns, out);
+	return read_end(&t, 0);
 }
 
 int store_log_witness_advance(struct store *store, const char *namespace_name, uint64_t expected_size,
@@ -1004,13 +980,11 @@ int store_log_published(struct store *store, const char *namespace_name, uint64_
 	uint16_t ns;
 	if (!store || !size)
 		return DIRAUTH_ERR_SYNTAX;
-	kv_txn_begin(store->env, &t, KV_READ);
-	int rc = namespace_of(&t, store, namespace_name, &ns);
-	if (rc == 0)
-		rc = published_get(&t, store, ns, size);
-	rc = t.rc ? t.rc : rc;
-	kv_txn_abort(&t);
-	return rc;
+	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
+	if (rc)
+		return rc;
+	rc = published_get(&t, store, ns, size);
+	return read_end(&t, rc);
 }
 
 int store_log_publish(struct store *store, const char *namespace_name, uint64_t size)

@@ -828,12 +828,10 @@ static bool body_stored(struct store *store, const char *namespace_name, uint64_
 	struct kv_val found;
 	uint8_t key[STORE_EPOCH_KEY_LEN];
 	uint16_t ns;
-	bool stored = false;
-	kv_txn_begin(store->env, &t, KV_READ);
-	if (namespace_find(&t, store, namespace_name, strlen(namespace_name), &ns) == 0) {
-		epoch_key(key, ns, epoch);
-		stored = kv_txn_get(&t, store->bodies, key, sizeof key, &found);
-	}
+	if (namespace_read_begin(store, namespace_name, &t, &ns) != 0)
+		return false;
+	epoch_key(key, ns, epoch);
+	bool stored = kv_txn_get(&t, store->bodies, key, sizeof key, &found);
 	kv_txn_abort(&t);
 	return stored;
 }
@@ -1414,18 +1412,15 @@ int store_view_foreach(struct store *store, const char *namespace_name, uint64_t
 
 	if (!store || !visit)
 		return DIRAUTH_ERR_SYNTAX;
+	/* The name is judged before the epoch, and a namespace never recorded has nothing to visit. */
 	int rc = check_name(namespace_name, &namespace_len);
 	if (rc)
 		return rc;
 	uint64_t sealed;
 	if (store_sealed(store, &sealed) != 0 || sealed != epoch)
 		return DIRAUTH_ERR_STALE;
-	kv_txn_begin(store->env, &t, KV_READ);
-	if (namespace_find(&t, store, namespace_name, namespace_len, &ns) != 0) {
-		rc = t.rc;
-		kv_txn_abort(&t);
-		return rc;
-	}
+	if ((rc = namespace_read_begin(store, namespace_name, &t, &ns)) != 0)
+		return rc == DIRAUTH_ERR_NOT_FOUND ? 0 : rc;
 	uint8_t prefix[STORE_NS_LEN];
 	put_uint(prefix, ns, STORE_NS_LEN);
 	struct view_walk w = {store, &t, namespace_name, epoch, valid_after, visit, context, {0}};
@@ -1462,20 +1457,14 @@ int store_registration_get(struct store *store, const char *namespace_name, cons
 	struct kv_txn t;
 	struct kv_val value;
 	struct record_header h;
-	size_t namespace_len;
 	uint16_t ns;
 	uint8_t key[STORE_RECORD_KEY_LEN];
 
 	if (!store || !service_id || !note)
 		return DIRAUTH_ERR_SYNTAX;
-	int rc = check_name(namespace_name, &namespace_len);
+	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
 	if (rc)
 		return rc;
-	kv_txn_begin(store->env, &t, KV_READ);
-	if ((rc = namespace_find(&t, store, namespace_name, namespace_len, &ns))) {
-		kv_txn_abort(&t);
-		return rc;
-	}
 	record_key(key, ns, service_id);
 	if (!kv_txn_get(&t, store->records, key, sizeof key, &value)) {
 		kv_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
@@ -1567,19 +1556,13 @@ int store_snapshot_get(struct store *store, const char *namespace_name, uint64_t
 	struct kv_txn t;
 	struct kv_val found;
 	uint8_t key[STORE_EPOCH_KEY_LEN];
-	size_t namespace_len;
 	uint16_t ns;
 
 	if (!store || !header)
 		return DIRAUTH_ERR_SYNTAX;
-	int rc = check_name(namespace_name, &namespace_len);
+	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
 	if (rc)
 		return rc;
-	kv_txn_begin(store->env, &t, KV_READ);
-	if ((rc = namespace_find(&t, store, namespace_name, namespace_len, &ns))) {
-		kv_txn_abort(&t);
-		return rc;
-	}
 	epoch_key(key, ns, epoch);
 	if (!kv_txn_get(&t, store->snapshots, key, sizeof key, &found)) {
 		kv_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
@@ -1601,19 +1584,13 @@ int store_snapshot_latest(struct store *store, const char *namespace_name, uint6
 {
 	struct kv_txn t;
 	struct kv_val found;
-	size_t namespace_len;
 	uint16_t ns;
 
 	if (!store || !epoch)
 		return DIRAUTH_ERR_SYNTAX;
-	int rc = check_name(namespace_name, &namespace_len);
+	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
 	if (rc)
 		return rc;
-	kv_txn_begin(store->env, &t, KV_READ);
-	if ((rc = namespace_find(&t, store, namespace_name, namespace_len, &ns))) {
-		kv_txn_abort(&t);
-		return rc;
-	}
 	uint8_t ns_key[STORE_NS_LEN];
 	put_uint(ns_key, ns, STORE_NS_LEN);
 	if (kv_txn_get(&t, store->latest, ns_key, sizeof ns_key, &found)) {
@@ -1728,20 +1705,14 @@ static int retain_visit(void *context, struct kv_val key, struct kv_val value)
 
 int store_retain(struct store *store, const char *namespace_name, uint64_t keep_from)
 {
-	size_t namespace_len;
 	uint16_t ns;
-	int rc = check_name(namespace_name, &namespace_len);
-	if (rc)
-		return rc;
+	int rc;
 	for (;;) {
 		struct retain_collect c = {keep_from, NULL, 0, 0};
 		struct kv_txn t;
-		kv_txn_begin(store->env, &t, KV_READ);
-		if (namespace_find(&t, store, namespace_name, namespace_len, &ns) != 0) {
-			rc = t.rc;
-			kv_txn_abort(&t);
-			return rc;
-		}
+		/* A namespace never recorded keeps no bodies. */
+		if ((rc = namespace_read_begin(store, namespace_name, &t, &ns)) != 0)
+			return rc == DIRAUTH_ERR_NOT_FOUND ? 0 : rc;
 		uint8_t prefix[STORE_NS_LEN];
 		put_uint(prefix, ns, STORE_NS_LEN);
 		int walked = kv_txn_walk_prefix(&t, store->bodies, prefix, sizeof prefix, retain_visit, &c);
@@ -1880,18 +1851,15 @@ int store_statistics(struct store *store, struct store_statistics *out)
 int store_namespace_usage(struct store *store, const char *namespace_name, struct store_namespace_usage *out)
 {
 	struct kv_txn t;
-	size_t namespace_len;
 	uint16_t ns;
 	if (!store || !out)
 		return DIRAUTH_ERR_SYNTAX;
-	int rc = check_name(namespace_name, &namespace_len);
-	if (rc)
-		return rc;
 	memset(out, 0, sizeof *out);
-	kv_txn_begin(store->env, &t, KV_READ);
-	if (namespace_find(&t, store, namespace_name, namespace_len, &ns) == 0)
-		usage_get(&t, store, ns, out);
-	rc = t.rc == DIRAUTH_ERR_NOT_FOUND ? 0 : t.rc;
+	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
+	if (rc)
+		return rc == DIRAUTH_ERR_NOT_FOUND ? 0 : rc;
+	usage_get(&t, store, ns, out);
+	rc = t.rc;
 	kv_txn_abort(&t);
 	return rc;
 }
