@@ -11,7 +11,7 @@
  * commit, HTTP on both sides and the client itself, all on the same machine.
  *
  * The run, every step bounded in count and time:
- *   1. the anchors (openssl speed, then the EVP loop);
+ *   1. the anchors (openssl speed on one thread and on every core, then the EVP loop);
  *   2. dirauth-signer and dirauthd (the real binaries) on loopback with a fresh data directory
  *      and a file clock (harness.h);
  *   3. N signed registrations of distinct services, built before the clock starts so that
@@ -217,13 +217,20 @@ static void print_committer(const struct committer_sample *before, const struct 
 		       disk_rate / pages / verify_rate);
 }
 
-/* `openssl speed -seconds S ed25519`, announced: verifications and signatures per second. */
+/* `openssl speed -seconds S ed25519` on one thread, then with -multi on every online core,
+ * announced: verifications and signatures per second, one thread's and all the cores' together. */
 static int openssl_anchor(struct harness *harness, unsigned seconds, const char *when, double *verify,
-                          double *sign)
+                          double *sign, double *verify_all)
 {
-	printf("openssl speed -seconds %u ed25519%s...\n", seconds, when);
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	double sign_all;
+	printf("openssl speed -seconds %u ed25519%s, one thread, then -multi %ld...\n", seconds, when, cores);
 	fflush(stdout);
-	return harness_openssl_ed25519(harness, seconds, verify, sign);
+	*verify_all = 0;
+	if (harness_openssl_ed25519(harness, seconds, 1, verify, sign) != 0)
+		return -1;
+	return cores > 1 ? harness_openssl_ed25519(harness, seconds, (unsigned)cores, verify_all, &sign_all)
+	                 : 0;
 }
 
 static int perf_start(struct harness *harness, const char *output, struct harness_child *perf)
@@ -648,6 +655,7 @@ int main(int argc, char **argv)
 	double openssl_verify = 0, openssl_sign = 0, evp_verify = 0;
 	double openssl_verify_before = 0, openssl_sign_before = 0, openssl_verify_after = 0,
 	       openssl_sign_after = 0;
+	double all_cores_before = 0, all_cores_after = 0, all_cores = 0; /* -multi: 0 on one core */
 	char load_before[64], load_after[64];
 	notes = calloc(o.registrations, sizeof(*notes));
 	receipts = calloc(o.registrations, sizeof(*receipts));
@@ -668,7 +676,7 @@ int main(int argc, char **argv)
 
 	if (o.openssl_seconds) {
 		if (openssl_anchor(&harness, o.openssl_seconds, "", &openssl_verify_before,
-		                   &openssl_sign_before) != 0)
+		                   &openssl_sign_before, &all_cores_before) != 0)
 			goto cleanup;
 	}
 	printf("in-process EVP verify rate for %.1f s...\n", o.verify_seconds);
@@ -715,10 +723,11 @@ int main(int argc, char **argv)
 	 * mean. */
 	if (o.openssl_seconds) {
 		if (openssl_anchor(&harness, o.openssl_seconds, " again", &openssl_verify_after,
-		                   &openssl_sign_after) != 0)
+		                   &openssl_sign_after, &all_cores_after) != 0)
 			goto cleanup;
 		openssl_verify = (openssl_verify_before + openssl_verify_after) / 2;
 		openssl_sign = (openssl_sign_before + openssl_sign_after) / 2;
+		all_cores = (all_cores_before + all_cores_after) / 2;
 	}
 	harness_metric(&authority, "dirauth_store_commits_total", &commits_after);
 	if (posted.timed_out)
@@ -774,6 +783,15 @@ int main(int argc, char **argv)
 		snprintf(anchor, sizeof(anchor), "before %.0f, after %.0f", openssl_sign_before,
 		         openssl_sign_after);
 		print_row("openssl speed ed25519 sign, one thread", value, anchor, 0);
+		if (all_cores > 0) {
+			/* What the cores verify together: below cores x one thread's rate when they share
+			 * the host's resources, the machine's own ceiling for the parallel work. */
+			snprintf(figure, sizeof(figure), "openssl speed ed25519 verify, -multi %ld", cores);
+			snprintf(value, sizeof(value), "%.0f /s", all_cores);
+			snprintf(anchor, sizeof(anchor), "before %.0f, after %.0f", all_cores_before,
+			         all_cores_after);
+			print_row(figure, value, anchor, all_cores / openssl_verify);
+		}
 	}
 	snprintf(value, sizeof(value), "%.0f /s", evp_verify);
 	print_row("EVP verify (crypto_ed25519_verify), one thread", value, "", 0);
@@ -783,6 +801,10 @@ int main(int argc, char **argv)
 		snprintf(anchor, sizeof(anchor), "openssl verify %.0f /s", openssl_verify);
 		print_row(figure, value, anchor, rate / openssl_verify);
 		figure[0] = 0;
+		if (all_cores > 0) {
+			snprintf(anchor, sizeof(anchor), "-multi %ld verify %.0f /s", cores, all_cores);
+			print_row(figure, value, anchor, rate / all_cores);
+		}
 	}
 	snprintf(anchor, sizeof(anchor), "EVP verify %.0f /s", evp_verify);
 	print_row(figure, value, anchor, rate / evp_verify);
@@ -818,6 +840,10 @@ int main(int argc, char **argv)
 		       BENCH_TARGET, BENCH_TARGET * anchor_rate,
 		       BENCH_TARGET * anchor_rate * per_registration, cores, (double)cores / per_registration,
 		       (double)cores / per_registration / anchor_rate);
+		if (all_cores > 0)
+			printf("  with every core verifying, one verification costs %.1f us of a core: one "
+			       "registration costs %.2f verifications\n",
+			       1e6 * (double)cores / all_cores, per_registration * all_cores / (double)cores);
 	}
 	if (committer)
 		print_committer(&committer_before, &committer_after, posted.elapsed, n, commits, disk_rate,

@@ -697,7 +697,7 @@ int main(int argc, char **argv)
 	snprintf(kv_dir, sizeof(kv_dir), "%s/anchor-kv", authority.dir);
 	double verify_rate = 0, sign_rate = 0;
 	if (kv_commit_rate(kv_dir, o.anchor_seconds, &figures[0].anchor) != 0 ||
-	    harness_openssl_ed25519(&harness, o.anchor_seconds, &verify_rate, &sign_rate) != 0)
+	    harness_openssl_ed25519(&harness, o.anchor_seconds, 1, &verify_rate, &sign_rate) != 0)
 		goto cleanup;
 	figures[1].anchor = sign_rate;
 	harness_remove_tree(kv_dir);

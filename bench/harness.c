@@ -476,15 +476,19 @@ int harness_run(struct harness *harness, char *const argv[], const char *input_p
 	return 0;
 }
 
-int harness_openssl_ed25519(struct harness *harness, unsigned seconds, double *verify, double *sign)
+int harness_openssl_ed25519(struct harness *harness, unsigned seconds, unsigned processes, double *verify,
+                            double *sign)
 {
-	char dir[HARNESS_DIR_MAX], output[PATH_MAX], text[16];
+	char dir[HARNESS_DIR_MAX], output[PATH_MAX], text[16], multi[16];
 	*verify = *sign = 0;
 	if (harness_make_temp_dir(harness->temp_parent, "openssl", dir) != 0)
 		return -1;
 	snprintf(output, sizeof(output), "%s/speed.txt", dir);
 	snprintf(text, sizeof(text), "%u", seconds);
-	char *argv[] = {"openssl", "speed", "-seconds", text, "ed25519", NULL};
+	snprintf(multi, sizeof(multi), "%u", processes);
+	char *one[] = {"openssl", "speed", "-seconds", text, "ed25519", NULL};
+	char *several[] = {"openssl", "speed", "-multi", multi, "-seconds", text, "ed25519", NULL};
+	char **argv = processes > 1 ? several : one;
 	struct harness_usage usage;
 	int rc = harness_run(harness, argv, NULL, output, seconds * 4.0 + 30, &usage);
 	FILE *file = rc == 0 ? fopen(output, "r") : NULL;

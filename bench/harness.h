@@ -102,8 +102,10 @@ int harness_run(struct harness *harness, char *const argv[], const char *input_p
 int harness_find_program(const char *program, char out[PATH_MAX]);
 
 /* The anchor of the write path: `openssl speed -seconds S ed25519` (one thread), its verify and
- * sign rates (operations per CPU-second of that thread). */
-int harness_openssl_ed25519(struct harness *harness, unsigned seconds, double *verify, double *sign);
+ * sign rates (operations per CPU-second of that thread); with processes > 1, `openssl speed
+ * -multi P`, the rates of the P processes together. */
+int harness_openssl_ed25519(struct harness *harness, unsigned seconds, unsigned processes, double *verify,
+                            double *sign);
 /* Verifications per CPU-second of crypto_ed25519_verify() on one thread, over message, the
  * fastest of eight windows of seconds / 8 CPU-seconds each. openssl speed also divides by CPU
  * time (unless given -elapsed), so neither anchor drops when other work shares the machine. */
