@@ -284,34 +284,29 @@ void kv_txn_begin(struct kv_env *env, struct kv_txn *t, enum kv_txn_mode mode)
 	t->top_level_write = mode == KV_WRITE;
 }
 
-void kv_txn_begin_nested(struct kv_txn *parent, struct kv_txn *t)
+/* Sets up t under parent, as a nested transaction or a step. Returns whether t may begin: false
+ * when the parent had failed (its error handed down) or ended (DIRAUTH_ERR_STORE), recorded in t. */
+static bool kv_txn_child(struct kv_txn *parent, struct kv_txn *t, bool step)
 {
 	t->env = parent->env;
 	t->handle = NULL;
 	t->rc = parent->rc;
 	t->top_level_write = false;
-	t->step = false;
-	if (t->rc)
-		return;
-	if (!parent->handle) {
+	t->step = step;
+	if (!t->rc && !parent->handle)
 		t->rc = DIRAUTH_ERR_STORE; /* the parent has ended */
-		return;
-	}
-	kv_txn_start(parent->env, t, kv_txn_lmdb(parent), 0);
+	return !t->rc;
+}
+
+void kv_txn_begin_nested(struct kv_txn *parent, struct kv_txn *t)
+{
+	if (kv_txn_child(parent, t, false))
+		kv_txn_start(parent->env, t, kv_txn_lmdb(parent), 0);
 }
 
 void kv_txn_begin_step(struct kv_txn *parent, struct kv_txn *t)
 {
-	t->env = parent->env;
-	t->handle = NULL;
-	t->rc = parent->rc;
-	t->top_level_write = false;
-	t->step = true;
-	if (t->rc)
-		return;
-	if (!parent->handle)
-		t->rc = DIRAUTH_ERR_STORE; /* the parent has ended */
-	else
+	if (kv_txn_child(parent, t, true))
 		t->handle = parent->handle;
 }
 
