@@ -275,11 +275,12 @@ void kv_txn_begin(struct kv_env *env, struct kv_txn *t, enum kv_txn_mode mode)
 	t->env = env;
 	t->handle = NULL;
 	t->rc = 0;
+	t->top_level_write = false;
+	t->step = false;
 	if (!env) {
 		t->rc = DIRAUTH_ERR_STORE;
 		return;
 	}
-	t->step = false;
 	kv_txn_start(env, t, NULL, mode == KV_READ ? MDB_RDONLY : 0);
 	t->top_level_write = mode == KV_WRITE;
 }
