@@ -11,7 +11,8 @@
  * "endpoint-health" is a provider's word about one of its endpoints; GET /v1/health stays this
  * server's own liveness (status_routes.c). Each submission is checked in the request's thread,
  * then the connection is suspended while the store commits it with others (and, for a
- * deregistration, while the signer signs its receipt), as for registrations.
+ * deregistration, while the signer signs its receipt), through submission_routes.c's
+ * http_accept_submission, as registrations are.
  */
 #include "server/http/routes.h"
 
@@ -20,65 +21,19 @@
 #include "server/intake/lifecycle.h"
 #include "server/store/lifecycle.h"
 
-#include <stdio.h>
-
-/* What a finished submission answers: the JSON acknowledgement, or a deregistration's receipt. */
-static void finish(struct http_deferred *deferred, struct submit_result *result, const char *content_type)
-{
-	deferred->error = result->error;
-	snprintf(deferred->detail, sizeof deferred->detail, "%s", result->detail);
-	deferred->status = MHD_HTTP_ACCEPTED;
-	deferred->content_type = content_type;
-	deferred->body = result->receipt;
-	http_deferred_finish(deferred);
-}
-
-static void acknowledged(void *context, struct submit_result *result)
-{
-	finish(context, result, "application/json");
-}
-
-static void receipted(void *context, struct submit_result *result)
-{
-	finish(context, result, "text/plain; charset=utf-8");
-}
-
-typedef enum api_error (*submit_async_fn)(const struct submit_context *context, const uint8_t *body,
-                                          size_t len, submit_done done, void *done_context,
-                                          struct submit_result *result);
-
-static enum MHD_Result accept_statement(struct http_request *request, submit_async_fn submit,
-                                        submit_done done)
-{
-	const struct http_options *o = &request->server->options;
-	struct http_deferred *deferred = request->deferred;
-	if (atomic_load(&deferred->ready))
-		return http_deferred_respond(request);
-	if (deferred->started)
-		return MHD_YES; /* still waiting */
-	struct submit_context context = {o->config, o->store, o->signer, o->signer_health, o->clock};
-	struct submit_result result;
-	http_deferred_begin(request);
-	enum api_error error = submit(&context, request->body ? request->body : (const uint8_t *)"",
-	                              request->body_len, done, deferred, &result);
-	if (error != API_ERROR_NONE)
-		done(deferred, &result);
-	return MHD_YES;
-}
-
 enum MHD_Result http_accept_endpoint_health(struct http_request *request)
 {
-	return accept_statement(request, submit_health_async, acknowledged);
+	return http_accept_submission(request, submit_health_async, http_submission_acknowledged);
 }
 
 enum MHD_Result http_accept_revocation(struct http_request *request)
 {
-	return accept_statement(request, submit_revocation_async, acknowledged);
+	return http_accept_submission(request, submit_revocation_async, http_submission_acknowledged);
 }
 
 enum MHD_Result http_accept_deregistration(struct http_request *request)
 {
-	return accept_statement(request, submit_deregistration_async, receipted);
+	return http_accept_submission(request, submit_deregistration_async, http_submission_receipted);
 }
 
 enum MHD_Result http_serve_statement(struct http_request *request)

@@ -13,6 +13,7 @@
 #include "server/http/http.h"
 #include "server/http/respond.h"
 #include "server/http/router.h"
+#include "server/intake/submit.h"
 #include "server/translog/witness.h"
 #include "schema/buffer.h"
 
@@ -105,6 +106,21 @@ enum MHD_Result http_serve_log_consistency(struct http_request *request);
 
 /* Submissions (submission_routes.c). */
 enum MHD_Result http_accept_registration(struct http_request *request);
+
+/* How intake takes a posted statement without waiting (submit_registration_async's form). */
+typedef enum api_error (*http_submit_fn)(const struct submit_context *context, const uint8_t *body,
+                                         size_t len, submit_done done, void *done_context,
+                                         struct submit_result *result);
+
+/* The handler of every route that posts a statement: on its first call, submits the body and
+ * suspends the connection until done has filled the answer (a refusal answers at once, through
+ * done too); on the call after the resume, queues it. */
+enum MHD_Result http_accept_submission(struct http_request *request, http_submit_fn submit, submit_done done);
+
+/* done for http_accept_submission: a 202 with the result's signed receipt (text), or with its
+ * JSON acknowledgement; a refusal as its error. */
+void http_submission_receipted(void *context, struct submit_result *result);
+void http_submission_acknowledged(void *context, struct submit_result *result);
 
 /* The endpoint lifecycle (lifecycle_routes.c): health statements, revocations, deregistrations,
  * and the statements a vote lists, by digest (the capture after {namespace}). */

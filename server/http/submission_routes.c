@@ -1,30 +1,39 @@
 /*
- * submission_routes.c: the signed statements providers post (server/intake/).
+ * submission_routes.c: the signed statements providers post (server/intake/), and the one way
+ * every such route answers.
  *
- * A registration's checks run in the request's thread (its signature verification is the
- * expensive part, and the thread pool spreads it over the cores); then the connection is
- * suspended while the store commits it with others and the signer signs its receipt with
- * others, so no thread waits for either, and the group commits and receipt batches grow with the
- * load.
+ * A statement's checks run in the request's thread (a signature verification is the expensive
+ * part, and the thread pool spreads it over the cores); then the connection is suspended while
+ * the store commits it with others and, for what earns a receipt, the signer signs it with
+ * others, so no thread waits for either, and the group commits and receipt batches grow with
+ * the load. lifecycle_routes.c posts its statements through the same http_accept_submission.
  */
 #include "server/http/routes.h"
 
-#include "server/intake/submit.h"
-
 #include <stdio.h>
 
-static void registration_done(void *context, struct submit_result *result)
+/* What a finished submission answers: its receipt (or JSON acknowledgement), or its refusal. */
+static void answer(struct http_deferred *deferred, struct submit_result *result, const char *content_type)
 {
-	struct http_deferred *deferred = context;
 	deferred->error = result->error;
 	snprintf(deferred->detail, sizeof deferred->detail, "%s", result->detail);
 	deferred->status = MHD_HTTP_ACCEPTED;
-	deferred->content_type = "text/plain; charset=utf-8";
+	deferred->content_type = content_type;
 	deferred->body = result->receipt;
 	http_deferred_finish(deferred);
 }
 
-enum MHD_Result http_accept_registration(struct http_request *request)
+void http_submission_receipted(void *context, struct submit_result *result)
+{
+	answer(context, result, "text/plain; charset=utf-8");
+}
+
+void http_submission_acknowledged(void *context, struct submit_result *result)
+{
+	answer(context, result, "application/json");
+}
+
+enum MHD_Result http_accept_submission(struct http_request *request, http_submit_fn submit, submit_done done)
 {
 	const struct http_options *o = &request->server->options;
 	struct http_deferred *deferred = request->deferred;
@@ -35,10 +44,14 @@ enum MHD_Result http_accept_registration(struct http_request *request)
 	struct submit_context context = {o->config, o->store, o->signer, o->signer_health, o->clock};
 	struct submit_result result;
 	http_deferred_begin(request);
-	enum api_error error =
-	    submit_registration_async(&context, request->body ? request->body : (const uint8_t *)"",
-	                              request->body_len, registration_done, deferred, &result);
+	enum api_error error = submit(&context, request->body ? request->body : (const uint8_t *)"",
+	                              request->body_len, done, deferred, &result);
 	if (error != API_ERROR_NONE)
-		registration_done(deferred, &result);
+		done(deferred, &result);
 	return MHD_YES;
+}
+
+enum MHD_Result http_accept_registration(struct http_request *request)
+{
+	return http_accept_submission(request, submit_registration_async, http_submission_receipted);
 }
