@@ -10,21 +10,8 @@
 #include "schema/encoding.h"
 #include "schema/error.h"
 #include "schema/lines.h"
-#include "schema/names.h"
 
 #include <string.h>
-
-static int provider_is_canonical(const struct note_verifier *key)
-{
-	size_t name_len = strnlen(key->name, sizeof(key->name));
-	if (name_len == sizeof(key->name) || !names_key_name_is_ascii(key->name, name_len) ||
-	    key->type != NOTE_KEY_TYPE_ED25519)
-		return 0;
-	char text[NOTE_VERIFIER_KEY_MAX + 1];
-	struct note_verifier reparsed;
-	note_verifier_format(key, text);
-	return note_verifier_parse(text, strlen(text), &reparsed) == 0 && note_verifier_equal(&reparsed, key);
-}
 
 static int deregistration_check(const struct deregistration *d)
 {
@@ -32,7 +19,7 @@ static int deregistration_check(const struct deregistration *d)
 	struct text_span name = {d->namespace_name, len};
 	if (len == sizeof(d->namespace_name) || !text_is_name(name, NAMESPACE_NAME_MAX))
 		return DIRAUTH_ERR_SYNTAX;
-	if (!provider_is_canonical(&d->provider) || d->sequence < 1)
+	if (!note_verifier_is_canonical(&d->provider) || d->sequence < 1)
 		return DIRAUTH_ERR_SYNTAX;
 	return 0;
 }

@@ -17,6 +17,7 @@
 #include "schema/encoding.h"
 #include "schema/error.h"
 #include "schema/lines.h"
+#include "schema/names.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -225,6 +226,19 @@ void note_verifier_format(const struct note_verifier *verifier, char out[NOTE_VE
 	key[0] = verifier->type;
 	memcpy(key + 1, verifier->public_key, 32);
 	base64_encode(key, sizeof(key), out + pos);
+}
+
+int note_verifier_is_canonical(const struct note_verifier *verifier)
+{
+	size_t name_len = strnlen(verifier->name, sizeof(verifier->name));
+	if (name_len == sizeof(verifier->name) || !names_key_name_is_ascii(verifier->name, name_len) ||
+	    verifier->type != NOTE_KEY_TYPE_ED25519)
+		return 0;
+	char text[NOTE_VERIFIER_KEY_MAX + 1];
+	struct note_verifier reparsed;
+	note_verifier_format(verifier, text);
+	return note_verifier_parse(text, strlen(text), &reparsed) == 0 &&
+	       note_verifier_equal(&reparsed, verifier);
 }
 
 int note_text_check(const uint8_t *text, size_t len)

@@ -85,6 +85,11 @@ int note_verifier_parse(const char *text, size_t len, struct note_verifier *out)
  * NOTE_VERIFIER_KEY_MAX + 1 bytes. */
 void note_verifier_format(const struct note_verifier *verifier, char out[NOTE_VERIFIER_KEY_MAX + 1]);
 
+/* 1 when verifier is an Ed25519 key with an ASCII name (names.h) that reads back as itself from
+ * its verifier-key string: a key id that does not belong to the key is not canonical, since no
+ * verifier would accept it later. Else 0. What a document that names a key checks of it. */
+int note_verifier_is_canonical(const struct note_verifier *verifier);
+
 /* Checks that text is valid note text: non-empty, valid UTF-8, no control characters other than
  * '\n', ends with '\n'. Returns 0 or DIRAUTH_ERR_SYNTAX. */
 int note_text_check(const uint8_t *text, size_t len);

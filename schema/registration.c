@@ -236,22 +236,6 @@ static int field_is_name(const char *field, size_t cap, size_t max)
 	return text_is_name(span, max);
 }
 
-/* True when verifier is an Ed25519 key with an ASCII name that reads back as itself from its
- * verifier-key string: a key id that does not belong to the key is refused here, since no
- * verifier would accept it later. */
-static int verifier_is_canonical(const struct note_verifier *verifier)
-{
-	size_t name_len = strnlen(verifier->name, sizeof(verifier->name));
-	if (name_len == sizeof(verifier->name) || !names_key_name_is_ascii(verifier->name, name_len) ||
-	    verifier->type != NOTE_KEY_TYPE_ED25519)
-		return 0;
-	char text[NOTE_VERIFIER_KEY_MAX + 1];
-	struct note_verifier reparsed;
-	note_verifier_format(verifier, text);
-	return note_verifier_parse(text, strlen(text), &reparsed) == 0 &&
-	       note_verifier_equal(&reparsed, verifier);
-}
-
 static int endpoint_check(const struct endpoint_descriptor *endpoint)
 {
 	if (!transport_name(endpoint->transport) || !capacity_class_name(endpoint->capacity) ||
@@ -261,7 +245,7 @@ static int endpoint_check(const struct endpoint_descriptor *endpoint)
 		return DIRAUTH_ERR_SYNTAX;
 	if (!field_is_name(endpoint->region, sizeof(endpoint->region), REGION_MAX))
 		return DIRAUTH_ERR_SYNTAX;
-	if (endpoint->has_key && !verifier_is_canonical(&endpoint->key))
+	if (endpoint->has_key && !note_verifier_is_canonical(&endpoint->key))
 		return DIRAUTH_ERR_SYNTAX;
 	return 0;
 }

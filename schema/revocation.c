@@ -13,7 +13,6 @@
 #include "schema/encoding.h"
 #include "schema/error.h"
 #include "schema/lines.h"
-#include "schema/names.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -50,20 +49,6 @@ int revocation_reason_parse(const char *text, size_t len, enum revocation_reason
 	return 0;
 }
 
-/* The key must read back as itself from its verifier-key string: an ASCII name, Ed25519, and a
- * key id that belongs to the key. */
-static int key_is_canonical(const struct note_verifier *key)
-{
-	size_t name_len = strnlen(key->name, sizeof(key->name));
-	if (name_len == sizeof(key->name) || !names_key_name_is_ascii(key->name, name_len) ||
-	    key->type != NOTE_KEY_TYPE_ED25519)
-		return 0;
-	char text[NOTE_VERIFIER_KEY_MAX + 1];
-	struct note_verifier reparsed;
-	note_verifier_format(key, text);
-	return note_verifier_parse(text, strlen(text), &reparsed) == 0 && note_verifier_equal(&reparsed, key);
-}
-
 static int revocation_check(const struct revocation *r)
 {
 	size_t len = strnlen(r->namespace_name, sizeof(r->namespace_name));
@@ -71,7 +56,7 @@ static int revocation_check(const struct revocation *r)
 	if (len == sizeof(r->namespace_name) || !text_is_name(name, NAMESPACE_NAME_MAX))
 		return DIRAUTH_ERR_SYNTAX;
 	if ((r->has_endpoint != 0 && r->has_endpoint != 1) || !revocation_signer_name(r->signer) ||
-	    !revocation_reason_name(r->reason) || !key_is_canonical(&r->key))
+	    !revocation_reason_name(r->reason) || !note_verifier_is_canonical(&r->key))
 		return DIRAUTH_ERR_SYNTAX;
 	return r->sequence >= 1 ? 0 : DIRAUTH_ERR_SYNTAX;
 }
