@@ -18,7 +18,9 @@
  *      signing is not measured, POSTed over M keep-alive connections; only a 202 counts,
  *      anything else stops the run. The CPU time of dirauthd, of the signer, of this program
  *      and of the machine as a whole is read before and after (/proc), which gives the CPU each
- *      registration cost in each process and what other work took;
+ *      registration cost in each process and what other work took. With --replace the store
+ *      first takes every service at sequence 1 (not timed), and the timed registrations replace
+ *      them at sequence 2 with the same endpoints, as a provider's refresh does;
  *   4. every receipt is checked (the authority's signature, the registration's digest), the
  *      clock moves to the promised epoch, and the snapshot must hold every accepted registration.
  * --perf FILE records a system-wide `perf record -g` of the POST phase alone into FILE.
@@ -71,6 +73,7 @@ struct options {
 	int skip_snapshot;
 	int system_clock;
 	int curl_client; /* harness_post's threads instead of lean_post */
+	int replace;     /* time registrations that replace stored ones */
 };
 
 /* CPU seconds per process, read before and after the POST phase. */
@@ -568,6 +571,9 @@ static void usage(FILE *out)
 	        "  --perf FILE            system-wide perf record -g of the POST phase into FILE\n"
 	        "  --http KEYS            extra keys of dirauthd's http mapping, e.g. \"threads: 2\"\n"
 	        "  --no-snapshot          do not publish and check the snapshot afterwards\n"
+	        "  --replace              post every service once before the clock starts, then time\n"
+	        "                         the registrations that replace them (sequence 2, the same\n"
+	        "                         endpoints): a provider's refresh rather than a new service\n"
 	        "  --system-clock         the system clock, as in production, instead of a file clock that\n"
 	        "                         dirauthd and the signer read from disk at every registration;\n"
 	        "                         implies --no-snapshot (epochs of a day)\n"
@@ -597,6 +603,7 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 	const struct harness_option options[] = {
 	    HARNESS_OPTION_FLAG("--no-snapshot", &o->skip_snapshot),
 	    HARNESS_OPTION_FLAG("--system-clock", &o->system_clock),
+	    HARNESS_OPTION_FLAG("--replace", &o->replace),
 	    HARNESS_OPTION_TEXT("--perf", &o->perf_output),
 	    HARNESS_OPTION_TEXT("--http", &o->http),
 	    HARNESS_OPTION_CALL("--client", take_client, &o->curl_client),
@@ -695,9 +702,26 @@ int main(int argc, char **argv)
 	if (harness_authority_start(&authority) != 0)
 		goto cleanup;
 	pid_t committer = committer_thread(authority.dirauthd.pid);
+	if (o.replace) {
+		/* The store holds every service first; what is timed replaces them. */
+		struct harness_posted loaded;
+		printf("storing the %zu services at sequence 1 (not timed)...\n", o.registrations);
+		fflush(stdout);
+		int loaded_rc = lean_post(&authority, notes, o.registrations, o.threads, o.post_seconds,
+		                          receipts, &loaded);
+		harness_buffers_free(notes, o.registrations);
+		harness_buffers_free(receipts, o.registrations);
+		if (loaded_rc != 0 || loaded.accepted != o.registrations ||
+		    harness_registrations(authority.provider, 0, o.registrations, 2, authority.now, 2,
+		                          notes) != 0) {
+			harness_fail("could not store the services to replace");
+			goto cleanup;
+		}
+	}
 	if (o.perf_output && perf_start(&harness, o.perf_output, &perf) != 0)
 		goto cleanup;
-	printf("posting %zu registrations over %u connections (%s)...\n", o.registrations, o.threads,
+	printf("posting %zu registrations%s over %u connections (%s)...\n", o.registrations,
+	       o.replace ? " that replace stored ones" : "", o.threads,
 	       o.curl_client ? "a curl thread each" : "one epoll thread");
 	fflush(stdout);
 	struct cpu_sample before, after;
@@ -763,9 +787,10 @@ int main(int argc, char **argv)
 		others = 0;
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	char value[64], anchor[64], figure[96];
-	printf("\ndirauth ingest: %ld online cores, %u client connections (%s) on the same machine, data dir "
-	       "on %s, %s%s%s\n",
-	       cores, o.threads, o.curl_client ? "curl, a thread each" : "one epoll thread",
+	printf("\ndirauth ingest%s: %ld online cores, %u client connections (%s) on the same machine, data "
+	       "dir on %s, %s%s%s\n",
+	       o.replace ? " (registrations replacing stored ones)" : "", cores, o.threads,
+	       o.curl_client ? "curl, a thread each" : "one epoll thread",
 	       harness_filesystem_note(authority.dir),
 	       o.system_clock ? "system clock" : "file clock (read from disk at each registration)",
 	       o.http ? ", http: " : "", o.http ? o.http : "");
@@ -795,7 +820,8 @@ int main(int argc, char **argv)
 	}
 	snprintf(value, sizeof(value), "%.0f /s", evp_verify);
 	print_row("EVP verify (crypto_ed25519_verify), one thread", value, "", 0);
-	snprintf(figure, sizeof(figure), "durable registrations (%zu x 202)", posted.accepted);
+	snprintf(figure, sizeof(figure), "durable %s (%zu x 202)",
+	         o.replace ? "replacing registrations" : "registrations", posted.accepted);
 	snprintf(value, sizeof(value), "%.0f /s", rate);
 	if (o.openssl_seconds) {
 		snprintf(anchor, sizeof(anchor), "openssl verify %.0f /s", openssl_verify);
