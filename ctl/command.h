@@ -14,6 +14,11 @@
  * always worded them: "<command>: unknown option '--x'", "<command>: option '--x' needs a value",
  * "<command>: unexpected argument 'x'", "<command>: --x is required (see dirauthctl <command>
  * --help)".
+ *
+ * A few commands have always read their words somewhat differently (the bare wording of their
+ * refusals, --help answered as soon as it is read, the operand read where it stands, an empty value
+ * counted as given); their entries say so in style (enum ctl_command_style), so that they keep
+ * every answer they ever gave while one parser reads every command line.
  */
 #ifndef DIRAUTH_CTL_COMMAND_H
 #define DIRAUTH_CTL_COMMAND_H
@@ -66,6 +71,8 @@ enum ctl_option {
 	CTL_OPTION_STATE,
 	CTL_OPTION_EVERY,
 	CTL_OPTION_RECEIPTS,
+	CTL_OPTION_SOURCE,
+	CTL_OPTION_EVIDENCE_DIR,
 	CTL_OPTION_COUNT,
 	CTL_OPTION_REQUIRED_MARK = 0x100
 };
@@ -73,7 +80,7 @@ enum ctl_option {
 #define CTL_REQUIRED(option) ((enum ctl_option)((option) | CTL_OPTION_REQUIRED_MARK))
 
 /* The most --server options one command line may give (each command has its own bound, at most
- * this: CTL_REGISTER_SERVERS_MAX, CTL_FETCH_SERVERS_MAX). */
+ * this: CTL_REGISTER_SERVERS_MAX, CTL_FETCH_SERVERS_MAX). --source keeps CTL_MONITOR_SOURCES_MAX. */
 #define CTL_COMMAND_SERVERS_MAX 32
 /* A repeated option keeps up to this many values. --log-key and --witness-key keep one past their
  * bound, so that ctl_log_pins_parse words the refusal. */
@@ -103,8 +110,30 @@ struct ctl_arguments {
 	const char *trust, *certificates, *epoch_text, *capability_file;
 	const char *clock_skew_text, *max_validity_text, *max_chain_text, *witness_threshold_text;
 	struct ctl_argument_list log_keys, witness_keys; /* the log's pins (ctl/proof.h) */
-	const char *operand;                             /* the one operand of a command that takes one */
+	/* the monitor (its --state and --every are state and every_text) */
+	struct ctl_argument_list sources; /* every --source, in order */
+	const char *evidence_dir;
+	const char *operand; /* the one operand of a command that takes one */
 	int help;
+};
+
+/* How a command reads its words where it differs from the rest; an entry's style is 0 or several
+ * of these, or'ed. */
+enum ctl_command_style {
+	/* A refused word is named bare and cut at 64 bytes: "<command>: unknown option --x",
+	 * "<command>: --x needs a value", "<command>: unexpected argument x"; a repeated option past
+	 * what it keeps is "<command>: --x: at most N", N the values it keeps. */
+	CTL_COMMAND_BARE_REFUSALS = 1 << 0,
+	/* --help (or -h) prints the usage as soon as it is read: the words after it are not looked
+	 * at. Otherwise every word is parsed first, and a refusal wins over --help. */
+	CTL_COMMAND_HELP_AT_ONCE = 1 << 1,
+	/* The words are read in order (getopt_long's "+"): each word where the options stop is the
+	 * operand, or, past the first, an unexpected argument; there is no bound on the words. Otherwise
+	 * the operand is picked out first and the options are read around it. */
+	CTL_COMMAND_OPERAND_IN_ORDER = 1 << 2,
+	/* A required option or operand given with an empty value counts as given: the body sees the
+	 * empty value. Otherwise an empty one is refused as missing. */
+	CTL_COMMAND_EMPTY_IS_GIVEN = 1 << 3,
 };
 
 /* One command. Its lists of options end at the first CTL_OPTION_END (a table leaves the rest
@@ -114,6 +143,7 @@ struct ctl_command {
 	const char *help_name; /* the command in "(see dirauthctl <help_name> --help)"; NULL: name */
 	const char *usage;     /* printed on stdout for --help or -h */
 	const char *operand;   /* the one operand it requires ("PROOF"), or NULL when it takes none */
+	unsigned style;        /* enum ctl_command_style flags; 0 for most */
 	/* The options it recognizes besides --help and -h; those it requires, marked CTL_REQUIRED,
 	 * are refused in this order when missing or empty. */
 	enum ctl_option options[CTL_COMMAND_OPTIONS_MAX];
@@ -121,7 +151,8 @@ struct ctl_command {
 	 * another's): refused as "an option of another command" rather than as unknown. */
 	enum ctl_option foreign[CTL_COMMAND_OPTIONS_MAX];
 	/* The body: what the command does with arguments that passed the checks above. Returns the
-	 * exit status, the failure in report. */
+	 * exit status, the failure in report. NULL for a command whose caller reads its words with
+	 * ctl_command_read and runs the body itself (one that needs more than the arguments). */
 	int (*run)(const struct ctl_arguments *arguments, struct ctl_report *report);
 };
 
@@ -131,11 +162,20 @@ struct ctl_command {
  * printing command->usage on stdout (status 0), then refuses with status 64: an unknown or
  * ambiguous option, an option without its value, a repeated option past its bound ("<command>:
  * --server: at most 32 servers"), a word that is not an option or the operand, more than 64 words
- * for a command with an operand ("<command>: too many arguments"), a missing operand ("<command>:
- * PROOF is required (see dirauthctl <help_name> --help)"), an option of a sibling command
- * ("<command>: an option of another command (see dirauthctl <help_name> --help)") and a missing
- * required option. Otherwise returns what command->run returns. The failure is in report. */
+ * for a command whose operand is picked out ("<command>: too many arguments"), a missing operand
+ * ("<command>: PROOF is required (see dirauthctl <help_name> --help)"), an option of a sibling
+ * command ("<command>: an option of another command (see dirauthctl <help_name> --help)") and a
+ * missing required option, worded and ordered as command->style says. Otherwise returns what
+ * command->run returns. The failure is in report. */
 int ctl_command_run(const struct ctl_command *command, int argc, char **argv, struct ctl_report *report);
+
+/* What ctl_command_run does before it calls the body: reads command's words into *arguments
+ * (pointing into argv) and answers --help and every refusal as above. Returns 0 when the body is
+ * to run; -1 when the words were answered instead: the usage printed on stdout for --help (report
+ * left as it was, its status 0), or the refusal in report. The caller then exits with
+ * report->exit_code. */
+int ctl_command_read(const struct ctl_command *command, int argc, char **argv,
+                     struct ctl_arguments *arguments, struct ctl_report *report);
 
 /* 0 when value is given and not empty; else -1 and "<command>: <shown> is required (see dirauthctl
  * <command> --help)" with status 64 in report. shown names the option, as "--server (or
