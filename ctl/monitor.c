@@ -1006,8 +1006,8 @@ static const char monitor_usage[] =
     "exit status: 0 nothing found, 3 misbehaviour found (evidence written), 1 something could\n"
     "not be checked, 64 usage, 66/74/78 the trust bundle, 78 unusable --log-key pins.\n";
 
-/* Reads its words as it always has: refusals worded bare, --trust and --source required even
- * when empty (an empty one is refused below, as any value that is no URL). */
+/* Reads its words as it always has: refusals worded bare, --trust and --source required but an
+ * empty one given (an empty --trust is a bundle that does not load, an empty --source no URL). */
 static const struct ctl_command monitor_command = {
     .name = "monitor",
     .usage = monitor_usage,
