@@ -112,10 +112,6 @@ static int run_capability_new(const struct ctl_arguments *arguments, struct ctl_
 {
 	char hex[65];
 
-	if (arguments->out == NULL) {
-		ctl_report_fail(report, CTL_EXIT_USAGE, "capability new: --out FILE is required");
-		return report->exit_code;
-	}
 	if (ctl_capability_new(arguments->out, hex, report) != 0)
 		return report->exit_code;
 	printf("# capability written to %s (mode 0600). Under the namespace in dirauthd.yaml:\n"
@@ -126,13 +122,11 @@ static int run_capability_new(const struct ctl_arguments *arguments, struct ctl_
 	return CTL_EXIT_OK;
 }
 
-/* "new" is the program name of its own words: --help answered where it stands, refusals worded
- * bare. */
+/* "new" is the program name of its own words. */
 static const struct ctl_command capability_new_command = {
     .name = "capability new",
     .usage = capability_usage,
-    .style = CTL_COMMAND_BARE_REFUSALS | CTL_COMMAND_HELP_AT_ONCE,
-    .options = {CTL_OPTION_OUT},
+    .options = {CTL_REQUIRED(CTL_OPTION_OUT)},
     .run = run_capability_new,
 };
 

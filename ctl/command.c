@@ -6,9 +6,6 @@
  * it. A command's getopt_long table is built from the options its entry lists, so that a command
  * accepts exactly those (and their unambiguous prefixes) and no spelling is written twice.
  * Nothing here allocates; everything a parse keeps points into argv.
- *
- * A command's style (command.h) changes only how the same getopt_long loop is driven (in order or
- * permuting, stopping at --help or not), how its refusals are worded and what counts as given.
  */
 #include "ctl/command.h"
 
@@ -133,25 +130,8 @@ static void build_long_options(const struct ctl_command *command,
 	long_options[length + 1] = (struct option){NULL, 0, NULL, 0};
 }
 
-static int has_style(const struct ctl_command *command, enum ctl_command_style style)
-{
-	return (command->style & (unsigned)style) != 0;
-}
-
-/* Refuses word with "<command>: <before>'<word>'<after>", or in the bare style "<command>:
- * <bare_before><word><after>" with word cut at 64 bytes. */
-static void refuse_word(const struct ctl_command *command, const char *before, const char *bare_before,
-                        const char *word, const char *after, struct ctl_report *report)
-{
-	if (has_style(command, CTL_COMMAND_BARE_REFUSALS))
-		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: %s%.64s%s", command->name, bare_before, word,
-		                after);
-	else
-		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: %s'%s'%s", command->name, before, word, after);
-}
-
 /* Keeps value (NULL for a flag) as option's in arguments. */
-static int keep_option(const struct ctl_command *command, enum ctl_option option, const char *value,
+static int keep_option(const char *command, enum ctl_option option, const char *value,
                        struct ctl_arguments *arguments, struct ctl_report *report)
 {
 	const struct option_spec *spec = &option_specs[option];
@@ -168,13 +148,8 @@ static int keep_option(const struct ctl_command *command, enum ctl_option option
 	case OPTION_LIST:
 	default:
 		list = (struct ctl_argument_list *)(void *)member;
-		if (list->count == spec->kept && has_style(command, CTL_COMMAND_BARE_REFUSALS)) {
-			ctl_report_fail(report, CTL_EXIT_USAGE, "%s: --%s: at most %zu", command->name,
-			                spec->name, spec->kept);
-			return -1;
-		}
 		if (list->count == spec->kept) {
-			ctl_report_fail(report, CTL_EXIT_USAGE, "%s: --%s: at most %d %s", command->name,
+			ctl_report_fail(report, CTL_EXIT_USAGE, "%s: --%s: at most %d %s", command,
 			                spec->name, spec->bound, spec->noun);
 			return -1;
 		}
@@ -213,49 +188,37 @@ static const char *option_value(const struct ctl_arguments *arguments, enum ctl_
 	return NULL;
 }
 
-/* Reads the words into *arguments, operand the one picked out before (or NULL). In order, each
- * word where getopt_long stops is the operand or an unexpected argument, and the loop goes on
- * after it; else getopt_long permutes and the words that are no options are left at the end. */
-static int parse_words(const struct ctl_command *command, int argc, char **argv,
-                       const struct option *long_options, const char *operand,
-                       struct ctl_arguments *arguments, struct ctl_report *report)
+/* Reads the words into *arguments, operand the one picked out before (or NULL). getopt_long
+ * permutes, so the words that are no options are left at the end: any is an unexpected argument. */
+static int parse_words(const char *command, int argc, char **argv, const struct option *long_options,
+                       const char *operand, struct ctl_arguments *arguments, struct ctl_report *report)
 {
-	int in_order = has_style(command, CTL_COMMAND_OPERAND_IN_ORDER);
 	int option;
 
 	memset(arguments, 0, sizeof(*arguments));
 	arguments->operand = operand;
 	opterr = 0;
 	optind = 0; /* 0, not 1: glibc then forgets the state of an earlier parse in this process */
-	while ((option = getopt_long(argc, argv, in_order ? "+:h" : ":h", long_options, NULL)) != -1 ||
-	       (in_order && optind < argc)) {
-		if (option == -1) {
-			if (command->operand == NULL || arguments->operand != NULL) {
-				refuse_word(command, "unexpected argument ", "unexpected argument ",
-				            argv[optind], "", report);
-				return -1;
-			}
-			arguments->operand = argv[optind++];
-		} else if (option == 'h') {
+	while ((option = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
+		if (option == 'h') {
 			arguments->help = 1;
-			if (has_style(command, CTL_COMMAND_HELP_AT_ONCE))
-				return 0;
 		} else if (option == ':') {
-			refuse_word(command, "option ", "", argv[optind - 1], " needs a value", report);
+			ctl_report_fail(report, CTL_EXIT_USAGE, "%s: option '%s' needs a value", command,
+			                argv[optind - 1]);
 			return -1;
 		} else if (option > GETOPT_VALUE_BASE && option < GETOPT_VALUE_BASE + CTL_OPTION_COUNT) {
 			if (keep_option(command, (enum ctl_option)(option - GETOPT_VALUE_BASE), optarg,
 			                arguments, report) != 0)
 				return -1;
 		} else {
-			refuse_word(command, "unknown option ", "unknown option ", argv[optind - 1], "",
-			            report);
+			ctl_report_fail(report, CTL_EXIT_USAGE, "%s: unknown option '%s'", command,
+			                argv[optind - 1]);
 			return -1;
 		}
 	}
 	if (optind < argc) {
-		refuse_word(command, "unexpected argument ", "unexpected argument ", argv[optind], "",
-		            report);
+		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: unexpected argument '%s'", command,
+		                argv[optind]);
 		return -1;
 	}
 	return 0;
@@ -298,15 +261,10 @@ static int take_operand(const char *command, int argc, char **argv, const struct
 	return 0;
 }
 
-static int is_filled(const char *value)
-{
-	return value != NULL && value[0] != '\0';
-}
-
-static int require_shown(const char *command, const char *help_name, int given, const char *shown,
+static int require_shown(const char *command, const char *help_name, const char *value, const char *shown,
                          struct ctl_report *report)
 {
-	if (given)
+	if (value != NULL && value[0] != '\0')
 		return 0;
 	ctl_report_fail(report, CTL_EXIT_USAGE, "%s: %s is required (see dirauthctl %s --help)", command,
 	                shown, help_name);
@@ -315,7 +273,7 @@ static int require_shown(const char *command, const char *help_name, int given, 
 
 int ctl_command_require(const char *command, const char *value, const char *shown, struct ctl_report *report)
 {
-	return require_shown(command, command, is_filled(value), shown, report);
+	return require_shown(command, command, value, shown, report);
 }
 
 /* The checks every command's words pass before its body runs (command.h). */
@@ -323,13 +281,10 @@ static int check_arguments(const struct ctl_command *command, const struct ctl_a
                            struct ctl_report *report)
 {
 	const char *help_name = command->help_name != NULL ? command->help_name : command->name;
-	int empty_is_given = has_style(command, CTL_COMMAND_EMPTY_IS_GIVEN);
 	size_t length;
 
 	if (command->operand != NULL &&
-	    require_shown(command->name, help_name,
-	                  empty_is_given ? arguments->operand != NULL : is_filled(arguments->operand),
-	                  command->operand, report) != 0)
+	    require_shown(command->name, help_name, arguments->operand, command->operand, report) != 0)
 		return -1;
 	length = list_length(command->foreign);
 	for (size_t i = 0; i < length; i++) {
@@ -348,10 +303,8 @@ static int check_arguments(const struct ctl_command *command, const struct ctl_a
 		if (option == command->options[i])
 			continue;
 		snprintf(shown, sizeof(shown), "--%s", option_specs[option].name);
-		if (require_shown(command->name, help_name,
-		                  empty_is_given ? option_given(arguments, option)
-		                                 : is_filled(option_value(arguments, option)),
-		                  shown, report) != 0)
+		if (require_shown(command->name, help_name, option_value(arguments, option), shown, report) !=
+		    0)
 			return -1;
 	}
 	return 0;
@@ -365,13 +318,13 @@ int ctl_command_read(const struct ctl_command *command, int argc, char **argv,
 	const char *operand = NULL;
 
 	build_long_options(command, long_options);
-	if (command->operand != NULL && !has_style(command, CTL_COMMAND_OPERAND_IN_ORDER)) {
+	if (command->operand != NULL) {
 		if (take_operand(command->name, argc, argv, long_options, words, &argc, &operand, report) !=
 		    0)
 			return -1;
 		argv = words;
 	}
-	if (parse_words(command, argc, argv, long_options, operand, arguments, report) != 0)
+	if (parse_words(command->name, argc, argv, long_options, operand, arguments, report) != 0)
 		return -1;
 	if (arguments->help) {
 		fputs(command->usage, stdout);

@@ -14,11 +14,6 @@
  * always worded them: "<command>: unknown option '--x'", "<command>: option '--x' needs a value",
  * "<command>: unexpected argument 'x'", "<command>: --x is required (see dirauthctl <command>
  * --help)".
- *
- * A few commands have always read their words somewhat differently (the bare wording of their
- * refusals, --help answered as soon as it is read, the operand read where it stands, an empty value
- * counted as given); their entries say so in style (enum ctl_command_style), so that they keep
- * every answer they ever gave while one parser reads every command line.
  */
 #ifndef DIRAUTH_CTL_COMMAND_H
 #define DIRAUTH_CTL_COMMAND_H
@@ -117,25 +112,6 @@ struct ctl_arguments {
 	int help;
 };
 
-/* How a command reads its words where it differs from the rest; an entry's style is 0 or several
- * of these, or'ed. */
-enum ctl_command_style {
-	/* A refused word is named bare and cut at 64 bytes: "<command>: unknown option --x",
-	 * "<command>: --x needs a value", "<command>: unexpected argument x"; a repeated option past
-	 * what it keeps is "<command>: --x: at most N", N the values it keeps. */
-	CTL_COMMAND_BARE_REFUSALS = 1 << 0,
-	/* --help (or -h) prints the usage as soon as it is read: the words after it are not looked
-	 * at. Otherwise every word is parsed first, and a refusal wins over --help. */
-	CTL_COMMAND_HELP_AT_ONCE = 1 << 1,
-	/* The words are read in order (getopt_long's "+"): each word where the options stop is the
-	 * operand, or, past the first, an unexpected argument; there is no bound on the words. Otherwise
-	 * the operand is picked out first and the options are read around it. */
-	CTL_COMMAND_OPERAND_IN_ORDER = 1 << 2,
-	/* A required option or operand given with an empty value counts as given: the body sees the
-	 * empty value. Otherwise an empty one is refused as missing. */
-	CTL_COMMAND_EMPTY_IS_GIVEN = 1 << 3,
-};
-
 /* One command. Its lists of options end at the first CTL_OPTION_END (a table leaves the rest
  * zero). */
 struct ctl_command {
@@ -143,7 +119,6 @@ struct ctl_command {
 	const char *help_name; /* the command in "(see dirauthctl <help_name> --help)"; NULL: name */
 	const char *usage;     /* printed on stdout for --help or -h */
 	const char *operand;   /* the one operand it requires ("PROOF"), or NULL when it takes none */
-	unsigned style;        /* enum ctl_command_style flags; 0 for most */
 	/* The options it recognizes besides --help and -h; those it requires, marked CTL_REQUIRED,
 	 * are refused in this order when missing or empty. */
 	enum ctl_option options[CTL_COMMAND_OPTIONS_MAX];
@@ -162,11 +137,10 @@ struct ctl_command {
  * printing command->usage on stdout (status 0), then refuses with status 64: an unknown or
  * ambiguous option, an option without its value, a repeated option past its bound ("<command>:
  * --server: at most 32 servers"), a word that is not an option or the operand, more than 64 words
- * for a command whose operand is picked out ("<command>: too many arguments"), a missing operand
- * ("<command>: PROOF is required (see dirauthctl <help_name> --help)"), an option of a sibling
- * command ("<command>: an option of another command (see dirauthctl <help_name> --help)") and a
- * missing required option, worded and ordered as command->style says. Otherwise returns what
- * command->run returns. The failure is in report. */
+ * for a command with an operand ("<command>: too many arguments"), a missing operand ("<command>:
+ * PROOF is required (see dirauthctl <help_name> --help)"), an option of a sibling command
+ * ("<command>: an option of another command (see dirauthctl <help_name> --help)") and a missing
+ * required option. Otherwise returns what command->run returns. The failure is in report. */
 int ctl_command_run(const struct ctl_command *command, int argc, char **argv, struct ctl_report *report);
 
 /* What ctl_command_run does before it calls the body: reads command's words into *arguments

@@ -518,14 +518,10 @@ static int run_verify_evidence(const struct ctl_arguments *arguments, struct ctl
 	return exit_code;
 }
 
-/* Reads its words as it always has: in order, the first word that is no option being FILE (even
- * empty), --help answered where it stands, refusals worded bare. */
 static const struct ctl_command verify_evidence_command = {
     .name = "verify-evidence",
     .usage = verify_evidence_usage,
     .operand = "FILE",
-    .style = CTL_COMMAND_BARE_REFUSALS | CTL_COMMAND_HELP_AT_ONCE | CTL_COMMAND_OPERAND_IN_ORDER |
-             CTL_COMMAND_EMPTY_IS_GIVEN,
     .options = {CTL_OPTION_TRUST},
     .run = run_verify_evidence,
 };

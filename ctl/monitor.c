@@ -1006,12 +1006,10 @@ static const char monitor_usage[] =
     "exit status: 0 nothing found, 3 misbehaviour found (evidence written), 1 something could\n"
     "not be checked, 64 usage, 66/74/78 the trust bundle, 78 unusable --log-key pins.\n";
 
-/* Reads its words as it always has: refusals worded bare, --trust and --source required but an
- * empty one given (an empty --trust is a bundle that does not load, an empty --source no URL). */
+/* Its body is ctl_monitor_command's own, which takes the stop flag besides the arguments. */
 static const struct ctl_command monitor_command = {
     .name = "monitor",
     .usage = monitor_usage,
-    .style = CTL_COMMAND_BARE_REFUSALS | CTL_COMMAND_EMPTY_IS_GIVEN,
     .options = {CTL_REQUIRED(CTL_OPTION_TRUST), CTL_REQUIRED(CTL_OPTION_SOURCE), CTL_OPTION_LOG_KEY,
                 CTL_OPTION_WITNESS_KEY, CTL_OPTION_WITNESS_THRESHOLD, CTL_OPTION_STATE,
                 CTL_OPTION_EVIDENCE_DIR, CTL_OPTION_EVERY},
