@@ -224,15 +224,26 @@ static int parse_words(const char *command, int argc, char **argv, const struct 
 	return 0;
 }
 
-/* Whether the long option word ("--name") takes a value. */
+/* Whether the long option word ("--name", or an unambiguous prefix of it, as getopt_long reads
+ * it) takes a value. An ambiguous or unknown word takes none: getopt_long refuses it. */
 static int takes_value(const struct option *long_options, const char *word)
 {
-	if (strncmp(word, "--", 2) != 0)
+	const struct option *match = NULL;
+	size_t length, matches = 0;
+
+	if (strncmp(word, "--", 2) != 0 || word[2] == '\0')
 		return 0;
-	for (const struct option *o = long_options; o->name != NULL; o++)
-		if (strcmp(o->name, word + 2) == 0)
+	word += 2;
+	length = strlen(word);
+	for (const struct option *o = long_options; o->name != NULL; o++) {
+		if (strcmp(o->name, word) == 0)
 			return o->has_arg == required_argument;
-	return 0;
+		if (strncmp(o->name, word, length) == 0) {
+			match = o;
+			matches++;
+		}
+	}
+	return matches == 1 && match->has_arg == required_argument;
 }
 
 /* Takes the operand, the first word that is neither an option nor an option's value, out of

@@ -887,6 +887,10 @@ START_TEST(test_verify_evidence_refusals)
 	const char *garbage[] = {"verify-evidence", path, NULL};
 	ck_assert_int_eq(run_command(ctl_evidence_command, garbage, &report), CTL_EVIDENCE_EXIT_INVALID);
 	ck_assert_ptr_nonnull(strstr(report.message, "invalid evidence"));
+	/* An option's unambiguous prefix takes its value: --t BUNDLE is --trust BUNDLE, FILE after. */
+	const char *prefix[] = {"verify-evidence", "--t", w.bundle_path, path, NULL};
+	ck_assert_int_eq(run_command(ctl_evidence_command, prefix, &report), CTL_EVIDENCE_EXIT_INVALID);
+	ck_assert_ptr_nonnull(strstr(report.message, "invalid evidence"));
 	const char *missing[] = {"verify-evidence", "/nonexistent.evidence", NULL};
 	ck_assert_int_eq(run_command(ctl_evidence_command, missing, &report), CTL_EXIT_NO_INPUT);
 	const char *none[] = {"verify-evidence", NULL};
