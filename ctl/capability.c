@@ -7,12 +7,12 @@
  */
 #include "ctl/capability.h"
 
+#include "ctl/command.h"
 #include "ctl/files.h"
 #include "schema/crypto.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
 
-#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,17 +108,30 @@ static const char capability_usage[] =
     "to the other authorities of a set carry). Give FILE to each authority of the set and to\n"
     "each holder (dirauthctl fetch --capability-file FILE).\n";
 
+static int run_capability_new(const struct ctl_arguments *arguments, struct ctl_report *report)
+{
+	char hex[65];
+
+	if (ctl_capability_new(arguments->out, hex, report) != 0)
+		return report->exit_code;
+	printf("# capability written to %s (mode 0600). Under the namespace in dirauthd.yaml:\n"
+	       "private: true\n"
+	       "capability_sha256: %s\n"
+	       "capability_file: %s\n",
+	       arguments->out, hex, arguments->out);
+	return CTL_EXIT_OK;
+}
+
+/* "new" is the program name of its own words. */
+static const struct ctl_command capability_new_command = {
+    .name = "capability new",
+    .usage = capability_usage,
+    .options = {CTL_REQUIRED(CTL_OPTION_OUT)},
+    .run = run_capability_new,
+};
+
 int ctl_capability_command(int argc, char **argv, struct ctl_report *report)
 {
-	static const struct option options[] = {
-	    {"out", required_argument, NULL, 'o'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	const char *out = NULL;
-	char hex[65];
-	int option;
-
 	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		if (argc < 2) {
 			ctl_report_fail(report, CTL_EXIT_USAGE, "capability: missing subcommand (new)");
@@ -132,44 +145,5 @@ int ctl_capability_command(int argc, char **argv, struct ctl_report *report)
 		                argv[1]);
 		return report->exit_code;
 	}
-	/* "new" stands as the program name of its own options. */
-	char **args = argv + 1;
-	int count = argc - 1;
-	opterr = 0;
-	optind = 1;
-	while ((option = getopt_long(count, args, ":h", options, NULL)) != -1) {
-		switch (option) {
-		case 'o':
-			out = optarg;
-			break;
-		case 'h':
-			fputs(capability_usage, stdout);
-			return CTL_EXIT_OK;
-		case ':':
-			ctl_report_fail(report, CTL_EXIT_USAGE, "capability new: %.64s needs a value",
-			                args[optind - 1]);
-			return report->exit_code;
-		default:
-			ctl_report_fail(report, CTL_EXIT_USAGE, "capability new: unknown option %.64s",
-			                args[optind - 1]);
-			return report->exit_code;
-		}
-	}
-	if (optind < count) {
-		ctl_report_fail(report, CTL_EXIT_USAGE, "capability new: unexpected argument %.64s",
-		                args[optind]);
-		return report->exit_code;
-	}
-	if (out == NULL) {
-		ctl_report_fail(report, CTL_EXIT_USAGE, "capability new: --out FILE is required");
-		return report->exit_code;
-	}
-	if (ctl_capability_new(out, hex, report) != 0)
-		return report->exit_code;
-	printf("# capability written to %s (mode 0600). Under the namespace in dirauthd.yaml:\n"
-	       "private: true\n"
-	       "capability_sha256: %s\n"
-	       "capability_file: %s\n",
-	       out, hex, out);
-	return CTL_EXIT_OK;
+	return ctl_command_run(&capability_new_command, argc - 1, argv + 1, report);
 }

@@ -38,8 +38,9 @@ int ctl_capability_read(const char *what, const char *path, char authorization[C
  * report: 73 when the file exists or cannot be created, 70 without the random source. */
 int ctl_capability_new(const char *out_path, char sha256_hex[65], struct ctl_report *report);
 
-/* `dirauthctl capability new --out FILE` (argv[0] is "capability"): ctl_capability_new, then
- * the configuration lines on stdout. Returns the exit status, the failure in report. */
+/* `dirauthctl capability new --out FILE` (argv[0] is "capability"; the words after "new" are read
+ * by ctl_command_run, ctl/command.h): ctl_capability_new, then the configuration lines on stdout.
+ * Returns the exit status, the failure in report. */
 int ctl_capability_command(int argc, char **argv, struct ctl_report *report);
 
 #endif

@@ -9,6 +9,8 @@
  */
 #include "ctl/command.h"
 
+#include "ctl/monitor.h"
+
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -79,6 +81,9 @@ static const struct option_spec option_specs[CTL_OPTION_COUNT] = {
     [CTL_OPTION_STATE] = {.name = "state", .member = MEMBER(state)},
     [CTL_OPTION_EVERY] = {.name = "every", .member = MEMBER(every_text)},
     [CTL_OPTION_RECEIPTS] = {.name = "receipts", .member = MEMBER(receipts)},
+    [CTL_OPTION_SOURCE] = {.name = "source",
+                           LIST(sources, CTL_MONITOR_SOURCES_MAX, CTL_MONITOR_SOURCES_MAX, "sources")},
+    [CTL_OPTION_EVIDENCE_DIR] = {.name = "evidence-dir", .member = MEMBER(evidence_dir)},
 };
 
 /* getopt_long answers an option of the table with its enum ctl_option plus this, above every
@@ -88,6 +93,7 @@ static const struct option_spec option_specs[CTL_OPTION_COUNT] = {
 #define OPERAND_WORDS_MAX 64
 
 _Static_assert(CTL_ARGUMENT_LIST_MAX >= CTL_COMMAND_SERVERS_MAX &&
+                   CTL_ARGUMENT_LIST_MAX >= CTL_MONITOR_SOURCES_MAX &&
                    CTL_ARGUMENT_LIST_MAX >= CTL_LOG_KEYS_MAX + 1 &&
                    CTL_ARGUMENT_LIST_MAX >= CTL_LOG_WITNESSES_MAX + 1,
                "a list keeps every value its option allows");
@@ -182,14 +188,17 @@ static const char *option_value(const struct ctl_arguments *arguments, enum ctl_
 	return NULL;
 }
 
+/* Reads the words into *arguments, operand the one picked out before (or NULL). getopt_long
+ * permutes, so the words that are no options are left at the end: any is an unexpected argument. */
 static int parse_words(const char *command, int argc, char **argv, const struct option *long_options,
-                       struct ctl_arguments *arguments, struct ctl_report *report)
+                       const char *operand, struct ctl_arguments *arguments, struct ctl_report *report)
 {
 	int option;
 
 	memset(arguments, 0, sizeof(*arguments));
+	arguments->operand = operand;
 	opterr = 0;
-	optind = 1;
+	optind = 0; /* 0, not 1: glibc then forgets the state of an earlier parse in this process */
 	while ((option = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
 		if (option == 'h') {
 			arguments->help = 1;
@@ -215,15 +224,26 @@ static int parse_words(const char *command, int argc, char **argv, const struct 
 	return 0;
 }
 
-/* Whether the long option word ("--name") takes a value. */
+/* Whether the long option word ("--name", or an unambiguous prefix of it, as getopt_long reads
+ * it) takes a value. An ambiguous or unknown word takes none: getopt_long refuses it. */
 static int takes_value(const struct option *long_options, const char *word)
 {
-	if (strncmp(word, "--", 2) != 0)
+	const struct option *match = NULL;
+	size_t length, matches = 0;
+
+	if (strncmp(word, "--", 2) != 0 || word[2] == '\0')
 		return 0;
-	for (const struct option *o = long_options; o->name != NULL; o++)
-		if (strcmp(o->name, word + 2) == 0)
+	word += 2;
+	length = strlen(word);
+	for (const struct option *o = long_options; o->name != NULL; o++) {
+		if (strcmp(o->name, word) == 0)
 			return o->has_arg == required_argument;
-	return 0;
+		if (strncmp(o->name, word, length) == 0) {
+			match = o;
+			matches++;
+		}
+	}
+	return matches == 1 && match->has_arg == required_argument;
 }
 
 /* Takes the operand, the first word that is neither an option nor an option's value, out of
@@ -301,28 +321,34 @@ static int check_arguments(const struct ctl_command *command, const struct ctl_a
 	return 0;
 }
 
-int ctl_command_run(const struct ctl_command *command, int argc, char **argv, struct ctl_report *report)
+int ctl_command_read(const struct ctl_command *command, int argc, char **argv,
+                     struct ctl_arguments *arguments, struct ctl_report *report)
 {
 	struct option long_options[CTL_COMMAND_OPTIONS_MAX + 2];
 	char *words[OPERAND_WORDS_MAX];
 	const char *operand = NULL;
-	struct ctl_arguments arguments;
 
 	build_long_options(command, long_options);
 	if (command->operand != NULL) {
 		if (take_operand(command->name, argc, argv, long_options, words, &argc, &operand, report) !=
 		    0)
-			return report->exit_code;
+			return -1;
 		argv = words;
 	}
-	if (parse_words(command->name, argc, argv, long_options, &arguments, report) != 0)
-		return report->exit_code;
-	arguments.operand = operand;
-	if (arguments.help) {
+	if (parse_words(command->name, argc, argv, long_options, operand, arguments, report) != 0)
+		return -1;
+	if (arguments->help) {
 		fputs(command->usage, stdout);
-		return CTL_EXIT_OK;
+		return -1;
 	}
-	if (check_arguments(command, &arguments, report) != 0)
+	return check_arguments(command, arguments, report);
+}
+
+int ctl_command_run(const struct ctl_command *command, int argc, char **argv, struct ctl_report *report)
+{
+	struct ctl_arguments arguments;
+
+	if (ctl_command_read(command, argc, argv, &arguments, report) != 0)
 		return report->exit_code;
 	return command->run(&arguments, report);
 }

@@ -66,6 +66,8 @@ enum ctl_option {
 	CTL_OPTION_STATE,
 	CTL_OPTION_EVERY,
 	CTL_OPTION_RECEIPTS,
+	CTL_OPTION_SOURCE,
+	CTL_OPTION_EVIDENCE_DIR,
 	CTL_OPTION_COUNT,
 	CTL_OPTION_REQUIRED_MARK = 0x100
 };
@@ -73,7 +75,7 @@ enum ctl_option {
 #define CTL_REQUIRED(option) ((enum ctl_option)((option) | CTL_OPTION_REQUIRED_MARK))
 
 /* The most --server options one command line may give (each command has its own bound, at most
- * this: CTL_REGISTER_SERVERS_MAX, CTL_FETCH_SERVERS_MAX). */
+ * this: CTL_REGISTER_SERVERS_MAX, CTL_FETCH_SERVERS_MAX). --source keeps CTL_MONITOR_SOURCES_MAX. */
 #define CTL_COMMAND_SERVERS_MAX 32
 /* A repeated option keeps up to this many values. --log-key and --witness-key keep one past their
  * bound, so that ctl_log_pins_parse words the refusal. */
@@ -103,7 +105,10 @@ struct ctl_arguments {
 	const char *trust, *certificates, *epoch_text, *capability_file;
 	const char *clock_skew_text, *max_validity_text, *max_chain_text, *witness_threshold_text;
 	struct ctl_argument_list log_keys, witness_keys; /* the log's pins (ctl/proof.h) */
-	const char *operand;                             /* the one operand of a command that takes one */
+	/* the monitor (its --state and --every are state and every_text) */
+	struct ctl_argument_list sources; /* every --source, in order */
+	const char *evidence_dir;
+	const char *operand; /* the one operand of a command that takes one */
 	int help;
 };
 
@@ -121,7 +126,8 @@ struct ctl_command {
 	 * another's): refused as "an option of another command" rather than as unknown. */
 	enum ctl_option foreign[CTL_COMMAND_OPTIONS_MAX];
 	/* The body: what the command does with arguments that passed the checks above. Returns the
-	 * exit status, the failure in report. */
+	 * exit status, the failure in report. NULL for a command whose caller reads its words with
+	 * ctl_command_read and runs the body itself (one that needs more than the arguments). */
 	int (*run)(const struct ctl_arguments *arguments, struct ctl_report *report);
 };
 
@@ -136,6 +142,14 @@ struct ctl_command {
  * ("<command>: an option of another command (see dirauthctl <help_name> --help)") and a missing
  * required option. Otherwise returns what command->run returns. The failure is in report. */
 int ctl_command_run(const struct ctl_command *command, int argc, char **argv, struct ctl_report *report);
+
+/* What ctl_command_run does before it calls the body: reads command's words into *arguments
+ * (pointing into argv) and answers --help and every refusal as above. Returns 0 when the body is
+ * to run; -1 when the words were answered instead: the usage printed on stdout for --help (report
+ * left as it was, its status 0), or the refusal in report. The caller then exits with
+ * report->exit_code. */
+int ctl_command_read(const struct ctl_command *command, int argc, char **argv,
+                     struct ctl_arguments *arguments, struct ctl_report *report);
 
 /* 0 when value is given and not empty; else -1 and "<command>: <shown> is required (see dirauthctl
  * <command> --help)" with status 64 in report. shown names the option, as "--server (or

@@ -1387,8 +1387,8 @@ static const struct ctl_command commands[] = {
     },
 };
 
-/* The commands that take their words themselves: a subcommand first (certificate show,
- * capability new), or a module's own parser. */
+/* The commands that come to ctl_command_run through a function of their own: a subcommand first
+ * (certificate show, capability new), or an entry kept in its module (monitor, verify-evidence). */
 static const struct {
 	const char *name;
 	int (*run)(int argc, char **argv, struct ctl_report *report);

@@ -9,6 +9,7 @@
  */
 #include "ctl/evidence.h"
 
+#include "ctl/command.h"
 #include "ctl/files.h"
 #include "ctl/trust_file.h"
 #include "schema/certificate.h"
@@ -21,7 +22,6 @@
 #include "tlog/consistency.h"
 #include "verify/keyring.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -464,55 +464,16 @@ static const char verify_evidence_usage[] =
     "exit status: 3 misbehaviour proven, 0 the statements do not conflict, 1 not valid\n"
     "evidence, 64 usage, 66/74 FILE or BUNDLE missing or unreadable, 78 bad trust bundle.\n";
 
-int ctl_evidence_command(int argc, char **argv, struct ctl_report *report)
+static int run_verify_evidence(const struct ctl_arguments *arguments, struct ctl_report *report)
 {
-	static const struct option options[] = {
-	    {"trust", required_argument, NULL, 't'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
 	struct trust_bundle *bundle = NULL;
 	struct ctl_evidence_verdict verdict;
-	const char *trust = NULL, *path = NULL;
+	const char *trust = arguments->trust, *path = arguments->operand;
 	char detail[VERIFY_DETAIL_MAX];
 	uint8_t *file = NULL;
 	size_t len = 0;
-	int option, rc, exit_code;
+	int rc, exit_code;
 
-	opterr = 0;
-	optind = 0; /* 0, not 1: glibc then forgets the state of an earlier parse in this process */
-	while ((option = getopt_long(argc, argv, "+:h", options, NULL)) != -1 || optind < argc) {
-		if (option == -1) {
-			if (path != NULL) {
-				ctl_report_fail(report, CTL_EXIT_USAGE,
-				                "verify-evidence: unexpected argument %.64s", argv[optind]);
-				return report->exit_code;
-			}
-			path = argv[optind++];
-			continue;
-		}
-		switch (option) {
-		case 't':
-			trust = optarg;
-			break;
-		case 'h':
-			fputs(verify_evidence_usage, stdout);
-			return CTL_EXIT_OK;
-		case ':':
-			ctl_report_fail(report, CTL_EXIT_USAGE, "verify-evidence: %.64s needs a value",
-			                argv[optind - 1]);
-			return report->exit_code;
-		default:
-			ctl_report_fail(report, CTL_EXIT_USAGE, "verify-evidence: unknown option %.64s",
-			                argv[optind - 1]);
-			return report->exit_code;
-		}
-	}
-	if (path == NULL) {
-		ctl_report_fail(report, CTL_EXIT_USAGE,
-		                "verify-evidence: FILE is required (see dirauthctl verify-evidence --help)");
-		return report->exit_code;
-	}
 	if (trust != NULL) {
 		bundle = malloc(sizeof *bundle);
 		if (bundle == NULL) {
@@ -555,4 +516,17 @@ int ctl_evidence_command(int argc, char **argv, struct ctl_report *report)
 		exit_code = CTL_EXIT_OK;
 	}
 	return exit_code;
+}
+
+static const struct ctl_command verify_evidence_command = {
+    .name = "verify-evidence",
+    .usage = verify_evidence_usage,
+    .operand = "FILE",
+    .options = {CTL_OPTION_TRUST},
+    .run = run_verify_evidence,
+};
+
+int ctl_evidence_command(int argc, char **argv, struct ctl_report *report)
+{
+	return ctl_command_run(&verify_evidence_command, argc, argv, report);
 }

@@ -99,8 +99,9 @@ int ctl_evidence_write(const char *directory, enum evidence_kind kind, const cha
 /*
  * dirauthctl verify-evidence FILE [--trust BUNDLE] (argv[0] is "verify-evidence"): prints the
  * verdict on stdout and returns the exit status: 3 proven (the named keys on stdout), 0 nothing
- * shown, 1 not valid evidence (the reason in report), 64 usage, and the trust bundle's statuses
- * (66, 74, 78) from ctl_trust_bundle_load; 66 and 74 for FILE.
+ * shown, 1 not valid evidence (the reason in report), 64 usage (its words are read by
+ * ctl_command_run, ctl/command.h), and the trust bundle's statuses (66, 74, 78) from
+ * ctl_trust_bundle_load; 66 and 74 for FILE.
  */
 int ctl_evidence_command(int argc, char **argv, struct ctl_report *report);
 

@@ -10,6 +10,7 @@
  */
 #include "ctl/monitor.h"
 
+#include "ctl/command.h"
 #include "ctl/evidence.h"
 #include "ctl/exchange.h"
 #include "ctl/fetch_log.h"
@@ -29,7 +30,6 @@
 #include "tlog/proof.h"
 #include "verify/snapshot.h"
 
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1006,116 +1006,14 @@ static const char monitor_usage[] =
     "exit status: 0 nothing found, 3 misbehaviour found (evidence written), 1 something could\n"
     "not be checked, 64 usage, 66/74/78 the trust bundle, 78 unusable --log-key pins.\n";
 
-enum {
-	OPTION_TRUST = 1,
-	OPTION_SOURCE,
-	OPTION_LOG_KEY,
-	OPTION_WITNESS_KEY,
-	OPTION_WITNESS_THRESHOLD,
-	OPTION_STATE,
-	OPTION_EVIDENCE_DIR,
-	OPTION_EVERY,
-	OPTION_HELP,
+/* Its body is ctl_monitor_command's own, which takes the stop flag besides the arguments. */
+static const struct ctl_command monitor_command = {
+    .name = "monitor",
+    .usage = monitor_usage,
+    .options = {CTL_REQUIRED(CTL_OPTION_TRUST), CTL_REQUIRED(CTL_OPTION_SOURCE), CTL_OPTION_LOG_KEY,
+                CTL_OPTION_WITNESS_KEY, CTL_OPTION_WITNESS_THRESHOLD, CTL_OPTION_STATE,
+                CTL_OPTION_EVIDENCE_DIR, CTL_OPTION_EVERY},
 };
-
-struct monitor_arguments {
-	const char *trust;
-	const char *sources[CTL_MONITOR_SOURCES_MAX];
-	size_t source_count;
-	const char *log_keys[CTL_LOG_KEYS_MAX + 1];
-	size_t log_key_count;
-	const char *witness_keys[CTL_LOG_WITNESSES_MAX + 1];
-	size_t witness_count;
-	const char *witness_threshold;
-	const char *state;
-	const char *evidence_dir;
-	const char *every;
-};
-
-static int add_value(const char **list, size_t *count, size_t max, const char *value, const char *option,
-                     struct ctl_report *report)
-{
-	if (*count >= max) {
-		ctl_report_fail(report, CTL_EXIT_USAGE, "monitor: %s: at most %zu", option, max);
-		return -1;
-	}
-	list[(*count)++] = value;
-	return 0;
-}
-
-static int parse_monitor_arguments(int argc, char **argv, struct monitor_arguments *a, int *help,
-                                   struct ctl_report *report)
-{
-	static const struct option options[] = {
-	    {"trust", required_argument, NULL, OPTION_TRUST},
-	    {"source", required_argument, NULL, OPTION_SOURCE},
-	    {"log-key", required_argument, NULL, OPTION_LOG_KEY},
-	    {"witness-key", required_argument, NULL, OPTION_WITNESS_KEY},
-	    {"witness-threshold", required_argument, NULL, OPTION_WITNESS_THRESHOLD},
-	    {"state", required_argument, NULL, OPTION_STATE},
-	    {"evidence-dir", required_argument, NULL, OPTION_EVIDENCE_DIR},
-	    {"every", required_argument, NULL, OPTION_EVERY},
-	    {"help", no_argument, NULL, OPTION_HELP},
-	    {NULL, 0, NULL, 0},
-	};
-	int option, rc = 0;
-
-	memset(a, 0, sizeof *a);
-	*help = 0;
-	opterr = 0;
-	optind = 0; /* 0, not 1: glibc then forgets the state of an earlier parse in this process */
-	while (rc == 0 && (option = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		switch (option) {
-		case OPTION_TRUST:
-			a->trust = optarg;
-			break;
-		case OPTION_SOURCE:
-			rc = add_value(a->sources, &a->source_count, CTL_MONITOR_SOURCES_MAX, optarg,
-			               "--source", report);
-			break;
-		case OPTION_LOG_KEY:
-			/* One more than allowed is kept, so that ctl_log_pins_parse words the refusal. */
-			rc = add_value(a->log_keys, &a->log_key_count, CTL_LOG_KEYS_MAX + 1, optarg,
-			               "--log-key", report);
-			break;
-		case OPTION_WITNESS_KEY:
-			rc = add_value(a->witness_keys, &a->witness_count, CTL_LOG_WITNESSES_MAX + 1, optarg,
-			               "--witness-key", report);
-			break;
-		case OPTION_WITNESS_THRESHOLD:
-			a->witness_threshold = optarg;
-			break;
-		case OPTION_STATE:
-			a->state = optarg;
-			break;
-		case OPTION_EVIDENCE_DIR:
-			a->evidence_dir = optarg;
-			break;
-		case OPTION_EVERY:
-			a->every = optarg;
-			break;
-		case OPTION_HELP:
-		case 'h':
-			*help = 1;
-			break;
-		case ':':
-			ctl_report_fail(report, CTL_EXIT_USAGE, "monitor: %.64s needs a value",
-			                argv[optind - 1]);
-			rc = -1;
-			break;
-		default:
-			ctl_report_fail(report, CTL_EXIT_USAGE, "monitor: unknown option %.64s",
-			                argv[optind - 1]);
-			rc = -1;
-			break;
-		}
-	}
-	if (rc == 0 && optind < argc) {
-		ctl_report_fail(report, CTL_EXIT_USAGE, "monitor: unexpected argument %.64s", argv[optind]);
-		rc = -1;
-	}
-	return rc;
-}
 
 /* Sleeps about seconds (±10%, at random) in short steps, returning early once *stop is set. */
 static void sleep_round(uint64_t seconds, const volatile sig_atomic_t *stop)
@@ -1132,46 +1030,35 @@ static void sleep_round(uint64_t seconds, const volatile sig_atomic_t *stop)
 
 int ctl_monitor_command(int argc, char **argv, const volatile sig_atomic_t *stop, struct ctl_report *report)
 {
-	struct monitor_arguments a;
+	struct ctl_arguments a;
 	struct ctl_monitor_options options;
 	struct ctl_monitor_round *round = NULL;
 	struct trust_bundle *bundle = NULL;
 	struct ctl_log_pins pins;
+	const struct ctl_argument_list *sources = &a.sources;
 	uint64_t every = 0;
-	int help = 0, exit_code = CTL_EXIT_OK, found = 0, unchecked = 0;
+	int exit_code = CTL_EXIT_OK, found = 0, unchecked = 0;
 
-	if (parse_monitor_arguments(argc, argv, &a, &help, report) != 0)
+	if (ctl_command_read(&monitor_command, argc, argv, &a, report) != 0)
 		return report->exit_code;
-	if (help) {
-		fputs(monitor_usage, stdout);
-		return CTL_EXIT_OK;
-	}
-	if (a.trust == NULL) {
-		ctl_report_fail(report, CTL_EXIT_USAGE,
-		                "monitor: --trust is required (see dirauthctl monitor --help)");
-		return report->exit_code;
-	}
-	if (a.source_count == 0) {
-		ctl_report_fail(report, CTL_EXIT_USAGE,
-		                "monitor: --source is required (see dirauthctl monitor --help)");
-		return report->exit_code;
-	}
-	for (size_t i = 0; i < a.source_count; i++) {
-		if (strncmp(a.sources[i], "http://", 7) != 0 && strncmp(a.sources[i], "https://", 8) != 0) {
+	for (size_t i = 0; i < sources->count; i++) {
+		if (strncmp(sources->values[i], "http://", 7) != 0 &&
+		    strncmp(sources->values[i], "https://", 8) != 0) {
 			ctl_report_fail(report, CTL_EXIT_USAGE,
-			                "monitor: --source '%.64s' is not an http(s) URL", a.sources[i]);
+			                "monitor: --source '%.64s' is not an http(s) URL",
+			                sources->values[i]);
 			return report->exit_code;
 		}
 		for (size_t j = 0; j < i; j++) {
-			if (strcmp(a.sources[i], a.sources[j]) == 0) {
+			if (strcmp(sources->values[i], sources->values[j]) == 0) {
 				ctl_report_fail(report, CTL_EXIT_USAGE, "monitor: --source %.64s given twice",
-				                a.sources[i]);
+				                sources->values[i]);
 				return report->exit_code;
 			}
 		}
 	}
-	if (a.every != NULL &&
-	    (decimal_parse(a.every, strlen(a.every), &every) != 0 || every == 0 || every > 7 * 24 * 3600)) {
+	if (a.every_text != NULL && (decimal_parse(a.every_text, strlen(a.every_text), &every) != 0 ||
+	                             every == 0 || every > 7 * 24 * 3600)) {
 		ctl_report_fail(report, CTL_EXIT_USAGE, "monitor: --every: expected seconds, 1 to 604800");
 		return report->exit_code;
 	}
@@ -1183,15 +1070,16 @@ int ctl_monitor_command(int argc, char **argv, const volatile sig_atomic_t *stop
 		goto done;
 	}
 	if (ctl_trust_bundle_load(a.trust, bundle, report) != 0 ||
-	    ctl_log_pins_parse("monitor", a.log_keys, a.log_key_count, a.witness_keys, a.witness_count,
-	                       a.witness_threshold, bundle->threshold, &pins, report) != 0) {
+	    ctl_log_pins_parse("monitor", a.log_keys.values, a.log_keys.count, a.witness_keys.values,
+	                       a.witness_keys.count, a.witness_threshold_text, bundle->threshold, &pins,
+	                       report) != 0) {
 		exit_code = report->exit_code;
 		goto done;
 	}
 	memset(&options, 0, sizeof options);
 	options.bundle = bundle;
-	options.sources = a.sources;
-	options.source_count = a.source_count;
+	options.sources = sources->values;
+	options.source_count = sources->count;
 	options.pins = &pins;
 	options.state_dir = a.state != NULL ? a.state : ".";
 	options.evidence_dir = a.evidence_dir;

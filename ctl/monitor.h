@@ -93,8 +93,9 @@ int ctl_monitor_round_run(const struct ctl_monitor_options *options, struct ctl_
  * "monitor"). Runs one round, or with --every one round every SECONDS (±10%, at random) until
  * *stop becomes non-zero (the caller's SIGTERM handler sets it), printing each round's line on
  * stdout and its failures on stderr. Returns 3 when any round found misbehaviour, else 1 when any
- * round could not check everything, else 0; 64 for options misused; the statuses of the trust
- * bundle (66, 74, 78) and of the pins (ctl_log_pins_parse).
+ * round could not check everything, else 0; 64 for options misused (its words are read by
+ * ctl_command_read, ctl/command.h); the statuses of the trust bundle (66, 74, 78) and of the pins
+ * (ctl_log_pins_parse).
  */
 int ctl_monitor_command(int argc, char **argv, const volatile sig_atomic_t *stop, struct ctl_report *report);
 

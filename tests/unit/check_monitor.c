@@ -752,8 +752,15 @@ START_TEST(test_monitor_refusals)
 	const char *no_trust[] = {"monitor", "--source", w.url, NULL};
 	ck_assert_int_eq(run_command(monitor_command, no_trust, &report), CTL_EXIT_USAGE);
 	ck_assert_ptr_nonnull(strstr(report.message, "--trust is required"));
+	const char *empty_trust[] = {"monitor", "--trust", "", "--source", w.url, NULL};
+	ck_assert_int_eq(run_command(monitor_command, empty_trust, &report), CTL_EXIT_USAGE);
+	ck_assert_str_eq(report.message, "monitor: --trust is required (see dirauthctl monitor --help)");
 	const char *no_source[] = {"monitor", "--trust", w.bundle_path, NULL};
 	ck_assert_int_eq(run_command(monitor_command, no_source, &report), CTL_EXIT_USAGE);
+	ck_assert_str_eq(report.message, "monitor: --source is required (see dirauthctl monitor --help)");
+	const char *no_value[] = {"monitor", "--trust", w.bundle_path, "--source", NULL};
+	ck_assert_int_eq(run_command(monitor_command, no_value, &report), CTL_EXIT_USAGE);
+	ck_assert_str_eq(report.message, "monitor: option '--source' needs a value");
 	const char *not_url[] = {"monitor", "--trust", w.bundle_path, "--source", "ftp://x", NULL};
 	ck_assert_int_eq(run_command(monitor_command, not_url, &report), CTL_EXIT_USAGE);
 	const char *twice[] = {"monitor", "--trust",  w.bundle_path, "--source",
@@ -771,8 +778,10 @@ START_TEST(test_monitor_refusals)
 	ck_assert_int_eq(run_command(monitor_command, missing, &report), CTL_EXIT_NO_INPUT);
 	const char *operand[] = {"monitor", "--trust", w.bundle_path, "--source", w.url, "extra", NULL};
 	ck_assert_int_eq(run_command(monitor_command, operand, &report), CTL_EXIT_USAGE);
+	ck_assert_str_eq(report.message, "monitor: unexpected argument 'extra'");
 	const char *unknown[] = {"monitor", "--frobnicate", NULL};
 	ck_assert_int_eq(run_command(monitor_command, unknown, &report), CTL_EXIT_USAGE);
+	ck_assert_str_eq(report.message, "monitor: unknown option '--frobnicate'");
 	const char *help[] = {"monitor", "--help", NULL};
 	ck_assert_int_eq(run_command(monitor_command, help, &report), 0);
 
@@ -878,16 +887,36 @@ START_TEST(test_verify_evidence_refusals)
 	const char *garbage[] = {"verify-evidence", path, NULL};
 	ck_assert_int_eq(run_command(ctl_evidence_command, garbage, &report), CTL_EVIDENCE_EXIT_INVALID);
 	ck_assert_ptr_nonnull(strstr(report.message, "invalid evidence"));
+	/* An option's unambiguous prefix takes its value: --t BUNDLE is --trust BUNDLE, FILE after. */
+	const char *prefix[] = {"verify-evidence", "--t", w.bundle_path, path, NULL};
+	ck_assert_int_eq(run_command(ctl_evidence_command, prefix, &report), CTL_EVIDENCE_EXIT_INVALID);
+	ck_assert_ptr_nonnull(strstr(report.message, "invalid evidence"));
 	const char *missing[] = {"verify-evidence", "/nonexistent.evidence", NULL};
 	ck_assert_int_eq(run_command(ctl_evidence_command, missing, &report), CTL_EXIT_NO_INPUT);
 	const char *none[] = {"verify-evidence", NULL};
 	ck_assert_int_eq(run_command(ctl_evidence_command, none, &report), CTL_EXIT_USAGE);
+	ck_assert_str_eq(report.message,
+	                 "verify-evidence: FILE is required (see dirauthctl verify-evidence --help)");
+	const char *empty[] = {"verify-evidence", "", NULL};
+	ck_assert_int_eq(run_command(ctl_evidence_command, empty, &report), CTL_EXIT_USAGE);
+	ck_assert_str_eq(report.message,
+	                 "verify-evidence: FILE is required (see dirauthctl verify-evidence --help)");
 	const char *two[] = {"verify-evidence", path, path, NULL};
 	ck_assert_int_eq(run_command(ctl_evidence_command, two, &report), CTL_EXIT_USAGE);
+	const char *second[] = {"verify-evidence", path, "second", NULL};
+	ck_assert_int_eq(run_command(ctl_evidence_command, second, &report), CTL_EXIT_USAGE);
+	ck_assert_str_eq(report.message, "verify-evidence: unexpected argument 'second'");
+	const char *no_value[] = {"verify-evidence", path, "--trust", NULL};
+	ck_assert_int_eq(run_command(ctl_evidence_command, no_value, &report), CTL_EXIT_USAGE);
+	ck_assert_str_eq(report.message, "verify-evidence: option '--trust' needs a value");
 	const char *no_bundle[] = {"verify-evidence", path, "--trust", "/nonexistent/trust", NULL};
 	ck_assert_int_eq(run_command(ctl_evidence_command, no_bundle, &report), CTL_EXIT_NO_INPUT);
 	const char *unknown[] = {"verify-evidence", "--frobnicate", path, NULL};
 	ck_assert_int_eq(run_command(ctl_evidence_command, unknown, &report), CTL_EXIT_USAGE);
+	ck_assert_str_eq(report.message, "verify-evidence: unknown option '--frobnicate'");
+	const char *help_first[] = {"verify-evidence", "--help", "--frobnicate", NULL};
+	ck_assert_int_eq(run_command(ctl_evidence_command, help_first, &report), CTL_EXIT_USAGE);
+	ck_assert_str_eq(report.message, "verify-evidence: unknown option '--frobnicate'");
 
 	buffer_free(&unsigned_header);
 	buffer_free(&bad);
