@@ -542,6 +542,50 @@ static void log_result(const struct ctl_fetch_log *log, struct ctl_fetch_result 
 	result->log_held_size = log->held_size;
 }
 
+/* A snapshot as it came: the header note, the certificate bundle it was verified with, and the
+ * body as sent (in body_encoding). */
+struct fetched {
+	const uint8_t *header_note;
+	size_t header_note_len;
+	const uint8_t *certificates;
+	size_t certificates_len;
+	const char *body_encoding;
+	const uint8_t *body;
+	size_t body_len;
+};
+
+/* What every fetch does once the header, the held history and the log have passed (fetch.h):
+ * step 3 (the body against header), 3b (against the revocations of held, the mirror's latest held
+ * header note), 4 (the files, with what step 2c showed in log) and 5 (the older snapshots the new
+ * one revokes dropped, in result). */
+static int take_body(const struct trust_bundle *bundle, const char *directory, const char *namespace_name,
+                     const struct snapshot_header *header, const struct fetched *fetched,
+                     const struct buffer *held, const struct ctl_fetch_log *log,
+                     struct ctl_fetch_result *result, struct ctl_report *report)
+{
+	struct buffer body;
+	buffer_init(&body);
+	int rc = verify_body(bundle, header, fetched->body_encoding, fetched->body, fetched->body_len, &body,
+	                     report);
+	if (rc == 0)
+		rc = ctl_fetch_check_revoked(bundle, directory, namespace_name, held->data, held->len,
+		                             body.data, body.len, report);
+	if (rc == 0)
+		rc = ctl_fetch_log_store(directory, namespace_name, header->epoch, log, report);
+	if (rc == 0)
+		rc = ctl_fetch_store(directory, namespace_name, header->epoch, fetched->header_note,
+		                     fetched->header_note_len, body.data, body.len, fetched->certificates,
+		                     fetched->certificates_len, report);
+	result->dropped_count = 0;
+	if (rc == 0)
+		rc = ctl_fetch_drop_revoked(bundle, directory, namespace_name, header->epoch, body.data,
+		                            body.len, result->dropped, &result->dropped_count, report);
+	if (rc == 0)
+		log_result(log, result);
+	buffer_free(&body);
+	return rc;
+}
+
 /* ---- */
 
 int ctl_fetch_verify_and_store(const struct ctl_fetch_input *input, struct ctl_fetch_result *result,
@@ -553,7 +597,6 @@ int ctl_fetch_verify_and_store(const struct ctl_fetch_input *input, struct ctl_f
 	struct snapshot_header header;
 	struct ctl_fetch_log log;
 	struct buffer held;
-	struct buffer body;
 	int rc;
 
 	if (policy == NULL) {
@@ -561,7 +604,6 @@ int ctl_fetch_verify_and_store(const struct ctl_fetch_input *input, struct ctl_f
 		policy = &defaults;
 	}
 	buffer_init(&held);
-	buffer_init(&body);
 	ctl_fetch_log_init(&log);
 	rc = ctl_fetch_verify_header(input->bundle, input->namespace_name, input->header_note,
 	                             input->header_note_len, input->certificates, input->certificates_len,
@@ -576,28 +618,16 @@ int ctl_fetch_verify_and_store(const struct ctl_fetch_input *input, struct ctl_f
 		rc = ctl_fetch_log_verify(input->log, input->directory, &header, input->header_note,
 		                          input->header_note_len, input->proof, input->proof_len,
 		                          given_consistency, (void *)input, &log, report);
-	if (rc == 0)
-		rc = verify_body(input->bundle, &header, input->body_encoding, input->body, input->body_len,
-		                 &body, report);
-	if (rc == 0)
-		rc = ctl_fetch_check_revoked(input->bundle, input->directory, input->namespace_name,
-		                             held.data, held.len, body.data, body.len, report);
-	if (rc == 0)
-		rc = ctl_fetch_log_store(input->directory, input->namespace_name, header.epoch, &log, report);
-	if (rc == 0)
-		rc = ctl_fetch_store(input->directory, input->namespace_name, header.epoch,
-		                     input->header_note, input->header_note_len, body.data, body.len,
-		                     input->certificates, input->certificates_len, report);
-	result->dropped_count = 0;
-	if (rc == 0)
-		rc = ctl_fetch_drop_revoked(input->bundle, input->directory, input->namespace_name,
-		                            header.epoch, body.data, body.len, result->dropped,
-		                            &result->dropped_count, report);
-	if (rc == 0)
-		log_result(&log, result);
+	if (rc == 0) {
+		const struct fetched fetched = {input->header_note,   input->header_note_len,
+		                                input->certificates,  input->certificates_len,
+		                                input->body_encoding, input->body,
+		                                input->body_len};
+		rc = take_body(input->bundle, input->directory, input->namespace_name, &header, &fetched,
+		               &held, &log, result, report);
+	}
 	ctl_fetch_log_free(&log);
 	buffer_free(&held);
-	buffer_free(&body);
 	return rc;
 }
 
@@ -615,7 +645,6 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 	struct snapshot_header header;
 	struct ctl_fetch_log log;
 	struct buffer url;
-	struct buffer body;
 	struct buffer certificates;
 	struct buffer held;
 	struct verify_snapshot_policy defaults;
@@ -633,7 +662,6 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 	net_response_init(&header_response);
 	net_response_init(&body_response);
 	buffer_init(&url);
-	buffer_init(&body);
 	buffer_init(&certificates);
 	what_of(namespace_name, what);
 	source.base_len = strlen(options->server_url);
@@ -691,33 +719,16 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 	                      &body_response, report);
 	if (rc != 0)
 		goto done;
-	rc = verify_body(options->bundle, &header, body_response.content_encoding, body_response.body.data,
-	                 body_response.body.len, &body, report);
-	if (rc != 0)
-		goto done;
-	rc = ctl_fetch_check_revoked(options->bundle, directory, namespace_name, held.data, held.len,
-	                             body.data, body.len, report);
-	if (rc != 0)
-		goto done;
-	rc = ctl_fetch_log_store(directory, namespace_name, header.epoch, &log, report);
-	if (rc != 0)
-		goto done;
-	rc = ctl_fetch_store(directory, namespace_name, header.epoch, header_response.body.data,
-	                     header_response.body.len, body.data, body.len, certificates.data,
-	                     certificates.len, report);
-	result->dropped_count = 0;
-	if (rc == 0)
-		rc = ctl_fetch_drop_revoked(options->bundle, directory, namespace_name, header.epoch,
-		                            body.data, body.len, result->dropped, &result->dropped_count,
-		                            report);
-	if (rc == 0)
-		log_result(&log, result);
+	const struct fetched fetched = {
+	    header_response.body.data,      header_response.body.len, certificates.data,     certificates.len,
+	    body_response.content_encoding, body_response.body.data,  body_response.body.len};
+	rc = take_body(options->bundle, directory, namespace_name, &header, &fetched, &held, &log, result,
+	               report);
 done:
 	ctl_fetch_log_free(&log);
 	net_response_free(&header_response);
 	net_response_free(&body_response);
 	buffer_free(&url);
-	buffer_free(&body);
 	buffer_free(&certificates);
 	buffer_free(&held);
 	return rc;
