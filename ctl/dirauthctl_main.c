@@ -1387,8 +1387,9 @@ static const struct ctl_command commands[] = {
     },
 };
 
-/* The commands that come to ctl_command_run through a function of their own: a subcommand first
- * (certificate show, capability new), or an entry kept in its module (monitor, verify-evidence). */
+/* The commands that come to the table's parser through a function of their own: a subcommand
+ * first (certificate show, capability new), or an entry kept in its module (verify-evidence, and
+ * monitor, which reads its words with ctl_command_read and runs its own loop). */
 static const struct {
 	const char *name;
 	int (*run)(int argc, char **argv, struct ctl_report *report);

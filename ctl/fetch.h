@@ -39,7 +39,7 @@
  * A mirror that was away longer than the chain bound is re-seeded deliberately (its operator
  * deletes latest.header), never silently.
  *
- * The checks are a function of bytes, so ctl_fetch_verify_and_store() runs steps 1 to 4 on a
+ * The checks are a function of bytes, so ctl_fetch_verify_and_store() runs steps 1 to 5 on a
  * header, certificate bundle, intermediate headers and body already in memory: the network half
  * (ctl_fetch_run) only downloads, with every download bounded in the transfer itself (net/), and
  * hands the bytes over.
@@ -174,7 +174,7 @@ int ctl_fetch_store(const char *directory, const char *namespace_name, uint64_t 
                     size_t note_len, const uint8_t *body, size_t body_len, const uint8_t *certificates,
                     size_t certificates_len, struct ctl_report *report);
 
-/* Steps 1 to 4 on a downloaded snapshot (step 2b over input->links when the epoch is newer than
+/* Steps 1 to 5 on a downloaded snapshot (step 2b over input->links when the epoch is newer than
  * the held one, step 2c on input->proof and input->consistency). Returns 0 with *result filled,
  * or the first refusal's error code with the refusal in report; nothing is written unless every
  * check passed (except the evidence file of an equivocation). */
@@ -200,7 +200,7 @@ struct ctl_fetch_options {
  * the new epoch - 1 down, a 404 skipping e, until the chain reaches the held header (step 2b);
  * with options->log enabled, step 2c over the network (fetch_log.h);
  * GET <server>/v1/<ns>/snapshots/<epoch>/body with "Accept-Encoding: zstd, gzip" (bounded by the
- * bundle's max-body-compressed), steps 3 and 4. Returns 0 with *result filled, or a negative error
+ * bundle's max-body-compressed), steps 3 to 5. Returns 0 with *result filled, or a negative error
  * with the failure in report (69 server unreachable or 5xx, 76 any other non-200 answer, plus the
  * verification refusals above). */
 int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_result *result,
