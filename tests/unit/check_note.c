@@ -356,6 +356,35 @@ START_TEST(test_verifier_round_trip)
 }
 END_TEST
 
+/* A key a document names is canonical only when it reads back as itself: an ASCII name, Ed25519,
+ * the key id that belongs to the key, a name that ends within its field. */
+START_TEST(test_verifier_canonical)
+{
+	struct test_key key;
+	test_key_make(&key, "provider.example");
+	ck_assert_int_eq(note_verifier_is_canonical(&key.verifier), 1);
+
+	struct note_verifier changed = key.verifier;
+	changed.key_id ^= 1;
+	ck_assert_int_eq(note_verifier_is_canonical(&changed), 0);
+	changed = key.verifier;
+	changed.public_key[0] ^= 1; /* the key id no longer belongs to the key */
+	ck_assert_int_eq(note_verifier_is_canonical(&changed), 0);
+	changed = key.verifier;
+	changed.type = 0x04; /* a cosignature key */
+	ck_assert_int_eq(note_verifier_is_canonical(&changed), 0);
+	changed = key.verifier;
+	memset(changed.name, 'a', sizeof changed.name); /* no end within the field */
+	ck_assert_int_eq(note_verifier_is_canonical(&changed), 0);
+	test_key_free(&key);
+
+	/* A name note_verifier_parse takes but that is not ASCII. */
+	test_key_make(&key, "caf\xc3\xa9.example");
+	ck_assert_int_eq(note_verifier_is_canonical(&key.verifier), 0);
+	test_key_free(&key);
+}
+END_TEST
+
 /* Builds "<name>+<id hex>+<base64(type || key)>" with the right id for those values. */
 static void build_verifier_string(const char *name, uint8_t type, const uint8_t *key, size_t key_len,
                                   char *out, size_t cap)
@@ -904,6 +933,7 @@ static Suite *note_suite(void)
 	tcase_add_test(keys, test_verifier_from_ed25519_refuses_bad_names);
 	tcase_add_test(keys, test_verifier_round_trip);
 	tcase_add_test(keys, test_verifier_refusals);
+	tcase_add_test(keys, test_verifier_canonical);
 	tcase_add_test(keys, test_name_is_valid);
 	suite_add_tcase(suite, keys);
 
