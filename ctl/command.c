@@ -210,6 +210,11 @@ static int parse_words(const char *command, int argc, char **argv, const struct 
 			if (keep_option(command, (enum ctl_option)(option - GETOPT_VALUE_BASE), optarg,
 			                arguments, report) != 0)
 				return -1;
+		} else if (optopt > 0 && optopt < GETOPT_VALUE_BASE && optopt != 'h') {
+			/* An unknown short option: its word is not yet passed inside a cluster ("-xh").
+			 * ('h' as optopt is "--help=x", a long word.) */
+			ctl_report_fail(report, CTL_EXIT_USAGE, "%s: unknown option '-%c'", command, optopt);
+			return -1;
 		} else {
 			ctl_report_fail(report, CTL_EXIT_USAGE, "%s: unknown option '%s'", command,
 			                argv[optind - 1]);
