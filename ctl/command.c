@@ -251,8 +251,9 @@ static int takes_value(const struct option *long_options, const char *word)
 	return matches == 1 && match->has_arg == required_argument;
 }
 
-/* Takes the operand, the first word that is neither an option nor an option's value, out of
- * argv: words (OPERAND_WORDS_MAX) receives the others, *count how many, *operand it or NULL. */
+/* Takes the operand, the first word that is neither an option nor an option's value (or the first
+ * after "--"), out of argv: words (OPERAND_WORDS_MAX) receives the others, *count how many,
+ * *operand it or NULL. */
 static int take_operand(const char *command, int argc, char **argv, const struct option *long_options,
                         char **words, int *count, const char **operand, struct ctl_report *report)
 {
@@ -270,6 +271,17 @@ static int take_operand(const char *command, int argc, char **argv, const struct
 			continue;
 		}
 		words[(*count)++] = argv[i];
+		if (strcmp(word, "--") == 0) {
+			/* Past "--" no word is an option (getopt_long stops there): the operand is the
+			 * first, whatever it looks like ("-file"). */
+			for (i++; i < argc; i++) {
+				if (*operand == NULL)
+					*operand = argv[i];
+				else
+					words[(*count)++] = argv[i];
+			}
+			break;
+		}
 		if (word[0] == '-' && strchr(word, '=') == NULL && i + 1 < argc &&
 		    takes_value(long_options, word))
 			words[(*count)++] = argv[++i];

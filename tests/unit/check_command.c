@@ -359,6 +359,10 @@ START_TEST(test_double_dash_before_operand)
 {
 	static const char *const list[] = {"show", "--trust", "t", "--", "FILE", NULL};
 	static const char *const then_extra[] = {"show", "--", "FILE", "extra", NULL};
+	/* Past "--", a word that looks like an option is the operand. */
+	static const char *const dashed[] = {"show", "--trust", "t", "--", "-FILE", NULL};
+	static const char *const option_word[] = {"show", "--", "--out", NULL};
+	static const char *const after_operand[] = {"show", "FILE", "--", "-x", NULL};
 	struct words words;
 	struct ctl_report report;
 
@@ -367,6 +371,16 @@ START_TEST(test_double_dash_before_operand)
 	ck_assert_str_eq(received.arguments.trust, "t");
 
 	expect_list_refused(&show_command, then_extra, "show: unexpected argument 'extra'");
+
+	expect_passed(run_list(&show_command, dashed, &words, &report), &report);
+	ck_assert_str_eq(received.arguments.operand, "-FILE");
+	ck_assert_str_eq(received.arguments.trust, "t");
+
+	expect_passed(run_list(&show_command, option_word, &words, &report), &report);
+	ck_assert_str_eq(received.arguments.operand, "--out");
+	ck_assert_ptr_null(received.arguments.out);
+
+	expect_list_refused(&show_command, after_operand, "show: unexpected argument '-x'");
 }
 END_TEST
 
