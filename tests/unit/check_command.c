@@ -601,6 +601,7 @@ START_TEST(test_read_without_body)
 	struct captured captured;
 	struct words words;
 
+	memset(&received, 0, sizeof(received));
 	words_set(&words, list);
 	ctl_report_init(&report);
 	ck_assert_int_eq(ctl_command_read(&show_command, words.argc, words.argv, &arguments, &report), 0);
