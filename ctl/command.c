@@ -210,6 +210,11 @@ static int parse_words(const char *command, int argc, char **argv, const struct 
 			if (keep_option(command, (enum ctl_option)(option - GETOPT_VALUE_BASE), optarg,
 			                arguments, report) != 0)
 				return -1;
+		} else if (optopt > 0 && optopt < GETOPT_VALUE_BASE && optopt != 'h') {
+			/* An unknown short option: its word is not yet passed inside a cluster ("-xh").
+			 * ('h' as optopt is "--help=x", a long word.) */
+			ctl_report_fail(report, CTL_EXIT_USAGE, "%s: unknown option '-%c'", command, optopt);
+			return -1;
 		} else {
 			ctl_report_fail(report, CTL_EXIT_USAGE, "%s: unknown option '%s'", command,
 			                argv[optind - 1]);
@@ -246,8 +251,9 @@ static int takes_value(const struct option *long_options, const char *word)
 	return matches == 1 && match->has_arg == required_argument;
 }
 
-/* Takes the operand, the first word that is neither an option nor an option's value, out of
- * argv: words (OPERAND_WORDS_MAX) receives the others, *count how many, *operand it or NULL. */
+/* Takes the operand, the first word that is neither an option nor an option's value (or the first
+ * after "--"), out of argv: words (OPERAND_WORDS_MAX) receives the others, *count how many,
+ * *operand it or NULL. */
 static int take_operand(const char *command, int argc, char **argv, const struct option *long_options,
                         char **words, int *count, const char **operand, struct ctl_report *report)
 {
@@ -265,6 +271,17 @@ static int take_operand(const char *command, int argc, char **argv, const struct
 			continue;
 		}
 		words[(*count)++] = argv[i];
+		if (strcmp(word, "--") == 0) {
+			/* Past "--" no word is an option (getopt_long stops there): the operand is the
+			 * first, whatever it looks like ("-file"). */
+			for (i++; i < argc; i++) {
+				if (*operand == NULL)
+					*operand = argv[i];
+				else
+					words[(*count)++] = argv[i];
+			}
+			break;
+		}
 		if (word[0] == '-' && strchr(word, '=') == NULL && i + 1 < argc &&
 		    takes_value(long_options, word))
 			words[(*count)++] = argv[++i];
