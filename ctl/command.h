@@ -10,10 +10,11 @@
  * parsed arguments. What a body checks beyond that (an option required only without another, values
  * that must parse) it checks itself, with ctl_command_require for the first.
  *
- * Usage failures are exit status 64 with one message in the report, worded as dirauthctl has
- * always worded them: "<command>: unknown option '--x'", "<command>: option '--x' needs a value",
+ * Usage failures are exit status 64 with one message in the report, worded the same for every
+ * command: "<command>: unknown option '--x'", "<command>: option '--x' needs a value",
  * "<command>: unexpected argument 'x'", "<command>: --x is required (see dirauthctl <command>
- * --help)".
+ * --help)". Options and the operand may come in any order; after "--" the next word is the
+ * operand even when it begins with '-'.
  */
 #ifndef DIRAUTH_CTL_COMMAND_H
 #define DIRAUTH_CTL_COMMAND_H
