@@ -57,18 +57,28 @@ int buffer_append_string(struct buffer *b, const char *s)
 
 int buffer_appendf(struct buffer *b, const char *format, ...)
 {
+	/* Formatted straight into the room the buffer has; only text that does not fit is
+	 * formatted twice (once to learn its length, once into the grown buffer). */
+	size_t room = b->data ? b->cap - b->len : 0;
 	va_list args;
 	va_start(args, format);
-	int needed = vsnprintf(NULL, 0, format, args);
+	int needed = vsnprintf(room ? (char *)b->data + b->len : NULL, room, format, args);
 	va_end(args);
-	if (needed < 0)
+	if (needed < 0) {
+		if (room)
+			b->data[b->len] = 0;
 		return DIRAUTH_ERR_INTERNAL;
-	int rc = buffer_reserve(b, (size_t)needed);
-	if (rc)
-		return rc;
-	va_start(args, format);
-	vsnprintf((char *)b->data + b->len, (size_t)needed + 1, format, args);
-	va_end(args);
+	}
+	if ((size_t)needed >= room) {
+		if (room)
+			b->data[b->len] = 0; /* the cut-off text is not the buffer's */
+		int rc = buffer_reserve(b, (size_t)needed);
+		if (rc)
+			return rc;
+		va_start(args, format);
+		vsnprintf((char *)b->data + b->len, (size_t)needed + 1, format, args);
+		va_end(args);
+	}
 	b->len += (size_t)needed;
 	return 0;
 }

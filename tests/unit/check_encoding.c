@@ -395,6 +395,48 @@ START_TEST(test_buffer_appends)
 }
 END_TEST
 
+/* Formatted text that exactly fills the room left, one byte more, and much more: each lands
+ * whole, NUL-terminated, and what was there before is kept. */
+START_TEST(test_buffer_appendf_room)
+{
+	struct buffer b;
+	buffer_init(&b);
+	ck_assert_int_eq(buffer_append(&b, "ab", 2), 0);
+	size_t room = b.cap - b.len; /* counting the byte the NUL takes */
+	char fill[256];
+	ck_assert_uint_lt(room, sizeof fill);
+	memset(fill, 'f', room - 1);
+	fill[room - 1] = 0;
+	size_t cap = b.cap;
+	ck_assert_int_eq(buffer_appendf(&b, "%s", fill), 0); /* fits exactly: no growth */
+	ck_assert_uint_eq(b.cap, cap);
+	ck_assert_uint_eq(b.len, 2 + room - 1);
+	ck_assert_uint_eq(b.data[b.len], 0);
+	ck_assert_mem_eq(b.data, "abf", 3);
+
+	ck_assert_int_eq(buffer_appendf(&b, "%c", 'x'), 0); /* one over: grows, formats again */
+	ck_assert_uint_gt(b.cap, cap);
+	ck_assert_uint_eq(b.len, 2 + room);
+	ck_assert_uint_eq(b.data[b.len - 1], 'x');
+	ck_assert_uint_eq(b.data[b.len], 0);
+
+	room = b.cap - b.len;
+	size_t before = b.len;
+	char big[4096];
+	memset(big, 'g', sizeof big - 1);
+	big[sizeof big - 1] = 0;
+	ck_assert_uint_lt(room, sizeof big);
+	ck_assert_int_eq(buffer_appendf(&b, "<%s>", big), 0);
+	ck_assert_uint_eq(b.len, before + sizeof big + 1);
+	ck_assert_uint_eq(b.data[before], '<');
+	ck_assert_uint_eq(b.data[before + 1], 'g');
+	ck_assert_uint_eq(b.data[b.len - 1], '>');
+	ck_assert_uint_eq(b.data[b.len], 0);
+	ck_assert_mem_eq(b.data, "abf", 3);
+	buffer_free(&b);
+}
+END_TEST
+
 START_TEST(test_buffer_bounds)
 {
 	struct buffer b;
@@ -467,6 +509,7 @@ static Suite *encoding_suite(void)
 	TCase *buffers = tcase_create("buffer");
 	tcase_set_timeout(buffers, 30);
 	tcase_add_test(buffers, test_buffer_appends);
+	tcase_add_test(buffers, test_buffer_appendf_room);
 	tcase_add_test(buffers, test_buffer_bounds);
 	tcase_add_test(buffers, test_buffer_steal);
 	suite_add_tcase(suite, buffers);
