@@ -21,13 +21,16 @@
 #include <stdint.h>
 #include <string.h>
 
-#define STORE_FORMAT          2
+#define STORE_FORMAT          3
+#define STORE_FORMAT_OLDEST   2 /* the oldest format opened, and brought up to STORE_FORMAT */
 #define STORE_ID_LEN          32
 #define STORE_NS_LEN          2
 #define STORE_RECORD_KEY_LEN  (STORE_NS_LEN + STORE_ID_LEN)
 #define STORE_EPOCH_KEY_LEN   (STORE_NS_LEN + 8)
 #define STORE_KEPT_KEY_LEN    (STORE_RECORD_KEY_LEN + 8)
 #define STORE_REPLACED_LEN    (8 + STORE_KEPT_KEY_LEN)
+#define STORE_EXPIRY_KEY_LEN  (8 + 8)                    /* u64 expires, u64 slot */
+#define STORE_EXPIRY_OLD_LEN  (8 + STORE_RECORD_KEY_LEN) /* u64 expires, record key: format 2 */
 #define STORE_DEFAULT_BATCH   256
 #define STORE_QUEUE_PER_BATCH 4 /* batches unanswered (queued or taken) before submitters wait */
 #define STORE_MAX_NAMESPACES  65535
@@ -166,12 +169,18 @@ static inline void epoch_key(uint8_t key[STORE_EPOCH_KEY_LEN], uint16_t ns, uint
 	put_uint(key + STORE_NS_LEN, epoch, 8);
 }
 
-/* u64 prefix then a record key: the keys of expiry. */
-static inline void indexed_key(uint8_t key[8 + STORE_RECORD_KEY_LEN], uint64_t first,
-                               const uint8_t *record_key_bytes)
+/* The key of a record's entry in expiry: u64 expires then the record's u64 slot, or, for a
+ * record without one (written before format 3), its record key. Returns the key's length. */
+static inline size_t expiry_key(uint8_t key[STORE_EXPIRY_OLD_LEN], uint64_t expires, uint64_t slot,
+                                const uint8_t *record_key_bytes)
 {
-	put_uint(key, first, 8);
+	put_uint(key, expires, 8);
+	if (slot) {
+		put_uint(key + 8, slot, 8);
+		return STORE_EXPIRY_KEY_LEN;
+	}
 	memcpy(key + 8, record_key_bytes, STORE_RECORD_KEY_LEN);
+	return STORE_EXPIRY_OLD_LEN;
 }
 
 /* A record key then the u64 stamp of a kept version: the keys of previous. */

@@ -82,7 +82,7 @@ static void read_string(struct reader *r, char *out, size_t cap)
 	out[len] = 0;
 }
 
-static int append_header(uint64_t sequence, uint64_t stamp, uint64_t expires, size_t note_len,
+static int append_header(uint64_t sequence, uint64_t stamp, uint64_t expires, uint64_t slot, size_t note_len,
                          const uint8_t digest[32], uint8_t form, struct buffer *out)
 {
 	int rc = append_uint(out, sequence, 8);
@@ -95,7 +95,9 @@ static int append_header(uint64_t sequence, uint64_t stamp, uint64_t expires, si
 	if (!rc)
 		rc = buffer_append(out, digest, 32);
 	if (!rc)
-		rc = append_uint(out, form, 1);
+		rc = append_uint(out, form | (slot ? RECORD_FORM_SLOTTED : 0), 1);
+	if (!rc && slot)
+		rc = append_uint(out, slot, 8);
 	return rc;
 }
 
@@ -174,16 +176,17 @@ bool record_rebuilds(const char *namespace_name, const uint8_t service_id[32], u
 	return same;
 }
 
-int record_encode(uint64_t sequence, uint64_t stamp, uint64_t expires, const uint8_t digest[32],
-                  const uint8_t *note, size_t note_len, bool compact, const struct registration *r,
-                  const struct note_signature *signature, const struct record_keys *keys, struct buffer *out)
+int record_encode(uint64_t sequence, uint64_t stamp, uint64_t expires, uint64_t slot,
+                  const uint8_t digest[32], const uint8_t *note, size_t note_len, bool compact,
+                  const struct registration *r, const struct note_signature *signature,
+                  const struct record_keys *keys, struct buffer *out)
 {
 	size_t start = out->len;
 	int rc = 0;
 	uint32_t ref = 0;
 	if (compact && (rc = keys->intern(keys->context, &r->provider, &ref)))
 		return rc;
-	rc = append_header(sequence, stamp, expires, note_len, digest,
+	rc = append_header(sequence, stamp, expires, slot, note_len, digest,
 	                   compact ? RECORD_FORM_COMPACT : RECORD_FORM_BYTES, out);
 	if (!rc)
 		rc = compact ? append_compact(r, signature, ref, out) : buffer_append(out, note, note_len);
@@ -200,8 +203,11 @@ int record_decode_header(const uint8_t *value, size_t len, struct record_header 
 	out->expires = read_uint(&r, 8);
 	out->note_len = (uint32_t)read_uint(&r, 4);
 	const uint8_t *digest = read_bytes(&r, 32);
-	out->form = (uint8_t)read_uint(&r, 1);
-	if (r.failed || (out->form != RECORD_FORM_BYTES && out->form != RECORD_FORM_COMPACT))
+	uint8_t form = (uint8_t)read_uint(&r, 1);
+	out->form = (uint8_t)(form & (0xff ^ RECORD_FORM_SLOTTED));
+	out->slot = form & RECORD_FORM_SLOTTED ? read_uint(&r, 8) : 0;
+	if (r.failed || (out->form != RECORD_FORM_BYTES && out->form != RECORD_FORM_COMPACT) ||
+	    (form & RECORD_FORM_SLOTTED && out->slot == 0))
 		return DIRAUTH_ERR_STORE;
 	memcpy(out->digest, digest, 32);
 	return 0;
@@ -262,10 +268,11 @@ int record_decode_note(const uint8_t *value, size_t len, const char *namespace_n
 	int rc = record_decode_header(value, len, &h);
 	if (rc)
 		return rc;
-	struct reader rd = {.data = value, .len = len, .at = RECORD_HEADER_SIZE};
+	size_t at = RECORD_HEADER_SIZE + (h.slot ? 8 : 0);
+	struct reader rd = {.data = value, .len = len, .at = at};
 	buffer_reset(out);
 	if (h.form == RECORD_FORM_BYTES)
-		rc = buffer_append(out, value + RECORD_HEADER_SIZE, len - RECORD_HEADER_SIZE);
+		rc = buffer_append(out, value + at, len - at);
 	else
 		rc = decode_compact(&rd, &h, namespace_name, service_id, keys, out);
 	if (rc)

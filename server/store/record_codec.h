@@ -10,6 +10,8 @@
  *
  * Value layout (integers big-endian):
  *   u64 sequence, u64 stamp, u64 expires, u32 note length, 32 bytes note digest, u8 form, then
+ *   u64 expiry slot when the form has RECORD_FORM_SLOTTED (every record written since store
+ *   format 3; the key of its entry in the store's expiry index), then
  *   form 0 (bytes):   the note
  *   form 1 (compact): u32 provider key ref, u8 class, u64 issued-at, u16 endpoint count, each
  *                     endpoint: 32 id, u8 transport, u8 length + address, u8 length + region,
@@ -28,7 +30,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RECORD_HEADER_SIZE (8 + 8 + 8 + 4 + 32 + 1)
+#define RECORD_HEADER_SIZE  (8 + 8 + 8 + 4 + 32 + 1) /* without the slot */
+#define RECORD_FORM_SLOTTED 0x80
 
 struct record_header {
 	uint64_t sequence;
@@ -36,7 +39,8 @@ struct record_header {
 	uint64_t expires;
 	uint32_t note_len;
 	uint8_t digest[32];
-	uint8_t form;
+	uint8_t form;  /* 0 bytes, 1 compact (RECORD_FORM_SLOTTED cleared) */
+	uint64_t slot; /* 0: none, the record was written before store format 3 */
 };
 
 /* Looks a provider key up by reference (for rebuilding), or finds or adds one (for keeping). */
@@ -56,15 +60,17 @@ bool record_rebuilds(const char *namespace_name, const uint8_t service_id[32], u
                      uint64_t expires, const uint8_t *note, size_t note_len, const struct registration *r,
                      const struct note_signature *signature);
 
-/* Appends the value for a registration: header fields from the arguments, and the note compact
- * (from r and signature, its provider key interned through keys) when compact, which must be
- * record_rebuilds' answer for the same arguments, else as bytes. Returns 0, DIRAUTH_ERR_NOMEM,
- * or the keys' error. */
-int record_encode(uint64_t sequence, uint64_t stamp, uint64_t expires, const uint8_t digest[32],
-                  const uint8_t *note, size_t note_len, bool compact, const struct registration *r,
-                  const struct note_signature *signature, const struct record_keys *keys, struct buffer *out);
+/* Appends the value for a registration: header fields from the arguments (a slot of 0 writes
+ * none, the layout before store format 3), and the note compact (from r and signature, its
+ * provider key interned through keys) when compact, which must be record_rebuilds' answer for
+ * the same arguments, else as bytes. Returns 0, DIRAUTH_ERR_NOMEM, or the keys' error. */
+int record_encode(uint64_t sequence, uint64_t stamp, uint64_t expires, uint64_t slot,
+                  const uint8_t digest[32], const uint8_t *note, size_t note_len, bool compact,
+                  const struct registration *r, const struct note_signature *signature,
+                  const struct record_keys *keys, struct buffer *out);
 
-/* Reads the header of a value. Returns 0 or DIRAUTH_ERR_STORE (too short, unknown form). */
+/* Reads the header of a value. Returns 0 or DIRAUTH_ERR_STORE (too short, unknown form, a
+ * slot of 0 where the form says there is one). */
 int record_decode_header(const uint8_t *value, size_t len, struct record_header *out);
 
 /* Rebuilds the note of a value into out (reset first): namespace_name and service_id are the

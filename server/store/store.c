@@ -4,7 +4,8 @@
  * Databases of the one environment (integers big-endian and fixed-width; every length is
  * written and checked on reading, so a damaged record is DIRAUTH_ERR_STORE, never read past its
  * end; "ns" is a namespace's u16 id, assigned at its first use and kept in namespaces):
- *   meta            "format" -> u32 STORE_FORMAT; "sealed" -> u64; "next_ns" -> u16; "next_key" -> u32
+ *   meta            "format" -> u32 STORE_FORMAT; "sealed" -> u64; "next_ns" -> u16; "next_key" -> u32;
+ *                   "next_slot" -> u64
  *   namespaces      name -> ns
  *   provider_keys   verifier key text -> u32 ref, and 0x00 ref -> verifier key text
  *   services        service id -> ns, u8 length + provider key name, u64 highest sequence
@@ -16,7 +17,11 @@
  *                   stamp of its version in records
  *   replaced        u64 stamp of the next version, previous key -> empty: so that sealing at or
  *                   past that stamp finds what no epoch can hold any more
- *   expiry          u64 expires, ns, service id -> empty: records by expiry, for sealing
+ *   expiry          u64 expires, u64 slot -> ns, service id: records by expiry, for sealing. A
+ *                   record's slot (record_codec.h) is taken from next_slot when it is written, so
+ *                   a batch's entries land together after those written before with the same
+ *                   expiry; a record written before format 3 has none and its entry is
+ *                   u64 expires, ns, service id -> empty
  *   usage           ns -> u64 records, u64 bytes: what records holds, for the bounds
  *   snapshots       ns, u64 epoch -> the signed header note
  *   bodies          ns, u64 epoch -> per encoding u64 size, 32 bytes sha256 (while the files exist)
@@ -293,6 +298,23 @@ static int kept_pick_visit(void *context, struct kv_val key, struct kv_val value
 	return 0;
 }
 
+/* Takes the next expiry slot (meta "next_slot"). Slots rise with every record written, so that
+ * the entries a batch adds to expiry go after the earlier ones of the same expiry time, onto a
+ * few pages, instead of one page each in the order of their service ids. 0 when t has failed. */
+static uint64_t slot_take(struct kv_txn *t, struct store *store)
+{
+	struct kv_val value;
+	uint64_t next = 1;
+	if (kv_txn_get(t, store->meta, "next_slot", 9, &value))
+		next = value.len == 8 ? get_uint(value.data, 8) : 0;
+	if (next == 0 || next == UINT64_MAX)
+		kv_txn_fail(t, DIRAUTH_ERR_STORE);
+	uint8_t field[8];
+	put_uint(field, next + 1, 8);
+	kv_txn_put(t, store->meta, "next_slot", 9, field, 8);
+	return t->rc ? 0 : next;
+}
+
 /* How apply_batch runs a registration. Every refusal of a registration is decided before its
  * first write (the checks only read), so it can run as a step of the batch, with nothing to undo
  * and no nested transaction to pay for (in paired runs, about a sixth of the committer's time
@@ -314,7 +336,7 @@ static int apply_registration(struct store *store, struct kv_txn *batch, const s
 	struct buffer value;
 	struct service_owner owner;
 	struct store_namespace_usage usage;
-	uint8_t key[STORE_RECORD_KEY_LEN], index_key[8 + STORE_RECORD_KEY_LEN];
+	uint8_t key[STORE_RECORD_KEY_LEN], index_key[STORE_EXPIRY_OLD_LEN];
 	size_t namespace_len = strlen(reg->namespace_name), provider_len = strlen(reg->provider);
 	uint16_t ns = 0;
 
@@ -380,19 +402,20 @@ static int apply_registration(struct store *store, struct kv_txn *batch, const s
 			 * what every epoch from its stamp on holds, also in place of kept versions. */
 			kept_trim(&t, store, key, stamp, old.stamp);
 		}
-		indexed_key(index_key, old.expires, key);
-		kv_txn_delete(&t, store->expiry, index_key, sizeof index_key);
+		kv_txn_delete(&t, store->expiry, index_key,
+		              expiry_key(index_key, old.expires, old.slot, key));
 	}
 
 	struct keys_context keys_context = {store, &t};
 	struct record_keys keys = {&keys_context, keys_lookup, keys_intern};
+	uint64_t slot = slot_take(&t, store);
 	if (!t.rc)
-		kv_txn_fail(&t, record_encode(reg->sequence, stamp, reg->expires, reg->digest, reg->note,
-		                              reg->note_len, compact, reg->parsed, reg->signature, &keys,
-		                              &value));
+		kv_txn_fail(&t, record_encode(reg->sequence, stamp, reg->expires, slot, reg->digest,
+		                              reg->note, reg->note_len, compact, reg->parsed, reg->signature,
+		                              &keys, &value));
 	kv_txn_put(&t, store->records, key, sizeof key, value.data, value.len);
-	indexed_key(index_key, reg->expires, key);
-	kv_txn_put(&t, store->expiry, index_key, sizeof index_key, "", 0);
+	kv_txn_put(&t, store->expiry, index_key, expiry_key(index_key, reg->expires, slot, key), key,
+	           sizeof key);
 	usage.records = records;
 	usage.bytes = bytes;
 	usage_put(&t, store, ns, &usage);
@@ -896,8 +919,15 @@ static int check_format(struct store *store)
 	uint8_t field[8];
 	kv_txn_begin(store->env, &t, KV_WRITE);
 	if (kv_txn_get(&t, store->meta, "format", 6, &value)) {
-		if (value.len != 4 || get_uint(value.data, 4) != STORE_FORMAT)
+		uint64_t format = value.len == 4 ? get_uint(value.data, 4) : 0;
+		if (format < STORE_FORMAT_OLDEST || format > STORE_FORMAT) {
 			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
+		} else if (format < STORE_FORMAT) {
+			/* Format 2 differs only in its records without an expiry slot, which format 3
+			 * reads as they are; marked 3, the store is refused by the binaries before. */
+			put_uint(field, STORE_FORMAT, 4);
+			kv_txn_put(&t, store->meta, "format", 6, field, 4);
+		}
 	} else {
 		/* A new store, or one written before the format was recorded: that one has records
 		 * under its old layout and is refused. */
@@ -1224,22 +1254,47 @@ int store_service_owner(struct store *store, const uint8_t service_id[32],
 
 /* Removes up to STORE_PRUNE_CHUNK entries of index (replaced or expiry) whose u64 prefix is at
  * most limit, and what they point at. Returns the count removed (0: done) or a negative error. */
+struct prune_entry {
+	uint8_t key[STORE_REPLACED_LEN]; /* the longest of the indexes' keys */
+	size_t key_len;
+	const uint8_t *target; /* in key, or record (expiry's entries with a slot) */
+	uint8_t record[STORE_RECORD_KEY_LEN];
+};
+
 struct prune_collect {
 	struct store *store;
 	struct kv_txn *t;
 	bool expiry;
 	uint64_t limit;
 	uint64_t sealed;
-	uint8_t (*keys)[STORE_REPLACED_LEN]; /* the longer of the two indexes' keys */
+	struct prune_entry *entries;
 	size_t count;
 };
 
+/* Whether an expiry entry (its key, of key_len bytes) is h's own: keyed by h's slot, or, for a
+ * record without one, by its expiry time and record key. Any other is stale. */
+static bool expiry_entry_is_records(const uint8_t *key, size_t key_len, const struct record_header *h)
+{
+	if (get_uint(key, 8) != h->expires)
+		return false;
+	return h->slot ? key_len == STORE_EXPIRY_KEY_LEN && get_uint(key + 8, 8) == h->slot
+	               : key_len == STORE_EXPIRY_OLD_LEN;
+}
+
 static int prune_collect_visit(void *context, struct kv_val key, struct kv_val value)
 {
-	(void)value;
 	struct prune_collect *c = context;
-	if (key.len != (c->expiry ? 8 + STORE_RECORD_KEY_LEN : STORE_REPLACED_LEN))
+	const uint8_t *target = key.data + 8;
+	if (!c->expiry) {
+		if (key.len != STORE_REPLACED_LEN)
+			return DIRAUTH_ERR_STORE;
+	} else if (key.len == STORE_EXPIRY_KEY_LEN) {
+		if (value.len != STORE_RECORD_KEY_LEN)
+			return DIRAUTH_ERR_STORE;
+		target = value.data;
+	} else if (key.len != STORE_EXPIRY_OLD_LEN) {
 		return DIRAUTH_ERR_STORE;
+	}
 	if (get_uint(key.data, 8) > c->limit || c->count == STORE_PRUNE_CHUNK)
 		return 1;
 	if (c->expiry) {
@@ -1247,20 +1302,29 @@ static int prune_collect_visit(void *context, struct kv_val key, struct kv_val v
 		 * epoch may still hold the version it replaced. */
 		struct kv_val found;
 		struct record_header h;
-		if (kv_txn_get(c->t, c->store->records, key.data + 8, STORE_RECORD_KEY_LEN, &found) &&
-		    record_decode_header(found.data, found.len, &h) == 0 && h.stamp > c->sealed)
+		if (kv_txn_get(c->t, c->store->records, target, STORE_RECORD_KEY_LEN, &found) &&
+		    record_decode_header(found.data, found.len, &h) == 0 && h.stamp > c->sealed &&
+		    expiry_entry_is_records(key.data, key.len, &h))
 			return 0;
 	}
-	memcpy(c->keys[c->count++], key.data, key.len);
+	struct prune_entry *e = &c->entries[c->count++];
+	memcpy(e->key, key.data, key.len);
+	e->key_len = key.len;
+	if (target == value.data) {
+		memcpy(e->record, target, STORE_RECORD_KEY_LEN);
+		e->target = e->record;
+	} else {
+		e->target = e->key + 8;
+	}
 	return 0;
 }
 
 static int prune_chunk(struct store *store, bool expiry, uint64_t limit, uint64_t sealed)
 {
 	struct kv_txn t;
-	struct prune_collect c = {store, &t, expiry, limit, sealed, calloc(STORE_PRUNE_CHUNK, sizeof *c.keys),
-	                          0};
-	if (!c.keys)
+	struct prune_collect c = {
+	    store, &t, expiry, limit, sealed, calloc(STORE_PRUNE_CHUNK, sizeof *c.entries), 0};
+	if (!c.entries)
 		return DIRAUTH_ERR_NOMEM;
 	kv_txn_begin(store->env, &t, KV_WRITE);
 	int walked = kv_txn_walk_prefix(&t, expiry ? store->expiry : store->replaced, NULL, 0,
@@ -1268,13 +1332,14 @@ static int prune_chunk(struct store *store, bool expiry, uint64_t limit, uint64_
 	if (walked < 0)
 		kv_txn_fail(&t, walked);
 	for (size_t i = 0; i < c.count && !t.rc; i++) {
-		const uint8_t *key = c.keys[i] + 8;
+		const struct prune_entry *e = &c.entries[i];
+		const uint8_t *key = e->target;
 		if (!expiry) {
-			kv_txn_delete(&t, store->replaced, c.keys[i], STORE_REPLACED_LEN);
+			kv_txn_delete(&t, store->replaced, e->key, e->key_len);
 			kv_txn_delete(&t, store->previous, key, STORE_KEPT_KEY_LEN);
 			continue;
 		}
-		kv_txn_delete(&t, store->expiry, c.keys[i], 8 + STORE_RECORD_KEY_LEN);
+		kv_txn_delete(&t, store->expiry, e->key, e->key_len);
 		/* An expired record: gone from records (and previous), and from its namespace's usage. */
 		struct kv_val found;
 		struct record_header h;
@@ -1283,8 +1348,8 @@ static int prune_chunk(struct store *store, bool expiry, uint64_t limit, uint64_
 				kv_txn_fail(&t, DIRAUTH_ERR_STORE);
 				break;
 			}
-			if (h.expires != get_uint(c.keys[i], 8))
-				continue; /* a stale index entry; the record expires later */
+			if (!expiry_entry_is_records(e->key, e->key_len, &h))
+				continue; /* a stale index entry; the record has an entry of its own */
 			uint16_t ns = (uint16_t)get_uint(key, STORE_NS_LEN);
 			struct store_namespace_usage usage;
 			usage_get(&t, store, ns, &usage);
@@ -1297,7 +1362,7 @@ static int prune_chunk(struct store *store, bool expiry, uint64_t limit, uint64_
 		}
 	}
 	size_t count = c.count;
-	free(c.keys);
+	free(c.entries);
 	int rc = kv_txn_commit(&t);
 	return rc ? rc : (int)count;
 }

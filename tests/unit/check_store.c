@@ -15,6 +15,7 @@
 #include "schema/note.h"
 #include "schema/registration.h"
 #include "server/store/internal.h"
+#include "server/store/record_codec.h"
 #include "server/store/store.h"
 #include "test_keys.h"
 #include "test_support.h"
@@ -697,16 +698,16 @@ START_TEST(test_older_format_refused)
 	struct store *other = NULL;
 	struct store_options options = {.path = path};
 
-	/* A store written before the format was recorded: services, with a record, and no meta; and
-	 * one whose recorded format is another. */
-	struct kv_database databases[] = {{"services", &db}, {"meta", &db}};
-	for (int i = 0; i < 2; i++) {
+	/* A store written before the format was recorded: services, with a record, and no meta; one
+	 * whose recorded format is older than any this binary reads, and one newer. */
+	struct kv_database databases[] = {{"services", &db}, {"meta", &db}, {"meta", &db}};
+	for (int i = 0; i < 3; i++) {
 		ck_assert_int_eq(kv_env_open(at(databases[i].name), MIB, &databases[i], 1, &env), 0);
 		kv_txn_begin(env, &t, KV_WRITE);
 		if (i == 0)
 			kv_txn_put(&t, db, "0123456789abcdef0123456789abcdef", 32, "provider", 8);
 		else
-			kv_txn_put(&t, db, "format", 6, "\0\0\0\1", 4);
+			kv_txn_put(&t, db, "format", 6, i == 1 ? "\0\0\0\1" : "\0\0\0\4", 4);
 		ck_assert_int_eq(kv_txn_commit(&t), 0);
 		kv_env_close(env);
 		ck_assert_int_eq(store_open(&options, &other), DIRAUTH_ERR_STORE);
@@ -1020,6 +1021,202 @@ START_TEST(test_seal_prunes_expired)
 	ck_assert_uint_eq(count_entries("expiry"), 1);
 	ck_assert_uint_eq(count_entries("previous"), 0);
 	ck_assert_uint_eq(count_entries("replaced"), 0);
+}
+END_TEST
+
+/* The expiry index as stored, in its order: each entry's key length, expiry time and slot (0:
+ * an entry of format 2, keyed by its record key) and the record key it names. */
+struct expiry_index {
+	size_t count;
+	size_t key_len[WALK_MAX];
+	uint64_t expires[WALK_MAX], slot[WALK_MAX];
+	uint8_t record[WALK_MAX][STORE_RECORD_KEY_LEN];
+};
+
+static int expiry_visit(void *context, struct kv_val key, struct kv_val value)
+{
+	struct expiry_index *x = context;
+	ck_assert_uint_lt(x->count, WALK_MAX);
+	ck_assert(key.len == STORE_EXPIRY_KEY_LEN || key.len == STORE_EXPIRY_OLD_LEN);
+	size_t i = x->count++;
+	x->key_len[i] = key.len;
+	x->expires[i] = get_uint(key.data, 8);
+	if (key.len == STORE_EXPIRY_KEY_LEN) {
+		ck_assert_uint_eq(value.len, STORE_RECORD_KEY_LEN);
+		x->slot[i] = get_uint(key.data + 8, 8);
+		memcpy(x->record[i], value.data, STORE_RECORD_KEY_LEN);
+	} else {
+		ck_assert_uint_eq(value.len, 0);
+		memcpy(x->record[i], key.data + 8, STORE_RECORD_KEY_LEN);
+	}
+	return 0;
+}
+
+/* Reads the closed store's expiry index into x. */
+static void read_expiry(struct expiry_index *x)
+{
+	struct kv_env *env = NULL;
+	struct kv_db db;
+	struct kv_database d = {"expiry", &db};
+	struct kv_txn t;
+	memset(x, 0, sizeof *x);
+	ck_assert_int_eq(kv_env_open(dir, MIB, &d, 1, &env), 0);
+	kv_txn_begin(env, &t, KV_READ);
+	ck_assert_int_eq(kv_txn_walk_prefix(&t, db, NULL, 0, expiry_visit, x), 0);
+	kv_txn_abort(&t);
+	kv_env_close(env);
+}
+
+/* Whether x's entry i names service's record (the namespace's id is 1, the first one made). */
+static bool names_service(const struct expiry_index *x, size_t i, uint32_t service)
+{
+	uint8_t key[STORE_RECORD_KEY_LEN], id[32];
+	make_id(id, 0x5e, service);
+	record_key(key, 1, id);
+	return memcmp(x->record[i], key, sizeof key) == 0;
+}
+
+START_TEST(test_expiry_entries_follow_their_slots)
+{
+	/* Registered in the order 3, 1, 2 with one expiry time: their entries are in that order,
+	 * by slot, not by service id, so that a batch's entries share pages. */
+	const uint32_t order[3] = {3, 1, 2};
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(reg(NAMESPACE, PROVIDER, order[i], 1, 1000, 0), 0);
+	ck_assert_int_eq(reg(NAMESPACE, PROVIDER, 4, 1, 500, 0), 0);
+	store_close(store);
+	struct expiry_index x;
+	read_expiry(&x);
+	ck_assert_uint_eq(x.count, 4);
+	ck_assert(names_service(&x, 0, 4) && x.expires[0] == 500 && x.slot[0] == 4);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_uint_eq(x.key_len[i + 1], STORE_EXPIRY_KEY_LEN);
+		ck_assert_uint_eq(x.expires[i + 1], 1000);
+		ck_assert_uint_eq(x.slot[i + 1], (uint64_t)i + 1);
+		ck_assert(names_service(&x, (size_t)i + 1, order[i]));
+	}
+
+	/* A replacement takes the next slot and its old entry goes; after a reopen slots go on
+	 * rising. */
+	store = open_at(dir, 0, 0);
+	ck_assert_int_eq(reg(NAMESPACE, PROVIDER, 3, 2, 1000, 0), 0);
+	store_close(store);
+	store = open_at(dir, 0, 0);
+	ck_assert_int_eq(reg(NAMESPACE, PROVIDER, 1, 2, 400, 0), 0);
+	store_close(store);
+	read_expiry(&x);
+	ck_assert_uint_eq(x.count, 4);
+	ck_assert(names_service(&x, 0, 1) && x.expires[0] == 400 && x.slot[0] == 6);
+	ck_assert(names_service(&x, 1, 4) && x.slot[1] == 4);
+	ck_assert(names_service(&x, 2, 2) && x.slot[2] == 3);
+	ck_assert(names_service(&x, 3, 3) && x.slot[3] == 5);
+
+	/* The seal finds them by their expiry time. */
+	store = open_at(dir, 0, 0);
+	expect_view(NAMESPACE, 0, 600, 2, "registration 2 sequence 1");
+	ck_assert_uint_eq(usage_of(NAMESPACE).records, 2);
+	store_close(store);
+	store = NULL;
+	read_expiry(&x);
+	ck_assert_uint_eq(x.count, 2);
+	ck_assert_uint_eq(count_entries("records"), 2);
+}
+END_TEST
+
+static int collect_visit(void *context, struct kv_val key, struct kv_val value)
+{
+	struct buffer *b = context;
+	uint8_t lengths[8];
+	put_uint(lengths, key.len, 4);
+	put_uint(lengths + 4, value.len, 4);
+	ck_assert_int_eq(buffer_append(b, lengths, 8), 0);
+	ck_assert_int_eq(buffer_append(b, key.data, key.len), 0);
+	ck_assert_int_eq(buffer_append(b, value.data, value.len), 0);
+	return 0;
+}
+
+/* Rewrites the closed store as format 2 wrote it: records without a slot, expiry keyed by
+ * expiry time and record key, the format 2, no next_slot. */
+static void make_format_2(void)
+{
+	struct kv_env *env = NULL;
+	struct kv_db meta, records, expiry;
+	struct kv_database d[] = {{"meta", &meta}, {"records", &records}, {"expiry", &expiry}};
+	struct kv_txn t;
+	struct buffer all;
+	buffer_init(&all);
+	ck_assert_int_eq(kv_env_open(dir, 4 * MIB, d, 3, &env), 0);
+	kv_txn_begin(env, &t, KV_WRITE);
+	ck_assert_int_eq(kv_txn_walk_prefix(&t, records, NULL, 0, collect_visit, &all), 0);
+	for (size_t at = 0; at < all.len;) {
+		size_t key_len = get_uint(all.data + at, 4), value_len = get_uint(all.data + at + 4, 4);
+		const uint8_t *key = all.data + at + 8, *value = key + key_len;
+		struct record_header h;
+		ck_assert_int_eq(record_decode_header(value, value_len, &h), 0);
+		ck_assert_uint_ne(h.slot, 0);
+		uint8_t old[1024], index[STORE_EXPIRY_OLD_LEN];
+		ck_assert_uint_lt(value_len, sizeof old);
+		memcpy(old, value, RECORD_HEADER_SIZE - 1);
+		old[RECORD_HEADER_SIZE - 1] = h.form;
+		memcpy(old + RECORD_HEADER_SIZE, value + RECORD_HEADER_SIZE + 8,
+		       value_len - RECORD_HEADER_SIZE - 8);
+		kv_txn_put(&t, records, key, key_len, old, value_len - 8);
+		kv_txn_delete(&t, expiry, index, expiry_key(index, h.expires, h.slot, key));
+		kv_txn_put(&t, expiry, index, expiry_key(index, h.expires, 0, key), "", 0);
+		at += 8 + key_len + value_len;
+	}
+	kv_txn_put(&t, meta, "format", 6, "\0\0\0\2", 4);
+	kv_txn_delete(&t, meta, "next_slot", 9);
+	ck_assert_int_eq(kv_txn_commit(&t), 0);
+	kv_env_close(env);
+	buffer_free(&all);
+}
+
+START_TEST(test_format_2_store_is_read_and_kept)
+{
+	for (uint32_t i = 1; i <= 3; i++)
+		ck_assert_int_eq(reg(NAMESPACE, PROVIDER, i, 1, 100 * (uint64_t)i, i), 0);
+	store_close(store);
+	make_format_2();
+	struct expiry_index x;
+	read_expiry(&x);
+	ck_assert_uint_eq(x.count, 3);
+	for (size_t i = 0; i < 3; i++)
+		ck_assert_uint_eq(x.key_len[i], STORE_EXPIRY_OLD_LEN);
+
+	/* Opened, it is format 3 from then on, and its records read as before. */
+	store = open_at(dir, 0, 0);
+	expect_view(NAMESPACE, 0, 0, 3, "registration 1 sequence 1");
+	ck_assert_str_eq(seen.notes[2], "registration 3 sequence 1");
+	/* A replacement drops the record's old entry and has a slotted one. */
+	ck_assert_int_eq(reg(NAMESPACE, PROVIDER, 3, 2, 5000, 3), 0);
+	store_close(store);
+	read_expiry(&x);
+	ck_assert_uint_eq(x.count, 3);
+	ck_assert(names_service(&x, 0, 1) && x.key_len[0] == STORE_EXPIRY_OLD_LEN);
+	ck_assert(names_service(&x, 1, 2) && x.key_len[1] == STORE_EXPIRY_OLD_LEN);
+	ck_assert(names_service(&x, 2, 3) && x.slot[2] == 1 && x.expires[2] == 5000);
+	struct kv_env *env = NULL;
+	struct kv_db meta;
+	struct kv_database d = {"meta", &meta};
+	struct kv_txn t;
+	struct kv_val value;
+	ck_assert_int_eq(kv_env_open(dir, MIB, &d, 1, &env), 0);
+	kv_txn_begin(env, &t, KV_READ);
+	ck_assert(kv_txn_get(&t, meta, "format", 6, &value));
+	ck_assert_mem_eq(value.data, "\0\0\0\3", 4);
+	kv_txn_abort(&t);
+	kv_env_close(env);
+
+	/* The seal finds the old entries too: services 1 and 2 expire, 3 stays. */
+	store = open_at(dir, 0, 0);
+	expect_view(NAMESPACE, 0, 250, 1, "registration 3 sequence 2");
+	ck_assert_uint_eq(usage_of(NAMESPACE).records, 1);
+	store_close(store);
+	store = NULL;
+	read_expiry(&x);
+	ck_assert_uint_eq(x.count, 1);
+	ck_assert_uint_eq(count_entries("records"), 1);
 }
 END_TEST
 
@@ -1722,6 +1919,8 @@ int main(void)
 	                        test_service_collision_refused,
 	                        test_endpoint_collision_refused,
 	                        test_view_order_expiry_and_stop,
+	                        test_expiry_entries_follow_their_slots,
+	                        test_format_2_store_is_read_and_kept,
 	                        test_namespace_isolation,
 	                        test_persistence_across_reopen,
 	                        test_open_creates_private_directory,
