@@ -257,7 +257,16 @@ int main(int argc, char **argv)
 	                                      .map_size = config->store.map_size_bytes,
 	                                      .refuse_percent = config->store.refuse_percent};
 	if ((rc = store_open(&store_options, &store)) != 0) {
-		fprintf(stderr, "dirauthd: store %s: %s\n", config->data_dir, dirauth_strerror(rc));
+		uint64_t format = 0;
+		if (rc == DIRAUTH_ERR_STORE && store_format_read(config->data_dir, &format) == 0 &&
+		    (format < STORE_FORMAT_OLDEST || format > STORE_FORMAT))
+			fprintf(stderr,
+			        "dirauthd: store %s is of format %llu; this dirauthd reads formats %d to %d "
+			        "(docs/operating.md, \"Upgrading dirauthd\")\n",
+			        config->data_dir, (unsigned long long)format, STORE_FORMAT_OLDEST,
+			        STORE_FORMAT);
+		else
+			fprintf(stderr, "dirauthd: store %s: %s\n", config->data_dir, dirauth_strerror(rc));
 		status = EXIT_IO;
 		goto cleanup;
 	}

@@ -21,8 +21,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#define STORE_FORMAT          3
-#define STORE_FORMAT_OLDEST   2 /* the oldest format opened, and brought up to STORE_FORMAT */
 #define STORE_ID_LEN          32
 #define STORE_NS_LEN          2
 #define STORE_RECORD_KEY_LEN  (STORE_NS_LEN + STORE_ID_LEN)

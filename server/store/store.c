@@ -912,6 +912,27 @@ static int any_record(void *context, struct kv_val key, struct kv_val value)
 	return 1;
 }
 
+int store_format_read(const char *path, uint64_t *format)
+{
+	struct kv_env *env = NULL;
+	struct kv_db meta;
+	struct kv_database database = {"meta", &meta};
+	struct kv_txn t;
+	struct kv_val value;
+	int rc = kv_env_open(path, 1 << 20, &database, 1, &env);
+	if (rc)
+		return rc;
+	kv_txn_begin(env, &t, KV_READ);
+	rc = DIRAUTH_ERR_NOT_FOUND;
+	if (kv_txn_get(&t, meta, "format", 6, &value)) {
+		*format = value.len == 4 ? get_uint(value.data, 4) : 0;
+		rc = 0;
+	}
+	kv_txn_abort(&t);
+	kv_env_close(env);
+	return rc;
+}
+
 static int check_format(struct store *store)
 {
 	struct kv_txn t;

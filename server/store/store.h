@@ -77,6 +77,16 @@ struct store_options {
 /* Bytes a record takes in a snapshot body besides its note: its "record <id> <length>" line. */
 #define STORE_RECORD_FRAMING 78
 
+/* The layouts this build reads (docs/operating.md, "Upgrading dirauthd"): a store of an older
+ * one it knows is brought up to STORE_FORMAT when opened, and any other is refused. */
+#define STORE_FORMAT        3
+#define STORE_FORMAT_OLDEST 2
+
+/* Reads the format recorded in the store at path (which must not be open), to tell an operator
+ * why store_open refused it. Returns 0 with *format set, DIRAUTH_ERR_NOT_FOUND (none recorded)
+ * or kv_env_open's errors. */
+int store_format_read(const char *path, uint64_t *format);
+
 /* Opens (creating if needed) the store and starts its committer thread. Body files left by a
  * publication that did not commit (a crash between writing them and storing the header) are
  * removed. Returns 0, DIRAUTH_ERR_CONFIG (no path), DIRAUTH_ERR_IO (the directory cannot be made

@@ -712,6 +712,11 @@ START_TEST(test_older_format_refused)
 		kv_env_close(env);
 		ck_assert_int_eq(store_open(&options, &other), DIRAUTH_ERR_STORE);
 		ck_assert_ptr_null(other);
+		/* What the operator is told: the format found, if one was recorded. */
+		uint64_t format = 0;
+		ck_assert_int_eq(store_format_read(options.path, &format),
+		                 i == 0 ? DIRAUTH_ERR_NOT_FOUND : 0);
+		ck_assert_uint_eq(format, i == 0 ? 0 : i == 1 ? 1 : 4);
 	}
 }
 END_TEST
