@@ -1081,6 +1081,21 @@ static bool names_service(const struct expiry_index *x, size_t i, uint32_t servi
 	return memcmp(x->record[i], key, sizeof key) == 0;
 }
 
+/* Opens the closed store, seals the next epoch with valid-after now and expects count records
+ * (the first with note first) in its view, its usage, records and the expiry index; closes it. */
+static void expect_sealed(uint64_t now, size_t count, const char *first)
+{
+	struct expiry_index x;
+	store = open_at(dir, 0, 0);
+	expect_view(NAMESPACE, 0, now, count, first);
+	ck_assert_uint_eq(usage_of(NAMESPACE).records, count);
+	store_close(store);
+	store = NULL;
+	read_expiry(&x);
+	ck_assert_uint_eq(x.count, count);
+	ck_assert_uint_eq(count_entries("records"), count);
+}
+
 START_TEST(test_expiry_entries_follow_their_slots)
 {
 	/* Registered in the order 3, 1, 2 with one expiry time: their entries are in that order,
@@ -1117,14 +1132,7 @@ START_TEST(test_expiry_entries_follow_their_slots)
 	ck_assert(names_service(&x, 3, 3) && x.slot[3] == 5);
 
 	/* The seal finds them by their expiry time. */
-	store = open_at(dir, 0, 0);
-	expect_view(NAMESPACE, 0, 600, 2, "registration 2 sequence 1");
-	ck_assert_uint_eq(usage_of(NAMESPACE).records, 2);
-	store_close(store);
-	store = NULL;
-	read_expiry(&x);
-	ck_assert_uint_eq(x.count, 2);
-	ck_assert_uint_eq(count_entries("records"), 2);
+	expect_sealed(600, 2, "registration 2 sequence 1");
 }
 END_TEST
 
@@ -1214,14 +1222,7 @@ START_TEST(test_format_2_store_is_read_and_kept)
 	kv_env_close(env);
 
 	/* The seal finds the old entries too: services 1 and 2 expire, 3 stays. */
-	store = open_at(dir, 0, 0);
-	expect_view(NAMESPACE, 0, 250, 1, "registration 3 sequence 2");
-	ck_assert_uint_eq(usage_of(NAMESPACE).records, 1);
-	store_close(store);
-	store = NULL;
-	read_expiry(&x);
-	ck_assert_uint_eq(x.count, 1);
-	ck_assert_uint_eq(count_entries("records"), 1);
+	expect_sealed(250, 1, "registration 3 sequence 2");
 }
 END_TEST
 
