@@ -619,10 +619,13 @@ int ctl_fetch_verify_and_store(const struct ctl_fetch_input *input, struct ctl_f
 		                          input->header_note_len, input->proof, input->proof_len,
 		                          given_consistency, (void *)input, &log, report);
 	if (rc == 0) {
-		const struct fetched fetched = {input->header_note,   input->header_note_len,
-		                                input->certificates,  input->certificates_len,
-		                                input->body_encoding, input->body,
-		                                input->body_len};
+		const struct fetched fetched = {.header_note = input->header_note,
+		                                .header_note_len = input->header_note_len,
+		                                .certificates = input->certificates,
+		                                .certificates_len = input->certificates_len,
+		                                .body_encoding = input->body_encoding,
+		                                .body = input->body,
+		                                .body_len = input->body_len};
 		rc = take_body(input->bundle, input->directory, input->namespace_name, &header, &fetched,
 		               &held, &log, result, report);
 	}
@@ -719,9 +722,13 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 	                      &body_response, report);
 	if (rc != 0)
 		goto done;
-	const struct fetched fetched = {
-	    header_response.body.data,      header_response.body.len, certificates.data,     certificates.len,
-	    body_response.content_encoding, body_response.body.data,  body_response.body.len};
+	const struct fetched fetched = {.header_note = header_response.body.data,
+	                                .header_note_len = header_response.body.len,
+	                                .certificates = certificates.data,
+	                                .certificates_len = certificates.len,
+	                                .body_encoding = body_response.content_encoding,
+	                                .body = body_response.body.data,
+	                                .body_len = body_response.body.len};
 	rc = take_body(options->bundle, directory, namespace_name, &header, &fetched, &held, &log, result,
 	               report);
 done:
