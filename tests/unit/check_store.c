@@ -258,18 +258,24 @@ static int kv_count_visit(void *context, struct kv_val key, struct kv_val value)
 	return 0;
 }
 
-static size_t count_entries(const char *database)
+/* Walks every entry of database in the closed store with visit. */
+static void walk_entries(const char *database, kv_visitor visit, void *context)
 {
 	struct kv_env *env = NULL;
 	struct kv_db db;
 	struct kv_database d = {database, &db};
 	struct kv_txn t;
-	size_t count = 0;
 	ck_assert_int_eq(kv_env_open(dir, MIB, &d, 1, &env), 0);
 	kv_txn_begin(env, &t, KV_READ);
-	ck_assert_int_eq(kv_txn_walk_prefix(&t, db, NULL, 0, kv_count_visit, &count), 0);
+	ck_assert_int_eq(kv_txn_walk_prefix(&t, db, NULL, 0, visit, context), 0);
 	kv_txn_abort(&t);
 	kv_env_close(env);
+}
+
+static size_t count_entries(const char *database)
+{
+	size_t count = 0;
+	walk_entries(database, kv_count_visit, &count);
 	return count;
 }
 
@@ -1060,16 +1066,8 @@ static int expiry_visit(void *context, struct kv_val key, struct kv_val value)
 /* Reads the closed store's expiry index into x. */
 static void read_expiry(struct expiry_index *x)
 {
-	struct kv_env *env = NULL;
-	struct kv_db db;
-	struct kv_database d = {"expiry", &db};
-	struct kv_txn t;
 	memset(x, 0, sizeof *x);
-	ck_assert_int_eq(kv_env_open(dir, MIB, &d, 1, &env), 0);
-	kv_txn_begin(env, &t, KV_READ);
-	ck_assert_int_eq(kv_txn_walk_prefix(&t, db, NULL, 0, expiry_visit, x), 0);
-	kv_txn_abort(&t);
-	kv_env_close(env);
+	walk_entries("expiry", expiry_visit, x);
 }
 
 /* Whether x's entry i names service's record (the namespace's id is 1, the first one made). */
