@@ -210,6 +210,7 @@ int record_decode_header(const uint8_t *value, size_t len, struct record_header 
 	    (form & RECORD_FORM_SLOTTED && out->slot == 0))
 		return DIRAUTH_ERR_STORE;
 	memcpy(out->digest, digest, 32);
+	out->size = r.at;
 	return 0;
 }
 
@@ -268,11 +269,10 @@ int record_decode_note(const uint8_t *value, size_t len, const char *namespace_n
 	int rc = record_decode_header(value, len, &h);
 	if (rc)
 		return rc;
-	size_t at = RECORD_HEADER_SIZE + (h.slot ? 8 : 0);
-	struct reader rd = {.data = value, .len = len, .at = at};
+	struct reader rd = {.data = value, .len = len, .at = h.size};
 	buffer_reset(out);
 	if (h.form == RECORD_FORM_BYTES)
-		rc = buffer_append(out, value + at, len - at);
+		rc = buffer_append(out, value + h.size, len - h.size);
 	else
 		rc = decode_compact(&rd, &h, namespace_name, service_id, keys, out);
 	if (rc)

@@ -41,6 +41,7 @@ struct record_header {
 	uint8_t digest[32];
 	uint8_t form;  /* 0 bytes, 1 compact (RECORD_FORM_SLOTTED cleared) */
 	uint64_t slot; /* 0: none, the record was written before store format 3 */
+	size_t size;   /* the header's bytes: where the note's form begins */
 };
 
 /* Looks a provider key up by reference (for rebuilding), or finds or adds one (for keeping). */
