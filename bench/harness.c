@@ -14,6 +14,7 @@
 #include "schema/error.h"
 #include "schema/receipt.h"
 #include "schema/registration.h"
+#include "tests/support/test_ports.h"
 
 #include <curl/curl.h>
 
@@ -219,24 +220,6 @@ int harness_make_temp_dir(const char *parent, const char *label, char out[HARNES
 		return -1;
 	}
 	return 0;
-}
-
-unsigned harness_free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return 0;
-	struct sockaddr_in addr;
-	memset(&addr, 0, sizeof(addr));
-	addr.sin_family = AF_INET;
-	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	socklen_t len = sizeof(addr);
-	unsigned port = 0;
-	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0 &&
-	    getsockname(fd, (struct sockaddr *)&addr, &len) == 0)
-		port = ntohs(addr.sin_port);
-	close(fd);
-	return port;
 }
 
 /* --- the machine's accounting ------------------------------------------------------------- */
@@ -839,7 +822,7 @@ int harness_authority_prepare(struct harness *harness, const struct harness_auth
 	if (rc != 0)
 		return -1;
 
-	unsigned port = harness_free_port();
+	unsigned port = test_ports_reserve();
 	if (port == 0) {
 		harness_fail("no free port on 127.0.0.1");
 		return -1;
@@ -1430,7 +1413,7 @@ int harness_nginx_start(struct harness *harness, const char *nginx, struct harne
 	buffer_init(&config);
 	int rc = -1;
 	memset(out, 0, sizeof(*out));
-	out->port = harness_free_port();
+	out->port = test_ports_reserve();
 	if (out->port == 0 || harness_make_temp_dir(harness->temp_parent, "nginx", out->dir) != 0)
 		goto cleanup;
 	snprintf(path, sizeof(path), "%s/www", out->dir);

@@ -60,7 +60,6 @@ int harness_make_temp_dir(const char *parent, const char *label, char out[HARNES
 uint64_t harness_tree_bytes(const char *path);
 /* The size of a file, 0 when it cannot be read. */
 uint64_t harness_file_size(const char *path);
-unsigned harness_free_port(void);
 
 /* "1.23 1.45 1.67": the load averages over 1, 5 and 15 minutes. */
 void harness_load_average(char out[64]);

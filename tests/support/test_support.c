@@ -3,18 +3,16 @@
  */
 #define _XOPEN_SOURCE 700
 #include "test_support.h"
+#include "test_ports.h"
 
 #include <check.h>
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -100,17 +98,9 @@ const char *test_binary_path(const char *relative)
 
 unsigned test_free_port(void)
 {
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	ck_assert(fd >= 0);
-	struct sockaddr_in addr;
-	memset(&addr, 0, sizeof(addr));
-	addr.sin_family = AF_INET;
-	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert(bind(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0);
-	socklen_t len = sizeof(addr);
-	ck_assert(getsockname(fd, (struct sockaddr *)&addr, &len) == 0);
-	close(fd);
-	return ntohs(addr.sin_port);
+	unsigned port = test_ports_reserve();
+	ck_assert_msg(port != 0, "no loopback port could be reserved below the ephemeral range");
+	return port;
 }
 
 pid_t test_spawn(char *const argv[], const char *log_path)

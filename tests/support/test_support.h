@@ -30,7 +30,8 @@ const char *test_source_path(const char *relative);
 /* Path of a file in the build tree: DIRAUTH_BINARY_DIR "/" relative. Static storage, reused. */
 const char *test_binary_path(const char *relative);
 
-/* A TCP port on 127.0.0.1 that was free a moment ago. */
+/* A TCP port on 127.0.0.1 that nothing listens on and no other test process takes while this one
+ * lives (test_ports.h). */
 unsigned test_free_port(void);
 
 /* Starts argv[0] (a path) with argv, stdout and stderr appended to log_path (may be NULL to
