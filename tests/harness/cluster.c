@@ -59,6 +59,7 @@ struct member {
 	char url[64];
 	unsigned port;
 	pid_t pid;
+	off_t log_start; /* the size of log_path when this run of dirauthd was started */
 	pid_t signer_pid;
 	int64_t skew;
 	int impersonated;
@@ -82,6 +83,7 @@ struct cluster {
 	struct signer_key *providers[CLUSTER_PROVIDERS];
 	struct signer_key *stranger;
 	uint64_t base;
+	char refusal[512]; /* cluster_last_refusal */
 	int keep;
 	int janitor_fd;
 	pid_t janitor_pid;
@@ -290,18 +292,43 @@ static void wait_signer(struct cluster *c, struct member *m)
 	             m->signer_log_path);
 }
 
-/* Until dirauthd is ready: it answers, and its signer answered it (so a registration posted now
- * gets its receipt rather than 503). */
+/* Starts member m's dirauthd, its output appended to its log. */
+static void spawn_dirauthd(struct cluster *c, struct member *m)
+{
+	struct stat st;
+	m->log_start = stat(m->log_path, &st) == 0 ? st.st_size : 0;
+	m->pid = spawn(c, test_binary_path("server/dirauthd"), m->config_path, m->log_path);
+}
+
+/* Whether this run of m's dirauthd said it listens on its port: what answers there is then it,
+ * not another process that took the port. */
+static int says_listening(const struct member *m)
+{
+	char line[96];
+	snprintf(line, sizeof line, "dirauthd: listening on 127.0.0.1:%u\n", m->port);
+	if (access(m->log_path, F_OK) != 0)
+		return 0;
+	size_t len = 0;
+	char *text = (char *)test_read_file(m->log_path, &len);
+	int found = (size_t)m->log_start <= len && strstr(text + m->log_start, line) != NULL;
+	free(text);
+	return found;
+}
+
+/* Until dirauthd is ready: it said it listens on its port, it answers, and its signer answered
+ * it (so a registration posted now gets its receipt rather than 503). */
 static void wait_ready(struct cluster *c, struct member *m)
 {
 	char url[128];
 	snprintf(url, sizeof url, "%s/v1/ready", m->url);
 	for (int waited = 0; waited < START_TIMEOUT_MS; waited += 20) {
-		struct cluster_response response;
-		long status = cluster_http(url, NULL, 0, NULL, 1000, &response);
-		cluster_response_free(&response);
-		if (status == 200)
-			return;
+		if (says_listening(m)) {
+			struct cluster_response response;
+			long status = cluster_http(url, NULL, 0, NULL, 1000, &response);
+			cluster_response_free(&response);
+			if (status == 200)
+				return;
+		}
 		ck_assert_msg(!exited(c, &m->pid), "%s: dirauthd exited; see %s", m->name, m->log_path);
 		test_sleep_ms(20);
 	}
@@ -316,7 +343,7 @@ static void start_member(struct cluster *c, struct member *m)
 		wait_signer(c, m);
 	}
 	if (m->pid == 0) {
-		m->pid = spawn(c, test_binary_path("server/dirauthd"), m->config_path, m->log_path);
+		spawn_dirauthd(c, m);
 		wait_ready(c, m);
 	}
 }
@@ -615,10 +642,8 @@ struct cluster *cluster_start(const struct cluster_options *options)
 	}
 	for (size_t i = 0; i < c->n; i++)
 		wait_signer(c, &c->members[i]);
-	for (size_t i = 0; i < c->n; i++) {
-		struct member *m = &c->members[i];
-		m->pid = spawn(c, test_binary_path("server/dirauthd"), m->config_path, m->log_path);
-	}
+	for (size_t i = 0; i < c->n; i++)
+		spawn_dirauthd(c, &c->members[i]);
 	for (size_t i = 0; i < c->n; i++)
 		wait_ready(c, &c->members[i]);
 	return c;
@@ -1203,6 +1228,7 @@ void cluster_registration(const struct cluster *c, const struct signer_key *prov
 size_t cluster_register(struct cluster *c, unsigned members, const struct buffer *note, long *statuses)
 {
 	size_t accepted = 0;
+	c->refusal[0] = '\0';
 	for (size_t i = 0; i < c->n; i++) {
 		if (statuses)
 			statuses[i] = 0;
@@ -1210,12 +1236,21 @@ size_t cluster_register(struct cluster *c, unsigned members, const struct buffer
 			continue;
 		struct cluster_response response;
 		long status = cluster_post(c, i, "/v1/registrations", note->data, note->len, &response);
+		if (status != 202 && !c->refusal[0])
+			snprintf(c->refusal, sizeof c->refusal, "%s answered %ld: %.*s", cluster_name(c, i),
+			         status, (int)(response.body.len < 400 ? response.body.len : 400),
+			         response.body.data ? (const char *)response.body.data : "");
 		cluster_response_free(&response);
 		if (statuses)
 			statuses[i] = status;
 		accepted += status == 202;
 	}
 	return accepted;
+}
+
+const char *cluster_last_refusal(const struct cluster *c)
+{
+	return c->refusal;
 }
 
 int cluster_fetch(struct cluster *c, size_t i, const char *out_dir, uint64_t now,

@@ -259,6 +259,10 @@ void cluster_service_id(const char *label, uint64_t number, uint8_t out[32]);
  * asked). Returns how many answered 202. */
 size_t cluster_register(struct cluster *c, unsigned members, const struct buffer *note, long *statuses);
 
+/* What the last cluster_register's first refusal said ("a3 answered 409: {...}"), for a failing
+ * test's message; "" when every authority asked answered 202. */
+const char *cluster_last_refusal(const struct cluster *c);
+
 /* Runs `dirauthctl fetch` against authority i with the cluster's trust bundle, into out_dir,
  * judging at now; fills *outcome (free with test_outcome_free) and returns its exit status. */
 int cluster_fetch(struct cluster *c, size_t i, const char *out_dir, uint64_t now,

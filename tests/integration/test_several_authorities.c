@@ -258,9 +258,9 @@ static void register_with(struct cluster *c, unsigned members, const struct buff
 	for (size_t i = 0; i < N; i++)
 		expected += (members & CLUSTER_BIT(i)) != 0;
 	size_t accepted = cluster_register(c, members, note, statuses);
-	ck_assert_msg(accepted == expected, "%zu of %zu accepted; statuses %ld %ld %ld %ld %ld; see %s",
+	ck_assert_msg(accepted == expected, "%zu of %zu accepted; statuses %ld %ld %ld %ld %ld (%s); see %s",
 	              accepted, expected, statuses[0], statuses[1], statuses[2], statuses[3], statuses[4],
-	              cluster_log_path(c, 0));
+	              cluster_last_refusal(c), cluster_log_path(c, 0));
 }
 
 /* Runs epoch and expects members to publish it; returns what they serve in *out (may be NULL). */
