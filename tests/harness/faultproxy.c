@@ -13,6 +13,7 @@
  * mode change bumps a generation and wakes the thread, which applies it to the open connections
  * before it accepts anything else and then signals the waiting caller.
  */
+#define _GNU_SOURCE /* accept4, pipe2: no descriptor of the harness leaks into a daemon it starts */
 #include "tests/harness/faultproxy.h"
 
 #include "schema/error.h"
@@ -345,7 +346,7 @@ static void accept_client(struct faultproxy *p, int client, enum faultproxy_mode
 	}
 	c->to_target.data = malloc(p->buffer_bytes);
 	c->to_client.data = malloc(p->buffer_bytes);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (!c->to_target.data || !c->to_client.data || fd < 0 || set_nonblocking(fd) != 0) {
 		if (fd >= 0)
 			close(fd);
@@ -617,7 +618,7 @@ static void *proxy_thread(void *context)
 		pthread_mutex_unlock(&p->lock);
 		if (!changed && ready > 0 && (p->pollfds[1].revents & POLLIN)) {
 			for (int n = 0; n < ACCEPTS_PER_POLL; n++) {
-				int client = accept(p->listener, NULL, NULL);
+				int client = accept4(p->listener, NULL, NULL, SOCK_CLOEXEC);
 				if (client < 0)
 					break;
 				accept_client(p, client, mode, parameter, &target);
@@ -672,13 +673,13 @@ int faultproxy_start(const struct faultproxy_options *options, struct faultproxy
 	pthread_cond_init(&p->applied_cond, NULL);
 
 	rc = DIRAUTH_ERR_IO;
-	if (pipe(p->wake) != 0) {
+	if (pipe2(p->wake, O_CLOEXEC) != 0) {
 		p->wake[0] = p->wake[1] = -1;
 		goto fail_sync;
 	}
 	if (set_nonblocking(p->wake[0]) != 0 || set_nonblocking(p->wake[1]) != 0)
 		goto fail_sync;
-	p->listener = socket(AF_INET, SOCK_STREAM, 0);
+	p->listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (p->listener < 0)
 		goto fail_sync;
 	int one = 1;

@@ -6,6 +6,7 @@
  * closed. The route table doubles as the hit counter: a request for a path without an answer
  * still gets an entry (while there is room), so a test can see that a peer asked.
  */
+#define _GNU_SOURCE /* accept4, pipe2: no descriptor of the harness leaks into a daemon it starts */
 #include "tests/harness/stub_http.h"
 
 #include "schema/error.h"
@@ -295,7 +296,7 @@ static void *stub_thread(void *context)
 		s->connection_count = kept;
 		if (fds[1].revents & POLLIN) {
 			for (;;) {
-				int fd = accept(s->listener, NULL, NULL);
+				int fd = accept4(s->listener, NULL, NULL, SOCK_CLOEXEC);
 				if (fd < 0)
 					break;
 				struct stub_connection *c = NULL;
@@ -329,12 +330,12 @@ int stub_http_start(unsigned port, struct stub_http **out)
 	address.sin_port = htons((uint16_t)port);
 	socklen_t len = sizeof address;
 	int one = 1;
-	if (pipe(s->wake) != 0) {
+	if (pipe2(s->wake, O_CLOEXEC) != 0) {
 		s->wake[0] = s->wake[1] = -1;
 		goto fail;
 	}
 	if (set_nonblocking(s->wake[0]) != 0 || set_nonblocking(s->wake[1]) != 0 ||
-	    (s->listener = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
+	    (s->listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
 	    setsockopt(s->listener, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
 	    bind(s->listener, (struct sockaddr *)&address, sizeof address) != 0 ||
 	    listen(s->listener, 128) != 0 || set_nonblocking(s->listener) != 0 ||
