@@ -6,7 +6,6 @@
  * process holds. Record locks do not conflict within one process, so the ports a process took
  * are also kept in a list here; a process takes a few dozen at most.
  */
-#define _GNU_SOURCE
 #include "test_ports.h"
 
 #include <arpa/inet.h>
