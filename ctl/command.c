@@ -338,6 +338,32 @@ static int check_arguments(const struct ctl_command *command, const struct ctl_a
 	return 0;
 }
 
+/* The length of a URL without its trailing slashes. */
+static size_t url_length(const char *url)
+{
+	size_t len = strlen(url);
+	while (len > 0 && url[len - 1] == '/')
+		len--;
+	return len;
+}
+
+int ctl_command_urls_distinct(const char *command, const char *option, const struct ctl_argument_list *urls,
+                              struct ctl_report *report)
+{
+	for (size_t i = 0; i < urls->count; i++) {
+		size_t len = url_length(urls->values[i]);
+		for (size_t j = 0; j < i; j++) {
+			if (url_length(urls->values[j]) == len &&
+			    strncmp(urls->values[j], urls->values[i], len) == 0) {
+				ctl_report_fail(report, CTL_EXIT_USAGE, "%s: %s %.200s given twice", command,
+				                option, urls->values[i]);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
 int ctl_command_read(const struct ctl_command *command, int argc, char **argv,
                      struct ctl_arguments *arguments, struct ctl_report *report)
 {

@@ -157,4 +157,10 @@ int ctl_command_read(const struct ctl_command *command, int argc, char **argv,
  * --dry-run)"; command is the command's name ("health"). */
 int ctl_command_require(const char *command, const char *value, const char *shown, struct ctl_report *report);
 
+/* 0 when no URL of urls is given twice (two that differ only in trailing slashes are one: "http://a/"
+ * is "http://a"); else -1 and "<command>: <option> <URL> given twice" with status 64 in report, URL
+ * the second one as given. option is as shown, "--server". */
+int ctl_command_urls_distinct(const char *command, const char *option, const struct ctl_argument_list *urls,
+                              struct ctl_report *report);
+
 #endif

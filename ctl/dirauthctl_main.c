@@ -290,15 +290,6 @@ static const char proof_usage[] =
 
 /* ---- what several commands check and print ---- */
 
-/* The length of a server URL without its trailing slashes: "http://a/" and "http://a" are one. */
-static size_t server_url_length(const char *url)
-{
-	size_t len = strlen(url);
-	while (len > 0 && url[len - 1] == '/')
-		len--;
-	return len;
-}
-
 /* At most maximum --server URLs, none given twice. */
 static int check_servers(const char *command, const struct ctl_argument_list *servers, size_t maximum,
                          struct ctl_report *report)
@@ -308,18 +299,7 @@ static int check_servers(const char *command, const struct ctl_argument_list *se
 		                maximum);
 		return -1;
 	}
-	for (size_t i = 0; i < servers->count; i++) {
-		size_t len = server_url_length(servers->values[i]);
-		for (size_t j = 0; j < i; j++) {
-			if (server_url_length(servers->values[j]) == len &&
-			    strncmp(servers->values[j], servers->values[i], len) == 0) {
-				ctl_report_fail(report, CTL_EXIT_USAGE, "%s: --server %.200s given twice",
-				                command, servers->values[i]);
-				return -1;
-			}
-		}
-	}
-	return 0;
+	return ctl_command_urls_distinct(command, "--server", servers, report);
 }
 
 /* message without its leading "<prefix>: ", when it has one. */

@@ -1049,14 +1049,9 @@ int ctl_monitor_command(int argc, char **argv, const volatile sig_atomic_t *stop
 			                sources->values[i]);
 			return report->exit_code;
 		}
-		for (size_t j = 0; j < i; j++) {
-			if (strcmp(sources->values[i], sources->values[j]) == 0) {
-				ctl_report_fail(report, CTL_EXIT_USAGE, "monitor: --source %.64s given twice",
-				                sources->values[i]);
-				return report->exit_code;
-			}
-		}
 	}
+	if (ctl_command_urls_distinct("monitor", "--source", sources, report) != 0)
+		return report->exit_code;
 	if (a.every_text != NULL && (decimal_parse(a.every_text, strlen(a.every_text), &every) != 0 ||
 	                             every == 0 || every > 7 * 24 * 3600)) {
 		ctl_report_fail(report, CTL_EXIT_USAGE, "monitor: --every: expected seconds, 1 to 604800");

@@ -766,6 +766,13 @@ START_TEST(test_monitor_refusals)
 	const char *twice[] = {"monitor", "--trust",  w.bundle_path, "--source",
 	                       w.url,     "--source", w.url,         NULL};
 	ck_assert_int_eq(run_command(monitor_command, twice, &report), CTL_EXIT_USAGE);
+	char url_slash[128], said[192];
+	snprintf(url_slash, sizeof url_slash, "%s/", w.url); /* a trailing slash is the same source */
+	const char *twice_slash[] = {"monitor", "--trust",  w.bundle_path, "--source",
+	                             w.url,     "--source", url_slash,     NULL};
+	ck_assert_int_eq(run_command(monitor_command, twice_slash, &report), CTL_EXIT_USAGE);
+	snprintf(said, sizeof said, "monitor: --source %s given twice", url_slash);
+	ck_assert_str_eq(report.message, said);
 	const char *every[] = {"monitor", "--trust", w.bundle_path, "--source", w.url, "--every", "0", NULL};
 	ck_assert_int_eq(run_command(monitor_command, every, &report), CTL_EXIT_USAGE);
 	const char *witness[] = {"monitor", "--trust",       w.bundle_path, "--source",
