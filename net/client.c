@@ -360,7 +360,8 @@ int net_perform(const struct net_request *request, struct net_response *response
 
 /* Finds "key": "<string>" in a flat JSON object and copies the string (escapes reduced to
  * their character, anything outside printable ASCII to '?'). Returns 1 when found. The server's
- * answer is only ever shown to a person, never acted upon, so a small scanner is enough. */
+ * answer is shown to a person, or its code compared with a known one (net_error_code), never
+ * interpreted further, so a small scanner is enough. */
 static int json_string_field(const char *json, size_t len, const char *key, char *out, size_t cap)
 {
 	size_t key_len = strlen(key);
@@ -403,6 +404,14 @@ static int json_string_field(const char *json, size_t len, const char *key, char
 		return 1;
 	}
 	return 0;
+}
+
+int net_error_code(const struct net_response *response, char *out, size_t cap)
+{
+	if (cap > 0)
+		out[0] = '\0';
+	return response->body.data != NULL &&
+	       json_string_field((const char *)response->body.data, response->body.len, "error", out, cap);
 }
 
 void net_describe_error(const struct net_response *response, char *out, size_t cap)

@@ -112,4 +112,9 @@ uint32_t net_backoff_delay_ms(const struct net_retry *retry, unsigned retry_numb
  * printable ASCII and truncated to fit out (capacity cap). */
 void net_describe_error(const struct net_response *response, char *out, size_t cap);
 
+/* The stable code of an error answer, the "error" member of its JSON object ("rollback",
+ * "replayed"), copied into out (capacity cap) as net_describe_error reduces it. Returns 1 when the
+ * body holds one, else 0 (out then empty). */
+int net_error_code(const struct net_response *response, char *out, size_t cap);
+
 #endif
