@@ -21,7 +21,7 @@
 
 #define PATH_CAPACITY 4096
 
-static void limits_of(const struct trust_bundle *bundle, struct snapshot_body_limits *limits)
+void ctl_fetch_body_limits(const struct trust_bundle *bundle, struct snapshot_body_limits *limits)
 {
 	size_t records = bundle->max_records > SIZE_MAX / REGISTRATION_MAX_ENDPOINTS
 	                     ? SIZE_MAX / REGISTRATION_MAX_ENDPOINTS
@@ -52,7 +52,7 @@ static int read_body(const struct trust_bundle *bundle, const char *directory, c
 		return rc;
 	if (rc != 0)
 		return 0;
-	limits_of(bundle, &limits);
+	ctl_fetch_body_limits(bundle, &limits);
 	rc = snapshot_body_parse_sections(*data, len, &limits, out);
 	if (rc != 0) {
 		free(*data);
@@ -130,7 +130,7 @@ int ctl_fetch_check_revoked(const struct trust_bundle *bundle, const char *direc
 	rc = read_body(bundle, directory, namespace_name, header.epoch, &held_data, &held);
 	if (rc != 0 || held == NULL || held->revocation_count == 0)
 		goto done;
-	limits_of(bundle, &limits);
+	ctl_fetch_body_limits(bundle, &limits);
 	rc = snapshot_body_parse_sections(body, body_len, &limits, &fresh);
 	if (rc != 0) {
 		rc = rc == DIRAUTH_ERR_NOMEM ? rc : 0; /* verified already; cannot happen */
@@ -212,7 +212,7 @@ int ctl_fetch_drop_revoked(const struct trust_bundle *bundle, const char *direct
 	int n, rc = 0;
 
 	*dropped_count = 0;
-	limits_of(bundle, &limits);
+	ctl_fetch_body_limits(bundle, &limits);
 	if (snapshot_body_parse_sections(body, body_len, &limits, &fresh) != 0 ||
 	    fresh->revocation_count == 0)
 		goto done;

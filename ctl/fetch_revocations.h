@@ -28,6 +28,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The bounds a mirror reads a body within, from bundle: its max-records, and as many health and
+ * revocation entries as those records could list endpoints. */
+void ctl_fetch_body_limits(const struct trust_bundle *bundle, struct snapshot_body_limits *limits);
+
 /* The most dropped epochs a fetch names (it drops them all). */
 #define CTL_FETCH_DROPPED_MAX 16
 
