@@ -24,6 +24,7 @@
 #include "ctl/proof.h"
 #include "schema/lines.h"
 #include "ctl/register.h"
+#include "ctl/replay.h"
 #include "ctl/report.h"
 #include "ctl/trust_file.h"
 #include "net/client.h"
@@ -50,6 +51,8 @@ static const char main_usage[] =
     "  health            sign and post an endpoint's coarse health (--every: keep posting)\n"
     "  revoke            sign and post the revocation of an endpoint or a service\n"
     "  deregister        withdraw a service and keep the authorities' signed receipts\n"
+    "  replay-revocations\n"
+    "                    post a snapshot's revocations again to an authority restored from a backup\n"
     "  fetch             download, verify and store the latest snapshot of a namespace\n"
     "  verify            check an offline proof file: header, checkpoint and inclusion\n"
     "  proof             download the proof file of one epoch's header in the log\n"
@@ -223,6 +226,20 @@ static const char deregister_usage[] =
     "  --receipts DIR      where the receipts are kept (default: the current directory)\n"
     "  --verbose           also print each receipt\n"
     "  --now SECONDS       use this unix time instead of the clock\n";
+
+static const char replay_usage[] =
+    "usage: dirauthctl replay-revocations BODY --trust BUNDLE --server URL\n"
+    "\n"
+    "Posts every revocation the snapshot body BODY lists (a mirror's DIR/NS/EPOCH.body, as fetch\n"
+    "keeps it) to the authority at URL, lowest sequence first: an authority restored from a backup\n"
+    "taken before them holds them again. Each is a signed note the authority checks as a\n"
+    "provider's; one it holds already is answered 409 and counted as held. BODY is read within the\n"
+    "trust bundle's max-body-uncompressed and max-records. Exit 0 when none was refused, 76 when\n"
+    "one was (the first is named), 69 when the authority cannot be reached.\n"
+    "\n"
+    "  BODY             the snapshot body (the latest one the mirror holds lists the most)\n"
+    "  --trust BUNDLE   the trust bundle whose bounds the body is read within\n"
+    "  --server URL     the authority, e.g. http://127.0.0.1:8080\n";
 
 static const char fetch_usage[] =
     "usage: dirauthctl fetch --trust BUNDLE --server URL... --namespace NS [--out DIR] [--now SECONDS]\n"
@@ -1199,6 +1216,31 @@ done:
 
 /* ---- the transparency log's proofs (ctl/proof.h) ---- */
 
+static int run_replay(const struct ctl_arguments *arguments, struct ctl_report *report)
+{
+	struct trust_bundle *bundle = NULL;
+	struct ctl_replay_result result;
+	int rc;
+
+	memset(&result, 0, sizeof result);
+	if (arguments->servers.count > 1) {
+		ctl_report_fail(report, CTL_EXIT_USAGE,
+		                "replay-revocations: one --server: the authority that lost the revocations");
+		return report->exit_code;
+	}
+	rc = load_bundle("replay-revocations", arguments->trust, &bundle, report);
+	if (rc == 0)
+		rc = ctl_replay_revocations(bundle, arguments->operand, arguments->servers.values[0], &result,
+		                            report);
+	if (rc == 0 || result.listed > 0)
+		printf("replay-revocations: %s epoch %" PRIu64 " lists %zu revocations: %zu taken, %zu held "
+		       "already, %zu refused\n",
+		       result.namespace_name, result.epoch, result.listed, result.taken, result.held,
+		       result.refused);
+	free(bundle);
+	return rc == 0 ? CTL_EXIT_OK : report->exit_code;
+}
+
 static int run_verify(const struct ctl_arguments *arguments, struct ctl_report *report)
 {
 	struct ctl_proof_result *result = NULL;
@@ -1340,6 +1382,13 @@ static const struct ctl_command commands[] = {
         .foreign = {CTL_OPTION_CLASS, CTL_OPTION_CAPACITY, CTL_OPTION_EVERY, CTL_OPTION_REASON,
                     CTL_OPTION_SIGNER, CTL_OPTION_ENDPOINT, CTL_OPTION_STATE},
         .run = run_deregister,
+    },
+    {
+        .name = "replay-revocations",
+        .usage = replay_usage,
+        .operand = "BODY",
+        .options = {CTL_REQUIRED(CTL_OPTION_TRUST), CTL_REQUIRED(CTL_OPTION_SERVER)},
+        .run = run_replay,
     },
     {
         .name = "fetch",

@@ -13,6 +13,10 @@
  *   - health --every posts a new statement each round and stops on SIGTERM;
  *   - revoke by the provider (an endpoint) and by an operator (a whole service): both absent from
  *     the next snapshot and listed; refusals (64, 76);
+ *   - replay-revocations: an authority restored from a backup taken before two revocations holds
+ *     them again once the body of a snapshot that listed them is replayed (lowest sequence first,
+ *     though the body lists them the other way), and answers them as held when replayed again; a
+ *     spoiled one is refused and named; refusals (64, 65, 66, 69);
  *   - deregister: the receipt verified against the authority's certificate and kept, its
  *     last-listed epoch printed, the service absent from the snapshot after it; refusals.
  */
@@ -499,6 +503,131 @@ START_TEST(test_revoke_command)
 }
 END_TEST
 
+/* The provider revokes endpoint 0 of r at sequence. */
+static void revoke_endpoint(struct world *w, const char *service_path, const struct registration *r,
+                            const char *sequence)
+{
+	char e0[2 * ENDPOINT_ID_SIZE + 1];
+	endpoint_hex(r, 0, e0);
+	const char *revoke[] = {"revoke",     "--key",    w->provider_key, "--service", service_path,
+	                        "--endpoint", e0,         "--reason",      "retired",   "--sequence",
+	                        sequence,     "--server", w->url,          "--now",     w->now,
+	                        NULL};
+	expect_run(w, revoke, 0, "accepted: revoked endpoint");
+}
+
+/* GET /v1/mix/statements/<the note's SHA-256>: whether the authority holds it. */
+static long statement_status(struct world *w, const uint8_t *note, size_t len)
+{
+	struct buffer held = {.data = (uint8_t *)note, .len = len};
+	struct response response;
+	char path[256];
+	statement_path(&held, path, sizeof path);
+	request(&w->f, "GET", path, NULL, 0, 0, NULL, &response);
+	long status = response.status;
+	response_free(&response);
+	return status;
+}
+
+START_TEST(test_replay_revocations_after_restore)
+{
+	struct world w;
+	struct registration a, b;
+	char a_path[800], b_path[800], backup[800], body_path[800], spoiled_path[800];
+	world_open(&w);
+	service_file(&w, 1, a_path, sizeof a_path, &a);
+	service_file(&w, 2, b_path, sizeof b_path, &b);
+	register_file(&w, a_path);
+	register_file(&w, b_path);
+	snprintf(backup, sizeof backup, "%s/backup", w.f.dir);
+	ck_assert_int_eq(mkdir(backup, 0700), 0);
+	ck_assert_int_eq(store_backup(w.f.store, backup), 0);
+
+	/* After the backup the provider revokes an endpoint of each service, the one of the service
+	 * listed second in the body first: in the body's order the second revocation comes first. */
+	int a_first = memcmp(a.service_id, b.service_id, SERVICE_ID_SIZE) < 0;
+	revoke_endpoint(&w, a_first ? b_path : a_path, a_first ? &b : &a, "1");
+	revoke_endpoint(&w, a_first ? a_path : b_path, a_first ? &a : &b, "2");
+	publish_epoch(&w.f, 11);
+	struct published p;
+	published_get(&w.f, 11, &p);
+	ck_assert_uint_eq(p.body->revocation_count, 2);
+	snprintf(body_path, sizeof body_path, "%s/11.body", w.f.dir);
+	test_write_file(body_path, p.bytes.data, p.bytes.len, 0644);
+	/* The same body with the signature of the revocation at sequence 2 (listed first) spoiled. */
+	const struct snapshot_revocation *last = &p.body->revocations[0];
+	size_t at = (size_t)(last->note - p.bytes.data) + last->note_len - 4;
+	uint8_t kept = p.bytes.data[at];
+	p.bytes.data[at] = kept == 'A' ? 'B' : 'A';
+	snprintf(spoiled_path, sizeof spoiled_path, "%s/spoiled.body", w.f.dir);
+	test_write_file(spoiled_path, p.bytes.data, p.bytes.len, 0644);
+	p.bytes.data[at] = kept;
+
+	/* The authority restored from the backup: both revocations are lost. */
+	fixture_stop_serving(&w.f);
+	store_close(w.f.store);
+	test_remove_tree(w.f.config->data_dir);
+	ck_assert_int_eq(rename(backup, w.f.config->data_dir), 0);
+	struct store_options options = {.path = w.f.config->data_dir};
+	ck_assert_int_eq(store_open(&options, &w.f.store), 0);
+	fixture_serve(&w.f);
+	for (size_t i = 0; i < 2; i++)
+		ck_assert_int_eq(
+		    statement_status(&w, p.body->revocations[i].note, p.body->revocations[i].note_len), 404);
+
+	/* The one at sequence 1 is taken, the spoiled one at 2 refused and named. */
+	const char *spoiled[] = {"replay-revocations", spoiled_path, "--trust", w.bundle,
+	                         "--server",           w.url,        NULL};
+	expect_run(&w, spoiled, CTL_EXIT_PROTOCOL,
+	           "(sequence 2) was refused, and none after it was posted: refused: HTTP");
+	/* Replayed from the mirror's body, lowest sequence first: 1 held (taken above), 2 taken; then
+	 * both held. */
+	const char *replay[] = {"replay-revocations", body_path, "--trust", w.bundle,
+	                        "--server",           w.url,     NULL};
+	expect_run(
+	    &w, replay, 0,
+	    "replay-revocations: mix epoch 11 lists 2 revocations: 1 taken, 1 held already, 0 refused");
+	expect_run(&w, replay, 0, "lists 2 revocations: 0 taken, 2 held already, 0 refused");
+	for (size_t i = 0; i < 2; i++)
+		ck_assert_int_eq(
+		    statement_status(&w, p.body->revocations[i].note, p.body->revocations[i].note_len), 200);
+	/* The next snapshot lists both again, and neither service. */
+	publish_epoch(&w.f, 12);
+	struct published next;
+	published_get(&w.f, 12, &next);
+	ck_assert_ptr_nonnull(revocation_of(&next, &a, 0));
+	ck_assert_ptr_nonnull(revocation_of(&next, &b, 0));
+	ck_assert(!has_record(&next, a.service_id) && !has_record(&next, b.service_id));
+	published_free(&next);
+
+	/* Refusals. */
+	const char *no_server[] = {"replay-revocations", body_path, "--trust", w.bundle, NULL};
+	expect_run(&w, no_server, CTL_EXIT_USAGE, "--server is required");
+	const char *no_body[] = {"replay-revocations", "--trust", w.bundle, "--server", w.url, NULL};
+	expect_run(&w, no_body, CTL_EXIT_USAGE, "BODY is required");
+	const char *two[] = {
+	    "replay-revocations", body_path, "--trust", w.bundle, "--server", w.url, "--server",
+	    "http://127.0.0.1:1", NULL};
+	expect_run(&w, two, CTL_EXIT_USAGE, "one --server");
+	const char *missing[] = {
+	    "replay-revocations", "/nonexistent/11.body", "--trust", w.bundle, "--server", w.url, NULL};
+	expect_run(&w, missing, CTL_EXIT_NO_INPUT, "no such file");
+	const char *not_body[] = {"replay-revocations", w.bundle, "--trust", w.bundle,
+	                          "--server",           w.url,    NULL};
+	expect_run(&w, not_body, CTL_EXIT_DATA, "not a snapshot body");
+	char away[64];
+	snprintf(away, sizeof away, "http://127.0.0.1:%u", test_free_port());
+	const char *unreachable[] = {"replay-revocations", body_path, "--trust", w.bundle,
+	                             "--server",           away,      NULL};
+	expect_run(&w, unreachable, CTL_EXIT_UNAVAILABLE, away);
+
+	published_free(&p);
+	registration_clear(&a);
+	registration_clear(&b);
+	world_close(&w);
+}
+END_TEST
+
 START_TEST(test_deregister_command)
 {
 	struct world w;
@@ -608,6 +737,7 @@ static Suite *dirauthctl_lifecycle_suite(void)
 	tcase_add_test(tc, test_health_draining_by_endpoint_key);
 	tcase_add_test(tc, test_health_every);
 	tcase_add_test(tc, test_revoke_command);
+	tcase_add_test(tc, test_replay_revocations_after_restore);
 	tcase_add_test(tc, test_deregister_command);
 	tcase_add_test(tc, test_deregister_receipt_refused);
 	suite_add_tcase(suite, tc);
