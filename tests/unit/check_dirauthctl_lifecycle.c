@@ -391,16 +391,24 @@ START_TEST(test_health_every)
 }
 END_TEST
 
+/* The world with example registrations 1 and 2 registered from their service files (paths of
+ * cap bytes). */
+static void open_with_two_services(struct world *w, char *first_path, struct registration *first,
+                                   char *second_path, struct registration *second, size_t cap)
+{
+	world_open(w);
+	service_file(w, 1, first_path, cap, first);
+	service_file(w, 2, second_path, cap, second);
+	register_file(w, first_path);
+	register_file(w, second_path);
+}
+
 START_TEST(test_revoke_command)
 {
 	struct world w;
 	struct registration r, second;
 	char path[800], second_path[800], e0[65], service_hex[65], words[400];
-	world_open(&w);
-	service_file(&w, 1, path, sizeof path, &r);
-	service_file(&w, 2, second_path, sizeof second_path, &second);
-	register_file(&w, path);
-	register_file(&w, second_path);
+	open_with_two_services(&w, path, &r, second_path, &second, sizeof path);
 	endpoint_hex(&r, 0, e0);
 	hex_encode(second.service_id, SERVICE_ID_SIZE, service_hex);
 
@@ -534,11 +542,7 @@ START_TEST(test_replay_revocations_after_restore)
 	struct world w;
 	struct registration a, b;
 	char a_path[800], b_path[800], backup[800], body_path[800], spoiled_path[800];
-	world_open(&w);
-	service_file(&w, 1, a_path, sizeof a_path, &a);
-	service_file(&w, 2, b_path, sizeof b_path, &b);
-	register_file(&w, a_path);
-	register_file(&w, b_path);
+	open_with_two_services(&w, a_path, &a, b_path, &b, sizeof a_path);
 	snprintf(backup, sizeof backup, "%s/backup", w.f.dir);
 	ck_assert_int_eq(mkdir(backup, 0700), 0);
 	ck_assert_int_eq(store_backup(w.f.store, backup), 0);
