@@ -228,18 +228,21 @@ static const char deregister_usage[] =
     "  --now SECONDS       use this unix time instead of the clock\n";
 
 static const char replay_usage[] =
-    "usage: dirauthctl replay-revocations BODY --trust BUNDLE --server URL\n"
+    "usage: dirauthctl replay-revocations BODY --trust BUNDLE --server URL [--capability-file FILE]\n"
     "\n"
     "Posts every revocation the snapshot body BODY lists (a mirror's DIR/NS/EPOCH.body, as fetch\n"
     "keeps it) to the authority at URL, lowest sequence first: an authority restored from a backup\n"
     "taken before them holds them again. Each is a signed note the authority checks as a\n"
-    "provider's; one it holds already is answered 409 and counted as held. BODY is read within the\n"
-    "trust bundle's max-body-uncompressed and max-records. Exit 0 when none was refused, 76 when\n"
-    "one was (the first is named), 69 when the authority cannot be reached.\n"
+    "provider's. One it holds already is counted as held; one a later revocation by its key has\n"
+    "passed over since the restore, as superseded; after a refusal, no later one of the same key\n"
+    "is posted. BODY is read within the trust bundle's max-body-uncompressed and max-records.\n"
+    "Exit 0 when every one was taken or held, 76 otherwise (the first is named), 69 when the\n"
+    "authority cannot be reached. Replay before anyone posts new revocations to it.\n"
     "\n"
-    "  BODY             the snapshot body (the latest one the mirror holds lists the most)\n"
-    "  --trust BUNDLE   the trust bundle whose bounds the body is read within\n"
-    "  --server URL     the authority, e.g. http://127.0.0.1:8080\n";
+    "  BODY                    the snapshot body (the latest one a mirror holds lists the most)\n"
+    "  --trust BUNDLE          the trust bundle whose bounds the body is read within\n"
+    "  --server URL            the authority, e.g. http://127.0.0.1:8080\n"
+    "  --capability-file FILE  the capability of a private namespace (to ask whether a note is held)\n";
 
 static const char fetch_usage[] =
     "usage: dirauthctl fetch --trust BUNDLE --server URL... --namespace NS [--out DIR] [--now SECONDS]\n"
@@ -1220,6 +1223,7 @@ static int run_replay(const struct ctl_arguments *arguments, struct ctl_report *
 {
 	struct trust_bundle *bundle = NULL;
 	struct ctl_replay_result result;
+	char authorization[CTL_AUTHORIZATION_MAX] = "";
 	int rc;
 
 	memset(&result, 0, sizeof result);
@@ -1229,14 +1233,23 @@ static int run_replay(const struct ctl_arguments *arguments, struct ctl_report *
 		return report->exit_code;
 	}
 	rc = load_bundle("replay-revocations", arguments->trust, &bundle, report);
-	if (rc == 0)
-		rc = ctl_replay_revocations(bundle, arguments->operand, arguments->servers.values[0], &result,
-		                            report);
+	if (rc == 0 && arguments->capability_file != NULL)
+		rc = ctl_capability_read("replay-revocations", arguments->capability_file, authorization,
+		                         report);
+	if (rc == 0) {
+		struct ctl_replay_options options = {.bundle = bundle,
+		                                     .body_path = arguments->operand,
+		                                     .server_url = arguments->servers.values[0],
+		                                     .authorization =
+		                                         authorization[0] ? authorization : NULL};
+		rc = ctl_replay_revocations(&options, &result, report);
+	}
 	if (rc == 0 || result.listed > 0)
 		printf("replay-revocations: %s epoch %" PRIu64 " lists %zu revocations: %zu taken, %zu held "
-		       "already, %zu refused\n",
+		       "already, %zu superseded, %zu refused, %zu not posted\n",
 		       result.namespace_name, result.epoch, result.listed, result.taken, result.held,
-		       result.refused);
+		       result.superseded, result.refused, result.not_posted);
+	crypto_wipe(authorization, sizeof(authorization));
 	free(bundle);
 	return rc == 0 ? CTL_EXIT_OK : report->exit_code;
 }
@@ -1387,7 +1400,8 @@ static const struct ctl_command commands[] = {
         .name = "replay-revocations",
         .usage = replay_usage,
         .operand = "BODY",
-        .options = {CTL_REQUIRED(CTL_OPTION_TRUST), CTL_REQUIRED(CTL_OPTION_SERVER)},
+        .options = {CTL_REQUIRED(CTL_OPTION_TRUST), CTL_REQUIRED(CTL_OPTION_SERVER),
+                    CTL_OPTION_CAPABILITY_FILE},
         .run = run_replay,
     },
     {

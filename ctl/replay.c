@@ -14,6 +14,8 @@
 #include "schema/revocation.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,19 @@
 struct listed {
 	const struct snapshot_revocation *entry;
 	uint64_t sequence;
+	struct note_verifier key; /* the key that signed it */
+};
+
+/* What the replay has seen so far: the keys a revocation of which was refused (their later ones
+ * are not posted) and the first problem, for the message. */
+struct replay {
+	const char *server_url;
+	const char *authorization; /* for a private namespace's statements; may be NULL */
+	const char *namespace_name;
+	struct ctl_replay_result *result;
+	const struct note_verifier **refused_keys;
+	size_t refused_key_count;
+	char first_problem[CTL_REPORT_MAX];
 };
 
 static int by_sequence(const void *a, const void *b)
@@ -102,19 +117,61 @@ static int order_revocations(const struct snapshot_body *body, struct listed **o
 			free(listed);
 			return rc;
 		}
-		listed[i] = (struct listed){.entry = entry, .sequence = r.sequence};
+		listed[i] = (struct listed){.entry = entry, .sequence = r.sequence, .key = r.key};
 	}
 	qsort(listed, body->revocation_count, sizeof *listed, by_sequence);
 	*out = listed;
 	return 0;
 }
 
-/* Posts one revocation (its sequence given); counts its answer in result. Returns 0, or the
- * error that stops the replay, with report filled. */
-static int post_one(const char *server_url, const struct listed *listed, struct ctl_replay_result *result,
-                    struct ctl_report *report)
+static void note_problem(struct replay *replay, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void note_problem(struct replay *replay, const char *format, ...)
+{
+	if (replay->first_problem[0] != '\0')
+		return;
+	va_list args;
+	va_start(args, format);
+	vsnprintf(replay->first_problem, sizeof replay->first_problem, format, args);
+	va_end(args);
+}
+
+static bool key_refused(const struct replay *replay, const struct note_verifier *key)
+{
+	for (size_t i = 0; i < replay->refused_key_count; i++)
+		if (note_verifier_equal(replay->refused_keys[i], key))
+			return true;
+	return false;
+}
+
+/* Whether the authority keeps the note (GET /v1/<ns>/statements/<its SHA-256>: 200). Returns 1
+ * kept, 0 not, or a negative error with report filled (the replay stops). */
+static int statement_kept(const struct replay *replay, const uint8_t digest[32], struct ctl_report *report)
+{
+	const char *const headers[] = {replay->authorization, NULL};
+	struct net_response response;
+	char hex[65], url[CTL_LIFECYCLE_PATH_MAX + 256];
+	size_t len = strlen(replay->server_url);
+	while (len > 0 && replay->server_url[len - 1] == '/')
+		len--;
+	hex_encode(digest, 32, hex);
+	snprintf(url, sizeof url, "%.*s/v1/%s/statements/%s", (int)len, replay->server_url,
+	         replay->namespace_name, hex);
+	net_response_init(&response);
+	int rc = ctl_exchange_get(WHAT, "statement", url, replay->authorization ? headers : NULL,
+	                          CTL_LIFECYCLE_RESPONSE_MAX, 1, &response, report);
+	int kept = rc == 0 && response.status == 200;
+	net_response_free(&response);
+	return rc != 0 ? rc : kept;
+}
+
+/* Posts one revocation; counts its answer in the replay's result. Returns 0, or the error that
+ * stops the replay, with report filled. */
+static int post_one(struct replay *replay, const struct listed *listed, struct ctl_report *report)
 {
 	const struct snapshot_revocation *entry = listed->entry;
+	struct ctl_replay_result *result = replay->result;
 	struct net_response response;
 	struct ctl_report answer;
 	char target[200], code[64];
@@ -123,37 +180,62 @@ static int post_one(const char *server_url, const struct listed *listed, struct 
 	int rc;
 
 	target_text(entry, target, sizeof target);
+	if (key_refused(replay, &listed->key)) {
+		result->not_posted++;
+		return 0;
+	}
+	if (crypto_sha256(entry->note, entry->note_len, digest) != 0) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, WHAT ": SHA-256 failed");
+		return DIRAUTH_ERR_CRYPTO;
+	}
 	net_response_init(&response);
 	ctl_report_init(&answer);
-	rc = ctl_exchange_post(WHAT, server_url, "/v1/revocations", entry->note, entry->note_len,
+	rc = ctl_exchange_post(WHAT, replay->server_url, "/v1/revocations", entry->note, entry->note_len,
 	                       CTL_LIFECYCLE_RESPONSE_MAX, &response, &answer);
+	code[0] = '\0';
+	if (rc == DIRAUTH_ERR_REFUSED && response.status == 409)
+		net_error_code(&response, code, sizeof code);
 	if (rc == 0) {
-		if (crypto_sha256(entry->note, entry->note_len, digest) != 0 ||
-		    ctl_lifecycle_parse_accepted(response.body.data, response.body.len, named, &epoch) != 0 ||
+		if (ctl_lifecycle_parse_accepted(response.body.data, response.body.len, named, &epoch) != 0 ||
 		    memcmp(digest, named, 32) != 0) {
 			ctl_report_fail(report, CTL_EXIT_DATA,
 			                WHAT
 			                ": %s: the answer to the revocation of %s does not name its note",
-			                server_url, target);
+			                replay->server_url, target);
 			rc = DIRAUTH_ERR_MISMATCH;
 		} else {
 			result->taken++;
 		}
-	} else if (rc == DIRAUTH_ERR_REFUSED && response.status == 409 &&
-	           net_error_code(&response, code, sizeof code) &&
-	           (strcmp(code, "replayed") == 0 || strcmp(code, "revoked") == 0)) {
-		result->held++;
+	} else if (strcmp(code, "revoked") == 0) {
+		result->held++; /* its target is revoked here */
 		rc = 0;
+	} else if (strcmp(code, "replayed") == 0) {
+		/* Its sequence is not above the key's last here: held, or passed over by a later one. */
+		rc = statement_kept(replay, digest, report);
+		if (rc == 1) {
+			result->held++;
+		} else if (rc == 0) {
+			result->superseded++;
+			note_problem(
+			    replay,
+			    "the revocation of %s (sequence %" PRIu64
+			    ") cannot be taken: a later revocation by its key is held; revoke it again",
+			    target, listed->sequence);
+		}
+		rc = rc < 0 ? rc : 0;
 	} else if (rc == DIRAUTH_ERR_REFUSED) {
-		/* Once a later revocation of the same key is taken, this one never could be: stop. */
+		/* Were a later revocation of the same key taken, this one never could be: none of that
+		 * key's is posted after it. */
 		const char *why = answer.message;
 		if (strncmp(why, WHAT ": ", strlen(WHAT ": ")) == 0)
 			why += strlen(WHAT ": ");
 		result->refused++;
-		ctl_report_fail(report, CTL_EXIT_PROTOCOL,
-		                WHAT ": the revocation of %s (sequence %" PRIu64
-		                     ") was refused, and none after it was posted: %s",
-		                target, listed->sequence, why);
+		replay->refused_keys[replay->refused_key_count++] = &listed->key; /* at most one each */
+		note_problem(replay,
+		             "the revocation of %s (sequence %" PRIu64
+		             ") was refused, and none of its key's after it was posted: %s",
+		             target, listed->sequence, why);
+		rc = 0;
 	} else {
 		*report = answer; /* unreachable, 5xx, or an answer over its bound: the replay stops */
 	}
@@ -161,25 +243,41 @@ static int post_one(const char *server_url, const struct listed *listed, struct 
 	return rc;
 }
 
-int ctl_replay_revocations(const struct trust_bundle *bundle, const char *body_path, const char *server_url,
-                           struct ctl_replay_result *result, struct ctl_report *report)
+int ctl_replay_revocations(const struct ctl_replay_options *options, struct ctl_replay_result *result,
+                           struct ctl_report *report)
 {
 	uint8_t *data = NULL;
 	struct snapshot_body *body = NULL;
 	struct listed *listed = NULL;
+	struct replay replay = {
+	    .server_url = options->server_url, .authorization = options->authorization, .result = result};
 	int rc;
 
 	memset(result, 0, sizeof *result);
-	rc = read_body(bundle, body_path, &data, &body, report);
+	rc = read_body(options->bundle, options->body_path, &data, &body, report);
 	if (rc != 0)
 		goto done;
 	snprintf(result->namespace_name, sizeof result->namespace_name, "%s", body->namespace_name);
+	replay.namespace_name = result->namespace_name;
 	result->epoch = body->epoch;
 	result->listed = body->revocation_count;
 	rc = order_revocations(body, &listed, report);
+	if (rc == 0) {
+		replay.refused_keys =
+		    calloc(body->revocation_count ? body->revocation_count : 1, sizeof *replay.refused_keys);
+		if (replay.refused_keys == NULL) {
+			ctl_report_fail(report, CTL_EXIT_SOFTWARE, WHAT ": out of memory");
+			rc = DIRAUTH_ERR_NOMEM;
+		}
+	}
 	for (size_t i = 0; rc == 0 && i < body->revocation_count; i++)
-		rc = post_one(server_url, &listed[i], result, report);
+		rc = post_one(&replay, &listed[i], report);
+	if (rc == 0 && replay.first_problem[0] != '\0') {
+		ctl_report_fail(report, CTL_EXIT_PROTOCOL, WHAT ": %s", replay.first_problem);
+		rc = DIRAUTH_ERR_REFUSED;
+	}
 done:
+	free(replay.refused_keys);
 	free(listed);
 	snapshot_body_free(body);
 	free(data);

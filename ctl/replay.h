@@ -15,13 +15,19 @@
  *
  * The revocations are posted in the order of their sequences, lowest first: an authority takes a
  * key's revocation only above the last it took from that key, and the body lists them by target,
- * not by time. An answer of 202 whose sha256 is the note's is taken; 409 replayed or 409 revoked
- * is held already (the target is revoked here, or that revocation of the key is held: a restored
- * store holds a key's revocations up to some sequence, and those it lost are all above it). Any
- * other refusal stops the replay, as does a server that cannot be reached or answers 5xx: once a
- * later revocation of the same key were taken, the refused one could never be, and "held" would
- * no longer mean held. What was taken stays taken; running the replay again is safe, every
- * revocation held being answered 409.
+ * not by time. The answers:
+ *   - 202 whose sha256 is the note's: taken;
+ *   - 409 revoked: held already (its target is revoked here);
+ *   - 409 replayed: its sequence is not above its key's last here. Held already when the authority
+ *     keeps that very note (GET /v1/<ns>/statements/<its SHA-256> answers 200); otherwise a later
+ *     revocation by the same key was taken since the restore (a provider or an operator revoked
+ *     something new, or a peer's was learned) and this one can never be taken: superseded, and
+ *     its target must be revoked again with a new sequence;
+ *   - any other refusal: refused, and no later revocation of that key is posted in this run
+ *     (were one taken, the refused one never could be): not posted. The others go on;
+ *   - a server that cannot be reached, or answers 5xx: the replay stops there.
+ * What was taken stays taken; running the replay again is safe. So that nothing is superseded,
+ * replay before anyone posts new revocations to the restored authority.
  */
 #ifndef DIRAUTH_CTL_REPLAY_H
 #define DIRAUTH_CTL_REPLAY_H
@@ -33,25 +39,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct ctl_replay_result {
-	char namespace_name[NAMESPACE_NAME_MAX + 1]; /* the body's */
-	uint64_t epoch;                              /* the body's */
-	size_t listed;                               /* revocations the body lists */
-	size_t taken;                                /* answered 202 */
-	size_t held;                                 /* answered 409 replayed or revoked */
-	size_t refused;                              /* answered another refusal: 0 or 1, the last */
+struct ctl_replay_options {
+	const struct trust_bundle *bundle; /* its bounds are the body's */
+	const char *body_path;
+	const char *server_url;
+	const char *authorization; /* "Authorization: Bearer ..." of a private namespace, or NULL */
 };
 
-/* Reads the snapshot body at body_path (decoded, as `dirauthctl fetch` keeps it) within bundle's
- * bounds and posts each revocation it lists to server_url as above. Returns 0 when none was
- * refused, with *result filled; else an error with the failure in report, *result filled as far
- * as it went: the body cannot be read (66 missing, 77 not readable, 74 not a file, 65 larger than
- * max-body-uncompressed) or is not a snapshot body (65); a revocation it lists does not parse (65);
- * the server cannot be reached or answered 5xx (69, DIRAUTH_ERR_UNAVAILABLE); an answer of 202
- * that names another note (65); DIRAUTH_ERR_REFUSED (76) when a revocation was refused:
- * "replay-revocations: the revocation of <target> (sequence N) was refused, and none after it was
- * posted: <why>". */
-int ctl_replay_revocations(const struct trust_bundle *bundle, const char *body_path, const char *server_url,
-                           struct ctl_replay_result *result, struct ctl_report *report);
+struct ctl_replay_result {
+	char namespace_name[NAMESPACE_NAME_MAX + 1];         /* the body's */
+	uint64_t epoch;                                      /* the body's */
+	size_t listed;                                       /* revocations the body lists */
+	size_t taken, held, superseded, refused, not_posted; /* as above */
+};
+
+/* Reads the snapshot body at options->body_path (decoded, as `dirauthctl fetch` keeps it) within
+ * the bundle's bounds and posts each revocation it lists to options->server_url as above. Returns
+ * 0 when every one was taken or held already, with *result filled; else an error with the failure
+ * in report, *result filled as far as it went: the body cannot be read (66 missing, 77 not
+ * readable, 74 not a file, 65 larger than max-body-uncompressed) or is not a snapshot body (65); a
+ * revocation it lists does not parse (65); the server cannot be reached or answered 5xx (69); an
+ * answer over its bound (76); an answer of 202 that names another note (65);
+ * DIRAUTH_ERR_REFUSED (76) when one was superseded, refused or not posted, the first named:
+ * "replay-revocations: the revocation of <target> (sequence N) was refused, and none of its key's
+ * after it was posted: <why>" or "... cannot be taken: a later revocation by its key is held;
+ * revoke it again". */
+int ctl_replay_revocations(const struct ctl_replay_options *options, struct ctl_replay_result *result,
+                           struct ctl_report *report);
 
 #endif

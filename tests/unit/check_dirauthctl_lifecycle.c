@@ -16,7 +16,8 @@
  *   - replay-revocations: an authority restored from a backup taken before two revocations holds
  *     them again once the body of a snapshot that listed them is replayed (lowest sequence first,
  *     though the body lists them the other way), and answers them as held when replayed again; a
- *     spoiled one is refused and named; refusals (64, 65, 66, 69);
+ *     spoiled one is refused and named and its key's later one not posted; one that a later
+ *     revocation by its key passed over since the restore is superseded; refusals (64, 65, 66, 69);
  *   - deregister: the receipt verified against the authority's certificate and kept, its
  *     last-listed epoch printed, the service absent from the snapshot after it; refusals.
  */
@@ -511,12 +512,12 @@ START_TEST(test_revoke_command)
 }
 END_TEST
 
-/* The provider revokes endpoint 0 of r at sequence. */
-static void revoke_endpoint(struct world *w, const char *service_path, const struct registration *r,
+/* The provider revokes endpoint e of r at sequence. */
+static void revoke_endpoint(struct world *w, const char *service_path, const struct registration *r, size_t e,
                             const char *sequence)
 {
 	char e0[2 * ENDPOINT_ID_SIZE + 1];
-	endpoint_hex(r, 0, e0);
+	endpoint_hex(r, e, e0);
 	const char *revoke[] = {"revoke",     "--key",    w->provider_key, "--service", service_path,
 	                        "--endpoint", e0,         "--reason",      "retired",   "--sequence",
 	                        sequence,     "--server", w->url,          "--now",     w->now,
@@ -537,6 +538,29 @@ static long statement_status(struct world *w, const uint8_t *note, size_t len)
 	return status;
 }
 
+/* Runs args, which fail, and expects their stdout to end with counts. */
+static void expect_counts(const struct world *w, const char *const *args, const char *counts)
+{
+	struct test_outcome outcome;
+	run(w, args, &outcome);
+	size_t len = strlen(counts);
+	ck_assert_msg(outcome.out_len >= len && strcmp(outcome.out + outcome.out_len - len, counts) == 0,
+	              "'%s' does not end with '%s'", outcome.out, counts);
+	test_outcome_free(&outcome);
+}
+
+/* The authority restored from backup (a directory store_backup filled) and restarted. */
+static void restore(struct world *w, const char *backup)
+{
+	fixture_stop_serving(&w->f);
+	store_close(w->f.store);
+	test_remove_tree(w->f.config->data_dir);
+	ck_assert_int_eq(rename(backup, w->f.config->data_dir), 0);
+	struct store_options options = {.path = w->f.config->data_dir};
+	ck_assert_int_eq(store_open(&options, &w->f.store), 0);
+	fixture_serve(&w->f);
+}
+
 START_TEST(test_replay_revocations_after_restore)
 {
 	struct world w;
@@ -550,16 +574,16 @@ START_TEST(test_replay_revocations_after_restore)
 	/* After the backup the provider revokes an endpoint of each service, the one of the service
 	 * listed second in the body first: in the body's order the second revocation comes first. */
 	int a_first = memcmp(a.service_id, b.service_id, SERVICE_ID_SIZE) < 0;
-	revoke_endpoint(&w, a_first ? b_path : a_path, a_first ? &b : &a, "1");
-	revoke_endpoint(&w, a_first ? a_path : b_path, a_first ? &a : &b, "2");
+	revoke_endpoint(&w, a_first ? b_path : a_path, a_first ? &b : &a, 0, "1");
+	revoke_endpoint(&w, a_first ? a_path : b_path, a_first ? &a : &b, 0, "2");
 	publish_epoch(&w.f, 11);
 	struct published p;
 	published_get(&w.f, 11, &p);
 	ck_assert_uint_eq(p.body->revocation_count, 2);
 	snprintf(body_path, sizeof body_path, "%s/11.body", w.f.dir);
 	test_write_file(body_path, p.bytes.data, p.bytes.len, 0644);
-	/* The same body with the signature of the revocation at sequence 2 (listed first) spoiled. */
-	const struct snapshot_revocation *last = &p.body->revocations[0];
+	/* The same body with the signature of the revocation at sequence 1 (listed second) spoiled. */
+	const struct snapshot_revocation *last = &p.body->revocations[1];
 	size_t at = (size_t)(last->note - p.bytes.data) + last->note_len - 4;
 	uint8_t kept = p.bytes.data[at];
 	p.bytes.data[at] = kept == 'A' ? 'B' : 'A';
@@ -568,30 +592,24 @@ START_TEST(test_replay_revocations_after_restore)
 	p.bytes.data[at] = kept;
 
 	/* The authority restored from the backup: both revocations are lost. */
-	fixture_stop_serving(&w.f);
-	store_close(w.f.store);
-	test_remove_tree(w.f.config->data_dir);
-	ck_assert_int_eq(rename(backup, w.f.config->data_dir), 0);
-	struct store_options options = {.path = w.f.config->data_dir};
-	ck_assert_int_eq(store_open(&options, &w.f.store), 0);
-	fixture_serve(&w.f);
+	restore(&w, backup);
 	for (size_t i = 0; i < 2; i++)
 		ck_assert_int_eq(
 		    statement_status(&w, p.body->revocations[i].note, p.body->revocations[i].note_len), 404);
 
-	/* The one at sequence 1 is taken, the spoiled one at 2 refused and named. */
+	/* The spoiled one at sequence 1 is refused and named, and the key's at 2 is not posted. */
 	const char *spoiled[] = {"replay-revocations", spoiled_path, "--trust", w.bundle,
 	                         "--server",           w.url,        NULL};
 	expect_run(&w, spoiled, CTL_EXIT_PROTOCOL,
-	           "(sequence 2) was refused, and none after it was posted: refused: HTTP");
-	/* Replayed from the mirror's body, lowest sequence first: 1 held (taken above), 2 taken; then
-	 * both held. */
+	           "(sequence 1) was refused, and none of its key's after it was posted: refused: HTTP");
+	expect_counts(&w, spoiled, "0 taken, 0 held already, 0 superseded, 1 refused, 1 not posted\n");
+	/* Replayed from the mirror's body, lowest sequence first: both taken; then both held. */
 	const char *replay[] = {"replay-revocations", body_path, "--trust", w.bundle,
 	                        "--server",           w.url,     NULL};
-	expect_run(
-	    &w, replay, 0,
-	    "replay-revocations: mix epoch 11 lists 2 revocations: 1 taken, 1 held already, 0 refused");
-	expect_run(&w, replay, 0, "lists 2 revocations: 0 taken, 2 held already, 0 refused");
+	expect_run(&w, replay, 0,
+	           "replay-revocations: mix epoch 11 lists 2 revocations: 2 taken, 0 held already, 0 "
+	           "superseded, 0 refused, 0 not posted\n");
+	expect_run(&w, replay, 0, "lists 2 revocations: 0 taken, 2 held already, 0 superseded");
 	for (size_t i = 0; i < 2; i++)
 		ck_assert_int_eq(
 		    statement_status(&w, p.body->revocations[i].note, p.body->revocations[i].note_len), 200);
@@ -625,6 +643,40 @@ START_TEST(test_replay_revocations_after_restore)
 	                             "--server",           away,      NULL};
 	expect_run(&w, unreachable, CTL_EXIT_UNAVAILABLE, away);
 
+	published_free(&p);
+	registration_clear(&a);
+	registration_clear(&b);
+	world_close(&w);
+}
+END_TEST
+
+/* A revocation that a later one of its key passed over since the restore cannot be replayed:
+ * superseded, and said so. */
+START_TEST(test_replay_superseded_revocation)
+{
+	struct world w;
+	struct registration a, b;
+	char a_path[800], b_path[800], backup[800], body_path[800];
+	open_with_two_services(&w, a_path, &a, b_path, &b, sizeof a_path);
+	snprintf(backup, sizeof backup, "%s/backup", w.f.dir);
+	ck_assert_int_eq(mkdir(backup, 0700), 0);
+	ck_assert_int_eq(store_backup(w.f.store, backup), 0);
+	revoke_endpoint(&w, a_path, &a, 0, "1");
+	publish_epoch(&w.f, 11);
+	struct published p;
+	published_get(&w.f, 11, &p);
+	snprintf(body_path, sizeof body_path, "%s/11.body", w.f.dir);
+	test_write_file(body_path, p.bytes.data, p.bytes.len, 0644);
+	restore(&w, backup);
+	/* Before the replay the provider revokes another endpoint, at a higher sequence. */
+	revoke_endpoint(&w, a_path, &a, 1, "2");
+	const char *replay[] = {"replay-revocations", body_path, "--trust", w.bundle,
+	                        "--server",           w.url,     NULL};
+	expect_run(&w, replay, CTL_EXIT_PROTOCOL,
+	           "(sequence 1) cannot be taken: a later revocation by its key is held; revoke it again");
+	expect_counts(&w, replay, "0 taken, 0 held already, 1 superseded, 0 refused, 0 not posted\n");
+	ck_assert_int_eq(statement_status(&w, p.body->revocations[0].note, p.body->revocations[0].note_len),
+	                 404);
 	published_free(&p);
 	registration_clear(&a);
 	registration_clear(&b);
@@ -742,6 +794,7 @@ static Suite *dirauthctl_lifecycle_suite(void)
 	tcase_add_test(tc, test_health_every);
 	tcase_add_test(tc, test_revoke_command);
 	tcase_add_test(tc, test_replay_revocations_after_restore);
+	tcase_add_test(tc, test_replay_superseded_revocation);
 	tcase_add_test(tc, test_deregister_command);
 	tcase_add_test(tc, test_deregister_receipt_refused);
 	suite_add_tcase(suite, tc);
