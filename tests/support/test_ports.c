@@ -16,12 +16,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 enum {
 	PORTS_LOWEST = 10240,  /* above the well-known and most registered services' ports */
 	PORTS_TAKEN_MAX = 512, /* reservations one process may hold */
+	PORTS_SPAN_MIN = 1024, /* the fewest ports worth searching */
 };
 
 static pthread_mutex_t ports_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -32,17 +34,31 @@ static size_t ports_taken_count;
 static unsigned ports_next; /* where the search goes on, from a start of ports_owner's own */
 static bool ports_seeded;
 
-/* The first port of the kernel's ephemeral range (32768 when it cannot be read). */
-static unsigned ephemeral_lowest(void)
+/* The ports to hand out, [*lowest, *lowest + *span): from PORTS_LOWEST up to the kernel's
+ * ephemeral range, or, where that range begins too low (some containers give it nearly all
+ * ports), above it. false when neither leaves PORTS_SPAN_MIN ports. */
+static bool port_range(unsigned *lowest, unsigned *span)
 {
 	unsigned low = 32768, high = 60999;
 	FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
 	if (f) {
-		if (fscanf(f, "%u %u", &low, &high) != 2)
+		if (fscanf(f, "%u %u", &low, &high) != 2 || low > high || high > 65535) {
 			low = 32768;
+			high = 60999;
+		}
 		fclose(f);
 	}
-	return low;
+	if (low >= PORTS_LOWEST + PORTS_SPAN_MIN) {
+		*lowest = PORTS_LOWEST;
+		*span = low - PORTS_LOWEST;
+		return true;
+	}
+	if (65535 - high >= PORTS_SPAN_MIN) {
+		*lowest = high + 1;
+		*span = 65535 - high;
+		return true;
+	}
+	return false;
 }
 
 /* Opens this process's descriptor of the lock file; false when it cannot. */
@@ -56,7 +72,13 @@ static bool lock_file_open(void)
 	ports_taken_count = 0;
 	char path[64];
 	snprintf(path, sizeof path, "/tmp/dirauth-test-ports-%u.lock", (unsigned)getuid());
-	ports_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	/* Not through a link, and only a file of this user: another user's could hold locks for ever. */
+	ports_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	struct stat st;
+	if (ports_fd >= 0 && (fstat(ports_fd, &st) != 0 || st.st_uid != getuid())) {
+		close(ports_fd);
+		ports_fd = -1;
+	}
 	ports_owner = self;
 	ports_seeded = false;
 	return ports_fd >= 0;
@@ -122,13 +144,13 @@ static unsigned search(unsigned lowest, unsigned span, unsigned start, unsigned 
 	return 0;
 }
 
-/* Reserves from offset start, or from this process's own search when own. */
-static unsigned reserve(bool own, unsigned start)
+/* Reserves from first (a port; taken into the range), or from this process's own search when
+ * own. */
+static unsigned reserve(bool own, unsigned first)
 {
-	unsigned lowest = PORTS_LOWEST, end = ephemeral_lowest(); /* [lowest, end) */
-	if (end <= lowest + 1024)
+	unsigned lowest, span, found = 0, after = 0;
+	if (!port_range(&lowest, &span))
 		return 0;
-	unsigned span = end - lowest, found = 0, after = 0;
 	pthread_mutex_lock(&ports_lock);
 	if (lock_file_open()) {
 		if (own && !ports_seeded) {
@@ -139,7 +161,8 @@ static unsigned reserve(bool own, unsigned start)
 			    (unsigned)((unsigned long)getpid() * 7919u + (unsigned long)now.tv_nsec) % span;
 			ports_seeded = true;
 		}
-		found = search(lowest, span, own ? ports_next : start % span, &after);
+		unsigned start = own ? ports_next : (first >= lowest ? (first - lowest) % span : 0);
+		found = search(lowest, span, start, &after);
 		if (found && own)
 			ports_next = after;
 	}
@@ -154,5 +177,5 @@ unsigned test_ports_reserve(void)
 
 unsigned test_ports_reserve_at(unsigned first)
 {
-	return reserve(false, first >= PORTS_LOWEST ? first - PORTS_LOWEST : 0);
+	return reserve(false, first);
 }

@@ -12,6 +12,7 @@
 #include <check.h>
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -111,6 +112,21 @@ START_TEST(test_two_processes_never_share_a_port)
 }
 END_TEST
 
+/* Whether another test process holds port's lock: the port would then be passed over for that,
+ * not for its listener. */
+static int locked_elsewhere(unsigned port)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/tmp/dirauth-test-ports-%u.lock", (unsigned)getuid());
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return 0; /* no lock file: nobody holds anything */
+	struct flock lock = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = port, .l_len = 1};
+	int held = fcntl(fd, F_GETLK, &lock) == 0 && lock.l_type != F_UNLCK;
+	close(fd);
+	return held;
+}
+
 START_TEST(test_a_port_in_use_is_skipped)
 {
 	/* A listener of another process on a port nobody reserved. */
@@ -127,8 +143,8 @@ START_TEST(test_a_port_in_use_is_skipped)
 			struct sockaddr_in addr = {.sin_family = AF_INET,
 			                           .sin_port = htons((uint16_t)p),
 			                           .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-			if (fd >= 0 && bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0 &&
-			    listen(fd, 1) == 0)
+			if (fd >= 0 && !locked_elsewhere(p) &&
+			    bind(fd, (struct sockaddr *)&addr, sizeof addr) == 0 && listen(fd, 1) == 0)
 				port = p; /* fd stays open, listening, until the child exits */
 			else if (fd >= 0)
 				close(fd);
