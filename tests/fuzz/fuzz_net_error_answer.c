@@ -28,8 +28,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	net_response_init(&response);
 	response.status = 409;
-	if (buffer_append(&response.body, data, size) != 0)
+	if (buffer_append(&response.body, data, size) != 0) {
+		net_response_free(&response);
 		return 0;
+	}
 	int found = net_error_code(&response, code, sizeof code);
 	expect_printable(code, sizeof code);
 	if (!found && code[0] != '\0')

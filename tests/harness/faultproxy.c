@@ -13,7 +13,7 @@
  * mode change bumps a generation and wakes the thread, which applies it to the open connections
  * before it accepts anything else and then signals the waiting caller.
  */
-#define _GNU_SOURCE /* accept4, pipe2: no descriptor of the harness leaks into a daemon it starts */
+#define _GNU_SOURCE /* accept4, pipe2: close-on-exec at once, as the test thread may be starting a daemon */
 #include "tests/harness/faultproxy.h"
 
 #include "schema/error.h"

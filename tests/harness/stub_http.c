@@ -6,7 +6,7 @@
  * closed. The route table doubles as the hit counter: a request for a path without an answer
  * still gets an entry (while there is room), so a test can see that a peer asked.
  */
-#define _GNU_SOURCE /* accept4, pipe2: no descriptor of the harness leaks into a daemon it starts */
+#define _GNU_SOURCE /* accept4, pipe2: close-on-exec at once, as the test thread may be starting a daemon */
 #include "tests/harness/stub_http.h"
 
 #include "schema/error.h"
