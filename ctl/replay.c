@@ -35,6 +35,7 @@ struct replay {
 	const char *server_url;
 	const char *authorization; /* for a private namespace's statements; may be NULL */
 	const char *namespace_name;
+	bool namespace_readable; /* its latest snapshot was served to this client */
 	struct ctl_replay_result *result;
 	const struct note_verifier **refused_keys;
 	size_t refused_key_count;
@@ -145,25 +146,61 @@ static bool key_refused(const struct replay *replay, const struct note_verifier 
 	return false;
 }
 
-/* Whether the authority keeps the note (GET /v1/<ns>/statements/<its SHA-256>: 200). Returns 1
- * kept, 0 not, or a negative error with report filled (the replay stops). */
-static int statement_kept(const struct replay *replay, const uint8_t digest[32], struct ctl_report *report)
+/* GETs <server>/v1/<ns><path> with the namespace's capability, allowing 404. Returns 0 with
+ * response filled, or a negative error with report filled. */
+static int namespace_get(const struct replay *replay, const char *label, const char *path,
+                         struct net_response *response, struct ctl_report *report)
 {
 	const char *const headers[] = {replay->authorization, NULL};
-	struct net_response response;
-	char hex[65], url[CTL_LIFECYCLE_PATH_MAX + 256];
+	struct buffer url;
 	size_t len = strlen(replay->server_url);
 	while (len > 0 && replay->server_url[len - 1] == '/')
 		len--;
+	buffer_init(&url);
+	int rc =
+	    buffer_appendf(&url, "%.*s/v1/%s%s", (int)len, replay->server_url, replay->namespace_name, path);
+	if (rc != 0) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, WHAT ": out of memory");
+		return rc;
+	}
+	rc = ctl_exchange_get(WHAT, label, (const char *)url.data, replay->authorization ? headers : NULL,
+	                      CTL_LIFECYCLE_RESPONSE_MAX, 1, response, report);
+	buffer_free(&url);
+	return rc;
+}
+
+/* Whether the authority keeps this very note (GET /v1/<ns>/statements/<its SHA-256> answers it).
+ * A 404 means "not kept" only where the namespace is served to this client: a private one
+ * without its capability is answered 404 everywhere, so the first 404 is checked against the
+ * namespace's latest snapshot. Returns 1 kept, 0 not, or a negative error with report filled
+ * (the replay stops). */
+static int statement_kept(struct replay *replay, const struct snapshot_revocation *entry,
+                          const uint8_t digest[32], struct ctl_report *report)
+{
+	struct net_response response;
+	char path[16 + 64 + 1], hex[65];
 	hex_encode(digest, 32, hex);
-	snprintf(url, sizeof url, "%.*s/v1/%s/statements/%s", (int)len, replay->server_url,
-	         replay->namespace_name, hex);
+	snprintf(path, sizeof path, "/statements/%s", hex);
 	net_response_init(&response);
-	int rc = ctl_exchange_get(WHAT, "statement", url, replay->authorization ? headers : NULL,
-	                          CTL_LIFECYCLE_RESPONSE_MAX, 1, &response, report);
-	int kept = rc == 0 && response.status == 200;
+	int rc = namespace_get(replay, "statement", path, &response, report);
+	int kept = rc == 0 && response.status == 200 && response.body.len == entry->note_len &&
+	           memcmp(response.body.data, entry->note, entry->note_len) == 0;
+	bool missing = rc == 0 && response.status == 404;
 	net_response_free(&response);
-	return rc != 0 ? rc : kept;
+	if (rc != 0 || !missing || replay->namespace_readable)
+		return rc != 0 ? rc : kept;
+	net_response_init(&response);
+	rc = namespace_get(replay, "latest snapshot", "/snapshots/latest", &response, report);
+	if (rc == 0 && response.status != 200) {
+		ctl_report_fail(report, CTL_EXIT_PROTOCOL,
+		                WHAT ": %s serves no snapshot of %s to this client (a private namespace "
+		                     "needs --capability-file): whether a revocation is held cannot be told",
+		                replay->server_url, replay->namespace_name);
+		rc = DIRAUTH_ERR_REFUSED;
+	}
+	replay->namespace_readable = rc == 0;
+	net_response_free(&response);
+	return rc != 0 ? rc : 0;
 }
 
 /* Posts one revocation; counts its answer in the replay's result. Returns 0, or the error that
@@ -211,7 +248,7 @@ static int post_one(struct replay *replay, const struct listed *listed, struct c
 		rc = 0;
 	} else if (strcmp(code, "replayed") == 0) {
 		/* Its sequence is not above the key's last here: held, or passed over by a later one. */
-		rc = statement_kept(replay, digest, report);
+		rc = statement_kept(replay, entry, digest, report);
 		if (rc == 1) {
 			result->held++;
 		} else if (rc == 0) {

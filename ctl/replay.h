@@ -19,10 +19,13 @@
  *   - 202 whose sha256 is the note's: taken;
  *   - 409 revoked: held already (its target is revoked here);
  *   - 409 replayed: its sequence is not above its key's last here. Held already when the authority
- *     keeps that very note (GET /v1/<ns>/statements/<its SHA-256> answers 200); otherwise a later
+ *     keeps that very note (GET /v1/<ns>/statements/<its SHA-256> answers it); otherwise a later
  *     revocation by the same key was taken since the restore (a provider or an operator revoked
- *     something new, or a peer's was learned) and this one can never be taken: superseded, and
- *     its target must be revoked again with a new sequence;
+ *     something new, or a peer's was learned; a key's sequences run across namespaces, so one that
+ *     revoked in another namespace since counts too) and this one can never be taken:
+ *     superseded, and its target must be revoked again with a new sequence. A namespace that does
+ *     not serve its latest snapshot to this client (private, without its capability) cannot tell:
+ *     the replay stops there (76);
  *   - any other refusal: refused, and no later revocation of that key is posted in this run
  *     (were one taken, the refused one never could be): not posted. The others go on;
  *   - a server that cannot be reached, or answers 5xx: the replay stops there.
@@ -59,7 +62,8 @@ struct ctl_replay_result {
  * in report, *result filled as far as it went: the body cannot be read (66 missing, 77 not
  * readable, 74 not a file, 65 larger than max-body-uncompressed) or is not a snapshot body (65); a
  * revocation it lists does not parse (65); the server cannot be reached or answered 5xx (69); an
- * answer over its bound (76); an answer of 202 that names another note (65);
+ * answer over its bound (76 for the POST's, 65 for a GET's) or another status to a GET (76); an
+ * answer of 202 that names another note (65); the namespace not served to this client (76);
  * DIRAUTH_ERR_REFUSED (76) when one was superseded, refused or not posted, the first named:
  * "replay-revocations: the revocation of <target> (sequence N) was refused, and none of its key's
  * after it was posted: <why>" or "... cannot be taken: a later revocation by its key is held;
