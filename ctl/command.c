@@ -9,6 +9,8 @@
  */
 #include "ctl/command.h"
 
+#include "ctl/exchange.h"
+
 #include "ctl/monitor.h"
 
 #include <getopt.h>
@@ -338,22 +340,13 @@ static int check_arguments(const struct ctl_command *command, const struct ctl_a
 	return 0;
 }
 
-/* The length of a URL without its trailing slashes. */
-static size_t url_length(const char *url)
-{
-	size_t len = strlen(url);
-	while (len > 0 && url[len - 1] == '/')
-		len--;
-	return len;
-}
-
 int ctl_command_urls_distinct(const char *command, const char *option, const struct ctl_argument_list *urls,
                               struct ctl_report *report)
 {
 	for (size_t i = 0; i < urls->count; i++) {
-		size_t len = url_length(urls->values[i]);
+		size_t len = ctl_exchange_url_length(urls->values[i]);
 		for (size_t j = 0; j < i; j++) {
-			if (url_length(urls->values[j]) == len &&
+			if (ctl_exchange_url_length(urls->values[j]) == len &&
 			    strncmp(urls->values[j], urls->values[i], len) == 0) {
 				ctl_report_fail(report, CTL_EXIT_USAGE, "%s: %s %.200s given twice", command,
 				                option, urls->values[i]);

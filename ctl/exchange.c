@@ -54,6 +54,14 @@ int ctl_exchange_get(const char *what, const char *label, const char *url, const
 	return 0;
 }
 
+size_t ctl_exchange_url_length(const char *url)
+{
+	size_t len = strlen(url);
+	while (len > 0 && url[len - 1] == '/')
+		len--;
+	return len;
+}
+
 int ctl_exchange_post(const char *what, const char *server_url, const char *path, const uint8_t *body,
                       size_t body_len, size_t max_response_bytes, struct net_response *response,
                       struct ctl_report *report)
@@ -61,12 +69,10 @@ int ctl_exchange_post(const char *what, const char *server_url, const char *path
 	static const char *const headers[] = {"Content-Type: text/plain; charset=utf-8", NULL};
 	struct net_request request;
 	struct buffer url;
-	size_t base_len = strlen(server_url);
+	size_t base_len = ctl_exchange_url_length(server_url);
 	int rc;
 
 	buffer_init(&url);
-	while (base_len > 0 && server_url[base_len - 1] == '/')
-		base_len--;
 	rc = buffer_appendf(&url, "%.*s%s", (int)base_len, server_url, path);
 	if (rc != 0) {
 		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: server URL too long", what);

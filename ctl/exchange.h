@@ -22,6 +22,10 @@
 void ctl_exchange_request(struct net_request *request, const char *method, const char *url,
                           size_t max_response_bytes);
 
+/* The length of a server URL without its trailing slashes: "http://a/" and "http://a" are one
+ * server, and a path is appended to the URL cut there. */
+size_t ctl_exchange_url_length(const char *url);
+
 /* The exit status for a non-success HTTP status: 69 (server unavailable) for 5xx, 76 (the
  * server refused) for everything else. */
 int ctl_exchange_exit_code_for_status(long status);

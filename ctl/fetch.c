@@ -667,9 +667,7 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 	buffer_init(&url);
 	buffer_init(&certificates);
 	what_of(namespace_name, what);
-	source.base_len = strlen(options->server_url);
-	while (source.base_len > 0 && options->server_url[source.base_len - 1] == '/')
-		source.base_len--;
+	source.base_len = ctl_exchange_url_length(options->server_url);
 
 	rc = buffer_appendf(&url, "%.*s/v1/%s/snapshots/latest", (int)source.base_len, options->server_url,
 	                    namespace_name);

@@ -283,10 +283,8 @@ int ctl_fetch_log_run(const struct ctl_log_pins *pins, const char *server_url, c
 	network.headers = headers;
 	network.what = what;
 	network.server_url = server_url;
-	network.base_len = strlen(server_url);
+	network.base_len = ctl_exchange_url_length(server_url);
 	network.namespace_name = header->namespace_name;
-	while (network.base_len > 0 && server_url[network.base_len - 1] == '/')
-		network.base_len--;
 	net_response_init(&response);
 	buffer_init(&url);
 	rc = buffer_appendf(&url, "%.*s/v1/%s/log/proof/%" PRIu64, (int)network.base_len, server_url,

@@ -45,15 +45,13 @@ int ctl_keyring_download_status(const char *what, const char *server_url, struct
 {
 	struct net_response response;
 	struct buffer url;
-	size_t base_len = strlen(server_url);
+	size_t base_len = ctl_exchange_url_length(server_url);
 	int rc;
 
 	net_response_init(&response);
 	buffer_init(&url);
 	if (status != NULL)
 		*status = 0;
-	while (base_len > 0 && server_url[base_len - 1] == '/')
-		base_len--;
 	rc = buffer_appendf(&url, "%.*s/v1/certificates", (int)base_len, server_url);
 	if (rc != 0) {
 		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: server URL too long", what);

@@ -945,9 +945,7 @@ int ctl_monitor_round_run(const struct ctl_monitor_options *options, struct ctl_
 		struct source *source = &m->sources[s];
 		struct ctl_report report;
 		source->url = options->sources[s];
-		source->base_len = strlen(source->url);
-		while (source->base_len > 0 && source->url[source->base_len - 1] == '/')
-			source->base_len--;
+		source->base_len = ctl_exchange_url_length(source->url);
 		buffer_init(&source->certificates);
 		ctl_report_init(&report);
 		if (ctl_keyring_download("monitor", source->url, &source->certificates, &report) != 0) {

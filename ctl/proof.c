@@ -395,7 +395,7 @@ int ctl_proof_download_run(const struct ctl_proof_download *options, uint64_t *s
 	struct net_response response;
 	struct buffer url;
 	char what[NAMESPACE_NAME_MAX + 16];
-	size_t base_len = strlen(options->server_url);
+	size_t base_len = ctl_exchange_url_length(options->server_url);
 	int rc;
 
 	snprintf(what, sizeof(what), "proof %s", options->namespace_name);
@@ -404,8 +404,6 @@ int ctl_proof_download_run(const struct ctl_proof_download *options, uint64_t *s
 		                what, options->out_path);
 		return DIRAUTH_ERR_EXISTS;
 	}
-	while (base_len > 0 && options->server_url[base_len - 1] == '/')
-		base_len--;
 	net_response_init(&response);
 	buffer_init(&url);
 	rc = buffer_appendf(&url, "%.*s/v1/%s/log/proof/%" PRIu64, (int)base_len, options->server_url,

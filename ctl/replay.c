@@ -153,9 +153,7 @@ static int namespace_get(const struct replay *replay, const char *label, const c
 {
 	const char *const headers[] = {replay->authorization, NULL};
 	struct buffer url;
-	size_t len = strlen(replay->server_url);
-	while (len > 0 && replay->server_url[len - 1] == '/')
-		len--;
+	size_t len = ctl_exchange_url_length(replay->server_url);
 	buffer_init(&url);
 	int rc =
 	    buffer_appendf(&url, "%.*s/v1/%s%s", (int)len, replay->server_url, replay->namespace_name, path);
