@@ -1217,7 +1217,7 @@ done:
 	return rc == 0 ? CTL_EXIT_OK : report->exit_code;
 }
 
-/* ---- the transparency log's proofs (ctl/proof.h) ---- */
+/* ---- revocations replayed into a restored authority (ctl/replay.h) ---- */
 
 static int run_replay(const struct ctl_arguments *arguments, struct ctl_report *report)
 {
@@ -1253,6 +1253,8 @@ static int run_replay(const struct ctl_arguments *arguments, struct ctl_report *
 	free(bundle);
 	return rc == 0 ? CTL_EXIT_OK : report->exit_code;
 }
+
+/* ---- the transparency log's proofs (ctl/proof.h) ---- */
 
 static int run_verify(const struct ctl_arguments *arguments, struct ctl_report *report)
 {

@@ -1,5 +1,5 @@
 /*
- * test_ports.c: ports reserved below the ephemeral range (test_ports.h).
+ * test_ports.c: ports reserved outside the ephemeral range (test_ports.h).
  *
  * The lock file is opened once per process (a fork's child opens its own: POSIX record locks are
  * not inherited) and never closed, since closing any descriptor of it would drop every lock the
