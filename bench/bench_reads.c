@@ -17,7 +17,10 @@
  * doing other work the load changes from one run to the next, and a run can only be slowed by it.
  * Besides the rates, each server's CPU time (user + system; nginx's with its workers') over all
  * its runs per answer: nginx's over dirauthd's is the efficiency ratio, which does not depend on
- * the share of the cores each run got. Any socket error or non-2xx answer fails the run.
+ * the share of the cores each run got. wrk's own CPU per answer is printed beside it: the client
+ * shares the machine, so when the cores are busy the rate follows the sum of the two, and a
+ * server whose way of sending costs its client more is slower by that much. Any socket error or
+ * non-2xx answer fails the run.
  */
 #include "bench/harness.h"
 
@@ -60,6 +63,7 @@ struct target {
 	struct harness_wrk_result dirauthd, nginx;
 	/* CPU seconds each server spent over all its runs, and the requests it answered in them. */
 	double dirauthd_cpu, nginx_cpu;
+	double dirauthd_client_cpu, nginx_client_cpu; /* wrk's, in the same runs */
 	uint64_t dirauthd_requests, nginx_requests;
 	char load[64];
 };
@@ -225,6 +229,23 @@ static void print_figures(const struct options *o, struct target *targets, size_
 		}
 		printf("%-22s %16.1f %16s %8s\n", t->name, mine, anchor_text, ratio);
 	}
+	/* The client's CPU per answer against each server, and the two together: with the client on
+	 * the same busy cores, the rate ratio follows the sums' ratio. */
+	printf("\n%-22s %16s %16s %16s\n", "wrk CPU per answer", "with dirauthd us", "with nginx us",
+	       "sums: nginx/dirauthd");
+	for (size_t i = 0; i < count; i++) {
+		const struct target *t = &targets[i];
+		double mine = cpu_per_request(t->dirauthd_client_cpu, t->dirauthd_requests);
+		double anchor = cpu_per_request(t->nginx_client_cpu, t->nginx_requests);
+		double mine_sum = mine + cpu_per_request(t->dirauthd_cpu, t->dirauthd_requests);
+		double anchor_sum = anchor + cpu_per_request(t->nginx_cpu, t->nginx_requests);
+		char anchor_text[32] = "skipped", ratio[32] = "";
+		if (nginx) {
+			snprintf(anchor_text, sizeof(anchor_text), "%.1f", anchor);
+			snprintf(ratio, sizeof(ratio), "%.3f", mine_sum > 0 ? anchor_sum / mine_sum : 0);
+		}
+		printf("%-22s %16.1f %16s %16s\n", t->name, mine, anchor_text, ratio);
+	}
 	if (!nginx)
 		printf("\nthe nginx anchor was skipped\n");
 }
@@ -348,6 +369,8 @@ int main(int argc, char **argv)
 					goto cleanup;
 				cpu = server_cpu(server) - cpu;
 				*(nginx_turn ? &t->nginx_cpu : &t->dirauthd_cpu) += cpu;
+				*(nginx_turn ? &t->nginx_client_cpu : &t->dirauthd_client_cpu) +=
+				    result.client_cpu;
 				*(nginx_turn ? &t->nginx_requests : &t->dirauthd_requests) += result.requests;
 				struct harness_wrk_result *best = nginx_turn ? &t->nginx : &t->dirauthd;
 				if (result.requests_per_second > best->requests_per_second)

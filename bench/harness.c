@@ -1580,6 +1580,8 @@ int harness_wrk(struct harness *harness, const char *wrk, const char *url, const
 	struct harness_usage usage;
 	int rc = harness_run(harness, argv, NULL, output, seconds + 30.0, &usage);
 	int have_rate = rc == 0 && harness_wrk_read(output, out);
+	if (rc == 0)
+		out->client_cpu = usage.user + usage.system;
 	harness_remove_tree(dir);
 	if (rc == 0 && !have_rate) {
 		harness_fail("wrk printed no rate for %s", url);

@@ -231,7 +231,8 @@ struct harness_wrk_result {
 	double requests_per_second;
 	double bytes_per_second;
 	uint64_t requests;
-	uint64_t errors; /* socket errors and non-2xx answers */
+	uint64_t errors;   /* socket errors and non-2xx answers */
+	double client_cpu; /* wrk's own CPU seconds (user + system) over the run */
 };
 
 /* Reads what wrk printed (the file output) into *out, added to what it holds. Returns 1 when it
