@@ -195,6 +195,18 @@ static double cpu_per_request(double cpu, uint64_t requests)
 	return requests ? 1e6 * cpu / (double)requests : 0;
 }
 
+/* One row of a CPU table: dirauthd's figure, nginx's and their ratio (the last two "skipped" and
+ * empty without the nginx anchor). */
+static void print_cpu_row(const char *name, double mine, double anchor, double ratio, int nginx)
+{
+	char anchor_text[32] = "skipped", ratio_text[32] = "";
+	if (nginx) {
+		snprintf(anchor_text, sizeof(anchor_text), "%.1f", anchor);
+		snprintf(ratio_text, sizeof(ratio_text), "%.3f", ratio);
+	}
+	printf("%-22s %16.1f %16s %16s\n", name, mine, anchor_text, ratio_text);
+}
+
 static void print_figures(const struct options *o, struct target *targets, size_t count, int nginx)
 {
 	printf("\ndirauth reads: %ld online cores, wrk -t %u -c %u -d %us (keep-alive), client on the same "
@@ -216,18 +228,13 @@ static void print_figures(const struct options *o, struct target *targets, size_
 		       nginx_bytes, t->load);
 	}
 	/* The server's CPU per answer over all its runs: what the machine's load does not change. */
-	printf("\n%-22s %16s %16s %8s\n", "server CPU per answer", "dirauthd us", "nginx us",
+	printf("\n%-22s %16s %16s %16s\n", "server CPU per answer", "dirauthd us", "nginx us",
 	       "nginx/dirauthd");
 	for (size_t i = 0; i < count; i++) {
 		const struct target *t = &targets[i];
 		double mine = cpu_per_request(t->dirauthd_cpu, t->dirauthd_requests);
 		double anchor = cpu_per_request(t->nginx_cpu, t->nginx_requests);
-		char anchor_text[32] = "skipped", ratio[32] = "";
-		if (nginx) {
-			snprintf(anchor_text, sizeof(anchor_text), "%.1f", anchor);
-			snprintf(ratio, sizeof(ratio), "%.3f", mine > 0 ? anchor / mine : 0);
-		}
-		printf("%-22s %16.1f %16s %8s\n", t->name, mine, anchor_text, ratio);
+		print_cpu_row(t->name, mine, anchor, mine > 0 ? anchor / mine : 0, nginx);
 	}
 	/* The client's CPU per answer against each server, and the two together: with the client on
 	 * the same busy cores, the rate ratio follows the sums' ratio. */
@@ -239,12 +246,7 @@ static void print_figures(const struct options *o, struct target *targets, size_
 		double anchor = cpu_per_request(t->nginx_client_cpu, t->nginx_requests);
 		double mine_sum = mine + cpu_per_request(t->dirauthd_cpu, t->dirauthd_requests);
 		double anchor_sum = anchor + cpu_per_request(t->nginx_cpu, t->nginx_requests);
-		char anchor_text[32] = "skipped", ratio[32] = "";
-		if (nginx) {
-			snprintf(anchor_text, sizeof(anchor_text), "%.1f", anchor);
-			snprintf(ratio, sizeof(ratio), "%.3f", mine_sum > 0 ? anchor_sum / mine_sum : 0);
-		}
-		printf("%-22s %16.1f %16s %16s\n", t->name, mine, anchor_text, ratio);
+		print_cpu_row(t->name, mine, anchor, mine_sum > 0 ? anchor_sum / mine_sum : 0, nginx);
 	}
 	if (!nginx)
 		printf("\nthe nginx anchor was skipped\n");
