@@ -3,13 +3,11 @@
 # receive buffer set.
 #
 # On loopback (a 64 KiB MTU) a connection can settle in a state where the client's receive buffer
-# never grows past its initial 128 KiB (net.ipv4.tcp_rmem's middle value): the sender, which
-# bounds its segments to half the largest window it has seen, sends one 47,616-byte segment per
-# round trip, the client acknowledges each one, and since it never finds more than one segment to
-# copy its buffer's autotuning never sees a reason to grow. Whether a connection falls into that
-# state depends on timing, for either server (bench/README.md, "Why the bodies' rate moves"). So
-# bench_reads runs here with both servers and wrk under one setting, chosen with --rmem, in a
-# namespace: the machine's own setting is not touched.
+# stays at its initial 128 KiB (net.ipv4.tcp_rmem's middle value): one 47,616-byte segment per
+# round trip, each acknowledged, and more of the client's CPU per answer. Whether a connection
+# falls into it depends on timing, for either server (bench/README.md, "Why the bodies' rate
+# moves"). So bench_reads runs here with both servers and wrk under one setting, chosen with
+# --rmem, in a namespace: the machine's own setting is not touched.
 #
 #   bench/reads-netns.sh [--rmem BYTES] [bench_reads options]
 #
@@ -28,6 +26,7 @@ fi
 case $rmem in
 '' | *[!0-9]*) echo "reads-netns.sh: --rmem takes a byte count, not '$rmem'" >&2; exit 2 ;;
 esac
+[ "$rmem" -ge 4096 ] || { echo "reads-netns.sh: --rmem must be at least 4096 bytes" >&2; exit 2; }
 
 here=$(cd "$(dirname "$0")" && pwd)
 bench_reads=${BENCH_READS:-$here/../build/release/bench/bench_reads}
