@@ -10,6 +10,8 @@
  */
 #include "net/client.h"
 
+#include "net/error_answer.h"
+
 #include "schema/crypto.h"
 #include "schema/error.h"
 
@@ -358,79 +360,27 @@ int net_perform(const struct net_request *request, struct net_response *response
 	return rc;
 }
 
-/* Finds "key": "<string>" in a flat JSON object and copies the string (escapes reduced to
- * their character, anything outside printable ASCII to '?'). Returns 1 when found. The server's
- * answer is shown to a person, or its code compared with a known one (net_error_code), never
- * interpreted further, so a small scanner is enough. */
-static int json_string_field(const char *json, size_t len, const char *key, char *out, size_t cap)
-{
-	size_t key_len = strlen(key);
-
-	for (size_t i = 0; i + key_len + 2 <= len; i++) {
-		size_t j;
-		size_t used = 0;
-
-		if (json[i] != '"' || memcmp(json + i + 1, key, key_len) != 0 || json[i + 1 + key_len] != '"')
-			continue;
-		j = i + key_len + 2;
-		while (j < len && (json[j] == ' ' || json[j] == '\t' || json[j] == '\n' || json[j] == '\r'))
-			j++;
-		if (j >= len || json[j] != ':')
-			continue;
-		j++;
-		while (j < len && (json[j] == ' ' || json[j] == '\t' || json[j] == '\n' || json[j] == '\r'))
-			j++;
-		if (j >= len || json[j] != '"')
-			continue;
-		j++;
-		while (j < len && json[j] != '"') {
-			char c = json[j];
-			if (c == '\\' && j + 1 < len) {
-				j++;
-				c = json[j];
-				if (c == 'n' || c == 't' || c == 'r')
-					c = ' ';
-				else if (c == 'u')
-					c = '?';
-			}
-			if ((unsigned char)c < 0x20 || (unsigned char)c > 0x7e)
-				c = '?';
-			if (used + 1 < cap)
-				out[used++] = c;
-			j++;
-		}
-		if (cap > 0)
-			out[used] = '\0';
-		return 1;
-	}
-	return 0;
-}
-
 int net_error_code(const struct net_response *response, char *out, size_t cap)
 {
+	struct net_error_answer parsed;
+
 	if (cap > 0)
 		out[0] = '\0';
-	return response->body.data != NULL &&
-	       json_string_field((const char *)response->body.data, response->body.len, "error", out, cap);
+	if (net_error_answer_parse(response->body.data, response->body.len, &parsed) != 0)
+		return 0;
+	if (cap > 0)
+		snprintf(out, cap, "%s", parsed.code);
+	return 1;
 }
 
 void net_describe_error(const struct net_response *response, char *out, size_t cap)
 {
-	char code[64];
-	char detail[256];
-	const char *body = (const char *)response->body.data;
-	size_t len = response->body.len;
-	int has_code = 0;
-	int has_detail = 0;
+	struct net_error_answer parsed;
 
-	if (body != NULL) {
-		has_code = json_string_field(body, len, "error", code, sizeof(code));
-		has_detail = json_string_field(body, len, "detail", detail, sizeof(detail));
-	}
-	if (has_code && has_detail)
-		snprintf(out, cap, "HTTP %ld: %s: %s", response->status, code, detail);
-	else if (has_code)
-		snprintf(out, cap, "HTTP %ld: %s", response->status, code);
-	else
+	if (net_error_answer_parse(response->body.data, response->body.len, &parsed) != 0)
 		snprintf(out, cap, "HTTP %ld: unexpected answer", response->status);
+	else if (parsed.detail[0] != '\0')
+		snprintf(out, cap, "HTTP %ld: %s: %s", response->status, parsed.code, parsed.detail);
+	else
+		snprintf(out, cap, "HTTP %ld: %s", response->status, parsed.code);
 }

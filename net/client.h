@@ -106,15 +106,15 @@ int net_perform(const struct net_request *request, struct net_response *response
  * drawn). Pure; net_perform draws random_value from the operating system's source. */
 uint32_t net_backoff_delay_ms(const struct net_retry *retry, unsigned retry_number, uint32_t random_value);
 
-/* Describes a non-success answer in one line for a person: "HTTP <status>: <code>: <detail>",
- * where code and detail come from the server's JSON error object ({"error": ..., "detail": ...})
- * when the body holds one ("HTTP <status>: unexpected answer" when it does not), reduced to
- * printable ASCII and truncated to fit out (capacity cap). */
+/* Describes a non-success answer in one line for a person: "HTTP <status>: <code>: <detail>"
+ * (": <detail>" left out when the object has none), code and detail as net_error_answer_parse
+ * reads them from the server's JSON error object, or "HTTP <status>: unexpected answer" when the
+ * body is not one; truncated to fit out (capacity cap). */
 void net_describe_error(const struct net_response *response, char *out, size_t cap);
 
 /* The stable code of an error answer, the "error" member of its JSON object ("rollback",
- * "replayed"), copied into out (capacity cap) as net_describe_error reduces it. Returns 1 when the
- * body holds one, else 0 (out then empty). */
+ * "replayed") as net_error_answer_parse reads it, copied into out (capacity cap, truncated).
+ * Returns 1 when the body is such an object, else 0 (out then empty). */
 int net_error_code(const struct net_response *response, char *out, size_t cap);
 
 #endif

@@ -349,30 +349,18 @@ static void sleep_ms(uint32_t ms)
 /* Fills what an answered exchange says: its bytes, headers, and a JSON error's code. */
 static void take_answer(struct net_response *response, struct peer_answer *answer)
 {
-	struct peer_error_answer parsed;
-
 	answer->transport = PEER_TRANSPORT_ANSWERED;
 	answer->status = response->status;
 	snprintf(answer->content_type, sizeof(answer->content_type), "%s", response->content_type);
 	snprintf(answer->content_encoding, sizeof(answer->content_encoding), "%s",
 	         response->content_encoding);
+	if (answer->status >= 300) {
+		net_error_code(response, answer->error_code, sizeof(answer->error_code));
+		net_describe_error(response, answer->reason, sizeof(answer->reason));
+	}
 	buffer_free(&answer->body);
 	answer->body = response->body;
 	buffer_init(&response->body);
-	if (answer->status < 300)
-		return;
-	if (peer_error_answer_parse(answer->body.data, answer->body.len, &parsed) == 0) {
-		memcpy(answer->error_code, parsed.code, sizeof(parsed.code));
-		if (parsed.detail[0] != '\0')
-			snprintf(answer->reason, sizeof(answer->reason), "HTTP %ld: %s: %s", answer->status,
-			         parsed.code, parsed.detail);
-		else
-			snprintf(answer->reason, sizeof(answer->reason), "HTTP %ld: %s", answer->status,
-			         parsed.code);
-	} else {
-		snprintf(answer->reason, sizeof(answer->reason), "HTTP %ld without a JSON error",
-		         answer->status);
-	}
 }
 
 int peer_client_call(const struct peer_client *client, size_t member, const struct peer_call *call,

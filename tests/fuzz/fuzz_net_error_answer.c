@@ -1,10 +1,14 @@
 /*
- * fuzz_net_error_answer.c: what dirauthctl reads from a server's error answer (net/client.h),
- * net_error_code() and net_describe_error(), on arbitrary bytes as the body of a 409: the code and
- * the description are NUL-terminated within their arrays and printable ASCII, a small array
- * truncates rather than overflows, and the same bytes give the same words twice.
+ * fuzz_net_error_answer.c: a server's error answer as it arrives, arbitrary bytes as the body of
+ * a 409, read by net_error_answer_parse() (net/error_answer.h) and by what dirauthctl and dirauthd
+ * show and branch on, net_error_code() and net_describe_error() (net/client.h). An accepted answer
+ * has a code spelled as codes are and a printable detail, both NUL-terminated within their
+ * arrays; the code and the description are printable ASCII, a small array truncates rather than
+ * overflows, net_error_code finds a code exactly when the parse accepts, and the same bytes give
+ * the same words twice.
  */
 #include "net/client.h"
+#include "net/error_answer.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,10 +25,33 @@ static void expect_printable(const char *text, size_t cap)
 			abort();
 }
 
+/* Returns whether the parse accepted, having checked what it gave. */
+static int check_parse(const uint8_t *data, size_t size)
+{
+	struct net_error_answer first, second;
+	size_t code_len;
+
+	if (net_error_answer_parse(data, size, &first) != 0)
+		return 0;
+	code_len = strnlen(first.code, sizeof(first.code));
+	if (code_len == 0 || code_len > NET_ERROR_CODE_MAX)
+		abort();
+	for (size_t i = 0; i < code_len; i++) {
+		char ch = first.code[i];
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_'))
+			abort();
+	}
+	expect_printable(first.detail, sizeof(first.detail));
+	if (net_error_answer_parse(data, size, &second) != 0 || memcmp(&first, &second, sizeof(first)) != 0)
+		abort();
+	return 1;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct net_response response;
 	char code[64], again[64], small[4], line[256], line_again[256];
+	int accepted = check_parse(data, size);
 
 	net_response_init(&response);
 	response.status = 409;
@@ -34,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	int found = net_error_code(&response, code, sizeof code);
 	expect_printable(code, sizeof code);
-	if (!found && code[0] != '\0')
+	if (found != accepted || (!found && code[0] != '\0'))
 		abort();
 	if (net_error_code(&response, again, sizeof again) != found || strcmp(code, again) != 0)
 		abort();

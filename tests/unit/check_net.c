@@ -12,6 +12,7 @@
  * threads run requests at once, as dirauthd's peers will.
  */
 #include "net/client.h"
+#include "net/error_answer.h"
 #include "schema/buffer.h"
 #include "schema/compress.h"
 #include "schema/error.h"
@@ -625,6 +626,103 @@ START_TEST(test_describe_error)
 }
 END_TEST
 
+/* ---- the error answer ---- */
+
+static int parse_error(const char *text, struct net_error_answer *out)
+{
+	return net_error_answer_parse((const uint8_t *)text, strlen(text), out);
+}
+
+START_TEST(test_error_answer)
+{
+	struct net_error_answer e;
+
+	ck_assert_int_eq(
+	    parse_error("{\"error\":\"conflicting_vote\",\"detail\":\"a different vote.\"}\n", &e), 0);
+	ck_assert_str_eq(e.code, "conflicting_vote");
+	ck_assert_str_eq(e.detail, "a different vote.");
+	ck_assert_int_eq(
+	    parse_error(" { \"detail\" : \"q\\\"\\n\\u00e9\xc3\xa9\" , \"error\" : \"x1\" } ", &e), 0);
+	ck_assert_str_eq(e.code, "x1");
+	ck_assert_str_eq(e.detail, "q\"????");
+	ck_assert_int_eq(parse_error("{\"error\":\"unavailable\",\"other\":\"ignored\"}", &e), 0);
+	ck_assert_str_eq(e.detail, "");
+
+	static const char *const refused[] = {
+	    "",
+	    "{}",
+	    "{\"detail\":\"no code\"}",
+	    "{\"error\":\"Upper\"}",
+	    "{\"error\":\"\"}",
+	    "{\"error\":\"a-b\"}",
+	    "{\"error\":\"to\\u006f\"}",
+	    "{\"error\":\"x\",\"error\":\"y\"}",
+	    "{\"error\":\"x\"} trailing",
+	    "{\"error\":\"x\",}",
+	    "{\"error\":1}",
+	    "{\"error\":\"x\",\"n\":null}",
+	    "{\"error\":\"x\",\"o\":{}}",
+	    "{\"error\":\"x\"",
+	    "{\"error\":\"x\",\"detail\":\"bad \\q escape\"}",
+	    "{\"error\":\"x\",\"detail\":\"short \\u12\"}",
+	    "{\"error\":\"x\",\"detail\":\"raw \n newline\"}",
+	    "[\"error\"]",
+	    "{\"error\":\"x\"}{}",
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		ck_assert_msg(parse_error(refused[i], &e) == DIRAUTH_ERR_SYNTAX, "accepted: %s", refused[i]);
+	char long_code[128];
+	memset(long_code, 0, sizeof(long_code));
+	snprintf(long_code, sizeof(long_code), "{\"error\":\"%065d\"}", 0);
+	ck_assert_int_eq(parse_error(long_code, &e), DIRAUTH_ERR_SYNTAX);
+	snprintf(long_code, sizeof(long_code), "{\"error\":\"%064d\"}", 0);
+	ck_assert_int_eq(parse_error(long_code, &e), 0);
+	ck_assert_int_eq(net_error_answer_parse(NULL, 0, &e), DIRAUTH_ERR_SYNTAX);
+}
+END_TEST
+
+/* What dirauthctl and dirauthd show and branch on, read from the same strict parse. */
+static void answer_with(struct net_response *response, long status, const char *body)
+{
+	net_response_free(response);
+	net_response_init(response);
+	response->status = status;
+	ck_assert_int_eq(buffer_append(&response->body, body, strlen(body)), 0);
+}
+
+START_TEST(test_error_code_and_description)
+{
+	struct net_response response;
+	char code[8];
+	char text[64];
+
+	net_response_init(&response);
+	answer_with(&response, 409, "{\"error\":\"replayed\",\"detail\":\"already\\nthere\"}");
+	ck_assert_int_eq(net_error_code(&response, code, sizeof(code)), 1);
+	ck_assert_str_eq(code, "replaye"); /* cut to the array */
+	net_describe_error(&response, text, sizeof(text));
+	ck_assert_str_eq(text, "HTTP 409: replayed: already?there");
+	answer_with(&response, 507, "{\"error\":\"store_full\"}");
+	net_describe_error(&response, text, sizeof(text));
+	ck_assert_str_eq(text, "HTTP 507: store_full");
+	/* Looks like an error object but is not one: no code is taken from it. */
+	static const char *const not_objects[] = {
+	    "{\"error\":\"replayed\",\"retry\":5}",
+	    "<html>{\"error\":\"replayed\"}</html>",
+	    "{\"error\":\"Replayed\"}",
+	    "",
+	};
+	for (size_t i = 0; i < sizeof(not_objects) / sizeof(not_objects[0]); i++) {
+		answer_with(&response, 502, not_objects[i]);
+		ck_assert_int_eq(net_error_code(&response, code, sizeof(code)), 0);
+		ck_assert_str_eq(code, "");
+		net_describe_error(&response, text, sizeof(text));
+		ck_assert_str_eq(text, "HTTP 502: unexpected answer");
+	}
+	net_response_free(&response);
+}
+END_TEST
+
 /* A self-signed certificate for 127.0.0.1 and its key, in PEM, made here. */
 static void make_certificate(char **key_pem, char **certificate_pem)
 {
@@ -735,6 +833,7 @@ static Suite *net_suite(void)
 	TCase *exchange = tcase_create("exchange");
 	TCase *retry = tcase_create("retry");
 	TCase *tls = tcase_create("tls");
+	TCase *answer = tcase_create("error_answer");
 
 	tcase_add_checked_fixture(exchange, setup, teardown);
 	tcase_set_timeout(exchange, 30);
@@ -761,6 +860,9 @@ static Suite *net_suite(void)
 	tcase_set_timeout(tls, 30);
 	tcase_add_test(tls, test_https_verifies_the_server);
 	suite_add_tcase(suite, tls);
+	tcase_add_test(answer, test_error_answer);
+	tcase_add_test(answer, test_error_code_and_description);
+	suite_add_tcase(suite, answer);
 	return suite;
 }
 

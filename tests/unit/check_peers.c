@@ -24,7 +24,6 @@
 #include "schema/vote.h"
 #include "server/config/config.h"
 #include "server/peers/authority_set.h"
-#include "server/peers/error_answer.h"
 #include "server/peers/peer_client.h"
 #include "signer/key.h"
 #include "test_support.h"
@@ -1218,67 +1217,11 @@ START_TEST(test_broadcast_outlives_a_hanging_peer)
 }
 END_TEST
 
-/* ---- the error answer ---- */
-
-static int parse_error(const char *text, struct peer_error_answer *out)
-{
-	return peer_error_answer_parse((const uint8_t *)text, strlen(text), out);
-}
-
-START_TEST(test_error_answer)
-{
-	struct peer_error_answer e;
-
-	ck_assert_int_eq(
-	    parse_error("{\"error\":\"conflicting_vote\",\"detail\":\"a different vote.\"}\n", &e), 0);
-	ck_assert_str_eq(e.code, "conflicting_vote");
-	ck_assert_str_eq(e.detail, "a different vote.");
-	ck_assert_int_eq(
-	    parse_error(" { \"detail\" : \"q\\\"\\n\\u00e9\xc3\xa9\" , \"error\" : \"x1\" } ", &e), 0);
-	ck_assert_str_eq(e.code, "x1");
-	ck_assert_str_eq(e.detail, "q\"????");
-	ck_assert_int_eq(parse_error("{\"error\":\"unavailable\",\"other\":\"ignored\"}", &e), 0);
-	ck_assert_str_eq(e.detail, "");
-
-	static const char *const refused[] = {
-	    "",
-	    "{}",
-	    "{\"detail\":\"no code\"}",
-	    "{\"error\":\"Upper\"}",
-	    "{\"error\":\"\"}",
-	    "{\"error\":\"a-b\"}",
-	    "{\"error\":\"to\\u006f\"}",
-	    "{\"error\":\"x\",\"error\":\"y\"}",
-	    "{\"error\":\"x\"} trailing",
-	    "{\"error\":\"x\",}",
-	    "{\"error\":1}",
-	    "{\"error\":\"x\",\"n\":null}",
-	    "{\"error\":\"x\",\"o\":{}}",
-	    "{\"error\":\"x\"",
-	    "{\"error\":\"x\",\"detail\":\"bad \\q escape\"}",
-	    "{\"error\":\"x\",\"detail\":\"short \\u12\"}",
-	    "{\"error\":\"x\",\"detail\":\"raw \n newline\"}",
-	    "[\"error\"]",
-	    "{\"error\":\"x\"}{}",
-	};
-	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
-		ck_assert_msg(parse_error(refused[i], &e) == DIRAUTH_ERR_SYNTAX, "accepted: %s", refused[i]);
-	char long_code[128];
-	memset(long_code, 0, sizeof(long_code));
-	snprintf(long_code, sizeof(long_code), "{\"error\":\"%065d\"}", 0);
-	ck_assert_int_eq(parse_error(long_code, &e), DIRAUTH_ERR_SYNTAX);
-	snprintf(long_code, sizeof(long_code), "{\"error\":\"%064d\"}", 0);
-	ck_assert_int_eq(parse_error(long_code, &e), 0);
-	ck_assert_int_eq(peer_error_answer_parse(NULL, 0, &e), DIRAUTH_ERR_SYNTAX);
-}
-END_TEST
-
 static Suite *peers_suite(void)
 {
 	Suite *suite = suite_create("peers");
 	TCase *set = tcase_create("authority_set");
 	TCase *client = tcase_create("peer_client");
-	TCase *answer = tcase_create("error_answer");
 
 	tcase_set_timeout(set, 30);
 	tcase_add_test(set, test_certified_vote_verifies);
@@ -1296,8 +1239,6 @@ static Suite *peers_suite(void)
 	tcase_add_test(client, test_unreachable_is_retried);
 	tcase_add_test(client, test_broadcast_outlives_a_hanging_peer);
 	suite_add_tcase(suite, client);
-	tcase_add_test(answer, test_error_answer);
-	suite_add_tcase(suite, answer);
 	return suite;
 }
 

@@ -1,11 +1,11 @@
 /*
- * error_answer.c: a peer's JSON error object, read strictly (see error_answer.h).
+ * error_answer.c: a server's JSON error object, read strictly (see error_answer.h).
  *
  * A recursive JSON parser is more than the answer needs and more than an attacker should get to
  * drive: the object is flat and every value a string, so one pass with a position and the end is
  * the whole grammar. Each read checks the position against the end first.
  */
-#include "server/peers/error_answer.h"
+#include "net/error_answer.h"
 
 #include "schema/error.h"
 
@@ -86,7 +86,7 @@ static int code_is_valid(const char *code)
 {
 	size_t len = strlen(code);
 
-	if (len == 0 || len > PEER_ERROR_CODE_MAX)
+	if (len == 0 || len > NET_ERROR_CODE_MAX)
 		return 0;
 	for (size_t i = 0; i < len; i++) {
 		char ch = code[i];
@@ -96,12 +96,12 @@ static int code_is_valid(const char *code)
 	return 1;
 }
 
-int peer_error_answer_parse(const uint8_t *buf, size_t len, struct peer_error_answer *out)
+int net_error_answer_parse(const uint8_t *buf, size_t len, struct net_error_answer *out)
 {
 	struct cursor c = {buf, buf + len};
 	/* One byte more than a code may have, so that a longer one is seen and refused. */
-	char code[PEER_ERROR_CODE_MAX + 2];
-	char detail[PEER_ERROR_DETAIL_MAX + 1];
+	char code[NET_ERROR_CODE_MAX + 2];
+	char detail[NET_ERROR_DETAIL_MAX + 1];
 	char key[16];
 	int have_code = 0;
 	int have_detail = 0;
