@@ -1245,10 +1245,10 @@ static int run_replay(const struct ctl_arguments *arguments, struct ctl_report *
 		rc = ctl_replay_revocations(&options, &result, report);
 	}
 	if (rc == 0 || result.listed > 0)
-		printf("replay-revocations: %s epoch %" PRIu64 " lists %zu revocations: %zu taken, %zu held "
+		printf("replay-revocations: %s epoch %" PRIu64 " lists %zu revocation%s: %zu taken, %zu held "
 		       "already, %zu superseded, %zu refused, %zu not posted\n",
-		       result.namespace_name, result.epoch, result.listed, result.taken, result.held,
-		       result.superseded, result.refused, result.not_posted);
+		       result.namespace_name, result.epoch, result.listed, result.listed == 1 ? "" : "s",
+		       result.taken, result.held, result.superseded, result.refused, result.not_posted);
 	crypto_wipe(authorization, sizeof(authorization));
 	free(bundle);
 	return rc == 0 ? CTL_EXIT_OK : report->exit_code;

@@ -17,7 +17,9 @@
  *     them again once the body of a snapshot that listed them is replayed (lowest sequence first,
  *     though the body lists them the other way), and answers them as held when replayed again; a
  *     spoiled one is refused and named and its key's later one not posted; one that a later
- *     revocation by its key passed over since the restore is superseded; refusals (64, 65, 66, 69);
+ *     revocation by its key passed over since the restore is superseded; in a private namespace,
+ *     one answered as replayed stops the replay (76) unless the capability is given, which tells
+ *     it held; refusals (64, 65, 66, 69);
  *   - deregister: the receipt verified against the authority's certificate and kept, its
  *     last-listed epoch printed, the service absent from the snapshot after it; refusals.
  */
@@ -60,10 +62,11 @@ static void write_key_file(const char *path, unsigned index, const char *name)
 	test_key_free(&key);
 }
 
-static void world_open(struct world *w)
+/* The world with mix private behind the capability of that SHA-256 (hex), or public for NULL. */
+static void world_open_with(struct world *w, const char *capability_sha256)
 {
 	memset(w, 0, sizeof *w);
-	lc_open(&w->f);
+	lc_open_with(&w->f, capability_sha256);
 	snprintf(w->url, sizeof w->url, "http://127.0.0.1:%u", w->f.port);
 	snprintf(w->now, sizeof w->now, "%" PRIu64, w->f.now);
 	snprintf(w->provider_key, sizeof w->provider_key, "%s/provider.key", w->f.dir);
@@ -83,6 +86,11 @@ static void world_open(struct world *w)
 	                 identity);
 	snprintf(w->bundle, sizeof w->bundle, "%s/trust.txt", w->f.dir);
 	test_write_file(w->bundle, text, (size_t)n, 0644);
+}
+
+static void world_open(struct world *w)
+{
+	world_open_with(w, NULL);
 }
 
 static void world_close(struct world *w)
@@ -685,6 +693,58 @@ START_TEST(test_replay_superseded_revocation)
 }
 END_TEST
 
+/* In a private namespace a statement not shown and one not held look alike (404): without the
+ * capability, a revocation answered as replayed stops the replay, which says why; with it, the
+ * revocation is held. */
+START_TEST(test_replay_in_a_private_namespace)
+{
+	static const char secret[] = "cmVwbGF5LWluLWEtcHJpdmF0ZS1uYW1lc3BhY2UtMDE=";
+	struct world w;
+	struct registration r;
+	uint8_t digest[32];
+	char hex[65], path[800], backup[800], body_path[800], capability[800];
+	ck_assert_int_eq(crypto_sha256((const uint8_t *)secret, strlen(secret), digest), 0);
+	hex_encode(digest, sizeof digest, hex);
+	world_open_with(&w, hex);
+	ck_assert(config_namespace_is_private(w.f.config, 0));
+	snprintf(capability, sizeof capability, "%s/mix.capability", w.f.dir);
+	test_write_file(capability, secret, strlen(secret), 0600);
+	service_file(&w, 1, path, sizeof path, &r);
+	register_file(&w, path);
+	snprintf(backup, sizeof backup, "%s/backup", w.f.dir);
+	ck_assert_int_eq(mkdir(backup, 0700), 0);
+	ck_assert_int_eq(store_backup(w.f.store, backup), 0);
+	revoke_endpoint(&w, path, &r, 0, "1");
+	publish_epoch(&w.f, 11);
+	struct published p;
+	published_get(&w.f, 11, &p);
+	ck_assert_uint_eq(p.body->revocation_count, 1);
+	snprintf(body_path, sizeof body_path, "%s/11.body", w.f.dir);
+	test_write_file(body_path, p.bytes.data, p.bytes.len, 0644);
+	restore(&w, backup);
+
+	/* Lost in the restore, so taken without asking whether it is held. */
+	const char *replay[] = {"replay-revocations", body_path, "--trust", w.bundle,
+	                        "--server",           w.url,     NULL};
+	expect_run(&w, replay, 0, "lists 1 revocation: 1 taken, 0 held already, 0 superseded");
+	/* Posted again it is replayed, and whether it is held cannot be read without the capability. */
+	char words[300];
+	snprintf(words, sizeof words,
+	         "replay-revocations: %s serves no snapshot of mix to this client (a private namespace "
+	         "needs --capability-file): whether a revocation is held cannot be told",
+	         w.url);
+	expect_run(&w, replay, CTL_EXIT_PROTOCOL, words);
+	const char *with_capability[] = {
+	    "replay-revocations", body_path,  "--trust", w.bundle, "--server", w.url,
+	    "--capability-file",  capability, NULL};
+	expect_run(&w, with_capability, 0, "lists 1 revocation: 0 taken, 1 held already, 0 superseded");
+
+	published_free(&p);
+	registration_clear(&r);
+	world_close(&w);
+}
+END_TEST
+
 START_TEST(test_deregister_command)
 {
 	struct world w;
@@ -796,6 +856,7 @@ static Suite *dirauthctl_lifecycle_suite(void)
 	tcase_add_test(tc, test_revoke_command);
 	tcase_add_test(tc, test_replay_revocations_after_restore);
 	tcase_add_test(tc, test_replay_superseded_revocation);
+	tcase_add_test(tc, test_replay_in_a_private_namespace);
 	tcase_add_test(tc, test_deregister_command);
 	tcase_add_test(tc, test_deregister_receipt_refused);
 	suite_add_tcase(suite, tc);

@@ -26,12 +26,19 @@
 
 static struct test_key endpoint_key, operator_key;
 
-static inline void lc_open(struct fixture *f)
+/* The authority with mix private behind the capability whose SHA-256 is capability_sha256 (64
+ * hex digits), or public when it is NULL. */
+static inline void lc_open_with(struct fixture *f, const char *capability_sha256)
 {
 	fixture_prepare(f);
 	lifecycle_key_load(LIFECYCLE_KEY_ENDPOINT, &endpoint_key);
 	lifecycle_key_load(LIFECYCLE_KEY_OPERATOR, &operator_key);
-	char text[8192], keys[3][NOTE_VERIFIER_KEY_MAX + 1];
+	char text[8192], keys[3][NOTE_VERIFIER_KEY_MAX + 1], mix_access[128];
+	if (capability_sha256)
+		snprintf(mix_access, sizeof mix_access, ", private: true, capability_sha256: %s",
+		         capability_sha256);
+	else
+		mix_access[0] = '\0';
 	snprintf(keys[0], sizeof keys[0], "%s", test_key_verifier_string(&f->provider));
 	snprintf(keys[1], sizeof keys[1], "%s", test_key_verifier_string(&f->other));
 	snprintf(keys[2], sizeof keys[2], "%s", test_key_verifier_string(&operator_key));
@@ -42,7 +49,7 @@ static inline void lc_open(struct fixture *f)
 	         "epoch: { length_seconds: %llu, genesis: %llu, validity_epochs: 3 }\n"
 	         "clock: { source: file, path: clock }\n"
 	         "namespaces:\n"
-	         "  - { name: mix, origin: dirauth.example/mix, lifecycle: true }\n"
+	         "  - { name: mix, origin: dirauth.example/mix, lifecycle: true%s }\n"
 	         "  - { name: mail, origin: dirauth.example/mail }\n"
 	         "providers:\n"
 	         "  - { key: \"%s\", namespaces: [mix, mail], classes: [mix-gateway] }\n"
@@ -50,8 +57,13 @@ static inline void lc_open(struct fixture *f)
 	         "operators: [\"%s\"]\n"
 	         "bounds: { registration_body: %d, endpoints_per_service: 3, max_validity_seconds: 86400 }\n"
 	         "http: { threads: 2 }\n",
-	         f->port, LENGTH, GENESIS, keys[0], keys[1], keys[2], BODY_CAP);
+	         f->port, LENGTH, GENESIS, mix_access, keys[0], keys[1], keys[2], BODY_CAP);
 	fixture_start(f, 0, text);
+}
+
+static inline void lc_open(struct fixture *f)
+{
+	lc_open_with(f, NULL);
 }
 
 static inline void lc_close(struct fixture *f)
