@@ -569,27 +569,41 @@ static void restore(struct world *w, const char *backup)
 	fixture_serve(&w->f);
 }
 
+/* A backup of the authority's store taken now, into <dir>/backup (its path in backup). */
+static void back_up(struct world *w, char *backup, size_t cap)
+{
+	snprintf(backup, cap, "%s/backup", w->f.dir);
+	ck_assert_int_eq(mkdir(backup, 0700), 0);
+	ck_assert_int_eq(store_backup(w->f.store, backup), 0);
+}
+
+/* Epoch published, *p its snapshot, its body written to <dir>/<epoch>.body as a mirror keeps it
+ * (the path in body_path). */
+static void publish_and_keep_body(struct world *w, uint64_t epoch, struct published *p, char *body_path,
+                                  size_t cap)
+{
+	publish_epoch(&w->f, epoch);
+	published_get(&w->f, epoch, p);
+	snprintf(body_path, cap, "%s/%" PRIu64 ".body", w->f.dir, epoch);
+	test_write_file(body_path, p->bytes.data, p->bytes.len, 0644);
+}
+
 START_TEST(test_replay_revocations_after_restore)
 {
 	struct world w;
 	struct registration a, b;
 	char a_path[800], b_path[800], backup[800], body_path[800], spoiled_path[800];
 	open_with_two_services(&w, a_path, &a, b_path, &b, sizeof a_path);
-	snprintf(backup, sizeof backup, "%s/backup", w.f.dir);
-	ck_assert_int_eq(mkdir(backup, 0700), 0);
-	ck_assert_int_eq(store_backup(w.f.store, backup), 0);
+	back_up(&w, backup, sizeof backup);
 
 	/* After the backup the provider revokes an endpoint of each service, the one of the service
 	 * listed second in the body first: in the body's order the second revocation comes first. */
 	int a_first = memcmp(a.service_id, b.service_id, SERVICE_ID_SIZE) < 0;
 	revoke_endpoint(&w, a_first ? b_path : a_path, a_first ? &b : &a, 0, "1");
 	revoke_endpoint(&w, a_first ? a_path : b_path, a_first ? &a : &b, 0, "2");
-	publish_epoch(&w.f, 11);
 	struct published p;
-	published_get(&w.f, 11, &p);
+	publish_and_keep_body(&w, 11, &p, body_path, sizeof body_path);
 	ck_assert_uint_eq(p.body->revocation_count, 2);
-	snprintf(body_path, sizeof body_path, "%s/11.body", w.f.dir);
-	test_write_file(body_path, p.bytes.data, p.bytes.len, 0644);
 	/* The same body with the signature of the revocation at sequence 1 (listed second) spoiled. */
 	const struct snapshot_revocation *last = &p.body->revocations[1];
 	size_t at = (size_t)(last->note - p.bytes.data) + last->note_len - 4;
@@ -667,15 +681,10 @@ START_TEST(test_replay_superseded_revocation)
 	char a_path[800], b_path[800], backup[800], body_path[800];
 	open_with_two_services(&w, a_path, &a, b_path, &b, sizeof a_path);
 	publish_epoch(&w.f, 11); /* the backup holds a snapshot: the namespace is served after the restore */
-	snprintf(backup, sizeof backup, "%s/backup", w.f.dir);
-	ck_assert_int_eq(mkdir(backup, 0700), 0);
-	ck_assert_int_eq(store_backup(w.f.store, backup), 0);
+	back_up(&w, backup, sizeof backup);
 	revoke_endpoint(&w, a_path, &a, 0, "1");
-	publish_epoch(&w.f, 12);
 	struct published p;
-	published_get(&w.f, 12, &p);
-	snprintf(body_path, sizeof body_path, "%s/12.body", w.f.dir);
-	test_write_file(body_path, p.bytes.data, p.bytes.len, 0644);
+	publish_and_keep_body(&w, 12, &p, body_path, sizeof body_path);
 	restore(&w, backup);
 	/* Before the replay the provider revokes another endpoint, at a higher sequence. */
 	revoke_endpoint(&w, a_path, &a, 1, "2");
@@ -711,16 +720,11 @@ START_TEST(test_replay_in_a_private_namespace)
 	test_write_file(capability, secret, strlen(secret), 0600);
 	service_file(&w, 1, path, sizeof path, &r);
 	register_file(&w, path);
-	snprintf(backup, sizeof backup, "%s/backup", w.f.dir);
-	ck_assert_int_eq(mkdir(backup, 0700), 0);
-	ck_assert_int_eq(store_backup(w.f.store, backup), 0);
+	back_up(&w, backup, sizeof backup);
 	revoke_endpoint(&w, path, &r, 0, "1");
-	publish_epoch(&w.f, 11);
 	struct published p;
-	published_get(&w.f, 11, &p);
+	publish_and_keep_body(&w, 11, &p, body_path, sizeof body_path);
 	ck_assert_uint_eq(p.body->revocation_count, 1);
-	snprintf(body_path, sizeof body_path, "%s/11.body", w.f.dir);
-	test_write_file(body_path, p.bytes.data, p.bytes.len, 0644);
 	restore(&w, backup);
 
 	/* Lost in the restore, so taken without asking whether it is held. */
