@@ -116,32 +116,6 @@ static int judge_sections(struct consensus_run *run)
 	return 0;
 }
 
-static int target_order(const struct snapshot_revocation *a, const struct snapshot_revocation *b)
-{
-	int order = memcmp(a->service_id, b->service_id, SERVICE_ID_SIZE);
-	if (order)
-		return order;
-	if (a->has_endpoint != b->has_endpoint)
-		return a->has_endpoint ? 1 : -1;
-	return a->has_endpoint ? memcmp(a->endpoint_id, b->endpoint_id, ENDPOINT_ID_SIZE) : 0;
-}
-
-/* The note of a revocation entry revokes exactly the entry's target in this namespace, under its
- * own key. Returns 0, or the first check that failed. */
-static int revocation_note_check(const struct consensus_params *p, const struct snapshot_revocation *entry)
-{
-	struct revocation r;
-	int rc = revocation_parse_signed(entry->note, entry->note_len, &r, NULL);
-	if (rc)
-		return rc;
-	if (strcmp(r.namespace_name, p->namespace_name) != 0 ||
-	    memcmp(r.service_id, entry->service_id, SERVICE_ID_SIZE) != 0 ||
-	    r.has_endpoint != entry->has_endpoint ||
-	    (r.has_endpoint && memcmp(r.endpoint_id, entry->endpoint_id, ENDPOINT_ID_SIZE) != 0))
-		return DIRAUTH_ERR_MISMATCH;
-	return 0;
-}
-
 static int listed_append(struct lifecycle_state *st, const struct snapshot_revocation *entry, int carried,
                          size_t *cap)
 {
@@ -233,7 +207,7 @@ static int carry_revocations(struct lifecycle_state *st, size_t *cap)
 			return previous_fail(run, DIRAUTH_ERR_MISMATCH);
 		if (p->epoch - entry->since >= life->revocation_epochs)
 			continue; /* no snapshot that held what it revokes is still valid */
-		if ((rc = revocation_note_check(p, entry)) != 0)
+		if ((rc = snapshot_revocation_note_check(entry, p->namespace_name)) != 0)
 			return previous_fail(run, rc);
 		if ((rc = listed_append(st, entry, 1, cap)) != 0)
 			return rc;
@@ -255,7 +229,7 @@ static int target_listed(const struct lifecycle_state *st, size_t carried_count,
 	size_t low = 0, high = carried_count;
 	while (low < high) {
 		size_t middle = low + (high - low) / 2;
-		int order = target_order(&st->listed[middle], target);
+		int order = snapshot_revocation_order(&st->listed[middle], target);
 		if (order == 0)
 			return 1;
 		if (order < 0)
@@ -264,7 +238,7 @@ static int target_listed(const struct lifecycle_state *st, size_t carried_count,
 			high = middle;
 	}
 	return st->listed_count > carried_count &&
-	       target_order(&st->listed[st->listed_count - 1], target) == 0;
+	       snapshot_revocation_order(&st->listed[st->listed_count - 1], target) == 0;
 }
 
 /* (r), second half: every revocation any vote lists, in line order, for a target not yet listed,
@@ -318,7 +292,7 @@ static int new_revocations(struct lifecycle_state *st, size_t *cap)
 		}
 		if (memcmp(digest, line->revocation_sha256, 32) != 0)
 			continue;
-		int check = revocation_note_check(p, &entry);
+		int check = snapshot_revocation_note_check(&entry, p->namespace_name);
 		if (check == DIRAUTH_ERR_CRYPTO || check == DIRAUTH_ERR_NOMEM) {
 			rc = callback_failed(run, line->service_id, line->revocation_sha256, check);
 			continue;
@@ -347,10 +321,10 @@ static int listed_finish(struct lifecycle_state *st, size_t carried_count)
 	}
 	size_t a = 0, b = carried_count, out = 0;
 	while (a < carried_count || b < count) {
-		size_t take =
-		    (b == count || (a < carried_count && target_order(&st->listed[a], &st->listed[b]) < 0))
-		        ? a++
-		        : b++;
+		size_t take = (b == count || (a < carried_count &&
+		                              snapshot_revocation_order(&st->listed[a], &st->listed[b]) < 0))
+		                  ? a++
+		                  : b++;
 		merged[out] = st->listed[take];
 		info[out++] = result->revocations[take];
 		endpoints += (size_t)(st->listed[take].has_endpoint != 0);
@@ -381,7 +355,7 @@ static int service_revoked(const struct lifecycle_state *st, const uint8_t servi
 	size_t low = 0, high = st->listed_count;
 	while (low < high) {
 		size_t middle = low + (high - low) / 2;
-		int order = target_order(&st->listed[middle], &target);
+		int order = snapshot_revocation_order(&st->listed[middle], &target);
 		if (order == 0)
 			return 1;
 		if (order < 0)
@@ -430,12 +404,6 @@ static int same_statement(const struct vote_body_health *a, const struct vote_bo
 	       memcmp(a->statement_sha256, b->statement_sha256, 32) == 0;
 }
 
-static int is_stale(const struct consensus_run *run, uint64_t issued_at)
-{
-	uint64_t freshness = run->params->lifecycle->freshness_seconds;
-	return issued_at <= UINT64_MAX - freshness && issued_at + freshness <= run->params->times.valid_after;
-}
-
 /* One candidate statement: the caller's note, then its digest, fields and signature against the
  * published registration r. Returns 1 when it verifies (with *statement, *note, *note_len), 0
  * when it does not, or a refusal when a check could not run. */
@@ -459,16 +427,10 @@ static int statement_verify(struct lifecycle_state *st, const struct registratio
 		return consensus_run_fail(run, CONSENSUS_FAILED, rc);
 	if (memcmp(digest, line->statement_sha256, 32) != 0)
 		return 0;
-	struct note *parsed = NULL;
-	if ((rc = health_parse_note(*note, *note_len, statement, &parsed)) != 0)
-		return rc == DIRAUTH_ERR_NOMEM ? consensus_run_fail(run, CONSENSUS_FAILED, rc) : 0;
-	if (memcmp(statement->endpoint_id, line->endpoint_id, ENDPOINT_ID_SIZE) != 0 ||
-	    statement->issued_at != line->issued_at || statement->sequence != line->sequence) {
-		note_free(parsed);
-		return 0; /* the vote's line is not what the statement says */
-	}
-	rc = health_verify_note(parsed, statement, r); /* namespace, service, endpoint, key, signature */
-	note_free(parsed);
+	rc = health_parse_listed(*note, *note_len, r, line->endpoint_id, line->issued_at, line->sequence,
+	                         statement); /* namespace, service, endpoint, key, signature, the line */
+	if (rc == DIRAUTH_ERR_NOMEM)
+		return consensus_run_fail(run, CONSENSUS_FAILED, rc);
 	if (rc == DIRAUTH_ERR_CRYPTO)
 		return callback_failed(run, line->service_id, line->statement_sha256, rc);
 	return rc == 0;
@@ -554,7 +516,8 @@ static int endpoint_health(struct lifecycle_state *st, const struct registration
 		size_t end = start + 1;
 		while (end < count && same_statement(candidates[start], candidates[end]))
 			end++;
-		if (is_stale(run, candidates[start]->issued_at))
+		if (health_is_stale(candidates[start]->issued_at, run->params->lifecycle->freshness_seconds,
+		                    run->params->times.valid_after))
 			return 0; /* the k-th verified statement would be older still: unknown */
 		struct health_statement statement;
 		const uint8_t *note;

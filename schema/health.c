@@ -182,3 +182,21 @@ int health_parse_signed(const uint8_t *buf, size_t len, const struct registratio
 		memset(out, 0, sizeof(*out));
 	return note_statement_keep(rc, note, note_out);
 }
+
+int health_parse_listed(const uint8_t *buf, size_t len, const struct registration *r,
+                        const uint8_t endpoint_id[ENDPOINT_ID_SIZE], uint64_t issued_at, uint64_t sequence,
+                        struct health_statement *out)
+{
+	int rc = health_parse_signed(buf, len, r, out, NULL);
+	if (rc == 0 && (memcmp(out->endpoint_id, endpoint_id, ENDPOINT_ID_SIZE) != 0 ||
+	                out->issued_at != issued_at || out->sequence != sequence)) {
+		memset(out, 0, sizeof(*out));
+		rc = DIRAUTH_ERR_MISMATCH;
+	}
+	return rc;
+}
+
+int health_is_stale(uint64_t issued_at, uint64_t freshness_seconds, uint64_t valid_after)
+{
+	return issued_at <= UINT64_MAX - freshness_seconds && issued_at + freshness_seconds <= valid_after;
+}

@@ -107,4 +107,16 @@ int health_verify_note(const struct note *note, const struct health_statement *s
 int health_parse_signed(const uint8_t *buf, size_t len, const struct registration *r,
                         struct health_statement *out, struct note **note_out);
 
+/* A statement as a vote or the store lists it: health_parse_signed against r (*out filled), and
+ * then its endpoint, issued-at and sequence must be those the listing gives. Returns 0,
+ * health_parse_signed's errors, or DIRAUTH_ERR_MISMATCH; *out is zeroed on error. */
+int health_parse_listed(const uint8_t *buf, size_t len, const struct registration *r,
+                        const uint8_t endpoint_id[ENDPOINT_ID_SIZE], uint64_t issued_at, uint64_t sequence,
+                        struct health_statement *out);
+
+/* 1 when a statement issued at issued_at is past its freshness at valid_after (issued_at +
+ * freshness_seconds <= valid_after, without overflow): a snapshot then shows its endpoint's
+ * health as unknown. Else 0. */
+int health_is_stale(uint64_t issued_at, uint64_t freshness_seconds, uint64_t valid_after);
+
 #endif

@@ -384,7 +384,7 @@ static int health_order(const struct snapshot_health *a, const struct snapshot_h
 	return order ? order : memcmp(a->endpoint_id, b->endpoint_id, ENDPOINT_ID_SIZE);
 }
 
-static int revocation_order(const struct snapshot_revocation *a, const struct snapshot_revocation *b)
+int snapshot_revocation_order(const struct snapshot_revocation *a, const struct snapshot_revocation *b)
 {
 	int order = memcmp(a->service_id, b->service_id, SERVICE_ID_SIZE);
 	if (order)
@@ -415,7 +415,7 @@ static int sections_check(const struct snapshot_sections *sections)
 			return DIRAUTH_ERR_SYNTAX;
 		if (r->note_len > REVOCATION_MAX_BYTES)
 			return DIRAUTH_ERR_BOUNDS;
-		if (i > 0 && revocation_order(&sections->revocations[i - 1], r) >= 0)
+		if (i > 0 && snapshot_revocation_order(&sections->revocations[i - 1], r) >= 0)
 			return DIRAUTH_ERR_SYNTAX;
 	}
 	return 0;
@@ -605,7 +605,7 @@ static int read_sections(struct line_reader *reader, const struct snapshot_body_
 		rc = DIRAUTH_ERR_NOMEM;
 	for (size_t i = 0; rc == 0 && i < count; i++) {
 		if ((rc = read_revocation_entry(reader, &body->revocations[i])) == 0 && i > 0 &&
-		    revocation_order(&body->revocations[i - 1], &body->revocations[i]) >= 0)
+		    snapshot_revocation_order(&body->revocations[i - 1], &body->revocations[i]) >= 0)
 			rc = DIRAUTH_ERR_SYNTAX;
 		if (rc == 0)
 			body->revocation_count = i + 1;
@@ -738,13 +738,25 @@ static int health_verify(const struct snapshot_header *header, const struct snap
 		if (memcmp(statement.endpoint_id, h->endpoint_id, ENDPOINT_ID_SIZE) != 0 ||
 		    statement.health_class != h->health_class || statement.signer != h->signer)
 			rc = DIRAUTH_ERR_MISMATCH;
-		else if (statement.issued_at > UINT64_MAX - freshness_seconds
-		             ? 0
-		             : statement.issued_at + freshness_seconds <= header->valid_after)
+		else if (health_is_stale(statement.issued_at, freshness_seconds, header->valid_after))
 			rc = DIRAUTH_ERR_STALE;
 	}
 	registration_clear(&registration);
 	return rc;
+}
+
+int snapshot_revocation_note_check(const struct snapshot_revocation *entry, const char *namespace_name)
+{
+	struct revocation r;
+	int rc = revocation_parse_signed(entry->note, entry->note_len, &r, NULL);
+	if (rc)
+		return rc;
+	if (strcmp(r.namespace_name, namespace_name) != 0 ||
+	    memcmp(r.service_id, entry->service_id, SERVICE_ID_SIZE) != 0 ||
+	    r.has_endpoint != entry->has_endpoint ||
+	    (r.has_endpoint && memcmp(r.endpoint_id, entry->endpoint_id, ENDPOINT_ID_SIZE) != 0))
+		return DIRAUTH_ERR_MISMATCH;
+	return 0;
 }
 
 /* Every revocation entry: its note, its target, its epoch, and that it excludes no record. */
@@ -753,19 +765,14 @@ static int revocations_verify(const struct snapshot_header *header, const struct
 {
 	for (size_t i = 0; i < body->revocation_count; i++) {
 		const struct snapshot_revocation *entry = &body->revocations[i];
-		struct revocation r;
-		int rc = revocation_parse_signed(entry->note, entry->note_len, &r, NULL);
+		int rc = snapshot_revocation_note_check(entry, header->namespace_name);
 		if (rc)
 			return rc;
-		if (strcmp(r.namespace_name, header->namespace_name) != 0 ||
-		    memcmp(r.service_id, entry->service_id, SERVICE_ID_SIZE) != 0 ||
-		    r.has_endpoint != entry->has_endpoint ||
-		    (r.has_endpoint && memcmp(r.endpoint_id, entry->endpoint_id, ENDPOINT_ID_SIZE) != 0) ||
-		    entry->since > header->epoch)
+		if (entry->since > header->epoch)
 			return DIRAUTH_ERR_MISMATCH;
-		if (!r.has_endpoint
-		        ? body_find_record(body, r.service_id) != NULL
-		        : index_count > 0 && bsearch(r.endpoint_id, index, index_count, sizeof(*index),
+		if (!entry->has_endpoint
+		        ? body_find_record(body, entry->service_id) != NULL
+		        : index_count > 0 && bsearch(entry->endpoint_id, index, index_count, sizeof(*index),
 		                                     endpoint_index_order) != NULL)
 			return DIRAUTH_ERR_MISMATCH; /* a revoked service or endpoint is still listed */
 	}

@@ -194,6 +194,15 @@ int snapshot_body_encode_section_count(const char *keyword, uint64_t count, stru
 int snapshot_body_encode_health_line(const struct snapshot_health *entry, struct buffer *out);
 int snapshot_body_encode_revocation_line(const struct snapshot_revocation *entry, struct buffer *out);
 
+/* The order of the revocation section: by service id, a whole service before its endpoints, then
+ * by endpoint id. Returns <0, 0 (the same target) or >0, as memcmp. */
+int snapshot_revocation_order(const struct snapshot_revocation *a, const struct snapshot_revocation *b);
+
+/* The entry's note is a revocation signed by the key of its own key line (revocation.h,
+ * revocation_parse_signed), for namespace_name and exactly the entry's target. Returns 0,
+ * revocation_parse_signed's errors, or DIRAUTH_ERR_MISMATCH. */
+int snapshot_revocation_note_check(const struct snapshot_revocation *entry, const char *namespace_name);
+
 /* Parses a body that may carry method 2's sections, within limits. A method-1 body parses as
  * with snapshot_body_parse. Refuses a count above its bound (DIRAUTH_ERR_BOUNDS) or one the
  * remaining bytes cannot hold, a section with count 0, sections out of order, repeated or

@@ -65,19 +65,9 @@ struct listed {
 	size_t owned_count;
 };
 
-static int target_order(const struct snapshot_revocation *a, const struct snapshot_revocation *b)
-{
-	int order = memcmp(a->service_id, b->service_id, SERVICE_ID_SIZE);
-	if (order)
-		return order;
-	if (a->has_endpoint != b->has_endpoint)
-		return a->has_endpoint ? 1 : -1;
-	return a->has_endpoint ? memcmp(a->endpoint_id, b->endpoint_id, ENDPOINT_ID_SIZE) : 0;
-}
-
 static int target_compare(const void *a, const void *b)
 {
-	return target_order(a, b);
+	return snapshot_revocation_order(a, b);
 }
 
 static int listed_add(struct listed *l, const struct snapshot_revocation *entry, size_t max)
@@ -109,21 +99,6 @@ static bool target_in(const struct snapshot_revocation *items, size_t count,
                       const struct snapshot_revocation *entry)
 {
 	return count > 0 && bsearch(entry, items, count, sizeof *items, target_compare) != NULL;
-}
-
-/* The note of entry revokes exactly entry's target in this namespace, under its own key. */
-static int revocation_note_check(const char *namespace_name, const struct snapshot_revocation *entry)
-{
-	struct revocation r;
-	int rc = revocation_parse_signed(entry->note, entry->note_len, &r, NULL);
-	if (rc)
-		return rc;
-	if (strcmp(r.namespace_name, namespace_name) != 0 ||
-	    memcmp(r.service_id, entry->service_id, SERVICE_ID_SIZE) != 0 ||
-	    r.has_endpoint != entry->has_endpoint ||
-	    (r.has_endpoint && memcmp(r.endpoint_id, entry->endpoint_id, ENDPOINT_ID_SIZE) != 0))
-		return DIRAUTH_ERR_MISMATCH;
-	return 0;
 }
 
 /* Everything the build holds. */
@@ -216,7 +191,7 @@ static int carry_revocations(struct build *b)
 			return DIRAUTH_ERR_MISMATCH;
 		if (b->h->epoch - entry->since >= b->ns->revocation_epochs)
 			continue;
-		int rc = revocation_note_check(b->ns->name, entry);
+		int rc = snapshot_revocation_note_check(entry, b->ns->name);
 		if (rc == 0)
 			rc = listed_add(&b->listed, entry, b->ns->max_revocations);
 		if (rc)
@@ -253,7 +228,7 @@ static int new_revocation_visit(void *context, const struct store_listed_revocat
 	entry.note_len = revocation->note_len;
 	if (revocation->note_len == 0 || revocation->note_len > REVOCATION_MAX_BYTES)
 		return 0;
-	int check = revocation_note_check(b->ns->name, &entry);
+	int check = snapshot_revocation_note_check(&entry, b->ns->name);
 	if (check == DIRAUTH_ERR_NOMEM || check == DIRAUTH_ERR_CRYPTO)
 		return check;
 	if (check)
@@ -328,23 +303,13 @@ static const struct store_statement *statement_for(const struct store_statement 
 static int statement_published(const struct build *b, const struct registration *r,
                                const struct store_statement *statement, struct snapshot_health *entry)
 {
-	if (statement->issued_at <= UINT64_MAX - b->freshness &&
-	    statement->issued_at + b->freshness <= b->h->valid_after)
+	if (health_is_stale(statement->issued_at, b->freshness, b->h->valid_after))
 		return 0; /* stale: unknown */
 	if (statement->note_len == 0 || statement->note_len > HEALTH_MAX_BYTES)
 		return 0;
 	struct health_statement s;
-	struct note *parsed = NULL;
-	int rc = health_parse_note(statement->note, statement->note_len, &s, &parsed);
-	if (rc)
-		return rc == DIRAUTH_ERR_NOMEM ? rc : 0;
-	if (memcmp(s.endpoint_id, statement->endpoint_id, ENDPOINT_ID_SIZE) != 0 ||
-	    s.issued_at != statement->issued_at || s.sequence != statement->sequence) {
-		note_free(parsed);
-		return 0;
-	}
-	rc = health_verify_note(parsed, &s, r);
-	note_free(parsed);
+	int rc = health_parse_listed(statement->note, statement->note_len, r, statement->endpoint_id,
+	                             statement->issued_at, statement->sequence, &s);
 	if (rc == DIRAUTH_ERR_CRYPTO || rc == DIRAUTH_ERR_NOMEM)
 		return rc;
 	if (rc)

@@ -388,6 +388,52 @@ START_TEST(test_registration_endpoint_key)
 }
 END_TEST
 
+/* A statement as a listing names it: the listed endpoint, issued-at and sequence must be its own;
+ * and when it is past its freshness. */
+START_TEST(test_listed_and_stale)
+{
+	struct test_key provider;
+	struct registration r;
+	struct health_statement s, parsed;
+	struct buffer note;
+	buffer_init(&note);
+	test_key_load(TEST_KEY_PROVIDER, &provider);
+	lifecycle_registration(1, &r);
+	provider_statement(&r, &s);
+	lifecycle_sign_statement(&s, &provider, &note);
+	ck_assert_int_eq(
+	    health_parse_listed(note.data, note.len, &r, s.endpoint_id, s.issued_at, s.sequence, &parsed), 0);
+	ck_assert_uint_eq(parsed.sequence, s.sequence);
+	ck_assert_int_eq(parsed.health_class, HEALTH_HEALTHY);
+	uint8_t other_endpoint[ENDPOINT_ID_SIZE];
+	memcpy(other_endpoint, s.endpoint_id, ENDPOINT_ID_SIZE);
+	other_endpoint[0] ^= 1;
+	ck_assert_int_eq(
+	    health_parse_listed(note.data, note.len, &r, other_endpoint, s.issued_at, s.sequence, &parsed),
+	    DIRAUTH_ERR_MISMATCH);
+	ck_assert_uint_eq(parsed.sequence, 0); /* zeroed on error */
+	ck_assert_int_eq(
+	    health_parse_listed(note.data, note.len, &r, s.endpoint_id, s.issued_at + 1, s.sequence, &parsed),
+	    DIRAUTH_ERR_MISMATCH);
+	ck_assert_int_eq(
+	    health_parse_listed(note.data, note.len, &r, s.endpoint_id, s.issued_at, s.sequence + 1, &parsed),
+	    DIRAUTH_ERR_MISMATCH);
+	/* The signature is still checked first: a spoiled one is refused as such. */
+	note.data[note.len - 3] = note.data[note.len - 3] == 'A' ? 'B' : 'A';
+	ck_assert_int_ne(
+	    health_parse_listed(note.data, note.len, &r, s.endpoint_id, s.issued_at, s.sequence, &parsed), 0);
+
+	ck_assert_int_eq(health_is_stale(100, 50, 149), 0);
+	ck_assert_int_eq(health_is_stale(100, 50, 150), 1); /* freshness ends at issued-at + freshness */
+	ck_assert_int_eq(health_is_stale(100, 50, 99), 0);  /* issued after valid-after */
+	ck_assert_int_eq(health_is_stale(UINT64_MAX - 10, 50, UINT64_MAX), 0); /* no overflow */
+	ck_assert_int_eq(health_is_stale(0, UINT64_MAX, UINT64_MAX), 1);
+	buffer_free(&note);
+	registration_clear(&r);
+	test_key_free(&provider);
+}
+END_TEST
+
 static Suite *health_suite(void)
 {
 	Suite *suite = suite_create("health");
@@ -398,6 +444,7 @@ static Suite *health_suite(void)
 	tcase_add_test(tc, test_signature_refusals);
 	tcase_add_test(tc, test_encode_refusals);
 	tcase_add_test(tc, test_registration_endpoint_key);
+	tcase_add_test(tc, test_listed_and_stale);
 	suite_add_tcase(suite, tc);
 	return suite;
 }

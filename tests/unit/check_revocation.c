@@ -7,6 +7,7 @@
 #include "lifecycle_fixture.h"
 #include "schema/error.h"
 #include "schema/revocation.h"
+#include "schema/snapshot.h"
 #include "test_keys.h"
 #include "test_support.h"
 
@@ -247,6 +248,54 @@ START_TEST(test_excludes)
 }
 END_TEST
 
+/* A snapshot's revocation entry: its note must revoke exactly the entry's target in the
+ * namespace; and the order of the section. */
+START_TEST(test_snapshot_entry)
+{
+	struct test_key provider;
+	struct revocation rev;
+	struct buffer note;
+	buffer_init(&note);
+	test_key_load(TEST_KEY_PROVIDER, &provider);
+	endpoint_revocation(&rev);
+	lifecycle_sign_revocation(&rev, &provider, &note);
+	struct snapshot_revocation entry = {
+	    .has_endpoint = 1, .since = 3, .note = note.data, .note_len = note.len};
+	memcpy(entry.service_id, rev.service_id, SERVICE_ID_SIZE);
+	memcpy(entry.endpoint_id, rev.endpoint_id, ENDPOINT_ID_SIZE);
+	ck_assert_int_eq(snapshot_revocation_note_check(&entry, rev.namespace_name), 0);
+	ck_assert_int_eq(snapshot_revocation_note_check(&entry, "elsewhere"), DIRAUTH_ERR_MISMATCH);
+	struct snapshot_revocation whole = entry;
+	whole.has_endpoint = 0;
+	memset(whole.endpoint_id, 0, ENDPOINT_ID_SIZE);
+	ck_assert_int_eq(snapshot_revocation_note_check(&whole, rev.namespace_name), DIRAUTH_ERR_MISMATCH);
+	struct snapshot_revocation other_endpoint = entry;
+	other_endpoint.endpoint_id[0] ^= 1;
+	ck_assert_int_eq(snapshot_revocation_note_check(&other_endpoint, rev.namespace_name),
+	                 DIRAUTH_ERR_MISMATCH);
+	struct snapshot_revocation other_service = entry;
+	other_service.service_id[0] ^= 1;
+	ck_assert_int_eq(snapshot_revocation_note_check(&other_service, rev.namespace_name),
+	                 DIRAUTH_ERR_MISMATCH);
+
+	/* By service, a whole service before its endpoints, then by endpoint. */
+	ck_assert_int_eq(snapshot_revocation_order(&entry, &entry), 0);
+	ck_assert_int_lt(snapshot_revocation_order(&whole, &entry), 0);
+	ck_assert_int_gt(snapshot_revocation_order(&entry, &whole), 0);
+	int endpoint_order = snapshot_revocation_order(&entry, &other_endpoint);
+	ck_assert_int_eq(endpoint_order < 0, entry.endpoint_id[0] < other_endpoint.endpoint_id[0]);
+	ck_assert_int_ne(endpoint_order, 0);
+	whole.service_id[0] = other_service.service_id[0];
+	ck_assert_int_eq(snapshot_revocation_order(&whole, &entry) < 0,
+	                 whole.service_id[0] < entry.service_id[0]); /* the service first */
+
+	note.data[note.len - 3] = note.data[note.len - 3] == 'A' ? 'B' : 'A';
+	ck_assert_int_ne(snapshot_revocation_note_check(&entry, rev.namespace_name), 0);
+	buffer_free(&note);
+	test_key_free(&provider);
+}
+END_TEST
+
 static Suite *revocation_suite(void)
 {
 	Suite *suite = suite_create("revocation");
@@ -257,6 +306,7 @@ static Suite *revocation_suite(void)
 	tcase_add_test(tc, test_signature_refusals);
 	tcase_add_test(tc, test_encode_refusals);
 	tcase_add_test(tc, test_excludes);
+	tcase_add_test(tc, test_snapshot_entry);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
