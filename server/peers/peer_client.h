@@ -78,7 +78,7 @@ enum peer_transport {
 struct peer_answer {
 	enum peer_transport transport;
 	long status;                                  /* of the last attempt; 0 without an answer */
-	char error_code[NET_ERROR_CODE_MAX + 1];     /* of a JSON error answer (status ≥ 300), or "" */
+	char error_code[NET_ERROR_CODE_MAX + 1];      /* of a JSON error answer (status ≥ 300), or "" */
 	struct buffer body;                           /* owned; the answer's bytes as served, ≤ the cap */
 	char content_type[PEER_HEADER_VALUE_MAX];     /* "" if none */
 	char content_encoding[PEER_HEADER_VALUE_MAX]; /* "" if none; only bodies are encoded */
