@@ -187,12 +187,17 @@ int health_parse_listed(const uint8_t *buf, size_t len, const struct registratio
                         const uint8_t endpoint_id[ENDPOINT_ID_SIZE], uint64_t issued_at, uint64_t sequence,
                         struct health_statement *out)
 {
-	int rc = health_parse_signed(buf, len, r, out, NULL);
+	struct note *note = NULL;
+	int rc = health_parse_note(buf, len, out, &note);
+	/* The listing's fields first: a line that is not its statement costs no verification. */
 	if (rc == 0 && (memcmp(out->endpoint_id, endpoint_id, ENDPOINT_ID_SIZE) != 0 ||
-	                out->issued_at != issued_at || out->sequence != sequence)) {
-		memset(out, 0, sizeof(*out));
+	                out->issued_at != issued_at || out->sequence != sequence))
 		rc = DIRAUTH_ERR_MISMATCH;
-	}
+	if (rc == 0)
+		rc = health_verify_note(note, out, r);
+	if (rc)
+		memset(out, 0, sizeof(*out));
+	note_free(note);
 	return rc;
 }
 

@@ -107,8 +107,9 @@ int health_verify_note(const struct note *note, const struct health_statement *s
 int health_parse_signed(const uint8_t *buf, size_t len, const struct registration *r,
                         struct health_statement *out, struct note **note_out);
 
-/* A statement as a vote or the store lists it: health_parse_signed against r (*out filled), and
- * then its endpoint, issued-at and sequence must be those the listing gives. Returns 0,
+/* A statement as a vote or the store lists it: parsed (health_parse_note), its endpoint,
+ * issued-at and sequence those the listing gives, then checked against r (health_verify_note);
+ * the signature is verified only once the fields agree. Returns 0 with *out filled,
  * health_parse_signed's errors, or DIRAUTH_ERR_MISMATCH; *out is zeroed on error. */
 int health_parse_listed(const uint8_t *buf, size_t len, const struct registration *r,
                         const uint8_t endpoint_id[ENDPOINT_ID_SIZE], uint64_t issued_at, uint64_t sequence,
