@@ -376,11 +376,7 @@ int net_error_code(const struct net_response *response, char *out, size_t cap)
 void net_describe_error(const struct net_response *response, char *out, size_t cap)
 {
 	struct net_error_answer parsed;
+	int ok = net_error_answer_parse(response->body.data, response->body.len, &parsed) == 0;
 
-	if (net_error_answer_parse(response->body.data, response->body.len, &parsed) != 0)
-		snprintf(out, cap, "HTTP %ld: unexpected answer", response->status);
-	else if (parsed.detail[0] != '\0')
-		snprintf(out, cap, "HTTP %ld: %s: %s", response->status, parsed.code, parsed.detail);
-	else
-		snprintf(out, cap, "HTTP %ld: %s", response->status, parsed.code);
+	net_error_answer_describe(response->status, ok ? &parsed : NULL, out, cap);
 }

@@ -9,6 +9,7 @@
 
 #include "schema/error.h"
 
+#include <stdio.h>
 #include <string.h>
 
 struct cursor {
@@ -166,4 +167,14 @@ int net_error_answer_parse(const uint8_t *buf, size_t len, struct net_error_answ
 	memcpy(out->code, code, strlen(code) + 1);
 	memcpy(out->detail, detail, strlen(detail) + 1);
 	return 0;
+}
+
+void net_error_answer_describe(long status, const struct net_error_answer *answer, char *out, size_t cap)
+{
+	if (!answer)
+		snprintf(out, cap, "HTTP %ld: unexpected answer", status);
+	else if (answer->detail[0] != '\0')
+		snprintf(out, cap, "HTTP %ld: %s: %s", status, answer->code, answer->detail);
+	else
+		snprintf(out, cap, "HTTP %ld: %s", status, answer->code);
 }

@@ -6,8 +6,8 @@
  * answers 409 `conflicting_vote` is evidence, one answered 409 `too_late` is not; a revocation
  * replayed to a server that answers 409 `replayed` was already there. The answer comes from
  * another machine, to dirauthd from a peer and to dirauthctl from a server, so both read it here,
- * as untrusted input: a flat JSON object of string
- * members only, bounded by the caller's answer cap, every escape checked. The code is kept only
+ * as untrusted input: a flat JSON object of string members only, bounded by the caller's answer
+ * cap, every escape checked. The code is kept only
  * when it is spelled as codes are (lower-case ASCII letters, digits and '_'); the detail is
  * reduced to printable ASCII for a log line and never acted upon.
  */
@@ -34,5 +34,11 @@ struct net_error_answer {
  * themselves) and it is cut at NET_ERROR_DETAIL_MAX. *out is zeroed first and filled only on
  * success. Returns 0 or DIRAUTH_ERR_SYNTAX (anything else, including an empty input). */
 int net_error_answer_parse(const uint8_t *buf, size_t len, struct net_error_answer *out);
+
+/* One line for a person about an answer of that status: "HTTP <status>: <code>: <detail>"
+ * (": <detail>" left out when the detail is empty) for a parsed answer, "HTTP <status>:
+ * unexpected answer" when answer is NULL (the body was not an error object); truncated to fit out
+ * (capacity cap). */
+void net_error_answer_describe(long status, const struct net_error_answer *answer, char *out, size_t cap);
 
 #endif

@@ -355,8 +355,14 @@ static void take_answer(struct net_response *response, struct peer_answer *answe
 	snprintf(answer->content_encoding, sizeof(answer->content_encoding), "%s",
 	         response->content_encoding);
 	if (answer->status >= 300) {
-		net_error_code(response, answer->error_code, sizeof(answer->error_code));
-		net_describe_error(response, answer->reason, sizeof(answer->reason));
+		struct net_error_answer parsed;
+		int ok = net_error_answer_parse(response->body.data, response->body.len, &parsed) == 0;
+		if (ok)
+			memcpy(answer->error_code, parsed.code, sizeof(parsed.code));
+		else
+			answer->error_code[0] = '\0';
+		net_error_answer_describe(answer->status, ok ? &parsed : NULL, answer->reason,
+		                          sizeof(answer->reason));
 	}
 	buffer_free(&answer->body);
 	answer->body = response->body;
