@@ -9,7 +9,9 @@
  * against a port nobody listens on. TLS is shown against the same server with a self-signed
  * certificate made in the test with OpenSSL: refused without the certificate as a trust anchor,
  * accepted with it, refused again under a host name the certificate does not carry. Several
- * threads run requests at once, as dirauthd's peers will.
+ * threads run requests at once, as dirauthd's peers will. A server's error answer is read
+ * strictly (net/error_answer.h): every malformed object refused, and a body that only looks like
+ * one gives no code to dirauthctl or the peer client.
  */
 #include "net/client.h"
 #include "net/error_answer.h"
