@@ -5,9 +5,9 @@
  * HTTP server on loopback) with the namespace "mix" configured with "lifecycle: true" and "mail"
  * without, provider.example and other.example enrolled, the EXAMPLE key operator.example
  * (lifecycle_fixture.h) as the operator key (lc_open_with can make mix a private namespace); and
- * the documents and snapshot readers those tests share. The first endpoint of every example registration posted here names the EXAMPLE key
- * endpoint.example as its own. Static functions, like http_fixture.h; everything aborts the test
- * on failure.
+ * the documents and snapshot readers those tests share. The first endpoint of every example
+ * registration posted here names the EXAMPLE key endpoint.example as its own. Static functions,
+ * like http_fixture.h; everything aborts the test on failure.
  */
 #ifndef DIRAUTH_TEST_LIFECYCLE_HTTP_FIXTURE_H
 #define DIRAUTH_TEST_LIFECYCLE_HTTP_FIXTURE_H
