@@ -175,3 +175,31 @@ int revocation_endpoints_name_any(const uint8_t (*ids)[ENDPOINT_ID_SIZE], size_t
 			return 1;
 	return 0;
 }
+
+void revocation_target_format(const uint8_t *service_id, int has_endpoint, const uint8_t *endpoint_id,
+                              char out[REVOCATION_TARGET_TEXT_SIZE])
+{
+	hex_encode(service_id, SERVICE_ID_SIZE, out);
+	out[2 * SERVICE_ID_SIZE] = ' ';
+	if (has_endpoint)
+		hex_encode(endpoint_id, ENDPOINT_ID_SIZE, out + 2 * SERVICE_ID_SIZE + 1);
+	else
+		strcpy(out + 2 * SERVICE_ID_SIZE + 1, "-");
+}
+
+int revocation_target_read(struct text_span *rest, uint8_t *service_id, int *has_endpoint,
+                           uint8_t *endpoint_id)
+{
+	struct text_span field;
+	int rc;
+	if ((rc = text_next_hex(rest, service_id, SERVICE_ID_SIZE)) != 0 ||
+	    (rc = text_next_field(rest, &field)) != 0)
+		return rc;
+	if (text_equals(field, "-"))
+		*has_endpoint = 0;
+	else if (text_parse_hex(field, endpoint_id, ENDPOINT_ID_SIZE) == 0)
+		*has_endpoint = 1;
+	else
+		return DIRAUTH_ERR_SYNTAX;
+	return 0;
+}

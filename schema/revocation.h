@@ -25,6 +25,7 @@
 #define DIRAUTH_SCHEMA_REVOCATION_H
 
 #include "schema/buffer.h"
+#include "schema/lines.h"
 #include "schema/note.h"
 #include "schema/registration.h"
 
@@ -100,5 +101,16 @@ int revocation_excludes(const struct revocation *r, const struct registration *r
 void revocation_endpoints_sort(uint8_t (*ids)[ENDPOINT_ID_SIZE], size_t count);
 int revocation_endpoints_name_any(const uint8_t (*ids)[ENDPOINT_ID_SIZE], size_t count,
                                   const struct registration *r);
+
+/* A revocation's target as the revocation lines of a snapshot body and of a vote body write it:
+ * "<service id: 64 hex> <endpoint id: 64 hex | ->", "-" for the whole service.
+ * revocation_target_format writes it, NUL-terminated, into out (has_endpoint 0 or 1; endpoint_id
+ * is read only when it is 1). revocation_target_read takes those two fields off *rest, as
+ * text_next_field does; it returns 0, or DIRAUTH_ERR_SYNTAX when either field is not spelled so. */
+#define REVOCATION_TARGET_TEXT_SIZE (2 * SERVICE_ID_SIZE + 1 + 2 * ENDPOINT_ID_SIZE + 1)
+void revocation_target_format(const uint8_t *service_id, int has_endpoint, const uint8_t *endpoint_id,
+                              char out[REVOCATION_TARGET_TEXT_SIZE]);
+int revocation_target_read(struct text_span *rest, uint8_t *service_id, int *has_endpoint,
+                           uint8_t *endpoint_id);
 
 #endif

@@ -338,32 +338,42 @@ static int record_verify(const struct snapshot_header *header, const struct snap
 	return rc;
 }
 
-int snapshot_body_verify(const struct snapshot_header *header, const uint8_t *body, size_t body_len,
-                         size_t max_records)
+/* What a body must match of its header under every method, checked in two steps: before it is
+ * parsed, its size and digest (body_digest_check); once parsed, its namespace, epoch, record count
+ * and records root (body_frame_check). Each returns 0, DIRAUTH_ERR_MISMATCH, or a hashing error. */
+static int body_digest_check(const struct snapshot_header *header, const uint8_t *body, size_t body_len)
 {
-	struct snapshot_body *parsed = NULL;
 	uint8_t digest[CRYPTO_SHA256_SIZE];
-	merkle_hash root;
 	int rc;
 	if (header->body_size != body_len)
 		return DIRAUTH_ERR_MISMATCH;
 	if ((rc = crypto_sha256(body, body_len, digest)) != 0)
 		return rc;
-	if (CRYPTO_memcmp(digest, header->body_sha256, sizeof(digest)) != 0)
-		return DIRAUTH_ERR_MISMATCH;
-	if ((rc = snapshot_body_parse(body, body_len, max_records, &parsed)) != 0)
-		return rc;
+	return CRYPTO_memcmp(digest, header->body_sha256, sizeof(digest)) != 0 ? DIRAUTH_ERR_MISMATCH : 0;
+}
+
+static int body_frame_check(const struct snapshot_header *header, const struct snapshot_body *parsed)
+{
+	merkle_hash root;
+	int rc;
 	if (strcmp(parsed->namespace_name, header->namespace_name) != 0 || parsed->epoch != header->epoch ||
-	    parsed->record_count != header->record_count) {
-		rc = DIRAUTH_ERR_MISMATCH;
-		goto cleanup;
-	}
+	    parsed->record_count != header->record_count)
+		return DIRAUTH_ERR_MISMATCH;
 	if ((rc = snapshot_records_root(parsed->records, parsed->record_count, root)) != 0)
+		return rc;
+	return memcmp(root, header->records_root, sizeof(root)) != 0 ? DIRAUTH_ERR_MISMATCH : 0;
+}
+
+int snapshot_body_verify(const struct snapshot_header *header, const uint8_t *body, size_t body_len,
+                         size_t max_records)
+{
+	struct snapshot_body *parsed = NULL;
+	int rc;
+	if ((rc = body_digest_check(header, body, body_len)) != 0 ||
+	    (rc = snapshot_body_parse(body, body_len, max_records, &parsed)) != 0)
+		return rc;
+	if ((rc = body_frame_check(header, parsed)) != 0)
 		goto cleanup;
-	if (memcmp(root, header->records_root, sizeof(root)) != 0) {
-		rc = DIRAUTH_ERR_MISMATCH;
-		goto cleanup;
-	}
 	for (size_t i = 0; rc == 0 && i < parsed->record_count; i++)
 		rc = record_verify(header, &parsed->records[i]);
 cleanup:
@@ -444,18 +454,14 @@ int snapshot_body_encode_health_line(const struct snapshot_health *h, struct buf
 
 int snapshot_body_encode_revocation_line(const struct snapshot_revocation *r, struct buffer *out)
 {
-	char service_hex[2 * SERVICE_ID_SIZE + 1], endpoint_hex[2 * ENDPOINT_ID_SIZE + 1];
+	char target[REVOCATION_TARGET_TEXT_SIZE];
 	if ((r->has_endpoint != 0 && r->has_endpoint != 1) || r->note_len == 0)
 		return DIRAUTH_ERR_SYNTAX;
 	if (r->note_len > REVOCATION_MAX_BYTES)
 		return DIRAUTH_ERR_BOUNDS;
-	hex_encode(r->service_id, SERVICE_ID_SIZE, service_hex);
-	if (r->has_endpoint)
-		hex_encode(r->endpoint_id, ENDPOINT_ID_SIZE, endpoint_hex);
-	else
-		strcpy(endpoint_hex, "-");
-	return buffer_appendf(out, "revocation %s %s %llu %llu\n", service_hex, endpoint_hex,
-	                      (unsigned long long)r->since, (unsigned long long)r->note_len);
+	revocation_target_format(r->service_id, r->has_endpoint, r->endpoint_id, target);
+	return buffer_appendf(out, "revocation %s %llu %llu\n", target, (unsigned long long)r->since,
+	                      (unsigned long long)r->note_len);
 }
 
 static int encode_sections(const struct snapshot_sections *sections, struct buffer *out)
@@ -566,16 +572,8 @@ static int read_revocation_entry(struct line_reader *reader, struct snapshot_rev
 	int rc = lines_expect(reader, "revocation", &value);
 	if (rc)
 		return rc;
-	if ((rc = text_next_hex(&value, r->service_id, SERVICE_ID_SIZE)) != 0)
+	if ((rc = revocation_target_read(&value, r->service_id, &r->has_endpoint, r->endpoint_id)) != 0)
 		return rc;
-	if ((rc = text_next_field(&value, &field)) != 0)
-		return rc;
-	if (text_equals(field, "-"))
-		r->has_endpoint = 0;
-	else if (text_parse_hex(field, r->endpoint_id, ENDPOINT_ID_SIZE) == 0)
-		r->has_endpoint = 1;
-	else
-		return DIRAUTH_ERR_SYNTAX;
 	if ((rc = text_next_u64(&value, &r->since)) != 0 || (rc = text_next_field(&value, &field)) != 0)
 		return rc;
 	if (value.len != 0)
@@ -785,8 +783,6 @@ int snapshot_body_verify_sections(const struct snapshot_header *header, const ui
 	struct snapshot_body *parsed = NULL;
 	struct endpoint_index *index = NULL;
 	size_t index_count = 0;
-	uint8_t digest[CRYPTO_SHA256_SIZE];
-	merkle_hash root;
 	int rc;
 	if (freshness_seconds == 0)
 		return DIRAUTH_ERR_CONFIG;
@@ -794,25 +790,11 @@ int snapshot_body_verify_sections(const struct snapshot_header *header, const ui
 		return snapshot_body_verify(header, body, body_len, limits->max_records);
 	if (header->consensus_method != 2)
 		return DIRAUTH_ERR_SYNTAX;
-	if (header->body_size != body_len)
-		return DIRAUTH_ERR_MISMATCH;
-	if ((rc = crypto_sha256(body, body_len, digest)) != 0)
+	if ((rc = body_digest_check(header, body, body_len)) != 0 ||
+	    (rc = snapshot_body_parse_sections(body, body_len, limits, &parsed)) != 0)
 		return rc;
-	if (CRYPTO_memcmp(digest, header->body_sha256, sizeof(digest)) != 0)
-		return DIRAUTH_ERR_MISMATCH;
-	if ((rc = snapshot_body_parse_sections(body, body_len, limits, &parsed)) != 0)
-		return rc;
-	if (strcmp(parsed->namespace_name, header->namespace_name) != 0 || parsed->epoch != header->epoch ||
-	    parsed->record_count != header->record_count) {
-		rc = DIRAUTH_ERR_MISMATCH;
+	if ((rc = body_frame_check(header, parsed)) != 0)
 		goto cleanup;
-	}
-	if ((rc = snapshot_records_root(parsed->records, parsed->record_count, root)) != 0)
-		goto cleanup;
-	if (memcmp(root, header->records_root, sizeof(root)) != 0) {
-		rc = DIRAUTH_ERR_MISMATCH;
-		goto cleanup;
-	}
 	if ((rc = records_verify(header, parsed, &index, &index_count)) == 0 &&
 	    (rc = health_verify(header, parsed, freshness_seconds)) == 0)
 		rc = revocations_verify(header, parsed, index, index_count);

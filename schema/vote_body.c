@@ -23,6 +23,7 @@
 #include "schema/error.h"
 #include "schema/lines.h"
 #include "schema/names.h"
+#include "schema/revocation.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -123,15 +124,10 @@ static int encode_sections(const struct vote_body *body, struct buffer *out)
 		rc = buffer_appendf(out, "revocations %llu\n", (unsigned long long)body->revocation_count);
 	for (size_t i = 0; rc == 0 && i < body->revocation_count; i++) {
 		const struct vote_body_revocation *r = &body->revocations[i];
-		char service_hex[2 * SERVICE_ID_SIZE + 1], endpoint_hex[2 * ENDPOINT_ID_SIZE + 1],
-		    digest_hex[65];
-		hex_encode(r->service_id, SERVICE_ID_SIZE, service_hex);
-		if (r->has_endpoint)
-			hex_encode(r->endpoint_id, ENDPOINT_ID_SIZE, endpoint_hex);
-		else
-			strcpy(endpoint_hex, "-");
+		char target[REVOCATION_TARGET_TEXT_SIZE], digest_hex[65];
+		revocation_target_format(r->service_id, r->has_endpoint, r->endpoint_id, target);
 		hex_encode(r->revocation_sha256, 32, digest_hex);
-		rc = buffer_appendf(out, "revocation %s %s %s\n", service_hex, endpoint_hex, digest_hex);
+		rc = buffer_appendf(out, "revocation %s %s\n", target, digest_hex);
 	}
 	return rc;
 }
@@ -321,20 +317,12 @@ static int read_health(struct line_reader *reader, struct vote_body_health *h)
 /* "revocation <service id> <endpoint id | -> <digest>". */
 static int read_revocation(struct line_reader *reader, struct vote_body_revocation *r)
 {
-	struct text_span value, field;
+	struct text_span value;
 	int rc = lines_expect(reader, "revocation", &value);
 	if (rc)
 		return rc;
-	if ((rc = text_next_hex(&value, r->service_id, SERVICE_ID_SIZE)) != 0)
+	if ((rc = revocation_target_read(&value, r->service_id, &r->has_endpoint, r->endpoint_id)) != 0)
 		return rc;
-	if ((rc = text_next_field(&value, &field)) != 0)
-		return rc;
-	if (text_equals(field, "-"))
-		r->has_endpoint = 0;
-	else if (text_parse_hex(field, r->endpoint_id, ENDPOINT_ID_SIZE) == 0)
-		r->has_endpoint = 1;
-	else
-		return DIRAUTH_ERR_SYNTAX;
 	if ((rc = text_next_hex(&value, r->revocation_sha256, 32)) != 0)
 		return rc;
 	if (value.len != 0)

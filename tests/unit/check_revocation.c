@@ -1,7 +1,8 @@
 /*
  * check_revocation.c: the revocation codec and the check of its own signature; which
- * registrations a revocation excludes; the vectors under tests/vectors/documents/revocation/
- * (rebuilt and compared byte for byte, and shown by schema/revocation.md); every refusal.
+ * registrations a revocation excludes; a revocation's target as the body lines spell it; the vectors under
+ * tests/vectors/documents/revocation/ (rebuilt and compared byte for byte, and shown by
+ * schema/revocation.md); every refusal.
  */
 #include "invalid_vectors.h"
 #include "lifecycle_fixture.h"
@@ -296,6 +297,68 @@ START_TEST(test_snapshot_entry)
 }
 END_TEST
 
+/* The target on a body's revocation line: written, read back, and every other spelling refused. */
+START_TEST(test_target_text)
+{
+	uint8_t service[SERVICE_ID_SIZE], endpoint[ENDPOINT_ID_SIZE], service_read[SERVICE_ID_SIZE],
+	    endpoint_read[ENDPOINT_ID_SIZE];
+	char text[REVOCATION_TARGET_TEXT_SIZE];
+	for (size_t i = 0; i < SERVICE_ID_SIZE; i++)
+		service[i] = (uint8_t)(0xa0 + i);
+	for (size_t i = 0; i < ENDPOINT_ID_SIZE; i++)
+		endpoint[i] = (uint8_t)(0x10 + i);
+	for (int has_endpoint = 0; has_endpoint <= 1; has_endpoint++) {
+		revocation_target_format(service, has_endpoint, endpoint, text);
+		ck_assert_uint_eq(strlen(text),
+		                  has_endpoint ? REVOCATION_TARGET_TEXT_SIZE - 1 : 2 * SERVICE_ID_SIZE + 2);
+		char line[REVOCATION_TARGET_TEXT_SIZE + 8];
+		snprintf(line, sizeof line, "%s 42", text);
+		struct text_span rest = {line, strlen(line)};
+		int has_read = -1;
+		memset(endpoint_read, 0, sizeof endpoint_read);
+		ck_assert_int_eq(revocation_target_read(&rest, service_read, &has_read, endpoint_read), 0);
+		ck_assert_int_eq(has_read, has_endpoint);
+		ck_assert_mem_eq(service_read, service, SERVICE_ID_SIZE);
+		if (has_endpoint)
+			ck_assert_mem_eq(endpoint_read, endpoint, ENDPOINT_ID_SIZE);
+		ck_assert_uint_eq(rest.len, 2);
+		ck_assert_mem_eq(rest.data, "42", 2);
+	}
+	ck_assert_str_eq(text + 2 * SERVICE_ID_SIZE,
+	                 " 101112131415161718191a1b1c1d1e1f202122232425262728292a2b2c2d2e2f");
+
+	char hex[2 * SERVICE_ID_SIZE + 1];
+	revocation_target_format(service, 0, NULL, text);
+	memcpy(hex, text, 2 * SERVICE_ID_SIZE);
+	hex[2 * SERVICE_ID_SIZE] = 0;
+	char upper[2 * SERVICE_ID_SIZE + 1];
+	for (size_t i = 0; i < sizeof upper; i++)
+		upper[i] = (char)(hex[i] >= 'a' && hex[i] <= 'f' ? hex[i] - 32 : hex[i]);
+	const char *endpoint_fields[] = {"--", "+", "0", "", "10111213", NULL};
+	for (size_t i = 0; endpoint_fields[i]; i++) {
+		char line[2 * REVOCATION_TARGET_TEXT_SIZE];
+		snprintf(line, sizeof line, "%s %s", hex, endpoint_fields[i]);
+		struct text_span rest = {line, strlen(line)};
+		int has_read;
+		ck_assert_int_eq(revocation_target_read(&rest, service_read, &has_read, endpoint_read),
+		                 DIRAUTH_ERR_SYNTAX);
+	}
+	const char *lines[] = {"", "-", "- -", hex, NULL};
+	for (size_t i = 0; lines[i]; i++) {
+		struct text_span rest = {lines[i], strlen(lines[i])};
+		int has_read;
+		ck_assert_int_eq(revocation_target_read(&rest, service_read, &has_read, endpoint_read),
+		                 DIRAUTH_ERR_SYNTAX);
+	}
+	char line[2 * REVOCATION_TARGET_TEXT_SIZE];
+	snprintf(line, sizeof line, "%s -", upper);
+	struct text_span rest = {line, strlen(line)};
+	int has_read;
+	ck_assert_int_eq(revocation_target_read(&rest, service_read, &has_read, endpoint_read),
+	                 DIRAUTH_ERR_SYNTAX);
+}
+END_TEST
+
 static Suite *revocation_suite(void)
 {
 	Suite *suite = suite_create("revocation");
@@ -307,6 +370,7 @@ static Suite *revocation_suite(void)
 	tcase_add_test(tc, test_encode_refusals);
 	tcase_add_test(tc, test_excludes);
 	tcase_add_test(tc, test_snapshot_entry);
+	tcase_add_test(tc, test_target_text);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
