@@ -52,12 +52,10 @@ static int parse_fields(const uint8_t *text, size_t len, void *parsed)
 	int rc;
 	lines_init(&reader, text, len, DEREGISTRATION_LINE_MAX);
 	if ((rc = lines_expect_exact(&reader, "dirauth deregistration v1")) != 0 ||
-	    (rc = lines_expect(&reader, "namespace", &value)) != 0)
+	    (rc = lines_expect_name(&reader, "namespace", out->namespace_name,
+	                            sizeof(out->namespace_name))) != 0)
 		return rc;
-	if (!text_is_name(value, NAMESPACE_NAME_MAX))
-		return DIRAUTH_ERR_SYNTAX;
-	if ((rc = text_copy(value, out->namespace_name, sizeof(out->namespace_name))) != 0 ||
-	    (rc = lines_expect_hex(&reader, "service", out->service_id, SERVICE_ID_SIZE)) != 0 ||
+	if ((rc = lines_expect_hex(&reader, "service", out->service_id, SERVICE_ID_SIZE)) != 0 ||
 	    (rc = lines_expect(&reader, "provider", &value)) != 0 ||
 	    (rc = note_verifier_parse(value.data, value.len, &out->provider)) != 0 ||
 	    (rc = lines_expect_u64(&reader, "sequence", &out->sequence)) != 0 ||

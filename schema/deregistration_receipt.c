@@ -63,12 +63,10 @@ static int parse_fields(const uint8_t *text, size_t len, void *parsed)
 	if (!names_key_name_is_ascii(value.data, value.len))
 		return DIRAUTH_ERR_SYNTAX;
 	if ((rc = text_copy(value, out->authority, sizeof(out->authority))) != 0 ||
-	    (rc = lines_expect(&reader, "namespace", &value)) != 0)
+	    (rc = lines_expect_name(&reader, "namespace", out->namespace_name,
+	                            sizeof(out->namespace_name))) != 0)
 		return rc;
-	if (!text_is_name(value, NAMESPACE_NAME_MAX))
-		return DIRAUTH_ERR_SYNTAX;
-	if ((rc = text_copy(value, out->namespace_name, sizeof(out->namespace_name))) != 0 ||
-	    (rc = lines_expect_hex(&reader, "service", out->service_id, SERVICE_ID_SIZE)) != 0 ||
+	if ((rc = lines_expect_hex(&reader, "service", out->service_id, SERVICE_ID_SIZE)) != 0 ||
 	    (rc = lines_expect_u64(&reader, "sequence", &out->sequence)) != 0 ||
 	    (rc = lines_expect_hex(&reader, "deregistration", out->deregistration_digest, 32)) != 0 ||
 	    (rc = lines_expect_u64(&reader, "accepted-at", &out->accepted_at)) != 0 ||

@@ -81,6 +81,17 @@ int lines_expect_hex(struct line_reader *reader, const char *keyword, uint8_t *o
 	return rc ? rc : text_parse_hex(value, out, len);
 }
 
+int lines_expect_name(struct line_reader *reader, const char *keyword, char *out, size_t cap)
+{
+	struct text_span value;
+	int rc = lines_expect(reader, keyword, &value);
+	if (rc)
+		return rc;
+	if (cap == 0 || !text_is_name(value, cap - 1))
+		return DIRAUTH_ERR_SYNTAX;
+	return text_copy(value, out, cap);
+}
+
 int lines_expect_exact(struct line_reader *reader, const char *text)
 {
 	struct text_span line;

@@ -50,6 +50,10 @@ int lines_expect_u64(struct line_reader *reader, const char *keyword, uint64_t *
 /* Next line, which must be "keyword <exactly 2*len lower-case hex digits>". */
 int lines_expect_hex(struct line_reader *reader, const char *keyword, uint8_t *out, size_t len);
 
+/* Next line, which must be "keyword <name>", the name (text_is_name) at most cap - 1 bytes long;
+ * it is copied into out, NUL-terminated. Returns 0 or DIRAUTH_ERR_SYNTAX / DIRAUTH_ERR_BOUNDS. */
+int lines_expect_name(struct line_reader *reader, const char *keyword, char *out, size_t cap);
+
 /* Next line, which must be exactly text. */
 int lines_expect_exact(struct line_reader *reader, const char *text);
 

@@ -71,11 +71,8 @@ static int parse_fields(const uint8_t *text, size_t len, void *parsed)
 		return DIRAUTH_ERR_SYNTAX;
 	if ((rc = text_copy(value, out->authority, sizeof(out->authority))) != 0)
 		return rc;
-	if ((rc = lines_expect(&reader, "namespace", &value)) != 0)
-		return rc;
-	if (!text_is_name(value, NAMESPACE_NAME_MAX))
-		return DIRAUTH_ERR_SYNTAX;
-	if ((rc = text_copy(value, out->namespace_name, sizeof(out->namespace_name))) != 0)
+	if ((rc = lines_expect_name(&reader, "namespace", out->namespace_name,
+	                            sizeof(out->namespace_name))) != 0)
 		return rc;
 	if ((rc = lines_expect(&reader, "service", &value)) != 0)
 		return rc;

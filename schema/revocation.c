@@ -93,12 +93,10 @@ static int parse_fields(const uint8_t *text, size_t len, void *parsed)
 	int rc;
 	lines_init(&reader, text, len, REVOCATION_LINE_MAX);
 	if ((rc = lines_expect_exact(&reader, "dirauth revocation v1")) != 0 ||
-	    (rc = lines_expect(&reader, "namespace", &value)) != 0)
+	    (rc = lines_expect_name(&reader, "namespace", out->namespace_name,
+	                            sizeof(out->namespace_name))) != 0)
 		return rc;
-	if (!text_is_name(value, NAMESPACE_NAME_MAX))
-		return DIRAUTH_ERR_SYNTAX;
-	if ((rc = text_copy(value, out->namespace_name, sizeof(out->namespace_name))) != 0 ||
-	    (rc = lines_expect_hex(&reader, "service", out->service_id, SERVICE_ID_SIZE)) != 0)
+	if ((rc = lines_expect_hex(&reader, "service", out->service_id, SERVICE_ID_SIZE)) != 0)
 		return rc;
 	if (lines_peek_keyword(&reader, "endpoint")) {
 		if ((rc = lines_expect_hex(&reader, "endpoint", out->endpoint_id, ENDPOINT_ID_SIZE)) != 0)

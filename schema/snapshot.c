@@ -84,17 +84,6 @@ int snapshot_header_encode(const struct snapshot_header *h, struct buffer *out)
 	return rc;
 }
 
-static int expect_name(struct line_reader *reader, const char *keyword, char *out, size_t cap)
-{
-	struct text_span value;
-	int rc = lines_expect(reader, keyword, &value);
-	if (rc)
-		return rc;
-	if (!text_is_name(value, NAMESPACE_NAME_MAX))
-		return DIRAUTH_ERR_SYNTAX;
-	return text_copy(value, out, cap);
-}
-
 static int header_parse_fields(const uint8_t *text, size_t len, void *parsed)
 {
 	struct snapshot_header *out = parsed;
@@ -104,7 +93,8 @@ static int header_parse_fields(const uint8_t *text, size_t len, void *parsed)
 	lines_init(&reader, text, len, SNAPSHOT_HEADER_LINE_MAX);
 	if ((rc = lines_expect_exact(&reader, "dirauth snapshot v1")) != 0)
 		return rc;
-	if ((rc = expect_name(&reader, "namespace", out->namespace_name, sizeof(out->namespace_name))) != 0)
+	if ((rc = lines_expect_name(&reader, "namespace", out->namespace_name,
+	                            sizeof(out->namespace_name))) != 0)
 		return rc;
 	if ((rc = lines_expect(&reader, "origin", &value)) != 0)
 		return rc;
@@ -222,7 +212,8 @@ static int records_parse(const uint8_t *buf, size_t len, size_t max_records, str
 	lines_init(&reader, buf, len, SNAPSHOT_BODY_LINE_MAX);
 	if ((rc = lines_expect_exact(&reader, "dirauth snapshot-body v1")) != 0)
 		goto cleanup;
-	if ((rc = expect_name(&reader, "namespace", body->namespace_name, sizeof(body->namespace_name))) != 0)
+	if ((rc = lines_expect_name(&reader, "namespace", body->namespace_name,
+	                            sizeof(body->namespace_name))) != 0)
 		goto cleanup;
 	if ((rc = lines_expect_u64(&reader, "epoch", &body->epoch)) != 0)
 		goto cleanup;

@@ -82,11 +82,8 @@ static int parse_fields(const uint8_t *text, size_t len, void *parsed)
 	lines_init(&reader, text, len, VOTE_LINE_MAX);
 	if ((rc = lines_expect_exact(&reader, "dirauth vote v1")) != 0)
 		return rc;
-	if ((rc = lines_expect(&reader, "namespace", &value)) != 0)
-		return rc;
-	if (!text_is_name(value, NAMESPACE_NAME_MAX))
-		return DIRAUTH_ERR_SYNTAX;
-	if ((rc = text_copy(value, out->namespace_name, sizeof(out->namespace_name))) != 0)
+	if ((rc = lines_expect_name(&reader, "namespace", out->namespace_name,
+	                            sizeof(out->namespace_name))) != 0)
 		return rc;
 	if ((rc = lines_expect(&reader, "origin", &value)) != 0)
 		return rc;

@@ -239,12 +239,10 @@ static int read_preamble(struct line_reader *reader, struct vote_body *body)
 	struct text_span value;
 	int rc;
 	if ((rc = lines_expect_exact(reader, "dirauth vote-body v1")) != 0 ||
-	    (rc = lines_expect(reader, "namespace", &value)) != 0)
+	    (rc = lines_expect_name(reader, "namespace", body->namespace_name,
+	                            sizeof(body->namespace_name))) != 0)
 		return rc;
-	if (!text_is_name(value, NAMESPACE_NAME_MAX))
-		return DIRAUTH_ERR_SYNTAX;
-	if ((rc = text_copy(value, body->namespace_name, sizeof(body->namespace_name))) != 0 ||
-	    (rc = lines_expect_u64(reader, "epoch", &body->epoch)) != 0 ||
+	if ((rc = lines_expect_u64(reader, "epoch", &body->epoch)) != 0 ||
 	    (rc = lines_expect(reader, "authority", &value)) != 0)
 		return rc;
 	if (value.len > NOTE_NAME_MAX)

@@ -269,6 +269,32 @@ START_TEST(test_lines_expect_refusals)
 }
 END_TEST
 
+START_TEST(test_lines_expect_name)
+{
+	struct line_reader reader;
+	char name[8];
+	lines_init(&reader, bytes("namespace mix-1\n"), 16, 64);
+	ck_assert_int_eq(lines_expect_name(&reader, "namespace", name, sizeof name), 0);
+	ck_assert_str_eq(name, "mix-1");
+	lines_init(&reader, bytes("namespace abcdefg\n"), 18, 64); /* exactly cap - 1 bytes */
+	ck_assert_int_eq(lines_expect_name(&reader, "namespace", name, sizeof name), 0);
+	ck_assert_str_eq(name, "abcdefg");
+	const char *refused[] = {
+	    "namespace abcdefgh\n", "namespace -mix\n",  "namespace mix-\n", "namespace Mix\n",
+	    "namespace mi_x\n",     "namespace mix x\n", "name mix\n",       NULL};
+	for (size_t i = 0; refused[i]; i++) {
+		strcpy(name, "kept");
+		lines_init(&reader, bytes(refused[i]), strlen(refused[i]), 64);
+		ck_assert_msg(lines_expect_name(&reader, "namespace", name, sizeof name) ==
+		                  DIRAUTH_ERR_SYNTAX,
+		              "accepted case %zu", i);
+		ck_assert_str_eq(name, "kept");
+	}
+	lines_init(&reader, bytes("namespace mix\n"), 14, 64);
+	ck_assert_int_eq(lines_expect_name(&reader, "namespace", name, 0), DIRAUTH_ERR_SYNTAX);
+}
+END_TEST
+
 START_TEST(test_lines_peek_keyword)
 {
 	struct line_reader reader;
@@ -500,6 +526,7 @@ static Suite *encoding_suite(void)
 	tcase_add_test(lines, test_lines_refusals);
 	tcase_add_test(lines, test_lines_length_bound);
 	tcase_add_test(lines, test_lines_expect_refusals);
+	tcase_add_test(lines, test_lines_expect_name);
 	tcase_add_test(lines, test_lines_peek_keyword);
 	tcase_add_test(lines, test_text_fields);
 	tcase_add_test(lines, test_text_helpers);
