@@ -250,9 +250,38 @@ static void build_snapshot(const struct snapshot_spec *spec, struct buffer *head
 	buffer_free(&text);
 }
 
-/* verify with the headers the server holds between the held epoch and the offered one. */
+/* A snapshot built here: its signed header note and its plain body, both owned. */
+struct built_snapshot {
+	struct buffer header_note;
+	struct buffer body;
+};
+
+/* Builds spec into snapshot, whose buffers are initialised here; free_snapshot frees them. */
+static void make_snapshot(const struct snapshot_spec *spec, struct built_snapshot *snapshot)
+{
+	buffer_init(&snapshot->header_note);
+	buffer_init(&snapshot->body);
+	build_snapshot(spec, &snapshot->header_note, &snapshot->body);
+}
+
+/* Builds spec again into a snapshot made before, replacing what it held. */
+static void remake_snapshot(const struct snapshot_spec *spec, struct built_snapshot *snapshot)
+{
+	buffer_reset(&snapshot->header_note);
+	buffer_reset(&snapshot->body);
+	build_snapshot(spec, &snapshot->header_note, &snapshot->body);
+}
+
+static void free_snapshot(struct built_snapshot *snapshot)
+{
+	buffer_free(&snapshot->header_note);
+	buffer_free(&snapshot->body);
+}
+
+/* Verifies and stores header_note and body as served in encoding, with links the headers the
+ * server holds between the held epoch and the offered one (none when link_count is 0). */
 static int verify_with_links(const struct buffer *header_note, const struct ctl_fetch_link *links,
-                             size_t link_count, const uint8_t *body, size_t body_len,
+                             size_t link_count, const char *encoding, const uint8_t *body, size_t body_len,
                              struct ctl_fetch_result *result, struct ctl_report *report)
 {
 	struct ctl_fetch_input input = {
@@ -267,7 +296,7 @@ static int verify_with_links(const struct buffer *header_note, const struct ctl_
 	    .header_note_len = header_note->len,
 	    .certificates = certificates.data,
 	    .certificates_len = certificates.len,
-	    .body_encoding = "identity",
+	    .body_encoding = encoding,
 	    .body = body,
 	    .body_len = body_len,
 	};
@@ -279,23 +308,7 @@ static int verify_with_links(const struct buffer *header_note, const struct ctl_
 static int verify(const struct buffer *header_note, const char *encoding, const uint8_t *body,
                   size_t body_len, struct ctl_fetch_result *result, struct ctl_report *report)
 {
-	struct ctl_fetch_input input = {
-	    .bundle = &bundle,
-	    .namespace_name = "mix",
-	    .directory = directory,
-	    .now = NOW,
-	    .policy = &policy,
-	    .header_note = header_note->data,
-	    .header_note_len = header_note->len,
-	    .certificates = certificates.data,
-	    .certificates_len = certificates.len,
-	    .body_encoding = encoding,
-	    .body = body,
-	    .body_len = body_len,
-	};
-
-	ctl_report_init(report);
-	return ctl_fetch_verify_and_store(&input, result, report);
+	return verify_with_links(header_note, NULL, 0, encoding, body, body_len, result, report);
 }
 
 static const char *mirror_path(const char *name)
@@ -338,22 +351,97 @@ static void assert_nothing_written(void)
 	ck_assert(!mirror_has("latest.header"));
 }
 
+/* Starts the mirror over, empty, as if it had never fetched. */
+static void empty_mirror(void)
+{
+	test_remove_tree(directory);
+	test_make_tempdir(directory, sizeof(directory));
+}
+
+/* Verifies snapshot as a server sends it without a content encoding, with links as
+ * verify_with_links takes them. */
+static int verify_snapshot_with_links(const struct built_snapshot *snapshot,
+                                      const struct ctl_fetch_link *links, size_t link_count,
+                                      struct ctl_fetch_result *result, struct ctl_report *report)
+{
+	return verify_with_links(&snapshot->header_note, links, link_count, "identity", snapshot->body.data,
+	                         snapshot->body.len, result, report);
+}
+
+/* The snapshot, with links, verifies (and is stored); the refusal is shown if it does not. */
+static void assert_accepted_with_links(const struct built_snapshot *snapshot,
+                                       const struct ctl_fetch_link *links, size_t link_count,
+                                       struct ctl_fetch_result *result)
+{
+	struct ctl_report report;
+
+	ck_assert_msg(verify_snapshot_with_links(snapshot, links, link_count, result, &report) == 0, "%s",
+	              report.message);
+}
+
+static void assert_accepted(const struct built_snapshot *snapshot, struct ctl_fetch_result *result)
+{
+	assert_accepted_with_links(snapshot, NULL, 0, result);
+}
+
+/* The snapshot, with links, is refused as assert_refused checks; report is left for the caller's
+ * further checks. Whether anything was written is the caller's to check. */
+static void assert_refused_with_links(const struct built_snapshot *snapshot,
+                                      const struct ctl_fetch_link *links, size_t link_count, int expected_rc,
+                                      int expected_exit, const char *word, struct ctl_report *report)
+{
+	struct ctl_fetch_result result;
+
+	assert_refused(verify_snapshot_with_links(snapshot, links, link_count, &result, report), report,
+	               expected_rc, expected_exit, word);
+}
+
+static void assert_snapshot_refused(const struct built_snapshot *snapshot, int expected_rc, int expected_exit,
+                                    const char *word, struct ctl_report *report)
+{
+	assert_refused_with_links(snapshot, NULL, 0, expected_rc, expected_exit, word, report);
+}
+
+/* header_note, with body as served in encoding, is refused as assert_refused checks; report is
+ * left for the caller's further checks. Whether anything was written is the caller's to check. */
+static void assert_verify_refused(const struct buffer *header_note, const char *encoding,
+                                  const struct buffer *body, int expected_rc, int expected_exit,
+                                  const char *word, struct ctl_report *report)
+{
+	struct ctl_fetch_result result;
+
+	assert_refused(verify(header_note, encoding, body->data, body->len, &result, report), report,
+	               expected_rc, expected_exit, word);
+}
+
+/* The snapshot of spec, built, is refused as assert_refused checks and nothing is written; report
+ * is left for the caller's further checks. */
+static void assert_spec_refused(const struct snapshot_spec *spec, int expected_rc, int expected_exit,
+                                const char *word, struct ctl_report *report)
+{
+	struct built_snapshot snapshot;
+
+	make_snapshot(spec, &snapshot);
+	assert_snapshot_refused(&snapshot, expected_rc, expected_exit, word, report);
+	assert_nothing_written();
+	free_snapshot(&snapshot);
+}
+
 /* Accepted in each content encoding; the files are the note as served and the plain body. */
 START_TEST(test_valid_snapshot_accepted_and_written)
 {
 	static const enum content_encoding encodings[] = {ENCODING_ZSTD, ENCODING_GZIP, ENCODING_IDENTITY};
 	struct snapshot_spec spec = {.epoch = 5, .record_count = 3};
-	struct buffer header_note, body, served;
+	struct built_snapshot snapshot;
+	struct buffer served;
 	struct ctl_fetch_result result;
 	struct ctl_report report;
 	enum content_encoding encoding = encodings[_i];
 
-	buffer_init(&header_note);
-	buffer_init(&body);
+	make_snapshot(&spec, &snapshot);
 	buffer_init(&served);
-	build_snapshot(&spec, &header_note, &body);
-	ck_assert_int_eq(compress_encode(encoding, body.data, body.len, &served), 0);
-	ck_assert_int_eq(verify(&header_note,
+	ck_assert_int_eq(compress_encode(encoding, snapshot.body.data, snapshot.body.len, &served), 0);
+	ck_assert_int_eq(verify(&snapshot.header_note,
 	                        encoding == ENCODING_IDENTITY ? "" : content_encoding_name(encoding),
 	                        served.data, served.len, &result, &report),
 	                 0);
@@ -364,13 +452,12 @@ START_TEST(test_valid_snapshot_accepted_and_written)
 	ck_assert_uint_eq(result.signer_count, 1);
 	ck_assert_uint_eq(result.authority_count, 1);
 	ck_assert_str_eq(result.signer_names, "authority-1.test");
-	assert_file_equals("5.header", &header_note);
-	assert_file_equals("5.body", &body);
-	assert_file_equals("latest.header", &header_note);
+	assert_file_equals("5.header", &snapshot.header_note);
+	assert_file_equals("5.body", &snapshot.body);
+	assert_file_equals("latest.header", &snapshot.header_note);
 	/* The certificates that made it verify are kept for offline re-verification. */
 	assert_file_equals("certificates", &certificates);
-	buffer_free(&header_note);
-	buffer_free(&body);
+	free_snapshot(&snapshot);
 	buffer_free(&served);
 }
 END_TEST
@@ -379,94 +466,73 @@ START_TEST(test_threshold_two_of_two_accepted_and_newer_epoch_replaces)
 {
 	static const int both[] = {AUTHORITY_2, AUTHORITY_1};
 	struct snapshot_spec spec = {.epoch = 5, .record_count = 1, .signers = both, .signer_count = 2};
-	struct buffer header_note, body, held;
+	struct built_snapshot held, newer;
 	struct ctl_fetch_result result;
-	struct ctl_report report;
 
 	pin_second_authority();
 	bundle.threshold = 2;
-	buffer_init(&header_note);
-	buffer_init(&body);
-	build_snapshot(&spec, &header_note, &body);
-	ck_assert_int_eq(verify(&header_note, "identity", body.data, body.len, &result, &report), 0);
+	make_snapshot(&spec, &held);
+	assert_accepted(&held, &result);
 	ck_assert_uint_eq(result.signer_count, 2);
 	ck_assert_str_eq(result.signer_names, "authority-1.test, authority-2.test");
 
 	/* Re-fetching the same snapshot is fine, and a newer epoch that names it as its previous
 	 * replaces latest.header. */
-	ck_assert_int_eq(verify(&header_note, "identity", body.data, body.len, &result, &report), 0);
-	held = header_note;
-	buffer_init(&header_note);
-	buffer_reset(&body);
+	assert_accepted(&held, &result);
 	spec.epoch = 6;
-	spec.previous_note = &held;
-	build_snapshot(&spec, &header_note, &body);
-	ck_assert_int_eq(verify(&header_note, "identity", body.data, body.len, &result, &report), 0);
-	assert_file_equals("latest.header", &header_note);
+	spec.previous_note = &held.header_note;
+	make_snapshot(&spec, &newer);
+	assert_accepted(&newer, &result);
+	assert_file_equals("latest.header", &newer.header_note);
 	ck_assert(mirror_has("5.header"));
 	ck_assert(mirror_has("6.body"));
-	buffer_free(&held);
-	buffer_free(&header_note);
-	buffer_free(&body);
+	free_snapshot(&held);
+	free_snapshot(&newer);
 }
 END_TEST
 
 START_TEST(test_bad_signature_refused)
 {
 	struct snapshot_spec spec = {.epoch = 5, .record_count = 1};
-	struct buffer header_note, body, forged;
-	struct ctl_fetch_result result;
+	struct built_snapshot snapshot;
+	struct buffer forged;
 	struct ctl_report report;
 	struct note *note = NULL;
 	size_t text_len;
-	int rc;
 
-	buffer_init(&header_note);
-	buffer_init(&body);
+	make_snapshot(&spec, &snapshot);
 	buffer_init(&forged);
-	build_snapshot(&spec, &header_note, &body);
 	/* The same signature line under a different epoch: the authority's signature does not cover it. */
-	ck_assert_int_eq(note_parse(header_note.data, header_note.len, &note), 0);
+	ck_assert_int_eq(note_parse(snapshot.header_note.data, snapshot.header_note.len, &note), 0);
 	text_len = note->text_len;
 	note_free(note);
 	{
-		const char *at = strstr((const char *)header_note.data, "epoch 5\n");
+		const char *note_text = (const char *)snapshot.header_note.data;
+		const char *at = strstr(note_text, "epoch 5\n");
 		ck_assert_ptr_nonnull(at);
-		ck_assert_int_eq(
-		    buffer_append(&forged, header_note.data, (size_t)(at - (const char *)header_note.data)),
-		    0);
+		ck_assert_int_eq(buffer_append(&forged, snapshot.header_note.data, (size_t)(at - note_text)),
+		                 0);
 		ck_assert_int_eq(buffer_append_string(&forged, "epoch 7\n"), 0);
 		ck_assert_int_eq(buffer_append_string(&forged, at + 8), 0);
 	}
-	ck_assert_uint_eq(forged.len, header_note.len);
+	ck_assert_uint_eq(forged.len, snapshot.header_note.len);
 	ck_assert_uint_lt(text_len, forged.len);
-	rc = verify(&forged, "identity", body.data, body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_SIGNATURE, 65, "bad signature");
+	assert_verify_refused(&forged, "identity", &snapshot.body, DIRAUTH_ERR_SIGNATURE, 65, "bad signature",
+	                      &report);
 	assert_nothing_written();
-	buffer_free(&header_note);
-	buffer_free(&body);
+	free_snapshot(&snapshot);
 	buffer_free(&forged);
 }
 END_TEST
 
 START_TEST(test_too_few_signatures_refused)
 {
-	struct snapshot_spec spec = {.epoch = 5, .record_count = 1};
-	struct buffer header_note, body;
-	struct ctl_fetch_result result;
+	struct snapshot_spec spec = {.epoch = 5, .record_count = 1}; /* signed by authority 1 only */
 	struct ctl_report report;
-	int rc;
 
 	pin_second_authority();
 	bundle.threshold = 2;
-	buffer_init(&header_note);
-	buffer_init(&body);
-	build_snapshot(&spec, &header_note, &body); /* signed by authority 1 only */
-	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_THRESHOLD, 65, "1 of 2 authorities signed");
-	assert_nothing_written();
-	buffer_free(&header_note);
-	buffer_free(&body);
+	assert_spec_refused(&spec, DIRAUTH_ERR_THRESHOLD, 65, "1 of 2 authorities signed", &report);
 }
 END_TEST
 
@@ -474,23 +540,13 @@ START_TEST(test_unknown_authority_refused)
 {
 	static const int outsider[] = {OUTSIDER};
 	struct snapshot_spec spec = {.epoch = 5, .record_count = 1, .signers = outsider, .signer_count = 1};
-	struct buffer header_note, body;
-	struct ctl_fetch_result result;
 	struct ctl_report report;
-	int rc;
 
-	buffer_init(&header_note);
-	buffer_init(&body);
-	build_snapshot(&spec, &header_note, &body);
-	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_UNKNOWN_KEY, 65,
-	               "signed by a key not certified by any pinned identity at 1767225660");
+	assert_spec_refused(&spec, DIRAUTH_ERR_UNKNOWN_KEY, 65,
+	                    "signed by a key not certified by any pinned identity at 1767225660", &report);
 	ck_assert_msg(strstr(report.message, "outsider.test key") != NULL &&
 	                  strstr(report.message, "not an authority of the trust bundle") != NULL,
 	              "%s", report.message);
-	assert_nothing_written();
-	buffer_free(&header_note);
-	buffer_free(&body);
 }
 END_TEST
 
@@ -500,22 +556,13 @@ START_TEST(test_uncertified_signing_key_refused)
 	static const int uncertified[] = {UNCERTIFIED};
 	struct snapshot_spec spec = {
 	    .epoch = 5, .record_count = 1, .signers = uncertified, .signer_count = 1};
-	struct buffer header_note, body;
-	struct ctl_fetch_result result;
 	struct ctl_report report;
-	int rc;
 
-	buffer_init(&header_note);
-	buffer_init(&body);
-	build_snapshot(&spec, &header_note, &body);
-	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_UNKNOWN_KEY, 65, "not certified by any pinned identity");
+	assert_spec_refused(&spec, DIRAUTH_ERR_UNKNOWN_KEY, 65, "not certified by any pinned identity",
+	                    &report);
 	ck_assert_msg(
 	    strstr(report.message, "has no certificate from the pinned identity of authority-1.test"), "%s",
 	    report.message);
-	assert_nothing_written();
-	buffer_free(&header_note);
-	buffer_free(&body);
 }
 END_TEST
 
@@ -525,22 +572,18 @@ START_TEST(test_certificate_by_unpinned_identity_refused)
 {
 	static const int rogue[] = {ROGUE};
 	struct snapshot_spec spec = {.epoch = 5, .record_count = 1, .signers = rogue, .signer_count = 1};
-	struct buffer header_note, body;
+	struct built_snapshot snapshot;
 	struct ctl_fetch_result result;
 	struct ctl_report report;
-	int rc;
 
-	buffer_init(&header_note);
-	buffer_init(&body);
-	build_snapshot(&spec, &header_note, &body);
-	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_UNKNOWN_KEY, 65, "not certified by any pinned identity");
+	make_snapshot(&spec, &snapshot);
+	assert_snapshot_refused(&snapshot, DIRAUTH_ERR_UNKNOWN_KEY, 65,
+	                        "not certified by any pinned identity", &report);
 	assert_nothing_written();
 	/* Pinning the rogue identity instead makes the same bytes verify: the pin is what decides. */
 	bundle.authorities[0] = *signer_key_verifier(identities[IDENTITY_ROGUE]);
-	ck_assert_int_eq(verify(&header_note, "identity", body.data, body.len, &result, &report), 0);
-	buffer_free(&header_note);
-	buffer_free(&body);
+	assert_accepted(&snapshot, &result);
+	free_snapshot(&snapshot);
 }
 END_TEST
 
@@ -549,44 +592,39 @@ END_TEST
 START_TEST(test_header_time_outside_certificate_window_refused)
 {
 	struct snapshot_spec spec = {.epoch = 5, .record_count = 1};
-	struct buffer header_note, body;
+	struct built_snapshot snapshot;
 	struct ctl_fetch_result result;
 	struct ctl_report report;
-	int rc;
 
-	buffer_init(&header_note);
-	buffer_init(&body);
-	build_snapshot(&spec, &header_note, &body);
+	make_snapshot(&spec, &snapshot);
 	/* Expired one second before the header's time: the end of a window is not in it. */
 	make_certificates(NOW - 86400, NOW + 60, &certificates);
-	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_UNKNOWN_KEY, 65,
-	               "signed by a key not certified by any pinned identity at 1767225660");
+	assert_snapshot_refused(&snapshot, DIRAUTH_ERR_UNKNOWN_KEY, 65,
+	                        "signed by a key not certified by any pinned identity at 1767225660",
+	                        &report);
 	ck_assert_msg(strstr(report.message, "is certified only from 1767139200") != NULL, "%s",
 	              report.message);
 	assert_nothing_written();
 	/* Not yet valid at the header's time. */
 	make_certificates(NOW + 61, NOW + 86400, &certificates);
-	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_UNKNOWN_KEY, 65, "certified only from 1767225661");
+	assert_snapshot_refused(&snapshot, DIRAUTH_ERR_UNKNOWN_KEY, 65, "certified only from 1767225661",
+	                        &report);
 	assert_nothing_written();
 	/* Valid from the header's time on, but not yet now: the key must be certified at both. */
 	make_certificates(NOW + 60, NOW + 86400, &certificates);
-	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_UNKNOWN_KEY, 65,
-	               "not certified by any pinned identity at 1767225660 (2026-01-01 00:01:00 UTC) and at "
-	               "1767225600");
+	assert_snapshot_refused(
+	    &snapshot, DIRAUTH_ERR_UNKNOWN_KEY, 65,
+	    "not certified by any pinned identity at 1767225660 (2026-01-01 00:01:00 UTC) "
+	    "and at 1767225600",
+	    &report);
 	ck_assert_msg(strstr(report.message, "certified only from 1767225660") != NULL, "%s", report.message);
 	assert_nothing_written();
 	/* The window's first second (now, before the header's time) and last second are inside. */
 	make_certificates(NOW, NOW + 86400, &certificates);
-	ck_assert_msg(verify(&header_note, "identity", body.data, body.len, &result, &report) == 0, "%s",
-	              report.message);
+	assert_accepted(&snapshot, &result);
 	make_certificates(NOW - 86400, NOW + 61, &certificates);
-	ck_assert_msg(verify(&header_note, "identity", body.data, body.len, &result, &report) == 0, "%s",
-	              report.message);
-	buffer_free(&header_note);
-	buffer_free(&body);
+	assert_accepted(&snapshot, &result);
+	free_snapshot(&snapshot);
 }
 END_TEST
 
@@ -597,41 +635,32 @@ START_TEST(test_two_keys_of_one_identity_count_once)
 	static const int two_authorities[] = {AUTHORITY_1_NEXT, AUTHORITY_2};
 	struct snapshot_spec spec = {
 	    .epoch = 5, .record_count = 1, .signers = both_keys_of_one, .signer_count = 2};
-	struct buffer header_note, body, held;
+	struct built_snapshot held, newer;
 	struct ctl_fetch_result result;
 	struct ctl_report report;
-	int rc;
 
 	pin_second_authority();
 	bundle.threshold = 2;
-	buffer_init(&header_note);
-	buffer_init(&body);
-	build_snapshot(&spec, &header_note, &body);
-	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_THRESHOLD, 65,
-	               "too few signatures: 1 of 2 authorities signed");
+	make_snapshot(&spec, &held);
+	assert_snapshot_refused(&held, DIRAUTH_ERR_THRESHOLD, 65,
+	                        "too few signatures: 1 of 2 authorities signed", &report);
 	ck_assert_msg(strstr(report.message, "counted: authority-1.test;") != NULL, "%s", report.message);
 	assert_nothing_written();
 	/* With threshold 1 either key alone is enough, and the summary names the authority once. */
 	bundle.threshold = 1;
-	ck_assert_int_eq(verify(&header_note, "identity", body.data, body.len, &result, &report), 0);
+	assert_accepted(&held, &result);
 	ck_assert_uint_eq(result.signer_count, 1);
 	ck_assert_str_eq(result.signer_names, "authority-1.test");
 	/* The new key and another authority do make two. */
 	bundle.threshold = 2;
-	held = header_note;
-	buffer_init(&header_note);
-	buffer_reset(&body);
 	spec.epoch = 6;
 	spec.signers = two_authorities;
-	spec.previous_note = &held;
-	build_snapshot(&spec, &header_note, &body);
-	ck_assert_msg(verify(&header_note, "identity", body.data, body.len, &result, &report) == 0, "%s",
-	              report.message);
+	spec.previous_note = &held.header_note;
+	make_snapshot(&spec, &newer);
+	assert_accepted(&newer, &result);
 	ck_assert_str_eq(result.signer_names, "authority-1.test, authority-2.test");
-	buffer_free(&held);
-	buffer_free(&header_note);
-	buffer_free(&body);
+	free_snapshot(&held);
+	free_snapshot(&newer);
 }
 END_TEST
 
@@ -639,46 +668,31 @@ END_TEST
 START_TEST(test_header_signed_by_identity_key_refused)
 {
 	struct snapshot_spec spec = {.epoch = 5, .record_count = 1};
-	struct buffer header_note, body;
-	struct ctl_fetch_result result;
 	struct ctl_report report;
-	int rc;
 
 	spec.direct_signer = identities[IDENTITY_1];
-	buffer_init(&header_note);
-	buffer_init(&body);
-	build_snapshot(&spec, &header_note, &body);
-	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_UNKNOWN_KEY, 65, "is a pinned identity key");
-	assert_nothing_written();
-	buffer_free(&header_note);
-	buffer_free(&body);
+	assert_spec_refused(&spec, DIRAUTH_ERR_UNKNOWN_KEY, 65, "is a pinned identity key", &report);
 }
 END_TEST
 
 START_TEST(test_malformed_or_empty_certificate_bundle_refused)
 {
 	struct snapshot_spec spec = {.epoch = 5, .record_count = 1};
-	struct buffer header_note, body;
-	struct ctl_fetch_result result;
+	struct built_snapshot snapshot;
 	struct ctl_report report;
-	int rc;
 
-	buffer_init(&header_note);
-	buffer_init(&body);
-	build_snapshot(&spec, &header_note, &body);
+	make_snapshot(&spec, &snapshot);
 	/* Truncated: the last certificate's length runs past the end. */
 	certificates.len -= 10;
-	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_SYNTAX, 65, "certificates: not a certificate bundle");
+	assert_snapshot_refused(&snapshot, DIRAUTH_ERR_SYNTAX, 65, "certificates: not a certificate bundle",
+	                        &report);
 	/* Well formed and empty: nothing certifies the key. */
 	buffer_reset(&certificates);
 	fixture_certificate_bundle(NULL, 0, &certificates);
-	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_UNKNOWN_KEY, 65, "not certified by any pinned identity");
+	assert_snapshot_refused(&snapshot, DIRAUTH_ERR_UNKNOWN_KEY, 65,
+	                        "not certified by any pinned identity", &report);
 	assert_nothing_written();
-	buffer_free(&header_note);
-	buffer_free(&body);
+	free_snapshot(&snapshot);
 }
 END_TEST
 
@@ -687,70 +701,43 @@ START_TEST(test_wrong_namespace_or_origin_refused)
 	struct snapshot_spec wrong_namespace = {
 	    .namespace_name = "mail", .origin = ORIGIN, .epoch = 5, .record_count = 0};
 	struct snapshot_spec wrong_origin = {.origin = "evil.test/mix", .epoch = 5, .record_count = 1};
-	struct buffer header_note, body;
-	struct ctl_fetch_result result;
+	struct built_snapshot snapshot;
 	struct ctl_report report;
-	int rc;
 
-	buffer_init(&header_note);
-	buffer_init(&body);
-	build_snapshot(&wrong_namespace, &header_note, &body);
-	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65, "wrong namespace 'mail'");
-	buffer_reset(&header_note);
-	buffer_reset(&body);
-	build_snapshot(&wrong_origin, &header_note, &body);
-	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65, "wrong origin 'evil.test/mix'");
-	assert_nothing_written();
-	buffer_free(&header_note);
-	buffer_free(&body);
+	make_snapshot(&wrong_namespace, &snapshot);
+	assert_snapshot_refused(&snapshot, DIRAUTH_ERR_MISMATCH, 65, "wrong namespace 'mail'", &report);
+	free_snapshot(&snapshot);
+	assert_spec_refused(&wrong_origin, DIRAUTH_ERR_MISMATCH, 65, "wrong origin 'evil.test/mix'", &report);
 }
 END_TEST
 
 START_TEST(test_namespace_not_in_bundle_is_config_error)
 {
-	struct buffer header_note, body;
 	struct snapshot_spec spec = {.epoch = 5, .record_count = 1};
-	struct ctl_fetch_result result;
 	struct ctl_report report;
-	int rc;
 
-	buffer_init(&header_note);
-	buffer_init(&body);
-	build_snapshot(&spec, &header_note, &body);
 	bundle.namespace_count = 0;
-	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_CONFIG, 78, "not in the trust bundle");
-	assert_nothing_written();
-	buffer_free(&header_note);
-	buffer_free(&body);
+	assert_spec_refused(&spec, DIRAUTH_ERR_CONFIG, 78, "not in the trust bundle", &report);
 }
 END_TEST
 
 START_TEST(test_stale_refused)
 {
 	struct snapshot_spec expired = {.epoch = 5, .record_count = 1, .valid_until = NOW};
-	struct buffer header_note, body;
+	struct built_snapshot snapshot;
 	struct ctl_fetch_result result;
 	struct ctl_report report;
-	int rc;
 
-	buffer_init(&header_note);
-	buffer_init(&body);
-	build_snapshot(&expired, &header_note, &body);
-	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
+	make_snapshot(&expired, &snapshot);
 	/* Stale has its own status (75), so that it is never taken for fresh nor for forged. */
-	assert_refused(rc, &report, DIRAUTH_ERR_STALE, 75, "header: stale: epoch 5 was valid until");
+	assert_snapshot_refused(&snapshot, DIRAUTH_ERR_STALE, 75, "header: stale: epoch 5 was valid until",
+	                        &report);
 	assert_nothing_written();
 	/* One second before valid-until it is still good. */
-	buffer_reset(&header_note);
-	buffer_reset(&body);
 	expired.valid_until = NOW + 1;
-	build_snapshot(&expired, &header_note, &body);
-	ck_assert_int_eq(verify(&header_note, "identity", body.data, body.len, &result, &report), 0);
-	buffer_free(&header_note);
-	buffer_free(&body);
+	remake_snapshot(&expired, &snapshot);
+	assert_accepted(&snapshot, &result);
+	free_snapshot(&snapshot);
 }
 END_TEST
 
@@ -759,47 +746,34 @@ END_TEST
 START_TEST(test_not_yet_valid_refused)
 {
 	struct snapshot_spec spec = {.epoch = 5, .record_count = 1, .valid_after = NOW + 301};
-	struct buffer header_note, body;
+	struct built_snapshot snapshot;
 	struct ctl_fetch_result result;
 	struct ctl_report report;
-	int rc;
 
-	buffer_init(&header_note);
-	buffer_init(&body);
 	spec.valid_until = spec.valid_after + 180;
-	build_snapshot(&spec, &header_note, &body);
-	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_STALE, 65,
-	               "header: not yet valid: epoch 5 is valid after 1767225901");
+	make_snapshot(&spec, &snapshot);
+	assert_snapshot_refused(&snapshot, DIRAUTH_ERR_STALE, 65,
+	                        "header: not yet valid: epoch 5 is valid after 1767225901", &report);
 	ck_assert_msg(strstr(report.message, "clock skew is 300 s") != NULL, "%s", report.message);
 	assert_nothing_written();
 	/* A smaller skew refuses what the default lets through (the builder's NOW + 60). */
-	buffer_reset(&header_note);
-	buffer_reset(&body);
 	spec.valid_after = 0;
 	spec.valid_until = 0;
-	build_snapshot(&spec, &header_note, &body);
+	remake_snapshot(&spec, &snapshot);
 	policy.clock_skew = 59;
-	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_STALE, 65, "not yet valid");
+	assert_snapshot_refused(&snapshot, DIRAUTH_ERR_STALE, 65, "not yet valid", &report);
 	assert_nothing_written();
 	policy.clock_skew = 60;
-	ck_assert_msg(verify(&header_note, "identity", body.data, body.len, &result, &report) == 0, "%s",
-	              report.message);
+	assert_accepted(&snapshot, &result);
 	/* Exactly the default skew ahead is still accepted. */
 	policy.clock_skew = VERIFY_DEFAULT_CLOCK_SKEW;
-	buffer_reset(&header_note);
-	buffer_reset(&body);
 	spec.epoch = 6;
 	spec.valid_after = NOW + 300;
 	spec.valid_until = NOW + 480;
-	build_snapshot(&spec, &header_note, &body);
-	test_remove_tree(directory);
-	test_make_tempdir(directory, sizeof(directory));
-	ck_assert_msg(verify(&header_note, "identity", body.data, body.len, &result, &report) == 0, "%s",
-	              report.message);
-	buffer_free(&header_note);
-	buffer_free(&body);
+	remake_snapshot(&spec, &snapshot);
+	empty_mirror();
+	assert_accepted(&snapshot, &result);
+	free_snapshot(&snapshot);
 }
 END_TEST
 
@@ -809,92 +783,73 @@ END_TEST
  * still accepted. */
 START_TEST(test_expired_signing_key_refused_whatever_the_header_time)
 {
-	struct snapshot_spec forged = {.epoch = 1000000000, .record_count = 1};
-	struct snapshot_spec genuine = {.epoch = 6, .record_count = 1};
-	struct buffer forged_note, forged_body, genuine_note, genuine_body;
+	struct snapshot_spec forged_spec = {.epoch = 1000000000, .record_count = 1};
+	struct snapshot_spec genuine_spec = {.epoch = 6, .record_count = 1};
+	struct built_snapshot forged, genuine;
 	struct ctl_fetch_result result;
 	struct ctl_report report;
-	int rc;
 
-	buffer_init(&forged_note);
-	buffer_init(&forged_body);
-	buffer_init(&genuine_note);
-	buffer_init(&genuine_body);
 	/* Authority 1's key was certified for a window that ended ten days ago. */
 	make_certificates(NOW - 40 * 86400, NOW - 10 * 86400, &certificates);
-	forged.valid_after = NOW - 20 * 86400;
-	forged.valid_until = NOW + 365 * 86400;
-	build_snapshot(&forged, &forged_note, &forged_body);
+	forged_spec.valid_after = NOW - 20 * 86400;
+	forged_spec.valid_until = NOW + 365 * 86400;
+	make_snapshot(&forged_spec, &forged);
 	policy.max_validity = 400 * 86400; /* the time check alone, not the validity bound */
-	rc = verify(&forged_note, "identity", forged_body.data, forged_body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_UNKNOWN_KEY, 65,
-	               "not certified by any pinned identity at 1765497600 (2025-12-12 00:00:00 UTC) and at "
-	               "1767225600");
+	assert_snapshot_refused(
+	    &forged, DIRAUTH_ERR_UNKNOWN_KEY, 65,
+	    "not certified by any pinned identity at 1765497600 (2025-12-12 00:00:00 UTC) "
+	    "and at 1767225600",
+	    &report);
 	ck_assert_msg(strstr(report.message, "is certified only from 1763769600") != NULL, "%s",
 	              report.message);
 	assert_nothing_written();
 	/* Under the default validity bound the year-long header is refused on that count as well. */
 	make_certificates(NOW - 40 * 86400, NOW + 400 * 86400 - 40 * 86400, &certificates);
 	policy.max_validity = VERIFY_DEFAULT_MAX_VALIDITY;
-	rc = verify(&forged_note, "identity", forged_body.data, forged_body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "longer than the allowed 604800 s");
+	assert_snapshot_refused(&forged, DIRAUTH_ERR_BOUNDS, 65, "longer than the allowed 604800 s", &report);
 	assert_nothing_written();
 	/* The genuine snapshot, signed with a key certified now, is accepted. */
 	make_certificates(WINDOW_AFTER, WINDOW_UNTIL, &certificates);
-	build_snapshot(&genuine, &genuine_note, &genuine_body);
-	ck_assert_msg(
-	    verify(&genuine_note, "identity", genuine_body.data, genuine_body.len, &result, &report) == 0,
-	    "%s", report.message);
-	assert_file_equals("latest.header", &genuine_note);
-	buffer_free(&forged_note);
-	buffer_free(&forged_body);
-	buffer_free(&genuine_note);
-	buffer_free(&genuine_body);
+	make_snapshot(&genuine_spec, &genuine);
+	assert_accepted(&genuine, &result);
+	assert_file_equals("latest.header", &genuine.header_note);
+	free_snapshot(&forged);
+	free_snapshot(&genuine);
 }
 END_TEST
 
 START_TEST(test_validity_longer_than_bound_refused)
 {
 	struct snapshot_spec spec = {.epoch = 5, .record_count = 1, .valid_after = NOW - 100};
-	struct buffer header_note, body;
+	struct built_snapshot snapshot;
 	struct ctl_fetch_result result;
 	struct ctl_report report;
-	int rc;
 
-	buffer_init(&header_note);
-	buffer_init(&body);
 	spec.valid_until = spec.valid_after + 604801;
-	build_snapshot(&spec, &header_note, &body);
-	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65,
-	               "header: valid for 604801 s (from 1767225500 until 1767830301), longer than the "
-	               "allowed 604800 s");
+	make_snapshot(&spec, &snapshot);
+	assert_snapshot_refused(&snapshot, DIRAUTH_ERR_BOUNDS, 65,
+	                        "header: valid for 604801 s (from 1767225500 until 1767830301), longer than "
+	                        "the allowed 604800 s",
+	                        &report);
 	assert_nothing_written();
 	/* A bound of the caller's choosing. */
 	policy.max_validity = 604801;
-	ck_assert_msg(verify(&header_note, "identity", body.data, body.len, &result, &report) == 0, "%s",
-	              report.message);
+	assert_accepted(&snapshot, &result);
 	/* Exactly the default bound is accepted. */
 	policy.max_validity = VERIFY_DEFAULT_MAX_VALIDITY;
-	buffer_reset(&header_note);
-	buffer_reset(&body);
 	spec.epoch = 6;
 	spec.valid_until = spec.valid_after + 604800;
-	build_snapshot(&spec, &header_note, &body);
-	test_remove_tree(directory);
-	test_make_tempdir(directory, sizeof(directory));
-	ck_assert_msg(verify(&header_note, "identity", body.data, body.len, &result, &report) == 0, "%s",
-	              report.message);
-	buffer_free(&header_note);
-	buffer_free(&body);
+	remake_snapshot(&spec, &snapshot);
+	empty_mirror();
+	assert_accepted(&snapshot, &result);
+	free_snapshot(&snapshot);
 }
 END_TEST
 
 /* History: a chain of signed headers, epochs 5 to 9 (6 not published), each naming the one
  * before it; the mirror holds epoch 5. */
 struct history {
-	struct buffer notes[10]; /* by epoch; 6 left empty */
-	struct buffer bodies[10];
+	struct built_snapshot epochs[10]; /* by epoch; 6 left empty */
 };
 
 static void build_history(struct history *history)
@@ -904,27 +859,26 @@ static void build_history(struct history *history)
 	for (uint64_t epoch = 5; epoch <= 9; epoch++) {
 		struct snapshot_spec spec = {
 		    .epoch = epoch, .record_count = 1, .valid_after = NOW - 1000 + epoch};
-		buffer_init(&history->notes[epoch]);
-		buffer_init(&history->bodies[epoch]);
+		buffer_init(&history->epochs[epoch].header_note);
+		buffer_init(&history->epochs[epoch].body);
 		if (epoch == 6)
 			continue;
 		spec.previous_note = previous;
-		build_snapshot(&spec, &history->notes[epoch], &history->bodies[epoch]);
-		previous = &history->notes[epoch];
+		build_snapshot(&spec, &history->epochs[epoch].header_note, &history->epochs[epoch].body);
+		previous = &history->epochs[epoch].header_note;
 	}
 }
 
 static void history_free(struct history *history)
 {
-	for (uint64_t epoch = 5; epoch <= 9; epoch++) {
-		buffer_free(&history->notes[epoch]);
-		buffer_free(&history->bodies[epoch]);
-	}
+	for (uint64_t epoch = 5; epoch <= 9; epoch++)
+		free_snapshot(&history->epochs[epoch]);
 }
 
 static struct ctl_fetch_link history_link(const struct history *history, uint64_t epoch)
 {
-	struct ctl_fetch_link link = {epoch, history->notes[epoch].data, history->notes[epoch].len};
+	const struct buffer *note = &history->epochs[epoch].header_note;
+	struct ctl_fetch_link link = {epoch, note->data, note->len};
 	return link;
 }
 
@@ -932,16 +886,13 @@ static struct ctl_fetch_link history_link(const struct history *history, uint64_
 static void hold_epoch_5(const struct history *history)
 {
 	struct ctl_fetch_result result;
-	struct ctl_report report;
 
-	ck_assert_msg(verify(&history->notes[5], "identity", history->bodies[5].data, history->bodies[5].len,
-	                     &result, &report) == 0,
-	              "%s", report.message);
+	assert_accepted(&history->epochs[5], &result);
 }
 
 static void assert_held(const struct history *history, uint64_t epoch)
 {
-	assert_file_equals("latest.header", &history->notes[epoch]);
+	assert_file_equals("latest.header", &history->epochs[epoch].header_note);
 }
 
 START_TEST(test_chain_through_gap_accepted)
@@ -949,24 +900,18 @@ START_TEST(test_chain_through_gap_accepted)
 	struct history history;
 	struct ctl_fetch_link links[3];
 	struct ctl_fetch_result result;
-	struct ctl_report report;
 
 	build_history(&history);
 	hold_epoch_5(&history);
 	/* 9 -> 8 -> 7 -> 5: epoch 6 has no snapshot, so the server holds none for it. */
 	links[0] = history_link(&history, 8);
 	links[1] = history_link(&history, 7);
-	ck_assert_msg(verify_with_links(&history.notes[9], links, 2, history.bodies[9].data,
-	                                history.bodies[9].len, &result, &report) == 0,
-	              "%s", report.message);
+	assert_accepted_with_links(&history.epochs[9], links, 2, &result);
 	assert_held(&history, 9);
 	/* The direct successor needs no link at all. */
-	test_remove_tree(directory);
-	test_make_tempdir(directory, sizeof(directory));
+	empty_mirror();
 	hold_epoch_5(&history);
-	ck_assert_msg(verify_with_links(&history.notes[7], NULL, 0, history.bodies[7].data,
-	                                history.bodies[7].len, &result, &report) == 0,
-	              "%s", report.message);
+	assert_accepted(&history.epochs[7], &result);
 	assert_held(&history, 7);
 	history_free(&history);
 }
@@ -975,167 +920,121 @@ END_TEST
 /* Every way a walk can fail to reach the held header is refused, and the held header stays. */
 START_TEST(test_chain_that_does_not_reach_held_refused)
 {
-	struct snapshot_spec stranger = {
+	struct snapshot_spec stranger_spec = {
 	    .epoch = 8, .record_count = 2, .previous_byte = 7, .valid_after = NOW - 1000 + 8};
-	struct snapshot_spec stranger_7 = {
+	struct snapshot_spec stranger_7_spec = {
 	    .epoch = 7, .record_count = 2, .previous_byte = 7, .valid_after = NOW - 1000 + 7};
-	struct buffer stranger_7_note, stranger_7_body;
-	struct buffer stranger_note, stranger_body;
+	struct built_snapshot stranger, stranger_7;
 	struct history history;
 	struct ctl_fetch_link links[3];
-	struct ctl_fetch_result result;
 	struct ctl_report report;
-	int rc;
+	const struct built_snapshot *nine;
 
-	buffer_init(&stranger_note);
-	buffer_init(&stranger_body);
 	build_history(&history);
+	nine = &history.epochs[9];
 	hold_epoch_5(&history);
-	build_snapshot(&stranger, &stranger_note, &stranger_body);
-	buffer_init(&stranger_7_note);
-	buffer_init(&stranger_7_body);
-	build_snapshot(&stranger_7, &stranger_7_note, &stranger_7_body);
+	make_snapshot(&stranger_spec, &stranger);
+	make_snapshot(&stranger_7_spec, &stranger_7);
 
 	/* No links: 9's previous is 8, which the server did not produce. */
-	rc = verify_with_links(&history.notes[9], NULL, 0, history.bodies[9].data, history.bodies[9].len,
-	                       &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65,
-	               "history does not chain to the held snapshot (epoch 5)");
+	assert_refused_with_links(nine, NULL, 0, DIRAUTH_ERR_MISMATCH, 65,
+	                          "history does not chain to the held snapshot (epoch 5)", &report);
 	/* A link missing in the middle: 8 but not 7. */
 	links[0] = history_link(&history, 8);
-	rc = verify_with_links(&history.notes[9], links, 1, history.bodies[9].data, history.bodies[9].len,
-	                       &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65,
-	               "history does not chain to the held snapshot (epoch 5)");
+	assert_refused_with_links(nine, links, 1, DIRAUTH_ERR_MISMATCH, 65,
+	                          "history does not chain to the held snapshot (epoch 5)", &report);
 	ck_assert_msg(strstr(report.message, "the previous of epoch 8") != NULL, "%s", report.message);
 	/* Another header, well signed, for epoch 8: not 9's previous. */
-	links[0].note = stranger_note.data;
-	links[0].note_len = stranger_note.len;
-	rc = verify_with_links(&history.notes[9], links, 1, history.bodies[9].data, history.bodies[9].len,
-	                       &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65,
-	               "epoch 8 is not the previous header of epoch 9");
+	links[0].note = stranger.header_note.data;
+	links[0].note_len = stranger.header_note.len;
+	assert_refused_with_links(nine, links, 1, DIRAUTH_ERR_MISMATCH, 65,
+	                          "epoch 8 is not the previous header of epoch 9", &report);
 	/* The right header served for the wrong epoch. */
 	links[0] = history_link(&history, 8);
 	links[0].epoch = 7;
-	rc = verify_with_links(&history.notes[9], links, 1, history.bodies[9].data, history.bodies[9].len,
-	                       &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65, "the header served for epoch 7 is for epoch 8");
+	assert_refused_with_links(nine, links, 1, DIRAUTH_ERR_MISMATCH, 65,
+	                          "the header served for epoch 7 is for epoch 8", &report);
 	/* A well signed epoch 7 that is not 8's previous. */
 	links[0] = history_link(&history, 8);
-	links[1] = (struct ctl_fetch_link){7, stranger_7_note.data, stranger_7_note.len};
-	rc = verify_with_links(&history.notes[9], links, 2, history.bodies[9].data, history.bodies[9].len,
-	                       &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65,
-	               "epoch 7 is not the previous header of epoch 8");
+	links[1] = (struct ctl_fetch_link){7, stranger_7.header_note.data, stranger_7.header_note.len};
+	assert_refused_with_links(nine, links, 2, DIRAUTH_ERR_MISMATCH, 65,
+	                          "epoch 7 is not the previous header of epoch 8", &report);
 	assert_held(&history, 5);
 	ck_assert(!mirror_has("9.header"));
-	buffer_free(&stranger_note);
-	buffer_free(&stranger_body);
-	buffer_free(&stranger_7_note);
-	buffer_free(&stranger_7_body);
+	free_snapshot(&stranger);
+	free_snapshot(&stranger_7);
 	history_free(&history);
 }
 END_TEST
+
+/* An epoch 8 naming note_7 as its previous, offered with note_7 as its only link for epoch 7, is
+ * refused as assert_refused checks. */
+static void assert_refused_through_link_7(const struct buffer *note_7, int expected_rc, int expected_exit,
+                                          const char *word)
+{
+	struct snapshot_spec eight = {
+	    .epoch = 8, .record_count = 1, .valid_after = NOW - 1000 + 8, .previous_note = note_7};
+	struct ctl_fetch_link link = {7, note_7->data, note_7->len};
+	struct built_snapshot snapshot;
+	struct ctl_report report;
+
+	make_snapshot(&eight, &snapshot);
+	assert_refused_with_links(&snapshot, &link, 1, expected_rc, expected_exit, word, &report);
+	free_snapshot(&snapshot);
+}
 
 /* Links are verified as headers: signatures by certified keys at their own time, namespace,
  * origin and time order. */
 START_TEST(test_chain_link_verified_as_header)
 {
 	static const int outsider[] = {OUTSIDER};
+	struct snapshot_spec forged_spec = {
+	    .epoch = 7, .record_count = 1, .signers = outsider, .signer_count = 1};
+	struct snapshot_spec other_spec = {
+	    .epoch = 7, .record_count = 1, .origin = "evil.test/mix", .valid_after = NOW - 1000 + 7};
+	struct snapshot_spec early_spec = {.epoch = 6, .record_count = 1, .valid_after = NOW - 1000};
 	struct history history;
-	struct buffer forged_7, forged_body, garbage;
-	struct snapshot_spec spec = {.epoch = 7, .record_count = 1, .signers = outsider, .signer_count = 1};
-	struct ctl_fetch_link links[2];
-	struct ctl_fetch_result result;
+	struct built_snapshot forged_7, other_7, early;
+	struct buffer garbage;
+	struct ctl_fetch_link link;
 	struct ctl_report report;
-	int rc;
 
 	build_history(&history);
 	hold_epoch_5(&history);
-	buffer_init(&forged_7);
-	buffer_init(&forged_body);
 	buffer_init(&garbage);
 	/* Epoch 8 chaining to a forged 7 signed by an unpinned key that chains to 5. */
-	spec.valid_after = NOW - 1000 + 7;
-	spec.previous_note = &history.notes[5];
-	build_snapshot(&spec, &forged_7, &forged_body);
-	{
-		struct snapshot_spec eight = {
-		    .epoch = 8, .record_count = 1, .valid_after = NOW - 1000 + 8, .previous_note = &forged_7};
-		struct buffer note_8, body_8;
-		buffer_init(&note_8);
-		buffer_init(&body_8);
-		build_snapshot(&eight, &note_8, &body_8);
-		links[0] = (struct ctl_fetch_link){7, forged_7.data, forged_7.len};
-		rc = verify_with_links(&note_8, links, 1, body_8.data, body_8.len, &result, &report);
-		assert_refused(
-		    rc, &report, DIRAUTH_ERR_UNKNOWN_KEY, 65,
-		    "fetch mix: history: epoch 7: signed by a key not certified by any pinned identity");
-		buffer_free(&note_8);
-		buffer_free(&body_8);
-	}
+	forged_spec.valid_after = NOW - 1000 + 7;
+	forged_spec.previous_note = &history.epochs[5].header_note;
+	make_snapshot(&forged_spec, &forged_7);
+	assert_refused_through_link_7(
+	    &forged_7.header_note, DIRAUTH_ERR_UNKNOWN_KEY, 65,
+	    "fetch mix: history: epoch 7: signed by a key not certified by any pinned identity");
 	/* A link that is not a header note. */
 	ck_assert_int_eq(buffer_append_string(&garbage, "not a note\n"), 0);
-	links[0] = (struct ctl_fetch_link){8, garbage.data, garbage.len};
-	rc = verify_with_links(&history.notes[9], links, 1, history.bodies[9].data, history.bodies[9].len,
-	                       &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_SYNTAX, 65, "history: epoch 8: not a signed note");
+	link = (struct ctl_fetch_link){8, garbage.data, garbage.len};
+	assert_refused_with_links(&history.epochs[9], &link, 1, DIRAUTH_ERR_SYNTAX, 65,
+	                          "history: epoch 8: not a signed note", &report);
 	/* A link of another origin that otherwise chains. */
-	{
-		struct snapshot_spec other = {.epoch = 7,
-		                              .record_count = 1,
-		                              .origin = "evil.test/mix",
-		                              .valid_after = NOW - 1000 + 7,
-		                              .previous_note = &history.notes[5]};
-		struct snapshot_spec eight = {.epoch = 8, .record_count = 1, .valid_after = NOW - 1000 + 8};
-		struct buffer note_7, body_7, note_8, body_8;
-		buffer_init(&note_7);
-		buffer_init(&body_7);
-		buffer_init(&note_8);
-		buffer_init(&body_8);
-		build_snapshot(&other, &note_7, &body_7);
-		eight.previous_note = &note_7;
-		build_snapshot(&eight, &note_8, &body_8);
-		links[0] = (struct ctl_fetch_link){7, note_7.data, note_7.len};
-		rc = verify_with_links(&note_8, links, 1, body_8.data, body_8.len, &result, &report);
-		assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65, "origin 'evil.test/mix'");
-		/* A link dated after the header that names it. */
-		buffer_reset(&note_7);
-		buffer_reset(&note_8);
-		other.origin = NULL;
-		other.valid_after = NOW - 1000 + 9;
-		build_snapshot(&other, &note_7, &body_7);
-		build_snapshot(&eight, &note_8, &body_8);
-		links[0] = (struct ctl_fetch_link){7, note_7.data, note_7.len};
-		rc = verify_with_links(&note_8, links, 1, body_8.data, body_8.len, &result, &report);
-		assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65,
-		               "epoch 7 is valid after 1767224609, outside");
-		buffer_free(&note_7);
-		buffer_free(&body_7);
-		buffer_free(&note_8);
-		buffer_free(&body_8);
-	}
+	other_spec.previous_note = &history.epochs[5].header_note;
+	make_snapshot(&other_spec, &other_7);
+	assert_refused_through_link_7(&other_7.header_note, DIRAUTH_ERR_MISMATCH, 65,
+	                              "origin 'evil.test/mix'");
+	/* A link dated after the header that names it. */
+	other_spec.origin = NULL;
+	other_spec.valid_after = NOW - 1000 + 9;
+	remake_snapshot(&other_spec, &other_7);
+	assert_refused_through_link_7(&other_7.header_note, DIRAUTH_ERR_MISMATCH, 65,
+	                              "epoch 7 is valid after 1767224609, outside");
 	/* A new header dated before the held one. */
-	{
-		struct snapshot_spec early = {.epoch = 6,
-		                              .record_count = 1,
-		                              .valid_after = NOW - 1000,
-		                              .previous_note = &history.notes[5]};
-		struct buffer note_6, body_6;
-		buffer_init(&note_6);
-		buffer_init(&body_6);
-		build_snapshot(&early, &note_6, &body_6);
-		rc = verify_with_links(&note_6, NULL, 0, body_6.data, body_6.len, &result, &report);
-		assert_refused(
-		    rc, &report, DIRAUTH_ERR_MISMATCH, 65,
-		    "epoch 6 is valid after 1767224600, before the held header's valid-after 1767224605");
-		buffer_free(&note_6);
-		buffer_free(&body_6);
-	}
+	early_spec.previous_note = &history.epochs[5].header_note;
+	make_snapshot(&early_spec, &early);
+	assert_snapshot_refused(
+	    &early, DIRAUTH_ERR_MISMATCH, 65,
+	    "epoch 6 is valid after 1767224600, before the held header's valid-after 1767224605", &report);
 	assert_held(&history, 5);
-	buffer_free(&forged_7);
-	buffer_free(&forged_body);
+	free_snapshot(&forged_7);
+	free_snapshot(&other_7);
+	free_snapshot(&early);
 	buffer_free(&garbage);
 	history_free(&history);
 }
@@ -1146,21 +1045,17 @@ START_TEST(test_chain_too_long_asks_for_reseed)
 {
 	struct history history;
 	struct ctl_fetch_link links[2];
-	struct snapshot_spec far = {.epoch = 1000000000, .record_count = 1};
-	struct buffer far_note, far_body;
+	struct snapshot_spec far_spec = {.epoch = 1000000000, .record_count = 1};
+	struct built_snapshot far;
 	struct ctl_fetch_result result;
 	struct ctl_report report;
-	int rc;
 
 	build_history(&history);
-	buffer_init(&far_note);
-	buffer_init(&far_body);
 	hold_epoch_5(&history);
-	far.previous_note = &history.notes[5];
-	build_snapshot(&far, &far_note, &far_body);
-	rc = verify_with_links(&far_note, NULL, 0, far_body.data, far_body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65,
-	               "999999995 epochs past the held epoch 5, more than the 1024");
+	far_spec.previous_note = &history.epochs[5].header_note;
+	make_snapshot(&far_spec, &far);
+	assert_snapshot_refused(&far, DIRAUTH_ERR_BOUNDS, 65,
+	                        "999999995 epochs past the held epoch 5, more than the 1024", &report);
 	ck_assert_msg(strstr(report.message, "re-seeded deliberately") != NULL &&
 	                  strstr(report.message, "delete mix/latest.header") != NULL,
 	              "%s", report.message);
@@ -1168,22 +1063,16 @@ START_TEST(test_chain_too_long_asks_for_reseed)
 	links[0] = history_link(&history, 8);
 	links[1] = history_link(&history, 7);
 	policy.max_chain = 3;
-	rc = verify_with_links(&history.notes[9], links, 2, history.bodies[9].data, history.bodies[9].len,
-	                       &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "more than the 3");
+	assert_refused_with_links(&history.epochs[9], links, 2, DIRAUTH_ERR_BOUNDS, 65, "more than the 3",
+	                          &report);
 	assert_held(&history, 5);
 	policy.max_chain = 4;
-	ck_assert_msg(verify_with_links(&history.notes[9], links, 2, history.bodies[9].data,
-	                                history.bodies[9].len, &result, &report) == 0,
-	              "%s", report.message);
+	assert_accepted_with_links(&history.epochs[9], links, 2, &result);
 	/* Re-seeding: without a held header the far epoch is taken as it is. */
 	ck_assert_int_eq(unlink(mirror_path("latest.header")), 0);
-	ck_assert_msg(verify_with_links(&far_note, NULL, 0, far_body.data, far_body.len, &result, &report) ==
-	                  0,
-	              "%s", report.message);
-	assert_file_equals("latest.header", &far_note);
-	buffer_free(&far_note);
-	buffer_free(&far_body);
+	assert_accepted(&far, &result);
+	assert_file_equals("latest.header", &far.header_note);
+	free_snapshot(&far);
 	history_free(&history);
 }
 END_TEST
@@ -1196,25 +1085,27 @@ START_TEST(test_verify_chain_stops_at_held_header)
 	struct ctl_fetch_link links[3];
 	struct ctl_report report;
 	struct note *note = NULL;
+	const struct buffer *held, *eight, *seven;
 	static const uint8_t garbage[] = "garbage\n";
 
 	build_history(&history);
-	ck_assert_int_eq(note_parse(history.notes[8].data, history.notes[8].len, &note), 0);
+	held = &history.epochs[5].header_note;
+	seven = &history.epochs[7].header_note;
+	eight = &history.epochs[8].header_note;
+	ck_assert_int_eq(note_parse(eight->data, eight->len, &note), 0);
 	ck_assert_int_eq(snapshot_header_parse(note->text, note->text_len, &header), 0);
 	note_free(note);
 	links[0] = history_link(&history, 7);
 	links[1] = (struct ctl_fetch_link){6, garbage, sizeof(garbage) - 1};
 	ctl_report_init(&report);
-	ck_assert_msg(ctl_fetch_verify_chain(&bundle, certificates.data, certificates.len,
-	                                     history.notes[5].data, history.notes[5].len, &header, links, 2,
-	                                     1024, &report) == 0,
+	ck_assert_msg(ctl_fetch_verify_chain(&bundle, certificates.data, certificates.len, held->data,
+	                                     held->len, &header, links, 2, 1024, &report) == 0,
 	              "%s", report.message);
 	/* Out of order (older than the held epoch) is a caller's mistake, not the data's. */
-	links[0] = (struct ctl_fetch_link){4, history.notes[7].data, history.notes[7].len};
+	links[0] = (struct ctl_fetch_link){4, seven->data, seven->len};
 	ctl_report_init(&report);
-	ck_assert_int_eq(ctl_fetch_verify_chain(&bundle, certificates.data, certificates.len,
-	                                        history.notes[5].data, history.notes[5].len, &header, links,
-	                                        1, 1024, &report),
+	ck_assert_int_eq(ctl_fetch_verify_chain(&bundle, certificates.data, certificates.len, held->data,
+	                                        held->len, &header, links, 1, 1024, &report),
 	                 DIRAUTH_ERR_INTERNAL);
 	ck_assert_int_eq(report.exit_code, 70);
 	history_free(&history);
@@ -1223,32 +1114,23 @@ END_TEST
 
 START_TEST(test_rollback_refused)
 {
-	struct snapshot_spec newer = {.epoch = 9, .record_count = 1};
-	struct snapshot_spec older = {.epoch = 8, .record_count = 2};
-	struct buffer newer_note, newer_body, older_note, older_body;
+	struct snapshot_spec newer_spec = {.epoch = 9, .record_count = 1};
+	struct snapshot_spec older_spec = {.epoch = 8, .record_count = 2};
+	struct built_snapshot newer, older;
 	struct ctl_fetch_result result;
 	struct ctl_report report;
-	int rc;
 
-	buffer_init(&newer_note);
-	buffer_init(&newer_body);
-	buffer_init(&older_note);
-	buffer_init(&older_body);
-	build_snapshot(&newer, &newer_note, &newer_body);
-	build_snapshot(&older, &older_note, &older_body);
-	ck_assert_int_eq(verify(&newer_note, "identity", newer_body.data, newer_body.len, &result, &report),
-	                 0);
-	rc = verify(&older_note, "identity", older_body.data, older_body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_ROLLBACK, 65, "rollback");
+	make_snapshot(&newer_spec, &newer);
+	make_snapshot(&older_spec, &older);
+	assert_accepted(&newer, &result);
+	assert_snapshot_refused(&older, DIRAUTH_ERR_ROLLBACK, 65, "rollback", &report);
 	ck_assert_ptr_nonnull(strstr(report.message, "epoch 8"));
 	ck_assert_ptr_nonnull(strstr(report.message, "epoch 9"));
-	assert_file_equals("latest.header", &newer_note);
+	assert_file_equals("latest.header", &newer.header_note);
 	ck_assert(!mirror_has("8.header"));
 	ck_assert(!mirror_has("8.body"));
-	buffer_free(&newer_note);
-	buffer_free(&newer_body);
-	buffer_free(&older_note);
-	buffer_free(&older_body);
+	free_snapshot(&newer);
+	free_snapshot(&older);
 }
 END_TEST
 
@@ -1319,38 +1201,28 @@ static void assert_evidence_names_authority_1(const char *path, uint64_t epoch, 
 START_TEST(test_equivocation_refused_with_evidence)
 {
 	static const int both[] = {AUTHORITY_1, AUTHORITY_2};
-	struct snapshot_spec first = {.epoch = 5, .record_count = 1};
-	struct snapshot_spec more_signatures = {
-	    .epoch = 5, .record_count = 1, .signers = both, .signer_count = 2};
-	struct snapshot_spec second = {.epoch = 5, .record_count = 2, .previous_byte = 1};
-	struct buffer first_note, first_body, more_note, more_body, second_note, second_body;
+	struct snapshot_spec first_spec = {.epoch = 5, .record_count = 1};
+	struct snapshot_spec more_spec = {.epoch = 5, .record_count = 1, .signers = both, .signer_count = 2};
+	struct snapshot_spec second_spec = {.epoch = 5, .record_count = 2, .previous_byte = 1};
+	struct built_snapshot first, more_signatures, second;
 	struct ctl_fetch_result result;
 	struct ctl_report report;
 	char path[4200];
-	int rc;
 
 	pin_second_authority();
-	buffer_init(&first_note);
-	buffer_init(&first_body);
-	buffer_init(&more_note);
-	buffer_init(&more_body);
-	buffer_init(&second_note);
-	buffer_init(&second_body);
-	build_snapshot(&first, &first_note, &first_body);
-	build_snapshot(&more_signatures, &more_note, &more_body);
-	build_snapshot(&second, &second_note, &second_body);
-	ck_assert_int_eq(verify(&first_note, "identity", first_body.data, first_body.len, &result, &report),
-	                 0);
+	make_snapshot(&first_spec, &first);
+	make_snapshot(&more_spec, &more_signatures);
+	make_snapshot(&second_spec, &second);
+	assert_accepted(&first, &result);
 	/* The same header text with one more cosignature is the same snapshot, not equivocation. */
-	ck_assert_int_eq(verify(&more_note, "identity", more_body.data, more_body.len, &result, &report), 0);
-	assert_file_equals("latest.header", &more_note);
+	assert_accepted(&more_signatures, &result);
+	assert_file_equals("latest.header", &more_signatures.header_note);
 
-	rc = verify(&second_note, "identity", second_body.data, second_body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65, "equivocation");
-	assert_file_equals("latest.header", &more_note);
+	assert_snapshot_refused(&second, DIRAUTH_ERR_MISMATCH, 65, "equivocation", &report);
+	assert_file_equals("latest.header", &more_signatures.header_note);
 	/* The evidence holds both signed notes, held first, and proves authority 1 signed both. */
 	snprintf(path, sizeof(path), "%s", evidence_path_of(&report));
-	assert_evidence_names_authority_1(path, 5, &more_note, &second_note, 1);
+	assert_evidence_names_authority_1(path, 5, &more_signatures.header_note, &second.header_note, 1);
 	/* dirauthctl verify-evidence FILE --trust BUNDLE proves it (exit 3). */
 	{
 		char bundle_path[4200];
@@ -1366,16 +1238,12 @@ START_TEST(test_equivocation_refused_with_evidence)
 		buffer_free(&text);
 	}
 	/* Refused again, the same evidence is the same file. */
-	rc = verify(&second_note, "identity", second_body.data, second_body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65, "equivocation");
+	assert_snapshot_refused(&second, DIRAUTH_ERR_MISMATCH, 65, "equivocation", &report);
 	ck_assert_str_eq(evidence_path_of(&report), path);
 	ck_assert_uint_eq(evidence_files(), 1);
-	buffer_free(&first_note);
-	buffer_free(&first_body);
-	buffer_free(&more_note);
-	buffer_free(&more_body);
-	buffer_free(&second_note);
-	buffer_free(&second_body);
+	free_snapshot(&first);
+	free_snapshot(&more_signatures);
+	free_snapshot(&second);
 }
 END_TEST
 
@@ -1385,20 +1253,16 @@ START_TEST(test_equivocation_evidence_keeps_held_certificates)
 {
 	static const int next_key[] = {AUTHORITY_1_NEXT};
 	struct snapshot_spec held_spec = {.epoch = 5, .record_count = 1};
-	struct snapshot_spec rotated = {
+	struct snapshot_spec rotated_spec = {
 	    .epoch = 5, .record_count = 2, .previous_byte = 1, .signers = next_key, .signer_count = 1};
-	struct buffer held_note, held_body, rotated_note, rotated_body, notes[2];
+	struct built_snapshot held, rotated;
+	struct buffer notes[2];
 	struct ctl_fetch_result result;
 	struct ctl_report report;
-	int rc;
 
-	buffer_init(&held_note);
-	buffer_init(&held_body);
-	buffer_init(&rotated_note);
-	buffer_init(&rotated_body);
-	build_snapshot(&held_spec, &held_note, &held_body);
-	build_snapshot(&rotated, &rotated_note, &rotated_body);
-	ck_assert_int_eq(verify(&held_note, "identity", held_body.data, held_body.len, &result, &report), 0);
+	make_snapshot(&held_spec, &held);
+	make_snapshot(&rotated_spec, &rotated);
+	assert_accepted(&held, &result);
 	/* The server now serves only the certificate of authority 1's next key. */
 	for (size_t i = 0; i < 2; i++)
 		buffer_init(&notes[i]);
@@ -1408,16 +1272,14 @@ START_TEST(test_equivocation_evidence_keeps_held_certificates)
 	buffer_reset(&certificates);
 	fixture_certificate_bundle(notes, 2, &certificates);
 
-	rc = verify(&rotated_note, "identity", rotated_body.data, rotated_body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65, "equivocation");
-	assert_file_equals("latest.header", &held_note);
-	assert_evidence_names_authority_1(evidence_path_of(&report), 5, &held_note, &rotated_note, 2);
+	assert_snapshot_refused(&rotated, DIRAUTH_ERR_MISMATCH, 65, "equivocation", &report);
+	assert_file_equals("latest.header", &held.header_note);
+	assert_evidence_names_authority_1(evidence_path_of(&report), 5, &held.header_note,
+	                                  &rotated.header_note, 2);
 	for (size_t i = 0; i < 2; i++)
 		buffer_free(&notes[i]);
-	buffer_free(&held_note);
-	buffer_free(&held_body);
-	buffer_free(&rotated_note);
-	buffer_free(&rotated_body);
+	free_snapshot(&held);
+	free_snapshot(&rotated);
 }
 END_TEST
 
@@ -1426,128 +1288,98 @@ END_TEST
 START_TEST(test_equivocation_by_no_one_authority_writes_no_evidence)
 {
 	static const int second_authority[] = {AUTHORITY_2};
-	struct snapshot_spec first = {.epoch = 5, .record_count = 1};
-	struct snapshot_spec other = {.epoch = 5,
-	                              .record_count = 2,
-	                              .previous_byte = 1,
-	                              .signers = second_authority,
-	                              .signer_count = 1};
-	struct buffer first_note, first_body, other_note, other_body;
+	struct snapshot_spec first_spec = {.epoch = 5, .record_count = 1};
+	struct snapshot_spec other_spec = {.epoch = 5,
+	                                   .record_count = 2,
+	                                   .previous_byte = 1,
+	                                   .signers = second_authority,
+	                                   .signer_count = 1};
+	struct built_snapshot first, other;
 	struct ctl_fetch_result result;
 	struct ctl_report report;
-	int rc;
 
 	pin_second_authority();
-	buffer_init(&first_note);
-	buffer_init(&first_body);
-	buffer_init(&other_note);
-	buffer_init(&other_body);
-	build_snapshot(&first, &first_note, &first_body);
-	build_snapshot(&other, &other_note, &other_body);
-	ck_assert_int_eq(verify(&first_note, "identity", first_body.data, first_body.len, &result, &report),
-	                 0);
-	rc = verify(&other_note, "identity", other_body.data, other_body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65, "equivocation");
+	make_snapshot(&first_spec, &first);
+	make_snapshot(&other_spec, &other);
+	assert_accepted(&first, &result);
+	assert_snapshot_refused(&other, DIRAUTH_ERR_MISMATCH, 65, "equivocation", &report);
 	ck_assert_msg(strstr(report.message,
 	                     "; evidence could not be written: it proves nobody's misbehaviour") != NULL,
 	              "%s", report.message);
-	assert_file_equals("latest.header", &first_note);
+	assert_file_equals("latest.header", &first.header_note);
 	ck_assert_uint_eq(evidence_files(), 0);
-	buffer_free(&first_note);
-	buffer_free(&first_body);
-	buffer_free(&other_note);
-	buffer_free(&other_body);
+	free_snapshot(&first);
+	free_snapshot(&other);
 }
 END_TEST
 
 START_TEST(test_body_digest_mismatch_refused)
 {
 	struct snapshot_spec spec = {.epoch = 5, .record_count = 2};
-	struct snapshot_spec other = {.epoch = 5, .record_count = 1};
-	struct buffer header_note, body, other_note, other_body;
-	struct ctl_fetch_result result;
+	struct snapshot_spec other_spec = {.epoch = 5, .record_count = 1};
+	struct built_snapshot snapshot, other;
 	struct ctl_report report;
 	char *flip;
-	int rc;
 
-	buffer_init(&header_note);
-	buffer_init(&body);
-	buffer_init(&other_note);
-	buffer_init(&other_body);
-	build_snapshot(&spec, &header_note, &body);
-	build_snapshot(&other, &other_note, &other_body);
+	make_snapshot(&spec, &snapshot);
+	make_snapshot(&other_spec, &other);
 	/* Another body altogether. */
-	rc = verify(&header_note, "identity", other_body.data, other_body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65, "does not match the signed header");
+	assert_verify_refused(&snapshot.header_note, "identity", &other.body, DIRAUTH_ERR_MISMATCH, 65,
+	                      "does not match the signed header", &report);
 	/* The right size, one byte changed: the digest catches it. */
-	flip = strstr((char *)body.data, "192.0.2.1:443");
+	flip = strstr((char *)snapshot.body.data, "192.0.2.1:443");
 	ck_assert_ptr_nonnull(flip);
 	flip[8] = '9';
-	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65, "does not match the signed header");
+	assert_snapshot_refused(&snapshot, DIRAUTH_ERR_MISMATCH, 65, "does not match the signed header",
+	                        &report);
 	assert_nothing_written();
-	buffer_free(&header_note);
-	buffer_free(&body);
-	buffer_free(&other_note);
-	buffer_free(&other_body);
+	free_snapshot(&snapshot);
+	free_snapshot(&other);
 }
 END_TEST
 
 START_TEST(test_tampered_record_signature_refused)
 {
 	struct snapshot_spec spec = {.epoch = 5, .record_count = 2, .tamper_record = 1};
-	struct buffer header_note, body;
-	struct ctl_fetch_result result;
 	struct ctl_report report;
-	int rc;
 
-	buffer_init(&header_note);
-	buffer_init(&body);
 	/* The authorities signed a header committing to this body: only the record check catches it. */
-	build_snapshot(&spec, &header_note, &body);
-	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_SIGNATURE, 65, "provider signature does not verify");
-	assert_nothing_written();
-	buffer_free(&header_note);
-	buffer_free(&body);
+	assert_spec_refused(&spec, DIRAUTH_ERR_SIGNATURE, 65, "provider signature does not verify", &report);
 }
 END_TEST
 
 START_TEST(test_body_larger_than_bound_refused)
 {
 	struct snapshot_spec spec = {.epoch = 5, .record_count = 3};
-	struct buffer header_note, body, served;
+	struct built_snapshot snapshot;
+	struct buffer served;
 	struct ctl_fetch_result result;
 	struct ctl_report report;
-	int rc;
 
-	buffer_init(&header_note);
-	buffer_init(&body);
+	make_snapshot(&spec, &snapshot);
 	buffer_init(&served);
-	build_snapshot(&spec, &header_note, &body);
-	ck_assert_int_eq(compress_encode(ENCODING_GZIP, body.data, body.len, &served), 0);
+	ck_assert_int_eq(compress_encode(ENCODING_GZIP, snapshot.body.data, snapshot.body.len, &served), 0);
 
 	/* The header announces more than the bundle allows uncompressed: refused before the body. */
-	bundle.max_body_uncompressed = body.len - 1;
-	rc = verify(&header_note, "gzip", served.data, served.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "the trust bundle allows");
-	bundle.max_body_uncompressed = body.len;
+	bundle.max_body_uncompressed = snapshot.body.len - 1;
+	assert_verify_refused(&snapshot.header_note, "gzip", &served, DIRAUTH_ERR_BOUNDS, 65,
+	                      "the trust bundle allows", &report);
+	bundle.max_body_uncompressed = snapshot.body.len;
 
 	/* The body as served is larger than the bundle allows compressed. */
 	bundle.max_body_compressed = served.len - 1;
-	rc = verify(&header_note, "gzip", served.data, served.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "larger than the trust bundle's bound");
+	assert_verify_refused(&snapshot.header_note, "gzip", &served, DIRAUTH_ERR_BOUNDS, 65,
+	                      "larger than the trust bundle's bound", &report);
 	bundle.max_body_compressed = served.len;
 
 	/* More records than the bundle allows. */
 	bundle.max_records = 2;
-	rc = verify(&header_note, "gzip", served.data, served.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "3 records");
+	assert_verify_refused(&snapshot.header_note, "gzip", &served, DIRAUTH_ERR_BOUNDS, 65, "3 records",
+	                      &report);
 	assert_nothing_written();
 	bundle.max_records = 3;
-	ck_assert_int_eq(verify(&header_note, "gzip", served.data, served.len, &result, &report), 0);
-	buffer_free(&header_note);
-	buffer_free(&body);
+	ck_assert_int_eq(verify(&snapshot.header_note, "gzip", served.data, served.len, &result, &report), 0);
+	free_snapshot(&snapshot);
 	buffer_free(&served);
 }
 END_TEST
@@ -1557,27 +1389,23 @@ START_TEST(test_decompression_bomb_refused)
 	static const enum content_encoding encodings[] = {ENCODING_ZSTD, ENCODING_GZIP};
 	enum content_encoding encoding = encodings[_i];
 	struct snapshot_spec spec = {.epoch = 5, .record_count = 1};
-	struct buffer header_note, body, bomb;
-	struct ctl_fetch_result result;
+	struct built_snapshot snapshot;
+	struct buffer bomb;
 	struct ctl_report report;
 	size_t zeros_len = 16 * 1024 * 1024;
 	uint8_t *zeros = calloc(1, zeros_len);
-	int rc;
 
 	ck_assert_ptr_nonnull(zeros);
-	buffer_init(&header_note);
-	buffer_init(&body);
+	make_snapshot(&spec, &snapshot);
 	buffer_init(&bomb);
-	build_snapshot(&spec, &header_note, &body);
 	/* 16 MiB of zeros compress to a few KiB; the header promises a body of a few hundred bytes. */
 	ck_assert_int_eq(compress_encode(encoding, zeros, zeros_len, &bomb), 0);
 	ck_assert_uint_lt(bomb.len, 64 * 1024);
-	rc = verify(&header_note, content_encoding_name(encoding), bomb.data, bomb.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "decompresses past its bound");
+	assert_verify_refused(&snapshot.header_note, content_encoding_name(encoding), &bomb,
+	                      DIRAUTH_ERR_BOUNDS, 65, "decompresses past its bound", &report);
 	assert_nothing_written();
 	free(zeros);
-	buffer_free(&header_note);
-	buffer_free(&body);
+	free_snapshot(&snapshot);
 	buffer_free(&bomb);
 }
 END_TEST
@@ -1585,46 +1413,42 @@ END_TEST
 START_TEST(test_corrupt_or_unknown_encoding_refused)
 {
 	struct snapshot_spec spec = {.epoch = 5, .record_count = 1};
-	struct buffer header_note, body, served;
+	struct built_snapshot snapshot;
+	struct buffer served;
 	struct ctl_fetch_result result;
 	struct ctl_report report;
 	int rc;
 
-	buffer_init(&header_note);
-	buffer_init(&body);
+	make_snapshot(&spec, &snapshot);
 	buffer_init(&served);
-	build_snapshot(&spec, &header_note, &body);
-	ck_assert_int_eq(compress_encode(ENCODING_ZSTD, body.data, body.len, &served), 0);
+	ck_assert_int_eq(compress_encode(ENCODING_ZSTD, snapshot.body.data, snapshot.body.len, &served), 0);
 	served.data[served.len / 2] ^= 0x55;
 	served.len -= 3;
-	rc = verify(&header_note, "zstd", served.data, served.len, &result, &report);
+	rc = verify(&snapshot.header_note, "zstd", served.data, served.len, &result, &report);
 	ck_assert_int_ne(rc, 0);
 	ck_assert_int_eq(report.exit_code, 65);
-	rc = verify(&header_note, "br", body.data, body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_SYNTAX, 65, "unsupported content encoding 'br'");
+	assert_verify_refused(&snapshot.header_note, "br", &snapshot.body, DIRAUTH_ERR_SYNTAX, 65,
+	                      "unsupported content encoding 'br'", &report);
 	/* Gzip bytes labelled zstd do not decode. */
 	buffer_reset(&served);
-	ck_assert_int_eq(compress_encode(ENCODING_GZIP, body.data, body.len, &served), 0);
-	rc = verify(&header_note, "zstd", served.data, served.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_SYNTAX, 65, "cannot decode zstd");
+	ck_assert_int_eq(compress_encode(ENCODING_GZIP, snapshot.body.data, snapshot.body.len, &served), 0);
+	assert_verify_refused(&snapshot.header_note, "zstd", &served, DIRAUTH_ERR_SYNTAX, 65,
+	                      "cannot decode zstd", &report);
 	assert_nothing_written();
-	buffer_free(&header_note);
-	buffer_free(&body);
+	free_snapshot(&snapshot);
 	buffer_free(&served);
 }
 END_TEST
 
 START_TEST(test_garbage_header_refused)
 {
-	struct ctl_fetch_result result;
 	struct ctl_report report;
 	struct buffer garbage;
-	int rc;
 
 	buffer_init(&garbage);
 	ck_assert_int_eq(buffer_append_string(&garbage, "<html>not a note</html>\n"), 0);
-	rc = verify(&garbage, "identity", garbage.data, garbage.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_SYNTAX, 65, "not a signed note");
+	assert_verify_refused(&garbage, "identity", &garbage, DIRAUTH_ERR_SYNTAX, 65, "not a signed note",
+	                      &report);
 	assert_nothing_written();
 	buffer_free(&garbage);
 }
@@ -1633,49 +1457,36 @@ END_TEST
 START_TEST(test_unreadable_held_header_denies)
 {
 	struct snapshot_spec spec = {.epoch = 5, .record_count = 1};
-	struct buffer header_note, body;
-	struct ctl_fetch_result result;
+	struct built_snapshot snapshot;
 	struct ctl_report report;
 	char namespace_directory[4200];
-	int rc;
 
-	buffer_init(&header_note);
-	buffer_init(&body);
-	build_snapshot(&spec, &header_note, &body);
+	make_snapshot(&spec, &snapshot);
 	snprintf(namespace_directory, sizeof(namespace_directory), "%s/mix", directory);
 	ck_assert_int_eq(mkdir(namespace_directory, 0755), 0);
 	test_write_file(mirror_path("latest.header"), "garbage\n", 8, 0644);
-	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_SYNTAX, 65, "cannot be read back");
+	assert_snapshot_refused(&snapshot, DIRAUTH_ERR_SYNTAX, 65, "cannot be read back", &report);
 	ck_assert(!mirror_has("5.header"));
-	buffer_free(&header_note);
-	buffer_free(&body);
+	free_snapshot(&snapshot);
 }
 END_TEST
 
 START_TEST(test_unwritable_mirror_directory)
 {
 	struct snapshot_spec spec = {.epoch = 5, .record_count = 1};
-	struct buffer header_note, body;
+	struct built_snapshot snapshot;
 	struct ctl_fetch_result result;
 	struct ctl_report report;
-	int rc;
+	char blocker[4200];
 
-	buffer_init(&header_note);
-	buffer_init(&body);
-	build_snapshot(&spec, &header_note, &body);
+	make_snapshot(&spec, &snapshot);
 	/* A file where the namespace directory should be. */
-	{
-		char blocker[4200];
-		snprintf(blocker, sizeof(blocker), "%s/mix", directory);
-		test_write_file(blocker, "x", 1, 0644);
-	}
-	rc = verify(&header_note, "identity", body.data, body.len, &result, &report);
-	ck_assert_int_ne(rc, 0);
+	snprintf(blocker, sizeof(blocker), "%s/mix", directory);
+	test_write_file(blocker, "x", 1, 0644);
+	ck_assert_int_ne(verify_snapshot_with_links(&snapshot, NULL, 0, &result, &report), 0);
 	ck_assert_int_eq(report.exit_code, 73);
 	ck_assert_ptr_nonnull(strstr(report.message, "cannot write"));
-	buffer_free(&header_note);
-	buffer_free(&body);
+	free_snapshot(&snapshot);
 }
 END_TEST
 
@@ -1743,6 +1554,26 @@ static int run_fetch(const char *url, struct ctl_fetch_result *result, struct ct
 
 	ctl_report_init(report);
 	return ctl_fetch_run(&options, result, report);
+}
+
+/* A fetch from url is refused as assert_refused checks; report is left for the caller's further
+ * checks. */
+static void assert_fetch_refused(const char *url, int expected_rc, int expected_exit, const char *word,
+                                 struct ctl_report *report)
+{
+	struct ctl_fetch_result result;
+
+	assert_refused(run_fetch(url, &result, report), report, expected_rc, expected_exit, word);
+}
+
+static unsigned requests_served(struct canned_server *server)
+{
+	unsigned count;
+
+	pthread_mutex_lock(&server->lock);
+	count = server->request_count;
+	pthread_mutex_unlock(&server->lock);
+	return count;
 }
 
 START_TEST(test_network_fetch_verifies_and_stores)
@@ -1830,14 +1661,10 @@ START_TEST(test_network_several_servers_first_that_verifies)
 	{
 		const char *const urls[] = {good_url, empty_url};
 		unsigned before;
-		pthread_mutex_lock(&empty.lock);
-		before = empty.request_count;
-		pthread_mutex_unlock(&empty.lock);
+		before = requests_served(&empty);
 		ck_assert_int_eq(run_fetch_servers(urls, 2, attempts, &attempt_count, &result, &report), 0);
 		ck_assert_uint_eq(attempt_count, 1);
-		pthread_mutex_lock(&empty.lock);
-		ck_assert_uint_eq(empty.request_count, before);
-		pthread_mutex_unlock(&empty.lock);
+		ck_assert_uint_eq(requests_served(&empty), before);
 	}
 	/* None serves one: the first server's status when no answer failed verification. */
 	{
@@ -1861,18 +1688,14 @@ START_TEST(test_network_several_servers_first_that_verifies)
 		                                   &result, &report),
 		                 DIRAUTH_ERR_CONFIG);
 		ck_assert_int_eq(report.exit_code, 64);
-		pthread_mutex_lock(&good.lock);
-		before = good.request_count;
-		pthread_mutex_unlock(&good.lock);
+		before = requests_served(&good);
 		ctl_report_init(&report);
 		ck_assert_int_eq(
 		    ctl_fetch_run_servers(&options, urls, 1, attempts, &attempt_count, &result, &report),
 		    DIRAUTH_ERR_CONFIG);
 		ck_assert_int_eq(report.exit_code, 78);
 		ck_assert_uint_eq(attempt_count, 0);
-		pthread_mutex_lock(&good.lock);
-		ck_assert_uint_eq(good.request_count, before);
-		pthread_mutex_unlock(&good.lock);
+		ck_assert_uint_eq(requests_served(&good), before);
 	}
 	canned_server_stop(&empty);
 	canned_server_stop(&good);
@@ -1937,13 +1760,11 @@ END_TEST
 START_TEST(test_network_downloads_are_bounded)
 {
 	struct canned_server server;
-	struct ctl_fetch_result result;
 	struct ctl_report report;
 	size_t big_len = CTL_FETCH_HEADER_NOTE_MAX + 4096;
 	uint8_t *big = malloc(big_len);
 	struct canned_route header_route = {.path = "/v1/mix/snapshots/latest", .status = 200};
 	char url[64];
-	int rc;
 
 	ck_assert_ptr_nonnull(big);
 	memset(big, 'a', big_len);
@@ -1954,8 +1775,7 @@ START_TEST(test_network_downloads_are_bounded)
 	canned_server_start(&server);
 	canned_server_route(&server, &header_route);
 	canned_server_url(&server, url, sizeof(url));
-	rc = run_fetch(url, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "larger than");
+	assert_fetch_refused(url, DIRAUTH_ERR_BOUNDS, 65, "larger than", &report);
 	assert_nothing_written();
 	canned_server_stop(&server);
 	free(big);
@@ -1985,8 +1805,7 @@ START_TEST(test_network_certificates_bounded_and_required)
 	server.routes[2].body_len = big_len;
 	server.routes[2].omit_length = 1;
 	pthread_mutex_unlock(&server.lock);
-	rc = run_fetch(url, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "certificates: response larger than");
+	assert_fetch_refused(url, DIRAUTH_ERR_BOUNDS, 65, "certificates: response larger than", &report);
 	assert_nothing_written();
 	/* Not served (an authority that does not serve certificates): refused by the server, 76. */
 	pthread_mutex_lock(&server.lock);
@@ -2008,10 +1827,8 @@ START_TEST(test_network_body_bound_aborts_transfer)
 {
 	struct canned_server server;
 	struct served_snapshot snapshot;
-	struct ctl_fetch_result result;
 	struct ctl_report report;
 	char url[64];
-	int rc;
 
 	canned_server_start(&server);
 	serve_snapshot(&server, &snapshot, 3);
@@ -2021,8 +1838,7 @@ START_TEST(test_network_body_bound_aborts_transfer)
 	pthread_mutex_unlock(&server.lock);
 	bundle.max_body_compressed = snapshot.zstd_body.len - 1;
 	canned_server_url(&server, url, sizeof(url));
-	rc = run_fetch(url, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "body: response larger than");
+	assert_fetch_refused(url, DIRAUTH_ERR_BOUNDS, 65, "body: response larger than", &report);
 	assert_nothing_written();
 	canned_server_stop(&server);
 	served_snapshot_free(&snapshot);
@@ -2101,10 +1917,10 @@ static void serve_history(struct canned_server *server, const struct history *hi
 	struct canned_route body = {.path = "/v1/mix/snapshots/9/body", .status = 200};
 	struct canned_route certificates_route = {.path = "/v1/certificates", .status = 200};
 
-	latest.body = history->notes[9].data;
-	latest.body_len = history->notes[9].len;
-	body.body = history->bodies[9].data;
-	body.body_len = history->bodies[9].len;
+	latest.body = history->epochs[9].header_note.data;
+	latest.body_len = history->epochs[9].header_note.len;
+	body.body = history->epochs[9].body.data;
+	body.body_len = history->epochs[9].body.len;
 	certificates_route.body = certificates.data;
 	certificates_route.body_len = certificates.len;
 	canned_server_route(server, &latest);
@@ -2121,16 +1937,6 @@ static void serve_link(struct canned_server *server, const char *path, int statu
 	canned_server_route(server, &route);
 }
 
-static unsigned requests_served(struct canned_server *server)
-{
-	unsigned count;
-
-	pthread_mutex_lock(&server->lock);
-	count = server->request_count;
-	pthread_mutex_unlock(&server->lock);
-	return count;
-}
-
 /* The walk over the network: GET /snapshots/8, then 7, which names the held 5; 6 is never asked
  * for. A 404 (no snapshot for an epoch) is skipped. */
 START_TEST(test_network_chain_walk)
@@ -2145,8 +1951,8 @@ START_TEST(test_network_chain_walk)
 	hold_epoch_5(&history);
 	canned_server_start(&server);
 	serve_history(&server, &history);
-	serve_link(&server, "/v1/mix/snapshots/8", 200, &history.notes[8]);
-	serve_link(&server, "/v1/mix/snapshots/7", 200, &history.notes[7]);
+	serve_link(&server, "/v1/mix/snapshots/8", 200, &history.epochs[8].header_note);
+	serve_link(&server, "/v1/mix/snapshots/7", 200, &history.epochs[7].header_note);
 	canned_server_url(&server, url, sizeof(url));
 	ck_assert_msg(run_fetch(url, &result, &report) == 0, "%s", report.message);
 	ck_assert_uint_eq(result.epoch, 9);
@@ -2156,12 +1962,11 @@ START_TEST(test_network_chain_walk)
 	canned_server_stop(&server);
 
 	/* Again from 5, with 8 not served (404): skipped, and 7 is then not 9's previous. */
-	test_remove_tree(directory);
-	test_make_tempdir(directory, sizeof(directory));
+	empty_mirror();
 	hold_epoch_5(&history);
 	canned_server_start(&server);
 	serve_history(&server, &history);
-	serve_link(&server, "/v1/mix/snapshots/7", 200, &history.notes[7]);
+	serve_link(&server, "/v1/mix/snapshots/7", 200, &history.epochs[7].header_note);
 	canned_server_url(&server, url, sizeof(url));
 	ck_assert_int_eq(run_fetch(url, &result, &report), DIRAUTH_ERR_MISMATCH);
 	ck_assert_int_eq(report.exit_code, 65);
@@ -2193,24 +1998,22 @@ START_TEST(test_network_chain_refusals)
 	serve_history(&server, &history);
 	canned_server_url(&server, url, sizeof(url));
 	/* Nothing served between: the walk runs out at the held epoch (8, 7 and 6 are 404). */
-	rc = run_fetch(url, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_MISMATCH, 65,
-	               "history does not chain to the held snapshot (epoch 5)");
+	assert_fetch_refused(url, DIRAUTH_ERR_MISMATCH, 65,
+	                     "history does not chain to the held snapshot (epoch 5)", &report);
 	ck_assert_uint_eq(requests_served(&server), 5);
 	/* Too far for the bound: refused before any history is downloaded. */
 	policy.max_chain = 3;
-	rc = run_fetch(url, &result, &report);
-	assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "re-seeded deliberately");
+	assert_fetch_refused(url, DIRAUTH_ERR_BOUNDS, 65, "re-seeded deliberately", &report);
 	ck_assert_uint_eq(requests_served(&server), 7);
 	policy.max_chain = VERIFY_DEFAULT_MAX_CHAIN;
 	/* A server failing on a history epoch is unavailable (69), another answer refused (76). */
-	serve_link(&server, "/v1/mix/snapshots/8", 503, &history.notes[8]);
+	serve_link(&server, "/v1/mix/snapshots/8", 503, &history.epochs[8].header_note);
 	rc = run_fetch(url, &result, &report);
 	ck_assert_int_eq(rc, DIRAUTH_ERR_UNAVAILABLE);
 	ck_assert_int_eq(report.exit_code, 69);
 	ck_assert_msg(strstr(report.message, "fetch mix: history: epoch 8: HTTP 503") != NULL, "%s",
 	              report.message);
-	serve_link(&server, "/v1/mix/snapshots/8", 403, &history.notes[8]);
+	serve_link(&server, "/v1/mix/snapshots/8", 403, &history.epochs[8].header_note);
 	rc = run_fetch(url, &result, &report);
 	ck_assert_int_eq(report.exit_code, 76);
 	/* A link larger than a header note is cut at the bound. */
@@ -2223,8 +2026,8 @@ START_TEST(test_network_chain_refusals)
 		route.body = big;
 		route.body_len = big_len;
 		canned_server_route(&server, &route);
-		rc = run_fetch(url, &result, &report);
-		assert_refused(rc, &report, DIRAUTH_ERR_BOUNDS, 65, "history: epoch 8: response larger than");
+		assert_fetch_refused(url, DIRAUTH_ERR_BOUNDS, 65, "history: epoch 8: response larger than",
+		                     &report);
 		canned_server_stop(&server);
 		free(big);
 	}
