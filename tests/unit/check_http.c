@@ -9,6 +9,95 @@
 #include "http_fixture.h"
 #include "schema/encoding.h"
 
+/* Posts a new registration of service index by the provider in mix: r, note and response are the
+ * caller's to check and free. */
+static void post_new(struct fixture *f, unsigned index, struct registration *r, struct buffer *note,
+                     struct response *response)
+{
+	make_registration(f, index, "mix", &f->provider, r);
+	sign(r, &f->provider, note);
+	post(f, note, response);
+}
+
+/* A new registration of service index by the provider in mix is accepted (202). */
+static void post_accepted(struct fixture *f, unsigned index)
+{
+	struct registration r;
+	struct buffer note;
+	struct response response;
+	post_new(f, index, &r, &note, &response);
+	ck_assert_msg(response.status == 202, "%ld %s", response.status, response.body.data);
+	response_free(&response);
+	buffer_free(&note);
+	registration_clear(&r);
+}
+
+/* The clock reads now and the epoch it begins is published. */
+static void publish_at(struct fixture *f, uint64_t now)
+{
+	write_clock(f, now);
+	ck_assert_int_eq(epoch_scheduler_tick(f->scheduler), 0);
+}
+
+/* Posting note answers the error status and code. */
+static void post_note_expect_error(struct fixture *f, const struct buffer *note, long status,
+                                   const char *code)
+{
+	struct response response;
+	post(f, note, &response);
+	expect_error(&response, status, code);
+	response_free(&response);
+}
+
+/* Opens f with service 1's registration accepted and published in epoch 11, the latest. */
+static void open_with_epoch_11(struct fixture *f)
+{
+	fixture_open(f, 0);
+	post_accepted(f, 1);
+	publish_at(f, GENESIS + 11 * LENGTH);
+}
+
+/* method path, with no body and no extra headers, answers status. */
+static void expect_status(struct fixture *f, const char *method, const char *path, long status)
+{
+	struct response response;
+	request(f, method, path, NULL, 0, 0, NULL, &response);
+	ck_assert_msg(response.status == status, "%s %s: %ld, expected %ld", method, path, response.status,
+	              status);
+	response_free(&response);
+}
+
+/* GET path, with no extra headers, answers the error status and code. */
+static void get_expect_error(struct fixture *f, const char *path, long status, const char *code)
+{
+	struct response response;
+	request(f, "GET", path, NULL, 0, 0, NULL, &response);
+	expect_error(&response, status, code);
+	response_free(&response);
+}
+
+/* GET /v1/ready answers 503 unavailable, saying why. */
+static void expect_not_ready(struct fixture *f, const char *reason)
+{
+	struct response response;
+	request(f, "GET", "/v1/ready", NULL, 0, 0, NULL, &response);
+	expect_error(&response, 503, "unavailable");
+	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, reason));
+	response_free(&response);
+}
+
+/* A new registration of service index is refused 503 unavailable, saying that nothing was stored,
+ * and nothing is: r and note are left to the caller. */
+static void post_not_stored(struct fixture *f, unsigned index, struct registration *r, struct buffer *note)
+{
+	struct response response;
+	post_new(f, index, r, note, &response);
+	expect_error(&response, 503, "unavailable");
+	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, "Nothing was stored"));
+	response_free(&response);
+	ck_assert_uint_eq(sequence_of(f, r->service_id), 0);
+}
+
 START_TEST(test_accept_and_publish)
 {
 	struct fixture f;
@@ -16,9 +105,7 @@ START_TEST(test_accept_and_publish)
 	struct registration r;
 	struct buffer note;
 	struct response response;
-	make_registration(&f, 1, "mix", &f.provider, &r);
-	sign(&r, &f.provider, &note);
-	post(&f, &note, &response);
+	post_new(&f, 1, &r, &note, &response);
 	ck_assert_msg(response.status == 202, "%ld %s", response.status, response.body.data);
 	ck_assert_str_eq(header(&response, "Content-Type"), "text/plain; charset=utf-8");
 
@@ -42,13 +129,10 @@ START_TEST(test_accept_and_publish)
 	response_free(&response);
 
 	/* Nothing published yet. */
-	request(&f, "GET", "/v1/mix/snapshots/latest", NULL, 0, 0, NULL, &response);
-	expect_error(&response, 404, "not_found");
-	response_free(&response);
+	get_expect_error(&f, "/v1/mix/snapshots/latest", 404, "not_found");
 
 	/* The promised epoch holds it. */
-	write_clock(&f, GENESIS + 11 * LENGTH);
-	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), 0);
+	publish_at(&f, GENESIS + 11 * LENGTH);
 	request(&f, "GET", "/v1/mix/snapshots/latest", NULL, 0, 0, NULL, &response);
 	ck_assert_int_eq(response.status, 200);
 	ck_assert_str_eq(header(&response, "Content-Type"), "text/plain; charset=utf-8");
@@ -161,9 +245,7 @@ START_TEST(test_refusals_change_nothing)
 	buffer_init(&spliced);
 	ck_assert_int_eq(buffer_append(&spliced, note.data, (size_t)(own - (const char *)note.data)), 0);
 	ck_assert_int_eq(buffer_append_string(&spliced, signatures), 0);
-	post(&f, &spliced, &response);
-	expect_error(&response, 403, "bad_signature");
-	response_free(&response);
+	post_note_expect_error(&f, &spliced, 403, "bad_signature");
 	buffer_free(&spliced);
 	buffer_free(&note);
 	buffer_free(&other_note);
@@ -202,22 +284,16 @@ START_TEST(test_refusals_change_nothing)
 	struct buffer junk;
 	buffer_init(&junk);
 	ck_assert_int_eq(buffer_append_string(&junk, "hello\n"), 0);
-	post(&f, &junk, &response);
-	expect_error(&response, 400, "malformed");
-	response_free(&response);
+	post_note_expect_error(&f, &junk, 400, "malformed");
 	buffer_reset(&junk);
 	test_key_sign_note(&f.provider, 1, (const uint8_t *)"hello\n", 6, &junk);
-	post(&f, &junk, &response);
-	expect_error(&response, 400, "malformed");
-	response_free(&response);
+	post_note_expect_error(&f, &junk, 400, "malformed");
 
 	/* 413 body_too_large: by Content-Length, and by counting a chunked upload. */
 	buffer_reset(&junk);
 	for (int i = 0; i < BODY_CAP + 1; i++)
 		ck_assert_int_eq(buffer_append(&junk, "a", 1), 0);
-	post(&f, &junk, &response);
-	expect_error(&response, 413, "body_too_large");
-	response_free(&response);
+	post_note_expect_error(&f, &junk, 413, "body_too_large");
 	request(&f, "POST", "/v1/registrations", NULL, 0, 3 * BODY_CAP, NULL, &response);
 	expect_error(&response, 413, "body_too_large");
 	response_free(&response);
@@ -238,14 +314,10 @@ START_TEST(test_refusals_change_nothing)
 	ck_assert_int_eq(unlink(clock_path), 0);
 	make_registration(&f, 7, "mix", &f.provider, &r);
 	post_expect(&f, &r, &f.provider, 503, "unavailable");
-	request(&f, "GET", "/v1/ready", NULL, 0, 0, NULL, &response);
-	expect_error(&response, 503, "unavailable");
-	response_free(&response);
+	get_expect_error(&f, "/v1/ready", 503, "unavailable");
 	registration_clear(&r);
 	write_clock(&f, f.now);
-	request(&f, "GET", "/v1/ready", NULL, 0, 0, NULL, &response);
-	ck_assert_int_eq(response.status, 200);
-	response_free(&response);
+	expect_status(&f, "GET", "/v1/ready", 200);
 
 	/* Only the two accepted registrations changed anything. */
 	unsigned indexes[] = {1, 5, 6, 7};
@@ -255,8 +327,7 @@ START_TEST(test_refusals_change_nothing)
 		ck_assert_uint_eq(sequence_of(&f, r.service_id), expected[i]);
 		registration_clear(&r);
 	}
-	write_clock(&f, GENESIS + 11 * LENGTH);
-	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), 0);
+	publish_at(&f, GENESIS + 11 * LENGTH);
 	struct prepared_snapshot *s = NULL;
 	ck_assert_int_eq(prepared_set_latest(f.prepared, 0, &s), 0);
 	struct note *header_note = NULL;
@@ -285,22 +356,12 @@ START_TEST(test_body_larger_than_the_connection_pool)
 	buffer_init(&junk);
 	for (int i = 0; i < LARGE; i++)
 		ck_assert_int_eq(buffer_append(&junk, "a", 1), 0);
-	post(&f, &junk, &response);
-	expect_error(&response, 400, "malformed");
-	response_free(&response);
+	post_note_expect_error(&f, &junk, 400, "malformed");
 	request(&f, "POST", "/v1/registrations", NULL, 0, LARGE, NULL, &response);
 	expect_error(&response, 400, "malformed");
 	response_free(&response);
 	buffer_free(&junk);
-	struct registration r;
-	struct buffer note;
-	make_registration(&f, 1, "mix", &f.provider, &r);
-	sign(&r, &f.provider, &note);
-	post(&f, &note, &response);
-	ck_assert_msg(response.status == 202, "%ld %s", response.status, response.body.data);
-	response_free(&response);
-	buffer_free(&note);
-	registration_clear(&r);
+	post_accepted(&f, 1);
 	fixture_close(&f);
 }
 END_TEST
@@ -315,9 +376,7 @@ START_TEST(test_store_full)
 	long status = 202;
 	unsigned index;
 	for (index = 1; index < 2000 && status == 202; index++) {
-		make_registration(&f, index, "mix", &f.provider, &r);
-		sign(&r, &f.provider, &note);
-		post(&f, &note, &response);
+		post_new(&f, index, &r, &note, &response);
 		status = response.status;
 		if (status != 202)
 			expect_error(&response, 507, "store_full");
@@ -342,9 +401,7 @@ START_TEST(test_routes_between_authorities)
 	struct registration r;
 	struct buffer note;
 	struct response response;
-	make_registration(&f, 1, "mix", &f.provider, &r);
-	sign(&r, &f.provider, &note);
-	post(&f, &note, &response);
+	post_new(&f, 1, &r, &note, &response);
 	ck_assert_int_eq(response.status, 202);
 	response_free(&response);
 
@@ -362,11 +419,8 @@ START_TEST(test_routes_between_authorities)
 	snprintf(paths[1], sizeof paths[1], "/v1/mail/registrations/%s/1", hex);
 	snprintf(paths[2], sizeof paths[2], "/v1/mix/registrations/%s/01", hex);
 	snprintf(paths[3], sizeof paths[3], "/v1/mix/registrations/%.63s/1", hex);
-	for (size_t i = 0; i < 4; i++) {
-		request(&f, "GET", paths[i], NULL, 0, 0, NULL, &response);
-		expect_error(&response, 404, "not_found");
-		response_free(&response);
-	}
+	for (size_t i = 0; i < 4; i++)
+		get_expect_error(&f, paths[i], 404, "not_found");
 
 	const uint8_t vote[] = "not a vote";
 	request(&f, "POST", "/v1/mix/votes", vote, sizeof vote - 1, 0, NULL, &response);
@@ -375,18 +429,10 @@ START_TEST(test_routes_between_authorities)
 	request(&f, "POST", "/v1/mix/signatures", vote, sizeof vote - 1, 0, NULL, &response);
 	expect_error(&response, 404, "not_found");
 	response_free(&response);
-	request(&f, "GET", "/v1/mix/votes/11/authority1.dirauth.example", NULL, 0, 0, NULL, &response);
-	expect_error(&response, 404, "not_found");
-	response_free(&response);
-	request(&f, "GET", "/v1/mix/signatures/11", NULL, 0, 0, NULL, &response);
-	expect_error(&response, 404, "not_found");
-	response_free(&response);
-	request(&f, "GET", "/v1/mix/evidence", NULL, 0, 0, NULL, &response);
-	expect_error(&response, 404, "not_found");
-	response_free(&response);
-	request(&f, "GET", "/v1/mix/votes", NULL, 0, 0, NULL, &response);
-	expect_error(&response, 405, "method_not_allowed");
-	response_free(&response);
+	get_expect_error(&f, "/v1/mix/votes/11/authority1.dirauth.example", 404, "not_found");
+	get_expect_error(&f, "/v1/mix/signatures/11", 404, "not_found");
+	get_expect_error(&f, "/v1/mix/evidence", 404, "not_found");
+	get_expect_error(&f, "/v1/mix/votes", 405, "method_not_allowed");
 	buffer_free(&note);
 	registration_clear(&r);
 	fixture_close(&f);
@@ -403,9 +449,7 @@ START_TEST(test_routes)
 	ck_assert_str_eq((const char *)response.body.data, "{\"status\":\"ok\"}");
 	ck_assert_str_eq(header(&response, "Content-Type"), "application/json");
 	response_free(&response);
-	request(&f, "GET", "/v1/ready", NULL, 0, 0, NULL, &response);
-	ck_assert_int_eq(response.status, 200);
-	response_free(&response);
+	expect_status(&f, "GET", "/v1/ready", 200);
 
 	const char *not_found[] = {"/",
 	                           "/v1",
@@ -421,11 +465,8 @@ START_TEST(test_routes)
 	                           "/v1/mix/snapshots/12/other",
 	                           "/v1/mix/snapshots/latest/body",
 	                           "/v1/mix/other"};
-	for (size_t i = 0; i < sizeof not_found / sizeof not_found[0]; i++) {
-		request(&f, "GET", not_found[i], NULL, 0, 0, NULL, &response);
-		expect_error(&response, 404, "not_found");
-		response_free(&response);
-	}
+	for (size_t i = 0; i < sizeof not_found / sizeof not_found[0]; i++)
+		get_expect_error(&f, not_found[i], 404, "not_found");
 	/* Errors on a body path vary with Accept-Encoding like its other answers; others do not. */
 	const char *body_paths[] = {"/v1/mix/snapshots/12/body", "/v1/nowhere/snapshots/12/body",
 	                            "/v1/mix/snapshots/012/body", "/v1/mix/snapshots/latest/body"};
@@ -486,21 +527,9 @@ END_TEST
 START_TEST(test_caching_headers)
 {
 	struct fixture f;
-	fixture_open(&f, 0);
-	struct registration r;
-	struct buffer note;
+	open_with_epoch_11(&f);
 	struct response response;
-	make_registration(&f, 1, "mix", &f.provider, &r);
-	sign(&r, &f.provider, &note);
-	post(&f, &note, &response);
-	ck_assert_int_eq(response.status, 202);
-	response_free(&response);
-	buffer_free(&note);
-	registration_clear(&r);
-	write_clock(&f, GENESIS + 11 * LENGTH);
-	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), 0);
-	write_clock(&f, GENESIS + 12 * LENGTH + 20);
-	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), 0);
+	publish_at(&f, GENESIS + 12 * LENGTH + 20);
 
 	/* Latest: max-age runs to fresh-until. A past epoch: immutable. */
 	request(&f, "GET", "/v1/mix/snapshots/latest", NULL, 0, 0, NULL, &response);
@@ -571,14 +600,9 @@ START_TEST(test_caching_headers)
 	response_free(&response);
 
 	/* An epoch not yet published: 404, not to be cached, so that it is fetched once it is. */
-	request(&f, "GET", "/v1/mix/snapshots/13", NULL, 0, 0, NULL, &response);
-	expect_error(&response, 404, "not_found");
-	response_free(&response);
-	write_clock(&f, GENESIS + 13 * LENGTH);
-	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), 0);
-	request(&f, "GET", "/v1/mix/snapshots/13", NULL, 0, 0, NULL, &response);
-	ck_assert_int_eq(response.status, 200);
-	response_free(&response);
+	get_expect_error(&f, "/v1/mix/snapshots/13", 404, "not_found");
+	publish_at(&f, GENESIS + 13 * LENGTH);
+	expect_status(&f, "GET", "/v1/mix/snapshots/13", 200);
 	fixture_close(&f);
 }
 END_TEST
@@ -621,9 +645,7 @@ START_TEST(test_certificates)
 
 	struct registration r;
 	struct buffer note;
-	make_registration(&f, 1, "mix", &f.provider, &r);
-	sign(&r, &f.provider, &note);
-	post(&f, &note, &response);
+	post_new(&f, 1, &r, &note, &response);
 	ck_assert_int_eq(response.status, 202);
 	struct note *receipt_note = NULL;
 	ck_assert_int_eq(note_parse(response.body.data, response.body.len, &receipt_note), 0);
@@ -639,9 +661,7 @@ START_TEST(test_certificates)
 	registration_clear(&r);
 	free(ring);
 
-	request(&f, "HEAD", "/v1/certificates", NULL, 0, 0, NULL, &response);
-	ck_assert_int_eq(response.status, 200);
-	response_free(&response);
+	expect_status(&f, "HEAD", "/v1/certificates", 200);
 	struct buffer body;
 	buffer_init(&body);
 	ck_assert_int_eq(buffer_append_string(&body, "x"), 0);
@@ -656,48 +676,23 @@ END_TEST
 START_TEST(test_signer_down_fails_closed)
 {
 	struct fixture f;
-	fixture_open(&f, 0);
+	/* Something published while the signer is up. */
+	open_with_epoch_11(&f);
 	struct registration r;
 	struct buffer note;
 	struct response response;
-
-	/* Something published while the signer is up. */
-	make_registration(&f, 1, "mix", &f.provider, &r);
-	sign(&r, &f.provider, &note);
-	post(&f, &note, &response);
-	ck_assert_int_eq(response.status, 202);
-	response_free(&response);
-	buffer_free(&note);
-	registration_clear(&r);
-	write_clock(&f, GENESIS + 11 * LENGTH);
-	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), 0);
 	wait_ready_status(&f, 200);
 
 	/* The signer stops. */
 	signer_fixture_stop(&f.signer_process);
 	wait_ready_status(&f, 503);
-	request(&f, "GET", "/v1/ready", NULL, 0, 0, NULL, &response);
-	expect_error(&response, 503, "unavailable");
-	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, "signer unreachable"));
-	response_free(&response);
+	expect_not_ready(&f, "signer unreachable");
 	/* A registration is refused and nothing is stored. */
-	make_registration(&f, 2, "mix", &f.provider, &r);
-	sign(&r, &f.provider, &note);
-	post(&f, &note, &response);
-	expect_error(&response, 503, "unavailable");
-	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, "Nothing was stored"));
-	response_free(&response);
-	ck_assert_uint_eq(sequence_of(&f, r.service_id), 0);
+	post_not_stored(&f, 2, &r, &note);
 	/* Reads go on: the latest snapshot, a past epoch's body. */
-	request(&f, "GET", "/v1/mix/snapshots/latest", NULL, 0, 0, NULL, &response);
-	ck_assert_int_eq(response.status, 200);
-	response_free(&response);
-	request(&f, "GET", "/v1/mix/snapshots/11/body", NULL, 0, 0, NULL, &response);
-	ck_assert_int_eq(response.status, 200);
-	response_free(&response);
-	request(&f, "GET", "/v1/certificates", NULL, 0, 0, NULL, &response);
-	expect_error(&response, 503, "unavailable");
-	response_free(&response);
+	expect_status(&f, "GET", "/v1/mix/snapshots/latest", 200);
+	expect_status(&f, "GET", "/v1/mix/snapshots/11/body", 200);
+	get_expect_error(&f, "/v1/certificates", 503, "unavailable");
 	/* The next epoch is not published while the signer is away. */
 	write_clock(&f, GENESIS + 12 * LENGTH);
 	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), DIRAUTH_ERR_UNAVAILABLE);
@@ -723,9 +718,7 @@ START_TEST(test_signer_down_fails_closed)
 	/* The signer answers but refuses the receipt (its certificate has expired): the
 	 * registration was committed first, and the answer says so with its own code. */
 	f.signer_process.now = GENESIS + 31 * 86400;
-	make_registration(&f, 3, "mix", &f.provider, &r);
-	sign(&r, &f.provider, &note);
-	post(&f, &note, &response);
+	post_new(&f, 3, &r, &note, &response);
 	expect_error(&response, 503, "stored_without_receipt");
 	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, "was stored"));
 	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, "higher sequence"));
@@ -737,17 +730,8 @@ START_TEST(test_signer_down_fails_closed)
 	/* By dirauthd's own clock the certificate has expired: not ready, and nothing is stored. */
 	write_clock(&f, GENESIS + 31 * 86400);
 	wait_ready_status(&f, 503);
-	request(&f, "GET", "/v1/ready", NULL, 0, 0, NULL, &response);
-	expect_error(&response, 503, "unavailable");
-	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, "certificate"));
-	response_free(&response);
-	make_registration(&f, 4, "mix", &f.provider, &r);
-	sign(&r, &f.provider, &note);
-	post(&f, &note, &response);
-	expect_error(&response, 503, "unavailable");
-	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, "Nothing was stored"));
-	response_free(&response);
-	ck_assert_uint_eq(sequence_of(&f, r.service_id), 0);
+	expect_not_ready(&f, "certificate");
+	post_not_stored(&f, 4, &r, &note);
 	buffer_free(&note);
 	registration_clear(&r);
 	fixture_close(&f);
@@ -770,11 +754,7 @@ START_TEST(test_signer_of_another_authority)
 	                                    .prepared = f.prepared,
 	                                    .log = f.log};
 	ck_assert_int_eq(http_server_start(&http_options, &f.http), 0);
-	struct response response;
-	request(&f, "GET", "/v1/ready", NULL, 0, 0, NULL, &response);
-	expect_error(&response, 503, "unavailable");
-	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, "authority2.dirauth.example"));
-	response_free(&response);
+	expect_not_ready(&f, "authority2.dirauth.example");
 	struct registration r;
 	make_registration(&f, 1, "mix", &f.provider, &r);
 	post_expect(&f, &r, &f.provider, 503, "unavailable");
@@ -789,11 +769,8 @@ START_TEST(test_percent_escapes_refused)
 	struct fixture f;
 	fixture_open(&f, 0);
 	struct response response;
-	write_clock(&f, GENESIS + 12 * LENGTH);
-	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), 0);
-	request(&f, "GET", "/v1/mix/snapshots/12", NULL, 0, 0, NULL, &response);
-	ck_assert_int_eq(response.status, 200);
-	response_free(&response);
+	publish_at(&f, GENESIS + 12 * LENGTH);
+	expect_status(&f, "GET", "/v1/mix/snapshots/12", 200);
 
 	/* Each resource has one URL: a percent-escape, even of a character that needs none, is
 	 * refused rather than decoded. */
@@ -847,21 +824,9 @@ static void expect_statistics(struct fixture *f, uint64_t header_loads, uint64_t
 START_TEST(test_old_epochs_load_lazily)
 {
 	struct fixture f;
-	fixture_open(&f, 0);
-	struct registration r;
-	struct buffer note;
+	open_with_epoch_11(&f);
 	struct response response;
-	make_registration(&f, 1, "mix", &f.provider, &r);
-	sign(&r, &f.provider, &note);
-	post(&f, &note, &response);
-	ck_assert_int_eq(response.status, 202);
-	response_free(&response);
-	buffer_free(&note);
-	registration_clear(&r);
-	write_clock(&f, GENESIS + 11 * LENGTH);
-	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), 0);
-	write_clock(&f, GENESIS + 12 * LENGTH);
-	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), 0);
+	publish_at(&f, GENESIS + 12 * LENGTH);
 	fixture_restart_serving(&f);
 	expect_statistics(&f, 0, 0);
 
@@ -871,9 +836,7 @@ START_TEST(test_old_epochs_load_lazily)
 	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, "\nepoch 11\n"));
 	ck_assert_str_eq(header(&response, "Cache-Control"), "public, max-age=31536000, immutable");
 	response_free(&response);
-	request(&f, "HEAD", "/v1/mix/snapshots/11", NULL, 0, 0, NULL, &response);
-	ck_assert_int_eq(response.status, 200);
-	response_free(&response);
+	expect_status(&f, "HEAD", "/v1/mix/snapshots/11", 200);
 	expect_statistics(&f, 1, 0);
 
 	/* A body in identity: its file checked once and served from then on. */
@@ -933,16 +896,13 @@ START_TEST(test_check_order)
 	fixture_open(&f, 0);
 	struct registration r;
 	struct buffer text, note;
-	struct response response;
 	make_registration(&f, 1, "nowhere", &f.provider, &r);
 	buffer_init(&text);
 	buffer_init(&note);
 	ck_assert_int_eq(registration_encode(&r, &text), 0);
 	struct test_key keys[2] = {f.provider, f.other};
 	test_key_sign_note(keys, 2, text.data, text.len, &note);
-	post(&f, &note, &response);
-	expect_error(&response, 400, "malformed");
-	response_free(&response);
+	post_note_expect_error(&f, &note, 400, "malformed");
 	buffer_free(&note);
 	post_expect(&f, &r, &f.provider, 404, "unknown_namespace");
 	buffer_free(&text);
@@ -956,19 +916,8 @@ START_TEST(test_metrics)
 	/* Aggregates only: counts by reason, the store's fill, each namespace's records and latest
 	 * epoch; nothing about any client. */
 	struct fixture f;
-	fixture_open(&f, 0);
-	struct registration r;
-	struct buffer note;
+	open_with_epoch_11(&f);
 	struct response response;
-	make_registration(&f, 1, "mix", &f.provider, &r);
-	sign(&r, &f.provider, &note);
-	post(&f, &note, &response);
-	ck_assert_int_eq(response.status, 202);
-	response_free(&response);
-	buffer_free(&note);
-	registration_clear(&r);
-	write_clock(&f, GENESIS + 11 * LENGTH);
-	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), 0);
 	request(&f, "GET", "/v1/metrics", NULL, 0, 0, NULL, &response);
 	ck_assert_int_eq(response.status, 200);
 	ck_assert_str_eq(header(&response, "Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
