@@ -11,7 +11,9 @@
  * refuses with its own API error and a sentence naming what was wrong; the order puts what can be
  * read from the document before who signed it, and who may sign before whether the signature
  * verifies, so that a statement by a stranger's key is "wrong_signer" and "bad_signature" is kept
- * for the right key whose signature fails.
+ * for the right key whose signature fails. That holds in a public namespace; in a private one
+ * (and one not served) every refusal up to the signature is "unknown_namespace", as for
+ * registrations (struct statement_namespace).
  */
 #include "server/intake/lifecycle.h"
 
@@ -51,21 +53,55 @@ static struct statement_pending *statement_of(struct intake_pending *p)
 
 /* ---- the checks ---- */
 
-/* The namespace is served (404 unknown_namespace) and takes lifecycle statements (404
- * lifecycle_disabled); *index gets it. */
-static enum api_error check_namespace(const struct intake_pending *p, const char *name, int *index,
+/* A statement's namespace as the checks judge it. A namespace that is not served, and a private
+ * one, exist only for those who may write in them (as for registrations, submit.c): the checks
+ * up to the statement's signature run for them as for a public namespace, and each refusal among
+ * them is answered as for a namespace that is not served (hide_unless_shown). So a stranger's
+ * statement costs the same lookups and gets the same answer whether the namespace is private or
+ * absent, and a private namespace's lifecycle setting is told only once the statement is shown to
+ * be signed by a key that may write there. */
+struct statement_namespace {
+	const char *name;
+	int index;   /* in the configuration; -1: not served */
+	bool hidden; /* not served, or private */
+};
+
+/* Whether the namespace takes lifecycle statements (404 lifecycle_disabled); one not served is
+ * refused as such (404 unknown_namespace). */
+static enum api_error check_lifecycle(const struct intake_pending *p, const struct statement_namespace *ns,
                                       struct submit_result *result)
 {
-	*index = config_namespace_index(p->context.config, name, strlen(name));
-	if (*index < 0)
+	if (ns->index < 0)
 		return intake_refuse(result, API_ERROR_UNKNOWN_NAMESPACE,
-		                     "The namespace '%s' is not served here.", name);
-	if (!p->context.config->namespaces[*index].lifecycle)
+		                     "The namespace '%s' is not served here.", ns->name);
+	if (!p->context.config->namespaces[ns->index].lifecycle)
 		return intake_refuse(
 		    result, API_ERROR_LIFECYCLE_DISABLED,
-		    "The namespace '%s' takes no %ss (it is not configured with lifecycle: true).", name,
+		    "The namespace '%s' takes no %ss (it is not configured with lifecycle: true).", ns->name,
 		    p->kind->document);
 	return API_ERROR_NONE;
+}
+
+/* Fills *ns for the namespace named; a public one must take lifecycle statements at once. */
+static enum api_error judge_namespace(const struct intake_pending *p, const char *name,
+                                      struct statement_namespace *ns, struct submit_result *result)
+{
+	const struct config *config = p->context.config;
+	ns->name = name;
+	ns->index = config_namespace_index(config, name, strlen(name));
+	ns->hidden = ns->index < 0 || config_namespace_is_private(config, (size_t)ns->index);
+	return ns->hidden ? API_ERROR_NONE : check_lifecycle(p, ns, result);
+}
+
+/* error, the refusal of a check made before the statement was shown to be signed by a key that
+ * may write in ns, or for a hidden namespace the refusal of a namespace that is not served. */
+static enum api_error hide_unless_shown(const struct statement_namespace *ns, enum api_error error,
+                                        struct submit_result *result)
+{
+	if (error == API_ERROR_NONE || !ns->hidden)
+		return error;
+	return intake_refuse(result, API_ERROR_UNKNOWN_NAMESPACE, "The namespace '%s' is not served here.",
+	                     ns->name);
 }
 
 /* The service was registered in this namespace (404 unknown_service); its owner's key name. */
@@ -120,16 +156,17 @@ static enum api_error check_signature(const struct note *note, const struct note
 /* The provider key is enrolled (403 unknown_provider) and for this namespace (403
  * namespace_not_allowed). */
 static enum api_error check_provider_enrolled(const struct intake_pending *p, const struct note_verifier *key,
-                                              int namespace_index, struct submit_result *result)
+                                              const struct statement_namespace *ns,
+                                              struct submit_result *result)
 {
 	const struct config_provider *provider = config_provider_find(p->context.config, key);
 	if (!provider)
 		return intake_refuse(result, API_ERROR_UNKNOWN_PROVIDER,
 		                     "The provider key '%s' is not enrolled.", key->name);
-	if (!(provider->namespace_mask & ((uint64_t)1 << namespace_index)))
+	if (ns->index < 0 || !(provider->namespace_mask & ((uint64_t)1 << ns->index)))
 		return intake_refuse(result, API_ERROR_NAMESPACE_NOT_ALLOWED,
 		                     "The provider '%s' is not enrolled for the namespace '%s'.", key->name,
-		                     p->context.config->namespaces[namespace_index].name);
+		                     ns->name);
 	return API_ERROR_NONE;
 }
 
@@ -190,14 +227,41 @@ static enum api_error current_registration(struct intake_pending *p, struct regi
 	return API_ERROR_NONE;
 }
 
+/* Up to the statement's signature: the service's current registration lists the endpoint, its
+ * provider is enrolled for the namespace, and the provider's or the endpoint's key signed it. */
+static enum api_error health_signed(struct intake_pending *p, const struct statement_namespace *ns,
+                                    struct registration *r, struct submit_result *result)
+{
+	const struct health_statement *s = &statement_of(p)->health;
+	enum api_error error;
+	if ((error = current_registration(p, r, result)) ||
+	    (error = check_provider_enrolled(p, &r->provider, ns, result)))
+		return error;
+	int rc = health_verify_note(p->note, s, r);
+	if (rc == DIRAUTH_ERR_UNKNOWN_KEY)
+		return intake_refuse(
+		    result, API_ERROR_WRONG_SIGNER,
+		    s->signer == HEALTH_SIGNER_ENDPOINT
+		        ? "The statement is not signed by the endpoint's own key, or the endpoint names none."
+		        : "The statement is not signed by the service's provider key.");
+	if (rc == DIRAUTH_ERR_SIGNATURE)
+		return intake_refuse(result, API_ERROR_BAD_SIGNATURE,
+		                     "The signature by the %s key does not verify.",
+		                     health_signer_name(s->signer));
+	if (rc)
+		return intake_refuse(result, API_ERROR_INTERNAL, "The signature could not be checked: %s",
+		                     dirauth_strerror(rc));
+	return API_ERROR_NONE;
+}
+
 static enum api_error prepare_health(struct intake_pending *p)
 {
 	struct submit_result *result = &p->result;
 	const struct config *config = p->context.config;
 	struct health_statement *s = &statement_of(p)->health;
 	struct registration r;
+	struct statement_namespace ns;
 	enum api_error error;
-	int namespace_index;
 	memset(&r, 0, sizeof r);
 	if (p->len > HEALTH_MAX_BYTES)
 		return intake_refuse(result, API_ERROR_BODY_TOO_LARGE,
@@ -210,25 +274,9 @@ static enum api_error prepare_health(struct intake_pending *p)
 		    result, API_ERROR_MALFORMED,
 		    "The body is not a health statement note (coarse classes only, no figures): %s",
 		    dirauth_strerror(rc));
-	if ((error = check_namespace(p, s->namespace_name, &namespace_index, result)) ||
-	    (error = read_clock(p, result)) || (error = current_registration(p, &r, result)) ||
-	    (error = check_provider_enrolled(p, &r.provider, namespace_index, result)))
-		goto done;
-	rc = health_verify_note(p->note, s, &r);
-	if (rc == DIRAUTH_ERR_UNKNOWN_KEY)
-		error = intake_refuse(
-		    result, API_ERROR_WRONG_SIGNER,
-		    s->signer == HEALTH_SIGNER_ENDPOINT
-		        ? "The statement is not signed by the endpoint's own key, or the endpoint names none."
-		        : "The statement is not signed by the service's provider key.");
-	else if (rc == DIRAUTH_ERR_SIGNATURE)
-		error = intake_refuse(result, API_ERROR_BAD_SIGNATURE,
-		                      "The signature by the %s key does not verify.",
-		                      health_signer_name(s->signer));
-	else if (rc)
-		error = intake_refuse(result, API_ERROR_INTERNAL, "The signature could not be checked: %s",
-		                      dirauth_strerror(rc));
-	if (error)
+	if ((error = judge_namespace(p, s->namespace_name, &ns, result)) || (error = read_clock(p, result)) ||
+	    (error = hide_unless_shown(&ns, health_signed(p, &ns, &r, result), result)) ||
+	    (error = check_lifecycle(p, &ns, result)))
 		goto done;
 	/* A statement learned from a peer was within the skew where it was posted; it may be old by
 	 * now (the rule judges its freshness), but never from the future. */
@@ -261,29 +309,21 @@ done:
 	return error;
 }
 
-static enum api_error prepare_revocation(struct intake_pending *p)
+/* Up to the revocation's signature: the service (and the endpoint) was registered here, the key
+ * may revoke it (one of this authority's operator keys, or the service's own provider, enrolled
+ * for the namespace), and it signed the note. */
+static enum api_error revocation_signed(struct intake_pending *p, const struct statement_namespace *ns,
+                                        struct submit_result *result)
 {
-	struct submit_result *result = &p->result;
 	const struct config *config = p->context.config;
-	struct revocation *r = &statement_of(p)->revocation;
-	enum api_error error;
-	int namespace_index;
+	const struct revocation *r = &statement_of(p)->revocation;
 	char owner[STORE_NAME_MAX + 1];
-	if (p->len > REVOCATION_MAX_BYTES)
-		return intake_refuse(result, API_ERROR_BODY_TOO_LARGE, "A revocation is at most %d bytes.",
-		                     REVOCATION_MAX_BYTES);
-	if ((error = parse_one_signature(p, &p->note, result)))
-		return error;
-	int rc = revocation_parse(p->note->text, p->note->text_len, r);
-	if (rc)
-		return intake_refuse(result, API_ERROR_MALFORMED, "The body is not a revocation note: %s",
-		                     dirauth_strerror(rc));
-	if ((error = check_namespace(p, r->namespace_name, &namespace_index, result)) ||
-	    (error = check_service_known(p, r->namespace_name, r->service_id, owner, result)))
+	enum api_error error;
+	if ((error = check_service_known(p, r->namespace_name, r->service_id, owner, result)))
 		return error;
 	if (r->has_endpoint) {
 		uint8_t service_id[SERVICE_ID_SIZE];
-		rc = store_endpoint_service(p->context.store, r->endpoint_id, service_id);
+		int rc = store_endpoint_service(p->context.store, r->endpoint_id, service_id);
 		if (rc == DIRAUTH_ERR_NOT_FOUND ||
 		    (rc == 0 && memcmp(service_id, r->service_id, SERVICE_ID_SIZE) != 0))
 			return intake_refuse(result, API_ERROR_UNKNOWN_ENDPOINT,
@@ -304,10 +344,31 @@ static enum api_error prepare_revocation(struct intake_pending *p)
 			    "The key '%s' is not the service's enrolled provider key: a provider revokes "
 			    "only its own services and endpoints.",
 			    r->key.name);
-		if ((error = check_provider_enrolled(p, &r->key, namespace_index, result)))
+		if ((error = check_provider_enrolled(p, &r->key, ns, result)))
 			return error;
 	}
-	if ((error = check_signature(p->note, &r->key, result)) || (error = read_clock(p, result)))
+	return check_signature(p->note, &r->key, result);
+}
+
+static enum api_error prepare_revocation(struct intake_pending *p)
+{
+	struct submit_result *result = &p->result;
+	const struct config *config = p->context.config;
+	struct revocation *r = &statement_of(p)->revocation;
+	struct statement_namespace ns;
+	enum api_error error;
+	if (p->len > REVOCATION_MAX_BYTES)
+		return intake_refuse(result, API_ERROR_BODY_TOO_LARGE, "A revocation is at most %d bytes.",
+		                     REVOCATION_MAX_BYTES);
+	if ((error = parse_one_signature(p, &p->note, result)))
+		return error;
+	int rc = revocation_parse(p->note->text, p->note->text_len, r);
+	if (rc)
+		return intake_refuse(result, API_ERROR_MALFORMED, "The body is not a revocation note: %s",
+		                     dirauth_strerror(rc));
+	if ((error = judge_namespace(p, r->namespace_name, &ns, result)) ||
+	    (error = hide_unless_shown(&ns, revocation_signed(p, &ns, result), result)) ||
+	    (error = check_lifecycle(p, &ns, result)) || (error = read_clock(p, result)))
 		return error;
 	if (crypto_sha256(p->body, p->len, p->digest) != 0)
 		return intake_refuse(result, API_ERROR_INTERNAL, "The note could not be hashed.");
@@ -326,14 +387,32 @@ static enum api_error prepare_revocation(struct intake_pending *p)
 	return API_ERROR_NONE;
 }
 
+/* Up to the deregistration's signature: the service was registered here, by the provider whose
+ * enrolled key signed the note. */
+static enum api_error deregistration_signed(struct intake_pending *p, struct submit_result *result)
+{
+	const struct deregistration *d = &statement_of(p)->deregistration;
+	char owner[STORE_NAME_MAX + 1];
+	enum api_error error;
+	if ((error = check_service_known(p, d->namespace_name, d->service_id, owner, result)))
+		return error;
+	if (!config_provider_find(p->context.config, &d->provider))
+		return intake_refuse(result, API_ERROR_UNKNOWN_PROVIDER,
+		                     "The provider key '%s' is not enrolled.", d->provider.name);
+	if (strcmp(d->provider.name, owner) != 0)
+		return intake_refuse(result, API_ERROR_WRONG_SIGNER,
+		                     "The key '%s' is not the service's provider.", d->provider.name);
+	return check_signature(p->note, &d->provider, result);
+}
+
 static enum api_error prepare_deregistration(struct intake_pending *p)
 {
 	struct submit_result *result = &p->result;
 	const struct config *config = p->context.config;
 	struct deregistration *d = &statement_of(p)->deregistration;
+	struct statement_namespace ns;
 	enum api_error error;
-	int namespace_index;
-	char owner[STORE_NAME_MAX + 1], why[SIGNER_HEALTH_DETAIL_MAX];
+	char why[SIGNER_HEALTH_DETAIL_MAX];
 	if (p->len > DEREGISTRATION_MAX_BYTES)
 		return intake_refuse(result, API_ERROR_BODY_TOO_LARGE,
 		                     "A deregistration is at most %d bytes.", DEREGISTRATION_MAX_BYTES);
@@ -343,16 +422,9 @@ static enum api_error prepare_deregistration(struct intake_pending *p)
 	if (rc)
 		return intake_refuse(result, API_ERROR_MALFORMED, "The body is not a deregistration note: %s",
 		                     dirauth_strerror(rc));
-	if ((error = check_namespace(p, d->namespace_name, &namespace_index, result)) ||
-	    (error = check_service_known(p, d->namespace_name, d->service_id, owner, result)))
-		return error;
-	if (!config_provider_find(config, &d->provider))
-		return intake_refuse(result, API_ERROR_UNKNOWN_PROVIDER,
-		                     "The provider key '%s' is not enrolled.", d->provider.name);
-	if (strcmp(d->provider.name, owner) != 0)
-		return intake_refuse(result, API_ERROR_WRONG_SIGNER,
-		                     "The key '%s' is not the service's provider.", d->provider.name);
-	if ((error = check_signature(p->note, &d->provider, result)) || (error = read_clock(p, result)))
+	if ((error = judge_namespace(p, d->namespace_name, &ns, result)) ||
+	    (error = hide_unless_shown(&ns, deregistration_signed(p, result), result)) ||
+	    (error = check_lifecycle(p, &ns, result)) || (error = read_clock(p, result)))
 		return error;
 	/* Nothing is stored that cannot get its receipt now. */
 	if (signer_health_check(p->context.signer_health, why, sizeof why) != 0)

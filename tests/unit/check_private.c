@@ -11,12 +11,17 @@
  * its answers are never for shared caches. A provider writes only where it is enrolled: a write
  * into the public namespace by a provider enrolled elsewhere is 403, into the private one by
  * anyone not enrolled there (a stranger, a provider of mail, a forged signature of mix's own
- * provider) the same 404 as for a namespace that does not exist. No route of mail reads what mix
+ * provider) the same 404 as for a namespace that does not exist. The same holds for health
+ * statements, revocations and deregistrations in mix and in vpn, a private namespace that takes
+ * none: until a statement is shown to be signed by a key that may write there, its refusal is
+ * that of a namespace that does not exist, and only then does vpn say it takes none. No route of mail reads what mix
  * holds, an id taken in mix is refused in mail with the same answer as one taken in mail, and the
  * metrics never name mix. The peer client presents the capability read from capability_file.
  */
 #include "http_fixture.h"
+#include "lifecycle_fixture.h"
 
+#include "schema/deregistration.h"
 #include "schema/encoding.h"
 #include "server/config/capability.h"
 #include "server/http/access.h"
@@ -44,7 +49,9 @@ static void secret_digest_hex(const char *secret, char hex[65])
 	hex_encode(digest, sizeof digest, hex);
 }
 
-static void open_private(struct private_fixture *p)
+/* The fixture's authority; with lifecycle, mix and mail take lifecycle statements and vpn, a
+ * second private namespace (same capability) that takes none, is mix's provider's too. */
+static void open_private_with(struct private_fixture *p, bool lifecycle)
 {
 	struct fixture *f = &p->f;
 	fixture_prepare(f);
@@ -53,6 +60,13 @@ static void open_private(struct private_fixture *p)
 	secret_digest_hex(SECRET, hex);
 	snprintf(provider, sizeof provider, "%s", test_key_verifier_string(&f->provider));
 	snprintf(other, sizeof other, "%s", test_key_verifier_string(&f->other));
+	const char *takes = lifecycle ? ", lifecycle: true" : "";
+	char vpn[256] = "";
+	if (lifecycle)
+		snprintf(vpn, sizeof vpn,
+		         "  - { name: vpn, origin: dirauth.example/vpn, private: true, "
+		         "capability_sha256: %s }\n",
+		         hex);
 	snprintf(text, sizeof text,
 	         "authority: { name: authority1.dirauth.example, signer_socket: signer/signer.sock }\n"
 	         "listen: { address: 127.0.0.1, port: %u }\n"
@@ -60,19 +74,25 @@ static void open_private(struct private_fixture *p)
 	         "epoch: { length_seconds: %llu, genesis: %llu, validity_epochs: 3 }\n"
 	         "clock: { source: file, path: clock }\n"
 	         "namespaces:\n"
-	         "  - { name: mix, origin: dirauth.example/mix, private: true, capability_sha256: %s }\n"
-	         "  - { name: mail, origin: dirauth.example/mail, private: false }\n"
+	         "  - { name: mix, origin: dirauth.example/mix, private: true, capability_sha256: %s%s }\n"
+	         "  - { name: mail, origin: dirauth.example/mail, private: false%s }\n"
+	         "%s"
 	         "providers:\n"
 	         "  - { key: \"%s\", namespaces: [mail], classes: [mix-gateway] }\n"
-	         "  - { key: \"%s\", namespaces: [mix], classes: [mix-gateway] }\n"
+	         "  - { key: \"%s\", namespaces: [mix%s], classes: [mix-gateway] }\n"
 	         "  - { key: \"%s\", namespaces: [mail], classes: [mix-gateway] }\n"
 	         "bounds: { registration_body: %d, endpoints_per_service: 3, max_validity_seconds: 86400 }\n"
 	         "http: { threads: 2 }\n",
-	         f->port, LENGTH, GENESIS, hex, provider, other, test_key_verifier_string(&p->third),
-	         BODY_CAP);
+	         f->port, LENGTH, GENESIS, hex, takes, takes, vpn, provider, other, lifecycle ? ", vpn" : "",
+	         test_key_verifier_string(&p->third), BODY_CAP);
 	fixture_start(f, 0, text);
 	ck_assert(config_namespace_is_private(f->config, 0));
 	ck_assert(!config_namespace_is_private(f->config, 1));
+}
+
+static void open_private(struct private_fixture *p)
+{
+	open_private_with(p, false);
 }
 
 static void close_private(struct private_fixture *p)
@@ -340,6 +360,185 @@ START_TEST(test_writes_only_where_enrolled)
 		ck_assert_uint_eq(sequence_of(f, refused.service_id), 0);
 		registration_clear(&refused);
 	}
+	close_private(&p);
+}
+END_TEST
+
+/* A health statement on the first endpoint of registration index in namespace_name (as
+ * make_registration makes it, by named), by the provider's key, signed by signer. */
+static void post_health(struct fixture *f, unsigned index, const char *namespace_name,
+                        const struct test_key *named, const struct test_key *signer, struct response *out)
+{
+	struct registration r;
+	struct health_statement s;
+	struct buffer note;
+	make_registration(f, index, namespace_name, named, &r);
+	memset(&s, 0, sizeof s);
+	strcpy(s.namespace_name, namespace_name);
+	memcpy(s.service_id, r.service_id, SERVICE_ID_SIZE);
+	memcpy(s.endpoint_id, r.endpoints[0].endpoint_id, ENDPOINT_ID_SIZE);
+	s.signer = HEALTH_SIGNER_PROVIDER;
+	s.health_class = HEALTH_HEALTHY;
+	s.issued_at = f->now;
+	s.sequence = 1;
+	buffer_init(&note);
+	lifecycle_sign_statement(&s, signer, &note);
+	request(f, "POST", "/v1/endpoint-health", note.data, note.len, 0, NULL, out);
+	buffer_free(&note);
+	registration_clear(&r);
+}
+
+/* A revocation of registration index's service, naming key as its provider, signed by signer. */
+static void post_revocation(struct fixture *f, unsigned index, const char *namespace_name,
+                            const struct test_key *named, const struct test_key *key,
+                            const struct test_key *signer, struct response *out)
+{
+	struct registration r;
+	struct revocation rev;
+	struct buffer note;
+	make_registration(f, index, namespace_name, named, &r);
+	memset(&rev, 0, sizeof rev);
+	strcpy(rev.namespace_name, namespace_name);
+	memcpy(rev.service_id, r.service_id, SERVICE_ID_SIZE);
+	rev.signer = REVOCATION_SIGNER_PROVIDER;
+	rev.key = key->verifier;
+	rev.reason = REVOCATION_RETIRED;
+	rev.revoked_at = f->now;
+	rev.sequence = 1;
+	buffer_init(&note);
+	lifecycle_sign_revocation(&rev, signer, &note);
+	request(f, "POST", "/v1/revocations", note.data, note.len, 0, NULL, out);
+	buffer_free(&note);
+	registration_clear(&r);
+}
+
+/* A deregistration of registration index's service by key, signed by signer. */
+static void post_deregistration(struct fixture *f, unsigned index, const char *namespace_name,
+                                const struct test_key *named, const struct test_key *key,
+                                const struct test_key *signer, struct response *out)
+{
+	struct registration r;
+	struct deregistration d;
+	struct buffer text, note;
+	make_registration(f, index, namespace_name, named, &r);
+	memset(&d, 0, sizeof d);
+	strcpy(d.namespace_name, namespace_name);
+	memcpy(d.service_id, r.service_id, SERVICE_ID_SIZE);
+	d.provider = key->verifier;
+	d.sequence = r.sequence + 1;
+	d.requested_at = f->now;
+	buffer_init(&text);
+	buffer_init(&note);
+	ck_assert_int_eq(deregistration_encode(&d, &text), 0);
+	test_key_sign_note(signer, 1, text.data, text.len, &note);
+	request(f, "POST", "/v1/deregistrations", note.data, note.len, 0, NULL, out);
+	buffer_free(&text);
+	buffer_free(&note);
+	registration_clear(&r);
+}
+
+enum statement_kind { STATEMENT_HEALTH, STATEMENT_REVOCATION, STATEMENT_DEREGISTRATION };
+
+/* The statement of kind on registration index in namespace_name (made by named), by key (the
+ * statement's provider), signed by signer. */
+static void post_statement(struct fixture *f, enum statement_kind kind, unsigned index,
+                           const char *namespace_name, const struct test_key *named,
+                           const struct test_key *key, const struct test_key *signer, struct response *out)
+{
+	if (kind == STATEMENT_HEALTH)
+		post_health(f, index, namespace_name, named, signer, out);
+	else if (kind == STATEMENT_REVOCATION)
+		post_revocation(f, index, namespace_name, named, key, signer, out);
+	else
+		post_deregistration(f, index, namespace_name, named, key, signer, out);
+}
+
+/* The statement in namespace_name is answered as the same statement in xim, which does not
+ * exist: the same response but the name in the sentence. */
+static void expect_statement_hidden(struct fixture *f, enum statement_kind kind, unsigned index,
+                                    const char *namespace_name, const struct test_key *named,
+                                    const struct test_key *key, const struct test_key *signer)
+{
+	struct response in_namespace, in_xim;
+	post_statement(f, kind, index, namespace_name, named, key, signer, &in_namespace);
+	post_statement(f, kind, index, "xim", named, key, signer, &in_xim);
+	char what[160], quoted[80];
+	snprintf(what, sizeof what, "statement %d on %u in %s by %s", (int)kind, index, namespace_name,
+	         signer->verifier.name);
+	ck_assert_msg(in_namespace.status == 404 && in_namespace.body.data &&
+	                  strstr((const char *)in_namespace.body.data, "\"unknown_namespace\""),
+	              "%s: %ld %s", what, in_namespace.status,
+	              in_namespace.body.data ? (const char *)in_namespace.body.data : "");
+	snprintf(quoted, sizeof quoted, "'%s'", namespace_name);
+	struct buffer renamed;
+	buffer_init(&renamed);
+	test_text_replace(in_namespace.body.data, in_namespace.body.len, quoted, "'xim'", &renamed);
+	buffer_free(&in_namespace.body);
+	in_namespace.body = renamed;
+	expect_same(&in_namespace, &in_xim, what);
+	response_free(&in_namespace);
+	response_free(&in_xim);
+}
+
+static void expect_statement_error(struct fixture *f, enum statement_kind kind, unsigned index,
+                                   const char *namespace_name, const struct test_key *named,
+                                   const struct test_key *key, const struct test_key *signer, long status,
+                                   const char *code)
+{
+	struct response r;
+	post_statement(f, kind, index, namespace_name, named, key, signer, &r);
+	expect_error(&r, status, code);
+	response_free(&r);
+}
+
+START_TEST(test_statements_only_where_shown)
+{
+	struct private_fixture p;
+	struct fixture *f = &p.f;
+	struct response r;
+	open_private_with(&p, true);
+	/* mix's provider's service 1 in mix and 2 in vpn, mail's provider's 3 in mail. */
+	ck_assert_int_eq(post_registration(f, 1, "mix", &f->other, &f->other, NULL, &r), 202);
+	response_free(&r);
+	ck_assert_int_eq(post_registration(f, 2, "vpn", &f->other, &f->other, NULL, &r), 202);
+	response_free(&r);
+	ck_assert_int_eq(post_registration(f, 3, "mail", &f->provider, &f->provider, NULL, &r), 202);
+	response_free(&r);
+
+	const enum statement_kind kinds[] = {STATEMENT_HEALTH, STATEMENT_REVOCATION,
+	                                     STATEMENT_DEREGISTRATION};
+	for (size_t k = 0; k < 3; k++) {
+		enum statement_kind kind = kinds[k];
+		/* A stranger on a service it made up, in mix (takes statements) and in vpn (takes
+		 * none): as in a namespace that does not exist. */
+		expect_statement_hidden(f, kind, 9, "mix", &f->stranger, &f->stranger, &f->stranger);
+		expect_statement_hidden(f, kind, 9, "vpn", &f->stranger, &f->stranger, &f->stranger);
+		/* On mix's real service: a stranger's key, mail's provider, and mix's provider's name
+		 * with another's signature. */
+		expect_statement_hidden(f, kind, 1, "mix", &f->other, &f->stranger, &f->stranger);
+		expect_statement_hidden(f, kind, 1, "mix", &f->other, &f->provider, &f->provider);
+		expect_statement_hidden(f, kind, 1, "mix", &f->other, &f->other, &f->provider);
+		expect_statement_hidden(f, kind, 2, "vpn", &f->other, &f->other, &f->provider);
+		/* Shown to be by vpn's own provider, vpn says it takes no statements. */
+		expect_statement_error(f, kind, 2, "vpn", &f->other, &f->other, &f->other, 404,
+		                       "lifecycle_disabled");
+		/* The public namespace says what is wrong, as before. */
+		expect_statement_error(f, kind, 9, "mail", &f->provider, &f->provider, &f->provider, 404,
+		                       "unknown_service");
+	}
+	expect_statement_error(f, STATEMENT_REVOCATION, 3, "mail", &f->provider, &f->stranger, &f->stranger,
+	                       403, "wrong_signer");
+	expect_statement_error(f, STATEMENT_HEALTH, 3, "mail", &f->provider, &f->provider, &f->other, 403,
+	                       "wrong_signer");
+	/* mix's provider is heard in mix. */
+	post_statement(f, STATEMENT_HEALTH, 1, "mix", &f->other, &f->other, &f->other, &r);
+	ck_assert_msg(r.status == 202, "health in mix: %ld %s", r.status,
+	              r.body.data ? (const char *)r.body.data : "");
+	response_free(&r);
+	post_statement(f, STATEMENT_REVOCATION, 1, "mix", &f->other, &f->other, &f->other, &r);
+	ck_assert_msg(r.status == 202, "revocation in mix: %ld %s", r.status,
+	              r.body.data ? (const char *)r.body.data : "");
+	response_free(&r);
 	close_private(&p);
 }
 END_TEST
@@ -698,6 +897,7 @@ static Suite *private_suite(void)
 	tcase_set_timeout(http, 120);
 	tcase_add_test(http, test_every_route_family);
 	tcase_add_test(http, test_writes_only_where_enrolled);
+	tcase_add_test(http, test_statements_only_where_shown);
 	tcase_add_test(http, test_no_route_across_namespaces);
 	tcase_add_test(http, test_metrics_name_no_private_namespace);
 	tcase_add_test(http, test_peer_client_presents_the_capability);

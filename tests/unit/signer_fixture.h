@@ -12,10 +12,11 @@
  * The signer holds the example log key (named dirauth.example/mix: it signs the checkpoints of
  * mix's log) and the example cosignature key besides the signing key.
  *
- * The signer signs for the namespaces mix (dirauth.example/mix) and mail (dirauth.example/mail)
- * on the schedule of the tests of dirauthd (SIGNER_FIXTURE_GENESIS, 60-second epochs, snapshots
- * valid for 3), with a clock skew of an hour, so that a test can publish a run of epochs, or
- * move dirauthd's clock, without moving the signer's.
+ * The signer signs for the namespaces mix (dirauth.example/mix), mail (dirauth.example/mail) and
+ * vpn (dirauth.example/vpn, a second private namespace of check_private.c) on the schedule of the
+ * tests of dirauthd (SIGNER_FIXTURE_GENESIS, 60-second epochs, snapshots valid for 3), with a
+ * clock skew of an hour, so that a test can publish a run of epochs, or move dirauthd's clock,
+ * without moving the signer's.
  *
  * The unit-test build links only test_support.c and test_keys.c, so, like canned_http.h, this
  * is a header of static functions for the files that include it. Everything aborts the test on
@@ -132,10 +133,10 @@ __attribute__((unused)) static void signer_fixture_start(struct signer_fixture *
 	s->audit = fopen(s->audit_path, "a");
 	ck_assert_ptr_nonnull(s->audit);
 	const char *certificates[] = {s->certificate_path};
-	struct signer_namespace namespaces[2];
+	const char *const names[] = {"mix", "mail", "vpn"};
+	struct signer_namespace namespaces[sizeof names / sizeof names[0]];
 	memset(namespaces, 0, sizeof namespaces);
-	const char *const names[] = {"mix", "mail"};
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		snprintf(namespaces[i].name, sizeof namespaces[i].name, "%s", names[i]);
 		snprintf(namespaces[i].origin, sizeof namespaces[i].origin, "dirauth.example/%s", names[i]);
 		namespaces[i].schedule.genesis = SIGNER_FIXTURE_GENESIS;
@@ -151,7 +152,7 @@ __attribute__((unused)) static void signer_fixture_start(struct signer_fixture *
 	    .cosignature_key_path = s->cosignature_key_path,
 	    .ledger_directory = s->ledger_path,
 	    .namespaces = namespaces,
-	    .namespace_count = 2,
+	    .namespace_count = sizeof namespaces / sizeof namespaces[0],
 	    .audit = s->audit,
 	    .now = signer_fixture_clock,
 	    .now_context = s,
