@@ -218,6 +218,30 @@ const char *http_request_header(const struct http_request *request, const char *
 	return MHD_lookup_connection_value(request->connection, MHD_HEADER_KIND, name);
 }
 
+const char *http_namespace_name(const struct http_request *request)
+{
+	return request->server->options.config->namespaces[request->namespace_index].name;
+}
+
+const char *http_namespace_cache_control(const struct http_request *request,
+                                         enum http_cache_lifetime lifetime)
+{
+	static const char *const answers[2][2] = {
+	    {"public, max-age=31536000, immutable", "public, max-age=5"},
+	    {"private, max-age=31536000, immutable", "private, max-age=5"},
+	};
+	return answers[config_namespace_is_private(request->server->options.config, request->namespace_index)
+	                   ? 1
+	                   : 0][lifetime == HTTP_CACHE_IMMUTABLE ? 0 : 1];
+}
+
+const char *http_namespace_cache_scope(const struct http_request *request)
+{
+	return config_namespace_is_private(request->server->options.config, request->namespace_index)
+	           ? "private"
+	           : "public";
+}
+
 static int method_is_get(const char *method)
 {
 	return strcmp(method, MHD_HTTP_METHOD_GET) == 0 || strcmp(method, MHD_HTTP_METHOD_HEAD) == 0;

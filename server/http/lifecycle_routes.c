@@ -59,7 +59,8 @@ enum MHD_Result http_serve_statement(struct http_request *request)
 		                         ? "No statement with that digest is kept here."
 		                         : dirauth_strerror(rc));
 	}
-	/* Named by its digest, the answer never changes. */
+	/* Named by its digest, the answer never changes; a private namespace's is for its capability
+	 * holders only. */
 	struct MHD_Response *response =
 	    MHD_create_response_from_buffer(note.len, note.data, MHD_RESPMEM_MUST_COPY);
 	buffer_free(&note);
@@ -68,7 +69,7 @@ enum MHD_Result http_serve_statement(struct http_request *request)
 	if (MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8") !=
 	        MHD_YES ||
 	    MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL,
-	                            "public, max-age=31536000, immutable") != MHD_YES) {
+	                            http_namespace_cache_control(request, HTTP_CACHE_IMMUTABLE)) != MHD_YES) {
 		MHD_destroy_response(response);
 		return MHD_NO;
 	}

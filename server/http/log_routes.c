@@ -20,23 +20,6 @@
 
 #include <string.h>
 
-#define LOG_CHECKPOINT_CACHE "public, max-age=5"
-#define LOG_TILE_CACHE       "public, max-age=31536000, immutable"
-
-/* A private namespace's log is for its capability holders: no shared cache keeps it. */
-#define LOG_CHECKPOINT_CACHE_PRIVATE "private, max-age=5"
-#define LOG_TILE_CACHE_PRIVATE       "private, max-age=31536000, immutable"
-
-static const char *namespace_name(const struct http_request *request)
-{
-	return request->server->options.config->namespaces[request->namespace_index].name;
-}
-
-static int is_private(const struct http_request *request)
-{
-	return config_namespace_is_private(request->server->options.config, request->namespace_index);
-}
-
 /* Queues the response with content type and Cache-Control (consumes response). */
 static enum MHD_Result answer_response(struct http_request *request, const char *content_type,
                                        const char *cache, struct MHD_Response *response)
@@ -91,7 +74,7 @@ enum MHD_Result http_serve_log_checkpoint(struct http_request *request)
 		                       dirauth_strerror(rc));
 	else
 		result = answer(request, "text/plain; charset=utf-8",
-		                is_private(request) ? LOG_CHECKPOINT_CACHE_PRIVATE : LOG_CHECKPOINT_CACHE,
+		                http_namespace_cache_control(request, HTTP_CACHE_LATEST_CHECKPOINT),
 		                note.data, note.len);
 	buffer_free(&note);
 	return result;
@@ -112,8 +95,8 @@ enum MHD_Result http_serve_log_tile(struct http_request *request)
 	struct buffer body;
 	enum translog_miss miss = TRANSLOG_MISS_NONE;
 	buffer_init(&body);
-	int rc =
-	    translog_tile(request->server->options.store, namespace_name(request), path, len, &body, &miss);
+	int rc = translog_tile(request->server->options.store, http_namespace_name(request), path, len, &body,
+	                       &miss);
 	enum MHD_Result result;
 	if (rc == DIRAUTH_ERR_SYNTAX) {
 		result =
@@ -129,7 +112,7 @@ enum MHD_Result http_serve_log_tile(struct http_request *request)
 		                       dirauth_strerror(rc));
 	} else {
 		result = answer_taking(request, "application/octet-stream",
-		                       is_private(request) ? LOG_TILE_CACHE_PRIVATE : LOG_TILE_CACHE, &body);
+		                       http_namespace_cache_control(request, HTTP_CACHE_IMMUTABLE), &body);
 	}
 	buffer_free(&body);
 	return result;

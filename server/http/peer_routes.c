@@ -147,8 +147,7 @@ enum MHD_Result http_serve_registration(struct http_request *request)
 		return result;
 	struct buffer out;
 	buffer_init(&out);
-	int rc = store_registration_get(o->store, o->config->namespaces[request->namespace_index].name,
-	                                service_id, sequence, &out);
+	int rc = store_registration_get(o->store, http_namespace_name(request), service_id, sequence, &out);
 	return answer_bytes(request, rc, &out, "text/plain; charset=utf-8",
 	                    "No registration of that service and sequence is kept here.");
 }

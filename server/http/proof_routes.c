@@ -23,23 +23,7 @@
 #include "server/translog/cosigning.h"
 #include "server/translog/translog.h"
 
-#define PROOF_NUMBER_TEXT_MAX   20 /* digits of UINT64_MAX */
-#define PROOF_FILE_CACHE        "public, max-age=5"
-#define PROOF_CONSISTENCY_CACHE "public, max-age=31536000, immutable"
-
-static const char *namespace_name(const struct http_request *request)
-{
-	return request->server->options.config->namespaces[request->namespace_index].name;
-}
-
-/* A private namespace's log is for its capability holders: no shared cache keeps it. */
-static const char *cache_for(const struct http_request *request, const char *public_cache,
-                             const char *private_cache)
-{
-	return config_namespace_is_private(request->server->options.config, request->namespace_index)
-	           ? private_cache
-	           : public_cache;
-}
+#define PROOF_NUMBER_TEXT_MAX 20 /* digits of UINT64_MAX */
 
 /* The route's capture number index as a canonical decimal; -1 when it is not one. */
 static int capture_number(const struct http_request *request, size_t index, uint64_t *out)
@@ -126,8 +110,8 @@ enum MHD_Result http_serve_log_proof(struct http_request *request)
 			                     dirauth_strerror(rc));
 	}
 	buffer_init(&file);
-	rc = translog_inclusion_proof(request->server->options.store, namespace_name(request), epoch, size,
-	                              &file, &miss);
+	rc = translog_inclusion_proof(request->server->options.store, http_namespace_name(request), epoch,
+	                              size, &file, &miss);
 	enum MHD_Result result;
 	if (rc == DIRAUTH_ERR_NOT_FOUND)
 		result = refuse_missing(request, miss);
@@ -135,7 +119,7 @@ enum MHD_Result http_serve_log_proof(struct http_request *request)
 		result = respond_error(request->connection, request->route, API_ERROR_INTERNAL,
 		                       dirauth_strerror(rc));
 	else
-		result = answer(request, cache_for(request, PROOF_FILE_CACHE, "private, max-age=5"),
+		result = answer(request, http_namespace_cache_control(request, HTTP_CACHE_LATEST_CHECKPOINT),
 		                file.data, file.len);
 	buffer_free(&file);
 	return result;
@@ -154,8 +138,8 @@ enum MHD_Result http_serve_log_consistency(struct http_request *request)
 	struct buffer text;
 	enum translog_proof_miss miss = TRANSLOG_PROOF_MISS_NONE;
 	buffer_init(&text);
-	int rc = translog_consistency_proof(request->server->options.store, namespace_name(request), old_size,
-	                                    new_size, &text, &miss);
+	int rc = translog_consistency_proof(request->server->options.store, http_namespace_name(request),
+	                                    old_size, new_size, &text, &miss);
 	enum MHD_Result result;
 	if (rc == DIRAUTH_ERR_NOT_FOUND)
 		result = refuse_missing(request, miss);
@@ -163,10 +147,8 @@ enum MHD_Result http_serve_log_consistency(struct http_request *request)
 		result = respond_error(request->connection, request->route, API_ERROR_INTERNAL,
 		                       dirauth_strerror(rc));
 	else
-		result = answer(
-		    request,
-		    cache_for(request, PROOF_CONSISTENCY_CACHE, "private, max-age=31536000, immutable"),
-		    text.data, text.len);
+		result = answer(request, http_namespace_cache_control(request, HTTP_CACHE_IMMUTABLE),
+		                text.data, text.len);
 	buffer_free(&text);
 	return result;
 }

@@ -80,6 +80,21 @@ typedef enum MHD_Result (*http_handler)(struct http_request *request);
 /* The value of request header name, or NULL. */
 const char *http_request_header(const struct http_request *request, const char *name);
 
+/* The name of the request's namespace (a "{namespace}" route). */
+const char *http_namespace_name(const struct http_request *request);
+
+/* How long an answer of a namespace may be kept: a year, as it never changes (an epoch's header,
+ * a tile, a statement named by its digest, a consistency proof), or 5 s (the latest checkpoint
+ * and the proofs to it). */
+enum http_cache_lifetime { HTTP_CACHE_IMMUTABLE, HTTP_CACHE_LATEST_CHECKPOINT };
+
+/* The Cache-Control of such an answer of the request's namespace, and the scope alone for an
+ * answer whose max-age is computed: "public" in a public namespace, "private" in a private one,
+ * whose answers are for its capability holders and never for a shared cache. */
+const char *http_namespace_cache_control(const struct http_request *request,
+                                         enum http_cache_lifetime lifetime);
+const char *http_namespace_cache_scope(const struct http_request *request);
+
 /* Snapshot reads (snapshot_routes.c). The capture after {namespace} is the epoch text. */
 enum MHD_Result http_serve_latest_header(struct http_request *request);
 enum MHD_Result http_serve_epoch_header(struct http_request *request);

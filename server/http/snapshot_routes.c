@@ -27,10 +27,8 @@ enum MHD_Result http_serve_latest_header(struct http_request *request)
 	uint64_t now = 0, max_age = 0, fresh_until = prepared_snapshot_fresh_until(snapshot);
 	if (clock_now(o->clock, &now) == 0 && now < fresh_until)
 		max_age = fresh_until - now;
-	/* A private namespace's answers are for its capability holders: no shared cache keeps them. */
 	char cache_control[64];
-	snprintf(cache_control, sizeof cache_control, "%s, max-age=%llu",
-	         config_namespace_is_private(o->config, request->namespace_index) ? "private" : "public",
+	snprintf(cache_control, sizeof cache_control, "%s, max-age=%llu", http_namespace_cache_scope(request),
 	         (unsigned long long)max_age);
 	const char *etag = prepared_snapshot_header_etag(snapshot);
 	int not_modified =

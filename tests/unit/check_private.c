@@ -14,8 +14,8 @@
  * provider) the same 404 as for a namespace that does not exist. The same holds for health
  * statements, revocations and deregistrations in mix and in vpn, a private namespace that takes
  * none: until a statement is shown to be signed by a key that may write there, its refusal is
- * that of a namespace that does not exist, and only then does vpn say it takes none. No route of mail reads what mix
- * holds, an id taken in mix is refused in mail with the same answer as one taken in mail, and the
+ * that of a namespace that does not exist, and only then does vpn say it takes none. No route of mail reads
+ * what mix holds, an id taken in mix is refused in mail with the same answer as one taken in mail, and the
  * metrics never name mix. The peer client presents the capability read from capability_file.
  */
 #include "http_fixture.h"
@@ -534,7 +534,25 @@ START_TEST(test_statements_only_where_shown)
 	post_statement(f, STATEMENT_HEALTH, 1, "mix", &f->other, &f->other, &f->other, &r);
 	ck_assert_msg(r.status == 202, "health in mix: %ld %s", r.status,
 	              r.body.data ? (const char *)r.body.data : "");
+	/* The statement is read back with the capability, never for a shared cache, and is hidden
+	 * without it. */
+	const char *digest = strstr((const char *)r.body.data, "\"sha256\":\"");
+	ck_assert_ptr_nonnull(digest);
+	char path[128], absent[128];
+	snprintf(path, sizeof path, "/v1/mix/statements/%.64s", digest + 10);
+	unknown_path(path, absent, sizeof absent);
 	response_free(&r);
+	const char *const capability[] = {AUTHORIZATION, NULL};
+	struct response kept, hidden, in_xim;
+	request(f, "GET", path, NULL, 0, 0, capability, &kept);
+	ck_assert_int_eq(kept.status, 200);
+	ck_assert_str_eq(header(&kept, "Cache-Control"), "private, max-age=31536000, immutable");
+	request(f, "GET", path, NULL, 0, 0, NULL, &hidden);
+	request(f, "GET", absent, NULL, 0, 0, NULL, &in_xim);
+	expect_same(&hidden, &in_xim, path);
+	response_free(&kept);
+	response_free(&hidden);
+	response_free(&in_xim);
 	post_statement(f, STATEMENT_REVOCATION, 1, "mix", &f->other, &f->other, &f->other, &r);
 	ck_assert_msg(r.status == 202, "revocation in mix: %ld %s", r.status,
 	              r.body.data ? (const char *)r.body.data : "");
