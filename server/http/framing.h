@@ -12,7 +12,9 @@
  *   - http_framing_check judges a request's version and header fields, wherever they were
  *     parsed: the guard calls it through http_head_parse, and the access handler calls it on
  *     libmicrohttpd's parsed fields for every request (later requests of a kept-alive
- *     connection included).
+ *     connection included). libmicrohttpd takes a bare LF for a line end and joins a folded
+ *     line; on a later request the access handler finds both from where its parse left the
+ *     fields in its read buffer (http.c, head_has_crlf_lines_only).
  *
  * Refused: a header field name that is not a token (a space before the colon above all), a
  * line folded onto the previous one (obs-fold), a bare CR or LF, a request line that is not

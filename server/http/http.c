@@ -370,9 +370,43 @@ static enum http_guard_reason refusal_reason(enum api_error error)
 	}
 }
 
+/* Whether the head libmicrohttpd parsed had CRLF line ends only and no folded line (framing.h
+ * refuses both; libmicrohttpd takes a bare LF for a line end and joins a folded line onto the one
+ * before, and the guard reads the raw bytes of a connection's first head only). libmicrohttpd
+ * 0.9.75 parses a head in place in its read buffer: each line's CRLF becomes two NULs (a bare LF
+ * one), a field's colon one, and the version, every name and every value it hands out point into
+ * that buffer, in the order of the head (a folded value is copied elsewhere). So the head was
+ * CRLF lines without a fold when two NULs follow the version, each name starts right after the
+ * two NULs before it and ends in a NUL, its value follows the colon and blanks, two NULs follow
+ * the value, and two more (the blank line) follow the last. A bare LF ending the last field line
+ * or the blank line itself is seen unless a NUL byte follows the head. */
+static int head_has_crlf_lines_only(const char *version, const struct collected_fields *collected)
+{
+	const char *at = version + strlen(version);
+	if (at[0] != '\0' || at[1] != '\0')
+		return 0;
+	at += 2;
+	for (size_t i = 0; i < collected->count; i++) {
+		const struct http_field *field = &collected->fields[i];
+		if (field->name.data != at || at[field->name.len] != '\0')
+			return 0;
+		const char *value = at + field->name.len + 1;
+		while ((uintptr_t)value < (uintptr_t)field->value.data && (*value == ' ' || *value == '\t'))
+			value++;
+		if (value != field->value.data)
+			return 0;
+		at = value + field->value.len;
+		if (at[0] != '\0' || at[1] != '\0')
+			return 0;
+		at += 2;
+	}
+	return at[0] == '\0' && at[1] == '\0';
+}
+
 /* The first call: the headers are in. Every request's framing is judged again here (the guard
  * judged the raw head of a connection's first request; later ones reach only libmicrohttpd's
- * parser). Returns MHD_YES to go on, or the answer queued now. */
+ * parser, whose line ends head_has_crlf_lines_only checks). Returns MHD_YES to go on, or the
+ * answer queued now. */
 static enum MHD_Result begin_request(struct http_server *server, struct MHD_Connection *connection,
                                      const char *url, const char *method, const char *version,
                                      void **request_state)
@@ -387,6 +421,12 @@ static enum MHD_Result begin_request(struct http_server *server, struct MHD_Conn
 	int refused = http_framing_check((struct http_span){version, strlen(version)},
 	                                 (struct http_span){method, strlen(method)}, collected->fields,
 	                                 collected->count, &framing, &verdict);
+	if (!refused && !head_has_crlf_lines_only(version, collected)) {
+		refused = 1;
+		verdict.error = API_ERROR_BAD_REQUEST;
+		snprintf(verdict.detail, sizeof verdict.detail,
+		         "A line of the head does not end in CRLF, or is folded (obs-fold, RFC 9112 5.2).");
+	}
 	free(collected);
 	if (refused) {
 		http_guard_count(server->guard, refusal_reason(verdict.error));

@@ -137,6 +137,20 @@ static const struct hostile hostile_requests[] = {
     {"space before a colon", "GET /v1/health HTTP/1.1\r\nHost: a\r\nAccept : */*\r\n\r\n", 400,
      "bad_request"},
     {"POST without a length", "POST /v1/registrations HTTP/1.1\r\nHost: a\r\n\r\n", 411, "length_required"},
+    {"a length on a line after a bare LF",
+     "POST /v1/registrations HTTP/1.1\r\nHost: a\r\nX-A: y\nContent-Length: %zu\r\n\r\n", 400, "bad_request"},
+    {"a length folded onto a line (obs-fold)",
+     "POST /v1/registrations HTTP/1.1\r\nHost: a\r\nContent-Length: %zu\r\nX-A: a\r\n Content-Length: "
+     "3\r\n\r\n",
+     400, "bad_request"},
+    {"a request line ending in a bare LF",
+     "POST /v1/registrations HTTP/1.1\nHost: a\r\nContent-Length: %zu\r\n\r\n", 400, "bad_request"},
+    {"a last line ending in a bare LF",
+     "POST /v1/registrations HTTP/1.1\r\nHost: a\r\nContent-Length: %zu\n\r\n", 400, "bad_request"},
+    {"a blank line that is a bare LF",
+     "POST /v1/registrations HTTP/1.1\r\nHost: a\r\nContent-Length: %zu\r\n\n", 400, "bad_request"},
+    {"bare LFs only", "GET /v1/health HTTP/1.1\nHost: a\n\n", 400, "bad_request"},
+    {"a bare CR in a field", "GET /v1/health HTTP/1.1\r\nHost: a\r\nX-A: a\rb\r\n\r\n", 400, "bad_request"},
 };
 
 /* A hostile head carrying a real signed registration, then a pipelined request behind it. */
