@@ -226,13 +226,10 @@ const char *http_namespace_name(const struct http_request *request)
 const char *http_namespace_cache_control(const struct http_request *request,
                                          enum http_cache_lifetime lifetime)
 {
-	static const char *const answers[2][2] = {
-	    {"public, max-age=31536000, immutable", "public, max-age=5"},
-	    {"private, max-age=31536000, immutable", "private, max-age=5"},
-	};
-	return answers[config_namespace_is_private(request->server->options.config, request->namespace_index)
-	                   ? 1
-	                   : 0][lifetime == HTTP_CACHE_IMMUTABLE ? 0 : 1];
+	int immutable = lifetime == HTTP_CACHE_IMMUTABLE;
+	if (strcmp(http_namespace_cache_scope(request), "private") == 0)
+		return immutable ? "private, max-age=31536000, immutable" : "private, max-age=5";
+	return immutable ? "public, max-age=31536000, immutable" : "public, max-age=5";
 }
 
 const char *http_namespace_cache_scope(const struct http_request *request)

@@ -83,9 +83,9 @@ const char *http_request_header(const struct http_request *request, const char *
 /* The name of the request's namespace (a "{namespace}" route). */
 const char *http_namespace_name(const struct http_request *request);
 
-/* How long an answer of a namespace may be kept: a year, as it never changes (an epoch's header,
- * a tile, a statement named by its digest, a consistency proof), or 5 s (the latest checkpoint
- * and the proofs to it). */
+/* How long an answer of a namespace may be kept: a year, as it never changes (a log tile, a
+ * statement named by its digest, a consistency proof), or 5 s (the latest checkpoint and the
+ * proofs to it). */
 enum http_cache_lifetime { HTTP_CACHE_IMMUTABLE, HTTP_CACHE_LATEST_CHECKPOINT };
 
 /* The Cache-Control of such an answer of the request's namespace, and the scope alone for an
