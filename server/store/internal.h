@@ -83,7 +83,8 @@ struct store {
 	bool stopping;
 	bool in_flight;
 	bool have_sealed;
-	uint64_t sealed;
+	uint64_t sealed;     /* raised by store_seal before it is committed */
+	bool seal_unwritten; /* sealed is not yet committed (its commit is running or failed) */
 	struct store_statistics statistics;
 	pthread_t committer, answerer;
 

@@ -98,15 +98,28 @@ struct keys_context {
 	struct kv_txn *t; /* the write transaction interning keys; NULL for lookups only */
 };
 
-static int keys_lookup(void *context, uint32_t ref, struct note_verifier *out)
+static int keys_refresh(struct store *store);
+
+static int keys_cached(struct store *store, uint32_t ref, struct note_verifier *out)
 {
-	struct store *store = ((struct keys_context *)context)->store;
 	pthread_mutex_lock(&store->keys_lock);
-	int rc = ref >= 1 && ref <= store->key_count ? 0 : DIRAUTH_ERR_STORE;
+	int rc = ref >= 1 && ref <= store->key_count ? 0 : DIRAUTH_ERR_NOT_FOUND;
 	if (!rc)
 		*out = store->keys[ref - 1];
 	pthread_mutex_unlock(&store->keys_lock);
 	return rc;
+}
+
+/* A reader may meet a record committed a moment before the committer's keys_refresh, or after a
+ * refresh that failed (no memory): a ref past the cache is then loaded before it is refused. */
+static int keys_lookup(void *context, uint32_t ref, struct note_verifier *out)
+{
+	struct keys_context *k = context;
+	if (keys_cached(k->store, ref, out) == 0)
+		return 0;
+	if (ref == 0 || k->t || keys_refresh(k->store) != 0)
+		return DIRAUTH_ERR_STORE;
+	return keys_cached(k->store, ref, out) == 0 ? 0 : DIRAUTH_ERR_STORE;
 }
 
 /* Finds key's ref, or records a new one in the write transaction. A new key enters the cache
@@ -480,7 +493,8 @@ again:
 			req->result = rc;
 		return false;
 	}
-	keys_refresh(store);
+	/* A refresh that fails is made again by the first lookup that misses (keys_lookup). */
+	(void)keys_refresh(store);
 	return true;
 }
 
@@ -1395,20 +1409,32 @@ int store_seal(struct store *store, uint64_t epoch, uint64_t valid_after)
 	pthread_mutex_lock(&store->lock);
 	while (store->in_flight)
 		pthread_cond_wait(&store->settled, &store->lock);
-	if (store->have_sealed && epoch <= store->sealed) {
+	if (store->have_sealed && !store->seal_unwritten && epoch <= store->sealed) {
 		pthread_mutex_unlock(&store->lock);
 		return 0;
 	}
-	store->sealed = epoch;
+	/* Raised before it is written, so that no batch taken from here on is stamped at or below
+	 * it; written again by the next call if this commit fails, so that a seal reported done is
+	 * one the next start reads back. */
+	if (!store->have_sealed || epoch > store->sealed)
+		store->sealed = epoch;
 	store->have_sealed = true;
+	store->seal_unwritten = true;
+	uint64_t sealing = store->sealed;
 	pthread_mutex_unlock(&store->lock);
 
 	struct kv_txn t;
 	uint8_t field[8];
-	put_uint(field, epoch, 8);
+	put_uint(field, sealing, 8);
 	kv_txn_begin(store->env, &t, KV_WRITE);
 	kv_txn_put(&t, store->meta, "sealed", 6, field, 8);
 	int rc = kv_txn_commit(&t);
+	if (rc == 0) {
+		pthread_mutex_lock(&store->lock);
+		if (store->sealed == sealing)
+			store->seal_unwritten = false;
+		pthread_mutex_unlock(&store->lock);
+	}
 	/* What the sealed epoch cannot hold any more: versions replaced by registrations it holds,
 	 * and records expired when it starts; a chunk per write transaction, until a chunk finds
 	 * nothing (an epoch may replace or expire many more than one chunk). */
