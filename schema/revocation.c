@@ -201,3 +201,14 @@ int revocation_target_read(struct text_span *rest, uint8_t *service_id, int *has
 		return DIRAUTH_ERR_SYNTAX;
 	return 0;
 }
+
+int revocation_target_compare(const uint8_t *service_a, int has_endpoint_a, const uint8_t *endpoint_a,
+                              const uint8_t *service_b, int has_endpoint_b, const uint8_t *endpoint_b)
+{
+	int order = memcmp(service_a, service_b, SERVICE_ID_SIZE);
+	if (order)
+		return order;
+	if (has_endpoint_a != has_endpoint_b)
+		return has_endpoint_a ? 1 : -1;
+	return has_endpoint_a ? memcmp(endpoint_a, endpoint_b, ENDPOINT_ID_SIZE) : 0;
+}

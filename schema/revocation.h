@@ -113,4 +113,9 @@ void revocation_target_format(const uint8_t *service_id, int has_endpoint, const
 int revocation_target_read(struct text_span *rest, uint8_t *service_id, int *has_endpoint,
                            uint8_t *endpoint_id);
 
+/* The order of targets in both bodies: by service id, the whole service before its endpoints,
+ * then by endpoint id; negative, 0 or positive as memcmp. */
+int revocation_target_compare(const uint8_t *service_a, int has_endpoint_a, const uint8_t *endpoint_a,
+                              const uint8_t *service_b, int has_endpoint_b, const uint8_t *endpoint_b);
+
 #endif

@@ -387,12 +387,8 @@ static int health_order(const struct snapshot_health *a, const struct snapshot_h
 
 int snapshot_revocation_order(const struct snapshot_revocation *a, const struct snapshot_revocation *b)
 {
-	int order = memcmp(a->service_id, b->service_id, SERVICE_ID_SIZE);
-	if (order)
-		return order;
-	if (a->has_endpoint != b->has_endpoint)
-		return a->has_endpoint ? 1 : -1;
-	return a->has_endpoint ? memcmp(a->endpoint_id, b->endpoint_id, ENDPOINT_ID_SIZE) : 0;
+	return revocation_target_compare(a->service_id, a->has_endpoint, a->endpoint_id, b->service_id,
+	                                 b->has_endpoint, b->endpoint_id);
 }
 
 static int sections_check(const struct snapshot_sections *sections)

@@ -56,14 +56,9 @@ int vote_body_health_compare(const struct vote_body_health *a, const struct vote
 
 int vote_body_revocation_compare(const struct vote_body_revocation *a, const struct vote_body_revocation *b)
 {
-	int order = memcmp(a->service_id, b->service_id, SERVICE_ID_SIZE);
-	if (order)
-		return order;
-	if (a->has_endpoint != b->has_endpoint)
-		return a->has_endpoint ? 1 : -1; /* the whole service first */
-	if (a->has_endpoint && (order = memcmp(a->endpoint_id, b->endpoint_id, ENDPOINT_ID_SIZE)) != 0)
-		return order;
-	return memcmp(a->revocation_sha256, b->revocation_sha256, 32);
+	int order = revocation_target_compare(a->service_id, a->has_endpoint, a->endpoint_id, b->service_id,
+	                                      b->has_endpoint, b->endpoint_id);
+	return order ? order : memcmp(a->revocation_sha256, b->revocation_sha256, 32);
 }
 
 static int sections_check(const struct vote_body *body)
