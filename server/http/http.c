@@ -371,33 +371,41 @@ static enum http_guard_reason refusal_reason(enum api_error error)
  * refuses both; libmicrohttpd takes a bare LF for a line end and joins a folded line onto the one
  * before, and the guard reads the raw bytes of a connection's first head only). libmicrohttpd
  * 0.9.75 parses a head in place in its read buffer: each line's CRLF becomes two NULs (a bare LF
- * one), a field's colon one, and the version, every name and every value it hands out point into
- * that buffer, in the order of the head (a folded value is copied elsewhere). So the head was
- * CRLF lines without a fold when two NULs follow the version, each name starts right after the
- * two NULs before it and ends in a NUL, its value follows the colon and blanks, two NULs follow
- * the value, and two more (the blank line) follow the last. A bare LF ending the last field line
- * or the blank line itself is seen unless a NUL byte follows the head. */
-static int head_has_crlf_lines_only(const char *version, const struct collected_fields *collected)
+ * one), a field's colon one, and the method, the version, every name and every value it hands out
+ * point into that buffer, in the order of the head (a folded value is copied elsewhere); it also
+ * tells the head's size from the method on, blank line included. So the head was CRLF lines
+ * without a fold when two NULs follow the version, each name starts right after the two NULs
+ * before it and ends in a NUL, its value follows the colon and blanks, two NULs follow the value,
+ * and the blank line's two NULs end the head where its size says. The bytes past the head are not
+ * read: they are the body, the next request, or memory not yet written. */
+static int head_has_crlf_lines_only(struct MHD_Connection *connection, const char *method,
+                                    const char *version, const struct collected_fields *collected)
 {
-	const char *at = version + strlen(version);
-	if (at[0] != '\0' || at[1] != '\0')
+	const union MHD_ConnectionInfo *info =
+	    MHD_get_connection_info(connection, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+	if (!info || (uintptr_t)version < (uintptr_t)method)
 		return 0;
-	at += 2;
-	for (size_t i = 0; i < collected->count; i++) {
+	const char *end = method + info->header_size;
+	const char *at = version + strlen(version);
+	for (size_t i = 0; i <= collected->count; i++) {
+		if ((uintptr_t)at + 2 > (uintptr_t)end || at[0] != '\0' || at[1] != '\0')
+			return 0;
+		at += 2;
+		if (i == collected->count)
+			break;
 		const struct http_field *field = &collected->fields[i];
-		if (field->name.data != at || at[field->name.len] != '\0')
+		if (field->name.data != at || field->name.len >= (size_t)(end - at) ||
+		    at[field->name.len] != '\0')
 			return 0;
 		const char *value = at + field->name.len + 1;
 		while ((uintptr_t)value < (uintptr_t)field->value.data && (*value == ' ' || *value == '\t'))
 			value++;
-		if (value != field->value.data)
+		if (value != field->value.data || field->value.len > (size_t)(end - value))
 			return 0;
 		at = value + field->value.len;
-		if (at[0] != '\0' || at[1] != '\0')
-			return 0;
-		at += 2;
 	}
-	return at[0] == '\0' && at[1] == '\0';
+	/* The blank line: its two NULs, and the head ends there. */
+	return (uintptr_t)at + 2 == (uintptr_t)end && at[0] == '\0' && at[1] == '\0';
 }
 
 /* The first call: the headers are in. Every request's framing is judged again here (the guard
@@ -418,7 +426,7 @@ static enum MHD_Result begin_request(struct http_server *server, struct MHD_Conn
 	int refused = http_framing_check((struct http_span){version, strlen(version)},
 	                                 (struct http_span){method, strlen(method)}, collected->fields,
 	                                 collected->count, &framing, &verdict);
-	if (!refused && !head_has_crlf_lines_only(version, collected)) {
+	if (!refused && !head_has_crlf_lines_only(connection, method, version, collected)) {
 		refused = 1;
 		verdict.error = API_ERROR_BAD_REQUEST;
 		snprintf(verdict.detail, sizeof verdict.detail,
