@@ -94,11 +94,13 @@ static enum api_error judge_namespace(const struct intake_pending *p, const char
 }
 
 /* error, the refusal of a check made before the statement was shown to be signed by a key that
- * may write in ns, or for a hidden namespace the refusal of a namespace that is not served. */
+ * may write in ns, or for a hidden namespace the refusal of a namespace that is not served. A
+ * failure of this authority (500) is told as such: it says nothing of the namespace, and a
+ * provider told 404 would not retry. */
 static enum api_error hide_unless_shown(const struct statement_namespace *ns, enum api_error error,
                                         struct submit_result *result)
 {
-	if (error == API_ERROR_NONE || !ns->hidden)
+	if (error == API_ERROR_NONE || error == API_ERROR_INTERNAL || !ns->hidden)
 		return error;
 	return intake_refuse(result, API_ERROR_UNKNOWN_NAMESPACE, "The namespace '%s' is not served here.",
 	                     ns->name);
@@ -388,17 +390,16 @@ static enum api_error prepare_revocation(struct intake_pending *p)
 }
 
 /* Up to the deregistration's signature: the service was registered here, by the provider whose
- * enrolled key signed the note. */
-static enum api_error deregistration_signed(struct intake_pending *p, struct submit_result *result)
+ * key, enrolled for the namespace, signed the note. */
+static enum api_error deregistration_signed(struct intake_pending *p, const struct statement_namespace *ns,
+                                            struct submit_result *result)
 {
 	const struct deregistration *d = &statement_of(p)->deregistration;
 	char owner[STORE_NAME_MAX + 1];
 	enum api_error error;
-	if ((error = check_service_known(p, d->namespace_name, d->service_id, owner, result)))
+	if ((error = check_service_known(p, d->namespace_name, d->service_id, owner, result)) ||
+	    (error = check_provider_enrolled(p, &d->provider, ns, result)))
 		return error;
-	if (!config_provider_find(p->context.config, &d->provider))
-		return intake_refuse(result, API_ERROR_UNKNOWN_PROVIDER,
-		                     "The provider key '%s' is not enrolled.", d->provider.name);
 	if (strcmp(d->provider.name, owner) != 0)
 		return intake_refuse(result, API_ERROR_WRONG_SIGNER,
 		                     "The key '%s' is not the service's provider.", d->provider.name);
@@ -423,7 +424,7 @@ static enum api_error prepare_deregistration(struct intake_pending *p)
 		return intake_refuse(result, API_ERROR_MALFORMED, "The body is not a deregistration note: %s",
 		                     dirauth_strerror(rc));
 	if ((error = judge_namespace(p, d->namespace_name, &ns, result)) ||
-	    (error = hide_unless_shown(&ns, deregistration_signed(p, result), result)) ||
+	    (error = hide_unless_shown(&ns, deregistration_signed(p, &ns, result), result)) ||
 	    (error = check_lifecycle(p, &ns, result)) || (error = read_clock(p, result)))
 		return error;
 	/* Nothing is stored that cannot get its receipt now. */

@@ -49,14 +49,15 @@ static void secret_digest_hex(const char *secret, char hex[65])
 	hex_encode(digest, sizeof digest, hex);
 }
 
-/* The fixture's authority; with lifecycle, mix and mail take lifecycle statements and vpn, a
- * second private namespace (same capability) that takes none, is mix's provider's too. */
-static void open_private_with(struct private_fixture *p, bool lifecycle)
+/* The fixture's configuration; with lifecycle, mix and mail take lifecycle statements and vpn, a
+ * second private namespace (same capability) that takes none, is mix's provider's too.
+ * provider_namespaces and other_namespaces, when not NULL, enrol the fixture's provider and mix's
+ * provider (f->other) for those instead. */
+static void private_config(struct private_fixture *p, bool lifecycle, const char *provider_namespaces,
+                           const char *other_namespaces, char *text, size_t cap)
 {
 	struct fixture *f = &p->f;
-	fixture_prepare(f);
-	test_key_load(TEST_KEY_AUTHORITY_3, &p->third);
-	char hex[65], text[4096], provider[NOTE_VERIFIER_KEY_MAX + 1], other[NOTE_VERIFIER_KEY_MAX + 1];
+	char hex[65], provider[NOTE_VERIFIER_KEY_MAX + 1], other[NOTE_VERIFIER_KEY_MAX + 1];
 	secret_digest_hex(SECRET, hex);
 	snprintf(provider, sizeof provider, "%s", test_key_verifier_string(&f->provider));
 	snprintf(other, sizeof other, "%s", test_key_verifier_string(&f->other));
@@ -67,7 +68,7 @@ static void open_private_with(struct private_fixture *p, bool lifecycle)
 		         "  - { name: vpn, origin: dirauth.example/vpn, private: true, "
 		         "capability_sha256: %s }\n",
 		         hex);
-	snprintf(text, sizeof text,
+	snprintf(text, cap,
 	         "authority: { name: authority1.dirauth.example, signer_socket: signer/signer.sock }\n"
 	         "listen: { address: 127.0.0.1, port: %u }\n"
 	         "data_dir: data\n"
@@ -78,16 +79,44 @@ static void open_private_with(struct private_fixture *p, bool lifecycle)
 	         "  - { name: mail, origin: dirauth.example/mail, private: false%s }\n"
 	         "%s"
 	         "providers:\n"
-	         "  - { key: \"%s\", namespaces: [mail], classes: [mix-gateway] }\n"
-	         "  - { key: \"%s\", namespaces: [mix%s], classes: [mix-gateway] }\n"
+	         "  - { key: \"%s\", namespaces: %s, classes: [mix-gateway] }\n"
+	         "  - { key: \"%s\", namespaces: %s, classes: [mix-gateway] }\n"
 	         "  - { key: \"%s\", namespaces: [mail], classes: [mix-gateway] }\n"
 	         "bounds: { registration_body: %d, endpoints_per_service: 3, max_validity_seconds: 86400 }\n"
 	         "http: { threads: 2 }\n",
-	         f->port, LENGTH, GENESIS, hex, takes, takes, vpn, provider, other, lifecycle ? ", vpn" : "",
+	         f->port, LENGTH, GENESIS, hex, takes, takes, vpn, provider,
+	         provider_namespaces ? provider_namespaces : "[mail]", other,
+	         other_namespaces ? other_namespaces
+	         : lifecycle      ? "[mix, vpn]"
+	                          : "[mix]",
 	         test_key_verifier_string(&p->third), BODY_CAP);
+}
+
+static void open_private_with(struct private_fixture *p, bool lifecycle)
+{
+	struct fixture *f = &p->f;
+	char text[4096];
+	fixture_prepare(f);
+	test_key_load(TEST_KEY_AUTHORITY_3, &p->third);
+	private_config(p, lifecycle, NULL, NULL, text, sizeof text);
 	fixture_start(f, 0, text);
 	ck_assert(config_namespace_is_private(f->config, 0));
 	ck_assert(!config_namespace_is_private(f->config, 1));
+}
+
+/* dirauthd restarted over the same store with the two providers enrolled anew, as after an
+ * operator's change of the configuration. */
+static void reenrol(struct private_fixture *p, const char *provider_namespaces, const char *other_namespaces)
+{
+	struct fixture *f = &p->f;
+	struct settings_error error;
+	char text[4096];
+	private_config(p, true, provider_namespaces, other_namespaces, text, sizeof text);
+	fixture_stop_serving(f);
+	config_free(f->config);
+	ck_assert_msg(config_parse((const uint8_t *)text, strlen(text), f->dir, &f->config, &error) == 0,
+	              "%zu: %s", error.line, error.message);
+	fixture_serve(f);
 }
 
 static void open_private(struct private_fixture *p)
@@ -561,6 +590,34 @@ START_TEST(test_statements_only_where_shown)
 }
 END_TEST
 
+/* A provider whose enrolment for a namespace ends may not deregister its services there: in a
+ * public namespace it is told so; in a private one it is told nothing more than a stranger. */
+START_TEST(test_deregistration_needs_enrolment)
+{
+	struct private_fixture p;
+	struct fixture *f = &p.f;
+	struct response r;
+	open_private_with(&p, true);
+	ck_assert_int_eq(post_registration(f, 2, "vpn", &f->other, &f->other, NULL, &r), 202);
+	response_free(&r);
+	ck_assert_int_eq(post_registration(f, 3, "mail", &f->provider, &f->provider, NULL, &r), 202);
+	response_free(&r);
+	reenrol(&p, "[mix]", "[mix]");
+	expect_statement_hidden(f, STATEMENT_DEREGISTRATION, 2, "vpn", &f->other, &f->other, &f->other);
+	expect_statement_error(f, STATEMENT_DEREGISTRATION, 3, "mail", &f->provider, &f->provider,
+	                       &f->provider, 403, "namespace_not_allowed");
+	/* Enrolled again, each is heard: vpn takes no statements, mail takes the deregistration. */
+	reenrol(&p, NULL, NULL);
+	expect_statement_error(f, STATEMENT_DEREGISTRATION, 2, "vpn", &f->other, &f->other, &f->other, 404,
+	                       "lifecycle_disabled");
+	post_statement(f, STATEMENT_DEREGISTRATION, 3, "mail", &f->provider, &f->provider, &f->provider, &r);
+	ck_assert_msg(r.status == 202, "deregistration in mail: %ld %s", r.status,
+	              r.body.data ? (const char *)r.body.data : "");
+	response_free(&r);
+	close_private(&p);
+}
+END_TEST
+
 /* Posts a registration of index in mail by provider whose first endpoint id is that of index
  * endpoint_of (0: its own). */
 static void post_taking(struct fixture *f, unsigned index, unsigned endpoint_of, struct response *out)
@@ -916,6 +973,7 @@ static Suite *private_suite(void)
 	tcase_add_test(http, test_every_route_family);
 	tcase_add_test(http, test_writes_only_where_enrolled);
 	tcase_add_test(http, test_statements_only_where_shown);
+	tcase_add_test(http, test_deregistration_needs_enrolment);
 	tcase_add_test(http, test_no_route_across_namespaces);
 	tcase_add_test(http, test_metrics_name_no_private_namespace);
 	tcase_add_test(http, test_peer_client_presents_the_capability);
