@@ -1423,11 +1423,15 @@ int store_seal(struct store *store, uint64_t epoch, uint64_t valid_after)
 	uint64_t sealing = store->sealed;
 	pthread_mutex_unlock(&store->lock);
 
+	/* Write transactions are serial: a higher seal committed first by another call is kept. */
 	struct kv_txn t;
+	struct kv_val value;
 	uint8_t field[8];
 	put_uint(field, sealing, 8);
 	kv_txn_begin(store->env, &t, KV_WRITE);
-	kv_txn_put(&t, store->meta, "sealed", 6, field, 8);
+	if (!kv_txn_get(&t, store->meta, "sealed", 6, &value) || value.len != 8 ||
+	    get_uint(value.data, 8) < sealing)
+		kv_txn_put(&t, store->meta, "sealed", 6, field, 8);
 	int rc = kv_txn_commit(&t);
 	if (rc == 0) {
 		pthread_mutex_lock(&store->lock);
