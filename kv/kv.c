@@ -169,21 +169,57 @@ void kv_env_close(struct kv_env *env)
 	free(env);
 }
 
+/* The pages on LMDB's free list, in a read transaction of its own: the free list is LMDB's
+ * database 0, each entry a list of page numbers whose first element is their count (as
+ * mdb_stat -f reads it). */
+static int free_list_pages(MDB_env *lmdb, size_t *pages)
+{
+	MDB_txn *txn;
+	MDB_cursor *cursor;
+	MDB_val key, data;
+	*pages = 0;
+	int rc = mdb_txn_begin(lmdb, NULL, MDB_RDONLY, &txn);
+	if (rc)
+		return rc;
+	if ((rc = mdb_cursor_open(txn, 0, &cursor)) == 0) {
+		while ((rc = mdb_cursor_get(cursor, &key, &data, MDB_NEXT)) == 0) {
+			size_t count;
+			if (data.mv_size < sizeof count) {
+				rc = MDB_CORRUPTED;
+				break;
+			}
+			memcpy(&count, data.mv_data, sizeof count);
+			*pages += count;
+		}
+		if (rc == MDB_NOTFOUND)
+			rc = 0;
+		mdb_cursor_close(cursor);
+	}
+	mdb_txn_abort(txn);
+	return rc;
+}
+
 int kv_env_info(struct kv_env *env, struct kv_env_info *out)
 {
 	MDB_envinfo info;
 	MDB_stat stat;
+	size_t free_pages = 0;
 
 	if (!env || !out || env->unusable)
 		return DIRAUTH_ERR_STORE;
 	int rc = kv_error_from_lmdb(mdb_env_info(env->lmdb, &info));
 	if (!rc)
 		rc = kv_error_from_lmdb(mdb_env_stat(env->lmdb, &stat));
+	if (!rc)
+		rc = kv_error_from_lmdb(free_list_pages(env->lmdb, &free_pages));
 	if (rc)
 		return rc;
 	out->map_size = info.me_mapsize;
 	out->page_size = stat.ms_psize;
 	out->used = ((size_t)info.me_last_pgno + 1) * stat.ms_psize;
+	out->free = free_pages * stat.ms_psize;
+	if (out->free > out->used)
+		out->free = out->used;
 	return 0;
 }
 

@@ -90,6 +90,9 @@ struct kv_env_info {
 	size_t used;      /* bytes in use: (last used page number + 1) * page_size. Pages freed by
 	                   * deletes are reused before the file grows, so this is a high-water
 	                   * mark: it never shrinks */
+	size_t free;      /* of used, the bytes of pages on LMDB's free list: freed by deletes and
+	                   * replacements, written again before the file grows (once no reader
+	                   * still sees them). used - free is what the data holds */
 	size_t page_size; /* bytes per page */
 };
 

@@ -72,7 +72,11 @@ enum MHD_Result http_serve_metrics(struct http_request *request)
 	             "Bytes of the database in use (high-water mark).");
 	rc |= buffer_appendf(&out, "dirauth_store_used_bytes %zu\n", store.map_used);
 	rc |=
-	    metric(&out, "dirauth_store_refuse_bytes", "gauge", "Use above which registrations are refused.");
+	    metric(&out, "dirauth_store_free_bytes", "gauge",
+	           "Of the bytes in use, those of freed pages that are written again before the file grows.");
+	rc |= buffer_appendf(&out, "dirauth_store_free_bytes %zu\n", store.map_free);
+	rc |= metric(&out, "dirauth_store_refuse_bytes", "gauge",
+	             "Bytes in use less free bytes above which registrations are refused.");
 	rc |= buffer_appendf(&out, "dirauth_store_refuse_bytes %zu\n",
 	                     store.map_size / 100 * o->config->store.refuse_percent);
 

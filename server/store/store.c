@@ -235,7 +235,9 @@ static bool over_refuse_line(struct store *store)
 	struct kv_env_info info;
 	if (kv_env_info(store->env, &info) != 0)
 		return true;
-	return info.used > info.map_size / 100 * store->refuse_percent;
+	/* The pages on the free list are written again before the file grows: only the rest is
+	 * taken, so the line is crossed back down once expiry and replacements free pages. */
+	return info.used - info.free > info.map_size / 100 * store->refuse_percent;
 }
 
 /* ---- kept versions ---- */
@@ -1961,6 +1963,7 @@ int store_statistics(struct store *store, struct store_statistics *out)
 	int rc = kv_env_info(store->env, &info);
 	out->map_size = info.map_size;
 	out->map_used = info.used;
+	out->map_free = info.free;
 	return rc;
 }
 

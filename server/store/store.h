@@ -269,6 +269,7 @@ struct store_statistics {
 	uint64_t committer_idle_ns; /* time the committer waited for work (the rest it was busy) */
 	size_t map_size;            /* bytes the database may grow to */
 	size_t map_used;            /* bytes in use (a high-water mark: freed pages are reused) */
+	size_t map_free;            /* of map_used, the bytes of freed pages waiting to be reused */
 };
 
 /* The name of the committer's thread (in /proc/<pid>/task/<tid>/comm), the serial stage of

@@ -926,6 +926,7 @@ START_TEST(test_metrics)
 	ck_assert_ptr_nonnull(strstr(text, "\ndirauth_namespace_records{namespace=\"mix\"} 1\n"));
 	ck_assert_ptr_nonnull(strstr(text, "\ndirauth_namespace_latest_epoch{namespace=\"mix\"} 11\n"));
 	ck_assert_ptr_nonnull(strstr(text, "\ndirauth_store_used_bytes "));
+	ck_assert_ptr_nonnull(strstr(text, "\ndirauth_store_free_bytes "));
 	ck_assert_ptr_nonnull(strstr(text, "dirauth_http_refused_total{reason=\"bad_request\"} 0\n"));
 	ck_assert_ptr_null(strstr(text, "127.0.0.1"));
 	response_free(&response);

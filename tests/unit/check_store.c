@@ -1316,9 +1316,20 @@ START_TEST(test_refuse_line)
 	put_snapshot(NAMESPACE, 1, NULL, 0, NULL);
 	ck_assert_int_eq(body_check(NAMESPACE, 1, ENCODING_GZIP), 0);
 
-	/* Reopened with room, the refused registration goes through. */
+	/* Expired and pruned, the records' pages go to LMDB's free list: the file's high-water mark
+	 * stays where it was, but the data is back under the line, and registrations are taken
+	 * again without a restart. */
+	ck_assert_int_eq(store_seal(store, 2, 1000), 0);
+	ck_assert_uint_eq(usage_of(NAMESPACE).records, 0);
+	ck_assert_int_eq(store_statistics(store, &statistics), 0);
+	ck_assert_uint_gt(statistics.map_used, 2 * MIB);
+	ck_assert_uint_gt(statistics.map_free, MIB);
+	ck_assert_int_eq(reg(NAMESPACE, PROVIDER, accepted + 1, 1, 5000, accepted + 1), 0);
+	ck_assert_uint_eq(statistics.refused_full, 2);
+
+	/* Reopened with room, more go through. */
 	reopen(64 * MIB, 0);
-	ck_assert_int_eq(reg(NAMESPACE, PROVIDER, accepted + 1, 1, 1000, accepted + 1), 0);
+	ck_assert_int_eq(reg(NAMESPACE, PROVIDER, accepted + 2, 1, 5000, accepted + 2), 0);
 }
 END_TEST
 
