@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,12 @@
 
 struct kv_env {
 	MDB_env *lmdb;
-	bool unusable; /* a failed remap left the file unmapped: refuse every transaction */
+	/* A failed remap left the file unmapped, or a write or sync of the file failed: refuse
+	 * every transaction. After a failed sync the kernel may have dropped pages it had taken
+	 * and report that no more (a later sync of the same file can succeed over the loss), so
+	 * nothing written since the last good sync may be called durable again in this process;
+	 * the next start reads the last meta page that did reach the disk. */
+	atomic_bool unusable;
 };
 
 /* LMDB's codes to the project's: MDB_MAP_FULL -> DIRAUTH_ERR_FULL, MDB_NOTFOUND ->
@@ -205,7 +211,7 @@ int kv_env_info(struct kv_env *env, struct kv_env_info *out)
 	MDB_stat stat;
 	size_t free_pages = 0;
 
-	if (!env || !out || env->unusable)
+	if (!env || !out || atomic_load(&env->unusable))
 		return DIRAUTH_ERR_STORE;
 	int rc = kv_error_from_lmdb(mdb_env_info(env->lmdb, &info));
 	if (!rc)
@@ -471,6 +477,10 @@ static int kv_commit(struct kv_txn *t, enum kv_commit_outcome *outcome)
 	int rc = mdb_txn_commit(txn);
 	t->handle = NULL;
 	t->rc = kv_error_from_lmdb(rc);
+	/* Out of map, nothing was written; any other failure of a top-level commit may be the
+	 * file's writes or sync. */
+	if (rc != 0 && rc != MDB_MAP_FULL && rc != ENOMEM && t->top_level_write)
+		atomic_store(&t->env->unusable, true);
 	/* One that wrote made itself the last transaction (or a later writer did, having synced
 	 * in its turn); an empty one left the last transaction before it. */
 	MDB_envinfo info;
@@ -502,7 +512,10 @@ int kv_env_flush(struct kv_env *env)
 {
 	if (!env || env->unusable)
 		return DIRAUTH_ERR_STORE;
-	return mdb_env_sync(env->lmdb, 1) == 0 ? 0 : DIRAUTH_ERR_STORE;
+	if (mdb_env_sync(env->lmdb, 1) == 0)
+		return 0;
+	atomic_store(&env->unusable, true);
+	return DIRAUTH_ERR_STORE;
 }
 
 /* ---- numbers ---- */

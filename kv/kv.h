@@ -218,7 +218,11 @@ int kv_txn_commit(struct kv_txn *t);
  * kv_txn_commit, with *synced_earlier false. */
 int kv_txn_commit_unflushed(struct kv_txn *t, bool *synced_earlier);
 
-/* Syncs the data file, making every commit so far durable. Returns 0 or DIRAUTH_ERR_STORE. */
+/* Syncs the data file, making every commit so far durable. Returns 0 or DIRAUTH_ERR_STORE.
+ * A failed sync, or a top-level commit failing otherwise than for room (DIRAUTH_ERR_FULL) or
+ * memory, leaves the environment unusable: every later transaction, flush and kv_env_info
+ * fails with DIRAUTH_ERR_STORE, since the kernel may have lost written pages and say so only
+ * once. Only kv_env_close is left; a new process reads what last reached the disk. */
 int kv_env_flush(struct kv_env *env);
 
 /* Big-endian fixed-width integers, the encoding of every stored number. */
