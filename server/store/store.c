@@ -491,8 +491,10 @@ again:
 	}
 	int rc = kv_txn_commit_unflushed(&batch, synced_earlier);
 	if (rc) {
+		/* The accepted ones failed with the commit; the refused keep their own refusal. */
 		for (struct store_request *req = first; req; req = req->next)
-			req->result = rc;
+			if (req->result == 0)
+				req->result = rc;
 		return false;
 	}
 	/* A refresh that fails is made again by the first lookup that misses (keys_lookup). */
