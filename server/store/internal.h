@@ -121,6 +121,12 @@ bool lifecycle_takes_reserve(const struct store_request *request);
 void lifecycle_check_registration(struct kv_txn *t, struct store *store, uint16_t ns,
                                   const struct store_registration *registration);
 
+/* lifecycle.c, for the seal's pruning: deletes, in t, every health statement on the endpoints of
+ * the service whose record (key: STORE_RECORD_KEY_LEN bytes, namespace and service id) expired,
+ * and its entry among the statements. No view from the sealed epoch on lists the record, so none
+ * lists them; a service registered again starts its endpoints' health anew. */
+void lifecycle_forget_health(struct kv_txn *t, struct store *store, const uint8_t *record_key);
+
 /* lifecycle.c, for the view: 1 when the version (service_id at sequence, with its note) is
  * withdrawn from epoch's view by a deregistration or a revocation stamped at or before epoch, 0
  * when not, or a negative error. */

@@ -4,7 +4,8 @@
  * Databases (keys big-endian; "ns" the namespace's u16 id; a "target" is a service id then 0x00
  * for the whole service, or 0x01 and an endpoint id, so that a service sorts before its endpoints):
  *   health           ns, service id, endpoint id, u64 stamp -> u64 issued-at, u64 sequence,
- *                    32 bytes digest, the note
+ *                    32 bytes digest, the note. Deleted with the service's record when it expires
+ *                    (lifecycle_forget_health, from the seal's pruning)
  *   revocations      ns, target -> u64 stamp, u64 sequence, 32 bytes digest, the note
  *   revocation_keys  verifier key text, 0x00, u64 sequence -> 32 bytes digest: every (key,
  *                    sequence) accepted, so a replay is known whatever the target
@@ -158,6 +159,51 @@ static bool version_dominated(const struct versions *v, const struct version *it
 }
 
 /* ---- applying (committer thread only) ---- */
+
+/* The keys and digests of health versions, collected before they are deleted (a walk's cursor
+ * must not see its own deletions). */
+struct health_keys {
+	uint8_t (*keys)[HEALTH_KEY_LEN];
+	uint8_t (*digests)[32];
+	size_t count, cap;
+};
+
+static int health_keys_visit(void *context, struct kv_val key, struct kv_val value)
+{
+	struct health_keys *h = context;
+	if (key.len != HEALTH_KEY_LEN || value.len < HEALTH_VALUE_FIXED)
+		return DIRAUTH_ERR_STORE;
+	if (h->count == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 8;
+		uint8_t(*keys)[HEALTH_KEY_LEN] = realloc(h->keys, cap * sizeof *keys);
+		if (keys)
+			h->keys = keys;
+		uint8_t(*digests)[32] = keys ? realloc(h->digests, cap * sizeof *digests) : NULL;
+		if (!digests)
+			return DIRAUTH_ERR_NOMEM;
+		h->digests = digests;
+		h->cap = cap;
+	}
+	memcpy(h->keys[h->count], key.data, HEALTH_KEY_LEN);
+	memcpy(h->digests[h->count], value.data + 16, 32);
+	h->count++;
+	return 0;
+}
+
+void lifecycle_forget_health(struct kv_txn *t, struct store *store, const uint8_t *record_key)
+{
+	struct health_keys found = {0};
+	int walked =
+	    kv_txn_walk_prefix(t, store->health, record_key, SERVICE_PREFIX_LEN, health_keys_visit, &found);
+	if (walked < 0)
+		kv_txn_fail(t, walked);
+	for (size_t i = 0; i < found.count && !t->rc; i++) {
+		kv_txn_delete(t, store->health, found.keys[i], HEALTH_KEY_LEN);
+		kv_txn_delete(t, store->statements, found.digests[i], 32);
+	}
+	free(found.keys);
+	free(found.digests);
+}
 
 static int apply_health(struct store *store, struct kv_txn *batch, const struct store_request *request)
 {

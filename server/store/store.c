@@ -1398,6 +1398,7 @@ static int prune_chunk(struct store *store, bool expiry, uint64_t limit, uint64_
 			usage_put(&t, store, ns, &usage);
 			kv_txn_delete(&t, store->records, key, STORE_RECORD_KEY_LEN);
 			kept_trim(&t, store, key, 0, h.stamp);
+			lifecycle_forget_health(&t, store, key);
 		}
 	}
 	size_t count = c.count;

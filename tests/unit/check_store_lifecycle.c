@@ -215,6 +215,35 @@ START_TEST(test_health_latest_and_sealed)
 }
 END_TEST
 
+/* A service's health goes with its record when the record expires, and its statements can no
+ * longer be fetched; the service registered again starts its health anew. */
+START_TEST(test_health_forgotten_at_expiry)
+{
+	struct registration r;
+	uint8_t digest[32];
+	struct buffer note;
+	buffer_init(&note);
+	test_example_registration(1, NAMESPACE, &provider, &r);
+	ck_assert_int_eq(submit_registration(1, 1, 1), 0);
+	ck_assert_int_eq(submit_health(1, 5, 1, digest), 0);
+	ck_assert_int_eq(submit_registration(2, 1, 1), 0);
+	uint8_t other[32];
+	ck_assert_int_eq(submit_health(2, 3, 1, other), 0);
+	struct view_probe p = view(1, r.service_id);
+	ck_assert_uint_eq(p.health_count, 1);
+	/* Sealed with its valid-after past the registrations' expiry: both records and their
+	 * health are gone. */
+	ck_assert_int_eq(store_seal(store, 2, r.expires), 0);
+	ck_assert_int_eq(store_statement_get(store, NAMESPACE, digest, &note), DIRAUTH_ERR_NOT_FOUND);
+	ck_assert_int_eq(store_statement_get(store, NAMESPACE, other, &note), DIRAUTH_ERR_NOT_FOUND);
+	struct view_probe gone = {.service_id = r.service_id};
+	ck_assert_int_eq(store_lifecycle_view_foreach(store, NAMESPACE, 2, r.expires, probe_visit, &gone), 0);
+	ck_assert(!gone.found);
+	registration_clear(&r);
+	buffer_free(&note);
+}
+END_TEST
+
 /* A revocation of example registration index (endpoint e, or -1: the whole service). */
 struct held_revocation {
 	struct registration r;
@@ -371,6 +400,7 @@ static Suite *store_lifecycle_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_health_latest_and_sealed);
+	tcase_add_test(tc, test_health_forgotten_at_expiry);
 	tcase_add_test(tc, test_revocation_for_ever);
 	tcase_add_test(tc, test_deregistration);
 	suite_add_tcase(suite, tc);
