@@ -180,24 +180,34 @@ struct request_state {
 	int vote_upload; /* counted in the server's vote_uploads */
 };
 
-void http_deferred_begin(struct http_request *request)
+bool http_deferred_begin(struct http_request *request)
 {
 	struct http_deferred *d = request->deferred;
 	struct http_server *server = request->server;
+	pthread_mutex_lock(&server->deferred_lock);
+	bool stopping = server->stopping;
+	if (!stopping)
+		server->deferred_count++;
+	pthread_mutex_unlock(&server->deferred_lock);
+	if (stopping)
+		return false;
 	d->started = true;
 	d->server = server;
 	d->connection = request->connection;
-	pthread_mutex_lock(&server->deferred_lock);
-	server->deferred_count++;
-	pthread_mutex_unlock(&server->deferred_lock);
 	MHD_suspend_connection(request->connection);
+	return true;
 }
 
 void http_deferred_finish(struct http_deferred *d)
 {
-	struct http_server *server = d->server;
 	atomic_store(&d->ready, true);
 	MHD_resume_connection(d->connection);
+}
+
+/* A deferred request has ended (its answer sent, or its connection failed): one fewer for
+ * http_server_stop to wait for. */
+static void deferred_ended(struct http_server *server)
+{
 	pthread_mutex_lock(&server->deferred_lock);
 	if (--server->deferred_count == 0)
 		pthread_cond_broadcast(&server->deferred_idle);
@@ -520,6 +530,8 @@ static void request_completed(void *cls, struct MHD_Connection *connection, void
 	if (state) {
 		if (state->vote_upload)
 			atomic_fetch_sub(&((struct http_server *)cls)->vote_uploads, 1);
+		if (state->deferred.started)
+			deferred_ended(cls);
 		buffer_free(&state->body);
 		buffer_free(&state->deferred.body);
 		free(state);
@@ -643,8 +655,12 @@ void http_server_stop(struct http_server *server)
 		return;
 	http_guard_stop(server->guard);
 	/* Suspended requests are finished by the store and the signer, which still run: wait for
-	 * them, so that nothing finishes a request after libmicrohttpd has freed it. */
+	 * them to be answered (request_completed), so that nothing finishes a request after
+	 * libmicrohttpd has freed it and no answer made is dropped by the daemon's stop. A
+	 * connection already open may still bring a request meanwhile: it is refused, not suspended
+	 * (http_deferred_begin), so none is suspended when the daemon stops. */
 	pthread_mutex_lock(&server->deferred_lock);
+	server->stopping = true;
 	while (server->deferred_count)
 		pthread_cond_wait(&server->deferred_idle, &server->deferred_lock);
 	pthread_mutex_unlock(&server->deferred_lock);

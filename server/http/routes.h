@@ -31,10 +31,11 @@ struct http_server {
 	struct http_options options;
 	struct MHD_Daemon *daemon;
 	struct http_guard *guard;
-	pthread_mutex_t deferred_lock; /* guards deferred_count */
+	pthread_mutex_t deferred_lock; /* guards deferred_count and stopping */
 	pthread_cond_t deferred_idle;
-	size_t deferred_count;            /* requests suspended while their answer is made elsewhere */
-	atomic_size_t vote_uploads;       /* vote bodies being received */
+	size_t deferred_count;      /* requests suspended for an answer made elsewhere, until answered */
+	bool stopping;              /* http_server_stop has begun: no request is suspended any more */
+	atomic_size_t vote_uploads; /* vote bodies being received */
 	struct translog_witness *witness; /* add-checkpoint; NULL without a store and a signer */
 };
 
@@ -55,10 +56,12 @@ struct http_deferred {
 };
 
 /* Suspends the request's connection for an answer made elsewhere. Call from the handler before
- * starting the work. */
-void http_deferred_begin(struct http_request *request);
+ * starting the work. Returns false, suspending nothing, once the server is stopping: the caller
+ * answers at once instead. */
+bool http_deferred_begin(struct http_request *request);
 
-/* Marks the answer ready and resumes the connection. Any thread, once per begin. */
+/* Marks the answer ready and resumes the connection. Any thread, once per begin; the request
+ * counts as deferred until libmicrohttpd has ended it (its completion callback). */
 void http_deferred_finish(struct http_deferred *deferred);
 
 /* Queues a ready deferred answer. */

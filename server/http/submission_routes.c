@@ -6,7 +6,9 @@
  * part, and the thread pool spreads it over the cores); then the connection is suspended while
  * the store commits it with others and, for what earns a receipt, the signer signs it with
  * others, so no thread waits for either, and the group commits and receipt batches grow with
- * the load. lifecycle_routes.c posts its statements through the same http_accept_submission.
+ * the load (a thread waits only while the store holds its most unanswered requests, until the
+ * committer answers a batch: store.h). lifecycle_routes.c posts its statements through the same
+ * http_accept_submission.
  */
 #include "server/http/routes.h"
 
@@ -43,7 +45,9 @@ enum MHD_Result http_accept_submission(struct http_request *request, http_submit
 		return MHD_YES; /* still waiting */
 	struct submit_context context = {o->config, o->store, o->signer, o->signer_health, o->clock};
 	struct submit_result result;
-	http_deferred_begin(request);
+	if (!http_deferred_begin(request))
+		return respond_error_closing(request->connection, API_ERROR_UNAVAILABLE,
+		                             "The authority is stopping; nothing was stored.");
 	enum api_error error = submit(&context, request->body ? request->body : (const uint8_t *)"",
 	                              request->body_len, done, deferred, &result);
 	if (error != API_ERROR_NONE)

@@ -124,7 +124,9 @@ struct store_registration {
 typedef void (*store_submission_done)(void *context, int result, uint64_t stamp);
 
 /* Queues r for the next group commit; done is called with the outcome. r and everything it
- * points to must stay valid until done is called. Outcomes: 0 once committed (durable);
+ * points to must stay valid until done is called. While the store holds its most unanswered
+ * requests (four batches of max_batch, queued or being committed), the call waits
+ * until the answerer has answered a batch. Outcomes: 0 once committed (durable);
  * DIRAUTH_ERR_ROLLBACK when r's sequence is not greater than the highest accepted for the
  * service; DIRAUTH_ERR_COLLISION when the service id belongs to another provider or namespace,
  * or an endpoint id belongs to another service; DIRAUTH_ERR_REFUSED when a revocation covers the

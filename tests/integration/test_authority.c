@@ -32,6 +32,9 @@
 #include <check.h>
 #include <curl/curl.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -835,6 +838,125 @@ START_TEST(test_sigkill_at_every_publication_step)
 }
 END_TEST
 
+/* A keep-alive connection to dirauthd. */
+static int raw_connect(const struct authority *a)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert(fd >= 0);
+	struct sockaddr_in address;
+	memset(&address, 0, sizeof(address));
+	address.sin_family = AF_INET;
+	address.sin_port = htons((uint16_t)a->port);
+	address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&address, sizeof(address)), 0);
+	return fd;
+}
+
+static void raw_post(int fd, const struct buffer *note)
+{
+	char head[256];
+	int n =
+	    snprintf(head, sizeof(head),
+	             "POST /v1/registrations HTTP/1.1\r\nHost: a\r\nContent-Length: %zu\r\n\r\n", note->len);
+	ck_assert_int_eq(send(fd, head, (size_t)n, MSG_NOSIGNAL), n);
+	ck_assert_int_eq(send(fd, note->data, note->len, MSG_NOSIGNAL), (ssize_t)note->len);
+}
+
+/* Reads one answer (its head and Content-Length bytes) within 10 s; returns its status, and
+ * whether it said Connection: close; out (NULL, or cap bytes) gets its text. */
+static long raw_answer(int fd, int *closing, char *out, size_t cap)
+{
+	char text[16384];
+	size_t len = 0;
+	long status = -1;
+	for (int waited = 0; waited < 10000 && len < sizeof(text) - 1;) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 100) <= 0) {
+			waited += 100;
+			continue;
+		}
+		ssize_t n = recv(fd, text + len, sizeof(text) - 1 - len, 0);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		text[len] = 0;
+		const char *end = strstr(text, "\r\n\r\n");
+		const char *length = strstr(text, "Content-Length: ");
+		if (end && length && length < end &&
+		    len >= (size_t)(end + 4 - text) + strtoul(length + 16, NULL, 10))
+			break;
+	}
+	text[len] = 0;
+	ck_assert_msg(sscanf(text, "HTTP/1.1 %ld ", &status) == 1, "no answer on fd %d: '%s'", fd, text);
+	*closing = strstr(text, "\r\nConnection: close\r\n") != NULL;
+	if (out && cap > 0) {
+		size_t copied = len < cap - 1 ? len : cap - 1;
+		memcpy(out, text, copied);
+		out[copied] = 0;
+	}
+	return status;
+}
+
+/* A registration on a connection already open when dirauthd is told to stop, while another waits
+ * for its receipt: the new one is refused (503, closing), nothing suspended is left behind, the
+ * waiting one is answered, and dirauthd exits cleanly. */
+START_TEST(test_stopping_refuses_new_work)
+{
+	struct authority a;
+	authority_prepare(&a);
+	authority_start(&a);
+	wait_ready(&a, 200);
+	int waiting = raw_connect(&a), later = raw_connect(&a);
+	const char *health = "GET /v1/health HTTP/1.1\r\nHost: a\r\n\r\n";
+	ck_assert_int_eq(send(later, health, strlen(health), MSG_NOSIGNAL), (ssize_t)strlen(health));
+	int closing = 1;
+	ck_assert_int_eq(raw_answer(later, &closing, NULL, 0), 200);
+	ck_assert(!closing);
+
+	struct buffer first, second;
+	build_registration(a.provider_a, SERVICE_CLASS_MIX_GATEWAY, "stopping", 1, 1, 1, &first);
+	build_registration(a.provider_a, SERVICE_CLASS_MIX_GATEWAY, "stopping", 2, 1, 1, &second);
+	/* The signer's state just read (dirauthd keeps it a second), the signer stopped: the first
+	 * registration passes its checks, is committed and waits for its receipt. */
+	test_sleep_ms(1100);
+	wait_ready(&a, 200);
+	ck_assert_int_eq(kill(a.signer_pid, SIGSTOP), 0);
+	raw_post(waiting, &first);
+	uint8_t service_id[32];
+	char service_hex[65], url[256];
+	make_id("stopping", 1, service_id);
+	hex_encode(service_id, sizeof(service_id), service_hex);
+	snprintf(url, sizeof(url), "%s/v1/mix/registrations/%s/1", a.url, service_hex);
+	long stored = 0;
+	for (int attempt = 0; attempt < 100 && stored != 200; attempt++) {
+		struct http_response response;
+		stored = http_request(url, NULL, 0, NULL, &response) == CURLE_OK ? response.status : -1;
+		buffer_free(&response.body);
+		if (stored != 200)
+			test_sleep_ms(10);
+	}
+	ck_assert_int_eq(stored, 200);
+	ck_assert_int_eq(kill(a.pid, SIGTERM), 0);
+	test_sleep_ms(300);
+	raw_post(later, &second);
+	char text[4096];
+	ck_assert_int_eq(raw_answer(later, &closing, text, sizeof(text)), 503);
+	ck_assert_msg(closing && strstr(text, "\"unavailable\"") && strstr(text, "stopping"), "%s", text);
+	ck_assert_int_eq(kill(a.signer_pid, SIGCONT), 0);
+	ck_assert_int_eq(raw_answer(waiting, &closing, NULL, 0), 202);
+	int status = 0;
+	ck_assert_int_eq(waitpid(a.pid, &status, 0), a.pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "dirauthd ended with %d; see %s", status,
+	              a.log_path);
+	a.pid = 0;
+	close(waiting);
+	close(later);
+	buffer_free(&first);
+	buffer_free(&second);
+	authority_cleanup(&a);
+}
+END_TEST
+
 static Suite *authority_suite(void)
 {
 	Suite *suite = suite_create("authority");
@@ -844,6 +966,7 @@ static Suite *authority_suite(void)
 	tcase_add_test(end_to_end, test_sigkill_during_burst_loses_nothing_acknowledged);
 	tcase_add_test(end_to_end, test_signer_killed_fails_closed_and_recovers);
 	tcase_add_test(end_to_end, test_sigkill_at_every_publication_step);
+	tcase_add_test(end_to_end, test_stopping_refuses_new_work);
 	suite_add_tcase(suite, end_to_end);
 	return suite;
 }
