@@ -232,6 +232,36 @@ static bool ledger_checkpoint_read(struct ledger *ledger, struct kv_txn *t, enum
 	return true;
 }
 
+static int count_visit(void *context, struct kv_val key, struct kv_val value)
+{
+	(void)key;
+	(void)value;
+	(*(size_t *)context)++;
+	return 0;
+}
+
+int ledger_checkpoint_room(struct ledger *ledger, const char *origin, size_t most)
+{
+	struct kv_txn t;
+	uint64_t size;
+	merkle_hash root;
+	size_t records = 0;
+	kv_txn_begin(ledger->env, &t, KV_READ);
+	bool known = ledger_checkpoint_read(ledger, &t, LEDGER_CHECKPOINT_SIGNED, origin, &size, root) ||
+	             ledger_checkpoint_read(ledger, &t, LEDGER_CHECKPOINT_COSIGNED, origin, &size, root);
+	if (!known && !t.rc) {
+		int walked = kv_txn_walk_prefix(&t, ledger->checkpoints, NULL, 0, count_visit, &records);
+		if (walked < 0)
+			kv_txn_fail(&t, walked);
+	}
+	int rc = t.rc;
+	kv_txn_abort(&t);
+	if (rc)
+		return rc;
+	/* At most two records an origin, one per kind. */
+	return known || records / 2 < most ? 0 : DIRAUTH_ERR_FULL;
+}
+
 int ledger_record_checkpoint(struct ledger *ledger, enum ledger_checkpoint_kind kind, const char *origin,
                              uint64_t size, const merkle_hash root, uint64_t old_size,
                              const merkle_hash *proof, size_t proof_count)

@@ -43,6 +43,12 @@ int ledger_record_epoch(struct ledger *ledger, enum ledger_epoch_kind kind, cons
 int ledger_checkpoint_latest(struct ledger *ledger, enum ledger_checkpoint_kind kind, const char *origin,
                              uint64_t *size, merkle_hash root);
 
+/* 0 when origin already has a checkpoint record, or fewer than most origins have: room to
+ * record a first checkpoint of origin; DIRAUTH_ERR_FULL otherwise; DIRAUTH_ERR_STORE or
+ * DIRAUTH_ERR_BOUNDS (an empty or too long origin). Nothing is ever deleted from the ledger, so
+ * the signer bounds with this the logs its configuration does not name. */
+int ledger_checkpoint_room(struct ledger *ledger, const char *origin, size_t most);
+
 /* Records checkpoint (size, root) of origin as the latest of kind after proving it consistent
  * with the origin's latest of either kind (the larger of the signed and the cosigned record):
  * old_size must equal the latest's size (DIRAUTH_ERR_MISMATCH otherwise), the proof must verify

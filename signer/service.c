@@ -1327,6 +1327,20 @@ static int service_record(struct signer_service *service, const struct service_o
 		break;
 	case SERVICE_LEDGER_CHECKPOINT:
 		pthread_mutex_lock(&service->ledger_lock);
+		/* Another operator's log takes a record for ever: their number is bounded, so that the
+		 * ledger keeps room for this signer's own namespaces. */
+		if (!service_namespace_by_origin(service, statement->origin) &&
+		    (rc =
+		         ledger_checkpoint_room(service->ledger, statement->origin, SIGNER_OTHER_LOGS_MAX))) {
+			pthread_mutex_unlock(&service->ledger_lock);
+			return service_refuse(
+			    response, rc,
+			    rc == DIRAUTH_ERR_FULL
+			        ? "the ledger already holds the checkpoints of %d logs that no "
+			          "namespace of this signer names"
+			        : "the ledger could not be read (%d logs at most)",
+			    SIGNER_OTHER_LOGS_MAX);
+		}
 		rc = ledger_record_checkpoint(service->ledger, row->checkpoint_kind, statement->origin,
 		                              statement->tree_size, statement->root, request->old_size,
 		                              request->proof, request->proof_count);

@@ -46,6 +46,9 @@
 
 #define SIGNER_SERVICE_MAX_NAMESPACES 64
 #define SIGNER_RECEIPT_EPOCHS_AHEAD   3 /* how far past the current epoch a receipt may promise */
+/* Logs no configured namespace names whose checkpoints the signer records (cosigns) at most: the
+ * ledger never forgets a log, so a dirauthd that asks for ever more origins is refused there. */
+#define SIGNER_OTHER_LOGS_MAX         4096
 
 struct signer_service;
 

@@ -230,6 +230,33 @@ START_TEST(test_checkpoint_first)
 }
 END_TEST
 
+/* Room for a first checkpoint of a log is bounded by the logs already recorded, counting a log
+ * once whether signed, cosigned or both; a log recorded already always has room. */
+START_TEST(test_checkpoint_room)
+{
+	merkle_hash root;
+	struct ledger *ledger = open_ledger();
+	make_leaves("leaf");
+	root_of(5, root);
+	ck_assert_int_eq(ledger_checkpoint_room(ledger, "log-a", 2), 0);
+	ck_assert_int_eq(
+	    ledger_record_checkpoint(ledger, LEDGER_CHECKPOINT_SIGNED, "log-a", 5, root, 0, NULL, 0), 0);
+	ck_assert_int_eq(
+	    ledger_record_checkpoint(ledger, LEDGER_CHECKPOINT_COSIGNED, "log-a", 5, root, 0, NULL, 0), 0);
+	ck_assert_int_eq(ledger_checkpoint_room(ledger, "log-b", 2), 0);
+	ck_assert_int_eq(
+	    ledger_record_checkpoint(ledger, LEDGER_CHECKPOINT_COSIGNED, "log-b", 5, root, 0, NULL, 0), 0);
+	ck_assert_int_eq(
+	    ledger_record_checkpoint(ledger, LEDGER_CHECKPOINT_SIGNED, "log-b", 5, root, 0, NULL, 0), 0);
+	ck_assert_int_eq(ledger_checkpoint_room(ledger, "log-c", 2), DIRAUTH_ERR_FULL);
+	ck_assert_int_eq(ledger_checkpoint_room(ledger, "log-c", 3), 0);
+	ck_assert_int_eq(ledger_checkpoint_room(ledger, "log-a", 2), 0);
+	ck_assert_int_eq(ledger_checkpoint_room(ledger, "log-b", 1), 0);
+	ck_assert_int_eq(ledger_checkpoint_room(ledger, "", 3), DIRAUTH_ERR_BOUNDS);
+	ledger_close(ledger);
+}
+END_TEST
+
 START_TEST(test_checkpoint_from_empty_tree)
 {
 	merkle_hash empty, root;
@@ -390,6 +417,7 @@ static Suite *ledger_suite(void)
 	tcase_add_test(tc, test_epoch_state_survives_reopen);
 	tcase_add_test(tc, test_epoch_bad_origin);
 	tcase_add_test(tc, test_checkpoint_first);
+	tcase_add_test(tc, test_checkpoint_room);
 	tcase_add_test(tc, test_checkpoint_from_empty_tree);
 	tcase_add_test(tc, test_checkpoint_consistency);
 	tcase_add_test(tc, test_checkpoint_repeat_from_an_older_head);
