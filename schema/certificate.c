@@ -22,6 +22,7 @@
 #include "schema/names.h"
 #include "schema/lines.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 #define CERTIFICATE_KIND     "dirauth key-certificate v1"
@@ -342,11 +343,17 @@ int certificate_keyring_verify(const struct certificate_keyring *ring, const str
 		return DIRAUTH_ERR_INTERNAL; /* a threshold of zero would accept anything */
 
 	/* Every signature by a key certified for `at` is checked, even a repeat: none may fail. A
-	 * signature is credited to one identity (the first certificate that covers it), so one
-	 * signing key vouched for by two identity keys still speaks once. */
-	for (size_t s = 0; s < note->signature_count; s++) {
+	 * signature is credited to one identity (the first certificate that covers it), and a
+	 * signing public key is credited once whatever names it is certified under: a signed note's
+	 * signature covers the text, not the key's name, so an identity that certified another
+	 * authority's public key under its own name could otherwise copy that authority's
+	 * signature line under its name and count twice. */
+	const uint8_t *credited_keys[NOTE_MAX_SIGNATURES];
+	size_t credited_key_count = 0;
+	for (size_t s = 0; s < note->signature_count && s < NOTE_MAX_SIGNATURES; s++) {
 		const struct note_signature *signature = &note->signatures[s];
 		long credited = -1;
+		const uint8_t *credited_key = NULL;
 		for (size_t c = 0; c < ring->certificate_count && c < CERTIFICATE_BUNDLE_MAX; c++) {
 			const struct certificate *certificate = &ring->certificates[c];
 			const struct note_verifier *key = &certificate->signing_key;
@@ -363,11 +370,20 @@ int certificate_keyring_verify(const struct certificate_keyring *ring, const str
 			                               signature->signature);
 			if (rc)
 				return rc;
-			if (credited < 0)
+			if (credited < 0) {
 				credited = index;
+				credited_key = key->public_key;
+			}
 		}
-		if (credited >= 0)
-			identity_verified[credited] = 1;
+		if (credited < 0)
+			continue;
+		bool spoken = false;
+		for (size_t k = 0; k < credited_key_count && !spoken; k++)
+			spoken = memcmp(credited_keys[k], credited_key, CRYPTO_ED25519_PUBLIC_KEY_SIZE) == 0;
+		if (spoken)
+			continue;
+		credited_keys[credited_key_count++] = credited_key;
+		identity_verified[credited] = 1;
 	}
 	for (size_t i = 0; i < ring->identity_count && i < KEYRING_IDENTITY_MAX; i++) {
 		if (!identity_verified[i])

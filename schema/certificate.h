@@ -105,7 +105,8 @@ int certificate_keyring_add_bundle(struct certificate_keyring *ring, const uint8
 
 /* Verifies a signed note made at time `at` (the statement's own time: a header's valid-after, a
  * receipt's accepted-at): counts the distinct pinned identities one of whose signing keys,
- * certified with a window containing `at`, signed the note. A signature by a certified key
+ * certified with a window containing `at`, signed the note; a signing public key counts once,
+ * for the first identity it is credited to, however many names or identities certify it. A signature by a certified key
  * that fails rejects the note (DIRAUTH_ERR_SIGNATURE). Returns 0 when at least threshold
  * identities verified, DIRAUTH_ERR_THRESHOLD when fewer but some did, DIRAUTH_ERR_UNKNOWN_KEY
  * when none did. verified_names (may be NULL) gets the verified authority names, ", "-separated,

@@ -436,6 +436,43 @@ START_TEST(test_verify_two_identities)
 }
 END_TEST
 
+/* One public key speaks once, whatever names certify it: authority 2 certifying authority 1's
+ * signing key under its own name, and copying authority 1's signature line under that name (a
+ * signature covers the text, not the key's name), does not make two. */
+START_TEST(test_verify_one_public_key_counts_once)
+{
+	struct example_keys k;
+	example_keys_load(&k);
+	struct certificate_keyring *ring = calloc(1, sizeof(*ring));
+	ck_assert(ring != NULL);
+	ring_init(ring, &k);
+	ring_certify(ring, &k, 0, 0, VALID_AFTER, VALID_UNTIL);
+	struct test_key relabelled;
+	key_from_tag(41, AUTHORITY_2, &relabelled); /* authority 1's first signing key, named 2 */
+	struct certificate c;
+	struct buffer certificate_note;
+	buffer_init(&certificate_note);
+	make_certificate(&k.identity[1], &relabelled, VALID_AFTER, VALID_UNTIL, &c);
+	sign_certificate(&c, &k.identity[1], &certificate_note);
+	ck_assert_int_eq(certificate_keyring_add(ring, certificate_note.data, certificate_note.len), 0);
+	const struct test_key *signers[] = {&k.signing[0][0], &relabelled};
+	struct note *note = signed_statement(signers, 2);
+	ck_assert_int_eq(memcmp(note->signatures[0].signature, note->signatures[1].signature, 64), 0);
+	size_t count = 0;
+	char names[128];
+	ck_assert_int_eq(
+	    certificate_keyring_verify(ring, note, VALID_AFTER + 10, 2, &count, names, sizeof(names)),
+	    DIRAUTH_ERR_THRESHOLD);
+	ck_assert_uint_eq(count, 1);
+	ck_assert_str_eq(names, AUTHORITY_1);
+	note_free(note);
+	buffer_free(&certificate_note);
+	test_key_free(&relabelled);
+	free(ring);
+	example_keys_free(&k);
+}
+END_TEST
+
 START_TEST(test_verify_bad_signature_rejects)
 {
 	struct example_keys k;
@@ -630,6 +667,7 @@ static Suite *certificate_suite(void)
 	tcase_add_test(tc, test_verify_window);
 	tcase_add_test(tc, test_verify_rotation_counts_once);
 	tcase_add_test(tc, test_verify_two_identities);
+	tcase_add_test(tc, test_verify_one_public_key_counts_once);
 	tcase_add_test(tc, test_verify_bad_signature_rejects);
 	tcase_add_test(tc, test_bundle_round_trip);
 	tcase_add_test(tc, test_bundle_refusals);
