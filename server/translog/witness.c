@@ -518,7 +518,8 @@ static void judge(struct judging *j)
 			           "The consistency proof between equal sizes is empty.");
 			return;
 		}
-	} else if (!head.has) {
+	} else if (size == 0) {
+		/* No head, or the empty tree's: every tree extends it, with no proof. */
 		if (j->request.proof_count != 0) {
 			answer_set(j->answer, TRANSLOG_WITNESS_INCONSISTENT,
 			           "The consistency proof from old size 0 is empty.");

@@ -553,6 +553,34 @@ END_TEST
 
 /* The signer's tree head ahead of the store's record (this authority's own log signed a larger
  * tree, or a crash between cosigning and recording): the witness takes the signer's. */
+/* A witness that cosigned the empty tree goes on from it: old size 0, no proof, as from no head. */
+START_TEST(test_witness_grows_from_the_empty_tree)
+{
+	struct fixture f;
+	struct tree a;
+	struct buffer body;
+	struct response r;
+	merkle_hash empty, root3;
+	open_witness(&f);
+	tree_make(&a, "a");
+	tree_root(&a, 0, empty);
+	tree_root(&a, 3, root3);
+	request_body(&a, &a, 0, 0, peer.log, &body);
+	add(&f, ADD_PATH, &body, &r);
+	expect_cosigned(&f, &body, &r);
+	response_free(&r);
+	buffer_free(&body);
+	expect_head(&f, 0, empty);
+	request_body(&a, &a, 0, 3, peer.log, &body);
+	add(&f, ADD_PATH, &body, &r);
+	expect_cosigned(&f, &body, &r);
+	response_free(&r);
+	buffer_free(&body);
+	expect_head(&f, 3, root3);
+	close_witness(&f);
+}
+END_TEST
+
 START_TEST(test_witness_follows_its_signer)
 {
 	struct fixture f;
@@ -911,6 +939,7 @@ static Suite *witness_suite(void)
 	TCase *http = tcase_create("http");
 	tcase_set_timeout(http, 60);
 	tcase_add_test(http, test_witness_statuses);
+	tcase_add_test(http, test_witness_grows_from_the_empty_tree);
 	tcase_add_test(http, test_witness_follows_its_signer);
 	tcase_add_test(http, test_served_once_cosigned_by_k);
 	suite_add_tcase(s, http);
