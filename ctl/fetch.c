@@ -410,12 +410,13 @@ int ctl_fetch_store(const char *directory, const char *namespace_name, uint64_t 
 	rc = ctl_directory_create(namespace_directory);
 	if (rc != 0)
 		return store_failure(report, namespace_name, namespace_directory, rc);
-	snprintf(name, sizeof(name), "%" PRIu64 ".header", epoch);
-	rc = ctl_file_write_atomic(namespace_directory, name, note, note_len);
-	if (rc != 0)
-		return store_failure(report, namespace_name, name, rc);
+	/* The body before its header: a mirror serves no header whose body it lacks. */
 	snprintf(name, sizeof(name), "%" PRIu64 ".body", epoch);
 	rc = ctl_file_write_atomic(namespace_directory, name, body, body_len);
+	if (rc != 0)
+		return store_failure(report, namespace_name, name, rc);
+	snprintf(name, sizeof(name), "%" PRIu64 ".header", epoch);
+	rc = ctl_file_write_atomic(namespace_directory, name, note, note_len);
 	if (rc != 0)
 		return store_failure(report, namespace_name, name, rc);
 	/* The certificates that made the header's signatures count, so the mirror can be verified
