@@ -182,17 +182,20 @@ static int body_file_epoch(const char *name, uint64_t *epoch)
 static int remove_kept(const char *directory, const char *namespace_name, uint64_t epoch,
                        struct ctl_report *report)
 {
-	static const char *const suffixes[] = {"body", "header"};
-	char path[PATH_CAPACITY];
+	/* The header first: a mirror serves no header whose body it lacks. */
+	static const char *const suffixes[] = {"header", "body"};
+	char namespace_directory[PATH_CAPACITY], name[64];
 
+	int n =
+	    snprintf(namespace_directory, sizeof(namespace_directory), "%s/%s", directory, namespace_name);
 	for (size_t i = 0; i < 2; i++) {
-		int n = snprintf(path, sizeof(path), "%s/%s/%" PRIu64 ".%s", directory, namespace_name, epoch,
-		                 suffixes[i]);
-		if (n < 0 || (size_t)n >= sizeof(path) || (unlink(path) != 0 && errno != ENOENT)) {
+		snprintf(name, sizeof(name), "%" PRIu64 ".%s", epoch, suffixes[i]);
+		if (n < 0 || (size_t)n >= sizeof(namespace_directory) ||
+		    ctl_file_remove(namespace_directory, name) != 0) {
 			ctl_report_fail(
 			    report, CTL_EXIT_IO,
-			    "fetch %s: cannot remove %s, which holds a revoked endpoint or service",
-			    namespace_name, path);
+			    "fetch %s: cannot remove %s/%s, which holds a revoked endpoint or service",
+			    namespace_name, namespace_directory, name);
 			return DIRAUTH_ERR_IO;
 		}
 	}

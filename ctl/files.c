@@ -198,6 +198,22 @@ done:
 	return rc;
 }
 
+int ctl_file_remove(const char *directory, const char *name)
+{
+	char path[CTL_PATH_MAX];
+	int n = snprintf(path, sizeof(path), "%s/%s", directory, name);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return DIRAUTH_ERR_BOUNDS;
+	if (unlink(path) != 0)
+		return errno == ENOENT ? 0 : DIRAUTH_ERR_IO;
+	int directory_fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (directory_fd < 0)
+		return DIRAUTH_ERR_IO;
+	int rc = fsync(directory_fd) == 0 ? 0 : DIRAUTH_ERR_IO;
+	close(directory_fd);
+	return rc;
+}
+
 /* The directory part of path ("." when there is none), for the fsync that makes a new entry durable. */
 static int directory_of(const char *path, char *out, size_t cap)
 {

@@ -36,6 +36,10 @@ int ctl_directory_create(const char *path);
  * temporary file is left behind. */
 int ctl_file_write_atomic(const char *directory, const char *name, const uint8_t *data, size_t len);
 
+/* Removes directory/name (absent already is done) and makes the removal durable (fsync of the
+ * directory). Returns 0, DIRAUTH_ERR_BOUNDS (path too long) or DIRAUTH_ERR_IO. */
+int ctl_file_remove(const char *directory, const char *name);
+
 /* Creates the new file path holding data, with mode, durably (write, fsync, fsync of the
  * directory). O_CREAT|O_EXCL|O_NOFOLLOW: an existing file or symlink is never replaced, because
  * the files made this way (key certificates) are issued once and a silent overwrite would lose
