@@ -145,6 +145,10 @@ static int keep_option(const char *command, enum ctl_option option, const char *
 		*(int *)(void *)member = 1;
 		return 0;
 	case OPTION_VALUE:
+		if (*(const char **)(void *)member) {
+			ctl_report_fail(report, CTL_EXIT_USAGE, "%s: --%s given twice", command, spec->name);
+			return -1;
+		}
 		*(const char **)(void *)member = value;
 		return 0;
 	case OPTION_LIST:

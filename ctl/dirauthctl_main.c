@@ -38,6 +38,10 @@
 #include <string.h>
 #include <time.h>
 
+/* The longest --every: a year. A period is a count of seconds turned into milliseconds and
+ * added to clock readings, so it is bounded well below any overflow. */
+#define CTL_EVERY_MAX_SECONDS (365ULL * 86400)
+
 static const char main_usage[] =
     "usage: dirauthctl COMMAND [OPTIONS]\n"
     "\n"
@@ -1051,8 +1055,8 @@ static int run_lifecycle(enum ctl_lifecycle_kind kind, const struct ctl_argument
 	lifecycle_options.has_capacity = arguments->capacity != NULL;
 	if (parse_decimal_option(what, "--sequence", arguments->sequence_text, 1, UINT64_MAX, 1,
 	                         &lifecycle_options.sequence, report) != 0 ||
-	    parse_decimal_option(what, "--every", arguments->every_text, 1, UINT64_MAX, 1, &every, report) !=
-	        0)
+	    parse_decimal_option(what, "--every", arguments->every_text, 1, CTL_EVERY_MAX_SECONDS, 1, &every,
+	                         report) != 0)
 		return report->exit_code;
 	lifecycle_options.has_sequence = arguments->sequence_text != NULL;
 	lifecycle_options.key_path = arguments->key;

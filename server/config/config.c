@@ -678,10 +678,19 @@ static int parse_store(struct settings_reader *state, const struct settings_node
 	if ((v = settings_lookup(node, "refuse_percent")) &&
 	    (rc = settings_unsigned(state, v, "store.refuse_percent", 10, 99, &s->refuse_percent)))
 		return rc;
-	if ((v = settings_lookup(node, "body_retention_epochs")) &&
-	    (rc = settings_u64(state, v, "store.body_retention_epochs", 1, 1000000,
-	                       &s->body_retention_epochs)))
-		return rc;
+	if ((v = settings_lookup(node, "body_retention_epochs"))) {
+		if ((rc = settings_u64(state, v, "store.body_retention_epochs", 1, 1000000,
+		                       &s->body_retention_epochs)))
+			return rc;
+		/* The epoch section is parsed before this one. */
+		if (s->body_retention_epochs < config->epoch.validity_epochs)
+			return settings_fail(
+			    state, v->line,
+			    "store.body_retention_epochs %llu is less than epoch.validity_epochs %llu: a "
+			    "snapshot's body must be kept while the snapshot is valid",
+			    (unsigned long long)s->body_retention_epochs,
+			    (unsigned long long)config->epoch.validity_epochs);
+	}
 	return 0;
 }
 

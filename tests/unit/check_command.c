@@ -257,6 +257,17 @@ START_TEST(test_missing_value)
 }
 END_TEST
 
+START_TEST(test_value_given_twice)
+{
+	static const char *const twice[] = {"make", "--service", "s", "--key", "k", "--key", "k2", NULL};
+	static const char *const with_equals[] = {"make", "--service=s", "--service=t", "--key", "k", NULL};
+
+	/* One value each: a second is refused, not taken in place of the first. */
+	expect_list_refused(&make_command, twice, "test make: --key given twice");
+	expect_list_refused(&make_command, with_equals, "test make: --service given twice");
+}
+END_TEST
+
 START_TEST(test_empty_value_after_equals)
 {
 	/* "--name=" gives --name the empty value: an option not required passes it to the body as
@@ -657,6 +668,7 @@ static Suite *command_suite(void)
 	tcase_add_test(tcase, test_unknown_option);
 	tcase_add_test(tcase, test_foreign_option);
 	tcase_add_test(tcase, test_missing_value);
+	tcase_add_test(tcase, test_value_given_twice);
 	tcase_add_test(tcase, test_empty_value_after_equals);
 	tcase_add_test(tcase, test_empty_required_value_is_missing);
 	tcase_add_test(tcase, test_missing_required_option);

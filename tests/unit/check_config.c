@@ -164,6 +164,9 @@ START_TEST(test_refusals)
 {
 	make_provider_key();
 	expect_refusal("  genesis: 0\n", "  genesis: 0\n  colour: blue\n", 10, "unknown key 'colour'");
+	expect_refusal("data_dir: data/authority1\n",
+	               "data_dir: data/authority1\nstore: { body_retention_epochs: 2 }\n", 7,
+	               "less than epoch.validity_epochs");
 	expect_refusal("data_dir: data/authority1\n", "data_dir: data/authority1\ndata_dir: x\n", 7,
 	               "duplicate key 'data_dir'");
 	expect_refusal("  length_seconds: 60\n", "  length_seconds: sixty\n", 8, "unsigned decimal");
