@@ -43,15 +43,15 @@ static void on_pulled_vote(void *context, size_t member, const struct peer_answe
 	struct round_answer verdict;
 	struct vote vote;
 	struct vote_body *body = NULL;
-	size_t author;
+	size_t author = member;
 	if (answer->transport != PEER_TRANSPORT_ANSWERED || answer->status != 200)
 		return;
-	if (round_check_vote(c->round, c->namespace_index, answer->body.data, answer->body.len, c->now, &vote,
-	                     &body, &author, &verdict) != API_ERROR_NONE ||
-	    author != member) {
+	bool refused = round_check_vote(c->round, c->namespace_index, answer->body.data, answer->body.len,
+	                                c->now, &vote, &body, &author, &verdict) != API_ERROR_NONE;
+	if (refused || author != member) {
 		round_log(c->round, c->namespace_index, c->round->ns[c->namespace_index].epoch,
 		          "the vote pulled from %s is refused: %s", c->round->o.config->members[member].name,
-		          author != member ? "it is not that member's" : verdict.detail);
+		          refused ? verdict.detail : "it is not that member's");
 		vote_body_free(body);
 		return;
 	}
@@ -106,6 +106,26 @@ static void held_votes_free(struct held_votes *h)
 	h->count = 0;
 }
 
+/* The members of whom two different votes for the epoch were received (the evidence kept): */
+struct equivocators {
+	uint64_t epoch;
+	uint32_t members;
+};
+
+static int equivocator_visit(void *context, const struct store_evidence *evidence)
+{
+	struct equivocators *e = context;
+	if (evidence->epoch > e->epoch)
+		return 1; /* in epoch order: the rest are later */
+	if (evidence->epoch == e->epoch && evidence->kind == STORE_EVIDENCE_CONFLICTING_VOTES &&
+	    evidence->member < 32)
+		e->members |= (uint32_t)1 << evidence->member;
+	return 0;
+}
+
+/* The held votes of the epoch, but none of a member who sent two different ones: neither counts
+ * (consensus/consensus.md, "Before computing"), so that every member holding both computes
+ * without either, whichever it received first. */
 static int load_votes(struct round *round, size_t i, struct held_votes *h)
 {
 	const struct config *config = round->o.config;
@@ -113,11 +133,16 @@ static int load_votes(struct round *round, size_t i, struct held_votes *h)
 	uint64_t epoch = round->ns[i].epoch;
 	struct buffer envelope;
 	uint32_t held = 0;
+	struct equivocators equivocators = {epoch, 0};
 	memset(h, 0, sizeof *h);
 	int rc = store_votes_held(round->o.store, name, epoch, &held);
+	if (rc == 0) {
+		rc = store_evidence_foreach(round->o.store, name, epoch, equivocator_visit, &equivocators);
+		rc = rc == 1 ? 0 : rc;
+	}
 	buffer_init(&envelope);
 	for (size_t m = 0; rc == 0 && m < config->member_count; m++) {
-		if (!(held & ((uint32_t)1 << m)))
+		if (!(held & ((uint32_t)1 << m)) || (equivocators.members & ((uint32_t)1 << m)))
 			continue;
 		struct vote_envelope parts;
 		struct note *note = NULL;
