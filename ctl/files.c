@@ -42,7 +42,8 @@ int ctl_file_read(const char *path, size_t max_bytes, uint8_t **out, size_t *len
 
 	*out = NULL;
 	*len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO opens at once (and is refused below) instead of waiting for a writer. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return error_from_errno(errno);
 	if (fstat(fd, &info) != 0) {

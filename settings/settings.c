@@ -469,7 +469,8 @@ int settings_load(const char *path, uint8_t **buf_out, size_t *len_out, char **b
 	*buf_out = NULL;
 	*base_dir_out = NULL;
 	*len_out = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO opens at once (and is refused below) instead of waiting for a writer. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return refuse(&state, SETTINGS_REFUSED_FILE, 0, "cannot open: %s", strerror(errno));
 	struct stat st;

@@ -104,7 +104,8 @@ int config_capability_parse(struct settings_reader *state, const struct settings
 static int read_secret_file(struct settings_reader *state, const struct config_capability *c, char *buf,
                             size_t cap, size_t *len)
 {
-	int fd = open(c->file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: a FIFO opens at once (and is refused below) instead of waiting for a writer. */
+	int fd = open(c->file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	struct stat st;
 	*len = 0;
 	if (fd < 0)

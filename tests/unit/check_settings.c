@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct parsed {
 	struct settings_reader reader;
@@ -208,6 +209,11 @@ START_TEST(test_load_file)
 	ck_assert_int_eq(settings_load(path, &buf, &len, &base_dir, &error), DIRAUTH_ERR_CONFIG);
 	ck_assert_int_eq(error.refusal, SETTINGS_REFUSED_FILE);
 	ck_assert_int_eq(settings_load(dir, &buf, &len, &base_dir, &error), DIRAUTH_ERR_CONFIG);
+	ck_assert_int_eq(error.refusal, SETTINGS_REFUSED_FILE);
+	/* A FIFO no one writes to is refused at once, not waited on (Check's timeout would fail it). */
+	snprintf(path, sizeof path, "%s/fifo.yaml", dir);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(settings_load(path, &buf, &len, &base_dir, &error), DIRAUTH_ERR_CONFIG);
 	ck_assert_int_eq(error.refusal, SETTINGS_REFUSED_FILE);
 	test_remove_tree(dir);
 }
