@@ -106,11 +106,11 @@ int certificate_keyring_add_bundle(struct certificate_keyring *ring, const uint8
 /* Verifies a signed note made at time `at` (the statement's own time: a header's valid-after, a
  * receipt's accepted-at): counts the distinct pinned identities one of whose signing keys,
  * certified with a window containing `at`, signed the note; a signing public key counts once,
- * for the first identity it is credited to, however many names or identities certify it. A signature by a certified key
- * that fails rejects the note (DIRAUTH_ERR_SIGNATURE). Returns 0 when at least threshold
- * identities verified, DIRAUTH_ERR_THRESHOLD when fewer but some did, DIRAUTH_ERR_UNKNOWN_KEY
- * when none did. verified_names (may be NULL) gets the verified authority names, ", "-separated,
- * NUL-terminated, truncated to names_cap. */
+ * for the first identity it is credited to, however many names or identities certify it. A
+ * signature by a certified key that fails rejects the note (DIRAUTH_ERR_SIGNATURE). Returns 0
+ * when at least threshold identities verified, DIRAUTH_ERR_THRESHOLD when fewer but some did,
+ * DIRAUTH_ERR_UNKNOWN_KEY when none did. verified_names (may be NULL) gets the verified
+ * authority names, ", "-separated, NUL-terminated, truncated to names_cap. */
 int certificate_keyring_verify(const struct certificate_keyring *ring, const struct note *note, uint64_t at,
                                size_t threshold, size_t *verified_count, char *verified_names,
                                size_t names_cap);
