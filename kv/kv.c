@@ -209,23 +209,33 @@ int kv_env_info(struct kv_env *env, struct kv_env_info *out)
 {
 	MDB_envinfo info;
 	MDB_stat stat;
-	size_t free_pages = 0;
 
 	if (!env || !out || atomic_load(&env->unusable))
 		return DIRAUTH_ERR_STORE;
 	int rc = kv_error_from_lmdb(mdb_env_info(env->lmdb, &info));
 	if (!rc)
 		rc = kv_error_from_lmdb(mdb_env_stat(env->lmdb, &stat));
-	if (!rc)
-		rc = kv_error_from_lmdb(free_list_pages(env->lmdb, &free_pages));
 	if (rc)
 		return rc;
 	out->map_size = info.me_mapsize;
 	out->page_size = stat.ms_psize;
 	out->used = ((size_t)info.me_last_pgno + 1) * stat.ms_psize;
-	out->free = free_pages * stat.ms_psize;
-	if (out->free > out->used)
-		out->free = out->used;
+	return 0;
+}
+
+int kv_env_free(struct kv_env *env, size_t *out)
+{
+	struct kv_env_info info;
+	size_t pages = 0;
+	if (!out)
+		return DIRAUTH_ERR_STORE;
+	*out = 0;
+	int rc = kv_env_info(env, &info);
+	if (!rc)
+		rc = kv_error_from_lmdb(free_list_pages(env->lmdb, &pages));
+	if (rc)
+		return rc;
+	*out = pages * info.page_size < info.used ? pages * info.page_size : info.used;
 	return 0;
 }
 

@@ -90,9 +90,6 @@ struct kv_env_info {
 	size_t used;      /* bytes in use: (last used page number + 1) * page_size. Pages freed by
 	                   * deletes are reused before the file grows, so this is a high-water
 	                   * mark: it never shrinks */
-	size_t free;      /* of used, the bytes of pages on LMDB's free list: freed by deletes and
-	                   * replacements, written again before the file grows (once no reader
-	                   * still sees them). used - free is what the data holds */
 	size_t page_size; /* bytes per page */
 };
 
@@ -100,6 +97,12 @@ struct kv_env_info {
  * kv_env_set_map_size (the same guarantee applies). Returns 0 or DIRAUTH_ERR_STORE (also after a
  * failed kv_env_set_map_size left the environment unusable). */
 int kv_env_info(struct kv_env *env, struct kv_env_info *out);
+
+/* Of kv_env_info's used, the bytes of pages on LMDB's free list: freed by deletes and
+ * replacements, written again before the file grows (once no reader still sees them); used less
+ * these is what the data holds. Walks the free list in a read transaction of its own, so it
+ * costs more than kv_env_info. Returns 0 or kv_env_info's errors. */
+int kv_env_free(struct kv_env *env, size_t *out);
 
 /* Changes the map to map_size bytes, growing (or shrinking) the room for data; the data file
  * itself grows only as data is written. The caller must guarantee that no transaction of this

@@ -233,11 +233,15 @@ bool store_service_decode(const struct kv_val *value, struct service_owner *out)
 static bool over_refuse_line(struct store *store)
 {
 	struct kv_env_info info;
+	size_t free = 0;
 	if (kv_env_info(store->env, &info) != 0)
 		return true;
+	size_t line = info.map_size / 100 * store->refuse_percent;
+	if (info.used <= line)
+		return false; /* the file's high-water mark is under it: no need to walk the free list */
 	/* The pages on the free list are written again before the file grows: only the rest is
 	 * taken, so the line is crossed back down once expiry and replacements free pages. */
-	return info.used - info.free > info.map_size / 100 * store->refuse_percent;
+	return kv_env_free(store->env, &free) != 0 || info.used - free > line;
 }
 
 /* ---- kept versions ---- */
@@ -1966,7 +1970,8 @@ int store_statistics(struct store *store, struct store_statistics *out)
 	int rc = kv_env_info(store->env, &info);
 	out->map_size = info.map_size;
 	out->map_used = info.used;
-	out->map_free = info.free;
+	if (rc == 0)
+		rc = kv_env_free(store->env, &out->map_free);
 	return rc;
 }
 
