@@ -357,6 +357,18 @@ static int parse_clock(struct settings_reader *state, const struct settings_node
 /* The endpoint lifecycle of one namespace: lifecycle, health_freshness_epochs,
  * revocation_epochs, max_revocations (defaults 0, 2, the epoch's validity_epochs, 65536). A
  * revocation must stay listed at least as long as any snapshot that held what it revokes. */
+/* Refuses (at v's line) a count of epochs below epoch.validity_epochs, saying why; the epoch
+ * section is parsed before the sections that hold such counts. */
+static int at_least_validity(struct settings_reader *state, const struct settings_node *v,
+                             const struct config *config, const char *what, uint64_t epochs, const char *why)
+{
+	if (epochs >= config->epoch.validity_epochs)
+		return 0;
+	return settings_fail(state, v->line, "%s %llu is less than epoch.validity_epochs %llu: %s", what,
+	                     (unsigned long long)epochs, (unsigned long long)config->epoch.validity_epochs,
+	                     why);
+}
+
 static int parse_namespace_lifecycle(struct settings_reader *state, const struct settings_node *item,
                                      const struct config *config, struct config_namespace *ns)
 {
@@ -381,13 +393,11 @@ static int parse_namespace_lifecycle(struct settings_reader *state, const struct
 		if ((rc = settings_u64(state, v, "namespace revocation_epochs", 1, 1000000,
 		                       &ns->revocation_epochs)))
 			return rc;
-		if (ns->revocation_epochs < config->epoch.validity_epochs)
-			return settings_fail(
-			    state, v->line,
-			    "namespace revocation_epochs %llu is less than epoch.validity_epochs "
-			    "%llu: a revocation must outlive every snapshot that held what it revokes",
-			    (unsigned long long)ns->revocation_epochs,
-			    (unsigned long long)config->epoch.validity_epochs);
+		if ((rc = at_least_validity(state, v, config, "namespace revocation_epochs",
+		                            ns->revocation_epochs,
+		                            "a revocation must outlive every snapshot that held what it "
+		                            "revokes")))
+			return rc;
 	}
 	if ((v = settings_lookup(item, "max_revocations")) &&
 	    (rc = settings_size(state, v, "namespace max_revocations", 1, 10000000, &ns->max_revocations)))
@@ -682,14 +692,10 @@ static int parse_store(struct settings_reader *state, const struct settings_node
 		if ((rc = settings_u64(state, v, "store.body_retention_epochs", 1, 1000000,
 		                       &s->body_retention_epochs)))
 			return rc;
-		/* The epoch section is parsed before this one. */
-		if (s->body_retention_epochs < config->epoch.validity_epochs)
-			return settings_fail(
-			    state, v->line,
-			    "store.body_retention_epochs %llu is less than epoch.validity_epochs %llu: a "
-			    "snapshot's body must be kept while the snapshot is valid",
-			    (unsigned long long)s->body_retention_epochs,
-			    (unsigned long long)config->epoch.validity_epochs);
+		if ((rc = at_least_validity(state, v, config, "store.body_retention_epochs",
+		                            s->body_retention_epochs,
+		                            "a snapshot's body must be kept while the snapshot is valid")))
+			return rc;
 	}
 	return 0;
 }
