@@ -30,6 +30,7 @@
 #include "server/http/guard.h"
 #include "server/http/routes.h"
 
+#include "server/readpath/prepared.h"
 #include "server/round/round.h"
 
 #include <arpa/inet.h>
@@ -177,7 +178,8 @@ struct request_state {
 	int too_large;
 	size_t discarded; /* bytes dropped */
 	struct http_deferred deferred;
-	int vote_upload; /* counted in the server's vote_uploads */
+	int vote_upload;                    /* counted in the server's vote_uploads */
+	struct prepared_body *body_sending; /* the snapshot body this request sends, or NULL */
 };
 
 bool http_deferred_begin(struct http_request *request)
@@ -324,6 +326,7 @@ static enum MHD_Result dispatch(struct http_server *server, struct MHD_Connectio
 	    .route = &route->answer,
 	    .match = state->match,
 	    .deferred = &state->deferred,
+	    .body_sending = &state->body_sending,
 	};
 	if (strncmp(route->pattern, "/v1/{namespace}/", 16) == 0) {
 		/* A private namespace without its capability is answered as one not served (access.h). */
@@ -532,6 +535,7 @@ static void request_completed(void *cls, struct MHD_Connection *connection, void
 			atomic_fetch_sub(&((struct http_server *)cls)->vote_uploads, 1);
 		if (state->deferred.started)
 			deferred_ended(cls);
+		prepared_body_sent(state->body_sending);
 		buffer_free(&state->body);
 		buffer_free(&state->deferred.body);
 		free(state);

@@ -75,7 +75,8 @@ struct http_request {
 	size_t namespace_index;            /* for a route whose first capture is {namespace} */
 	const uint8_t *body;               /* the uploaded body of a route that takes one */
 	size_t body_len;
-	struct http_deferred *deferred; /* this request's slot for an answer made elsewhere */
+	struct http_deferred *deferred;      /* this request's slot for an answer made elsewhere */
+	struct prepared_body **body_sending; /* this request's slot for the snapshot body it sends */
 };
 
 typedef enum MHD_Result (*http_handler)(struct http_request *request);

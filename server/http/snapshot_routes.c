@@ -110,7 +110,8 @@ enum MHD_Result http_serve_epoch_body(struct http_request *request)
 		                            prepared_snapshot_body_not_modified(snapshot, encoding));
 	} else {
 		struct MHD_Response *response = NULL;
-		int rc = prepared_set_body(request->server->options.prepared, snapshot, encoding, &response);
+		int rc = prepared_set_body(request->server->options.prepared, snapshot, encoding, &response,
+		                           request->body_sending);
 		if (rc)
 			result = respond_error(request->connection, request->route, API_ERROR_INTERNAL,
 			                       dirauth_strerror(rc));

@@ -1,17 +1,26 @@
 /*
  * prepared.c: prepared snapshot responses and the per-namespace set of them.
  *
- * Bodies are served from the store's body files: a body response holds an open descriptor, and
- * libmicrohttpd sends it with sendfile(2) at each connection's own offset, so one response serves
- * any number of connections at once and a body is never copied into the process. The set's lock
- * guards only pointer swaps, the cache and the counters; reading the store and checking files
- * happen outside it. A snapshot's own body_lock guards only its body responses and in-progress
- * markers, and is never held across a load either: a request that finds another one building the
- * same encoding waits on body_built for that encoding alone.
+ * Bodies are served from the store's body files, each mapped read-only once: libmicrohttpd
+ * hands the whole rest of an answer to send(2), so a connection's send queue can hold the body
+ * as far as the kernel's buffers allow. With a descriptor, libmicrohttpd 0.9.75 sends at most
+ * 128 KiB per sendfile(2) call and turn of its event loop; on loopback, where a TLS proxy sits in
+ * front of an authority, that kept the client's receive window small and cost the client twice
+ * the CPU per answer (docs/decisions.md, Read path). The mapped pages are the page cache's own;
+ * they count in this process's resident set while mapped in, so each body counts the requests
+ * sending it and the last to end drops its pages from the process (MADV_DONTNEED leaves them in
+ * the page cache). A file that cannot be mapped is sent with sendfile. Body files are written
+ * under another name and renamed, never truncated, so a mapping never loses its pages.
+ *
+ * The set's lock guards only pointer swaps, the cache and the counters; reading the store and
+ * checking files happen outside it. A snapshot's own body_lock guards only its body responses
+ * and in-progress markers, and is never held across a load either: a request that finds another
+ * one building the same encoding waits on body_built for that encoding alone.
  *
  * Two requests missing the same older epoch at once may both read its header (a small read);
  * the second to finish finds the first's entry and keeps that one.
  */
+#define _DEFAULT_SOURCE /* madvise, MADV_DONTNEED: posix_madvise leaves the pages mapped in */
 #include "server/readpath/prepared.h"
 
 #include "schema/crypto.h"
@@ -26,8 +35,10 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #define PREPARED_IMMUTABLE     "public, max-age=31536000, immutable"
@@ -37,6 +48,15 @@
 
 /* A private namespace's snapshots are for its capability holders: no shared cache keeps them. */
 #define PREPARED_IMMUTABLE_PRIVATE "private, max-age=31536000, immutable"
+
+/* One body file mapped for sending. Referenced by its response (released by libmicrohttpd when
+ * it destroys the response) and by every request sending it. */
+struct prepared_body {
+	void *address;
+	size_t length;
+	atomic_size_t references;
+	atomic_size_t senders; /* requests sending it now */
+};
 
 struct prepared_snapshot {
 	char namespace_name[NAMESPACE_NAME_MAX + 1];
@@ -55,7 +75,8 @@ struct prepared_snapshot {
 	 * prepared_set_body. Guarded by body_lock; once set, never changed until the snapshot is
 	 * freed. */
 	struct MHD_Response *body_response[ENCODING_COUNT];
-	bool body_building[ENCODING_COUNT]; /* a request is building that encoding now */
+	struct prepared_body *body[ENCODING_COUNT]; /* the mapping body_response sends, or NULL */
+	bool body_building[ENCODING_COUNT];         /* a request is building that encoding now */
 	pthread_mutex_t body_lock;
 	pthread_cond_t body_built;
 	atomic_size_t references;
@@ -148,15 +169,76 @@ static int header_parse(const char *namespace_name, uint64_t epoch, const struct
 	return rc;
 }
 
+static void prepared_body_release(struct prepared_body *body)
+{
+	if (atomic_fetch_sub(&body->references, 1) == 1) {
+		munmap(body->address, body->length);
+		free(body);
+	}
+}
+
+/* libmicrohttpd's free callback of a mapped body's response. */
+static void body_response_freed(void *cls)
+{
+	prepared_body_release(cls);
+}
+
+void prepared_body_sent(struct prepared_body *body)
+{
+	if (!body)
+		return;
+	/* A request starting to send it meanwhile only faults the pages in again. */
+	if (atomic_fetch_sub(&body->senders, 1) == 1)
+		madvise(body->address, body->length, MADV_DONTNEED);
+	prepared_body_release(body);
+}
+
+/* A response sending size bytes of fd (taken: closed in every case) from a read-only mapping,
+ * with *body its mapping; or, when the file cannot be mapped, with sendfile, and *body NULL. */
+static struct MHD_Response *file_response(int fd, uint64_t size, struct prepared_body **body)
+{
+	struct MHD_Response *response = NULL;
+	struct prepared_body *b = NULL;
+	*body = NULL;
+	void *address = size == 0 || size > SIZE_MAX ? MAP_FAILED
+	                                             : mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
+	if (address == MAP_FAILED) {
+		/* The response owns the descriptor from here, and closes it when it is destroyed. */
+		response = MHD_create_response_from_fd64(size, fd);
+		if (!response)
+			close(fd);
+		return response;
+	}
+	close(fd);
+	b = malloc(sizeof *b);
+	if (b) {
+		b->address = address;
+		b->length = (size_t)size;
+		atomic_init(&b->references, 1);
+		atomic_init(&b->senders, 0);
+		response = MHD_create_response_from_buffer_with_free_callback_cls(b->length, address,
+		                                                                  body_response_freed, b);
+	}
+	if (!response) {
+		munmap(address, (size_t)size);
+		free(b);
+		return NULL;
+	}
+	*body = b;
+	return response;
+}
+
 /* The 200 response of s's body in encoding, over its body file. With check, the file is read
  * whole and checked against its stored digest first (an epoch loaded from the store); without,
  * only its size is (a body this process has just written). */
 static int body_response_create(struct prepared_set *set, const struct prepared_snapshot *s,
-                                enum content_encoding encoding, bool check, struct MHD_Response **out)
+                                enum content_encoding encoding, bool check, struct MHD_Response **out,
+                                struct prepared_body **body)
 {
 	int fd = -1;
 	uint64_t size = 0;
 	*out = NULL;
+	*body = NULL;
 	int rc = check ? store_body_check(set->store, s->namespace_name, s->header.epoch, encoding) : 0;
 	if (!rc)
 		rc = store_body_open(set->store, s->namespace_name, s->header.epoch, encoding, &fd, &size);
@@ -167,17 +249,15 @@ static int body_response_create(struct prepared_set *set, const struct prepared_
 			close(fd);
 		return rc;
 	}
-	/* The response owns the descriptor from here, and closes it when it is destroyed. */
-	struct MHD_Response *response = MHD_create_response_from_fd64(size, fd);
-	if (!response) {
-		close(fd);
+	struct MHD_Response *response = file_response(fd, size, body);
+	if (!response)
 		return DIRAUTH_ERR_NOMEM;
-	}
 	if (MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "application/octet-stream") !=
 	        MHD_YES ||
 	    add_headers(response, s->cache_control, s->body_etag[encoding], content_encoding_header(encoding),
 	                1)) {
 		MHD_destroy_response(response);
+		*body = NULL;
 		return DIRAUTH_ERR_NOMEM;
 	}
 	*out = response;
@@ -375,7 +455,8 @@ static int build_with_bodies(struct prepared_set *set, size_t namespace_index, u
 	    snapshot_build(set->config->namespaces[namespace_index].name,
 	                   config_namespace_is_private(set->config, namespace_index), epoch, header_note, &s);
 	for (int e = 0; rc == 0 && e < ENCODING_COUNT; e++)
-		rc = body_response_create(set, s, (enum content_encoding)e, check, &s->body_response[e]);
+		rc = body_response_create(set, s, (enum content_encoding)e, check, &s->body_response[e],
+		                          &s->body[e]);
 	if (rc) {
 		prepared_snapshot_release(s);
 		return rc;
@@ -484,37 +565,57 @@ int prepared_set_epoch(struct prepared_set *set, size_t namespace_index, uint64_
 	return rc;
 }
 
+/* The response of snapshot's body in encoding, and with sending, one more sender of its mapping.
+ * Caller holds snapshot's body_lock, and the response is built. */
+static void body_take_locked(struct prepared_snapshot *snapshot, enum content_encoding encoding,
+                             struct MHD_Response **out, struct prepared_body **sending)
+{
+	struct prepared_body *body = snapshot->body[encoding];
+	*out = snapshot->body_response[encoding];
+	if (sending && body) {
+		atomic_fetch_add(&body->references, 1);
+		atomic_fetch_add(&body->senders, 1);
+		*sending = body;
+	}
+}
+
 int prepared_set_body(struct prepared_set *set, struct prepared_snapshot *snapshot,
-                      enum content_encoding encoding, struct MHD_Response **out)
+                      enum content_encoding encoding, struct MHD_Response **out,
+                      struct prepared_body **sending)
 {
 	struct MHD_Response *response = NULL;
+	struct prepared_body *body = NULL;
 
 	*out = NULL;
+	if (sending)
+		*sending = NULL;
 	if ((unsigned)encoding >= ENCODING_COUNT)
 		return DIRAUTH_ERR_INTERNAL;
 	pthread_mutex_lock(&snapshot->body_lock);
 	while (!snapshot->body_response[encoding] && snapshot->body_building[encoding])
 		pthread_cond_wait(&snapshot->body_built, &snapshot->body_lock);
 	if (snapshot->body_response[encoding]) {
-		*out = snapshot->body_response[encoding];
+		body_take_locked(snapshot, encoding, out, sending);
 		pthread_mutex_unlock(&snapshot->body_lock);
 		return 0;
 	}
 	snapshot->body_building[encoding] = true;
 	pthread_mutex_unlock(&snapshot->body_lock);
 
-	int rc = body_response_create(set, snapshot, encoding, true, &response);
+	int rc = body_response_create(set, snapshot, encoding, true, &response, &body);
 	pthread_mutex_lock(&set->lock);
 	set->statistics.body_loads++;
 	pthread_mutex_unlock(&set->lock);
 
 	pthread_mutex_lock(&snapshot->body_lock);
 	snapshot->body_building[encoding] = false;
-	if (rc == 0)
+	if (rc == 0) {
 		snapshot->body_response[encoding] = response;
+		snapshot->body[encoding] = body;
+		body_take_locked(snapshot, encoding, out, sending);
+	}
 	pthread_cond_broadcast(&snapshot->body_built);
 	pthread_mutex_unlock(&snapshot->body_lock);
-	*out = response;
 	return rc;
 }
 

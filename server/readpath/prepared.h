@@ -8,9 +8,10 @@
  * reference-counts queued responses, and a prepared snapshot is itself reference-counted, so the
  * scheduler can swap in a new epoch while older responses are still being sent.
  *
- * Bodies are never held in memory: a body response sends the store's body file (sendfile), so
- * the memory a snapshot holds is its header and its responses' bookkeeping, and the operating
- * system's page cache carries the hot bodies.
+ * Bodies are never copied into memory: a body response sends the store's body file from a
+ * read-only mapping of it, whose pages are the operating system's page cache, and drops them
+ * from the process whenever no request is sending it; so the memory a snapshot holds is its
+ * header and its responses' bookkeeping, and the page cache carries the hot bodies.
  *
  * The set keeps, per namespace, the latest snapshot (installed by the scheduler after the
  * snapshot is stored, with every body response ready) and a small least-recently-used cache of
@@ -47,6 +48,9 @@ struct MHD_Response;
 
 /* One published snapshot's responses. Opaque; reference-counted. */
 struct prepared_snapshot;
+
+/* A body file mapped for sending, counted by the requests sending it. Opaque; thread-safe. */
+struct prepared_body;
 
 /* The per-namespace set of prepared snapshots. Opaque; thread-safe. */
 struct prepared_set;
@@ -91,15 +95,23 @@ int prepared_set_epoch(struct prepared_set *set, size_t namespace_index, uint64_
                        struct prepared_snapshot **out);
 
 /* The 200 response with snapshot's body in encoding, building it from the store's body file the
- * first time (the file read once and checked against its stored digest, then opened for the
- * response). *out is borrowed: it lives as long as the caller's reference on snapshot. If another
- * request is building the same encoding of the same snapshot, waits for it; nothing else is
- * waited for. Returns 0, DIRAUTH_ERR_INTERNAL (encoding out of range), DIRAUTH_ERR_NOT_FOUND,
+ * first time (the file read once and checked against its stored digest, then mapped for the
+ * response). *out is borrowed: it lives as long as the caller's reference on snapshot. With
+ * sending not NULL, the caller is about to send the response: *sending gets a handle (NULL when
+ * the body is sent from its file descriptor) that keeps the body's pages mapped in until it is
+ * given to prepared_body_sent once the answer has ended, however it ended. If another request
+ * is building the same encoding of the same snapshot, waits for it; nothing else is waited for.
+ * Returns 0, DIRAUTH_ERR_INTERNAL (encoding out of range), DIRAUTH_ERR_NOT_FOUND,
  * DIRAUTH_ERR_STALE (the body was removed by retention), DIRAUTH_ERR_MISMATCH (the file does not
  * match), the errors of the store, DIRAUTH_ERR_NOMEM; a failed build is tried again by the next
  * request. */
 int prepared_set_body(struct prepared_set *set, struct prepared_snapshot *snapshot,
-                      enum content_encoding encoding, struct MHD_Response **out);
+                      enum content_encoding encoding, struct MHD_Response **out,
+                      struct prepared_body **sending);
+
+/* Ends one request's sending of body: when it was the last, the body's pages leave the process's
+ * resident set (they stay in the page cache). Accepts NULL. */
+void prepared_body_sent(struct prepared_body *body);
 
 /* Copies the set's counters into out. */
 void prepared_set_statistics(struct prepared_set *set, struct prepared_statistics *out);

@@ -6,6 +6,7 @@
  * readiness and registrations answer 503 and nothing is stored, and all recovers when it is
  * back.
  */
+#define _DEFAULT_SOURCE /* realpath */
 #include "http_fixture.h"
 #include "schema/encoding.h"
 
@@ -821,6 +822,63 @@ static void expect_statistics(struct fixture *f, uint64_t header_loads, uint64_t
 	ck_assert_uint_eq(statistics.body_loads, body_loads);
 }
 
+/* The resident kilobytes of this process's mappings of files under directory (/proc/self/smaps),
+ * and how many such mappings there are. */
+static unsigned long resident_kib_under(const char *directory, int *mappings)
+{
+	FILE *smaps = fopen("/proc/self/smaps", "r");
+	ck_assert_ptr_nonnull(smaps);
+	char line[4096];
+	unsigned long total = 0, kib = 0;
+	bool inside = false;
+	*mappings = 0;
+	while (fgets(line, sizeof line, smaps)) {
+		char *path = strchr(line, '/');
+		if (strchr(line, '-') == line + strspn(line, "0123456789abcdef")) {
+			/* A mapping's first line: "start-end perms offset device inode path". */
+			inside = path && strncmp(path, directory, strlen(directory)) == 0;
+			*mappings += inside;
+		} else if (inside && sscanf(line, "Rss: %lu kB", &kib) == 1) {
+			total += kib;
+		}
+	}
+	fclose(smaps);
+	return total;
+}
+
+START_TEST(test_body_pages_only_while_sent)
+{
+	/* A body is sent from a mapping of its file, whose pages are the page cache's: they are in
+	 * the process's resident set while a request sends them, and leave it when it has ended. */
+	struct fixture f;
+	open_with_epoch_11(&f);
+	char bodies[600], directory[PATH_MAX];
+	snprintf(bodies, sizeof bodies, "%s/data/bodies/mix", f.dir);
+	ck_assert_ptr_nonnull(realpath(bodies, directory));
+	int mappings = 0;
+	ck_assert_uint_eq(resident_kib_under(directory, &mappings), 0);
+	ck_assert_int_eq(mappings, ENCODING_COUNT);
+
+	const char *accept[ENCODING_COUNT] = {"Accept-Encoding: identity", "Accept-Encoding: gzip",
+	                                      "Accept-Encoding: zstd"};
+	for (int e = 0; e < ENCODING_COUNT; e++) {
+		const char *headers[] = {accept[e], NULL};
+		struct response response;
+		request(&f, "GET", "/v1/mix/snapshots/11/body", NULL, 0, 0, headers, &response);
+		ck_assert_int_eq(response.status, 200);
+		ck_assert_uint_gt(response.body.len, 0);
+		response_free(&response);
+	}
+	/* The answer may reach the client just before libmicrohttpd ends the request. */
+	unsigned long resident = 0;
+	for (int i = 0; i < 200 && (resident = resident_kib_under(directory, &mappings)) != 0; i++)
+		test_sleep_ms(10);
+	ck_assert_uint_eq(resident, 0);
+	ck_assert_int_eq(mappings, ENCODING_COUNT);
+	fixture_close(&f);
+}
+END_TEST
+
 START_TEST(test_old_epochs_load_lazily)
 {
 	struct fixture f;
@@ -949,6 +1007,7 @@ static Suite *http_suite(void)
 	tcase_add_test(tc, test_signer_down_fails_closed);
 	tcase_add_test(tc, test_signer_of_another_authority);
 	tcase_add_test(tc, test_percent_escapes_refused);
+	tcase_add_test(tc, test_body_pages_only_while_sent);
 	tcase_add_test(tc, test_old_epochs_load_lazily);
 	tcase_add_test(tc, test_metrics);
 	tcase_add_test(tc, test_check_order);

@@ -584,7 +584,7 @@ START_TEST(test_load_ignores_lowered_bounds)
 	ck_assert_int_eq(prepared_set_epoch(set, 0, 1, &s), 0);
 	for (int e = 0; e < ENCODING_COUNT; e++) {
 		struct MHD_Response *response = NULL;
-		ck_assert_int_eq(prepared_set_body(set, s, (enum content_encoding)e, &response), 0);
+		ck_assert_int_eq(prepared_set_body(set, s, (enum content_encoding)e, &response, NULL), 0);
 		ck_assert_ptr_nonnull(response);
 	}
 	prepared_snapshot_release(s);
@@ -657,11 +657,11 @@ START_TEST(test_prepared_header_without_body)
 
 	/* Its body is refused in every encoding, and a failed build is tried again. */
 	for (int e = 0; e < ENCODING_COUNT; e++)
-		ck_assert_int_eq(prepared_set_body(set, s, (enum content_encoding)e, &response),
+		ck_assert_int_eq(prepared_set_body(set, s, (enum content_encoding)e, &response, NULL),
 		                 DIRAUTH_ERR_MISMATCH);
-	ck_assert_int_eq(prepared_set_body(set, s, ENCODING_GZIP, &response), DIRAUTH_ERR_MISMATCH);
+	ck_assert_int_eq(prepared_set_body(set, s, ENCODING_GZIP, &response, NULL), DIRAUTH_ERR_MISMATCH);
 	ck_assert_ptr_null(response);
-	ck_assert_int_eq(prepared_set_body(set, s, ENCODING_COUNT, &response), DIRAUTH_ERR_INTERNAL);
+	ck_assert_int_eq(prepared_set_body(set, s, ENCODING_COUNT, &response, NULL), DIRAUTH_ERR_INTERNAL);
 	prepared_set_statistics(set, &statistics);
 	ck_assert_uint_eq(statistics.body_loads, 4);
 	prepared_snapshot_release(s);
@@ -669,13 +669,13 @@ START_TEST(test_prepared_header_without_body)
 	/* A sound epoch: one check per encoding asked for, and the same response afterwards. */
 	ck_assert_int_eq(prepared_set_epoch(set, 0, 1, &s), 0);
 	struct MHD_Response *first = NULL;
-	ck_assert_int_eq(prepared_set_body(set, s, ENCODING_IDENTITY, &first), 0);
-	ck_assert_int_eq(prepared_set_body(set, s, ENCODING_IDENTITY, &response), 0);
+	ck_assert_int_eq(prepared_set_body(set, s, ENCODING_IDENTITY, &first, NULL), 0);
+	ck_assert_int_eq(prepared_set_body(set, s, ENCODING_IDENTITY, &response, NULL), 0);
 	ck_assert_ptr_eq(response, first);
 	prepared_set_statistics(set, &statistics);
 	ck_assert_uint_eq(statistics.body_loads, 5);
-	ck_assert_int_eq(prepared_set_body(set, s, ENCODING_ZSTD, &response), 0);
-	ck_assert_int_eq(prepared_set_body(set, s, ENCODING_ZSTD, &response), 0);
+	ck_assert_int_eq(prepared_set_body(set, s, ENCODING_ZSTD, &response, NULL), 0);
+	ck_assert_int_eq(prepared_set_body(set, s, ENCODING_ZSTD, &response, NULL), 0);
 	prepared_set_statistics(set, &statistics);
 	ck_assert_uint_eq(statistics.body_loads, 6);
 	prepared_snapshot_release(s);
