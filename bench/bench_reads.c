@@ -4,11 +4,15 @@
  * wrk in the same run with the same threads and connections (keep-alive).
  *
  * The read path answers every client with bytes prepared once per epoch (the header note in
- * memory, the bodies as the store's files sent with sendfile), so nothing should make it slower
+ * memory, the bodies as the store's files mapped read-only), so nothing should make it slower
  * than a static file server: nginx is the anchor, and the ratio is dirauthd's rate over nginx's.
  *
- * The run: dirauth-signer and dirauthd on loopback (harness.h); N signed registrations POSTed;
- * the clock moves to the promised epoch and the snapshot must hold them all. Then each answer is
+ * The run: dirauth-signer and dirauthd on loopback (harness.h) on the system clock, as in
+ * production (the latest header's max-age is computed from the clock at every answer, and a file
+ * clock would cost every answer an open and a read), with epochs of a day of which the next
+ * begins --lead seconds after the start; N signed registrations POSTed before then, and the
+ * snapshot that epoch publishes must hold them all (with --file-clock, the clock file is moved to
+ * the promised epoch instead). Then each answer is
  * fetched once and checked (the header verifies; each body is the size the store recorded and
  * decodes to the header's body digest), the same bytes are written where a temporary nginx serves
  * them with the same Content-Encoding, and for each target (latest header; body as zstd, gzip and
@@ -43,7 +47,9 @@ struct options {
 	char nginx[PATH_MAX];
 	char wrk[PATH_MAX];
 	int nginx_disabled;
-	const char *http; /* keys added to dirauthd's http settings, or NULL */
+	int file_clock;
+	unsigned lead_seconds; /* with the system clock: the start to the epoch that publishes */
+	const char *http;      /* keys added to dirauthd's http settings, or NULL */
 	size_t records;
 	unsigned connections;
 	unsigned wrk_threads;
@@ -110,6 +116,10 @@ static void usage(FILE *out)
 	    "  --rounds R          runs per target and server, alternating the two (default 3)\n"
 	    "  --nginx PATH        the nginx binary (default: looked up in PATH and /usr/sbin)\n"
 	    "  --no-nginx          skip the nginx anchor\n"
+	    "  --file-clock        dirauthd on a file clock moved by the benchmark (each clock reading\n"
+	    "                      opens and reads a file) instead of the system clock\n"
+	    "  --lead S            with the system clock, the epoch that publishes the registrations\n"
+	    "                      begins S seconds after the start (default 5 + 1 per 1,000 records)\n"
 	    "  --http 'K: V, ...'  keys added to dirauthd's http settings (a setting under test)\n"
 	    "  --wrk PATH          the wrk binary (default: looked up in PATH)\n"
 	    "  --temp-dir DIR      where the temporary directories go (default $TMPDIR or /tmp)\n");
@@ -124,6 +134,8 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 	                                                 .temp_parent = &harness->temp_parent};
 	const struct harness_option options[] = {
 	    HARNESS_OPTION_FLAG("--no-nginx", &o->nginx_disabled),
+	    HARNESS_OPTION_FLAG("--file-clock", &o->file_clock),
+	    HARNESS_OPTION_UNSIGNED("--lead", &o->lead_seconds, 2, 3600),
 	    HARNESS_OPTION_TEXT("--http", &o->http),
 	    HARNESS_OPTION_COUNT("--records", &o->records, 1, 10000000),
 	    HARNESS_OPTION_UNSIGNED("--connections", &o->connections, 1, 1000),
@@ -141,6 +153,8 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 	if (harness_parse_options("bench_reads", argc, argv, options, sizeof(options) / sizeof(options[0]),
 	                          &programs, usage) != 0)
 		return -1;
+	if (!o->lead_seconds)
+		o->lead_seconds = 5 + (unsigned)(o->records / 1000);
 	if (o->wrk_threads > o->connections)
 		o->wrk_threads = o->connections;
 	if (harness_programs_check("bench_reads", o->dirauthd, o->signer) != 0)
@@ -278,8 +292,12 @@ int main(int argc, char **argv)
 
 	notes = calloc(o.records, sizeof(*notes));
 	receipts = calloc(o.records, sizeof(*receipts));
-	struct harness_authority_options authority_options = {
-	    .dirauthd = o.dirauthd, .signer = o.signer, .connections = o.connections + 16, .http = o.http};
+	struct harness_authority_options authority_options = {.dirauthd = o.dirauthd,
+	                                                      .signer = o.signer,
+	                                                      .connections = o.connections + 16,
+	                                                      .http = o.http,
+	                                                      .system_clock = !o.file_clock,
+	                                                      .first_epoch_in_seconds = o.lead_seconds};
 	if (!notes || !receipts || harness_authority_prepare(&harness, &authority_options, &authority) != 0 ||
 	    harness_authority_start(&authority) != 0)
 		goto cleanup;
@@ -290,9 +308,25 @@ int main(int argc, char **argv)
 	struct snapshot_header header;
 	if (harness_registrations(authority.provider, 0, o.records, 1, authority.now, 2, notes) != 0 ||
 	    harness_post(&authority, notes, o.records, 16, 3600, receipts, &posted) != 0 ||
-	    harness_check_receipts(&authority, notes, receipts, o.records, &epoch) != 0 ||
-	    harness_set_clock(&authority, epoch * authority.epoch_length) != 0 ||
-	    harness_wait_snapshot(&authority, epoch, o.records, BENCH_SNAPSHOT_SECONDS, &header) != 0)
+	    harness_check_receipts(&authority, notes, receipts, o.records, &epoch) != 0)
+		goto cleanup;
+	if (!o.file_clock) {
+		/* The first epoch of the day begins o.lead_seconds after the start: every registration
+		 * must have been taken before it, to be published in it. */
+		uint64_t first = (authority.now - authority.genesis) / authority.epoch_length + 1;
+		if (epoch != first) {
+			harness_fail(
+			    "the registrations were promised epoch %llu, not %llu: posting them took "
+			    "longer than --lead %u",
+			    (unsigned long long)epoch, (unsigned long long)first, o.lead_seconds);
+			goto cleanup;
+		}
+		printf("waiting for the epoch that begins %u s after the start...\n", o.lead_seconds);
+		fflush(stdout);
+	}
+	if ((o.file_clock && harness_set_clock(&authority, epoch * authority.epoch_length) != 0) ||
+	    harness_wait_snapshot(&authority, epoch, o.records, o.lead_seconds + BENCH_SNAPSHOT_SECONDS,
+	                          &header) != 0)
 		goto cleanup;
 	harness_buffers_free(notes, o.records);
 	harness_buffers_free(receipts, o.records);

@@ -728,22 +728,22 @@ static int write_configs(struct harness_authority *authority, const struct harne
 	const char *clock_line = authority->system_clock ? "" : "clock: { source: file, path: clock }\n";
 	struct buffer text;
 	buffer_init(&text);
-	int rc =
-	    buffer_appendf(&text,
-	                   "# dirauth benchmark: the authority's signer, on the same file clock.\n"
-	                   "authority: %s\n"
-	                   "socket: signer.sock\n"
-	                   "allowed_uid: %u\n"
-	                   "state_dir: signer-state\n"
-	                   "signing_key: keys/authority1.key\n"
-	                   "certificates: [keys/authority1.cert]\n"
-	                   "audit_log: signer-audit.log\n"
-	                   "%s"
-	                   "namespaces:\n"
-	                   "  - { name: " HARNESS_NAMESPACE ", origin: dirauth.example/" HARNESS_NAMESPACE
-	                   ", genesis: 0, length_seconds: %llu, validity_epochs: 3 }\n",
-	                   authority->verifier.name, (unsigned)getuid(), clock_line,
-	                   (unsigned long long)authority->epoch_length);
+	int rc = buffer_appendf(
+	    &text,
+	    "# dirauth benchmark: the authority's signer, on the same file clock.\n"
+	    "authority: %s\n"
+	    "socket: signer.sock\n"
+	    "allowed_uid: %u\n"
+	    "state_dir: signer-state\n"
+	    "signing_key: keys/authority1.key\n"
+	    "certificates: [keys/authority1.cert]\n"
+	    "audit_log: signer-audit.log\n"
+	    "%s"
+	    "namespaces:\n"
+	    "  - { name: " HARNESS_NAMESPACE ", origin: dirauth.example/" HARNESS_NAMESPACE
+	    ", genesis: %llu, length_seconds: %llu, validity_epochs: 3 }\n",
+	    authority->verifier.name, (unsigned)getuid(), clock_line, (unsigned long long)authority->genesis,
+	    (unsigned long long)authority->epoch_length);
 	if (rc == 0)
 		rc = harness_write_file(authority->signer_config_path, text.data, text.len, 0644);
 	buffer_reset(&text);
@@ -752,24 +752,24 @@ static int write_configs(struct harness_authority *authority, const struct harne
 	if (options->connections + 8 > per_ip)
 		per_ip = options->connections + 8;
 	if (rc == 0)
-		rc = buffer_appendf(&text,
-		                    "# dirauth benchmark: one authority on loopback with a file clock.\n"
-		                    "authority:\n"
-		                    "  name: %s\n"
-		                    "  signer_socket: signer.sock\n"
-		                    "listen: { address: 127.0.0.1, port: %u }\n"
-		                    "data_dir: data\n"
-		                    "epoch: { length_seconds: %llu, genesis: 0, validity_epochs: 3 }\n"
-		                    "%s"
-		                    "namespaces:\n"
-		                    "  - { name: " HARNESS_NAMESPACE
-		                    ", origin: dirauth.example/" HARNESS_NAMESPACE " }\n"
-		                    "providers:\n"
-		                    "  - key: \"%s\"\n"
-		                    "    namespaces: [" HARNESS_NAMESPACE "]\n"
-		                    "    classes: [mix-gateway]\n",
-		                    authority->verifier.name, port,
-		                    (unsigned long long)authority->epoch_length, clock_line, provider);
+		rc = buffer_appendf(
+		    &text,
+		    "# dirauth benchmark: one authority on loopback with a file clock.\n"
+		    "authority:\n"
+		    "  name: %s\n"
+		    "  signer_socket: signer.sock\n"
+		    "listen: { address: 127.0.0.1, port: %u }\n"
+		    "data_dir: data\n"
+		    "epoch: { length_seconds: %llu, genesis: %llu, validity_epochs: 3 }\n"
+		    "%s"
+		    "namespaces:\n"
+		    "  - { name: " HARNESS_NAMESPACE ", origin: dirauth.example/" HARNESS_NAMESPACE " }\n"
+		    "providers:\n"
+		    "  - key: \"%s\"\n"
+		    "    namespaces: [" HARNESS_NAMESPACE "]\n"
+		    "    classes: [mix-gateway]\n",
+		    authority->verifier.name, port, (unsigned long long)authority->epoch_length,
+		    (unsigned long long)authority->genesis, clock_line, provider);
 	if (rc == 0 && options->shipped_http_limits)
 		rc = buffer_appendf(&text, "http: { %s }\n", options->http ? options->http : "");
 	else if (rc == 0)
@@ -796,6 +796,9 @@ int harness_authority_prepare(struct harness *harness, const struct harness_auth
 	authority->system_clock = options->system_clock;
 	authority->epoch_length = options->system_clock ? 86400 : HARNESS_EPOCH_LENGTH;
 	authority->now = options->system_clock ? (uint64_t)time(NULL) : HARNESS_START_TIME;
+	if (options->system_clock && options->first_epoch_in_seconds)
+		authority->genesis =
+		    (authority->now + options->first_epoch_in_seconds) % authority->epoch_length;
 	snprintf(authority->dirauthd_program, sizeof(authority->dirauthd_program), "%s", options->dirauthd);
 	snprintf(authority->signer_program, sizeof(authority->signer_program), "%s", options->signer);
 	if (harness_make_temp_dir(harness->temp_parent, "authority", authority->dir) != 0)

@@ -122,6 +122,10 @@ struct harness_authority_options {
 	/* The system clock, as in production, instead of the file clock (every clock reading of a
 	 * file clock opens and reads the file): epochs of a day, and harness_set_clock refuses. */
 	int system_clock;
+	/* With system_clock: the epochs of a day begin this many seconds after the start instead of
+	 * at midnight UTC, so that registrations posted before then are published then. 0: epochs
+	 * from genesis 0. */
+	unsigned first_epoch_in_seconds;
 	/* dirauthd's connection limits as it ships them: the http mapping holds only the keys of
 	 * http, and connections is not used (a benchmark of the connection guard measures it so). */
 	int shipped_http_limits;
@@ -141,6 +145,7 @@ struct harness_authority {
 	uint64_t now;          /* what the clock file says; the start time with the system clock */
 	int system_clock;      /* no clock file */
 	uint64_t epoch_length; /* seconds */
+	uint64_t genesis;      /* of the epochs, in unix seconds */
 	struct harness_child signer;
 	struct harness_child dirauthd;
 	struct signer_key *provider;
