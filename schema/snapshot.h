@@ -58,6 +58,7 @@
 #include "schema/merkle.h"
 #include "schema/note.h"
 #include "schema/registration.h"
+#include "schema/revocation.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -147,6 +148,14 @@ struct snapshot_body_limits {
 
 /* Longest method-2 section line without its '\n' (a revocation line is at most 166 bytes). */
 #define SNAPSHOT_SECTION_LINE_MAX 256
+
+/* The most bytes a method-2 section takes in a body: its count line, and each entry's line and
+ * note. So a health section takes at most SNAPSHOT_SECTION_COUNT_MAX plus one
+ * SNAPSHOT_HEALTH_ENTRY_MAX per endpoint of the body's records, and a revocation section at most
+ * SNAPSHOT_SECTION_COUNT_MAX plus one SNAPSHOT_REVOCATION_ENTRY_MAX per listed revocation. */
+#define SNAPSHOT_SECTION_COUNT_MAX    (SNAPSHOT_SECTION_LINE_MAX + 1)
+#define SNAPSHOT_HEALTH_ENTRY_MAX     (SNAPSHOT_SECTION_LINE_MAX + 1 + HEALTH_MAX_BYTES)
+#define SNAPSHOT_REVOCATION_ENTRY_MAX (SNAPSHOT_SECTION_LINE_MAX + 1 + REVOCATION_MAX_BYTES)
 
 int snapshot_header_encode(const struct snapshot_header *h, struct buffer *out);
 /* Refuses non-canonical text. Returns 0, DIRAUTH_ERR_SYNTAX or DIRAUTH_ERR_BOUNDS. */

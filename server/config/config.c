@@ -840,6 +840,21 @@ static int parse_root(struct settings_reader *state, const struct settings_node 
 	config->bounds.namespace_bytes = namespace_bytes(&config->bounds);
 	if (config->bounds.namespace_bytes == 0)
 		return settings_fail(state, 0, "bounds.snapshot_body_compressed is too small for any body");
+	for (size_t i = 0; i < config->namespace_count; i++) {
+		/* The room of the largest registration, its record's line (shorter than a body's head)
+		 * and its endpoints' health. */
+		if (!config->namespaces[i].lifecycle)
+			continue;
+		size_t smallest =
+		    config->bounds.registration_body + CONFIG_BODY_HEAD_MAX +
+		    config->bounds.endpoints_per_service * config_namespace_endpoint_bytes(config, i);
+		if (config_namespace_record_bytes(config, i) < smallest)
+			return settings_fail(
+			    state, 0,
+			    "namespace %s: its max_revocations (%zu) leave no room in the "
+			    "snapshot body bounds for the largest registration and its health",
+			    config->namespaces[i].name, config->namespaces[i].max_revocations);
+	}
 	if (config->store.body_retention_epochs == 0)
 		config->store.body_retention_epochs = 2 * config->epoch.validity_epochs;
 	return 0;
@@ -946,6 +961,28 @@ int config_operator_is_listed(const struct config *config, const struct note_ver
 		if (note_verifier_equal(&config->operators[i], key))
 			return 1;
 	return 0;
+}
+
+/* What a lifecycle namespace keeps of its body for the sections besides the health entries
+ * counted per endpoint; SIZE_MAX when more than any body. */
+static size_t lifecycle_reserve(const struct config_namespace *ns)
+{
+	if (!ns->lifecycle)
+		return 0;
+	if (ns->max_revocations > (SIZE_MAX - 2 * SNAPSHOT_SECTION_COUNT_MAX) / SNAPSHOT_REVOCATION_ENTRY_MAX)
+		return SIZE_MAX;
+	return 2 * SNAPSHOT_SECTION_COUNT_MAX + ns->max_revocations * SNAPSHOT_REVOCATION_ENTRY_MAX;
+}
+
+size_t config_namespace_record_bytes(const struct config *config, size_t i)
+{
+	size_t reserve = lifecycle_reserve(&config->namespaces[i]);
+	return reserve < config->bounds.namespace_bytes ? config->bounds.namespace_bytes - reserve : 0;
+}
+
+size_t config_namespace_endpoint_bytes(const struct config *config, size_t i)
+{
+	return config->namespaces[i].lifecycle ? SNAPSHOT_HEALTH_ENTRY_MAX : 0;
 }
 
 size_t config_max_health(const struct config *config)

@@ -67,7 +67,8 @@ struct config_bounds {
 	uint64_t clock_skew_seconds;
 	uint64_t max_validity_seconds;
 	/* Derived, not a key: the most bytes of records (notes plus STORE_RECORD_FRAMING each) a
-	 * namespace may hold so that its body fits both body bounds however it compresses. */
+	 * namespace may hold so that its body fits both body bounds however it compresses; a
+	 * lifecycle namespace's sections come out of it too (config_namespace_record_bytes). */
 	size_t namespace_bytes;
 };
 
@@ -195,5 +196,17 @@ int config_operator_is_listed(const struct config *config, const struct note_ver
 /* The most health entries a snapshot (and a vote) may carry: one per endpoint of every record,
  * records_per_snapshot times endpoints_per_service. Never fails. */
 size_t config_max_health(const struct config *config);
+
+/* What the records of namespace i may take of its body, so that every snapshot fits the body
+ * bounds whatever the lifecycle adds: the bytes of records (notes plus STORE_RECORD_FRAMING each)
+ * plus config_namespace_endpoint_bytes for each endpoint they list, at most. namespace_bytes, less
+ * in a lifecycle namespace the room of its most revocations (max_revocations entries of
+ * SNAPSHOT_REVOCATION_ENTRY_MAX) and of the two sections' count lines. Never fails: the
+ * configuration refuses a namespace whose revocations would leave no room. */
+size_t config_namespace_record_bytes(const struct config *config, size_t i);
+
+/* The room each endpoint of namespace i's records takes in its body besides its record: one
+ * health entry (SNAPSHOT_HEALTH_ENTRY_MAX) in a lifecycle namespace, nothing in another. */
+size_t config_namespace_endpoint_bytes(const struct config *config, size_t i);
 
 #endif

@@ -215,8 +215,13 @@ static enum api_error registration_prepare(struct intake_pending *p)
 	    .digest = p->digest,
 	    .epoch = schedule_destination_epoch(&config->epoch, p->now),
 	    .max_records = config->bounds.records_per_snapshot,
-	    .max_bytes = config->bounds.namespace_bytes,
 	};
+	/* Enrolled for the namespace (check_enrolment), so it is configured. */
+	int index = config_namespace_index(config, rp->r.namespace_name, strlen(rp->r.namespace_name));
+	if (index < 0)
+		return intake_refuse(result, API_ERROR_INTERNAL, "The namespace is not configured.");
+	rp->record.max_bytes = config_namespace_record_bytes(config, (size_t)index);
+	rp->record.endpoint_bytes = config_namespace_endpoint_bytes(config, (size_t)index);
 	return API_ERROR_NONE;
 }
 

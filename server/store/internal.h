@@ -33,6 +33,7 @@
 #define STORE_QUEUE_PER_BATCH 4 /* batches unanswered (queued or taken) before submitters wait */
 #define STORE_MAX_NAMESPACES  65535
 #define STORE_PRUNE_CHUNK     4096 /* keys removed per write transaction while sealing */
+#define STORE_USAGE_LEN       24   /* u64 records, bytes, endpoints; 16 before format 4 */
 #define STORE_HEADER_MAX      (64 * 1024)
 #define STORE_PATH_MAX        4096
 

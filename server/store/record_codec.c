@@ -83,8 +83,9 @@ static void read_string(struct reader *r, char *out, size_t cap)
 }
 
 static int append_header(uint64_t sequence, uint64_t stamp, uint64_t expires, uint64_t slot, size_t note_len,
-                         const uint8_t digest[32], uint8_t form, struct buffer *out)
+                         const uint8_t digest[32], uint8_t form, size_t endpoint_count, struct buffer *out)
 {
+	bool counted = form == RECORD_FORM_BYTES;
 	int rc = append_uint(out, sequence, 8);
 	if (!rc)
 		rc = append_uint(out, stamp, 8);
@@ -95,9 +96,12 @@ static int append_header(uint64_t sequence, uint64_t stamp, uint64_t expires, ui
 	if (!rc)
 		rc = buffer_append(out, digest, 32);
 	if (!rc)
-		rc = append_uint(out, form | (slot ? RECORD_FORM_SLOTTED : 0), 1);
+		rc = append_uint(
+		    out, form | (slot ? RECORD_FORM_SLOTTED : 0) | (counted ? RECORD_FORM_COUNTED : 0), 1);
 	if (!rc && slot)
 		rc = append_uint(out, slot, 8);
+	if (!rc && counted)
+		rc = append_uint(out, endpoint_count, 2);
 	return rc;
 }
 
@@ -177,17 +181,19 @@ bool record_rebuilds(const char *namespace_name, const uint8_t service_id[32], u
 }
 
 int record_encode(uint64_t sequence, uint64_t stamp, uint64_t expires, uint64_t slot,
-                  const uint8_t digest[32], const uint8_t *note, size_t note_len, bool compact,
-                  const struct registration *r, const struct note_signature *signature,
+                  const uint8_t digest[32], const uint8_t *note, size_t note_len, size_t endpoint_count,
+                  bool compact, const struct registration *r, const struct note_signature *signature,
                   const struct record_keys *keys, struct buffer *out)
 {
 	size_t start = out->len;
 	int rc = 0;
 	uint32_t ref = 0;
+	if (endpoint_count > REGISTRATION_MAX_ENDPOINTS)
+		return DIRAUTH_ERR_SYNTAX;
 	if (compact && (rc = keys->intern(keys->context, &r->provider, &ref)))
 		return rc;
 	rc = append_header(sequence, stamp, expires, slot, note_len, digest,
-	                   compact ? RECORD_FORM_COMPACT : RECORD_FORM_BYTES, out);
+	                   compact ? RECORD_FORM_COMPACT : RECORD_FORM_BYTES, endpoint_count, out);
 	if (!rc)
 		rc = compact ? append_compact(r, signature, ref, out) : buffer_append(out, note, note_len);
 	if (rc)
@@ -204,13 +210,40 @@ int record_decode_header(const uint8_t *value, size_t len, struct record_header 
 	out->note_len = (uint32_t)read_uint(&r, 4);
 	const uint8_t *digest = read_bytes(&r, 32);
 	uint8_t form = (uint8_t)read_uint(&r, 1);
-	out->form = (uint8_t)(form & (0xff ^ RECORD_FORM_SLOTTED));
+	out->form = (uint8_t)(form & (0xff ^ RECORD_FORM_SLOTTED ^ RECORD_FORM_COUNTED));
 	out->slot = form & RECORD_FORM_SLOTTED ? read_uint(&r, 8) : 0;
+	out->counted = (form & RECORD_FORM_COUNTED) != 0;
+	out->endpoints = out->counted ? (uint16_t)read_uint(&r, 2) : 0;
 	if (r.failed || (out->form != RECORD_FORM_BYTES && out->form != RECORD_FORM_COMPACT) ||
-	    (form & RECORD_FORM_SLOTTED && out->slot == 0))
+	    (form & RECORD_FORM_SLOTTED && out->slot == 0) || out->endpoints > REGISTRATION_MAX_ENDPOINTS)
 		return DIRAUTH_ERR_STORE;
 	memcpy(out->digest, digest, 32);
 	out->size = r.at;
+	return 0;
+}
+
+int record_endpoint_count(const uint8_t *value, size_t len, const struct record_header *h, size_t *out)
+{
+	static const char line[] = "\nendpoint "; /* not an endpoint-key line */
+	size_t count = 0;
+	if (h->counted) {
+		*out = h->endpoints;
+		return 0;
+	}
+	if (h->form == RECORD_FORM_COMPACT) {
+		struct reader rd = {.data = value, .len = len, .at = h->size};
+		read_bytes(&rd, 4 + 1 + 8); /* provider key ref, class, issued-at */
+		count = (size_t)read_uint(&rd, 2);
+		if (rd.failed)
+			return DIRAUTH_ERR_STORE;
+	} else {
+		for (size_t at = h->size; at + sizeof line - 1 <= len; at++)
+			if (value[at] == '\n' && memcmp(value + at, line, sizeof line - 1) == 0)
+				count++;
+	}
+	if ((h->form == RECORD_FORM_COMPACT && count == 0) || count > REGISTRATION_MAX_ENDPOINTS)
+		return DIRAUTH_ERR_STORE;
+	*out = count;
 	return 0;
 }
 

@@ -11,7 +11,8 @@
  * Value layout (integers big-endian):
  *   u64 sequence, u64 stamp, u64 expires, u32 note length, 32 bytes note digest, u8 form, then
  *   u64 expiry slot when the form has RECORD_FORM_SLOTTED (every record written since store
- *   format 3; the key of its entry in the store's expiry index), then
+ *   format 3; the key of its entry in the store's expiry index), then u16 endpoint count when
+ *   the form has RECORD_FORM_COUNTED (every bytes form written since store format 4), then
  *   form 0 (bytes):   the note
  *   form 1 (compact): u32 provider key ref, u8 class, u64 issued-at, u16 endpoint count, each
  *                     endpoint: 32 id, u8 transport, u8 length + address, u8 length + region,
@@ -32,6 +33,7 @@
 
 #define RECORD_HEADER_SIZE  (8 + 8 + 8 + 4 + 32 + 1) /* without the slot */
 #define RECORD_FORM_SLOTTED 0x80
+#define RECORD_FORM_COUNTED 0x40
 
 struct record_header {
 	uint64_t sequence;
@@ -39,9 +41,11 @@ struct record_header {
 	uint64_t expires;
 	uint32_t note_len;
 	uint8_t digest[32];
-	uint8_t form;  /* 0 bytes, 1 compact (RECORD_FORM_SLOTTED cleared) */
-	uint64_t slot; /* 0: none, the record was written before store format 3 */
-	size_t size;   /* the header's bytes: where the note's form begins */
+	uint8_t form;       /* 0 bytes, 1 compact (RECORD_FORM_SLOTTED cleared) */
+	uint64_t slot;      /* 0: none, the record was written before store format 3 */
+	bool counted;       /* the header holds the endpoint count (RECORD_FORM_COUNTED) */
+	uint16_t endpoints; /* that count */
+	size_t size;        /* the header's bytes: where the note's form begins */
 };
 
 /* Looks a provider key up by reference (for rebuilding), or finds or adds one (for keeping). */
@@ -61,18 +65,25 @@ bool record_rebuilds(const char *namespace_name, const uint8_t service_id[32], u
                      uint64_t expires, const uint8_t *note, size_t note_len, const struct registration *r,
                      const struct note_signature *signature);
 
-/* Appends the value for a registration: header fields from the arguments (a slot of 0 writes
- * none, the layout before store format 3), and the note compact (from r and signature, its
- * provider key interned through keys) when compact, which must be record_rebuilds' answer for
- * the same arguments, else as bytes. Returns 0, DIRAUTH_ERR_NOMEM, or the keys' error. */
+/* Appends the value for a registration of endpoint_count endpoints (at most REGISTRATION_MAX_ENDPOINTS):
+ * header fields from the arguments (a slot of 0 writes none, the layout before store format 3),
+ * and the note compact (from r and signature, its provider key interned through keys) when
+ * compact, which must be record_rebuilds' answer for the same arguments, else as bytes with the
+ * endpoint count in the header. Returns 0, DIRAUTH_ERR_SYNTAX (a count out of range),
+ * DIRAUTH_ERR_NOMEM, or the keys' error. */
 int record_encode(uint64_t sequence, uint64_t stamp, uint64_t expires, uint64_t slot,
-                  const uint8_t digest[32], const uint8_t *note, size_t note_len, bool compact,
-                  const struct registration *r, const struct note_signature *signature,
+                  const uint8_t digest[32], const uint8_t *note, size_t note_len, size_t endpoint_count,
+                  bool compact, const struct registration *r, const struct note_signature *signature,
                   const struct record_keys *keys, struct buffer *out);
 
 /* Reads the header of a value. Returns 0 or DIRAUTH_ERR_STORE (too short, unknown form, a
- * slot of 0 where the form says there is one). */
+ * slot of 0 where the form says there is one, an endpoint count out of range). */
 int record_decode_header(const uint8_t *value, size_t len, struct record_header *out);
+
+/* The number of endpoints of the registration a value keeps (h its decoded header): read from the
+ * header or the compact form, or counted as the note's endpoint lines in a bytes form written
+ * before store format 4, without rebuilding anything. Returns 0 or DIRAUTH_ERR_STORE. */
+int record_endpoint_count(const uint8_t *value, size_t len, const struct record_header *h, size_t *out);
 
 /* Rebuilds the note of a value into out (reset first): namespace_name and service_id are the
  * record's key. Returns 0, DIRAUTH_ERR_STORE (damaged, or the rebuilt note does not have the

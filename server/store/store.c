@@ -22,7 +22,8 @@
  *                   a batch's entries land together after those written before with the same
  *                   expiry; a record written before format 3 has none and its entry is
  *                   u64 expires, ns, service id -> empty
- *   usage           ns -> u64 records, u64 bytes: what records holds, for the bounds
+ *   usage           ns -> u64 records, u64 bytes, u64 endpoints: what records holds, for the
+ *                   bounds (format 4; before it, without the endpoints)
  *   snapshots       ns, u64 epoch -> the signed header note
  *   bodies          ns, u64 epoch -> per encoding u64 size, 32 bytes sha256 (while the files exist)
  *   latest          ns -> u64 epoch
@@ -195,22 +196,24 @@ static void usage_get(struct kv_txn *t, struct store *store, uint16_t ns, struct
 	put_uint(key, ns, STORE_NS_LEN);
 	memset(out, 0, sizeof *out);
 	if (kv_txn_get(t, store->usage, key, sizeof key, &value)) {
-		if (value.len != 16) {
+		if (value.len != STORE_USAGE_LEN) {
 			kv_txn_fail(t, DIRAUTH_ERR_STORE);
 			return;
 		}
 		out->records = get_uint(value.data, 8);
 		out->bytes = get_uint(value.data + 8, 8);
+		out->endpoints = get_uint(value.data + 16, 8);
 	}
 }
 
 static void usage_put(struct kv_txn *t, struct store *store, uint16_t ns,
                       const struct store_namespace_usage *u)
 {
-	uint8_t key[STORE_NS_LEN], value[16];
+	uint8_t key[STORE_NS_LEN], value[STORE_USAGE_LEN];
 	put_uint(key, ns, STORE_NS_LEN);
 	put_uint(value, u->records, 8);
 	put_uint(value + 8, u->bytes, 8);
+	put_uint(value + 16, u->endpoints, 8);
 	kv_txn_put(t, store->usage, key, sizeof key, value, sizeof value);
 }
 
@@ -392,8 +395,10 @@ static int apply_registration(struct store *store, struct kv_txn *batch, const s
 	usage_get(&t, store, ns, &usage);
 	struct record_header old;
 	bool have_old = false;
+	size_t old_endpoints = 0;
 	if (kv_txn_get(&t, store->records, key, sizeof key, &found)) {
-		if (record_decode_header(found.data, found.len, &old) != 0)
+		if (record_decode_header(found.data, found.len, &old) != 0 ||
+		    record_endpoint_count(found.data, found.len, &old, &old_endpoints) != 0)
 			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
 		else
 			have_old = true;
@@ -401,7 +406,9 @@ static int apply_registration(struct store *store, struct kv_txn *batch, const s
 	uint64_t records = usage.records + (have_old ? 0 : 1);
 	uint64_t bytes = usage.bytes + reg->note_len + STORE_RECORD_FRAMING -
 	                 (have_old ? (uint64_t)old.note_len + STORE_RECORD_FRAMING : 0);
-	if (!t.rc && (records > reg->max_records || bytes > reg->max_bytes))
+	uint64_t endpoints = usage.endpoints + reg->endpoint_count - (have_old ? old_endpoints : 0);
+	if (!t.rc && (records > reg->max_records || bytes > reg->max_bytes ||
+	              endpoints * reg->endpoint_bytes > reg->max_bytes - bytes))
 		kv_txn_fail(&t, DIRAUTH_ERR_BOUNDS);
 
 	/* Every refusal is decided: from here on the registration writes. */
@@ -430,13 +437,14 @@ static int apply_registration(struct store *store, struct kv_txn *batch, const s
 	uint64_t slot = slot_take(&t, store);
 	if (!t.rc)
 		kv_txn_fail(&t, record_encode(reg->sequence, stamp, reg->expires, slot, reg->digest,
-		                              reg->note, reg->note_len, compact, reg->parsed, reg->signature,
-		                              &keys, &value));
+		                              reg->note, reg->note_len, reg->endpoint_count, compact,
+		                              reg->parsed, reg->signature, &keys, &value));
 	kv_txn_put(&t, store->records, key, sizeof key, value.data, value.len);
 	kv_txn_put(&t, store->expiry, index_key, expiry_key(index_key, reg->expires, slot, key), key,
 	           sizeof key);
 	usage.records = records;
 	usage.bytes = bytes;
+	usage.endpoints = endpoints;
 	usage_put(&t, store, ns, &usage);
 
 	uint8_t service[STORE_NS_LEN + 1 + 255 + 8];
@@ -955,6 +963,61 @@ int store_format_read(const char *path, uint64_t *format)
 	return rc;
 }
 
+static int recount_visit(void *context, struct kv_val key, struct kv_val value)
+{
+	uint64_t *endpoints = context;
+	struct record_header h;
+	size_t count = 0;
+	if (key.len != STORE_RECORD_KEY_LEN || record_decode_header(value.data, value.len, &h) != 0 ||
+	    record_endpoint_count(value.data, value.len, &h, &count) != 0)
+		return DIRAUTH_ERR_STORE;
+	endpoints[get_uint(key.data, STORE_NS_LEN)] += count;
+	return 0;
+}
+
+/* A namespace's usage as formats before 4 keep it: records and bytes. */
+struct old_usage {
+	uint16_t ns;
+	uint64_t records, bytes;
+};
+
+struct old_usages {
+	struct old_usage *items; /* room for every namespace */
+	size_t count;
+};
+
+static int old_usage_visit(void *context, struct kv_val key, struct kv_val value)
+{
+	struct old_usages *u = context;
+	if (key.len != STORE_NS_LEN || value.len != 16 || u->count > STORE_MAX_NAMESPACES)
+		return DIRAUTH_ERR_STORE;
+	u->items[u->count++] = (struct old_usage){(uint16_t)get_uint(key.data, STORE_NS_LEN),
+	                                          get_uint(value.data, 8), get_uint(value.data + 8, 8)};
+	return 0;
+}
+
+/* Format 4 counts the endpoints of each namespace's records beside its records and bytes: in an
+ * older store they are counted once, in t, from the records themselves. */
+static void usage_count_endpoints(struct kv_txn *t, struct store *store)
+{
+	uint64_t *endpoints = calloc(STORE_MAX_NAMESPACES + 1, sizeof *endpoints);
+	struct old_usages old = {calloc(STORE_MAX_NAMESPACES + 1, sizeof *old.items), 0};
+	int rc = endpoints && old.items ? 0 : DIRAUTH_ERR_NOMEM;
+	if (!rc)
+		rc = kv_txn_walk_prefix(t, store->records, NULL, 0, recount_visit, endpoints);
+	if (!rc)
+		rc = kv_txn_walk_prefix(t, store->usage, NULL, 0, old_usage_visit, &old);
+	if (rc)
+		kv_txn_fail(t, rc);
+	for (size_t i = 0; !rc && i < old.count; i++) {
+		struct store_namespace_usage u = {old.items[i].records, old.items[i].bytes,
+		                                  endpoints[old.items[i].ns]};
+		usage_put(t, store, old.items[i].ns, &u);
+	}
+	free(endpoints);
+	free(old.items);
+}
+
 static int check_format(struct store *store)
 {
 	struct kv_txn t;
@@ -966,8 +1029,10 @@ static int check_format(struct store *store)
 		if (format < STORE_FORMAT_OLDEST || format > STORE_FORMAT) {
 			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
 		} else if (format < STORE_FORMAT) {
-			/* Format 2 differs only in its records without an expiry slot, which format 3
-			 * reads as they are; marked 3, the store is refused by the binaries before. */
+			/* Format 2 differs from 3 only in its records without an expiry slot, which later
+			 * formats read as they are; 3 from 4 in the usage without its endpoints, counted
+			 * now. Marked 4, the store is refused by the binaries before. */
+			usage_count_endpoints(&t, store);
 			put_uint(field, STORE_FORMAT, 4);
 			kv_txn_put(&t, store->meta, "format", 6, field, 4);
 		}
@@ -1395,10 +1460,16 @@ static int prune_chunk(struct store *store, bool expiry, uint64_t limit, uint64_
 				continue; /* a stale index entry; the record has an entry of its own */
 			uint16_t ns = (uint16_t)get_uint(key, STORE_NS_LEN);
 			struct store_namespace_usage usage;
+			size_t endpoints = 0;
+			if (record_endpoint_count(found.data, found.len, &h, &endpoints) != 0) {
+				kv_txn_fail(&t, DIRAUTH_ERR_STORE);
+				break;
+			}
 			usage_get(&t, store, ns, &usage);
 			usage.records -= usage.records ? 1 : 0;
 			uint64_t gone = (uint64_t)h.note_len + STORE_RECORD_FRAMING;
 			usage.bytes -= usage.bytes >= gone ? gone : usage.bytes;
+			usage.endpoints -= usage.endpoints >= endpoints ? endpoints : usage.endpoints;
 			usage_put(&t, store, ns, &usage);
 			kv_txn_delete(&t, store->records, key, STORE_RECORD_KEY_LEN);
 			kept_trim(&t, store, key, 0, h.stamp);

@@ -79,7 +79,7 @@ struct store_options {
 
 /* The layouts this build reads (docs/operating.md, "Upgrading dirauthd"): a store of an older
  * one it knows is brought up to STORE_FORMAT when opened, and any other is refused. */
-#define STORE_FORMAT        3
+#define STORE_FORMAT        4
 #define STORE_FORMAT_OLDEST 2
 
 /* Reads the format recorded in the store at path (which must not be open), to tell an operator
@@ -112,9 +112,12 @@ struct store_registration {
 	 * compactly without parsing it again; both NULL to keep the bytes as they are. */
 	const struct registration *parsed;
 	const struct note_signature *signature;
-	uint64_t epoch;       /* the first epoch whose cut-off has not passed, by the caller's clock */
-	uint64_t max_records; /* the namespace's bounds, which the namespace must stay within */
-	uint64_t max_bytes;   /* sum of note lengths plus STORE_RECORD_FRAMING each */
+	uint64_t epoch;          /* the first epoch whose cut-off has not passed, by the caller's clock */
+	uint64_t max_records;    /* the namespace's bounds, which the namespace must stay within */
+	uint64_t max_bytes;      /* sum of note lengths plus STORE_RECORD_FRAMING each ... */
+	uint64_t endpoint_bytes; /* ... plus this for each endpoint the records list: room kept in the
+	                          * body for what else an endpoint may bring (a lifecycle
+	                          * namespace's health entry), 0 for nothing */
 };
 
 /* Called once with the outcome of an asynchronous submission (from the store's answerer thread,
@@ -286,7 +289,8 @@ int store_statistics(struct store *store, struct store_statistics *out);
 /* What a namespace holds now (its latest registrations, expired or not yet removed). */
 struct store_namespace_usage {
 	uint64_t records;
-	uint64_t bytes; /* sum of note lengths plus STORE_RECORD_FRAMING each */
+	uint64_t bytes;     /* sum of note lengths plus STORE_RECORD_FRAMING each */
+	uint64_t endpoints; /* endpoints the records list */
 };
 
 /* Returns 0 (zeros for an unknown namespace), DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS,

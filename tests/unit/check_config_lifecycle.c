@@ -6,6 +6,7 @@
  */
 #include "schema/error.h"
 #include "schema/note.h"
+#include "schema/snapshot.h"
 #include "server/config/config.h"
 #include "test_keys.h"
 #include "test_support.h"
@@ -77,6 +78,9 @@ START_TEST(test_defaults)
 	}
 	ck_assert_uint_eq(config->operator_count, 0);
 	ck_assert_uint_eq(config_max_health(config), 1000000 * 32);
+	/* Without the lifecycle, a namespace's records may take all the room of its body. */
+	ck_assert_uint_eq(config_namespace_record_bytes(config, 0), config->bounds.namespace_bytes);
+	ck_assert_uint_eq(config_namespace_endpoint_bytes(config, 0), 0);
 	config_free(config);
 }
 END_TEST
@@ -98,6 +102,13 @@ START_TEST(test_lifecycle_and_operators)
 	ck_assert_uint_eq(config->namespaces[0].health_freshness_epochs, 4);
 	ck_assert_uint_eq(config->namespaces[0].revocation_epochs, 10);
 	ck_assert_uint_eq(config->namespaces[0].max_revocations, 500);
+	/* With it, the room of its most revocations and of the sections' count lines is kept out of
+	 * what its records may take, and each endpoint they list counts a health entry's room. */
+	ck_assert_uint_eq(config_namespace_record_bytes(config, 0), config->bounds.namespace_bytes -
+	                                                                2 * SNAPSHOT_SECTION_COUNT_MAX -
+	                                                                500 * SNAPSHOT_REVOCATION_ENTRY_MAX);
+	ck_assert_uint_eq(config_namespace_endpoint_bytes(config, 0), SNAPSHOT_HEALTH_ENTRY_MAX);
+	ck_assert_uint_eq(config_namespace_record_bytes(config, 1), config->bounds.namespace_bytes);
 	ck_assert_uint_eq(config->operator_count, 1);
 	struct note_verifier key;
 	ck_assert_int_eq(note_verifier_parse(operator_key, strlen(operator_key), &key), 0);
@@ -121,6 +132,13 @@ START_TEST(test_refusals)
 	/* A revocation must outlive every snapshot that held what it revokes. */
 	expect_refusal(with(", revocation_epochs: 2", NULL), 8, "less than epoch.validity_epochs");
 	expect_refusal(with(", max_revocations: 0", NULL), 8, "max_revocations");
+	/* Revocations whose room would leave none for the largest registration and its health. */
+	expect_refusal(with(", lifecycle: true, max_revocations: 1000000", NULL), 0,
+	               "namespace mix: its max_revocations (1000000) leave no room");
+	expect_refusal(
+	    with(", lifecycle: true, max_revocations: 100",
+	         "bounds: { snapshot_body_uncompressed: 300000, snapshot_body_compressed: 400000 }\n"),
+	    0, "leave no room");
 	expect_refusal(with(", lifecycles: true", NULL), 8, "lifecycles");
 	expect_refusal(with("", "operators: [\"not a key\"]\n"), 10,
 	               "operator key is not an Ed25519 verifier key");

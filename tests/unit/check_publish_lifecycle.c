@@ -67,7 +67,8 @@ static void write_clock(struct fixture *f, uint64_t now)
 	test_write_file(path, text, (size_t)n, 0644);
 }
 
-static struct config *parse_config(struct fixture *f, int lifecycle)
+/* The fixture's configuration: mix with namespace_keys (", key: value" pairs), then tail. */
+static struct config *parse_config_with(struct fixture *f, const char *namespace_keys, const char *tail)
 {
 	char text[4096], provider[NOTE_VERIFIER_KEY_MAX + 1];
 	snprintf(provider, sizeof provider, "%s", test_key_verifier_string(&f->provider));
@@ -81,14 +82,19 @@ static struct config *parse_config(struct fixture *f, int lifecycle)
 	         "  - { name: mix, origin: dirauth.example/mix%s }\n"
 	         "providers:\n"
 	         "  - { key: \"%s\", namespaces: [mix], classes: [mix-gateway] }\n"
-	         "operators: [\"%s\"]\n",
-	         LENGTH, GENESIS, lifecycle ? ", lifecycle: true" : "", provider,
-	         test_key_verifier_string(&f->operator_key));
+	         "operators: [\"%s\"]\n"
+	         "%s",
+	         LENGTH, GENESIS, namespace_keys, provider, test_key_verifier_string(&f->operator_key), tail);
 	struct settings_error error;
 	struct config *config = NULL;
 	ck_assert_msg(config_parse((const uint8_t *)text, strlen(text), f->dir, &config, &error) == 0,
 	              "%zu: %s", error.line, error.message);
 	return config;
+}
+
+static struct config *parse_config(struct fixture *f, int lifecycle)
+{
+	return parse_config_with(f, lifecycle ? ", lifecycle: true" : "", "");
 }
 
 static void fixture_open(struct fixture *f)
@@ -554,6 +560,75 @@ START_TEST(test_statements_from_peers)
 }
 END_TEST
 
+/* A namespace filled to its bound keeps every receipt's promise with a fresh health statement on
+ * every endpoint: the room of a health entry is counted per endpoint when a registration is
+ * taken, so the body the promised epoch publishes fits its bound, and the registration that
+ * would have left no room is refused (namespace_full), nothing stored. */
+START_TEST(test_full_namespace_publishes_with_its_health)
+{
+	struct fixture f;
+	fixture_open(&f);
+	config_free(f.config);
+	const size_t body_bound = 24576;
+	char bounds[256];
+	snprintf(bounds, sizeof bounds,
+	         "bounds: { registration_body: 4096, endpoints_per_service: 3, "
+	         "snapshot_body_uncompressed: %zu, snapshot_body_compressed: 65536 }\n",
+	         body_bound);
+	f.config = parse_config_with(&f, ", lifecycle: true, max_revocations: 2", bounds);
+	uint64_t at = GENESIS + 10 * LENGTH + 1;
+	struct registration r[40];
+	size_t accepted = 0;
+	struct submit_context context = {f.config, f.store, f.signer, f.health, f.clock};
+	for (unsigned i = 0; i < 40; i++) {
+		test_example_registration(i + 1, "mix", &f.provider, &r[i]);
+		r[i].issued_at = at;
+		r[i].expires = at + 3600;
+		struct buffer note;
+		struct submit_result result;
+		buffer_init(&note);
+		test_sign_registration(&r[i], &f.provider, &note);
+		enum api_error error = submit_registration(&context, note.data, note.len, &result);
+		buffer_free(&note);
+		buffer_free(&result.receipt);
+		if (error == API_ERROR_NONE) {
+			ck_assert_uint_eq(accepted, i); /* none accepted after a refusal */
+			accepted++;
+		} else {
+			ck_assert_msg(error == API_ERROR_NAMESPACE_FULL, "%s", api_error_code(error));
+			ck_assert_int_eq(store_service_sequence(f.store, r[i].service_id, &(uint64_t){0}),
+			                 DIRAUTH_ERR_NOT_FOUND);
+		}
+	}
+	ck_assert_uint_gt(accepted, 1);
+	ck_assert_uint_lt(accepted, 40);
+
+	at = GENESIS + 10 * LENGTH + 5;
+	write_clock(&f, at);
+	for (size_t i = 0; i < accepted; i++)
+		for (size_t e = 0; e < r[i].endpoint_count; e++)
+			health(&f, &r[i], e, HEALTH_SIGNER_PROVIDER, HEALTH_HEALTHY, at, 1);
+
+	struct publication p;
+	write_clock(&f, GENESIS + 11 * LENGTH + 1);
+	ck_assert_int_eq(publish_snapshot(f.config, f.store, f.signer, 0, 11, &p, NULL, 0), 0);
+	ck_assert_uint_eq(p.header.record_count, accepted);
+	ck_assert_uint_le(p.header.body_size, body_bound);
+	publication_clear(&p);
+	struct buffer body;
+	read_body(&f, 11, &body);
+	struct snapshot_body_limits limits = {16, 64, 2};
+	struct snapshot_body *parsed = NULL;
+	ck_assert_int_eq(snapshot_body_parse_sections(body.data, body.len, &limits, &parsed), 0);
+	ck_assert_uint_eq(parsed->health_count, 3 * accepted);
+	snapshot_body_free(parsed);
+	buffer_free(&body);
+	for (unsigned i = 0; i < 40; i++)
+		registration_clear(&r[i]);
+	fixture_close(&f);
+}
+END_TEST
+
 static Suite *publish_lifecycle_suite(void)
 {
 	Suite *suite = suite_create("publish_lifecycle");
@@ -561,6 +636,7 @@ static Suite *publish_lifecycle_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_one_vote_consensus);
 	tcase_add_test(tc, test_statements_from_peers);
+	tcase_add_test(tc, test_full_namespace_publishes_with_its_health);
 	suite_add_tcase(suite, tc);
 	return suite;
 }

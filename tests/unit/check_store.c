@@ -713,7 +713,7 @@ START_TEST(test_older_format_refused)
 		if (i == 0)
 			kv_txn_put(&t, db, "0123456789abcdef0123456789abcdef", 32, "provider", 8);
 		else
-			kv_txn_put(&t, db, "format", 6, i == 1 ? "\0\0\0\1" : "\0\0\0\4", 4);
+			kv_txn_put(&t, db, "format", 6, i == 1 ? "\0\0\0\1" : "\0\0\0\5", 4);
 		ck_assert_int_eq(kv_txn_commit(&t), 0);
 		kv_env_close(env);
 		ck_assert_int_eq(store_open(&options, &other), DIRAUTH_ERR_STORE);
@@ -722,7 +722,7 @@ START_TEST(test_older_format_refused)
 		uint64_t format = 0;
 		ck_assert_int_eq(store_format_read(options.path, &format),
 		                 i == 0 ? DIRAUTH_ERR_NOT_FOUND : 0);
-		ck_assert_uint_eq(format, i == 0 ? 0 : i == 1 ? 1 : 4);
+		ck_assert_uint_eq(format, i == 0 ? 0 : i == 1 ? 1 : 5);
 	}
 }
 END_TEST
@@ -1148,15 +1148,19 @@ static int collect_visit(void *context, struct kv_val key, struct kv_val value)
 
 /* Rewrites the closed store as format 2 wrote it: records without a slot, expiry keyed by
  * expiry time and record key, the format 2, no next_slot. */
-static void make_format_2(void)
+/* Rewrites the closed store at dir as format (2 or 3) wrote it: its records without their
+ * endpoint counts and, for format 2, without their expiry slots (and their expiry entries under
+ * the old key); its namespaces' usage without the endpoints. */
+static void make_format(int format)
 {
 	struct kv_env *env = NULL;
-	struct kv_db meta, records, expiry;
-	struct kv_database d[] = {{"meta", &meta}, {"records", &records}, {"expiry", &expiry}};
+	struct kv_db meta, records, expiry, usage;
+	struct kv_database d[] = {
+	    {"meta", &meta}, {"records", &records}, {"expiry", &expiry}, {"usage", &usage}};
 	struct kv_txn t;
 	struct buffer all;
 	buffer_init(&all);
-	ck_assert_int_eq(kv_env_open(dir, 4 * MIB, d, 3, &env), 0);
+	ck_assert_int_eq(kv_env_open(dir, 4 * MIB, d, 4, &env), 0);
 	kv_txn_begin(env, &t, KV_WRITE);
 	ck_assert_int_eq(kv_txn_walk_prefix(&t, records, NULL, 0, collect_visit, &all), 0);
 	for (size_t at = 0; at < all.len;) {
@@ -1166,18 +1170,31 @@ static void make_format_2(void)
 		ck_assert_int_eq(record_decode_header(value, value_len, &h), 0);
 		ck_assert_uint_ne(h.slot, 0);
 		uint8_t old[1024], index[STORE_EXPIRY_OLD_LEN];
+		size_t kept = format == 2 ? 0 : 8, skipped = 8 - kept + (h.counted ? 2 : 0);
 		ck_assert_uint_lt(value_len, sizeof old);
 		memcpy(old, value, RECORD_HEADER_SIZE - 1);
-		old[RECORD_HEADER_SIZE - 1] = h.form;
-		memcpy(old + RECORD_HEADER_SIZE, value + RECORD_HEADER_SIZE + 8,
-		       value_len - RECORD_HEADER_SIZE - 8);
-		kv_txn_put(&t, records, key, key_len, old, value_len - 8);
-		kv_txn_delete(&t, expiry, index, expiry_key(index, h.expires, h.slot, key));
-		kv_txn_put(&t, expiry, index, expiry_key(index, h.expires, 0, key), "", 0);
+		old[RECORD_HEADER_SIZE - 1] = (uint8_t)(h.form | (format == 2 ? 0 : RECORD_FORM_SLOTTED));
+		memcpy(old + RECORD_HEADER_SIZE, value + RECORD_HEADER_SIZE, kept);
+		memcpy(old + RECORD_HEADER_SIZE + kept, value + RECORD_HEADER_SIZE + 8 + (h.counted ? 2 : 0),
+		       value_len - RECORD_HEADER_SIZE - 8 - (h.counted ? 2 : 0));
+		kv_txn_put(&t, records, key, key_len, old, value_len - skipped);
+		if (format == 2) {
+			kv_txn_delete(&t, expiry, index, expiry_key(index, h.expires, h.slot, key));
+			kv_txn_put(&t, expiry, index, expiry_key(index, h.expires, 0, key), "", 0);
+		}
 		at += 8 + key_len + value_len;
 	}
-	kv_txn_put(&t, meta, "format", 6, "\0\0\0\2", 4);
-	kv_txn_delete(&t, meta, "next_slot", 9);
+	buffer_reset(&all);
+	ck_assert_int_eq(kv_txn_walk_prefix(&t, usage, NULL, 0, collect_visit, &all), 0);
+	for (size_t at = 0; at < all.len;) {
+		size_t key_len = get_uint(all.data + at, 4), value_len = get_uint(all.data + at + 4, 4);
+		ck_assert_uint_eq(value_len, STORE_USAGE_LEN);
+		kv_txn_put(&t, usage, all.data + at + 8, key_len, all.data + at + 8 + key_len, 16);
+		at += 8 + key_len + value_len;
+	}
+	kv_txn_put(&t, meta, "format", 6, format == 2 ? "\0\0\0\2" : "\0\0\0\3", 4);
+	if (format == 2)
+		kv_txn_delete(&t, meta, "next_slot", 9);
 	ck_assert_int_eq(kv_txn_commit(&t), 0);
 	kv_env_close(env);
 	buffer_free(&all);
@@ -1188,14 +1205,14 @@ START_TEST(test_format_2_store_is_read_and_kept)
 	for (uint32_t i = 1; i <= 3; i++)
 		ck_assert_int_eq(reg(NAMESPACE, PROVIDER, i, 1, 100 * (uint64_t)i, i), 0);
 	store_close(store);
-	make_format_2();
+	make_format(2);
 	struct expiry_index x;
 	read_expiry(&x);
 	ck_assert_uint_eq(x.count, 3);
 	for (size_t i = 0; i < 3; i++)
 		ck_assert_uint_eq(x.key_len[i], STORE_EXPIRY_OLD_LEN);
 
-	/* Opened, it is format 3 from then on, and its records read as before. */
+	/* Opened, it is the current format from then on, and its records read as before. */
 	store = open_at(dir, 0, 0);
 	expect_view(NAMESPACE, 0, 0, 3, "registration 1 sequence 1");
 	ck_assert_str_eq(seen.notes[2], "registration 3 sequence 1");
@@ -1215,7 +1232,7 @@ START_TEST(test_format_2_store_is_read_and_kept)
 	ck_assert_int_eq(kv_env_open(dir, MIB, &d, 1, &env), 0);
 	kv_txn_begin(env, &t, KV_READ);
 	ck_assert(kv_txn_get(&t, meta, "format", 6, &value));
-	ck_assert_mem_eq(value.data, "\0\0\0\3", 4);
+	ck_assert_mem_eq(value.data, "\0\0\0\4", 4);
 	kv_txn_abort(&t);
 	kv_env_close(env);
 
@@ -1272,6 +1289,83 @@ START_TEST(test_namespace_bounds)
 	ck_assert_str_eq(seen.notes[1], "registration 2 sequence 2");
 	ck_assert_str_eq(seen.notes[2], "registration 3 sequence 2 and longer");
 	ck_assert_uint_eq(usage_of("other").records, 1);
+}
+END_TEST
+
+/* Submits service's registration of endpoints endpoints (ids service * 10 + 1..) with room of
+ * endpoint_bytes kept for each, under max_bytes. */
+static int reg_endpoints(uint32_t service, uint64_t sequence, size_t endpoints, uint64_t endpoint_bytes,
+                         uint64_t max_bytes, uint64_t expires)
+{
+	struct test_registration t;
+	make_registration(&t, NAMESPACE, PROVIDER, service, sequence, expires);
+	for (size_t i = 0; i < endpoints; i++)
+		add_endpoint(&t, service * 10 + (uint32_t)i + 1);
+	t.r.endpoint_bytes = endpoint_bytes;
+	t.r.max_bytes = max_bytes;
+	return submit(store, &t);
+}
+
+START_TEST(test_namespace_bounds_count_endpoints)
+{
+	/* A lifecycle namespace keeps room in its body for a health entry per endpoint its records
+	 * list: a registration whose endpoints would leave no room for theirs is refused like one
+	 * past the bytes, and a replacement with fewer endpoints, and expiry, give the room back. */
+	const uint64_t each = strlen("registration 1 sequence 1") + STORE_RECORD_FRAMING, room = 1000;
+	const uint64_t bound = 2 * each + 5 * room;
+	ck_assert_int_eq(reg_endpoints(1, 1, 3, room, bound, 2000), 0);
+	ck_assert_int_eq(reg_endpoints(2, 1, 3, room, bound, 1000), DIRAUTH_ERR_BOUNDS);
+	assert_service_absent(store, 2);
+	ck_assert_int_eq(reg_endpoints(2, 1, 2, room, bound, 1000), 0);
+	ck_assert_uint_eq(usage_of(NAMESPACE).endpoints, 5);
+	ck_assert_uint_eq(usage_of(NAMESPACE).bytes, 2 * each);
+	/* One endpoint more is refused, one fewer frees room for another service's. */
+	ck_assert_int_eq(reg_endpoints(1, 2, 4, room, bound, 2000), DIRAUTH_ERR_BOUNDS);
+	ck_assert_uint_eq(sequence_of(store, 1), 1);
+	ck_assert_int_eq(reg_endpoints(1, 2, 2, room, bound, 2000), 0);
+	ck_assert_uint_eq(usage_of(NAMESPACE).endpoints, 4);
+	/* Without room kept per endpoint (another namespace's setting), the same count fits. */
+	ck_assert_int_eq(reg_endpoints(3, 1, 4, 0, bound + each, 2000), 0);
+	ck_assert_uint_eq(usage_of(NAMESPACE).endpoints, 8);
+	ck_assert_int_eq(reg_endpoints(4, 1, 1, room, bound + 2 * each, 2000), DIRAUTH_ERR_BOUNDS);
+
+	/* Expired records give their endpoints back: service 2 (two endpoints) is gone at 1500. */
+	ck_assert_int_eq(store_seal(store, 1, 1500), 0);
+	ck_assert_uint_eq(usage_of(NAMESPACE).records, 2);
+	ck_assert_uint_eq(usage_of(NAMESPACE).endpoints, 6);
+}
+END_TEST
+
+START_TEST(test_format_3_store_counts_endpoints)
+{
+	/* Format 4 counts the endpoints of a namespace's records; a format 3 store has them counted
+	 * from its records when it is opened: from the compact form, and from the note's endpoint
+	 * lines in the bytes form. */
+	static const char two[] = "dirauth registration v1\nendpoint a\nendpoint b\nendpoint-key a k\n";
+	static const char three[] = "dirauth registration v1\nendpoint a\nendpoint b\nendpoint c\n";
+	struct test_registration t;
+	make_registration(&t, NAMESPACE, PROVIDER, 1, 1, 1000);
+	add_endpoint(&t, 11);
+	add_endpoint(&t, 12);
+	set_note(&t, two, strlen(two));
+	ck_assert_int_eq(submit(store, &t), 0);
+	make_registration(&t, NAMESPACE, PROVIDER, 2, 1, 1000);
+	for (uint32_t i = 21; i <= 23; i++)
+		add_endpoint(&t, i);
+	set_note(&t, three, strlen(three));
+	ck_assert_int_eq(submit(store, &t), 0);
+	ck_assert_int_eq(reg("other", PROVIDER, 3, 1, 1000, 31), 0);
+	store_close(store);
+	make_format(3);
+
+	store = open_at(dir, 0, 0);
+	ck_assert_uint_eq(usage_of(NAMESPACE).records, 2);
+	ck_assert_uint_eq(usage_of(NAMESPACE).endpoints, 5);
+	/* The fake note of "other" has no endpoint line: as a store of format 3 kept it, none. */
+	ck_assert_uint_eq(usage_of("other").endpoints, 0);
+	/* A replacement takes the old version's endpoints off and adds its own. */
+	ck_assert_int_eq(reg(NAMESPACE, PROVIDER, 2, 2, 1000, 24), 0);
+	ck_assert_uint_eq(usage_of(NAMESPACE).endpoints, 3);
 }
 END_TEST
 
@@ -1951,6 +2045,8 @@ int main(void)
 	                        test_seal_prunes_expired,
 	                        test_seal_prunes_every_replaced_version,
 	                        test_namespace_bounds,
+	                        test_namespace_bounds_count_endpoints,
+	                        test_format_3_store_counts_endpoints,
 	                        test_refuse_line,
 	                        test_async_callback_once,
 	                        test_refusal_in_a_new_namespace_leaves_nothing,
