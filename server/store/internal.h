@@ -84,8 +84,9 @@ struct store {
 	bool stopping;
 	bool in_flight;
 	bool have_sealed;
-	uint64_t sealed;     /* raised by store_seal before it is committed */
-	bool seal_unwritten; /* sealed is not yet committed (its commit is running or failed) */
+	uint64_t sealed;        /* raised by store_seal before it is committed */
+	uint64_t highest_stamp; /* the highest the committer gave since the store was opened */
+	bool seal_unwritten;    /* sealed is not yet committed (its commit is running or failed) */
 	struct store_statistics statistics;
 	pthread_t committer, answerer;
 

@@ -902,10 +902,13 @@ START_TEST(test_stamps)
 	uint64_t sealed = 0;
 	size_t count = 0;
 
-	/* Nothing sealed: the epoch given. Sealed at 4: at least one past the sealed epoch. */
+	/* Nothing sealed: the epoch given, but never below a stamp given before (a submitter whose
+	 * clock read 4 just before another's read 5, reaching the committer after it). Sealed at 4:
+	 * at least one past the sealed epoch. */
 	ck_assert_int_eq(store_sealed(store, &sealed), DIRAUTH_ERR_NOT_FOUND);
-	ck_assert_uint_eq(reg_stamped(1, 1, 1000, 5), 5);
 	ck_assert_uint_eq(reg_stamped(2, 1, 1000, 3), 3);
+	ck_assert_uint_eq(reg_stamped(1, 1, 1000, 5), 5);
+	ck_assert_uint_eq(reg_stamped(7, 1, 1000, 4), 5);
 	ck_assert_int_eq(store_seal(store, 4, 0), 0);
 	ck_assert_uint_eq(reg_stamped(3, 1, 1000, 2), 5);
 	ck_assert_uint_eq(reg_stamped(4, 1, 1000, 4), 5);
@@ -921,8 +924,53 @@ START_TEST(test_stamps)
 	ck_assert_int_eq(store_view_foreach(store, NAMESPACE, 3, 0, count_visit, &count), DIRAUTH_ERR_STALE);
 	ck_assert_int_eq(store_view_foreach(store, NAMESPACE, 5, 0, count_visit, &count), DIRAUTH_ERR_STALE);
 	ck_assert_int_eq(store_seal(store, 6, 0), 0);
-	expect_view(NAMESPACE, 6, 0, 5, NULL); /* all but service 6, stamped 7 */
+	expect_view(NAMESPACE, 6, 0, 6, NULL); /* all but service 6, stamped 7 */
 	ck_assert_int_eq(store_view_foreach(store, NAMESPACE, 4, 0, count_visit, &count), DIRAUTH_ERR_STALE);
+}
+END_TEST
+
+/* Submits service's registration with note text, stamped for epoch, under max_bytes. */
+static uint64_t reg_stamped_bounded(uint32_t service, uint64_t sequence, const char *text, uint64_t epoch,
+                                    uint64_t max_bytes)
+{
+	struct test_registration t;
+	uint64_t stamp = 0;
+	make_registration(&t, NAMESPACE, PROVIDER, service, sequence, 1000);
+	set_note(&t, text, strlen(text));
+	t.r.epoch = epoch;
+	t.r.max_bytes = max_bytes;
+	ck_assert_int_eq(store_registration_submit(store, &t.r, &stamp), 0);
+	return stamp;
+}
+
+/* The sum of the note lengths and their framing in the view of epoch (sealed first). */
+static uint64_t view_bytes(uint64_t epoch)
+{
+	ck_assert_int_eq(store_seal(store, epoch, 0), 0);
+	view_at(store, NAMESPACE, epoch, 0, &seen);
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < seen.count; i++)
+		bytes += seen.note_lens[i] + STORE_RECORD_FRAMING;
+	return bytes;
+}
+
+START_TEST(test_stamps_keep_every_view_within_the_bounds)
+{
+	/* A long version replaced by a short one for epoch 2 frees room; a registration whose
+	 * submitter's clock still said epoch 1 reaches the committer after it. Stamped 1, it would
+	 * join the long version in epoch 1's view, past the bound that both were checked against;
+	 * it is stamped 2, and every view stays within the bound. */
+	static const char long_note[] = "a long registration, some thirty bytes more than the short one";
+	static const char short_note[] = "short";
+	const uint64_t bound = strlen(long_note) + strlen(short_note) + 2 * STORE_RECORD_FRAMING;
+	ck_assert_uint_eq(reg_stamped_bounded(1, 1, long_note, 1, bound), 1);
+	ck_assert_uint_eq(reg_stamped_bounded(1, 2, short_note, 2, bound), 2);
+	uint64_t stamp = reg_stamped_bounded(2, 1, long_note, 1, bound);
+	ck_assert_uint_le(view_bytes(1), bound);
+	ck_assert_uint_eq(seen.count, 1);
+	ck_assert_uint_le(view_bytes(2), bound);
+	ck_assert_uint_eq(seen.count, 2);
+	ck_assert_uint_eq(stamp, 2);
 }
 END_TEST
 
@@ -958,12 +1006,15 @@ START_TEST(test_replaced_versions_kept_per_epoch)
 {
 	struct walk again;
 
-	/* Before any seal: service 2 at epochs 1 then 2; service 3 at 1, 3, then 2 (an epoch given
-	 * lower than the version it replaces: the newest serves every epoch from 2 on). */
-	const uint64_t before[][3] = {{1, 1, 1}, {2, 1, 1}, {2, 2, 2}, {3, 1, 1}, {3, 2, 3}, {3, 3, 2}};
+	/* Before any seal: service 2 at epochs 1 then 2; service 3 at 1, 3, then, after a reopen
+	 * (the stamps given are not remembered), at 2: an epoch lower than the version it replaces,
+	 * so the newest serves every epoch from 2 on. */
+	const uint64_t before[][3] = {{1, 1, 1}, {2, 1, 1}, {3, 1, 1}, {2, 2, 2}, {3, 2, 3}};
 	for (size_t i = 0; i < sizeof before / sizeof before[0]; i++)
 		ck_assert_uint_eq(reg_stamped((uint32_t)before[i][0], before[i][1], 1000, before[i][2]),
 		                  before[i][2]);
+	reopen(0, 0);
+	ck_assert_uint_eq(reg_stamped(3, 3, 1000, 2), 2);
 	ck_assert_int_eq(store_seal(store, 1, 0), 0);
 	/* Sealed at 1, service 1 replaced twice, stamped 2 then 3. */
 	ck_assert_uint_eq(reg_stamped(1, 2, 1000, 2), 2);
@@ -2040,6 +2091,7 @@ int main(void)
 	                        test_orphan_bodies_tidied_at_open,
 	                        test_retention_keeps_headers,
 	                        test_stamps,
+	                        test_stamps_keep_every_view_within_the_bounds,
 	                        test_seal_fixes_view,
 	                        test_replaced_versions_kept_per_epoch,
 	                        test_seal_prunes_expired,
