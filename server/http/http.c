@@ -239,16 +239,9 @@ const char *http_namespace_cache_control(const struct http_request *request,
                                          enum http_cache_lifetime lifetime)
 {
 	int immutable = lifetime == HTTP_CACHE_IMMUTABLE;
-	if (strcmp(http_namespace_cache_scope(request), "private") == 0)
+	if (config_namespace_is_private(request->server->options.config, request->namespace_index))
 		return immutable ? "private, max-age=31536000, immutable" : "private, max-age=5";
 	return immutable ? "public, max-age=31536000, immutable" : "public, max-age=5";
-}
-
-const char *http_namespace_cache_scope(const struct http_request *request)
-{
-	return config_namespace_is_private(request->server->options.config, request->namespace_index)
-	           ? "private"
-	           : "public";
 }
 
 static int method_is_get(const char *method)

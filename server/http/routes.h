@@ -92,12 +92,11 @@ const char *http_namespace_name(const struct http_request *request);
  * proofs to it). */
 enum http_cache_lifetime { HTTP_CACHE_IMMUTABLE, HTTP_CACHE_LATEST_CHECKPOINT };
 
-/* The Cache-Control of such an answer of the request's namespace, and the scope alone for an
- * answer whose max-age is computed: "public" in a public namespace, "private" in a private one,
- * whose answers are for its capability holders and never for a shared cache. */
+/* The Cache-Control of such an answer of the request's namespace: "public" in a public namespace,
+ * "private" in a private one, whose answers are for its capability holders and never for a shared
+ * cache (the latest snapshot header's, whose max-age is computed, comes from server/readpath). */
 const char *http_namespace_cache_control(const struct http_request *request,
                                          enum http_cache_lifetime lifetime);
-const char *http_namespace_cache_scope(const struct http_request *request);
 
 /* Snapshot reads (snapshot_routes.c). The capture after {namespace} is the epoch text. */
 enum MHD_Result http_serve_latest_header(struct http_request *request);

@@ -24,31 +24,15 @@ enum MHD_Result http_serve_latest_header(struct http_request *request)
 	if (prepared_set_latest(o->prepared, request->namespace_index, &snapshot) != 0)
 		return respond_error(request->connection, request->route, API_ERROR_NOT_FOUND,
 		                     "Nothing has been published in this namespace yet.");
-	uint64_t now = 0, max_age = 0, fresh_until = prepared_snapshot_fresh_until(snapshot);
-	if (clock_now(o->clock, &now) == 0 && now < fresh_until)
-		max_age = fresh_until - now;
-	char cache_control[64];
-	snprintf(cache_control, sizeof cache_control, "%s, max-age=%llu", http_namespace_cache_scope(request),
-	         (unsigned long long)max_age);
-	const char *etag = prepared_snapshot_header_etag(snapshot);
-	int not_modified =
-	    respond_etag_matches(http_request_header(request, MHD_HTTP_HEADER_IF_NONE_MATCH), etag);
-	size_t note_len = 0;
-	const uint8_t *note = prepared_snapshot_header_note(snapshot, &note_len);
-	struct MHD_Response *response =
-	    not_modified ? MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT)
-	                 : MHD_create_response_from_buffer(note_len, (void *)note, MHD_RESPMEM_MUST_COPY);
-	enum MHD_Result result = MHD_NO;
-	if (response && MHD_add_response_header(response, MHD_HTTP_HEADER_ETAG, etag) == MHD_YES &&
-	    MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, cache_control) == MHD_YES &&
-	    (not_modified || MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE,
-	                                             "text/plain; charset=utf-8") == MHD_YES)) {
-		result = respond_queue_and_destroy(
-		    request->connection, not_modified ? MHD_HTTP_NOT_MODIFIED : MHD_HTTP_OK, response);
-		response = NULL;
-	}
-	if (response)
-		MHD_destroy_response(response);
+	/* An unreadable clock reads as past fresh-until: max-age 0. */
+	uint64_t now = 0;
+	if (clock_now(o->clock, &now) != 0)
+		now = UINT64_MAX;
+	bool not_modified = respond_etag_matches(http_request_header(request, MHD_HTTP_HEADER_IF_NONE_MATCH),
+	                                         prepared_snapshot_header_etag(snapshot));
+	enum MHD_Result result =
+	    prepared_snapshot_queue_latest_header(snapshot, request->connection, now, not_modified) ? MHD_YES
+	                                                                                            : MHD_NO;
 	prepared_snapshot_release(snapshot);
 	return result;
 }

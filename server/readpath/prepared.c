@@ -60,6 +60,7 @@ struct prepared_body {
 
 struct prepared_snapshot {
 	char namespace_name[NAMESPACE_NAME_MAX + 1];
+	bool is_private;               /* its namespace is private: no shared cache keeps it */
 	const char *cache_control;     /* PREPARED_IMMUTABLE, or its private form */
 	struct snapshot_header header; /* parsed from header_note */
 	uint8_t *header_note;          /* owned; the signed header note */
@@ -79,6 +80,13 @@ struct prepared_snapshot {
 	bool body_building[ENCODING_COUNT];         /* a request is building that encoding now */
 	pthread_mutex_t body_lock;
 	pthread_cond_t body_built;
+	/* The header's answers as the latest snapshot, 200 and 304, whose max-age counts down to
+	 * fresh-until: built for latest_second and shared by that second's requests. Guarded by
+	 * latest_lock, held while one is queued, so that none is destroyed before libmicrohttpd
+	 * holds it. */
+	pthread_mutex_t latest_lock;
+	struct MHD_Response *latest_answer[2];
+	uint64_t latest_second;
 	atomic_size_t references;
 };
 
@@ -112,6 +120,10 @@ static void prepared_snapshot_free(struct prepared_snapshot *s)
 		if (s->body_not_modified[e])
 			MHD_destroy_response(s->body_not_modified[e]);
 	}
+	for (int i = 0; i < 2; i++)
+		if (s->latest_answer[i])
+			MHD_destroy_response(s->latest_answer[i]);
+	pthread_mutex_destroy(&s->latest_lock);
 	pthread_cond_destroy(&s->body_built);
 	pthread_mutex_destroy(&s->body_lock);
 	free(s->header_note);
@@ -289,8 +301,16 @@ static int snapshot_build(const char *namespace_name, int is_private, uint64_t e
 		s = NULL;
 		goto cleanup;
 	}
+	if (pthread_mutex_init(&s->latest_lock, NULL) != 0) {
+		pthread_cond_destroy(&s->body_built);
+		pthread_mutex_destroy(&s->body_lock);
+		free(s);
+		s = NULL;
+		goto cleanup;
+	}
 	atomic_init(&s->references, 1);
 	snprintf(s->namespace_name, sizeof s->namespace_name, "%s", namespace_name);
+	s->is_private = is_private;
 	s->cache_control = is_private ? PREPARED_IMMUTABLE_PRIVATE : PREPARED_IMMUTABLE;
 	if ((rc = header_parse(namespace_name, epoch, header_note, &s->header)) ||
 	    (rc = crypto_sha256(header_note->data, header_note->len, digest)))
@@ -656,6 +676,57 @@ const char *prepared_snapshot_body_etag(const struct prepared_snapshot *snapshot
                                         enum content_encoding encoding)
 {
 	return (unsigned)encoding < ENCODING_COUNT ? snapshot->body_etag[encoding] : NULL;
+}
+
+/* The latest header's answer, 200 (note) or 304 (none), with Cache-Control of max_age. */
+static struct MHD_Response *latest_answer_create(const struct prepared_snapshot *s, bool note,
+                                                 uint64_t max_age)
+{
+	char cache_control[64];
+	snprintf(cache_control, sizeof cache_control, "%s, max-age=%llu",
+	         s->is_private ? "private" : "public", (unsigned long long)max_age);
+	struct MHD_Response *response =
+	    note ? MHD_create_response_from_buffer(s->header_note_len, s->header_note, MHD_RESPMEM_MUST_COPY)
+	         : empty_response();
+	if (response &&
+	    (MHD_add_response_header(response, MHD_HTTP_HEADER_ETAG, s->header_etag) != MHD_YES ||
+	     MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, cache_control) != MHD_YES ||
+	     (note && MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE,
+	                                      "text/plain; charset=utf-8") != MHD_YES))) {
+		MHD_destroy_response(response);
+		response = NULL;
+	}
+	return response;
+}
+
+int prepared_snapshot_queue_latest_header(struct prepared_snapshot *snapshot,
+                                          struct MHD_Connection *connection, uint64_t now, bool not_modified)
+{
+	pthread_mutex_lock(&snapshot->latest_lock);
+	if (!snapshot->latest_answer[0] || snapshot->latest_second != now) {
+		uint64_t fresh_until = snapshot->header.fresh_until;
+		uint64_t max_age = now < fresh_until ? fresh_until - now : 0;
+		struct MHD_Response *ok = latest_answer_create(snapshot, true, max_age);
+		struct MHD_Response *unchanged = ok ? latest_answer_create(snapshot, false, max_age) : NULL;
+		if (!unchanged) {
+			if (ok)
+				MHD_destroy_response(ok);
+			pthread_mutex_unlock(&snapshot->latest_lock);
+			return 0;
+		}
+		/* A connection that queued the old ones keeps them until it has sent them. */
+		for (int i = 0; i < 2; i++)
+			if (snapshot->latest_answer[i])
+				MHD_destroy_response(snapshot->latest_answer[i]);
+		snapshot->latest_answer[0] = ok;
+		snapshot->latest_answer[1] = unchanged;
+		snapshot->latest_second = now;
+	}
+	enum MHD_Result result =
+	    MHD_queue_response(connection, not_modified ? MHD_HTTP_NOT_MODIFIED : MHD_HTTP_OK,
+	                       snapshot->latest_answer[not_modified ? 1 : 0]);
+	pthread_mutex_unlock(&snapshot->latest_lock);
+	return result == MHD_YES;
 }
 
 struct MHD_Response *prepared_snapshot_header_response(const struct prepared_snapshot *snapshot)

@@ -38,12 +38,14 @@
 #include "server/config/config.h"
 #include "server/store/store.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define PREPARED_CACHE_SIZE 8
 #define PREPARED_ETAG_MAX   80 /* quoted 64 hex digits and an encoding suffix */
 
+struct MHD_Connection;
 struct MHD_Response;
 
 /* One published snapshot's responses. Opaque; reference-counted. */
@@ -137,6 +139,15 @@ const uint8_t *prepared_snapshot_header_note(const struct prepared_snapshot *sna
 const char *prepared_snapshot_header_etag(const struct prepared_snapshot *snapshot);
 const char *prepared_snapshot_body_etag(const struct prepared_snapshot *snapshot,
                                         enum content_encoding encoding);
+
+/* Queues on connection the answer to a request for the latest header, snapshot being the latest:
+ * 200 with the note, or 304 when not_modified (the request's If-None-Match matched the header's
+ * ETag); Cache-Control "public, max-age=N" ("private, ..." in a private namespace), N the seconds
+ * from now to the header's fresh-until, 0 past it. Both answers are built once per second (now)
+ * and shared by every request of that second. Returns 1 when queued (libmicrohttpd's MHD_YES), 0
+ * when libmicrohttpd refused it or memory ran out. */
+int prepared_snapshot_queue_latest_header(struct prepared_snapshot *snapshot,
+                                          struct MHD_Connection *connection, uint64_t now, bool not_modified);
 
 /* The prepared header response (200) and the 304s of the header and of the body in encoding,
  * all immutable. Borrowed as above; NULL for an encoding out of range. */

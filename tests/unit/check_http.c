@@ -558,7 +558,24 @@ START_TEST(test_caching_headers)
 	request(&f, "GET", "/v1/mix/snapshots/latest", NULL, 0, 0, headers, &response);
 	ck_assert_int_eq(response.status, 304);
 	ck_assert_str_eq(header(&response, "ETag"), etag);
+	ck_assert_str_eq(header(&response, "Cache-Control"), "public, max-age=40");
 	response_free(&response);
+	/* The latest header's max-age follows the clock, second by second, in the 200 and the 304
+	 * alike, and is 0 once fresh-until has passed. */
+	const uint64_t later[] = {GENESIS + 12 * LENGTH + 21, GENESIS + 12 * LENGTH + 59,
+	                          GENESIS + 13 * LENGTH + 30};
+	const char *expected[] = {"public, max-age=39", "public, max-age=1", "public, max-age=0"};
+	for (size_t i = 0; i < 3; i++) {
+		write_clock(&f, later[i]);
+		for (int conditional = 0; conditional < 2; conditional++) {
+			request(&f, "GET", "/v1/mix/snapshots/latest", NULL, 0, 0, conditional ? headers : NULL,
+			        &response);
+			ck_assert_int_eq(response.status, conditional ? 304 : 200);
+			ck_assert_str_eq(header(&response, "Cache-Control"), expected[i]);
+			ck_assert_str_eq(header(&response, "ETag"), etag);
+			response_free(&response);
+		}
+	}
 	snprintf(if_none_match, sizeof if_none_match, "If-None-Match: \"nope\", W/%s", etag);
 	request(&f, "GET", "/v1/mix/snapshots/12", NULL, 0, 0, headers, &response);
 	ck_assert_int_eq(response.status, 304);
