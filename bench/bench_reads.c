@@ -119,7 +119,7 @@ static void usage(FILE *out)
 	    "  --file-clock        dirauthd on a file clock moved by the benchmark (each clock reading\n"
 	    "                      opens and reads a file) instead of the system clock\n"
 	    "  --lead S            with the system clock, the epoch that publishes the registrations\n"
-	    "                      begins S seconds after the start (default 5 + 1 per 1,000 records)\n"
+	    "                      begins S seconds after the start (default 10 + 1 per 1,000 records)\n"
 	    "  --http 'K: V, ...'  keys added to dirauthd's http settings (a setting under test)\n"
 	    "  --wrk PATH          the wrk binary (default: looked up in PATH)\n"
 	    "  --temp-dir DIR      where the temporary directories go (default $TMPDIR or /tmp)\n");
@@ -154,7 +154,7 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 	                          &programs, usage) != 0)
 		return -1;
 	if (!o->lead_seconds)
-		o->lead_seconds = 5 + (unsigned)(o->records / 1000);
+		o->lead_seconds = 10 + (unsigned)(o->records / 1000);
 	if (o->wrk_threads > o->connections)
 		o->wrk_threads = o->connections;
 	if (harness_programs_check("bench_reads", o->dirauthd, o->signer) != 0)
