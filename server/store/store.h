@@ -30,8 +30,9 @@
  * have signed). Only the sealed epoch is readable this way (store_view_foreach).
  *
  * Bounds. Each submission names its namespace's bounds (records, and bytes of the records'
- * notes with their framing): a registration that would take the namespace past them is refused
- * before anything is stored, so every stamp given can be kept. The map has a fixed size
+ * notes with their framing plus any room kept per endpoint they list): a registration that would
+ * take the namespace past them is refused before anything is stored, so every stamp given can be
+ * kept. The map has a fixed size
  * (options.map_size); registrations are refused once it is fuller than options.refuse_percent,
  * which leaves the rest to publication and to the work that frees space (retention, expiry).
  *
