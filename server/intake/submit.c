@@ -64,9 +64,10 @@ static enum api_error check_grammar(const uint8_t *body, size_t len, struct regi
  * enrolled elsewhere only) is answered exactly as for a namespace that is not served, so that no
  * key, public or not, can be used to learn that it exists. So that the work does not tell either,
  * the provider is looked up and its signature checked before the namespace is judged, whatever
- * the namespace. */
+ * the namespace. On success *namespace_index (may be NULL) gets the namespace's index. */
 static enum api_error check_enrolment(const struct config *config, const struct registration *r,
-                                      const struct note *note, struct submit_result *result)
+                                      const struct note *note, struct submit_result *result,
+                                      size_t *namespace_index_out)
 {
 	int namespace_index = config_namespace_index(config, r->namespace_name, strlen(r->namespace_name));
 	const struct config_provider *provider = config_provider_find(config, &r->provider);
@@ -94,6 +95,8 @@ static enum api_error check_enrolment(const struct config *config, const struct 
 		return intake_refuse(result, API_ERROR_CLASS_NOT_ALLOWED,
 		                     "The provider '%s' is not enrolled for the class '%s'.",
 		                     r->provider.name, service_class_name(r->service_class));
+	if (namespace_index_out)
+		*namespace_index_out = (size_t)namespace_index;
 	return API_ERROR_NONE;
 }
 
@@ -138,7 +141,7 @@ enum api_error submit_check_note(const struct config *config, const uint8_t *not
 		return intake_refuse(result, API_ERROR_BODY_TOO_LARGE, "The body is larger than %zu bytes.",
 		                     config->bounds.registration_body);
 	if ((error = check_grammar(note, len, r, parsed, result)) ||
-	    (error = check_enrolment(config, r, *parsed, result)) ||
+	    (error = check_enrolment(config, r, *parsed, result, NULL)) ||
 	    (error = check_bounds_and_times(config, r, now, result))) {
 		registration_clear(r);
 		note_free(*parsed);
@@ -176,12 +179,13 @@ static enum api_error registration_prepare(struct intake_pending *p)
 	struct submit_result *result = &p->result;
 	enum api_error error;
 	char why[SIGNER_HEALTH_DETAIL_MAX];
+	size_t namespace_index = 0;
 
 	if (p->len > config->bounds.registration_body)
 		return intake_refuse(result, API_ERROR_BODY_TOO_LARGE, "The body is larger than %zu bytes.",
 		                     config->bounds.registration_body);
 	if ((error = check_grammar(p->body, p->len, &rp->r, &p->note, result)) ||
-	    (error = check_enrolment(config, &rp->r, p->note, result)))
+	    (error = check_enrolment(config, &rp->r, p->note, result, &namespace_index)))
 		return error;
 	if (rp->r.endpoint_count <= config->bounds.endpoints_per_service &&
 	    clock_now(p->context.clock, &p->now) != 0)
@@ -215,13 +219,9 @@ static enum api_error registration_prepare(struct intake_pending *p)
 	    .digest = p->digest,
 	    .epoch = schedule_destination_epoch(&config->epoch, p->now),
 	    .max_records = config->bounds.records_per_snapshot,
+	    .max_bytes = config_namespace_record_bytes(config, namespace_index),
+	    .endpoint_bytes = config_namespace_endpoint_bytes(config, namespace_index),
 	};
-	/* Enrolled for the namespace (check_enrolment), so it is configured. */
-	int index = config_namespace_index(config, rp->r.namespace_name, strlen(rp->r.namespace_name));
-	if (index < 0)
-		return intake_refuse(result, API_ERROR_INTERNAL, "The namespace is not configured.");
-	rp->record.max_bytes = config_namespace_record_bytes(config, (size_t)index);
-	rp->record.endpoint_bytes = config_namespace_endpoint_bytes(config, (size_t)index);
 	return API_ERROR_NONE;
 }
 

@@ -65,12 +65,12 @@ bool record_rebuilds(const char *namespace_name, const uint8_t service_id[32], u
                      uint64_t expires, const uint8_t *note, size_t note_len, const struct registration *r,
                      const struct note_signature *signature);
 
-/* Appends the value for a registration of endpoint_count endpoints (at most REGISTRATION_MAX_ENDPOINTS):
- * header fields from the arguments (a slot of 0 writes none, the layout before store format 3),
- * and the note compact (from r and signature, its provider key interned through keys) when
- * compact, which must be record_rebuilds' answer for the same arguments, else as bytes with the
- * endpoint count in the header. Returns 0, DIRAUTH_ERR_SYNTAX (a count out of range),
- * DIRAUTH_ERR_NOMEM, or the keys' error. */
+/* Appends the value for a registration of endpoint_count endpoints (at most
+ * REGISTRATION_MAX_ENDPOINTS): header fields from the arguments (a slot of 0 writes none, the
+ * layout before store format 3), and the note compact (from r and signature, its provider key
+ * interned through keys) when compact, which must be record_rebuilds' answer for the same
+ * arguments, else as bytes with the endpoint count in the header. Returns 0, DIRAUTH_ERR_SYNTAX (a count out
+ * of range), DIRAUTH_ERR_NOMEM, or the keys' error. */
 int record_encode(uint64_t sequence, uint64_t stamp, uint64_t expires, uint64_t slot,
                   const uint8_t digest[32], const uint8_t *note, size_t note_len, size_t endpoint_count,
                   bool compact, const struct registration *r, const struct note_signature *signature,

@@ -43,19 +43,19 @@
  * commits once; the answerer thread reports every result once the commit is durable. When the
  * commit fails, nobody in the batch is told 0.
  *
- * The seal. The committer stamps each request with max(its epoch, sealed + 1, the highest stamp
- * it gave) while it holds the store's lock to take the batch, and marks the batch in flight;
+ * The seal. The committer stamps each request with max(its epoch, sealed + 1, the highest stamp it
+ * gave) while it holds the store's lock to take the batch, and marks the batch in flight;
  * store_seal raises sealed only when no batch is in flight, so no commit stamped at or below a
- * sealed epoch can land after the seal. Stamps never go down: two submitters whose clocks
- * straddle a cut-off may reach the committer in either order, and a request stamped E after one
- * stamped E + 1 would add to epoch E after a replacement stamped E + 1 had freed room under the
- * namespace's bounds, room that epoch E's view still fills with the replaced version. In stamp
- * order, every version an epoch's view holds was, when the last request stamped for that epoch
- * was committed, a namespace's latest, and so within the bounds checked then. A registration replacing a
- * version stamped for an earlier epoch moves that version to previous: that epoch's snapshot still holds it,
- * whether it is sealed yet or not. Several versions of one service can be kept at once (one per epoch not yet
- * sealed past), so that a version replaced before its epoch is sealed does not take the sealed epoch's
- * version with it.
+ * sealed epoch can land after the seal. Stamps never go down: two submitters whose clocks straddle
+ * a cut-off may reach the committer in either order, and a request stamped E after one stamped
+ * E + 1 would add to epoch E after a replacement stamped E + 1 had freed room under the
+ * namespace's bounds, room that epoch E's view still fills with the replaced version. In stamp order, every
+ * version an epoch's view holds was, when the last request stamped for that epoch was committed, a
+ * namespace's latest, and so within the bounds checked then. A registration replacing a version
+ * stamped for an earlier epoch moves that version to previous: that epoch's snapshot still holds
+ * it, whether it is sealed yet or not. Several versions of one service can be kept at once (one per
+ * epoch not yet sealed past), so that a version replaced before its epoch is sealed does not take
+ * the sealed epoch's version with it.
  */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include "server/store/store.h"

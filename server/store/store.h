@@ -19,15 +19,16 @@
  *   - bodies: each published body in every content encoding, as files, for the retention window
  *     (store_retain); their sizes and digests beside the header while the files exist.
  *
- * Epochs, stamps and the seal. Snapshot E holds, per service, the latest registration stamped E
- * or lower that has not expired at E's valid-after. A registration is stamped with the epoch the
+ * Epochs, stamps and the seal. Snapshot E holds, per service, the latest registration stamped E or
+ * lower that has not expired at E's valid-after. A registration is stamped with the epoch the
  * caller names (the first epoch whose cut-off has not passed by its clock), or with one past the
  * sealed epoch, or with the highest stamp given since the store was opened, if that is later: so
- * every version an epoch holds was within the namespace's bounds together (below). store_seal(E) fixes the
- * content of snapshot E: every commit after it is stamped E + 1 or later, and it waits for commits already
- * under way. So the content of a sealed epoch can be read again, byte for byte, after any crash: a snapshot
- * rebuilt after a restart is the one that was being built (and its header is the one the signer may already
- * have signed). Only the sealed epoch is readable this way (store_view_foreach).
+ * every version an epoch holds was within the namespace's bounds together (below). store_seal(E)
+ * fixes the content of snapshot E: every commit after it is stamped E + 1 or later, and it waits
+ * for commits already under way. So the content of a sealed epoch can be read again, byte for byte,
+ * after any crash: a snapshot rebuilt after a restart is the one that was being built (and its
+ * header is the one the signer may already have signed). Only the sealed epoch is readable this way
+ * (store_view_foreach).
  *
  * Bounds. Each submission names its namespace's bounds (records, and bytes of the records'
  * notes with their framing plus any room kept per endpoint they list): a registration that would

@@ -568,8 +568,8 @@ START_TEST(test_caching_headers)
 	for (size_t i = 0; i < 3; i++) {
 		write_clock(&f, later[i]);
 		for (int conditional = 0; conditional < 2; conditional++) {
-			request(&f, "GET", "/v1/mix/snapshots/latest", NULL, 0, 0, conditional ? headers : NULL,
-			        &response);
+			request(&f, "GET", "/v1/mix/snapshots/latest", NULL, 0, 0,
+			        conditional ? headers : NULL, &response);
 			ck_assert_int_eq(response.status, conditional ? 304 : 200);
 			ck_assert_str_eq(header(&response, "Cache-Control"), expected[i]);
 			ck_assert_str_eq(header(&response, "ETag"), etag);
