@@ -105,6 +105,9 @@ static const struct api_error_entry api_error_table[API_ERROR_COUNT] = {
     [API_ERROR_LOG_INCONSISTENT] = {"inconsistent_checkpoint", 422,
                                     "The checkpoint is not proven consistent with the tree head this "
                                     "witness cosigned last."},
+    [API_ERROR_BODY_NOT_KEPT] = {"body_not_kept", 404,
+                                 "The snapshot's header is kept here, but its body is past the "
+                                 "retention window."},
 };
 
 static const struct api_error_entry *api_error_entry(enum api_error error)

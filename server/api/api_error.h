@@ -73,6 +73,8 @@ enum api_error {
 	/* c2sp.org/tlog-witness add-checkpoint (server/translog/witness.h). */
 	API_ERROR_LOG_UNKNOWN,      /* 404: no log of that origin is known here */
 	API_ERROR_LOG_INCONSISTENT, /* 422: not proven consistent with the tree head cosigned last */
+	/* Snapshots: a header kept whose body retention removed (store.body_retention_epochs). */
+	API_ERROR_BODY_NOT_KEPT, /* 404 */
 	API_ERROR_COUNT
 };
 

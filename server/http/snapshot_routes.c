@@ -96,7 +96,13 @@ enum MHD_Result http_serve_epoch_body(struct http_request *request)
 		struct MHD_Response *response = NULL;
 		int rc = prepared_set_body(request->server->options.prepared, snapshot, encoding, &response,
 		                           request->body_sending);
-		if (rc)
+		if (rc == DIRAUTH_ERR_STALE)
+			result = respond_error(request->connection, request->route, API_ERROR_BODY_NOT_KEPT,
+			                       NULL);
+		else if (rc == DIRAUTH_ERR_NOT_FOUND)
+			result = respond_error(request->connection, request->route, API_ERROR_NOT_FOUND,
+			                       "No snapshot body of this epoch is stored here.");
+		else if (rc)
 			result = respond_error(request->connection, request->route, API_ERROR_INTERNAL,
 			                       dirauth_strerror(rc));
 		else

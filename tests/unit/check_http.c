@@ -963,6 +963,31 @@ START_TEST(test_old_epochs_load_lazily)
 }
 END_TEST
 
+/* A body retention removed is a 404 with its own code, never a 500, while its header is still
+ * served: an authority catching up stores such a header alone (docs/protocol.md). */
+START_TEST(test_body_past_retention)
+{
+	struct fixture f;
+	open_with_epoch_11(&f);
+	publish_at(&f, GENESIS + 12 * LENGTH);
+	ck_assert_int_eq(store_retain(f.store, "mix", 12), 0);
+	fixture_restart_serving(&f);
+	const char *encodings[] = {"Accept-Encoding: identity", "Accept-Encoding: gzip", "Accept-Encoding: zstd"};
+	for (size_t e = 0; e < 3; e++) {
+		const char *headers[] = {encodings[e], NULL};
+		struct response response;
+		request(&f, "GET", "/v1/mix/snapshots/11/body", NULL, 0, 0, headers, &response);
+		expect_error(&response, 404, "body_not_kept");
+		ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
+		response_free(&response);
+	}
+	expect_status(&f, "GET", "/v1/mix/snapshots/11", 200);
+	expect_status(&f, "GET", "/v1/mix/snapshots/12/body", 200);
+	get_expect_error(&f, "/v1/mix/snapshots/10/body", 404, "not_found");
+	fixture_close(&f);
+}
+END_TEST
+
 START_TEST(test_check_order)
 {
 	/* The grammar is judged before the namespace: a note with two signatures is malformed (400)
@@ -1026,6 +1051,7 @@ static Suite *http_suite(void)
 	tcase_add_test(tc, test_percent_escapes_refused);
 	tcase_add_test(tc, test_body_pages_only_while_sent);
 	tcase_add_test(tc, test_old_epochs_load_lazily);
+	tcase_add_test(tc, test_body_past_retention);
 	tcase_add_test(tc, test_metrics);
 	tcase_add_test(tc, test_check_order);
 	tcase_add_test(tc, test_routes_between_authorities);
