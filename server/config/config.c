@@ -774,6 +774,51 @@ static int set_authority_set(struct settings_reader *state, struct config *confi
 	                     config->authority_name);
 }
 
+/* Whether each window of a round holds the peer operations that run in it, each at its full
+ * timeout (docs/operating.md, "Sizing the windows"): the vote's push in the vote window; the
+ * pull of missing votes, the fetch of missing notes and the signature's push in the signature
+ * window; the pull of missing signatures between the signature deadline and the epoch's start.
+ * A clock skew as large as a window would let a peer's statement pass its deadline unseen. A
+ * file clock's seconds (tests, demos) need not be real seconds, so its windows are not judged
+ * against timeouts in real seconds. */
+static int check_windows(struct settings_reader *state, const struct config *config)
+{
+	const struct epoch_schedule *s = &config->epoch;
+	uint64_t timeout = config->peers.timeout_seconds, skew = config->bounds.clock_skew_seconds;
+	if (config->member_count < 2 || config->clock_source == CONFIG_CLOCK_FILE)
+		return 0;
+	if (config->peers.connect_timeout_seconds > timeout)
+		return settings_fail(state, 0,
+		                     "authorities: connect_timeout_seconds (%u) is longer than timeout_seconds "
+		                     "(%u), which bounds the whole request",
+		                     config->peers.connect_timeout_seconds, config->peers.timeout_seconds);
+	if (s->vote < timeout)
+		return settings_fail(state, 0,
+		                     "epoch: vote_seconds (%llu) cannot hold the push of a vote, which may take "
+		                     "authorities.timeout_seconds (%llu s) with its retries",
+		                     (unsigned long long)s->vote, (unsigned long long)timeout);
+	if (s->signature < CONFIG_SIGNATURE_WINDOW_OPERATIONS * timeout)
+		return settings_fail(state, 0,
+		                     "epoch: signature_seconds (%llu) cannot hold the pull of missing votes, "
+		                     "the fetch of missing notes and the push of the signature, which may "
+		                     "take %d x authorities.timeout_seconds (%llu s)",
+		                     (unsigned long long)s->signature, CONFIG_SIGNATURE_WINDOW_OPERATIONS,
+		                     (unsigned long long)(CONFIG_SIGNATURE_WINDOW_OPERATIONS * timeout));
+	if (s->prepare - s->vote - s->signature < timeout)
+		return settings_fail(state, 0,
+		                     "epoch: prepare_seconds - vote_seconds - signature_seconds (%llu) cannot "
+		                     "hold the pull of missing signatures before the epoch starts, which may "
+		                     "take authorities.timeout_seconds (%llu s)",
+		                     (unsigned long long)(s->prepare - s->vote - s->signature),
+		                     (unsigned long long)timeout);
+	if (skew >= s->vote || skew >= s->signature)
+		return settings_fail(state, 0,
+		                     "bounds: clock_skew_seconds (%llu) must stay under vote_seconds and "
+		                     "signature_seconds",
+		                     (unsigned long long)skew);
+	return 0;
+}
+
 /* The epoch's phases: as configured, else none for one authority alone, and for several the
  * second half of the epoch (a sixth each for votes and signatures). */
 static int set_phases(struct settings_reader *state, struct config *config)
@@ -789,7 +834,7 @@ static int set_phases(struct settings_reader *state, struct config *config)
 		    state, 0,
 		    "epoch: prepare_seconds must be below length_seconds and at least vote_seconds + "
 		    "signature_seconds");
-	return 0;
+	return check_windows(state, config);
 }
 
 static int parse_root(struct settings_reader *state, const struct settings_node *root, struct config *config)

@@ -25,6 +25,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The peer operations the signature window must hold, each at authorities.timeout_seconds:
+ * the pull of missing votes, the fetch of missing notes, the push of the signature. */
+#define CONFIG_SIGNATURE_WINDOW_OPERATIONS 3
 #define CONFIG_MAX_NAMESPACES  64 /* a provider's namespaces are a 64-bit mask */
 #define CONFIG_MAX_PROVIDERS   10000
 #define CONFIG_MAX_OPERATORS   256

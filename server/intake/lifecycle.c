@@ -550,7 +550,7 @@ static enum api_error deregistration_durable(struct intake_pending *p, uint64_t 
 	return rc ? intake_pending_receipt_unbuilt(p, rc) : API_ERROR_NONE;
 }
 
-static const struct intake_pending_kind health_kind = {
+const struct intake_pending_kind intake_health_kind = {
     .size = sizeof(struct statement_pending),
     .document = "health statement",
     .prepare = prepare_health,
@@ -560,7 +560,7 @@ static const struct intake_pending_kind health_kind = {
     .durable = statement_acknowledged,
 };
 
-static const struct intake_pending_kind revocation_kind = {
+const struct intake_pending_kind intake_revocation_kind = {
     .size = sizeof(struct statement_pending),
     .document = "revocation",
     .prepare = prepare_revocation,
@@ -570,7 +570,7 @@ static const struct intake_pending_kind revocation_kind = {
     .durable = statement_acknowledged,
 };
 
-static const struct intake_pending_kind deregistration_kind = {
+const struct intake_pending_kind intake_deregistration_kind = {
     .size = sizeof(struct statement_pending),
     .document = "deregistration",
     .prepare = prepare_deregistration,
@@ -594,58 +594,58 @@ static const uint8_t *body_or_empty(const uint8_t *body)
 enum api_error submit_health(const struct submit_context *context, const uint8_t *body, size_t len,
                              struct submit_result *result)
 {
-	return intake_pending_wait(&health_kind, context, body_or_empty(body), len, false, result);
+	return intake_pending_wait(&intake_health_kind, context, body_or_empty(body), len, false, result);
 }
 
 enum api_error submit_health_async(const struct submit_context *context, const uint8_t *body, size_t len,
                                    submit_done done, void *done_context, struct submit_result *result)
 {
-	return intake_pending_start(&health_kind, context, body_or_empty(body), len, done, done_context,
+	return intake_pending_start(&intake_health_kind, context, body_or_empty(body), len, false, done, done_context,
 	                            result);
 }
 
 enum api_error submit_revocation(const struct submit_context *context, const uint8_t *body, size_t len,
                                  struct submit_result *result)
 {
-	return intake_pending_wait(&revocation_kind, context, body_or_empty(body), len, false, result);
+	return intake_pending_wait(&intake_revocation_kind, context, body_or_empty(body), len, false, result);
 }
 
 enum api_error submit_revocation_async(const struct submit_context *context, const uint8_t *body, size_t len,
                                        submit_done done, void *done_context, struct submit_result *result)
 {
-	return intake_pending_start(&revocation_kind, context, body_or_empty(body), len, done, done_context,
+	return intake_pending_start(&intake_revocation_kind, context, body_or_empty(body), len, false, done, done_context,
 	                            result);
 }
 
 enum api_error submit_peer_revocation(const struct submit_context *context, const uint8_t *note, size_t len,
                                       struct submit_result *result)
 {
-	return intake_pending_wait(&revocation_kind, context, body_or_empty(note), len, true, result);
+	return intake_pending_wait(&intake_revocation_kind, context, body_or_empty(note), len, true, result);
 }
 
 enum api_error submit_check_peer_revocation(const struct submit_context *context, const uint8_t *note,
                                             size_t len, struct submit_result *result)
 {
-	return intake_pending_check(&revocation_kind, context, body_or_empty(note), len, true, result);
+	return intake_pending_check(&intake_revocation_kind, context, body_or_empty(note), len, true, result);
 }
 
 enum api_error submit_peer_health(const struct submit_context *context, const uint8_t *note, size_t len,
                                   struct submit_result *result)
 {
-	return intake_pending_wait(&health_kind, context, body_or_empty(note), len, true, result);
+	return intake_pending_wait(&intake_health_kind, context, body_or_empty(note), len, true, result);
 }
 
 enum api_error submit_deregistration(const struct submit_context *context, const uint8_t *body, size_t len,
                                      struct submit_result *result)
 {
-	return intake_pending_wait(&deregistration_kind, context, body_or_empty(body), len, false, result);
+	return intake_pending_wait(&intake_deregistration_kind, context, body_or_empty(body), len, false, result);
 }
 
 enum api_error submit_deregistration_async(const struct submit_context *context, const uint8_t *body,
                                            size_t len, submit_done done, void *done_context,
                                            struct submit_result *result)
 {
-	return intake_pending_start(&deregistration_kind, context, body_or_empty(body), len, done,
+	return intake_pending_start(&intake_deregistration_kind, context, body_or_empty(body), len, false, done,
 	                            done_context, result);
 }
 

@@ -184,9 +184,10 @@ static void on_stored(void *context, int rc, uint64_t stamp)
 
 enum api_error intake_pending_start(const struct intake_pending_kind *kind,
                                     const struct submit_context *context, const uint8_t *body, size_t len,
-                                    submit_done done, void *done_context, struct submit_result *result)
+                                    bool from_peer, submit_done done, void *done_context,
+                                    struct submit_result *result)
 {
-	struct intake_pending *p = pending_new(kind, context, body, len, false);
+	struct intake_pending *p = pending_new(kind, context, body, len, from_peer);
 	if (!p)
 		return out_of_memory(result);
 	p->done = done;

@@ -96,7 +96,14 @@ enum api_error intake_pending_wait(const struct intake_pending_kind *kind,
  * not called). */
 enum api_error intake_pending_start(const struct intake_pending_kind *kind,
                                     const struct submit_context *context, const uint8_t *body, size_t len,
-                                    submit_done done, void *done_context, struct submit_result *result);
+                                    bool from_peer, submit_done done, void *done_context,
+                                    struct submit_result *result);
+
+/* The kinds of document intake takes (submit.c and lifecycle.c describe them). */
+extern const struct intake_pending_kind intake_registration_kind;
+extern const struct intake_pending_kind intake_health_kind;
+extern const struct intake_pending_kind intake_revocation_kind;
+extern const struct intake_pending_kind intake_deregistration_kind;
 
 /* Only the checks (the kind's prepare), nothing stored. Returns API_ERROR_NONE or the refusal,
  * with *result filled (its receipt empty). */

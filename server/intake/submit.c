@@ -282,7 +282,7 @@ static enum api_error registration_durable(struct intake_pending *p, uint64_t st
 	return rc ? intake_pending_receipt_unbuilt(p, rc) : API_ERROR_NONE;
 }
 
-static const struct intake_pending_kind registration_kind = {
+const struct intake_pending_kind intake_registration_kind = {
     .size = sizeof(struct registration_pending),
     .document = "registration",
     .prepare = registration_prepare,
@@ -300,20 +300,20 @@ static const struct intake_pending_kind registration_kind = {
 enum api_error submit_registration(const struct submit_context *context, const uint8_t *body, size_t len,
                                    struct submit_result *result)
 {
-	return intake_pending_wait(&registration_kind, context, body, len, false, result);
+	return intake_pending_wait(&intake_registration_kind, context, body, len, false, result);
 }
 
 enum api_error submit_registration_async(const struct submit_context *context, const uint8_t *body,
                                          size_t len, submit_done done, void *done_context,
                                          struct submit_result *result)
 {
-	return intake_pending_start(&registration_kind, context, body, len, done, done_context, result);
+	return intake_pending_start(&intake_registration_kind, context, body, len, false, done, done_context, result);
 }
 
 enum api_error submit_peer_registration(const struct submit_context *context, const uint8_t *note, size_t len,
                                         struct submit_result *result)
 {
-	enum api_error error = intake_pending_wait(&registration_kind, context, note, len, true, result);
+	enum api_error error = intake_pending_wait(&intake_registration_kind, context, note, len, true, result);
 	buffer_free(&result->receipt);
 	return error;
 }

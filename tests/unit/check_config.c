@@ -337,6 +337,61 @@ START_TEST(test_authority_set)
 }
 END_TEST
 
+/* A set on the system clock with the given phases of a 120-s epoch, peer timeouts and skew:
+ * parse's return, the message in error. */
+static int parse_windows(uint64_t prepare, uint64_t vote, uint64_t signature, unsigned timeout,
+                         unsigned connect, unsigned skew, struct settings_error *error)
+{
+	static const char *const three[] = {"authority1.dirauth.example", "authority2.dirauth.example",
+	                                    "authority3.dirauth.example"};
+	char extra[8192], text[40000];
+	int n = snprintf(extra, sizeof extra, "bounds: { clock_skew_seconds: %u }\n", skew);
+	authorities_text(three, 3, 2, extra + n, sizeof extra - (size_t)n);
+	n = (int)strlen(extra);
+	snprintf(extra + n, sizeof extra - (size_t)n,
+	         "  timeout_seconds: %u\n  connect_timeout_seconds: %u\n", timeout, connect);
+	const char *base = valid_text(extra);
+	const char *clock = strstr(base, "clock: { source: file, path: clock }\n");
+	const char *validity = strstr(base, "  validity_epochs: 3\n");
+	ck_assert(clock && validity && validity < clock);
+	snprintf(text, sizeof text,
+	         "%.*s  length_seconds: 120\n  genesis: 0\n  validity_epochs: 3\n  prepare_seconds: %llu\n"
+	         "  vote_seconds: %llu\n  signature_seconds: %llu\nclock: { source: system }\n%s",
+	         (int)(strstr(base, "  length_seconds") - base), base, (unsigned long long)prepare,
+	         (unsigned long long)vote, (unsigned long long)signature,
+	         clock + strlen("clock: { source: file, path: clock }\n"));
+	struct config *config = NULL;
+	int rc = parse(text, &config, error);
+	config_free(config);
+	return rc;
+}
+
+/* Each window of the round must hold the peer operations that run in it at their full timeout
+ * (docs/operating.md, "Sizing the windows"), so --check-config (exit 78) refuses a schedule in
+ * which a round could not finish in time. */
+START_TEST(test_windows_hold_the_peer_operations)
+{
+	make_provider_key();
+	struct settings_error error;
+	/* The shipped five-authority schedule: 60 s prepared, 20 s votes, 20 s signatures. */
+	ck_assert_msg(parse_windows(60, 20, 20, 5, 2, 5, &error) == 0, "%s", error.message);
+	ck_assert_int_eq(parse_windows(60, 20, 30, 10, 2, 5, &error), 0);
+	/* The vote's push; the signature window's three operations; the pull of signatures. */
+	ck_assert_int_eq(parse_windows(60, 4, 20, 5, 2, 3, &error), DIRAUTH_ERR_CONFIG);
+	ck_assert_msg(strstr(error.message, "vote_seconds (4) cannot hold"), "%s", error.message);
+	ck_assert_int_eq(parse_windows(60, 20, 14, 5, 2, 5, &error), DIRAUTH_ERR_CONFIG);
+	ck_assert_msg(strstr(error.message, "signature_seconds (14) cannot hold"), "%s", error.message);
+	ck_assert_int_eq(parse_windows(44, 20, 20, 5, 2, 5, &error), DIRAUTH_ERR_CONFIG);
+	ck_assert_msg(strstr(error.message, "(4) cannot hold the pull of missing signatures"), "%s",
+	              error.message);
+	/* A connect budget longer than the request's; a skew as large as a window. */
+	ck_assert_int_eq(parse_windows(60, 20, 20, 5, 6, 5, &error), DIRAUTH_ERR_CONFIG);
+	ck_assert_msg(strstr(error.message, "connect_timeout_seconds (6)"), "%s", error.message);
+	ck_assert_int_eq(parse_windows(60, 20, 20, 5, 2, 20, &error), DIRAUTH_ERR_CONFIG);
+	ck_assert_msg(strstr(error.message, "clock_skew_seconds (20)"), "%s", error.message);
+}
+END_TEST
+
 START_TEST(test_duplicate_provider)
 {
 	make_provider_key();
@@ -435,6 +490,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_duplicate_provider);
 	tcase_add_test(tc, test_authority_set);
+	tcase_add_test(tc, test_windows_hold_the_peer_operations);
 	tcase_add_test(tc, test_nesting_bound);
 	tcase_add_test(tc, test_files);
 	suite_add_tcase(suite, tc);
