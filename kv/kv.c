@@ -419,23 +419,30 @@ bool kv_txn_delete(struct kv_txn *t, struct kv_db db, const void *key, size_t ke
 int kv_txn_walk_prefix(struct kv_txn *t, struct kv_db db, const void *prefix, size_t prefix_len,
                        kv_visitor visit, void *context)
 {
+	return kv_txn_walk_from(t, db, prefix, prefix_len, prefix, prefix_len, visit, context);
+}
+
+int kv_txn_walk_from(struct kv_txn *t, struct kv_db db, const void *prefix, size_t prefix_len,
+                     const void *start, size_t start_len, kv_visitor visit, void *context)
+{
 	MDB_cursor *cursor = NULL;
 	int result = 0;
 
 	if (!kv_txn_usable(t))
 		return t->rc;
-	if (!visit || (!prefix && prefix_len)) {
+	if (!visit || (!prefix && prefix_len) || (!start && start_len) || start_len < prefix_len ||
+	    (prefix_len && memcmp(start, prefix, prefix_len) != 0)) {
 		kv_txn_fail(t, DIRAUTH_ERR_SYNTAX);
 		return t->rc;
 	}
-	if (prefix_len > KV_KEY_MAX)
+	if (start_len > KV_KEY_MAX)
 		return 0; /* no key is that long, so none begins with it */
 	kv_txn_fail(t, kv_error_from_lmdb(mdb_cursor_open(kv_txn_lmdb(t), db.handle, &cursor)));
 
-	/* MDB_SET_RANGE finds the first key at or after the prefix: every key beginning with the
-	 * prefix sorts from there on, contiguously. It refuses an empty key, hence MDB_FIRST. */
-	MDB_val key = {.mv_size = prefix_len, .mv_data = (void *)prefix}, value;
-	MDB_cursor_op op = prefix_len ? MDB_SET_RANGE : MDB_FIRST;
+	/* MDB_SET_RANGE finds the first key at or after start: every key beginning with the prefix
+	 * from there on sorts after it, contiguously. It refuses an empty key, hence MDB_FIRST. */
+	MDB_val key = {.mv_size = start_len, .mv_data = (void *)start}, value;
+	MDB_cursor_op op = start_len ? MDB_SET_RANGE : MDB_FIRST;
 	while (!t->rc && result == 0) {
 		int rc = mdb_cursor_get(cursor, &key, &value, op);
 		op = MDB_NEXT;

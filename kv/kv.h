@@ -201,6 +201,12 @@ typedef int (*kv_visitor)(void *context, struct kv_val key, struct kv_val value)
 int kv_txn_walk_prefix(struct kv_txn *t, struct kv_db db, const void *prefix, size_t prefix_len,
                        kv_visitor visit, void *context);
 
+/* kv_txn_walk_prefix from the first key at or after start (which must begin with the prefix:
+ * DIRAUTH_ERR_SYNTAX otherwise), so a walk can resume inside a prefix without visiting what
+ * sorts before start. Same returns. */
+int kv_txn_walk_from(struct kv_txn *t, struct kv_db db, const void *prefix, size_t prefix_len,
+                     const void *start, size_t start_len, kv_visitor visit, void *context);
+
 /* Ends the transaction without keeping anything. t->rc keeps its value. Idempotent. */
 void kv_txn_abort(struct kv_txn *t);
 

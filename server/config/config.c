@@ -788,15 +788,17 @@ static int check_windows(struct settings_reader *state, const struct config *con
 	if (config->member_count < 2 || config->clock_source == CONFIG_CLOCK_FILE)
 		return 0;
 	if (config->peers.connect_timeout_seconds > timeout)
-		return settings_fail(state, 0,
-		                     "authorities: connect_timeout_seconds (%u) is longer than timeout_seconds "
-		                     "(%u), which bounds the whole request",
-		                     config->peers.connect_timeout_seconds, config->peers.timeout_seconds);
+		return settings_fail(
+		    state, 0,
+		    "authorities: connect_timeout_seconds (%u) is longer than timeout_seconds "
+		    "(%u), which bounds the whole request",
+		    config->peers.connect_timeout_seconds, config->peers.timeout_seconds);
 	if (s->vote < timeout)
-		return settings_fail(state, 0,
-		                     "epoch: vote_seconds (%llu) cannot hold the push of a vote, which may take "
-		                     "authorities.timeout_seconds (%llu s) with its retries",
-		                     (unsigned long long)s->vote, (unsigned long long)timeout);
+		return settings_fail(
+		    state, 0,
+		    "epoch: vote_seconds (%llu) cannot hold the push of a vote, which may take "
+		    "authorities.timeout_seconds (%llu s) with its retries",
+		    (unsigned long long)s->vote, (unsigned long long)timeout);
 	if (s->signature < CONFIG_SIGNATURE_WINDOW_OPERATIONS * timeout)
 		return settings_fail(state, 0,
 		                     "epoch: signature_seconds (%llu) cannot hold the pull of missing votes, "
@@ -805,12 +807,12 @@ static int check_windows(struct settings_reader *state, const struct config *con
 		                     (unsigned long long)s->signature, CONFIG_SIGNATURE_WINDOW_OPERATIONS,
 		                     (unsigned long long)(CONFIG_SIGNATURE_WINDOW_OPERATIONS * timeout));
 	if (s->prepare - s->vote - s->signature < timeout)
-		return settings_fail(state, 0,
-		                     "epoch: prepare_seconds - vote_seconds - signature_seconds (%llu) cannot "
-		                     "hold the pull of missing signatures before the epoch starts, which may "
-		                     "take authorities.timeout_seconds (%llu s)",
-		                     (unsigned long long)(s->prepare - s->vote - s->signature),
-		                     (unsigned long long)timeout);
+		return settings_fail(
+		    state, 0,
+		    "epoch: prepare_seconds - vote_seconds - signature_seconds (%llu) cannot "
+		    "hold the pull of missing signatures before the epoch starts, which may "
+		    "take authorities.timeout_seconds (%llu s)",
+		    (unsigned long long)(s->prepare - s->vote - s->signature), (unsigned long long)timeout);
 	if (skew >= s->vote || skew >= s->signature)
 		return settings_fail(state, 0,
 		                     "bounds: clock_skew_seconds (%llu) must stay under vote_seconds and "

@@ -600,8 +600,8 @@ enum api_error submit_health(const struct submit_context *context, const uint8_t
 enum api_error submit_health_async(const struct submit_context *context, const uint8_t *body, size_t len,
                                    submit_done done, void *done_context, struct submit_result *result)
 {
-	return intake_pending_start(&intake_health_kind, context, body_or_empty(body), len, false, done, done_context,
-	                            result);
+	return intake_pending_start(&intake_health_kind, context, body_or_empty(body), len, false, done,
+	                            done_context, result);
 }
 
 enum api_error submit_revocation(const struct submit_context *context, const uint8_t *body, size_t len,
@@ -613,8 +613,8 @@ enum api_error submit_revocation(const struct submit_context *context, const uin
 enum api_error submit_revocation_async(const struct submit_context *context, const uint8_t *body, size_t len,
                                        submit_done done, void *done_context, struct submit_result *result)
 {
-	return intake_pending_start(&intake_revocation_kind, context, body_or_empty(body), len, false, done, done_context,
-	                            result);
+	return intake_pending_start(&intake_revocation_kind, context, body_or_empty(body), len, false, done,
+	                            done_context, result);
 }
 
 enum api_error submit_peer_revocation(const struct submit_context *context, const uint8_t *note, size_t len,
@@ -638,15 +638,16 @@ enum api_error submit_peer_health(const struct submit_context *context, const ui
 enum api_error submit_deregistration(const struct submit_context *context, const uint8_t *body, size_t len,
                                      struct submit_result *result)
 {
-	return intake_pending_wait(&intake_deregistration_kind, context, body_or_empty(body), len, false, result);
+	return intake_pending_wait(&intake_deregistration_kind, context, body_or_empty(body), len, false,
+	                           result);
 }
 
 enum api_error submit_deregistration_async(const struct submit_context *context, const uint8_t *body,
                                            size_t len, submit_done done, void *done_context,
                                            struct submit_result *result)
 {
-	return intake_pending_start(&intake_deregistration_kind, context, body_or_empty(body), len, false, done,
-	                            done_context, result);
+	return intake_pending_start(&intake_deregistration_kind, context, body_or_empty(body), len, false,
+	                            done, done_context, result);
 }
 
 enum api_error submit_registration_withdrawal(const struct submit_context *context,

@@ -307,13 +307,15 @@ enum api_error submit_registration_async(const struct submit_context *context, c
                                          size_t len, submit_done done, void *done_context,
                                          struct submit_result *result)
 {
-	return intake_pending_start(&intake_registration_kind, context, body, len, false, done, done_context, result);
+	return intake_pending_start(&intake_registration_kind, context, body, len, false, done, done_context,
+	                            result);
 }
 
 enum api_error submit_peer_registration(const struct submit_context *context, const uint8_t *note, size_t len,
                                         struct submit_result *result)
 {
-	enum api_error error = intake_pending_wait(&intake_registration_kind, context, note, len, true, result);
+	enum api_error error =
+	    intake_pending_wait(&intake_registration_kind, context, note, len, true, result);
 	buffer_free(&result->receipt);
 	return error;
 }

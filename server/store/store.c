@@ -1785,6 +1785,38 @@ int store_snapshot_get(struct store *store, const char *namespace_name, uint64_t
 	return t.rc;
 }
 
+struct header_walk {
+	store_header_visitor visit;
+	void *context;
+};
+
+static int header_visit(void *context, struct kv_val key, struct kv_val value)
+{
+	struct header_walk *w = context;
+	if (key.len != STORE_EPOCH_KEY_LEN)
+		return DIRAUTH_ERR_STORE;
+	return w->visit(w->context, get_uint(key.data + STORE_NS_LEN, 8), value.data, value.len);
+}
+
+int store_snapshot_foreach(struct store *store, const char *namespace_name, uint64_t from,
+                           store_header_visitor visit, void *context)
+{
+	struct kv_txn t;
+	uint8_t start[STORE_EPOCH_KEY_LEN];
+	uint16_t ns;
+	if (!store || !visit)
+		return DIRAUTH_ERR_SYNTAX;
+	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
+	if (rc)
+		return rc == DIRAUTH_ERR_NOT_FOUND ? 0 : rc;
+	epoch_key(start, ns, from);
+	struct header_walk w = {visit, context};
+	rc = kv_txn_walk_from(&t, store->snapshots, start, STORE_NS_LEN, start, sizeof start, header_visit,
+	                      &w);
+	kv_txn_abort(&t);
+	return rc;
+}
+
 int store_snapshot_latest(struct store *store, const char *namespace_name, uint64_t *epoch)
 {
 	struct kv_txn t;

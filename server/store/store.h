@@ -242,6 +242,18 @@ int store_snapshot_put(struct store *store, const char *namespace_name, uint64_t
 int store_snapshot_get(struct store *store, const char *namespace_name, uint64_t epoch, struct buffer *header,
                        struct store_body_info *info);
 
+/* Called for each stored snapshot header by store_snapshot_foreach, in ascending epoch order,
+ * with the signed note as stored (borrowed for the call). Returns 0 to go on; anything else
+ * stops the walk and is what the walk returns. */
+typedef int (*store_header_visitor)(void *context, uint64_t epoch, const uint8_t *note, size_t len);
+
+/* Visits every stored header of namespace_name from epoch from on (headers whose body retention
+ * removed included), in one read transaction. Returns 0 (also for a namespace with none), the
+ * visitor's non-zero value, DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS (name too long),
+ * DIRAUTH_ERR_STORE. */
+int store_snapshot_foreach(struct store *store, const char *namespace_name, uint64_t from,
+                           store_header_visitor visit, void *context);
+
 /* Latest stored epoch of a namespace. Returns 0 or DIRAUTH_ERR_NOT_FOUND, DIRAUTH_ERR_SYNTAX,
  * DIRAUTH_ERR_BOUNDS, DIRAUTH_ERR_STORE. */
 int store_snapshot_latest(struct store *store, const char *namespace_name, uint64_t *epoch);

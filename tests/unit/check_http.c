@@ -972,7 +972,8 @@ START_TEST(test_body_past_retention)
 	publish_at(&f, GENESIS + 12 * LENGTH);
 	ck_assert_int_eq(store_retain(f.store, "mix", 12), 0);
 	fixture_restart_serving(&f);
-	const char *encodings[] = {"Accept-Encoding: identity", "Accept-Encoding: gzip", "Accept-Encoding: zstd"};
+	const char *encodings[] = {"Accept-Encoding: identity", "Accept-Encoding: gzip",
+	                           "Accept-Encoding: zstd"};
 	for (size_t e = 0; e < 3; e++) {
 		const char *headers[] = {encodings[e], NULL};
 		struct response response;

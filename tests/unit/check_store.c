@@ -773,6 +773,63 @@ START_TEST(test_snapshots_only_move_forward)
 }
 END_TEST
 
+/* What store_snapshot_foreach visited. */
+struct visited_headers {
+	size_t count;
+	uint64_t epochs[8];
+	size_t stop_after; /* 0: never */
+};
+
+static int visit_header(void *context, uint64_t epoch, const uint8_t *note, size_t len)
+{
+	struct visited_headers *v = context;
+	char expected[32];
+	int n = snprintf(expected, sizeof expected, "header %llu", (unsigned long long)epoch);
+	ck_assert_uint_eq(len, (size_t)n);
+	ck_assert_mem_eq(note, expected, len);
+	ck_assert_uint_lt(v->count, 8);
+	v->epochs[v->count++] = epoch;
+	return v->stop_after && v->count == v->stop_after ? 7 : 0;
+}
+
+/* The headers from an epoch on, in order, headers alone included, per namespace: what an
+ * authority catching up asks its peers for (GET /v1/<ns>/snapshots/from/<epoch>). */
+START_TEST(test_snapshot_headers_from_an_epoch)
+{
+	struct visited_headers v = {0};
+	ck_assert_int_eq(store_snapshot_foreach(store, NAMESPACE, 0, visit_header, &v), 0);
+	ck_assert_uint_eq(v.count, 0);
+	put_snapshot(NAMESPACE, 3, NULL, 0, NULL);
+	ck_assert_int_eq(store_snapshot_put(store, NAMESPACE, 7, (const uint8_t *)"header 7", 8, NULL),
+	                 0); /* a header alone */
+	put_snapshot(NAMESPACE, 9, NULL, 0, NULL);
+	put_snapshot("other", 8, NULL, 0, NULL);
+
+	ck_assert_int_eq(store_snapshot_foreach(store, NAMESPACE, 0, visit_header, &v), 0);
+	ck_assert_uint_eq(v.count, 3);
+	ck_assert_uint_eq(v.epochs[0], 3);
+	ck_assert_uint_eq(v.epochs[1], 7);
+	ck_assert_uint_eq(v.epochs[2], 9);
+	v = (struct visited_headers){0};
+	ck_assert_int_eq(store_snapshot_foreach(store, NAMESPACE, 7, visit_header, &v), 0);
+	ck_assert_uint_eq(v.count, 2);
+	ck_assert_uint_eq(v.epochs[0], 7);
+	v = (struct visited_headers){0};
+	ck_assert_int_eq(store_snapshot_foreach(store, NAMESPACE, 10, visit_header, &v), 0);
+	ck_assert_uint_eq(v.count, 0);
+	/* The visitor's non-zero value stops the walk and is returned. */
+	v = (struct visited_headers){.stop_after = 1};
+	ck_assert_int_eq(store_snapshot_foreach(store, NAMESPACE, 4, visit_header, &v), 7);
+	ck_assert_uint_eq(v.count, 1);
+	ck_assert_uint_eq(v.epochs[0], 7);
+	/* A namespace with nothing stored, and a refused name. */
+	v = (struct visited_headers){0};
+	ck_assert_int_eq(store_snapshot_foreach(store, "nothing", 0, visit_header, &v), 0);
+	ck_assert_uint_eq(v.count, 0);
+	ck_assert_int_eq(store_snapshot_foreach(store, NAMESPACE, 0, NULL, &v), DIRAUTH_ERR_SYNTAX);
+}
+END_TEST
+
 START_TEST(test_body_files)
 {
 	const size_t len = 300 * 1000;
@@ -2087,6 +2144,7 @@ int main(void)
 	                        test_bad_input_refused,
 	                        test_older_format_refused,
 	                        test_snapshots_only_move_forward,
+	                        test_snapshot_headers_from_an_epoch,
 	                        test_body_files,
 	                        test_orphan_bodies_tidied_at_open,
 	                        test_retention_keeps_headers,
