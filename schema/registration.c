@@ -528,3 +528,19 @@ int registration_parse_signed(const uint8_t *buf, size_t len, struct registratio
 		registration_clear(out);
 	return note_statement_keep(rc, note, note_out);
 }
+
+int registration_note_sequence(const uint8_t *note, size_t len, uint64_t *sequence)
+{
+	static const char *const keywords[] = {"namespace", "service", "class", "provider"};
+	struct line_reader reader;
+	struct text_span value;
+	lines_init(&reader, note, len, REGISTRATION_LINE_MAX);
+	int rc = lines_expect_exact(&reader, "dirauth registration v1");
+	for (size_t k = 0; rc == 0 && k < sizeof keywords / sizeof keywords[0]; k++)
+		rc = lines_expect(&reader, keywords[k], &value);
+	if (rc == 0)
+		rc = lines_expect_u64(&reader, "sequence", sequence);
+	if (rc == 0 && *sequence == 0)
+		rc = DIRAUTH_ERR_SYNTAX;
+	return rc;
+}

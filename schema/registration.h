@@ -152,4 +152,11 @@ int registration_parse_signed(const uint8_t *buf, size_t len, struct registratio
 int registration_parse_note(const uint8_t *buf, size_t len, struct registration *out, struct note **note_out);
 int registration_verify_note(const struct note *note, const struct registration *r);
 
+/* The sequence of a registration note read from its first six lines alone (the preamble,
+ * namespace, service, class and provider lines are checked by keyword only): what a reader of
+ * many notes it already trusts (a published snapshot's records) needs without parsing each
+ * whole. Returns 0; DIRAUTH_ERR_SYNTAX or DIRAUTH_ERR_BOUNDS when those lines are not a
+ * registration's. */
+int registration_note_sequence(const uint8_t *note, size_t len, uint64_t *sequence);
+
 #endif

@@ -502,6 +502,13 @@ START_TEST(test_vectors_valid)
 	registration_clear(&r);
 	/* note_out may be NULL. */
 	ck_assert_int_eq(registration_parse_signed(file, len, &r, NULL), 0);
+	/* The sequence from the first lines alone; a text that is no registration is refused. */
+	uint64_t sequence = 0;
+	ck_assert_int_eq(registration_note_sequence(file, len, &sequence), 0);
+	ck_assert_uint_eq(sequence, r.sequence);
+	ck_assert_int_eq(registration_note_sequence(file, 40, &sequence), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(registration_note_sequence((const uint8_t *)"dirauth health v1\n", 18, &sequence),
+	                 DIRAUTH_ERR_SYNTAX);
 	registration_clear(&r);
 	free(file);
 	buffer_free(&text);
