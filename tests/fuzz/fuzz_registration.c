@@ -1,8 +1,10 @@
 /*
- * fuzz_registration.c: registration_parse() and registration_parse_signed() on arbitrary bytes.
+ * fuzz_registration.c: registration_parse(), registration_parse_signed() and
+ * registration_note_sequence() on arbitrary bytes.
  *
  * Besides not crashing, whatever is accepted must be canonical: its re-encoding is the input
- * text, byte for byte. Anything else aborts, so the fuzzer reports it.
+ * text, byte for byte; and a text that parses whole has the sequence its first lines give.
+ * Anything else aborts, so the fuzzer reports it.
  */
 #include "schema/registration.h"
 
@@ -23,8 +25,12 @@ static void check_canonical(const struct registration *r, const uint8_t *text, s
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct registration r;
+	uint64_t sequence = 0;
+	int sequence_rc = registration_note_sequence(data, size, &sequence);
 	if (registration_parse(data, size, &r) == 0) {
 		check_canonical(&r, data, size);
+		if (sequence_rc != 0 || sequence != r.sequence)
+			abort();
 		registration_clear(&r);
 	}
 	struct note *note = NULL;
