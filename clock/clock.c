@@ -1,5 +1,5 @@
 /*
- * clock.c: the system clock and the file clock.
+ * clock.c: the system clock, the file clock and the manual clock.
  *
  * The file clock opens and reads the file at every call rather than caching a descriptor, so
  * a test may replace the file atomically (write a temporary, rename) and the next call sees
@@ -13,13 +13,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+enum clock_kind { CLOCK_SYSTEM, CLOCK_FILE, CLOCK_MANUAL };
+
 struct clock {
-	int is_file;
+	enum clock_kind kind;
+	_Atomic uint64_t manual; /* CLOCK_MANUAL: the time clock_set set */
 	char path[PATH_MAX];
 };
 
@@ -38,15 +42,34 @@ int clock_open_file(const char *path, struct clock **out)
 	struct clock *clock = calloc(1, sizeof *clock);
 	if (!clock)
 		return DIRAUTH_ERR_NOMEM;
-	clock->is_file = 1;
+	clock->kind = CLOCK_FILE;
 	memcpy(clock->path, path, len + 1);
 	*out = clock;
 	return 0;
 }
 
+int clock_open_manual(uint64_t start, struct clock **out)
+{
+	struct clock *clock = calloc(1, sizeof *clock);
+	*out = clock;
+	if (!clock)
+		return DIRAUTH_ERR_NOMEM;
+	clock->kind = CLOCK_MANUAL;
+	atomic_store(&clock->manual, start);
+	return 0;
+}
+
+int clock_set(struct clock *clock, uint64_t now)
+{
+	if (clock->kind != CLOCK_MANUAL)
+		return DIRAUTH_ERR_CONFIG;
+	atomic_store(&clock->manual, now);
+	return 0;
+}
+
 int clock_is_file(const struct clock *clock)
 {
-	return clock->is_file;
+	return clock->kind == CLOCK_FILE;
 }
 
 static int clock_read_file(const char *path, uint64_t *now)
@@ -78,8 +101,12 @@ static int clock_read_file(const char *path, uint64_t *now)
 
 int clock_now(const struct clock *clock, uint64_t *now)
 {
-	if (clock->is_file)
+	if (clock->kind == CLOCK_FILE)
 		return clock_read_file(clock->path, now);
+	if (clock->kind == CLOCK_MANUAL) {
+		*now = atomic_load(&clock->manual);
+		return 0;
+	}
 	time_t t = time(NULL);
 	if (t < 0)
 		return DIRAUTH_ERR_IO;

@@ -23,6 +23,15 @@ int clock_open_system(struct clock **out);
  * copied. Returns 0, DIRAUTH_ERR_NOMEM or DIRAUTH_ERR_BOUNDS (path too long). */
 int clock_open_file(const char *path, struct clock **out);
 
+/* A clock that reads what clock_set last set (start until then): for a process that runs its
+ * own simulated time, such as a simulation of several authorities in one process. Returns 0 or
+ * DIRAUTH_ERR_NOMEM. */
+int clock_open_manual(uint64_t start, struct clock **out);
+
+/* Sets a manual clock (clock_open_manual) to now; DIRAUTH_ERR_CONFIG for another kind of clock.
+ * Thread-safe: a reader sees the old time or the new. */
+int clock_set(struct clock *clock, uint64_t now);
+
 /* True for a file clock (the scheduler polls it more often). */
 int clock_is_file(const struct clock *clock);
 

@@ -108,6 +108,9 @@ static const struct api_error_entry api_error_table[API_ERROR_COUNT] = {
     [API_ERROR_BODY_NOT_KEPT] = {"body_not_kept", 404,
                                  "The snapshot's header is kept here, but its body is past the "
                                  "retention window."},
+    [API_ERROR_UNKNOWN_BASE] = {"unknown_base", 409,
+                                "The vote is a delta against a snapshot that is not this authority's "
+                                "latest; send the whole vote."},
 };
 
 static const struct api_error_entry *api_error_entry(enum api_error error)

@@ -75,6 +75,8 @@ enum api_error {
 	API_ERROR_LOG_INCONSISTENT, /* 422: not proven consistent with the tree head cosigned last */
 	/* Snapshots: a header kept whose body retention removed (store.body_retention_epochs). */
 	API_ERROR_BODY_NOT_KEPT, /* 404 */
+	/* A vote sent as a delta against a snapshot this authority does not hold as its latest. */
+	API_ERROR_UNKNOWN_BASE, /* 409 */
 	API_ERROR_COUNT
 };
 

@@ -25,6 +25,7 @@
 
 #include "schema/encoding.h"
 #include "schema/error.h"
+#include "schema/notes_bundle.h"
 #include "server/http/access.h"
 #include "server/http/framing.h"
 #include "server/http/guard.h"
@@ -56,6 +57,7 @@ enum http_body {
 	HTTP_BODY_VOTE,           /* the largest vote envelope (server/round) */
 	HTTP_BODY_SIGNATURE,      /* the largest signed header note */
 	HTTP_BODY_ADD_CHECKPOINT, /* TRANSLOG_ADD_CHECKPOINT_MAX */
+	HTTP_BODY_NOTES,          /* the longest notes request (schema/notes_bundle.h) */
 };
 
 struct http_route {
@@ -101,6 +103,11 @@ static const struct http_route http_routes[] = {
      {"GET, HEAD", 0},
      http_serve_epoch_header,
      HTTP_BODY_NONE},
+    {"/v1/{namespace}/snapshots/from/{epoch}",
+     HTTP_METHODS_GET,
+     {"GET, HEAD", 0},
+     http_serve_headers_from,
+     HTTP_BODY_NONE},
     {"/v1/{namespace}/snapshots/{epoch}/body",
      HTTP_METHODS_GET,
      {"GET, HEAD", 1},
@@ -127,6 +134,7 @@ static const struct http_route http_routes[] = {
      {"GET, HEAD", 0},
      http_serve_registration,
      HTTP_BODY_NONE},
+    {"/v1/{namespace}/notes", HTTP_METHODS_POST, {"POST", 0}, http_serve_notes, HTTP_BODY_NOTES},
     {"/v1/{namespace}/evidence", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_evidence, HTTP_BODY_NONE},
     {"/v1/{namespace}/evidence/{epoch}",
      HTTP_METHODS_GET,
@@ -289,6 +297,8 @@ static size_t route_body_cap(const struct http_server *server, const struct http
 		return round_signature_body_max();
 	case HTTP_BODY_ADD_CHECKPOINT:
 		return TRANSLOG_ADD_CHECKPOINT_MAX;
+	case HTTP_BODY_NOTES:
+		return notes_request_max_bytes();
 	case HTTP_BODY_NONE:
 		break;
 	}

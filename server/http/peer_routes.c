@@ -15,6 +15,7 @@
 #include "schema/encoding.h"
 #include "schema/error.h"
 #include "schema/registration.h"
+#include "server/readpath/bulk.h"
 #include "server/round/round.h"
 
 #include <stdio.h>
@@ -168,6 +169,22 @@ enum MHD_Result http_serve_evidence(struct http_request *request)
 		buffer_free(&out);
 		return respond_error(request->connection, request->route, API_ERROR_UNAVAILABLE,
 		                     "The evidence kept is larger than one answer; ask from a later epoch.");
+	}
+	return answer_bytes(request, rc, &out, "application/octet-stream", "");
+}
+
+enum MHD_Result http_serve_notes(struct http_request *request)
+{
+	const struct http_options *o = &request->server->options;
+	struct buffer out;
+	buffer_init(&out);
+	int rc = readpath_notes_answer(o->store, http_namespace_name(request),
+	                               request->body ? request->body : (const uint8_t *)"", request->body_len,
+	                               o->config->bounds.registration_body, &out);
+	if (rc == DIRAUTH_ERR_SYNTAX || rc == DIRAUTH_ERR_BOUNDS) {
+		buffer_free(&out);
+		return respond_error(request->connection, request->route, API_ERROR_MALFORMED,
+		                     "The body is not a notes request (schema/notes-bundle.md).");
 	}
 	return answer_bytes(request, rc, &out, "application/octet-stream", "");
 }

@@ -155,5 +155,7 @@ enum MHD_Result http_accept_signature(struct http_request *request);
 enum MHD_Result http_serve_signatures(struct http_request *request);
 enum MHD_Result http_serve_registration(struct http_request *request);
 enum MHD_Result http_serve_evidence(struct http_request *request);
+enum MHD_Result http_serve_notes(struct http_request *request);
+enum MHD_Result http_serve_headers_from(struct http_request *request);
 
 #endif

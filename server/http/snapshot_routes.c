@@ -11,6 +11,7 @@
 
 #include "schema/encoding.h"
 #include "schema/error.h"
+#include "server/readpath/bulk.h"
 #include "server/readpath/prepared.h"
 
 #include <stdio.h>
@@ -109,5 +110,30 @@ enum MHD_Result http_serve_epoch_body(struct http_request *request)
 			result = MHD_queue_response(request->connection, MHD_HTTP_OK, response);
 	}
 	prepared_snapshot_release(snapshot);
+	return result;
+}
+
+enum MHD_Result http_serve_headers_from(struct http_request *request)
+{
+	const struct http_options *o = &request->server->options;
+	const struct router_capture *text = &request->match.captures[1];
+	uint64_t from;
+	if (text->len > SNAPSHOT_EPOCH_TEXT_MAX || decimal_parse(text->data, text->len, &from) != 0)
+		return respond_error(request->connection, request->route, API_ERROR_NOT_FOUND,
+		                     "The epoch is not a canonical decimal.");
+	struct buffer out;
+	buffer_init(&out);
+	int rc = readpath_headers_from(o->store, http_namespace_name(request), from, &out);
+	enum MHD_Result result;
+	if (rc == DIRAUTH_ERR_NOT_FOUND)
+		result = respond_error(request->connection, request->route, API_ERROR_NOT_FOUND,
+		                       "Nothing has been published in this namespace yet.");
+	else if (rc)
+		result = respond_error(request->connection, request->route, API_ERROR_INTERNAL,
+		                       dirauth_strerror(rc));
+	else
+		result = respond_bytes(request->connection, MHD_HTTP_OK, "application/octet-stream", out.data,
+		                       out.len);
+	buffer_free(&out);
 	return result;
 }

@@ -12,6 +12,7 @@
 
 #include "schema/crypto.h"
 #include "schema/error.h"
+#include "schema/health.h"
 #include "schema/note.h"
 #include "schema/registration.h"
 #include "server/publish/publish.h"
@@ -99,6 +100,100 @@ int publish_previous_load(const struct config *config, struct store *store, size
 		snapshot_body_free(out->parsed);
 		out->parsed = NULL;
 	}
+	return rc;
+}
+
+/* The record and health lines of a parsed body, into a new vote body. */
+static int base_from_body(const struct snapshot_body *parsed, struct vote_body **out)
+{
+	struct vote_body *base = calloc(1, sizeof *base);
+	if (!base)
+		return DIRAUTH_ERR_NOMEM;
+	int rc = 0;
+	if (parsed->record_count &&
+	    !(base->records = calloc(parsed->record_count, sizeof *base->records)))
+		rc = DIRAUTH_ERR_NOMEM;
+	if (rc == 0 && parsed->health_count &&
+	    !(base->health = calloc(parsed->health_count, sizeof *base->health)))
+		rc = DIRAUTH_ERR_NOMEM;
+	for (size_t r = 0; rc == 0 && r < parsed->record_count; r++) {
+		const struct snapshot_record *record = &parsed->records[r];
+		struct vote_body_record *line = &base->records[r];
+		memcpy(line->service_id, record->service_id, SERVICE_ID_SIZE);
+		rc = registration_note_sequence(record->note, record->note_len, &line->sequence);
+		if (rc == 0)
+			rc = crypto_sha256(record->note, record->note_len, line->registration_sha256);
+		base->record_count = r + 1;
+	}
+	for (size_t h = 0; rc == 0 && h < parsed->health_count; h++) {
+		const struct snapshot_health *entry = &parsed->health[h];
+		struct vote_body_health *line = &base->health[h];
+		struct health_statement statement;
+		struct note *note = NULL;
+		rc = health_parse_note(entry->note, entry->note_len, &statement, &note);
+		note_free(note);
+		if (rc)
+			break;
+		memcpy(line->service_id, entry->service_id, SERVICE_ID_SIZE);
+		memcpy(line->endpoint_id, entry->endpoint_id, ENDPOINT_ID_SIZE);
+		line->issued_at = statement.issued_at;
+		line->sequence = statement.sequence;
+		rc = crypto_sha256(entry->note, entry->note_len, line->statement_sha256);
+		base->health_count = h + 1;
+	}
+	if (rc) {
+		vote_body_free(base);
+		return rc;
+	}
+	*out = base;
+	return 0;
+}
+
+int publish_vote_base(const struct config *config, struct store *store, size_t namespace_index, uint64_t epoch,
+                      const uint8_t digest[32], struct vote_body **out)
+{
+	const struct config_namespace *ns = &config->namespaces[namespace_index];
+	struct buffer header_note, body;
+	struct note *note = NULL;
+	struct snapshot_header header;
+	struct snapshot_body *parsed = NULL;
+	uint8_t actual[32];
+	*out = NULL;
+	buffer_init(&header_note);
+	buffer_init(&body);
+	int rc = store_snapshot_get(store, ns->name, epoch, &header_note, NULL);
+	if (rc == 0)
+		rc = note_parse(header_note.data, header_note.len, &note);
+	if (rc == 0)
+		rc = snapshot_header_parse(note->text, note->text_len, &header);
+	if (rc == 0)
+		rc = snapshot_header_digest(note->text, note->text_len, actual);
+	if (rc == 0 && (memcmp(actual, digest, 32) != 0 || header.epoch != epoch ||
+	                header.body_size > config->bounds.snapshot_body_uncompressed))
+		rc = DIRAUTH_ERR_MISMATCH;
+	if (rc == 0)
+		rc = read_identity_body(store, ns->name, epoch, header.body_size, &body);
+	if (rc == DIRAUTH_ERR_STALE)
+		rc = DIRAUTH_ERR_NOT_FOUND;
+	if (rc == 0 && body.len != header.body_size)
+		rc = DIRAUTH_ERR_MISMATCH;
+	if (rc == 0)
+		rc = crypto_sha256(body.data, body.len, actual);
+	if (rc == 0 && memcmp(actual, header.body_sha256, 32) != 0)
+		rc = DIRAUTH_ERR_MISMATCH;
+	if (rc == 0 && header.consensus_method == 2) {
+		struct snapshot_body_limits limits = {config->bounds.records_per_snapshot,
+		                                      config_max_health(config), ns->max_revocations};
+		rc = snapshot_body_parse_sections(body.data, body.len, &limits, &parsed);
+	} else if (rc == 0) {
+		rc = snapshot_body_parse(body.data, body.len, config->bounds.records_per_snapshot, &parsed);
+	}
+	if (rc == 0)
+		rc = base_from_body(parsed, out);
+	snapshot_body_free(parsed);
+	note_free(note);
+	buffer_free(&header_note);
+	buffer_free(&body);
 	return rc;
 }
 

@@ -55,6 +55,17 @@ int publish_previous_load(const struct config *config, struct store *store, size
 /* Frees what previous holds and empties it. Accepts NULL. */
 void publish_previous_clear(struct publish_previous *previous);
 
+/* The vote body the stored snapshot of epoch stands for, the base of the votes sent as deltas
+ * (schema/vote-delta.md): its records as record lines (each note's sequence and SHA-256) and, for
+ * a method-2 snapshot, its health entries as health lines (each statement's issued-at, sequence
+ * and SHA-256); no revocations; namespace, epoch and authority left empty. The stored header must
+ * hash to digest and the body must be what it commits to. *out (vote_body_free) on success.
+ * Returns 0; DIRAUTH_ERR_NOT_FOUND (no snapshot of that epoch, or its body is no longer kept);
+ * DIRAUTH_ERR_MISMATCH (another header, or a body that is not the header's); the parsers' and
+ * the store's errors; DIRAUTH_ERR_NOMEM. */
+int publish_vote_base(const struct config *config, struct store *store, size_t namespace_index, uint64_t epoch,
+                      const uint8_t digest[32], struct vote_body **out);
+
 /* Fills *out (zeroed here; its arrays owned by the caller, freed with
  * publish_vote_body_clear) with the vote body of config->namespaces[namespace_index] for epoch,
  * the sealed epoch, whose valid-after is valid_after, authored by config->authority_name, and

@@ -20,6 +20,8 @@
 #include "schema/note.h"
 #include "schema/snapshot.h"
 #include "schema/vote.h"
+#include "schema/vote_body.h"
+#include "schema/vote_delta.h"
 #include "schema/vote_envelope.h"
 #include "server/store/votes.h"
 #include "verify/snapshot.h"
@@ -187,19 +189,102 @@ void round_keep_vote(struct round *round, size_t i, uint64_t epoch, size_t membe
 	           (unsigned long long)epoch);
 }
 
+/* A vote pushed as a delta (vote envelope v2) rebuilt into the whole envelope (v1), from the
+ * base this authority holds: the latest snapshot stored here, which the vote must name as its
+ * previous. The rebuilt body is then judged like any other, against the vote's body-sha256. */
+static enum api_error rebuild_whole(struct round *round, size_t i, const struct vote_envelope *parts,
+                                    struct buffer *whole, struct round_answer *answer)
+{
+	struct note *note = NULL;
+	struct vote vote;
+	struct round_base *base = NULL;
+	struct vote_body *body = NULL;
+	struct vote_body_limits limits;
+	struct buffer text;
+	uint8_t named[32], held[32];
+	enum api_error error = API_ERROR_NONE;
+	buffer_init(&text);
+	int rc = note_parse(parts->note, parts->note_len, &note);
+	if (rc == 0)
+		rc = vote_parse(note->text, note->text_len, &vote);
+	if (rc == 0)
+		rc = vote_delta_base(parts->body, parts->body_len, named);
+	if (rc) {
+		error = API_ERROR_MALFORMED;
+		answer_set(answer, error, "Not a vote and a vote delta: %s",
+		                   dirauth_strerror(rc));
+		goto out;
+	}
+	if (memcmp(named, vote.previous, 32) != 0) {
+		error = API_ERROR_MALFORMED;
+		answer_set(answer, error,
+		                   "The delta is against a snapshot other than the vote's previous.");
+		goto out;
+	}
+	rc = round_base_latest(round, i, &base);
+	if (rc == 0 && (round_base_body(base, held), memcmp(held, named, 32) != 0))
+		rc = DIRAUTH_ERR_NOT_FOUND;
+	if (rc == DIRAUTH_ERR_NOT_FOUND) {
+		error = API_ERROR_UNKNOWN_BASE;
+		answer_set(answer, error,
+		                   "The vote's previous snapshot is not the latest stored here.");
+		goto out;
+	}
+	if (rc) {
+		error = API_ERROR_INTERNAL;
+		answer_set(answer, error, "The base snapshot cannot be read: %s",
+		                   dirauth_strerror(rc));
+		goto out;
+	}
+	round_vote_limits(round->o.config, i, &limits);
+	rc = vote_delta_apply(round_base_body(base, NULL), parts->body, parts->body_len, &limits,
+	                      vote.namespace_name, vote.epoch, vote.authority, &body);
+	if (rc == 0)
+		rc = vote_body_encode(body, &text);
+	if (rc == 0)
+		rc = vote_envelope_encode(parts->note, parts->note_len, text.data, text.len, whole);
+	if (rc == DIRAUTH_ERR_NOMEM) {
+		error = API_ERROR_INTERNAL;
+		answer_set(answer, error, "Out of memory.");
+	} else if (rc) {
+		error = API_ERROR_MALFORMED;
+		answer_set(answer, error, "The vote delta does not apply to its base: %s", dirauth_strerror(rc));
+	}
+out:
+	vote_body_free(body);
+	round_base_release(round, base);
+	note_free(note);
+	buffer_free(&text);
+	return error;
+}
+
 void round_accept_vote(struct round *round, size_t i, const uint8_t *body, size_t len,
                        struct round_answer *answer)
 {
 	struct vote vote;
 	struct vote_body *parsed = NULL;
+	struct vote_envelope parts;
+	struct buffer whole;
 	size_t member;
 	uint64_t now;
+	buffer_init(&whole);
 	if (clock_now(round->o.clock, &now) != 0)
 		return answer_set(answer, API_ERROR_UNAVAILABLE, "The clock cannot be read.");
-	if (round_check_vote(round, i, body, len, now, &vote, &parsed, &member, answer) != API_ERROR_NONE)
-		return;
-	vote_body_free(parsed);
-	round_keep_vote(round, i, vote.epoch, member, body, len, answer);
+	/* A delta becomes the whole vote first; from then on both are one. */
+	if (len <= round_vote_body_max(round->o.config) &&
+	    vote_envelope_parse(body, len, round_vote_body_max(round->o.config), &parts) == 0 && parts.delta) {
+		if (rebuild_whole(round, i, &parts, &whole, answer) != API_ERROR_NONE) {
+			buffer_free(&whole);
+			return;
+		}
+		body = whole.data;
+		len = whole.len;
+	}
+	if (round_check_vote(round, i, body, len, now, &vote, &parsed, &member, answer) == API_ERROR_NONE) {
+		vote_body_free(parsed);
+		round_keep_vote(round, i, vote.epoch, member, body, len, answer);
+	}
+	buffer_free(&whole);
 }
 
 /* ---- signatures ---- */

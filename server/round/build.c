@@ -1,14 +1,8 @@
 /*
- * build.c: step 1 of a round: catch up, seal, vote.
+ * build.c: step 1 of a round: catch up, seal, vote, push.
  *
- * Catching up comes first, so that the vote names as previous the latest snapshot the set
- * published: from the first peer whose latest header verifies (k certified signatures at its
- * valid-after and now) and is newer than the latest stored here, the headers back to the one
- * stored here are fetched epoch by epoch (a 404 is an epoch that failed), each verified and
- * chained by its previous to the next, then stored oldest first with their bodies (checked
- * against their header; a body the peer no longer keeps leaves the header stored alone). A chain
- * that does not reach the stored header is refused: nothing is stored from it, and the vote names
- * this authority's own latest.
+ * Catching up comes first (catchup.c), so that the vote names as previous the latest snapshot the
+ * set published; it may take the vote window but for the time the vote's push needs.
  *
  * The vote lists, per service, the version the sealed view of the epoch holds: sequence and
  * registration digest, and the Merkle root over those notes; for a namespace with the endpoint
@@ -20,230 +14,19 @@
  */
 #include "server/round/internal.h"
 
-#include "schema/compress.h"
 #include "schema/crypto.h"
 #include "schema/error.h"
 #include "schema/merkle.h"
 #include "schema/note.h"
-#include "schema/snapshot.h"
 #include "schema/vote.h"
+#include "schema/vote_delta.h"
 #include "schema/vote_envelope.h"
 #include "server/publish/publish.h"
 #include "server/publish/vote.h"
 #include "server/store/votes.h"
-#include "verify/snapshot.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- catching up ---- */
-
-/* Headers fetched from a peer, newest first, while walking back. */
-struct fetched_header {
-	uint64_t epoch;
-	struct buffer note;
-	struct snapshot_header header;
-	uint8_t digest[32];
-};
-
-#define CATCH_UP_MAX 256 /* epochs walked back in one catch-up */
-
-/* Fetches epoch's header from member and verifies it: 0, DIRAUTH_ERR_NOT_FOUND (the peer has
- * none: the epoch failed), or another error. */
-static int fetch_header(struct round *round, size_t i, size_t member, uint64_t epoch, bool latest,
-                        uint64_t now, struct fetched_header *out)
-{
-	const struct config_namespace *ns = &round->o.config->namespaces[i];
-	struct peer_answer answer;
-	struct note *note = NULL;
-	peer_answer_init(&answer);
-	int rc = latest ? peer_fetch_latest_header(round->o.peers, member, ns->name, &answer)
-	                : peer_fetch_header(round->o.peers, member, ns->name, epoch, &answer);
-	if (rc == 0 && answer.status == 404)
-		rc = DIRAUTH_ERR_NOT_FOUND;
-	else if (rc == 0 && answer.status != 200)
-		rc = DIRAUTH_ERR_UNAVAILABLE;
-	if (rc == 0)
-		rc = note_parse(answer.body.data, answer.body.len, &note);
-	if (rc == 0)
-		rc = snapshot_header_parse(note->text, note->text_len, &out->header);
-	if (rc == 0 && (strcmp(out->header.namespace_name, ns->name) != 0 ||
-	                strcmp(out->header.origin, ns->origin) || (!latest && out->header.epoch != epoch)))
-		rc = DIRAUTH_ERR_MISMATCH;
-	if (rc == 0) {
-		uint8_t counted[CONFIG_MAX_MEMBERS];
-		size_t signers = 0;
-		rc = authority_set_count_signers(round->o.authorities, note, out->header.valid_after, now,
-		                                 counted, &signers);
-		if (rc == 0 && signers < round->o.config->threshold)
-			rc = DIRAUTH_ERR_THRESHOLD;
-	}
-	if (rc == 0)
-		rc = snapshot_header_digest(note->text, note->text_len, out->digest);
-	if (rc == 0) {
-		out->epoch = out->header.epoch;
-		buffer_init(&out->note);
-		rc = buffer_append(&out->note, answer.body.data, answer.body.len);
-	}
-	note_free(note);
-	peer_answer_free(&answer);
-	return rc;
-}
-
-/* The body of a verified header from member, decoded and checked; DIRAUTH_ERR_NOT_FOUND when the
- * peer no longer keeps it. */
-static int fetch_body(struct round *round, size_t i, size_t member, const struct snapshot_header *header,
-                      struct buffer *body)
-{
-	const struct config *config = round->o.config;
-	struct peer_answer answer;
-	peer_answer_init(&answer);
-	int rc = peer_fetch_body(round->o.peers, member, config->namespaces[i].name, header->epoch, &answer);
-	if (rc == 0 && (answer.status == 404 || answer.status == 410))
-		rc = DIRAUTH_ERR_NOT_FOUND;
-	else if (rc == 0 && answer.status != 200)
-		rc = DIRAUTH_ERR_UNAVAILABLE;
-	enum content_encoding encoding = ENCODING_IDENTITY;
-	if (rc == 0 && answer.content_encoding[0]) {
-		if (strcmp(answer.content_encoding, "gzip") == 0)
-			encoding = ENCODING_GZIP;
-		else if (strcmp(answer.content_encoding, "zstd") == 0)
-			encoding = ENCODING_ZSTD;
-		else
-			rc = DIRAUTH_ERR_SYNTAX;
-	}
-	if (rc == 0 && header->body_size > config->bounds.snapshot_body_uncompressed)
-		rc = DIRAUTH_ERR_BOUNDS;
-	if (rc == 0) {
-		buffer_reset(body);
-		if (encoding == ENCODING_IDENTITY)
-			rc = buffer_append(body, answer.body.data, answer.body.len);
-		else
-			rc = compress_decode(encoding, answer.body.data, answer.body.len,
-			                     (size_t)header->body_size, body);
-	}
-	if (rc == 0 && header->consensus_method == CONSENSUS_METHOD_LIFECYCLE) {
-		const struct config_namespace *ns = &config->namespaces[i];
-		struct snapshot_body_limits limits = {config->bounds.records_per_snapshot,
-		                                      config_max_health(config), ns->max_revocations};
-		rc = snapshot_body_verify_sections(header, body->data, body->len, &limits,
-		                                   ns->health_freshness_epochs * config->epoch.length);
-	} else if (rc == 0) {
-		rc = snapshot_body_verify(header, body->data, body->len, config->bounds.records_per_snapshot);
-	}
-	peer_answer_free(&answer);
-	return rc;
-}
-
-/* Stores what was fetched, oldest first, and serves the newest. */
-static int store_fetched(struct round *round, size_t i, size_t member, struct fetched_header *chain,
-                         size_t count)
-{
-	struct buffer body;
-	buffer_init(&body);
-	int rc = 0;
-	for (size_t c = count; c-- > 0;) {
-		struct fetched_header *f = &chain[c];
-		rc = fetch_body(round, i, member, &f->header, &body);
-		if (rc == 0)
-			rc = publish_signed_snapshot(round->o.config, round->o.store, &f->header,
-			                             f->note.data, f->note.len, body.data, body.len);
-		else if (rc == DIRAUTH_ERR_NOT_FOUND)
-			rc = store_snapshot_put(round->o.store, f->header.namespace_name, f->epoch,
-			                        f->note.data, f->note.len, NULL);
-		if (rc)
-			break;
-		round_log(round, i, f->epoch, "caught up from %s", round->o.config->members[member].name);
-		if (round->o.on_published)
-			round->o.on_published(round->o.on_published_context, i, f->epoch);
-	}
-	if (rc == 0 && count > 0) {
-		struct buffer newest;
-		buffer_init(&newest);
-		rc = buffer_append(&newest, chain[0].note.data, chain[0].note.len);
-		if (rc == 0 && chain[0].header.body_size == body.len)
-			rc = prepared_set_install(round->o.prepared, i, &newest);
-		buffer_free(&newest);
-	}
-	buffer_free(&body);
-	return rc;
-}
-
-/* Catches up from member, if it published something newer. */
-static int catch_up_from(struct round *round, size_t i, size_t member, uint64_t now)
-{
-	const char *name = round->o.config->namespaces[i].name;
-	int have = 0;
-	uint64_t latest = 0;
-	uint8_t latest_digest[32];
-	int rc = publish_latest_digest(round->o.store, name, &have, &latest, latest_digest);
-	if (rc)
-		return rc;
-	struct fetched_header *chain = calloc(CATCH_UP_MAX, sizeof *chain);
-	if (!chain)
-		return DIRAUTH_ERR_NOMEM;
-	size_t count = 0;
-	rc = fetch_header(round, i, member, 0, true, now, &chain[0]);
-	if (rc == 0 && have && chain[0].epoch <= latest) {
-		buffer_free(&chain[0].note);
-		free(chain);
-		return 0;
-	}
-	if (rc == 0)
-		count = 1;
-	/* Walk back from the newest to the one stored here. */
-	const uint8_t *wanted = rc == 0 ? chain[0].header.previous : NULL;
-	for (uint64_t e = rc == 0 ? chain[0].epoch : 0; rc == 0 && e-- > (have ? latest + 1 : 0);) {
-		static const uint8_t zeros[32];
-		if (!have && memcmp(wanted, zeros, 32) == 0)
-			break; /* reached the first snapshot */
-		if (count == CATCH_UP_MAX) {
-			rc = DIRAUTH_ERR_BOUNDS;
-			break;
-		}
-		int got = fetch_header(round, i, member, e, false, now, &chain[count]);
-		if (got == DIRAUTH_ERR_NOT_FOUND)
-			continue;
-		if (got) {
-			rc = got;
-			break;
-		}
-		if (memcmp(chain[count].digest, wanted, 32) != 0) {
-			buffer_free(&chain[count].note);
-			rc = DIRAUTH_ERR_MISMATCH;
-			break;
-		}
-		wanted = chain[count].header.previous;
-		count++;
-	}
-	if (rc == 0 && have && memcmp(wanted, latest_digest, 32) != 0)
-		rc = DIRAUTH_ERR_MISMATCH; /* the chain does not reach the header stored here */
-	if (rc == 0)
-		rc = store_fetched(round, i, member, chain, count);
-	for (size_t c = 0; c < count; c++)
-		buffer_free(&chain[c].note);
-	free(chain);
-	return rc;
-}
-
-/* Asks every peer, in member order: a peer that is as far behind as this authority has nothing
- * newer, and the next may; once caught up from one, the others have nothing newer (or newer
- * still, which is taken too). */
-static int catch_up(struct round *round, size_t i, uint64_t now)
-{
-	const struct config *config = round->o.config;
-	int rc = DIRAUTH_ERR_UNAVAILABLE, any = 0;
-	for (size_t m = 0; m < config->member_count; m++) {
-		if (m == config->self_index)
-			continue;
-		if ((rc = catch_up_from(round, i, m, now)) == 0)
-			any = 1;
-		else if (rc == DIRAUTH_ERR_MISMATCH || rc == DIRAUTH_ERR_BOUNDS)
-			round_log(round, i, round->ns[i].epoch, "cannot catch up from %s: %s",
-			          config->members[m].name, dirauth_strerror(rc));
-	}
-	return any ? 0 : rc;
-}
 
 /* ---- the vote ---- */
 
@@ -354,6 +137,121 @@ static void load_own_body(struct round *round, size_t i, const struct buffer *en
 		vote_body_parse_sections(parts.body, parts.body_len, &limits, &rn->own_body);
 }
 
+/* The own vote as a delta against the latest stored snapshot (schema/vote-delta.md), which the
+ * vote names as its previous: 0 with *out the v2 envelope when this authority holds that
+ * snapshot's body and the delta is smaller than the whole vote, else an error (send the whole). */
+static int delta_envelope(struct round *round, size_t i, const struct buffer *envelope, struct buffer *out)
+{
+	struct round_namespace *rn = &round->ns[i];
+	struct vote_envelope parts;
+	struct note *note = NULL;
+	struct vote vote;
+	struct round_base *base = NULL;
+	struct buffer delta;
+	uint8_t digest[32];
+	buffer_init(&delta);
+	if (!rn->own_body)
+		return DIRAUTH_ERR_NOT_FOUND;
+	int rc = vote_envelope_parse(envelope->data, envelope->len, round_vote_body_max(round->o.config), &parts);
+	if (rc == 0)
+		rc = note_parse(parts.note, parts.note_len, &note);
+	if (rc == 0)
+		rc = vote_parse(note->text, note->text_len, &vote);
+	if (rc == 0)
+		rc = round_base_latest(round, i, &base);
+	if (rc == 0) {
+		const struct vote_body *body = round_base_body(base, digest);
+		if (memcmp(digest, vote.previous, 32) != 0)
+			rc = DIRAUTH_ERR_MISMATCH;
+		else
+			rc = vote_delta_encode(body, rn->own_body, digest, &delta);
+	}
+	if (rc == 0)
+		rc = vote_envelope_encode_delta(parts.note, parts.note_len, delta.data, delta.len, out);
+	if (rc == 0 && out->len >= envelope->len)
+		rc = DIRAUTH_ERR_BOUNDS;
+	round_base_release(round, base);
+	note_free(note);
+	buffer_free(&delta);
+	return rc;
+}
+
+/* Whether a member's answer to a delta asks for the whole vote: it does not hold the base
+ * (409 unknown_base), or reads the first envelope version only (400 malformed, 415). */
+static bool wants_whole_vote(const struct peer_answer *answer)
+{
+	return answer->transport == PEER_TRANSPORT_ANSWERED &&
+	       ((answer->status == 409 && strcmp(answer->error_code, "unknown_base") == 0) ||
+	        answer->status == 400 || answer->status == 415);
+}
+
+/* Pushes the own vote to every other member, as a delta where it can, the whole vote to those
+ * that ask for it, and logs who took it and who refused it, and why. */
+static void push_vote(struct round *round, size_t i, const struct buffer *envelope, uint64_t deadline_ms,
+                      uint64_t build_ms)
+{
+	const struct config *config = round->o.config;
+	struct round_namespace *rn = &round->ns[i];
+	const char *name = config->namespaces[i].name;
+	uint64_t started = round_monotonic_ms();
+	struct buffer delta;
+	struct peer_answer answers[CONFIG_MAX_MEMBERS], whole[CONFIG_MAX_MEMBERS];
+	uint8_t targets[CONFIG_MAX_MEMBERS] = {0};
+	size_t sent = 0, deltas = 0, wholes = 0;
+	buffer_init(&delta);
+	bool as_delta = delta_envelope(round, i, envelope, &delta) == 0;
+	struct peer_call call = {.operation = PEER_PUSH_VOTE,
+	                         .namespace_name = name,
+	                         .body = as_delta ? delta.data : envelope->data,
+	                         .body_len = as_delta ? delta.len : envelope->len,
+	                         .deadline_ms = deadline_ms};
+	if (peers_broadcast(round->o.peers, &call, NULL, answers) != 0) {
+		buffer_free(&delta);
+		return;
+	}
+	size_t retry = 0;
+	for (size_t m = 0; m < config->member_count; m++) {
+		if (m == config->self_index)
+			continue;
+		sent += call.body_len;
+		if (as_delta && wants_whole_vote(&answers[m])) {
+			targets[m] = 1;
+			retry++;
+		} else if (as_delta) {
+			deltas++;
+		} else {
+			wholes++;
+		}
+	}
+	if (retry) {
+		call.body = envelope->data;
+		call.body_len = envelope->len;
+		struct peers_broadcast_options options = {targets, NULL, NULL};
+		if (peers_broadcast(round->o.peers, &call, &options, whole) == 0) {
+			for (size_t m = 0; m < config->member_count; m++)
+				if (targets[m]) {
+					peer_answer_free(&answers[m]);
+					answers[m] = whole[m];
+					peer_answer_init(&whole[m]);
+					sent += envelope->len;
+					wholes++;
+				}
+			peer_answers_free(whole, config->member_count);
+		}
+	}
+	char refused[1024];
+	size_t accepted = round_push_refusals(config, answers, refused, sizeof refused);
+	round_log(round, i, rn->epoch,
+	          "voted: %zu records; taken by %zu of %zu peers%s%s%s; built in %llu ms, pushed in %llu ms "
+	          "(%zu as a delta of %zu bytes, %zu whole of %zu bytes), %zu bytes sent",
+	          rn->own_body ? rn->own_body->record_count : 0, accepted, config->member_count - 1,
+	          refused[0] ? " (refused by " : "", refused, refused[0] ? ")" : "", (unsigned long long)build_ms,
+	          (unsigned long long)(round_monotonic_ms() - started), deltas, as_delta ? delta.len : 0, wholes,
+	          envelope->len, sent);
+	peer_answers_free(answers, config->member_count);
+	buffer_free(&delta);
+}
+
 int round_vote(struct round *round, size_t i, uint64_t now)
 {
 	const struct config *config = round->o.config;
@@ -368,7 +266,11 @@ int round_vote(struct round *round, size_t i, uint64_t now)
 	if (rc == 0) {
 		load_own_body(round, i, &envelope);
 	} else if (rc == DIRAUTH_ERR_NOT_FOUND) {
-		catch_up(round, i, now);
+		uint64_t timeout = config->peers.timeout_seconds;
+		uint64_t until = rn->phases.vote_deadline > rn->phases.vote_at + timeout
+		                     ? rn->phases.vote_deadline - timeout
+		                     : rn->phases.vote_at;
+		round_catch_up(round, i, now, round_deadline_ms(round, until));
 		struct epoch_times times;
 		if ((rc = schedule_epoch_times(&config->epoch, epoch, &times)) == 0 &&
 		    (rc = store_seal(round->o.store, epoch, times.valid_after)) == 0)
@@ -384,40 +286,8 @@ int round_vote(struct round *round, size_t i, uint64_t now)
 	}
 	rn->voted = true;
 	uint64_t built = round_monotonic_ms();
-	struct peer_call call = {.operation = PEER_PUSH_VOTE,
-	                         .namespace_name = name,
-	                         .body = envelope.data,
-	                         .body_len = envelope.len};
-	struct peer_answer answers[CONFIG_MAX_MEMBERS];
-	rc = peers_broadcast(round->o.peers, &call, NULL, answers);
-	if (rc == 0) {
-		char failed[512] = "";
-		size_t len = 0, accepted = 0;
-		for (size_t m = 0; m < config->member_count; m++) {
-			if (m == config->self_index)
-				continue;
-			if (answers[m].transport == PEER_TRANSPORT_ANSWERED &&
-			    (answers[m].status == 200 || answers[m].status == 202))
-				accepted++;
-			else if (len < sizeof failed)
-				len += (size_t)snprintf(
-				    failed + len, sizeof failed - len, "%s%s: %s", len ? "; " : "",
-				    config->members[m].name,
-				    answers[m].transport == PEER_TRANSPORT_ANSWERED
-				        ? (answers[m].error_code[0] ? answers[m].error_code : "refused")
-				        : peer_transport_name(answers[m].transport));
-		}
-		uint64_t pushed = round_monotonic_ms();
-		round_log(round, i, epoch,
-		          "voted: %zu records; taken by %zu of %zu peers%s%s%s; built in %llu ms, pushed in "
-		          "%llu ms, "
-		          "%zu bytes sent",
-		          rn->own_body ? rn->own_body->record_count : 0, accepted, config->member_count - 1,
-		          failed[0] ? " (" : "", failed, failed[0] ? ")" : "",
-		          (unsigned long long)(built - started), (unsigned long long)(pushed - built),
-		          envelope.len * (config->member_count - 1));
-		peer_answers_free(answers, config->member_count);
-	}
+	push_vote(round, i, &envelope, round_deadline_ms(round, rn->phases.vote_deadline + config->bounds.clock_skew_seconds),
+	          built - started);
 	buffer_free(&envelope);
 	return 0;
 }

@@ -3,21 +3,18 @@
  *
  * At the signature deadline the signatures still missing are pulled from every member that
  * lacks one here (a member serves every valid signature it holds over its header, so one answer
- * may bring several); each is checked as a pushed one is. The snapshot is ready with k valid
- * signatures by distinct members over the header computed here; it is published at the epoch's
- * start with every valid signature held, in member order, and only when the header stored here
- * last is the one it names as previous (a gap would fork this authority's history: it is caught
- * up with at the next vote instead).
+ * may bring several), all at once and by the epoch's start; each is checked as a pushed one is.
+ * The snapshot is ready with k valid signatures by distinct members over the header computed
+ * here; it is published at the epoch's start with every valid signature held, in member order,
+ * and only when the header stored here last is the one it names as previous: when it is not,
+ * this authority missed a snapshot the others published, catches up first (catchup.c), and
+ * publishes if that brought the missing one.
  *
- * Reconciliation then takes into the store the registrations the counting votes listed with a
- * higher sequence than this authority holds, fetched from a member that listed them and checked
- * as a provider's are (server/intake), so that a registration given to one authority reaches the
- * next epoch's votes of all. For a namespace with the endpoint lifecycle it also takes the
- * revocations the latest stored snapshot lists and those the peers' votes list whose target this
- * authority holds no revocation of (so an authority restored from an older backup learns them
- * again), and the health statements the peers' votes list with a higher sequence than its own
- * vote's, each checked as intake checks one learned from a peer. It is bounded per epoch
- * (ROUND_RECONCILE_MAX) and stops before the next round's vote.
+ * Reconciliation then asks again for the notes the counting votes listed that the consensus's
+ * gathering could not get (gather.c already took every one it got into the store), until the
+ * next round's vote is near; and, for a namespace with the endpoint lifecycle, takes the
+ * revocations the latest stored snapshot lists whose target this authority holds no revocation
+ * of, so that an authority restored from an older backup, or caught up, learns them again.
  */
 #include "server/round/internal.h"
 
@@ -88,7 +85,8 @@ int round_decide(struct round *round, size_t i, uint64_t now)
 		struct signature_pull context = {round, i, now};
 		struct peer_call call = {.operation = PEER_PULL_SIGNATURES,
 		                         .namespace_name = config->namespaces[i].name,
-		                         .epoch = rn->epoch};
+		                         .epoch = rn->epoch,
+		                         .deadline_ms = round_deadline_ms(round, rn->phases.start)};
 		struct peers_broadcast_options options = {targets, on_pulled_signatures, &context};
 		struct peer_answer answers[CONFIG_MAX_MEMBERS];
 		if (peers_broadcast(round->o.peers, &call, &options, answers) == 0)
@@ -153,7 +151,6 @@ static int signed_note(struct round *round, size_t i, struct buffer *out)
 
 int round_publish(struct round *round, size_t i, uint64_t now)
 {
-	(void)now;
 	const struct config *config = round->o.config;
 	const char *name = config->namespaces[i].name;
 	struct round_namespace *rn = &round->ns[i];
@@ -164,6 +161,13 @@ int round_publish(struct round *round, size_t i, uint64_t now)
 	buffer_init(&note);
 	uint64_t started = round_monotonic_ms();
 	int rc = publish_latest_digest(round->o.store, name, &have, &latest, digest);
+	if (rc == 0 && memcmp(digest, rn->result.header.previous, 32) != 0) {
+		/* The others published one this authority lacks: take it, then look again. */
+		struct epoch_phases next;
+		if (schedule_epoch_phases(&config->epoch, rn->epoch + 1, &next) == 0 &&
+		    round_catch_up(round, i, now, round_deadline_ms(round, next.vote_at)) == 0)
+			rc = publish_latest_digest(round->o.store, name, &have, &latest, digest);
+	}
 	if (rc == 0 && memcmp(digest, rn->result.header.previous, 32) != 0) {
 		round_log(round, i, rn->epoch,
 		          "not published here: it follows a snapshot not stored here (the latest here is "
@@ -221,222 +225,66 @@ int round_publish(struct round *round, size_t i, uint64_t now)
 
 /* ---- reconciliation ---- */
 
-/* The sequence of service_id in the own vote's body, 0 when it lists none. */
-static uint64_t own_sequence(const struct vote_body *own, const uint8_t *service_id)
-{
-	size_t low = 0, high = own ? own->record_count : 0;
-	while (low < high) {
-		size_t middle = low + (high - low) / 2;
-		int order = memcmp(own->records[middle].service_id, service_id, SERVICE_ID_SIZE);
-		if (order == 0)
-			return own->records[middle].sequence;
-		if (order < 0)
-			low = middle + 1;
-		else
-			high = middle;
-	}
-	return 0;
-}
-
-/* The sequence of the own vote's health line for an endpoint, 0 when it lists none. */
-static uint64_t own_health_sequence(const struct vote_body *own, const struct vote_body_health *line)
-{
-	size_t low = 0, high = own ? own->health_count : 0;
-	while (low < high) {
-		size_t middle = low + (high - low) / 2;
-		const struct vote_body_health *h = &own->health[middle];
-		int order = memcmp(h->service_id, line->service_id, SERVICE_ID_SIZE);
-		if (order == 0)
-			order = memcmp(h->endpoint_id, line->endpoint_id, ENDPOINT_ID_SIZE);
-		if (order == 0)
-			return h->sequence;
-		if (order < 0)
-			low = middle + 1;
-		else
-			high = middle;
-	}
-	return 0;
-}
-
-/* What the reconciliation of one epoch did. */
-struct reconciled {
-	size_t registrations, revocations, health, refused, tried;
-};
-
-/* Whether the next round's vote is near: reconciliation stops then. */
-static bool next_vote_near(struct round *round, const struct epoch_phases *next)
-{
-	uint64_t t;
-	return clock_now(round->o.clock, &t) == 0 && t + 1 >= next->vote_at;
-}
-
-/* A statement a peer listed, fetched by digest from member m and taken as intake takes one
- * learned from a peer. */
-static void take_statement(struct round *round, size_t i, const struct submit_context *submit, size_t m,
-                           bool health, const uint8_t *digest, struct reconciled *counts)
-{
-	struct peer_answer answer;
-	struct submit_result result;
-	uint8_t actual[32];
-	counts->tried++;
-	peer_answer_init(&answer);
-	if (peer_fetch_statement(round->o.peers, m, round->o.config->namespaces[i].name, digest, &answer) ==
-	        0 &&
-	    answer.status == 200) {
-		enum api_error error = API_ERROR_MALFORMED;
-		if (crypto_sha256(answer.body.data, answer.body.len, actual) == 0 &&
-		    memcmp(actual, digest, 32) == 0)
-			error =
-			    health
-			        ? submit_peer_health(submit, answer.body.data, answer.body.len, &result)
-			        : submit_peer_revocation(submit, answer.body.data, answer.body.len, &result);
-		if (error == API_ERROR_NONE)
-			*(health ? &counts->health : &counts->revocations) += 1;
-		else if (error != API_ERROR_REPLAYED && error != API_ERROR_REVOKED)
-			counts->refused++;
-		buffer_free(&result.receipt);
-	}
-	peer_answer_free(&answer);
-}
-
-/* Method 2: the revocations the latest stored snapshot lists and those the peers' votes list,
- * when this authority holds no revocation of their target (an authority restored from an older
- * backup learns them again so), and the health statements the peers' votes list with a higher
- * sequence than its own vote's, so that a statement posted to one authority reaches the next
- * votes of all. */
-static void reconcile_lifecycle(struct round *round, size_t i, const struct submit_context *submit,
-                                const struct epoch_phases *next, struct reconciled *counts)
+/* Method 2: the revocations the latest stored snapshot lists whose target this authority holds
+ * no revocation of (an authority restored from an older backup, or caught up, learns them again
+ * so), taken from the snapshot's own body, as intake takes one learned from a peer. */
+static void take_listed_revocations(struct round *round, size_t i, size_t *taken, size_t *refused)
 {
 	const struct config *config = round->o.config;
 	const char *name = config->namespaces[i].name;
-	struct round_namespace *rn = &round->ns[i];
-	struct submit_result result;
-	for (size_t n = 0; n < rn->statement_count; n++) {
-		const struct round_statement *fetched = &rn->statements[n];
-		enum api_error error =
-		    fetched->health ? submit_peer_health(submit, fetched->note, fetched->len, &result)
-		                    : submit_peer_revocation(submit, fetched->note, fetched->len, &result);
-		if (error == API_ERROR_NONE)
-			*(fetched->health ? &counts->health : &counts->revocations) += 1;
-		buffer_free(&result.receipt);
-	}
+	const struct round_options *o = &round->o;
+	struct submit_context submit = {o->config, o->store, o->signer, o->signer_health, o->clock};
 	struct publish_previous latest;
 	if (publish_previous_load(config, round->o.store, i, &latest) == 0 && latest.parsed) {
 		for (size_t r = 0; r < latest.parsed->revocation_count; r++) {
 			const struct snapshot_revocation *listed = &latest.parsed->revocations[r];
+			struct submit_result result;
 			if (store_revocation_find(round->o.store, name, listed->service_id,
 			                          listed->has_endpoint ? listed->endpoint_id : NULL,
 			                          NULL) != DIRAUTH_ERR_NOT_FOUND)
 				continue;
-			if (submit_peer_revocation(submit, listed->note, listed->note_len, &result) ==
+			if (submit_peer_revocation(&submit, listed->note, listed->note_len, &result) ==
 			    API_ERROR_NONE)
-				counts->revocations++;
+				(*taken)++;
 			else
-				counts->refused++;
+				(*refused)++;
 			buffer_free(&result.receipt);
 		}
 	}
 	publish_previous_clear(&latest);
-	for (size_t m = 0; m < config->member_count; m++) {
-		const struct vote_body *body = rn->bodies[m];
-		if (m == config->self_index || !body)
-			continue;
-		for (size_t r = 0; r < body->revocation_count && counts->tried < ROUND_RECONCILE_MAX; r++) {
-			const struct vote_body_revocation *line = &body->revocations[r];
-			if (store_revocation_find(round->o.store, name, line->service_id,
-			                          line->has_endpoint ? line->endpoint_id : NULL,
-			                          NULL) != DIRAUTH_ERR_NOT_FOUND)
-				continue;
-			if (next_vote_near(round, next))
-				return;
-			take_statement(round, i, submit, m, false, line->revocation_sha256, counts);
-		}
-		for (size_t h = 0; h < body->health_count && counts->tried < ROUND_RECONCILE_MAX; h++) {
-			const struct vote_body_health *line = &body->health[h];
-			if (line->sequence <= own_health_sequence(rn->own_body, line))
-				continue;
-			struct buffer held;
-			buffer_init(&held);
-			int have = store_statement_get(round->o.store, name, line->statement_sha256, &held);
-			buffer_free(&held);
-			if (have != DIRAUTH_ERR_NOT_FOUND)
-				continue;
-			if (next_vote_near(round, next))
-				return;
-			take_statement(round, i, submit, m, true, line->statement_sha256, counts);
-		}
-	}
 }
 
 int round_reconcile(struct round *round, size_t i, uint64_t now)
 {
 	const struct config *config = round->o.config;
-	const char *name = config->namespaces[i].name;
 	struct round_namespace *rn = &round->ns[i];
 	struct epoch_phases next;
-	size_t taken = 0, refused = 0, tried = 0;
-	struct reconciled lifecycle = {0};
+	struct round_gather_stats stats = {0};
+	size_t revocations = 0, refused = 0;
 	rn->reconciled = true;
 	if (schedule_epoch_phases(&config->epoch, rn->epoch + 1, &next) != 0)
 		return 0;
-	struct submit_context submit = {config, round->o.store, round->o.signer, round->o.signer_health,
-	                                round->o.clock};
-	/* The notes the consensus fetched were checked then; they go first, without a fetch (one this
-	 * authority holds by now is refused as a rollback, which changes nothing). */
-	for (size_t n = 0; n < rn->fetched_count; n++) {
-		struct submit_result result;
-		if (submit_peer_registration(&submit, rn->fetched[n], rn->fetched_len[n], &result) ==
-		    API_ERROR_NONE)
-			taken++;
-	}
-	for (size_t m = 0; m < config->member_count && tried < ROUND_RECONCILE_MAX; m++) {
-		const struct vote_body *body = rn->bodies[m];
-		if (m == config->self_index || !body)
-			continue;
-		for (size_t r = 0; r < body->record_count && tried < ROUND_RECONCILE_MAX; r++) {
-			const struct vote_body_record *listed = &body->records[r];
-			if (listed->sequence <= own_sequence(rn->own_body, listed->service_id))
-				continue;
-			uint64_t held = 0;
-			if (store_service_sequence(round->o.store, listed->service_id, &held) == 0 &&
-			    held >= listed->sequence)
-				continue;
-			uint64_t t;
-			if (clock_now(round->o.clock, &t) == 0 && t + 1 >= next.vote_at)
-				goto out; /* the next round's vote comes first */
-			tried++;
-			struct peer_answer answer;
-			struct submit_result result;
-			peer_answer_init(&answer);
-			if (peer_fetch_registration(round->o.peers, m, name, listed->service_id,
-			                            listed->sequence, &answer) == 0 &&
-			    answer.status == 200) {
-				uint8_t digest[32];
-				if (crypto_sha256(answer.body.data, answer.body.len, digest) == 0 &&
-				    memcmp(digest, listed->registration_sha256, 32) == 0 &&
-				    submit_peer_registration(&submit, answer.body.data, answer.body.len,
-				                             &result) == API_ERROR_NONE)
-					taken++;
-				else
-					refused++;
-			}
-			peer_answer_free(&answer);
+	/* What the consensus's gathering left (its deadline passed, a member failed or declined),
+	 * asked again until the next round's vote is near. */
+	const struct vote_body *bodies[CONFIG_MAX_MEMBERS] = {0};
+	bool any = false;
+	for (size_t m = 0; m < config->member_count; m++)
+		if (m != config->self_index && rn->bodies[m]) {
+			bodies[m] = rn->bodies[m];
+			any = true;
 		}
-	}
-out:
-	(void)now;
-	if (config->namespaces[i].lifecycle) {
-		lifecycle.tried = tried;
-		reconcile_lifecycle(round, i, &submit, &next, &lifecycle);
-	}
-	if (taken || refused)
+	if (any && next.vote_at > now + 1)
+		round_gather(round, i, bodies, now, round_deadline_ms(round, next.vote_at - 1), &stats);
+	if (config->namespaces[i].lifecycle)
+		take_listed_revocations(round, i, &revocations, &refused);
+	if (stats.fetched || stats.missing)
 		round_log(round, i, rn->epoch,
-		          "reconciled: %zu registrations taken from the peers' votes, %zu refused", taken,
+		          "reconciled: %zu notes the peers' votes list fetched, %zu stored, %zu refused, %zu "
+		          "missing",
+		          stats.fetched, stats.stored, stats.refused, stats.missing);
+	if (revocations || refused)
+		round_log(round, i, rn->epoch,
+		          "reconciled: %zu revocations the latest snapshot lists taken, %zu refused", revocations,
 		          refused);
-	if (lifecycle.revocations || lifecycle.health || lifecycle.refused)
-		round_log(round, i, rn->epoch,
-		          "reconciled: %zu revocations and %zu health statements taken from the peers, %zu "
-		          "refused",
-		          lifecycle.revocations, lifecycle.health, lifecycle.refused);
 	return 0;
 }

@@ -19,11 +19,34 @@
 #include <stdarg.h>
 #include <stdbool.h>
 
-/* A health statement or revocation note fetched from a peer for the consensus (method 2). */
-struct round_statement {
-	bool health; /* a health statement; else a revocation */
-	uint8_t *note;
+enum round_note_kind { ROUND_NOTE_REGISTRATION, ROUND_NOTE_HEALTH, ROUND_NOTE_REVOCATION };
+
+/* A note fetched from a peer this epoch and checked (gather.c): what the consensus reads beside
+ * the store. */
+struct round_note {
+	uint8_t digest[32]; /* its SHA-256, what the votes list */
+	enum round_note_kind kind;
+	uint8_t *note; /* owned */
 	size_t len;
+};
+
+/* The notes gathered in an epoch, found by digest. */
+struct round_notes {
+	struct round_note *items; /* the first `sorted` ascending by digest, the rest as added */
+	size_t count, cap, sorted;
+};
+
+/* What one gathering did, for the log. */
+struct round_gather_stats {
+	size_t wanted;   /* notes the votes list that were held nowhere here */
+	size_t fetched;  /* of them, fetched and checked */
+	size_t refused;  /* notes a member gave that failed their checks */
+	size_t missing;  /* wanted notes nobody gave */
+	size_t stored;   /* fetched notes newer than the store's, taken into it */
+	size_t members;  /* members asked */
+	size_t requests; /* requests answered */
+	size_t bytes;    /* bytes received for them */
+	uint64_t ms;
 };
 
 /* One namespace's round in progress. */
@@ -41,25 +64,70 @@ struct round_namespace {
 	struct consensus_result result; /* while computed and not published; empty otherwise */
 	struct vote_body *own_body;     /* the own vote's body, for reconciliation */
 	struct vote_body *bodies[CONFIG_MAX_MEMBERS]; /* the counting votes' bodies, likewise */
-	uint8_t **fetched;                            /* notes fetched from peers for the consensus, */
-	size_t *fetched_len;                          /* checked: reconciliation stores them first */
-	size_t fetched_count;
-	struct round_statement *statements; /* health statements and revocations fetched likewise */
-	size_t statement_count;
+	struct round_notes notes;                     /* what was gathered from peers this epoch */
 	uint32_t signatures; /* valid signatures over the header, by member */
 	uint64_t published_total, failed_total;
 	bool failed;
 };
 
+struct round_base;
+
 struct round {
 	struct round_options o;
 	pthread_mutex_t lock; /* guards each namespace's status fields read by round_status_get */
 	bool refresh_logged;  /* a failed certificate refresh was logged (once per run) */
+	bool started[CONFIG_MAX_NAMESPACES]; /* the namespace's first tick (a catch-up) was taken */
 	struct round_namespace ns[CONFIG_MAX_NAMESPACES];
+	pthread_mutex_t base_lock;                       /* guards bases (the pointers) */
+	struct round_base *bases[CONFIG_MAX_NAMESPACES]; /* each namespace's delta base (base.c) */
 };
 
-/* A monotonic clock in milliseconds, for the time each step takes (logged). */
+/* The base of vote deltas for namespace_index: the vote body its latest stored snapshot stands
+ * for (base.c), with a reference the caller gives back with round_base_release. Returns 0;
+ * DIRAUTH_ERR_NOT_FOUND (no snapshot stored, or its body is no longer kept); the errors of
+ * publish_vote_base. Thread-safe. */
+int round_base_latest(struct round *round, size_t namespace_index, struct round_base **out);
+void round_base_release(struct round *round, struct round_base *base);
+
+/* A base's body (borrowed while the reference is held) and, when digest is not NULL, the SHA-256
+ * of its snapshot's header text there. */
+const struct vote_body *round_base_body(const struct round_base *base, uint8_t digest[32]);
+
+/* Drops every cached base (round_free). */
+void round_bases_free(struct round *round);
+
+/* A monotonic clock in milliseconds, for the time each step takes (logged) and the deadlines of
+ * peer requests. */
 uint64_t round_monotonic_ms(void);
+
+/* The monotonic millisecond at which the round's clock reads the unix time `at` (now when the
+ * clock cannot be read or `at` has passed): the deadline of a peer request that must end by a
+ * phase's end. */
+uint64_t round_deadline_ms(struct round *round, uint64_t at);
+
+/* The gathered note with digest: 0 with *note borrowed from notes (valid until they are
+ * cleared), or DIRAUTH_ERR_NOT_FOUND. */
+int round_notes_find(const struct round_notes *notes, const uint8_t digest[32], const uint8_t **note,
+                     size_t *len);
+void round_notes_clear(struct round_notes *notes);
+
+/* Gathers every note the bodies (bodies[m]: member m's counting vote body, NULL for none) list
+ * that this authority holds neither in its own vote nor in its store nor among the notes
+ * gathered before: fetched from the members that listed them by deadline_ms, checked as intake
+ * checks a peer's, added to the namespace's notes and taken into the store (gather.c). Returns
+ * 0 (whatever could not be fetched: stats says), DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_CRYPTO. */
+int round_gather(struct round *round, size_t namespace_index, const struct vote_body *const *bodies,
+                 uint64_t now, uint64_t deadline_ms, struct round_gather_stats *stats);
+
+/* Catches up (catchup.c): stores, verified as a mirror verifies, the snapshots the peers
+ * published after this authority's latest, by deadline_ms. Returns 0 when nothing newer is
+ * known or all of it was stored; otherwise the reason it stopped (logged). */
+int round_catch_up(struct round *round, size_t namespace_index, uint64_t now, uint64_t deadline_ms);
+
+/* The members of a push's answers that did not take it (answered 200 or 202), with why, as
+ * "name: reason; name: reason" in out (capacity cap, truncated); returns how many took it. */
+size_t round_push_refusals(const struct config *config, const struct peer_answer *answers, char *out,
+                           size_t cap);
 
 /* Writes one line to the round's log: "dirauthd: namespace <ns> epoch <e>: <sentence>". */
 void round_log(struct round *round, size_t namespace_index, uint64_t epoch, const char *format, ...)

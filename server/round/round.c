@@ -27,6 +27,35 @@ uint64_t round_monotonic_ms(void)
 	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
 }
 
+size_t round_push_refusals(const struct config *config, const struct peer_answer *answers, char *out,
+                           size_t cap)
+{
+	size_t len = 0, taken = 0;
+	if (cap)
+		out[0] = 0;
+	for (size_t m = 0; m < config->member_count; m++) {
+		const struct peer_answer *a = &answers[m];
+		if (m == config->self_index)
+			continue;
+		if (a->transport == PEER_TRANSPORT_ANSWERED && (a->status == 200 || a->status == 202))
+			taken++;
+		else if (len < cap)
+			len += (size_t)snprintf(out + len, cap - len, "%s%s: %s", len ? "; " : "",
+			                        config->members[m].name,
+			                        a->reason[0] ? a->reason : peer_transport_name(a->transport));
+	}
+	return taken;
+}
+
+uint64_t round_deadline_ms(struct round *round, uint64_t at)
+{
+	uint64_t now = 0, monotonic = round_monotonic_ms();
+	if (clock_now(round->o.clock, &now) != 0 || at <= now)
+		return monotonic;
+	uint64_t left = at - now;
+	return left > UINT64_MAX / 1000 - monotonic ? UINT64_MAX : monotonic + left * 1000;
+}
+
 void round_log(struct round *round, size_t namespace_index, uint64_t epoch, const char *format, ...)
 {
 	FILE *log = round->o.log ? round->o.log : stderr;
@@ -104,6 +133,11 @@ int round_create(const struct round_options *options, struct round **out)
 		free(round);
 		return DIRAUTH_ERR_NOMEM;
 	}
+	if (pthread_mutex_init(&round->base_lock, NULL) != 0) {
+		pthread_mutex_destroy(&round->lock);
+		free(round);
+		return DIRAUTH_ERR_NOMEM;
+	}
 	*out = round;
 	return 0;
 }
@@ -115,13 +149,7 @@ void round_namespace_reset(struct round_namespace *rn)
 	vote_body_free(rn->own_body);
 	for (size_t m = 0; m < CONFIG_MAX_MEMBERS; m++)
 		vote_body_free(rn->bodies[m]);
-	for (size_t n = 0; n < rn->fetched_count; n++)
-		free(rn->fetched[n]);
-	free(rn->fetched);
-	free(rn->fetched_len);
-	for (size_t n = 0; n < rn->statement_count; n++)
-		free(rn->statements[n].note);
-	free(rn->statements);
+	round_notes_clear(&rn->notes);
 	memset(rn, 0, sizeof *rn);
 	rn->published_total = published_total;
 	rn->failed_total = failed_total;
@@ -133,6 +161,8 @@ void round_free(struct round *round)
 		return;
 	for (size_t i = 0; i < CONFIG_MAX_NAMESPACES; i++)
 		round_namespace_reset(&round->ns[i]);
+	round_bases_free(round);
+	pthread_mutex_destroy(&round->base_lock);
 	pthread_mutex_destroy(&round->lock);
 	free(round);
 }
@@ -195,6 +225,16 @@ int round_tick(struct round *round, size_t i, uint64_t now)
 	const char *name = config->namespaces[i].name;
 	size_t n = config->member_count;
 	uint32_t all = n >= 32 ? UINT32_MAX : ((uint32_t)1 << n) - 1;
+
+	/* After a start, catch up at once rather than at the next vote, unless this round's vote,
+	 * which catches up first, is still to come. */
+	if (!round->started[i]) {
+		round->started[i] = true;
+		struct epoch_phases next;
+		if (!(now <= rn->phases.vote_deadline && !rn->voted) &&
+		    schedule_epoch_phases(&config->epoch, epoch + 1, &next) == 0)
+			round_catch_up(round, i, now, round_deadline_ms(round, next.vote_at));
+	}
 
 	/* 1: the vote, until the vote deadline (after it, peers refuse it). */
 	if (!rn->voted && now >= rn->phases.vote_at && now <= rn->phases.vote_deadline) {

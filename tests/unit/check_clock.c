@@ -60,13 +60,33 @@ START_TEST(test_file_clock)
 }
 END_TEST
 
-static Suite *clock_suite(void)
+static /* A manual clock reads what was last set; other clocks cannot be set. */
+START_TEST(test_manual_clock)
+{
+	struct clock *clock = NULL, *system = NULL;
+	uint64_t now = 0;
+	ck_assert_int_eq(clock_open_manual(1800000000, &clock), 0);
+	ck_assert_int_eq(clock_now(clock, &now), 0);
+	ck_assert_uint_eq(now, 1800000000);
+	ck_assert(!clock_is_file(clock));
+	ck_assert_int_eq(clock_set(clock, 1800000042), 0);
+	ck_assert_int_eq(clock_now(clock, &now), 0);
+	ck_assert_uint_eq(now, 1800000042);
+	ck_assert_int_eq(clock_open_system(&system), 0);
+	ck_assert_int_eq(clock_set(system, 5), DIRAUTH_ERR_CONFIG);
+	clock_close(system);
+	clock_close(clock);
+}
+END_TEST
+
+Suite *clock_suite(void)
 {
 	Suite *suite = suite_create("clock");
 	TCase *tc = tcase_create("clock");
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_system_clock);
 	tcase_add_test(tc, test_file_clock);
+	tcase_add_test(tc, test_manual_clock);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
