@@ -2,15 +2,19 @@
  * client.c: bounded, redirect-free HTTP exchanges over libcurl, with an optional jittered retry
  * (see client.h).
  *
- * One attempt is one curl easy handle, made and cleaned up inside the call, so nothing is shared
- * between threads but libcurl's global state, which net_global_init sets up once. The total
- * timeout is a deadline on the monotonic clock taken when the exchange starts: each attempt gets
- * what is left of it as its own curl timeout, and a retry whose wait would reach the deadline is
- * not made, so the caller gets the last answer in time rather than a wait that cannot help.
+ * One attempt is one curl easy handle: made and cleaned up inside the attempt when the request
+ * names no pool, so nothing is shared between threads but libcurl's global state; or leased from
+ * the request's pool (pool.h) for the attempt and given back after it, its connection kept. Either
+ * way the handle's options are all set for the attempt, from libcurl's defaults. The total timeout
+ * is a deadline on the monotonic clock taken when the exchange starts: the wait for a pooled
+ * handle ends there, each attempt gets what is left of it as its own curl timeout, and a retry
+ * whose wait would reach the deadline is not made, so the caller gets the last answer in time
+ * rather than a wait that cannot help.
  */
 #include "net/client.h"
 
 #include "net/error_answer.h"
+#include "net/pool_lease.h"
 
 #include "schema/crypto.h"
 #include "schema/error.h"
@@ -165,15 +169,20 @@ static void sleep_ms(uint32_t ms)
 			code = curl_easy_setopt(curl, option, value);                                        \
 	} while (0)
 
-/* One attempt, given timeout_ms in all and connect_ms to connect. */
-static int perform_once(const struct net_request *request, uint32_t connect_ms, uint32_t timeout_ms,
+/* One attempt, ending by deadline (CLOCK_MONOTONIC milliseconds), given at most connect_ms to
+ * connect. */
+static int perform_once(const struct net_request *request, uint64_t deadline, uint32_t connect_ms,
                         struct net_response *response)
 {
 	struct transfer transfer;
 	struct curl_slist *headers = NULL;
+	struct net_pool_lease lease = {NULL, 0};
 	char curl_error[CURL_ERROR_SIZE];
 	CURLcode code = CURLE_OK;
 	CURL *curl;
+	uint64_t now;
+	uint64_t left;
+	long connects = 0;
 	int rc = 0;
 
 	buffer_reset(&response->body);
@@ -186,11 +195,24 @@ static int perform_once(const struct net_request *request, uint32_t connect_ms, 
 	transfer.max_bytes = request->max_response_bytes;
 	curl_error[0] = '\0';
 
-	curl = curl_easy_init();
-	if (curl == NULL) {
-		snprintf(response->error, sizeof(response->error), "cannot start a transfer");
-		return DIRAUTH_ERR_NOMEM;
+	if (request->pool != NULL) {
+		rc = net_pool_lease_take(request->pool, request->url, deadline, &lease, response->error,
+		                         sizeof(response->error));
+		if (rc != 0)
+			return rc;
+		curl = lease.curl;
+	} else {
+		curl = curl_easy_init();
+		if (curl == NULL) {
+			snprintf(response->error, sizeof(response->error), "cannot start a transfer");
+			return DIRAUTH_ERR_NOMEM;
+		}
 	}
+	/* What is left once a pooled handle was free; at least 1 ms, as 0 would mean no timeout. */
+	now = monotonic_ms();
+	left = deadline > now ? deadline - now : 1;
+	if (connect_ms > left)
+		connect_ms = (uint32_t)left;
 	if (request->headers != NULL) {
 		for (size_t i = 0; request->headers[i] != NULL; i++) {
 			struct curl_slist *grown = curl_slist_append(headers, request->headers[i]);
@@ -226,7 +248,10 @@ static int perform_once(const struct net_request *request, uint32_t connect_ms, 
 	/* No signals: the only safe way for several threads, and timeouts still hold. */
 	SET(CURLOPT_NOSIGNAL, 1L);
 	SET(CURLOPT_CONNECTTIMEOUT_MS, (long)connect_ms);
-	SET(CURLOPT_TIMEOUT_MS, (long)timeout_ms);
+	SET(CURLOPT_TIMEOUT_MS, (long)left);
+	/* One connection per handle (a pooled handle serves one origin), kept alive while idle. */
+	SET(CURLOPT_MAXCONNECTS, 1L);
+	SET(CURLOPT_TCP_KEEPALIVE, 1L);
 	/* A declared Content-Length above the cap fails before any byte is read. */
 	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)request->max_response_bytes);
 	SET(CURLOPT_USERAGENT, request->user_agent != NULL ? request->user_agent : NET_DEFAULT_USER_AGENT);
@@ -251,6 +276,8 @@ static int perform_once(const struct net_request *request, uint32_t connect_ms, 
 	}
 
 	code = curl_easy_perform(curl);
+	if (curl_easy_getinfo(curl, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0)
+		response->connects += (unsigned)connects;
 	if (transfer.exceeded || code == CURLE_FILESIZE_EXCEEDED) {
 		rc = DIRAUTH_ERR_BOUNDS;
 		snprintf(response->error, sizeof(response->error), "response larger than %zu bytes",
@@ -270,7 +297,10 @@ static int perform_once(const struct net_request *request, uint32_t connect_ms, 
 	}
 	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response->status);
 done:
-	curl_easy_cleanup(curl);
+	if (lease.curl != NULL)
+		net_pool_lease_give_back(request->pool, &lease);
+	else
+		curl_easy_cleanup(curl);
 	curl_slist_free_all(headers);
 	return rc;
 }
@@ -316,6 +346,7 @@ int net_perform(const struct net_request *request, struct net_response *response
 	response->content_type[0] = '\0';
 	response->error[0] = '\0';
 	response->attempts = 0;
+	response->connects = 0;
 	if (request->method == NULL ||
 	    (strcmp(request->method, "GET") != 0 && strcmp(request->method, "POST") != 0)) {
 		snprintf(response->error, sizeof(response->error), "unsupported method");
@@ -331,13 +362,11 @@ int net_perform(const struct net_request *request, struct net_response *response
 		return DIRAUTH_ERR_CONFIG;
 	}
 	for (unsigned attempt = 1;; attempt++) {
-		uint64_t now = monotonic_ms();
-		uint64_t left = deadline > now ? deadline - now : 1;
+		uint64_t now;
 		uint32_t random_value = 0;
 		uint32_t wait;
 
-		rc = perform_once(request, connect_ms < left ? connect_ms : (uint32_t)left, (uint32_t)left,
-		                  response);
+		rc = perform_once(request, deadline, connect_ms, response);
 		response->attempts = attempt;
 		if (!(rc == DIRAUTH_ERR_UNAVAILABLE || (rc == 0 && status_is_retryable(response->status))))
 			break;

@@ -16,14 +16,22 @@
  *     announces a larger Content-Length, before any byte is read);
  *   - a connect timeout and a total timeout on every request (defaults below);
  *   - an optional retry with jittered exponential backoff, of transport failures and of 5xx and
- *     429 answers only, within the same total timeout.
+ *     429 answers only, within the same total timeout;
+ *   - connections that last, when the request names a pool (net/pool.h): the attempt takes a kept
+ *     connection to the same origin (or opens one, resuming a TLS session the pool has seen), and
+ *     leaves it open for the next request. Without a pool each attempt opens its own connection
+ *     and closes it. Every guarantee above holds either way: a pooled handle's options are reset
+ *     and set again for each attempt.
  *
  * Caveats, up front:
  *   - net_global_init must have run (main calls it once, before any thread starts requests) and
  *     net_global_cleanup runs once at exit, after every request ended.
- *   - net_perform is thread-safe: each call uses its own curl handle and its own buffers, and
- *     touches no shared state, so several threads may run requests at once. A request and its
- *     response belong to the calling thread for the duration of the call.
+ *   - net_perform is thread-safe: several threads may run requests at once, with or without a
+ *     pool (a pool serialises its own bookkeeping; one curl handle serves one request at a time).
+ *     A request and its response belong to the calling thread for the duration of the call.
+ *   - Through a pool, a request may wait for one of the pool's connections to its origin; the
+ *     wait counts against its total timeout, and one that ends there fails
+ *     DIRAUTH_ERR_UNAVAILABLE having sent nothing.
  *   - A retry sleeps in the calling thread. The waits come from the operating system's random
  *     source (so that many clients failing together do not come back together) and the whole
  *     exchange, waits included, ends within the total timeout.
@@ -46,6 +54,8 @@
 #define NET_ERROR_MAX                  256
 #define NET_HEADER_VALUE_MAX           128
 
+struct net_pool;
+
 /* Whether and how to try again. Zeroed: one attempt, no retry. */
 struct net_retry {
 	unsigned attempts; /* attempts in all, 0 and 1 both meaning one; at most NET_RETRY_MAX_ATTEMPTS */
@@ -66,6 +76,7 @@ struct net_request {
 	struct net_retry retry;
 	const char *user_agent; /* NULL: NET_DEFAULT_USER_AGENT */
 	const char *ca_file;    /* PEM CA certificates to verify https servers by; NULL: the system's */
+	struct net_pool *pool;  /* kept-alive connections to use (borrowed); NULL: one per attempt */
 };
 
 struct net_response {
@@ -75,6 +86,7 @@ struct net_response {
 	char content_type[NET_HEADER_VALUE_MAX];     /* its Content-Type value, "" if none */
 	char error[NET_ERROR_MAX];                   /* why the exchange failed, if it did */
 	unsigned attempts;                           /* attempts made */
+	unsigned connects; /* connections opened by the attempts; 0 when each reused a kept one */
 };
 
 /* Initialises libcurl for the process (curl_global_init). Call once from main before any
@@ -94,10 +106,12 @@ void net_response_free(struct net_response *response);
  * success at this level (the caller judges it); a 5xx or 429 left after the last attempt is
  * returned as such. response (initialised) is emptied first; response->error explains a failure.
  * Returns 0; DIRAUTH_ERR_UNAVAILABLE (name resolution, connection refused, timeout, connection
- * cut: the failures a retry is for); DIRAUTH_ERR_BOUNDS (the body passed max_response_bytes);
+ * cut, no connection of the request's pool free within the timeout: the failures a retry is
+ * for); DIRAUTH_ERR_BOUNDS (the body passed max_response_bytes);
  * DIRAUTH_ERR_CONFIG (a method other than GET and POST, a scheme other than http and https, a URL
- * curl refuses, more than NET_RETRY_MAX_ATTEMPTS); DIRAUTH_ERR_NOMEM; DIRAUTH_ERR_IO (any other
- * transfer failure, among them an https server whose certificate does not verify). */
+ * curl refuses or, with a pool, cannot split into an origin, more than NET_RETRY_MAX_ATTEMPTS);
+ * DIRAUTH_ERR_NOMEM; DIRAUTH_ERR_IO (any other transfer failure, among them an https server whose
+ * certificate does not verify). */
 int net_perform(const struct net_request *request, struct net_response *response);
 
 /* The wait before attempt number `retry` + 1 (retry 1 is the first retry): a ceiling of

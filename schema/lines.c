@@ -92,6 +92,20 @@ int lines_expect_name(struct line_reader *reader, const char *keyword, char *out
 	return text_copy(value, out, cap);
 }
 
+int lines_take_framed(struct line_reader *reader, struct text_span length, size_t max, const uint8_t **part,
+                      size_t *part_len)
+{
+	uint64_t value;
+	if (text_parse_u64(length, &value) != 0 || value == 0)
+		return DIRAUTH_ERR_SYNTAX;
+	if (value > max || value > reader->len - reader->pos)
+		return DIRAUTH_ERR_BOUNDS;
+	*part = reader->buf + reader->pos;
+	*part_len = (size_t)value;
+	reader->pos += (size_t)value;
+	return 0;
+}
+
 int lines_expect_exact(struct line_reader *reader, const char *text)
 {
 	struct text_span line;

@@ -4,9 +4,11 @@
  * Each dirauth document is a sequence of lines "keyword value\n" in a fixed order. The reader
  * hands out one line at a time, checks that every line ends in '\n', is no longer than the
  * reader's bound, and holds only printable ASCII (0x20..0x7e) with single spaces between
- * fields (no leading, trailing or doubled space). Parsers then take fields off the line.
- * lines_parse_document is the frame of every parser: the bound on the text, the kind's own field
- * reading, and the refusal of any text the kind's encoder would not write.
+ * fields (no leading, trailing or doubled space). Parsers then take fields off the line. A line
+ * may announce a part of raw bytes by its length (lines_take_framed), the way a document carries
+ * other documents whole. lines_parse_document is the frame of every parser: the bound on the
+ * text, the kind's own field reading, and the refusal of any text the kind's encoder would not
+ * write.
  */
 #ifndef DIRAUTH_SCHEMA_LINES_H
 #define DIRAUTH_SCHEMA_LINES_H
@@ -53,6 +55,15 @@ int lines_expect_hex(struct line_reader *reader, const char *keyword, uint8_t *o
 /* Next line, which must be "keyword <name>", the name (text_is_name) at most cap - 1 bytes long;
  * it is copied into out, NUL-terminated. Returns 0 or DIRAUTH_ERR_SYNTAX / DIRAUTH_ERR_BOUNDS. */
 int lines_expect_name(struct line_reader *reader, const char *keyword, char *out, size_t cap);
+
+/* The framed part that follows a line ending in its length: length is that line's last field
+ * (the caller has taken the fields before it), a canonical decimal 1..max, and the part is the
+ * length raw bytes right after the line's '\n', which may hold any byte value. The reader moves
+ * past them, so the next line starts after the part. Returns 0 with *part (pointing into the
+ * reader's buffer) and *part_len set; DIRAUTH_ERR_SYNTAX when length is not a canonical decimal or
+ * is 0; DIRAUTH_ERR_BOUNDS when it is over max or over the bytes left (nothing consumed then). */
+int lines_take_framed(struct line_reader *reader, struct text_span length, size_t max, const uint8_t **part,
+                      size_t *part_len);
 
 /* Next line, which must be exactly text. */
 int lines_expect_exact(struct line_reader *reader, const char *text);

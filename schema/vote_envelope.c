@@ -3,13 +3,14 @@
  */
 #include "schema/vote_envelope.h"
 
-#include "schema/encoding.h"
 #include "schema/error.h"
+#include "schema/lines.h"
 
 #include <string.h>
 
-#define VOTE_ENVELOPE_MAGIC      "dirauth vote-envelope v1\n"
-#define VOTE_ENVELOPE_LENGTH_MAX 20 /* digits of a 64-bit length */
+#define VOTE_ENVELOPE_FIRST_LINE "dirauth vote-envelope v1"
+/* The longest line: "body " and the 20 digits of a 64-bit length. */
+#define VOTE_ENVELOPE_LINE_MAX   32
 
 int vote_envelope_encode(const uint8_t *note, size_t note_len, const uint8_t *body, size_t body_len,
                          struct buffer *out)
@@ -19,7 +20,7 @@ int vote_envelope_encode(const uint8_t *note, size_t note_len, const uint8_t *bo
 	if (note_len > VOTE_ENVELOPE_NOTE_MAX)
 		return DIRAUTH_ERR_BOUNDS;
 	size_t start = out->len;
-	int rc = buffer_appendf(out, VOTE_ENVELOPE_MAGIC "note %zu\n", note_len);
+	int rc = buffer_appendf(out, VOTE_ENVELOPE_FIRST_LINE "\nnote %zu\n", note_len);
 	if (!rc)
 		rc = buffer_append(out, note, note_len);
 	if (!rc)
@@ -31,42 +32,26 @@ int vote_envelope_encode(const uint8_t *note, size_t note_len, const uint8_t *bo
 	return rc;
 }
 
-/* Reads "<keyword> <length>\n" at *at, then that many bytes, at most max. */
-static int read_part(const uint8_t *buf, size_t len, size_t *at, const char *keyword, size_t max,
-                     const uint8_t **part, size_t *part_len)
+/* "<keyword> <length>" and the part it frames, at most max bytes. */
+static int read_part(struct line_reader *reader, const char *keyword, size_t max, const uint8_t **part,
+                     size_t *part_len)
 {
-	size_t keyword_len = strlen(keyword);
-	if (len - *at < keyword_len + 2 || memcmp(buf + *at, keyword, keyword_len) != 0 ||
-	    buf[*at + keyword_len] != ' ')
-		return DIRAUTH_ERR_SYNTAX;
-	size_t digits_at = *at + keyword_len + 1, end = digits_at;
-	while (end < len && end - digits_at <= VOTE_ENVELOPE_LENGTH_MAX && buf[end] != '\n')
-		end++;
-	if (end == len || buf[end] != '\n')
-		return DIRAUTH_ERR_SYNTAX;
-	uint64_t value;
-	if (decimal_parse((const char *)buf + digits_at, end - digits_at, &value) != 0 || value == 0)
-		return DIRAUTH_ERR_SYNTAX;
-	if (value > max)
-		return DIRAUTH_ERR_BOUNDS;
-	if (value > len - (end + 1))
-		return DIRAUTH_ERR_BOUNDS;
-	*part = buf + end + 1;
-	*part_len = (size_t)value;
-	*at = end + 1 + (size_t)value;
-	return 0;
+	struct text_span length;
+	int rc = lines_expect(reader, keyword, &length);
+	return rc ? rc : lines_take_framed(reader, length, max, part, part_len);
 }
 
 int vote_envelope_parse(const uint8_t *buf, size_t len, size_t max_body, struct vote_envelope *out)
 {
-	size_t magic_len = strlen(VOTE_ENVELOPE_MAGIC), at = magic_len;
+	struct line_reader reader;
 	memset(out, 0, sizeof *out);
-	if (len < magic_len || memcmp(buf, VOTE_ENVELOPE_MAGIC, magic_len) != 0)
-		return DIRAUTH_ERR_SYNTAX;
-	int rc = read_part(buf, len, &at, "note", VOTE_ENVELOPE_NOTE_MAX, &out->note, &out->note_len);
+	lines_init(&reader, buf, len, VOTE_ENVELOPE_LINE_MAX);
+	int rc = lines_expect_exact(&reader, VOTE_ENVELOPE_FIRST_LINE);
 	if (!rc)
-		rc = read_part(buf, len, &at, "body", max_body, &out->body, &out->body_len);
-	if (!rc && at != len)
+		rc = read_part(&reader, "note", VOTE_ENVELOPE_NOTE_MAX, &out->note, &out->note_len);
+	if (!rc)
+		rc = read_part(&reader, "body", max_body, &out->body, &out->body_len);
+	if (!rc && !lines_at_end(&reader))
 		rc = DIRAUTH_ERR_SYNTAX;
 	if (rc)
 		memset(out, 0, sizeof *out);

@@ -36,9 +36,9 @@ int vote_envelope_encode(const uint8_t *note, size_t note_len, const uint8_t *bo
                          struct buffer *out);
 
 /* Parses an envelope of at most max_body body bytes. Returns 0 with *out pointing into buf,
- * DIRAUTH_ERR_SYNTAX (not the framing above, a length that is not a canonical decimal, bytes after
- * the body), DIRAUTH_ERR_BOUNDS (a note over VOTE_ENVELOPE_NOTE_MAX, a body over max_body, a
- * length past the input). */
+ * DIRAUTH_ERR_SYNTAX (not the framing above, a length that is not a canonical decimal or is 0,
+ * bytes after the body), DIRAUTH_ERR_BOUNDS (a note over VOTE_ENVELOPE_NOTE_MAX, a body over
+ * max_body, a length past the input, a line over 32 bytes). On error *out is zeroed. */
 int vote_envelope_parse(const uint8_t *buf, size_t len, size_t max_body, struct vote_envelope *out);
 
 #endif

@@ -280,9 +280,10 @@ static int parse_member(struct settings_reader *state, const struct settings_nod
 static int parse_authorities(struct settings_reader *state, const struct settings_node *node,
                              struct config *config)
 {
-	static const char *const keys[] = {
-	    "threshold", "members", "timeout_seconds", "connect_timeout_seconds", "retries",
-	    "witnesses", NULL};
+	static const char *const keys[] = {"threshold",       "members",
+	                                   "timeout_seconds", "connect_timeout_seconds",
+	                                   "retries",         "connections_per_peer",
+	                                   "witnesses",       NULL};
 	const struct settings_node *threshold, *members, *v;
 	uint64_t k;
 	int rc;
@@ -330,7 +331,8 @@ static int parse_authorities(struct settings_reader *state, const struct setting
 		unsigned *out;
 	} numbers[] = {{"timeout_seconds", 1, 600, &config->peers.timeout_seconds},
 	               {"connect_timeout_seconds", 1, 600, &config->peers.connect_timeout_seconds},
-	               {"retries", 0, 10, &config->peers.retries}};
+	               {"retries", 0, 10, &config->peers.retries},
+	               {"connections_per_peer", 1, 16, &config->peers.connections_per_peer}};
 	for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
 		char what[64];
 		snprintf(what, sizeof what, "authorities.%s", numbers[i].key);
@@ -744,6 +746,7 @@ static void set_defaults(struct config *config)
 	config->peers.timeout_seconds = 5;
 	config->peers.connect_timeout_seconds = 2;
 	config->peers.retries = 2;
+	config->peers.connections_per_peer = 4;
 	config->store.map_size_bytes = (size_t)8 << 30;
 	config->store.refuse_percent = 90;
 	config->store.body_retention_epochs = 0; /* derived from the epoch section after parsing */

@@ -112,6 +112,7 @@ struct config_peers {
 	unsigned timeout_seconds;         /* the whole of one request */
 	unsigned connect_timeout_seconds; /* its connection */
 	unsigned retries;                 /* after a transport failure or a 5xx, with jittered backoff */
+	unsigned connections_per_peer;    /* kept-alive connections to each member, requests at once */
 	size_t witness_count;
 	struct config_witness witnesses[CONFIG_MAX_WITNESSES];
 };

@@ -6,14 +6,21 @@
  * the policy of peer traffic around it. The retry loop is its own rather than net's, because
  * peers are retried after transport failures and 5xx only (net also retries 429, which a peer's
  * front door uses for "not from you, not now"), and it runs under one deadline for the whole
- * operation, so a hanging peer costs one timeout and not one per attempt. A broadcast is a thread
- * per member, each running that loop; the threads share nothing but the immutable client and
- * their own slot, so none can hold another back.
+ * operation, so a hanging peer costs one timeout and not one per attempt. Each member has its own
+ * pool of connections, so a slow member holds only its own. What differs between operations
+ * (method, content type, whether a body is compressed and an answer decoded) is one row of
+ * operation_kinds; their paths are build_url's and their caps peer_client_answer_cap's. A
+ * broadcast is a thread per member, each running that loop; the threads share nothing but the
+ * client, the call they were given and their own slot, so none can hold another back. With a
+ * transport instead of HTTP, the same broadcast runs its members one after the other in the
+ * caller's thread.
  */
 #include "server/peers/peer_client.h"
 
 #include "net/client.h"
+#include "net/pool.h"
 #include "server/peers/capabilities.h"
+#include "schema/compress.h"
 #include "schema/crypto.h"
 #include "schema/error.h"
 #include "schema/encoding.h"
@@ -27,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 /* An attempt that failed this close to its connect budget, or later, ran out of time. */
@@ -51,7 +59,48 @@ struct peer_client {
 	char *ca_file;                          /* owned; NULL: the system's */
 	char *user_agent;                       /* owned; NULL: net's default */
 	struct peer_capabilities *capabilities; /* owned; private namespaces' Authorization lines */
+	struct net_pool **pools;                /* owned; one per member; NULL with a transport */
+	int has_transport;
+	struct peer_transport transport;
 };
+
+/* What sets an operation apart, but for its path (build_url) and its cap (peer_client_answer_cap). */
+struct operation_kind {
+	const char *method;          /* "GET" or "POST" */
+	const char *content_type;    /* the header line of a POST's body; NULL for a GET */
+	const char *accept_encoding; /* the header line naming the encodings the answer may come in */
+	int has_namespace;           /* the path names a namespace */
+	int compressed;              /* a body of PEER_COMPRESS_MIN bytes or more goes as zstd */
+	int decoded;                 /* an answer that comes as zstd is decoded here */
+};
+
+#define POST_NOTE     "POST", "Content-Type: text/plain; charset=utf-8"
+#define POST_ENVELOPE "POST", "Content-Type: application/octet-stream"
+#define GET           "GET", NULL
+#define ZSTD          "Accept-Encoding: zstd"
+
+static const struct operation_kind operation_kinds[PEER_OPERATION_COUNT] = {
+    [PEER_PUSH_VOTE] = {POST_ENVELOPE, ZSTD, 1, 1, 1},
+    [PEER_PULL_VOTE] = {GET, ZSTD, 1, 0, 1},
+    [PEER_PUSH_SIGNATURE] = {POST_NOTE, ZSTD, 1, 1, 1},
+    [PEER_PULL_SIGNATURES] = {GET, ZSTD, 1, 0, 1},
+    [PEER_FETCH_REGISTRATION] = {GET, ZSTD, 1, 0, 1},
+    [PEER_FETCH_CERTIFICATES] = {GET, ZSTD, 0, 0, 1},
+    [PEER_FETCH_LATEST_HEADER] = {GET, ZSTD, 1, 0, 1},
+    [PEER_FETCH_HEADER] = {GET, ZSTD, 1, 0, 1},
+    /* As served: verify/snapshot.h decodes it with the header's own bounds. */
+    [PEER_FETCH_BODY] = {GET, "Accept-Encoding: zstd, gzip", 1, 0, 0},
+    /* c2sp.org/tlog-witness says nothing of encodings: its body goes as the spec has it. */
+    [PEER_ADD_CHECKPOINT] = {POST_NOTE, ZSTD, 1, 0, 1},
+    [PEER_FETCH_STATEMENT] = {GET, ZSTD, 1, 0, 1},
+    [PEER_FETCH_NOTES] = {POST_NOTE, ZSTD, 1, 1, 1},
+    [PEER_FETCH_HEADERS] = {GET, ZSTD, 1, 0, 1},
+};
+
+#undef POST_NOTE
+#undef POST_ENVELOPE
+#undef GET
+#undef ZSTD
 
 static const char *const transport_names[] = {
     [PEER_TRANSPORT_ANSWERED] = "answered", [PEER_TRANSPORT_UNREACHABLE] = "unreachable",
@@ -59,7 +108,7 @@ static const char *const transport_names[] = {
     [PEER_TRANSPORT_FAILED] = "failed",     [PEER_TRANSPORT_SKIPPED] = "skipped",
 };
 
-const char *peer_transport_name(enum peer_transport transport)
+const char *peer_transport_name(enum peer_transport_outcome transport)
 {
 	if ((size_t)transport >= sizeof(transport_names) / sizeof(transport_names[0]))
 		return "failed";
@@ -154,6 +203,23 @@ int peer_client_new(const struct config *config, const struct peer_client_option
 		goto nomem;
 	if (peer_capabilities_new(config, &client->capabilities) != 0)
 		goto nomem;
+	if (options != NULL && options->transport != NULL) {
+		client->has_transport = 1;
+		client->transport = *options->transport;
+	} else {
+		struct net_pool_options pool_options = {
+		    .connections_per_origin = config->peers.connections_per_peer, .origins = 1};
+		client->pools = calloc(config->member_count, sizeof(*client->pools));
+		if (client->pools == NULL)
+			goto nomem;
+		for (size_t i = 0; i < config->member_count; i++) {
+			int rc = net_pool_new(&pool_options, &client->pools[i]);
+			if (rc != 0) {
+				peer_client_free(client);
+				return rc;
+			}
+		}
+	}
 	*out = client;
 	return 0;
 nomem:
@@ -165,6 +231,9 @@ void peer_client_free(struct peer_client *client)
 {
 	if (client == NULL)
 		return;
+	for (size_t i = 0; client->pools != NULL && i < client->member_count; i++)
+		net_pool_free(client->pools[i]);
+	free(client->pools);
 	free(client->members);
 	free(client->ca_file);
 	free(client->user_agent);
@@ -203,6 +272,10 @@ size_t peer_client_answer_cap(const struct peer_client *client, enum peer_operat
 		return client->body_cap;
 	case PEER_FETCH_STATEMENT:
 		return PEER_STATEMENT_MAX;
+	case PEER_FETCH_NOTES:
+		return PEER_NOTES_ANSWER_MAX;
+	case PEER_FETCH_HEADERS:
+		return PEER_HEADERS_ANSWER_MAX;
 	case PEER_OPERATION_COUNT:
 		break;
 	}
@@ -258,25 +331,17 @@ static int segment_is_safe(const char *text)
 	return 1;
 }
 
-static int operation_has_namespace(enum peer_operation operation)
-{
-	return operation != PEER_FETCH_CERTIFICATES;
-}
-
-static int operation_is_push(enum peer_operation operation)
-{
-	return operation == PEER_PUSH_VOTE || operation == PEER_PUSH_SIGNATURE ||
-	       operation == PEER_ADD_CHECKPOINT;
-}
-
 /* The refusals made before anything is sent; reason (capacity cap) gets the words. */
 static int call_check(const struct peer_call *call, char *reason, size_t cap)
 {
+	const struct operation_kind *kind;
+
 	if ((unsigned)call->operation >= PEER_OPERATION_COUNT) {
 		snprintf(reason, cap, "no such peer operation");
 		return DIRAUTH_ERR_CONFIG;
 	}
-	if (operation_has_namespace(call->operation) && !segment_is_safe(call->namespace_name)) {
+	kind = &operation_kinds[call->operation];
+	if (kind->has_namespace && !segment_is_safe(call->namespace_name)) {
 		snprintf(reason, cap, "the namespace name cannot stand in a URL path");
 		return DIRAUTH_ERR_SYNTAX;
 	}
@@ -284,8 +349,8 @@ static int call_check(const struct peer_call *call, char *reason, size_t cap)
 		snprintf(reason, cap, "the voter's name cannot stand in a URL path");
 		return DIRAUTH_ERR_SYNTAX;
 	}
-	if (operation_is_push(call->operation) && (call->body == NULL || call->body_len == 0)) {
-		snprintf(reason, cap, "nothing to push");
+	if (strcmp(kind->method, "POST") == 0 && (call->body == NULL || call->body_len == 0)) {
+		snprintf(reason, cap, "nothing to post");
 		return DIRAUTH_ERR_SYNTAX;
 	}
 	return 0;
@@ -324,6 +389,10 @@ static int build_url(const struct peer_member *member, const struct peer_call *c
 	case PEER_FETCH_STATEMENT:
 		hex_encode(call->digest, 32, service);
 		return buffer_appendf(url, "%s/v1/%s/statements/%s", member->url, ns, service);
+	case PEER_FETCH_NOTES:
+		return buffer_appendf(url, "%s/v1/%s/notes", member->url, ns);
+	case PEER_FETCH_HEADERS:
+		return buffer_appendf(url, "%s/v1/%s/snapshots/since/%llu", member->url, ns, epoch);
 	case PEER_OPERATION_COUNT:
 		break;
 	}
@@ -346,9 +415,83 @@ static void sleep_ms(uint32_t ms)
 		;
 }
 
-/* Fills what an answered exchange says: its bytes, headers, and a JSON error's code. */
-static void take_answer(struct net_response *response, struct peer_answer *answer)
+/* A call's body as it goes on the wire: compressed once, for all its attempts and members. */
+struct call_body {
+	struct buffer zstd; /* the body as zstd; empty: the body goes as it is */
+};
+
+/* Compresses call's body when its operation sends a long one as zstd. A compression that fails
+ * (memory) leaves the body to go as it is: compression saves bytes, it is never needed. */
+static void call_body_prepare(const struct peer_call *call, struct call_body *body)
 {
+	buffer_init(&body->zstd);
+	if (!operation_kinds[call->operation].compressed || call->body_len < PEER_COMPRESS_MIN)
+		return;
+	if (compress_encode(ENCODING_ZSTD, call->body, call->body_len, &body->zstd) != 0)
+		buffer_free(&body->zstd);
+}
+
+static void call_body_free(struct call_body *body)
+{
+	buffer_free(&body->zstd);
+}
+
+/* Decodes a zstd answer of an operation that asks for one, bounded by cap, into response's body.
+ * Returns 0 (the body plain, its encoding cleared), or the failure in answer with
+ * DIRAUTH_ERR_BOUNDS, DIRAUTH_ERR_IO or DIRAUTH_ERR_NOMEM. */
+static int decode_answer(const struct operation_kind *kind, size_t cap, struct net_response *response,
+                         struct peer_answer *answer)
+{
+	const char *encoding = response->content_encoding;
+	struct buffer plain;
+	int rc;
+
+	if (!kind->decoded)
+		return 0;
+	if (encoding[0] == '\0' || strcasecmp(encoding, "identity") == 0) {
+		response->content_encoding[0] = '\0';
+		return 0;
+	}
+	if (strcasecmp(encoding, "zstd") != 0) {
+		answer->transport = PEER_TRANSPORT_FAILED;
+		snprintf(answer->reason, sizeof(answer->reason),
+		         "HTTP %ld: an answer in an encoding not asked for: %.64s", response->status,
+		         encoding);
+		return DIRAUTH_ERR_IO;
+	}
+	buffer_init(&plain);
+	rc = compress_decode(ENCODING_ZSTD, response->body.data, response->body.len, cap, &plain);
+	if (rc != 0) {
+		buffer_free(&plain);
+		answer->transport =
+		    rc == DIRAUTH_ERR_BOUNDS ? PEER_TRANSPORT_TOO_LARGE : PEER_TRANSPORT_FAILED;
+		if (rc == DIRAUTH_ERR_BOUNDS)
+			snprintf(answer->reason, sizeof(answer->reason),
+			         "HTTP %ld: the zstd answer of %zu bytes inflates past %zu bytes",
+			         response->status, response->body.len, cap);
+		else
+			snprintf(answer->reason, sizeof(answer->reason),
+			         "HTTP %ld: the zstd answer does not decode: %s", response->status,
+			         dirauth_strerror(rc));
+		return rc == DIRAUTH_ERR_BOUNDS || rc == DIRAUTH_ERR_NOMEM ? rc : DIRAUTH_ERR_IO;
+	}
+	buffer_free(&response->body);
+	response->body = plain;
+	response->content_encoding[0] = '\0';
+	return 0;
+}
+
+/* Fills what an answered exchange says: its bytes (decoded), headers, and a JSON error's code.
+ * Returns 0, or decode_answer's failure. */
+static int take_answer(const struct operation_kind *kind, size_t cap, struct net_response *response,
+                       struct peer_answer *answer)
+{
+	int rc;
+
+	answer->wire_bytes = response->body.len;
+	rc = decode_answer(kind, cap, response, answer);
+	if (rc != 0)
+		return rc;
 	answer->transport = PEER_TRANSPORT_ANSWERED;
 	answer->status = response->status;
 	snprintf(answer->content_type, sizeof(answer->content_type), "%s", response->content_type);
@@ -367,72 +510,20 @@ static void take_answer(struct net_response *response, struct peer_answer *answe
 	buffer_free(&answer->body);
 	answer->body = response->body;
 	buffer_init(&response->body);
+	return 0;
 }
 
-int peer_client_call(const struct peer_client *client, size_t member, const struct peer_call *call,
-                     struct peer_answer *answer)
+/* Attempts request until an answer or a failure that may not be retried, the retries spent, or
+ * deadline. answer->attempts counts on from where it stands, and answer->transport tells a timeout
+ * from an unreachable peer. Returns net_perform's last return. */
+static int exchange(const struct peer_client *client, struct net_request *request, uint64_t deadline,
+                    struct net_response *response, struct peer_answer *answer)
 {
-	static const char *const body_headers[] = {"Accept-Encoding: zstd, gzip", NULL};
-	static const char *const note_headers[] = {"Content-Type: text/plain; charset=utf-8", NULL};
-	static const char *const envelope_headers[] = {"Content-Type: application/octet-stream", NULL};
-	struct net_request request;
-	struct net_response response;
-	struct buffer url;
-	uint64_t deadline;
-	unsigned attempts;
-	int rc;
+	unsigned attempts = client->retries + 1;
+	int rc = DIRAUTH_ERR_UNAVAILABLE;
 
-	answer_reset(answer);
-	if (member >= client->member_count) {
-		snprintf(answer->reason, sizeof(answer->reason), "no member %zu in the authority set",
-		         member);
-		answer->transport = PEER_TRANSPORT_FAILED;
-		return DIRAUTH_ERR_NOT_FOUND;
-	}
-	rc = call_check(call, answer->reason, sizeof(answer->reason));
-	if (rc != 0) {
-		answer->transport = PEER_TRANSPORT_FAILED;
-		return rc;
-	}
-	buffer_init(&url);
-	rc = build_url(&client->members[member], call, &url);
-	if (rc != 0) {
-		buffer_free(&url);
-		answer->transport = PEER_TRANSPORT_FAILED;
-		snprintf(answer->reason, sizeof(answer->reason), "cannot build the URL: %s",
-		         dirauth_strerror(rc));
-		return rc;
-	}
-	memset(&request, 0, sizeof(request));
-	request.url = (const char *)url.data;
-	request.max_response_bytes = peer_client_answer_cap(client, call->operation);
-	request.user_agent = client->user_agent;
-	request.ca_file = client->ca_file;
-	if (operation_is_push(call->operation)) {
-		request.method = "POST";
-		request.body = call->body;
-		request.body_len = call->body_len;
-		request.headers = call->operation == PEER_PUSH_VOTE ? envelope_headers : note_headers;
-	} else {
-		request.method = "GET";
-		if (call->operation == PEER_FETCH_BODY)
-			request.headers = body_headers;
-	}
-	/* A private namespace's routes answer only to its capability (capabilities.h). */
-	const char *authorization = operation_has_namespace(call->operation)
-	                                ? peer_capabilities_header(client->capabilities, call->namespace_name)
-	                                : NULL;
-	const char *with_authorization[3] = {NULL, NULL, NULL};
-	if (authorization != NULL) {
-		size_t n = 0;
-		if (request.headers != NULL)
-			with_authorization[n++] = request.headers[0]; /* an operation sends one at most */
-		with_authorization[n] = authorization;
-		request.headers = with_authorization;
-	}
-	net_response_init(&response);
-	attempts = client->retries + 1;
-	deadline = monotonic_ms() + client->timeout_ms;
+	snprintf(response->error, sizeof(response->error), "the deadline passed before an attempt");
+	answer->transport = PEER_TRANSPORT_TIMEOUT;
 	for (unsigned attempt = 1;; attempt++) {
 		uint64_t started = monotonic_ms();
 		uint64_t left = deadline > started ? deadline - started : 0;
@@ -441,20 +532,20 @@ int peer_client_call(const struct peer_client *client, size_t member, const stru
 		uint32_t wait;
 
 		if (left == 0) {
-			/* Only after a wait that ended on the deadline: the last outcome stands. */
+			/* The deadline came during a wait: the last outcome stands. */
 			break;
 		}
 		connect_ms = client->connect_timeout_ms < left ? client->connect_timeout_ms : (uint32_t)left;
-		request.connect_timeout_ms = connect_ms;
-		request.total_timeout_ms = (uint32_t)left;
-		rc = net_perform(&request, &response);
-		answer->attempts = attempt;
+		request->connect_timeout_ms = connect_ms;
+		request->total_timeout_ms = left < UINT32_MAX ? (uint32_t)left : UINT32_MAX;
+		rc = net_perform(request, response);
+		answer->attempts++;
 		if (rc == DIRAUTH_ERR_UNAVAILABLE)
 			answer->transport = monotonic_ms() - started + TIMEOUT_SLACK_MS >= connect_ms
 			                        ? PEER_TRANSPORT_TIMEOUT
 			                        : PEER_TRANSPORT_UNREACHABLE;
 		/* Again only what may pass: a transport failure or the peer's own failure (5xx). */
-		if (!(rc == DIRAUTH_ERR_UNAVAILABLE || (rc == 0 && response.status >= 500)))
+		if (!(rc == DIRAUTH_ERR_UNAVAILABLE || (rc == 0 && response->status >= 500)))
 			break;
 		if (attempt == attempts)
 			break;
@@ -466,8 +557,75 @@ int peer_client_call(const struct peer_client *client, size_t member, const stru
 			break;
 		sleep_ms(wait);
 	}
+	return rc;
+}
+
+/* call (checked) against member over HTTP, its body as prepared in body. */
+static int call_over_http(const struct peer_client *client, size_t member, const struct peer_call *call,
+                          const struct call_body *body, struct peer_answer *answer)
+{
+	const struct operation_kind *kind = &operation_kinds[call->operation];
+	const char *headers[5];
+	size_t header_count = 0;
+	struct net_request request;
+	struct net_response response;
+	struct buffer url;
+	uint64_t now = monotonic_ms();
+	uint64_t deadline = now + client->timeout_ms;
+	int compressed = body->zstd.len > 0;
+	int rc;
+
+	if (call->deadline_ms != 0 && call->deadline_ms < deadline)
+		deadline = call->deadline_ms;
+	if (deadline <= now) {
+		answer->transport = PEER_TRANSPORT_TIMEOUT;
+		snprintf(answer->reason, sizeof(answer->reason),
+		         "the call's deadline had passed: nothing was sent");
+		return DIRAUTH_ERR_UNAVAILABLE;
+	}
+	buffer_init(&url);
+	rc = build_url(&client->members[member], call, &url);
+	if (rc != 0) {
+		buffer_free(&url);
+		answer->transport = PEER_TRANSPORT_FAILED;
+		snprintf(answer->reason, sizeof(answer->reason), "cannot build the URL: %s",
+		         dirauth_strerror(rc));
+		return rc;
+	}
+	if (kind->content_type != NULL)
+		headers[header_count++] = kind->content_type;
+	headers[header_count++] = kind->accept_encoding;
+	/* A private namespace's routes answer only to its capability (capabilities.h). */
+	if (kind->has_namespace) {
+		const char *authorization =
+		    peer_capabilities_header(client->capabilities, call->namespace_name);
+		if (authorization != NULL)
+			headers[header_count++] = authorization;
+	}
+	if (compressed)
+		headers[header_count++] = "Content-Encoding: zstd";
+	headers[header_count] = NULL;
+	memset(&request, 0, sizeof(request));
+	request.method = kind->method;
+	request.url = (const char *)url.data;
+	request.headers = headers;
+	request.max_response_bytes = peer_client_answer_cap(client, call->operation);
+	request.user_agent = client->user_agent;
+	request.ca_file = client->ca_file;
+	request.pool = client->pools[member];
+	request.body = compressed ? body->zstd.data : call->body;
+	request.body_len = compressed ? body->zstd.len : call->body_len;
+	net_response_init(&response);
+	rc = exchange(client, &request, deadline, &response, answer);
+	if (rc == 0 && compressed && response.status == 415 && monotonic_ms() < deadline) {
+		/* A peer that takes no zstd body: the same call once more, as it is, in the time left. */
+		headers[--header_count] = NULL;
+		request.body = call->body;
+		request.body_len = call->body_len;
+		rc = exchange(client, &request, deadline, &response, answer);
+	}
 	if (rc == 0) {
-		take_answer(&response, answer);
+		rc = take_answer(kind, request.max_response_bytes, &response, answer);
 	} else {
 		if (rc == DIRAUTH_ERR_BOUNDS)
 			answer->transport = PEER_TRANSPORT_TOO_LARGE;
@@ -483,6 +641,53 @@ int peer_client_call(const struct peer_client *client, size_t member, const stru
 	}
 	net_response_free(&response);
 	buffer_free(&url);
+	return rc;
+}
+
+/* call (checked, for a member of the set) through the client's transport or over HTTP; answer
+ * emptied first. */
+static int call_dispatch(const struct peer_client *client, size_t member, const struct peer_call *call,
+                         const struct call_body *body, struct peer_answer *answer)
+{
+	answer_reset(answer);
+	if (client->has_transport)
+		return client->transport.call(client->transport.context, member, call, answer);
+	return call_over_http(client, member, call, body, answer);
+}
+
+/* The refusals of a call made before anything is sent, in answer. */
+static int call_refusal(const struct peer_client *client, size_t member, const struct peer_call *call,
+                        struct peer_answer *answer)
+{
+	int rc;
+
+	if (member >= client->member_count) {
+		snprintf(answer->reason, sizeof(answer->reason), "no member %zu in the authority set",
+		         member);
+		answer->transport = PEER_TRANSPORT_FAILED;
+		return DIRAUTH_ERR_NOT_FOUND;
+	}
+	rc = call_check(call, answer->reason, sizeof(answer->reason));
+	if (rc != 0)
+		answer->transport = PEER_TRANSPORT_FAILED;
+	return rc;
+}
+
+int peer_client_call(const struct peer_client *client, size_t member, const struct peer_call *call,
+                     struct peer_answer *answer)
+{
+	struct call_body body;
+	int rc;
+
+	answer_reset(answer);
+	rc = call_refusal(client, member, call, answer);
+	if (rc != 0)
+		return rc;
+	if (client->has_transport)
+		return call_dispatch(client, member, call, NULL, answer);
+	call_body_prepare(call, &body);
+	rc = call_dispatch(client, member, call, &body, answer);
+	call_body_free(&body);
 	return rc;
 }
 
@@ -569,23 +774,49 @@ int peer_fetch_body(const struct peer_client *client, size_t member, const char 
 	return peer_client_call(client, member, &call, answer);
 }
 
+int peer_fetch_notes(const struct peer_client *client, size_t member, const char *namespace_name,
+                     const uint8_t *request, size_t request_len, struct peer_answer *answer)
+{
+	struct peer_call call = {.operation = PEER_FETCH_NOTES,
+	                         .namespace_name = namespace_name,
+	                         .body = request,
+	                         .body_len = request_len};
+	return peer_client_call(client, member, &call, answer);
+}
+
+int peer_fetch_headers(const struct peer_client *client, size_t member, const char *namespace_name,
+                       uint64_t epoch, struct peer_answer *answer)
+{
+	struct peer_call call = {
+	    .operation = PEER_FETCH_HEADERS, .namespace_name = namespace_name, .epoch = epoch};
+	return peer_client_call(client, member, &call, answer);
+}
+
+/* A call a broadcast owns: copied, with its strings and body, and its body as it goes on the wire. */
+struct broadcast_call {
+	struct peer_call call; /* its strings and body point at the copies below */
+	char *namespace_name;
+	char *voter;
+	uint8_t *body;
+	struct call_body wire;
+};
+
 /* One member's part of a broadcast. */
 struct broadcast_slot {
 	struct peers_broadcast *broadcast;
 	size_t member;
-	int started; /* its thread runs and must be joined */
+	const struct broadcast_call *call; /* NULL: not sent to */
+	int started;                       /* its thread runs and must be joined */
 	pthread_t thread;
 	struct peer_answer answer;
 };
 
 struct peers_broadcast {
 	const struct peer_client *client;
-	struct peer_call call; /* its strings and body point at the copies below */
-	char *namespace_name;
-	char *voter;
-	uint8_t *body;
 	peers_answer_callback on_answer;
 	void *context;
+	size_t call_count;
+	struct broadcast_call calls[CONFIG_MAX_MEMBERS]; /* the distinct calls, call_count of them */
 	struct broadcast_slot slots[CONFIG_MAX_MEMBERS];
 };
 
@@ -594,7 +825,8 @@ static void *broadcast_run(void *argument)
 	struct broadcast_slot *slot = argument;
 	struct peers_broadcast *broadcast = slot->broadcast;
 
-	(void)peer_client_call(broadcast->client, slot->member, &broadcast->call, &slot->answer);
+	(void)call_dispatch(broadcast->client, slot->member, &slot->call->call, &slot->call->wire,
+	                    &slot->answer);
 	if (broadcast->on_answer != NULL)
 		broadcast->on_answer(broadcast->context, slot->member, &slot->answer);
 	return NULL;
@@ -604,49 +836,63 @@ static void broadcast_free(struct peers_broadcast *broadcast)
 {
 	for (size_t i = 0; i < CONFIG_MAX_MEMBERS; i++)
 		peer_answer_free(&broadcast->slots[i].answer);
-	free(broadcast->namespace_name);
-	free(broadcast->voter);
-	free(broadcast->body);
+	for (size_t i = 0; i < broadcast->call_count; i++) {
+		struct broadcast_call *copy = &broadcast->calls[i];
+		free(copy->namespace_name);
+		free(copy->voter);
+		free(copy->body);
+		call_body_free(&copy->wire);
+	}
 	free(broadcast);
 }
 
-int peers_broadcast_start(const struct peer_client *client, const struct peer_call *call,
-                          const struct peers_broadcast_options *options, struct peers_broadcast **out)
+/* Copies call, its strings and body, into copy, and prepares its body for the wire (compressed
+ * with a transport never: a transport takes the call as it is). Returns 0 or DIRAUTH_ERR_NOMEM. */
+static int broadcast_call_copy(const struct peer_client *client, const struct peer_call *call,
+                               struct broadcast_call *copy)
+{
+	copy->call = *call;
+	buffer_init(&copy->wire.zstd);
+	if ((call->namespace_name != NULL &&
+	     (copy->namespace_name = copy_string(call->namespace_name)) == NULL) ||
+	    (call->voter != NULL && (copy->voter = copy_string(call->voter)) == NULL))
+		return DIRAUTH_ERR_NOMEM;
+	if (call->body != NULL && call->body_len > 0) {
+		copy->body = malloc(call->body_len);
+		if (copy->body == NULL)
+			return DIRAUTH_ERR_NOMEM;
+		memcpy(copy->body, call->body, call->body_len);
+	}
+	copy->call.namespace_name = copy->namespace_name;
+	copy->call.voter = copy->voter;
+	copy->call.body = copy->body;
+	if (!client->has_transport)
+		call_body_prepare(&copy->call, &copy->wire);
+	return 0;
+}
+
+/* Starts calls[m] against every member m that has one and is a target (this authority never):
+ * the broadcast machinery under peers_broadcast_start and peers_call_each. */
+static int broadcast_begin(const struct peer_client *client,
+                           const struct peer_call *const calls[CONFIG_MAX_MEMBERS],
+                           const struct peers_broadcast_options *options, struct peers_broadcast **out)
 {
 	struct peers_broadcast *broadcast;
 	char reason[PEER_REASON_MAX];
 	int rc;
 
 	*out = NULL;
-	rc = call_check(call, reason, sizeof(reason));
-	if (rc != 0)
-		return rc;
+	for (size_t i = 0; i < client->member_count; i++)
+		if (calls[i] != NULL && (rc = call_check(calls[i], reason, sizeof(reason))) != 0)
+			return rc;
 	broadcast = calloc(1, sizeof(*broadcast));
 	if (broadcast == NULL)
 		return DIRAUTH_ERR_NOMEM;
 	broadcast->client = client;
-	broadcast->call = *call;
 	if (options != NULL) {
 		broadcast->on_answer = options->on_answer;
 		broadcast->context = options->context;
 	}
-	if ((call->namespace_name != NULL &&
-	     (broadcast->namespace_name = copy_string(call->namespace_name)) == NULL) ||
-	    (call->voter != NULL && (broadcast->voter = copy_string(call->voter)) == NULL)) {
-		broadcast_free(broadcast);
-		return DIRAUTH_ERR_NOMEM;
-	}
-	if (call->body != NULL && call->body_len > 0) {
-		broadcast->body = malloc(call->body_len);
-		if (broadcast->body == NULL) {
-			broadcast_free(broadcast);
-			return DIRAUTH_ERR_NOMEM;
-		}
-		memcpy(broadcast->body, call->body, call->body_len);
-	}
-	broadcast->call.namespace_name = broadcast->namespace_name;
-	broadcast->call.voter = broadcast->voter;
-	broadcast->call.body = broadcast->body;
 	for (size_t i = 0; i < CONFIG_MAX_MEMBERS; i++) {
 		struct broadcast_slot *slot = &broadcast->slots[i];
 		peer_answer_init(&slot->answer);
@@ -655,10 +901,31 @@ int peers_broadcast_start(const struct peer_client *client, const struct peer_ca
 		slot->member = i;
 	}
 	for (size_t i = 0; i < client->member_count; i++) {
-		struct broadcast_slot *slot = &broadcast->slots[i];
-		if (i == client->self_index ||
+		if (calls[i] == NULL || i == client->self_index ||
 		    (options != NULL && options->targets != NULL && !options->targets[i]))
 			continue;
+		/* One copy of a call given for several members: copied and compressed once. */
+		for (size_t j = 0; j < i && broadcast->slots[i].call == NULL; j++)
+			if (calls[j] == calls[i] && broadcast->slots[j].call != NULL)
+				broadcast->slots[i].call = broadcast->slots[j].call;
+		if (broadcast->slots[i].call != NULL)
+			continue;
+		struct broadcast_call *copy = &broadcast->calls[broadcast->call_count++];
+		if (broadcast_call_copy(client, calls[i], copy) != 0) {
+			broadcast_free(broadcast);
+			return DIRAUTH_ERR_NOMEM;
+		}
+		broadcast->slots[i].call = copy;
+	}
+	for (size_t i = 0; i < client->member_count; i++) {
+		struct broadcast_slot *slot = &broadcast->slots[i];
+		if (slot->call == NULL)
+			continue;
+		if (client->has_transport) {
+			/* In the caller's thread, in member order: a simulation is a function of its seed. */
+			broadcast_run(slot);
+			continue;
+		}
 		if (pthread_create(&slot->thread, NULL, broadcast_run, slot) == 0) {
 			slot->started = 1;
 			continue;
@@ -670,6 +937,22 @@ int peers_broadcast_start(const struct peer_client *client, const struct peer_ca
 	}
 	*out = broadcast;
 	return 0;
+}
+
+/* call for every member, as broadcast_begin takes calls. */
+static void same_call_for_all(const struct peer_call *call, const struct peer_call *calls[CONFIG_MAX_MEMBERS])
+{
+	for (size_t i = 0; i < CONFIG_MAX_MEMBERS; i++)
+		calls[i] = call;
+}
+
+int peers_broadcast_start(const struct peer_client *client, const struct peer_call *call,
+                          const struct peers_broadcast_options *options, struct peers_broadcast **out)
+{
+	const struct peer_call *calls[CONFIG_MAX_MEMBERS];
+
+	same_call_for_all(call, calls);
+	return broadcast_begin(client, calls, options, out);
 }
 
 void peers_broadcast_finish(struct peers_broadcast *broadcast, struct peer_answer *answers)
@@ -688,11 +971,13 @@ void peers_broadcast_finish(struct peers_broadcast *broadcast, struct peer_answe
 	broadcast_free(broadcast);
 }
 
-int peers_broadcast(const struct peer_client *client, const struct peer_call *call,
-                    const struct peers_broadcast_options *options, struct peer_answer *answers)
+/* broadcast_begin, then peers_broadcast_finish; on a refusal, answers all SKIPPED. */
+static int broadcast_whole(const struct peer_client *client,
+                           const struct peer_call *const calls[CONFIG_MAX_MEMBERS],
+                           const struct peers_broadcast_options *options, struct peer_answer *answers)
 {
 	struct peers_broadcast *broadcast = NULL;
-	int rc = peers_broadcast_start(client, call, options, &broadcast);
+	int rc = broadcast_begin(client, calls, options, &broadcast);
 
 	if (rc != 0) {
 		if (answers != NULL) {
@@ -705,4 +990,19 @@ int peers_broadcast(const struct peer_client *client, const struct peer_call *ca
 	}
 	peers_broadcast_finish(broadcast, answers);
 	return 0;
+}
+
+int peers_broadcast(const struct peer_client *client, const struct peer_call *call,
+                    const struct peers_broadcast_options *options, struct peer_answer *answers)
+{
+	const struct peer_call *calls[CONFIG_MAX_MEMBERS];
+
+	same_call_for_all(call, calls);
+	return broadcast_whole(client, calls, options, answers);
+}
+
+int peers_call_each(const struct peer_client *client, const struct peer_call *const calls[CONFIG_MAX_MEMBERS],
+                    const struct peers_broadcast_options *options, struct peer_answer *answers)
+{
+	return broadcast_whole(client, calls, options, answers);
 }

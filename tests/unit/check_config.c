@@ -270,7 +270,22 @@ START_TEST(test_authority_set)
 	ck_assert_uint_eq(config->epoch.vote, 10);
 	ck_assert_uint_eq(config->epoch.signature, 10);
 	ck_assert_uint_eq(config->peers.timeout_seconds, 5);
+	ck_assert_uint_eq(config->peers.connections_per_peer, 4);
 	config_free(config);
+	/* Connections kept to each peer: 1 to 16. */
+	authorities_text(three, 3, 2, extra, sizeof extra);
+	size_t members_end = strlen(extra);
+	snprintf(extra + members_end, sizeof extra - members_end, "  connections_per_peer: 16\n");
+	ck_assert_msg(parse_with(extra, &config, &error) == 0, "%zu: %s", error.line, error.message);
+	ck_assert_uint_eq(config->peers.connections_per_peer, 16);
+	config_free(config);
+	static const char *const refused_connections[] = {"0", "17", "-1", "four"};
+	for (size_t i = 0; i < sizeof refused_connections / sizeof refused_connections[0]; i++) {
+		snprintf(extra + members_end, sizeof extra - members_end, "  connections_per_peer: %s\n",
+		         refused_connections[i]);
+		ck_assert_int_eq(parse_with(extra, &config, &error), DIRAUTH_ERR_CONFIG);
+		ck_assert_ptr_nonnull(strstr(error.message, "authorities.connections_per_peer"));
+	}
 
 	/* k must be a majority of n. */
 	authorities_text(three, 3, 1, extra, sizeof extra);

@@ -12,9 +12,16 @@
  * threads run requests at once, as dirauthd's peers will. A server's error answer is read
  * strictly (net/error_answer.h): every malformed object refused, and a body that only looks like
  * one gives no code to dirauthctl or the peer client.
+ *
+ * The pool (net/pool.h) is shown against the same server, which counts the connections it
+ * accepts and the requests it serves at once (a thread per connection, idle ones closed after a
+ * second): many requests over one connection, never more at once than the bound, a connection
+ * the server closed replaced, and every guarantee above kept. TLS session resumption is shown
+ * against a small TLS server written here with OpenSSL, which counts full and resumed handshakes.
  */
 #include "net/client.h"
 #include "net/error_answer.h"
+#include "net/pool.h"
 #include "schema/buffer.h"
 #include "schema/compress.h"
 #include "schema/error.h"
@@ -27,6 +34,7 @@
 #include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 #include <pthread.h>
@@ -43,6 +51,8 @@
 #define NOT_FOUND_JSON   "{\"error\":\"not_found\",\"detail\":\"no such document.\"}"
 #define UNAVAILABLE_JSON "{\"error\":\"unavailable\"}"
 #define TLS_SUBJECT_IP   "IP:127.0.0.1"
+#define SLOW_MS          150 /* how long /slow takes */
+#define IDLE_TIMEOUT_S   1   /* the server closes a connection idle this long */
 
 struct path_count {
 	char path[64];
@@ -56,6 +66,9 @@ struct test_server {
 	struct path_count counts[MAX_PATHS];
 	unsigned failures_left; /* /flaky and /busy fail this many times, then answer 200 */
 	int saw_accept_encoding;
+	unsigned connections;   /* accepted */
+	unsigned in_flight;     /* /slow requests being served */
+	unsigned max_in_flight; /* the most at once */
 };
 
 static struct test_server server;
@@ -143,27 +156,26 @@ static enum MHD_Result handle(void *context, struct MHD_Connection *connection, 
 
 	(void)context;
 	(void)version;
-	if (strcmp(method, "POST") == 0) {
-		/* The body arrives over several calls; answer once it is all there. */
-		if (posted == NULL) {
-			posted = malloc(sizeof(*posted));
-			if (posted == NULL)
-				return MHD_NO;
-			buffer_init(posted);
-			*request_context = posted;
-			return MHD_YES;
-		}
-		if (*upload_data_size > 0) {
-			if (buffer_append(posted, upload_data, *upload_data_size) != 0)
-				return MHD_NO;
-			*upload_data_size = 0;
-			return MHD_YES;
-		}
+	/* The body arrives over several calls; answer once it is all there, and never on the first
+	 * call, after which libmicrohttpd 0.9.75 would close the connection. */
+	if (posted == NULL) {
+		posted = malloc(sizeof(*posted));
+		if (posted == NULL)
+			return MHD_NO;
+		buffer_init(posted);
+		*request_context = posted;
+		return MHD_YES;
+	}
+	if (*upload_data_size > 0) {
+		if (buffer_append(posted, upload_data, *upload_data_size) != 0)
+			return MHD_NO;
+		*upload_data_size = 0;
+		return MHD_YES;
 	}
 	count_request(url, connection);
 	if (strcmp(url, "/ok") == 0)
 		return answer(connection, 200, HELLO, strlen(HELLO), "Content-Type", "text/plain");
-	if (strcmp(url, "/echo") == 0 && posted != NULL)
+	if (strcmp(url, "/echo") == 0 && strcmp(method, "POST") == 0)
 		return answer(connection, 200, posted->data, posted->len, NULL, NULL);
 	if (strcmp(url, "/agent") == 0) {
 		const char *agent = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "User-Agent");
@@ -192,6 +204,20 @@ static enum MHD_Result handle(void *context, struct MHD_Connection *connection, 
 		                 : answer(connection, 200, HELLO, strlen(HELLO), NULL, NULL);
 	if (strcmp(url, "/always503") == 0)
 		return answer(connection, 503, "", 0, NULL, NULL);
+	if (strcmp(url, "/close") == 0)
+		return answer(connection, 200, HELLO, strlen(HELLO), "Connection", "close");
+	if (strcmp(url, "/slow") == 0) {
+		struct timespec pause = {.tv_sec = 0, .tv_nsec = SLOW_MS * 1000000L};
+		pthread_mutex_lock(&server.lock);
+		if (++server.in_flight > server.max_in_flight)
+			server.max_in_flight = server.in_flight;
+		pthread_mutex_unlock(&server.lock);
+		nanosleep(&pause, NULL);
+		pthread_mutex_lock(&server.lock);
+		server.in_flight--;
+		pthread_mutex_unlock(&server.lock);
+		return answer(connection, 200, HELLO, strlen(HELLO), NULL, NULL);
+	}
 	return answer(connection, 404, NOT_FOUND_JSON, strlen(NOT_FOUND_JSON), NULL, NULL);
 }
 
@@ -210,10 +236,34 @@ static void request_done(void *context, struct MHD_Connection *connection, void 
 	}
 }
 
-/* Starts the server on a free loopback port, over TLS with key and certificate when given. */
+static void count_connection(void *context, struct MHD_Connection *connection, void **socket_context,
+                             enum MHD_ConnectionNotificationCode code)
+{
+	(void)context;
+	(void)connection;
+	(void)socket_context;
+	if (code != MHD_CONNECTION_NOTIFY_STARTED)
+		return;
+	pthread_mutex_lock(&server.lock);
+	server.connections++;
+	pthread_mutex_unlock(&server.lock);
+}
+
+static unsigned connections_accepted(void)
+{
+	unsigned count;
+
+	pthread_mutex_lock(&server.lock);
+	count = server.connections;
+	pthread_mutex_unlock(&server.lock);
+	return count;
+}
+
+/* Starts the server on a free loopback port, over TLS with key and certificate when given: a
+ * thread per connection, so that slow requests run at once. */
 static void server_start(const char *key_pem, const char *certificate_pem)
 {
-	unsigned flags = MHD_USE_AUTO_INTERNAL_THREAD;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION;
 	struct sockaddr_in address;
 	const union MHD_DaemonInfo *info;
 
@@ -226,12 +276,16 @@ static void server_start(const char *key_pem, const char *certificate_pem)
 		flags |= MHD_USE_TLS;
 		server.daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, NULL, MHD_OPTION_SOCK_ADDR,
 		                                 &address, MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
+		                                 MHD_OPTION_NOTIFY_CONNECTION, count_connection, NULL,
+		                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
 		                                 MHD_OPTION_HTTPS_MEM_KEY, key_pem, MHD_OPTION_HTTPS_MEM_CERT,
 		                                 certificate_pem, MHD_OPTION_END);
 	} else {
 		server.daemon =
 		    MHD_start_daemon(flags, 0, NULL, NULL, handle, NULL, MHD_OPTION_SOCK_ADDR, &address,
-		                     MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL, MHD_OPTION_END);
+		                     MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
+		                     MHD_OPTION_NOTIFY_CONNECTION, count_connection, NULL,
+		                     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S, MHD_OPTION_END);
 	}
 	ck_assert_ptr_nonnull(server.daemon);
 	info = MHD_get_daemon_info(server.daemon, MHD_DAEMON_INFO_BIND_PORT);
@@ -267,8 +321,9 @@ static void url_of(const char *path, char *out, size_t cap)
 }
 
 /* A GET of path with the given response bound, into response. */
-static int get(const char *path, size_t max_bytes, const struct net_retry *retry,
-               struct net_response *response)
+/* A GET of path through pool (NULL: none), ending within total_timeout_ms (0: the default). */
+static int get_through(struct net_pool *pool, const char *path, size_t max_bytes, uint32_t total_timeout_ms,
+                       const struct net_retry *retry, struct net_response *response)
 {
 	struct net_request request;
 	char url[128];
@@ -278,9 +333,35 @@ static int get(const char *path, size_t max_bytes, const struct net_retry *retry
 	request.method = "GET";
 	request.url = url;
 	request.max_response_bytes = max_bytes;
+	request.total_timeout_ms = total_timeout_ms;
+	request.pool = pool;
 	if (retry != NULL)
 		request.retry = *retry;
 	return net_perform(&request, response);
+}
+
+static int get(const char *path, size_t max_bytes, const struct net_retry *retry,
+               struct net_response *response)
+{
+	return get_through(NULL, path, max_bytes, 0, retry, response);
+}
+
+/* A socket that listens (the kernel accepts into its backlog) and never answers. */
+static int silent_socket(char *url, size_t cap)
+{
+	struct sockaddr_in address;
+	socklen_t address_len = sizeof(address);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert_int_ge(fd, 0);
+	memset(&address, 0, sizeof(address));
+	address.sin_family = AF_INET;
+	address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&address, sizeof(address)), 0);
+	ck_assert_int_eq(listen(fd, 4), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&address, &address_len), 0);
+	snprintf(url, cap, "http://127.0.0.1:%u/", (unsigned)ntohs(address.sin_port));
+	return fd;
 }
 
 static uint64_t elapsed_ms(const struct timespec *since)
@@ -439,23 +520,13 @@ END_TEST
  * answers: the total timeout ends the exchange. */
 START_TEST(test_total_timeout)
 {
-	struct sockaddr_in address;
-	socklen_t address_len = sizeof(address);
 	struct net_response response;
 	struct net_request request;
 	struct timespec start;
 	char url[64];
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	int fd = silent_socket(url, sizeof(url));
 	int rc;
 
-	ck_assert_int_ge(fd, 0);
-	memset(&address, 0, sizeof(address));
-	address.sin_family = AF_INET;
-	address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(fd, (struct sockaddr *)&address, sizeof(address)), 0);
-	ck_assert_int_eq(listen(fd, 4), 0);
-	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&address, &address_len), 0);
-	snprintf(url, sizeof(url), "http://127.0.0.1:%u/", (unsigned)ntohs(address.sin_port));
 	net_response_init(&response);
 	memset(&request, 0, sizeof(request));
 	request.method = "GET";
@@ -625,6 +696,260 @@ START_TEST(test_describe_error)
 	net_describe_error(&response, text, sizeof(text));
 	ck_assert_str_eq(text, "HTTP 503: unexpected answer");
 	net_response_free(&response);
+}
+END_TEST
+
+/* ---- the pool ---- */
+
+static unsigned in_flight(void)
+{
+	unsigned count;
+
+	pthread_mutex_lock(&server.lock);
+	count = server.in_flight;
+	pthread_mutex_unlock(&server.lock);
+	return count;
+}
+
+/* Many requests, GET and POST, one connection: libcurl keeps it in the handle the pool keeps. */
+START_TEST(test_pool_keeps_one_connection)
+{
+	static const char note[] = "a posted note\n";
+	struct net_pool *pool = NULL;
+	struct net_response response;
+	struct net_request request;
+	char url[128];
+
+	ck_assert_int_eq(net_pool_new(NULL, &pool), 0);
+	net_response_init(&response);
+	for (unsigned i = 0; i < 5; i++) {
+		ck_assert_int_eq(get_through(pool, "/ok", 1024, 0, NULL, &response), 0);
+		ck_assert_int_eq(response.status, 200);
+		ck_assert_uint_eq(response.connects, i == 0 ? 1 : 0);
+	}
+	memset(&request, 0, sizeof(request));
+	url_of("/echo", url, sizeof(url));
+	request.method = "POST";
+	request.url = url;
+	request.body = (const uint8_t *)note;
+	request.body_len = strlen(note);
+	request.max_response_bytes = 1024;
+	request.pool = pool;
+	ck_assert_int_eq(net_perform(&request, &response), 0);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_uint_eq(response.body.len, strlen(note));
+	ck_assert_uint_eq(response.connects, 0);
+	ck_assert_int_eq(get_through(pool, "/ok", 1024, 0, NULL, &response), 0);
+	ck_assert_uint_eq(count_of("/ok"), 6);
+	ck_assert_uint_eq(count_of("/echo"), 1);
+	ck_assert_uint_eq(connections_accepted(), 1);
+	/* Without a pool, a connection per request, as before. */
+	ck_assert_int_eq(get("/ok", 1024, NULL, &response), 0);
+	ck_assert_uint_eq(response.connects, 1);
+	ck_assert_int_eq(get("/ok", 1024, NULL, &response), 0);
+	ck_assert_uint_eq(connections_accepted(), 3);
+	net_response_free(&response);
+	net_pool_free(pool);
+}
+END_TEST
+
+struct pooled_worker {
+	struct net_pool *pool;
+	const char *path;
+	uint32_t timeout_ms;
+	int rc;
+	long status;
+};
+
+static void *run_pooled(void *context)
+{
+	struct pooled_worker *worker = context;
+	struct net_response response;
+
+	net_response_init(&response);
+	worker->rc = get_through(worker->pool, worker->path, 1024, worker->timeout_ms, NULL, &response);
+	worker->status = response.status;
+	net_response_free(&response);
+	return NULL;
+}
+
+/* Eight threads at once through a pool of two: never more than two requests at the server, over
+ * two connections at most; a request beyond waits, or fails when its deadline comes first. */
+START_TEST(test_pool_bound_holds)
+{
+	struct net_pool_options options = {.connections_per_origin = 2};
+	struct net_pool *pool = NULL;
+	pthread_t threads[8];
+	struct pooled_worker workers[8];
+	struct net_response response;
+	struct timespec start;
+
+	ck_assert_int_eq(net_pool_new(&options, &pool), 0);
+	for (size_t i = 0; i < 8; i++) {
+		workers[i] = (struct pooled_worker){.pool = pool, .path = "/slow", .timeout_ms = 20000};
+		ck_assert_int_eq(pthread_create(&threads[i], NULL, run_pooled, &workers[i]), 0);
+	}
+	for (size_t i = 0; i < 8; i++) {
+		pthread_join(threads[i], NULL);
+		ck_assert_int_eq(workers[i].rc, 0);
+		ck_assert_int_eq(workers[i].status, 200);
+	}
+	ck_assert_uint_eq(count_of("/slow"), 8);
+	pthread_mutex_lock(&server.lock);
+	unsigned most = server.max_in_flight;
+	pthread_mutex_unlock(&server.lock);
+	ck_assert_uint_le(most, 2);
+	ck_assert_uint_ge(most, 1);
+	ck_assert_uint_le(connections_accepted(), 2);
+	net_pool_free(pool);
+
+	/* One connection, held by a slow request: a request with less time than it needs gives up
+	 * without sending anything; one with time enough waits its turn. */
+	options.connections_per_origin = 1;
+	ck_assert_int_eq(net_pool_new(&options, &pool), 0);
+	workers[0] = (struct pooled_worker){.pool = pool, .path = "/slow", .timeout_ms = 20000};
+	ck_assert_int_eq(pthread_create(&threads[0], NULL, run_pooled, &workers[0]), 0);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (in_flight() == 0 && elapsed_ms(&start) < 5000) {
+		struct timespec pause = {.tv_sec = 0, .tv_nsec = 1000000L};
+		nanosleep(&pause, NULL);
+	}
+	ck_assert_uint_eq(in_flight(), 1);
+	net_response_init(&response);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	ck_assert_int_eq(get_through(pool, "/ok", 1024, 40, NULL, &response), DIRAUTH_ERR_UNAVAILABLE);
+	ck_assert_uint_lt(elapsed_ms(&start), SLOW_MS);
+	ck_assert_msg(strstr(response.error, "busy") != NULL, "%s", response.error);
+	ck_assert_int_eq(response.status, 0);
+	ck_assert_uint_eq(count_of("/ok"), 0);
+	ck_assert_int_eq(get_through(pool, "/ok", 1024, 10000, NULL, &response), 0);
+	ck_assert_int_eq(response.status, 200);
+	pthread_join(threads[0], NULL);
+	ck_assert_int_eq(workers[0].rc, 0);
+	net_response_free(&response);
+	net_pool_free(pool);
+}
+END_TEST
+
+/* The server closes a kept connection, by saying so or by its idle timeout: the next request on
+ * the pool opens another and succeeds, with no retry asked for. */
+START_TEST(test_pool_replaces_closed_connections)
+{
+	struct net_pool *pool = NULL;
+	struct net_response response;
+	struct timespec pause = {.tv_sec = IDLE_TIMEOUT_S + 1, .tv_nsec = 200000000L};
+
+	ck_assert_int_eq(net_pool_new(NULL, &pool), 0);
+	net_response_init(&response);
+	ck_assert_int_eq(get_through(pool, "/ok", 1024, 0, NULL, &response), 0);
+	ck_assert_int_eq(get_through(pool, "/close", 1024, 0, NULL, &response), 0);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_uint_eq(response.connects, 0);
+	ck_assert_int_eq(get_through(pool, "/ok", 1024, 0, NULL, &response), 0);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_uint_eq(response.connects, 1);
+	ck_assert_uint_eq(response.attempts, 1);
+	ck_assert_uint_eq(connections_accepted(), 2);
+	nanosleep(&pause, NULL);
+	ck_assert_int_eq(get_through(pool, "/ok", 1024, 0, NULL, &response), 0);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_uint_eq(response.attempts, 1);
+	ck_assert_uint_eq(connections_accepted(), 3);
+	ck_assert_uint_eq(count_of("/ok"), 3);
+	net_response_free(&response);
+	net_pool_free(pool);
+}
+END_TEST
+
+/* Through a pool as without one: the caps, no redirect, bytes as served, the timeout, the retry,
+ * the schemes; and a transfer cut at its cap leaves the pool usable. */
+START_TEST(test_pool_keeps_the_guarantees)
+{
+	struct net_retry retry = {.attempts = 3, .base_delay_ms = 10, .max_delay_ms = 20};
+	struct net_pool *pool = NULL;
+	struct net_response response;
+	struct net_request request;
+	struct timespec start;
+	char url[64];
+	int fd;
+
+	ck_assert_int_eq(net_pool_new(NULL, &pool), 0);
+	net_response_init(&response);
+	ck_assert_int_eq(get_through(pool, "/big", BIG_BYTES - 1, 0, NULL, &response), DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(get_through(pool, "/big-chunked", BIG_BYTES - 1, 0, NULL, &response),
+	                 DIRAUTH_ERR_BOUNDS);
+	ck_assert_uint_lt(response.body.len, BIG_BYTES);
+	ck_assert_int_eq(get_through(pool, "/big-chunked", BIG_BYTES, 0, NULL, &response), 0);
+	ck_assert_uint_eq(response.body.len, BIG_BYTES);
+	ck_assert_int_eq(get_through(pool, "/redirect", 1024, 0, NULL, &response), 0);
+	ck_assert_int_eq(response.status, 302);
+	ck_assert_uint_eq(count_of("/ok"), 0);
+	ck_assert_int_eq(get_through(pool, "/gzip", 1024, 0, NULL, &response), 0);
+	ck_assert_str_eq(response.content_encoding, "gzip");
+	ck_assert_uint_eq(response.body.len, gzipped.len);
+	pthread_mutex_lock(&server.lock);
+	ck_assert_int_eq(server.saw_accept_encoding, 0);
+	server.failures_left = 2;
+	pthread_mutex_unlock(&server.lock);
+	ck_assert_int_eq(get_through(pool, "/flaky", 1024, 0, &retry, &response), 0);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_uint_eq(response.attempts, 3);
+	/* A silent server: the total timeout ends the exchange, the pool unharmed. */
+	fd = silent_socket(url, sizeof(url));
+	memset(&request, 0, sizeof(request));
+	request.method = "GET";
+	request.url = url;
+	request.max_response_bytes = 1024;
+	request.total_timeout_ms = 300;
+	request.pool = pool;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	ck_assert_int_eq(net_perform(&request, &response), DIRAUTH_ERR_UNAVAILABLE);
+	ck_assert_uint_ge(elapsed_ms(&start), 250);
+	ck_assert_uint_lt(elapsed_ms(&start), 5000);
+	close(fd);
+	request.url = "ftp://127.0.0.1/x";
+	ck_assert_int_eq(net_perform(&request, &response), DIRAUTH_ERR_CONFIG);
+	ck_assert_int_eq(get_through(pool, "/ok", 1024, 0, NULL, &response), 0);
+	ck_assert_int_eq(response.status, 200);
+	net_response_free(&response);
+	net_pool_free(pool);
+	/* Bounds of the pool itself. */
+	struct net_pool_options options = {.connections_per_origin = NET_POOL_CONNECTIONS_MAX + 1};
+	ck_assert_int_eq(net_pool_new(&options, &pool), DIRAUTH_ERR_CONFIG);
+	ck_assert_ptr_null(pool);
+	options = (struct net_pool_options){.origins = NET_POOL_ORIGINS_MAX + 1};
+	ck_assert_int_eq(net_pool_new(&options, &pool), DIRAUTH_ERR_CONFIG);
+	net_pool_free(NULL);
+}
+END_TEST
+
+/* A pool of one origin at a time: a second origin takes the first's place once nothing runs
+ * there, and the first reconnects when asked again. */
+START_TEST(test_pool_evicts_idle_origins)
+{
+	struct net_pool_options options = {.origins = 1};
+	struct net_pool *pool = NULL;
+	struct net_response response;
+	struct net_request request;
+	char url[64];
+
+	ck_assert_int_eq(net_pool_new(&options, &pool), 0);
+	net_response_init(&response);
+	ck_assert_int_eq(get_through(pool, "/ok", 1024, 0, NULL, &response), 0);
+	memset(&request, 0, sizeof(request));
+	snprintf(url, sizeof(url), "http://localhost:%u/ok", server.port);
+	request.method = "GET";
+	request.url = url;
+	request.max_response_bytes = 1024;
+	request.pool = pool;
+	if (net_perform(&request, &response) == 0) { /* localhost may resolve to ::1 only */
+		ck_assert_int_eq(response.status, 200);
+		ck_assert_uint_eq(response.connects, 1);
+		ck_assert_int_eq(get_through(pool, "/ok", 1024, 0, NULL, &response), 0);
+		ck_assert_uint_eq(response.connects, 1);
+	}
+	net_response_free(&response);
+	net_pool_free(pool);
 }
 END_TEST
 
@@ -829,12 +1154,285 @@ START_TEST(test_https_verifies_the_server)
 }
 END_TEST
 
+/* ---- TLS session resumption, against a server that counts its handshakes ---- */
+
+#define TLS_CONNECTIONS_MAX 8
+
+struct tls_server {
+	SSL_CTX *context;
+	int listener;
+	unsigned port;
+	pthread_t acceptor;
+	pthread_t workers[TLS_CONNECTIONS_MAX]; /* the acceptor's until it has been joined */
+	size_t worker_count;
+	pthread_mutex_t lock;
+	pthread_cond_t changed;
+	unsigned handshakes; /* completed */
+	unsigned resumed;    /* of them, those that resumed a session */
+	unsigned holding;    /* GET /hold requests waiting to be released */
+	int released;
+};
+
+struct tls_connection {
+	struct tls_server *server;
+	int fd;
+};
+
+/* One connection: the handshake, counted, then GETs answered "hello" until the client leaves;
+ * /close is answered with Connection: close, /hold only once the test releases it. */
+static void *tls_serve(void *context)
+{
+	struct tls_connection *connection = context;
+	struct tls_server *tls = connection->server;
+	SSL *ssl = SSL_new(tls->context);
+	char head[4096];
+	size_t used = 0;
+
+	if (ssl != NULL && SSL_set_fd(ssl, connection->fd) == 1 && SSL_accept(ssl) == 1) {
+		pthread_mutex_lock(&tls->lock);
+		tls->handshakes++;
+		if (SSL_session_reused(ssl))
+			tls->resumed++;
+		pthread_mutex_unlock(&tls->lock);
+		for (;;) {
+			int n = SSL_read(ssl, head + used, (int)(sizeof(head) - 1 - used));
+			char *end;
+			if (n <= 0)
+				break;
+			used += (size_t)n;
+			head[used] = '\0';
+			end = strstr(head, "\r\n\r\n");
+			if (end == NULL) {
+				if (used == sizeof(head) - 1)
+					break;
+				continue;
+			}
+			int closing = strncmp(head, "GET /close ", 11) == 0;
+			if (strncmp(head, "GET /hold ", 10) == 0) {
+				pthread_mutex_lock(&tls->lock);
+				tls->holding++;
+				pthread_cond_broadcast(&tls->changed);
+				while (!tls->released)
+					pthread_cond_wait(&tls->changed, &tls->lock);
+				pthread_mutex_unlock(&tls->lock);
+			}
+			const char *reply =
+			    closing
+			        ? "HTTP/1.1 200 OK\r\nContent-Length: 6\r\nConnection: close\r\n\r\n" HELLO
+			        : "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\n" HELLO;
+			if (SSL_write(ssl, reply, (int)strlen(reply)) <= 0 || closing)
+				break;
+			/* GETs have no body: what follows the head starts the next request. */
+			used -= (size_t)(end + 4 - head);
+			memmove(head, end + 4, used);
+		}
+		SSL_shutdown(ssl);
+	}
+	SSL_free(ssl);
+	close(connection->fd);
+	free(connection);
+	return NULL;
+}
+
+static void *tls_accept(void *context)
+{
+	struct tls_server *tls = context;
+	struct timeval patience = {.tv_sec = 10, .tv_usec = 0};
+
+	for (;;) {
+		int fd = accept(tls->listener, NULL, NULL);
+		struct tls_connection *connection;
+		if (fd < 0)
+			break; /* the listener was shut down */
+		connection = malloc(sizeof(*connection));
+		if (connection == NULL || tls->worker_count == TLS_CONNECTIONS_MAX) {
+			free(connection);
+			close(fd);
+			continue;
+		}
+		/* A client that never leaves does not keep the test waiting past this. */
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof(patience));
+		connection->server = tls;
+		connection->fd = fd;
+		if (pthread_create(&tls->workers[tls->worker_count], NULL, tls_serve, connection) != 0) {
+			close(fd);
+			free(connection);
+			continue;
+		}
+		tls->worker_count++;
+	}
+	return NULL;
+}
+
+/* Starts the server with the certificate and key files, at most TLS version max_version. */
+static void tls_server_start(struct tls_server *tls, const char *certificate_path, const char *key_path,
+                             int max_version)
+{
+	static const unsigned char session_context[] = "check_net";
+	struct sockaddr_in address;
+	socklen_t address_len = sizeof(address);
+
+	memset(tls, 0, sizeof(*tls));
+	pthread_mutex_init(&tls->lock, NULL);
+	pthread_cond_init(&tls->changed, NULL);
+	tls->context = SSL_CTX_new(TLS_server_method());
+	ck_assert_ptr_nonnull(tls->context);
+	ck_assert_int_eq(SSL_CTX_use_certificate_file(tls->context, certificate_path, SSL_FILETYPE_PEM), 1);
+	ck_assert_int_eq(SSL_CTX_use_PrivateKey_file(tls->context, key_path, SSL_FILETYPE_PEM), 1);
+	ck_assert_int_eq(SSL_CTX_set_max_proto_version(tls->context, max_version), 1);
+	ck_assert_int_eq(
+	    SSL_CTX_set_session_id_context(tls->context, session_context, sizeof(session_context) - 1), 1);
+	tls->listener = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(tls->listener, 0);
+	memset(&address, 0, sizeof(address));
+	address.sin_family = AF_INET;
+	address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ck_assert_int_eq(bind(tls->listener, (struct sockaddr *)&address, sizeof(address)), 0);
+	ck_assert_int_eq(listen(tls->listener, 16), 0);
+	ck_assert_int_eq(getsockname(tls->listener, (struct sockaddr *)&address, &address_len), 0);
+	tls->port = ntohs(address.sin_port);
+	ck_assert_int_eq(pthread_create(&tls->acceptor, NULL, tls_accept, tls), 0);
+}
+
+static void tls_release(struct tls_server *tls)
+{
+	pthread_mutex_lock(&tls->lock);
+	tls->released = 1;
+	pthread_cond_broadcast(&tls->changed);
+	pthread_mutex_unlock(&tls->lock);
+}
+
+/* Ends the server once its clients have left (their pools freed). */
+static void tls_server_stop(struct tls_server *tls)
+{
+	tls_release(tls);
+	shutdown(tls->listener, SHUT_RDWR);
+	pthread_join(tls->acceptor, NULL);
+	for (size_t i = 0; i < tls->worker_count; i++)
+		pthread_join(tls->workers[i], NULL);
+	close(tls->listener);
+	SSL_CTX_free(tls->context);
+	pthread_cond_destroy(&tls->changed);
+	pthread_mutex_destroy(&tls->lock);
+}
+
+static void tls_counts(struct tls_server *tls, unsigned *handshakes, unsigned *resumed)
+{
+	pthread_mutex_lock(&tls->lock);
+	*handshakes = tls->handshakes;
+	*resumed = tls->resumed;
+	pthread_mutex_unlock(&tls->lock);
+}
+
+struct tls_get {
+	struct net_pool *pool;
+	const char *ca_file;
+	unsigned port;
+	const char *path;
+	int rc;
+	long status;
+};
+
+static void *tls_get_run(void *context)
+{
+	struct tls_get *get = context;
+	struct net_response response;
+	struct net_request request;
+	char url[128];
+
+	snprintf(url, sizeof(url), "https://127.0.0.1:%u%s", get->port, get->path);
+	memset(&request, 0, sizeof(request));
+	request.method = "GET";
+	request.url = url;
+	request.max_response_bytes = 1024;
+	request.total_timeout_ms = 10000;
+	request.ca_file = get->ca_file;
+	request.pool = get->pool;
+	net_response_init(&response);
+	get->rc = net_perform(&request, &response);
+	get->status = response.status;
+	net_response_free(&response);
+	return NULL;
+}
+
+/* A GET of path from tls through pool, which must answer 200. */
+static void tls_get(struct net_pool *pool, const char *ca_file, const struct tls_server *tls,
+                    const char *path)
+{
+	struct tls_get get = {.pool = pool, .ca_file = ca_file, .port = tls->port, .path = path};
+
+	tls_get_run(&get);
+	ck_assert_msg(get.rc == 0, "GET %s: %d", path, get.rc);
+	ck_assert_int_eq(get.status, 200);
+}
+
+/* A pool resumes TLS sessions: over TLS 1.3 the connection that replaces one the server closed
+ * (a session ticket of the pool's); over TLS 1.2 the second connection of a pool, opened while
+ * the first is busy (the first handle's session, found through the pool's share). Without a pool
+ * nothing is resumed. */
+START_TEST(test_pool_resumes_tls_sessions)
+{
+	char directory[4096], ca_path[4200], key_path[4200];
+	char *key_pem = NULL, *certificate_pem = NULL;
+	struct net_pool_options options = {.connections_per_origin = 2};
+	struct net_pool *pool = NULL;
+	struct tls_server tls;
+	unsigned handshakes, resumed;
+
+	make_certificate(&key_pem, &certificate_pem);
+	test_make_tempdir(directory, sizeof(directory));
+	snprintf(ca_path, sizeof(ca_path), "%s/ca.pem", directory);
+	snprintf(key_path, sizeof(key_path), "%s/key.pem", directory);
+	test_write_file(ca_path, certificate_pem, strlen(certificate_pem), 0644);
+	test_write_file(key_path, key_pem, strlen(key_pem), 0600);
+	tls_server_start(&tls, ca_path, key_path, _i == 0 ? TLS1_3_VERSION : TLS1_2_VERSION);
+	ck_assert_int_eq(net_pool_new(&options, &pool), 0);
+
+	tls_get(pool, ca_path, &tls, "/ok");
+	tls_get(pool, ca_path, &tls, "/ok");
+	tls_counts(&tls, &handshakes, &resumed);
+	ck_assert_uint_eq(handshakes, 1); /* the second request took the kept connection */
+	ck_assert_uint_eq(resumed, 0);
+	if (_i == 0) {
+		tls_get(pool, ca_path, &tls, "/close");
+		tls_get(pool, ca_path, &tls, "/ok");
+	} else {
+		struct tls_get held = {.pool = pool, .ca_file = ca_path, .port = tls.port, .path = "/hold"};
+		pthread_t thread;
+		ck_assert_int_eq(pthread_create(&thread, NULL, tls_get_run, &held), 0);
+		pthread_mutex_lock(&tls.lock);
+		while (tls.holding == 0)
+			pthread_cond_wait(&tls.changed, &tls.lock);
+		pthread_mutex_unlock(&tls.lock);
+		tls_get(pool, ca_path, &tls, "/ok"); /* the pool's second handle, a new connection */
+		tls_release(&tls);
+		pthread_join(thread, NULL);
+		ck_assert_int_eq(held.rc, 0);
+		ck_assert_int_eq(held.status, 200);
+	}
+	tls_counts(&tls, &handshakes, &resumed);
+	ck_assert_uint_eq(handshakes, 2);
+	ck_assert_uint_eq(resumed, 1);
+	tls_get(NULL, ca_path, &tls, "/ok");
+	tls_counts(&tls, &handshakes, &resumed);
+	ck_assert_uint_eq(handshakes, 3);
+	ck_assert_uint_eq(resumed, 1);
+
+	net_pool_free(pool);
+	tls_server_stop(&tls);
+	test_remove_tree(directory);
+	free(key_pem);
+	free(certificate_pem);
+}
+END_TEST
+
 static Suite *net_suite(void)
 {
 	Suite *suite = suite_create("net");
 	TCase *exchange = tcase_create("exchange");
 	TCase *retry = tcase_create("retry");
 	TCase *tls = tcase_create("tls");
+	TCase *pool = tcase_create("pool");
 	TCase *answer = tcase_create("error_answer");
 
 	tcase_add_checked_fixture(exchange, setup, teardown);
@@ -861,7 +1459,17 @@ static Suite *net_suite(void)
 	tcase_add_checked_fixture(tls, setup, teardown);
 	tcase_set_timeout(tls, 30);
 	tcase_add_test(tls, test_https_verifies_the_server);
+	tcase_add_loop_test(tls, test_pool_resumes_tls_sessions, 0, 2);
 	suite_add_tcase(suite, tls);
+
+	tcase_add_checked_fixture(pool, setup, teardown);
+	tcase_set_timeout(pool, 30);
+	tcase_add_test(pool, test_pool_keeps_one_connection);
+	tcase_add_test(pool, test_pool_bound_holds);
+	tcase_add_test(pool, test_pool_replaces_closed_connections);
+	tcase_add_test(pool, test_pool_keeps_the_guarantees);
+	tcase_add_test(pool, test_pool_evicts_idle_origins);
+	suite_add_tcase(suite, pool);
 	tcase_add_test(answer, test_error_answer);
 	tcase_add_test(answer, test_error_code_and_description);
 	suite_add_tcase(suite, answer);

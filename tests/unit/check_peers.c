@@ -14,10 +14,17 @@
  * Times are the caller's: the authority set judges windows and refresh intervals on the `now` it
  * is given, so the tests move time by passing another now, never by sleeping (the one real wait
  * is the hanging peer's timeout of one second).
+ *
+ * Each server also counts the connections it accepts (the client keeps them alive), records the
+ * Content-Encoding of what was posted, and can refuse every encoded body with 415 as an authority
+ * that takes none would. A transport of the test's own stands in for HTTP to show the seam a
+ * simulation uses.
  */
 #include "certificate_fixture.h"
 #include "net/client.h"
+#include "net/pool.h"
 #include "schema/buffer.h"
+#include "schema/compress.h"
 #include "schema/certificate.h"
 #include "schema/error.h"
 #include "schema/note.h"
@@ -67,7 +74,7 @@ struct path_count {
 	unsigned count;
 };
 
-enum peer_mode { MODE_NORMAL, MODE_GARBAGE_STREAM, MODE_GARBAGE_LENGTH, MODE_REDIRECT };
+enum peer_mode { MODE_NORMAL, MODE_GARBAGE_STREAM, MODE_GARBAGE_LENGTH, MODE_REDIRECT, MODE_NO_ENCODINGS };
 
 struct test_peer {
 	struct MHD_Daemon *daemon;
@@ -85,7 +92,9 @@ struct test_peer {
 	char last_path[192];
 	char last_accept_encoding[64];
 	char last_content_type[64];
+	char last_content_encoding[64];
 	struct buffer last_body;
+	unsigned connections; /* accepted */
 };
 
 static uint8_t *garbage;
@@ -154,27 +163,29 @@ static enum MHD_Result handle(void *context, struct MHD_Connection *connection, 
 	struct buffer *posted = *request_context;
 	const char *accept_encoding;
 	const char *content_type;
+	const char *content_encoding;
 	enum MHD_Result result;
 
 	(void)version;
-	if (strcmp(method, "POST") == 0) {
-		if (posted == NULL) {
-			posted = malloc(sizeof(*posted));
-			if (posted == NULL)
-				return MHD_NO;
-			buffer_init(posted);
-			*request_context = posted;
-			return MHD_YES;
-		}
-		if (*upload_data_size > 0) {
-			if (buffer_append(posted, upload_data, *upload_data_size) != 0)
-				return MHD_NO;
-			*upload_data_size = 0;
-			return MHD_YES;
-		}
+	/* Never answered on the first call, after which libmicrohttpd 0.9.75 would close the
+	 * connection: a peer keeps it alive, as dirauthd does. */
+	if (posted == NULL) {
+		posted = malloc(sizeof(*posted));
+		if (posted == NULL)
+			return MHD_NO;
+		buffer_init(posted);
+		*request_context = posted;
+		return MHD_YES;
+	}
+	if (*upload_data_size > 0) {
+		if (buffer_append(posted, upload_data, *upload_data_size) != 0)
+			return MHD_NO;
+		*upload_data_size = 0;
+		return MHD_YES;
 	}
 	accept_encoding = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Accept-Encoding");
 	content_type = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Content-Type");
+	content_encoding = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Content-Encoding");
 	pthread_mutex_lock(&peer->lock);
 	count_path(peer, url);
 	snprintf(peer->last_method, sizeof(peer->last_method), "%s", method);
@@ -183,9 +194,18 @@ static enum MHD_Result handle(void *context, struct MHD_Connection *connection, 
 	         accept_encoding != NULL ? accept_encoding : "");
 	snprintf(peer->last_content_type, sizeof(peer->last_content_type), "%s",
 	         content_type != NULL ? content_type : "");
+	snprintf(peer->last_content_encoding, sizeof(peer->last_content_encoding), "%s",
+	         content_encoding != NULL ? content_encoding : "");
 	buffer_reset(&peer->last_body);
-	if (posted != NULL && posted->len > 0)
+	if (posted->len > 0)
 		buffer_append(&peer->last_body, posted->data, posted->len);
+
+	if (peer->mode == MODE_NO_ENCODINGS && content_encoding != NULL) {
+		static const char refused[] =
+		    "{\"error\":\"unsupported_encoding\",\"detail\":\"none taken.\"}";
+		pthread_mutex_unlock(&peer->lock);
+		return queue(connection, 415, refused, strlen(refused), "Content-Type", "application/json");
+	}
 
 	if (peer->mode == MODE_GARBAGE_STREAM) {
 		pthread_mutex_unlock(&peer->lock);
@@ -264,6 +284,30 @@ static void request_done(void *context, struct MHD_Connection *connection, void 
 	}
 }
 
+static void count_connection(void *context, struct MHD_Connection *connection, void **socket_context,
+                             enum MHD_ConnectionNotificationCode code)
+{
+	struct test_peer *peer = context;
+
+	(void)connection;
+	(void)socket_context;
+	if (code != MHD_CONNECTION_NOTIFY_STARTED)
+		return;
+	pthread_mutex_lock(&peer->lock);
+	peer->connections++;
+	pthread_mutex_unlock(&peer->lock);
+}
+
+static unsigned peer_connections(struct test_peer *peer)
+{
+	unsigned count;
+
+	pthread_mutex_lock(&peer->lock);
+	count = peer->connections;
+	pthread_mutex_unlock(&peer->lock);
+	return count;
+}
+
 static void peer_start(struct test_peer *peer)
 {
 	struct sockaddr_in address;
@@ -276,7 +320,8 @@ static void peer_start(struct test_peer *peer)
 	address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	peer->daemon =
 	    MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, handle, peer, MHD_OPTION_SOCK_ADDR,
-	                     &address, MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL, MHD_OPTION_END);
+	                     &address, MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
+	                     MHD_OPTION_NOTIFY_CONNECTION, count_connection, peer, MHD_OPTION_END);
 	ck_assert_ptr_nonnull(peer->daemon);
 	info = MHD_get_daemon_info(peer->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	ck_assert_ptr_nonnull(info);
@@ -1114,7 +1159,7 @@ struct arrivals {
 	pthread_mutex_t lock;
 	uint64_t started;
 	uint64_t at[MAX_MEMBERS];
-	enum peer_transport transport[MAX_MEMBERS];
+	enum peer_transport_outcome transport[MAX_MEMBERS];
 	unsigned calls;
 };
 
@@ -1217,6 +1262,511 @@ START_TEST(test_broadcast_outlives_a_hanging_peer)
 }
 END_TEST
 
+/* zstd of len bytes of text (a repeated line), for canned answers and bodies. */
+static void zstd_of(const char *line, size_t len, struct buffer *plain, struct buffer *packed)
+{
+	size_t line_len = strlen(line);
+	uint8_t *text = malloc(len);
+
+	ck_assert_ptr_nonnull(text);
+	for (size_t at = 0; at < len; at += line_len)
+		memcpy(text + at, line, len - at < line_len ? len - at : line_len);
+	buffer_init(plain);
+	buffer_init(packed);
+	ck_assert_int_eq(buffer_append(plain, text, len), 0);
+	free(text);
+	ck_assert_int_eq(compress_encode(ENCODING_ZSTD, plain->data, plain->len, packed), 0);
+}
+
+/* Answers that come as zstd are decoded under the operation's cap: a bomb is cut as it inflates,
+ * an encoding not asked for or a frame that does not decode is a failure; the body keeps its
+ * encoding, and the caller decodes it. */
+START_TEST(test_answers_are_decoded)
+{
+	struct pair p;
+	struct peer_answer answer;
+	struct buffer plain, packed, bomb_plain, bomb;
+	struct buffer gzipped;
+
+	pair_open(&p);
+	peer_answer_init(&answer);
+	zstd_of("signature line of a header note\n", 3000, &plain, &packed);
+	peer_can(&p.peer, "GET", "/v1/mix/signatures/5", 200, packed.data, packed.len, "Content-Encoding",
+	         "zstd");
+	ck_assert_int_eq(peer_pull_signatures(p.client, 1, NS, EPOCH, &answer), 0);
+	ck_assert_int_eq(answer.status, 200);
+	ck_assert_str_eq(p.peer.last_accept_encoding, "zstd");
+	ck_assert_uint_eq(answer.body.len, plain.len);
+	ck_assert_int_eq(memcmp(answer.body.data, plain.data, plain.len), 0);
+	ck_assert_uint_eq(answer.wire_bytes, packed.len);
+	ck_assert_str_eq(answer.content_encoding, "");
+	/* Identity, said or not: the bytes as they are. */
+	peer_can(&p.peer, "GET", "/v1/mix/snapshots/4", 200, "header\n", 7, "Content-Encoding", "identity");
+	ck_assert_int_eq(peer_fetch_header(p.client, 1, NS, 4, &answer), 0);
+	ck_assert_uint_eq(answer.body.len, 7);
+	ck_assert_uint_eq(answer.wire_bytes, 7);
+	/* A bomb: a few hundred bytes that would inflate to 4 MiB, past the signatures' cap. */
+	zstd_of("0", 4u << 20, &bomb_plain, &bomb);
+	ck_assert_uint_lt(bomb.len, 4096);
+	peer_can(&p.peer, "GET", "/v1/mix/signatures/6", 200, bomb.data, bomb.len, "Content-Encoding",
+	         "zstd");
+	ck_assert_int_eq(peer_pull_signatures(p.client, 1, NS, 6, &answer), DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(answer.transport, PEER_TRANSPORT_TOO_LARGE);
+	ck_assert_uint_eq(answer.body.len, 0);
+	ck_assert_uint_eq(answer.attempts, 1);
+	ck_assert_uint_eq(answer.wire_bytes, bomb.len);
+	ck_assert_ptr_nonnull(strstr(answer.reason, "inflates past"));
+	/* Not asked for, or not zstd at all. */
+	buffer_init(&gzipped);
+	ck_assert_int_eq(compress_encode(ENCODING_GZIP, plain.data, plain.len, &gzipped), 0);
+	peer_can(&p.peer, "GET", "/v1/mix/signatures/7", 200, gzipped.data, gzipped.len, "Content-Encoding",
+	         "gzip");
+	ck_assert_int_eq(peer_pull_signatures(p.client, 1, NS, 7, &answer), DIRAUTH_ERR_IO);
+	ck_assert_int_eq(answer.transport, PEER_TRANSPORT_FAILED);
+	ck_assert_ptr_nonnull(strstr(answer.reason, "encoding not asked for: gzip"));
+	peer_can(&p.peer, "GET", "/v1/mix/signatures/8", 200, "zz", 2, "Content-Encoding", "zstd");
+	ck_assert_int_eq(peer_pull_signatures(p.client, 1, NS, 8, &answer), DIRAUTH_ERR_IO);
+	ck_assert_int_eq(answer.transport, PEER_TRANSPORT_FAILED);
+	ck_assert_ptr_nonnull(strstr(answer.reason, "does not decode"));
+	/* A snapshot body is handed over as served: gzip is asked for too, nothing is decoded. */
+	peer_can(&p.peer, "GET", "/v1/mix/snapshots/4/body", 200, packed.data, packed.len, "Content-Encoding",
+	         "zstd");
+	ck_assert_int_eq(peer_fetch_body(p.client, 1, NS, 4, &answer), 0);
+	ck_assert_str_eq(p.peer.last_accept_encoding, "zstd, gzip");
+	ck_assert_str_eq(answer.content_encoding, "zstd");
+	ck_assert_uint_eq(answer.body.len, packed.len);
+	buffer_free(&plain);
+	buffer_free(&packed);
+	buffer_free(&bomb_plain);
+	buffer_free(&bomb);
+	buffer_free(&gzipped);
+	peer_answer_free(&answer);
+	pair_close(&p);
+}
+END_TEST
+
+/* Pushes and notes of PEER_COMPRESS_MIN bytes or more go as zstd, shorter ones as they are; a
+ * peer that refuses the encoding (415) gets the same call once more, plain. */
+START_TEST(test_requests_are_compressed)
+{
+	struct pair p;
+	struct peer_answer answer;
+	struct buffer envelope, packed, decoded;
+
+	pair_open(&p);
+	peer_answer_init(&answer);
+	buffer_init(&decoded);
+	zstd_of("a line of a vote envelope\n", PEER_COMPRESS_MIN, &envelope, &packed);
+	peer_can(&p.peer, "POST", "/v1/mix/votes", 202, "", 0, NULL, NULL);
+	peer_can(&p.peer, "POST", "/v1/mix/signatures", 202, "", 0, NULL, NULL);
+	peer_can(&p.peer, "POST", "/v1/mix/notes", 200, "notes\n", 6, NULL, NULL);
+	peer_can(&p.peer, "POST", "/v1/mix/log/add-checkpoint", 200, "cosigned\n", 9, NULL, NULL);
+	ck_assert_int_eq(peer_push_vote(p.client, 1, NS, envelope.data, envelope.len, &answer), 0);
+	ck_assert_int_eq(answer.status, 202);
+	ck_assert_str_eq(p.peer.last_content_encoding, "zstd");
+	ck_assert_str_eq(p.peer.last_content_type, "application/octet-stream");
+	ck_assert_uint_lt(p.peer.last_body.len, envelope.len);
+	ck_assert_int_eq(compress_decode(ENCODING_ZSTD, p.peer.last_body.data, p.peer.last_body.len,
+	                                 envelope.len, &decoded),
+	                 0);
+	ck_assert_uint_eq(decoded.len, envelope.len);
+	ck_assert_int_eq(memcmp(decoded.data, envelope.data, envelope.len), 0);
+	/* One byte shorter: as it is. */
+	ck_assert_int_eq(peer_push_vote(p.client, 1, NS, envelope.data, envelope.len - 1, &answer), 0);
+	ck_assert_str_eq(p.peer.last_content_encoding, "");
+	ck_assert_uint_eq(p.peer.last_body.len, envelope.len - 1);
+	ck_assert_int_eq(peer_push_signature(p.client, 1, NS, envelope.data, envelope.len, &answer), 0);
+	ck_assert_str_eq(p.peer.last_content_encoding, "zstd");
+	ck_assert_str_eq(p.peer.last_content_type, "text/plain; charset=utf-8");
+	ck_assert_int_eq(peer_fetch_notes(p.client, 1, NS, envelope.data, envelope.len, &answer), 0);
+	ck_assert_int_eq(answer.status, 200);
+	ck_assert_str_eq(p.peer.last_method, "POST");
+	ck_assert_str_eq(p.peer.last_path, "/v1/mix/notes");
+	ck_assert_str_eq(p.peer.last_content_encoding, "zstd");
+	ck_assert_str_eq(p.peer.last_content_type, "text/plain; charset=utf-8");
+	/* The witness protocol's body goes as its spec has it. */
+	struct peer_call checkpoint = {.operation = PEER_ADD_CHECKPOINT,
+	                               .namespace_name = NS,
+	                               .body = envelope.data,
+	                               .body_len = envelope.len};
+	ck_assert_int_eq(peer_client_call(p.client, 1, &checkpoint, &answer), 0);
+	ck_assert_str_eq(p.peer.last_content_encoding, "");
+	ck_assert_uint_eq(p.peer.last_body.len, envelope.len);
+
+	/* An authority that takes no encoded body. */
+	peer_set_mode(&p.peer, MODE_NO_ENCODINGS);
+	unsigned before = peer_count_of(&p.peer, "/v1/mix/votes");
+	ck_assert_int_eq(peer_push_vote(p.client, 1, NS, envelope.data, envelope.len, &answer), 0);
+	ck_assert_int_eq(answer.status, 202);
+	ck_assert_uint_eq(answer.attempts, 2);
+	ck_assert_uint_eq(peer_count_of(&p.peer, "/v1/mix/votes"), before + 2);
+	ck_assert_str_eq(p.peer.last_content_encoding, "");
+	ck_assert_uint_eq(p.peer.last_body.len, envelope.len);
+	ck_assert_int_eq(memcmp(p.peer.last_body.data, envelope.data, envelope.len), 0);
+	/* A 415 to a plain body is an answer like any other: not sent again. */
+	peer_fail(&p.peer, 1, 415, "unsupported_encoding");
+	ck_assert_int_eq(peer_push_vote(p.client, 1, NS, envelope.data, 10, &answer), 0);
+	ck_assert_int_eq(answer.status, 415);
+	ck_assert_str_eq(answer.error_code, "unsupported_encoding");
+	ck_assert_uint_eq(answer.attempts, 1);
+	buffer_free(&envelope);
+	buffer_free(&packed);
+	buffer_free(&decoded);
+	peer_answer_free(&answer);
+	pair_close(&p);
+}
+END_TEST
+
+/* The two operations others build on: their routes, caps and path safety. */
+START_TEST(test_notes_and_headers_routes)
+{
+	struct pair p;
+	struct peer_answer answer;
+
+	pair_open(&p);
+	peer_answer_init(&answer);
+	peer_can(&p.peer, "GET", "/v1/mix/snapshots/since/5", 200, "headers\n", 8, NULL, NULL);
+	ck_assert_int_eq(peer_fetch_headers(p.client, 1, NS, EPOCH, &answer), 0);
+	ck_assert_int_eq(answer.status, 200);
+	ck_assert_str_eq(p.peer.last_method, "GET");
+	ck_assert_str_eq(p.peer.last_path, "/v1/mix/snapshots/since/5");
+	ck_assert_str_eq(p.peer.last_accept_encoding, "zstd");
+	ck_assert_int_eq(peer_fetch_notes(p.client, 1, NS, (const uint8_t *)"want\n", 5, &answer), 0);
+	ck_assert_int_eq(answer.status, 404);
+	ck_assert_str_eq(p.peer.last_path, "/v1/mix/notes");
+	ck_assert_str_eq(p.peer.last_content_encoding, "");
+	ck_assert_uint_eq(peer_client_answer_cap(p.client, PEER_FETCH_NOTES), PEER_NOTES_ANSWER_MAX);
+	ck_assert_uint_eq(peer_client_answer_cap(p.client, PEER_FETCH_HEADERS), PEER_HEADERS_ANSWER_MAX);
+	ck_assert_uint_eq(peer_client_answer_cap(p.client, PEER_OPERATION_COUNT), 0);
+	unsigned before = peer_count_of(&p.peer, "/v1/mix/notes");
+	ck_assert_int_eq(peer_fetch_notes(p.client, 1, "../x", (const uint8_t *)"want\n", 5, &answer),
+	                 DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(peer_fetch_notes(p.client, 1, NS, NULL, 0, &answer), DIRAUTH_ERR_SYNTAX);
+	ck_assert_uint_eq(answer.attempts, 0);
+	ck_assert_int_eq(peer_fetch_headers(p.client, 1, "m#x", EPOCH, &answer), DIRAUTH_ERR_SYNTAX);
+	ck_assert_uint_eq(peer_count_of(&p.peer, "/v1/mix/notes"), before);
+	peer_answer_free(&answer);
+	pair_close(&p);
+}
+END_TEST
+
+/* A call's deadline: one already passed sends nothing; one before the timeout ends the call there. */
+START_TEST(test_call_deadline)
+{
+	char urls[2][64];
+	struct config *config;
+	struct peer_client *client = NULL;
+	struct peer_answer answer;
+	unsigned hanging_port;
+	int hanging_fd = hanging_socket(&hanging_port);
+	struct pair p;
+
+	pair_open(&p);
+	peer_answer_init(&answer);
+	peer_can(&p.peer, "GET", "/v1/mix/snapshots/latest", 200, "header\n", 7, NULL, NULL);
+	struct peer_call call = {
+	    .operation = PEER_FETCH_LATEST_HEADER, .namespace_name = NS, .deadline_ms = monotonic_ms() - 1};
+	ck_assert_int_eq(peer_client_call(p.client, 1, &call, &answer), DIRAUTH_ERR_UNAVAILABLE);
+	ck_assert_int_eq(answer.transport, PEER_TRANSPORT_TIMEOUT);
+	ck_assert_uint_eq(answer.attempts, 0);
+	ck_assert_ptr_nonnull(strstr(answer.reason, "deadline"));
+	ck_assert_uint_eq(peer_count_of(&p.peer, "/v1/mix/snapshots/latest"), 0);
+	call.deadline_ms = monotonic_ms() + 5000; /* later than the timeout: the timeout holds */
+	ck_assert_int_eq(peer_client_call(p.client, 1, &call, &answer), 0);
+	ck_assert_int_eq(answer.status, 200);
+	pair_close(&p);
+
+	/* A peer that never answers, a timeout of 1 s, a deadline in 300 ms. */
+	keys_make(2);
+	snprintf(urls[0], sizeof(urls[0]), "http://127.0.0.1:1");
+	snprintf(urls[1], sizeof(urls[1]), "http://127.0.0.1:%u", hanging_port);
+	config = config_make(2, urls);
+	ck_assert_int_eq(peer_client_new(config, &fast_retries, &client), 0);
+	uint64_t started = monotonic_ms();
+	call.deadline_ms = started + 300;
+	ck_assert_int_eq(peer_client_call(client, 1, &call, &answer), DIRAUTH_ERR_UNAVAILABLE);
+	ck_assert_int_eq(answer.transport, PEER_TRANSPORT_TIMEOUT);
+	ck_assert_uint_ge(monotonic_ms() - started, 250);
+	ck_assert_uint_lt(monotonic_ms() - started, 800);
+	peer_answer_free(&answer);
+	peer_client_free(client);
+	config_free(config);
+	close(hanging_fd);
+	keys_free(2);
+}
+END_TEST
+
+struct pulling {
+	struct peer_client *client;
+	unsigned ok;
+};
+
+static void *pull_repeatedly(void *context)
+{
+	struct pulling *pulling = context;
+	struct peer_answer answer;
+
+	peer_answer_init(&answer);
+	for (int i = 0; i < 4; i++)
+		if (peer_pull_signatures(pulling->client, 1, NS, EPOCH, &answer) == 0 && answer.status == 200)
+			pulling->ok++;
+	peer_answer_free(&answer);
+	return NULL;
+}
+
+/* A member's requests share kept-alive connections, authorities.connections_per_peer of them: with
+ * one, requests from three threads all go over one connection. */
+START_TEST(test_connections_are_kept)
+{
+	static const char header[] = "header note\n";
+	char urls[2][64];
+	struct test_peer peer;
+	struct config *config;
+	struct peer_client *client = NULL;
+	pthread_t threads[3];
+	struct pulling pulling[3];
+
+	keys_make(2);
+	peer_start(&peer);
+	peer_can(&peer, "GET", "/v1/mix/signatures/5", 200, header, strlen(header), NULL, NULL);
+	snprintf(urls[0], sizeof(urls[0]), "http://127.0.0.1:1");
+	snprintf(urls[1], sizeof(urls[1]), "http://127.0.0.1:%u", peer.port);
+	config = config_make(2, urls);
+	config->peers.connections_per_peer = 1;
+	ck_assert_int_eq(peer_client_new(config, &fast_retries, &client), 0);
+	for (size_t i = 0; i < 3; i++) {
+		pulling[i] = (struct pulling){.client = client};
+		ck_assert_int_eq(pthread_create(&threads[i], NULL, pull_repeatedly, &pulling[i]), 0);
+	}
+	for (size_t i = 0; i < 3; i++) {
+		pthread_join(threads[i], NULL);
+		ck_assert_uint_eq(pulling[i].ok, 4);
+	}
+	ck_assert_uint_eq(peer_count_of(&peer, "/v1/mix/signatures/5"), 12);
+	ck_assert_uint_eq(peer_connections(&peer), 1);
+	peer_client_free(client);
+	/* Out of the pool's bounds: refused. */
+	config->peers.connections_per_peer = NET_POOL_CONNECTIONS_MAX + 1;
+	ck_assert_int_eq(peer_client_new(config, NULL, &client), DIRAUTH_ERR_CONFIG);
+	ck_assert_ptr_null(client);
+	config_free(config);
+	peer_stop(&peer);
+	keys_free(2);
+}
+END_TEST
+
+/* Each member its own call, at once: member 1 a vote pull, member 2 a signatures pull, member 3
+ * (NULL) nothing. */
+START_TEST(test_call_each)
+{
+	static const char header[] = "header note\n";
+	static const char envelope[] = "an envelope";
+	char urls[MAX_MEMBERS][64];
+	struct test_peer peers[3];
+	struct config *config;
+	struct peer_client *client = NULL;
+	struct peer_answer answers[MAX_MEMBERS];
+	struct arrivals arrivals;
+
+	keys_make(MAX_MEMBERS);
+	snprintf(urls[0], sizeof(urls[0]), "http://127.0.0.1:1");
+	for (size_t i = 1; i < 3; i++) {
+		peer_start(&peers[i]);
+		snprintf(urls[i], sizeof(urls[i]), "http://127.0.0.1:%u", peers[i].port);
+	}
+	snprintf(urls[3], sizeof(urls[3]), "http://127.0.0.1:%u", test_free_port());
+	peer_can(&peers[1], "GET", "/v1/mix/votes/5/a1.dirauth.example", 200, envelope, strlen(envelope),
+	         NULL, NULL);
+	peer_can(&peers[2], "GET", "/v1/mix/signatures/5", 200, header, strlen(header), NULL, NULL);
+	config = config_make(MAX_MEMBERS, urls);
+	ck_assert_int_eq(peer_client_new(config, &fast_retries, &client), 0);
+	memset(&arrivals, 0, sizeof(arrivals));
+	pthread_mutex_init(&arrivals.lock, NULL);
+	arrivals.started = monotonic_ms();
+
+	struct peer_call vote = {
+	    .operation = PEER_PULL_VOTE, .namespace_name = NS, .epoch = EPOCH, .voter = keys[0].name};
+	struct peer_call signatures = {
+	    .operation = PEER_PULL_SIGNATURES, .namespace_name = NS, .epoch = EPOCH};
+	const struct peer_call *calls[CONFIG_MAX_MEMBERS] = {&vote, &vote, &signatures, NULL};
+	struct peers_broadcast_options options = {.on_answer = on_answer, .context = &arrivals};
+	ck_assert_int_eq(peers_call_each(client, calls, &options, answers), 0);
+	ck_assert_int_eq(answers[0].transport, PEER_TRANSPORT_SKIPPED); /* itself */
+	ck_assert_int_eq(answers[1].status, 200);
+	ck_assert_uint_eq(answers[1].body.len, strlen(envelope));
+	ck_assert_int_eq(answers[2].status, 200);
+	ck_assert_uint_eq(answers[2].body.len, strlen(header));
+	ck_assert_int_eq(answers[3].transport, PEER_TRANSPORT_SKIPPED);
+	ck_assert_uint_eq(answers[3].attempts, 0);
+	ck_assert_uint_eq(arrivals.calls, 2);
+	ck_assert_uint_eq(peer_count_of(&peers[1], "/v1/mix/signatures/5"), 0);
+	ck_assert_uint_eq(peer_count_of(&peers[2], "/v1/mix/votes/5/a1.dirauth.example"), 0);
+	peer_answers_free(answers, MAX_MEMBERS);
+	/* Targets skip more; one refused call starts nothing. */
+	uint8_t targets[MAX_MEMBERS] = {0, 0, 1, 1};
+	options = (struct peers_broadcast_options){.targets = targets};
+	ck_assert_int_eq(peers_call_each(client, calls, &options, answers), 0);
+	ck_assert_int_eq(answers[1].transport, PEER_TRANSPORT_SKIPPED);
+	ck_assert_int_eq(answers[2].status, 200);
+	peer_answers_free(answers, MAX_MEMBERS);
+	struct peer_call refused = {.operation = PEER_PULL_VOTE, .namespace_name = NS, .voter = ".."};
+	calls[3] = &refused;
+	ck_assert_int_eq(peers_call_each(client, calls, NULL, answers), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(answers[1].transport, PEER_TRANSPORT_SKIPPED);
+	ck_assert_uint_eq(peer_count_of(&peers[1], "/v1/mix/votes/5/a1.dirauth.example"), 1);
+	peer_answers_free(answers, MAX_MEMBERS);
+
+	pthread_mutex_destroy(&arrivals.lock);
+	peer_client_free(client);
+	config_free(config);
+	for (size_t i = 1; i < 3; i++)
+		peer_stop(&peers[i]);
+	keys_free(MAX_MEMBERS);
+}
+END_TEST
+
+/* ---- the transport seam ---- */
+
+struct simulated {
+	pthread_t caller;
+	unsigned calls;
+	size_t members[16];
+	enum peer_operation operations[16];
+	int other_thread; /* a call came from another thread than the caller's */
+};
+
+static int simulated_call(void *context, size_t member, const struct peer_call *call,
+                          struct peer_answer *answer)
+{
+	struct simulated *simulated = context;
+
+	if (!pthread_equal(pthread_self(), simulated->caller))
+		simulated->other_thread = 1;
+	if (simulated->calls < 16) {
+		simulated->members[simulated->calls] = member;
+		simulated->operations[simulated->calls] = call->operation;
+	}
+	simulated->calls++;
+	if (member == 2) {
+		answer->transport = PEER_TRANSPORT_UNREACHABLE;
+		snprintf(answer->reason, sizeof(answer->reason), "partitioned");
+		return DIRAUTH_ERR_UNAVAILABLE;
+	}
+	answer->transport = PEER_TRANSPORT_ANSWERED;
+	answer->status = 200;
+	answer->attempts = 1;
+	return buffer_append(&answer->body, call->namespace_name, strlen(call->namespace_name));
+}
+
+struct order {
+	size_t members[MAX_MEMBERS];
+	size_t count;
+	pthread_t caller;
+	int other_thread;
+};
+
+static void on_answer_in_order(void *context, size_t member, const struct peer_answer *answer)
+{
+	struct order *order = context;
+
+	(void)answer;
+	if (!pthread_equal(pthread_self(), order->caller))
+		order->other_thread = 1;
+	if (order->count < MAX_MEMBERS)
+		order->members[order->count++] = member;
+}
+
+/* With a transport, calls are checked as over HTTP and then handed to it; broadcasts and
+ * peers_call_each run in the caller's thread, in member order, nothing sent over a network. */
+START_TEST(test_transport_seam)
+{
+	char urls[MAX_MEMBERS][64];
+	struct config *config;
+	struct peer_client *client = NULL;
+	struct peer_answer answer;
+	struct peer_answer answers[MAX_MEMBERS];
+	struct simulated simulated;
+	struct order order;
+	struct peers_broadcast *broadcast = NULL;
+
+	keys_make(MAX_MEMBERS);
+	for (size_t i = 0; i < MAX_MEMBERS; i++)
+		snprintf(urls[i], sizeof(urls[i]), "http://127.0.0.1:1"); /* nobody listens: never asked */
+	config = config_make(MAX_MEMBERS, urls);
+	memset(&simulated, 0, sizeof(simulated));
+	simulated.caller = pthread_self();
+	struct peer_transport transport = {.call = simulated_call, .context = &simulated};
+	struct peer_client_options options = {.transport = &transport};
+	ck_assert_int_eq(peer_client_new(config, &options, &client), 0);
+	peer_answer_init(&answer);
+
+	ck_assert_int_eq(peer_fetch_latest_header(client, 3, NS, &answer), 0);
+	ck_assert_int_eq(answer.status, 200);
+	ck_assert_uint_eq(answer.body.len, strlen(NS));
+	ck_assert_uint_eq(simulated.calls, 1);
+	ck_assert_int_eq(simulated.operations[0], PEER_FETCH_LATEST_HEADER);
+	/* The checks come first: the transport never sees a refused call. */
+	ck_assert_int_eq(peer_fetch_latest_header(client, 3, "../x", &answer), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(peer_fetch_latest_header(client, MAX_MEMBERS, NS, &answer), DIRAUTH_ERR_NOT_FOUND);
+	ck_assert_int_eq(peer_push_vote(client, 1, NS, NULL, 0, &answer), DIRAUTH_ERR_SYNTAX);
+	ck_assert_uint_eq(simulated.calls, 1);
+	ck_assert_int_eq(peer_fetch_latest_header(client, 2, NS, &answer), DIRAUTH_ERR_UNAVAILABLE);
+	ck_assert_int_eq(answer.transport, PEER_TRANSPORT_UNREACHABLE);
+	ck_assert_str_eq(answer.reason, "partitioned");
+
+	/* A broadcast: members 1, 2, 3 in that order, in this thread, before the start returns. */
+	memset(&simulated, 0, sizeof(simulated));
+	simulated.caller = pthread_self();
+	memset(&order, 0, sizeof(order));
+	order.caller = pthread_self();
+	struct peer_call call = {.operation = PEER_PULL_SIGNATURES, .namespace_name = NS, .epoch = EPOCH};
+	struct peers_broadcast_options broadcast_options = {.on_answer = on_answer_in_order,
+	                                                    .context = &order};
+	ck_assert_int_eq(peers_broadcast_start(client, &call, &broadcast_options, &broadcast), 0);
+	ck_assert_uint_eq(simulated.calls, 3);
+	peers_broadcast_finish(broadcast, answers);
+	ck_assert_int_eq(simulated.other_thread, 0);
+	ck_assert_int_eq(order.other_thread, 0);
+	ck_assert_uint_eq(order.count, 3);
+	for (size_t i = 0; i < 3; i++) {
+		ck_assert_uint_eq(simulated.members[i], i + 1);
+		ck_assert_uint_eq(order.members[i], i + 1);
+	}
+	ck_assert_int_eq(answers[0].transport, PEER_TRANSPORT_SKIPPED);
+	ck_assert_int_eq(answers[1].status, 200);
+	ck_assert_int_eq(answers[2].transport, PEER_TRANSPORT_UNREACHABLE);
+	ck_assert_int_eq(answers[3].status, 200);
+	peer_answers_free(answers, MAX_MEMBERS);
+
+	/* peers_call_each alike, each member its own operation; a long body is not compressed for a
+	 * transport, which takes the call as it is. */
+	memset(&simulated, 0, sizeof(simulated));
+	simulated.caller = pthread_self();
+	uint8_t long_body[2 * PEER_COMPRESS_MIN];
+	memset(long_body, 'v', sizeof(long_body));
+	struct peer_call push = {.operation = PEER_PUSH_VOTE,
+	                         .namespace_name = NS,
+	                         .body = long_body,
+	                         .body_len = sizeof(long_body)};
+	struct peer_call headers = {.operation = PEER_FETCH_HEADERS, .namespace_name = NS, .epoch = 3};
+	const struct peer_call *calls[CONFIG_MAX_MEMBERS] = {NULL, &headers, NULL, &push};
+	ck_assert_int_eq(peers_call_each(client, calls, NULL, answers), 0);
+	ck_assert_uint_eq(simulated.calls, 2);
+	ck_assert_uint_eq(simulated.members[0], 1);
+	ck_assert_int_eq(simulated.operations[0], PEER_FETCH_HEADERS);
+	ck_assert_uint_eq(simulated.members[1], 3);
+	ck_assert_int_eq(simulated.operations[1], PEER_PUSH_VOTE);
+	ck_assert_int_eq(simulated.other_thread, 0);
+	ck_assert_int_eq(answers[2].transport, PEER_TRANSPORT_SKIPPED);
+	peer_answers_free(answers, MAX_MEMBERS);
+
+	peer_answer_free(&answer);
+	peer_client_free(client);
+	config_free(config);
+	keys_free(MAX_MEMBERS);
+}
+END_TEST
+
 static Suite *peers_suite(void)
 {
 	Suite *suite = suite_create("peers");
@@ -1238,6 +1788,13 @@ static Suite *peers_suite(void)
 	tcase_add_test(client, test_5xx_is_retried_4xx_is_not);
 	tcase_add_test(client, test_unreachable_is_retried);
 	tcase_add_test(client, test_broadcast_outlives_a_hanging_peer);
+	tcase_add_test(client, test_answers_are_decoded);
+	tcase_add_test(client, test_requests_are_compressed);
+	tcase_add_test(client, test_notes_and_headers_routes);
+	tcase_add_test(client, test_call_deadline);
+	tcase_add_test(client, test_connections_are_kept);
+	tcase_add_test(client, test_call_each);
+	tcase_add_test(client, test_transport_seam);
 	suite_add_tcase(suite, client);
 	return suite;
 }

@@ -52,6 +52,31 @@ START_TEST(test_refusals)
 	ck_assert_int_eq(parse("dirauth vote-envelope v1\nnote 1\nxbody 99999999999999999999999\ny", 10, &e),
 	                 DIRAUTH_ERR_SYNTAX);
 	ck_assert_int_eq(parse("dirauth vote-envelope v1\nnote 1\nx", 10, &e), DIRAUTH_ERR_SYNTAX);
+	/* A length line longer than any length needs. */
+	ck_assert_int_eq(
+	    parse("dirauth vote-envelope v1\nnote 1\nxbody 000000000000000000000000000001\ny", 10, &e),
+	    DIRAUTH_ERR_BOUNDS);
+}
+END_TEST
+
+/* The parts are raw bytes: a newline, a NUL or a byte above 0x7e inside one is no line. */
+START_TEST(test_raw_parts)
+{
+	static const uint8_t text[] = "dirauth vote-envelope v1\nnote 3\n\n\0\nbody 7\nbody\xff\x01\n";
+	static const uint8_t body[] = "body\xff\x01\n";
+	struct vote_envelope e;
+	struct buffer out;
+	buffer_init(&out);
+	ck_assert_int_eq(vote_envelope_encode((const uint8_t *)"\n\0\n", 3, body, sizeof(body) - 1, &out), 0);
+	ck_assert_uint_eq(out.len, sizeof(text) - 1);
+	ck_assert_mem_eq(out.data, text, out.len);
+	ck_assert_int_eq(vote_envelope_parse(text, sizeof(text) - 2, 10, &e), DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(vote_envelope_parse(text, sizeof(text) - 1, 10, &e), 0);
+	ck_assert_uint_eq(e.note_len, 3);
+	ck_assert_mem_eq(e.note, "\n\0\n", 3);
+	ck_assert_uint_eq(e.body_len, 7);
+	ck_assert_mem_eq(e.body, body, 7);
+	buffer_free(&out);
 }
 END_TEST
 
@@ -61,6 +86,7 @@ static Suite *envelope_suite(void)
 	TCase *tc = tcase_create("vote_envelope");
 	tcase_add_test(tc, test_round_trip);
 	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_raw_parts);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
