@@ -392,7 +392,7 @@ static int build_url(const struct peer_member *member, const struct peer_call *c
 	case PEER_FETCH_NOTES:
 		return buffer_appendf(url, "%s/v1/%s/notes", member->url, ns);
 	case PEER_FETCH_HEADERS:
-		return buffer_appendf(url, "%s/v1/%s/snapshots/since/%llu", member->url, ns, epoch);
+		return buffer_appendf(url, "%s/v1/%s/snapshots/from/%llu", member->url, ns, epoch);
 	case PEER_OPERATION_COUNT:
 		break;
 	}

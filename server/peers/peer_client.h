@@ -89,7 +89,7 @@
 #define PEER_CERTIFICATES_MAX   (256 * 1024) /* GET /v1/certificates */
 #define PEER_STATEMENT_MAX      (4 * 1024)   /* GET /v1/<ns>/statements/<sha256>: one note (2 KiB at most) */
 #define PEER_NOTES_ANSWER_MAX   (8 * 1024 * 1024) /* POST /v1/<ns>/notes, decoded */
-#define PEER_HEADERS_ANSWER_MAX (4 * 1024 * 1024) /* GET /v1/<ns>/snapshots/since/<epoch>, decoded */
+#define PEER_HEADERS_ANSWER_MAX (4 * 1024 * 1024) /* GET /v1/<ns>/snapshots/from/<epoch>, decoded */
 #define PEER_COMPRESS_MIN       1024 /* a pushed or notes body this long or longer is sent as zstd */
 #define PEER_REASON_MAX         384
 #define PEER_HEADER_VALUE_MAX   128
@@ -158,7 +158,7 @@ enum peer_operation {
 	                             note (PEER_STATEMENT_MAX) */
 	PEER_FETCH_NOTES,         /* POST /v1/<ns>/notes, body the request text (text/plain; charset=utf-8);
 	                             answered with notes (PEER_NOTES_ANSWER_MAX) */
-	PEER_FETCH_HEADERS,       /* GET /v1/<ns>/snapshots/since/<epoch>: the headers published after
+	PEER_FETCH_HEADERS,       /* GET /v1/<ns>/snapshots/from/<epoch>: the headers published from
 	                             epoch (PEER_HEADERS_ANSWER_MAX) */
 	PEER_OPERATION_COUNT
 };
@@ -251,7 +251,7 @@ int peer_fetch_header(const struct peer_client *client, size_t member, const cha
 /* POST /v1/<ns>/notes with the request text; the answer decoded. */
 int peer_fetch_notes(const struct peer_client *client, size_t member, const char *namespace_name,
                      const uint8_t *request, size_t request_len, struct peer_answer *answer);
-/* GET /v1/<ns>/snapshots/since/<epoch>; the answer decoded. */
+/* GET /v1/<ns>/snapshots/from/<epoch>; the answer decoded. */
 int peer_fetch_headers(const struct peer_client *client, size_t member, const char *namespace_name,
                        uint64_t epoch, struct peer_answer *answer);
 /* The body as served: answer->content_encoding names its encoding ("zstd", "gzip", or "" for

@@ -26,9 +26,10 @@ int readpath_notes_answer(struct store *store, const char *namespace_name, const
 	int rc = notes_request_parse(request, len, &items, &count);
 	if (rc)
 		return rc;
+	struct notes_answer_writer writer;
 	buffer_init(&note);
 	buffer_reset(out);
-	rc = notes_answer_begin(out);
+	rc = notes_answer_begin(&writer, out, count);
 	for (; rc == 0 && covered < count; covered++) {
 		const struct notes_item *item = &items[covered];
 		int found = item->kind == NOTES_ITEM_REGISTRATION
@@ -41,20 +42,20 @@ int readpath_notes_answer(struct store *store, const char *namespace_name, const
 			rc = found;
 			break;
 		}
-		int added = notes_answer_add(out, covered, note.data, note.len, NOTES_ANSWER_MAX_BYTES);
+		int added = notes_answer_add(&writer, covered, note.data, note.len, NOTES_ANSWER_MAX_BYTES);
 		if (added == DIRAUTH_ERR_BOUNDS)
 			break; /* full: the asker asks again from covered on */
 		rc = added;
 	}
 	if (rc == 0)
-		rc = notes_answer_end(out, covered);
+		rc = notes_answer_end(&writer, covered);
 	buffer_free(&note);
 	free(items);
 	return rc;
 }
 
 struct headers_walk {
-	struct buffer *out;
+	struct headers_bundle_writer writer;
 	uint64_t latest;
 	uint64_t last; /* the epoch of the last header added */
 	size_t count;
@@ -69,7 +70,7 @@ static int add_header(void *context, uint64_t epoch, const uint8_t *note, size_t
 		return 1;
 	int rc = w->count == HEADERS_BUNDLE_MAX_COUNT
 	             ? DIRAUTH_ERR_BOUNDS
-	             : headers_bundle_add(w->out, epoch, note, len, HEADERS_BUNDLE_MAX_BYTES);
+	             : headers_bundle_add(&w->writer, epoch, note, len, HEADERS_BUNDLE_MAX_BYTES);
 	if (rc == DIRAUTH_ERR_BOUNDS && w->count > 0) {
 		w->full = true;
 		return 1;
@@ -89,15 +90,15 @@ int readpath_headers_from(struct store *store, const char *namespace_name, uint6
 	int rc = store_snapshot_latest(store, namespace_name, &latest);
 	if (rc)
 		return rc;
+	struct headers_walk w = {.latest = latest};
 	buffer_reset(out);
-	if ((rc = headers_bundle_begin(out, latest)) != 0)
+	if ((rc = headers_bundle_begin(&w.writer, out, from, latest)) != 0)
 		return rc;
-	struct headers_walk w = {.out = out, .latest = latest};
 	rc = store_snapshot_foreach(store, namespace_name, from, add_header, &w);
 	if (rc == 1)
 		rc = w.rc;
 	/* Complete up to the latest, unless the answer filled up first. */
 	if (rc == 0)
-		rc = headers_bundle_end(out, w.full ? w.last : latest);
+		rc = headers_bundle_end(&w.writer, w.full ? w.last : latest);
 	return rc;
 }

@@ -323,7 +323,7 @@ struct body_slot {
 	bool fetched;
 	uint32_t asked;    /* members asked for it so far */
 	uint32_t not_kept; /* those that answered 404: retention removed it there */
-	char why[PEER_REASON_MAX];
+	char why[PEER_REASON_MAX + NOTE_NAME_MAX + 160];
 };
 
 struct body_fetch {

@@ -1425,11 +1425,11 @@ START_TEST(test_notes_and_headers_routes)
 
 	pair_open(&p);
 	peer_answer_init(&answer);
-	peer_can(&p.peer, "GET", "/v1/mix/snapshots/since/5", 200, "headers\n", 8, NULL, NULL);
+	peer_can(&p.peer, "GET", "/v1/mix/snapshots/from/5", 200, "headers\n", 8, NULL, NULL);
 	ck_assert_int_eq(peer_fetch_headers(p.client, 1, NS, EPOCH, &answer), 0);
 	ck_assert_int_eq(answer.status, 200);
 	ck_assert_str_eq(p.peer.last_method, "GET");
-	ck_assert_str_eq(p.peer.last_path, "/v1/mix/snapshots/since/5");
+	ck_assert_str_eq(p.peer.last_path, "/v1/mix/snapshots/from/5");
 	ck_assert_str_eq(p.peer.last_accept_encoding, "zstd");
 	ck_assert_int_eq(peer_fetch_notes(p.client, 1, NS, (const uint8_t *)"want\n", 5, &answer), 0);
 	ck_assert_int_eq(answer.status, 404);
