@@ -35,13 +35,11 @@ static int encode_version(int delta, const uint8_t *note, size_t note_len, const
 	if (note_len > VOTE_ENVELOPE_NOTE_MAX)
 		return DIRAUTH_ERR_BOUNDS;
 	size_t start = out->len;
-	int rc = buffer_appendf(out, "%s\nnote %zu\n", version->first_line, note_len);
+	int rc = buffer_appendf(out, "%s\n", version->first_line);
 	if (!rc)
-		rc = buffer_append(out, note, note_len);
+		rc = lines_append_framed(out, start, SIZE_MAX, "note", note, note_len);
 	if (!rc)
-		rc = buffer_appendf(out, "%s %zu\n", version->second_part, second_len);
-	if (!rc)
-		rc = buffer_append(out, second, second_len);
+		rc = lines_append_framed(out, start, SIZE_MAX, version->second_part, second, second_len);
 	if (rc)
 		buffer_truncate(out, start);
 	return rc;
