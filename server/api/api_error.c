@@ -105,6 +105,9 @@ static const struct api_error_entry api_error_table[API_ERROR_COUNT] = {
     [API_ERROR_LOG_INCONSISTENT] = {"inconsistent_checkpoint", 422,
                                     "The checkpoint is not proven consistent with the tree head this "
                                     "witness cosigned last."},
+    [API_ERROR_UNSUPPORTED_ENCODING] = {"unsupported_encoding", 415,
+                                        "This route takes its body as it is, or as zstd where it says "
+                                        "so; not in this Content-Encoding."},
 };
 
 static const struct api_error_entry *api_error_entry(enum api_error error)

@@ -73,6 +73,8 @@ enum api_error {
 	/* c2sp.org/tlog-witness add-checkpoint (server/translog/witness.h). */
 	API_ERROR_LOG_UNKNOWN,      /* 404: no log of that origin is known here */
 	API_ERROR_LOG_INCONSISTENT, /* 422: not proven consistent with the tree head cosigned last */
+	/* Request bodies (server/http). */
+	API_ERROR_UNSUPPORTED_ENCODING, /* 415: a Content-Encoding the route does not take */
 	API_ERROR_COUNT
 };
 
