@@ -29,11 +29,20 @@ int ctl_exchange_get(const char *what, const char *label, const char *url, const
                      size_t max_bytes, int allow_missing, struct net_response *response,
                      struct ctl_report *report)
 {
+	return ctl_exchange_get_pooled(NULL, what, label, url, headers, max_bytes, allow_missing, response,
+	                               report);
+}
+
+int ctl_exchange_get_pooled(struct net_pool *pool, const char *what, const char *label, const char *url,
+                            const char *const *headers, size_t max_bytes, int allow_missing,
+                            struct net_response *response, struct ctl_report *report)
+{
 	struct net_request request;
 	int rc;
 
 	ctl_exchange_request(&request, "GET", url, max_bytes);
 	request.headers = headers;
+	request.pool = pool;
 	rc = net_perform(&request, response);
 	if (rc == DIRAUTH_ERR_BOUNDS) {
 		ctl_report_fail(report, CTL_EXIT_DATA, "%s: %s: %s", what, label, response->error);

@@ -2,7 +2,9 @@
  * exchange.h: how dirauthctl makes its requests through net/ and words what went wrong.
  *
  * Every dirauthctl request is one net_perform (net/client.h) with the tool's own User-Agent, the
- * default timeouts and no retry: the person at the prompt decides whether to try again. A failure
+ * default timeouts and no retry: the person at the prompt decides whether to try again. A command
+ * that asks one server many things (fetch walking a history, monitor's rounds) makes them through
+ * a pool of kept-alive connections (net/pool.h), one per run of the command. A failure
  * becomes one report line with a sysexits status: the server could not be reached or answered 5xx
  * (69), it answered anything else than expected (76), its answer was larger than allowed (65).
  */
@@ -40,6 +42,11 @@ int ctl_exchange_exit_code_for_status(long status);
 int ctl_exchange_get(const char *what, const char *label, const char *url, const char *const *headers,
                      size_t max_bytes, int allow_missing, struct net_response *response,
                      struct ctl_report *report);
+
+/* ctl_exchange_get through pool's kept-alive connections (NULL: a connection of its own). */
+int ctl_exchange_get_pooled(struct net_pool *pool, const char *what, const char *label, const char *url,
+                            const char *const *headers, size_t max_bytes, int allow_missing,
+                            struct net_response *response, struct ctl_report *report);
 
 /* POSTs body (a signed note, as text/plain) to <server_url><path> (trailing slashes of the URL
  * dropped; path begins with '/') and insists on 202, the answer of every dirauthd route that takes

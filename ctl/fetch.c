@@ -18,6 +18,7 @@
 #include "ctl/files.h"
 #include "ctl/keyring.h"
 #include "net/client.h"
+#include "net/pool.h"
 #include "schema/error.h"
 #include "schema/evidence.h"
 #include "schema/note.h"
@@ -436,6 +437,7 @@ int ctl_fetch_store(const char *directory, const char *namespace_name, uint64_t 
 struct walk_source {
 	const struct ctl_fetch_options *options; /* the network half: download each epoch */
 	size_t base_len;                         /* of options->server_url, without trailing '/' */
+	struct net_pool *pool;                   /* the run's kept-alive connections, or NULL */
 	const struct ctl_fetch_link *links;      /* or these, already downloaded */
 	size_t link_count;
 };
@@ -474,8 +476,9 @@ static int walk_network(const struct walk_source *source, const uint8_t *certifi
 			break;
 		}
 		snprintf(label, sizeof(label), "history: epoch %" PRIu64, epoch);
-		rc = ctl_exchange_get(what, label, (const char *)url.data, namespace_headers,
-		                      CTL_FETCH_HEADER_NOTE_MAX, 1, &response, report);
+		rc = ctl_exchange_get_pooled(source->pool, what, label, (const char *)url.data,
+		                             namespace_headers, CTL_FETCH_HEADER_NOTE_MAX, 1, &response,
+		                             report);
 		if (rc == 0 && response.status == 200)
 			rc = chain_add(&chain, epoch, response.body.data, response.body.len, report);
 	}
@@ -669,6 +672,10 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 	buffer_init(&certificates);
 	what_of(namespace_name, what);
 	source.base_len = ctl_exchange_url_length(options->server_url);
+	/* The run's requests to the server share kept-alive connections: a history of many epochs
+	 * costs one connection, not one each. Without a pool (no memory), each opens its own. */
+	if (net_pool_new(NULL, &source.pool) != 0)
+		source.pool = NULL;
 
 	rc = buffer_appendf(&url, "%.*s/v1/%s/snapshots/latest", (int)source.base_len, options->server_url,
 	                    namespace_name);
@@ -682,8 +689,9 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 		ctl_report_fail(report, CTL_EXIT_CONFIG, "%s: namespace not in the trust bundle", what);
 		goto done;
 	}
-	rc = ctl_exchange_get(what, "latest header", (const char *)url.data, namespace_headers,
-	                      CTL_FETCH_HEADER_NOTE_MAX, 0, &header_response, report);
+	rc = ctl_exchange_get_pooled(source.pool, what, "latest header", (const char *)url.data,
+	                             namespace_headers, CTL_FETCH_HEADER_NOTE_MAX, 0, &header_response,
+	                             report);
 	if (rc != 0)
 		goto done;
 	rc = ctl_keyring_download(what, options->server_url, &certificates, report);
@@ -717,8 +725,8 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 	max_compressed = options->bundle->max_body_compressed > SIZE_MAX
 	                     ? SIZE_MAX
 	                     : (size_t)options->bundle->max_body_compressed;
-	rc = ctl_exchange_get(what, "body", (const char *)url.data, body_headers, max_compressed, 0,
-	                      &body_response, report);
+	rc = ctl_exchange_get_pooled(source.pool, what, "body", (const char *)url.data, body_headers,
+	                             max_compressed, 0, &body_response, report);
 	if (rc != 0)
 		goto done;
 	const struct fetched fetched = {.header_note = header_response.body.data,
@@ -734,6 +742,7 @@ done:
 	ctl_fetch_log_free(&log);
 	net_response_free(&header_response);
 	net_response_free(&body_response);
+	net_pool_free(source.pool);
 	buffer_free(&url);
 	buffer_free(&certificates);
 	buffer_free(&held);

@@ -18,6 +18,7 @@
 #include "ctl/keyring.h"
 #include "ctl/trust_file.h"
 #include "net/client.h"
+#include "net/pool.h"
 #include "schema/checkpoint.h"
 #include "schema/crypto.h"
 #include "schema/encoding.h"
@@ -69,6 +70,7 @@ struct source {
 struct monitor {
 	const struct ctl_monitor_options *o;
 	struct ctl_monitor_round *round;
+	struct net_pool *pool; /* the sources' kept-alive connections: the command's, or the round's */
 	struct source sources[CTL_MONITOR_SOURCES_MAX];
 	const struct trust_namespace *ns;
 	char ns_dir[PATH_CAPACITY];
@@ -129,7 +131,7 @@ static int get(struct monitor *m, size_t s, const char *label, const char *path,
 	ctl_report_init(&report);
 	net_response_free(response);
 	net_response_init(response);
-	rc = ctl_exchange_get(what, label, url, NULL, max, allow_missing, response, &report);
+	rc = ctl_exchange_get_pooled(m->pool, what, label, url, NULL, max, allow_missing, response, &report);
 	if (rc != 0 && !quiet)
 		failure(m, "%s", report.message);
 	return rc;
@@ -923,6 +925,7 @@ static void write_line(const struct monitor *m, size_t answered)
 int ctl_monitor_round_run(const struct ctl_monitor_options *options, struct ctl_monitor_round *round)
 {
 	struct monitor *m = calloc(1, sizeof *m);
+	struct net_pool *own_pool = NULL;
 	size_t answered = 0;
 	int outcome;
 
@@ -935,6 +938,10 @@ int ctl_monitor_round_run(const struct ctl_monitor_options *options, struct ctl_
 	}
 	m->o = options;
 	m->round = round;
+	/* Without the command's pool, one for the round; without memory for that, none. */
+	if (options->pool == NULL && net_pool_new(NULL, &own_pool) != 0)
+		own_pool = NULL;
+	m->pool = options->pool != NULL ? options->pool : own_pool;
 	buffer_init(&m->held_note);
 	buffer_init(&m->state_certificates);
 	if (options->evidence_dir != NULL)
@@ -975,6 +982,7 @@ int ctl_monitor_round_run(const struct ctl_monitor_options *options, struct ctl_
 	free(m->checkpoints);
 	buffer_free(&m->held_note);
 	buffer_free(&m->state_certificates);
+	net_pool_free(own_pool);
 	free(m);
 	return outcome;
 }
@@ -1037,6 +1045,7 @@ int ctl_monitor_command(int argc, char **argv, const volatile sig_atomic_t *stop
 	uint64_t every = 0;
 	int exit_code = CTL_EXIT_OK, found = 0, unchecked = 0;
 
+	memset(&options, 0, sizeof options);
 	if (ctl_command_read(&monitor_command, argc, argv, &a, report) != 0)
 		return report->exit_code;
 	for (size_t i = 0; i < sources->count; i++) {
@@ -1069,13 +1078,15 @@ int ctl_monitor_command(int argc, char **argv, const volatile sig_atomic_t *stop
 		exit_code = report->exit_code;
 		goto done;
 	}
-	memset(&options, 0, sizeof options);
 	options.bundle = bundle;
 	options.sources = sources->values;
 	options.source_count = sources->count;
 	options.pins = &pins;
 	options.state_dir = a.state != NULL ? a.state : ".";
 	options.evidence_dir = a.evidence_dir;
+	/* Every round's requests to the sources share kept-alive connections. */
+	if (net_pool_new(NULL, &options.pool) != 0)
+		options.pool = NULL;
 	for (;;) {
 		int outcome = ctl_monitor_round_run(&options, round);
 		for (size_t i = 0; i < round->failure_count && i < CTL_MONITOR_FAILURES_MAX; i++)
@@ -1095,6 +1106,7 @@ int ctl_monitor_command(int argc, char **argv, const volatile sig_atomic_t *stop
 	}
 	exit_code = found ? CTL_MONITOR_EXIT_FOUND : unchecked ? CTL_MONITOR_EXIT_UNCHECKED : CTL_EXIT_OK;
 done:
+	net_pool_free(options.pool);
 	free(bundle);
 	free(round);
 	return exit_code;

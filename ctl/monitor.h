@@ -48,6 +48,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct net_pool;
+
 #define CTL_MONITOR_SOURCES_MAX         16
 #define CTL_MONITOR_GAP_MAX             64 /* past headers fetched per source and round */
 #define CTL_MONITOR_EVIDENCE_ANSWER_MAX ((size_t)64 << 20)
@@ -63,6 +65,8 @@ struct ctl_monitor_options {
 	const struct ctl_log_pins *pins; /* NULL or not enabled: the log is not checked */
 	const char *state_dir;
 	const char *evidence_dir; /* NULL: <state_dir>/evidence */
+	struct net_pool *pool;    /* kept-alive connections for the sources (borrowed); NULL: the
+	                             round makes its own */
 };
 
 /* What one round did. */

@@ -41,21 +41,14 @@ int headers_bundle_add(struct headers_bundle_writer *writer, uint64_t epoch, con
 		return DIRAUTH_ERR_SYNTAX;
 	if (max_bytes > HEADERS_BUNDLE_MAX_BYTES)
 		max_bytes = HEADERS_BUNDLE_MAX_BYTES;
-	char line[HEADERS_BUNDLE_LINE_MAX];
-	size_t line_len =
-	    (size_t)snprintf(line, sizeof(line), "header %llu %zu\n", (unsigned long long)epoch, len);
-	size_t used = writer->out->len - writer->start;
-	if (writer->count == HEADERS_BUNDLE_MAX_COUNT || line_len >= sizeof(line) || len > max_bytes ||
-	    used + line_len + HEADERS_BUNDLE_THROUGH_MAX_BYTES > max_bytes - len)
+	if (writer->count == HEADERS_BUNDLE_MAX_COUNT || max_bytes < HEADERS_BUNDLE_THROUGH_MAX_BYTES)
 		return DIRAUTH_ERR_BOUNDS;
-	size_t at = writer->out->len;
-	int rc = buffer_append(writer->out, line, line_len);
-	if (!rc)
-		rc = buffer_append(writer->out, note, len);
-	if (rc) {
-		buffer_truncate(writer->out, at);
+	char head[HEADERS_BUNDLE_LINE_MAX];
+	snprintf(head, sizeof(head), "header %llu", (unsigned long long)epoch);
+	int rc = lines_append_framed(writer->out, writer->start, max_bytes - HEADERS_BUNDLE_THROUGH_MAX_BYTES,
+	                             head, note, len);
+	if (rc)
 		return rc;
-	}
 	writer->count++;
 	writer->last_epoch = epoch;
 	return 0;

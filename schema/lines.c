@@ -2,14 +2,15 @@
  * lines.c: the bounded line reader under every document parser.
  *
  * The checks here are the ones every document shares (line ending, length, character set,
- * spacing), and the frame around every parse (bound, canonical check, clearing on failure), so
- * a parser only states its own grammar.
+ * spacing), the framing of raw parts both ways, and the frame around every parse (bound,
+ * canonical check, clearing on failure), so a codec only states its own grammar.
  */
 #include "schema/lines.h"
 
 #include "schema/encoding.h"
 #include "schema/error.h"
 
+#include <stdio.h>
 #include <string.h>
 
 void lines_init(struct line_reader *reader, const uint8_t *buf, size_t len, size_t max_line_length)
@@ -104,6 +105,24 @@ int lines_take_framed(struct line_reader *reader, struct text_span length, size_
 	*part_len = (size_t)value;
 	reader->pos += (size_t)value;
 	return 0;
+}
+
+int lines_append_framed(struct buffer *out, size_t start, size_t limit, const char *head, const uint8_t *part,
+                        size_t len)
+{
+	if (!part || len == 0)
+		return DIRAUTH_ERR_SYNTAX;
+	size_t line_len = strlen(head) + 2 + (size_t)snprintf(NULL, 0, "%zu", len);
+	size_t used = out->len - start;
+	if (len > limit || used > limit - len || line_len > limit - len - used)
+		return DIRAUTH_ERR_BOUNDS;
+	size_t at = out->len;
+	int rc = buffer_appendf(out, "%s %zu\n", head, len);
+	if (rc == 0)
+		rc = buffer_append(out, part, len);
+	if (rc)
+		buffer_truncate(out, at);
+	return rc;
 }
 
 int lines_expect_exact(struct line_reader *reader, const char *text)

@@ -5,10 +5,10 @@
  * hands out one line at a time, checks that every line ends in '\n', is no longer than the
  * reader's bound, and holds only printable ASCII (0x20..0x7e) with single spaces between
  * fields (no leading, trailing or doubled space). Parsers then take fields off the line. A line
- * may announce a part of raw bytes by its length (lines_take_framed), the way a document carries
- * other documents whole. lines_parse_document is the frame of every parser: the bound on the
- * text, the kind's own field reading, and the refusal of any text the kind's encoder would not
- * write.
+ * may announce a part of raw bytes by its length (lines_take_framed, written by
+ * lines_append_framed), the way a document carries other documents whole. lines_parse_document is the frame
+ * of every parser: the bound on the text, the kind's own field reading, and the refusal of any text the
+ * kind's encoder would not write.
  */
 #ifndef DIRAUTH_SCHEMA_LINES_H
 #define DIRAUTH_SCHEMA_LINES_H
@@ -64,6 +64,14 @@ int lines_expect_name(struct line_reader *reader, const char *keyword, char *out
  * is 0; DIRAUTH_ERR_BOUNDS when it is over max or over the bytes left (nothing consumed then). */
 int lines_take_framed(struct line_reader *reader, struct text_span length, size_t max, const uint8_t **part,
                       size_t *part_len);
+
+/* The writer's side of lines_take_framed: appends the line "<head> <len>" and then part[0..len)
+ * to out, head being the line's text before its length ("note 3"). limit bounds the document
+ * being written, which starts at out->data[start]: when it would then be longer than limit, the
+ * part is refused whole. Returns 0; DIRAUTH_ERR_SYNTAX (len 0); DIRAUTH_ERR_BOUNDS (over limit,
+ * or out past BUFFER_MAX); DIRAUTH_ERR_NOMEM. On error out is as it was. */
+int lines_append_framed(struct buffer *out, size_t start, size_t limit, const char *head, const uint8_t *part,
+                        size_t len);
 
 /* Next line, which must be exactly text. */
 int lines_expect_exact(struct line_reader *reader, const char *text);

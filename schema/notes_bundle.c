@@ -172,20 +172,14 @@ int notes_answer_add(struct notes_answer_writer *writer, size_t index, const uin
 		return DIRAUTH_ERR_SYNTAX;
 	if (max_bytes > NOTES_ANSWER_MAX_BYTES)
 		max_bytes = NOTES_ANSWER_MAX_BYTES;
-	char line[NOTES_ANSWER_LINE_MAX];
-	size_t line_len = (size_t)snprintf(line, sizeof(line), "note %zu %zu\n", index, len);
-	size_t used = writer->out->len - writer->start;
-	if (line_len >= sizeof(line) || len > max_bytes ||
-	    used + line_len + NOTES_ANSWER_END_MAX_BYTES > max_bytes - len)
+	if (max_bytes < NOTES_ANSWER_END_MAX_BYTES)
 		return DIRAUTH_ERR_BOUNDS;
-	size_t at = writer->out->len;
-	int rc = buffer_append(writer->out, line, line_len);
-	if (!rc)
-		rc = buffer_append(writer->out, note, len);
-	if (rc) {
-		buffer_truncate(writer->out, at);
+	char head[NOTES_ANSWER_LINE_MAX];
+	snprintf(head, sizeof(head), "note %zu", index);
+	int rc = lines_append_framed(writer->out, writer->start, max_bytes - NOTES_ANSWER_END_MAX_BYTES, head,
+	                             note, len);
+	if (rc)
 		return rc;
-	}
 	writer->count++;
 	writer->last_index = index;
 	return 0;

@@ -111,6 +111,9 @@ static const struct api_error_entry api_error_table[API_ERROR_COUNT] = {
     [API_ERROR_UNKNOWN_BASE] = {"unknown_base", 409,
                                 "The vote is a delta against a snapshot that is not this authority's "
                                 "latest; send the whole vote."},
+    [API_ERROR_UNSUPPORTED_ENCODING] = {"unsupported_encoding", 415,
+                                        "This route takes its body as it is, or as zstd where it says "
+                                        "so; not in this Content-Encoding."},
 };
 
 static const struct api_error_entry *api_error_entry(enum api_error error)

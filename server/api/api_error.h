@@ -77,6 +77,8 @@ enum api_error {
 	API_ERROR_BODY_NOT_KEPT, /* 404 */
 	/* A vote sent as a delta against a snapshot this authority does not hold as its latest. */
 	API_ERROR_UNKNOWN_BASE, /* 409 */
+	/* Request bodies (server/http). */
+	API_ERROR_UNSUPPORTED_ENCODING, /* 415: a Content-Encoding the route does not take */
 	API_ERROR_COUNT
 };
 

@@ -14,6 +14,14 @@
  * HTTP_UPLOAD_DISCARD_MAX dropped bytes, the connection is closed. A body sent to a route that
  * takes none is dropped the same way before the route's answer.
  *
+ * The kind of a route's body says whether it may come as Content-Encoding: zstd
+ * (http_body_encodings: the votes and signatures peers push across continents). Such a body is
+ * counted against the route's cap as it arrives, compressed, then decoded under the same cap
+ * before the handler sees it, so the handler only ever gets plain bytes, and a bomb is cut as it
+ * inflates (413). Any other Content-Encoding, or zstd where the route does not take it, is read
+ * (within the cap, not kept) and answered 415 unsupported_encoding, the connection kept: the
+ * sender may send the same body again, plain.
+ *
  * Every path has one spelling. libmicrohttpd would decode percent-escapes before the handler
  * sees the path, so "/v1/mix/snapshots/%32%31" would reach the canonical-decimal check as "21"
  * and one epoch would have many URLs, each cached apart. The unescape callback leaves the path
@@ -23,6 +31,7 @@
  */
 #include "server/http/http.h"
 
+#include "schema/compress.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
 #include "schema/notes_bundle.h"
@@ -41,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -58,6 +68,26 @@ enum http_body {
 	HTTP_BODY_SIGNATURE,      /* the largest signed header note */
 	HTTP_BODY_ADD_CHECKPOINT, /* TRANSLOG_ADD_CHECKPOINT_MAX */
 	HTTP_BODY_NOTES,          /* the longest notes request (schema/notes_bundle.h) */
+};
+
+/* The Content-Encodings a body is taken in. */
+enum http_body_encodings {
+	HTTP_BODY_AS_IS,         /* none (or identity) */
+	HTTP_BODY_AS_IS_OR_ZSTD, /* also zstd, decoded under the route's cap before its handler */
+};
+
+/* Per kind of body: the encodings it may come in (its cap is route_body_cap's). A route opts in
+ * to zstd bodies through the kind of its body. */
+static const enum http_body_encodings http_body_encodings[] = {
+    [HTTP_BODY_NONE] = HTTP_BODY_AS_IS,
+    [HTTP_BODY_REGISTRATION] = HTTP_BODY_AS_IS,
+    /* Pushed by peers, across continents: megabytes for a vote. */
+    [HTTP_BODY_VOTE] = HTTP_BODY_AS_IS_OR_ZSTD,
+    [HTTP_BODY_SIGNATURE] = HTTP_BODY_AS_IS_OR_ZSTD,
+    /* c2sp.org/tlog-witness: as its spec has it. */
+    [HTTP_BODY_ADD_CHECKPOINT] = HTTP_BODY_AS_IS,
+    /* A list of up to 4,096 items between authorities. */
+    [HTTP_BODY_NOTES] = HTTP_BODY_AS_IS_OR_ZSTD,
 };
 
 struct http_route {
@@ -86,7 +116,7 @@ static const struct http_route http_routes[] = {
      HTTP_BODY_REGISTRATION},
     {"/v1/{namespace}/statements/{digest}",
      HTTP_METHODS_GET,
-     {"GET, HEAD", 0},
+     {"GET, HEAD", 1},
      http_serve_statement,
      HTTP_BODY_NONE},
     {"/v1/health", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_health, HTTP_BODY_NONE},
@@ -116,7 +146,7 @@ static const struct http_route http_routes[] = {
     {"/v1/{namespace}/votes", HTTP_METHODS_POST, {"POST", 0}, http_accept_vote, HTTP_BODY_VOTE},
     {"/v1/{namespace}/votes/{epoch}/{member}",
      HTTP_METHODS_GET,
-     {"GET, HEAD", 0},
+     {"GET, HEAD", 1},
      http_serve_vote,
      HTTP_BODY_NONE},
     {"/v1/{namespace}/signatures",
@@ -126,19 +156,19 @@ static const struct http_route http_routes[] = {
      HTTP_BODY_SIGNATURE},
     {"/v1/{namespace}/signatures/{epoch}",
      HTTP_METHODS_GET,
-     {"GET, HEAD", 0},
+     {"GET, HEAD", 1},
      http_serve_signatures,
      HTTP_BODY_NONE},
     {"/v1/{namespace}/registrations/{service}/{sequence}",
      HTTP_METHODS_GET,
-     {"GET, HEAD", 0},
+     {"GET, HEAD", 1},
      http_serve_registration,
      HTTP_BODY_NONE},
-    {"/v1/{namespace}/notes", HTTP_METHODS_POST, {"POST", 0}, http_serve_notes, HTTP_BODY_NOTES},
-    {"/v1/{namespace}/evidence", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_evidence, HTTP_BODY_NONE},
+    {"/v1/{namespace}/notes", HTTP_METHODS_POST, {"POST", 1}, http_serve_notes, HTTP_BODY_NOTES},
+    {"/v1/{namespace}/evidence", HTTP_METHODS_GET, {"GET, HEAD", 1}, http_serve_evidence, HTTP_BODY_NONE},
     {"/v1/{namespace}/evidence/{epoch}",
      HTTP_METHODS_GET,
-     {"GET, HEAD", 0},
+     {"GET, HEAD", 1},
      http_serve_evidence,
      HTTP_BODY_NONE},
     /* The transparency log (log_routes.c). */
@@ -178,12 +208,22 @@ static const struct http_route http_routes[] = {
 
 #define HTTP_ROUTE_COUNT (sizeof http_routes / sizeof http_routes[0])
 
+/* How a request's body is coded, by its Content-Encoding and what its route takes. */
+enum body_coding {
+	BODY_AS_IS,   /* no Content-Encoding, or identity */
+	BODY_ZSTD,    /* to be decoded before the handler */
+	BODY_REFUSED, /* counted as it arrives, not kept, answered 415 */
+};
+
 /* Per-request state, from the first call of the handler to the completion callback. */
 struct request_state {
 	const struct http_route *route; /* NULL: no route matched */
 	struct router_match match;
 	struct buffer body; /* kept when the route takes a body */
+	size_t received;    /* of the body, as sent */
 	int too_large;
+	enum body_coding coding;
+	int decoded;      /* body holds the decoded bytes of a zstd body */
 	size_t discarded; /* bytes dropped */
 	struct http_deferred deferred;
 	int vote_upload;                    /* counted in the server's vote_uploads */
@@ -305,6 +345,30 @@ static size_t route_body_cap(const struct http_server *server, const struct http
 	return 0;
 }
 
+/* Decodes the zstd body in state under route's cap, once (a deferred request comes back to
+ * dispatch after its resume). Returns API_ERROR_NONE, or the refusal, its words in *detail. */
+static enum api_error body_decode(struct http_server *server, const struct http_route *route,
+                                  struct request_state *state, const char **detail)
+{
+	struct buffer plain;
+	buffer_init(&plain);
+	int rc = compress_decode(ENCODING_ZSTD, state->body.data, state->body.len,
+	                         route_body_cap(server, route), &plain);
+	if (rc) {
+		buffer_free(&plain);
+		*detail = rc == DIRAUTH_ERR_BOUNDS   ? "The zstd body inflates past the route's bound."
+		          : rc == DIRAUTH_ERR_SYNTAX ? "The body is not one zstd frame."
+		                                     : dirauth_strerror(rc);
+		return rc == DIRAUTH_ERR_BOUNDS   ? API_ERROR_BODY_TOO_LARGE
+		       : rc == DIRAUTH_ERR_SYNTAX ? API_ERROR_MALFORMED
+		                                  : API_ERROR_INTERNAL;
+	}
+	buffer_free(&state->body);
+	state->body = plain;
+	state->decoded = 1;
+	return API_ERROR_NONE;
+}
+
 /* The answer of a request whose headers and body are all in. */
 static enum MHD_Result dispatch(struct http_server *server, struct MHD_Connection *connection,
                                 const char *url, const char *method, struct request_state *state)
@@ -345,10 +409,32 @@ static enum MHD_Result dispatch(struct http_server *server, struct MHD_Connectio
 	if (route_takes_body(route, method)) {
 		if (state->too_large)
 			return respond_error(connection, &route->answer, API_ERROR_BODY_TOO_LARGE, NULL);
+		if (state->coding == BODY_REFUSED)
+			return respond_error(connection, &route->answer, API_ERROR_UNSUPPORTED_ENCODING,
+			                     NULL);
+		if (state->coding == BODY_ZSTD && !state->decoded) {
+			const char *detail = NULL;
+			enum api_error refusal = body_decode(server, route, state, &detail);
+			if (refusal != API_ERROR_NONE)
+				return respond_error(connection, &route->answer, refusal, detail);
+		}
 		request.body = state->body.data;
 		request.body_len = state->body.len;
 	}
 	return route->handler(&request);
+}
+
+/* The coding of a body posted to route with content_encodings Content-Encoding fields, value the
+ * last one's. */
+static enum body_coding body_coding_of(const struct http_route *route, size_t content_encodings,
+                                       const char *value)
+{
+	if (content_encodings == 0 || (content_encodings == 1 && strcasecmp(value, "identity") == 0))
+		return BODY_AS_IS;
+	if (content_encodings == 1 && strcasecmp(value, "zstd") == 0 &&
+	    http_body_encodings[route->body] == HTTP_BODY_AS_IS_OR_ZSTD)
+		return BODY_ZSTD;
+	return BODY_REFUSED;
 }
 
 /* The header fields libmicrohttpd parsed, as framing.h takes them. */
@@ -435,6 +521,8 @@ static enum MHD_Result begin_request(struct http_server *server, struct MHD_Conn
 	struct collected_fields *collected = malloc(sizeof *collected);
 	struct http_framing framing;
 	struct http_framing_verdict verdict;
+	size_t content_encodings = 0;
+	const char *content_encoding = NULL; /* libmicrohttpd's, alive as long as the request */
 	if (!collected)
 		return MHD_NO;
 	collected->count = 0;
@@ -447,6 +535,13 @@ static enum MHD_Result begin_request(struct http_server *server, struct MHD_Conn
 		verdict.error = API_ERROR_BAD_REQUEST;
 		snprintf(verdict.detail, sizeof verdict.detail,
 		         "A line of the head does not end in CRLF, or is folded (obs-fold, RFC 9112 5.2).");
+	}
+	for (size_t i = 0; i < collected->count && i < HTTP_HEAD_MAX_FIELDS; i++) {
+		const struct http_field *field = &collected->fields[i];
+		if (field->name.len == 16 && strncasecmp(field->name.data, "Content-Encoding", 16) == 0) {
+			content_encodings++;
+			content_encoding = field->value.data;
+		}
 	}
 	free(collected);
 	if (refused) {
@@ -462,6 +557,8 @@ static enum MHD_Result begin_request(struct http_server *server, struct MHD_Conn
 	*request_state = state;
 	if (!strchr(url, '%'))
 		state->route = route_find(url, &state->match);
+	if (route_takes_body(state->route, method))
+		state->coding = body_coding_of(state->route, content_encodings, content_encoding);
 	if (framing.has_length || framing.chunked)
 		http_guard_request_receiving(connection);
 	else
@@ -498,7 +595,7 @@ static enum MHD_Result receive_body(struct http_server *server, const char *meth
 		return state->discarded > HTTP_UPLOAD_DISCARD_MAX ? MHD_NO : MHD_YES;
 	}
 	size_t cap = route_body_cap(server, state->route);
-	if (size > cap - state->body.len) {
+	if (size > cap - state->received) {
 		/* libmicrohttpd 0.9.75 refuses a response queued while an upload is under way
 		 * (MHD_queue_response answers MHD_NO), so the 413 goes out when the upload ends.
 		 * Nothing past the cap is kept. */
@@ -507,6 +604,9 @@ static enum MHD_Result receive_body(struct http_server *server, const char *meth
 		buffer_free(&state->body);
 		return MHD_YES;
 	}
+	state->received += size;
+	if (state->coding == BODY_REFUSED)
+		return MHD_YES; /* counted, not kept: it is answered 415 */
 	return buffer_append(&state->body, data, size) == 0 ? MHD_YES : MHD_NO;
 }
 

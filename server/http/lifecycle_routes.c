@@ -60,18 +60,11 @@ enum MHD_Result http_serve_statement(struct http_request *request)
 		                         : dirauth_strerror(rc));
 	}
 	/* Named by its digest, the answer never changes; a private namespace's is for its capability
-	 * holders only. */
-	struct MHD_Response *response =
-	    MHD_create_response_from_buffer(note.len, note.data, MHD_RESPMEM_MUST_COPY);
+	 * holders only. As zstd to a peer that takes it. */
+	enum MHD_Result result = respond_bytes_negotiated(
+	    request->connection, request->route, MHD_HTTP_OK, "text/plain; charset=utf-8",
+	    http_namespace_cache_control(request, HTTP_CACHE_IMMUTABLE),
+	    note.data ? (const void *)note.data : "", note.len);
 	buffer_free(&note);
-	if (!response)
-		return MHD_NO;
-	if (MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8") !=
-	        MHD_YES ||
-	    MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL,
-	                            http_namespace_cache_control(request, HTTP_CACHE_IMMUTABLE)) != MHD_YES) {
-		MHD_destroy_response(response);
-		return MHD_NO;
-	}
-	return respond_queue_and_destroy(request->connection, MHD_HTTP_OK, response);
+	return result;
 }

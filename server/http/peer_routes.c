@@ -6,6 +6,9 @@
  * what it answers is sent as it is. An authority alone has no round; its vote and signature
  * routes answer 404, while a registration note can be fetched from any authority.
  *
+ * What is served here is made for the request, and goes as zstd to a peer that takes it
+ * (respond_bytes_negotiated): a vote or the evidence can be megabytes, across continents.
+ *
  * Statements are judged in the request's thread: a vote's body is parsed whole (bounded by the
  * namespace's records per snapshot), which is the heaviest request dirauthd takes, so at most as
  * many vote uploads as there are other members are taken at once (http.c).
@@ -59,9 +62,9 @@ static enum MHD_Result answer_bytes(struct http_request *request, int rc, struct
 {
 	enum MHD_Result result;
 	if (rc == 0)
-		result =
-		    respond_bytes(request->connection, MHD_HTTP_OK, content_type,
-		                  bytes->data ? (const void *)bytes->data : (const void *)"", bytes->len);
+		result = respond_bytes_negotiated(
+		    request->connection, request->route, MHD_HTTP_OK, content_type, NULL,
+		    bytes->data ? (const void *)bytes->data : (const void *)"", bytes->len);
 	else if (rc == DIRAUTH_ERR_NOT_FOUND)
 		result = respond_error(request->connection, request->route, API_ERROR_NOT_FOUND, missing);
 	else

@@ -4,6 +4,7 @@
 #include "server/http/respond.h"
 
 #include "schema/buffer.h"
+#include "schema/compress.h"
 
 #include <string.h>
 
@@ -17,17 +18,55 @@ enum MHD_Result respond_queue_and_destroy(struct MHD_Connection *connection, uns
 	return result;
 }
 
-enum MHD_Result respond_bytes(struct MHD_Connection *connection, unsigned status, const char *content_type,
-                              const void *data, size_t len)
+/* A response holding a copy of data, with the headers given (each NULL or 0: left out). */
+static struct MHD_Response *response_of(const void *data, size_t len, const char *content_type,
+                                        const char *content_encoding, const char *cache_control, int vary)
 {
 	struct MHD_Response *response =
 	    MHD_create_response_from_buffer(len, (void *)data, MHD_RESPMEM_MUST_COPY);
 	if (!response)
-		return MHD_NO;
-	if (MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type) != MHD_YES) {
+		return NULL;
+	if (MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type) != MHD_YES ||
+	    (content_encoding && MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_ENCODING,
+	                                                 content_encoding) != MHD_YES) ||
+	    (cache_control &&
+	     MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, cache_control) != MHD_YES) ||
+	    (vary && MHD_add_response_header(response, MHD_HTTP_HEADER_VARY, "Accept-Encoding") != MHD_YES)) {
 		MHD_destroy_response(response);
-		return MHD_NO;
+		return NULL;
 	}
+	return response;
+}
+
+enum MHD_Result respond_bytes(struct MHD_Connection *connection, unsigned status, const char *content_type,
+                              const void *data, size_t len)
+{
+	return respond_queue_and_destroy(connection, status,
+	                                 response_of(data, len, content_type, NULL, NULL, 0));
+}
+
+enum MHD_Result respond_bytes_negotiated(struct MHD_Connection *connection, const struct respond_route *route,
+                                         unsigned status, const char *content_type, const char *cache_control,
+                                         const void *data, size_t len)
+{
+	enum content_encoding encoding = compress_negotiate(
+	    MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING));
+	const char *content_encoding = NULL;
+	struct buffer packed;
+
+	if (encoding == ENCODING_COUNT)
+		return respond_error(connection, route, API_ERROR_NOT_ACCEPTABLE, NULL);
+	buffer_init(&packed);
+	/* A compression that fails (memory) leaves the bytes as they are: identity is acceptable. */
+	if (encoding == ENCODING_ZSTD && len >= RESPOND_COMPRESS_MIN &&
+	    compress_encode(ENCODING_ZSTD, data, len, &packed) == 0) {
+		data = packed.data;
+		len = packed.len;
+		content_encoding = content_encoding_name(ENCODING_ZSTD);
+	}
+	struct MHD_Response *response =
+	    response_of(data, len, content_type, content_encoding, cache_control, 1);
+	buffer_free(&packed);
 	return respond_queue_and_destroy(connection, status, response);
 }
 

@@ -5,6 +5,13 @@
  * 404 for an epoch not yet published would otherwise be kept by heuristic freshness and served
  * after publication), with Allow on a 405 and Vary: Accept-Encoding on every answer of a path
  * whose answers depend on that header.
+ *
+ * Bytes made for one request (a vote, the signatures held, a registration note, the evidence, a
+ * statement) go compressed to a client that takes zstd: the authorities of a set pull them from
+ * each other across continents. The encoding is chosen by compress_negotiate, the choice the
+ * snapshot bodies' read path makes, with its 406 when nothing is acceptable; such bytes are
+ * compressed per answer, so only zstd is made for them, and a client whose best choice is gzip
+ * gets them as they are.
  */
 #ifndef DIRAUTH_SERVER_HTTP_RESPOND_H
 #define DIRAUTH_SERVER_HTTP_RESPOND_H
@@ -14,6 +21,9 @@
 #include <microhttpd.h>
 
 #include <stddef.h>
+
+/* A body shorter than this goes as it is: its compressed form would save less than it costs. */
+#define RESPOND_COMPRESS_MIN 1024
 
 /* What a route adds to its error answers: the methods it allows (for a 405, NULL: none) and
  * whether its answers vary with Accept-Encoding. */
@@ -29,6 +39,15 @@ enum MHD_Result respond_queue_and_destroy(struct MHD_Connection *connection, uns
 /* Queues a copy of data (len bytes) with status and Content-Type content_type. */
 enum MHD_Result respond_bytes(struct MHD_Connection *connection, unsigned status, const char *content_type,
                               const void *data, size_t len);
+
+/* Queues a copy of data (len bytes) with status, Content-Type content_type, Cache-Control
+ * cache_control (NULL: none) and Vary: Accept-Encoding, encoded as the request's Accept-Encoding
+ * allows (compress_negotiate): as zstd when that is the choice and len is at least
+ * RESPOND_COMPRESS_MIN (Content-Encoding: zstd), else as it is; or, when the request accepts none
+ * of zstd, gzip and identity, the 406 not_acceptable error answer with what route adds. */
+enum MHD_Result respond_bytes_negotiated(struct MHD_Connection *connection, const struct respond_route *route,
+                                         unsigned status, const char *content_type, const char *cache_control,
+                                         const void *data, size_t len);
 
 /* Queues the JSON error answer of error with detail (NULL: its default sentence) and what
  * route adds (NULL: nothing). */

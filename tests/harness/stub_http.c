@@ -3,8 +3,9 @@
  *
  * Each connection moves through three states: reading the request head (bounded), reading and
  * dropping the body its Content-Length announces (bounded), writing the answer; then it is
- * closed. The route table doubles as the hit counter: a request for a path without an answer
- * still gets an entry (while there is room), so a test can see that a peer asked.
+ * closed, or, with keep-alive, reads the next request head. The route table doubles as the hit counter: a
+ * request for a path without an answer still gets an entry (while there is room), so a test can see that a
+ * peer asked.
  */
 #define _GNU_SOURCE /* accept4, pipe2: close-on-exec at once, as the test thread may be starting a daemon */
 #include "tests/harness/stub_http.h"
@@ -53,6 +54,7 @@ struct stub_connection {
 	uint8_t *answer; /* owned */
 	size_t answer_len;
 	size_t answer_sent;
+	int keep; /* the answer being written leaves the connection open */
 };
 
 struct stub_http {
@@ -68,6 +70,8 @@ struct stub_http {
 	size_t entry_count;
 	size_t route_count;
 	uint64_t total;
+	uint64_t connections_accepted;
+	int keep_alive;
 	int stopping;
 };
 
@@ -135,11 +139,12 @@ static void prepare_answer(struct stub_http *s, struct stub_connection *c, int f
 		body = (const uint8_t *)"{\"error\":\"stub\"}";
 		body_len = strlen((const char *)body);
 	}
+	/* A refused head leaves the connection's bytes out of step: it is closed. */
+	c->keep = s->keep_alive && !forced_status;
 	char head[512];
-	int n = snprintf(head, sizeof head,
-	                 "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: "
-	                 "close\r\n\r\n",
-	                 status, reason(status), content_type, body_len);
+	int n =
+	    snprintf(head, sizeof head, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s\r\n",
+	             status, reason(status), content_type, body_len, c->keep ? "" : "Connection: close\r\n");
 	c->answer = malloc((size_t)n + body_len);
 	if (c->answer) {
 		memcpy(c->answer, head, (size_t)n);
@@ -244,6 +249,17 @@ static int serve(struct stub_http *s, struct stub_connection *c)
 			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : 1;
 		c->answer_sent += (size_t)n;
 		if (c->answer_sent == c->answer_len) {
+			if (c->keep) {
+				/* The next request, from an empty head (clients here send one at a time). */
+				free(c->answer);
+				c->answer = NULL;
+				c->answer_len = c->answer_sent = 0;
+				c->head_len = 0;
+				c->body_expected = c->body_read = 0;
+				c->continue_expected = 0;
+				c->state = READ_HEAD;
+				return 0;
+			}
 			shutdown(c->fd, SHUT_WR);
 			return 1;
 		}
@@ -307,6 +323,9 @@ static void *stub_thread(void *context)
 				}
 				c->fd = fd;
 				s->connections[s->connection_count++] = c;
+				pthread_mutex_lock(&s->lock);
+				s->connections_accepted++;
+				pthread_mutex_unlock(&s->lock);
 			}
 		}
 	}
@@ -412,6 +431,21 @@ uint64_t stub_http_total(struct stub_http *server)
 	uint64_t total = server->total;
 	pthread_mutex_unlock(&server->lock);
 	return total;
+}
+
+void stub_http_keep_alive(struct stub_http *server, int keep)
+{
+	pthread_mutex_lock(&server->lock);
+	server->keep_alive = keep != 0;
+	pthread_mutex_unlock(&server->lock);
+}
+
+uint64_t stub_http_connections(struct stub_http *server)
+{
+	pthread_mutex_lock(&server->lock);
+	uint64_t count = server->connections_accepted;
+	pthread_mutex_unlock(&server->lock);
+	return count;
 }
 
 void stub_http_stop(struct stub_http *server)

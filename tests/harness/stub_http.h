@@ -5,9 +5,10 @@
  * a stand-in for an authority that answers what the test wants it to: forged votes, notes, a
  * certificate bundle) starts one on a loopback port and sets an answer per (method, path). Every
  * other request gets 404 with a JSON error. Each connection carries one request (the answer says
- * `Connection: close`); a request body is read (at most STUB_HTTP_BODY_MAX bytes, by its
- * Content-Length) and dropped, but its length is recorded; a client that expects "100 Continue"
- * gets it.
+ * `Connection: close`), or, once keep-alive is asked for, as many as its client sends; the
+ * connections accepted are counted. A request body is read (at most STUB_HTTP_BODY_MAX bytes, by
+ * its Content-Length) and dropped, but its length is recorded; a client that expects "100
+ * Continue" gets it.
  *
  * One thread polls the listener and every connection; nothing blocks it. Routes may be set and
  * hits read at any time from any thread.
@@ -47,6 +48,13 @@ uint64_t stub_http_hits(struct stub_http *server, const char *method, const char
 
 /* All requests answered. */
 uint64_t stub_http_total(struct stub_http *server);
+
+/* Whether a connection is kept open after an answer (keep nonzero), for the next request of its
+ * client; off at the start. Applies from the next answer on. */
+void stub_http_keep_alive(struct stub_http *server, int keep);
+
+/* The connections accepted since the start. */
+uint64_t stub_http_connections(struct stub_http *server);
 
 /* Stops the thread, closes everything, frees. Accepts NULL. */
 void stub_http_stop(struct stub_http *server);

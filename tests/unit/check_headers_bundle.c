@@ -211,46 +211,33 @@ START_TEST(test_count_bound)
 }
 END_TEST
 
-/* The bytes: the text before the through line at most 4 MiB - 29, the whole at most 4 MiB. */
+/* The bytes: the text before the through line at most 4 MiB - 29, the whole at most 4 MiB. One
+ * header fills an answer exactly: "dirauth headers v1\nlatest 7\n" (28 bytes), "header 7 4194230\n"
+ * and the note. */
 START_TEST(test_byte_bound)
 {
-	size_t note_len = 64 * 1024;
-	uint8_t *note = malloc(note_len);
+	size_t note_len = HEADERS_BUNDLE_MAX_BYTES - HEADERS_BUNDLE_THROUGH_MAX_BYTES - 28 - 17;
+	uint8_t *note = malloc(note_len + 1);
 	ck_assert_ptr_nonnull(note);
-	memset(note, 'n', note_len);
+	memset(note, 'h', note_len + 1);
 	struct headers_bundle_writer writer;
 	struct buffer out;
 	buffer_init(&out);
-	ck_assert_int_eq(headers_bundle_begin(&writer, &out, 0, 1000), 0);
-	uint64_t epoch = 0;
-	while (headers_bundle_add(&writer, epoch, note, note_len, HEADERS_BUNDLE_MAX_BYTES) == 0)
-		epoch++;
-	/* Fill the rest exactly: the last header's line and bytes take what is left. */
-	size_t rest = HEADERS_BUNDLE_MAX_BYTES - HEADERS_BUNDLE_THROUGH_MAX_BYTES - out.len, last_len = 0;
-	for (size_t guess = rest; guess > rest - 48 && !last_len; guess--)
-		if ((size_t)snprintf(NULL, 0, "header %llu %zu\n", (unsigned long long)epoch, guess) +
-		        guess ==
-		    rest)
-			last_len = guess;
-	ck_assert_uint_gt(last_len, 0);
-	ck_assert_int_eq(headers_bundle_add(&writer, epoch, note, last_len + 1, HEADERS_BUNDLE_MAX_BYTES),
-	                 DIRAUTH_ERR_BOUNDS);
-	ck_assert_int_eq(headers_bundle_add(&writer, epoch, note, last_len, HEADERS_BUNDLE_MAX_BYTES), 0);
+	ck_assert_int_eq(headers_bundle_begin(&writer, &out, 6, 7), 0);
+	ck_assert_int_eq(headers_bundle_add(&writer, 7, note, note_len + 1, SIZE_MAX), DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(headers_bundle_add(&writer, 7, note, note_len, SIZE_MAX), 0);
 	ck_assert_uint_eq(out.len, HEADERS_BUNDLE_MAX_BYTES - HEADERS_BUNDLE_THROUGH_MAX_BYTES);
-	ck_assert_int_eq(headers_bundle_end(&writer, epoch), 0);
-	ck_assert_int_eq(parse_bytes(out.data, out.len, 0, note_len), 0);
-	/* One byte more in the last header: within 4 MiB in all, not before the through line. */
+	ck_assert_int_eq(headers_bundle_end(&writer, 7), 0);
+	ck_assert_int_eq(parse_bytes(out.data, out.len, 6, note_len), 0);
+	/* One byte more in the note: within 4 MiB in all, not before the through line. */
 	struct buffer longer;
 	buffer_init(&longer);
-	char from[48], to[48];
-	snprintf(from, sizeof(from), "header %llu %zu\n", (unsigned long long)epoch, last_len);
-	snprintf(to, sizeof(to), "header %llu %zu\nn", (unsigned long long)epoch, last_len + 1);
-	test_text_replace(out.data, out.len, from, to, &longer);
+	test_text_replace(out.data, out.len, "header 7 4194230\n", "header 7 4194231\nh", &longer);
 	ck_assert_uint_le(longer.len, HEADERS_BUNDLE_MAX_BYTES);
-	ck_assert_int_eq(parse_bytes(longer.data, longer.len, 0, note_len), DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(parse_bytes(longer.data, longer.len, 6, note_len + 1), DIRAUTH_ERR_BOUNDS);
 	while (out.len <= HEADERS_BUNDLE_MAX_BYTES)
 		ck_assert_int_eq(buffer_append_string(&out, "x"), 0);
-	ck_assert_int_eq(parse_bytes(out.data, out.len, 0, note_len), DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(parse_bytes(out.data, out.len, 6, note_len), DIRAUTH_ERR_BOUNDS);
 	buffer_free(&longer);
 	buffer_free(&out);
 	free(note);

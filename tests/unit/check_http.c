@@ -9,6 +9,7 @@
 #define _DEFAULT_SOURCE /* realpath */
 #include "http_fixture.h"
 #include "schema/encoding.h"
+#include "server/http/respond.h"
 
 /* Posts a new registration of service index by the provider in mix: r, note and response are the
  * caller's to check and free. */
@@ -1035,6 +1036,188 @@ START_TEST(test_metrics)
 }
 END_TEST
 
+/* The bytes of a zstd frame of len bytes of ch. */
+static void zstd_of_bytes(int ch, size_t len, struct buffer *packed)
+{
+	uint8_t *plain = malloc(len ? len : 1);
+	ck_assert_ptr_nonnull(plain);
+	memset(plain, ch, len);
+	buffer_init(packed);
+	ck_assert_int_eq(compress_encode(ENCODING_ZSTD, plain, len, packed), 0);
+	free(plain);
+}
+
+/* What peers fetch from each other goes as zstd to a client that takes it (and at least
+ * RESPOND_COMPRESS_MIN bytes), else as it is; every answer of those paths, errors included,
+ * varies with Accept-Encoding, and a request that accepts nothing is 406 as on the read path. */
+START_TEST(test_peer_answers_negotiate_zstd)
+{
+	struct fixture f;
+	fixture_open(&f, 0);
+	struct registration r;
+	struct buffer note;
+	struct response response;
+	/* Long host names, so that the note is past RESPOND_COMPRESS_MIN. */
+	make_registration(&f, 1, "mix", &f.provider, &r);
+	for (size_t i = 0; i < r.endpoint_count; i++)
+		if (r.endpoints[i].transport != TRANSPORT_ONION)
+			snprintf(r.endpoints[i].address, sizeof r.endpoints[i].address,
+			         "gw%zu.%060d.%060d.%060d.example.net:443", i, 0, 0, 0);
+	sign(&r, &f.provider, &note);
+	post(&f, &note, &response);
+	ck_assert_msg(response.status == 202, "%ld %s", response.status, response.body.data);
+	response_free(&response);
+	char hex[2 * SERVICE_ID_SIZE + 1], path[256];
+	hex_encode(r.service_id, SERVICE_ID_SIZE, hex);
+	snprintf(path, sizeof path, "/v1/mix/registrations/%s/1", hex);
+	ck_assert_uint_ge(note.len, RESPOND_COMPRESS_MIN);
+
+	static const char *const zstd[] = {"Accept-Encoding: zstd", NULL};
+	request(&f, "GET", path, NULL, 0, 0, zstd, &response);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_str_eq(header(&response, "Content-Encoding"), "zstd");
+	ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
+	ck_assert_str_eq(header(&response, "Content-Type"), "text/plain; charset=utf-8");
+	ck_assert_uint_lt(response.body.len, note.len);
+	struct buffer decoded;
+	buffer_init(&decoded);
+	ck_assert_int_eq(
+	    compress_decode(ENCODING_ZSTD, response.body.data, response.body.len, note.len, &decoded), 0);
+	ck_assert_uint_eq(decoded.len, note.len);
+	ck_assert_mem_eq(decoded.data, note.data, note.len);
+	buffer_free(&decoded);
+	response_free(&response);
+	/* Without zstd among the encodings taken: as it is, still varying. */
+	static const char *const others[][2] = {
+	    {"Accept-Encoding: gzip", NULL}, {"Accept-Encoding: zstd;q=0, gzip", NULL}, {"X-None: 1", NULL}};
+	for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+		request(&f, "GET", path, NULL, 0, 0, others[i], &response);
+		ck_assert_int_eq(response.status, 200);
+		ck_assert_ptr_null(header(&response, "Content-Encoding"));
+		ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
+		ck_assert_uint_eq(response.body.len, note.len);
+		response_free(&response);
+	}
+	static const char *const nothing[] = {"Accept-Encoding: zstd;q=0, gzip;q=0, identity;q=0", NULL};
+	request(&f, "GET", path, NULL, 0, 0, nothing, &response);
+	expect_error(&response, 406, "not_acceptable");
+	ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
+	response_free(&response);
+	/* A short answer goes as it is, even to a client that takes zstd. */
+	struct registration short_r;
+	struct buffer short_note;
+	post_new(&f, 2, &short_r, &short_note, &response);
+	ck_assert_int_eq(response.status, 202);
+	response_free(&response);
+	ck_assert_uint_lt(short_note.len, RESPOND_COMPRESS_MIN);
+	hex_encode(short_r.service_id, SERVICE_ID_SIZE, hex);
+	snprintf(path, sizeof path, "/v1/mix/registrations/%s/1", hex);
+	request(&f, "GET", path, NULL, 0, 0, zstd, &response);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_ptr_null(header(&response, "Content-Encoding"));
+	ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
+	ck_assert_uint_eq(response.body.len, short_note.len);
+	response_free(&response);
+	buffer_free(&short_note);
+	registration_clear(&short_r);
+	/* The errors of these paths vary too. */
+	static const char *const errors[] = {"/v1/mix/registrations/00/1", "/v1/mix/votes/11/a",
+	                                     "/v1/mix/signatures/11",      "/v1/mix/evidence",
+	                                     "/v1/mix/evidence/3",         "/v1/mix/statements/00"};
+	for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++) {
+		request(&f, "GET", errors[i], NULL, 0, 0, zstd, &response);
+		expect_error(&response, 404, "not_found");
+		ck_assert_msg(header(&response, "Vary") != NULL, "%s", errors[i]);
+		response_free(&response);
+	}
+	buffer_free(&note);
+	registration_clear(&r);
+	fixture_close(&f);
+}
+END_TEST
+
+/* POST /v1/<ns>/votes takes zstd: decoded under the vote's cap before the handler (an authority
+ * alone answers 404 once it is reached); a frame that does not decode is 400, a bomb 413. Other
+ * encodings, or zstd where a route does not take it, are 415 unsupported_encoding. */
+START_TEST(test_request_bodies_in_zstd)
+{
+	struct fixture f;
+	fixture_open(&f, 0);
+	struct response response;
+	struct buffer small, bomb;
+	zstd_of_bytes('v', 4096, &small);
+	static const char *const zstd[] = {"Content-Encoding: zstd", NULL};
+	request(&f, "POST", "/v1/mix/votes", small.data, small.len, 0, zstd, &response);
+	expect_error(&response, 404, "not_found");
+	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, "takes no votes"));
+	response_free(&response);
+	request(&f, "POST", "/v1/mix/signatures", small.data, small.len, 0, zstd, &response);
+	expect_error(&response, 404, "not_found");
+	response_free(&response);
+	static const char *const identity[] = {"Content-Encoding: identity", NULL};
+	request(&f, "POST", "/v1/mix/votes", (const uint8_t *)"plain", 5, 0, identity, &response);
+	expect_error(&response, 404, "not_found");
+	response_free(&response);
+
+	/* Not a zstd frame. */
+	request(&f, "POST", "/v1/mix/votes", (const uint8_t *)"not zstd at all", 15, 0, zstd, &response);
+	expect_error(&response, 400, "malformed");
+	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, "zstd"));
+	response_free(&response);
+	/* A few kilobytes that inflate past the signature's bound (and past the ratio guard). */
+	zstd_of_bytes(0, 8u << 20, &bomb);
+	ck_assert_uint_lt(bomb.len, 4096);
+	request(&f, "POST", "/v1/mix/signatures", bomb.data, bomb.len, 0, zstd, &response);
+	expect_error(&response, 413, "body_too_large");
+	ck_assert_ptr_nonnull(strstr((const char *)response.body.data, "inflates"));
+	response_free(&response);
+	request(&f, "POST", "/v1/mix/votes", bomb.data, bomb.len, 0, zstd, &response);
+	expect_error(&response, 413, "body_too_large");
+	response_free(&response);
+
+	/* Refused encodings. */
+	static const char *const refused[][3] = {
+	    {"Content-Encoding: gzip", NULL, NULL},
+	    {"Content-Encoding: zstd, gzip", NULL, NULL},
+	    {"Content-Encoding: br", NULL, NULL},
+	    {"Content-Encoding: zstd", "Content-Encoding: zstd", NULL},
+	};
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		request(&f, "POST", "/v1/mix/votes", small.data, small.len, 0, refused[i], &response);
+		expect_error(&response, 415, "unsupported_encoding");
+		response_free(&response);
+	}
+	/* zstd where the route takes none: registrations and the witness protocol. */
+	request(&f, "POST", "/v1/registrations", small.data, small.len, 0, zstd, &response);
+	expect_error(&response, 415, "unsupported_encoding");
+	response_free(&response);
+	request(&f, "POST", "/v1/mix/log/add-checkpoint", small.data, small.len, 0, zstd, &response);
+	expect_error(&response, 415, "unsupported_encoding");
+	response_free(&response);
+	/* The bound on what is read holds for a refused body too. */
+	uint8_t *large = malloc(BODY_CAP + 1);
+	ck_assert_ptr_nonnull(large);
+	memset(large, 'x', BODY_CAP + 1);
+	request(&f, "POST", "/v1/registrations", large, BODY_CAP + 1, 0, zstd, &response);
+	expect_error(&response, 413, "body_too_large");
+	response_free(&response);
+	free(large);
+	/* A registration that says identity is taken as it is. */
+	struct registration r;
+	struct buffer note;
+	make_registration(&f, 2, "mix", &f.provider, &r);
+	sign(&r, &f.provider, &note);
+	request(&f, "POST", "/v1/registrations", note.data, note.len, 0, identity, &response);
+	ck_assert_msg(response.status == 202, "%ld %s", response.status, response.body.data);
+	response_free(&response);
+	buffer_free(&note);
+	registration_clear(&r);
+	buffer_free(&small);
+	buffer_free(&bomb);
+	fixture_close(&f);
+}
+END_TEST
+
 static Suite *http_suite(void)
 {
 	Suite *suite = suite_create("http");
@@ -1056,6 +1239,8 @@ static Suite *http_suite(void)
 	tcase_add_test(tc, test_metrics);
 	tcase_add_test(tc, test_check_order);
 	tcase_add_test(tc, test_routes_between_authorities);
+	tcase_add_test(tc, test_peer_answers_negotiate_zstd);
+	tcase_add_test(tc, test_request_bodies_in_zstd);
 	suite_add_tcase(suite, tc);
 	return suite;
 }

@@ -47,6 +47,7 @@ START_TEST(test_health_published)
 	ck_assert_uint_eq(response.body.len, draining.len);
 	ck_assert_mem_eq(response.body.data, draining.data, draining.len);
 	ck_assert_str_eq(header(&response, "Cache-Control"), "public, max-age=31536000, immutable");
+	ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding"); /* zstd to a peer taking it */
 	response_free(&response);
 	char other[400];
 	snprintf(other, sizeof other, "/v1/mail/%s", path + strlen("/v1/mix/"));

@@ -153,8 +153,8 @@ static void serve(struct world *w, const char *path, const struct buffer *body)
 static int round_of(struct world *w, const char *first, const char *second, struct ctl_monitor_round *r)
 {
 	const char *sources[2] = {first, second};
-	struct ctl_monitor_options options = {&w->bundle, sources,  second != NULL ? 2 : 1,
-	                                      &w->pins,   w->state, NULL};
+	struct ctl_monitor_options options = {&w->bundle, sources, second != NULL ? 2 : 1, &w->pins, w->state,
+	                                      NULL,       NULL};
 	int outcome = ctl_monitor_round_run(&options, r);
 	for (size_t i = 0; i < r->failure_count && i < CTL_MONITOR_FAILURES_MAX; i++)
 		fprintf(stderr, "round failure: %s\n", r->failures[i]);
@@ -395,7 +395,12 @@ START_TEST(test_two_headers_are_evidence)
 	second_header(&w, &real, &forged);
 	serve(&w, "/v1/mix/snapshots/latest", &forged);
 
+	/* A round's requests to a source share one kept connection (the certificates come over one
+	 * of their own, ctl/keyring.c). */
+	stub_http_keep_alive(w.stub, 1);
 	ck_assert_int_eq(round_of(&w, w.url, w.stub_url, &r), CTL_MONITOR_EXIT_FOUND);
+	ck_assert_uint_ge(stub_http_total(w.stub), 4);
+	ck_assert_uint_eq(stub_http_connections(w.stub), 2);
 	ck_assert_uint_eq(r.found, 1);
 	ck_assert_uint_eq(r.written, 1);
 	ck_assert_uint_eq(r.pending, 1); /* the stub's header is in no log */

@@ -347,49 +347,35 @@ START_TEST(test_answer_refusals)
 }
 END_TEST
 
-/* The answer's bytes: the whole at most 4 MiB, the text before the end line at most 4 MiB - 9;
- * the writer fills exactly to that. */
+/* The answer's bytes: the text before the end line at most 4 MiB - 9, the whole at most 4 MiB.
+ * One note fills an answer exactly: 17 bytes of first line, "note 0 4194263\n" and the note. */
 START_TEST(test_answer_bounds)
 {
-	size_t note_len = 64 * 1024;
-	uint8_t *note = malloc(note_len);
+	size_t note_len = NOTES_ANSWER_MAX_BYTES - NOTES_ANSWER_END_MAX_BYTES - 17 - 15;
+	uint8_t *note = malloc(note_len + 1);
 	ck_assert_ptr_nonnull(note);
-	memset(note, 'n', note_len);
+	memset(note, 'n', note_len + 1);
 	struct notes_answer_writer writer;
 	struct buffer out;
 	buffer_init(&out);
-	ck_assert_int_eq(notes_answer_begin(&writer, &out, NOTES_REQUEST_MAX_ITEMS), 0);
-	size_t index = 0;
-	while (notes_answer_add(&writer, index, note, note_len, NOTES_ANSWER_MAX_BYTES) == 0)
-		index++;
-	/* Fill the rest exactly with one shorter note: its line and its bytes take what is left. */
-	size_t rest = NOTES_ANSWER_MAX_BYTES - NOTES_ANSWER_END_MAX_BYTES - out.len, last_len = 0;
-	for (size_t guess = rest; guess > rest - 32 && !last_len; guess--)
-		if ((size_t)snprintf(NULL, 0, "note %zu %zu\n", index + 1, guess) + guess == rest)
-			last_len = guess;
-	ck_assert_uint_gt(last_len, 0);
-	ck_assert_int_eq(notes_answer_add(&writer, index + 1, note, last_len + 1, NOTES_ANSWER_MAX_BYTES),
-	                 DIRAUTH_ERR_BOUNDS);
-	ck_assert_int_eq(notes_answer_add(&writer, index + 1, note, last_len, NOTES_ANSWER_MAX_BYTES), 0);
+	ck_assert_int_eq(notes_answer_begin(&writer, &out, 2), 0);
+	ck_assert_int_eq(notes_answer_add(&writer, 0, note, note_len + 1, SIZE_MAX), DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(notes_answer_add(&writer, 0, note, note_len, SIZE_MAX), 0);
 	ck_assert_uint_eq(out.len, NOTES_ANSWER_MAX_BYTES - NOTES_ANSWER_END_MAX_BYTES);
-	ck_assert_int_eq(notes_answer_end(&writer, index + 2), 0);
-	ck_assert_int_eq(answer_parse_text(out.data, out.len, NOTES_REQUEST_MAX_ITEMS, note_len), 0);
-	/* One more byte in the last note: the whole is still within 4 MiB (the end line is shorter
-	 * than its room), but the text before the end line is not. */
+	ck_assert_int_eq(notes_answer_add(&writer, 1, note, 1, SIZE_MAX), DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(notes_answer_end(&writer, 1), 0);
+	ck_assert_int_eq(answer_parse_text(out.data, out.len, 2, note_len), 0);
+	/* One byte more in the note: within 4 MiB in all (the end line is shorter than its room),
+	 * but not before the end line. */
 	struct buffer longer;
 	buffer_init(&longer);
-	char from[32], to[32];
-	snprintf(from, sizeof(from), "note %zu %zu\n", index + 1, last_len);
-	snprintf(to, sizeof(to), "note %zu %zu\nn", index + 1, last_len + 1);
-	test_text_replace(out.data, out.len, from, to, &longer);
+	test_text_replace(out.data, out.len, "note 0 4194263\n", "note 0 4194264\nn", &longer);
 	ck_assert_uint_le(longer.len, NOTES_ANSWER_MAX_BYTES);
-	ck_assert_int_eq(answer_parse_text(longer.data, longer.len, NOTES_REQUEST_MAX_ITEMS, note_len),
-	                 DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(answer_parse_text(longer.data, longer.len, 2, note_len + 1), DIRAUTH_ERR_BOUNDS);
 	/* Past 4 MiB: refused before it is read. */
 	while (out.len <= NOTES_ANSWER_MAX_BYTES)
 		ck_assert_int_eq(buffer_append_string(&out, "x"), 0);
-	ck_assert_int_eq(answer_parse_text(out.data, out.len, NOTES_REQUEST_MAX_ITEMS, note_len),
-	                 DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(answer_parse_text(out.data, out.len, 2, note_len), DIRAUTH_ERR_BOUNDS);
 	buffer_free(&longer);
 	buffer_free(&out);
 	free(note);

@@ -1,6 +1,7 @@
 /*
- * check_vote_envelope.c: a vote note and its body framed by their lengths: round trip, and
- * refusal of every other framing, of bounds passed, and of bytes after the body.
+ * check_vote_envelope.c: a vote note and its body (v1) or delta (v2) framed by their lengths:
+ * round trips of both versions, and refusal of every other framing, of bounds passed, and of bytes
+ * after the second part.
  */
 #include "schema/error.h"
 #include "schema/vote_envelope.h"
@@ -35,11 +36,63 @@ START_TEST(test_round_trip)
 }
 END_TEST
 
+/* Version 2: the note and a vote delta, the same framing under another first line and keyword. */
+START_TEST(test_delta_round_trip)
+{
+	struct buffer out;
+	struct vote_envelope e;
+	buffer_init(&out);
+	ck_assert_int_eq(
+	    vote_envelope_encode_delta((const uint8_t *)"note\n", 5, (const uint8_t *)"delta\n", 6, &out), 0);
+	ck_assert_str_eq((const char *)out.data, "dirauth vote-envelope v2\nnote 5\nnote\ndelta 6\ndelta\n");
+	ck_assert_int_eq(vote_envelope_parse(out.data, out.len, 6, &e), 0);
+	ck_assert_int_eq(e.delta, 1);
+	ck_assert_uint_eq(e.note_len, 5);
+	ck_assert_mem_eq(e.note, "note\n", 5);
+	ck_assert_uint_eq(e.body_len, 6);
+	ck_assert_mem_eq(e.body, "delta\n", 6);
+	/* The delta is bounded as a body is. */
+	ck_assert_int_eq(vote_envelope_parse(out.data, out.len, 5, &e), DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(e.delta, 0);
+	ck_assert_ptr_null(e.body);
+	/* v1 says so. */
+	buffer_reset(&out);
+	ck_assert_int_eq(vote_envelope_encode((const uint8_t *)"n", 1, (const uint8_t *)"b", 1, &out), 0);
+	ck_assert_int_eq(vote_envelope_parse(out.data, out.len, 1, &e), 0);
+	ck_assert_int_eq(e.delta, 0);
+	/* The encoder's refusals, out left as it was. */
+	buffer_reset(&out);
+	ck_assert_int_eq(vote_envelope_encode_delta((const uint8_t *)"n", 1, (const uint8_t *)"d", 0, &out),
+	                 DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(vote_envelope_encode_delta(NULL, 0, (const uint8_t *)"d", 1, &out),
+	                 DIRAUTH_ERR_SYNTAX);
+	static uint8_t long_note[VOTE_ENVELOPE_NOTE_MAX + 1];
+	ck_assert_int_eq(
+	    vote_envelope_encode_delta(long_note, sizeof(long_note), (const uint8_t *)"d", 1, &out),
+	    DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(
+	    vote_envelope_encode_delta(long_note, sizeof(long_note) - 1, (const uint8_t *)"d", 1, &out), 0);
+	ck_assert_int_eq(vote_envelope_parse(out.data, out.len, 1, &e), 0);
+	ck_assert_uint_eq(e.note_len, VOTE_ENVELOPE_NOTE_MAX);
+	buffer_free(&out);
+}
+END_TEST
+
 START_TEST(test_refusals)
 {
 	struct vote_envelope e;
 	ck_assert_int_eq(parse("", 10, &e), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse("dirauth vote-envelope v3\nnote 1\nxbody 1\ny", 10, &e), DIRAUTH_ERR_SYNTAX);
+	/* Each version with its own keyword only. */
 	ck_assert_int_eq(parse("dirauth vote-envelope v2\nnote 1\nxbody 1\ny", 10, &e), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse("dirauth vote-envelope v1\nnote 1\nxdelta 1\ny", 10, &e), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse("dirauth vote-envelope v2\nnote 1\nxdelta 1\ny", 10, &e), 0);
+	ck_assert_int_eq(parse("dirauth vote-envelope v2\nnote 1\nxdelta 1\nyz", 10, &e), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse("dirauth vote-envelope v2\nnote 1\nxdelta 0\n", 10, &e), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse("dirauth vote-envelope v2\nnote 1\nxdelta 2\ny", 10, &e), DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(parse("dirauth vote-envelope v2\nnote 1\nx", 10, &e), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse("dirauth vote-envelope v2\ndelta 1\nynote 1\nx", 10, &e), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(parse("dirauth vote-envelope v2 \nnote 1\nxdelta 1\ny", 10, &e), DIRAUTH_ERR_SYNTAX);
 	ck_assert_int_eq(parse("dirauth vote-envelope v1\nnote 01\nxbody 1\ny", 10, &e), DIRAUTH_ERR_SYNTAX);
 	ck_assert_int_eq(parse("dirauth vote-envelope v1\nnote 0\nbody 1\ny", 10, &e), DIRAUTH_ERR_SYNTAX);
 	ck_assert_int_eq(parse("dirauth vote-envelope v1\nnote +1\nxbody 1\ny", 10, &e), DIRAUTH_ERR_SYNTAX);
@@ -85,6 +138,7 @@ static Suite *envelope_suite(void)
 	Suite *suite = suite_create("vote_envelope");
 	TCase *tc = tcase_create("vote_envelope");
 	tcase_add_test(tc, test_round_trip);
+	tcase_add_test(tc, test_delta_round_trip);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_raw_parts);
 	suite_add_tcase(suite, tc);
