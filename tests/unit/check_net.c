@@ -249,14 +249,20 @@ static void count_connection(void *context, struct MHD_Connection *connection, v
 	pthread_mutex_unlock(&server.lock);
 }
 
-static unsigned connections_accepted(void)
+/* One of the server's counters, read under its lock. */
+static unsigned server_counter(const unsigned *counter)
 {
 	unsigned count;
 
 	pthread_mutex_lock(&server.lock);
-	count = server.connections;
+	count = *counter;
 	pthread_mutex_unlock(&server.lock);
 	return count;
+}
+
+static unsigned connections_accepted(void)
+{
+	return server_counter(&server.connections);
 }
 
 /* Starts the server on a free loopback port, over TLS with key and certificate when given: a
@@ -703,12 +709,7 @@ END_TEST
 
 static unsigned in_flight(void)
 {
-	unsigned count;
-
-	pthread_mutex_lock(&server.lock);
-	count = server.in_flight;
-	pthread_mutex_unlock(&server.lock);
-	return count;
+	return server_counter(&server.in_flight);
 }
 
 /* Many requests, GET and POST, one connection: libcurl keeps it in the handle the pool keeps. */
@@ -795,9 +796,7 @@ START_TEST(test_pool_bound_holds)
 		ck_assert_int_eq(workers[i].status, 200);
 	}
 	ck_assert_uint_eq(count_of("/slow"), 8);
-	pthread_mutex_lock(&server.lock);
-	unsigned most = server.max_in_flight;
-	pthread_mutex_unlock(&server.lock);
+	unsigned most = server_counter(&server.max_in_flight);
 	ck_assert_uint_le(most, 2);
 	ck_assert_uint_ge(most, 1);
 	ck_assert_uint_le(connections_accepted(), 2);

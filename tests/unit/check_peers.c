@@ -1129,18 +1129,26 @@ START_TEST(test_5xx_is_retried_4xx_is_not)
 }
 END_TEST
 
-START_TEST(test_unreachable_is_retried)
+/* Two members: this authority, and one at port of loopback; the configuration and a client with
+ * fast retries. */
+static void two_members(unsigned port, struct config **config, struct peer_client **client)
 {
 	char urls[2][64];
+
+	keys_make(2);
+	snprintf(urls[0], sizeof(urls[0]), "http://127.0.0.1:1");
+	snprintf(urls[1], sizeof(urls[1]), "http://127.0.0.1:%u", port);
+	*config = config_make(2, urls);
+	ck_assert_int_eq(peer_client_new(*config, &fast_retries, client), 0);
+}
+
+START_TEST(test_unreachable_is_retried)
+{
 	struct config *config;
 	struct peer_client *client = NULL;
 	struct peer_answer answer;
 
-	keys_make(2);
-	snprintf(urls[0], sizeof(urls[0]), "http://127.0.0.1:1");
-	snprintf(urls[1], sizeof(urls[1]), "http://127.0.0.1:%u", test_free_port());
-	config = config_make(2, urls);
-	ck_assert_int_eq(peer_client_new(config, &fast_retries, &client), 0);
+	two_members(test_free_port(), &config, &client);
 	peer_answer_init(&answer);
 	ck_assert_int_eq(peer_fetch_certificates(client, 1, &answer), DIRAUTH_ERR_UNAVAILABLE);
 	ck_assert_int_eq(answer.transport, PEER_TRANSPORT_UNREACHABLE);
@@ -1174,41 +1182,63 @@ static void on_answer(void *context, size_t member, const struct peer_answer *an
 	pthread_mutex_unlock(&arrivals->lock);
 }
 
+/* Four members: this authority, two test peers (members 1 and 2) and member 3 at port of
+ * loopback; a client with fast retries, and what its broadcasts' callbacks saw. */
+struct quartet {
+	struct test_peer peers[3]; /* [0] unused */
+	struct config *config;
+	struct peer_client *client;
+	struct arrivals arrivals;
+};
+
+static void quartet_open(struct quartet *q, unsigned third_port)
+{
+	char urls[MAX_MEMBERS][64];
+
+	memset(q, 0, sizeof(*q));
+	keys_make(MAX_MEMBERS);
+	snprintf(urls[0], sizeof(urls[0]), "http://127.0.0.1:1");
+	for (size_t i = 1; i < 3; i++) {
+		peer_start(&q->peers[i]);
+		snprintf(urls[i], sizeof(urls[i]), "http://127.0.0.1:%u", q->peers[i].port);
+	}
+	snprintf(urls[3], sizeof(urls[3]), "http://127.0.0.1:%u", third_port);
+	q->config = config_make(MAX_MEMBERS, urls);
+	ck_assert_int_eq(peer_client_new(q->config, &fast_retries, &q->client), 0);
+	pthread_mutex_init(&q->arrivals.lock, NULL);
+	q->arrivals.started = monotonic_ms();
+}
+
+static void quartet_close(struct quartet *q)
+{
+	pthread_mutex_destroy(&q->arrivals.lock);
+	peer_client_free(q->client);
+	config_free(q->config);
+	for (size_t i = 1; i < 3; i++)
+		peer_stop(&q->peers[i]);
+	keys_free(MAX_MEMBERS);
+}
+
 START_TEST(test_broadcast_outlives_a_hanging_peer)
 {
 	static const char envelope[] = "an envelope";
-	char urls[MAX_MEMBERS][64];
-	struct test_peer peers[3];
-	struct config *config;
-	struct peer_client *client = NULL;
+	struct quartet q;
 	struct peer_answer answers[MAX_MEMBERS];
-	struct arrivals arrivals;
 	struct peers_broadcast *broadcast = NULL;
 	unsigned hanging_port;
 	int hanging_fd = hanging_socket(&hanging_port);
 	uint64_t took;
 
-	keys_make(MAX_MEMBERS);
-	snprintf(urls[0], sizeof(urls[0]), "http://127.0.0.1:1");
-	for (size_t i = 1; i < 3; i++) {
-		peer_start(&peers[i]);
-		peer_can(&peers[i], "POST", "/v1/mix/votes", 202, "", 0, NULL, NULL);
-		snprintf(urls[i], sizeof(urls[i]), "http://127.0.0.1:%u", peers[i].port);
-	}
-	snprintf(urls[3], sizeof(urls[3]), "http://127.0.0.1:%u", hanging_port);
-	config = config_make(MAX_MEMBERS, urls);
-	ck_assert_int_eq(peer_client_new(config, &fast_retries, &client), 0);
-
-	memset(&arrivals, 0, sizeof(arrivals));
-	pthread_mutex_init(&arrivals.lock, NULL);
-	arrivals.started = monotonic_ms();
+	quartet_open(&q, hanging_port);
+	for (size_t i = 1; i < 3; i++)
+		peer_can(&q.peers[i], "POST", "/v1/mix/votes", 202, "", 0, NULL, NULL);
 	struct peer_call call = {.operation = PEER_PUSH_VOTE,
 	                         .namespace_name = NS,
 	                         .body = (const uint8_t *)envelope,
 	                         .body_len = strlen(envelope)};
-	struct peers_broadcast_options options = {.on_answer = on_answer, .context = &arrivals};
-	ck_assert_int_eq(peers_broadcast(client, &call, &options, answers), 0);
-	took = monotonic_ms() - arrivals.started;
+	struct peers_broadcast_options options = {.on_answer = on_answer, .context = &q.arrivals};
+	ck_assert_int_eq(peers_broadcast(q.client, &call, &options, answers), 0);
+	took = monotonic_ms() - q.arrivals.started;
 
 	/* This authority is skipped; the healthy two answered; the hanging one timed out once. */
 	ck_assert_int_eq(answers[0].transport, PEER_TRANSPORT_SKIPPED);
@@ -1216,15 +1246,15 @@ START_TEST(test_broadcast_outlives_a_hanging_peer)
 	for (size_t i = 1; i < 3; i++) {
 		ck_assert_int_eq(answers[i].transport, PEER_TRANSPORT_ANSWERED);
 		ck_assert_int_eq(answers[i].status, 202);
-		ck_assert_uint_eq(peers[i].last_body.len, strlen(envelope));
+		ck_assert_uint_eq(q.peers[i].last_body.len, strlen(envelope));
 		/* Their answers were there long before the hanging peer gave up. */
-		ck_assert_uint_lt(arrivals.at[i], 500);
-		ck_assert_int_eq(arrivals.transport[i], PEER_TRANSPORT_ANSWERED);
+		ck_assert_uint_lt(q.arrivals.at[i], 500);
+		ck_assert_int_eq(q.arrivals.transport[i], PEER_TRANSPORT_ANSWERED);
 	}
 	ck_assert_int_eq(answers[3].transport, PEER_TRANSPORT_TIMEOUT);
 	ck_assert_uint_eq(answers[3].attempts, 1);
-	ck_assert_uint_ge(arrivals.at[3], 900);
-	ck_assert_uint_eq(arrivals.calls, 3);
+	ck_assert_uint_ge(q.arrivals.at[3], 900);
+	ck_assert_uint_eq(q.arrivals.calls, 3);
 	/* The whole broadcast cost one timeout (1 s), not one per peer or per attempt. */
 	ck_assert_uint_ge(took, 900);
 	ck_assert_uint_lt(took, 2000);
@@ -1235,30 +1265,25 @@ START_TEST(test_broadcast_outlives_a_hanging_peer)
 	options.on_answer = NULL;
 	options.targets = targets;
 	uint64_t start = monotonic_ms();
-	ck_assert_int_eq(peers_broadcast_start(client, &call, &options, &broadcast), 0);
+	ck_assert_int_eq(peers_broadcast_start(q.client, &call, &options, &broadcast), 0);
 	ck_assert_uint_lt(monotonic_ms() - start, 200);
 	peers_broadcast_finish(broadcast, answers);
 	ck_assert_int_eq(answers[0].transport, PEER_TRANSPORT_SKIPPED); /* itself, even as a target */
 	ck_assert_int_eq(answers[1].transport, PEER_TRANSPORT_SKIPPED);
 	ck_assert_int_eq(answers[2].transport, PEER_TRANSPORT_ANSWERED);
 	ck_assert_int_eq(answers[3].transport, PEER_TRANSPORT_SKIPPED);
-	ck_assert_uint_eq(peer_count_of(&peers[1], "/v1/mix/votes"), 1);
-	ck_assert_uint_eq(peer_count_of(&peers[2], "/v1/mix/votes"), 2);
+	ck_assert_uint_eq(peer_count_of(&q.peers[1], "/v1/mix/votes"), 1);
+	ck_assert_uint_eq(peer_count_of(&q.peers[2], "/v1/mix/votes"), 2);
 	peer_answers_free(answers, MAX_MEMBERS);
 
 	/* A call refused before sending starts nothing. */
 	call.namespace_name = "../x";
-	ck_assert_int_eq(peers_broadcast(client, &call, NULL, answers), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(peers_broadcast(q.client, &call, NULL, answers), DIRAUTH_ERR_SYNTAX);
 	ck_assert_int_eq(answers[1].transport, PEER_TRANSPORT_SKIPPED);
 	peer_answers_free(answers, MAX_MEMBERS);
 
-	pthread_mutex_destroy(&arrivals.lock);
-	peer_client_free(client);
-	config_free(config);
-	for (size_t i = 1; i < 3; i++)
-		peer_stop(&peers[i]);
+	quartet_close(&q);
 	close(hanging_fd);
-	keys_free(MAX_MEMBERS);
 }
 END_TEST
 
@@ -1453,7 +1478,6 @@ END_TEST
 /* A call's deadline: one already passed sends nothing; one before the timeout ends the call there. */
 START_TEST(test_call_deadline)
 {
-	char urls[2][64];
 	struct config *config;
 	struct peer_client *client = NULL;
 	struct peer_answer answer;
@@ -1477,11 +1501,7 @@ START_TEST(test_call_deadline)
 	pair_close(&p);
 
 	/* A peer that never answers, a timeout of 1 s, a deadline in 300 ms. */
-	keys_make(2);
-	snprintf(urls[0], sizeof(urls[0]), "http://127.0.0.1:1");
-	snprintf(urls[1], sizeof(urls[1]), "http://127.0.0.1:%u", hanging_port);
-	config = config_make(2, urls);
-	ck_assert_int_eq(peer_client_new(config, &fast_retries, &client), 0);
+	two_members(hanging_port, &config, &client);
 	uint64_t started = monotonic_ms();
 	call.deadline_ms = started + 300;
 	ck_assert_int_eq(peer_client_call(client, 1, &call, &answer), DIRAUTH_ERR_UNAVAILABLE);
@@ -1561,36 +1581,21 @@ START_TEST(test_call_each)
 {
 	static const char header[] = "header note\n";
 	static const char envelope[] = "an envelope";
-	char urls[MAX_MEMBERS][64];
-	struct test_peer peers[3];
-	struct config *config;
-	struct peer_client *client = NULL;
+	struct quartet q;
 	struct peer_answer answers[MAX_MEMBERS];
-	struct arrivals arrivals;
 
-	keys_make(MAX_MEMBERS);
-	snprintf(urls[0], sizeof(urls[0]), "http://127.0.0.1:1");
-	for (size_t i = 1; i < 3; i++) {
-		peer_start(&peers[i]);
-		snprintf(urls[i], sizeof(urls[i]), "http://127.0.0.1:%u", peers[i].port);
-	}
-	snprintf(urls[3], sizeof(urls[3]), "http://127.0.0.1:%u", test_free_port());
-	peer_can(&peers[1], "GET", "/v1/mix/votes/5/a1.dirauth.example", 200, envelope, strlen(envelope),
+	quartet_open(&q, test_free_port());
+	peer_can(&q.peers[1], "GET", "/v1/mix/votes/5/a1.dirauth.example", 200, envelope, strlen(envelope),
 	         NULL, NULL);
-	peer_can(&peers[2], "GET", "/v1/mix/signatures/5", 200, header, strlen(header), NULL, NULL);
-	config = config_make(MAX_MEMBERS, urls);
-	ck_assert_int_eq(peer_client_new(config, &fast_retries, &client), 0);
-	memset(&arrivals, 0, sizeof(arrivals));
-	pthread_mutex_init(&arrivals.lock, NULL);
-	arrivals.started = monotonic_ms();
+	peer_can(&q.peers[2], "GET", "/v1/mix/signatures/5", 200, header, strlen(header), NULL, NULL);
 
 	struct peer_call vote = {
 	    .operation = PEER_PULL_VOTE, .namespace_name = NS, .epoch = EPOCH, .voter = keys[0].name};
 	struct peer_call signatures = {
 	    .operation = PEER_PULL_SIGNATURES, .namespace_name = NS, .epoch = EPOCH};
 	const struct peer_call *calls[CONFIG_MAX_MEMBERS] = {&vote, &vote, &signatures, NULL};
-	struct peers_broadcast_options options = {.on_answer = on_answer, .context = &arrivals};
-	ck_assert_int_eq(peers_call_each(client, calls, &options, answers), 0);
+	struct peers_broadcast_options options = {.on_answer = on_answer, .context = &q.arrivals};
+	ck_assert_int_eq(peers_call_each(q.client, calls, &options, answers), 0);
 	ck_assert_int_eq(answers[0].transport, PEER_TRANSPORT_SKIPPED); /* itself */
 	ck_assert_int_eq(answers[1].status, 200);
 	ck_assert_uint_eq(answers[1].body.len, strlen(envelope));
@@ -1598,30 +1603,25 @@ START_TEST(test_call_each)
 	ck_assert_uint_eq(answers[2].body.len, strlen(header));
 	ck_assert_int_eq(answers[3].transport, PEER_TRANSPORT_SKIPPED);
 	ck_assert_uint_eq(answers[3].attempts, 0);
-	ck_assert_uint_eq(arrivals.calls, 2);
-	ck_assert_uint_eq(peer_count_of(&peers[1], "/v1/mix/signatures/5"), 0);
-	ck_assert_uint_eq(peer_count_of(&peers[2], "/v1/mix/votes/5/a1.dirauth.example"), 0);
+	ck_assert_uint_eq(q.arrivals.calls, 2);
+	ck_assert_uint_eq(peer_count_of(&q.peers[1], "/v1/mix/signatures/5"), 0);
+	ck_assert_uint_eq(peer_count_of(&q.peers[2], "/v1/mix/votes/5/a1.dirauth.example"), 0);
 	peer_answers_free(answers, MAX_MEMBERS);
 	/* Targets skip more; one refused call starts nothing. */
 	uint8_t targets[MAX_MEMBERS] = {0, 0, 1, 1};
 	options = (struct peers_broadcast_options){.targets = targets};
-	ck_assert_int_eq(peers_call_each(client, calls, &options, answers), 0);
+	ck_assert_int_eq(peers_call_each(q.client, calls, &options, answers), 0);
 	ck_assert_int_eq(answers[1].transport, PEER_TRANSPORT_SKIPPED);
 	ck_assert_int_eq(answers[2].status, 200);
 	peer_answers_free(answers, MAX_MEMBERS);
 	struct peer_call refused = {.operation = PEER_PULL_VOTE, .namespace_name = NS, .voter = ".."};
 	calls[3] = &refused;
-	ck_assert_int_eq(peers_call_each(client, calls, NULL, answers), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(peers_call_each(q.client, calls, NULL, answers), DIRAUTH_ERR_SYNTAX);
 	ck_assert_int_eq(answers[1].transport, PEER_TRANSPORT_SKIPPED);
-	ck_assert_uint_eq(peer_count_of(&peers[1], "/v1/mix/votes/5/a1.dirauth.example"), 1);
+	ck_assert_uint_eq(peer_count_of(&q.peers[1], "/v1/mix/votes/5/a1.dirauth.example"), 1);
 	peer_answers_free(answers, MAX_MEMBERS);
 
-	pthread_mutex_destroy(&arrivals.lock);
-	peer_client_free(client);
-	config_free(config);
-	for (size_t i = 1; i < 3; i++)
-		peer_stop(&peers[i]);
-	keys_free(MAX_MEMBERS);
+	quartet_close(&q);
 }
 END_TEST
 
