@@ -780,14 +780,13 @@ static int set_authority_set(struct settings_reader *state, struct config *confi
 /* Whether each window of a round holds the peer operations that run in it, each at its full
  * timeout (docs/operating.md, "Sizing the windows"): the vote's push in the vote window; the
  * pull of missing votes, the fetch of missing notes and the signature's push in the signature
- * window; the pull of missing signatures between the signature deadline and the epoch's start.
- * A clock skew as large as a window would let a peer's statement pass its deadline unseen. A
+ * window; the pull of missing signatures between the signature deadline and the epoch's start. A
  * file clock's seconds (tests, demos) need not be real seconds, so its windows are not judged
  * against timeouts in real seconds. */
 static int check_windows(struct settings_reader *state, const struct config *config)
 {
 	const struct epoch_schedule *s = &config->epoch;
-	uint64_t timeout = config->peers.timeout_seconds, skew = config->bounds.clock_skew_seconds;
+	uint64_t timeout = config->peers.timeout_seconds;
 	if (config->member_count < 2 || config->clock_source == CONFIG_CLOCK_FILE)
 		return 0;
 	if (config->peers.connect_timeout_seconds > timeout)
@@ -816,23 +815,19 @@ static int check_windows(struct settings_reader *state, const struct config *con
 		    "hold the pull of missing signatures before the epoch starts, which may "
 		    "take authorities.timeout_seconds (%llu s)",
 		    (unsigned long long)(s->prepare - s->vote - s->signature), (unsigned long long)timeout);
-	if (skew >= s->vote || skew >= s->signature)
-		return settings_fail(state, 0,
-		                     "bounds: clock_skew_seconds (%llu) must stay under vote_seconds and "
-		                     "signature_seconds",
-		                     (unsigned long long)skew);
 	return 0;
 }
 
 /* The epoch's phases: as configured, else none for one authority alone, and for several the
- * second half of the epoch (a sixth each for votes and signatures). */
+ * second half of the epoch: a tenth for votes, three tenths for signatures (whose window holds
+ * three peer requests to the vote window's one) and a tenth to pull the last signatures. */
 static int set_phases(struct settings_reader *state, struct config *config)
 {
 	struct epoch_schedule *s = &config->epoch;
 	if (!config->epoch_phases_set && config->member_count > 1) {
 		s->prepare = s->length / 2;
-		s->vote = s->length / 6;
-		s->signature = s->length / 6;
+		s->vote = s->length / 10;
+		s->signature = 3 * s->length / 10;
 	}
 	if (schedule_check(s) != 0)
 		return settings_fail(

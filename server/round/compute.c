@@ -389,6 +389,7 @@ int round_compute(struct round *round, size_t i, uint64_t now)
 		          dirauth_strerror(rc));
 		goto out;
 	}
+	rn->notes_stored += gathered.stored;
 	uint64_t gathered_at = round_monotonic_ms();
 	rc = compute_consensus(round, i, held, &failure);
 	if (rc && failure.outcome == CONSENSUS_NOTE_MISSING) {

@@ -277,14 +277,11 @@ int round_reconcile(struct round *round, size_t i, uint64_t now)
 		round_gather(round, i, bodies, now, round_deadline_ms(round, next.vote_at - 1), &stats);
 	if (config->namespaces[i].lifecycle)
 		take_listed_revocations(round, i, &revocations, &refused);
-	if (stats.fetched || stats.missing)
-		round_log(round, i, rn->epoch,
-		          "reconciled: %zu notes the peers' votes list fetched, %zu stored, %zu refused, %zu "
-		          "missing",
-		          stats.fetched, stats.stored, stats.refused, stats.missing);
-	if (revocations || refused)
-		round_log(round, i, rn->epoch,
-		          "reconciled: %zu revocations the latest snapshot lists taken, %zu refused", revocations,
-		          refused);
+	round_log(round, i, rn->epoch,
+	          "reconciled: %zu notes the peers' votes list taken into the store (%zu before the "
+	          "consensus, %zu after it), %zu not given by any member; %zu revocations the latest "
+	          "snapshot lists taken, %zu refused",
+	          rn->notes_stored + stats.stored, rn->notes_stored, stats.stored, stats.missing, revocations,
+	          refused);
 	return 0;
 }

@@ -60,7 +60,7 @@ START_TEST(test_file_clock)
 }
 END_TEST
 
-static /* A manual clock reads what was last set; other clocks cannot be set. */
+/* A manual clock reads what was last set; other clocks cannot be set. */
 START_TEST(test_manual_clock)
 {
 	struct clock *clock = NULL, *system = NULL;
@@ -79,7 +79,7 @@ START_TEST(test_manual_clock)
 }
 END_TEST
 
-Suite *clock_suite(void)
+static Suite *clock_suite(void)
 {
 	Suite *suite = suite_create("clock");
 	TCase *tc = tcase_create("clock");
