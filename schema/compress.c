@@ -27,6 +27,7 @@
 /* Bodies are compressed once per epoch, inside the epoch: the levels trade a little size for
  * building a snapshot of a million records in seconds rather than minutes. */
 #define COMPRESS_ZSTD_LEVEL          9
+#define COMPRESS_ZSTD_FAST_LEVEL     3 /* compress_encode_fast */
 #define COMPRESS_GZIP_LEVEL          6
 /* 8 MiB: the window the encoder is held to; larger windows would make the decoder allocate more. */
 #define COMPRESS_ZSTD_WINDOW_LOG_MAX 23
@@ -55,7 +56,7 @@ struct compress_stream {
 	uint8_t out[COMPRESS_CHUNK];
 };
 
-int compress_stream_new(enum content_encoding encoding, struct compress_stream **out)
+static int stream_new(enum content_encoding encoding, int zstd_level, struct compress_stream **out)
 {
 	*out = NULL;
 	if (encoding != ENCODING_GZIP && encoding != ENCODING_ZSTD)
@@ -72,7 +73,7 @@ int compress_stream_new(enum content_encoding encoding, struct compress_stream *
 			return DIRAUTH_ERR_NOMEM;
 		}
 		if (ZSTD_isError(
-		        ZSTD_CCtx_setParameter(s->zstd, ZSTD_c_compressionLevel, COMPRESS_ZSTD_LEVEL)) ||
+		        ZSTD_CCtx_setParameter(s->zstd, ZSTD_c_compressionLevel, zstd_level)) ||
 		    ZSTD_isError(ZSTD_CCtx_setParameter(s->zstd, ZSTD_c_checksumFlag, 1)) ||
 		    ZSTD_isError(
 		        ZSTD_CCtx_setParameter(s->zstd, ZSTD_c_windowLog, COMPRESS_ZSTD_WINDOW_LOG_MAX))) {
@@ -194,13 +195,19 @@ static int append_to_buffer(void *context, const uint8_t *data, size_t len)
 	return buffer_append(context, data, len);
 }
 
-int compress_encode(enum content_encoding encoding, const uint8_t *data, size_t len, struct buffer *out)
+int compress_stream_new(enum content_encoding encoding, struct compress_stream **out)
+{
+	return stream_new(encoding, COMPRESS_ZSTD_LEVEL, out);
+}
+
+static int encode_at(enum content_encoding encoding, int zstd_level, const uint8_t *data, size_t len,
+                     struct buffer *out)
 {
 	if (encoding == ENCODING_IDENTITY)
 		return buffer_append(out, data, len);
 	struct compress_stream *stream = NULL;
 	size_t start = out->len;
-	int rc = compress_stream_new(encoding, &stream);
+	int rc = stream_new(encoding, zstd_level, &stream);
 	if (rc)
 		return rc;
 	if (encoding == ENCODING_ZSTD && ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(stream->zstd, len))) {
@@ -217,6 +224,16 @@ int compress_encode(enum content_encoding encoding, const uint8_t *data, size_t 
 	if (out->data)
 		out->data[out->len] = 0;
 	return rc;
+}
+
+int compress_encode(enum content_encoding encoding, const uint8_t *data, size_t len, struct buffer *out)
+{
+	return encode_at(encoding, COMPRESS_ZSTD_LEVEL, data, len, out);
+}
+
+int compress_encode_fast(enum content_encoding encoding, const uint8_t *data, size_t len, struct buffer *out)
+{
+	return encode_at(encoding, COMPRESS_ZSTD_FAST_LEVEL, data, len, out);
 }
 
 /*

@@ -27,6 +27,12 @@ const char *content_encoding_name(enum content_encoding encoding);
  * same data (below). Returns 0, DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_INTERNAL. */
 int compress_encode(enum content_encoding encoding, const uint8_t *data, size_t len, struct buffer *out);
 
+/* compress_encode for bytes made for one answer or one request and compressed each time they are
+ * sent (the traffic between authorities): zstd at level 3, a few
+ * times quicker than the level snapshot bodies, compressed once per epoch, are made at. Same
+ * returns; any decoder reads both. */
+int compress_encode_fast(enum content_encoding encoding, const uint8_t *data, size_t len, struct buffer *out);
+
 /* Compression of input that arrives in pieces (gzip or zstd), whose output goes to a sink as it
  * is made, so neither the input nor the output is ever held whole. A sink returns 0 or an error,
  * which stops the stream and is returned. */

@@ -59,7 +59,7 @@ enum MHD_Result respond_bytes_negotiated(struct MHD_Connection *connection, cons
 	buffer_init(&packed);
 	/* A compression that fails (memory) leaves the bytes as they are: identity is acceptable. */
 	if (encoding == ENCODING_ZSTD && len >= RESPOND_COMPRESS_MIN &&
-	    compress_encode(ENCODING_ZSTD, data, len, &packed) == 0) {
+	    compress_encode_fast(ENCODING_ZSTD, data, len, &packed) == 0) {
 		data = packed.data;
 		len = packed.len;
 		content_encoding = content_encoding_name(ENCODING_ZSTD);

@@ -427,7 +427,7 @@ static void call_body_prepare(const struct peer_call *call, struct call_body *bo
 	buffer_init(&body->zstd);
 	if (!operation_kinds[call->operation].compressed || call->body_len < PEER_COMPRESS_MIN)
 		return;
-	if (compress_encode(ENCODING_ZSTD, call->body, call->body_len, &body->zstd) != 0)
+	if (compress_encode_fast(ENCODING_ZSTD, call->body, call->body_len, &body->zstd) != 0)
 		buffer_free(&body->zstd);
 }
 
@@ -617,8 +617,11 @@ static int call_over_http(const struct peer_client *client, size_t member, const
 	request.body_len = compressed ? body->zstd.len : call->body_len;
 	net_response_init(&response);
 	rc = exchange(client, &request, deadline, &response, answer);
-	if (rc == 0 && compressed && response.status == 415 && monotonic_ms() < deadline) {
-		/* A peer that takes no zstd body: the same call once more, as it is, in the time left. */
+	if (rc == 0 && compressed && (response.status == 415 || response.status == 400) &&
+	    monotonic_ms() < deadline) {
+		/* A peer that takes no zstd body (415), or an older one that reads the compressed bytes
+		 * as the document and refuses them (400): the same call once more, as it is, in the time
+		 * left. A body that was malformed anyway is refused again, at the cost of one request. */
 		headers[--header_count] = NULL;
 		request.body = call->body;
 		request.body_len = call->body_len;
