@@ -86,20 +86,28 @@ static void *echo_accept(void *context)
 	return NULL;
 }
 
-static void echo_start(struct echo *echo)
+/* A listening socket on a free loopback port, *port set: the echo server's, or one the test
+ * accepts on itself as the far end of a proxied connection, to see when each byte arrives. */
+static int listen_on_loopback(unsigned *port)
 {
-	memset(echo, 0, sizeof *echo);
-	echo->listener = socket(AF_INET, SOCK_STREAM, 0);
-	ck_assert(echo->listener >= 0);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert(fd >= 0);
 	struct sockaddr_in address;
 	memset(&address, 0, sizeof address);
 	address.sin_family = AF_INET;
 	address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	socklen_t len = sizeof address;
-	ck_assert(bind(echo->listener, (struct sockaddr *)&address, sizeof address) == 0);
-	ck_assert(listen(echo->listener, 64) == 0);
-	ck_assert(getsockname(echo->listener, (struct sockaddr *)&address, &len) == 0);
-	echo->port = ntohs(address.sin_port);
+	ck_assert(bind(fd, (struct sockaddr *)&address, sizeof address) == 0);
+	ck_assert(listen(fd, 64) == 0);
+	ck_assert(getsockname(fd, (struct sockaddr *)&address, &len) == 0);
+	*port = ntohs(address.sin_port);
+	return fd;
+}
+
+static void echo_start(struct echo *echo)
+{
+	memset(echo, 0, sizeof *echo);
+	echo->listener = listen_on_loopback(&echo->port);
 	ck_assert(pthread_create(&echo->thread, NULL, echo_accept, echo) == 0);
 }
 
@@ -198,24 +206,6 @@ static uint64_t round_trip(int fd, const char *message)
 	ck_assert_uint_eq(got, strlen(message));
 	ck_assert(memcmp(back, message, got) == 0);
 	return now_ms() - started;
-}
-
-/* A listener the test accepts on itself: the far end of a proxied connection, so that the test
- * sees when each byte arrives. */
-static int listen_on_loopback(unsigned *port)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	ck_assert(fd >= 0);
-	struct sockaddr_in address;
-	memset(&address, 0, sizeof address);
-	address.sin_family = AF_INET;
-	address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	socklen_t len = sizeof address;
-	ck_assert(bind(fd, (struct sockaddr *)&address, sizeof address) == 0);
-	ck_assert(listen(fd, 16) == 0);
-	ck_assert(getsockname(fd, (struct sockaddr *)&address, &len) == 0);
-	*port = ntohs(address.sin_port);
-	return fd;
 }
 
 /* Sends a short message on from and returns the milliseconds until it is all read on to. */
