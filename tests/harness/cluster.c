@@ -34,11 +34,9 @@
 #include <check.h>
 #include <curl/curl.h>
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -387,35 +385,27 @@ static void wait_ready(struct cluster *c, struct member *m)
 	ck_abort_msg("%s: dirauthd did not answer %s; see %s", m->name, url, m->log_path);
 }
 
-/* 1 when something accepts TCP connections on 127.0.0.1:port. */
-static int accepts(unsigned port)
-{
-	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	ck_assert(fd >= 0);
-	struct sockaddr_in address;
-	memset(&address, 0, sizeof address);
-	address.sin_family = AF_INET;
-	address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	address.sin_port = htons((uint16_t)port);
-	int connected = connect(fd, (struct sockaddr *)&address, sizeof address) == 0;
-	close(fd);
-	return connected;
-}
+static long http_request(const char *url, const uint8_t *body, size_t body_len, const char *header,
+                         long timeout_ms, const char *ca_file, struct cluster_response *response);
 
-/* Starts member m's nginx and waits until it listens on its TLS port. */
+/* Starts member m's nginx and waits until it answers over TLS, its certificate verified by the
+ * cluster's CA (anything: its dirauthd is not started yet). */
 static void start_front(struct cluster *c, struct member *m)
 {
 	char log_path[PATH_CAP + 16];
 	snprintf(log_path, sizeof log_path, "%s/nginx.log", m->front_dir);
 	m->front_pid = spawn_argv(c, m->front_command.argv, log_path, SIGTERM);
 	for (int waited = 0; waited < START_TIMEOUT_MS; waited += 20) {
-		if (accepts(m->front_port))
+		struct cluster_response response;
+		long status = http_request(m->front_url, NULL, 0, NULL, 1000, c->ca_path, &response);
+		cluster_response_free(&response);
+		if (status > 0)
 			return;
 		ck_assert_msg(!exited(c, &m->front_pid), "%s: nginx exited; see %s and %s", m->name, log_path,
 		              m->front_command.error_log);
 		test_sleep_ms(20);
 	}
-	ck_abort_msg("%s: nginx did not listen on 127.0.0.1:%u; see %s", m->name, m->front_port,
+	ck_abort_msg("%s: nginx did not answer %s; see %s", m->name, m->front_url,
 	             m->front_command.error_log);
 }
 
