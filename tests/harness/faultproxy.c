@@ -82,8 +82,9 @@ struct bucket {
 
 /* What a chunk read now is held for, besides the bucket's debt. */
 struct hold {
-	uint64_t delay_ms;  /* the shaping's delay, plus the delay mode's */
-	uint32_t jitter_ms; /* a uniform draw in [0, jitter_ms] per chunk */
+	uint64_t delay_ms;     /* the shaping's delay, plus the delay mode's */
+	uint32_t jitter_ms;    /* a uniform draw in [0, jitter_ms] per chunk */
+	uint64_t handshake_ms; /* more for a connection's first bytes from its client */
 };
 
 struct connection {
@@ -377,11 +378,13 @@ static void direction_compact(struct direction *d)
 	d->start = 0;
 }
 
-/* Reads what fd has into d, as much as the bucket allows, and stamps it with its hold. Returns 1
+/* Reads what fd has into d, as much as the bucket allows, and stamps it with its hold (and
+ * extra_ms more). Returns 1
  * when something was read, 0 when nothing is there yet (or the bucket has no credit), -1 on an
  * error (the connection must end). Sets d->eof at the end of the stream. */
 static int direction_read(struct faultproxy *p, struct direction *d, int fd, struct bucket *bucket,
-                          const struct faultproxy_shaping *shaping, const struct hold *hold, uint64_t now)
+                          const struct faultproxy_shaping *shaping, const struct hold *hold,
+                          uint64_t extra_ms, uint64_t now)
 {
 	if (!direction_has_room(p, d))
 		return 0;
@@ -393,7 +396,7 @@ static int direction_read(struct faultproxy *p, struct direction *d, int fd, str
 	size_t room = p->buffer_bytes - d->len;
 	ssize_t n = recv(fd, d->data + d->len, room < allowance ? room : allowance, 0);
 	if (n > 0) {
-		uint64_t due = now + hold->delay_ms + bucket_spend(bucket, shaping, (size_t)n);
+		uint64_t due = now + hold->delay_ms + extra_ms + bucket_spend(bucket, shaping, (size_t)n);
 		if (hold->jitter_ms > 0)
 			due += random_next(&p->jitter_state) % ((uint64_t)hold->jitter_ms + 1);
 		direction_append(d, (size_t)n, due, now);
@@ -568,7 +571,8 @@ static void service(struct faultproxy *p, struct connection *c, short client_eve
 	case STATE_CONNECTING:
 	case STATE_FORWARDING:
 		if ((client_events & (POLLIN | POLLHUP | POLLERR)) &&
-		    direction_read(p, &c->to_target, c->client, &p->buckets[0], shaping, hold, now) < 0) {
+		    direction_read(p, &c->to_target, c->client, &p->buckets[0], shaping, hold,
+		                   c->client_spoke ? 0 : hold->handshake_ms, now) < 0) {
 			c->dead = c->reset = 1;
 			return;
 		}
@@ -579,7 +583,7 @@ static void service(struct faultproxy *p, struct connection *c, short client_eve
 		if (c->state == STATE_CONNECTING)
 			return;
 		if ((target_events & (POLLIN | POLLHUP | POLLERR)) &&
-		    direction_read(p, &c->to_client, c->target, &p->buckets[1], shaping, hold, now) < 0) {
+		    direction_read(p, &c->to_client, c->target, &p->buckets[1], shaping, hold, 0, now) < 0) {
 			c->dead = c->reset = 1;
 			return;
 		}
@@ -730,7 +734,8 @@ static void *proxy_thread(void *context)
 			mode_applied = mode_generation;
 		}
 		struct hold hold = {.delay_ms = shaping.delay_ms + (mode == FAULTPROXY_DELAY ? parameter : 0),
-		                    .jitter_ms = shaping.jitter_ms};
+		                    .jitter_ms = shaping.jitter_ms,
+		                    .handshake_ms = 2 * (uint64_t)shaping.delay_ms};
 
 		/* Connections a mode change ended are closed before anything is accepted. */
 		uint64_t now_nanoseconds = now_ns(), now = now_nanoseconds / 1000000u;

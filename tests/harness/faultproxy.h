@@ -26,7 +26,9 @@
  * modes that break a connection (cut, reset, blackhole, garbage) act on it as they would on any:
  *
  *   delay_ms    every chunk of bytes (what one read from a socket got) is held this long after
- *               it was read, plus the delay mode's milliseconds in delay mode
+ *               it was read, plus the delay mode's milliseconds in delay mode; a connection's
+ *               first bytes from its client a round trip (2 × delay_ms) more: the TCP handshake a
+ *               real link takes before them, which the kernel completes at once on loopback
  *   jitter_ms   plus a uniform draw in [0, jitter_ms] per chunk, from a generator seeded by
  *               options.seed (a run with the same seed draws the same holds); a chunk is never
  *               released before the chunk read before it in the same direction of the same
