@@ -13,7 +13,7 @@
  * through TLS: every POST route of the API reaches dirauthd (whose JSON answers it) with a body
  * of its bound, and a byte more is refused by nginx; a zstd-encoded vote passes as sent.
  *
- * Skipped (77) when nginx is not installed (scripts/setup.sh installs it). About 25 s.
+ * Skipped (77) when nginx is not installed (scripts/setup.sh installs it). About 12 s.
  */
 #include "test_support.h"
 
