@@ -4,10 +4,14 @@
  * next to the single-authority publication of the same records measured in the same run.
  *
  *   bench_several [--records N] [--partial-percent P] [--threads M] [--stage-seconds S]
+ *                 [--delay-ms D] [--jitter-ms J] [--bandwidth-mbit B] [--tls] [--real-schedule]
  *
  * The processes are real: a cluster of tests/harness/cluster.h (each authority its own dirauthd,
  * dirauth-signer, LMDB and file clock, every peer link through a fault proxy in this process,
- * left passing; its byte counters say what each authority sent). The run:
+ * left passing; its byte counters say what each authority sent). The network between the five
+ * can be made to look like theirs: every peer link delayed D ms each way with J ms of jitter and
+ * capped at B Mbit/s per direction, and with --tls each authority behind its own nginx running
+ * the shipped deploy/nginx/dirauthd-proxy.conf, peers over https (a test CA). The run:
  *   1. the anchor: a cluster of one authority alone (n = k = 1, no round). N signed
  *      registrations, built before timing, are POSTed by M client threads; the clock then moves
  *      to the start of the epoch they were promised, and the time until the header of that epoch
@@ -32,10 +36,18 @@
  * beyond), although the frozen clock means that no phase waits for them: they only bound what a
  * real deployment would allow. Each authority's peer timeout grows likewise.
  *
+ * With --real-schedule the clocks are not held: from each epoch's vote_at (the warm-up's and the
+ * measured one's) they run at real speed through the vote and signature deadlines to the start
+ * and on, and the bench only watches, so that a round that does not fit its windows fails as it
+ * would in production. Each epoch is then reported: published by how many of the five, and how
+ * long after vote_at each authority was ready; a measured epoch not published by all five ends
+ * the run with that report instead of the figures (exit status 0: it is a result).
+ *
  * Check runs the whole bench as one test (the harness aborts a test on any failure, with its
  * reason), in a child process; the cluster's janitor stops every daemon and removes the
  * directory if that child dies. Exit status 0, 1 on a failure (the reason is printed), 2 for a
- * bad option. scripts/bench.sh --several builds and runs it; ctest runs it with --records 200.
+ * bad option, 77 for --tls without nginx. scripts/bench.sh --several builds and runs it; ctest
+ * runs it with --records 200, and with --delay-ms 20 too.
  */
 #include "bench/harness.h"
 #include "schema/buffer.h"
@@ -72,12 +84,21 @@
 #define SEVERAL_PHASES        5
 #define SEVERAL_LABEL         "bench"
 #define SEVERAL_SMALL_RECORDS 20000 /* up to here, 60 s epochs */
+#define SEVERAL_MAX_DELAY_MS  10000
+#define SEVERAL_MAX_MBIT      100000
+#define SEVERAL_REAL_GRACE    5 /* real schedule: seconds after the start an epoch may still be served */
+#define SEVERAL_SKIPPED       77
 
 struct several_options {
 	size_t records;
 	unsigned partial_percent;
 	unsigned threads;
-	double stage_seconds; /* how long each stage may take in real time; 0: from the record count */
+	double stage_seconds;    /* how long each stage may take in real time; 0: from the record count */
+	unsigned delay_ms;       /* every peer link, one way */
+	unsigned jitter_ms;      /* every peer link */
+	unsigned bandwidth_mbit; /* every peer link, per direction; 0: no cap */
+	int tls;                 /* each authority behind the shipped nginx */
+	int real_schedule;       /* the clocks run at real speed through the windows */
 };
 
 /* Check calls a test without arguments: main parses the options, sets this, and runs the test. */
@@ -98,7 +119,10 @@ static void schedule_for(size_t records, struct several_schedule *out)
 		*out = (struct several_schedule){120, 60, 20, 20, 30};
 }
 
-static struct cluster *start_cluster(size_t authorities, size_t threshold, const struct several_schedule *s)
+/* A cluster of that many authorities; the network options apply to its peer links (a single
+ * authority has none). */
+static struct cluster *start_cluster(size_t authorities, size_t threshold, const struct several_schedule *s,
+                                     const struct several_options *o)
 {
 	struct cluster_options options = {.authorities = authorities,
 	                                  .threshold = threshold,
@@ -107,8 +131,23 @@ static struct cluster *start_cluster(size_t authorities, size_t threshold, const
 	                                  .vote_seconds = s->vote,
 	                                  .signature_seconds = s->signature,
 	                                  .peer_timeout_seconds = s->peer_timeout_seconds,
-	                                  .peer_connect_timeout_seconds = 2};
+	                                  .peer_connect_timeout_seconds = 2,
+	                                  .links = {.delay_ms = o->delay_ms,
+	                                            .jitter_ms = o->jitter_ms,
+	                                            .bandwidth_mbit = o->bandwidth_mbit,
+	                                            .seed = 1},
+	                                  .tls = authorities > 1 && o->tls};
 	return cluster_start(&options);
+}
+
+/* The peer links as the output names them. */
+static void network_text(const struct several_options *o, char *out, size_t cap)
+{
+	char bandwidth[64] = "no bandwidth cap";
+	if (o->bandwidth_mbit)
+		snprintf(bandwidth, sizeof bandwidth, "%u Mbit/s per direction", o->bandwidth_mbit);
+	snprintf(out, cap, "peer links %u ms one way, jitter %u ms, %s, %s", o->delay_ms, o->jitter_ms,
+	         bandwidth, o->tls ? "TLS through nginx (deploy/nginx/dirauthd-proxy.conf)" : "plain HTTP");
 }
 
 /* --- registrations ------------------------------------------------------------------------ */
@@ -300,7 +339,9 @@ struct authority_run {
 struct epoch_run {
 	uint64_t epoch;
 	size_t n;
-	double t0; /* monotonic time at which the clocks were set to vote_at */
+	int real_schedule;   /* a "not published" line is a result, not a failure of the bench */
+	size_t served_count; /* authorities that served the epoch's header */
+	double t0;           /* monotonic time at which the clocks were set to vote_at */
 	struct authority_run a[CLUSTER_MAX_AUTHORITIES];
 	double total_seconds;   /* vote_at set until the last authority served the header */
 	double publish_seconds; /* start set until the last authority served the header */
@@ -407,7 +448,8 @@ static void logs_poll(const struct cluster *c, struct epoch_run *run)
 {
 	for (size_t i = 0; i < run->n; i++) {
 		log_poll(c, run, i);
-		ck_assert_msg(!run->a[i].failure[0], "%s: %s", cluster_name(c, i), run->a[i].failure);
+		ck_assert_msg(run->real_schedule || !run->a[i].failure[0], "%s: %s", cluster_name(c, i),
+		              run->a[i].failure);
 	}
 }
 
@@ -432,6 +474,24 @@ static void describe_waits(const struct cluster *c, const struct epoch_run *run,
 }
 
 /* --- one epoch ---------------------------------------------------------------------------- */
+
+/* Asks each authority that did not yet serve epoch's header whether it does now; returns how
+ * many do. */
+static size_t poll_served(struct cluster *c, uint64_t epoch, struct epoch_run *run)
+{
+	size_t served = 0;
+	for (size_t i = 0; i < run->n; i++) {
+		struct authority_run *a = &run->a[i];
+		struct snapshot_header header;
+		if (!a->served && cluster_latest(c, i, &header, NULL) == 0 && header.epoch >= epoch) {
+			a->served = 1;
+			a->served_at = harness_now() - run->t0;
+		}
+		served += a->served;
+	}
+	run->served_count = served;
+	return served;
+}
 
 /* Runs epoch through its round: the clocks at vote_at until every authority is ready (moved to
  * the vote deadline, then the signature deadline, when a stage takes longer than stage_seconds),
@@ -474,16 +534,7 @@ static void drive_epoch(struct cluster *c, uint64_t epoch, double stage_seconds,
 	cluster_clock_set(c, phases.start);
 	double deadline = start_set + stage_seconds;
 	for (;;) {
-		size_t served = 0;
-		for (size_t i = 0; i < run->n; i++) {
-			struct authority_run *a = &run->a[i];
-			struct snapshot_header header;
-			if (!a->served && cluster_latest(c, i, &header, NULL) == 0 && header.epoch >= epoch) {
-				a->served = 1;
-				a->served_at = harness_now() - run->t0;
-			}
-			served += a->served;
-		}
+		size_t served = poll_served(c, epoch, run);
 		if (served == run->n)
 			break;
 		logs_poll(c, run);
@@ -497,6 +548,50 @@ static void drive_epoch(struct cluster *c, uint64_t epoch, double stage_seconds,
 	run->total_seconds = end - run->t0;
 	run->publish_seconds = end - start_set;
 	logs_poll(c, run);
+}
+
+/* --real-schedule: epoch's round with the clocks running at real speed from its vote_at, as in
+ * production; the bench only watches. Ends when all serve its header, or SEVERAL_REAL_GRACE
+ * seconds after its start (those that do not serve it by then have failed it). */
+static void drive_epoch_real(struct cluster *c, uint64_t epoch, struct epoch_run *run)
+{
+	memset(run, 0, sizeof *run);
+	run->epoch = epoch;
+	run->n = cluster_size(c);
+	run->real_schedule = 1;
+	struct epoch_phases phases;
+	cluster_epoch_phases(c, epoch, &phases);
+	run->t0 = harness_now();
+	cluster_clock_set(c, phases.vote_at);
+	for (;;) {
+		double elapsed = harness_now() - run->t0;
+		uint64_t now = phases.vote_at + (uint64_t)elapsed;
+		if (now > cluster_now(c))
+			cluster_clock_set(c, now);
+		logs_poll(c, run);
+		if (run->ready_seconds == 0 && all_ready(run))
+			run->ready_seconds = elapsed;
+		if ((now >= phases.signature_deadline || all_ready(run)) &&
+		    poll_served(c, epoch, run) == run->n)
+			break;
+		if (now >= phases.start + SEVERAL_REAL_GRACE)
+			break;
+		cluster_check_alive(c);
+		test_sleep_ms(SEVERAL_POLL_MS);
+	}
+	double end = harness_now();
+	run->total_seconds = end - run->t0;
+	run->publish_seconds = end - (run->t0 + (double)(phases.start - phases.vote_at));
+	logs_poll(c, run);
+}
+
+static void run_epoch(struct cluster *c, uint64_t epoch, const struct several_options *o,
+                      struct epoch_run *run)
+{
+	if (o->real_schedule)
+		drive_epoch_real(c, epoch, run);
+	else
+		drive_epoch(c, epoch, o->stage_seconds, run);
 }
 
 /* Waits until every authority that lacked a registration of the epoch logged its reconciliation
@@ -663,6 +758,7 @@ struct single_figures {
 struct several_figures {
 	double ingest_seconds;
 	size_t posted, partial;
+	struct epoch_run warm_up;
 	struct epoch_run run;
 	double reconciled_seconds;
 	uint64_t sent[CLUSTER_MAX_AUTHORITIES];       /* vote_at to the last reconciliation */
@@ -676,7 +772,7 @@ struct several_figures {
 static void measure_single(const struct several_options *o, const struct several_schedule *s,
                            struct single_figures *f)
 {
-	struct cluster *c = start_cluster(1, 1, s);
+	struct cluster *c = start_cluster(1, 1, s, o);
 	printf("single authority: building %zu signed registrations...\n", o->records);
 	struct buffer *notes = build_notes(c, o->records);
 	unsigned *holders = malloc(o->records * sizeof *holders);
@@ -710,13 +806,14 @@ static void measure_single(const struct several_options *o, const struct several
 static void measure_several(const struct several_options *o, const struct several_schedule *s,
                             struct several_figures *f)
 {
-	struct cluster *c = start_cluster(SEVERAL_N, SEVERAL_K, s);
+	char network[256];
+	network_text(o, network, sizeof network);
+	printf("5 authorities: %s%s\n", network,
+	       o->real_schedule ? ", clocks at real speed through the windows" : "");
+	struct cluster *c = start_cluster(SEVERAL_N, SEVERAL_K, s, o);
 	double stage = o->stage_seconds;
 	printf("5 authorities: a warm-up epoch without registrations...\n");
-	struct epoch_run *warm_up = calloc(1, sizeof *warm_up);
-	ck_assert(warm_up != NULL);
-	drive_epoch(c, cluster_next_epoch(c), stage, warm_up);
-	free(warm_up);
+	run_epoch(c, cluster_next_epoch(c), o, &f->warm_up);
 
 	printf("5 authorities: building %zu signed registrations...\n", o->records);
 	struct buffer *notes = build_notes(c, o->records);
@@ -737,9 +834,17 @@ static void measure_several(const struct several_options *o, const struct severa
 	uint64_t before[CLUSTER_MAX_AUTHORITIES], published[CLUSTER_MAX_AUTHORITIES];
 	bytes_sent(c, before);
 	printf("5 authorities: epoch %llu, from vote_at to published...\n", (unsigned long long)epoch);
-	drive_epoch(c, epoch, stage, &f->run);
+	run_epoch(c, epoch, o, &f->run);
 	bytes_sent(c, published);
 	load_average(f->load, sizeof f->load);
+	if (f->run.served_count < SEVERAL_N) {
+		/* Only with the real schedule: the round did not fit its windows, as in production. */
+		bytes_sent(c, f->sent);
+		for (size_t i = 0; i < SEVERAL_N; i++)
+			f->sent[i] -= before[i];
+		cluster_free(c);
+		return;
+	}
 	f->reconciled_seconds = wait_reconciled(c, &f->run, lacking, stage);
 	bytes_sent(c, f->sent);
 	for (size_t i = 0; i < SEVERAL_N; i++) {
@@ -807,18 +912,21 @@ static void print_figures(const struct several_options *o, const struct several_
 	size_t n = run->n;
 	double anchor = single->publish_seconds;
 	double median = 0, max = 0, values[CLUSTER_MAX_AUTHORITIES];
-	char text[64], other[64];
+	char text[64], other[64], network[256];
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	network_text(o, network, sizeof network);
 
 	printf(
 	    "\nbench_several: %d authorities (k = %d) on one machine of %ld cores, each with its own "
 	    "dirauthd, "
-	    "dirauth-signer and store, peer links through fault proxies in the bench process; %zu "
+	    "dirauth-signer and store, peer links through fault proxies in the bench process (%s); %zu "
 	    "records, %zu of them (%u%%) given to 3 authorities only; epochs of %llu s (prepare %llu, vote "
-	    "%llu, signature %llu), clocks held at vote_at while the phases run\n",
-	    SEVERAL_N, SEVERAL_K, cores, o->records, f->partial, o->partial_percent,
+	    "%llu, signature %llu), %s\n",
+	    SEVERAL_N, SEVERAL_K, cores, network, o->records, f->partial, o->partial_percent,
 	    (unsigned long long)s->length, (unsigned long long)s->prepare, (unsigned long long)s->vote,
-	    (unsigned long long)s->signature);
+	    (unsigned long long)s->signature,
+	    o->real_schedule ? "clocks at real speed through the windows"
+	                     : "clocks held at vote_at while the phases run");
 	printf("load average (1, 5, 15 min): %s after the 5 authorities published, %s after the single one\n",
 	       f->load, single->load);
 	printf("ingest (setup, not in the figures below): 5 authorities %zu registrations (202) in %.1f s, "
@@ -941,8 +1049,43 @@ static void print_figures(const struct several_options *o, const struct several_
 		printf("%s %s %.2f s (%.0f%%)", p ? "," : "", phase_short[p], phase_median[p],
 		       100 * phase_median[p] / run->total_seconds);
 	printf("; sent per authority per epoch: %s (votes %s, signatures %s, notes and requests %s); load "
-	       "average %s\n",
-	       sent_text, votes_text, signatures_text, notes_text, f->load);
+	       "average %s; %s\n",
+	       sent_text, votes_text, signatures_text, notes_text, f->load, network);
+}
+
+/* --real-schedule: for each epoch, whether all five published it and when each was ready. */
+static void print_schedule_report(const struct several_schedule *s, const struct several_figures *f)
+{
+	const struct epoch_run *runs[2] = {&f->warm_up, &f->run};
+	const char *const names[2] = {"warm-up", "measured"};
+	printf("\nreal schedule (votes due %llu s and signatures %llu s after vote_at, the epoch starts "
+	       "at %llu s):\n",
+	       (unsigned long long)s->vote, (unsigned long long)(s->vote + s->signature),
+	       (unsigned long long)s->prepare);
+	for (size_t r = 0; r < 2; r++) {
+		const struct epoch_run *run = runs[r];
+		printf("  epoch %llu (%s): %s by %zu of %zu; ready after vote_at:",
+		       (unsigned long long)run->epoch, names[r],
+		       run->served_count == run->n ? "published" : "NOT published by all: served",
+		       run->served_count, run->n);
+		for (size_t i = 0; i < run->n; i++) {
+			const struct authority_run *a = &run->a[i];
+			if (a->ready) {
+				printf("%s authority%zu %.2f s", i ? "," : "", i, a->ready_at);
+				continue;
+			}
+			char last[96] = "no vote";
+			if (a->computed)
+				snprintf(last, sizeof last, "computed and signed at %.2f s", a->computed_at);
+			else if (a->voted)
+				snprintf(last, sizeof last, "voted at %.2f s", a->voted_at);
+			printf("%s authority%zu not ready (%s; %s)", i ? "," : "", i, last,
+			       a->failure[0]   ? a->failure
+			       : a->waiting[0] ? a->waiting
+			                       : "nothing more logged");
+		}
+		printf("\n");
+	}
 }
 
 /* --- the run ------------------------------------------------------------------------------ */
@@ -960,7 +1103,14 @@ START_TEST(bench_run)
 	printf("single authority: %zu records published %.2f s after the epoch's start\n", o->records,
 	       single.publish_seconds);
 	measure_several(o, &schedule, several);
-	print_figures(o, &schedule, &single, several);
+	if (several->run.served_count == several->run.n)
+		print_figures(o, &schedule, &single, several);
+	else
+		printf("\nbench_several: epoch %llu was not published by all 5 within its windows: no "
+		       "figures\n",
+		       (unsigned long long)several->run.epoch);
+	if (o->real_schedule)
+		print_schedule_report(&schedule, several);
 	free(several);
 }
 END_TEST
@@ -973,7 +1123,14 @@ static void usage(FILE *out)
 	        "  --partial-percent P   share of them given to 3 of the 5 authorities only (default 10)\n"
 	        "  --threads M           client threads posting them (default 8, at most 32)\n"
 	        "  --stage-seconds S     real time each stage of the epoch may take before the clock\n"
-	        "                        moves to the next deadline (default 60 + 2 ms per record)\n");
+	        "                        moves to the next deadline (default 60 + 2 ms per record)\n"
+	        "  --delay-ms D          every peer link's one-way delay (default 0)\n"
+	        "  --jitter-ms J         plus a uniform draw in [0, J] per chunk (default 0)\n"
+	        "  --bandwidth-mbit B    every peer link's bandwidth per direction (default: no cap)\n"
+	        "  --tls                 each authority behind its own nginx running the shipped\n"
+	        "                        deploy/nginx/dirauthd-proxy.conf, peers over https\n"
+	        "  --real-schedule       the clocks run at real speed through each epoch's windows\n"
+	        "                        instead of being held at vote_at\n");
 }
 
 /* --stage-seconds: a whole number of seconds, up to a day. */
@@ -993,6 +1150,11 @@ static int parse_options(int argc, char **argv, struct several_options *o)
 	    HARNESS_OPTION_UNSIGNED("--partial-percent", &o->partial_percent, 0, 100),
 	    HARNESS_OPTION_UNSIGNED("--threads", &o->threads, 1, SEVERAL_MAX_THREADS),
 	    HARNESS_OPTION_CALL("--stage-seconds", take_stage_seconds, &o->stage_seconds),
+	    HARNESS_OPTION_UNSIGNED("--delay-ms", &o->delay_ms, 0, SEVERAL_MAX_DELAY_MS),
+	    HARNESS_OPTION_UNSIGNED("--jitter-ms", &o->jitter_ms, 0, SEVERAL_MAX_DELAY_MS),
+	    HARNESS_OPTION_UNSIGNED("--bandwidth-mbit", &o->bandwidth_mbit, 0, SEVERAL_MAX_MBIT),
+	    HARNESS_OPTION_FLAG("--tls", &o->tls),
+	    HARNESS_OPTION_FLAG("--real-schedule", &o->real_schedule),
 	};
 	memset(o, 0, sizeof *o);
 	o->records = 10000;
@@ -1011,6 +1173,10 @@ int main(int argc, char **argv)
 	struct several_options options;
 	if (parse_options(argc, argv, &options) != 0)
 		return 2;
+	if (options.tls && !cluster_nginx_installed()) {
+		printf("bench_several: --tls needs nginx (scripts/install-nginx.sh): skipped\n");
+		return SEVERAL_SKIPPED;
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		fprintf(stderr, "bench_several: curl_global_init failed\n");
@@ -1019,7 +1185,8 @@ int main(int argc, char **argv)
 	several_run_options = &options;
 	Suite *suite = suite_create("bench_several");
 	TCase *tcase = tcase_create("epoch");
-	/* Ingest, two clusters and the epoch, with room: the stages are bounded by stage_seconds. */
+	/* Ingest, two clusters and the epoch, with room: the stages are bounded by stage_seconds (with
+	 * the real schedule, by the windows of two epochs). */
 	tcase_set_timeout(tcase, 600 + options.stage_seconds * 8 + (double)options.records * 0.02);
 	tcase_add_test(tcase, bench_run);
 	suite_add_tcase(suite, tcase);

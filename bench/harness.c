@@ -15,6 +15,7 @@
 #include "schema/receipt.h"
 #include "schema/registration.h"
 #include "tests/support/test_ports.h"
+#include "tests/support/test_programs.h"
 
 #include <curl/curl.h>
 
@@ -22,9 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <netinet/in.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -379,20 +378,7 @@ void harness_child_log_tail(const struct harness_child *child)
 
 int harness_find_program(const char *program, char out[PATH_MAX])
 {
-	const char *path = getenv("PATH");
-	char candidates[PATH_MAX * 4];
-	snprintf(candidates, sizeof(candidates), "%s:/usr/sbin:/usr/local/sbin:/sbin",
-	         path ? path : "/usr/bin");
-	for (char *save = NULL, *dir = strtok_r(candidates, ":", &save); dir;
-	     dir = strtok_r(NULL, ":", &save)) {
-		char file[PATH_MAX];
-		int n = snprintf(file, sizeof(file), "%s/%s", dir, program);
-		if (n > 0 && (size_t)n < sizeof(file) && access(file, X_OK) == 0) {
-			snprintf(out, PATH_MAX, "%s", file);
-			return 0;
-		}
-	}
-	return -1;
+	return test_program_find(program, out) == 0 ? 0 : -1;
 }
 
 int harness_run(struct harness *harness, char *const argv[], const char *input_path, const char *output_path,
@@ -1370,39 +1356,6 @@ int harness_body_file(const struct harness_authority *authority, uint64_t epoch,
 
 /* --- nginx and wrk ------------------------------------------------------------------------ */
 
-/* The temp-path directives this nginx was built with: some builds leave out uwsgi or scgi, and
- * naming a missing module's directive is a configuration error. */
-static int nginx_temp_paths(const char *nginx, const struct harness_nginx *n, struct buffer *out)
-{
-	struct harness_child probe = {0};
-	snprintf(probe.log_path, sizeof(probe.log_path), "%s/nginx-V.txt", n->dir);
-	char program[PATH_MAX];
-	snprintf(program, sizeof(program), "%s", nginx);
-	char *argv[] = {program, "-V", NULL};
-	if (harness_child_spawn(&probe, argv) != 0)
-		return -1;
-	while (waitpid(probe.pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	char build[16384] = "";
-	FILE *file = fopen(probe.log_path, "r");
-	if (file) {
-		size_t len = fread(build, 1, sizeof(build) - 1, file);
-		build[len] = 0;
-		fclose(file);
-	}
-	static const char *const modules[][2] = {{"client_body", NULL},
-	                                         {"proxy", "--without-http_proxy_module"},
-	                                         {"fastcgi", "--without-http_fastcgi_module"},
-	                                         {"uwsgi", "--without-http_uwsgi_module"},
-	                                         {"scgi", "--without-http_scgi_module"}};
-	for (size_t i = 0; i < sizeof(modules) / sizeof(modules[0]); i++)
-		if (!modules[i][1] || !strstr(build, modules[i][1]))
-			if (buffer_appendf(out, "\t%s_temp_path %s/temp-%s;\n", modules[i][0], n->dir,
-			                   modules[i][0]) != 0)
-				return -1;
-	return 0;
-}
-
 void harness_nginx_root(const struct harness_nginx *nginx, char out[PATH_MAX])
 {
 	snprintf(out, PATH_MAX, "%s/www", nginx->dir);
@@ -1424,19 +1377,12 @@ int harness_nginx_start(struct harness *harness, const char *nginx, struct harne
 		harness_fail("%s: %s", path, strerror(errno));
 		goto cleanup;
 	}
-	char user[256] = "";
-	if (geteuid() == 0) {
-		struct passwd *pw = getpwnam("nobody");
-		struct group *gr = pw ? getgrgid(pw->pw_gid) : NULL;
-		if (pw && gr)
-			snprintf(user, sizeof(user), "user %s %s;\n", pw->pw_name, gr->gr_name);
-	}
-	if (buffer_appendf(&config,
-	                   "# dirauth benchmark: the static-file anchor, on loopback only.\n"
-	                   "daemon off;\n"
-	                   "master_process on;\n"
-	                   "worker_processes auto;\n"
-	                   "%s"
+	if (buffer_appendf(&config, "# dirauth benchmark: the static-file anchor, on loopback only.\n"
+	                            "daemon off;\n"
+	                            "master_process on;\n"
+	                            "worker_processes auto;\n") != 0 ||
+	    test_nginx_user(&config) != 0 ||
+	    buffer_appendf(&config,
 	                   "pid %s/nginx.pid;\n"
 	                   "error_log %s/error.log warn;\n"
 	                   "events { worker_connections 1024; }\n"
@@ -1447,8 +1393,8 @@ int harness_nginx_start(struct harness *harness, const char *nginx, struct harne
 	                   "\ttcp_nopush on;\n"
 	                   "\tkeepalive_timeout 60s;\n"
 	                   "\tkeepalive_requests 100000000;\n",
-	                   user, out->dir, out->dir) != 0 ||
-	    nginx_temp_paths(nginx, out, &config) != 0 ||
+	                   out->dir, out->dir) != 0 ||
+	    test_nginx_temp_paths(nginx, out->dir, &config) != 0 ||
 	    buffer_appendf(&config,
 	                   "\tserver {\n"
 	                   "\t\tlisten 127.0.0.1:%u;\n"

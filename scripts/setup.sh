@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Installs what dirauth needs to build and test on Debian 12. Idempotent: when every package is
-# already installed it changes nothing and exits 0. Needs root (or sudo) only when it installs.
+# Installs what dirauth needs to build and test on Debian 12, and nginx for the tests that put
+# the shipped TLS proxy configuration in front of each authority (scripts/install-nginx.sh, which
+# keeps the package from starting the system's nginx). Idempotent: when every package is already
+# installed it changes nothing and exits 0. Needs root (or sudo) only when it installs.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake pkg-config clang libclang-rt-14-dev clang-format
@@ -15,7 +18,13 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
+# nginx is for some tests only: they skip without it, so a failure to install it is not fatal.
+install_nginx() {
+  bash scripts/install-nginx.sh || echo "setup: nginx could not be installed; the tests that need it will skip" >&2
+}
+
 if [ "${#missing[@]}" -eq 0 ]; then
+  install_nginx
   exit 0
 fi
 
@@ -28,3 +37,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -q
 "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+install_nginx

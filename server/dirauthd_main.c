@@ -156,9 +156,11 @@ static int open_round(const struct config *config, struct store *store, struct s
 	char why[512] = "";
 	struct buffer own;
 	buffer_init(&own);
+	struct peer_client_options peer_options = {.ca_file = config->peers.ca_file[0] ? config->peers.ca_file
+	                                                                               : NULL};
 	int rc = net_global_init();
 	if (rc == 0)
-		rc = peer_client_new(config, NULL, peers);
+		rc = peer_client_new(config, &peer_options, peers);
 	if (rc == 0 && own_certificates(signer, &own) != 0)
 		buffer_reset(&own); /* the signer is away: the set asks again at its first refresh */
 	struct authority_set_options set_options = {.own_certificates = own_certificates,

@@ -283,7 +283,8 @@ static int parse_authorities(struct settings_reader *state, const struct setting
 	static const char *const keys[] = {"threshold",       "members",
 	                                   "timeout_seconds", "connect_timeout_seconds",
 	                                   "retries",         "connections_per_peer",
-	                                   "witnesses",       NULL};
+	                                   "witnesses",       "ca_file",
+	                                   NULL};
 	const struct settings_node *threshold, *members, *v;
 	uint64_t k;
 	int rc;
@@ -344,6 +345,38 @@ static int parse_authorities(struct settings_reader *state, const struct setting
 		return rc;
 	if ((v = settings_lookup(node, "witnesses")) && (rc = parse_witnesses(state, v, config)))
 		return rc;
+	if ((v = settings_lookup(node, "ca_file"))) {
+		if ((rc = settings_path(state, v, "authorities.ca_file", config->peers.ca_file)))
+			return rc;
+		config->peers.ca_file_line = v->line;
+	}
+	return 0;
+}
+
+/* authorities.ca_file, if given, is a regular file this process can read: a CA file that
+ * cannot be read would only show at the first request to a peer, as a TLS failure. */
+static int check_ca_file(struct settings_reader *state, const struct config *config)
+{
+	const char *path = config->peers.ca_file;
+	if (!path[0])
+		return 0;
+	/* O_NONBLOCK: a FIFO opens at once (and is refused below) instead of waiting for a writer. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return settings_fail(state, config->peers.ca_file_line, "authorities.ca_file %.200s: %s",
+		                     path, strerror(errno));
+	struct stat st;
+	int regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+	uint8_t byte;
+	ssize_t n = regular ? read(fd, &byte, 1) : -1;
+	int saved = errno;
+	close(fd);
+	if (!regular)
+		return settings_fail(state, config->peers.ca_file_line,
+		                     "authorities.ca_file %.200s is not a regular file", path);
+	if (n < 0)
+		return settings_fail(state, config->peers.ca_file_line, "authorities.ca_file %.200s: %s",
+		                     path, strerror(saved));
 	return 0;
 }
 
@@ -954,6 +987,8 @@ int config_load(const char *path, struct config **out, struct settings_error *er
 	struct settings_reader state = {.error = error, .base_dir = base_dir};
 	for (size_t i = 0; rc == 0 && i < (*out)->namespace_count; i++)
 		rc = config_capability_load(&state, &(*out)->capabilities[i], (*out)->member_count > 1);
+	if (rc == 0)
+		rc = check_ca_file(&state, *out);
 	if (rc && *out) {
 		config_free(*out);
 		*out = NULL;

@@ -113,6 +113,12 @@ struct config_peers {
 	unsigned connect_timeout_seconds; /* its connection */
 	unsigned retries;                 /* after a transport failure or a 5xx, with jittered backoff */
 	unsigned connections_per_peer;    /* kept-alive connections to each member, requests at once */
+	/* ca_file: the PEM CA certificates that the members' https certificates are verified by,
+	 * instead of the system's store (a set whose proxies' certificates come from its own CA);
+	 * outside witnesses stay verified by the system's. Resolved; "" for the system's store.
+	 * config_load checks that it can be read. */
+	char ca_file[CONFIG_PATH_MAX];
+	size_t ca_file_line;
 	size_t witness_count;
 	struct config_witness witnesses[CONFIG_MAX_WITNESSES];
 };
@@ -174,7 +180,8 @@ int config_parse(const uint8_t *buf, size_t len, const char *base_dir, struct co
                  struct settings_error *error);
 
 /* Reads path (at most SETTINGS_MAX_BYTES) and parses it with base_dir = the file's directory,
- * then reads the capability_file of every private namespace (capability.h).
+ * then reads the capability_file of every private namespace (capability.h) and checks that
+ * authorities.ca_file, if given, is a regular file it can read.
  * Returns 0, DIRAUTH_ERR_CONFIG (also when the file cannot be read; *error says why),
  * DIRAUTH_ERR_NOMEM. */
 int config_load(const char *path, struct config **out, struct settings_error *error);

@@ -12,6 +12,12 @@
  * daemons with it. The janitor is a forked process in its own session that reads pids from a
  * pipe (one record per start and per reap) until the pipe closes; a closing without the "done"
  * record means the test died, and the janitor kills what is left and removes the directory.
+ * nginx is the exception to SIGKILL: its workers outlive a master killed so, so its master gets
+ * SIGTERM (as its death signal, and first from the janitor), on which it stops its workers.
+ *
+ * With tls, each authority's nginx is started after the signers and before the dirauthds, so
+ * that the peers' first requests find it; a dirauthd not yet listening behind it is a 502, which
+ * the peer client retries like any unavailable peer.
  */
 #include "tests/harness/cluster.h"
 
@@ -21,12 +27,16 @@
 #include "schema/encoding.h"
 #include "schema/error.h"
 #include "schema/registration.h"
+#include "tests/harness/nginx_front.h"
+#include "tests/harness/test_ca.h"
+#include "tests/support/test_programs.h"
 
 #include <check.h>
 #include <curl/curl.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,6 +56,8 @@
 #define RESPONSE_CAP     (64u * 1024 * 1024)
 #define JANITOR_PIDS_MAX 256
 #define CERTIFICATE_DAYS 30
+#define TERM_GRACE_MS    3000               /* how long the janitor lets an nginx stop before SIGKILL */
+#define LINK_WINDOW      (4u * 1024 * 1024) /* what a delayed link holds without a bandwidth */
 
 struct member {
 	char name[64];
@@ -70,6 +82,13 @@ struct member {
 	struct note_verifier cosigner_key; /* as a cosignature/v1 verifier (type 0x04) */
 	struct buffer certificate;
 	struct buffer certificate_bundle;
+	unsigned link_port; /* where the links to it go: its dirauthd, or with tls its nginx */
+	/* With tls: its nginx. */
+	char front_dir[PATH_CAP];
+	char front_url[64];
+	unsigned front_port, front_http_port;
+	pid_t front_pid;
+	struct nginx_front_command front_command;
 };
 
 struct cluster {
@@ -78,6 +97,8 @@ struct cluster {
 	size_t n;
 	char dir[256];
 	char trust_path[PATH_CAP];
+	char ca_path[PATH_CAP]; /* with tls */
+	char nginx[PATH_MAX];   /* with tls: the binary */
 	struct member members[CLUSTER_MAX_AUTHORITIES];
 	struct faultproxy *links[CLUSTER_MAX_AUTHORITIES][CLUSTER_MAX_AUTHORITIES];
 	struct signer_key *providers[CLUSTER_PROVIDERS];
@@ -93,7 +114,8 @@ struct cluster {
 /* --- the janitor ---------------------------------------------------------------------------- */
 
 struct janitor_record {
-	int32_t op; /* 'p' started, 'x' reaped, 'd' torn down cleanly */
+	int32_t op; /* 'p' started, 't' started and ended with SIGTERM first, 'x' reaped, 'd' torn
+	               down cleanly */
 	int32_t pid;
 };
 
@@ -146,6 +168,7 @@ static void janitor_run(int fd, const char *dir, int keep)
 		if (other != fd)
 			close(other);
 	pid_t pids[JANITOR_PIDS_MAX];
+	int gentle[JANITOR_PIDS_MAX]; /* SIGTERM first */
 	size_t count = 0;
 	struct janitor_record record;
 	for (;;) {
@@ -156,15 +179,34 @@ static void janitor_run(int fd, const char *dir, int keep)
 			break;
 		if (record.op == 'd')
 			_exit(0);
-		if (record.op == 'p' && count < JANITOR_PIDS_MAX)
+		if ((record.op == 'p' || record.op == 't') && count < JANITOR_PIDS_MAX) {
+			gentle[count] = record.op == 't';
 			pids[count++] = record.pid;
+		}
 		if (record.op == 'x')
 			for (size_t i = 0; i < count; i++)
-				if (pids[i] == record.pid)
-					pids[i--] = pids[--count];
+				if (pids[i] == record.pid) {
+					count--;
+					pids[i] = pids[count];
+					gentle[i] = gentle[count];
+					i--;
+				}
+	}
+	size_t terminated = 0;
+	for (size_t i = 0; i < count; i++)
+		if (gentle[i] && is_ours(pids[i], dir) && kill(pids[i], SIGTERM) == 0)
+			terminated++;
+	for (int waited = 0; terminated > 0 && waited < TERM_GRACE_MS; waited += 20) {
+		size_t left = 0;
+		for (size_t i = 0; i < count; i++)
+			left += gentle[i] && !is_gone(pids[i]);
+		if (left == 0)
+			break;
+		struct timespec ts = {0, 20 * 1000000L};
+		nanosleep(&ts, NULL);
 	}
 	for (size_t i = 0; i < count; i++)
-		if (is_ours(pids[i], dir))
+		if (!is_gone(pids[i]) && is_ours(pids[i], dir))
 			kill(pids[i], SIGKILL);
 	for (int waited = 0; waited < 5000; waited += 20) {
 		size_t left = 0;
@@ -207,16 +249,15 @@ static void janitor_tell(struct cluster *c, char op, pid_t pid)
 
 /* --- processes ------------------------------------------------------------------------------ */
 
-static pid_t spawn(struct cluster *c, const char *binary, const char *config, const char *log_path)
+/* Starts argv[0] with argv, its output appended to log_path; it gets death_signal when the test's
+ * process dies, and the janitor ends it with SIGTERM first when death_signal is SIGTERM. */
+static pid_t spawn_argv(struct cluster *c, char *const argv[], const char *log_path, int death_signal)
 {
-	char path[4096];
-	snprintf(path, sizeof path, "%s", binary);
-	char *argv[] = {path, "--config", (char *)config, NULL};
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	ck_assert_msg(pid >= 0, "fork: %s", strerror(errno));
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		prctl(PR_SET_PDEATHSIG, death_signal);
 		if (getppid() != parent)
 			_exit(127);
 		int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0644);
@@ -228,8 +269,17 @@ static pid_t spawn(struct cluster *c, const char *binary, const char *config, co
 		execv(argv[0], argv);
 		_exit(127);
 	}
-	janitor_tell(c, 'p', pid);
+	janitor_tell(c, death_signal == SIGTERM ? 't' : 'p', pid);
 	return pid;
+}
+
+/* Starts one of the project's daemons: binary --config config. */
+static pid_t spawn(struct cluster *c, const char *binary, const char *config, const char *log_path)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s", binary);
+	char *argv[] = {path, "--config", (char *)config, NULL};
+	return spawn_argv(c, argv, log_path, SIGKILL);
 }
 
 /* Waits for pid for at most timeout_ms; 1 when it was reaped. */
@@ -333,6 +383,30 @@ static void wait_ready(struct cluster *c, struct member *m)
 		test_sleep_ms(20);
 	}
 	ck_abort_msg("%s: dirauthd did not answer %s; see %s", m->name, url, m->log_path);
+}
+
+static long http_request(const char *url, const uint8_t *body, size_t body_len, const char *header,
+                         long timeout_ms, const char *ca_file, struct cluster_response *response);
+
+/* Starts member m's nginx and waits until it answers over TLS, its certificate verified by the
+ * cluster's CA (anything: its dirauthd is not started yet). */
+static void start_front(struct cluster *c, struct member *m)
+{
+	char log_path[PATH_CAP + 16];
+	snprintf(log_path, sizeof log_path, "%s/nginx.log", m->front_dir);
+	m->front_pid = spawn_argv(c, m->front_command.argv, log_path, SIGTERM);
+	for (int waited = 0; waited < START_TIMEOUT_MS; waited += 20) {
+		struct cluster_response response;
+		long status = http_request(m->front_url, NULL, 0, NULL, 1000, c->ca_path, &response);
+		cluster_response_free(&response);
+		if (status > 0)
+			return;
+		ck_assert_msg(!exited(c, &m->front_pid), "%s: nginx exited; see %s and %s", m->name, log_path,
+		              m->front_command.error_log);
+		test_sleep_ms(20);
+	}
+	ck_abort_msg("%s: nginx did not answer %s; see %s", m->name, m->front_url,
+	             m->front_command.error_log);
 }
 
 static void start_member(struct cluster *c, struct member *m)
@@ -469,8 +543,7 @@ static void write_config(const struct cluster *c, size_t self)
 	                   "  threshold: %zu\n"
 	                   "  timeout_seconds: %u\n"
 	                   "  connect_timeout_seconds: %u\n"
-	                   "  retries: 1\n"
-	                   "  members:\n",
+	                   "  retries: 1\n",
 	                   m->name, m->name, m->port, (unsigned long long)c->schedule.length,
 	                   (unsigned long long)c->schedule.genesis,
 	                   (unsigned long long)c->schedule.validity_epochs,
@@ -480,6 +553,9 @@ static void write_config(const struct cluster *c, size_t self)
 	                   CLUSTER_NAMESPACE, provider[1], CLUSTER_NAMESPACE,
 	                   (unsigned long long)c->options.clock_skew_seconds, c->options.threshold,
 	                   c->options.peer_timeout_seconds, c->options.peer_connect_timeout_seconds) == 0);
+	if (c->options.tls)
+		ck_assert(buffer_appendf(&config, "  ca_file: \"%s\"\n", c->ca_path) == 0);
+	ck_assert(buffer_appendf(&config, "  members:\n") == 0);
 	for (size_t j = 0; j < c->n; j++) {
 		char identity[NOTE_VERIFIER_KEY_MAX + 1], url[64], log_key[NOTE_VERIFIER_KEY_MAX + 1],
 		    cosigner[NOTE_VERIFIER_KEY_MAX + 1];
@@ -489,7 +565,8 @@ static void write_config(const struct cluster *c, size_t self)
 		if (j == self)
 			snprintf(url, sizeof url, "%s", m->url);
 		else
-			snprintf(url, sizeof url, "http://127.0.0.1:%u", faultproxy_port(c->links[self][j]));
+			snprintf(url, sizeof url, "%s://127.0.0.1:%u", c->options.tls ? "https" : "http",
+			         faultproxy_port(c->links[self][j]));
 		ck_assert(buffer_appendf(&config,
 		                         "    - { name: %s, identity: \"%s\", url: \"%s\",\n"
 		                         "        log_key: \"%s\", cosignature_key: \"%s\" }\n",
@@ -547,6 +624,57 @@ static void fill_defaults(struct cluster_options *o)
 		o->ms_per_second = 250;
 }
 
+int cluster_nginx_installed(void)
+{
+	char path[PATH_MAX];
+	return test_program_find("nginx", path) == 0;
+}
+
+/* What each link's proxy holds per direction of a connection: enough that the delay does not cap
+ * the throughput below the bandwidth (twice bandwidth × hold), a TCP window's worth without a
+ * bandwidth; the proxy's default without a delay. */
+static size_t link_buffer_bytes(const struct cluster_link_shaping *links)
+{
+	uint64_t hold_ms = (uint64_t)links->delay_ms + links->jitter_ms;
+	if (hold_ms == 0)
+		return 0;
+	if (links->bandwidth_mbit == 0)
+		return LINK_WINDOW;
+	uint64_t bytes = 2 * (uint64_t)links->bandwidth_mbit * 1000000 / 8 * hold_ms / 1000;
+	if (bytes < FAULTPROXY_DEFAULT_BUFFER_BYTES)
+		return FAULTPROXY_DEFAULT_BUFFER_BYTES;
+	return bytes > FAULTPROXY_MAX_BUFFER_BYTES ? FAULTPROXY_MAX_BUFFER_BYTES : (size_t)bytes;
+}
+
+/* Authority i's nginx: its directory, a certificate of the cluster's CA, and its configuration
+ * derived from the shipped one. */
+static void lay_out_front(struct cluster *c, const struct test_ca *ca, size_t i)
+{
+	struct member *m = &c->members[i];
+	char chain[PATH_CAP + 16], key[PATH_CAP + 16];
+	snprintf(m->front_dir, sizeof m->front_dir, "%s/n%zu", c->dir, i);
+	snprintf(chain, sizeof chain, "%s/tls.pem", m->front_dir);
+	snprintf(key, sizeof key, "%s/tls.key", m->front_dir);
+	make_dir(m->front_dir, 0755);
+	int rc = test_ca_issue(ca, m->name, chain, key);
+	ck_assert_msg(rc == 0, "%s: a TLS certificate: %s", m->name, dirauth_strerror(rc));
+	m->front_port = test_free_port();
+	m->front_http_port = test_free_port();
+	snprintf(m->front_url, sizeof m->front_url, "https://127.0.0.1:%u", m->front_port);
+	struct nginx_front_options front = {.nginx = c->nginx,
+	                                    .shipped = test_source_path(NGINX_FRONT_SHIPPED),
+	                                    .dir = m->front_dir,
+	                                    .server_name = m->name,
+	                                    .certificate = chain,
+	                                    .certificate_key = key,
+	                                    .upstream_port = m->port,
+	                                    .tls_port = m->front_port,
+	                                    .http_port = m->front_http_port};
+	rc = nginx_front_write(&front, &m->front_command);
+	ck_assert_msg(rc == 0, "%s: the nginx configuration from %s: %s", m->name, NGINX_FRONT_SHIPPED,
+	              dirauth_strerror(rc));
+}
+
 struct cluster *cluster_start(const struct cluster_options *options)
 {
 	struct cluster *c = calloc(1, sizeof *c);
@@ -574,6 +702,18 @@ struct cluster *cluster_start(const struct cluster_options *options)
 	if (c->keep)
 		fprintf(stderr, "cluster: %s is kept (%s=1)\n", c->dir, CLUSTER_KEEP_ENV);
 	janitor_start(c);
+	struct test_ca *ca = NULL;
+	if (c->options.tls) {
+		ck_assert_msg(test_program_find("nginx", c->nginx) == 0,
+		              "cluster: tls needs nginx (scripts/install-nginx.sh)");
+		/* nginx's workers run as nobody when the test runs as root: they must reach n<i>/. */
+		ck_assert_msg(chmod(c->dir, 0755) == 0, "chmod %s: %s", c->dir, strerror(errno));
+		int rc = test_ca_new("dirauth test CA", &ca);
+		ck_assert_msg(rc == 0, "cluster: a test CA: %s", dirauth_strerror(rc));
+		snprintf(c->ca_path, sizeof c->ca_path, "%s/ca.pem", c->dir);
+		rc = test_ca_write(ca, c->ca_path);
+		ck_assert_msg(rc == 0, "cluster: %s: %s", c->ca_path, dirauth_strerror(rc));
+	}
 
 	char path[PATH_CAP + 64];
 	snprintf(path, sizeof path, "%s/providers", c->dir);
@@ -607,7 +747,12 @@ struct cluster *cluster_start(const struct cluster_options *options)
 		snprintf(file, sizeof file, "%s/keys/signing.cert", m->dir);
 		issue_certificate(c, m, file);
 		m->port = test_free_port();
+		m->link_port = m->port;
 		snprintf(m->url, sizeof m->url, "http://127.0.0.1:%u", m->port);
+		if (c->options.tls) {
+			lay_out_front(c, ca, i);
+			m->link_port = m->front_port;
+		}
 		/* Paths are built from a copy of the run directory: the compiler cannot tell the
 		 * members of one struct apart as snprintf's source and destination. */
 		char run[320];
@@ -620,12 +765,21 @@ struct cluster *cluster_start(const struct cluster_options *options)
 		snprintf(m->socket_path, sizeof m->socket_path, "%s/signer.sock", run);
 		write_clock(m, c->base);
 	}
+	test_ca_free(ca);
+	const struct cluster_link_shaping *links = &c->options.links;
 	for (size_t from = 0; from < c->n; from++)
 		for (size_t to = 0; to < c->n; to++) {
 			if (from == to)
 				continue;
-			struct faultproxy_options proxy = {.target_host = "127.0.0.1",
-			                                   .target_port = c->members[to].port};
+			struct faultproxy_options proxy = {
+			    .target_host = "127.0.0.1",
+			    .target_port = c->members[to].link_port,
+			    .buffer_bytes = link_buffer_bytes(links),
+			    .shaping = {.delay_ms = links->delay_ms,
+			                .jitter_ms = links->jitter_ms,
+			                .bandwidth_bits_per_second =
+			                    (uint64_t)links->bandwidth_mbit * 1000000},
+			    .seed = links->seed ? links->seed + c->n * from + to : 0};
 			int rc = faultproxy_start(&proxy, &c->links[from][to]);
 			ck_assert_msg(rc == 0, "proxy %zu->%zu: %s", from, to, dirauth_strerror(rc));
 		}
@@ -642,6 +796,8 @@ struct cluster *cluster_start(const struct cluster_options *options)
 	}
 	for (size_t i = 0; i < c->n; i++)
 		wait_signer(c, &c->members[i]);
+	for (size_t i = 0; c->options.tls && i < c->n; i++)
+		start_front(c, &c->members[i]);
 	for (size_t i = 0; i < c->n; i++)
 		spawn_dirauthd(c, &c->members[i]);
 	for (size_t i = 0; i < c->n; i++)
@@ -664,6 +820,11 @@ void cluster_free(struct cluster *c)
 			kill(c->members[i].signer_pid, SIGTERM);
 	for (size_t i = 0; i < c->n; i++)
 		end_process(c, &c->members[i].signer_pid, SIGTERM);
+	for (size_t i = 0; i < c->n; i++)
+		if (c->members[i].front_pid > 0)
+			kill(c->members[i].front_pid, SIGTERM);
+	for (size_t i = 0; i < c->n; i++)
+		end_process(c, &c->members[i].front_pid, SIGTERM);
 	for (size_t from = 0; from < c->n; from++)
 		for (size_t to = 0; to < c->n; to++)
 			faultproxy_stop(c->links[from][to]);
@@ -726,8 +887,8 @@ void cluster_restart(struct cluster *c, size_t i)
 	if (m->impersonated) {
 		for (size_t from = 0; from < c->n; from++)
 			if (from != i)
-				ck_assert(faultproxy_set_target(c->links[from][i], "127.0.0.1", m->port) ==
-				          0);
+				ck_assert(
+				    faultproxy_set_target(c->links[from][i], "127.0.0.1", m->link_port) == 0);
 		m->impersonated = 0;
 	}
 }
@@ -753,12 +914,19 @@ void cluster_check_alive(struct cluster *c)
 			ck_abort_msg("%s: dirauth-signer exited (status %d); see %s", m->name, status,
 			             m->signer_log_path);
 		}
+		if (m->front_pid > 0 && waitpid(m->front_pid, &status, WNOHANG) == m->front_pid) {
+			janitor_tell(c, 'x', m->front_pid);
+			m->front_pid = 0;
+			ck_abort_msg("%s: nginx exited (status %d); see %s", m->name, status,
+			             m->front_command.error_log);
+		}
 	}
 }
 
 void cluster_impersonate(struct cluster *c, size_t i, unsigned port)
 {
 	struct member *m = member(c, i);
+	ck_assert_msg(!c->options.tls, "cluster_impersonate: a stand-in speaks plain HTTP, not with tls");
 	cluster_kill(c, i);
 	for (size_t from = 0; from < c->n; from++)
 		if (from != i)
@@ -791,6 +959,18 @@ const char *cluster_name(const struct cluster *c, size_t i)
 const char *cluster_url(const struct cluster *c, size_t i)
 {
 	return member_const(c, i)->url;
+}
+
+const char *cluster_front_url(const struct cluster *c, size_t i)
+{
+	ck_assert_msg(c->options.tls, "cluster_front_url: a cluster without tls has no nginx");
+	return member_const(c, i)->front_url;
+}
+
+const char *cluster_ca_path(const struct cluster *c)
+{
+	ck_assert_msg(c->options.tls, "cluster_ca_path: a cluster without tls has no CA");
+	return c->ca_path;
 }
 
 const char *cluster_log_path(const struct cluster *c, size_t i)
@@ -1000,8 +1180,9 @@ static size_t collect(char *data, size_t size, size_t count, void *context)
 	return size * count;
 }
 
-long cluster_http(const char *url, const uint8_t *body, size_t body_len, const char *header, long timeout_ms,
-                  struct cluster_response *response)
+/* One request (cluster_http); https servers verified against ca_file when it is not NULL. */
+static long http_request(const char *url, const uint8_t *body, size_t body_len, const char *header,
+                         long timeout_ms, const char *ca_file, struct cluster_response *response)
 {
 	buffer_init(&response->body);
 	response->status = -1;
@@ -1017,6 +1198,8 @@ long cluster_http(const char *url, const uint8_t *body, size_t body_len, const c
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : 10000L);
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
+	if (ca_file)
+		curl_easy_setopt(curl, CURLOPT_CAINFO, ca_file);
 	if (body) {
 		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, (const char *)body);
 		curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE, (long)body_len);
@@ -1026,6 +1209,18 @@ long cluster_http(const char *url, const uint8_t *body, size_t body_len, const c
 	curl_slist_free_all(headers);
 	curl_easy_cleanup(curl);
 	return response->status;
+}
+
+long cluster_http(const char *url, const uint8_t *body, size_t body_len, const char *header, long timeout_ms,
+                  struct cluster_response *response)
+{
+	return http_request(url, body, body_len, header, timeout_ms, NULL, response);
+}
+
+long cluster_https(const struct cluster *c, const char *url, const uint8_t *body, size_t body_len,
+                   const char *header, long timeout_ms, struct cluster_response *response)
+{
+	return http_request(url, body, body_len, header, timeout_ms, cluster_ca_path(c), response);
 }
 
 long cluster_get(struct cluster *c, size_t i, const char *path, struct cluster_response *response)

@@ -12,6 +12,11 @@
  *     keys/signing.cert        the signing key's certificate, issued by its identity key
  *     dirauthd.yaml, dirauth-signer.yaml, clock, dirauthd.log, dirauth-signer.log
  *     data/, signer-state/, signer.sock
+ *   ca.pem                     with tls: the test CA's certificate (test_ca.h), every dirauthd's
+ *                              authorities.ca_file
+ *   n<i>/                      with tls: authority i's nginx (nginx_front.h): its configuration
+ *                              derived from the shipped one, its certificate (tls.pem, tls.key:
+ *                              SAN DNS:<its name> and IP:127.0.0.1), its logs
  *
  * Authority i is "authority<i>.dirauth.example"; its identity key exists only in the test's
  * memory (it signs the certificate and nothing else). Every authority has the same authority set
@@ -20,6 +25,23 @@
  * can cut, delay, reset, blackhole or garble any single link, or partition groups. Its own entry
  * is its own address. Requests the test makes (cluster_get, cluster_register, fetch) go to each
  * authority directly, never through a proxy.
+ *
+ * Links that look like the authorities' real ones (cluster_options.links): every link's proxy is
+ * shaped (faultproxy.h) with a one-way delay, a jitter and a bandwidth per direction, and holds
+ * enough per connection (bandwidth × delay, or 4 MiB without a bandwidth) that the delay does not
+ * cap the throughput below the bandwidth. The modes of cluster_link_set and cluster_partition act
+ * on top of the shaping, which stays.
+ *
+ * With tls, each authority answers its peers as in production: behind its own nginx running the
+ * shipped deploy/nginx/dirauthd-proxy.conf (nginx_front.h), which terminates TLS with a
+ * certificate of the test's CA and passes the API to its dirauthd. Member j's URL in i's
+ * configuration is then https://127.0.0.1:<port of link i→j's proxy>, and that proxy forwards to
+ * j's nginx, so every byte between authorities is TLS on a shaped link; each dirauthd verifies
+ * its peers against the CA (authorities.ca_file). An authority killed or stopped keeps its nginx
+ * (which answers 502 meanwhile). Run as root, nginx's workers run as nobody, and the cluster's
+ * directory is made world-readable (0755) for them; the authorities' own directories stay 0700.
+ * cluster_impersonate is not available with tls (a stand-in speaks plain HTTP). A test that
+ * needs nginx asks cluster_nginx_installed first and skips without it.
  *
  * Time: each authority (dirauthd and its signer) reads its own file clock. The test owns one base
  * time; each clock file holds base + that authority's skew (0 unless cluster_clock_skew). The
@@ -65,6 +87,14 @@
 /* A set of members as a bit mask: CLUSTER_BIT(0) | CLUSTER_BIT(3). */
 #define CLUSTER_BIT(i) (1u << (i))
 
+/* How every peer link looks (faultproxy.h's shaping of each directed link's proxy). */
+struct cluster_link_shaping {
+	uint32_t delay_ms;       /* one way */
+	uint32_t jitter_ms;      /* a uniform draw in [0, jitter_ms] more per chunk */
+	uint32_t bandwidth_mbit; /* per direction of each link, shared by its connections; 0: no cap */
+	uint64_t seed;           /* of the jitter's draws; link i→j draws from seed + n·i + j */
+};
+
 struct cluster_options {
 	size_t authorities;    /* n: 1..CLUSTER_MAX_AUTHORITIES */
 	size_t threshold;      /* k: a majority of n */
@@ -82,6 +112,8 @@ struct cluster_options {
 	/* Appended to the namespace's flow mapping in every dirauthd.yaml, e.g. ", lifecycle: true"
 	 * (borrowed: a string literal); NULL: nothing. */
 	const char *namespace_extra;
+	struct cluster_link_shaping links; /* every peer link's; zero: loopback as it is */
+	int tls;                           /* 1: each authority behind its own nginx, peers over https */
 };
 
 struct cluster;
@@ -93,6 +125,9 @@ struct cluster_response {
 };
 
 /* --- life --------------------------------------------------------------------------------- */
+
+/* 1 when nginx is installed (what cluster_options.tls runs), else 0: a test of tls skips. */
+int cluster_nginx_installed(void);
 
 /* Lays out keys, configurations and clocks, starts the n × (n-1) link proxies, then every signer
  * and dirauthd, and waits until each signer's socket answers and each dirauthd answers
@@ -133,6 +168,10 @@ size_t cluster_threshold(const struct cluster *c);
 const char *cluster_dir(const struct cluster *c);
 const char *cluster_name(const struct cluster *c, size_t i); /* "authority<i>.dirauth.example" */
 const char *cluster_url(const struct cluster *c, size_t i);  /* "http://127.0.0.1:<port>" */
+/* With tls: authority i's nginx, "https://127.0.0.1:<port>", and the CA its certificate is
+ * issued by (a PEM file); without, the test aborts. */
+const char *cluster_front_url(const struct cluster *c, size_t i);
+const char *cluster_ca_path(const struct cluster *c);
 const char *cluster_log_path(const struct cluster *c, size_t i);
 const char *cluster_signer_log_path(const struct cluster *c, size_t i);
 const char *cluster_config_path(const struct cluster *c, size_t i);
@@ -211,6 +250,10 @@ void cluster_heal(struct cluster *c);
  * cluster_response_free. */
 long cluster_http(const char *url, const uint8_t *body, size_t body_len, const char *header, long timeout_ms,
                   struct cluster_response *response);
+/* The same over https to one of the cluster's nginx (cluster_front_url), the server verified
+ * against the cluster's CA as its peers verify it. */
+long cluster_https(const struct cluster *c, const char *url, const uint8_t *body, size_t body_len,
+                   const char *header, long timeout_ms, struct cluster_response *response);
 long cluster_get(struct cluster *c, size_t i, const char *path, struct cluster_response *response);
 long cluster_post(struct cluster *c, size_t i, const char *path, const uint8_t *body, size_t len,
                   struct cluster_response *response);

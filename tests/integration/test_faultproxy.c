@@ -8,7 +8,11 @@
  * direction's bytes; cut closes what is open and refuses what comes; reset sends RST; blackhole
  * accepts and never answers and never reaches the upstream; garbage answers 10 MB of random
  * bytes without the upstream; the connection bound, the counters, retargeting and a clean stop.
- * The whole file runs in about 5 s.
+ * Shaping, as measured from outside: the one-way hold of each chunk between the delay and the
+ * delay plus the jitter (a round trip more for a connection's first bytes), the same holds for
+ * the same seed, order kept under jitter, a transfer
+ * no faster than the bandwidth cap, two parallel connections sharing it, and the fault modes
+ * still winning over it. The whole file runs in about 12 s.
  */
 #include "test_support.h"
 
@@ -83,20 +87,28 @@ static void *echo_accept(void *context)
 	return NULL;
 }
 
-static void echo_start(struct echo *echo)
+/* A listening socket on a free loopback port, *port set: the echo server's, or one the test
+ * accepts on itself as the far end of a proxied connection, to see when each byte arrives. */
+static int listen_on_loopback(unsigned *port)
 {
-	memset(echo, 0, sizeof *echo);
-	echo->listener = socket(AF_INET, SOCK_STREAM, 0);
-	ck_assert(echo->listener >= 0);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert(fd >= 0);
 	struct sockaddr_in address;
 	memset(&address, 0, sizeof address);
 	address.sin_family = AF_INET;
 	address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	socklen_t len = sizeof address;
-	ck_assert(bind(echo->listener, (struct sockaddr *)&address, sizeof address) == 0);
-	ck_assert(listen(echo->listener, 64) == 0);
-	ck_assert(getsockname(echo->listener, (struct sockaddr *)&address, &len) == 0);
-	echo->port = ntohs(address.sin_port);
+	ck_assert(bind(fd, (struct sockaddr *)&address, sizeof address) == 0);
+	ck_assert(listen(fd, 64) == 0);
+	ck_assert(getsockname(fd, (struct sockaddr *)&address, &len) == 0);
+	*port = ntohs(address.sin_port);
+	return fd;
+}
+
+static void echo_start(struct echo *echo)
+{
+	memset(echo, 0, sizeof *echo);
+	echo->listener = listen_on_loopback(&echo->port);
 	ck_assert(pthread_create(&echo->thread, NULL, echo_accept, echo) == 0);
 }
 
@@ -194,6 +206,87 @@ static uint64_t round_trip(int fd, const char *message)
 	ck_assert_int_eq(ending, ENDING_DATA);
 	ck_assert_uint_eq(got, strlen(message));
 	ck_assert(memcmp(back, message, got) == 0);
+	return now_ms() - started;
+}
+
+/* Sends a short message on from and returns the milliseconds until it is all read on to. */
+static uint64_t one_way(int from, int to, const char *message)
+{
+	size_t len = strlen(message), got = 0;
+	char back[64];
+	ck_assert(len < sizeof back);
+	uint64_t started = now_ms();
+	ck_assert(send(from, message, len, MSG_NOSIGNAL) == (ssize_t)len);
+	while (got < len) {
+		struct pollfd pfd = {.fd = to, .events = POLLIN};
+		ck_assert_msg(poll(&pfd, 1, 5000) == 1, "nothing arrived within 5 s");
+		ssize_t n = recv(to, back + got, len - got, 0);
+		ck_assert(n > 0);
+		got += (size_t)n;
+	}
+	uint64_t took = now_ms() - started;
+	ck_assert(memcmp(back, message, len) == 0);
+	return took;
+}
+
+static uint8_t pattern_byte(size_t i, unsigned stream)
+{
+	return (uint8_t)(i * 7 + i / 251 + stream * 13);
+}
+
+/* Sends len patterned bytes on each of count connections to the echo server at once, shuts each
+ * down for writing, and reads every echo to its end, checking each byte. finished[i] gets the
+ * milliseconds connection i took; returns the milliseconds all took. */
+static uint64_t echo_in_parallel(const int *fds, size_t count, size_t len, uint64_t *finished)
+{
+	size_t sent[4] = {0}, got[4] = {0};
+	int done[4] = {0}, shut[4] = {0};
+	uint8_t block[65536];
+	ck_assert(count <= 4);
+	uint64_t started = now_ms();
+	for (size_t left = count; left > 0;) {
+		struct pollfd pfds[4];
+		for (size_t i = 0; i < count; i++)
+			pfds[i] = (struct pollfd){.fd = done[i] ? -1 : fds[i],
+			                          .events = (short)(POLLIN | (sent[i] < len ? POLLOUT : 0))};
+		ck_assert_msg(poll(pfds, (nfds_t)count, 20000) > 0, "the transfer stalled");
+		for (size_t i = 0; i < count; i++) {
+			if (done[i])
+				continue;
+			if ((pfds[i].revents & POLLOUT) && sent[i] < len) {
+				size_t n = len - sent[i] < sizeof block ? len - sent[i] : sizeof block;
+				for (size_t b = 0; b < n; b++)
+					block[b] = pattern_byte(sent[i] + b, (unsigned)i);
+				ssize_t m = send(fds[i], block, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+				if (m > 0)
+					sent[i] += (size_t)m;
+			}
+			if (sent[i] == len && !shut[i]) {
+				shutdown(fds[i], SHUT_WR);
+				shut[i] = 1;
+			}
+			if (pfds[i].revents & (POLLIN | POLLHUP | POLLERR)) {
+				ssize_t m = recv(fds[i], block, sizeof block, MSG_DONTWAIT);
+				if (m > 0) {
+					/* Compared before asserting: Check records every assertion it passes.
+					 */
+					for (ssize_t b = 0; b < m; b++)
+						if (block[b] != pattern_byte(got[i] + (size_t)b, (unsigned)i))
+							ck_abort_msg("connection %zu: byte %zu differs", i,
+							             got[i] + (size_t)b);
+					got[i] += (size_t)m;
+				} else if (m == 0) {
+					ck_assert_uint_eq(got[i], len);
+					done[i] = 1;
+					finished[i] = now_ms() - started;
+					left--;
+				} else {
+					ck_assert_msg(errno == EAGAIN || errno == EWOULDBLOCK, "recv: %s",
+					              strerror(errno));
+				}
+			}
+		}
+	}
 	return now_ms() - started;
 }
 
@@ -547,6 +640,260 @@ START_TEST(test_bounds_parameters_retarget_and_clean_stop)
 }
 END_TEST
 
+START_TEST(test_shaping_holds_each_chunk_between_delay_and_delay_plus_jitter)
+{
+	unsigned port = 0;
+	int listener = listen_on_loopback(&port);
+	struct faultproxy_options options = {.target_host = "127.0.0.1",
+	                                     .target_port = port,
+	                                     .shaping = {.delay_ms = 40, .jitter_ms = 60},
+	                                     .seed = 7};
+	struct faultproxy *proxy = NULL;
+	ck_assert_int_eq(faultproxy_start(&options, &proxy), 0);
+	int client = connect_to(faultproxy_port(proxy));
+	int far = accept(listener, NULL, NULL);
+	ck_assert(far >= 0);
+
+	/* The first bytes of a connection wait a round trip more: the handshake of a real link. */
+	uint64_t first = one_way(client, far, "hello");
+	ck_assert_msg(first >= 3 * 40 && first <= 3 * 40 + 60 + 40, "the first bytes took %llu ms",
+	              (unsigned long long)first);
+
+	/* Then each message is one chunk: its one-way time is its hold, 40 ms plus a draw in
+	 * [0, 60], with room for a loaded machine above; the draws are spread, not one value. Both
+	 * ways. */
+	uint64_t lowest = UINT64_MAX, highest = 0;
+	for (int i = 0; i < 20; i++) {
+		char message[32];
+		snprintf(message, sizeof message, "message %d", i);
+		uint64_t took = i % 2 ? one_way(far, client, message) : one_way(client, far, message);
+		ck_assert_msg(took >= 40 && took <= 40 + 60 + 40, "message %d took %llu ms", i,
+		              (unsigned long long)took);
+		lowest = took < lowest ? took : lowest;
+		highest = took > highest ? took : highest;
+	}
+	ck_assert_msg(highest - lowest >= 15, "20 holds between %llu and %llu ms: no jitter",
+	              (unsigned long long)lowest, (unsigned long long)highest);
+
+	/* The delay mode adds its delay to the shaping's; pass takes it away again. */
+	ck_assert_int_eq(faultproxy_set_mode(proxy, FAULTPROXY_DELAY, 200), 0);
+	ck_assert_uint_ge(one_way(client, far, "shaped and delayed"), 240);
+	ck_assert_int_eq(faultproxy_set_mode(proxy, FAULTPROXY_PASS, 0), 0);
+	struct faultproxy_shaping shaping = {.delay_ms = 0};
+	ck_assert_int_eq(faultproxy_set_shaping(proxy, &shaping), 0);
+	ck_assert_uint_lt(one_way(client, far, "unshaped"), 30);
+	faultproxy_shaping(proxy, &shaping);
+	ck_assert_uint_eq(shaping.delay_ms + shaping.jitter_ms + shaping.bandwidth_bits_per_second, 0);
+
+	/* Out of range: refused, and nothing changes. */
+	struct faultproxy_shaping bad = {.delay_ms = FAULTPROXY_MAX_DELAY_MS + 1};
+	ck_assert_int_eq(faultproxy_set_shaping(proxy, &bad), DIRAUTH_ERR_CONFIG);
+	bad = (struct faultproxy_shaping){.jitter_ms = FAULTPROXY_MAX_DELAY_MS + 1};
+	ck_assert_int_eq(faultproxy_set_shaping(proxy, &bad), DIRAUTH_ERR_CONFIG);
+	bad = (struct faultproxy_shaping){.bandwidth_bits_per_second = FAULTPROXY_MIN_BANDWIDTH - 1};
+	ck_assert_int_eq(faultproxy_set_shaping(proxy, &bad), DIRAUTH_ERR_CONFIG);
+	bad = (struct faultproxy_shaping){.bandwidth_bits_per_second = FAULTPROXY_MAX_BANDWIDTH + 1};
+	ck_assert_int_eq(faultproxy_set_shaping(proxy, &bad), DIRAUTH_ERR_CONFIG);
+	options.shaping = bad;
+	struct faultproxy *refused = NULL;
+	ck_assert_int_eq(faultproxy_start(&options, &refused), DIRAUTH_ERR_CONFIG);
+	ck_assert_ptr_null(refused);
+	ck_assert_uint_lt(one_way(client, far, "still unshaped"), 30);
+	close(client);
+	close(far);
+	faultproxy_stop(proxy);
+	close(listener);
+}
+END_TEST
+
+/* The one-way holds of five messages through a new proxy with the given seed: 0..300 ms jitter. */
+static void holds_with_seed(uint64_t seed, uint64_t holds[5])
+{
+	unsigned port = 0;
+	int listener = listen_on_loopback(&port);
+	struct faultproxy_options options = {
+	    .target_host = "127.0.0.1", .target_port = port, .shaping = {.jitter_ms = 300}, .seed = seed};
+	struct faultproxy *proxy = NULL;
+	ck_assert_int_eq(faultproxy_start(&options, &proxy), 0);
+	int client = connect_to(faultproxy_port(proxy));
+	int far = accept(listener, NULL, NULL);
+	ck_assert(far >= 0);
+	for (int i = 0; i < 5; i++)
+		holds[i] = one_way(client, far, "which hold?");
+	close(client);
+	close(far);
+	faultproxy_stop(proxy);
+	close(listener);
+}
+
+START_TEST(test_the_same_seed_draws_the_same_jitter)
+{
+	uint64_t first[5], again[5], other[5];
+	holds_with_seed(11, first);
+	holds_with_seed(11, again);
+	holds_with_seed(12, other);
+	uint64_t lowest = UINT64_MAX, highest = 0, differs = 0;
+	for (int i = 0; i < 5; i++) {
+		uint64_t gap = first[i] > again[i] ? first[i] - again[i] : again[i] - first[i];
+		ck_assert_msg(gap <= 60, "hold %d: %llu ms, then %llu ms with the same seed", i,
+		              (unsigned long long)first[i], (unsigned long long)again[i]);
+		lowest = first[i] < lowest ? first[i] : lowest;
+		highest = first[i] > highest ? first[i] : highest;
+		uint64_t other_gap = first[i] > other[i] ? first[i] - other[i] : other[i] - first[i];
+		differs = other_gap > differs ? other_gap : differs;
+	}
+	ck_assert_msg(highest - lowest >= 60, "the holds of seed 11 are all %llu..%llu ms",
+	              (unsigned long long)lowest, (unsigned long long)highest);
+	ck_assert_msg(differs >= 60, "seed 12 drew the holds of seed 11");
+}
+END_TEST
+
+START_TEST(test_jitter_never_reorders_bytes)
+{
+	struct echo echo;
+	echo_start(&echo);
+	struct faultproxy_options options = {.target_host = "127.0.0.1",
+	                                     .target_port = echo.port,
+	                                     .shaping = {.delay_ms = 5, .jitter_ms = 40},
+	                                     .seed = 3};
+	struct faultproxy *proxy = NULL;
+	ck_assert_int_eq(faultproxy_start(&options, &proxy), 0);
+	int fd = connect_to(faultproxy_port(proxy));
+
+	/* 300 small writes a millisecond apart: each is read as its own chunk and drawn its own
+	 * hold, in both directions; what comes back is every byte in order. */
+	const size_t piece = 1000, pieces = 300;
+	uint8_t *data = malloc(piece * pieces), *back = malloc(piece * pieces);
+	ck_assert(data && back);
+	for (size_t i = 0; i < piece * pieces; i++)
+		data[i] = pattern_byte(i, 0);
+	size_t got = 0;
+	for (size_t i = 0; i < pieces; i++) {
+		ck_assert(send(fd, data + i * piece, piece, MSG_NOSIGNAL) == (ssize_t)piece);
+		ssize_t n;
+		while ((n = recv(fd, back + got, piece * pieces - got, MSG_DONTWAIT)) > 0)
+			got += (size_t)n;
+		test_sleep_ms(1);
+	}
+	size_t more = 0;
+	ck_assert_int_eq(exchange(fd, NULL, 0, 1, back + got, piece * pieces - got, &more, 10000),
+	                 got + more == piece * pieces ? ENDING_DATA : ENDING_EOF);
+	ck_assert_uint_eq(got + more, piece * pieces);
+	ck_assert(memcmp(data, back, piece * pieces) == 0);
+	close(fd);
+	faultproxy_stop(proxy);
+	echo_stop(&echo);
+	free(data);
+	free(back);
+}
+END_TEST
+
+START_TEST(test_bandwidth_cap_bounds_a_transfer)
+{
+	struct echo echo;
+	echo_start(&echo);
+	const uint64_t cap = 16000000; /* bits per second: 2 MB/s each way */
+	struct faultproxy_options options = {.target_host = "127.0.0.1",
+	                                     .target_port = echo.port,
+	                                     .shaping = {.bandwidth_bits_per_second = cap}};
+	struct faultproxy *proxy = NULL;
+	ck_assert_int_eq(faultproxy_start(&options, &proxy), 0);
+
+	/* 4 MiB out and back: at least 4 MiB at 2 MB/s (2.1 s; the bucket starts with 10 ms of
+	 * credit), and not grossly more. */
+	const size_t len = 4u << 20;
+	double least_ms = (double)len * 8 / (double)cap * 1000 - 20;
+	int fd = connect_to(faultproxy_port(proxy));
+	uint64_t finished[1];
+	uint64_t took = echo_in_parallel(&fd, 1, len, finished);
+	ck_assert_msg((double)took >= least_ms, "4 MiB at 16 Mbit/s took %llu ms", (unsigned long long)took);
+	ck_assert_msg(took < 3 * least_ms, "4 MiB at 16 Mbit/s took %llu ms", (unsigned long long)took);
+	close(fd);
+
+	/* Lifted: the same transfer goes at loopback speed. */
+	struct faultproxy_shaping none = {0};
+	ck_assert_int_eq(faultproxy_set_shaping(proxy, &none), 0);
+	fd = connect_to(faultproxy_port(proxy));
+	took = echo_in_parallel(&fd, 1, len, finished);
+	ck_assert_msg((double)took < least_ms / 2, "4 MiB without a cap took %llu ms",
+	              (unsigned long long)took);
+	close(fd);
+	faultproxy_stop(proxy);
+	echo_stop(&echo);
+}
+END_TEST
+
+START_TEST(test_parallel_connections_share_the_cap)
+{
+	struct echo echo;
+	echo_start(&echo);
+	const uint64_t cap = 16000000;
+	struct faultproxy_options options = {.target_host = "127.0.0.1",
+	                                     .target_port = echo.port,
+	                                     .shaping = {.delay_ms = 20, .bandwidth_bits_per_second = cap},
+	                                     .buffer_bytes = 256 * 1024};
+	struct faultproxy *proxy = NULL;
+	ck_assert_int_eq(faultproxy_start(&options, &proxy), 0);
+
+	/* Two connections of 2 MiB each at once: together no faster than the cap (2.1 s for the
+	 * 4 MiB), and taking turns at it, so that neither is done in half that time. */
+	const size_t len = 2u << 20;
+	double least_ms = (double)(2 * len) * 8 / (double)cap * 1000 - 20;
+	int fds[2] = {connect_to(faultproxy_port(proxy)), connect_to(faultproxy_port(proxy))};
+	uint64_t finished[2];
+	uint64_t took = echo_in_parallel(fds, 2, len, finished);
+	ck_assert_msg((double)took >= least_ms, "2 × 2 MiB at 16 Mbit/s took %llu ms",
+	              (unsigned long long)took);
+	ck_assert_msg(took < 3 * least_ms, "2 × 2 MiB at 16 Mbit/s took %llu ms", (unsigned long long)took);
+	uint64_t first = finished[0] < finished[1] ? finished[0] : finished[1];
+	ck_assert_msg((double)first >= 0.7 * least_ms, "one connection was done after %llu ms of %llu",
+	              (unsigned long long)first, (unsigned long long)took);
+	struct faultproxy_counters counters;
+	faultproxy_counters(proxy, &counters);
+	ck_assert_uint_eq(counters.bytes_to_target, 2 * len);
+	ck_assert_uint_eq(counters.bytes_to_client, 2 * len);
+	ck_assert_uint_eq(counters.tls_clients, 0);
+	close(fds[0]);
+	close(fds[1]);
+	faultproxy_stop(proxy);
+	echo_stop(&echo);
+}
+END_TEST
+
+START_TEST(test_fault_modes_win_over_shaping)
+{
+	struct echo echo;
+	echo_start(&echo);
+	struct faultproxy_options options = {
+	    .target_host = "127.0.0.1",
+	    .target_port = echo.port,
+	    .shaping = {.delay_ms = 30, .jitter_ms = 10, .bandwidth_bits_per_second = 1000000}};
+	struct faultproxy *proxy = NULL;
+	ck_assert_int_eq(faultproxy_start(&options, &proxy), 0);
+	int fd = connect_to(faultproxy_port(proxy));
+	ck_assert_uint_ge(round_trip(fd, "shaped"), 60);
+
+	/* Cut closes the shaped connection and refuses the next; garbage answers at once, at
+	 * loopback speed; the shaping is still there once the link passes again. */
+	ck_assert_int_eq(faultproxy_set_mode(proxy, FAULTPROXY_CUT, 0), 0);
+	size_t got = 0;
+	ck_assert_int_eq(exchange(fd, NULL, 0, 0, NULL, 1, &got, 2000), ENDING_EOF);
+	close(fd);
+	ck_assert_int_eq(faultproxy_set_mode(proxy, FAULTPROXY_GARBAGE, 1 << 20), 0);
+	fd = connect_to(faultproxy_port(proxy));
+	uint64_t started = now_ms();
+	ck_assert_int_eq(exchange(fd, NULL, 0, 1, NULL, 1 << 20, &got, 5000), ENDING_DATA);
+	ck_assert_uint_lt(now_ms() - started, 2000); /* 8 s at the 1 Mbit/s of the shaping */
+	close(fd);
+	ck_assert_int_eq(faultproxy_set_mode(proxy, FAULTPROXY_PASS, 0), 0);
+	fd = connect_to(faultproxy_port(proxy));
+	ck_assert_uint_ge(round_trip(fd, "shaped again"), 60);
+	close(fd);
+	faultproxy_stop(proxy);
+	echo_stop(&echo);
+}
+END_TEST
+
 static Suite *faultproxy_suite(void)
 {
 	Suite *suite = suite_create("faultproxy");
@@ -560,6 +907,15 @@ static Suite *faultproxy_suite(void)
 	tcase_add_test(modes, test_garbage_answers_ten_megabytes_of_random_bytes);
 	tcase_add_test(modes, test_bounds_parameters_retarget_and_clean_stop);
 	suite_add_tcase(suite, modes);
+	TCase *shaping = tcase_create("shaping");
+	tcase_set_timeout(shaping, 60);
+	tcase_add_test(shaping, test_shaping_holds_each_chunk_between_delay_and_delay_plus_jitter);
+	tcase_add_test(shaping, test_the_same_seed_draws_the_same_jitter);
+	tcase_add_test(shaping, test_jitter_never_reorders_bytes);
+	tcase_add_test(shaping, test_bandwidth_cap_bounds_a_transfer);
+	tcase_add_test(shaping, test_parallel_connections_share_the_cap);
+	tcase_add_test(shaping, test_fault_modes_win_over_shaping);
+	suite_add_tcase(suite, shaping);
 	return suite;
 }
 

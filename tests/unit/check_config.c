@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static char provider_key[NOTE_VERIFIER_KEY_MAX + 1];
 
@@ -493,6 +495,62 @@ START_TEST(test_files)
 }
 END_TEST
 
+/* authorities.ca_file: resolved against the file's directory, and refused at load, with its
+ * line, when it cannot be read. */
+START_TEST(test_ca_file)
+{
+	make_provider_key();
+	static const char *const three[] = {"authority1.dirauth.example", "authority2.dirauth.example",
+	                                    "authority3.dirauth.example"};
+	char dir[512], path[640], extra[8192], with_ca[8400], file[700];
+	struct config *config = NULL;
+	struct settings_error error;
+	authorities_text(three, 3, 2, extra, sizeof extra);
+
+	/* Without it, the system's store. */
+	ck_assert_int_eq(parse_with(extra, &config, &error), 0);
+	ck_assert_str_eq(config->peers.ca_file, "");
+	config_free(config);
+
+	test_make_tempdir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/dirauthd.yaml", dir);
+	snprintf(with_ca, sizeof with_ca, "%s  ca_file: tls/ca.pem\n", extra);
+	const char *text = valid_text(with_ca);
+	size_t line = 1;
+	for (const char *c = text; *c; c++)
+		line += *c == '\n';
+	line--; /* the last line, ca_file's */
+	test_write_file(path, text, strlen(text), 0644);
+	ck_assert_int_eq(config_load(path, &config, &error), DIRAUTH_ERR_CONFIG);
+	ck_assert_uint_eq(error.line, line);
+	ck_assert_msg(strstr(error.message, "authorities.ca_file") && strstr(error.message, "tls/ca.pem"),
+	              "%s", error.message);
+	snprintf(file, sizeof file, "%s/tls", dir);
+	ck_assert_int_eq(mkdir(file, 0755), 0);
+	snprintf(file, sizeof file, "%s/tls/ca.pem", dir);
+	ck_assert_int_eq(mkdir(file, 0755), 0);
+	ck_assert_int_eq(config_load(path, &config, &error), DIRAUTH_ERR_CONFIG);
+	ck_assert_ptr_nonnull(strstr(error.message, "not a regular file"));
+	ck_assert_int_eq(rmdir(file), 0);
+	test_write_file(file, "-----BEGIN CERTIFICATE-----\n", 28, 0644);
+	ck_assert_msg(config_load(path, &config, &error) == 0, "%zu: %s", error.line, error.message);
+	ck_assert_str_eq(config->peers.ca_file, file);
+	config_free(config);
+
+	/* A path longer than any path is refused as it is read. */
+	char long_path[CONFIG_PATH_MAX + 64];
+	memset(long_path, 'a', sizeof long_path - 1);
+	long_path[sizeof long_path - 1] = 0;
+	char *too_long = malloc(sizeof extra + sizeof long_path + 64);
+	ck_assert_ptr_nonnull(too_long);
+	sprintf(too_long, "%s  ca_file: /%s\n", extra, long_path);
+	ck_assert_int_eq(parse_with(too_long, &config, &error), DIRAUTH_ERR_CONFIG);
+	ck_assert_uint_eq(error.line, line);
+	free(too_long);
+	test_remove_tree(dir);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
 	Suite *suite = suite_create("config");
@@ -506,6 +564,7 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, test_windows_hold_the_peer_operations);
 	tcase_add_test(tc, test_nesting_bound);
 	tcase_add_test(tc, test_files);
+	tcase_add_test(tc, test_ca_file);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
