@@ -370,8 +370,9 @@ static void log_line(struct epoch_run *run, size_t i, const char *line, double t
 	unsigned long long records = 0;
 	if (starts_with(s, "voted: ")) {
 		p = strstr(s, "; built in ");
-		parsed = p && sscanf(p, "; built in %llu ms, pushed in %llu ms, %llu bytes sent",
-		                     &a->build_ms, &a->push_ms, &a->vote_bytes) == 3;
+		const char *sent = p ? strstr(p, "), ") : NULL;
+		parsed = p && sent && sscanf(p, "; built in %llu ms, pushed in %llu ms", &a->build_ms, &a->push_ms) == 2 &&
+		         sscanf(sent, "), %llu bytes sent", &a->vote_bytes) == 1;
 		a->voted = 1;
 		a->voted_at = t;
 	} else if (starts_with(s, "computed and signed: ")) {
@@ -396,7 +397,7 @@ static void log_line(struct epoch_run *run, size_t i, const char *line, double t
 		a->published = 1;
 		a->published_at = t;
 	} else if (starts_with(s, "reconciled: ")) {
-		parsed = sscanf(s, "reconciled: %llu registrations taken", &a->reconciled_taken) == 1;
+		parsed = sscanf(s, "reconciled: %llu notes", &a->reconciled_taken) == 1;
 		a->reconciled = 1;
 		a->reconciled_at = t;
 	} else if (starts_with(s, "not published")) {
