@@ -77,10 +77,8 @@
 #define SEVERAL_ALL           ((1u << SEVERAL_N) - 1)
 #define SEVERAL_PAIRS         10 /* the pairs of authorities that lack a partial registration */
 #define SEVERAL_MAX_RECORDS   1000000
-#define SEVERAL_MAX_THREADS   32 /* each holds a connection to every authority: under 64 per IP */
 #define SEVERAL_LINE_MAX      4096
 #define SEVERAL_POLL_MS       20
-#define SEVERAL_REQUEST_SECS  120L
 #define SEVERAL_PHASES        5
 #define SEVERAL_LABEL         "bench"
 #define SEVERAL_SMALL_RECORDS 20000 /* up to here, 60 s epochs */
@@ -152,48 +150,6 @@ static void network_text(const struct several_options *o, char *out, size_t cap)
 
 /* --- registrations ------------------------------------------------------------------------ */
 
-struct build_job {
-	const struct cluster *c;
-	struct buffer *notes;
-	size_t count;
-	atomic_size_t next;
-};
-
-static void *build_worker(void *context)
-{
-	struct build_job *job = context;
-	for (;;) {
-		size_t r = atomic_fetch_add(&job->next, 1);
-		if (r >= job->count)
-			return NULL;
-		const struct signer_key *provider = cluster_provider_key(job->c, r % CLUSTER_PROVIDERS);
-		cluster_registration(job->c, provider, SEVERAL_LABEL, r, 1, &job->notes[r]);
-	}
-}
-
-/* count signed registrations of distinct services by the cluster's providers (they are enrolled
- * by its authorities only), built on as many threads as there are cores. */
-static struct buffer *build_notes(const struct cluster *c, size_t count)
-{
-	struct build_job job = {c, calloc(count, sizeof(struct buffer)), count, 0};
-	ck_assert(job.notes != NULL);
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t threads = cores > 0 && cores < SEVERAL_MAX_THREADS ? (size_t)cores : 1;
-	pthread_t workers[SEVERAL_MAX_THREADS];
-	for (size_t t = 0; t < threads; t++)
-		ck_assert(pthread_create(&workers[t], NULL, build_worker, &job) == 0);
-	for (size_t t = 0; t < threads; t++)
-		pthread_join(workers[t], NULL);
-	return job.notes;
-}
-
-static void free_notes(struct buffer *notes, size_t count)
-{
-	for (size_t r = 0; notes && r < count; r++)
-		buffer_free(&notes[r]);
-	free(notes);
-}
-
 /* Which authorities get registration r: all, except that partial_percent of them (spread evenly)
  * miss one of the ten pairs in turn. */
 static unsigned holders_of(size_t r, unsigned partial_percent, size_t *partial_index)
@@ -204,117 +160,6 @@ static unsigned holders_of(size_t r, unsigned partial_percent, size_t *partial_i
 		return SEVERAL_ALL;
 	const unsigned *pair = pairs[(*partial_index)++ % SEVERAL_PAIRS];
 	return SEVERAL_ALL & ~(CLUSTER_BIT(pair[0]) | CLUSTER_BIT(pair[1]));
-}
-
-struct ingest {
-	const struct cluster *c;
-	const struct buffer *notes;
-	const unsigned *holders; /* per registration, a CLUSTER_BIT mask */
-	size_t count;
-	atomic_size_t next;
-	atomic_size_t posted;
-	atomic_int failed;
-	pthread_mutex_t lock;
-	char failure[512];
-};
-
-static void ingest_fail(struct ingest *in, const char *format, ...) __attribute__((format(printf, 2, 3)));
-static void ingest_fail(struct ingest *in, const char *format, ...)
-{
-	pthread_mutex_lock(&in->lock);
-	if (!atomic_load(&in->failed)) {
-		va_list args;
-		va_start(args, format);
-		vsnprintf(in->failure, sizeof in->failure, format, args);
-		va_end(args);
-		atomic_store(&in->failed, 1);
-	}
-	pthread_mutex_unlock(&in->lock);
-}
-
-static size_t collect(char *data, size_t size, size_t count, void *context)
-{
-	return buffer_append(context, data, size * count) == 0 ? size * count : 0;
-}
-
-/* One client thread: one keep-alive connection to each authority; takes the next registration
- * and POSTs it to each of its holders. Only a 202 counts. */
-static void *ingest_worker(void *context)
-{
-	struct ingest *in = context;
-	size_t n = cluster_size(in->c);
-	CURL *handles[CLUSTER_MAX_AUTHORITIES] = {0};
-	char urls[CLUSTER_MAX_AUTHORITIES][128];
-	struct curl_slist *headers = curl_slist_append(NULL, "Expect:");
-	struct buffer answer;
-	buffer_init(&answer);
-	for (size_t a = 0; a < n; a++) {
-		snprintf(urls[a], sizeof urls[a], "%s/v1/registrations", cluster_url(in->c, a));
-		handles[a] = curl_easy_init();
-		if (!handles[a]) {
-			ingest_fail(in, "curl_easy_init failed");
-			goto done;
-		}
-		curl_easy_setopt(handles[a], CURLOPT_URL, urls[a]);
-		curl_easy_setopt(handles[a], CURLOPT_HTTPHEADER, headers);
-		curl_easy_setopt(handles[a], CURLOPT_TIMEOUT, SEVERAL_REQUEST_SECS);
-		curl_easy_setopt(handles[a], CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(handles[a], CURLOPT_NOPROXY, "*");
-		curl_easy_setopt(handles[a], CURLOPT_TCP_NODELAY, 1L);
-		curl_easy_setopt(handles[a], CURLOPT_WRITEFUNCTION, collect);
-		curl_easy_setopt(handles[a], CURLOPT_WRITEDATA, &answer);
-	}
-	while (!atomic_load(&in->failed)) {
-		size_t r = atomic_fetch_add(&in->next, 1);
-		if (r >= in->count)
-			break;
-		for (size_t a = 0; a < n && !atomic_load(&in->failed); a++) {
-			if (!(in->holders[r] & CLUSTER_BIT(a)))
-				continue;
-			buffer_reset(&answer);
-			curl_easy_setopt(handles[a], CURLOPT_POSTFIELDS, (const char *)in->notes[r].data);
-			curl_easy_setopt(handles[a], CURLOPT_POSTFIELDSIZE_LARGE,
-			                 (curl_off_t)in->notes[r].len);
-			CURLcode rc = curl_easy_perform(handles[a]);
-			long status = 0;
-			curl_easy_getinfo(handles[a], CURLINFO_RESPONSE_CODE, &status);
-			if (rc != CURLE_OK)
-				ingest_fail(in, "registration %zu to %s: %s", r, cluster_name(in->c, a),
-				            curl_easy_strerror(rc));
-			else if (status != 202)
-				ingest_fail(in, "registration %zu to %s answered %ld: %.200s", r,
-				            cluster_name(in->c, a), status,
-				            answer.len ? (const char *)answer.data : "");
-			else
-				atomic_fetch_add(&in->posted, 1);
-		}
-	}
-done:
-	for (size_t a = 0; a < n; a++)
-		if (handles[a])
-			curl_easy_cleanup(handles[a]);
-	curl_slist_free_all(headers);
-	buffer_free(&answer);
-	return NULL;
-}
-
-/* POSTs every registration to its holders from threads client threads; returns the 202s and
- * sets *seconds to the wall time. */
-static size_t ingest_run(const struct cluster *c, const struct buffer *notes, const unsigned *holders,
-                         size_t count, unsigned threads, double *seconds)
-{
-	struct ingest in = {.c = c, .notes = notes, .holders = holders, .count = count};
-	pthread_mutex_init(&in.lock, NULL);
-	pthread_t workers[SEVERAL_MAX_THREADS];
-	double start = harness_now();
-	for (unsigned t = 0; t < threads; t++)
-		ck_assert(pthread_create(&workers[t], NULL, ingest_worker, &in) == 0);
-	for (unsigned t = 0; t < threads; t++)
-		pthread_join(workers[t], NULL);
-	*seconds = harness_now() - start;
-	pthread_mutex_destroy(&in.lock);
-	ck_assert_msg(!atomic_load(&in.failed), "ingest: %s", in.failure);
-	return atomic_load(&in.posted);
 }
 
 /* --- what the logs say -------------------------------------------------------------------- */
@@ -371,7 +216,8 @@ static void log_line(struct epoch_run *run, size_t i, const char *line, double t
 	if (starts_with(s, "voted: ")) {
 		p = strstr(s, "; built in ");
 		const char *sent = p ? strstr(p, "), ") : NULL;
-		parsed = p && sent && sscanf(p, "; built in %llu ms, pushed in %llu ms", &a->build_ms, &a->push_ms) == 2 &&
+		parsed = p && sent &&
+		         sscanf(p, "; built in %llu ms, pushed in %llu ms", &a->build_ms, &a->push_ms) == 2 &&
 		         sscanf(sent, "), %llu bytes sent", &a->vote_bytes) == 1;
 		a->voted = 1;
 		a->voted_at = t;
@@ -775,15 +621,15 @@ static void measure_single(const struct several_options *o, const struct several
 {
 	struct cluster *c = start_cluster(1, 1, s, o);
 	printf("single authority: building %zu signed registrations...\n", o->records);
-	struct buffer *notes = build_notes(c, o->records);
+	struct buffer *notes = cluster_registrations(c, SEVERAL_LABEL, 0, o->records, 1);
 	unsigned *holders = malloc(o->records * sizeof *holders);
 	ck_assert(holders != NULL);
 	for (size_t r = 0; r < o->records; r++)
 		holders[r] = CLUSTER_BIT(0);
 	printf("single authority: posting them from %u threads...\n", o->threads);
-	f->posted = ingest_run(c, notes, holders, o->records, o->threads, &f->ingest_seconds);
+	f->posted = cluster_register_all(c, notes, holders, o->records, o->threads, &f->ingest_seconds);
 	free(holders);
-	free_notes(notes, o->records);
+	cluster_registrations_free(notes, o->records);
 
 	uint64_t epoch = cluster_next_epoch(c);
 	struct epoch_phases phases;
@@ -817,7 +663,7 @@ static void measure_several(const struct several_options *o, const struct severa
 	run_epoch(c, cluster_next_epoch(c), o, &f->warm_up);
 
 	printf("5 authorities: building %zu signed registrations...\n", o->records);
-	struct buffer *notes = build_notes(c, o->records);
+	struct buffer *notes = cluster_registrations(c, SEVERAL_LABEL, 0, o->records, 1);
 	unsigned *holders = malloc(o->records * sizeof *holders);
 	ck_assert(holders != NULL);
 	unsigned lacking = 0; /* the authorities that miss some registration */
@@ -827,9 +673,9 @@ static void measure_several(const struct several_options *o, const struct severa
 	}
 	printf("5 authorities: posting them from %u threads (%zu to 3 authorities only)...\n", o->threads,
 	       f->partial);
-	f->posted = ingest_run(c, notes, holders, o->records, o->threads, &f->ingest_seconds);
+	f->posted = cluster_register_all(c, notes, holders, o->records, o->threads, &f->ingest_seconds);
 	free(holders);
-	free_notes(notes, o->records);
+	cluster_registrations_free(notes, o->records);
 
 	uint64_t epoch = cluster_next_epoch(c);
 	uint64_t before[CLUSTER_MAX_AUTHORITIES], published[CLUSTER_MAX_AUTHORITIES];
@@ -1149,7 +995,7 @@ static int parse_options(int argc, char **argv, struct several_options *o)
 	const struct harness_option options[] = {
 	    HARNESS_OPTION_COUNT("--records", &o->records, 1, SEVERAL_MAX_RECORDS),
 	    HARNESS_OPTION_UNSIGNED("--partial-percent", &o->partial_percent, 0, 100),
-	    HARNESS_OPTION_UNSIGNED("--threads", &o->threads, 1, SEVERAL_MAX_THREADS),
+	    HARNESS_OPTION_UNSIGNED("--threads", &o->threads, 1, CLUSTER_REGISTER_THREADS_MAX),
 	    HARNESS_OPTION_CALL("--stage-seconds", take_stage_seconds, &o->stage_seconds),
 	    HARNESS_OPTION_UNSIGNED("--delay-ms", &o->delay_ms, 0, SEVERAL_MAX_DELAY_MS),
 	    HARNESS_OPTION_UNSIGNED("--jitter-ms", &o->jitter_ms, 0, SEVERAL_MAX_DELAY_MS),

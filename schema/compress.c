@@ -72,8 +72,7 @@ static int stream_new(enum content_encoding encoding, int zstd_level, struct com
 			free(s);
 			return DIRAUTH_ERR_NOMEM;
 		}
-		if (ZSTD_isError(
-		        ZSTD_CCtx_setParameter(s->zstd, ZSTD_c_compressionLevel, zstd_level)) ||
+		if (ZSTD_isError(ZSTD_CCtx_setParameter(s->zstd, ZSTD_c_compressionLevel, zstd_level)) ||
 		    ZSTD_isError(ZSTD_CCtx_setParameter(s->zstd, ZSTD_c_checksumFlag, 1)) ||
 		    ZSTD_isError(
 		        ZSTD_CCtx_setParameter(s->zstd, ZSTD_c_windowLog, COMPRESS_ZSTD_WINDOW_LOG_MAX))) {

@@ -135,7 +135,7 @@ static const struct http_route http_routes[] = {
      HTTP_BODY_NONE},
     {"/v1/{namespace}/snapshots/from/{epoch}",
      HTTP_METHODS_GET,
-     {"GET, HEAD", 0},
+     {"GET, HEAD", 1},
      http_serve_headers_from,
      HTTP_BODY_NONE},
     {"/v1/{namespace}/snapshots/{epoch}/body",

@@ -98,8 +98,8 @@ enum MHD_Result http_serve_epoch_body(struct http_request *request)
 		int rc = prepared_set_body(request->server->options.prepared, snapshot, encoding, &response,
 		                           request->body_sending);
 		if (rc == DIRAUTH_ERR_STALE)
-			result = respond_error(request->connection, request->route, API_ERROR_BODY_NOT_KEPT,
-			                       NULL);
+			result =
+			    respond_error(request->connection, request->route, API_ERROR_BODY_NOT_KEPT, NULL);
 		else if (rc == DIRAUTH_ERR_NOT_FOUND)
 			result = respond_error(request->connection, request->route, API_ERROR_NOT_FOUND,
 			                       "No snapshot body of this epoch is stored here.");
@@ -132,8 +132,8 @@ enum MHD_Result http_serve_headers_from(struct http_request *request)
 		result = respond_error(request->connection, request->route, API_ERROR_INTERNAL,
 		                       dirauth_strerror(rc));
 	else
-		result = respond_bytes(request->connection, MHD_HTTP_OK, "application/octet-stream", out.data,
-		                       out.len);
+		result = respond_bytes_negotiated(request->connection, request->route, MHD_HTTP_OK,
+		                                  "application/octet-stream", "no-cache", out.data, out.len);
 	buffer_free(&out);
 	return result;
 }

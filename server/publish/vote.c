@@ -110,8 +110,7 @@ static int base_from_body(const struct snapshot_body *parsed, struct vote_body *
 	if (!base)
 		return DIRAUTH_ERR_NOMEM;
 	int rc = 0;
-	if (parsed->record_count &&
-	    !(base->records = calloc(parsed->record_count, sizeof *base->records)))
+	if (parsed->record_count && !(base->records = calloc(parsed->record_count, sizeof *base->records)))
 		rc = DIRAUTH_ERR_NOMEM;
 	if (rc == 0 && parsed->health_count &&
 	    !(base->health = calloc(parsed->health_count, sizeof *base->health)))
@@ -149,8 +148,8 @@ static int base_from_body(const struct snapshot_body *parsed, struct vote_body *
 	return 0;
 }
 
-int publish_vote_base(const struct config *config, struct store *store, size_t namespace_index, uint64_t epoch,
-                      const uint8_t digest[32], struct vote_body **out)
+int publish_vote_base(const struct config *config, struct store *store, size_t namespace_index,
+                      uint64_t epoch, const uint8_t digest[32], struct vote_body **out)
 {
 	const struct config_namespace *ns = &config->namespaces[namespace_index];
 	struct buffer header_note, body;

@@ -33,8 +33,8 @@ int readpath_notes_answer(struct store *store, const char *namespace_name, const
 	for (; rc == 0 && covered < count; covered++) {
 		const struct notes_item *item = &items[covered];
 		int found = item->kind == NOTES_ITEM_REGISTRATION
-		                ? store_registration_get(store, namespace_name, item->service_id, item->sequence,
-		                                         &note)
+		                ? store_registration_get(store, namespace_name, item->service_id,
+		                                         item->sequence, &note)
 		                : store_statement_get(store, namespace_name, item->digest, &note);
 		if (found == DIRAUTH_ERR_NOT_FOUND || (found == 0 && note.len > max_note))
 			continue;

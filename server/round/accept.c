@@ -211,14 +211,12 @@ static enum api_error rebuild_whole(struct round *round, size_t i, const struct 
 		rc = vote_delta_base(parts->body, parts->body_len, named);
 	if (rc) {
 		error = API_ERROR_MALFORMED;
-		answer_set(answer, error, "Not a vote and a vote delta: %s",
-		                   dirauth_strerror(rc));
+		answer_set(answer, error, "Not a vote and a vote delta: %s", dirauth_strerror(rc));
 		goto out;
 	}
 	if (memcmp(named, vote.previous, 32) != 0) {
 		error = API_ERROR_MALFORMED;
-		answer_set(answer, error,
-		                   "The delta is against a snapshot other than the vote's previous.");
+		answer_set(answer, error, "The delta is against a snapshot other than the vote's previous.");
 		goto out;
 	}
 	rc = round_base_latest(round, i, &base);
@@ -226,14 +224,12 @@ static enum api_error rebuild_whole(struct round *round, size_t i, const struct 
 		rc = DIRAUTH_ERR_NOT_FOUND;
 	if (rc == DIRAUTH_ERR_NOT_FOUND) {
 		error = API_ERROR_UNKNOWN_BASE;
-		answer_set(answer, error,
-		                   "The vote's previous snapshot is not the latest stored here.");
+		answer_set(answer, error, "The vote's previous snapshot is not the latest stored here.");
 		goto out;
 	}
 	if (rc) {
 		error = API_ERROR_INTERNAL;
-		answer_set(answer, error, "The base snapshot cannot be read: %s",
-		                   dirauth_strerror(rc));
+		answer_set(answer, error, "The base snapshot cannot be read: %s", dirauth_strerror(rc));
 		goto out;
 	}
 	round_vote_limits(round->o.config, i, &limits);
@@ -248,7 +244,8 @@ static enum api_error rebuild_whole(struct round *round, size_t i, const struct 
 		answer_set(answer, error, "Out of memory.");
 	} else if (rc) {
 		error = API_ERROR_MALFORMED;
-		answer_set(answer, error, "The vote delta does not apply to its base: %s", dirauth_strerror(rc));
+		answer_set(answer, error, "The vote delta does not apply to its base: %s",
+		           dirauth_strerror(rc));
 	}
 out:
 	vote_body_free(body);
@@ -272,7 +269,8 @@ void round_accept_vote(struct round *round, size_t i, const uint8_t *body, size_
 		return answer_set(answer, API_ERROR_UNAVAILABLE, "The clock cannot be read.");
 	/* A delta becomes the whole vote first; from then on both are one. */
 	if (len <= round_vote_body_max(round->o.config) &&
-	    vote_envelope_parse(body, len, round_vote_body_max(round->o.config), &parts) == 0 && parts.delta) {
+	    vote_envelope_parse(body, len, round_vote_body_max(round->o.config), &parts) == 0 &&
+	    parts.delta) {
 		if (rebuild_whole(round, i, &parts, &whole, answer) != API_ERROR_NONE) {
 			buffer_free(&whole);
 			return;

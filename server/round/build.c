@@ -152,7 +152,8 @@ static int delta_envelope(struct round *round, size_t i, const struct buffer *en
 	buffer_init(&delta);
 	if (!rn->own_body)
 		return DIRAUTH_ERR_NOT_FOUND;
-	int rc = vote_envelope_parse(envelope->data, envelope->len, round_vote_body_max(round->o.config), &parts);
+	int rc =
+	    vote_envelope_parse(envelope->data, envelope->len, round_vote_body_max(round->o.config), &parts);
 	if (rc == 0)
 		rc = note_parse(parts.note, parts.note_len, &note);
 	if (rc == 0)
@@ -245,9 +246,9 @@ static void push_vote(struct round *round, size_t i, const struct buffer *envelo
 	          "voted: %zu records; taken by %zu of %zu peers%s%s%s; built in %llu ms, pushed in %llu ms "
 	          "(%zu as a delta of %zu bytes, %zu whole of %zu bytes), %zu bytes sent",
 	          rn->own_body ? rn->own_body->record_count : 0, accepted, config->member_count - 1,
-	          refused[0] ? " (refused by " : "", refused, refused[0] ? ")" : "", (unsigned long long)build_ms,
-	          (unsigned long long)(round_monotonic_ms() - started), deltas, as_delta ? delta.len : 0, wholes,
-	          envelope->len, sent);
+	          refused[0] ? " (refused by " : "", refused, refused[0] ? ")" : "",
+	          (unsigned long long)build_ms, (unsigned long long)(round_monotonic_ms() - started), deltas,
+	          as_delta ? delta.len : 0, wholes, envelope->len, sent);
 	peer_answers_free(answers, config->member_count);
 	buffer_free(&delta);
 }
@@ -286,7 +287,8 @@ int round_vote(struct round *round, size_t i, uint64_t now)
 	}
 	rn->voted = true;
 	uint64_t built = round_monotonic_ms();
-	push_vote(round, i, &envelope, round_deadline_ms(round, rn->phases.vote_deadline + config->bounds.clock_skew_seconds),
+	push_vote(round, i, &envelope,
+	          round_deadline_ms(round, rn->phases.vote_deadline + config->bounds.clock_skew_seconds),
 	          built - started);
 	buffer_free(&envelope);
 	return 0;

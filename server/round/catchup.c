@@ -91,14 +91,15 @@ static int check_header(struct catch_up *c, const uint8_t *data, size_t len, uin
 	int rc = len > VERIFY_HEADER_NOTE_MAX ? DIRAUTH_ERR_BOUNDS : note_parse(data, len, &note);
 	if (rc == 0)
 		rc = snapshot_header_parse(note->text, note->text_len, header);
-	if (rc == 0 && (strcmp(header->namespace_name, ns->name) != 0 || strcmp(header->origin, ns->origin) != 0 ||
-	                (epoch != UINT64_MAX && header->epoch != epoch)))
+	if (rc == 0 &&
+	    (strcmp(header->namespace_name, ns->name) != 0 || strcmp(header->origin, ns->origin) != 0 ||
+	     (epoch != UINT64_MAX && header->epoch != epoch)))
 		rc = DIRAUTH_ERR_MISMATCH;
 	if (rc == 0) {
 		uint8_t counted[CONFIG_MAX_MEMBERS];
 		size_t signers = 0;
-		rc = authority_set_count_signers(c->round->o.authorities, note, header->valid_after, c->now, counted,
-		                                 &signers);
+		rc = authority_set_count_signers(c->round->o.authorities, note, header->valid_after, c->now,
+		                                 counted, &signers);
 		if (rc == 0 && signers < config->threshold)
 			rc = DIRAUTH_ERR_THRESHOLD;
 	}
@@ -155,11 +156,12 @@ static uint64_t body_window_start(const struct catch_up *c)
 	return c->target >= window ? c->target - window + 1 : 0;
 }
 
-static int store_header(struct catch_up *c, const struct caught_header *h, const uint8_t *body, size_t body_len)
+static int store_header(struct catch_up *c, const struct caught_header *h, const uint8_t *body,
+                        size_t body_len)
 {
 	const struct round_options *o = &c->round->o;
-	int rc = body ? publish_signed_snapshot(o->config, o->store, &h->header, h->note.data, h->note.len, body,
-	                                        body_len)
+	int rc = body ? publish_signed_snapshot(o->config, o->store, &h->header, h->note.data, h->note.len,
+	                                        body, body_len)
 	              : store_snapshot_put(o->store, h->header.namespace_name, h->epoch, h->note.data,
 	                                   h->note.len, NULL);
 	if (rc)
@@ -206,7 +208,9 @@ static int walk_headers(struct catch_up *c, size_t m, char *why, size_t why_cap)
 	peer_answer_init(&answer);
 	memset(&bundle, 0, sizeof bundle);
 	/* Continue after what is stored, or after the last header waiting for its body. */
-	uint64_t from = c->waiting_count ? c->waiting[c->waiting_count - 1].epoch + 1 : c->have ? c->latest + 1 : 0;
+	uint64_t from = c->waiting_count ? c->waiting[c->waiting_count - 1].epoch + 1
+	                : c->have        ? c->latest + 1
+	                                 : 0;
 	const uint8_t *chain = c->waiting_count ? c->waiting[c->waiting_count - 1].digest : c->digest;
 	uint8_t chained[32];
 	memcpy(chained, chain, 32);
@@ -236,8 +240,8 @@ static int walk_headers(struct catch_up *c, size_t m, char *why, size_t why_cap)
 			break;
 		}
 		headers_bundle_clear(&bundle);
-		if ((rc = headers_bundle_parse(answer.body.data, answer.body.len, from, VERIFY_HEADER_NOTE_MAX,
-		                               &bundle)) != 0) {
+		if ((rc = headers_bundle_parse(answer.body.data, answer.body.len, from,
+		                               VERIFY_HEADER_NOTE_MAX, &bundle)) != 0) {
 			snprintf(why, why_cap, "its headers do not parse: %s", dirauth_strerror(rc));
 			break;
 		}
@@ -249,7 +253,8 @@ static int walk_headers(struct catch_up *c, size_t m, char *why, size_t why_cap)
 			memset(&h, 0, sizeof h);
 			buffer_init(&h.note);
 			h.epoch = bundle.items[k].epoch;
-			rc = check_header(c, bundle.items[k].note, bundle.items[k].len, h.epoch, &h.header, h.digest);
+			rc = check_header(c, bundle.items[k].note, bundle.items[k].len, h.epoch, &h.header,
+			                  h.digest);
 			if (rc) {
 				snprintf(why, why_cap, "the header of epoch %llu does not verify: %s",
 				         (unsigned long long)h.epoch, dirauth_strerror(rc));
@@ -257,7 +262,8 @@ static int walk_headers(struct catch_up *c, size_t m, char *why, size_t why_cap)
 			}
 			if (chain_known && memcmp(h.header.previous, chained, 32) != 0) {
 				snprintf(why, why_cap,
-				         "the header of epoch %llu does not follow the one before it (its previous "
+				         "the header of epoch %llu does not follow the one before it (its "
+				         "previous "
 				         "is another)",
 				         (unsigned long long)h.epoch);
 				rc = DIRAUTH_ERR_MISMATCH;
@@ -284,8 +290,8 @@ static int walk_headers(struct catch_up *c, size_t m, char *why, size_t why_cap)
 /* ---- the bodies ---- */
 
 /* Decodes and checks a body answer against its header, as a mirror checks one. */
-static int decode_body(struct catch_up *c, const struct peer_answer *answer, const struct snapshot_header *header,
-                       struct buffer *body)
+static int decode_body(struct catch_up *c, const struct peer_answer *answer,
+                       const struct snapshot_header *header, struct buffer *body)
 {
 	const struct config *config = c->round->o.config;
 	const struct config_namespace *ns = &config->namespaces[c->namespace_index];
@@ -305,12 +311,13 @@ static int decode_body(struct catch_up *c, const struct peer_answer *answer, con
 	if (encoding == ENCODING_IDENTITY)
 		rc = buffer_append(body, answer->body.data, answer->body.len);
 	else
-		rc = compress_decode(encoding, answer->body.data, answer->body.len, (size_t)header->body_size, body);
+		rc = compress_decode(encoding, answer->body.data, answer->body.len, (size_t)header->body_size,
+		                     body);
 	if (rc)
 		return rc;
 	if (header->consensus_method == CONSENSUS_METHOD_LIFECYCLE) {
-		struct snapshot_body_limits limits = {config->bounds.records_per_snapshot, config_max_health(config),
-		                                      ns->max_revocations};
+		struct snapshot_body_limits limits = {config->bounds.records_per_snapshot,
+		                                      config_max_health(config), ns->max_revocations};
 		return snapshot_body_verify_sections(header, body->data, body->len, &limits,
 		                                     ns->health_freshness_epochs * config->epoch.length);
 	}
@@ -353,7 +360,8 @@ static void on_body(void *context, size_t m, const struct peer_answer *answer)
 }
 
 /* The member ahead and holding epoch that was asked least for this body; -1 when none is left. */
-static int body_source(const struct catch_up *c, const struct body_slot *slot, const uint32_t busy, size_t turn)
+static int body_source(const struct catch_up *c, const struct body_slot *slot, const uint32_t busy,
+                       size_t turn)
 {
 	const struct config *config = c->round->o.config;
 	for (size_t k = 0; k < config->member_count; k++) {
@@ -379,7 +387,8 @@ static int fetch_bodies(struct catch_up *c, char *why, size_t why_cap)
 		size_t group = 0;
 		uint64_t bytes = 0;
 		while (next + group < c->waiting_count && group < (size_t)__builtin_popcount(c->ahead) &&
-		       (group == 0 || bytes + c->waiting[next + group].header.body_size <= CATCH_UP_BODY_BYTES)) {
+		       (group == 0 ||
+		        bytes + c->waiting[next + group].header.body_size <= CATCH_UP_BODY_BYTES)) {
 			bytes += c->waiting[next + group].header.body_size;
 			slots[group] = (struct body_slot){.header = &c->waiting[next + group]};
 			buffer_init(&slots[group].body);
@@ -403,7 +412,8 @@ static int fetch_bodies(struct catch_up *c, char *why, size_t why_cap)
 				busy |= (uint32_t)1 << m;
 				f.slot_of[m] = slot;
 				calls[m] = (struct peer_call){.operation = PEER_FETCH_BODY,
-				                              .namespace_name = config->namespaces[c->namespace_index].name,
+				                              .namespace_name =
+				                                  config->namespaces[c->namespace_index].name,
 				                              .epoch = slot->header->epoch,
 				                              .deadline_ms = c->deadline_ms};
 				asked[m] = &calls[m];
@@ -428,11 +438,13 @@ static int fetch_bodies(struct catch_up *c, char *why, size_t why_cap)
 				rc = DIRAUTH_ERR_UNAVAILABLE;
 			}
 			if (rc == 0) {
-				rc = slot->fetched ? store_header(c, slot->header, slot->body.data, slot->body.len)
-				                   : store_header(c, slot->header, NULL, 0);
+				rc = slot->fetched
+				         ? store_header(c, slot->header, slot->body.data, slot->body.len)
+				         : store_header(c, slot->header, NULL, 0);
 				if (rc)
 					snprintf(why, why_cap, "cannot store epoch %llu: %s",
-					         (unsigned long long)slot->header->epoch, dirauth_strerror(rc));
+					         (unsigned long long)slot->header->epoch,
+					         dirauth_strerror(rc));
 			}
 			buffer_free(&slot->body);
 		}
@@ -488,7 +500,8 @@ int round_catch_up(struct round *round, size_t i, uint64_t now, uint64_t deadlin
 			c.sources |= (uint32_t)1 << best;
 			break;
 		}
-		round_log(round, i, rn->epoch, "catching up from %s stopped: %s", member_name(&c, (size_t)best), why);
+		round_log(round, i, rn->epoch, "catching up from %s stopped: %s",
+		          member_name(&c, (size_t)best), why);
 		if (rc == DIRAUTH_ERR_NOMEM || round_monotonic_ms() >= deadline_ms)
 			break;
 	}
@@ -497,14 +510,16 @@ int round_catch_up(struct round *round, size_t i, uint64_t now, uint64_t deadlin
 		why[0] = 0;
 		bodies_rc = fetch_bodies(&c, why, sizeof why);
 		if (bodies_rc)
-			round_log(round, i, rn->epoch, "catching up stopped: %s; it goes on at the next tick", why);
+			round_log(round, i, rn->epoch, "catching up stopped: %s; it goes on at the next tick",
+			          why);
 	}
 	if (c.alone + c.with_body > 0) {
-		round_log(round, i, rn->epoch,
-		          "caught up: epochs %llu to %llu stored (%zu with their bodies, %zu headers alone, their "
-		          "bodies past the retention window) in %llu ms",
-		          (unsigned long long)c.first_stored, (unsigned long long)c.latest, c.with_body, c.alone,
-		          (unsigned long long)(round_monotonic_ms() - started));
+		round_log(
+		    round, i, rn->epoch,
+		    "caught up: epochs %llu to %llu stored (%zu with their bodies, %zu headers alone, their "
+		    "bodies past the retention window) in %llu ms",
+		    (unsigned long long)c.first_stored, (unsigned long long)c.latest, c.with_body, c.alone,
+		    (unsigned long long)(round_monotonic_ms() - started));
 		if (c.stored_body_of_newest) {
 			struct buffer newest;
 			struct store_body_info info;

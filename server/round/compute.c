@@ -223,7 +223,8 @@ static int supply_note(void *context, const uint8_t service_id[SERVICE_ID_SIZE],
 }
 
 /* A health statement or revocation: the store's, else one gathered (and checked) this epoch. */
-static int supply_statement(struct note_source *s, const uint8_t *digest, const uint8_t **note, size_t *note_len)
+static int supply_statement(struct note_source *s, const uint8_t *digest, const uint8_t **note,
+                            size_t *note_len)
 {
 	struct round *round = s->round;
 	const char *name = round->o.config->namespaces[s->namespace_index].name;
@@ -281,24 +282,27 @@ static int sign_header(struct round *round, size_t i, const struct buffer *text)
 			rc = 0;
 	}
 	if (rc == 0) {
-		struct peer_call call = {
-		    .operation = PEER_PUSH_SIGNATURE,
-		    .namespace_name = name,
-		    .body = note.data,
-		    .body_len = note.len,
-		    .deadline_ms = round_deadline_ms(round, round->ns[i].phases.signature_deadline +
-		                                                config->bounds.clock_skew_seconds)};
+		struct peer_call call = {.operation = PEER_PUSH_SIGNATURE,
+		                         .namespace_name = name,
+		                         .body = note.data,
+		                         .body_len = note.len,
+		                         .deadline_ms =
+		                             round_deadline_ms(round, round->ns[i].phases.signature_deadline +
+		                                                          config->bounds.clock_skew_seconds)};
 		struct peer_answer answers[CONFIG_MAX_MEMBERS];
 		if (peers_broadcast(round->o.peers, &call, NULL, answers) == 0) {
 			char refused[1024];
 			size_t taken = round_push_refusals(config, answers, refused, sizeof refused);
 			for (size_t m = 0; m < config->member_count; m++)
-				if (m != config->self_index && answers[m].transport == PEER_TRANSPORT_ANSWERED &&
+				if (m != config->self_index &&
+				    answers[m].transport == PEER_TRANSPORT_ANSWERED &&
 				    answers[m].status == 409 &&
 				    strcmp(answers[m].error_code, "conflicting_header") == 0)
-					round_log(round, i, epoch, "%s computed another header", config->members[m].name);
+					round_log(round, i, epoch, "%s computed another header",
+					          config->members[m].name);
 			if (refused[0])
-				round_log(round, i, epoch, "signature taken by %zu of %zu peers (refused by %s)", taken,
+				round_log(round, i, epoch,
+				          "signature taken by %zu of %zu peers (refused by %s)", taken,
 				          config->member_count - 1, refused);
 			peer_answers_free(answers, config->member_count);
 		}
@@ -309,7 +313,8 @@ static int sign_header(struct round *round, size_t i, const struct buffer *text)
 
 /* The consensus over the held votes, the notes already gathered. Fills rn->result; failure
  * says why the rule refused. */
-static int compute_consensus(struct round *round, size_t i, struct held_votes *held, struct consensus_failure *failure)
+static int compute_consensus(struct round *round, size_t i, struct held_votes *held,
+                             struct consensus_failure *failure)
 {
 	const struct config *config = round->o.config;
 	const struct config_namespace *ns = &config->namespaces[i];
@@ -350,7 +355,8 @@ static int compute_consensus(struct round *round, size_t i, struct held_votes *h
 	if (ns->lifecycle)
 		params.lifecycle = &lifecycle;
 	consensus_result_clear(&rn->result);
-	rc = consensus_compute(&params, held->inputs, held->count, supply_note, &source, &rn->result, failure);
+	rc =
+	    consensus_compute(&params, held->inputs, held->count, supply_note, &source, &rn->result, failure);
 	publish_previous_clear(&previous);
 	note_source_free(&source);
 	return rc;
@@ -372,7 +378,8 @@ int round_compute(struct round *round, size_t i, uint64_t now)
 	/* The votes still missing, then the notes they list that this authority lacks, each by the
 	 * time the header must still be signed and pushed (one peer request before the deadline). */
 	uint64_t timeout = config->peers.timeout_seconds;
-	uint64_t gather_until = phases->signature_deadline > timeout ? phases->signature_deadline - timeout : 0;
+	uint64_t gather_until =
+	    phases->signature_deadline > timeout ? phases->signature_deadline - timeout : 0;
 	pull_votes(round, i, now, round_deadline_ms(round, phases->signature_deadline));
 	uint64_t pulled = round_monotonic_ms();
 	int rc = load_votes(round, i, held);
@@ -396,10 +403,11 @@ int round_compute(struct round *round, size_t i, uint64_t now)
 		/* A member that holds the note may answer at the next tick, until the deadline. */
 		if (!rn->logged_wait) {
 			consensus_failure_describe(&failure, why, sizeof why);
-			round_log(round, i, rn->epoch,
-			          "no consensus yet: %s (%zu notes wanted, %zu fetched, %zu refused, %zu missing); "
-			          "retrying",
-			          why, gathered.wanted, gathered.fetched, gathered.refused, gathered.missing);
+			round_log(
+			    round, i, rn->epoch,
+			    "no consensus yet: %s (%zu notes wanted, %zu fetched, %zu refused, %zu missing); "
+			    "retrying",
+			    why, gathered.wanted, gathered.fetched, gathered.refused, gathered.missing);
 			rn->logged_wait = true;
 		}
 		goto out;
@@ -425,7 +433,8 @@ int round_compute(struct round *round, size_t i, uint64_t now)
 	if (rc == DIRAUTH_ERR_EXISTS)
 		rc = 0;
 	else if (rc == DIRAUTH_ERR_MISMATCH)
-		round_log(round, i, rn->epoch, "the consensus differs from the one computed before the restart");
+		round_log(round, i, rn->epoch,
+		          "the consensus differs from the one computed before the restart");
 	uint64_t computed = round_monotonic_ms();
 	if (rc == 0)
 		rc = sign_header(round, i, &rn->result.header_text);
@@ -448,8 +457,8 @@ int round_compute(struct round *round, size_t i, uint64_t now)
 		round_log(round, i, rn->epoch,
 		          "notes: %zu wanted, %zu fetched from %zu members in %zu requests (%zu bytes), %zu "
 		          "refused, %zu missing, %zu stored",
-		          gathered.wanted, gathered.fetched, gathered.members, gathered.requests, gathered.bytes,
-		          gathered.refused, gathered.missing, gathered.stored);
+		          gathered.wanted, gathered.fetched, gathered.members, gathered.requests,
+		          gathered.bytes, gathered.refused, gathered.missing, gathered.stored);
 	if (rn->result.method == CONSENSUS_METHOD_LIFECYCLE)
 		round_log(round, i, rn->epoch,
 		          "method 2: %zu health entries, %zu revocations listed, %zu records left out",

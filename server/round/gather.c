@@ -205,7 +205,8 @@ static const struct vote_body_record *own_record(const struct vote_body *own, co
 	return NULL;
 }
 
-static const struct vote_body_health *own_health(const struct vote_body *own, const struct vote_body_health *line)
+static const struct vote_body_health *own_health(const struct vote_body *own,
+                                                 const struct vote_body_health *line)
 {
 	size_t low = 0, high = own ? own->health_count : 0;
 	while (low < high) {
@@ -254,17 +255,18 @@ static bool registration_held(struct gathering *g, const struct vote_body *own,
 	struct buffer held;
 	uint8_t digest[32];
 	buffer_init(&held);
-	bool same = store_registration_get(round->o.store,
-	                                   round->o.config->namespaces[g->namespace_index].name,
-	                                   line->service_id, line->sequence, &held) == 0 &&
-	            crypto_sha256(held.data, held.len, digest) == 0 &&
-	            memcmp(digest, line->registration_sha256, 32) == 0;
+	bool same =
+	    store_registration_get(round->o.store, round->o.config->namespaces[g->namespace_index].name,
+	                           line->service_id, line->sequence, &held) == 0 &&
+	    crypto_sha256(held.data, held.len, digest) == 0 &&
+	    memcmp(digest, line->registration_sha256, 32) == 0;
 	buffer_free(&held);
 	return same;
 }
 
 /* Everything the bodies list that is not held here. */
-static int collect_wanted(struct gathering *g, const struct vote_body *const *bodies, const struct vote_body *own)
+static int collect_wanted(struct gathering *g, const struct vote_body *const *bodies,
+                          const struct vote_body *own)
 {
 	const struct config *config = g->round->o.config;
 	int rc = 0;
@@ -277,8 +279,10 @@ static int collect_wanted(struct gathering *g, const struct vote_body *const *bo
 			const struct vote_body_record *line = &body->records[r];
 			if (registration_held(g, own, line))
 				continue;
-			struct wanted w = {.kind = ROUND_NOTE_REGISTRATION, .sequence = line->sequence,
-			                   .listed = bit, .share = -1};
+			struct wanted w = {.kind = ROUND_NOTE_REGISTRATION,
+			                   .sequence = line->sequence,
+			                   .listed = bit,
+			                   .share = -1};
 			memcpy(w.digest, line->registration_sha256, 32);
 			memcpy(w.service_id, line->service_id, SERVICE_ID_SIZE);
 			rc = wanted_add(g, &w);
@@ -289,8 +293,11 @@ static int collect_wanted(struct gathering *g, const struct vote_body *const *bo
 			if ((mine && memcmp(mine->statement_sha256, line->statement_sha256, 32) == 0) ||
 			    statement_held(g, line->statement_sha256))
 				continue;
-			struct wanted w = {.kind = ROUND_NOTE_HEALTH, .sequence = line->sequence,
-			                   .issued_at = line->issued_at, .listed = bit, .share = -1};
+			struct wanted w = {.kind = ROUND_NOTE_HEALTH,
+			                   .sequence = line->sequence,
+			                   .issued_at = line->issued_at,
+			                   .listed = bit,
+			                   .share = -1};
 			memcpy(w.digest, line->statement_sha256, 32);
 			memcpy(w.service_id, line->service_id, SERVICE_ID_SIZE);
 			memcpy(w.endpoint_id, line->endpoint_id, ENDPOINT_ID_SIZE);
@@ -518,7 +525,8 @@ static int take_answer(struct gathering *g, size_t m, const struct member_batch 
 		return DIRAUTH_ERR_NOMEM;
 	}
 	for (size_t k = 0; k < count; k++)
-		verdicts[k] = check_note(g, &g->items[batch->items[notes[k].index]], notes[k].note, notes[k].len);
+		verdicts[k] =
+		    check_note(g, &g->items[batch->items[notes[k].index]], notes[k].note, notes[k].len);
 	pthread_mutex_lock(&g->lock);
 	struct round_notes *kept = &g->round->ns[g->namespace_index].notes;
 	for (size_t k = 0; k < count; k++) {
@@ -528,7 +536,8 @@ static int take_answer(struct gathering *g, size_t m, const struct member_batch 
 		if (verdicts[k] == DIRAUTH_ERR_NOMEM || verdicts[k] == DIRAUTH_ERR_CRYPTO ||
 		    verdicts[k] == DIRAUTH_ERR_INTERNAL)
 			fatal = fatal ? fatal : verdicts[k];
-		if (verdicts[k] == 0 && notes_add(kept, w->kind, w->digest, notes[k].note, notes[k].len) == 0) {
+		if (verdicts[k] == 0 &&
+		    notes_add(kept, w->kind, w->digest, notes[k].note, notes[k].len) == 0) {
 			w->state = WANTED_DONE;
 			g->stats->fetched++;
 		} else {
@@ -610,11 +619,12 @@ static int run_pass(struct gathering *g)
 			rc = got;
 			break;
 		}
-		work->calls[m] = (struct peer_call){.operation = PEER_FETCH_NOTES,
-		                                    .namespace_name = config->namespaces[g->namespace_index].name,
-		                                    .body = batch->request.data,
-		                                    .body_len = batch->request.len,
-		                                    .deadline_ms = g->deadline_ms};
+		work->calls[m] =
+		    (struct peer_call){.operation = PEER_FETCH_NOTES,
+		                       .namespace_name = config->namespaces[g->namespace_index].name,
+		                       .body = batch->request.data,
+		                       .body_len = batch->request.len,
+		                       .deadline_ms = g->deadline_ms};
 		calls[m] = &work->calls[m];
 	}
 	if (rc == 0) {
@@ -679,11 +689,8 @@ int round_gather(struct round *round, size_t i, const struct vote_body *const *b
 	const struct config *config = round->o.config;
 	struct round_namespace *rn = &round->ns[i];
 	struct epoch_times times;
-	struct gathering g = {.round = round,
-	                      .namespace_index = i,
-	                      .now = now,
-	                      .deadline_ms = deadline_ms,
-	                      .stats = stats};
+	struct gathering g = {
+	    .round = round, .namespace_index = i, .now = now, .deadline_ms = deadline_ms, .stats = stats};
 	uint64_t started = round_monotonic_ms();
 	memset(stats, 0, sizeof *stats);
 	int rc = schedule_epoch_times(&config->epoch, rn->epoch, &times);

@@ -66,7 +66,7 @@ struct round_namespace {
 	struct vote_body *bodies[CONFIG_MAX_MEMBERS]; /* the counting votes' bodies, likewise */
 	struct round_notes notes;                     /* what was gathered from peers this epoch */
 	size_t notes_stored;                          /* of them, taken into the store */
-	uint32_t signatures; /* valid signatures over the header, by member */
+	uint32_t signatures;                          /* valid signatures over the header, by member */
 	uint64_t published_total, failed_total;
 	bool failed;
 };

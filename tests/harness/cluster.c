@@ -35,6 +35,8 @@
 #include <curl/curl.h>
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -1462,4 +1464,165 @@ int cluster_fetch(struct cluster *c, size_t i, const char *out_dir, uint64_t now
 	snprintf(binary, sizeof binary, "%s", test_binary_path("ctl/dirauthctl"));
 	test_run_program(binary, args, work, outcome);
 	return outcome->status;
+}
+
+/* --- many registrations -------------------------------------------------------------------- */
+
+struct build_job {
+	const struct cluster *c;
+	const char *label;
+	uint64_t first, sequence;
+	struct buffer *notes;
+	size_t count;
+	atomic_size_t next;
+};
+
+static void *build_worker(void *context)
+{
+	struct build_job *job = context;
+	for (;;) {
+		size_t r = atomic_fetch_add(&job->next, 1);
+		if (r >= job->count)
+			return NULL;
+		const struct signer_key *provider = cluster_provider_key(job->c, r % CLUSTER_PROVIDERS);
+		cluster_registration(job->c, provider, job->label, job->first + r, job->sequence,
+		                     &job->notes[r]);
+	}
+}
+
+struct buffer *cluster_registrations(const struct cluster *c, const char *label, uint64_t first, size_t count,
+                                     uint64_t sequence)
+{
+	struct build_job job = {
+	    c, label, first, sequence, calloc(count ? count : 1, sizeof(struct buffer)), count, 0};
+	ck_assert(job.notes != NULL);
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t threads = cores > 0 && cores < CLUSTER_REGISTER_THREADS_MAX ? (size_t)cores : 1;
+	pthread_t workers[CLUSTER_REGISTER_THREADS_MAX];
+	for (size_t t = 0; t < threads; t++)
+		ck_assert(pthread_create(&workers[t], NULL, build_worker, &job) == 0);
+	for (size_t t = 0; t < threads; t++)
+		pthread_join(workers[t], NULL);
+	return job.notes;
+}
+
+void cluster_registrations_free(struct buffer *notes, size_t count)
+{
+	for (size_t r = 0; notes && r < count; r++)
+		buffer_free(&notes[r]);
+	free(notes);
+}
+
+struct ingest {
+	const struct cluster *c;
+	const struct buffer *notes;
+	const unsigned *holders;
+	size_t count;
+	atomic_size_t next;
+	atomic_size_t posted;
+	atomic_int failed;
+	pthread_mutex_t lock;
+	char failure[512];
+};
+
+static void ingest_fail(struct ingest *in, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void ingest_fail(struct ingest *in, const char *format, ...)
+{
+	pthread_mutex_lock(&in->lock);
+	if (!atomic_load(&in->failed)) {
+		va_list args;
+		va_start(args, format);
+		vsnprintf(in->failure, sizeof in->failure, format, args);
+		va_end(args);
+		atomic_store(&in->failed, 1);
+	}
+	pthread_mutex_unlock(&in->lock);
+}
+
+static size_t ingest_collect(char *data, size_t size, size_t count, void *context)
+{
+	return buffer_append(context, data, size * count) == 0 ? size * count : 0;
+}
+
+/* One client thread: one keep-alive connection to each authority; takes the next registration
+ * and POSTs it to each of its holders. Only a 202 counts. */
+static void *ingest_worker(void *context)
+{
+	struct ingest *in = context;
+	size_t n = cluster_size(in->c);
+	CURL *handles[CLUSTER_MAX_AUTHORITIES] = {0};
+	char urls[CLUSTER_MAX_AUTHORITIES][128];
+	struct curl_slist *headers = curl_slist_append(NULL, "Expect:");
+	struct buffer answer;
+	buffer_init(&answer);
+	for (size_t a = 0; a < n; a++) {
+		snprintf(urls[a], sizeof urls[a], "%s/v1/registrations", cluster_url(in->c, a));
+		handles[a] = curl_easy_init();
+		if (!handles[a]) {
+			ingest_fail(in, "curl_easy_init failed");
+			goto done;
+		}
+		curl_easy_setopt(handles[a], CURLOPT_URL, urls[a]);
+		curl_easy_setopt(handles[a], CURLOPT_HTTPHEADER, headers);
+		curl_easy_setopt(handles[a], CURLOPT_TIMEOUT, 120L);
+		curl_easy_setopt(handles[a], CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(handles[a], CURLOPT_NOPROXY, "*");
+		curl_easy_setopt(handles[a], CURLOPT_TCP_NODELAY, 1L);
+		curl_easy_setopt(handles[a], CURLOPT_WRITEFUNCTION, ingest_collect);
+		curl_easy_setopt(handles[a], CURLOPT_WRITEDATA, &answer);
+	}
+	while (!atomic_load(&in->failed)) {
+		size_t r = atomic_fetch_add(&in->next, 1);
+		if (r >= in->count)
+			break;
+		for (size_t a = 0; a < n && !atomic_load(&in->failed); a++) {
+			if (in->holders && !(in->holders[r] & CLUSTER_BIT(a)))
+				continue;
+			buffer_reset(&answer);
+			curl_easy_setopt(handles[a], CURLOPT_POSTFIELDS, (const char *)in->notes[r].data);
+			curl_easy_setopt(handles[a], CURLOPT_POSTFIELDSIZE_LARGE,
+			                 (curl_off_t)in->notes[r].len);
+			CURLcode rc = curl_easy_perform(handles[a]);
+			long status = 0;
+			curl_easy_getinfo(handles[a], CURLINFO_RESPONSE_CODE, &status);
+			if (rc != CURLE_OK)
+				ingest_fail(in, "registration %zu to %s: %s", r, cluster_name(in->c, a),
+				            curl_easy_strerror(rc));
+			else if (status != 202)
+				ingest_fail(in, "registration %zu to %s answered %ld: %.200s", r,
+				            cluster_name(in->c, a), status,
+				            answer.len ? (const char *)answer.data : "");
+			else
+				atomic_fetch_add(&in->posted, 1);
+		}
+	}
+done:
+	for (size_t a = 0; a < n; a++)
+		if (handles[a])
+			curl_easy_cleanup(handles[a]);
+	curl_slist_free_all(headers);
+	buffer_free(&answer);
+	return NULL;
+}
+
+size_t cluster_register_all(const struct cluster *c, const struct buffer *notes, const unsigned *holders,
+                            size_t count, unsigned threads, double *seconds)
+{
+	struct ingest in = {.c = c, .notes = notes, .holders = holders, .count = count};
+	struct timespec started, ended;
+	ck_assert(threads >= 1 && threads <= CLUSTER_REGISTER_THREADS_MAX);
+	pthread_mutex_init(&in.lock, NULL);
+	pthread_t workers[CLUSTER_REGISTER_THREADS_MAX];
+	clock_gettime(CLOCK_MONOTONIC, &started);
+	for (unsigned t = 0; t < threads; t++)
+		ck_assert(pthread_create(&workers[t], NULL, ingest_worker, &in) == 0);
+	for (unsigned t = 0; t < threads; t++)
+		pthread_join(workers[t], NULL);
+	clock_gettime(CLOCK_MONOTONIC, &ended);
+	if (seconds)
+		*seconds =
+		    (double)(ended.tv_sec - started.tv_sec) + (double)(ended.tv_nsec - started.tv_nsec) / 1e9;
+	pthread_mutex_destroy(&in.lock);
+	ck_assert_msg(!atomic_load(&in.failed), "registering: %s", in.failure);
+	return atomic_load(&in.posted);
 }

@@ -297,6 +297,25 @@ void cluster_registration(const struct cluster *c, const struct signer_key *prov
 /* The service id cluster_registration gives (label, number). */
 void cluster_service_id(const char *label, uint64_t number, uint8_t out[32]);
 
+/* count signed registrations, each of sequence, of the services (label, first + r) for r in
+ * [0, count), by the cluster's providers in turn (cluster_registration), built on a thread per
+ * core. Returns a new array; free it with cluster_registrations_free. */
+struct buffer *cluster_registrations(const struct cluster *c, const char *label, uint64_t first, size_t count,
+                                     uint64_t sequence);
+void cluster_registrations_free(struct buffer *notes, size_t count);
+
+/* The most client threads cluster_register_all runs: each holds one connection to every
+ * authority, under an authority's 64 connections per address. */
+#define CLUSTER_REGISTER_THREADS_MAX 32
+
+/* POSTs each notes[r] to POST /v1/registrations of the authorities of holders[r] (a CLUSTER_BIT
+ * mask; holders NULL: every authority) from threads client threads (1..CLUSTER_REGISTER_THREADS_MAX),
+ * each with one kept-alive connection to every authority, as many providers posting at once
+ * would. Aborts the test on anything but a 202. Returns the 202s; *seconds (may be NULL) gets the
+ * wall time. */
+size_t cluster_register_all(const struct cluster *c, const struct buffer *notes, const unsigned *holders,
+                            size_t count, unsigned threads, double *seconds);
+
 /* Posts note to POST /v1/registrations of every authority in members (a CLUSTER_BIT mask);
  * statuses (may be NULL, else cluster_size entries) gets each answer's status (0 for those not
  * asked). Returns how many answered 202. */

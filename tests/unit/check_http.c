@@ -9,6 +9,8 @@
 #define _DEFAULT_SOURCE /* realpath */
 #include "http_fixture.h"
 #include "schema/encoding.h"
+#include "schema/headers_bundle.h"
+#include "schema/notes_bundle.h"
 #include "server/http/respond.h"
 
 /* Posts a new registration of service index by the provider in mix: r, note and response are the
@@ -990,6 +992,92 @@ START_TEST(test_body_past_retention)
 }
 END_TEST
 
+/* The bulk reads between authorities: many notes in one request (POST /v1/<ns>/notes), and the
+ * headers from an epoch on (GET /v1/<ns>/snapshots/from/<epoch>), each with its refusals. */
+START_TEST(test_bulk_reads)
+{
+	struct fixture f;
+	fixture_open(&f, 0);
+	get_expect_error(&f, "/v1/mix/snapshots/from/0", 404, "not_found");
+	struct registration r;
+	struct buffer note;
+	struct response response;
+	post_new(&f, 1, &r, &note, &response);
+	ck_assert_int_eq(response.status, 202);
+	response_free(&response);
+	publish_at(&f, GENESIS + 11 * LENGTH);
+	publish_at(&f, GENESIS + 12 * LENGTH);
+
+	/* Notes: the registration held, another sequence and an unknown statement not. */
+	struct notes_item items[3];
+	memset(items, 0, sizeof items);
+	items[0].kind = items[1].kind = NOTES_ITEM_REGISTRATION;
+	memcpy(items[0].service_id, r.service_id, SERVICE_ID_SIZE);
+	memcpy(items[1].service_id, r.service_id, SERVICE_ID_SIZE);
+	items[0].sequence = r.sequence;
+	items[1].sequence = r.sequence + 1;
+	items[2].kind = NOTES_ITEM_STATEMENT;
+	memset(items[2].digest, 0xab, 32);
+	struct buffer asked;
+	buffer_init(&asked);
+	ck_assert_int_eq(notes_request_encode(items, 3, &asked), 0);
+	request(&f, "POST", "/v1/mix/notes", asked.data, asked.len, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 200);
+	struct notes_answer_note *notes = NULL;
+	size_t count = 0, covered = 0;
+	ck_assert_int_eq(
+	    notes_answer_parse(response.body.data, response.body.len, 3, 65536, &notes, &count, &covered), 0);
+	ck_assert_uint_eq(covered, 3);
+	ck_assert_uint_eq(count, 1);
+	ck_assert_uint_eq(notes[0].index, 0);
+	ck_assert_uint_eq(notes[0].len, note.len);
+	ck_assert_mem_eq(notes[0].note, note.data, note.len);
+	free(notes);
+	response_free(&response);
+	/* Compressed when asked, and the same bytes decoded. */
+	const char *zstd[] = {"Accept-Encoding: zstd", NULL};
+	request(&f, "POST", "/v1/mix/notes", asked.data, asked.len, 0, zstd, &response);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
+	response_free(&response);
+	/* Not a notes request; another method. */
+	request(&f, "POST", "/v1/mix/notes", (const uint8_t *)"hello\n", 6, 0, NULL, &response);
+	expect_error(&response, 400, "malformed");
+	response_free(&response);
+	expect_status(&f, "GET", "/v1/mix/notes", 405);
+	buffer_free(&asked);
+
+	/* Headers from an epoch on: both, from 12 the last, past it none; never for another spelling. */
+	request(&f, "GET", "/v1/mix/snapshots/from/0", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 200);
+	struct headers_bundle bundle;
+	ck_assert_int_eq(headers_bundle_parse(response.body.data, response.body.len, 0, 65536, &bundle), 0);
+	ck_assert_uint_eq(bundle.latest, 12);
+	ck_assert_uint_eq(bundle.through, 12);
+	ck_assert_uint_eq(bundle.count, 2);
+	ck_assert_uint_eq(bundle.items[0].epoch, 11);
+	ck_assert_uint_eq(bundle.items[1].epoch, 12);
+	headers_bundle_clear(&bundle);
+	response_free(&response);
+	request(&f, "GET", "/v1/mix/snapshots/from/12", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(headers_bundle_parse(response.body.data, response.body.len, 12, 65536, &bundle), 0);
+	ck_assert_uint_eq(bundle.count, 1);
+	headers_bundle_clear(&bundle);
+	response_free(&response);
+	request(&f, "GET", "/v1/mix/snapshots/from/13", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(headers_bundle_parse(response.body.data, response.body.len, 13, 65536, &bundle), 0);
+	ck_assert_uint_eq(bundle.count, 0);
+	ck_assert_uint_eq(bundle.through, 12);
+	headers_bundle_clear(&bundle);
+	response_free(&response);
+	get_expect_error(&f, "/v1/mix/snapshots/from/012", 404, "not_found");
+	get_expect_error(&f, "/v1/mix/snapshots/from/x", 404, "not_found");
+	buffer_free(&note);
+	registration_clear(&r);
+	fixture_close(&f);
+}
+END_TEST
+
 START_TEST(test_check_order)
 {
 	/* The grammar is judged before the namespace: a note with two signatures is malformed (400)
@@ -1234,6 +1322,7 @@ static Suite *http_suite(void)
 	tcase_add_test(tc, test_body_pages_only_while_sent);
 	tcase_add_test(tc, test_old_epochs_load_lazily);
 	tcase_add_test(tc, test_body_past_retention);
+	tcase_add_test(tc, test_bulk_reads);
 	tcase_add_test(tc, test_metrics);
 	tcase_add_test(tc, test_check_order);
 	tcase_add_test(tc, test_routes_between_authorities);
