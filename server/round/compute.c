@@ -381,8 +381,8 @@ int round_compute(struct round *round, size_t i, uint64_t now)
 	uint64_t gather_until =
 	    phases->signature_deadline > timeout ? phases->signature_deadline - timeout : 0;
 	pull_votes(round, i, now, round_deadline_ms(round, phases->signature_deadline));
-	uint64_t pulled = round_monotonic_ms();
 	int rc = load_votes(round, i, held);
+	uint64_t pulled = round_monotonic_ms(); /* the votes pulled and read */
 	if (rc) {
 		round_log(round, i, rn->epoch, "the votes held cannot be read: %s", dirauth_strerror(rc));
 		goto out;
@@ -396,7 +396,6 @@ int round_compute(struct round *round, size_t i, uint64_t now)
 		          dirauth_strerror(rc));
 		goto out;
 	}
-	rn->notes_stored += gathered.stored;
 	uint64_t gathered_at = round_monotonic_ms();
 	rc = compute_consensus(round, i, held, &failure);
 	if (rc && failure.outcome == CONSENSUS_NOTE_MISSING) {
@@ -456,14 +455,18 @@ int round_compute(struct round *round, size_t i, uint64_t now)
 	if (gathered.wanted)
 		round_log(round, i, rn->epoch,
 		          "notes: %zu wanted, %zu fetched from %zu members in %zu requests (%zu bytes), %zu "
-		          "refused, %zu missing, %zu stored",
+		          "refused, %zu missing; found in %llu ms, fetched and checked in %llu ms",
 		          gathered.wanted, gathered.fetched, gathered.members, gathered.requests,
-		          gathered.bytes, gathered.refused, gathered.missing, gathered.stored);
+		          gathered.bytes, gathered.refused, gathered.missing,
+		          (unsigned long long)gathered.collect_ms, (unsigned long long)gathered.fetch_ms);
 	if (rn->result.method == CONSENSUS_METHOD_LIFECYCLE)
 		round_log(round, i, rn->epoch,
 		          "method 2: %zu health entries, %zu revocations listed, %zu records left out",
 		          rn->result.health_count, rn->result.revocation_count, rn->result.excluded_count);
 out:
+	/* What was gathered goes into the store whatever came of the round, once the header (if
+	 * any) is signed and pushed: the next epoch's vote lists it. */
+	rn->notes_stored += round_notes_store(round, i);
 	held_votes_free(held);
 	free(held);
 	return rc;

@@ -273,15 +273,17 @@ int round_reconcile(struct round *round, size_t i, uint64_t now)
 			bodies[m] = rn->bodies[m];
 			any = true;
 		}
-	if (any && next.vote_at > now + 1)
+	size_t after = 0;
+	if (any && next.vote_at > now + 1) {
 		round_gather(round, i, bodies, now, round_deadline_ms(round, next.vote_at - 1), &stats);
+		after = round_notes_store(round, i);
+	}
 	if (config->namespaces[i].lifecycle)
 		take_listed_revocations(round, i, &revocations, &refused);
 	round_log(round, i, rn->epoch,
 	          "reconciled: %zu notes the peers' votes list taken into the store (%zu before the "
 	          "consensus, %zu after it), %zu not given by any member; %zu revocations the latest "
 	          "snapshot lists taken, %zu refused",
-	          rn->notes_stored + stats.stored, rn->notes_stored, stats.stored, stats.missing, revocations,
-	          refused);
+	          rn->notes_stored + after, rn->notes_stored, after, stats.missing, revocations, refused);
 	return 0;
 }

@@ -649,28 +649,33 @@ static int peer_note_compare(const void *a, const void *b)
 	return x->kind != y->kind ? (int)x->kind - (int)y->kind : 0;
 }
 
-/* Takes the notes gathered from index from on into the store, as intake takes a peer's:
- * registrations first (in service and sequence order, as their order in the notes does not
- * matter to the store but two of one service must go lowest first), then the statements. A note
- * the store already holds, or holds a newer version of, is refused as a rollback or a replay and
- * changes nothing. */
-static size_t take_into_store(struct round *round, size_t i, size_t from)
+size_t round_notes_store(struct round *round, size_t i)
 {
 	struct round_notes *notes = &round->ns[i].notes;
 	const struct round_options *o = &round->o;
 	struct submit_context submit = {o->config, o->store, o->signer, o->signer_health, o->clock};
-	size_t count = notes->count - from, stored = 0;
-	struct intake_peer_note *taken = count ? calloc(count, sizeof *taken) : NULL;
+	size_t count = 0, stored = 0;
+	for (size_t n = 0; n < notes->count; n++)
+		count += !notes->items[n].stored;
+	if (count == 0)
+		return 0;
+	struct intake_peer_note *taken = calloc(count, sizeof *taken);
 	if (!taken)
 		return 0;
-	for (size_t n = 0; n < count; n++) {
-		const struct round_note *note = &notes->items[from + n];
-		taken[n].kind = note->kind == ROUND_NOTE_REGISTRATION ? INTAKE_PEER_REGISTRATION
-		                : note->kind == ROUND_NOTE_HEALTH     ? INTAKE_PEER_HEALTH
-		                                                      : INTAKE_PEER_REVOCATION;
-		taken[n].note = note->note;
-		taken[n].len = note->len;
+	count = 0;
+	for (size_t n = 0; n < notes->count; n++) {
+		struct round_note *note = &notes->items[n];
+		if (note->stored)
+			continue;
+		note->stored = true;
+		taken[count].kind = note->kind == ROUND_NOTE_REGISTRATION ? INTAKE_PEER_REGISTRATION
+		                    : note->kind == ROUND_NOTE_HEALTH     ? INTAKE_PEER_HEALTH
+		                                                          : INTAKE_PEER_REVOCATION;
+		taken[count].note = note->note;
+		taken[count++].len = note->len;
 	}
+	/* Registrations first, so that the statements about them find them. Of two versions of one
+	 * service, whichever the store takes last is refused if lower: it keeps the latest anyway. */
 	qsort(taken, count, sizeof *taken, peer_note_compare);
 	size_t registrations = 0;
 	while (registrations < count && taken[registrations].kind == INTAKE_PEER_REGISTRATION)
@@ -701,12 +706,13 @@ int round_gather(struct round *round, size_t i, const struct vote_body *const *b
 	struct vote_body_limits limits;
 	round_vote_limits(config, i, &limits);
 	g.limit = limits.max_records + limits.max_health + limits.max_revocations;
-	size_t kept_before = rn->notes.count;
 	if ((rc = collect_wanted(&g, bodies, rn->own_body)) != 0) {
 		free(g.items);
 		return rc;
 	}
 	stats->wanted = g.count;
+	uint64_t collected = round_monotonic_ms();
+	stats->collect_ms = collected - started;
 	pthread_mutex_init(&g.lock, NULL);
 	for (int pass = 0; rc == 0 && pass < GATHER_PASSES && round_monotonic_ms() < deadline_ms; pass++) {
 		if (deal(&g) == 0)
@@ -726,10 +732,8 @@ int round_gather(struct round *round, size_t i, const struct vote_body *const *b
 		          "(%zu); the rest are not fetched this epoch",
 		          g.limit);
 	free(g.items);
-	/* The new notes are those past kept_before until they are sorted in. */
-	if (rn->notes.count > kept_before)
-		stats->stored = take_into_store(round, i, kept_before);
 	notes_sort(&rn->notes);
+	stats->fetch_ms = round_monotonic_ms() - collected;
 	stats->ms = round_monotonic_ms() - started;
 	return rc;
 }

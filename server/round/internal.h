@@ -28,6 +28,7 @@ struct round_note {
 	enum round_note_kind kind;
 	uint8_t *note; /* owned */
 	size_t len;
+	bool stored; /* taken into the store (round_notes_store) */
 };
 
 /* The notes gathered in an epoch, found by digest. */
@@ -38,15 +39,16 @@ struct round_notes {
 
 /* What one gathering did, for the log. */
 struct round_gather_stats {
-	size_t wanted;   /* notes the votes list that were held nowhere here */
-	size_t fetched;  /* of them, fetched and checked */
-	size_t refused;  /* notes a member gave that failed their checks */
-	size_t missing;  /* wanted notes nobody gave */
-	size_t stored;   /* fetched notes newer than the store's, taken into it */
-	size_t members;  /* members asked */
-	size_t requests; /* requests answered */
-	size_t bytes;    /* bytes received for them */
-	uint64_t ms;
+	size_t wanted;       /* notes the votes list that were held nowhere here */
+	size_t fetched;      /* of them, fetched and checked */
+	size_t refused;      /* notes a member gave that failed their checks */
+	size_t missing;      /* wanted notes nobody gave */
+	size_t members;      /* members asked */
+	size_t requests;     /* requests answered */
+	size_t bytes;        /* bytes received for them */
+	uint64_t ms;         /* in all, of which: */
+	uint64_t collect_ms; /* finding what is wanted */
+	uint64_t fetch_ms;   /* asking the members and checking what they gave */
 };
 
 /* One namespace's round in progress. */
@@ -115,10 +117,16 @@ void round_notes_clear(struct round_notes *notes);
 /* Gathers every note the bodies (bodies[m]: member m's counting vote body, NULL for none) list
  * that this authority holds neither in its own vote nor in its store nor among the notes
  * gathered before: fetched from the members that listed them by deadline_ms, checked as intake
- * checks a peer's, added to the namespace's notes and taken into the store (gather.c). Returns
- * 0 (whatever could not be fetched: stats says), DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_CRYPTO. */
+ * checks a peer's and added to the namespace's notes (gather.c). Returns 0 (whatever could not be
+ * fetched: stats says), DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_CRYPTO. */
 int round_gather(struct round *round, size_t namespace_index, const struct vote_body *const *bodies,
                  uint64_t now, uint64_t deadline_ms, struct round_gather_stats *stats);
+
+/* Takes the namespace's gathered notes not yet stored into the store, as intake takes a peer's
+ * (registrations first); a note the store holds, or holds a newer version of, changes nothing.
+ * Off the round's critical path: after the header is signed and pushed, or when the round will
+ * not compute one. Returns how many were stored. */
+size_t round_notes_store(struct round *round, size_t namespace_index);
 
 /* Catches up (catchup.c): stores, verified as a mirror verifies, the snapshots the peers
  * published after this authority's latest, by deadline_ms. Returns 0 when nothing newer is
