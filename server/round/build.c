@@ -255,6 +255,7 @@ static void push_vote(struct round *round, size_t i, const struct buffer *envelo
 
 int round_vote(struct round *round, size_t i, uint64_t now)
 {
+	(void)now; /* the seal and the vote are the epoch's; the catch-up before them is step 0 */
 	const struct config *config = round->o.config;
 	struct round_namespace *rn = &round->ns[i];
 	const char *name = config->namespaces[i].name;
@@ -267,11 +268,6 @@ int round_vote(struct round *round, size_t i, uint64_t now)
 	if (rc == 0) {
 		load_own_body(round, i, &envelope);
 	} else if (rc == DIRAUTH_ERR_NOT_FOUND) {
-		uint64_t timeout = config->peers.timeout_seconds;
-		uint64_t until = rn->phases.vote_deadline > rn->phases.vote_at + timeout
-		                     ? rn->phases.vote_deadline - timeout
-		                     : rn->phases.vote_at;
-		round_catch_up(round, i, now, round_deadline_ms(round, until));
 		struct epoch_times times;
 		if ((rc = schedule_epoch_times(&config->epoch, epoch, &times)) == 0 &&
 		    (rc = store_seal(round->o.store, epoch, times.valid_after)) == 0)

@@ -64,7 +64,9 @@ struct catch_up {
 	pthread_mutex_t lock;
 	uint64_t latest_of[CONFIG_MAX_MEMBERS]; /* each member's verified latest epoch */
 	uint32_t ahead;                         /* members whose verified latest is past ours */
-	uint64_t target;                        /* the newest of them */
+	uint32_t unanswered;                    /* members whose latest could not be had */
+	char unanswered_why[PEER_REASON_MAX + NOTE_NAME_MAX + 8];
+	uint64_t target; /* the newest of them */
 	/* Headers of the body window, verified, not yet stored. */
 	struct caught_header *waiting;
 	size_t waiting_count, waiting_cap;
@@ -116,8 +118,15 @@ static void on_latest(void *context, size_t m, const struct peer_answer *answer)
 	struct catch_up *c = context;
 	struct snapshot_header header;
 	uint8_t digest[32];
-	if (answer->transport != PEER_TRANSPORT_ANSWERED || answer->status != 200)
+	if (answer->transport != PEER_TRANSPORT_ANSWERED || answer->status != 200) {
+		pthread_mutex_lock(&c->lock);
+		c->unanswered |= (uint32_t)1 << m;
+		if (!c->unanswered_why[0])
+			snprintf(c->unanswered_why, sizeof c->unanswered_why, "%s: %s", member_name(c, m),
+			         answer->reason[0] ? answer->reason : peer_transport_name(answer->transport));
+		pthread_mutex_unlock(&c->lock);
 		return;
+	}
 	if (check_header(c, answer->body.data, answer->body.len, UINT64_MAX, &header, digest) != 0) {
 		round_log(c->round, c->namespace_index, c->round->ns[c->namespace_index].epoch,
 		          "the latest snapshot %s serves does not verify: not caught up from it",
@@ -484,6 +493,12 @@ int round_catch_up(struct round *round, size_t i, uint64_t now, uint64_t deadlin
 	pthread_mutex_init(&c.lock, NULL);
 	ask_latest(&c);
 	if (!c.ahead) {
+		/* Behind by the clock, yet nobody ahead: say why when members could not be asked. */
+		if (c.unanswered)
+			round_log(
+			    round, i, rn->epoch,
+			    "catching up: no member showed a newer snapshot; %d could not be asked (%s)",
+			    __builtin_popcount(c.unanswered), c.unanswered_why);
 		catch_up_free(&c);
 		return 0;
 	}
@@ -540,7 +555,7 @@ int round_catch_up(struct round *round, size_t i, uint64_t now, uint64_t deadlin
 	}
 	int caught = c.have && c.latest >= c.target;
 	catch_up_free(&c);
-	if (bodies_rc)
-		return bodies_rc;
-	return caught ? 0 : (rc ? rc : DIRAUTH_ERR_UNAVAILABLE);
+	if (bodies_rc == DIRAUTH_ERR_NOMEM || (rc == DIRAUTH_ERR_NOMEM && !caught))
+		return DIRAUTH_ERR_NOMEM;
+	return caught ? 0 : DIRAUTH_ERR_STALE;
 }

@@ -377,9 +377,7 @@ int round_compute(struct round *round, size_t i, uint64_t now)
 
 	/* The votes still missing, then the notes they list that this authority lacks, each by the
 	 * time the header must still be signed and pushed (one peer request before the deadline). */
-	uint64_t timeout = config->peers.timeout_seconds;
-	uint64_t gather_until =
-	    phases->signature_deadline > timeout ? phases->signature_deadline - timeout : 0;
+	uint64_t gather_until = round_leaving(config, phases->signature_deadline, config->epoch.signature);
 	pull_votes(round, i, now, round_deadline_ms(round, phases->signature_deadline));
 	int rc = load_votes(round, i, held);
 	uint64_t pulled = round_monotonic_ms(); /* the votes pulled and read */
@@ -402,11 +400,12 @@ int round_compute(struct round *round, size_t i, uint64_t now)
 		/* A member that holds the note may answer at the next tick, until the deadline. */
 		if (!rn->logged_wait) {
 			consensus_failure_describe(&failure, why, sizeof why);
-			round_log(
-			    round, i, rn->epoch,
-			    "no consensus yet: %s (%zu notes wanted, %zu fetched, %zu refused, %zu missing); "
-			    "retrying",
-			    why, gathered.wanted, gathered.fetched, gathered.refused, gathered.missing);
+			round_log(round, i, rn->epoch,
+			          "no consensus yet: %s (%zu notes wanted, %zu fetched, %zu refused, %zu "
+			          "missing%s%s); "
+			          "retrying",
+			          why, gathered.wanted, gathered.fetched, gathered.refused, gathered.missing,
+			          gathered.failure[0] ? "; " : "", gathered.failure);
 			rn->logged_wait = true;
 		}
 		goto out;
@@ -452,6 +451,9 @@ int round_compute(struct round *round, size_t i, uint64_t now)
 	          gathered.fetched, (unsigned long long)(gathered_at - pulled),
 	          (unsigned long long)(computed - gathered_at),
 	          (unsigned long long)(round_monotonic_ms() - computed));
+	if (gathered.failed)
+		round_log(round, i, rn->epoch, "notes: %zu members failed to answer (%s)", gathered.failed,
+		          gathered.failure);
 	if (gathered.wanted)
 		round_log(round, i, rn->epoch,
 		          "notes: %zu wanted, %zu fetched from %zu members in %zu requests (%zu bytes), %zu "

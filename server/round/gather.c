@@ -513,6 +513,14 @@ static int take_answer(struct gathering *g, size_t m, const struct member_batch 
 	g->stats->bytes += answer->wire_bytes;
 	if (rc) {
 		g->failed |= (uint32_t)1 << m;
+		g->stats->failed++;
+		if (!g->stats->failure[0])
+			snprintf(g->stats->failure, sizeof g->stats->failure, "%s: %s",
+			         g->round->o.config->members[m].name,
+			         answer->transport != PEER_TRANSPORT_ANSWERED || answer->status != 200
+			             ? (answer->reason[0] ? answer->reason
+			                                  : peer_transport_name(answer->transport))
+			             : "its answer does not parse");
 		put_back(g, batch, 0, m, true);
 		pthread_mutex_unlock(&g->lock);
 		return rc;

@@ -44,6 +44,8 @@ struct round_gather_stats {
 	size_t refused;      /* notes a member gave that failed their checks */
 	size_t missing;      /* wanted notes nobody gave */
 	size_t members;      /* members asked */
+	size_t failed;   /* members whose request failed (not asked again) */
+	char failure[PEER_REASON_MAX + NOTE_NAME_MAX + 8]; /* the first: \"name: reason\" */
 	size_t requests;     /* requests answered */
 	size_t bytes;        /* bytes received for them */
 	uint64_t ms;         /* in all, of which: */
@@ -63,6 +65,9 @@ struct round_namespace {
 	bool published;                 /* step 4 done */
 	bool reconciled;                /* the peers' registrations were taken in */
 	bool logged_wait;               /* a line saying what step 1 or 2 waits for was written this epoch */
+	bool caught_up;                 /* step 0 done: nothing newer than the latest stored is known */
+	bool tried_catch_up;            /* step 0 was tried at least once this round */
+	bool logged_behind;             /* a line saying the vote waits for the catch-up was written */
 	struct consensus_result result; /* while computed and not published; empty otherwise */
 	struct vote_body *own_body;     /* the own vote's body, for reconciliation */
 	struct vote_body *bodies[CONFIG_MAX_MEMBERS]; /* the counting votes' bodies, likewise */
@@ -79,7 +84,6 @@ struct round {
 	struct round_options o;
 	pthread_mutex_t lock; /* guards each namespace's status fields read by round_status_get */
 	bool refresh_logged;  /* a failed certificate refresh was logged (once per run) */
-	bool started[CONFIG_MAX_NAMESPACES]; /* the namespace's first tick (a catch-up) was taken */
 	struct round_namespace ns[CONFIG_MAX_NAMESPACES];
 	pthread_mutex_t base_lock;                       /* guards bases (the pointers) */
 	struct round_base *bases[CONFIG_MAX_NAMESPACES]; /* each namespace's delta base (base.c) */
@@ -108,6 +112,11 @@ uint64_t round_monotonic_ms(void);
  * phase's end. */
 uint64_t round_deadline_ms(struct round *round, uint64_t at);
 
+/* When a step that must leave room in its window for the step after it stops: end, less one peer
+ * timeout or half the window, whichever is less (the vote's push after a catch-up, the header's
+ * signing and push after the gathering of notes). */
+uint64_t round_leaving(const struct config *config, uint64_t end, uint64_t window);
+
 /* The gathered note with digest: 0 with *note borrowed from notes (valid until they are
  * cleared), or DIRAUTH_ERR_NOT_FOUND. */
 int round_notes_find(const struct round_notes *notes, const uint8_t digest[32], const uint8_t **note,
@@ -130,7 +139,9 @@ size_t round_notes_store(struct round *round, size_t namespace_index);
 
 /* Catches up (catchup.c): stores, verified as a mirror verifies, the snapshots the peers
  * published after this authority's latest, by deadline_ms. Returns 0 when nothing newer is
- * known or all of it was stored; otherwise the reason it stopped (logged). */
+ * known (also when no member could be asked: that is logged) or all of it was stored;
+ * DIRAUTH_ERR_STALE when a member showed a newer snapshot and not all of it could be stored in
+ * time (logged, with why): this authority is behind. */
 int round_catch_up(struct round *round, size_t namespace_index, uint64_t now, uint64_t deadline_ms);
 
 /* The members of a push's answers that did not take it (answered 200 or 202), with why, as

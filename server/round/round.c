@@ -47,6 +47,13 @@ size_t round_push_refusals(const struct config *config, const struct peer_answer
 	return taken;
 }
 
+uint64_t round_leaving(const struct config *config, uint64_t end, uint64_t window)
+{
+	uint64_t room =
+	    config->peers.timeout_seconds < window / 2 ? config->peers.timeout_seconds : window / 2;
+	return end > room ? end - room : 0;
+}
+
 uint64_t round_deadline_ms(struct round *round, uint64_t at)
 {
 	uint64_t now = 0, monotonic = round_monotonic_ms();
@@ -226,18 +233,31 @@ int round_tick(struct round *round, size_t i, uint64_t now)
 	size_t n = config->member_count;
 	uint32_t all = n >= 32 ? UINT32_MAX : ((uint32_t)1 << n) - 1;
 
-	/* After a start, catch up at once rather than at the next vote, unless this round's vote,
-	 * which catches up first, is still to come. */
-	if (!round->started[i]) {
-		round->started[i] = true;
+	/* 0: catching up with what the peers published, first in every round (after a start too):
+	 * a vote naming an older previous than theirs counts for nothing, so while this authority is
+	 * known to be behind it does not vote, and goes on catching up at each tick for as long as
+	 * the round lasts. The first try leaves the vote window room for the vote's push. */
+	if (!rn->caught_up) {
 		struct epoch_phases next;
-		if (!(now <= rn->phases.vote_deadline && !rn->voted) &&
-		    schedule_epoch_phases(&config->epoch, epoch + 1, &next) == 0)
-			round_catch_up(round, i, now, round_deadline_ms(round, next.vote_at));
+		uint64_t until =
+		    !rn->tried_catch_up && now <= rn->phases.vote_deadline
+		        ? round_leaving(config, rn->phases.vote_deadline, config->epoch.vote)
+		        : (schedule_epoch_phases(&config->epoch, epoch + 1, &next) == 0 ? next.vote_at : now);
+		if (now < until || !rn->tried_catch_up) {
+			rn->tried_catch_up = true;
+			rn->caught_up = round_catch_up(round, i, now, round_deadline_ms(round, until)) !=
+			                DIRAUTH_ERR_STALE;
+		}
+		if (!rn->caught_up && !rn->voted && now >= rn->phases.vote_at &&
+		    now <= rn->phases.vote_deadline && !rn->logged_behind) {
+			round_log(round, i, epoch,
+			          "no vote: this authority is still catching up with its peers");
+			rn->logged_behind = true;
+		}
 	}
 
 	/* 1: the vote, until the vote deadline (after it, peers refuse it). */
-	if (!rn->voted && now >= rn->phases.vote_at && now <= rn->phases.vote_deadline) {
+	if (!rn->voted && rn->caught_up && now >= rn->phases.vote_at && now <= rn->phases.vote_deadline) {
 		if ((rc = round_vote(round, i, now)) != 0 && !first)
 			first = rc;
 	}

@@ -1484,7 +1484,9 @@ static void *build_worker(void *context)
 		size_t r = atomic_fetch_add(&job->next, 1);
 		if (r >= job->count)
 			return NULL;
-		const struct signer_key *provider = cluster_provider_key(job->c, r % CLUSTER_PROVIDERS);
+		/* A service's provider follows its number, so a later sequence is its own. */
+		const struct signer_key *provider =
+		    cluster_provider_key(job->c, (job->first + r) % CLUSTER_PROVIDERS);
 		cluster_registration(job->c, provider, job->label, job->first + r, job->sequence,
 		                     &job->notes[r]);
 	}
