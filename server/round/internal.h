@@ -61,7 +61,8 @@ struct round {
 /* A monotonic clock in milliseconds, for the time each step takes (logged). */
 uint64_t round_monotonic_ms(void);
 
-/* Writes one line to the round's log: "dirauthd: namespace <ns> epoch <e>: <sentence>". */
+/* Writes one line to the round's log (logline.h):
+ * "<time> epoch <e> dirauthd: namespace <ns>: <sentence>". */
 void round_log(struct round *round, size_t namespace_index, uint64_t epoch, const char *format, ...)
     __attribute__((format(printf, 4, 5)));
 
