@@ -464,7 +464,7 @@ static void log_count(const char *path, off_t from, off_t to, struct log_figures
 	char line[4096];
 	while (ftello(file) < to && fgets(line, sizeof(line), file)) {
 		out->lines++;
-		if (strncmp(line, FLOOD_AGGREGATE_PREFIX, strlen(FLOOD_AGGREGATE_PREFIX)) == 0)
+		if (strstr(line, FLOOD_AGGREGATE_PREFIX)) /* after the line's time and epoch */
 			out->aggregate++;
 		else if (!out->first_other[0])
 			snprintf(out->first_other, sizeof(out->first_other), "%.*s", (int)strcspn(line, "\n"),

@@ -199,17 +199,20 @@ static int starts_with(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* One complete log line of authority i. A step line that does not read as server/round writes
- * it aborts the bench: its figures would be wrong. */
+/* One complete log line of authority i (docs/operating.md, "Logs": the time, then the epoch, the
+ * program and the namespace, then the sentence). A step line that does not read as server/round
+ * writes it aborts the bench: its figures would be wrong. */
 static void log_line(struct epoch_run *run, size_t i, const char *line, double t)
 {
 	struct authority_run *a = &run->a[i];
 	char prefix[128];
-	int n = snprintf(prefix, sizeof prefix, "dirauthd: namespace %s epoch %llu: ", CLUSTER_NAMESPACE,
-	                 (unsigned long long)run->epoch);
-	if (strncmp(line, prefix, (size_t)n) != 0)
+	int n = snprintf(prefix, sizeof prefix,
+	                 " epoch %llu dirauthd: namespace %s: ", (unsigned long long)run->epoch,
+	                 CLUSTER_NAMESPACE);
+	const char *at = strstr(line, prefix);
+	if (!at)
 		return;
-	const char *s = line + n, *p;
+	const char *s = at + n, *p;
 	int parsed = 1;
 	int signatures = 0;
 	unsigned long long records = 0;

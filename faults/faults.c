@@ -3,6 +3,8 @@
  */
 #include "faults/faults.h"
 
+#include "logline/logline.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,8 +30,7 @@ void fault_point(const char *name)
 	pthread_once(&fault_once, fault_read_environment);
 	if (!fault_name || strcmp(fault_name, name) != 0)
 		return;
-	fprintf(stderr, "dirauth: paused at %s\n", name);
-	fflush(stderr);
+	logline_write(stderr, "dirauth", LOGLINE_EPOCH_NONE, NULL, "paused at %s", name);
 	struct timespec pause = {fault_milliseconds / 1000, (fault_milliseconds % 1000) * 1000000L};
 	while (nanosleep(&pause, &pause) != 0)
 		;

@@ -22,6 +22,7 @@
  * another authority's), 74 the store, 69 the HTTP listener, 70 anything else.
  */
 #include "clock/clock.h"
+#include "logline/logline.h"
 #include "net/client.h"
 #include "server/config/config.h"
 #include "server/peers/authority_set.h"
@@ -39,6 +40,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +56,19 @@
  * one durable ledger commit. */
 #define SIGNER_TIMEOUT_MS 5000
 
+/* One line of dirauthd's log (logline.h) that concerns no particular epoch: it carries the current
+ * one by the configured schedule and clock, "-" while either is missing. */
+static void say(const struct config *config, const struct clock *clock, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+static void say(const struct config *config, const struct clock *clock, const char *format, ...)
+{
+	va_list args;
+	va_start(args, format);
+	logline_vwrite(stderr, "dirauthd", logline_epoch_now(clock, config ? &config->epoch : NULL), NULL,
+	               format, args);
+	va_end(args);
+}
+
 static void usage(FILE *out)
 {
 	fputs("usage: dirauthd --config FILE [--check-config]\n"
@@ -64,11 +79,16 @@ static void usage(FILE *out)
 	      out);
 }
 
-/* Loads the configuration; prints "FILE:LINE: problem" on refusal. */
+/* Loads the configuration; logs "FILE:LINE: problem" on refusal. */
 static int load_config(const char *path, struct config **config)
 {
 	struct settings_error error;
-	return settings_report_load(stderr, "dirauthd", path, config_load(path, config, &error), &error);
+	char problem[SETTINGS_REPORT_MAX];
+	int status =
+	    settings_describe_load(path, config_load(path, config, &error), &error, problem, sizeof problem);
+	if (status)
+		say(NULL, NULL, "%s", problem);
+	return status;
 }
 
 /* Opens the signer connection and asks the signer for its keys. A signing key named for
@@ -81,20 +101,19 @@ static int open_signer(const char *config_path, const struct config *config, con
 	int rc;
 	if ((rc = signer_client_open(config->signer_socket, SIGNER_TIMEOUT_MS, client)) ||
 	    (rc = signer_health_create(*client, config->authority_name, clock, health))) {
-		fprintf(stderr, "dirauthd: %s\n", dirauth_strerror(rc));
+		say(config, clock, "%s", dirauth_strerror(rc));
 		return EXIT_SOFTWARE;
 	}
 	rc = signer_health_check(*health, why, sizeof why);
 	if (rc == DIRAUTH_ERR_MISMATCH) {
-		fprintf(stderr, "%s: authority.signer_socket %s: %s\n", config_path, config->signer_socket,
-		        why);
+		say(config, clock, "%s: authority.signer_socket %s: %s", config_path, config->signer_socket,
+		    why);
 		return EXIT_CONFIG;
 	}
 	if (rc)
-		fprintf(stderr,
-		        "dirauthd: %s (%s); serving reads, not ready, refusing registrations until the "
-		        "signer can sign\n",
-		        why, config->signer_socket);
+		say(config, clock,
+		    "%s (%s); serving reads, not ready, refusing registrations until the signer can sign",
+		    why, config->signer_socket);
 	return 0;
 }
 
@@ -126,18 +145,15 @@ struct log_context {
  * start) appends what is missing, since the log is a function of the published headers. */
 static void log_published(void *context, size_t namespace_index, uint64_t epoch)
 {
-	(void)epoch;
 	struct log_context *c = context;
 	struct translog_outcome outcome;
 	int rc = translog_catch_up(c->store, c->config, c->signer, namespace_index, &outcome);
 	if (rc == 0 && outcome.has_checkpoint)
 		translog_cosigning_kick(c->cosigning, namespace_index);
-	if (rc && rc != DIRAUTH_ERR_CONFIG) {
-		fprintf(stderr, "dirauthd: namespace %s: the log is behind: %s%s%s\n",
-		        c->config->namespaces[namespace_index].name, dirauth_strerror(rc),
-		        outcome.detail[0] ? ": " : "", outcome.detail);
-		fflush(stderr);
-	}
+	if (rc && rc != DIRAUTH_ERR_CONFIG)
+		logline_write(stderr, "dirauthd", epoch, c->config->namespaces[namespace_index].name,
+		              "the log is behind: %s%s%s", dirauth_strerror(rc),
+		              outcome.detail[0] ? ": " : "", outcome.detail);
 }
 
 /* The own certificate bundle, asked of the signer afresh (the authority set's own source). */
@@ -182,8 +198,8 @@ static int open_round(const struct config *config, struct store *store, struct s
 	if (rc == 0)
 		rc = round_create(&round_options, round);
 	if (rc)
-		fprintf(stderr, "dirauthd: the authority set: %s%s%s\n", dirauth_strerror(rc),
-		        why[0] ? ": " : "", why);
+		say(config, clock, "the authority set: %s%s%s", dirauth_strerror(rc), why[0] ? ": " : "",
+		    why);
 	return rc;
 }
 
@@ -192,7 +208,7 @@ static int open_clock(const struct config *config, struct clock **clock)
 	int rc = config->clock_source == CONFIG_CLOCK_FILE ? clock_open_file(config->clock_path, clock)
 	                                                   : clock_open_system(clock);
 	if (rc) {
-		fprintf(stderr, "dirauthd: clock: %s\n", dirauth_strerror(rc));
+		say(config, NULL, "clock: %s", dirauth_strerror(rc));
 		return EXIT_SOFTWARE;
 	}
 	return 0;
@@ -262,18 +278,17 @@ int main(int argc, char **argv)
 		uint64_t format = 0;
 		if (rc == DIRAUTH_ERR_STORE && store_format_read(config->data_dir, &format) == 0 &&
 		    (format < STORE_FORMAT_OLDEST || format > STORE_FORMAT))
-			fprintf(stderr,
-			        "dirauthd: store %s is of format %llu; this dirauthd reads formats %d to %d "
-			        "(docs/operating.md, \"Upgrading dirauthd\")\n",
-			        config->data_dir, (unsigned long long)format, STORE_FORMAT_OLDEST,
-			        STORE_FORMAT);
+			say(config, clock,
+			    "store %s is of format %llu; this dirauthd reads formats %d to %d "
+			    "(docs/operating.md, \"Upgrading dirauthd\")",
+			    config->data_dir, (unsigned long long)format, STORE_FORMAT_OLDEST, STORE_FORMAT);
 		else
-			fprintf(stderr, "dirauthd: store %s: %s\n", config->data_dir, dirauth_strerror(rc));
+			say(config, clock, "store %s: %s", config->data_dir, dirauth_strerror(rc));
 		status = EXIT_IO;
 		goto cleanup;
 	}
 	if ((rc = prepared_set_create(config, store, &prepared)) != 0) {
-		fprintf(stderr, "dirauthd: %s\n", dirauth_strerror(rc));
+		say(config, clock, "%s", dirauth_strerror(rc));
 		status = EXIT_SOFTWARE;
 		goto cleanup;
 	}
@@ -287,12 +302,15 @@ int main(int argc, char **argv)
 	}
 	/* The other authorities cosign each checkpoint (add-checkpoint); what was stored before a
 	 * restart is sent again at once. */
-	struct translog_cosigning_options cosigning_options = {
-	    .config = config, .store = store, .signer = signer, .peers = peers, .log = stderr};
+	struct translog_cosigning_options cosigning_options = {.config = config,
+	                                                       .store = store,
+	                                                       .signer = signer,
+	                                                       .peers = peers,
+	                                                       .log = stderr,
+	                                                       .clock = clock};
 	if (config->member_count > 1) {
 		if ((rc = translog_cosigning_new(&cosigning_options, &cosigning)) != 0) {
-			fprintf(stderr, "dirauthd: cannot start collecting cosignatures: %s\n",
-			        dirauth_strerror(rc));
+			say(config, clock, "cannot start collecting cosignatures: %s", dirauth_strerror(rc));
 			status = EXIT_SOFTWARE;
 			goto cleanup;
 		}
@@ -310,7 +328,7 @@ int main(int argc, char **argv)
 	                                                    .on_published = log_published,
 	                                                    .on_published_context = &log};
 	if ((rc = epoch_scheduler_create(&scheduler_options, &scheduler)) != 0) {
-		fprintf(stderr, "dirauthd: loading the stored snapshots: %s\n", dirauth_strerror(rc));
+		say(config, clock, "loading the stored snapshots: %s", dirauth_strerror(rc));
 		status = rc == DIRAUTH_ERR_STORE || rc == DIRAUTH_ERR_IO ? EXIT_IO : EXIT_SOFTWARE;
 		goto cleanup;
 	}
@@ -323,24 +341,22 @@ int main(int argc, char **argv)
 	                                    .round = round,
 	                                    .authorities = authorities};
 	if ((rc = http_server_start(&http_options, &http)) != 0) {
-		fprintf(stderr, "dirauthd: cannot listen on %s:%u: %s\n", config->listen_address,
-		        (unsigned)config->listen_port, dirauth_strerror(rc));
+		say(config, clock, "cannot listen on %s:%u: %s", config->listen_address,
+		    (unsigned)config->listen_port, dirauth_strerror(rc));
 		status = EXIT_UNAVAILABLE;
 		goto cleanup;
 	}
 	if ((rc = epoch_scheduler_start(scheduler)) != 0) {
-		fprintf(stderr, "dirauthd: cannot start the scheduler: %s\n", dirauth_strerror(rc));
+		say(config, clock, "cannot start the scheduler: %s", dirauth_strerror(rc));
 		status = EXIT_SOFTWARE;
 		goto cleanup;
 	}
-	fprintf(stderr, "dirauthd: listening on %s:%u\n", config->listen_address,
-	        (unsigned)config->listen_port);
-	fflush(stderr);
+	say(config, clock, "listening on %s:%u", config->listen_address, (unsigned)config->listen_port);
 
 	int received = 0;
 	while (sigwait(&signals, &received) != 0)
 		;
-	fprintf(stderr, "dirauthd: stopping (signal %d)\n", received);
+	say(config, clock, "stopping (signal %d)", received);
 cleanup:
 	http_server_stop(http);
 	epoch_scheduler_free(scheduler);

@@ -441,19 +441,21 @@ int settings_path(struct settings_reader *state, const struct settings_node *nod
 	return 0;
 }
 
-int settings_report_load(FILE *stream, const char *program, const char *path, int rc,
-                         const struct settings_error *error)
+int settings_describe_load(const char *path, int rc, const struct settings_error *error, char *out,
+                           size_t size)
 {
+	if (size)
+		out[0] = 0;
 	if (rc == 0)
 		return 0;
 	if (rc == DIRAUTH_ERR_CONFIG) {
 		if (error->line)
-			fprintf(stream, "%s:%zu: %s\n", path, error->line, error->message);
+			snprintf(out, size, "%s:%zu: %s", path, error->line, error->message);
 		else
-			fprintf(stream, "%s: %s\n", path, error->message);
+			snprintf(out, size, "%s: %s", path, error->message);
 		return 78;
 	}
-	fprintf(stream, "%s: %s: %s\n", program, path, dirauth_strerror(rc));
+	snprintf(out, size, "%s: %s", path, dirauth_strerror(rc));
 	return 70;
 }
 

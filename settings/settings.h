@@ -96,12 +96,15 @@ void settings_free(struct settings_node *node);
 int settings_load(const char *path, uint8_t **buf, size_t *len, char **base_dir,
                   struct settings_error *error);
 
-/* Reports the outcome rc of loading the configuration file path on stream and returns the exit
- * status a program should end with: 0 for rc 0 (nothing printed); 78 for DIRAUTH_ERR_CONFIG,
- * printing "PATH:LINE: problem" (or "PATH: problem" for the file as a whole) from error; 70 for
- * any other failure, printing "PROGRAM: PATH: <sentence>". */
-int settings_report_load(FILE *stream, const char *program, const char *path, int rc,
-                         const struct settings_error *error);
+#define SETTINGS_REPORT_MAX (SETTINGS_PATH_MAX + SETTINGS_MESSAGE_MAX + 32)
+
+/* Describes the outcome rc of loading the configuration file path in out (size bytes; at least
+ * SETTINGS_REPORT_MAX holds any) for the program's log, and returns the exit status a program
+ * should end with: 0 for rc 0 (out ""); 78 for DIRAUTH_ERR_CONFIG, "PATH:LINE: problem" (or
+ * "PATH: problem" for the file as a whole) from error; 70 for any other failure,
+ * "PATH: <sentence>". */
+int settings_describe_load(const char *path, int rc, const struct settings_error *error, char *out,
+                           size_t size);
 
 /* "a scalar", "a mapping" or "a sequence". */
 const char *settings_kind_name(enum settings_kind kind);

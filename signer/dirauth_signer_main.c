@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE /* prctl */
 #include "clock/clock.h"
+#include "logline/logline.h"
 #include "schema/error.h"
 #include "signer/listener.h"
 #include "signer/service.h"
@@ -28,6 +29,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +43,17 @@
 #define EXIT_IO          74
 #define EXIT_NOPERM      77
 #define EXIT_CONFIG      78
+
+/* One line of the signer's log (logline.h). These concern no request, hence no epoch: the signer
+ * has a schedule per namespace, none of its own. */
+static void say(const char *format, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *format, ...)
+{
+	va_list args;
+	va_start(args, format);
+	logline_vwrite(stderr, "dirauth-signer", LOGLINE_EPOCH_NONE, NULL, format, args);
+	va_end(args);
+}
 
 static void usage(FILE *out)
 {
@@ -57,11 +70,11 @@ static int harden(void)
 {
 	struct rlimit none = {.rlim_cur = 0, .rlim_max = 0};
 	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
-		fprintf(stderr, "dirauth-signer: prctl(PR_SET_DUMPABLE, 0): %s\n", strerror(errno));
+		say("prctl(PR_SET_DUMPABLE, 0): %s", strerror(errno));
 		return EXIT_SOFTWARE;
 	}
 	if (setrlimit(RLIMIT_CORE, &none) != 0) {
-		fprintf(stderr, "dirauth-signer: setrlimit(RLIMIT_CORE, 0): %s\n", strerror(errno));
+		say("setrlimit(RLIMIT_CORE, 0): %s", strerror(errno));
 		return EXIT_SOFTWARE;
 	}
 	return 0;
@@ -77,8 +90,12 @@ static int clock_callback(void *context, uint64_t *now)
 static int load_config(const char *path, struct signer_config **config)
 {
 	struct settings_error error;
-	return settings_report_load(stderr, "dirauth-signer", path, signer_config_load(path, config, &error),
-	                            &error);
+	char problem[SETTINGS_REPORT_MAX];
+	int status = settings_describe_load(path, signer_config_load(path, config, &error), &error, problem,
+	                                    sizeof problem);
+	if (status)
+		say("%s", problem);
+	return status;
 }
 
 /* Opens the audit log for appending (0600), or uses standard error. */
@@ -90,8 +107,7 @@ static int open_audit(const struct signer_config *config, FILE **out)
 		return 0;
 	fd = open(config->audit_log_path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0 || !(*out = fdopen(fd, "a"))) {
-		fprintf(stderr, "dirauth-signer: audit log %s: %s\n", config->audit_log_path,
-		        strerror(errno));
+		say("audit log %s: %s", config->audit_log_path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		*out = NULL;
@@ -162,7 +178,7 @@ int main(int argc, char **argv)
 	rc = config->clock_source == SIGNER_CONFIG_CLOCK_FILE ? clock_open_file(config->clock_path, &clock)
 	                                                      : clock_open_system(&clock);
 	if (rc) {
-		fprintf(stderr, "dirauth-signer: clock: %s\n", dirauth_strerror(rc));
+		say("clock: %s", dirauth_strerror(rc));
 		status = EXIT_CONFIG;
 		goto cleanup;
 	}
@@ -188,7 +204,7 @@ int main(int argc, char **argv)
 	};
 	rc = signer_service_open(&options, &service, detail, sizeof(detail));
 	if (rc) {
-		fprintf(stderr, "dirauth-signer: %s\n", detail[0] ? detail : dirauth_strerror(rc));
+		say("%s", detail[0] ? detail : dirauth_strerror(rc));
 		status = service_exit_status(rc);
 		goto cleanup;
 	}
@@ -208,16 +224,14 @@ int main(int argc, char **argv)
 	rc = signer_listener_start(service, config->socket_path, config->allowed_uid, &listener_options,
 	                           &listener);
 	if (rc) {
-		fprintf(stderr, "dirauth-signer: cannot listen on %s: %s\n", config->socket_path,
-		        dirauth_strerror(rc));
+		say("cannot listen on %s: %s", config->socket_path, dirauth_strerror(rc));
 		status = rc == DIRAUTH_ERR_PERMISSION ? EXIT_NOPERM : EXIT_UNAVAILABLE;
 		goto cleanup;
 	}
-	fprintf(stderr, "dirauth-signer: listening on %s\n", config->socket_path);
-	fflush(stderr);
+	say("listening on %s", config->socket_path);
 	while (sigwait(&signals, &received) != 0)
 		;
-	fprintf(stderr, "dirauth-signer: stopping (signal %d)\n", received);
+	say("stopping (signal %d)", received);
 cleanup:
 	signer_listener_stop(listener);
 	signer_service_close(service);

@@ -39,6 +39,7 @@
 #define _GNU_SOURCE /* struct ucred for SO_PEERCRED */
 #include "signer/listener.h"
 
+#include "logline/logline.h"
 #include "schema/buffer.h"
 #include "schema/error.h"
 
@@ -46,6 +47,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -92,6 +94,17 @@ struct signer_listener {
 	bool thread_started;
 };
 
+/* One line of the signer's log (logline.h). The listener's lines concern no request, hence no
+ * epoch. */
+static void listener_log(const char *format, ...) __attribute__((format(printf, 1, 2)));
+static void listener_log(const char *format, ...)
+{
+	va_list args;
+	va_start(args, format);
+	logline_vwrite(stderr, "dirauth-signer", LOGLINE_EPOCH_NONE, NULL, format, args);
+	va_end(args);
+}
+
 /* ---- socket file ---- */
 
 /* Takes the lock that says a signer runs on path: "<path>.lock", created 0600, flock()ed
@@ -109,18 +122,16 @@ static int listener_lock(const char *path, int *out)
 	/* O_NONBLOCK: a FIFO put in the way must not hang the start; it is refused below. */
 	fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
 	if (fd < 0 && (errno == ELOOP || errno == EISDIR)) {
-		fprintf(stderr, "dirauth-signer: %s is a %s: refusing to use it as the lock\n", lock_path,
-		        errno == ELOOP ? "symbolic link" : "directory");
+		listener_log("%s is a %s: refusing to use it as the lock", lock_path,
+		             errno == ELOOP ? "symbolic link" : "directory");
 		return DIRAUTH_ERR_EXISTS;
 	}
 	if (fd < 0) {
-		fprintf(stderr, "dirauth-signer: cannot open the lock file %s: %s\n", lock_path,
-		        strerror(errno));
+		listener_log("cannot open the lock file %s: %s", lock_path, strerror(errno));
 		return DIRAUTH_ERR_IO;
 	}
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		fprintf(stderr, "dirauth-signer: %s is not a regular file: refusing to use it as the lock\n",
-		        lock_path);
+		listener_log("%s is not a regular file: refusing to use it as the lock", lock_path);
 		close(fd);
 		return DIRAUTH_ERR_EXISTS;
 	}
@@ -128,13 +139,12 @@ static int listener_lock(const char *path, int *out)
 		;
 	if (rc != 0) {
 		if (errno == EWOULDBLOCK) {
-			fprintf(stderr,
-			        "dirauth-signer: another dirauth-signer is running on %s (it holds %s)\n",
-			        path, lock_path);
+			listener_log("another dirauth-signer is running on %s (it holds %s)", path,
+			             lock_path);
 			close(fd);
 			return DIRAUTH_ERR_EXISTS;
 		}
-		fprintf(stderr, "dirauth-signer: cannot lock %s: %s\n", lock_path, strerror(errno));
+		listener_log("cannot lock %s: %s", lock_path, strerror(errno));
 		close(fd);
 		return DIRAUTH_ERR_IO;
 	}
@@ -158,19 +168,16 @@ static int listener_bind(const char *path, uid_t allowed_uid, int *out)
 
 	if (lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode)) {
-			fprintf(stderr,
-			        "dirauth-signer: %s exists and is not a socket: refusing to replace it\n",
-			        path);
+			listener_log("%s exists and is not a socket: refusing to replace it", path);
 			return DIRAUTH_ERR_EXISTS;
 		}
 		/* Left by a signer that died without removing it (SIGKILL, a crash): the lock was free. */
 		if (unlink(path) != 0 && errno != ENOENT) {
-			fprintf(stderr, "dirauth-signer: cannot remove the stale socket %s: %s\n", path,
-			        strerror(errno));
+			listener_log("cannot remove the stale socket %s: %s", path, strerror(errno));
 			return DIRAUTH_ERR_IO;
 		}
 	} else if (errno != ENOENT) {
-		fprintf(stderr, "dirauth-signer: %s: %s\n", path, strerror(errno));
+		listener_log("%s: %s", path, strerror(errno));
 		return DIRAUTH_ERR_IO;
 	}
 
@@ -182,12 +189,12 @@ static int listener_bind(const char *path, uid_t allowed_uid, int *out)
 	rc = bind(fd, (const struct sockaddr *)&address, sizeof(address));
 	umask(old_mask);
 	if (rc != 0) {
-		fprintf(stderr, "dirauth-signer: cannot bind %s: %s\n", path, strerror(errno));
+		listener_log("cannot bind %s: %s", path, strerror(errno));
 		close(fd);
 		return errno == EADDRINUSE ? DIRAUTH_ERR_EXISTS : DIRAUTH_ERR_IO;
 	}
 	if (chmod(path, 0600) != 0) {
-		fprintf(stderr, "dirauth-signer: cannot make %s mode 0600: %s\n", path, strerror(errno));
+		listener_log("cannot make %s mode 0600: %s", path, strerror(errno));
 		rc = DIRAUTH_ERR_IO;
 		goto fail;
 	}
@@ -195,15 +202,14 @@ static int listener_bind(const char *path, uid_t allowed_uid, int *out)
 	 * before listen(), so no connection is queued while it has the wrong owner. lchown: the
 	 * socket is not followed through a symbolic link put in its place. */
 	if (allowed_uid != geteuid() && lchown(path, allowed_uid, (gid_t)-1) != 0) {
-		fprintf(stderr,
-		        "dirauth-signer: cannot give the socket to uid %u: %s; run dirauth-signer with "
-		        "CAP_CHOWN or as uid %u\n",
-		        (unsigned)allowed_uid, strerror(errno), (unsigned)allowed_uid);
+		listener_log("cannot give the socket to uid %u: %s; run dirauth-signer with CAP_CHOWN or as "
+		             "uid %u",
+		             (unsigned)allowed_uid, strerror(errno), (unsigned)allowed_uid);
 		rc = DIRAUTH_ERR_PERMISSION;
 		goto fail;
 	}
 	if (listen(fd, LISTENER_BACKLOG) != 0) {
-		fprintf(stderr, "dirauth-signer: cannot listen on %s: %s\n", path, strerror(errno));
+		listener_log("cannot listen on %s: %s", path, strerror(errno));
 		rc = DIRAUTH_ERR_IO;
 		goto fail;
 	}
@@ -445,13 +451,12 @@ static void listener_accept_one(struct signer_listener *listener)
 		return;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &credentials_len) != 0 ||
 	    credentials_len != sizeof(credentials)) {
-		fprintf(stderr, "dirauth-signer: refused a connection whose peer cannot be identified\n");
+		listener_log("refused a connection whose peer cannot be identified");
 		close(fd);
 		return;
 	}
 	if (credentials.uid != listener->allowed_uid) {
-		fprintf(stderr, "dirauth-signer: refused connection from uid %u\n",
-		        (unsigned)credentials.uid);
+		listener_log("refused connection from uid %u", (unsigned)credentials.uid);
 		close(fd);
 		return;
 	}
@@ -471,7 +476,7 @@ static void listener_accept_one(struct signer_listener *listener)
 	connection->fd = fd;
 	atomic_store(&connection->finished, false);
 	if (pthread_create(&connection->thread, NULL, listener_connection_thread, connection) != 0) {
-		fprintf(stderr, "dirauth-signer: cannot start a thread for a connection: refused\n");
+		listener_log("cannot start a thread for a connection: refused");
 		close(fd);
 		return;
 	}
@@ -533,13 +538,12 @@ int signer_listener_start(struct signer_service *service, const char *socket_pat
 	*out = NULL;
 	if (!socket_path || strlen(socket_path) == 0 ||
 	    strlen(socket_path) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
-		fprintf(stderr, "dirauth-signer: socket path is empty or longer than %zu bytes\n",
-		        sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+		listener_log("socket path is empty or longer than %zu bytes",
+		             sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
 		return DIRAUTH_ERR_IO;
 	}
 	if (options && options->max_connections > SIGNER_LISTENER_MAX_CONNECTIONS) {
-		fprintf(stderr, "dirauth-signer: at most %d connections can be served at once\n",
-		        SIGNER_LISTENER_MAX_CONNECTIONS);
+		listener_log("at most %d connections can be served at once", SIGNER_LISTENER_MAX_CONNECTIONS);
 		return DIRAUTH_ERR_CONFIG;
 	}
 	listener = calloc(1, sizeof(*listener));

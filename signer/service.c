@@ -44,6 +44,7 @@
  */
 #include "signer/service.h"
 
+#include "logline/logline.h"
 #include "schema/certificate.h"
 #include "schema/checkpoint.h"
 #include "schema/crypto.h"
@@ -85,7 +86,7 @@ struct signer_service {
 	pthread_mutex_t ledger_lock; /* every ledger call: its check-and-record is one step */
 	bool ledger_lock_ready;
 	FILE *audit;
-	pthread_mutex_t audit_lock; /* one audit line at a time, written and flushed whole */
+	pthread_mutex_t audit_lock; /* one audit line at a time, written, flushed and synced */
 	bool audit_lock_ready;
 	signer_clock_fn now; /* fails when the clock cannot be read: signing is refused */
 	void *now_context;
@@ -834,18 +835,34 @@ static int service_audit_flush(FILE *audit, bool durable)
 	return 0;
 }
 
-/* "<time> <verb> <operation> origin=.. epoch=..": the time is "-" when the clock failed. */
-static void service_audit_start(FILE *audit, const struct service_request_state *state, const char *verb)
+/* The audit line's sentence up to its outcome, "<time> <verb> <operation> origin=.. epoch=..",
+ * into out: the time is the one the request was judged at, "-" when the clock failed. */
+static void service_audit_subject(const struct service_request_state *state, const char *verb, char *out,
+                                  size_t size)
 {
+	char now[24] = "-", epoch[24] = "-";
 	if (state->has_now)
-		fprintf(audit, "%llu %s %s", (unsigned long long)state->now, verb, state->operation);
-	else
-		fprintf(audit, "- %s %s", verb, state->operation);
-	fprintf(audit, " origin=%s", state->origin[0] ? state->origin : "-");
+		snprintf(now, sizeof now, "%llu", (unsigned long long)state->now);
 	if (state->has_epoch)
-		fprintf(audit, " epoch=%llu", (unsigned long long)state->epoch);
-	else
-		fputs(" epoch=-", audit);
+		snprintf(epoch, sizeof epoch, "%llu", (unsigned long long)state->epoch);
+	snprintf(out, size, "%s %s %s origin=%s epoch=%s", now, verb, state->operation,
+	         state->origin[0] ? state->origin : "-", epoch);
+}
+
+/* Writes an audit line (logline.h: the real time, the request's epoch, "dirauth-signer: ", then
+ * subject and outcome) and makes it durable when asked. Returns 0 only when it is written and
+ * flushed. */
+static int service_audit_write(struct signer_service *service, const struct service_request_state *state,
+                               const char *subject, const char *outcome)
+{
+	pthread_mutex_lock(&service->audit_lock);
+	int rc = logline_write(service->audit, "dirauth-signer",
+	                       state->has_epoch ? state->epoch : LOGLINE_EPOCH_NONE, NULL, "%s %s", subject,
+	                       outcome);
+	if (rc == 0)
+		rc = service_audit_flush(service->audit, state->durable_audit);
+	pthread_mutex_unlock(&service->audit_lock);
+	return rc;
 }
 
 /* The audit line of a signature. Returns 0 only when it is written and flushed. */
@@ -855,6 +872,7 @@ static int service_audit_signature(struct signer_service *service, const struct 
 {
 	uint8_t digest[CRYPTO_SHA256_SIZE];
 	char digest_hex[2 * CRYPTO_SHA256_SIZE + 1];
+	char subject[NAMES_ORIGIN_MAX + 128], size[24] = "-", outcome[NOTE_NAME_MAX + 128];
 	int rc;
 
 	if (!service->audit)
@@ -863,17 +881,12 @@ static int service_audit_signature(struct signer_service *service, const struct 
 	if (rc)
 		return rc;
 	hex_encode(digest, sizeof(digest), digest_hex);
-	pthread_mutex_lock(&service->audit_lock);
-	service_audit_start(service->audit, state, "sign");
+	service_audit_subject(state, "sign", subject, sizeof subject);
 	if (state->has_size)
-		fprintf(service->audit, " size=%llu", (unsigned long long)state->size);
-	else
-		fputs(" size=-", service->audit);
-	fprintf(service->audit, " sha256=%s key=%s+%08x\n", digest_hex, key->name, (unsigned)key->key_id);
-	rc = ferror(service->audit) ? DIRAUTH_ERR_IO
-	                            : service_audit_flush(service->audit, state->durable_audit);
-	pthread_mutex_unlock(&service->audit_lock);
-	return rc;
+		snprintf(size, sizeof size, "%llu", (unsigned long long)state->size);
+	snprintf(outcome, sizeof outcome, "size=%s sha256=%s key=%s+%08x", size, digest_hex, key->name,
+	         (unsigned)key->key_id);
+	return service_audit_write(service, state, subject, outcome);
 }
 
 /* The audit line of a refusal (best effort: a refusal is returned whatever happens here). */
@@ -882,11 +895,10 @@ static void service_audit_refusal(struct signer_service *service, const struct s
 {
 	if (!service->audit)
 		return;
-	pthread_mutex_lock(&service->audit_lock);
-	service_audit_start(service->audit, state, "refuse");
-	fprintf(service->audit, " reason=%s\n", dirauth_error_name(result));
-	(void)service_audit_flush(service->audit, state->durable_audit);
-	pthread_mutex_unlock(&service->audit_lock);
+	char subject[NAMES_ORIGIN_MAX + 128], outcome[64];
+	service_audit_subject(state, "refuse", subject, sizeof subject);
+	snprintf(outcome, sizeof outcome, "reason=%s", dirauth_error_name(result));
+	(void)service_audit_write(service, state, subject, outcome);
 }
 
 /* ---- refusals ---- */

@@ -76,7 +76,7 @@ struct signer_service_options {
 	const char *ledger_directory;
 	const struct signer_namespace *namespaces; /* 1..SIGNER_SERVICE_MAX_NAMESPACES; copied */
 	size_t namespace_count;
-	FILE *audit;         /* one line per signature; borrowed; NULL: no audit */
+	FILE *audit;         /* one log line (logline.h) per signature and refusal; borrowed; NULL: none */
 	signer_clock_fn now; /* injectable clock */
 	void *now_context;
 	uint64_t clock_skew_seconds; /* how far a statement's own time may be from now; 0: 300 s */

@@ -24,6 +24,7 @@
 #define _DEFAULT_SOURCE /* SO_PEEK_OFF */
 #include "server/http/guard.h"
 
+#include "logline/logline.h"
 #include "schema/buffer.h"
 #include "schema/error.h"
 #include "server/api/api_error.h"
@@ -133,11 +134,6 @@ static uint64_t now_ms(void)
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
-}
-
-static FILE *guard_log_stream(const struct http_guard *guard)
-{
-	return guard->options.log ? guard->options.log : stderr;
 }
 
 void http_guard_count(struct http_guard *guard, enum http_guard_reason reason)
@@ -675,7 +671,7 @@ static void log_round(struct http_guard *guard, uint64_t now, bool final)
 	char part[96];
 	int any = 0;
 	buffer_init(&line);
-	snprintf(part, sizeof part, "dirauthd: http: in the last %llu s:", (unsigned long long)seconds);
+	snprintf(part, sizeof part, "http: in the last %llu s:", (unsigned long long)seconds);
 	buffer_append_string(&line, part);
 	for (int r = 0; r < GUARD_REASON_COUNT; r++) {
 		uint64_t count = atomic_load(&guard->counts[r]);
@@ -708,11 +704,10 @@ static void log_round(struct http_guard *guard, uint64_t now, bool final)
 		any = 1;
 	}
 	pthread_mutex_unlock(&guard->message_lock);
-	if (any && buffer_append_string(&line, "\n") == 0) {
-		/* One call, one whole line. */
-		fwrite(line.data, 1, line.len, guard_log_stream(guard));
-		fflush(guard_log_stream(guard));
-	}
+	if (any)
+		logline_write(guard->options.log, "dirauthd",
+		              logline_epoch_now(guard->options.clock, guard->options.schedule), NULL, "%.*s",
+		              (int)line.len, (const char *)line.data);
 	buffer_free(&line);
 }
 

@@ -30,6 +30,9 @@
 #ifndef DIRAUTH_SERVER_HTTP_GUARD_H
 #define DIRAUTH_SERVER_HTTP_GUARD_H
 
+#include "clock/clock.h"
+#include "schema/schedule.h"
+
 #include <microhttpd.h>
 
 #include <stdarg.h>
@@ -44,7 +47,10 @@ struct http_guard_options {
 	size_t max_pending;       /* connections waiting for their first head */
 	size_t max_connections;   /* connections handed to libmicrohttpd */
 	unsigned log_interval_ms; /* one aggregate line at most this often */
-	FILE *log;                /* NULL: stderr */
+	FILE *log;                /* its lines (logline.h); NULL: stderr */
+	/* The epoch of its lines, the current one (logline_epoch_now); NULL: "epoch -". */
+	const struct clock *clock;
+	const struct epoch_schedule *schedule;
 };
 
 /* Why the guard refused or closed something; the counters of the aggregate line. */

@@ -720,14 +720,19 @@ int http_server_start(const struct http_options *options, struct http_server **o
 	    .max_connections = h->max_connections,
 	    .log_interval_ms = h->log_interval_seconds * 1000,
 	    .log = options->log,
+	    .clock = options->clock,
+	    .schedule = &config->epoch,
 	};
 	if ((rc = http_guard_create(&guard_options, &server->guard))) {
 		close(listen_fd);
 		free(server);
 		return rc;
 	}
-	struct translog_witness_options witness_options = {
-	    .config = config, .store = options->store, .signer = options->signer, .log = options->log};
+	struct translog_witness_options witness_options = {.config = config,
+	                                                   .store = options->store,
+	                                                   .signer = options->signer,
+	                                                   .log = options->log,
+	                                                   .clock = options->clock};
 	if (options->store && options->signer &&
 	    (rc = translog_witness_new(&witness_options, &server->witness))) {
 		http_guard_free(server->guard);

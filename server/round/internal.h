@@ -149,7 +149,8 @@ int round_catch_up(struct round *round, size_t namespace_index, uint64_t now, ui
 size_t round_push_refusals(const struct config *config, const struct peer_answer *answers, char *out,
                            size_t cap);
 
-/* Writes one line to the round's log: "dirauthd: namespace <ns> epoch <e>: <sentence>". */
+/* Writes one line to the round's log (logline.h):
+ * "<time> epoch <e> dirauthd: namespace <ns>: <sentence>". */
 void round_log(struct round *round, size_t namespace_index, uint64_t epoch, const char *format, ...)
     __attribute__((format(printf, 4, 5)));
 

@@ -9,6 +9,7 @@
  */
 #include "server/round/internal.h"
 
+#include "logline/logline.h"
 #include "schema/error.h"
 #include "schema/vote_body.h"
 #include "schema/vote_envelope.h"
@@ -65,15 +66,11 @@ uint64_t round_deadline_ms(struct round *round, uint64_t at)
 
 void round_log(struct round *round, size_t namespace_index, uint64_t epoch, const char *format, ...)
 {
-	FILE *log = round->o.log ? round->o.log : stderr;
-	char sentence[1024];
 	va_list args;
 	va_start(args, format);
-	vsnprintf(sentence, sizeof sentence, format, args);
+	logline_vwrite(round->o.log, "dirauthd", epoch, round->o.config->namespaces[namespace_index].name,
+	               format, args);
 	va_end(args);
-	fprintf(log, "dirauthd: namespace %s epoch %llu: %s\n",
-	        round->o.config->namespaces[namespace_index].name, (unsigned long long)epoch, sentence);
-	fflush(log);
 }
 
 enum api_error round_window(const struct config *config, uint64_t epoch, uint64_t now, bool signatures)

@@ -8,11 +8,13 @@
  */
 #include "server/scheduler/scheduler.h"
 
+#include "logline/logline.h"
 #include "schema/error.h"
 #include "server/publish/publish.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,9 +40,17 @@ struct epoch_scheduler {
 	pthread_t thread;
 };
 
-static FILE *scheduler_log(const struct epoch_scheduler *scheduler)
+/* One line of the log (logline.h) about epoch and the namespace named namespace_name (NULL:
+ * none). */
+static void scheduler_log(const struct epoch_scheduler *scheduler, const char *namespace_name, uint64_t epoch,
+                          const char *format, ...) __attribute__((format(printf, 4, 5)));
+static void scheduler_log(const struct epoch_scheduler *scheduler, const char *namespace_name, uint64_t epoch,
+                          const char *format, ...)
 {
-	return scheduler->options.log ? scheduler->options.log : stderr;
+	va_list args;
+	va_start(args, format);
+	logline_vwrite(scheduler->options.log, "dirauthd", epoch, namespace_name, format, args);
+	va_end(args);
 }
 
 int epoch_scheduler_create(const struct epoch_scheduler_options *options, struct epoch_scheduler **out)
@@ -90,10 +100,8 @@ static void log_waiting(struct epoch_scheduler *scheduler, size_t i, uint64_t ep
 		return;
 	scheduler->waiting[i] = true;
 	scheduler->waiting_epoch[i] = epoch;
-	fprintf(scheduler_log(scheduler),
-	        "dirauthd: namespace %s epoch %llu: not published yet: %s; retrying until the epoch ends\n",
-	        scheduler->options.config->namespaces[i].name, (unsigned long long)epoch, why);
-	fflush(scheduler_log(scheduler));
+	scheduler_log(scheduler, scheduler->options.config->namespaces[i].name, epoch,
+	              "not published yet: %s; retrying until the epoch ends", why);
 }
 
 /* Publishes namespace i for epoch and installs it. */
@@ -117,10 +125,8 @@ static int publish_one(struct epoch_scheduler *scheduler, size_t i, uint64_t epo
 		return rc;
 	}
 	if (rc) {
-		fprintf(scheduler_log(scheduler),
-		        "dirauthd: namespace %s epoch %llu: not published: %s%s%s\n", name,
-		        (unsigned long long)epoch, dirauth_strerror(rc), why[0] ? ": " : "", why);
-		fflush(scheduler_log(scheduler));
+		scheduler_log(scheduler, name, epoch, "not published: %s%s%s", dirauth_strerror(rc),
+		              why[0] ? ": " : "", why);
 		return rc;
 	}
 	unsigned long long records = p.header.record_count;
@@ -136,26 +142,20 @@ static int publish_one(struct epoch_scheduler *scheduler, size_t i, uint64_t epo
 	scheduler->published[i] = epoch;
 	pthread_mutex_unlock(&scheduler->lock);
 	if (rc) {
-		fprintf(scheduler_log(scheduler),
-		        "dirauthd: namespace %s epoch %llu: stored but not prepared: %s\n", name,
-		        (unsigned long long)epoch, dirauth_strerror(rc));
+		scheduler_log(scheduler, name, epoch, "stored but not prepared: %s", dirauth_strerror(rc));
 		return rc;
 	}
-	fprintf(scheduler_log(scheduler),
-	        "dirauthd: published namespace %s epoch %llu: %llu records, header %zu bytes, body %zu bytes "
-	        "(gzip %zu, zstd %zu)\n",
-	        name, (unsigned long long)epoch, records, header_size, sizes[ENCODING_IDENTITY],
-	        sizes[ENCODING_GZIP], sizes[ENCODING_ZSTD]);
-	fflush(scheduler_log(scheduler));
+	scheduler_log(scheduler, NULL, epoch,
+	              "published namespace %s epoch %llu: %llu records, header %zu bytes, body %zu bytes "
+	              "(gzip %zu, zstd %zu)",
+	              name, (unsigned long long)epoch, records, header_size, sizes[ENCODING_IDENTITY],
+	              sizes[ENCODING_GZIP], sizes[ENCODING_ZSTD]);
 	if (o->on_published)
 		o->on_published(o->on_published_context, i, epoch);
 	/* Retention: bodies older than the window go; headers stay. */
 	uint64_t window = o->config->store.body_retention_epochs;
-	if (epoch >= window && (rc = store_retain(o->store, name, epoch - window + 1)) != 0) {
-		fprintf(scheduler_log(scheduler), "dirauthd: namespace %s: old bodies not removed: %s\n",
-		        name, dirauth_strerror(rc));
-		fflush(scheduler_log(scheduler));
-	}
+	if (epoch >= window && (rc = store_retain(o->store, name, epoch - window + 1)) != 0)
+		scheduler_log(scheduler, name, epoch, "old bodies not removed: %s", dirauth_strerror(rc));
 	return 0;
 }
 
@@ -190,8 +190,8 @@ static int tick_publish(struct epoch_scheduler *scheduler)
 	int rc = clock_now(scheduler->options.clock, &now);
 	if (rc) {
 		if (!scheduler->clock_failed)
-			fprintf(scheduler_log(scheduler), "dirauthd: cannot read the clock: %s\n",
-			        dirauth_strerror(rc));
+			scheduler_log(scheduler, NULL, LOGLINE_EPOCH_NONE, "cannot read the clock: %s",
+			              dirauth_strerror(rc));
 		scheduler->clock_failed = true;
 		return rc;
 	}

@@ -43,7 +43,7 @@ struct epoch_scheduler_options {
 	struct signer_health *signer_health;
 	const struct clock *clock;
 	struct prepared_set *prepared;
-	FILE *log; /* one line per published snapshot and per failure; NULL: stderr */
+	FILE *log; /* one line (logline.h) per published snapshot and per failure; NULL: stderr */
 	/* Several authorities: the round that prepares each epoch with the others (server/round),
 	 * driven by the scheduler's ticks instead of publishing alone. NULL for one authority. */
 	struct round *round;

@@ -12,6 +12,7 @@
  */
 #include "server/translog/cosigning.h"
 
+#include "logline/logline.h"
 #include "net/client.h"
 #include "schema/checkpoint.h"
 #include "schema/encoding.h"
@@ -158,15 +159,15 @@ static void round_log(const struct round *r, const struct target *t, const char 
     __attribute__((format(printf, 3, 4)));
 static void round_log(const struct round *r, const struct target *t, const char *format, ...)
 {
-	FILE *log = r->c->options.log ? r->c->options.log : stderr;
+	const struct translog_cosigning_options *o = &r->c->options;
 	char what[640];
 	va_list args;
 	va_start(args, format);
 	vsnprintf(what, sizeof what, format, args);
 	va_end(args);
-	fprintf(log, "dirauthd: namespace %s: the checkpoint of %llu entries: add-checkpoint to %s: %s\n",
-	        r->name, (unsigned long long)r->size, t->name, what);
-	fflush(log);
+	logline_write(o->log, "dirauthd", logline_epoch_now(o->clock, &o->config->epoch), r->name,
+	              "the checkpoint of %llu entries: add-checkpoint to %s: %s", (unsigned long long)r->size,
+	              t->name, what);
 }
 
 /* The request body for t: its old size, the proof from it, the note as stored. */
@@ -605,10 +606,10 @@ static void *cosigning_main(void *context)
 			}
 			pthread_mutex_unlock(&c->lock);
 			if (rc && rc != DIRAUTH_ERR_UNAVAILABLE) {
-				FILE *log = c->options.log ? c->options.log : stderr;
-				fprintf(log, "dirauthd: namespace %s: collecting cosignatures: %s\n",
-				        config->namespaces[i].name, dirauth_strerror(rc));
-				fflush(log);
+				logline_write(c->options.log, "dirauthd",
+				              logline_epoch_now(c->options.clock, &config->epoch),
+				              config->namespaces[i].name, "collecting cosignatures: %s",
+				              dirauth_strerror(rc));
 			}
 		}
 		pthread_mutex_lock(&c->lock);

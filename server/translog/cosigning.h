@@ -30,6 +30,7 @@
 #ifndef DIRAUTH_SERVER_TRANSLOG_COSIGNING_H
 #define DIRAUTH_SERVER_TRANSLOG_COSIGNING_H
 
+#include "clock/clock.h"
 #include "schema/buffer.h"
 #include "schema/note.h"
 #include "server/config/config.h"
@@ -72,7 +73,8 @@ struct translog_cosigning_options {
 	struct store *store;
 	struct signer_client *signer;
 	const struct peer_client *peers; /* NULL: no member is asked (outside witnesses still are) */
-	FILE *log;                       /* NULL: stderr */
+	FILE *log;                       /* its lines (logline.h); NULL: stderr */
+	const struct clock *clock;       /* their epoch, the current one; NULL: "epoch -" */
 };
 
 /* What one round did for a namespace. */

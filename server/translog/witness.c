@@ -10,6 +10,7 @@
  */
 #include "server/translog/witness.h"
 
+#include "logline/logline.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
 #include "server/store/log.h"
@@ -235,19 +236,17 @@ struct judging {
 /* Logs a refusal of a checkpoint a known log key signed: it may be evidence. */
 static void log_refusal(const struct judging *j, uint64_t witnessed_size, const merkle_hash witnessed_root)
 {
-	FILE *log = j->w->options.log ? j->w->options.log : stderr;
+	const struct translog_witness_options *o = &j->w->options;
 	char key[NOTE_VERIFIER_KEY_MAX + 1], root[45], ours[45];
 	note_verifier_format(j->log_key, key);
 	base64_encode(j->request.checkpoint.root, MERKLE_HASH_SIZE, root);
 	base64_encode(witnessed_root, MERKLE_HASH_SIZE, ours);
-	fprintf(log,
-	        "dirauthd: namespace %s: add-checkpoint refused (%u): the checkpoint of %llu entries, root "
-	        "%s, signed by log key %s, old size %llu; the tree head cosigned here is %llu entries, root "
-	        "%s: %s\n",
-	        j->ns->name, j->answer->status, (unsigned long long)j->request.checkpoint.tree_size, root,
-	        key, (unsigned long long)j->request.old_size, (unsigned long long)witnessed_size, ours,
-	        j->answer->detail);
-	fflush(log);
+	logline_write(o->log, "dirauthd", logline_epoch_now(o->clock, &o->config->epoch), j->ns->name,
+	              "add-checkpoint refused (%u): the checkpoint of %llu entries, root %s, signed by log "
+	              "key %s, old size %llu; the tree head cosigned here is %llu entries, root %s: %s",
+	              j->answer->status, (unsigned long long)j->request.checkpoint.tree_size, root, key,
+	              (unsigned long long)j->request.old_size, (unsigned long long)witnessed_size, ours,
+	              j->answer->detail);
 }
 
 /* The signer's keys, when it answers (a witness whose signer is away can still refuse). Asked

@@ -47,6 +47,7 @@
 #ifndef DIRAUTH_SERVER_TRANSLOG_WITNESS_H
 #define DIRAUTH_SERVER_TRANSLOG_WITNESS_H
 
+#include "clock/clock.h"
 #include "schema/buffer.h"
 #include "schema/checkpoint.h"
 #include "schema/merkle.h"
@@ -99,7 +100,8 @@ struct translog_witness_options {
 	const struct config *config;
 	struct store *store;
 	struct signer_client *signer;
-	FILE *log; /* refusals that may be evidence; NULL: stderr */
+	FILE *log;                 /* refusals that may be evidence (logline.h); NULL: stderr */
+	const struct clock *clock; /* their epoch, the current one; NULL: "epoch -" */
 };
 
 struct translog_witness;

@@ -13,7 +13,10 @@
  *     received a 202, and no sequence goes backwards after the restart;
  *   - with the signer killed, dirauthd keeps serving snapshots, is not ready, and refuses
  *     registrations without storing them; with the signer back, it is ready again and publishes
- *     the epoch it could not sign.
+ *     the epoch it could not sign;
+ *   - every line of dirauthd's log, the signer's log and its audit log has the shape
+ *     docs/operating.md gives it ("Logs"): the real time in UTC to the millisecond, the epoch it
+ *     concerns, the program, the sentence.
  */
 #include "test_example_authority.h"
 #include "test_support.h"
@@ -36,6 +39,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -45,6 +49,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define EPOCH_LENGTH 60
@@ -295,6 +300,78 @@ static void authority_cleanup(struct authority *a)
 	signer_key_free(a->provider_a);
 	signer_key_free(a->provider_b);
 	test_remove_tree(a->dir);
+}
+
+/* A log line, as docs/operating.md ("Logs") gives it: "<time> epoch <N|-> <program>: [namespace
+ * <name>: ]<sentence>". Groups: 1 the time to the second, 2 the epoch. */
+#define LOG_LINE_PATTERN                                                                                     \
+	"^([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2})\\.[0-9]{3}Z epoch (-|[0-9]+) "             \
+	"(dirauthd|dirauth-signer|dirauth): (namespace [^ :]+: )?[^[:cntrl:]]+$"
+
+/* t in UTC to the second, as a log line begins. */
+static void log_second(time_t t, char out[32])
+{
+	struct tm parts;
+	ck_assert_ptr_nonnull(gmtime_r(&t, &parts));
+	ck_assert_uint_gt(strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &parts), 0);
+}
+
+/* The epoch a line's sentence names in the field named field ("epoch=" in an audit line, the
+ * epoch of a publication), or NULL. */
+static const char *named_epoch(const char *sentence, const char *field, char out[32])
+{
+	const char *at = strstr(sentence, field);
+	if (!at)
+		return NULL;
+	at += strlen(field);
+	size_t n = strspn(at, *at == '-' ? "-" : "0123456789");
+	ck_assert(n > 0 && n < 32);
+	memcpy(out, at, n);
+	out[n] = 0;
+	return out;
+}
+
+/* Checks that the log at path is whole lines, each of the shape above, written between from and
+ * to by the real-time clock, and carrying the epoch its sentence names, if it names one. Returns
+ * its text (malloc'd). */
+static char *assert_log_lines(const char *path, time_t from, time_t to)
+{
+	regex_t pattern;
+	regmatch_t match[3];
+	char earliest[32], latest[32], second[32], epoch[32], named[32];
+	size_t len = 0, lines = 0;
+	ck_assert_int_eq(regcomp(&pattern, LOG_LINE_PATTERN, REG_EXTENDED), 0);
+	log_second(from, earliest);
+	log_second(to, latest);
+	char *text = (char *)test_read_file(path, &len);
+	ck_assert_msg(len > 0 && text[len - 1] == '\n', "%s does not end with a whole line", path);
+	for (char *line = text; line < text + len; lines++) {
+		char *end = strchr(line, '\n');
+		*end = 0;
+		ck_assert_msg(regexec(&pattern, line, 3, match, 0) == 0, "%s: not a log line: '%s'", path,
+		              line);
+		snprintf(second, sizeof second, "%.*s", (int)(match[1].rm_eo - match[1].rm_so),
+		         line + match[1].rm_so);
+		snprintf(epoch, sizeof epoch, "%.*s", (int)(match[2].rm_eo - match[2].rm_so),
+		         line + match[2].rm_so);
+		ck_assert_msg(strcmp(second, earliest) >= 0 && strcmp(second, latest) <= 0,
+		              "%s: '%s' is not between %s and %s", path, line, earliest, latest);
+		const char *sentence = strchr(line + match[2].rm_eo, ':');
+		if (named_epoch(sentence, " epoch=", named) ||
+		    named_epoch(sentence, "published namespace mix epoch ", named))
+			ck_assert_msg(strcmp(named, epoch) == 0, "%s: '%s' is not of epoch %s", path, line,
+			              named);
+		*end = '\n';
+		line = end + 1;
+	}
+	ck_assert_uint_gt(lines, 0);
+	regfree(&pattern);
+	return text;
+}
+
+static void assert_log_has(const char *log, const char *path, const char *text)
+{
+	ck_assert_msg(strstr(log, text), "%s lacks '%s':\n%s", path, text, log);
 }
 
 static void make_id(const char *label, uint64_t number, uint8_t out[32])
@@ -623,6 +700,7 @@ END_TEST
 START_TEST(test_signer_killed_fails_closed_and_recovers)
 {
 	struct authority a;
+	time_t began = time(NULL);
 	authority_prepare(&a);
 	char latest_url[128];
 	snprintf(latest_url, sizeof(latest_url), "%s/v1/mix/snapshots/latest", a.url);
@@ -680,6 +758,47 @@ START_TEST(test_signer_killed_fails_closed_and_recovers)
 	ck_assert_int_eq(post_registration(&a, &note, &receipt), 202);
 	buffer_free(&receipt);
 	buffer_free(&note);
+
+	/* Every line of the three logs has its time and its epoch: the start's and the stop's the
+	 * current epoch by dirauthd's clock, a publication's its own, the signer's none but its
+	 * requests'. */
+	authority_stop(&a);
+	signer_stop(&a, SIGTERM);
+	char expected[256], audit_path[600];
+	char *log = assert_log_lines(a.log_path, began, time(NULL));
+	snprintf(expected, sizeof expected, " epoch %llu dirauthd: signer unreachable",
+	         (unsigned long long)(START_TIME / EPOCH_LENGTH));
+	assert_log_has(log, a.log_path, expected);
+	snprintf(expected, sizeof expected, " epoch %llu dirauthd: listening on 127.0.0.1:%u\n",
+	         (unsigned long long)(START_TIME / EPOCH_LENGTH), a.port);
+	assert_log_has(log, a.log_path, expected);
+	snprintf(expected, sizeof expected,
+	         " epoch %llu dirauthd: published namespace mix epoch %llu: 1 records",
+	         (unsigned long long)epoch, (unsigned long long)epoch);
+	assert_log_has(log, a.log_path, expected);
+	snprintf(expected, sizeof expected,
+	         " epoch %llu dirauthd: namespace mix: not published yet: signer unreachable",
+	         (unsigned long long)(epoch + 1));
+	assert_log_has(log, a.log_path, expected);
+	snprintf(expected, sizeof expected, " epoch %llu dirauthd: stopping (signal %d)\n",
+	         (unsigned long long)(epoch + 1), SIGTERM);
+	assert_log_has(log, a.log_path, expected);
+	free(log);
+	log = assert_log_lines(a.signer_log_path, began, time(NULL));
+	assert_log_has(log, a.signer_log_path, " epoch - dirauth-signer: listening on ");
+	snprintf(expected, sizeof expected, " epoch - dirauth-signer: stopping (signal %d)\n", SIGTERM);
+	assert_log_has(log, a.signer_log_path, expected);
+	free(log);
+	snprintf(audit_path, sizeof audit_path, "%s/signer-audit.log", a.dir);
+	log = assert_log_lines(audit_path, began, time(NULL));
+	snprintf(
+	    expected, sizeof expected,
+	    " epoch %llu dirauth-signer: %llu sign snapshot-header origin=dirauth.example/mix epoch=%llu ",
+	    (unsigned long long)(epoch + 1), (unsigned long long)((epoch + 1) * EPOCH_LENGTH),
+	    (unsigned long long)(epoch + 1));
+	assert_log_has(log, audit_path, expected);
+	assert_log_has(log, audit_path, " epoch - dirauth-signer: ");
+	free(log);
 	authority_cleanup(&a);
 }
 END_TEST

@@ -278,7 +278,9 @@ static int vote_lists_revocation(struct cluster *c, size_t i, uint64_t epoch, co
 static void wait_reconciled(struct cluster *c, unsigned members, uint64_t epoch)
 {
 	char text[96];
-	snprintf(text, sizeof text, "epoch %llu: reconciled: ", (unsigned long long)epoch);
+	snprintf(text, sizeof text,
+	         " epoch %llu dirauthd: namespace %s: reconciled: ", (unsigned long long)epoch,
+	         CLUSTER_NAMESPACE);
 	for (size_t i = 0; i < N; i++) {
 		int waited = 0;
 		while ((members & CLUSTER_BIT(i)) && !cluster_log_contains(c, i, text)) {

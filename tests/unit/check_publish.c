@@ -525,7 +525,7 @@ START_TEST(test_signer_down_publishes_late)
 	while (fgets(line, sizeof line, log)) {
 		if (strstr(line, "not published yet") && strstr(line, "signer unreachable"))
 			waiting++;
-		if (strstr(line, "namespace mix epoch 4: not published:"))
+		if (strstr(line, " epoch 4 dirauthd: namespace mix: not published:"))
 			refused++;
 	}
 	ck_assert_int_eq(waiting, 2); /* mix and mail, epoch 3 */

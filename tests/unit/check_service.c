@@ -1022,14 +1022,20 @@ START_TEST(test_audit_lines)
 	ck_assert_int_eq(snapshot_header_digest(text.data, text.len, digest), 0);
 	hex_encode(digest, 32, digest_hex);
 	snprintf(expected, sizeof(expected),
-	         "%llu sign snapshot-header origin=%s epoch=%llu size=- sha256=%s %s\n",
-	         (unsigned long long)NOW, LOG_ORIGIN, (unsigned long long)E(0), digest_hex, key_text);
+	         " epoch %llu dirauth-signer: %llu sign snapshot-header origin=%s epoch=%llu size=- "
+	         "sha256=%s %s\n",
+	         (unsigned long long)E(0), (unsigned long long)NOW, LOG_ORIGIN, (unsigned long long)E(0),
+	         digest_hex, key_text);
 	ck_assert_msg(strstr(log, expected), "missing '%s' in:\n%s", expected, log);
 	snprintf(expected, sizeof(expected),
 	         "%llu refuse snapshot-header origin=%s epoch=%llu reason=collision\n",
 	         (unsigned long long)NOW, LOG_ORIGIN, (unsigned long long)E(0));
 	ck_assert_msg(strstr(log, expected), "missing '%s' in:\n%s", expected, log);
-	ck_assert_ptr_nonnull(strstr(log, " sign receipt origin=- epoch=- size=- sha256="));
+	/* A statement of no epoch: "epoch -" before the sentence too. */
+	snprintf(expected, sizeof(expected),
+	         " epoch - dirauth-signer: %llu sign receipt origin=- epoch=- size=- sha256=",
+	         (unsigned long long)NOW);
+	ck_assert_msg(strstr(log, expected), "missing '%s' in:\n%s", expected, log);
 	snprintf(expected, sizeof(expected), " sign checkpoint origin=%s epoch=- size=6 sha256=", LOG_ORIGIN);
 	ck_assert_ptr_nonnull(strstr(log, expected));
 	snprintf(expected, sizeof(expected),
@@ -1496,9 +1502,10 @@ START_TEST(test_clock_unreadable)
 	/* Refusals without a time are audited with "-" for it. */
 	size_t len;
 	char *log = (char *)test_read_file(audit_path, &len);
-	ck_assert_ptr_nonnull(strstr(log, "\n- refuse receipt origin=- epoch=- reason=unavailable\n"));
 	ck_assert_ptr_nonnull(
-	    strstr(log, "\n- refuse snapshot-header origin=- epoch=- reason=unavailable\n"));
+	    strstr(log, " epoch - dirauth-signer: - refuse receipt origin=- epoch=- reason=unavailable\n"));
+	ck_assert_ptr_nonnull(strstr(
+	    log, " epoch - dirauth-signer: - refuse snapshot-header origin=- epoch=- reason=unavailable\n"));
 	free(log);
 	buffer_free(&text);
 }
