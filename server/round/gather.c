@@ -98,6 +98,7 @@ static int notes_add(struct round_notes *notes, enum round_note_kind kind, const
 	memcpy(n->digest, digest, 32);
 	n->len = len;
 	n->kind = kind;
+	n->stored = false;
 	notes->count++;
 	return 0;
 }
@@ -690,6 +691,23 @@ size_t round_notes_store(struct round *round, size_t i)
 		registrations++;
 	stored += intake_take_peer_notes(&submit, taken, registrations);
 	stored += intake_take_peer_notes(&submit, taken + registrations, count - registrations);
+	/* A version the store holds already, or an older one, is refused and changes nothing; any
+	 * other refusal is worth a line. */
+	size_t refused = 0;
+	enum api_error first = API_ERROR_NONE;
+	for (size_t n = 0; n < count; n++) {
+		enum api_error e = taken[n].error;
+		if (e == API_ERROR_NONE || e == API_ERROR_ROLLBACK || e == API_ERROR_REPLAYED ||
+		    e == API_ERROR_REVOKED)
+			continue;
+		if (!refused++)
+			first = e;
+	}
+	if (refused)
+		round_log(
+		    round, i, round->ns[i].epoch,
+		    "%zu notes gathered from peers were refused by this authority's intake (the first: %s)",
+		    refused, api_error_code(first));
 	free(taken);
 	return stored;
 }
