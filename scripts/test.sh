@@ -53,10 +53,10 @@ build build/sanitize -DCMAKE_BUILD_TYPE=Debug -DDIRAUTH_SANITIZE=ON -DDIRAUTH_CL
 # and five sanitized pairs of daemons on two cores miss them. The cluster tests here (three
 # authorities co-signing) move their clocks at half speed.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	DIRAUTH_CLUSTER_MS_PER_SECOND=500 run_ctest build/sanitize sanitize -LE '^(bench|static|interop)$'
-# (The benchmarks' smoke runs, the checks of the tree itself and the interoperability check
-# with the Go verifier ran in the normal build: the sanitizers would see no code in them that
-# other tests here do not run, and the last takes minutes when sanitized.)
+	DIRAUTH_CLUSTER_MS_PER_SECOND=500 run_ctest build/sanitize sanitize -LE '^(bench|static|interop|network)$'
+# (The benchmarks' smoke runs, the checks of the tree itself, the interoperability check with the
+# Go verifier and the authorities on long links ran in the normal build: the sanitizers would see
+# no code in them that other tests here do not run, and they take minutes when sanitized.)
 
 stage "ThreadSanitizer build: the multi-threaded tests"
 # The key objects verification shares (crypto), group commit and the round tables (store), the
@@ -64,7 +64,7 @@ stage "ThreadSanitizer build: the multi-threaded tests"
 # answers, the scheduler and prepared responses (publish, http), the peers' broadcasts, the
 # transparency log.
 threaded="check_crypto check_store check_store_votes check_signer_client check_listener check_http check_http_guard"
-threaded="$threaded check_publish check_peers check_translog"
+threaded="$threaded check_publish check_peers check_translog check_net"
 cmake -S "$root" -B build/tsan -DDIRAUTH_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDIRAUTH_TSAN=ON \
 	-DDIRAUTH_CLUSTER_TESTS=OFF >/dev/null
 # shellcheck disable=SC2086 # one word a target
