@@ -61,8 +61,8 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 stage "ThreadSanitizer build: the multi-threaded tests"
 # The key objects verification shares (crypto), group commit and the round tables (store), the
 # signer client's workers and the signer's listener, the HTTP server with its guard and deferred
-# answers, the scheduler and prepared responses (publish, http), the peers' broadcasts, the
-# transparency log.
+# answers, the scheduler and prepared responses (publish, http), the peers' broadcasts and the
+# pool of kept-alive connections they share (net), the transparency log.
 threaded="check_crypto check_store check_store_votes check_signer_client check_listener check_http check_http_guard"
 threaded="$threaded check_publish check_peers check_translog check_net"
 cmake -S "$root" -B build/tsan -DDIRAUTH_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDIRAUTH_TSAN=ON \
