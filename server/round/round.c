@@ -49,7 +49,7 @@ size_t round_push_refusals(const struct config *config, const struct peer_answer
 
 uint64_t round_deadline_ms(struct round *round, uint64_t at)
 {
-	uint64_t now = 0, monotonic = round_monotonic_ms();
+	uint64_t now = 0, monotonic = clock_monotonic_ms(round->o.clock);
 	if (clock_now(round->o.clock, &now) != 0 || at <= now)
 		return monotonic;
 	uint64_t left = at - now;
