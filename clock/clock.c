@@ -1,5 +1,6 @@
 /*
- * clock.c: the system clock, the file clock and the manual clock.
+ * clock.c: the system clock, the file clock and the manual clock (which keeps milliseconds, so
+ * that a simulation's monotonic time is its own).
  *
  * The file clock opens and reads the file at every call rather than caching a descriptor, so
  * a test may replace the file atomically (write a temporary, rename) and the next call sees
@@ -23,7 +24,7 @@ enum clock_kind { CLOCK_SYSTEM, CLOCK_FILE, CLOCK_MANUAL };
 
 struct clock {
 	enum clock_kind kind;
-	_Atomic uint64_t manual; /* CLOCK_MANUAL: the time clock_set set */
+	_Atomic uint64_t manual_ms; /* CLOCK_MANUAL: the time set, in milliseconds */
 	char path[PATH_MAX];
 };
 
@@ -48,6 +49,12 @@ int clock_open_file(const char *path, struct clock **out)
 	return 0;
 }
 
+/* A manual clock keeps milliseconds; seconds past what they can hold stay at the most. */
+static uint64_t seconds_to_ms(uint64_t seconds)
+{
+	return seconds > UINT64_MAX / 1000 ? UINT64_MAX / 1000 * 1000 : seconds * 1000;
+}
+
 int clock_open_manual(uint64_t start, struct clock **out)
 {
 	struct clock *clock = calloc(1, sizeof *clock);
@@ -55,16 +62,31 @@ int clock_open_manual(uint64_t start, struct clock **out)
 	if (!clock)
 		return DIRAUTH_ERR_NOMEM;
 	clock->kind = CLOCK_MANUAL;
-	atomic_store(&clock->manual, start);
+	atomic_store(&clock->manual_ms, seconds_to_ms(start));
 	return 0;
 }
 
 int clock_set(struct clock *clock, uint64_t now)
 {
+	return clock_set_ms(clock, seconds_to_ms(now));
+}
+
+int clock_set_ms(struct clock *clock, uint64_t now_ms)
+{
 	if (clock->kind != CLOCK_MANUAL)
 		return DIRAUTH_ERR_CONFIG;
-	atomic_store(&clock->manual, now);
+	atomic_store(&clock->manual_ms, now_ms);
 	return 0;
+}
+
+uint64_t clock_monotonic_ms(const struct clock *clock)
+{
+	if (clock->kind == CLOCK_MANUAL)
+		return atomic_load(&clock->manual_ms);
+	struct timespec t;
+	if (clock_gettime(CLOCK_MONOTONIC, &t) != 0)
+		return 0;
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
 }
 
 int clock_is_file(const struct clock *clock)
@@ -104,7 +126,7 @@ int clock_now(const struct clock *clock, uint64_t *now)
 	if (clock->kind == CLOCK_FILE)
 		return clock_read_file(clock->path, now);
 	if (clock->kind == CLOCK_MANUAL) {
-		*now = atomic_load(&clock->manual);
+		*now = atomic_load(&clock->manual_ms) / 1000;
 		return 0;
 	}
 	time_t t = time(NULL);

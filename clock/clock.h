@@ -32,6 +32,16 @@ int clock_open_manual(uint64_t start, struct clock **out);
  * Thread-safe: a reader sees the old time or the new. */
 int clock_set(struct clock *clock, uint64_t now);
 
+/* Sets a manual clock to now_ms milliseconds: clock_now reads now_ms / 1000, and
+ * clock_monotonic_ms now_ms. DIRAUTH_ERR_CONFIG for another kind of clock. Thread-safe. */
+int clock_set_ms(struct clock *clock, uint64_t now_ms);
+
+/* Milliseconds on the clock's monotonic scale, what the deadlines of work timed against the clock
+ * are points on: CLOCK_MONOTONIC for the system and file clocks, the milliseconds last set for a
+ * manual clock (clock_set's seconds × 1000), so that a simulation's deadlines are on its own time.
+ * Never fails (0 if the system's monotonic clock cannot be read). Thread-safe. */
+uint64_t clock_monotonic_ms(const struct clock *clock);
+
 /* True for a file clock (the scheduler polls it more often). */
 int clock_is_file(const struct clock *clock);
 

@@ -920,12 +920,17 @@ static int broadcast_begin(const struct peer_client *client,
 		}
 		broadcast->slots[i].call = copy;
 	}
+	if (client->has_transport && client->transport.broadcast != NULL)
+		client->transport.broadcast(client->transport.context, PEER_TRANSPORT_BROADCAST_BEGIN, 0);
 	for (size_t i = 0; i < client->member_count; i++) {
 		struct broadcast_slot *slot = &broadcast->slots[i];
 		if (slot->call == NULL)
 			continue;
 		if (client->has_transport) {
 			/* In the caller's thread, in member order: a simulation is a function of its seed. */
+			if (client->transport.broadcast != NULL)
+				client->transport.broadcast(client->transport.context,
+				                            PEER_TRANSPORT_BROADCAST_MEMBER, i);
 			broadcast_run(slot);
 			continue;
 		}
@@ -938,6 +943,8 @@ static int broadcast_begin(const struct peer_client *client,
 		if (broadcast->on_answer != NULL)
 			broadcast->on_answer(broadcast->context, i, &slot->answer);
 	}
+	if (client->has_transport && client->transport.broadcast != NULL)
+		client->transport.broadcast(client->transport.context, PEER_TRANSPORT_BROADCAST_END, 0);
 	*out = broadcast;
 	return 0;
 }

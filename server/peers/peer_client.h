@@ -62,7 +62,8 @@
  * A simulation (many authorities in one process, a network chosen by a seed) gives the client a
  * transport (struct peer_transport) instead of HTTP: each call is checked as always, then handed
  * to the transport; broadcasts run in the caller's thread, member after member, so that a run is
- * a function of its seed.
+ * a function of its seed, and the transport may be told which of its calls stand for calls made
+ * at once, to charge their time as a network would.
  *
  * Caveats:
  *   - net_global_init must have run before the first operation (dirauthd's main does it).
@@ -123,6 +124,13 @@ struct peer_answer {
 
 struct peer_call;
 
+/* The shape of a broadcast, as a transport is told it (struct peer_transport). */
+enum peer_transport_event {
+	PEER_TRANSPORT_BROADCAST_BEGIN,
+	PEER_TRANSPORT_BROADCAST_MEMBER,
+	PEER_TRANSPORT_BROADCAST_END,
+};
+
 /* Another way to the members than HTTP, for a simulation. call fills answer (emptied before, as
  * every operation empties it) as an exchange over HTTP would, with plain bytes in its body, and
  * returns what peer_client_call returns; it is called only for a call that passed peer_client_call's
@@ -131,6 +139,15 @@ struct peer_call;
 struct peer_transport {
 	int (*call)(void *context, size_t member, const struct peer_call *call, struct peer_answer *answer);
 	void *context;
+	/* Optional (NULL: not told). Over HTTP each member of a broadcast has a thread of its own;
+	 * over a transport the members run one after another in the caller's thread. A transport
+	 * that keeps time (a simulation charging each exchange to its caller) learns here which calls
+	 * stand for calls made at once: PEER_TRANSPORT_BROADCAST_BEGIN before the first member,
+	 * PEER_TRANSPORT_BROADCAST_MEMBER before each member's exchange (its call, its on_answer, and
+	 * the calls on_answer makes: what that member's thread would do), PEER_TRANSPORT_BROADCAST_END
+	 * after the last. member means something for MEMBER only. A broadcast started from an
+	 * on_answer nests inside the one that called it. */
+	void (*broadcast)(void *context, enum peer_transport_event event, size_t member);
 };
 
 /* What the client may be told beyond the configuration. Zeroed: the defaults. */

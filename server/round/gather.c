@@ -105,7 +105,8 @@ static int notes_add(struct round_notes *notes, enum round_note_kind kind, const
 
 static void notes_sort(struct round_notes *notes)
 {
-	qsort(notes->items, notes->count, sizeof *notes->items, note_compare);
+	if (notes->count > 1) /* none gathered yet: items is NULL, which qsort may not be given */
+		qsort(notes->items, notes->count, sizeof *notes->items, note_compare);
 	notes->sorted = notes->count;
 }
 

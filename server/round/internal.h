@@ -107,8 +107,9 @@ void round_bases_free(struct round *round);
  * peer requests. */
 uint64_t round_monotonic_ms(void);
 
-/* The monotonic millisecond at which the round's clock reads the unix time `at` (now when the
- * clock cannot be read or `at` has passed): the deadline of a peer request that must end by a
+/* The millisecond on the round's clock's monotonic scale (clock_monotonic_ms: CLOCK_MONOTONIC but
+ * for a simulation's manual clock) at which the round's clock reads the unix time `at` (now when
+ * the clock cannot be read or `at` has passed): the deadline of a peer request that must end by a
  * phase's end. */
 uint64_t round_deadline_ms(struct round *round, uint64_t at);
 

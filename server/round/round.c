@@ -57,7 +57,7 @@ uint64_t round_leaving(const struct config *config, uint64_t end, uint64_t windo
 
 uint64_t round_deadline_ms(struct round *round, uint64_t at)
 {
-	uint64_t now = 0, monotonic = round_monotonic_ms();
+	uint64_t now = 0, monotonic = clock_monotonic_ms(round->o.clock);
 	if (clock_now(round->o.clock, &now) != 0 || at <= now)
 		return monotonic;
 	uint64_t left = at - now;

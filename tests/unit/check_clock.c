@@ -60,7 +60,8 @@ START_TEST(test_file_clock)
 }
 END_TEST
 
-/* A manual clock reads what was last set; other clocks cannot be set. */
+/* A manual clock reads what was last set, in seconds and on its monotonic scale; other clocks
+ * cannot be set. */
 START_TEST(test_manual_clock)
 {
 	struct clock *clock = NULL, *system = NULL;
@@ -72,8 +73,19 @@ START_TEST(test_manual_clock)
 	ck_assert_int_eq(clock_set(clock, 1800000042), 0);
 	ck_assert_int_eq(clock_now(clock, &now), 0);
 	ck_assert_uint_eq(now, 1800000042);
+	ck_assert_uint_eq(clock_monotonic_ms(clock), 1800000042000ULL);
+	/* Milliseconds: the seconds it reads, and its own monotonic time for deadlines. */
+	ck_assert_int_eq(clock_set_ms(clock, 1800000050999ULL), 0);
+	ck_assert_int_eq(clock_now(clock, &now), 0);
+	ck_assert_uint_eq(now, 1800000050);
+	ck_assert_uint_eq(clock_monotonic_ms(clock), 1800000050999ULL);
 	ck_assert_int_eq(clock_open_system(&system), 0);
 	ck_assert_int_eq(clock_set(system, 5), DIRAUTH_ERR_CONFIG);
+	ck_assert_int_eq(clock_set_ms(system, 5000), DIRAUTH_ERR_CONFIG);
+	/* The system clock's is CLOCK_MONOTONIC: it does not go back. */
+	uint64_t before = clock_monotonic_ms(system);
+	ck_assert_uint_gt(before, 0);
+	ck_assert_uint_ge(clock_monotonic_ms(system), before);
 	clock_close(system);
 	clock_close(clock);
 }

@@ -1633,7 +1633,24 @@ struct simulated {
 	size_t members[16];
 	enum peer_operation operations[16];
 	int other_thread; /* a call came from another thread than the caller's */
+	char shape[64];   /* the broadcast events and calls in order: "[", "m<member>", "c", "]" */
 };
+
+static void simulated_shape(struct simulated *simulated, const char *what)
+{
+	size_t len = strlen(simulated->shape);
+	snprintf(simulated->shape + len, sizeof(simulated->shape) - len, "%s", what);
+}
+
+static void simulated_broadcast(void *context, enum peer_transport_event event, size_t member)
+{
+	char what[16];
+	if (event == PEER_TRANSPORT_BROADCAST_MEMBER)
+		snprintf(what, sizeof(what), "m%zu", member);
+	else
+		snprintf(what, sizeof(what), "%s", event == PEER_TRANSPORT_BROADCAST_BEGIN ? "[" : "]");
+	simulated_shape(context, what);
+}
 
 static int simulated_call(void *context, size_t member, const struct peer_call *call,
                           struct peer_answer *answer)
@@ -1642,6 +1659,7 @@ static int simulated_call(void *context, size_t member, const struct peer_call *
 
 	if (!pthread_equal(pthread_self(), simulated->caller))
 		simulated->other_thread = 1;
+	simulated_shape(simulated, "c");
 	if (simulated->calls < 16) {
 		simulated->members[simulated->calls] = member;
 		simulated->operations[simulated->calls] = call->operation;
@@ -1695,7 +1713,8 @@ START_TEST(test_transport_seam)
 	config = config_make(MAX_MEMBERS, urls);
 	memset(&simulated, 0, sizeof(simulated));
 	simulated.caller = pthread_self();
-	struct peer_transport transport = {.call = simulated_call, .context = &simulated};
+	struct peer_transport transport = {
+	    .call = simulated_call, .context = &simulated, .broadcast = simulated_broadcast};
 	struct peer_client_options options = {.transport = &transport};
 	ck_assert_int_eq(peer_client_new(config, &options, &client), 0);
 	peer_answer_init(&answer);
@@ -1713,6 +1732,7 @@ START_TEST(test_transport_seam)
 	ck_assert_int_eq(peer_fetch_latest_header(client, 2, NS, &answer), DIRAUTH_ERR_UNAVAILABLE);
 	ck_assert_int_eq(answer.transport, PEER_TRANSPORT_UNREACHABLE);
 	ck_assert_str_eq(answer.reason, "partitioned");
+	ck_assert_str_eq(simulated.shape, "cc"); /* single calls are no broadcast */
 
 	/* A broadcast: members 1, 2, 3 in that order, in this thread, before the start returns. */
 	memset(&simulated, 0, sizeof(simulated));
@@ -1736,6 +1756,8 @@ START_TEST(test_transport_seam)
 	ck_assert_int_eq(answers[1].status, 200);
 	ck_assert_int_eq(answers[2].transport, PEER_TRANSPORT_UNREACHABLE);
 	ck_assert_int_eq(answers[3].status, 200);
+	/* The transport was told that the three calls stand for calls made at once. */
+	ck_assert_str_eq(simulated.shape, "[m1cm2cm3c]");
 	peer_answers_free(answers, MAX_MEMBERS);
 
 	/* peers_call_each alike, each member its own operation; a long body is not compressed for a
@@ -1757,6 +1779,7 @@ START_TEST(test_transport_seam)
 	ck_assert_uint_eq(simulated.members[1], 3);
 	ck_assert_int_eq(simulated.operations[1], PEER_PUSH_VOTE);
 	ck_assert_int_eq(simulated.other_thread, 0);
+	ck_assert_str_eq(simulated.shape, "[m1cm3c]");
 	ck_assert_int_eq(answers[2].transport, PEER_TRANSPORT_SKIPPED);
 	peer_answers_free(answers, MAX_MEMBERS);
 
