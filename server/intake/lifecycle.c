@@ -324,12 +324,19 @@ static enum api_error revocation_signed(struct intake_pending *p, const struct s
 	if ((error = check_service_known(p, r->namespace_name, r->service_id, owner, result)))
 		return error;
 	if (r->has_endpoint) {
+		/* A provider revokes only an endpoint it registered here. One learned from a peer may
+		 * name an endpoint registered only there (and revoked there before this authority saw
+		 * the registration): the service's provider signed it, which is all a revocation needs,
+		 * and refusing it would keep this authority from the others' header (consensus.md: a
+		 * revocation cannot be held back). An endpoint of another service is refused either way. */
 		uint8_t service_id[SERVICE_ID_SIZE];
 		int rc = store_endpoint_service(p->context.store, r->endpoint_id, service_id);
-		if (rc == DIRAUTH_ERR_NOT_FOUND ||
+		if ((rc == DIRAUTH_ERR_NOT_FOUND && !p->from_peer) ||
 		    (rc == 0 && memcmp(service_id, r->service_id, SERVICE_ID_SIZE) != 0))
 			return intake_refuse(result, API_ERROR_UNKNOWN_ENDPOINT,
 			                     "The endpoint was never registered under this service here.");
+		if (rc == DIRAUTH_ERR_NOT_FOUND)
+			rc = 0;
 		if (rc)
 			return intake_refuse(result, API_ERROR_INTERNAL, "The store failed: %s",
 			                     dirauth_strerror(rc));

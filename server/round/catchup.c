@@ -73,6 +73,7 @@ struct catch_up {
 	/* What was done, for the log. */
 	uint64_t first_stored;
 	size_t alone, with_body;
+	size_t revocations, revocations_refused; /* taken from the bodies stored */
 	uint32_t sources;
 	int stored_body_of_newest;
 };
@@ -165,6 +166,24 @@ static uint64_t body_window_start(const struct catch_up *c)
 	return c->target >= window ? c->target - window + 1 : 0;
 }
 
+/* The revocations a stored method-2 body lists, taken into the store (the body was checked
+ * against its header already). */
+static void take_revocations(struct catch_up *c, const struct snapshot_header *header, const uint8_t *body,
+                             size_t body_len)
+{
+	const struct config *config = c->round->o.config;
+	const struct config_namespace *ns = &config->namespaces[c->namespace_index];
+	struct snapshot_body_limits limits = {config->bounds.records_per_snapshot, config_max_health(config),
+	                                      ns->max_revocations};
+	struct snapshot_body *parsed = NULL;
+	if (header->consensus_method != CONSENSUS_METHOD_LIFECYCLE ||
+	    snapshot_body_parse_sections(body, body_len, &limits, &parsed) != 0)
+		return;
+	round_take_listed_revocations(c->round, c->namespace_index, parsed, &c->revocations,
+	                              &c->revocations_refused);
+	snapshot_body_free(parsed);
+}
+
 static int store_header(struct catch_up *c, const struct caught_header *h, const uint8_t *body,
                         size_t body_len)
 {
@@ -175,6 +194,8 @@ static int store_header(struct catch_up *c, const struct caught_header *h, const
 	                                   h->note.len, NULL);
 	if (rc)
 		return rc;
+	if (body)
+		take_revocations(c, &h->header, body, body_len);
 	if (!c->first_stored)
 		c->first_stored = h->epoch;
 	c->have = 1;
@@ -539,8 +560,10 @@ int round_catch_up(struct round *round, size_t i, uint64_t now, uint64_t deadlin
 		round_log(
 		    round, i, rn->epoch,
 		    "caught up: epochs %llu to %llu stored (%zu with their bodies, %zu headers alone, their "
-		    "bodies past the retention window) in %llu ms",
+		    "bodies past the retention window; %zu revocations they list taken, %zu refused) in "
+		    "%llu ms",
 		    (unsigned long long)c.first_stored, (unsigned long long)c.latest, c.with_body, c.alone,
+		    c.revocations, c.revocations_refused,
 		    (unsigned long long)(round_monotonic_ms() - started));
 		if (c.stored_body_of_newest) {
 			struct buffer newest;

@@ -16,6 +16,7 @@
 #include "schema/crypto.h"
 #include "schema/error.h"
 #include "schema/note.h"
+#include "schema/registration.h"
 #include "schema/vote.h"
 #include "schema/vote_envelope.h"
 #include "schema/health.h"
@@ -23,6 +24,7 @@
 #include "server/store/lifecycle.h"
 #include "server/store/votes.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -204,12 +206,54 @@ static void note_source_free(struct note_source *s)
 	free(s->copies);
 }
 
+/* Whether this authority's own vote lists exactly this version: its sealed view holds it, and
+ * the store keeps nothing revoked in a view. */
+static bool own_vote_lists(const struct vote_body *own, const uint8_t *service_id, uint64_t sequence,
+                           const uint8_t *digest)
+{
+	size_t low = 0, high = own ? own->record_count : 0;
+	while (low < high) {
+		size_t middle = low + (high - low) / 2;
+		int order = memcmp(own->records[middle].service_id, service_id, SERVICE_ID_SIZE);
+		if (order == 0)
+			return own->records[middle].sequence == sequence &&
+			       memcmp(own->records[middle].registration_sha256, digest, 32) == 0;
+		if (order < 0)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	return false;
+}
+
+/* Whether a registration note names a service or endpoint this authority holds a revocation of:
+ * hard rule 4 holds here whatever the votes say, so such a note is never supplied (the epoch
+ * then fails rather than bring a revoked endpoint back: an authority that missed the revocation
+ * may still vote the old registration). A note that cannot be read is refused too. */
+static bool revoked_here(struct round *round, size_t i, const uint8_t *note, size_t len)
+{
+	const char *name = round->o.config->namespaces[i].name;
+	struct registration r;
+	struct note *parsed = NULL;
+	if (registration_parse_note(note, len, &r, &parsed) != 0)
+		return true;
+	note_free(parsed);
+	bool revoked =
+	    store_revocation_find(round->o.store, name, r.service_id, NULL, NULL) != DIRAUTH_ERR_NOT_FOUND;
+	for (size_t e = 0; !revoked && e < r.endpoint_count; e++)
+		revoked = store_revocation_find(round->o.store, name, r.service_id,
+		                                r.endpoints[e].endpoint_id, NULL) != DIRAUTH_ERR_NOT_FOUND;
+	registration_clear(&r);
+	return revoked;
+}
+
 static int supply_note(void *context, const uint8_t service_id[SERVICE_ID_SIZE], uint64_t sequence,
                        const uint8_t digest[32], const uint8_t **note, size_t *note_len)
 {
 	struct note_source *s = context;
 	struct round *round = s->round;
-	const char *name = round->o.config->namespaces[s->namespace_index].name;
+	size_t i = s->namespace_index;
+	const char *name = round->o.config->namespaces[i].name;
 	struct buffer held;
 	uint8_t actual[32];
 	buffer_init(&held);
@@ -217,8 +261,15 @@ static int supply_note(void *context, const uint8_t service_id[SERVICE_ID_SIZE],
 	if (rc == 0 && crypto_sha256(held.data, held.len, actual) == 0 && memcmp(actual, digest, 32) == 0)
 		rc = keep_copy(s, &held, note, note_len);
 	else
-		rc = round_notes_find(&round->ns[s->namespace_index].notes, digest, note, note_len);
+		rc = round_notes_find(&round->ns[i].notes, digest, note, note_len);
 	buffer_free(&held);
+	if (rc == 0 && !own_vote_lists(round->ns[i].own_body, service_id, sequence, digest) &&
+	    revoked_here(round, i, *note, *note_len)) {
+		round_log(
+		    round, i, round->ns[i].epoch,
+		    "the version the votes chose of a service names a target revoked here: not supplied");
+		rc = DIRAUTH_ERR_REFUSED;
+	}
 	return rc;
 }
 

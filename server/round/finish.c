@@ -225,32 +225,35 @@ int round_publish(struct round *round, size_t i, uint64_t now)
 
 /* ---- reconciliation ---- */
 
-/* Method 2: the revocations the latest stored snapshot lists whose target this authority holds
- * no revocation of (an authority restored from an older backup, or caught up, learns them again
- * so), taken from the snapshot's own body, as intake takes one learned from a peer. */
-static void take_listed_revocations(struct round *round, size_t i, size_t *taken, size_t *refused)
+void round_take_listed_revocations(struct round *round, size_t i, const struct snapshot_body *body,
+                                   size_t *taken, size_t *refused)
 {
-	const struct config *config = round->o.config;
-	const char *name = config->namespaces[i].name;
+	const char *name = round->o.config->namespaces[i].name;
 	const struct round_options *o = &round->o;
 	struct submit_context submit = {o->config, o->store, o->signer, o->signer_health, o->clock};
-	struct publish_previous latest;
-	if (publish_previous_load(config, round->o.store, i, &latest) == 0 && latest.parsed) {
-		for (size_t r = 0; r < latest.parsed->revocation_count; r++) {
-			const struct snapshot_revocation *listed = &latest.parsed->revocations[r];
-			struct submit_result result;
-			if (store_revocation_find(round->o.store, name, listed->service_id,
-			                          listed->has_endpoint ? listed->endpoint_id : NULL,
-			                          NULL) != DIRAUTH_ERR_NOT_FOUND)
-				continue;
-			if (submit_peer_revocation(&submit, listed->note, listed->note_len, &result) ==
-			    API_ERROR_NONE)
-				(*taken)++;
-			else
-				(*refused)++;
-			buffer_free(&result.receipt);
-		}
+	for (size_t r = 0; body && r < body->revocation_count; r++) {
+		const struct snapshot_revocation *listed = &body->revocations[r];
+		struct submit_result result;
+		if (store_revocation_find(o->store, name, listed->service_id,
+		                          listed->has_endpoint ? listed->endpoint_id : NULL,
+		                          NULL) != DIRAUTH_ERR_NOT_FOUND)
+			continue;
+		if (submit_peer_revocation(&submit, listed->note, listed->note_len, &result) ==
+		    API_ERROR_NONE)
+			(*taken)++;
+		else
+			(*refused)++;
+		buffer_free(&result.receipt);
 	}
+}
+
+/* Method 2: the revocations the latest stored snapshot lists whose target this authority holds
+ * no revocation of (an authority restored from an older backup learns them again so). */
+static void take_latest_revocations(struct round *round, size_t i, size_t *taken, size_t *refused)
+{
+	struct publish_previous latest;
+	if (publish_previous_load(round->o.config, round->o.store, i, &latest) == 0 && latest.parsed)
+		round_take_listed_revocations(round, i, latest.parsed, taken, refused);
 	publish_previous_clear(&latest);
 }
 
@@ -279,7 +282,7 @@ int round_reconcile(struct round *round, size_t i, uint64_t now)
 		after = round_notes_store(round, i);
 	}
 	if (config->namespaces[i].lifecycle)
-		take_listed_revocations(round, i, &revocations, &refused);
+		take_latest_revocations(round, i, &revocations, &refused);
 	round_log(round, i, rn->epoch,
 	          "reconciled: %zu notes the peers' votes list taken into the store (%zu before the "
 	          "consensus, %zu after it), %zu not given by any member; %zu revocations the latest "

@@ -39,18 +39,18 @@ struct round_notes {
 
 /* What one gathering did, for the log. */
 struct round_gather_stats {
-	size_t wanted;       /* notes the votes list that were held nowhere here */
-	size_t fetched;      /* of them, fetched and checked */
-	size_t refused;      /* notes a member gave that failed their checks */
-	size_t missing;      /* wanted notes nobody gave */
-	size_t members;      /* members asked */
-	size_t failed;   /* members whose request failed (not asked again) */
+	size_t wanted;  /* notes the votes list that were held nowhere here */
+	size_t fetched; /* of them, fetched and checked */
+	size_t refused; /* notes a member gave that failed their checks */
+	size_t missing; /* wanted notes nobody gave */
+	size_t members; /* members asked */
+	size_t failed;  /* members whose request failed (not asked again) */
 	char failure[PEER_REASON_MAX + NOTE_NAME_MAX + 8]; /* the first: \"name: reason\" */
-	size_t requests;     /* requests answered */
-	size_t bytes;        /* bytes received for them */
-	uint64_t ms;         /* in all, of which: */
-	uint64_t collect_ms; /* finding what is wanted */
-	uint64_t fetch_ms;   /* asking the members and checking what they gave */
+	size_t requests;                                   /* requests answered */
+	size_t bytes;                                      /* bytes received for them */
+	uint64_t ms;                                       /* in all, of which: */
+	uint64_t collect_ms;                               /* finding what is wanted */
+	uint64_t fetch_ms; /* asking the members and checking what they gave */
 };
 
 /* One namespace's round in progress. */
@@ -67,6 +67,7 @@ struct round_namespace {
 	bool logged_wait;               /* a line saying what step 1 or 2 waits for was written this epoch */
 	bool caught_up;                 /* step 0 done: nothing newer than the latest stored is known */
 	bool tried_catch_up;            /* step 0 was tried at least once this round */
+	bool caught_up_after_start;     /* step 0 was taken again after the epoch's start */
 	bool logged_behind;             /* a line saying the vote waits for the catch-up was written */
 	struct consensus_result result; /* while computed and not published; empty otherwise */
 	struct vote_body *own_body;     /* the own vote's body, for reconciliation */
@@ -144,6 +145,13 @@ size_t round_notes_store(struct round *round, size_t namespace_index);
  * DIRAUTH_ERR_STALE when a member showed a newer snapshot and not all of it could be stored in
  * time (logged, with why): this authority is behind. */
 int round_catch_up(struct round *round, size_t namespace_index, uint64_t now, uint64_t deadline_ms);
+
+/* Takes the revocations a method-2 snapshot body lists whose target this authority holds no
+ * revocation of, from the body itself, as intake takes one learned from a peer: so an authority
+ * restored from an older backup, or catching up on snapshots it missed, learns every revocation
+ * they listed. *taken and *refused count what happened (added to). */
+void round_take_listed_revocations(struct round *round, size_t namespace_index,
+                                   const struct snapshot_body *body, size_t *taken, size_t *refused);
 
 /* The members of a push's answers that did not take it (answered 200 or 202), with why, as
  * "name: reason; name: reason" in out (capacity cap, truncated); returns how many took it. */

@@ -234,6 +234,15 @@ int round_tick(struct round *round, size_t i, uint64_t now)
 	 * a vote naming an older previous than theirs counts for nothing, so while this authority is
 	 * known to be behind it does not vote, and goes on catching up at each tick for as long as
 	 * the round lasts. The first try leaves the vote window room for the vote's push. */
+	/* An epoch this authority will not publish itself (it did not compute its header, or did not
+	 * get k signatures over it) the others may have: once its start has passed by the skew, catch
+	 * up once more rather than wait for the next round. */
+	if (rn->caught_up && !rn->published && !rn->ready && !rn->caught_up_after_start &&
+	    now >= rn->phases.start + config->bounds.clock_skew_seconds) {
+		rn->caught_up_after_start = true;
+		rn->caught_up = false;
+		rn->tried_catch_up = false;
+	}
 	if (!rn->caught_up) {
 		struct epoch_phases next;
 		uint64_t until =
