@@ -163,8 +163,8 @@ struct simnet_options {
 	size_t health;                /* per epoch (lifecycle only) */
 	unsigned revocation_permille; /* per epoch (lifecycle only) */
 	/* 0: the workload revokes only services and endpoints a published snapshot has listed; 1: also
-	 * those it registered at a few nodes only and no snapshot listed yet, which the nodes that
-	 * never saw them refuse to list (README.md, "Found"). */
+	 * those it registered at a few nodes only and no snapshot listed yet, which the others take
+	 * from the first's vote (README.md, "Found", 2). */
 	int revoke_unpublished;
 	const char *dir; /* the run's parent directory; NULL: /dev/shm, else $TMPDIR, else /tmp */
 	FILE *log;       /* the harness's lines (faults, restarts, violations); NULL: none */
