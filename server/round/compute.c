@@ -226,10 +226,8 @@ static bool own_vote_lists(const struct vote_body *own, const uint8_t *service_i
 	return false;
 }
 
-/* Whether a registration note names a service or endpoint this authority holds a revocation of:
- * hard rule 4 holds here whatever the votes say, so such a note is never supplied (the epoch
- * then fails rather than bring a revoked endpoint back: an authority that missed the revocation
- * may still vote the old registration). A note that cannot be read is refused too. */
+/* Whether a registration note names a service or endpoint this authority holds a revocation of
+ * (a note that cannot be read counts as one). */
 static bool revoked_here(struct round *round, size_t i, const uint8_t *note, size_t len)
 {
 	const char *name = round->o.config->namespaces[i].name;
@@ -263,14 +261,31 @@ static int supply_note(void *context, const uint8_t service_id[SERVICE_ID_SIZE],
 	else
 		rc = round_notes_find(&round->ns[i].notes, digest, note, note_len);
 	buffer_free(&held);
-	if (rc == 0 && !own_vote_lists(round->ns[i].own_body, service_id, sequence, digest) &&
-	    revoked_here(round, i, *note, *note_len)) {
-		round_log(
-		    round, i, round->ns[i].epoch,
-		    "the version the votes chose of a service names a target revoked here: not supplied");
-		rc = DIRAUTH_ERR_REFUSED;
-	}
 	return rc;
+}
+
+/* Whether the computed result publishes a record naming a target revoked here that its own
+ * rule did not leave out: only versions the own vote does not hold can (the sealed view keeps
+ * nothing revoked), so only those are read again. */
+static bool result_revives_revoked(struct round *round, size_t i)
+{
+	const struct round_namespace *rn = &round->ns[i];
+	for (size_t r = 0; r < rn->result.record_count; r++) {
+		const struct vote_body_record *chosen = &rn->result.records[r];
+		if (own_vote_lists(rn->own_body, chosen->service_id, chosen->sequence,
+		                   chosen->registration_sha256))
+			continue;
+		struct note_source source = {.round = round, .namespace_index = i};
+		const uint8_t *note = NULL;
+		size_t len = 0;
+		bool revoked = supply_note(&source, chosen->service_id, chosen->sequence,
+		                           chosen->registration_sha256, &note, &len) == 0 &&
+		               revoked_here(round, i, note, len);
+		note_source_free(&source);
+		if (revoked)
+			return true;
+	}
+	return false;
 }
 
 /* A health statement or revocation: the store's, else one gathered (and checked) this epoch. */
@@ -469,6 +484,20 @@ int round_compute(struct round *round, size_t i, uint64_t now)
 		rn->failed_total++;
 		pthread_mutex_unlock(&round->lock);
 		rc = 0;
+		goto out;
+	}
+	/* Hard rule 4 holds here whatever the votes say: a record naming a target this authority holds
+	 * a revocation of (one the votes no longer list: a member that missed it votes the old
+	 * version) is never signed; the epoch fails at this authority rather than bring it back. */
+	if (result_revives_revoked(round, i)) {
+		round_log(round, i, rn->epoch,
+		          "not published: the votes chose a version naming a service or endpoint revoked "
+		          "here");
+		consensus_result_clear(&rn->result);
+		pthread_mutex_lock(&round->lock);
+		rn->failed = true;
+		rn->failed_total++;
+		pthread_mutex_unlock(&round->lock);
 		goto out;
 	}
 	/* The bodies stay for reconciliation. */
