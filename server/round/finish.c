@@ -64,7 +64,7 @@ static int popcount(uint32_t v)
 	return __builtin_popcount(v);
 }
 
-int round_decide(struct round *round, size_t i, uint64_t now)
+int round_decide(struct round *round, size_t i, uint64_t now, bool late)
 {
 	const struct config *config = round->o.config;
 	struct round_namespace *rn = &round->ns[i];
@@ -83,10 +83,14 @@ int round_decide(struct round *round, size_t i, uint64_t now)
 		}
 	if (missing) {
 		struct signature_pull context = {round, i, now};
+		struct epoch_phases next;
+		uint64_t until = late && schedule_epoch_phases(&config->epoch, rn->epoch + 1, &next) == 0
+		                     ? next.vote_at
+		                     : rn->phases.start;
 		struct peer_call call = {.operation = PEER_PULL_SIGNATURES,
 		                         .namespace_name = config->namespaces[i].name,
 		                         .epoch = rn->epoch,
-		                         .deadline_ms = round_deadline_ms(round, rn->phases.start)};
+		                         .deadline_ms = round_deadline_ms(round, until)};
 		struct peers_broadcast_options options = {targets, on_pulled_signatures, &context};
 		struct peer_answer answers[CONFIG_MAX_MEMBERS];
 		if (peers_broadcast(round->o.peers, &call, &options, answers) == 0)
@@ -100,17 +104,29 @@ int round_decide(struct round *round, size_t i, uint64_t now)
 		if (valid & ((uint32_t)1 << m))
 			len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "",
 			                        config->members[m].name);
+	bool ready = (size_t)popcount(valid) >= config->threshold;
+	if (late && !ready)
+		return 0; /* still short: asked again later, quietly */
 	pthread_mutex_lock(&round->lock);
 	rn->signatures = valid;
 	rn->decided = true;
-	rn->ready = (size_t)popcount(valid) >= config->threshold;
-	if (!rn->ready) {
+	rn->ready = ready;
+	if (late) {
+		rn->failed = false; /* it was counted failed at the deadline */
+		rn->failed_total--;
+	} else if (!ready) {
 		rn->failed = true;
 		rn->failed_total++;
 	}
 	pthread_mutex_unlock(&round->lock);
 	uint64_t decided = round_monotonic_ms();
-	if (rn->ready)
+	if (late)
+		round_log(
+		    round, i, rn->epoch,
+		    "ready after the deadline: signed by %s (%d of %zu, %zu needed); published late rather "
+		    "than leave the members that got k signatures alone with it",
+		    names, popcount(valid), config->member_count, config->threshold);
+	else if (rn->ready)
 		round_log(round, i, rn->epoch,
 		          "ready: signed by %s (%d of %zu, %zu needed); signatures pulled in %llu ms", names,
 		          popcount(valid), config->member_count, config->threshold,

@@ -19,6 +19,10 @@
 #include <stdarg.h>
 #include <stdbool.h>
 
+/* How often the signatures of an epoch decided without k of them are pulled again, until the
+ * next round. */
+#define ROUND_LATE_PULL_SECONDS 2
+
 enum round_note_kind { ROUND_NOTE_REGISTRATION, ROUND_NOTE_HEALTH, ROUND_NOTE_REVOCATION };
 
 /* A note fetched from a peer this epoch and checked (gather.c): what the consensus reads beside
@@ -68,6 +72,7 @@ struct round_namespace {
 	bool caught_up;                 /* step 0 done: nothing newer than the latest stored is known */
 	bool tried_catch_up;            /* step 0 was tried at least once this round */
 	bool caught_up_after_start;     /* step 0 was taken again after the epoch's start */
+	uint64_t late_pull_at;          /* when the signatures of a failed epoch are pulled again */
 	bool logged_behind;             /* a line saying the vote waits for the catch-up was written */
 	struct consensus_result result; /* while computed and not published; empty otherwise */
 	struct vote_body *own_body;     /* the own vote's body, for reconciliation */
@@ -202,7 +207,9 @@ int round_vote(struct round *round, size_t namespace_index, uint64_t now);
 int round_compute(struct round *round, size_t namespace_index, uint64_t now);
 
 /* Step 3 and 4 (finish.c): pull missing signatures and decide; publish; reconcile. */
-int round_decide(struct round *round, size_t namespace_index, uint64_t now);
+/* With late, after the deadline: the signatures still missing pulled again, and the epoch made
+ * ready (counted published, not failed) only if k are now held; nothing logged otherwise. */
+int round_decide(struct round *round, size_t namespace_index, uint64_t now, bool late);
 int round_publish(struct round *round, size_t namespace_index, uint64_t now);
 int round_reconcile(struct round *round, size_t namespace_index, uint64_t now);
 

@@ -284,8 +284,20 @@ int round_tick(struct round *round, size_t i, uint64_t now)
 			round_count_signatures(round, i, epoch, rn->result.header_text.data,
 			                       rn->result.header_text.len, &valid);
 		if (now >= rn->phases.signature_deadline || (valid & all) == all)
-			if ((rc = round_decide(round, i, now)) != 0 && !first)
+			if ((rc = round_decide(round, i, now, false)) != 0 && !first)
 				first = rc;
+	}
+	/* 3, late: an epoch decided without k signatures here may have them elsewhere (a member that
+	 * collected k while its pushes to this one were lost); pulled again every few seconds until
+	 * the next round, so that no member is left alone with a snapshot the others lack. */
+	if (rn->computed && rn->decided && !rn->ready && rn->result.header_text.len &&
+	    now >= rn->late_pull_at) {
+		struct epoch_phases next;
+		if (schedule_epoch_phases(&config->epoch, epoch + 1, &next) == 0 && now + 1 < next.vote_at) {
+			rn->late_pull_at = now + ROUND_LATE_PULL_SECONDS;
+			if ((rc = round_decide(round, i, now, true)) != 0 && !first)
+				first = rc;
+		}
 	}
 	/* 4: publication at the epoch's start, then reconciliation. */
 	if (rn->ready && !rn->published && now >= rn->phases.start)
