@@ -13,12 +13,17 @@
 #include "schema/error.h"
 #include "verify/verify.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct member_state {
 	char name[NOTE_NAME_MAX + 1];
@@ -43,6 +48,7 @@ struct authority_set {
 	const struct peer_client *client; /* borrowed; may be NULL */
 	authority_set_own_source own_source;
 	void *own_context;
+	char cache_dir[PATH_MAX]; /* "": none */
 	pthread_rwlock_t rings;
 	pthread_mutex_t mutex;
 	pthread_cond_t fetched;
@@ -112,6 +118,116 @@ static void swap_ring(struct authority_set *set, size_t index, struct certificat
 	buffer_free(&old_bundle);
 }
 
+/* ---- the cache of peers' bundles ---- */
+
+static int cache_path(const struct authority_set *set, size_t index, const char *suffix, char *path,
+                      size_t cap)
+{
+	int n = snprintf(path, cap, "%s/%s.certificates%s", set->cache_dir, set->members[index].name, suffix);
+	return n > 0 && (size_t)n < cap ? 0 : DIRAUTH_ERR_BOUNDS;
+}
+
+/* Member index's cached bundle into out, or an error (none, unreadable, too large). */
+static int cache_read(const struct authority_set *set, size_t index, struct buffer *out)
+{
+	char path[PATH_MAX];
+	uint8_t chunk[8192];
+	int rc = cache_path(set, index, "", path, sizeof path);
+	if (rc != 0)
+		return rc;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT ? DIRAUTH_ERR_NOT_FOUND : DIRAUTH_ERR_IO;
+	for (;;) {
+		ssize_t got = read(fd, chunk, sizeof chunk);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			rc = got < 0 ? DIRAUTH_ERR_IO : 0;
+			break;
+		}
+		if (out->len + (size_t)got > AUTHORITY_SET_CACHE_MAX) {
+			rc = DIRAUTH_ERR_BOUNDS;
+			break;
+		}
+		if ((rc = buffer_append(out, chunk, (size_t)got)) != 0)
+			break;
+	}
+	close(fd);
+	return rc;
+}
+
+static int write_all(int fd, const uint8_t *data, size_t len)
+{
+	while (len > 0) {
+		ssize_t wrote = write(fd, data, len);
+		if (wrote < 0 && errno == EINTR)
+			continue;
+		if (wrote <= 0)
+			return DIRAUTH_ERR_IO;
+		data += wrote;
+		len -= (size_t)wrote;
+	}
+	return 0;
+}
+
+/* Replaces member index's cached bundle by bundle, atomically and durably (a temporary file,
+ * fsync, rename, fsync of the directory). A failure leaves the old file; the ring in memory is
+ * what counts until the next start, so it is not reported. */
+static void cache_write(const struct authority_set *set, size_t index, const uint8_t *bundle, size_t len)
+{
+	char path[PATH_MAX], temporary[PATH_MAX];
+	if (cache_path(set, index, "", path, sizeof path) != 0 ||
+	    cache_path(set, index, ".new", temporary, sizeof temporary) != 0)
+		return;
+	int fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return;
+	int rc = write_all(fd, bundle, len);
+	if (rc == 0 && fsync(fd) != 0)
+		rc = DIRAUTH_ERR_IO;
+	close(fd);
+	if (rc != 0 || rename(temporary, path) != 0) {
+		unlink(temporary);
+		return;
+	}
+	int directory = open(set->cache_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (directory >= 0) {
+		(void)fsync(directory);
+		close(directory);
+	}
+}
+
+/* Installs a bundle a peer served for member index, and keeps it in the cache when it differs
+ * from the one installed before. */
+static int install_fetched(struct authority_set *set, size_t index, const uint8_t *bundle, size_t len,
+                           char *reason, size_t cap)
+{
+	pthread_rwlock_rdlock(&set->rings);
+	const struct buffer *old = &set->members[index].bundle;
+	int same = old->len == len && (len == 0 || memcmp(old->data, bundle, len) == 0);
+	pthread_rwlock_unlock(&set->rings);
+	int rc = authority_set_install(set, index, bundle, len, reason, cap);
+	if (rc == 0 && !same && set->cache_dir[0] != '\0' && index != set->self_index)
+		cache_write(set, index, bundle, len);
+	return rc;
+}
+
+/* Installs each peer's cached bundle; those that cannot be read or built are left to a fetch. */
+static void cache_load(struct authority_set *set)
+{
+	for (size_t i = 0; i < set->count; i++) {
+		if (i == set->self_index || !set->members[i].pinned)
+			continue;
+		struct buffer bundle;
+		char why[VERIFY_DETAIL_MAX];
+		buffer_init(&bundle);
+		if (cache_read(set, i, &bundle) == 0 && bundle.len > 0)
+			(void)authority_set_install(set, i, bundle.data, bundle.len, why, sizeof why);
+		buffer_free(&bundle);
+	}
+}
+
 int authority_set_new(const struct config *config, const struct peer_client *client,
                       const uint8_t *own_certificates, size_t own_len,
                       const struct authority_set_options *options, struct authority_set **out, char *detail,
@@ -146,6 +262,13 @@ int authority_set_new(const struct config *config, const struct peer_client *cli
 			set->refresh_seconds = options->refresh_seconds;
 		set->own_source = options->own_certificates;
 		set->own_context = options->own_context;
+		if (options->cache_dir != NULL &&
+		    snprintf(set->cache_dir, sizeof set->cache_dir, "%s", options->cache_dir) >=
+		        (int)sizeof set->cache_dir) {
+			set_detail(detail, cap, "the certificate cache's directory: its path is too long");
+			free(set);
+			return DIRAUTH_ERR_CONFIG;
+		}
 	}
 	pthread_rwlock_init(&set->rings, NULL);
 	pthread_mutex_init(&set->mutex, NULL);
@@ -167,6 +290,8 @@ int authority_set_new(const struct config *config, const struct peer_client *cli
 			return rc;
 		}
 	}
+	if (set->cache_dir[0] != '\0')
+		cache_load(set);
 	*out = set;
 	return 0;
 }
@@ -286,7 +411,7 @@ static int fetch_and_install(struct authority_set *set, size_t index, char *reas
 	} else if (rc != 0) {
 		set_detail(reason, cap, "%s", answer.reason);
 	} else {
-		rc = authority_set_install(set, index, answer.body.data, answer.body.len, reason, cap);
+		rc = install_fetched(set, index, answer.body.data, answer.body.len, reason, cap);
 	}
 	peer_answer_free(&answer);
 	return rc;
@@ -304,7 +429,7 @@ static int install_answer(struct authority_set *set, size_t index, const struct 
 		set_detail(reason, cap, "%s", answer->reason[0] != '\0' ? answer->reason : "no certificates");
 		return DIRAUTH_ERR_UNAVAILABLE;
 	}
-	return authority_set_install(set, index, answer->body.data, answer->body.len, reason, cap);
+	return install_fetched(set, index, answer->body.data, answer->body.len, reason, cap);
 }
 
 static int is_due(const struct authority_set *set, const struct member_state *m, uint64_t now)

@@ -11,6 +11,13 @@
  * keyring (verify/keyring.h) pinning its one identity, so a statement is judged against the
  * member it claims to come from and against no other.
  *
+ * The certificates are kept across restarts when the options name a cache directory: a member
+ * unreachable when this authority starts is still judged by the certificates it served before,
+ * so the snapshots it signed still count (an authority that restarts while one member is cut off
+ * would otherwise see fewer than k signers on every snapshot of the others and could not catch
+ * up). A cached bundle is only ever believed through the identity the configuration pins, like a
+ * fetched one: a file changed by anyone without that identity's key adds no key.
+ *
  * The certificates are cached. authority_set_refresh fetches, at most every refresh_seconds per
  * member, the bundles of the members that are due, all at once (peers_broadcast). Besides, a
  * statement whose signature names a member's key that member's ring has no certificate for at
@@ -61,7 +68,15 @@ struct authority_set_options {
 	uint64_t refresh_seconds;                  /* 0: AUTHORITY_SET_REFRESH_SECONDS */
 	authority_set_own_source own_certificates; /* NULL: the own bundle is only what is installed */
 	void *own_context;
+	/* An existing directory where each peer's last fetched bundle is kept, as the file
+	 * <member name>.certificates, replaced atomically whenever a fetch brings a different one, and
+	 * read back when the set is made. NULL: nothing is kept. */
+	const char *cache_dir;
 };
+
+/* The largest cached bundle read back, in bytes (a bundle as GET /v1/certificates serves it is far
+ * smaller). */
+#define AUTHORITY_SET_CACHE_MAX (256 * 1024)
 
 struct authority_set;
 
@@ -69,7 +84,9 @@ struct authority_set;
  * its threshold and this authority's index. client (borrowed; must outlive the set; may be NULL,
  * and then no member's bundle is ever fetched, only installed) must have been made from the same
  * configuration. own_certificates (own_len bytes; may be NULL) is this authority's bundle as its
- * signer serves it, installed for self_index. No peer is contacted. options may be NULL.
+ * signer serves it, installed for self_index. No peer is contacted. options may be NULL. Each
+ * peer's cached bundle, when options name a cache directory, is installed too; one that cannot be
+ * read or is not a bundle of the pinned identity is ignored (the first refresh fetches it).
  * A member without a pinned identity (the single-authority configuration, which has no
  * authorities section) gets a ring that pins nothing: nothing is ever believed as its.
  * *out gets the set (NULL on failure). Returns 0;

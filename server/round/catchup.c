@@ -40,6 +40,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* How far below its latest an authority looks for the header a peer's chain follows, when its
+ * latest was published here alone (set aside). */
+#define CATCH_UP_SET_ASIDE_MAX 16
+
 /* The bodies held in memory at once during a catch-up, at most (one at least). */
 #define CATCH_UP_BODY_BYTES ((uint64_t)1 << 30)
 
@@ -74,6 +78,7 @@ struct catch_up {
 	uint64_t first_stored;
 	size_t alone, with_body;
 	size_t revocations, revocations_refused; /* taken from the bodies stored */
+	uint64_t set_aside; /* snapshots of this authority's own the set went on without */
 	uint32_t sources;
 	int stored_body_of_newest;
 };
@@ -226,6 +231,32 @@ static int wait_for_body(struct catch_up *c, struct caught_header *h)
 
 /* ---- the headers ---- */
 
+/* The stored header, at most CATCH_UP_SET_ASIDE_MAX epochs below this authority's latest, whose
+ * digest is previous: 0 with *epoch, or DIRAUTH_ERR_NOT_FOUND. */
+static int find_ancestor(struct catch_up *c, const uint8_t previous[32], uint64_t *epoch)
+{
+	const char *name = c->round->o.config->namespaces[c->namespace_index].name;
+	struct buffer note;
+	int rc = DIRAUTH_ERR_NOT_FOUND;
+	buffer_init(&note);
+	for (uint64_t back = 1; back <= CATCH_UP_SET_ASIDE_MAX && back <= c->latest && rc == DIRAUTH_ERR_NOT_FOUND;
+	     back++) {
+		struct note *parsed = NULL;
+		uint8_t digest[32];
+		if (store_snapshot_get(c->round->o.store, name, c->latest - back, &note, NULL) != 0)
+			continue;
+		if (note_parse(note.data, note.len, &parsed) == 0 &&
+		    snapshot_header_digest(parsed->text, parsed->text_len, digest) == 0 &&
+		    memcmp(digest, previous, 32) == 0) {
+			*epoch = c->latest - back;
+			rc = 0;
+		}
+		note_free(parsed);
+	}
+	buffer_free(&note);
+	return rc;
+}
+
 /* Takes the headers after this authority's latest from member m, page by page, each verified and
  * chained; those older than the body window are stored at once, the others wait for their
  * bodies. Returns 0 when m had nothing more, or why it stopped. */
@@ -289,6 +320,23 @@ static int walk_headers(struct catch_up *c, size_t m, char *why, size_t why_cap)
 				snprintf(why, why_cap, "the header of epoch %llu does not verify: %s",
 				         (unsigned long long)h.epoch, dirauth_strerror(rc));
 				break;
+			}
+			/* A snapshot published here that the set went on without: published here alone,
+			 * with k signatures, while a partition kept the others from learning it until
+			 * after the next round's vote (docs/protocol.md, "Publication"). The set's chain
+			 * follows an older header stored here; it is taken, and the snapshots after that
+			 * header are set aside. */
+			uint64_t ancestor = 0;
+			if (k == 0 && c->have && !c->waiting_count && chain_known &&
+			    memcmp(h.header.previous, chained, 32) != 0 &&
+			    find_ancestor(c, h.header.previous, &ancestor) == 0) {
+				round_log(c->round, c->namespace_index, c->round->ns[c->namespace_index].epoch,
+				          "the set went on from epoch %llu without the snapshots of epochs %llu to "
+				          "%llu published here (its next is epoch %llu, from %s): they are set aside",
+				          (unsigned long long)ancestor, (unsigned long long)ancestor + 1,
+				          (unsigned long long)c->latest, (unsigned long long)h.epoch, member_name(c, m));
+				memcpy(chained, h.header.previous, 32);
+				c->set_aside += c->latest - ancestor;
 			}
 			if (chain_known && memcmp(h.header.previous, chained, 32) != 0) {
 				snprintf(why, why_cap,

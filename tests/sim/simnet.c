@@ -171,6 +171,11 @@ uint64_t simnet_epoch_start_ms(const struct simnet *net, uint64_t epoch)
 	return (net->schedule.genesis + epoch * net->schedule.length) * 1000;
 }
 
+uint64_t simnet_vote_at_ms(const struct simnet *net, uint64_t epoch)
+{
+	return simnet_epoch_start_ms(net, epoch) - net->schedule.prepare * 1000;
+}
+
 uint64_t simnet_epoch_now(const struct simnet *net)
 {
 	uint64_t epoch = 0;
@@ -500,7 +505,8 @@ static int node_open(struct simnet *net, struct sim_node *node, char *why, size_
 	if (own_certificates(node->signer, &own) != 0)
 		buffer_reset(&own);
 	struct authority_set_options set_options = {.own_certificates = own_certificates,
-	                                            .own_context = node->signer};
+	                                            .own_context = node->signer,
+	                                            .cache_dir = node->data_dir};
 	rc = authority_set_new(config, node->peers, own.len ? own.data : NULL, own.len, &set_options,
 	                       &node->set, detail, sizeof detail);
 	if (rc) {
@@ -649,6 +655,8 @@ int simnet_create(const struct simnet_options *options, struct simnet **out, cha
 	net->schedule.validity_epochs = net->o.validity_epochs;
 	net->schedule.genesis = SIM_UNIX_BASE - SIM_START_EPOCH * net->o.epoch_seconds;
 	net->next_check_epoch = SIM_START_EPOCH;
+	for (size_t i = 0; i < SIMNET_MAX_NODES; i++)
+		memset(net->cut_passes[i], 0, sizeof net->cut_passes[i]);
 	int rc = make_run_dir(net);
 	if (rc) {
 		snprintf(why, cap, "cannot make the run's directory: %s", strerror(errno));
@@ -808,10 +816,36 @@ void simnet_partition(struct simnet *net, const unsigned *group, size_t count)
 	sim_log(net, "partition: groups %s", text);
 }
 
+void simnet_cut(struct simnet *net, size_t from, size_t to, int cut)
+{
+	if (from >= net->node_count || to >= net->node_count)
+		return;
+	if (cut)
+		net->cut[from] |= (uint32_t)1 << to;
+	else
+		net->cut[from] &= ~((uint32_t)1 << to);
+	net->cut_passes[from][to] = 0;
+	net->partitioned = 1;
+	net->last_fault_ms = net->now_ms;
+	sim_log(net, "link %zu -> %zu %s", from, to, cut ? "cut" : "restored");
+}
+
+void simnet_cut_except(struct simnet *net, size_t from, size_t to, uint32_t passes)
+{
+	if (from >= net->node_count || to >= net->node_count)
+		return;
+	simnet_cut(net, from, to, 1);
+	net->cut_passes[from][to] = passes;
+	sim_log(net, "link %zu -> %zu passes operations %#x only", from, to, (unsigned)passes);
+}
+
 void simnet_heal(struct simnet *net)
 {
-	for (size_t i = 0; i < net->node_count; i++)
+	for (size_t i = 0; i < net->node_count; i++) {
 		net->nodes[i]->group = 0;
+		net->cut[i] = 0;
+		memset(net->cut_passes[i], 0, sizeof net->cut_passes[i]);
+	}
 	if (net->partitioned)
 		sim_log(net, "partition healed");
 	net->partitioned = 0;

@@ -201,6 +201,9 @@ uint64_t simnet_now_ms(const struct simnet *net);
 /* The global time at which epoch starts (its valid-after), in milliseconds. */
 uint64_t simnet_epoch_start_ms(const struct simnet *net, uint64_t epoch);
 
+/* Global milliseconds of epoch's cut-off (vote_at: its start less prepare_seconds). */
+uint64_t simnet_vote_at_ms(const struct simnet *net, uint64_t epoch);
+
 /* The epoch whose round is running at the global time: E from vote_at(E) until vote_at(E + 1). */
 uint64_t simnet_epoch_now(const struct simnet *net);
 
@@ -219,6 +222,15 @@ void simnet_set_loss(struct simnet *net, unsigned permille);
  * reach each other until simnet_heal. */
 void simnet_partition(struct simnet *net, const unsigned *group, size_t count);
 void simnet_heal(struct simnet *net);
+
+/* Cuts (cut 1) or restores (0) the one direction of the link from node from to node to: calls
+ * from from to to time out as across a partition, calls the other way pass. simnet_heal restores
+ * every link. */
+void simnet_cut(struct simnet *net, size_t from, size_t to, int cut);
+/* Cuts the link from node from to node to for every peer operation but those of passes (bit o for
+ * enum peer_operation o, server/peers/peer_client.h): a member that can push its vote and its
+ * signature to another and do nothing else there. simnet_cut(..., 0) or simnet_heal restores it. */
+void simnet_cut_except(struct simnet *net, size_t from, size_t to, uint32_t passes);
 void simnet_set_slow(struct simnet *net, size_t node, uint32_t extra_ms);
 /* Crash: the node stops (nothing of it is kept in memory); restart: it opens again from its store.
  * Both return 0 or the error of a piece that would not close or open. */

@@ -108,6 +108,9 @@ struct simnet {
 	/* The network. */
 	unsigned loss_permille;
 	int partitioned;
+	uint32_t cut[SIMNET_MAX_NODES]; /* bit t of cut[f]: calls from node f to node t are cut */
+	/* Of a cut link, the operations that still pass: bit o for enum peer_operation o. */
+	uint32_t cut_passes[SIMNET_MAX_NODES][SIMNET_MAX_NODES];
 	uint64_t last_fault_ms; /* the latest global time a fault was active (liveness) */
 	uint64_t next_check_epoch;
 	struct sim_check *check;

@@ -328,7 +328,9 @@ static enum outcome attempt(struct simnet *net, struct sim_node *from, struct si
 		snprintf(answer->reason, sizeof answer->reason, "connection refused");
 		return UNREACHABLE;
 	}
-	if (net->partitioned && to->group != from->group) {
+	int cut = (net->cut[from->index] & ((uint32_t)1 << to->index)) &&
+	          !(net->cut_passes[from->index][to->index] & ((uint32_t)1 << call->operation));
+	if ((net->partitioned && to->group != from->group) || cut) {
 		uint64_t wait = (uint64_t)from->config->peers.connect_timeout_seconds * 1000;
 		net->stats.partitioned++;
 		from->now_ms = t + wait < end ? t + wait : end;

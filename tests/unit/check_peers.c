@@ -46,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -635,6 +636,78 @@ START_TEST(test_certified_vote_verifies)
 	ck_assert_int_eq(authority_set_refresh(t.set, NOW + 300, detail, sizeof(detail)), 0);
 	ck_assert_uint_eq(peer_count_of(&t.peers[1], "/v1/certificates"), 2);
 	ck_assert_uint_eq(peer_count_of(&t.peers[2], "/v1/certificates"), 2);
+	trio_close(&t);
+}
+END_TEST
+
+/* The certificates a refresh fetched are kept in the cache directory and believed after a start
+ * with every peer unreachable; a cached file that is not a bundle, or a bundle of another
+ * identity, adds nothing, and an unchanged bundle is not written again. */
+START_TEST(test_certificates_outlive_a_restart)
+{
+	struct trio t;
+	char detail[VERIFY_DETAIL_MAX], directory[] = "/tmp/check_peers_cache_XXXXXX", path[128];
+	struct authority_set_options options = {.cache_dir = NULL};
+	struct authority_set *later = NULL;
+	struct stat before, after;
+
+	trio_open(&t);
+	ck_assert_ptr_nonnull(mkdtemp(directory));
+	options.cache_dir = directory;
+	authority_set_free(t.set);
+	ck_assert_int_eq(authority_set_new(t.config, t.client, t.own.data, t.own.len, &options, &t.set, detail,
+	                                   sizeof(detail)),
+	                 0);
+	ck_assert_uint_eq(authority_set_certificate_count(t.set, 1), 0);
+	ck_assert_int_eq(authority_set_refresh(t.set, NOW, detail, sizeof(detail)), 0);
+	snprintf(path, sizeof path, "%s/%s.certificates", directory, keys[1].name);
+	ck_assert_int_eq(stat(path, &before), 0);
+	ck_assert_int_gt(before.st_size, 0);
+	/* The same bundle again: the file is not rewritten. */
+	ck_assert_int_eq(authority_set_refresh(t.set, NOW + 300, detail, sizeof(detail)), 0);
+	ck_assert_int_eq(stat(path, &after), 0);
+	ck_assert_int_eq(before.st_ino, after.st_ino);
+
+	/* A start with no peer reachable (no client at all): the cached certificates verify votes. */
+	ck_assert_int_eq(authority_set_new(t.config, NULL, t.own.data, t.own.len, &options, &later, detail,
+	                                   sizeof(detail)),
+	                 0);
+	ck_assert_uint_eq(authority_set_certificate_count(later, 1), 2);
+	ck_assert_uint_eq(authority_set_certificate_count(later, 2), 2);
+	struct note *vote = vote_signed(2, keys[2].signing);
+	ck_assert_int_eq(authority_set_verify(later, 2, vote, NOW - 60, NOW, detail, sizeof(detail)), 0);
+	note_free(vote);
+	authority_set_free(later);
+
+	/* a3's file replaced by a2's bundle (not certified by a3's identity), a2's by garbage: a start
+	 * believes neither. */
+	struct buffer bundle;
+	buffer_init(&bundle);
+	bundle_of(1, 0, 0, &bundle);
+	char other[128];
+	snprintf(other, sizeof other, "%s/%s.certificates", directory, keys[2].name);
+	FILE *file = fopen(other, "wb");
+	ck_assert_ptr_nonnull(file);
+	ck_assert_uint_eq(fwrite(bundle.data, 1, bundle.len, file), bundle.len);
+	fclose(file);
+	file = fopen(path, "wb");
+	ck_assert_ptr_nonnull(file);
+	fputs("certificates? no\n", file);
+	fclose(file);
+	buffer_free(&bundle);
+	ck_assert_int_eq(authority_set_new(t.config, NULL, t.own.data, t.own.len, &options, &later, detail,
+	                                   sizeof(detail)),
+	                 0);
+	ck_assert_uint_eq(authority_set_certificate_count(later, 1), 0);
+	ck_assert_uint_eq(authority_set_certificate_count(later, 2), 0);
+	vote = vote_signed(1, keys[1].signing);
+	ck_assert_int_ne(authority_set_verify(later, 1, vote, NOW - 60, NOW, detail, sizeof(detail)), 0);
+	note_free(vote);
+	authority_set_free(later);
+
+	unlink(path);
+	unlink(other);
+	ck_assert_int_eq(rmdir(directory), 0);
 	trio_close(&t);
 }
 END_TEST
@@ -1798,6 +1871,7 @@ static Suite *peers_suite(void)
 
 	tcase_set_timeout(set, 30);
 	tcase_add_test(set, test_certified_vote_verifies);
+	tcase_add_test(set, test_certificates_outlive_a_restart);
 	tcase_add_test(set, test_refusals_name_their_reason);
 	tcase_add_test(set, test_on_demand_refresh_is_rate_limited);
 	tcase_add_test(set, test_verifies_while_refreshing);

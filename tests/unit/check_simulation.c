@@ -22,6 +22,7 @@
  * each randomized run; a sanitized build runs fewer by default.
  */
 #include "schema/error.h"
+#include "server/peers/peer_client.h"
 #include "tests/sim/simnet.h"
 
 #include <check.h>
@@ -369,6 +370,68 @@ START_TEST(test_revocation_missed_while_down_stays_revoked)
 }
 END_TEST
 
+/* What k-of-n cannot promise (docs/protocol.md, "Publication"): member 0 collects k signatures
+ * for an epoch (its own, 2's and 4's) while every way for 2 and 4 to get its signature is cut,
+ * and 1 and 3 are down through the signature window, so no other member gets k; it publishes
+ * alone, and the others, with 1 and 3 back (they know 0's certificates from before their restart),
+ * go on from the snapshot before it. Once the links heal, member 0 finds their chain follows an
+ * older header it stores, takes it (setting its own aside), and signs again. What stays: member 0
+ * stores one epoch the others lack, which the convergence check reports and nothing else does. */
+START_TEST(test_a_snapshot_published_alone_is_set_aside)
+{
+	struct simnet_options o;
+	options_for(&o, env_number(SIMNET_SEED_ENV, 24));
+	o.registrations = 0;
+	o.health = 0;
+	o.revocation_permille = 0;
+	struct simnet *net = start(&o);
+	ck_assert_int_eq(simnet_run_epochs(net, 2), 0);
+	uint64_t e = simnet_epoch_now(net) + 2;
+	/* 1 and 3 stop before e's votes, and from then on 0 can push its vote and nothing else,
+	 * while 2 and 4 can push their votes and signatures to 0 and do nothing else there (no pull
+	 * of 0's signature, no catch-up from it): 0, 2 and 4 vote, all three sign, and only 0 gets
+	 * k = 3 signatures. */
+	ck_assert_int_eq(simnet_run_until(net, simnet_vote_at_ms(net, e) - 1000), 0);
+	ck_assert_int_eq(simnet_crash(net, 1), 0);
+	ck_assert_int_eq(simnet_crash(net, 3), 0);
+	uint32_t vote = (uint32_t)1 << PEER_PUSH_VOTE, signature = (uint32_t)1 << PEER_PUSH_SIGNATURE;
+	for (size_t to = 1; to < 5; to++)
+		simnet_cut_except(net, 0, to, vote);
+	simnet_cut_except(net, 2, 0, vote | signature);
+	simnet_cut_except(net, 4, 0, vote | signature);
+	ck_assert_int_eq(simnet_run_until(net, simnet_epoch_start_ms(net, e) + 2000), 0);
+	uint64_t latest = 0;
+	ck_assert_int_eq(simnet_latest(net, 0, &latest), 0);
+	ck_assert_uint_eq(latest, e);
+	uint64_t others = 0;
+	ck_assert_int_eq(simnet_latest(net, 2, &others), 0);
+	ck_assert_uint_lt(others, e);
+	/* 0 alone with it while the others, 1 and 3 back, go on. */
+	for (size_t from = 1; from < 5; from++)
+		simnet_cut(net, from, 0, 1);
+	ck_assert_int_eq(simnet_restart(net, 1), 0);
+	ck_assert_int_eq(simnet_restart(net, 3), 0);
+	ck_assert_int_eq(simnet_run_until(net, simnet_epoch_start_ms(net, e + 2) + 2000), 0);
+	ck_assert_int_eq(simnet_latest(net, 1, &others), 0);
+	ck_assert_uint_ge(others, e + 1);
+	/* Healed: 0 sets its snapshot aside, follows the set's chain, and signs again. */
+	simnet_heal(net);
+	ck_assert_int_eq(simnet_run_epochs(net, 3), 0);
+	uint64_t now = simnet_epoch_now(net);
+	ck_assert_int_eq(simnet_latest(net, 0, &latest), 0);
+	ck_assert_int_eq(simnet_latest(net, 1, &others), 0);
+	ck_assert_uint_eq(latest, others);
+	ck_assert_msg(simnet_signed_by(net, now - 1, 0) == 1 || simnet_signed_by(net, now, 0) == 1,
+	              "member 0 does not sign again");
+	ck_assert_uint_eq(simnet_violations_of(net, SIMNET_SIGNATURES), 0);
+	ck_assert_uint_eq(simnet_violations_of(net, SIMNET_VOTES), 0);
+	ck_assert_uint_eq(simnet_violations_of(net, SIMNET_REVOCATION), 0);
+	ck_assert_uint_eq(simnet_violations_of(net, SIMNET_AGREEMENT), 0);
+	ck_assert_msg(simnet_check_converged(net) == 1, "member 0's set-aside epoch is not the one difference");
+	simnet_free(net);
+}
+END_TEST
+
 static Suite *simulation_suite(void)
 {
 	Suite *suite = suite_create("simulation");
@@ -393,6 +456,7 @@ static Suite *simulation_suite(void)
 	tcase_add_test(found, test_unseen_endpoint_revocation_is_listed_by_all);
 	tcase_add_test(found, test_long_round_trips_a_member_behind_catches_up);
 	tcase_add_test(found, test_revocation_missed_while_down_stays_revoked);
+	tcase_add_test(found, test_a_snapshot_published_alone_is_set_aside);
 	suite_add_tcase(suite, random);
 	suite_add_tcase(suite, catch_up);
 	suite_add_tcase(suite, determinism);
