@@ -54,19 +54,19 @@ static int span_equals(struct http_span s, const char *text)
 	return s.len == len && memcmp(s.data, text, len) == 0;
 }
 
-/* 1*DIGIT, at most 2^63 - 1. */
+/* 1*DIGIT, of any number of digits: its value, or UINT64_MAX for any larger one. A length is
+ * malformed only when it is not a number; how large a number may be is the body's bound. */
 static int parse_length(struct http_span s, uint64_t *out)
 {
 	uint64_t v = 0;
-	if (s.len == 0 || s.len > 19)
+	if (s.len == 0)
 		return -1;
 	for (size_t i = 0; i < s.len; i++) {
 		if (s.data[i] < '0' || s.data[i] > '9')
 			return -1;
-		v = v * 10 + (uint64_t)(s.data[i] - '0');
+		uint64_t digit = (uint64_t)(s.data[i] - '0');
+		v = v > (UINT64_MAX - digit) / 10 ? UINT64_MAX : v * 10 + digit;
 	}
-	if (v > INT64_MAX)
-		return -1;
 	*out = v;
 	return 0;
 }
@@ -135,6 +135,9 @@ int http_framing_check(struct http_span version, struct http_span method, const 
 	if (span_equals(method, "POST") && !framing->has_length && !framing->chunked)
 		return refuse(verdict, API_ERROR_LENGTH_REQUIRED,
 		              "A POST needs a Content-Length or chunked coding.");
+	if (framing->has_length && framing->length > HTTP_LENGTH_MAX)
+		return refuse(verdict, API_ERROR_BODY_TOO_LARGE,
+		              "The Content-Length is past every body taken here.");
 	return 0;
 }
 

@@ -19,10 +19,17 @@
  * Refused: a header field name that is not a token (a space before the colon above all), a
  * line folded onto the previous one (obs-fold), a bare CR or LF, a request line that is not
  * "METHOD SP /target SP HTTP/1.x"; Content-Length together with Transfer-Encoding, Content-Length
- * twice, a Content-Length that is not 1*DIGIT or is past 2^63 (400); a Transfer-Encoding other
- * than exactly one "chunked", or any in HTTP/1.0 (501); an HTTP/1.1 request without exactly one
- * Host (400); a POST with neither length nor chunked coding (411); a head over HTTP_HEAD_MAX
- * bytes or HTTP_HEAD_MAX_FIELDS fields (431). Pure code, no I/O.
+ * twice, a Content-Length that is not 1*DIGIT (400); a Transfer-Encoding other than exactly one
+ * "chunked", or any in HTTP/1.0 (501); an HTTP/1.1 request without exactly one Host (400); a POST
+ * with neither length nor chunked coding (411); a head over HTTP_HEAD_MAX bytes or
+ * HTTP_HEAD_MAX_FIELDS fields (431); a Content-Length past HTTP_LENGTH_MAX, however many digits
+ * (413), judged after every other rule. Pure code, no I/O.
+ *
+ * A length past HTTP_LENGTH_MAX is more than any route takes, so the access handler would answer
+ * it 413 too; it is refused here because libmicrohttpd 0.9.75 cannot be handed it: it reads
+ * 2^64 - 1 as "length unknown" and answers a longer one itself (its own 413 page). A length up
+ * to HTTP_LENGTH_MAX is judged against its route's bound by the access handler (http.c), also
+ * 413.
  */
 #ifndef DIRAUTH_SERVER_HTTP_FRAMING_H
 #define DIRAUTH_SERVER_HTTP_FRAMING_H
@@ -34,6 +41,7 @@
 
 #define HTTP_HEAD_MAX           16384 /* bytes of a request head, its blank line included */
 #define HTTP_HEAD_MAX_FIELDS    100
+#define HTTP_LENGTH_MAX         INT64_MAX /* past every route's bound: 413 whatever the route */
 #define HTTP_FRAMING_DETAIL_MAX 160
 
 /* A span of the input (not NUL-terminated). */
@@ -51,7 +59,7 @@ struct http_field {
 struct http_framing {
 	int http_1_1;    /* 1 for HTTP/1.1, 0 for HTTP/1.0 */
 	int has_length;  /* a Content-Length was given */
-	uint64_t length; /* its value */
+	uint64_t length; /* its value, at most HTTP_LENGTH_MAX */
 	int chunked;     /* Transfer-Encoding: chunked */
 };
 

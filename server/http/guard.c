@@ -122,6 +122,7 @@ static const char *const guard_reason_names[GUARD_REASON_COUNT] = {
     [GUARD_REFUSED_LENGTH_REQUIRED] = "length_required",
     [GUARD_REFUSED_HEADERS_TOO_LARGE] = "headers_too_large",
     [GUARD_REFUSED_NOT_IMPLEMENTED] = "not_implemented",
+    [GUARD_REFUSED_BODY_TOO_LARGE] = "body_too_large",
     [GUARD_CLOSED_HEAD_TIMEOUT] = "head_timeout",
     [GUARD_CLOSED_BODY_TIMEOUT] = "body_timeout",
     [GUARD_CLOSED_PENDING_FULL] = "pending_full",
@@ -140,6 +141,11 @@ void http_guard_count(struct http_guard *guard, enum http_guard_reason reason)
 {
 	if (guard && (unsigned)reason < GUARD_REASON_COUNT)
 		atomic_fetch_add(&guard->counts[reason], 1);
+}
+
+const char *http_guard_reason_name(enum http_guard_reason reason)
+{
+	return (unsigned)reason < GUARD_REASON_COUNT ? guard_reason_names[reason] : "unknown";
 }
 
 /* ---- the pending queue (admission thread) ---- */
@@ -229,7 +235,7 @@ static void answer_refusal(struct pending *p, const struct http_framing_verdict 
 	buffer_free(&message);
 }
 
-static enum http_guard_reason reason_of(enum api_error error)
+enum http_guard_reason http_guard_reason_of(enum api_error error)
 {
 	switch (error) {
 	case API_ERROR_LENGTH_REQUIRED:
@@ -238,6 +244,8 @@ static enum http_guard_reason reason_of(enum api_error error)
 		return GUARD_REFUSED_HEADERS_TOO_LARGE;
 	case API_ERROR_NOT_IMPLEMENTED:
 		return GUARD_REFUSED_NOT_IMPLEMENTED;
+	case API_ERROR_BODY_TOO_LARGE:
+		return GUARD_REFUSED_BODY_TOO_LARGE;
 	default:
 		return GUARD_REFUSED_BAD_REQUEST;
 	}
@@ -389,7 +397,7 @@ static void pending_service(struct http_guard *guard, struct pending *p, uint8_t
 		pending_free(p);
 		return;
 	}
-	http_guard_count(guard, reason_of(verdict.error));
+	http_guard_count(guard, http_guard_reason_of(verdict.error));
 	free(p->seen);
 	p->seen = NULL;
 	if (drain(p->fd) != 0) {

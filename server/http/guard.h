@@ -32,6 +32,7 @@
 
 #include "clock/clock.h"
 #include "schema/schedule.h"
+#include "server/api/api_error.h"
 
 #include <microhttpd.h>
 
@@ -59,6 +60,7 @@ enum http_guard_reason {
 	GUARD_REFUSED_LENGTH_REQUIRED,   /* 411 */
 	GUARD_REFUSED_HEADERS_TOO_LARGE, /* 431 */
 	GUARD_REFUSED_NOT_IMPLEMENTED,   /* 501 */
+	GUARD_REFUSED_BODY_TOO_LARGE,    /* 413: a declared length past the bound, before the body */
 	GUARD_CLOSED_HEAD_TIMEOUT,       /* no complete head in time */
 	GUARD_CLOSED_BODY_TIMEOUT,       /* no complete body in time */
 	GUARD_CLOSED_PENDING_FULL,       /* the oldest pending connection, displaced */
@@ -99,6 +101,14 @@ void http_guard_request_done(struct MHD_Connection *connection);
 
 /* Counts one refusal or closing by reason (the handler's own framing refusals, for instance). */
 void http_guard_count(struct http_guard *guard, enum http_guard_reason reason);
+
+/* The reason a refusal of a request head with error is counted under (framing.h's errors; any
+ * other is counted as GUARD_REFUSED_BAD_REQUEST). */
+enum http_guard_reason http_guard_reason_of(enum api_error error);
+
+/* The name of reason in the aggregate line and the metrics ("bad_request", "crowded", ...);
+ * static storage. */
+const char *http_guard_reason_name(enum http_guard_reason reason);
 
 /* The counts since the guard was created, for tests and metrics. */
 void http_guard_counts(struct http_guard *guard, uint64_t out[GUARD_REASON_COUNT]);

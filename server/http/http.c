@@ -455,20 +455,6 @@ static enum MHD_Result collect_field(void *cls, enum MHD_ValueKind kind, const c
 	return MHD_YES;
 }
 
-static enum http_guard_reason refusal_reason(enum api_error error)
-{
-	switch (error) {
-	case API_ERROR_NOT_IMPLEMENTED:
-		return GUARD_REFUSED_NOT_IMPLEMENTED;
-	case API_ERROR_LENGTH_REQUIRED:
-		return GUARD_REFUSED_LENGTH_REQUIRED;
-	case API_ERROR_HEADERS_TOO_LARGE:
-		return GUARD_REFUSED_HEADERS_TOO_LARGE;
-	default:
-		return GUARD_REFUSED_BAD_REQUEST;
-	}
-}
-
 /* Whether the head libmicrohttpd parsed had CRLF line ends only and no folded line (framing.h
  * refuses both; libmicrohttpd takes a bare LF for a line end and joins a folded line onto the one
  * before, and the guard reads the raw bytes of a connection's first head only). libmicrohttpd
@@ -545,7 +531,7 @@ static enum MHD_Result begin_request(struct http_server *server, struct MHD_Conn
 	}
 	free(collected);
 	if (refused) {
-		http_guard_count(server->guard, refusal_reason(verdict.error));
+		http_guard_count(server->guard, http_guard_reason_of(verdict.error));
 		return respond_error_closing(connection, verdict.error, verdict.detail);
 	}
 	struct request_state *state = calloc(1, sizeof *state);
@@ -567,8 +553,10 @@ static enum MHD_Result begin_request(struct http_server *server, struct MHD_Conn
 	 * connection closes, as the body is left unread. */
 	size_t cap = route_takes_body(state->route, method) ? route_body_cap(server, state->route)
 	                                                    : HTTP_UPLOAD_DISCARD_MAX;
-	if (framing.has_length && framing.length > cap)
+	if (framing.has_length && framing.length > cap) {
+		http_guard_count(server->guard, GUARD_REFUSED_BODY_TOO_LARGE);
 		return respond_error_closing(connection, API_ERROR_BODY_TOO_LARGE, NULL);
+	}
 	/* A vote's body may be large: no more of them are taken at once than there are peers. */
 	if (route_takes_body(state->route, method) && state->route->body == HTTP_BODY_VOTE) {
 		size_t peers =

@@ -18,18 +18,6 @@
 
 #include <stdio.h>
 
-static const char *const guard_reasons[GUARD_REASON_COUNT] = {
-    [GUARD_REFUSED_BAD_REQUEST] = "bad_request",
-    [GUARD_REFUSED_LENGTH_REQUIRED] = "length_required",
-    [GUARD_REFUSED_HEADERS_TOO_LARGE] = "headers_too_large",
-    [GUARD_REFUSED_NOT_IMPLEMENTED] = "not_implemented",
-    [GUARD_CLOSED_HEAD_TIMEOUT] = "head_timeout",
-    [GUARD_CLOSED_BODY_TIMEOUT] = "body_timeout",
-    [GUARD_CLOSED_PENDING_FULL] = "pending_full",
-    [GUARD_CLOSED_CROWDED] = "crowded",
-    [GUARD_CLOSED_NOT_ADMITTED] = "not_admitted",
-};
-
 static int metric(struct buffer *out, const char *name, const char *type, const char *help)
 {
 	return buffer_appendf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
@@ -105,7 +93,8 @@ enum MHD_Result http_serve_metrics(struct http_request *request)
 	             "Connections refused or closed by the front door, by reason.");
 	for (int r = 0; r < GUARD_REASON_COUNT; r++)
 		rc |= buffer_appendf(&out, "dirauth_http_refused_total{reason=\"%s\"} %llu\n",
-		                     guard_reasons[r], (unsigned long long)guard[r]);
+		                     http_guard_reason_name((enum http_guard_reason)r),
+		                     (unsigned long long)guard[r]);
 	rc |= metric(&out, "dirauth_http_connections", "gauge",
 	             "Open connections, waiting for a first head or served.");
 	rc |= buffer_appendf(&out, "dirauth_http_connections{state=\"pending\"} %zu\n", pending);

@@ -80,12 +80,28 @@ START_TEST(test_length_and_coding)
 	               API_ERROR_BAD_REQUEST);
 	expect_refused("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n",
 	               API_ERROR_BAD_REQUEST);
-	const char *lengths[] = {
-	    "-1", "+10", "0x10", "1e3", "", "18446744073709551616", "9223372036854775808", "1 2", "١"};
+	/* Not a number: malformed. */
+	const char *lengths[] = {"-1", "+10", "0x10", "1e3", "", "1 2", "١", "18446744073709551616x"};
 	for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
 		char text[256];
 		snprintf(text, sizeof text, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: %s\r\n\r\n",
 		         lengths[i]);
+		expect_refused(text, API_ERROR_BAD_REQUEST);
+	}
+	/* A number past every route's bound, however large: too large, once the rest of the framing
+	 * holds (a framing fault is still a 400). */
+	const char *huge[] = {"9223372036854775808", "18446744073709551615", "18446744073709551616",
+	                      "9999999999999999999999999999999999999999", "000018446744073709551616"};
+	for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++) {
+		char text[256];
+		snprintf(text, sizeof text, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: %s\r\n\r\n",
+		         huge[i]);
+		expect_refused(text, API_ERROR_BODY_TOO_LARGE);
+		snprintf(text, sizeof text, "POST / HTTP/1.1\r\nContent-Length: %s\r\n\r\n", huge[i]);
+		expect_refused(text, API_ERROR_BAD_REQUEST);
+		snprintf(text, sizeof text,
+		         "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: %s\r\nContent-Length: 1\r\n\r\n",
+		         huge[i]);
 		expect_refused(text, API_ERROR_BAD_REQUEST);
 	}
 	expect_refused("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
