@@ -619,6 +619,34 @@ START_TEST(test_caching_headers)
 	expect_error(&response, 406, "not_acceptable");
 	ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
 	response_free(&response);
+	/* The same whatever follows the refusal: 1,500 more entries are read to the end, and so is
+	 * a second Accept-Encoding field (the two are one list); only naming a coding again counts. */
+	static char long_refusal[12 * 1024];
+	size_t len =
+	    (size_t)snprintf(long_refusal, sizeof long_refusal, "Accept-Encoding: identity;q=0, *;q=0");
+	for (int i = 0; i < 1500; i++)
+		len += (size_t)snprintf(long_refusal + len, sizeof long_refusal - len, ", x-%d", i);
+	ck_assert_uint_lt(len, sizeof long_refusal - 1);
+	const char *refusals[][3] = {{long_refusal, NULL, NULL},
+	                             {"Accept-Encoding: identity;q=0, *;q=0", "Accept-Encoding: x-1", NULL},
+	                             {refuse_all[0], long_refusal, NULL}};
+	for (size_t i = 0; i < sizeof refusals / sizeof refusals[0]; i++) {
+		request(&f, "GET", "/v1/mix/snapshots/12/body", NULL, 0, 0, refusals[i], &response);
+		expect_error(&response, 406, "not_acceptable");
+		ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
+		response_free(&response);
+	}
+	const char *gzip_later[] = {"Accept-Encoding: identity;q=0, *;q=0", "Accept-Encoding: gzip", NULL};
+	request(&f, "GET", "/v1/mix/snapshots/12/body", NULL, 0, 0, gzip_later, &response);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_str_eq(header(&response, "Content-Encoding"), "gzip");
+	response_free(&response);
+	/* Nothing changed: the body is served as before. */
+	const char *plain[] = {accept[ENCODING_IDENTITY], NULL};
+	request(&f, "GET", "/v1/mix/snapshots/12/body", NULL, 0, 0, plain, &response);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_str_eq(header(&response, "ETag"), body_etag[ENCODING_IDENTITY]);
+	response_free(&response);
 
 	/* An epoch not yet published: 404, not to be cached, so that it is fetched once it is. */
 	get_expect_error(&f, "/v1/mix/snapshots/13", 404, "not_found");
@@ -1188,6 +1216,18 @@ START_TEST(test_peer_answers_negotiate_zstd)
 	}
 	static const char *const nothing[] = {"Accept-Encoding: zstd;q=0, gzip;q=0, identity;q=0", NULL};
 	request(&f, "GET", path, NULL, 0, 0, nothing, &response);
+	expect_error(&response, 406, "not_acceptable");
+	ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
+	response_free(&response);
+	/* Whatever follows a refusal of everything. */
+	static char long_refusal[12 * 1024];
+	size_t len =
+	    (size_t)snprintf(long_refusal, sizeof long_refusal, "Accept-Encoding: identity;q=0, *;q=0");
+	for (int i = 0; i < 1500; i++)
+		len += (size_t)snprintf(long_refusal + len, sizeof long_refusal - len, ", x-%d", i);
+	ck_assert_uint_lt(len, sizeof long_refusal - 1);
+	const char *const long_nothing[] = {long_refusal, NULL};
+	request(&f, "GET", path, NULL, 0, 0, long_nothing, &response);
 	expect_error(&response, 406, "not_acceptable");
 	ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
 	response_free(&response);
