@@ -161,6 +161,44 @@ static long next_line(const char *buf, size_t len, size_t at, struct http_span *
 	return 0;
 }
 
+/* The length of s's prefix that is scheme "://", for the schemes served here (any case), or 0. */
+static size_t absolute_prefix(struct http_span s)
+{
+	static const char *const schemes[] = {"http://", "https://"};
+	for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++) {
+		size_t len = strlen(schemes[i]);
+		if (s.len >= len && strncasecmp(s.data, schemes[i], len) == 0)
+			return len;
+	}
+	return 0;
+}
+
+int http_target_path(struct http_span target, struct http_span *path)
+{
+	const char *end = target.data + target.len, *at = target.data;
+	if (target.len == 0)
+		return -1;
+	if (target.data[0] != '/') {
+		size_t prefix = absolute_prefix(target);
+		if (!prefix)
+			return -1;
+		/* The authority: up to the path or the query; a host is needed, userinfo refused
+		 * (RFC 9110 4.2.1, 4.2.4). */
+		const char *authority = target.data + prefix;
+		at = authority;
+		while (at < end && *at != '/' && *at != '?') {
+			if (*at == '@')
+				return -1;
+			at++;
+		}
+		if (at == authority)
+			return -1;
+	}
+	const char *query = memchr(at, '?', (size_t)(end - at));
+	*path = (struct http_span){at, (size_t)((query ? query : end) - at)};
+	return 0;
+}
+
 static int parse_request_line(struct http_span line, struct http_head *head,
                               struct http_framing_verdict *verdict)
 {
@@ -176,14 +214,14 @@ static int parse_request_line(struct http_span line, struct http_head *head,
 	head->method = (struct http_span){line.data, (size_t)(first - line.data)};
 	head->target = (struct http_span){target, (size_t)(second - target)};
 	head->version = (struct http_span){second + 1, (size_t)(end - second - 1)};
-	if (head->target.len == 0 || head->target.data[0] != '/')
-		return refuse(verdict, API_ERROR_BAD_REQUEST, "The request target is not a path.");
 	for (size_t i = 0; i < head->target.len; i++) {
 		unsigned char c = (unsigned char)head->target.data[i];
 		if (c <= 0x20 || c >= 0x7f)
 			return refuse(verdict, API_ERROR_BAD_REQUEST,
 			              "The request target holds a byte it may not.");
 	}
+	if (http_target_path(head->target, &head->path) != 0)
+		return refuse(verdict, API_ERROR_BAD_REQUEST, HTTP_TARGET_REFUSED);
 	return 0;
 }
 

@@ -25,7 +25,9 @@
  * Every path has one spelling. libmicrohttpd would decode percent-escapes before the handler
  * sees the path, so "/v1/mix/snapshots/%32%31" would reach the canonical-decimal check as "21"
  * and one epoch would have many URLs, each cached apart. The unescape callback leaves the path
- * as it came, and a path holding '%' is refused (404) before routing.
+ * as it came, and a path holding '%' is refused (404) before routing. A target in absolute form
+ * ("http://host/v1/health", RFC 9112 3.2.2) is routed by the path it names (framing.h,
+ * http_target_path), under the same rules.
  *
  * Nothing about a client (its address above all: hard rule 8) is logged or stored.
  */
@@ -217,6 +219,7 @@ enum body_coding {
 
 /* Per-request state, from the first call of the handler to the completion callback. */
 struct request_state {
+	struct http_span path;          /* what the target names, in libmicrohttpd's url */
 	const struct http_route *route; /* NULL: no route matched */
 	struct router_match match;
 	struct buffer body; /* kept when the route takes a body */
@@ -304,17 +307,20 @@ static int method_allowed(const struct http_route *route, const char *method)
 }
 
 /* A path ending in "/body": its error answers carry Vary like its other answers. */
-static int is_body_path(const char *url)
+static int is_body_path(struct http_span path)
 {
-	size_t len = strlen(url);
-	return len >= 5 && strcmp(url + len - 5, "/body") == 0;
+	return path.len >= 5 && memcmp(path.data + path.len - 5, "/body", 5) == 0;
 }
 
-static const struct http_route *route_find(const char *url, struct router_match *match)
+static int holds_percent(struct http_span path)
 {
-	size_t len = strlen(url);
+	return memchr(path.data, '%', path.len) != NULL;
+}
+
+static const struct http_route *route_find(struct http_span path, struct router_match *match)
+{
 	for (size_t i = 0; i < HTTP_ROUTE_COUNT; i++)
-		if (router_match_path(http_routes[i].pattern, url, len, match))
+		if (router_match_path(http_routes[i].pattern, path.data, path.len, match))
 			return &http_routes[i];
 	return NULL;
 }
@@ -371,18 +377,18 @@ static enum api_error body_decode(struct http_server *server, const struct http_
 
 /* The answer of a request whose headers and body are all in. */
 static enum MHD_Result dispatch(struct http_server *server, struct MHD_Connection *connection,
-                                const char *url, const char *method, struct request_state *state)
+                                const char *method, struct request_state *state)
 {
 	const struct http_route *route = state->route;
-	if (strchr(url, '%')) {
-		/* url is undecoded (unescape_none): a percent-escape would give a second URL to what
-		 * has one. */
-		struct respond_route answer = {NULL, is_body_path(url)};
+	if (holds_percent(state->path)) {
+		/* The path is undecoded (unescape_none): a percent-escape would give a second URL to
+		 * what has one. */
+		struct respond_route answer = {NULL, is_body_path(state->path)};
 		return respond_error(connection, &answer, API_ERROR_NOT_FOUND,
 		                     "A path here never holds a percent-escape.");
 	}
 	if (!route) {
-		struct respond_route answer = {NULL, is_body_path(url)};
+		struct respond_route answer = {NULL, is_body_path(state->path)};
 		return respond_error(connection, &answer, API_ERROR_NOT_FOUND, NULL);
 	}
 	if (!method_allowed(route, method))
@@ -513,9 +519,17 @@ static enum MHD_Result begin_request(struct http_server *server, struct MHD_Conn
 		return MHD_NO;
 	collected->count = 0;
 	MHD_get_connection_values(connection, MHD_HEADER_KIND, collect_field, collected);
-	int refused = http_framing_check((struct http_span){version, strlen(version)},
-	                                 (struct http_span){method, strlen(method)}, collected->fields,
-	                                 collected->count, &framing, &verdict);
+	/* libmicrohttpd hands over the target as it came, its query cut off. */
+	struct http_span path;
+	int refused = http_target_path((struct http_span){url, strlen(url)}, &path) != 0;
+	if (refused) {
+		verdict.error = API_ERROR_BAD_REQUEST;
+		snprintf(verdict.detail, sizeof verdict.detail, "%s", HTTP_TARGET_REFUSED);
+	} else {
+		refused = http_framing_check((struct http_span){version, strlen(version)},
+		                             (struct http_span){method, strlen(method)}, collected->fields,
+		                             collected->count, &framing, &verdict);
+	}
 	if (!refused && !head_has_crlf_lines_only(connection, method, version, collected)) {
 		refused = 1;
 		verdict.error = API_ERROR_BAD_REQUEST;
@@ -541,8 +555,9 @@ static enum MHD_Result begin_request(struct http_server *server, struct MHD_Conn
 	buffer_init(&state->deferred.body);
 	atomic_init(&state->deferred.ready, false);
 	*request_state = state;
-	if (!strchr(url, '%'))
-		state->route = route_find(url, &state->match);
+	state->path = path;
+	if (!holds_percent(path))
+		state->route = route_find(path, &state->match);
 	if (route_takes_body(state->route, method))
 		state->coding = body_coding_of(state->route, content_encodings, content_encoding);
 	if (framing.has_length || framing.chunked)
@@ -612,7 +627,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
 		return receive_body(server, method, state, upload_data, size);
 	}
 	http_guard_request_answering(connection);
-	return dispatch(server, connection, url, method, state);
+	return dispatch(server, connection, method, state);
 }
 
 static void request_completed(void *cls, struct MHD_Connection *connection, void **request_state,

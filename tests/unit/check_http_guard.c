@@ -153,6 +153,15 @@ static const struct hostile hostile_requests[] = {
      "POST /v1/registrations HTTP/1.1\r\nHost: a\r\nContent-Length: 1000000\r\n\r\n", 413, "body_too_large",
      0},
     {"no Host", "GET /v1/health HTTP/1.1\r\n\r\n", 400, "bad_request", 0},
+    /* A target is a path, or an absolute http(s) URI naming one (RFC 9112 3.2). */
+    {"an absolute target of another scheme", "GET ftp://a/v1/health HTTP/1.1\r\nHost: a\r\n\r\n", 400,
+     "bad_request", 0},
+    {"an absolute target with userinfo", "GET http://u@a/v1/health HTTP/1.1\r\nHost: a\r\n\r\n", 400,
+     "bad_request", 0},
+    {"an absolute target without a host", "GET http:///v1/health HTTP/1.1\r\nHost: a\r\n\r\n", 400,
+     "bad_request", 0},
+    {"the asterisk form", "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", 400, "bad_request", 0},
+    {"the authority form", "CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n", 400, "bad_request", 0},
     {"two Hosts", "GET /v1/health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, "bad_request", 0},
     {"space before a colon", "GET /v1/health HTTP/1.1\r\nHost: a\r\nAccept : */*\r\n\r\n", 400, "bad_request",
      0},
@@ -284,6 +293,37 @@ START_TEST(test_hostile_framing_later_request)
 	}
 	buffer_free(&note);
 	registration_clear(&r);
+	fixture_close(&f);
+}
+END_TEST
+
+START_TEST(test_absolute_form_later_request)
+{
+	/* A target in absolute form is taken on a kept-alive connection too (libmicrohttpd's parse
+	 * there, not the guard's), under the rules of paths. */
+	struct fixture f;
+	fixture_open(&f, 0);
+	int fd = raw_connect(&f, NULL);
+	const char *requests[] = {"GET /v1/health HTTP/1.1\r\nHost: a\r\n\r\n",
+	                          "GET http://dirauth.example/v1/health HTTP/1.1\r\nHost: b\r\n\r\n",
+	                          "GET HTTPS://b:8443/v1/health?x=1 HTTP/1.1\r\nHost: a\r\n\r\n",
+	                          "GET http://a/v1/h%65alth HTTP/1.1\r\nHost: a\r\n\r\n",
+	                          "GET http://a HTTP/1.1\r\nHost: a\r\n\r\n"};
+	const char *expected[] = {"HTTP/1.1 200 ", "HTTP/1.1 200 ", "HTTP/1.1 200 ", "HTTP/1.1 404 ",
+	                          "HTTP/1.1 404 "};
+	for (size_t i = 0; i < sizeof requests / sizeof requests[0]; i++) {
+		raw_send(fd, requests[i], strlen(requests[i]));
+		char chunk[1024];
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		ck_assert_int_eq(poll(&p, 1, 5000), 1);
+		ssize_t n = recv(fd, chunk, sizeof chunk - 1, 0);
+		ck_assert_int_gt(n, 0);
+		chunk[n] = 0;
+		ck_assert_msg(strncmp(chunk, expected[i], strlen(expected[i])) == 0 &&
+		                  !strstr(chunk, "Connection: close"),
+		              "%s: %s", requests[i], chunk);
+	}
+	close(fd);
 	fixture_close(&f);
 }
 END_TEST
@@ -559,6 +599,7 @@ static Suite *guard_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_hostile_framing_first_request);
 	tcase_add_test(tc, test_hostile_framing_later_request);
+	tcase_add_test(tc, test_absolute_form_later_request);
 	tcase_add_test(tc, test_trickling_is_cut_off);
 	tcase_add_test(tc, test_head_in_pieces);
 	tcase_add_test(tc, test_slow_crowd_does_not_lock_out);
