@@ -47,6 +47,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -697,6 +698,19 @@ static int listen_socket(const struct config *config, int *out)
 	return 0;
 }
 
+/* libmicrohttpd's connection limit, which must never bind: the guard holds the limits (guard.h).
+ * It hands over at most max_connections, and libmicrohttpd still counts a connection for a moment
+ * after reporting it closed, so twice that may be counted at once; libmicrohttpd splits its limit
+ * evenly between its threads and gives each connection to one of them by its descriptor's number,
+ * so one thread may get them all. A connection handed over past a thread's share would be closed
+ * unanswered. (Nor is libmicrohttpd given the per-address limit, which it would apply with the
+ * same lag.) */
+static unsigned mhd_connection_limit(const struct config_http *h)
+{
+	unsigned threads = h->threads > 1 ? h->threads : 1;
+	return h->max_connections > UINT_MAX / 2 / threads ? UINT_MAX : 2 * h->max_connections * threads;
+}
+
 int http_server_start(const struct http_options *options, struct http_server **out)
 {
 	const struct config *config = options->config;
@@ -721,6 +735,7 @@ int http_server_start(const struct http_options *options, struct http_server **o
 	    .body_timeout_ms = h->body_timeout_seconds * 1000,
 	    .max_pending = h->max_pending_connections,
 	    .max_connections = h->max_connections,
+	    .max_per_address = h->max_connections_per_ip,
 	    .log_interval_ms = h->log_interval_seconds * 1000,
 	    .log = options->log,
 	    .clock = options->clock,
@@ -748,10 +763,9 @@ int http_server_start(const struct http_options *options, struct http_server **o
 	    0, NULL, NULL, handle_request, server, MHD_OPTION_EXTERNAL_LOGGER, http_guard_log, server->guard,
 	    MHD_OPTION_NOTIFY_CONNECTION, http_guard_notify_connection, server->guard,
 	    MHD_OPTION_THREAD_POOL_SIZE, h->threads, MHD_OPTION_CONNECTION_TIMEOUT,
-	    h->connection_timeout_seconds, MHD_OPTION_CONNECTION_LIMIT, h->max_connections,
-	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->max_connections_per_ip, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-	    h->connection_memory_limit, MHD_OPTION_NOTIFY_COMPLETED, request_completed, server,
-	    MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_END);
+	    h->connection_timeout_seconds, MHD_OPTION_CONNECTION_LIMIT, mhd_connection_limit(h),
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, h->connection_memory_limit, MHD_OPTION_NOTIFY_COMPLETED,
+	    request_completed, server, MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_END);
 	if (!server->daemon || (rc = http_guard_start(server->guard, server->daemon))) {
 		if (server->daemon)
 			MHD_stop_daemon(server->daemon);

@@ -29,7 +29,7 @@ enum MHD_Result http_serve_metrics(struct http_request *request)
 	struct store_statistics store;
 	struct prepared_statistics prepared;
 	uint64_t guard[GUARD_REASON_COUNT];
-	size_t pending = 0, admitted = 0;
+	size_t pending = 0, waiting = 0, admitted = 0;
 	struct buffer out;
 	int rc = 0;
 
@@ -39,7 +39,7 @@ enum MHD_Result http_serve_metrics(struct http_request *request)
 		                     "The store cannot be read.");
 	prepared_set_statistics(o->prepared, &prepared);
 	http_guard_counts(request->server->guard, guard);
-	http_guard_connection_counts(request->server->guard, &pending, &admitted);
+	http_guard_connection_counts(request->server->guard, &pending, &waiting, &admitted);
 
 	rc |= metric(&out, "dirauth_store_submissions_total", "counter", "Registrations the store answered.");
 	rc |= buffer_appendf(&out, "dirauth_store_submissions_total %llu\n",
@@ -96,8 +96,9 @@ enum MHD_Result http_serve_metrics(struct http_request *request)
 		                     http_guard_reason_name((enum http_guard_reason)r),
 		                     (unsigned long long)guard[r]);
 	rc |= metric(&out, "dirauth_http_connections", "gauge",
-	             "Open connections, waiting for a first head or served.");
+	             "Open connections: waiting for a first head, waiting for room, or served.");
 	rc |= buffer_appendf(&out, "dirauth_http_connections{state=\"pending\"} %zu\n", pending);
+	rc |= buffer_appendf(&out, "dirauth_http_connections{state=\"waiting\"} %zu\n", waiting);
 	rc |= buffer_appendf(&out, "dirauth_http_connections{state=\"served\"} %zu\n", admitted);
 	rc |= metric(&out, "dirauth_readpath_loads_total", "counter", "Older epochs loaded from the store.");
 	rc |= buffer_appendf(&out, "dirauth_readpath_loads_total{part=\"header\"} %llu\n",

@@ -13,12 +13,15 @@
 #include "http_fixture.h"
 
 #include "server/http/framing.h"
+#include "server/http/routes.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 
 static uint64_t monotonic_ms(void)
@@ -592,6 +595,117 @@ START_TEST(test_idle_crowd_is_evicted)
 }
 END_TEST
 
+/* Waits until the guard holds pending connections whose first head is not complete. */
+static void wait_pending(struct fixture *f, size_t pending)
+{
+	size_t now = 0, waiting, admitted;
+	for (int i = 0; i < 500; i++) {
+		http_guard_connection_counts(f->http->guard, &now, &waiting, &admitted);
+		if (now == pending)
+			return;
+		test_sleep_ms(10);
+	}
+	ck_abort_msg("the guard holds %zu pending connections, not %zu", now, pending);
+}
+
+/* A connection of a client that sends its request once the guard has accepted it, so that the
+ * guard judges its head at that moment. */
+static int connect_and_send(struct fixture *f, const char *text)
+{
+	int fd = raw_connect(f, NULL);
+	wait_pending(f, 1);
+	raw_send(fd, text, strlen(text));
+	wait_pending(f, 0);
+	return fd;
+}
+
+/* Waits for the start of an answer on fd and returns its first bytes (static storage). */
+static const char *answer_of(int fd)
+{
+	static char text[256];
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	text[0] = 0;
+	if (poll(&p, 1, 10000) != 1)
+		return "(no answer in 10 s)";
+	ssize_t n = recv(fd, text, sizeof text - 1, 0);
+	if (n < 0)
+		snprintf(text, sizeof text, "(%s)", strerror(errno));
+	else
+		text[n] = 0;
+	return n == 0 ? "(closed without an answer)" : text;
+}
+
+START_TEST(test_eviction_waits_for_the_close)
+{
+	/* Shutting an idle connection down does not free its place at once: libmicrohttpd counts it
+	 * until its thread has closed it. Here that thread is held (it waits for a signer that takes
+	 * the question and does not answer), so nothing closes meanwhile: new clients must wait for
+	 * room, not be handed over past libmicrohttpd's limits (which closes them unanswered). */
+	enum { IDLE = 8, NEW = 3 };
+	struct fixture f;
+	fixture_open_with(&f, 0,
+	                  "http: { threads: 1, max_connections: 10, max_connections_per_ip: 10, "
+	                  "header_timeout_seconds: 60, connection_timeout_seconds: 60 }");
+	const char *get = "GET /v1/health HTTP/1.1\r\nHost: a\r\n\r\n";
+	int idle[IDLE], fresh[NEW];
+	for (int i = 0; i < IDLE; i++) {
+		idle[i] = connect_and_send(&f, get);
+		ck_assert_msg(strncmp(answer_of(idle[i]), "HTTP/1.1 200 ", 13) == 0, "idle %d", i);
+	}
+
+	/* The signer replaced by one that takes a question and never answers. The first question
+	 * after the real one stops finds it gone, so the next one reaches the silent one. */
+	signer_fixture_stop(&f.signer_process);
+	struct response response;
+	request(&f, "GET", "/v1/certificates", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 503);
+	response_free(&response);
+	int silent = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un address = {.sun_family = AF_UNIX};
+	ck_assert_uint_lt(strlen(f.signer_process.socket_path), sizeof address.sun_path);
+	memcpy(address.sun_path, f.signer_process.socket_path, strlen(f.signer_process.socket_path) + 1);
+	unlink(address.sun_path);
+	ck_assert_int_eq(bind(silent, (struct sockaddr *)&address, sizeof address), 0);
+	ck_assert_int_eq(chmod(address.sun_path, 0600), 0);
+	ck_assert_int_eq(listen(silent, 4), 0);
+	const char *certificates = "GET /v1/certificates HTTP/1.1\r\nHost: a\r\n\r\n";
+	int held = connect_and_send(&f, certificates);
+	struct pollfd p = {.fd = silent, .events = POLLIN};
+	ck_assert_int_eq(poll(&p, 1, 5000), 1);
+	int question = accept(silent, NULL, NULL);
+	ck_assert_int_ge(question, 0);
+
+	/* libmicrohttpd's only thread now waits for the signer, for up to its 5 s timeout. Eight
+	 * idle connections and the held one make nine: nine tenths. Each new client has an idle one
+	 * shut down, which stays counted until the thread is back. */
+	for (int i = 0; i < NEW; i++)
+		fresh[i] = connect_and_send(&f, get);
+
+	/* The thread is back: the held request is answered, the shut ones closed, and every new
+	 * client served. */
+	close(question);
+	ck_assert_msg(strncmp(answer_of(held), "HTTP/1.1 503 ", 13) == 0, "the held request");
+	for (int i = 0; i < NEW; i++) {
+		const char *answer = answer_of(fresh[i]);
+		ck_assert_msg(strncmp(answer, "HTTP/1.1 200 ", 13) == 0, "new client %d: %s", i, answer);
+	}
+	uint64_t counts[GUARD_REASON_COUNT];
+	http_guard_counts(f.http->guard, counts);
+	ck_assert_uint_ge(counts[GUARD_CLOSED_CROWDED], 2);
+	ck_assert_uint_eq(counts[GUARD_CLOSED_NOT_ADMITTED], 0);
+
+	close(silent);
+	unlink(address.sun_path);
+	signer_fixture_start(&f.signer_process);
+	for (int i = 0; i < NEW; i++)
+		close(fresh[i]);
+	for (int i = 0; i < IDLE; i++)
+		close(idle[i]);
+	close(held);
+	fixture_close(&f);
+}
+END_TEST
+
 static Suite *guard_suite(void)
 {
 	Suite *suite = suite_create("http_guard");
@@ -604,6 +718,7 @@ static Suite *guard_suite(void)
 	tcase_add_test(tc, test_head_in_pieces);
 	tcase_add_test(tc, test_slow_crowd_does_not_lock_out);
 	tcase_add_test(tc, test_idle_crowd_is_evicted);
+	tcase_add_test(tc, test_eviction_waits_for_the_close);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
