@@ -36,6 +36,28 @@ static void post_accepted(struct fixture *f, unsigned index)
 	registration_clear(&r);
 }
 
+/* An Accept-Encoding field that refuses every coding, then 1,500 more entries (static storage). */
+static const char *refusal_then_entries(void)
+{
+	static char text[12 * 1024];
+	size_t len = (size_t)snprintf(text, sizeof text, "Accept-Encoding: identity;q=0, *;q=0");
+	for (int i = 0; i < 1500; i++)
+		len += (size_t)snprintf(text + len, sizeof text - len, ", x-%d", i);
+	ck_assert_uint_lt(len, sizeof text - 1);
+	return text;
+}
+
+/* GET path with headers is 406 not_acceptable, varying with Accept-Encoding like every answer
+ * of a negotiated path. */
+static void expect_not_acceptable(struct fixture *f, const char *path, const char *const *headers)
+{
+	struct response response;
+	request(f, "GET", path, NULL, 0, 0, headers, &response);
+	expect_error(&response, 406, "not_acceptable");
+	ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
+	response_free(&response);
+}
+
 /* The clock reads now and the epoch it begins is published. */
 static void publish_at(struct fixture *f, uint64_t now)
 {
@@ -613,29 +635,15 @@ START_TEST(test_caching_headers)
 		response_free(&response);
 	}
 
-	/* 406 when nothing acceptable is offered. */
-	const char *refuse_all[] = {"Accept-Encoding: identity;q=0", NULL};
-	request(&f, "GET", "/v1/mix/snapshots/12/body", NULL, 0, 0, refuse_all, &response);
-	expect_error(&response, 406, "not_acceptable");
-	ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
-	response_free(&response);
-	/* The same whatever follows the refusal: 1,500 more entries are read to the end, and so is
-	 * a second Accept-Encoding field (the two are one list); only naming a coding again counts. */
-	static char long_refusal[12 * 1024];
-	size_t len =
-	    (size_t)snprintf(long_refusal, sizeof long_refusal, "Accept-Encoding: identity;q=0, *;q=0");
-	for (int i = 0; i < 1500; i++)
-		len += (size_t)snprintf(long_refusal + len, sizeof long_refusal - len, ", x-%d", i);
-	ck_assert_uint_lt(len, sizeof long_refusal - 1);
-	const char *refusals[][3] = {{long_refusal, NULL, NULL},
+	/* 406 when nothing acceptable is offered; the same whatever follows the refusal: 1,500 more
+	 * entries are read to the end, and so is a second Accept-Encoding field (the two are one
+	 * list); only naming a coding again counts. */
+	const char *refusals[][3] = {{"Accept-Encoding: identity;q=0", NULL, NULL},
+	                             {refusal_then_entries(), NULL, NULL},
 	                             {"Accept-Encoding: identity;q=0, *;q=0", "Accept-Encoding: x-1", NULL},
-	                             {refuse_all[0], long_refusal, NULL}};
-	for (size_t i = 0; i < sizeof refusals / sizeof refusals[0]; i++) {
-		request(&f, "GET", "/v1/mix/snapshots/12/body", NULL, 0, 0, refusals[i], &response);
-		expect_error(&response, 406, "not_acceptable");
-		ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
-		response_free(&response);
-	}
+	                             {"Accept-Encoding: identity;q=0", refusal_then_entries(), NULL}};
+	for (size_t i = 0; i < sizeof refusals / sizeof refusals[0]; i++)
+		expect_not_acceptable(&f, "/v1/mix/snapshots/12/body", refusals[i]);
 	const char *gzip_later[] = {"Accept-Encoding: identity;q=0, *;q=0", "Accept-Encoding: gzip", NULL};
 	request(&f, "GET", "/v1/mix/snapshots/12/body", NULL, 0, 0, gzip_later, &response);
 	ck_assert_int_eq(response.status, 200);
@@ -949,25 +957,17 @@ START_TEST(test_absolute_form)
 		}
 	/* The host named may be any, and a path may be missing: "/", which is no resource. */
 	f.absolute_prefix = "http://dirauth.example";
-	request(&f, "GET", "", NULL, 0, 0, NULL, &absolute);
-	expect_error(&absolute, 404, "not_found");
-	response_free(&absolute);
-	request(&f, "GET", "?x=1", NULL, 0, 0, NULL, &absolute);
-	expect_error(&absolute, 404, "not_found");
-	response_free(&absolute);
+	get_expect_error(&f, "", 404, "not_found");
+	get_expect_error(&f, "?x=1", 404, "not_found");
 	/* "//host/path" is a path in origin form, of no resource. */
 	f.absolute_prefix = "/";
-	request(&f, "GET", "/dirauth.example/v1/health", NULL, 0, 0, NULL, &absolute);
-	expect_error(&absolute, 404, "not_found");
-	response_free(&absolute);
+	get_expect_error(&f, "/dirauth.example/v1/health", 404, "not_found");
 	f.absolute_prefix = "http://dirauth.example";
 
 	/* A registration posted in absolute form is taken. */
 	struct registration r;
 	struct buffer note;
-	make_registration(&f, 1, "mix", &f.provider, &r);
-	sign(&r, &f.provider, &note);
-	request(&f, "POST", "/v1/registrations", note.data, note.len, 0, NULL, &absolute);
+	post_new(&f, 1, &r, &note, &absolute);
 	ck_assert_msg(absolute.status == 202, "%ld %s", absolute.status, absolute.body.data);
 	response_free(&absolute);
 	ck_assert_uint_eq(sequence_of(&f, r.service_id), 1);
@@ -1357,22 +1357,10 @@ START_TEST(test_peer_answers_negotiate_zstd)
 		response_free(&response);
 	}
 	static const char *const nothing[] = {"Accept-Encoding: zstd;q=0, gzip;q=0, identity;q=0", NULL};
-	request(&f, "GET", path, NULL, 0, 0, nothing, &response);
-	expect_error(&response, 406, "not_acceptable");
-	ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
-	response_free(&response);
+	expect_not_acceptable(&f, path, nothing);
 	/* Whatever follows a refusal of everything. */
-	static char long_refusal[12 * 1024];
-	size_t len =
-	    (size_t)snprintf(long_refusal, sizeof long_refusal, "Accept-Encoding: identity;q=0, *;q=0");
-	for (int i = 0; i < 1500; i++)
-		len += (size_t)snprintf(long_refusal + len, sizeof long_refusal - len, ", x-%d", i);
-	ck_assert_uint_lt(len, sizeof long_refusal - 1);
-	const char *const long_nothing[] = {long_refusal, NULL};
-	request(&f, "GET", path, NULL, 0, 0, long_nothing, &response);
-	expect_error(&response, 406, "not_acceptable");
-	ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
-	response_free(&response);
+	const char *const long_nothing[] = {refusal_then_entries(), NULL};
+	expect_not_acceptable(&f, path, long_nothing);
 	/* A short answer goes as it is, even to a client that takes zstd. */
 	struct registration short_r;
 	struct buffer short_note;

@@ -82,6 +82,22 @@ static size_t count_occurrences(const struct buffer *b, const char *needle)
 	return count;
 }
 
+/* Waits for the start of an answer on fd and returns its first bytes (static storage). */
+static const char *answer_of(int fd)
+{
+	static char text[1024];
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	text[0] = 0;
+	if (poll(&p, 1, 10000) != 1)
+		return "(no answer in 10 s)";
+	ssize_t n = recv(fd, text, sizeof text - 1, 0);
+	if (n < 0)
+		snprintf(text, sizeof text, "(%s)", strerror(errno));
+	else
+		text[n] = 0;
+	return n == 0 ? "(closed without an answer)" : text;
+}
+
 /* One answer, with status and the JSON error code, and then the connection closed. */
 static void expect_one_closing_error(const char *what, struct buffer *answer, int closed, unsigned status,
                                      const char *code)
@@ -278,14 +294,10 @@ START_TEST(test_hostile_framing_later_request)
 		int fd = raw_connect(&f, NULL);
 		raw_send(fd, first, strlen(first));
 		/* The first answer comes, and the connection stays open for the next request. */
-		char chunk[1024];
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		ck_assert_int_eq(poll(&p, 1, 5000), 1);
-		ssize_t n = recv(fd, chunk, sizeof chunk - 1, 0);
-		ck_assert_int_gt(n, 0);
-		chunk[n] = 0;
-		ck_assert_msg(strncmp(chunk, "HTTP/1.1 200 ", 13) == 0 && !strstr(chunk, "Connection: close"),
-		              "%s", chunk);
+		const char *answer_text = answer_of(fd);
+		ck_assert_msg(strncmp(answer_text, "HTTP/1.1 200 ", 13) == 0 &&
+		                  !strstr(answer_text, "Connection: close"),
+		              "%s", answer_text);
 		raw_send(fd, (const char *)request_bytes.data, request_bytes.len);
 		int closed = raw_read_until_closed(fd, &answer, 5000);
 		expect_one_closing_error(h->what, &answer, closed, h->status, h->code);
@@ -316,15 +328,10 @@ START_TEST(test_absolute_form_later_request)
 	                          "HTTP/1.1 404 "};
 	for (size_t i = 0; i < sizeof requests / sizeof requests[0]; i++) {
 		raw_send(fd, requests[i], strlen(requests[i]));
-		char chunk[1024];
-		struct pollfd p = {.fd = fd, .events = POLLIN};
-		ck_assert_int_eq(poll(&p, 1, 5000), 1);
-		ssize_t n = recv(fd, chunk, sizeof chunk - 1, 0);
-		ck_assert_int_gt(n, 0);
-		chunk[n] = 0;
-		ck_assert_msg(strncmp(chunk, expected[i], strlen(expected[i])) == 0 &&
-		                  !strstr(chunk, "Connection: close"),
-		              "%s: %s", requests[i], chunk);
+		const char *answer_text = answer_of(fd);
+		ck_assert_msg(strncmp(answer_text, expected[i], strlen(expected[i])) == 0 &&
+		                  !strstr(answer_text, "Connection: close"),
+		              "%s: %s", requests[i], answer_text);
 	}
 	close(fd);
 	fixture_close(&f);
@@ -617,22 +624,6 @@ static int connect_and_send(struct fixture *f, const char *text)
 	raw_send(fd, text, strlen(text));
 	wait_pending(f, 0);
 	return fd;
-}
-
-/* Waits for the start of an answer on fd and returns its first bytes (static storage). */
-static const char *answer_of(int fd)
-{
-	static char text[256];
-	struct pollfd p = {.fd = fd, .events = POLLIN};
-	text[0] = 0;
-	if (poll(&p, 1, 10000) != 1)
-		return "(no answer in 10 s)";
-	ssize_t n = recv(fd, text, sizeof text - 1, 0);
-	if (n < 0)
-		snprintf(text, sizeof text, "(%s)", strerror(errno));
-	else
-		text[n] = 0;
-	return n == 0 ? "(closed without an answer)" : text;
 }
 
 START_TEST(test_eviction_waits_for_the_close)
