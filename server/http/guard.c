@@ -24,7 +24,7 @@
  * while that count is under max_connections, and gives libmicrohttpd limits no mix of
  * connections can reach (http.c). A connection whose head is complete while there is no room
  * waits on the room list, in arrival order, until a close makes room (libmicrohttpd's "closed"
- * notification wakes the admission thread) or its head deadline passes. A connection handed over
+ * notification wakes the admission thread) or head_timeout_ms pass. A connection handed over
  * is "admitted" until libmicrohttpd reads its head: it has sent a whole request, and is never
  * taken for one idle between requests.
  *
@@ -569,7 +569,7 @@ static void pending_service(struct http_guard *guard, struct pending *p, uint8_t
 	counts_mirror(guard);
 	if (rc == 0) {
 		/* Its bytes are libmicrohttpd's to read: no more events here. Behind those already
-		 * waiting for room, keeping its head deadline. */
+		 * waiting for room, for a head's time at most (so the room list is in deadline order). */
 		epoll_ctl(guard->epoll_fd, EPOLL_CTL_DEL, p->fd, NULL);
 		if (p->seen) {
 			int traditional = -1; /* libmicrohttpd never peeks; leave the socket as accepted */
@@ -578,6 +578,7 @@ static void pending_service(struct http_guard *guard, struct pending *p, uint8_t
 		free(p->seen);
 		p->seen = NULL;
 		p->state = PENDING_ROOM;
+		p->deadline_ms = now_ms() + guard->options.head_timeout_ms;
 		list_append(&guard->room, p);
 		counts_mirror(guard);
 		admit_waiting(guard);
@@ -663,7 +664,7 @@ static void expire(struct http_guard *guard, uint64_t now)
 		http_guard_count(guard, GUARD_CLOSED_HEAD_TIMEOUT);
 		pending_close(guard, guard->pending.head);
 	}
-	/* No room came within its head deadline. */
+	/* No room came within a head's time. */
 	while (guard->room.head && guard->room.head->deadline_ms <= now) {
 		http_guard_count(guard, GUARD_CLOSED_NOT_ADMITTED);
 		pending_close(guard, guard->room.head);

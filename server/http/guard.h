@@ -27,11 +27,12 @@
  *     of a kept-alive connection are shut down first, one before each handover and, by the
  *     watchdog, down to eight tenths. A connection handed over whose head libmicrohttpd has not
  *     read yet has sent a whole request: it is never taken for an idle one. A complete head that
- *     finds no room waits, in arrival order, until a close makes room, or is closed at its head
- *     deadline; it counts against max_pending, displaced only when no incomplete head is left. At
- *     most max_per_address connections come from one client address, counted the same way; one
- *     more is closed when its turn comes. libmicrohttpd itself is given limits it never reaches,
- *     so that it never refuses or resets a connection the guard handed over.
+ *     finds no room waits, in arrival order, until a close makes room, or is closed when
+ *     head_timeout_ms more have passed; it counts against max_pending, displaced only when no
+ *     incomplete head is left. At most max_per_address connections come from one client address,
+ *     counted the same way; one more is closed when its turn comes. libmicrohttpd itself is given
+ *     limits it never reaches, so that it never refuses or resets a connection the guard handed
+ *     over.
  *   - Counts, not lines. Every refusal and every closed connection is counted by reason, and the
  *     watchdog writes one aggregate line per log interval in which something happened, never one
  *     line per client, and never an address (hard rule 8). libmicrohttpd's own messages are
@@ -77,7 +78,7 @@ enum http_guard_reason {
 	GUARD_CLOSED_PENDING_FULL,       /* the oldest pending connection, displaced */
 	GUARD_CLOSED_CROWDED,            /* a kept-alive connection waiting for its next head, closed
 	                                    to keep under max_connections */
-	GUARD_CLOSED_NOT_ADMITTED,       /* not handed over: no room before its head deadline, its
+	GUARD_CLOSED_NOT_ADMITTED,       /* not handed over: no room within head_timeout_ms, its
 	                                    address at max_per_address, or libmicrohttpd refused it */
 	GUARD_REASON_COUNT
 };
