@@ -31,7 +31,6 @@
 #define COMPRESS_GZIP_LEVEL          6
 /* 8 MiB: the window the encoder is held to; larger windows would make the decoder allocate more. */
 #define COMPRESS_ZSTD_WINDOW_LOG_MAX 23
-#define COMPRESS_ACCEPT_MAX          1024
 
 const char *content_encoding_name(enum content_encoding encoding)
 {
@@ -502,9 +501,12 @@ enum content_encoding compress_negotiate(const char *accept_encoding)
 
 	if (!accept_encoding)
 		return ENCODING_IDENTITY;
+	/* Past the bound nothing is agreed: what was left unread could refuse identity too, and no
+	 * part of a list decides alone what the whole says. */
 	len = strnlen(accept_encoding, COMPRESS_ACCEPT_MAX + 1);
 	if (len > COMPRESS_ACCEPT_MAX)
-		return ENCODING_IDENTITY; /* not worth parsing; identity needs no agreement */
+		return ENCODING_COUNT;
+	/* One pass over the whole list: each byte is looked at a bounded number of times. */
 	for (size_t pos = 0; pos <= len;) {
 		size_t end = pos;
 		while (end < len && accept_encoding[end] != ',')

@@ -64,9 +64,16 @@ size_t compress_bound(enum content_encoding encoding, size_t len);
 int compress_decode(enum content_encoding encoding, const uint8_t *data, size_t len, size_t max_output,
                     struct buffer *out);
 
+/* The longest Accept-Encoding value compress_negotiate reads: as long as a whole request head may
+ * be (server/http/framing.h, HTTP_HEAD_MAX). */
+#define COMPRESS_ACCEPT_MAX 16384
+
 /* Picks the best encoding the client accepts from an Accept-Encoding header value (may be
- * NULL): zstd, then gzip, then identity; honours q=0. Returns ENCODING_COUNT when the client
- * refuses all three (identity;q=0 and no other). */
+ * NULL): zstd, then gzip, then identity; honours q=0, a coding listed twice taking its last
+ * weight. The whole value is read, in one pass, so what follows a refusal can change the answer
+ * only by naming a coding again. Returns ENCODING_COUNT when the client refuses all three
+ * (identity;q=0 and no other), and for a value longer than COMPRESS_ACCEPT_MAX bytes, which is
+ * not read: nothing is agreed with it. */
 enum content_encoding compress_negotiate(const char *accept_encoding);
 
 #endif

@@ -54,19 +54,19 @@ static int span_equals(struct http_span s, const char *text)
 	return s.len == len && memcmp(s.data, text, len) == 0;
 }
 
-/* 1*DIGIT, at most 2^63 - 1. */
+/* 1*DIGIT, of any number of digits: its value, or UINT64_MAX for any larger one. A length is
+ * malformed only when it is not a number; how large a number may be is the body's bound. */
 static int parse_length(struct http_span s, uint64_t *out)
 {
 	uint64_t v = 0;
-	if (s.len == 0 || s.len > 19)
+	if (s.len == 0)
 		return -1;
 	for (size_t i = 0; i < s.len; i++) {
 		if (s.data[i] < '0' || s.data[i] > '9')
 			return -1;
-		v = v * 10 + (uint64_t)(s.data[i] - '0');
+		uint64_t digit = (uint64_t)(s.data[i] - '0');
+		v = v > (UINT64_MAX - digit) / 10 ? UINT64_MAX : v * 10 + digit;
 	}
-	if (v > INT64_MAX)
-		return -1;
 	*out = v;
 	return 0;
 }
@@ -135,6 +135,9 @@ int http_framing_check(struct http_span version, struct http_span method, const 
 	if (span_equals(method, "POST") && !framing->has_length && !framing->chunked)
 		return refuse(verdict, API_ERROR_LENGTH_REQUIRED,
 		              "A POST needs a Content-Length or chunked coding.");
+	if (framing->has_length && framing->length > HTTP_LENGTH_MAX)
+		return refuse(verdict, API_ERROR_BODY_TOO_LARGE,
+		              "The Content-Length is past every body taken here.");
 	return 0;
 }
 
@@ -158,6 +161,44 @@ static long next_line(const char *buf, size_t len, size_t at, struct http_span *
 	return 0;
 }
 
+/* The length of s's prefix that is scheme "://", for the schemes served here (any case), or 0. */
+static size_t absolute_prefix(struct http_span s)
+{
+	static const char *const schemes[] = {"http://", "https://"};
+	for (size_t i = 0; i < sizeof schemes / sizeof schemes[0]; i++) {
+		size_t len = strlen(schemes[i]);
+		if (s.len >= len && strncasecmp(s.data, schemes[i], len) == 0)
+			return len;
+	}
+	return 0;
+}
+
+int http_target_path(struct http_span target, struct http_span *path)
+{
+	const char *end = target.data + target.len, *at = target.data;
+	if (target.len == 0)
+		return -1;
+	if (target.data[0] != '/') {
+		size_t prefix = absolute_prefix(target);
+		if (!prefix)
+			return -1;
+		/* The authority: up to the path or the query; a host is needed, userinfo refused
+		 * (RFC 9110 4.2.1, 4.2.4). */
+		const char *authority = target.data + prefix;
+		at = authority;
+		while (at < end && *at != '/' && *at != '?') {
+			if (*at == '@')
+				return -1;
+			at++;
+		}
+		if (at == authority)
+			return -1;
+	}
+	const char *query = memchr(at, '?', (size_t)(end - at));
+	*path = (struct http_span){at, (size_t)((query ? query : end) - at)};
+	return 0;
+}
+
 static int parse_request_line(struct http_span line, struct http_head *head,
                               struct http_framing_verdict *verdict)
 {
@@ -173,14 +214,14 @@ static int parse_request_line(struct http_span line, struct http_head *head,
 	head->method = (struct http_span){line.data, (size_t)(first - line.data)};
 	head->target = (struct http_span){target, (size_t)(second - target)};
 	head->version = (struct http_span){second + 1, (size_t)(end - second - 1)};
-	if (head->target.len == 0 || head->target.data[0] != '/')
-		return refuse(verdict, API_ERROR_BAD_REQUEST, "The request target is not a path.");
 	for (size_t i = 0; i < head->target.len; i++) {
 		unsigned char c = (unsigned char)head->target.data[i];
 		if (c <= 0x20 || c >= 0x7f)
 			return refuse(verdict, API_ERROR_BAD_REQUEST,
 			              "The request target holds a byte it may not.");
 	}
+	if (http_target_path(head->target, &head->path) != 0)
+		return refuse(verdict, API_ERROR_BAD_REQUEST, HTTP_TARGET_REFUSED);
 	return 0;
 }
 

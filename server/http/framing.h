@@ -18,11 +18,19 @@
  *
  * Refused: a header field name that is not a token (a space before the colon above all), a
  * line folded onto the previous one (obs-fold), a bare CR or LF, a request line that is not
- * "METHOD SP /target SP HTTP/1.x"; Content-Length together with Transfer-Encoding, Content-Length
- * twice, a Content-Length that is not 1*DIGIT or is past 2^63 (400); a Transfer-Encoding other
- * than exactly one "chunked", or any in HTTP/1.0 (501); an HTTP/1.1 request without exactly one
- * Host (400); a POST with neither length nor chunked coding (411); a head over HTTP_HEAD_MAX
- * bytes or HTTP_HEAD_MAX_FIELDS fields (431). Pure code, no I/O.
+ * "METHOD SP target SP HTTP/1.x" with a target in origin form or absolute form
+ * (http_target_path); Content-Length together with Transfer-Encoding, Content-Length
+ * twice, a Content-Length that is not 1*DIGIT (400); a Transfer-Encoding other than exactly one
+ * "chunked", or any in HTTP/1.0 (501); an HTTP/1.1 request without exactly one Host (400); a POST
+ * with neither length nor chunked coding (411); a head over HTTP_HEAD_MAX bytes or
+ * HTTP_HEAD_MAX_FIELDS fields (431); a Content-Length past HTTP_LENGTH_MAX, however many digits
+ * (413), judged after every other rule.
+ *
+ * A length past HTTP_LENGTH_MAX is more than any route takes, so the access handler would answer
+ * it 413 too; it is refused here because libmicrohttpd 0.9.75 cannot be handed it: it reads
+ * 2^64 - 1 as "length unknown" and answers a longer one itself (its own 413 page). A length up
+ * to HTTP_LENGTH_MAX is judged against its route's bound by the access handler (http.c), also
+ * 413.
  */
 #ifndef DIRAUTH_SERVER_HTTP_FRAMING_H
 #define DIRAUTH_SERVER_HTTP_FRAMING_H
@@ -34,6 +42,7 @@
 
 #define HTTP_HEAD_MAX           16384 /* bytes of a request head, its blank line included */
 #define HTTP_HEAD_MAX_FIELDS    100
+#define HTTP_LENGTH_MAX         INT64_MAX /* past every route's bound: 413 whatever the route */
 #define HTTP_FRAMING_DETAIL_MAX 160
 
 /* A span of the input (not NUL-terminated). */
@@ -51,7 +60,7 @@ struct http_field {
 struct http_framing {
 	int http_1_1;    /* 1 for HTTP/1.1, 0 for HTTP/1.0 */
 	int has_length;  /* a Content-Length was given */
-	uint64_t length; /* its value */
+	uint64_t length; /* its value, at most HTTP_LENGTH_MAX */
 	int chunked;     /* Transfer-Encoding: chunked */
 };
 
@@ -67,10 +76,24 @@ int http_framing_check(struct http_span version, struct http_span method, const 
                        size_t field_count, struct http_framing *framing,
                        struct http_framing_verdict *verdict);
 
+/* The sentence of a refused request target. */
+#define HTTP_TARGET_REFUSED "The request target is neither a path nor an absolute http or https URI."
+
+/* The path a request target names (RFC 9112 3.2): the origin form "/path[?query]" names its path;
+ * the absolute form "http://authority/path[?query]" (or https, the scheme in any case), which a
+ * server must accept (3.2.2), names the path after its authority, whatever the authority and the
+ * Host field say, as dirauthd serves every host alike. An authority must name a host and hold no
+ * userinfo ("@"); an absolute target without a path names "/", given as an empty *path. The query
+ * is not part of the path. Returns 0 with *path inside target (its bytes not checked: percent
+ * escapes and the rest are the router's to refuse), or -1 for any other target (the asterisk
+ * form, the authority form, another scheme). */
+int http_target_path(struct http_span target, struct http_span *path);
+
 /* A parsed request head; spans point into the parsed bytes. */
 struct http_head {
 	struct http_span method;
 	struct http_span target;
+	struct http_span path; /* what the target names (http_target_path), inside target */
 	struct http_span version;
 	struct http_field fields[HTTP_HEAD_MAX_FIELDS];
 	size_t field_count;

@@ -14,12 +14,28 @@
  * and dropping what the client still sends, so that closing it does not reset the connection
  * under the answer.
  *
+ * Room. A connection counts against max_connections (and max_per_address) from the moment it is
+ * handed over until libmicrohttpd reports it closed. Shutting a connection down does not free its
+ * place at once: libmicrohttpd counts it until the thread that serves it sees the shutdown, closes
+ * it and cleans it up (and for a moment after it has reported it closed); it counts a connection
+ * handed over only once that thread takes it from its queue; and a connection handed over beyond
+ * one of its limits is closed unanswered (a reset, for a client that sent a whole request). So
+ * the guard counts for itself, shut and queued connections included, hands a connection over only
+ * while that count is under max_connections, and gives libmicrohttpd limits no mix of
+ * connections can reach (http.c). A connection whose head is complete while there is no room
+ * waits on the room list, in arrival order, until a close makes room (libmicrohttpd's "closed"
+ * notification wakes the admission thread) or head_timeout_ms pass. A connection handed over
+ * is "admitted" until libmicrohttpd reads its head: it has sent a whole request, and is never
+ * taken for one idle between requests.
+ *
  * The watchdog thread wakes every GUARD_TICK_MS, walks the connections libmicrohttpd holds, shuts
- * down those past their deadline or, when crowded, those that have waited longest for a head,
- * and writes the aggregate line. The table of those connections is guarded by a mutex that the
- * watchdog holds while it calls shutdown(2), and libmicrohttpd's "closed" notification takes it
- * before the descriptor is closed, so the watchdog never shuts down a descriptor that has been
- * reused. Phases are atomics the request callbacks store without taking the mutex.
+ * down those past their deadline or, when crowded, those that have waited longest for a head
+ * between requests, and writes the aggregate line. The table of those connections is guarded by
+ * a mutex that the watchdog holds while it calls shutdown(2), and libmicrohttpd's "closed"
+ * notification takes it before the descriptor is closed, so the watchdog never shuts down a
+ * descriptor that has been reused; a connection handed over but not yet started by libmicrohttpd
+ * is never shut down (libmicrohttpd may close it without a notification). Phases are atomics the
+ * request callbacks store without taking the mutex.
  */
 #define _DEFAULT_SOURCE /* SO_PEEK_OFF */
 #include "server/http/guard.h"
@@ -32,6 +48,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -50,9 +67,22 @@
 #define GUARD_DRAIN_MAX     (64 * 1024)
 #define GUARD_SEEN_MIN      1024 /* first size of a pending connection's copy of its head */
 
-enum guard_phase { GUARD_WAITING, GUARD_RECEIVING, GUARD_ANSWERING };
+enum guard_phase {
+	GUARD_ADMITTED,  /* handed over with its first head complete; libmicrohttpd has not read it */
+	GUARD_WAITING,   /* kept alive between requests: waiting for the next head */
+	GUARD_RECEIVING, /* its head read, its body arriving */
+	GUARD_ANSWERING,
+};
 
-/* A connection in the pending queue or on the lingering list (admission thread only). */
+/* Where a connection the admission thread holds is. */
+enum pending_state {
+	PENDING_HEAD,      /* the pending queue: its first head not complete yet */
+	PENDING_ROOM,      /* the room list: its head complete, waiting for room in libmicrohttpd */
+	PENDING_LINGERING, /* answered by the guard; on the lingering list */
+};
+
+/* A connection in the pending queue, on the room list or on the lingering list (admission thread
+ * only). */
 struct pending {
 	int fd;
 	struct sockaddr_storage address;
@@ -60,8 +90,8 @@ struct pending {
 	uint64_t deadline_ms;
 	uint8_t *seen; /* the head's bytes so far, once the socket has a peek offset */
 	size_t seen_len, seen_cap;
-	bool lingering; /* answered; on the lingering list */
-	bool gone;      /* closed or handed over; freed after the current batch of events */
+	enum pending_state state;
+	bool gone; /* closed or handed over; freed after the current batch of events */
 	struct pending *prev, *next;
 };
 
@@ -70,13 +100,27 @@ struct pending_list {
 	size_t count;
 };
 
-/* A connection libmicrohttpd holds. */
+/* A connection handed to libmicrohttpd, from the handover until libmicrohttpd reports it closed:
+ * on the starting list until libmicrohttpd starts it (its "started" notification), then on the
+ * tracked list. */
+/* A client's address, without its port: what max_per_address counts by. */
+struct guard_address {
+	sa_family_t family; /* AF_INET, AF_INET6, or 0 when unknown (counted with no other) */
+	uint8_t bytes[16];
+};
+
 struct tracked {
 	int fd;
+	struct guard_address address;
 	atomic_int phase;
 	atomic_uint_fast64_t since_ms;
 	bool shut;
 	struct tracked *prev, *next;
+};
+
+struct tracked_list {
+	struct tracked *head;
+	size_t count;
 };
 
 struct guard_message {
@@ -97,13 +141,17 @@ struct http_guard {
 	char listen_tag, wake_tag; /* their addresses mark epoll events */
 
 	struct pending_list pending;   /* admission thread only */
+	struct pending_list room;      /* admission thread only */
 	struct pending_list lingering; /* admission thread only */
 	struct pending *graveyard;     /* gone entries that events of this batch may still name */
 	atomic_size_t pending_count;   /* mirror of pending.count for other threads */
+	atomic_size_t room_count;      /* mirror of room.count: the admission thread is woken when a
+	                                  connection closes while it is not 0 */
 
-	pthread_mutex_t tracked_lock; /* guards the list and each entry's shut flag */
-	struct tracked *tracked_head;
-	size_t tracked_count;
+	pthread_mutex_t tracked_lock; /* guards both lists, live and each entry's shut flag */
+	struct tracked_list starting; /* handed over, not yet started by libmicrohttpd */
+	struct tracked_list tracked;  /* started */
+	size_t live;                  /* entries of both lists not shut down */
 
 	atomic_uint_fast64_t counts[GUARD_REASON_COUNT];
 	uint64_t logged[GUARD_REASON_COUNT]; /* watchdog only */
@@ -122,6 +170,7 @@ static const char *const guard_reason_names[GUARD_REASON_COUNT] = {
     [GUARD_REFUSED_LENGTH_REQUIRED] = "length_required",
     [GUARD_REFUSED_HEADERS_TOO_LARGE] = "headers_too_large",
     [GUARD_REFUSED_NOT_IMPLEMENTED] = "not_implemented",
+    [GUARD_REFUSED_BODY_TOO_LARGE] = "body_too_large",
     [GUARD_CLOSED_HEAD_TIMEOUT] = "head_timeout",
     [GUARD_CLOSED_BODY_TIMEOUT] = "body_timeout",
     [GUARD_CLOSED_PENDING_FULL] = "pending_full",
@@ -140,6 +189,89 @@ void http_guard_count(struct http_guard *guard, enum http_guard_reason reason)
 {
 	if (guard && (unsigned)reason < GUARD_REASON_COUNT)
 		atomic_fetch_add(&guard->counts[reason], 1);
+}
+
+const char *http_guard_reason_name(enum http_guard_reason reason)
+{
+	return (unsigned)reason < GUARD_REASON_COUNT ? guard_reason_names[reason] : "unknown";
+}
+
+/* ---- the connections libmicrohttpd holds (under tracked_lock) ---- */
+
+static void address_of(const struct sockaddr *address, struct guard_address *out)
+{
+	memset(out, 0, sizeof *out);
+	if (address && address->sa_family == AF_INET) {
+		out->family = AF_INET;
+		memcpy(out->bytes, &((const struct sockaddr_in *)(const void *)address)->sin_addr, 4);
+	} else if (address && address->sa_family == AF_INET6) {
+		out->family = AF_INET6;
+		memcpy(out->bytes, &((const struct sockaddr_in6 *)(const void *)address)->sin6_addr, 16);
+	}
+}
+
+static bool same_address(const struct guard_address *a, const struct guard_address *b)
+{
+	return a->family && a->family == b->family && memcmp(a->bytes, b->bytes, sizeof a->bytes) == 0;
+}
+
+static void tracked_insert(struct tracked_list *list, struct tracked *t)
+{
+	t->prev = NULL;
+	t->next = list->head;
+	if (t->next)
+		t->next->prev = t;
+	list->head = t;
+	list->count++;
+}
+
+static void tracked_remove(struct tracked_list *list, struct tracked *t)
+{
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		list->head = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	list->count--;
+}
+
+/* Connections libmicrohttpd holds or will hold, shut ones included: what counts against
+ * max_connections. */
+static size_t admitted_count(const struct http_guard *guard)
+{
+	return guard->starting.count + guard->tracked.count;
+}
+
+/* Those of address, shut ones included. */
+static size_t address_count(const struct http_guard *guard, const struct guard_address *address)
+{
+	size_t count = 0;
+	for (const struct tracked *t = guard->starting.head; t; t = t->next)
+		count += same_address(&t->address, address);
+	for (const struct tracked *t = guard->tracked.head; t; t = t->next)
+		count += same_address(&t->address, address);
+	return count;
+}
+
+/* Removes t from list (under tracked_lock) and frees it. */
+static void tracked_forget(struct http_guard *guard, struct tracked_list *list, struct tracked *t)
+{
+	tracked_remove(list, t);
+	if (!t->shut)
+		guard->live--;
+	free(t);
+}
+
+/* The started connection that has waited longest for a head between requests, or NULL. */
+static struct tracked *longest_waiting(const struct http_guard *guard)
+{
+	struct tracked *oldest = NULL;
+	for (struct tracked *t = guard->tracked.head; t; t = t->next)
+		if (!t->shut && atomic_load(&t->phase) == GUARD_WAITING &&
+		    (!oldest || atomic_load(&t->since_ms) < atomic_load(&oldest->since_ms)))
+			oldest = t;
+	return oldest;
 }
 
 /* ---- the pending queue (admission thread) ---- */
@@ -178,11 +310,24 @@ static void pending_bury(struct http_guard *guard, struct pending *p)
 	guard->graveyard = p;
 }
 
-static void pending_close(struct http_guard *guard, struct pending_list *list, struct pending *p)
+/* The list a connection of state is on. */
+static struct pending_list *list_of(struct http_guard *guard, enum pending_state state)
 {
-	list_remove(list, p);
-	if (list == &guard->pending)
-		atomic_store(&guard->pending_count, guard->pending.count);
+	return state == PENDING_HEAD   ? &guard->pending
+	       : state == PENDING_ROOM ? &guard->room
+	                               : &guard->lingering;
+}
+
+static void counts_mirror(struct http_guard *guard)
+{
+	atomic_store(&guard->pending_count, guard->pending.count);
+	atomic_store(&guard->room_count, guard->room.count);
+}
+
+static void pending_close(struct http_guard *guard, struct pending *p)
+{
+	list_remove(list_of(guard, p->state), p);
+	counts_mirror(guard);
 	epoll_ctl(guard->epoll_fd, EPOLL_CTL_DEL, p->fd, NULL);
 	close(p->fd);
 	pending_bury(guard, p);
@@ -229,7 +374,7 @@ static void answer_refusal(struct pending *p, const struct http_framing_verdict 
 	buffer_free(&message);
 }
 
-static enum http_guard_reason reason_of(enum api_error error)
+enum http_guard_reason http_guard_reason_of(enum api_error error)
 {
 	switch (error) {
 	case API_ERROR_LENGTH_REQUIRED:
@@ -238,6 +383,8 @@ static enum http_guard_reason reason_of(enum api_error error)
 		return GUARD_REFUSED_HEADERS_TOO_LARGE;
 	case API_ERROR_NOT_IMPLEMENTED:
 		return GUARD_REFUSED_NOT_IMPLEMENTED;
+	case API_ERROR_BODY_TOO_LARGE:
+		return GUARD_REFUSED_BODY_TOO_LARGE;
 	default:
 		return GUARD_REFUSED_BAD_REQUEST;
 	}
@@ -266,25 +413,70 @@ static int drain(int fd)
 
 static void tracked_shut(struct http_guard *guard, struct tracked *t, enum http_guard_reason reason);
 
-/* The connections libmicrohttpd holds are kept under nine tenths of max_connections: before one
- * more is handed over, the one that has waited longest for a request head makes room. */
-static void make_room(struct http_guard *guard)
+/* Hands p, whose first head is complete, to libmicrohttpd if there is room; returns false when
+ * there is none, p left as it is. The connections not shut down are kept under nine tenths
+ * of max_connections: before one more is handed over, the one that has waited longest for a head
+ * between requests is shut down; it makes room once libmicrohttpd has closed it. A connection
+ * from an address that holds max_per_address already (those being closed included) is closed
+ * instead. The lock is held across MHD_add_connection (which only queues the connection for a
+ * thread of libmicrohttpd), so that on a refusal, libmicrohttpd having closed the descriptor, no
+ * entry names it while it may be reused. */
+static bool hand_over(struct http_guard *guard, struct pending *p)
 {
-	size_t high = guard->options.max_connections - guard->options.max_connections / 10;
+	size_t max = guard->options.max_connections;
+	struct guard_address address;
+	address_of((const struct sockaddr *)&p->address, &address);
 	pthread_mutex_lock(&guard->tracked_lock);
-	size_t open = 0;
-	struct tracked *oldest = NULL;
-	for (struct tracked *t = guard->tracked_head; t; t = t->next) {
-		if (t->shut)
-			continue;
-		open++;
-		if (atomic_load(&t->phase) == GUARD_WAITING &&
-		    (!oldest || atomic_load(&t->since_ms) < atomic_load(&oldest->since_ms)))
-			oldest = t;
+	if (guard->live >= max - max / 10) {
+		struct tracked *oldest = longest_waiting(guard);
+		if (oldest)
+			tracked_shut(guard, oldest, GUARD_CLOSED_CROWDED);
 	}
-	if (open >= high && oldest)
-		tracked_shut(guard, oldest, GUARD_CLOSED_CROWDED);
+	if (admitted_count(guard) >= max) {
+		pthread_mutex_unlock(&guard->tracked_lock);
+		return false;
+	}
+	struct tracked *t = NULL;
+	size_t per_address = guard->options.max_per_address;
+	if ((admitted_count(guard) >= per_address && address_count(guard, &address) >= per_address) ||
+	    !(t = calloc(1, sizeof *t))) {
+		close(p->fd);
+		http_guard_count(guard, GUARD_CLOSED_NOT_ADMITTED);
+		pthread_mutex_unlock(&guard->tracked_lock);
+		return true;
+	}
+	/* An entry not started with this descriptor is stale: libmicrohttpd closed it without
+	 * starting it, and the number was given to this connection. */
+	for (struct tracked *s = guard->starting.head; s; s = s->next)
+		if (s->fd == p->fd) {
+			tracked_forget(guard, &guard->starting, s);
+			break;
+		}
+	t->fd = p->fd;
+	t->address = address;
+	atomic_init(&t->phase, GUARD_ADMITTED);
+	atomic_init(&t->since_ms, now_ms());
+	tracked_insert(&guard->starting, t);
+	guard->live++;
+	/* libmicrohttpd owns the descriptor from here, and closes it if it refuses it. */
+	if (MHD_add_connection(guard->daemon, p->fd, (const struct sockaddr *)&p->address, p->address_len) !=
+	    MHD_YES) {
+		tracked_forget(guard, &guard->starting, t);
+		http_guard_count(guard, GUARD_CLOSED_NOT_ADMITTED);
+	}
 	pthread_mutex_unlock(&guard->tracked_lock);
+	return true;
+}
+
+/* Hands over the connections on the room list, oldest first, while there is room. */
+static void admit_waiting(struct http_guard *guard)
+{
+	while (guard->room.head && hand_over(guard, guard->room.head)) {
+		struct pending *p = guard->room.head;
+		list_remove(&guard->room, p);
+		counts_mirror(guard);
+		pending_bury(guard, p); /* its descriptor is libmicrohttpd's now */
+	}
 }
 
 /* Keeps the n bytes of an incomplete head in p->seen and sets the socket's peek offset past
@@ -352,7 +544,7 @@ static void pending_service(struct http_guard *guard, struct pending *p, uint8_t
 		if (more == 0)
 			return;
 		if (more < 0) {
-			pending_close(guard, &guard->pending, p); /* the client went away */
+			pending_close(guard, p); /* the client went away */
 			return;
 		}
 		bytes = p->seen;
@@ -362,7 +554,7 @@ static void pending_service(struct http_guard *guard, struct pending *p, uint8_t
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 			return;
 		if (n <= 0) {
-			pending_close(guard, &guard->pending, p); /* the client went away */
+			pending_close(guard, p); /* the client went away */
 			return;
 		}
 		len = (size_t)n;
@@ -374,41 +566,56 @@ static void pending_service(struct http_guard *guard, struct pending *p, uint8_t
 		return;
 	}
 	list_remove(&guard->pending, p);
-	atomic_store(&guard->pending_count, guard->pending.count);
+	counts_mirror(guard);
 	if (rc == 0) {
+		/* Its bytes are libmicrohttpd's to read: no more events here. Behind those already
+		 * waiting for room, for a head's time at most (so the room list is in deadline order). */
 		epoll_ctl(guard->epoll_fd, EPOLL_CTL_DEL, p->fd, NULL);
 		if (p->seen) {
 			int traditional = -1; /* libmicrohttpd never peeks; leave the socket as accepted */
 			setsockopt(p->fd, SOL_SOCKET, SO_PEEK_OFF, &traditional, sizeof traditional);
 		}
-		make_room(guard);
-		/* libmicrohttpd owns the descriptor from here, and closes it if it refuses it. */
-		if (MHD_add_connection(guard->daemon, p->fd, (const struct sockaddr *)&p->address,
-		                       p->address_len) != MHD_YES)
-			http_guard_count(guard, GUARD_CLOSED_NOT_ADMITTED);
-		pending_free(p);
+		free(p->seen);
+		p->seen = NULL;
+		p->state = PENDING_ROOM;
+		p->deadline_ms = now_ms() + guard->options.head_timeout_ms;
+		list_append(&guard->room, p);
+		counts_mirror(guard);
+		admit_waiting(guard);
 		return;
 	}
-	http_guard_count(guard, reason_of(verdict.error));
+	http_guard_count(guard, http_guard_reason_of(verdict.error));
 	free(p->seen);
 	p->seen = NULL;
 	if (drain(p->fd) != 0) {
 		epoll_ctl(guard->epoll_fd, EPOLL_CTL_DEL, p->fd, NULL);
 		close(p->fd);
-		pending_free(p);
+		pending_bury(guard, p);
 		return;
 	}
 	answer_refusal(p, &verdict);
 	shutdown(p->fd, SHUT_WR);
 	p->deadline_ms = now_ms() + GUARD_LINGER_MS;
-	p->lingering = true;
+	p->state = PENDING_LINGERING;
 	list_append(&guard->lingering, p);
 }
 
 static void lingering_service(struct http_guard *guard, struct pending *p)
 {
 	if (drain(p->fd) != 0)
-		pending_close(guard, &guard->lingering, p);
+		pending_close(guard, p);
+}
+
+/* Closes the oldest connection whose first head is not complete, to make room for a new one; only
+ * when there is none, the oldest waiting for room. A flood of slow connections displaces itself,
+ * not the clients that sent a whole request. */
+static void displace_oldest(struct http_guard *guard)
+{
+	struct pending *p = guard->pending.head ? guard->pending.head : guard->room.head;
+	if (!p)
+		return;
+	http_guard_count(guard, GUARD_CLOSED_PENDING_FULL);
+	pending_close(guard, p);
 }
 
 static void accept_all(struct http_guard *guard, uint8_t *scratch)
@@ -422,10 +629,10 @@ static void accept_all(struct http_guard *guard, uint8_t *scratch)
 		if (p->fd < 0) {
 			int error = errno;
 			free(p);
-			if ((error == EMFILE || error == ENFILE) && guard->pending.head) {
-				/* Out of descriptors: make room by displacing the oldest pending one. */
-				http_guard_count(guard, GUARD_CLOSED_PENDING_FULL);
-				pending_close(guard, &guard->pending, guard->pending.head);
+			if ((error == EMFILE || error == ENFILE) &&
+			    (guard->pending.head || guard->room.head)) {
+				/* Out of descriptors: make room by displacing the oldest waiting one. */
+				displace_oldest(guard);
 				continue;
 			}
 			return; /* EAGAIN, or an error the next readiness retries */
@@ -435,10 +642,8 @@ static void accept_all(struct http_guard *guard, uint8_t *scratch)
 			free(p);
 			continue;
 		}
-		if (guard->pending.count >= guard->options.max_pending && guard->pending.head) {
-			http_guard_count(guard, GUARD_CLOSED_PENDING_FULL);
-			pending_close(guard, &guard->pending, guard->pending.head);
-		}
+		if (guard->pending.count + guard->room.count >= guard->options.max_pending)
+			displace_oldest(guard);
 		p->deadline_ms = now_ms() + guard->options.head_timeout_ms;
 		struct epoll_event event = {.events = EPOLLIN | EPOLLRDHUP | EPOLLET, .data.ptr = p};
 		if (epoll_ctl(guard->epoll_fd, EPOLL_CTL_ADD, p->fd, &event) != 0) {
@@ -446,8 +651,9 @@ static void accept_all(struct http_guard *guard, uint8_t *scratch)
 			free(p);
 			continue;
 		}
+		p->state = PENDING_HEAD;
 		list_append(&guard->pending, p);
-		atomic_store(&guard->pending_count, guard->pending.count);
+		counts_mirror(guard);
 		pending_service(guard, p, scratch);
 	}
 }
@@ -456,10 +662,15 @@ static void expire(struct http_guard *guard, uint64_t now)
 {
 	while (guard->pending.head && guard->pending.head->deadline_ms <= now) {
 		http_guard_count(guard, GUARD_CLOSED_HEAD_TIMEOUT);
-		pending_close(guard, &guard->pending, guard->pending.head);
+		pending_close(guard, guard->pending.head);
+	}
+	/* No room came within a head's time. */
+	while (guard->room.head && guard->room.head->deadline_ms <= now) {
+		http_guard_count(guard, GUARD_CLOSED_NOT_ADMITTED);
+		pending_close(guard, guard->room.head);
 	}
 	while (guard->lingering.head && guard->lingering.head->deadline_ms <= now)
-		pending_close(guard, &guard->lingering, guard->lingering.head);
+		pending_close(guard, guard->lingering.head);
 }
 
 static int next_timeout(const struct http_guard *guard, uint64_t now)
@@ -467,6 +678,8 @@ static int next_timeout(const struct http_guard *guard, uint64_t now)
 	uint64_t deadline = UINT64_MAX;
 	if (guard->pending.head)
 		deadline = guard->pending.head->deadline_ms;
+	if (guard->room.head && guard->room.head->deadline_ms < deadline)
+		deadline = guard->room.head->deadline_ms;
 	if (guard->lingering.head && guard->lingering.head->deadline_ms < deadline)
 		deadline = guard->lingering.head->deadline_ms;
 	if (deadline == UINT64_MAX)
@@ -486,8 +699,13 @@ static void *admission_main(void *argument)
 		    epoll_wait(guard->epoll_fd, events, GUARD_EPOLL_EVENTS, next_timeout(guard, now_ms()));
 		for (int i = 0; i < n; i++) {
 			void *tag = events[i].data.ptr;
-			if (tag == &guard->wake_tag)
+			if (tag == &guard->wake_tag) {
+				/* A connection closed while some wait for room: admit_waiting below. */
+				uint64_t count;
+				ssize_t got = read(guard->wake_fd, &count, sizeof count);
+				(void)got;
 				continue;
+			}
 			if (tag == &guard->listen_tag) {
 				accept_all(guard, scratch);
 				continue;
@@ -495,11 +713,12 @@ static void *admission_main(void *argument)
 			struct pending *p = tag;
 			if (p->gone)
 				continue;
-			if (p->lingering)
+			if (p->state == PENDING_LINGERING)
 				lingering_service(guard, p);
-			else
+			else if (p->state == PENDING_HEAD)
 				pending_service(guard, p, scratch);
 		}
+		admit_waiting(guard);
 		expire(guard, now_ms());
 		graveyard_empty(guard);
 	}
@@ -548,83 +767,94 @@ void http_guard_notify_connection(void *cls, struct MHD_Connection *connection, 
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
 		const union MHD_ConnectionInfo *info =
 		    MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
-		struct tracked *t = calloc(1, sizeof *t);
-		*socket_context = t;
-		if (!t || !info) {
-			/* A connection that cannot be given deadlines is not served. */
-			if (info)
-				shutdown(info->connect_fd, SHUT_RDWR);
-			free(t);
-			*socket_context = NULL;
+		*socket_context = NULL;
+		if (!info)
 			return;
-		}
-		t->fd = info->connect_fd;
-		atomic_init(&t->since_ms, now_ms());
-		atomic_init(&t->phase, GUARD_WAITING);
 		pthread_mutex_lock(&guard->tracked_lock);
-		t->next = guard->tracked_head;
-		if (t->next)
-			t->next->prev = t;
-		guard->tracked_head = t;
-		guard->tracked_count++;
+		/* The entry made at the handover; a new one if it was forgotten (watch). */
+		struct tracked *t = guard->starting.head;
+		while (t && t->fd != info->connect_fd)
+			t = t->next;
+		if (t) {
+			tracked_remove(&guard->starting, t);
+		} else if ((t = calloc(1, sizeof *t))) {
+			const union MHD_ConnectionInfo *client =
+			    MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+			t->fd = info->connect_fd;
+			address_of(client ? client->client_addr : NULL, &t->address);
+			atomic_init(&t->phase, GUARD_ADMITTED);
+			atomic_init(&t->since_ms, now_ms());
+			guard->live++;
+		}
+		if (t)
+			tracked_insert(&guard->tracked, t);
 		pthread_mutex_unlock(&guard->tracked_lock);
+		if (!t)
+			shutdown(info->connect_fd, SHUT_RDWR); /* one that cannot be given deadlines */
+		*socket_context = t;
 		return;
 	}
 	struct tracked *t = *socket_context;
 	if (!t)
 		return;
 	pthread_mutex_lock(&guard->tracked_lock);
-	if (t->prev)
-		t->prev->next = t->next;
-	else
-		guard->tracked_head = t->next;
-	if (t->next)
-		t->next->prev = t->prev;
-	guard->tracked_count--;
+	tracked_forget(guard, &guard->tracked, t);
 	pthread_mutex_unlock(&guard->tracked_lock);
-	free(t);
 	*socket_context = NULL;
+	if (atomic_load(&guard->room_count)) {
+		uint64_t one = 1;
+		ssize_t written = write(guard->wake_fd, &one, sizeof one);
+		(void)written;
+	}
 }
 
 /* Shuts t down (the caller holds tracked_lock); libmicrohttpd then closes it. */
 static void tracked_shut(struct http_guard *guard, struct tracked *t, enum http_guard_reason reason)
 {
 	t->shut = true;
+	guard->live--;
 	shutdown(t->fd, SHUT_RDWR);
 	http_guard_count(guard, reason);
 }
 
+static uint64_t age_of(const struct tracked *t, uint64_t now)
+{
+	uint64_t since = atomic_load(&t->since_ms);
+	return now > since ? now - since : 0;
+}
+
 /* Deadlines, then crowding: above nine tenths of max_connections, the connections that have
- * waited longest for a head go until eight tenths remain. */
+ * waited longest for a head between requests go until eight tenths remain. */
 static void watch(struct http_guard *guard, uint64_t now)
 {
 	size_t high = guard->options.max_connections - guard->options.max_connections / 10;
 	size_t low = guard->options.max_connections - guard->options.max_connections / 5;
 	pthread_mutex_lock(&guard->tracked_lock);
-	size_t open = 0;
-	for (struct tracked *t = guard->tracked_head; t; t = t->next) {
+	/* One handed over and never started within a head's time was closed by libmicrohttpd
+	 * unannounced (or its thread is stuck): forgotten, never shut down, as its descriptor may
+	 * be another's by now. */
+	for (struct tracked *t = guard->starting.head, *next; t; t = next) {
+		next = t->next;
+		if (age_of(t, now) > guard->options.head_timeout_ms)
+			tracked_forget(guard, &guard->starting, t);
+	}
+	for (struct tracked *t = guard->tracked.head; t; t = t->next) {
 		if (t->shut)
 			continue;
 		int phase = atomic_load(&t->phase);
-		uint64_t since = atomic_load(&t->since_ms);
-		uint64_t age = now > since ? now - since : 0;
-		if (phase == GUARD_WAITING && age > guard->options.head_timeout_ms)
+		uint64_t age = age_of(t, now);
+		if ((phase == GUARD_WAITING || phase == GUARD_ADMITTED) &&
+		    age > guard->options.head_timeout_ms)
 			tracked_shut(guard, t, GUARD_CLOSED_HEAD_TIMEOUT);
 		else if (phase == GUARD_RECEIVING && age > guard->options.body_timeout_ms)
 			tracked_shut(guard, t, GUARD_CLOSED_BODY_TIMEOUT);
-		else
-			open++;
 	}
-	while (open > high) {
-		struct tracked *oldest = NULL;
-		for (struct tracked *t = guard->tracked_head; t; t = t->next)
-			if (!t->shut && atomic_load(&t->phase) == GUARD_WAITING &&
-			    (!oldest || atomic_load(&t->since_ms) < atomic_load(&oldest->since_ms)))
-				oldest = t;
+	while (guard->live > high) {
+		struct tracked *oldest = longest_waiting(guard);
 		if (!oldest)
 			break;
 		tracked_shut(guard, oldest, GUARD_CLOSED_CROWDED);
-		if (--open <= low)
+		if (guard->live <= low)
 			break;
 	}
 	pthread_mutex_unlock(&guard->tracked_lock);
@@ -808,9 +1038,11 @@ void http_guard_stop(struct http_guard *guard)
 		log_round(guard, now_ms(), true);
 	}
 	while (guard->pending.head)
-		pending_close(guard, &guard->pending, guard->pending.head);
+		pending_close(guard, guard->pending.head);
+	while (guard->room.head)
+		pending_close(guard, guard->room.head);
 	while (guard->lingering.head)
-		pending_close(guard, &guard->lingering, guard->lingering.head);
+		pending_close(guard, guard->lingering.head);
 	graveyard_empty(guard);
 	if (guard->options.listen_fd >= 0) {
 		close(guard->options.listen_fd);
@@ -823,6 +1055,12 @@ void http_guard_free(struct http_guard *guard)
 	if (!guard)
 		return;
 	http_guard_stop(guard);
+	/* libmicrohttpd has stopped: it reported every connection it started closed, and the
+	 * entries left are of connections it never started. */
+	while (guard->starting.head)
+		tracked_forget(guard, &guard->starting, guard->starting.head);
+	while (guard->tracked.head)
+		tracked_forget(guard, &guard->tracked, guard->tracked.head);
 	if (guard->epoll_fd >= 0)
 		close(guard->epoll_fd);
 	if (guard->wake_fd >= 0)
@@ -840,10 +1078,12 @@ void http_guard_counts(struct http_guard *guard, uint64_t out[GUARD_REASON_COUNT
 		out[r] = atomic_load(&guard->counts[r]);
 }
 
-void http_guard_connection_counts(struct http_guard *guard, size_t *pending, size_t *admitted)
+void http_guard_connection_counts(struct http_guard *guard, size_t *pending, size_t *waiting,
+                                  size_t *admitted)
 {
 	*pending = atomic_load(&guard->pending_count);
+	*waiting = atomic_load(&guard->room_count);
 	pthread_mutex_lock(&guard->tracked_lock);
-	*admitted = guard->tracked_count;
+	*admitted = admitted_count(guard);
 	pthread_mutex_unlock(&guard->tracked_lock);
 }

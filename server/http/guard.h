@@ -11,17 +11,28 @@
  *     complete (read with MSG_PEEK, so the bytes stay for libmicrohttpd). The head is judged by
  *     framing.h: a refused head is answered by the guard itself (one JSON error, Connection:
  *     close, then a short lingering close); a good one is handed to libmicrohttpd with
- *     MHD_add_connection. A head not complete within head_timeout_ms is closed. The queue holds
- *     at most max_pending connections; past that the oldest pending one is closed, so a flood of
- *     slow connections, from any number of addresses, only ever displaces itself: a client that
- *     sends its head at once spends microseconds in the queue.
+ *     MHD_add_connection, when there is room for it (below). A head not complete within
+ *     head_timeout_ms is closed. The queue holds at most max_pending connections; past that the
+ *     oldest pending one is closed, so a flood of slow connections, from any number of
+ *     addresses, only ever displaces itself: a client that sends its head at once spends
+ *     microseconds in the queue.
  *   - Deadlines. Every connection handed over is tracked through libmicrohttpd's connection
  *     notifications and the request callbacks: waiting for a request head (between requests of a
  *     kept-alive connection) it must complete one within head_timeout_ms; receiving a body it
  *     must finish within body_timeout_ms, however it trickles. A watchdog thread shuts down
- *     (shutdown(2)) the connections past their deadline, and libmicrohttpd then closes them. It
- *     also keeps the number of connections under max_connections: above nine tenths of it, the
- *     connections that have waited longest for a request head are closed first.
+ *     (shutdown(2)) the connections past their deadline, and libmicrohttpd then closes them.
+ *   - Room. At most max_connections connections are handed to libmicrohttpd, counted from the
+ *     handover until libmicrohttpd has closed them (a connection shut down holds its place until
+ *     then). Above nine tenths of it, the connections that have waited longest for the next head
+ *     of a kept-alive connection are shut down first, one before each handover and, by the
+ *     watchdog, down to eight tenths. A connection handed over whose head libmicrohttpd has not
+ *     read yet has sent a whole request: it is never taken for an idle one. A complete head that
+ *     finds no room waits, in arrival order, until a close makes room, or is closed when
+ *     head_timeout_ms more have passed; it counts against max_pending, displaced only when no
+ *     incomplete head is left. At most max_per_address connections come from one client address,
+ *     counted the same way; one more is closed when its turn comes. libmicrohttpd itself is given
+ *     limits it never reaches, so that it never refuses or resets a connection the guard handed
+ *     over.
  *   - Counts, not lines. Every refusal and every closed connection is counted by reason, and the
  *     watchdog writes one aggregate line per log interval in which something happened, never one
  *     line per client, and never an address (hard rule 8). libmicrohttpd's own messages are
@@ -32,6 +43,7 @@
 
 #include "clock/clock.h"
 #include "schema/schedule.h"
+#include "server/api/api_error.h"
 
 #include <microhttpd.h>
 
@@ -46,6 +58,7 @@ struct http_guard_options {
 	unsigned body_timeout_ms; /* a request body must be complete within this */
 	size_t max_pending;       /* connections waiting for their first head */
 	size_t max_connections;   /* connections handed to libmicrohttpd */
+	size_t max_per_address;   /* of them, from one client address */
 	unsigned log_interval_ms; /* one aggregate line at most this often */
 	FILE *log;                /* its lines (logline.h); NULL: stderr */
 	/* The epoch of its lines, the current one (logline_epoch_now); NULL: "epoch -". */
@@ -59,11 +72,14 @@ enum http_guard_reason {
 	GUARD_REFUSED_LENGTH_REQUIRED,   /* 411 */
 	GUARD_REFUSED_HEADERS_TOO_LARGE, /* 431 */
 	GUARD_REFUSED_NOT_IMPLEMENTED,   /* 501 */
+	GUARD_REFUSED_BODY_TOO_LARGE,    /* 413: a declared length past the bound, before the body */
 	GUARD_CLOSED_HEAD_TIMEOUT,       /* no complete head in time */
 	GUARD_CLOSED_BODY_TIMEOUT,       /* no complete body in time */
 	GUARD_CLOSED_PENDING_FULL,       /* the oldest pending connection, displaced */
-	GUARD_CLOSED_CROWDED,            /* a waiting connection closed to keep under max_connections */
-	GUARD_CLOSED_NOT_ADMITTED,       /* libmicrohttpd would not take it (its limits) */
+	GUARD_CLOSED_CROWDED,            /* a kept-alive connection waiting for its next head, closed
+	                                    to keep under max_connections */
+	GUARD_CLOSED_NOT_ADMITTED,       /* not handed over: no room within head_timeout_ms, its
+	                                    address at max_per_address, or libmicrohttpd refused it */
 	GUARD_REASON_COUNT
 };
 
@@ -73,8 +89,10 @@ struct http_guard;
 int http_guard_create(const struct http_guard_options *options, struct http_guard **out);
 
 /* Starts admission and the watchdog, handing admitted connections to daemon (started with
- * MHD_USE_NO_LISTEN_SOCKET and MHD_USE_ITC, and with the callbacks below). Returns 0 or
- * DIRAUTH_ERR_INTERNAL. */
+ * MHD_USE_NO_LISTEN_SOCKET and MHD_USE_ITC, with the callbacks below, with no per-address limit
+ * and a connection limit of twice max_connections for each of its threads: the guard holds both
+ * limits, and libmicrohttpd still counts a connection for a moment after reporting it closed).
+ * Returns 0 or DIRAUTH_ERR_INTERNAL. */
 int http_guard_start(struct http_guard *guard, struct MHD_Daemon *daemon);
 
 /* Stops the threads and closes the pending connections and the listening socket. Call before
@@ -100,10 +118,21 @@ void http_guard_request_done(struct MHD_Connection *connection);
 /* Counts one refusal or closing by reason (the handler's own framing refusals, for instance). */
 void http_guard_count(struct http_guard *guard, enum http_guard_reason reason);
 
+/* The reason a refusal of a request head with error is counted under (framing.h's errors; any
+ * other is counted as GUARD_REFUSED_BAD_REQUEST). */
+enum http_guard_reason http_guard_reason_of(enum api_error error);
+
+/* The name of reason in the aggregate line and the metrics ("bad_request", "crowded", ...);
+ * static storage. */
+const char *http_guard_reason_name(enum http_guard_reason reason);
+
 /* The counts since the guard was created, for tests and metrics. */
 void http_guard_counts(struct http_guard *guard, uint64_t out[GUARD_REASON_COUNT]);
 
-/* The number of connections waiting in the pending queue, and handed to libmicrohttpd. */
-void http_guard_connection_counts(struct http_guard *guard, size_t *pending, size_t *admitted);
+/* The number of connections waiting for their first head to be complete (pending), with a
+ * complete head waiting for room (waiting), and handed to libmicrohttpd and not yet closed by it
+ * (admitted, those shut down included). */
+void http_guard_connection_counts(struct http_guard *guard, size_t *pending, size_t *waiting,
+                                  size_t *admitted);
 
 #endif

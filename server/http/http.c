@@ -25,7 +25,9 @@
  * Every path has one spelling. libmicrohttpd would decode percent-escapes before the handler
  * sees the path, so "/v1/mix/snapshots/%32%31" would reach the canonical-decimal check as "21"
  * and one epoch would have many URLs, each cached apart. The unescape callback leaves the path
- * as it came, and a path holding '%' is refused (404) before routing.
+ * as it came, and a path holding '%' is refused (404) before routing. A target in absolute form
+ * ("http://host/v1/health", RFC 9112 3.2.2) is routed by the path it names (framing.h,
+ * http_target_path), under the same rules.
  *
  * Nothing about a client (its address above all: hard rule 8) is logged or stored.
  */
@@ -45,6 +47,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -217,6 +220,7 @@ enum body_coding {
 
 /* Per-request state, from the first call of the handler to the completion callback. */
 struct request_state {
+	struct http_span path;          /* what the target names, in libmicrohttpd's url */
 	const struct http_route *route; /* NULL: no route matched */
 	struct router_match match;
 	struct buffer body; /* kept when the route takes a body */
@@ -304,17 +308,20 @@ static int method_allowed(const struct http_route *route, const char *method)
 }
 
 /* A path ending in "/body": its error answers carry Vary like its other answers. */
-static int is_body_path(const char *url)
+static int is_body_path(struct http_span path)
 {
-	size_t len = strlen(url);
-	return len >= 5 && strcmp(url + len - 5, "/body") == 0;
+	return path.len >= 5 && memcmp(path.data + path.len - 5, "/body", 5) == 0;
 }
 
-static const struct http_route *route_find(const char *url, struct router_match *match)
+static int holds_percent(struct http_span path)
 {
-	size_t len = strlen(url);
+	return memchr(path.data, '%', path.len) != NULL;
+}
+
+static const struct http_route *route_find(struct http_span path, struct router_match *match)
+{
 	for (size_t i = 0; i < HTTP_ROUTE_COUNT; i++)
-		if (router_match_path(http_routes[i].pattern, url, len, match))
+		if (router_match_path(http_routes[i].pattern, path.data, path.len, match))
 			return &http_routes[i];
 	return NULL;
 }
@@ -371,18 +378,18 @@ static enum api_error body_decode(struct http_server *server, const struct http_
 
 /* The answer of a request whose headers and body are all in. */
 static enum MHD_Result dispatch(struct http_server *server, struct MHD_Connection *connection,
-                                const char *url, const char *method, struct request_state *state)
+                                const char *method, struct request_state *state)
 {
 	const struct http_route *route = state->route;
-	if (strchr(url, '%')) {
-		/* url is undecoded (unescape_none): a percent-escape would give a second URL to what
-		 * has one. */
-		struct respond_route answer = {NULL, is_body_path(url)};
+	if (holds_percent(state->path)) {
+		/* The path is undecoded (unescape_none): a percent-escape would give a second URL to
+		 * what has one. */
+		struct respond_route answer = {NULL, is_body_path(state->path)};
 		return respond_error(connection, &answer, API_ERROR_NOT_FOUND,
 		                     "A path here never holds a percent-escape.");
 	}
 	if (!route) {
-		struct respond_route answer = {NULL, is_body_path(url)};
+		struct respond_route answer = {NULL, is_body_path(state->path)};
 		return respond_error(connection, &answer, API_ERROR_NOT_FOUND, NULL);
 	}
 	if (!method_allowed(route, method))
@@ -455,20 +462,6 @@ static enum MHD_Result collect_field(void *cls, enum MHD_ValueKind kind, const c
 	return MHD_YES;
 }
 
-static enum http_guard_reason refusal_reason(enum api_error error)
-{
-	switch (error) {
-	case API_ERROR_NOT_IMPLEMENTED:
-		return GUARD_REFUSED_NOT_IMPLEMENTED;
-	case API_ERROR_LENGTH_REQUIRED:
-		return GUARD_REFUSED_LENGTH_REQUIRED;
-	case API_ERROR_HEADERS_TOO_LARGE:
-		return GUARD_REFUSED_HEADERS_TOO_LARGE;
-	default:
-		return GUARD_REFUSED_BAD_REQUEST;
-	}
-}
-
 /* Whether the head libmicrohttpd parsed had CRLF line ends only and no folded line (framing.h
  * refuses both; libmicrohttpd takes a bare LF for a line end and joins a folded line onto the one
  * before, and the guard reads the raw bytes of a connection's first head only). libmicrohttpd
@@ -527,9 +520,17 @@ static enum MHD_Result begin_request(struct http_server *server, struct MHD_Conn
 		return MHD_NO;
 	collected->count = 0;
 	MHD_get_connection_values(connection, MHD_HEADER_KIND, collect_field, collected);
-	int refused = http_framing_check((struct http_span){version, strlen(version)},
-	                                 (struct http_span){method, strlen(method)}, collected->fields,
-	                                 collected->count, &framing, &verdict);
+	/* libmicrohttpd hands over the target as it came, its query cut off. */
+	struct http_span path;
+	int refused = http_target_path((struct http_span){url, strlen(url)}, &path) != 0;
+	if (refused) {
+		verdict.error = API_ERROR_BAD_REQUEST;
+		snprintf(verdict.detail, sizeof verdict.detail, "%s", HTTP_TARGET_REFUSED);
+	} else {
+		refused = http_framing_check((struct http_span){version, strlen(version)},
+		                             (struct http_span){method, strlen(method)}, collected->fields,
+		                             collected->count, &framing, &verdict);
+	}
 	if (!refused && !head_has_crlf_lines_only(connection, method, version, collected)) {
 		refused = 1;
 		verdict.error = API_ERROR_BAD_REQUEST;
@@ -545,7 +546,7 @@ static enum MHD_Result begin_request(struct http_server *server, struct MHD_Conn
 	}
 	free(collected);
 	if (refused) {
-		http_guard_count(server->guard, refusal_reason(verdict.error));
+		http_guard_count(server->guard, http_guard_reason_of(verdict.error));
 		return respond_error_closing(connection, verdict.error, verdict.detail);
 	}
 	struct request_state *state = calloc(1, sizeof *state);
@@ -555,8 +556,9 @@ static enum MHD_Result begin_request(struct http_server *server, struct MHD_Conn
 	buffer_init(&state->deferred.body);
 	atomic_init(&state->deferred.ready, false);
 	*request_state = state;
-	if (!strchr(url, '%'))
-		state->route = route_find(url, &state->match);
+	state->path = path;
+	if (!holds_percent(path))
+		state->route = route_find(path, &state->match);
 	if (route_takes_body(state->route, method))
 		state->coding = body_coding_of(state->route, content_encodings, content_encoding);
 	if (framing.has_length || framing.chunked)
@@ -567,8 +569,10 @@ static enum MHD_Result begin_request(struct http_server *server, struct MHD_Conn
 	 * connection closes, as the body is left unread. */
 	size_t cap = route_takes_body(state->route, method) ? route_body_cap(server, state->route)
 	                                                    : HTTP_UPLOAD_DISCARD_MAX;
-	if (framing.has_length && framing.length > cap)
+	if (framing.has_length && framing.length > cap) {
+		http_guard_count(server->guard, GUARD_REFUSED_BODY_TOO_LARGE);
 		return respond_error_closing(connection, API_ERROR_BODY_TOO_LARGE, NULL);
+	}
 	/* A vote's body may be large: no more of them are taken at once than there are peers. */
 	if (route_takes_body(state->route, method) && state->route->body == HTTP_BODY_VOTE) {
 		size_t peers =
@@ -624,7 +628,7 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
 		return receive_body(server, method, state, upload_data, size);
 	}
 	http_guard_request_answering(connection);
-	return dispatch(server, connection, url, method, state);
+	return dispatch(server, connection, method, state);
 }
 
 static void request_completed(void *cls, struct MHD_Connection *connection, void **request_state,
@@ -694,6 +698,19 @@ static int listen_socket(const struct config *config, int *out)
 	return 0;
 }
 
+/* libmicrohttpd's connection limit, which must never bind: the guard holds the limits (guard.h).
+ * It hands over at most max_connections, and libmicrohttpd still counts a connection for a moment
+ * after reporting it closed, so twice that may be counted at once; libmicrohttpd splits its limit
+ * evenly between its threads and gives each connection to one of them by its descriptor's number,
+ * so one thread may get them all. A connection handed over past a thread's share would be closed
+ * unanswered. (Nor is libmicrohttpd given the per-address limit, which it would apply with the
+ * same lag.) */
+static unsigned mhd_connection_limit(const struct config_http *h)
+{
+	unsigned threads = h->threads > 1 ? h->threads : 1;
+	return h->max_connections > UINT_MAX / 2 / threads ? UINT_MAX : 2 * h->max_connections * threads;
+}
+
 int http_server_start(const struct http_options *options, struct http_server **out)
 {
 	const struct config *config = options->config;
@@ -718,6 +735,7 @@ int http_server_start(const struct http_options *options, struct http_server **o
 	    .body_timeout_ms = h->body_timeout_seconds * 1000,
 	    .max_pending = h->max_pending_connections,
 	    .max_connections = h->max_connections,
+	    .max_per_address = h->max_connections_per_ip,
 	    .log_interval_ms = h->log_interval_seconds * 1000,
 	    .log = options->log,
 	    .clock = options->clock,
@@ -745,10 +763,9 @@ int http_server_start(const struct http_options *options, struct http_server **o
 	    0, NULL, NULL, handle_request, server, MHD_OPTION_EXTERNAL_LOGGER, http_guard_log, server->guard,
 	    MHD_OPTION_NOTIFY_CONNECTION, http_guard_notify_connection, server->guard,
 	    MHD_OPTION_THREAD_POOL_SIZE, h->threads, MHD_OPTION_CONNECTION_TIMEOUT,
-	    h->connection_timeout_seconds, MHD_OPTION_CONNECTION_LIMIT, h->max_connections,
-	    MHD_OPTION_PER_IP_CONNECTION_LIMIT, h->max_connections_per_ip, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-	    h->connection_memory_limit, MHD_OPTION_NOTIFY_COMPLETED, request_completed, server,
-	    MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_END);
+	    h->connection_timeout_seconds, MHD_OPTION_CONNECTION_LIMIT, mhd_connection_limit(h),
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, h->connection_memory_limit, MHD_OPTION_NOTIFY_COMPLETED,
+	    request_completed, server, MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_END);
 	if (!server->daemon || (rc = http_guard_start(server->guard, server->daemon))) {
 		if (server->daemon)
 			MHD_stop_daemon(server->daemon);

@@ -18,18 +18,6 @@
 
 #include <stdio.h>
 
-static const char *const guard_reasons[GUARD_REASON_COUNT] = {
-    [GUARD_REFUSED_BAD_REQUEST] = "bad_request",
-    [GUARD_REFUSED_LENGTH_REQUIRED] = "length_required",
-    [GUARD_REFUSED_HEADERS_TOO_LARGE] = "headers_too_large",
-    [GUARD_REFUSED_NOT_IMPLEMENTED] = "not_implemented",
-    [GUARD_CLOSED_HEAD_TIMEOUT] = "head_timeout",
-    [GUARD_CLOSED_BODY_TIMEOUT] = "body_timeout",
-    [GUARD_CLOSED_PENDING_FULL] = "pending_full",
-    [GUARD_CLOSED_CROWDED] = "crowded",
-    [GUARD_CLOSED_NOT_ADMITTED] = "not_admitted",
-};
-
 static int metric(struct buffer *out, const char *name, const char *type, const char *help)
 {
 	return buffer_appendf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
@@ -41,7 +29,7 @@ enum MHD_Result http_serve_metrics(struct http_request *request)
 	struct store_statistics store;
 	struct prepared_statistics prepared;
 	uint64_t guard[GUARD_REASON_COUNT];
-	size_t pending = 0, admitted = 0;
+	size_t pending = 0, waiting = 0, admitted = 0;
 	struct buffer out;
 	int rc = 0;
 
@@ -51,7 +39,7 @@ enum MHD_Result http_serve_metrics(struct http_request *request)
 		                     "The store cannot be read.");
 	prepared_set_statistics(o->prepared, &prepared);
 	http_guard_counts(request->server->guard, guard);
-	http_guard_connection_counts(request->server->guard, &pending, &admitted);
+	http_guard_connection_counts(request->server->guard, &pending, &waiting, &admitted);
 
 	rc |= metric(&out, "dirauth_store_submissions_total", "counter", "Registrations the store answered.");
 	rc |= buffer_appendf(&out, "dirauth_store_submissions_total %llu\n",
@@ -105,10 +93,12 @@ enum MHD_Result http_serve_metrics(struct http_request *request)
 	             "Connections refused or closed by the front door, by reason.");
 	for (int r = 0; r < GUARD_REASON_COUNT; r++)
 		rc |= buffer_appendf(&out, "dirauth_http_refused_total{reason=\"%s\"} %llu\n",
-		                     guard_reasons[r], (unsigned long long)guard[r]);
+		                     http_guard_reason_name((enum http_guard_reason)r),
+		                     (unsigned long long)guard[r]);
 	rc |= metric(&out, "dirauth_http_connections", "gauge",
-	             "Open connections, waiting for a first head or served.");
+	             "Open connections: waiting for a first head, waiting for room, or served.");
 	rc |= buffer_appendf(&out, "dirauth_http_connections{state=\"pending\"} %zu\n", pending);
+	rc |= buffer_appendf(&out, "dirauth_http_connections{state=\"waiting\"} %zu\n", waiting);
 	rc |= buffer_appendf(&out, "dirauth_http_connections{state=\"served\"} %zu\n", admitted);
 	rc |= metric(&out, "dirauth_readpath_loads_total", "counter", "Older epochs loaded from the store.");
 	rc |= buffer_appendf(&out, "dirauth_readpath_loads_total{part=\"header\"} %llu\n",

@@ -7,6 +7,7 @@
 #include "schema/compress.h"
 
 #include <string.h>
+#include <strings.h>
 
 enum MHD_Result respond_queue_and_destroy(struct MHD_Connection *connection, unsigned status,
                                           struct MHD_Response *response)
@@ -45,12 +46,63 @@ enum MHD_Result respond_bytes(struct MHD_Connection *connection, unsigned status
 	                                 response_of(data, len, content_type, NULL, NULL, 0));
 }
 
+/* The request's Accept-Encoding fields, joined into one list. */
+struct accept_fields {
+	const char *first; /* libmicrohttpd's, alive as long as the request */
+	size_t count;
+	struct buffer joined; /* all of them, when there are several; cut one byte past the bound */
+	int failed;
+};
+
+/* Appends text to the joined list, up to one byte past what compress_negotiate reads: enough for
+ * it to see that the list is too long. */
+static void accept_join(struct accept_fields *a, const char *text)
+{
+	size_t cap = COMPRESS_ACCEPT_MAX + 1;
+	size_t len = a->joined.len < cap ? strnlen(text, cap - a->joined.len) : 0;
+	if (len && buffer_append(&a->joined, text, len) != 0)
+		a->failed = 1;
+}
+
+static enum MHD_Result collect_accept(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	(void)kind;
+	struct accept_fields *a = cls;
+	if (!key || strcasecmp(key, MHD_HTTP_HEADER_ACCEPT_ENCODING) != 0)
+		return MHD_YES;
+	value = value ? value : "";
+	if (a->count++ == 0) {
+		a->first = value;
+		return MHD_YES;
+	}
+	if (a->count == 2)
+		accept_join(a, a->first);
+	accept_join(a, ", ");
+	accept_join(a, value);
+	return MHD_YES;
+}
+
+enum content_encoding respond_negotiate(struct MHD_Connection *connection)
+{
+	struct accept_fields a = {NULL, 0, {0}, 0};
+	buffer_init(&a.joined);
+	MHD_get_connection_values(connection, MHD_HEADER_KIND, collect_accept, &a);
+	enum content_encoding encoding;
+	if (a.count <= 1)
+		encoding = compress_negotiate(a.first);
+	else if (a.failed || !a.joined.data)
+		encoding = ENCODING_COUNT; /* out of memory: nothing is agreed with a list not read */
+	else
+		encoding = compress_negotiate((const char *)a.joined.data); /* NUL-terminated */
+	buffer_free(&a.joined);
+	return encoding;
+}
+
 enum MHD_Result respond_bytes_negotiated(struct MHD_Connection *connection, const struct respond_route *route,
                                          unsigned status, const char *content_type, const char *cache_control,
                                          const void *data, size_t len)
 {
-	enum content_encoding encoding = compress_negotiate(
-	    MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING));
+	enum content_encoding encoding = respond_negotiate(connection);
 	const char *content_encoding = NULL;
 	struct buffer packed;
 

@@ -16,6 +16,7 @@
 #ifndef DIRAUTH_SERVER_HTTP_RESPOND_H
 #define DIRAUTH_SERVER_HTTP_RESPOND_H
 
+#include "schema/compress.h"
 #include "server/api/api_error.h"
 
 #include <microhttpd.h>
@@ -32,6 +33,12 @@ struct respond_route {
 	int vary;
 };
 
+/* The encoding the request's Accept-Encoding chooses (compress_negotiate): its fields joined into
+ * one list in the order they came (RFC 9110 5.3: a recipient may join field lines of one name with
+ * commas without changing their meaning), so that a second field is heard like the rest of the
+ * first. ENCODING_COUNT: none is acceptable (406). */
+enum content_encoding respond_negotiate(struct MHD_Connection *connection);
+
 /* Queues response with status and drops the caller's reference. A NULL response is MHD_NO. */
 enum MHD_Result respond_queue_and_destroy(struct MHD_Connection *connection, unsigned status,
                                           struct MHD_Response *response);
@@ -42,7 +49,7 @@ enum MHD_Result respond_bytes(struct MHD_Connection *connection, unsigned status
 
 /* Queues a copy of data (len bytes) with status, Content-Type content_type, Cache-Control
  * cache_control (NULL: none) and Vary: Accept-Encoding, encoded as the request's Accept-Encoding
- * allows (compress_negotiate): as zstd when that is the choice and len is at least
+ * allows (respond_negotiate): as zstd when that is the choice and len is at least
  * RESPOND_COMPRESS_MIN (Content-Encoding: zstd), else as it is; or, when the request accepts none
  * of zstd, gzip and identity, the 406 not_acceptable error answer with what route adds. */
 enum MHD_Result respond_bytes_negotiated(struct MHD_Connection *connection, const struct respond_route *route,

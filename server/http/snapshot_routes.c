@@ -81,8 +81,7 @@ enum MHD_Result http_serve_epoch_header(struct http_request *request)
 
 enum MHD_Result http_serve_epoch_body(struct http_request *request)
 {
-	enum content_encoding encoding =
-	    compress_negotiate(http_request_header(request, MHD_HTTP_HEADER_ACCEPT_ENCODING));
+	enum content_encoding encoding = respond_negotiate(request->connection);
 	struct prepared_snapshot *snapshot = NULL;
 	enum MHD_Result result;
 	if (find_epoch(request, &snapshot, &result) != 0)

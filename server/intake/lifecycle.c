@@ -514,6 +514,13 @@ static enum api_error revocation_refused(struct intake_pending *p, int rc)
 		    "The sequence %llu of '%s' was accepted before, or is not above the last "
 		    "accepted from that key.",
 		    (unsigned long long)r->sequence, r->key.name);
+	/* The store refuses an endpoint of a service revoked whole like one revoked itself; the
+	 * answer says which. */
+	if (rc == DIRAUTH_ERR_EXISTS && r->has_endpoint &&
+	    store_revocation_find(p->context.store, r->namespace_name, r->service_id, NULL, NULL) == 0)
+		return intake_refuse(&p->result, API_ERROR_REVOKED,
+		                     "The endpoint's service is revoked whole: nothing about it is accepted "
+		                     "again.");
 	return statement_refused(p, rc);
 }
 

@@ -285,6 +285,11 @@ static int apply_revocation(struct store *store, struct kv_txn *batch, const str
 		if (r->sequence <= highest)
 			kv_txn_fail(&t, DIRAUTH_ERR_ROLLBACK);
 	}
+	/* An endpoint of a service revoked whole is revoked already: nothing about a revoked
+	 * service is taken again. */
+	if (r->endpoint_id &&
+	    kv_txn_get(&t, store->revocations, target, target_key(target, ns, r->service_id, NULL), &found))
+		kv_txn_fail(&t, DIRAUTH_ERR_EXISTS);
 	size_t target_len = target_key(target, ns, r->service_id, r->endpoint_id);
 	if (kv_txn_get(&t, store->revocations, target, target_len, &found))
 		kv_txn_fail(&t, DIRAUTH_ERR_EXISTS); /* one revocation per target, the first */

@@ -9,7 +9,8 @@
  *     while a later-stamped one replaces it. So at most a few statements of at most
  *     HEALTH_MAX_BYTES per endpoint ever registered: the count is bounded by the endpoints.
  *   - revocations: one per target (a service, or an endpoint of it), the first accepted, never
- *     deleted (hard rule 4), with the (key, sequence) of every revocation accepted. A revocation
+ *     deleted (hard rule 4), with the (key, sequence) of every revocation accepted; none of an
+ *     endpoint once its service is revoked whole, which revokes the endpoint too. A revocation
  *     must name a service or endpoint registered here, so there are at most as many as services
  *     and endpoints ever registered, each at most REVOCATION_MAX_BYTES (2 KiB), whether a provider
  *     or an operator signed it.
@@ -87,7 +88,8 @@ struct store_revocation {
 
 /* Queues r; done gets: 0 once durable; DIRAUTH_ERR_ROLLBACK when (key, sequence) was accepted
  * before, or, with in_order, a sequence at least as high; DIRAUTH_ERR_EXISTS when the target is
- * revoked already (by this or another revocation); DIRAUTH_ERR_FULL only when the map itself is
+ * revoked already (by this or another revocation), or is an endpoint of a service revoked whole
+ * (nothing about a revoked service is taken again); DIRAUTH_ERR_FULL only when the map itself is
  * full (a revocation is taken above refuse_percent: it must never wait for space);
  * DIRAUTH_ERR_STORE. Returns as store_health_submit_async. */
 int store_revocation_submit_async(struct store *store, const struct store_revocation *r,

@@ -1,6 +1,7 @@
 /*
  * fuzz_http_head.c: http_head_parse() on arbitrary bytes: it never reads past them, an accepted
- * head ends in a blank line within the input, and every span it returns lies inside the input.
+ * head ends in a blank line within the input, every span it returns lies inside the input, and
+ * the path its target names (origin or absolute form) lies inside the target.
  */
 #include "server/http/framing.h"
 
@@ -30,6 +31,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	check_span(head.method, data, size);
 	check_span(head.target, data, size);
+	if (head.path.data < head.target.data ||
+	    head.path.data + head.path.len > head.target.data + head.target.len)
+		abort();
 	check_span(head.version, data, size);
 	for (size_t i = 0; i < head.field_count; i++) {
 		check_span(head.fields[i].name, data, size);

@@ -460,15 +460,27 @@ END_TEST
 
 START_TEST(test_negotiation_long_header)
 {
-	/* A header past the bound is not parsed: identity, even when it would refuse identity. */
-	char header[2048];
+	/* A refusal of everything answers the same whatever follows it, read to the end of the
+	 * list: 1,500 more entries, or as many as the bound holds. */
+	static char header[COMPRESS_ACCEPT_MAX + 2];
+	size_t len = (size_t)snprintf(header, sizeof header, "identity;q=0, *;q=0");
+	for (int i = 0; i < 1500; i++)
+		len += (size_t)snprintf(header + len, sizeof header - len, ", x-%d", i);
+	ck_assert_uint_le(len, COMPRESS_ACCEPT_MAX);
+	ck_assert_int_eq(compress_negotiate(header), ENCODING_COUNT);
+	while (len < COMPRESS_ACCEPT_MAX)
+		header[len++] = ' ';
+	header[len] = 0;
+	ck_assert_int_eq(compress_negotiate(header), ENCODING_COUNT);
+	/* Only naming a coding again changes the answer, at whichever end of the list. */
+	memcpy(header + len - 6, ", gzip", 6);
+	ck_assert_int_eq(compress_negotiate(header), ENCODING_GZIP);
+	/* Past the bound nothing is read, so nothing is agreed, even where the start accepts. */
 	memset(header, ' ', sizeof header);
-	memcpy(header, "zstd", 4);
-	memcpy(header + sizeof header - 20, ", identity;q=0", 14);
-	header[sizeof header - 1] = 0;
-	ck_assert_int_eq(compress_negotiate(header), ENCODING_IDENTITY);
-	/* Just under the bound it is parsed. */
-	header[1000] = 0;
+	memcpy(header, "zstd, gzip, identity", 20);
+	header[COMPRESS_ACCEPT_MAX + 1] = 0;
+	ck_assert_int_eq(compress_negotiate(header), ENCODING_COUNT);
+	header[COMPRESS_ACCEPT_MAX] = 0;
 	ck_assert_int_eq(compress_negotiate(header), ENCODING_ZSTD);
 }
 END_TEST

@@ -80,12 +80,28 @@ START_TEST(test_length_and_coding)
 	               API_ERROR_BAD_REQUEST);
 	expect_refused("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n",
 	               API_ERROR_BAD_REQUEST);
-	const char *lengths[] = {
-	    "-1", "+10", "0x10", "1e3", "", "18446744073709551616", "9223372036854775808", "1 2", "١"};
+	/* Not a number: malformed. */
+	const char *lengths[] = {"-1", "+10", "0x10", "1e3", "", "1 2", "١", "18446744073709551616x"};
 	for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
 		char text[256];
 		snprintf(text, sizeof text, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: %s\r\n\r\n",
 		         lengths[i]);
+		expect_refused(text, API_ERROR_BAD_REQUEST);
+	}
+	/* A number past every route's bound, however large: too large, once the rest of the framing
+	 * holds (a framing fault is still a 400). */
+	const char *huge[] = {"9223372036854775808", "18446744073709551615", "18446744073709551616",
+	                      "9999999999999999999999999999999999999999", "000018446744073709551616"};
+	for (size_t i = 0; i < sizeof huge / sizeof huge[0]; i++) {
+		char text[256];
+		snprintf(text, sizeof text, "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: %s\r\n\r\n",
+		         huge[i]);
+		expect_refused(text, API_ERROR_BODY_TOO_LARGE);
+		snprintf(text, sizeof text, "POST / HTTP/1.1\r\nContent-Length: %s\r\n\r\n", huge[i]);
+		expect_refused(text, API_ERROR_BAD_REQUEST);
+		snprintf(text, sizeof text,
+		         "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: %s\r\nContent-Length: 1\r\n\r\n",
+		         huge[i]);
 		expect_refused(text, API_ERROR_BAD_REQUEST);
 	}
 	expect_refused("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
@@ -125,11 +141,79 @@ START_TEST(test_request_line)
 	expect_refused("GET /  HTTP/1.1\r\nHost: a\r\n\r\n", API_ERROR_BAD_REQUEST);
 	expect_refused("GET / HTTP/1.1 x\r\nHost: a\r\n\r\n", API_ERROR_BAD_REQUEST);
 	expect_refused("GET\r\nHost: a\r\n\r\n", API_ERROR_BAD_REQUEST);
-	expect_refused("GET http://a/ HTTP/1.1\r\nHost: a\r\n\r\n", API_ERROR_BAD_REQUEST);
+	/* Targets that are neither a path nor an absolute http(s) URI. */
+	const char *targets[] = {"*",       "a:443",       "ftp://a/",    "http:/a/",
+	                         "http://", "http://@a/",  "http://u@a/", "http://u:p@a/v1/health",
+	                         "//a",     "a/v1/health", "mailto:a@b"};
+	for (size_t i = 0; i < sizeof targets / sizeof targets[0]; i++) {
+		char text[256];
+		snprintf(text, sizeof text, "GET %s HTTP/1.1\r\nHost: a\r\n\r\n", targets[i]);
+		if (strcmp(targets[i], "//a") == 0) {
+			struct http_head head;
+			struct http_framing_verdict verdict;
+			ck_assert_int_eq(parse(text, &head, &verdict), 0); /* a path, of empty segments */
+			continue;
+		}
+		expect_refused(text, API_ERROR_BAD_REQUEST);
+	}
 	expect_refused("GET / HTTP/2.0\r\nHost: a\r\n\r\n", API_ERROR_BAD_REQUEST);
 	expect_refused("GET / http/1.1\r\nHost: a\r\n\r\n", API_ERROR_BAD_REQUEST);
 	expect_refused("G(T / HTTP/1.1\r\nHost: a\r\n\r\n", API_ERROR_BAD_REQUEST);
 	expect_refused("GET /a\x7f HTTP/1.1\r\nHost: a\r\n\r\n", API_ERROR_BAD_REQUEST);
+}
+END_TEST
+
+/* RFC 9112 3.2: the path of a target in origin or absolute form. */
+START_TEST(test_target_path)
+{
+	const struct {
+		const char *target, *path; /* NULL: refused */
+	} cases[] = {
+	    {"/v1/health", "/v1/health"},
+	    {"/v1/health?x=1", "/v1/health"},
+	    {"/", "/"},
+	    {"http://dirauth.example/v1/health", "/v1/health"},
+	    {"HTTP://dirauth.example/v1/health", "/v1/health"},
+	    {"https://dirauth.example:8443/v1/mix/snapshots/12/body", "/v1/mix/snapshots/12/body"},
+	    {"http://[2001:db8::1]:80/v1/health?x=/y", "/v1/health"},
+	    {"http://a/v1/m%69x", "/v1/m%69x"},
+	    {"http://a", ""},
+	    {"http://a?x=1", ""},
+	    {"http://a/", "/"},
+	    {"http://a//v1/health", "//v1/health"},
+	    {"", NULL},
+	    {"*", NULL},
+	    {"a:443", NULL},
+	    {"http://", NULL},
+	    {"http://?x", NULL},
+	    {"http://u@a/v1/health", NULL},
+	    {"http://a@/v1", NULL},
+	    {"ftp://a/v1/health", NULL},
+	    {"httpss://a/v1/health", NULL},
+	    {"http:a/v1/health", NULL},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct http_span target = {cases[i].target, strlen(cases[i].target)}, path = {NULL, 0};
+		int rc = http_target_path(target, &path);
+		if (!cases[i].path) {
+			ck_assert_msg(rc == -1, "%s: accepted", cases[i].target);
+			continue;
+		}
+		ck_assert_msg(rc == 0, "%s: refused", cases[i].target);
+		ck_assert_msg(path.len == strlen(cases[i].path) &&
+		                  memcmp(path.data, cases[i].path, path.len) == 0,
+		              "%s: path %.*s", cases[i].target, (int)path.len, path.data);
+		ck_assert(path.data >= target.data && path.data + path.len <= target.data + target.len);
+	}
+	/* In a head: the target as sent, and the path it names. */
+	struct http_head head;
+	struct http_framing_verdict verdict;
+	ck_assert_int_eq(
+	    parse("GET http://dirauth.example/v1/health?x HTTP/1.1\r\nHost: other\r\n\r\n", &head, &verdict),
+	    0);
+	ck_assert_uint_eq(head.target.len, strlen("http://dirauth.example/v1/health?x"));
+	ck_assert_uint_eq(head.path.len, strlen("/v1/health"));
+	ck_assert(memcmp(head.path.data, "/v1/health", head.path.len) == 0);
 }
 END_TEST
 
@@ -162,6 +246,7 @@ static Suite *framing_suite(void)
 	tcase_add_test(tc, test_length_and_coding);
 	tcase_add_test(tc, test_host_and_fields);
 	tcase_add_test(tc, test_request_line);
+	tcase_add_test(tc, test_target_path);
 	tcase_add_test(tc, test_check_on_parsed_fields);
 	suite_add_tcase(suite, tc);
 	return suite;

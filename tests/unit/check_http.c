@@ -36,6 +36,28 @@ static void post_accepted(struct fixture *f, unsigned index)
 	registration_clear(&r);
 }
 
+/* An Accept-Encoding field that refuses every coding, then 1,500 more entries (static storage). */
+static const char *refusal_then_entries(void)
+{
+	static char text[12 * 1024];
+	size_t len = (size_t)snprintf(text, sizeof text, "Accept-Encoding: identity;q=0, *;q=0");
+	for (int i = 0; i < 1500; i++)
+		len += (size_t)snprintf(text + len, sizeof text - len, ", x-%d", i);
+	ck_assert_uint_lt(len, sizeof text - 1);
+	return text;
+}
+
+/* GET path with headers is 406 not_acceptable, varying with Accept-Encoding like every answer
+ * of a negotiated path. */
+static void expect_not_acceptable(struct fixture *f, const char *path, const char *const *headers)
+{
+	struct response response;
+	request(f, "GET", path, NULL, 0, 0, headers, &response);
+	expect_error(&response, 406, "not_acceptable");
+	ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
+	response_free(&response);
+}
+
 /* The clock reads now and the epoch it begins is published. */
 static void publish_at(struct fixture *f, uint64_t now)
 {
@@ -613,11 +635,25 @@ START_TEST(test_caching_headers)
 		response_free(&response);
 	}
 
-	/* 406 when nothing acceptable is offered. */
-	const char *refuse_all[] = {"Accept-Encoding: identity;q=0", NULL};
-	request(&f, "GET", "/v1/mix/snapshots/12/body", NULL, 0, 0, refuse_all, &response);
-	expect_error(&response, 406, "not_acceptable");
-	ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
+	/* 406 when nothing acceptable is offered; the same whatever follows the refusal: 1,500 more
+	 * entries are read to the end, and so is a second Accept-Encoding field (the two are one
+	 * list); only naming a coding again counts. */
+	const char *refusals[][3] = {{"Accept-Encoding: identity;q=0", NULL, NULL},
+	                             {refusal_then_entries(), NULL, NULL},
+	                             {"Accept-Encoding: identity;q=0, *;q=0", "Accept-Encoding: x-1", NULL},
+	                             {"Accept-Encoding: identity;q=0", refusal_then_entries(), NULL}};
+	for (size_t i = 0; i < sizeof refusals / sizeof refusals[0]; i++)
+		expect_not_acceptable(&f, "/v1/mix/snapshots/12/body", refusals[i]);
+	const char *gzip_later[] = {"Accept-Encoding: identity;q=0, *;q=0", "Accept-Encoding: gzip", NULL};
+	request(&f, "GET", "/v1/mix/snapshots/12/body", NULL, 0, 0, gzip_later, &response);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_str_eq(header(&response, "Content-Encoding"), "gzip");
+	response_free(&response);
+	/* Nothing changed: the body is served as before. */
+	const char *plain[] = {accept[ENCODING_IDENTITY], NULL};
+	request(&f, "GET", "/v1/mix/snapshots/12/body", NULL, 0, 0, plain, &response);
+	ck_assert_int_eq(response.status, 200);
+	ck_assert_str_eq(header(&response, "ETag"), body_etag[ENCODING_IDENTITY]);
 	response_free(&response);
 
 	/* An epoch not yet published: 404, not to be cached, so that it is fetched once it is. */
@@ -830,6 +866,140 @@ START_TEST(test_percent_escapes_refused)
 	ck_assert_uint_eq(sequence_of(&f, r.service_id), 0);
 	buffer_free(&note);
 	registration_clear(&r);
+	fixture_close(&f);
+}
+END_TEST
+
+/* RFC 9112 3.2.2: a server must accept a target in absolute form. Every route answers it as
+ * the origin-form path it names, whatever host it names (the Host field names another), with
+ * the rules of paths unchanged; any other form of target is refused and changes nothing. */
+START_TEST(test_absolute_form)
+{
+	struct fixture f;
+	fixture_open(&f, 0);
+	struct response origin, absolute;
+	publish_at(&f, GENESIS + 12 * LENGTH);
+	char service[2 * SERVICE_ID_SIZE + 1], digest[65], paths[3][256];
+	memset(service, 'a', sizeof service - 1);
+	service[sizeof service - 1] = 0;
+	memset(digest, 'b', sizeof digest - 1);
+	digest[sizeof digest - 1] = 0;
+	snprintf(paths[0], sizeof paths[0], "/v1/mix/statements/%s", digest);
+	snprintf(paths[1], sizeof paths[1], "/v1/mix/registrations/%s/1", service);
+	snprintf(paths[2], sizeof paths[2], "/v1/mix/votes/12/authority1.dirauth.example");
+	/* One request per route of the table (server/http/http.c), and paths no route has. */
+	const struct {
+		const char *method, *path;
+	} routes[] = {
+	    {"POST", "/v1/registrations"},
+	    {"POST", "/v1/endpoint-health"},
+	    {"POST", "/v1/revocations"},
+	    {"POST", "/v1/deregistrations"},
+	    {"GET", paths[0]},
+	    {"GET", "/v1/health"},
+	    {"GET", "/v1/ready"},
+	    {"GET", "/v1/certificates"},
+	    {"GET", "/v1/metrics"},
+	    {"GET", "/v1/mix/snapshots/latest"},
+	    {"GET", "/v1/mix/snapshots/12"},
+	    {"HEAD", "/v1/mix/snapshots/12"},
+	    {"GET", "/v1/mix/snapshots/from/12"},
+	    {"GET", "/v1/mix/snapshots/12/body"},
+	    {"POST", "/v1/mix/votes"},
+	    {"GET", paths[2]},
+	    {"POST", "/v1/mix/signatures"},
+	    {"GET", "/v1/mix/signatures/12"},
+	    {"GET", paths[1]},
+	    {"POST", "/v1/mix/notes"},
+	    {"GET", "/v1/mix/evidence"},
+	    {"GET", "/v1/mix/evidence/12"},
+	    {"GET", "/v1/mix/log/checkpoint"},
+	    {"GET", "/v1/mix/log/tile/0/000"},
+	    {"POST", "/v1/mix/log/add-checkpoint"},
+	    {"GET", "/v1/mix/log/proof/12"},
+	    {"GET", "/v1/mix/log/proof/12/1"},
+	    {"GET", "/v1/mix/log/consistency/0/1"},
+	    {"GET", "/v1/mix/snapshots/12?x=1"},
+	    {"POST", "/v1/health"},
+	    {"GET", "/v1/mix/snapshots/%31%32"},
+	    {"GET", "/v1/mix/snapshots/%31%32/body"},
+	    {"GET", "/v1/mix/snapshots/12/"},
+	    {"GET", "/v1//health"},
+	    {"GET", "/v1/nothing"},
+	    {"GET", "/"},
+	};
+	static const char *const prefixes[] = {"http://dirauth.example", "HTTPS://[2001:db8::1]:8443",
+	                                       "http://a"};
+	for (size_t p = 0; p < sizeof prefixes / sizeof prefixes[0]; p++)
+		for (size_t i = 0; i < sizeof routes / sizeof routes[0]; i++) {
+			const uint8_t *body =
+			    strcmp(routes[i].method, "POST") == 0 ? (const uint8_t *)"x" : NULL;
+			f.absolute_prefix = NULL;
+			request(&f, routes[i].method, routes[i].path, body, body ? 1 : 0, 0, NULL, &origin);
+			f.absolute_prefix = prefixes[p];
+			request(&f, routes[i].method, routes[i].path, body, body ? 1 : 0, 0, NULL, &absolute);
+			ck_assert_msg(absolute.status == origin.status, "%s %s%s: %ld, as origin form %ld",
+			              routes[i].method, prefixes[p], routes[i].path, absolute.status,
+			              origin.status);
+			const char *type = header(&origin, "Content-Type");
+			char origin_type[128];
+			snprintf(origin_type, sizeof origin_type, "%s", type ? type : "");
+			type = header(&absolute, "Content-Type");
+			ck_assert_str_eq(type ? type : "", origin_type);
+			if (strcmp(routes[i].path, "/v1/metrics") != 0) {
+				ck_assert_uint_eq(absolute.body.len, origin.body.len);
+				if (origin.body.len)
+					ck_assert_mem_eq(absolute.body.data, origin.body.data,
+					                 origin.body.len);
+			}
+			response_free(&origin);
+			response_free(&absolute);
+		}
+	/* The host named may be any, and a path may be missing: "/", which is no resource. */
+	f.absolute_prefix = "http://dirauth.example";
+	get_expect_error(&f, "", 404, "not_found");
+	get_expect_error(&f, "?x=1", 404, "not_found");
+	/* "//host/path" is a path in origin form, of no resource. */
+	f.absolute_prefix = "/";
+	get_expect_error(&f, "/dirauth.example/v1/health", 404, "not_found");
+	f.absolute_prefix = "http://dirauth.example";
+
+	/* A registration posted in absolute form is taken. */
+	struct registration r;
+	struct buffer note;
+	post_new(&f, 1, &r, &note, &absolute);
+	ck_assert_msg(absolute.status == 202, "%ld %s", absolute.status, absolute.body.data);
+	response_free(&absolute);
+	ck_assert_uint_eq(sequence_of(&f, r.service_id), 1);
+
+	/* Any other target is refused with the connection closed, and nothing is stored. */
+	struct registration second;
+	struct buffer second_note;
+	make_registration(&f, 2, "mix", &f.provider, &second);
+	sign(&second, &f.provider, &second_note);
+	static const char *const refused[] = {"ftp://dirauth.example",
+	                                      "http://user@dirauth.example",
+	                                      "http://",
+	                                      "http:",
+	                                      "*",
+	                                      "dirauth.example",
+	                                      "http:/dirauth.example",
+	                                      "httpx://dirauth.example",
+	                                      "http://user:pass@dirauth.example"};
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		f.absolute_prefix = refused[i];
+		request(&f, "POST", "/v1/registrations", second_note.data, second_note.len, 0, NULL,
+		        &absolute);
+		expect_error(&absolute, 400, "bad_request");
+		ck_assert_str_eq(header(&absolute, "Connection"), "close");
+		response_free(&absolute);
+	}
+	f.absolute_prefix = NULL;
+	ck_assert_uint_eq(sequence_of(&f, second.service_id), 0);
+	buffer_free(&note);
+	buffer_free(&second_note);
+	registration_clear(&r);
+	registration_clear(&second);
 	fixture_close(&f);
 }
 END_TEST
@@ -1187,10 +1357,10 @@ START_TEST(test_peer_answers_negotiate_zstd)
 		response_free(&response);
 	}
 	static const char *const nothing[] = {"Accept-Encoding: zstd;q=0, gzip;q=0, identity;q=0", NULL};
-	request(&f, "GET", path, NULL, 0, 0, nothing, &response);
-	expect_error(&response, 406, "not_acceptable");
-	ck_assert_str_eq(header(&response, "Vary"), "Accept-Encoding");
-	response_free(&response);
+	expect_not_acceptable(&f, path, nothing);
+	/* Whatever follows a refusal of everything. */
+	const char *const long_nothing[] = {refusal_then_entries(), NULL};
+	expect_not_acceptable(&f, path, long_nothing);
 	/* A short answer goes as it is, even to a client that takes zstd. */
 	struct registration short_r;
 	struct buffer short_note;
@@ -1328,6 +1498,7 @@ static Suite *http_suite(void)
 	tcase_add_test(tc, test_routes_between_authorities);
 	tcase_add_test(tc, test_peer_answers_negotiate_zstd);
 	tcase_add_test(tc, test_request_bodies_in_zstd);
+	tcase_add_test(tc, test_absolute_form);
 	suite_add_tcase(suite, tc);
 	return suite;
 }

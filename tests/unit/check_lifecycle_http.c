@@ -268,6 +268,24 @@ START_TEST(test_revocation)
 	/* An operator revokes the whole second service. */
 	revocation_note(&second, -1, REVOCATION_SIGNER_OPERATOR, &operator_key, 1, &by_operator);
 	post_expect_code(&f, "/v1/revocations", &by_operator, 202, NULL);
+	/* Nothing about the service is taken again, a revocation of one of its endpoints neither,
+	 * whoever signs it: refused, not kept, and its (key, sequence) not used (the same note again
+	 * is "revoked", not "replayed"). */
+	revocation_note(&second, 1, REVOCATION_SIGNER_PROVIDER, &f.provider, 5, &note);
+	post_to(&f, "/v1/revocations", &note, &response);
+	expect_error(&response, 409, "revoked");
+	ck_assert_msg(strstr((const char *)response.body.data, "service is revoked whole"), "%s",
+	              (const char *)response.body.data);
+	response_free(&response);
+	post_expect_code(&f, "/v1/revocations", &note, 409, "revoked");
+	buffer_free(&note);
+	revocation_note(&second, 0, REVOCATION_SIGNER_OPERATOR, &operator_key, 2, &note);
+	post_expect_code(&f, "/v1/revocations", &note, 409, "revoked");
+	buffer_free(&note);
+	for (size_t e = 0; e < second.endpoint_count; e++)
+		ck_assert_int_eq(store_revocation_find(f.store, "mix", second.service_id,
+		                                       second.endpoints[e].endpoint_id, NULL),
+		                 DIRAUTH_ERR_NOT_FOUND);
 
 	/* Refusals, each changing nothing. */
 	post_to(&f, "/v1/revocations", &revoke, &response);

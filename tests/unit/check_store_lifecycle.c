@@ -352,6 +352,19 @@ START_TEST(test_revocation_for_ever)
 	                 DIRAUTH_ERR_NOT_FOUND);
 	ck_assert(!view(3, r.service_id).found);
 	ck_assert_int_eq(withdrawal_of(3, 1), STORE_WITHDRAWN_NONE);
+
+	/* Service 2 revoked whole: an endpoint of it is revoked already, in order or from a peer,
+	 * and neither refusal keeps anything, its (key, sequence) included. */
+	struct registration second;
+	test_example_registration(2, NAMESPACE, &provider, &second);
+	ck_assert_int_eq(submit_revocation(2, -1, &operator_key, 1, 1, 3, NULL), 0);
+	ck_assert_int_eq(submit_revocation(2, 1, &operator_key, 2, 1, 3, NULL), DIRAUTH_ERR_EXISTS);
+	ck_assert_int_eq(submit_revocation(2, 1, &provider, 7, 0, 3, NULL), DIRAUTH_ERR_EXISTS);
+	ck_assert_int_eq(
+	    store_revocation_find(store, NAMESPACE, second.service_id, second.endpoints[1].endpoint_id, NULL),
+	    DIRAUTH_ERR_NOT_FOUND);
+	ck_assert_int_eq(submit_revocation(1, -1, &operator_key, 2, 1, 3, NULL), 0);
+	registration_clear(&second);
 	registration_clear(&r);
 }
 END_TEST

@@ -55,6 +55,9 @@ struct fixture {
 	struct http_server *http;
 	struct test_key provider, other, stranger;
 	FILE *log;
+	/* When set, requests name their target in absolute form: this, then the path (RFC 9112
+	 * 3.2.2), the Host field still 127.0.0.1 and the port. */
+	const char *absolute_prefix;
 };
 
 struct response {
@@ -239,6 +242,11 @@ static inline CURLcode request_raw(struct fixture *f, const char *method, const 
 	list = curl_slist_append(list, "Expect:");
 	struct chunked_source source = {chunked_size};
 	curl_easy_setopt(curl, CURLOPT_URL, url);
+	char target[2048];
+	if (f->absolute_prefix) {
+		snprintf(target, sizeof target, "%s%s", f->absolute_prefix, path);
+		curl_easy_setopt(curl, CURLOPT_REQUEST_TARGET, target);
+	}
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT, 20L);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, collect);
