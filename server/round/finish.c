@@ -254,10 +254,11 @@ void round_take_listed_revocations(struct round *round, size_t i, const struct s
 		                          listed->has_endpoint ? listed->endpoint_id : NULL,
 		                          NULL) != DIRAUTH_ERR_NOT_FOUND)
 			continue;
-		if (submit_peer_revocation(&submit, listed->note, listed->note_len, &result) ==
-		    API_ERROR_NONE)
+		/* An endpoint of a service revoked whole is revoked already: not a refusal worth a word. */
+		enum api_error error = submit_peer_revocation(&submit, listed->note, listed->note_len, &result);
+		if (error == API_ERROR_NONE)
 			(*taken)++;
-		else
+		else if (error != API_ERROR_REVOKED)
 			(*refused)++;
 		buffer_free(&result.receipt);
 	}

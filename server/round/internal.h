@@ -154,7 +154,8 @@ int round_catch_up(struct round *round, size_t namespace_index, uint64_t now, ui
 /* Takes the revocations a method-2 snapshot body lists whose target this authority holds no
  * revocation of, from the body itself, as intake takes one learned from a peer: so an authority
  * restored from an older backup, or catching up on snapshots it missed, learns every revocation
- * they listed. *taken and *refused count what happened (added to). */
+ * they listed. *taken and *refused count what happened (added to; an endpoint of a service revoked
+ * whole here is neither: it is revoked already). */
 void round_take_listed_revocations(struct round *round, size_t namespace_index,
                                    const struct snapshot_body *body, size_t *taken, size_t *refused);
 
