@@ -1172,6 +1172,23 @@ void cluster_heal(struct cluster *c)
 				cluster_link_set(c, from, to, FAULTPROXY_PASS, 0);
 }
 
+void cluster_link_bytes(struct cluster *c, size_t i, struct cluster_link_bytes *out)
+{
+	ck_assert_msg(i < c->n, "no authority %zu", i);
+	memset(out, 0, sizeof *out);
+	for (size_t peer = 0; peer < c->n; peer++) {
+		if (peer == i)
+			continue;
+		struct faultproxy_counters from, to;
+		faultproxy_counters(c->links[i][peer], &from);
+		faultproxy_counters(c->links[peer][i], &to);
+		out->requests_sent += from.bytes_to_target;
+		out->answers_received += from.bytes_to_client;
+		out->requests_received += to.bytes_to_target;
+		out->answers_sent += to.bytes_to_client;
+	}
+}
+
 /* --- HTTP ----------------------------------------------------------------------------------- */
 
 static size_t collect(char *data, size_t size, size_t count, void *context)

@@ -243,6 +243,18 @@ void cluster_partition(struct cluster *c, unsigned group, ...);
 /* Every link passes again. */
 void cluster_heal(struct cluster *c);
 
+/* What authority i's peer links carried since the cluster started, as their proxies counted it
+ * (faultproxy_counters): over the links from i, the requests it made of its peers and their
+ * answers; over the links to i, its peers' requests and its answers. The proxies see bytes, not
+ * kinds of request; with tls the bytes are TLS records. */
+struct cluster_link_bytes {
+	uint64_t requests_sent;     /* i's requests, to every peer */
+	uint64_t answers_received;  /* the peers' answers to them */
+	uint64_t requests_received; /* the peers' requests to i */
+	uint64_t answers_sent;      /* i's answers to them */
+};
+void cluster_link_bytes(struct cluster *c, size_t i, struct cluster_link_bytes *out);
+
 /* --- talking to authorities --------------------------------------------------------------- */
 
 /* One HTTP request (GET without body, else POST) with an optional extra header line; waits at
