@@ -520,26 +520,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	catch_up_run_options = &options;
-	Suite *suite = suite_create("bench_catch_up");
-	TCase *tcase = tcase_create("catch-up");
 	/* Ingest, every epoch's work and the anchor's fetch, with room: each step is bounded by
 	 * stage_seconds. */
-	tcase_set_timeout(tcase, 600 + options.stage_seconds * 8 +
-	                             (double)options.epochs * (30 + (double)options.records * 0.0005) +
-	                             (double)options.records * 0.02);
-	tcase_add_test(tcase, bench_run);
-	suite_add_tcase(suite, tcase);
-	SRunner *runner = srunner_create(suite);
-	srunner_run_all(runner, CK_SILENT);
-	int failed = srunner_ntests_failed(runner);
-	if (failed) {
-		TestResult **results = srunner_failures(runner);
-		for (int i = 0; i < failed; i++)
-			fprintf(stderr, "bench_catch_up: FAILED (%s:%d): %s\n", tr_lfile(results[i]),
-			        tr_lno(results[i]), tr_msg(results[i]));
-		free(results);
-	}
-	srunner_free(runner);
+	int failed = cluster_run_alone("bench_catch_up", bench_run,
+	                               600 + options.stage_seconds * 8 +
+	                                   (double)options.epochs * (30 + (double)options.records * 0.0005) +
+	                                   (double)options.records * 0.02);
 	curl_global_cleanup();
 	return failed ? 1 : 0;
 }

@@ -1183,26 +1183,12 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	several_run_options = &options;
-	Suite *suite = suite_create("bench_several");
-	TCase *tcase = tcase_create("epoch");
 	/* Ingest, the clusters and their epochs, with room: the stages are bounded by stage_seconds
 	 * (with the real schedule, by the windows of the epochs). */
 	double clusters = options.against_loopback ? 3 : 2;
-	tcase_set_timeout(tcase,
-	                  clusters * (300 + options.stage_seconds * 8 + (double)options.records * 0.02));
-	tcase_add_test(tcase, bench_run);
-	suite_add_tcase(suite, tcase);
-	SRunner *runner = srunner_create(suite);
-	srunner_run_all(runner, CK_SILENT);
-	int failed = srunner_ntests_failed(runner);
-	if (failed) {
-		TestResult **results = srunner_failures(runner);
-		for (int i = 0; i < failed; i++)
-			fprintf(stderr, "bench_several: FAILED (%s:%d): %s\n", tr_lfile(results[i]),
-			        tr_lno(results[i]), tr_msg(results[i]));
-		free(results);
-	}
-	srunner_free(runner);
+	int failed =
+	    cluster_run_alone("bench_several", bench_run,
+	                      clusters * (300 + options.stage_seconds * 8 + (double)options.records * 0.02));
 	curl_global_cleanup();
 	return failed ? 1 : 0;
 }

@@ -1645,3 +1645,26 @@ size_t cluster_register_all(const struct cluster *c, const struct buffer *notes,
 	ck_assert_msg(!atomic_load(&in.failed), "registering: %s", in.failure);
 	return atomic_load(&in.posted);
 }
+
+/* --- programs built on a cluster ---------------------------------------------------------- */
+
+int cluster_run_alone(const char *program, const TTest *test, double timeout_seconds)
+{
+	Suite *suite = suite_create(program);
+	TCase *tcase = tcase_create(program);
+	tcase_set_timeout(tcase, timeout_seconds);
+	tcase_add_test(tcase, test);
+	suite_add_tcase(suite, tcase);
+	SRunner *runner = srunner_create(suite);
+	srunner_run_all(runner, CK_SILENT);
+	int failed = srunner_ntests_failed(runner);
+	if (failed) {
+		TestResult **results = srunner_failures(runner);
+		for (int i = 0; i < failed; i++)
+			fprintf(stderr, "%s: FAILED (%s:%d): %s\n", program, tr_lfile(results[i]),
+			        tr_lno(results[i]), tr_msg(results[i]));
+		free(results);
+	}
+	srunner_free(runner);
+	return failed;
+}

@@ -72,6 +72,7 @@
 #include "tests/harness/faultproxy.h"
 #include "tests/support/test_support.h"
 
+#include <check.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -341,5 +342,14 @@ const char *cluster_last_refusal(const struct cluster *c);
  * judging at now; fills *outcome (free with test_outcome_free) and returns its exit status. */
 int cluster_fetch(struct cluster *c, size_t i, const char *out_dir, uint64_t now,
                   struct test_outcome *outcome);
+
+/* --- programs built on a cluster ---------------------------------------------------------- */
+
+/* Runs test (made with Check's START_TEST) as the only test of a suite, in a child process, with a
+ * timeout of timeout_seconds and Check's own output silenced, so that a failure aborts the test
+ * and the cluster's janitor cleans up; prints each failure on stderr as "<program>: FAILED
+ * (file:line): reason". Returns the number of failed tests (0 or 1). For programs that are not
+ * test suites, such as the benchmarks. */
+int cluster_run_alone(const char *program, const TTest *test, double timeout_seconds);
 
 #endif
