@@ -977,6 +977,23 @@ static void print_figures(const struct several_schedule *s, const struct single_
 	printf("; load average %s; %s\n", first->load, network);
 }
 
+/* The median over the authorities of an epoch of the time spent in the steps that talk to peers
+ * (the vote's push and pulls, the notes' fetch and check, the signature's push and pulls) and in
+ * those that only compute and store (the vote's build, the consensus, the publication). */
+static void step_medians(const struct measured_epoch *m, double *talking, double *computing)
+{
+	double talk[CLUSTER_MAX_AUTHORITIES] = {0}, compute[CLUSTER_MAX_AUTHORITIES] = {0}, max;
+	for (size_t i = 0; i < m->run.n; i++) {
+		const struct authority_run *a = &m->run.a[i];
+		talk[i] = (double)(a->push_ms + a->votes_pulled_ms + a->fetch_ms + a->sign_push_ms +
+		                   a->signatures_pulled_ms) /
+		          1e3;
+		compute[i] = (double)(a->build_ms + a->consensus_ms + a->stored_ms) / 1e3;
+	}
+	median_max(talk, m->run.n, talking, &max);
+	median_max(compute, m->run.n, computing, &max);
+}
+
 /* --against-loopback: the time the links add to an epoch, in seconds and in round trips. */
 static void print_against_loopback(const struct several_figures *loopback, const struct several_figures *f)
 {
@@ -1020,6 +1037,20 @@ static void print_against_loopback(const struct several_figures *loopback, const
 		    "loopback\n",
 		    what, measured->run.total_seconds, anchor->run.total_seconds, longer, trips,
 		    10 * round_trip, sent, anchor_sent);
+		/* The two runs share the machine with whatever else runs: the steps that compute move
+		 * with its load, the steps that talk to peers with the links. */
+		double talking, computing, anchor_talking, anchor_computing;
+		step_medians(measured, &talking, &computing);
+		step_medians(anchor, &anchor_talking, &anchor_computing);
+		if (round_trip > 0)
+			snprintf(trips, sizeof trips, "%.1f round trips",
+			         (talking - anchor_talking) / round_trip);
+		printf("    of which the steps that talk to peers (vote push and pulls, notes fetched and "
+		       "checked, signature push and pulls; median of 5) %.2f s, %.2f s on loopback: %.2f s "
+		       "longer, %s; the steps that compute and store (vote build, consensus, publication) "
+		       "%.2f s, %.2f s on loopback: %+.2f s, with the load average %s, %s on loopback\n",
+		       talking, anchor_talking, talking - anchor_talking, trips, computing, anchor_computing,
+		       computing - anchor_computing, measured->load, anchor->load);
 	}
 }
 
