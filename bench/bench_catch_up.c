@@ -280,7 +280,7 @@ static long file_size(const char *path)
 
 /* --- the run ------------------------------------------------------------------------------ */
 
-START_TEST(bench_run)
+static void bench_run(void)
 {
 	const struct catch_up_options *o = catch_up_run_options;
 	size_t n = o->authorities, away = n - 1;
@@ -449,7 +449,6 @@ START_TEST(bench_run)
 	free(logs);
 	cluster_free(c);
 }
-END_TEST
 
 static void usage(FILE *out)
 {

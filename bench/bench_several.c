@@ -1108,7 +1108,7 @@ static void run_several(const struct several_options *o, const struct several_sc
 		print_schedule_report(s, f);
 }
 
-START_TEST(bench_run)
+static void bench_run(void)
 {
 	const struct several_options *o = several_run_options;
 	struct several_schedule schedule;
@@ -1135,7 +1135,6 @@ START_TEST(bench_run)
 	free(loopback);
 	free(several);
 }
-END_TEST
 
 static void usage(FILE *out)
 {

@@ -72,7 +72,6 @@
 #include "tests/harness/faultproxy.h"
 #include "tests/support/test_support.h"
 
-#include <check.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -345,11 +344,13 @@ int cluster_fetch(struct cluster *c, size_t i, const char *out_dir, uint64_t now
 
 /* --- programs built on a cluster ---------------------------------------------------------- */
 
-/* Runs test (made with Check's START_TEST) as the only test of a suite, in a child process, with a
- * timeout of timeout_seconds and Check's own output silenced, so that a failure aborts the test
- * and the cluster's janitor cleans up; prints each failure on stderr as "<program>: FAILED
- * (file:line): reason". Returns the number of failed tests (0 or 1). For programs that are not
- * test suites, such as the benchmarks. */
-int cluster_run_alone(const char *program, const TTest *test, double timeout_seconds);
+/* Runs body as the only test of a Check suite, in a child process, with a timeout of
+ * timeout_seconds and Check's own output silenced, so that a failure (ck_assert) aborts it and the
+ * cluster's janitor cleans up; prints each failure on stderr as "<program>: FAILED (file:line):
+ * reason". Returns the number of failures (0 or 1). When body returns, the child exits at once
+ * (stdout flushed): Check packs a test's duration in microseconds into 32 bits and fails a test
+ * that ran longer than about 35 minutes. For programs that are not test suites, such as the
+ * benchmarks. */
+int cluster_run_alone(const char *program, void (*body)(void), double timeout_seconds);
 
 #endif
