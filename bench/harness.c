@@ -235,6 +235,54 @@ void harness_load_average(char out[64])
 	fclose(file);
 }
 
+void harness_format_bytes(double bytes, char *out, size_t cap)
+{
+	if (bytes >= 1e9)
+		snprintf(out, cap, "%.2f GB", bytes / 1e9);
+	else if (bytes >= 1e6)
+		snprintf(out, cap, "%.1f MB", bytes / 1e6);
+	else if (bytes >= 1e3)
+		snprintf(out, cap, "%.1f kB", bytes / 1e3);
+	else
+		snprintf(out, cap, "%.0f B", bytes);
+}
+
+int harness_tail_read(struct harness_tail *tail, const char *path,
+                      void (*on_line)(void *context, const char *line), void *context)
+{
+	FILE *file = fopen(path, "r");
+	if (!file)
+		return -1;
+	if (fseek(file, tail->offset, SEEK_SET) != 0) {
+		fclose(file);
+		return -1;
+	}
+	char chunk[65536];
+	size_t got;
+	while ((got = fread(chunk, 1, sizeof chunk, file)) > 0) {
+		tail->offset += (long)got;
+		for (size_t k = 0; k < got; k++) {
+			if (chunk[k] != '\n') {
+				if (tail->partial_len + 1 < sizeof tail->partial)
+					tail->partial[tail->partial_len++] = chunk[k];
+				else
+					tail->overlong = 1;
+				continue;
+			}
+			/* A copy: on_line may write into the struct that holds the tail. */
+			char line[HARNESS_TAIL_LINE_MAX];
+			memcpy(line, tail->partial, tail->partial_len);
+			line[tail->partial_len] = 0;
+			if (!tail->overlong)
+				on_line(context, line);
+			tail->partial_len = 0;
+			tail->overlong = 0;
+		}
+	}
+	fclose(file);
+	return 0;
+}
+
 static uint64_t status_kib(pid_t pid, const char *field)
 {
 	char path[64], line[256];

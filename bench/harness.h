@@ -63,6 +63,23 @@ uint64_t harness_file_size(const char *path);
 
 /* "1.23 1.45 1.67": the load averages over 1, 5 and 15 minutes. */
 void harness_load_average(char out[64]);
+/* bytes as "812 B", "1.4 kB", "15.8 MB" or "2.07 GB" (powers of 1,000). */
+void harness_format_bytes(double bytes, char *out, size_t cap);
+
+/* Reads a growing text file (a daemon's log) line by line: each harness_tail_read hands every
+ * complete line added since the last call to on_line, without its newline. A line longer than
+ * HARNESS_TAIL_LINE_MAX is skipped whole. Zero-initialise; it holds no resource. */
+#define HARNESS_TAIL_LINE_MAX 4096
+struct harness_tail {
+	long offset; /* bytes of the file read so far */
+	char partial[HARNESS_TAIL_LINE_MAX];
+	size_t partial_len;
+	int overlong;
+};
+/* Returns 0, or -1 when the file cannot be opened (nothing is read; try again later). on_line may
+ * keep nothing of the line it is given past its return. */
+int harness_tail_read(struct harness_tail *tail, const char *path,
+                      void (*on_line)(void *context, const char *line), void *context);
 /* A process's peak and current resident set (VmHWM, VmRSS) in KiB; 0 when unreadable. */
 uint64_t harness_peak_rss_kib(pid_t pid);
 uint64_t harness_rss_kib(pid_t pid);

@@ -1172,6 +1172,23 @@ void cluster_heal(struct cluster *c)
 				cluster_link_set(c, from, to, FAULTPROXY_PASS, 0);
 }
 
+void cluster_link_bytes(struct cluster *c, size_t i, struct cluster_link_bytes *out)
+{
+	ck_assert_msg(i < c->n, "no authority %zu", i);
+	memset(out, 0, sizeof *out);
+	for (size_t peer = 0; peer < c->n; peer++) {
+		if (peer == i)
+			continue;
+		struct faultproxy_counters from, to;
+		faultproxy_counters(c->links[i][peer], &from);
+		faultproxy_counters(c->links[peer][i], &to);
+		out->requests_sent += from.bytes_to_target;
+		out->answers_received += from.bytes_to_client;
+		out->requests_received += to.bytes_to_target;
+		out->answers_sent += to.bytes_to_client;
+	}
+}
+
 /* --- HTTP ----------------------------------------------------------------------------------- */
 
 static size_t collect(char *data, size_t size, size_t count, void *context)
@@ -1627,4 +1644,39 @@ size_t cluster_register_all(const struct cluster *c, const struct buffer *notes,
 	pthread_mutex_destroy(&in.lock);
 	ck_assert_msg(!atomic_load(&in.failed), "registering: %s", in.failure);
 	return atomic_load(&in.posted);
+}
+
+/* --- programs built on a cluster ---------------------------------------------------------- */
+
+static void (*alone_body)(void);
+
+START_TEST(run_alone)
+{
+	alone_body();
+	fflush(stdout);
+	fflush(stderr);
+	_exit(0); /* passed: before Check packs the duration */
+}
+END_TEST
+
+int cluster_run_alone(const char *program, void (*body)(void), double timeout_seconds)
+{
+	alone_body = body;
+	Suite *suite = suite_create(program);
+	TCase *tcase = tcase_create(program);
+	tcase_set_timeout(tcase, timeout_seconds);
+	tcase_add_test(tcase, run_alone);
+	suite_add_tcase(suite, tcase);
+	SRunner *runner = srunner_create(suite);
+	srunner_run_all(runner, CK_SILENT);
+	int failed = srunner_ntests_failed(runner);
+	if (failed) {
+		TestResult **results = srunner_failures(runner);
+		for (int i = 0; i < failed; i++)
+			fprintf(stderr, "%s: FAILED (%s:%d): %s\n", program, tr_lfile(results[i]),
+			        tr_lno(results[i]), tr_msg(results[i]));
+		free(results);
+	}
+	srunner_free(runner);
+	return failed;
 }

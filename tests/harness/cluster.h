@@ -243,6 +243,18 @@ void cluster_partition(struct cluster *c, unsigned group, ...);
 /* Every link passes again. */
 void cluster_heal(struct cluster *c);
 
+/* What authority i's peer links carried since the cluster started, as their proxies counted it
+ * (faultproxy_counters): over the links from i, the requests it made of its peers and their
+ * answers; over the links to i, its peers' requests and its answers. The proxies see bytes, not
+ * kinds of request; with tls the bytes are TLS records. */
+struct cluster_link_bytes {
+	uint64_t requests_sent;     /* i's requests, to every peer */
+	uint64_t answers_received;  /* the peers' answers to them */
+	uint64_t requests_received; /* the peers' requests to i */
+	uint64_t answers_sent;      /* i's answers to them */
+};
+void cluster_link_bytes(struct cluster *c, size_t i, struct cluster_link_bytes *out);
+
 /* --- talking to authorities --------------------------------------------------------------- */
 
 /* One HTTP request (GET without body, else POST) with an optional extra header line; waits at
@@ -329,5 +341,16 @@ const char *cluster_last_refusal(const struct cluster *c);
  * judging at now; fills *outcome (free with test_outcome_free) and returns its exit status. */
 int cluster_fetch(struct cluster *c, size_t i, const char *out_dir, uint64_t now,
                   struct test_outcome *outcome);
+
+/* --- programs built on a cluster ---------------------------------------------------------- */
+
+/* Runs body as the only test of a Check suite, in a child process, with a timeout of
+ * timeout_seconds and Check's own output silenced, so that a failure (ck_assert) aborts it and the
+ * cluster's janitor cleans up; prints each failure on stderr as "<program>: FAILED (file:line):
+ * reason". Returns the number of failures (0 or 1). When body returns, the child exits at once
+ * (stdout flushed): Check packs a test's duration in microseconds into 32 bits and fails a test
+ * that ran longer than about 35 minutes. For programs that are not test suites, such as the
+ * benchmarks. */
+int cluster_run_alone(const char *program, void (*body)(void), double timeout_seconds);
 
 #endif
