@@ -331,6 +331,15 @@ static const char *named_epoch(const char *sentence, const char *field, char out
 	return out;
 }
 
+/* Now by the clock the logs read (CLOCK_REALTIME): time() reads a coarser clock, which may still
+ * name the previous second just after a line was written in the next. */
+static time_t wall_seconds(void)
+{
+	struct timespec now;
+	ck_assert_int_eq(clock_gettime(CLOCK_REALTIME, &now), 0);
+	return now.tv_sec;
+}
+
 /* Checks that the log at path is whole lines, each of the shape above, written between from and
  * to by the real-time clock, and carrying the epoch its sentence names, if it names one. Returns
  * its text (malloc'd). */
@@ -700,7 +709,7 @@ END_TEST
 START_TEST(test_signer_killed_fails_closed_and_recovers)
 {
 	struct authority a;
-	time_t began = time(NULL);
+	time_t began = wall_seconds();
 	authority_prepare(&a);
 	char latest_url[128];
 	snprintf(latest_url, sizeof(latest_url), "%s/v1/mix/snapshots/latest", a.url);
@@ -765,7 +774,7 @@ START_TEST(test_signer_killed_fails_closed_and_recovers)
 	authority_stop(&a);
 	signer_stop(&a, SIGTERM);
 	char expected[256], audit_path[600];
-	char *log = assert_log_lines(a.log_path, began, time(NULL));
+	char *log = assert_log_lines(a.log_path, began, wall_seconds());
 	snprintf(expected, sizeof expected, " epoch %llu dirauthd: signer unreachable",
 	         (unsigned long long)(START_TIME / EPOCH_LENGTH));
 	assert_log_has(log, a.log_path, expected);
@@ -784,13 +793,13 @@ START_TEST(test_signer_killed_fails_closed_and_recovers)
 	         (unsigned long long)(epoch + 1), SIGTERM);
 	assert_log_has(log, a.log_path, expected);
 	free(log);
-	log = assert_log_lines(a.signer_log_path, began, time(NULL));
+	log = assert_log_lines(a.signer_log_path, began, wall_seconds());
 	assert_log_has(log, a.signer_log_path, " epoch - dirauth-signer: listening on ");
 	snprintf(expected, sizeof expected, " epoch - dirauth-signer: stopping (signal %d)\n", SIGTERM);
 	assert_log_has(log, a.signer_log_path, expected);
 	free(log);
 	snprintf(audit_path, sizeof audit_path, "%s/signer-audit.log", a.dir);
-	log = assert_log_lines(audit_path, began, time(NULL));
+	log = assert_log_lines(audit_path, began, wall_seconds());
 	snprintf(
 	    expected, sizeof expected,
 	    " epoch %llu dirauth-signer: %llu sign snapshot-header origin=dirauth.example/mix epoch=%llu ",

@@ -20,6 +20,7 @@
 #include "schema/checkpoint.h"
 #include "schema/error.h"
 #include "schema/note.h"
+#include "schema/notes_bundle.h"
 #include "schema/snapshot.h"
 #include "signer/key.h"
 #include "tests/harness/cluster.h"
@@ -183,7 +184,7 @@ START_TEST(test_three_authorities_publish_over_tls_on_long_links)
 	/* The shipped bounds, through TLS: each POST route takes a body of its bound to dirauthd,
 	 * which answers it (a refusal of its own: these bodies are no documents); a byte more is
 	 * nginx's 413. */
-	static const struct {
+	const struct {
 		const char *path;
 		size_t bound;
 	} routes[] = {
@@ -194,7 +195,7 @@ START_TEST(test_three_authorities_publish_over_tls_on_long_links)
 	    {"/v1/mix/signatures", 64 * 1024},
 	    {"/v1/mix/votes", 4 * 1024 * 1024}, /* its bound is 200 MB: 4 MiB shows it is not 64 KiB */
 	    {"/v1/mix/log/add-checkpoint", 64 * 1024},
-	    {"/v1/mix/notes", 1024 * 1024},
+	    {"/v1/mix/notes", notes_request_max_bytes()},
 	};
 	for (size_t r = 0; r < sizeof routes / sizeof routes[0]; r++) {
 		long status = post_through_nginx(c, routes[r].path, routes[r].bound, NULL, &response);
