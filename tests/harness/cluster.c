@@ -1341,6 +1341,16 @@ int cluster_snapshot(struct cluster *c, size_t i, uint64_t epoch, struct buffer 
 	return 0;
 }
 
+void cluster_expect_headers(struct cluster *c, size_t i, uint64_t from, uint64_t to)
+{
+	for (uint64_t epoch = from; epoch < to; epoch++) {
+		struct buffer note;
+		ck_assert_msg(cluster_snapshot(c, i, epoch, &note, NULL) == 0, "%s does not serve epoch %llu",
+		              cluster_name(c, i), (unsigned long long)epoch);
+		buffer_free(&note);
+	}
+}
+
 int cluster_signers(const struct cluster *c, const uint8_t *note, size_t len, unsigned *members)
 {
 	struct note_verifier keys[CLUSTER_MAX_AUTHORITIES];

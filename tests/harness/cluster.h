@@ -287,6 +287,10 @@ int cluster_wait_epoch(struct cluster *c, size_t i, uint64_t epoch, int timeout_
 int cluster_snapshot(struct cluster *c, size_t i, uint64_t epoch, struct buffer *header_note,
                      struct buffer *body);
 
+/* Asserts that authority i serves the header of every epoch in [from, to) (an authority back from
+ * an absence: every epoch it missed). */
+void cluster_expect_headers(struct cluster *c, size_t i, uint64_t from, uint64_t to);
+
 /* The members whose signing key made a valid signature on a signed note: returns their count
  * and sets *members (may be NULL) to their CLUSTER_BIT mask; a note that does not parse counts
  * 0; a bad signature by a member's key returns -1. */
