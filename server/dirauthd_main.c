@@ -179,9 +179,8 @@ static int open_round(const struct config *config, struct store *store, struct s
 		rc = peer_client_new(config, &peer_options, peers);
 	if (rc == 0 && own_certificates(signer, &own) != 0)
 		buffer_reset(&own); /* the signer is away: the set asks again at its first refresh */
-	struct authority_set_options set_options = {.own_certificates = own_certificates,
-	                                            .own_context = signer,
-	                                            .cache_dir = config->data_dir};
+	struct authority_set_options set_options = {
+	    .own_certificates = own_certificates, .own_context = signer, .cache_dir = config->data_dir};
 	if (rc == 0)
 		rc = authority_set_new(config, *peers, own.len ? own.data : NULL, own.len, &set_options, set,
 		                       why, sizeof why);

@@ -280,10 +280,14 @@ static int parse_member(struct settings_reader *state, const struct settings_nod
 static int parse_authorities(struct settings_reader *state, const struct settings_node *node,
                              struct config *config)
 {
-	static const char *const keys[] = {"threshold",       "members",
-	                                   "timeout_seconds", "connect_timeout_seconds",
-	                                   "retries",         "connections_per_peer",
-	                                   "witnesses",       "ca_file",
+	static const char *const keys[] = {"threshold",
+	                                   "members",
+	                                   "timeout_seconds",
+	                                   "connect_timeout_seconds",
+	                                   "retries",
+	                                   "connections_per_peer",
+	                                   "witnesses",
+	                                   "ca_file",
 	                                   NULL};
 	const struct settings_node *threshold, *members, *v;
 	uint64_t k;

@@ -28,12 +28,12 @@
 /* The peer operations the signature window must hold, each at authorities.timeout_seconds:
  * the pull of missing votes, the fetch of missing notes, the push of the signature. */
 #define CONFIG_SIGNATURE_WINDOW_OPERATIONS 3
-#define CONFIG_MAX_NAMESPACES  64 /* a provider's namespaces are a 64-bit mask */
-#define CONFIG_MAX_PROVIDERS   10000
-#define CONFIG_MAX_OPERATORS   256
-#define CONFIG_PATH_MAX        SETTINGS_PATH_MAX
-#define CONFIG_ADDRESS_MAX     64
-#define CONFIG_SOCKET_PATH_MAX 108 /* sizeof sockaddr_un.sun_path on Linux, with its NUL */
+#define CONFIG_MAX_NAMESPACES              64 /* a provider's namespaces are a 64-bit mask */
+#define CONFIG_MAX_PROVIDERS               10000
+#define CONFIG_MAX_OPERATORS               256
+#define CONFIG_PATH_MAX                    SETTINGS_PATH_MAX
+#define CONFIG_ADDRESS_MAX                 64
+#define CONFIG_SOCKET_PATH_MAX             108 /* sizeof sockaddr_un.sun_path on Linux, with its NUL */
 
 enum config_clock_source { CONFIG_CLOCK_SYSTEM, CONFIG_CLOCK_FILE };
 

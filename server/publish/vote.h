@@ -63,8 +63,8 @@ void publish_previous_clear(struct publish_previous *previous);
  * Returns 0; DIRAUTH_ERR_NOT_FOUND (no snapshot of that epoch, or its body is no longer kept);
  * DIRAUTH_ERR_MISMATCH (another header, or a body that is not the header's); the parsers' and
  * the store's errors; DIRAUTH_ERR_NOMEM. */
-int publish_vote_base(const struct config *config, struct store *store, size_t namespace_index, uint64_t epoch,
-                      const uint8_t digest[32], struct vote_body **out);
+int publish_vote_base(const struct config *config, struct store *store, size_t namespace_index,
+                      uint64_t epoch, const uint8_t digest[32], struct vote_body **out);
 
 /* Fills *out (zeroed here; its arrays owned by the caller, freed with
  * publish_vote_body_clear) with the vote body of config->namespaces[namespace_index] for epoch,

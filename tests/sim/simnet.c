@@ -504,9 +504,8 @@ static int node_open(struct simnet *net, struct sim_node *node, char *why, size_
 	}
 	if (own_certificates(node->signer, &own) != 0)
 		buffer_reset(&own);
-	struct authority_set_options set_options = {.own_certificates = own_certificates,
-	                                            .own_context = node->signer,
-	                                            .cache_dir = node->data_dir};
+	struct authority_set_options set_options = {
+	    .own_certificates = own_certificates, .own_context = node->signer, .cache_dir = node->data_dir};
 	rc = authority_set_new(config, node->peers, own.len ? own.data : NULL, own.len, &set_options,
 	                       &node->set, detail, sizeof detail);
 	if (rc) {

@@ -655,8 +655,8 @@ START_TEST(test_certificates_outlive_a_restart)
 	ck_assert_ptr_nonnull(mkdtemp(directory));
 	options.cache_dir = directory;
 	authority_set_free(t.set);
-	ck_assert_int_eq(authority_set_new(t.config, t.client, t.own.data, t.own.len, &options, &t.set, detail,
-	                                   sizeof(detail)),
+	ck_assert_int_eq(authority_set_new(t.config, t.client, t.own.data, t.own.len, &options, &t.set,
+	                                   detail, sizeof(detail)),
 	                 0);
 	ck_assert_uint_eq(authority_set_certificate_count(t.set, 1), 0);
 	ck_assert_int_eq(authority_set_refresh(t.set, NOW, detail, sizeof(detail)), 0);

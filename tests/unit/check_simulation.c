@@ -430,7 +430,8 @@ START_TEST(test_a_snapshot_published_alone_is_set_aside)
 	ck_assert_uint_eq(simnet_violations_of(net, SIMNET_VOTES), 0);
 	ck_assert_uint_eq(simnet_violations_of(net, SIMNET_REVOCATION), 0);
 	ck_assert_uint_eq(simnet_violations_of(net, SIMNET_AGREEMENT), 0);
-	ck_assert_msg(simnet_check_converged(net) == 1, "member 0's set-aside epoch is not the one difference");
+	ck_assert_msg(simnet_check_converged(net) == 1,
+	              "member 0's set-aside epoch is not the one difference");
 	simnet_free(net);
 }
 END_TEST
