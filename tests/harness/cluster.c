@@ -55,7 +55,7 @@
 #define PATH_CAP         768
 #define START_TIMEOUT_MS 30000 /* a sanitized dirauthd opening its store can take seconds */
 #define STOP_TIMEOUT_MS  5000
-#define RESPONSE_CAP     (64u * 1024 * 1024)
+#define RESPONSE_CAP     (1100u * 1024 * 1024) /* a zstd body of the default bounds (1 GiB + 8 MiB) */
 #define JANITOR_PIDS_MAX 256
 #define CERTIFICATE_DAYS 30
 #define TERM_GRACE_MS    3000               /* how long the janitor lets an nginx stop before SIGKILL */

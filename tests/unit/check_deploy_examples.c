@@ -13,8 +13,9 @@
  *     namespaces with the same schedule (prepare_seconds included) and skew bound;
  *   - the deployment's trust-bundle.txt parses, pins exactly the members' identity keys in order
  *     with threshold k, and lists the same namespaces and origins;
- *   - the production examples listen on loopback (TLS is the proxy's), name https peers, and use
- *     epochs of at least 60 s.
+ *   - the production examples listen on loopback (TLS is the proxy's), name https peers, and their
+ *     windows hold the default bound of records between members 250 ms apart on links of 100
+ *     Mbit/s, by the rules and figures of docs/operating.md, "Sizing the windows".
  */
 #include "schema/note.h"
 #include "schema/trust_bundle.h"
@@ -75,6 +76,44 @@ static void same_schedule(const char *what, const struct epoch_schedule *a, cons
 	              "%s: another epoch schedule", what);
 }
 
+/* What a production example must hold (docs/operating.md, "Sizing the windows"): the default
+ * bound of records, the farthest member a round trip of 250 ms away, links of 100 Mbit/s, and the
+ * local work measured at that bound on the development machine (bench/README.md), rounded up. */
+#define SIZING_RECORDS         1000000.0
+#define SIZING_ROUND_TRIP_S    0.25
+#define SIZING_LINK_BITS_PER_S 100e6
+#define SIZING_BODY_ZSTD_BYTES 207.0 /* a record's share of the zstd body */
+#define SIZING_VOTE_BUILD_S    28.0
+#define SIZING_CONSENSUS_S     44.0
+#define SIZING_PUBLICATION_S   50.0
+
+/* The five rules of sizing, each with what it needs and what the example gives. */
+static void check_sizing(const struct deployment *d, const char *who, const struct config *c)
+{
+	const struct epoch_schedule *e = &c->epoch;
+	double timeout = c->peers.timeout_seconds;
+	double body = SIZING_RECORDS * SIZING_BODY_ZSTD_BYTES * 8 / SIZING_LINK_BITS_PER_S;
+	ck_assert_msg(c->bounds.records_per_snapshot <= SIZING_RECORDS,
+	              "%s/%s: the examples are sized for %.0f records at most", d->dir, who, SIZING_RECORDS);
+	ck_assert_msg(timeout >= body + 3 * SIZING_ROUND_TRIP_S,
+	              "%s/%s: timeout_seconds %.0f cannot hold a body of %.0f records (%.1f s) on a new "
+	              "connection",
+	              d->dir, who, timeout, SIZING_RECORDS, body);
+	ck_assert_msg(e->vote >= SIZING_VOTE_BUILD_S + timeout,
+	              "%s/%s: vote_seconds %llu cannot hold the vote's build (%.0f s) and its push (%.0f s)",
+	              d->dir, who, (unsigned long long)e->vote, SIZING_VOTE_BUILD_S, timeout);
+	ck_assert_msg(e->signature >= 3 * timeout + SIZING_CONSENSUS_S,
+	              "%s/%s: signature_seconds %llu cannot hold three requests (%.0f s) and the consensus "
+	              "(%.0f s)",
+	              d->dir, who, (unsigned long long)e->signature, 3 * timeout, SIZING_CONSENSUS_S);
+	ck_assert_msg(e->prepare - e->vote - e->signature >= timeout,
+	              "%s/%s: no %.0f s left in prepare_seconds to pull the signatures", d->dir, who,
+	              timeout);
+	ck_assert_msg(e->length - e->prepare >= 2 * SIZING_PUBLICATION_S,
+	              "%s/%s: %llu s between the start and the next vote; the publication takes %.0f s",
+	              d->dir, who, (unsigned long long)(e->length - e->prepare), SIZING_PUBLICATION_S);
+}
+
 /* dirauthd.yaml of authority i against the first authority's. */
 static void check_dirauthd(const struct deployment *d, size_t i, const struct config *c,
                            const struct config *first)
@@ -110,7 +149,7 @@ static void check_dirauthd(const struct deployment *d, size_t i, const struct co
 	ck_assert_uint_eq(c->bounds.clock_skew_seconds, first->bounds.clock_skew_seconds);
 	if (d->production) {
 		ck_assert_str_eq(c->listen_address, "127.0.0.1");
-		ck_assert_uint_ge(c->epoch.length, 60);
+		check_sizing(d, who, c);
 	}
 }
 
