@@ -39,16 +39,15 @@ int ctl_capability_read(const char *what, const char *path, char authorization[C
 {
 	uint8_t *text = NULL;
 	size_t len = 0;
-	int rc = ctl_file_read(path, CTL_CAPABILITY_MAX + 1, &text, &len);
+	/* One byte past the longest secret: its line's newline. */
+	static const struct ctl_file_limit limit = {CTL_CAPABILITY_MAX + 1, "a secret and its newline",
+	                                            CTL_EXIT_DATA};
+	int rc = ctl_file_read_reported(path, &limit, &text, &len, report, "%s: --capability-file %.200s",
+	                                what, path);
 	if (rc == DIRAUTH_ERR_BOUNDS)
 		rc = DIRAUTH_ERR_SYNTAX;
-	if (rc != 0) {
-		ctl_report_fail(report,
-		                rc == DIRAUTH_ERR_SYNTAX ? CTL_EXIT_DATA : ctl_exit_code_for_error(rc),
-		                "%s: --capability-file %.200s: %s", what, path,
-		                rc == DIRAUTH_ERR_SYNTAX ? "longer than any secret" : dirauth_strerror(rc));
+	if (rc != 0)
 		return rc;
-	}
 	size_t secret_len = len > 0 && text[len - 1] == '\n' ? len - 1 : len;
 	if (!secret_is_valid(text, secret_len)) {
 		crypto_wipe(text, len);

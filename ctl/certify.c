@@ -232,6 +232,11 @@ int ctl_certify_run(const struct ctl_certify_options *options, struct certificat
 	return rc;
 }
 
+static const struct ctl_file_limit certificate_limit = {CERTIFICATE_MAX_BYTES, "a certificate",
+                                                        CTL_EXIT_DATA};
+static const struct ctl_file_limit certificate_bundle_limit = {CERTIFICATE_BUNDLE_MAX_BYTES,
+                                                               "a certificate bundle", CTL_EXIT_DATA};
+
 /* Reads and verifies a signed certificate file (the previous certificate of a rotation). */
 static int read_certificate(const char *what, const char *path, struct certificate *out,
                             struct ctl_report *report)
@@ -240,21 +245,9 @@ static int read_certificate(const char *what, const char *path, struct certifica
 	size_t len = 0;
 	int rc;
 
-	rc = ctl_file_read(path, CERTIFICATE_MAX_BYTES, &data, &len);
-	if (rc == DIRAUTH_ERR_NOT_FOUND) {
-		ctl_report_fail(report, CTL_EXIT_NO_INPUT, "%s %s: no such file", what, path);
+	rc = ctl_file_read_reported(path, &certificate_limit, &data, &len, report, "%s %s", what, path);
+	if (rc != 0)
 		goto done;
-	}
-	if (rc == DIRAUTH_ERR_BOUNDS) {
-		ctl_report_fail(report, CTL_EXIT_DATA, "%s %s: larger than a certificate (%d bytes)", what,
-		                path, CERTIFICATE_MAX_BYTES);
-		goto done;
-	}
-	if (rc != 0) {
-		ctl_report_fail(report, ctl_exit_code_for_error(rc), "%s %s: %s", what, path,
-		                dirauth_strerror(rc));
-		goto done;
-	}
 	rc = certificate_parse_signed(data, len, out);
 	if (rc != 0)
 		ctl_report_fail(report,
@@ -428,22 +421,10 @@ int ctl_certificate_show(const char *path, const struct trust_bundle *bundle, ui
 	int rc;
 
 	memset(listing, 0, sizeof(*listing));
-	rc = ctl_file_read(path, CERTIFICATE_BUNDLE_MAX_BYTES, &data, &len);
-	if (rc == DIRAUTH_ERR_NOT_FOUND) {
-		ctl_report_fail(report, CTL_EXIT_NO_INPUT, "certificate show: %s: no such file", path);
+	rc = ctl_file_read_reported(path, &certificate_bundle_limit, &data, &len, report,
+	                            "certificate show: %s", path);
+	if (rc != 0)
 		goto done;
-	}
-	if (rc == DIRAUTH_ERR_BOUNDS) {
-		ctl_report_fail(report, CTL_EXIT_DATA,
-		                "certificate show: %s: larger than a certificate bundle (%d bytes)", path,
-		                (int)CERTIFICATE_BUNDLE_MAX_BYTES);
-		goto done;
-	}
-	if (rc != 0) {
-		ctl_report_fail(report, ctl_exit_code_for_error(rc), "certificate show: %s: %s", path,
-		                dirauth_strerror(rc));
-		goto done;
-	}
 	if (len >= strlen(BUNDLE_KIND_LINE) &&
 	    memcmp(data, BUNDLE_KIND_LINE, strlen(BUNDLE_KIND_LINE)) == 0) {
 		listing->is_bundle = 1;

@@ -32,9 +32,11 @@
 
 #define CTL_CERTIFY_DAY_SECONDS 86400ULL
 
-/* Loads a private key file for command (e.g. "certify: identity key"), with the failure in
- * report: 77 for an unsafe mode, 66 when missing, 65 when not a key file. Returns the errors of
- * signer_key_load. */
+/* Loads a private key file for command what (e.g. "certify: identity key"), with the failure in
+ * report as "<what> <path>: <why>": 77 for an unsafe file (not a regular file, a symlink, or
+ * readable by group or other), 66 when missing, 65 when not a key file, else the error's status
+ * (ctl_exit_code_for_error). Returns 0 with *key set (free it with signer_key_free), or the errors
+ * of signer_key_load. */
 int ctl_certify_load_key(const char *what, const char *path, struct signer_key **key,
                          struct ctl_report *report);
 

@@ -1,6 +1,6 @@
 /*
- * evidence.c: evidence files judged offline, written once, and dirauthctl verify-evidence (see
- * evidence.h).
+ * evidence.c: evidence files judged offline, kept once proven, written once, and dirauthctl
+ * verify-evidence (see evidence.h).
  *
  * Every check is somebody else's: the file's grammar is schema/evidence.c, a checkpoint's text
  * and cosignatures schema/checkpoint.c, the consistency proof tlog/consistency.c and
@@ -449,7 +449,69 @@ int ctl_evidence_write(const char *directory, enum evidence_kind kind, const cha
 	return rc;
 }
 
+/* Encodes e into file and proves it with the bundle. Returns 0 when it proves misbehaviour, else an
+ * error with why. */
+static int prove(const struct trust_bundle *bundle, const struct evidence *e, struct buffer *file, char *why,
+                 size_t why_cap)
+{
+	struct ctl_evidence_verdict verdict;
+	char detail[VERIFY_DETAIL_MAX];
+	int rc;
+
+	buffer_reset(file);
+	rc = evidence_encode(e, file);
+	if (rc != 0) {
+		snprintf(why, why_cap, "cannot encode it: %s", dirauth_strerror(rc));
+		return rc;
+	}
+	rc = ctl_evidence_verify(bundle, file->data, file->len, &verdict, detail, sizeof(detail));
+	if (rc != 0) {
+		/* The detail is cut short if it must be: its start says why. */
+		snprintf(why, why_cap, "it does not verify: %.*s", (int)(sizeof(detail) / 2), detail);
+		return rc;
+	}
+	if (!verdict.proven) {
+		snprintf(why, why_cap, "it proves nobody's misbehaviour: %s", verdict.summary);
+		return DIRAUTH_ERR_UNKNOWN_KEY;
+	}
+	return 0;
+}
+
+int ctl_evidence_keep(const struct trust_bundle *bundle, const struct evidence *e, const char *directory,
+                      const char *namespace_name, uint64_t number, char *path, size_t path_cap, int *created,
+                      char *why, size_t why_cap)
+{
+	struct buffer file;
+	int rc;
+
+	if (created != NULL)
+		*created = 0;
+	buffer_init(&file);
+	rc = prove(bundle, e, &file, why, why_cap);
+	if (rc != 0 && e->certificate_count == 2) {
+		struct evidence second_alone = *e;
+		char ignored[VERIFY_DETAIL_MAX];
+
+		second_alone.certificates[0] = e->certificates[1];
+		second_alone.certificate_count = 1;
+		if (prove(bundle, &second_alone, &file, ignored, sizeof(ignored)) == 0)
+			rc = 0;
+	}
+	if (rc == 0) {
+		rc = ctl_evidence_write(directory, e->kind, namespace_name, number, file.data, file.len, path,
+		                        path_cap, created);
+		if (rc != 0)
+			snprintf(why, why_cap, "cannot write into %s: %s", directory, dirauth_strerror(rc));
+	}
+	buffer_free(&file);
+	return rc;
+}
+
 /* ---- dirauthctl verify-evidence ---- */
+
+/* A file past the bound is not evidence: verify-evidence's status 1, not a usage or I/O one. */
+static const struct ctl_file_limit evidence_limit = {EVIDENCE_MAX_BYTES, "an evidence file",
+                                                     CTL_EVIDENCE_EXIT_INVALID};
 
 static const char verify_evidence_usage[] =
     "usage: dirauthctl verify-evidence FILE [--trust BUNDLE]\n"
@@ -485,17 +547,8 @@ static int run_verify_evidence(const struct ctl_arguments *arguments, struct ctl
 			return report->exit_code;
 		}
 	}
-	rc = ctl_file_read(path, EVIDENCE_MAX_BYTES, &file, &len);
+	rc = ctl_file_read_reported(path, &evidence_limit, &file, &len, report, "verify-evidence: %s", path);
 	if (rc != 0) {
-		if (rc == DIRAUTH_ERR_NOT_FOUND)
-			ctl_report_fail(report, CTL_EXIT_NO_INPUT, "verify-evidence: %s: no such file", path);
-		else if (rc == DIRAUTH_ERR_BOUNDS)
-			ctl_report_fail(report, CTL_EVIDENCE_EXIT_INVALID,
-			                "verify-evidence: %s: larger than an evidence file (%zu bytes)", path,
-			                (size_t)EVIDENCE_MAX_BYTES);
-		else
-			ctl_report_fail(report, ctl_exit_code_for_error(rc), "verify-evidence: %s: %s", path,
-			                dirauth_strerror(rc));
 		free(bundle);
 		return report->exit_code;
 	}

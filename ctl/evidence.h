@@ -1,6 +1,7 @@
 /*
  * evidence.h: evidence files (schema/evidence.md) judged offline, made from the material a
- * monitor collected or a fetch refused, written once, and the dirauthctl verify-evidence command.
+ * monitor collected or a fetch refused, kept only once proven and written once, and the
+ * dirauthctl verify-evidence command.
  *
  * What each kind proves, in the order the checks run (ctl_evidence_verify):
  *
@@ -95,6 +96,30 @@ void ctl_evidence_add_certificates(struct evidence *e, const uint8_t *certificat
 int ctl_evidence_write(const char *directory, enum evidence_kind kind, const char *namespace_name,
                        uint64_t number, const uint8_t *file, size_t len, char *path, size_t path_cap,
                        int *created);
+
+/*
+ * Keeps *e as an evidence file when it proves misbehaviour, by the check verify-evidence --trust
+ * makes with bundle (ctl_evidence_verify): encodes it, verifies it, then writes it with
+ * ctl_evidence_write into directory under namespace_name and number. This is the one way
+ * dirauthctl fetch and dirauthctl monitor keep what they find: nothing that verify-evidence would
+ * not prove is ever written.
+ *
+ * Two certificate bundles, and no proof with both: *e is tried once more with the second alone. A
+ * bundle kept with the first statement may certify a key whose signature on the second statement
+ * does not verify (it was never counted there), and ctl_evidence_verify refuses a signature by a
+ * certified key that does not verify, while the second's own certificates prove it. *e itself is
+ * not changed; its statements and certificates are only read.
+ *
+ * Returns 0 with path (room for path_cap, may be NULL) and *created (may be NULL) as
+ * ctl_evidence_write gives them. Else nothing was written, and why (room for why_cap) says what
+ * stopped it, worded to follow "evidence could not be written: ", and the error is that of the
+ * first attempt: "it does not verify: <detail>" (ctl_evidence_verify's errors), "it proves
+ * nobody's misbehaviour: <summary>" (DIRAUTH_ERR_UNKNOWN_KEY), "cannot encode it: <error>"
+ * (evidence_encode's), "cannot write into <directory>: <error>" (ctl_evidence_write's).
+ */
+int ctl_evidence_keep(const struct trust_bundle *bundle, const struct evidence *e, const char *directory,
+                      const char *namespace_name, uint64_t number, char *path, size_t path_cap, int *created,
+                      char *why, size_t why_cap);
 
 /*
  * dirauthctl verify-evidence FILE [--trust BUNDLE] (argv[0] is "verify-evidence"): prints the

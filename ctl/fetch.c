@@ -120,34 +120,6 @@ static void read_held_certificates(const char *directory, const char *namespace_
 	}
 }
 
-/* Encodes e and proves it with the bundle, as verify-evidence --trust would. Returns 0 when it
- * proves misbehaviour, else an error with why. */
-static int prove_evidence(const struct trust_bundle *bundle, const struct evidence *e, struct buffer *file,
-                          char *why, size_t why_cap)
-{
-	struct ctl_evidence_verdict verdict;
-	char detail[VERIFY_DETAIL_MAX];
-	int rc;
-
-	buffer_reset(file);
-	rc = evidence_encode(e, file);
-	if (rc != 0) {
-		snprintf(why, why_cap, "%s", dirauth_strerror(rc));
-		return rc;
-	}
-	rc = ctl_evidence_verify(bundle, file->data, file->len, &verdict, detail, sizeof(detail));
-	if (rc != 0) {
-		/* The detail is cut short if it must be: its start says why. */
-		snprintf(why, why_cap, "it does not verify: %.*s", (int)(sizeof(detail) / 2), detail);
-		return rc;
-	}
-	if (!verdict.proven) {
-		snprintf(why, why_cap, "it proves nobody's misbehaviour: %s", verdict.summary);
-		return DIRAUTH_ERR_UNKNOWN_KEY;
-	}
-	return 0;
-}
-
 /* An equivocation as a headers evidence file (ctl/evidence.h): the held note and the fetched one,
  * the bundle's identity keys, and the certificates of each header, the held one's as kept and the
  * fetched ones. Written into DIR/NS only when it proves that an authority signed both, so that
@@ -162,39 +134,26 @@ static int keep_equivocation(const char *directory, const struct trust_bundle *b
 	uint8_t *held_certificates = NULL;
 	size_t held_certificates_len = 0;
 	struct evidence e;
-	struct buffer file;
 	int rc;
 
+	rc = join_path(namespace_directory, sizeof(namespace_directory), directory, namespace_name, NULL);
+	if (rc != 0) {
+		snprintf(why, why_cap, "%s", dirauth_strerror(rc));
+		return rc;
+	}
 	ctl_evidence_between(&e, EVIDENCE_HEADERS, bundle, header->origin, header->epoch, held_bytes,
 	                     held_len, note, note_len);
 	read_held_certificates(directory, namespace_name, &held_certificates, &held_certificates_len);
 	ctl_evidence_add_certificates(&e, held_certificates, held_certificates_len);
 	ctl_evidence_add_certificates(&e, certificates, certificates_len);
-	buffer_init(&file);
-	rc = prove_evidence(bundle, &e, &file, why, why_cap);
-	if (rc != 0 && e.certificate_count == 2) {
-		/* A held certificate may cover a key whose signature on the fetched note does not verify
-		 * (it was never counted there): without them, the fetched ones may still prove it. */
-		char ignored[VERIFY_DETAIL_MAX];
-		e.certificates[0] = e.certificates[1];
-		e.certificate_count = 1;
-		if (prove_evidence(bundle, &e, &file, ignored, sizeof(ignored)) == 0)
-			rc = 0;
-	}
-	if (rc == 0) {
-		why[0] = '\0';
-		rc = join_path(namespace_directory, sizeof(namespace_directory), directory, namespace_name,
-		               NULL);
-	}
-	if (rc == 0)
-		rc = ctl_evidence_write(namespace_directory, EVIDENCE_HEADERS, namespace_name, header->epoch,
-		                        file.data, file.len, path, path_cap, NULL);
-	if (rc != 0 && why[0] == '\0')
-		snprintf(why, why_cap, "%s", dirauth_strerror(rc));
-	buffer_free(&file);
+	rc = ctl_evidence_keep(bundle, &e, namespace_directory, namespace_name, header->epoch, path, path_cap,
+	                       NULL, why, why_cap);
 	free(held_certificates);
 	return rc;
 }
+
+static const struct ctl_file_limit held_header_limit = {CTL_FETCH_HEADER_NOTE_MAX, "a header note",
+                                                        CTL_EXIT_DATA};
 
 int ctl_fetch_read_held(const char *directory, const char *namespace_name, struct buffer *held,
                         struct ctl_report *report)
@@ -213,12 +172,10 @@ int ctl_fetch_read_held(const char *directory, const char *namespace_name, struc
 	}
 	if (!ctl_file_exists(path))
 		return 0;
-	rc = ctl_file_read(path, CTL_FETCH_HEADER_NOTE_MAX, &bytes, &len);
-	if (rc != 0) {
-		ctl_report_fail(report, rc == DIRAUTH_ERR_BOUNDS ? CTL_EXIT_DATA : CTL_EXIT_IO,
-		                "fetch %s: held header %s: %s", namespace_name, path, dirauth_strerror(rc));
+	rc = ctl_file_read_reported(path, &held_header_limit, &bytes, &len, report,
+	                            "fetch %s: held header %s", namespace_name, path);
+	if (rc != 0)
 		return rc;
-	}
 	rc = buffer_append(held, bytes, len);
 	if (rc != 0)
 		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "fetch %s: out of memory", namespace_name);

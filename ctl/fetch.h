@@ -17,7 +17,8 @@
  *      threshold, are "equivocation", and both notes are kept, held first, as a headers evidence
  *      file (ctl/evidence.h) in DIR/NS, with the bundle's identity keys and the certificates of
  *      each (DIR/NS/certificates, the fetched ones), written only when ctl_evidence_verify
- *      proves one authority signed both; a newer epoch must chain to the held header: following
+ *      proves one authority signed both (ctl_evidence_keep, which the monitor's evidence goes
+ *      through as well); a newer epoch must chain to the held header: following
  *      `previous` back from the new header through the headers the server holds for the epochs
  *      in between (each verified like the new one, at its own valid-after) reaches the held
  *      header's digest, within a bounded number of epochs;

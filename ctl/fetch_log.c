@@ -48,6 +48,9 @@ static int join_path(char *out, size_t cap, const char *directory, const char *n
 	return n < 0 || (size_t)n >= cap ? DIRAUTH_ERR_BOUNDS : 0;
 }
 
+static const struct ctl_file_limit held_checkpoint_limit = {TLOG_PROOF_NOTE_MAX, "a checkpoint note",
+                                                            CTL_EXIT_DATA};
+
 /* The held checkpoint, parsed; *held 0 when the mirror holds none. */
 static int read_held(const char *what, const char *directory, const char *namespace_name, int *held,
                      struct checkpoint *checkpoint, struct ctl_report *report)
@@ -65,12 +68,10 @@ static int read_held(const char *what, const char *directory, const char *namesp
 	}
 	if (!ctl_file_exists(path))
 		return 0;
-	rc = ctl_file_read(path, TLOG_PROOF_NOTE_MAX, &bytes, &len);
-	if (rc != 0) {
-		ctl_report_fail(report, rc == DIRAUTH_ERR_BOUNDS ? CTL_EXIT_DATA : CTL_EXIT_IO,
-		                "%s: held checkpoint %s: %s", what, path, dirauth_strerror(rc));
+	rc = ctl_file_read_reported(path, &held_checkpoint_limit, &bytes, &len, report,
+	                            "%s: held checkpoint %s", what, path);
+	if (rc != 0)
 		return rc;
-	}
 	rc = note_parse(bytes, len, &note);
 	if (rc == 0)
 		rc = checkpoint_parse(note->text, note->text_len, checkpoint);

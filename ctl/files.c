@@ -1,11 +1,13 @@
 /*
- * files.c: bounded reads and atomic, durable writes (see files.h).
+ * files.c: bounded reads, their refusals in a command's words, and atomic, durable writes (see
+ * files.h).
  */
 #include "ctl/files.h"
 
 #include "schema/error.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -87,6 +89,31 @@ int ctl_file_read(const char *path, size_t max_bytes, uint8_t **out, size_t *len
 done:
 	free(data);
 	close(fd);
+	return rc;
+}
+
+int ctl_file_read_reported(const char *path, const struct ctl_file_limit *limit, uint8_t **out, size_t *len,
+                           struct ctl_report *report, const char *name_format, ...)
+{
+	char name[CTL_REPORT_MAX];
+	va_list arguments;
+	int rc = ctl_file_read(path, limit->max_bytes, out, len);
+
+	if (rc == 0)
+		return 0;
+	va_start(arguments, name_format);
+	vsnprintf(name, sizeof(name), name_format, arguments);
+	va_end(arguments);
+	if (rc == DIRAUTH_ERR_NOT_FOUND)
+		ctl_report_fail(report, CTL_EXIT_NO_INPUT, "%s: no such file", name);
+	else if (rc == DIRAUTH_ERR_BOUNDS && limit->larger_than != NULL)
+		ctl_report_fail(report, limit->exit_code, "%s: larger than %s (%zu bytes)", name,
+		                limit->larger_than, limit->max_bytes);
+	else if (rc == DIRAUTH_ERR_BOUNDS)
+		ctl_report_fail(report, limit->exit_code, "%s: larger than %zu bytes", name,
+		                limit->max_bytes);
+	else
+		ctl_report_fail(report, ctl_exit_code_for_error(rc), "%s: %s", name, dirauth_strerror(rc));
 	return rc;
 }
 

@@ -2,7 +2,10 @@
  * files.h: the few file operations dirauthctl needs, done carefully.
  *
  * Input files (service descriptions, trust bundles, held headers) are read whole, but never
- * more than a bound the caller names, so a wrong path to a huge file cannot exhaust memory.
+ * more than a bound the caller names, so a wrong path to a huge file cannot exhaust memory. A
+ * command reads its inputs through ctl_file_read_reported, so that every file it cannot read is
+ * refused in the same words and with the same exit status: missing is 66, too long is the
+ * status of bad content in that file, anything else is the status of the error.
  * Output that a later run trusts (a mirror's verified headers and bodies) is written
  * atomically: a temporary file in the same directory, fsync, rename over the target, fsync of
  * the directory. A crash then leaves either the old file or the new one, never half of one,
@@ -10,6 +13,8 @@
  */
 #ifndef DIRAUTH_CTL_FILES_H
 #define DIRAUTH_CTL_FILES_H
+
+#include "ctl/report.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -21,6 +26,28 @@
  * DIRAUTH_ERR_BOUNDS (longer than max_bytes); DIRAUTH_ERR_IO (not a regular file, read error);
  * DIRAUTH_ERR_NOMEM. */
 int ctl_file_read(const char *path, size_t max_bytes, uint8_t **out, size_t *len);
+
+/* What an input file may hold, for ctl_file_read_reported. */
+struct ctl_file_limit {
+	size_t max_bytes;        /* a longer file is refused */
+	const char *larger_than; /* what a longer file is said to be larger than ("a certificate");
+	                            NULL: the bound alone */
+	int exit_code;           /* a longer file's status: that of bad content in this file
+	                            (CTL_EXIT_DATA for data, CTL_EXIT_CONFIG for a configuration) */
+};
+
+/*
+ * Reads the input file at path as ctl_file_read does under limit->max_bytes, and records a
+ * failure in report as "<name>: <why>", name formatted from name_format (it usually holds the
+ * path: "trust bundle %s"): "no such file" with 66; "larger than <limit->larger_than> (<max>
+ * bytes)" or "larger than <max> bytes" with limit->exit_code; else the error's words with
+ * ctl_exit_code_for_error (74 I/O or not a regular file, 77 permission, 70 out of memory).
+ * On success *out (the caller frees it) and *len are those of ctl_file_read. Returns 0 or the
+ * error of ctl_file_read.
+ */
+int ctl_file_read_reported(const char *path, const struct ctl_file_limit *limit, uint8_t **out, size_t *len,
+                           struct ctl_report *report, const char *name_format, ...)
+    __attribute__((format(printf, 6, 7)));
 
 /* True when path names an existing file or directory (or anything lstat finds). */
 int ctl_file_exists(const char *path);

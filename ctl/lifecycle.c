@@ -168,6 +168,8 @@ static int split_path(const char *path, char *directory, size_t directory_cap, c
 	return 0;
 }
 
+static const struct ctl_file_limit state_limit = {STATE_MAX_BYTES, NULL, CTL_EXIT_DATA};
+
 /* The sequence: given, after the state file's, or the clock's. */
 static int choose_sequence(const struct ctl_lifecycle_options *options, const struct ctl_service_file *file,
                            uint64_t *sequence, struct ctl_report *report)
@@ -191,8 +193,11 @@ static int choose_sequence(const struct ctl_lifecycle_options *options, const st
 		*sequence = options->has_sequence ? options->sequence : options->now;
 		return 0;
 	}
-	rc = ctl_file_read(options->state_path, STATE_MAX_BYTES, &data, &len);
-	if (rc == 0) {
+	if (ctl_file_exists(options->state_path)) {
+		rc = ctl_file_read_reported(options->state_path, &state_limit, &data, &len, report,
+		                            "%s: state file %s", what, options->state_path);
+		if (rc != 0)
+			return rc;
 		struct text_span span = {(const char *)data, len};
 		if (span.len > 0 && span.data[span.len - 1] == '\n')
 			span.len--;
@@ -203,10 +208,6 @@ static int choose_sequence(const struct ctl_lifecycle_options *options, const st
 			                options->state_path);
 			return DIRAUTH_ERR_SYNTAX;
 		}
-	} else if (rc != DIRAUTH_ERR_NOT_FOUND) {
-		ctl_report_fail(report, rc == DIRAUTH_ERR_BOUNDS ? CTL_EXIT_DATA : CTL_EXIT_IO,
-		                "%s: state file %s: %s", what, options->state_path, dirauth_strerror(rc));
-		return rc;
 	}
 	free(data);
 	*sequence = last + 1;

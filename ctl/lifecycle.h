@@ -137,13 +137,13 @@ void ctl_lifecycle_result_free(struct ctl_lifecycle_result *result);
  * 64 for a namespace or service id that is not one, 65 for an endpoint id that is not one of the
  * service file's ("health: endpoint <id> is not an endpoint of FILE"), for signer endpoint when
  * the file names no key for it or the key is not that one; the sequence (74 when the state file
- * cannot be read or written, 65 when it holds no decimal); builds and signs the document (65 when
- * its fields do not make one); posts it to every server and checks each answer. Returns 0 with
- * *result filled when the command succeeded (see above), else a negative error with the failure
- * in report: one server's own failure (69 unreachable or 5xx, 76 refused, 65 an answer that does
- * not check, 73 a receipt file that exists), or with several servers DIRAUTH_ERR_THRESHOLD (75,
- * "<command>: accepted by N of the M servers" or "... of the authorities"). result->answers is
- * filled whenever posting began. */
+ * cannot be read or written, 77 when it may not be read, 65 when it is longer than a sequence's
+ * line or holds no decimal); builds and signs the document (65 when its fields do not make one);
+ * posts it to every server and checks each answer. Returns 0 with *result filled when the command
+ * succeeded (see above), else a negative error with the failure in report: one server's own failure
+ * (69 unreachable or 5xx, 76 refused, 65 an answer that does not check, 73 a receipt file that
+ * exists), or with several servers DIRAUTH_ERR_THRESHOLD (75, "<command>: accepted by N of the M
+ * servers" or "... of the authorities"). result->answers is filled whenever posting began. */
 int ctl_lifecycle_run(const struct ctl_lifecycle_options *options, struct ctl_lifecycle_result *result,
                       struct ctl_report *report);
 

@@ -5,7 +5,8 @@
  * the trust bundle, a checkpoint by the log's pins, a checkpoint's growth by a consistency proof.
  * Two statements that each passed their own check and contradict each other are what it is
  * looking for; it keeps them as they were served, in an evidence file, and only once
- * ctl_evidence_verify (the very check dirauthctl verify-evidence runs) proves them. Anything that
+ * ctl_evidence_verify (the very check dirauthctl verify-evidence runs) proves them: through
+ * ctl_evidence_keep, the one keeper fetch uses for an equivocation as well. Anything that
  * cannot be checked is a failure of the round, never evidence.
  */
 #include "ctl/monitor.h"
@@ -148,6 +149,8 @@ static int state_path(const struct monitor *m, const char *name, char *out, size
 /* Reads STATE/<ns>/name into out (emptied first); *present 0 when there is no such file. */
 static int state_read(struct monitor *m, const char *name, size_t max, struct buffer *out, int *present)
 {
+	const struct ctl_file_limit limit = {max, NULL, CTL_EXIT_DATA};
+	struct ctl_report unread;
 	char path[PATH_CAPACITY];
 	uint8_t *bytes = NULL;
 	size_t len = 0;
@@ -161,9 +164,13 @@ static int state_read(struct monitor *m, const char *name, size_t max, struct bu
 	}
 	if (!ctl_file_exists(path))
 		return 0;
-	rc = ctl_file_read(path, max, &bytes, &len);
-	if (rc == 0)
-		rc = buffer_append(out, bytes, len);
+	ctl_report_init(&unread);
+	rc = ctl_file_read_reported(path, &limit, &bytes, &len, &unread, "monitor: state %s", path);
+	if (rc != 0) {
+		failure(m, "%s", unread.message);
+		return rc;
+	}
+	rc = buffer_append(out, bytes, len);
 	free(bytes);
 	if (rc != 0) {
 		failure(m, "monitor: state %s: %s", path, dirauth_strerror(rc));
@@ -254,39 +261,17 @@ static int round_names(const struct ctl_monitor_round *r, const char *path)
 	return 0;
 }
 
-/* Encodes e, proves it with ctl_evidence_verify and writes it. what names the contradiction in
- * failure lines. */
+/* Keeps e through ctl_evidence_keep, and counts it in the round; what names the contradiction in
+ * the failure line of evidence that is not kept. */
 static void keep_evidence(struct monitor *m, const struct evidence *e, uint64_t number, const char *what)
 {
-	struct ctl_evidence_verdict verdict;
-	struct buffer file;
-	char detail[VERIFY_DETAIL_MAX], path[PATH_CAPACITY];
+	char path[PATH_CAPACITY], why[VERIFY_DETAIL_MAX + PATH_CAPACITY];
 	int created = 0;
-	int rc;
 
-	buffer_init(&file);
-	rc = evidence_encode(e, &file);
-	if (rc != 0) {
-		failure(m, "monitor %s: %s: cannot make an evidence file: %s", m->ns->name, what,
-		        dirauth_strerror(rc));
-		goto done;
-	}
-	rc = ctl_evidence_verify(m->o->bundle, file.data, file.len, &verdict, detail, sizeof detail);
-	if (rc != 0) {
-		failure(m, "monitor %s: %s, but the evidence does not verify: %s", m->ns->name, what, detail);
-		goto done;
-	}
-	if (!verdict.proven) {
-		failure(m, "monitor %s: %s, but it proves nobody's misbehaviour: %s", m->ns->name, what,
-		        verdict.summary);
-		goto done;
-	}
-	rc = ctl_evidence_write(m->evidence_dir, e->kind, m->ns->name, number, file.data, file.len, path,
-	                        sizeof path, &created);
-	if (rc != 0) {
-		failure(m, "monitor %s: %s: cannot write the evidence into %s: %s", m->ns->name, what,
-		        m->evidence_dir, dirauth_strerror(rc));
-		goto done;
+	if (ctl_evidence_keep(m->o->bundle, e, m->evidence_dir, m->ns->name, number, path, sizeof path,
+	                      &created, why, sizeof why) != 0) {
+		failure(m, "monitor %s: %s; evidence could not be written: %s", m->ns->name, what, why);
+		return;
 	}
 	/* One contradiction may be seen twice in a round (across sources and against the state). */
 	if (!round_names(m->round, path)) {
@@ -294,8 +279,6 @@ static void keep_evidence(struct monitor *m, const struct evidence *e, uint64_t 
 		name_evidence(m, path);
 	}
 	m->round->written += (size_t)created;
-done:
-	buffer_free(&file);
 }
 
 static void headers_evidence(struct monitor *m, uint64_t epoch, const struct buffer *first,

@@ -26,11 +26,13 @@
  *      evidence file when it verifies as proof (`other-header` pieces are not proof and are
  *      counted only).
  *
- * Only evidence that ctl_evidence_verify proves is written, to EVIDENCE_DIR (by default
- * STATE/evidence) under a name made of its content: found again, it is the same file. A round
- * ends in one line saying what it checked (ctl_monitor_round.line) and its outcome: 0 nothing
- * found, 3 misbehaviour found, 1 something could not be checked (a source that does not answer,
- * a statement that does not verify: these are in failure lines, not evidence).
+ * Only evidence that ctl_evidence_verify proves is written (ctl_evidence_keep, as fetch keeps an
+ * equivocation: a `headers` file whose first header's certificates stand in the way is tried with
+ * the second's alone), to EVIDENCE_DIR (by default STATE/evidence) under a name made of its
+ * content: found again, it is the same file. A round ends in one line saying what it checked
+ * (ctl_monitor_round.line) and its outcome: 0 nothing found, 3 misbehaviour found, 1 something
+ * could not be checked (a source that does not answer, a statement that does not verify: these are
+ * in failure lines, not evidence).
  *
  * State: STATE/<ns>/latest.checkpoint (the checkpoint note, believed when taken, like fetch's),
  * STATE/<ns>/checked (the highest epoch up to which every header seen was checked), STATE/<ns>/

@@ -318,16 +318,8 @@ int ctl_proof_verify(const struct trust_bundle *bundle, const uint8_t *certifica
 static int read_input(const char *label, const char *path, size_t max_bytes, uint8_t **bytes, size_t *len,
                       struct ctl_report *report)
 {
-	int rc = ctl_file_read(path, max_bytes, bytes, len);
-	if (rc == DIRAUTH_ERR_NOT_FOUND)
-		ctl_report_fail(report, CTL_EXIT_NO_INPUT, "verify: %s %s: no such file", label, path);
-	else if (rc == DIRAUTH_ERR_BOUNDS)
-		ctl_report_fail(report, CTL_EXIT_DATA, "verify: %s %s: larger than %zu bytes", label, path,
-		                max_bytes);
-	else if (rc != 0)
-		ctl_report_fail(report, ctl_exit_code_for_error(rc), "verify: %s %s: %s", label, path,
-		                dirauth_strerror(rc));
-	return rc;
+	const struct ctl_file_limit limit = {max_bytes, NULL, CTL_EXIT_DATA};
+	return ctl_file_read_reported(path, &limit, bytes, len, report, "verify: %s %s", label, path);
 }
 
 int ctl_proof_verify_files(const struct trust_bundle *bundle, const char *certificates_path,

@@ -6,6 +6,7 @@
 #include "schema/crypto.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
+#include "ctl/certify.h"
 #include "ctl/exchange.h"
 #include "ctl/files.h"
 #include "ctl/keyring.h"
@@ -182,32 +183,13 @@ done:
 int ctl_register_load_key(const char *what, const char *path, struct signer_key **key,
                           struct ctl_report *report)
 {
-	int rc = signer_key_load(path, key);
+	char name[CTL_REPORT_MAX];
 
-	switch (rc) {
-	case 0:
-		break;
-	case DIRAUTH_ERR_PERMISSION:
-		ctl_report_fail(
-		    report, CTL_EXIT_PERMISSION,
-		    "%s: key %s: unsafe file (not a regular file, a symlink, or readable by group or "
-		    "other: chmod 600)",
-		    what, path);
-		break;
-	case DIRAUTH_ERR_NOT_FOUND:
-		ctl_report_fail(report, CTL_EXIT_NO_INPUT, "%s: key %s: no such file", what, path);
-		break;
-	case DIRAUTH_ERR_SYNTAX:
-		ctl_report_fail(report, CTL_EXIT_DATA, "%s: key %s: not a dirauth private key file", what,
-		                path);
-		break;
-	default:
-		ctl_report_fail(report, ctl_exit_code_for_error(rc), "%s: key %s: %s", what, path,
-		                dirauth_strerror(rc));
-		break;
-	}
-	return rc;
+	snprintf(name, sizeof(name), "%s: key", what);
+	return ctl_certify_load_key(name, path, key, report);
 }
+
+static const struct ctl_file_limit service_file_limit = {CTL_SERVICE_FILE_MAX_BYTES, NULL, CTL_EXIT_DATA};
 
 int ctl_register_load_service_file(const char *what, const char *path, struct ctl_service_file *file,
                                    struct ctl_report *report)
@@ -217,21 +199,9 @@ int ctl_register_load_service_file(const char *what, const char *path, struct ct
 	size_t len = 0;
 	int rc;
 
-	rc = ctl_file_read(path, CTL_SERVICE_FILE_MAX_BYTES, &data, &len);
-	if (rc == DIRAUTH_ERR_NOT_FOUND) {
-		ctl_report_fail(report, CTL_EXIT_NO_INPUT, "%s: %s: no such file", what, path);
+	rc = ctl_file_read_reported(path, &service_file_limit, &data, &len, report, "%s: %s", what, path);
+	if (rc != 0)
 		goto done;
-	}
-	if (rc == DIRAUTH_ERR_BOUNDS) {
-		ctl_report_fail(report, CTL_EXIT_DATA, "%s: %s: larger than %d bytes", what, path,
-		                CTL_SERVICE_FILE_MAX_BYTES);
-		goto done;
-	}
-	if (rc != 0) {
-		ctl_report_fail(report, ctl_exit_code_for_error(rc), "%s: %s: %s", what, path,
-		                dirauth_strerror(rc));
-		goto done;
-	}
 	rc = ctl_service_file_parse(data, len, path, file, error, sizeof(error));
 	if (rc != 0)
 		ctl_report_fail(report, rc == DIRAUTH_ERR_NOMEM ? CTL_EXIT_SOFTWARE : CTL_EXIT_DATA, "%s: %s",

@@ -137,10 +137,10 @@ int ctl_register_check_receipt(const uint8_t *receipt_note, size_t len, const ch
                                const uint8_t note_sha256[32], const struct certificate_keyring *ring,
                                struct ctl_register_result *result, struct ctl_report *report);
 
-/* Loads a private key file for command what (the prefix of every message): 77 when its file is
- * unsafe (a symlink, not regular, readable by group or other), 66 when missing, 65 when it is not
- * a key file. Returns 0 with *key set (the caller frees it with signer_key_free), or the error of
- * signer_key_load with the refusal in report. */
+/* Loads a private key file for command what (every message begins "<what>: key <path>") as
+ * ctl_certify_load_key does: 77 when its file is unsafe (a symlink, not regular, readable by group
+ * or other), 66 when missing, 65 when it is not a key file. Returns 0 with *key set (the caller frees it with
+ * signer_key_free), or the error of signer_key_load with the refusal in report. */
 int ctl_register_load_key(const char *what, const char *path, struct signer_key **key,
                           struct ctl_report *report);
 

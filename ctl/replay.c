@@ -68,22 +68,11 @@ static int read_body(const struct trust_bundle *bundle, const char *path, uint8_
 	size_t len = 0, bound = bundle->max_body_uncompressed > SIZE_MAX
 	                            ? SIZE_MAX
 	                            : (size_t)bundle->max_body_uncompressed;
-	int rc = ctl_file_read(path, bound, data, &len);
-	if (rc == DIRAUTH_ERR_NOT_FOUND) {
-		ctl_report_fail(report, CTL_EXIT_NO_INPUT, WHAT ": %s: no such file", path);
+	const struct ctl_file_limit limit = {bound, "the trust bundle's max-body-uncompressed",
+	                                     CTL_EXIT_DATA};
+	int rc = ctl_file_read_reported(path, &limit, data, &len, report, WHAT ": %s", path);
+	if (rc != 0)
 		return rc;
-	}
-	if (rc == DIRAUTH_ERR_BOUNDS) {
-		ctl_report_fail(report, CTL_EXIT_DATA,
-		                WHAT ": %s: larger than the trust bundle's max-body-uncompressed (%zu bytes)",
-		                path, bound);
-		return rc;
-	}
-	if (rc != 0) {
-		ctl_report_fail(report, ctl_exit_code_for_error(rc), WHAT ": %s: %s", path,
-		                dirauth_strerror(rc));
-		return rc;
-	}
 	ctl_fetch_body_limits(bundle, &limits);
 	rc = snapshot_body_parse_sections(*data, len, &limits, body);
 	if (rc != 0)

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const struct ctl_file_limit trust_bundle_limit = {TRUST_BUNDLE_MAX_BYTES, NULL, CTL_EXIT_CONFIG};
+
 int ctl_trust_bundle_load(const char *path, struct trust_bundle *out, struct ctl_report *report)
 {
 	uint8_t *data = NULL;
@@ -18,21 +20,9 @@ int ctl_trust_bundle_load(const char *path, struct trust_bundle *out, struct ctl
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = ctl_file_read(path, TRUST_BUNDLE_MAX_BYTES, &data, &len);
-	if (rc == DIRAUTH_ERR_NOT_FOUND) {
-		ctl_report_fail(report, CTL_EXIT_NO_INPUT, "trust bundle %s: no such file", path);
+	rc = ctl_file_read_reported(path, &trust_bundle_limit, &data, &len, report, "trust bundle %s", path);
+	if (rc != 0)
 		goto done;
-	}
-	if (rc == DIRAUTH_ERR_BOUNDS) {
-		ctl_report_fail(report, CTL_EXIT_CONFIG, "trust bundle %s: larger than %d bytes", path,
-		                TRUST_BUNDLE_MAX_BYTES);
-		goto done;
-	}
-	if (rc != 0) {
-		ctl_report_fail(report, rc == DIRAUTH_ERR_NOMEM ? CTL_EXIT_SOFTWARE : CTL_EXIT_IO,
-		                "trust bundle %s: %s", path, dirauth_strerror(rc));
-		goto done;
-	}
 	rc = trust_bundle_parse_explained(data, len, out, &error_line, why, sizeof(why));
 	if (rc != 0) {
 		if (rc == DIRAUTH_ERR_NOMEM)

@@ -12,9 +12,10 @@
 #include "schema/trust_bundle.h"
 
 /* Reads and parses the bundle at path into *out. On failure records in report: 66 when the file
- * is missing, 74 when it cannot be read, 78 when it is larger than TRUST_BUNDLE_MAX_BYTES or does
- * not parse, then as "trust bundle PATH:LINE: <what is wrong with the line>"
- * (trust_bundle_parse_explained). Returns 0 or the underlying error code. */
+ * is missing, 74 when it cannot be read (77 when it may not be), 78 when it is larger than
+ * TRUST_BUNDLE_MAX_BYTES or does not parse, then as "trust bundle PATH:LINE: <what is wrong with
+ * the line>" (trust_bundle_parse_explained); the file's refusals are ctl_file_read_reported's.
+ * Returns 0 or the underlying error code. */
 int ctl_trust_bundle_load(const char *path, struct trust_bundle *out, struct ctl_report *report);
 
 #endif

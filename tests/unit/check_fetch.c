@@ -1313,6 +1313,87 @@ START_TEST(test_equivocation_by_no_one_authority_writes_no_evidence)
 }
 END_TEST
 
+/* The evidence a fetch or a monitor keeps goes through ctl_evidence_keep. The second header also
+ * carries a signature by authority 1's next key that does not verify, and only the first header's
+ * certificates certify that key: with both bundles the file does not verify, with the second's
+ * alone it proves authority 1 signed both, and that is the file written. The other way round,
+ * nothing can take the bad signature's certificate away: nothing is written, and why says so. */
+START_TEST(test_evidence_keep_tries_the_second_certificates_alone)
+{
+	static const int both_keys[] = {AUTHORITY_1, AUTHORITY_1_NEXT};
+	struct snapshot_spec first_spec = {.epoch = 5, .record_count = 1};
+	struct snapshot_spec second_spec = {
+	    .epoch = 5, .record_count = 2, .previous_byte = 1, .signers = both_keys, .signer_count = 2};
+	struct built_snapshot first, second;
+	struct buffer note, second_certificates, file;
+	struct ctl_evidence_verdict verdict;
+	struct evidence e;
+	char detail[VERIFY_DETAIL_MAX], why[VERIFY_DETAIL_MAX + 64], path[4200], kept[4200];
+	int created = 0;
+
+	make_snapshot(&first_spec, &first);
+	make_snapshot(&second_spec, &second);
+	/* The last signature line is the next key's. */
+	uint8_t *damaged = &second.header_note.data[second.header_note.len - 6];
+	*damaged = *damaged == 'A' ? 'B' : 'A';
+	buffer_init(&note);
+	buffer_init(&second_certificates);
+	buffer_init(&file);
+	fixture_certificate(identities[IDENTITY_1], keys[AUTHORITY_1], WINDOW_AFTER, WINDOW_UNTIL, &note);
+	fixture_certificate_bundle(&note, 1, &second_certificates);
+	snprintf(kept, sizeof(kept), "%s/kept", directory);
+
+	ctl_evidence_between(&e, EVIDENCE_HEADERS, &bundle, ORIGIN, 5, first.header_note.data,
+	                     first.header_note.len, second.header_note.data, second.header_note.len);
+	ctl_evidence_add_certificates(&e, certificates.data, certificates.len);
+	ctl_evidence_add_certificates(&e, second_certificates.data, second_certificates.len);
+	ck_assert_int_eq(evidence_encode(&e, &file), 0);
+	ck_assert_int_eq(ctl_evidence_verify(&bundle, file.data, file.len, &verdict, detail, sizeof(detail)),
+	                 DIRAUTH_ERR_SIGNATURE);
+	ck_assert_msg(ctl_evidence_keep(&bundle, &e, kept, "mix", 5, path, sizeof(path), &created, why,
+	                                sizeof(why)) == 0,
+	              "%s", why);
+	ck_assert_int_eq(created, 1);
+	ck_assert_uint_eq(e.certificate_count, 2);
+	{
+		struct evidence written;
+		size_t len = 0;
+		uint8_t *data = test_read_file(path, &len);
+		ck_assert_int_eq(evidence_parse(data, len, &written), 0);
+		ck_assert_uint_eq(written.certificate_count, 1);
+		ck_assert_uint_eq(written.certificates[0].len, second_certificates.len);
+		ck_assert_int_eq(ctl_evidence_verify(&bundle, data, len, &verdict, detail, sizeof(detail)),
+		                 0);
+		ck_assert_int_eq(verdict.proven, 1);
+		free(data);
+	}
+	/* Found again: the same file, not written anew. */
+	ck_assert_int_eq(ctl_evidence_keep(&bundle, &e, kept, "mix", 5, why, sizeof(why), &created, detail,
+	                                   sizeof(detail)),
+	                 0);
+	ck_assert_int_eq(created, 0);
+	ck_assert_str_eq(why, path);
+
+	ctl_evidence_between(&e, EVIDENCE_HEADERS, &bundle, ORIGIN, 5, first.header_note.data,
+	                     first.header_note.len, second.header_note.data, second.header_note.len);
+	ctl_evidence_add_certificates(&e, second_certificates.data, second_certificates.len);
+	ctl_evidence_add_certificates(&e, certificates.data, certificates.len);
+	snprintf(kept, sizeof(kept), "%s/refused", directory);
+	ck_assert_int_eq(
+	    ctl_evidence_keep(&bundle, &e, kept, "mix", 5, path, sizeof(path), &created, why, sizeof(why)),
+	    DIRAUTH_ERR_SIGNATURE);
+	ck_assert_int_eq(created, 0);
+	ck_assert_msg(strncmp(why, "it does not verify: ", 20) == 0, "%s", why);
+	ck_assert_int_eq(access(kept, F_OK), -1);
+
+	buffer_free(&note);
+	buffer_free(&second_certificates);
+	buffer_free(&file);
+	free_snapshot(&first);
+	free_snapshot(&second);
+}
+END_TEST
+
 START_TEST(test_body_digest_mismatch_refused)
 {
 	struct snapshot_spec spec = {.epoch = 5, .record_count = 2};
@@ -2071,6 +2152,7 @@ static Suite *fetch_suite(void)
 	tcase_add_test(verification, test_equivocation_refused_with_evidence);
 	tcase_add_test(verification, test_equivocation_evidence_keeps_held_certificates);
 	tcase_add_test(verification, test_equivocation_by_no_one_authority_writes_no_evidence);
+	tcase_add_test(verification, test_evidence_keep_tries_the_second_certificates_alone);
 	tcase_add_test(verification, test_body_digest_mismatch_refused);
 	tcase_add_test(verification, test_tampered_record_signature_refused);
 	tcase_add_test(verification, test_body_larger_than_bound_refused);
