@@ -14,6 +14,7 @@
 #include "schema/error.h"
 #include "schema/receipt.h"
 #include "schema/registration.h"
+#include "tests/harness/run_directory.h"
 #include "tests/support/test_ports.h"
 #include "tests/support/test_programs.h"
 
@@ -696,17 +697,12 @@ static int wait_for_http(struct harness *harness, struct harness_child *child, c
 
 int harness_set_clock(struct harness_authority *authority, uint64_t now)
 {
-	char text[32], temp[PATH_MAX + 8];
 	if (authority->system_clock) {
 		harness_fail("the authority runs on the system clock: its time cannot be set");
 		return -1;
 	}
-	int n = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)now);
-	snprintf(temp, sizeof(temp), "%s.tmp", authority->clock_path);
-	if (harness_write_file(temp, text, (size_t)n, 0644) != 0)
-		return -1;
-	if (rename(temp, authority->clock_path) != 0) {
-		harness_fail("rename %s: %s", temp, strerror(errno));
+	if (run_directory_write_clock(authority->clock_path, now) != 0) {
+		harness_fail("cannot write %s: %s", authority->clock_path, strerror(errno));
 		return -1;
 	}
 	authority->now = now;
@@ -760,24 +756,20 @@ static int write_configs(struct harness_authority *authority, const struct harne
 	char provider[NOTE_VERIFIER_KEY_MAX + 1];
 	note_verifier_format(signer_key_verifier(authority->provider), provider);
 	const char *clock_line = authority->system_clock ? "" : "clock: { source: file, path: clock }\n";
+	struct run_directory_signer signer = {authority->verifier.name, "authority1.key", "authority1.cert",
+	                                      0, authority->system_clock};
 	struct buffer text;
 	buffer_init(&text);
-	int rc = buffer_appendf(
-	    &text,
-	    "# dirauth benchmark: the authority's signer, on the same file clock.\n"
-	    "authority: %s\n"
-	    "socket: signer.sock\n"
-	    "allowed_uid: %u\n"
-	    "state_dir: signer-state\n"
-	    "signing_key: keys/authority1.key\n"
-	    "certificates: [keys/authority1.cert]\n"
-	    "audit_log: signer-audit.log\n"
-	    "%s"
-	    "namespaces:\n"
-	    "  - { name: " HARNESS_NAMESPACE ", origin: dirauth.example/" HARNESS_NAMESPACE
-	    ", genesis: %llu, length_seconds: %llu, validity_epochs: 3 }\n",
-	    authority->verifier.name, (unsigned)getuid(), clock_line, (unsigned long long)authority->genesis,
-	    (unsigned long long)authority->epoch_length);
+	int rc = buffer_append_string(
+	    &text, "# dirauth benchmark: the authority's signer, on the same file clock.\n");
+	if (rc == 0)
+		rc = run_directory_signer_config(&signer, &text);
+	if (rc == 0)
+		rc = buffer_appendf(
+		    &text,
+		    "  - { name: " HARNESS_NAMESPACE ", origin: dirauth.example/" HARNESS_NAMESPACE
+		    ", genesis: %llu, length_seconds: %llu, validity_epochs: 3 }\n",
+		    (unsigned long long)authority->genesis, (unsigned long long)authority->epoch_length);
 	if (rc == 0)
 		rc = harness_write_file(authority->signer_config_path, text.data, text.len, 0644);
 	buffer_reset(&text);
@@ -885,21 +877,6 @@ int harness_authority_prepare(struct harness *harness, const struct harness_auth
 	return write_configs(authority, options, port);
 }
 
-/* True when something accepts connections on the signer's socket. */
-static int signer_listening(const struct harness_authority *authority)
-{
-	struct sockaddr_un address;
-	memset(&address, 0, sizeof(address));
-	address.sun_family = AF_UNIX;
-	memcpy(address.sun_path, authority->socket_path, strlen(authority->socket_path) + 1);
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return 0;
-	int connected = connect(fd, (struct sockaddr *)&address, sizeof(address)) == 0;
-	close(fd);
-	return connected;
-}
-
 static int signer_start(struct harness_authority *authority)
 {
 	struct harness *harness = authority->harness;
@@ -908,7 +885,7 @@ static int signer_start(struct harness_authority *authority)
 		return -1;
 	double deadline = harness_now() + HARNESS_STARTUP_SECONDS;
 	while (harness_now() < deadline && !harness_stopped(harness)) {
-		if (signer_listening(authority))
+		if (run_directory_signer_listening(authority->socket_path))
 			return 0;
 		if (!harness_child_running(&authority->signer)) {
 			harness_fail("dirauth-signer exited during startup");

@@ -28,6 +28,7 @@
 #include "schema/error.h"
 #include "schema/registration.h"
 #include "tests/harness/nginx_front.h"
+#include "tests/harness/run_directory.h"
 #include "tests/harness/test_ca.h"
 #include "tests/support/test_programs.h"
 
@@ -325,16 +326,7 @@ static int exited(struct cluster *c, pid_t *pid)
 static void wait_signer(struct cluster *c, struct member *m)
 {
 	for (int waited = 0; waited < START_TIMEOUT_MS; waited += 20) {
-		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-		ck_assert(fd >= 0);
-		struct sockaddr_un address;
-		memset(&address, 0, sizeof address);
-		address.sun_family = AF_UNIX;
-		ck_assert(strlen(m->socket_path) < sizeof address.sun_path);
-		memcpy(address.sun_path, m->socket_path, strlen(m->socket_path) + 1);
-		int connected = connect(fd, (struct sockaddr *)&address, sizeof address) == 0;
-		close(fd);
-		if (connected)
+		if (run_directory_signer_listening(m->socket_path))
 			return;
 		ck_assert_msg(!exited(c, &m->signer_pid), "%s: dirauth-signer exited; see %s", m->name,
 		              m->signer_log_path);
@@ -476,11 +468,8 @@ static void issue_certificate(struct cluster *c, struct member *m, const char *p
 
 static void write_clock(const struct member *m, uint64_t now)
 {
-	char text[32], temp[PATH_CAP + 8];
-	int n = snprintf(text, sizeof text, "%llu\n", (unsigned long long)now);
-	snprintf(temp, sizeof temp, "%s.tmp", m->clock_path);
-	test_write_file(temp, text, (size_t)n, 0644);
-	ck_assert_msg(rename(temp, m->clock_path) == 0, "rename %s: %s", temp, strerror(errno));
+	ck_assert_msg(run_directory_write_clock(m->clock_path, now) == 0, "cannot write %s: %s",
+	              m->clock_path, strerror(errno));
 }
 
 static void write_signer_config(const struct cluster *c, const struct member *m)
@@ -765,6 +754,8 @@ struct cluster *cluster_start(const struct cluster_options *options)
 		snprintf(m->log_path, sizeof m->log_path, "%s/dirauthd.log", run);
 		snprintf(m->signer_log_path, sizeof m->signer_log_path, "%s/dirauth-signer.log", run);
 		snprintf(m->socket_path, sizeof m->socket_path, "%s/signer.sock", run);
+		ck_assert_msg(strlen(m->socket_path) < sizeof(((struct sockaddr_un *)0)->sun_path),
+		              "%s is too long for a UNIX socket path", m->socket_path);
 		write_clock(m, c->base);
 	}
 	test_ca_free(ca);

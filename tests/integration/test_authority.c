@@ -20,6 +20,7 @@
  */
 #include "test_example_authority.h"
 #include "test_support.h"
+#include "tests/harness/launcher.h"
 
 #include "schema/buffer.h"
 #include "schema/certificate.h"
@@ -56,19 +57,9 @@
 #define START_TIME   1800000000ULL /* a multiple of EPOCH_LENGTH: epoch 30000000 starts here */
 
 struct authority {
-	char dir[256];
-	char config_path[512];
-	char clock_path[512];
-	char log_path[512];
-	char signer_config_path[512];
-	char signer_log_path[512];
-	char socket_path[512];
-	char url[64];
+	struct launcher run;
 	char verifier[NOTE_VERIFIER_KEY_MAX + 1];          /* the signing key: signs receipts, headers */
 	char identity_verifier[NOTE_VERIFIER_KEY_MAX + 1]; /* the identity key: what mirrors pin */
-	unsigned port;
-	pid_t pid;
-	pid_t signer_pid;
 	struct signer_key *provider_a;
 	struct signer_key *provider_b;
 };
@@ -123,16 +114,6 @@ static int contains(const uint8_t *haystack, size_t haystack_len, const uint8_t 
 	return 0;
 }
 
-static void set_clock(struct authority *a, uint64_t now)
-{
-	char text[32];
-	int n = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)now);
-	char temp[600];
-	snprintf(temp, sizeof(temp), "%s.tmp", a->clock_path);
-	test_write_file(temp, text, (size_t)n, 0644);
-	ck_assert(rename(temp, a->clock_path) == 0);
-}
-
 static void format_verifier(const struct signer_key *key, char out[NOTE_VERIFIER_KEY_MAX + 1])
 {
 	note_verifier_format(signer_key_verifier(key), out);
@@ -141,54 +122,39 @@ static void format_verifier(const struct signer_key *key, char out[NOTE_VERIFIER
 /* Lays out keys, config and clock in a fresh directory; does not start the daemon. */
 static void authority_prepare(struct authority *a)
 {
+	char dir[256];
 	memset(a, 0, sizeof(*a));
-	test_make_tempdir(a->dir, sizeof(a->dir));
+	test_make_tempdir(dir, sizeof(dir));
+	launcher_lay_out(&a->run, dir);
 	char command[1024];
 	snprintf(command, sizeof(command), "bash '%s' '%s/keys' >/dev/null",
-	         test_source_path("scripts/example-keys.sh"), a->dir);
+	         test_source_path("scripts/example-keys.sh"), a->run.dir);
 	ck_assert_msg(system(command) == 0, "example-keys.sh failed");
 
 	/* The identity key certifies the signing key for a month around the test's time. */
-	struct signer_key *authority = test_run_key(a->dir, "authority1.key");
-	struct signer_key *identity = test_run_key(a->dir, "authority1-identity.key");
+	struct signer_key *authority = test_run_key(a->run.dir, "authority1.key");
+	struct signer_key *identity = test_run_key(a->run.dir, "authority1-identity.key");
 	format_verifier(authority, a->verifier);
 	format_verifier(identity, a->identity_verifier);
-	test_write_authority_certificate(a->dir, START_TIME - 86400, START_TIME + 30 * 86400);
+	test_write_authority_certificate(a->run.dir, START_TIME - 86400, START_TIME + 30 * 86400);
 	signer_key_free(authority);
 	signer_key_free(identity);
-	a->provider_a = test_run_key(a->dir, "provider-a.key");
-	a->provider_b = test_run_key(a->dir, "provider-b.key");
+	a->provider_a = test_run_key(a->run.dir, "provider-a.key");
+	a->provider_b = test_run_key(a->run.dir, "provider-b.key");
 	char verifier_a[NOTE_VERIFIER_KEY_MAX + 1], verifier_b[NOTE_VERIFIER_KEY_MAX + 1];
 	format_verifier(a->provider_a, verifier_a);
 	format_verifier(a->provider_b, verifier_b);
 
-	a->port = test_free_port();
-	snprintf(a->url, sizeof(a->url), "http://127.0.0.1:%u", a->port);
-	snprintf(a->clock_path, sizeof(a->clock_path), "%s/clock", a->dir);
-	snprintf(a->log_path, sizeof(a->log_path), "%s/dirauthd.log", a->dir);
-	snprintf(a->config_path, sizeof(a->config_path), "%s/dirauthd.yaml", a->dir);
-	snprintf(a->signer_config_path, sizeof(a->signer_config_path), "%s/dirauth-signer.yaml", a->dir);
-	snprintf(a->signer_log_path, sizeof(a->signer_log_path), "%s/dirauth-signer.log", a->dir);
-	snprintf(a->socket_path, sizeof(a->socket_path), "%s/signer.sock", a->dir);
-	set_clock(a, START_TIME);
+	launcher_set_clock(&a->run, START_TIME);
 
-	struct buffer signer_config;
-	buffer_init(&signer_config);
-	ck_assert(buffer_appendf(&signer_config,
-	                         "authority: authority1.dirauth.example\n"
-	                         "socket: signer.sock\n"
-	                         "allowed_uid: %u\n"
-	                         "state_dir: signer-state\n"
-	                         "signing_key: keys/authority1.key\n"
-	                         "certificates: [keys/authority1.cert]\n"
-	                         "audit_log: signer-audit.log\n"
-	                         "clock: { source: file, path: clock }\n"
-	                         "namespaces:\n"
-	                         "  - { name: mix, origin: dirauth.example/mix, genesis: 0, "
-	                         "length_seconds: %d, validity_epochs: 3 }\n",
-	                         (unsigned)getuid(), EPOCH_LENGTH) == 0);
-	test_write_file(a->signer_config_path, signer_config.data, signer_config.len, 0644);
-	buffer_free(&signer_config);
+	struct run_directory_signer signer = {"authority1.dirauth.example", "authority1.key",
+	                                      "authority1.cert", 0, 0};
+	char namespaces[256];
+	snprintf(namespaces, sizeof(namespaces),
+	         "  - { name: mix, origin: dirauth.example/mix, genesis: 0, length_seconds: %d, "
+	         "validity_epochs: 3 }\n",
+	         EPOCH_LENGTH);
+	launcher_write_signer_config(&a->run, &signer, namespaces);
 
 	struct buffer config;
 	buffer_init(&config);
@@ -209,72 +175,16 @@ static void authority_prepare(struct authority *a)
 	                         "  - key: \"%s\"\n"
 	                         "    namespaces: [mix]\n"
 	                         "    classes: [bridge, mailbox-provider]\n",
-	                         a->port, EPOCH_LENGTH, verifier_a, verifier_b) == 0);
-	test_write_file(a->config_path, config.data, config.len, 0644);
+	                         a->run.port, EPOCH_LENGTH, verifier_a, verifier_b) == 0);
+	test_write_file(a->run.config_path, config.data, config.len, 0644);
 	buffer_free(&config);
-}
-
-/* Starts dirauth-signer and waits until its socket answers a connection. */
-static void signer_start(struct authority *a)
-{
-	char binary[4096];
-	snprintf(binary, sizeof(binary), "%s", test_binary_path("signer/dirauth-signer"));
-	char *argv[] = {binary, "--config", a->signer_config_path, NULL};
-	a->signer_pid = test_spawn(argv, a->signer_log_path);
-	for (int attempt = 0; attempt < 1000; attempt++) {
-		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-		ck_assert(fd >= 0);
-		struct sockaddr_un address;
-		memset(&address, 0, sizeof(address));
-		address.sun_family = AF_UNIX;
-		ck_assert(strlen(a->socket_path) < sizeof(address.sun_path));
-		memcpy(address.sun_path, a->socket_path, strlen(a->socket_path) + 1);
-		int connected = connect(fd, (struct sockaddr *)&address, sizeof(address)) == 0;
-		close(fd);
-		if (connected)
-			return;
-		ck_assert_msg(waitpid(a->signer_pid, NULL, WNOHANG) == 0, "dirauth-signer exited; see %s",
-		              a->signer_log_path);
-		test_sleep_ms(20);
-	}
-	ck_abort_msg("dirauth-signer did not listen on %s; see %s", a->socket_path, a->signer_log_path);
-}
-
-static void signer_stop(struct authority *a, int signal)
-{
-	if (a->signer_pid > 0)
-		test_kill(a->signer_pid, signal);
-	a->signer_pid = 0;
-}
-
-static void authority_start(struct authority *a)
-{
-	if (a->signer_pid == 0)
-		signer_start(a);
-	char *argv[] = {(char *)test_binary_path("server/dirauthd"), "--config", a->config_path, NULL};
-	char binary[4096];
-	snprintf(binary, sizeof(binary), "%s", argv[0]);
-	argv[0] = binary;
-	a->pid = test_spawn(argv, a->log_path);
-	char url[128];
-	snprintf(url, sizeof(url), "%s/v1/health", a->url);
-	for (int attempt = 0; attempt < 1000; attempt++) {
-		struct http_response response;
-		CURLcode rc = http_request(url, NULL, 0, NULL, &response);
-		buffer_free(&response.body);
-		if (rc == CURLE_OK && response.status == 200)
-			return;
-		ck_assert_msg(waitpid(a->pid, NULL, WNOHANG) == 0, "dirauthd exited; see %s", a->log_path);
-		test_sleep_ms(20);
-	}
-	ck_abort_msg("dirauthd did not answer on %s; see %s", url, a->log_path);
 }
 
 /* Polls GET /v1/ready until it answers status (dirauthd caches the signer's state ~1 s). */
 static void wait_ready(const struct authority *a, long status)
 {
 	char url[128];
-	snprintf(url, sizeof(url), "%s/v1/ready", a->url);
+	snprintf(url, sizeof(url), "%s/v1/ready", a->run.url);
 	for (int attempt = 0; attempt < 1000; attempt++) {
 		struct http_response response;
 		CURLcode rc = http_request(url, NULL, 0, NULL, &response);
@@ -283,23 +193,15 @@ static void wait_ready(const struct authority *a, long status)
 			return;
 		test_sleep_ms(20);
 	}
-	ck_abort_msg("/v1/ready never answered %ld; see %s", status, a->log_path);
-}
-
-static void authority_stop(struct authority *a)
-{
-	if (a->pid > 0)
-		test_kill(a->pid, SIGTERM);
-	a->pid = 0;
+	ck_abort_msg("/v1/ready never answered %ld; see %s", status, a->run.log_path);
 }
 
 static void authority_cleanup(struct authority *a)
 {
-	authority_stop(a);
-	signer_stop(a, SIGTERM);
+	launcher_stop(&a->run);
 	signer_key_free(a->provider_a);
 	signer_key_free(a->provider_b);
-	test_remove_tree(a->dir);
+	test_remove_tree(a->run.dir);
 }
 
 /* A log line, as docs/operating.md ("Logs") gives it: "<time> epoch <N|-> <program>: [namespace
@@ -434,7 +336,7 @@ static void build_registration(const struct signer_key *provider, enum service_c
 static long post_registration(const struct authority *a, const struct buffer *note, struct buffer *receipt)
 {
 	char url[128];
-	snprintf(url, sizeof(url), "%s/v1/registrations", a->url);
+	snprintf(url, sizeof(url), "%s/v1/registrations", a->run.url);
 	struct http_response response;
 	CURLcode rc = http_request(url, note->data, note->len, NULL, &response);
 	long status = rc == CURLE_OK ? response.status : -1;
@@ -473,7 +375,7 @@ static void wait_for_snapshot(const struct authority *a, uint64_t epoch, struct 
                               struct buffer *header_note)
 {
 	char url[128];
-	snprintf(url, sizeof(url), "%s/v1/mix/snapshots/latest", a->url);
+	snprintf(url, sizeof(url), "%s/v1/mix/snapshots/latest", a->run.url);
 	for (int attempt = 0; attempt < 1000; attempt++) {
 		struct http_response response;
 		if (http_request(url, NULL, 0, NULL, &response) == CURLE_OK && response.status == 200) {
@@ -489,7 +391,7 @@ static void wait_for_snapshot(const struct authority *a, uint64_t epoch, struct 
 		buffer_free(&response.body);
 		test_sleep_ms(20);
 	}
-	ck_abort_msg("no snapshot for epoch %llu; see %s", (unsigned long long)epoch, a->log_path);
+	ck_abort_msg("no snapshot for epoch %llu; see %s", (unsigned long long)epoch, a->run.log_path);
 }
 
 /* A bundle pinning the authority's identity key (a->identity_verifier). */
@@ -514,14 +416,15 @@ static int run_fetch(const struct authority *a, const char *bundle_path, const c
 	/* The snapshot is judged at the authority's (file clock) time, not the machine's. */
 	char now[32];
 	size_t clock_len = 0;
-	uint8_t *clock_text = test_read_file(a->clock_path, &clock_len);
+	uint8_t *clock_text = test_read_file(a->run.clock_path, &clock_len);
 	snprintf(now, sizeof(now), "%.*s", (int)strcspn((const char *)clock_text, "\n"),
 	         (const char *)clock_text);
 	free(clock_text);
-	char *argv[] = {binary,        "fetch", "--trust", (char *)bundle_path, "--server", (char *)a->url,
-	                "--namespace", "mix",   "--out",   (char *)out_dir,     "--now",    now,
-	                NULL};
-	pid_t pid = test_spawn(argv, a->log_path);
+	char *argv[] = {
+	    binary,        "fetch", "--trust", (char *)bundle_path, "--server", (char *)a->run.url,
+	    "--namespace", "mix",   "--out",   (char *)out_dir,     "--now",    now,
+	    NULL};
+	pid_t pid = test_spawn(argv, a->run.log_path);
 	return test_wait_exit(pid, 60000);
 }
 
@@ -529,7 +432,7 @@ START_TEST(test_register_publish_fetch)
 {
 	struct authority a;
 	authority_prepare(&a);
-	authority_start(&a);
+	launcher_start(&a.run);
 
 	struct buffer note_a, note_b, receipt;
 	build_registration(a.provider_a, SERVICE_CLASS_MIX_GATEWAY, "gateway", 1, 1, 2, &note_a);
@@ -545,7 +448,7 @@ START_TEST(test_register_publish_fetch)
 	ck_assert_int_eq(post_registration(&a, &note_a, NULL), 409);
 
 	/* The promised epoch begins: its snapshot holds both records. */
-	set_clock(&a, publish_epoch * EPOCH_LENGTH);
+	launcher_set_clock(&a.run, publish_epoch * EPOCH_LENGTH);
 	struct snapshot_header header;
 	struct buffer header_note;
 	wait_for_snapshot(&a, publish_epoch, &header, &header_note);
@@ -554,8 +457,8 @@ START_TEST(test_register_publish_fetch)
 	buffer_free(&header_note);
 
 	char bundle_path[512], mirror[512], body_path[600];
-	snprintf(bundle_path, sizeof(bundle_path), "%s/trust-bundle.txt", a.dir);
-	snprintf(mirror, sizeof(mirror), "%s/mirror", a.dir);
+	snprintf(bundle_path, sizeof(bundle_path), "%s/trust-bundle.txt", a.run.dir);
+	snprintf(mirror, sizeof(mirror), "%s/mirror", a.run.dir);
 	write_trust_bundle(&a, bundle_path);
 	ck_assert_int_eq(run_fetch(&a, bundle_path, mirror), 0);
 	snprintf(body_path, sizeof(body_path), "%s/mix/%llu.body", mirror, (unsigned long long)publish_epoch);
@@ -569,21 +472,21 @@ START_TEST(test_register_publish_fetch)
 	/* A bundle that pins the signing key instead of the identity key refuses the snapshot
 	 * (no certificate is signed by it), and so does one pinning another authority's key. */
 	char pinned_signing[512];
-	snprintf(pinned_signing, sizeof(pinned_signing), "%s/signing-bundle.txt", a.dir);
+	snprintf(pinned_signing, sizeof(pinned_signing), "%s/signing-bundle.txt", a.run.dir);
 	char identity[NOTE_VERIFIER_KEY_MAX + 1];
 	memcpy(identity, a.identity_verifier, sizeof(identity));
 	memcpy(a.identity_verifier, a.verifier, sizeof(identity));
 	write_trust_bundle(&a, pinned_signing);
 	memcpy(a.identity_verifier, identity, sizeof(identity));
-	snprintf(mirror, sizeof(mirror), "%s/signing-mirror", a.dir);
+	snprintf(mirror, sizeof(mirror), "%s/signing-mirror", a.run.dir);
 	ck_assert_int_ne(run_fetch(&a, pinned_signing, mirror), 0);
 	struct signer_key *stranger = NULL;
 	ck_assert(signer_key_generate("authority1.dirauth.example", &stranger) == 0);
 	format_verifier(stranger, a.identity_verifier);
 	signer_key_free(stranger);
 	char other_bundle[512], other_mirror[512];
-	snprintf(other_bundle, sizeof(other_bundle), "%s/other-bundle.txt", a.dir);
-	snprintf(other_mirror, sizeof(other_mirror), "%s/other-mirror", a.dir);
+	snprintf(other_bundle, sizeof(other_bundle), "%s/other-bundle.txt", a.run.dir);
+	snprintf(other_mirror, sizeof(other_mirror), "%s/other-mirror", a.run.dir);
 	write_trust_bundle(&a, other_bundle);
 	ck_assert_int_ne(run_fetch(&a, other_bundle, other_mirror), 0);
 
@@ -633,7 +536,7 @@ START_TEST(test_sigkill_during_burst_loses_nothing_acknowledged)
 {
 	struct authority a;
 	authority_prepare(&a);
-	authority_start(&a);
+	launcher_start(&a.run);
 
 	struct burst burst;
 	memset(&burst, 0, sizeof(burst));
@@ -650,13 +553,12 @@ START_TEST(test_sigkill_during_burst_loses_nothing_acknowledged)
 		              atomic_load(&burst.total_acknowledged));
 		test_sleep_ms(1);
 	}
-	test_kill(a.pid, SIGKILL);
-	a.pid = 0;
+	launcher_stop_dirauthd(&a.run, SIGKILL);
 	atomic_store(&burst.stop, 1);
 	for (unsigned i = 0; i < BURST_WORKERS; i++)
 		pthread_join(threads[i], NULL);
 
-	authority_start(&a);
+	launcher_start(&a.run);
 	/* Every acknowledged sequence is still the floor: submitting it again is a rollback. */
 	for (unsigned i = 0; i < BURST_WORKERS; i++) {
 		uint64_t acknowledged = atomic_load(&burst.acknowledged[i]);
@@ -670,14 +572,15 @@ START_TEST(test_sigkill_during_burst_loses_nothing_acknowledged)
 
 	/* And the next snapshot publishes, for every service, a sequence no lower than acknowledged. */
 	uint64_t epoch = START_TIME / EPOCH_LENGTH + 1;
-	set_clock(&a, epoch * EPOCH_LENGTH);
+	launcher_set_clock(&a.run, epoch * EPOCH_LENGTH);
 	struct snapshot_header header;
 	struct buffer header_note;
 	wait_for_snapshot(&a, epoch, &header, &header_note);
 	buffer_free(&header_note);
 	ck_assert_uint_eq(header.record_count, BURST_WORKERS);
 	char url[160];
-	snprintf(url, sizeof(url), "%s/v1/mix/snapshots/%llu/body", a.url, (unsigned long long)header.epoch);
+	snprintf(url, sizeof(url), "%s/v1/mix/snapshots/%llu/body", a.run.url,
+	         (unsigned long long)header.epoch);
 	struct http_response response;
 	ck_assert(http_request(url, NULL, 0, "Accept-Encoding: identity", &response) == CURLE_OK);
 	ck_assert_int_eq(response.status, 200);
@@ -712,14 +615,13 @@ START_TEST(test_signer_killed_fails_closed_and_recovers)
 	time_t began = wall_seconds();
 	authority_prepare(&a);
 	char latest_url[128];
-	snprintf(latest_url, sizeof(latest_url), "%s/v1/mix/snapshots/latest", a.url);
+	snprintf(latest_url, sizeof(latest_url), "%s/v1/mix/snapshots/latest", a.run.url);
 
 	/* dirauthd starts without its signer: it serves, but is not ready. */
-	a.signer_pid = -1; /* authority_start must not start the signer */
-	authority_start(&a);
-	a.signer_pid = 0;
+	launcher_spawn_dirauthd(&a.run);
+	launcher_wait_dirauthd(&a.run);
 	wait_ready(&a, 503);
-	signer_start(&a);
+	launcher_start_signer(&a.run);
 	wait_ready(&a, 200);
 
 	struct buffer note, receipt;
@@ -728,17 +630,17 @@ START_TEST(test_signer_killed_fails_closed_and_recovers)
 	uint64_t epoch = check_receipt(&a, &receipt, &note, 1);
 	buffer_free(&receipt);
 	buffer_free(&note);
-	set_clock(&a, epoch * EPOCH_LENGTH);
+	launcher_set_clock(&a.run, epoch * EPOCH_LENGTH);
 	struct snapshot_header header;
 	struct buffer header_note;
 	wait_for_snapshot(&a, epoch, &header, &header_note);
 	buffer_free(&header_note);
 
 	/* The signer dies. */
-	signer_stop(&a, SIGKILL);
+	launcher_stop_signer(&a.run, SIGKILL);
 	wait_ready(&a, 503);
 	char url[128];
-	snprintf(url, sizeof(url), "%s/v1/ready", a.url);
+	snprintf(url, sizeof(url), "%s/v1/ready", a.run.url);
 	struct http_response response;
 	ck_assert(http_request(url, NULL, 0, NULL, &response) == CURLE_OK);
 	ck_assert_int_eq(response.status, 503);
@@ -756,10 +658,10 @@ START_TEST(test_signer_killed_fails_closed_and_recovers)
 	ck_assert(contains(receipt.data, receipt.len, (const uint8_t *)"\"unavailable\"", 13));
 	buffer_free(&receipt);
 	/* The next epoch begins and cannot be signed. */
-	set_clock(&a, (epoch + 1) * EPOCH_LENGTH);
+	launcher_set_clock(&a.run, (epoch + 1) * EPOCH_LENGTH);
 
 	/* The signer comes back (its socket file is stale after SIGKILL; its ledger is intact). */
-	signer_start(&a);
+	launcher_start_signer(&a.run);
 	wait_ready(&a, 200);
 	wait_for_snapshot(&a, epoch + 1, &header, &header_note);
 	ck_assert_uint_eq(header.epoch, epoch + 1);
@@ -771,34 +673,33 @@ START_TEST(test_signer_killed_fails_closed_and_recovers)
 	/* Every line of the three logs has its time and its epoch: the start's and the stop's the
 	 * current epoch by dirauthd's clock, a publication's its own, the signer's none but its
 	 * requests'. */
-	authority_stop(&a);
-	signer_stop(&a, SIGTERM);
+	launcher_stop(&a.run);
 	char expected[256], audit_path[600];
-	char *log = assert_log_lines(a.log_path, began, wall_seconds());
+	char *log = assert_log_lines(a.run.log_path, began, wall_seconds());
 	snprintf(expected, sizeof expected, " epoch %llu dirauthd: signer unreachable",
 	         (unsigned long long)(START_TIME / EPOCH_LENGTH));
-	assert_log_has(log, a.log_path, expected);
+	assert_log_has(log, a.run.log_path, expected);
 	snprintf(expected, sizeof expected, " epoch %llu dirauthd: listening on 127.0.0.1:%u\n",
-	         (unsigned long long)(START_TIME / EPOCH_LENGTH), a.port);
-	assert_log_has(log, a.log_path, expected);
+	         (unsigned long long)(START_TIME / EPOCH_LENGTH), a.run.port);
+	assert_log_has(log, a.run.log_path, expected);
 	snprintf(expected, sizeof expected,
 	         " epoch %llu dirauthd: published namespace mix epoch %llu: 1 records",
 	         (unsigned long long)epoch, (unsigned long long)epoch);
-	assert_log_has(log, a.log_path, expected);
+	assert_log_has(log, a.run.log_path, expected);
 	snprintf(expected, sizeof expected,
 	         " epoch %llu dirauthd: namespace mix: not published yet: signer unreachable",
 	         (unsigned long long)(epoch + 1));
-	assert_log_has(log, a.log_path, expected);
+	assert_log_has(log, a.run.log_path, expected);
 	snprintf(expected, sizeof expected, " epoch %llu dirauthd: stopping (signal %d)\n",
 	         (unsigned long long)(epoch + 1), SIGTERM);
-	assert_log_has(log, a.log_path, expected);
+	assert_log_has(log, a.run.log_path, expected);
 	free(log);
-	log = assert_log_lines(a.signer_log_path, began, wall_seconds());
-	assert_log_has(log, a.signer_log_path, " epoch - dirauth-signer: listening on ");
+	log = assert_log_lines(a.run.signer_log_path, began, wall_seconds());
+	assert_log_has(log, a.run.signer_log_path, " epoch - dirauth-signer: listening on ");
 	snprintf(expected, sizeof expected, " epoch - dirauth-signer: stopping (signal %d)\n", SIGTERM);
-	assert_log_has(log, a.signer_log_path, expected);
+	assert_log_has(log, a.run.signer_log_path, expected);
 	free(log);
-	snprintf(audit_path, sizeof audit_path, "%s/signer-audit.log", a.dir);
+	snprintf(audit_path, sizeof audit_path, "%s/signer-audit.log", a.run.dir);
 	log = assert_log_lines(audit_path, began, wall_seconds());
 	snprintf(
 	    expected, sizeof expected,
@@ -819,7 +720,7 @@ static struct snapshot_body *fetch_body(const struct authority *a, uint64_t epoc
 {
 	char url[160];
 	struct http_response response;
-	snprintf(url, sizeof(url), "%s/v1/mix/snapshots/%llu", a->url, (unsigned long long)epoch);
+	snprintf(url, sizeof(url), "%s/v1/mix/snapshots/%llu", a->run.url, (unsigned long long)epoch);
 	ck_assert(http_request(url, NULL, 0, NULL, &response) == CURLE_OK);
 	ck_assert_int_eq(response.status, 200);
 	struct note *parsed = NULL;
@@ -830,7 +731,7 @@ static struct snapshot_body *fetch_body(const struct authority *a, uint64_t epoc
 	ck_assert(snapshot_header_parse(parsed->text, parsed->text_len, header) == 0);
 	note_free(parsed);
 	buffer_free(&response.body);
-	snprintf(url, sizeof(url), "%s/v1/mix/snapshots/%llu/body", a->url, (unsigned long long)epoch);
+	snprintf(url, sizeof(url), "%s/v1/mix/snapshots/%llu/body", a->run.url, (unsigned long long)epoch);
 	ck_assert(http_request(url, NULL, 0, "Accept-Encoding: identity", &response) == CURLE_OK);
 	ck_assert_int_eq(response.status, 200);
 	ck_assert_int_eq(snapshot_body_verify(header, response.body.data, response.body.len, 1000), 0);
@@ -881,15 +782,15 @@ START_TEST(test_sigkill_at_every_publication_step)
 		struct buffer early[CRASH_EARLY], late[CRASH_LATE], replaced, receipt;
 		authority_prepare(&a);
 		/* The current epoch is published at the first start; the step is held for the next. */
-		authority_start(&a);
+		launcher_start(&a.run);
 		struct snapshot_header header;
 		struct buffer header_note, bytes;
 		wait_for_snapshot(&a, epoch - 1, &header, &header_note);
 		buffer_free(&header_note);
-		authority_stop(&a);
+		launcher_stop_dirauthd(&a.run, SIGTERM);
 		setenv("DIRAUTH_PAUSE_AT", steps[step], 1);
 		setenv("DIRAUTH_PAUSE_MS", "60000", 1);
-		authority_start(&a);
+		launcher_start(&a.run);
 		unsetenv("DIRAUTH_PAUSE_AT");
 		unsetenv("DIRAUTH_PAUSE_MS");
 		for (unsigned i = 0; i < CRASH_EARLY; i++) {
@@ -900,10 +801,10 @@ START_TEST(test_sigkill_at_every_publication_step)
 			buffer_free(&receipt);
 		}
 		/* The epoch begins: dirauthd seals it and stops at the step. */
-		set_clock(&a, epoch * EPOCH_LENGTH + 1);
+		launcher_set_clock(&a.run, epoch * EPOCH_LENGTH + 1);
 		char paused[64];
 		snprintf(paused, sizeof paused, "paused at %s", steps[step]);
-		wait_for_log(a.log_path, paused);
+		wait_for_log(a.run.log_path, paused);
 		/* Meanwhile registrations go on, new services and a newer version of an early one: all
 		 * promised the next epoch. */
 		for (unsigned i = 0; i < CRASH_LATE; i++) {
@@ -920,10 +821,9 @@ START_TEST(test_sigkill_at_every_publication_step)
 		}
 		build_registration(a.provider_a, SERVICE_CLASS_MIX_GATEWAY, "early", 0, 2, 2, &replaced);
 		ck_assert_int_eq(post_registration(&a, &replaced, NULL), 202);
-		test_kill(a.pid, SIGKILL);
-		a.pid = 0;
+		launcher_stop_dirauthd(&a.run, SIGKILL);
 
-		authority_start(&a);
+		launcher_start(&a.run);
 		wait_for_snapshot(&a, epoch, &header, &header_note);
 		buffer_free(&header_note);
 		ck_assert_uint_eq(header.epoch, epoch);
@@ -939,12 +839,12 @@ START_TEST(test_sigkill_at_every_publication_step)
 		snapshot_body_free(body);
 		buffer_free(&bytes);
 		size_t log_len = 0;
-		uint8_t *log = test_read_file(a.log_path, &log_len);
+		uint8_t *log = test_read_file(a.run.log_path, &log_len);
 		ck_assert_msg(!strstr((const char *)log, "not published"), "%s: %s", steps[step], log);
 		free(log);
 
 		/* The next epoch holds everything, the early service in its newer version. */
-		set_clock(&a, (epoch + 1) * EPOCH_LENGTH + 1);
+		launcher_set_clock(&a.run, (epoch + 1) * EPOCH_LENGTH + 1);
 		wait_for_snapshot(&a, epoch + 1, &header, &header_note);
 		buffer_free(&header_note);
 		body = fetch_body(&a, epoch + 1, &header, &bytes);
@@ -974,7 +874,7 @@ static int raw_connect(const struct authority *a)
 	struct sockaddr_in address;
 	memset(&address, 0, sizeof(address));
 	address.sin_family = AF_INET;
-	address.sin_port = htons((uint16_t)a->port);
+	address.sin_port = htons((uint16_t)a->run.port);
 	address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	ck_assert_int_eq(connect(fd, (struct sockaddr *)&address, sizeof(address)), 0);
 	return fd;
@@ -1032,7 +932,7 @@ START_TEST(test_stopping_refuses_new_work)
 {
 	struct authority a;
 	authority_prepare(&a);
-	authority_start(&a);
+	launcher_start(&a.run);
 	wait_ready(&a, 200);
 	int waiting = raw_connect(&a), later = raw_connect(&a);
 	const char *health = "GET /v1/health HTTP/1.1\r\nHost: a\r\n\r\n";
@@ -1048,13 +948,13 @@ START_TEST(test_stopping_refuses_new_work)
 	 * registration passes its checks, is committed and waits for its receipt. */
 	test_sleep_ms(1100);
 	wait_ready(&a, 200);
-	ck_assert_int_eq(kill(a.signer_pid, SIGSTOP), 0);
+	ck_assert_int_eq(kill(a.run.signer_pid, SIGSTOP), 0);
 	raw_post(waiting, &first);
 	uint8_t service_id[32];
 	char service_hex[65], url[256];
 	make_id("stopping", 1, service_id);
 	hex_encode(service_id, sizeof(service_id), service_hex);
-	snprintf(url, sizeof(url), "%s/v1/mix/registrations/%s/1", a.url, service_hex);
+	snprintf(url, sizeof(url), "%s/v1/mix/registrations/%s/1", a.run.url, service_hex);
 	long stored = 0;
 	for (int attempt = 0; attempt < 100 && stored != 200; attempt++) {
 		struct http_response response;
@@ -1064,19 +964,19 @@ START_TEST(test_stopping_refuses_new_work)
 			test_sleep_ms(10);
 	}
 	ck_assert_int_eq(stored, 200);
-	ck_assert_int_eq(kill(a.pid, SIGTERM), 0);
+	ck_assert_int_eq(kill(a.run.pid, SIGTERM), 0);
 	test_sleep_ms(300);
 	raw_post(later, &second);
 	char text[4096];
 	ck_assert_int_eq(raw_answer(later, &closing, text, sizeof(text)), 503);
 	ck_assert_msg(closing && strstr(text, "\"unavailable\"") && strstr(text, "stopping"), "%s", text);
-	ck_assert_int_eq(kill(a.signer_pid, SIGCONT), 0);
+	ck_assert_int_eq(kill(a.run.signer_pid, SIGCONT), 0);
 	ck_assert_int_eq(raw_answer(waiting, &closing, NULL, 0), 202);
 	int status = 0;
-	ck_assert_int_eq(waitpid(a.pid, &status, 0), a.pid);
+	ck_assert_int_eq(waitpid(a.run.pid, &status, 0), a.run.pid);
 	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "dirauthd ended with %d; see %s", status,
-	              a.log_path);
-	a.pid = 0;
+	              a.run.log_path);
+	a.run.pid = 0;
 	close(waiting);
 	close(later);
 	buffer_free(&first);

@@ -21,6 +21,7 @@
  *     listed before a (skipped as stale, a's used).
  */
 #include "test_support.h"
+#include "tests/harness/launcher.h"
 
 #include "schema/buffer.h"
 #include "schema/certificate.h"
@@ -50,18 +51,9 @@
 enum { A, B, C, D, AUTHORITY_COUNT };
 
 struct authority {
+	struct launcher run;
 	char name[64];
-	char dir[330];
-	char url[64];
-	char clock_path[512];
-	char log_path[512];
-	char signer_log_path[512];
-	char config_path[512];
-	char signer_config_path[512];
-	char socket_path[512];
 	char identity_verifier[NOTE_VERIFIER_KEY_MAX + 1];
-	pid_t pid;
-	pid_t signer_pid;
 };
 
 static struct authority authorities[AUTHORITY_COUNT];
@@ -100,15 +92,6 @@ static CURLcode http_get(const char *url, struct http_response *response)
 	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response->status);
 	curl_easy_cleanup(curl);
 	return rc;
-}
-
-static void set_clock(const struct authority *a, uint64_t now)
-{
-	char text[32], temp[600];
-	int n = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)now);
-	snprintf(temp, sizeof(temp), "%s.tmp", a->clock_path);
-	test_write_file(temp, text, (size_t)n, 0644);
-	ck_assert(rename(temp, a->clock_path) == 0);
 }
 
 static void save_key(const struct signer_key *key, const char *dir, const char *file)
@@ -152,9 +135,11 @@ static void authority_prepare(struct authority *a, const char *name, int enrols_
 
 	memset(a, 0, sizeof(*a));
 	snprintf(a->name, sizeof(a->name), "%s", name);
-	snprintf(a->dir, sizeof(a->dir), "%s/%s", work, name);
-	ck_assert_int_eq(mkdir(a->dir, 0700), 0);
-	snprintf(keys, sizeof(keys), "%s/keys", a->dir);
+	char dir[330];
+	snprintf(dir, sizeof(dir), "%s/%s", work, name);
+	ck_assert_int_eq(mkdir(dir, 0700), 0);
+	launcher_lay_out(&a->run, dir);
+	snprintf(keys, sizeof(keys), "%s/keys", a->run.dir);
 	ck_assert_int_eq(mkdir(keys, 0700), 0);
 	ck_assert_int_eq(signer_key_generate(name, &identity), 0);
 	ck_assert_int_eq(signer_key_generate(name, &signing), 0);
@@ -165,38 +150,22 @@ static void authority_prepare(struct authority *a, const char *name, int enrols_
 	signer_key_free(identity);
 	signer_key_free(signing);
 
-	snprintf(a->url, sizeof(a->url), "http://127.0.0.1:%u", test_free_port());
-	snprintf(a->clock_path, sizeof(a->clock_path), "%s/clock", a->dir);
-	snprintf(a->log_path, sizeof(a->log_path), "%s/dirauthd.log", a->dir);
-	snprintf(a->signer_log_path, sizeof(a->signer_log_path), "%s/dirauth-signer.log", a->dir);
-	snprintf(a->config_path, sizeof(a->config_path), "%s/dirauthd.yaml", a->dir);
-	snprintf(a->signer_config_path, sizeof(a->signer_config_path), "%s/dirauth-signer.yaml", a->dir);
-	snprintf(a->socket_path, sizeof(a->socket_path), "%s/signer.sock", a->dir);
-	set_clock(a, START_TIME);
+	launcher_set_clock(&a->run, START_TIME);
 
+	struct run_directory_signer signer = {name, "signing.key", "signing.cert", 0, 0};
+	char namespaces[256];
+	snprintf(namespaces, sizeof(namespaces),
+	         "  - { name: mix, origin: dirauth.example/mix, genesis: 0, length_seconds: %d, "
+	         "validity_epochs: %d }\n",
+	         EPOCH_LENGTH, VALIDITY_EPOCHS);
+	launcher_write_signer_config(&a->run, &signer, namespaces);
 	buffer_init(&config);
-	ck_assert_int_eq(buffer_appendf(&config,
-	                                "authority: %s\n"
-	                                "socket: signer.sock\n"
-	                                "allowed_uid: %u\n"
-	                                "state_dir: signer-state\n"
-	                                "signing_key: keys/signing.key\n"
-	                                "certificates: [keys/signing.cert]\n"
-	                                "audit_log: signer-audit.log\n"
-	                                "clock: { source: file, path: clock }\n"
-	                                "namespaces:\n"
-	                                "  - { name: mix, origin: dirauth.example/mix, genesis: 0, "
-	                                "length_seconds: %d, validity_epochs: %d }\n",
-	                                name, (unsigned)getuid(), EPOCH_LENGTH, VALIDITY_EPOCHS),
-	                 0);
-	test_write_file(a->signer_config_path, config.data, config.len, 0644);
-	buffer_reset(&config);
 	/* A provider list is required; c's names a provider that is not the test's. */
 	ck_assert_int_eq(buffer_appendf(&config,
 	                                "authority:\n"
 	                                "  name: %s\n"
 	                                "  signer_socket: signer.sock\n"
-	                                "listen: { address: 127.0.0.1, port: %s }\n"
+	                                "listen: { address: 127.0.0.1, port: %u }\n"
 	                                "data_dir: data\n"
 	                                "epoch: { length_seconds: %d, genesis: 0, validity_epochs: %d }\n"
 	                                "clock: { source: file, path: clock }\n"
@@ -206,73 +175,18 @@ static void authority_prepare(struct authority *a, const char *name, int enrols_
 	                                "  - key: \"%s\"\n"
 	                                "    namespaces: [mix]\n"
 	                                "    classes: [mix-gateway]\n",
-	                                name, strrchr(a->url, ':') + 1, EPOCH_LENGTH, VALIDITY_EPOCHS,
+	                                name, a->run.port, EPOCH_LENGTH, VALIDITY_EPOCHS,
 	                                enrols_provider ? provider_verifier : a->identity_verifier),
 	                 0);
-	test_write_file(a->config_path, config.data, config.len, 0644);
+	test_write_file(a->run.config_path, config.data, config.len, 0644);
 	buffer_free(&config);
-}
-
-static void signer_start(struct authority *a)
-{
-	char binary[4096];
-	snprintf(binary, sizeof(binary), "%s", test_binary_path("signer/dirauth-signer"));
-	char *argv[] = {binary, "--config", a->signer_config_path, NULL};
-	a->signer_pid = test_spawn(argv, a->signer_log_path);
-	for (int attempt = 0; attempt < 1000; attempt++) {
-		struct sockaddr_un address;
-		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-		ck_assert(fd >= 0);
-		memset(&address, 0, sizeof(address));
-		address.sun_family = AF_UNIX;
-		ck_assert(strlen(a->socket_path) < sizeof(address.sun_path));
-		memcpy(address.sun_path, a->socket_path, strlen(a->socket_path) + 1);
-		int connected = connect(fd, (struct sockaddr *)&address, sizeof(address)) == 0;
-		close(fd);
-		if (connected)
-			return;
-		ck_assert_msg(waitpid(a->signer_pid, NULL, WNOHANG) == 0, "dirauth-signer exited; see %s",
-		              a->signer_log_path);
-		test_sleep_ms(20);
-	}
-	ck_abort_msg("dirauth-signer did not listen; see %s", a->signer_log_path);
-}
-
-static void authority_start(struct authority *a)
-{
-	char binary[4096], url[128];
-	signer_start(a);
-	snprintf(binary, sizeof(binary), "%s", test_binary_path("server/dirauthd"));
-	char *argv[] = {binary, "--config", a->config_path, NULL};
-	a->pid = test_spawn(argv, a->log_path);
-	snprintf(url, sizeof(url), "%s/v1/health", a->url);
-	for (int attempt = 0; attempt < 1000; attempt++) {
-		struct http_response response;
-		CURLcode rc = http_get(url, &response);
-		buffer_free(&response.body);
-		if (rc == CURLE_OK && response.status == 200)
-			return;
-		ck_assert_msg(waitpid(a->pid, NULL, WNOHANG) == 0, "dirauthd exited; see %s", a->log_path);
-		test_sleep_ms(20);
-	}
-	ck_abort_msg("dirauthd did not answer on %s; see %s", url, a->log_path);
-}
-
-static void authority_stop(struct authority *a)
-{
-	if (a->pid > 0)
-		test_kill(a->pid, SIGTERM);
-	if (a->signer_pid > 0)
-		test_kill(a->signer_pid, SIGTERM);
-	a->pid = 0;
-	a->signer_pid = 0;
 }
 
 /* Waits until a's latest snapshot of mix is at least epoch; returns its header. */
 static void wait_for_snapshot(const struct authority *a, uint64_t epoch, struct snapshot_header *header)
 {
 	char url[128];
-	snprintf(url, sizeof(url), "%s/v1/mix/snapshots/latest", a->url);
+	snprintf(url, sizeof(url), "%s/v1/mix/snapshots/latest", a->run.url);
 	for (int attempt = 0; attempt < 1000; attempt++) {
 		struct http_response response;
 		if (http_get(url, &response) == CURLE_OK && response.status == 200) {
@@ -288,7 +202,7 @@ static void wait_for_snapshot(const struct authority *a, uint64_t epoch, struct 
 		}
 		test_sleep_ms(20);
 	}
-	ck_abort_msg("no snapshot for epoch %llu; see %s", (unsigned long long)epoch, a->log_path);
+	ck_abort_msg("no snapshot for epoch %llu; see %s", (unsigned long long)epoch, a->run.log_path);
 }
 
 static void write_bundle(const char *path, const int *members, size_t member_count, size_t threshold)
@@ -346,7 +260,7 @@ static void setup(void)
 	authority_prepare(&authorities[C], "c.dirauth.test", 0);
 	authority_prepare(&authorities[D], "d.dirauth.test", 1);
 	for (int i = 0; i < AUTHORITY_COUNT; i++)
-		authority_start(&authorities[i]);
+		launcher_start(&authorities[i].run);
 	snprintf(bundle_k2, sizeof(bundle_k2), "%s/bundle-k2.txt", work);
 	snprintf(bundle_k1, sizeof(bundle_k1), "%s/bundle-k1.txt", work);
 	write_bundle(bundle_k2, k2_members, 3, 2);
@@ -357,7 +271,7 @@ static void setup(void)
 static void teardown(void)
 {
 	for (int i = 0; i < AUTHORITY_COUNT; i++)
-		authority_stop(&authorities[i]);
+		launcher_stop(&authorities[i].run);
 	test_remove_tree(work);
 	curl_global_cleanup();
 }
@@ -389,25 +303,37 @@ START_TEST(test_register_with_several_authorities)
 
 	/* a and b accept, c refuses: 2 of the threshold 2. */
 	{
-		const char *const args[] = {"register",         "--key",    provider_key_path,  "--service",
-		                            service_file(1),    "--trust",  bundle_k2,          "--now",
-		                            NOW_TEXT,           "--server", authorities[A].url, "--server",
-		                            authorities[B].url, "--server", authorities[C].url, NULL};
+		const char *const args[] = {"register",
+		                            "--key",
+		                            provider_key_path,
+		                            "--service",
+		                            service_file(1),
+		                            "--trust",
+		                            bundle_k2,
+		                            "--now",
+		                            NOW_TEXT,
+		                            "--server",
+		                            authorities[A].run.url,
+		                            "--server",
+		                            authorities[B].run.url,
+		                            "--server",
+		                            authorities[C].run.url,
+		                            NULL};
 		run(args, &outcome);
 		ck_assert_msg(outcome.status == 0, "exit %d\n%s%s", outcome.status, outcome.out, outcome.err);
 		ck_assert_uint_eq(outcome.err_len, 0);
 		snprintf(line, sizeof(line),
 		         "%s accepted: published by epoch %llu, receipt signed by a.dirauth.test\n",
-		         authorities[A].url, (unsigned long long)START_EPOCH + 1);
+		         authorities[A].run.url, (unsigned long long)START_EPOCH + 1);
 		expect_line(&outcome, line);
 		snprintf(line, sizeof(line),
 		         "%s accepted: published by epoch %llu, receipt signed by b.dirauth.test\n",
-		         authorities[B].url, (unsigned long long)START_EPOCH + 1);
+		         authorities[B].run.url, (unsigned long long)START_EPOCH + 1);
 		expect_line(&outcome, line);
 		snprintf(line, sizeof(line),
 		         "%s refused: HTTP 403: unknown_provider: The provider key 'provider.test' is not "
 		         "enrolled.\n",
-		         authorities[C].url);
+		         authorities[C].run.url);
 		expect_line(&outcome, line);
 		expect_line(
 		    &outcome,
@@ -416,27 +342,41 @@ START_TEST(test_register_with_several_authorities)
 		    "bundle requires 2\n");
 		ck_assert_uint_eq(count_lines(outcome.out), 4);
 		/* The lines come in the order of the --server options. */
-		ck_assert(strstr(outcome.out, authorities[A].url) < strstr(outcome.out, authorities[B].url));
-		ck_assert(strstr(outcome.out, authorities[B].url) < strstr(outcome.out, authorities[C].url));
+		ck_assert(strstr(outcome.out, authorities[A].run.url) <
+		          strstr(outcome.out, authorities[B].run.url));
+		ck_assert(strstr(outcome.out, authorities[B].run.url) <
+		          strstr(outcome.out, authorities[C].run.url));
 		test_outcome_free(&outcome);
 	}
 	/* a accepts, d's receipt is signed by no pinned identity, nothing listens on the dead port:
 	 * 1 of 2, exit 75, what each said on stdout and the count on stderr. */
 	{
-		const char *const args[] = {"register",         "--key",    provider_key_path,  "--service",
-		                            service_file(2),    "--trust",  bundle_k2,          "--now",
-		                            NOW_TEXT,           "--server", authorities[A].url, "--server",
-		                            authorities[D].url, "--server", dead_url,           NULL};
+		const char *const args[] = {"register",
+		                            "--key",
+		                            provider_key_path,
+		                            "--service",
+		                            service_file(2),
+		                            "--trust",
+		                            bundle_k2,
+		                            "--now",
+		                            NOW_TEXT,
+		                            "--server",
+		                            authorities[A].run.url,
+		                            "--server",
+		                            authorities[D].run.url,
+		                            "--server",
+		                            dead_url,
+		                            NULL};
 		run(args, &outcome);
 		ck_assert_msg(outcome.status == 75, "exit %d\n%s%s", outcome.status, outcome.out,
 		              outcome.err);
 		snprintf(line, sizeof(line),
 		         "%s accepted: published by epoch %llu, receipt signed by a.dirauth.test\n",
-		         authorities[A].url, (unsigned long long)START_EPOCH + 1);
+		         authorities[A].run.url, (unsigned long long)START_EPOCH + 1);
 		expect_line(&outcome, line);
 		snprintf(line, sizeof(line),
 		         "%s invalid: receipt: signed by a key not certified by any pinned identity at ",
-		         authorities[D].url);
+		         authorities[D].run.url);
 		expect_line(&outcome, line);
 		expect_line(&outcome, "d.dirauth.test key ");
 		snprintf(line, sizeof(line), "%s unreachable: %s/v1/certificates: ", dead_url, dead_url);
@@ -450,10 +390,10 @@ START_TEST(test_register_with_several_authorities)
 	}
 	/* None accepts (c refuses, the port is dead): 75 as well. */
 	{
-		const char *const args[] = {"register",      "--key",    provider_key_path,  "--service",
-		                            service_file(3), "--trust",  bundle_k2,          "--now",
-		                            NOW_TEXT,        "--server", authorities[C].url, "--server",
-		                            dead_url,        NULL};
+		const char *const args[] = {
+		    "register", "--key", provider_key_path, "--service", service_file(3),        "--trust",
+		    bundle_k2,  "--now", NOW_TEXT,          "--server",  authorities[C].run.url, "--server",
+		    dead_url,   NULL};
 		run(args, &outcome);
 		ck_assert_int_eq(outcome.status, 75);
 		ck_assert_ptr_nonnull(strstr(outcome.err,
@@ -463,9 +403,9 @@ START_TEST(test_register_with_several_authorities)
 	}
 	/* One --server: today's single line, whatever the bundle's threshold. */
 	{
-		const char *const args[] = {"register",      "--key",    provider_key_path,  "--service",
-		                            service_file(4), "--trust",  bundle_k2,          "--now",
-		                            NOW_TEXT,        "--server", authorities[A].url, NULL};
+		const char *const args[] = {
+		    "register", "--key", provider_key_path, "--service", service_file(4),        "--trust",
+		    bundle_k2,  "--now", NOW_TEXT,          "--server",  authorities[A].run.url, NULL};
 		run(args, &outcome);
 		ck_assert_msg(outcome.status == 0, "%s", outcome.err);
 		snprintf(line, sizeof(line),
@@ -480,7 +420,7 @@ START_TEST(test_register_with_several_authorities)
 	 * and b accepted (sequence 2 reached a and d only). */
 	{
 		struct snapshot_header header;
-		set_clock(&authorities[B], (START_EPOCH + 1) * EPOCH_LENGTH);
+		launcher_set_clock(&authorities[B].run, (START_EPOCH + 1) * EPOCH_LENGTH);
 		wait_for_snapshot(&authorities[B], START_EPOCH + 1, &header);
 		ck_assert_uint_eq(header.record_count, 1);
 	}
@@ -539,9 +479,9 @@ START_TEST(test_fetch_from_several_servers)
 	uint8_t *held, *again;
 
 	/* a and d publish the fresh epoch; b stays at an older one. */
-	set_clock(&authorities[A], fresh_epoch * EPOCH_LENGTH);
-	set_clock(&authorities[D], fresh_epoch * EPOCH_LENGTH);
-	set_clock(&authorities[B], old_epoch * EPOCH_LENGTH);
+	launcher_set_clock(&authorities[A].run, fresh_epoch * EPOCH_LENGTH);
+	launcher_set_clock(&authorities[D].run, fresh_epoch * EPOCH_LENGTH);
+	launcher_set_clock(&authorities[B].run, old_epoch * EPOCH_LENGTH);
 	wait_for_snapshot(&authorities[A], fresh_epoch, &header);
 	wait_for_snapshot(&authorities[D], fresh_epoch, &other_header);
 	wait_for_snapshot(&authorities[B], old_epoch, &old_header);
@@ -553,20 +493,21 @@ START_TEST(test_fetch_from_several_servers)
 
 	/* d is signed by no pinned identity, the dead port answers nothing: both skipped, a used. */
 	{
-		const char *const servers[] = {authorities[D].url, dead_url, authorities[A].url, NULL};
+		const char *const servers[] = {authorities[D].run.url, dead_url, authorities[A].run.url,
+		                               NULL};
 		fetch(bundle_k1, mirror, now, servers, &outcome);
 		ck_assert_msg(outcome.status == 0, "exit %d\n%s%s", outcome.status, outcome.out, outcome.err);
 		ck_assert_uint_eq(outcome.err_len, 0);
 		snprintf(line, sizeof(line),
 		         "skipped %s: header: signed by a key not certified by any pinned identity at ",
-		         authorities[D].url);
+		         authorities[D].run.url);
 		expect_line(&outcome, line);
 		snprintf(line, sizeof(line), "skipped %s: %s/v1/mix/snapshots/latest: ", dead_url, dead_url);
 		expect_line(&outcome, line);
 		snprintf(line, sizeof(line),
 		         "verified snapshot mix epoch %llu: 0 records, signed by 1 of 2 authorities "
 		         "(a.dirauth.test), from %s\n",
-		         (unsigned long long)fresh_epoch, authorities[A].url);
+		         (unsigned long long)fresh_epoch, authorities[A].run.url);
 		expect_line(&outcome, line);
 		ck_assert_uint_eq(count_lines(outcome.out), 3);
 		test_outcome_free(&outcome);
@@ -577,7 +518,7 @@ START_TEST(test_fetch_from_several_servers)
 
 	/* Only bad servers: nothing changes, 65 (a verification failed), one line each. */
 	{
-		const char *const servers[] = {authorities[D].url, dead_url, NULL};
+		const char *const servers[] = {authorities[D].run.url, dead_url, NULL};
 		char other[600];
 		snprintf(other, sizeof(other), "%s/other-mirror", work);
 		fetch(bundle_k1, other, now, servers, &outcome);
@@ -591,7 +532,7 @@ START_TEST(test_fetch_from_several_servers)
 	}
 	/* b's snapshot is stale: alone it is reported so, 75, and the fresher one held stays. */
 	{
-		const char *const servers[] = {authorities[B].url, NULL};
+		const char *const servers[] = {authorities[B].run.url, NULL};
 		fetch(bundle_k1, mirror, now, servers, &outcome);
 		ck_assert_int_eq(outcome.status, 75);
 		snprintf(
@@ -611,11 +552,11 @@ START_TEST(test_fetch_from_several_servers)
 	}
 	/* Listed first, b is skipped as stale and a is used. */
 	{
-		const char *const servers[] = {authorities[B].url, authorities[A].url, NULL};
+		const char *const servers[] = {authorities[B].run.url, authorities[A].run.url, NULL};
 		fetch(bundle_k1, mirror, now, servers, &outcome);
 		ck_assert_msg(outcome.status == 0, "exit %d\n%s%s", outcome.status, outcome.out, outcome.err);
 		snprintf(line, sizeof(line), "skipped %s: header: stale: epoch %llu was valid until ",
-		         authorities[B].url, (unsigned long long)old_epoch);
+		         authorities[B].run.url, (unsigned long long)old_epoch);
 		expect_line(&outcome, line);
 		test_outcome_free(&outcome);
 		again = read_latest(mirror, &again_len);
@@ -625,7 +566,7 @@ START_TEST(test_fetch_from_several_servers)
 	}
 	/* Only stale snapshots on offer: stale, 75, whatever else failed. */
 	{
-		const char *const servers[] = {dead_url, authorities[B].url, NULL};
+		const char *const servers[] = {dead_url, authorities[B].run.url, NULL};
 		fetch(bundle_k1, mirror, now, servers, &outcome);
 		ck_assert_int_eq(outcome.status, 75);
 		ck_assert_str_eq(outcome.err, "dirauthctl: fetch mix: stale: none of the 2 servers served a "
@@ -634,7 +575,7 @@ START_TEST(test_fetch_from_several_servers)
 	}
 	/* Past a's valid-until too, the held snapshot is never refreshed from a stale one. */
 	{
-		const char *const servers[] = {authorities[A].url, NULL};
+		const char *const servers[] = {authorities[A].run.url, NULL};
 		fetch(bundle_k1, mirror, header.valid_until, servers, &outcome);
 		ck_assert_int_eq(outcome.status, 75);
 		ck_assert_ptr_nonnull(strstr(outcome.err, "header: stale: epoch "));

@@ -18,6 +18,7 @@
  */
 #include "test_example_authority.h"
 #include "test_support.h"
+#include "tests/harness/launcher.h"
 
 #include "schema/buffer.h"
 #include "schema/certificate.h"
@@ -56,19 +57,9 @@
 #define GUARD_ADDRESS "127.83.61.99"
 
 struct authority {
-	char dir[256];
-	char config_path[512];
-	char clock_path[512];
-	char log_path[512];
-	char signer_config_path[512];
-	char signer_log_path[512];
-	char socket_path[512];
+	struct launcher run;
 	char capability_path[512];
-	char url[64];
 	char identity_verifier[NOTE_VERIFIER_KEY_MAX + 1];
-	unsigned port;
-	pid_t pid;
-	pid_t signer_pid;
 	struct signer_key *provider_a; /* enrolled for mix */
 	struct signer_key *provider_b; /* enrolled for tenant */
 	struct signer_key *stranger;   /* enrolled for nothing */
@@ -97,66 +88,44 @@ static size_t collect(char *data, size_t size, size_t count, void *context)
 	return size * count;
 }
 
-static void set_clock(struct authority *a, uint64_t now)
-{
-	char text[32], temp[600];
-	int n = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)now);
-	snprintf(temp, sizeof(temp), "%s.tmp", a->clock_path);
-	test_write_file(temp, text, (size_t)n, 0644);
-	ck_assert(rename(temp, a->clock_path) == 0);
-}
-
 /* Keys, the certificate, both configurations, the capability file and the clock. */
 static void authority_prepare(struct authority *a)
 {
+	char dir[256];
 	memset(a, 0, sizeof(*a));
-	test_make_tempdir(a->dir, sizeof(a->dir));
+	test_make_tempdir(dir, sizeof(dir));
+	launcher_lay_out(&a->run, dir);
 	char command[1024];
 	snprintf(command, sizeof(command), "bash '%s' '%s/keys' >/dev/null",
-	         test_source_path("scripts/example-keys.sh"), a->dir);
+	         test_source_path("scripts/example-keys.sh"), a->run.dir);
 	ck_assert_msg(system(command) == 0, "example-keys.sh failed");
-	struct signer_key *identity = test_run_key(a->dir, "authority1-identity.key");
+	struct signer_key *identity = test_run_key(a->run.dir, "authority1-identity.key");
 	note_verifier_format(signer_key_verifier(identity), a->identity_verifier);
 	signer_key_free(identity);
-	test_write_authority_certificate(a->dir, START_TIME - 86400, START_TIME + 30 * 86400);
-	a->provider_a = test_run_key(a->dir, "provider-a.key");
-	a->provider_b = test_run_key(a->dir, "provider-b.key");
+	test_write_authority_certificate(a->run.dir, START_TIME - 86400, START_TIME + 30 * 86400);
+	a->provider_a = test_run_key(a->run.dir, "provider-a.key");
+	a->provider_b = test_run_key(a->run.dir, "provider-b.key");
 	ck_assert(signer_key_generate("stranger.example", &a->stranger) == 0);
 	char verifier_a[NOTE_VERIFIER_KEY_MAX + 1], verifier_b[NOTE_VERIFIER_KEY_MAX + 1];
 	note_verifier_format(signer_key_verifier(a->provider_a), verifier_a);
 	note_verifier_format(signer_key_verifier(a->provider_b), verifier_b);
 
-	a->port = test_free_port();
-	snprintf(a->url, sizeof(a->url), "http://127.0.0.1:%u", a->port);
-	snprintf(a->clock_path, sizeof(a->clock_path), "%s/clock", a->dir);
-	snprintf(a->log_path, sizeof(a->log_path), "%s/dirauthd.log", a->dir);
-	snprintf(a->config_path, sizeof(a->config_path), "%s/dirauthd.yaml", a->dir);
-	snprintf(a->signer_config_path, sizeof(a->signer_config_path), "%s/dirauth-signer.yaml", a->dir);
-	snprintf(a->signer_log_path, sizeof(a->signer_log_path), "%s/dirauth-signer.log", a->dir);
-	snprintf(a->socket_path, sizeof(a->socket_path), "%s/signer.sock", a->dir);
-	snprintf(a->capability_path, sizeof(a->capability_path), "%s/tenant.capability", a->dir);
-	set_clock(a, START_TIME);
+	snprintf(a->capability_path, sizeof(a->capability_path), "%s/tenant.capability", a->run.dir);
+	launcher_set_clock(&a->run, START_TIME);
 	test_write_file(a->capability_path, SECRET "\n", strlen(SECRET) + 1, 0600);
 
+	struct run_directory_signer signer = {"authority1.dirauth.example", "authority1.key",
+	                                      "authority1.cert", 0, 0};
+	char namespaces[512];
+	snprintf(namespaces, sizeof(namespaces),
+	         "  - { name: mix, origin: dirauth.example/mix, genesis: 0, length_seconds: %d, "
+	         "validity_epochs: 3 }\n"
+	         "  - { name: tenant, origin: dirauth.example/tenant, genesis: 0, length_seconds: %d, "
+	         "validity_epochs: 3 }\n",
+	         EPOCH_LENGTH, EPOCH_LENGTH);
+	launcher_write_signer_config(&a->run, &signer, namespaces);
 	struct buffer config;
 	buffer_init(&config);
-	ck_assert(buffer_appendf(&config,
-	                         "authority: authority1.dirauth.example\n"
-	                         "socket: signer.sock\n"
-	                         "allowed_uid: %u\n"
-	                         "state_dir: signer-state\n"
-	                         "signing_key: keys/authority1.key\n"
-	                         "certificates: [keys/authority1.cert]\n"
-	                         "audit_log: signer-audit.log\n"
-	                         "clock: { source: file, path: clock }\n"
-	                         "namespaces:\n"
-	                         "  - { name: mix, origin: dirauth.example/mix, genesis: 0, "
-	                         "length_seconds: %d, validity_epochs: 3 }\n"
-	                         "  - { name: tenant, origin: dirauth.example/tenant, genesis: 0, "
-	                         "length_seconds: %d, validity_epochs: 3 }\n",
-	                         (unsigned)getuid(), EPOCH_LENGTH, EPOCH_LENGTH) == 0);
-	test_write_file(a->signer_config_path, config.data, config.len, 0644);
-	buffer_reset(&config);
 	uint8_t digest[32];
 	char hex[65];
 	ck_assert(crypto_sha256((const uint8_t *)SECRET, strlen(SECRET), digest) == 0);
@@ -179,34 +148,9 @@ static void authority_prepare(struct authority *a)
 	                   "  - { key: \"%s\", namespaces: [mix], classes: [mix-gateway] }\n"
 	                   "  - { key: \"%s\", namespaces: [tenant], classes: [mix-gateway] }\n"
 	                   "http: { threads: 4, log_interval_seconds: 1 }\n",
-	                   a->port, EPOCH_LENGTH, hex, verifier_a, verifier_b) == 0);
-	test_write_file(a->config_path, config.data, config.len, 0644);
+	                   a->run.port, EPOCH_LENGTH, hex, verifier_a, verifier_b) == 0);
+	test_write_file(a->run.config_path, config.data, config.len, 0644);
 	buffer_free(&config);
-}
-
-static void signer_start(struct authority *a)
-{
-	char binary[4096];
-	snprintf(binary, sizeof(binary), "%s", test_binary_path("signer/dirauth-signer"));
-	char *argv[] = {binary, "--config", a->signer_config_path, NULL};
-	a->signer_pid = test_spawn(argv, a->signer_log_path);
-	for (int attempt = 0; attempt < 1000; attempt++) {
-		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-		ck_assert(fd >= 0);
-		struct sockaddr_un address;
-		memset(&address, 0, sizeof(address));
-		address.sun_family = AF_UNIX;
-		ck_assert(strlen(a->socket_path) < sizeof(address.sun_path));
-		memcpy(address.sun_path, a->socket_path, strlen(a->socket_path) + 1);
-		int connected = connect(fd, (struct sockaddr *)&address, sizeof(address)) == 0;
-		close(fd);
-		if (connected)
-			return;
-		ck_assert_msg(waitpid(a->signer_pid, NULL, WNOHANG) == 0, "dirauth-signer exited; see %s",
-		              a->signer_log_path);
-		test_sleep_ms(20);
-	}
-	ck_abort_msg("dirauth-signer did not listen; see %s", a->signer_log_path);
 }
 
 /* A plain GET from 127.0.0.1 (the test's own requests, not a client's): the status, or -1. */
@@ -229,24 +173,6 @@ static long plain_get(const char *url, const char *header, struct buffer *body)
 	curl_easy_cleanup(curl);
 	buffer_free(&ignored);
 	return status;
-}
-
-static void authority_start(struct authority *a)
-{
-	signer_start(a);
-	char binary[4096];
-	snprintf(binary, sizeof(binary), "%s", test_binary_path("server/dirauthd"));
-	char *argv[] = {binary, "--config", a->config_path, NULL};
-	a->pid = test_spawn(argv, a->log_path);
-	char url[128];
-	snprintf(url, sizeof(url), "%s/v1/health", a->url);
-	for (int attempt = 0; attempt < 1000; attempt++) {
-		if (plain_get(url, NULL, NULL) == 200)
-			return;
-		ck_assert_msg(waitpid(a->pid, NULL, WNOHANG) == 0, "dirauthd exited; see %s", a->log_path);
-		test_sleep_ms(20);
-	}
-	ck_abort_msg("dirauthd did not answer; see %s", a->log_path);
 }
 
 static void make_id(const char *label, uint64_t number, uint8_t out[32])
@@ -334,7 +260,7 @@ static long client_request(struct client *c, const struct authority *a, const ch
                            const struct buffer *body, const char *extra, struct buffer *answer)
 {
 	char url[512], xff[128], real_ip[128], forwarded[160], from[160];
-	snprintf(url, sizeof(url), "%s%s", a->url, path);
+	snprintf(url, sizeof(url), "%s%s", a->run.url, path);
 	snprintf(xff, sizeof(xff), "X-Forwarded-For: %s", c->forwarded_for);
 	snprintf(real_ip, sizeof(real_ip), "X-Real-IP: %s", c->real_ip);
 	snprintf(forwarded, sizeof(forwarded), "Forwarded: %s", c->forwarded);
@@ -464,7 +390,7 @@ static long guard_refused_client(const struct authority *a, const struct client 
 	ck_assert(port != 0);
 	memset(&remote, 0, sizeof(remote));
 	remote.sin_family = AF_INET;
-	remote.sin_port = htons((uint16_t)a->port);
+	remote.sin_port = htons((uint16_t)a->run.port);
 	ck_assert(inet_pton(AF_INET, "127.0.0.1", &remote.sin_addr) == 1);
 	ck_assert(connect(fd, (struct sockaddr *)&remote, sizeof(remote)) == 0);
 	char head[1024];
@@ -491,30 +417,31 @@ static long guard_refused_client(const struct authority *a, const struct client 
 static void wait_for_epoch(const struct authority *a, uint64_t epoch)
 {
 	char mix[128], tenant[128];
-	snprintf(mix, sizeof(mix), "%s/v1/mix/snapshots/%llu", a->url, (unsigned long long)epoch);
-	snprintf(tenant, sizeof(tenant), "%s/v1/tenant/snapshots/%llu", a->url, (unsigned long long)epoch);
+	snprintf(mix, sizeof(mix), "%s/v1/mix/snapshots/%llu", a->run.url, (unsigned long long)epoch);
+	snprintf(tenant, sizeof(tenant), "%s/v1/tenant/snapshots/%llu", a->run.url,
+	         (unsigned long long)epoch);
 	for (int attempt = 0; attempt < 1500; attempt++) {
 		if (plain_get(mix, NULL, NULL) == 200 && plain_get(tenant, CAPABILITY, NULL) == 200)
 			return;
 		test_sleep_ms(20);
 	}
-	ck_abort_msg("epoch %llu was not published; see %s", (unsigned long long)epoch, a->log_path);
+	ck_abort_msg("epoch %llu was not published; see %s", (unsigned long long)epoch, a->run.log_path);
 }
 
 static int run_fetch(const struct authority *a, const char *namespace_name, const char *capability_file)
 {
 	char binary[4096], bundle[600], out[600], now[32];
 	snprintf(binary, sizeof(binary), "%s", test_binary_path("ctl/dirauthctl"));
-	snprintf(bundle, sizeof(bundle), "%s/trust-bundle.txt", a->dir);
-	snprintf(out, sizeof(out), "%s/mirror", a->dir);
+	snprintf(bundle, sizeof(bundle), "%s/trust-bundle.txt", a->run.dir);
+	snprintf(out, sizeof(out), "%s/mirror", a->run.dir);
 	size_t len = 0;
-	uint8_t *clock_text = test_read_file(a->clock_path, &len);
+	uint8_t *clock_text = test_read_file(a->run.clock_path, &len);
 	snprintf(now, sizeof(now), "%.*s", (int)strcspn((const char *)clock_text, "\n"),
 	         (const char *)clock_text);
 	free(clock_text);
 	char *argv[16] = {binary,        "fetch",
 	                  "--trust",     bundle,
-	                  "--server",    (char *)a->url,
+	                  "--server",    (char *)a->run.url,
 	                  "--namespace", (char *)namespace_name,
 	                  "--out",       out,
 	                  "--now",       now,
@@ -525,7 +452,7 @@ static int run_fetch(const struct authority *a, const char *namespace_name, cons
 		argv[14] = NULL;
 	}
 	char log[600];
-	snprintf(log, sizeof(log), "%s/dirauthctl.log", a->dir);
+	snprintf(log, sizeof(log), "%s/dirauthctl.log", a->run.dir);
 	return test_wait_exit(test_spawn(argv, log), 60000);
 }
 
@@ -592,7 +519,7 @@ START_TEST(test_nothing_about_clients_is_kept)
 {
 	struct authority a;
 	authority_prepare(&a);
-	authority_start(&a);
+	launcher_start(&a.run);
 	struct client clients[CLIENTS];
 	unsigned sent = 0;
 	for (unsigned i = 0; i < CLIENTS; i++) {
@@ -607,7 +534,7 @@ START_TEST(test_nothing_about_clients_is_kept)
 
 	/* The next epoch publishes both namespaces. */
 	uint64_t epoch = START_TIME / EPOCH_LENGTH + 1;
-	set_clock(&a, epoch * EPOCH_LENGTH);
+	launcher_set_clock(&a.run, epoch * EPOCH_LENGTH);
 	wait_for_epoch(&a, epoch);
 	for (unsigned i = 0; i < CLIENTS; i++)
 		sent += client_second_round(&clients[i], &a, epoch);
@@ -624,14 +551,14 @@ START_TEST(test_nothing_about_clients_is_kept)
 	                         "authority %s\n"
 	                         "threshold 1\n",
 	                         a.identity_verifier) == 0);
-	snprintf(bundle_path, sizeof(bundle_path), "%s/trust-bundle.txt", a.dir);
+	snprintf(bundle_path, sizeof(bundle_path), "%s/trust-bundle.txt", a.run.dir);
 	test_write_file(bundle_path, bundle.data, bundle.len, 0644);
 	buffer_free(&bundle);
 	ck_assert_int_eq(run_fetch(&a, "mix", NULL), 0);
 	ck_assert_int_eq(run_fetch(&a, "tenant", NULL), 76);
 	ck_assert_int_eq(run_fetch(&a, "tenant", a.capability_path), 0);
 	char stored[700];
-	snprintf(stored, sizeof(stored), "%s/mirror/tenant/%llu.body", a.dir, (unsigned long long)epoch);
+	snprintf(stored, sizeof(stored), "%s/mirror/tenant/%llu.body", a.run.dir, (unsigned long long)epoch);
 	size_t stored_len = 0;
 	free(test_read_file(stored, &stored_len));
 	ck_assert_uint_gt(stored_len, 0);
@@ -640,7 +567,7 @@ START_TEST(test_nothing_about_clients_is_kept)
 	struct buffer metrics;
 	char url[128];
 	buffer_init(&metrics);
-	snprintf(url, sizeof(url), "%s/v1/metrics", a.url);
+	snprintf(url, sizeof(url), "%s/v1/metrics", a.run.url);
 	ck_assert_int_eq(plain_get(url, CAPABILITY, &metrics), 200);
 	const char *text = (const char *)metrics.data;
 	ck_assert_ptr_nonnull(strstr(text, "dirauth_store_submissions_total "));
@@ -652,13 +579,11 @@ START_TEST(test_nothing_about_clients_is_kept)
 	expect_nothing_of(&guard_identity, metrics.data, metrics.len, "the metrics");
 
 	/* Stop both, so that every log line and page is on disk, then read every file. */
-	ck_assert_int_eq(test_kill(a.pid, SIGTERM) & 0x7f, 0);
-	a.pid = 0;
-	test_kill(a.signer_pid, SIGTERM);
-	a.signer_pid = 0;
+	ck_assert_int_eq(launcher_stop_dirauthd(&a.run, SIGTERM) & 0x7f, 0);
+	launcher_stop_signer(&a.run, SIGTERM);
 	struct buffer files;
 	buffer_init(&files);
-	list_files(a.dir, &files);
+	list_files(a.run.dir, &files);
 	ck_assert(buffer_append(&files, "", 1) == 0);
 	size_t scanned = 0, bytes = 0;
 	int saw_lmdb = 0, saw_log = 0, saw_audit = 0;
@@ -694,7 +619,7 @@ START_TEST(test_nothing_about_clients_is_kept)
 	signer_key_free(a.provider_a);
 	signer_key_free(a.provider_b);
 	signer_key_free(a.stranger);
-	test_remove_tree(a.dir);
+	test_remove_tree(a.run.dir);
 	ck_assert_uint_gt(scanned, 30);
 }
 END_TEST

@@ -22,6 +22,7 @@
  */
 #include "test_example_authority.h"
 #include "test_support.h"
+#include "tests/harness/launcher.h"
 
 #include "schema/buffer.h"
 #include "schema/certificate.h"
@@ -60,18 +61,8 @@
 #define WAIT_MS      30000 /* a sanitized dirauthd opening its store can take seconds */
 
 struct authority {
-	char dir[256];
-	char config_path[512];
-	char clock_path[512];
-	char log_path[512];
-	char signer_config_path[512];
-	char signer_log_path[512];
-	char socket_path[512];
-	char url[64];
-	unsigned port;
+	struct launcher run;
 	unsigned runs; /* of dirauthd, each with its own log */
-	pid_t pid;
-	pid_t signer_pid;
 	uint64_t now;
 	struct note_verifier log_key, cosigner;
 };
@@ -107,62 +98,44 @@ static CURLcode http_get(const char *url, struct http_response *response)
 
 static void set_clock(struct authority *a, uint64_t now)
 {
-	char text[32], temp[600];
-	int n = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)now);
-	snprintf(temp, sizeof(temp), "%s.tmp", a->clock_path);
-	test_write_file(temp, text, (size_t)n, 0644);
-	ck_assert(rename(temp, a->clock_path) == 0);
+	launcher_set_clock(&a->run, now);
 	a->now = now;
 }
 
 /* Keys, certificate, both configurations and the clock in a fresh directory. */
 static void authority_prepare(struct authority *a)
 {
+	char dir[256];
 	memset(a, 0, sizeof(*a));
-	test_make_tempdir(a->dir, sizeof(a->dir));
+	test_make_tempdir(dir, sizeof(dir));
+	launcher_lay_out(&a->run, dir);
 	char command[1024];
 	snprintf(command, sizeof(command), "bash '%s' '%s/keys' >/dev/null",
-	         test_source_path("scripts/example-keys.sh"), a->dir);
+	         test_source_path("scripts/example-keys.sh"), a->run.dir);
 	ck_assert_msg(system(command) == 0, "example-keys.sh failed");
 
-	test_write_authority_certificate(a->dir, START_TIME - 86400, START_TIME + 30 * 86400);
-	struct signer_key *log = test_run_key(a->dir, "log.key");
+	test_write_authority_certificate(a->run.dir, START_TIME - 86400, START_TIME + 30 * 86400);
+	struct signer_key *log = test_run_key(a->run.dir, "log.key");
 	a->log_key = *signer_key_verifier(log);
 	signer_key_free(log);
-	struct signer_key *cosigner = test_run_key(a->dir, "cosignature.key");
+	struct signer_key *cosigner = test_run_key(a->run.dir, "cosignature.key");
 	ck_assert(cosignature_verifier_from_ed25519(signer_key_verifier(cosigner)->name,
 	                                            signer_key_verifier(cosigner)->public_key,
 	                                            &a->cosigner) == 0);
 	signer_key_free(cosigner);
 
-	a->port = test_free_port();
-	snprintf(a->url, sizeof(a->url), "http://127.0.0.1:%u", a->port);
-	snprintf(a->clock_path, sizeof(a->clock_path), "%s/clock", a->dir);
-	snprintf(a->config_path, sizeof(a->config_path), "%s/dirauthd.yaml", a->dir);
-	snprintf(a->signer_config_path, sizeof(a->signer_config_path), "%s/dirauth-signer.yaml", a->dir);
-	snprintf(a->signer_log_path, sizeof(a->signer_log_path), "%s/dirauth-signer.log", a->dir);
-	snprintf(a->socket_path, sizeof(a->socket_path), "%s/signer.sock", a->dir);
 	set_clock(a, START_TIME + 1);
 
+	struct run_directory_signer signer = {"authority1.dirauth.example", "authority1.key",
+	                                      "authority1.cert", 1, 0};
+	char namespaces[256];
+	snprintf(namespaces, sizeof(namespaces),
+	         "  - { name: mix, origin: " ORIGIN
+	         ", genesis: 0, length_seconds: %d, validity_epochs: 3 }\n",
+	         EPOCH_LENGTH);
+	launcher_write_signer_config(&a->run, &signer, namespaces);
 	struct buffer config;
 	buffer_init(&config);
-	ck_assert(buffer_appendf(&config,
-	                         "authority: authority1.dirauth.example\n"
-	                         "socket: signer.sock\n"
-	                         "allowed_uid: %u\n"
-	                         "state_dir: signer-state\n"
-	                         "signing_key: keys/authority1.key\n"
-	                         "certificates: [keys/authority1.cert]\n"
-	                         "log_key: keys/log.key\n"
-	                         "cosignature_key: keys/cosignature.key\n"
-	                         "audit_log: signer-audit.log\n"
-	                         "clock: { source: file, path: clock }\n"
-	                         "namespaces:\n"
-	                         "  - { name: mix, origin: " ORIGIN ", genesis: 0, "
-	                         "length_seconds: %d, validity_epochs: 3 }\n",
-	                         (unsigned)getuid(), EPOCH_LENGTH) == 0);
-	test_write_file(a->signer_config_path, config.data, config.len, 0644);
-	buffer_reset(&config);
 	ck_assert(
 	    buffer_appendf(
 	        &config,
@@ -179,33 +152,9 @@ static void authority_prepare(struct authority *a)
 	        "  - key: \"provider-a.example+fa6ff7cc+AZCCDZKKDwoh4asmg/XPjHQ3bGSCZXnr01BWPcEqXjZr\"\n"
 	        "    namespaces: [mix]\n"
 	        "    classes: [mix-gateway]\n",
-	        a->port, EPOCH_LENGTH) == 0);
-	test_write_file(a->config_path, config.data, config.len, 0644);
+	        a->run.port, EPOCH_LENGTH) == 0);
+	test_write_file(a->run.config_path, config.data, config.len, 0644);
 	buffer_free(&config);
-}
-
-static void signer_start(struct authority *a)
-{
-	char binary[4096];
-	snprintf(binary, sizeof(binary), "%s", test_binary_path("signer/dirauth-signer"));
-	char *argv[] = {binary, "--config", a->signer_config_path, NULL};
-	a->signer_pid = test_spawn(argv, a->signer_log_path);
-	for (int attempt = 0; attempt < 1000; attempt++) {
-		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-		ck_assert(fd >= 0);
-		struct sockaddr_un address;
-		memset(&address, 0, sizeof(address));
-		address.sun_family = AF_UNIX;
-		memcpy(address.sun_path, a->socket_path, strlen(a->socket_path) + 1);
-		int connected = connect(fd, (struct sockaddr *)&address, sizeof(address)) == 0;
-		close(fd);
-		if (connected)
-			return;
-		ck_assert_msg(waitpid(a->signer_pid, NULL, WNOHANG) == 0, "dirauth-signer exited; see %s",
-		              a->signer_log_path);
-		test_sleep_ms(20);
-	}
-	ck_abort_msg("dirauth-signer did not listen; see %s", a->signer_log_path);
 }
 
 static long long monotonic_ms(void)
@@ -219,15 +168,12 @@ static long long monotonic_ms(void)
  * (DIRAUTH_PAUSE_AT) until it is killed. Does not wait for it to listen. */
 static void dirauthd_start(struct authority *a, const char *pause_at)
 {
-	char binary[4096];
-	snprintf(binary, sizeof(binary), "%s", test_binary_path("server/dirauthd"));
-	snprintf(a->log_path, sizeof(a->log_path), "%s/dirauthd-%u.log", a->dir, ++a->runs);
-	char *argv[] = {binary, "--config", a->config_path, NULL};
+	snprintf(a->run.log_path, sizeof(a->run.log_path), "%s/dirauthd-%u.log", a->run.dir, ++a->runs);
 	if (pause_at) {
 		setenv("DIRAUTH_PAUSE_AT", pause_at, 1);
 		setenv("DIRAUTH_PAUSE_MS", "600000", 1);
 	}
-	a->pid = test_spawn(argv, a->log_path);
+	launcher_spawn_dirauthd(&a->run);
 	unsetenv("DIRAUTH_PAUSE_AT");
 	unsetenv("DIRAUTH_PAUSE_MS");
 }
@@ -240,38 +186,37 @@ static void wait_paused(const struct authority *a, const char *name)
 	for (long long deadline = monotonic_ms() + WAIT_MS; monotonic_ms() < deadline;) {
 		size_t len = 0;
 		int found = 0;
-		if (access(a->log_path, F_OK) == 0) {
-			char *text = (char *)test_read_file(a->log_path, &len);
+		if (access(a->run.log_path, F_OK) == 0) {
+			char *text = (char *)test_read_file(a->run.log_path, &len);
 			found = strstr(text, line) != NULL;
 			free(text);
 		}
 		if (found)
 			return;
-		ck_assert_msg(waitpid(a->pid, NULL, WNOHANG) == 0, "dirauthd exited before %s; see %s", name,
-		              a->log_path);
+		ck_assert_msg(waitpid(a->run.pid, NULL, WNOHANG) == 0, "dirauthd exited before %s; see %s",
+		              name, a->run.log_path);
 		test_sleep_ms(10);
 	}
-	ck_abort_msg("dirauthd never paused at %s; see %s", name, a->log_path);
+	ck_abort_msg("dirauthd never paused at %s; see %s", name, a->run.log_path);
 }
 
 /* Kills dirauthd with signal and reaps it; with SIGTERM, it must stop cleanly. */
 static void dirauthd_stop(struct authority *a, int signal)
 {
-	int status = test_kill(a->pid, signal);
-	a->pid = 0;
+	int status = launcher_stop_dirauthd(&a->run, signal);
 	if (signal == SIGKILL)
 		ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
-		              "dirauthd was not killed (status %d); see %s", status, a->log_path);
+		              "dirauthd was not killed (status %d); see %s", status, a->run.log_path);
 	else
 		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-		              "dirauthd did not stop cleanly (status %d); see %s", status, a->log_path);
+		              "dirauthd did not stop cleanly (status %d); see %s", status, a->run.log_path);
 }
 
 /* The checkpoint dirauthd serves, verified, once it covers size headers (never more). */
 static struct checkpoint wait_checkpoint(const struct authority *a, uint64_t size)
 {
 	char url[128];
-	snprintf(url, sizeof(url), "%s/v1/mix/log/checkpoint", a->url);
+	snprintf(url, sizeof(url), "%s/v1/mix/log/checkpoint", a->run.url);
 	struct tlog_policy policy = {ORIGIN, &a->log_key, &a->cosigner, 1, 1};
 	struct checkpoint served;
 	memset(&served, 0, sizeof(served));
@@ -288,11 +233,12 @@ static struct checkpoint wait_checkpoint(const struct authority *a, uint64_t siz
 		ck_assert_uint_le(served.tree_size, size);
 		if (served.tree_size == size)
 			return served;
-		ck_assert_msg(waitpid(a->pid, NULL, WNOHANG) == 0, "dirauthd exited; see %s", a->log_path);
+		ck_assert_msg(waitpid(a->run.pid, NULL, WNOHANG) == 0, "dirauthd exited; see %s",
+		              a->run.log_path);
 		test_sleep_ms(20);
 	}
 	ck_abort_msg("dirauthd never served a checkpoint of %llu entries (last %llu); see %s",
-	             (unsigned long long)size, (unsigned long long)served.tree_size, a->log_path);
+	             (unsigned long long)size, (unsigned long long)served.tree_size, a->run.log_path);
 	return served;
 }
 
@@ -305,7 +251,7 @@ static uint64_t signer_tree_head(const struct authority *a, merkle_hash root)
 	char why[SIGNER_DETAIL_MAX + 1] = "";
 	uint64_t size = 0;
 	buffer_init(&payload);
-	ck_assert_int_eq(signer_client_open(a->socket_path, 5000, &signer), 0);
+	ck_assert_int_eq(signer_client_open(a->run.socket_path, 5000, &signer), 0);
 	ck_assert_msg(signer_client_query(signer, SIGNER_OP_CHECKPOINT_STATE, (const uint8_t *)ORIGIN,
 	                                  strlen(ORIGIN), &payload, why, sizeof(why)) == 0,
 	              "CHECKPOINT_STATE: %s", why);
@@ -347,7 +293,7 @@ static struct log_view check_log(const struct authority *a, int complete, const 
                                  size_t earlier_count)
 {
 	char data[600];
-	snprintf(data, sizeof(data), "%s/data", a->dir);
+	snprintf(data, sizeof(data), "%s/data", a->run.dir);
 	struct store_options options = {.path = data};
 	struct store *store = NULL;
 	ck_assert_int_eq(store_open(&options, &store), 0);
@@ -438,7 +384,7 @@ static int fetch_tile(void *context, const struct tlog_tile *tile, uint8_t out[T
 	const struct authority *a = context;
 	char path[TLOG_TILE_PATH_MAX + 1], url[256];
 	ck_assert_int_eq(tlog_tile_path_format(tile, path), 0);
-	snprintf(url, sizeof(url), "%s/v1/mix/log/%s", a->url, path);
+	snprintf(url, sizeof(url), "%s/v1/mix/log/%s", a->run.url, path);
 	struct http_response response;
 	int rc = http_get(url, &response) == CURLE_OK && response.status == 200 &&
 	                 response.body.len <= TLOG_TILE_BYTES
@@ -503,7 +449,7 @@ START_TEST(test_sigkill_at_every_step_of_the_log)
 	struct checkpoint history[MAX_EPOCHS];
 	size_t history_count = 0;
 	authority_prepare(&a);
-	signer_start(&a);
+	launcher_start_signer(&a.run);
 
 	/* The first epoch, published and logged. */
 	complete_log(&a, 1, history, &history_count);
@@ -544,8 +490,8 @@ START_TEST(test_sigkill_at_every_step_of_the_log)
 		complete_log(&a, before + 2, history, &history_count);
 	}
 	ck_assert_uint_eq(history[history_count - 1].tree_size, 1 + 2 * (sizeof(steps) / sizeof(steps[0])));
-	test_kill(a.signer_pid, SIGTERM);
-	test_remove_tree(a.dir);
+	launcher_stop_signer(&a.run, SIGTERM);
+	test_remove_tree(a.run.dir);
 }
 END_TEST
 
