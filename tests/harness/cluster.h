@@ -315,7 +315,8 @@ void cluster_service_id(const char *label, uint64_t number, uint8_t out[32]);
 
 /* count signed registrations, each of sequence, of the services (label, first + r) for r in
  * [0, count), by the cluster's providers in turn by number (so a service always has the same
- * provider: cluster_registration), built on a thread per core. Returns a new array; free it with cluster_registrations_free. */
+ * provider: cluster_registration), built on a thread per core. Returns a new array; free it with
+ * cluster_registrations_free. */
 struct buffer *cluster_registrations(const struct cluster *c, const char *label, uint64_t first, size_t count,
                                      uint64_t sequence);
 void cluster_registrations_free(struct buffer *notes, size_t count);
