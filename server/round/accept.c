@@ -98,14 +98,17 @@ enum api_error round_check_vote(struct round *round, size_t i, const uint8_t *en
 	const struct config_namespace *ns = &config->namespaces[i];
 	struct vote_envelope parts;
 	struct note *note = NULL;
+	struct epoch_phases phases;
 	enum api_error error = API_ERROR_NONE;
+	int rc = 0;
 	*body = NULL;
 	size_t max = round_vote_body_max(config);
 	if (len > max) {
 		answer_set(answer, API_ERROR_BODY_TOO_LARGE, "The vote is larger than %zu bytes.", max);
-		return API_ERROR_BODY_TOO_LARGE;
+		error = API_ERROR_BODY_TOO_LARGE;
+		goto cleanup;
 	}
-	int rc = vote_envelope_parse(envelope, len, max, &parts);
+	rc = vote_envelope_parse(envelope, len, max, &parts);
 	if (rc == 0)
 		rc = note_parse(parts.note, parts.note_len, &note);
 	if (rc == 0 && note->signature_count != 1)
@@ -113,45 +116,41 @@ enum api_error round_check_vote(struct round *round, size_t i, const uint8_t *en
 	if (rc == 0)
 		rc = vote_parse(note->text, note->text_len, vote);
 	if (rc) {
-		note_free(note);
 		answer_set(answer, API_ERROR_MALFORMED, "Not a vote envelope with one signed vote: %s",
 		           dirauth_strerror(rc));
-		return API_ERROR_MALFORMED;
+		error = API_ERROR_MALFORMED;
+		goto cleanup;
 	}
 	if (strcmp(vote->namespace_name, ns->name) != 0 || strcmp(vote->origin, ns->origin) != 0) {
-		note_free(note);
 		answer_set(answer, API_ERROR_MALFORMED, "The vote is for namespace '%s', origin '%s'.",
 		           vote->namespace_name, vote->origin);
-		return API_ERROR_MALFORMED;
+		error = API_ERROR_MALFORMED;
+		goto cleanup;
 	}
-	if ((error = check_window(round, vote->epoch, now, false, answer)) != API_ERROR_NONE) {
-		note_free(note);
-		return error;
-	}
+	if ((error = check_window(round, vote->epoch, now, false, answer)) != API_ERROR_NONE)
+		goto cleanup;
 	if (member_by_name(config, vote->authority, member) != 0 ||
 	    strcmp(note->signatures[0].name, vote->authority) != 0) {
 		answer_set(answer, API_ERROR_UNKNOWN_AUTHORITY, "'%s' is no member of this authority set.",
 		           vote->authority);
-		note_free(note);
-		return API_ERROR_UNKNOWN_AUTHORITY;
+		error = API_ERROR_UNKNOWN_AUTHORITY;
+		goto cleanup;
 	}
-	struct epoch_phases phases;
 	schedule_epoch_phases(&config->epoch, vote->epoch, &phases);
-	error = check_signature(round, *member, note, phases.vote_at, now, answer);
-	note_free(note);
-	if (error)
-		return error;
+	if ((error = check_signature(round, *member, note, phases.vote_at, now, answer)) != API_ERROR_NONE)
+		goto cleanup;
 	rc = round_vote_body_load(config, i, vote, parts.body, parts.body_len, body);
 	if (rc == DIRAUTH_ERR_NOMEM) {
 		answer_set(answer, API_ERROR_INTERNAL, "Out of memory.");
-		return API_ERROR_INTERNAL;
-	}
-	if (rc) {
+		error = API_ERROR_INTERNAL;
+	} else if (rc) {
 		answer_set(answer, API_ERROR_MALFORMED, "The vote body does not match its vote: %s",
 		           dirauth_strerror(rc));
-		return API_ERROR_MALFORMED;
+		error = API_ERROR_MALFORMED;
 	}
-	return API_ERROR_NONE;
+cleanup:
+	note_free(note);
+	return error;
 }
 
 static void store_failed(struct round_answer *answer, int rc)
@@ -322,43 +321,38 @@ void round_take_signature(struct round *round, size_t i, const uint8_t *note_byt
 	struct snapshot_header header;
 	struct buffer ours, held;
 	size_t member;
-	if (len > VERIFY_HEADER_NOTE_MAX)
-		return answer_set(answer, API_ERROR_BODY_TOO_LARGE,
-		                  "The signed header is larger than %zu bytes.",
-		                  (size_t)VERIFY_HEADER_NOTE_MAX);
-	int rc = note_parse(note_bytes, len, &note);
+	int rc = 0;
+	buffer_init(&ours);
+	buffer_init(&held);
+	if (len > VERIFY_HEADER_NOTE_MAX) {
+		answer_set(answer, API_ERROR_BODY_TOO_LARGE, "The signed header is larger than %zu bytes.",
+		           (size_t)VERIFY_HEADER_NOTE_MAX);
+		goto done;
+	}
+	rc = note_parse(note_bytes, len, &note);
 	if (rc == 0 && note->signature_count != 1)
 		rc = DIRAUTH_ERR_SYNTAX;
 	if (rc == 0)
 		rc = snapshot_header_parse(note->text, note->text_len, &header);
 	if (rc) {
-		note_free(note);
-		return answer_set(answer, API_ERROR_MALFORMED, "Not a snapshot header with one signature: %s",
-		                  dirauth_strerror(rc));
+		answer_set(answer, API_ERROR_MALFORMED, "Not a snapshot header with one signature: %s",
+		           dirauth_strerror(rc));
+		goto done;
 	}
 	if (strcmp(header.namespace_name, ns->name) != 0 || strcmp(header.origin, ns->origin) != 0) {
-		note_free(note);
-		return answer_set(answer, API_ERROR_MALFORMED,
-		                  "The header is for namespace '%s', origin '%s'.", header.namespace_name,
-		                  header.origin);
+		answer_set(answer, API_ERROR_MALFORMED, "The header is for namespace '%s', origin '%s'.",
+		           header.namespace_name, header.origin);
+		goto done;
 	}
-	if (check_window(round, header.epoch, now, true, answer) != API_ERROR_NONE) {
-		note_free(note);
-		return;
-	}
+	if (check_window(round, header.epoch, now, true, answer) != API_ERROR_NONE)
+		goto done;
 	if (member_by_name(config, note->signatures[0].name, &member) != 0) {
 		answer_set(answer, API_ERROR_UNKNOWN_AUTHORITY, "'%s' is no member of this authority set.",
 		           note->signatures[0].name);
-		note_free(note);
-		return;
+		goto done;
 	}
-	enum api_error error = check_signature(round, member, note, header.valid_after, now, answer);
-	if (error) {
-		note_free(note);
-		return;
-	}
-	buffer_init(&ours);
-	buffer_init(&held);
+	if (check_signature(round, member, note, header.valid_after, now, answer) != API_ERROR_NONE)
+		goto done;
 	rc = store_consensus_get(round->o.store, ns->name, header.epoch, &ours);
 	if (rc == 0 && (ours.len != note->text_len || memcmp(ours.data, note->text, ours.len) != 0)) {
 		keep_header_evidence(round, i, header.epoch, member, STORE_EVIDENCE_OTHER_HEADER, note_bytes,

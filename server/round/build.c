@@ -206,10 +206,8 @@ static void push_vote(struct round *round, size_t i, const struct buffer *envelo
 	                         .body = as_delta ? delta.data : envelope->data,
 	                         .body_len = as_delta ? delta.len : envelope->len,
 	                         .deadline_ms = deadline_ms};
-	if (peers_broadcast(round->o.peers, &call, NULL, answers) != 0) {
-		buffer_free(&delta);
-		return;
-	}
+	if (peers_broadcast(round->o.peers, &call, NULL, answers) != 0)
+		goto cleanup;
 	size_t retry = 0;
 	for (size_t m = 0; m < config->member_count; m++) {
 		if (m == config->self_index)
@@ -250,6 +248,7 @@ static void push_vote(struct round *round, size_t i, const struct buffer *envelo
 	          (unsigned long long)build_ms, (unsigned long long)(round_monotonic_ms() - started), deltas,
 	          as_delta ? delta.len : 0, wholes, envelope->len, sent);
 	peer_answers_free(answers, config->member_count);
+cleanup:
 	buffer_free(&delta);
 }
 
@@ -274,18 +273,16 @@ int round_vote(struct round *round, size_t i, uint64_t now)
 			rc = build_vote(round, i, epoch, &envelope);
 	}
 	if (rc) {
-		buffer_free(&envelope);
 		if (!rn->logged_wait)
 			round_log(round, i, epoch, "no vote yet: %s; retrying until the vote deadline",
 			          dirauth_strerror(rc));
 		rn->logged_wait = true;
-		return rc;
+	} else {
+		rn->voted = true;
+		uint64_t built = round_monotonic_ms();
+		uint64_t push_until = rn->phases.vote_deadline + config->bounds.clock_skew_seconds;
+		push_vote(round, i, &envelope, round_deadline_ms(round, push_until), built - started);
 	}
-	rn->voted = true;
-	uint64_t built = round_monotonic_ms();
-	push_vote(round, i, &envelope,
-	          round_deadline_ms(round, rn->phases.vote_deadline + config->bounds.clock_skew_seconds),
-	          built - started);
 	buffer_free(&envelope);
-	return 0;
+	return rc;
 }

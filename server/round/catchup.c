@@ -541,13 +541,84 @@ static void catch_up_free(struct catch_up *c)
 	pthread_mutex_destroy(&c->lock);
 }
 
+/* Takes what the members ahead of this authority (c->ahead) published after its latest: the
+ * headers from the furthest first, then their bodies; logs what was stored. Returns as
+ * round_catch_up. */
+static int catch_up_from_members_ahead(struct catch_up *c, uint64_t started)
+{
+	struct round *round = c->round;
+	size_t i = c->namespace_index;
+	const struct config *config = round->o.config;
+	const char *name = config->namespaces[i].name;
+	struct round_namespace *rn = &round->ns[i];
+	uint64_t deadline_ms = c->deadline_ms;
+	char why[PEER_REASON_MAX + 128] = "";
+	int rc = 0;
+	/* The headers, from the members ahead, the furthest first. */
+	uint32_t tried = 0;
+	for (;;) {
+		int best = -1;
+		for (size_t m = 0; m < config->member_count; m++)
+			if ((c->ahead & ((uint32_t)1 << m)) && !(tried & ((uint32_t)1 << m)) &&
+			    (best < 0 || c->latest_of[m] > c->latest_of[best]))
+				best = (int)m;
+		if (best < 0)
+			break;
+		tried |= (uint32_t)1 << best;
+		uint64_t reached = c->waiting_count ? c->waiting[c->waiting_count - 1].epoch : c->latest;
+		if (c->have && reached >= c->latest_of[best])
+			continue;
+		why[0] = 0;
+		rc = walk_headers(c, (size_t)best, why, sizeof why);
+		if (rc == 0) {
+			c->sources |= (uint32_t)1 << best;
+			break;
+		}
+		round_log(round, i, rn->epoch, "catching up from %s stopped: %s",
+		          member_name(c, (size_t)best), why);
+		if (rc == DIRAUTH_ERR_NOMEM || round_monotonic_ms() >= deadline_ms)
+			break;
+	}
+	int bodies_rc = 0;
+	if (c->waiting_count) {
+		why[0] = 0;
+		bodies_rc = fetch_bodies(c, why, sizeof why);
+		if (bodies_rc)
+			round_log(round, i, rn->epoch, "catching up stopped: %s; it goes on at the next tick",
+			          why);
+	}
+	if (c->alone + c->with_body > 0) {
+		round_log(
+		    round, i, rn->epoch,
+		    "caught up: epochs %llu to %llu stored (%zu with their bodies, %zu headers alone, their "
+		    "bodies past the retention window; %zu revocations they list taken, %zu refused) in "
+		    "%llu ms",
+		    (unsigned long long)c->first_stored, (unsigned long long)c->latest, c->with_body,
+		    c->alone, c->revocations, c->revocations_refused,
+		    (unsigned long long)(round_monotonic_ms() - started));
+		if (c->stored_body_of_newest) {
+			struct buffer newest;
+			struct store_body_info info;
+			buffer_init(&newest);
+			if (store_snapshot_get(round->o.store, name, c->latest, &newest, &info) == 0)
+				prepared_set_install(round->o.prepared, i, &newest);
+			buffer_free(&newest);
+		}
+		if (round->o.on_published)
+			round->o.on_published(round->o.on_published_context, i, c->latest);
+	}
+	int caught = c->have && c->latest >= c->target;
+	if (bodies_rc == DIRAUTH_ERR_NOMEM || (rc == DIRAUTH_ERR_NOMEM && !caught))
+		return DIRAUTH_ERR_NOMEM;
+	return caught ? 0 : DIRAUTH_ERR_STALE;
+}
+
 int round_catch_up(struct round *round, size_t i, uint64_t now, uint64_t deadline_ms)
 {
 	const struct config *config = round->o.config;
 	const char *name = config->namespaces[i].name;
 	struct round_namespace *rn = &round->ns[i];
 	struct catch_up c = {.round = round, .namespace_index = i, .now = now, .deadline_ms = deadline_ms};
-	char why[PEER_REASON_MAX + 128] = "";
 	uint64_t started = round_monotonic_ms();
 	int rc = publish_latest_digest(round->o.store, name, &c.have, &c.latest, c.digest);
 	if (rc)
@@ -561,72 +632,12 @@ int round_catch_up(struct round *round, size_t i, uint64_t now, uint64_t deadlin
 		return 0;
 	pthread_mutex_init(&c.lock, NULL);
 	ask_latest(&c);
-	if (!c.ahead) {
-		/* Behind by the clock, yet nobody ahead: say why when members could not be asked. */
-		if (c.unanswered)
-			round_log(
-			    round, i, rn->epoch,
-			    "catching up: no member showed a newer snapshot; %d could not be asked (%s)",
-			    __builtin_popcount(c.unanswered), c.unanswered_why);
-		catch_up_free(&c);
-		return 0;
-	}
-	/* The headers, from the members ahead, the furthest first. */
-	uint32_t tried = 0;
-	for (;;) {
-		int best = -1;
-		for (size_t m = 0; m < config->member_count; m++)
-			if ((c.ahead & ((uint32_t)1 << m)) && !(tried & ((uint32_t)1 << m)) &&
-			    (best < 0 || c.latest_of[m] > c.latest_of[best]))
-				best = (int)m;
-		if (best < 0)
-			break;
-		tried |= (uint32_t)1 << best;
-		uint64_t reached = c.waiting_count ? c.waiting[c.waiting_count - 1].epoch : c.latest;
-		if (c.have && reached >= c.latest_of[best])
-			continue;
-		why[0] = 0;
-		rc = walk_headers(&c, (size_t)best, why, sizeof why);
-		if (rc == 0) {
-			c.sources |= (uint32_t)1 << best;
-			break;
-		}
-		round_log(round, i, rn->epoch, "catching up from %s stopped: %s",
-		          member_name(&c, (size_t)best), why);
-		if (rc == DIRAUTH_ERR_NOMEM || round_monotonic_ms() >= deadline_ms)
-			break;
-	}
-	int bodies_rc = 0;
-	if (c.waiting_count) {
-		why[0] = 0;
-		bodies_rc = fetch_bodies(&c, why, sizeof why);
-		if (bodies_rc)
-			round_log(round, i, rn->epoch, "catching up stopped: %s; it goes on at the next tick",
-			          why);
-	}
-	if (c.alone + c.with_body > 0) {
-		round_log(
-		    round, i, rn->epoch,
-		    "caught up: epochs %llu to %llu stored (%zu with their bodies, %zu headers alone, their "
-		    "bodies past the retention window; %zu revocations they list taken, %zu refused) in "
-		    "%llu ms",
-		    (unsigned long long)c.first_stored, (unsigned long long)c.latest, c.with_body, c.alone,
-		    c.revocations, c.revocations_refused,
-		    (unsigned long long)(round_monotonic_ms() - started));
-		if (c.stored_body_of_newest) {
-			struct buffer newest;
-			struct store_body_info info;
-			buffer_init(&newest);
-			if (store_snapshot_get(round->o.store, name, c.latest, &newest, &info) == 0)
-				prepared_set_install(round->o.prepared, i, &newest);
-			buffer_free(&newest);
-		}
-		if (round->o.on_published)
-			round->o.on_published(round->o.on_published_context, i, c.latest);
-	}
-	int caught = c.have && c.latest >= c.target;
+	if (c.ahead)
+		rc = catch_up_from_members_ahead(&c, started);
+	else if (c.unanswered) /* behind by the clock, yet nobody ahead: say why */
+		round_log(round, i, rn->epoch,
+		          "catching up: no member showed a newer snapshot; %d could not be asked (%s)",
+		          __builtin_popcount(c.unanswered), c.unanswered_why);
 	catch_up_free(&c);
-	if (bodies_rc == DIRAUTH_ERR_NOMEM || (rc == DIRAUTH_ERR_NOMEM && !caught))
-		return DIRAUTH_ERR_NOMEM;
-	return caught ? 0 : DIRAUTH_ERR_STALE;
+	return rc;
 }

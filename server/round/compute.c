@@ -323,11 +323,38 @@ static int supply_revocation(void *context, const uint8_t service_id[SERVICE_ID_
 
 /* ---- the step ---- */
 
-/* Signs the header and keeps and pushes the signature. */
+/* Pushes the signed header note to every peer, by the signature deadline, and logs the members
+ * that refused it and those that computed another header. */
+static void push_signature(struct round *round, size_t i, const struct buffer *note)
+{
+	const struct config *config = round->o.config;
+	uint64_t epoch = round->ns[i].epoch;
+	struct peer_call call = {.operation = PEER_PUSH_SIGNATURE,
+	                         .namespace_name = config->namespaces[i].name,
+	                         .body = note->data,
+	                         .body_len = note->len,
+	                         .deadline_ms =
+	                             round_deadline_ms(round, round->ns[i].phases.signature_deadline +
+	                                                          config->bounds.clock_skew_seconds)};
+	struct peer_answer answers[CONFIG_MAX_MEMBERS];
+	if (peers_broadcast(round->o.peers, &call, NULL, answers) != 0)
+		return;
+	char refused[1024];
+	size_t taken = round_push_refusals(config, answers, refused, sizeof refused);
+	for (size_t m = 0; m < config->member_count; m++)
+		if (m != config->self_index && answers[m].transport == PEER_TRANSPORT_ANSWERED &&
+		    answers[m].status == 409 && strcmp(answers[m].error_code, "conflicting_header") == 0)
+			round_log(round, i, epoch, "%s computed another header", config->members[m].name);
+	if (refused[0])
+		round_log(round, i, epoch, "signature taken by %zu of %zu peers (refused by %s)", taken,
+		          config->member_count - 1, refused);
+	peer_answers_free(answers, config->member_count);
+}
+
+/* Signs the header, keeps the signature and pushes it. */
 static int sign_header(struct round *round, size_t i, const struct buffer *text)
 {
 	const struct config *config = round->o.config;
-	const char *name = config->namespaces[i].name;
 	uint64_t epoch = round->ns[i].epoch;
 	struct note_signature signature;
 	struct buffer note;
@@ -336,43 +363,19 @@ static int sign_header(struct round *round, size_t i, const struct buffer *text)
 	int rc = signer_client_sign(round->o.signer, SIGNER_OP_SIGN_SNAPSHOT_HEADER, text->data, text->len, 0,
 	                            NULL, 0, &signature, why, sizeof why);
 	signer_health_note(round->o.signer_health, rc, why);
-	if (rc) {
+	if (rc)
 		round_log(round, i, epoch, "the signer did not sign the header: %s",
 		          why[0] ? why : dirauth_strerror(rc));
-		return rc;
-	}
-	if ((rc = note_format(text->data, text->len, &signature, 1, &note)) == 0) {
-		rc = store_signature_put(round->o.store, name, epoch, (unsigned)config->self_index, note.data,
-		                         note.len);
+	if (rc == 0)
+		rc = note_format(text->data, text->len, &signature, 1, &note);
+	if (rc == 0) {
+		rc = store_signature_put(round->o.store, config->namespaces[i].name, epoch,
+		                         (unsigned)config->self_index, note.data, note.len);
 		if (rc == DIRAUTH_ERR_EXISTS)
 			rc = 0;
 	}
-	if (rc == 0) {
-		struct peer_call call = {.operation = PEER_PUSH_SIGNATURE,
-		                         .namespace_name = name,
-		                         .body = note.data,
-		                         .body_len = note.len,
-		                         .deadline_ms =
-		                             round_deadline_ms(round, round->ns[i].phases.signature_deadline +
-		                                                          config->bounds.clock_skew_seconds)};
-		struct peer_answer answers[CONFIG_MAX_MEMBERS];
-		if (peers_broadcast(round->o.peers, &call, NULL, answers) == 0) {
-			char refused[1024];
-			size_t taken = round_push_refusals(config, answers, refused, sizeof refused);
-			for (size_t m = 0; m < config->member_count; m++)
-				if (m != config->self_index &&
-				    answers[m].transport == PEER_TRANSPORT_ANSWERED &&
-				    answers[m].status == 409 &&
-				    strcmp(answers[m].error_code, "conflicting_header") == 0)
-					round_log(round, i, epoch, "%s computed another header",
-					          config->members[m].name);
-			if (refused[0])
-				round_log(round, i, epoch,
-				          "signature taken by %zu of %zu peers (refused by %s)", taken,
-				          config->member_count - 1, refused);
-			peer_answers_free(answers, config->member_count);
-		}
-	}
+	if (rc == 0)
+		push_signature(round, i, &note);
 	buffer_free(&note);
 	return rc;
 }
@@ -428,63 +431,88 @@ static int compute_consensus(struct round *round, size_t i, struct held_votes *h
 	return rc;
 }
 
-int round_compute(struct round *round, size_t i, uint64_t now)
-{
-	const struct config *config = round->o.config;
-	struct round_namespace *rn = &round->ns[i];
-	struct consensus_failure failure;
+/* One computation of step 2, from the votes to the signed header, run in order by round_compute:
+ * gather_votes, fetch_listed_notes, run_rule, sign_result. It holds what each step hands the
+ * next; round_compute allocates it and frees it once, however the computation ends. */
+struct computation {
+	struct round *round;
+	size_t namespace_index;
+	uint64_t now;
+	struct held_votes held;
 	struct round_gather_stats gathered;
-	struct epoch_phases *phases = &rn->phases;
-	char why[512];
-	uint64_t started = round_monotonic_ms();
-	struct held_votes *held = calloc(1, sizeof *held);
-	if (!held)
-		return DIRAUTH_ERR_NOMEM;
+	/* On the monotonic clock, for the log: when the computation started, the votes were read,
+	 * the notes gathered, and the result kept (the consensus computed and stored, before the
+	 * header is signed and pushed). */
+	uint64_t started, votes_read, notes_gathered, result_kept;
+};
 
-	/* The votes still missing, then the notes they list that this authority lacks, each by the
-	 * time the header must still be signed and pushed (one peer request before the deadline). */
-	uint64_t gather_until = round_leaving(config, phases->signature_deadline, config->epoch.signature);
-	pull_votes(round, i, now, round_deadline_ms(round, phases->signature_deadline));
-	int rc = load_votes(round, i, held);
-	uint64_t pulled = round_monotonic_ms(); /* the votes pulled and read */
-	if (rc) {
+/* The votes still missing pulled from their authors by the signature deadline, then every vote
+ * held read into c->held. */
+static int gather_votes(struct computation *c)
+{
+	struct round *round = c->round;
+	size_t i = c->namespace_index;
+	struct round_namespace *rn = &round->ns[i];
+	pull_votes(round, i, c->now, round_deadline_ms(round, rn->phases.signature_deadline));
+	int rc = load_votes(round, i, &c->held);
+	c->votes_read = round_monotonic_ms();
+	if (rc)
 		round_log(round, i, rn->epoch, "the votes held cannot be read: %s", dirauth_strerror(rc));
-		goto out;
-	}
+	return rc;
+}
+
+/* The notes the held votes list that this authority lacks, gathered from the members that listed
+ * them by the time the header must still be signed and pushed (one peer request before the
+ * signature deadline). */
+static int fetch_listed_notes(struct computation *c)
+{
+	struct round *round = c->round;
+	const struct config *config = round->o.config;
+	size_t i = c->namespace_index;
+	struct round_namespace *rn = &round->ns[i];
 	const struct vote_body *bodies[CONFIG_MAX_MEMBERS] = {0};
-	for (size_t v = 0; v < held->count; v++)
-		bodies[held->member[v]] = held->bodies[v];
-	rc = round_gather(round, i, bodies, now, round_deadline_ms(round, gather_until), &gathered);
-	if (rc) {
+	for (size_t v = 0; v < c->held.count; v++)
+		bodies[c->held.member[v]] = c->held.bodies[v];
+	uint64_t until = round_leaving(config, rn->phases.signature_deadline, config->epoch.signature);
+	int rc = round_gather(round, i, bodies, c->now, round_deadline_ms(round, until), &c->gathered);
+	c->notes_gathered = round_monotonic_ms();
+	if (rc)
 		round_log(round, i, rn->epoch, "the notes the votes list cannot be gathered: %s",
 		          dirauth_strerror(rc));
-		goto out;
-	}
-	uint64_t gathered_at = round_monotonic_ms();
-	rc = compute_consensus(round, i, held, &failure);
+	return rc;
+}
+
+/* Runs the rule over the held votes into rn->result. A note still missing returns the rule's
+ * error, logged once per epoch: a member that holds it may answer at the next tick, until the
+ * deadline. A rule that refuses, or a result that would publish a target revoked here, fails the
+ * epoch here (logged "not published") and returns 0 with rn->failed set and no result. */
+static int run_rule(struct computation *c)
+{
+	struct round *round = c->round;
+	size_t i = c->namespace_index;
+	struct round_namespace *rn = &round->ns[i];
+	const struct round_gather_stats *gathered = &c->gathered;
+	struct consensus_failure failure;
+	char why[512];
+	int rc = compute_consensus(round, i, &c->held, &failure);
 	if (rc && failure.outcome == CONSENSUS_NOTE_MISSING) {
-		/* A member that holds the note may answer at the next tick, until the deadline. */
 		if (!rn->logged_wait) {
 			consensus_failure_describe(&failure, why, sizeof why);
 			round_log(round, i, rn->epoch,
 			          "no consensus yet: %s (%zu notes wanted, %zu fetched, %zu refused, %zu "
 			          "missing%s%s); "
 			          "retrying",
-			          why, gathered.wanted, gathered.fetched, gathered.refused, gathered.missing,
-			          gathered.failure[0] ? "; " : "", gathered.failure);
+			          why, gathered->wanted, gathered->fetched, gathered->refused,
+			          gathered->missing, gathered->failure[0] ? "; " : "", gathered->failure);
 			rn->logged_wait = true;
 		}
-		goto out;
+		return rc;
 	}
 	if (rc) {
 		consensus_failure_describe(&failure, why, sizeof why);
 		round_log(round, i, rn->epoch, "not published: %s", why);
-		pthread_mutex_lock(&round->lock);
-		rn->failed = true;
-		rn->failed_total++;
-		pthread_mutex_unlock(&round->lock);
-		rc = 0;
-		goto out;
+		round_fail(round, i);
+		return 0;
 	}
 	/* Hard rule 4 holds here whatever the votes say: a record naming a target this authority holds
 	 * a revocation of (one the votes no longer list: a member that missed it votes the old
@@ -494,62 +522,101 @@ int round_compute(struct round *round, size_t i, uint64_t now)
 		          "not published: the votes chose a version naming a service or endpoint revoked "
 		          "here");
 		consensus_result_clear(&rn->result);
-		pthread_mutex_lock(&round->lock);
-		rn->failed = true;
-		rn->failed_total++;
-		pthread_mutex_unlock(&round->lock);
-		goto out;
+		round_fail(round, i);
 	}
-	/* The bodies stay for reconciliation. */
-	for (size_t v = 0; v < held->count; v++) {
-		vote_body_free(rn->bodies[held->member[v]]);
-		rn->bodies[held->member[v]] = held->bodies[v];
-		held->bodies[v] = NULL;
+	return 0;
+}
+
+/* Keeps the result (the held votes' bodies for reconciliation, the header text in the store),
+ * then signs and pushes its header; the header is then computed. On failure the result is
+ * cleared, computed again at the next tick. */
+static int sign_result(struct computation *c)
+{
+	struct round *round = c->round;
+	size_t i = c->namespace_index;
+	struct round_namespace *rn = &round->ns[i];
+	for (size_t v = 0; v < c->held.count; v++) {
+		vote_body_free(rn->bodies[c->held.member[v]]);
+		rn->bodies[c->held.member[v]] = c->held.bodies[v];
+		c->held.bodies[v] = NULL;
 	}
-	rc = store_consensus_put(round->o.store, config->namespaces[i].name, rn->epoch,
-	                         rn->result.header_text.data, rn->result.header_text.len);
+	int rc = store_consensus_put(round->o.store, round->o.config->namespaces[i].name, rn->epoch,
+	                             rn->result.header_text.data, rn->result.header_text.len);
 	if (rc == DIRAUTH_ERR_EXISTS)
 		rc = 0;
 	else if (rc == DIRAUTH_ERR_MISMATCH)
 		round_log(round, i, rn->epoch,
 		          "the consensus differs from the one computed before the restart");
-	uint64_t computed = round_monotonic_ms();
+	c->result_kept = round_monotonic_ms();
 	if (rc == 0)
 		rc = sign_header(round, i, &rn->result.header_text);
 	if (rc) {
 		consensus_result_clear(&rn->result);
-		goto out;
+	} else {
+		pthread_mutex_lock(&round->lock);
+		rn->computed = true;
+		pthread_mutex_unlock(&round->lock);
 	}
-	pthread_mutex_lock(&round->lock);
-	rn->computed = true;
-	pthread_mutex_unlock(&round->lock);
+	return rc;
+}
+
+/* The lines of a header computed and signed: how long each step took, what the gathering of
+ * notes did, and method 2's sections. */
+static void log_computed(const struct computation *c)
+{
+	struct round *round = c->round;
+	size_t i = c->namespace_index;
+	const struct round_namespace *rn = &round->ns[i];
+	const struct round_gather_stats *gathered = &c->gathered;
 	round_log(round, i, rn->epoch,
 	          "computed and signed: %llu records from %zu votes by method %llu; votes pulled in %llu ms, "
 	          "%zu notes fetched in %llu ms, consensus in %llu ms, signed and pushed in %llu ms",
 	          (unsigned long long)rn->result.record_count, rn->result.counting_votes,
-	          (unsigned long long)rn->result.method, (unsigned long long)(pulled - started),
-	          gathered.fetched, (unsigned long long)(gathered_at - pulled),
-	          (unsigned long long)(computed - gathered_at),
-	          (unsigned long long)(round_monotonic_ms() - computed));
-	if (gathered.failed)
-		round_log(round, i, rn->epoch, "notes: %zu members failed to answer (%s)", gathered.failed,
-		          gathered.failure);
-	if (gathered.wanted)
+	          (unsigned long long)rn->result.method, (unsigned long long)(c->votes_read - c->started),
+	          gathered->fetched, (unsigned long long)(c->notes_gathered - c->votes_read),
+	          (unsigned long long)(c->result_kept - c->notes_gathered),
+	          (unsigned long long)(round_monotonic_ms() - c->result_kept));
+	if (gathered->failed)
+		round_log(round, i, rn->epoch, "notes: %zu members failed to answer (%s)", gathered->failed,
+		          gathered->failure);
+	if (gathered->wanted)
 		round_log(round, i, rn->epoch,
 		          "notes: %zu wanted, %zu fetched from %zu members in %zu requests (%zu bytes), %zu "
 		          "refused, %zu missing; found in %llu ms, fetched and checked in %llu ms",
-		          gathered.wanted, gathered.fetched, gathered.members, gathered.requests,
-		          gathered.bytes, gathered.refused, gathered.missing,
-		          (unsigned long long)gathered.collect_ms, (unsigned long long)gathered.fetch_ms);
+		          gathered->wanted, gathered->fetched, gathered->members, gathered->requests,
+		          gathered->bytes, gathered->refused, gathered->missing,
+		          (unsigned long long)gathered->collect_ms, (unsigned long long)gathered->fetch_ms);
 	if (rn->result.method == CONSENSUS_METHOD_LIFECYCLE)
 		round_log(round, i, rn->epoch,
 		          "method 2: %zu health entries, %zu revocations listed, %zu records left out",
 		          rn->result.health_count, rn->result.revocation_count, rn->result.excluded_count);
-out:
+}
+
+int round_compute(struct round *round, size_t i, uint64_t now)
+{
+	struct round_namespace *rn = &round->ns[i];
+	struct computation *c = calloc(1, sizeof *c);
+	if (!c)
+		return DIRAUTH_ERR_NOMEM;
+	c->round = round;
+	c->namespace_index = i;
+	c->now = now;
+	c->started = round_monotonic_ms();
+
+	int rc = gather_votes(c);
+	if (rc == 0)
+		rc = fetch_listed_notes(c);
+	if (rc == 0)
+		rc = run_rule(c);
+	if (rc == 0 && !rn->failed) /* the rule may have failed the epoch here: nothing to sign */
+		rc = sign_result(c);
+	if (rc == 0 && rn->computed)
+		log_computed(c);
+
 	/* What was gathered goes into the store whatever came of the round, once the header (if
 	 * any) is signed and pushed: the next epoch's vote lists it. */
 	rn->notes_stored += round_notes_store(round, i);
-	held_votes_free(held);
-	free(held);
+	held_votes_free(&c->held);
+	free(c);
 	return rc;
 }

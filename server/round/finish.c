@@ -194,7 +194,7 @@ int round_publish(struct round *round, size_t i, uint64_t now)
 		rn->published = true; /* nothing more to do for it here */
 		pthread_mutex_unlock(&round->lock);
 		consensus_result_clear(&rn->result);
-		return 0;
+		goto cleanup;
 	}
 	if (rc == 0)
 		rc = signed_note(round, i, &note);
@@ -203,17 +203,12 @@ int round_publish(struct round *round, size_t i, uint64_t now)
 		                             rn->result.body.data, rn->result.body.len);
 	if (rc) {
 		round_log(round, i, rn->epoch, "not published: %s", dirauth_strerror(rc));
-		buffer_free(&note);
-		pthread_mutex_lock(&round->lock);
-		rn->failed = true;
-		rn->failed_total++;
-		pthread_mutex_unlock(&round->lock);
-		return rc;
+		round_fail(round, i);
+		goto cleanup;
 	}
 	size_t header_size = note.len;
 	uint64_t records = rn->result.record_count, body_size = rn->result.body.len;
 	rc = prepared_set_install(round->o.prepared, i, &note);
-	buffer_free(&note);
 	pthread_mutex_lock(&round->lock);
 	rn->published = true;
 	rn->published_total++;
@@ -236,6 +231,8 @@ int round_publish(struct round *round, size_t i, uint64_t now)
 	uint64_t round_keep = 4, evidence_keep = window * 16;
 	store_round_retain(round->o.store, name, rn->epoch >= round_keep ? rn->epoch - round_keep + 1 : 0,
 	                   rn->epoch >= evidence_keep ? rn->epoch - evidence_keep + 1 : 0);
+cleanup:
+	buffer_free(&note);
 	return rc;
 }
 

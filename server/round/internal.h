@@ -214,6 +214,10 @@ int round_decide(struct round *round, size_t namespace_index, uint64_t now, bool
 int round_publish(struct round *round, size_t namespace_index, uint64_t now);
 int round_reconcile(struct round *round, size_t namespace_index, uint64_t now);
 
+/* Marks namespace_index's epoch failed here (counted once in failed_total), under the lock
+ * round_status_get reads by. Called from the scheduler's thread only, on an epoch not yet failed. */
+void round_fail(struct round *round, size_t namespace_index);
+
 /* Clears a namespace's round state for a new epoch, freeing what it holds. */
 void round_namespace_reset(struct round_namespace *rn);
 

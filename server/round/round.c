@@ -146,6 +146,15 @@ int round_create(const struct round_options *options, struct round **out)
 	return 0;
 }
 
+void round_fail(struct round *round, size_t i)
+{
+	struct round_namespace *rn = &round->ns[i];
+	pthread_mutex_lock(&round->lock);
+	rn->failed = true;
+	rn->failed_total++;
+	pthread_mutex_unlock(&round->lock);
+}
+
 void round_namespace_reset(struct round_namespace *rn)
 {
 	uint64_t published_total = rn->published_total, failed_total = rn->failed_total;
@@ -307,10 +316,7 @@ int round_tick(struct round *round, size_t i, uint64_t now)
 		if ((rc = round_reconcile(round, i, now)) != 0 && !first)
 			first = rc;
 	if (!rn->computed && !rn->failed && now > rn->phases.signature_deadline) {
-		pthread_mutex_lock(&round->lock);
-		rn->failed = true;
-		rn->failed_total++;
-		pthread_mutex_unlock(&round->lock);
+		round_fail(round, i);
 		round_log(round, i, epoch, "not published: no header was computed by the signature deadline");
 	}
 	return first;
