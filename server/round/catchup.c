@@ -239,8 +239,8 @@ static int find_ancestor(struct catch_up *c, const uint8_t previous[32], uint64_
 	struct buffer note;
 	int rc = DIRAUTH_ERR_NOT_FOUND;
 	buffer_init(&note);
-	for (uint64_t back = 1; back <= CATCH_UP_SET_ASIDE_MAX && back <= c->latest && rc == DIRAUTH_ERR_NOT_FOUND;
-	     back++) {
+	for (uint64_t back = 1;
+	     back <= CATCH_UP_SET_ASIDE_MAX && back <= c->latest && rc == DIRAUTH_ERR_NOT_FOUND; back++) {
 		struct note *parsed = NULL;
 		uint8_t digest[32];
 		if (store_snapshot_get(c->round->o.store, name, c->latest - back, &note, NULL) != 0)
@@ -330,11 +330,14 @@ static int walk_headers(struct catch_up *c, size_t m, char *why, size_t why_cap)
 			if (k == 0 && c->have && !c->waiting_count && chain_known &&
 			    memcmp(h.header.previous, chained, 32) != 0 &&
 			    find_ancestor(c, h.header.previous, &ancestor) == 0) {
-				round_log(c->round, c->namespace_index, c->round->ns[c->namespace_index].epoch,
-				          "the set went on from epoch %llu without the snapshots of epochs %llu to "
-				          "%llu published here (its next is epoch %llu, from %s): they are set aside",
-				          (unsigned long long)ancestor, (unsigned long long)ancestor + 1,
-				          (unsigned long long)c->latest, (unsigned long long)h.epoch, member_name(c, m));
+				round_log(
+				    c->round, c->namespace_index, c->round->ns[c->namespace_index].epoch,
+				    "the set went on from epoch %llu without the snapshots of epochs %llu to "
+				    "%llu published here (its next is epoch %llu, from %s): they are set "
+				    "aside",
+				    (unsigned long long)ancestor, (unsigned long long)ancestor + 1,
+				    (unsigned long long)c->latest, (unsigned long long)h.epoch,
+				    member_name(c, m));
 				memcpy(chained, h.header.previous, 32);
 				c->set_aside += c->latest - ancestor;
 			}

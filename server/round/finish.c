@@ -252,7 +252,8 @@ void round_take_listed_revocations(struct round *round, size_t i, const struct s
 		                          NULL) != DIRAUTH_ERR_NOT_FOUND)
 			continue;
 		/* An endpoint of a service revoked whole is revoked already: not a refusal worth a word. */
-		enum api_error error = submit_peer_revocation(&submit, listed->note, listed->note_len, &result);
+		enum api_error error =
+		    submit_peer_revocation(&submit, listed->note, listed->note_len, &result);
 		if (error == API_ERROR_NONE)
 			(*taken)++;
 		else if (error != API_ERROR_REVOKED)
