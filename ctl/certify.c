@@ -9,8 +9,9 @@
  */
 #include "ctl/certify.h"
 
-#include "schema/error.h"
 #include "ctl/files.h"
+#include "schema/error.h"
+#include "verify/verify.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -265,8 +266,8 @@ static int check_rotation(const struct ctl_rotate_options *options, const struct
                           uint64_t valid_until, struct ctl_rotate_result *result, struct ctl_report *report)
 {
 	const struct certificate *previous = &result->previous;
-	char previous_until[CTL_TIME_TEXT_MAX];
-	char new_after[CTL_TIME_TEXT_MAX];
+	char previous_until[VERIFY_TIME_TEXT_MAX];
+	char new_after[VERIFY_TIME_TEXT_MAX];
 
 	if (!note_verifier_equal(&previous->identity, identity)) {
 		ctl_report_fail(report, CTL_EXIT_DATA,
@@ -275,8 +276,8 @@ static int check_rotation(const struct ctl_rotate_options *options, const struct
 		                options->previous_path, previous->identity.name, previous->identity.key_id);
 		return DIRAUTH_ERR_MISMATCH;
 	}
-	ctl_report_format_time(previous->valid_until, previous_until);
-	ctl_report_format_time(options->valid_after, new_after);
+	verify_format_time(previous->valid_until, previous_until);
+	verify_format_time(options->valid_after, new_after);
 	if (options->valid_after > previous->valid_until) {
 		result->gap_seconds = options->valid_after - previous->valid_until;
 		if (!options->allow_gap) {
@@ -387,7 +388,7 @@ static int show_entry(const uint8_t *note, size_t len, const struct trust_bundle
                       struct ctl_certificate_entry *entry)
 {
 	const struct certificate *certificate = &entry->certificate;
-	char when[CTL_TIME_TEXT_MAX];
+	char when[VERIFY_TIME_TEXT_MAX];
 
 	memset(entry, 0, sizeof(*entry));
 	entry->error = certificate_parse_signed(note, len, &entry->certificate);
@@ -399,13 +400,13 @@ static int show_entry(const uint8_t *note, size_t len, const struct trust_bundle
 	entry->verified = 1;
 	entry->pinned = bundle != NULL && identity_pinned(bundle, &certificate->identity);
 	if (now < certificate->valid_after) {
-		ctl_report_format_time(certificate->valid_after, when);
+		verify_format_time(certificate->valid_after, when);
 		snprintf(entry->description, sizeof(entry->description), "not yet valid, from %s", when);
 	} else if (now >= certificate->valid_until) {
-		ctl_report_format_time(certificate->valid_until, when);
+		verify_format_time(certificate->valid_until, when);
 		snprintf(entry->description, sizeof(entry->description), "expired at %s", when);
 	} else {
-		ctl_report_format_time(certificate->valid_until, when);
+		verify_format_time(certificate->valid_until, when);
 		snprintf(entry->description, sizeof(entry->description), "valid now, until %s", when);
 	}
 	return 0;

@@ -14,21 +14,22 @@
 #include "ctl/certify.h"
 #include "ctl/command.h"
 #include "ctl/evidence.h"
-#include "ctl/monitor.h"
-#include "schema/crypto.h"
-#include "schema/error.h"
 #include "ctl/fetch.h"
 #include "ctl/files.h"
 #include "ctl/keygen.h"
 #include "ctl/lifecycle.h"
+#include "ctl/monitor.h"
 #include "ctl/proof.h"
-#include "schema/lines.h"
 #include "ctl/register.h"
 #include "ctl/replay.h"
 #include "ctl/report.h"
 #include "ctl/trust_file.h"
 #include "net/client.h"
+#include "schema/crypto.h"
+#include "schema/error.h"
+#include "schema/lines.h"
 #include "verify/snapshot.h"
+#include "verify/verify.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -516,14 +517,14 @@ static void print_certificate(const struct certificate *certificate)
 {
 	char identity[NOTE_VERIFIER_KEY_MAX + 1];
 	char signing[NOTE_VERIFIER_KEY_MAX + 1];
-	char after[CTL_TIME_TEXT_MAX];
-	char until[CTL_TIME_TEXT_MAX];
+	char after[VERIFY_TIME_TEXT_MAX];
+	char until[VERIFY_TIME_TEXT_MAX];
 	uint64_t length = certificate->valid_until - certificate->valid_after;
 
 	note_verifier_format(&certificate->identity, identity);
 	note_verifier_format(&certificate->signing_key, signing);
-	ctl_report_format_time(certificate->valid_after, after);
-	ctl_report_format_time(certificate->valid_until, until);
+	verify_format_time(certificate->valid_after, after);
+	verify_format_time(certificate->valid_until, until);
 	printf("authority    %s\n", certificate->authority);
 	printf("identity     %s\n", identity);
 	printf("signing-key  %s\n", signing);
@@ -594,10 +595,10 @@ static int run_rotate(const struct ctl_arguments *arguments, struct ctl_report *
 {
 	struct ctl_rotate_options rotate_options;
 	struct ctl_rotate_result result;
-	char previous_after[CTL_TIME_TEXT_MAX];
-	char previous_until[CTL_TIME_TEXT_MAX];
-	char new_after[CTL_TIME_TEXT_MAX];
-	char new_until[CTL_TIME_TEXT_MAX];
+	char previous_after[VERIFY_TIME_TEXT_MAX];
+	char previous_until[VERIFY_TIME_TEXT_MAX];
+	char new_after[VERIFY_TIME_TEXT_MAX];
+	char new_until[VERIFY_TIME_TEXT_MAX];
 
 	memset(&rotate_options, 0, sizeof(rotate_options));
 	if (read_window("rotate", arguments, &rotate_options.valid_after, NULL, &rotate_options.days,
@@ -611,10 +612,10 @@ static int run_rotate(const struct ctl_arguments *arguments, struct ctl_report *
 	rotate_options.allow_gap = arguments->allow_gap;
 	if (ctl_rotate_run(&rotate_options, &result, report) != 0)
 		return report->exit_code;
-	ctl_report_format_time(result.previous.valid_after, previous_after);
-	ctl_report_format_time(result.previous.valid_until, previous_until);
-	ctl_report_format_time(result.certificate.valid_after, new_after);
-	ctl_report_format_time(result.certificate.valid_until, new_until);
+	verify_format_time(result.previous.valid_after, previous_after);
+	verify_format_time(result.previous.valid_until, previous_until);
+	verify_format_time(result.certificate.valid_after, new_after);
+	verify_format_time(result.certificate.valid_until, new_until);
 	printf("new signing key written to %s (mode 0600): %s\n", arguments->key_out, result.verifier);
 	printf("new certificate written to %s\n", arguments->cert_out);
 	printf("previous window  %s until %s\n", previous_after, previous_until);

@@ -5,11 +5,9 @@
 
 #include "schema/error.h"
 
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 void ctl_report_init(struct ctl_report *report)
 {
@@ -78,19 +76,4 @@ int ctl_exit_code_for_error(int rc)
 	default:
 		return CTL_EXIT_SOFTWARE;
 	}
-}
-
-void ctl_report_format_time(uint64_t seconds, char out[CTL_TIME_TEXT_MAX])
-{
-	struct tm calendar;
-	time_t value = (time_t)seconds;
-	char date[32];
-
-	if (seconds > (uint64_t)253402300799ULL || (uint64_t)value != seconds ||
-	    gmtime_r(&value, &calendar) == NULL ||
-	    strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S", &calendar) == 0) {
-		snprintf(out, CTL_TIME_TEXT_MAX, "%" PRIu64, seconds);
-		return;
-	}
-	snprintf(out, CTL_TIME_TEXT_MAX, "%" PRIu64 " (%s UTC)", seconds, date);
 }

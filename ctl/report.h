@@ -16,8 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define CTL_REPORT_MAX    1024
-#define CTL_TIME_TEXT_MAX 64
+#define CTL_REPORT_MAX 1024
 
 /* The sysexits(3) values dirauthctl uses, spelled out so that the program does not depend on a
  * BSD header for its interface. */
@@ -60,10 +59,5 @@ void ctl_report_print(const struct ctl_report *report, FILE *stream);
  * known: syntax, bounds, signature and mismatch errors are bad data (65), a missing file is 66,
  * unavailable is 69, I/O is 74, permission is 77, config is 78, everything else is 70. */
 int ctl_exit_code_for_error(int rc);
-
-/* Writes "<unix seconds> (<YYYY-MM-DD HH:MM:SS> UTC)" into out: messages about validity windows
- * quote the number a document carries and the date a person reads. A time past the calendar's
- * range is written as the number alone. Never fails. */
-void ctl_report_format_time(uint64_t seconds, char out[CTL_TIME_TEXT_MAX]);
 
 #endif
