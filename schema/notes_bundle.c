@@ -225,7 +225,7 @@ static int answer_read(const uint8_t *buf, size_t len, size_t request_count, siz
 		return DIRAUTH_ERR_NOMEM;
 	while (lines_peek_keyword(&reader, "note")) {
 		if (*count == capacity)
-			return DIRAUTH_ERR_SYNTAX; /* an index repeated or past the request */
+			return DIRAUTH_ERR_SYNTAX; /* more notes than items, or than the bytes can hold */
 		const struct notes_answer_note *previous = *count > 0 ? &(*notes)[*count - 1] : NULL;
 		if ((rc = answer_note_read(&reader, request_count, max_note, previous, &(*notes)[*count])) !=
 		    0)

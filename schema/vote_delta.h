@@ -43,10 +43,10 @@
 
 /* Appends the smallest delta from base to target: one operation per item that differs, none
  * for an item both hold unchanged. base_digest is the SHA-256 of the base snapshot's header text;
- * the preambles of base and target are not read. Returns 0; DIRAUTH_ERR_SYNTAX (a section of
- * base or target not sorted strictly as the file comment says, an item of target with sequence
- * 0 or an endpoint flag other than 0 or 1, a count above 0 with a NULL array); DIRAUTH_ERR_BOUNDS
- * (out past BUFFER_MAX); DIRAUTH_ERR_NOMEM. On error out is as it was. */
+ * the preambles of base and target are not read. Returns 0; DIRAUTH_ERR_SYNTAX (in base or
+ * target, a section not sorted strictly as the file comment says, an item with sequence 0 or an
+ * endpoint flag other than 0 or 1, a count above 0 with a NULL array); DIRAUTH_ERR_BOUNDS (out
+ * past BUFFER_MAX); DIRAUTH_ERR_NOMEM. On error out is as it was. */
 int vote_delta_encode(const struct vote_body *base, const struct vote_body *target,
                       const uint8_t base_digest[32], struct buffer *out);
 
