@@ -74,6 +74,32 @@ int verify_history_compare(const struct verify_held *held, const uint8_t *note_b
 	return 0;
 }
 
+int verify_history_follows(const struct verify_held *before, const struct snapshot_header *next, char *detail,
+                           size_t detail_cap)
+{
+	verify_detail_clear(detail, detail_cap);
+	if (next->epoch <= before->header.epoch) {
+		verify_detail_set(detail, detail_cap, "epoch %" PRIu64 " is not after epoch %" PRIu64,
+		                  next->epoch, before->header.epoch);
+		return DIRAUTH_ERR_MISMATCH;
+	}
+	if (next->valid_after < before->header.valid_after) {
+		verify_detail_set(detail, detail_cap,
+		                  "epoch %" PRIu64 " is valid after %" PRIu64 ", before epoch %" PRIu64
+		                  "'s valid-after %" PRIu64,
+		                  next->epoch, next->valid_after, before->header.epoch,
+		                  before->header.valid_after);
+		return DIRAUTH_ERR_MISMATCH;
+	}
+	if (memcmp(next->previous, before->digest, sizeof(before->digest)) != 0) {
+		verify_detail_set(detail, detail_cap,
+		                  "epoch %" PRIu64 " is not the previous header of epoch %" PRIu64,
+		                  before->header.epoch, next->epoch);
+		return DIRAUTH_ERR_MISMATCH;
+	}
+	return 0;
+}
+
 /* The refusal every broken link ends in, with what broke. */
 static int chain_broken(const struct verify_chain *chain, char *detail, size_t detail_cap, const char *format,
                         ...) __attribute__((format(printf, 4, 5)));
@@ -89,7 +115,7 @@ static int chain_broken(const struct verify_chain *chain, char *detail, size_t d
 	va_end(args);
 	verify_detail_set(detail, detail_cap,
 	                  "history does not chain to the held snapshot (epoch %" PRIu64 "): %s",
-	                  chain->held_epoch, what);
+	                  chain->held.header.epoch, what);
 	return DIRAUTH_ERR_MISMATCH;
 }
 
@@ -102,9 +128,7 @@ int verify_chain_begin(struct verify_chain *chain, const struct verify_pins *pin
 	chain->pins = *pins;
 	snprintf(chain->namespace_name, sizeof(chain->namespace_name), "%s", header->namespace_name);
 	snprintf(chain->origin, sizeof(chain->origin), "%s", header->origin);
-	chain->held_epoch = held->header.epoch;
-	chain->held_valid_after = held->header.valid_after;
-	memcpy(chain->held_digest, held->digest, sizeof(chain->held_digest));
+	chain->held = *held;
 	if (header->epoch <= held->header.epoch) {
 		verify_detail_set(detail, detail_cap,
 		                  "history: epoch %" PRIu64 " is not newer than the held epoch %" PRIu64,
@@ -121,30 +145,28 @@ int verify_chain_begin(struct verify_chain *chain, const struct verify_pins *pin
 		    header->epoch, header->epoch - held->header.epoch, held->header.epoch, max_chain);
 		return DIRAUTH_ERR_BOUNDS;
 	}
-	chain->next_epoch = header->epoch;
-	chain->next_valid_after = header->valid_after;
-	memcpy(chain->expected, header->previous, sizeof(chain->expected));
-	if (header->valid_after < chain->held_valid_after)
+	chain->next = *header;
+	if (header->valid_after < held->header.valid_after)
 		return chain_broken(chain, detail, detail_cap,
 		                    "epoch %" PRIu64 " is valid after %" PRIu64
 		                    ", before the held header's valid-after %" PRIu64,
-		                    header->epoch, header->valid_after, chain->held_valid_after);
+		                    header->epoch, header->valid_after, held->header.valid_after);
 	chain->started = 1;
-	chain->reached = memcmp(chain->expected, chain->held_digest, sizeof(chain->expected)) == 0;
+	chain->reached = verify_history_follows(&chain->held, &chain->next, NULL, 0) == 0;
 	return 0;
 }
 
 int verify_chain_add(struct verify_chain *chain, uint64_t epoch, const uint8_t *note_bytes, size_t note_len,
                      char *detail, size_t detail_cap)
 {
-	struct snapshot_header link;
+	struct verify_held link;
 	struct note *note = NULL;
-	uint8_t digest[32];
 	char why[VERIFY_DETAIL_MAX];
 	int rc;
 
 	verify_detail_clear(detail, detail_cap);
-	if (!chain->started || chain->reached || epoch >= chain->next_epoch || epoch <= chain->held_epoch) {
+	if (!chain->started || chain->reached || epoch >= chain->next.epoch ||
+	    epoch <= chain->held.header.epoch) {
 		verify_detail_set(detail, detail_cap, "history: epoch %" PRIu64 " added out of order", epoch);
 		return DIRAUTH_ERR_INTERNAL;
 	}
@@ -161,56 +183,55 @@ int verify_chain_add(struct verify_chain *chain, uint64_t epoch, const uint8_t *
 	}
 	rc = note->text_len > SNAPSHOT_HEADER_MAX_BYTES
 	         ? DIRAUTH_ERR_BOUNDS
-	         : snapshot_header_parse(note->text, note->text_len, &link);
+	         : snapshot_header_parse(note->text, note->text_len, &link.header);
 	if (rc != 0) {
 		verify_detail_set(detail, detail_cap, "history: epoch %" PRIu64 ": not a snapshot header: %s",
 		                  epoch, dirauth_strerror(rc));
 		goto done;
 	}
 	/* A link is a past statement: its keys are judged at its own time only. */
-	rc = verify_note(&chain->pins, note, link.valid_after, link.valid_after, NULL, why, sizeof(why));
+	rc = verify_note(&chain->pins, note, link.header.valid_after, link.header.valid_after, NULL, why,
+	                 sizeof(why));
 	if (rc != 0) {
 		verify_detail_set(detail, detail_cap, "history: epoch %" PRIu64 ": %s", epoch, why);
 		goto done;
 	}
-	if (link.epoch != epoch) {
+	if (link.header.epoch != epoch) {
 		rc = chain_broken(chain, detail, detail_cap,
 		                  "the header served for epoch %" PRIu64 " is for epoch %" PRIu64, epoch,
-		                  link.epoch);
+		                  link.header.epoch);
 		goto done;
 	}
-	if (strcmp(link.namespace_name, chain->namespace_name) != 0 ||
-	    strcmp(link.origin, chain->origin) != 0) {
+	if (strcmp(link.header.namespace_name, chain->namespace_name) != 0 ||
+	    strcmp(link.header.origin, chain->origin) != 0) {
 		rc = chain_broken(chain, detail, detail_cap,
 		                  "epoch %" PRIu64 " is of namespace '%s' and origin '%s'", epoch,
-		                  link.namespace_name, link.origin);
+		                  link.header.namespace_name, link.header.origin);
 		goto done;
 	}
-	if (link.valid_after > chain->next_valid_after || link.valid_after < chain->held_valid_after) {
+	/* Within the walk's window: dated between the held header and the header that names it. */
+	if (link.header.valid_after > chain->next.valid_after ||
+	    link.header.valid_after < chain->held.header.valid_after) {
 		rc = chain_broken(chain, detail, detail_cap,
 		                  "epoch %" PRIu64 " is valid after %" PRIu64
 		                  ", outside the held header's %" PRIu64 " and epoch %" PRIu64 "'s %" PRIu64,
-		                  epoch, link.valid_after, chain->held_valid_after, chain->next_epoch,
-		                  chain->next_valid_after);
+		                  epoch, link.header.valid_after, chain->held.header.valid_after,
+		                  chain->next.epoch, chain->next.valid_after);
 		goto done;
 	}
-	rc = snapshot_header_digest(note->text, note->text_len, digest);
+	rc = snapshot_header_digest(note->text, note->text_len, link.digest);
 	if (rc != 0) {
 		verify_detail_set(detail, detail_cap,
 		                  "history: epoch %" PRIu64 ": cannot hash the header: %s", epoch,
 		                  dirauth_strerror(rc));
 		goto done;
 	}
-	if (memcmp(digest, chain->expected, sizeof(digest)) != 0) {
-		rc = chain_broken(chain, detail, detail_cap,
-		                  "epoch %" PRIu64 " is not the previous header of epoch %" PRIu64, epoch,
-		                  chain->next_epoch);
+	if (verify_history_follows(&link, &chain->next, why, sizeof(why)) != 0) {
+		rc = chain_broken(chain, detail, detail_cap, "%s", why);
 		goto done;
 	}
-	chain->next_epoch = link.epoch;
-	chain->next_valid_after = link.valid_after;
-	memcpy(chain->expected, link.previous, sizeof(chain->expected));
-	chain->reached = memcmp(chain->expected, chain->held_digest, sizeof(chain->expected)) == 0;
+	chain->next = link.header;
+	chain->reached = verify_history_follows(&chain->held, &chain->next, NULL, 0) == 0;
 done:
 	note_free(note);
 	return rc;
@@ -229,5 +250,5 @@ int verify_chain_finish(const struct verify_chain *chain, char *detail, size_t d
 	return chain_broken(chain, detail, detail_cap,
 	                    "the previous of epoch %" PRIu64
 	                    " is no header the server holds after the held one, nor the held one",
-	                    chain->next_epoch);
+	                    chain->next.epoch);
 }

@@ -21,6 +21,10 @@
  * The walk is a state (begin, add, reached, finish) so that whoever downloads the intermediate
  * headers can stop as soon as the held header is reached: add the header of each epoch from the
  * new one's - 1 downwards; an epoch with no snapshot is skipped by not adding it.
+ *
+ * One link of a chain is one rule, verify_history_follows, whichever way the chain is walked: back
+ * from a new header (the walk above, a mirror's), or forward from the held one, header after
+ * header as they are taken oldest first (an authority catching up with the others).
  */
 #ifndef DIRAUTH_VERIFY_HISTORY_H
 #define DIRAUTH_VERIFY_HISTORY_H
@@ -55,19 +59,23 @@ int verify_held_parse(const uint8_t *note, size_t len, struct verify_held *out, 
 int verify_history_compare(const struct verify_held *held, const uint8_t *note, size_t note_len,
                            const struct snapshot_header *header, int *newer, char *detail, size_t detail_cap);
 
+/* The rule of one link: next follows before in one history when its previous is before's digest,
+ * its epoch is later and its valid-after is not earlier. Both headers are taken as verified (on
+ * their own, by the caller); this compares them only. Returns 0; DIRAUTH_ERR_MISMATCH when next
+ * does not follow before ("epoch B is not the previous header of epoch N"; "epoch N is not after
+ * epoch B"; "epoch N is valid after V, before epoch B's valid-after VB"). */
+int verify_history_follows(const struct verify_held *before, const struct snapshot_header *next, char *detail,
+                           size_t detail_cap);
+
 /* The walk from a new header back to the held one. Fields are the walk's own; read them only
  * through the functions below. The pins are borrowed and must outlive the walk; nothing is
  * allocated, so there is nothing to free. */
 struct verify_chain {
 	struct verify_pins pins;
-	char namespace_name[NAMESPACE_NAME_MAX + 1];
+	char namespace_name[NAMESPACE_NAME_MAX + 1]; /* the new header's: every link's */
 	char origin[SNAPSHOT_ORIGIN_MAX + 1];
-	uint64_t held_epoch;
-	uint64_t held_valid_after;
-	uint8_t held_digest[32];
-	uint64_t next_epoch;       /* the epoch of the oldest header of the chain so far */
-	uint64_t next_valid_after; /* and its valid-after */
-	uint8_t expected[32];      /* its previous: what the next link (or the held header) must hash to */
+	struct verify_held held;
+	struct snapshot_header next; /* the oldest header of the chain so far: the next link precedes it */
 	int started;
 	int reached;
 };
@@ -89,7 +97,8 @@ int verify_chain_begin(struct verify_chain *chain, const struct verify_pins *pin
  * 0; DIRAUTH_ERR_BOUNDS (larger than VERIFY_HEADER_NOTE_MAX, or its text than a header),
  * DIRAUTH_ERR_SYNTAX (not a header note); the errors of verify_note; DIRAUTH_ERR_MISMATCH when it
  * does not chain (its epoch, namespace or origin, a valid-after outside the held header's and the
- * next header's, a digest that is not the next header's previous); DIRAUTH_ERR_INTERNAL when the
+ * next header's, or the next header does not follow it by verify_history_follows: "epoch E is not
+ * the previous header of epoch N"); DIRAUTH_ERR_INTERNAL when the
  * walk was not begun, had already reached the held header, or epoch is out of order;
  * DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_CRYPTO. */
 int verify_chain_add(struct verify_chain *chain, uint64_t epoch, const uint8_t *note, size_t note_len,

@@ -11,7 +11,8 @@
  * Then the snapshot checks against a trust bundle (the header, a body that is not the header's),
  * and history: rollback, equivocation, and the `previous` walk with begin/add/reached/finish,
  * through a gap, refusing a link that does not hash, a link by an unknown key, a walk too long and
- * a walk used out of order.
+ * a walk used out of order; and the rule of one link walked forward (verify_history_follows), as an
+ * authority catching up applies it.
  */
 #include "certificate_fixture.h"
 #include "schema/buffer.h"
@@ -697,6 +698,59 @@ START_TEST(test_chain_refusals)
 }
 END_TEST
 
+/* One link's rule, as a catch-up walks forward: each header follows the one taken before it. */
+START_TEST(test_follows_forward)
+{
+	struct snapshot_spec early = {.epoch = 8, .service_byte = 3, .valid_after = NOW - 100 + 5};
+	struct buffer early_note, body;
+	struct snapshot_header early_header;
+	struct history history;
+	struct verify_held held5, held6, held8;
+	char detail[VERIFY_DETAIL_MAX];
+
+	build_history(&history);
+	buffer_init(&early_note);
+	buffer_init(&body);
+	early.previous_note = &history.notes[6];
+	build_snapshot(&early, &early_note, &body);
+	parse_header(&early_note, &early_header);
+	ck_assert_int_eq(verify_held_parse(history.notes[5].data, history.notes[5].len, &held5, NULL, 0), 0);
+	ck_assert_int_eq(verify_held_parse(history.notes[6].data, history.notes[6].len, &held6, NULL, 0), 0);
+	ck_assert_int_eq(verify_held_parse(history.notes[8].data, history.notes[8].len, &held8, NULL, 0), 0);
+	/* 5, 6, then 8 across the epoch nobody published. */
+	ck_assert_int_eq(verify_history_follows(&held5, &history.headers[6], detail, sizeof(detail)), 0);
+	ck_assert_str_eq(detail, "");
+	ck_assert_int_eq(verify_history_follows(&held6, &history.headers[8], NULL, 0), 0);
+	/* 8 names 6, not 5. */
+	ck_assert_int_eq(verify_history_follows(&held5, &history.headers[8], detail, sizeof(detail)),
+	                 DIRAUTH_ERR_MISMATCH);
+	ck_assert_str_eq(detail, "epoch 5 is not the previous header of epoch 8");
+	/* Backwards, or the same epoch again, is no link. */
+	ck_assert_int_eq(verify_history_follows(&held8, &history.headers[6], detail, sizeof(detail)),
+	                 DIRAUTH_ERR_MISMATCH);
+	ck_assert_str_eq(detail, "epoch 6 is not after epoch 8");
+	ck_assert_int_eq(verify_history_follows(&held6, &history.headers[6], NULL, 0), DIRAUTH_ERR_MISMATCH);
+	/* Naming 6 but valid before it. */
+	ck_assert_int_eq(verify_history_follows(&held6, &early_header, detail, sizeof(detail)),
+	                 DIRAUTH_ERR_MISMATCH);
+	assert_detail_has(detail, "epoch 8 is valid after");
+	assert_detail_has(detail, "before epoch 6's valid-after");
+	/* The walk back refuses the same link: a link dated after the header that names it is outside
+	 * its window. */
+	struct verify_pins pins = {.ring = ring, .threshold = 2, .pinned_by = "the configuration"};
+	struct verify_chain chain;
+	ck_assert_int_eq(verify_chain_begin(&chain, &pins, &held5, &early_header, 1024, NULL, 0), 0);
+	ck_assert_int_eq(
+	    verify_chain_add(&chain, 6, history.notes[6].data, history.notes[6].len, detail, sizeof(detail)),
+	    DIRAUTH_ERR_MISMATCH);
+	assert_detail_has(detail, "history does not chain to the held snapshot (epoch 5): epoch 6 is "
+	                          "valid after");
+	buffer_free(&early_note);
+	buffer_free(&body);
+	history_free(&history);
+}
+END_TEST
+
 START_TEST(test_format_time)
 {
 	char text[VERIFY_TIME_TEXT_MAX];
@@ -735,6 +789,7 @@ static Suite *verify_suite(void)
 	tcase_add_test(history_case, test_rollback_and_equivocation);
 	tcase_add_test(history_case, test_chain_walk);
 	tcase_add_test(history_case, test_chain_refusals);
+	tcase_add_test(history_case, test_follows_forward);
 	suite_add_tcase(suite, history_case);
 	return suite;
 }
