@@ -7,8 +7,9 @@
  * origin). When some peer's is newer than the latest stored here, the headers in between are
  * taken from such a peer in bulk (GET /v1/<ns>/snapshots/from/<epoch>: up to
  * HEADERS_BUNDLE_MAX_COUNT headers an answer, one round trip for a day of 60-s epochs), each
- * verified alike and chained forward: its `previous` must be the digest of the header stored just
- * before it, from the one stored here on. A chain that breaks, a header that does not verify, or
+ * verified alike and chained forward: it must follow the header taken just before it, from the one
+ * stored here on, by the one rule of a link (verify/history.h: verify_history_follows, the rule a
+ * mirror walks back by). A chain that breaks, a header that does not verify, or
  * a peer that fails, ends the walk with that peer (logged, with the reason) and the next peer
  * that is ahead is tried from where the first left off.
  *
@@ -34,6 +35,7 @@
 #include "schema/note.h"
 #include "schema/snapshot.h"
 #include "server/publish/publish.h"
+#include "verify/history.h"
 #include "verify/snapshot.h"
 
 #include <stdbool.h>
@@ -51,8 +53,7 @@
 struct caught_header {
 	uint64_t epoch;
 	struct buffer note;
-	struct snapshot_header header;
-	uint8_t digest[32];
+	struct verify_held held; /* the header and its digest */
 };
 
 struct catch_up {
@@ -63,7 +64,7 @@ struct catch_up {
 	/* This authority's latest, moving as headers are stored. */
 	int have;
 	uint64_t latest;
-	uint8_t digest[32];
+	struct verify_held latest_held; /* when have: its header and digest */
 	/* What the peers showed. */
 	pthread_mutex_t lock;
 	uint64_t latest_of[CONFIG_MAX_MEMBERS]; /* each member's verified latest epoch */
@@ -89,10 +90,12 @@ static const char *member_name(const struct catch_up *c, size_t m)
 }
 
 /* A signed header note verified as a mirror verifies one: this namespace and origin, epoch (any
- * when epoch is UINT64_MAX), k certified signatures at its valid-after and now. */
+ * when epoch is UINT64_MAX), k certified signatures at its valid-after and now. *out gets the
+ * header and its digest. */
 static int check_header(struct catch_up *c, const uint8_t *data, size_t len, uint64_t epoch,
-                        struct snapshot_header *header, uint8_t digest[32])
+                        struct verify_held *out)
 {
+	struct snapshot_header *header = &out->header;
 	const struct config *config = c->round->o.config;
 	const struct config_namespace *ns = &config->namespaces[c->namespace_index];
 	struct note *note = NULL;
@@ -112,7 +115,7 @@ static int check_header(struct catch_up *c, const uint8_t *data, size_t len, uin
 			rc = DIRAUTH_ERR_THRESHOLD;
 	}
 	if (rc == 0)
-		rc = snapshot_header_digest(note->text, note->text_len, digest);
+		rc = snapshot_header_digest(note->text, note->text_len, out->digest);
 	note_free(note);
 	return rc;
 }
@@ -122,8 +125,7 @@ static int check_header(struct catch_up *c, const uint8_t *data, size_t len, uin
 static void on_latest(void *context, size_t m, const struct peer_answer *answer)
 {
 	struct catch_up *c = context;
-	struct snapshot_header header;
-	uint8_t digest[32];
+	struct verify_held latest;
 	if (answer->transport != PEER_TRANSPORT_ANSWERED || answer->status != 200) {
 		pthread_mutex_lock(&c->lock);
 		c->unanswered |= (uint32_t)1 << m;
@@ -133,18 +135,18 @@ static void on_latest(void *context, size_t m, const struct peer_answer *answer)
 		pthread_mutex_unlock(&c->lock);
 		return;
 	}
-	if (check_header(c, answer->body.data, answer->body.len, UINT64_MAX, &header, digest) != 0) {
+	if (check_header(c, answer->body.data, answer->body.len, UINT64_MAX, &latest) != 0) {
 		round_log(c->round, c->namespace_index, c->round->ns[c->namespace_index].epoch,
 		          "the latest snapshot %s serves does not verify: not caught up from it",
 		          member_name(c, m));
 		return;
 	}
 	pthread_mutex_lock(&c->lock);
-	c->latest_of[m] = header.epoch;
-	if (!c->have || header.epoch > c->latest) {
+	c->latest_of[m] = latest.header.epoch;
+	if (!c->have || latest.header.epoch > c->latest) {
 		c->ahead |= (uint32_t)1 << m;
-		if (header.epoch > c->target)
-			c->target = header.epoch;
+		if (latest.header.epoch > c->target)
+			c->target = latest.header.epoch;
 	}
 	pthread_mutex_unlock(&c->lock);
 }
@@ -193,19 +195,19 @@ static int store_header(struct catch_up *c, const struct caught_header *h, const
                         size_t body_len)
 {
 	const struct round_options *o = &c->round->o;
-	int rc = body ? publish_signed_snapshot(o->config, o->store, &h->header, h->note.data, h->note.len,
-	                                        body, body_len)
-	              : store_snapshot_put(o->store, h->header.namespace_name, h->epoch, h->note.data,
+	int rc = body ? publish_signed_snapshot(o->config, o->store, &h->held.header, h->note.data,
+	                                        h->note.len, body, body_len)
+	              : store_snapshot_put(o->store, h->held.header.namespace_name, h->epoch, h->note.data,
 	                                   h->note.len, NULL);
 	if (rc)
 		return rc;
 	if (body)
-		take_revocations(c, &h->header, body, body_len);
+		take_revocations(c, &h->held.header, body, body_len);
 	if (!c->first_stored)
 		c->first_stored = h->epoch;
 	c->have = 1;
 	c->latest = h->epoch;
-	memcpy(c->digest, h->digest, 32);
+	c->latest_held = h->held;
 	if (body)
 		c->with_body++;
 	else
@@ -231,30 +233,28 @@ static int wait_for_body(struct catch_up *c, struct caught_header *h)
 
 /* ---- the headers ---- */
 
-/* The stored header, at most CATCH_UP_SET_ASIDE_MAX epochs below this authority's latest, whose
- * digest is previous: 0 with *epoch, or DIRAUTH_ERR_NOT_FOUND. */
-static int find_ancestor(struct catch_up *c, const uint8_t previous[32], uint64_t *epoch)
+/* The header stored here for epoch, read back as the history checks take it. */
+static int read_stored(struct catch_up *c, uint64_t epoch, struct verify_held *out)
 {
 	const char *name = c->round->o.config->namespaces[c->namespace_index].name;
 	struct buffer note;
-	int rc = DIRAUTH_ERR_NOT_FOUND;
 	buffer_init(&note);
-	for (uint64_t back = 1;
-	     back <= CATCH_UP_SET_ASIDE_MAX && back <= c->latest && rc == DIRAUTH_ERR_NOT_FOUND; back++) {
-		struct note *parsed = NULL;
-		uint8_t digest[32];
-		if (store_snapshot_get(c->round->o.store, name, c->latest - back, &note, NULL) != 0)
-			continue;
-		if (note_parse(note.data, note.len, &parsed) == 0 &&
-		    snapshot_header_digest(parsed->text, parsed->text_len, digest) == 0 &&
-		    memcmp(digest, previous, 32) == 0) {
-			*epoch = c->latest - back;
-			rc = 0;
-		}
-		note_free(parsed);
-	}
+	int rc = store_snapshot_get(c->round->o.store, name, epoch, &note, NULL);
+	if (rc == 0)
+		rc = verify_held_parse(note.data, note.len, out, NULL, 0);
 	buffer_free(&note);
 	return rc;
+}
+
+/* The stored header, at most CATCH_UP_SET_ASIDE_MAX epochs below this authority's latest, that
+ * next follows: 0 with *ancestor, or DIRAUTH_ERR_NOT_FOUND. */
+static int find_ancestor(struct catch_up *c, const struct snapshot_header *next, struct verify_held *ancestor)
+{
+	for (uint64_t back = 1; back <= CATCH_UP_SET_ASIDE_MAX && back <= c->latest; back++)
+		if (read_stored(c, c->latest - back, ancestor) == 0 &&
+		    verify_history_follows(ancestor, next, NULL, 0) == 0)
+			return 0;
+	return DIRAUTH_ERR_NOT_FOUND;
 }
 
 /* Takes the headers after this authority's latest from member m, page by page, each verified and
@@ -272,9 +272,9 @@ static int walk_headers(struct catch_up *c, size_t m, char *why, size_t why_cap)
 	uint64_t from = c->waiting_count ? c->waiting[c->waiting_count - 1].epoch + 1
 	                : c->have        ? c->latest + 1
 	                                 : 0;
-	const uint8_t *chain = c->waiting_count ? c->waiting[c->waiting_count - 1].digest : c->digest;
-	uint8_t chained[32];
-	memcpy(chained, chain, 32);
+	/* The header the next one must follow. */
+	struct verify_held chained =
+	    c->waiting_count ? c->waiting[c->waiting_count - 1].held : c->latest_held;
 	int chain_known = c->have || c->waiting_count;
 	while (rc == 0) {
 		if (round_monotonic_ms() >= c->deadline_ms) {
@@ -314,8 +314,7 @@ static int walk_headers(struct catch_up *c, size_t m, char *why, size_t why_cap)
 			memset(&h, 0, sizeof h);
 			buffer_init(&h.note);
 			h.epoch = bundle.items[k].epoch;
-			rc = check_header(c, bundle.items[k].note, bundle.items[k].len, h.epoch, &h.header,
-			                  h.digest);
+			rc = check_header(c, bundle.items[k].note, bundle.items[k].len, h.epoch, &h.held);
 			if (rc) {
 				snprintf(why, why_cap, "the header of epoch %llu does not verify: %s",
 				         (unsigned long long)h.epoch, dirauth_strerror(rc));
@@ -326,31 +325,32 @@ static int walk_headers(struct catch_up *c, size_t m, char *why, size_t why_cap)
 			 * after the next round's vote (docs/protocol.md, "Publication"). The set's chain
 			 * follows an older header stored here; it is taken, and the snapshots after that
 			 * header are set aside. */
-			uint64_t ancestor = 0;
+			struct verify_held ancestor;
 			if (k == 0 && c->have && !c->waiting_count && chain_known &&
-			    memcmp(h.header.previous, chained, 32) != 0 &&
-			    find_ancestor(c, h.header.previous, &ancestor) == 0) {
+			    verify_history_follows(&chained, &h.held.header, NULL, 0) != 0 &&
+			    find_ancestor(c, &h.held.header, &ancestor) == 0) {
 				round_log(
 				    c->round, c->namespace_index, c->round->ns[c->namespace_index].epoch,
 				    "the set went on from epoch %llu without the snapshots of epochs %llu to "
 				    "%llu published here (its next is epoch %llu, from %s): they are set "
 				    "aside",
-				    (unsigned long long)ancestor, (unsigned long long)ancestor + 1,
+				    (unsigned long long)ancestor.header.epoch,
+				    (unsigned long long)ancestor.header.epoch + 1,
 				    (unsigned long long)c->latest, (unsigned long long)h.epoch,
 				    member_name(c, m));
-				memcpy(chained, h.header.previous, 32);
-				c->set_aside += c->latest - ancestor;
+				chained = ancestor;
+				c->set_aside += c->latest - ancestor.header.epoch;
 			}
-			if (chain_known && memcmp(h.header.previous, chained, 32) != 0) {
+			char broken[160];
+			if (chain_known &&
+			    verify_history_follows(&chained, &h.held.header, broken, sizeof broken) != 0) {
 				snprintf(why, why_cap,
-				         "the header of epoch %llu does not follow the one before it (its "
-				         "previous "
-				         "is another)",
-				         (unsigned long long)h.epoch);
+				         "the header of epoch %llu does not follow the one before it (%s)",
+				         (unsigned long long)h.epoch, broken);
 				rc = DIRAUTH_ERR_MISMATCH;
 				break;
 			}
-			memcpy(chained, h.digest, 32);
+			chained = h.held;
 			chain_known = 1;
 			if ((rc = buffer_append(&h.note, bundle.items[k].note, bundle.items[k].len)) == 0)
 				rc = h.epoch < window ? store_header(c, &h, NULL, 0) : wait_for_body(c, &h);
@@ -433,7 +433,7 @@ static void on_body(void *context, size_t m, const struct peer_answer *answer)
 		snprintf(slot->why, sizeof slot->why, "%s: %s", member_name(f->c, m), answer->reason);
 		return;
 	}
-	int rc = decode_body(f->c, answer, &slot->header->header, &slot->body);
+	int rc = decode_body(f->c, answer, &slot->header->held.header, &slot->body);
 	slot->fetched = rc == 0;
 	if (rc)
 		snprintf(slot->why, sizeof slot->why, "%s: its body of epoch %llu does not verify: %s",
@@ -469,8 +469,8 @@ static int fetch_bodies(struct catch_up *c, char *why, size_t why_cap)
 		uint64_t bytes = 0;
 		while (next + group < c->waiting_count && group < (size_t)__builtin_popcount(c->ahead) &&
 		       (group == 0 ||
-		        bytes + c->waiting[next + group].header.body_size <= CATCH_UP_BODY_BYTES)) {
-			bytes += c->waiting[next + group].header.body_size;
+		        bytes + c->waiting[next + group].held.header.body_size <= CATCH_UP_BODY_BYTES)) {
+			bytes += c->waiting[next + group].held.header.body_size;
 			slots[group] = (struct body_slot){.header = &c->waiting[next + group]};
 			buffer_init(&slots[group].body);
 			group++;
@@ -623,7 +623,13 @@ int round_catch_up(struct round *round, size_t i, uint64_t now, uint64_t deadlin
 	struct round_namespace *rn = &round->ns[i];
 	struct catch_up c = {.round = round, .namespace_index = i, .now = now, .deadline_ms = deadline_ms};
 	uint64_t started = round_monotonic_ms();
-	int rc = publish_latest_digest(round->o.store, name, &c.have, &c.latest, c.digest);
+	int rc = store_snapshot_latest(round->o.store, name, &c.latest);
+	if (rc == DIRAUTH_ERR_NOT_FOUND) {
+		c.latest = 0;
+		rc = 0;
+	} else if (rc == 0 && (rc = read_stored(&c, c.latest, &c.latest_held)) == 0) {
+		c.have = 1;
+	}
 	if (rc)
 		return rc;
 	/* Nothing newer can have been published than the last epoch that has begun, by any clock
