@@ -1002,6 +1002,29 @@ int simnet_latest(struct simnet *net, size_t index, uint64_t *epoch)
 	return store_snapshot_latest(net->nodes[index]->store, SIMNET_NAMESPACE, epoch);
 }
 
+int simnet_stored_header(struct simnet *net, size_t index, uint64_t epoch, struct buffer *note)
+{
+	if (index >= net->node_count || !net->nodes[index]->up)
+		return DIRAUTH_ERR_NOT_FOUND;
+	return store_snapshot_get(net->nodes[index]->store, SIMNET_NAMESPACE, epoch, note, NULL);
+}
+
+const char *simnet_member_name(const struct simnet *net, size_t member)
+{
+	return member < net->o.members ? net->member_name[member] : "";
+}
+
+struct round *simnet_round(struct simnet *net, size_t index)
+{
+	if (index >= net->node_count || !net->nodes[index]->up)
+		return NULL;
+	struct sim_node *node = net->nodes[index];
+	if (node->now_ms < net->now_ms)
+		node->now_ms = net->now_ms;
+	sim_node_clock(node);
+	return node->round;
+}
+
 int simnet_signed_by(struct simnet *net, uint64_t epoch, size_t member)
 {
 	struct buffer header;

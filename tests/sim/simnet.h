@@ -102,6 +102,7 @@
 #ifndef DIRAUTH_TESTS_SIM_SIMNET_H
 #define DIRAUTH_TESTS_SIM_SIMNET_H
 
+#include "schema/buffer.h"
 #include "server/config/config.h"
 
 #include <stdbool.h>
@@ -181,6 +182,7 @@ struct simnet_options {
 void simnet_options_init(struct simnet_options *options);
 
 struct simnet;
+struct round;
 
 /* Lays out and starts a simulation of options->members nodes at the global time of the first
  * epoch's start minus a few seconds, and registers the initial services. *out gets it (NULL on
@@ -291,6 +293,21 @@ int simnet_signed_by(struct simnet *net, uint64_t epoch, size_t member);
 
 /* The latest epoch stored by node (0 and DIRAUTH_ERR_NOT_FOUND when none, or the node is down). */
 int simnet_latest(struct simnet *net, size_t node, uint64_t *epoch);
+
+/* Appends to note the signed header note node stores for epoch (its snapshot, as the read path
+ * serves it). Returns 0, DIRAUTH_ERR_NOT_FOUND (none stored, or the node is down), or the store's
+ * errors. */
+int simnet_stored_header(struct simnet *net, size_t node, uint64_t epoch, struct buffer *note);
+
+/* Member m's name in the authority set (its votes' authority, its signature lines' key name). */
+const char *simnet_member_name(const struct simnet *net, size_t member);
+
+/* Node's round, for a test that calls what the HTTP handlers call (round_accept_vote,
+ * round_vote_get, round_evidence_get, round_status_get, ...) as a peer's request arriving now
+ * would: the node's clock is first brought to the global time (never back). NULL when the node is
+ * down. The round is the node's: valid until the node crashes or the run is freed; call it from
+ * the simulation's thread only, between runs. */
+struct round *simnet_round(struct simnet *net, size_t node);
 
 /* SHA-256 over every running node's stored header notes, by node and epoch: what two runs of one
  * seed must agree on. */
