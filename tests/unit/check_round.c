@@ -343,8 +343,8 @@ START_TEST(test_a_second_different_vote_is_refused_and_kept_as_evidence)
 }
 END_TEST
 
-/* envelope's vote signed anew: by key, naming authority (NULL: as it was), or with its one
- * signature broken (key NULL: one bit of it flipped). */
+/* envelope's vote made another's: with key, its authority renamed to key's name and signed by key
+ * (a vote of whoever holds key); with key NULL, its own signature with one bit flipped. */
 static void vote_forged(const struct buffer *envelope, const struct test_key *key, struct buffer *out)
 {
 	struct vote_envelope parts;
