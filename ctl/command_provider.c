@@ -1,7 +1,7 @@
 /*
  * command_provider.c: the bodies of dirauthctl's commands on a provider's statements:
  * register (ctl/register.h), the endpoint's life, health, revoke and deregister
- * (ctl/lifecycle.h), and replay-revocations, which posts a snapshot's revocations again to an
+ * (ctl/endpoint.h), and replay-revocations, which posts a snapshot's revocations again to an
  * authority restored from a backup (ctl/replay.h).
  *
  * Each posts to every --server and prints one line per server: what it accepted, or why not, a
@@ -13,7 +13,7 @@
 
 #include "ctl/capability.h"
 #include "ctl/files.h"
-#include "ctl/lifecycle.h"
+#include "ctl/endpoint.h"
 #include "ctl/register.h"
 #include "ctl/replay.h"
 #include "schema/crypto.h"
@@ -121,7 +121,7 @@ done:
 	return exit_code;
 }
 
-/* ---- the endpoint's life: health, revoke, deregister (ctl/lifecycle.h) ---- */
+/* ---- the endpoint's life: health, revoke, deregister (ctl/endpoint.h) ---- */
 
 /* A word of a table ("healthy", "provider", ...) into *out through parse; absent leaves *out. */
 static int parse_word(const char *command, const char *option, const char *text,
@@ -164,9 +164,9 @@ static int parse_reason(const char *text, size_t len, void *out)
 }
 
 /* What one server answered, after it was accepted. */
-static void print_accepted_answer(enum ctl_lifecycle_kind kind, const struct ctl_lifecycle_answer *answer)
+static void print_accepted_answer(enum ctl_endpoint_kind kind, const struct ctl_endpoint_answer *answer)
 {
-	if (kind == CTL_LIFECYCLE_DEREGISTRATION)
+	if (kind == CTL_ENDPOINT_DEREGISTRATION)
 		printf("last listed in epoch %" PRIu64 ", receipt signed by %s%s, kept in %s",
 		       answer->receipt.last_listed_epoch, answer->receipt_signer,
 		       answer->receipt_verified ? "" : " (signature not verified: no --trust)",
@@ -176,7 +176,7 @@ static void print_accepted_answer(enum ctl_lifecycle_kind kind, const struct ctl
 }
 
 /* A kept deregistration receipt, as received. */
-static void print_receipt(const struct ctl_lifecycle_answer *answer)
+static void print_receipt(const struct ctl_endpoint_answer *answer)
 {
 	uint8_t *data = NULL;
 	size_t len = 0;
@@ -187,39 +187,39 @@ static void print_receipt(const struct ctl_lifecycle_answer *answer)
 }
 
 /* With several --server: one line per server, in the order given. */
-static void print_lifecycle_answers(enum ctl_lifecycle_kind kind, const struct ctl_lifecycle_result *result,
-                                    int verbose)
+static void print_endpoint_answers(enum ctl_endpoint_kind kind, const struct ctl_endpoint_result *result,
+                                   int verbose)
 {
 	for (size_t i = 0; i < result->answer_count; i++) {
-		const struct ctl_lifecycle_answer *answer = &result->answers[i];
+		const struct ctl_endpoint_answer *answer = &result->answers[i];
 
 		if (answer->outcome != CTL_REGISTER_ACCEPTED) {
-			print_unaccepted(ctl_lifecycle_command_name(kind), answer->server_url,
-			                 answer->outcome, answer->report.message);
+			print_unaccepted(ctl_endpoint_command_name(kind), answer->server_url, answer->outcome,
+			                 answer->report.message);
 			continue;
 		}
 		printf("%s accepted: ", answer->server_url);
 		print_accepted_answer(kind, answer);
 		printf("%s\n", counted_note(answer->counted));
-		if (verbose && kind == CTL_LIFECYCLE_DEREGISTRATION)
+		if (verbose && kind == CTL_ENDPOINT_DEREGISTRATION)
 			print_receipt(answer);
 	}
 }
 
 /* The summary line of a command that succeeded. */
-static void print_lifecycle_summary(const struct ctl_lifecycle_options *options,
-                                    const struct ctl_lifecycle_result *result)
+static void print_endpoint_summary(const struct ctl_endpoint_options *options,
+                                   const struct ctl_endpoint_result *result)
 {
-	const struct ctl_lifecycle_answer *first = &result->answers[0];
+	const struct ctl_endpoint_answer *first = &result->answers[0];
 	uint64_t last_listed = 0;
 
 	switch (options->kind) {
-	case CTL_LIFECYCLE_HEALTH:
+	case CTL_ENDPOINT_HEALTH:
 		printf("accepted: %s of endpoint %s, sequence %" PRIu64 ", signed by the %s key",
 		       health_class_name(options->health_class), options->endpoint_hex, result->sequence,
 		       options->signer == HEALTH_SIGNER_ENDPOINT ? "endpoint's own" : "provider");
 		break;
-	case CTL_LIFECYCLE_REVOCATION:
+	case CTL_ENDPOINT_REVOCATION:
 		if (options->endpoint_hex != NULL)
 			printf("accepted: revoked endpoint %s of service %s", options->endpoint_hex,
 			       result->service_hex);
@@ -229,7 +229,7 @@ static void print_lifecycle_summary(const struct ctl_lifecycle_options *options,
 		       revocation_reason_name(options->reason), result->sequence,
 		       revocation_signer_name((enum revocation_signer)options->signer));
 		break;
-	case CTL_LIFECYCLE_DEREGISTRATION:
+	case CTL_ENDPOINT_DEREGISTRATION:
 	default:
 		for (size_t i = 0; i < result->answer_count; i++)
 			if (result->answers[i].counted &&
@@ -246,7 +246,7 @@ static void print_lifecycle_summary(const struct ctl_lifecycle_options *options,
 	if (result->answer_count == 1) {
 		printf(", ");
 		print_accepted_answer(options->kind, first);
-	} else if (options->kind != CTL_LIFECYCLE_DEREGISTRATION) {
+	} else if (options->kind != CTL_ENDPOINT_DEREGISTRATION) {
 		printf(", by %zu of %zu servers", result->accepted_count, result->answer_count);
 	}
 	printf("\n");
@@ -254,14 +254,14 @@ static void print_lifecycle_summary(const struct ctl_lifecycle_options *options,
 
 /* One round of health --every: "round N: sequence S <class>: accepted by A of M servers" and,
  * for each server that did not accept, "; URL: why". */
-static void print_round(uint64_t round, const struct ctl_lifecycle_options *options,
-                        const struct ctl_lifecycle_result *result)
+static void print_round(uint64_t round, const struct ctl_endpoint_options *options,
+                        const struct ctl_endpoint_result *result)
 {
 	printf("round %" PRIu64 ": sequence %" PRIu64 " %s: accepted by %zu of %zu servers", round,
 	       result->sequence, health_class_name(options->health_class), result->accepted_count,
 	       result->answer_count);
 	for (size_t i = 0; i < result->answer_count; i++) {
-		const struct ctl_lifecycle_answer *answer = &result->answers[i];
+		const struct ctl_endpoint_answer *answer = &result->answers[i];
 		if (answer->outcome != CTL_REGISTER_ACCEPTED)
 			printf("; %s %s: %s", answer->server_url, ctl_register_outcome_name(answer->outcome),
 			       ctl_command_without_prefix(answer->report.message, "health"));
@@ -302,14 +302,14 @@ static void sleep_with_jitter(uint64_t seconds, volatile sig_atomic_t *stop_requ
 /* health --every: a new statement each round until SIGINT or SIGTERM. A round that fails before
  * anything is posted (the key, the file, the state) ends the command with its status; a round
  * the servers refuse is reported and the next one follows. */
-static int health_every(struct ctl_lifecycle_options *options, uint64_t every, struct ctl_report *report)
+static int health_every(struct ctl_endpoint_options *options, uint64_t every, struct ctl_report *report)
 {
-	struct ctl_lifecycle_result result;
+	struct ctl_endpoint_result result;
 	uint64_t start = monotonic_seconds(), first_now = options->now, last_sequence = 0;
 	int exit_code = CTL_EXIT_OK;
 
 	volatile sig_atomic_t *stop_requested = ctl_command_catch_stop_signals();
-	ctl_lifecycle_result_init(&result);
+	ctl_endpoint_result_init(&result);
 	for (uint64_t round = 1; !*stop_requested; round++) {
 		struct ctl_report round_report;
 		uint64_t elapsed = monotonic_seconds() - start;
@@ -322,7 +322,7 @@ static int health_every(struct ctl_lifecycle_options *options, uint64_t every, s
 			options->has_sequence = 1;
 			options->sequence = options->now > last_sequence ? options->now : last_sequence + 1;
 		}
-		if (ctl_lifecycle_run(options, &result, &round_report) != 0 && result.answer_count == 0) {
+		if (ctl_endpoint_run(options, &result, &round_report) != 0 && result.answer_count == 0) {
 			*report = round_report;
 			exit_code = report->exit_code;
 			break;
@@ -335,28 +335,28 @@ static int health_every(struct ctl_lifecycle_options *options, uint64_t every, s
 	}
 	if (exit_code == CTL_EXIT_OK)
 		printf("stopped\n");
-	ctl_lifecycle_result_free(&result);
+	ctl_endpoint_result_free(&result);
 	return exit_code;
 }
 
 /* health, revoke and deregister, once ctl_command_run has checked --key and --server. */
-static int run_lifecycle(enum ctl_lifecycle_kind kind, const struct ctl_arguments *arguments,
-                         struct ctl_report *report)
+static int run_endpoint_command(enum ctl_endpoint_kind kind, const struct ctl_arguments *arguments,
+                                struct ctl_report *report)
 {
-	const char *what = ctl_lifecycle_command_name(kind);
-	struct ctl_lifecycle_options lifecycle_options;
-	struct ctl_lifecycle_result result;
+	const char *what = ctl_endpoint_command_name(kind);
+	struct ctl_endpoint_options endpoint_options;
+	struct ctl_endpoint_result result;
 	uint64_t every = 0;
 	int exit_code;
 
 	if (ctl_command_check_servers(what, &arguments->servers, CTL_REGISTER_SERVERS_MAX, report) != 0)
 		return report->exit_code;
-	if (kind == CTL_LIFECYCLE_HEALTH &&
+	if (kind == CTL_ENDPOINT_HEALTH &&
 	    (ctl_command_require(what, arguments->service, "--service", report) != 0 ||
 	     ctl_command_require(what, arguments->endpoint, "--endpoint", report) != 0 ||
 	     ctl_command_require(what, arguments->class_text, "--class", report) != 0))
 		return report->exit_code;
-	if (kind == CTL_LIFECYCLE_REVOCATION &&
+	if (kind == CTL_ENDPOINT_REVOCATION &&
 	    ctl_command_require(what, arguments->reason, "--reason", report) != 0)
 		return report->exit_code;
 	if (arguments->service == NULL &&
@@ -369,80 +369,80 @@ static int run_lifecycle(enum ctl_lifecycle_kind kind, const struct ctl_argument
 		                "%s: give --service FILE or --namespace and --service-id, not both", what);
 		return report->exit_code;
 	}
-	memset(&lifecycle_options, 0, sizeof(lifecycle_options));
-	lifecycle_options.kind = kind;
-	lifecycle_options.signer =
-	    kind == CTL_LIFECYCLE_HEALTH ? HEALTH_SIGNER_PROVIDER : REVOCATION_SIGNER_PROVIDER;
+	memset(&endpoint_options, 0, sizeof(endpoint_options));
+	endpoint_options.kind = kind;
+	endpoint_options.signer =
+	    kind == CTL_ENDPOINT_HEALTH ? HEALTH_SIGNER_PROVIDER : REVOCATION_SIGNER_PROVIDER;
 	if (parse_word(what, "--class", arguments->class_text, parse_health_class,
-	               &lifecycle_options.health_class, "healthy, degraded, draining or unavailable",
+	               &endpoint_options.health_class, "healthy, degraded, draining or unavailable",
 	               report) != 0 ||
-	    parse_word(what, "--capacity", arguments->capacity, parse_capacity, &lifecycle_options.capacity,
+	    parse_word(what, "--capacity", arguments->capacity, parse_capacity, &endpoint_options.capacity,
 	               "low, medium or high", report) != 0 ||
-	    parse_word(what, "--reason", arguments->reason, parse_reason, &lifecycle_options.reason,
+	    parse_word(what, "--reason", arguments->reason, parse_reason, &endpoint_options.reason,
 	               "key-compromise, retired, superseded or operator-action", report) != 0)
 		return report->exit_code;
-	if (kind == CTL_LIFECYCLE_HEALTH) {
+	if (kind == CTL_ENDPOINT_HEALTH) {
 		enum health_signer signer = HEALTH_SIGNER_PROVIDER;
 		if (parse_word(what, "--signer", arguments->signer, parse_health_signer, &signer,
 		               "provider or endpoint", report) != 0)
 			return report->exit_code;
-		lifecycle_options.signer = (int)signer;
-	} else if (kind == CTL_LIFECYCLE_REVOCATION) {
+		endpoint_options.signer = (int)signer;
+	} else if (kind == CTL_ENDPOINT_REVOCATION) {
 		enum revocation_signer signer = REVOCATION_SIGNER_PROVIDER;
 		if (parse_word(what, "--signer", arguments->signer, parse_revocation_signer, &signer,
 		               "provider or operator", report) != 0)
 			return report->exit_code;
-		lifecycle_options.signer = (int)signer;
+		endpoint_options.signer = (int)signer;
 	}
-	lifecycle_options.has_capacity = arguments->capacity != NULL;
+	endpoint_options.has_capacity = arguments->capacity != NULL;
 	if (ctl_command_parse_decimal_option(what, "--sequence", arguments->sequence_text, 1, UINT64_MAX, 1,
-	                                     &lifecycle_options.sequence, report) != 0 ||
+	                                     &endpoint_options.sequence, report) != 0 ||
 	    ctl_command_parse_decimal_option(what, "--every", arguments->every_text, 1, CTL_EVERY_MAX_SECONDS,
 	                                     1, &every, report) != 0)
 		return report->exit_code;
-	lifecycle_options.has_sequence = arguments->sequence_text != NULL;
-	lifecycle_options.key_path = arguments->key;
-	lifecycle_options.service_path = arguments->service;
-	lifecycle_options.namespace_name = arguments->namespace_name;
-	lifecycle_options.service_hex = arguments->service_id;
-	lifecycle_options.endpoint_hex = arguments->endpoint;
-	lifecycle_options.state_path = arguments->state;
-	lifecycle_options.server_urls = arguments->servers.values;
-	lifecycle_options.server_count = arguments->servers.count;
-	lifecycle_options.trust_path = arguments->trust;
-	lifecycle_options.receipt_directory = arguments->receipts;
-	if (ctl_command_read_clock(what, arguments->now_text, &lifecycle_options.now, report) != 0)
+	endpoint_options.has_sequence = arguments->sequence_text != NULL;
+	endpoint_options.key_path = arguments->key;
+	endpoint_options.service_path = arguments->service;
+	endpoint_options.namespace_name = arguments->namespace_name;
+	endpoint_options.service_hex = arguments->service_id;
+	endpoint_options.endpoint_hex = arguments->endpoint;
+	endpoint_options.state_path = arguments->state;
+	endpoint_options.server_urls = arguments->servers.values;
+	endpoint_options.server_count = arguments->servers.count;
+	endpoint_options.trust_path = arguments->trust;
+	endpoint_options.receipt_directory = arguments->receipts;
+	if (ctl_command_read_clock(what, arguments->now_text, &endpoint_options.now, report) != 0)
 		return report->exit_code;
 	if (every > 0)
-		return health_every(&lifecycle_options, every, report);
+		return health_every(&endpoint_options, every, report);
 
-	ctl_lifecycle_result_init(&result);
+	ctl_endpoint_result_init(&result);
 	exit_code =
-	    ctl_lifecycle_run(&lifecycle_options, &result, report) == 0 ? CTL_EXIT_OK : report->exit_code;
+	    ctl_endpoint_run(&endpoint_options, &result, report) == 0 ? CTL_EXIT_OK : report->exit_code;
 	if (result.answer_count > 1)
-		print_lifecycle_answers(kind, &result, arguments->verbose);
+		print_endpoint_answers(kind, &result, arguments->verbose);
 	if (exit_code == CTL_EXIT_OK) {
-		print_lifecycle_summary(&lifecycle_options, &result);
-		if (arguments->verbose && result.answer_count == 1 && kind == CTL_LIFECYCLE_DEREGISTRATION)
+		print_endpoint_summary(&endpoint_options, &result);
+		if (arguments->verbose && result.answer_count == 1 && kind == CTL_ENDPOINT_DEREGISTRATION)
 			print_receipt(&result.answers[0]);
 	}
-	ctl_lifecycle_result_free(&result);
+	ctl_endpoint_result_free(&result);
 	return exit_code;
 }
 
 int ctl_command_health(const struct ctl_arguments *arguments, struct ctl_report *report)
 {
-	return run_lifecycle(CTL_LIFECYCLE_HEALTH, arguments, report);
+	return run_endpoint_command(CTL_ENDPOINT_HEALTH, arguments, report);
 }
 
 int ctl_command_revoke(const struct ctl_arguments *arguments, struct ctl_report *report)
 {
-	return run_lifecycle(CTL_LIFECYCLE_REVOCATION, arguments, report);
+	return run_endpoint_command(CTL_ENDPOINT_REVOCATION, arguments, report);
 }
 
 int ctl_command_deregister(const struct ctl_arguments *arguments, struct ctl_report *report)
 {
-	return run_lifecycle(CTL_LIFECYCLE_DEREGISTRATION, arguments, report);
+	return run_endpoint_command(CTL_ENDPOINT_DEREGISTRATION, arguments, report);
 }
 
 /* ---- revocations replayed into a restored authority (ctl/replay.h) ---- */

@@ -2,7 +2,7 @@
  * dirauthctl_main.c: the dirauthctl program: its commands' usage texts, the one table of its
  * commands, and main.
  *
- * Each command's work lives in its own module (keygen.h, certify.h, register.h, lifecycle.h,
+ * Each command's work lives in its own module (keygen.h, certify.h, register.h, endpoint.h,
  * fetch.h, proof.h) and reports its outcome in a struct ctl_report. Each command here is an entry
  * of the table at the end (command.h): its options, which it requires, its usage text and its
  * body, which lives with the bodies of its area (command_bodies.h: keys and certificates, a
