@@ -88,4 +88,8 @@ int ctl_command_parse_log_pins(const char *command, const struct ctl_arguments *
  * flag they set: the loop ends after the round in which it becomes nonzero. */
 volatile sig_atomic_t *ctl_command_catch_stop_signals(void);
 
+/* Sleeps about seconds, give or take a tenth at random (so that many clients started together
+ * drift apart), in steps of 100 ms, returning early once *stop is set. */
+void ctl_command_sleep(uint64_t seconds, const volatile sig_atomic_t *stop);
+
 #endif

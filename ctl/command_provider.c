@@ -19,7 +19,6 @@
 #include "schema/crypto.h"
 #include "schema/error.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -279,26 +278,6 @@ static uint64_t monotonic_seconds(void)
 	return (uint64_t)now.tv_sec;
 }
 
-/* Sleeps about seconds (plus or minus a tenth, at random), returning early when *stop_requested
- * is set. */
-static void sleep_with_jitter(uint64_t seconds, volatile sig_atomic_t *stop_requested)
-{
-	uint64_t millis = seconds * 1000, spread = millis / 5;
-	uint8_t random_bytes[4] = {0};
-	uint32_t draw;
-	struct timespec remaining;
-
-	if (spread > 0 && crypto_random(random_bytes, sizeof(random_bytes)) == 0) {
-		draw = (uint32_t)random_bytes[0] | (uint32_t)random_bytes[1] << 8 |
-		       (uint32_t)random_bytes[2] << 16 | (uint32_t)random_bytes[3] << 24;
-		millis = millis - spread / 2 + draw % (spread + 1);
-	}
-	remaining.tv_sec = (time_t)(millis / 1000);
-	remaining.tv_nsec = (long)(millis % 1000) * 1000000L;
-	while (!*stop_requested && nanosleep(&remaining, &remaining) != 0 && errno == EINTR)
-		;
-}
-
 /* health --every: a new statement each round until SIGINT or SIGTERM. A round that fails before
  * anything is posted (the key, the file, the state) ends the command with its status; a round
  * the servers refuse is reported and the next one follows. */
@@ -331,7 +310,7 @@ static int health_every(struct ctl_endpoint_options *options, uint64_t every, st
 		if (options->state_path == NULL && round == 1 && options->has_sequence)
 			last_sequence = options->sequence;
 		print_round(round, options, &result);
-		sleep_with_jitter(every, stop_requested);
+		ctl_command_sleep(every, stop_requested);
 	}
 	if (exit_code == CTL_EXIT_OK)
 		printf("stopped\n");

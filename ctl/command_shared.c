@@ -9,6 +9,7 @@
 #include "ctl/command_bodies.h"
 
 #include "ctl/trust_file.h"
+#include "schema/crypto.h"
 #include "schema/lines.h"
 #include "schema/names.h"
 
@@ -145,4 +146,16 @@ volatile sig_atomic_t *ctl_command_catch_stop_signals(void)
 	sigaction(SIGINT, &action, NULL);
 	sigaction(SIGTERM, &action, NULL);
 	return &stop_requested;
+}
+
+void ctl_command_sleep(uint64_t seconds, const volatile sig_atomic_t *stop)
+{
+	uint32_t random = 0;
+	uint64_t ms = seconds * 1000;
+	if (crypto_random((uint8_t *)&random, sizeof random) == 0 && ms >= 10)
+		ms = ms - ms / 10 + (uint64_t)random % (ms / 5 + 1);
+	for (uint64_t slept = 0; slept < ms && !*stop; slept += 100) {
+		struct timespec step = {0, 100 * 1000 * 1000};
+		nanosleep(&step, NULL);
+	}
 }

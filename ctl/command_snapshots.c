@@ -4,8 +4,8 @@
  * (ctl/proof.h), and the monitor's entry (ctl/monitor.h).
  *
  * fetch tries the --server URLs in order until one serves a snapshot that verifies; nothing is
- * written before it does. The monitor's loop and its words are its module's own; here it gets
- * the stop signals.
+ * written before it does. The monitor's loop and its words are its module's own
+ * (monitor_command.c); here it gets the stop signals.
  */
 #include "ctl/command_bodies.h"
 
