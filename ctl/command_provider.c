@@ -12,8 +12,8 @@
 #include "ctl/command_bodies.h"
 
 #include "ctl/capability.h"
-#include "ctl/files.h"
 #include "ctl/endpoint.h"
+#include "ctl/files.h"
 #include "ctl/register.h"
 #include "ctl/replay.h"
 #include "schema/crypto.h"

@@ -3,10 +3,10 @@
  */
 #include "ctl/replay.h"
 
+#include "ctl/endpoint.h"
 #include "ctl/exchange.h"
 #include "ctl/fetch_revocations.h"
 #include "ctl/files.h"
-#include "ctl/endpoint.h"
 #include "schema/crypto.h"
 #include "schema/encoding.h"
 #include "schema/error.h"

@@ -30,9 +30,9 @@
  * Which of these apply to an operation is one row of the operation table (service_operations.c:
  * its key, whose statement it is, its time checks, its ledger rule, its audit durability), and
  * every signing request goes through the same steps driven by its row, here in
- * signer_service_handle; at open the table is checked against
- * the protocol's (schema/signer_protocol.h) and for the checks no row may omit, so an operation
- * added without its checks stops the signer before it signs anything.
+ * signer_service_handle; at open the table is checked against the protocol's
+ * (schema/signer_protocol.h) and for the checks no row may omit, so an operation added without
+ * its checks stops the signer before it signs anything.
  *
  * Requests are handled concurrently, one thread per connection. Keys, certificates and the
  * configuration are read-only after open; every ledger call runs under one lock, so a

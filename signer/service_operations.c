@@ -202,10 +202,10 @@ static int service_checkpoint_state(struct signer_service *service, const struct
 	    SERVICE_TIME_CERTIFICATE | SERVICE_TIME_DATED | SERVICE_TIME_RECENT | SERVICE_TIME_PUBLISH_BY,   \
 	.ledger = SERVICE_LEDGER_NONE, .durable_audit = false
 
-/* A receipt's line is handed to the system but not fsynced: the registration (or deregistration)
- * it answers is already durable in dirauthd's store and the receipt is with its provider, so a power loss
- * that drops the line loses no safety property, while an fsync per receipt would halve the registration rate.
- * Every statement the ledger guards is fsynced.
+/* A receipt's line is handed to the system but not fsynced: the registration (or
+ * deregistration) it answers is already durable in dirauthd's store and the receipt is with its
+ * provider, so a power loss that drops the line loses no safety property, while an fsync per
+ * receipt would halve the registration rate. Every statement the ledger guards is fsynced.
  *
  * Checkpoints carry no epoch and no time. A log gets one entry per published snapshot header of
  * its origin, so at most one per epoch: a checkpoint of a configured origin may not have more

@@ -8,12 +8,11 @@
 #include "server/config/config.h"
 #include "server/config/config_internal.h"
 
-#include "schema/checkpoint.h"
 #include "schema/compress.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
-#include "schema/names.h"
 #include "schema/lines.h"
+#include "schema/names.h"
 #include "settings/settings.h"
 
 #include <arpa/inet.h>

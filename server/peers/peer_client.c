@@ -17,13 +17,13 @@
 
 #include "net/client.h"
 #include "net/pool.h"
-#include "server/peers/capabilities.h"
 #include "schema/compress.h"
 #include "schema/crypto.h"
-#include "schema/error.h"
 #include "schema/encoding.h"
+#include "schema/error.h"
 #include "schema/vote_body.h"
 #include "schema/vote_envelope.h"
+#include "server/peers/capabilities.h"
 #include "verify/snapshot.h"
 
 #include <errno.h>
