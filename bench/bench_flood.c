@@ -44,6 +44,7 @@
 #include "bench/harness.h"
 
 #include "schema/buffer.h"
+#include "server/http/guard.h"
 
 #include <curl/curl.h>
 
@@ -70,15 +71,10 @@
 #define FLOOD_MAX_ROUNDS       20
 #define FLOOD_FD_SPARE         512 /* descriptors beyond the hostile ones: clients, children, files */
 #define FLOOD_AGGREGATE_PREFIX "dirauthd: http: in the last"
-#define FLOOD_REASONS          9
 
-/* The refusal and eviction reasons of dirauth_http_refused_total (server/http/guard.h). */
-static const char *const flood_reasons[FLOOD_REASONS] = {
-    "bad_request",  "length_required", "headers_too_large", "not_implemented", "head_timeout",
-    "body_timeout", "pending_full",    "crowded",           "not_admitted",
-};
-/* Which of them close a connection that was let in (evicted) rather than turn one away. */
-static const int flood_reason_evicts[FLOOD_REASONS] = {0, 0, 0, 0, 1, 1, 1, 1, 0};
+/* The refusal and eviction reasons of dirauth_http_refused_total are the guard's own table
+ * (server/http/guard.h): their labels, and which close a connection that was let in (evicted)
+ * rather than turn one away. */
 
 struct bench_options {
 	char dirauthd[PATH_MAX];
@@ -281,7 +277,7 @@ struct phase {
 /* --- the metrics ---------------------------------------------------------------------------- */
 
 struct metrics {
-	uint64_t reasons[FLOOD_REASONS];
+	uint64_t reasons[GUARD_REASON_COUNT];
 	uint64_t pending, served;
 };
 
@@ -298,10 +294,10 @@ static int metrics_read(CURL *handle, struct buffer *body, struct metrics *out)
 	if (status != 200 || buffer_append(body, "", 1) != 0)
 		return -1;
 	const char *text = (const char *)body->data;
-	for (int r = 0; r < FLOOD_REASONS; r++) {
+	for (int r = 0; r < GUARD_REASON_COUNT; r++) {
 		char name[96];
 		snprintf(name, sizeof(name), "\ndirauth_http_refused_total{reason=\"%s\"} ",
-		         flood_reasons[r]);
+		         http_guard_reason_name((enum http_guard_reason)r));
 		const char *at = strstr(text, name);
 		if (at)
 			out->reasons[r] = strtoull(at + strlen(name), NULL, 10);
@@ -660,15 +656,16 @@ static int print_report(const struct bench *bench, const struct flood_run *run)
 
 	uint64_t evicted = 0, refused = 0;
 	char evicted_parts[512] = "", refused_parts[512] = "";
-	for (int r = 0; r < FLOOD_REASONS; r++) {
+	for (int r = 0; r < GUARD_REASON_COUNT; r++) {
 		uint64_t delta = figures->after.reasons[r] - figures->before.reasons[r];
 		if (!delta)
 			continue;
-		char *parts = flood_reason_evicts[r] ? evicted_parts : refused_parts;
-		uint64_t *total = flood_reason_evicts[r] ? &evicted : &refused;
+		bool evicts = http_guard_reason_row((enum http_guard_reason)r)->evicts;
+		char *parts = evicts ? evicted_parts : refused_parts;
+		uint64_t *total = evicts ? &evicted : &refused;
 		size_t used = strlen(parts);
 		snprintf(parts + used, sizeof(evicted_parts) - used, "%s%s %llu", *total ? ", " : "",
-		         flood_reasons[r], (unsigned long long)delta);
+		         http_guard_reason_name((enum http_guard_reason)r), (unsigned long long)delta);
 		*total += delta;
 	}
 	printf("\nthe flood, %.1f s in %zu rounds (dirauthd's /v1/metrics, sampled every %d ms during the "

@@ -106,7 +106,7 @@ const char *ctl_register_outcome_name(enum ctl_register_outcome outcome);
 
 /* The outcome of one server's exchange that failed with rc, from the HTTP status it got (0: none)
  * and the one the protocol expected: invalid for an answer over its bound, refused for another
- * status, unreachable for no answer, failed otherwise. Also what ctl/lifecycle.h reports. */
+ * status, unreachable for no answer, failed otherwise. Also what ctl/endpoint.h reports. */
 enum ctl_register_outcome ctl_register_exchange_outcome(int rc, long status, long expected);
 
 /* The outcome of a check of a server's answer that refused, from the status it recorded in

@@ -3,10 +3,10 @@
  */
 #include "ctl/replay.h"
 
+#include "ctl/endpoint.h"
 #include "ctl/exchange.h"
 #include "ctl/fetch_revocations.h"
 #include "ctl/files.h"
-#include "ctl/lifecycle.h"
 #include "schema/crypto.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
@@ -151,7 +151,7 @@ static int namespace_get(const struct replay *replay, const char *label, const c
 		return rc;
 	}
 	rc = ctl_exchange_get(WHAT, label, (const char *)url.data, replay->authorization ? headers : NULL,
-	                      CTL_LIFECYCLE_RESPONSE_MAX, 1, response, report);
+	                      CTL_ENDPOINT_RESPONSE_MAX, 1, response, report);
 	buffer_free(&url);
 	return rc;
 }
@@ -215,12 +215,12 @@ static int post_one(struct replay *replay, const struct listed *listed, struct c
 	net_response_init(&response);
 	ctl_report_init(&answer);
 	rc = ctl_exchange_post(WHAT, replay->server_url, "/v1/revocations", entry->note, entry->note_len,
-	                       CTL_LIFECYCLE_RESPONSE_MAX, &response, &answer);
+	                       CTL_ENDPOINT_RESPONSE_MAX, &response, &answer);
 	code[0] = '\0';
 	if (rc == DIRAUTH_ERR_REFUSED && response.status == 409)
 		net_error_code(&response, code, sizeof code);
 	if (rc == 0) {
-		if (ctl_lifecycle_parse_accepted(response.body.data, response.body.len, named, &epoch) != 0 ||
+		if (ctl_endpoint_parse_accepted(response.body.data, response.body.len, named, &epoch) != 0 ||
 		    memcmp(digest, named, 32) != 0) {
 			ctl_report_fail(report, CTL_EXIT_DATA,
 			                WHAT

@@ -58,7 +58,7 @@ enum signer_operation {
 /* What an operation is, as both ends of the socket must agree on it: the one table of the
  * protocol's operations (signer_protocol.c). An operation either signs (the answer carries a
  * signature and no payload) or queries (a payload and no signature); the signer's own table of
- * keys, ledger rules and time checks (signer/service.c) has a row for exactly the operations
+ * keys, ledger rules and time checks (signer/service_operations.c) has a row for exactly the operations
  * that sign, and refuses to start otherwise. */
 enum signer_operation_kind {
 	SIGNER_OPERATION_SIGNS,   /* answered with a signature */

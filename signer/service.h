@@ -4,7 +4,7 @@
  *
  * This is the whole policy of dirauth-signer and holds no socket code (listener.h carries the
  * bytes), so tests drive it directly and through the socket alike. Each operation is one row of
- * a table in service.c that names its key, whose statement it is (a configured namespace or
+ * a table in service_operations.c that names its key, whose statement it is (a configured namespace or
  * origin, the log key's own log, any log), its time checks, its ledger rule and whether its
  * audit line is fsynced; every request goes through the same steps in the same order, driven
  * by its row. A request is refused, with a detail sentence, when:

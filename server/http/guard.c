@@ -39,8 +39,8 @@
  */
 #define _DEFAULT_SOURCE /* SO_PEEK_OFF */
 #include "server/http/guard.h"
+#include "server/http/guard_tally.h"
 
-#include "logline/logline.h"
 #include "schema/buffer.h"
 #include "schema/error.h"
 #include "server/api/api_error.h"
@@ -60,12 +60,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define GUARD_TICK_MS       100
-#define GUARD_LINGER_MS     1000
-#define GUARD_EPOLL_EVENTS  64
-#define GUARD_MESSAGE_KINDS 32
-#define GUARD_DRAIN_MAX     (64 * 1024)
-#define GUARD_SEEN_MIN      1024 /* first size of a pending connection's copy of its head */
+#define GUARD_TICK_MS      100
+#define GUARD_LINGER_MS    1000
+#define GUARD_EPOLL_EVENTS 64
+#define GUARD_DRAIN_MAX    (64 * 1024)
+#define GUARD_SEEN_MIN     1024 /* first size of a pending connection's copy of its head */
 
 enum guard_phase {
 	GUARD_ADMITTED,  /* handed over with its first head complete; libmicrohttpd has not read it */
@@ -123,12 +122,6 @@ struct tracked_list {
 	size_t count;
 };
 
-struct guard_message {
-	const char *format; /* libmicrohttpd's format string: static, and holds no client data */
-	uint64_t count;
-	uint64_t logged;
-};
-
 struct http_guard {
 	struct http_guard_options options;
 	struct MHD_Daemon *daemon;
@@ -153,29 +146,10 @@ struct http_guard {
 	struct tracked_list tracked;  /* started */
 	size_t live;                  /* entries of both lists not shut down */
 
-	atomic_uint_fast64_t counts[GUARD_REASON_COUNT];
-	uint64_t logged[GUARD_REASON_COUNT]; /* watchdog only */
-	uint64_t last_log_ms;                /* watchdog only */
-
-	pthread_mutex_t message_lock;
-	struct guard_message messages[GUARD_MESSAGE_KINDS];
-	uint64_t other_messages, other_logged;
+	struct guard_tally tally; /* its line written by the watchdog, then by http_guard_stop */
 
 	pthread_mutex_t wait_lock; /* the watchdog's sleep */
 	pthread_cond_t wait_cond;
-};
-
-static const char *const guard_reason_names[GUARD_REASON_COUNT] = {
-    [GUARD_REFUSED_BAD_REQUEST] = "bad_request",
-    [GUARD_REFUSED_LENGTH_REQUIRED] = "length_required",
-    [GUARD_REFUSED_HEADERS_TOO_LARGE] = "headers_too_large",
-    [GUARD_REFUSED_NOT_IMPLEMENTED] = "not_implemented",
-    [GUARD_REFUSED_BODY_TOO_LARGE] = "body_too_large",
-    [GUARD_CLOSED_HEAD_TIMEOUT] = "head_timeout",
-    [GUARD_CLOSED_BODY_TIMEOUT] = "body_timeout",
-    [GUARD_CLOSED_PENDING_FULL] = "pending_full",
-    [GUARD_CLOSED_CROWDED] = "crowded",
-    [GUARD_CLOSED_NOT_ADMITTED] = "not_admitted",
 };
 
 static uint64_t now_ms(void)
@@ -187,13 +161,8 @@ static uint64_t now_ms(void)
 
 void http_guard_count(struct http_guard *guard, enum http_guard_reason reason)
 {
-	if (guard && (unsigned)reason < GUARD_REASON_COUNT)
-		atomic_fetch_add(&guard->counts[reason], 1);
-}
-
-const char *http_guard_reason_name(enum http_guard_reason reason)
-{
-	return (unsigned)reason < GUARD_REASON_COUNT ? guard_reason_names[reason] : "unknown";
+	if (guard)
+		guard_tally_count(&guard->tally, reason);
 }
 
 /* ---- the connections libmicrohttpd holds (under tracked_lock) ---- */
@@ -372,22 +341,6 @@ static void answer_refusal(struct pending *p, const struct http_framing_verdict 
 	}
 	buffer_free(&body);
 	buffer_free(&message);
-}
-
-enum http_guard_reason http_guard_reason_of(enum api_error error)
-{
-	switch (error) {
-	case API_ERROR_LENGTH_REQUIRED:
-		return GUARD_REFUSED_LENGTH_REQUIRED;
-	case API_ERROR_HEADERS_TOO_LARGE:
-		return GUARD_REFUSED_HEADERS_TOO_LARGE;
-	case API_ERROR_NOT_IMPLEMENTED:
-		return GUARD_REFUSED_NOT_IMPLEMENTED;
-	case API_ERROR_BODY_TOO_LARGE:
-		return GUARD_REFUSED_BODY_TOO_LARGE;
-	default:
-		return GUARD_REFUSED_BAD_REQUEST;
-	}
 }
 
 /* Reads and drops what the client sent; returns 0 while the connection stays open. */
@@ -860,85 +813,13 @@ static void watch(struct http_guard *guard, uint64_t now)
 	pthread_mutex_unlock(&guard->tracked_lock);
 }
 
-/* ---- the aggregate line ---- */
+/* ---- libmicrohttpd's messages and the aggregate line (guard_tally.h) ---- */
 
 void http_guard_log(void *cls, const char *format, va_list args)
 {
 	struct http_guard *guard = cls;
 	(void)args; /* the arguments may describe a client: only the message kind is kept */
-	pthread_mutex_lock(&guard->message_lock);
-	size_t i = 0;
-	while (i < GUARD_MESSAGE_KINDS && guard->messages[i].format && guard->messages[i].format != format)
-		i++;
-	if (i == GUARD_MESSAGE_KINDS) {
-		guard->other_messages++;
-	} else {
-		guard->messages[i].format = format;
-		guard->messages[i].count++;
-	}
-	pthread_mutex_unlock(&guard->message_lock);
-}
-
-/* Appends text to out, printable ASCII only, without its trailing newline, at most max bytes. */
-static void append_sanitized(struct buffer *out, const char *text, size_t max)
-{
-	for (size_t i = 0; text[i] && i < max; i++) {
-		char c = text[i];
-		if (c == '\n' && text[i + 1] == 0)
-			break;
-		buffer_append(out, c >= 0x20 && c < 0x7f && c != '"' ? &c : "?", 1);
-	}
-}
-
-/* Writes one line of what happened since the last one, if anything did. */
-static void log_round(struct http_guard *guard, uint64_t now, bool final)
-{
-	if (!final && now - guard->last_log_ms < guard->options.log_interval_ms)
-		return;
-	uint64_t seconds = (now - guard->last_log_ms + 500) / 1000;
-	guard->last_log_ms = now;
-	struct buffer line;
-	char part[96];
-	int any = 0;
-	buffer_init(&line);
-	snprintf(part, sizeof part, "http: in the last %llu s:", (unsigned long long)seconds);
-	buffer_append_string(&line, part);
-	for (int r = 0; r < GUARD_REASON_COUNT; r++) {
-		uint64_t count = atomic_load(&guard->counts[r]);
-		if (count == guard->logged[r])
-			continue;
-		snprintf(part, sizeof part, "%s %llu %s", any ? "," : "",
-		         (unsigned long long)(count - guard->logged[r]), guard_reason_names[r]);
-		buffer_append_string(&line, part);
-		guard->logged[r] = count;
-		any = 1;
-	}
-	pthread_mutex_lock(&guard->message_lock);
-	for (size_t i = 0; i < GUARD_MESSAGE_KINDS && guard->messages[i].format; i++) {
-		struct guard_message *m = &guard->messages[i];
-		if (m->count == m->logged)
-			continue;
-		snprintf(part, sizeof part, "%s %llu x libmicrohttpd \"", any ? "," : "",
-		         (unsigned long long)(m->count - m->logged));
-		buffer_append_string(&line, part);
-		append_sanitized(&line, m->format, 80);
-		buffer_append_string(&line, "\"");
-		m->logged = m->count;
-		any = 1;
-	}
-	if (guard->other_messages != guard->other_logged) {
-		snprintf(part, sizeof part, "%s %llu x other libmicrohttpd messages", any ? "," : "",
-		         (unsigned long long)(guard->other_messages - guard->other_logged));
-		buffer_append_string(&line, part);
-		guard->other_logged = guard->other_messages;
-		any = 1;
-	}
-	pthread_mutex_unlock(&guard->message_lock);
-	if (any)
-		logline_write(guard->options.log, "dirauthd",
-		              logline_epoch_now(guard->options.clock, guard->options.schedule), NULL, "%.*s",
-		              (int)line.len, (const char *)line.data);
-	buffer_free(&line);
+	guard_tally_message(&guard->tally, format);
 }
 
 static void *watchdog_main(void *argument)
@@ -957,7 +838,7 @@ static void *watchdog_main(void *argument)
 		pthread_mutex_unlock(&guard->wait_lock);
 		uint64_t now = now_ms();
 		watch(guard, now);
-		log_round(guard, now, false);
+		guard_tally_write(&guard->tally, &guard->options, now, false);
 		pthread_mutex_lock(&guard->wait_lock);
 	}
 	pthread_mutex_unlock(&guard->wait_lock);
@@ -976,7 +857,7 @@ int http_guard_create(const struct http_guard_options *options, struct http_guar
 	guard->epoll_fd = guard->wake_fd = -1;
 	pthread_condattr_t attributes;
 	if (pthread_mutex_init(&guard->tracked_lock, NULL) != 0 ||
-	    pthread_mutex_init(&guard->message_lock, NULL) != 0 ||
+	    guard_tally_init(&guard->tally, now_ms()) != 0 ||
 	    pthread_mutex_init(&guard->wait_lock, NULL) != 0 || pthread_condattr_init(&attributes) != 0) {
 		free(guard);
 		return DIRAUTH_ERR_NOMEM;
@@ -998,7 +879,6 @@ int http_guard_create(const struct http_guard_options *options, struct http_guar
 		http_guard_free(guard);
 		return DIRAUTH_ERR_IO;
 	}
-	guard->last_log_ms = now_ms();
 	*out = guard;
 	return 0;
 }
@@ -1035,7 +915,7 @@ void http_guard_stop(struct http_guard *guard)
 		pthread_join(guard->admission_thread, NULL);
 		pthread_join(guard->watchdog_thread, NULL);
 		guard->started = false;
-		log_round(guard, now_ms(), true);
+		guard_tally_write(&guard->tally, &guard->options, now_ms(), true);
 	}
 	while (guard->pending.head)
 		pending_close(guard, guard->pending.head);
@@ -1067,15 +947,14 @@ void http_guard_free(struct http_guard *guard)
 		close(guard->wake_fd);
 	pthread_cond_destroy(&guard->wait_cond);
 	pthread_mutex_destroy(&guard->wait_lock);
-	pthread_mutex_destroy(&guard->message_lock);
+	guard_tally_destroy(&guard->tally);
 	pthread_mutex_destroy(&guard->tracked_lock);
 	free(guard);
 }
 
 void http_guard_counts(struct http_guard *guard, uint64_t out[GUARD_REASON_COUNT])
 {
-	for (int r = 0; r < GUARD_REASON_COUNT; r++)
-		out[r] = atomic_load(&guard->counts[r]);
+	guard_tally_counts(&guard->tally, out);
 }
 
 void http_guard_connection_counts(struct http_guard *guard, size_t *pending, size_t *waiting,

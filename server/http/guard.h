@@ -48,6 +48,7 @@
 #include <microhttpd.h>
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -118,12 +119,28 @@ void http_guard_request_done(struct MHD_Connection *connection);
 /* Counts one refusal or closing by reason (the handler's own framing refusals, for instance). */
 void http_guard_count(struct http_guard *guard, enum http_guard_reason reason);
 
+/* What is known of one reason: its row of the guard's one table of reasons (guard_tally.c), the
+ * only place a reason's name is written. */
+struct http_guard_reason_row {
+	/* The word of the aggregate line and the reason label of dirauth_http_refused_total alike
+	 * ("bad_request", "crowded", ...): [a-z_]+, distinct. */
+	const char *name;
+	/* The framing.h error a refused head is counted under this reason for; API_ERROR_NONE for
+	 * GUARD_REFUSED_BAD_REQUEST (every error no other row names) and for the closings. */
+	enum api_error refusal;
+	/* It closes a connection the guard had taken in (a deadline, a displacement, crowding)
+	 * rather than turning one away. */
+	bool evicts;
+};
+
+/* The row of reason; NULL past GUARD_REASON_COUNT. Static storage. */
+const struct http_guard_reason_row *http_guard_reason_row(enum http_guard_reason reason);
+
 /* The reason a refusal of a request head with error is counted under (framing.h's errors; any
  * other is counted as GUARD_REFUSED_BAD_REQUEST). */
 enum http_guard_reason http_guard_reason_of(enum api_error error);
 
-/* The name of reason in the aggregate line and the metrics ("bad_request", "crowded", ...);
- * static storage. */
+/* The name of reason (its row's), "unknown" past GUARD_REASON_COUNT; static storage. */
 const char *http_guard_reason_name(enum http_guard_reason reason);
 
 /* The counts since the guard was created, for tests and metrics. */

@@ -1,6 +1,6 @@
 /*
- * peer_client.c: the bounded exchanges with the other members of the authority set, one by one and
- * all at once (see peer_client.h).
+ * peer_client.c: the bounded exchange with one other member of the authority set (see
+ * peer_client.h; all of them at once is peer_client_broadcast.c).
  *
  * net_perform already bounds one exchange (caps, timeouts, no redirects); what this file adds is
  * the policy of peer traffic around it. The retry loop is its own rather than net's, because
@@ -10,27 +10,24 @@
  * pool of connections, so a slow member holds only its own. What differs between operations
  * (method, content type, whether a body is compressed and an answer decoded) is one row of
  * operation_kinds; their paths are build_url's and their caps peer_client_answer_cap's. A
- * broadcast is a thread per member, each running that loop; the threads share nothing but the
- * client, the call they were given and their own slot, so none can hold another back. With a
- * transport instead of HTTP, the same broadcast runs its members one after the other in the
- * caller's thread.
+ * broadcast runs this same loop for each member (peer_client_broadcast.c).
  */
 #include "server/peers/peer_client.h"
+#include "server/peers/peer_client_internal.h"
 
 #include "net/client.h"
 #include "net/pool.h"
-#include "server/peers/capabilities.h"
 #include "schema/compress.h"
 #include "schema/crypto.h"
-#include "schema/error.h"
 #include "schema/encoding.h"
+#include "schema/error.h"
 #include "schema/vote_body.h"
 #include "schema/vote_envelope.h"
+#include "server/peers/capabilities.h"
 #include "verify/snapshot.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,30 +36,6 @@
 
 /* An attempt that failed this close to its connect budget, or later, ran out of time. */
 #define TIMEOUT_SLACK_MS 50u
-
-struct peer_member {
-	char name[NOTE_NAME_MAX + 1];
-	char url[CONFIG_URL_MAX];
-};
-
-struct peer_client {
-	size_t member_count;
-	size_t self_index;
-	struct peer_member *members; /* owned */
-	uint32_t timeout_ms;
-	uint32_t connect_timeout_ms;
-	unsigned retries;
-	struct net_retry backoff; /* only its delays: attempts are counted here */
-	size_t vote_cap;
-	size_t registration_cap;
-	size_t body_cap;
-	char *ca_file;                          /* owned; NULL: the system's */
-	char *user_agent;                       /* owned; NULL: net's default */
-	struct peer_capabilities *capabilities; /* owned; private namespaces' Authorization lines */
-	struct net_pool **pools;                /* owned; one per member; NULL with a transport */
-	int has_transport;
-	struct peer_transport transport;
-};
 
 /* What sets an operation apart, but for its path (build_url) and its cap (peer_client_answer_cap). */
 struct operation_kind {
@@ -332,7 +305,7 @@ static int segment_is_safe(const char *text)
 }
 
 /* The refusals made before anything is sent; reason (capacity cap) gets the words. */
-static int call_check(const struct peer_call *call, char *reason, size_t cap)
+int peer_client_check_call(const struct peer_call *call, char *reason, size_t cap)
 {
 	const struct operation_kind *kind;
 
@@ -415,14 +388,9 @@ static void sleep_ms(uint32_t ms)
 		;
 }
 
-/* A call's body as it goes on the wire: compressed once, for all its attempts and members. */
-struct call_body {
-	struct buffer zstd; /* the body as zstd; empty: the body goes as it is */
-};
-
 /* Compresses call's body when its operation sends a long one as zstd. A compression that fails
  * (memory) leaves the body to go as it is: compression saves bytes, it is never needed. */
-static void call_body_prepare(const struct peer_call *call, struct call_body *body)
+void peer_call_body_prepare(const struct peer_call *call, struct peer_call_body *body)
 {
 	buffer_init(&body->zstd);
 	if (!operation_kinds[call->operation].compressed || call->body_len < PEER_COMPRESS_MIN)
@@ -431,7 +399,7 @@ static void call_body_prepare(const struct peer_call *call, struct call_body *bo
 		buffer_free(&body->zstd);
 }
 
-static void call_body_free(struct call_body *body)
+void peer_call_body_free(struct peer_call_body *body)
 {
 	buffer_free(&body->zstd);
 }
@@ -562,7 +530,7 @@ static int exchange(const struct peer_client *client, struct net_request *reques
 
 /* call (checked) against member over HTTP, its body as prepared in body. */
 static int call_over_http(const struct peer_client *client, size_t member, const struct peer_call *call,
-                          const struct call_body *body, struct peer_answer *answer)
+                          const struct peer_call_body *body, struct peer_answer *answer)
 {
 	const struct operation_kind *kind = &operation_kinds[call->operation];
 	const char *headers[5];
@@ -649,8 +617,8 @@ static int call_over_http(const struct peer_client *client, size_t member, const
 
 /* call (checked, for a member of the set) through the client's transport or over HTTP; answer
  * emptied first. */
-static int call_dispatch(const struct peer_client *client, size_t member, const struct peer_call *call,
-                         const struct call_body *body, struct peer_answer *answer)
+int peer_client_dispatch(const struct peer_client *client, size_t member, const struct peer_call *call,
+                         const struct peer_call_body *body, struct peer_answer *answer)
 {
 	answer_reset(answer);
 	if (client->has_transport)
@@ -670,7 +638,7 @@ static int call_refusal(const struct peer_client *client, size_t member, const s
 		answer->transport = PEER_TRANSPORT_FAILED;
 		return DIRAUTH_ERR_NOT_FOUND;
 	}
-	rc = call_check(call, answer->reason, sizeof(answer->reason));
+	rc = peer_client_check_call(call, answer->reason, sizeof(answer->reason));
 	if (rc != 0)
 		answer->transport = PEER_TRANSPORT_FAILED;
 	return rc;
@@ -679,7 +647,7 @@ static int call_refusal(const struct peer_client *client, size_t member, const s
 int peer_client_call(const struct peer_client *client, size_t member, const struct peer_call *call,
                      struct peer_answer *answer)
 {
-	struct call_body body;
+	struct peer_call_body body;
 	int rc;
 
 	answer_reset(answer);
@@ -687,21 +655,35 @@ int peer_client_call(const struct peer_client *client, size_t member, const stru
 	if (rc != 0)
 		return rc;
 	if (client->has_transport)
-		return call_dispatch(client, member, call, NULL, answer);
-	call_body_prepare(call, &body);
-	rc = call_dispatch(client, member, call, &body, answer);
-	call_body_free(&body);
+		return peer_client_dispatch(client, member, call, NULL, answer);
+	peer_call_body_prepare(call, &body);
+	rc = peer_client_dispatch(client, member, call, &body, answer);
+	peer_call_body_free(&body);
 	return rc;
+}
+
+/* The operations whose call is a namespace and a body, or a namespace and an epoch: one copy
+ * each of the call they make. */
+static int call_with_body(const struct peer_client *client, size_t member, enum peer_operation operation,
+                          const char *namespace_name, const uint8_t *body, size_t body_len,
+                          struct peer_answer *answer)
+{
+	struct peer_call call = {
+	    .operation = operation, .namespace_name = namespace_name, .body = body, .body_len = body_len};
+	return peer_client_call(client, member, &call, answer);
+}
+
+static int call_for_epoch(const struct peer_client *client, size_t member, enum peer_operation operation,
+                          const char *namespace_name, uint64_t epoch, struct peer_answer *answer)
+{
+	struct peer_call call = {.operation = operation, .namespace_name = namespace_name, .epoch = epoch};
+	return peer_client_call(client, member, &call, answer);
 }
 
 int peer_push_vote(const struct peer_client *client, size_t member, const char *namespace_name,
                    const uint8_t *envelope, size_t envelope_len, struct peer_answer *answer)
 {
-	struct peer_call call = {.operation = PEER_PUSH_VOTE,
-	                         .namespace_name = namespace_name,
-	                         .body = envelope,
-	                         .body_len = envelope_len};
-	return peer_client_call(client, member, &call, answer);
+	return call_with_body(client, member, PEER_PUSH_VOTE, namespace_name, envelope, envelope_len, answer);
 }
 
 int peer_pull_vote(const struct peer_client *client, size_t member, const char *namespace_name,
@@ -715,19 +697,14 @@ int peer_pull_vote(const struct peer_client *client, size_t member, const char *
 int peer_push_signature(const struct peer_client *client, size_t member, const char *namespace_name,
                         const uint8_t *header_note, size_t header_note_len, struct peer_answer *answer)
 {
-	struct peer_call call = {.operation = PEER_PUSH_SIGNATURE,
-	                         .namespace_name = namespace_name,
-	                         .body = header_note,
-	                         .body_len = header_note_len};
-	return peer_client_call(client, member, &call, answer);
+	return call_with_body(client, member, PEER_PUSH_SIGNATURE, namespace_name, header_note,
+	                      header_note_len, answer);
 }
 
 int peer_pull_signatures(const struct peer_client *client, size_t member, const char *namespace_name,
                          uint64_t epoch, struct peer_answer *answer)
 {
-	struct peer_call call = {
-	    .operation = PEER_PULL_SIGNATURES, .namespace_name = namespace_name, .epoch = epoch};
-	return peer_client_call(client, member, &call, answer);
+	return call_for_epoch(client, member, PEER_PULL_SIGNATURES, namespace_name, epoch, answer);
 }
 
 int peer_fetch_registration(const struct peer_client *client, size_t member, const char *namespace_name,
@@ -764,255 +741,23 @@ int peer_fetch_latest_header(const struct peer_client *client, size_t member, co
 int peer_fetch_header(const struct peer_client *client, size_t member, const char *namespace_name,
                       uint64_t epoch, struct peer_answer *answer)
 {
-	struct peer_call call = {
-	    .operation = PEER_FETCH_HEADER, .namespace_name = namespace_name, .epoch = epoch};
-	return peer_client_call(client, member, &call, answer);
+	return call_for_epoch(client, member, PEER_FETCH_HEADER, namespace_name, epoch, answer);
 }
 
 int peer_fetch_body(const struct peer_client *client, size_t member, const char *namespace_name,
                     uint64_t epoch, struct peer_answer *answer)
 {
-	struct peer_call call = {
-	    .operation = PEER_FETCH_BODY, .namespace_name = namespace_name, .epoch = epoch};
-	return peer_client_call(client, member, &call, answer);
+	return call_for_epoch(client, member, PEER_FETCH_BODY, namespace_name, epoch, answer);
 }
 
 int peer_fetch_notes(const struct peer_client *client, size_t member, const char *namespace_name,
                      const uint8_t *request, size_t request_len, struct peer_answer *answer)
 {
-	struct peer_call call = {.operation = PEER_FETCH_NOTES,
-	                         .namespace_name = namespace_name,
-	                         .body = request,
-	                         .body_len = request_len};
-	return peer_client_call(client, member, &call, answer);
+	return call_with_body(client, member, PEER_FETCH_NOTES, namespace_name, request, request_len, answer);
 }
 
 int peer_fetch_headers(const struct peer_client *client, size_t member, const char *namespace_name,
                        uint64_t epoch, struct peer_answer *answer)
 {
-	struct peer_call call = {
-	    .operation = PEER_FETCH_HEADERS, .namespace_name = namespace_name, .epoch = epoch};
-	return peer_client_call(client, member, &call, answer);
-}
-
-/* A call a broadcast owns: copied, with its strings and body, and its body as it goes on the wire. */
-struct broadcast_call {
-	struct peer_call call; /* its strings and body point at the copies below */
-	char *namespace_name;
-	char *voter;
-	uint8_t *body;
-	struct call_body wire;
-};
-
-/* One member's part of a broadcast. */
-struct broadcast_slot {
-	struct peers_broadcast *broadcast;
-	size_t member;
-	const struct broadcast_call *call; /* NULL: not sent to */
-	int started;                       /* its thread runs and must be joined */
-	pthread_t thread;
-	struct peer_answer answer;
-};
-
-struct peers_broadcast {
-	const struct peer_client *client;
-	peers_answer_callback on_answer;
-	void *context;
-	size_t call_count;
-	struct broadcast_call calls[CONFIG_MAX_MEMBERS]; /* the distinct calls, call_count of them */
-	struct broadcast_slot slots[CONFIG_MAX_MEMBERS];
-};
-
-static void *broadcast_run(void *argument)
-{
-	struct broadcast_slot *slot = argument;
-	struct peers_broadcast *broadcast = slot->broadcast;
-
-	(void)call_dispatch(broadcast->client, slot->member, &slot->call->call, &slot->call->wire,
-	                    &slot->answer);
-	if (broadcast->on_answer != NULL)
-		broadcast->on_answer(broadcast->context, slot->member, &slot->answer);
-	return NULL;
-}
-
-static void broadcast_free(struct peers_broadcast *broadcast)
-{
-	for (size_t i = 0; i < CONFIG_MAX_MEMBERS; i++)
-		peer_answer_free(&broadcast->slots[i].answer);
-	for (size_t i = 0; i < broadcast->call_count; i++) {
-		struct broadcast_call *copy = &broadcast->calls[i];
-		free(copy->namespace_name);
-		free(copy->voter);
-		free(copy->body);
-		call_body_free(&copy->wire);
-	}
-	free(broadcast);
-}
-
-/* Copies call, its strings and body, into copy, and prepares its body for the wire (compressed
- * with a transport never: a transport takes the call as it is). Returns 0 or DIRAUTH_ERR_NOMEM. */
-static int broadcast_call_copy(const struct peer_client *client, const struct peer_call *call,
-                               struct broadcast_call *copy)
-{
-	copy->call = *call;
-	buffer_init(&copy->wire.zstd);
-	if ((call->namespace_name != NULL &&
-	     (copy->namespace_name = copy_string(call->namespace_name)) == NULL) ||
-	    (call->voter != NULL && (copy->voter = copy_string(call->voter)) == NULL))
-		return DIRAUTH_ERR_NOMEM;
-	if (call->body != NULL && call->body_len > 0) {
-		copy->body = malloc(call->body_len);
-		if (copy->body == NULL)
-			return DIRAUTH_ERR_NOMEM;
-		memcpy(copy->body, call->body, call->body_len);
-	}
-	copy->call.namespace_name = copy->namespace_name;
-	copy->call.voter = copy->voter;
-	copy->call.body = copy->body;
-	if (!client->has_transport)
-		call_body_prepare(&copy->call, &copy->wire);
-	return 0;
-}
-
-/* Starts calls[m] against every member m that has one and is a target (this authority never):
- * the broadcast machinery under peers_broadcast_start and peers_call_each. */
-static int broadcast_begin(const struct peer_client *client,
-                           const struct peer_call *const calls[CONFIG_MAX_MEMBERS],
-                           const struct peers_broadcast_options *options, struct peers_broadcast **out)
-{
-	struct peers_broadcast *broadcast;
-	char reason[PEER_REASON_MAX];
-	int rc;
-
-	*out = NULL;
-	for (size_t i = 0; i < client->member_count; i++)
-		if (calls[i] != NULL && (rc = call_check(calls[i], reason, sizeof(reason))) != 0)
-			return rc;
-	broadcast = calloc(1, sizeof(*broadcast));
-	if (broadcast == NULL)
-		return DIRAUTH_ERR_NOMEM;
-	broadcast->client = client;
-	if (options != NULL) {
-		broadcast->on_answer = options->on_answer;
-		broadcast->context = options->context;
-	}
-	for (size_t i = 0; i < CONFIG_MAX_MEMBERS; i++) {
-		struct broadcast_slot *slot = &broadcast->slots[i];
-		peer_answer_init(&slot->answer);
-		slot->answer.transport = PEER_TRANSPORT_SKIPPED;
-		slot->broadcast = broadcast;
-		slot->member = i;
-	}
-	for (size_t i = 0; i < client->member_count; i++) {
-		if (calls[i] == NULL || i == client->self_index ||
-		    (options != NULL && options->targets != NULL && !options->targets[i]))
-			continue;
-		/* One copy of a call given for several members: copied and compressed once. */
-		for (size_t j = 0; j < i && broadcast->slots[i].call == NULL; j++)
-			if (calls[j] == calls[i] && broadcast->slots[j].call != NULL)
-				broadcast->slots[i].call = broadcast->slots[j].call;
-		if (broadcast->slots[i].call != NULL)
-			continue;
-		struct broadcast_call *copy = &broadcast->calls[broadcast->call_count++];
-		if (broadcast_call_copy(client, calls[i], copy) != 0) {
-			broadcast_free(broadcast);
-			return DIRAUTH_ERR_NOMEM;
-		}
-		broadcast->slots[i].call = copy;
-	}
-	if (client->has_transport && client->transport.broadcast != NULL)
-		client->transport.broadcast(client->transport.context, PEER_TRANSPORT_BROADCAST_BEGIN, 0);
-	for (size_t i = 0; i < client->member_count; i++) {
-		struct broadcast_slot *slot = &broadcast->slots[i];
-		if (slot->call == NULL)
-			continue;
-		if (client->has_transport) {
-			/* In the caller's thread, in member order: a simulation is a function of its seed. */
-			if (client->transport.broadcast != NULL)
-				client->transport.broadcast(client->transport.context,
-				                            PEER_TRANSPORT_BROADCAST_MEMBER, i);
-			broadcast_run(slot);
-			continue;
-		}
-		if (pthread_create(&slot->thread, NULL, broadcast_run, slot) == 0) {
-			slot->started = 1;
-			continue;
-		}
-		slot->answer.transport = PEER_TRANSPORT_FAILED;
-		snprintf(slot->answer.reason, sizeof(slot->answer.reason), "cannot start a thread");
-		if (broadcast->on_answer != NULL)
-			broadcast->on_answer(broadcast->context, i, &slot->answer);
-	}
-	if (client->has_transport && client->transport.broadcast != NULL)
-		client->transport.broadcast(client->transport.context, PEER_TRANSPORT_BROADCAST_END, 0);
-	*out = broadcast;
-	return 0;
-}
-
-/* call for every member, as broadcast_begin takes calls. */
-static void same_call_for_all(const struct peer_call *call, const struct peer_call *calls[CONFIG_MAX_MEMBERS])
-{
-	for (size_t i = 0; i < CONFIG_MAX_MEMBERS; i++)
-		calls[i] = call;
-}
-
-int peers_broadcast_start(const struct peer_client *client, const struct peer_call *call,
-                          const struct peers_broadcast_options *options, struct peers_broadcast **out)
-{
-	const struct peer_call *calls[CONFIG_MAX_MEMBERS];
-
-	same_call_for_all(call, calls);
-	return broadcast_begin(client, calls, options, out);
-}
-
-void peers_broadcast_finish(struct peers_broadcast *broadcast, struct peer_answer *answers)
-{
-	if (broadcast == NULL)
-		return;
-	for (size_t i = 0; i < broadcast->client->member_count; i++) {
-		struct broadcast_slot *slot = &broadcast->slots[i];
-		if (slot->started)
-			pthread_join(slot->thread, NULL);
-		if (answers != NULL) {
-			answers[i] = slot->answer;
-			peer_answer_init(&slot->answer);
-		}
-	}
-	broadcast_free(broadcast);
-}
-
-/* broadcast_begin, then peers_broadcast_finish; on a refusal, answers all SKIPPED. */
-static int broadcast_whole(const struct peer_client *client,
-                           const struct peer_call *const calls[CONFIG_MAX_MEMBERS],
-                           const struct peers_broadcast_options *options, struct peer_answer *answers)
-{
-	struct peers_broadcast *broadcast = NULL;
-	int rc = broadcast_begin(client, calls, options, &broadcast);
-
-	if (rc != 0) {
-		if (answers != NULL) {
-			for (size_t i = 0; i < client->member_count; i++) {
-				peer_answer_init(&answers[i]);
-				answers[i].transport = PEER_TRANSPORT_SKIPPED;
-			}
-		}
-		return rc;
-	}
-	peers_broadcast_finish(broadcast, answers);
-	return 0;
-}
-
-int peers_broadcast(const struct peer_client *client, const struct peer_call *call,
-                    const struct peers_broadcast_options *options, struct peer_answer *answers)
-{
-	const struct peer_call *calls[CONFIG_MAX_MEMBERS];
-
-	same_call_for_all(call, calls);
-	return broadcast_whole(client, calls, options, answers);
-}
-
-int peers_call_each(const struct peer_client *client, const struct peer_call *const calls[CONFIG_MAX_MEMBERS],
-                    const struct peers_broadcast_options *options, struct peer_answer *answers)
-{
-	return broadcast_whole(client, calls, options, answers);
+	return call_for_epoch(client, member, PEER_FETCH_HEADERS, namespace_name, epoch, answer);
 }

@@ -94,7 +94,7 @@ START_TEST(test_help_and_usage_errors)
 	ck_assert_ptr_nonnull(strstr(outcome.out, "\n  certify "));
 	ck_assert_ptr_nonnull(strstr(outcome.out, "\n  rotate "));
 	ck_assert_ptr_nonnull(strstr(outcome.out, "\n  certificate show "));
-	/* And the commands of an endpoint's life (check_dirauthctl_lifecycle runs them). */
+	/* And the commands of an endpoint's life (check_dirauthctl_endpoint runs them). */
 	ck_assert_ptr_nonnull(strstr(outcome.out, "\n  health "));
 	ck_assert_ptr_nonnull(strstr(outcome.out, "\n  revoke "));
 	ck_assert_ptr_nonnull(strstr(outcome.out, "\n  deregister "));

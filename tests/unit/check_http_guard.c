@@ -13,6 +13,7 @@
 #include "http_fixture.h"
 
 #include "server/http/framing.h"
+#include "server/http/guard.h"
 #include "server/http/routes.h"
 
 #include <arpa/inet.h>
@@ -697,11 +698,51 @@ START_TEST(test_eviction_waits_for_the_close)
 }
 END_TEST
 
+/* Every reason has one row: a name that is a word of the aggregate line and a label of
+ * dirauth_http_refused_total alike ([a-z_]+, no two the same), and a refusal's framing error
+ * counts under its own reason. The metrics serve a line for each, labelled by that name. */
+START_TEST(test_every_reason_is_named_once)
+{
+	for (int r = 0; r < GUARD_REASON_COUNT; r++) {
+		const struct http_guard_reason_row *row = http_guard_reason_row((enum http_guard_reason)r);
+		ck_assert_ptr_nonnull(row);
+		ck_assert_msg(row->name && row->name[0], "reason %d has no name", r);
+		ck_assert_msg(strspn(row->name, "abcdefghijklmnopqrstuvwxyz_") == strlen(row->name),
+		              "reason %d's name %s is not a metric label", r, row->name);
+		ck_assert_str_eq(http_guard_reason_name((enum http_guard_reason)r), row->name);
+		for (int other = 0; other < r; other++)
+			ck_assert_str_ne(http_guard_reason_row((enum http_guard_reason)other)->name,
+			                 row->name);
+		if (row->refusal != API_ERROR_NONE)
+			ck_assert_int_eq(http_guard_reason_of(row->refusal), r);
+	}
+	ck_assert_ptr_null(http_guard_reason_row(GUARD_REASON_COUNT));
+	ck_assert_str_eq(http_guard_reason_name(GUARD_REASON_COUNT), "unknown");
+	ck_assert_int_eq(http_guard_reason_of(API_ERROR_MALFORMED), GUARD_REFUSED_BAD_REQUEST);
+
+	struct fixture f;
+	fixture_open(&f, 0);
+	struct response response;
+	request(&f, "GET", "/v1/metrics", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 200);
+	const char *text = (const char *)response.body.data;
+	for (int r = 0; r < GUARD_REASON_COUNT; r++) {
+		char line[128];
+		snprintf(line, sizeof line, "\ndirauth_http_refused_total{reason=\"%s\"} ",
+		         http_guard_reason_name((enum http_guard_reason)r));
+		ck_assert_msg(strstr(text, line), "no metrics line %s", line + 1);
+	}
+	response_free(&response);
+	fixture_close(&f);
+}
+END_TEST
+
 static Suite *guard_suite(void)
 {
 	Suite *suite = suite_create("http_guard");
 	TCase *tc = tcase_create("http_guard");
 	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_every_reason_is_named_once);
 	tcase_add_test(tc, test_hostile_framing_first_request);
 	tcase_add_test(tc, test_hostile_framing_later_request);
 	tcase_add_test(tc, test_absolute_form_later_request);

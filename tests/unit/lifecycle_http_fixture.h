@@ -1,7 +1,7 @@
 /*
  * lifecycle_http_fixture.h: one authority serving the endpoint lifecycle, for the tests that drive
  * it through its HTTP API (check_lifecycle_http.c, check_lifecycle_scenarios.c,
- * check_dirauthctl_lifecycle.c): http_fixture.h's dirauthd (real signer, store, scheduler and
+ * check_dirauthctl_endpoint.c): http_fixture.h's dirauthd (real signer, store, scheduler and
  * HTTP server on loopback) with the namespace "mix" configured with "lifecycle: true" and "mail"
  * without, provider.example and other.example enrolled, the EXAMPLE key operator.example
  * (lifecycle_fixture.h) as the operator key (lc_open_with can make mix a private namespace); and

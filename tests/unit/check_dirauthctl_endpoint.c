@@ -1,5 +1,5 @@
 /*
- * check_dirauthctl_lifecycle.c: dirauthctl health, revoke and deregister as a provider runs them,
+ * check_dirauthctl_endpoint.c: dirauthctl health, revoke and deregister as a provider runs them,
  * against a real dirauthd serving the lifecycle over loopback (lifecycle_http_fixture.h: real
  * signer, store, scheduler and HTTP server), with real key files and service files:
  *
@@ -849,10 +849,10 @@ START_TEST(test_deregister_receipt_refused)
 }
 END_TEST
 
-static Suite *dirauthctl_lifecycle_suite(void)
+static Suite *dirauthctl_endpoint_suite(void)
 {
-	Suite *suite = suite_create("dirauthctl_lifecycle");
-	TCase *tc = tcase_create("dirauthctl_lifecycle");
+	Suite *suite = suite_create("dirauthctl_endpoint");
+	TCase *tc = tcase_create("dirauthctl_endpoint");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_health_command);
 	tcase_add_test(tc, test_health_draining_by_endpoint_key);
@@ -870,7 +870,7 @@ static Suite *dirauthctl_lifecycle_suite(void)
 int main(void)
 {
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	SRunner *runner = srunner_create(dirauthctl_lifecycle_suite());
+	SRunner *runner = srunner_create(dirauthctl_endpoint_suite());
 	srunner_run_all(runner, CK_NORMAL);
 	int failures = srunner_ntests_failed(runner);
 	srunner_free(runner);

@@ -1,11 +1,11 @@
 /*
- * lifecycle.c: dirauthctl health, revoke and deregister (see lifecycle.h).
+ * endpoint.c: dirauthctl health, revoke and deregister (see endpoint.h).
  *
  * The three commands differ in the document they build and the answer they check; loading the
  * key and the service file, posting to every server at once and checking a receipt are
  * register's (register.h, exchange.h, keyring.h), shared, not copied.
  */
-#include "ctl/lifecycle.h"
+#include "ctl/endpoint.h"
 
 #include "ctl/exchange.h"
 #include "ctl/files.h"
@@ -27,39 +27,39 @@
 /* The state file: one canonical decimal and a newline. */
 #define STATE_MAX_BYTES 64
 
-const char *ctl_lifecycle_command_name(enum ctl_lifecycle_kind kind)
+const char *ctl_endpoint_command_name(enum ctl_endpoint_kind kind)
 {
 	switch (kind) {
-	case CTL_LIFECYCLE_HEALTH:
+	case CTL_ENDPOINT_HEALTH:
 		return "health";
-	case CTL_LIFECYCLE_REVOCATION:
+	case CTL_ENDPOINT_REVOCATION:
 		return "revoke";
-	case CTL_LIFECYCLE_DEREGISTRATION:
+	case CTL_ENDPOINT_DEREGISTRATION:
 	default:
 		return "deregister";
 	}
 }
 
-static const char *route_of(enum ctl_lifecycle_kind kind)
+static const char *route_of(enum ctl_endpoint_kind kind)
 {
 	switch (kind) {
-	case CTL_LIFECYCLE_HEALTH:
+	case CTL_ENDPOINT_HEALTH:
 		return "/v1/endpoint-health";
-	case CTL_LIFECYCLE_REVOCATION:
+	case CTL_ENDPOINT_REVOCATION:
 		return "/v1/revocations";
-	case CTL_LIFECYCLE_DEREGISTRATION:
+	case CTL_ENDPOINT_DEREGISTRATION:
 	default:
 		return "/v1/deregistrations";
 	}
 }
 
-void ctl_lifecycle_result_init(struct ctl_lifecycle_result *result)
+void ctl_endpoint_result_init(struct ctl_endpoint_result *result)
 {
 	memset(result, 0, sizeof(*result));
 	buffer_init(&result->note);
 }
 
-void ctl_lifecycle_result_free(struct ctl_lifecycle_result *result)
+void ctl_endpoint_result_free(struct ctl_endpoint_result *result)
 {
 	if (result == NULL)
 		return;
@@ -78,10 +78,10 @@ struct target {
 	const struct endpoint_descriptor *endpoint; /* in the service file, when it lists it */
 };
 
-static int resolve_target(const struct ctl_lifecycle_options *options, const struct ctl_service_file *file,
+static int resolve_target(const struct ctl_endpoint_options *options, const struct ctl_service_file *file,
                           struct target *target, struct ctl_report *report)
 {
-	const char *what = ctl_lifecycle_command_name(options->kind);
+	const char *what = ctl_endpoint_command_name(options->kind);
 
 	memset(target, 0, sizeof(*target));
 	if (options->service_path != NULL) {
@@ -129,7 +129,7 @@ static int resolve_target(const struct ctl_lifecycle_options *options, const str
 }
 
 /* A health statement signed by the endpoint: the key must be the one the file names for it. */
-static int check_endpoint_key(const struct ctl_lifecycle_options *options, const struct target *target,
+static int check_endpoint_key(const struct ctl_endpoint_options *options, const struct target *target,
                               const struct signer_key *key, struct ctl_report *report)
 {
 	if (!target->endpoint->has_key) {
@@ -171,16 +171,16 @@ static int split_path(const char *path, char *directory, size_t directory_cap, c
 static const struct ctl_file_limit state_limit = {STATE_MAX_BYTES, NULL, CTL_EXIT_DATA};
 
 /* The sequence: given, after the state file's, or the clock's. */
-static int choose_sequence(const struct ctl_lifecycle_options *options, const struct ctl_service_file *file,
+static int choose_sequence(const struct ctl_endpoint_options *options, const struct ctl_service_file *file,
                            uint64_t *sequence, struct ctl_report *report)
 {
-	const char *what = ctl_lifecycle_command_name(options->kind);
+	const char *what = ctl_endpoint_command_name(options->kind);
 	uint8_t *data = NULL;
 	size_t len = 0;
 	uint64_t last = 0;
 	int rc;
 
-	if (options->kind == CTL_LIFECYCLE_DEREGISTRATION) {
+	if (options->kind == CTL_ENDPOINT_DEREGISTRATION) {
 		if (options->has_sequence)
 			*sequence = options->sequence;
 		else if (options->service_path != NULL && file->has_sequence)
@@ -216,14 +216,14 @@ static int choose_sequence(const struct ctl_lifecycle_options *options, const st
 	return 0;
 }
 
-static int save_sequence(const struct ctl_lifecycle_options *options, uint64_t sequence,
+static int save_sequence(const struct ctl_endpoint_options *options, uint64_t sequence,
                          struct ctl_report *report)
 {
-	char directory[CTL_LIFECYCLE_PATH_MAX], text[32];
+	char directory[CTL_ENDPOINT_PATH_MAX], text[32];
 	const char *name;
 	int n, rc;
 
-	if (options->state_path == NULL || options->kind == CTL_LIFECYCLE_DEREGISTRATION)
+	if (options->state_path == NULL || options->kind == CTL_ENDPOINT_DEREGISTRATION)
 		return 0;
 	rc = split_path(options->state_path, directory, sizeof(directory), &name);
 	n = snprintf(text, sizeof(text), "%" PRIu64 "\n", sequence);
@@ -231,16 +231,16 @@ static int save_sequence(const struct ctl_lifecycle_options *options, uint64_t s
 		rc = ctl_file_write_atomic(directory, name, (const uint8_t *)text, (size_t)n);
 	if (rc != 0)
 		ctl_report_fail(report, CTL_EXIT_IO, "%s: state file %s: cannot write: %s",
-		                ctl_lifecycle_command_name(options->kind), options->state_path,
+		                ctl_endpoint_command_name(options->kind), options->state_path,
 		                dirauth_strerror(rc));
 	return rc;
 }
 
-static int encode_document(const struct ctl_lifecycle_options *options, const struct target *target,
+static int encode_document(const struct ctl_endpoint_options *options, const struct target *target,
                            const struct signer_key *key, uint64_t sequence, struct buffer *text)
 {
 	switch (options->kind) {
-	case CTL_LIFECYCLE_HEALTH: {
+	case CTL_ENDPOINT_HEALTH: {
 		struct health_statement s;
 		memset(&s, 0, sizeof(s));
 		snprintf(s.namespace_name, sizeof(s.namespace_name), "%s", target->namespace_name);
@@ -254,7 +254,7 @@ static int encode_document(const struct ctl_lifecycle_options *options, const st
 		s.sequence = sequence;
 		return health_encode(&s, text);
 	}
-	case CTL_LIFECYCLE_REVOCATION: {
+	case CTL_ENDPOINT_REVOCATION: {
 		struct revocation r;
 		memset(&r, 0, sizeof(r));
 		snprintf(r.namespace_name, sizeof(r.namespace_name), "%s", target->namespace_name);
@@ -268,7 +268,7 @@ static int encode_document(const struct ctl_lifecycle_options *options, const st
 		r.sequence = sequence;
 		return revocation_encode(&r, text);
 	}
-	case CTL_LIFECYCLE_DEREGISTRATION:
+	case CTL_ENDPOINT_DEREGISTRATION:
 	default: {
 		struct deregistration d;
 		memset(&d, 0, sizeof(d));
@@ -282,11 +282,11 @@ static int encode_document(const struct ctl_lifecycle_options *options, const st
 	}
 }
 
-static int build_note(const struct ctl_lifecycle_options *options, const struct target *target,
-                      const struct signer_key *key, struct ctl_lifecycle_result *result,
+static int build_note(const struct ctl_endpoint_options *options, const struct target *target,
+                      const struct signer_key *key, struct ctl_endpoint_result *result,
                       struct ctl_report *report)
 {
-	const char *what = ctl_lifecycle_command_name(options->kind);
+	const char *what = ctl_endpoint_command_name(options->kind);
 	struct note_signature signature;
 	struct buffer text;
 	int rc;
@@ -320,10 +320,10 @@ done:
 
 /* Everything the per-server work reads; each server writes only its own answer. */
 struct posting {
-	const struct ctl_lifecycle_options *options;
-	const struct ctl_lifecycle_result *result;
+	const struct ctl_endpoint_options *options;
+	const struct ctl_endpoint_result *result;
 	const struct trust_bundle *bundle; /* deregistration with a trust bundle */
-	struct ctl_lifecycle_answer *answers;
+	struct ctl_endpoint_answer *answers;
 };
 
 /* The value of "name": in a flat JSON object (the server's accepted answer), as a span: the
@@ -349,11 +349,11 @@ static int json_value(const uint8_t *body, size_t len, const char *name, int quo
 	return DIRAUTH_ERR_SYNTAX;
 }
 
-int ctl_lifecycle_parse_accepted(const uint8_t *body, size_t len, uint8_t sha256[32], uint64_t *epoch)
+int ctl_endpoint_parse_accepted(const uint8_t *body, size_t len, uint8_t sha256[32], uint64_t *epoch)
 {
 	struct text_span status, digest, number;
 
-	if (len > CTL_LIFECYCLE_RESPONSE_MAX)
+	if (len > CTL_ENDPOINT_RESPONSE_MAX)
 		return DIRAUTH_ERR_BOUNDS;
 	if (json_value(body, len, "status", 1, &status) != 0 ||
 	    json_value(body, len, "sha256", 1, &digest) != 0 ||
@@ -366,11 +366,11 @@ int ctl_lifecycle_parse_accepted(const uint8_t *body, size_t len, uint8_t sha256
 
 /* 202 {"status":"accepted","sha256":"<hex>","epoch":E}: it must name the note posted. */
 static int check_accepted(const char *what, const struct net_response *response,
-                          const uint8_t note_sha256[32], struct ctl_lifecycle_answer *answer)
+                          const uint8_t note_sha256[32], struct ctl_endpoint_answer *answer)
 {
 	uint8_t named[32];
 
-	if (ctl_lifecycle_parse_accepted(response->body.data, response->body.len, named, &answer->epoch) !=
+	if (ctl_endpoint_parse_accepted(response->body.data, response->body.len, named, &answer->epoch) !=
 	    0) {
 		ctl_report_fail(&answer->report, CTL_EXIT_DATA,
 		                "%s: the answer is not the accepted statement's JSON", what);
@@ -392,9 +392,9 @@ static int receipt_refused(struct ctl_report *report, const char *why)
 
 /* A deregistration receipt: parsed, verified with ring (when not NULL), against the request. */
 static int check_receipt(const struct posting *posting, const struct certificate_keyring *ring,
-                         const struct net_response *response, struct ctl_lifecycle_answer *answer)
+                         const struct net_response *response, struct ctl_endpoint_answer *answer)
 {
-	const struct ctl_lifecycle_result *result = posting->result;
+	const struct ctl_endpoint_result *result = posting->result;
 	struct deregistration_receipt *receipt = &answer->receipt;
 	struct note *note = NULL;
 	uint8_t service_id[SERVICE_ID_SIZE];
@@ -438,7 +438,7 @@ done:
 
 /* Keeps a receipt that checked: <dir>/<service>-<sequence>.<authority>.deregistration-receipt. */
 static int keep_receipt(const struct posting *posting, const struct net_response *response,
-                        struct ctl_lifecycle_answer *answer)
+                        struct ctl_endpoint_answer *answer)
 {
 	const char *directory =
 	    posting->options->receipt_directory != NULL ? posting->options->receipt_directory : ".";
@@ -470,9 +470,9 @@ static int keep_receipt(const struct posting *posting, const struct net_response
 static void post_at(void *context, size_t index)
 {
 	const struct posting *posting = context;
-	const struct ctl_lifecycle_options *options = posting->options;
-	struct ctl_lifecycle_answer *answer = &posting->answers[index];
-	const char *what = ctl_lifecycle_command_name(options->kind);
+	const struct ctl_endpoint_options *options = posting->options;
+	struct ctl_endpoint_answer *answer = &posting->answers[index];
+	const char *what = ctl_endpoint_command_name(options->kind);
 	struct certificate_keyring *ring = NULL;
 	struct net_response response;
 	struct buffer certificates;
@@ -499,14 +499,14 @@ static void post_at(void *context, size_t index)
 		}
 	}
 	rc = ctl_exchange_post(what, answer->server_url, route_of(options->kind), posting->result->note.data,
-	                       posting->result->note.len, CTL_LIFECYCLE_RESPONSE_MAX, &response,
+	                       posting->result->note.len, CTL_ENDPOINT_RESPONSE_MAX, &response,
 	                       &answer->report);
 	answer->http_status = response.status;
 	if (rc != 0) {
 		answer->outcome = ctl_register_exchange_outcome(rc, response.status, 202);
 		goto done;
 	}
-	if (options->kind == CTL_LIFECYCLE_DEREGISTRATION) {
+	if (options->kind == CTL_ENDPOINT_DEREGISTRATION) {
 		rc = check_receipt(posting, ring, &response, answer);
 		if (rc == 0)
 			rc = keep_receipt(posting, &response, answer);
@@ -533,16 +533,16 @@ static void names_append(char *names, size_t cap, const char *name)
 }
 
 /* Counts what accepted, and decides. */
-static int tally(const struct ctl_lifecycle_options *options, const struct trust_bundle *bundle,
-                 struct ctl_lifecycle_result *result, struct ctl_report *report)
+static int tally(const struct ctl_endpoint_options *options, const struct trust_bundle *bundle,
+                 struct ctl_endpoint_result *result, struct ctl_report *report)
 {
-	const char *what = ctl_lifecycle_command_name(options->kind);
+	const char *what = ctl_endpoint_command_name(options->kind);
 	uint8_t counted[TRUST_BUNDLE_MAX_AUTHORITIES];
 
 	memset(counted, 0, sizeof(counted));
 	result->accepted_count = 0;
 	result->accepted_names[0] = '\0';
-	if (options->kind != CTL_LIFECYCLE_DEREGISTRATION || bundle == NULL) {
+	if (options->kind != CTL_ENDPOINT_DEREGISTRATION || bundle == NULL) {
 		for (size_t i = 0; i < result->answer_count; i++) {
 			result->answers[i].counted = result->answers[i].outcome == CTL_REGISTER_ACCEPTED;
 			result->accepted_count += (size_t)result->answers[i].counted;
@@ -551,7 +551,7 @@ static int tally(const struct ctl_lifecycle_options *options, const struct trust
 	} else {
 		/* A receipt counts for the pinned authority that signed it, once (hard rule 10). */
 		for (size_t i = 0; i < result->answer_count; i++) {
-			struct ctl_lifecycle_answer *answer = &result->answers[i];
+			struct ctl_endpoint_answer *answer = &result->answers[i];
 			if (answer->outcome != CTL_REGISTER_ACCEPTED)
 				continue;
 			for (size_t a = 0; a < bundle->authority_count; a++) {
@@ -575,7 +575,7 @@ static int tally(const struct ctl_lifecycle_options *options, const struct trust
 		*report = result->answers[0].report;
 		return DIRAUTH_ERR_REFUSED;
 	}
-	if (options->kind == CTL_LIFECYCLE_DEREGISTRATION)
+	if (options->kind == CTL_ENDPOINT_DEREGISTRATION)
 		ctl_report_fail(
 		    report, CTL_EXIT_TEMPFAIL,
 		    "%s: receipts from %zu of the %zu authorities the trust bundle pins (%s); the "
@@ -589,10 +589,10 @@ static int tally(const struct ctl_lifecycle_options *options, const struct trust
 	return DIRAUTH_ERR_THRESHOLD;
 }
 
-int ctl_lifecycle_run(const struct ctl_lifecycle_options *options, struct ctl_lifecycle_result *result,
-                      struct ctl_report *report)
+int ctl_endpoint_run(const struct ctl_endpoint_options *options, struct ctl_endpoint_result *result,
+                     struct ctl_report *report)
 {
-	const char *what = ctl_lifecycle_command_name(options->kind);
+	const char *what = ctl_endpoint_command_name(options->kind);
 	struct ctl_service_file file;
 	struct trust_bundle *bundle = NULL;
 	struct signer_key *key = NULL;
@@ -610,7 +610,7 @@ int ctl_lifecycle_run(const struct ctl_lifecycle_options *options, struct ctl_li
 		                CTL_REGISTER_SERVERS_MAX);
 		goto done;
 	}
-	if (options->kind == CTL_LIFECYCLE_DEREGISTRATION && options->server_count > 1 &&
+	if (options->kind == CTL_ENDPOINT_DEREGISTRATION && options->server_count > 1 &&
 	    options->trust_path == NULL) {
 		rc = DIRAUTH_ERR_CONFIG;
 		ctl_report_fail(
@@ -619,7 +619,7 @@ int ctl_lifecycle_run(const struct ctl_lifecycle_options *options, struct ctl_li
 		    "it verifies");
 		goto done;
 	}
-	if (options->kind == CTL_LIFECYCLE_DEREGISTRATION && options->trust_path != NULL) {
+	if (options->kind == CTL_ENDPOINT_DEREGISTRATION && options->trust_path != NULL) {
 		/* The bundle is large (fixed arrays); keep it off the stack. */
 		bundle = malloc(sizeof(*bundle));
 		if (bundle == NULL) {
@@ -642,7 +642,7 @@ int ctl_lifecycle_run(const struct ctl_lifecycle_options *options, struct ctl_li
 	rc = resolve_target(options, &file, &target, report);
 	if (rc != 0)
 		goto done;
-	if (options->kind == CTL_LIFECYCLE_HEALTH && options->signer == HEALTH_SIGNER_ENDPOINT) {
+	if (options->kind == CTL_ENDPOINT_HEALTH && options->signer == HEALTH_SIGNER_ENDPOINT) {
 		rc = check_endpoint_key(options, &target, key, report);
 		if (rc != 0)
 			goto done;

@@ -1,5 +1,5 @@
 /*
- * lifecycle.h: the provider's side of an endpoint's life after its registration: dirauthctl
+ * endpoint.h: the provider's side of an endpoint's life after its registration: dirauthctl
  * health, revoke and deregister.
  *
  * Each command builds one signed document (schema/health.md, schema/revocation.md,
@@ -38,8 +38,8 @@
  * (schema/deregistration.md: the service is then absent from every snapshot after the latest
  * last-listed-epoch), else 75.
  */
-#ifndef DIRAUTH_CTL_LIFECYCLE_H
-#define DIRAUTH_CTL_LIFECYCLE_H
+#ifndef DIRAUTH_CTL_ENDPOINT_H
+#define DIRAUTH_CTL_ENDPOINT_H
 
 #include "ctl/register.h"
 #include "ctl/report.h"
@@ -54,17 +54,17 @@
 
 /* The largest answer read from a server: the JSON of an accepted statement, a receipt, or an
  * error. */
-#define CTL_LIFECYCLE_RESPONSE_MAX (16 * 1024)
-#define CTL_LIFECYCLE_PATH_MAX     1024
+#define CTL_ENDPOINT_RESPONSE_MAX (16 * 1024)
+#define CTL_ENDPOINT_PATH_MAX     1024
 
-enum ctl_lifecycle_kind {
-	CTL_LIFECYCLE_HEALTH,         /* POST /v1/endpoint-health */
-	CTL_LIFECYCLE_REVOCATION,     /* POST /v1/revocations */
-	CTL_LIFECYCLE_DEREGISTRATION, /* POST /v1/deregistrations */
+enum ctl_endpoint_kind {
+	CTL_ENDPOINT_HEALTH,         /* POST /v1/endpoint-health */
+	CTL_ENDPOINT_REVOCATION,     /* POST /v1/revocations */
+	CTL_ENDPOINT_DEREGISTRATION, /* POST /v1/deregistrations */
 };
 
-struct ctl_lifecycle_options {
-	enum ctl_lifecycle_kind kind;
+struct ctl_endpoint_options {
+	enum ctl_endpoint_kind kind;
 	const char *key_path; /* the signing key: provider's, endpoint's (health) or operator's */
 	/* The service: a service file (required for health), or its namespace and service id. */
 	const char *service_path;
@@ -88,28 +88,28 @@ struct ctl_lifecycle_options {
 };
 
 /* What one server answered. */
-struct ctl_lifecycle_answer {
+struct ctl_endpoint_answer {
 	const char *server_url; /* borrowed from the options */
 	enum ctl_register_outcome outcome;
 	long http_status; /* of the last answer, 0 when none came */
 	uint64_t epoch;   /* health, revocation: the first epoch whose view holds it */
 	/* deregistration, when accepted: */
 	struct deregistration_receipt receipt;
-	int receipt_verified;                      /* signed by a pinned authority (with a trust bundle) */
-	int counted;                               /* the first receipt of its authority */
-	char receipt_signer[NOTE_NAME_MAX + 1];    /* the verified authority, or the receipt's own line */
-	char receipt_path[CTL_LIFECYCLE_PATH_MAX]; /* where the receipt was kept */
-	struct ctl_report report;                  /* unless accepted: what went wrong */
+	int receipt_verified;                     /* signed by a pinned authority (with a trust bundle) */
+	int counted;                              /* the first receipt of its authority */
+	char receipt_signer[NOTE_NAME_MAX + 1];   /* the verified authority, or the receipt's own line */
+	char receipt_path[CTL_ENDPOINT_PATH_MAX]; /* where the receipt was kept */
+	struct ctl_report report;                 /* unless accepted: what went wrong */
 };
 
-struct ctl_lifecycle_result {
+struct ctl_endpoint_result {
 	struct buffer note; /* the signed note posted */
 	uint8_t note_sha256[32];
 	char note_hex[65];
 	char namespace_name[NAMESPACE_NAME_MAX + 1];
 	char service_hex[2 * SERVICE_ID_SIZE + 1];
 	uint64_t sequence;
-	struct ctl_lifecycle_answer *answers; /* one per server, in the order given */
+	struct ctl_endpoint_answer *answers; /* one per server, in the order given */
 	size_t answer_count;
 	size_t accepted_count; /* servers (health, revocation) or distinct authorities (receipts) */
 	size_t required;       /* how many must accept */
@@ -118,19 +118,19 @@ struct ctl_lifecycle_result {
 
 /* Parses the answer of an accepted health statement or revocation, the JSON object
  * {"status":"accepted","sha256":"<64 lower-case hex>","epoch":<decimal>} (its members found by
- * name, each once needed), at most CTL_LIFECYCLE_RESPONSE_MAX bytes. On success sha256 gets the
+ * name, each once needed), at most CTL_ENDPOINT_RESPONSE_MAX bytes. On success sha256 gets the
  * digest the server names and *epoch the epoch. Returns 0, DIRAUTH_ERR_BOUNDS (too long) or
  * DIRAUTH_ERR_SYNTAX (a member missing or malformed, another status). */
-int ctl_lifecycle_parse_accepted(const uint8_t *body, size_t len, uint8_t sha256[32], uint64_t *epoch);
+int ctl_endpoint_parse_accepted(const uint8_t *body, size_t len, uint8_t sha256[32], uint64_t *epoch);
 
 /* "health", "revoke" or "deregister": the command's name, the prefix of its messages. */
-const char *ctl_lifecycle_command_name(enum ctl_lifecycle_kind kind);
+const char *ctl_endpoint_command_name(enum ctl_endpoint_kind kind);
 
 /* Zeroes a result. */
-void ctl_lifecycle_result_init(struct ctl_lifecycle_result *result);
+void ctl_endpoint_result_init(struct ctl_endpoint_result *result);
 
-/* Frees what a result holds (it may be used again after ctl_lifecycle_result_init). Accepts NULL. */
-void ctl_lifecycle_result_free(struct ctl_lifecycle_result *result);
+/* Frees what a result holds (it may be used again after ctl_endpoint_result_init). Accepts NULL. */
+void ctl_endpoint_result_free(struct ctl_endpoint_result *result);
 
 /* The whole command, once: loads the key (the errors of ctl_register_load_key), the service file
  * if named (ctl_register_load_service_file), the trust bundle if named (78); checks the target:
@@ -144,7 +144,7 @@ void ctl_lifecycle_result_free(struct ctl_lifecycle_result *result);
  * (69 unreachable or 5xx, 76 refused, 65 an answer that does not check, 73 a receipt file that
  * exists), or with several servers DIRAUTH_ERR_THRESHOLD (75, "<command>: accepted by N of the M
  * servers" or "... of the authorities"). result->answers is filled whenever posting began. */
-int ctl_lifecycle_run(const struct ctl_lifecycle_options *options, struct ctl_lifecycle_result *result,
-                      struct ctl_report *report);
+int ctl_endpoint_run(const struct ctl_endpoint_options *options, struct ctl_endpoint_result *result,
+                     struct ctl_report *report);
 
 #endif

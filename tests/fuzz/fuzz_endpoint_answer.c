@@ -1,12 +1,12 @@
 /*
- * fuzz_lifecycle_answer.c: libFuzzer target for dirauthctl's reading of an authority's answer to
- * an accepted health statement or revocation (ctl_lifecycle_parse_accepted, ctl/lifecycle.h).
+ * fuzz_endpoint_answer.c: libFuzzer target for dirauthctl's reading of an authority's answer to
+ * an accepted health statement or revocation (ctl_endpoint_parse_accepted, ctl/endpoint.h).
  *
  * The answer comes from a server the tool does not trust, so the properties checked are: no
  * crash, leak or overread on any input; an answer over its bound is refused as such; an accepted
  * answer names a digest and an epoch that read back from the input's own text.
  */
-#include "ctl/lifecycle.h"
+#include "ctl/endpoint.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
 
@@ -32,9 +32,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t digest[32];
 	uint64_t epoch = 0;
-	int rc = ctl_lifecycle_parse_accepted(data, size, digest, &epoch);
+	int rc = ctl_endpoint_parse_accepted(data, size, digest, &epoch);
 
-	if (size > CTL_LIFECYCLE_RESPONSE_MAX) {
+	if (size > CTL_ENDPOINT_RESPONSE_MAX) {
 		if (rc != DIRAUTH_ERR_BOUNDS)
 			abort();
 		return 0;
