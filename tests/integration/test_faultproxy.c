@@ -640,6 +640,9 @@ START_TEST(test_bounds_parameters_retarget_and_clean_stop)
 }
 END_TEST
 
+/* What a machine running two suites at once may add to a hold of the proxy's. */
+#define LOAD_ROOM_MS 250
+
 START_TEST(test_shaping_holds_each_chunk_between_delay_and_delay_plus_jitter)
 {
 	unsigned port = 0;
@@ -654,9 +657,10 @@ START_TEST(test_shaping_holds_each_chunk_between_delay_and_delay_plus_jitter)
 	int far = accept(listener, NULL, NULL);
 	ck_assert(far >= 0);
 
-	/* The first bytes of a connection wait a round trip more: the handshake of a real link. */
+	/* The first bytes of a connection wait a round trip more: the handshake of a real link. A
+	 * loaded machine may add to any hold (LOAD_ROOM_MS), never take from it. */
 	uint64_t first = one_way(client, far, "hello");
-	ck_assert_msg(first >= 3 * 40 && first <= 3 * 40 + 60 + 40, "the first bytes took %llu ms",
+	ck_assert_msg(first >= 3 * 40 && first <= 3 * 40 + 60 + LOAD_ROOM_MS, "the first bytes took %llu ms",
 	              (unsigned long long)first);
 
 	/* Then each message is one chunk: its one-way time is its hold, 40 ms plus a draw in
@@ -667,7 +671,7 @@ START_TEST(test_shaping_holds_each_chunk_between_delay_and_delay_plus_jitter)
 		char message[32];
 		snprintf(message, sizeof message, "message %d", i);
 		uint64_t took = i % 2 ? one_way(far, client, message) : one_way(client, far, message);
-		ck_assert_msg(took >= 40 && took <= 40 + 60 + 40, "message %d took %llu ms", i,
+		ck_assert_msg(took >= 40 && took <= 40 + 60 + LOAD_ROOM_MS, "message %d took %llu ms", i,
 		              (unsigned long long)took);
 		lowest = took < lowest ? took : lowest;
 		highest = took > highest ? took : highest;
