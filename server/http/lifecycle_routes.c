@@ -19,7 +19,7 @@
 #include "schema/encoding.h"
 #include "schema/error.h"
 #include "server/intake/lifecycle.h"
-#include "server/store/lifecycle.h"
+#include "server/store/statements.h"
 
 enum MHD_Result http_accept_endpoint_health(struct http_request *request)
 {

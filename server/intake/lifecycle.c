@@ -28,7 +28,8 @@
 #include "schema/note.h"
 #include "schema/revocation.h"
 #include "schema/schedule.h"
-#include "server/store/lifecycle.h"
+#include "server/store/registrations.h"
+#include "server/store/statements.h"
 
 #include <stdbool.h>
 #include <stdio.h>

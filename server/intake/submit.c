@@ -21,6 +21,7 @@
 #include "schema/receipt.h"
 #include "schema/registration.h"
 #include "schema/schedule.h"
+#include "server/store/registrations.h"
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -35,6 +35,7 @@
 #include "schema/snapshot.h"
 #include "server/publish/publish.h"
 #include "verify/snapshot.h"
+#include "server/store/snapshots.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

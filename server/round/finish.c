@@ -25,7 +25,8 @@
 #include "server/intake/submit.h"
 #include "server/publish/publish.h"
 #include "server/publish/vote.h"
-#include "server/store/lifecycle.h"
+#include "server/store/snapshots.h"
+#include "server/store/statements.h"
 #include "server/store/votes.h"
 
 #include <stdlib.h>

@@ -36,7 +36,8 @@
 #include "server/intake/lifecycle.h"
 #include "server/intake/peer.h"
 #include "server/intake/submit.h"
-#include "server/store/lifecycle.h"
+#include "server/store/registrations.h"
+#include "server/store/statements.h"
 
 #include <stdlib.h>
 #include <string.h>

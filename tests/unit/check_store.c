@@ -14,6 +14,8 @@
 #include "schema/error.h"
 #include "schema/note.h"
 #include "schema/registration.h"
+#include "server/store/registrations.h"
+#include "server/store/snapshots.h"
 #include "server/store/internal.h"
 #include "server/store/record_codec.h"
 #include "server/store/store.h"

@@ -1,5 +1,5 @@
 /*
- * log.h: the transparency log of each namespace, in the store's LMDB environment.
+ * log_table.h: the storage of the transparency log of each namespace, in the store's LMDB environment.
  *
  * Leaf i of a namespace's log is the text of its i-th published snapshot header without the
  * signature lines (tlog/tlog.md): the log is a function of the published headers, in epoch order.
@@ -22,8 +22,8 @@
  * Every function is safe from any thread. Reads see the last commit before they began. Pointers
  * passed to visitors are valid only during the call.
  */
-#ifndef DIRAUTH_SERVER_STORE_LOG_H
-#define DIRAUTH_SERVER_STORE_LOG_H
+#ifndef DIRAUTH_SERVER_STORE_LOG_TABLE_H
+#define DIRAUTH_SERVER_STORE_LOG_TABLE_H
 
 #include "schema/buffer.h"
 #include "schema/merkle.h"
