@@ -525,6 +525,16 @@ static int name_search_visit(void *context, struct kv_val key, struct kv_val val
 	return 0;
 }
 
+/* The name of namespace id ns into out, in t; fails t (DIRAUTH_ERR_STORE) when there is none. */
+static int namespace_name_of(struct kv_txn *t, struct store *store, uint16_t ns, char out[STORE_NAME_MAX + 1])
+{
+	struct name_search search = {ns, out, 0};
+	kv_txn_walk_prefix(t, store->namespaces, NULL, 0, name_search_visit, &search);
+	if (!t->rc && !search.found)
+		kv_txn_fail(t, DIRAUTH_ERR_STORE);
+	return t->rc;
+}
+
 int store_service_owner(struct store *store, const uint8_t service_id[32],
                         char namespace_name[STORE_NAME_MAX + 1], char provider[STORE_NAME_MAX + 1])
 {
@@ -539,13 +549,8 @@ int store_service_owner(struct store *store, const uint8_t service_id[32],
 		kv_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
 	else if (!store_service_decode(&found, &owner))
 		kv_txn_fail(&t, DIRAUTH_ERR_STORE);
-	if (!t.rc) {
-		struct name_search search = {owner.ns, namespace_name, 0};
-		kv_txn_walk_prefix(&t, store->namespaces, NULL, 0, name_search_visit, &search);
-		if (!t.rc && !search.found)
-			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
+	if (!t.rc && namespace_name_of(&t, store, owner.ns, namespace_name) == 0)
 		memcpy(provider, owner.provider, strlen(owner.provider) + 1);
-	}
 	kv_txn_abort(&t);
 	return t.rc;
 }
@@ -823,45 +828,86 @@ static int sequence_pick_visit(void *context, struct kv_val key, struct kv_val v
 	return 1;
 }
 
+/* The note of the registration of service_id (namespace id ns, named namespace_name) of that
+ * sequence, into note (replaced), in t: its latest, or a kept version. Returns 0 or
+ * DIRAUTH_ERR_NOT_FOUND with t as it was, or fails t. */
+static int registration_note_read(struct kv_txn *t, struct store *store, uint16_t ns,
+                                  const char *namespace_name, const uint8_t *service_id, uint64_t sequence,
+                                  struct buffer *note)
+{
+	struct kv_val value;
+	struct record_header h;
+	uint8_t key[STORE_RECORD_KEY_LEN];
+	record_key(key, ns, service_id);
+	if (!kv_txn_get(t, store->records, key, sizeof key, &value))
+		return t->rc ? t->rc : DIRAUTH_ERR_NOT_FOUND;
+	if (record_decode_header(value.data, value.len, &h) != 0) {
+		kv_txn_fail(t, DIRAUTH_ERR_STORE);
+		return t->rc;
+	}
+	if (h.sequence != sequence) {
+		struct sequence_pick pick = {sequence, {NULL, 0}, false};
+		int walked =
+		    kv_txn_walk_prefix(t, store->previous, key, sizeof key, sequence_pick_visit, &pick);
+		if (walked < 0) {
+			kv_txn_fail(t, walked);
+			return t->rc;
+		}
+		if (!pick.found)
+			return DIRAUTH_ERR_NOT_FOUND;
+		value = pick.value;
+	}
+	struct keys_context keys_context = {store, NULL};
+	struct record_keys keys = {&keys_context, keys_lookup, keys_intern};
+	buffer_reset(note);
+	kv_txn_fail(t, record_decode_note(value.data, value.len, namespace_name, service_id, &keys, note));
+	return t->rc;
+}
+
 int store_registration_get(struct store *store, const char *namespace_name, const uint8_t service_id[32],
                            uint64_t sequence, struct buffer *note)
 {
 	struct kv_txn t;
-	struct kv_val value;
-	struct record_header h;
 	uint16_t ns;
-	uint8_t key[STORE_RECORD_KEY_LEN];
 
 	if (!store || !service_id || !note)
 		return DIRAUTH_ERR_SYNTAX;
 	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
 	if (rc)
 		return rc;
-	record_key(key, ns, service_id);
-	if (!kv_txn_get(&t, store->records, key, sizeof key, &value)) {
-		kv_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
-	} else if (record_decode_header(value.data, value.len, &h) != 0) {
-		kv_txn_fail(&t, DIRAUTH_ERR_STORE);
-	} else if (h.sequence != sequence) {
-		struct sequence_pick pick = {sequence, {NULL, 0}, false};
-		int walked =
-		    kv_txn_walk_prefix(&t, store->previous, key, sizeof key, sequence_pick_visit, &pick);
-		if (walked < 0)
-			kv_txn_fail(&t, walked);
-		else if (!pick.found)
-			kv_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
-		else
-			value = pick.value;
-	}
-	if (!t.rc) {
-		struct keys_context keys_context = {store, NULL};
-		struct record_keys keys = {&keys_context, keys_lookup, keys_intern};
-		buffer_reset(note);
-		kv_txn_fail(
-		    &t, record_decode_note(value.data, value.len, namespace_name, service_id, &keys, note));
-	}
+	rc = registration_note_read(&t, store, ns, namespace_name, service_id, sequence, note);
 	kv_txn_abort(&t);
-	return t.rc;
+	return rc;
+}
+
+int store_service_state(struct store *store, const uint8_t service_id[32], const uint8_t *endpoint_ids,
+                        size_t endpoint_count, struct store_service_state *out, struct buffer *note)
+{
+	struct kv_txn t;
+	struct kv_val found;
+	struct service_owner owner;
+
+	if (!store || !service_id || !out || !note || (endpoint_count && !endpoint_ids))
+		return DIRAUTH_ERR_SYNTAX;
+	memset(out, 0, sizeof *out);
+	kv_txn_begin(store->env, &t, KV_READ);
+	if (!kv_txn_get(&t, store->services, service_id, STORE_ID_LEN, &found))
+		kv_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
+	else if (!store_service_decode(&found, &owner))
+		kv_txn_fail(&t, DIRAUTH_ERR_STORE);
+	if (!t.rc && namespace_name_of(&t, store, owner.ns, out->namespace_name) == 0) {
+		memcpy(out->provider, owner.provider, strlen(owner.provider) + 1);
+		int rc = registration_note_read(&t, store, owner.ns, out->namespace_name, service_id,
+		                                owner.highest_sequence, note);
+		out->current = rc == 0;
+		if (out->current)
+			out->withdrawal =
+			    statements_withdrawal(&t, store, owner.ns, service_id, owner.highest_sequence,
+			                          endpoint_ids, endpoint_count);
+	}
+	int rc = t.rc;
+	kv_txn_abort(&t);
+	return rc;
 }
 
 int store_namespace_usage(struct store *store, const char *namespace_name, struct store_namespace_usage *out)

@@ -104,6 +104,22 @@ int store_service_sequence(struct store *store, const uint8_t service_id[32], ui
 int store_service_owner(struct store *store, const uint8_t service_id[32],
                         char namespace_name[STORE_NAME_MAX + 1], char provider[STORE_NAME_MAX + 1]);
 
+/* What a statement about a service needs to know of it (store_service_state). */
+struct store_service_state {
+	char namespace_name[STORE_NAME_MAX + 1]; /* the owner: the namespace of its first registration */
+	char provider[STORE_NAME_MAX + 1];       /* and its provider key name */
+	bool current; /* its registration of the highest sequence accepted is kept (note holds it) */
+	enum store_withdrawal withdrawal; /* of that registration, naming the endpoint ids given */
+};
+
+/* Reads in one read transaction what store_service_owner, store_registration_get (of the highest
+ * sequence accepted, into note, replaced) and store_registration_withdrawn (for that sequence and
+ * endpoint_ids, endpoint_count of 32 bytes) would read one by one, so that they agree. Returns 0,
+ * DIRAUTH_ERR_NOT_FOUND (no such service), DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_NOMEM,
+ * DIRAUTH_ERR_STORE. */
+int store_service_state(struct store *store, const uint8_t service_id[32], const uint8_t *endpoint_ids,
+                        size_t endpoint_count, struct store_service_state *out, struct buffer *note);
+
 /* One record of a sealed epoch's view, borrowed for the visitor's call. */
 struct store_record {
 	const uint8_t *service_id; /* 32 bytes */

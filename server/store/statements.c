@@ -432,6 +432,16 @@ void statements_refuse_registration(struct kv_txn *t, struct store *store, uint1
 		kv_txn_fail(t, DIRAUTH_ERR_REFUSED);
 }
 
+enum store_withdrawal statements_withdrawal(struct kv_txn *t, struct store *store, uint16_t ns,
+                                            const uint8_t *service_id, uint64_t sequence,
+                                            const uint8_t *endpoint_ids, size_t endpoint_count)
+{
+	if (any_revoked(t, store, ns, service_id, endpoint_ids, endpoint_count))
+		return STORE_WITHDRAWN_REVOKED;
+	uint64_t withdrawn = withdrawn_sequence(t, store, ns, service_id);
+	return withdrawn > 0 && sequence <= withdrawn ? STORE_WITHDRAWN_DEREGISTERED : STORE_WITHDRAWN_NONE;
+}
+
 int store_registration_withdrawn(struct store *store, const char *namespace_name,
                                  const uint8_t service_id[32], uint64_t sequence, const uint8_t *endpoint_ids,
                                  size_t endpoint_count, enum store_withdrawal *out)
@@ -446,15 +456,9 @@ int store_registration_withdrawn(struct store *store, const char *namespace_name
 		return rc;
 	*out = STORE_WITHDRAWN_NONE;
 	kv_txn_begin(store->env, &t, KV_READ);
-	if (namespace_find(&t, store, namespace_name, len, &ns) == 0) {
-		if (any_revoked(&t, store, ns, service_id, endpoint_ids, endpoint_count))
-			*out = STORE_WITHDRAWN_REVOKED;
-		else {
-			uint64_t withdrawn = withdrawn_sequence(&t, store, ns, service_id);
-			if (withdrawn > 0 && sequence <= withdrawn)
-				*out = STORE_WITHDRAWN_DEREGISTERED;
-		}
-	}
+	if (namespace_find(&t, store, namespace_name, len, &ns) == 0)
+		*out =
+		    statements_withdrawal(&t, store, ns, service_id, sequence, endpoint_ids, endpoint_count);
 	rc = t.rc == DIRAUTH_ERR_NOT_FOUND ? 0 : t.rc;
 	kv_txn_abort(&t);
 	return rc;

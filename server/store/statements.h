@@ -192,6 +192,12 @@ void statements_refuse_registration(struct kv_txn *t, struct store *store, uint1
                                     const uint8_t *service_id, uint64_t sequence, const uint8_t *endpoint_ids,
                                     size_t endpoint_count);
 
+/* Whether a registration of service_id (namespace id ns) at sequence, naming endpoint_count
+ * endpoint ids, is withdrawn, read in t (store_registration_withdrawn; t fails on a store error). */
+enum store_withdrawal statements_withdrawal(struct kv_txn *t, struct store *store, uint16_t ns,
+                                            const uint8_t *service_id, uint64_t sequence,
+                                            const uint8_t *endpoint_ids, size_t endpoint_count);
+
 /* For the view: 1 when the version (service_id at sequence, with its note) is withdrawn from
  * epoch's view by a deregistration or a revocation stamped at or before epoch, 0 when not, or a
  * negative error. */

@@ -1,5 +1,5 @@
 /*
- * check_store_lifecycle.c: the promises of server/store/lifecycle.h on real LMDB: health
+ * check_store_lifecycle.c: the promises of server/store/statements.h on real LMDB: health
  * statements keep one latest per endpoint and never go back in sequence; a statement accepted
  * after a seal leaves the sealed view as it was; revocations are one per target, never replayed,
  * refuse every later registration naming the revoked service or endpoint (also after reopening),
