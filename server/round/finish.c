@@ -21,7 +21,7 @@
 #include "schema/crypto.h"
 #include "schema/error.h"
 #include "schema/note.h"
-#include "server/intake/lifecycle.h"
+#include "server/intake/statements.h"
 #include "server/intake/submit.h"
 #include "server/publish/publish.h"
 #include "server/publish/vote.h"
