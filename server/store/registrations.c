@@ -91,8 +91,9 @@ static int keys_cached(struct store *store, uint32_t ref, struct note_verifier *
 	return rc;
 }
 
-/* A reader may meet a record committed a moment before the committer's keys_refresh, or after a
- * refresh that failed (no memory): a ref past the cache is then loaded before it is refused. */
+/* A reader may meet a record committed a moment before the committer's refresh
+ * (registrations_keys_refresh), or after a refresh that failed (no memory): a ref past the cache
+ * is then loaded before it is refused. */
 static int keys_lookup(void *context, uint32_t ref, struct note_verifier *out)
 {
 	struct keys_context *k = context;
@@ -104,7 +105,8 @@ static int keys_lookup(void *context, uint32_t ref, struct note_verifier *out)
 }
 
 /* Finds key's ref, or records a new one in the write transaction. A new key enters the cache
- * only once its transaction commits (keys_commit); until then refs past the cache are pending. */
+ * only once its transaction commits (registrations_keys_refresh); until then refs past the cache
+ * are pending. */
 static int keys_intern(void *context, const struct note_verifier *key, uint32_t *ref)
 {
 	struct keys_context *k = context;
