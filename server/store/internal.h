@@ -6,7 +6,8 @@
  * The store is one LMDB environment (hard rule: one environment per process), opened by the
  * engine (engine.h) with the databases of every table: each table file owns some of them and
  * describes them at its top (registrations.c, statements.c, snapshots.c, votes.c, log_table.c),
- * and reaches them through struct store. The namespaces database is everyone's: name -> ns, a
+ * lists them for store_open (registrations_databases ...), and reaches them through struct
+ * store. The namespaces database is everyone's: name -> ns, a
  * namespace's u16 id, assigned at its first use from meta "next_ns". Integers in keys and values
  * are big-endian and fixed-width.
  */
@@ -24,20 +25,21 @@
 #include <stdint.h>
 #include <string.h>
 
-#define STORE_ID_LEN         32
-#define STORE_NS_LEN         2
-#define STORE_RECORD_KEY_LEN (STORE_NS_LEN + STORE_ID_LEN)
-#define STORE_EPOCH_KEY_LEN  (STORE_NS_LEN + 8)
-#define STORE_KEPT_KEY_LEN   (STORE_RECORD_KEY_LEN + 8)
-#define STORE_REPLACED_LEN   (8 + STORE_KEPT_KEY_LEN)
-#define STORE_EXPIRY_KEY_LEN (8 + 8)                    /* u64 expires, u64 slot */
-#define STORE_EXPIRY_OLD_LEN (8 + STORE_RECORD_KEY_LEN) /* u64 expires, record key: format 2 */
-#define STORE_DEFAULT_BATCH  256
-#define STORE_MAX_NAMESPACES 65535
-#define STORE_PRUNE_CHUNK    4096 /* keys removed per write transaction while sealing */
-#define STORE_USAGE_LEN      24   /* u64 records, bytes, endpoints; 16 before format 4 */
-#define STORE_HEADER_MAX     (64 * 1024)
-#define STORE_PATH_MAX       4096
+#define STORE_ID_LEN              32
+#define STORE_NS_LEN              2
+#define STORE_RECORD_KEY_LEN      (STORE_NS_LEN + STORE_ID_LEN)
+#define STORE_EPOCH_KEY_LEN       (STORE_NS_LEN + 8)
+#define STORE_KEPT_KEY_LEN        (STORE_RECORD_KEY_LEN + 8)
+#define STORE_REPLACED_LEN        (8 + STORE_KEPT_KEY_LEN)
+#define STORE_EXPIRY_KEY_LEN      (8 + 8)                    /* u64 expires, u64 slot */
+#define STORE_EXPIRY_OLD_LEN      (8 + STORE_RECORD_KEY_LEN) /* u64 expires, record key: format 2 */
+#define STORE_DEFAULT_BATCH       256
+#define STORE_MAX_NAMESPACES      65535
+#define STORE_PRUNE_CHUNK         4096 /* keys removed per write transaction while sealing */
+#define STORE_USAGE_LEN           24   /* u64 records, bytes, endpoints; 16 before format 4 */
+#define STORE_HEADER_MAX          (64 * 1024)
+#define STORE_PATH_MAX            4096
+#define STORE_TABLE_DATABASES_MAX 16 /* the databases one table may own */
 
 struct store {
 	struct store_engine *engine;

@@ -27,6 +27,7 @@
 
 #include "schema/buffer.h"
 #include "schema/merkle.h"
+#include "kv/kv.h"
 #include "server/store/store.h"
 
 #include <stdbool.h>
@@ -212,5 +213,11 @@ int store_log_published(struct store *store, const char *namespace_name, uint64_
  * DIRAUTH_ERR_BOUNDS, DIRAUTH_ERR_FULL, DIRAUTH_ERR_STORE. Nothing is changed unless 0 is
  * returned. */
 int store_log_publish(struct store *store, const char *namespace_name, uint64_t size);
+
+/* ---- for the store's own files ---- */
+
+/* The table's databases, for store_open to open with the others: fills out (room for
+ * STORE_TABLE_DATABASES_MAX) with their names and store's handles of them; returns the count. */
+size_t log_table_databases(struct store *store, struct kv_database *out);
 
 #endif

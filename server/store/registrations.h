@@ -174,6 +174,10 @@ int store_namespace_usage(struct store *store, const char *namespace_name, struc
 
 /* ---- for the store's own files ---- */
 
+/* The table's databases, for store_open to open with the others: fills out (room for
+ * STORE_TABLE_DATABASES_MAX) with their names and store's handles of them; returns the count. */
+size_t registrations_databases(struct store *store, struct kv_database *out);
+
 /* Loads the provider keys committed beyond the table's cache (at open, and after each commit).
  * Returns 0, DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_STORE. */
 int registrations_keys_refresh(struct store *store);

@@ -16,6 +16,7 @@
 
 #include "schema/buffer.h"
 #include "schema/compress.h"
+#include "kv/kv.h"
 #include "server/store/store.h"
 
 #include <stddef.h>
@@ -99,6 +100,10 @@ int store_body_check(struct store *store, const char *namespace_name, uint64_t e
 int store_retain(struct store *store, const char *namespace_name, uint64_t keep_from);
 
 /* ---- for the store's own files ---- */
+
+/* The table's databases, for store_open to open with the others: fills out (room for
+ * STORE_TABLE_DATABASES_MAX) with their names and store's handles of them; returns the count. */
+size_t snapshots_databases(struct store *store, struct kv_database *out);
 
 /* At open: removes body files of epochs whose header was never stored, and unfinished parts.
  * Returns 0, DIRAUTH_ERR_IO. */

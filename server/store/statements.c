@@ -56,6 +56,19 @@
 #define STATEMENT_HEALTH     1
 #define STATEMENT_REVOCATION 2
 
+size_t statements_databases(struct store *store, struct kv_database *out)
+{
+	const struct kv_database mine[] = {
+	    {"health", &store->health},
+	    {"revocations", &store->revocations},
+	    {"revocation_keys", &store->revocation_keys},
+	    {"deregistrations", &store->deregistrations},
+	    {"statements", &store->statements},
+	};
+	memcpy(out, mine, sizeof mine);
+	return sizeof mine / sizeof mine[0];
+}
+
 /* ---- keys ---- */
 
 static void service_prefix(uint8_t key[SERVICE_PREFIX_LEN], uint16_t ns, const uint8_t *service_id)

@@ -184,6 +184,10 @@ int store_revocation_view_foreach(struct store *store, const char *namespace_nam
 
 /* ---- for the store's own files ---- */
 
+/* The table's databases, for store_open to open with the others: fills out (room for
+ * STORE_TABLE_DATABASES_MAX) with their names and store's handles of them; returns the count. */
+size_t statements_databases(struct store *store, struct kv_database *out);
+
 /* For the committer, in the transaction t that would store a registration (of namespace id ns,
  * service_id at sequence, naming endpoint_count endpoint ids): fails t with DIRAUTH_ERR_REFUSED
  * when a revocation covers its service or one of its endpoint ids, or a deregistration withdrew

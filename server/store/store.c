@@ -12,8 +12,11 @@
 #include "kv/kv.h"
 #include "schema/error.h"
 #include "server/store/engine.h"
+#include "server/store/log_table.h"
 #include "server/store/registrations.h"
 #include "server/store/snapshots.h"
+#include "server/store/statements.h"
+#include "server/store/votes.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -114,40 +117,18 @@ int store_open(const struct store_options *options, struct store **out)
 	    .committed = store_committed,
 	    .committed_context = store,
 	};
-	/* Every table's databases, in one environment. */
-	const struct kv_database databases[] = {
-	    {"namespaces", &store->namespaces},
-	    {"provider_keys", &store->provider_keys},
-	    {"services", &store->services},
-	    {"endpoints", &store->endpoints},
-	    {"records", &store->records},
-	    {"previous", &store->previous},
-	    {"replaced", &store->replaced},
-	    {"expiry", &store->expiry},
-	    {"usage", &store->usage},
-	    {"snapshots", &store->snapshots},
-	    {"bodies", &store->bodies},
-	    {"latest", &store->latest},
-	    {"votes", &store->votes},
-	    {"signatures", &store->signatures},
-	    {"consensus", &store->consensus},
-	    {"evidence", &store->evidence},
-	    {"log_hashes", &store->log_hashes},
-	    {"log_leaves", &store->log_leaves},
-	    {"log_epochs", &store->log_epochs},
-	    {"log_state", &store->log_state},
-	    {"log_checkpoints", &store->log_checkpoints},
-	    {"log_partials", &store->log_partials},
-	    {"log_witness", &store->log_witness},
-	    {"health", &store->health},
-	    {"revocations", &store->revocations},
-	    {"revocation_keys", &store->revocation_keys},
-	    {"deregistrations", &store->deregistrations},
-	    {"statements", &store->statements},
+	/* Every table's databases, each listed by its table, in one environment. */
+	size_t (*const tables[])(struct store *, struct kv_database *) = {
+	    registrations_databases, statements_databases, snapshots_databases,
+	    votes_databases,         log_table_databases,
 	};
+	struct kv_database databases[1 + sizeof tables / sizeof tables[0] * STORE_TABLE_DATABASES_MAX];
+	size_t count = 0;
+	databases[count++] = (struct kv_database){"namespaces", &store->namespaces};
+	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
+		count += tables[i](store, databases + count);
 	pthread_mutex_init(&store->keys_lock, NULL);
-	rc = store_engine_open(&engine_options, databases, sizeof databases / sizeof databases[0],
-	                       &store->meta, &store->engine);
+	rc = store_engine_open(&engine_options, databases, count, &store->meta, &store->engine);
 	if (rc)
 		goto fail;
 	store->env = store_engine_env(store->engine);
