@@ -1,6 +1,6 @@
 /*
  * lifecycle_routes.c: the routes of an endpoint's life after its registration (server/intake/
- * lifecycle.h): providers post signed health statements, revocations and deregistrations, and
+ * statements.h): providers post signed health statements, revocations and deregistrations, and
  * peers fetch the statements a vote lists by their digest.
  *
  *   POST /v1/endpoint-health             a signed health statement  -> 202 + JSON
@@ -18,8 +18,8 @@
 
 #include "schema/encoding.h"
 #include "schema/error.h"
-#include "server/intake/lifecycle.h"
-#include "server/store/lifecycle.h"
+#include "server/intake/statements.h"
+#include "server/store/statements.h"
 
 enum MHD_Result http_accept_endpoint_health(struct http_request *request)
 {

@@ -14,6 +14,8 @@
 
 #include "schema/buffer.h"
 #include "server/readpath/prepared.h"
+#include "server/store/registrations.h"
+#include "server/store/snapshots.h"
 #include "server/store/store.h"
 
 #include <stdio.h>

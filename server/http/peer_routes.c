@@ -20,6 +20,7 @@
 #include "schema/registration.h"
 #include "server/readpath/bulk.h"
 #include "server/round/round.h"
+#include "server/store/registrations.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -7,6 +7,7 @@
 #include "schema/error.h"
 #include "server/signing/signer_client.h"
 #include "server/signing/signer_health.h"
+#include "server/store/snapshots.h"
 
 #include <stdio.h>
 

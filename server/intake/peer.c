@@ -1,10 +1,10 @@
 /*
  * peer.c: notes from peers taken many at a time (see peer.h).
  *
- * Each note goes through the one asynchronous path every submission takes (pending.h), marked as
- * coming from a peer; the callbacks count down, and the caller's thread waits for the count to
- * reach zero. The store bounds what may wait for its committer and blocks the submitter beyond
- * that, so a long list never floods it.
+ * Each note goes through the one asynchronous path every statement takes (pending.h), through
+ * its kind's entry, from the source INTAKE_FROM_PEER; the callbacks count down, and the caller's thread waits
+ * for the count to reach zero. The store bounds what may wait for its committer and blocks the submitter
+ * beyond that, so a long list never floods it.
  */
 #include "server/intake/peer.h"
 
@@ -25,19 +25,6 @@ struct take_slot {
 	struct take_batch *batch;
 	struct intake_peer_note *note;
 };
-
-static const struct intake_pending_kind *peer_kind(enum intake_peer_kind kind)
-{
-	switch (kind) {
-	case INTAKE_PEER_REGISTRATION:
-		return &intake_registration_kind;
-	case INTAKE_PEER_HEALTH:
-		return &intake_health_kind;
-	case INTAKE_PEER_REVOCATION:
-		return &intake_revocation_kind;
-	}
-	return NULL;
-}
 
 static void on_taken(void *context, struct submit_result *result)
 {
@@ -66,18 +53,14 @@ size_t intake_take_peer_notes(const struct submit_context *context, struct intak
 	pthread_mutex_init(&batch.lock, NULL);
 	pthread_cond_init(&batch.done, NULL);
 	for (size_t n = 0; n < count; n++) {
-		const struct intake_pending_kind *kind = peer_kind(notes[n].kind);
 		struct submit_result refused;
 		slots[n] = (struct take_slot){&batch, &notes[n]};
-		if (!kind) {
-			notes[n].error = API_ERROR_INTERNAL;
-			continue;
-		}
 		pthread_mutex_lock(&batch.lock);
 		batch.waiting++;
 		pthread_mutex_unlock(&batch.lock);
-		enum api_error error = intake_pending_start(kind, context, notes[n].note, notes[n].len, true,
-		                                            on_taken, &slots[n], &refused);
+		enum api_error error =
+		    intake_submit_start(notes[n].kind, INTAKE_FROM_PEER, context, notes[n].note, notes[n].len,
+		                        on_taken, &slots[n], &refused);
 		if (error != API_ERROR_NONE) {
 			/* Refused before the store: the callback will not come. */
 			notes[n].error = error;

@@ -13,22 +13,16 @@
 #define DIRAUTH_SERVER_INTAKE_PEER_H
 
 #include "server/api/api_error.h"
+#include "server/intake/kinds.h"
 #include "server/intake/submit.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-/* What a note from a peer is. */
-enum intake_peer_kind {
-	INTAKE_PEER_REGISTRATION,
-	INTAKE_PEER_HEALTH,
-	INTAKE_PEER_REVOCATION,
-};
-
 /* One note and, once taken, its outcome. */
 struct intake_peer_note {
-	enum intake_peer_kind kind;
-	const uint8_t *note; /* borrowed for the call */
+	enum intake_kind_id kind; /* a registration, health statement or revocation */
+	const uint8_t *note;      /* borrowed for the call */
 	size_t len;
 	enum api_error error; /* set by intake_take_peer_notes: API_ERROR_NONE when stored */
 };
@@ -38,7 +32,8 @@ struct intake_peer_note {
  * waiting until each has its outcome in its error field: API_ERROR_NONE stored, or the refusal
  * intake would give (a sequence not above the one held is API_ERROR_ROLLBACK or
  * API_ERROR_REPLAYED, which changes nothing). Returns how many were stored. Never fails as a
- * whole: a note that cannot even be started is refused API_ERROR_INTERNAL. */
+ * whole: a note that cannot even be started (no such kind, no memory) is refused
+ * API_ERROR_INTERNAL. */
 size_t intake_take_peer_notes(const struct submit_context *context, struct intake_peer_note *notes,
                               size_t count);
 

@@ -6,14 +6,15 @@
  * key whose signature fails, which is what an operator debugging a provider needs to see. The
  * final gate is registration_parse_signed(), the same check every verifier of a snapshot runs.
  *
- * The steps after the checks (the store, the receipt, the answer) are pending.c's, shared with
- * the lifecycle statements; this file gives them the registration's checks, its store record,
- * what the store's refusals mean for it and its receipt's text.
+ * The registration is one entry of intake's table of kinds (pending.h): this file gives it its
+ * checks, its store record, what the store's refusals mean for it and its receipt's text, and
+ * pending.c runs them, for a provider's post and a note from a peer alike.
  */
 #include "server/intake/submit.h"
 
-#include "server/intake/lifecycle.h"
+#include "server/intake/kinds.h"
 #include "server/intake/pending.h"
+#include "server/intake/statements.h"
 
 #include "schema/crypto.h"
 #include "schema/error.h"
@@ -21,6 +22,7 @@
 #include "schema/receipt.h"
 #include "schema/registration.h"
 #include "schema/schedule.h"
+#include "server/store/registrations.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -56,28 +58,16 @@ static enum api_error check_grammar(const uint8_t *body, size_t len, struct regi
 	                     dirauth_strerror(rc));
 }
 
-/* Who may publish what: the namespace is served (404), the provider key is enrolled (403), the
- * note is signed by it (403), the provider may publish in this namespace and class (403).
- *
- * A private namespace exists only for those enrolled in it: a note that is not shown to come
- * from a provider enrolled for it (no enrolled key, a signature that does not verify, a provider
- * enrolled elsewhere only) is answered exactly as for a namespace that is not served, so that no
- * key, public or not, can be used to learn that it exists. So that the work does not tell either,
- * the provider is looked up and its signature checked before the namespace is judged, whatever
- * the namespace. On success *namespace_index (may be NULL) gets the namespace's index. */
-static enum api_error check_enrolment(const struct config *config, const struct registration *r,
-                                      const struct note *note, struct submit_result *result,
-                                      size_t *namespace_index_out)
+/* Up to the note's signature: the provider key is enrolled (403 unknown_provider), the note is
+ * signed by it (403 bad_signature), the provider may publish in this namespace (403
+ * namespace_not_allowed). The provider is looked up and its signature checked whatever the
+ * namespace, so that the work does not tell a private namespace from one not served. */
+static enum api_error registration_signed(const struct config *config, const struct registration *r,
+                                          const struct note *note, const struct intake_namespace *ns,
+                                          struct submit_result *result)
 {
-	int namespace_index = config_namespace_index(config, r->namespace_name, strlen(r->namespace_name));
 	const struct config_provider *provider = config_provider_find(config, &r->provider);
 	int rc = provider ? registration_verify_note(note, r) : DIRAUTH_ERR_UNKNOWN_KEY;
-	int hidden = namespace_index >= 0 && config_namespace_is_private(config, (size_t)namespace_index) &&
-	             (!provider || rc == DIRAUTH_ERR_SIGNATURE || rc == DIRAUTH_ERR_UNKNOWN_KEY ||
-	              !(provider->namespace_mask & ((uint64_t)1 << namespace_index)));
-	if (namespace_index < 0 || hidden)
-		return intake_refuse(result, API_ERROR_UNKNOWN_NAMESPACE,
-		                     "The namespace '%s' is not served here.", r->namespace_name);
 	if (!provider)
 		return intake_refuse(result, API_ERROR_UNKNOWN_PROVIDER,
 		                     "The provider key '%s' is not enrolled.", r->provider.name);
@@ -87,16 +77,33 @@ static enum api_error check_enrolment(const struct config *config, const struct 
 	if (rc)
 		return intake_refuse(result, API_ERROR_INTERNAL, "The signature could not be checked: %s",
 		                     dirauth_strerror(rc));
-	if (!(provider->namespace_mask & ((uint64_t)1 << namespace_index)))
+	if (ns->index < 0 || !(provider->namespace_mask & ((uint64_t)1 << ns->index)))
 		return intake_refuse(result, API_ERROR_NAMESPACE_NOT_ALLOWED,
 		                     "The provider '%s' is not enrolled for the namespace '%s'.",
 		                     r->provider.name, r->namespace_name);
+	return API_ERROR_NONE;
+}
+
+/* Who may publish what: the namespace is served (404), the provider key is enrolled, the note is
+ * signed by it and the provider may publish in this namespace (403, hidden in a private
+ * namespace: pending.h), and in this service class (403). On success *namespace_index gets the
+ * namespace's index. */
+static enum api_error check_enrolment(const struct config *config, const struct registration *r,
+                                      const struct note *note, struct submit_result *result,
+                                      size_t *namespace_index)
+{
+	struct intake_namespace ns;
+	intake_namespace_judge(config, r->namespace_name, &ns);
+	enum api_error error =
+	    intake_namespace_hide(&ns, registration_signed(config, r, note, &ns, result), result);
+	if (error)
+		return error;
+	const struct config_provider *provider = config_provider_find(config, &r->provider);
 	if (!(provider->class_mask & ((uint32_t)1 << r->service_class)))
 		return intake_refuse(result, API_ERROR_CLASS_NOT_ALLOWED,
 		                     "The provider '%s' is not enrolled for the class '%s'.",
 		                     r->provider.name, service_class_name(r->service_class));
-	if (namespace_index_out)
-		*namespace_index_out = (size_t)namespace_index;
+	*namespace_index = (size_t)ns.index;
 	return API_ERROR_NONE;
 }
 
@@ -128,34 +135,13 @@ static enum api_error check_bounds_and_times(const struct config *config, const 
 	return API_ERROR_NONE;
 }
 
-enum api_error submit_check_note(const struct config *config, const uint8_t *note, size_t len, uint64_t now,
-                                 struct registration *r, struct note **parsed, struct submit_result *result)
-{
-	enum api_error error;
-	*parsed = NULL;
-	memset(r, 0, sizeof *r);
-	buffer_init(&result->receipt);
-	result->error = API_ERROR_NONE;
-	result->detail[0] = '\0';
-	if (len > config->bounds.registration_body)
-		return intake_refuse(result, API_ERROR_BODY_TOO_LARGE, "The body is larger than %zu bytes.",
-		                     config->bounds.registration_body);
-	if ((error = check_grammar(note, len, r, parsed, result)) ||
-	    (error = check_enrolment(config, r, *parsed, result, NULL)) ||
-	    (error = check_bounds_and_times(config, r, now, result))) {
-		registration_clear(r);
-		note_free(*parsed);
-		*parsed = NULL;
-	}
-	return error;
-}
-
 /* ---- the registration's steps (pending.h) ---- */
 
 struct registration_pending {
 	struct intake_pending pending; /* first: the hooks convert back from it */
 	struct registration r;
 	uint8_t *endpoint_ids;
+	size_t namespace_index;
 	struct store_registration record;
 };
 
@@ -171,36 +157,41 @@ static void registration_pending_clear(struct intake_pending *p)
 	free(rp->endpoint_ids);
 }
 
-/* Every check before the store, in the order of docs/api.md, and the store's record. */
-static enum api_error registration_prepare(struct intake_pending *p)
+static size_t registration_max_bytes(const struct config *config)
+{
+	return config->bounds.registration_body;
+}
+
+static enum api_error registration_parse_statement(struct intake_pending *p)
+{
+	return check_grammar(p->body, p->len, &registration_of(p)->r, &p->note, &p->result);
+}
+
+static enum api_error registration_authorize(struct intake_pending *p)
+{
+	struct registration_pending *rp = registration_of(p);
+	return check_enrolment(p->context.config, &rp->r, p->note, &p->result, &rp->namespace_index);
+}
+
+/* The endpoint count, then the times against the clock (read only when the count passes). */
+static enum api_error registration_check(struct intake_pending *p)
 {
 	struct registration_pending *rp = registration_of(p);
 	const struct config *config = p->context.config;
-	struct submit_result *result = &p->result;
 	enum api_error error;
-	char why[SIGNER_HEALTH_DETAIL_MAX];
-	size_t namespace_index = 0;
+	if (rp->r.endpoint_count <= config->bounds.endpoints_per_service && (error = intake_now(p)))
+		return error;
+	return check_bounds_and_times(config, &rp->r, p->now, &p->result);
+}
 
-	if (p->len > config->bounds.registration_body)
-		return intake_refuse(result, API_ERROR_BODY_TOO_LARGE, "The body is larger than %zu bytes.",
-		                     config->bounds.registration_body);
-	if ((error = check_grammar(p->body, p->len, &rp->r, &p->note, result)) ||
-	    (error = check_enrolment(config, &rp->r, p->note, result, &namespace_index)))
-		return error;
-	if (rp->r.endpoint_count <= config->bounds.endpoints_per_service &&
-	    clock_now(p->context.clock, &p->now) != 0)
-		return intake_refuse(result, API_ERROR_UNAVAILABLE, "The clock cannot be read.");
-	if ((error = check_bounds_and_times(config, &rp->r, p->now, result)))
-		return error;
-	/* Nothing is stored that cannot get a receipt now: the signer must be answering. A peer's
-	 * registration gets no receipt from here and needs no signer. */
-	if (!p->from_peer && signer_health_check(p->context.signer_health, why, sizeof why) != 0)
-		return intake_refuse(result, API_ERROR_UNAVAILABLE, "Nothing was stored: %s.", why);
-	if (crypto_sha256(p->body, p->len, p->digest) != 0)
-		return intake_refuse(result, API_ERROR_INTERNAL, "The note could not be hashed.");
+/* The store's record, to the registrations table. */
+static int registration_store(struct intake_pending *p, store_submission_done done, void *context)
+{
+	struct registration_pending *rp = registration_of(p);
+	const struct config *config = p->context.config;
 	rp->endpoint_ids = malloc(rp->r.endpoint_count * ENDPOINT_ID_SIZE + 1);
 	if (!rp->endpoint_ids)
-		return intake_refuse(result, API_ERROR_INTERNAL, "Out of memory.");
+		return DIRAUTH_ERR_NOMEM;
 	for (size_t i = 0; i < rp->r.endpoint_count; i++)
 		memcpy(rp->endpoint_ids + i * ENDPOINT_ID_SIZE, rp->r.endpoints[i].endpoint_id,
 		       ENDPOINT_ID_SIZE);
@@ -217,22 +208,12 @@ static enum api_error registration_prepare(struct intake_pending *p)
 	    .parsed = &rp->r,
 	    .signature = &p->note->signatures[0],
 	    .digest = p->digest,
-	    .epoch = schedule_destination_epoch(&config->epoch, p->now),
+	    .epoch = p->epoch,
 	    .max_records = config->bounds.records_per_snapshot,
-	    .max_bytes = config_namespace_record_bytes(config, namespace_index),
-	    .endpoint_bytes = config_namespace_endpoint_bytes(config, namespace_index),
+	    .max_bytes = config_namespace_record_bytes(config, rp->namespace_index),
+	    .endpoint_bytes = config_namespace_endpoint_bytes(config, rp->namespace_index),
 	};
-	return API_ERROR_NONE;
-}
-
-static int registration_submit(struct intake_pending *p, uint64_t *stamp)
-{
-	return store_registration_submit(p->context.store, &registration_of(p)->record, stamp);
-}
-
-static int registration_submit_async(struct intake_pending *p, store_submission_done done)
-{
-	return store_registration_submit_async(p->context.store, &registration_of(p)->record, done, p);
+	return store_registration_submit_async(p->context.store, &rp->record, done, context);
 }
 
 /* What the store's refusals mean to the provider. */
@@ -251,7 +232,7 @@ static enum api_error registration_refused(struct intake_pending *p, int rc)
 		error = classify_collision(&p->context, &rp->r);
 		return intake_refuse(result, error, "%s", api_error_detail(error));
 	case DIRAUTH_ERR_REFUSED:
-		/* A revocation or deregistration withdrew it (lifecycle.c). */
+		/* A revocation or deregistration withdrew it (statements.c). */
 		error = submit_registration_withdrawal(&p->context, &rp->r);
 		return intake_refuse(result, error, "%s", api_error_detail(error));
 	case DIRAUTH_ERR_BOUNDS:
@@ -282,12 +263,15 @@ static enum api_error registration_durable(struct intake_pending *p, uint64_t st
 	return rc ? intake_pending_receipt_unbuilt(p, rc) : API_ERROR_NONE;
 }
 
-const struct intake_pending_kind intake_registration_kind = {
-    .size = sizeof(struct registration_pending),
+const struct intake_kind intake_registration_kind = {
     .document = "registration",
-    .prepare = registration_prepare,
-    .submit = registration_submit,
-    .submit_async = registration_submit_async,
+    .size = sizeof(struct registration_pending),
+    .max_bytes = registration_max_bytes,
+    .too_large = NULL, /* "The body is larger than ..." */
+    .parse = registration_parse_statement,
+    .authorize = registration_authorize,
+    .check = registration_check,
+    .store = registration_store,
     .refused = registration_refused,
     .durable = registration_durable,
     .clear = registration_pending_clear,
@@ -300,22 +284,42 @@ const struct intake_pending_kind intake_registration_kind = {
 enum api_error submit_registration(const struct submit_context *context, const uint8_t *body, size_t len,
                                    struct submit_result *result)
 {
-	return intake_pending_wait(&intake_registration_kind, context, body, len, false, result);
+	return intake_submit_wait(INTAKE_REGISTRATION, INTAKE_FROM_PROVIDER, context, body, len, result);
 }
 
 enum api_error submit_registration_async(const struct submit_context *context, const uint8_t *body,
                                          size_t len, submit_done done, void *done_context,
                                          struct submit_result *result)
 {
-	return intake_pending_start(&intake_registration_kind, context, body, len, false, done, done_context,
-	                            result);
+	return intake_submit_start(INTAKE_REGISTRATION, INTAKE_FROM_PROVIDER, context, body, len, done,
+	                           done_context, result);
 }
 
 enum api_error submit_peer_registration(const struct submit_context *context, const uint8_t *note, size_t len,
                                         struct submit_result *result)
 {
 	enum api_error error =
-	    intake_pending_wait(&intake_registration_kind, context, note, len, true, result);
+	    intake_submit_wait(INTAKE_REGISTRATION, INTAKE_FROM_PEER, context, note, len, result);
 	buffer_free(&result->receipt);
 	return error;
+}
+
+enum api_error submit_check_note(const struct config *config, const uint8_t *note, size_t len, uint64_t now,
+                                 struct registration *r, struct note **parsed, struct submit_result *result)
+{
+	struct submit_context context = {.config = config};
+	enum api_error error;
+	*parsed = NULL;
+	memset(r, 0, sizeof *r);
+	struct intake_pending *p =
+	    intake_check(INTAKE_REGISTRATION, INTAKE_FROM_PEER, &context, note, len, &now, &error, result);
+	if (!p)
+		return error;
+	/* The parsed registration and note move to the caller. */
+	*r = registration_of(p)->r;
+	memset(&registration_of(p)->r, 0, sizeof *r);
+	*parsed = p->note;
+	p->note = NULL;
+	intake_pending_free(p);
+	return API_ERROR_NONE;
 }

@@ -22,7 +22,9 @@
 #include "schema/note.h"
 #include "schema/registration.h"
 #include "schema/revocation.h"
-#include "server/store/lifecycle.h"
+#include "server/store/registrations.h"
+#include "server/store/snapshots.h"
+#include "server/store/statements.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

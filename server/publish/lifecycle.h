@@ -25,6 +25,8 @@
 
 #include "schema/snapshot.h"
 #include "server/config/config.h"
+#include "server/store/registrations.h"
+#include "server/store/snapshots.h"
 #include "server/store/store.h"
 
 /* Writes the method-2 body of config->namespaces[namespace_index] for h->epoch (sealed in the

@@ -18,6 +18,8 @@
 #include "schema/merkle.h"
 #include "schema/schedule.h"
 #include "faults/faults.h"
+#include "server/store/registrations.h"
+#include "server/store/snapshots.h"
 
 #include <stdio.h>
 #include <stdlib.h>

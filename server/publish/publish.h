@@ -26,6 +26,7 @@
 #include "schema/snapshot.h"
 #include "server/config/config.h"
 #include "server/signing/signer_client.h"
+#include "server/store/snapshots.h"
 #include "server/store/store.h"
 
 #include <stddef.h>

@@ -16,7 +16,9 @@
 #include "schema/note.h"
 #include "schema/registration.h"
 #include "server/publish/publish.h"
-#include "server/store/lifecycle.h"
+#include "server/store/registrations.h"
+#include "server/store/snapshots.h"
+#include "server/store/statements.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

@@ -26,6 +26,7 @@
 #include "schema/snapshot.h"
 #include "schema/vote_body.h"
 #include "server/config/config.h"
+#include "server/store/registrations.h"
 #include "server/store/store.h"
 
 #include <stdint.h>

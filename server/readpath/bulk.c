@@ -11,7 +11,9 @@
 #include "schema/error.h"
 #include "schema/headers_bundle.h"
 #include "schema/notes_bundle.h"
-#include "server/store/lifecycle.h"
+#include "server/store/registrations.h"
+#include "server/store/snapshots.h"
+#include "server/store/statements.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

@@ -28,6 +28,7 @@
 #include "schema/error.h"
 #include "schema/note.h"
 #include "schema/snapshot.h"
+#include "server/store/snapshots.h"
 
 #include <microhttpd.h>
 

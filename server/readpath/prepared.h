@@ -36,6 +36,7 @@
 #include "schema/compress.h"
 #include "schema/snapshot.h"
 #include "server/config/config.h"
+#include "server/store/snapshots.h"
 #include "server/store/store.h"
 
 #include <stdbool.h>

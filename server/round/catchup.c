@@ -37,6 +37,7 @@
 #include "server/publish/publish.h"
 #include "verify/history.h"
 #include "verify/snapshot.h"
+#include "server/store/snapshots.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

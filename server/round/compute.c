@@ -21,7 +21,8 @@
 #include "schema/vote_envelope.h"
 #include "schema/health.h"
 #include "server/publish/vote.h"
-#include "server/store/lifecycle.h"
+#include "server/store/registrations.h"
+#include "server/store/statements.h"
 #include "server/store/votes.h"
 
 #include <stdbool.h>

@@ -21,11 +21,12 @@
 #include "schema/crypto.h"
 #include "schema/error.h"
 #include "schema/note.h"
-#include "server/intake/lifecycle.h"
+#include "server/intake/statements.h"
 #include "server/intake/submit.h"
 #include "server/publish/publish.h"
 #include "server/publish/vote.h"
-#include "server/store/lifecycle.h"
+#include "server/store/snapshots.h"
+#include "server/store/statements.h"
 #include "server/store/votes.h"
 
 #include <stdlib.h>

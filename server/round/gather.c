@@ -33,10 +33,11 @@
 #include "schema/error.h"
 #include "schema/health.h"
 #include "schema/notes_bundle.h"
-#include "server/intake/lifecycle.h"
+#include "server/intake/statements.h"
 #include "server/intake/peer.h"
 #include "server/intake/submit.h"
-#include "server/store/lifecycle.h"
+#include "server/store/registrations.h"
+#include "server/store/statements.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -678,9 +679,9 @@ size_t round_notes_store(struct round *round, size_t i)
 		if (note->stored)
 			continue;
 		note->stored = true;
-		taken[count].kind = note->kind == ROUND_NOTE_REGISTRATION ? INTAKE_PEER_REGISTRATION
-		                    : note->kind == ROUND_NOTE_HEALTH     ? INTAKE_PEER_HEALTH
-		                                                          : INTAKE_PEER_REVOCATION;
+		taken[count].kind = note->kind == ROUND_NOTE_REGISTRATION ? INTAKE_REGISTRATION
+		                    : note->kind == ROUND_NOTE_HEALTH     ? INTAKE_HEALTH
+		                                                          : INTAKE_REVOCATION;
 		taken[count].note = note->note;
 		taken[count++].len = note->len;
 	}
@@ -688,7 +689,7 @@ size_t round_notes_store(struct round *round, size_t i)
 	 * service, whichever the store takes last is refused if lower: it keeps the latest anyway. */
 	qsort(taken, count, sizeof *taken, peer_note_compare);
 	size_t registrations = 0;
-	while (registrations < count && taken[registrations].kind == INTAKE_PEER_REGISTRATION)
+	while (registrations < count && taken[registrations].kind == INTAKE_REGISTRATION)
 		registrations++;
 	stored += intake_take_peer_notes(&submit, taken, registrations);
 	stored += intake_take_peer_notes(&submit, taken + registrations, count - registrations);

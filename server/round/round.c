@@ -13,6 +13,7 @@
 #include "schema/error.h"
 #include "schema/vote_body.h"
 #include "schema/vote_envelope.h"
+#include "server/store/snapshots.h"
 #include "server/store/store.h"
 #include "server/store/votes.h"
 #include "verify/snapshot.h"

@@ -11,6 +11,7 @@
 #include "logline/logline.h"
 #include "schema/error.h"
 #include "server/publish/publish.h"
+#include "server/store/snapshots.h"
 
 #include <errno.h>
 #include <pthread.h>

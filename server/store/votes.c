@@ -22,6 +22,18 @@
 #define ROUND_KEY_LEN    (STORE_EPOCH_KEY_LEN + 1)
 #define EVIDENCE_KEY_LEN (ROUND_KEY_LEN + 1)
 
+size_t votes_databases(struct store *store, struct kv_database *out)
+{
+	const struct kv_database mine[] = {
+	    {"votes", &store->votes},
+	    {"signatures", &store->signatures},
+	    {"consensus", &store->consensus},
+	    {"evidence", &store->evidence},
+	};
+	memcpy(out, mine, sizeof mine);
+	return sizeof mine / sizeof mine[0];
+}
+
 static void round_key(uint8_t key[ROUND_KEY_LEN], uint16_t ns, uint64_t epoch, unsigned member)
 {
 	epoch_key(key, ns, epoch);

@@ -19,6 +19,7 @@
 #define DIRAUTH_SERVER_STORE_VOTES_H
 
 #include "schema/buffer.h"
+#include "kv/kv.h"
 #include "server/store/store.h"
 
 #include <stddef.h>
@@ -112,5 +113,11 @@ int store_evidence_foreach(struct store *store, const char *namespace_name, uint
  * DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS, DIRAUTH_ERR_STORE. */
 int store_round_retain(struct store *store, const char *namespace_name, uint64_t keep_round_from,
                        uint64_t keep_evidence_from);
+
+/* ---- for the store's own files ---- */
+
+/* The table's databases, for store_open to open with the others: fills out (room for
+ * STORE_TABLE_DATABASES_MAX) with their names and store's handles of them; returns the count. */
+size_t votes_databases(struct store *store, struct kv_database *out);
 
 #endif

@@ -17,7 +17,7 @@
 #include "schema/checkpoint.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
-#include "server/store/log.h"
+#include "server/store/log_table.h"
 #include "server/translog/translog.h"
 #include "server/translog/witness.h"
 #include "tlog/tree.h"

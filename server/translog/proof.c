@@ -13,7 +13,8 @@
 #include "server/translog/translog.h"
 
 #include "schema/error.h"
-#include "server/store/log.h"
+#include "server/store/snapshots.h"
+#include "server/store/log_table.h"
 #include "tlog/consistency.h"
 #include "tlog/proof.h"
 #include "tlog/tree.h"

@@ -11,7 +11,7 @@
 #include "server/translog/translog.h"
 
 #include "schema/error.h"
-#include "server/store/log.h"
+#include "server/store/log_table.h"
 #include "tlog/bundle.h"
 #include "tlog/tile.h"
 #include "tlog/tree.h"

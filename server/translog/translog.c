@@ -23,7 +23,8 @@
 #include "schema/encoding.h"
 #include "schema/error.h"
 #include "schema/note.h"
-#include "server/store/log.h"
+#include "server/store/snapshots.h"
+#include "server/store/log_table.h"
 #include "tlog/policy.h"
 #include "tlog/tree.h"
 

@@ -13,7 +13,7 @@
 #include "logline/logline.h"
 #include "schema/encoding.h"
 #include "schema/error.h"
-#include "server/store/log.h"
+#include "server/store/log_table.h"
 #include "server/translog/translog.h"
 #include "tlog/policy.h"
 

@@ -17,6 +17,7 @@
 #include "schema/encoding.h"
 #include "schema/error.h"
 #include "settings/settings.h"
+#include "server/store/snapshots.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -20,6 +20,7 @@
 #include "schema/vote.h"
 #include "schema/vote_body.h"
 #include "schema/vote_envelope.h"
+#include "server/store/snapshots.h"
 #include "server/store/votes.h"
 
 #include <stdlib.h>

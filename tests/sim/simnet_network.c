@@ -16,7 +16,9 @@
 #include "schema/error.h"
 #include "server/api/api_error.h"
 #include "server/readpath/bulk.h"
-#include "server/store/lifecycle.h"
+#include "server/store/registrations.h"
+#include "server/store/snapshots.h"
+#include "server/store/statements.h"
 
 #include <stdio.h>
 #include <stdlib.h>

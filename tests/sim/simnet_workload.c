@@ -16,7 +16,7 @@
 #include "schema/error.h"
 #include "schema/health.h"
 #include "schema/revocation.h"
-#include "server/intake/lifecycle.h"
+#include "server/intake/statements.h"
 #include "server/intake/submit.h"
 
 #include <stdlib.h>

@@ -25,7 +25,7 @@
 #include "schema/merkle.h"
 #include "schema/trust_bundle.h"
 #include "server/publish/publish.h"
-#include "server/store/log.h"
+#include "server/store/log_table.h"
 #include "server/translog/translog.h"
 #include "signer/key.h"
 #include "tlog/proof.h"

@@ -12,6 +12,7 @@
 #include "schema/headers_bundle.h"
 #include "schema/notes_bundle.h"
 #include "server/http/respond.h"
+#include "server/store/snapshots.h"
 
 /* Posts a new registration of service index by the provider in mix: r, note and response are the
  * caller's to check and free. */

@@ -13,7 +13,7 @@
 
 #include "schema/checkpoint.h"
 #include "server/publish/publish.h"
-#include "server/store/log.h"
+#include "server/store/log_table.h"
 #include "server/translog/translog.h"
 #include "signer/key.h"
 #include "tlog/bundle.h"

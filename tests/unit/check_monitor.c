@@ -29,7 +29,7 @@
 #include "schema/vote.h"
 #include "schema/vote_envelope.h"
 #include "server/publish/publish.h"
-#include "server/store/log.h"
+#include "server/store/log_table.h"
 #include "server/translog/translog.h"
 #include "signer/key.h"
 #include "tests/harness/stub_http.h"

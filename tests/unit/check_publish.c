@@ -17,6 +17,7 @@
 #include "signer_fixture.h"
 #include "server/signing/signer_health.h"
 #include "schema/snapshot.h"
+#include "server/store/snapshots.h"
 #include "server/store/store.h"
 #include "server/intake/submit.h"
 #include "test_keys.h"

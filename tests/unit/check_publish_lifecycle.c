@@ -25,13 +25,15 @@
 #include "schema/vote.h"
 #include "schema/vote_body.h"
 #include "server/config/config.h"
-#include "server/intake/lifecycle.h"
+#include "server/intake/statements.h"
 #include "server/intake/submit.h"
 #include "server/publish/publish.h"
 #include "server/publish/vote.h"
 #include "server/signing/signer_client.h"
 #include "server/signing/signer_health.h"
-#include "server/store/lifecycle.h"
+#include "server/store/registrations.h"
+#include "server/store/snapshots.h"
+#include "server/store/statements.h"
 #include "server/store/store.h"
 #include "signer_fixture.h"
 #include "test_keys.h"
@@ -491,7 +493,7 @@ START_TEST(test_one_vote_consensus)
 }
 END_TEST
 
-/* What an authority takes from its peers in a round of several (server/intake/lifecycle.h): a
+/* What an authority takes from its peers in a round of several (server/intake/statements.h): a
  * health statement older than the clock skew (a provider's would be refused), never one from the
  * future, a lower sequence or a wrong signer; a revocation judged without being stored, then
  * stored. */

@@ -1,9 +1,10 @@
 /*
- * check_store.c: the promises of server/store/store.h, on real LMDB and real body files in a
- * temporary directory, and real processes where a crash is the point: acknowledged submissions
- * survive reopening and SIGKILL; refusals change nothing; stamps and the seal fix each epoch's
- * view (also across a reopen) and seals prune what no epoch can hold; bounds, the refuse line,
- * the async callback, body files, tidy and retention, the compact form, group commit, backup.
+ * check_store.c: the promises of server/store/store.h, engine.h, registrations.h and
+ * snapshots.h, on real LMDB and real body files in a temporary directory, and real processes
+ * where a crash is the point: acknowledged submissions survive reopening and SIGKILL; refusals
+ * change nothing; stamps and the seal fix each epoch's view (also across a reopen) and seals
+ * prune what no epoch can hold; bounds, the refuse line, the async callback, body files, tidy
+ * and retention, the compact form, group commit, backup.
  *
  * Each test gets a fresh directory with a store open in it (dir, store). Views are read as
  * publication reads them: seal the next epoch, then walk its view.
@@ -14,6 +15,8 @@
 #include "schema/error.h"
 #include "schema/note.h"
 #include "schema/registration.h"
+#include "server/store/registrations.h"
+#include "server/store/snapshots.h"
 #include "server/store/internal.h"
 #include "server/store/record_codec.h"
 #include "server/store/store.h"

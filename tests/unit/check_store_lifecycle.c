@@ -1,5 +1,5 @@
 /*
- * check_store_lifecycle.c: the promises of server/store/lifecycle.h on real LMDB: health
+ * check_store_lifecycle.c: the promises of server/store/statements.h on real LMDB: health
  * statements keep one latest per endpoint and never go back in sequence; a statement accepted
  * after a seal leaves the sealed view as it was; revocations are one per target, never replayed,
  * refuse every later registration naming the revoked service or endpoint (also after reopening),
@@ -13,7 +13,8 @@
 #include "schema/crypto.h"
 #include "schema/error.h"
 #include "schema/registration.h"
-#include "server/store/lifecycle.h"
+#include "server/store/registrations.h"
+#include "server/store/statements.h"
 #include "server/store/store.h"
 #include "test_keys.h"
 #include "test_support.h"
@@ -406,6 +407,40 @@ START_TEST(test_deregistration)
 }
 END_TEST
 
+/* What a health statement's checks read of a service, in one read transaction: its owner, its
+ * current registration's note, and whether that registration (naming the endpoint) is withdrawn. */
+START_TEST(test_service_state)
+{
+	struct held_registration h;
+	struct store_service_state state;
+	struct buffer note;
+	buffer_init(&note);
+	make_registration(&h, 1, 2, 1);
+	ck_assert_int_eq(store_service_state(store, h.r.service_id, h.endpoint_ids, 1, &state, &note),
+	                 DIRAUTH_ERR_NOT_FOUND);
+	ck_assert_int_eq(store_registration_submit(store, &h.s, NULL), 0);
+	ck_assert_int_eq(store_service_state(store, h.r.service_id, h.endpoint_ids, 1, &state, &note), 0);
+	ck_assert_str_eq(state.namespace_name, NAMESPACE);
+	ck_assert_str_eq(state.provider, PROVIDER);
+	ck_assert(state.current);
+	ck_assert_int_eq(state.withdrawal, STORE_WITHDRAWN_NONE);
+	ck_assert_uint_eq(note.len, h.note.len);
+	ck_assert_mem_eq(note.data, h.note.data, note.len);
+
+	/* Its first endpoint revoked: the state says so, for that endpoint. */
+	ck_assert_int_eq(submit_revocation(1, 0, &provider, 1, 1, 1, NULL), 0);
+	ck_assert_int_eq(store_service_state(store, h.r.service_id, h.endpoint_ids, 1, &state, &note), 0);
+	ck_assert_int_eq(state.withdrawal, STORE_WITHDRAWN_REVOKED);
+	ck_assert_int_eq(store_service_state(store, h.r.service_id, h.endpoint_ids + 32, 1, &state, &note),
+	                 0);
+	ck_assert_int_eq(state.withdrawal, STORE_WITHDRAWN_NONE);
+	ck_assert_int_eq(store_service_state(store, h.r.service_id, NULL, 1, &state, &note),
+	                 DIRAUTH_ERR_SYNTAX);
+	buffer_free(&note);
+	free_registration(&h);
+}
+END_TEST
+
 static Suite *store_lifecycle_suite(void)
 {
 	Suite *suite = suite_create("store_lifecycle");
@@ -416,6 +451,7 @@ static Suite *store_lifecycle_suite(void)
 	tcase_add_test(tc, test_health_forgotten_at_expiry);
 	tcase_add_test(tc, test_revocation_for_ever);
 	tcase_add_test(tc, test_deregistration);
+	tcase_add_test(tc, test_service_state);
 	suite_add_tcase(suite, tc);
 	return suite;
 }

@@ -9,6 +9,7 @@
  */
 #include "schema/buffer.h"
 #include "schema/error.h"
+#include "server/store/snapshots.h"
 #include "server/store/store.h"
 #include "server/store/votes.h"
 #include "test_support.h"

@@ -2,7 +2,7 @@
  * check_translog.c: the transparency log of a namespace over a real store of real published
  * snapshots, signed by a real dirauth-signer in the test process (signer_fixture.h).
  *
- * The store's log (server/store/log.h): leaves appended only as the next published header with
+ * The store's log (server/store/log_table.h): leaves appended only as the next published header with
  * its exact text and the hashes tlog_append gives, idempotently, never with a gap; roots equal to
  * schema/merkle.c's over the header texts; leaf and epoch lookups; checkpoints only of the stored
  * tree, never smaller, the same tree head with more signatures replacing its note; the partial
@@ -25,7 +25,8 @@
 #include "server/publish/publish.h"
 #include "server/signing/signer_client.h"
 #include "server/signing/signer_health.h"
-#include "server/store/log.h"
+#include "server/store/snapshots.h"
+#include "server/store/log_table.h"
 #include "server/store/store.h"
 #include "server/translog/translog.h"
 #include "signer/key.h"

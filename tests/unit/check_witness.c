@@ -21,7 +21,7 @@
 #include "schema/encoding.h"
 #include "schema/merkle.h"
 #include "server/publish/publish.h"
-#include "server/store/log.h"
+#include "server/store/log_table.h"
 #include "server/translog/cosigning.h"
 #include "server/translog/translog.h"
 #include "server/translog/witness.h"

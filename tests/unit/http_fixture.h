@@ -23,6 +23,7 @@
 #include "signer_fixture.h"
 #include "server/signing/signer_health.h"
 #include "schema/snapshot.h"
+#include "server/store/registrations.h"
 #include "server/store/store.h"
 #include "test_keys.h"
 #include "test_support.h"

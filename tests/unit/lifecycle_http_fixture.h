@@ -20,7 +20,8 @@
 #include "schema/encoding.h"
 #include "schema/health.h"
 #include "schema/revocation.h"
-#include "server/store/lifecycle.h"
+#include "server/store/snapshots.h"
+#include "server/store/statements.h"
 
 #define FRESHNESS (2 * LENGTH)
 

@@ -1,7 +1,9 @@
 /*
- * lifecycle.h: what the store keeps of an endpoint's life beside its registrations: health
- * statements, revocations and deregistrations (schema/health.h, revocation.h, deregistration.h),
- * and the views of the sealed epoch that consensus method 2 is computed from.
+ * statements.h: the statements table of the store: what it keeps of an endpoint's life beside
+ * its registrations: health statements, revocations and deregistrations (schema/health.h,
+ * revocation.h, deregistration.h), and the revocations of the sealed epoch's view that consensus
+ * method 2 is computed from (its records with their health: registrations.h,
+ * store_lifecycle_view_foreach).
  *
  * What is kept, and for how long:
  *   - health: per endpoint, the latest accepted statement (its sequence only grows, whichever of
@@ -17,7 +19,7 @@
  *   - deregistrations: per service, the latest (the highest sequence withdrawn), and the earlier
  *     one the sealed epoch still needs while a later-stamped one replaces it.
  *
- * Stamps and the seal, as for registrations (store.h): every statement is stamped with the
+ * Stamps and the seal, as for registrations (registrations.h): every statement is stamped with the
  * caller's epoch, or one past the sealed epoch if that is later, so one accepted after a seal
  * never changes the sealed epoch's view. Revocations and deregistrations take effect in the view
  * of their stamp's epoch and every later one: store_view_foreach leaves out a registration
@@ -30,15 +32,17 @@
  * backup taken before a revocation lacks it: the authority learns it again from its peers' votes
  * and the previous snapshot (consensus.md, "Method 2"), through store_revocation_submit.
  *
- * Statements are submitted like registrations (group-committed by the store's committer, durable
- * when the outcome 0 is reported). The store checks no signature: its callers (server/intake)
+ * Statements are submitted like registrations (group-committed by the engine's committer,
+ * engine.h, durable when the outcome 0 is reported); each waiting call is its asynchronous twin
+ * waited on. The store checks no signature: its callers (server/intake)
  * check a statement before they submit it. Threading as store.h.
  */
-#ifndef DIRAUTH_SERVER_STORE_LIFECYCLE_H
-#define DIRAUTH_SERVER_STORE_LIFECYCLE_H
+#ifndef DIRAUTH_SERVER_STORE_STATEMENTS_H
+#define DIRAUTH_SERVER_STORE_STATEMENTS_H
 
 #include "schema/buffer.h"
 #include "schema/note.h"
+#include "server/store/engine.h"
 #include "server/store/store.h"
 
 #include <stddef.h>
@@ -158,18 +162,6 @@ struct store_statement {
 	size_t note_len;
 };
 
-/* Called per record of the view with the statements held for its service: per endpoint id (of
- * any version of the service: the caller keeps those its record lists) the latest stamped at or
- * before the epoch, ascending by endpoint id. */
-typedef int (*store_lifecycle_visitor)(void *context, const struct store_record *record,
-                                       const struct store_statement *health, size_t health_count);
-
-/* store_view_foreach (the same records, order, bounds and errors: the epoch must be the sealed
- * one, DIRAUTH_ERR_STALE otherwise), each record with its service's health statements. A
- * non-zero return from visit stops the walk and is returned. Also DIRAUTH_ERR_NOMEM. */
-int store_lifecycle_view_foreach(struct store *store, const char *namespace_name, uint64_t epoch,
-                                 uint64_t valid_after, store_lifecycle_visitor visit, void *context);
-
 /* A revocation of the sealed view, borrowed for the visitor's call. */
 struct store_listed_revocation {
 	const uint8_t *service_id;  /* 32 bytes */
@@ -189,5 +181,43 @@ typedef int (*store_revocation_visitor)(void *context, const struct store_listed
  * DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS, DIRAUTH_ERR_STORE. */
 int store_revocation_view_foreach(struct store *store, const char *namespace_name, uint64_t epoch,
                                   store_revocation_visitor visit, void *context);
+
+/* ---- for the store's own files ---- */
+
+/* The table's databases, for store_open to open with the others: fills out (room for
+ * STORE_TABLE_DATABASES_MAX) with their names and store's handles of them; returns the count. */
+size_t statements_databases(struct store *store, struct kv_database *out);
+
+/* For the committer, in the transaction t that would store a registration (of namespace id ns,
+ * service_id at sequence, naming endpoint_count endpoint ids): fails t with DIRAUTH_ERR_REFUSED
+ * when a revocation covers its service or one of its endpoint ids, or a deregistration withdrew
+ * its sequence. */
+void statements_refuse_registration(struct kv_txn *t, struct store *store, uint16_t ns,
+                                    const uint8_t *service_id, uint64_t sequence, const uint8_t *endpoint_ids,
+                                    size_t endpoint_count);
+
+/* Whether a registration of service_id (namespace id ns) at sequence, naming endpoint_count
+ * endpoint ids, is withdrawn, read in t (store_registration_withdrawn; t fails on a store error). */
+enum store_withdrawal statements_withdrawal(struct kv_txn *t, struct store *store, uint16_t ns,
+                                            const uint8_t *service_id, uint64_t sequence,
+                                            const uint8_t *endpoint_ids, size_t endpoint_count);
+
+/* For the view: 1 when the version (service_id at sequence, with its note) is withdrawn from
+ * epoch's view by a deregistration or a revocation stamped at or before epoch, 0 when not, or a
+ * negative error. */
+int statements_view_hides(struct kv_txn *t, struct store *store, uint16_t ns, const uint8_t *service_id,
+                          uint64_t sequence, uint64_t epoch, const uint8_t *note, size_t note_len);
+
+/* For the view: the health statements of service_id (namespace id ns) that epoch's view holds,
+ * into *items (count *count, room *cap; grown with realloc, the caller frees; borrowed from t).
+ * Returns 0, DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_STORE. */
+int statements_health_held(struct kv_txn *t, struct store *store, uint16_t ns, const uint8_t *service_id,
+                           uint64_t epoch, struct store_statement **items, size_t *count, size_t *cap);
+
+/* For the seal's pruning: deletes, in t, every health statement on the endpoints of the service
+ * whose record (key: namespace id and service id) expired, and its entry among the statements.
+ * No view from the sealed epoch on lists the record, so none lists them; a service registered
+ * again starts its endpoints' health anew. */
+void statements_forget_health(struct kv_txn *t, struct store *store, const uint8_t *record_key);
 
 #endif

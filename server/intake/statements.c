@@ -1,22 +1,23 @@
 /*
- * lifecycle.c: the checks of health statements, revocations and deregistrations, their store
- * submission and their answers (lifecycle.h).
+ * statements.c: the kinds health statement, revocation and deregistration: their checks, their
+ * store records and their answers (statements.h).
  *
- * The three documents share one path, the one registrations take too (pending.h): a pending
+ * The three kinds are entries of intake's table (pending.h), which registrations take too: a
  * statement is checked in the caller's thread (every check that needs no store write, the
  * signatures included, so that the thread pool spreads them), then submitted to the store's
  * committer, which judges sequences and targets in the same transaction that keeps it; a
- * deregistration then has its receipt signed. This file holds each document's checks, its store
- * record and what the store's answers mean for it (its struct intake_pending_kind). Each check
+ * deregistration then has its receipt signed. This file holds each kind's checks, its store
+ * record and what the store's answers mean for it (its struct intake_kind). Each check
  * refuses with its own API error and a sentence naming what was wrong; the order puts what can be
  * read from the document before who signed it, and who may sign before whether the signature
  * verifies, so that a statement by a stranger's key is "wrong_signer" and "bad_signature" is kept
  * for the right key whose signature fails. That holds in a public namespace; in a private one
  * (and one not served) every refusal up to the signature is "unknown_namespace", as for
- * registrations (struct statement_namespace).
+ * registrations (pending.h, struct intake_namespace).
  */
-#include "server/intake/lifecycle.h"
+#include "server/intake/statements.h"
 
+#include "server/intake/kinds.h"
 #include "server/intake/pending.h"
 
 #include "schema/crypto.h"
@@ -28,7 +29,8 @@
 #include "schema/note.h"
 #include "schema/revocation.h"
 #include "schema/schedule.h"
-#include "server/store/lifecycle.h"
+#include "server/store/registrations.h"
+#include "server/store/statements.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -53,22 +55,9 @@ static struct statement_pending *statement_of(struct intake_pending *p)
 
 /* ---- the checks ---- */
 
-/* A statement's namespace as the checks judge it. A namespace that is not served, and a private
- * one, exist only for those who may write in them (as for registrations, submit.c): the checks
- * up to the statement's signature run for them as for a public namespace, and each refusal among
- * them is answered as for a namespace that is not served (hide_unless_shown). So a stranger's
- * statement costs the same lookups and gets the same answer whether the namespace is private or
- * absent, and a private namespace's lifecycle setting is told only once the statement is shown to
- * be signed by a key that may write there. */
-struct statement_namespace {
-	const char *name;
-	int index;   /* in the configuration; -1: not served */
-	bool hidden; /* not served, or private */
-};
-
 /* Whether the namespace takes lifecycle statements (404 lifecycle_disabled); one not served is
  * refused as such (404 unknown_namespace). */
-static enum api_error check_lifecycle(const struct intake_pending *p, const struct statement_namespace *ns,
+static enum api_error check_lifecycle(const struct intake_pending *p, const struct intake_namespace *ns,
                                       struct submit_result *result)
 {
 	if (ns->index < 0)
@@ -82,28 +71,13 @@ static enum api_error check_lifecycle(const struct intake_pending *p, const stru
 	return API_ERROR_NONE;
 }
 
-/* Fills *ns for the namespace named; a public one must take lifecycle statements at once. */
+/* Fills *ns for the namespace named (pending.h); a public one must take lifecycle statements at
+ * once. */
 static enum api_error judge_namespace(const struct intake_pending *p, const char *name,
-                                      struct statement_namespace *ns, struct submit_result *result)
+                                      struct intake_namespace *ns, struct submit_result *result)
 {
-	const struct config *config = p->context.config;
-	ns->name = name;
-	ns->index = config_namespace_index(config, name, strlen(name));
-	ns->hidden = ns->index < 0 || config_namespace_is_private(config, (size_t)ns->index);
+	intake_namespace_judge(p->context.config, name, ns);
 	return ns->hidden ? API_ERROR_NONE : check_lifecycle(p, ns, result);
-}
-
-/* error, the refusal of a check made before the statement was shown to be signed by a key that
- * may write in ns, or for a hidden namespace the refusal of a namespace that is not served. A
- * failure of this authority (500) is told as such: it says nothing of the namespace, and a
- * provider told 404 would not retry. */
-static enum api_error hide_unless_shown(const struct statement_namespace *ns, enum api_error error,
-                                        struct submit_result *result)
-{
-	if (error == API_ERROR_NONE || error == API_ERROR_INTERNAL || !ns->hidden)
-		return error;
-	return intake_refuse(result, API_ERROR_UNKNOWN_NAMESPACE, "The namespace '%s' is not served here.",
-	                     ns->name);
 }
 
 /* The service was registered in this namespace (404 unknown_service); its owner's key name. */
@@ -158,8 +132,7 @@ static enum api_error check_signature(const struct note *note, const struct note
 /* The provider key is enrolled (403 unknown_provider) and for this namespace (403
  * namespace_not_allowed). */
 static enum api_error check_provider_enrolled(const struct intake_pending *p, const struct note_verifier *key,
-                                              const struct statement_namespace *ns,
-                                              struct submit_result *result)
+                                              const struct intake_namespace *ns, struct submit_result *result)
 {
 	const struct config_provider *provider = config_provider_find(p->context.config, key);
 	if (!provider)
@@ -172,31 +145,32 @@ static enum api_error check_provider_enrolled(const struct intake_pending *p, co
 	return API_ERROR_NONE;
 }
 
-static enum api_error read_clock(struct intake_pending *p, struct submit_result *result)
-{
-	if (clock_now(p->context.clock, &p->now) != 0)
-		return intake_refuse(result, API_ERROR_UNAVAILABLE, "The clock cannot be read.");
-	return API_ERROR_NONE;
-}
-
-/* The service's current registration, which a health statement speaks about: unexpired, not
- * withdrawn, listing the endpoint. */
+/* The service's current registration, which a health statement speaks about: registered in
+ * the statement's namespace, unexpired, not withdrawn, listing the endpoint; all of it read from
+ * the store in one read transaction, before the committer's own judgment. */
 static enum api_error current_registration(struct intake_pending *p, struct registration *r,
                                            struct submit_result *result)
 {
 	const struct health_statement *s = &statement_of(p)->health;
+	struct store_service_state state;
 	struct buffer note;
 	struct note *parsed = NULL;
-	uint64_t sequence;
-	char owner[STORE_NAME_MAX + 1];
-	enum api_error error = check_service_known(p, s->namespace_name, s->service_id, owner, result);
-	if (error)
-		return error;
 	buffer_init(&note);
-	int rc = store_service_sequence(p->context.store, s->service_id, &sequence);
-	if (rc == 0)
-		rc = store_registration_get(p->context.store, s->namespace_name, s->service_id, sequence,
-		                            &note);
+	int rc = store_service_state(p->context.store, s->service_id, s->endpoint_id, 1, &state, &note);
+	if (rc == DIRAUTH_ERR_NOT_FOUND ||
+	    (rc == 0 && strcmp(state.namespace_name, s->namespace_name) != 0)) {
+		buffer_free(&note);
+		return intake_refuse(result, API_ERROR_UNKNOWN_SERVICE,
+		                     "The service is not registered in the namespace '%s' here.",
+		                     s->namespace_name);
+	}
+	if (rc) {
+		buffer_free(&note);
+		return intake_refuse(result, API_ERROR_INTERNAL, "The store failed: %s",
+		                     dirauth_strerror(rc));
+	}
+	if (!state.current)
+		rc = DIRAUTH_ERR_NOT_FOUND;
 	if (rc == 0)
 		rc = registration_parse_note(note.data, note.len, r, &parsed);
 	note_free(parsed);
@@ -211,15 +185,9 @@ static enum api_error current_registration(struct intake_pending *p, struct regi
 		return intake_refuse(result, API_ERROR_UNKNOWN_SERVICE,
 		                     "The service's registration expired at %llu.",
 		                     (unsigned long long)r->expires);
-	enum store_withdrawal withdrawal;
-	rc = store_registration_withdrawn(p->context.store, s->namespace_name, s->service_id, r->sequence,
-	                                  s->endpoint_id, 1, &withdrawal);
-	if (rc)
-		return intake_refuse(result, API_ERROR_INTERNAL, "The store failed: %s",
-		                     dirauth_strerror(rc));
-	if (withdrawal == STORE_WITHDRAWN_REVOKED)
+	if (state.withdrawal == STORE_WITHDRAWN_REVOKED)
 		return intake_refuse(result, API_ERROR_REVOKED, "The service or the endpoint is revoked.");
-	if (withdrawal == STORE_WITHDRAWN_DEREGISTERED)
+	if (state.withdrawal == STORE_WITHDRAWN_DEREGISTERED)
 		return intake_refuse(result, API_ERROR_UNKNOWN_SERVICE, "The service was deregistered.");
 	if (!registration_find_endpoint(r, s->endpoint_id))
 		return intake_refuse(
@@ -231,7 +199,7 @@ static enum api_error current_registration(struct intake_pending *p, struct regi
 
 /* Up to the statement's signature: the service's current registration lists the endpoint, its
  * provider is enrolled for the namespace, and the provider's or the endpoint's key signed it. */
-static enum api_error health_signed(struct intake_pending *p, const struct statement_namespace *ns,
+static enum api_error health_signed(struct intake_pending *p, const struct intake_namespace *ns,
                                     struct registration *r, struct submit_result *result)
 {
 	const struct health_statement *s = &statement_of(p)->health;
@@ -256,45 +224,59 @@ static enum api_error health_signed(struct intake_pending *p, const struct state
 	return API_ERROR_NONE;
 }
 
-static enum api_error prepare_health(struct intake_pending *p)
+static size_t health_max_bytes(const struct config *config)
 {
-	struct submit_result *result = &p->result;
-	const struct config *config = p->context.config;
-	struct health_statement *s = &statement_of(p)->health;
-	struct registration r;
-	struct statement_namespace ns;
-	enum api_error error;
-	memset(&r, 0, sizeof r);
-	if (p->len > HEALTH_MAX_BYTES)
-		return intake_refuse(result, API_ERROR_BODY_TOO_LARGE,
-		                     "A health statement is at most %d bytes.", HEALTH_MAX_BYTES);
-	int rc = health_parse_note(p->body, p->len, s, &p->note);
+	(void)config;
+	return HEALTH_MAX_BYTES;
+}
+
+static enum api_error health_parse_statement(struct intake_pending *p)
+{
+	int rc = health_parse_note(p->body, p->len, &statement_of(p)->health, &p->note);
 	if (rc == DIRAUTH_ERR_NOMEM)
-		return intake_refuse(result, API_ERROR_INTERNAL, "Out of memory.");
+		return intake_refuse(&p->result, API_ERROR_INTERNAL, "Out of memory.");
 	if (rc)
 		return intake_refuse(
-		    result, API_ERROR_MALFORMED,
+		    &p->result, API_ERROR_MALFORMED,
 		    "The body is not a health statement note (coarse classes only, no figures): %s",
 		    dirauth_strerror(rc));
-	if ((error = judge_namespace(p, s->namespace_name, &ns, result)) || (error = read_clock(p, result)) ||
-	    (error = hide_unless_shown(&ns, health_signed(p, &ns, &r, result), result)) ||
-	    (error = check_lifecycle(p, &ns, result)))
-		goto done;
-	/* A statement learned from a peer was within the skew where it was posted; it may be old by
-	 * now (the rule judges its freshness), but never from the future. */
-	uint64_t skew = config->bounds.clock_skew_seconds;
+	return API_ERROR_NONE;
+}
+
+static enum api_error health_authorize(struct intake_pending *p)
+{
+	struct submit_result *result = &p->result;
+	const struct health_statement *s = &statement_of(p)->health;
+	struct registration r;
+	struct intake_namespace ns;
+	enum api_error error;
+	memset(&r, 0, sizeof r);
+	if (!(error = judge_namespace(p, s->namespace_name, &ns, result)) && !(error = intake_now(p)) &&
+	    !(error = intake_namespace_hide(&ns, health_signed(p, &ns, &r, result), result)))
+		error = check_lifecycle(p, &ns, result);
+	registration_clear(&r);
+	return error;
+}
+
+/* Issued-at within the clock skew of now, either way; one learned from a peer was within the
+ * skew where it was posted, and may be old by now (the rule judges its freshness), but never
+ * from the future. */
+static enum api_error health_check(struct intake_pending *p)
+{
+	const struct health_statement *s = &statement_of(p)->health;
+	uint64_t skew = p->context.config->bounds.clock_skew_seconds;
 	if (s->issued_at > p->now + skew ||
-	    (!p->from_peer && p->now > skew && s->issued_at < p->now - skew)) {
-		error = intake_refuse(
-		    result, API_ERROR_OUTSIDE_CLOCK_SKEW,
+	    (!p->rules->stale_statements && p->now > skew && s->issued_at < p->now - skew))
+		return intake_refuse(
+		    &p->result, API_ERROR_OUTSIDE_CLOCK_SKEW,
 		    "The statement is issued at %llu; it is now %llu and the allowed skew is %llu s.",
 		    (unsigned long long)s->issued_at, (unsigned long long)p->now, (unsigned long long)skew);
-		goto done;
-	}
-	if (crypto_sha256(p->body, p->len, p->digest) != 0) {
-		error = intake_refuse(result, API_ERROR_INTERNAL, "The note could not be hashed.");
-		goto done;
-	}
+	return API_ERROR_NONE;
+}
+
+static int health_store(struct intake_pending *p, store_submission_done done, void *context)
+{
+	const struct health_statement *s = &statement_of(p)->health;
 	statement_of(p)->store_health = (struct store_health){
 	    .namespace_name = s->namespace_name,
 	    .service_id = s->service_id,
@@ -304,17 +286,15 @@ static enum api_error prepare_health(struct intake_pending *p)
 	    .digest = p->digest,
 	    .note = p->body,
 	    .note_len = p->len,
-	    .epoch = schedule_destination_epoch(&config->epoch, p->now),
+	    .epoch = p->epoch,
 	};
-done:
-	registration_clear(&r);
-	return error;
+	return store_health_submit_async(p->context.store, &statement_of(p)->store_health, done, context);
 }
 
 /* Up to the revocation's signature: the service (and the endpoint) was registered here, the key
  * may revoke it (one of this authority's operator keys, or the service's own provider, enrolled
  * for the namespace), and it signed the note. */
-static enum api_error revocation_signed(struct intake_pending *p, const struct statement_namespace *ns,
+static enum api_error revocation_signed(struct intake_pending *p, const struct intake_namespace *ns,
                                         struct submit_result *result)
 {
 	const struct config *config = p->context.config;
@@ -331,7 +311,7 @@ static enum api_error revocation_signed(struct intake_pending *p, const struct s
 		 * revocation cannot be held back). An endpoint of another service is refused either way. */
 		uint8_t service_id[SERVICE_ID_SIZE];
 		int rc = store_endpoint_service(p->context.store, r->endpoint_id, service_id);
-		if ((rc == DIRAUTH_ERR_NOT_FOUND && !p->from_peer) ||
+		if ((rc == DIRAUTH_ERR_NOT_FOUND && !p->rules->endpoints_elsewhere) ||
 		    (rc == 0 && memcmp(service_id, r->service_id, SERVICE_ID_SIZE) != 0))
 			return intake_refuse(result, API_ERROR_UNKNOWN_ENDPOINT,
 			                     "The endpoint was never registered under this service here.");
@@ -359,46 +339,63 @@ static enum api_error revocation_signed(struct intake_pending *p, const struct s
 	return check_signature(p->note, &r->key, result);
 }
 
-static enum api_error prepare_revocation(struct intake_pending *p)
+static size_t revocation_max_bytes(const struct config *config)
 {
-	struct submit_result *result = &p->result;
-	const struct config *config = p->context.config;
-	struct revocation *r = &statement_of(p)->revocation;
-	struct statement_namespace ns;
-	enum api_error error;
-	if (p->len > REVOCATION_MAX_BYTES)
-		return intake_refuse(result, API_ERROR_BODY_TOO_LARGE, "A revocation is at most %d bytes.",
-		                     REVOCATION_MAX_BYTES);
-	if ((error = parse_one_signature(p, &p->note, result)))
+	(void)config;
+	return REVOCATION_MAX_BYTES;
+}
+
+static enum api_error revocation_parse_statement(struct intake_pending *p)
+{
+	enum api_error error = parse_one_signature(p, &p->note, &p->result);
+	if (error)
 		return error;
-	int rc = revocation_parse(p->note->text, p->note->text_len, r);
+	int rc = revocation_parse(p->note->text, p->note->text_len, &statement_of(p)->revocation);
 	if (rc)
-		return intake_refuse(result, API_ERROR_MALFORMED, "The body is not a revocation note: %s",
+		return intake_refuse(&p->result, API_ERROR_MALFORMED, "The body is not a revocation note: %s",
 		                     dirauth_strerror(rc));
-	if ((error = judge_namespace(p, r->namespace_name, &ns, result)) ||
-	    (error = hide_unless_shown(&ns, revocation_signed(p, &ns, result), result)) ||
-	    (error = check_lifecycle(p, &ns, result)) || (error = read_clock(p, result)))
+	return API_ERROR_NONE;
+}
+
+static enum api_error revocation_authorize(struct intake_pending *p)
+{
+	struct intake_namespace ns;
+	enum api_error error;
+	if ((error = judge_namespace(p, statement_of(p)->revocation.namespace_name, &ns, &p->result)) ||
+	    (error = intake_namespace_hide(&ns, revocation_signed(p, &ns, &p->result), &p->result)))
 		return error;
-	if (crypto_sha256(p->body, p->len, p->digest) != 0)
-		return intake_refuse(result, API_ERROR_INTERNAL, "The note could not be hashed.");
+	return check_lifecycle(p, &ns, &p->result);
+}
+
+/* There is no time check: a revocation signed long ago (kept by a provider for the day its key
+ * is compromised) is as good as a new one. The clock names its epoch. */
+static enum api_error statement_now(struct intake_pending *p)
+{
+	return intake_now(p);
+}
+
+static int revocation_store(struct intake_pending *p, store_submission_done done, void *context)
+{
+	const struct revocation *r = &statement_of(p)->revocation;
 	statement_of(p)->store_revocation = (struct store_revocation){
 	    .namespace_name = r->namespace_name,
 	    .service_id = r->service_id,
 	    .endpoint_id = r->has_endpoint ? r->endpoint_id : NULL,
 	    .key = &r->key,
 	    .sequence = r->sequence,
-	    .in_order = !p->from_peer,
+	    .in_order = p->rules->sequences_in_order,
 	    .digest = p->digest,
 	    .note = p->body,
 	    .note_len = p->len,
-	    .epoch = schedule_destination_epoch(&config->epoch, p->now),
+	    .epoch = p->epoch,
 	};
-	return API_ERROR_NONE;
+	return store_revocation_submit_async(p->context.store, &statement_of(p)->store_revocation, done,
+	                                     context);
 }
 
 /* Up to the deregistration's signature: the service was registered here, by the provider whose
  * key, enrolled for the namespace, signed the note. */
-static enum api_error deregistration_signed(struct intake_pending *p, const struct statement_namespace *ns,
+static enum api_error deregistration_signed(struct intake_pending *p, const struct intake_namespace *ns,
                                             struct submit_result *result)
 {
 	const struct deregistration *d = &statement_of(p)->deregistration;
@@ -413,32 +410,37 @@ static enum api_error deregistration_signed(struct intake_pending *p, const stru
 	return check_signature(p->note, &d->provider, result);
 }
 
-static enum api_error prepare_deregistration(struct intake_pending *p)
+static size_t deregistration_max_bytes(const struct config *config)
 {
-	struct submit_result *result = &p->result;
-	const struct config *config = p->context.config;
-	struct deregistration *d = &statement_of(p)->deregistration;
-	struct statement_namespace ns;
-	enum api_error error;
-	char why[SIGNER_HEALTH_DETAIL_MAX];
-	if (p->len > DEREGISTRATION_MAX_BYTES)
-		return intake_refuse(result, API_ERROR_BODY_TOO_LARGE,
-		                     "A deregistration is at most %d bytes.", DEREGISTRATION_MAX_BYTES);
-	if ((error = parse_one_signature(p, &p->note, result)))
+	(void)config;
+	return DEREGISTRATION_MAX_BYTES;
+}
+
+static enum api_error deregistration_parse_statement(struct intake_pending *p)
+{
+	enum api_error error = parse_one_signature(p, &p->note, &p->result);
+	if (error)
 		return error;
-	int rc = deregistration_parse(p->note->text, p->note->text_len, d);
+	int rc = deregistration_parse(p->note->text, p->note->text_len, &statement_of(p)->deregistration);
 	if (rc)
-		return intake_refuse(result, API_ERROR_MALFORMED, "The body is not a deregistration note: %s",
-		                     dirauth_strerror(rc));
-	if ((error = judge_namespace(p, d->namespace_name, &ns, result)) ||
-	    (error = hide_unless_shown(&ns, deregistration_signed(p, &ns, result), result)) ||
-	    (error = check_lifecycle(p, &ns, result)) || (error = read_clock(p, result)))
+		return intake_refuse(&p->result, API_ERROR_MALFORMED,
+		                     "The body is not a deregistration note: %s", dirauth_strerror(rc));
+	return API_ERROR_NONE;
+}
+
+static enum api_error deregistration_authorize(struct intake_pending *p)
+{
+	struct intake_namespace ns;
+	enum api_error error;
+	if ((error = judge_namespace(p, statement_of(p)->deregistration.namespace_name, &ns, &p->result)) ||
+	    (error = intake_namespace_hide(&ns, deregistration_signed(p, &ns, &p->result), &p->result)))
 		return error;
-	/* Nothing is stored that cannot get its receipt now. */
-	if (signer_health_check(p->context.signer_health, why, sizeof why) != 0)
-		return intake_refuse(result, API_ERROR_UNAVAILABLE, "Nothing was stored: %s.", why);
-	if (crypto_sha256(p->body, p->len, p->digest) != 0)
-		return intake_refuse(result, API_ERROR_INTERNAL, "The note could not be hashed.");
+	return check_lifecycle(p, &ns, &p->result);
+}
+
+static int deregistration_store(struct intake_pending *p, store_submission_done done, void *context)
+{
+	const struct deregistration *d = &statement_of(p)->deregistration;
 	statement_of(p)->store_deregistration = (struct store_deregistration){
 	    .namespace_name = d->namespace_name,
 	    .service_id = d->service_id,
@@ -446,43 +448,13 @@ static enum api_error prepare_deregistration(struct intake_pending *p)
 	    .digest = p->digest,
 	    .note = p->body,
 	    .note_len = p->len,
-	    .epoch = schedule_destination_epoch(&config->epoch, p->now),
+	    .epoch = p->epoch,
 	};
-	return API_ERROR_NONE;
+	return store_deregistration_submit_async(p->context.store, &statement_of(p)->store_deregistration,
+	                                         done, context);
 }
 
 /* ---- the store and the answer ---- */
-
-static int health_submit(struct intake_pending *p, uint64_t *stamp)
-{
-	return store_health_submit(p->context.store, &statement_of(p)->store_health, stamp);
-}
-
-static int health_submit_async(struct intake_pending *p, store_submission_done done)
-{
-	return store_health_submit_async(p->context.store, &statement_of(p)->store_health, done, p);
-}
-
-static int revocation_submit(struct intake_pending *p, uint64_t *stamp)
-{
-	return store_revocation_submit(p->context.store, &statement_of(p)->store_revocation, stamp);
-}
-
-static int revocation_submit_async(struct intake_pending *p, store_submission_done done)
-{
-	return store_revocation_submit_async(p->context.store, &statement_of(p)->store_revocation, done, p);
-}
-
-static int deregistration_submit(struct intake_pending *p, uint64_t *stamp)
-{
-	return store_deregistration_submit(p->context.store, &statement_of(p)->store_deregistration, stamp);
-}
-
-static int deregistration_submit_async(struct intake_pending *p, store_submission_done done)
-{
-	return store_deregistration_submit_async(p->context.store, &statement_of(p)->store_deregistration,
-	                                         done, p);
-}
 
 /* What the store's refusals other than a replayed sequence mean, whatever the statement. */
 static enum api_error statement_refused(struct intake_pending *p, int rc)
@@ -564,32 +536,41 @@ static enum api_error deregistration_durable(struct intake_pending *p, uint64_t 
 	return rc ? intake_pending_receipt_unbuilt(p, rc) : API_ERROR_NONE;
 }
 
-const struct intake_pending_kind intake_health_kind = {
-    .size = sizeof(struct statement_pending),
+const struct intake_kind intake_health_kind = {
     .document = "health statement",
-    .prepare = prepare_health,
-    .submit = health_submit,
-    .submit_async = health_submit_async,
+    .size = sizeof(struct statement_pending),
+    .max_bytes = health_max_bytes,
+    .too_large = "A health statement",
+    .parse = health_parse_statement,
+    .authorize = health_authorize,
+    .check = health_check,
+    .store = health_store,
     .refused = health_refused,
     .durable = statement_acknowledged,
 };
 
-const struct intake_pending_kind intake_revocation_kind = {
-    .size = sizeof(struct statement_pending),
+const struct intake_kind intake_revocation_kind = {
     .document = "revocation",
-    .prepare = prepare_revocation,
-    .submit = revocation_submit,
-    .submit_async = revocation_submit_async,
+    .size = sizeof(struct statement_pending),
+    .max_bytes = revocation_max_bytes,
+    .too_large = "A revocation",
+    .parse = revocation_parse_statement,
+    .authorize = revocation_authorize,
+    .check = statement_now,
+    .store = revocation_store,
     .refused = revocation_refused,
     .durable = statement_acknowledged,
 };
 
-const struct intake_pending_kind intake_deregistration_kind = {
-    .size = sizeof(struct statement_pending),
+const struct intake_kind intake_deregistration_kind = {
     .document = "deregistration",
-    .prepare = prepare_deregistration,
-    .submit = deregistration_submit,
-    .submit_async = deregistration_submit_async,
+    .size = sizeof(struct statement_pending),
+    .max_bytes = deregistration_max_bytes,
+    .too_large = "A deregistration",
+    .parse = deregistration_parse_statement,
+    .authorize = deregistration_authorize,
+    .check = statement_now,
+    .store = deregistration_store,
     .refused = deregistration_refused,
     .durable = deregistration_durable,
     .receipt = SIGNER_OP_SIGN_DEREGISTRATION_RECEIPT,
@@ -608,60 +589,66 @@ static const uint8_t *body_or_empty(const uint8_t *body)
 enum api_error submit_health(const struct submit_context *context, const uint8_t *body, size_t len,
                              struct submit_result *result)
 {
-	return intake_pending_wait(&intake_health_kind, context, body_or_empty(body), len, false, result);
+	return intake_submit_wait(INTAKE_HEALTH, INTAKE_FROM_PROVIDER, context, body_or_empty(body), len,
+	                          result);
 }
 
 enum api_error submit_health_async(const struct submit_context *context, const uint8_t *body, size_t len,
                                    submit_done done, void *done_context, struct submit_result *result)
 {
-	return intake_pending_start(&intake_health_kind, context, body_or_empty(body), len, false, done,
-	                            done_context, result);
+	return intake_submit_start(INTAKE_HEALTH, INTAKE_FROM_PROVIDER, context, body_or_empty(body), len,
+	                           done, done_context, result);
 }
 
 enum api_error submit_revocation(const struct submit_context *context, const uint8_t *body, size_t len,
                                  struct submit_result *result)
 {
-	return intake_pending_wait(&intake_revocation_kind, context, body_or_empty(body), len, false, result);
+	return intake_submit_wait(INTAKE_REVOCATION, INTAKE_FROM_PROVIDER, context, body_or_empty(body), len,
+	                          result);
 }
 
 enum api_error submit_revocation_async(const struct submit_context *context, const uint8_t *body, size_t len,
                                        submit_done done, void *done_context, struct submit_result *result)
 {
-	return intake_pending_start(&intake_revocation_kind, context, body_or_empty(body), len, false, done,
-	                            done_context, result);
+	return intake_submit_start(INTAKE_REVOCATION, INTAKE_FROM_PROVIDER, context, body_or_empty(body), len,
+	                           done, done_context, result);
 }
 
 enum api_error submit_peer_revocation(const struct submit_context *context, const uint8_t *note, size_t len,
                                       struct submit_result *result)
 {
-	return intake_pending_wait(&intake_revocation_kind, context, body_or_empty(note), len, true, result);
+	return intake_submit_wait(INTAKE_REVOCATION, INTAKE_FROM_PEER, context, body_or_empty(note), len,
+	                          result);
 }
 
 enum api_error submit_check_peer_revocation(const struct submit_context *context, const uint8_t *note,
                                             size_t len, struct submit_result *result)
 {
-	return intake_pending_check(&intake_revocation_kind, context, body_or_empty(note), len, true, result);
+	enum api_error error;
+	intake_pending_free(intake_check(INTAKE_REVOCATION, INTAKE_FROM_PEER, context, body_or_empty(note),
+	                                 len, NULL, &error, result));
+	return error;
 }
 
 enum api_error submit_peer_health(const struct submit_context *context, const uint8_t *note, size_t len,
                                   struct submit_result *result)
 {
-	return intake_pending_wait(&intake_health_kind, context, body_or_empty(note), len, true, result);
+	return intake_submit_wait(INTAKE_HEALTH, INTAKE_FROM_PEER, context, body_or_empty(note), len, result);
 }
 
 enum api_error submit_deregistration(const struct submit_context *context, const uint8_t *body, size_t len,
                                      struct submit_result *result)
 {
-	return intake_pending_wait(&intake_deregistration_kind, context, body_or_empty(body), len, false,
-	                           result);
+	return intake_submit_wait(INTAKE_DEREGISTRATION, INTAKE_FROM_PROVIDER, context, body_or_empty(body),
+	                          len, result);
 }
 
 enum api_error submit_deregistration_async(const struct submit_context *context, const uint8_t *body,
                                            size_t len, submit_done done, void *done_context,
                                            struct submit_result *result)
 {
-	return intake_pending_start(&intake_deregistration_kind, context, body_or_empty(body), len, false,
-	                            done, done_context, result);
+	return intake_submit_start(INTAKE_DEREGISTRATION, INTAKE_FROM_PROVIDER, context, body_or_empty(body),
+	                           len, done, done_context, result);
 }
 
 enum api_error submit_registration_withdrawal(const struct submit_context *context,

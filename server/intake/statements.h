@@ -1,7 +1,8 @@
 /*
- * lifecycle.h: accepting what a provider or an operator signs about an endpoint's life after its
- * registration: health statements, revocations and deregistrations (schema/health.h,
- * revocation.h, deregistration.h), from request body to durable store and answer.
+ * statements.h: accepting what a provider or an operator signs about an endpoint's life after
+ * its registration: health statements, revocations and deregistrations (schema/health.h,
+ * revocation.h, deregistration.h), from request body to durable store and answer. Each is an
+ * entry of intake's table of kinds (kinds.h), like the registration.
  *
  * Like a registration (submit.h), each runs its checks in a fixed order, each with its own API
  * error (docs/api.md), and changes nothing unless every check passed and the store committed it
@@ -39,8 +40,8 @@
  * the last epoch whose view may still hold the service. A signer failing between the commit and
  * the receipt is 503 stored_without_receipt, as for registrations.
  */
-#ifndef DIRAUTH_SERVER_INTAKE_LIFECYCLE_H
-#define DIRAUTH_SERVER_INTAKE_LIFECYCLE_H
+#ifndef DIRAUTH_SERVER_INTAKE_STATEMENTS_H
+#define DIRAUTH_SERVER_INTAKE_STATEMENTS_H
 
 #include "schema/registration.h"
 #include "server/api/api_error.h"

@@ -1,5 +1,5 @@
 /*
- * log.c: each namespace's transparency log in the store's environment (log.h).
+ * log_table.c: each namespace's transparency log in the store's environment (log_table.h).
  *
  * The log must stay a function of the published headers whatever its caller does and wherever
  * a crash lands, so each change is one write transaction that checks, against the state it
@@ -8,7 +8,7 @@
  * transaction per leaf (an fsync), which is one per epoch in steady state; only a log caught up
  * from a long history pays one per past epoch, once.
  *
- * Databases ("ns" is the namespace's u16 id of store.c; integers big-endian, fixed-width; every
+ * Databases ("ns" is the namespace's u16 id, internal.h; integers big-endian, fixed-width; every
  * stored length is checked when read, a wrong one is DIRAUTH_ERR_STORE):
  *   log_hashes       ns, u8 level, u64 index -> the 32-byte stored hash (tlog/tree.h)
  *   log_leaves       ns, u64 leaf index -> u64 epoch, the leaf's text (a record of the u64 epoch
@@ -21,12 +21,12 @@
  *                    of every checkpointed tree, so that serving one is a single lookup
  *   log_witness      ns, 'w' -> u64 size, the 32-byte root: the tree head last witnessed
  *                    ns, 'p' -> u64 size: the tree size of the published checkpoint
- * A leaf's text is a copy of its header's note text in snapshots (store.c), written in the same
+ * A leaf's text is a copy of its header's note text in snapshots (snapshots.c), written in the same
  * transaction as the rest of its append once checked to be that text: an entry bundle is then a
  * single cursor walk over 256 consecutive records, and a tile one walk over 256 hashes. Nothing
  * here is ever deleted.
  */
-#include "server/store/log.h"
+#include "server/store/log_table.h"
 
 #include "server/store/internal.h"
 
@@ -46,6 +46,18 @@
 #define LOG_PARTIAL_KEY_LEN (STORE_NS_LEN + 1 + 8 + 2)
 #define LOG_TILE_LEVELS     8  /* tile levels that hold anything: hash levels 0, 8 .. 56 */
 #define LOG_WALK_MIN        16 /* hashes from which a read walks a cursor (hash_read_walk) */
+
+size_t log_table_databases(struct store *store, struct kv_database *out)
+{
+	const struct kv_database mine[] = {
+	    {"log_hashes", &store->log_hashes},           {"log_leaves", &store->log_leaves},
+	    {"log_epochs", &store->log_epochs},           {"log_state", &store->log_state},
+	    {"log_checkpoints", &store->log_checkpoints}, {"log_partials", &store->log_partials},
+	    {"log_witness", &store->log_witness},
+	};
+	memcpy(out, mine, sizeof mine);
+	return sizeof mine / sizeof mine[0];
+}
 
 /* ---- encodings ---- */
 

@@ -1,5 +1,5 @@
 /*
- * log.h: the transparency log of each namespace, in the store's LMDB environment.
+ * log_table.h: the storage of the transparency log of each namespace, in the store's LMDB environment.
  *
  * Leaf i of a namespace's log is the text of its i-th published snapshot header without the
  * signature lines (tlog/tlog.md): the log is a function of the published headers, in epoch order.
@@ -22,11 +22,12 @@
  * Every function is safe from any thread. Reads see the last commit before they began. Pointers
  * passed to visitors are valid only during the call.
  */
-#ifndef DIRAUTH_SERVER_STORE_LOG_H
-#define DIRAUTH_SERVER_STORE_LOG_H
+#ifndef DIRAUTH_SERVER_STORE_LOG_TABLE_H
+#define DIRAUTH_SERVER_STORE_LOG_TABLE_H
 
 #include "schema/buffer.h"
 #include "schema/merkle.h"
+#include "kv/kv.h"
 #include "server/store/store.h"
 
 #include <stdbool.h>
@@ -212,5 +213,11 @@ int store_log_published(struct store *store, const char *namespace_name, uint64_
  * DIRAUTH_ERR_BOUNDS, DIRAUTH_ERR_FULL, DIRAUTH_ERR_STORE. Nothing is changed unless 0 is
  * returned. */
 int store_log_publish(struct store *store, const char *namespace_name, uint64_t size);
+
+/* ---- for the store's own files ---- */
+
+/* The table's databases, for store_open to open with the others: fills out (room for
+ * STORE_TABLE_DATABASES_MAX) with their names and store's handles of them; returns the count. */
+size_t log_table_databases(struct store *store, struct kv_database *out);
 
 #endif

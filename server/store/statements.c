@@ -1,11 +1,12 @@
 /*
- * lifecycle.c: health statements, revocations and deregistrations in the store (lifecycle.h).
+ * statements.c: the statements table of the store: health statements, revocations and
+ * deregistrations (statements.h).
  *
  * Databases (keys big-endian; "ns" the namespace's u16 id; a "target" is a service id then 0x00
  * for the whole service, or 0x01 and an endpoint id, so that a service sorts before its endpoints):
  *   health           ns, service id, endpoint id, u64 stamp -> u64 issued-at, u64 sequence,
  *                    32 bytes digest, the note. Deleted with the service's record when it expires
- *                    (lifecycle_forget_health, from the seal's pruning)
+ *                    (statements_forget_health, from the seal's pruning)
  *   revocations      ns, target -> u64 stamp, u64 sequence, 32 bytes digest, the note
  *   revocation_keys  verifier key text, 0x00, u64 sequence -> 32 bytes digest: every (key,
  *                    sequence) accepted, so a replay is known whatever the target
@@ -21,11 +22,11 @@
  * be read changes, and a few versions per endpoint and service remain. Revocations have no
  * versions: the first per target stays for ever.
  *
- * Every write happens in the committer's batch (store.c), stamped there, so a statement and the
+ * Every write happens in the committer's batch (engine.h), stamped there, so a statement and the
  * registrations it must refuse are judged in one order, and a seal waits for it like for a
  * registration.
  */
-#include "server/store/lifecycle.h"
+#include "server/store/statements.h"
 
 #include "server/store/internal.h"
 
@@ -36,16 +37,11 @@
 #include "schema/note.h"
 #include "schema/registration.h"
 #include "schema/revocation.h"
+#include "server/store/engine.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum lifecycle_kind {
-	LIFECYCLE_HEALTH = 1,
-	LIFECYCLE_REVOCATION = 2,
-	LIFECYCLE_DEREGISTRATION = 3,
-};
 
 #define SERVICE_PREFIX_LEN   (STORE_NS_LEN + STORE_ID_LEN)
 #define HEALTH_PREFIX_LEN    (SERVICE_PREFIX_LEN + STORE_ID_LEN)
@@ -59,6 +55,19 @@ enum lifecycle_kind {
 #define KEY_TEXT_MAX         (NOTE_VERIFIER_KEY_MAX + 1 + 8)
 #define STATEMENT_HEALTH     1
 #define STATEMENT_REVOCATION 2
+
+size_t statements_databases(struct store *store, struct kv_database *out)
+{
+	const struct kv_database mine[] = {
+	    {"health", &store->health},
+	    {"revocations", &store->revocations},
+	    {"revocation_keys", &store->revocation_keys},
+	    {"deregistrations", &store->deregistrations},
+	    {"statements", &store->statements},
+	};
+	memcpy(out, mine, sizeof mine);
+	return sizeof mine / sizeof mine[0];
+}
 
 /* ---- keys ---- */
 
@@ -190,7 +199,7 @@ static int health_keys_visit(void *context, struct kv_val key, struct kv_val val
 	return 0;
 }
 
-void lifecycle_forget_health(struct kv_txn *t, struct store *store, const uint8_t *record_key)
+void statements_forget_health(struct kv_txn *t, struct store *store, const uint8_t *record_key)
 {
 	struct health_keys found = {0};
 	int walked =
@@ -205,9 +214,23 @@ void lifecycle_forget_health(struct kv_txn *t, struct store *store, const uint8_
 	free(found.digests);
 }
 
-static int apply_health(struct store *store, struct kv_txn *batch, const struct store_request *request)
+/* A statement on its way to the committer. */
+struct statement_work {
+	struct store *store;
+	const void *statement; /* a struct store_health, store_revocation or store_deregistration */
+	store_submission_done done;
+	void *context;
+};
+
+/* Each statement runs in a nested transaction of the batch, whatever the mode. */
+static int apply_health(void *context, struct kv_txn *batch, const struct store_stamp *stamping,
+                        enum store_apply_mode mode, bool *partial)
 {
-	const struct store_health *h = request->lifecycle;
+	(void)mode;
+	(void)partial;
+	const struct statement_work *work = context;
+	struct store *store = work->store;
+	const struct store_health *h = work->statement;
 	struct kv_txn t;
 	struct versions versions = {NULL, 0, 0, true};
 	struct buffer value;
@@ -227,12 +250,12 @@ static int apply_health(struct store *store, struct kv_txn *batch, const struct 
 			kv_txn_fail(&t, DIRAUTH_ERR_ROLLBACK);
 	for (size_t i = 0; i < versions.count && !t.rc; i++) {
 		const struct version *item = &versions.items[i];
-		if (!version_dominated(&versions, item, request->stamp, h->sequence, request->sealed))
+		if (!version_dominated(&versions, item, stamping->stamp, h->sequence, stamping->sealed))
 			continue;
 		kv_txn_delete(&t, store->health, item->key, item->key_len);
 		kv_txn_delete(&t, store->statements, item->digest, 32);
 	}
-	put_uint(key + HEALTH_PREFIX_LEN, request->stamp, 8);
+	put_uint(key + HEALTH_PREFIX_LEN, stamping->stamp, 8);
 	uint8_t fixed[HEALTH_VALUE_FIXED];
 	put_uint(fixed, h->issued_at, 8);
 	put_uint(fixed + 8, h->sequence, 8);
@@ -261,9 +284,14 @@ static int highest_sequence_visit(void *context, struct kv_val key, struct kv_va
 	return 0;
 }
 
-static int apply_revocation(struct store *store, struct kv_txn *batch, const struct store_request *request)
+static int apply_revocation(void *context, struct kv_txn *batch, const struct store_stamp *stamping,
+                            enum store_apply_mode mode, bool *partial)
 {
-	const struct store_revocation *r = request->lifecycle;
+	(void)mode;
+	(void)partial;
+	const struct statement_work *work = context;
+	struct store *store = work->store;
+	const struct store_revocation *r = work->statement;
 	struct kv_txn t;
 	struct kv_val found;
 	struct buffer value;
@@ -294,7 +322,7 @@ static int apply_revocation(struct store *store, struct kv_txn *batch, const str
 	if (kv_txn_get(&t, store->revocations, target, target_len, &found))
 		kv_txn_fail(&t, DIRAUTH_ERR_EXISTS); /* one revocation per target, the first */
 	uint8_t fixed[REVOCATION_FIXED];
-	put_uint(fixed, request->stamp, 8);
+	put_uint(fixed, stamping->stamp, 8);
 	put_uint(fixed + 8, r->sequence, 8);
 	memcpy(fixed + 16, r->digest, 32);
 	if (buffer_append(&value, fixed, sizeof fixed) || buffer_append(&value, r->note, r->note_len))
@@ -309,10 +337,14 @@ static int apply_revocation(struct store *store, struct kv_txn *batch, const str
 	return rc;
 }
 
-static int apply_deregistration(struct store *store, struct kv_txn *batch,
-                                const struct store_request *request)
+static int apply_deregistration(void *context, struct kv_txn *batch, const struct store_stamp *stamping,
+                                enum store_apply_mode mode, bool *partial)
 {
-	const struct store_deregistration *d = request->lifecycle;
+	(void)mode;
+	(void)partial;
+	const struct statement_work *work = context;
+	struct store *store = work->store;
+	const struct store_deregistration *d = work->statement;
 	struct kv_txn t;
 	struct kv_val found;
 	struct service_owner owner;
@@ -343,13 +375,13 @@ static int apply_deregistration(struct store *store, struct kv_txn *batch,
 		if (d->sequence <= versions.items[i].sequence)
 			kv_txn_fail(&t, DIRAUTH_ERR_ROLLBACK);
 	for (size_t i = 0; i < versions.count && !t.rc; i++)
-		if (version_dominated(&versions, &versions.items[i], request->stamp, d->sequence,
-		                      request->sealed))
+		if (version_dominated(&versions, &versions.items[i], stamping->stamp, d->sequence,
+		                      stamping->sealed))
 			kv_txn_delete(&t, store->deregistrations, versions.items[i].key,
 			              versions.items[i].key_len);
 	put_uint(key + SERVICE_PREFIX_LEN, d->sequence, 8);
 	uint8_t fixed[DEREG_FIXED];
-	put_uint(fixed, request->stamp, 8);
+	put_uint(fixed, stamping->stamp, 8);
 	memcpy(fixed + 8, d->digest, 32);
 	if (buffer_append(&value, fixed, sizeof fixed) || buffer_append(&value, d->note, d->note_len))
 		kv_txn_fail(&t, DIRAUTH_ERR_NOMEM);
@@ -358,25 +390,6 @@ static int apply_deregistration(struct store *store, struct kv_txn *batch,
 	free(versions.items);
 	buffer_free(&value);
 	return rc;
-}
-
-int lifecycle_apply(struct store *store, struct kv_txn *batch, const struct store_request *request)
-{
-	switch (request->lifecycle_kind) {
-	case LIFECYCLE_HEALTH:
-		return apply_health(store, batch, request);
-	case LIFECYCLE_REVOCATION:
-		return apply_revocation(store, batch, request);
-	case LIFECYCLE_DEREGISTRATION:
-		return apply_deregistration(store, batch, request);
-	default:
-		return DIRAUTH_ERR_INTERNAL;
-	}
-}
-
-bool lifecycle_takes_reserve(const struct store_request *request)
-{
-	return request->lifecycle_kind == LIFECYCLE_REVOCATION;
 }
 
 /* ---- what a registration may not be ---- */
@@ -420,16 +433,26 @@ static bool any_revoked(struct kv_txn *t, struct store *store, uint16_t ns, cons
 	return false;
 }
 
-void lifecycle_check_registration(struct kv_txn *t, struct store *store, uint16_t ns,
-                                  const struct store_registration *registration)
+void statements_refuse_registration(struct kv_txn *t, struct store *store, uint16_t ns,
+                                    const uint8_t *service_id, uint64_t sequence, const uint8_t *endpoint_ids,
+                                    size_t endpoint_count)
 {
 	if (t->rc)
 		return;
-	uint64_t withdrawn = withdrawn_sequence(t, store, ns, registration->service_id);
-	if (any_revoked(t, store, ns, registration->service_id, registration->endpoint_ids,
-	                registration->endpoint_count) ||
-	    (withdrawn > 0 && registration->sequence <= withdrawn))
+	uint64_t withdrawn = withdrawn_sequence(t, store, ns, service_id);
+	if (any_revoked(t, store, ns, service_id, endpoint_ids, endpoint_count) ||
+	    (withdrawn > 0 && sequence <= withdrawn))
 		kv_txn_fail(t, DIRAUTH_ERR_REFUSED);
+}
+
+enum store_withdrawal statements_withdrawal(struct kv_txn *t, struct store *store, uint16_t ns,
+                                            const uint8_t *service_id, uint64_t sequence,
+                                            const uint8_t *endpoint_ids, size_t endpoint_count)
+{
+	if (any_revoked(t, store, ns, service_id, endpoint_ids, endpoint_count))
+		return STORE_WITHDRAWN_REVOKED;
+	uint64_t withdrawn = withdrawn_sequence(t, store, ns, service_id);
+	return withdrawn > 0 && sequence <= withdrawn ? STORE_WITHDRAWN_DEREGISTERED : STORE_WITHDRAWN_NONE;
 }
 
 int store_registration_withdrawn(struct store *store, const char *namespace_name,
@@ -446,15 +469,9 @@ int store_registration_withdrawn(struct store *store, const char *namespace_name
 		return rc;
 	*out = STORE_WITHDRAWN_NONE;
 	kv_txn_begin(store->env, &t, KV_READ);
-	if (namespace_find(&t, store, namespace_name, len, &ns) == 0) {
-		if (any_revoked(&t, store, ns, service_id, endpoint_ids, endpoint_count))
-			*out = STORE_WITHDRAWN_REVOKED;
-		else {
-			uint64_t withdrawn = withdrawn_sequence(&t, store, ns, service_id);
-			if (withdrawn > 0 && sequence <= withdrawn)
-				*out = STORE_WITHDRAWN_DEREGISTERED;
-		}
-	}
+	if (namespace_find(&t, store, namespace_name, len, &ns) == 0)
+		*out =
+		    statements_withdrawal(&t, store, ns, service_id, sequence, endpoint_ids, endpoint_count);
 	rc = t.rc == DIRAUTH_ERR_NOT_FOUND ? 0 : t.rc;
 	kv_txn_abort(&t);
 	return rc;
@@ -505,8 +522,8 @@ static int revocation_hides_visit(void *context, struct kv_val key, struct kv_va
 	return 0;
 }
 
-int lifecycle_view_hides(struct kv_txn *t, struct store *store, uint16_t ns, const uint8_t *service_id,
-                         uint64_t sequence, uint64_t epoch, const uint8_t *note, size_t note_len)
+int statements_view_hides(struct kv_txn *t, struct store *store, uint16_t ns, const uint8_t *service_id,
+                          uint64_t sequence, uint64_t epoch, const uint8_t *note, size_t note_len)
 {
 	struct withdrawal_walk w = {epoch, sequence, false, NULL, 0, 0};
 	uint8_t prefix[SERVICE_PREFIX_LEN];
@@ -536,17 +553,9 @@ int lifecycle_view_hides(struct kv_txn *t, struct store *store, uint16_t ns, con
 	return w.hidden ? 1 : 0;
 }
 
-/* Per record of the view, the statements of its service: a second read transaction beside
- * store_view_foreach's, which sees the same sealed content (nothing a later commit writes is
- * stamped at or before the sealed epoch, and no version it removes is one that epoch reads). */
+/* The health statements a view holds of one service. */
 struct health_walk {
-	struct store *store;
-	struct kv_txn t;
-	bool have_ns;
-	uint16_t ns;
 	uint64_t epoch;
-	store_lifecycle_visitor visit;
-	void *context;
 	struct store_statement *items;
 	size_t count, cap;
 };
@@ -585,42 +594,17 @@ static int health_view_visit(void *context, struct kv_val key, struct kv_val val
 	return 0;
 }
 
-static int lifecycle_record_visit(void *context, const struct store_record *record)
+int statements_health_held(struct kv_txn *t, struct store *store, uint16_t ns, const uint8_t *service_id,
+                           uint64_t epoch, struct store_statement **items, size_t *count, size_t *cap)
 {
-	struct health_walk *w = context;
-	w->count = 0;
-	if (w->have_ns) {
-		uint8_t prefix[SERVICE_PREFIX_LEN];
-		service_prefix(prefix, w->ns, record->service_id);
-		int walked =
-		    kv_txn_walk_prefix(&w->t, w->store->health, prefix, sizeof prefix, health_view_visit, w);
-		if (walked)
-			return walked;
-	}
-	return w->visit(w->context, record, w->items, w->count);
-}
-
-int store_lifecycle_view_foreach(struct store *store, const char *namespace_name, uint64_t epoch,
-                                 uint64_t valid_after, store_lifecycle_visitor visit, void *context)
-{
-	size_t len;
-	if (!store || !visit)
-		return DIRAUTH_ERR_SYNTAX;
-	int rc = check_name(namespace_name, &len);
-	if (rc)
-		return rc;
-	struct health_walk w = {.store = store, .epoch = epoch, .visit = visit, .context = context};
-	kv_txn_begin(store->env, &w.t, KV_READ);
-	w.have_ns = namespace_find(&w.t, store, namespace_name, len, &w.ns) == 0;
-	if (w.t.rc == DIRAUTH_ERR_NOT_FOUND)
-		w.t.rc = 0;
-	rc = w.t.rc;
-	if (!rc)
-		rc =
-		    store_view_foreach(store, namespace_name, epoch, valid_after, lifecycle_record_visit, &w);
-	kv_txn_abort(&w.t);
-	free(w.items);
-	return rc;
+	struct health_walk w = {epoch, *items, 0, *cap};
+	uint8_t prefix[SERVICE_PREFIX_LEN];
+	service_prefix(prefix, ns, service_id);
+	int walked = kv_txn_walk_prefix(t, store->health, prefix, sizeof prefix, health_view_visit, &w);
+	*items = w.items;
+	*cap = w.cap;
+	*count = w.count;
+	return walked < 0 ? walked : 0;
 }
 
 struct revocation_walk {
@@ -661,7 +645,7 @@ int store_revocation_view_foreach(struct store *store, const char *namespace_nam
 	int rc = check_name(namespace_name, &len);
 	if (rc)
 		return rc;
-	if (store_sealed(store, &sealed) != 0 || sealed != epoch)
+	if (store_engine_sealed(store->engine, &sealed) != 0 || sealed != epoch)
 		return DIRAUTH_ERR_STALE;
 	kv_txn_begin(store->env, &t, KV_READ);
 	if (namespace_find(&t, store, namespace_name, len, &ns) != 0) {
@@ -775,6 +759,13 @@ int store_statement_get(struct store *store, const char *namespace_name, const u
 
 /* ---- submissions ---- */
 
+static void statement_done(void *context, int result, uint64_t stamp)
+{
+	struct statement_work *work = context;
+	work->done(work->context, result, stamp);
+	free(work);
+}
+
 static int check_ids(const char *namespace_name, const uint8_t *service_id, const uint8_t *digest,
                      const uint8_t *note, size_t note_len, size_t note_max)
 {
@@ -809,42 +800,72 @@ static int check_deregistration(const struct store_deregistration *d)
 	                 DEREGISTRATION_MAX_BYTES);
 }
 
+/* Hands a checked statement to the committer, which applies it with apply. */
+static int statement_submit(struct store *store, store_apply apply, const void *statement, uint64_t epoch,
+                            bool takes_reserve, store_submission_done done, void *context)
+{
+	if (!store || !done)
+		return DIRAUTH_ERR_SYNTAX;
+	struct statement_work *work = malloc(sizeof *work);
+	if (!work)
+		return DIRAUTH_ERR_NOMEM;
+	*work = (struct statement_work){store, statement, done, context};
+	struct store_work engine_work = {
+	    .apply = apply,
+	    .context = work,
+	    .epoch = epoch,
+	    .takes_reserve = takes_reserve,
+	    .done = statement_done,
+	    .done_context = work,
+	};
+	int rc = store_engine_submit(store->engine, &engine_work);
+	if (rc)
+		free(work);
+	return rc;
+}
+
 int store_health_submit_async(struct store *store, const struct store_health *h, store_submission_done done,
                               void *context)
 {
 	int rc = check_health(h);
-	return rc ? rc : store_request_submit(store, NULL, LIFECYCLE_HEALTH, h, h->epoch, done, context);
+	return rc ? rc : statement_submit(store, apply_health, h, h->epoch, false, done, context);
 }
 
 int store_health_submit(struct store *store, const struct store_health *h, uint64_t *stamp)
 {
-	int rc = check_health(h);
-	return rc ? rc : store_request_wait(store, NULL, LIFECYCLE_HEALTH, h, h->epoch, stamp);
+	struct store_waiter waiter;
+	store_waiter_init(&waiter);
+	return store_waiter_wait(&waiter, store_health_submit_async(store, h, store_waiter_done, &waiter),
+	                         stamp);
 }
 
+/* A revocation is taken above refuse_percent: it must never wait for space. */
 int store_revocation_submit_async(struct store *store, const struct store_revocation *r,
                                   store_submission_done done, void *context)
 {
 	int rc = check_revocation(r);
-	return rc ? rc : store_request_submit(store, NULL, LIFECYCLE_REVOCATION, r, r->epoch, done, context);
+	return rc ? rc : statement_submit(store, apply_revocation, r, r->epoch, true, done, context);
 }
 
 int store_revocation_submit(struct store *store, const struct store_revocation *r, uint64_t *stamp)
 {
-	int rc = check_revocation(r);
-	return rc ? rc : store_request_wait(store, NULL, LIFECYCLE_REVOCATION, r, r->epoch, stamp);
+	struct store_waiter waiter;
+	store_waiter_init(&waiter);
+	return store_waiter_wait(&waiter, store_revocation_submit_async(store, r, store_waiter_done, &waiter),
+	                         stamp);
 }
 
 int store_deregistration_submit_async(struct store *store, const struct store_deregistration *d,
                                       store_submission_done done, void *context)
 {
 	int rc = check_deregistration(d);
-	return rc ? rc
-	          : store_request_submit(store, NULL, LIFECYCLE_DEREGISTRATION, d, d->epoch, done, context);
+	return rc ? rc : statement_submit(store, apply_deregistration, d, d->epoch, false, done, context);
 }
 
 int store_deregistration_submit(struct store *store, const struct store_deregistration *d, uint64_t *stamp)
 {
-	int rc = check_deregistration(d);
-	return rc ? rc : store_request_wait(store, NULL, LIFECYCLE_DEREGISTRATION, d, d->epoch, stamp);
+	struct store_waiter waiter;
+	store_waiter_init(&waiter);
+	return store_waiter_wait(
+	    &waiter, store_deregistration_submit_async(store, d, store_waiter_done, &waiter), stamp);
 }

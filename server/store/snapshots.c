@@ -1,0 +1,697 @@
+/*
+ * snapshots.c: the snapshots table of the store (snapshots.h): published headers in the
+ * environment, bodies as files beside it.
+ *
+ * Databases ("ns" a namespace's u16 id, internal.h; integers big-endian and fixed-width):
+ *   snapshots       ns, u64 epoch -> the signed header note
+ *   bodies          ns, u64 epoch -> per encoding u64 size, 32 bytes sha256 (while the files exist)
+ *   latest          ns -> u64 epoch
+ *
+ * Body files: <path>/bodies/<namespace>/<epoch>.<encoding>, written under a ".part" name,
+ * fsynced, renamed, and the directory fsynced before the header is stored; so a stored header
+ * always has its files, and files without a header (a crash before the header) are removed at
+ * open (snapshots_tidy). A snapshot is written by publication, once an epoch, in a write
+ * transaction of its own beside the committer's batches.
+ */
+#include "server/store/snapshots.h"
+
+#include "server/store/internal.h"
+
+#include "kv/kv.h"
+#include "schema/compress.h"
+#include "schema/crypto.h"
+#include "schema/error.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+size_t snapshots_databases(struct store *store, struct kv_database *out)
+{
+	const struct kv_database mine[] = {
+	    {"snapshots", &store->snapshots},
+	    {"bodies", &store->bodies},
+	    {"latest", &store->latest},
+	};
+	memcpy(out, mine, sizeof mine);
+	return sizeof mine / sizeof mine[0];
+}
+
+/* ---- body files ---- */
+
+static const char *const encoding_suffix[ENCODING_COUNT] = {"identity", "gzip", "zstd"};
+
+static int body_directory(const struct store *store, const char *namespace_name, char *out, size_t cap)
+{
+	int n = snprintf(out, cap, "%s/bodies/%s", store->path, namespace_name);
+	return n > 0 && (size_t)n < cap ? 0 : DIRAUTH_ERR_BOUNDS;
+}
+
+static int body_path(const struct store *store, const char *namespace_name, uint64_t epoch,
+                     enum content_encoding encoding, bool part, char *out, size_t cap)
+{
+	int n = snprintf(out, cap, "%s/bodies/%s/%llu.%s%s", store->path, namespace_name,
+	                 (unsigned long long)epoch, encoding_suffix[encoding], part ? ".part" : "");
+	return n > 0 && (size_t)n < cap ? 0 : DIRAUTH_ERR_BOUNDS;
+}
+
+static int make_directory(const char *path)
+{
+	if (mkdir(path, 0700) != 0 && errno != EEXIST)
+		return DIRAUTH_ERR_IO;
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : DIRAUTH_ERR_IO;
+}
+
+static int sync_directory(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return DIRAUTH_ERR_IO;
+	int rc = fsync(fd) == 0 ? 0 : DIRAUTH_ERR_IO;
+	close(fd);
+	return rc;
+}
+
+/* One output file of a body: buffered writes, and the digest of what was written. */
+struct body_file {
+	int fd;
+	uint64_t size;
+	struct crypto_sha256_stream *digest;
+	uint8_t buffer[64 * 1024];
+	size_t buffered;
+};
+
+struct store_body_writer {
+	struct store *store;
+	char namespace_name[STORE_NAME_MAX + 1];
+	uint64_t epoch;
+	struct body_file files[ENCODING_COUNT];
+	struct compress_stream *streams[ENCODING_COUNT]; /* NULL for identity */
+	int failed;
+};
+
+static int body_file_flush(struct body_file *f)
+{
+	size_t done = 0;
+	while (done < f->buffered) {
+		ssize_t n = write(f->fd, f->buffer + done, f->buffered - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return DIRAUTH_ERR_IO;
+		done += (size_t)n;
+	}
+	f->buffered = 0;
+	return 0;
+}
+
+static int body_file_sink(void *context, const uint8_t *data, size_t len)
+{
+	struct body_file *f = context;
+	if (crypto_sha256_update(f->digest, data, len) != 0)
+		return DIRAUTH_ERR_INTERNAL;
+	f->size += len;
+	while (len > 0) {
+		size_t room = sizeof f->buffer - f->buffered;
+		size_t take = len < room ? len : room;
+		memcpy(f->buffer + f->buffered, data, take);
+		f->buffered += take;
+		data += take;
+		len -= take;
+		if (f->buffered == sizeof f->buffer) {
+			int rc = body_file_flush(f);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+static void body_writer_remove_parts(struct store_body_writer *w)
+{
+	char path[STORE_PATH_MAX];
+	for (int e = 0; e < ENCODING_COUNT; e++) {
+		if (w->files[e].fd >= 0)
+			close(w->files[e].fd);
+		w->files[e].fd = -1;
+		crypto_sha256_free(w->files[e].digest);
+		w->files[e].digest = NULL;
+		compress_stream_free(w->streams[e]);
+		w->streams[e] = NULL;
+		if (body_path(w->store, w->namespace_name, w->epoch, (enum content_encoding)e, true, path,
+		              sizeof path) == 0)
+			unlink(path);
+	}
+}
+
+int store_body_begin(struct store *store, const char *namespace_name, uint64_t epoch,
+                     struct store_body_writer **out)
+{
+	char path[STORE_PATH_MAX];
+	size_t len;
+	if (!store || !out)
+		return DIRAUTH_ERR_SYNTAX;
+	*out = NULL;
+	int rc = check_name(namespace_name, &len);
+	if (rc)
+		return rc;
+	/* The name becomes a directory under bodies/: never a path out of it. */
+	if (namespace_name[0] == '.' || strchr(namespace_name, '/'))
+		return DIRAUTH_ERR_SYNTAX;
+	struct store_body_writer *w = calloc(1, sizeof *w);
+	if (!w)
+		return DIRAUTH_ERR_NOMEM;
+	w->store = store;
+	memcpy(w->namespace_name, namespace_name, len + 1);
+	w->epoch = epoch;
+	for (int e = 0; e < ENCODING_COUNT; e++)
+		w->files[e].fd = -1;
+	if ((rc = body_directory(store, namespace_name, path, sizeof path)) || (rc = make_directory(path)))
+		goto fail;
+	for (int e = 0; e < ENCODING_COUNT; e++) {
+		if ((rc = body_path(store, namespace_name, epoch, (enum content_encoding)e, true, path,
+		                    sizeof path)))
+			goto fail;
+		w->files[e].fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+		w->files[e].digest = crypto_sha256_new();
+		if (w->files[e].fd < 0 || !w->files[e].digest) {
+			rc = w->files[e].fd < 0 ? DIRAUTH_ERR_IO : DIRAUTH_ERR_NOMEM;
+			goto fail;
+		}
+		if (e != ENCODING_IDENTITY &&
+		    (rc = compress_stream_new((enum content_encoding)e, &w->streams[e])))
+			goto fail;
+	}
+	*out = w;
+	return 0;
+fail:
+	body_writer_remove_parts(w);
+	free(w);
+	return rc;
+}
+
+int store_body_write(struct store_body_writer *w, const void *data, size_t len)
+{
+	if (w->failed)
+		return w->failed;
+	int rc = body_file_sink(&w->files[ENCODING_IDENTITY], data, len);
+	for (int e = 0; !rc && e < ENCODING_COUNT; e++)
+		if (w->streams[e])
+			rc = compress_stream_write(w->streams[e], data, len, body_file_sink, &w->files[e]);
+	w->failed = rc;
+	return rc;
+}
+
+int store_body_finish(struct store_body_writer *w, struct store_body_info *info)
+{
+	char part[STORE_PATH_MAX], final[STORE_PATH_MAX], directory[STORE_PATH_MAX];
+	int rc = w->failed;
+	for (int e = 0; !rc && e < ENCODING_COUNT; e++) {
+		if (w->streams[e]) {
+			rc = compress_stream_finish(w->streams[e], body_file_sink, &w->files[e]);
+			w->streams[e] = NULL;
+		}
+	}
+	for (int e = 0; !rc && e < ENCODING_COUNT; e++) {
+		struct body_file *f = &w->files[e];
+		if ((rc = body_file_flush(f)) || (rc = fsync(f->fd) == 0 ? 0 : DIRAUTH_ERR_IO))
+			break;
+		rc = crypto_sha256_finish(f->digest, info->sha256[e]) ? DIRAUTH_ERR_INTERNAL : 0;
+		f->digest = NULL;
+		info->size[e] = f->size;
+	}
+	for (int e = 0; !rc && e < ENCODING_COUNT; e++) {
+		if ((rc = body_path(w->store, w->namespace_name, w->epoch, (enum content_encoding)e, true,
+		                    part, sizeof part)) ||
+		    (rc = body_path(w->store, w->namespace_name, w->epoch, (enum content_encoding)e, false,
+		                    final, sizeof final)))
+			break;
+		if (rename(part, final) != 0)
+			rc = DIRAUTH_ERR_IO;
+	}
+	if (!rc && !(rc = body_directory(w->store, w->namespace_name, directory, sizeof directory)))
+		rc = sync_directory(directory);
+	if (rc)
+		body_writer_remove_parts(w);
+	for (int e = 0; e < ENCODING_COUNT; e++) {
+		if (w->files[e].fd >= 0)
+			close(w->files[e].fd);
+		crypto_sha256_free(w->files[e].digest);
+	}
+	free(w);
+	return rc;
+}
+
+void store_body_discard(struct store_body_writer *w)
+{
+	if (!w)
+		return;
+	body_writer_remove_parts(w);
+	free(w);
+}
+
+/* Removes the files of one body (final names). */
+static int body_remove_files(struct store *store, const char *namespace_name, uint64_t epoch)
+{
+	char path[STORE_PATH_MAX];
+	int rc = 0;
+	for (int e = 0; e < ENCODING_COUNT; e++)
+		if (body_path(store, namespace_name, epoch, (enum content_encoding)e, false, path,
+		              sizeof path) != 0 ||
+		    (unlink(path) != 0 && errno != ENOENT))
+			rc = DIRAUTH_ERR_IO;
+	return rc;
+}
+
+/* Whether namespace_name's body for epoch is stored (its sizes and digests kept). */
+static bool body_stored(struct store *store, const char *namespace_name, uint64_t epoch)
+{
+	struct kv_txn t;
+	struct kv_val found;
+	uint8_t key[STORE_EPOCH_KEY_LEN];
+	uint16_t ns;
+	if (namespace_read_begin(store, namespace_name, &t, &ns) != 0)
+		return false;
+	epoch_key(key, ns, epoch);
+	bool stored = kv_txn_get(&t, store->bodies, key, sizeof key, &found);
+	kv_txn_abort(&t);
+	return stored;
+}
+
+int snapshots_tidy(struct store *store)
+{
+	char path[STORE_PATH_MAX];
+	if (snprintf(path, sizeof path, "%s/bodies", store->path) >= (int)sizeof path ||
+	    make_directory(path) != 0)
+		return DIRAUTH_ERR_IO;
+	DIR *top = opendir(path);
+	if (!top)
+		return DIRAUTH_ERR_IO;
+	struct dirent *entry;
+	while ((entry = readdir(top))) {
+		if (entry->d_name[0] == '.')
+			continue;
+		char directory[STORE_PATH_MAX];
+		if (snprintf(directory, sizeof directory, "%s/%s", path, entry->d_name) >=
+		    (int)sizeof directory)
+			continue;
+		DIR *inner = opendir(directory);
+		if (!inner)
+			continue;
+		struct dirent *file;
+		while ((file = readdir(inner))) {
+			if (file->d_name[0] == '.')
+				continue;
+			char *end = NULL;
+			unsigned long long epoch = strtoull(file->d_name, &end, 10);
+			bool part = strstr(file->d_name, ".part") != NULL;
+			/* Not only epochs past the latest: a body finished for an epoch that was then
+			 * refused (or never stored) may be older than the latest. */
+			if (part || !end || *end != '.' || !body_stored(store, entry->d_name, epoch)) {
+				char target[STORE_PATH_MAX];
+				if (snprintf(target, sizeof target, "%s/%s", directory, file->d_name) <
+				    (int)sizeof target)
+					unlink(target);
+			}
+		}
+		closedir(inner);
+	}
+	closedir(top);
+	return 0;
+}
+
+/* ---- snapshots ---- */
+
+static int body_info_encode(const struct store_body_info *info, uint8_t out[ENCODING_COUNT * 40])
+{
+	for (int e = 0; e < ENCODING_COUNT; e++) {
+		put_uint(out + e * 40, info->size[e], 8);
+		memcpy(out + e * 40 + 8, info->sha256[e], 32);
+	}
+	return 0;
+}
+
+static int body_info_decode(const struct kv_val *value, struct store_body_info *info)
+{
+	if (value->len != ENCODING_COUNT * 40)
+		return DIRAUTH_ERR_STORE;
+	for (int e = 0; e < ENCODING_COUNT; e++) {
+		info->size[e] = get_uint(value->data + e * 40, 8);
+		memcpy(info->sha256[e], value->data + e * 40 + 8, 32);
+	}
+	return 0;
+}
+
+int store_snapshot_put(struct store *store, const char *namespace_name, uint64_t epoch, const uint8_t *header,
+                       size_t header_len, const struct store_body_info *info)
+{
+	struct kv_txn t;
+	struct kv_val found;
+	uint8_t key[STORE_EPOCH_KEY_LEN], ns_key[STORE_NS_LEN], field[8], encoded[ENCODING_COUNT * 40];
+	size_t namespace_len;
+	uint16_t ns = 0;
+
+	if (!store || !header || !header_len)
+		return DIRAUTH_ERR_SYNTAX;
+	int rc = check_name(namespace_name, &namespace_len);
+	if (rc)
+		return rc;
+	if (header_len > STORE_HEADER_MAX)
+		return DIRAUTH_ERR_BOUNDS;
+	kv_txn_begin(store->env, &t, KV_WRITE);
+	namespace_intern(&t, store, namespace_name, namespace_len, &ns);
+	put_uint(ns_key, ns, STORE_NS_LEN);
+	if (kv_txn_get(&t, store->latest, ns_key, sizeof ns_key, &found)) {
+		if (found.len != 8)
+			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
+		else if (epoch <= get_uint(found.data, 8))
+			kv_txn_fail(&t, DIRAUTH_ERR_ROLLBACK);
+	}
+	epoch_key(key, ns, epoch);
+	put_uint(field, epoch, 8);
+	kv_txn_put(&t, store->snapshots, key, sizeof key, header, header_len);
+	if (info) {
+		body_info_encode(info, encoded);
+		kv_txn_put(&t, store->bodies, key, sizeof key, encoded, sizeof encoded);
+	}
+	kv_txn_put(&t, store->latest, ns_key, sizeof ns_key, field, 8);
+	return kv_txn_commit(&t);
+}
+
+int store_snapshot_get(struct store *store, const char *namespace_name, uint64_t epoch, struct buffer *header,
+                       struct store_body_info *info)
+{
+	struct kv_txn t;
+	struct kv_val found;
+	uint8_t key[STORE_EPOCH_KEY_LEN];
+	uint16_t ns;
+
+	if (!store || !header)
+		return DIRAUTH_ERR_SYNTAX;
+	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
+	if (rc)
+		return rc;
+	epoch_key(key, ns, epoch);
+	if (!kv_txn_get(&t, store->snapshots, key, sizeof key, &found)) {
+		kv_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
+	} else {
+		buffer_reset(header);
+		kv_txn_fail(&t, buffer_append(header, found.data, found.len));
+	}
+	if (info && !t.rc) {
+		if (!kv_txn_get(&t, store->bodies, key, sizeof key, &found))
+			kv_txn_fail(&t, DIRAUTH_ERR_STALE);
+		else
+			kv_txn_fail(&t, body_info_decode(&found, info));
+	}
+	kv_txn_abort(&t);
+	return t.rc;
+}
+
+struct header_walk {
+	store_header_visitor visit;
+	void *context;
+};
+
+static int header_visit(void *context, struct kv_val key, struct kv_val value)
+{
+	struct header_walk *w = context;
+	if (key.len != STORE_EPOCH_KEY_LEN)
+		return DIRAUTH_ERR_STORE;
+	return w->visit(w->context, get_uint(key.data + STORE_NS_LEN, 8), value.data, value.len);
+}
+
+int store_snapshot_foreach(struct store *store, const char *namespace_name, uint64_t from,
+                           store_header_visitor visit, void *context)
+{
+	struct kv_txn t;
+	uint8_t start[STORE_EPOCH_KEY_LEN];
+	uint16_t ns;
+	if (!store || !visit)
+		return DIRAUTH_ERR_SYNTAX;
+	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
+	if (rc)
+		return rc == DIRAUTH_ERR_NOT_FOUND ? 0 : rc;
+	epoch_key(start, ns, from);
+	struct header_walk w = {visit, context};
+	rc = kv_txn_walk_from(&t, store->snapshots, start, STORE_NS_LEN, start, sizeof start, header_visit,
+	                      &w);
+	kv_txn_abort(&t);
+	return rc;
+}
+
+int store_snapshot_latest(struct store *store, const char *namespace_name, uint64_t *epoch)
+{
+	struct kv_txn t;
+	struct kv_val found;
+	uint16_t ns;
+
+	if (!store || !epoch)
+		return DIRAUTH_ERR_SYNTAX;
+	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
+	if (rc)
+		return rc;
+	uint8_t ns_key[STORE_NS_LEN];
+	put_uint(ns_key, ns, STORE_NS_LEN);
+	if (kv_txn_get(&t, store->latest, ns_key, sizeof ns_key, &found)) {
+		if (found.len != 8)
+			kv_txn_fail(&t, DIRAUTH_ERR_STORE);
+		else
+			*epoch = get_uint(found.data, 8);
+	} else {
+		kv_txn_fail(&t, DIRAUTH_ERR_NOT_FOUND);
+	}
+	kv_txn_abort(&t);
+	return t.rc;
+}
+
+int store_body_open(struct store *store, const char *namespace_name, uint64_t epoch,
+                    enum content_encoding encoding, int *fd, uint64_t *size)
+{
+	struct buffer header;
+	struct store_body_info info;
+	char path[STORE_PATH_MAX];
+	if ((unsigned)encoding >= ENCODING_COUNT)
+		return DIRAUTH_ERR_SYNTAX;
+	buffer_init(&header);
+	int rc = store_snapshot_get(store, namespace_name, epoch, &header, &info);
+	buffer_free(&header);
+	if (rc)
+		return rc;
+	if ((rc = body_path(store, namespace_name, epoch, encoding, false, path, sizeof path)))
+		return rc;
+	int file = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (file < 0)
+		return errno == ENOENT ? DIRAUTH_ERR_STALE : DIRAUTH_ERR_IO;
+	struct stat st;
+	if (fstat(file, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(file);
+		return DIRAUTH_ERR_IO;
+	}
+	if ((uint64_t)st.st_size != info.size[encoding]) {
+		close(file);
+		return DIRAUTH_ERR_MISMATCH;
+	}
+	*fd = file;
+	*size = info.size[encoding];
+	return 0;
+}
+
+int store_body_check(struct store *store, const char *namespace_name, uint64_t epoch,
+                     enum content_encoding encoding)
+{
+	struct buffer header;
+	struct store_body_info info;
+	int fd;
+	uint64_t size;
+	int rc = store_body_open(store, namespace_name, epoch, encoding, &fd, &size);
+	if (rc)
+		return rc;
+	buffer_init(&header);
+	rc = store_snapshot_get(store, namespace_name, epoch, &header, &info);
+	buffer_free(&header);
+	struct crypto_sha256_stream *digest = crypto_sha256_new();
+	uint8_t chunk[64 * 1024], computed[32];
+	if (!rc && !digest)
+		rc = DIRAUTH_ERR_NOMEM;
+	while (!rc) {
+		ssize_t n = read(fd, chunk, sizeof chunk);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			rc = DIRAUTH_ERR_IO;
+		if (n <= 0)
+			break;
+		rc = crypto_sha256_update(digest, chunk, (size_t)n);
+	}
+	if (!rc) {
+		rc = crypto_sha256_finish(digest, computed);
+		digest = NULL;
+		if (!rc && memcmp(computed, info.sha256[encoding], 32) != 0)
+			rc = DIRAUTH_ERR_MISMATCH;
+	}
+	crypto_sha256_free(digest);
+	close(fd);
+	return rc;
+}
+
+/* The epochs of namespace ns's stored bodies older than keep_from. */
+struct retain_collect {
+	uint64_t keep_from;
+	uint64_t *epochs;
+	size_t count, cap;
+};
+
+static int retain_visit(void *context, struct kv_val key, struct kv_val value)
+{
+	(void)value;
+	struct retain_collect *c = context;
+	if (key.len != STORE_EPOCH_KEY_LEN)
+		return DIRAUTH_ERR_STORE;
+	uint64_t epoch = get_uint(key.data + STORE_NS_LEN, 8);
+	if (epoch >= c->keep_from || c->count == STORE_PRUNE_CHUNK)
+		return 1;
+	if (c->count == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 16;
+		uint64_t *grown = realloc(c->epochs, cap * sizeof *grown);
+		if (!grown)
+			return DIRAUTH_ERR_NOMEM;
+		c->epochs = grown;
+		c->cap = cap;
+	}
+	c->epochs[c->count++] = epoch;
+	return 0;
+}
+
+int store_retain(struct store *store, const char *namespace_name, uint64_t keep_from)
+{
+	uint16_t ns;
+	int rc;
+	for (;;) {
+		struct retain_collect c = {keep_from, NULL, 0, 0};
+		struct kv_txn t;
+		/* A namespace never recorded keeps no bodies. */
+		if ((rc = namespace_read_begin(store, namespace_name, &t, &ns)) != 0)
+			return rc == DIRAUTH_ERR_NOT_FOUND ? 0 : rc;
+		uint8_t prefix[STORE_NS_LEN];
+		put_uint(prefix, ns, STORE_NS_LEN);
+		int walked = kv_txn_walk_prefix(&t, store->bodies, prefix, sizeof prefix, retain_visit, &c);
+		rc = t.rc ? t.rc : walked < 0 ? walked : 0;
+		kv_txn_abort(&t);
+		if (rc || c.count == 0) {
+			free(c.epochs);
+			return rc;
+		}
+		/* Files first: a crash between leaves an entry without files, which reads as removed. */
+		for (size_t i = 0; i < c.count && !rc; i++)
+			rc = body_remove_files(store, namespace_name, c.epochs[i]);
+		kv_txn_begin(store->env, &t, KV_WRITE);
+		for (size_t i = 0; i < c.count && !rc; i++) {
+			uint8_t key[STORE_EPOCH_KEY_LEN];
+			epoch_key(key, ns, c.epochs[i]);
+			kv_txn_delete(&t, store->bodies, key, sizeof key);
+		}
+		if (rc)
+			kv_txn_fail(&t, rc);
+		rc = kv_txn_commit(&t);
+		free(c.epochs);
+		if (rc)
+			return rc;
+	}
+}
+
+/* ---- copies ---- */
+
+/* Copies a file into directory/name, 0600, fsynced. */
+static int copy_file(const char *from, const char *directory, const char *name)
+{
+	char to[STORE_PATH_MAX];
+	if (snprintf(to, sizeof to, "%s/%s", directory, name) >= (int)sizeof to)
+		return DIRAUTH_ERR_BOUNDS;
+	int in = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (in < 0)
+		return errno == ENOENT ? 0 : DIRAUTH_ERR_IO; /* removed by retention meanwhile */
+	int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int rc = out < 0 ? DIRAUTH_ERR_IO : 0;
+	uint8_t chunk[64 * 1024];
+	while (!rc) {
+		ssize_t n = read(in, chunk, sizeof chunk);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = n < 0 ? DIRAUTH_ERR_IO : 0;
+			break;
+		}
+		for (ssize_t done = 0; done < n && !rc;) {
+			ssize_t w = write(out, chunk + done, (size_t)(n - done));
+			if (w < 0 && errno == EINTR)
+				continue;
+			rc = w <= 0 ? DIRAUTH_ERR_IO : 0;
+			done += w > 0 ? w : 0;
+		}
+	}
+	if (!rc && fsync(out) != 0)
+		rc = DIRAUTH_ERR_IO;
+	if (out >= 0)
+		close(out);
+	close(in);
+	return rc;
+}
+
+int snapshots_copy_bodies(struct store *store, const char *directory)
+{
+	int rc;
+	char bodies[STORE_PATH_MAX], source[STORE_PATH_MAX];
+	if (snprintf(bodies, sizeof bodies, "%s/bodies", directory) >= (int)sizeof bodies ||
+	    snprintf(source, sizeof source, "%s/bodies", store->path) >= (int)sizeof source)
+		return DIRAUTH_ERR_BOUNDS;
+	if ((rc = make_directory(bodies)))
+		return rc;
+	DIR *top = opendir(source);
+	if (!top)
+		return DIRAUTH_ERR_IO;
+	struct dirent *entry;
+	while (!rc && (entry = readdir(top))) {
+		if (entry->d_name[0] == '.')
+			continue;
+		char from_dir[STORE_PATH_MAX], to_dir[STORE_PATH_MAX];
+		if (snprintf(from_dir, sizeof from_dir, "%s/%s", source, entry->d_name) >=
+		        (int)sizeof from_dir ||
+		    snprintf(to_dir, sizeof to_dir, "%s/%s", bodies, entry->d_name) >= (int)sizeof to_dir) {
+			rc = DIRAUTH_ERR_BOUNDS;
+			break;
+		}
+		if ((rc = make_directory(to_dir)))
+			break;
+		DIR *inner = opendir(from_dir);
+		if (!inner) {
+			rc = DIRAUTH_ERR_IO;
+			break;
+		}
+		struct dirent *file;
+		while (!rc && (file = readdir(inner))) {
+			if (file->d_name[0] == '.' || strstr(file->d_name, ".part"))
+				continue;
+			char from[STORE_PATH_MAX];
+			if (snprintf(from, sizeof from, "%s/%s", from_dir, file->d_name) >= (int)sizeof from)
+				rc = DIRAUTH_ERR_BOUNDS;
+			else
+				rc = copy_file(from, to_dir, file->d_name);
+		}
+		closedir(inner);
+		if (!rc)
+			rc = sync_directory(to_dir);
+	}
+	closedir(top);
+	if (!rc)
+		rc = sync_directory(bodies);
+	return rc;
+}

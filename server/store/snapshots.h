@@ -1,0 +1,116 @@
+/*
+ * snapshots.h: the snapshots table of the store: the signed header of every published snapshot,
+ * and its body, in every content encoding, as files.
+ *
+ * What is kept, and for how long:
+ *   - snapshots: the signed header of every published snapshot. Never deleted (they are the
+ *     transparency log's leaves). The latest epoch per namespace only grows.
+ *   - bodies: each published body in every content encoding, as files, for the retention window
+ *     (store_retain); their sizes and digests beside the header while the files exist.
+ *
+ * Durable on return: when a write call returns 0, what it wrote is on disk. Threading: every
+ * function is safe from any thread. Pointers handed to visitors are valid only during the call.
+ */
+#ifndef DIRAUTH_SERVER_STORE_SNAPSHOTS_H
+#define DIRAUTH_SERVER_STORE_SNAPSHOTS_H
+
+#include "schema/buffer.h"
+#include "schema/compress.h"
+#include "kv/kv.h"
+#include "server/store/store.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The sizes and digests of a snapshot body in each content encoding. */
+struct store_body_info {
+	uint64_t size[ENCODING_COUNT];
+	uint8_t sha256[ENCODING_COUNT][32];
+};
+
+/* A body being written: bytes go to a file per encoding (compressed on the way) and nowhere
+ * else, so a body never needs to be held in memory whole. */
+struct store_body_writer;
+
+/* Starts the body of namespace_name's snapshot for epoch. Returns 0, DIRAUTH_ERR_SYNTAX,
+ * DIRAUTH_ERR_BOUNDS (name too long), DIRAUTH_ERR_IO, DIRAUTH_ERR_NOMEM. */
+int store_body_begin(struct store *store, const char *namespace_name, uint64_t epoch,
+                     struct store_body_writer **out);
+
+/* Appends len bytes of the uncompressed body. Returns 0, DIRAUTH_ERR_IO, DIRAUTH_ERR_NOMEM,
+ * DIRAUTH_ERR_INTERNAL (a compressor failed). */
+int store_body_write(struct store_body_writer *writer, const void *data, size_t len);
+
+/* Finishes the body: flushes the compressors, fsyncs every file and gives them their final
+ * names (durably), and fills *info. The files then belong to the store: they are kept if the
+ * snapshot's header is stored (store_snapshot_put) and removed at the next open otherwise. Frees
+ * the writer in every case. Returns 0, DIRAUTH_ERR_IO, DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_INTERNAL. */
+int store_body_finish(struct store_body_writer *writer, struct store_body_info *info);
+
+/* Removes a body's files and frees the writer, for a body that will not be stored. Accepts NULL. */
+void store_body_discard(struct store_body_writer *writer);
+
+/* Durably stores a published snapshot's signed header and makes epoch the namespace's latest,
+ * in one transaction; its body (info) must have been finished. info NULL stores the header
+ * alone, as though retention had removed its body (an authority catching up on an epoch whose
+ * body its peers no longer keep). Refuses an epoch not greater than
+ * the namespace's latest (DIRAUTH_ERR_ROLLBACK). Also returns DIRAUTH_ERR_SYNTAX (missing
+ * argument), DIRAUTH_ERR_BOUNDS (name too long, header over 64 KiB), DIRAUTH_ERR_FULL,
+ * DIRAUTH_ERR_STORE. Nothing is changed unless 0 is returned. */
+int store_snapshot_put(struct store *store, const char *namespace_name, uint64_t epoch, const uint8_t *header,
+                       size_t header_len, const struct store_body_info *info);
+
+/* Copies a stored snapshot's header note into header (replaced). info (may be NULL) gets its
+ * body's sizes and digests. Returns 0; DIRAUTH_ERR_NOT_FOUND (no such snapshot);
+ * DIRAUTH_ERR_STALE (the header is kept but the body was removed by retention, only when info is
+ * not NULL); DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_STORE. */
+int store_snapshot_get(struct store *store, const char *namespace_name, uint64_t epoch, struct buffer *header,
+                       struct store_body_info *info);
+
+/* Called for each stored snapshot header by store_snapshot_foreach, in ascending epoch order,
+ * with the signed note as stored (borrowed for the call). Returns 0 to go on; anything else
+ * stops the walk and is what the walk returns. */
+typedef int (*store_header_visitor)(void *context, uint64_t epoch, const uint8_t *note, size_t len);
+
+/* Visits every stored header of namespace_name from epoch from on (headers whose body retention
+ * removed included), in one read transaction. Returns 0 (also for a namespace with none), the
+ * visitor's non-zero value, DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS (name too long),
+ * DIRAUTH_ERR_STORE. */
+int store_snapshot_foreach(struct store *store, const char *namespace_name, uint64_t from,
+                           store_header_visitor visit, void *context);
+
+/* Latest stored epoch of a namespace. Returns 0 or DIRAUTH_ERR_NOT_FOUND, DIRAUTH_ERR_SYNTAX,
+ * DIRAUTH_ERR_BOUNDS, DIRAUTH_ERR_STORE. */
+int store_snapshot_latest(struct store *store, const char *namespace_name, uint64_t *epoch);
+
+/* Opens a stored body file read-only: *fd gets a descriptor the caller closes, positioned at 0;
+ * the file's size is checked against the stored size. Returns 0, DIRAUTH_ERR_NOT_FOUND,
+ * DIRAUTH_ERR_STALE (removed by retention), DIRAUTH_ERR_MISMATCH (the file's size is not the
+ * stored one), DIRAUTH_ERR_IO, DIRAUTH_ERR_STORE. */
+int store_body_open(struct store *store, const char *namespace_name, uint64_t epoch,
+                    enum content_encoding encoding, int *fd, uint64_t *size);
+
+/* Reads a stored body file whole and checks it against its stored digest. Returns 0,
+ * DIRAUTH_ERR_MISMATCH, and what store_body_open returns. */
+int store_body_check(struct store *store, const char *namespace_name, uint64_t epoch,
+                     enum content_encoding encoding);
+
+/* Removes the bodies of namespace_name's snapshots older than keep_from (their files and their
+ * sizes and digests); headers stay. Returns 0, DIRAUTH_ERR_STORE, DIRAUTH_ERR_IO. */
+int store_retain(struct store *store, const char *namespace_name, uint64_t keep_from);
+
+/* ---- for the store's own files ---- */
+
+/* The table's databases, for store_open to open with the others: fills out (room for
+ * STORE_TABLE_DATABASES_MAX) with their names and store's handles of them; returns the count. */
+size_t snapshots_databases(struct store *store, struct kv_database *out);
+
+/* At open: removes body files of epochs whose header was never stored, and unfinished parts.
+ * Returns 0, DIRAUTH_ERR_IO. */
+int snapshots_tidy(struct store *store);
+
+/* For store_backup: copies the body files that are kept into directory/bodies (made), fsynced.
+ * Returns 0, DIRAUTH_ERR_IO, DIRAUTH_ERR_BOUNDS. */
+int snapshots_copy_bodies(struct store *store, const char *directory);
+
+#endif
