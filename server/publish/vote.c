@@ -10,6 +10,7 @@
  */
 #include "server/publish/vote.h"
 
+#include "consensus/consensus.h"
 #include "schema/crypto.h"
 #include "schema/error.h"
 #include "schema/health.h"
@@ -304,7 +305,7 @@ static int revocation_visit(void *context, const struct store_listed_revocation 
 		     memcmp(listed->endpoint_id, revocation->endpoint_id, ENDPOINT_ID_SIZE) == 0))
 			return 0;
 	}
-	if (revocation->stamp > v->epoch || v->epoch - revocation->stamp >= v->ns->revocation_epochs)
+	if (!consensus_revocation_is_listed(revocation->stamp, v->epoch, v->ns->revocation_epochs))
 		return 0;
 	if (body->revocation_count >= v->ns->max_revocations)
 		return DIRAUTH_ERR_BOUNDS;
@@ -359,4 +360,47 @@ int publish_vote_body(const struct config *config, struct store *store, size_t n
 	if (rc)
 		publish_vote_body_clear(out);
 	return rc;
+}
+
+void publish_vote_text(const struct config *config, size_t namespace_index, uint64_t epoch,
+                       const struct publish_previous *previous, const struct vote_body *lines,
+                       const merkle_hash records_root, struct vote *out)
+{
+	const struct config_namespace *ns = &config->namespaces[namespace_index];
+	memset(out, 0, sizeof *out);
+	snprintf(out->namespace_name, sizeof out->namespace_name, "%s", ns->name);
+	snprintf(out->origin, sizeof out->origin, "%s", ns->origin);
+	snprintf(out->authority, sizeof out->authority, "%s", config->authority_name);
+	out->epoch = epoch;
+	out->record_count = lines->record_count;
+	memcpy(out->records_root, records_root, sizeof out->records_root);
+	if (previous->have) {
+		out->previous_epoch = previous->epoch;
+		memcpy(out->previous, previous->digest, 32);
+	}
+	/* The methods this authority can compute for the namespace: method 2 needs the lifecycle
+	 * configured (its parameters are the namespace's). */
+	out->method_count = 1;
+	out->methods[0] = CONSENSUS_METHOD_REGISTRATIONS;
+	if (ns->lifecycle)
+		out->methods[out->method_count++] = CONSENSUS_METHOD_LIFECYCLE;
+}
+
+void publish_consensus_lifecycle(const struct config *config, size_t namespace_index,
+                                 const struct publish_previous *previous, struct consensus_lifecycle *out)
+{
+	const struct config_namespace *ns = &config->namespaces[namespace_index];
+	memset(out, 0, sizeof *out);
+	out->freshness_seconds = ns->health_freshness_epochs * config->epoch.length;
+	out->revocation_epochs = ns->revocation_epochs;
+	out->max_health = config_max_health(config);
+	out->max_revocations = ns->max_revocations;
+	if (previous->have && previous->text.len) {
+		out->previous_header = previous->text.data;
+		out->previous_header_len = previous->text.len;
+	}
+	if (previous->parsed) {
+		out->previous_body = previous->body.data;
+		out->previous_body_len = previous->body.len;
+	}
 }

@@ -21,9 +21,11 @@
 #ifndef DIRAUTH_SERVER_PUBLISH_VOTE_H
 #define DIRAUTH_SERVER_PUBLISH_VOTE_H
 
+#include "consensus/consensus.h"
 #include "schema/buffer.h"
 #include "schema/merkle.h"
 #include "schema/snapshot.h"
+#include "schema/vote.h"
 #include "schema/vote_body.h"
 #include "server/config/config.h"
 #include "server/store/store.h"
@@ -81,5 +83,20 @@ int publish_vote_body(const struct config *config, struct store *store, size_t n
 
 /* Frees the arrays of a body publish_vote_body filled (not body itself) and zeroes it. */
 void publish_vote_body_clear(struct vote_body *body);
+
+/* The vote text of this authority's vote of epoch with the body lines and records_root
+ * publish_vote_body gave, but its body-sha256 (zero here: the caller that sends the vote fills it
+ * once the body is encoded): namespace, origin, authority, epoch, record count, the previous
+ * snapshot when previous->have, and the methods it can compute for the namespace: 1, and 2 for a
+ * namespace configured with "lifecycle: true". Never fails. */
+void publish_vote_text(const struct config *config, size_t namespace_index, uint64_t epoch,
+                       const struct publish_previous *previous, const struct vote_body *lines,
+                       const merkle_hash records_root, struct vote *out);
+
+/* Method 2's inputs for the namespace (consensus.h): its freshness, revocation window and bounds,
+ * and previous's header text and body (each only when held). The callbacks and their context are
+ * left NULL, for the caller to set. previous must outlive *out. Never fails. */
+void publish_consensus_lifecycle(const struct config *config, size_t namespace_index,
+                                 const struct publish_previous *previous, struct consensus_lifecycle *out);
 
 #endif

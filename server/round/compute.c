@@ -408,19 +408,11 @@ static int compute_consensus(struct round *round, size_t i, struct held_votes *h
 	if (previous_rc && ns->lifecycle)
 		round_log(round, i, rn->epoch, "the previous snapshot cannot be read: %s",
 		          dirauth_strerror(previous_rc));
-	struct consensus_lifecycle lifecycle = {
-	    .freshness_seconds = ns->health_freshness_epochs * config->epoch.length,
-	    .revocation_epochs = ns->revocation_epochs,
-	    .max_health = config_max_health(config),
-	    .max_revocations = ns->max_revocations,
-	    .previous_header = previous.have && previous.text.len ? previous.text.data : NULL,
-	    .previous_header_len = previous.text.len,
-	    .previous_body = previous.parsed ? previous.body.data : NULL,
-	    .previous_body_len = previous.parsed ? previous.body.len : 0,
-	    .health = supply_health,
-	    .revocation = supply_revocation,
-	    .context = &source,
-	};
+	struct consensus_lifecycle lifecycle;
+	publish_consensus_lifecycle(config, i, &previous, &lifecycle);
+	lifecycle.health = supply_health;
+	lifecycle.revocation = supply_revocation;
+	lifecycle.context = &source;
 	if (ns->lifecycle)
 		params.lifecycle = &lifecycle;
 	consensus_result_clear(&rn->result);
