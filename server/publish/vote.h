@@ -1,8 +1,8 @@
 /*
- * vote.h: this authority's vote body for an epoch, built from the store's sealed views: what the
- * round of several authorities signs and sends (server/round), and what the single authority's
- * snapshot is the consensus of (lifecycle.h; tests/unit/check_publish_lifecycle.c builds its one
- * vote with it and compares).
+ * vote.h: this authority's vote for an epoch, built from the store's sealed views: what the round
+ * of several authorities signs and sends (server/round), and what the single authority's snapshot
+ * is the consensus of (publish.h); and the inputs both give the consensus beside the votes: the
+ * previous snapshot and method 2's parameters.
  *
  * The records are those of the sealed view (store_view_foreach), one line per service: sequence
  * and registration digest, with the RFC 6962 root over their notes. With the method-2 sections
