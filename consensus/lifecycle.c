@@ -27,7 +27,10 @@
  * file checked against its digest, its fields and its signature; nothing is invented. The merge
  * over the votes' health lists walks them once, in the order of the published endpoints, so the
  * cost is that of method 1 plus one pass over the health lines and at most one callback per
- * distinct statement of a published endpoint.
+ * distinct statement of a published endpoint. The body's head counts the published records, known
+ * only once every chosen version is judged: so the body is written (body.c) in a second pass, which
+ * asks again for each published record's note and each published statement, holding none of them
+ * between the passes.
  */
 #include "consensus/method.h"
 

@@ -6,14 +6,16 @@
  * and the store holds the signed header, with its body files durable, before any caller can serve
  * it (hard rule 2: the store refuses an epoch that does not grow).
  *
- * The view is walked twice in two read transactions: once to count the records and size the body
- * (the body's fourth line is its record count), once to write it. The seal guarantees both walks
- * see the same records.
+ * The snapshot is the consensus of this authority's one vote (n = k = 1): the vote's lines come
+ * from one walk of the sealed view (vote.h), the rule asks the store for each note it chooses, by
+ * version or by digest, and writes the body piece by piece into the store's body writer, which
+ * compresses and hashes it as it goes. The notes are read one at a time into a buffer the next
+ * read replaces (revocations, few, are kept until the rule returns). The store's digest of what
+ * it wrote must be the one the header commits to.
  */
 #include "server/publish/publish.h"
 
 #include "consensus/consensus.h"
-#include "schema/crypto.h"
 #include "schema/error.h"
 #include "schema/merkle.h"
 #include "schema/schedule.h"
