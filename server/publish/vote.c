@@ -26,12 +26,19 @@
 
 /* ---- the previous snapshot ---- */
 
-static int read_identity_body(struct store *store, const char *name, uint64_t epoch, uint64_t size_bound,
-                              struct buffer *out)
+/* The stored body of the snapshot whose header is header, read whole from its identity file into
+ * out and checked against the header: its size (within the configured bound) and its SHA-256.
+ * Returns 0, DIRAUTH_ERR_MISMATCH, the store's errors (DIRAUTH_ERR_STALE: no longer kept),
+ * DIRAUTH_ERR_IO, DIRAUTH_ERR_NOMEM. */
+static int read_committed_body(const struct config *config, struct store *store,
+                               const struct snapshot_header *header, struct buffer *out)
 {
 	int fd = -1;
-	uint64_t size = 0;
-	int rc = store_body_open(store, name, epoch, ENCODING_IDENTITY, &fd, &size);
+	uint64_t size = 0, size_bound = header->body_size;
+	uint8_t digest[32];
+	if (size_bound > config->bounds.snapshot_body_uncompressed)
+		return DIRAUTH_ERR_MISMATCH;
+	int rc = store_body_open(store, header->namespace_name, header->epoch, ENCODING_IDENTITY, &fd, &size);
 	if (rc)
 		return rc;
 	if (size > size_bound)
@@ -49,6 +56,12 @@ static int read_identity_body(struct store *store, const char *name, uint64_t ep
 			rc = buffer_append(out, chunk, (size_t)n);
 	}
 	close(fd);
+	if (rc == 0 && out->len != header->body_size)
+		rc = DIRAUTH_ERR_MISMATCH;
+	if (rc == 0)
+		rc = crypto_sha256(out->data, out->len, digest);
+	if (rc == 0 && memcmp(digest, header->body_sha256, 32) != 0)
+		rc = DIRAUTH_ERR_MISMATCH;
 	return rc;
 }
 
@@ -59,7 +72,6 @@ int publish_previous_load(const struct config *config, struct store *store, size
 	struct buffer header_note;
 	struct note *note = NULL;
 	struct snapshot_header header;
-	uint8_t digest[32];
 	memset(out, 0, sizeof *out);
 	buffer_init(&out->text);
 	buffer_init(&out->body);
@@ -81,15 +93,9 @@ int publish_previous_load(const struct config *config, struct store *store, size
 	out->method = header.consensus_method;
 	if (header.consensus_method != 2)
 		return 0;
-	if (header.epoch != out->epoch || header.body_size > config->bounds.snapshot_body_uncompressed)
+	if (header.epoch != out->epoch || strcmp(header.namespace_name, ns->name) != 0)
 		return DIRAUTH_ERR_MISMATCH;
-	rc = read_identity_body(store, ns->name, out->epoch, header.body_size, &out->body);
-	if (rc == 0 && out->body.len != header.body_size)
-		rc = DIRAUTH_ERR_MISMATCH;
-	if (rc == 0)
-		rc = crypto_sha256(out->body.data, out->body.len, digest);
-	if (rc == 0 && memcmp(digest, header.body_sha256, 32) != 0)
-		rc = DIRAUTH_ERR_MISMATCH;
+	rc = read_committed_body(config, store, &header, &out->body);
 	struct snapshot_body_limits limits = {config->bounds.records_per_snapshot, config_max_health(config),
 	                                      ns->max_revocations};
 	if (rc == 0)
@@ -169,18 +175,12 @@ int publish_vote_base(const struct config *config, struct store *store, size_t n
 	if (rc == 0)
 		rc = snapshot_header_digest(note->text, note->text_len, actual);
 	if (rc == 0 && (memcmp(actual, digest, 32) != 0 || header.epoch != epoch ||
-	                header.body_size > config->bounds.snapshot_body_uncompressed))
+	                strcmp(header.namespace_name, ns->name) != 0))
 		rc = DIRAUTH_ERR_MISMATCH;
 	if (rc == 0)
-		rc = read_identity_body(store, ns->name, epoch, header.body_size, &body);
+		rc = read_committed_body(config, store, &header, &body);
 	if (rc == DIRAUTH_ERR_STALE)
 		rc = DIRAUTH_ERR_NOT_FOUND;
-	if (rc == 0 && body.len != header.body_size)
-		rc = DIRAUTH_ERR_MISMATCH;
-	if (rc == 0)
-		rc = crypto_sha256(body.data, body.len, actual);
-	if (rc == 0 && memcmp(actual, header.body_sha256, 32) != 0)
-		rc = DIRAUTH_ERR_MISMATCH;
 	if (rc == 0 && header.consensus_method == 2) {
 		struct snapshot_body_limits limits = {config->bounds.records_per_snapshot,
 		                                      config_max_health(config), ns->max_revocations};
