@@ -17,7 +17,6 @@
 
 #include "consensus/consensus.h"
 #include "schema/error.h"
-#include "schema/merkle.h"
 #include "schema/schedule.h"
 #include "faults/faults.h"
 #include "server/publish/vote.h"
@@ -167,15 +166,15 @@ static int compute_snapshot(const struct config *config, struct store *store, si
 	struct consensus_failure failure;
 	struct store_source source = {.store = store, .name = ns->name};
 	struct body_output output = {0};
-	merkle_hash records_root;
 	buffer_init(&source.registration);
 	buffer_init(&source.health);
 	memset(&result, 0, sizeof result);
 	int rc = publish_vote_body(config, store, namespace_index, h->epoch, h->valid_after, ns->lifecycle,
-	                           previous->parsed, &lines, records_root);
+	                           previous->parsed, &lines, NULL);
 	if (rc)
 		return rc;
-	publish_vote_text(config, namespace_index, h->epoch, previous, &lines, records_root, &vote);
+	/* Not sent, so without its records root: the rule does not read it. */
+	publish_vote_text(config, namespace_index, h->epoch, previous, &lines, NULL, &vote);
 	consensus_vote_init(&input, &vote, &lines);
 	struct consensus_params params = {
 	    .namespace_name = ns->name,

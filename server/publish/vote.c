@@ -215,6 +215,7 @@ struct vote_build {
 	struct vote_body *body;
 	size_t record_cap, health_cap, revocation_cap;
 	struct merkle_builder tree;
+	bool rooted; /* the caller wants the records root */
 	const struct snapshot_body *previous;
 	uint64_t epoch;
 };
@@ -244,6 +245,8 @@ static int add_record(struct vote_build *v, const struct store_record *record)
 	memcpy(line->service_id, record->service_id, SERVICE_ID_SIZE);
 	line->sequence = record->sequence;
 	memcpy(line->registration_sha256, record->digest, 32);
+	if (!v->rooted)
+		return 0;
 	merkle_hash leaf;
 	rc = merkle_leaf_hash(record->note, record->note_len, leaf);
 	return rc ? rc : merkle_builder_add(&v->tree, leaf);
@@ -347,6 +350,7 @@ int publish_vote_body(const struct config *config, struct store *store, size_t n
 	v.previous = previous;
 	v.epoch = epoch;
 	merkle_builder_init(&v.tree);
+	v.rooted = records_root != NULL;
 	snprintf(out->namespace_name, sizeof out->namespace_name, "%s", ns->name);
 	snprintf(out->authority, sizeof out->authority, "%s", config->authority_name);
 	out->epoch = epoch;
@@ -356,7 +360,7 @@ int publish_vote_body(const struct config *config, struct store *store, size_t n
 	if (rc == 0 && with_sections)
 		rc = store_revocation_view_foreach(store, ns->name, epoch, revocation_visit, &v);
 	if (rc == 0)
-		rc = merkle_builder_root(&v.tree, records_root);
+		rc = v.rooted ? merkle_builder_root(&v.tree, records_root) : 0;
 	if (rc)
 		publish_vote_body_clear(out);
 	return rc;
@@ -373,7 +377,8 @@ void publish_vote_text(const struct config *config, size_t namespace_index, uint
 	snprintf(out->authority, sizeof out->authority, "%s", config->authority_name);
 	out->epoch = epoch;
 	out->record_count = lines->record_count;
-	memcpy(out->records_root, records_root, sizeof out->records_root);
+	if (records_root)
+		memcpy(out->records_root, records_root, sizeof out->records_root);
 	if (previous->have) {
 		out->previous_epoch = previous->epoch;
 		memcpy(out->previous, previous->digest, 32);

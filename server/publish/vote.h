@@ -71,7 +71,8 @@ int publish_vote_base(const struct config *config, struct store *store, size_t n
 /* Fills *out (zeroed here; its arrays owned by the caller, freed with
  * publish_vote_body_clear) with the vote body of config->namespaces[namespace_index] for epoch,
  * the sealed epoch, whose valid-after is valid_after, authored by config->authority_name, and
- * records_root with the root over the voted notes. With with_sections, also the health and
+ * records_root (when not NULL: a vote that is sent carries it, and it costs a hash of every
+ * note) with the root over the voted notes. With with_sections, also the health and
  * revocation sections as above; previous is the previous snapshot's parsed body (NULL for none
  * or a method-1 snapshot). Returns 0; DIRAUTH_ERR_BOUNDS (more records than
  * records_per_snapshot, more health lines than config_max_health, more revocations than the
@@ -84,8 +85,8 @@ int publish_vote_body(const struct config *config, struct store *store, size_t n
 /* Frees the arrays of a body publish_vote_body filled (not body itself) and zeroes it. */
 void publish_vote_body_clear(struct vote_body *body);
 
-/* The vote text of this authority's vote of epoch with the body lines and records_root
- * publish_vote_body gave, but its body-sha256 (zero here: the caller that sends the vote fills it
+/* The vote text of this authority's vote of epoch with the body lines and records_root (NULL:
+ * zeros) publish_vote_body gave, but its body-sha256 (zero here: the caller that sends the vote fills it
  * once the body is encoded): namespace, origin, authority, epoch, record count, the previous
  * snapshot when previous->have, and the methods it can compute for the namespace: 1, and 2 for a
  * namespace configured with "lifecycle: true". Never fails. */
