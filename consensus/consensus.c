@@ -258,9 +258,10 @@ static int choose_previous(struct consensus_run *run)
 	return consensus_run_fail(run, CONSENSUS_NO_PREVIOUS, DIRAUTH_ERR_THRESHOLD);
 }
 
-int consensus_compute(const struct consensus_params *params, const struct consensus_vote *votes,
-                      size_t vote_count, consensus_note_fn note, void *note_context,
-                      struct consensus_result *out, struct consensus_failure *failure)
+int consensus_compute_streamed(const struct consensus_params *params, const struct consensus_vote *votes,
+                               size_t vote_count, consensus_note_fn note, void *note_context,
+                               consensus_body_fn body, void *body_context, struct consensus_result *out,
+                               struct consensus_failure *failure)
 {
 	struct consensus_failure local_failure;
 	struct consensus_run run;
@@ -276,10 +277,12 @@ int consensus_compute(const struct consensus_params *params, const struct consen
 	run.vote_count = vote_count;
 	run.note = note;
 	run.note_context = note_context;
+	run.body = body;
+	run.body_context = body_context;
 	run.result = out;
 	run.failure = failure;
 
-	if (!params || !note || (vote_count > 0 && !votes) || !params_are_valid(params, vote_count))
+	if (!params || !note || !body || (vote_count > 0 && !votes) || !params_are_valid(params, vote_count))
 		return consensus_run_fail(&run, CONSENSUS_BAD_PARAMETERS, DIRAUTH_ERR_CONFIG);
 	for (size_t i = 0; i < vote_count; i++)
 		if ((rc = vote_judge(&run, i)) != 0)
@@ -305,6 +308,32 @@ int consensus_compute(const struct consensus_params *params, const struct consen
 		return rc;
 	}
 	return 0;
+}
+
+/* consensus_compute's writer: the body into the result's buffer. */
+static int append_to_result(void *context, const uint8_t *bytes, size_t len)
+{
+	return buffer_append(context, bytes, len);
+}
+
+int consensus_compute(const struct consensus_params *params, const struct consensus_vote *votes,
+                      size_t vote_count, consensus_note_fn note, void *note_context,
+                      struct consensus_result *out, struct consensus_failure *failure)
+{
+	struct buffer body;
+	buffer_init(&body);
+	int rc = consensus_compute_streamed(params, votes, vote_count, note, note_context, append_to_result,
+	                                    &body, out, failure);
+	if (rc == 0)
+		out->body = body;
+	else
+		buffer_free(&body);
+	return rc;
+}
+
+int consensus_revocation_is_listed(uint64_t since, uint64_t epoch, uint64_t revocation_epochs)
+{
+	return since <= epoch && epoch - since < revocation_epochs;
 }
 
 void consensus_result_clear(struct consensus_result *result)

@@ -42,7 +42,13 @@
  * another namespace, origin or epoch, two votes of one authority, inconsistent or ill-formed
  * votes), so that a caller's mistake is an error and never a different snapshot.
  *
- * No I/O, no clock, no threads, no globals: notes come through the caller's callback.
+ * The body is written as it is chosen, piece by piece, to the caller's writer
+ * (consensus_compute_streamed; consensus_compute collects it in the result), and each note is
+ * needed only while its record or entry is judged and written, so the computation itself holds
+ * neither the body nor the notes: at a million records its memory is the chosen versions' lines.
+ *
+ * No I/O, no clock, no threads, no globals: notes come through the caller's callbacks, the body
+ * goes out through the caller's writer.
  */
 #ifndef DIRAUTH_CONSENSUS_CONSENSUS_H
 #define DIRAUTH_CONSENSUS_CONSENSUS_H
@@ -86,7 +92,10 @@ void consensus_vote_init(struct consensus_vote *out, const struct vote *vote, co
  * the signed statement note whose SHA-256 is digest, after the caller checked it as its intake
  * does (the registration's provider enrolled, the statement for that endpoint); consensus then
  * checks the digest, the fields and the signature against the chosen registration itself. The
- * bytes are borrowed until consensus_compute returns. Returns DIRAUTH_ERR_NOT_FOUND when the
+ * bytes are borrowed until the next call of any of the caller's callbacks or until the computation
+ * returns. A published statement is asked for twice, once to judge it and once to write it: the
+ * caller gives the same bytes (other bytes stop the computation: CONSENSUS_FAILED). Returns
+ * DIRAUTH_ERR_NOT_FOUND when the
  * caller has no such note; a judged refusal (DIRAUTH_ERR_REFUSED, _SIGNATURE, _UNKNOWN_KEY,
  * _MISMATCH, _SYNTAX, _BOUNDS, _STALE) leaves the statement uncounted; any other code means the
  * check could not run and stops the computation (CONSENSUS_FAILED). */
@@ -146,13 +155,15 @@ struct consensus_params {
 	const struct consensus_lifecycle *lifecycle;
 };
 
-/* The caller's source of registration notes. Called once per chosen version, in ascending
- * service id order, with the version consensus chose. Returns 0 with *note and *note_len set to
- * the signed registration note whose SHA-256 is digest, after the caller checked it (provider
- * signature, the provider's enrolment, namespace, service id and sequence as given, expires >
- * the epoch's valid-after); the bytes are borrowed and must stay valid and unchanged until
- * consensus_compute returns. Returns DIRAUTH_ERR_NOT_FOUND when the caller has no such note, or
- * any other negative code when the note fails the caller's checks or they cannot run. */
+/* The caller's source of registration notes. Called for each chosen version, in ascending
+ * service id order, with the version consensus chose: once by method 1; by method 2 once to judge
+ * it and, when it is published, once more to write it (the same bytes each time; the digest is
+ * checked each time). Returns 0 with *note and *note_len set to the signed registration note whose
+ * SHA-256 is digest, after the caller checked it (provider signature, the provider's enrolment,
+ * namespace, service id and sequence as given, expires > the epoch's valid-after); the bytes are
+ * borrowed and must stay valid and unchanged until the next call of any of the caller's callbacks
+ * or until the computation returns. Returns DIRAUTH_ERR_NOT_FOUND when the caller has no such
+ * note, or any other negative code when the note fails the caller's checks or they cannot run. */
 typedef int (*consensus_note_fn)(void *context, const uint8_t service_id[SERVICE_ID_SIZE], uint64_t sequence,
                                  const uint8_t digest[32], const uint8_t **note, size_t *note_len);
 
@@ -188,7 +199,9 @@ struct consensus_result {
 	struct vote_body_record *records; /* the chosen versions, ascending by service id */
 	struct snapshot_header header;    /* the header's values */
 	struct buffer header_text;        /* snapshot_header_encode(header): what authorities sign */
-	struct buffer body;               /* the snapshot body the header commits to */
+	/* The snapshot body the header commits to; empty after consensus_compute_streamed, whose
+	 * writer got it. */
+	struct buffer body;
 	/* Method 2 (0 and NULL for method 1): the published health entries and listed revocations,
 	 * in body order, and the chosen versions left out because a listed revocation excludes them
 	 * (ascending by service id; records above holds the published ones only). */
@@ -264,6 +277,27 @@ int consensus_vote_body_load_sections(const struct vote *vote, const uint8_t *bo
 int consensus_compute(const struct consensus_params *params, const struct consensus_vote *votes,
                       size_t vote_count, consensus_note_fn note, void *note_context,
                       struct consensus_result *out, struct consensus_failure *failure);
+
+/* The caller's writer of the snapshot body: called with consecutive pieces of it, in order (their
+ * concatenation is the body the header commits to). Returns 0, or a negative code that stops the
+ * computation (CONSENSUS_FAILED with that cause). After a refusal of any kind the pieces written
+ * are not a snapshot body: the caller discards them. */
+typedef int (*consensus_body_fn)(void *context, const uint8_t *bytes, size_t len);
+
+/* consensus_compute, with the body written through body (body_context its context) as it is
+ * chosen instead of collected: on success out->body is empty and out->header (record count,
+ * records root, body size, body digest) and out->header_text commit to the bytes written, which
+ * are those consensus_compute would have put in out->body. Same returns. */
+int consensus_compute_streamed(const struct consensus_params *params, const struct consensus_vote *votes,
+                               size_t vote_count, consensus_note_fn note, void *note_context,
+                               consensus_body_fn body, void *body_context, struct consensus_result *out,
+                               struct consensus_failure *failure);
+
+/* The revocation window (consensus.md, "Method 2"): 1 when a revocation first listed in the
+ * snapshot of epoch since is still listed by the snapshot of epoch, that is since <= epoch <
+ * since + revocation_epochs; else 0. What an authority votes and what the rule carries both
+ * follow it. */
+int consensus_revocation_is_listed(uint64_t since, uint64_t epoch, uint64_t revocation_epochs);
 
 /* Frees what a result owns and zeroes it. Accepts NULL and a zeroed result. */
 void consensus_result_clear(struct consensus_result *result);

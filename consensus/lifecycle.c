@@ -27,7 +27,10 @@
  * file checked against its digest, its fields and its signature; nothing is invented. The merge
  * over the votes' health lists walks them once, in the order of the published endpoints, so the
  * cost is that of method 1 plus one pass over the health lines and at most one callback per
- * distinct statement of a published endpoint.
+ * distinct statement of a published endpoint. The body's head counts the published records, known
+ * only once every chosen version is judged: so the body is written (body.c) in a second pass, which
+ * asks again for each published record's note and each published statement, holding none of them
+ * between the passes.
  */
 #include "consensus/method.h"
 
@@ -48,9 +51,9 @@ struct lifecycle_state {
 	size_t listed_count;
 	uint8_t (*revoked_endpoints)[ENDPOINT_ID_SIZE]; /* sorted */
 	size_t revoked_endpoint_count;
-	struct snapshot_record *kept; /* the published records */
-	size_t kept_count;
-	struct snapshot_health *health; /* the published health entries, parallel to result->health */
+	size_t kept_count;              /* the published records, the first of result->records */
+	struct snapshot_health *health; /* the published health entries, parallel to result->health
+	                                   (their notes are asked for again when written) */
 	size_t health_cap;
 	size_t excluded_cap;
 	size_t health_cursor[CONSENSUS_AUTHORITIES_MAX]; /* per counting vote, into its health lines */
@@ -205,7 +208,7 @@ static int carry_revocations(struct lifecycle_state *st, size_t *cap)
 		const struct snapshot_revocation *entry = &st->previous->revocations[i];
 		if (entry->since > header.epoch)
 			return previous_fail(run, DIRAUTH_ERR_MISMATCH);
-		if (p->epoch - entry->since >= life->revocation_epochs)
+		if (!consensus_revocation_is_listed(entry->since, p->epoch, life->revocation_epochs))
 			continue; /* no snapshot that held what it revokes is still valid */
 		if ((rc = snapshot_revocation_note_check(entry, p->namespace_name)) != 0)
 			return previous_fail(run, rc);
@@ -437,7 +440,7 @@ static int statement_verify(struct lifecycle_state *st, const struct registratio
 }
 
 static int health_append(struct lifecycle_state *st, const struct vote_body_health *line, size_t holders,
-                         const struct health_statement *statement, const uint8_t *note, size_t note_len)
+                         const struct health_statement *statement, size_t note_len)
 {
 	struct consensus_run *run = st->run;
 	struct consensus_result *result = run->result;
@@ -466,8 +469,7 @@ static int health_append(struct lifecycle_state *st, const struct vote_body_heal
 	memcpy(entry->endpoint_id, line->endpoint_id, ENDPOINT_ID_SIZE);
 	entry->health_class = statement->health_class;
 	entry->signer = statement->signer;
-	entry->note = note;
-	entry->note_len = note_len;
+	entry->note_len = note_len; /* the note itself is asked for again when written */
 	memcpy(info->service_id, line->service_id, SERVICE_ID_SIZE);
 	memcpy(info->endpoint_id, line->endpoint_id, ENDPOINT_ID_SIZE);
 	info->health_class = statement->health_class;
@@ -526,22 +528,10 @@ static int endpoint_health(struct lifecycle_state *st, const struct registration
 		if (rc < 0)
 			return rc;
 		if (rc == 1 && (verified += end - start) >= k)
-			return health_append(st, candidates[start], end - start, &statement, note, note_len);
+			return health_append(st, candidates[start], end - start, &statement, note_len);
 		start = end;
 	}
 	return 0; /* fewer than k holders of verified statements: unknown */
-}
-
-static int kept_append(struct lifecycle_state *st, const struct vote_body_record *version,
-                       const uint8_t *note, size_t note_len)
-{
-	struct consensus_result *result = st->run->result;
-	struct snapshot_record *record = &st->kept[st->kept_count];
-	memcpy(record->service_id, version->service_id, SERVICE_ID_SIZE);
-	record->note = note;
-	record->note_len = note_len;
-	result->records[st->kept_count++] = *version; /* records keeps the published ones */
-	return 0;
 }
 
 /* (x), (e) and (h): each chosen version's note, its exclusion by a listed revocation, and the
@@ -552,8 +542,6 @@ static int publish_records(struct lifecycle_state *st)
 	struct consensus_result *result = run->result;
 	const struct consensus_params *p = run->params;
 	size_t chosen = result->record_count;
-	if (chosen > 0 && !(st->kept = calloc(chosen, sizeof(*st->kept))))
-		return consensus_run_fail(run, CONSENSUS_FAILED, DIRAUTH_ERR_NOMEM);
 	for (size_t i = 0; i < chosen; i++) {
 		const struct vote_body_record version = result->records[i];
 		int rc;
@@ -564,23 +552,8 @@ static int publish_records(struct lifecycle_state *st)
 		}
 		const uint8_t *note = NULL;
 		size_t note_len = 0;
-		uint8_t digest[CRYPTO_SHA256_SIZE];
-		rc = run->note(run->note_context, version.service_id, version.sequence,
-		               version.registration_sha256, &note, &note_len);
-		if (rc == DIRAUTH_ERR_NOT_FOUND)
-			return consensus_note_fail(run, &version, CONSENSUS_NOTE_MISSING, rc);
-		if (rc)
-			return consensus_note_fail(run, &version, CONSENSUS_NOTE_REFUSED,
-			                           rc < 0 ? rc : DIRAUTH_ERR_INTERNAL);
-		if (!note || note_len == 0)
-			return consensus_note_fail(run, &version, CONSENSUS_NOTE_REFUSED, DIRAUTH_ERR_SYNTAX);
-		if (note_len > REGISTRATION_MAX_BYTES)
-			return consensus_note_fail(run, &version, CONSENSUS_NOTE_REFUSED, DIRAUTH_ERR_BOUNDS);
-		if ((rc = crypto_sha256(note, note_len, digest)) != 0)
-			return consensus_run_fail(run, CONSENSUS_FAILED, rc);
-		if (memcmp(digest, version.registration_sha256, 32) != 0)
-			return consensus_note_fail(run, &version, CONSENSUS_NOTE_REFUSED,
-			                           DIRAUTH_ERR_MISMATCH);
+		if ((rc = consensus_note_take(run, &version, &note, &note_len)) != 0)
+			return rc;
 		struct registration r;
 		struct note *parsed = NULL;
 		if ((rc = registration_parse_note(note, note_len, &r, &parsed)) != 0)
@@ -599,7 +572,7 @@ static int publish_records(struct lifecycle_state *st)
 				return rc;
 			continue;
 		}
-		rc = kept_append(st, &version, note, note_len);
+		result->records[st->kept_count++] = version; /* records keeps the published ones */
 		for (size_t e = 0; rc == 0 && e < r.endpoint_count; e++)
 			rc = endpoint_health(st, &r, r.endpoints[e].endpoint_id);
 		registration_clear(&r);
@@ -610,37 +583,68 @@ static int publish_records(struct lifecycle_state *st)
 	return 0;
 }
 
-/* The body of the published records and sections, and the header that commits to it. */
-static int build_snapshot(struct lifecycle_state *st)
+/* The body's order of health entries: by service id, then endpoint id. */
+static int health_order(const struct snapshot_health *a, const struct snapshot_health *b)
+{
+	int order = memcmp(a->service_id, b->service_id, SERVICE_ID_SIZE);
+	return order ? order : memcmp(a->endpoint_id, b->endpoint_id, ENDPOINT_ID_SIZE);
+}
+
+/* A published health entry's note, asked for again to be written: it must be the statement
+ * judged before. */
+static int health_note_again(struct lifecycle_state *st, const struct consensus_health *info,
+                             const uint8_t **note, size_t *note_len)
+{
+	struct consensus_run *run = st->run;
+	uint8_t digest[CRYPTO_SHA256_SIZE];
+	int rc = st->life->health(st->life->context, info->service_id, info->endpoint_id, info->issued_at,
+	                          info->sequence, info->digest, note, note_len);
+	if (rc)
+		return callback_failed(run, info->service_id, info->digest, rc);
+	if (!*note || *note_len == 0 || *note_len > HEALTH_MAX_BYTES)
+		return callback_failed(run, info->service_id, info->digest, DIRAUTH_ERR_MISMATCH);
+	if ((rc = crypto_sha256(*note, *note_len, digest)) != 0)
+		return consensus_run_fail(run, CONSENSUS_FAILED, rc);
+	if (memcmp(digest, info->digest, 32) != 0)
+		return callback_failed(run, info->service_id, info->digest, DIRAUTH_ERR_MISMATCH);
+	return 0;
+}
+
+/* The body of the published records and sections, written in order (body.c): each record's note
+ * and each health entry's statement asked for again, so that none is held between the judging and
+ * the writing; then the header that commits to it. */
+static int write_snapshot(struct lifecycle_state *st)
 {
 	struct consensus_run *run = st->run;
 	struct consensus_result *result = run->result;
-	const struct consensus_params *p = run->params;
-	struct snapshot_header *h = &result->header;
-	struct snapshot_sections sections = {st->health, result->health_count, st->listed, st->listed_count};
-	int rc = snapshot_body_encode_sections(p->namespace_name, p->epoch, st->kept, st->kept_count,
-	                                       &sections, &result->body);
-	if (rc)
-		return consensus_run_fail(
-		    run, rc == DIRAUTH_ERR_BOUNDS ? CONSENSUS_BODY_TOO_LARGE : CONSENSUS_FAILED, rc);
-	if (result->body.len > p->max_body_bytes)
-		return consensus_run_fail(run, CONSENSUS_BODY_TOO_LARGE, DIRAUTH_ERR_BOUNDS);
-	memset(h, 0, sizeof(*h));
-	memcpy(h->namespace_name, p->namespace_name, strlen(p->namespace_name) + 1);
-	memcpy(h->origin, p->origin, strlen(p->origin) + 1);
-	h->epoch = p->epoch;
-	h->valid_after = p->times.valid_after;
-	h->fresh_until = p->times.fresh_until;
-	h->valid_until = p->times.valid_until;
-	h->record_count = st->kept_count;
-	h->body_size = result->body.len;
-	memcpy(h->previous, result->previous, 32);
-	h->consensus_method = result->method;
-	if ((rc = snapshot_records_root(st->kept, st->kept_count, h->records_root)) != 0 ||
-	    (rc = crypto_sha256(result->body.data, result->body.len, h->body_sha256)) != 0 ||
-	    (rc = snapshot_header_encode(h, &result->header_text)) != 0)
-		return consensus_run_fail(run, CONSENSUS_FAILED, rc);
-	return 0;
+	struct consensus_body_writer w;
+	int rc = consensus_body_begin(run, &w, st->kept_count);
+	for (size_t i = 0; rc == 0 && i < st->kept_count; i++) {
+		const uint8_t *note = NULL;
+		size_t note_len = 0;
+		if ((rc = consensus_note_take(run, &result->records[i], &note, &note_len)) == 0)
+			rc = consensus_body_record(&w, result->records[i].service_id, note, note_len);
+	}
+	if (rc == 0)
+		rc = consensus_body_section(&w, "health", result->health_count);
+	for (size_t i = 0; rc == 0 && i < result->health_count; i++) {
+		struct snapshot_health entry = st->health[i];
+		if (i > 0 && health_order(&st->health[i - 1], &entry) >= 0) {
+			rc = consensus_run_fail(run, CONSENSUS_FAILED,
+			                        DIRAUTH_ERR_SYNTAX); /* the body's order */
+			break;
+		}
+		if ((rc = health_note_again(st, &result->health[i], &entry.note, &entry.note_len)) == 0)
+			rc = consensus_body_health(&w, &entry);
+	}
+	if (rc == 0)
+		rc = consensus_body_section(&w, "revocations", st->listed_count);
+	for (size_t i = 0; rc == 0 && i < st->listed_count; i++)
+		rc = consensus_body_revocation(&w, &st->listed[i]);
+	if (rc == 0)
+		rc = consensus_body_finish(&w);
+	consensus_body_clear(&w);
+	return rc;
 }
 
 int consensus_lifecycle_compute(struct consensus_run *run)
@@ -659,11 +663,10 @@ int consensus_lifecycle_compute(struct consensus_run *run)
 		size_t carried_count = st.listed_count;
 		if ((rc = new_revocations(&st, &cap)) == 0 && (rc = listed_finish(&st, carried_count)) == 0 &&
 		    (rc = consensus_choose_versions(run)) == 0 && (rc = publish_records(&st)) == 0)
-			rc = build_snapshot(&st);
+			rc = write_snapshot(&st);
 	}
 	free(st.listed);
 	free(st.revoked_endpoints);
-	free(st.kept);
 	free(st.health);
 	snapshot_body_free(st.previous);
 	return rc;

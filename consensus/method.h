@@ -6,13 +6,18 @@
  * refuses too few votes, picks the method, agrees on the previous snapshot and keeps the votes
  * that name it. The method then turns the counting votes into the result: method 1 chooses
  * registration versions (registrations.c); method 2 chooses them the same way and adds health
- * and revocations (lifecycle.c). A later method is a new row in the table of consensus.c with its
- * own compute function; an existing row never changes meaning.
+ * and revocations (lifecycle.c). Both write the body they choose through body.c, piece by piece,
+ * to the caller's writer, and body.c fills the header that commits to it. A later method is a new
+ * row in the table of consensus.c with its own compute function; an existing row never changes
+ * meaning.
  */
 #ifndef DIRAUTH_CONSENSUS_METHOD_H
 #define DIRAUTH_CONSENSUS_METHOD_H
 
 #include "consensus/consensus.h"
+#include "schema/buffer.h"
+#include "schema/crypto.h"
+#include "schema/merkle.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -26,6 +31,8 @@ struct consensus_run {
 	size_t counting_count;
 	consensus_note_fn note;
 	void *note_context;
+	consensus_body_fn body; /* where the body goes, piece by piece (body.c) */
+	void *body_context;
 	struct consensus_result *result;   /* method, previous and counting_votes already set */
 	struct consensus_failure *failure; /* never NULL here */
 };
@@ -33,7 +40,8 @@ struct consensus_run {
 struct consensus_method {
 	uint64_t number;
 	const char *summary;
-	/* Fills run->result's records, header, header_text and body. On a refusal sets
+	/* Fills run->result's records, header and header_text, and writes the body through
+	 * run->body (body.c). On a refusal sets
 	 * run->failure (consensus_run_fail) and returns its code; the caller clears the result. */
 	int (*compute)(struct consensus_run *run);
 };
@@ -56,5 +64,44 @@ int consensus_note_fail(struct consensus_run *run, const struct vote_body_record
 
 /* Method 2: registrations, health and revocations (lifecycle.c). */
 int consensus_lifecycle_compute(struct consensus_run *run);
+
+/* Calls run->note for a chosen version and checks what it gives: present, within
+ * REGISTRATION_MAX_BYTES, hashing to the version's digest. Returns 0 with *note and *note_len set,
+ * or a refusal (NOTE_MISSING, NOTE_REFUSED, FAILED) set through consensus_run_fail. */
+int consensus_note_take(struct consensus_run *run, const struct vote_body_record *version,
+                        const uint8_t **note, size_t *note_len);
+
+/* The body being written (body.c): what the header needs of the bytes gone by. */
+struct consensus_body_writer {
+	struct consensus_run *run;
+	struct buffer line;                  /* the line being written */
+	struct crypto_sha256_stream *sha256; /* over every byte written */
+	struct merkle_builder tree;          /* over the record notes */
+	uint64_t size;                       /* bytes written */
+	uint64_t records;                    /* records written */
+};
+
+/* Each writes its piece to run->body after checking that the body stays within max_body_bytes,
+ * and returns 0 or a refusal set through consensus_run_fail (BODY_TOO_LARGE: the bound, or a note
+ * over its document's bound; FAILED: the writer's or the hash's failure). begin writes the head
+ * for record_count records; record a record's line, its note and Merkle leaf; section a section's
+ * count line (nothing for a count of 0); health and revocation an entry's line and note; write
+ * any line and note (note may be NULL with note_len 0). */
+int consensus_body_begin(struct consensus_run *run, struct consensus_body_writer *w, uint64_t record_count);
+int consensus_body_write(struct consensus_body_writer *w, const uint8_t *line, size_t line_len,
+                         const uint8_t *note, size_t note_len);
+int consensus_body_record(struct consensus_body_writer *w, const uint8_t service_id[SERVICE_ID_SIZE],
+                          const uint8_t *note, size_t note_len);
+int consensus_body_section(struct consensus_body_writer *w, const char *keyword, size_t count);
+int consensus_body_health(struct consensus_body_writer *w, const struct snapshot_health *entry);
+int consensus_body_revocation(struct consensus_body_writer *w, const struct snapshot_revocation *entry);
+
+/* The header of the body written: run->result's header (the params' namespace, origin, epoch and
+ * times, the agreed previous, the method, and the body's record count, records root, size and
+ * digest) and its text. Returns 0 or a FAILED refusal. */
+int consensus_body_finish(struct consensus_body_writer *w);
+
+/* Frees what the writer holds. Accepts a zeroed writer. */
+void consensus_body_clear(struct consensus_body_writer *w);
 
 #endif

@@ -13,10 +13,10 @@
  * records, so a million records per vote is a few passes over memory.
  *
  * Then every chosen version must become a signed registration note: the caller supplies the
- * note, this file checks that its SHA-256 is the digest the votes hold, and the body and header
- * are built with the same schema/snapshot.h functions a single authority publishes with. A
- * version whose note is missing or refused stops the whole computation rather than leaving the
- * service out, because another authority that has the note would publish a different body.
+ * note, this file checks that its SHA-256 is the digest the votes hold, and the record goes to
+ * the body writer (body.c) at once, so that one note at a time is needed. A version whose note is
+ * missing or refused stops the whole computation rather than leaving the service out, because
+ * another authority that has the note would publish a different body.
  */
 #include "consensus/method.h"
 
@@ -152,106 +152,48 @@ int consensus_note_fail(struct consensus_run *run, const struct vote_body_record
 	return consensus_run_fail(run, outcome, cause);
 }
 
-static size_t decimal_digits(uint64_t value)
+int consensus_note_take(struct consensus_run *run, const struct vote_body_record *version,
+                        const uint8_t **note, size_t *note_len)
 {
-	size_t digits = 1;
-	while (value >= 10) {
-		value /= 10;
-		digits++;
-	}
-	return digits;
-}
-
-/* (e), first half: the note of every chosen version, checked against its digest; and the exact
- * size of the body they make, so that a body over its bound is refused before it is built. */
-static int gather_notes(struct consensus_run *run, struct snapshot_record *records, size_t *body_size)
-{
-	const struct consensus_result *result = run->result;
-	const struct consensus_params *p = run->params;
-	/* "dirauth snapshot-body v1\n", "namespace <name>\n", "epoch <e>\n", "records <count>\n" */
-	size_t size = 25 + 11 + strlen(p->namespace_name) + 7 + decimal_digits(p->epoch) + 9 +
-	              decimal_digits(result->record_count);
-	for (size_t i = 0; i < result->record_count; i++) {
-		const struct vote_body_record *version = &result->records[i];
-		const uint8_t *note = NULL;
-		size_t note_len = 0;
-		uint8_t digest[CRYPTO_SHA256_SIZE];
-		int rc = run->note(run->note_context, version->service_id, version->sequence,
-		                   version->registration_sha256, &note, &note_len);
-		if (rc == DIRAUTH_ERR_NOT_FOUND)
-			return consensus_note_fail(run, version, CONSENSUS_NOTE_MISSING, rc);
-		if (rc)
-			return consensus_note_fail(run, version, CONSENSUS_NOTE_REFUSED,
-			                           rc < 0 ? rc : DIRAUTH_ERR_INTERNAL);
-		if (!note || note_len == 0)
-			return consensus_note_fail(run, version, CONSENSUS_NOTE_REFUSED, DIRAUTH_ERR_SYNTAX);
-		if (note_len > REGISTRATION_MAX_BYTES)
-			return consensus_note_fail(run, version, CONSENSUS_NOTE_REFUSED, DIRAUTH_ERR_BOUNDS);
-		if ((rc = crypto_sha256(note, note_len, digest)) != 0)
-			return consensus_run_fail(run, CONSENSUS_FAILED, rc);
-		if (memcmp(digest, version->registration_sha256, sizeof(digest)) != 0)
-			return consensus_note_fail(run, version, CONSENSUS_NOTE_REFUSED,
-			                           DIRAUTH_ERR_MISMATCH);
-		memcpy(records[i].service_id, version->service_id, SERVICE_ID_SIZE);
-		records[i].note = note;
-		records[i].note_len = note_len;
-		/* "record <64 hex> <length>\n" and the note */
-		size += 7 + 2 * SERVICE_ID_SIZE + 1 + decimal_digits(note_len) + 1 + note_len;
-		if (size > p->max_body_bytes)
-			return consensus_run_fail(run, CONSENSUS_BODY_TOO_LARGE, DIRAUTH_ERR_BOUNDS);
-	}
-	if (size > p->max_body_bytes)
-		return consensus_run_fail(run, CONSENSUS_BODY_TOO_LARGE, DIRAUTH_ERR_BOUNDS);
-	*body_size = size;
-	return 0;
-}
-
-/* (e), second half: the body of those notes and the header that commits to it. */
-static int build_snapshot(struct consensus_run *run, const struct snapshot_record *records, size_t body_size)
-{
-	struct consensus_result *result = run->result;
-	const struct consensus_params *p = run->params;
-	struct snapshot_header *h = &result->header;
-	int rc;
-	if ((rc = buffer_reserve(&result->body, body_size)) != 0 ||
-	    (rc = snapshot_body_encode(p->namespace_name, p->epoch, records, result->record_count,
-	                               &result->body)) != 0)
-		return consensus_run_fail(
-		    run, rc == DIRAUTH_ERR_BOUNDS ? CONSENSUS_BODY_TOO_LARGE : CONSENSUS_FAILED, rc);
-	if (result->body.len != body_size)
-		return consensus_run_fail(run, CONSENSUS_FAILED, DIRAUTH_ERR_INTERNAL);
-	memset(h, 0, sizeof(*h));
-	memcpy(h->namespace_name, p->namespace_name, strlen(p->namespace_name) + 1);
-	memcpy(h->origin, p->origin, strlen(p->origin) + 1);
-	h->epoch = p->epoch;
-	h->valid_after = p->times.valid_after;
-	h->fresh_until = p->times.fresh_until;
-	h->valid_until = p->times.valid_until;
-	h->record_count = result->record_count;
-	h->body_size = result->body.len;
-	memcpy(h->previous, result->previous, 32);
-	h->consensus_method = result->method;
-	if ((rc = snapshot_records_root(records, result->record_count, h->records_root)) != 0 ||
-	    (rc = crypto_sha256(result->body.data, result->body.len, h->body_sha256)) != 0 ||
-	    (rc = snapshot_header_encode(h, &result->header_text)) != 0)
+	uint8_t digest[CRYPTO_SHA256_SIZE];
+	*note = NULL;
+	*note_len = 0;
+	int rc = run->note(run->note_context, version->service_id, version->sequence,
+	                   version->registration_sha256, note, note_len);
+	if (rc == DIRAUTH_ERR_NOT_FOUND)
+		return consensus_note_fail(run, version, CONSENSUS_NOTE_MISSING, rc);
+	if (rc)
+		return consensus_note_fail(run, version, CONSENSUS_NOTE_REFUSED,
+		                           rc < 0 ? rc : DIRAUTH_ERR_INTERNAL);
+	if (!*note || *note_len == 0)
+		return consensus_note_fail(run, version, CONSENSUS_NOTE_REFUSED, DIRAUTH_ERR_SYNTAX);
+	if (*note_len > REGISTRATION_MAX_BYTES)
+		return consensus_note_fail(run, version, CONSENSUS_NOTE_REFUSED, DIRAUTH_ERR_BOUNDS);
+	if ((rc = crypto_sha256(*note, *note_len, digest)) != 0)
 		return consensus_run_fail(run, CONSENSUS_FAILED, rc);
+	if (memcmp(digest, version->registration_sha256, sizeof(digest)) != 0)
+		return consensus_note_fail(run, version, CONSENSUS_NOTE_REFUSED, DIRAUTH_ERR_MISMATCH);
 	return 0;
 }
 
+/* (e): the note of every chosen version, checked against its digest, written with its record
+ * line as soon as it is checked; the body's bound is judged before each record is written. */
 int consensus_registrations_compute(struct consensus_run *run)
 {
-	struct snapshot_record *records = NULL;
-	size_t body_size = 0;
+	struct consensus_body_writer w;
 	int rc = consensus_choose_versions(run);
 	if (rc)
 		return rc;
-	if (run->result->record_count > 0) {
-		records = calloc(run->result->record_count, sizeof(*records));
-		if (!records)
-			return consensus_run_fail(run, CONSENSUS_FAILED, DIRAUTH_ERR_NOMEM);
+	const struct consensus_result *result = run->result;
+	rc = consensus_body_begin(run, &w, result->record_count);
+	for (size_t i = 0; rc == 0 && i < result->record_count; i++) {
+		const uint8_t *note = NULL;
+		size_t note_len = 0;
+		if ((rc = consensus_note_take(run, &result->records[i], &note, &note_len)) == 0)
+			rc = consensus_body_record(&w, result->records[i].service_id, note, note_len);
 	}
-	if ((rc = gather_notes(run, records, &body_size)) == 0)
-		rc = build_snapshot(run, records, body_size);
-	free(records);
+	if (rc == 0)
+		rc = consensus_body_finish(&w);
+	consensus_body_clear(&w);
 	return rc;
 }

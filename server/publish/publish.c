@@ -6,20 +6,24 @@
  * and the store holds the signed header, with its body files durable, before any caller can serve
  * it (hard rule 2: the store refuses an epoch that does not grow).
  *
- * The view is walked twice in two read transactions: once to count the records and size the body
- * (the body's fourth line is its record count), once to write it. The seal guarantees both walks
- * see the same records.
+ * The snapshot is the consensus of this authority's one vote (n = k = 1): the vote's lines come
+ * from one walk of the sealed view (vote.h), the rule asks the store for each note it chooses, by
+ * version or by digest, and writes the body piece by piece into the store's body writer, which
+ * compresses and hashes it as it goes. The notes are read one at a time into a buffer the next
+ * read replaces (revocations, few, are kept until the rule returns). The store's digest of what
+ * it wrote must be the one the header commits to.
  */
 #include "server/publish/publish.h"
 
-#include "server/publish/lifecycle.h"
-#include "schema/crypto.h"
+#include "consensus/consensus.h"
 #include "schema/error.h"
-#include "schema/merkle.h"
 #include "schema/schedule.h"
 #include "faults/faults.h"
+#include "server/publish/vote.h"
 #include "server/store/registrations.h"
 #include "server/store/snapshots.h"
+#include "server/store/statements.h"
+#include "server/store/store.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,54 +61,8 @@ cleanup:
 	return rc;
 }
 
-/* The first walk: how many records, and how large the body. */
-struct size_walk {
-	uint64_t records;
-	uint64_t bytes;
-	uint64_t max_records;
-};
-
-static int size_visit(void *context, const struct store_record *record)
-{
-	struct size_walk *w = context;
-	if (++w->records > w->max_records)
-		return DIRAUTH_ERR_BOUNDS;
-	w->bytes += STORE_RECORD_FRAMING + record->note_len;
-	return 0;
-}
-
-/* The second walk: each record's line and note into the body, its note into the Merkle tree. */
-struct write_walk {
-	struct store_body_writer *writer;
-	struct merkle_builder tree;
-	struct buffer line;
-	uint64_t records;
-	uint64_t expected;
-	uint8_t last_id[SERVICE_ID_SIZE];
-};
-
-static int write_visit(void *context, const struct store_record *record)
-{
-	struct write_walk *w = context;
-	merkle_hash leaf;
-	if (++w->records > w->expected)
-		return DIRAUTH_ERR_INTERNAL; /* the sealed view changed between the walks */
-	if (w->records == w->expected / 2 + 1)
-		fault_point("publish-body");
-	buffer_reset(&w->line);
-	int rc = snapshot_body_encode_record_line(record->service_id, record->note_len, &w->line);
-	if (!rc)
-		rc = store_body_write(w->writer, w->line.data, w->line.len);
-	if (!rc)
-		rc = store_body_write(w->writer, record->note, record->note_len);
-	if (!rc)
-		rc = merkle_leaf_hash(record->note, record->note_len, leaf);
-	if (!rc)
-		rc = merkle_builder_add(&w->tree, leaf);
-	return rc;
-}
-
-int publish_check_body_bounds(const struct config *config, const struct store_body_info *info)
+/* The sizes the configuration allows, checked on a finished body: 0 or DIRAUTH_ERR_BOUNDS. */
+static int check_body_bounds(const struct config *config, const struct store_body_info *info)
 {
 	if (info->size[ENCODING_IDENTITY] > config->bounds.snapshot_body_uncompressed)
 		return DIRAUTH_ERR_BOUNDS;
@@ -114,44 +72,149 @@ int publish_check_body_bounds(const struct config *config, const struct store_bo
 	return 0;
 }
 
-/* Writes the body of the sealed view and fills the header's records, root, size and digest. */
-static int write_body(const struct config *config, struct store *store, const char *name,
-                      struct snapshot_header *h, struct store_body_info *info)
+/* ---- the consensus of the one vote ---- */
+
+/* The notes the consensus asks for, from the store: a registration by its version, a health
+ * statement or revocation by its digest. Registration and health notes are read into one buffer
+ * each, which the next read replaces (consensus.h allows no more); revocations, few and small, are
+ * kept until the computation returns, as consensus.h asks. */
+struct store_source {
+	struct store *store;
+	const char *name;
+	struct buffer registration, health;
+	struct buffer *revocations;
+	size_t revocation_count;
+};
+
+static int store_registration_note(void *context, const uint8_t service_id[SERVICE_ID_SIZE],
+                                   uint64_t sequence, const uint8_t digest[32], const uint8_t **note,
+                                   size_t *note_len)
 {
-	struct size_walk size = {.max_records = config->bounds.records_per_snapshot};
-	struct write_walk write = {0};
-	struct store_body_writer *writer = NULL;
-	int rc = store_view_foreach(store, name, h->epoch, h->valid_after, size_visit, &size);
+	(void)digest; /* the consensus checks it */
+	struct store_source *s = context;
+	buffer_reset(&s->registration);
+	int rc = store_registration_get(s->store, s->name, service_id, sequence, &s->registration);
+	*note = s->registration.data;
+	*note_len = s->registration.len;
+	return rc;
+}
+
+static int store_health_note(void *context, const uint8_t service_id[SERVICE_ID_SIZE],
+                             const uint8_t endpoint_id[ENDPOINT_ID_SIZE], uint64_t issued_at,
+                             uint64_t sequence, const uint8_t digest[32], const uint8_t **note,
+                             size_t *note_len)
+{
+	(void)service_id, (void)endpoint_id, (void)issued_at, (void)sequence;
+	struct store_source *s = context;
+	buffer_reset(&s->health);
+	int rc = store_statement_get(s->store, s->name, digest, &s->health);
+	*note = s->health.data;
+	*note_len = s->health.len;
+	return rc;
+}
+
+static int store_revocation_note(void *context, const uint8_t service_id[SERVICE_ID_SIZE],
+                                 const uint8_t *endpoint_id, const uint8_t digest[32], const uint8_t **note,
+                                 size_t *note_len)
+{
+	(void)service_id, (void)endpoint_id;
+	struct store_source *s = context;
+	struct buffer *grown = realloc(s->revocations, (s->revocation_count + 1) * sizeof *grown);
+	if (!grown)
+		return DIRAUTH_ERR_NOMEM;
+	s->revocations = grown;
+	struct buffer *held = &s->revocations[s->revocation_count++];
+	buffer_init(held);
+	int rc = store_statement_get(s->store, s->name, digest, held);
+	*note = held->data;
+	*note_len = held->len;
+	return rc;
+}
+
+static void store_source_clear(struct store_source *s)
+{
+	buffer_free(&s->registration);
+	buffer_free(&s->health);
+	for (size_t i = 0; i < s->revocation_count; i++)
+		buffer_free(&s->revocations[i]);
+	free(s->revocations);
+}
+
+/* The consensus's writer: the body goes to the store's body files as it is chosen. */
+struct body_output {
+	struct store_body_writer *writer;
+	uint64_t pieces;
+};
+
+static int write_piece(void *context, const uint8_t *bytes, size_t len)
+{
+	struct body_output *o = context;
+	if (o->pieces++ == 1)
+		fault_point("publish-body"); /* the head is written, the records follow */
+	return store_body_write(o->writer, bytes, len);
+}
+
+/* The snapshot of the sealed epoch h->epoch: this authority's one vote (vote.h), built from the
+ * sealed view, and the consensus of it with n = k = 1 (consensus/consensus.h), its body written
+ * to the store's body files. Fills *h and *info. */
+static int compute_snapshot(const struct config *config, struct store *store, size_t namespace_index,
+                            const struct publish_previous *previous, struct snapshot_header *h,
+                            struct store_body_info *info)
+{
+	const struct config_namespace *ns = &config->namespaces[namespace_index];
+	struct vote_body lines;
+	struct vote vote;
+	struct consensus_vote input;
+	struct consensus_result result;
+	struct consensus_failure failure;
+	struct store_source source = {.store = store, .name = ns->name};
+	struct body_output output = {0};
+	buffer_init(&source.registration);
+	buffer_init(&source.health);
+	memset(&result, 0, sizeof result);
+	int rc = publish_vote_body(config, store, namespace_index, h->epoch, h->valid_after, ns->lifecycle,
+	                           previous->parsed, &lines, NULL);
 	if (rc)
 		return rc;
-	if (size.bytes > config->bounds.snapshot_body_uncompressed)
-		return DIRAUTH_ERR_BOUNDS;
-	if ((rc = store_body_begin(store, name, h->epoch, &writer)))
-		return rc;
-	buffer_init(&write.line);
-	merkle_builder_init(&write.tree);
-	write.writer = writer;
-	write.expected = size.records;
-	rc = snapshot_body_encode_head(name, h->epoch, size.records, &write.line);
-	if (!rc)
-		rc = store_body_write(writer, write.line.data, write.line.len);
-	if (!rc)
-		rc = store_view_foreach(store, name, h->epoch, h->valid_after, write_visit, &write);
-	if (!rc && write.records != size.records)
-		rc = DIRAUTH_ERR_INTERNAL;
-	if (!rc)
-		rc = merkle_builder_root(&write.tree, h->records_root);
-	buffer_free(&write.line);
-	if (rc) {
-		store_body_discard(writer);
-		return rc;
+	/* Not sent, so without its records root: the rule does not read it. */
+	publish_vote_text(config, namespace_index, h->epoch, previous, &lines, NULL, &vote);
+	consensus_vote_init(&input, &vote, &lines);
+	struct consensus_params params = {
+	    .namespace_name = ns->name,
+	    .origin = ns->origin,
+	    .epoch = h->epoch,
+	    .threshold = 1,
+	    .authorities = 1,
+	    .max_records = config->bounds.records_per_snapshot,
+	    .max_body_bytes = config->bounds.snapshot_body_uncompressed,
+	};
+	struct consensus_lifecycle lifecycle;
+	publish_consensus_lifecycle(config, namespace_index, previous, &lifecycle);
+	lifecycle.health = store_health_note;
+	lifecycle.revocation = store_revocation_note;
+	lifecycle.context = &source;
+	if (ns->lifecycle)
+		params.lifecycle = &lifecycle;
+	if ((rc = schedule_epoch_times(&config->epoch, h->epoch, &params.times)) == 0 &&
+	    (rc = store_body_begin(store, ns->name, h->epoch, &output.writer)) == 0) {
+		rc = consensus_compute_streamed(&params, &input, 1, store_registration_note, &source,
+		                                write_piece, &output, &result, &failure);
+		if (rc)
+			store_body_discard(output.writer);
+		else
+			rc = store_body_finish(output.writer, info);
 	}
-	if ((rc = store_body_finish(writer, info)))
-		return rc;
-	h->record_count = size.records;
-	h->body_size = info->size[ENCODING_IDENTITY];
-	memcpy(h->body_sha256, info->sha256[ENCODING_IDENTITY], sizeof h->body_sha256);
-	return publish_check_body_bounds(config, info);
+	if (rc == 0 && (info->size[ENCODING_IDENTITY] != result.header.body_size ||
+	                memcmp(info->sha256[ENCODING_IDENTITY], result.header.body_sha256, 32) != 0))
+		rc = DIRAUTH_ERR_INTERNAL; /* the store's files are not the body the header commits to */
+	if (rc == 0)
+		rc = check_body_bounds(config, info);
+	if (rc == 0)
+		*h = result.header;
+	consensus_result_clear(&result);
+	store_source_clear(&source);
+	publish_vote_body_clear(&lines);
+	return rc;
 }
 
 int publish_snapshot(const struct config *config, struct store *store, struct signer_client *signer,
@@ -159,13 +222,15 @@ int publish_snapshot(const struct config *config, struct store *store, struct si
                      size_t detail_cap)
 {
 	struct publication p;
+	struct publish_previous previous;
 	struct buffer text;
 	struct note_signature signature;
 	struct epoch_times times;
-	int rc, have_previous;
-	uint64_t previous_epoch = 0, sealed;
+	int rc;
+	uint64_t sealed;
 
 	memset(&p, 0, sizeof p);
+	memset(&previous, 0, sizeof previous);
 	memset(out, 0, sizeof *out);
 	buffer_init(&p.header_note);
 	buffer_init(&text);
@@ -176,19 +241,18 @@ int publish_snapshot(const struct config *config, struct store *store, struct si
 	const struct config_namespace *ns = &config->namespaces[namespace_index];
 	struct snapshot_header *h = &p.header;
 	snprintf(p.namespace_name, sizeof p.namespace_name, "%s", ns->name);
-	snprintf(h->namespace_name, sizeof h->namespace_name, "%s", ns->name);
-	snprintf(h->origin, sizeof h->origin, "%s", ns->origin);
 	h->epoch = epoch;
-	/* A namespace of the endpoint lifecycle is consensus method 2 (server/publish/lifecycle.h). */
-	h->consensus_method = ns->lifecycle ? 2 : SNAPSHOT_CONSENSUS_METHOD;
 	if ((rc = schedule_epoch_times(&config->epoch, epoch, &times)))
 		goto cleanup;
 	h->valid_after = times.valid_after;
-	h->fresh_until = times.fresh_until;
-	h->valid_until = times.valid_until;
-	if ((rc = publish_latest_digest(store, ns->name, &have_previous, &previous_epoch, h->previous)))
+	/* The latest stored snapshot: the previous the vote names, and for method 2 the revocations
+	 * it lists. A namespace without the lifecycle needs only its digest. */
+	rc = publish_previous_load(config, store, namespace_index, &previous);
+	if (rc && previous.have && !ns->lifecycle)
+		rc = 0;
+	if (rc)
 		goto cleanup;
-	if (have_previous && epoch <= previous_epoch) {
+	if (previous.have && epoch <= previous.epoch) {
 		rc = DIRAUTH_ERR_ROLLBACK;
 		goto cleanup;
 	}
@@ -199,10 +263,7 @@ int publish_snapshot(const struct config *config, struct store *store, struct si
 		goto cleanup;
 	}
 	fault_point("publish-sealed");
-	rc = ns->lifecycle ? publish_lifecycle_body(config, store, namespace_index, have_previous,
-	                                            previous_epoch, h, &p.body)
-	                   : write_body(config, store, ns->name, h, &p.body);
-	if (rc)
+	if ((rc = compute_snapshot(config, store, namespace_index, &previous, h, &p.body)))
 		goto cleanup;
 	if ((rc = snapshot_header_encode(h, &text)) ||
 	    (rc = signer_client_sign(signer, SIGNER_OP_SIGN_SNAPSHOT_HEADER, text.data, text.len, 0, NULL, 0,
@@ -216,6 +277,7 @@ int publish_snapshot(const struct config *config, struct store *store, struct si
 	*out = p;
 	memset(&p, 0, sizeof p);
 cleanup:
+	publish_previous_clear(&previous);
 	publication_clear(&p);
 	buffer_free(&text);
 	return rc;
@@ -242,7 +304,7 @@ int publish_signed_snapshot(const struct config *config, struct store *store,
 		return rc;
 	if (memcmp(info.sha256[ENCODING_IDENTITY], header->body_sha256, 32) != 0)
 		return DIRAUTH_ERR_MISMATCH;
-	if ((rc = publish_check_body_bounds(config, &info)))
+	if ((rc = check_body_bounds(config, &info)))
 		return rc;
 	fault_point("publish-signed");
 	rc = store_snapshot_put(store, header->namespace_name, header->epoch, header_note, header_note_len,

@@ -1,23 +1,25 @@
 /*
- * publish.h: building, signing and storing one namespace's snapshot for one epoch.
+ * publish.h: one namespace's snapshot for one epoch, computed, signed and stored; and storing a
+ * snapshot the authorities' round computed.
  *
- * A snapshot is built from the store's sealed view of its epoch (store.h): per service the latest
- * registration stamped for that epoch or earlier that is still unexpired at the epoch's
- * valid-after, in ascending service id order, each carried as its provider's signed note (hard
- * rule 1). Because that view is fixed once sealed, building the same epoch again (after a crash
- * at any step) gives the same bytes, and so the same header, which the signer signs again
- * rather than refusing as a second header for the epoch.
+ * An authority alone publishes what the protocol's rule computes for n = k = 1: the consensus
+ * (consensus/consensus.h) of its one vote. The vote is built from the store's sealed view of the
+ * epoch (vote.h, as every member of a set builds its own): per service the latest registration
+ * stamped for that epoch or earlier that is still unexpired at the epoch's valid-after, and for a
+ * namespace configured with "lifecycle: true" (consensus method 2) each endpoint's latest health
+ * statement and the revocations within their window. The rule then chooses the records, the
+ * health entries and the revocations, each note read from the store, and the header commits to
+ * the body (records root, body digest, the previous header's digest). Because the view is fixed
+ * once sealed, building the same epoch again (after a crash at any step) gives the same bytes,
+ * and so the same header, which the signer signs again rather than refusing as a second header
+ * for the epoch.
  *
- * The body is written as it is built, to the store's body files in every content encoding, so it
- * is never held in memory whole: memory stays near the size of one record however large the
- * body. It is bounded (record count, uncompressed and compressed sizes), committed to by the
- * header (records root, body digest, the previous header's digest), signed by dirauth-signer,
- * and stored durably before anyone may serve it. A snapshot that breaks a bound, or whose header
- * the signer does not sign, is not published at all.
- *
- * A namespace configured with "lifecycle: true" is published with consensus method 2: the same
- * records minus what a listed revocation excludes, then the health and revocation sections, byte
- * for byte what consensus method 2 computes from this authority's one vote (lifecycle.h).
+ * The body is written as the rule chooses it, to the store's body files in every content
+ * encoding (consensus_compute_streamed), so it is never held in memory whole: memory is the
+ * vote's lines and the chosen versions (about 150 bytes a record) and one note at a time. It is
+ * bounded (record count, uncompressed and compressed sizes), signed by dirauth-signer, and
+ * stored durably before anyone may serve it. A snapshot that breaks a bound, or whose header the
+ * signer does not sign, is not published at all.
  */
 #ifndef DIRAUTH_SERVER_PUBLISH_PUBLISH_H
 #define DIRAUTH_SERVER_PUBLISH_PUBLISH_H
@@ -50,9 +52,11 @@ void publication_clear(struct publication *p);
  * latest stored epoch; DIRAUTH_ERR_STALE when a later epoch is already sealed; DIRAUTH_ERR_BOUNDS
  * when more records than records_per_snapshot are eligible or the body breaks a size bound;
  * DIRAUTH_ERR_UNAVAILABLE when the signer cannot be reached, or its refusal code; for method 2,
- * DIRAUTH_ERR_MISMATCH when the stored previous snapshot does not check out; the errors of the
- * store and the encoders. detail (may be NULL) gets the signer's sentence when the signer
- * failed or refused, else "". Nothing is stored unless 0 is returned. */
+ * DIRAUTH_ERR_MISMATCH or DIRAUTH_ERR_NOT_FOUND when the stored previous snapshot does not check
+ * out or its body is no longer kept (publish_previous_load); the errors of the store, of the
+ * encoders and of the consensus (consensus.h: each outcome's code). detail (may be NULL) gets the
+ * signer's sentence when the signer failed or refused, else "". Nothing is stored unless 0 is
+ * returned. */
 int publish_snapshot(const struct config *config, struct store *store, struct signer_client *signer,
                      size_t namespace_index, uint64_t epoch, struct publication *out, char *detail,
                      size_t detail_cap);

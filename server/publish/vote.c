@@ -10,6 +10,7 @@
  */
 #include "server/publish/vote.h"
 
+#include "consensus/consensus.h"
 #include "schema/crypto.h"
 #include "schema/error.h"
 #include "schema/health.h"
@@ -27,12 +28,19 @@
 
 /* ---- the previous snapshot ---- */
 
-static int read_identity_body(struct store *store, const char *name, uint64_t epoch, uint64_t size_bound,
-                              struct buffer *out)
+/* The stored body of the snapshot whose header is header, read whole from its identity file into
+ * out and checked against the header: its size (within the configured bound) and its SHA-256.
+ * Returns 0, DIRAUTH_ERR_MISMATCH, the store's errors (DIRAUTH_ERR_STALE: no longer kept),
+ * DIRAUTH_ERR_IO, DIRAUTH_ERR_NOMEM. */
+static int read_committed_body(const struct config *config, struct store *store,
+                               const struct snapshot_header *header, struct buffer *out)
 {
 	int fd = -1;
-	uint64_t size = 0;
-	int rc = store_body_open(store, name, epoch, ENCODING_IDENTITY, &fd, &size);
+	uint64_t size = 0, size_bound = header->body_size;
+	uint8_t digest[32];
+	if (size_bound > config->bounds.snapshot_body_uncompressed)
+		return DIRAUTH_ERR_MISMATCH;
+	int rc = store_body_open(store, header->namespace_name, header->epoch, ENCODING_IDENTITY, &fd, &size);
 	if (rc)
 		return rc;
 	if (size > size_bound)
@@ -50,6 +58,12 @@ static int read_identity_body(struct store *store, const char *name, uint64_t ep
 			rc = buffer_append(out, chunk, (size_t)n);
 	}
 	close(fd);
+	if (rc == 0 && out->len != header->body_size)
+		rc = DIRAUTH_ERR_MISMATCH;
+	if (rc == 0)
+		rc = crypto_sha256(out->data, out->len, digest);
+	if (rc == 0 && memcmp(digest, header->body_sha256, 32) != 0)
+		rc = DIRAUTH_ERR_MISMATCH;
 	return rc;
 }
 
@@ -60,7 +74,6 @@ int publish_previous_load(const struct config *config, struct store *store, size
 	struct buffer header_note;
 	struct note *note = NULL;
 	struct snapshot_header header;
-	uint8_t digest[32];
 	memset(out, 0, sizeof *out);
 	buffer_init(&out->text);
 	buffer_init(&out->body);
@@ -82,15 +95,9 @@ int publish_previous_load(const struct config *config, struct store *store, size
 	out->method = header.consensus_method;
 	if (header.consensus_method != 2)
 		return 0;
-	if (header.epoch != out->epoch || header.body_size > config->bounds.snapshot_body_uncompressed)
+	if (header.epoch != out->epoch || strcmp(header.namespace_name, ns->name) != 0)
 		return DIRAUTH_ERR_MISMATCH;
-	rc = read_identity_body(store, ns->name, out->epoch, header.body_size, &out->body);
-	if (rc == 0 && out->body.len != header.body_size)
-		rc = DIRAUTH_ERR_MISMATCH;
-	if (rc == 0)
-		rc = crypto_sha256(out->body.data, out->body.len, digest);
-	if (rc == 0 && memcmp(digest, header.body_sha256, 32) != 0)
-		rc = DIRAUTH_ERR_MISMATCH;
+	rc = read_committed_body(config, store, &header, &out->body);
 	struct snapshot_body_limits limits = {config->bounds.records_per_snapshot, config_max_health(config),
 	                                      ns->max_revocations};
 	if (rc == 0)
@@ -170,18 +177,12 @@ int publish_vote_base(const struct config *config, struct store *store, size_t n
 	if (rc == 0)
 		rc = snapshot_header_digest(note->text, note->text_len, actual);
 	if (rc == 0 && (memcmp(actual, digest, 32) != 0 || header.epoch != epoch ||
-	                header.body_size > config->bounds.snapshot_body_uncompressed))
+	                strcmp(header.namespace_name, ns->name) != 0))
 		rc = DIRAUTH_ERR_MISMATCH;
 	if (rc == 0)
-		rc = read_identity_body(store, ns->name, epoch, header.body_size, &body);
+		rc = read_committed_body(config, store, &header, &body);
 	if (rc == DIRAUTH_ERR_STALE)
 		rc = DIRAUTH_ERR_NOT_FOUND;
-	if (rc == 0 && body.len != header.body_size)
-		rc = DIRAUTH_ERR_MISMATCH;
-	if (rc == 0)
-		rc = crypto_sha256(body.data, body.len, actual);
-	if (rc == 0 && memcmp(actual, header.body_sha256, 32) != 0)
-		rc = DIRAUTH_ERR_MISMATCH;
 	if (rc == 0 && header.consensus_method == 2) {
 		struct snapshot_body_limits limits = {config->bounds.records_per_snapshot,
 		                                      config_max_health(config), ns->max_revocations};
@@ -216,6 +217,7 @@ struct vote_build {
 	struct vote_body *body;
 	size_t record_cap, health_cap, revocation_cap;
 	struct merkle_builder tree;
+	bool rooted; /* the caller wants the records root */
 	const struct snapshot_body *previous;
 	uint64_t epoch;
 };
@@ -245,6 +247,8 @@ static int add_record(struct vote_build *v, const struct store_record *record)
 	memcpy(line->service_id, record->service_id, SERVICE_ID_SIZE);
 	line->sequence = record->sequence;
 	memcpy(line->registration_sha256, record->digest, 32);
+	if (!v->rooted)
+		return 0;
 	merkle_hash leaf;
 	rc = merkle_leaf_hash(record->note, record->note_len, leaf);
 	return rc ? rc : merkle_builder_add(&v->tree, leaf);
@@ -306,7 +310,7 @@ static int revocation_visit(void *context, const struct store_listed_revocation 
 		     memcmp(listed->endpoint_id, revocation->endpoint_id, ENDPOINT_ID_SIZE) == 0))
 			return 0;
 	}
-	if (revocation->stamp > v->epoch || v->epoch - revocation->stamp >= v->ns->revocation_epochs)
+	if (!consensus_revocation_is_listed(revocation->stamp, v->epoch, v->ns->revocation_epochs))
 		return 0;
 	if (body->revocation_count >= v->ns->max_revocations)
 		return DIRAUTH_ERR_BOUNDS;
@@ -348,6 +352,7 @@ int publish_vote_body(const struct config *config, struct store *store, size_t n
 	v.previous = previous;
 	v.epoch = epoch;
 	merkle_builder_init(&v.tree);
+	v.rooted = records_root != NULL;
 	snprintf(out->namespace_name, sizeof out->namespace_name, "%s", ns->name);
 	snprintf(out->authority, sizeof out->authority, "%s", config->authority_name);
 	out->epoch = epoch;
@@ -357,8 +362,52 @@ int publish_vote_body(const struct config *config, struct store *store, size_t n
 	if (rc == 0 && with_sections)
 		rc = store_revocation_view_foreach(store, ns->name, epoch, revocation_visit, &v);
 	if (rc == 0)
-		rc = merkle_builder_root(&v.tree, records_root);
+		rc = v.rooted ? merkle_builder_root(&v.tree, records_root) : 0;
 	if (rc)
 		publish_vote_body_clear(out);
 	return rc;
+}
+
+void publish_vote_text(const struct config *config, size_t namespace_index, uint64_t epoch,
+                       const struct publish_previous *previous, const struct vote_body *lines,
+                       const merkle_hash records_root, struct vote *out)
+{
+	const struct config_namespace *ns = &config->namespaces[namespace_index];
+	memset(out, 0, sizeof *out);
+	snprintf(out->namespace_name, sizeof out->namespace_name, "%s", ns->name);
+	snprintf(out->origin, sizeof out->origin, "%s", ns->origin);
+	snprintf(out->authority, sizeof out->authority, "%s", config->authority_name);
+	out->epoch = epoch;
+	out->record_count = lines->record_count;
+	if (records_root)
+		memcpy(out->records_root, records_root, sizeof out->records_root);
+	if (previous->have) {
+		out->previous_epoch = previous->epoch;
+		memcpy(out->previous, previous->digest, 32);
+	}
+	/* The methods this authority can compute for the namespace: method 2 needs the lifecycle
+	 * configured (its parameters are the namespace's). */
+	out->method_count = 1;
+	out->methods[0] = CONSENSUS_METHOD_REGISTRATIONS;
+	if (ns->lifecycle)
+		out->methods[out->method_count++] = CONSENSUS_METHOD_LIFECYCLE;
+}
+
+void publish_consensus_lifecycle(const struct config *config, size_t namespace_index,
+                                 const struct publish_previous *previous, struct consensus_lifecycle *out)
+{
+	const struct config_namespace *ns = &config->namespaces[namespace_index];
+	memset(out, 0, sizeof *out);
+	out->freshness_seconds = ns->health_freshness_epochs * config->epoch.length;
+	out->revocation_epochs = ns->revocation_epochs;
+	out->max_health = config_max_health(config);
+	out->max_revocations = ns->max_revocations;
+	if (previous->have && previous->text.len) {
+		out->previous_header = previous->text.data;
+		out->previous_header_len = previous->text.len;
+	}
+	if (previous->parsed) {
+		out->previous_body = previous->body.data;
+		out->previous_body_len = previous->body.len;
+	}
 }

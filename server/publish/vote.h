@@ -1,8 +1,8 @@
 /*
- * vote.h: this authority's vote body for an epoch, built from the store's sealed views: what the
- * round of several authorities signs and sends (server/round), and what the single authority's
- * snapshot is the consensus of (lifecycle.h; tests/unit/check_publish_lifecycle.c builds its one
- * vote with it and compares).
+ * vote.h: this authority's vote for an epoch, built from the store's sealed views: what the round
+ * of several authorities signs and sends (server/round), and what the single authority's snapshot
+ * is the consensus of (publish.h); and the inputs both give the consensus beside the votes: the
+ * previous snapshot and method 2's parameters.
  *
  * The records are those of the sealed view (store_view_foreach), one line per service: sequence
  * and registration digest, with the RFC 6962 root over their notes. With the method-2 sections
@@ -21,9 +21,11 @@
 #ifndef DIRAUTH_SERVER_PUBLISH_VOTE_H
 #define DIRAUTH_SERVER_PUBLISH_VOTE_H
 
+#include "consensus/consensus.h"
 #include "schema/buffer.h"
 #include "schema/merkle.h"
 #include "schema/snapshot.h"
+#include "schema/vote.h"
 #include "schema/vote_body.h"
 #include "server/config/config.h"
 #include "server/store/registrations.h"
@@ -70,7 +72,8 @@ int publish_vote_base(const struct config *config, struct store *store, size_t n
 /* Fills *out (zeroed here; its arrays owned by the caller, freed with
  * publish_vote_body_clear) with the vote body of config->namespaces[namespace_index] for epoch,
  * the sealed epoch, whose valid-after is valid_after, authored by config->authority_name, and
- * records_root with the root over the voted notes. With with_sections, also the health and
+ * records_root (when not NULL: a vote that is sent carries it, and it costs a hash of every
+ * note) with the root over the voted notes. With with_sections, also the health and
  * revocation sections as above; previous is the previous snapshot's parsed body (NULL for none
  * or a method-1 snapshot). Returns 0; DIRAUTH_ERR_BOUNDS (more records than
  * records_per_snapshot, more health lines than config_max_health, more revocations than the
@@ -82,5 +85,20 @@ int publish_vote_body(const struct config *config, struct store *store, size_t n
 
 /* Frees the arrays of a body publish_vote_body filled (not body itself) and zeroes it. */
 void publish_vote_body_clear(struct vote_body *body);
+
+/* The vote text of this authority's vote of epoch with the body lines and records_root (NULL:
+ * zeros) publish_vote_body gave, but its body-sha256 (zero here: the caller that sends the vote fills it
+ * once the body is encoded): namespace, origin, authority, epoch, record count, the previous
+ * snapshot when previous->have, and the methods it can compute for the namespace: 1, and 2 for a
+ * namespace configured with "lifecycle: true". Never fails. */
+void publish_vote_text(const struct config *config, size_t namespace_index, uint64_t epoch,
+                       const struct publish_previous *previous, const struct vote_body *lines,
+                       const merkle_hash records_root, struct vote *out);
+
+/* Method 2's inputs for the namespace (consensus.h): its freshness, revocation window and bounds,
+ * and previous's header text and body (each only when held). The callbacks and their context are
+ * left NULL, for the caller to set. previous must outlive *out. Never fails. */
+void publish_consensus_lifecycle(const struct config *config, size_t namespace_index,
+                                 const struct publish_previous *previous, struct consensus_lifecycle *out);
 
 #endif

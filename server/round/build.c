@@ -42,6 +42,7 @@ static int build_vote(struct round *round, size_t i, uint64_t epoch, struct buff
 	struct buffer text, note, body;
 	struct note_signature signature;
 	struct epoch_times times;
+	merkle_hash records_root;
 	char why[SIGNER_DETAIL_MAX + 1] = "";
 	memset(&lines, 0, sizeof lines);
 	memset(&vote, 0, sizeof vote);
@@ -64,29 +65,15 @@ static int build_vote(struct round *round, size_t i, uint64_t epoch, struct buff
 		rc = schedule_epoch_times(&config->epoch, epoch, &times);
 	if (rc == 0)
 		rc = publish_vote_body(config, round->o.store, i, epoch, times.valid_after, sections,
-		                       previous.parsed, &lines, vote.records_root);
-	snprintf(vote.namespace_name, sizeof vote.namespace_name, "%s", ns->name);
-	snprintf(vote.origin, sizeof vote.origin, "%s", ns->origin);
-	snprintf(vote.authority, sizeof vote.authority, "%s", config->authority_name);
-	vote.epoch = epoch;
-	vote.record_count = lines.record_count;
+		                       previous.parsed, &lines, records_root);
 	if (rc == 0)
 		rc = vote_body_encode(&lines, &body);
-	if (rc == 0)
-		rc = crypto_sha256(body.data, body.len, vote.body_sha256);
-	if (rc == 0 && previous.have) {
-		vote.previous_epoch = previous.epoch;
-		memcpy(vote.previous, previous.digest, 32);
-	}
 	if (rc == 0) {
-		/* The methods this authority can compute for the namespace: method 2 needs the lifecycle
-		 * configured (its parameters are the namespace's). */
-		vote.method_count = 1;
-		vote.methods[0] = CONSENSUS_METHOD_REGISTRATIONS;
-		if (ns->lifecycle)
-			vote.methods[vote.method_count++] = CONSENSUS_METHOD_LIFECYCLE;
-		rc = vote_encode(&vote, &text);
+		publish_vote_text(config, i, epoch, &previous, &lines, records_root, &vote);
+		rc = crypto_sha256(body.data, body.len, vote.body_sha256);
 	}
+	if (rc == 0)
+		rc = vote_encode(&vote, &text);
 	if (rc == 0) {
 		rc = signer_client_sign(round->o.signer, SIGNER_OP_SIGN_VOTE, text.data, text.len, 0, NULL, 0,
 		                        &signature, why, sizeof why);

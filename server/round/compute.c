@@ -172,11 +172,14 @@ static int load_votes(struct round *round, size_t i, struct held_votes *h)
 
 /* The consensus reads each note it chose from the store, or from the notes gathered from peers
  * this epoch (gather.c), never from the network: every note it may ask for was fetched before it
- * ran. A note read from the store is copied, since it must stay valid until the rule returns. */
+ * ran. A registration or health statement read from the store is held until the rule asks for
+ * the next note (consensus.h allows no more); a revocation is copied, since it must stay valid
+ * until the rule returns. */
 struct note_source {
 	struct round *round;
 	size_t namespace_index;
-	uint8_t **copies; /* the store's notes handed out, freed after the consensus */
+	struct buffer current; /* the last registration or health statement read from the store */
+	uint8_t **copies;      /* the store's revocations handed out, freed after the consensus */
 	size_t count, cap;
 };
 
@@ -205,6 +208,7 @@ static void note_source_free(struct note_source *s)
 	for (size_t n = 0; n < s->count; n++)
 		free(s->copies[n]);
 	free(s->copies);
+	buffer_free(&s->current);
 }
 
 /* Whether this authority's own vote lists exactly this version: its sealed view holds it, and
@@ -253,16 +257,16 @@ static int supply_note(void *context, const uint8_t service_id[SERVICE_ID_SIZE],
 	struct round *round = s->round;
 	size_t i = s->namespace_index;
 	const char *name = round->o.config->namespaces[i].name;
-	struct buffer held;
 	uint8_t actual[32];
-	buffer_init(&held);
-	int rc = store_registration_get(round->o.store, name, service_id, sequence, &held);
-	if (rc == 0 && crypto_sha256(held.data, held.len, actual) == 0 && memcmp(actual, digest, 32) == 0)
-		rc = keep_copy(s, &held, note, note_len);
-	else
-		rc = round_notes_find(&round->ns[i].notes, digest, note, note_len);
-	buffer_free(&held);
-	return rc;
+	buffer_reset(&s->current);
+	int rc = store_registration_get(round->o.store, name, service_id, sequence, &s->current);
+	if (rc == 0 && crypto_sha256(s->current.data, s->current.len, actual) == 0 &&
+	    memcmp(actual, digest, 32) == 0) {
+		*note = s->current.data;
+		*note_len = s->current.len;
+		return 0;
+	}
+	return round_notes_find(&round->ns[i].notes, digest, note, note_len);
 }
 
 /* Whether the computed result publishes a record naming a target revoked here that its own
@@ -289,20 +293,24 @@ static bool result_revives_revoked(struct round *round, size_t i)
 	return false;
 }
 
-/* A health statement or revocation: the store's, else one gathered (and checked) this epoch. */
-static int supply_statement(struct note_source *s, const uint8_t *digest, const uint8_t **note,
+/* A health statement or revocation: the store's (held as the current note, or copied when kept),
+ * else one gathered (and checked) this epoch. */
+static int supply_statement(struct note_source *s, const uint8_t *digest, bool kept, const uint8_t **note,
                             size_t *note_len)
 {
 	struct round *round = s->round;
 	const char *name = round->o.config->namespaces[s->namespace_index].name;
-	struct buffer held;
-	buffer_init(&held);
-	int rc = store_statement_get(round->o.store, name, digest, &held);
-	if (rc == 0)
-		rc = keep_copy(s, &held, note, note_len);
-	else if (rc == DIRAUTH_ERR_NOT_FOUND)
+	buffer_reset(&s->current);
+	int rc = store_statement_get(round->o.store, name, digest, &s->current);
+	if (rc == 0 && kept)
+		return keep_copy(s, &s->current, note, note_len);
+	if (rc == 0) {
+		*note = s->current.data;
+		*note_len = s->current.len;
+		return 0;
+	}
+	if (rc == DIRAUTH_ERR_NOT_FOUND)
 		rc = round_notes_find(&round->ns[s->namespace_index].notes, digest, note, note_len);
-	buffer_free(&held);
 	return rc;
 }
 
@@ -311,7 +319,7 @@ static int supply_health(void *context, const uint8_t service_id[SERVICE_ID_SIZE
                          const uint8_t digest[32], const uint8_t **note, size_t *note_len)
 {
 	(void)service_id, (void)endpoint_id, (void)issued_at, (void)sequence;
-	return supply_statement(context, digest, note, note_len);
+	return supply_statement(context, digest, false, note, note_len);
 }
 
 static int supply_revocation(void *context, const uint8_t service_id[SERVICE_ID_SIZE],
@@ -319,7 +327,7 @@ static int supply_revocation(void *context, const uint8_t service_id[SERVICE_ID_
                              size_t *note_len)
 {
 	(void)service_id, (void)endpoint_id;
-	return supply_statement(context, digest, note, note_len);
+	return supply_statement(context, digest, true, note, note_len);
 }
 
 /* ---- the step ---- */
@@ -409,19 +417,11 @@ static int compute_consensus(struct round *round, size_t i, struct held_votes *h
 	if (previous_rc && ns->lifecycle)
 		round_log(round, i, rn->epoch, "the previous snapshot cannot be read: %s",
 		          dirauth_strerror(previous_rc));
-	struct consensus_lifecycle lifecycle = {
-	    .freshness_seconds = ns->health_freshness_epochs * config->epoch.length,
-	    .revocation_epochs = ns->revocation_epochs,
-	    .max_health = config_max_health(config),
-	    .max_revocations = ns->max_revocations,
-	    .previous_header = previous.have && previous.text.len ? previous.text.data : NULL,
-	    .previous_header_len = previous.text.len,
-	    .previous_body = previous.parsed ? previous.body.data : NULL,
-	    .previous_body_len = previous.parsed ? previous.body.len : 0,
-	    .health = supply_health,
-	    .revocation = supply_revocation,
-	    .context = &source,
-	};
+	struct consensus_lifecycle lifecycle;
+	publish_consensus_lifecycle(config, i, &previous, &lifecycle);
+	lifecycle.health = supply_health;
+	lifecycle.revocation = supply_revocation;
+	lifecycle.context = &source;
 	if (ns->lifecycle)
 		params.lifecycle = &lifecycle;
 	consensus_result_clear(&rn->result);

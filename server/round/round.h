@@ -40,8 +40,9 @@
  * A second different vote of a member, or a member's signature over another header, is kept as
  * evidence (server/store/votes.h) and refused.
  *
- * One authority alone (n = 1) has no round: the scheduler publishes its sealed view directly
- * (server/publish), which is what consensus method 1 computes from one vote.
+ * One authority alone (n = 1) has no peer to exchange votes and signatures with: the scheduler
+ * has it publish at each epoch's start (server/publish/publish.h), through the same vote
+ * (server/publish/vote.h) and the same consensus (consensus/consensus.h) with n = k = 1.
  */
 #ifndef DIRAUTH_SERVER_ROUND_ROUND_H
 #define DIRAUTH_SERVER_ROUND_ROUND_H

@@ -4,8 +4,9 @@
  * Time is cut into epochs by config->epoch (the arithmetic is schema/schedule.h). The scheduler is
  * a thread that polls the injectable clock (every EPOCH_POLL_FILE_MS for a file clock, so tests
  * advance epochs quickly by writing the file; every EPOCH_POLL_SYSTEM_MS for the system clock).
- * When the current epoch is above the latest one published for a namespace, it builds, signs and
- * stores that epoch's snapshot (publish.h), then swaps its prepared responses in (prepared.h).
+ * When the current epoch is above the latest one published for a namespace, it has that epoch's
+ * snapshot computed, signed and stored (publish.h: the consensus of this authority's one vote),
+ * then swaps its prepared responses in (prepared.h).
  * Epochs missed while the server was down are skipped, not back-filled: a snapshot is only ever
  * built for the epoch that is current. A snapshot that cannot be published because the signer is
  * unreachable is retried at every tick of its epoch (each tick first asks signer_health.h, so a

@@ -768,6 +768,22 @@ static void check_chosen(const struct case_spec *spec, const struct consensus_re
 	}
 }
 
+/* A writer of a streamed computation: the pieces collected, or a failure at the piece fail_at
+ * (from 1; 0 never). */
+struct collector {
+	struct buffer bytes;
+	size_t pieces;
+	size_t fail_at;
+};
+
+static int collect(void *context, const uint8_t *bytes, size_t len)
+{
+	struct collector *c = context;
+	if (++c->pieces == c->fail_at)
+		return DIRAUTH_ERR_IO;
+	return buffer_append(&c->bytes, bytes, len);
+}
+
 static void run_vector(const struct case_spec *spec)
 {
 	struct fixture built, loaded;
@@ -838,6 +854,25 @@ static void run_vector(const struct case_spec *spec)
 	if (rc == 0)
 		ck_assert_mem_eq(direct.body.data, result.body.data, result.body.len);
 
+	/* Streamed to a writer, the same bytes and header, and nothing kept in the result. */
+	struct consensus_result streamed;
+	struct collector collected = {0};
+	buffer_init(&collected.bytes);
+	view_init(&view, &loaded.pool, &loaded.params);
+	ck_assert_int_eq(consensus_compute_streamed(&loaded.params, loaded.inputs, loaded.vote_count,
+	                                            view_note, &view, collect, &collected, &streamed, NULL),
+	                 rc);
+	ck_assert_ptr_null(streamed.body.data);
+	if (rc == 0) {
+		ck_assert_uint_eq(streamed.header_text.len, result.header_text.len);
+		ck_assert_mem_eq(streamed.header_text.data, result.header_text.data, result.header_text.len);
+		ck_assert_uint_eq(collected.bytes.len, result.body.len);
+		ck_assert_mem_eq(collected.bytes.data, result.body.data, result.body.len);
+		ck_assert_uint_gt(collected.pieces, result.record_count); /* a piece at a time */
+	}
+	buffer_free(&collected.bytes);
+
+	consensus_result_clear(&streamed);
 	consensus_result_clear(&direct);
 	consensus_result_clear(&again);
 	consensus_result_clear(&result);
@@ -879,6 +914,38 @@ START_TEST(test_one_authority_is_the_single_snapshot)
 	free(header);
 	free(body);
 	consensus_result_clear(&result);
+	fixture_free(&f);
+}
+END_TEST
+
+/* A writer that fails stops the computation with its code, and the result is empty. */
+START_TEST(test_streamed_writer_failure)
+{
+	struct fixture f;
+	fixture_build(case_named("too-few-votes"), &f);
+	f.params.authorities = 1;
+	f.params.threshold = 1;
+	f.inputs[0].previous_epoch = 0;
+	memset(f.inputs[0].previous, 0, 32);
+	struct authority_view view;
+	struct consensus_result result;
+	struct consensus_failure failure;
+	for (size_t fail_at = 1; fail_at <= 3; fail_at++) {
+		struct collector collected = {.fail_at = fail_at};
+		buffer_init(&collected.bytes);
+		view_init(&view, &f.pool, &f.params);
+		ck_assert_int_eq(consensus_compute_streamed(&f.params, f.inputs, 1, view_note, &view, collect,
+		                                            &collected, &result, &failure),
+		                 DIRAUTH_ERR_IO);
+		ck_assert_int_eq(failure.outcome, CONSENSUS_FAILED);
+		ck_assert_ptr_null(result.header_text.data);
+		ck_assert_uint_eq(result.record_count, 0);
+		buffer_free(&collected.bytes);
+	}
+	/* No writer is bad parameters. */
+	ck_assert_int_eq(consensus_compute_streamed(&f.params, f.inputs, 1, view_note, &view, NULL, NULL,
+	                                            &result, &failure),
+	                 DIRAUTH_ERR_CONFIG);
 	fixture_free(&f);
 }
 END_TEST
@@ -1519,6 +1586,7 @@ static Suite *consensus_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, test_vectors, 0, (int)CASE_COUNT);
 	tcase_add_test(tc, test_one_authority_is_the_single_snapshot);
+	tcase_add_test(tc, test_streamed_writer_failure);
 	tcase_add_test(tc, test_refuses_bad_parameters);
 	tcase_add_test(tc, test_refuses_votes_for_another_namespace_or_epoch);
 	tcase_add_test(tc, test_refuses_two_votes_of_one_authority);

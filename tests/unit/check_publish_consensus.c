@@ -1,17 +1,18 @@
 /*
- * check_publish_lifecycle.c: a single authority's snapshot of consensus method 2 is, byte for
- * byte, what consensus_compute (method 2, n = k = 1) computes from that authority's one vote over
- * the same store (server/publish/lifecycle.h says which vote).
+ * check_publish_consensus.c: what a single authority publishes is the consensus of its one vote:
+ * for a namespace of consensus method 1 and for one of method 2, the header text the signer
+ * signed and the body stored are, byte for byte, what consensus_compute (n = k = 1) computes from
+ * that vote as a peer would receive it: built from the store's sealed views, encoded, loaded
+ * back (consensus_vote_body_load_sections) and computed with the body collected in memory and
+ * every note read from the store, where the publication streams its body to the store's files.
  *
  * A real store is filled through the real intake (registrations, health statements signed by the
  * provider and by an endpoint's own key, fresh and stale, a statement whose endpoint key a newer
  * registration dropped, revocations by the provider and by an operator, a deregistration), and
- * epochs are published one after another with a real dirauth-signer: the first after a method-1
- * snapshot of the same namespace, then with revocations carried from the previous snapshot, then
- * once the first revocation's listing is over. After each publication the test builds the vote from
- * the store's sealed views (publish_vote_body, as the round of several authorities does), loads its body as
- * the round would, runs the consensus with callbacks reading the store, and compares the header text and the
- * body with what was stored.
+ * epochs are published one after another with a real dirauth-signer: method 1 first, then
+ * method 2 after a method-1 snapshot of the same namespace, then with revocations carried from
+ * the previous snapshot, then once the first revocation's listing is over. Also: what an
+ * authority takes from its peers (intake's peer kinds), and a namespace filled to its bound.
  */
 #include "consensus/consensus.h"
 #include "lifecycle_fixture.h"
@@ -318,14 +319,13 @@ static void previous_free(struct previous *p)
 
 /* Publishes epoch (at its start) and compares it with the consensus of this authority's vote.
  * Returns the published body's parsed sections' counts through the pointers. */
-static void publish_and_compare(struct fixture *f, uint64_t epoch, size_t *records, size_t *health_entries,
-                                size_t *revocations)
+static void publish_and_compare(struct fixture *f, const struct config *config, uint64_t epoch,
+                                size_t *records, size_t *health_entries, size_t *revocations)
 {
-	const struct config *config = f->config;
 	const struct config_namespace *ns = &config->namespaces[0];
 	struct previous previous;
 	previous_load(f, &previous);
-	write_clock(f, GENESIS + epoch * LENGTH);
+	write_clock(f, GENESIS + epoch * LENGTH + 2);
 	struct publication p;
 	char why[SIGNER_DETAIL_MAX + 1];
 	int rc = publish_snapshot(config, f->store, f->signer, 0, epoch, &p, why, sizeof why);
@@ -336,8 +336,8 @@ static void publish_and_compare(struct fixture *f, uint64_t epoch, size_t *recor
 	ck_assert_int_eq(schedule_epoch_times(&config->epoch, epoch, &times), 0);
 	struct vote_body vote_lines;
 	merkle_hash records_root;
-	ck_assert_int_eq(publish_vote_body(config, f->store, 0, epoch, times.valid_after, 1, previous.parsed,
-	                                   &vote_lines, records_root),
+	ck_assert_int_eq(publish_vote_body(config, f->store, 0, epoch, times.valid_after, ns->lifecycle,
+	                                   previous.parsed, &vote_lines, records_root),
 	                 0);
 	struct buffer body_text;
 	buffer_init(&body_text);
@@ -353,7 +353,7 @@ static void publish_and_compare(struct fixture *f, uint64_t epoch, size_t *recor
 	ck_assert_int_eq(crypto_sha256(body_text.data, body_text.len, vote.body_sha256), 0);
 	vote.previous_epoch = previous.have ? previous.epoch : 0;
 	memcpy(vote.previous, previous.digest, 32);
-	vote.method_count = 2;
+	vote.method_count = ns->lifecycle ? 2 : 1;
 	vote.methods[0] = 1;
 	vote.methods[1] = 2;
 	struct vote_body_limits limits = {config->bounds.records_per_snapshot, config_max_health(config),
@@ -387,7 +387,7 @@ static void publish_and_compare(struct fixture *f, uint64_t epoch, size_t *recor
 	    .authorities = 1,
 	    .max_records = config->bounds.records_per_snapshot,
 	    .max_body_bytes = config->bounds.snapshot_body_uncompressed,
-	    .lifecycle = &lifecycle,
+	    .lifecycle = ns->lifecycle ? &lifecycle : NULL,
 	};
 	struct consensus_result result;
 	struct consensus_failure failure;
@@ -396,7 +396,7 @@ static void publish_and_compare(struct fixture *f, uint64_t epoch, size_t *recor
 	char describe[512];
 	consensus_failure_describe(&failure, describe, sizeof describe);
 	ck_assert_msg(rc == 0, "consensus of epoch %llu: %s", (unsigned long long)epoch, describe);
-	ck_assert_uint_eq(result.method, 2);
+	ck_assert_uint_eq(result.method, ns->lifecycle ? 2 : 1);
 
 	/* Byte for byte: the header text the signer signed, and the stored body. */
 	struct note *header_note = NULL;
@@ -437,11 +437,10 @@ START_TEST(test_one_vote_consensus)
 	registration(&f, 5, 1, at, 0, &r5);
 
 	/* Epoch 10, published while the namespace was method 1. */
-	struct publication p;
-	write_clock(&f, GENESIS + 10 * LENGTH + 2);
-	ck_assert_int_eq(publish_snapshot(f.method1, f.store, f.signer, 0, 10, &p, NULL, 0), 0);
-	ck_assert_uint_eq(p.header.consensus_method, 1);
-	publication_clear(&p);
+	publish_and_compare(&f, f.method1, 10, &records, &health_entries, &revocations);
+	ck_assert_uint_eq(records, 0); /* the registrations were promised epoch 11 */
+	ck_assert_uint_eq(health_entries, 0);
+	ck_assert_uint_eq(revocations, 0);
 
 	/* Health: by the endpoint's key and by the provider, one soon stale; the third service's
 	 * endpoint key dropped by a newer registration (its statement no longer verifies). */
@@ -460,7 +459,7 @@ START_TEST(test_one_vote_consensus)
 	deregister(&f, &r5, at);
 
 	/* The first method-2 epoch, after a method-1 snapshot. */
-	publish_and_compare(&f, 11, &records, &health_entries, &revocations);
+	publish_and_compare(&f, f.config, 11, &records, &health_entries, &revocations);
 	ck_assert_uint_eq(records, 2); /* 1 and 3 */
 	ck_assert_uint_eq(health_entries, 2);
 	ck_assert_uint_eq(revocations, 2);
@@ -470,18 +469,23 @@ START_TEST(test_one_vote_consensus)
 	write_clock(&f, at);
 	revoke(&f, &r1, 1, 0, 2);
 	health(&f, &r3, 1, HEALTH_SIGNER_PROVIDER, HEALTH_UNAVAILABLE, at, 1);
-	publish_and_compare(&f, 12, &records, &health_entries, &revocations);
+	publish_and_compare(&f, f.config, 12, &records, &health_entries, &revocations);
 	ck_assert_uint_eq(records, 1); /* 3: the first lost an endpoint */
 	ck_assert_uint_eq(health_entries, 1);
 	ck_assert_uint_eq(revocations, 3);
 
 	/* Epoch 14: the revocations first listed in 11 are over (revocation_epochs 3), the one of 12
 	 * is carried; the third service's health is stale by now. */
-	publish_and_compare(&f, 14, &records, &health_entries, &revocations);
+	publish_and_compare(&f, f.config, 14, &records, &health_entries, &revocations);
 	ck_assert_uint_eq(records, 1);
 	ck_assert_uint_eq(health_entries, 0);
 	ck_assert_uint_eq(revocations, 1);
-	publish_and_compare(&f, 15, &records, &health_entries, &revocations);
+	publish_and_compare(&f, f.config, 15, &records, &health_entries, &revocations);
+	ck_assert_uint_eq(revocations, 0);
+	/* The namespace back to method 1: its records, without the sections. */
+	publish_and_compare(&f, f.method1, 16, &records, &health_entries, &revocations);
+	ck_assert_uint_eq(records, 1);
+	ck_assert_uint_eq(health_entries, 0);
 	ck_assert_uint_eq(revocations, 0);
 
 	registration_clear(&r1);
@@ -631,10 +635,10 @@ START_TEST(test_full_namespace_publishes_with_its_health)
 }
 END_TEST
 
-static Suite *publish_lifecycle_suite(void)
+static Suite *publish_consensus_suite(void)
 {
-	Suite *suite = suite_create("publish_lifecycle");
-	TCase *tc = tcase_create("publish_lifecycle");
+	Suite *suite = suite_create("publish_consensus");
+	TCase *tc = tcase_create("publish_consensus");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_one_vote_consensus);
 	tcase_add_test(tc, test_statements_from_peers);
@@ -645,7 +649,7 @@ static Suite *publish_lifecycle_suite(void)
 
 int main(void)
 {
-	SRunner *runner = srunner_create(publish_lifecycle_suite());
+	SRunner *runner = srunner_create(publish_consensus_suite());
 	srunner_run_all(runner, CK_NORMAL);
 	int failures = srunner_ntests_failed(runner);
 	srunner_free(runner);
