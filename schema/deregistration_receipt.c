@@ -19,12 +19,8 @@
 
 static int receipt_check(const struct deregistration_receipt *r)
 {
-	size_t authority_len = strnlen(r->authority, sizeof(r->authority));
-	if (authority_len == sizeof(r->authority) || !names_key_name_is_ascii(r->authority, authority_len))
-		return DIRAUTH_ERR_SYNTAX;
-	size_t namespace_len = strnlen(r->namespace_name, sizeof(r->namespace_name));
-	struct text_span namespace_span = {r->namespace_name, namespace_len};
-	if (namespace_len == sizeof(r->namespace_name) || !text_is_name(namespace_span, NAMESPACE_NAME_MAX))
+	if (!names_key_name_field_is_ascii(r->authority, sizeof(r->authority)) ||
+	    !text_field_is_name(r->namespace_name, sizeof(r->namespace_name), NAMESPACE_NAME_MAX))
 		return DIRAUTH_ERR_SYNTAX;
 	return r->sequence >= 1 ? 0 : DIRAUTH_ERR_SYNTAX;
 }

@@ -20,12 +20,8 @@
 
 static int receipt_check(const struct receipt *r)
 {
-	size_t authority_len = strnlen(r->authority, sizeof(r->authority));
-	if (!names_key_name_is_ascii(r->authority, authority_len))
-		return DIRAUTH_ERR_SYNTAX;
-	size_t namespace_len = strnlen(r->namespace_name, sizeof(r->namespace_name));
-	struct text_span namespace_span = {r->namespace_name, namespace_len};
-	if (namespace_len == sizeof(r->namespace_name) || !text_is_name(namespace_span, NAMESPACE_NAME_MAX))
+	if (!names_key_name_field_is_ascii(r->authority, sizeof(r->authority)) ||
+	    !text_field_is_name(r->namespace_name, sizeof(r->namespace_name), NAMESPACE_NAME_MAX))
 		return DIRAUTH_ERR_SYNTAX;
 	if (r->sequence < 1)
 		return DIRAUTH_ERR_SYNTAX;

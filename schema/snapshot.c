@@ -37,21 +37,10 @@
  * before any record is read. */
 #define SNAPSHOT_RECORD_MIN_BYTES (7 + 2 * SERVICE_ID_SIZE + 1 + 1 + 1 + 1)
 
-static int field_is_name(const char *field, size_t cap, size_t max)
-{
-	size_t len = strnlen(field, cap);
-	if (len == cap)
-		return 0;
-	struct text_span span = {field, len};
-	return text_is_name(span, max);
-}
-
 static int header_check(const struct snapshot_header *h)
 {
-	if (!field_is_name(h->namespace_name, sizeof(h->namespace_name), NAMESPACE_NAME_MAX))
-		return DIRAUTH_ERR_SYNTAX;
-	size_t origin_len = strnlen(h->origin, sizeof(h->origin));
-	if (origin_len == sizeof(h->origin) || !names_origin_is_valid(h->origin, origin_len))
+	if (!text_field_is_name(h->namespace_name, sizeof(h->namespace_name), NAMESPACE_NAME_MAX) ||
+	    !names_origin_field_is_valid(h->origin, sizeof(h->origin)))
 		return DIRAUTH_ERR_SYNTAX;
 	if (!(h->valid_after < h->fresh_until && h->fresh_until <= h->valid_until))
 		return DIRAUTH_ERR_SYNTAX;
@@ -88,7 +77,6 @@ static int header_parse_fields(const uint8_t *text, size_t len, void *parsed)
 {
 	struct snapshot_header *out = parsed;
 	struct line_reader reader;
-	struct text_span value;
 	int rc;
 	lines_init(&reader, text, len, SNAPSHOT_HEADER_LINE_MAX);
 	if ((rc = lines_expect_exact(&reader, "dirauth snapshot v1")) != 0)
@@ -96,11 +84,7 @@ static int header_parse_fields(const uint8_t *text, size_t len, void *parsed)
 	if ((rc = lines_expect_name(&reader, "namespace", out->namespace_name,
 	                            sizeof(out->namespace_name))) != 0)
 		return rc;
-	if ((rc = lines_expect(&reader, "origin", &value)) != 0)
-		return rc;
-	if (!names_origin_is_valid(value.data, value.len))
-		return DIRAUTH_ERR_SYNTAX;
-	if ((rc = text_copy(value, out->origin, sizeof(out->origin))) != 0)
+	if ((rc = lines_expect_origin(&reader, out->origin, sizeof(out->origin))) != 0)
 		return rc;
 	if ((rc = lines_expect_u64(&reader, "epoch", &out->epoch)) != 0 ||
 	    (rc = lines_expect_u64(&reader, "valid-after", &out->valid_after)) != 0 ||
@@ -141,7 +125,8 @@ int snapshot_header_digest(const uint8_t *text, size_t len, uint8_t out[32])
 int snapshot_body_encode(const char *namespace_name, uint64_t epoch, const struct snapshot_record *records,
                          size_t record_count, struct buffer *out)
 {
-	if (!namespace_name || !field_is_name(namespace_name, NAMESPACE_NAME_MAX + 1, NAMESPACE_NAME_MAX))
+	if (!namespace_name ||
+	    !text_field_is_name(namespace_name, NAMESPACE_NAME_MAX + 1, NAMESPACE_NAME_MAX))
 		return DIRAUTH_ERR_SYNTAX;
 	if (record_count > 0 && !records)
 		return DIRAUTH_ERR_SYNTAX;
@@ -168,7 +153,8 @@ int snapshot_body_encode(const char *namespace_name, uint64_t epoch, const struc
 int snapshot_body_encode_head(const char *namespace_name, uint64_t epoch, uint64_t record_count,
                               struct buffer *out)
 {
-	if (!namespace_name || !field_is_name(namespace_name, NAMESPACE_NAME_MAX + 1, NAMESPACE_NAME_MAX))
+	if (!namespace_name ||
+	    !text_field_is_name(namespace_name, NAMESPACE_NAME_MAX + 1, NAMESPACE_NAME_MAX))
 		return DIRAUTH_ERR_SYNTAX;
 	return buffer_appendf(out, "dirauth snapshot-body v1\nnamespace %s\nepoch %llu\nrecords %llu\n",
 	                      namespace_name, (unsigned long long)epoch, (unsigned long long)record_count);
@@ -196,6 +182,23 @@ void snapshot_body_free(struct snapshot_body *body)
 	free(body);
 }
 
+/* The note that follows an entry line: length from the line, bounded by max, within the input. */
+static int take_note(struct line_reader *reader, struct text_span length, size_t max, const uint8_t **note,
+                     size_t *note_len)
+{
+	uint64_t value;
+	if (text_parse_u64(length, &value) != 0 || value == 0)
+		return DIRAUTH_ERR_SYNTAX;
+	if (value > max)
+		return DIRAUTH_ERR_BOUNDS;
+	if (value > reader->len - reader->pos)
+		return DIRAUTH_ERR_SYNTAX; /* truncated */
+	*note = reader->buf + reader->pos;
+	*note_len = (size_t)value;
+	reader->pos += (size_t)value;
+	return 0;
+}
+
 /* The preamble and the records of a body, leaving *reader after the last record: what both body
  * parsers share. On error *out is NULL. */
 static int records_parse(const uint8_t *buf, size_t len, size_t max_records, struct snapshot_body **out,
@@ -203,7 +206,7 @@ static int records_parse(const uint8_t *buf, size_t len, size_t max_records, str
 {
 	struct line_reader reader;
 	struct text_span value;
-	uint64_t count;
+	size_t count;
 	int rc;
 	*out = NULL;
 	struct snapshot_body *body = calloc(1, sizeof(*body));
@@ -217,18 +220,11 @@ static int records_parse(const uint8_t *buf, size_t len, size_t max_records, str
 		goto cleanup;
 	if ((rc = lines_expect_u64(&reader, "epoch", &body->epoch)) != 0)
 		goto cleanup;
-	if ((rc = lines_expect_u64(&reader, "records", &count)) != 0)
+	if ((rc = lines_expect_count(&reader, "records", max_records, SNAPSHOT_RECORD_MIN_BYTES, &count)) !=
+	    0)
 		goto cleanup;
-	if (count > max_records) {
-		rc = DIRAUTH_ERR_BOUNDS;
-		goto cleanup;
-	}
-	if (count > (len - reader.pos) / SNAPSHOT_RECORD_MIN_BYTES) {
-		rc = DIRAUTH_ERR_SYNTAX; /* more records announced than the bytes could hold */
-		goto cleanup;
-	}
 	if (count > 0) {
-		body->records = calloc((size_t)count, sizeof(*body->records));
+		body->records = calloc(count, sizeof(*body->records));
 		if (!body->records) {
 			rc = DIRAUTH_ERR_NOMEM;
 			goto cleanup;
@@ -237,37 +233,23 @@ static int records_parse(const uint8_t *buf, size_t len, size_t max_records, str
 	for (size_t i = 0; i < count; i++) {
 		struct snapshot_record *record = &body->records[i];
 		struct text_span field;
-		uint64_t note_len;
 		if ((rc = lines_expect(&reader, "record", &value)) != 0)
 			goto cleanup;
-		if ((rc = text_next_field(&value, &field)) != 0)
+		if ((rc = text_next_hex(&value, record->service_id, SERVICE_ID_SIZE)) != 0 ||
+		    (rc = text_next_field(&value, &field)) != 0)
 			goto cleanup;
-		if (text_parse_hex(field, record->service_id, SERVICE_ID_SIZE)) {
+		if (value.len != 0) {
 			rc = DIRAUTH_ERR_SYNTAX;
 			goto cleanup;
 		}
-		if ((rc = text_next_u64(&value, &note_len)) != 0)
+		if ((rc = take_note(&reader, field, REGISTRATION_MAX_BYTES, &record->note,
+		                    &record->note_len)) != 0)
 			goto cleanup;
-		if (value.len != 0 || note_len == 0) {
-			rc = DIRAUTH_ERR_SYNTAX;
-			goto cleanup;
-		}
-		if (note_len > REGISTRATION_MAX_BYTES) {
-			rc = DIRAUTH_ERR_BOUNDS;
-			goto cleanup;
-		}
-		if (note_len > len - reader.pos) {
-			rc = DIRAUTH_ERR_SYNTAX; /* truncated */
-			goto cleanup;
-		}
 		if (i > 0 &&
 		    memcmp(body->records[i - 1].service_id, record->service_id, SERVICE_ID_SIZE) >= 0) {
 			rc = DIRAUTH_ERR_SYNTAX;
 			goto cleanup;
 		}
-		record->note = buf + reader.pos;
-		record->note_len = (size_t)note_len;
-		reader.pos += (size_t)note_len;
 		body->record_count = i + 1;
 	}
 	rc = 0;
@@ -498,36 +480,11 @@ int snapshot_body_encode_sections(const char *namespace_name, uint64_t epoch,
 static int read_section_count(struct line_reader *reader, const char *keyword, size_t max, size_t min_bytes,
                               size_t *count)
 {
-	uint64_t value;
 	*count = 0;
 	if (!lines_peek_keyword(reader, keyword))
 		return 0;
-	int rc = lines_expect_u64(reader, keyword, &value);
-	if (rc)
-		return rc;
-	if (value > max)
-		return DIRAUTH_ERR_BOUNDS;
-	if (value == 0 || value > (reader->len - reader->pos) / min_bytes)
-		return DIRAUTH_ERR_SYNTAX;
-	*count = (size_t)value;
-	return 0;
-}
-
-/* The note that follows an entry line: length from the line, bounded by max, within the input. */
-static int take_note(struct line_reader *reader, struct text_span length, size_t max, const uint8_t **note,
-                     size_t *note_len)
-{
-	uint64_t value;
-	if (text_parse_u64(length, &value) != 0 || value == 0)
-		return DIRAUTH_ERR_SYNTAX;
-	if (value > max)
-		return DIRAUTH_ERR_BOUNDS;
-	if (value > reader->len - reader->pos)
-		return DIRAUTH_ERR_SYNTAX; /* truncated */
-	*note = reader->buf + reader->pos;
-	*note_len = (size_t)value;
-	reader->pos += (size_t)value;
-	return 0;
+	int rc = lines_expect_count(reader, keyword, max, min_bytes, count);
+	return rc == 0 && *count == 0 ? DIRAUTH_ERR_SYNTAX : rc;
 }
 
 /* "health <service> <endpoint> <class> <signer> <length>" and its note. */

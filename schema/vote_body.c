@@ -35,19 +35,6 @@ size_t vote_body_max_bytes(size_t max_records)
 	return VOTE_BODY_PREAMBLE_MAX_BYTES + max_records * VOTE_BODY_RECORD_MAX_BYTES;
 }
 
-static int string_is_name(const char *field, size_t cap)
-{
-	size_t len = strnlen(field, cap);
-	struct text_span span = {field, len};
-	return len < cap && text_is_name(span, NAMESPACE_NAME_MAX);
-}
-
-static int string_is_key_name(const char *field, size_t cap)
-{
-	size_t len = strnlen(field, cap);
-	return len < cap && names_key_name_is_ascii(field, len);
-}
-
 int vote_body_health_compare(const struct vote_body_health *a, const struct vote_body_health *b)
 {
 	int order = memcmp(a->service_id, b->service_id, SERVICE_ID_SIZE);
@@ -83,8 +70,8 @@ static int sections_check(const struct vote_body *body)
 
 static int body_check(const struct vote_body *body)
 {
-	if (!string_is_name(body->namespace_name, sizeof(body->namespace_name)) ||
-	    !string_is_key_name(body->authority, sizeof(body->authority)))
+	if (!text_field_is_name(body->namespace_name, sizeof(body->namespace_name), NAMESPACE_NAME_MAX) ||
+	    !names_key_name_field_is_ascii(body->authority, sizeof(body->authority)))
 		return DIRAUTH_ERR_SYNTAX;
 	if (body->record_count > 0 && !body->records)
 		return DIRAUTH_ERR_SYNTAX;
@@ -168,24 +155,6 @@ void vote_body_free(struct vote_body *body)
 	free(body);
 }
 
-/* The "<keyword> <count>" line that opens a section, with its bounds: a count above max_items is
- * DIRAUTH_ERR_BOUNDS; one that the bytes left could not hold, at min_item_bytes per item line, is
- * DIRAUTH_ERR_SYNTAX. Either way nothing has been allocated yet. */
-static int read_section_count(struct line_reader *reader, const char *keyword, size_t max_items,
-                              size_t min_item_bytes, size_t *count)
-{
-	uint64_t value;
-	int rc = lines_expect_u64(reader, keyword, &value);
-	if (rc)
-		return rc;
-	if (value > max_items)
-		return DIRAUTH_ERR_BOUNDS;
-	if (value > (reader->len - reader->pos) / min_item_bytes)
-		return DIRAUTH_ERR_SYNTAX;
-	*count = (size_t)value;
-	return 0;
-}
-
 /* "record <service id> <sequence> <digest>". */
 static int read_record(struct line_reader *reader, struct vote_body_record *record)
 {
@@ -209,7 +178,7 @@ static int read_record(struct line_reader *reader, struct vote_body_record *reco
 static int read_records(struct line_reader *reader, size_t max_records, struct vote_body *body)
 {
 	size_t count;
-	int rc = read_section_count(reader, "records", max_records, VOTE_BODY_RECORD_MIN_BYTES, &count);
+	int rc = lines_expect_count(reader, "records", max_records, VOTE_BODY_RECORD_MIN_BYTES, &count);
 	if (rc)
 		return rc;
 	if (count == 0)
@@ -330,7 +299,7 @@ static int read_health_section(struct line_reader *reader, size_t max_health, st
 	size_t count;
 	if (!lines_peek_keyword(reader, "health"))
 		return 0;
-	int rc = read_section_count(reader, "health", max_health, VOTE_BODY_HEALTH_MIN_BYTES, &count);
+	int rc = lines_expect_count(reader, "health", max_health, VOTE_BODY_HEALTH_MIN_BYTES, &count);
 	if (rc)
 		return rc;
 	if (count == 0)
@@ -352,7 +321,7 @@ static int read_revocation_section(struct line_reader *reader, size_t max_revoca
 	size_t count;
 	if (!lines_peek_keyword(reader, "revocations"))
 		return 0;
-	int rc = read_section_count(reader, "revocations", max_revocations, VOTE_BODY_REVOCATION_MIN_BYTES,
+	int rc = lines_expect_count(reader, "revocations", max_revocations, VOTE_BODY_REVOCATION_MIN_BYTES,
 	                            &count);
 	if (rc)
 		return rc;
