@@ -156,8 +156,9 @@ void vote_body_free(struct vote_body *body)
 }
 
 /* "record <service id> <sequence> <digest>". */
-static int read_record(struct line_reader *reader, struct vote_body_record *record)
+static int read_record(struct line_reader *reader, void *item)
 {
+	struct vote_body_record *record = item;
 	struct text_span value;
 	int rc = lines_expect(reader, "record", &value);
 	if (rc)
@@ -175,27 +176,57 @@ static int read_record(struct line_reader *reader, struct vote_body_record *reco
 	return 0;
 }
 
-static int read_records(struct line_reader *reader, size_t max_records, struct vote_body *body)
+static int record_compare(const void *a, const void *b)
+{
+	const struct vote_body_record *first = a, *second = b;
+	return memcmp(first->service_id, second->service_id, SERVICE_ID_SIZE);
+}
+
+/* A section of the body: "<keyword> <count>", then count item lines strictly ascending by compare.
+ * Each item line is at least min_item_bytes long, which bounds count by the bytes left. */
+struct section {
+	const char *keyword;
+	size_t item_size;
+	size_t min_item_bytes;
+	int (*read_item)(struct line_reader *reader, void *item);
+	int (*compare)(const void *a, const void *b);
+};
+
+static const struct section records_section = {"records", sizeof(struct vote_body_record),
+                                               VOTE_BODY_RECORD_MIN_BYTES, read_record, record_compare};
+
+/* The section's count line (a count over max_items refused), then its items into a new array
+ * *items (NULL for none); *done counts the items read, so that on failure the caller still frees
+ * the array. */
+static int read_section(struct line_reader *reader, const struct section *section, size_t max_items,
+                        void **items, size_t *done)
 {
 	size_t count;
-	int rc = lines_expect_count(reader, "records", max_records, VOTE_BODY_RECORD_MIN_BYTES, &count);
-	if (rc)
+	*items = NULL;
+	int rc = lines_expect_count(reader, section->keyword, max_items, section->min_item_bytes, &count);
+	if (rc || count == 0)
 		return rc;
-	if (count == 0)
-		return 0;
-	body->records = calloc(count, sizeof(*body->records));
-	if (!body->records)
+	uint8_t *array = calloc(count, section->item_size);
+	if (!array)
 		return DIRAUTH_ERR_NOMEM;
+	*items = array;
 	for (size_t i = 0; i < count; i++) {
-		struct vote_body_record *record = &body->records[i];
-		if ((rc = read_record(reader, record)) != 0)
+		uint8_t *item = array + i * section->item_size;
+		if ((rc = section->read_item(reader, item)) != 0)
 			return rc;
-		if (i > 0 &&
-		    memcmp(body->records[i - 1].service_id, record->service_id, SERVICE_ID_SIZE) >= 0)
+		if (i > 0 && section->compare(item - section->item_size, item) >= 0)
 			return DIRAUTH_ERR_SYNTAX;
-		body->record_count = i + 1;
+		*done = i + 1;
 	}
 	return 0;
+}
+
+static int read_records(struct line_reader *reader, size_t max_records, struct vote_body *body)
+{
+	void *records;
+	int rc = read_section(reader, &records_section, max_records, &records, &body->record_count);
+	body->records = records;
+	return rc;
 }
 
 static int read_preamble(struct line_reader *reader, struct vote_body *body)
@@ -254,8 +285,9 @@ size_t vote_body_sections_max_bytes(const struct vote_body_limits *limits)
 }
 
 /* "health <service id> <endpoint id> <issued-at> <sequence> <digest>". */
-static int read_health(struct line_reader *reader, struct vote_body_health *h)
+static int read_health(struct line_reader *reader, void *item)
 {
+	struct vote_body_health *h = item;
 	struct text_span value;
 	int rc = lines_expect(reader, "health", &value);
 	if (rc)
@@ -277,8 +309,9 @@ static int read_health(struct line_reader *reader, struct vote_body_health *h)
 }
 
 /* "revocation <service id> <endpoint id | -> <digest>". */
-static int read_revocation(struct line_reader *reader, struct vote_body_revocation *r)
+static int read_revocation(struct line_reader *reader, void *item)
 {
+	struct vote_body_revocation *r = item;
 	struct text_span value;
 	int rc = lines_expect(reader, "revocation", &value);
 	if (rc)
@@ -292,52 +325,32 @@ static int read_revocation(struct line_reader *reader, struct vote_body_revocati
 	return 0;
 }
 
-/* The health section, when the next line opens it. A section is never written empty, so a count
- * of 0 is a second spelling of its absence. */
-static int read_health_section(struct line_reader *reader, size_t max_health, struct vote_body *body)
+static int health_compare(const void *a, const void *b)
 {
-	size_t count;
-	if (!lines_peek_keyword(reader, "health"))
-		return 0;
-	int rc = lines_expect_count(reader, "health", max_health, VOTE_BODY_HEALTH_MIN_BYTES, &count);
-	if (rc)
-		return rc;
-	if (count == 0)
-		return DIRAUTH_ERR_SYNTAX;
-	if (!(body->health = calloc(count, sizeof(*body->health))))
-		return DIRAUTH_ERR_NOMEM;
-	for (size_t i = 0; i < count; i++) {
-		if ((rc = read_health(reader, &body->health[i])) != 0)
-			return rc;
-		if (i > 0 && vote_body_health_compare(&body->health[i - 1], &body->health[i]) >= 0)
-			return DIRAUTH_ERR_SYNTAX;
-		body->health_count = i + 1;
-	}
-	return 0;
+	return vote_body_health_compare(a, b);
 }
 
-static int read_revocation_section(struct line_reader *reader, size_t max_revocations, struct vote_body *body)
+static int revocation_compare(const void *a, const void *b)
 {
-	size_t count;
-	if (!lines_peek_keyword(reader, "revocations"))
+	return vote_body_revocation_compare(a, b);
+}
+
+static const struct section health_section = {"health", sizeof(struct vote_body_health),
+                                              VOTE_BODY_HEALTH_MIN_BYTES, read_health, health_compare};
+static const struct section revocation_section = {"revocations", sizeof(struct vote_body_revocation),
+                                                  VOTE_BODY_REVOCATION_MIN_BYTES, read_revocation,
+                                                  revocation_compare};
+
+/* A method-2 section, when the next line opens it. A section is never written empty, so a count
+ * of 0 is a second spelling of its absence. */
+static int read_optional_section(struct line_reader *reader, const struct section *section, size_t max_items,
+                                 void **items, size_t *done)
+{
+	*items = NULL;
+	if (!lines_peek_keyword(reader, section->keyword))
 		return 0;
-	int rc = lines_expect_count(reader, "revocations", max_revocations, VOTE_BODY_REVOCATION_MIN_BYTES,
-	                            &count);
-	if (rc)
-		return rc;
-	if (count == 0)
-		return DIRAUTH_ERR_SYNTAX;
-	if (!(body->revocations = calloc(count, sizeof(*body->revocations))))
-		return DIRAUTH_ERR_NOMEM;
-	for (size_t i = 0; i < count; i++) {
-		if ((rc = read_revocation(reader, &body->revocations[i])) != 0)
-			return rc;
-		if (i > 0 &&
-		    vote_body_revocation_compare(&body->revocations[i - 1], &body->revocations[i]) >= 0)
-			return DIRAUTH_ERR_SYNTAX;
-		body->revocation_count = i + 1;
-	}
-	return 0;
+	int rc = read_section(reader, section, max_items, items, done);
+	return rc == 0 && *done == 0 ? DIRAUTH_ERR_SYNTAX : rc;
 }
 
 int vote_body_parse_sections(const uint8_t *buf, size_t len, const struct vote_body_limits *limits,
@@ -356,10 +369,17 @@ int vote_body_parse_sections(const uint8_t *buf, size_t len, const struct vote_b
 		rc = read_records(&reader, limits->max_records, body);
 	/* The method-2 sections have longer lines than the records. */
 	reader.max_line_length = VOTE_BODY_SECTION_LINE_MAX;
-	if (rc == 0)
-		rc = read_health_section(&reader, limits->max_health, body);
-	if (rc == 0)
-		rc = read_revocation_section(&reader, limits->max_revocations, body);
+	void *items = NULL;
+	if (rc == 0) {
+		rc = read_optional_section(&reader, &health_section, limits->max_health, &items,
+		                           &body->health_count);
+		body->health = items;
+	}
+	if (rc == 0) {
+		rc = read_optional_section(&reader, &revocation_section, limits->max_revocations, &items,
+		                           &body->revocation_count);
+		body->revocations = items;
+	}
 	/* Anything else, a section out of order or repeated among it, is refused here. */
 	if (rc == 0 && !lines_at_end(&reader))
 		rc = DIRAUTH_ERR_SYNTAX;
