@@ -13,6 +13,7 @@
 #include "schema/names.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void lines_init(struct line_reader *reader, const uint8_t *buf, size_t len, size_t max_line_length)
@@ -119,6 +120,40 @@ int lines_expect_count(struct line_reader *reader, const char *keyword, size_t m
 		return DIRAUTH_ERR_SYNTAX;
 	*count = (size_t)value;
 	return 0;
+}
+
+int lines_read_section(struct line_reader *reader, const struct lines_section *section, size_t max_items,
+                       void **items, size_t *done)
+{
+	size_t count;
+	*items = NULL;
+	*done = 0;
+	int rc = lines_expect_count(reader, section->keyword, max_items, section->min_item_bytes, &count);
+	if (rc || count == 0)
+		return rc;
+	uint8_t *array = calloc(count, section->item_size);
+	if (!array)
+		return DIRAUTH_ERR_NOMEM;
+	*items = array;
+	for (size_t i = 0; i < count; i++) {
+		uint8_t *item = array + i * section->item_size;
+		if ((rc = section->read_item(reader, item)) != 0)
+			return rc;
+		if (i > 0 && section->compare(item - section->item_size, item) >= 0)
+			return DIRAUTH_ERR_SYNTAX;
+		*done = i + 1;
+	}
+	return 0;
+}
+
+int lines_read_optional_section(struct line_reader *reader, const struct lines_section *section,
+                                size_t max_items, void **items, size_t *done)
+{
+	*items = NULL;
+	if (!lines_peek_keyword(reader, section->keyword))
+		return 0;
+	int rc = lines_read_section(reader, section, max_items, items, done);
+	return rc == 0 && *done == 0 ? DIRAUTH_ERR_SYNTAX : rc;
 }
 
 /* lines_take_framed's reading, the smallest length allowed being min (0 or 1). */

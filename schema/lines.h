@@ -129,6 +129,31 @@ int text_copy(struct text_span span, char *out, size_t cap);
 int text_parse_u64(struct text_span span, uint64_t *out);
 int text_parse_hex(struct text_span span, uint8_t *out, size_t len);
 
+/* A section of a document: the line "<keyword> <count>", then count item lines, each read by
+ * read_item into an item of item_size bytes, strictly ascending by compare (negative, 0,
+ * positive as memcmp). Every item line is at least min_item_bytes (> 0) long. */
+struct lines_section {
+	const char *keyword;
+	size_t item_size;
+	size_t min_item_bytes;
+	int (*read_item)(struct line_reader *reader, void *item);
+	int (*compare)(const void *a, const void *b);
+};
+
+/* Reads a section: its count line (lines_expect_count, max_items), then its items into a new
+ * array *items (calloc'd, the caller frees it; NULL for a count of 0). *done counts the items
+ * read and in order; on failure *items still holds the array, to be freed. Returns 0, the count
+ * line's errors, read_item's errors, DIRAUTH_ERR_SYNTAX for an item not after the one before it,
+ * DIRAUTH_ERR_NOMEM. */
+int lines_read_section(struct line_reader *reader, const struct lines_section *section, size_t max_items,
+                       void **items, size_t *done);
+
+/* lines_read_section for a section that is left out when it has no items: nothing is read, and 0
+ * returned with *items NULL, when the next line is not the section's ("<keyword> "); a count of 0
+ * is DIRAUTH_ERR_SYNTAX (a second spelling of its absence). */
+int lines_read_optional_section(struct line_reader *reader, const struct lines_section *section,
+                                size_t max_items, void **items, size_t *done);
+
 /* Writes a parsed document back into its text form (each codec's encoder, behind a small
  * adapter taking const void *). */
 typedef int (*lines_encoder)(const void *value, struct buffer *out);

@@ -201,12 +201,35 @@ static int take_note(struct line_reader *reader, struct text_span length, size_t
 
 /* The preamble and the records of a body, leaving *reader after the last record: what both body
  * parsers share. On error *out is NULL. */
+/* "record <service id> <length>" and the registration note that follows. */
+static int read_record_entry(struct line_reader *reader, void *item)
+{
+	struct snapshot_record *record = item;
+	struct text_span value, field;
+	int rc = lines_expect(reader, "record", &value);
+	if (rc)
+		return rc;
+	if ((rc = text_next_hex(&value, record->service_id, SERVICE_ID_SIZE)) != 0 ||
+	    (rc = text_next_field(&value, &field)) != 0)
+		return rc;
+	if (value.len != 0)
+		return DIRAUTH_ERR_SYNTAX;
+	return take_note(reader, field, REGISTRATION_MAX_BYTES, &record->note, &record->note_len);
+}
+
+static int record_order(const void *a, const void *b)
+{
+	const struct snapshot_record *first = a, *second = b;
+	return memcmp(first->service_id, second->service_id, SERVICE_ID_SIZE);
+}
+
+static const struct lines_section records_section = {
+    "records", sizeof(struct snapshot_record), SNAPSHOT_RECORD_MIN_BYTES, read_record_entry, record_order};
+
 static int records_parse(const uint8_t *buf, size_t len, size_t max_records, struct snapshot_body **out,
                          struct line_reader *reader_out)
 {
 	struct line_reader reader;
-	struct text_span value;
-	size_t count;
 	int rc;
 	*out = NULL;
 	struct snapshot_body *body = calloc(1, sizeof(*body));
@@ -220,38 +243,11 @@ static int records_parse(const uint8_t *buf, size_t len, size_t max_records, str
 		goto cleanup;
 	if ((rc = lines_expect_u64(&reader, "epoch", &body->epoch)) != 0)
 		goto cleanup;
-	if ((rc = lines_expect_count(&reader, "records", max_records, SNAPSHOT_RECORD_MIN_BYTES, &count)) !=
-	    0)
+	void *records;
+	rc = lines_read_section(&reader, &records_section, max_records, &records, &body->record_count);
+	body->records = records;
+	if (rc)
 		goto cleanup;
-	if (count > 0) {
-		body->records = calloc(count, sizeof(*body->records));
-		if (!body->records) {
-			rc = DIRAUTH_ERR_NOMEM;
-			goto cleanup;
-		}
-	}
-	for (size_t i = 0; i < count; i++) {
-		struct snapshot_record *record = &body->records[i];
-		struct text_span field;
-		if ((rc = lines_expect(&reader, "record", &value)) != 0)
-			goto cleanup;
-		if ((rc = text_next_hex(&value, record->service_id, SERVICE_ID_SIZE)) != 0 ||
-		    (rc = text_next_field(&value, &field)) != 0)
-			goto cleanup;
-		if (value.len != 0) {
-			rc = DIRAUTH_ERR_SYNTAX;
-			goto cleanup;
-		}
-		if ((rc = take_note(&reader, field, REGISTRATION_MAX_BYTES, &record->note,
-		                    &record->note_len)) != 0)
-			goto cleanup;
-		if (i > 0 &&
-		    memcmp(body->records[i - 1].service_id, record->service_id, SERVICE_ID_SIZE) >= 0) {
-			rc = DIRAUTH_ERR_SYNTAX;
-			goto cleanup;
-		}
-		body->record_count = i + 1;
-	}
 	rc = 0;
 cleanup:
 	if (rc) {
@@ -474,22 +470,10 @@ int snapshot_body_encode_sections(const char *namespace_name, uint64_t epoch,
 	return rc;
 }
 
-/* A section's "<keyword> <count>" line, when the next line opens it (else *count is 0): a count
- * above max or one the bytes left could not hold at min_bytes per entry is refused before any
- * allocation, and a count of 0 is refused (an empty section is never written). */
-static int read_section_count(struct line_reader *reader, const char *keyword, size_t max, size_t min_bytes,
-                              size_t *count)
-{
-	*count = 0;
-	if (!lines_peek_keyword(reader, keyword))
-		return 0;
-	int rc = lines_expect_count(reader, keyword, max, min_bytes, count);
-	return rc == 0 && *count == 0 ? DIRAUTH_ERR_SYNTAX : rc;
-}
-
 /* "health <service> <endpoint> <class> <signer> <length>" and its note. */
-static int read_health_entry(struct line_reader *reader, struct snapshot_health *h)
+static int read_health_entry(struct line_reader *reader, void *item)
 {
+	struct snapshot_health *h = item;
 	struct text_span value, field;
 	int rc = lines_expect(reader, "health", &value);
 	if (rc)
@@ -510,8 +494,9 @@ static int read_health_entry(struct line_reader *reader, struct snapshot_health 
 }
 
 /* "revocation <service> <endpoint | -> <since> <length>" and its note. */
-static int read_revocation_entry(struct line_reader *reader, struct snapshot_revocation *r)
+static int read_revocation_entry(struct line_reader *reader, void *item)
 {
+	struct snapshot_revocation *r = item;
 	struct text_span value, field;
 	int rc = lines_expect(reader, "revocation", &value);
 	if (rc)
@@ -525,32 +510,35 @@ static int read_revocation_entry(struct line_reader *reader, struct snapshot_rev
 	return take_note(reader, field, REVOCATION_MAX_BYTES, &r->note, &r->note_len);
 }
 
+static int health_entry_order(const void *a, const void *b)
+{
+	return health_order(a, b);
+}
+
+static int revocation_entry_order(const void *a, const void *b)
+{
+	return snapshot_revocation_order(a, b);
+}
+
+static const struct lines_section health_section = {"health", sizeof(struct snapshot_health),
+                                                    SNAPSHOT_HEALTH_MIN_BYTES, read_health_entry,
+                                                    health_entry_order};
+static const struct lines_section revocation_section = {"revocations", sizeof(struct snapshot_revocation),
+                                                        SNAPSHOT_REVOCATION_MIN_BYTES, read_revocation_entry,
+                                                        revocation_entry_order};
+
 static int read_sections(struct line_reader *reader, const struct snapshot_body_limits *limits,
                          struct snapshot_body *body)
 {
-	size_t count;
+	void *items;
 	reader->max_line_length = SNAPSHOT_SECTION_LINE_MAX;
-	int rc = read_section_count(reader, "health", limits->max_health, SNAPSHOT_HEALTH_MIN_BYTES, &count);
-	if (rc == 0 && count > 0 && !(body->health = calloc(count, sizeof(*body->health))))
-		rc = DIRAUTH_ERR_NOMEM;
-	for (size_t i = 0; rc == 0 && i < count; i++) {
-		if ((rc = read_health_entry(reader, &body->health[i])) == 0 && i > 0 &&
-		    health_order(&body->health[i - 1], &body->health[i]) >= 0)
-			rc = DIRAUTH_ERR_SYNTAX;
-		if (rc == 0)
-			body->health_count = i + 1;
-	}
-	if (rc == 0)
-		rc = read_section_count(reader, "revocations", limits->max_revocations,
-		                        SNAPSHOT_REVOCATION_MIN_BYTES, &count);
-	if (rc == 0 && count > 0 && !(body->revocations = calloc(count, sizeof(*body->revocations))))
-		rc = DIRAUTH_ERR_NOMEM;
-	for (size_t i = 0; rc == 0 && i < count; i++) {
-		if ((rc = read_revocation_entry(reader, &body->revocations[i])) == 0 && i > 0 &&
-		    snapshot_revocation_order(&body->revocations[i - 1], &body->revocations[i]) >= 0)
-			rc = DIRAUTH_ERR_SYNTAX;
-		if (rc == 0)
-			body->revocation_count = i + 1;
+	int rc = lines_read_optional_section(reader, &health_section, limits->max_health, &items,
+	                                     &body->health_count);
+	body->health = items;
+	if (rc == 0) {
+		rc = lines_read_optional_section(reader, &revocation_section, limits->max_revocations, &items,
+		                                 &body->revocation_count);
+		body->revocations = items;
 	}
 	return rc;
 }

@@ -11,9 +11,9 @@
  * body has one SHA-256.
  *
  * After the preamble the body is a sequence of sections, each "<keyword> <count>" and count item
- * lines. Version 1 knows the records section only; read_section_count() is the piece a later
- * section reuses, and the check for the end of input after the last known section is what makes
- * a parser refuse sections it does not know (schema/vote-body.md, "Sections"). Method 2's health
+ * lines. Version 1 knows the records section only; each section is an entry of a table read by
+ * lines_read_section() (schema/lines.h), and the check for the end of input after the last known section is
+ * what makes a parser refuse sections it does not know (schema/vote-body.md, "Sections"). Method 2's health
  * and revocation sections are read by vote_body_parse_sections() only, with their own longer line
  * bound and their own counts; vote_body_parse() stays the method-1 parser.
  */
@@ -182,49 +182,13 @@ static int record_compare(const void *a, const void *b)
 	return memcmp(first->service_id, second->service_id, SERVICE_ID_SIZE);
 }
 
-/* A section of the body: "<keyword> <count>", then count item lines strictly ascending by compare.
- * Each item line is at least min_item_bytes long, which bounds count by the bytes left. */
-struct section {
-	const char *keyword;
-	size_t item_size;
-	size_t min_item_bytes;
-	int (*read_item)(struct line_reader *reader, void *item);
-	int (*compare)(const void *a, const void *b);
-};
-
-static const struct section records_section = {"records", sizeof(struct vote_body_record),
-                                               VOTE_BODY_RECORD_MIN_BYTES, read_record, record_compare};
-
-/* The section's count line (a count over max_items refused), then its items into a new array
- * *items (NULL for none); *done counts the items read, so that on failure the caller still frees
- * the array. */
-static int read_section(struct line_reader *reader, const struct section *section, size_t max_items,
-                        void **items, size_t *done)
-{
-	size_t count;
-	*items = NULL;
-	int rc = lines_expect_count(reader, section->keyword, max_items, section->min_item_bytes, &count);
-	if (rc || count == 0)
-		return rc;
-	uint8_t *array = calloc(count, section->item_size);
-	if (!array)
-		return DIRAUTH_ERR_NOMEM;
-	*items = array;
-	for (size_t i = 0; i < count; i++) {
-		uint8_t *item = array + i * section->item_size;
-		if ((rc = section->read_item(reader, item)) != 0)
-			return rc;
-		if (i > 0 && section->compare(item - section->item_size, item) >= 0)
-			return DIRAUTH_ERR_SYNTAX;
-		*done = i + 1;
-	}
-	return 0;
-}
+static const struct lines_section records_section = {"records", sizeof(struct vote_body_record),
+                                                     VOTE_BODY_RECORD_MIN_BYTES, read_record, record_compare};
 
 static int read_records(struct line_reader *reader, size_t max_records, struct vote_body *body)
 {
 	void *records;
-	int rc = read_section(reader, &records_section, max_records, &records, &body->record_count);
+	int rc = lines_read_section(reader, &records_section, max_records, &records, &body->record_count);
 	body->records = records;
 	return rc;
 }
@@ -335,23 +299,11 @@ static int revocation_compare(const void *a, const void *b)
 	return vote_body_revocation_compare(a, b);
 }
 
-static const struct section health_section = {"health", sizeof(struct vote_body_health),
-                                              VOTE_BODY_HEALTH_MIN_BYTES, read_health, health_compare};
-static const struct section revocation_section = {"revocations", sizeof(struct vote_body_revocation),
-                                                  VOTE_BODY_REVOCATION_MIN_BYTES, read_revocation,
-                                                  revocation_compare};
-
-/* A method-2 section, when the next line opens it. A section is never written empty, so a count
- * of 0 is a second spelling of its absence. */
-static int read_optional_section(struct line_reader *reader, const struct section *section, size_t max_items,
-                                 void **items, size_t *done)
-{
-	*items = NULL;
-	if (!lines_peek_keyword(reader, section->keyword))
-		return 0;
-	int rc = read_section(reader, section, max_items, items, done);
-	return rc == 0 && *done == 0 ? DIRAUTH_ERR_SYNTAX : rc;
-}
+static const struct lines_section health_section = {"health", sizeof(struct vote_body_health),
+                                                    VOTE_BODY_HEALTH_MIN_BYTES, read_health, health_compare};
+static const struct lines_section revocation_section = {"revocations", sizeof(struct vote_body_revocation),
+                                                        VOTE_BODY_REVOCATION_MIN_BYTES, read_revocation,
+                                                        revocation_compare};
 
 int vote_body_parse_sections(const uint8_t *buf, size_t len, const struct vote_body_limits *limits,
                              struct vote_body **out)
@@ -371,13 +323,13 @@ int vote_body_parse_sections(const uint8_t *buf, size_t len, const struct vote_b
 	reader.max_line_length = VOTE_BODY_SECTION_LINE_MAX;
 	void *items = NULL;
 	if (rc == 0) {
-		rc = read_optional_section(&reader, &health_section, limits->max_health, &items,
-		                           &body->health_count);
+		rc = lines_read_optional_section(&reader, &health_section, limits->max_health, &items,
+		                                 &body->health_count);
 		body->health = items;
 	}
 	if (rc == 0) {
-		rc = read_optional_section(&reader, &revocation_section, limits->max_revocations, &items,
-		                           &body->revocation_count);
+		rc = lines_read_optional_section(&reader, &revocation_section, limits->max_revocations,
+		                                 &items, &body->revocation_count);
 		body->revocations = items;
 	}
 	/* Anything else, a section out of order or repeated among it, is refused here. */

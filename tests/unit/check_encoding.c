@@ -541,6 +541,76 @@ START_TEST(test_lines_expect_origin_and_count)
 }
 END_TEST
 
+/* A section of "item <n>" lines, ascending. */
+static int read_number_item(struct line_reader *reader, void *item)
+{
+	return lines_expect_u64(reader, "item", item);
+}
+
+static int number_order(const void *a, const void *b)
+{
+	uint64_t first = *(const uint64_t *)a, second = *(const uint64_t *)b;
+	return first < second ? -1 : first > second;
+}
+
+static const struct lines_section number_section = {"items", sizeof(uint64_t), 7, read_number_item,
+                                                    number_order};
+
+START_TEST(test_lines_read_section)
+{
+	struct line_reader reader;
+	void *items;
+	size_t done;
+	static const char doc[] = "items 3\nitem 1\nitem 5\nitem 9\nend\n";
+	lines_init(&reader, bytes(doc), sizeof doc - 1, 64);
+	ck_assert_int_eq(lines_read_section(&reader, &number_section, 3, &items, &done), 0);
+	ck_assert_uint_eq(done, 3);
+	ck_assert_uint_eq(((uint64_t *)items)[2], 9);
+	free(items);
+	ck_assert_int_eq(lines_expect_exact(&reader, "end"), 0);
+
+	lines_init(&reader, bytes(doc), sizeof doc - 1, 64);
+	ck_assert_int_eq(lines_read_section(&reader, &number_section, 2, &items, &done), DIRAUTH_ERR_BOUNDS);
+	ck_assert_ptr_null(items);
+
+	/* Out of order: refused, the items read so far counted and the array left to free. */
+	static const char unordered[] = "items 3\nitem 1\nitem 5\nitem 5\n";
+	lines_init(&reader, bytes(unordered), sizeof unordered - 1, 64);
+	ck_assert_int_eq(lines_read_section(&reader, &number_section, 3, &items, &done), DIRAUTH_ERR_SYNTAX);
+	ck_assert_uint_eq(done, 2);
+	ck_assert_ptr_nonnull(items);
+	free(items);
+
+	/* More items announced than the bytes left could hold, and an item that does not read. */
+	lines_init(&reader, bytes("items 2\nitem 1\n"), 15, 64);
+	ck_assert_int_eq(lines_read_section(&reader, &number_section, 3, &items, &done), DIRAUTH_ERR_SYNTAX);
+	ck_assert_ptr_null(items);
+	lines_init(&reader, bytes("items 1\nitem x\n"), 15, 64);
+	ck_assert_int_eq(lines_read_section(&reader, &number_section, 3, &items, &done), DIRAUTH_ERR_SYNTAX);
+	ck_assert_uint_eq(done, 0);
+	free(items);
+
+	/* A section of no items: nothing allocated. */
+	lines_init(&reader, bytes("items 0\n"), 8, 64);
+	ck_assert_int_eq(lines_read_section(&reader, &number_section, 3, &items, &done), 0);
+	ck_assert_ptr_null(items);
+	ck_assert_uint_eq(done, 0);
+
+	/* An optional section: absent is nothing read, empty is a second spelling of absent. */
+	lines_init(&reader, bytes("end\n"), 4, 64);
+	ck_assert_int_eq(lines_read_optional_section(&reader, &number_section, 3, &items, &done), 0);
+	ck_assert_ptr_null(items);
+	ck_assert_uint_eq(reader.pos, 0);
+	lines_init(&reader, bytes("items 0\n"), 8, 64);
+	ck_assert_int_eq(lines_read_optional_section(&reader, &number_section, 3, &items, &done),
+	                 DIRAUTH_ERR_SYNTAX);
+	lines_init(&reader, bytes(doc), sizeof doc - 1, 64);
+	ck_assert_int_eq(lines_read_optional_section(&reader, &number_section, 3, &items, &done), 0);
+	ck_assert_uint_eq(done, 3);
+	free(items);
+}
+END_TEST
+
 /* ---- buffer ---- */
 
 START_TEST(test_buffer_appends)
@@ -694,6 +764,7 @@ static Suite *encoding_suite(void)
 	tcase_add_test(lines, test_text_is_name);
 	tcase_add_test(lines, test_field_names);
 	tcase_add_test(lines, test_lines_expect_origin_and_count);
+	tcase_add_test(lines, test_lines_read_section);
 	suite_add_tcase(suite, lines);
 
 	TCase *buffers = tcase_create("buffer");
