@@ -540,22 +540,12 @@ static void print_figures(const struct options *o, uint64_t size, const char *fi
 	printf("\nserving: wrk -t %u -c %u -d %us (keep-alive), %zu random paths per target, the same "
 	       "paths and bytes for both, client on the same machine\n",
 	       o->wrk_threads, o->connections, o->seconds, o->paths);
-	printf("%-34s %10s %14s %14s %8s %12s %12s  %s\n", "target", "bytes", "dirauthd /s", "nginx /s",
-	       "ratio", "dirauthd MB/s", "nginx MB/s", "load average");
+	harness_print_anchor_head(34);
 	for (size_t i = 0; i < target_count; i++) {
 		const struct target *t = &targets[i];
-		if (!t->count)
-			continue;
-		char nginx_rate[32] = "skipped", ratio[32] = "", nginx_bytes[32] = "";
-		if (nginx) {
-			snprintf(nginx_rate, sizeof(nginx_rate), "%.1f", t->nginx.requests_per_second);
-			snprintf(ratio, sizeof(ratio), "%.3f",
-			         t->dirauthd.requests_per_second / t->nginx.requests_per_second);
-			snprintf(nginx_bytes, sizeof(nginx_bytes), "%.1f", t->nginx.bytes_per_second / 1e6);
-		}
-		printf("%-34s %10zu %14.1f %14s %8s %12.1f %12s  %s\n", t->name, t->min_bytes,
-		       t->dirauthd.requests_per_second, nginx_rate, ratio, t->dirauthd.bytes_per_second / 1e6,
-		       nginx_bytes, t->load);
+		if (t->count)
+			harness_print_anchor_row(34, t->name, t->min_bytes, &t->dirauthd,
+			                         nginx ? &t->nginx : NULL, t->load);
 	}
 	if (!nginx)
 		printf("\nthe nginx anchor was skipped\n");
@@ -584,11 +574,9 @@ int main(int argc, char **argv)
 		return 2;
 	if (harness_start(&harness) != 0)
 		goto done;
-	if (!o.wrk[0] && harness_find_program("wrk", o.wrk) != 0) {
-		printf("bench_log_serve: wrk is not installed (Debian: wrk): skipped\n");
-		rc = BENCH_SKIPPED;
+	if ((rc = harness_require_wrk("bench_log_serve", o.wrk)) != 0)
 		goto done;
-	}
+	rc = 1;
 	int have_nginx = !o.nginx_disabled && (o.nginx[0] || harness_find_program("nginx", o.nginx) == 0);
 	uint64_t seed = 0x9e3779b97f4a7c15ULL;
 

@@ -226,20 +226,11 @@ static void print_figures(const struct options *o, struct target *targets, size_
 	printf("\ndirauth reads: %ld online cores, wrk -t %u -c %u -d %us (keep-alive), client on the same "
 	       "machine; best of %u alternating runs each\n",
 	       sysconf(_SC_NPROCESSORS_ONLN), o->wrk_threads, o->connections, o->seconds, o->rounds);
-	printf("%-22s %10s %14s %14s %8s %12s %12s  %s\n", "target", "bytes", "dirauthd /s", "nginx /s",
-	       "ratio", "dirauthd MB/s", "nginx MB/s", "load average");
+	harness_print_anchor_head(22);
 	for (size_t i = 0; i < count; i++) {
 		const struct target *t = &targets[i];
-		char nginx_rate[32] = "skipped", ratio[32] = "", nginx_bytes[32] = "";
-		if (nginx) {
-			snprintf(nginx_rate, sizeof(nginx_rate), "%.1f", t->nginx.requests_per_second);
-			snprintf(ratio, sizeof(ratio), "%.3f",
-			         t->dirauthd.requests_per_second / t->nginx.requests_per_second);
-			snprintf(nginx_bytes, sizeof(nginx_bytes), "%.1f", t->nginx.bytes_per_second / 1e6);
-		}
-		printf("%-22s %10zu %14.1f %14s %8s %12.1f %12s  %s\n", t->name, t->bytes.len,
-		       t->dirauthd.requests_per_second, nginx_rate, ratio, t->dirauthd.bytes_per_second / 1e6,
-		       nginx_bytes, t->load);
+		harness_print_anchor_row(22, t->name, t->bytes.len, &t->dirauthd, nginx ? &t->nginx : NULL,
+		                         t->load);
 	}
 	/* The server's CPU per answer over all its runs: what the machine's load does not change. */
 	printf("\n%-22s %16s %16s %16s\n", "server CPU per answer", "dirauthd us", "nginx us",
@@ -283,11 +274,9 @@ int main(int argc, char **argv)
 		return 2;
 	if (harness_start(&harness) != 0)
 		goto done;
-	if (!o.wrk[0] && harness_find_program("wrk", o.wrk) != 0) {
-		printf("bench_reads: wrk is not installed (Debian: wrk): skipped\n");
-		rc = BENCH_SKIPPED;
+	if ((rc = harness_require_wrk("bench_reads", o.wrk)) != 0)
 		goto done;
-	}
+	rc = 1;
 	int have_nginx = !o.nginx_disabled && (o.nginx[0] || harness_find_program("nginx", o.nginx) == 0);
 
 	notes = calloc(o.records, sizeof(*notes));

@@ -17,12 +17,13 @@
  * The default is 1000 cycles; tests/integration/test_signer.c runs the same loop for 100.
  */
 #include "schema/buffer.h"
-#include "schema/certificate.h"
 #include "schema/error.h"
 #include "signer/key.h"
 #include "schema/note.h"
 #include "schema/signer_protocol.h"
 #include "schema/snapshot.h"
+#include "tests/support/test_signed_notes.h"
+#include "tests/support/test_signer_socket.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,7 +35,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -126,9 +126,6 @@ static void set_up(struct bench *b)
 {
 	char path[PATH_MAX], config[1024];
 	struct signer_key *identity = NULL, *signing = NULL;
-	struct certificate c;
-	struct buffer text, note;
-	struct note_signature signature;
 
 	snprintf(b->dir, sizeof(b->dir), "/tmp/bench_signer_crash.XXXXXX");
 	if (!mkdtemp(b->dir))
@@ -149,22 +146,10 @@ static void set_up(struct bench *b)
 	if (signer_key_load(path, &signing) != 0)
 		fail("cannot load %s", path);
 	b->signing_verifier = *signer_key_verifier(signing);
-	memset(&c, 0, sizeof(c));
-	snprintf(c.authority, sizeof(c.authority), "%s", AUTHORITY);
-	c.identity = *signer_key_verifier(identity);
-	c.signing_key = b->signing_verifier;
-	c.valid_after = NOW - 86400;
-	c.valid_until = NOW + 30 * 86400;
-	buffer_init(&text);
-	buffer_init(&note);
-	if (certificate_encode(&c, &text) != 0 ||
-	    signer_key_sign(identity, text.data, text.len, &signature) != 0 ||
-	    note_format(text.data, text.len, &signature, 1, &note) != 0)
-		fail("cannot issue the certificate");
 	snprintf(path, sizeof(path), "%s/authority1.cert", b->key_dir);
-	write_file(path, note.data, note.len, 0644);
-	buffer_free(&text);
-	buffer_free(&note);
+	if (test_certificate_write(identity, AUTHORITY, &b->signing_verifier, NOW - 86400, NOW + 30 * 86400,
+	                           path) != 0)
+		fail("cannot issue the certificate");
 	signer_key_free(identity);
 	signer_key_free(signing);
 
@@ -197,22 +182,6 @@ static void remove_tree(const char *path)
 
 /* ---- the signer and its protocol ---- */
 
-static int try_connect(const struct bench *b)
-{
-	struct sockaddr_un address;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		fail("socket: %s", strerror(errno));
-	memset(&address, 0, sizeof(address));
-	address.sun_family = AF_UNIX;
-	memcpy(address.sun_path, b->socket_path, strlen(b->socket_path) + 1);
-	if (connect(fd, (struct sockaddr *)&address, sizeof(address)) != 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 static pid_t start_signer(struct bench *b, int *fd)
 {
 	pid_t pid = fork();
@@ -230,7 +199,7 @@ static pid_t start_signer(struct bench *b, int *fd)
 	}
 	for (int i = 0; i < 40000; i++) {
 		int status;
-		*fd = try_connect(b);
+		*fd = test_signer_connect(b->socket_path);
 		if (*fd >= 0)
 			return pid;
 		if (waitpid(pid, &status, WNOHANG) == pid)
@@ -250,22 +219,8 @@ static void kill_signer(pid_t pid, int signal_number)
 
 static void header_text(uint64_t epoch, unsigned variant, struct buffer *out)
 {
-	struct snapshot_header h;
-	memset(&h, 0, sizeof(h));
-	snprintf(h.namespace_name, sizeof(h.namespace_name), "mix");
-	snprintf(h.origin, sizeof(h.origin), "%s", ORIGIN);
-	h.epoch = epoch;
 	/* The times of the epoch by the signer's schedule. */
-	h.valid_after = GENESIS + epoch * LENGTH;
-	h.fresh_until = h.valid_after + LENGTH;
-	h.valid_until = h.valid_after + 3 * LENGTH;
-	h.record_count = variant;
-	memset(h.records_root, (int)variant, sizeof(h.records_root));
-	h.body_size = 1000 + variant;
-	memset(h.body_sha256, 0x66, sizeof(h.body_sha256));
-	h.consensus_method = SNAPSHOT_CONSENSUS_METHOD;
-	buffer_reset(out);
-	if (snapshot_header_encode(&h, out) != 0)
+	if (test_signer_header_text(ORIGIN, GENESIS, LENGTH, epoch, variant, out) != 0)
 		fail("snapshot_header_encode");
 }
 
@@ -292,31 +247,17 @@ static void send_header(const struct bench *b, int fd, uint64_t epoch, unsigned 
 	buffer_free(&frame);
 }
 
-static int read_exact(int fd, uint8_t *data, size_t len)
-{
-	size_t done = 0;
-	while (done < len) {
-		ssize_t got = recv(fd, data + done, len - done, 0);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return -1;
-		done += (size_t)got;
-	}
-	return 0;
-}
-
 /* Reads one response (its payload is not kept). Returns 0 or -1 when the connection ended. */
 static int read_response(int fd, struct signer_response *response)
 {
 	uint8_t prefix[4], *body;
 	size_t len;
-	if (read_exact(fd, prefix, 4) != 0)
+	if (test_signer_read_exact(fd, prefix, 4) != 0)
 		return -1;
 	if (signer_frame_length(prefix, &len) != 0)
 		fail("bad frame length from the signer");
 	body = malloc(len ? len : 1);
-	if (!body || read_exact(fd, body, len) != 0) {
+	if (!body || test_signer_read_exact(fd, body, len) != 0) {
 		free(body);
 		return -1;
 	}

@@ -1495,6 +1495,36 @@ static double wrk_size(const char *text)
 	}
 }
 
+int harness_require_wrk(const char *bench, char wrk[PATH_MAX])
+{
+	if (wrk[0] || harness_find_program("wrk", wrk) == 0)
+		return 0;
+	printf("%s: wrk is not installed (Debian: wrk): skipped\n", bench);
+	return 77;
+}
+
+void harness_print_anchor_head(int name_width)
+{
+	printf("%-*s %10s %14s %14s %8s %12s %12s  %s\n", name_width, "target", "bytes", "dirauthd /s",
+	       "nginx /s", "ratio", "dirauthd MB/s", "nginx MB/s", "load average");
+}
+
+void harness_print_anchor_row(int name_width, const char *name, size_t bytes,
+                              const struct harness_wrk_result *dirauthd,
+                              const struct harness_wrk_result *nginx, const char *load)
+{
+	char nginx_rate[32] = "skipped", ratio[32] = "", nginx_bytes[32] = "";
+	if (nginx) {
+		snprintf(nginx_rate, sizeof(nginx_rate), "%.1f", nginx->requests_per_second);
+		snprintf(ratio, sizeof(ratio), "%.3f",
+		         dirauthd->requests_per_second / nginx->requests_per_second);
+		snprintf(nginx_bytes, sizeof(nginx_bytes), "%.1f", nginx->bytes_per_second / 1e6);
+	}
+	printf("%-*s %10zu %14.1f %14s %8s %12.1f %12s  %s\n", name_width, name, bytes,
+	       dirauthd->requests_per_second, nginx_rate, ratio, dirauthd->bytes_per_second / 1e6,
+	       nginx_bytes, load);
+}
+
 int harness_wrk_read(const char *output, struct harness_wrk_result *out)
 {
 	FILE *file = fopen(output, "r");

@@ -266,6 +266,19 @@ int harness_wrk_read(const char *output, struct harness_wrk_result *out);
 int harness_wrk(struct harness *harness, const char *wrk, const char *url, const char *header,
                 unsigned threads, unsigned connections, unsigned seconds, struct harness_wrk_result *out);
 
+/* wrk, for the benchmarks that measure with it: 0 when wrk is set (given by an option, not empty)
+ * or found (harness_find_program); otherwise says on stdout that bench (the program's name) is
+ * skipped for want of wrk and returns 77, ctest's SKIP_RETURN_CODE. */
+int harness_require_wrk(const char *bench, char wrk[PATH_MAX]);
+
+/* The table that sets dirauthd's wrk figures beside nginx's on the same answers: its head, then a
+ * row per answer (its name in name_width columns, its bytes, both rates, their ratio, both
+ * bandwidths in MB/s, the load average). nginx is NULL when the anchor was skipped. */
+void harness_print_anchor_head(int name_width);
+void harness_print_anchor_row(int name_width, const char *name, size_t bytes,
+                              const struct harness_wrk_result *dirauthd,
+                              const struct harness_wrk_result *nginx, const char *load);
+
 /* Parses a count or a bound of seconds; -1 when text is not one in [low, high]. */
 int harness_parse_count(const char *text, size_t low, size_t high, size_t *out);
 int harness_parse_seconds(const char *text, double *out);

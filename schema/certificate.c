@@ -56,8 +56,7 @@ static int verifier_is_canonical(const struct note_verifier *verifier)
 /* Every rule of the grammar that is not about spelling. */
 static int certificate_check(const struct certificate *c)
 {
-	size_t name_len = strnlen(c->authority, sizeof(c->authority));
-	if (name_len == sizeof(c->authority) || !names_key_name_is_ascii(c->authority, name_len))
+	if (!names_key_name_field_is_ascii(c->authority, sizeof(c->authority)))
 		return DIRAUTH_ERR_SYNTAX;
 	if (!verifier_is_canonical(&c->identity) || !verifier_is_canonical(&c->signing_key))
 		return DIRAUTH_ERR_SYNTAX;

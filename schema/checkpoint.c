@@ -47,8 +47,7 @@ static int empty_tree_root(merkle_hash out)
 
 static int checkpoint_check(const struct checkpoint *c)
 {
-	size_t origin_len = strnlen(c->origin, sizeof(c->origin));
-	if (origin_len == sizeof(c->origin) || !names_origin_is_valid(c->origin, origin_len))
+	if (!names_origin_field_is_valid(c->origin, sizeof(c->origin)))
 		return DIRAUTH_ERR_SYNTAX;
 	if (c->extension_count > CHECKPOINT_MAX_EXTENSIONS)
 		return DIRAUTH_ERR_BOUNDS;

@@ -15,9 +15,7 @@
 
 static int deregistration_check(const struct deregistration *d)
 {
-	size_t len = strnlen(d->namespace_name, sizeof(d->namespace_name));
-	struct text_span name = {d->namespace_name, len};
-	if (len == sizeof(d->namespace_name) || !text_is_name(name, NAMESPACE_NAME_MAX))
+	if (!text_field_is_name(d->namespace_name, sizeof(d->namespace_name), NAMESPACE_NAME_MAX))
 		return DIRAUTH_ERR_SYNTAX;
 	if (!note_verifier_is_canonical(&d->provider) || d->sequence < 1)
 		return DIRAUTH_ERR_SYNTAX;

@@ -1,78 +1,58 @@
 /*
  * deregistration_receipt.c: the codec of an authority's receipt for a deregistration.
  *
- * Written like the registration receipt (receipt.c): a promise a monitor later holds the
- * authority to, with one spelling, fixed lines, and a line bound that only has to fit the longest
- * authority key name.
+ * The registration receipt (receipt.c) with three words changed: a promise a monitor later holds
+ * the authority to, with one spelling and fixed lines, written and read by the same code as that
+ * one (schema/receipt.h, struct receipt_kind) through a copy of its fields.
  */
 #include "schema/deregistration_receipt.h"
 
-#include "schema/encoding.h"
-#include "schema/error.h"
 #include "schema/lines.h"
-#include "schema/names.h"
+#include "schema/receipt.h"
 
 #include <string.h>
 
-/* The longest line is "authority " and a NOTE_NAME_MAX-byte key name (138 bytes). */
-#define DEREGISTRATION_RECEIPT_LINE_MAX 256
+static const struct receipt_kind deregistration_kind = {"dirauth deregistration-receipt v1", "deregistration",
+                                                        "last-listed-epoch"};
 
-static int receipt_check(const struct deregistration_receipt *r)
+/* The fields as the shared receipt lines carry them (schema/receipt.h), and back. */
+static void to_receipt(const struct deregistration_receipt *r, struct receipt *out)
 {
-	size_t authority_len = strnlen(r->authority, sizeof(r->authority));
-	if (authority_len == sizeof(r->authority) || !names_key_name_is_ascii(r->authority, authority_len))
-		return DIRAUTH_ERR_SYNTAX;
-	size_t namespace_len = strnlen(r->namespace_name, sizeof(r->namespace_name));
-	struct text_span namespace_span = {r->namespace_name, namespace_len};
-	if (namespace_len == sizeof(r->namespace_name) || !text_is_name(namespace_span, NAMESPACE_NAME_MAX))
-		return DIRAUTH_ERR_SYNTAX;
-	return r->sequence >= 1 ? 0 : DIRAUTH_ERR_SYNTAX;
+	memset(out, 0, sizeof(*out));
+	memcpy(out->authority, r->authority, sizeof(out->authority));
+	memcpy(out->namespace_name, r->namespace_name, sizeof(out->namespace_name));
+	memcpy(out->service_id, r->service_id, SERVICE_ID_SIZE);
+	out->sequence = r->sequence;
+	memcpy(out->registration_digest, r->deregistration_digest, sizeof(out->registration_digest));
+	out->accepted_at = r->accepted_at;
+	out->publish_by_epoch = r->last_listed_epoch;
+}
+
+static void from_receipt(const struct receipt *r, struct deregistration_receipt *out)
+{
+	memcpy(out->authority, r->authority, sizeof(out->authority));
+	memcpy(out->namespace_name, r->namespace_name, sizeof(out->namespace_name));
+	memcpy(out->service_id, r->service_id, SERVICE_ID_SIZE);
+	out->sequence = r->sequence;
+	memcpy(out->deregistration_digest, r->registration_digest, sizeof(out->deregistration_digest));
+	out->accepted_at = r->accepted_at;
+	out->last_listed_epoch = r->publish_by_epoch;
 }
 
 int deregistration_receipt_encode(const struct deregistration_receipt *r, struct buffer *out)
 {
-	int rc = receipt_check(r);
-	if (rc)
-		return rc;
-	char service_hex[2 * SERVICE_ID_SIZE + 1];
-	char digest_hex[2 * sizeof(r->deregistration_digest) + 1];
-	hex_encode(r->service_id, SERVICE_ID_SIZE, service_hex);
-	hex_encode(r->deregistration_digest, sizeof(r->deregistration_digest), digest_hex);
-	size_t start = out->len;
-	rc = buffer_appendf(out,
-	                    "dirauth deregistration-receipt v1\nauthority %s\nnamespace %s\nservice %s\n"
-	                    "sequence %llu\nderegistration %s\naccepted-at %llu\nlast-listed-epoch %llu\n",
-	                    r->authority, r->namespace_name, service_hex, (unsigned long long)r->sequence,
-	                    digest_hex, (unsigned long long)r->accepted_at,
-	                    (unsigned long long)r->last_listed_epoch);
-	if (rc)
-		buffer_truncate(out, start);
-	return rc;
+	struct receipt lines;
+	to_receipt(r, &lines);
+	return receipt_write(&deregistration_kind, &lines, out);
 }
 
 static int parse_fields(const uint8_t *text, size_t len, void *parsed)
 {
-	struct deregistration_receipt *out = parsed;
-	struct line_reader reader;
-	struct text_span value;
-	int rc;
-	lines_init(&reader, text, len, DEREGISTRATION_RECEIPT_LINE_MAX);
-	if ((rc = lines_expect_exact(&reader, "dirauth deregistration-receipt v1")) != 0 ||
-	    (rc = lines_expect(&reader, "authority", &value)) != 0)
-		return rc;
-	if (!names_key_name_is_ascii(value.data, value.len))
-		return DIRAUTH_ERR_SYNTAX;
-	if ((rc = text_copy(value, out->authority, sizeof(out->authority))) != 0 ||
-	    (rc = lines_expect_name(&reader, "namespace", out->namespace_name,
-	                            sizeof(out->namespace_name))) != 0)
-		return rc;
-	if ((rc = lines_expect_hex(&reader, "service", out->service_id, SERVICE_ID_SIZE)) != 0 ||
-	    (rc = lines_expect_u64(&reader, "sequence", &out->sequence)) != 0 ||
-	    (rc = lines_expect_hex(&reader, "deregistration", out->deregistration_digest, 32)) != 0 ||
-	    (rc = lines_expect_u64(&reader, "accepted-at", &out->accepted_at)) != 0 ||
-	    (rc = lines_expect_u64(&reader, "last-listed-epoch", &out->last_listed_epoch)) != 0)
-		return rc;
-	return lines_at_end(&reader) ? 0 : DIRAUTH_ERR_SYNTAX;
+	struct receipt lines;
+	memset(&lines, 0, sizeof(lines));
+	int rc = receipt_read_fields(&deregistration_kind, text, len, &lines);
+	from_receipt(&lines, parsed);
+	return rc;
 }
 
 static int encode_receipt(const void *value, struct buffer *out)

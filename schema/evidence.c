@@ -9,12 +9,11 @@
 #include "schema/evidence.h"
 
 #include "schema/checkpoint.h"
-#include "schema/encoding.h"
 #include "schema/error.h"
+#include "schema/lines.h"
+#include "schema/names.h"
 
 #include <string.h>
-
-#define LENGTH_DIGITS_MAX 20
 
 const char *evidence_kind_name(enum evidence_kind kind)
 {
@@ -27,16 +26,6 @@ const char *evidence_kind_name(enum evidence_kind kind)
 		return "votes";
 	}
 	return "unknown";
-}
-
-static int origin_is_valid(const char *origin, size_t len)
-{
-	if (len == 0 || len > SNAPSHOT_ORIGIN_MAX)
-		return 0;
-	for (size_t i = 0; i < len; i++)
-		if (origin[i] <= ' ' || origin[i] > '~' || origin[i] == '+')
-			return 0;
-	return 1;
 }
 
 /* Parses a key line's value: an Ed25519 verifier key, or a cosignature/v1 one. */
@@ -62,7 +51,7 @@ static int check_shape(const struct evidence *e)
 {
 	if (e->kind != EVIDENCE_CHECKPOINTS && e->kind != EVIDENCE_HEADERS && e->kind != EVIDENCE_VOTES)
 		return DIRAUTH_ERR_SYNTAX;
-	if (!origin_is_valid(e->origin, strnlen(e->origin, sizeof e->origin)))
+	if (!names_origin_field_is_valid(e->origin, sizeof e->origin))
 		return DIRAUTH_ERR_SYNTAX;
 	if (e->key_count > EVIDENCE_KEYS_MAX || e->certificate_count > EVIDENCE_CERTIFICATES_MAX)
 		return DIRAUTH_ERR_BOUNDS;
@@ -131,52 +120,18 @@ int evidence_encode(const struct evidence *e, struct buffer *out)
 	return rc;
 }
 
-/* The reader's position in the file. */
-struct cursor {
-	const uint8_t *buf;
-	size_t len;
-	size_t at;
-};
-
-/* The next line (without its '\n') if it starts with "<keyword> "; *value gets the rest. Returns
- * 0, DIRAUTH_ERR_NOT_FOUND when the next line has another keyword (nothing consumed),
- * DIRAUTH_ERR_SYNTAX for a line without its '\n' or an empty value. */
-static int next_line(struct cursor *c, const char *keyword, const char **value, size_t *value_len)
-{
-	size_t keyword_len = strlen(keyword), end;
-	if (c->len - c->at < keyword_len + 1 || memcmp(c->buf + c->at, keyword, keyword_len) != 0 ||
-	    c->buf[c->at + keyword_len] != ' ')
-		return DIRAUTH_ERR_NOT_FOUND;
-	const uint8_t *start = c->buf + c->at + keyword_len + 1;
-	const uint8_t *newline = memchr(start, '\n', c->len - (size_t)(start - c->buf));
-	if (newline == NULL || newline == start)
-		return DIRAUTH_ERR_SYNTAX;
-	end = (size_t)(newline - c->buf);
-	*value = (const char *)start;
-	*value_len = (size_t)(newline - start);
-	c->at = end + 1;
-	return 0;
-}
-
-/* A "<keyword> <length>\n" line and the length bytes after it, at most max. */
-static int next_part(struct cursor *c, const char *keyword, size_t max, int allow_empty,
+/* A "<keyword> <length>\n" line and the length bytes after it, at most max (and at least 1 unless
+ * allow_empty). DIRAUTH_ERR_NOT_FOUND, nothing consumed, when the next line has another keyword. */
+static int next_part(struct line_reader *reader, const char *keyword, size_t max, int allow_empty,
                      struct evidence_part *part)
 {
-	const char *digits;
-	size_t digits_len;
-	uint64_t value;
-	int rc = next_line(c, keyword, &digits, &digits_len);
+	struct text_span length;
+	int rc = lines_expect_optional(reader, keyword, &length);
 	if (rc != 0)
 		return rc;
-	if (digits_len > LENGTH_DIGITS_MAX || decimal_parse(digits, digits_len, &value) != 0 ||
-	    (value == 0 && !allow_empty))
-		return DIRAUTH_ERR_SYNTAX;
-	if (value > max || value > c->len - c->at)
-		return DIRAUTH_ERR_BOUNDS;
-	part->data = c->buf + c->at;
-	part->len = (size_t)value;
-	c->at += (size_t)value;
-	return 0;
+	if (allow_empty)
+		return lines_take_framed_or_empty(reader, length, max, &part->data, &part->len);
+	return lines_take_framed(reader, length, max, &part->data, &part->len);
 }
 
 static int parse_kind(const char *text, size_t len, enum evidence_kind *kind)
@@ -192,76 +147,67 @@ static int parse_kind(const char *text, size_t len, enum evidence_kind *kind)
 	return DIRAUTH_ERR_SYNTAX;
 }
 
-static int parse(struct cursor *c, struct evidence *e)
+static int parse(struct line_reader *reader, struct evidence *e)
 {
-	static const char first[] = EVIDENCE_FIRST_LINE "\n";
 	char canonical[NOTE_VERIFIER_KEY_MAX + 1];
-	const char *value;
-	size_t value_len;
-	uint64_t epoch;
+	struct text_span value;
 	int rc;
 
-	if (c->len < sizeof first - 1 || memcmp(c->buf, first, sizeof first - 1) != 0)
+	if (lines_expect_exact(reader, EVIDENCE_FIRST_LINE) != 0)
 		return DIRAUTH_ERR_SYNTAX;
-	c->at = sizeof first - 1;
-	if ((rc = next_line(c, "kind", &value, &value_len)) != 0 ||
-	    parse_kind(value, value_len, &e->kind) != 0)
+	if (lines_expect(reader, "kind", &value) != 0 || parse_kind(value.data, value.len, &e->kind) != 0)
 		return DIRAUTH_ERR_SYNTAX;
-	if ((rc = next_line(c, "origin", &value, &value_len)) != 0 || !origin_is_valid(value, value_len))
+	if (lines_expect_origin(reader, e->origin, sizeof e->origin) != 0)
 		return DIRAUTH_ERR_SYNTAX;
-	memcpy(e->origin, value, value_len);
-	e->origin[value_len] = '\0';
-	if (e->kind != EVIDENCE_CHECKPOINTS) {
-		if (next_line(c, "epoch", &value, &value_len) != 0 || value_len > LENGTH_DIGITS_MAX ||
-		    decimal_parse(value, value_len, &epoch) != 0)
-			return DIRAUTH_ERR_SYNTAX;
-		e->epoch = epoch;
-	}
-	while ((rc = next_line(c, "key", &value, &value_len)) == 0) {
+	if (e->kind != EVIDENCE_CHECKPOINTS && lines_expect_u64(reader, "epoch", &e->epoch) != 0)
+		return DIRAUTH_ERR_SYNTAX;
+	while ((rc = lines_expect_optional(reader, "key", &value)) == 0) {
 		if (e->key_count == EVIDENCE_KEYS_MAX)
 			return DIRAUTH_ERR_BOUNDS;
 		struct note_verifier *key = &e->keys[e->key_count];
-		if (value_len > NOTE_VERIFIER_KEY_MAX || key_parse(value, value_len, key) != 0)
+		if (value.len > NOTE_VERIFIER_KEY_MAX || key_parse(value.data, value.len, key) != 0)
 			return DIRAUTH_ERR_SYNTAX;
 		note_verifier_format(key, canonical);
-		if (strlen(canonical) != value_len || memcmp(canonical, value, value_len) != 0)
+		if (!text_equals(value, canonical))
 			return DIRAUTH_ERR_SYNTAX;
 		e->key_count++;
 	}
 	if (rc != DIRAUTH_ERR_NOT_FOUND)
 		return rc;
 	for (size_t i = 0; i < 2; i++) {
-		rc = next_part(c, "statement", EVIDENCE_STATEMENT_MAX, 0, &e->statements[i]);
+		rc = next_part(reader, "statement", EVIDENCE_STATEMENT_MAX, 0, &e->statements[i]);
 		if (rc != 0)
 			return rc == DIRAUTH_ERR_NOT_FOUND ? DIRAUTH_ERR_SYNTAX : rc;
 	}
 	if (e->kind == EVIDENCE_CHECKPOINTS) {
-		rc = next_part(c, "consistency", EVIDENCE_CONSISTENCY_MAX, 1, &e->consistency);
+		rc = next_part(reader, "consistency", EVIDENCE_CONSISTENCY_MAX, 1, &e->consistency);
 		if (rc != 0 && rc != DIRAUTH_ERR_NOT_FOUND)
 			return rc;
 		e->has_consistency = rc == 0;
 	} else {
 		while (e->certificate_count < EVIDENCE_CERTIFICATES_MAX &&
-		       (rc = next_part(c, "certificates", CERTIFICATE_BUNDLE_MAX_BYTES, 0,
+		       (rc = next_part(reader, "certificates", CERTIFICATE_BUNDLE_MAX_BYTES, 0,
 		                       &e->certificates[e->certificate_count])) == 0)
 			e->certificate_count++;
 		if (rc != 0 && rc != DIRAUTH_ERR_NOT_FOUND)
 			return rc;
 	}
-	if (c->at != c->len)
+	if (!lines_at_end(reader))
 		return DIRAUTH_ERR_SYNTAX;
 	return check_shape(e);
 }
 
 int evidence_parse(const uint8_t *buf, size_t len, struct evidence *out)
 {
-	struct cursor c = {buf, len, 0};
+	struct line_reader reader;
 	int rc;
 
 	memset(out, 0, sizeof *out);
 	if (len > EVIDENCE_MAX_BYTES)
 		return DIRAUTH_ERR_BOUNDS;
-	rc = parse(&c, out);
+	/* No line bound of the reader's own: each value is bounded by its check. */
+	lines_init(&reader, buf, len, EVIDENCE_MAX_BYTES);
+	rc = parse(&reader, out);
 	if (rc != 0)
 		memset(out, 0, sizeof *out);
 	return rc;

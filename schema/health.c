@@ -55,9 +55,7 @@ int health_signer_parse(const char *text, size_t len, enum health_signer *out)
 
 static int statement_check(const struct health_statement *s)
 {
-	size_t len = strnlen(s->namespace_name, sizeof(s->namespace_name));
-	struct text_span name = {s->namespace_name, len};
-	if (len == sizeof(s->namespace_name) || !text_is_name(name, NAMESPACE_NAME_MAX))
+	if (!text_field_is_name(s->namespace_name, sizeof(s->namespace_name), NAMESPACE_NAME_MAX))
 		return DIRAUTH_ERR_SYNTAX;
 	if (!health_signer_name(s->signer) || !health_class_name(s->health_class))
 		return DIRAUTH_ERR_SYNTAX;

@@ -2,15 +2,18 @@
  * lines.c: the bounded line reader under every document parser.
  *
  * The checks here are the ones every document shares (line ending, length, character set,
- * spacing), the framing of raw parts both ways, and the frame around every parse (bound,
- * canonical check, clearing on failure), so a codec only states its own grammar.
+ * spacing), optional lines, the framing of raw parts both ways, the empty line that ends a list,
+ * the last part that runs to the end, and the frame around every parse (bound, canonical check,
+ * clearing on failure), so a codec only states its own grammar.
  */
 #include "schema/lines.h"
 
 #include "schema/encoding.h"
 #include "schema/error.h"
+#include "schema/names.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void lines_init(struct line_reader *reader, const uint8_t *buf, size_t len, size_t max_line_length)
@@ -93,11 +96,72 @@ int lines_expect_name(struct line_reader *reader, const char *keyword, char *out
 	return text_copy(value, out, cap);
 }
 
-int lines_take_framed(struct line_reader *reader, struct text_span length, size_t max, const uint8_t **part,
-                      size_t *part_len)
+int lines_expect_origin(struct line_reader *reader, char *out, size_t cap)
+{
+	struct text_span value;
+	int rc = lines_expect(reader, "origin", &value);
+	if (rc)
+		return rc;
+	if (!names_origin_is_valid(value.data, value.len))
+		return DIRAUTH_ERR_SYNTAX;
+	return text_copy(value, out, cap);
+}
+
+int lines_expect_count(struct line_reader *reader, const char *keyword, size_t max_items,
+                       size_t min_item_bytes, size_t *count)
 {
 	uint64_t value;
-	if (text_parse_u64(length, &value) != 0 || value == 0)
+	int rc = lines_expect_u64(reader, keyword, &value);
+	if (rc)
+		return rc;
+	if (value > max_items)
+		return DIRAUTH_ERR_BOUNDS;
+	if (value > (reader->len - reader->pos) / min_item_bytes)
+		return DIRAUTH_ERR_SYNTAX;
+	*count = (size_t)value;
+	return 0;
+}
+
+int lines_read_section(struct line_reader *reader, const struct lines_section *section, size_t max_items,
+                       void **items, size_t *done)
+{
+	size_t count;
+	*items = NULL;
+	*done = 0;
+	int rc = lines_expect_count(reader, section->keyword, max_items, section->min_item_bytes, &count);
+	if (rc || count == 0)
+		return rc;
+	uint8_t *array = calloc(count, section->item_size);
+	if (!array)
+		return DIRAUTH_ERR_NOMEM;
+	*items = array;
+	for (size_t i = 0; i < count; i++) {
+		uint8_t *item = array + i * section->item_size;
+		if ((rc = section->read_item(reader, item)) != 0)
+			return rc;
+		if (i > 0 && section->compare(item - section->item_size, item) >= 0)
+			return DIRAUTH_ERR_SYNTAX;
+		*done = i + 1;
+	}
+	return 0;
+}
+
+int lines_read_optional_section(struct line_reader *reader, const struct lines_section *section,
+                                size_t max_items, void **items, size_t *done)
+{
+	*items = NULL;
+	if (!lines_peek_keyword(reader, section->keyword))
+		return 0;
+	int rc = lines_read_section(reader, section, max_items, items, done);
+	return rc == 0 && *done == 0 ? DIRAUTH_ERR_SYNTAX : rc;
+}
+
+/* lines_take_framed's reading, the smallest length allowed being min (0 or 1). */
+static int take_framed(struct line_reader *reader, struct text_span length, uint64_t min, size_t max,
+                       const uint8_t **part, size_t *part_len)
+{
+	uint64_t value;
+	if (text_parse_u64(length, &value) != 0 || value < min)
 		return DIRAUTH_ERR_SYNTAX;
 	if (value > max || value > reader->len - reader->pos)
 		return DIRAUTH_ERR_BOUNDS;
@@ -105,6 +169,18 @@ int lines_take_framed(struct line_reader *reader, struct text_span length, size_
 	*part_len = (size_t)value;
 	reader->pos += (size_t)value;
 	return 0;
+}
+
+int lines_take_framed(struct line_reader *reader, struct text_span length, size_t max, const uint8_t **part,
+                      size_t *part_len)
+{
+	return take_framed(reader, length, 1, max, part, part_len);
+}
+
+int lines_take_framed_or_empty(struct line_reader *reader, struct text_span length, size_t max,
+                               const uint8_t **part, size_t *part_len)
+{
+	return take_framed(reader, length, 0, max, part, part_len);
 }
 
 int lines_append_framed(struct buffer *out, size_t start, size_t limit, const char *head, const uint8_t *part,
@@ -140,6 +216,30 @@ int lines_peek_keyword(const struct line_reader *reader, const char *keyword)
 	size_t available = reader->pos < reader->len ? reader->len - reader->pos : 0;
 	return available > keyword_len && memcmp(reader->buf + reader->pos, keyword, keyword_len) == 0 &&
 	       reader->buf[reader->pos + keyword_len] == ' ';
+}
+
+int lines_expect_optional(struct line_reader *reader, const char *keyword, struct text_span *value)
+{
+	if (!lines_peek_keyword(reader, keyword))
+		return DIRAUTH_ERR_NOT_FOUND;
+	return lines_expect(reader, keyword, value);
+}
+
+int lines_take_blank(struct line_reader *reader)
+{
+	if (reader->pos >= reader->len || reader->buf[reader->pos] != '\n')
+		return 0;
+	reader->pos++;
+	reader->line_number++;
+	return 1;
+}
+
+void lines_take_rest(struct line_reader *reader, const uint8_t **rest, size_t *rest_len)
+{
+	size_t pos = reader->pos < reader->len ? reader->pos : reader->len;
+	*rest = reader->buf + pos;
+	*rest_len = reader->len - pos;
+	reader->pos = reader->len;
 }
 
 int text_next_field(struct text_span *rest, struct text_span *field)
@@ -225,6 +325,12 @@ int text_is_name(struct text_span span, size_t max)
 			return 0;
 	}
 	return 1;
+}
+
+int text_field_is_name(const char *field, size_t cap, size_t max)
+{
+	struct text_span span = {field, strnlen(field, cap)};
+	return span.len < cap && text_is_name(span, max);
 }
 
 /* The text is canonical only when encoding the value parsed from it yields exactly the same

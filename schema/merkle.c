@@ -212,6 +212,26 @@ int merkle_consistency_proof(const merkle_hash *leaf_hashes, uint64_t count, uin
 	                                     proof_len);
 }
 
+/* One proof hash up the path that RFC 9162 walks to verify both kinds of proof (2.1.3.2, 2.1.4.2),
+ * fn the node's index at its level and sn the last index of that level: returns 1 when the proof
+ * hash is the node's left sibling (fn odd, or fn the last node and so without a right one), 0
+ * when it is the right; fn and sn then move to the level of the next proof hash, past the levels
+ * where the node has no sibling. */
+static int path_climb(uint64_t *fn, uint64_t *sn)
+{
+	int left = (*fn & 1) || *fn == *sn;
+	if (left) {
+		/* Levels where the node has no right sibling take no proof hash. */
+		while ((*fn & 1) == 0 && *fn != 0) {
+			*fn >>= 1;
+			*sn >>= 1;
+		}
+	}
+	*fn >>= 1;
+	*sn >>= 1;
+	return left;
+}
+
 int merkle_root_from_inclusion(uint64_t index, uint64_t tree_size, const merkle_hash leaf_hash,
                                const merkle_hash *proof, size_t proof_len, merkle_hash out)
 {
@@ -226,20 +246,12 @@ int merkle_root_from_inclusion(uint64_t index, uint64_t tree_size, const merkle_
 	for (size_t i = 0; i < proof_len; i++) {
 		if (sn == 0)
 			return DIRAUTH_ERR_PROOF; /* more hashes than the path has levels */
-		if ((fn & 1) || fn == sn) {
+		if (path_climb(&fn, &sn))
 			rc = merkle_node_hash(proof[i], r, r);
-			/* Levels where the node has no right sibling take no proof hash. */
-			while ((fn & 1) == 0 && fn != 0) {
-				fn >>= 1;
-				sn >>= 1;
-			}
-		} else {
+		else
 			rc = merkle_node_hash(r, proof[i], r);
-		}
 		if (rc)
 			return rc;
-		fn >>= 1;
-		sn >>= 1;
 	}
 	if (sn != 0)
 		return DIRAUTH_ERR_PROOF; /* fewer hashes than the path has levels */
@@ -293,21 +305,15 @@ int merkle_consistency_verify(uint64_t size1, uint64_t size2, const merkle_hash 
 	for (; next < proof_len; next++) {
 		if (sn == 0)
 			return DIRAUTH_ERR_PROOF;
-		if ((fn & 1) || fn == sn) {
+		if (path_climb(&fn, &sn)) {
 			rc = merkle_node_hash(proof[next], fr, fr);
 			if (!rc)
 				rc = merkle_node_hash(proof[next], sr, sr);
-			while ((fn & 1) == 0 && fn != 0) {
-				fn >>= 1;
-				sn >>= 1;
-			}
 		} else {
 			rc = merkle_node_hash(sr, proof[next], sr);
 		}
 		if (rc)
 			return rc;
-		fn >>= 1;
-		sn >>= 1;
 	}
 	if (sn != 0)
 		return DIRAUTH_ERR_PROOF;

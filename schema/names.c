@@ -5,6 +5,8 @@
 
 #include "schema/note.h"
 
+#include <string.h>
+
 int names_origin_is_valid(const char *origin, size_t len)
 {
 	if (len == 0 || len > NAMES_ORIGIN_MAX)
@@ -25,4 +27,16 @@ int names_key_name_is_ascii(const char *name, size_t len)
 			return 0;
 	}
 	return 1;
+}
+
+int names_origin_field_is_valid(const char *field, size_t cap)
+{
+	size_t len = strnlen(field, cap);
+	return len < cap && names_origin_is_valid(field, len);
+}
+
+int names_key_name_field_is_ascii(const char *field, size_t cap)
+{
+	size_t len = strnlen(field, cap);
+	return len < cap && names_key_name_is_ascii(field, len);
 }

@@ -22,4 +22,9 @@ int names_origin_is_valid(const char *origin, size_t len);
  * that it can stand on a line of a dirauth document. Else 0. */
 int names_key_name_is_ascii(const char *name, size_t len);
 
+/* The same two rules for a NUL-terminated name kept in a char array of capacity cap, as a
+ * document's struct holds it: 0 as well when the array holds no NUL. */
+int names_origin_field_is_valid(const char *field, size_t cap);
+int names_key_name_field_is_ascii(const char *field, size_t cap);
+
 #endif

@@ -20,19 +20,18 @@
 
 static int receipt_check(const struct receipt *r)
 {
-	size_t authority_len = strnlen(r->authority, sizeof(r->authority));
-	if (!names_key_name_is_ascii(r->authority, authority_len))
-		return DIRAUTH_ERR_SYNTAX;
-	size_t namespace_len = strnlen(r->namespace_name, sizeof(r->namespace_name));
-	struct text_span namespace_span = {r->namespace_name, namespace_len};
-	if (namespace_len == sizeof(r->namespace_name) || !text_is_name(namespace_span, NAMESPACE_NAME_MAX))
+	if (!names_key_name_field_is_ascii(r->authority, sizeof(r->authority)) ||
+	    !text_field_is_name(r->namespace_name, sizeof(r->namespace_name), NAMESPACE_NAME_MAX))
 		return DIRAUTH_ERR_SYNTAX;
 	if (r->sequence < 1)
 		return DIRAUTH_ERR_SYNTAX;
 	return 0;
 }
 
-int receipt_encode(const struct receipt *r, struct buffer *out)
+static const struct receipt_kind registration_kind = {"dirauth receipt v1", "registration",
+                                                      "publish-by-epoch"};
+
+int receipt_write(const struct receipt_kind *kind, const struct receipt *r, struct buffer *out)
 {
 	int rc = receipt_check(r);
 	if (rc)
@@ -42,56 +41,51 @@ int receipt_encode(const struct receipt *r, struct buffer *out)
 	hex_encode(r->service_id, SERVICE_ID_SIZE, service_hex);
 	hex_encode(r->registration_digest, sizeof(r->registration_digest), digest_hex);
 	size_t start = out->len;
-	rc = buffer_appendf(out,
-	                    "dirauth receipt v1\nauthority %s\nnamespace %s\nservice %s\nsequence %llu\n"
-	                    "registration %s\naccepted-at %llu\npublish-by-epoch %llu\n",
-	                    r->authority, r->namespace_name, service_hex, (unsigned long long)r->sequence,
-	                    digest_hex, (unsigned long long)r->accepted_at,
-	                    (unsigned long long)r->publish_by_epoch);
-	if (rc) {
-		out->len = start;
-		if (out->data)
-			out->data[start] = 0;
-	}
+	rc = buffer_appendf(
+	    out,
+	    "%s\nauthority %s\nnamespace %s\nservice %s\nsequence %llu\n%s %s\naccepted-at %llu\n"
+	    "%s %llu\n",
+	    kind->first_line, r->authority, r->namespace_name, service_hex, (unsigned long long)r->sequence,
+	    kind->digest_keyword, digest_hex, (unsigned long long)r->accepted_at, kind->last_keyword,
+	    (unsigned long long)r->publish_by_epoch);
+	if (rc)
+		buffer_truncate(out, start);
 	return rc;
 }
 
-static int parse_fields(const uint8_t *text, size_t len, void *parsed)
+int receipt_encode(const struct receipt *r, struct buffer *out)
 {
-	struct receipt *out = parsed;
+	return receipt_write(&registration_kind, r, out);
+}
+
+int receipt_read_fields(const struct receipt_kind *kind, const uint8_t *text, size_t len, struct receipt *out)
+{
 	struct line_reader reader;
 	struct text_span value;
 	int rc;
 	lines_init(&reader, text, len, RECEIPT_LINE_MAX);
-	if ((rc = lines_expect_exact(&reader, "dirauth receipt v1")) != 0)
+	if ((rc = lines_expect_exact(&reader, kind->first_line)) != 0 ||
+	    (rc = lines_expect(&reader, "authority", &value)) != 0)
 		return rc;
-	if ((rc = lines_expect(&reader, "authority", &value)) != 0)
-		return rc;
-	if (!note_name_is_valid(value.data, value.len))
+	if (!names_key_name_is_ascii(value.data, value.len))
 		return DIRAUTH_ERR_SYNTAX;
-	if ((rc = text_copy(value, out->authority, sizeof(out->authority))) != 0)
-		return rc;
-	if ((rc = lines_expect_name(&reader, "namespace", out->namespace_name,
+	if ((rc = text_copy(value, out->authority, sizeof(out->authority))) != 0 ||
+	    (rc = lines_expect_name(&reader, "namespace", out->namespace_name,
 	                            sizeof(out->namespace_name))) != 0)
 		return rc;
-	if ((rc = lines_expect(&reader, "service", &value)) != 0)
-		return rc;
-	if (text_parse_hex(value, out->service_id, SERVICE_ID_SIZE))
-		return DIRAUTH_ERR_SYNTAX;
-	if ((rc = lines_expect(&reader, "sequence", &value)) != 0 ||
-	    (rc = text_parse_u64(value, &out->sequence)) != 0)
-		return rc;
-	if ((rc = lines_expect(&reader, "registration", &value)) != 0)
-		return rc;
-	if (text_parse_hex(value, out->registration_digest, sizeof(out->registration_digest)))
-		return DIRAUTH_ERR_SYNTAX;
-	if ((rc = lines_expect(&reader, "accepted-at", &value)) != 0 ||
-	    (rc = text_parse_u64(value, &out->accepted_at)) != 0)
-		return rc;
-	if ((rc = lines_expect(&reader, "publish-by-epoch", &value)) != 0 ||
-	    (rc = text_parse_u64(value, &out->publish_by_epoch)) != 0)
+	if ((rc = lines_expect_hex(&reader, "service", out->service_id, SERVICE_ID_SIZE)) != 0 ||
+	    (rc = lines_expect_u64(&reader, "sequence", &out->sequence)) != 0 ||
+	    (rc = lines_expect_hex(&reader, kind->digest_keyword, out->registration_digest,
+	                           sizeof(out->registration_digest))) != 0 ||
+	    (rc = lines_expect_u64(&reader, "accepted-at", &out->accepted_at)) != 0 ||
+	    (rc = lines_expect_u64(&reader, kind->last_keyword, &out->publish_by_epoch)) != 0)
 		return rc;
 	return lines_at_end(&reader) ? 0 : DIRAUTH_ERR_SYNTAX;
+}
+
+static int parse_fields(const uint8_t *text, size_t len, void *parsed)
+{
+	return receipt_read_fields(&registration_kind, text, len, parsed);
 }
 
 static int encode_receipt(const void *value, struct buffer *out)

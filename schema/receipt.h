@@ -42,4 +42,25 @@ int receipt_encode(const struct receipt *r, struct buffer *out);
  * DIRAUTH_ERR_SYNTAX or DIRAUTH_ERR_BOUNDS. */
 int receipt_parse(const uint8_t *text, size_t len, struct receipt *out);
 
+/* The receipt for a deregistration (schema/deregistration_receipt.h) is this document with three
+ * words changed: its first line, the keyword of the statement's digest and that of its last line.
+ * Both codecs write and read their lines here, a struct receipt carrying either kind (its
+ * registration_digest and publish_by_epoch hold the kind's digest and last value). */
+struct receipt_kind {
+	const char *first_line;     /* "dirauth receipt v1" */
+	const char *digest_keyword; /* "registration" */
+	const char *last_keyword;   /* "publish-by-epoch" */
+};
+
+/* Appends the text of r as a receipt of kind. Returns 0, DIRAUTH_ERR_SYNTAX (an authority that is
+ * not an ASCII key name, a namespace that is not a name, a sequence of 0) or DIRAUTH_ERR_NOMEM; on
+ * error out is as it was. */
+int receipt_write(const struct receipt_kind *kind, const struct receipt *r, struct buffer *out);
+
+/* Reads the fields of a receipt of kind from text into *out, which the caller zeroed, without the
+ * check of its one spelling that lines_parse_document adds. Returns 0, DIRAUTH_ERR_SYNTAX or
+ * DIRAUTH_ERR_BOUNDS. */
+int receipt_read_fields(const struct receipt_kind *kind, const uint8_t *text, size_t len,
+                        struct receipt *out);
+
 #endif

@@ -225,16 +225,6 @@ int endpoint_address_check(enum transport transport, const char *address)
 	}
 }
 
-/* True when the NUL-terminated string in a field of capacity cap is a name of at most max bytes. */
-static int field_is_name(const char *field, size_t cap, size_t max)
-{
-	size_t len = strnlen(field, cap);
-	if (len == cap)
-		return 0;
-	struct text_span span = {field, len};
-	return text_is_name(span, max);
-}
-
 static int endpoint_check(const struct endpoint_descriptor *endpoint)
 {
 	if (!transport_name(endpoint->transport) || !capacity_class_name(endpoint->capacity) ||
@@ -242,7 +232,7 @@ static int endpoint_check(const struct endpoint_descriptor *endpoint)
 		return DIRAUTH_ERR_SYNTAX;
 	if (endpoint_address_check(endpoint->transport, endpoint->address) != 0)
 		return DIRAUTH_ERR_SYNTAX;
-	if (!field_is_name(endpoint->region, sizeof(endpoint->region), REGION_MAX))
+	if (!text_field_is_name(endpoint->region, sizeof(endpoint->region), REGION_MAX))
 		return DIRAUTH_ERR_SYNTAX;
 	if (endpoint->has_key && !note_verifier_is_canonical(&endpoint->key))
 		return DIRAUTH_ERR_SYNTAX;
@@ -252,7 +242,7 @@ static int endpoint_check(const struct endpoint_descriptor *endpoint)
 /* Every rule of the grammar that is not about spelling. */
 static int registration_check(const struct registration *r)
 {
-	if (!field_is_name(r->namespace_name, sizeof(r->namespace_name), NAMESPACE_NAME_MAX))
+	if (!text_field_is_name(r->namespace_name, sizeof(r->namespace_name), NAMESPACE_NAME_MAX))
 		return DIRAUTH_ERR_SYNTAX;
 	if (!service_class_name(r->service_class))
 		return DIRAUTH_ERR_SYNTAX;

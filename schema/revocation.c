@@ -51,9 +51,7 @@ int revocation_reason_parse(const char *text, size_t len, enum revocation_reason
 
 static int revocation_check(const struct revocation *r)
 {
-	size_t len = strnlen(r->namespace_name, sizeof(r->namespace_name));
-	struct text_span name = {r->namespace_name, len};
-	if (len == sizeof(r->namespace_name) || !text_is_name(name, NAMESPACE_NAME_MAX))
+	if (!text_field_is_name(r->namespace_name, sizeof(r->namespace_name), NAMESPACE_NAME_MAX))
 		return DIRAUTH_ERR_SYNTAX;
 	if ((r->has_endpoint != 0 && r->has_endpoint != 1) || !revocation_signer_name(r->signer) ||
 	    !revocation_reason_name(r->reason) || !note_verifier_is_canonical(&r->key))

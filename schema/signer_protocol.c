@@ -65,6 +65,27 @@ static int read_u32(struct reader *r, uint32_t *out)
 	return rc;
 }
 
+/* The start of every body: its bound, then the protocol version byte. */
+static int read_version(struct reader *r)
+{
+	uint8_t version;
+	if (r->len > SIGNER_FRAME_MAX)
+		return DIRAUTH_ERR_BOUNDS;
+	int rc = read_u8(r, &version);
+	if (rc)
+		return rc;
+	return version == SIGNER_PROTOCOL_VERSION ? 0 : DIRAUTH_ERR_SYNTAX;
+}
+
+/* The last field of every body: n bytes, after which nothing may follow. */
+static int read_last_bytes(struct reader *r, size_t n, const uint8_t **out)
+{
+	int rc = read_bytes(r, n, out);
+	if (rc == 0 && r->pos != r->len)
+		rc = DIRAUTH_ERR_SYNTAX; /* trailing bytes */
+	return rc;
+}
+
 static int read_u64(struct reader *r, uint64_t *out)
 {
 	uint32_t high, low;
@@ -206,18 +227,14 @@ int signer_request_encode(const struct signer_request *request, struct buffer *f
 int signer_request_decode(const uint8_t *body, size_t len, struct signer_request *out)
 {
 	struct reader r = {body, len, 0};
-	uint8_t version, operation, proof_count;
+	uint8_t operation, proof_count;
 	uint64_t old_size;
 	uint32_t text_len;
 	const uint8_t *bytes;
 	int rc;
 	memset(out, 0, sizeof(*out));
-	if (len > SIGNER_FRAME_MAX)
-		return DIRAUTH_ERR_BOUNDS;
-	if ((rc = read_u8(&r, &version)) != 0)
+	if ((rc = read_version(&r)) != 0)
 		return rc;
-	if (version != SIGNER_PROTOCOL_VERSION)
-		return DIRAUTH_ERR_SYNTAX;
 	if ((rc = read_u8(&r, &operation)) != 0 || (rc = read_u64(&r, &old_size)) != 0 ||
 	    (rc = read_u8(&r, &proof_count)) != 0)
 		goto fail;
@@ -234,12 +251,8 @@ int signer_request_decode(const uint8_t *body, size_t len, struct signer_request
 		goto fail;
 	if ((rc = request_check(operation, old_size, proof_count, text_len)) != 0)
 		goto fail;
-	if ((rc = read_bytes(&r, text_len, &bytes)) != 0)
+	if ((rc = read_last_bytes(&r, text_len, &bytes)) != 0)
 		goto fail;
-	if (r.pos != len) {
-		rc = DIRAUTH_ERR_SYNTAX; /* trailing bytes */
-		goto fail;
-	}
 	out->operation = operation;
 	out->old_size = old_size;
 	out->proof_count = proof_count;
@@ -357,18 +370,14 @@ static int signature_decode(struct reader *r, struct note_signature *out)
 int signer_response_decode(const uint8_t *body, size_t len, struct signer_response *out)
 {
 	struct reader r = {body, len, 0};
-	uint8_t version, has_signature;
+	uint8_t has_signature;
 	uint32_t result, payload_len;
 	uint16_t detail_len;
 	const uint8_t *bytes;
 	int rc;
 	memset(out, 0, sizeof(*out));
-	if (len > SIGNER_FRAME_MAX)
-		return DIRAUTH_ERR_BOUNDS;
-	if ((rc = read_u8(&r, &version)) != 0)
+	if ((rc = read_version(&r)) != 0)
 		return rc;
-	if (version != SIGNER_PROTOCOL_VERSION)
-		return DIRAUTH_ERR_SYNTAX;
 	if ((rc = read_u32(&r, &result)) != 0 || (rc = read_u16(&r, &detail_len)) != 0)
 		goto fail;
 	/* Two's complement: the signed value is the wire value less 2^32 when the top bit is set. */
@@ -404,12 +413,8 @@ int signer_response_decode(const uint8_t *body, size_t len, struct signer_respon
 		rc = DIRAUTH_ERR_BOUNDS;
 		goto fail;
 	}
-	if ((rc = read_bytes(&r, payload_len, &bytes)) != 0)
+	if ((rc = read_last_bytes(&r, payload_len, &bytes)) != 0)
 		goto fail;
-	if (r.pos != len) {
-		rc = DIRAUTH_ERR_SYNTAX; /* trailing bytes */
-		goto fail;
-	}
 	out->result = result_value;
 	out->has_signature = has_signature;
 	out->payload = payload_len > 0 ? bytes : NULL;

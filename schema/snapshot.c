@@ -37,21 +37,10 @@
  * before any record is read. */
 #define SNAPSHOT_RECORD_MIN_BYTES (7 + 2 * SERVICE_ID_SIZE + 1 + 1 + 1 + 1)
 
-static int field_is_name(const char *field, size_t cap, size_t max)
-{
-	size_t len = strnlen(field, cap);
-	if (len == cap)
-		return 0;
-	struct text_span span = {field, len};
-	return text_is_name(span, max);
-}
-
 static int header_check(const struct snapshot_header *h)
 {
-	if (!field_is_name(h->namespace_name, sizeof(h->namespace_name), NAMESPACE_NAME_MAX))
-		return DIRAUTH_ERR_SYNTAX;
-	size_t origin_len = strnlen(h->origin, sizeof(h->origin));
-	if (origin_len == sizeof(h->origin) || !names_origin_is_valid(h->origin, origin_len))
+	if (!text_field_is_name(h->namespace_name, sizeof(h->namespace_name), NAMESPACE_NAME_MAX) ||
+	    !names_origin_field_is_valid(h->origin, sizeof(h->origin)))
 		return DIRAUTH_ERR_SYNTAX;
 	if (!(h->valid_after < h->fresh_until && h->fresh_until <= h->valid_until))
 		return DIRAUTH_ERR_SYNTAX;
@@ -88,7 +77,6 @@ static int header_parse_fields(const uint8_t *text, size_t len, void *parsed)
 {
 	struct snapshot_header *out = parsed;
 	struct line_reader reader;
-	struct text_span value;
 	int rc;
 	lines_init(&reader, text, len, SNAPSHOT_HEADER_LINE_MAX);
 	if ((rc = lines_expect_exact(&reader, "dirauth snapshot v1")) != 0)
@@ -96,11 +84,7 @@ static int header_parse_fields(const uint8_t *text, size_t len, void *parsed)
 	if ((rc = lines_expect_name(&reader, "namespace", out->namespace_name,
 	                            sizeof(out->namespace_name))) != 0)
 		return rc;
-	if ((rc = lines_expect(&reader, "origin", &value)) != 0)
-		return rc;
-	if (!names_origin_is_valid(value.data, value.len))
-		return DIRAUTH_ERR_SYNTAX;
-	if ((rc = text_copy(value, out->origin, sizeof(out->origin))) != 0)
+	if ((rc = lines_expect_origin(&reader, out->origin, sizeof(out->origin))) != 0)
 		return rc;
 	if ((rc = lines_expect_u64(&reader, "epoch", &out->epoch)) != 0 ||
 	    (rc = lines_expect_u64(&reader, "valid-after", &out->valid_after)) != 0 ||
@@ -141,7 +125,8 @@ int snapshot_header_digest(const uint8_t *text, size_t len, uint8_t out[32])
 int snapshot_body_encode(const char *namespace_name, uint64_t epoch, const struct snapshot_record *records,
                          size_t record_count, struct buffer *out)
 {
-	if (!namespace_name || !field_is_name(namespace_name, NAMESPACE_NAME_MAX + 1, NAMESPACE_NAME_MAX))
+	if (!namespace_name ||
+	    !text_field_is_name(namespace_name, NAMESPACE_NAME_MAX + 1, NAMESPACE_NAME_MAX))
 		return DIRAUTH_ERR_SYNTAX;
 	if (record_count > 0 && !records)
 		return DIRAUTH_ERR_SYNTAX;
@@ -168,7 +153,8 @@ int snapshot_body_encode(const char *namespace_name, uint64_t epoch, const struc
 int snapshot_body_encode_head(const char *namespace_name, uint64_t epoch, uint64_t record_count,
                               struct buffer *out)
 {
-	if (!namespace_name || !field_is_name(namespace_name, NAMESPACE_NAME_MAX + 1, NAMESPACE_NAME_MAX))
+	if (!namespace_name ||
+	    !text_field_is_name(namespace_name, NAMESPACE_NAME_MAX + 1, NAMESPACE_NAME_MAX))
 		return DIRAUTH_ERR_SYNTAX;
 	return buffer_appendf(out, "dirauth snapshot-body v1\nnamespace %s\nepoch %llu\nrecords %llu\n",
 	                      namespace_name, (unsigned long long)epoch, (unsigned long long)record_count);
@@ -196,14 +182,54 @@ void snapshot_body_free(struct snapshot_body *body)
 	free(body);
 }
 
+/* The note that follows an entry line: length from the line, bounded by max, within the input. */
+static int take_note(struct line_reader *reader, struct text_span length, size_t max, const uint8_t **note,
+                     size_t *note_len)
+{
+	uint64_t value;
+	if (text_parse_u64(length, &value) != 0 || value == 0)
+		return DIRAUTH_ERR_SYNTAX;
+	if (value > max)
+		return DIRAUTH_ERR_BOUNDS;
+	if (value > reader->len - reader->pos)
+		return DIRAUTH_ERR_SYNTAX; /* truncated */
+	*note = reader->buf + reader->pos;
+	*note_len = (size_t)value;
+	reader->pos += (size_t)value;
+	return 0;
+}
+
 /* The preamble and the records of a body, leaving *reader after the last record: what both body
  * parsers share. On error *out is NULL. */
+/* "record <service id> <length>" and the registration note that follows. */
+static int read_record_entry(struct line_reader *reader, void *item)
+{
+	struct snapshot_record *record = item;
+	struct text_span value, field;
+	int rc = lines_expect(reader, "record", &value);
+	if (rc)
+		return rc;
+	if ((rc = text_next_hex(&value, record->service_id, SERVICE_ID_SIZE)) != 0 ||
+	    (rc = text_next_field(&value, &field)) != 0)
+		return rc;
+	if (value.len != 0)
+		return DIRAUTH_ERR_SYNTAX;
+	return take_note(reader, field, REGISTRATION_MAX_BYTES, &record->note, &record->note_len);
+}
+
+static int record_order(const void *a, const void *b)
+{
+	const struct snapshot_record *first = a, *second = b;
+	return memcmp(first->service_id, second->service_id, SERVICE_ID_SIZE);
+}
+
+static const struct lines_section records_section = {
+    "records", sizeof(struct snapshot_record), SNAPSHOT_RECORD_MIN_BYTES, read_record_entry, record_order};
+
 static int records_parse(const uint8_t *buf, size_t len, size_t max_records, struct snapshot_body **out,
                          struct line_reader *reader_out)
 {
 	struct line_reader reader;
-	struct text_span value;
-	uint64_t count;
 	int rc;
 	*out = NULL;
 	struct snapshot_body *body = calloc(1, sizeof(*body));
@@ -217,59 +243,11 @@ static int records_parse(const uint8_t *buf, size_t len, size_t max_records, str
 		goto cleanup;
 	if ((rc = lines_expect_u64(&reader, "epoch", &body->epoch)) != 0)
 		goto cleanup;
-	if ((rc = lines_expect_u64(&reader, "records", &count)) != 0)
+	void *records;
+	rc = lines_read_section(&reader, &records_section, max_records, &records, &body->record_count);
+	body->records = records;
+	if (rc)
 		goto cleanup;
-	if (count > max_records) {
-		rc = DIRAUTH_ERR_BOUNDS;
-		goto cleanup;
-	}
-	if (count > (len - reader.pos) / SNAPSHOT_RECORD_MIN_BYTES) {
-		rc = DIRAUTH_ERR_SYNTAX; /* more records announced than the bytes could hold */
-		goto cleanup;
-	}
-	if (count > 0) {
-		body->records = calloc((size_t)count, sizeof(*body->records));
-		if (!body->records) {
-			rc = DIRAUTH_ERR_NOMEM;
-			goto cleanup;
-		}
-	}
-	for (size_t i = 0; i < count; i++) {
-		struct snapshot_record *record = &body->records[i];
-		struct text_span field;
-		uint64_t note_len;
-		if ((rc = lines_expect(&reader, "record", &value)) != 0)
-			goto cleanup;
-		if ((rc = text_next_field(&value, &field)) != 0)
-			goto cleanup;
-		if (text_parse_hex(field, record->service_id, SERVICE_ID_SIZE)) {
-			rc = DIRAUTH_ERR_SYNTAX;
-			goto cleanup;
-		}
-		if ((rc = text_next_u64(&value, &note_len)) != 0)
-			goto cleanup;
-		if (value.len != 0 || note_len == 0) {
-			rc = DIRAUTH_ERR_SYNTAX;
-			goto cleanup;
-		}
-		if (note_len > REGISTRATION_MAX_BYTES) {
-			rc = DIRAUTH_ERR_BOUNDS;
-			goto cleanup;
-		}
-		if (note_len > len - reader.pos) {
-			rc = DIRAUTH_ERR_SYNTAX; /* truncated */
-			goto cleanup;
-		}
-		if (i > 0 &&
-		    memcmp(body->records[i - 1].service_id, record->service_id, SERVICE_ID_SIZE) >= 0) {
-			rc = DIRAUTH_ERR_SYNTAX;
-			goto cleanup;
-		}
-		record->note = buf + reader.pos;
-		record->note_len = (size_t)note_len;
-		reader.pos += (size_t)note_len;
-		body->record_count = i + 1;
-	}
 	rc = 0;
 cleanup:
 	if (rc) {
@@ -492,47 +470,10 @@ int snapshot_body_encode_sections(const char *namespace_name, uint64_t epoch,
 	return rc;
 }
 
-/* A section's "<keyword> <count>" line, when the next line opens it (else *count is 0): a count
- * above max or one the bytes left could not hold at min_bytes per entry is refused before any
- * allocation, and a count of 0 is refused (an empty section is never written). */
-static int read_section_count(struct line_reader *reader, const char *keyword, size_t max, size_t min_bytes,
-                              size_t *count)
-{
-	uint64_t value;
-	*count = 0;
-	if (!lines_peek_keyword(reader, keyword))
-		return 0;
-	int rc = lines_expect_u64(reader, keyword, &value);
-	if (rc)
-		return rc;
-	if (value > max)
-		return DIRAUTH_ERR_BOUNDS;
-	if (value == 0 || value > (reader->len - reader->pos) / min_bytes)
-		return DIRAUTH_ERR_SYNTAX;
-	*count = (size_t)value;
-	return 0;
-}
-
-/* The note that follows an entry line: length from the line, bounded by max, within the input. */
-static int take_note(struct line_reader *reader, struct text_span length, size_t max, const uint8_t **note,
-                     size_t *note_len)
-{
-	uint64_t value;
-	if (text_parse_u64(length, &value) != 0 || value == 0)
-		return DIRAUTH_ERR_SYNTAX;
-	if (value > max)
-		return DIRAUTH_ERR_BOUNDS;
-	if (value > reader->len - reader->pos)
-		return DIRAUTH_ERR_SYNTAX; /* truncated */
-	*note = reader->buf + reader->pos;
-	*note_len = (size_t)value;
-	reader->pos += (size_t)value;
-	return 0;
-}
-
 /* "health <service> <endpoint> <class> <signer> <length>" and its note. */
-static int read_health_entry(struct line_reader *reader, struct snapshot_health *h)
+static int read_health_entry(struct line_reader *reader, void *item)
 {
+	struct snapshot_health *h = item;
 	struct text_span value, field;
 	int rc = lines_expect(reader, "health", &value);
 	if (rc)
@@ -553,8 +494,9 @@ static int read_health_entry(struct line_reader *reader, struct snapshot_health 
 }
 
 /* "revocation <service> <endpoint | -> <since> <length>" and its note. */
-static int read_revocation_entry(struct line_reader *reader, struct snapshot_revocation *r)
+static int read_revocation_entry(struct line_reader *reader, void *item)
 {
+	struct snapshot_revocation *r = item;
 	struct text_span value, field;
 	int rc = lines_expect(reader, "revocation", &value);
 	if (rc)
@@ -568,32 +510,35 @@ static int read_revocation_entry(struct line_reader *reader, struct snapshot_rev
 	return take_note(reader, field, REVOCATION_MAX_BYTES, &r->note, &r->note_len);
 }
 
+static int health_entry_order(const void *a, const void *b)
+{
+	return health_order(a, b);
+}
+
+static int revocation_entry_order(const void *a, const void *b)
+{
+	return snapshot_revocation_order(a, b);
+}
+
+static const struct lines_section health_section = {"health", sizeof(struct snapshot_health),
+                                                    SNAPSHOT_HEALTH_MIN_BYTES, read_health_entry,
+                                                    health_entry_order};
+static const struct lines_section revocation_section = {"revocations", sizeof(struct snapshot_revocation),
+                                                        SNAPSHOT_REVOCATION_MIN_BYTES, read_revocation_entry,
+                                                        revocation_entry_order};
+
 static int read_sections(struct line_reader *reader, const struct snapshot_body_limits *limits,
                          struct snapshot_body *body)
 {
-	size_t count;
+	void *items;
 	reader->max_line_length = SNAPSHOT_SECTION_LINE_MAX;
-	int rc = read_section_count(reader, "health", limits->max_health, SNAPSHOT_HEALTH_MIN_BYTES, &count);
-	if (rc == 0 && count > 0 && !(body->health = calloc(count, sizeof(*body->health))))
-		rc = DIRAUTH_ERR_NOMEM;
-	for (size_t i = 0; rc == 0 && i < count; i++) {
-		if ((rc = read_health_entry(reader, &body->health[i])) == 0 && i > 0 &&
-		    health_order(&body->health[i - 1], &body->health[i]) >= 0)
-			rc = DIRAUTH_ERR_SYNTAX;
-		if (rc == 0)
-			body->health_count = i + 1;
-	}
-	if (rc == 0)
-		rc = read_section_count(reader, "revocations", limits->max_revocations,
-		                        SNAPSHOT_REVOCATION_MIN_BYTES, &count);
-	if (rc == 0 && count > 0 && !(body->revocations = calloc(count, sizeof(*body->revocations))))
-		rc = DIRAUTH_ERR_NOMEM;
-	for (size_t i = 0; rc == 0 && i < count; i++) {
-		if ((rc = read_revocation_entry(reader, &body->revocations[i])) == 0 && i > 0 &&
-		    snapshot_revocation_order(&body->revocations[i - 1], &body->revocations[i]) >= 0)
-			rc = DIRAUTH_ERR_SYNTAX;
-		if (rc == 0)
-			body->revocation_count = i + 1;
+	int rc = lines_read_optional_section(reader, &health_section, limits->max_health, &items,
+	                                     &body->health_count);
+	body->health = items;
+	if (rc == 0) {
+		rc = lines_read_optional_section(reader, &revocation_section, limits->max_revocations, &items,
+		                                 &body->revocation_count);
+		body->revocations = items;
 	}
 	return rc;
 }

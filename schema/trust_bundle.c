@@ -190,7 +190,7 @@ static int parse_authority(struct trust_bundle *out, struct parse_state *state, 
 		return refuse(state, rc,
 		              "authority: not a verifier key (<name>+<key id>+<base64 of 0x01 and the "
 		              "Ed25519 public key>, the key id matching the name and key)");
-	if (!names_key_name_is_ascii(entry->name, strnlen(entry->name, sizeof(entry->name))) ||
+	if (!names_key_name_field_is_ascii(entry->name, sizeof(entry->name)) ||
 	    entry->type != NOTE_KEY_TYPE_ED25519)
 		return refuse(state, DIRAUTH_ERR_SYNTAX, "authority: not an Ed25519 key under an ASCII name");
 	for (size_t i = 0; i < out->authority_count; i++) {
@@ -347,11 +347,8 @@ int trust_bundle_encode(const struct trust_bundle *bundle, struct buffer *out)
 		return DIRAUTH_ERR_SYNTAX;
 	for (size_t i = 0; i < bundle->namespace_count; i++) {
 		const struct trust_namespace *entry = &bundle->namespaces[i];
-		size_t name_len = strnlen(entry->name, sizeof(entry->name));
-		size_t origin_len = strnlen(entry->origin, sizeof(entry->origin));
-		struct text_span name = {entry->name, name_len};
-		if (name_len == sizeof(entry->name) || !text_is_name(name, NAMESPACE_NAME_MAX) ||
-		    origin_len == sizeof(entry->origin) || !names_origin_is_valid(entry->origin, origin_len))
+		if (!text_field_is_name(entry->name, sizeof(entry->name), NAMESPACE_NAME_MAX) ||
+		    !names_origin_field_is_valid(entry->origin, sizeof(entry->origin)))
 			return DIRAUTH_ERR_SYNTAX;
 		for (size_t j = 0; j < i; j++) {
 			if (strcmp(bundle->namespaces[j].name, entry->name) == 0 ||
@@ -361,8 +358,8 @@ int trust_bundle_encode(const struct trust_bundle *bundle, struct buffer *out)
 	}
 	for (size_t i = 0; i < bundle->authority_count; i++) {
 		const struct note_verifier *entry = &bundle->authorities[i];
-		size_t name_len = strnlen(entry->name, sizeof(entry->name));
-		if (!names_key_name_is_ascii(entry->name, name_len) || entry->type != NOTE_KEY_TYPE_ED25519)
+		if (!names_key_name_field_is_ascii(entry->name, sizeof(entry->name)) ||
+		    entry->type != NOTE_KEY_TYPE_ED25519)
 			return DIRAUTH_ERR_SYNTAX;
 		for (size_t j = 0; j < i; j++) {
 			const struct note_verifier *other = &bundle->authorities[j];

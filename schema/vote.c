@@ -23,15 +23,9 @@
 
 static int vote_check(const struct vote *v)
 {
-	size_t len = strnlen(v->namespace_name, sizeof(v->namespace_name));
-	struct text_span namespace_span = {v->namespace_name, len};
-	if (len == sizeof(v->namespace_name) || !text_is_name(namespace_span, NAMESPACE_NAME_MAX))
-		return DIRAUTH_ERR_SYNTAX;
-	len = strnlen(v->origin, sizeof(v->origin));
-	if (len == sizeof(v->origin) || !names_origin_is_valid(v->origin, len))
-		return DIRAUTH_ERR_SYNTAX;
-	len = strnlen(v->authority, sizeof(v->authority));
-	if (len == sizeof(v->authority) || !names_key_name_is_ascii(v->authority, len))
+	if (!text_field_is_name(v->namespace_name, sizeof(v->namespace_name), NAMESPACE_NAME_MAX) ||
+	    !names_origin_field_is_valid(v->origin, sizeof(v->origin)) ||
+	    !names_key_name_field_is_ascii(v->authority, sizeof(v->authority)))
 		return DIRAUTH_ERR_SYNTAX;
 	/* No previous is the zero digest with epoch 0; a real previous is of an earlier epoch. */
 	static const uint8_t zeros[32];
@@ -85,11 +79,7 @@ static int parse_fields(const uint8_t *text, size_t len, void *parsed)
 	if ((rc = lines_expect_name(&reader, "namespace", out->namespace_name,
 	                            sizeof(out->namespace_name))) != 0)
 		return rc;
-	if ((rc = lines_expect(&reader, "origin", &value)) != 0)
-		return rc;
-	if (!names_origin_is_valid(value.data, value.len))
-		return DIRAUTH_ERR_SYNTAX;
-	if ((rc = text_copy(value, out->origin, sizeof(out->origin))) != 0)
+	if ((rc = lines_expect_origin(&reader, out->origin, sizeof(out->origin))) != 0)
 		return rc;
 	if ((rc = lines_expect_u64(&reader, "epoch", &out->epoch)) != 0)
 		return rc;

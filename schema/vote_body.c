@@ -11,9 +11,9 @@
  * body has one SHA-256.
  *
  * After the preamble the body is a sequence of sections, each "<keyword> <count>" and count item
- * lines. Version 1 knows the records section only; read_section_count() is the piece a later
- * section reuses, and the check for the end of input after the last known section is what makes
- * a parser refuse sections it does not know (schema/vote-body.md, "Sections"). Method 2's health
+ * lines. Version 1 knows the records section only; each section is an entry of a table read by
+ * lines_read_section() (schema/lines.h), and the check for the end of input after the last known section is
+ * what makes a parser refuse sections it does not know (schema/vote-body.md, "Sections"). Method 2's health
  * and revocation sections are read by vote_body_parse_sections() only, with their own longer line
  * bound and their own counts; vote_body_parse() stays the method-1 parser.
  */
@@ -33,19 +33,6 @@ size_t vote_body_max_bytes(size_t max_records)
 	if (max_records > (SIZE_MAX - VOTE_BODY_PREAMBLE_MAX_BYTES) / VOTE_BODY_RECORD_MAX_BYTES)
 		return SIZE_MAX;
 	return VOTE_BODY_PREAMBLE_MAX_BYTES + max_records * VOTE_BODY_RECORD_MAX_BYTES;
-}
-
-static int string_is_name(const char *field, size_t cap)
-{
-	size_t len = strnlen(field, cap);
-	struct text_span span = {field, len};
-	return len < cap && text_is_name(span, NAMESPACE_NAME_MAX);
-}
-
-static int string_is_key_name(const char *field, size_t cap)
-{
-	size_t len = strnlen(field, cap);
-	return len < cap && names_key_name_is_ascii(field, len);
 }
 
 int vote_body_health_compare(const struct vote_body_health *a, const struct vote_body_health *b)
@@ -83,8 +70,8 @@ static int sections_check(const struct vote_body *body)
 
 static int body_check(const struct vote_body *body)
 {
-	if (!string_is_name(body->namespace_name, sizeof(body->namespace_name)) ||
-	    !string_is_key_name(body->authority, sizeof(body->authority)))
+	if (!text_field_is_name(body->namespace_name, sizeof(body->namespace_name), NAMESPACE_NAME_MAX) ||
+	    !names_key_name_field_is_ascii(body->authority, sizeof(body->authority)))
 		return DIRAUTH_ERR_SYNTAX;
 	if (body->record_count > 0 && !body->records)
 		return DIRAUTH_ERR_SYNTAX;
@@ -168,27 +155,10 @@ void vote_body_free(struct vote_body *body)
 	free(body);
 }
 
-/* The "<keyword> <count>" line that opens a section, with its bounds: a count above max_items is
- * DIRAUTH_ERR_BOUNDS; one that the bytes left could not hold, at min_item_bytes per item line, is
- * DIRAUTH_ERR_SYNTAX. Either way nothing has been allocated yet. */
-static int read_section_count(struct line_reader *reader, const char *keyword, size_t max_items,
-                              size_t min_item_bytes, size_t *count)
-{
-	uint64_t value;
-	int rc = lines_expect_u64(reader, keyword, &value);
-	if (rc)
-		return rc;
-	if (value > max_items)
-		return DIRAUTH_ERR_BOUNDS;
-	if (value > (reader->len - reader->pos) / min_item_bytes)
-		return DIRAUTH_ERR_SYNTAX;
-	*count = (size_t)value;
-	return 0;
-}
-
 /* "record <service id> <sequence> <digest>". */
-static int read_record(struct line_reader *reader, struct vote_body_record *record)
+static int read_record(struct line_reader *reader, void *item)
 {
+	struct vote_body_record *record = item;
 	struct text_span value;
 	int rc = lines_expect(reader, "record", &value);
 	if (rc)
@@ -206,27 +176,21 @@ static int read_record(struct line_reader *reader, struct vote_body_record *reco
 	return 0;
 }
 
+static int record_compare(const void *a, const void *b)
+{
+	const struct vote_body_record *first = a, *second = b;
+	return memcmp(first->service_id, second->service_id, SERVICE_ID_SIZE);
+}
+
+static const struct lines_section records_section = {"records", sizeof(struct vote_body_record),
+                                                     VOTE_BODY_RECORD_MIN_BYTES, read_record, record_compare};
+
 static int read_records(struct line_reader *reader, size_t max_records, struct vote_body *body)
 {
-	size_t count;
-	int rc = read_section_count(reader, "records", max_records, VOTE_BODY_RECORD_MIN_BYTES, &count);
-	if (rc)
-		return rc;
-	if (count == 0)
-		return 0;
-	body->records = calloc(count, sizeof(*body->records));
-	if (!body->records)
-		return DIRAUTH_ERR_NOMEM;
-	for (size_t i = 0; i < count; i++) {
-		struct vote_body_record *record = &body->records[i];
-		if ((rc = read_record(reader, record)) != 0)
-			return rc;
-		if (i > 0 &&
-		    memcmp(body->records[i - 1].service_id, record->service_id, SERVICE_ID_SIZE) >= 0)
-			return DIRAUTH_ERR_SYNTAX;
-		body->record_count = i + 1;
-	}
-	return 0;
+	void *records;
+	int rc = lines_read_section(reader, &records_section, max_records, &records, &body->record_count);
+	body->records = records;
+	return rc;
 }
 
 static int read_preamble(struct line_reader *reader, struct vote_body *body)
@@ -285,8 +249,9 @@ size_t vote_body_sections_max_bytes(const struct vote_body_limits *limits)
 }
 
 /* "health <service id> <endpoint id> <issued-at> <sequence> <digest>". */
-static int read_health(struct line_reader *reader, struct vote_body_health *h)
+static int read_health(struct line_reader *reader, void *item)
 {
+	struct vote_body_health *h = item;
 	struct text_span value;
 	int rc = lines_expect(reader, "health", &value);
 	if (rc)
@@ -308,8 +273,9 @@ static int read_health(struct line_reader *reader, struct vote_body_health *h)
 }
 
 /* "revocation <service id> <endpoint id | -> <digest>". */
-static int read_revocation(struct line_reader *reader, struct vote_body_revocation *r)
+static int read_revocation(struct line_reader *reader, void *item)
 {
+	struct vote_body_revocation *r = item;
 	struct text_span value;
 	int rc = lines_expect(reader, "revocation", &value);
 	if (rc)
@@ -323,53 +289,21 @@ static int read_revocation(struct line_reader *reader, struct vote_body_revocati
 	return 0;
 }
 
-/* The health section, when the next line opens it. A section is never written empty, so a count
- * of 0 is a second spelling of its absence. */
-static int read_health_section(struct line_reader *reader, size_t max_health, struct vote_body *body)
+static int health_compare(const void *a, const void *b)
 {
-	size_t count;
-	if (!lines_peek_keyword(reader, "health"))
-		return 0;
-	int rc = read_section_count(reader, "health", max_health, VOTE_BODY_HEALTH_MIN_BYTES, &count);
-	if (rc)
-		return rc;
-	if (count == 0)
-		return DIRAUTH_ERR_SYNTAX;
-	if (!(body->health = calloc(count, sizeof(*body->health))))
-		return DIRAUTH_ERR_NOMEM;
-	for (size_t i = 0; i < count; i++) {
-		if ((rc = read_health(reader, &body->health[i])) != 0)
-			return rc;
-		if (i > 0 && vote_body_health_compare(&body->health[i - 1], &body->health[i]) >= 0)
-			return DIRAUTH_ERR_SYNTAX;
-		body->health_count = i + 1;
-	}
-	return 0;
+	return vote_body_health_compare(a, b);
 }
 
-static int read_revocation_section(struct line_reader *reader, size_t max_revocations, struct vote_body *body)
+static int revocation_compare(const void *a, const void *b)
 {
-	size_t count;
-	if (!lines_peek_keyword(reader, "revocations"))
-		return 0;
-	int rc = read_section_count(reader, "revocations", max_revocations, VOTE_BODY_REVOCATION_MIN_BYTES,
-	                            &count);
-	if (rc)
-		return rc;
-	if (count == 0)
-		return DIRAUTH_ERR_SYNTAX;
-	if (!(body->revocations = calloc(count, sizeof(*body->revocations))))
-		return DIRAUTH_ERR_NOMEM;
-	for (size_t i = 0; i < count; i++) {
-		if ((rc = read_revocation(reader, &body->revocations[i])) != 0)
-			return rc;
-		if (i > 0 &&
-		    vote_body_revocation_compare(&body->revocations[i - 1], &body->revocations[i]) >= 0)
-			return DIRAUTH_ERR_SYNTAX;
-		body->revocation_count = i + 1;
-	}
-	return 0;
+	return vote_body_revocation_compare(a, b);
 }
+
+static const struct lines_section health_section = {"health", sizeof(struct vote_body_health),
+                                                    VOTE_BODY_HEALTH_MIN_BYTES, read_health, health_compare};
+static const struct lines_section revocation_section = {"revocations", sizeof(struct vote_body_revocation),
+                                                        VOTE_BODY_REVOCATION_MIN_BYTES, read_revocation,
+                                                        revocation_compare};
 
 int vote_body_parse_sections(const uint8_t *buf, size_t len, const struct vote_body_limits *limits,
                              struct vote_body **out)
@@ -387,10 +321,17 @@ int vote_body_parse_sections(const uint8_t *buf, size_t len, const struct vote_b
 		rc = read_records(&reader, limits->max_records, body);
 	/* The method-2 sections have longer lines than the records. */
 	reader.max_line_length = VOTE_BODY_SECTION_LINE_MAX;
-	if (rc == 0)
-		rc = read_health_section(&reader, limits->max_health, body);
-	if (rc == 0)
-		rc = read_revocation_section(&reader, limits->max_revocations, body);
+	void *items = NULL;
+	if (rc == 0) {
+		rc = lines_read_optional_section(&reader, &health_section, limits->max_health, &items,
+		                                 &body->health_count);
+		body->health = items;
+	}
+	if (rc == 0) {
+		rc = lines_read_optional_section(&reader, &revocation_section, limits->max_revocations,
+		                                 &items, &body->revocation_count);
+		body->revocations = items;
+	}
 	/* Anything else, a section out of order or repeated among it, is refused here. */
 	if (rc == 0 && !lines_at_end(&reader))
 		rc = DIRAUTH_ERR_SYNTAX;

@@ -445,15 +445,11 @@ static int apply_section(const struct delta_section *section, struct line_reader
 static int preamble_set(struct vote_body *body, const char *namespace_name, uint64_t epoch,
                         const char *authority)
 {
-	size_t namespace_len = strnlen(namespace_name, sizeof(body->namespace_name));
-	size_t authority_len = strnlen(authority, sizeof(body->authority));
-	struct text_span namespace_span = {namespace_name, namespace_len};
-	if (namespace_len == sizeof(body->namespace_name) ||
-	    !text_is_name(namespace_span, NAMESPACE_NAME_MAX) || authority_len == sizeof(body->authority) ||
-	    !names_key_name_is_ascii(authority, authority_len))
+	if (!text_field_is_name(namespace_name, sizeof(body->namespace_name), NAMESPACE_NAME_MAX) ||
+	    !names_key_name_field_is_ascii(authority, sizeof(body->authority)))
 		return DIRAUTH_ERR_SYNTAX;
-	memcpy(body->namespace_name, namespace_name, namespace_len + 1);
-	memcpy(body->authority, authority, authority_len + 1);
+	memcpy(body->namespace_name, namespace_name, strlen(namespace_name) + 1);
+	memcpy(body->authority, authority, strlen(authority) + 1);
 	body->epoch = epoch;
 	return 0;
 }

@@ -3,22 +3,23 @@
  *
  * A proof file is carried by hand, by mail, next to a download: whoever checks it has nothing
  * else from the log. So the reader is strict and bounded before it is anything else: the whole
- * file, the extra data and the note each have a byte bound checked before they are decoded, each
- * line must end in '\n', each value has one spelling, and the checkpoint note at the end is
- * parsed by the same code as every other signed note and must be its own canonical spelling, so
- * that one proof never has two byte forms.
+ * file, the extra data and the note each have a byte bound checked before they are decoded, the
+ * lines are read by the line reader of every document (schema/lines.h), each value has one
+ * spelling, and the checkpoint note at the end is parsed by the same code as every other signed
+ * note and must be its own canonical spelling, so that one proof never has two byte forms.
  */
 #include "tlog/proof.h"
 
 #include "schema/encoding.h"
 #include "schema/error.h"
+#include "schema/lines.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define HASH_BASE64_LEN 44 /* base64 of 32 bytes, padded */
-#define INDEX_PREFIX    "index "
-#define EXTRA_PREFIX    "extra "
+#define INDEX_KEYWORD   "index"
+#define EXTRA_KEYWORD   "extra"
 
 /* Checks that note_bytes is a signed checkpoint note in its canonical spelling; *note (may be
  * NULL) gets the parsed note, owned by the caller. */
@@ -69,12 +70,12 @@ int tlog_proof_encode(uint64_t index, const merkle_hash *path, size_t path_len, 
 			rc = DIRAUTH_ERR_NOMEM;
 		} else {
 			base64_encode(extra, extra_len, text);
-			rc = buffer_appendf(out, EXTRA_PREFIX "%s\n", text);
+			rc = buffer_appendf(out, EXTRA_KEYWORD " %s\n", text);
 			free(text);
 		}
 	}
 	if (rc == 0)
-		rc = buffer_appendf(out, INDEX_PREFIX "%llu\n", (unsigned long long)index);
+		rc = buffer_appendf(out, INDEX_KEYWORD " %llu\n", (unsigned long long)index);
 	for (size_t i = 0; rc == 0 && i < path_len; i++) {
 		char hash[HASH_BASE64_LEN + 1];
 		base64_encode(path[i], MERKLE_HASH_SIZE, hash);
@@ -89,26 +90,9 @@ int tlog_proof_encode(uint64_t index, const merkle_hash *path, size_t path_len, 
 	return rc;
 }
 
-/* The next line at buf[*pos], without its '\n'; refuses a missing '\n'. */
-static int next_line(const uint8_t *buf, size_t len, size_t *pos, const char **line, size_t *line_len)
+static int parse_extra(struct text_span value, struct tlog_proof *proof)
 {
-	const uint8_t *end = *pos < len ? memchr(buf + *pos, '\n', len - *pos) : NULL;
-	if (!end)
-		return DIRAUTH_ERR_SYNTAX;
-	*line = (const char *)buf + *pos;
-	*line_len = (size_t)(end - (buf + *pos));
-	*pos += *line_len + 1;
-	return 0;
-}
-
-static int starts_with(const char *line, size_t len, const char *prefix)
-{
-	size_t n = strlen(prefix);
-	return len >= n && memcmp(line, prefix, n) == 0;
-}
-
-static int parse_extra(const char *value, size_t len, struct tlog_proof *proof)
-{
+	size_t len = value.len;
 	if (len == 0)
 		return DIRAUTH_ERR_SYNTAX;
 	if (len > base64_encoded_length(TLOG_PROOF_EXTRA_MAX))
@@ -117,57 +101,51 @@ static int parse_extra(const char *value, size_t len, struct tlog_proof *proof)
 	proof->extra = malloc(cap);
 	if (!proof->extra)
 		return DIRAUTH_ERR_NOMEM;
-	if (base64_decode(value, len, proof->extra, cap, &proof->extra_len) != 0 || proof->extra_len == 0)
+	if (base64_decode(value.data, len, proof->extra, cap, &proof->extra_len) != 0 ||
+	    proof->extra_len == 0)
 		return DIRAUTH_ERR_SYNTAX;
 	return proof->extra_len > TLOG_PROOF_EXTRA_MAX ? DIRAUTH_ERR_BOUNDS : 0;
 }
 
 static int parse_fields(const uint8_t *buf, size_t len, struct tlog_proof *proof)
 {
-	size_t pos = 0, line_len;
-	const char *line;
+	struct line_reader reader;
+	struct text_span line;
 	int rc;
-	if ((rc = next_line(buf, len, &pos, &line, &line_len)) != 0)
+	/* No line bound of the reader's own: each value is bounded by its check. */
+	lines_init(&reader, buf, len, TLOG_PROOF_MAX_BYTES);
+	if ((rc = lines_expect_exact(&reader, TLOG_PROOF_FIRST_LINE)) != 0)
 		return rc;
-	if (line_len != strlen(TLOG_PROOF_FIRST_LINE) || memcmp(line, TLOG_PROOF_FIRST_LINE, line_len) != 0)
-		return DIRAUTH_ERR_SYNTAX;
-	if ((rc = next_line(buf, len, &pos, &line, &line_len)) != 0)
+	rc = lines_expect_optional(&reader, EXTRA_KEYWORD, &line);
+	if (rc == 0)
+		rc = parse_extra(line, proof);
+	if (rc != 0 && rc != DIRAUTH_ERR_NOT_FOUND)
 		return rc;
-	if (starts_with(line, line_len, EXTRA_PREFIX)) {
-		size_t n = strlen(EXTRA_PREFIX);
-		if ((rc = parse_extra(line + n, line_len - n, proof)) != 0)
-			return rc;
-		if ((rc = next_line(buf, len, &pos, &line, &line_len)) != 0)
-			return rc;
-	}
-	if (!starts_with(line, line_len, INDEX_PREFIX))
-		return DIRAUTH_ERR_SYNTAX;
-	size_t n = strlen(INDEX_PREFIX);
-	if ((rc = decimal_parse(line + n, line_len - n, &proof->index)) != 0)
+	if ((rc = lines_expect_u64(&reader, INDEX_KEYWORD, &proof->index)) != 0)
 		return rc;
-	for (;;) {
-		if ((rc = next_line(buf, len, &pos, &line, &line_len)) != 0)
+	while (!lines_take_blank(&reader)) {
+		if ((rc = lines_next(&reader, &line)) != 0)
 			return rc;
-		if (line_len == 0)
-			break;
 		if (proof->path_len == MERKLE_MAX_PROOF)
 			return DIRAUTH_ERR_BOUNDS;
 		size_t hash_len = 0;
-		if (line_len != HASH_BASE64_LEN ||
-		    base64_decode(line, line_len, proof->path[proof->path_len], MERKLE_HASH_SIZE,
+		if (line.len != HASH_BASE64_LEN ||
+		    base64_decode(line.data, line.len, proof->path[proof->path_len], MERKLE_HASH_SIZE,
 		                  &hash_len) != 0 ||
 		    hash_len != MERKLE_HASH_SIZE)
 			return DIRAUTH_ERR_SYNTAX;
 		proof->path_len++;
 	}
 	/* The rest is the checkpoint note. */
-	size_t note_len = len - pos;
-	if ((rc = checkpoint_note_check(buf + pos, note_len, &proof->note, &proof->checkpoint)) != 0)
+	const uint8_t *note;
+	size_t note_len;
+	lines_take_rest(&reader, &note, &note_len);
+	if ((rc = checkpoint_note_check(note, note_len, &proof->note, &proof->checkpoint)) != 0)
 		return rc;
 	proof->checkpoint_note = malloc(note_len);
 	if (!proof->checkpoint_note)
 		return DIRAUTH_ERR_NOMEM;
-	memcpy(proof->checkpoint_note, buf + pos, note_len);
+	memcpy(proof->checkpoint_note, note, note_len);
 	proof->checkpoint_note_len = note_len;
 	return 0;
 }

@@ -20,6 +20,8 @@
  *     at an older epoch) is never installed over the fresher one held from a, alone (75) or
  *     listed before a (skipped as stale, a's used).
  */
+#include "test_signed_notes.h"
+#include "test_http.h"
 #include "test_support.h"
 #include "tests/harness/launcher.h"
 
@@ -31,7 +33,6 @@
 #include "signer/key.h"
 
 #include <check.h>
-#include <curl/curl.h>
 
 #include <signal.h>
 #include <stdio.h>
@@ -64,65 +65,11 @@ static char bundle_k2[512]; /* a, b, c; threshold 2 */
 static char bundle_k1[512]; /* a, b; threshold 1 */
 static char dead_url[64];   /* a port nothing listens on */
 
-struct http_response {
-	long status;
-	struct buffer body;
-};
-
-static size_t http_collect(char *data, size_t size, size_t count, void *context)
-{
-	struct buffer *body = context;
-	if (buffer_append(body, data, size * count) != 0)
-		return 0;
-	return size * count;
-}
-
-static CURLcode http_get(const char *url, struct http_response *response)
-{
-	CURL *curl = curl_easy_init();
-	ck_assert(curl != NULL);
-	buffer_init(&response->body);
-	response->status = 0;
-	curl_easy_setopt(curl, CURLOPT_URL, url);
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, http_collect);
-	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response->body);
-	curl_easy_setopt(curl, CURLOPT_TIMEOUT, 30L);
-	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-	CURLcode rc = curl_easy_perform(curl);
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response->status);
-	curl_easy_cleanup(curl);
-	return rc;
-}
-
 static void save_key(const struct signer_key *key, const char *dir, const char *file)
 {
 	char path[600];
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	ck_assert_int_eq(signer_key_save(key, path), 0);
-}
-
-/* The authority's identity key certifies its signing key for a month around the test's time. */
-static void write_certificate(const struct signer_key *identity, const struct signer_key *signing,
-                              const char *name, const char *path)
-{
-	struct certificate certificate;
-	struct note_signature signature;
-	struct buffer text, note;
-
-	memset(&certificate, 0, sizeof(certificate));
-	snprintf(certificate.authority, sizeof(certificate.authority), "%s", name);
-	certificate.identity = *signer_key_verifier(identity);
-	certificate.signing_key = *signer_key_verifier(signing);
-	certificate.valid_after = START_TIME - 86400;
-	certificate.valid_until = START_TIME + 30 * 86400;
-	buffer_init(&text);
-	buffer_init(&note);
-	ck_assert_int_eq(certificate_encode(&certificate, &text), 0);
-	ck_assert_int_eq(signer_key_sign(identity, text.data, text.len, &signature), 0);
-	ck_assert_int_eq(note_format(text.data, text.len, &signature, 1, &note), 0);
-	test_write_file(path, note.data, note.len, 0644);
-	buffer_free(&text);
-	buffer_free(&note);
 }
 
 /* Keys, certificate, signer and dirauthd configs and clock of one authority; enrols_provider
@@ -146,7 +93,11 @@ static void authority_prepare(struct authority *a, const char *name, int enrols_
 	save_key(signing, keys, "signing.key");
 	note_verifier_format(signer_key_verifier(identity), a->identity_verifier);
 	snprintf(certificate_path, sizeof(certificate_path), "%s/signing.cert", keys);
-	write_certificate(identity, signing, name, certificate_path);
+	/* The identity key certifies the signing key for a month around the test's time. */
+	ck_assert_int_eq(test_certificate_write(identity, name, signer_key_verifier(signing),
+	                                        START_TIME - 86400, START_TIME + 30 * 86400,
+	                                        certificate_path),
+	                 0);
 	signer_key_free(identity);
 	signer_key_free(signing);
 
@@ -188,8 +139,8 @@ static void wait_for_snapshot(const struct authority *a, uint64_t epoch, struct 
 	char url[128];
 	snprintf(url, sizeof(url), "%s/v1/mix/snapshots/latest", a->run.url);
 	for (int attempt = 0; attempt < 1000; attempt++) {
-		struct http_response response;
-		if (http_get(url, &response) == CURLE_OK && response.status == 200) {
+		struct test_http_response response;
+		if (test_http_get(url, &response) == CURLE_OK && response.status == 200) {
 			struct note *parsed = NULL;
 			ck_assert(note_parse(response.body.data, response.body.len, &parsed) == 0);
 			ck_assert(snapshot_header_parse(parsed->text, parsed->text_len, header) == 0);

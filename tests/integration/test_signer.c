@@ -23,10 +23,11 @@
  * intact, and across the whole run no two different header texts may have been signed for one
  * epoch. The run's random seed is printed so a failure can be replayed.
  */
+#include "test_signed_notes.h"
+#include "test_signer_socket.h"
 #include "test_support.h"
 
 #include "schema/buffer.h"
-#include "schema/certificate.h"
 #include "schema/checkpoint.h"
 #include "schema/crypto.h"
 #include "schema/error.h"
@@ -47,7 +48,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -93,29 +93,14 @@ static void issue_certificate(uint64_t after, uint64_t until)
 {
 	char path[512];
 	struct signer_key *identity = NULL, *signing = NULL;
-	struct certificate c;
-	struct buffer text, note;
-	struct note_signature signature;
 
 	snprintf(path, sizeof(path), "%s/authority1-identity.key", key_dir);
 	ck_assert_int_eq(signer_key_load(path, &identity), 0);
 	snprintf(path, sizeof(path), "%s/authority1.key", key_dir);
 	ck_assert_int_eq(signer_key_load(path, &signing), 0);
 	signing_verifier = *signer_key_verifier(signing);
-	memset(&c, 0, sizeof(c));
-	snprintf(c.authority, sizeof(c.authority), "%s", AUTHORITY);
-	c.identity = *signer_key_verifier(identity);
-	c.signing_key = signing_verifier;
-	c.valid_after = after;
-	c.valid_until = until;
-	buffer_init(&text);
-	buffer_init(&note);
-	ck_assert_int_eq(certificate_encode(&c, &text), 0);
-	ck_assert_int_eq(signer_key_sign(identity, text.data, text.len, &signature), 0);
-	ck_assert_int_eq(note_format(text.data, text.len, &signature, 1, &note), 0);
-	test_write_file(cert_path, note.data, note.len, 0644);
-	buffer_free(&text);
-	buffer_free(&note);
+	ck_assert_int_eq(
+	    test_certificate_write(identity, AUTHORITY, &signing_verifier, after, until, cert_path), 0);
 	signer_key_free(identity);
 	signer_key_free(signing);
 }
@@ -168,21 +153,6 @@ static void teardown(void)
 
 /* ---- the program ---- */
 
-static int try_connect(void)
-{
-	struct sockaddr_un address;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	ck_assert_int_ge(fd, 0);
-	memset(&address, 0, sizeof(address));
-	address.sun_family = AF_UNIX;
-	memcpy(address.sun_path, socket_path, strlen(socket_path) + 1);
-	if (connect(fd, (struct sockaddr *)&address, sizeof(address)) != 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 static void sleep_us(long microseconds)
 {
 	struct timespec t = {.tv_sec = microseconds / 1000000, .tv_nsec = (microseconds % 1000000) * 1000};
@@ -197,7 +167,7 @@ static pid_t start_signer(int *fd)
 	pid_t pid = test_spawn(argv, log_path);
 	for (int i = 0; i < 20000; i++) {
 		int status;
-		*fd = try_connect();
+		*fd = test_signer_connect(socket_path);
 		if (*fd >= 0)
 			return pid;
 		if (waitpid(pid, &status, WNOHANG) == pid) {
@@ -249,31 +219,17 @@ static void send_request(int fd, uint8_t operation, const struct buffer *text, u
 	buffer_free(&frame);
 }
 
-static int read_exact(int fd, uint8_t *data, size_t len)
-{
-	size_t done = 0;
-	while (done < len) {
-		ssize_t got = recv(fd, data + done, len - done, 0);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return -1;
-		done += (size_t)got;
-	}
-	return 0;
-}
-
 /* Reads one response; returns 0, or -1 when the connection ended first. The payload is
  * copied into payload (may be NULL). */
 static int read_response(int fd, struct signer_response *response, struct buffer *payload)
 {
 	uint8_t prefix[4];
 	size_t len;
-	if (read_exact(fd, prefix, 4) != 0)
+	if (test_signer_read_exact(fd, prefix, 4) != 0)
 		return -1;
 	ck_assert_int_eq(signer_frame_length(prefix, &len), 0);
 	uint8_t *body = malloc(len ? len : 1);
-	if (read_exact(fd, body, len) != 0) {
+	if (test_signer_read_exact(fd, body, len) != 0) {
 		free(body);
 		return -1;
 	}
@@ -310,22 +266,8 @@ static int call_checkpoint(int fd, uint8_t operation, const struct buffer *text,
 
 static void header_text(uint64_t epoch, unsigned variant, struct buffer *out)
 {
-	struct snapshot_header h;
-	memset(&h, 0, sizeof(h));
-	snprintf(h.namespace_name, sizeof(h.namespace_name), "mix");
-	snprintf(h.origin, sizeof(h.origin), "%s", LOG_ORIGIN);
-	h.epoch = epoch;
 	/* The times of the epoch by the schedule the signer is configured with. */
-	h.valid_after = GENESIS + epoch * LENGTH;
-	h.fresh_until = h.valid_after + LENGTH;
-	h.valid_until = h.valid_after + 3 * LENGTH;
-	h.record_count = variant;
-	memset(h.records_root, (int)variant, sizeof(h.records_root));
-	h.body_size = 1000 + variant;
-	memset(h.body_sha256, 0x66, sizeof(h.body_sha256));
-	h.consensus_method = SNAPSHOT_CONSENSUS_METHOD;
-	buffer_reset(out);
-	ck_assert_int_eq(snapshot_header_encode(&h, out), 0);
+	ck_assert_int_eq(test_signer_header_text(LOG_ORIGIN, GENESIS, LENGTH, epoch, variant, out), 0);
 }
 
 /* Moves the signer's clock to a moment in epoch. */
@@ -602,8 +544,8 @@ START_TEST(test_slow_peers_do_not_block)
 	pid_t pid = start_signer(&fd);
 	buffer_init(&text);
 
-	int silent = try_connect();
-	int trickling = try_connect();
+	int silent = test_signer_connect(socket_path);
+	int trickling = test_signer_connect(socket_path);
 	ck_assert_int_ge(silent, 0);
 	ck_assert_int_ge(trickling, 0);
 	const uint8_t prefix[] = {0, 0, 3, 232};
@@ -618,7 +560,7 @@ START_TEST(test_slow_peers_do_not_block)
 		ck_assert_msg(took < 1000, "a signature took %lld ms beside two slow peers", (long long)took);
 	}
 	/* A new connection is served at once too. */
-	int other = try_connect();
+	int other = test_signer_connect(socket_path);
 	ck_assert_int_ge(other, 0);
 	header_text(2, 1, &text);
 	ck_assert_int_eq(call(other, SIGNER_OP_SIGN_SNAPSHOT_HEADER, &text, &response), 0);

@@ -21,6 +21,7 @@
  * tree head, dirauthd serves it, and its root is rebuilt from the tiles dirauthd serves.
  */
 #include "test_example_authority.h"
+#include "test_http.h"
 #include "test_support.h"
 #include "tests/harness/launcher.h"
 
@@ -42,7 +43,6 @@
 #include "tlog/tree.h"
 
 #include <check.h>
-#include <curl/curl.h>
 
 #include <signal.h>
 #include <stdio.h>
@@ -69,33 +69,6 @@ struct authority {
 };
 
 /* ---- the authority ---- */
-
-struct http_response {
-	long status;
-	struct buffer body;
-};
-
-static size_t http_collect(char *data, size_t size, size_t count, void *context)
-{
-	return buffer_append(context, data, size * count) == 0 ? size * count : 0;
-}
-
-static CURLcode http_get(const char *url, struct http_response *response)
-{
-	CURL *curl = curl_easy_init();
-	ck_assert(curl != NULL);
-	buffer_init(&response->body);
-	response->status = 0;
-	curl_easy_setopt(curl, CURLOPT_URL, url);
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, http_collect);
-	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response->body);
-	curl_easy_setopt(curl, CURLOPT_TIMEOUT, 30L);
-	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-	CURLcode rc = curl_easy_perform(curl);
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response->status);
-	curl_easy_cleanup(curl);
-	return rc;
-}
 
 static void set_clock(struct authority *a, uint64_t now)
 {
@@ -222,8 +195,8 @@ static struct checkpoint wait_checkpoint(const struct authority *a, uint64_t siz
 	struct checkpoint served;
 	memset(&served, 0, sizeof(served));
 	for (long long deadline = monotonic_ms() + WAIT_MS; monotonic_ms() < deadline;) {
-		struct http_response response;
-		CURLcode rc = http_get(url, &response);
+		struct test_http_response response;
+		CURLcode rc = test_http_get(url, &response);
 		if (rc == CURLE_OK && response.status == 200) {
 			struct note *note = NULL;
 			ck_assert_int_eq(note_parse(response.body.data, response.body.len, &note), 0);
@@ -386,8 +359,8 @@ static int fetch_tile(void *context, const struct tlog_tile *tile, uint8_t out[T
 	char path[TLOG_TILE_PATH_MAX + 1], url[256];
 	ck_assert_int_eq(tlog_tile_path_format(tile, path), 0);
 	snprintf(url, sizeof(url), "%s/v1/mix/log/%s", a->run.url, path);
-	struct http_response response;
-	int rc = http_get(url, &response) == CURLE_OK && response.status == 200 &&
+	struct test_http_response response;
+	int rc = test_http_get(url, &response) == CURLE_OK && response.status == 200 &&
 	                 response.body.len <= TLOG_TILE_BYTES
 	             ? 0
 	             : DIRAUTH_ERR_NOT_FOUND;

@@ -10,6 +10,8 @@
 #include "schema/encoding.h"
 #include "schema/error.h"
 #include "schema/lines.h"
+#include "schema/names.h"
+#include "schema/note.h"
 
 #include <check.h>
 #include <stdlib.h>
@@ -313,6 +315,99 @@ START_TEST(test_lines_peek_keyword)
 }
 END_TEST
 
+START_TEST(test_lines_expect_optional)
+{
+	struct line_reader reader;
+	struct text_span value;
+	lines_init(&reader, bytes("key a\nkey b\nother c\n"), 20, 64);
+	ck_assert_int_eq(lines_expect_optional(&reader, "key", &value), 0);
+	ck_assert(text_equals(value, "a"));
+	ck_assert_int_eq(lines_expect_optional(&reader, "key", &value), 0);
+	ck_assert(text_equals(value, "b"));
+	size_t before = reader.pos;
+	ck_assert_int_eq(lines_expect_optional(&reader, "key", &value), DIRAUTH_ERR_NOT_FOUND);
+	ck_assert_uint_eq(reader.pos, before); /* another keyword: nothing consumed */
+	ck_assert_int_eq(lines_expect_optional(&reader, "other", &value), 0);
+	ck_assert_int_eq(lines_expect_optional(&reader, "other", &value), DIRAUTH_ERR_NOT_FOUND); /* end */
+
+	/* A line of the keyword is read whole, with the reader's refusals. */
+	lines_init(&reader, bytes("key  a\n"), 7, 64);
+	ck_assert_int_eq(lines_expect_optional(&reader, "key", &value), DIRAUTH_ERR_SYNTAX);
+	lines_init(&reader, bytes("key a"), 5, 64);
+	ck_assert_int_eq(lines_expect_optional(&reader, "key", &value), DIRAUTH_ERR_SYNTAX);
+	lines_init(&reader, bytes("key abcdef\n"), 11, 8);
+	ck_assert_int_eq(lines_expect_optional(&reader, "key", &value), DIRAUTH_ERR_BOUNDS);
+	lines_init(&reader, bytes("\nkey a\n"), 7, 64);
+	ck_assert_int_eq(lines_expect_optional(&reader, "key", &value), DIRAUTH_ERR_NOT_FOUND);
+}
+END_TEST
+
+START_TEST(test_lines_take_framed)
+{
+	struct line_reader reader;
+	struct text_span value;
+	const uint8_t *part;
+	size_t part_len;
+	/* The part holds any byte, a '\n' included; the next line starts after it. */
+	static const char doc[] = "part 3\na\n\x01next 1\n";
+	lines_init(&reader, bytes(doc), sizeof doc - 1, 64);
+	ck_assert_int_eq(lines_expect(&reader, "part", &value), 0);
+	ck_assert_int_eq(lines_take_framed(&reader, value, 3, &part, &part_len), 0);
+	ck_assert_uint_eq(part_len, 3);
+	ck_assert_mem_eq(part, "a\n\x01", 3);
+	ck_assert_int_eq(lines_expect(&reader, "next", &value), 0);
+	ck_assert(lines_at_end(&reader));
+
+	lines_init(&reader, bytes(doc), sizeof doc - 1, 64);
+	ck_assert_int_eq(lines_expect(&reader, "part", &value), 0);
+	size_t before = reader.pos;
+	ck_assert_int_eq(lines_take_framed(&reader, value, 2, &part, &part_len), DIRAUTH_ERR_BOUNDS);
+	struct text_span past_end = {"99", 2};
+	ck_assert_int_eq(lines_take_framed(&reader, past_end, 1000, &part, &part_len), DIRAUTH_ERR_BOUNDS);
+	ck_assert_uint_eq(reader.pos, before); /* refused: nothing consumed */
+	struct text_span zero = {"0", 1}, leading_zero = {"03", 2}, not_decimal = {"3x", 2};
+	ck_assert_int_eq(lines_take_framed(&reader, zero, 10, &part, &part_len), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(lines_take_framed(&reader, leading_zero, 10, &part, &part_len), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(lines_take_framed(&reader, not_decimal, 10, &part, &part_len), DIRAUTH_ERR_SYNTAX);
+
+	/* The variant for a part that may be empty takes 0, and refuses the rest alike. */
+	ck_assert_int_eq(lines_take_framed_or_empty(&reader, zero, 10, &part, &part_len), 0);
+	ck_assert_uint_eq(part_len, 0);
+	ck_assert_uint_eq(reader.pos, before);
+	ck_assert_int_eq(lines_take_framed_or_empty(&reader, leading_zero, 10, &part, &part_len),
+	                 DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(lines_take_framed_or_empty(&reader, past_end, 1000, &part, &part_len),
+	                 DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(lines_take_framed_or_empty(&reader, value, 2, &part, &part_len), DIRAUTH_ERR_BOUNDS);
+	ck_assert_int_eq(lines_take_framed_or_empty(&reader, value, 3, &part, &part_len), 0);
+	ck_assert_uint_eq(part_len, 3);
+}
+END_TEST
+
+START_TEST(test_lines_blank_and_rest)
+{
+	struct line_reader reader;
+	struct text_span line;
+	const uint8_t *rest;
+	size_t rest_len;
+	static const char doc[] = "a\n\n\x01rest\n\n";
+	lines_init(&reader, bytes(doc), sizeof doc - 1, 64);
+	ck_assert(!lines_take_blank(&reader)); /* a line that is not empty: nothing consumed */
+	ck_assert_uint_eq(reader.pos, 0);
+	ck_assert_int_eq(lines_next(&reader, &line), 0);
+	ck_assert(lines_take_blank(&reader));
+	ck_assert_uint_eq(reader.line_number, 2);
+	ck_assert(!lines_take_blank(&reader));
+	lines_take_rest(&reader, &rest, &rest_len);
+	ck_assert_uint_eq(rest_len, 7);
+	ck_assert_mem_eq(rest, "\x01rest\n\n", 7); /* as it is, whatever it holds */
+	ck_assert(lines_at_end(&reader));
+	ck_assert(!lines_take_blank(&reader)); /* at the end */
+	lines_take_rest(&reader, &rest, &rest_len);
+	ck_assert_uint_eq(rest_len, 0);
+}
+END_TEST
+
 START_TEST(test_text_fields)
 {
 	struct text_span rest = {"a bb ccc", 8};
@@ -380,6 +475,139 @@ START_TEST(test_text_is_name)
 	struct text_span long_name = {"abcde", 5};
 	ck_assert(text_is_name(long_name, 5));
 	ck_assert(!text_is_name(long_name, 4));
+}
+END_TEST
+
+/* A struct's name fields: the rule of the text, and a NUL inside the array. */
+START_TEST(test_field_names)
+{
+	char field[6] = "ab-c";
+	ck_assert(text_field_is_name(field, sizeof field, 5));
+	ck_assert(!text_field_is_name(field, sizeof field, 3)); /* longer than max */
+	memcpy(field, "abcdef", 6);                             /* no NUL in the array */
+	ck_assert(!text_field_is_name(field, sizeof field, 16));
+	memcpy(field, "a_b\0\0", 6);
+	ck_assert(!text_field_is_name(field, sizeof field, 5));
+
+	char origin[8] = "log.ex";
+	ck_assert(names_origin_field_is_valid(origin, sizeof origin));
+	memcpy(origin, "log ex", 7); /* a space */
+	ck_assert(!names_origin_field_is_valid(origin, sizeof origin));
+	memcpy(origin, "a+b", 4);
+	ck_assert(!names_origin_field_is_valid(origin, sizeof origin));
+	memcpy(origin, "abcdefgh", 8);
+	ck_assert(!names_origin_field_is_valid(origin, sizeof origin));
+	ck_assert(!names_origin_field_is_valid("", 1));
+
+	char key_name[8] = "auth-1";
+	ck_assert(names_key_name_field_is_ascii(key_name, sizeof key_name));
+	memcpy(key_name, "a\xc3\xa9", 4); /* a valid note key name, but not ASCII */
+	ck_assert(note_name_is_valid(key_name, 3));
+	ck_assert(!names_key_name_field_is_ascii(key_name, sizeof key_name));
+	memcpy(key_name, "abcdefgh", 8);
+	ck_assert(!names_key_name_field_is_ascii(key_name, sizeof key_name));
+}
+END_TEST
+
+START_TEST(test_lines_expect_origin_and_count)
+{
+	struct line_reader reader;
+	char origin[16];
+	lines_init(&reader, bytes("origin log.example/a\n"), 21, 64);
+	ck_assert_int_eq(lines_expect_origin(&reader, origin, sizeof origin), 0);
+	ck_assert_str_eq(origin, "log.example/a");
+	lines_init(&reader, bytes("origin a+b\n"), 11, 64);
+	ck_assert_int_eq(lines_expect_origin(&reader, origin, sizeof origin), DIRAUTH_ERR_SYNTAX);
+	lines_init(&reader, bytes("origin log.example/abcd\n"), 24, 64);
+	ck_assert_int_eq(lines_expect_origin(&reader, origin, sizeof origin), DIRAUTH_ERR_BOUNDS);
+	lines_init(&reader, bytes("source a\n"), 9, 64);
+	ck_assert_int_eq(lines_expect_origin(&reader, origin, sizeof origin), DIRAUTH_ERR_SYNTAX);
+
+	/* "items 2" and two item lines of at least 4 bytes each: 8 bytes left. */
+	static const char doc[] = "items 2\nab1\nab2\n";
+	size_t count = 99;
+	lines_init(&reader, bytes(doc), sizeof doc - 1, 64);
+	ck_assert_int_eq(lines_expect_count(&reader, "items", 2, 4, &count), 0);
+	ck_assert_uint_eq(count, 2);
+	lines_init(&reader, bytes(doc), sizeof doc - 1, 64);
+	ck_assert_int_eq(lines_expect_count(&reader, "items", 1, 4, &count), DIRAUTH_ERR_BOUNDS);
+	lines_init(&reader, bytes(doc), sizeof doc - 1, 64);
+	ck_assert_int_eq(lines_expect_count(&reader, "items", 2, 5, &count), DIRAUTH_ERR_SYNTAX);
+	lines_init(&reader, bytes("items 0\n"), 8, 64);
+	ck_assert_int_eq(lines_expect_count(&reader, "items", 2, 4, &count), 0);
+	ck_assert_uint_eq(count, 0);
+	lines_init(&reader, bytes("items 01\n"), 9, 64);
+	ck_assert_int_eq(lines_expect_count(&reader, "items", 2, 4, &count), DIRAUTH_ERR_SYNTAX);
+}
+END_TEST
+
+/* A section of "item <n>" lines, ascending. */
+static int read_number_item(struct line_reader *reader, void *item)
+{
+	return lines_expect_u64(reader, "item", item);
+}
+
+static int number_order(const void *a, const void *b)
+{
+	uint64_t first = *(const uint64_t *)a, second = *(const uint64_t *)b;
+	return first < second ? -1 : first > second;
+}
+
+static const struct lines_section number_section = {"items", sizeof(uint64_t), 7, read_number_item,
+                                                    number_order};
+
+START_TEST(test_lines_read_section)
+{
+	struct line_reader reader;
+	void *items;
+	size_t done;
+	static const char doc[] = "items 3\nitem 1\nitem 5\nitem 9\nend\n";
+	lines_init(&reader, bytes(doc), sizeof doc - 1, 64);
+	ck_assert_int_eq(lines_read_section(&reader, &number_section, 3, &items, &done), 0);
+	ck_assert_uint_eq(done, 3);
+	ck_assert_uint_eq(((uint64_t *)items)[2], 9);
+	free(items);
+	ck_assert_int_eq(lines_expect_exact(&reader, "end"), 0);
+
+	lines_init(&reader, bytes(doc), sizeof doc - 1, 64);
+	ck_assert_int_eq(lines_read_section(&reader, &number_section, 2, &items, &done), DIRAUTH_ERR_BOUNDS);
+	ck_assert_ptr_null(items);
+
+	/* Out of order: refused, the items read so far counted and the array left to free. */
+	static const char unordered[] = "items 3\nitem 1\nitem 5\nitem 5\n";
+	lines_init(&reader, bytes(unordered), sizeof unordered - 1, 64);
+	ck_assert_int_eq(lines_read_section(&reader, &number_section, 3, &items, &done), DIRAUTH_ERR_SYNTAX);
+	ck_assert_uint_eq(done, 2);
+	ck_assert_ptr_nonnull(items);
+	free(items);
+
+	/* More items announced than the bytes left could hold, and an item that does not read. */
+	lines_init(&reader, bytes("items 2\nitem 1\n"), 15, 64);
+	ck_assert_int_eq(lines_read_section(&reader, &number_section, 3, &items, &done), DIRAUTH_ERR_SYNTAX);
+	ck_assert_ptr_null(items);
+	lines_init(&reader, bytes("items 1\nitem x\n"), 15, 64);
+	ck_assert_int_eq(lines_read_section(&reader, &number_section, 3, &items, &done), DIRAUTH_ERR_SYNTAX);
+	ck_assert_uint_eq(done, 0);
+	free(items);
+
+	/* A section of no items: nothing allocated. */
+	lines_init(&reader, bytes("items 0\n"), 8, 64);
+	ck_assert_int_eq(lines_read_section(&reader, &number_section, 3, &items, &done), 0);
+	ck_assert_ptr_null(items);
+	ck_assert_uint_eq(done, 0);
+
+	/* An optional section: absent is nothing read, empty is a second spelling of absent. */
+	lines_init(&reader, bytes("end\n"), 4, 64);
+	ck_assert_int_eq(lines_read_optional_section(&reader, &number_section, 3, &items, &done), 0);
+	ck_assert_ptr_null(items);
+	ck_assert_uint_eq(reader.pos, 0);
+	lines_init(&reader, bytes("items 0\n"), 8, 64);
+	ck_assert_int_eq(lines_read_optional_section(&reader, &number_section, 3, &items, &done),
+	                 DIRAUTH_ERR_SYNTAX);
+	lines_init(&reader, bytes(doc), sizeof doc - 1, 64);
+	ck_assert_int_eq(lines_read_optional_section(&reader, &number_section, 3, &items, &done), 0);
+	ck_assert_uint_eq(done, 3);
+	free(items);
 }
 END_TEST
 
@@ -528,9 +756,15 @@ static Suite *encoding_suite(void)
 	tcase_add_test(lines, test_lines_expect_refusals);
 	tcase_add_test(lines, test_lines_expect_name);
 	tcase_add_test(lines, test_lines_peek_keyword);
+	tcase_add_test(lines, test_lines_expect_optional);
+	tcase_add_test(lines, test_lines_take_framed);
+	tcase_add_test(lines, test_lines_blank_and_rest);
 	tcase_add_test(lines, test_text_fields);
 	tcase_add_test(lines, test_text_helpers);
 	tcase_add_test(lines, test_text_is_name);
+	tcase_add_test(lines, test_field_names);
+	tcase_add_test(lines, test_lines_expect_origin_and_count);
+	tcase_add_test(lines, test_lines_read_section);
 	suite_add_tcase(suite, lines);
 
 	TCase *buffers = tcase_create("buffer");

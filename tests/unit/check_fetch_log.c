@@ -16,6 +16,7 @@
  *   - dirauthctl verify on a kept proof file, and its exit statuses; dirauthctl proof.
  */
 #include "http_fixture.h"
+#include "test_signed_notes.h"
 
 #include "ctl/fetch.h"
 #include "ctl/fetch_log.h"
@@ -379,37 +380,17 @@ static void expect_refused(struct world *w, int rc, const struct ctl_report *rep
 /* The note text of a signed note. */
 static void text_of(const struct buffer *note_bytes, struct buffer *text)
 {
-	struct note *note = NULL;
-	ck_assert_int_eq(note_parse(note_bytes->data, note_bytes->len, &note), 0);
-	buffer_reset(text);
-	ck_assert_int_eq(buffer_append(text, note->text, note->text_len), 0);
-	note_free(note);
+	ck_assert_int_eq(test_note_text(note_bytes, text), 0);
 }
 
 /* A checkpoint of (size, root) signed by the example log key and cosigned by the example
  * cosignature key: what a second log with the same keys would publish. */
 static void sign_checkpoint(const struct world *w, uint64_t size, const merkle_hash root, struct buffer *out)
 {
-	struct checkpoint checkpoint;
-	struct buffer text, message;
-	struct note_signature signatures[2];
-	uint8_t raw[64];
-	const uint64_t timestamp = time_of(30);
-	memset(&checkpoint, 0, sizeof checkpoint);
-	snprintf(checkpoint.origin, sizeof checkpoint.origin, "%s", ORIGIN);
-	checkpoint.tree_size = size;
-	memcpy(checkpoint.root, root, MERKLE_HASH_SIZE);
-	buffer_init(&text);
-	buffer_init(&message);
-	ck_assert_int_eq(checkpoint_encode(&checkpoint, &text), 0);
-	ck_assert_int_eq(signer_key_sign(w->log_signer, text.data, text.len, &signatures[0]), 0);
-	ck_assert_int_eq(cosignature_message(timestamp, text.data, text.len, &message), 0);
-	ck_assert_int_eq(signer_key_sign_raw(w->cosigner, message.data, message.len, raw), 0);
-	cosignature_signature(&w->cosigner_verifier, timestamp, raw, &signatures[1]);
 	buffer_reset(out);
-	ck_assert_int_eq(note_format(text.data, text.len, signatures, 2, out), 0);
-	buffer_free(&text);
-	buffer_free(&message);
+	ck_assert_int_eq(test_cosigned_checkpoint(w->log_signer, w->cosigner, &w->cosigner_verifier, ORIGIN,
+	                                          size, root, time_of(30), out),
+	                 0);
 }
 
 START_TEST(test_log_step_refusals)

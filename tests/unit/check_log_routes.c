@@ -85,46 +85,15 @@ static void root_from_tiles(struct client *c, uint64_t size, merkle_hash out)
 	free(source);
 }
 
-/* Publishes mix's empty snapshot of epoch, the signer's clock and dirauthd's at its start. */
-static void publish_epoch(struct fixture *f, uint64_t epoch)
-{
-	uint64_t now = GENESIS + epoch * LENGTH + 1;
-	write_clock(f, now);
-	f->signer_process.now = now;
-	struct publication p;
-	char detail[256] = "";
-	int rc = publish_snapshot(f->config, f->store, f->signer, 0, epoch, &p, detail, sizeof detail);
-	ck_assert_msg(rc == 0, "publish %llu: %s %s", (unsigned long long)epoch, dirauth_strerror(rc),
-	              detail);
-	publication_clear(&p);
-}
-
-static void catch_up(struct fixture *f, uint64_t expected_size)
-{
-	struct translog_outcome outcome;
-	int rc = translog_catch_up(f->store, f->config, f->signer, 0, &outcome);
-	ck_assert_msg(rc == 0, "catch up: %s: %s", dirauth_strerror(rc), outcome.detail);
-	ck_assert_uint_eq(outcome.checkpoint_size, expected_size);
-}
-
 /* The checkpoint note served, verified against the keys of the signer's key files. */
 static struct checkpoint verified_checkpoint(struct fixture *f, const struct buffer *note)
 {
-	struct signer_key *key = NULL;
-	struct note_verifier log_key, cosigner;
-	ck_assert_int_eq(signer_key_load(f->signer_process.log_key_path, &key), 0);
-	log_key = *signer_key_verifier(key);
-	signer_key_free(key);
-	ck_assert_int_eq(signer_key_load(f->signer_process.cosignature_key_path, &key), 0);
-	ck_assert_int_eq(cosignature_verifier_from_ed25519(signer_key_verifier(key)->name,
-	                                                   signer_key_verifier(key)->public_key, &cosigner),
-	                 0);
-	signer_key_free(key);
-	struct tlog_policy policy = {"dirauth.example/mix", &log_key, &cosigner, 1, 1};
+	struct fixture_log_keys keys;
+	fixture_log_keys_load(f, &keys);
 	struct note *parsed = NULL;
 	struct checkpoint checkpoint;
 	ck_assert_int_eq(note_parse(note->data, note->len, &parsed), 0);
-	ck_assert_int_eq(tlog_checkpoint_verify(parsed, &policy, &checkpoint, NULL, NULL), 0);
+	ck_assert_int_eq(tlog_checkpoint_verify(parsed, &keys.policy, &checkpoint, NULL, NULL), 0);
 	note_free(parsed);
 	return checkpoint;
 }
@@ -168,14 +137,14 @@ START_TEST(test_log_over_http)
 	response_free(&r);
 
 	for (uint64_t e = 11; e < 111; e++)
-		publish_epoch(&f, e);
-	catch_up(&f, 100);
+		fixture_publish_epoch(&f, e);
+	fixture_catch_up(&f, 100);
 	for (uint64_t e = 111; e < 267; e++)
-		publish_epoch(&f, e);
-	catch_up(&f, 256);
+		fixture_publish_epoch(&f, e);
+	fixture_catch_up(&f, 256);
 	for (uint64_t e = 267; e < 271; e++)
-		publish_epoch(&f, e);
-	catch_up(&f, 260);
+		fixture_publish_epoch(&f, e);
+	fixture_catch_up(&f, 260);
 
 	/* From here on one client, on one connection (an idle one is closed after the connection
 	 * timeout, which publishing 260 epochs may take). */

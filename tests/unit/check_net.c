@@ -25,6 +25,7 @@
 #include "schema/buffer.h"
 #include "schema/compress.h"
 #include "schema/error.h"
+#include "test_http_server.h"
 #include "test_support.h"
 
 #include <arpa/inet.h>
@@ -119,22 +120,6 @@ static ssize_t stream_big(void *context, uint64_t position, char *out, size_t ma
 	return (ssize_t)left;
 }
 
-static enum MHD_Result answer(struct MHD_Connection *connection, unsigned status, const void *body,
-                              size_t len, const char *header, const char *value)
-{
-	struct MHD_Response *response =
-	    MHD_create_response_from_buffer(len, (void *)(uintptr_t)body, MHD_RESPMEM_MUST_COPY);
-	enum MHD_Result result;
-
-	if (response == NULL)
-		return MHD_NO;
-	if (header != NULL)
-		MHD_add_response_header(response, header, value);
-	result = MHD_queue_response(connection, status, response);
-	MHD_destroy_response(response);
-	return result;
-}
-
 /* Fails while failures_left lasts, with status. */
 static int failing(void)
 {
@@ -152,38 +137,27 @@ static enum MHD_Result handle(void *context, struct MHD_Connection *connection, 
                               const char *method, const char *version, const char *upload_data,
                               size_t *upload_data_size, void **request_context)
 {
-	struct buffer *posted = *request_context;
+	struct buffer *posted = NULL;
+	enum MHD_Result early;
 
 	(void)context;
 	(void)version;
-	/* The body arrives over several calls; answer once it is all there, and never on the first
-	 * call, after which libmicrohttpd 0.9.75 would close the connection. */
-	if (posted == NULL) {
-		posted = malloc(sizeof(*posted));
-		if (posted == NULL)
-			return MHD_NO;
-		buffer_init(posted);
-		*request_context = posted;
-		return MHD_YES;
-	}
-	if (*upload_data_size > 0) {
-		if (buffer_append(posted, upload_data, *upload_data_size) != 0)
-			return MHD_NO;
-		*upload_data_size = 0;
-		return MHD_YES;
-	}
+	/* The body arrives over several calls; answer once it is all there. */
+	if (!test_http_server_body(request_context, upload_data, upload_data_size, &posted, &early))
+		return early;
 	count_request(url, connection);
 	if (strcmp(url, "/ok") == 0)
-		return answer(connection, 200, HELLO, strlen(HELLO), "Content-Type", "text/plain");
+		return test_http_server_answer(connection, 200, HELLO, strlen(HELLO), "Content-Type",
+		                               "text/plain");
 	if (strcmp(url, "/echo") == 0 && strcmp(method, "POST") == 0)
-		return answer(connection, 200, posted->data, posted->len, NULL, NULL);
+		return test_http_server_answer(connection, 200, posted->data, posted->len, NULL, NULL);
 	if (strcmp(url, "/agent") == 0) {
 		const char *agent = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "User-Agent");
-		return answer(connection, 200, agent != NULL ? agent : "", agent != NULL ? strlen(agent) : 0,
-		              NULL, NULL);
+		return test_http_server_answer(connection, 200, agent != NULL ? agent : "",
+		                               agent != NULL ? strlen(agent) : 0, NULL, NULL);
 	}
 	if (strcmp(url, "/big") == 0)
-		return answer(connection, 200, big, sizeof(big), NULL, NULL);
+		return test_http_server_answer(connection, 200, big, sizeof(big), NULL, NULL);
 	if (strcmp(url, "/big-chunked") == 0) {
 		struct MHD_Response *response =
 		    MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_big, NULL, NULL);
@@ -192,20 +166,21 @@ static enum MHD_Result handle(void *context, struct MHD_Connection *connection, 
 		return result;
 	}
 	if (strcmp(url, "/redirect") == 0)
-		return answer(connection, 302, "", 0, "Location", "/ok");
+		return test_http_server_answer(connection, 302, "", 0, "Location", "/ok");
 	if (strcmp(url, "/gzip") == 0)
-		return answer(connection, 200, gzipped.data, gzipped.len, "Content-Encoding", "gzip");
+		return test_http_server_answer(connection, 200, gzipped.data, gzipped.len, "Content-Encoding",
+		                               "gzip");
 	if (strcmp(url, "/flaky") == 0)
-		return failing()
-		           ? answer(connection, 503, UNAVAILABLE_JSON, strlen(UNAVAILABLE_JSON), NULL, NULL)
-		           : answer(connection, 200, HELLO, strlen(HELLO), NULL, NULL);
+		return failing() ? test_http_server_answer(connection, 503, UNAVAILABLE_JSON,
+		                                           strlen(UNAVAILABLE_JSON), NULL, NULL)
+		                 : test_http_server_answer(connection, 200, HELLO, strlen(HELLO), NULL, NULL);
 	if (strcmp(url, "/busy") == 0)
-		return failing() ? answer(connection, 429, "", 0, "Retry-After", "1")
-		                 : answer(connection, 200, HELLO, strlen(HELLO), NULL, NULL);
+		return failing() ? test_http_server_answer(connection, 429, "", 0, "Retry-After", "1")
+		                 : test_http_server_answer(connection, 200, HELLO, strlen(HELLO), NULL, NULL);
 	if (strcmp(url, "/always503") == 0)
-		return answer(connection, 503, "", 0, NULL, NULL);
+		return test_http_server_answer(connection, 503, "", 0, NULL, NULL);
 	if (strcmp(url, "/close") == 0)
-		return answer(connection, 200, HELLO, strlen(HELLO), "Connection", "close");
+		return test_http_server_answer(connection, 200, HELLO, strlen(HELLO), "Connection", "close");
 	if (strcmp(url, "/slow") == 0) {
 		struct timespec pause = {.tv_sec = 0, .tv_nsec = SLOW_MS * 1000000L};
 		pthread_mutex_lock(&server.lock);
@@ -216,24 +191,9 @@ static enum MHD_Result handle(void *context, struct MHD_Connection *connection, 
 		pthread_mutex_lock(&server.lock);
 		server.in_flight--;
 		pthread_mutex_unlock(&server.lock);
-		return answer(connection, 200, HELLO, strlen(HELLO), NULL, NULL);
+		return test_http_server_answer(connection, 200, HELLO, strlen(HELLO), NULL, NULL);
 	}
-	return answer(connection, 404, NOT_FOUND_JSON, strlen(NOT_FOUND_JSON), NULL, NULL);
-}
-
-static void request_done(void *context, struct MHD_Connection *connection, void **request_context,
-                         enum MHD_RequestTerminationCode code)
-{
-	struct buffer *posted = *request_context;
-
-	(void)context;
-	(void)connection;
-	(void)code;
-	if (posted != NULL) {
-		buffer_free(posted);
-		free(posted);
-		*request_context = NULL;
-	}
+	return test_http_server_answer(connection, 404, NOT_FOUND_JSON, strlen(NOT_FOUND_JSON), NULL, NULL);
 }
 
 static void count_connection(void *context, struct MHD_Connection *connection, void **socket_context,
@@ -280,16 +240,16 @@ static void server_start(const char *key_pem, const char *certificate_pem)
 	address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	if (key_pem != NULL) {
 		flags |= MHD_USE_TLS;
-		server.daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, NULL, MHD_OPTION_SOCK_ADDR,
-		                                 &address, MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
-		                                 MHD_OPTION_NOTIFY_CONNECTION, count_connection, NULL,
-		                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S,
-		                                 MHD_OPTION_HTTPS_MEM_KEY, key_pem, MHD_OPTION_HTTPS_MEM_CERT,
-		                                 certificate_pem, MHD_OPTION_END);
+		server.daemon = MHD_start_daemon(
+		    flags, 0, NULL, NULL, handle, NULL, MHD_OPTION_SOCK_ADDR, &address,
+		    MHD_OPTION_NOTIFY_COMPLETED, test_http_server_request_done, NULL,
+		    MHD_OPTION_NOTIFY_CONNECTION, count_connection, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
+		    (unsigned)IDLE_TIMEOUT_S, MHD_OPTION_HTTPS_MEM_KEY, key_pem, MHD_OPTION_HTTPS_MEM_CERT,
+		    certificate_pem, MHD_OPTION_END);
 	} else {
 		server.daemon =
 		    MHD_start_daemon(flags, 0, NULL, NULL, handle, NULL, MHD_OPTION_SOCK_ADDR, &address,
-		                     MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
+		                     MHD_OPTION_NOTIFY_COMPLETED, test_http_server_request_done, NULL,
 		                     MHD_OPTION_NOTIFY_CONNECTION, count_connection, NULL,
 		                     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_S, MHD_OPTION_END);
 	}
@@ -355,18 +315,9 @@ static int get(const char *path, size_t max_bytes, const struct net_retry *retry
 /* A socket that listens (the kernel accepts into its backlog) and never answers. */
 static int silent_socket(char *url, size_t cap)
 {
-	struct sockaddr_in address;
-	socklen_t address_len = sizeof(address);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	ck_assert_int_ge(fd, 0);
-	memset(&address, 0, sizeof(address));
-	address.sin_family = AF_INET;
-	address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(fd, (struct sockaddr *)&address, sizeof(address)), 0);
-	ck_assert_int_eq(listen(fd, 4), 0);
-	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&address, &address_len), 0);
-	snprintf(url, cap, "http://127.0.0.1:%u/", (unsigned)ntohs(address.sin_port));
+	unsigned port;
+	int fd = test_http_server_silent(4, &port);
+	snprintf(url, cap, "http://127.0.0.1:%u/", port);
 	return fd;
 }
 

@@ -33,6 +33,7 @@
 #include "server/peers/authority_set.h"
 #include "server/peers/peer_client.h"
 #include "signer/key.h"
+#include "test_http_server.h"
 #include "test_support.h"
 #include "verify/keyring.h"
 
@@ -126,22 +127,6 @@ static void count_path(struct test_peer *peer, const char *path)
 	}
 }
 
-static enum MHD_Result queue(struct MHD_Connection *connection, unsigned status, const void *body, size_t len,
-                             const char *header, const char *value)
-{
-	struct MHD_Response *response =
-	    MHD_create_response_from_buffer(len, (void *)(uintptr_t)body, MHD_RESPMEM_MUST_COPY);
-	enum MHD_Result result;
-
-	if (response == NULL)
-		return MHD_NO;
-	if (header != NULL && header[0] != '\0')
-		MHD_add_response_header(response, header, value);
-	result = MHD_queue_response(connection, status, response);
-	MHD_destroy_response(response);
-	return result;
-}
-
 static ssize_t stream_garbage(void *context, uint64_t position, char *out, size_t max)
 {
 	size_t left;
@@ -161,29 +146,16 @@ static enum MHD_Result handle(void *context, struct MHD_Connection *connection, 
                               size_t *upload_data_size, void **request_context)
 {
 	struct test_peer *peer = context;
-	struct buffer *posted = *request_context;
+	struct buffer *posted = NULL;
 	const char *accept_encoding;
 	const char *content_type;
 	const char *content_encoding;
 	enum MHD_Result result;
 
 	(void)version;
-	/* Never answered on the first call, after which libmicrohttpd 0.9.75 would close the
-	 * connection: a peer keeps it alive, as dirauthd does. */
-	if (posted == NULL) {
-		posted = malloc(sizeof(*posted));
-		if (posted == NULL)
-			return MHD_NO;
-		buffer_init(posted);
-		*request_context = posted;
-		return MHD_YES;
-	}
-	if (*upload_data_size > 0) {
-		if (buffer_append(posted, upload_data, *upload_data_size) != 0)
-			return MHD_NO;
-		*upload_data_size = 0;
-		return MHD_YES;
-	}
+	/* Never answered on the first call: a peer keeps the connection alive, as dirauthd does. */
+	if (!test_http_server_body(request_context, upload_data, upload_data_size, &posted, &result))
+		return result;
 	accept_encoding = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Accept-Encoding");
 	content_type = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Content-Type");
 	content_encoding = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Content-Encoding");
@@ -205,7 +177,8 @@ static enum MHD_Result handle(void *context, struct MHD_Connection *connection, 
 		static const char refused[] =
 		    "{\"error\":\"unsupported_encoding\",\"detail\":\"none taken.\"}";
 		pthread_mutex_unlock(&peer->lock);
-		return queue(connection, 415, refused, strlen(refused), "Content-Type", "application/json");
+		return test_http_server_answer(connection, 415, refused, strlen(refused), "Content-Type",
+		                               "application/json");
 	}
 
 	if (peer->mode == MODE_GARBAGE_STREAM) {
@@ -228,15 +201,15 @@ static enum MHD_Result handle(void *context, struct MHD_Connection *connection, 
 		char location[96];
 		snprintf(location, sizeof(location), "http://127.0.0.1:%u/v1/elsewhere", peer->port);
 		pthread_mutex_unlock(&peer->lock);
-		return queue(connection, 302, "", 0, "Location", location);
+		return test_http_server_answer(connection, 302, "", 0, "Location", location);
 	}
 	if (strcmp(url, "/v1/certificates") == 0) {
 		struct buffer copy;
 		buffer_init(&copy);
 		buffer_append(&copy, peer->certificates.data, peer->certificates.len);
 		pthread_mutex_unlock(&peer->lock);
-		result =
-		    queue(connection, 200, copy.data, copy.len, "Content-Type", "text/plain; charset=utf-8");
+		result = test_http_server_answer(connection, 200, copy.data, copy.len, "Content-Type",
+		                                 "text/plain; charset=utf-8");
 		buffer_free(&copy);
 		return result;
 	}
@@ -247,7 +220,8 @@ static enum MHD_Result handle(void *context, struct MHD_Connection *connection, 
 		unsigned status = peer->fail_status;
 		peer->fail_left--;
 		pthread_mutex_unlock(&peer->lock);
-		return queue(connection, status, json, (size_t)n, "Content-Type", "application/json");
+		return test_http_server_answer(connection, status, json, (size_t)n, "Content-Type",
+		                               "application/json");
 	}
 	for (size_t i = 0; i < peer->canned_count; i++) {
 		struct canned_answer *canned = &peer->canned[i];
@@ -261,28 +235,14 @@ static enum MHD_Result handle(void *context, struct MHD_Connection *connection, 
 		snprintf(header, sizeof(header), "%s", canned->header);
 		snprintf(value, sizeof(value), "%s", canned->value);
 		pthread_mutex_unlock(&peer->lock);
-		result = queue(connection, status, copy.data, copy.len, header, value);
+		result = test_http_server_answer(connection, status, copy.data, copy.len, header, value);
 		buffer_free(&copy);
 		return result;
 	}
 	pthread_mutex_unlock(&peer->lock);
 	static const char missing[] = "{\"error\":\"not_found\",\"detail\":\"no such document.\"}";
-	return queue(connection, 404, missing, strlen(missing), "Content-Type", "application/json");
-}
-
-static void request_done(void *context, struct MHD_Connection *connection, void **request_context,
-                         enum MHD_RequestTerminationCode code)
-{
-	struct buffer *posted = *request_context;
-
-	(void)context;
-	(void)connection;
-	(void)code;
-	if (posted != NULL) {
-		buffer_free(posted);
-		free(posted);
-		*request_context = NULL;
-	}
+	return test_http_server_answer(connection, 404, missing, strlen(missing), "Content-Type",
+	                               "application/json");
 }
 
 static void count_connection(void *context, struct MHD_Connection *connection, void **socket_context,
@@ -321,7 +281,7 @@ static void peer_start(struct test_peer *peer)
 	address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	peer->daemon =
 	    MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, handle, peer, MHD_OPTION_SOCK_ADDR,
-	                     &address, MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
+	                     &address, MHD_OPTION_NOTIFY_COMPLETED, test_http_server_request_done, NULL,
 	                     MHD_OPTION_NOTIFY_CONNECTION, count_connection, peer, MHD_OPTION_END);
 	ck_assert_ptr_nonnull(peer->daemon);
 	info = MHD_get_daemon_info(peer->daemon, MHD_DAEMON_INFO_BIND_PORT);
@@ -380,24 +340,6 @@ static void peer_set_mode(struct test_peer *peer, enum peer_mode mode)
 	pthread_mutex_lock(&peer->lock);
 	peer->mode = mode;
 	pthread_mutex_unlock(&peer->lock);
-}
-
-/* A socket that takes connections into its backlog and never answers. */
-static int hanging_socket(unsigned *port)
-{
-	struct sockaddr_in address;
-	socklen_t len = sizeof(address);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	ck_assert_int_ge(fd, 0);
-	memset(&address, 0, sizeof(address));
-	address.sin_family = AF_INET;
-	address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(bind(fd, (struct sockaddr *)&address, sizeof(address)), 0);
-	ck_assert_int_eq(listen(fd, 16), 0);
-	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&address, &len), 0);
-	*port = ntohs(address.sin_port);
-	return fd;
 }
 
 /* ---- the authority set of a test: keys, certificates, configuration ---- */
@@ -1299,7 +1241,7 @@ START_TEST(test_broadcast_outlives_a_hanging_peer)
 	struct peer_answer answers[MAX_MEMBERS];
 	struct peers_broadcast *broadcast = NULL;
 	unsigned hanging_port;
-	int hanging_fd = hanging_socket(&hanging_port);
+	int hanging_fd = test_http_server_silent(16, &hanging_port);
 	uint64_t took;
 
 	quartet_open(&q, hanging_port);
@@ -1555,7 +1497,7 @@ START_TEST(test_call_deadline)
 	struct peer_client *client = NULL;
 	struct peer_answer answer;
 	unsigned hanging_port;
-	int hanging_fd = hanging_socket(&hanging_port);
+	int hanging_fd = test_http_server_silent(16, &hanging_port);
 	struct pair p;
 
 	pair_open(&p);

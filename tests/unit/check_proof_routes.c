@@ -26,49 +26,6 @@
 
 #define FIRST_EPOCH 11
 
-static void publish_epoch(struct fixture *f, uint64_t epoch)
-{
-	uint64_t now = GENESIS + epoch * LENGTH + 1;
-	write_clock(f, now);
-	f->signer_process.now = now;
-	struct publication p;
-	char detail[256] = "";
-	int rc = publish_snapshot(f->config, f->store, f->signer, 0, epoch, &p, detail, sizeof detail);
-	ck_assert_msg(rc == 0, "publish %llu: %s %s", (unsigned long long)epoch, dirauth_strerror(rc),
-	              detail);
-	publication_clear(&p);
-}
-
-static void catch_up(struct fixture *f, uint64_t expected_size)
-{
-	struct translog_outcome outcome;
-	int rc = translog_catch_up(f->store, f->config, f->signer, 0, &outcome);
-	ck_assert_msg(rc == 0, "catch up: %s: %s", dirauth_strerror(rc), outcome.detail);
-	ck_assert_uint_eq(outcome.checkpoint_size, expected_size);
-}
-
-/* The log's policy: the log key and the cosigner of the signer's key files. */
-struct keys {
-	struct note_verifier log_key, cosigner;
-	struct tlog_policy policy;
-};
-
-static void load_keys(struct fixture *f, struct keys *k)
-{
-	struct signer_key *key = NULL;
-	ck_assert_int_eq(signer_key_load(f->signer_process.log_key_path, &key), 0);
-	k->log_key = *signer_key_verifier(key);
-	signer_key_free(key);
-	ck_assert_int_eq(signer_key_load(f->signer_process.cosignature_key_path, &key), 0);
-	ck_assert_int_eq(cosignature_verifier_from_ed25519(signer_key_verifier(key)->name,
-	                                                   signer_key_verifier(key)->public_key,
-	                                                   &k->cosigner),
-	                 0);
-	signer_key_free(key);
-	struct tlog_policy policy = {"dirauth.example/mix", &k->log_key, &k->cosigner, 1, 1};
-	k->policy = policy;
-}
-
 /* The note text of the published header of epoch: the log's leaf. */
 static void leaf_of(struct fixture *f, uint64_t epoch, struct buffer *leaf)
 {
@@ -131,8 +88,8 @@ static struct tlog_proof *get_proof(struct fixture *f, const char *path, struct 
 
 /* Verifies a proof file of epoch: the checkpoint, the inclusion of the header's text, and the
  * extra being the signed header note the snapshot route serves. */
-static void expect_proof_verifies(struct fixture *f, const struct keys *k, const struct tlog_proof *proof,
-                                  uint64_t epoch, uint64_t tree_size)
+static void expect_proof_verifies(struct fixture *f, const struct fixture_log_keys *k,
+                                  const struct tlog_proof *proof, uint64_t epoch, uint64_t tree_size)
 {
 	struct buffer leaf;
 	merkle_hash leaf_hash;
@@ -159,22 +116,22 @@ static void expect_proof_verifies(struct fixture *f, const struct keys *k, const
 START_TEST(test_inclusion_proofs_over_http)
 {
 	struct fixture f;
-	struct keys k;
+	struct fixture_log_keys k;
 	struct buffer bytes, leaf;
 	fixture_open(&f, 0);
-	load_keys(&f, &k);
+	fixture_log_keys_load(&f, &k);
 	buffer_init(&bytes);
 	buffer_init(&leaf);
 
 	/* Nothing published, nothing checkpointed. */
 	expect_path(&f, "/v1/mix/log/proof/11", 404, "no_checkpoint");
 	for (uint64_t e = FIRST_EPOCH; e < FIRST_EPOCH + 10; e++)
-		publish_epoch(&f, e);
-	catch_up(&f, 10);
+		fixture_publish_epoch(&f, e);
+	fixture_catch_up(&f, 10);
 	for (uint64_t e = FIRST_EPOCH + 10; e < FIRST_EPOCH + 15; e++)
-		publish_epoch(&f, e);
-	catch_up(&f, 15);
-	publish_epoch(&f, FIRST_EPOCH + 15); /* published, not in the log yet */
+		fixture_publish_epoch(&f, e);
+	fixture_catch_up(&f, 15);
+	fixture_publish_epoch(&f, FIRST_EPOCH + 15); /* published, not in the log yet */
 
 	/* Against the latest checkpoint, every entry verifies, the first and last included. */
 	for (uint64_t e = FIRST_EPOCH; e < FIRST_EPOCH + 15; e++) {
@@ -307,11 +264,11 @@ START_TEST(test_consistency_proofs_over_http)
 
 	expect_path(&f, "/v1/mix/log/consistency/1/1", 404, "no_checkpoint");
 	for (uint64_t e = FIRST_EPOCH; e < FIRST_EPOCH + 10; e++)
-		publish_epoch(&f, e);
-	catch_up(&f, 10);
+		fixture_publish_epoch(&f, e);
+	fixture_catch_up(&f, 10);
 	for (uint64_t e = FIRST_EPOCH + 10; e < FIRST_EPOCH + 15; e++)
-		publish_epoch(&f, e);
-	catch_up(&f, 15);
+		fixture_publish_epoch(&f, e);
+	fixture_catch_up(&f, 15);
 	for (uint64_t s = 1; s <= 15; s++)
 		root_of(&f, s, roots[s]);
 

@@ -628,19 +628,8 @@ END_TEST
  * authority's own cosignature. */
 static void publish_and_log(struct fixture *f, uint64_t epoch, uint64_t size)
 {
-	uint64_t now = GENESIS + epoch * LENGTH + 1;
-	write_clock(f, now);
-	f->signer_process.now = now;
-	struct publication p;
-	char detail[256] = "";
-	int rc = publish_snapshot(f->config, f->store, f->signer, 0, epoch, &p, detail, sizeof detail);
-	ck_assert_msg(rc == 0, "publish %llu: %s %s", (unsigned long long)epoch, dirauth_strerror(rc),
-	              detail);
-	publication_clear(&p);
-	struct translog_outcome outcome;
-	rc = translog_catch_up(f->store, f->config, f->signer, 0, &outcome);
-	ck_assert_msg(rc == 0, "catch up: %s: %s", dirauth_strerror(rc), outcome.detail);
-	ck_assert_uint_eq(outcome.checkpoint_size, size);
+	fixture_publish_epoch(f, epoch);
+	fixture_catch_up(f, size);
 }
 
 /* The cosignature line of key (verifier cosigner) over the checkpoint text of note. */

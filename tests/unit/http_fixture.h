@@ -25,6 +25,11 @@
 #include "schema/snapshot.h"
 #include "server/store/registrations.h"
 #include "server/store/store.h"
+#include "server/publish/publish.h"
+#include "server/translog/translog.h"
+#include "schema/checkpoint.h"
+#include "signer/key.h"
+#include "tlog/policy.h"
 #include "test_keys.h"
 #include "test_support.h"
 
@@ -202,6 +207,53 @@ static inline void fixture_close(struct fixture *f)
 	test_key_free(&f->stranger);
 	fclose(f->log);
 	test_remove_tree(f->dir);
+}
+
+/* ---- the transparency log of the first namespace (mix) ---- */
+
+/* Publishes mix's snapshot of epoch, the signer's clock and dirauthd's at its start. */
+static inline void fixture_publish_epoch(struct fixture *f, uint64_t epoch)
+{
+	uint64_t now = GENESIS + epoch * LENGTH + 1;
+	write_clock(f, now);
+	f->signer_process.now = now;
+	struct publication p;
+	char detail[256] = "";
+	int rc = publish_snapshot(f->config, f->store, f->signer, 0, epoch, &p, detail, sizeof detail);
+	ck_assert_msg(rc == 0, "publish %llu: %s %s", (unsigned long long)epoch, dirauth_strerror(rc),
+	              detail);
+	publication_clear(&p);
+}
+
+/* Catches mix's log up with what was published; its checkpoint must then be of expected_size. */
+static inline void fixture_catch_up(struct fixture *f, uint64_t expected_size)
+{
+	struct translog_outcome outcome;
+	int rc = translog_catch_up(f->store, f->config, f->signer, 0, &outcome);
+	ck_assert_msg(rc == 0, "catch up: %s: %s", dirauth_strerror(rc), outcome.detail);
+	ck_assert_uint_eq(outcome.checkpoint_size, expected_size);
+}
+
+/* Mix's log policy: the log key and the cosigner of the signer's key files, a quorum of one. */
+struct fixture_log_keys {
+	struct note_verifier log_key, cosigner;
+	struct tlog_policy policy;
+};
+
+static inline void fixture_log_keys_load(struct fixture *f, struct fixture_log_keys *k)
+{
+	struct signer_key *key = NULL;
+	ck_assert_int_eq(signer_key_load(f->signer_process.log_key_path, &key), 0);
+	k->log_key = *signer_key_verifier(key);
+	signer_key_free(key);
+	ck_assert_int_eq(signer_key_load(f->signer_process.cosignature_key_path, &key), 0);
+	ck_assert_int_eq(cosignature_verifier_from_ed25519(signer_key_verifier(key)->name,
+	                                                   signer_key_verifier(key)->public_key,
+	                                                   &k->cosigner),
+	                 0);
+	signer_key_free(key);
+	struct tlog_policy policy = {"dirauth.example/mix", &k->log_key, &k->cosigner, 1, 1};
+	k->policy = policy;
 }
 
 static inline size_t collect(char *data, size_t size, size_t count, void *context)

@@ -5,7 +5,7 @@
  * dirauthd holds no key; what it signs, it signs through the signer socket. Its tests therefore
  * run the real signer (signer_service_open + signer_listener_start) on a real UNIX socket in the
  * test's temporary directory: the example signing key copied by scripts/example-keys.sh, an
- * identity key made for the test, a certificate binding the two built and signed here, the
+ * identity key made for the test, a certificate binding the two (test_signed_notes.h), the
  * signer's own ledger. The signer can be stopped and started again mid-test (its ledger and
  * socket path stay), which is how the tests show dirauthd failing closed and recovering.
  *
@@ -33,6 +33,7 @@
 #include "signer/listener.h"
 #include "schema/note.h"
 #include "signer/service.h"
+#include "test_signed_notes.h"
 #include "test_support.h"
 
 #include <check.h>
@@ -105,23 +106,9 @@ __attribute__((unused)) static void signer_fixture_prepare(struct signer_fixture
 	s->signing = *signer_key_verifier(signing);
 	s->identity = *signer_key_verifier(identity);
 
-	struct certificate c;
-	memset(&c, 0, sizeof c);
-	snprintf(c.authority, sizeof c.authority, "%s", SIGNER_FIXTURE_AUTHORITY);
-	c.identity = s->identity;
-	c.signing_key = s->signing;
-	c.valid_after = valid_after;
-	c.valid_until = valid_until;
-	struct buffer text, note;
-	struct note_signature signature;
-	buffer_init(&text);
-	buffer_init(&note);
-	ck_assert_int_eq(certificate_encode(&c, &text), 0);
-	ck_assert_int_eq(signer_key_sign(identity, text.data, text.len, &signature), 0);
-	ck_assert_int_eq(note_format(text.data, text.len, &signature, 1, &note), 0);
-	test_write_file(s->certificate_path, note.data, note.len, 0644);
-	buffer_free(&text);
-	buffer_free(&note);
+	ck_assert_int_eq(test_certificate_write(identity, SIGNER_FIXTURE_AUTHORITY, &s->signing, valid_after,
+	                                        valid_until, s->certificate_path),
+	                 0);
 	signer_key_free(signing);
 	signer_key_free(identity);
 }
