@@ -32,8 +32,8 @@
 #define _GNU_SOURCE /* memmem */
 #include "bench/harness.h"
 
-#include "schema/compress.h"
-#include "schema/error.h"
+#include "compress/compress.h"
+#include "base/error.h"
 #include "schema/snapshot.h"
 #include "server/store/store.h"
 

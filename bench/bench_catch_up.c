@@ -38,8 +38,8 @@
  * bad option, 77 for --tls without nginx. ctest runs it with 8 epochs of 500 records.
  */
 #include "bench/harness.h"
-#include "schema/buffer.h"
-#include "schema/error.h"
+#include "base/buffer.h"
+#include "base/error.h"
 #include "schema/snapshot.h"
 #include "tests/harness/cluster.h"
 #include "tests/harness/faultproxy.h"

@@ -20,8 +20,8 @@
  */
 #include "bench/harness.h"
 #include "consensus/consensus.h"
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "schema/snapshot.h"
 #include "schema/vote_body.h"
 

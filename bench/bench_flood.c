@@ -43,7 +43,7 @@
 #include "bench/flood.h"
 #include "bench/harness.h"
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "server/http/guard.h"
 
 #include <curl/curl.h>

@@ -32,15 +32,15 @@
 
 #include "kv/kv.h"
 #include "schema/checkpoint.h"
-#include "schema/crypto.h"
-#include "schema/error.h"
-#include "schema/schedule.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
+#include "schedule/schedule.h"
 #include "server/config/config.h"
 #include "server/signing/signer_client.h"
 #include "server/store/snapshots.h"
-#include "server/store/log_table.h"
+#include "server/store/tlog_table.h"
 #include "server/store/store.h"
-#include "server/translog/translog.h"
+#include "server/tlog/translog.h"
 #include "tlog/tile.h"
 
 #include <errno.h>

@@ -25,10 +25,10 @@
  */
 #include "bench/harness.h"
 
-#include "schema/compress.h"
-#include "schema/crypto.h"
+#include "compress/compress.h"
+#include "crypto/crypto.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -28,9 +28,9 @@
  */
 #include "bench/harness.h"
 
-#include "schema/compress.h"
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "compress/compress.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 
 #include <dirent.h>
 #include <stdio.h>

@@ -64,9 +64,9 @@
  * runs it with --records 200, with --delay-ms 20, over TLS, and with --against-loopback.
  */
 #include "bench/harness.h"
-#include "schema/buffer.h"
-#include "schema/compress.h"
-#include "schema/error.h"
+#include "base/buffer.h"
+#include "compress/compress.h"
+#include "base/error.h"
 #include "schema/note.h"
 #include "schema/snapshot.h"
 #include "tests/harness/cluster.h"

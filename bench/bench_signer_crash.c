@@ -16,11 +16,11 @@
  *
  * The default is 1000 cycles; tests/integration/test_signer.c runs the same loop for 100.
  */
-#include "schema/buffer.h"
-#include "schema/error.h"
+#include "base/buffer.h"
+#include "base/error.h"
 #include "signer/key.h"
 #include "schema/note.h"
-#include "schema/signer_protocol.h"
+#include "signer_protocol/signer_protocol.h"
 #include "schema/snapshot.h"
 #include "tests/support/test_signed_notes.h"
 #include "tests/support/test_signer_socket.h"

@@ -15,7 +15,7 @@
  * the convergence check. --progress prints a line every E epochs. Exit status 0 when no invariant
  * broke, 1 when one did (or the simulation could not run), 2 for a bad option.
  */
-#include "schema/error.h"
+#include "base/error.h"
 #include "tests/sim/simnet.h"
 
 #include <stdio.h>

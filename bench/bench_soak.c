@@ -20,7 +20,7 @@
  */
 #include "bench/harness.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>

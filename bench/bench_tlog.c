@@ -18,13 +18,13 @@
  *      full tiles at random (levels 0 and 1) through tlog_tile_read(); inclusion proofs of random
  *      leaves and consistency proofs from random sizes, both to the full size; and, for a sense of
  *      the client's side, merkle_inclusion_verify() of a generated proof.
- * Every root and proof made is checked once against schema/merkle.c's verifiers before timing.
+ * Every root and proof made is checked once against crypto/merkle.c's verifiers before timing.
  * It prints a table of figure, value, anchor and ratio. Built with the project, never run by
  * ctest. Exit status 0 on success, 1 on a failure, 2 for a bad option.
  */
 #include "bench/harness.h"
-#include "schema/error.h"
-#include "schema/merkle.h"
+#include "base/error.h"
+#include "crypto/merkle.h"
 #include "tlog/tile.h"
 #include "tlog/tree.h"
 
@@ -195,7 +195,7 @@ static double run_phase(struct phase *phase, struct store *store, uint64_t size,
 	return (double)count / elapsed;
 }
 
-/* One check of each kind against schema/merkle.c's verifiers, so that the figures are of code
+/* One check of each kind against crypto/merkle.c's verifiers, so that the figures are of code
  * that gives right answers. */
 static void check_answers(struct store *store, uint64_t size)
 {
@@ -221,7 +221,7 @@ static void check_answers(struct store *store, uint64_t size)
 		if ((rc = merkle_root((const merkle_hash *)store->levels[0], size, independent)) != 0)
 			fail("merkle_root", rc);
 		if (memcmp(independent, root, MERKLE_HASH_SIZE) != 0)
-			fail("the root from stored hashes differs from schema/merkle.c's",
+			fail("the root from stored hashes differs from crypto/merkle.c's",
 			     DIRAUTH_ERR_MISMATCH);
 	}
 }

@@ -10,8 +10,8 @@
 #include "bench/harness.h"
 
 #include "schema/certificate.h"
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "schema/receipt.h"
 #include "schema/registration.h"
 #include "tests/harness/run_directory.h"

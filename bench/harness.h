@@ -12,7 +12,7 @@
 #ifndef DIRAUTH_BENCH_HARNESS_H
 #define DIRAUTH_BENCH_HARNESS_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/note.h"
 #include "schema/snapshot.h"
 #include "signer/key.h"

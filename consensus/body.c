@@ -17,7 +17,7 @@
  */
 #include "consensus/method.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <string.h>
 

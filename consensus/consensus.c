@@ -16,9 +16,9 @@
 #include "consensus/consensus.h"
 
 #include "consensus/method.h"
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/lines.h"
 #include "schema/names.h"
 

@@ -53,11 +53,11 @@
 #ifndef DIRAUTH_CONSENSUS_CONSENSUS_H
 #define DIRAUTH_CONSENSUS_CONSENSUS_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/health.h"
 #include "schema/note.h"
 #include "schema/registration.h"
-#include "schema/schedule.h"
+#include "schedule/schedule.h"
 #include "schema/snapshot.h"
 #include "schema/vote.h"
 #include "schema/vote_body.h"

@@ -34,8 +34,8 @@
  */
 #include "consensus/method.h"
 
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "schema/health.h"
 #include "schema/revocation.h"
 #include "schema/snapshot.h"

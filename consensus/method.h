@@ -15,9 +15,9 @@
 #define DIRAUTH_CONSENSUS_METHOD_H
 
 #include "consensus/consensus.h"
-#include "schema/buffer.h"
-#include "schema/crypto.h"
-#include "schema/merkle.h"
+#include "base/buffer.h"
+#include "crypto/crypto.h"
+#include "crypto/merkle.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -20,8 +20,8 @@
  */
 #include "consensus/method.h"
 
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 
 #include <stdlib.h>
 #include <string.h>

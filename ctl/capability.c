@@ -9,9 +9,9 @@
 
 #include "ctl/command.h"
 #include "ctl/files.h"
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@
 #include "ctl/certify.h"
 
 #include "ctl/files.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "verify/verify.h"
 
 #include <inttypes.h>

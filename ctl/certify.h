@@ -20,7 +20,7 @@
 #ifndef DIRAUTH_CTL_CERTIFY_H
 #define DIRAUTH_CTL_CERTIFY_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/certificate.h"
 #include "signer/key.h"
 #include "schema/note.h"

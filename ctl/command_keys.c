@@ -11,7 +11,7 @@
 #include "ctl/certify.h"
 #include "ctl/keygen.h"
 #include "ctl/trust_file.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "verify/verify.h"
 
 #include <inttypes.h>

@@ -16,8 +16,8 @@
 #include "ctl/files.h"
 #include "ctl/register.h"
 #include "ctl/replay.h"
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 
 #include <inttypes.h>
 #include <stdio.h>

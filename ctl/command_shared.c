@@ -9,7 +9,7 @@
 #include "ctl/command_bodies.h"
 
 #include "ctl/trust_file.h"
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/lines.h"
 #include "schema/names.h"
 

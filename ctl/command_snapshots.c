@@ -13,8 +13,8 @@
 #include "ctl/fetch.h"
 #include "ctl/monitor.h"
 #include "ctl/proof.h"
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "verify/snapshot.h"
 #include "verify/verify.h"
 

@@ -43,7 +43,7 @@
 
 #include "ctl/register.h"
 #include "ctl/report.h"
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/deregistration_receipt.h"
 #include "schema/health.h"
 #include "schema/registration.h"

@@ -4,7 +4,7 @@
  *
  * Every check is somebody else's: the file's grammar is schema/evidence.c, a checkpoint's text
  * and cosignatures schema/checkpoint.c, the consistency proof tlog/consistency.c and
- * schema/merkle.c, a header's or a vote's authority signatures verify/keyring.c. What is decided
+ * crypto/merkle.c, a header's or a vote's authority signatures verify/keyring.c. What is decided
  * here is only what two statements that each verify show together.
  */
 #include "ctl/evidence.h"
@@ -14,8 +14,8 @@
 #include "ctl/trust_file.h"
 #include "schema/certificate.h"
 #include "schema/checkpoint.h"
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "schema/note.h"
 #include "schema/snapshot.h"
 #include "schema/vote.h"

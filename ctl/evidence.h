@@ -32,7 +32,7 @@
 #define DIRAUTH_CTL_EVIDENCE_H
 
 #include "ctl/report.h"
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/evidence.h"
 #include "schema/trust_bundle.h"
 #include "verify/verify.h"

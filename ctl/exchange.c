@@ -3,8 +3,8 @@
  */
 #include "ctl/exchange.h"
 
-#include "schema/buffer.h"
-#include "schema/error.h"
+#include "base/buffer.h"
+#include "base/error.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -19,7 +19,7 @@
 #include "ctl/keyring.h"
 #include "net/client.h"
 #include "net/pool.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/evidence.h"
 #include "schema/note.h"
 #include "verify/history.h"

@@ -63,7 +63,7 @@
 #include "ctl/fetch_log.h"
 #include "ctl/fetch_revocations.h"
 #include "ctl/report.h"
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/snapshot.h"
 #include "schema/trust_bundle.h"
 #include "verify/snapshot.h"

@@ -12,7 +12,7 @@
 #include "ctl/files.h"
 #include "net/client.h"
 #include "schema/checkpoint.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/note.h"
 #include "tlog/consistency.h"
 #include "tlog/proof.h"

@@ -33,7 +33,7 @@
 
 #include "ctl/proof.h"
 #include "ctl/report.h"
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/snapshot.h"
 
 #include <stddef.h>

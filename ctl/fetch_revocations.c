@@ -6,7 +6,7 @@
 
 #include "ctl/files.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/lines.h"
 #include "schema/note.h"
 #include "schema/registration.h"

@@ -4,7 +4,7 @@
  */
 #include "ctl/files.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -4,7 +4,7 @@
  */
 #include "ctl/keygen.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 #include "signer/key.h"
 
 #include <string.h>

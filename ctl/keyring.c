@@ -5,7 +5,7 @@
 #include "ctl/keyring.h"
 
 #include "ctl/exchange.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "verify/keyring.h"
 #include "verify/snapshot.h"
 

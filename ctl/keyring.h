@@ -13,7 +13,7 @@
 #define DIRAUTH_CTL_KEYRING_H
 
 #include "ctl/report.h"
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/certificate.h"
 #include "schema/note.h"
 #include "schema/trust_bundle.h"

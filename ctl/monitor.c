@@ -21,7 +21,7 @@
 #include "net/pool.h"
 #include "schema/checkpoint.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/evidence.h"
 #include "schema/note.h"
 #include "schema/snapshot.h"

@@ -17,7 +17,7 @@
 #include "schema/certificate.h"
 #include "schema/checkpoint.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "verify/keyring.h"
 #include "verify/snapshot.h"
 

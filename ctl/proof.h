@@ -40,7 +40,7 @@
 #define DIRAUTH_CTL_PROOF_H
 
 #include "ctl/report.h"
-#include "schema/merkle.h"
+#include "crypto/merkle.h"
 #include "schema/note.h"
 #include "schema/snapshot.h"
 #include "schema/trust_bundle.h"

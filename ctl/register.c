@@ -3,9 +3,9 @@
  */
 #include "ctl/register.h"
 
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "ctl/certify.h"
 #include "ctl/exchange.h"
 #include "ctl/files.h"

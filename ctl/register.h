@@ -27,7 +27,7 @@
 #ifndef DIRAUTH_CTL_REGISTER_H
 #define DIRAUTH_CTL_REGISTER_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/certificate.h"
 #include "signer/key.h"
 #include "schema/receipt.h"

@@ -7,9 +7,9 @@
 #include "ctl/exchange.h"
 #include "ctl/fetch_revocations.h"
 #include "ctl/files.h"
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/note.h"
 #include "schema/revocation.h"
 

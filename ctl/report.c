@@ -3,7 +3,7 @@
  */
 #include "ctl/report.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <stdarg.h>
 #include <stdio.h>

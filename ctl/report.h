@@ -55,7 +55,7 @@ int ctl_report_failed(const struct ctl_report *report);
 /* Prints "dirauthctl: <message>\n" to stream when a failure was recorded. */
 void ctl_report_print(const struct ctl_report *report, FILE *stream);
 
-/* The usual exit status for a project error code (schema/error.h) when nothing more precise is
+/* The usual exit status for a project error code (base/error.h) when nothing more precise is
  * known: syntax, bounds, signature and mismatch errors are bad data (65), a missing file is 66,
  * unavailable is 69, I/O is 74, permission is 77, config is 78, everything else is 70. */
 int ctl_exit_code_for_error(int rc);

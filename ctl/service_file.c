@@ -12,7 +12,7 @@
  */
 #include "ctl/service_file.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/lines.h"
 #include "settings/settings.h"
 

@@ -3,7 +3,7 @@
  */
 #include "ctl/trust_file.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 #include "ctl/files.h"
 
 #include <stdlib.h>

@@ -7,7 +7,7 @@
  */
 #include "kv/kv.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <lmdb.h>
 

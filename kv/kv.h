@@ -33,7 +33,7 @@
  * or walk is a no-op, and commit aborts and returns that first error. Call sites read as straight
  * sequences of reads, checks and writes ending in one commit, with no error check between steps.
  *
- * Errors are the project's (schema/error.h): a full map is DIRAUTH_ERR_FULL, a file that cannot
+ * Errors are the project's (base/error.h): a full map is DIRAUTH_ERR_FULL, a file that cannot
  * be created or read is DIRAUTH_ERR_IO, a failed allocation DIRAUTH_ERR_NOMEM, anything else
  * from the database (a damaged file, an operation LMDB refuses) DIRAUTH_ERR_STORE.
  */

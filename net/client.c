@@ -16,8 +16,8 @@
 #include "net/error_answer.h"
 #include "net/pool_lease.h"
 
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 
 #include <curl/curl.h>
 #include <errno.h>

@@ -9,7 +9,7 @@
  *     system's trust store or the request's own CA file;
  *   - redirects are never followed: a 3xx is returned as a status, for the caller to refuse;
  *   - curl's content decoding is never enabled: the caller names the encodings it accepts in its
- *     own Accept-Encoding header and decodes with the bounded decoder of schema/compress.h, so a
+ *     own Accept-Encoding header and decodes with the bounded decoder of compress/compress.h, so a
  *     decompression bomb is caught while it inflates;
  *   - a hard cap on the response body, enforced in the write callback, which aborts the transfer
  *     the moment the cap is passed rather than after the bytes were stored (and, when the server
@@ -40,7 +40,7 @@
 #ifndef DIRAUTH_NET_CLIENT_H
 #define DIRAUTH_NET_CLIENT_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 
 #include <stddef.h>
 #include <stdint.h>

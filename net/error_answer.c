@@ -7,7 +7,7 @@
  */
 #include "net/error_answer.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -9,7 +9,7 @@
  */
 #include "net/pool_lease.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <ctype.h>
 #include <pthread.h>

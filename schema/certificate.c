@@ -17,8 +17,8 @@
  */
 #include "schema/certificate.h"
 
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "schema/names.h"
 #include "schema/lines.h"
 

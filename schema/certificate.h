@@ -33,7 +33,7 @@
 #ifndef DIRAUTH_SCHEMA_CERTIFICATE_H
 #define DIRAUTH_SCHEMA_CERTIFICATE_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/note.h"
 
 #include <stddef.h>

@@ -16,8 +16,8 @@
 #ifndef DIRAUTH_SCHEMA_CHECKPOINT_H
 #define DIRAUTH_SCHEMA_CHECKPOINT_H
 
-#include "schema/buffer.h"
-#include "schema/merkle.h"
+#include "base/buffer.h"
+#include "crypto/merkle.h"
 #include "schema/note.h"
 
 #include <stddef.h>

@@ -8,7 +8,7 @@
 #include "schema/deregistration.h"
 
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/lines.h"
 
 #include <string.h>

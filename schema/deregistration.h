@@ -20,7 +20,7 @@
 #ifndef DIRAUTH_SCHEMA_DEREGISTRATION_H
 #define DIRAUTH_SCHEMA_DEREGISTRATION_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/note.h"
 #include "schema/registration.h"
 

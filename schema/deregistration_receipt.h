@@ -18,7 +18,7 @@
 #ifndef DIRAUTH_SCHEMA_DEREGISTRATION_RECEIPT_H
 #define DIRAUTH_SCHEMA_DEREGISTRATION_RECEIPT_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/note.h"
 #include "schema/registration.h"
 

@@ -6,7 +6,7 @@
  */
 #include "schema/encoding.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 
 static const char hex_digits[] = "0123456789abcdef";
 static const char base64_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

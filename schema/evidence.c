@@ -9,7 +9,7 @@
 #include "schema/evidence.h"
 
 #include "schema/checkpoint.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/lines.h"
 #include "schema/names.h"
 

@@ -22,9 +22,9 @@
 #ifndef DIRAUTH_SCHEMA_EVIDENCE_H
 #define DIRAUTH_SCHEMA_EVIDENCE_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/certificate.h"
-#include "schema/merkle.h"
+#include "crypto/merkle.h"
 #include "schema/note.h"
 #include "schema/snapshot.h"
 

@@ -9,7 +9,7 @@
  */
 #include "schema/headers_bundle.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/lines.h"
 
 #include <stdio.h>

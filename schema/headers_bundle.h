@@ -23,7 +23,7 @@
 #ifndef DIRAUTH_SCHEMA_HEADERS_BUNDLE_H
 #define DIRAUTH_SCHEMA_HEADERS_BUNDLE_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -16,7 +16,7 @@
 #include "schema/health.h"
 
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/lines.h"
 
 #include <stdlib.h>

@@ -26,7 +26,7 @@
 #ifndef DIRAUTH_SCHEMA_HEALTH_H
 #define DIRAUTH_SCHEMA_HEALTH_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/note.h"
 #include "schema/registration.h"
 

@@ -9,7 +9,7 @@
 #include "schema/lines.h"
 
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/names.h"
 
 #include <stdio.h>

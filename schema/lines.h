@@ -14,7 +14,7 @@
 #ifndef DIRAUTH_SCHEMA_LINES_H
 #define DIRAUTH_SCHEMA_LINES_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 
 #include <stddef.h>
 #include <stdint.h>

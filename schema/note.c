@@ -13,9 +13,9 @@
  */
 #include "schema/note.h"
 
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/lines.h"
 #include "schema/names.h"
 

@@ -22,7 +22,7 @@
 #ifndef DIRAUTH_SCHEMA_NOTE_H
 #define DIRAUTH_SCHEMA_NOTE_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -12,7 +12,7 @@
 #include "schema/notes_bundle.h"
 
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/lines.h"
 
 #include <stdio.h>

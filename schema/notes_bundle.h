@@ -22,7 +22,7 @@
 #ifndef DIRAUTH_SCHEMA_NOTES_BUNDLE_H
 #define DIRAUTH_SCHEMA_NOTES_BUNDLE_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/registration.h"
 
 #include <stddef.h>

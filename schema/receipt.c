@@ -9,7 +9,7 @@
 #include "schema/receipt.h"
 
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/names.h"
 #include "schema/lines.h"
 

@@ -17,7 +17,7 @@
 #ifndef DIRAUTH_SCHEMA_RECEIPT_H
 #define DIRAUTH_SCHEMA_RECEIPT_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/note.h"
 #include "schema/registration.h"
 

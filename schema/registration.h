@@ -31,7 +31,7 @@
 #ifndef DIRAUTH_SCHEMA_REGISTRATION_H
 #define DIRAUTH_SCHEMA_REGISTRATION_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/note.h"
 
 #include <stddef.h>

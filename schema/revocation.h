@@ -24,7 +24,7 @@
 #ifndef DIRAUTH_SCHEMA_REVOCATION_H
 #define DIRAUTH_SCHEMA_REVOCATION_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/lines.h"
 #include "schema/note.h"
 #include "schema/registration.h"

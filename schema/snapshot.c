@@ -17,14 +17,13 @@
  */
 #include "schema/snapshot.h"
 
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/names.h"
 #include "schema/lines.h"
 #include "schema/revocation.h"
 
-#include <openssl/crypto.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -318,7 +317,7 @@ static int body_digest_check(const struct snapshot_header *header, const uint8_t
 		return DIRAUTH_ERR_MISMATCH;
 	if ((rc = crypto_sha256(body, body_len, digest)) != 0)
 		return rc;
-	return CRYPTO_memcmp(digest, header->body_sha256, sizeof(digest)) != 0 ? DIRAUTH_ERR_MISMATCH : 0;
+	return !crypto_equal(digest, header->body_sha256, sizeof(digest)) ? DIRAUTH_ERR_MISMATCH : 0;
 }
 
 static int body_frame_check(const struct snapshot_header *header, const struct snapshot_body *parsed)

@@ -53,9 +53,9 @@
 #ifndef DIRAUTH_SCHEMA_SNAPSHOT_H
 #define DIRAUTH_SCHEMA_SNAPSHOT_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/health.h"
-#include "schema/merkle.h"
+#include "crypto/merkle.h"
 #include "schema/note.h"
 #include "schema/registration.h"
 #include "schema/revocation.h"

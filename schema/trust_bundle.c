@@ -14,7 +14,7 @@
  */
 #include "schema/trust_bundle.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/names.h"
 #include "schema/lines.h"
 

@@ -12,7 +12,7 @@
 #include "schema/vote.h"
 
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/names.h"
 #include "schema/lines.h"
 

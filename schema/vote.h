@@ -20,7 +20,7 @@
 #ifndef DIRAUTH_SCHEMA_VOTE_H
 #define DIRAUTH_SCHEMA_VOTE_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/note.h"
 #include "schema/registration.h"
 #include "schema/snapshot.h"

@@ -37,7 +37,7 @@
 #ifndef DIRAUTH_SCHEMA_VOTE_BODY_H
 #define DIRAUTH_SCHEMA_VOTE_BODY_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/note.h"
 #include "schema/registration.h"
 

@@ -13,7 +13,7 @@
 #include "schema/vote_delta.h"
 
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/lines.h"
 #include "schema/names.h"
 #include "schema/revocation.h"

@@ -32,7 +32,7 @@
 #ifndef DIRAUTH_SCHEMA_VOTE_DELTA_H
 #define DIRAUTH_SCHEMA_VOTE_DELTA_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/vote_body.h"
 
 #include <stddef.h>

@@ -7,7 +7,7 @@
  */
 #include "schema/vote_envelope.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/lines.h"
 
 #include <string.h>

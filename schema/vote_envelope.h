@@ -20,7 +20,7 @@
 #ifndef DIRAUTH_SCHEMA_VOTE_ENVELOPE_H
 #define DIRAUTH_SCHEMA_VOTE_ENVELOPE_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -14,7 +14,7 @@
 #include "settings/settings.h"
 
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <yaml.h>
 

@@ -20,7 +20,7 @@
 #define _GNU_SOURCE /* prctl */
 #include "clock/clock.h"
 #include "logline/logline.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "signer/listener.h"
 #include "signer/service.h"
 #include "signer/signer_config.h"

@@ -20,9 +20,9 @@
  */
 #include "signer/key.h"
 
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>

@@ -26,7 +26,7 @@
  */
 #include "signer/ledger.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 #include "kv/kv.h"
 
 #include <errno.h>

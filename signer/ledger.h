@@ -15,7 +15,7 @@
 #ifndef DIRAUTH_SIGNER_LEDGER_H
 #define DIRAUTH_SIGNER_LEDGER_H
 
-#include "schema/merkle.h"
+#include "crypto/merkle.h"
 
 #include <stddef.h>
 #include <stdint.h>

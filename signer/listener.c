@@ -40,8 +40,8 @@
 #include "signer/listener.h"
 
 #include "logline/logline.h"
-#include "schema/buffer.h"
-#include "schema/error.h"
+#include "base/buffer.h"
+#include "base/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

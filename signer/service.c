@@ -12,7 +12,7 @@
  *   - A receipt or vote must name this authority; a checkpoint signed with the log key must
  *     carry the log key's name as origin.
  *   - A statement must be for a namespace of the signer's own configuration, which gives each
- *     namespace's epoch schedule (schema/schedule.h). A vote's or header's epoch must be a
+ *     namespace's epoch schedule (schedule/schedule.h). A vote's or header's epoch must be a
  *     current one by the signer's own clock, and a header's times exactly its epoch's: one
  *     request for a far epoch would otherwise make every real epoch after it a rollback.
  *   - Signatures by the signing key are made only while its certificate is valid, so a key
@@ -31,7 +31,7 @@
  * its key, whose statement it is, its time checks, its ledger rule, its audit durability), and
  * every signing request goes through the same steps driven by its row, here in
  * signer_service_handle; at open the table is checked against the protocol's
- * (schema/signer_protocol.h) and for the checks no row may omit, so an operation added without
+ * (signer_protocol/signer_protocol.h) and for the checks no row may omit, so an operation added without
  * its checks stops the signer before it signs anything.
  *
  * Requests are handled concurrently, one thread per connection. Keys, certificates and the
@@ -50,11 +50,11 @@
 
 #include "signer/service_internal.h"
 
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "schema/lines.h"
 #include "schema/names.h"
-#include "schema/schedule.h"
+#include "schedule/schedule.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

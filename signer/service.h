@@ -38,8 +38,8 @@
 
 #include "schema/names.h"
 #include "schema/registration.h"
-#include "schema/schedule.h"
-#include "schema/signer_protocol.h"
+#include "schedule/schedule.h"
+#include "signer_protocol/signer_protocol.h"
 
 #include <stdint.h>
 #include <stdio.h>

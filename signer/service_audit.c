@@ -11,8 +11,8 @@
 #include "signer/service_internal.h"
 
 #include "logline/logline.h"
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 
 #include <pthread.h>
 #include <string.h>

@@ -11,9 +11,9 @@
  */
 #include "signer/service_internal.h"
 
-#include "schema/crypto.h"
-#include "schema/error.h"
-#include "schema/schedule.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
+#include "schedule/schedule.h"
 
 #include <string.h>
 

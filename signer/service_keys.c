@@ -12,7 +12,7 @@
  */
 #include "signer/service_internal.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,14 +5,14 @@
  * query.
  *
  * The table is the only place the signer decides these, so an operation cannot skip a check:
- * at open it is checked against the protocol's table (schema/signer_protocol.h) and for the
+ * at open it is checked against the protocol's table (signer_protocol/signer_protocol.h) and for the
  * checks no row may omit. A parser accepts only its statement's canonical text within its
  * bound, and gives the checks the facts they judge (struct service_statement); there is no
  * operation that signs raw bytes.
  */
 #include "signer/service_internal.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/names.h"
 
 #include <string.h>

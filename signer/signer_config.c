@@ -10,10 +10,10 @@
  */
 #include "signer/signer_config.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/lines.h"
 #include "schema/names.h"
-#include "schema/schedule.h"
+#include "schedule/schedule.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -17,7 +17,7 @@
  *     - { name: mix, origin: dirauth.example/mix, genesis: 0, length_seconds: 60,
  *         validity_epochs: 3 }             # and dirauthd's epoch section, for each
  *
- * Each namespace gives its epoch schedule (schema/schedule.h): the signer signs a vote or a
+ * Each namespace gives its epoch schedule (schedule/schedule.h): the signer signs a vote or a
  * snapshot header only for a current epoch of that schedule by its own clock, so the schedule is
  * written here and not taken from dirauthd. At least one namespace, at most
  * SIGNER_CONFIG_MAX_NAMESPACES; names and origins follow dirauthd's rules, none twice.

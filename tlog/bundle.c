@@ -8,8 +8,8 @@
  */
 #include "tlog/bundle.h"
 
-#include "schema/error.h"
-#include "schema/merkle.h"
+#include "base/error.h"
+#include "crypto/merkle.h"
 
 #include <string.h>
 

@@ -12,7 +12,7 @@
 #ifndef DIRAUTH_TLOG_BUNDLE_H
 #define DIRAUTH_TLOG_BUNDLE_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -4,7 +4,7 @@
 #include "tlog/consistency.h"
 
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <string.h>
 

@@ -8,13 +8,13 @@
  *   <44 characters of base64>\n        0..MERKLE_MAX_PROOF lines
  *
  * The parser accepts exactly what tlog_consistency_encode writes. Whether the proof is right for
- * two trees is merkle_consistency_verify's question (schema/merkle.h).
+ * two trees is merkle_consistency_verify's question (crypto/merkle.h).
  */
 #ifndef DIRAUTH_TLOG_CONSISTENCY_H
 #define DIRAUTH_TLOG_CONSISTENCY_H
 
-#include "schema/buffer.h"
-#include "schema/merkle.h"
+#include "base/buffer.h"
+#include "crypto/merkle.h"
 
 #include <stddef.h>
 #include <stdint.h>

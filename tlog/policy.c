@@ -10,7 +10,7 @@
  */
 #include "tlog/policy.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/names.h"
 
 #include <stdlib.h>

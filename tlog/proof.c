@@ -11,7 +11,7 @@
 #include "tlog/proof.h"
 
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/lines.h"
 
 #include <stdlib.h>

@@ -24,9 +24,9 @@
 #ifndef DIRAUTH_TLOG_PROOF_H
 #define DIRAUTH_TLOG_PROOF_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/checkpoint.h"
-#include "schema/merkle.h"
+#include "crypto/merkle.h"
 #include "schema/note.h"
 #include "tlog/policy.h"
 

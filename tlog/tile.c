@@ -9,7 +9,7 @@
  */
 #include "tlog/tile.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -27,7 +27,7 @@
 #ifndef DIRAUTH_TLOG_TILE_H
 #define DIRAUTH_TLOG_TILE_H
 
-#include "schema/merkle.h"
+#include "crypto/merkle.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -7,14 +7,14 @@
  * of those is a stored hash. The root is that fold over [0, s); every sibling an inclusion or
  * consistency proof names is such a range (the RFC's recursion only ever splits a range at a
  * power of two that its start is a multiple of), so the proofs are the RFC 9162 PATH and
- * SUBPROOF recursions of schema/merkle.c, unrolled the same way, with each subtree read from the
- * store instead of recomputed from leaves. The proofs are checked against schema/merkle.c's
+ * SUBPROOF recursions of crypto/merkle.c, unrolled the same way, with each subtree read from the
+ * store instead of recomputed from leaves. The proofs are checked against crypto/merkle.c's
  * in-memory generator and its vector-tested verifiers in tests/unit/check_tlog.c.
  */
 #include "tlog/tree.h"
 
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 
 #include <string.h>
 
@@ -106,7 +106,7 @@ int tlog_tree_root(const struct tlog_hash_reader *reader, uint64_t tree_size, me
 	return range_hash(reader, 0, tree_size, out);
 }
 
-/* A range of the tree the reader holds, for the proof generators of schema/merkle.h. */
+/* A range of the tree the reader holds, for the proof generators of crypto/merkle.h. */
 static int reader_range_root(void *context, uint64_t start, uint64_t end, merkle_hash out)
 {
 	return range_hash(context, start, end, out);

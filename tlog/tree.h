@@ -22,7 +22,7 @@
 #ifndef DIRAUTH_TLOG_TREE_H
 #define DIRAUTH_TLOG_TREE_H
 
-#include "schema/merkle.h"
+#include "crypto/merkle.h"
 #include "tlog/tile.h"
 
 #include <stddef.h>

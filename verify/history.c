@@ -3,7 +3,7 @@
  */
 #include "verify/history.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 #include "verify/detail.h"
 #include "verify/snapshot.h"
 

@@ -12,7 +12,7 @@
  */
 #include "verify/keyring.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 #include "verify/detail.h"
 
 #include <inttypes.h>

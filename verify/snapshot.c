@@ -8,8 +8,8 @@
  */
 #include "verify/snapshot.h"
 
-#include "schema/compress.h"
-#include "schema/error.h"
+#include "compress/compress.h"
+#include "base/error.h"
 #include "verify/detail.h"
 
 #include <inttypes.h>

@@ -25,7 +25,7 @@
 #ifndef DIRAUTH_VERIFY_SNAPSHOT_H
 #define DIRAUTH_VERIFY_SNAPSHOT_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/certificate.h"
 #include "schema/note.h"
 #include "schema/snapshot.h"

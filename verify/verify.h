@@ -5,7 +5,7 @@
  *
  * The module is pure: it never reads a file, a socket or the clock ("now" is a parameter), never
  * prints, and knows no exit status. Every check is a function of bytes already in memory that
- * returns 0 or a negative dirauth_error (schema/error.h) and, when it refuses, writes one human
+ * returns 0 or a negative dirauth_error (base/error.h) and, when it refuses, writes one human
  * sentence into a buffer the caller provides (`char *detail, size_t detail_cap`): what was
  * checked and why it failed, e.g. "header: wrong origin 'evil.test/mix', the trust bundle pins
  * 'dirauth.test/mix'". The caller decides what the refusal means for it (an exit status, an HTTP

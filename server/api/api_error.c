@@ -4,7 +4,7 @@
  */
 #include "server/api/api_error.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <stdio.h>
 

@@ -10,7 +10,7 @@
 #ifndef DIRAUTH_SERVER_API_API_ERROR_H
 #define DIRAUTH_SERVER_API_API_ERROR_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 
 enum api_error {
 	API_ERROR_NONE = 0,
@@ -70,7 +70,7 @@ enum api_error {
 	API_ERROR_REPLAYED,           /* 409: the sequence is not above the last one accepted */
 	API_ERROR_REVOKED,            /* 409: the service or an endpoint is revoked, for ever */
 	API_ERROR_DEREGISTERED,       /* 409: a deregistration withdrew this sequence of the service */
-	/* c2sp.org/tlog-witness add-checkpoint (server/translog/witness.h). */
+	/* c2sp.org/tlog-witness add-checkpoint (server/tlog/witness.h). */
 	API_ERROR_LOG_UNKNOWN,      /* 404: no log of that origin is known here */
 	API_ERROR_LOG_INCONSISTENT, /* 422: not proven consistent with the tree head cosigned last */
 	/* Snapshots: a header kept whose body retention removed (store.body_retention_epochs). */

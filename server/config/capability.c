@@ -9,7 +9,7 @@
 #include "server/config/capability.h"
 
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -18,7 +18,7 @@
 #ifndef DIRAUTH_SERVER_CONFIG_CAPABILITY_H
 #define DIRAUTH_SERVER_CONFIG_CAPABILITY_H
 
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "settings/settings.h"
 
 #include <stddef.h>

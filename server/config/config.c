@@ -8,9 +8,9 @@
 #include "server/config/config.h"
 #include "server/config/config_internal.h"
 
-#include "schema/compress.h"
+#include "compress/compress.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/lines.h"
 #include "schema/names.h"
 #include "settings/settings.h"

@@ -20,7 +20,7 @@
 #include "settings/settings.h"
 #include "schema/registration.h"
 #include "schema/snapshot.h"
-#include "schema/schedule.h"
+#include "schedule/schedule.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -13,7 +13,7 @@
 #include "server/config/config_internal.h"
 
 #include "schema/checkpoint.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/names.h"
 #include "settings/settings.h"
 

@@ -9,7 +9,7 @@
  */
 #include "server/http/access.h"
 
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 
 #include <string.h>
 

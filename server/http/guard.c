@@ -41,8 +41,8 @@
 #include "server/http/guard.h"
 #include "server/http/guard_tally.h"
 
-#include "schema/buffer.h"
-#include "schema/error.h"
+#include "base/buffer.h"
+#include "base/error.h"
 #include "server/api/api_error.h"
 #include "server/http/framing.h"
 

@@ -42,7 +42,7 @@
 #define DIRAUTH_SERVER_HTTP_GUARD_H
 
 #include "clock/clock.h"
-#include "schema/schedule.h"
+#include "schedule/schedule.h"
 #include "server/api/api_error.h"
 
 #include <microhttpd.h>

@@ -12,8 +12,8 @@
 #include "server/http/guard_tally.h"
 
 #include "logline/logline.h"
-#include "schema/buffer.h"
-#include "schema/error.h"
+#include "base/buffer.h"
+#include "base/error.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -33,9 +33,9 @@
  */
 #include "server/http/http.h"
 
-#include "schema/compress.h"
+#include "compress/compress.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/notes_bundle.h"
 #include "server/http/access.h"
 #include "server/http/framing.h"

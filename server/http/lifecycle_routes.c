@@ -17,7 +17,7 @@
 #include "server/http/routes.h"
 
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "server/intake/statements.h"
 #include "server/store/statements.h"
 

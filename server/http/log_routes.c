@@ -7,16 +7,16 @@
  *   tile/<L>/<N>[.p/<W>]       hash tiles
  *   tile/entries/<N>[.p/<W>]   entry bundles
  * A tile's bytes never change once it is served (a partial tile is a prefix of the full tile it
- * grows into, and only tiles of checkpointed trees are served: server/translog/translog.h), so
+ * grows into, and only tiles of checkpointed trees are served: server/tlog/translog.h), so
  * every tile is immutable for caches; refusals are no-store like every error here. A path that is
  * not a tile's one spelling is 400, a well-formed tile the log does not serve is 404, each with
  * its own code.
  */
 #include "server/http/routes.h"
 
-#include "schema/error.h"
-#include "server/translog/cosigning.h"
-#include "server/translog/translog.h"
+#include "base/error.h"
+#include "server/tlog/cosigning.h"
+#include "server/tlog/translog.h"
 
 #include <string.h>
 

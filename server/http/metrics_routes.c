@@ -12,7 +12,7 @@
  */
 #include "server/http/routes.h"
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "server/readpath/prepared.h"
 #include "server/store/registrations.h"
 #include "server/store/snapshots.h"

@@ -16,7 +16,7 @@
 #include "server/http/routes.h"
 
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/registration.h"
 #include "server/readpath/bulk.h"
 #include "server/round/round.h"

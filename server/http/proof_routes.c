@@ -19,9 +19,9 @@
 
 #include "schema/checkpoint.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
-#include "server/translog/cosigning.h"
-#include "server/translog/translog.h"
+#include "base/error.h"
+#include "server/tlog/cosigning.h"
+#include "server/tlog/translog.h"
 
 #define PROOF_NUMBER_TEXT_MAX 20 /* digits of UINT64_MAX */
 

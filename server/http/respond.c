@@ -3,8 +3,8 @@
  */
 #include "server/http/respond.h"
 
-#include "schema/buffer.h"
-#include "schema/compress.h"
+#include "base/buffer.h"
+#include "compress/compress.h"
 
 #include <string.h>
 #include <strings.h>

@@ -16,7 +16,7 @@
 #ifndef DIRAUTH_SERVER_HTTP_RESPOND_H
 #define DIRAUTH_SERVER_HTTP_RESPOND_H
 
-#include "schema/compress.h"
+#include "compress/compress.h"
 #include "server/api/api_error.h"
 
 #include <microhttpd.h>

@@ -14,8 +14,8 @@
 #include "server/http/respond.h"
 #include "server/http/router.h"
 #include "server/intake/submit.h"
-#include "server/translog/witness.h"
-#include "schema/buffer.h"
+#include "server/tlog/witness.h"
+#include "base/buffer.h"
 
 #include <microhttpd.h>
 

@@ -10,7 +10,7 @@
 #include "server/http/routes.h"
 
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "server/readpath/bulk.h"
 #include "server/readpath/prepared.h"
 

@@ -4,7 +4,7 @@
  */
 #include "server/http/routes.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 #include "server/signing/signer_client.h"
 #include "server/signing/signer_health.h"
 #include "server/store/snapshots.h"

@@ -2,7 +2,7 @@
  * witness_routes.c: POST /v1/<namespace>/log/add-checkpoint, c2sp.org/tlog-witness (docs/api.md,
  * "add-checkpoint"): this authority cosigning another authority's checkpoint of a log it follows.
  *
- * The handler only translates: the witness (server/translog/witness.h) judges the request and
+ * The handler only translates: the witness (server/tlog/witness.h) judges the request and
  * says what to answer. The statuses are the spec's; a 200 carries the cosignature line and a 409
  * the witness's tree size as text/x.tlog.size, exactly as the spec writes them, and every other
  * refusal is the API's JSON error. The body is capped at TRANSLOG_ADD_CHECKPOINT_MAX while it
@@ -10,7 +10,7 @@
  */
 #include "server/http/routes.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 
 static enum api_error error_of(enum translog_witness_outcome outcome)
 {

@@ -8,9 +8,9 @@
  */
 #include "server/intake/pending.h"
 
-#include "schema/crypto.h"
-#include "schema/error.h"
-#include "schema/schedule.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
+#include "schedule/schedule.h"
 #include "server/config/config.h"
 #include "server/signing/signer_client.h"
 #include "server/signing/signer_health.h"

@@ -19,9 +19,9 @@
 #ifndef DIRAUTH_SERVER_INTAKE_PENDING_H
 #define DIRAUTH_SERVER_INTAKE_PENDING_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/note.h"
-#include "schema/signer_protocol.h"
+#include "signer_protocol/signer_protocol.h"
 #include "server/api/api_error.h"
 #include "server/intake/kinds.h"
 #include "server/intake/submit.h"

@@ -20,15 +20,15 @@
 #include "server/intake/kinds.h"
 #include "server/intake/pending.h"
 
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/deregistration.h"
 #include "schema/deregistration_receipt.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/health.h"
 #include "schema/note.h"
 #include "schema/revocation.h"
-#include "schema/schedule.h"
+#include "schedule/schedule.h"
 #include "server/store/registrations.h"
 #include "server/store/statements.h"
 

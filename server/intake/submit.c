@@ -16,12 +16,12 @@
 #include "server/intake/pending.h"
 #include "server/intake/statements.h"
 
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "schema/note.h"
 #include "schema/receipt.h"
 #include "schema/registration.h"
-#include "schema/schedule.h"
+#include "schedule/schedule.h"
 #include "server/store/registrations.h"
 
 #include <stdbool.h>

@@ -23,7 +23,7 @@
 #define DIRAUTH_SERVER_INTAKE_SUBMIT_H
 
 #include "server/api/api_error.h"
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/note.h"
 #include "schema/registration.h"
 #include "clock/clock.h"

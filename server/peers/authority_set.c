@@ -10,7 +10,7 @@
  */
 #include "server/peers/authority_set.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 #include "verify/verify.h"
 
 #include <errno.h>

@@ -43,7 +43,7 @@
 #ifndef DIRAUTH_SERVER_PEERS_AUTHORITY_SET_H
 #define DIRAUTH_SERVER_PEERS_AUTHORITY_SET_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/certificate.h"
 #include "schema/note.h"
 #include "server/config/config.h"

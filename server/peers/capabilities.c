@@ -5,8 +5,8 @@
  */
 #include "server/peers/capabilities.h"
 
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -17,10 +17,10 @@
 
 #include "net/client.h"
 #include "net/pool.h"
-#include "schema/compress.h"
-#include "schema/crypto.h"
+#include "compress/compress.h"
+#include "crypto/crypto.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/vote_body.h"
 #include "schema/vote_envelope.h"
 #include "server/peers/capabilities.h"

@@ -78,7 +78,7 @@
 #ifndef DIRAUTH_SERVER_PEERS_PEER_CLIENT_H
 #define DIRAUTH_SERVER_PEERS_PEER_CLIENT_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/registration.h"
 #include "server/config/config.h"
 #include "net/error_answer.h"

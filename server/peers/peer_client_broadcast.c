@@ -12,7 +12,7 @@
  */
 #include "server/peers/peer_client_internal.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <pthread.h>
 #include <stdio.h>

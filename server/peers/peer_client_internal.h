@@ -12,7 +12,7 @@
 
 #include "net/client.h"
 #include "net/pool.h"
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "server/peers/capabilities.h"
 #include "server/peers/peer_client.h"
 

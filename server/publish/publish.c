@@ -16,8 +16,8 @@
 #include "server/publish/publish.h"
 
 #include "consensus/consensus.h"
-#include "schema/error.h"
-#include "schema/schedule.h"
+#include "base/error.h"
+#include "schedule/schedule.h"
 #include "faults/faults.h"
 #include "server/publish/vote.h"
 #include "server/store/registrations.h"

@@ -24,7 +24,7 @@
 #ifndef DIRAUTH_SERVER_PUBLISH_PUBLISH_H
 #define DIRAUTH_SERVER_PUBLISH_PUBLISH_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/snapshot.h"
 #include "server/config/config.h"
 #include "server/signing/signer_client.h"

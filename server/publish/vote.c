@@ -11,8 +11,8 @@
 #include "server/publish/vote.h"
 
 #include "consensus/consensus.h"
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "schema/health.h"
 #include "schema/note.h"
 #include "schema/registration.h"

@@ -22,8 +22,8 @@
 #define DIRAUTH_SERVER_PUBLISH_VOTE_H
 
 #include "consensus/consensus.h"
-#include "schema/buffer.h"
-#include "schema/merkle.h"
+#include "base/buffer.h"
+#include "crypto/merkle.h"
 #include "schema/snapshot.h"
 #include "schema/vote.h"
 #include "schema/vote_body.h"

@@ -8,7 +8,7 @@
  */
 #include "server/readpath/bulk.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/headers_bundle.h"
 #include "schema/notes_bundle.h"
 #include "server/store/registrations.h"

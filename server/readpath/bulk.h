@@ -11,7 +11,7 @@
 #ifndef DIRAUTH_SERVER_READPATH_BULK_H
 #define DIRAUTH_SERVER_READPATH_BULK_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "server/store/store.h"
 
 #include <stddef.h>

@@ -23,9 +23,9 @@
 #define _DEFAULT_SOURCE /* madvise, MADV_DONTNEED: posix_madvise leaves the pages mapped in */
 #include "server/readpath/prepared.h"
 
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/note.h"
 #include "schema/snapshot.h"
 #include "server/store/snapshots.h"

@@ -32,8 +32,8 @@
 #ifndef DIRAUTH_SERVER_READPATH_PREPARED_H
 #define DIRAUTH_SERVER_READPATH_PREPARED_H
 
-#include "schema/buffer.h"
-#include "schema/compress.h"
+#include "base/buffer.h"
+#include "compress/compress.h"
 #include "schema/snapshot.h"
 #include "server/config/config.h"
 #include "server/store/snapshots.h"

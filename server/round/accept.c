@@ -15,8 +15,8 @@
  */
 #include "server/round/internal.h"
 
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "schema/note.h"
 #include "schema/snapshot.h"
 #include "schema/vote.h"

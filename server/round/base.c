@@ -15,7 +15,7 @@
  */
 #include "server/round/internal.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 #include "server/publish/publish.h"
 #include "server/publish/vote.h"
 

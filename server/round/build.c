@@ -14,9 +14,9 @@
  */
 #include "server/round/internal.h"
 
-#include "schema/crypto.h"
-#include "schema/error.h"
-#include "schema/merkle.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
+#include "crypto/merkle.h"
 #include "schema/note.h"
 #include "schema/vote.h"
 #include "schema/vote_delta.h"

@@ -29,8 +29,8 @@
  */
 #include "server/round/internal.h"
 
-#include "schema/compress.h"
-#include "schema/error.h"
+#include "compress/compress.h"
+#include "base/error.h"
 #include "schema/headers_bundle.h"
 #include "schema/note.h"
 #include "schema/snapshot.h"

@@ -18,8 +18,8 @@
  */
 #include "server/round/internal.h"
 
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "schema/note.h"
 #include "server/intake/statements.h"
 #include "server/intake/submit.h"

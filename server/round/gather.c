@@ -29,8 +29,8 @@
  */
 #include "server/round/internal.h"
 
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "schema/health.h"
 #include "schema/notes_bundle.h"
 #include "server/intake/statements.h"

@@ -12,7 +12,7 @@
 #define DIRAUTH_SERVER_ROUND_INTERNAL_H
 
 #include "consensus/consensus.h"
-#include "schema/schedule.h"
+#include "schedule/schedule.h"
 #include "server/round/round.h"
 
 #include <pthread.h>

@@ -10,7 +10,7 @@
 #include "server/round/internal.h"
 
 #include "logline/logline.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/vote_body.h"
 #include "schema/vote_envelope.h"
 #include "server/store/snapshots.h"

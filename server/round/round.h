@@ -4,7 +4,7 @@
  * the snapshot it publishes once k members signed it.
  *
  * The round of epoch E of a namespace runs from vote_at(E) to vote_at(E + 1)
- * (schema/schedule.h). round_tick, called by the scheduler's thread, moves it on, each step once
+ * (schedule/schedule.h). round_tick, called by the scheduler's thread, moves it on, each step once
  * and in order, every step idempotent and re-derived from the store after a restart:
  *   1. from vote_at(E): catch up (fetch and store the snapshots the peers published that this
  *      authority lacks, verified as a mirror verifies), seal E in the store, build the vote from
@@ -48,7 +48,7 @@
 #define DIRAUTH_SERVER_ROUND_ROUND_H
 
 #include "clock/clock.h"
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/registration.h"
 #include "server/api/api_error.h"
 #include "server/config/config.h"

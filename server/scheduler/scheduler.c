@@ -9,7 +9,7 @@
 #include "server/scheduler/scheduler.h"
 
 #include "logline/logline.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "server/publish/publish.h"
 #include "server/store/snapshots.h"
 

@@ -1,7 +1,7 @@
 /*
  * scheduler.h: the thread that publishes one snapshot per namespace per epoch.
  *
- * Time is cut into epochs by config->epoch (the arithmetic is schema/schedule.h). The scheduler is
+ * Time is cut into epochs by config->epoch (the arithmetic is schedule/schedule.h). The scheduler is
  * a thread that polls the injectable clock (every EPOCH_POLL_FILE_MS for a file clock, so tests
  * advance epochs quickly by writing the file; every EPOCH_POLL_SYSTEM_MS for the system clock).
  * When the current epoch is above the latest one published for a namespace, it has that epoch's

@@ -22,7 +22,7 @@
  */
 #include "server/signing/signer_client.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -15,10 +15,10 @@
 #ifndef DIRAUTH_SERVER_SIGNING_SIGNER_CLIENT_H
 #define DIRAUTH_SERVER_SIGNING_SIGNER_CLIENT_H
 
-#include "schema/buffer.h"
-#include "schema/merkle.h"
+#include "base/buffer.h"
+#include "crypto/merkle.h"
 #include "schema/note.h"
-#include "schema/signer_protocol.h"
+#include "signer_protocol/signer_protocol.h"
 
 #include <stddef.h>
 #include <stdint.h>

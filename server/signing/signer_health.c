@@ -9,7 +9,7 @@
 #include "server/signing/signer_health.h"
 
 #include "schema/certificate.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/note.h"
 
 #include <pthread.h>

@@ -14,7 +14,7 @@
 #include "server/store/engine.h"
 
 #include "kv/kv.h"
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <pthread.h>
 #include <stdbool.h>

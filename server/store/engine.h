@@ -2,7 +2,7 @@
  * engine.h: the store's engine: one LMDB environment (through kv/) and its group commit, knowing
  * nothing of what the tables keep in it.
  *
- * The tables of server/store (registrations.h, statements.h, snapshots.h, votes.h, log_table.h)
+ * The tables of server/store (registrations.h, statements.h, snapshots.h, votes.h, tlog_table.h)
  * name their databases; the engine opens them in one environment beside its own, meta, where it
  * keeps the sealed epoch (a table keeps its own counters there under names of its own).
  *

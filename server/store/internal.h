@@ -5,7 +5,7 @@
  *
  * The store is one LMDB environment (hard rule: one environment per process), opened by the
  * engine (engine.h) with the databases of every table: each table file owns some of them and
- * describes them at its top (registrations.c, statements.c, snapshots.c, votes.c, log_table.c),
+ * describes them at its top (registrations.c, statements.c, snapshots.c, votes.c, tlog_table.c),
  * lists them for store_open (registrations_databases ...), and reaches them through struct
  * store. The namespaces database is everyone's: name -> ns, a
  * namespace's u16 id, assigned at its first use from meta "next_ns". Integers in keys and values
@@ -15,7 +15,7 @@
 #define DIRAUTH_SERVER_STORE_INTERNAL_H
 
 #include "kv/kv.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/note.h"
 #include "server/store/engine.h"
 #include "server/store/store.h"
@@ -52,7 +52,7 @@ struct store {
 	struct kv_db snapshots, bodies, latest;
 	/* votes.c: what other authorities sent, and this authority's part in each epoch */
 	struct kv_db votes, signatures, consensus, evidence;
-	/* log_table.c: the transparency log of each namespace */
+	/* tlog_table.c: the transparency log of each namespace */
 	struct kv_db log_hashes, log_leaves, log_epochs, log_state, log_checkpoints, log_partials,
 	    log_witness;
 	/* statements.c: health statements, revocations and deregistrations */

@@ -7,8 +7,8 @@
  */
 #include "server/store/record_codec.h"
 
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 
 #include <stdbool.h>
 #include <stdio.h>

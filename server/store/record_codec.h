@@ -23,7 +23,7 @@
 #ifndef DIRAUTH_SERVER_STORE_RECORD_CODEC_H
 #define DIRAUTH_SERVER_STORE_RECORD_CODEC_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/note.h"
 #include "schema/registration.h"
 

@@ -45,7 +45,7 @@
 #include "server/store/internal.h"
 
 #include "kv/kv.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/note.h"
 #include "schema/registration.h"
 #include "server/store/engine.h"

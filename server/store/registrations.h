@@ -37,7 +37,7 @@
 #define DIRAUTH_SERVER_STORE_REGISTRATIONS_H
 
 #include "kv/kv.h"
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/note.h"
 #include "schema/registration.h"
 #include "server/store/engine.h"

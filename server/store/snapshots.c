@@ -18,9 +18,9 @@
 #include "server/store/internal.h"
 
 #include "kv/kv.h"
-#include "schema/compress.h"
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "compress/compress.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 
 #include <dirent.h>
 #include <errno.h>

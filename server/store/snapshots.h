@@ -14,8 +14,8 @@
 #ifndef DIRAUTH_SERVER_STORE_SNAPSHOTS_H
 #define DIRAUTH_SERVER_STORE_SNAPSHOTS_H
 
-#include "schema/buffer.h"
-#include "schema/compress.h"
+#include "base/buffer.h"
+#include "compress/compress.h"
 #include "kv/kv.h"
 #include "server/store/store.h"
 

@@ -32,7 +32,7 @@
 
 #include "kv/kv.h"
 #include "schema/deregistration.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/health.h"
 #include "schema/note.h"
 #include "schema/registration.h"

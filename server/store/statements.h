@@ -40,7 +40,7 @@
 #ifndef DIRAUTH_SERVER_STORE_STATEMENTS_H
 #define DIRAUTH_SERVER_STORE_STATEMENTS_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/note.h"
 #include "server/store/engine.h"
 #include "server/store/store.h"

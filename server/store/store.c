@@ -10,9 +10,9 @@
 #include "server/store/internal.h"
 
 #include "kv/kv.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "server/store/engine.h"
-#include "server/store/log_table.h"
+#include "server/store/tlog_table.h"
 #include "server/store/registrations.h"
 #include "server/store/snapshots.h"
 #include "server/store/statements.h"

@@ -3,7 +3,7 @@
  * counters. The tables each have their header: registrations.h (what providers registered, and
  * the views of the sealed epoch), statements.h (health statements, revocations,
  * deregistrations), snapshots.h (published headers and bodies), votes.h (the rounds with other
- * authorities), log_table.h (each namespace's transparency log). engine.h says how every write of
+ * authorities), tlog_table.h (each namespace's transparency log). engine.h says how every write of
  * registrations and statements is group-committed.
  *
  * One LMDB environment (through kv/, engine.h) and a directory of snapshot body files, both under

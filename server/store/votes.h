@@ -18,7 +18,7 @@
 #ifndef DIRAUTH_SERVER_STORE_VOTES_H
 #define DIRAUTH_SERVER_STORE_VOTES_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "kv/kv.h"
 #include "server/store/store.h"
 

@@ -1,12 +1,12 @@
 /*
  * fuzz_add_checkpoint.c: the c2sp.org/tlog-witness add-checkpoint request body as a witness
- * reads it (translog_add_checkpoint_parse, server/translog/witness.h), on arbitrary bytes. A body
+ * reads it (translog_add_checkpoint_parse, server/tlog/witness.h), on arbitrary bytes. A body
  * the parser accepts must be written back byte for byte by translog_add_checkpoint_encode from
  * what it returned (the request has one spelling), with at most 63 proof hashes and a checkpoint
  * text that parses; a refusal is a syntax or bounds error and leaves nothing to free.
  */
-#include "schema/error.h"
-#include "server/translog/witness.h"
+#include "base/error.h"
+#include "server/tlog/witness.h"
 
 #include <stdlib.h>
 #include <string.h>

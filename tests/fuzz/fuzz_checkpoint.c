@@ -6,7 +6,7 @@
  * Nobody can forge the fixed key, so no cosignature may ever verify.
  */
 #include "schema/checkpoint.h"
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <stdlib.h>
 #include <string.h>

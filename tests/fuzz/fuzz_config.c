@@ -6,7 +6,7 @@
  * line number inside the input, and never go deeper than its bound whatever the nesting.
  */
 #include "server/config/config.h"
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,10 +6,10 @@
  * Beyond not crashing, it checks the contract: on success the output is within the bound, on
  * failure the buffer is left empty and the error is one the header lists.
  */
-#include "schema/compress.h"
+#include "compress/compress.h"
 
-#include "schema/buffer.h"
-#include "schema/error.h"
+#include "base/buffer.h"
+#include "base/error.h"
 
 #include <stdlib.h>
 

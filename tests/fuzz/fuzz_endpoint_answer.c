@@ -8,7 +8,7 @@
  */
 #include "ctl/endpoint.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <inttypes.h>
 #include <stddef.h>

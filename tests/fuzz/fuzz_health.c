@@ -6,7 +6,7 @@
  * can never state a class outside the four; the check against the registration must end in one of
  * its documented answers. Anything else aborts, so the fuzzer reports it.
  */
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/health.h"
 
 #include <stdlib.h>

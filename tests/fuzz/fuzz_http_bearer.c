@@ -3,7 +3,7 @@
  * values: the token found lies inside the value, is not empty and holds no space or control byte;
  * a private namespace opens only to the one token whose digest is its capability's.
  */
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "server/http/access.h"
 
 #include <stdint.h>

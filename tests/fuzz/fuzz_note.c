@@ -6,7 +6,7 @@
  * matching, counting and signature paths run on hostile signatures too, and formatted back to
  * check that what the parser accepts the formatter can write.
  */
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/note.h"
 
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * an accepted file holds values register can encode (bounded endpoint count, distinct ids,
  * addresses valid for their transport).
  */
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/registration.h"
 #include "ctl/service_file.h"
 

@@ -7,9 +7,9 @@
  * will sign: the reader must refuse any bytes cleanly, with a line number inside the input, and
  * what it accepts must hold what the service and the listener will rely on.
  */
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/names.h"
-#include "schema/schedule.h"
+#include "schedule/schedule.h"
 #include "signer/signer_config.h"
 
 #include <stdlib.h>

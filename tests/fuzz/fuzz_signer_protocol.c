@@ -5,7 +5,7 @@
  * values; its operation must be one of the protocol's table, either signing or querying, and
  * use only the fields its row allows.
  */
-#include "schema/signer_protocol.h"
+#include "signer_protocol/signer_protocol.h"
 
 #include <stdlib.h>
 #include <string.h>

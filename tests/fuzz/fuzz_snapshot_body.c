@@ -5,7 +5,7 @@
  * to commit to it (size, digest, count, root), which drives every record through the signed
  * registration checks.
  */
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/snapshot.h"
 
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * statement and revocation through their signature checks; a verified body never lists a record
  * that one of its revocations excludes.
  */
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/revocation.h"
 #include "schema/snapshot.h"
 

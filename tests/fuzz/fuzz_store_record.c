@@ -7,9 +7,9 @@
  * whose length and digest the header keeps. A note it rebuilds, kept again under the same header
  * (with the same slot or none) and read back, is the same note, and the header reads the same.
  */
-#include "schema/buffer.h"
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "base/buffer.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "server/store/record_codec.h"
 
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * (1..256). A bundle it accepts must be re-encoded byte for byte from the entries it returns, and
  * every entry must lie inside the input.
  */
-#include "schema/error.h"
+#include "base/error.h"
 #include "tlog/bundle.h"
 
 #include <stdlib.h>

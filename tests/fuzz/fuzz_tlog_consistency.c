@@ -3,7 +3,7 @@
  * re-encoded byte for byte from the hashes it returns; a refusal is a syntax or bounds error and
  * leaves no hash counted.
  */
-#include "schema/error.h"
+#include "base/error.h"
 #include "tlog/consistency.h"
 
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * returns must be valid and answer tlog_tile_check() and tlog_tile_is_of_tree() without
  * overflowing, for trees of a few sizes including the largest.
  */
-#include "schema/error.h"
+#include "base/error.h"
 #include "tlog/tile.h"
 
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * (the log key, and the same key as a cosigner under the name of the note's first signature line,
  * so that the cosignature checks run on hostile lines).
  */
-#include "schema/error.h"
+#include "base/error.h"
 #include "tlog/policy.h"
 #include "tlog/proof.h"
 

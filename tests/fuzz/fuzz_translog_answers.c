@@ -7,8 +7,8 @@
  */
 #include "schema/checkpoint.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
-#include "server/translog/translog.h"
+#include "base/error.h"
+#include "server/tlog/translog.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * form of an accepted bundle parses back to the same bundle and encodes to the same bytes; and
  * that a refusal always names a line and says, in a terminated string, what is wrong with it.
  */
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/trust_bundle.h"
 
 #include <stdlib.h>

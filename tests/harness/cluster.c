@@ -23,9 +23,9 @@
 
 #include "schema/certificate.h"
 #include "schema/checkpoint.h"
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/registration.h"
 #include "tests/harness/nginx_front.h"
 #include "tests/harness/run_directory.h"

@@ -64,9 +64,9 @@
 #ifndef DIRAUTH_TESTS_HARNESS_CLUSTER_H
 #define DIRAUTH_TESTS_HARNESS_CLUSTER_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/note.h"
-#include "schema/schedule.h"
+#include "schedule/schedule.h"
 #include "schema/snapshot.h"
 #include "signer/key.h"
 #include "tests/harness/faultproxy.h"

@@ -23,7 +23,7 @@
 #define _GNU_SOURCE /* accept4, pipe2: close-on-exec at once, as the test thread may be starting a daemon */
 #include "tests/harness/faultproxy.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -7,7 +7,7 @@
  */
 #include "tests/harness/launcher.h"
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "tests/support/test_support.h"
 
 #include <check.h>

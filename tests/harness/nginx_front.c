@@ -8,8 +8,8 @@
  */
 #include "tests/harness/nginx_front.h"
 
-#include "schema/buffer.h"
-#include "schema/error.h"
+#include "base/buffer.h"
+#include "base/error.h"
 #include "tests/support/test_programs.h"
 
 #include <ctype.h>

@@ -6,7 +6,7 @@
  */
 #include "tests/harness/run_directory.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -15,7 +15,7 @@
 #ifndef DIRAUTH_TESTS_HARNESS_RUN_DIRECTORY_H
 #define DIRAUTH_TESTS_HARNESS_RUN_DIRECTORY_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 
 #include <stdint.h>
 

@@ -3,7 +3,7 @@
  */
 #include "tests/harness/test_ca.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <openssl/bn.h>
 #include <openssl/evp.h>

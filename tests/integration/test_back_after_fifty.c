@@ -18,7 +18,7 @@
  */
 #include "test_support.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/note.h"
 #include "schema/snapshot.h"
 #include "tests/harness/cluster.h"

@@ -13,7 +13,7 @@
 #include "test_support.h"
 
 #include "schema/certificate.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/note.h"
 #include "schema/snapshot.h"
 #include "schema/trust_bundle.h"

@@ -25,9 +25,9 @@
 #include "test_support.h"
 #include "tests/harness/launcher.h"
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/certificate.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/note.h"
 #include "schema/snapshot.h"
 #include "signer/key.h"

@@ -22,8 +22,8 @@
 #include "test_support.h"
 
 #include "schema/checkpoint.h"
-#include "schema/error.h"
-#include "schema/merkle.h"
+#include "base/error.h"
+#include "crypto/merkle.h"
 #include "schema/snapshot.h"
 #include "signer/key.h"
 #include "tests/harness/cluster.h"

@@ -16,7 +16,7 @@
  */
 #include "test_support.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 #include "tests/harness/faultproxy.h"
 #include "tests/harness/stub_http.h"
 #include "tests/harness/cluster.h"

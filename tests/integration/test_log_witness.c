@@ -16,9 +16,9 @@
 #include "test_support.h"
 
 #include "schema/checkpoint.h"
-#include "schema/error.h"
-#include "schema/merkle.h"
-#include "server/translog/witness.h"
+#include "base/error.h"
+#include "crypto/merkle.h"
+#include "server/tlog/witness.h"
 #include "signer/key.h"
 #include "tests/harness/cluster.h"
 #include "tlog/policy.h"

@@ -38,9 +38,9 @@
 #include "test_support.h"
 
 #include "consensus/consensus.h"
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/note.h"
 #include "schema/registration.h"
 #include "schema/snapshot.h"

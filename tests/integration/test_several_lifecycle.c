@@ -29,7 +29,7 @@
 #include "test_support.h"
 
 #include "schema/deregistration.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/health.h"
 #include "schema/note.h"
 #include "schema/registration.h"

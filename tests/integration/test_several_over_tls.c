@@ -18,7 +18,7 @@
 #include "test_support.h"
 
 #include "schema/checkpoint.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/note.h"
 #include "schema/notes_bundle.h"
 #include "schema/snapshot.h"

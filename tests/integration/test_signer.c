@@ -27,14 +27,14 @@
 #include "test_signer_socket.h"
 #include "test_support.h"
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/checkpoint.h"
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "signer/key.h"
-#include "schema/merkle.h"
+#include "crypto/merkle.h"
 #include "schema/note.h"
-#include "schema/signer_protocol.h"
+#include "signer_protocol/signer_protocol.h"
 #include "schema/snapshot.h"
 
 #include <check.h>

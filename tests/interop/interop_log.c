@@ -18,7 +18,7 @@
 
 #include "schema/checkpoint.h"
 #include "server/publish/publish.h"
-#include "server/translog/translog.h"
+#include "server/tlog/translog.h"
 #include "signer/key.h"
 
 #include <inttypes.h>

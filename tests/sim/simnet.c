@@ -13,9 +13,9 @@
 #include "tests/sim/simnet_internal.h"
 
 #include "schema/certificate.h"
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "settings/settings.h"
 #include "server/store/snapshots.h"
 

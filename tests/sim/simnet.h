@@ -102,7 +102,7 @@
 #ifndef DIRAUTH_TESTS_SIM_SIMNET_H
 #define DIRAUTH_TESTS_SIM_SIMNET_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "server/config/config.h"
 
 #include <stdbool.h>

@@ -14,8 +14,8 @@
 #include "tests/sim/simnet_internal.h"
 
 #include "consensus/consensus.h"
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "schema/snapshot.h"
 #include "schema/vote.h"
 #include "schema/vote_body.h"

@@ -13,7 +13,7 @@
 #include "tests/sim/simnet_internal.h"
 
 #include "net/error_answer.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "server/api/api_error.h"
 #include "server/readpath/bulk.h"
 #include "server/store/registrations.h"

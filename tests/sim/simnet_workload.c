@@ -13,7 +13,7 @@
  */
 #include "tests/sim/simnet_internal.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/health.h"
 #include "schema/revocation.h"
 #include "server/intake/statements.h"

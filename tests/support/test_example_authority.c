@@ -4,7 +4,7 @@
  */
 #include "test_example_authority.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 #include "test_signed_notes.h"
 
 #include <check.h>

@@ -8,7 +8,7 @@
 #ifndef DIRAUTH_TEST_HTTP_H
 #define DIRAUTH_TEST_HTTP_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 
 #include <curl/curl.h>
 

@@ -9,7 +9,7 @@
 #ifndef DIRAUTH_TEST_HTTP_SERVER_H
 #define DIRAUTH_TEST_HTTP_SERVER_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 
 #include <microhttpd.h>
 #include <stddef.h>

@@ -6,8 +6,8 @@
  */
 #include "test_keys.h"
 
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "test_support.h"
 
 #include <check.h>

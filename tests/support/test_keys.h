@@ -14,7 +14,7 @@
 #ifndef DIRAUTH_TEST_KEYS_H
 #define DIRAUTH_TEST_KEYS_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/note.h"
 #include "schema/registration.h"
 

@@ -4,7 +4,7 @@
 #define _GNU_SOURCE /* pipe2: close-on-exec at once, as another thread may be starting a daemon */
 #include "test_programs.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,7 +8,7 @@
 #ifndef DIRAUTH_TEST_PROGRAMS_H
 #define DIRAUTH_TEST_PROGRAMS_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 
 #include <limits.h>
 

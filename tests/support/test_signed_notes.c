@@ -6,7 +6,7 @@
 
 #include "schema/certificate.h"
 #include "schema/checkpoint.h"
-#include "schema/error.h"
+#include "base/error.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -13,9 +13,9 @@
 #ifndef DIRAUTH_TEST_SIGNED_NOTES_H
 #define DIRAUTH_TEST_SIGNED_NOTES_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/note.h"
-#include "schema/merkle.h"
+#include "crypto/merkle.h"
 #include "signer/key.h"
 
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /*
  * test_signer_socket.h: the client's side of a real dirauth-signer's UNIX socket, by hand, for
  * test_signer and bench_signer_crash, which start the signer binary and speak its protocol
- * (schema/signer_protocol.h) frame by frame: connecting, reading whole frames, and the example
+ * (signer_protocol/signer_protocol.h) frame by frame: connecting, reading whole frames, and the example
  * snapshot header they ask it to sign.
  *
  * Nothing here aborts: a refused connection or a closed socket is what these programs wait for
@@ -10,7 +10,7 @@
 #ifndef DIRAUTH_TEST_SIGNER_SOCKET_H
 #define DIRAUTH_TEST_SIGNER_SOCKET_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 
 #include <stddef.h>
 #include <stdint.h>

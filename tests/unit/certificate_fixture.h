@@ -8,7 +8,7 @@
 #ifndef DIRAUTH_TEST_CERTIFICATE_FIXTURE_H
 #define DIRAUTH_TEST_CERTIFICATE_FIXTURE_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/certificate.h"
 #include "signer/key.h"
 #include "test_signed_notes.h"

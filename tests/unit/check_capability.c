@@ -6,9 +6,9 @@
  */
 #include "ctl/capability.h"
 
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "test_support.h"
 
 #include <check.h>

@@ -7,7 +7,7 @@
  * refusal the header promises has its test.
  */
 #include "schema/certificate.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "test_keys.h"
 #include "test_support.h"
 

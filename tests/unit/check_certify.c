@@ -10,11 +10,11 @@
  * name mismatches, the same key in both roles, a gap between the windows without --allow-gap,
  * a previous certificate from another identity, unsafe or missing key files.
  */
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/certificate.h"
 #include "ctl/certify.h"
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "ctl/fetch.h"
 #include "signer/key.h"
 #include "schema/note.h"

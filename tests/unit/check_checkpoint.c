@@ -7,9 +7,9 @@
  * cosignatures themselves are made with an example key from a fixed, public seed.
  */
 #include "schema/checkpoint.h"
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "test_keys.h"
 
 #include <check.h>

@@ -3,7 +3,7 @@
  * and refuses a missing, oversized or malformed file.
  */
 #include "clock/clock.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "test_support.h"
 
 #include <check.h>

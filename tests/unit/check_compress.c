@@ -7,11 +7,11 @@
  * A bomb test also checks that the buffer never grew near the bomb's size, which is the point
  * of guarding while decoding rather than after.
  */
-#include "schema/compress.h"
+#include "compress/compress.h"
 
-#include "schema/buffer.h"
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "base/buffer.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "test_support.h"
 
 #include <check.h>

@@ -2,9 +2,9 @@
  * check_config.c: the configuration reader accepts the documented schema and refuses, with the
  * line at fault, everything else.
  */
-#include "schema/compress.h"
+#include "compress/compress.h"
 #include "server/config/config.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "signer/key.h"
 #include "schema/note.h"
 #include "test_support.h"

@@ -4,7 +4,7 @@
  * with their defaults and bounds, and the "operators" list of keys whose revocations are
  * honoured; each refusal names its line.
  */
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/note.h"
 #include "schema/snapshot.h"
 #include "server/config/config.h"

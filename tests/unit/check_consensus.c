@@ -17,11 +17,11 @@
  * chosen, not expired at valid-after.
  */
 #include "consensus/consensus.h"
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/lines.h"
-#include "schema/schedule.h"
+#include "schedule/schedule.h"
 #include "test_keys.h"
 #include "test_support.h"
 

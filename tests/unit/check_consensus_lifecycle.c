@@ -20,11 +20,11 @@
  */
 #include "consensus/consensus.h"
 #include "lifecycle_fixture.h"
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/lines.h"
-#include "schema/schedule.h"
+#include "schedule/schedule.h"
 #include "test_keys.h"
 #include "test_support.h"
 

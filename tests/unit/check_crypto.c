@@ -1,5 +1,5 @@
 /*
- * check_crypto.c: the promises of schema/crypto.h that the document tests do not reach.
+ * check_crypto.c: the promises of crypto/crypto.h that the document tests do not reach.
  *
  * crypto_ed25519_verify keeps the key objects of recently used keys in a small table per
  * thread, so the one thing to prove is that the table never answers for the wrong key: many
@@ -9,8 +9,8 @@
  * freed when the threads end). The keys are made and the signatures computed with OpenSSL
  * directly, not through anything of dirauth's.
  */
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 
 #include <check.h>
 

@@ -7,10 +7,10 @@
  */
 #include "invalid_vectors.h"
 #include "lifecycle_fixture.h"
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/deregistration.h"
 #include "schema/deregistration_receipt.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "test_keys.h"
 #include "test_support.h"
 

@@ -6,7 +6,7 @@
  * this one runs the built binary so that what main adds (option parsing, usage errors, output
  * and the mapping of reports to exit codes) is held to the documented interface.
  */
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/note.h"
 #include "schema/registration.h"
 #include "test_support.h"

@@ -1,14 +1,14 @@
 /*
  * check_encoding.c: tests of the shared text helpers: hex, base64 and decimal codecs
  * (schema/encoding.h), the bounded line reader and field helpers (schema/lines.h), and the
- * growable buffer (schema/buffer.h).
+ * growable buffer (base/buffer.h).
  *
  * Every document parser leans on these for canonical form, so the tests dwell on the refusals:
  * each value must have exactly one accepted spelling.
  */
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/lines.h"
 #include "schema/names.h"
 #include "schema/note.h"

@@ -3,7 +3,7 @@
  * trip byte for byte, and every other spelling, order, count and bound is refused. What the
  * statements in a file prove is checked against a real dirauthd in check_monitor.c.
  */
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/evidence.h"
 
 #include <check.h>

@@ -18,12 +18,12 @@
  * over loopback against a canned server, for what only it does: bounded downloads, the
  * Accept-Encoding it sends, and the mapping of server answers to exit codes.
  */
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "canned_http.h"
 #include "certificate_fixture.h"
-#include "schema/compress.h"
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "compress/compress.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "schema/evidence.h"
 #include "ctl/evidence.h"
 #include "ctl/fetch.h"

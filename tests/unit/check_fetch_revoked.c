@@ -27,10 +27,10 @@
  * The same with the whole service revoked: the service comes back in no later snapshot.
  */
 #include "certificate_fixture.h"
-#include "schema/buffer.h"
-#include "schema/crypto.h"
+#include "base/buffer.h"
+#include "crypto/crypto.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/note.h"
 #include "schema/registration.h"
 #include "schema/revocation.h"

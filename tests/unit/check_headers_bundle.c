@@ -3,7 +3,7 @@
  * schema/headers-bundle.md byte for byte, round trips, complete and stopped-early answers, the
  * bounds on count and bytes, the writer's refusals and every refusal of the parser.
  */
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/headers_bundle.h"
 #include "lifecycle_fixture.h"
 #include "test_support.h"

@@ -7,9 +7,9 @@
  * note package's published example key, so the file format and the signatures are known to
  * interoperate, not merely to round-trip with themselves.
  */
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "signer/key.h"
 #include "schema/note.h"
 #include "test_support.h"

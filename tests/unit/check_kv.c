@@ -6,7 +6,7 @@
  * the map's size and use, growing a full map so that the writes it refused succeed, and the
  * project's error codes for a full map, a damaged file, bad keys and failed writes.
  */
-#include "schema/error.h"
+#include "base/error.h"
 #include "kv/kv.h"
 #include "test_support.h"
 

@@ -9,9 +9,9 @@
  */
 #include "test_support.h"
 
-#include "schema/error.h"
+#include "base/error.h"
 #include "signer/ledger.h"
-#include "schema/merkle.h"
+#include "crypto/merkle.h"
 
 #include <check.h>
 

@@ -25,16 +25,16 @@
  */
 #include "test_support.h"
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/certificate.h"
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "signer/key.h"
 #include "signer/listener.h"
 #include "schema/note.h"
 #include "schema/receipt.h"
 #include "signer/service.h"
-#include "schema/signer_protocol.h"
+#include "signer_protocol/signer_protocol.h"
 #include "schema/snapshot.h"
 
 #include <check.h>

@@ -13,8 +13,8 @@
 
 #include "schema/checkpoint.h"
 #include "server/publish/publish.h"
-#include "server/store/log_table.h"
-#include "server/translog/translog.h"
+#include "server/store/tlog_table.h"
+#include "server/tlog/translog.h"
 #include "signer/key.h"
 #include "tlog/bundle.h"
 #include "tlog/policy.h"

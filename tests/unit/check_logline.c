@@ -8,8 +8,8 @@
 #include "logline/logline.h"
 
 #include "clock/clock.h"
-#include "schema/error.h"
-#include "schema/schedule.h"
+#include "base/error.h"
+#include "schedule/schedule.h"
 #include "test_support.h"
 
 #include <check.h>

@@ -10,11 +10,11 @@
  * The vectors are JSON; a tiny bounded reader below handles exactly their shape, so that the
  * numbers (leaf indexes up to 2^64-1) are read as uint64_t and never through a double.
  */
-#include "schema/merkle.h"
+#include "crypto/merkle.h"
 
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "test_support.h"
 
 #include <check.h>

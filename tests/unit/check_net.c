@@ -22,9 +22,9 @@
 #include "net/client.h"
 #include "net/error_answer.h"
 #include "net/pool.h"
-#include "schema/buffer.h"
-#include "schema/compress.h"
-#include "schema/error.h"
+#include "base/buffer.h"
+#include "compress/compress.h"
+#include "base/error.h"
 #include "test_http_server.h"
 #include "test_support.h"
 

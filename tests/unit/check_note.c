@@ -1,6 +1,6 @@
 /*
  * check_note.c: tests of C2SP signed notes and verifier keys (schema/note.h) and of the
- * verification primitives under them (schema/crypto.h).
+ * verification primitives under them (crypto/crypto.h).
  *
  * The anchor is the example from c2sp.org/signed-note, which this code did not produce: it must
  * verify, and changing any byte of its text must make it fail. Fresh signatures are made here
@@ -9,10 +9,10 @@
  * counting rules a threshold depends on: unknown keys and repeats count zero, and one bad
  * signature by a known key rejects the note.
  */
-#include "schema/buffer.h"
-#include "schema/crypto.h"
+#include "base/buffer.h"
+#include "crypto/crypto.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/note.h"
 
 #include <check.h>

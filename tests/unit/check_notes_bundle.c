@@ -4,7 +4,7 @@
  * allocating, the writer's refusals (what does not fit, indexes out of order, an end that lies),
  * and every refusal of both parsers.
  */
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/notes_bundle.h"
 #include "lifecycle_fixture.h"
 #include "test_keys.h"

@@ -26,7 +26,7 @@
 #include "server/config/capability.h"
 #include "server/http/access.h"
 #include "server/peers/peer_client.h"
-#include "server/translog/translog.h"
+#include "server/tlog/translog.h"
 
 #include <sys/stat.h>
 

@@ -6,10 +6,10 @@
  * the signer down nothing is published, and the epoch is published late once it is back.
  */
 #include "clock/clock.h"
-#include "schema/compress.h"
+#include "compress/compress.h"
 #include "server/config/config.h"
 #include "server/scheduler/scheduler.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/note.h"
 #include "server/readpath/prepared.h"
 #include "server/publish/publish.h"

@@ -16,10 +16,10 @@
  */
 #include "consensus/consensus.h"
 #include "lifecycle_fixture.h"
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/deregistration.h"
-#include "schema/error.h"
-#include "schema/merkle.h"
+#include "base/error.h"
+#include "crypto/merkle.h"
 #include "schema/note.h"
 #include "schema/revocation.h"
 #include "schema/snapshot.h"

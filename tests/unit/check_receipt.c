@@ -4,8 +4,8 @@
  * receipt promises the example registration (tests/vectors/documents/registration/valid.note)
  * and is signed by the example key authority-1.example.
  */
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "schema/receipt.h"
 #include "invalid_vectors.h"
 #include "test_keys.h"

@@ -11,11 +11,11 @@
  * Ed25519 signatures are deterministic, the test can compute the note the command will post and
  * serve the receipt for it.
  */
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "canned_http.h"
 #include "certificate_fixture.h"
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "signer/key.h"
 #include "ctl/keyring.h"
 #include "schema/note.h"

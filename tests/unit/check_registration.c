@@ -4,7 +4,7 @@
  * tests/vectors/documents/registration/ (rebuilt here and compared byte for byte).
  */
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/registration.h"
 #include "test_keys.h"
 #include "test_support.h"

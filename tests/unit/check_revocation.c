@@ -6,7 +6,7 @@
  */
 #include "invalid_vectors.h"
 #include "lifecycle_fixture.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/revocation.h"
 #include "schema/snapshot.h"
 #include "test_keys.h"

@@ -24,8 +24,8 @@
  * directly), so it has no case here. A failing case prints its seed; SIMNET_KEEP=1 keeps the run's
  * directory with each node's round log, SIMNET_LOG=1 prints the harness's lines.
  */
-#include "schema/buffer.h"
-#include "schema/error.h"
+#include "base/buffer.h"
+#include "base/error.h"
 #include "schema/note.h"
 #include "schema/vote.h"
 #include "schema/vote_envelope.h"

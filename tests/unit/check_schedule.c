@@ -2,8 +2,8 @@
  * check_schedule.c: the epoch arithmetic: which epoch a time falls in, the times of an epoch's
  * snapshot, and the refusal of schedules and epochs whose times would overflow.
  */
-#include "schema/error.h"
-#include "schema/schedule.h"
+#include "base/error.h"
+#include "schedule/schedule.h"
 
 #include <check.h>
 

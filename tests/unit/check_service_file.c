@@ -7,7 +7,7 @@
  * through. The valid cases check every field lands where register expects it.
  */
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/registration.h"
 #include "ctl/service_file.h"
 #include "test_support.h"

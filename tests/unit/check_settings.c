@@ -4,7 +4,7 @@
  * line at fault and which rule refused, takes a caller's lower bounds, and its typed accessors
  * refuse what a schema did not ask for.
  */
-#include "schema/error.h"
+#include "base/error.h"
 #include "settings/settings.h"
 #include "test_support.h"
 

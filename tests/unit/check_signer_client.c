@@ -6,7 +6,7 @@
  */
 #include "schema/certificate.h"
 #include "clock/clock.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/note.h"
 #include "schema/receipt.h"
 #include "server/signing/signer_client.h"

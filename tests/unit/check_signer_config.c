@@ -12,7 +12,7 @@
  * name, a socket path too long, a namespace twice) names its line.
  */
 #include "server/config/config.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "signer/signer_config.h"
 #include "test_support.h"
 

@@ -3,8 +3,8 @@
  * round trips, the exact bytes of a small request, and every refusal of the decoders (which
  * face a possibly compromised peer) and of the encoders.
  */
-#include "schema/error.h"
-#include "schema/signer_protocol.h"
+#include "base/error.h"
+#include "signer_protocol/signer_protocol.h"
 
 #include <check.h>
 #include <stdlib.h>

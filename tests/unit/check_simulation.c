@@ -21,7 +21,7 @@
  * SIMNET_KEEP=1 its directory (each node's round log) is kept. SIMNET_EPOCHS sets the epochs of
  * each randomized run; a sanitized build runs fewer by default.
  */
-#include "schema/error.h"
+#include "base/error.h"
 #include "server/peers/peer_client.h"
 #include "tests/sim/simnet.h"
 

@@ -13,9 +13,9 @@
  */
 #include "invalid_vectors.h"
 #include "lifecycle_fixture.h"
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/snapshot.h"
 #include "test_keys.h"
 #include "test_support.h"

@@ -10,9 +10,9 @@
  * publication reads them: seal the next epoch, then walk its view.
  */
 #include "kv/kv.h"
-#include "schema/compress.h"
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "compress/compress.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "schema/note.h"
 #include "schema/registration.h"
 #include "server/store/registrations.h"

@@ -10,8 +10,8 @@
  * Registrations are real signed example notes (tests/support/test_keys.h): the view parses a
  * note to know whether a revoked endpoint is one of its own.
  */
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "schema/registration.h"
 #include "server/store/registrations.h"
 #include "server/store/statements.h"

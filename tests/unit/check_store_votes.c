@@ -7,8 +7,8 @@
  * survive a reopen; evidence is kept once per (member, epoch, kind) and listed in order; and
  * retention removes exactly the epochs below what it is given.
  */
-#include "schema/buffer.h"
-#include "schema/error.h"
+#include "base/buffer.h"
+#include "base/error.h"
 #include "server/store/snapshots.h"
 #include "server/store/store.h"
 #include "server/store/votes.h"

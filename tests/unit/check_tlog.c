@@ -4,17 +4,17 @@
  * policy.
  *
  * The log's stored hashes live here in a small in-memory store that appends through
- * tlog_append(), as a real store will. What it computes is checked against schema/merkle.c's
+ * tlog_append(), as a real store will. What it computes is checked against crypto/merkle.c's
  * in-memory functions (themselves checked against the transparency-dev vectors), against the RFC
  * 6962 reference tree and the happy paths of those vectors directly, and against the tlog-tiles
  * examples; the tiles of trees around every tile boundary are then served from a map of paths to
  * bytes, and a client reading nothing but those tiles must find the same root and proofs.
  */
 #include "schema/checkpoint.h"
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
-#include "schema/merkle.h"
+#include "base/error.h"
+#include "crypto/merkle.h"
 #include "test_keys.h"
 #include "test_support.h"
 #include "tlog/bundle.h"
@@ -1036,7 +1036,7 @@ START_TEST(test_large_tree_random_proofs)
 	merkle_hash full_root, root, old_root, proof[MERKLE_MAX_PROOF];
 	size_t proof_len;
 
-	/* The root of the whole tree, from the stored hashes and from the leaves by schema/merkle.c.
+	/* The root of the whole tree, from the stored hashes and from the leaves by crypto/merkle.c.
 	 * Every other root below is then tied to it by a consistency proof that the vector-checked
 	 * verifier accepts, so no root here is believed on tlog's word alone. */
 	REQUIRE((tlog_tree_root(&reader, leaves_count, full_root)) == (0));

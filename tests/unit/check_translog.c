@@ -2,12 +2,12 @@
  * check_translog.c: the transparency log of a namespace over a real store of real published
  * snapshots, signed by a real dirauth-signer in the test process (signer_fixture.h).
  *
- * The store's log (server/store/log_table.h): leaves appended only as the next published header with
+ * The store's log (server/store/tlog_table.h): leaves appended only as the next published header with
  * its exact text and the hashes tlog_append gives, idempotently, never with a gap; roots equal to
- * schema/merkle.c's over the header texts; leaf and epoch lookups; checkpoints only of the stored
+ * crypto/merkle.c's over the header texts; leaf and epoch lookups; checkpoints only of the stored
  * tree, never smaller, the same tree head with more signatures replacing its note; the partial
  * tiles of every checkpointed size; everything across a reopen.
- * Catching up (server/translog/translog.h): every published header appended in epoch order under
+ * Catching up (server/tlog/translog.h): every published header appended in epoch order under
  * a checkpoint signed by the log key and cosigned, consistent with the one before; a second call
  * changes nothing and asks the signer nothing; a signer that is down, refuses, or holds another
  * tree leaves the log as it was; a namespace whose origin names no log key is refused.
@@ -17,8 +17,8 @@
 #include "kv/kv.h"
 #include "schema/checkpoint.h"
 #include "schema/encoding.h"
-#include "schema/error.h"
-#include "schema/merkle.h"
+#include "base/error.h"
+#include "crypto/merkle.h"
 #include "schema/note.h"
 #include "server/config/config.h"
 #include "server/intake/submit.h"
@@ -26,9 +26,9 @@
 #include "server/signing/signer_client.h"
 #include "server/signing/signer_health.h"
 #include "server/store/snapshots.h"
-#include "server/store/log_table.h"
+#include "server/store/tlog_table.h"
 #include "server/store/store.h"
-#include "server/translog/translog.h"
+#include "server/tlog/translog.h"
 #include "signer/key.h"
 #include "signer_fixture.h"
 #include "test_keys.h"

@@ -3,7 +3,7 @@
  * form, every refusal with the line it names, and the vectors under
  * tests/vectors/documents/trust-bundle/ (rebuilt here and compared byte for byte).
  */
-#include "schema/error.h"
+#include "base/error.h"
 #include "test_keys.h"
 #include "test_support.h"
 #include "schema/trust_bundle.h"

@@ -15,11 +15,11 @@
  * authority catching up applies it.
  */
 #include "certificate_fixture.h"
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/certificate.h"
-#include "schema/compress.h"
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "compress/compress.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "schema/note.h"
 #include "schema/registration.h"
 #include "schema/snapshot.h"

@@ -2,8 +2,8 @@
  * check_vote.c: the vote codec: the exact text of an example vote, round trips, a vote signed
  * by an authority's key, and every refusal of the parser and the encoder.
  */
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "test_keys.h"
 #include "schema/vote.h"
 

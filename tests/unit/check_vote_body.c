@@ -5,8 +5,8 @@
  * their exact text, round trips through vote_body_parse_sections, their order, bounds and
  * refusals, and that a method-1 body reads the same through either parser.
  */
-#include "schema/crypto.h"
-#include "schema/error.h"
+#include "crypto/crypto.h"
+#include "base/error.h"
 #include "schema/vote_body.h"
 #include "test_keys.h"
 #include "test_support.h"

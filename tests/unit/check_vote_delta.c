@@ -4,7 +4,7 @@
  * schema/vote-delta.md shows it, round trips of other pairs, the bounds that refuse before
  * allocating, the refusals of the applier (with refusal vectors) and of the encoder.
  */
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/vote_delta.h"
 #include "invalid_vectors.h"
 #include "lifecycle_fixture.h"

@@ -3,7 +3,7 @@
  * round trips of both versions, and refusal of every other framing, of bounds passed, and of bytes
  * after the second part.
  */
-#include "schema/error.h"
+#include "base/error.h"
 #include "schema/vote_envelope.h"
 
 #include <check.h>

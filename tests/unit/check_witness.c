@@ -1,5 +1,5 @@
 /*
- * check_witness.c: this authority as a c2sp.org/tlog-witness witness (server/translog/witness.h)
+ * check_witness.c: this authority as a c2sp.org/tlog-witness witness (server/tlog/witness.h)
  * over real HTTP on loopback (http_fixture.h: a real signer, store and HTTP server), and the
  * add-checkpoint request's parser.
  *
@@ -19,12 +19,12 @@
 
 #include "schema/checkpoint.h"
 #include "schema/encoding.h"
-#include "schema/merkle.h"
+#include "crypto/merkle.h"
 #include "server/publish/publish.h"
-#include "server/store/log_table.h"
-#include "server/translog/cosigning.h"
-#include "server/translog/translog.h"
-#include "server/translog/witness.h"
+#include "server/store/tlog_table.h"
+#include "server/tlog/cosigning.h"
+#include "server/tlog/translog.h"
+#include "server/tlog/witness.h"
 #include "signer/key.h"
 #include "tlog/policy.h"
 

@@ -9,11 +9,11 @@
 #define DIRAUTH_TEST_HTTP_FIXTURE_H
 
 #include "clock/clock.h"
-#include "schema/compress.h"
+#include "compress/compress.h"
 #include "server/config/config.h"
-#include "schema/crypto.h"
+#include "crypto/crypto.h"
 #include "server/scheduler/scheduler.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "server/http/http.h"
 #include "schema/certificate.h"
 #include "schema/note.h"
@@ -26,7 +26,7 @@
 #include "server/store/registrations.h"
 #include "server/store/store.h"
 #include "server/publish/publish.h"
-#include "server/translog/translog.h"
+#include "server/tlog/translog.h"
 #include "schema/checkpoint.h"
 #include "signer/key.h"
 #include "tlog/policy.h"

@@ -12,7 +12,7 @@
 #ifndef DIRAUTH_TEST_INVALID_VECTORS_H
 #define DIRAUTH_TEST_INVALID_VECTORS_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "test_keys.h"
 #include "test_support.h"
 

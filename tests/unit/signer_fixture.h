@@ -25,10 +25,10 @@
 #ifndef DIRAUTH_TEST_SIGNER_FIXTURE_H
 #define DIRAUTH_TEST_SIGNER_FIXTURE_H
 
-#include "schema/buffer.h"
+#include "base/buffer.h"
 #include "schema/certificate.h"
 #include "clock/clock.h"
-#include "schema/error.h"
+#include "base/error.h"
 #include "signer/key.h"
 #include "signer/listener.h"
 #include "schema/note.h"
