@@ -6,7 +6,7 @@
  * refuses too few votes, picks the method, agrees on the previous snapshot and keeps the votes
  * that name it. The method then turns the counting votes into the result: method 1 chooses
  * registration versions (registrations.c); method 2 chooses them the same way and adds health
- * and revocations (lifecycle.c). Both write the body they choose through body.c, piece by piece,
+ * and revocations (statements.c). Both write the body they choose through body.c, piece by piece,
  * to the caller's writer, and body.c fills the header that commits to it. A later method is a new
  * row in the table of consensus.c with its own compute function; an existing row never changes
  * meaning.
@@ -62,7 +62,7 @@ int consensus_choose_versions(struct consensus_run *run);
 int consensus_note_fail(struct consensus_run *run, const struct vote_body_record *version,
                         enum consensus_outcome outcome, int cause);
 
-/* Method 2: registrations, health and revocations (lifecycle.c). */
+/* Method 2: registrations, health and revocations (statements.c). */
 int consensus_lifecycle_compute(struct consensus_run *run);
 
 /* Calls run->note for a chosen version and checks what it gives: present, within

@@ -1,6 +1,6 @@
 /*
- * lifecycle.c: consensus method 2: registrations as method 1, then the revocations the snapshot
- * lists, the chosen versions they exclude, and the published health of every endpoint.
+ * statements.c: consensus method 2 (the lifecycle method): registrations as method 1, then the revocations
+ * the snapshot lists, the chosen versions they exclude, and the published health of every endpoint.
  *
  * The three parts need different counting rules, argued in consensus/consensus.md ("Method 2"):
  *
