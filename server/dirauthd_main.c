@@ -13,10 +13,11 @@
  * does not answer at start is not fatal: dirauthd serves reads, answers /v1/ready 503, refuses
  * registrations, and starts signing as soon as the signer answers.
  *
- * With an authorities section, dirauthd is one member of a set: it builds the peer client, the
- * authority set's keyrings (its own certificates from its signer, the others' fetched from
- * their GET /v1/certificates) and the round, which the scheduler drives and the HTTP routes
- * between authorities feed.
+ * Every dirauthd runs the round (server/round), which the scheduler drives; without an
+ * authorities section it is the round of a set of one (n = k = 1). With one, dirauthd is a member
+ * of a set: it also builds the peer client and the authority set's keyrings (its own
+ * certificates from its signer, the others' fetched from their GET /v1/certificates), through
+ * which the round reaches its peers and which the HTTP routes between authorities feed.
  *
  * Exit codes follow sysexits.h: 0, 64 usage, 78 configuration (including a signer whose key is
  * another authority's), 74 the store, 69 the HTTP listener, 70 anything else.
@@ -163,13 +164,14 @@ static int own_certificates(void *context, struct buffer *out)
 	return signer_client_query(context, SIGNER_OP_GET_CERTIFICATES, NULL, 0, out, why, sizeof why);
 }
 
-/* The peer client, the authority set and the round of a member of several authorities. */
-static int open_round(const struct config *config, struct store *store, struct signer_client *signer,
-                      struct signer_health *signer_health, const struct clock *clock,
-                      struct prepared_set *prepared, struct log_context *log, struct peer_client **peers,
-                      struct authority_set **set, struct round **round)
+/* The peer client and the authority set, through which the round asks the other members and
+ * verifies what they send. A set of one has no peer to ask and no pinned identity to verify or
+ * serve: it opens neither, and its round runs without them (round.h). */
+static int open_peers(const struct config *config, struct signer_client *signer, struct peer_client **peers,
+                      struct authority_set **set, char *why, size_t why_cap)
 {
-	char why[512] = "";
+	if (config->member_count == 1)
+		return 0;
 	struct buffer own;
 	buffer_init(&own);
 	struct peer_client_options peer_options = {.ca_file = config->peers.ca_file[0] ? config->peers.ca_file
@@ -183,8 +185,19 @@ static int open_round(const struct config *config, struct store *store, struct s
 	    .own_certificates = own_certificates, .own_context = signer, .cache_dir = config->data_dir};
 	if (rc == 0)
 		rc = authority_set_new(config, *peers, own.len ? own.data : NULL, own.len, &set_options, set,
-		                       why, sizeof why);
+		                       why, why_cap);
 	buffer_free(&own);
+	return rc;
+}
+
+/* The round that prepares and publishes each epoch (round.h), with its peers if it has any. */
+static int open_round(const struct config *config, struct store *store, struct signer_client *signer,
+                      struct signer_health *signer_health, const struct clock *clock,
+                      struct prepared_set *prepared, struct log_context *log, struct peer_client **peers,
+                      struct authority_set **set, struct round **round)
+{
+	char why[512] = "";
+	int rc = open_peers(config, signer, peers, set, why, sizeof why);
 	struct round_options round_options = {.config = config,
 	                                      .store = store,
 	                                      .signer = signer,
@@ -295,20 +308,20 @@ int main(int argc, char **argv)
 	/* The log follows each publication, and catches up with what was published before a crash
 	 * at the scheduler's first tick (after that tick's publication, which comes first). */
 	struct log_context log = {store, config, signer, NULL};
-	if (config->member_count > 1 && open_round(config, store, signer, signer_health, clock, prepared,
-	                                           &log, &peers, &authorities, &round) != 0) {
+	if (open_round(config, store, signer, signer_health, clock, prepared, &log, &peers, &authorities,
+	               &round) != 0) {
 		status = EXIT_CONFIG;
 		goto cleanup;
 	}
-	/* The other authorities cosign each checkpoint (add-checkpoint); what was stored before a
-	 * restart is sent again at once. */
+	/* The other authorities, when there are any, cosign each checkpoint (add-checkpoint); what
+	 * was stored before a restart is sent again at once. */
 	struct translog_cosigning_options cosigning_options = {.config = config,
 	                                                       .store = store,
 	                                                       .signer = signer,
 	                                                       .peers = peers,
 	                                                       .log = stderr,
 	                                                       .clock = clock};
-	if (config->member_count > 1) {
+	if (peers) {
 		if ((rc = translog_cosigning_new(&cosigning_options, &cosigning)) != 0) {
 			say(config, clock, "cannot start collecting cosignatures: %s", dirauth_strerror(rc));
 			status = EXIT_SOFTWARE;
@@ -320,8 +333,6 @@ int main(int argc, char **argv)
 	}
 	struct epoch_scheduler_options scheduler_options = {.config = config,
 	                                                    .store = store,
-	                                                    .signer = signer,
-	                                                    .signer_health = signer_health,
 	                                                    .clock = clock,
 	                                                    .prepared = prepared,
 	                                                    .round = round,
@@ -338,7 +349,8 @@ int main(int argc, char **argv)
 	                                    .signer_health = signer_health,
 	                                    .clock = clock,
 	                                    .prepared = prepared,
-	                                    .round = round,
+	                                    /* The routes between authorities: with peers only. */
+	                                    .round = authorities ? round : NULL,
 	                                    .authorities = authorities};
 	if ((rc = http_server_start(&http_options, &http)) != 0) {
 		say(config, clock, "cannot listen on %s:%u: %s", config->listen_address,

@@ -3,7 +3,8 @@
  * snapshot the authorities' round computed.
  *
  * An authority alone publishes what the protocol's rule computes for n = k = 1: the consensus
- * (consensus/consensus.h) of its one vote. The vote is built from the store's sealed view of the
+ * (consensus/consensus.h) of its one vote; its round (server/round), having no peer, takes that
+ * step through publish_snapshot at the epoch's start. The vote is built from the store's sealed view of the
  * epoch (vote.h, as every member of a set builds its own): per service the latest registration
  * stamped for that epoch or earlier that is still unexpired at the epoch's valid-after, and for a
  * namespace configured with "lifecycle: true" (consensus method 2) each endpoint's latest health

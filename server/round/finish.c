@@ -15,9 +15,15 @@
  * next round's vote is near; and, for a namespace with the endpoint lifecycle, takes the
  * revocations the latest stored snapshot lists whose target this authority holds no revocation
  * of, so that an authority restored from an older backup, or caught up, learns them again.
+ *
+ * An authority with no peer has nothing to wait for between the steps: at the epoch's start it
+ * publishes the consensus of its own vote through publish_snapshot (server/publish/publish.h),
+ * which streams the body to the store's body files, and serves and logs it here. Its vote is
+ * neither signed nor kept (nobody receives it), and there is nothing to reconcile.
  */
 #include "server/round/internal.h"
 
+#include "logline/logline.h"
 #include "crypto/crypto.h"
 #include "base/error.h"
 #include "schema/note.h"
@@ -235,6 +241,76 @@ int round_publish(struct round *round, size_t i, uint64_t now)
 cleanup:
 	buffer_free(&note);
 	return rc;
+}
+
+/* ---- an authority with no peer ---- */
+
+/* Logs that namespace i cannot publish yet for want of the signer, once per epoch. */
+static void log_waiting(struct round *round, size_t i, const char *why)
+{
+	struct round_namespace *rn = &round->ns[i];
+	if (rn->logged_wait)
+		return;
+	rn->logged_wait = true;
+	round_log(round, i, rn->epoch, "not published yet: %s; retrying until the epoch ends", why);
+}
+
+int round_publish_alone(struct round *round, size_t i)
+{
+	const struct round_options *o = &round->o;
+	const char *name = o->config->namespaces[i].name;
+	struct round_namespace *rn = &round->ns[i];
+	struct publication p;
+	char why[SIGNER_DETAIL_MAX + 1];
+	int rc;
+	/* A signer known to be away costs no build: asked first, and again at the next tick. */
+	if (o->signer_health && (rc = signer_health_check(o->signer_health, why, sizeof why)) != 0) {
+		log_waiting(round, i, why);
+		return DIRAUTH_ERR_UNAVAILABLE;
+	}
+	rc = publish_snapshot(o->config, o->store, o->signer, i, rn->epoch, &p, why, sizeof why);
+	signer_health_note(o->signer_health, rc, why);
+	if (rc == DIRAUTH_ERR_UNAVAILABLE) {
+		char sentence[SIGNER_DETAIL_MAX + 32];
+		snprintf(sentence, sizeof sentence, "signer unreachable: %s", why[0] ? why : "no answer");
+		log_waiting(round, i, sentence);
+		return rc;
+	}
+	if (rc) {
+		round_log(round, i, rn->epoch, "not published: %s%s%s", dirauth_strerror(rc),
+		          why[0] ? ": " : "", why);
+		round_fail(round, i);
+		return rc;
+	}
+	unsigned long long records = p.header.record_count;
+	size_t sizes[ENCODING_COUNT], header_size = p.header_note.len;
+	for (int e = 0; e < ENCODING_COUNT; e++)
+		sizes[e] = (size_t)p.body.size[e];
+	/* Stored: from here on the snapshot exists whatever happens to the prepared responses;
+	 * requests for it by epoch load it from the store. */
+	rc = prepared_set_install(o->prepared, i, &p.header_note);
+	publication_clear(&p);
+	pthread_mutex_lock(&round->lock);
+	rn->voted = rn->computed = rn->decided = rn->ready = rn->published = rn->reconciled = true;
+	rn->signatures = (uint32_t)1 << o->config->self_index;
+	rn->published_total++;
+	pthread_mutex_unlock(&round->lock);
+	if (rc) {
+		round_log(round, i, rn->epoch, "stored but not prepared: %s", dirauth_strerror(rc));
+		return rc;
+	}
+	logline_write(o->log, "dirauthd", rn->epoch, NULL,
+	              "published namespace %s epoch %llu: %llu records, header %zu bytes, body %zu bytes "
+	              "(gzip %zu, zstd %zu)",
+	              name, (unsigned long long)rn->epoch, records, header_size, sizes[ENCODING_IDENTITY],
+	              sizes[ENCODING_GZIP], sizes[ENCODING_ZSTD]);
+	if (o->on_published)
+		o->on_published(o->on_published_context, i, rn->epoch);
+	/* Retention: bodies older than the window go; headers stay. */
+	uint64_t window = o->config->store.body_retention_epochs;
+	if (rn->epoch >= window && (rc = store_retain(o->store, name, rn->epoch - window + 1)) != 0)
+		round_log(round, i, rn->epoch, "old bodies not removed: %s", dirauth_strerror(rc));
+	return 0;
 }
 
 /* ---- reconciliation ---- */

@@ -212,6 +212,14 @@ int round_compute(struct round *round, size_t namespace_index, uint64_t now);
  * ready (counted published, not failed) only if k are now held; nothing logged otherwise. */
 int round_decide(struct round *round, size_t namespace_index, uint64_t now, bool late);
 int round_publish(struct round *round, size_t namespace_index, uint64_t now);
+
+/* Steps 1 to 4 of an authority with no peer (n = k = 1), at the epoch's start: the seal, the own
+ * vote, the consensus of it, the signed header and the stored snapshot, all by publish_snapshot
+ * (server/publish/publish.h: the body streamed to the store's body files, never held whole);
+ * then served, logged, handed to on_published. The vote is neither signed nor kept: nobody
+ * receives it. While the signer is away the epoch stays due (one line per epoch says so) and
+ * DIRAUTH_ERR_UNAVAILABLE is returned; any other failure is logged and fails the epoch. */
+int round_publish_alone(struct round *round, size_t namespace_index);
 int round_reconcile(struct round *round, size_t namespace_index, uint64_t now);
 
 /* Marks namespace_index's epoch failed here (counted once in failed_total), under the lock

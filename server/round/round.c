@@ -2,7 +2,9 @@
  * round.c: the round's state and the order of its steps.
  *
  * round_tick decides which step is due from the clock and from what is done, and runs it; the
- * steps themselves are in build.c, compute.c and finish.c. A new epoch's round starts when the
+ * steps themselves are in build.c, compute.c and finish.c. An authority with no peer (n = 1)
+ * takes its steps as one at the epoch's start (finish.c: round_publish_alone): there is nothing
+ * to wait for between them. A new epoch's round starts when the
  * clock passes its vote_at; whatever the previous round had not finished by then is over (an
  * epoch not published by the start of the next round is not published at all, here; a peer that
  * did publish it is caught up with at the next vote).
@@ -128,7 +130,8 @@ size_t round_signature_body_max(void)
 int round_create(const struct round_options *options, struct round **out)
 {
 	*out = NULL;
-	if (!options->config || options->config->member_count < 2)
+	if (!options->config ||
+	    (options->config->member_count > 1 && (!options->peers || !options->authorities)))
 		return DIRAUTH_ERR_CONFIG;
 	struct round *round = calloc(1, sizeof *round);
 	if (!round)
@@ -221,7 +224,7 @@ int round_tick(struct round *round, size_t i, uint64_t now)
 		return 0;
 	/* The members' certificates, at most every refresh interval (a member that is away keeps
 	 * the ring it had). */
-	if (i == 0) {
+	if (i == 0 && round->o.authorities) {
 		char why[512];
 		if (authority_set_refresh(round->o.authorities, now, why, sizeof why) != 0 &&
 		    !round->refresh_logged) {
@@ -239,6 +242,15 @@ int round_tick(struct round *round, size_t i, uint64_t now)
 	const char *name = config->namespaces[i].name;
 	size_t n = config->member_count;
 	uint32_t all = n >= 32 ? UINT32_MAX : ((uint32_t)1 << n) - 1;
+
+	/* With no peer there is nobody to catch up with, to push to or to pull from, and the own
+	 * vote meets k = 1: the vote, its consensus, the signed header and the publication are one
+	 * step, taken at the epoch's start and retried while the signer is away (finish.c). */
+	if (n == 1) {
+		if (!rn->published && !rn->failed && now >= rn->phases.start)
+			return round_publish_alone(round, i);
+		return 0;
+	}
 
 	/* 0: catching up with what the peers published, first in every round (after a start too):
 	 * a vote naming an older previous than theirs counts for nothing, so while this authority is

@@ -38,11 +38,19 @@
  * store keeps it, and refuses, with its own API error and nothing changed, a statement that is
  * malformed, too large, for another epoch, late, or not signed by a certified key of a member.
  * A second different vote of a member, or a member's signature over another header, is kept as
- * evidence (server/store/votes.h) and refused.
+ * evidence (server/store/votes.h) and refused. These calls and the reads of votes, signatures
+ * and evidence below are for a round with peers: an authority alone takes no statements, and
+ * server/http, given no round, says so.
  *
- * One authority alone (n = 1) has no peer to exchange votes and signatures with: the scheduler
- * has it publish at each epoch's start (server/publish/publish.h), through the same vote
- * (server/publish/vote.h) and the same consensus (consensus/consensus.h) with n = k = 1.
+ * One authority alone is the round with n = k = 1: it has no peer to catch up with, to push to
+ * or to pull from, and its own vote meets the threshold, so round_tick takes steps 1 to 4 as one
+ * at the epoch's start (the window phases of a set of one are 0): the seal, the vote
+ * (server/publish/vote.h), the consensus of that one vote (consensus/consensus.h) with its body
+ * streamed to the store's body files, the header signed and stored (server/publish/publish.h),
+ * then served. Its vote is neither signed nor kept, as nobody receives it. While the signer is
+ * away the epoch is retried at every tick (one line per epoch says so: "not published yet:
+ * ...; retrying until the epoch ends"); any other failure is logged once and ends the epoch. The
+ * line of each publication is "published namespace <ns> epoch <e>: ...".
  */
 #ifndef DIRAUTH_SERVER_ROUND_ROUND_H
 #define DIRAUTH_SERVER_ROUND_ROUND_H
@@ -71,11 +79,13 @@
 struct round;
 
 struct round_options {
-	const struct config *config; /* member_count > 1 */
+	const struct config *config;
 	struct store *store;
 	struct signer_client *signer;
 	struct signer_health *signer_health;
 	const struct clock *clock;
+	/* The other members' keyrings and the client that asks them: required with peers
+	 * (member_count > 1), NULL for an authority alone, which asks and verifies nobody. */
 	struct authority_set *authorities;
 	const struct peer_client *peers;
 	struct prepared_set *prepared;
@@ -85,8 +95,8 @@ struct round_options {
 	void *on_published_context;
 };
 
-/* A round over options (all of which must outlive it). Returns 0, DIRAUTH_ERR_CONFIG (one
- * authority alone), DIRAUTH_ERR_NOMEM. */
+/* A round over options (all of which must outlive it). Returns 0, DIRAUTH_ERR_CONFIG (no
+ * configuration, or several members without peers or authorities), DIRAUTH_ERR_NOMEM. */
 int round_create(const struct round_options *options, struct round **out);
 
 /* Frees. Accepts NULL. */

@@ -1,16 +1,15 @@
 /*
- * scheduler.c: the publishing scheduler.
+ * scheduler.c: the thread that drives the round.
  *
- * The scheduler keeps, per namespace, the latest epoch it published and the latest epoch it
- * tried; both only grow. Publication happens on the scheduler's own thread (or the caller's,
- * for epoch_scheduler_tick), one namespace after another: building a snapshot is the only
- * heavy work in dirauthd and it must not run on the HTTP threads.
+ * The scheduler keeps, per namespace, the latest epoch stored, read back after each of the
+ * round's ticks. The round's work happens on the scheduler's own thread (or the caller's, for
+ * epoch_scheduler_tick), one namespace after another: building a snapshot is the only heavy work
+ * in dirauthd and it must not run on the HTTP threads.
  */
 #include "server/scheduler/scheduler.h"
 
 #include "logline/logline.h"
 #include "base/error.h"
-#include "server/publish/publish.h"
 #include "server/store/snapshots.h"
 
 #include <errno.h>
@@ -23,17 +22,10 @@
 
 struct epoch_scheduler {
 	struct epoch_scheduler_options options;
-	pthread_mutex_t lock; /* guards published, attempted, retry and stopping */
+	pthread_mutex_t lock; /* guards published and stopping */
 	pthread_cond_t wake;
 	bool have_published[CONFIG_MAX_NAMESPACES];
 	uint64_t published[CONFIG_MAX_NAMESPACES];
-	bool have_attempted[CONFIG_MAX_NAMESPACES];
-	uint64_t attempted[CONFIG_MAX_NAMESPACES];
-	/* The epoch whose publication waits for the signer, per namespace, and whether that wait
-	 * has been logged: one line per epoch, not one per tick. */
-	bool retry[CONFIG_MAX_NAMESPACES]; /* the attempted epoch failed for want of the signer */
-	bool waiting[CONFIG_MAX_NAMESPACES];
-	uint64_t waiting_epoch[CONFIG_MAX_NAMESPACES];
 	bool clock_failed; /* log a clock failure once until it recovers */
 	bool caught_up;    /* on_published was called for every namespace once since start */
 	bool stopping;
@@ -58,6 +50,8 @@ int epoch_scheduler_create(const struct epoch_scheduler_options *options, struct
 {
 	int rc = 0;
 	*out = NULL;
+	if (!options->round)
+		return DIRAUTH_ERR_CONFIG;
 	struct epoch_scheduler *scheduler = calloc(1, sizeof *scheduler);
 	if (!scheduler)
 		return DIRAUTH_ERR_NOMEM;
@@ -83,8 +77,8 @@ int epoch_scheduler_create(const struct epoch_scheduler_options *options, struct
 			break;
 		if ((rc = prepared_set_load_latest(options->prepared, i)))
 			break;
-		scheduler->have_published[i] = scheduler->have_attempted[i] = true;
-		scheduler->published[i] = scheduler->attempted[i] = epoch;
+		scheduler->have_published[i] = true;
+		scheduler->published[i] = epoch;
 	}
 	if (rc) {
 		epoch_scheduler_free(scheduler);
@@ -94,73 +88,7 @@ int epoch_scheduler_create(const struct epoch_scheduler_options *options, struct
 	return 0;
 }
 
-/* Logs that namespace i cannot publish epoch for want of the signer, once per epoch. */
-static void log_waiting(struct epoch_scheduler *scheduler, size_t i, uint64_t epoch, const char *why)
-{
-	if (scheduler->waiting[i] && scheduler->waiting_epoch[i] == epoch)
-		return;
-	scheduler->waiting[i] = true;
-	scheduler->waiting_epoch[i] = epoch;
-	scheduler_log(scheduler, scheduler->options.config->namespaces[i].name, epoch,
-	              "not published yet: %s; retrying until the epoch ends", why);
-}
-
-/* Publishes namespace i for epoch and installs it. */
-static int publish_one(struct epoch_scheduler *scheduler, size_t i, uint64_t epoch)
-{
-	const struct epoch_scheduler_options *o = &scheduler->options;
-	const char *name = o->config->namespaces[i].name;
-	struct publication p;
-	char why[SIGNER_DETAIL_MAX + 1];
-	int rc;
-	if (o->signer_health && (rc = signer_health_check(o->signer_health, why, sizeof why)) != 0) {
-		log_waiting(scheduler, i, epoch, why);
-		return DIRAUTH_ERR_UNAVAILABLE;
-	}
-	rc = publish_snapshot(o->config, o->store, o->signer, i, epoch, &p, why, sizeof why);
-	signer_health_note(o->signer_health, rc, why);
-	if (rc == DIRAUTH_ERR_UNAVAILABLE) {
-		char sentence[SIGNER_DETAIL_MAX + 32];
-		snprintf(sentence, sizeof sentence, "signer unreachable: %s", why[0] ? why : "no answer");
-		log_waiting(scheduler, i, epoch, sentence);
-		return rc;
-	}
-	if (rc) {
-		scheduler_log(scheduler, name, epoch, "not published: %s%s%s", dirauth_strerror(rc),
-		              why[0] ? ": " : "", why);
-		return rc;
-	}
-	unsigned long long records = p.header.record_count;
-	size_t sizes[ENCODING_COUNT], header_size = p.header_note.len;
-	for (int e = 0; e < ENCODING_COUNT; e++)
-		sizes[e] = (size_t)p.body.size[e];
-	/* Stored: from here on the snapshot exists whatever happens to the prepared responses;
-	 * requests for it by epoch load it from the store. */
-	rc = prepared_set_install(o->prepared, i, &p.header_note);
-	publication_clear(&p);
-	pthread_mutex_lock(&scheduler->lock);
-	scheduler->have_published[i] = true;
-	scheduler->published[i] = epoch;
-	pthread_mutex_unlock(&scheduler->lock);
-	if (rc) {
-		scheduler_log(scheduler, name, epoch, "stored but not prepared: %s", dirauth_strerror(rc));
-		return rc;
-	}
-	scheduler_log(scheduler, NULL, epoch,
-	              "published namespace %s epoch %llu: %llu records, header %zu bytes, body %zu bytes "
-	              "(gzip %zu, zstd %zu)",
-	              name, (unsigned long long)epoch, records, header_size, sizes[ENCODING_IDENTITY],
-	              sizes[ENCODING_GZIP], sizes[ENCODING_ZSTD]);
-	if (o->on_published)
-		o->on_published(o->on_published_context, i, epoch);
-	/* Retention: bodies older than the window go; headers stay. */
-	uint64_t window = o->config->store.body_retention_epochs;
-	if (epoch >= window && (rc = store_retain(o->store, name, epoch - window + 1)) != 0)
-		scheduler_log(scheduler, name, epoch, "old bodies not removed: %s", dirauth_strerror(rc));
-	return 0;
-}
-
-static int tick_publish(struct epoch_scheduler *scheduler);
+static int tick_rounds(struct epoch_scheduler *scheduler);
 
 /* After the first tick's publications: what was published before a restart gets the
  * publication callback too (the transparency log catches up with it). */
@@ -179,15 +107,15 @@ static void catch_up_once(struct epoch_scheduler *scheduler)
 
 int epoch_scheduler_tick(struct epoch_scheduler *scheduler)
 {
-	int rc = tick_publish(scheduler);
+	int rc = tick_rounds(scheduler);
 	catch_up_once(scheduler);
 	return rc;
 }
 
-static int tick_publish(struct epoch_scheduler *scheduler)
+static int tick_rounds(struct epoch_scheduler *scheduler)
 {
 	const struct config *config = scheduler->options.config;
-	uint64_t now, epoch;
+	uint64_t now;
 	int rc = clock_now(scheduler->options.clock, &now);
 	if (rc) {
 		if (!scheduler->clock_failed)
@@ -198,39 +126,15 @@ static int tick_publish(struct epoch_scheduler *scheduler)
 	}
 	scheduler->clock_failed = false;
 	int first_error = 0;
-	if (scheduler->options.round) {
-		for (size_t i = 0; i < config->namespace_count; i++) {
-			rc = round_tick(scheduler->options.round, i, now);
-			pthread_mutex_lock(&scheduler->lock);
-			uint64_t latest;
-			if (store_snapshot_latest(scheduler->options.store, config->namespaces[i].name,
-			                          &latest) == 0) {
-				scheduler->have_published[i] = true;
-				scheduler->published[i] = latest;
-			}
-			pthread_mutex_unlock(&scheduler->lock);
-			if (rc && !first_error)
-				first_error = rc;
-		}
-		return first_error;
-	}
-	if (schedule_epoch_of(&config->epoch, now, &epoch) != 0)
-		return 0;
 	for (size_t i = 0; i < config->namespace_count; i++) {
+		rc = round_tick(scheduler->options.round, i, now);
 		pthread_mutex_lock(&scheduler->lock);
-		bool due = !scheduler->have_attempted[i] || scheduler->attempted[i] < epoch ||
-		           (scheduler->retry[i] && scheduler->attempted[i] == epoch);
-		if (due) {
-			scheduler->have_attempted[i] = true;
-			scheduler->attempted[i] = epoch;
+		uint64_t latest;
+		if (store_snapshot_latest(scheduler->options.store, config->namespaces[i].name, &latest) ==
+		    0) {
+			scheduler->have_published[i] = true;
+			scheduler->published[i] = latest;
 		}
-		pthread_mutex_unlock(&scheduler->lock);
-		if (!due)
-			continue;
-		rc = publish_one(scheduler, i, epoch);
-		/* The signer is away: the epoch stays due, the next tick tries again. */
-		pthread_mutex_lock(&scheduler->lock);
-		scheduler->retry[i] = rc == DIRAUTH_ERR_UNAVAILABLE;
 		pthread_mutex_unlock(&scheduler->lock);
 		if (rc && !first_error)
 			first_error = rc;

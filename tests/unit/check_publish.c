@@ -1,13 +1,15 @@
 /*
  * check_publish.c: snapshots built from a real store of real signed registrations: header
  * fields, a body that verifies, chaining to the previous header, refusal to go back or to break
- * a bound, the scheduler driven by a file clock, and prepared responses across a restart. Headers
+ * a bound, the scheduler driven by a file clock (an authority alone: the round with n = k = 1,
+ * publishing in the tick at each epoch's start), and prepared responses across a restart. Headers
  * and receipts are signed by a real dirauth-signer in the test process (signer_fixture.h); with
  * the signer down nothing is published, and the epoch is published late once it is back.
  */
 #include "clock/clock.h"
 #include "compress/compress.h"
 #include "server/config/config.h"
+#include "server/round/round.h"
 #include "server/scheduler/scheduler.h"
 #include "base/error.h"
 #include "schema/note.h"
@@ -104,6 +106,34 @@ static void fixture_close(struct fixture *f)
 	config_free(f->config);
 	test_key_free(&f->provider);
 	test_remove_tree(f->dir);
+}
+
+/* The round of this authority alone over config and set, and the scheduler that drives it, both
+ * logging to log (NULL: stderr). */
+static void scheduler_open(struct fixture *f, const struct config *config, struct prepared_set *set,
+                           FILE *log, struct round **round, struct epoch_scheduler **scheduler)
+{
+	struct round_options round_options = {.config = config,
+	                                      .store = f->store,
+	                                      .signer = f->signer,
+	                                      .signer_health = f->health,
+	                                      .clock = f->clock,
+	                                      .prepared = set,
+	                                      .log = log};
+	ck_assert_int_eq(round_create(&round_options, round), 0);
+	struct epoch_scheduler_options options = {.config = config,
+	                                          .store = f->store,
+	                                          .clock = f->clock,
+	                                          .prepared = set,
+	                                          .log = log,
+	                                          .round = *round};
+	ck_assert_int_eq(epoch_scheduler_create(&options, scheduler), 0);
+}
+
+static void scheduler_close(struct round *round, struct epoch_scheduler *scheduler)
+{
+	epoch_scheduler_free(scheduler);
+	round_free(round);
 }
 
 /* Submits registration number index, valid from issued_at to expires, through the real checks. */
@@ -337,17 +367,11 @@ START_TEST(test_scheduler)
 	fixture_open(&f, NULL);
 	struct prepared_set *set = NULL;
 	struct epoch_scheduler *scheduler = NULL;
+	struct round *round = NULL;
 	FILE *log = tmpfile();
 	ck_assert_ptr_nonnull(log);
 	ck_assert_int_eq(prepared_set_create(f.config, f.store, &set), 0);
-	struct epoch_scheduler_options options = {.config = f.config,
-	                                          .store = f.store,
-	                                          .signer = f.signer,
-	                                          .signer_health = f.health,
-	                                          .clock = f.clock,
-	                                          .prepared = set,
-	                                          .log = log};
-	ck_assert_int_eq(epoch_scheduler_create(&options, &scheduler), 0);
+	scheduler_open(&f, f.config, set, log, &round, &scheduler);
 	uint64_t epoch = 0;
 
 	/* No clock file: the tick fails and publishes nothing. */
@@ -369,6 +393,18 @@ START_TEST(test_scheduler)
 	ck_assert_uint_eq(prepared_snapshot_epoch(s), 3);
 	ck_assert_uint_eq(prepared_snapshot_fresh_until(s), GENESIS + 4 * LENGTH);
 	prepared_snapshot_release(s);
+	/* Published by the round of one authority, in the tick at the epoch's start: the consensus
+	 * of its one vote, which nobody receives and so is neither signed nor kept. */
+	struct round_status status;
+	round_status_get(round, 0, &status);
+	ck_assert_uint_eq(status.epoch, 3);
+	ck_assert_int_eq(status.published, 1);
+	ck_assert_uint_eq(status.published_total, 1);
+	ck_assert_uint_eq(status.failed_total, 0);
+	ck_assert_uint_eq(status.votes, 0);
+	ck_assert_uint_eq(status.signatures, 1);
+	ck_assert_int_eq(signer_fixture_audit_count(&f.signer_process, " sign vote "), 0);
+	ck_assert_int_eq(signer_fixture_audit_count(&f.signer_process, " sign snapshot-header "), 2);
 
 	/* Same epoch: nothing new. Next epoch: published and swapped in. */
 	ck_assert_int_eq(epoch_scheduler_tick(scheduler), 0);
@@ -388,13 +424,15 @@ START_TEST(test_scheduler)
 	ck_assert_int_eq(epoch_scheduler_tick(scheduler), 0);
 	ck_assert_int_eq(epoch_scheduler_latest(scheduler, 0, &epoch), 0);
 	ck_assert_uint_eq(epoch, 4);
-	epoch_scheduler_free(scheduler);
+	round_status_get(round, 1, &status);
+	ck_assert_uint_eq(status.published_total, 2);
+	ck_assert_uint_eq(status.failed_total, 0);
+	scheduler_close(round, scheduler);
 	prepared_set_free(set);
 
 	/* A restart serves the stored latest at once, and older epochs load from the store. */
 	ck_assert_int_eq(prepared_set_create(f.config, f.store, &set), 0);
-	options.prepared = set;
-	ck_assert_int_eq(epoch_scheduler_create(&options, &scheduler), 0);
+	scheduler_open(&f, f.config, set, log, &round, &scheduler);
 	ck_assert_int_eq(epoch_scheduler_latest(scheduler, 0, &epoch), 0);
 	ck_assert_uint_eq(epoch, 4);
 	ck_assert_int_eq(prepared_set_latest(set, 0, &s), 0);
@@ -414,7 +452,7 @@ START_TEST(test_scheduler)
 		nanosleep(&pause, NULL);
 	}
 	ck_assert_uint_eq(epoch, 6);
-	epoch_scheduler_free(scheduler);
+	scheduler_close(round, scheduler);
 	prepared_set_free(set);
 
 	/* One log line per published snapshot. */
@@ -436,17 +474,11 @@ START_TEST(test_signer_down_publishes_late)
 	fixture_open(&f, NULL);
 	struct prepared_set *set = NULL;
 	struct epoch_scheduler *scheduler = NULL;
+	struct round *round = NULL;
 	FILE *log = tmpfile();
 	ck_assert_ptr_nonnull(log);
 	ck_assert_int_eq(prepared_set_create(f.config, f.store, &set), 0);
-	struct epoch_scheduler_options options = {.config = f.config,
-	                                          .store = f.store,
-	                                          .signer = f.signer,
-	                                          .signer_health = f.health,
-	                                          .clock = f.clock,
-	                                          .prepared = set,
-	                                          .log = log};
-	ck_assert_int_eq(epoch_scheduler_create(&options, &scheduler), 0);
+	scheduler_open(&f, f.config, set, log, &round, &scheduler);
 	uint64_t now = GENESIS + 3 * LENGTH + 1, epoch = 0;
 	write_clock(&f, now);
 	submit(&f, 1, now, now + 3600);
@@ -516,7 +548,7 @@ START_TEST(test_signer_down_publishes_late)
 	ck_assert_uint_eq(epoch, 3);
 	ck_assert_int_eq(store_snapshot_latest(f.store, "mail", &epoch), 0);
 	ck_assert_uint_eq(epoch, 4);
-	epoch_scheduler_free(scheduler);
+	scheduler_close(round, scheduler);
 	prepared_set_free(set);
 
 	/* One log line for the wait, however many ticks it lasted; one for the refusal. */
@@ -565,15 +597,9 @@ START_TEST(test_load_ignores_lowered_bounds)
 	 * encoding. */
 	struct prepared_set *set = NULL;
 	struct epoch_scheduler *scheduler = NULL;
+	struct round *round = NULL;
 	ck_assert_int_eq(prepared_set_create(lowered, f.store, &set), 0);
-	struct epoch_scheduler_options options = {.config = lowered,
-	                                          .store = f.store,
-	                                          .signer = f.signer,
-	                                          .signer_health = f.health,
-	                                          .clock = f.clock,
-	                                          .prepared = set,
-	                                          .log = NULL};
-	ck_assert_int_eq(epoch_scheduler_create(&options, &scheduler), 0);
+	scheduler_open(&f, lowered, set, NULL, &round, &scheduler);
 	struct prepared_snapshot *s = NULL;
 	ck_assert_int_eq(prepared_set_latest(set, 0, &s), 0);
 	ck_assert_uint_eq(prepared_snapshot_epoch(s), 2);
@@ -589,7 +615,7 @@ START_TEST(test_load_ignores_lowered_bounds)
 		ck_assert_ptr_nonnull(response);
 	}
 	prepared_snapshot_release(s);
-	epoch_scheduler_free(scheduler);
+	scheduler_close(round, scheduler);
 	prepared_set_free(set);
 	config_free(lowered);
 	publication_clear(&p);

@@ -20,9 +20,9 @@
  *     epoch unpublished (the round gives up at its window's end rather than wait) and the next
  *     epoch publishes once the peer is back to speed.
  *
- * One authority alone (n = 1) runs no round (round_create refuses it; the scheduler publishes
- * directly), so it has no case here. A failing case prints its seed; SIMNET_KEEP=1 keeps the run's
- * directory with each node's round log, SIMNET_LOG=1 prints the harness's lines.
+ * One authority alone (n = 1) is the round with no peer, which publishes in one tick at the
+ * epoch's start; check_publish drives it through the scheduler. A failing case prints its seed; SIMNET_KEEP=1
+ * keeps the run's directory with each node's round log, SIMNET_LOG=1 prints the harness's lines.
  */
 #include "base/buffer.h"
 #include "base/error.h"

@@ -12,6 +12,9 @@
 #include "compress/compress.h"
 #include "server/config/config.h"
 #include "crypto/crypto.h"
+#include "server/peers/authority_set.h"
+#include "server/peers/peer_client.h"
+#include "server/round/round.h"
 #include "server/scheduler/scheduler.h"
 #include "base/error.h"
 #include "server/http/http.h"
@@ -57,6 +60,9 @@ struct fixture {
 	struct clock *clock;
 	struct store *store;
 	struct prepared_set *prepared;
+	struct peer_client *peers;         /* with an authorities section only */
+	struct authority_set *authorities; /* likewise */
+	struct round *round;
 	struct epoch_scheduler *scheduler;
 	struct http_server *http;
 	struct test_key provider, other, stranger;
@@ -99,13 +105,31 @@ static inline void fixture_prepare(struct fixture *f)
 static inline void fixture_serve(struct fixture *f)
 {
 	ck_assert_int_eq(prepared_set_create(f->config, f->store, &f->prepared), 0);
+	/* A member of several (an authorities section): the round's peer client and keyrings, which
+	 * ask nothing until the round ticks. */
+	if (f->config->member_count > 1) {
+		char why[512];
+		ck_assert_int_eq(peer_client_new(f->config, NULL, &f->peers), 0);
+		ck_assert_msg(authority_set_new(f->config, f->peers, NULL, 0, NULL, &f->authorities, why,
+		                                sizeof why) == 0,
+		              "%s", why);
+	}
+	struct round_options round_options = {.config = f->config,
+	                                      .store = f->store,
+	                                      .signer = f->signer,
+	                                      .signer_health = f->health,
+	                                      .clock = f->clock,
+	                                      .authorities = f->authorities,
+	                                      .peers = f->peers,
+	                                      .prepared = f->prepared,
+	                                      .log = f->log};
+	ck_assert_int_eq(round_create(&round_options, &f->round), 0);
 	struct epoch_scheduler_options scheduler_options = {.config = f->config,
 	                                                    .store = f->store,
-	                                                    .signer = f->signer,
-	                                                    .signer_health = f->health,
 	                                                    .clock = f->clock,
 	                                                    .prepared = f->prepared,
-	                                                    .log = f->log};
+	                                                    .log = f->log,
+	                                                    .round = f->round};
 	ck_assert_int_eq(epoch_scheduler_create(&scheduler_options, &f->scheduler), 0);
 	struct http_options http_options = {.config = f->config,
 	                                    .store = f->store,
@@ -122,6 +146,11 @@ static inline void fixture_stop_serving(struct fixture *f)
 {
 	http_server_stop(f->http);
 	epoch_scheduler_free(f->scheduler);
+	round_free(f->round);
+	authority_set_free(f->authorities);
+	peer_client_free(f->peers);
+	f->authorities = NULL;
+	f->peers = NULL;
 	prepared_set_free(f->prepared);
 }
 
