@@ -172,6 +172,38 @@ static int signed_note(struct round *round, size_t i, struct buffer *out)
 	return rc;
 }
 
+/* What follows a stored snapshot of rn->epoch, for several authorities and for one alone: the
+ * read path serves it, the epoch counts as published, and returns prepared_set_install's code
+ * (the snapshot stays stored whatever it is: requests by epoch load it from the store). */
+static int serve_stored(struct round *round, size_t i, struct buffer *note)
+{
+	struct round_namespace *rn = &round->ns[i];
+	int rc = prepared_set_install(round->o.prepared, i, note);
+	pthread_mutex_lock(&round->lock);
+	rn->published = true;
+	rn->published_total++;
+	pthread_mutex_unlock(&round->lock);
+	return rc;
+}
+
+/* After the published line: the transparency log told, and the store's windows applied: bodies
+ * past the retention window, rounds past a few epochs, evidence much longer. */
+static void keep_stored(struct round *round, size_t i)
+{
+	const struct config *config = round->o.config;
+	const char *name = config->namespaces[i].name;
+	struct round_namespace *rn = &round->ns[i];
+	int rc;
+	if (round->o.on_published)
+		round->o.on_published(round->o.on_published_context, i, rn->epoch);
+	uint64_t window = config->store.body_retention_epochs;
+	if (rn->epoch >= window && (rc = store_retain(round->o.store, name, rn->epoch - window + 1)) != 0)
+		round_log(round, i, rn->epoch, "old bodies not removed: %s", dirauth_strerror(rc));
+	uint64_t round_keep = 4, evidence_keep = window * 16;
+	store_round_retain(round->o.store, name, rn->epoch >= round_keep ? rn->epoch - round_keep + 1 : 0,
+	                   rn->epoch >= evidence_keep ? rn->epoch - evidence_keep + 1 : 0);
+}
+
 int round_publish(struct round *round, size_t i, uint64_t now)
 {
 	const struct config *config = round->o.config;
@@ -215,11 +247,7 @@ int round_publish(struct round *round, size_t i, uint64_t now)
 	}
 	size_t header_size = note.len;
 	uint64_t records = rn->result.record_count, body_size = rn->result.body.len;
-	rc = prepared_set_install(round->o.prepared, i, &note);
-	pthread_mutex_lock(&round->lock);
-	rn->published = true;
-	rn->published_total++;
-	pthread_mutex_unlock(&round->lock);
+	rc = serve_stored(round, i, &note);
 	consensus_result_clear(&rn->result);
 	if (rc)
 		round_log(round, i, rn->epoch, "stored but not prepared: %s", dirauth_strerror(rc));
@@ -229,15 +257,7 @@ int round_publish(struct round *round, size_t i, uint64_t now)
 		          "in %llu ms",
 		          (unsigned long long)records, header_size, (unsigned long long)body_size,
 		          popcount(rn->signatures), (unsigned long long)(round_monotonic_ms() - started));
-	if (round->o.on_published)
-		round->o.on_published(round->o.on_published_context, i, rn->epoch);
-	/* Retention: bodies past the window, rounds past a few epochs, evidence much longer. */
-	uint64_t window = config->store.body_retention_epochs;
-	if (rn->epoch >= window)
-		store_retain(round->o.store, name, rn->epoch - window + 1);
-	uint64_t round_keep = 4, evidence_keep = window * 16;
-	store_round_retain(round->o.store, name, rn->epoch >= round_keep ? rn->epoch - round_keep + 1 : 0,
-	                   rn->epoch >= evidence_keep ? rn->epoch - evidence_keep + 1 : 0);
+	keep_stored(round, i);
 cleanup:
 	buffer_free(&note);
 	return rc;
@@ -286,15 +306,12 @@ int round_publish_alone(struct round *round, size_t i)
 	size_t sizes[ENCODING_COUNT], header_size = p.header_note.len;
 	for (int e = 0; e < ENCODING_COUNT; e++)
 		sizes[e] = (size_t)p.body.size[e];
-	/* Stored: from here on the snapshot exists whatever happens to the prepared responses;
-	 * requests for it by epoch load it from the store. */
-	rc = prepared_set_install(o->prepared, i, &p.header_note);
-	publication_clear(&p);
 	pthread_mutex_lock(&round->lock);
-	rn->voted = rn->computed = rn->decided = rn->ready = rn->published = rn->reconciled = true;
+	rn->voted = rn->computed = rn->decided = rn->ready = rn->reconciled = true;
 	rn->signatures = (uint32_t)1 << o->config->self_index;
-	rn->published_total++;
 	pthread_mutex_unlock(&round->lock);
+	rc = serve_stored(round, i, &p.header_note);
+	publication_clear(&p);
 	if (rc) {
 		round_log(round, i, rn->epoch, "stored but not prepared: %s", dirauth_strerror(rc));
 		return rc;
@@ -304,12 +321,7 @@ int round_publish_alone(struct round *round, size_t i)
 	              "(gzip %zu, zstd %zu)",
 	              name, (unsigned long long)rn->epoch, records, header_size, sizes[ENCODING_IDENTITY],
 	              sizes[ENCODING_GZIP], sizes[ENCODING_ZSTD]);
-	if (o->on_published)
-		o->on_published(o->on_published_context, i, rn->epoch);
-	/* Retention: bodies older than the window go; headers stay. */
-	uint64_t window = o->config->store.body_retention_epochs;
-	if (rn->epoch >= window && (rc = store_retain(o->store, name, rn->epoch - window + 1)) != 0)
-		round_log(round, i, rn->epoch, "old bodies not removed: %s", dirauth_strerror(rc));
+	keep_stored(round, i);
 	return 0;
 }
 
