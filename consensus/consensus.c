@@ -155,8 +155,13 @@ static int vote_inputs_are_valid(const struct consensus_vote *v, uint64_t epoch)
 	return v->previous_epoch < epoch;
 }
 
-static int records_are_valid(const struct vote_body *body)
+/* A body's array of record lines, judged before the rule starts; lines read through the caller's
+ * reader are judged as they are read (registrations.c). */
+static int records_are_valid(const struct consensus_vote *v)
 {
+	const struct vote_body *body = v->body;
+	if (v->lines)
+		return v->lines->record && !body->records;
 	if (body->record_count > 0 && !body->records)
 		return 0;
 	for (size_t i = 0; i < body->record_count; i++) {
@@ -192,7 +197,7 @@ static int vote_judge(struct consensus_run *run, size_t index)
 		return vote_fail(run, index, CONSENSUS_BAD_VOTE, DIRAUTH_ERR_MISMATCH);
 	if (body->record_count > p->max_records)
 		return vote_fail(run, index, CONSENSUS_BAD_VOTE, DIRAUTH_ERR_BOUNDS);
-	if (!records_are_valid(body) || !vote_inputs_are_valid(v, p->epoch))
+	if (!records_are_valid(v) || !vote_inputs_are_valid(v, p->epoch))
 		return vote_fail(run, index, CONSENSUS_BAD_VOTE, DIRAUTH_ERR_SYNTAX);
 	return 0;
 }
@@ -340,7 +345,6 @@ void consensus_result_clear(struct consensus_result *result)
 {
 	if (!result)
 		return;
-	free(result->records);
 	free(result->health);
 	free(result->revocations);
 	free(result->excluded);

@@ -45,7 +45,12 @@
  * The body is written as it is chosen, piece by piece, to the caller's writer
  * (consensus_compute_streamed; consensus_compute collects it in the result), and each note is
  * needed only while its record or entry is judged and written, so the computation itself holds
- * neither the body nor the notes: at a million records its memory is the chosen versions' lines.
+ * neither the body nor the notes. It does not keep the chosen versions either: it walks the votes'
+ * record lines once to judge and count what it chooses and once more to write it. A vote's lines
+ * may come from the caller's reader instead of a body in memory (struct consensus_record_lines),
+ * so that a single authority's own vote at a million records is never held whole: the records'
+ * memory is then a page of the caller's, whatever their number. Method 2 holds the votes' health
+ * and revocation lines and the health entries it publishes.
  *
  * No I/O, no clock, no threads, no globals: notes come through the caller's callbacks, the body
  * goes out through the caller's writer.
@@ -72,13 +77,29 @@
 #define CONSENSUS_METHOD_REGISTRATIONS 1 /* method 1: registrations only */
 #define CONSENSUS_METHOD_LIFECYCLE     2 /* method 2: registrations, health, revocations */
 
+/* A vote's record lines read from where the caller keeps them instead of from its body's array:
+ * a single authority's own vote, read from its store a page at a time, is never held whole.
+ * record() fills *out with the line at index (0 <= index < the body's record_count) and returns
+ * 0, or a negative code that stops the computation (CONSENSUS_FAILED). The computation reads the
+ * lines in ascending order of index, from 0 again at each of its walks (at most three), and
+ * checks each as it reads it, as it checks a body's array before it starts: sequence >= 1,
+ * service ids strictly ascending (CONSENSUS_BAD_VOTE otherwise). The lines must be the same at
+ * every walk. */
+struct consensus_record_lines {
+	int (*record)(void *context, size_t index, struct vote_body_record *out);
+	void *context;
+};
+
 /* One valid vote and the inputs its text will carry as lines (consensus.md, "Vote inputs"). */
 struct consensus_vote {
 	const struct vote *vote;      /* the parsed vote text; its signature checked by the caller */
 	const struct vote_body *body; /* the parsed body it commits to (consensus_vote_body_load) */
-	uint64_t previous_epoch;      /* the epoch of the snapshot it names as previous; 0 for none */
-	uint8_t previous[32];         /* SHA-256 of that snapshot's header text; 32 zeros for none */
-	size_t method_count;          /* 1..CONSENSUS_VOTE_METHODS_MAX */
+	/* Its record lines, when not body->records (which is then NULL; body->record_count is still
+	 * their number); NULL otherwise. */
+	const struct consensus_record_lines *lines;
+	uint64_t previous_epoch; /* the epoch of the snapshot it names as previous; 0 for none */
+	uint8_t previous[32];    /* SHA-256 of that snapshot's header text; 32 zeros for none */
+	size_t method_count;     /* 1..CONSENSUS_VOTE_METHODS_MAX */
 	uint64_t methods[CONSENSUS_VOTE_METHODS_MAX]; /* strictly ascending, each ≥ 1 */
 };
 
@@ -191,20 +212,19 @@ struct consensus_revocation {
 
 /* The snapshot the votes agree on. Everything is owned by the result. */
 struct consensus_result {
-	uint64_t method;         /* the consensus method that computed it */
-	uint64_t previous_epoch; /* the previous both agreed on ... */
-	uint8_t previous[32];    /* ... (also header.previous) */
-	size_t counting_votes;   /* votes that named that previous */
-	size_t record_count;
-	struct vote_body_record *records; /* the chosen versions, ascending by service id */
-	struct snapshot_header header;    /* the header's values */
-	struct buffer header_text;        /* snapshot_header_encode(header): what authorities sign */
+	uint64_t method;               /* the consensus method that computed it */
+	uint64_t previous_epoch;       /* the previous both agreed on ... */
+	uint8_t previous[32];          /* ... (also header.previous) */
+	size_t counting_votes;         /* votes that named that previous */
+	size_t record_count;           /* the published records (their notes are in the body) */
+	struct snapshot_header header; /* the header's values */
+	struct buffer header_text;     /* snapshot_header_encode(header): what authorities sign */
 	/* The snapshot body the header commits to; empty after consensus_compute_streamed, whose
 	 * writer got it. */
 	struct buffer body;
 	/* Method 2 (0 and NULL for method 1): the published health entries and listed revocations,
 	 * in body order, and the chosen versions left out because a listed revocation excludes them
-	 * (ascending by service id; records above holds the published ones only). */
+	 * (ascending by service id; record_count above counts the published ones only). */
 	size_t health_count;
 	struct consensus_health *health;
 	size_t revocation_count;

@@ -40,7 +40,7 @@ struct consensus_run {
 struct consensus_method {
 	uint64_t number;
 	const char *summary;
-	/* Fills run->result's records, header and header_text, and writes the body through
+	/* Fills run->result's record count, header and header_text, and writes the body through
 	 * run->body (body.c). On a refusal sets
 	 * run->failure (consensus_run_fail) and returns its code; the caller clears the result. */
 	int (*compute)(struct consensus_run *run);
@@ -52,10 +52,37 @@ int consensus_run_fail(struct consensus_run *run, enum consensus_outcome outcome
 /* Method 1: registrations only (registrations.c). */
 int consensus_registrations_compute(struct consensus_run *run);
 
-/* Method 1's step (d), which method 2 shares: fills run->result->records with the chosen version
- * of every service (the k-th of the counting votes' versions), ascending by service id. Returns
- * 0 or a refusal set through consensus_run_fail (TOO_MANY_RECORDS, FAILED). */
-int consensus_choose_versions(struct consensus_run *run);
+/* One counting vote's record lines as the merge reads them: from its body's array, or through the
+ * caller's lines (consensus_record_lines), in ascending order; each line is checked as it is read
+ * (sequence >= 1, service ids strictly ascending), which is how a vote read through lines is
+ * judged. */
+struct consensus_line_cursor {
+	const struct consensus_vote *vote;
+	size_t vote_index; /* into run->votes, for a refusal that names it */
+	size_t next;       /* the index of the line current holds, when loaded */
+	int loaded;        /* current holds line next */
+	struct vote_body_record current;
+};
+
+/* Method 1's step (d), which method 2 shares: the merge of the counting votes' lines, giving the
+ * chosen version of each service (the k-th of the counting votes' versions), ascending by
+ * service id. A computation walks it twice, once to judge and count what it chooses and once to
+ * write it, and keeps none of it between the walks: the walks choose the same versions, in the
+ * same order, because the rule is a function of the lines. */
+struct consensus_choice {
+	struct consensus_line_cursor cursors[CONSENSUS_AUTHORITIES_MAX];
+	size_t count;  /* counting votes */
+	size_t chosen; /* versions given so far */
+};
+
+/* Starts a walk of the chosen versions. */
+void consensus_choice_begin(struct consensus_run *run, struct consensus_choice *choice);
+
+/* The next chosen version: 1 with *version set, 0 after the last, or a refusal set through
+ * consensus_run_fail (TOO_MANY_RECORDS past max_records; BAD_VOTE for an ill-formed line read
+ * through a vote's lines; FAILED when the lines cannot be read). */
+int consensus_choice_next(struct consensus_run *run, struct consensus_choice *choice,
+                          struct vote_body_record *version);
 
 /* Names version and the first counting vote that holds it in run->failure, and refuses with
  * outcome and cause (consensus_run_fail). */

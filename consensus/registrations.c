@@ -9,8 +9,11 @@
  * (sequence, digest). With k the threshold, the k-th ranked version is chosen when at least k
  * votes hold one: at least k votes hold that version or a higher one, and at least one vote holds
  * exactly it. The cost is one pass over every record of every vote, times the number of votes for
- * finding the smallest id, and memory for the chosen records only: no step is quadratic in the
- * records, so a million records per vote is a few passes over memory.
+ * finding the smallest id, and no memory per record: the merge is walked twice (the body's head
+ * counts the records, so they are counted before they are written) and keeps nothing between the
+ * walks. No step is quadratic in the records, so a million records per vote is a few passes over
+ * memory, or over the caller's store when a vote's lines come from it (consensus_record_lines):
+ * the cursors read each vote's lines in order and judge each line as they read it.
  *
  * Then every chosen version must become a signed registration note: the caller supplies the
  * note, this file checks that its SHA-256 is the digest the votes hold, and the record goes to
@@ -49,92 +52,137 @@ static void rank_versions(const struct vote_body_record **versions, size_t count
 	}
 }
 
-static int append_chosen(struct consensus_run *run, const struct vote_body_record *version, size_t *cap)
+/* Refuses a vote whose lines, read through the caller's reader, break the body's rules. */
+static int line_refused(struct consensus_run *run, const struct consensus_line_cursor *cursor)
 {
-	struct consensus_result *result = run->result;
-	if (result->record_count >= run->params->max_records) {
-		run->failure->held = result->record_count;
-		run->failure->required = run->params->max_records;
-		return consensus_run_fail(run, CONSENSUS_TOO_MANY_RECORDS, DIRAUTH_ERR_BOUNDS);
-	}
-	if (result->record_count == *cap) {
-		size_t grown = *cap ? *cap * 2 : 1024;
-		if (grown > run->params->max_records)
-			grown = run->params->max_records;
-		struct vote_body_record *records = realloc(result->records, grown * sizeof(*records));
-		if (!records)
-			return consensus_run_fail(run, CONSENSUS_FAILED, DIRAUTH_ERR_NOMEM);
-		result->records = records;
-		*cap = grown;
-	}
-	result->records[result->record_count++] = *version;
-	return 0;
+	const struct vote *vote = cursor->vote->vote;
+	run->failure->vote_index = cursor->vote_index;
+	memcpy(run->failure->authority, vote->authority, sizeof(run->failure->authority));
+	return consensus_run_fail(run, CONSENSUS_BAD_VOTE, DIRAUTH_ERR_SYNTAX);
 }
 
-/* (d): the merge of the counting votes' sorted lists. */
-int consensus_choose_versions(struct consensus_run *run)
+/* The line under the cursor: 1 with it in cursor->current, 0 past the last line, or a refusal. */
+static int cursor_peek(struct consensus_run *run, struct consensus_line_cursor *cursor)
 {
-	const struct vote_body *bodies[CONSENSUS_AUTHORITIES_MAX];
-	size_t cursor[CONSENSUS_AUTHORITIES_MAX];
-	const struct vote_body_record *versions[CONSENSUS_AUTHORITIES_MAX];
-	size_t count = run->counting_count, k = run->params->threshold, cap = 0;
-	for (size_t c = 0; c < count; c++) {
-		bodies[c] = run->votes[run->counting[c]].body;
-		cursor[c] = 0;
+	const struct consensus_vote *v = cursor->vote;
+	if (cursor->next >= v->body->record_count)
+		return 0;
+	if (cursor->loaded)
+		return 1;
+	struct vote_body_record line;
+	if (!v->lines) {
+		line = v->body->records[cursor->next];
+	} else {
+		int rc = v->lines->record(v->lines->context, cursor->next, &line);
+		if (rc)
+			return consensus_run_fail(run, CONSENSUS_FAILED, rc < 0 ? rc : DIRAUTH_ERR_INTERNAL);
 	}
+	if (line.sequence == 0 ||
+	    (cursor->next > 0 && memcmp(cursor->current.service_id, line.service_id, SERVICE_ID_SIZE) >= 0))
+		return line_refused(run, cursor);
+	cursor->current = line;
+	cursor->loaded = 1;
+	return 1;
+}
+
+void consensus_choice_begin(struct consensus_run *run, struct consensus_choice *choice)
+{
+	memset(choice, 0, sizeof(*choice));
+	choice->count = run->counting_count;
+	for (size_t c = 0; c < choice->count; c++) {
+		choice->cursors[c].vote = &run->votes[run->counting[c]];
+		choice->cursors[c].vote_index = run->counting[c];
+	}
+}
+
+/* (d): one step of the merge of the counting votes' sorted lists per chosen version. */
+int consensus_choice_next(struct consensus_run *run, struct consensus_choice *choice,
+                          struct vote_body_record *version)
+{
+	struct vote_body_record held[CONSENSUS_AUTHORITIES_MAX];
+	const struct vote_body_record *versions[CONSENSUS_AUTHORITIES_MAX];
+	size_t k = run->params->threshold;
 	for (;;) {
 		const uint8_t *service = NULL;
-		for (size_t c = 0; c < count; c++) {
-			if (cursor[c] == bodies[c]->record_count)
-				continue;
-			const uint8_t *id = bodies[c]->records[cursor[c]].service_id;
-			if (!service || memcmp(id, service, SERVICE_ID_SIZE) < 0)
-				service = id;
+		for (size_t c = 0; c < choice->count; c++) {
+			struct consensus_line_cursor *cursor = &choice->cursors[c];
+			int rc = cursor_peek(run, cursor);
+			if (rc < 0)
+				return rc;
+			if (rc == 1 &&
+			    (!service || memcmp(cursor->current.service_id, service, SERVICE_ID_SIZE) < 0))
+				service = cursor->current.service_id;
 		}
 		if (!service)
 			return 0;
 		uint8_t service_id[SERVICE_ID_SIZE];
 		memcpy(service_id, service, SERVICE_ID_SIZE);
-		size_t held = 0;
-		for (size_t c = 0; c < count; c++) {
-			if (cursor[c] < bodies[c]->record_count &&
-			    memcmp(bodies[c]->records[cursor[c]].service_id, service_id, SERVICE_ID_SIZE) ==
-			        0)
-				versions[held++] = &bodies[c]->records[cursor[c]++];
+		size_t count = 0;
+		for (size_t c = 0; c < choice->count; c++) {
+			struct consensus_line_cursor *cursor = &choice->cursors[c];
+			if (cursor->loaded &&
+			    memcmp(cursor->current.service_id, service_id, SERVICE_ID_SIZE) == 0) {
+				held[count] = cursor->current;
+				versions[count] = &held[count];
+				count++;
+				cursor->loaded = 0;
+				cursor->next++;
+			}
 		}
-		if (held < k)
+		if (count < k)
 			continue; /* fewer than k votes hold any version: the service is out */
-		rank_versions(versions, held);
-		int rc = append_chosen(run, versions[k - 1], &cap);
-		if (rc)
-			return rc;
+		if (choice->chosen >= run->params->max_records) {
+			run->failure->held = choice->chosen;
+			run->failure->required = run->params->max_records;
+			return consensus_run_fail(run, CONSENSUS_TOO_MANY_RECORDS, DIRAUTH_ERR_BOUNDS);
+		}
+		rank_versions(versions, count);
+		*version = *versions[k - 1];
+		choice->chosen++;
+		return 1;
 	}
 }
 
-/* The first counting vote that holds exactly this version (there is one: the chosen version is
- * the k-th of the votes' own versions). Its records are sorted, so a binary search finds it. */
-static size_t find_holder(const struct consensus_run *run, const struct vote_body_record *version)
+/* 1 when a vote's line for this version's service is exactly this version. A body's array is
+ * searched (its records are sorted); lines read through the caller's reader are read from the
+ * first, which only a refusal does. */
+static int vote_holds(const struct consensus_vote *v, const struct vote_body_record *version)
 {
-	for (size_t c = 0; c < run->counting_count; c++) {
-		const struct vote_body *body = run->votes[run->counting[c]].body;
-		size_t low = 0, high = body->record_count;
-		while (low < high) {
-			size_t middle = low + (high - low) / 2;
-			int order =
-			    memcmp(body->records[middle].service_id, version->service_id, SERVICE_ID_SIZE);
-			if (order == 0) {
-				const struct vote_body_record *held = &body->records[middle];
-				if (held->sequence == version->sequence &&
-				    memcmp(held->registration_sha256, version->registration_sha256, 32) == 0)
-					return run->counting[c];
-				break;
-			}
-			if (order < 0)
-				low = middle + 1;
-			else
-				high = middle;
+	struct vote_body_record line;
+	size_t low = 0, high = v->body->record_count;
+	const struct vote_body_record *found = NULL;
+	if (v->lines) {
+		for (size_t i = 0; !found && i < high; i++) {
+			if (v->lines->record(v->lines->context, i, &line) != 0)
+				return 0;
+			int order = memcmp(line.service_id, version->service_id, SERVICE_ID_SIZE);
+			if (order > 0)
+				return 0;
+			if (order == 0)
+				found = &line;
 		}
 	}
+	while (!v->lines && !found && low < high) {
+		size_t middle = low + (high - low) / 2;
+		int order = memcmp(v->body->records[middle].service_id, version->service_id, SERVICE_ID_SIZE);
+		if (order == 0)
+			found = &v->body->records[middle];
+		else if (order < 0)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	return found && found->sequence == version->sequence &&
+	       memcmp(found->registration_sha256, version->registration_sha256, 32) == 0;
+}
+
+/* The first counting vote that holds exactly this version (there is one: the chosen version is
+ * the k-th of the votes' own versions). */
+static size_t find_holder(const struct consensus_run *run, const struct vote_body_record *version)
+{
+	for (size_t c = 0; c < run->counting_count; c++)
+		if (vote_holds(&run->votes[run->counting[c]], version))
+			return run->counting[c];
 	return run->counting[0];
 }
 
@@ -176,24 +224,56 @@ int consensus_note_take(struct consensus_run *run, const struct vote_body_record
 	return 0;
 }
 
+/* The number of versions the rule chooses: one walk of the merge, keeping none of them. With one
+ * counting vote and k = 1 each of its lines is chosen, so its count is known without the walk
+ * (the write walk still judges every line). */
+static int count_chosen(struct consensus_run *run, size_t *count)
+{
+	struct consensus_choice choice;
+	struct vote_body_record version;
+	int rc;
+	if (run->counting_count == 1 && run->params->threshold == 1) {
+		*count = run->votes[run->counting[0]].body->record_count;
+		if (*count <= run->params->max_records)
+			return 0;
+		run->failure->held = *count;
+		run->failure->required = run->params->max_records;
+		return consensus_run_fail(run, CONSENSUS_TOO_MANY_RECORDS, DIRAUTH_ERR_BOUNDS);
+	}
+	consensus_choice_begin(run, &choice);
+	while ((rc = consensus_choice_next(run, &choice, &version)) == 1)
+		;
+	*count = choice.chosen;
+	return rc;
+}
+
 /* (e): the note of every chosen version, checked against its digest, written with its record
- * line as soon as it is checked; the body's bound is judged before each record is written. */
+ * line as soon as it is checked; the body's bound is judged before each record is written. The
+ * head counts the records, so the versions are counted first and chosen again as they are
+ * written. */
 int consensus_registrations_compute(struct consensus_run *run)
 {
 	struct consensus_body_writer w;
-	int rc = consensus_choose_versions(run);
+	struct consensus_choice choice;
+	struct vote_body_record version;
+	size_t count = 0;
+	int rc = count_chosen(run, &count);
 	if (rc)
 		return rc;
-	const struct consensus_result *result = run->result;
-	rc = consensus_body_begin(run, &w, result->record_count);
-	for (size_t i = 0; rc == 0 && i < result->record_count; i++) {
+	rc = consensus_body_begin(run, &w, count);
+	consensus_choice_begin(run, &choice);
+	while (rc == 0 && (rc = consensus_choice_next(run, &choice, &version)) == 1) {
 		const uint8_t *note = NULL;
 		size_t note_len = 0;
-		if ((rc = consensus_note_take(run, &result->records[i], &note, &note_len)) == 0)
-			rc = consensus_body_record(&w, result->records[i].service_id, note, note_len);
+		if ((rc = consensus_note_take(run, &version, &note, &note_len)) == 0)
+			rc = consensus_body_record(&w, version.service_id, note, note_len);
 	}
-	if (rc == 0)
+	if (rc == 0 && choice.chosen != count)
+		rc = consensus_run_fail(run, CONSENSUS_FAILED, DIRAUTH_ERR_MISMATCH); /* lines that changed */
+	if (rc == 0) {
+		run->result->record_count = count;
 		rc = consensus_body_finish(&w);
+	}
 	consensus_body_clear(&w);
 	return rc;
 }

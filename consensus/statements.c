@@ -28,9 +28,10 @@
  * over the votes' health lists walks them once, in the order of the published endpoints, so the
  * cost is that of method 1 plus one pass over the health lines and at most one callback per
  * distinct statement of a published endpoint. The body's head counts the published records, known
- * only once every chosen version is judged: so the body is written (body.c) in a second pass, which
- * asks again for each published record's note and each published statement, holding none of them
- * between the passes.
+ * only once every chosen version is judged: so the body is written (body.c) in a second walk of
+ * the chosen versions (registrations.c's merge, which keeps none of them), which asks again for
+ * each published record's note and each published statement, holding none of them between the
+ * walks.
  */
 #include "consensus/method.h"
 
@@ -51,7 +52,7 @@ struct lifecycle_state {
 	size_t listed_count;
 	uint8_t (*revoked_endpoints)[ENDPOINT_ID_SIZE]; /* sorted */
 	size_t revoked_endpoint_count;
-	size_t kept_count;              /* the published records, the first of result->records */
+	size_t kept_count;              /* the published records */
 	struct snapshot_health *health; /* the published health entries, parallel to result->health
 	                                   (their notes are asked for again when written) */
 	size_t health_cap;
@@ -534,53 +535,51 @@ static int endpoint_health(struct lifecycle_state *st, const struct registration
 	return 0; /* fewer than k holders of verified statements: unknown */
 }
 
-/* (x), (e) and (h): each chosen version's note, its exclusion by a listed revocation, and the
- * health of the endpoints of each published record. */
-static int publish_records(struct lifecycle_state *st)
+/* One chosen version judged: left out (excluded) when a listed revocation revokes its service or
+ * names an endpoint its note lists, else counted as published, with (h) for its endpoints. */
+static int judge_version(struct lifecycle_state *st, const struct vote_body_record *version)
 {
 	struct consensus_run *run = st->run;
-	struct consensus_result *result = run->result;
 	const struct consensus_params *p = run->params;
-	size_t chosen = result->record_count;
-	for (size_t i = 0; i < chosen; i++) {
-		const struct vote_body_record version = result->records[i];
-		int rc;
-		if (service_revoked(st, version.service_id)) {
-			if ((rc = exclude(st, &version)) != 0)
-				return rc;
-			continue;
-		}
-		const uint8_t *note = NULL;
-		size_t note_len = 0;
-		if ((rc = consensus_note_take(run, &version, &note, &note_len)) != 0)
-			return rc;
-		struct registration r;
-		struct note *parsed = NULL;
-		if ((rc = registration_parse_note(note, note_len, &r, &parsed)) != 0)
-			return consensus_note_fail(run, &version, CONSENSUS_NOTE_REFUSED, rc);
-		note_free(parsed);
-		if (strcmp(r.namespace_name, p->namespace_name) != 0 ||
-		    memcmp(r.service_id, version.service_id, SERVICE_ID_SIZE) != 0 ||
-		    r.sequence != version.sequence) {
-			registration_clear(&r);
-			return consensus_note_fail(run, &version, CONSENSUS_NOTE_REFUSED,
-			                           DIRAUTH_ERR_MISMATCH);
-		}
-		if (endpoint_revoked(st, &r)) {
-			registration_clear(&r);
-			if ((rc = exclude(st, &version)) != 0)
-				return rc;
-			continue;
-		}
-		result->records[st->kept_count++] = version; /* records keeps the published ones */
+	if (service_revoked(st, version->service_id))
+		return exclude(st, version);
+	const uint8_t *note = NULL;
+	size_t note_len = 0;
+	int rc = consensus_note_take(run, version, &note, &note_len);
+	if (rc)
+		return rc;
+	struct registration r;
+	struct note *parsed = NULL;
+	if ((rc = registration_parse_note(note, note_len, &r, &parsed)) != 0)
+		return consensus_note_fail(run, version, CONSENSUS_NOTE_REFUSED, rc);
+	note_free(parsed);
+	if (strcmp(r.namespace_name, p->namespace_name) != 0 ||
+	    memcmp(r.service_id, version->service_id, SERVICE_ID_SIZE) != 0 ||
+	    r.sequence != version->sequence)
+		rc = consensus_note_fail(run, version, CONSENSUS_NOTE_REFUSED, DIRAUTH_ERR_MISMATCH);
+	else if (endpoint_revoked(st, &r))
+		rc = exclude(st, version);
+	else {
+		st->kept_count++;
 		for (size_t e = 0; rc == 0 && e < r.endpoint_count; e++)
 			rc = endpoint_health(st, &r, r.endpoints[e].endpoint_id);
-		registration_clear(&r);
-		if (rc)
-			return rc;
 	}
-	result->record_count = st->kept_count;
-	return 0;
+	registration_clear(&r);
+	return rc;
+}
+
+/* (x), (e) and (h): the first walk of the chosen versions, judging each. */
+static int publish_records(struct lifecycle_state *st)
+{
+	struct consensus_choice choice;
+	struct vote_body_record version;
+	int rc;
+	consensus_choice_begin(st->run, &choice);
+	while ((rc = consensus_choice_next(st->run, &choice, &version)) == 1)
+		if ((rc = judge_version(st, &version)) != 0)
+			return rc;
+	st->run->result->record_count = st->kept_count;
+	return rc;
 }
 
 /* The body's order of health entries: by service id, then endpoint id. */
@@ -610,21 +609,39 @@ static int health_note_again(struct lifecycle_state *st, const struct consensus_
 	return 0;
 }
 
-/* The body of the published records and sections, written in order (body.c): each record's note
- * and each health entry's statement asked for again, so that none is held between the judging and
- * the writing; then the header that commits to it. */
+static int same_version(const struct vote_body_record *a, const struct vote_body_record *b)
+{
+	return memcmp(a->service_id, b->service_id, SERVICE_ID_SIZE) == 0 && a->sequence == b->sequence &&
+	       memcmp(a->registration_sha256, b->registration_sha256, 32) == 0;
+}
+
+/* The body of the published records and sections, written in order (body.c): the chosen
+ * versions walked again, those excluded skipped, each record's note and each health entry's
+ * statement asked for again, so that none is held between the judging and the writing; then the
+ * header that commits to it. */
 static int write_snapshot(struct lifecycle_state *st)
 {
 	struct consensus_run *run = st->run;
 	struct consensus_result *result = run->result;
 	struct consensus_body_writer w;
+	struct consensus_choice choice;
+	struct vote_body_record version;
+	size_t excluded = 0, written = 0;
 	int rc = consensus_body_begin(run, &w, st->kept_count);
-	for (size_t i = 0; rc == 0 && i < st->kept_count; i++) {
+	consensus_choice_begin(run, &choice);
+	while (rc == 0 && (rc = consensus_choice_next(run, &choice, &version)) == 1) {
+		/* The excluded versions are ascending too: the next one to skip is the first left. */
 		const uint8_t *note = NULL;
 		size_t note_len = 0;
-		if ((rc = consensus_note_take(run, &result->records[i], &note, &note_len)) == 0)
-			rc = consensus_body_record(&w, result->records[i].service_id, note, note_len);
+		rc = 0;
+		if (excluded < result->excluded_count && same_version(&result->excluded[excluded], &version))
+			excluded++;
+		else if ((rc = consensus_note_take(run, &version, &note, &note_len)) == 0 &&
+		         (rc = consensus_body_record(&w, version.service_id, note, note_len)) == 0)
+			written++;
 	}
+	if (rc == 0 && (written != st->kept_count || excluded != result->excluded_count))
+		rc = consensus_run_fail(run, CONSENSUS_FAILED, DIRAUTH_ERR_MISMATCH); /* lines that changed */
 	if (rc == 0)
 		rc = consensus_body_section(&w, "health", result->health_count);
 	for (size_t i = 0; rc == 0 && i < result->health_count; i++) {
@@ -662,7 +679,7 @@ int consensus_lifecycle_compute(struct consensus_run *run)
 	if ((rc = judge_sections(run)) == 0 && (rc = carry_revocations(&st, &cap)) == 0) {
 		size_t carried_count = st.listed_count;
 		if ((rc = new_revocations(&st, &cap)) == 0 && (rc = listed_finish(&st, carried_count)) == 0 &&
-		    (rc = consensus_choose_versions(run)) == 0 && (rc = publish_records(&st)) == 0)
+		    (rc = publish_records(&st)) == 0)
 			rc = write_snapshot(&st);
 	}
 	free(st.listed);

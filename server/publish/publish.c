@@ -6,12 +6,14 @@
  * and the store holds the signed header, with its body files durable, before any caller can serve
  * it (hard rule 2: the store refuses an epoch that does not grow).
  *
- * The snapshot is the consensus of this authority's one vote (n = k = 1): the vote's lines come
- * from one walk of the sealed view (vote.h), the rule asks the store for each note it chooses, by
- * version or by digest, and writes the body piece by piece into the store's body writer, which
- * compresses and hashes it as it goes. The notes are read one at a time into a buffer the next
- * read replaces (revocations, few, are kept until the rule returns). The store's digest of what
- * it wrote must be the one the header commits to.
+ * The snapshot is the consensus of this authority's one vote (n = k = 1): the vote's lines are
+ * counted in one walk of the sealed view (vote.h) and read again by the rule a page at a time,
+ * each page with its records' notes, which the rule then asks for; it asks the store for each
+ * statement by digest, and writes the body piece by piece into the store's body writer, which
+ * compresses and hashes it as it goes. So neither the vote's record lines nor the body are ever
+ * held whole: a page of lines and notes, one statement at a time in a buffer the next read
+ * replaces (revocations, few, are kept until the rule returns). The store's digest of what it
+ * wrote must be the one the header commits to.
  */
 #include "server/publish/publish.h"
 
@@ -81,6 +83,7 @@ static int check_body_bounds(const struct config *config, const struct store_bod
 struct store_source {
 	struct store *store;
 	const char *name;
+	const struct publish_view_lines *lines; /* the page of the vote's lines being read */
 	struct buffer registration, health;
 	struct buffer *revocations;
 	size_t revocation_count;
@@ -92,6 +95,8 @@ static int store_registration_note(void *context, const uint8_t service_id[SERVI
 {
 	(void)digest; /* the consensus checks it */
 	struct store_source *s = context;
+	if (publish_view_lines_note(s->lines, service_id, sequence, note, note_len) == 0)
+		return 0; /* read with the page of lines that holds its version */
 	buffer_reset(&s->registration);
 	int rc = store_registration_get(s->store, s->name, service_id, sequence, &s->registration);
 	*note = s->registration.data;
@@ -163,22 +168,31 @@ static int compute_snapshot(const struct config *config, struct store *store, si
 {
 	const struct config_namespace *ns = &config->namespaces[namespace_index];
 	struct vote_body lines;
+	struct publish_view_lines view;
 	struct vote vote;
 	struct consensus_vote input;
 	struct consensus_result result;
 	struct consensus_failure failure;
-	struct store_source source = {.store = store, .name = ns->name};
+	struct store_source source = {.store = store, .name = ns->name, .lines = &view};
 	struct body_output output = {0};
-	buffer_init(&source.registration);
-	buffer_init(&source.health);
 	memset(&result, 0, sizeof result);
-	int rc = publish_vote_body(config, store, namespace_index, h->epoch, h->valid_after, ns->lifecycle,
-	                           previous->parsed, &lines, NULL);
+	int rc = publish_view_lines_init(&view, store, ns->name, h->epoch, h->valid_after);
 	if (rc)
 		return rc;
-	/* Not sent, so without its records root: the rule does not read it. */
+	buffer_init(&source.registration);
+	buffer_init(&source.health);
+	rc = publish_vote_body_counted(config, store, namespace_index, h->epoch, h->valid_after,
+	                               ns->lifecycle, previous->parsed, &lines);
+	if (rc) {
+		publish_view_lines_clear(&view);
+		return rc;
+	}
+	/* Not sent, so without its records root: the rule does not read it. Its record lines are
+	 * read again from the sealed view, a page at a time. */
 	publish_vote_text(config, namespace_index, h->epoch, previous, &lines, NULL, &vote);
 	consensus_vote_init(&input, &vote, &lines);
+	struct consensus_record_lines reader = {publish_view_lines_read, &view};
+	input.lines = &reader;
 	struct consensus_params params = {
 	    .namespace_name = ns->name,
 	    .origin = ns->origin,
@@ -214,6 +228,7 @@ static int compute_snapshot(const struct config *config, struct store *store, si
 	consensus_result_clear(&result);
 	store_source_clear(&source);
 	publish_vote_body_clear(&lines);
+	publish_view_lines_clear(&view);
 	return rc;
 }
 

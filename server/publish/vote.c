@@ -5,8 +5,11 @@
  * The records and their health come from one walk of the sealed view with each service's
  * statements (store_lifecycle_view_foreach: the same records, in the same order, as
  * store_view_foreach), the revocations from one walk of the sealed revocations. A namespace
- * without the lifecycle sections is walked with store_view_foreach alone. The body is held in
- * memory: it is a few lines per service, what the vote envelope carries anyway.
+ * without the lifecycle sections is walked with store_view_foreach alone. The body of a vote that
+ * is sent is held in memory: it is a few lines per service, what the vote envelope carries
+ * anyway. A single authority's vote is never sent: its record lines are only counted, and the
+ * consensus reads them again from the sealed view a page at a time, each page's notes with them
+ * (publish_view_lines), so that a million records are never held at once.
  */
 #include "server/publish/vote.h"
 
@@ -217,7 +220,8 @@ struct vote_build {
 	struct vote_body *body;
 	size_t record_cap, health_cap, revocation_cap;
 	struct merkle_builder tree;
-	bool rooted; /* the caller wants the records root */
+	bool rooted;  /* the caller wants the records root */
+	bool counted; /* the record lines counted, not kept (publish_vote_body_counted) */
 	const struct snapshot_body *previous;
 	uint64_t epoch;
 };
@@ -240,6 +244,10 @@ static int add_record(struct vote_build *v, const struct store_record *record)
 	struct vote_body *body = v->body;
 	if (body->record_count >= v->config->bounds.records_per_snapshot)
 		return DIRAUTH_ERR_BOUNDS;
+	if (v->counted) {
+		body->record_count++;
+		return 0;
+	}
 	int rc = grow((void **)&body->records, &v->record_cap, body->record_count, sizeof *body->records);
 	if (rc)
 		return rc;
@@ -338,9 +346,11 @@ void publish_vote_body_clear(struct vote_body *body)
 	memset(body, 0, sizeof *body);
 }
 
-int publish_vote_body(const struct config *config, struct store *store, size_t namespace_index,
-                      uint64_t epoch, uint64_t valid_after, int with_sections,
-                      const struct snapshot_body *previous, struct vote_body *out, merkle_hash records_root)
+/* publish_vote_body, or with counted publish_vote_body_counted (records_root then NULL). */
+static int vote_body_build(const struct config *config, struct store *store, size_t namespace_index,
+                           uint64_t epoch, uint64_t valid_after, int with_sections,
+                           const struct snapshot_body *previous, bool counted, struct vote_body *out,
+                           merkle_hash records_root)
 {
 	const struct config_namespace *ns = &config->namespaces[namespace_index];
 	struct vote_build v;
@@ -353,6 +363,7 @@ int publish_vote_body(const struct config *config, struct store *store, size_t n
 	v.epoch = epoch;
 	merkle_builder_init(&v.tree);
 	v.rooted = records_root != NULL;
+	v.counted = counted;
 	snprintf(out->namespace_name, sizeof out->namespace_name, "%s", ns->name);
 	snprintf(out->authority, sizeof out->authority, "%s", config->authority_name);
 	out->epoch = epoch;
@@ -366,6 +377,127 @@ int publish_vote_body(const struct config *config, struct store *store, size_t n
 	if (rc)
 		publish_vote_body_clear(out);
 	return rc;
+}
+
+int publish_vote_body(const struct config *config, struct store *store, size_t namespace_index,
+                      uint64_t epoch, uint64_t valid_after, int with_sections,
+                      const struct snapshot_body *previous, struct vote_body *out, merkle_hash records_root)
+{
+	return vote_body_build(config, store, namespace_index, epoch, valid_after, with_sections, previous,
+	                       false, out, records_root);
+}
+
+int publish_vote_body_counted(const struct config *config, struct store *store, size_t namespace_index,
+                              uint64_t epoch, uint64_t valid_after, int with_sections,
+                              const struct snapshot_body *previous, struct vote_body *out)
+{
+	return vote_body_build(config, store, namespace_index, epoch, valid_after, with_sections, previous,
+	                       true, out, NULL);
+}
+
+/* ---- the record lines, a page at a time ---- */
+
+#define VIEW_PAGE_LINES 1024 /* lines, with their notes, per page: about 1 MB of notes */
+
+int publish_view_lines_init(struct publish_view_lines *lines, struct store *store, const char *namespace_name,
+                            uint64_t epoch, uint64_t valid_after)
+{
+	memset(lines, 0, sizeof *lines);
+	lines->store = store;
+	lines->namespace_name = namespace_name;
+	lines->epoch = epoch;
+	lines->valid_after = valid_after;
+	buffer_init(&lines->notes);
+	lines->page = calloc(VIEW_PAGE_LINES, sizeof *lines->page);
+	lines->note_at = calloc(VIEW_PAGE_LINES, sizeof *lines->note_at);
+	lines->note_len = calloc(VIEW_PAGE_LINES, sizeof *lines->note_len);
+	if (!lines->page || !lines->note_at || !lines->note_len) {
+		publish_view_lines_clear(lines);
+		return DIRAUTH_ERR_NOMEM;
+	}
+	return 0;
+}
+
+void publish_view_lines_clear(struct publish_view_lines *lines)
+{
+	free(lines->page);
+	free(lines->note_at);
+	free(lines->note_len);
+	buffer_free(&lines->notes);
+	memset(lines, 0, sizeof *lines);
+}
+
+#define PAGE_FULL 1 /* a visitor's return that ends a page's walk */
+
+static int page_visit(void *context, const struct store_record *record)
+{
+	struct publish_view_lines *lines = context;
+	struct vote_body_record *line = &lines->page[lines->count];
+	memcpy(line->service_id, record->service_id, SERVICE_ID_SIZE);
+	line->sequence = record->sequence;
+	memcpy(line->registration_sha256, record->digest, 32);
+	lines->note_at[lines->count] = lines->notes.len;
+	lines->note_len[lines->count] = record->note_len;
+	int rc = buffer_append(&lines->notes, record->note, record->note_len);
+	if (rc)
+		return rc;
+	memcpy(lines->last, record->service_id, SERVICE_ID_SIZE);
+	lines->have_last = true;
+	return ++lines->count == VIEW_PAGE_LINES ? PAGE_FULL : 0;
+}
+
+/* The page after the one held (the first page when none was read), from the view. */
+static int page_load(struct publish_view_lines *lines)
+{
+	lines->first += lines->count;
+	lines->count = 0;
+	buffer_reset(&lines->notes);
+	int rc =
+	    store_view_foreach_after(lines->store, lines->namespace_name, lines->epoch, lines->valid_after,
+	                             lines->have_last ? lines->last : NULL, page_visit, lines);
+	if (rc == PAGE_FULL)
+		rc = 0;
+	if (rc == 0 && lines->count == 0)
+		rc = DIRAUTH_ERR_MISMATCH; /* fewer lines than the view held when they were counted */
+	return rc;
+}
+
+int publish_view_lines_read(void *context, size_t index, struct vote_body_record *out)
+{
+	struct publish_view_lines *lines = context;
+	if (index < lines->first) { /* a walk from the start again */
+		lines->first = lines->count = 0;
+		lines->have_last = false;
+	}
+	while (index >= lines->first + lines->count) {
+		int rc = page_load(lines);
+		if (rc)
+			return rc;
+	}
+	*out = lines->page[index - lines->first];
+	return 0;
+}
+
+int publish_view_lines_note(const struct publish_view_lines *lines, const uint8_t service_id[SERVICE_ID_SIZE],
+                            uint64_t sequence, const uint8_t **note, size_t *note_len)
+{
+	size_t low = 0, high = lines->count;
+	while (low < high) {
+		size_t middle = low + (high - low) / 2;
+		int order = memcmp(lines->page[middle].service_id, service_id, SERVICE_ID_SIZE);
+		if (order == 0) {
+			if (lines->page[middle].sequence != sequence)
+				break;
+			*note = lines->notes.data + lines->note_at[middle];
+			*note_len = lines->note_len[middle];
+			return 0;
+		}
+		if (order < 0)
+			low = middle + 1;
+		else
+			high = middle;
+	}
+	return DIRAUTH_ERR_NOT_FOUND;
 }
 
 void publish_vote_text(const struct config *config, size_t namespace_index, uint64_t epoch,

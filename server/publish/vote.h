@@ -83,6 +83,48 @@ int publish_vote_body(const struct config *config, struct store *store, size_t n
                       uint64_t epoch, uint64_t valid_after, int with_sections,
                       const struct snapshot_body *previous, struct vote_body *out, merkle_hash records_root);
 
+/* publish_vote_body for a vote that is never sent (a single authority's, n = 1): the record lines
+ * counted, not kept (out->records NULL, out->record_count their number), for the consensus to read
+ * them again through publish_view_lines; no records root. Same returns. */
+int publish_vote_body_counted(const struct config *config, struct store *store, size_t namespace_index,
+                              uint64_t epoch, uint64_t valid_after, int with_sections,
+                              const struct snapshot_body *previous, struct vote_body *out);
+
+/* The record lines of a namespace's sealed view (as publish_vote_body lists them), read a page at
+ * a time for the consensus (consensus_record_lines): each page of up to 1,024 lines is a walk of
+ * the view from the last service id of the page before, in a read transaction of its own, and
+ * keeps the notes of its records, which publish_view_lines_note hands out while the page is held.
+ * So the memory is one page's, whatever the number of records. The view must still be the sealed
+ * one (the store's DIRAUTH_ERR_STALE otherwise). */
+struct publish_view_lines {
+	struct store *store;
+	const char *namespace_name; /* borrowed */
+	uint64_t epoch, valid_after;
+	size_t first;   /* the index of the page's first line */
+	size_t count;   /* lines in the page */
+	bool have_last; /* a page was read: last is its last service id */
+	uint8_t last[SERVICE_ID_SIZE];
+	struct vote_body_record *page; /* the page's lines */
+	size_t *note_at, *note_len;    /* each line's note in notes */
+	struct buffer notes;
+};
+
+/* Returns 0, or DIRAUTH_ERR_NOMEM (lines then cleared). */
+int publish_view_lines_init(struct publish_view_lines *lines, struct store *store, const char *namespace_name,
+                            uint64_t epoch, uint64_t valid_after);
+
+/* consensus_record_lines's record(): the line at index, the page that holds it read when it is not
+ * the one held (the next page, or from the first again). Returns 0; DIRAUTH_ERR_MISMATCH (the view
+ * ends before index: it holds fewer lines than were counted); the store's errors. */
+int publish_view_lines_read(void *context, size_t index, struct vote_body_record *out);
+
+/* The note of the held page's line of service_id when its sequence is sequence: 0 with *note and
+ * *note_len (valid until the next read), or DIRAUTH_ERR_NOT_FOUND. */
+int publish_view_lines_note(const struct publish_view_lines *lines, const uint8_t service_id[SERVICE_ID_SIZE],
+                            uint64_t sequence, const uint8_t **note, size_t *note_len);
+
+void publish_view_lines_clear(struct publish_view_lines *lines);
+
 /* Frees the arrays of a body publish_vote_body filled (not body itself) and zeroes it. */
 void publish_vote_body_clear(struct vote_body *body);
 

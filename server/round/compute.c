@@ -181,6 +181,10 @@ struct note_source {
 	struct buffer current; /* the last registration or health statement read from the store */
 	uint8_t **copies;      /* the store's revocations handed out, freed after the consensus */
 	size_t count, cap;
+	/* The versions handed out that name a target revoked here and that the own vote does not
+	 * list (result_revives_revoked); none in the usual epoch. */
+	struct vote_body_record *revived;
+	size_t revived_count, revived_cap;
 };
 
 static int keep_copy(struct note_source *s, const struct buffer *held, const uint8_t **note, size_t *len)
@@ -208,6 +212,7 @@ static void note_source_free(struct note_source *s)
 	for (size_t n = 0; n < s->count; n++)
 		free(s->copies[n]);
 	free(s->copies);
+	free(s->revived);
 	buffer_free(&s->current);
 }
 
@@ -250,6 +255,30 @@ static bool revoked_here(struct round *round, size_t i, const uint8_t *note, siz
 	return revoked;
 }
 
+/* Keeps a version handed out that names a target revoked here, when the own vote does not list
+ * it: only such a version can (the sealed view keeps nothing revoked). */
+static int note_revived(struct note_source *s, const uint8_t service_id[SERVICE_ID_SIZE], uint64_t sequence,
+                        const uint8_t digest[32], const uint8_t *note, size_t note_len)
+{
+	const struct round_namespace *rn = &s->round->ns[s->namespace_index];
+	if (own_vote_lists(rn->own_body, service_id, sequence, digest) ||
+	    !revoked_here(s->round, s->namespace_index, note, note_len))
+		return 0;
+	if (s->revived_count == s->revived_cap) {
+		size_t cap = s->revived_cap ? s->revived_cap * 2 : 16;
+		struct vote_body_record *grown = realloc(s->revived, cap * sizeof *grown);
+		if (!grown)
+			return DIRAUTH_ERR_NOMEM;
+		s->revived = grown;
+		s->revived_cap = cap;
+	}
+	struct vote_body_record *version = &s->revived[s->revived_count++];
+	memcpy(version->service_id, service_id, SERVICE_ID_SIZE);
+	version->sequence = sequence;
+	memcpy(version->registration_sha256, digest, 32);
+	return 0;
+}
+
 static int supply_note(void *context, const uint8_t service_id[SERVICE_ID_SIZE], uint64_t sequence,
                        const uint8_t digest[32], const uint8_t **note, size_t *note_len)
 {
@@ -264,30 +293,27 @@ static int supply_note(void *context, const uint8_t service_id[SERVICE_ID_SIZE],
 	    memcmp(actual, digest, 32) == 0) {
 		*note = s->current.data;
 		*note_len = s->current.len;
-		return 0;
+	} else if ((rc = round_notes_find(&round->ns[i].notes, digest, note, note_len)) != 0) {
+		return rc;
 	}
-	return round_notes_find(&round->ns[i].notes, digest, note, note_len);
+	return note_revived(s, service_id, sequence, digest, *note, *note_len);
 }
 
 /* Whether the computed result publishes a record naming a target revoked here that its own
- * rule did not leave out: only versions the own vote does not hold can (the sealed view keeps
- * nothing revoked), so only those are read again. */
-static bool result_revives_revoked(struct round *round, size_t i)
+ * rule did not leave out: a version handed out to the rule (note_revived) that method 2 did not
+ * exclude. */
+static bool result_revives_revoked(const struct note_source *s, const struct consensus_result *result)
 {
-	const struct round_namespace *rn = &round->ns[i];
-	for (size_t r = 0; r < rn->result.record_count; r++) {
-		const struct vote_body_record *chosen = &rn->result.records[r];
-		if (own_vote_lists(rn->own_body, chosen->service_id, chosen->sequence,
-		                   chosen->registration_sha256))
-			continue;
-		struct note_source source = {.round = round, .namespace_index = i};
-		const uint8_t *note = NULL;
-		size_t len = 0;
-		bool revoked = supply_note(&source, chosen->service_id, chosen->sequence,
-		                           chosen->registration_sha256, &note, &len) == 0 &&
-		               revoked_here(round, i, note, len);
-		note_source_free(&source);
-		if (revoked)
+	for (size_t r = 0; r < s->revived_count; r++) {
+		const struct vote_body_record *version = &s->revived[r];
+		bool excluded = false;
+		for (size_t e = 0; !excluded && e < result->excluded_count; e++)
+			excluded = memcmp(result->excluded[e].service_id, version->service_id,
+			                  SERVICE_ID_SIZE) == 0 &&
+			           result->excluded[e].sequence == version->sequence &&
+			           memcmp(result->excluded[e].registration_sha256,
+			                  version->registration_sha256, 32) == 0;
+		if (!excluded)
 			return true;
 	}
 	return false;
@@ -390,9 +416,10 @@ static int sign_header(struct round *round, size_t i, const struct buffer *text)
 }
 
 /* The consensus over the held votes, the notes already gathered. Fills rn->result; failure
- * says why the rule refused. */
+ * says why the rule refused; *revives whether the result publishes a target revoked here
+ * (result_revives_revoked). */
 static int compute_consensus(struct round *round, size_t i, struct held_votes *held,
-                             struct consensus_failure *failure)
+                             struct consensus_failure *failure, bool *revives)
 {
 	const struct config *config = round->o.config;
 	const struct config_namespace *ns = &config->namespaces[i];
@@ -427,6 +454,7 @@ static int compute_consensus(struct round *round, size_t i, struct held_votes *h
 	consensus_result_clear(&rn->result);
 	rc =
 	    consensus_compute(&params, held->inputs, held->count, supply_note, &source, &rn->result, failure);
+	*revives = rc == 0 && result_revives_revoked(&source, &rn->result);
 	publish_previous_clear(&previous);
 	note_source_free(&source);
 	return rc;
@@ -495,7 +523,8 @@ static int run_rule(struct computation *c)
 	const struct round_gather_stats *gathered = &c->gathered;
 	struct consensus_failure failure;
 	char why[512];
-	int rc = compute_consensus(round, i, &c->held, &failure);
+	bool revives = false;
+	int rc = compute_consensus(round, i, &c->held, &failure, &revives);
 	if (rc && failure.outcome == CONSENSUS_NOTE_MISSING) {
 		if (!rn->logged_wait) {
 			consensus_failure_describe(&failure, why, sizeof why);
@@ -518,7 +547,7 @@ static int run_rule(struct computation *c)
 	/* Hard rule 4 holds here whatever the votes say: a record naming a target this authority holds
 	 * a revocation of (one the votes no longer list: a member that missed it votes the old
 	 * version) is never signed; the epoch fails at this authority rather than bring it back. */
-	if (result_revives_revoked(round, i)) {
+	if (revives) {
 		round_log(round, i, rn->epoch,
 		          "not published: the votes chose a version naming a service or endpoint revoked "
 		          "here");

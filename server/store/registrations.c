@@ -720,6 +720,7 @@ struct view_walk {
 	const char *namespace_name;
 	uint64_t epoch;
 	uint64_t valid_after;
+	const uint8_t *after;       /* the service id the walk starts above; NULL: from the first */
 	store_record_visitor visit; /* one of the two visitors */
 	store_lifecycle_visitor lifecycle_visit;
 	void *context;
@@ -734,6 +735,8 @@ static int view_visit(void *context, struct kv_val key, struct kv_val value)
 	struct record_header h;
 	if (key.len != STORE_RECORD_KEY_LEN || record_decode_header(value.data, value.len, &h) != 0)
 		return DIRAUTH_ERR_STORE;
+	if (w->after && memcmp(key.data + STORE_NS_LEN, w->after, 32) == 0)
+		return 0; /* where the walk resumes: the last record of the page before */
 	if (h.stamp > w->epoch) {
 		/* A later registration: the epoch holds a version it replaced, if one is kept. */
 		struct kept_pick pick = {w->epoch, {NULL, 0}, false};
@@ -796,7 +799,14 @@ static int view_walk_run(struct view_walk *w, const char *namespace_name)
 	w->t = &t;
 	w->namespace_name = namespace_name;
 	buffer_init(&w->note);
-	int result = kv_txn_walk_prefix(&t, w->store->records, prefix, sizeof prefix, view_visit, w);
+	uint8_t start[STORE_RECORD_KEY_LEN];
+	memcpy(start, prefix, sizeof prefix);
+	if (w->after)
+		memcpy(start + STORE_NS_LEN, w->after, 32);
+	int result = w->after
+	                 ? kv_txn_walk_from(&t, w->store->records, prefix, sizeof prefix, start, sizeof start,
+	                                    view_visit, w)
+	                 : kv_txn_walk_prefix(&t, w->store->records, prefix, sizeof prefix, view_visit, w);
 	buffer_free(&w->note);
 	free(w->health);
 	rc = t.rc;
@@ -807,10 +817,21 @@ static int view_walk_run(struct view_walk *w, const char *namespace_name)
 int store_view_foreach(struct store *store, const char *namespace_name, uint64_t epoch, uint64_t valid_after,
                        store_record_visitor visit, void *context)
 {
+	return store_view_foreach_after(store, namespace_name, epoch, valid_after, NULL, visit, context);
+}
+
+int store_view_foreach_after(struct store *store, const char *namespace_name, uint64_t epoch,
+                             uint64_t valid_after, const uint8_t after[32], store_record_visitor visit,
+                             void *context)
+{
 	if (!store || !visit)
 		return DIRAUTH_ERR_SYNTAX;
-	struct view_walk w = {
-	    .store = store, .epoch = epoch, .valid_after = valid_after, .visit = visit, .context = context};
+	struct view_walk w = {.store = store,
+	                      .epoch = epoch,
+	                      .valid_after = valid_after,
+	                      .after = after,
+	                      .visit = visit,
+	                      .context = context};
 	return view_walk_run(&w, namespace_name);
 }
 

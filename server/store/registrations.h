@@ -142,6 +142,14 @@ typedef int (*store_record_visitor)(void *context, const struct store_record *re
 int store_view_foreach(struct store *store, const char *namespace_name, uint64_t epoch, uint64_t valid_after,
                        store_record_visitor visit, void *context);
 
+/* store_view_foreach from the first service id above after (NULL: from the first), so that the
+ * view can be read a page at a time, each page in a read transaction of its own: the sealed view
+ * is the same in each (the seal above), as long as the epoch is still the sealed one. Same
+ * returns. */
+int store_view_foreach_after(struct store *store, const char *namespace_name, uint64_t epoch,
+                             uint64_t valid_after, const uint8_t after[32], store_record_visitor visit,
+                             void *context);
+
 /* Copies the signed note of a service's registration of that sequence into note (replaced):
  * its latest, or a version an epoch not yet sealed past may still hold. Returns 0,
  * DIRAUTH_ERR_NOT_FOUND (no such service, namespace or sequence kept), DIRAUTH_ERR_SYNTAX,

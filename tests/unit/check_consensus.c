@@ -23,6 +23,7 @@
 #include "schema/lines.h"
 #include "schedule/schedule.h"
 #include "test_keys.h"
+#include "test_published.h"
 #include "test_support.h"
 
 #include <check.h>
@@ -702,8 +703,12 @@ static void outcome_text(int rc, const struct consensus_result *result,
 		ck_assert_int_eq(buffer_appendf(out, "\ncounting-votes %zu\nrecords %zu\n",
 		                                result->counting_votes, result->record_count),
 		                 0);
+		size_t published = 0;
+		struct vote_body_record *records =
+		    test_published_versions(result->body.data, result->body.len, &published);
+		ck_assert_uint_eq(published, result->record_count);
 		for (size_t i = 0; i < result->record_count; i++) {
-			const struct vote_body_record *record = &result->records[i];
+			const struct vote_body_record *record = &records[i];
 			ck_assert_int_eq(buffer_append_string(out, "record "), 0);
 			append_hex(out, record->service_id, SERVICE_ID_SIZE);
 			ck_assert_int_eq(buffer_appendf(out, " %llu ", (unsigned long long)record->sequence),
@@ -711,6 +716,7 @@ static void outcome_text(int rc, const struct consensus_result *result,
 			append_hex(out, record->registration_sha256, 32);
 			ck_assert_int_eq(buffer_append_string(out, "\n"), 0);
 		}
+		free(records);
 		return;
 	}
 	switch (failure->outcome) {
@@ -760,12 +766,17 @@ static void check_chosen(const struct case_spec *spec, const struct consensus_re
 		buffer_free(&note);
 	}
 	ck_assert_uint_eq(result->record_count, count);
+	size_t published = 0;
+	struct vote_body_record *records =
+	    test_published_versions(result->body.data, result->body.len, &published);
+	ck_assert_uint_eq(published, count);
 	for (size_t i = 0; i < count; i++) {
 		int found = 0;
-		for (size_t j = 0; j < result->record_count; j++)
-			found |= memcmp(&result->records[j], &expected[i], sizeof(expected[i])) == 0;
+		for (size_t j = 0; j < published; j++)
+			found |= memcmp(&records[j], &expected[i], sizeof(expected[i])) == 0;
 		ck_assert_msg(found, "%s: chosen version %zu is not in the snapshot", spec->name, i);
 	}
+	free(records);
 }
 
 /* A writer of a streamed computation: the pieces collected, or a failure at the piece fail_at
@@ -960,7 +971,7 @@ static int compute(struct fixture *f, struct consensus_failure *failure)
 	int rc = consensus_compute(&f->params, f->inputs, f->vote_count, view_note, &view, &result, failure);
 	if (rc) {
 		ck_assert_uint_eq(result.record_count, 0);
-		ck_assert_ptr_null(result.records);
+		ck_assert_ptr_null(result.body.data);
 		ck_assert_ptr_null(result.header_text.data);
 	}
 	consensus_result_clear(&result);
@@ -1436,17 +1447,26 @@ END_TEST
 /* ---- the choice rule against a direct computation ---- */
 
 /* Synthetic notes: the module checks only their digest, so any bytes serve. */
+#define RANDOM_SERVICES 200
+
+/* The notes of the random votes, and the versions the rule asked for, in order: method 1 asks once
+ * for each version it publishes, as it writes it. */
 struct synthetic_notes {
 	struct note_pool pool;
 	size_t calls;
+	struct vote_body_record asked[RANDOM_SERVICES];
 };
 
 static int synthetic_note(void *context, const uint8_t service_id[SERVICE_ID_SIZE], uint64_t sequence,
                           const uint8_t digest[32], const uint8_t **note, size_t *note_len)
 {
-	(void)service_id;
-	(void)sequence;
 	struct synthetic_notes *notes = context;
+	if (notes->calls < RANDOM_SERVICES) {
+		struct vote_body_record *asked = &notes->asked[notes->calls];
+		memcpy(asked->service_id, service_id, SERVICE_ID_SIZE);
+		asked->sequence = sequence;
+		memcpy(asked->registration_sha256, digest, 32);
+	}
 	notes->calls++;
 	const struct note_entry *entry = pool_find(&notes->pool, digest);
 	if (!entry)
@@ -1464,11 +1484,36 @@ static uint64_t next_random(uint64_t *state)
 	return *state;
 }
 
-#define RANDOM_SERVICES 200
-
 static int id_order(const void *a, const void *b)
 {
 	return memcmp(a, b, SERVICE_ID_SIZE);
+}
+
+/* A vote's lines read through consensus_record_lines from an array the rule does not see (the
+ * body's records pointer is NULL), noting whether the rule reads them in order: each walk from
+ * index 0, ascending. */
+struct lines_reader {
+	const struct vote_body *body;
+	const struct vote_body_record *lines; /* the records, outside the body */
+	size_t last;                          /* the index read last */
+	size_t walks;                         /* walks begun (reads of index 0) */
+	int read_any, out_of_order, fail_at_walk;
+};
+
+static int lines_reader_read(void *context, size_t index, struct vote_body_record *out)
+{
+	struct lines_reader *r = context;
+	if (index == 0)
+		r->walks++;
+	else if (!r->read_any || index < r->last)
+		r->out_of_order = 1;
+	if (r->fail_at_walk && r->walks == (size_t)r->fail_at_walk && index == 1)
+		return DIRAUTH_ERR_IO;
+	r->last = index;
+	r->read_any = 1;
+	ck_assert_uint_lt(index, r->body->record_count);
+	*out = r->lines[index];
+	return 0;
 }
 
 static int version_above(const struct vote_body_record *a, const struct vote_body_record *b)
@@ -1566,12 +1611,56 @@ START_TEST(test_choice_matches_direct_rule)
 					versions[b] = swap;
 				}
 		ck_assert_uint_lt(chosen, result.record_count);
-		ck_assert_mem_eq(&result.records[chosen], versions[k - 1], sizeof(*versions[k - 1]));
+		ck_assert_mem_eq(&notes.asked[chosen], versions[k - 1], sizeof(*versions[k - 1]));
 		chosen++;
 	}
 	ck_assert_uint_eq(chosen, result.record_count);
 	ck_assert_uint_eq(notes.calls, chosen);
 	ck_assert_uint_eq(result.counting_votes, counting);
+
+	/* The same votes read through line readers: the same snapshot, byte for byte, each reader
+	 * read in ascending order within each of the rule's walks. */
+	struct lines_reader readers[9];
+	struct consensus_record_lines lines[9];
+	for (size_t v = 0; v < n; v++) {
+		readers[v] = (struct lines_reader){.body = &bodies[v], .lines = records[v]};
+		lines[v] = (struct consensus_record_lines){lines_reader_read, &readers[v]};
+		inputs[v].lines = &lines[v];
+		bodies[v].records = NULL;
+	}
+	struct consensus_result read;
+	notes.calls = 0;
+	ck_assert_int_eq(
+	    consensus_compute(&params_holder.params, inputs, n, synthetic_note, &notes, &read, &failure), 0);
+	ck_assert_uint_eq(read.record_count, result.record_count);
+	ck_assert_uint_eq(read.body.len, result.body.len);
+	ck_assert_mem_eq(read.body.data, result.body.data, result.body.len);
+	ck_assert_uint_eq(read.header_text.len, result.header_text.len);
+	ck_assert_mem_eq(read.header_text.data, result.header_text.data, result.header_text.len);
+	for (size_t v = 0; v < n; v++) {
+		ck_assert_msg(!readers[v].out_of_order, "vote %zu read out of order", v);
+		ck_assert_uint_le(readers[v].walks, 3);
+	}
+	consensus_result_clear(&read);
+
+	/* Lines that cannot be read stop the rule; lines out of order are a bad vote, as a body's
+	 * array would be. */
+	readers[0] = (struct lines_reader){.body = &bodies[0], .lines = records[0], .fail_at_walk = 2};
+	ck_assert_int_eq(
+	    consensus_compute(&params_holder.params, inputs, n, synthetic_note, &notes, &read, &failure),
+	    DIRAUTH_ERR_IO);
+	ck_assert_int_eq(failure.outcome, CONSENSUS_FAILED);
+	ck_assert_ptr_null(read.body.data);
+	struct vote_body_record swapped = records[0][3];
+	records[0][3] = records[0][4];
+	records[0][4] = swapped;
+	readers[0] = (struct lines_reader){.body = &bodies[0], .lines = records[0]};
+	ck_assert_int_eq(
+	    consensus_compute(&params_holder.params, inputs, n, synthetic_note, &notes, &read, &failure),
+	    DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(failure.outcome, CONSENSUS_BAD_VOTE);
+	ck_assert_uint_eq(failure.vote_index, 0);
+	ck_assert_str_eq(failure.authority, votes[0].authority);
 	consensus_result_clear(&result);
 	for (size_t v = 0; v < n; v++)
 		free(records[v]);

@@ -26,6 +26,7 @@
 #include "schema/lines.h"
 #include "schedule/schedule.h"
 #include "test_keys.h"
+#include "test_published.h"
 #include "test_support.h"
 
 #include <check.h>
@@ -970,8 +971,13 @@ static void outcome_text(int rc, const struct consensus_result *result,
 	ck_assert_int_eq(buffer_appendf(out, "\ncounting-votes %zu\nrecords %zu\n", result->counting_votes,
 	                                result->record_count),
 	                 0);
-	for (size_t i = 0; i < result->record_count; i++)
-		record_line(out, "record", &result->records[i]);
+	size_t published = 0;
+	struct vote_body_record *records =
+	    test_published_versions(result->body.data, result->body.len, &published);
+	ck_assert_uint_eq(published, result->record_count);
+	for (size_t i = 0; i < published; i++)
+		record_line(out, "record", &records[i]);
+	free(records);
 	ck_assert_int_eq(buffer_appendf(out, "excluded %zu\n", result->excluded_count), 0);
 	for (size_t i = 0; i < result->excluded_count; i++)
 		record_line(out, "excluded", &result->excluded[i]);

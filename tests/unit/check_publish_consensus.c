@@ -228,8 +228,8 @@ static void read_body(struct fixture *f, uint64_t epoch, struct buffer *out)
 /* The notes the consensus asks for, read from the store and kept until it returns. */
 struct note_source {
 	struct store *store;
-	struct buffer notes[256];
-	size_t count;
+	struct buffer *notes;
+	size_t count, cap;
 };
 
 static int keep(struct note_source *s, int rc, const uint8_t **note, size_t *note_len)
@@ -243,7 +243,11 @@ static int keep(struct note_source *s, int rc, const uint8_t **note, size_t *not
 
 static struct buffer *next_buffer(struct note_source *s)
 {
-	ck_assert_uint_lt(s->count, 256);
+	if (s->count == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 256;
+		s->notes = realloc(s->notes, s->cap * sizeof *s->notes);
+		ck_assert_ptr_nonnull(s->notes);
+	}
 	buffer_init(&s->notes[s->count]);
 	return &s->notes[s->count++];
 }
@@ -306,7 +310,7 @@ static void previous_load(struct fixture *f, struct previous *p)
 		return;
 	buffer_free(&p->body);
 	read_body(f, p->epoch, &p->body);
-	struct snapshot_body_limits limits = {1000, 1000, 1000};
+	struct snapshot_body_limits limits = {100000, 100000, 1000};
 	ck_assert_int_eq(snapshot_body_parse_sections(p->body.data, p->body.len, &limits, &p->parsed), 0);
 }
 
@@ -416,6 +420,7 @@ static void publish_and_compare(struct fixture *f, const struct config *config, 
 	consensus_result_clear(&result);
 	for (size_t i = 0; i < source.count; i++)
 		buffer_free(&source.notes[i]);
+	free(source.notes);
 	vote_body_free(loaded);
 	publish_vote_body_clear(&vote_lines);
 	buffer_free(&body_text);
@@ -635,6 +640,45 @@ START_TEST(test_full_namespace_publishes_with_its_health)
 }
 END_TEST
 
+/* More records than a page of the lines the publication reads again from the sealed view (1,024):
+ * the pages follow one another, method 2's two walks read them twice, and a service revoked whole,
+ * an endpoint revoked and a deregistration fall on pages other than the first. */
+START_TEST(test_records_over_several_pages)
+{
+	enum { SERVICES = 2100 };
+	struct fixture f;
+	size_t records, health_entries, revocations;
+	fixture_open(&f);
+	uint64_t at = GENESIS + 10 * LENGTH + 1;
+	struct registration *r = calloc(SERVICES, sizeof *r);
+	ck_assert_ptr_nonnull(r);
+	for (unsigned i = 0; i < SERVICES; i++)
+		registration(&f, i + 1, 1, at, i % 7 == 0, &r[i]);
+	publish_and_compare(&f, f.method1, 10, &records, &health_entries, &revocations);
+	ck_assert_uint_eq(records, 0); /* the registrations were promised epoch 11 */
+	publish_and_compare(&f, f.method1, 11, &records, &health_entries, &revocations);
+	ck_assert_uint_eq(records, SERVICES);
+
+	at = GENESIS + 11 * LENGTH + 5;
+	write_clock(&f, at);
+	for (unsigned i = 0; i < SERVICES; i += 97)
+		health(&f, &r[i], 0, HEALTH_SIGNER_PROVIDER, HEALTH_HEALTHY, at, 1);
+	revoke(&f, &r[1500], 0, 0, 1);
+	revoke(&f, &r[2090], -1, 1, 1);
+	deregister(&f, &r[1100], at);
+	publish_and_compare(&f, f.config, 12, &records, &health_entries, &revocations);
+	ck_assert_uint_eq(records, SERVICES - 3);
+	ck_assert_uint_eq(revocations, 2);
+	ck_assert_uint_ge(health_entries, SERVICES / 97 - 2);
+	publish_and_compare(&f, f.config, 13, &records, &health_entries, &revocations);
+	ck_assert_uint_eq(records, SERVICES - 3);
+	for (unsigned i = 0; i < SERVICES; i++)
+		registration_clear(&r[i]);
+	free(r);
+	fixture_close(&f);
+}
+END_TEST
+
 static Suite *publish_consensus_suite(void)
 {
 	Suite *suite = suite_create("publish_consensus");
@@ -643,6 +687,7 @@ static Suite *publish_consensus_suite(void)
 	tcase_add_test(tc, test_one_vote_consensus);
 	tcase_add_test(tc, test_statements_from_peers);
 	tcase_add_test(tc, test_full_namespace_publishes_with_its_health);
+	tcase_add_test(tc, test_records_over_several_pages);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
