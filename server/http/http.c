@@ -628,7 +628,15 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
 		return receive_body(server, method, state, upload_data, size);
 	}
 	http_guard_request_answering(connection);
-	return dispatch(server, connection, method, state);
+	enum MHD_Result queued = dispatch(server, connection, method, state);
+	if (state->vote_upload) {
+		/* A vote is answered as soon as it is judged: its body is no longer held, so its place
+		 * is free for the sender's next vote before this answer has even left. */
+		state->vote_upload = 0;
+		atomic_fetch_sub(&server->vote_uploads, 1);
+		buffer_free(&state->body);
+	}
+	return queued;
 }
 
 static void request_completed(void *cls, struct MHD_Connection *connection, void **request_state,

@@ -627,6 +627,67 @@ static int connect_and_send(struct fixture *f, const char *text)
 	return fd;
 }
 
+/* Sends a whole vote POST of body on a new connection and returns the answer's first bytes
+ * (static storage); the connection is closed. */
+static const char *post_vote(struct fixture *f, const char *body)
+{
+	char request[256];
+	int fd = raw_connect(f, NULL);
+	int len = snprintf(request, sizeof request,
+	                   "POST /v1/mix/votes HTTP/1.1\r\nHost: a\r\nContent-Length: %zu\r\n\r\n%s",
+	                   strlen(body), body);
+	raw_send(fd, request, (size_t)len);
+	const char *answer = answer_of(fd);
+	close(fd);
+	return answer;
+}
+
+START_TEST(test_vote_uploads_are_bounded)
+{
+	/* A vote's body may be large, so no more are received at once than there are peers (one for
+	 * an authority alone); the place is free again as soon as a vote is answered, so a sender
+	 * whose votes follow one another is never refused. */
+	struct fixture f;
+	fixture_open(&f, 0);
+	for (int i = 0; i < 200; i++) {
+		const char *answer = post_vote(&f, "not a vote");
+		ck_assert_msg(strncmp(answer, "HTTP/1.1 404 ", 13) == 0, "vote %d: %s", i, answer);
+	}
+	/* One vote being received: another is refused 503 unavailable and its connection closed. */
+	int receiving = raw_connect(&f, NULL);
+	const char *head = "POST /v1/mix/votes HTTP/1.1\r\nHost: a\r\nContent-Length: 20\r\n\r\nnot a vote";
+	raw_send(receiving, head, strlen(head));
+	int refused = 0;
+	for (int i = 0; i < 500 && !refused; i++) {
+		char request[160];
+		int fd = raw_connect(&f, NULL);
+		int len = snprintf(
+		    request, sizeof request,
+		    "POST /v1/mix/votes HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nnot a vote");
+		raw_send(fd, request, (size_t)len);
+		struct buffer answer;
+		buffer_init(&answer);
+		int closed = raw_read_until_closed(fd, &answer, 200);
+		if (answer.len >= 13 && memcmp(answer.data, "HTTP/1.1 503 ", 13) == 0) {
+			expect_one_closing_error("a second vote at once", &answer, closed, 503,
+			                         "unavailable");
+			refused = 1;
+		}
+		buffer_free(&answer);
+		close(fd);
+	}
+	ck_assert_msg(refused, "a second vote was never refused while one was being received");
+	/* The first ends and is answered; the place is free again. */
+	raw_send(receiving, " at all!!!", 10);
+	const char *answer = answer_of(receiving);
+	ck_assert_msg(strncmp(answer, "HTTP/1.1 404 ", 13) == 0, "%s", answer);
+	close(receiving);
+	answer = post_vote(&f, "not a vote");
+	ck_assert_msg(strncmp(answer, "HTTP/1.1 404 ", 13) == 0, "%s", answer);
+	fixture_close(&f);
+}
+END_TEST
+
 START_TEST(test_eviction_waits_for_the_close)
 {
 	/* Shutting an idle connection down does not free its place at once: libmicrohttpd counts it
@@ -751,6 +812,7 @@ static Suite *guard_suite(void)
 	tcase_add_test(tc, test_slow_crowd_does_not_lock_out);
 	tcase_add_test(tc, test_idle_crowd_is_evicted);
 	tcase_add_test(tc, test_eviction_waits_for_the_close);
+	tcase_add_test(tc, test_vote_uploads_are_bounded);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
