@@ -29,6 +29,7 @@
 #include "server/store/tlog_table.h"
 
 #include "server/store/internal.h"
+#include "server/store/tlog_internal.h"
 
 #include "kv/kv.h"
 #include "schema/checkpoint.h"
@@ -41,11 +42,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LOG_HASH_KEY_LEN    (STORE_NS_LEN + 1 + 8)
-#define LOG_STATE_LEN       (8 + 8 + 1 + 8)
-#define LOG_PARTIAL_KEY_LEN (STORE_NS_LEN + 1 + 8 + 2)
-#define LOG_TILE_LEVELS     8  /* tile levels that hold anything: hash levels 0, 8 .. 56 */
-#define LOG_WALK_MIN        16 /* hashes from which a read walks a cursor (hash_read_walk) */
+#define LOG_HASH_KEY_LEN (STORE_NS_LEN + 1 + 8)
+#define LOG_WALK_MIN     16 /* hashes from which a read walks a cursor (hash_read_walk) */
 
 size_t log_table_databases(struct store *store, struct kv_database *out)
 {
@@ -68,8 +66,8 @@ static void hash_key(uint8_t key[LOG_HASH_KEY_LEN], uint16_t ns, uint8_t level, 
 	put_uint(key + STORE_NS_LEN + 1, index, 8);
 }
 
-static void partial_key(uint8_t key[LOG_PARTIAL_KEY_LEN], uint16_t ns, uint8_t level, uint64_t index,
-                        uint16_t width)
+void log_table_partial_key(uint8_t key[LOG_PARTIAL_KEY_LEN], uint16_t ns, uint8_t level, uint64_t index,
+                           uint16_t width)
 {
 	put_uint(key, ns, STORE_NS_LEN);
 	key[STORE_NS_LEN] = level;
@@ -77,8 +75,7 @@ static void partial_key(uint8_t key[LOG_PARTIAL_KEY_LEN], uint16_t ns, uint8_t l
 	put_uint(key + STORE_NS_LEN + 9, width, 2);
 }
 
-/* The log's state in t (zeros when it has none). A damaged record fails t. */
-static void state_get(struct kv_txn *t, struct store *store, uint16_t ns, struct store_log_state *out)
+void log_table_state_get(struct kv_txn *t, struct store *store, uint16_t ns, struct store_log_state *out)
 {
 	uint8_t key[STORE_NS_LEN];
 	struct kv_val value;
@@ -96,7 +93,8 @@ static void state_get(struct kv_txn *t, struct store *store, uint16_t ns, struct
 	out->checkpoint_size = get_uint(value.data + 17, 8);
 }
 
-static void state_put(struct kv_txn *t, struct store *store, uint16_t ns, const struct store_log_state *state)
+void log_table_state_put(struct kv_txn *t, struct store *store, uint16_t ns,
+                         const struct store_log_state *state)
 {
 	uint8_t key[STORE_NS_LEN], value[LOG_STATE_LEN];
 	put_uint(key, ns, STORE_NS_LEN);
@@ -107,8 +105,7 @@ static void state_put(struct kv_txn *t, struct store *store, uint16_t ns, const 
 	kv_txn_put(t, store->log_state, key, sizeof key, value, sizeof value);
 }
 
-/* The namespace id of name in t. Returns 0, DIRAUTH_ERR_NOT_FOUND, or a check_name error. */
-static int namespace_of(struct kv_txn *t, struct store *store, const char *name, uint16_t *ns)
+int log_table_namespace_of(struct kv_txn *t, struct store *store, const char *name, uint16_t *ns)
 {
 	size_t len;
 	int rc = check_name(name, &len);
@@ -117,8 +114,7 @@ static int namespace_of(struct kv_txn *t, struct store *store, const char *name,
 	return namespace_find(t, store, name, len, ns);
 }
 
-/* Ends the read transaction t of a read that came to rc: t's error first, else rc. */
-static int read_end(struct kv_txn *t, int rc)
+int log_table_read_end(struct kv_txn *t, int rc)
 {
 	rc = t->rc ? t->rc : rc;
 	kv_txn_abort(t);
@@ -250,9 +246,7 @@ static int hash_get(struct kv_txn *t, struct store *store, uint16_t ns, uint8_t 
 	return 0;
 }
 
-/* The RFC 6962 root of the tree of size leaves, folded from its stored hashes right to left.
- * Returns 0, DIRAUTH_ERR_STORE (a hash missing), DIRAUTH_ERR_CRYPTO. */
-static int tree_root(struct kv_txn *t, struct store *store, uint16_t ns, uint64_t size, merkle_hash out)
+int log_table_tree_root(struct kv_txn *t, struct store *store, uint16_t ns, uint64_t size, merkle_hash out)
 {
 	merkle_hash parts[64];
 	size_t count = 0;
@@ -321,8 +315,8 @@ int store_log_state(struct store *store, const char *namespace_name, struct stor
 	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
 	if (rc)
 		return rc == DIRAUTH_ERR_NOT_FOUND ? 0 : rc;
-	state_get(&t, store, ns, out);
-	return read_end(&t, 0);
+	log_table_state_get(&t, store, ns, out);
+	return log_table_read_end(&t, 0);
 }
 
 int store_log_next_published(struct store *store, const char *namespace_name, const uint64_t *after,
@@ -343,7 +337,7 @@ int store_log_next_published(struct store *store, const char *namespace_name, co
 		else
 			rc = scan_published(&t, store, ns, after ? *after + 1 : 0, latest, epoch);
 	}
-	return read_end(&t, rc);
+	return log_table_read_end(&t, rc);
 }
 
 /* ---- appending ---- */
@@ -370,9 +364,9 @@ int store_log_append(struct store *store, const char *namespace_name, uint64_t e
 		return rc;
 
 	kv_txn_begin(store->env, &t, KV_WRITE);
-	if ((rc = namespace_of(&t, store, namespace_name, &ns)) != 0)
+	if ((rc = log_table_namespace_of(&t, store, namespace_name, &ns)) != 0)
 		goto refuse;
-	state_get(&t, store, ns, &state);
+	log_table_state_get(&t, store, ns, &state);
 	epoch_key(key, ns, epoch);
 	if (kv_txn_get(&t, store->log_epochs, key, sizeof key, &value)) {
 		/* Already in the log: the same leaf again changes nothing. */
@@ -431,7 +425,7 @@ int store_log_append(struct store *store, const char *namespace_name, uint64_t e
 	kv_txn_put(&t, store->log_epochs, key, sizeof key, field, sizeof field);
 	state.size++;
 	state.last_epoch = epoch;
-	state_put(&t, store, ns, &state);
+	log_table_state_put(&t, store, ns, &state);
 	return kv_txn_commit(&t);
 
 refuse:
@@ -452,11 +446,11 @@ int store_log_reader_open(struct store *store, const char *namespace_name, struc
 	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
 	if (rc)
 		return rc;
-	state_get(&t, store, ns, &state);
+	log_table_state_get(&t, store, ns, &state);
 	reader->store = store;
 	reader->namespace_id = ns;
 	reader->tree_size = state.size;
-	return read_end(&t, 0);
+	return log_table_read_end(&t, 0);
 }
 
 /* A walk over consecutive stored hashes of one level: records below from are skipped, each
@@ -533,7 +527,7 @@ int store_log_read_hashes(void *context, uint8_t level, uint64_t index, uint64_t
 				rc = DIRAUTH_ERR_STORE; /* inside the tree: it must be there */
 		}
 	}
-	return read_end(&t, rc);
+	return log_table_read_end(&t, rc);
 }
 
 /* The text of a stored header note of (ns, epoch), borrowed from t: the bytes before the last
@@ -609,7 +603,7 @@ int store_log_leaf(struct store *store, const char *namespace_name, uint64_t ind
 	}
 	if (rc == 0 && epoch)
 		*epoch = found;
-	return read_end(&t, rc);
+	return log_table_read_end(&t, rc);
 }
 
 int store_log_epoch_leaf(struct store *store, const char *namespace_name, uint64_t epoch, uint64_t *index)
@@ -630,7 +624,7 @@ int store_log_epoch_leaf(struct store *store, const char *namespace_name, uint64
 		rc = DIRAUTH_ERR_STORE;
 	else
 		*index = get_uint(value.data, 8);
-	return read_end(&t, rc);
+	return log_table_read_end(&t, rc);
 }
 
 /* A walk over consecutive log_leaves records, visiting from .. from + count - 1. */
@@ -683,7 +677,7 @@ int store_log_leaves(struct store *store, const char *namespace_name, uint64_t s
 	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
 	if (rc)
 		return rc;
-	state_get(&t, store, ns, &state);
+	log_table_state_get(&t, store, ns, &state);
 	if (start >= state.size || count > state.size - start)
 		rc = DIRAUTH_ERR_NOT_FOUND;
 	/* One cursor walk per block of 256 leaves (a 7-byte index prefix): an entry bundle is one
@@ -708,328 +702,5 @@ int store_log_leaves(struct store *store, const char *namespace_name, uint64_t s
 		else if (rc == 0 && walk.count > 0 && walk.next >> 8 == block)
 			rc = DIRAUTH_ERR_STORE; /* the block ended before the leaves wanted */
 	}
-	return read_end(&t, rc);
-}
-
-/* ---- checkpoints ---- */
-
-/* The note stored for (ns, size) into out (replaced). Returns 0, DIRAUTH_ERR_NOT_FOUND,
- * DIRAUTH_ERR_NOMEM, t's error. */
-static int checkpoint_get(struct kv_txn *t, struct store *store, uint16_t ns, uint64_t size,
-                          struct buffer *out)
-{
-	uint8_t key[STORE_EPOCH_KEY_LEN];
-	struct kv_val value;
-	epoch_key(key, ns, size);
-	if (!kv_txn_get(t, store->log_checkpoints, key, sizeof key, &value))
-		return t->rc ? t->rc : DIRAUTH_ERR_NOT_FOUND;
-	buffer_reset(out);
-	return buffer_append(out, value.data, value.len);
-}
-
-/* Parses a checkpoint note: *note (the caller frees it) and its text as *checkpoint. Returns 0,
- * DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS (too long), DIRAUTH_ERR_NOMEM. */
-static int checkpoint_note_parse(const uint8_t *bytes, size_t len, struct note **note,
-                                 struct checkpoint *checkpoint)
-{
-	*note = NULL;
-	if (len > STORE_LOG_CHECKPOINT_MAX)
-		return DIRAUTH_ERR_BOUNDS;
-	int rc = note_parse(bytes, len, note);
-	if (rc == 0 && checkpoint_parse((*note)->text, (*note)->text_len, checkpoint) != 0)
-		rc = DIRAUTH_ERR_SYNTAX;
-	if (rc) {
-		note_free(*note);
-		*note = NULL;
-	}
-	return rc == DIRAUTH_ERR_NOMEM || rc == 0 ? rc : DIRAUTH_ERR_SYNTAX;
-}
-
-int store_log_checkpoint_put(struct store *store, const char *namespace_name, const uint8_t *bytes,
-                             size_t len)
-{
-	struct kv_txn t;
-	struct store_log_state state;
-	struct checkpoint checkpoint;
-	struct note *note = NULL;
-	struct buffer stored;
-	merkle_hash root;
-	uint16_t ns = 0;
-	int rc;
-
-	if (!store || !bytes || len == 0)
-		return DIRAUTH_ERR_SYNTAX;
-	if (len > STORE_LOG_CHECKPOINT_MAX)
-		return DIRAUTH_ERR_BOUNDS;
-	if ((rc = checkpoint_note_parse(bytes, len, &note, &checkpoint)) != 0)
-		return rc;
-	buffer_init(&stored);
-	kv_txn_begin(store->env, &t, KV_WRITE);
-	if ((rc = namespace_of(&t, store, namespace_name, &ns)) != 0)
-		goto refuse;
-	state_get(&t, store, ns, &state);
-	if (t.rc)
-		goto refuse;
-	uint64_t size = checkpoint.tree_size;
-	if (size > state.size) {
-		rc = DIRAUTH_ERR_MISMATCH;
-		goto refuse;
-	}
-	if (state.has_checkpoint && size < state.checkpoint_size) {
-		rc = DIRAUTH_ERR_ROLLBACK;
-		goto refuse;
-	}
-	if (state.has_checkpoint && size == state.checkpoint_size) {
-		/* The same tree head again, with other signatures: its text must be the same. */
-		struct note *previous = NULL;
-		struct checkpoint ignored;
-		rc = checkpoint_get(&t, store, ns, size, &stored);
-		if (rc == 0)
-			rc = checkpoint_note_parse(stored.data, stored.len, &previous, &ignored);
-		if (rc == 0 && (previous->text_len != note->text_len ||
-		                memcmp(previous->text, note->text, note->text_len) != 0))
-			rc = DIRAUTH_ERR_COLLISION;
-		else if (rc == DIRAUTH_ERR_NOT_FOUND || rc == DIRAUTH_ERR_SYNTAX || rc == DIRAUTH_ERR_BOUNDS)
-			rc = DIRAUTH_ERR_STORE;
-		note_free(previous);
-		if (rc)
-			goto refuse;
-	}
-	if ((rc = tree_root(&t, store, ns, size, root)) != 0)
-		goto refuse;
-	if (memcmp(root, checkpoint.root, MERKLE_HASH_SIZE) != 0) {
-		rc = DIRAUTH_ERR_MISMATCH;
-		goto refuse;
-	}
-
-	uint8_t key[STORE_EPOCH_KEY_LEN];
-	epoch_key(key, ns, size);
-	kv_txn_put(&t, store->log_checkpoints, key, sizeof key, bytes, len);
-	for (unsigned level = 0; level < LOG_TILE_LEVELS; level++) {
-		uint16_t width = (uint16_t)((size >> (8 * level)) & 0xff);
-		uint64_t index = level + 1 < LOG_TILE_LEVELS ? size >> (8 * (level + 1)) : 0;
-		uint8_t pkey[LOG_PARTIAL_KEY_LEN];
-		if (width == 0)
-			continue;
-		partial_key(pkey, ns, (uint8_t)level, index, width);
-		kv_txn_put(&t, store->log_partials, pkey, sizeof pkey, NULL, 0);
-	}
-	state.has_checkpoint = true;
-	state.checkpoint_size = size;
-	state_put(&t, store, ns, &state);
-	rc = kv_txn_commit(&t);
-	note_free(note);
-	buffer_free(&stored);
-	return rc;
-
-refuse:
-	kv_txn_abort(&t);
-	note_free(note);
-	buffer_free(&stored);
-	return t.rc ? t.rc : rc;
-}
-
-int store_log_checkpoint(struct store *store, const char *namespace_name, struct buffer *note, uint64_t *size)
-{
-	struct kv_txn t;
-	struct store_log_state state;
-	uint16_t ns;
-	if (!store || !note)
-		return DIRAUTH_ERR_SYNTAX;
-	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
-	if (rc)
-		return rc;
-	state_get(&t, store, ns, &state);
-	rc = state.has_checkpoint ? 0 : DIRAUTH_ERR_NOT_FOUND;
-	if (rc == 0 && !t.rc) {
-		rc = checkpoint_get(&t, store, ns, state.checkpoint_size, note);
-		if (rc == DIRAUTH_ERR_NOT_FOUND)
-			rc = DIRAUTH_ERR_STORE; /* the state names it */
-	}
-	if (rc == 0 && size)
-		*size = state.checkpoint_size;
-	return read_end(&t, rc);
-}
-
-int store_log_checkpoint_at(struct store *store, const char *namespace_name, uint64_t size,
-                            struct buffer *note)
-{
-	struct kv_txn t;
-	uint16_t ns;
-	if (!store || !note)
-		return DIRAUTH_ERR_SYNTAX;
-	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
-	if (rc)
-		return rc;
-	rc = checkpoint_get(&t, store, ns, size, note);
-	return read_end(&t, rc);
-}
-
-int store_log_partial_tile(struct store *store, const char *namespace_name, uint8_t level, uint64_t index,
-                           uint16_t width)
-{
-	struct kv_txn t;
-	struct kv_val value;
-	uint8_t key[LOG_PARTIAL_KEY_LEN];
-	uint16_t ns;
-	if (!store)
-		return DIRAUTH_ERR_SYNTAX;
-	if (level >= LOG_TILE_LEVELS || width == 0 || width > 255)
-		return DIRAUTH_ERR_BOUNDS;
-	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
-	if (rc)
-		return rc;
-	partial_key(key, ns, level, index, width);
-	if (!kv_txn_get(&t, store->log_partials, key, sizeof key, &value))
-		rc = DIRAUTH_ERR_NOT_FOUND;
-	return read_end(&t, rc);
-}
-
-/* ---- witnessed and published ---- */
-
-#define LOG_WITNESS_KEY_LEN (STORE_NS_LEN + 1)
-#define LOG_WITNESSED_LEN   (8 + MERKLE_HASH_SIZE)
-
-static void witness_key(uint8_t key[LOG_WITNESS_KEY_LEN], uint16_t ns, char kind)
-{
-	put_uint(key, ns, STORE_NS_LEN);
-	key[STORE_NS_LEN] = (uint8_t)kind;
-}
-
-/* The witnessed head of ns in t (has false when none). A damaged record fails t. */
-static void witnessed_get(struct kv_txn *t, struct store *store, uint16_t ns, struct store_log_witnessed *out)
-{
-	uint8_t key[LOG_WITNESS_KEY_LEN];
-	struct kv_val value;
-	memset(out, 0, sizeof *out);
-	witness_key(key, ns, 'w');
-	if (!kv_txn_get(t, store->log_witness, key, sizeof key, &value))
-		return;
-	if (value.len != LOG_WITNESSED_LEN) {
-		kv_txn_fail(t, DIRAUTH_ERR_STORE);
-		return;
-	}
-	out->has = true;
-	out->size = get_uint(value.data, 8);
-	memcpy(out->root, value.data + 8, MERKLE_HASH_SIZE);
-}
-
-/* The published size of ns in t. Returns 0, DIRAUTH_ERR_NOT_FOUND, or t's error. */
-static int published_get(struct kv_txn *t, struct store *store, uint16_t ns, uint64_t *size)
-{
-	uint8_t key[LOG_WITNESS_KEY_LEN];
-	struct kv_val value;
-	witness_key(key, ns, 'p');
-	if (!kv_txn_get(t, store->log_witness, key, sizeof key, &value))
-		return t->rc ? t->rc : DIRAUTH_ERR_NOT_FOUND;
-	if (value.len != 8) {
-		kv_txn_fail(t, DIRAUTH_ERR_STORE);
-		return DIRAUTH_ERR_STORE;
-	}
-	*size = get_uint(value.data, 8);
-	return 0;
-}
-
-int store_log_witnessed(struct store *store, const char *namespace_name, struct store_log_witnessed *out)
-{
-	struct kv_txn t;
-	uint16_t ns;
-	if (!store || !out)
-		return DIRAUTH_ERR_SYNTAX;
-	memset(out, 0, sizeof *out);
-	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
-	if (rc)
-		return rc == DIRAUTH_ERR_NOT_FOUND ? 0 : rc;
-	witnessed_get(&t, store, ns, out);
-	return read_end(&t, 0);
-}
-
-int store_log_witness_advance(struct store *store, const char *namespace_name, uint64_t expected_size,
-                              uint64_t size, const merkle_hash root)
-{
-	struct kv_txn t;
-	struct store_log_witnessed current;
-	uint8_t key[LOG_WITNESS_KEY_LEN], value[LOG_WITNESSED_LEN];
-	uint16_t ns = 0;
-	size_t len;
-	int rc;
-	if (!store || !root)
-		return DIRAUTH_ERR_SYNTAX;
-	if ((rc = check_name(namespace_name, &len)) != 0)
-		return rc;
-	kv_txn_begin(store->env, &t, KV_WRITE);
-	namespace_intern(&t, store, namespace_name, len, &ns);
-	if (!t.rc)
-		witnessed_get(&t, store, ns, &current);
-	if (t.rc)
-		goto refuse;
-	if (current.has && current.size == size) {
-		rc = memcmp(current.root, root, MERKLE_HASH_SIZE) == 0 ? 0 : DIRAUTH_ERR_COLLISION;
-		goto refuse; /* the same head again changes nothing */
-	}
-	if (current.has && size < current.size) {
-		rc = DIRAUTH_ERR_ROLLBACK;
-		goto refuse;
-	}
-	if ((current.has ? current.size : 0) != expected_size) {
-		rc = DIRAUTH_ERR_MISMATCH;
-		goto refuse;
-	}
-	witness_key(key, ns, 'w');
-	put_uint(value, size, 8);
-	memcpy(value + 8, root, MERKLE_HASH_SIZE);
-	kv_txn_put(&t, store->log_witness, key, sizeof key, value, sizeof value);
-	return kv_txn_commit(&t);
-
-refuse:
-	kv_txn_abort(&t);
-	return t.rc ? t.rc : rc;
-}
-
-int store_log_published(struct store *store, const char *namespace_name, uint64_t *size)
-{
-	struct kv_txn t;
-	uint16_t ns;
-	if (!store || !size)
-		return DIRAUTH_ERR_SYNTAX;
-	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
-	if (rc)
-		return rc;
-	rc = published_get(&t, store, ns, size);
-	return read_end(&t, rc);
-}
-
-int store_log_publish(struct store *store, const char *namespace_name, uint64_t size)
-{
-	struct kv_txn t;
-	struct kv_val value;
-	uint8_t key[LOG_WITNESS_KEY_LEN], checkpoint_key[STORE_EPOCH_KEY_LEN], field[8];
-	uint64_t published = 0;
-	uint16_t ns = 0;
-	if (!store)
-		return DIRAUTH_ERR_SYNTAX;
-	kv_txn_begin(store->env, &t, KV_WRITE);
-	int rc = namespace_of(&t, store, namespace_name, &ns);
-	if (rc)
-		goto refuse;
-	epoch_key(checkpoint_key, ns, size);
-	if (!kv_txn_get(&t, store->log_checkpoints, checkpoint_key, sizeof checkpoint_key, &value)) {
-		rc = DIRAUTH_ERR_NOT_FOUND;
-		goto refuse;
-	}
-	rc = published_get(&t, store, ns, &published);
-	if (rc == 0 && size <= published) {
-		rc = size == published ? 0 : DIRAUTH_ERR_ROLLBACK;
-		goto refuse;
-	}
-	if (rc != 0 && rc != DIRAUTH_ERR_NOT_FOUND)
-		goto refuse;
-	witness_key(key, ns, 'p');
-	put_uint(field, size, 8);
-	kv_txn_put(&t, store->log_witness, key, sizeof key, field, sizeof field);
-	return kv_txn_commit(&t);
-
-refuse:
-	kv_txn_abort(&t);
-	return t.rc ? t.rc : rc;
+	return log_table_read_end(&t, rc);
 }
