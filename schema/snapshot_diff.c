@@ -8,8 +8,8 @@
  * entries with the changes: no search for a longest common subsequence, nothing quadratic, and
  * nothing held but the bodies and their parsed entries. The three sections of a body (records,
  * health, revocations) differ only in their entry type, their key and the spelling of their lines,
- * so each is a row of one table, and one merge writes and one merge applies them all, the way
- * schema/vote_delta.c does for a vote body. An entry is spelled in a diff exactly as in a body,
+ * so each is a row of one table, and one merge writes and one merge applies them all: the merges of
+ * sorted_merge.h, which the vote delta's are too. An entry is spelled in a diff exactly as in a body,
  * read and written by the body's own codec (schema/snapshot.h).
  *
  * A diff comes from a server a mirror need not trust. The applier writes the result as it merges
@@ -25,6 +25,7 @@
 #include "schema/encoding.h"
 #include "schema/lines.h"
 #include "schema/revocation.h"
+#include "schema/sorted_merge.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -38,23 +39,17 @@ union diff_entry {
 	struct snapshot_revocation revocation;
 };
 
-/* A section's entries in a parsed body. */
-struct diff_entries {
-	const void *entries;
-	size_t count;
-};
-
 /* What differs from one section to the next. */
 struct diff_section {
 	const char *changes_keyword; /* the line that counts the section's changes */
 	const char *body_keyword;    /* the body's count line of the section; NULL for the records */
-	size_t entry_size;
+	/* The entry's size, its order by key (as the body sorts the section) and whether two entries of
+	 * one key are equal in full: what the merges of sorted_merge.h need. */
+	struct sorted_kind kind;
 	size_t min_change_bytes; /* the shortest change, a del line with its '\n' */
-	struct diff_entries (*of)(const struct snapshot_body *body);
+	struct sorted_items (*of)(const struct snapshot_body *body);
 	uint64_t (*in_head)(const struct snapshot_diff_head *head); /* the target's entries */
 	size_t (*limit)(const struct snapshot_body_limits *limits);
-	int (*compare)(const void *a, const void *b); /* by key, as the body sorts the section */
-	int (*same)(const void *a, const void *b);    /* two entries of one key are equal in full */
 	int (*read_entry)(struct line_reader *reader, void *entry);
 	int (*write_entry)(const void *entry, struct buffer *out); /* its line and its note */
 	int (*read_key)(struct text_span *rest, void *entry);
@@ -68,9 +63,9 @@ static int notes_equal(const uint8_t *a, size_t a_len, const uint8_t *b, size_t 
 
 /* ---- records ---- */
 
-static struct diff_entries records_of(const struct snapshot_body *body)
+static struct sorted_items records_of(const struct snapshot_body *body)
 {
-	return (struct diff_entries){body->records, body->record_count};
+	return (struct sorted_items){body->records, body->record_count};
 }
 
 static uint64_t records_in_head(const struct snapshot_diff_head *head)
@@ -123,9 +118,9 @@ static int record_write_key(const void *entry, struct buffer *out)
 
 /* ---- health ---- */
 
-static struct diff_entries health_of(const struct snapshot_body *body)
+static struct sorted_items health_of(const struct snapshot_body *body)
 {
-	return (struct diff_entries){body->health, body->health_count};
+	return (struct sorted_items){body->health, body->health_count};
 }
 
 static uint64_t health_in_head(const struct snapshot_diff_head *head)
@@ -180,9 +175,9 @@ static int health_write_key(const void *entry, struct buffer *out)
 
 /* ---- revocations: keyed by their target ---- */
 
-static struct diff_entries revocations_of(const struct snapshot_body *body)
+static struct sorted_items revocations_of(const struct snapshot_body *body)
 {
-	return (struct diff_entries){body->revocations, body->revocation_count};
+	return (struct sorted_items){body->revocations, body->revocation_count};
 }
 
 static uint64_t revocations_in_head(const struct snapshot_diff_head *head)
@@ -237,20 +232,41 @@ static int revocation_write_key(const void *entry, struct buffer *out)
 /* In the order of the diff and of the body. The shortest changes: "del " and 64 hex; "del ", 64
  * hex, a space and 64 hex; "del ", 64 hex and " -"; each with its '\n'. */
 static const struct diff_section diff_sections[] = {
-    {"record-changes", NULL, sizeof(struct snapshot_record), 69, records_of, records_in_head, records_limit,
-     record_compare, record_same, record_read, record_write, record_read_key, record_write_key},
-    {"health-changes", "health", sizeof(struct snapshot_health), 134, health_of, health_in_head, health_limit,
-     health_compare, health_same, health_read, health_write, health_read_key, health_write_key},
-    {"revocation-changes", "revocations", sizeof(struct snapshot_revocation), 71, revocations_of,
-     revocations_in_head, revocations_limit, revocation_compare, revocation_same, revocation_read,
-     revocation_write, revocation_read_key, revocation_write_key},
+    {"record-changes",
+     NULL,
+     {sizeof(struct snapshot_record), record_compare, record_same},
+     69,
+     records_of,
+     records_in_head,
+     records_limit,
+     record_read,
+     record_write,
+     record_read_key,
+     record_write_key},
+    {"health-changes",
+     "health",
+     {sizeof(struct snapshot_health), health_compare, health_same},
+     134,
+     health_of,
+     health_in_head,
+     health_limit,
+     health_read,
+     health_write,
+     health_read_key,
+     health_write_key},
+    {"revocation-changes",
+     "revocations",
+     {sizeof(struct snapshot_revocation), revocation_compare, revocation_same},
+     71,
+     revocations_of,
+     revocations_in_head,
+     revocations_limit,
+     revocation_read,
+     revocation_write,
+     revocation_read_key,
+     revocation_write_key},
 };
 #define DIFF_SECTION_COUNT (sizeof(diff_sections) / sizeof(diff_sections[0]))
-
-static const void *entry_at(const struct diff_section *section, const void *entries, size_t i)
-{
-	return (const char *)entries + i * section->entry_size;
-}
 
 /* ---- the head ---- */
 
@@ -298,29 +314,33 @@ int snapshot_diff_parse_head(const uint8_t *diff, size_t len, struct snapshot_di
 
 /* ---- building ---- */
 
+/* What section_changes's walk writes into: the changes counted, and written to out unless it is
+ * NULL. */
+struct section_writer {
+	const struct diff_section *section;
+	struct buffer *out;
+	size_t changes;
+};
+
+static int write_change(void *context, const void *removed, const void *put)
+{
+	struct section_writer *writer = context;
+	writer->changes++;
+	if (!writer->out)
+		return 0;
+	return put ? writer->section->write_entry(put, writer->out)
+	           : writer->section->write_key(removed, writer->out);
+}
+
 /* The changes from base to target in one section, in key order: counted into *changes, and
  * written to out unless it is NULL. */
-static int section_changes(const struct diff_section *section, struct diff_entries base,
-                           struct diff_entries target, struct buffer *out, size_t *changes)
+static int section_changes(const struct diff_section *section, struct sorted_items base,
+                           struct sorted_items target, struct buffer *out, size_t *changes)
 {
-	size_t i = 0, j = 0;
-	*changes = 0;
-	while (i < base.count || j < target.count) {
-		const void *from = i < base.count ? entry_at(section, base.entries, i) : NULL;
-		const void *to = j < target.count ? entry_at(section, target.entries, j) : NULL;
-		int order = !from ? 1 : !to ? -1 : section->compare(from, to);
-		if (order <= 0)
-			i++;
-		if (order >= 0)
-			j++;
-		if (order == 0 && section->same(from, to))
-			continue;
-		(*changes)++;
-		int rc = !out ? 0 : order < 0 ? section->write_key(from, out) : section->write_entry(to, out);
-		if (rc)
-			return rc;
-	}
-	return 0;
+	struct section_writer writer = {section, out, 0};
+	int rc = sorted_merge_changes(&section->kind, base, target, write_change, &writer);
+	*changes = writer.changes;
+	return rc;
 }
 
 int snapshot_diff_build(const uint8_t *base, size_t base_len, const uint8_t *target, size_t target_len,
@@ -363,17 +383,21 @@ cleanup:
 
 /* ---- applying ---- */
 
-/* The target body being written: where it starts in out, and the size the head names, past which
- * it is refused at once. */
+/* The target body being written: where it starts in out, the size the head names, past which it
+ * is refused at once, and the current section's entry count and writer. */
 struct diff_result {
 	struct buffer *out;
 	size_t start;
 	uint64_t target_size;
+	const struct diff_section *section;
+	uint64_t written;
 };
 
-static int result_write(struct diff_result *result, const struct diff_section *section, const void *entry)
+static int result_write(void *context, const void *entry)
 {
-	int rc = section->write_entry(entry, result->out);
+	struct diff_result *result = context;
+	int rc = result->section->write_entry(entry, result->out);
+	result->written++;
 	if (rc == 0 && result->out->len - result->start > result->target_size)
 		rc = DIRAUTH_ERR_MISMATCH;
 	return rc;
@@ -404,13 +428,14 @@ static size_t add_saturating(size_t a, size_t b)
 }
 
 /* Reads one section's changes and merges them with the base's entries into the result, counting
- * the entries written into *written. */
+ * the entries written into result->written. */
 static int apply_section(const struct diff_section *section, struct line_reader *reader,
-                         struct diff_entries from, const struct snapshot_body_limits *limits,
-                         struct diff_result *result, uint64_t *written)
+                         struct sorted_items from, const struct snapshot_body_limits *limits,
+                         struct diff_result *result)
 {
 	uint64_t count;
-	*written = 0;
+	result->section = section;
+	result->written = 0;
 	int rc = lines_expect_u64(reader, section->changes_keyword, &count);
 	if (rc)
 		return rc;
@@ -419,39 +444,15 @@ static int apply_section(const struct diff_section *section, struct line_reader 
 	if (count > (reader->len - reader->pos) / section->min_change_bytes)
 		return DIRAUTH_ERR_SYNTAX;
 	union diff_entry change, previous;
-	size_t next = 0; /* the base's next entry */
+	struct sorted_apply merge = {&section->kind, from, 0, result_write, result};
 	for (uint64_t k = 0; rc == 0 && k < count; k++) {
 		int put;
 		if ((rc = read_change(reader, section, &put, &change)) != 0)
 			break;
-		if (k > 0 && section->compare(&previous, &change) >= 0) {
-			rc = DIRAUTH_ERR_SYNTAX;
-			break;
-		}
+		rc = sorted_apply_change(&merge, k > 0 ? &previous : NULL, &change, put);
 		previous = change;
-		/* The base's entries before the change's key are kept. */
-		while (rc == 0 && next < from.count &&
-		       section->compare(entry_at(section, from.entries, next), &change) < 0) {
-			rc = result_write(result, section, entry_at(section, from.entries, next++));
-			(*written)++;
-		}
-		int held = rc == 0 && next < from.count &&
-		           section->compare(entry_at(section, from.entries, next), &change) == 0;
-		if (rc == 0 &&
-		    (put ? held && section->same(entry_at(section, from.entries, next), &change) : !held))
-			rc = DIRAUTH_ERR_SYNTAX; /* an equal put, or a del of a key the base does not hold */
-		if (rc == 0 && held)
-			next++;
-		if (rc == 0 && put) {
-			rc = result_write(result, section, &change);
-			(*written)++;
-		}
 	}
-	while (rc == 0 && next < from.count) {
-		rc = result_write(result, section, entry_at(section, from.entries, next++));
-		(*written)++;
-	}
-	return rc;
+	return rc ? rc : sorted_apply_finish(&merge);
 }
 
 /* The head's counts within the applier's limits. */
@@ -499,7 +500,7 @@ int snapshot_diff_apply(const uint8_t *base, size_t base_len, const uint8_t *dif
 	struct snapshot_diff_head head;
 	struct snapshot_body *from = NULL;
 	uint8_t base_digest[CRYPTO_SHA256_SIZE];
-	struct diff_result result = {out_target, out_target->len, 0};
+	struct diff_result result = {out_target, out_target->len, 0, NULL, 0};
 	int rc;
 	lines_init(&reader, diff, diff_len, SNAPSHOT_DIFF_LINE_MAX);
 	if ((rc = head_read(&reader, &head)) != 0 || (rc = head_check_limits(&head, limits)) != 0 ||
@@ -520,12 +521,12 @@ int snapshot_diff_apply(const uint8_t *base, size_t base_len, const uint8_t *dif
 		    snapshot_body_encode_head(head.namespace_name, head.epoch, head.record_count, out_target);
 	for (size_t s = 0; rc == 0 && s < DIFF_SECTION_COUNT; s++) {
 		const struct diff_section *section = &diff_sections[s];
-		uint64_t claimed = section->in_head(&head), written;
+		uint64_t claimed = section->in_head(&head);
 		if (section->body_keyword && claimed > 0)
 			rc = snapshot_body_encode_section_count(section->body_keyword, claimed, out_target);
 		if (rc == 0)
-			rc = apply_section(section, &reader, section->of(from), limits, &result, &written);
-		if (rc == 0 && written != claimed)
+			rc = apply_section(section, &reader, section->of(from), limits, &result);
+		if (rc == 0 && result.written != claimed)
 			rc = DIRAUTH_ERR_MISMATCH;
 	}
 	if (rc == 0 && !lines_at_end(&reader))
