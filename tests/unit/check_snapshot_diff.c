@@ -198,8 +198,6 @@ struct body_state {
 
 static struct universe universe;
 
-static const struct universe *universe_of(void);
-
 static int service_order(const void *a, const void *b)
 {
 	return memcmp(universe.service_ids[*(const size_t *)a], universe.service_ids[*(const size_t *)b],
@@ -652,6 +650,24 @@ START_TEST(test_refusals)
 	record_entry(u, 1, 0, &to);
 	ck_assert_int_eq(apply_edit(&p, (const char *)from.data, (const char *)to.data, &limits),
 	                 DIRAUTH_ERR_SYNTAX);
+	/* Out of order: the two record puts (service 1 replaced, service 2 added) swapped. */
+	struct buffer in_order, swapped;
+	buffer_init(&in_order);
+	buffer_init(&swapped);
+	buffer_reset(&to);
+	record_entry(u, 2, 0, &to);
+	const char *diff_text = (const char *)p.diff.data;
+	int from_first =
+	    strstr(diff_text, (const char *)from.data) < strstr(diff_text, (const char *)to.data);
+	const struct buffer *earlier = from_first ? &from : &to, *later = from_first ? &to : &from;
+	ck_assert_int_eq(buffer_append(&in_order, earlier->data, earlier->len), 0);
+	ck_assert_int_eq(buffer_append(&in_order, later->data, later->len), 0);
+	ck_assert_int_eq(buffer_append(&swapped, later->data, later->len), 0);
+	ck_assert_int_eq(buffer_append(&swapped, earlier->data, earlier->len), 0);
+	ck_assert_int_eq(apply_edit(&p, (const char *)in_order.data, (const char *)swapped.data, &limits),
+	                 DIRAUTH_ERR_SYNTAX);
+	buffer_free(&in_order);
+	buffer_free(&swapped);
 	buffer_free(&from);
 	buffer_free(&to);
 	ck_assert_int_eq(apply_edit(&p, "revocation-changes 1\n", "revocation-changes 1\n\n", &limits),
