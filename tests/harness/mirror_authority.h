@@ -20,7 +20,7 @@
 #include <sys/types.h>
 
 #define MIRROR_AUTHORITY_EPOCH_LENGTH 60
-#define MIRROR_AUTHORITY_FIRST_EPOCH  30000000ULL /* 1800000000 / 60 */
+#define MIRROR_AUTHORITY_FIRST_EPOCH  ((uint64_t)30000000) /* 1800000000 / 60 */
 
 struct mirror_authority {
 	struct launcher run;
