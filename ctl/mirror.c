@@ -204,6 +204,14 @@ static int stage_bytes(struct mirror *m, struct moves *list, const char *relativ
 	return rc != 0 ? file_failure(m, relative, rc, report) : 0;
 }
 
+/* Whether DIR/v1/NS/<relative> is there: an immutable file written once is not written again. */
+static int served_exists(const struct mirror *m, const char *relative)
+{
+	char path[PATH_CAPACITY];
+
+	return path_format(path, "%s/%s", m->tree, relative) == 0 && ctl_file_exists(path);
+}
+
 /* Lists a file already in the scratch directory (one fetch wrote) for the rename. */
 static int stage_file(struct mirror *m, struct moves *list, const char *from, const char *relative,
                       struct ctl_report *report)
@@ -773,7 +781,8 @@ static int stage_proofs(struct mirror *m, struct epoch_header **headers, size_t 
 			break;
 		}
 		snprintf(relative, sizeof(relative), "log/proof/%" PRIu64 "/%" PRIu64, h->epoch, size);
-		rc = stage_bytes(m, &m->immutable, relative, out.data, out.len, report);
+		if (!served_exists(m, relative))
+			rc = stage_bytes(m, &m->immutable, relative, out.data, out.len, report);
 		snprintf(relative, sizeof(relative), "log/proof/%" PRIu64 "/latest", h->epoch);
 		if (rc == 0)
 			rc = stage_bytes(m, &m->pointers, relative, out.data, out.len, report);
@@ -783,6 +792,9 @@ static int stage_proofs(struct mirror *m, struct epoch_header **headers, size_t 
 	for (uint64_t old = size > CTL_MIRROR_CONSISTENCY_SPAN ? size - CTL_MIRROR_CONSISTENCY_SPAN : 1;
 	     rc == 0 && old < size; old++) {
 		size_t proof_len = 0;
+		snprintf(relative, sizeof(relative), "log/consistency/%" PRIu64 "/%" PRIu64, old, size);
+		if (served_exists(m, relative))
+			continue;
 		buffer_reset(&out);
 		rc = tlog_consistency_proof(&m->reader, size, old, path, &proof_len);
 		if (rc == 0)
@@ -791,7 +803,6 @@ static int stage_proofs(struct mirror *m, struct epoch_header **headers, size_t 
 			rc = log_refused(m, rc, "cannot make a consistency proof", report);
 			break;
 		}
-		snprintf(relative, sizeof(relative), "log/consistency/%" PRIu64 "/%" PRIu64, old, size);
 		rc = stage_bytes(m, &m->immutable, relative, out.data, out.len, report);
 	}
 	buffer_free(&out);
@@ -1021,7 +1032,11 @@ static int run_after_fetch(struct mirror *m, struct run_state *s, struct ctl_mir
 			all[all_count++] = &s->between[i];
 		}
 	}
+	/* The latest epoch is new unless the tree serves it already (a run with nothing newer). */
 	s->latest.fresh = 1;
+	for (size_t j = 0; j < s->served_count; j++)
+		if (s->served[j].epoch == s->latest.epoch)
+			s->latest.fresh = 0;
 	all[all_count++] = &s->latest;
 	choose_kept(m, all, all_count, s->latest.epoch);
 

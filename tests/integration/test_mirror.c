@@ -10,7 +10,8 @@
  * every file and byte of it, is what it was; the untampered answers are then taken. Crashes: for
  * each fault point of an update (ctl/mirror.h) a new epoch is published and the mirror is killed
  * with SIGKILL at the point; the tree then serves the old epoch or the new one, each with all it
- * names (header, body, proof, the checkpoint's tiles), and the next run completes the update.
+ * names (header, body, proof, the checkpoint's tiles), and the next run completes the update. A
+ * run with nothing newer changes nothing.
  */
 #include "test_http.h"
 #include "test_support.h"
@@ -228,6 +229,17 @@ START_TEST(test_refused_update_changes_no_file)
 	uint8_t *bytes = test_read_file(latest, &len);
 	ck_assert_uint_eq(header_epoch(bytes, len), E0 + 2);
 	free(bytes);
+
+	/* A run with nothing newer leaves the tree as it is. */
+	struct buffer before, after;
+	buffer_init(&before);
+	buffer_init(&after);
+	mirror_tree_listing(tree, &before);
+	ck_assert_int_eq(mirror_authority_run_mirror(&a, a.run.url, tree, log), 0);
+	mirror_tree_listing(tree, &after);
+	ck_assert(before.len == after.len && memcmp(before.data, after.data, before.len) == 0);
+	buffer_free(&before);
+	buffer_free(&after);
 
 	stub_http_stop(c.stub);
 	for (size_t i = 0; i < c.count; i++)
