@@ -31,11 +31,13 @@
 #include "verify/snapshot.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PATH_CAPACITY 4096
 #define WHAT_MAX      (NAMESPACE_NAME_MAX + 16)
@@ -902,6 +904,39 @@ static void choose_kept(struct mirror *m, struct epoch_header **headers, size_t 
 
 /* ---- the run ---- */
 
+/* One run at a time per namespace and tree: a write lock on DIR/.mirror-NS.lock (fcntl, released
+ * when the process ends, however it ends). Returns the lock's descriptor, or -1 with the failure
+ * in report: 75 when another run holds it. */
+static int lock_tree(struct mirror *m, struct ctl_report *report)
+{
+	char path[PATH_CAPACITY];
+	struct flock lock;
+	int fd, rc;
+
+	rc = ctl_directory_create(m->options->directory);
+	if (rc == 0)
+		rc = path_format(path, "%s.lock", m->scratch);
+	if (rc != 0) {
+		file_failure(m, m->options->directory, rc, report);
+		return -1;
+	}
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		file_failure(m, path, DIRAUTH_ERR_IO, report);
+		return -1;
+	}
+	memset(&lock, 0, sizeof(lock));
+	lock.l_type = F_WRLCK;
+	lock.l_whence = SEEK_SET;
+	if (fcntl(fd, F_SETLK, &lock) != 0) {
+		ctl_report_fail(report, CTL_EXIT_TEMPFAIL, "%s: another run is updating %s; try again later",
+		                m->what, m->options->directory);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 struct run_state {
 	struct buffer held;         /* the served latest header, before the run */
 	struct buffer latest_note;  /* the new one, as fetch verified it */
@@ -1142,6 +1177,7 @@ int ctl_mirror_run(const struct ctl_mirror_options *options, struct ctl_fetch_at
 	struct mirror m;
 	char snapshots[PATH_CAPACITY];
 	int present = 0;
+	int lock = -1;
 	int rc;
 
 	memset(&m, 0, sizeof(m));
@@ -1172,6 +1208,13 @@ int ctl_mirror_run(const struct ctl_mirror_options *options, struct ctl_fetch_at
 		rc = path_format(snapshots, "%s/snapshots", m.tree);
 	if (rc != 0) {
 		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: the directory's path is too long", m.what);
+		m.scratch[0] = '\0';
+		goto done;
+	}
+	lock = lock_tree(&m, report);
+	if (lock < 0) {
+		rc = DIRAUTH_ERR_UNAVAILABLE;
+		m.scratch[0] = '\0'; /* another run's: not ours to remove */
 		goto done;
 	}
 	rc = read_served(&m, "snapshots/latest", CTL_FETCH_HEADER_NOTE_MAX, &s->held, &present, report);
@@ -1198,7 +1241,10 @@ int ctl_mirror_run(const struct ctl_mirror_options *options, struct ctl_fetch_at
 	rc = run_after_fetch(&m, s, result, report);
 done:
 	/* Whatever happened, nothing of the scratch directory is served or kept. */
-	(void)ctl_directory_remove_tree(m.scratch);
+	if (m.scratch[0] != '\0')
+		(void)ctl_directory_remove_tree(m.scratch);
+	if (lock >= 0)
+		close(lock);
 	net_pool_free(m.pool);
 	tile_set_free(&m.tiles);
 	moves_free(&m.immutable);

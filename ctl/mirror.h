@@ -53,8 +53,10 @@
  *      revocation overrides the cache); consistency proofs from sizes past the span.
  *
  * Any refusal in 1 to 3 changes no served file and no held state: the scratch directory is
- * removed (an equivocation's evidence file is kept, in DIR/evidence). Exit statuses are fetch's
- * (65 refused, 75 stale or not yet in the log, 69/76 the server, 73/74 the files, 70 internal).
+ * removed (an equivocation's evidence file is kept, in DIR/evidence). One run at a time updates a
+ * namespace of a tree (a lock on DIR/.mirror-NS.lock; another run meanwhile exits 75). Exit
+ * statuses are fetch's (65 refused, 75 stale, not yet in the log or locked, 69/76 the server,
+ * 73/74 the files, 70 internal).
  */
 #ifndef DIRAUTH_CTL_MIRROR_H
 #define DIRAUTH_CTL_MIRROR_H

@@ -11,7 +11,7 @@
  * each fault point of an update (ctl/mirror.h) a new epoch is published and the mirror is killed
  * with SIGKILL at the point; the tree then serves the old epoch or the new one, each with all it
  * names (header, body, proof, the checkpoint's tiles), and the next run completes the update. A
- * run with nothing newer changes nothing.
+ * run with nothing newer changes nothing; a run while another holds the tree exits 75.
  */
 #include "test_http.h"
 #include "test_support.h"
@@ -338,6 +338,12 @@ START_TEST(test_killed_at_each_step_serves_one_epoch)
 		snprintf(log, sizeof(log), "%s/mirror-%s.log", a.run.dir, steps[i].point);
 		pid_t pid = mirror_authority_spawn_mirror(&a, a.run.url, tree, steps[i].point, log);
 		wait_paused(pid, log, steps[i].point);
+		if (i == 0) {
+			/* One run at a time: another meanwhile is told to try again later. */
+			char second[LAUNCHER_PATH_MAX + 16];
+			snprintf(second, sizeof(second), "%s/mirror-second.log", a.run.dir);
+			ck_assert_int_eq(mirror_authority_run_mirror(&a, a.run.url, tree, second), 75);
+		}
 		int status = test_kill(pid, SIGKILL);
 		ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 		uint64_t served = check_consistent(tree);
