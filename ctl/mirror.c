@@ -112,13 +112,32 @@ static int tile_equal(const struct tlog_tile *a, const struct tlog_tile *b)
 	return a->kind == b->kind && a->level == b->level && a->index == b->index && a->width == b->width;
 }
 
+/* The order tiles are loaded in (load_tiles): by level, then kind, then index; one tile per place. */
+static int tile_order(const struct tlog_tile *a, const struct tlog_tile *b)
+{
+	if (a->level != b->level)
+		return a->level < b->level ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	if (a->index != b->index)
+		return a->index < b->index ? -1 : 1;
+	return 0;
+}
+
 static const struct tile_entry *tile_set_find(const struct tile_set *set, const struct tlog_tile *tile)
 {
-	/* Tiles are added level by level in index order; a search from the end finds the recent ones,
-	 * which proofs ask for most, first. */
-	for (size_t i = set->count; i > 0; i--)
-		if (tile_equal(&set->items[i - 1].tile, tile))
-			return &set->items[i - 1];
+	size_t low = 0, high = set->count;
+
+	while (low < high) {
+		size_t middle = low + (high - low) / 2;
+		int order = tile_order(&set->items[middle].tile, tile);
+		if (order == 0)
+			return tile_equal(&set->items[middle].tile, tile) ? &set->items[middle] : NULL;
+		if (order < 0)
+			low = middle + 1;
+		else
+			high = middle;
+	}
 	return NULL;
 }
 
