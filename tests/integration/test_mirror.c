@@ -11,7 +11,8 @@
  * each fault point of an update (ctl/mirror.h) a new epoch is published and the mirror is killed
  * with SIGKILL at the point; the tree then serves the old epoch or the new one, each with all it
  * names (header, body, proof, the checkpoint's tiles), and the next run completes the update. A
- * run with nothing newer changes nothing; a run while another holds the tree exits 75.
+ * run with nothing newer changes nothing; a run while another holds the tree exits 75. A log past
+ * one full tile is verified and served tile for tile.
  */
 #include "test_http.h"
 #include "test_support.h"
@@ -358,6 +359,63 @@ START_TEST(test_killed_at_each_step_serves_one_epoch)
 }
 END_TEST
 
+/* A log past one full tile: the full tile and bundle are verified against the tree above them,
+ * served as the authority serves them, and read back from the tree (not downloaded) by the next
+ * run, whose new partial tiles are again the authority's. */
+START_TEST(test_log_past_one_full_tile)
+{
+	struct mirror_authority a;
+	char tree[LAUNCHER_PATH_MAX], log[LAUNCHER_PATH_MAX], path[160], file[LAUNCHER_PATH_MAX + 160];
+
+	mirror_authority_start(&a);
+	snprintf(tree, sizeof(tree), "%s/tree", a.run.dir);
+	snprintf(log, sizeof(log), "%s/mirror.log", a.run.dir);
+	mirror_authority_publish(&a, E0);
+	ck_assert_int_eq(mirror_authority_run_mirror(&a, a.run.url, tree, log), 0);
+	uint64_t epoch = E0;
+	for (;;) {
+		struct buffer checkpoint = get_ok(a.run.url, "/v1/mix/log/checkpoint");
+		uint64_t size = checkpoint_size(checkpoint.data, checkpoint.len);
+		buffer_free(&checkpoint);
+		if (size > 258)
+			break;
+		mirror_authority_publish(&a, ++epoch);
+	}
+	ck_assert_int_eq(mirror_authority_run_mirror(&a, a.run.url, tree, log), 0);
+	mirror_authority_publish(&a, ++epoch);
+	ck_assert_int_eq(mirror_authority_run_mirror(&a, a.run.url, tree, log), 0);
+	struct buffer checkpoint = get_ok(a.run.url, "/v1/mix/log/checkpoint");
+	uint64_t size = checkpoint_size(checkpoint.data, checkpoint.len);
+	buffer_free(&checkpoint);
+	const char *tiles[] = {"tile/0/000", "tile/entries/000", NULL, NULL};
+	char partial[2][64];
+	snprintf(partial[0], sizeof(partial[0]), "tile/0/001.p/%llu", (unsigned long long)(size - 256));
+	snprintf(partial[1], sizeof(partial[1]), "tile/entries/001.p/%llu", (unsigned long long)(size - 256));
+	tiles[2] = partial[0];
+	tiles[3] = partial[1];
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(path, sizeof(path), "/v1/mix/log/%s", tiles[i]);
+		struct buffer served = get_ok(a.run.url, path);
+		size_t len = 0;
+		snprintf(file, sizeof(file), "%s/v1/mix/log/%s", tree, tiles[i]);
+		uint8_t *kept = test_read_file(file, &len);
+		ck_assert_msg(len == served.len && memcmp(kept, served.data, len) == 0, "%s differs",
+		              tiles[i]);
+		free(kept);
+		buffer_free(&served);
+	}
+	snprintf(path, sizeof(path), "/v1/mix/log/tile/1/000.p/1");
+	struct buffer served = get_ok(a.run.url, path);
+	size_t len = 0;
+	snprintf(file, sizeof(file), "%s/v1/mix/log/tile/1/000.p/1", tree);
+	uint8_t *kept = test_read_file(file, &len);
+	ck_assert(len == served.len && memcmp(kept, served.data, len) == 0);
+	free(kept);
+	buffer_free(&served);
+	mirror_authority_stop(&a);
+}
+END_TEST
+
 static Suite *mirror_suite(void)
 {
 	Suite *suite = suite_create("mirror");
@@ -365,6 +423,7 @@ static Suite *mirror_suite(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_refused_update_changes_no_file);
 	tcase_add_test(tc, test_killed_at_each_step_serves_one_epoch);
+	tcase_add_test(tc, test_log_past_one_full_tile);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
