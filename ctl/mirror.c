@@ -446,7 +446,8 @@ struct epoch_header {
 	struct snapshot_header header;
 	uint8_t *text; /* the note's text: the log's leaf */
 	size_t text_len;
-	int fresh; /* written this run */
+	int fresh;        /* new to the tree: written this run */
+	int body_revoked; /* served, and holds what the new snapshot revokes: its bodies go */
 	int keep;
 	uint64_t leaf; /* its index in the log */
 	int in_log;
@@ -1022,7 +1023,7 @@ static int read_served_epochs(struct mirror *m, struct run_state *s, struct ctl_
 		    ctl_file_exists(served_body) && !ctl_file_exists(scratch_body)) {
 			/* fetch_revocations dropped it from the scratch copy: the new snapshot revokes what
 			 * it holds. Removed once the new latest is served. */
-			s->served[s->served_count - 1].fresh = -1;
+			s->served[s->served_count - 1].body_revoked = 1;
 			result->bodies_dropped++;
 		}
 	}
@@ -1096,7 +1097,7 @@ static int run_after_fetch(struct mirror *m, struct run_state *s, struct ctl_mir
 
 	rc = path_format(identity, "%s/%s/%" PRIu64 ".body", m->scratch, m->namespace_name, s->latest.epoch);
 	for (size_t i = 0; rc == 0 && i < all_count; i++) {
-		if (all[i]->fresh != 1 || !all[i]->keep)
+		if (!all[i]->fresh || !all[i]->keep)
 			continue;
 		rc = stage_epoch(m, all[i], all[i] == &s->latest ? identity : NULL, report);
 		result->epochs_written++;
@@ -1161,7 +1162,7 @@ static int run_after_fetch(struct mirror *m, struct run_state *s, struct ctl_mir
 
 	/* Step 5. */
 	for (size_t i = 0; rc == 0 && i < all_count; i++)
-		if (all[i]->fresh == -1 && all[i]->keep)
+		if (all[i]->body_revoked && all[i]->keep)
 			rc = remove_bodies(m, all[i]->epoch, report);
 	if (rc == 0)
 		rc = prune(m, all, all_count, checkpoint.tree_size, result, report);
