@@ -344,20 +344,29 @@ static int epoch_of_name(const char *name, uint64_t *epoch)
 	return 1;
 }
 
-static size_t list_epochs(const char *directory, uint64_t *epochs, size_t capacity)
+/* The epochs named by the directories of directory (none when it is absent), ascending, into
+ * epochs; *count their number. Returns 0, or DIRAUTH_ERR_BOUNDS when there are more than capacity. */
+static int list_epochs(const char *directory, uint64_t *epochs, size_t capacity, size_t *count)
 {
 	DIR *listing = opendir(directory);
 	struct dirent *entry;
-	size_t count = 0;
+	uint64_t epoch;
+	int rc = 0;
 
+	*count = 0;
 	if (listing == NULL)
 		return 0;
-	while ((entry = readdir(listing)) != NULL && count < capacity)
-		if (epoch_of_name(entry->d_name, &epochs[count]))
-			count++;
+	while (rc == 0 && (entry = readdir(listing)) != NULL) {
+		if (!epoch_of_name(entry->d_name, &epoch))
+			continue;
+		if (*count == capacity)
+			rc = DIRAUTH_ERR_BOUNDS;
+		else
+			epochs[(*count)++] = epoch;
+	}
 	closedir(listing);
-	qsort(epochs, count, sizeof(*epochs), compare_epochs);
-	return count;
+	qsort(epochs, *count, sizeof(*epochs), compare_epochs);
+	return rc;
 }
 
 /* ---- step 1: the held state, and fetch ---- */
@@ -902,7 +911,8 @@ static int prune(struct mirror *m, struct epoch_header **headers, size_t count, 
 	}
 	if (rc != 0 || path_format(directory, "%s/log/consistency", m->tree) != 0)
 		return rc;
-	old_count = list_epochs(directory, olds, CTL_MIRROR_EPOCHS_MAX);
+	/* Past the bound, the rest goes at the next run. */
+	(void)list_epochs(directory, olds, CTL_MIRROR_EPOCHS_MAX, &old_count);
 	for (size_t i = 0; rc == 0 && i < old_count; i++) {
 		if (olds[i] + CTL_MIRROR_CONSISTENCY_SPAN >= size)
 			continue;
@@ -1240,7 +1250,12 @@ int ctl_mirror_run(const struct ctl_mirror_options *options, struct ctl_fetch_at
 	rc = read_served(&m, "snapshots/latest", CTL_FETCH_HEADER_NOTE_MAX, &s->held, &present, report);
 	if (rc != 0)
 		goto done;
-	s->kept_count = list_epochs(snapshots, s->kept, CTL_MIRROR_EPOCHS_MAX);
+	if (list_epochs(snapshots, s->kept, CTL_MIRROR_EPOCHS_MAX, &s->kept_count) != 0) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "%s: the tree holds more than %d epochs", m.what,
+		                CTL_MIRROR_EPOCHS_MAX);
+		rc = DIRAUTH_ERR_BOUNDS;
+		goto done;
+	}
 	rc = prepare_scratch(&m, s->kept, s->kept_count, report);
 	if (rc != 0)
 		goto done;

@@ -67,10 +67,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CTL_MIRROR_KEEP_EPOCHS_DEFAULT 1          /* with the epochs still valid now */
-#define CTL_MIRROR_KEEP_EPOCHS_MAX     100000     /* the largest --keep-epochs accepted */
-#define CTL_MIRROR_CONSISTENCY_SPAN    64         /* consistency proofs written per checkpoint */
-#define CTL_MIRROR_EPOCHS_MAX          4096       /* kept epochs one run looks at */
+#define CTL_MIRROR_KEEP_EPOCHS_DEFAULT 1                     /* with the epochs still valid now */
+#define CTL_MIRROR_KEEP_EPOCHS_MAX     CTL_MIRROR_EPOCHS_MAX /* the largest --keep-epochs accepted */
+#define CTL_MIRROR_CONSISTENCY_SPAN    64                    /* consistency proofs written per checkpoint */
+#define CTL_MIRROR_EPOCHS_MAX          4096       /* epochs a tree holds, and one run takes, at most */
 #define CTL_MIRROR_TREE_MAX            (1u << 24) /* leaves of a log the mirror takes */
 
 struct ctl_mirror_options {
