@@ -90,7 +90,7 @@ void mirror_authority_start(struct mirror_authority *a)
 	        "epoch: { length_seconds: %d, genesis: 0, validity_epochs: 3 }\n"
 	        "clock: { source: file, path: clock }\n"
 	        "namespaces:\n"
-	        "  - { name: mix, origin: " ORIGIN " }\n"
+	        "  - { name: mix, origin: " ORIGIN ", lifecycle: true }\n"
 	        "providers:\n"
 	        "  - key: \"provider-a.example+fa6ff7cc+AZCCDZKKDwoh4asmg/XPjHQ3bGSCZXnr01BWPcEqXjZr\"\n"
 	        "    namespaces: [mix]\n"

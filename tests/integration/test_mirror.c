@@ -12,7 +12,8 @@
  * with SIGKILL at the point; the tree then serves the old epoch or the new one, each with all it
  * names (header, body, proof, the checkpoint's tiles), and the next run completes the update. A
  * run with nothing newer changes nothing; a run while another holds the tree exits 75. A log past
- * one full tile is verified and served tile for tile.
+ * one full tile is verified and served tile for tile. Once a snapshot revokes a service, the
+ * older bodies that hold it leave the tree.
  */
 #include "test_http.h"
 #include "test_support.h"
@@ -416,6 +417,61 @@ START_TEST(test_log_past_one_full_tile)
 }
 END_TEST
 
+/* Revocation overrides the cache, in the tree too: once a snapshot revokes a service, the bodies
+ * of the older epochs that hold it leave the tree (their headers stay, for the chain). */
+START_TEST(test_revoked_bodies_leave_the_tree)
+{
+	struct mirror_authority a;
+	char tree[LAUNCHER_PATH_MAX], log[LAUNCHER_PATH_MAX], key[LAUNCHER_PATH_MAX + 32], now[32];
+	char relative[128];
+	char service[1024];
+	snprintf(service, sizeof(service), "%s", test_source_path("keys-example/service-a.yaml"));
+	struct test_outcome outcome;
+
+	mirror_authority_start(&a);
+	snprintf(tree, sizeof(tree), "%s/tree", a.run.dir);
+	snprintf(log, sizeof(log), "%s/mirror.log", a.run.dir);
+	snprintf(key, sizeof(key), "%s/keys/provider-a.key", a.run.dir);
+	mirror_authority_publish(&a, E0);
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)a.now);
+	const char *register_args[] = {"register", "--key",   key,     "--service", service,
+	                               "--server", a.run.url, "--now", now,         NULL};
+	test_run_program(test_binary_path("ctl/dirauthctl"), register_args, a.run.dir, &outcome);
+	ck_assert_msg(outcome.status == 0, "register: %s", outcome.err);
+	test_outcome_free(&outcome);
+	mirror_authority_publish(&a, E0 + 1);
+	ck_assert_int_eq(mirror_authority_run_mirror(&a, a.run.url, tree, log), 0);
+	snprintf(relative, sizeof(relative), "snapshots/%llu/body", (unsigned long long)(E0 + 1));
+	ck_assert(tree_file_exists(tree, relative));
+
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)a.now);
+	const char *revoke_args[] = {"revoke",  "--key",    key,       "--service", service, "--reason",
+	                             "retired", "--server", a.run.url, "--now",     now,     NULL};
+	test_run_program(test_binary_path("ctl/dirauthctl"), revoke_args, a.run.dir, &outcome);
+	ck_assert_msg(outcome.status == 0, "revoke: %s", outcome.err);
+	test_outcome_free(&outcome);
+	mirror_authority_publish(&a, E0 + 2);
+	mirror_authority_publish(&a, E0 + 3);
+	unlink(log);
+	ck_assert_int_eq(mirror_authority_run_mirror(&a, a.run.url, tree, log), 0);
+	static const char *const bodies[] = {"body", "body.gz", "body.zst"};
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(relative, sizeof(relative), "snapshots/%llu/%s", (unsigned long long)(E0 + 1),
+		         bodies[i]);
+		ck_assert_msg(!tree_file_exists(tree, relative), "%s is still served", relative);
+	}
+	snprintf(relative, sizeof(relative), "snapshots/%llu/header", (unsigned long long)(E0 + 1));
+	ck_assert(tree_file_exists(tree, relative));
+	snprintf(relative, sizeof(relative), "snapshots/%llu/body", (unsigned long long)(E0 + 3));
+	ck_assert(tree_file_exists(tree, relative));
+	size_t len = 0;
+	char *text = (char *)test_read_file(log, &len);
+	ck_assert_msg(strstr(text, "dropped for what it revokes") != NULL, "%s", text);
+	free(text);
+	mirror_authority_stop(&a);
+}
+END_TEST
+
 static Suite *mirror_suite(void)
 {
 	Suite *suite = suite_create("mirror");
@@ -424,6 +480,7 @@ static Suite *mirror_suite(void)
 	tcase_add_test(tc, test_refused_update_changes_no_file);
 	tcase_add_test(tc, test_killed_at_each_step_serves_one_epoch);
 	tcase_add_test(tc, test_log_past_one_full_tile);
+	tcase_add_test(tc, test_revoked_bodies_leave_the_tree);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
