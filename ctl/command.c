@@ -86,6 +86,7 @@ static const struct option_spec option_specs[CTL_OPTION_COUNT] = {
     [CTL_OPTION_SOURCE] = {.name = "source",
                            LIST(sources, CTL_MONITOR_SOURCES_MAX, CTL_MONITOR_SOURCES_MAX, "sources")},
     [CTL_OPTION_EVIDENCE_DIR] = {.name = "evidence-dir", .member = MEMBER(evidence_dir)},
+    [CTL_OPTION_KEEP_EPOCHS] = {.name = "keep-epochs", .member = MEMBER(keep_epochs_text)},
 };
 
 /* getopt_long answers an option of the table with its enum ctl_option plus this, above every

@@ -69,6 +69,7 @@ enum ctl_option {
 	CTL_OPTION_RECEIPTS,
 	CTL_OPTION_SOURCE,
 	CTL_OPTION_EVIDENCE_DIR,
+	CTL_OPTION_KEEP_EPOCHS,
 	CTL_OPTION_COUNT,
 	CTL_OPTION_REQUIRED_MARK = 0x100
 };
@@ -109,6 +110,8 @@ struct ctl_arguments {
 	/* the monitor (its --state and --every are state and every_text) */
 	struct ctl_argument_list sources; /* every --source, in order */
 	const char *evidence_dir;
+	/* the mirror */
+	const char *keep_epochs_text;
 	const char *operand; /* the one operand of a command that takes one */
 	int help;
 };

@@ -1,7 +1,7 @@
 /*
  * command_snapshots.c: the bodies of dirauthctl's commands that read what the authorities
- * publish: fetch (ctl/fetch.h), the transparency log's proof and its offline verification
- * (ctl/proof.h), and the monitor's entry (ctl/monitor.h).
+ * publish: fetch (ctl/fetch.h), the mirror's static tree (ctl/mirror.h), the transparency log's
+ * proof and its offline verification (ctl/proof.h), and the monitor's entry (ctl/monitor.h).
  *
  * fetch tries the --server URLs in order until one serves a snapshot that verifies; nothing is
  * written before it does. The monitor's loop and its words are its module's own
@@ -11,6 +11,7 @@
 
 #include "ctl/capability.h"
 #include "ctl/fetch.h"
+#include "ctl/mirror.h"
 #include "ctl/monitor.h"
 #include "ctl/proof.h"
 #include "crypto/crypto.h"
@@ -85,59 +86,139 @@ static int fetch_from_servers(const struct ctl_fetch_options *options,
 	return rc;
 }
 
-int ctl_command_fetch(const struct ctl_arguments *arguments, struct ctl_report *report)
-{
-	char authorization[CTL_AUTHORIZATION_MAX];
-	struct ctl_fetch_options fetch_options;
+/* What fetch and mirror read from their command lines alike: the checks' policy, the clock, the
+ * trust bundle (*bundle, the caller frees it), the log's pins and, when given, the capability
+ * (into authorization, which the caller wipes). Returns 0 or the report's status. */
+struct fetch_command {
+	struct ctl_fetch_options options;
 	struct ctl_log_pins log_pins;
 	struct verify_snapshot_policy policy;
-	struct ctl_fetch_result result;
-	struct trust_bundle *bundle = NULL;
+	struct trust_bundle *bundle;
+	char authorization[CTL_AUTHORIZATION_MAX];
+};
+
+static int fetch_command_read(const char *command, const struct ctl_arguments *arguments,
+                              struct fetch_command *fetch, struct ctl_report *report)
+{
 	int rc;
 
-	if (ctl_command_check_servers("fetch", &arguments->servers, CTL_FETCH_SERVERS_MAX, report) != 0 ||
-	    ctl_command_check_namespace_name("fetch", arguments->namespace_name, report) != 0)
+	memset(fetch, 0, sizeof(*fetch));
+	if (ctl_command_check_servers(command, &arguments->servers, CTL_FETCH_SERVERS_MAX, report) != 0 ||
+	    ctl_command_check_namespace_name(command, arguments->namespace_name, report) != 0)
 		return report->exit_code;
-	verify_snapshot_policy_default(&policy);
-	if (ctl_command_parse_decimal_option("fetch", "--clock-skew", arguments->clock_skew_text, 0,
-	                                     UINT64_MAX, 0, &policy.clock_skew, report) != 0 ||
-	    ctl_command_parse_decimal_option("fetch", "--max-validity", arguments->max_validity_text, 1,
-	                                     UINT64_MAX, 0, &policy.max_validity, report) != 0 ||
-	    ctl_command_parse_decimal_option("fetch", "--max-chain", arguments->max_chain_text, 1,
-	                                     CTL_FETCH_MAX_CHAIN_LIMIT, 0, &policy.max_chain, report) != 0)
+	verify_snapshot_policy_default(&fetch->policy);
+	if (ctl_command_parse_decimal_option(command, "--clock-skew", arguments->clock_skew_text, 0,
+	                                     UINT64_MAX, 0, &fetch->policy.clock_skew, report) != 0 ||
+	    ctl_command_parse_decimal_option(command, "--max-validity", arguments->max_validity_text, 1,
+	                                     UINT64_MAX, 0, &fetch->policy.max_validity, report) != 0 ||
+	    ctl_command_parse_decimal_option(command, "--max-chain", arguments->max_chain_text, 1,
+	                                     CTL_FETCH_MAX_CHAIN_LIMIT, 0, &fetch->policy.max_chain,
+	                                     report) != 0)
 		return report->exit_code;
-	memset(&fetch_options, 0, sizeof(fetch_options));
-	fetch_options.policy = &policy;
-	if (ctl_command_read_clock("fetch", arguments->now_text, &fetch_options.now, report) != 0)
+	fetch->options.policy = &fetch->policy;
+	if (ctl_command_read_clock(command, arguments->now_text, &fetch->options.now, report) != 0)
 		return report->exit_code;
-	rc = ctl_command_load_bundle("fetch", arguments->trust, &bundle, report);
+	rc = ctl_command_load_bundle(command, arguments->trust, &fetch->bundle, report);
 	if (rc != 0)
-		goto done;
-	fetch_options.server_url = arguments->servers.values[0];
-	fetch_options.bundle = bundle;
-	fetch_options.namespace_name = arguments->namespace_name;
-	fetch_options.directory = arguments->out != NULL ? arguments->out : CTL_FETCH_DEFAULT_DIRECTORY;
+		return report->exit_code;
+	fetch->options.server_url = arguments->servers.values[0];
+	fetch->options.bundle = fetch->bundle;
+	fetch->options.namespace_name = arguments->namespace_name;
+	fetch->options.directory = arguments->out != NULL ? arguments->out : CTL_FETCH_DEFAULT_DIRECTORY;
 	/* The log is checked when a log key is given. */
-	rc = ctl_command_parse_log_pins("fetch", arguments, bundle, &log_pins, report);
+	rc = ctl_command_parse_log_pins(command, arguments, fetch->bundle, &fetch->log_pins, report);
+	if (rc != 0)
+		return report->exit_code;
+	fetch->options.log = &fetch->log_pins;
+	if (arguments->capability_file != NULL) {
+		rc = ctl_capability_read(command, arguments->capability_file, fetch->authorization, report);
+		if (rc != 0)
+			return report->exit_code;
+		fetch->options.authorization = fetch->authorization;
+	}
+	return 0;
+}
+
+static void fetch_command_free(struct fetch_command *fetch)
+{
+	crypto_wipe(fetch->authorization, sizeof(fetch->authorization));
+	free(fetch->bundle);
+}
+
+int ctl_command_fetch(const struct ctl_arguments *arguments, struct ctl_report *report)
+{
+	struct fetch_command fetch;
+	struct ctl_fetch_result result;
+	int rc;
+
+	rc = fetch_command_read("fetch", arguments, &fetch, report);
 	if (rc != 0)
 		goto done;
-	fetch_options.log = &log_pins;
-	if (arguments->capability_file != NULL) {
-		rc = ctl_capability_read("fetch", arguments->capability_file, authorization, report);
-		if (rc != 0)
-			goto done;
-		fetch_options.authorization = authorization;
-	}
 	if (arguments->servers.count > 1) {
-		rc = fetch_from_servers(&fetch_options, &arguments->servers, report);
+		rc = fetch_from_servers(&fetch.options, &arguments->servers, report);
 		goto done;
 	}
-	rc = ctl_fetch_run(&fetch_options, &result, report);
+	rc = ctl_fetch_run(&fetch.options, &result, report);
 	if (rc == 0)
 		print_fetched(&result, NULL);
 done:
-	crypto_wipe(authorization, sizeof(authorization));
-	free(bundle);
+	fetch_command_free(&fetch);
+	return rc == 0 ? CTL_EXIT_OK : report->exit_code;
+}
+
+/* ---- mirror (ctl/mirror.h) ---- */
+
+int ctl_command_mirror(const struct ctl_arguments *arguments, struct ctl_report *report)
+{
+	struct ctl_mirror_options options;
+	struct ctl_mirror_result result;
+	struct ctl_fetch_attempt *attempts = NULL;
+	struct fetch_command fetch;
+	char what[NAMESPACE_NAME_MAX + 16];
+	size_t attempt_count = 0;
+	int rc;
+
+	rc = fetch_command_read("mirror", arguments, &fetch, report);
+	if (rc != 0)
+		goto done;
+	memset(&options, 0, sizeof(options));
+	options.keep_epochs = CTL_MIRROR_KEEP_EPOCHS_DEFAULT;
+	rc = ctl_command_parse_decimal_option("mirror", "--keep-epochs", arguments->keep_epochs_text, 1,
+	                                      CTL_MIRROR_KEEP_EPOCHS_MAX, 0, &options.keep_epochs, report);
+	if (rc != 0)
+		goto done;
+	attempts = calloc(arguments->servers.count, sizeof(*attempts));
+	if (attempts == NULL) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "mirror: out of memory");
+		rc = -1;
+		goto done;
+	}
+	options.fetch = &fetch.options;
+	options.server_urls = arguments->servers.values;
+	options.server_count = arguments->servers.count;
+	options.directory = arguments->out;
+	rc = ctl_mirror_run(&options, attempts, &attempt_count, &result, report);
+	snprintf(what, sizeof(what), "fetch %s", arguments->namespace_name);
+	for (size_t i = 0; i < attempt_count; i++)
+		if (attempts[i].exit_code != CTL_EXIT_OK)
+			printf("skipped %s: %s\n", attempts[i].server_url,
+			       ctl_command_without_prefix(attempts[i].message, what));
+	if (rc != 0)
+		goto done;
+	print_fetched(&result.fetched, result.server_url);
+	printf("mirrored %s epoch %" PRIu64 " into %s: %zu epoch%s written, log of %" PRIu64
+	       " entries (%zu tile%s new), %zu epoch%s pruned",
+	       arguments->namespace_name, result.fetched.epoch, arguments->out, result.epochs_written,
+	       result.epochs_written == 1 ? "" : "s", result.tree_size, result.tiles_written,
+	       result.tiles_written == 1 ? "" : "s", result.epochs_pruned,
+	       result.epochs_pruned == 1 ? "" : "s");
+	if (result.bodies_dropped > 0)
+		printf(", %zu bod%s dropped for what it revokes", result.bodies_dropped,
+		       result.bodies_dropped == 1 ? "y" : "ies");
+	printf("\n");
+done:
+	free(attempts);
+	fetch_command_free(&fetch);
 	return rc == 0 ? CTL_EXIT_OK : report->exit_code;
 }
 

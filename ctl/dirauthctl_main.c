@@ -36,6 +36,7 @@ static const char main_usage[] =
     "  replay-revocations\n"
     "                    post a snapshot's revocations again to an authority restored from a backup\n"
     "  fetch             download, verify and store the latest snapshot of a namespace\n"
+    "  mirror            keep a verified static tree of a namespace under the API's own paths\n"
     "  verify            check an offline proof file: header, checkpoint and inclusion\n"
     "  proof             download the proof file of one epoch's header in the log\n"
     "  capability new    make the bearer secret of a private namespace\n"
@@ -249,6 +250,36 @@ static const char fetch_usage[] =
     "  --witness-key VKEY      a cosigner of the checkpoints (type 0x04); repeat (at most 32)\n"
     "  --witness-threshold K   distinct witnesses that must cosign (default: the bundle's threshold)\n";
 
+static const char mirror_usage[] =
+    "usage: dirauthctl mirror --trust BUNDLE --namespace NS --server URL... --out DIR\n"
+    "                         --log-key VKEY... [--witness-key VKEY]... [--witness-threshold K]\n"
+    "                         [--keep-epochs N] [--now SECONDS] [--clock-skew SECONDS]\n"
+    "                         [--max-validity SECONDS] [--max-chain EPOCHS]\n"
+    "\n"
+    "Keeps DIR as a static copy of NS under the paths dirauthd serves (DIR/v1/...), for any web\n"
+    "server (deploy/nginx/dirauth-mirror.conf) or CDN: fetch, monitor and proof read it as they\n"
+    "read an authority. Each run checks the newest snapshot as fetch does (the trust bundle's\n"
+    "threshold, the chain back to the snapshot served, the log's cosigned checkpoint consistent\n"
+    "with the one served, the body), then the headers of the epochs between, the body in each\n"
+    "encoding and the log's tiles against the checkpoint; only then it writes, immutable files\n"
+    "first and the pointers (proofs, log/checkpoint, snapshots/latest) last, each by rename. A\n"
+    "refused update changes no file. Exit statuses as fetch's (75: stale, or not yet in the log).\n"
+    "\n"
+    "  --trust BUNDLE          the trust bundle (identity keys, threshold, namespaces, bounds)\n"
+    "  --namespace NS          the namespace to mirror\n"
+    "  --server URL            an authority or a mirror; repeat for several (at most 32): the\n"
+    "                          first whose snapshot verifies is taken\n"
+    "  --out DIR               the tree's root (files 0644, directories 0755 under the umask)\n"
+    "  --log-key VKEY          a log key of the namespace (required: a mirror serves the log);\n"
+    "                          repeat for each authority's\n"
+    "  --witness-key VKEY      a cosigner of the checkpoints (type 0x04); repeat (at most 32)\n"
+    "  --witness-threshold K   distinct witnesses that must cosign (default: the bundle's threshold)\n"
+    "  --keep-epochs N         keep the N newest epochs besides every one still valid (default 1)\n"
+    "  --now SECONDS           use this unix time instead of the clock\n"
+    "  --clock-skew SECONDS    how far a header's valid-after may lie ahead of now (default 300)\n"
+    "  --max-validity SECONDS  the longest valid-until - valid-after accepted (default 604800)\n"
+    "  --max-chain EPOCHS      the most epochs walked back to the served header (default 1024)\n";
+
 static const char verify_usage[] =
     "usage: dirauthctl verify PROOF --trust BUNDLE --certificates FILE --log-key VKEY...\n"
     "                         [--witness-key VKEY]... [--witness-threshold K]\n"
@@ -365,6 +396,16 @@ static const struct ctl_command commands[] = {
                     CTL_OPTION_MAX_VALIDITY, CTL_OPTION_MAX_CHAIN, CTL_OPTION_CAPABILITY_FILE,
                     CTL_OPTION_LOG_KEY, CTL_OPTION_WITNESS_KEY, CTL_OPTION_WITNESS_THRESHOLD},
         .run = ctl_command_fetch,
+    },
+    {
+        .name = "mirror",
+        .usage = mirror_usage,
+        .options = {CTL_REQUIRED(CTL_OPTION_TRUST), CTL_REQUIRED(CTL_OPTION_NAMESPACE),
+                    CTL_REQUIRED(CTL_OPTION_SERVER), CTL_REQUIRED(CTL_OPTION_OUT),
+                    CTL_REQUIRED(CTL_OPTION_LOG_KEY), CTL_OPTION_WITNESS_KEY, CTL_OPTION_WITNESS_THRESHOLD,
+                    CTL_OPTION_KEEP_EPOCHS, CTL_OPTION_NOW, CTL_OPTION_CLOCK_SKEW, CTL_OPTION_MAX_VALIDITY,
+                    CTL_OPTION_MAX_CHAIN},
+        .run = ctl_command_mirror,
     },
     {
         .name = "verify",

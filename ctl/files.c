@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -151,6 +152,19 @@ int ctl_directory_create(const char *path)
 	return 0;
 }
 
+/* Makes the entries of directory durable (fsync of the directory itself). */
+static int sync_directory(const char *directory)
+{
+	int directory_fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc;
+
+	if (directory_fd < 0)
+		return error_from_errno(errno);
+	rc = fsync(directory_fd) == 0 ? 0 : DIRAUTH_ERR_IO;
+	close(directory_fd);
+	return rc;
+}
+
 static int write_all(int fd, const uint8_t *data, size_t len)
 {
 	while (len > 0) {
@@ -171,7 +185,6 @@ int ctl_file_write_atomic(const char *directory, const char *name, const uint8_t
 	char target[CTL_PATH_MAX];
 	char temporary[CTL_PATH_MAX];
 	int fd = -1;
-	int directory_fd = -1;
 	int temporary_exists = 0;
 	int rc = 0;
 	int n;
@@ -209,18 +222,10 @@ int ctl_file_write_atomic(const char *directory, const char *name, const uint8_t
 	}
 	temporary_exists = 0;
 	/* The rename is durable only once the directory entry is on disk. */
-	directory_fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (directory_fd < 0) {
-		rc = error_from_errno(errno);
-		goto done;
-	}
-	if (fsync(directory_fd) != 0)
-		rc = DIRAUTH_ERR_IO;
+	rc = sync_directory(directory);
 done:
 	if (fd >= 0)
 		close(fd);
-	if (directory_fd >= 0)
-		close(directory_fd);
 	if (temporary_exists)
 		unlink(temporary);
 	return rc;
@@ -234,12 +239,7 @@ int ctl_file_remove(const char *directory, const char *name)
 		return DIRAUTH_ERR_BOUNDS;
 	if (unlink(path) != 0)
 		return errno == ENOENT ? 0 : DIRAUTH_ERR_IO;
-	int directory_fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (directory_fd < 0)
-		return DIRAUTH_ERR_IO;
-	int rc = fsync(directory_fd) == 0 ? 0 : DIRAUTH_ERR_IO;
-	close(directory_fd);
-	return rc;
+	return sync_directory(directory) == 0 ? 0 : DIRAUTH_ERR_IO;
 }
 
 /* The directory part of path ("." when there is none), for the fsync that makes a new entry durable. */
@@ -265,7 +265,6 @@ static int directory_of(const char *path, char *out, size_t cap)
 int ctl_file_create(const char *path, const uint8_t *data, size_t len, mode_t mode)
 {
 	char directory[CTL_PATH_MAX];
-	int directory_fd = -1;
 	int fd;
 	int rc;
 
@@ -286,14 +285,81 @@ int ctl_file_create(const char *path, const uint8_t *data, size_t len, mode_t mo
 		rc = DIRAUTH_ERR_IO;
 	if (close(fd) != 0 && rc == 0)
 		rc = DIRAUTH_ERR_IO;
-	if (rc == 0) {
-		directory_fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (directory_fd < 0 || fsync(directory_fd) != 0)
-			rc = DIRAUTH_ERR_IO;
-		if (directory_fd >= 0)
-			close(directory_fd);
-	}
+	if (rc == 0 && sync_directory(directory) != 0)
+		rc = DIRAUTH_ERR_IO;
 	if (rc != 0)
 		unlink(path);
 	return rc;
+}
+
+int ctl_file_move(const char *from, const char *to)
+{
+	char directory[CTL_PATH_MAX];
+	int rc;
+
+	if (strlen(from) >= CTL_PATH_MAX || strlen(to) >= CTL_PATH_MAX)
+		return DIRAUTH_ERR_BOUNDS;
+	rc = directory_of(to, directory, sizeof(directory));
+	if (rc != 0)
+		return rc;
+	if (rename(from, to) != 0)
+		return error_from_errno(errno);
+	return sync_directory(directory);
+}
+
+int ctl_file_link(const char *from, const char *to)
+{
+	if (strlen(from) >= CTL_PATH_MAX || strlen(to) >= CTL_PATH_MAX)
+		return DIRAUTH_ERR_BOUNDS;
+	if (link(from, to) != 0)
+		return errno == EEXIST ? DIRAUTH_ERR_EXISTS : error_from_errno(errno);
+	return 0;
+}
+
+/* Removes path and, when it is a directory, everything under it (symbolic links are removed, never
+ * followed). depth bounds the recursion; the trees removed here are a few levels deep. */
+static int remove_recursively(const char *path, int depth)
+{
+	struct stat info;
+	DIR *directory;
+	struct dirent *entry;
+	int rc = 0;
+
+	if (lstat(path, &info) != 0)
+		return errno == ENOENT ? 0 : error_from_errno(errno);
+	if (!S_ISDIR(info.st_mode))
+		return unlink(path) == 0 || errno == ENOENT ? 0 : error_from_errno(errno);
+	if (depth == 0)
+		return DIRAUTH_ERR_BOUNDS;
+	directory = opendir(path);
+	if (directory == NULL)
+		return error_from_errno(errno);
+	while (rc == 0 && (entry = readdir(directory)) != NULL) {
+		char child[CTL_PATH_MAX];
+		int n;
+		if (strcmp(entry->d_name, ".") == 0 || strcmp(entry->d_name, "..") == 0)
+			continue;
+		n = snprintf(child, sizeof(child), "%s/%s", path, entry->d_name);
+		rc = n < 0 || (size_t)n >= sizeof(child) ? DIRAUTH_ERR_BOUNDS
+		                                         : remove_recursively(child, depth - 1);
+	}
+	closedir(directory);
+	if (rc == 0 && rmdir(path) != 0)
+		rc = error_from_errno(errno);
+	return rc;
+}
+
+int ctl_directory_remove_tree(const char *path)
+{
+	char parent[CTL_PATH_MAX];
+	int rc;
+
+	if (strlen(path) >= CTL_PATH_MAX)
+		return DIRAUTH_ERR_BOUNDS;
+	if (!ctl_file_exists(path))
+		return 0;
+	rc = remove_recursively(path, 32);
+	if (rc == 0)
+		rc = directory_of(path, parent, sizeof(parent));
+	return rc == 0 ? sync_directory(parent) : rc;
 }

@@ -75,4 +75,19 @@ int ctl_file_remove(const char *directory, const char *name);
  * failure after the file was created, the partial file is removed. */
 int ctl_file_create(const char *path, const uint8_t *data, size_t len, mode_t mode);
 
+/* Renames from over to (both on one file system; an existing to is replaced atomically) and makes
+ * it durable (fsync of to's directory). Returns 0, DIRAUTH_ERR_BOUNDS (path too long),
+ * DIRAUTH_ERR_NOT_FOUND, DIRAUTH_ERR_PERMISSION or DIRAUTH_ERR_IO. */
+int ctl_file_move(const char *from, const char *to);
+
+/* Makes to a new hard link of the file from (to must not exist). Not made durable: the links
+ * made this way are a scratch copy that a crash may lose. Returns 0, DIRAUTH_ERR_BOUNDS,
+ * DIRAUTH_ERR_NOT_FOUND (no from), DIRAUTH_ERR_EXISTS, DIRAUTH_ERR_PERMISSION or DIRAUTH_ERR_IO. */
+int ctl_file_link(const char *from, const char *to);
+
+/* Removes path and everything under it (absent already is done; symbolic links are removed, not
+ * followed; at most 32 levels deep), then makes the removal durable (fsync of the parent).
+ * Returns 0, DIRAUTH_ERR_BOUNDS, DIRAUTH_ERR_PERMISSION or DIRAUTH_ERR_IO. */
+int ctl_directory_remove_tree(const char *path);
+
 #endif
