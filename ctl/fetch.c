@@ -11,6 +11,7 @@
  */
 #include "ctl/fetch.h"
 
+#include "ctl/fetch_diff.h"
 #include "ctl/fetch_revocations.h"
 
 #include "ctl/evidence.h"
@@ -513,6 +514,7 @@ struct fetched {
 	const char *body_encoding;
 	const uint8_t *body;
 	size_t body_len;
+	int verified; /* body is already decoded and verified (rebuilt from a diff: fetch_diff.h) */
 };
 
 /* What every fetch does once the header, the held history and the log have passed (fetch.h):
@@ -526,8 +528,11 @@ static int take_body(const struct trust_bundle *bundle, const char *directory, c
 {
 	struct buffer body;
 	buffer_init(&body);
-	int rc = verify_body(bundle, header, fetched->body_encoding, fetched->body, fetched->body_len, &body,
-	                     report);
+	int rc = fetched->verified ? buffer_append(&body, fetched->body, fetched->body_len)
+	                           : verify_body(bundle, header, fetched->body_encoding, fetched->body,
+	                                         fetched->body_len, &body, report);
+	if (rc != 0 && fetched->verified)
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "fetch %s: out of memory", namespace_name);
 	if (rc == 0)
 		rc = ctl_fetch_check_revoked(bundle, directory, namespace_name, held->data, held->len,
 		                             body.data, body.len, report);
@@ -611,6 +616,7 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 	struct buffer url;
 	struct buffer certificates;
 	struct buffer held;
+	struct buffer rebuilt;
 	struct verify_snapshot_policy defaults;
 	const struct verify_snapshot_policy *policy = options->policy;
 	char what[WHAT_MAX];
@@ -627,6 +633,7 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 	net_response_init(&body_response);
 	buffer_init(&url);
 	buffer_init(&certificates);
+	buffer_init(&rebuilt);
 	what_of(namespace_name, what);
 	source.base_len = ctl_exchange_url_length(options->server_url);
 	/* The run's requests to the server share kept-alive connections: a history of many epochs
@@ -672,6 +679,21 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 	if (rc != 0)
 		goto done;
 
+	/* The body as a diff from the held one when the server offers it (fetch_diff.h), else whole. */
+	if (ctl_fetch_diff(source.pool, options->server_url, source.base_len, options->authorization,
+	                   options->bundle, directory, namespace_name, held.data, held.len, &header, &rebuilt,
+	                   &result->diff) == 0) {
+		const struct fetched from_diff = {.header_note = header_response.body.data,
+		                                  .header_note_len = header_response.body.len,
+		                                  .certificates = certificates.data,
+		                                  .certificates_len = certificates.len,
+		                                  .body = rebuilt.data,
+		                                  .body_len = rebuilt.len,
+		                                  .verified = 1};
+		rc = take_body(options->bundle, directory, namespace_name, &header, &from_diff, &held, &log,
+		               result, report);
+		goto done;
+	}
 	buffer_reset(&url);
 	rc = buffer_appendf(&url, "%.*s/v1/%s/snapshots/%" PRIu64 "/body", (int)source.base_len,
 	                    options->server_url, namespace_name, header.epoch);
@@ -703,6 +725,7 @@ done:
 	buffer_free(&url);
 	buffer_free(&certificates);
 	buffer_free(&held);
+	buffer_free(&rebuilt);
 	return rc;
 }
 

@@ -60,6 +60,7 @@
 #ifndef DIRAUTH_CTL_FETCH_H
 #define DIRAUTH_CTL_FETCH_H
 
+#include "ctl/fetch_diff.h"
 #include "ctl/fetch_log.h"
 #include "ctl/fetch_revocations.h"
 #include "ctl/report.h"
@@ -97,6 +98,8 @@ struct ctl_fetch_result {
 	 * new one revokes: how many, and the first CTL_FETCH_DROPPED_MAX of their epochs. */
 	size_t dropped_count;
 	uint64_t dropped[CTL_FETCH_DROPPED_MAX];
+	/* The body asked for as a diff from the held one (fetch_diff.h): whether it was, and taken. */
+	struct ctl_fetch_diff_use diff;
 };
 
 /* A signed header note the server holds for one epoch (GET /v1/NS/snapshots/<epoch>), as served. */

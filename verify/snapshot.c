@@ -11,6 +11,7 @@
 #include "compress/compress.h"
 #include "base/error.h"
 #include "verify/detail.h"
+#include "schema/snapshot_diff.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -222,12 +223,49 @@ static int parse_encoding(const char *text, enum content_encoding *out)
 	return 0;
 }
 
+/* A body's limits under the bundle: its max-records, and for method 2's sections at most one
+ * health entry per endpoint of every record, and as many revocations; the body's own size bounds
+ * them further. */
+static void body_limits(const struct trust_bundle *bundle, struct snapshot_body_limits *out)
+{
+	size_t max_records = bundle->max_records > SIZE_MAX ? SIZE_MAX : (size_t)bundle->max_records;
+	size_t per_record = REGISTRATION_MAX_ENDPOINTS;
+	out->max_records = max_records;
+	out->max_health = max_records > SIZE_MAX / per_record ? SIZE_MAX : max_records * per_record;
+	out->max_revocations = out->max_health;
+}
+
+/* The checks of a decoded body against its verified header (verify_snapshot_body's last step). */
+static int verify_decoded_body(const struct trust_bundle *bundle, const struct snapshot_header *header,
+                               const struct buffer *body, char *detail, size_t detail_cap)
+{
+	struct snapshot_body_limits limits;
+	body_limits(bundle, &limits);
+	/* Health is fresh for SNAPSHOT_HEALTH_FRESH_EPOCHS epochs of the header's schedule. */
+	uint64_t epoch_length = header->fresh_until - header->valid_after;
+	int rc = snapshot_body_verify_sections(header, body->data, body->len, &limits,
+	                                       epoch_length * SNAPSHOT_HEALTH_FRESH_EPOCHS);
+	if (rc == DIRAUTH_ERR_SIGNATURE || rc == DIRAUTH_ERR_UNKNOWN_KEY) {
+		verify_detail_set(detail, detail_cap, "body: a record's provider signature does not verify");
+		return rc;
+	}
+	if (rc == DIRAUTH_ERR_MISMATCH) {
+		verify_detail_set(detail, detail_cap,
+		                  "body: does not match the signed header (digest, size, count or root)");
+		return rc;
+	}
+	if (rc != 0) {
+		verify_detail_set(detail, detail_cap, "body: refused: %s", dirauth_strerror(rc));
+		return rc;
+	}
+	return 0;
+}
+
 int verify_snapshot_body(const struct trust_bundle *bundle, const struct snapshot_header *header,
                          const char *encoding_text, const uint8_t *data, size_t len, struct buffer *body,
                          char *detail, size_t detail_cap)
 {
 	enum content_encoding encoding;
-	size_t max_records;
 	int rc;
 
 	verify_detail_clear(detail, detail_cap);
@@ -260,31 +298,62 @@ int verify_snapshot_body(const struct trust_bundle *bundle, const struct snapsho
 		                  content_encoding_name(encoding), dirauth_strerror(rc));
 		return rc;
 	}
-	max_records = bundle->max_records > SIZE_MAX ? SIZE_MAX : (size_t)bundle->max_records;
-	/* Method 2's sections: at most one health entry per endpoint of every record, and as many
-	 * revocations; the body's own size bounds them further. Health is fresh for
-	 * SNAPSHOT_HEALTH_FRESH_EPOCHS epochs of the header's schedule. */
-	size_t per_record = REGISTRATION_MAX_ENDPOINTS;
-	struct snapshot_body_limits limits = {
-	    .max_records = max_records,
-	    .max_health = max_records > SIZE_MAX / per_record ? SIZE_MAX : max_records * per_record,
-	    .max_revocations = max_records > SIZE_MAX / per_record ? SIZE_MAX : max_records * per_record,
-	};
-	uint64_t epoch_length = header->fresh_until - header->valid_after;
-	rc = snapshot_body_verify_sections(header, body->data, body->len, &limits,
-	                                   epoch_length * SNAPSHOT_HEALTH_FRESH_EPOCHS);
-	if (rc == DIRAUTH_ERR_SIGNATURE || rc == DIRAUTH_ERR_UNKNOWN_KEY) {
-		verify_detail_set(detail, detail_cap, "body: a record's provider signature does not verify");
+	return verify_decoded_body(bundle, header, body, detail, detail_cap);
+}
+
+int verify_snapshot_diff(const struct trust_bundle *bundle, const struct snapshot_header *header,
+                         const uint8_t *base, size_t base_len, const char *encoding_text, const uint8_t *data,
+                         size_t len, struct buffer *body, char *detail, size_t detail_cap)
+{
+	enum content_encoding encoding;
+	struct snapshot_diff_head head;
+	struct snapshot_body_limits limits;
+	struct buffer diff, rebuilt;
+	int rc;
+
+	verify_detail_clear(detail, detail_cap);
+	buffer_reset(body);
+	if ((rc = parse_encoding(encoding_text, &encoding)) != 0) {
+		verify_detail_set(detail, detail_cap, "diff: unsupported content encoding '%.32s'",
+		                  encoding_text);
 		return rc;
 	}
-	if (rc == DIRAUTH_ERR_MISMATCH) {
+	if (len > bundle->max_body_compressed) {
+		verify_detail_set(
+		    detail, detail_cap,
+		    "diff: %zu bytes as served, larger than the trust bundle's bound of %" PRIu64, len,
+		    bundle->max_body_compressed);
+		return DIRAUTH_ERR_BOUNDS;
+	}
+	buffer_init(&diff);
+	buffer_init(&rebuilt);
+	rc = compress_decode(encoding, data, len,
+	                     header->body_size > SIZE_MAX ? SIZE_MAX : (size_t)header->body_size, &diff);
+	if (rc != 0)
 		verify_detail_set(detail, detail_cap,
-		                  "body: does not match the signed header (digest, size, count or root)");
-		return rc;
+		                  "diff: cannot decode %s data within the body's size: %s",
+		                  content_encoding_name(encoding), dirauth_strerror(rc));
+	if (rc == 0 && (rc = snapshot_diff_parse_head(diff.data, diff.len, &head)) != 0)
+		verify_detail_set(detail, detail_cap, "diff: not a diff: %s", dirauth_strerror(rc));
+	if (rc == 0 && (memcmp(head.target_sha256, header->body_sha256, 32) != 0 ||
+	                head.target_size != header->body_size)) {
+		rc = DIRAUTH_ERR_MISMATCH;
+		verify_detail_set(detail, detail_cap, "diff: not to the body the header commits to");
 	}
-	if (rc != 0) {
-		verify_detail_set(detail, detail_cap, "body: refused: %s", dirauth_strerror(rc));
-		return rc;
+	if (rc == 0) {
+		body_limits(bundle, &limits);
+		rc = snapshot_diff_apply(base, base_len, diff.data, diff.len, &limits, &rebuilt);
+		if (rc != 0)
+			verify_detail_set(detail, detail_cap, "diff: does not apply to the held body: %s",
+			                  dirauth_strerror(rc));
 	}
-	return 0;
+	if (rc == 0)
+		rc = verify_decoded_body(bundle, header, &rebuilt, detail, detail_cap);
+	if (rc == 0) {
+		*body = rebuilt;
+		buffer_init(&rebuilt);
+	}
+	buffer_free(&diff);
+	buffer_free(&rebuilt);
+	return rc;
 }

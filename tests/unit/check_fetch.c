@@ -2038,8 +2038,11 @@ START_TEST(test_network_chain_walk)
 	ck_assert_msg(run_fetch(url, &result, &report) == 0, "%s", report.message);
 	ck_assert_uint_eq(result.epoch, 9);
 	assert_held(&history, 9);
-	/* Latest, certificates, 8, 7, body. */
-	ck_assert_uint_eq(requests_served(&server), 5);
+	/* Latest, certificates, 8, 7, the diff from 5's body (none: 404), body. */
+	ck_assert_uint_eq(requests_served(&server), 6);
+	ck_assert(result.diff.asked && !result.diff.used);
+	ck_assert_uint_eq(result.diff.base_epoch, 5);
+	ck_assert_str_eq(result.diff.why, "no diff offered from the held body");
 	canned_server_stop(&server);
 
 	/* Again from 5, with 8 not served (404): skipped, and 7 is then not 9's previous. */
