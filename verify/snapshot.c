@@ -327,8 +327,10 @@ int verify_snapshot_diff(const struct trust_bundle *bundle, const struct snapsho
 	}
 	buffer_init(&diff);
 	buffer_init(&rebuilt);
-	rc = compress_decode(encoding, data, len,
-	                     header->body_size > SIZE_MAX ? SIZE_MAX : (size_t)header->body_size, &diff);
+	/* A diff is offered only when it is a share of the body it rebuilds: its head aside, never
+	 * larger, which bounds it while it inflates. */
+	uint64_t bound = header->body_size + SNAPSHOT_DIFF_HEAD_MAX;
+	rc = compress_decode(encoding, data, len, bound > SIZE_MAX ? SIZE_MAX : (size_t)bound, &diff);
 	if (rc != 0)
 		verify_detail_set(detail, detail_cap,
 		                  "diff: cannot decode %s data within the body's size: %s",

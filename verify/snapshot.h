@@ -116,13 +116,13 @@ int verify_snapshot_body(const struct trust_bundle *bundle, const struct snapsho
  * The body of a verified header rebuilt from a diff (schema/snapshot-diff.md) as served
  * (Content-Encoding encoding, as for verify_snapshot_body) and base, a body held and verified
  * before: the diff is bounded as served by the bundle's max-body-compressed and decoded under the
- * header's body-size (a diff is never larger than the body it rebuilds: one that is would not be
- * offered); it must name the header's body-sha256 as its target; it is applied under the bundle's
- * limits (snapshot_diff_apply, which checks the base's digest and the result's); and the result is
- * then verified exactly as a body fetched whole (verify_snapshot_body, identity). body gets it.
- * Details start with "diff: " for the diff's own refusals, "body: " for the result's. Returns 0,
- * or the errors of verify_snapshot_body and of snapshot_diff_apply (DIRAUTH_ERR_MISMATCH: not a
- * diff from base, or not to this header's body).
+ * header's body-size and the longest diff head (a diff is never larger than the body it rebuilds,
+ * its head aside: one that is would not be offered); it must name the header's body-sha256 as its target; it
+ * is applied under the bundle's limits (snapshot_diff_apply, which checks the base's digest and the
+ * result's); and the result is then verified exactly as a body fetched whole (verify_snapshot_body,
+ * identity). body gets it. Details start with "diff: " for the diff's own refusals, "body: " for the
+ * result's. Returns 0, or the errors of verify_snapshot_body and of snapshot_diff_apply
+ * (DIRAUTH_ERR_MISMATCH: not a diff from base, or not to this header's body).
  */
 int verify_snapshot_diff(const struct trust_bundle *bundle, const struct snapshot_header *header,
                          const uint8_t *base, size_t base_len, const char *encoding, const uint8_t *data,

@@ -28,6 +28,7 @@
 #include "test_support.h"
 #include "verify/history.h"
 #include "verify/keyring.h"
+#include "schema/snapshot_diff.h"
 #include "verify/snapshot.h"
 #include "verify/verify.h"
 
@@ -514,6 +515,68 @@ START_TEST(test_body_against_header)
 }
 END_TEST
 
+START_TEST(test_body_from_diff)
+{
+	struct snapshot_spec base_spec = {.epoch = 5, .service_byte = 1};
+	struct snapshot_spec target_spec = {.epoch = 6, .service_byte = 2};
+	struct buffer base_note, base, target_note, target, diff, served, rebuilt;
+	struct snapshot_header base_header, header;
+	char detail[VERIFY_DETAIL_MAX];
+	buffer_init(&base_note);
+	buffer_init(&base);
+	buffer_init(&target_note);
+	buffer_init(&target);
+	buffer_init(&diff);
+	buffer_init(&served);
+	buffer_init(&rebuilt);
+	build_snapshot(&base_spec, &base_note, &base);
+	build_snapshot(&target_spec, &target_note, &target);
+	parse_header(&base_note, &base_header);
+	parse_header(&target_note, &header);
+	struct snapshot_body_limits limits = {16, 16, 16};
+	ck_assert_int_eq(snapshot_diff_build(base.data, base.len, target.data, target.len, &limits, &diff),
+	                 0);
+	ck_assert_int_eq(compress_encode(ENCODING_ZSTD, diff.data, diff.len, &served), 0);
+	int rc = verify_snapshot_diff(&bundle, &header, base.data, base.len, "zstd", served.data, served.len,
+	                              &rebuilt, detail, sizeof detail);
+	ck_assert_msg(rc == 0, "%s", detail);
+	ck_assert_uint_eq(rebuilt.len, target.len);
+	ck_assert_mem_eq(rebuilt.data, target.data, target.len);
+	/* Another base than the one held: refused, nothing handed out. */
+	rc = verify_snapshot_diff(&bundle, &header, target.data, target.len, "identity", diff.data, diff.len,
+	                          &rebuilt, detail, sizeof detail);
+	ck_assert_int_eq(rc, DIRAUTH_ERR_MISMATCH);
+	assert_detail_has(detail, "diff: does not apply to the held body");
+	ck_assert_uint_eq(rebuilt.len, 0);
+	/* A diff to another body than the header's. */
+	rc = verify_snapshot_diff(&bundle, &base_header, base.data, base.len, "identity", diff.data, diff.len,
+	                          &rebuilt, detail, sizeof detail);
+	ck_assert_int_eq(rc, DIRAUTH_ERR_MISMATCH);
+	ck_assert_str_eq(detail, "diff: not to the body the header commits to");
+	/* Not a diff, an encoding not offered, a diff that does not decode. */
+	rc = verify_snapshot_diff(&bundle, &header, base.data, base.len, "identity", target.data, target.len,
+	                          &rebuilt, detail, sizeof detail);
+	ck_assert_int_eq(rc, DIRAUTH_ERR_SYNTAX);
+	assert_detail_has(detail, "diff: not a diff");
+	rc = verify_snapshot_diff(&bundle, &header, base.data, base.len, "br", diff.data, diff.len, &rebuilt,
+	                          detail, sizeof detail);
+	ck_assert_int_eq(rc, DIRAUTH_ERR_SYNTAX);
+	assert_detail_has(detail, "diff: unsupported content encoding 'br'");
+	served.data[served.len / 2] ^= 0xff;
+	rc = verify_snapshot_diff(&bundle, &header, base.data, base.len, "zstd", served.data, served.len,
+	                          &rebuilt, detail, sizeof detail);
+	ck_assert_int_ne(rc, 0);
+	ck_assert_uint_eq(rebuilt.len, 0);
+	buffer_free(&base_note);
+	buffer_free(&base);
+	buffer_free(&target_note);
+	buffer_free(&target);
+	buffer_free(&diff);
+	buffer_free(&served);
+	buffer_free(&rebuilt);
+}
+END_TEST
+
 START_TEST(test_rollback_and_equivocation)
 {
 	struct signer_key *a_b_c[] = {keys[PEER_A], keys[PEER_B], keys[PEER_C]};
@@ -782,6 +845,7 @@ static Suite *verify_suite(void)
 	tcase_add_checked_fixture(snapshot_case, setup, teardown);
 	tcase_add_test(snapshot_case, test_snapshot_header_against_trust_bundle);
 	tcase_add_test(snapshot_case, test_body_against_header);
+	tcase_add_test(snapshot_case, test_body_from_diff);
 	suite_add_tcase(suite, snapshot_case);
 
 	tcase_add_checked_fixture(history_case, setup, teardown);
