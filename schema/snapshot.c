@@ -198,12 +198,8 @@ static int take_note(struct line_reader *reader, struct text_span length, size_t
 	return 0;
 }
 
-/* The preamble and the records of a body, leaving *reader after the last record: what both body
- * parsers share. On error *out is NULL. */
-/* "record <service id> <length>" and the registration note that follows. */
-static int read_record_entry(struct line_reader *reader, void *item)
+int snapshot_body_read_record(struct line_reader *reader, struct snapshot_record *record)
 {
-	struct snapshot_record *record = item;
 	struct text_span value, field;
 	int rc = lines_expect(reader, "record", &value);
 	if (rc)
@@ -216,6 +212,11 @@ static int read_record_entry(struct line_reader *reader, void *item)
 	return take_note(reader, field, REGISTRATION_MAX_BYTES, &record->note, &record->note_len);
 }
 
+static int read_record_entry(struct line_reader *reader, void *item)
+{
+	return snapshot_body_read_record(reader, item);
+}
+
 static int record_order(const void *a, const void *b)
 {
 	const struct snapshot_record *first = a, *second = b;
@@ -225,6 +226,8 @@ static int record_order(const void *a, const void *b)
 static const struct lines_section records_section = {
     "records", sizeof(struct snapshot_record), SNAPSHOT_RECORD_MIN_BYTES, read_record_entry, record_order};
 
+/* The preamble and the records of a body, leaving *reader after the last record: what both body
+ * parsers share. On error *out is NULL. */
 static int records_parse(const uint8_t *buf, size_t len, size_t max_records, struct snapshot_body **out,
                          struct line_reader *reader_out)
 {
@@ -356,7 +359,7 @@ cleanup:
 #define SNAPSHOT_HEALTH_MIN_BYTES     (7 + 64 + 1 + 64 + 1 + 7 + 1 + 8 + 1 + 1 + 1 + 1)
 #define SNAPSHOT_REVOCATION_MIN_BYTES (11 + 64 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1)
 
-static int health_order(const struct snapshot_health *a, const struct snapshot_health *b)
+int snapshot_health_order(const struct snapshot_health *a, const struct snapshot_health *b)
 {
 	int order = memcmp(a->service_id, b->service_id, SERVICE_ID_SIZE);
 	return order ? order : memcmp(a->endpoint_id, b->endpoint_id, ENDPOINT_ID_SIZE);
@@ -380,7 +383,7 @@ static int sections_check(const struct snapshot_sections *sections)
 			return DIRAUTH_ERR_SYNTAX;
 		if (h->note_len > HEALTH_MAX_BYTES)
 			return DIRAUTH_ERR_BOUNDS;
-		if (i > 0 && health_order(&sections->health[i - 1], h) >= 0)
+		if (i > 0 && snapshot_health_order(&sections->health[i - 1], h) >= 0)
 			return DIRAUTH_ERR_SYNTAX;
 	}
 	for (size_t i = 0; i < sections->revocation_count; i++) {
@@ -470,9 +473,8 @@ int snapshot_body_encode_sections(const char *namespace_name, uint64_t epoch,
 }
 
 /* "health <service> <endpoint> <class> <signer> <length>" and its note. */
-static int read_health_entry(struct line_reader *reader, void *item)
+int snapshot_body_read_health(struct line_reader *reader, struct snapshot_health *h)
 {
-	struct snapshot_health *h = item;
 	struct text_span value, field;
 	int rc = lines_expect(reader, "health", &value);
 	if (rc)
@@ -493,9 +495,8 @@ static int read_health_entry(struct line_reader *reader, void *item)
 }
 
 /* "revocation <service> <endpoint | -> <since> <length>" and its note. */
-static int read_revocation_entry(struct line_reader *reader, void *item)
+int snapshot_body_read_revocation(struct line_reader *reader, struct snapshot_revocation *r)
 {
-	struct snapshot_revocation *r = item;
 	struct text_span value, field;
 	int rc = lines_expect(reader, "revocation", &value);
 	if (rc)
@@ -509,9 +510,19 @@ static int read_revocation_entry(struct line_reader *reader, void *item)
 	return take_note(reader, field, REVOCATION_MAX_BYTES, &r->note, &r->note_len);
 }
 
+static int read_health_entry(struct line_reader *reader, void *item)
+{
+	return snapshot_body_read_health(reader, item);
+}
+
+static int read_revocation_entry(struct line_reader *reader, void *item)
+{
+	return snapshot_body_read_revocation(reader, item);
+}
+
 static int health_entry_order(const void *a, const void *b)
 {
-	return health_order(a, b);
+	return snapshot_health_order(a, b);
 }
 
 static int revocation_entry_order(const void *a, const void *b)

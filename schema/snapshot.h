@@ -203,6 +203,21 @@ int snapshot_body_encode_section_count(const char *keyword, uint64_t count, stru
 int snapshot_body_encode_health_line(const struct snapshot_health *entry, struct buffer *out);
 int snapshot_body_encode_revocation_line(const struct snapshot_revocation *entry, struct buffer *out);
 
+/* The order of the health section: by service id, then endpoint id. Returns <0, 0 or >0. */
+int snapshot_health_order(const struct snapshot_health *a, const struct snapshot_health *b);
+
+/* The readers of one body entry, its line and the note that follows, that the body parsers are
+ * made of, for another document that carries entries spelled as a body does (snapshot_diff.h):
+ * "record <service id> <length>", "health <service id> <endpoint id> <class> <signer> <length>",
+ * "revocation <service id> <endpoint id | -> <since> <length>". The entry's note points into the
+ * reader's buffer. Each line is bounded by the reader's max_line_length. Return 0, the line
+ * reader's errors, DIRAUTH_ERR_SYNTAX (not the grammar, a length of 0 or past the end),
+ * DIRAUTH_ERR_BOUNDS (a note over its document's bound). */
+struct line_reader;
+int snapshot_body_read_record(struct line_reader *reader, struct snapshot_record *record);
+int snapshot_body_read_health(struct line_reader *reader, struct snapshot_health *entry);
+int snapshot_body_read_revocation(struct line_reader *reader, struct snapshot_revocation *entry);
+
 /* The order of the revocation section: by service id, a whole service before its endpoints, then
  * by endpoint id. Returns <0, 0 (the same target) or >0, as memcmp. */
 int snapshot_revocation_order(const struct snapshot_revocation *a, const struct snapshot_revocation *b);

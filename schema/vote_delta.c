@@ -4,11 +4,11 @@
  *
  * The three sections of a body (records, health, revocations) differ only in their item type,
  * their key and the spelling of their lines, so each is a row of one table, and one merge writes
- * and one merge applies them all: both walk the base's sorted items and the sorted operations (or
- * the target's sorted items) side by side, once. A delta arrives from a peer with a vote, so it is
- * read like a body: each count is bounded by what the base and the bounds allow and by what the
- * bytes left could hold before anything is allocated for it, each line under a fixed length, and
- * every field has one spelling. The result is bounded by the caller's limits as it is written.
+ * and one merge applies them all (sorted_merge.h): both walk the base's sorted items and the sorted
+ * operations (or the target's sorted items) side by side, once. A delta arrives from a peer with a vote, so
+ * it is read like a body: each count is bounded by what the base and the bounds allow and by what the bytes
+ * left could hold before anything is allocated for it, each line under a fixed length, and every field has
+ * one spelling. The result is bounded by the caller's limits as it is written.
  */
 #include "schema/vote_delta.h"
 
@@ -17,6 +17,7 @@
 #include "schema/lines.h"
 #include "schema/names.h"
 #include "schema/revocation.h"
+#include "schema/sorted_merge.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,23 +31,17 @@ union delta_item {
 	struct vote_body_revocation revocation;
 };
 
-/* A section's items in a body. */
-struct section_items {
-	const void *items;
-	size_t count;
-};
-
 /* What differs from one section to the next. */
 struct delta_section {
 	const char *keyword;
-	size_t item_size;
+	/* The item's size, its order by key (as the section is sorted) and whether two items of one
+	 * key are equal in full: what the merges of sorted_merge.h need. */
+	struct sorted_kind kind;
 	size_t min_operation_bytes; /* the shortest operation line, with its '\n' */
-	struct section_items (*of)(const struct vote_body *body);
+	struct sorted_items (*of)(const struct vote_body *body);
 	void (*set)(struct vote_body *body, void *items, size_t count);
 	size_t (*limit)(const struct vote_body_limits *limits);
-	int (*compare)(const void *a, const void *b); /* by key, as the section is sorted */
-	int (*same)(const void *a, const void *b);    /* two items of one key are equal in full */
-	int (*valid)(const void *item);               /* the rules of a body's item beyond its order */
+	int (*valid)(const void *item); /* the rules of a body's item beyond its order */
 	/* Appends "<operation> <fields>\n": the key only for a del, the whole item for a put. */
 	int (*write)(const void *item, int put, struct buffer *out);
 	/* Takes the fields of an operation off *rest: the key only for a del. */
@@ -55,9 +50,9 @@ struct delta_section {
 
 /* ---- records ---- */
 
-static struct section_items records_of(const struct vote_body *body)
+static struct sorted_items records_of(const struct vote_body *body)
 {
-	return (struct section_items){body->records, body->record_count};
+	return (struct sorted_items){body->records, body->record_count};
 }
 
 static void records_set(struct vote_body *body, void *items, size_t count)
@@ -115,9 +110,9 @@ static int record_read(struct text_span *rest, int put, void *item)
 
 /* ---- health ---- */
 
-static struct section_items health_of(const struct vote_body *body)
+static struct sorted_items health_of(const struct vote_body *body)
 {
-	return (struct section_items){body->health, body->health_count};
+	return (struct sorted_items){body->health, body->health_count};
 }
 
 static void health_set(struct vote_body *body, void *items, size_t count)
@@ -179,9 +174,9 @@ static int health_read(struct text_span *rest, int put, void *item)
 
 /* ---- revocations: the whole item is the key ---- */
 
-static struct section_items revocations_of(const struct vote_body *body)
+static struct sorted_items revocations_of(const struct vote_body *body)
 {
-	return (struct section_items){body->revocations, body->revocation_count};
+	return (struct sorted_items){body->revocations, body->revocation_count};
 }
 
 static void revocations_set(struct vote_body *body, void *items, size_t count)
@@ -233,60 +228,82 @@ static int revocation_read(struct text_span *rest, int put, void *item)
 /* In the order of the delta. The shortest operation lines: "del " and 64 hex; "del ", 64 hex, a
  * space and 64 hex; "del ", 64 hex, " - " and 64 hex; each with '\n'. */
 static const struct delta_section delta_sections[] = {
-    {"records", sizeof(struct vote_body_record), 69, records_of, records_set, records_limit, record_compare,
-     record_same, record_valid, record_write, record_read},
-    {"health", sizeof(struct vote_body_health), 134, health_of, health_set, health_limit, health_compare,
-     health_same, health_valid, health_write, health_read},
-    {"revocations", sizeof(struct vote_body_revocation), 136, revocations_of, revocations_set,
-     revocations_limit, revocation_compare, revocation_same, revocation_valid, revocation_write,
+    {"records",
+     {sizeof(struct vote_body_record), record_compare, record_same},
+     69,
+     records_of,
+     records_set,
+     records_limit,
+     record_valid,
+     record_write,
+     record_read},
+    {"health",
+     {sizeof(struct vote_body_health), health_compare, health_same},
+     134,
+     health_of,
+     health_set,
+     health_limit,
+     health_valid,
+     health_write,
+     health_read},
+    {"revocations",
+     {sizeof(struct vote_body_revocation), revocation_compare, revocation_same},
+     136,
+     revocations_of,
+     revocations_set,
+     revocations_limit,
+     revocation_valid,
+     revocation_write,
      revocation_read},
 };
 #define DELTA_SECTION_COUNT (sizeof(delta_sections) / sizeof(delta_sections[0]))
 
 static const void *item_at(const struct delta_section *section, const void *items, size_t i)
 {
-	return (const char *)items + i * section->item_size;
+	return (const char *)items + i * section->kind.item_size;
 }
 
 /* The items of one section of a body the encoder reads: sorted strictly, each valid. */
-static int section_check(const struct delta_section *section, struct section_items items)
+static int section_check(const struct delta_section *section, struct sorted_items items)
 {
 	if (items.count > 0 && !items.items)
 		return DIRAUTH_ERR_SYNTAX;
 	for (size_t i = 0; i < items.count; i++) {
 		const void *item = item_at(section, items.items, i);
 		if (!section->valid(item) ||
-		    (i > 0 && section->compare(item_at(section, items.items, i - 1), item) >= 0))
+		    (i > 0 && section->kind.compare(item_at(section, items.items, i - 1), item) >= 0))
 			return DIRAUTH_ERR_SYNTAX;
 	}
 	return 0;
 }
 
+/* What section_diff's walk writes into: the operations counted, and written to out unless it is
+ * NULL. */
+struct section_writer {
+	const struct delta_section *section;
+	struct buffer *out;
+	size_t operations;
+};
+
+static int write_operation(void *context, const void *removed, const void *put)
+{
+	struct section_writer *writer = context;
+	writer->operations++;
+	if (!writer->out)
+		return 0;
+	return put ? writer->section->write(put, 1, writer->out)
+	           : writer->section->write(removed, 0, writer->out);
+}
+
 /* The operations from base to target in one section, in key order: counted into *operations,
  * and written to out unless it is NULL. */
-static int section_diff(const struct delta_section *section, struct section_items base,
-                        struct section_items target, struct buffer *out, size_t *operations)
+static int section_diff(const struct delta_section *section, struct sorted_items base,
+                        struct sorted_items target, struct buffer *out, size_t *operations)
 {
-	size_t i = 0, j = 0;
-	*operations = 0;
-	while (i < base.count || j < target.count) {
-		const void *from = i < base.count ? item_at(section, base.items, i) : NULL;
-		const void *to = j < target.count ? item_at(section, target.items, j) : NULL;
-		int order = !from ? 1 : !to ? -1 : section->compare(from, to);
-		const void *operation = order < 0 ? from : to;
-		int put = order >= 0;
-		if (order <= 0)
-			i++;
-		if (order >= 0)
-			j++;
-		if (order == 0 && section->same(from, to))
-			continue;
-		(*operations)++;
-		int rc = out ? section->write(operation, put, out) : 0;
-		if (rc)
-			return rc;
-	}
-	return 0;
+	struct section_writer writer = {section, out, 0};
+	int rc = sorted_merge_changes(&section->kind, base, target, write_operation, &writer);
+	*operations = writer.operations;
+	return rc;
 }
 
 int vote_delta_encode(const struct vote_body *base, const struct vote_body *target,
@@ -369,13 +386,18 @@ static int result_append(struct section_result *result, const void *item)
 	const struct delta_section *section = result->section;
 	if (!section->valid(item) ||
 	    (result->count > 0 &&
-	     section->compare(item_at(section, result->items, result->count - 1), item) >= 0))
+	     section->kind.compare(item_at(section, result->items, result->count - 1), item) >= 0))
 		return DIRAUTH_ERR_SYNTAX;
 	if (result->count == result->capacity)
 		return DIRAUTH_ERR_BOUNDS;
-	memcpy(result->items + result->count * section->item_size, item, section->item_size);
+	memcpy(result->items + result->count * section->kind.item_size, item, section->kind.item_size);
 	result->count++;
 	return 0;
+}
+
+static int keep_in_result(void *context, const void *item)
+{
+	return result_append(context, item);
 }
 
 static size_t add_saturating(size_t a, size_t b)
@@ -388,7 +410,7 @@ static int apply_section(const struct delta_section *section, struct line_reader
                          const struct vote_body *base, const struct vote_body_limits *limits,
                          struct vote_body *body)
 {
-	struct section_items from = section->of(base);
+	struct sorted_items from = section->of(base);
 	size_t limit = section->limit(limits);
 	uint64_t count;
 	if (from.count > 0 && !from.items)
@@ -403,36 +425,20 @@ static int apply_section(const struct delta_section *section, struct line_reader
 	struct section_result result = {section, NULL, 0, add_saturating(from.count, (size_t)count)};
 	if (result.capacity > limit)
 		result.capacity = limit;
-	if (result.capacity > 0 && !(result.items = calloc(result.capacity, section->item_size)))
+	if (result.capacity > 0 && !(result.items = calloc(result.capacity, section->kind.item_size)))
 		return DIRAUTH_ERR_NOMEM;
 	section->set(body, result.items, 0);
 	union delta_item operation, previous;
-	size_t next = 0; /* the base's next item */
+	struct sorted_apply merge = {&section->kind, from, 0, keep_in_result, &result};
 	for (uint64_t k = 0; rc == 0 && k < count; k++) {
 		int put;
 		if ((rc = read_operation(reader, section, &put, &operation)) != 0)
 			break;
-		if (k > 0 && section->compare(&previous, &operation) >= 0) {
-			rc = DIRAUTH_ERR_SYNTAX;
-			break;
-		}
+		rc = sorted_apply_change(&merge, k > 0 ? &previous : NULL, &operation, put);
 		previous = operation;
-		/* The base's items before the operation's key are kept. */
-		while (rc == 0 && next < from.count &&
-		       section->compare(item_at(section, from.items, next), &operation) < 0)
-			rc = result_append(&result, item_at(section, from.items, next++));
-		int held = rc == 0 && next < from.count &&
-		           section->compare(item_at(section, from.items, next), &operation) == 0;
-		if (rc == 0 &&
-		    (put ? held && section->same(item_at(section, from.items, next), &operation) : !held))
-			rc = DIRAUTH_ERR_SYNTAX; /* an equal put, or a del of a key the base does not hold */
-		if (rc == 0 && held)
-			next++;
-		if (rc == 0 && put)
-			rc = result_append(&result, &operation);
 	}
-	while (rc == 0 && next < from.count)
-		rc = result_append(&result, item_at(section, from.items, next++));
+	if (rc == 0)
+		rc = sorted_apply_finish(&merge);
 	if (rc == 0 && result.count == 0) {
 		free(result.items);
 		result.items = NULL;
