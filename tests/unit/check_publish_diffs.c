@@ -290,9 +290,19 @@ START_TEST(test_diffs_over_http)
 	expect_no_diff(&f, 13, h12.body_sha256);
 	diff_file(&f, 13, h12.body_sha256, "identity", file, sizeof file);
 	ck_assert(!file_exists(file));
-	/* What is kept still applies. */
+	/* What is kept still applies; HEAD answers as GET without the bytes. */
 	expect_diff_applies(&f, 17, 14);
 	expect_diff_applies(&f, 19, 16);
+	struct snapshot_header h16;
+	char head_path[256];
+	fetch_header(&f, 16, &h16);
+	diff_path(19, h16.body_sha256, head_path, sizeof head_path);
+	const char *const gzip[] = {accept_of[ENCODING_GZIP], NULL};
+	request(&f, "HEAD", head_path, NULL, 0, 0, gzip, &r);
+	ck_assert_int_eq(r.status, 200);
+	ck_assert_uint_eq(r.body.len, 0);
+	ck_assert_str_eq(header(&r, "Content-Encoding"), "gzip");
+	response_free(&r);
 
 	/* An unknown base is no_diff; a base that is no digest's spelling, or an epoch not
 	 * published, is not_found like any other malformed or unknown path. */
