@@ -145,7 +145,8 @@ size_t snapshots_databases(struct store *store, struct kv_database *out);
  * body is not stored, and unfinished parts. Returns 0, DIRAUTH_ERR_IO. */
 int snapshots_tidy(struct store *store);
 
-/* For store_backup: copies the body files that are kept into directory/bodies (made), fsynced.
+/* For store_backup: copies the body and diff files that are kept into directory/bodies (made),
+ * fsynced; a restored store's open keeps the diffs whose bodies it holds.
  * Returns 0, DIRAUTH_ERR_IO, DIRAUTH_ERR_BOUNDS. */
 int snapshots_copy_bodies(struct store *store, const char *directory);
 
