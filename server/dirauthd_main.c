@@ -28,6 +28,7 @@
 #include "server/config/config.h"
 #include "server/peers/authority_set.h"
 #include "server/peers/peer_client.h"
+#include "server/publish/diffs.h"
 #include "server/round/round.h"
 #include "server/tlog/cosigning.h"
 #include "server/tlog/translog.h"
@@ -193,8 +194,8 @@ static int open_peers(const struct config *config, struct signer_client *signer,
 /* The round that prepares and publishes each epoch (round.h), with its peers if it has any. */
 static int open_round(const struct config *config, struct store *store, struct signer_client *signer,
                       struct signer_health *signer_health, const struct clock *clock,
-                      struct prepared_set *prepared, struct log_context *log, struct peer_client **peers,
-                      struct authority_set **set, struct round **round)
+                      struct prepared_set *prepared, struct log_context *log, struct publish_diffs *diffs,
+                      struct peer_client **peers, struct authority_set **set, struct round **round)
 {
 	char why[512] = "";
 	int rc = open_peers(config, signer, peers, set, why, sizeof why);
@@ -207,7 +208,8 @@ static int open_round(const struct config *config, struct store *store, struct s
 	                                      .peers = *peers,
 	                                      .prepared = prepared,
 	                                      .on_published = log_published,
-	                                      .on_published_context = log};
+	                                      .on_published_context = log,
+	                                      .diffs = diffs};
 	if (rc == 0)
 		rc = round_create(&round_options, round);
 	if (rc)
@@ -262,6 +264,7 @@ int main(int argc, char **argv)
 	struct authority_set *authorities = NULL;
 	struct round *round = NULL;
 	struct translog_cosigning *cosigning = NULL;
+	struct publish_diffs *diffs = NULL;
 	int status, rc;
 
 	if ((status = load_config(config_path, &config)) != 0)
@@ -308,8 +311,15 @@ int main(int argc, char **argv)
 	/* The log follows each publication, and catches up with what was published before a crash
 	 * at the scheduler's first tick (after that tick's publication, which comes first). */
 	struct log_context log = {store, config, signer, NULL};
-	if (open_round(config, store, signer, signer_health, clock, prepared, &log, &peers, &authorities,
-	               &round) != 0) {
+	/* The diffs to each published body, built on their own thread (diffs.bases 0: none). */
+	struct publish_diffs_options diffs_options = {.config = config, .store = store, .log = stderr};
+	if ((rc = publish_diffs_start(&diffs_options, &diffs)) != 0) {
+		say(config, clock, "cannot start building diffs: %s", dirauth_strerror(rc));
+		status = EXIT_SOFTWARE;
+		goto cleanup;
+	}
+	if (open_round(config, store, signer, signer_health, clock, prepared, &log, diffs, &peers,
+	               &authorities, &round) != 0) {
 		status = EXIT_CONFIG;
 		goto cleanup;
 	}
@@ -374,6 +384,7 @@ cleanup:
 	epoch_scheduler_free(scheduler);
 	translog_cosigning_free(cosigning);
 	round_free(round);
+	publish_diffs_stop(diffs);
 	authority_set_free(authorities);
 	peer_client_free(peers);
 	prepared_set_free(prepared);

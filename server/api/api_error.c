@@ -114,6 +114,9 @@ static const struct api_error_entry api_error_table[API_ERROR_COUNT] = {
     [API_ERROR_UNSUPPORTED_ENCODING] = {"unsupported_encoding", 415,
                                         "This route takes its body as it is, or as zstd where it says "
                                         "so; not in this Content-Encoding."},
+    [API_ERROR_NO_DIFF] = {"no_diff", 404,
+                           "No diff from that base to this epoch's body is offered here; fetch the "
+                           "body whole."},
 };
 
 static const struct api_error_entry *api_error_entry(enum api_error error)

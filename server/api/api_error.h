@@ -79,6 +79,9 @@ enum api_error {
 	API_ERROR_UNKNOWN_BASE, /* 409 */
 	/* Request bodies (server/http). */
 	API_ERROR_UNSUPPORTED_ENCODING, /* 415: a Content-Encoding the route does not take */
+	/* Snapshot diffs: none from that base to that epoch is offered here (not built, not worth it,
+	 * or its base or target past the retention window). */
+	API_ERROR_NO_DIFF, /* 404 */
 	API_ERROR_COUNT
 };
 

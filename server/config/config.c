@@ -464,6 +464,22 @@ static int parse_store(struct settings_reader *state, const struct settings_node
 	return 0;
 }
 
+/* diffs: { bases: N }. The default, and the check against the retention window, once the epoch
+ * and the store sections are read. */
+static int parse_diffs(struct settings_reader *state, const struct settings_node *node, struct config *config)
+{
+	static const char *const keys[] = {"bases", NULL};
+	const struct settings_node *v;
+	int rc;
+	if ((rc = settings_expect_kind(state, node, SETTINGS_MAPPING, "diffs")) ||
+	    (rc = settings_check_keys(state, node, keys, "diffs")))
+		return rc;
+	if ((v = settings_lookup(node, "bases")) &&
+	    (rc = settings_u64(state, v, "diffs.bases", 0, CONFIG_DIFF_BASES_MAX, &config->diffs.bases)))
+		return rc;
+	return 0;
+}
+
 /* The most bytes of records (notes and their framing) a namespace may hold so that its body is
  * within the uncompressed bound and, however badly it compresses, within the compressed bound in
  * every encoding. */
@@ -512,6 +528,7 @@ static void set_defaults(struct config *config)
 	config->store.map_size_bytes = (size_t)8 << 30;
 	config->store.refuse_percent = 90;
 	config->store.body_retention_epochs = 0; /* derived from the epoch section after parsing */
+	config->diffs.bases = UINT64_MAX;        /* likewise */
 }
 
 /* The epoch's phases: as configured, else none for one authority alone, and for several the
@@ -537,7 +554,7 @@ static int parse_root(struct settings_reader *state, const struct settings_node 
 {
 	static const char *const keys[] = {"authority",  "listen",    "data_dir", "epoch", "clock",
 	                                   "namespaces", "providers", "bounds",   "http",  "authorities",
-	                                   "store",      "operators", NULL};
+	                                   "store",      "operators", "diffs",    NULL};
 	const struct settings_node *v;
 	int rc;
 	if ((rc = settings_expect_kind(state, root, SETTINGS_MAPPING, "the configuration")) ||
@@ -570,6 +587,9 @@ static int parse_root(struct settings_reader *state, const struct settings_node 
 		return rc;
 	if ((v = settings_lookup(root, "store")) && (rc = parse_store(state, v, config)))
 		return rc;
+	const struct settings_node *diffs = settings_lookup(root, "diffs");
+	if (diffs && (rc = parse_diffs(state, diffs, config)))
+		return rc;
 	if ((v = settings_lookup(root, "authorities")) && (rc = config_parse_authorities(state, v, config)))
 		return rc;
 	if ((v = settings_lookup(root, "operators")) && (rc = parse_operators(state, v, config)))
@@ -598,6 +618,17 @@ static int parse_root(struct settings_reader *state, const struct settings_node 
 	}
 	if (config->store.body_retention_epochs == 0)
 		config->store.body_retention_epochs = 2 * config->epoch.validity_epochs;
+	/* Diffs from every snapshot still valid: a mirror that holds any of them needs one. */
+	if (config->diffs.bases == UINT64_MAX)
+		config->diffs.bases = config->epoch.validity_epochs < CONFIG_DIFF_BASES_MAX
+		                          ? config->epoch.validity_epochs
+		                          : CONFIG_DIFF_BASES_MAX;
+	else if (config->diffs.bases > config->store.body_retention_epochs)
+		return settings_fail(state, settings_lookup(diffs, "bases")->line,
+		                     "diffs.bases %llu exceeds store.body_retention_epochs %llu: a base past "
+		                     "the retention window is not kept",
+		                     (unsigned long long)config->diffs.bases,
+		                     (unsigned long long)config->store.body_retention_epochs);
 	return 0;
 }
 

@@ -129,6 +129,15 @@ struct config_store {
 	uint64_t body_retention_epochs; /* snapshot bodies kept for this many epochs */
 };
 
+/* Diffs of each published body from the older bodies kept (schema/snapshot-diff.md). */
+#define CONFIG_DIFF_BASES_MAX 256
+struct config_diffs {
+	/* Diffs are built to each published body from each of the bodies of the bases epochs before
+	 * it that are still kept; 0 builds none. Default: epoch.validity_epochs (at most
+	 * CONFIG_DIFF_BASES_MAX), so a mirror holding any snapshot still valid needs one diff. */
+	uint64_t bases;
+};
+
 struct config_http {
 	unsigned threads;
 	unsigned connection_timeout_seconds; /* idle time after which a connection is closed */
@@ -160,6 +169,7 @@ struct config {
 	struct config_bounds bounds;
 	struct config_http http;
 	struct config_store store;
+	struct config_diffs diffs;
 	size_t member_count;           /* n: 1 when there is no authorities section */
 	struct config_member *members; /* owned; the authority set, this authority included */
 	size_t self_index;             /* this authority in members */

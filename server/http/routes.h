@@ -102,6 +102,9 @@ const char *http_namespace_cache_control(const struct http_request *request,
 enum MHD_Result http_serve_latest_header(struct http_request *request);
 enum MHD_Result http_serve_epoch_header(struct http_request *request);
 enum MHD_Result http_serve_epoch_body(struct http_request *request);
+/* GET /v1/<ns>/snapshots/<epoch>/diff/<base>: the third capture is the base body's SHA-256 in
+ * hex; 404 no_diff when no diff from it to the epoch's body is kept (server/store/snapshots.h). */
+enum MHD_Result http_serve_epoch_diff(struct http_request *request);
 
 /* The authority's own state (status_routes.c). */
 enum MHD_Result http_serve_health(struct http_request *request);

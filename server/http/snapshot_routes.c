@@ -6,6 +6,10 @@
  * because its max-age shrinks as the epoch runs out. An older epoch comes from the store header
  * first: the header answers and the body's 304s never read the body, and a body is read and
  * compressed in the one encoding asked for.
+ *
+ * A diff (schema/snapshot-diff.md) is sent from the store's diff file of the encoding asked for,
+ * opened per request: diffs are small beside bodies, made off the publication's path
+ * (server/publish/diffs.h), and exist only once built, so nothing about them is prepared.
  */
 #include "server/http/routes.h"
 
@@ -13,8 +17,10 @@
 #include "base/error.h"
 #include "server/readpath/bulk.h"
 #include "server/readpath/prepared.h"
+#include "server/store/snapshots.h"
 
 #include <stdio.h>
+#include <unistd.h>
 
 #define SNAPSHOT_EPOCH_TEXT_MAX 20 /* digits of UINT64_MAX */
 
@@ -110,6 +116,62 @@ enum MHD_Result http_serve_epoch_body(struct http_request *request)
 	}
 	prepared_snapshot_release(snapshot);
 	return result;
+}
+
+/* The 200 answer of a diff file (fd taken: closed in every case), immutable as a body is. */
+static struct MHD_Response *diff_response(struct http_request *request, int fd, uint64_t size,
+                                          enum content_encoding encoding)
+{
+	struct MHD_Response *response = MHD_create_response_from_fd64(size, fd);
+	if (!response) {
+		close(fd);
+		return NULL;
+	}
+	if (MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, "application/octet-stream") !=
+	        MHD_YES ||
+	    MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL,
+	                            http_namespace_cache_control(request, HTTP_CACHE_IMMUTABLE)) != MHD_YES ||
+	    MHD_add_response_header(response, MHD_HTTP_HEADER_VARY, "Accept-Encoding") != MHD_YES ||
+	    (encoding != ENCODING_IDENTITY &&
+	     MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_ENCODING,
+	                             content_encoding_name(encoding)) != MHD_YES)) {
+		MHD_destroy_response(response);
+		return NULL;
+	}
+	return response;
+}
+
+enum MHD_Result http_serve_epoch_diff(struct http_request *request)
+{
+	enum content_encoding encoding = respond_negotiate(request->connection);
+	const struct router_capture *base_text = &request->match.captures[2];
+	struct prepared_snapshot *snapshot = NULL;
+	enum MHD_Result result;
+	uint8_t base[32];
+	if (find_epoch(request, &snapshot, &result) != 0)
+		return result;
+	/* The epoch is published here: that is all the diff needs of its snapshot. */
+	uint64_t epoch = prepared_snapshot_epoch(snapshot);
+	prepared_snapshot_release(snapshot);
+	if (base_text->len != 64 || hex_decode(base_text->data, base_text->len, base, sizeof base) != 0)
+		return respond_error(request->connection, request->route, API_ERROR_NOT_FOUND,
+		                     "The base is not a body's SHA-256 in 64 lower-case hex digits.");
+	if (encoding == ENCODING_COUNT)
+		return respond_error(request->connection, request->route, API_ERROR_NOT_ACCEPTABLE, NULL);
+	int fd = -1;
+	uint64_t size = 0;
+	int rc = store_diff_open(request->server->options.store, http_namespace_name(request), epoch, base,
+	                         encoding, &fd, &size);
+	if (rc == DIRAUTH_ERR_NOT_FOUND)
+		return respond_error(request->connection, request->route, API_ERROR_NO_DIFF, NULL);
+	if (rc)
+		return respond_error(request->connection, request->route, API_ERROR_INTERNAL,
+		                     dirauth_strerror(rc));
+	struct MHD_Response *response = diff_response(request, fd, size, encoding);
+	if (!response)
+		return respond_error(request->connection, request->route, API_ERROR_INTERNAL,
+		                     dirauth_strerror(DIRAUTH_ERR_NOMEM));
+	return respond_queue_and_destroy(request->connection, MHD_HTTP_OK, response);
 }
 
 enum MHD_Result http_serve_headers_from(struct http_request *request)

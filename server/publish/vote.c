@@ -70,6 +70,24 @@ static int read_committed_body(const struct config *config, struct store *store,
 	return rc;
 }
 
+int publish_stored_body_read(const struct config *config, struct store *store, const char *namespace_name,
+                             uint64_t epoch, struct snapshot_header *header, struct buffer *body)
+{
+	struct buffer header_note;
+	struct note *note = NULL;
+	buffer_init(&header_note);
+	int rc = store_snapshot_get(store, namespace_name, epoch, &header_note, NULL);
+	if (rc == 0)
+		rc = note_parse(header_note.data, header_note.len, &note);
+	if (rc == 0)
+		rc = snapshot_header_parse(note->text, note->text_len, header);
+	if (rc == 0 && (header->epoch != epoch || strcmp(header->namespace_name, namespace_name) != 0))
+		rc = DIRAUTH_ERR_MISMATCH;
+	note_free(note);
+	buffer_free(&header_note);
+	return rc ? rc : read_committed_body(config, store, header, body);
+}
+
 int publish_previous_load(const struct config *config, struct store *store, size_t namespace_index,
                           struct publish_previous *out)
 {

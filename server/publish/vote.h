@@ -58,6 +58,15 @@ int publish_previous_load(const struct config *config, struct store *store, size
 /* Frees what previous holds and empties it. Accepts NULL. */
 void publish_previous_clear(struct publish_previous *previous);
 
+/* The stored snapshot of namespace_name for epoch: its header parsed into *header and its body
+ * appended to body, read whole from the store's identity file and checked against the header
+ * (its size, within bounds.snapshot_body_uncompressed, and its SHA-256). Returns 0;
+ * DIRAUTH_ERR_NOT_FOUND (no such snapshot); DIRAUTH_ERR_STALE (its body is no longer kept);
+ * DIRAUTH_ERR_MISMATCH (a body that is not the header's, or a header of another epoch or
+ * namespace); the parsers' and the store's errors; DIRAUTH_ERR_IO, DIRAUTH_ERR_NOMEM. */
+int publish_stored_body_read(const struct config *config, struct store *store, const char *namespace_name,
+                             uint64_t epoch, struct snapshot_header *header, struct buffer *body);
+
 /* The vote body the stored snapshot of epoch stands for, the base of the votes sent as deltas
  * (schema/vote-delta.md): its records as record lines (each note's sequence and SHA-256) and, for
  * a method-2 snapshot, its health entries as health lines (each statement's issued-at, sequence

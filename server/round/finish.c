@@ -29,6 +29,7 @@
 #include "schema/note.h"
 #include "server/intake/statements.h"
 #include "server/intake/submit.h"
+#include "server/publish/diffs.h"
 #include "server/publish/publish.h"
 #include "server/publish/vote.h"
 #include "server/store/snapshots.h"
@@ -186,8 +187,10 @@ static int serve_stored(struct round *round, size_t i, struct buffer *note)
 	return rc;
 }
 
-/* After the published line: the transparency log told, and the store's windows applied: bodies
- * past the retention window, rounds past a few epochs, evidence much longer. */
+/* After the published line: the transparency log told, the diffs to the new body asked for (built
+ * off this thread, server/publish/diffs.h), and the store's windows applied: bodies past the
+ * retention window (with the diffs from or to them), rounds past a few epochs, evidence much
+ * longer. */
 static void keep_stored(struct round *round, size_t i)
 {
 	const struct config *config = round->o.config;
@@ -196,6 +199,7 @@ static void keep_stored(struct round *round, size_t i)
 	int rc;
 	if (round->o.on_published)
 		round->o.on_published(round->o.on_published_context, i, rn->epoch);
+	publish_diffs_request(round->o.diffs, i, rn->epoch);
 	uint64_t window = config->store.body_retention_epochs;
 	if (rn->epoch >= window && (rc = store_retain(round->o.store, name, rn->epoch - window + 1)) != 0)
 		round_log(round, i, rn->epoch, "old bodies not removed: %s", dirauth_strerror(rc));

@@ -77,6 +77,7 @@
 #define ROUND_RECONCILE_MAX 20000
 
 struct round;
+struct publish_diffs; /* server/publish/diffs.h */
 
 struct round_options {
 	const struct config *config;
@@ -93,6 +94,9 @@ struct round_options {
 	/* Called after each publication (NULL: nothing), e.g. to append to the transparency log. */
 	void (*on_published)(void *context, size_t namespace_index, uint64_t epoch);
 	void *on_published_context;
+	/* Asked for the diffs to each body this round publishes, once it is served
+	 * (server/publish/diffs.h); NULL: none are built. */
+	struct publish_diffs *diffs;
 };
 
 /* A round over options (all of which must outlive it). Returns 0, DIRAUTH_ERR_CONFIG (no

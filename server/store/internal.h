@@ -60,7 +60,9 @@ struct store {
 	char path[STORE_PATH_MAX];
 
 	/* registrations.c's cache of provider keys */
-	pthread_mutex_t keys_lock;  /* guards the provider key cache */
+	pthread_mutex_t keys_lock; /* guards the provider key cache */
+	/* snapshots.c: a diff file's rename against the sweep of diffs after retention */
+	pthread_mutex_t diffs_lock;
 	struct note_verifier *keys; /* ref i is keys[i - 1] */
 	size_t key_count, key_cap;
 };

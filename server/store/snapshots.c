@@ -12,6 +12,15 @@
  * always has its files, and files without a header (a crash before the header) are removed at
  * open (snapshots_tidy). A snapshot is written by publication, once an epoch, in a write
  * transaction of its own beside the committer's batches.
+ *
+ * Diff files (schema/snapshot-diff.md): <path>/bodies/<namespace>/<epoch>.from-<base>.<encoding>,
+ * the diff to epoch's body from the body whose SHA-256 is <base> (64 lower-case hex digits), in
+ * the same three encodings and written the same way (".part", fsync, rename, directory fsync), so
+ * a final name always holds a whole diff. They have no row: a diff file is kept while both its
+ * bodies are (its target's epoch and a body of the namespace whose digest is its base), a rule
+ * applied in one place (diff_file_kept) at open and after retention. The rename of a diff and the
+ * sweep after retention hold diffs_lock, so a diff whose base or target retention removed while
+ * it was being built is never left behind.
  */
 #include "server/store/snapshots.h"
 
@@ -21,6 +30,7 @@
 #include "compress/compress.h"
 #include "crypto/crypto.h"
 #include "base/error.h"
+#include "schema/encoding.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -54,12 +64,34 @@ static int body_directory(const struct store *store, const char *namespace_name,
 	return n > 0 && (size_t)n < cap ? 0 : DIRAUTH_ERR_BOUNDS;
 }
 
+/* The longest stem of a body directory's file name: an epoch, ".from-" and a digest in hex. */
+#define BODY_STEM_MAX (20 + 6 + 64)
+
+/* The stem of a body's file names ("<epoch>"), or, with base, of the diff to it from the body
+ * whose SHA-256 is base ("<epoch>.from-<base hex>"). */
+static void body_stem(uint64_t epoch, const uint8_t *base, char out[BODY_STEM_MAX + 1])
+{
+	char hex[65];
+	if (base)
+		hex_encode(base, 32, hex);
+	snprintf(out, BODY_STEM_MAX + 1, "%llu%s%s", (unsigned long long)epoch, base ? ".from-" : "",
+	         base ? hex : "");
+}
+
+static int stem_path(const struct store *store, const char *namespace_name, const char *stem,
+                     enum content_encoding encoding, bool part, char *out, size_t cap)
+{
+	int n = snprintf(out, cap, "%s/bodies/%s/%s.%s%s", store->path, namespace_name, stem,
+	                 encoding_suffix[encoding], part ? ".part" : "");
+	return n > 0 && (size_t)n < cap ? 0 : DIRAUTH_ERR_BOUNDS;
+}
+
 static int body_path(const struct store *store, const char *namespace_name, uint64_t epoch,
                      enum content_encoding encoding, bool part, char *out, size_t cap)
 {
-	int n = snprintf(out, cap, "%s/bodies/%s/%llu.%s%s", store->path, namespace_name,
-	                 (unsigned long long)epoch, encoding_suffix[encoding], part ? ".part" : "");
-	return n > 0 && (size_t)n < cap ? 0 : DIRAUTH_ERR_BOUNDS;
+	char stem[BODY_STEM_MAX + 1];
+	body_stem(epoch, NULL, stem);
+	return stem_path(store, namespace_name, stem, encoding, part, out, cap);
 }
 
 static int make_directory(const char *path)
@@ -93,6 +125,10 @@ struct store_body_writer {
 	struct store *store;
 	char namespace_name[STORE_NAME_MAX + 1];
 	uint64_t epoch;
+	char stem[BODY_STEM_MAX + 1]; /* the files' names: a body's, or a diff's (body_stem) */
+	bool diff;
+	uint8_t base[32]; /* a diff's base body digest */
+	bool measured;    /* a diff's files are complete and synced (store_diff_measure) */
 	struct body_file files[ENCODING_COUNT];
 	struct compress_stream *streams[ENCODING_COUNT]; /* NULL for identity */
 	int failed;
@@ -146,14 +182,15 @@ static void body_writer_remove_parts(struct store_body_writer *w)
 		w->files[e].digest = NULL;
 		compress_stream_free(w->streams[e]);
 		w->streams[e] = NULL;
-		if (body_path(w->store, w->namespace_name, w->epoch, (enum content_encoding)e, true, path,
+		if (stem_path(w->store, w->namespace_name, w->stem, (enum content_encoding)e, true, path,
 		              sizeof path) == 0)
 			unlink(path);
 	}
 }
 
-int store_body_begin(struct store *store, const char *namespace_name, uint64_t epoch,
-                     struct store_body_writer **out)
+/* A writer of the files of stem (a body's or a diff's) in namespace_name's body directory. */
+static int writer_begin(struct store *store, const char *namespace_name, uint64_t epoch, const uint8_t *base,
+                        struct store_body_writer **out)
 {
 	char path[STORE_PATH_MAX];
 	size_t len;
@@ -172,12 +209,17 @@ int store_body_begin(struct store *store, const char *namespace_name, uint64_t e
 	w->store = store;
 	memcpy(w->namespace_name, namespace_name, len + 1);
 	w->epoch = epoch;
+	body_stem(epoch, base, w->stem);
+	if (base) {
+		w->diff = true;
+		memcpy(w->base, base, 32);
+	}
 	for (int e = 0; e < ENCODING_COUNT; e++)
 		w->files[e].fd = -1;
 	if ((rc = body_directory(store, namespace_name, path, sizeof path)) || (rc = make_directory(path)))
 		goto fail;
 	for (int e = 0; e < ENCODING_COUNT; e++) {
-		if ((rc = body_path(store, namespace_name, epoch, (enum content_encoding)e, true, path,
+		if ((rc = stem_path(store, namespace_name, w->stem, (enum content_encoding)e, true, path,
 		                    sizeof path)))
 			goto fail;
 		w->files[e].fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -198,6 +240,12 @@ fail:
 	return rc;
 }
 
+int store_body_begin(struct store *store, const char *namespace_name, uint64_t epoch,
+                     struct store_body_writer **out)
+{
+	return writer_begin(store, namespace_name, epoch, NULL, out);
+}
+
 int store_body_write(struct store_body_writer *w, const void *data, size_t len)
 {
 	if (w->failed)
@@ -210,9 +258,9 @@ int store_body_write(struct store_body_writer *w, const void *data, size_t len)
 	return rc;
 }
 
-int store_body_finish(struct store_body_writer *w, struct store_body_info *info)
+/* Ends the compressors, writes out and fsyncs every part file and fills *info. */
+static int writer_complete(struct store_body_writer *w, struct store_body_info *info)
 {
-	char part[STORE_PATH_MAX], final[STORE_PATH_MAX], directory[STORE_PATH_MAX];
 	int rc = w->failed;
 	for (int e = 0; !rc && e < ENCODING_COUNT; e++) {
 		if (w->streams[e]) {
@@ -228,10 +276,19 @@ int store_body_finish(struct store_body_writer *w, struct store_body_info *info)
 		f->digest = NULL;
 		info->size[e] = f->size;
 	}
+	w->failed = rc;
+	return rc;
+}
+
+/* Gives the complete part files their final names and fsyncs the directory. */
+static int writer_rename(struct store_body_writer *w)
+{
+	char part[STORE_PATH_MAX], final[STORE_PATH_MAX], directory[STORE_PATH_MAX];
+	int rc = 0;
 	for (int e = 0; !rc && e < ENCODING_COUNT; e++) {
-		if ((rc = body_path(w->store, w->namespace_name, w->epoch, (enum content_encoding)e, true,
+		if ((rc = stem_path(w->store, w->namespace_name, w->stem, (enum content_encoding)e, true,
 		                    part, sizeof part)) ||
-		    (rc = body_path(w->store, w->namespace_name, w->epoch, (enum content_encoding)e, false,
+		    (rc = stem_path(w->store, w->namespace_name, w->stem, (enum content_encoding)e, false,
 		                    final, sizeof final)))
 			break;
 		if (rename(part, final) != 0)
@@ -239,14 +296,29 @@ int store_body_finish(struct store_body_writer *w, struct store_body_info *info)
 	}
 	if (!rc && !(rc = body_directory(w->store, w->namespace_name, directory, sizeof directory)))
 		rc = sync_directory(directory);
-	if (rc)
+	return rc;
+}
+
+/* Removes what is left of the writer's part files (none once renamed) and frees it. */
+static void writer_free(struct store_body_writer *w, int failed)
+{
+	if (failed)
 		body_writer_remove_parts(w);
 	for (int e = 0; e < ENCODING_COUNT; e++) {
 		if (w->files[e].fd >= 0)
 			close(w->files[e].fd);
 		crypto_sha256_free(w->files[e].digest);
+		compress_stream_free(w->streams[e]);
 	}
 	free(w);
+}
+
+int store_body_finish(struct store_body_writer *w, struct store_body_info *info)
+{
+	int rc = writer_complete(w, info);
+	if (!rc)
+		rc = writer_rename(w);
+	writer_free(w, rc);
 	return rc;
 }
 
@@ -258,32 +330,182 @@ void store_body_discard(struct store_body_writer *w)
 	free(w);
 }
 
-/* Removes the files of one body (final names). */
-static int body_remove_files(struct store *store, const char *namespace_name, uint64_t epoch)
+/* Removes the files of one body or diff (final names). */
+static int stem_remove_files(struct store *store, const char *namespace_name, const char *stem)
 {
 	char path[STORE_PATH_MAX];
 	int rc = 0;
 	for (int e = 0; e < ENCODING_COUNT; e++)
-		if (body_path(store, namespace_name, epoch, (enum content_encoding)e, false, path,
+		if (stem_path(store, namespace_name, stem, (enum content_encoding)e, false, path,
 		              sizeof path) != 0 ||
 		    (unlink(path) != 0 && errno != ENOENT))
 			rc = DIRAUTH_ERR_IO;
 	return rc;
 }
 
-/* Whether namespace_name's body for epoch is stored (its sizes and digests kept). */
-static bool body_stored(struct store *store, const char *namespace_name, uint64_t epoch)
+static int body_remove_files(struct store *store, const char *namespace_name, uint64_t epoch)
+{
+	char stem[BODY_STEM_MAX + 1];
+	body_stem(epoch, NULL, stem);
+	return stem_remove_files(store, namespace_name, stem);
+}
+
+static int body_info_decode(const struct kv_val *value, struct store_body_info *info);
+
+/* The stored bodies of one namespace: each one's epoch and the SHA-256 of its bytes (the digest
+ * its header's body-sha256 commits to, by which a diff names its base). */
+struct kept_bodies {
+	uint64_t *epochs;
+	uint8_t (*digests)[32];
+	size_t count, cap;
+};
+
+static void kept_bodies_free(struct kept_bodies *kept)
+{
+	free(kept->epochs);
+	free(kept->digests);
+}
+
+static int kept_visit(void *context, struct kv_val key, struct kv_val value)
+{
+	struct kept_bodies *kept = context;
+	struct store_body_info info;
+	if (key.len != STORE_EPOCH_KEY_LEN || body_info_decode(&value, &info) != 0)
+		return DIRAUTH_ERR_STORE;
+	if (kept->count == kept->cap) {
+		size_t cap = kept->cap ? kept->cap * 2 : 16;
+		uint64_t *epochs = realloc(kept->epochs, cap * sizeof *epochs);
+		if (epochs)
+			kept->epochs = epochs;
+		uint8_t(*digests)[32] = realloc(kept->digests, cap * sizeof *digests);
+		if (digests)
+			kept->digests = digests;
+		if (!epochs || !digests)
+			return DIRAUTH_ERR_NOMEM;
+		kept->cap = cap;
+	}
+	kept->epochs[kept->count] = get_uint(key.data + STORE_NS_LEN, 8);
+	memcpy(kept->digests[kept->count], info.sha256[ENCODING_IDENTITY], 32);
+	kept->count++;
+	return 0;
+}
+
+/* Reads the stored bodies of namespace_name into *kept (empty for a namespace never recorded). */
+static int kept_bodies_load(struct store *store, const char *namespace_name, struct kept_bodies *kept)
 {
 	struct kv_txn t;
-	struct kv_val found;
-	uint8_t key[STORE_EPOCH_KEY_LEN];
 	uint16_t ns;
-	if (namespace_read_begin(store, namespace_name, &t, &ns) != 0)
-		return false;
-	epoch_key(key, ns, epoch);
-	bool stored = kv_txn_get(&t, store->bodies, key, sizeof key, &found);
+	memset(kept, 0, sizeof *kept);
+	int rc = namespace_read_begin(store, namespace_name, &t, &ns);
+	if (rc)
+		return rc == DIRAUTH_ERR_NOT_FOUND ? 0 : rc;
+	uint8_t prefix[STORE_NS_LEN];
+	put_uint(prefix, ns, STORE_NS_LEN);
+	int walked = kv_txn_walk_prefix(&t, store->bodies, prefix, sizeof prefix, kept_visit, kept);
+	rc = t.rc ? t.rc : walked < 0 ? walked : 0;
 	kv_txn_abort(&t);
-	return stored;
+	if (rc) {
+		kept_bodies_free(kept);
+		memset(kept, 0, sizeof *kept);
+	}
+	return rc;
+}
+
+static bool kept_has_epoch(const struct kept_bodies *kept, uint64_t epoch)
+{
+	for (size_t i = 0; i < kept->count; i++)
+		if (kept->epochs[i] == epoch)
+			return true;
+	return false;
+}
+
+static bool kept_has_digest(const struct kept_bodies *kept, const uint8_t digest[32])
+{
+	for (size_t i = 0; i < kept->count; i++)
+		if (memcmp(kept->digests[i], digest, 32) == 0)
+			return true;
+	return false;
+}
+
+/* A diff is kept while both its bodies are: its target's and its base's. */
+static bool diff_file_kept(const struct kept_bodies *kept, uint64_t epoch, const uint8_t base[32])
+{
+	return kept_has_epoch(kept, epoch) && kept_has_digest(kept, base);
+}
+
+/* A file of a body directory, by its name: "<epoch>.<encoding>" (a body) or
+ * "<epoch>.from-<base hex>.<encoding>" (a diff), either followed by ".part" while it is written. */
+struct body_file_name {
+	uint64_t epoch;
+	bool diff;
+	uint8_t base[32];
+	bool part;
+};
+
+static int body_file_name_parse(const char *name, struct body_file_name *out)
+{
+	memset(out, 0, sizeof *out);
+	const char *dot = strchr(name, '.');
+	if (!dot || decimal_parse(name, (size_t)(dot - name), &out->epoch) != 0)
+		return DIRAUTH_ERR_SYNTAX;
+	const char *rest = dot + 1;
+	if (strncmp(rest, "from-", 5) == 0) {
+		if (strlen(rest) < 5 + 64 + 1 || rest[5 + 64] != '.' ||
+		    hex_decode(rest + 5, 64, out->base, 32) != 0)
+			return DIRAUTH_ERR_SYNTAX;
+		out->diff = true;
+		rest += 5 + 64 + 1;
+	}
+	size_t len = strlen(rest);
+	if (len > 5 && strcmp(rest + len - 5, ".part") == 0) {
+		out->part = true;
+		len -= 5;
+	}
+	for (int e = 0; e < ENCODING_COUNT; e++)
+		if (strlen(encoding_suffix[e]) == len && strncmp(rest, encoding_suffix[e], len) == 0)
+			return 0;
+	return DIRAUTH_ERR_SYNTAX;
+}
+
+/* What namespace_name's body directory keeps. At open (at_open): the files of stored bodies and
+ * the diffs kept (diff_file_kept); part files and anything else go. After retention: the diffs
+ * alone are judged, since a body being published has its files before its row, and part files
+ * are their writers'. */
+static int directory_sweep(struct store *store, const char *namespace_name, const char *directory,
+                           bool at_open)
+{
+	struct kept_bodies kept;
+	int rc = kept_bodies_load(store, namespace_name, &kept);
+	if (rc)
+		return rc;
+	DIR *files = opendir(directory);
+	if (!files) {
+		kept_bodies_free(&kept);
+		return errno == ENOENT ? 0 : DIRAUTH_ERR_IO;
+	}
+	struct dirent *file;
+	while ((file = readdir(files))) {
+		if (file->d_name[0] == '.')
+			continue;
+		struct body_file_name name;
+		bool keep;
+		if (body_file_name_parse(file->d_name, &name) != 0 || name.part)
+			keep = !at_open;
+		else if (name.diff)
+			keep = diff_file_kept(&kept, name.epoch, name.base);
+		else
+			/* Not only epochs past the latest: a body finished for an epoch that was then
+			 * refused (or never stored) may be older than the latest. */
+			keep = !at_open || kept_has_epoch(&kept, name.epoch);
+		char path[STORE_PATH_MAX];
+		if (!keep &&
+		    snprintf(path, sizeof path, "%s/%s", directory, file->d_name) < (int)sizeof path &&
+		    unlink(path) != 0 && errno != ENOENT)
+			rc = DIRAUTH_ERR_IO;
+	}
+	closedir(files);
+	kept_bodies_free(&kept);
+	return rc;
 }
 
 int snapshots_tidy(struct store *store)
@@ -303,28 +525,75 @@ int snapshots_tidy(struct store *store)
 		if (snprintf(directory, sizeof directory, "%s/%s", path, entry->d_name) >=
 		    (int)sizeof directory)
 			continue;
-		DIR *inner = opendir(directory);
-		if (!inner)
-			continue;
-		struct dirent *file;
-		while ((file = readdir(inner))) {
-			if (file->d_name[0] == '.')
-				continue;
-			char *end = NULL;
-			unsigned long long epoch = strtoull(file->d_name, &end, 10);
-			bool part = strstr(file->d_name, ".part") != NULL;
-			/* Not only epochs past the latest: a body finished for an epoch that was then
-			 * refused (or never stored) may be older than the latest. */
-			if (part || !end || *end != '.' || !body_stored(store, entry->d_name, epoch)) {
-				char target[STORE_PATH_MAX];
-				if (snprintf(target, sizeof target, "%s/%s", directory, file->d_name) <
-				    (int)sizeof target)
-					unlink(target);
-			}
-		}
-		closedir(inner);
+		/* A directory whose name is no namespace's keeps nothing; one that cannot be read is
+		 * left as it was. */
+		directory_sweep(store, entry->d_name, directory, true);
 	}
 	closedir(top);
+	return 0;
+}
+
+/* ---- diffs ---- */
+
+int store_diff_begin(struct store *store, const char *namespace_name, uint64_t epoch,
+                     const uint8_t base_sha256[32], struct store_body_writer **out)
+{
+	if (!base_sha256)
+		return DIRAUTH_ERR_SYNTAX;
+	return writer_begin(store, namespace_name, epoch, base_sha256, out);
+}
+
+int store_diff_measure(struct store_body_writer *w, struct store_body_info *info)
+{
+	if (!w->diff || w->measured)
+		return DIRAUTH_ERR_SYNTAX;
+	int rc = writer_complete(w, info);
+	w->measured = rc == 0;
+	return rc;
+}
+
+int store_diff_keep(struct store_body_writer *w)
+{
+	struct kept_bodies kept = {0};
+	int rc = w->diff && w->measured ? 0 : DIRAUTH_ERR_SYNTAX;
+	pthread_mutex_lock(&w->store->diffs_lock);
+	if (!rc)
+		rc = kept_bodies_load(w->store, w->namespace_name, &kept);
+	if (!rc && !diff_file_kept(&kept, w->epoch, w->base))
+		rc = DIRAUTH_ERR_STALE;
+	if (!rc)
+		rc = writer_rename(w);
+	pthread_mutex_unlock(&w->store->diffs_lock);
+	kept_bodies_free(&kept);
+	writer_free(w, rc);
+	return rc;
+}
+
+int store_diff_open(struct store *store, const char *namespace_name, uint64_t epoch,
+                    const uint8_t base_sha256[32], enum content_encoding encoding, int *fd, uint64_t *size)
+{
+	char stem[BODY_STEM_MAX + 1], path[STORE_PATH_MAX];
+	size_t len;
+	if (!store || !base_sha256 || !fd || !size || (unsigned)encoding >= ENCODING_COUNT)
+		return DIRAUTH_ERR_SYNTAX;
+	int rc = check_name(namespace_name, &len);
+	if (rc)
+		return rc;
+	if (namespace_name[0] == '.' || strchr(namespace_name, '/'))
+		return DIRAUTH_ERR_SYNTAX;
+	body_stem(epoch, base_sha256, stem);
+	if ((rc = stem_path(store, namespace_name, stem, encoding, false, path, sizeof path)))
+		return rc;
+	int file = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (file < 0)
+		return errno == ENOENT ? DIRAUTH_ERR_NOT_FOUND : DIRAUTH_ERR_IO;
+	struct stat st;
+	if (fstat(file, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(file);
+		return DIRAUTH_ERR_IO;
+	}
+	*fd = file;
+	*size = (uint64_t)st.st_size;
 	return 0;
 }
 
@@ -571,10 +840,24 @@ static int retain_visit(void *context, struct kv_val key, struct kv_val value)
 	return 0;
 }
 
+/* The diffs of namespace_name whose base or target retention removed, removed in turn. */
+static int diffs_sweep(struct store *store, const char *namespace_name)
+{
+	char directory[STORE_PATH_MAX];
+	int rc = body_directory(store, namespace_name, directory, sizeof directory);
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&store->diffs_lock);
+	rc = directory_sweep(store, namespace_name, directory, false);
+	pthread_mutex_unlock(&store->diffs_lock);
+	return rc;
+}
+
 int store_retain(struct store *store, const char *namespace_name, uint64_t keep_from)
 {
 	uint16_t ns;
 	int rc;
+	bool removed = false;
 	for (;;) {
 		struct retain_collect c = {keep_from, NULL, 0, 0};
 		struct kv_txn t;
@@ -588,8 +871,9 @@ int store_retain(struct store *store, const char *namespace_name, uint64_t keep_
 		kv_txn_abort(&t);
 		if (rc || c.count == 0) {
 			free(c.epochs);
-			return rc;
+			return rc || !removed ? rc : diffs_sweep(store, namespace_name);
 		}
+		removed = true;
 		/* Files first: a crash between leaves an entry without files, which reads as removed. */
 		for (size_t i = 0; i < c.count && !rc; i++)
 			rc = body_remove_files(store, namespace_name, c.epochs[i]);

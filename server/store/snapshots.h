@@ -7,6 +7,10 @@
  *     transparency log's leaves). The latest epoch per namespace only grows.
  *   - bodies: each published body in every content encoding, as files, for the retention window
  *     (store_retain); their sizes and digests beside the header while the files exist.
+ *   - diffs: a body's difference from an older body (schema/snapshot-diff.md), named by its
+ *     target epoch and its base body's SHA-256, in every content encoding, as files beside the
+ *     bodies. Kept while both bodies are: store_retain removes the diffs of every body it
+ *     removes, whether it was their base or their target, and the next open removes any other.
  *
  * Durable on return: when a write call returns 0, what it wrote is on disk. Threading: every
  * function is safe from any thread. Pointers handed to visitors are valid only during the call.
@@ -96,8 +100,40 @@ int store_body_check(struct store *store, const char *namespace_name, uint64_t e
                      enum content_encoding encoding);
 
 /* Removes the bodies of namespace_name's snapshots older than keep_from (their files and their
- * sizes and digests); headers stay. Returns 0, DIRAUTH_ERR_STORE, DIRAUTH_ERR_IO. */
+ * sizes and digests), and every diff of which one of them was the base or the target; headers
+ * stay. Returns 0, DIRAUTH_ERR_STORE, DIRAUTH_ERR_IO. */
 int store_retain(struct store *store, const char *namespace_name, uint64_t keep_from);
+
+/* ---- diffs ---- */
+
+/* Starts the diff to namespace_name's body of epoch from the body whose SHA-256 is base_sha256:
+ * a writer as store_body_begin's, whose bytes (store_body_write) are the uncompressed diff. Its
+ * files have part names until store_diff_keep; store_body_discard drops them. Returns as
+ * store_body_begin. */
+int store_diff_begin(struct store *store, const char *namespace_name, uint64_t epoch,
+                     const uint8_t base_sha256[32], struct store_body_writer **out);
+
+/* Completes a diff's files (compressors flushed, every file fsynced) and fills *info with their
+ * sizes and digests, so that the caller can judge, before the diff is offered, whether it is worth
+ * it. The writer stays the caller's: store_diff_keep or store_body_discard follows, also after an
+ * error. Returns 0, DIRAUTH_ERR_SYNTAX (not a diff's writer, or measured already), DIRAUTH_ERR_IO,
+ * DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_INTERNAL. */
+int store_diff_measure(struct store_body_writer *writer, struct store_body_info *info);
+
+/* Gives a measured diff's files their final names (durably), from which store_diff_open serves
+ * them, if its target body and a body of its base digest are both still stored; frees the writer
+ * in every case. Returns 0; DIRAUTH_ERR_STALE (retention removed its base or its target meanwhile:
+ * its files are removed); DIRAUTH_ERR_SYNTAX (not measured); DIRAUTH_ERR_IO, DIRAUTH_ERR_STORE,
+ * DIRAUTH_ERR_NOMEM. */
+int store_diff_keep(struct store_body_writer *writer);
+
+/* Opens the kept diff file of encoding to namespace_name's body of epoch from the body whose
+ * SHA-256 is base_sha256: *fd gets a descriptor the caller closes, positioned at 0, *size its
+ * length. Returns 0; DIRAUTH_ERR_NOT_FOUND (no such diff kept: never built, not worth offering,
+ * or removed with its base or target); DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS (a name that is no
+ * namespace's); DIRAUTH_ERR_IO. */
+int store_diff_open(struct store *store, const char *namespace_name, uint64_t epoch,
+                    const uint8_t base_sha256[32], enum content_encoding encoding, int *fd, uint64_t *size);
 
 /* ---- for the store's own files ---- */
 
@@ -105,11 +141,12 @@ int store_retain(struct store *store, const char *namespace_name, uint64_t keep_
  * STORE_TABLE_DATABASES_MAX) with their names and store's handles of them; returns the count. */
 size_t snapshots_databases(struct store *store, struct kv_database *out);
 
-/* At open: removes body files of epochs whose header was never stored, and unfinished parts.
- * Returns 0, DIRAUTH_ERR_IO. */
+/* At open: removes body files of epochs whose header was never stored, diffs whose base or target
+ * body is not stored, and unfinished parts. Returns 0, DIRAUTH_ERR_IO. */
 int snapshots_tidy(struct store *store);
 
-/* For store_backup: copies the body files that are kept into directory/bodies (made), fsynced.
+/* For store_backup: copies the body and diff files that are kept into directory/bodies (made),
+ * fsynced; a restored store's open keeps the diffs whose bodies it holds.
  * Returns 0, DIRAUTH_ERR_IO, DIRAUTH_ERR_BOUNDS. */
 int snapshots_copy_bodies(struct store *store, const char *directory);
 

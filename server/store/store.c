@@ -128,6 +128,7 @@ int store_open(const struct store_options *options, struct store **out)
 	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
 		count += tables[i](store, databases + count);
 	pthread_mutex_init(&store->keys_lock, NULL);
+	pthread_mutex_init(&store->diffs_lock, NULL);
 	rc = store_engine_open(&engine_options, databases, count, &store->meta, &store->engine);
 	if (rc)
 		goto fail;
@@ -141,6 +142,7 @@ int store_open(const struct store_options *options, struct store **out)
 fail:
 	store_engine_close(store->engine);
 	pthread_mutex_destroy(&store->keys_lock);
+	pthread_mutex_destroy(&store->diffs_lock);
 	free(store->keys);
 	free(store);
 	return rc;
@@ -152,6 +154,7 @@ void store_close(struct store *store)
 		return;
 	store_engine_close(store->engine); /* answers every queued submission first */
 	pthread_mutex_destroy(&store->keys_lock);
+	pthread_mutex_destroy(&store->diffs_lock);
 	free(store->keys);
 	free(store);
 }

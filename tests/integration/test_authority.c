@@ -14,6 +14,8 @@
  *   - with the signer killed, dirauthd keeps serving snapshots, is not ready, and refuses
  *     registrations without storing them; with the signer back, it is ready again and publishes
  *     the epoch it could not sign;
+ *   - after a publication dirauthd builds the diff to the new body from the one before, and a
+ *     mirror holding the old body rebuilds the new one from it byte for byte;
  *   - every line of dirauthd's log, the signer's log and its audit log has the shape
  *     docs/operating.md gives it ("Logs"): the real time in UTC to the millisecond, the epoch it
  *     concerns, the program, the sentence.
@@ -23,6 +25,7 @@
 #include "tests/harness/launcher.h"
 
 #include "base/buffer.h"
+#include "compress/compress.h"
 #include "schema/certificate.h"
 #include "crypto/crypto.h"
 #include "schema/encoding.h"
@@ -32,6 +35,7 @@
 #include "schema/receipt.h"
 #include "schema/registration.h"
 #include "schema/snapshot.h"
+#include "schema/snapshot_diff.h"
 
 #include <check.h>
 #include <curl/curl.h>
@@ -765,6 +769,70 @@ static void wait_for_log(const char *path, const char *text)
 	ck_abort_msg("'%s' never appeared in %s", text, path);
 }
 
+/* Thirteen services over two epochs: the diff dirauthd builds, after the second publication, to
+ * its body from the first's is served (zstd), and applied to the first body fetched from dirauthd
+ * it gives the second body byte for byte. */
+START_TEST(test_diff_follows_publication)
+{
+	struct authority a;
+	authority_prepare(&a);
+	launcher_start(&a.run);
+	uint64_t first = START_TIME / EPOCH_LENGTH + 1;
+	struct buffer note, header_note;
+	struct snapshot_header header, old_header, new_header;
+	for (uint64_t i = 1; i <= 13; i++) {
+		if (i == 13) {
+			launcher_set_clock(&a.run, first * EPOCH_LENGTH);
+			wait_for_snapshot(&a, first, &header, &header_note);
+			buffer_free(&header_note);
+		}
+		build_registration(a.provider_a, SERVICE_CLASS_MIX_GATEWAY, "diff", i, 1, 2, &note);
+		ck_assert_int_eq(post_registration(&a, &note, NULL), 202);
+		buffer_free(&note);
+	}
+	launcher_set_clock(&a.run, (first + 1) * EPOCH_LENGTH);
+	wait_for_snapshot(&a, first + 1, &header, &header_note);
+	buffer_free(&header_note);
+	struct buffer old_body, new_body, diff, rebuilt;
+	snapshot_body_free(fetch_body(&a, first, &old_header, &old_body));
+	snapshot_body_free(fetch_body(&a, first + 1, &new_header, &new_body));
+	ck_assert_uint_eq(old_header.record_count, 12);
+	ck_assert_uint_eq(new_header.record_count, 13);
+
+	char url[256], base[65];
+	hex_encode(old_header.body_sha256, 32, base);
+	snprintf(url, sizeof(url), "%s/v1/mix/snapshots/%llu/diff/%s", a.run.url,
+	         (unsigned long long)(first + 1), base);
+	struct http_response response = {0};
+	for (int attempt = 0; attempt < 1000; attempt++) {
+		ck_assert(http_request(url, NULL, 0, "Accept-Encoding: zstd", &response) == CURLE_OK);
+		if (response.status == 200)
+			break;
+		ck_assert_int_eq(response.status, 404); /* no_diff until it is built */
+		buffer_free(&response.body);
+		test_sleep_ms(20);
+	}
+	ck_assert_msg(response.status == 200, "no diff served; see %s", a.run.log_path);
+	buffer_init(&diff);
+	buffer_init(&rebuilt);
+	ck_assert_int_eq(
+	    compress_decode(ENCODING_ZSTD, response.body.data, response.body.len, 1 << 24, &diff), 0);
+	struct snapshot_body_limits limits = {1000, 1000, 1000};
+	ck_assert_int_eq(
+	    snapshot_diff_apply(old_body.data, old_body.len, diff.data, diff.len, &limits, &rebuilt), 0);
+	ck_assert_uint_eq(rebuilt.len, new_body.len);
+	ck_assert_mem_eq(rebuilt.data, new_body.data, rebuilt.len);
+	ck_assert_int_eq(snapshot_body_verify(&new_header, rebuilt.data, rebuilt.len, 1000), 0);
+	wait_for_log(a.run.log_path, "diffs of epoch");
+	buffer_free(&response.body);
+	buffer_free(&diff);
+	buffer_free(&rebuilt);
+	buffer_free(&old_body);
+	buffer_free(&new_body);
+	authority_cleanup(&a);
+}
+END_TEST
+
 #define CRASH_EARLY 8 /* registrations committed before the epoch's cut-off */
 #define CRASH_LATE  4 /* registrations committed while its publication is under way */
 
@@ -991,6 +1059,7 @@ static Suite *authority_suite(void)
 	TCase *end_to_end = tcase_create("end_to_end");
 	tcase_set_timeout(end_to_end, 120);
 	tcase_add_test(end_to_end, test_register_publish_fetch);
+	tcase_add_test(end_to_end, test_diff_follows_publication);
 	tcase_add_test(end_to_end, test_sigkill_during_burst_loses_nothing_acknowledged);
 	tcase_add_test(end_to_end, test_signer_killed_fails_closed_and_recovers);
 	tcase_add_test(end_to_end, test_sigkill_at_every_publication_step);

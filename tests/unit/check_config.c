@@ -126,6 +126,8 @@ START_TEST(test_valid)
 	    config->bounds.snapshot_body_compressed);
 	ck_assert_uint_ge(config->bounds.namespace_bytes, 1000000ULL * 1000);
 	ck_assert_uint_eq(config->store.body_retention_epochs, 2 * config->epoch.validity_epochs);
+	/* Diffs from every snapshot still valid (docs/operating.md, "diffs"). */
+	ck_assert_uint_eq(config->diffs.bases, config->epoch.validity_epochs);
 	ck_assert_uint_eq(config->bounds.clock_skew_seconds, 300);
 	ck_assert_uint_eq(config->bounds.max_validity_seconds, 604800);
 	ck_assert_uint_eq(config->http.threads, 8);
@@ -154,6 +156,19 @@ START_TEST(test_optional_sections)
 	ck_assert_uint_eq(config->http.max_connections_per_ip, 5);
 	config_free(config);
 
+	/* diffs: as many bases as the retention window keeps bodies, or none at all. */
+	ck_assert_int_eq(parse(valid_text("diffs: { bases: 6 }\n"), &config, &error), 0);
+	ck_assert_uint_eq(config->diffs.bases, 6);
+	config_free(config);
+	ck_assert_int_eq(
+	    parse(valid_text("diffs: { bases: 0 }\nstore: { body_retention_epochs: 3 }\n"), &config, &error),
+	    0);
+	ck_assert_uint_eq(config->diffs.bases, 0);
+	config_free(config);
+	ck_assert_int_eq(parse(valid_text("diffs: {}\n"), &config, &error), 0);
+	ck_assert_uint_eq(config->diffs.bases, 3);
+	config_free(config);
+
 	/* The system clock is the default, and the example file in the tree is valid. */
 	ck_assert_int_eq(parse_edit("clock: { source: file, path: clock }\n", "", &error), 0);
 	ck_assert_int_eq(config_load(test_source_path("keys-example/dirauthd.yaml"), &config, &error), 0);
@@ -171,6 +186,15 @@ START_TEST(test_refusals)
 	               "less than epoch.validity_epochs");
 	expect_refusal("data_dir: data/authority1\n", "data_dir: data/authority1\ndata_dir: x\n", 7,
 	               "duplicate key 'data_dir'");
+	/* A base older than the retention window is never kept; 256 bases at most. */
+	expect_refusal("data_dir: data/authority1\n", "data_dir: data/authority1\ndiffs: { bases: 7 }\n", 7,
+	               "exceeds store.body_retention_epochs 6");
+	expect_refusal("data_dir: data/authority1\n",
+	               "data_dir: data/authority1\nstore: { body_retention_epochs: 1000 }\n"
+	               "diffs: { bases: 257 }\n",
+	               8, "between");
+	expect_refusal("data_dir: data/authority1\n", "data_dir: data/authority1\ndiffs: { base: 2 }\n", 7,
+	               "unknown key 'base'");
 	expect_refusal("  length_seconds: 60\n", "  length_seconds: sixty\n", 8, "unsigned decimal");
 	expect_refusal("  length_seconds: 60\n", "  length_seconds: \"60\"\n", 8, "unsigned decimal");
 	expect_refusal("  length_seconds: 60\n", "  length_seconds: 0\n", 8, "between");

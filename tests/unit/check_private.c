@@ -245,6 +245,10 @@ START_TEST(test_every_route_family)
 	    {"GET", "/v1/mix/snapshots/12", 0, NULL},
 	    {"GET", "/v1/mix/snapshots/11/body", 1, "private, max-age=31536000, immutable"},
 	    {"HEAD", "/v1/mix/snapshots/11/body", 1, "private, max-age=31536000, immutable"},
+	    /* No diff is built here: hidden without the capability, 404 no_diff with it. */
+	    {"GET",
+	     "/v1/mix/snapshots/11/diff/0000000000000000000000000000000000000000000000000000000000000000", 0,
+	     NULL},
 	    {"GET", "/v1/mix/log/checkpoint", 1, "private, max-age=5"},
 	    {"GET", "/v1/mix/log/tile/0/000.p/1", 1, "private, max-age=31536000, immutable"},
 	    {"GET", "/v1/mix/log/tile/entries/000.p/1", 1, "private, max-age=31536000, immutable"},

@@ -13,6 +13,7 @@
 #include "compress/compress.h"
 #include "crypto/crypto.h"
 #include "base/error.h"
+#include "schema/encoding.h"
 #include "schema/note.h"
 #include "schema/registration.h"
 #include "server/store/registrations.h"
@@ -342,7 +343,7 @@ static const char *at(const char *relative)
 /* The names in a directory, sorted, joined by spaces (static storage, reused). */
 static const char *list_dir(const char *directory)
 {
-	static char out[512];
+	static char out[4096];
 	struct dirent **names = NULL;
 	int n = scandir(directory, &names, NULL, alphasort);
 	out[0] = 0;
@@ -952,6 +953,111 @@ START_TEST(test_retention_keeps_headers)
 	ck_assert_int_eq(put_header(NAMESPACE, 2, &info), DIRAUTH_ERR_ROLLBACK);
 	put_snapshot(NAMESPACE, 5, NULL, 0, NULL);
 	buffer_free(&header);
+}
+END_TEST
+
+/* ---- diffs ---- */
+
+/* A diff of text to target from the body whose digest is base, written, measured and kept. */
+static int put_diff(uint64_t target, const uint8_t base[32], const char *text, struct store_body_info *info)
+{
+	struct store_body_writer *w = NULL;
+	ck_assert_int_eq(store_diff_begin(store, NAMESPACE, target, base, &w), 0);
+	ck_assert_int_eq(store_body_write(w, text, strlen(text)), 0);
+	ck_assert_int_eq(store_diff_measure(w, info), 0);
+	return store_diff_keep(w);
+}
+
+/* How many names of the namespace's body directory hold needle. */
+static size_t names_holding(const char *needle)
+{
+	size_t count = 0;
+	for (const char *p = list_dir(at("bodies/" NAMESPACE)); (p = strstr(p, needle)); p += strlen(needle))
+		count++;
+	return count;
+}
+
+/* The name of a diff file to target from base in the namespace's body directory (static). */
+static const char *diff_name(uint64_t target, const uint8_t base[32], const char *suffix)
+{
+	static char name[256];
+	char hex[65];
+	hex_encode(base, 32, hex);
+	snprintf(name, sizeof name, "bodies/" NAMESPACE "/%llu.from-%s.%s", (unsigned long long)target, hex,
+	         suffix);
+	return at(name);
+}
+
+START_TEST(test_diff_files)
+{
+	struct store_body_info b1, b2, d;
+	struct store_body_writer *w = NULL;
+	uint8_t unknown[32];
+	uint64_t size = 0;
+	int fd = -1;
+	memset(unknown, 0x5a, sizeof unknown);
+	put_snapshot(NAMESPACE, 1, NULL, 0, &b1);
+	put_snapshot(NAMESPACE, 2, NULL, 0, &b2);
+	put_snapshot(NAMESPACE, 3, NULL, 0, NULL);
+	const uint8_t *from1 = b1.sha256[ENCODING_IDENTITY], *from2 = b2.sha256[ENCODING_IDENTITY];
+
+	/* Kept while both bodies are; each encoding decodes to the diff written. */
+	ck_assert_int_eq(put_diff(3, from1, "the diff from 1 to 3\n", &d), 0);
+	ck_assert_uint_eq(d.size[ENCODING_IDENTITY], 21);
+	ck_assert_int_eq(put_diff(3, from2, "the diff from 2 to 3\n", &d), 0);
+	for (int e = 0; e < ENCODING_COUNT; e++) {
+		struct buffer decoded;
+		ck_assert_int_eq(
+		    store_diff_open(store, NAMESPACE, 3, from2, (enum content_encoding)e, &fd, &size), 0);
+		ck_assert_uint_eq(size, d.size[e]);
+		uint8_t data[256];
+		ck_assert_int_eq(read(fd, data, sizeof data), (ssize_t)size);
+		close(fd);
+		buffer_init(&decoded);
+		ck_assert_int_eq(compress_decode((enum content_encoding)e, data, size, 1024, &decoded), 0);
+		ck_assert_uint_eq(decoded.len, 21);
+		ck_assert_mem_eq(decoded.data, "the diff from 2 to 3\n", 21);
+		buffer_free(&decoded);
+	}
+	ck_assert_uint_eq(names_holding(".from-"), 2 * ENCODING_COUNT);
+
+	/* None from an unknown base or to another epoch; a discarded diff leaves no file; a diff from
+	 * a base or to a target not stored is not kept, and its parts go; keeping asks for a
+	 * measure first. */
+	ck_assert_int_eq(store_diff_open(store, NAMESPACE, 3, unknown, ENCODING_ZSTD, &fd, &size),
+	                 DIRAUTH_ERR_NOT_FOUND);
+	ck_assert_int_eq(store_diff_open(store, NAMESPACE, 2, from1, ENCODING_ZSTD, &fd, &size),
+	                 DIRAUTH_ERR_NOT_FOUND);
+	ck_assert_int_eq(store_diff_open(store, "../x", 3, from1, ENCODING_ZSTD, &fd, &size),
+	                 DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(store_diff_begin(store, NAMESPACE, 2, from1, &w), 0);
+	ck_assert_int_eq(store_body_write(w, "x", 1), 0);
+	ck_assert_int_eq(store_diff_measure(w, &d), 0);
+	store_body_discard(w);
+	ck_assert_int_eq(put_diff(3, unknown, "x", &d), DIRAUTH_ERR_STALE);
+	ck_assert_int_eq(put_diff(9, from1, "x", &d), DIRAUTH_ERR_STALE);
+	ck_assert_int_eq(store_diff_begin(store, NAMESPACE, 2, from1, &w), 0);
+	ck_assert_int_eq(store_diff_keep(w), DIRAUTH_ERR_SYNTAX);
+	ck_assert_uint_eq(names_holding(".from-"), 2 * ENCODING_COUNT);
+	ck_assert_uint_eq(names_holding(".part"), 0);
+
+	/* At open: a diff's parts, and a diff whose base is no stored body, are removed. */
+	test_write_file(diff_name(2, from1, "zstd.part"), "x", 1, 0600);
+	test_write_file(diff_name(3, unknown, "gzip"), "x", 1, 0600);
+	reopen(0, 0);
+	ck_assert_uint_eq(names_holding(".from-"), 2 * ENCODING_COUNT);
+	ck_assert_uint_eq(names_holding(".part"), 0);
+
+	/* Retention removes the diffs from a body it removes, and those to it. */
+	ck_assert_int_eq(store_retain(store, NAMESPACE, 2), 0);
+	ck_assert_int_eq(store_diff_open(store, NAMESPACE, 3, from1, ENCODING_ZSTD, &fd, &size),
+	                 DIRAUTH_ERR_NOT_FOUND);
+	ck_assert(access(diff_name(3, from1, "identity"), F_OK) != 0);
+	ck_assert_int_eq(store_diff_open(store, NAMESPACE, 3, from2, ENCODING_ZSTD, &fd, &size), 0);
+	close(fd);
+	ck_assert_int_eq(store_retain(store, NAMESPACE, 4), 0);
+	ck_assert_uint_eq(names_holding(".from-"), 0);
+	ck_assert_str_eq(list_dir(at("bodies/" NAMESPACE)), "");
 }
 END_TEST
 
@@ -2151,6 +2257,7 @@ int main(void)
 	                        test_body_files,
 	                        test_orphan_bodies_tidied_at_open,
 	                        test_retention_keeps_headers,
+	                        test_diff_files,
 	                        test_stamps,
 	                        test_stamps_keep_every_view_within_the_bounds,
 	                        test_seal_fixes_view,

@@ -163,10 +163,14 @@ static inline void fixture_restart_serving(struct fixture *f)
 }
 
 /* The second half of fixture_open_with: the configuration text (for f->port, with data_dir
- * "data", signer_socket "signer/signer.sock" and the file clock "clock") parsed, then the store,
- * the scheduler and the HTTP server started. */
+ * "data", signer_socket "signer/signer.sock" and the file clock "clock") parsed, and kept as
+ * <dir>/dirauthd.yaml for a process the test starts over the same store, then the store, the
+ * scheduler and the HTTP server started. */
 static inline void fixture_start(struct fixture *f, size_t map_size, const char *text)
 {
+	char config_path[1024];
+	snprintf(config_path, sizeof config_path, "%s/dirauthd.yaml", f->dir);
+	test_write_file(config_path, text, strlen(text), 0600);
 	struct settings_error error;
 	ck_assert_msg(config_parse((const uint8_t *)text, strlen(text), f->dir, &f->config, &error) == 0,
 	              "%zu: %s", error.line, error.message);

@@ -1,0 +1,318 @@
+/*
+ * diffs.c: the builder of each published body's diffs from the older bodies kept (diffs.h).
+ *
+ * One thread waits for requests. A request sets its namespace's pending epoch (an older pending
+ * one is dropped); the thread takes the pending epochs one namespace after another, round robin,
+ * so a busy namespace cannot starve another. For an epoch it reads the target body once and then,
+ * base by base from the newest, reads the base body, builds the diff (snapshot_diff_build), writes
+ * it through the store's diff writer (compressed on the way, part files fsynced), measures it, and
+ * keeps it (renamed) only when it is worth offering. A crash anywhere leaves part files, which the
+ * store's next open removes, and never a final name over a partial diff; the next start asks again
+ * for the latest epoch's diffs.
+ *
+ * Why a thread and not the scheduler's idle time: the scheduler's thread runs the round, whose
+ * steps have deadlines; a diff of a large body takes about as long as compressing it, and no
+ * deadline should wait for it. The thread only reads stored bodies and writes diff files, which
+ * no other step touches, under the store's own rule against retention (store_diff_keep).
+ */
+#include "server/publish/diffs.h"
+
+#include "base/buffer.h"
+#include "base/error.h"
+#include "compress/compress.h"
+#include "faults/faults.h"
+#include "logline/logline.h"
+#include "schema/snapshot.h"
+#include "schema/snapshot_diff.h"
+#include "server/publish/vote.h"
+#include "server/store/snapshots.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct publish_diffs {
+	struct publish_diffs_options o;
+	pthread_t thread;
+	pthread_mutex_t lock; /* guards everything below */
+	pthread_cond_t changed;
+	bool stopping;
+	bool busy; /* an epoch is being built */
+	bool pending[CONFIG_MAX_NAMESPACES];
+	uint64_t pending_epoch[CONFIG_MAX_NAMESPACES];
+	size_t next; /* the namespace the round robin looks at first */
+	struct publish_diffs_statistics statistics;
+};
+
+/* What one epoch's diffs came to, for its log line. */
+struct epoch_outcome {
+	size_t built, held, not_offered, failed, stale;
+	int first_error;
+	uint64_t first_error_base;
+};
+
+static bool stopping(struct publish_diffs *d)
+{
+	pthread_mutex_lock(&d->lock);
+	bool stop = d->stopping;
+	pthread_mutex_unlock(&d->lock);
+	return stop;
+}
+
+/* Writes diff to the store as the diff to target's body from base_digest, and keeps it if it is
+ * worth offering against the target's zstd body of target_zstd bytes. Returns 0 kept, 1 not worth
+ * offering (dropped), or an error (DIRAUTH_ERR_STALE: the base or the target was removed
+ * meanwhile). */
+static int diff_store(struct publish_diffs *d, const char *name, uint64_t target,
+                      const uint8_t base_digest[32], const struct buffer *diff, uint64_t target_zstd)
+{
+	struct store_body_writer *writer = NULL;
+	struct store_body_info measured;
+	int rc = store_diff_begin(d->o.store, name, target, base_digest, &writer);
+	if (rc)
+		return rc;
+	if ((rc = store_body_write(writer, diff->data, diff->len)) == 0)
+		rc = store_diff_measure(writer, &measured);
+	/* The diff is written and synced under its part names, not yet offered. */
+	fault_point("diffs-measured");
+	if (rc == 0 &&
+	    !snapshot_diff_worth_offering((size_t)measured.size[ENCODING_ZSTD], (size_t)target_zstd))
+		rc = 1;
+	if (rc) {
+		store_body_discard(writer);
+		return rc;
+	}
+	return store_diff_keep(writer);
+}
+
+/* Builds the diffs to namespace i's body of target from each base within diffs.bases. */
+static void epoch_build(struct publish_diffs *d, size_t i, uint64_t target, struct epoch_outcome *out)
+{
+	const struct config *config = d->o.config;
+	const struct config_namespace *ns = &config->namespaces[i];
+	const struct snapshot_body_limits limits = {config->bounds.records_per_snapshot,
+	                                            config_max_health(config), ns->max_revocations};
+	struct snapshot_header target_header, base_header;
+	struct store_body_info target_info, base_info;
+	struct buffer target_body, base_body, note, diff;
+	buffer_init(&target_body);
+	buffer_init(&base_body);
+	buffer_init(&note);
+	buffer_init(&diff);
+	memset(out, 0, sizeof *out);
+	bool target_read = false;
+	int rc = store_snapshot_get(d->o.store, ns->name, target, &note, &target_info);
+	for (uint64_t back = 1; rc == 0 && back <= config->diffs.bases && back <= target; back++) {
+		uint64_t base = target - back;
+		if (stopping(d))
+			break;
+		int fd;
+		uint64_t size;
+		int found = store_snapshot_get(d->o.store, ns->name, base, &note, &base_info);
+		if (found == DIRAUTH_ERR_NOT_FOUND || found == DIRAUTH_ERR_STALE)
+			continue; /* never published here, or past the retention window */
+		if (found == 0 &&
+		    store_diff_open(d->o.store, ns->name, target, base_info.sha256[ENCODING_IDENTITY],
+		                    ENCODING_IDENTITY, &fd, &size) == 0) {
+			close(fd);
+			out->held++;
+			continue;
+		}
+		/* The target is read once, when a first diff is to be built. */
+		int step = found;
+		if (step == 0 && !target_read) {
+			step = publish_stored_body_read(config, d->o.store, ns->name, target, &target_header,
+			                                &target_body);
+			target_read = step == 0;
+			if (step) {
+				rc = step; /* no diff to a target that cannot be read */
+				base = target;
+			}
+		}
+		buffer_reset(&base_body);
+		buffer_reset(&diff);
+		if (step == 0)
+			step = publish_stored_body_read(config, d->o.store, ns->name, base, &base_header,
+			                                &base_body);
+		if (step == 0)
+			step = snapshot_diff_build(base_body.data, base_body.len, target_body.data,
+			                           target_body.len, &limits, &diff);
+		if (step == 0)
+			step = diff_store(d, ns->name, target, base_info.sha256[ENCODING_IDENTITY], &diff,
+			                  target_info.size[ENCODING_ZSTD]);
+		if (step == 0) {
+			out->built++;
+		} else if (step == 1) {
+			out->not_offered++;
+		} else if (step == DIRAUTH_ERR_STALE) {
+			out->stale++; /* retention removed the base meanwhile: nothing to offer */
+		} else {
+			out->failed++;
+			if (!out->first_error) {
+				out->first_error = step;
+				out->first_error_base = base;
+			}
+		}
+	}
+	if (rc && rc != DIRAUTH_ERR_NOT_FOUND && rc != DIRAUTH_ERR_STALE && !out->first_error) {
+		out->failed++;
+		out->first_error = rc;
+		out->first_error_base = target;
+	}
+	buffer_free(&target_body);
+	buffer_free(&base_body);
+	buffer_free(&note);
+	buffer_free(&diff);
+}
+
+static void epoch_log(struct publish_diffs *d, size_t i, uint64_t target, const struct epoch_outcome *e)
+{
+	const char *name = d->o.config->namespaces[i].name;
+	FILE *log = d->o.log ? d->o.log : stderr;
+	if (e->failed)
+		logline_write(log, "dirauthd", target, name,
+		              "diffs of epoch %llu: %zu built, %zu held already, %zu not worth offering, %zu "
+		              "failed (first: from epoch %llu: %s)",
+		              (unsigned long long)target, e->built, e->held, e->not_offered, e->failed,
+		              (unsigned long long)e->first_error_base, dirauth_strerror(e->first_error));
+	else if (e->built || e->not_offered)
+		logline_write(
+		    log, "dirauthd", target, name,
+		    "diffs of epoch %llu: %zu built, %zu held already, %zu not worth offering (over "
+		    "%d%% of the zstd body)",
+		    (unsigned long long)target, e->built, e->held, e->not_offered,
+		    SNAPSHOT_DIFF_OFFER_PERCENT);
+}
+
+static void *builder_run(void *context)
+{
+	struct publish_diffs *d = context;
+	size_t count = d->o.config->namespace_count;
+	pthread_mutex_lock(&d->lock);
+	for (;;) {
+		size_t chosen = count;
+		for (size_t k = 0; k < count && chosen == count; k++)
+			if (d->pending[(d->next + k) % count])
+				chosen = (d->next + k) % count;
+		if (d->stopping)
+			break;
+		if (chosen == count) {
+			pthread_cond_wait(&d->changed, &d->lock);
+			continue;
+		}
+		uint64_t epoch = d->pending_epoch[chosen];
+		d->pending[chosen] = false;
+		d->next = (chosen + 1) % count;
+		d->busy = true;
+		pthread_mutex_unlock(&d->lock);
+
+		struct epoch_outcome outcome;
+		epoch_build(d, chosen, epoch, &outcome);
+		epoch_log(d, chosen, epoch, &outcome);
+
+		pthread_mutex_lock(&d->lock);
+		d->busy = false;
+		d->statistics.built += outcome.built;
+		d->statistics.held += outcome.held;
+		d->statistics.not_offered += outcome.not_offered;
+		d->statistics.failed += outcome.failed;
+		d->statistics.epochs++;
+		pthread_cond_broadcast(&d->changed);
+	}
+	d->busy = false;
+	pthread_cond_broadcast(&d->changed);
+	pthread_mutex_unlock(&d->lock);
+	return NULL;
+}
+
+int publish_diffs_start(const struct publish_diffs_options *options, struct publish_diffs **out)
+{
+	*out = NULL;
+	if (options->config->diffs.bases == 0)
+		return 0;
+	struct publish_diffs *d = calloc(1, sizeof *d);
+	if (!d)
+		return DIRAUTH_ERR_NOMEM;
+	d->o = *options;
+	if (pthread_mutex_init(&d->lock, NULL) != 0) {
+		free(d);
+		return DIRAUTH_ERR_INTERNAL;
+	}
+	if (pthread_cond_init(&d->changed, NULL) != 0) {
+		pthread_mutex_destroy(&d->lock);
+		free(d);
+		return DIRAUTH_ERR_INTERNAL;
+	}
+	/* What a stop or a crash may have left unbuilt. */
+	for (size_t i = 0; i < options->config->namespace_count; i++) {
+		uint64_t latest;
+		if (store_snapshot_latest(options->store, options->config->namespaces[i].name, &latest) ==
+		    0) {
+			d->pending[i] = true;
+			d->pending_epoch[i] = latest;
+		}
+	}
+	if (pthread_create(&d->thread, NULL, builder_run, d) != 0) {
+		pthread_cond_destroy(&d->changed);
+		pthread_mutex_destroy(&d->lock);
+		free(d);
+		return DIRAUTH_ERR_INTERNAL;
+	}
+	*out = d;
+	return 0;
+}
+
+void publish_diffs_request(struct publish_diffs *d, size_t namespace_index, uint64_t epoch)
+{
+	if (!d || namespace_index >= d->o.config->namespace_count)
+		return;
+	pthread_mutex_lock(&d->lock);
+	if (d->pending[namespace_index] && d->pending_epoch[namespace_index] != epoch)
+		d->statistics.dropped++;
+	d->pending[namespace_index] = true;
+	d->pending_epoch[namespace_index] = epoch;
+	pthread_cond_broadcast(&d->changed);
+	pthread_mutex_unlock(&d->lock);
+}
+
+void publish_diffs_wait_idle(struct publish_diffs *d)
+{
+	if (!d)
+		return;
+	pthread_mutex_lock(&d->lock);
+	for (;;) {
+		bool pending = false;
+		for (size_t i = 0; i < d->o.config->namespace_count; i++)
+			pending = pending || d->pending[i];
+		if (d->stopping || (!pending && !d->busy))
+			break;
+		pthread_cond_wait(&d->changed, &d->lock);
+	}
+	pthread_mutex_unlock(&d->lock);
+}
+
+void publish_diffs_statistics(struct publish_diffs *d, struct publish_diffs_statistics *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!d)
+		return;
+	pthread_mutex_lock(&d->lock);
+	*out = d->statistics;
+	pthread_mutex_unlock(&d->lock);
+}
+
+void publish_diffs_stop(struct publish_diffs *d)
+{
+	if (!d)
+		return;
+	pthread_mutex_lock(&d->lock);
+	d->stopping = true;
+	pthread_cond_broadcast(&d->changed);
+	pthread_mutex_unlock(&d->lock);
+	pthread_join(d->thread, NULL);
+	pthread_cond_destroy(&d->changed);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+}
