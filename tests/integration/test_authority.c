@@ -790,6 +790,12 @@ START_TEST(test_diff_follows_publication)
 		ck_assert_int_eq(post_registration(&a, &note, NULL), 202);
 		buffer_free(&note);
 	}
+	/* A mirror holding the first snapshot. */
+	char bundle_path[4096], mirror[4096], mirrored[4200];
+	snprintf(bundle_path, sizeof bundle_path, "%s/trust-bundle.txt", a.run.dir);
+	snprintf(mirror, sizeof mirror, "%s/mirror", a.run.dir);
+	write_trust_bundle(&a, bundle_path);
+	ck_assert_int_eq(run_fetch(&a, bundle_path, mirror), 0);
 	launcher_set_clock(&a.run, (first + 1) * EPOCH_LENGTH);
 	wait_for_snapshot(&a, first + 1, &header, &header_note);
 	buffer_free(&header_note);
@@ -824,6 +830,15 @@ START_TEST(test_diff_follows_publication)
 	ck_assert_mem_eq(rebuilt.data, new_body.data, rebuilt.len);
 	ck_assert_int_eq(snapshot_body_verify(&new_header, rebuilt.data, rebuilt.len, 1000), 0);
 	wait_for_log(a.run.log_path, "diffs of epoch");
+	/* The mirror takes the second body as the diff from the first, and holds it byte for byte. */
+	ck_assert_int_eq(run_fetch(&a, bundle_path, mirror), 0);
+	wait_for_log(a.run.log_path, "body: rebuilt from a diff of");
+	snprintf(mirrored, sizeof mirrored, "%s/mix/%llu.body", mirror, (unsigned long long)(first + 1));
+	size_t mirrored_len = 0;
+	uint8_t *mirrored_body = test_read_file(mirrored, &mirrored_len);
+	ck_assert_uint_eq(mirrored_len, new_body.len);
+	ck_assert_mem_eq(mirrored_body, new_body.data, new_body.len);
+	free(mirrored_body);
 	buffer_free(&response.body);
 	buffer_free(&diff);
 	buffer_free(&rebuilt);
