@@ -569,6 +569,23 @@ int store_diff_keep(struct store_body_writer *w)
 	return rc;
 }
 
+/* Opens path read-only, not following a link, when it is a regular file: *fd and *size (its
+ * length). Returns 0, missing when there is no such file, DIRAUTH_ERR_IO otherwise. */
+static int open_regular_file(const char *path, int missing, int *fd, uint64_t *size)
+{
+	int file = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (file < 0)
+		return errno == ENOENT ? missing : DIRAUTH_ERR_IO;
+	struct stat st;
+	if (fstat(file, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(file);
+		return DIRAUTH_ERR_IO;
+	}
+	*fd = file;
+	*size = (uint64_t)st.st_size;
+	return 0;
+}
+
 int store_diff_open(struct store *store, const char *namespace_name, uint64_t epoch,
                     const uint8_t base_sha256[32], enum content_encoding encoding, int *fd, uint64_t *size)
 {
@@ -584,17 +601,7 @@ int store_diff_open(struct store *store, const char *namespace_name, uint64_t ep
 	body_stem(epoch, base_sha256, stem);
 	if ((rc = stem_path(store, namespace_name, stem, encoding, false, path, sizeof path)))
 		return rc;
-	int file = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (file < 0)
-		return errno == ENOENT ? DIRAUTH_ERR_NOT_FOUND : DIRAUTH_ERR_IO;
-	struct stat st;
-	if (fstat(file, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(file);
-		return DIRAUTH_ERR_IO;
-	}
-	*fd = file;
-	*size = (uint64_t)st.st_size;
-	return 0;
+	return open_regular_file(path, DIRAUTH_ERR_NOT_FOUND, fd, size);
 }
 
 /* ---- snapshots ---- */
@@ -757,20 +764,13 @@ int store_body_open(struct store *store, const char *namespace_name, uint64_t ep
 		return rc;
 	if ((rc = body_path(store, namespace_name, epoch, encoding, false, path, sizeof path)))
 		return rc;
-	int file = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (file < 0)
-		return errno == ENOENT ? DIRAUTH_ERR_STALE : DIRAUTH_ERR_IO;
-	struct stat st;
-	if (fstat(file, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(file);
-		return DIRAUTH_ERR_IO;
-	}
-	if ((uint64_t)st.st_size != info.size[encoding]) {
-		close(file);
+	if ((rc = open_regular_file(path, DIRAUTH_ERR_STALE, fd, size)) != 0)
+		return rc;
+	if (*size != info.size[encoding]) {
+		close(*fd);
+		*fd = -1;
 		return DIRAUTH_ERR_MISMATCH;
 	}
-	*fd = file;
-	*size = info.size[encoding];
 	return 0;
 }
 
