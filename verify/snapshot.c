@@ -235,6 +235,26 @@ static void body_limits(const struct trust_bundle *bundle, struct snapshot_body_
 	out->max_revocations = out->max_health;
 }
 
+/* What is judged of a body or a diff as served, before it is decoded: an encoding this verifier
+ * reads, and no more bytes than the bundle's max-body-compressed. what is "body" or "diff". */
+static int check_served(const struct trust_bundle *bundle, const char *what, const char *encoding_text,
+                        size_t len, enum content_encoding *encoding, char *detail, size_t detail_cap)
+{
+	int rc = parse_encoding(encoding_text, encoding);
+	if (rc != 0) {
+		verify_detail_set(detail, detail_cap, "%s: unsupported content encoding '%.32s'", what,
+		                  encoding_text);
+		return rc;
+	}
+	if (len > bundle->max_body_compressed) {
+		verify_detail_set(detail, detail_cap,
+		                  "%s: %zu bytes as served, larger than the trust bundle's bound of %" PRIu64,
+		                  what, len, bundle->max_body_compressed);
+		return DIRAUTH_ERR_BOUNDS;
+	}
+	return 0;
+}
+
 /* The checks of a decoded body against its verified header (verify_snapshot_body's last step). */
 static int verify_decoded_body(const struct trust_bundle *bundle, const struct snapshot_header *header,
                                const struct buffer *body, char *detail, size_t detail_cap)
@@ -270,19 +290,8 @@ int verify_snapshot_body(const struct trust_bundle *bundle, const struct snapsho
 
 	verify_detail_clear(detail, detail_cap);
 	buffer_reset(body);
-	rc = parse_encoding(encoding_text, &encoding);
-	if (rc != 0) {
-		verify_detail_set(detail, detail_cap, "body: unsupported content encoding '%.32s'",
-		                  encoding_text);
+	if ((rc = check_served(bundle, "body", encoding_text, len, &encoding, detail, detail_cap)) != 0)
 		return rc;
-	}
-	if (len > bundle->max_body_compressed) {
-		verify_detail_set(
-		    detail, detail_cap,
-		    "body: %zu bytes as served, larger than the trust bundle's bound of %" PRIu64, len,
-		    bundle->max_body_compressed);
-		return DIRAUTH_ERR_BOUNDS;
-	}
 	/* The header's body-size is signed, so it is the exact output bound while inflating. */
 	rc = compress_decode(encoding, data, len,
 	                     header->body_size > SIZE_MAX ? SIZE_MAX : (size_t)header->body_size, body);
@@ -313,18 +322,8 @@ int verify_snapshot_diff(const struct trust_bundle *bundle, const struct snapsho
 
 	verify_detail_clear(detail, detail_cap);
 	buffer_reset(body);
-	if ((rc = parse_encoding(encoding_text, &encoding)) != 0) {
-		verify_detail_set(detail, detail_cap, "diff: unsupported content encoding '%.32s'",
-		                  encoding_text);
+	if ((rc = check_served(bundle, "diff", encoding_text, len, &encoding, detail, detail_cap)) != 0)
 		return rc;
-	}
-	if (len > bundle->max_body_compressed) {
-		verify_detail_set(
-		    detail, detail_cap,
-		    "diff: %zu bytes as served, larger than the trust bundle's bound of %" PRIu64, len,
-		    bundle->max_body_compressed);
-		return DIRAUTH_ERR_BOUNDS;
-	}
 	buffer_init(&diff);
 	buffer_init(&rebuilt);
 	/* A diff is offered only when it is a share of the body it rebuilds: its head aside, never
