@@ -397,8 +397,12 @@ static int direction_read(struct faultproxy *p, struct direction *d, int fd, str
 	ssize_t n = recv(fd, d->data + d->len, room < allowance ? room : allowance, 0);
 	if (n > 0) {
 		uint64_t due = now + hold->delay_ms + extra_ms + bucket_spend(bucket, shaping, (size_t)n);
-		if (hold->jitter_ms > 0)
-			due += random_next(&p->jitter_state) % ((uint64_t)hold->jitter_ms + 1);
+		if (hold->jitter_ms > 0) {
+			uint64_t draw = random_next(&p->jitter_state) % ((uint64_t)hold->jitter_ms + 1);
+			due += draw;
+			p->local.jitter_draws++;
+			p->local.jitter_drawn_ms += draw;
+		}
 		direction_append(d, (size_t)n, due, now);
 		return 1;
 	}

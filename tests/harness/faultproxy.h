@@ -112,6 +112,8 @@ struct faultproxy_counters {
 	uint64_t tls_clients;     /* forwarded connections whose client's first byte opened a TLS
 	                             handshake record (0x16): what they carried was TLS */
 	uint64_t open;            /* connections open now */
+	uint64_t jitter_draws;    /* chunks given a jitter draw */
+	uint64_t jitter_drawn_ms; /* the sum of those draws: a run with the same seed draws the same */
 };
 
 struct faultproxy;
