@@ -331,6 +331,75 @@ START_TEST(test_kept_proofs_follow_the_checkpoint)
 }
 END_TEST
 
+static struct answer_cache_statistics kept_now(struct fixture *f)
+{
+	struct answer_cache_statistics statistics;
+	answer_cache_statistics(f->http->log_answers, &statistics);
+	return statistics;
+}
+
+/* The kept answers stay within http.log_cache_bytes, the least recently used dropped first, and
+ * with 0 none is kept while every answer is still made. */
+START_TEST(test_kept_answers_are_bounded)
+{
+	struct fixture f;
+	struct buffer bytes;
+	buffer_init(&bytes);
+	fixture_open_with(&f, 0, "http: { threads: 2, log_cache_bytes: 5000 }");
+	for (uint64_t e = FIRST_EPOCH; e < FIRST_EPOCH + 10; e++)
+		fixture_publish_epoch(&f, e);
+	fixture_catch_up(&f, 10);
+
+	/* Proof files of about 2 KB each, counted with their key, their tag (the checkpoint note)
+	 * and ANSWER_CACHE_ENTRY_OVERHEAD: two fit in 5,000 bytes, three do not. */
+	get_bytes(&f, "/v1/mix/log/proof/11", &bytes);
+	struct answer_cache_statistics one = kept_now(&f);
+	ck_assert_uint_eq(one.entries, 1);
+	ck_assert_uint_gt(one.bytes, bytes.len + ANSWER_CACHE_ENTRY_OVERHEAD);
+	ck_assert_uint_le(2 * one.bytes + 200, 5000);
+	ck_assert_uint_gt(3 * (one.bytes - 200), 5000);
+	get_bytes(&f, "/v1/mix/log/proof/12", &bytes);
+	get_bytes(&f, "/v1/mix/log/proof/11", &bytes); /* a hit: 11 is now the most recent */
+	struct answer_cache_statistics before = kept_now(&f);
+	ck_assert_uint_eq(before.entries, 2);
+	get_bytes(&f, "/v1/mix/log/proof/13", &bytes); /* drops 12, the least recently used */
+	struct answer_cache_statistics after = kept_now(&f);
+	ck_assert_uint_eq(after.entries, 2);
+	ck_assert_uint_le(after.bytes, 5000);
+	ck_assert_uint_eq(after.evictions, before.evictions + 1);
+	get_bytes(&f, "/v1/mix/log/proof/11", &bytes);
+	ck_assert_uint_eq(kept_now(&f).hits, after.hits + 1);
+	get_bytes(&f, "/v1/mix/log/proof/12", &bytes);
+	ck_assert_uint_eq(kept_now(&f).hits, after.hits + 1);
+	ck_assert_uint_eq(kept_now(&f).misses, after.misses + 1);
+	/* A bundle of 4,120 bytes takes the room of both. */
+	get_bytes(&f, "/v1/mix/log/tile/entries/000.p/10", &bytes);
+	ck_assert_uint_eq(bytes.len, 4120);
+	ck_assert_uint_eq(kept_now(&f).entries, 1);
+	ck_assert_uint_le(kept_now(&f).bytes, 5000);
+	ck_assert_uint_eq(kept_now(&f).evictions, after.evictions + 3);
+	fixture_close(&f);
+
+	/* With 0, nothing is kept and the answers are those made each time. */
+	fixture_open_with(&f, 0, "http: { threads: 2, log_cache_bytes: 0 }");
+	for (uint64_t e = FIRST_EPOCH; e < FIRST_EPOCH + 10; e++)
+		fixture_publish_epoch(&f, e);
+	fixture_catch_up(&f, 10);
+	struct buffer again;
+	buffer_init(&again);
+	get_bytes(&f, "/v1/mix/log/proof/11", &bytes);
+	get_bytes(&f, "/v1/mix/log/proof/11", &again);
+	ck_assert_uint_eq(again.len, bytes.len);
+	ck_assert_mem_eq(again.data, bytes.data, bytes.len);
+	get_bytes(&f, "/v1/mix/log/tile/0/000.p/10", &bytes);
+	ck_assert_uint_eq(kept_now(&f).entries, 0);
+	ck_assert_uint_eq(kept_now(&f).hits, 0);
+	buffer_free(&again);
+	buffer_free(&bytes);
+	fixture_close(&f);
+}
+END_TEST
+
 /* GETs a consistency proof and parses it. */
 static size_t get_consistency(struct fixture *f, const char *path, merkle_hash proof[MERKLE_MAX_PROOF])
 {
@@ -487,6 +556,7 @@ static Suite *proof_routes_suite(void)
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_inclusion_proofs_over_http);
 	tcase_add_test(tc, test_kept_proofs_follow_the_checkpoint);
+	tcase_add_test(tc, test_kept_answers_are_bounded);
 	tcase_add_test(tc, test_consistency_proofs_over_http);
 	tcase_add_test(tc, test_consistency_text);
 	suite_add_tcase(suite, tc);
