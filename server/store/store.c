@@ -128,6 +128,7 @@ int store_open(const struct store_options *options, struct store **out)
 	for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++)
 		count += tables[i](store, databases + count);
 	pthread_mutex_init(&store->keys_lock, NULL);
+	atomic_init(&store->log_generation, 0);
 	rc = store_engine_open(&engine_options, databases, count, &store->meta, &store->engine);
 	if (rc)
 		goto fail;
