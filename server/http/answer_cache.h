@@ -12,10 +12,11 @@
  * users; nothing is copied).
  *
  * An entry is found by its key (the namespace's index and the path below the log's prefix) and
- * may carry a tag: bytes the answer was made from that can change while the path stays (the
- * checkpoint note an inclusion proof file carries). A lookup with a tag finds an entry only when
- * the tags are equal, so an answer is never served after what it was made from has changed; the
- * entry made from the new bytes replaces it.
+ * may carry a tag: bytes naming the state the answer was made from, where that state can change
+ * while the path stays (a proof file carries the checkpoint note served when it was made: its
+ * tag is the store's log generation, which moves whenever a checkpoint note is stored). A lookup
+ * with a tag finds an entry only when the tags are equal, so an answer is never served after what
+ * it was made from has changed; the entry made from the new state replaces it.
  *
  * Bounded in entries (max_entries) and in bytes (max_bytes: each entry counts its body, its key,
  * its tag and ANSWER_CACHE_ENTRY_OVERHEAD for its bookkeeping and its response's headers). When

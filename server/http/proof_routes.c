@@ -17,10 +17,10 @@
  *
  * Each answer made is kept (answer_cache.h, bounded by http.log_cache_bytes) and queued again for
  * the next request of its path: a consistency proof as it is, a proof file tagged with the
- * checkpoint note it carries, so that a request finds it only while that note is still the one
- * it would carry (a new checkpoint, or one more cosignature, makes the file anew). A kept proof
- * file costs one read of the checkpoint note instead of a dozen read transactions, note parsing
- * and base64.
+ * store's log generation (store_log_generation), so that a request finds it only while no
+ * checkpoint note was stored or published since it was made (a new checkpoint, or one more
+ * cosignature, makes the file anew). A kept answer costs a lookup instead of a dozen read
+ * transactions, note parsing and base64.
  */
 #include "server/http/routes.h"
 
@@ -74,6 +74,13 @@ static size_t answer_key(const struct http_request *request, const char *word, c
 	return len;
 }
 
+/* The store's log generation as a kept answer's tag. */
+static void put_generation(uint8_t tag[8], uint64_t generation)
+{
+	for (size_t i = 0; i < 8; i++)
+		tag[i] = (uint8_t)(generation >> (8 * i));
+}
+
 static enum MHD_Result answer(struct http_request *request, const char *cache, struct buffer *body)
 {
 	return respond_queue_and_destroy(request->connection, MHD_HTTP_OK,
@@ -124,11 +131,24 @@ enum MHD_Result http_serve_log_proof(struct http_request *request)
 		return respond_error(request->connection, request->route, API_ERROR_LOG_PROOF_MALFORMED,
 		                     "The tree size is not a canonical decimal of at least 1.");
 
+	/* A kept file is tagged with the store's log generation read before its checkpoint note
+	 * was: while the generation stays, no checkpoint note was stored or published since, so the
+	 * note the file carries is still the one it would carry (a request that finds the file reads
+	 * nothing from the store). */
+	struct store *store = request->server->options.store;
+	uint8_t tag[8];
+	put_generation(tag, store_log_generation(store));
+	char key[ANSWER_CACHE_KEY_MAX];
+	size_t key_len = answer_key(request, "proof", key);
+	struct answer_cache *kept = request->server->log_answers;
+	enum MHD_Result result;
+	if (answer_cache_queue(kept, request->connection, request->namespace_index, key, key_len, tag,
+	                       sizeof tag, &result))
+		return result;
+
 	/* The checkpoint note the file carries: the one the log route serves (log_routes.c: the
 	 * published one, cosigned by k authorities once several cosign), which a client can fetch
-	 * beside it, or the one stored for the size asked. It is also the tag the file is kept by, so
-	 * a kept file is served only while that note is the one it would carry. */
-	struct store *store = request->server->options.store;
+	 * beside it, or the one stored for the size asked. */
 	struct buffer note;
 	buffer_init(&note);
 	int rc;
@@ -149,15 +169,6 @@ enum MHD_Result http_serve_log_proof(struct http_request *request)
 		buffer_free(&note);
 		return answer_proof_unkept(request, epoch, size);
 	}
-	char key[ANSWER_CACHE_KEY_MAX];
-	size_t key_len = answer_key(request, "proof", key);
-	struct answer_cache *kept = request->server->log_answers;
-	enum MHD_Result result;
-	if (answer_cache_queue(kept, request->connection, request->namespace_index, key, key_len, note.data,
-	                       note.len, &result)) {
-		buffer_free(&note);
-		return result;
-	}
 
 	struct buffer file;
 	enum translog_proof_miss miss = TRANSLOG_PROOF_MISS_NONE;
@@ -174,7 +185,7 @@ enum MHD_Result http_serve_log_proof(struct http_request *request)
 	} else {
 		size_t file_len = file.len;
 		result = answer_cache_keep_and_queue(
-		    kept, request->connection, request->namespace_index, key, key_len, note.data, note.len,
+		    kept, request->connection, request->namespace_index, key, key_len, tag, sizeof tag,
 		    respond_response_taking(
 		        &file, "text/plain; charset=utf-8",
 		        http_namespace_cache_control(request, HTTP_CACHE_LATEST_CHECKPOINT)),
