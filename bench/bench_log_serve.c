@@ -25,6 +25,8 @@
  *      of random old sizes) P paths are fetched once and checked, written to the same paths under
  *      a temporary nginx's root, and wrk runs a script cycling through those paths against dirauthd
  *      and then against nginx for S seconds each. Any socket error or non-2xx answer fails the run.
+ *      dirauthd runs as many HTTP threads as the machine has online cores (--threads), as nginx
+ *      runs worker_processes auto: the same number of event loops on each side.
  * It prints a table of figure, value, anchor and ratio with the load average at each figure.
  * Exit status 0 on success, 1 on a failure, 2 for a bad option, 77 when wrk is not installed.
  */
@@ -68,6 +70,7 @@ struct options {
 	size_t paths;
 	unsigned connections;
 	unsigned wrk_threads;
+	unsigned threads; /* dirauthd's http.threads */
 	unsigned seconds;
 	double proof_seconds;
 	unsigned anchor_seconds;
@@ -101,6 +104,8 @@ static void usage(FILE *out)
 	    "  --paths P           distinct random paths per served target (default 1000)\n"
 	    "  --connections C     wrk connections, kept alive (default 32)\n"
 	    "  --wrk-threads T     wrk threads (default 2)\n"
+	    "  --threads N         dirauthd's http.threads (default: the online cores, as nginx's\n"
+	    "                      worker_processes auto)\n"
 	    "  --seconds S         wrk duration per target and server (default 5)\n"
 	    "  --proof-seconds S   duration of each in-process proof figure (default 2)\n"
 	    "  --dirauthd PATH     the dirauthd binary (default: ../server/dirauthd next to this program)\n"
@@ -124,6 +129,7 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 	    HARNESS_OPTION_COUNT("--paths", &o->paths, 1, 100000),
 	    HARNESS_OPTION_UNSIGNED("--connections", &o->connections, 1, 1000),
 	    HARNESS_OPTION_UNSIGNED("--wrk-threads", &o->wrk_threads, 1, 64),
+	    HARNESS_OPTION_UNSIGNED("--threads", &o->threads, 1, 256),
 	    HARNESS_OPTION_UNSIGNED("--seconds", &o->seconds, 1, 3600),
 	    HARNESS_OPTION_UNSIGNED("--anchor-seconds", &o->anchor_seconds, 1, 60),
 	    HARNESS_OPTION_SECONDS("--proof-seconds", &o->proof_seconds),
@@ -134,6 +140,9 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 	o->paths = 1000;
 	o->connections = 32;
 	o->wrk_threads = 2;
+	/* One event loop per core on each side: nginx runs worker_processes auto. */
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	o->threads = cores < 1 ? 1 : cores > 256 ? 256 : (unsigned)cores;
 	o->seconds = 5;
 	o->proof_seconds = 2;
 	o->anchor_seconds = 2;
@@ -538,8 +547,9 @@ static void print_figures(const struct options *o, uint64_t size, const char *fi
 		       f->anchor > 0 ? f->rate / f->anchor : 0, f->load);
 	}
 	printf("\nserving: wrk -t %u -c %u -d %us (keep-alive), %zu random paths per target, the same "
-	       "paths and bytes for both, client on the same machine\n",
-	       o->wrk_threads, o->connections, o->seconds, o->paths);
+	       "paths and bytes for both, client on the same machine; dirauthd with %u threads, nginx "
+	       "with worker_processes auto\n",
+	       o->wrk_threads, o->connections, o->seconds, o->paths, o->threads);
 	harness_print_anchor_head(34);
 	for (size_t i = 0; i < target_count; i++) {
 		const struct target *t = &targets[i];
@@ -581,8 +591,10 @@ int main(int argc, char **argv)
 	uint64_t seed = 0x9e3779b97f4a7c15ULL;
 
 	/* 1. The authority's directory, its signer with the log keys. */
+	char http_keys[32];
+	snprintf(http_keys, sizeof http_keys, "threads: %u", o.threads);
 	struct harness_authority_options authority_options = {
-	    .dirauthd = o.dirauthd, .signer = o.signer, .connections = o.connections + 16};
+	    .dirauthd = o.dirauthd, .signer = o.signer, .connections = o.connections + 16, .http = http_keys};
 	struct settings_error error;
 	if (harness_authority_prepare(&harness, &authority_options, &authority) != 0 ||
 	    give_signer_log_keys(&authority) != 0)
