@@ -72,7 +72,7 @@ struct options {
 	size_t paths;
 	unsigned connections;
 	unsigned wrk_threads;
-	unsigned threads; /* dirauthd's http.threads */
+	unsigned threads; /* dirauthd's http.threads; 0: its default */
 	unsigned seconds;
 	unsigned rounds; /* wrk runs per target and server, alternating; the best of each counts */
 	double proof_seconds;
@@ -110,8 +110,8 @@ static void usage(FILE *out)
 	    "  --paths P           distinct random paths per served target (default 1000)\n"
 	    "  --connections C     wrk connections, kept alive (default 32)\n"
 	    "  --wrk-threads T     wrk threads (default 2)\n"
-	    "  --threads N         dirauthd's http.threads (default: the online cores, as nginx's\n"
-	    "                      worker_processes auto)\n"
+	    "  --threads N         dirauthd's http.threads (default: dirauthd's default; nginx runs\n"
+	    "                      worker_processes auto, one per online core)\n"
 	    "  --seconds S         wrk duration per target, server and round (default 5)\n"
 	    "  --rounds R          wrk runs per target and server, alternating between the servers;\n"
 	    "                      the fastest of each server counts (default 3)\n"
@@ -149,9 +149,7 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 	o->paths = 1000;
 	o->connections = 32;
 	o->wrk_threads = 2;
-	/* One event loop per core on each side: nginx runs worker_processes auto. */
-	long cores = sysconf(_SC_NPROCESSORS_ONLN);
-	o->threads = cores < 1 ? 1 : cores > 256 ? 256 : (unsigned)cores;
+	o->threads = 0; /* dirauthd's own default */
 	o->seconds = 5;
 	o->rounds = 3;
 	o->proof_seconds = 2;
@@ -583,10 +581,14 @@ static void print_figures(const struct options *o, uint64_t size, const char *fi
 		printf("%-34s %14.1f %14.1f  %-34s %8.4f  %s\n", f->name, f->rate, f->anchor, f->anchor_name,
 		       f->anchor > 0 ? f->rate / f->anchor : 0, f->load);
 	}
+	char threads[32] = "its default http.threads";
+	if (o->threads)
+		snprintf(threads, sizeof threads, "%u http.threads", o->threads);
 	printf("\nserving: wrk -t %u -c %u -d %us (keep-alive), the fastest of %u runs each, alternating, "
 	       "%zu random paths per target, the same paths and bytes for both, client on the same "
-	       "machine; dirauthd with %u threads, nginx with worker_processes auto\n",
-	       o->wrk_threads, o->connections, o->seconds, o->rounds, o->paths, o->threads);
+	       "machine; dirauthd with %s, nginx with worker_processes auto (%ld)\n",
+	       o->wrk_threads, o->connections, o->seconds, o->rounds, o->paths, threads,
+	       sysconf(_SC_NPROCESSORS_ONLN));
 	harness_print_anchor_head(34);
 	for (size_t i = 0; i < target_count; i++) {
 		const struct target *t = &targets[i];
@@ -642,8 +644,10 @@ int main(int argc, char **argv)
 	/* 1. The authority's directory, its signer with the log keys. */
 	char http_keys[32];
 	snprintf(http_keys, sizeof http_keys, "threads: %u", o.threads);
-	struct harness_authority_options authority_options = {
-	    .dirauthd = o.dirauthd, .signer = o.signer, .connections = o.connections + 16, .http = http_keys};
+	struct harness_authority_options authority_options = {.dirauthd = o.dirauthd,
+	                                                      .signer = o.signer,
+	                                                      .connections = o.connections + 16,
+	                                                      .http = o.threads ? http_keys : NULL};
 	struct settings_error error;
 	if (harness_authority_prepare(&harness, &authority_options, &authority) != 0 ||
 	    give_signer_log_keys(&authority) != 0)
