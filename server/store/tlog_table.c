@@ -1003,7 +1003,7 @@ int store_log_published(struct store *store, const char *namespace_name, uint64_
 
 uint64_t store_log_generation(struct store *store)
 {
-	return atomic_load(&store->log_generation);
+	return store ? atomic_load(&store->log_generation) : 0;
 }
 
 int store_log_publish(struct store *store, const char *namespace_name, uint64_t size)
