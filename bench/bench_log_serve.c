@@ -24,9 +24,12 @@
  *      level 1, random full entry bundles, proof/<epoch> of random epochs, consistency/<old>/<size>
  *      of random old sizes) P paths are fetched once and checked, written to the same paths under
  *      a temporary nginx's root, and wrk runs a script cycling through those paths against dirauthd
- *      and then against nginx for S seconds each. Any socket error or non-2xx answer fails the run.
- * It prints a table of figure, value, anchor and ratio with the load average at each figure.
- * Exit status 0 on success, 1 on a failure, 2 for a bad option, 77 when wrk is not installed.
+ *      and then against nginx for S seconds each, R rounds alternating between the two, the fastest
+ *      run of each counting, with each server's CPU time per answer over all its runs. Any socket
+ *      error or non-2xx answer fails the run. dirauthd runs as many HTTP threads as the machine has online
+ * cores (--threads), as nginx runs worker_processes auto: the same number of event loops on each side. It
+ * prints a table of figure, value, anchor and ratio with the load average at each figure. Exit status 0 on
+ * success, 1 on a failure, 2 for a bad option, 77 when wrk is not installed.
  */
 #include "bench/harness.h"
 
@@ -43,6 +46,7 @@
 #include "server/tlog/translog.h"
 #include "tlog/tile.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,7 +72,9 @@ struct options {
 	size_t paths;
 	unsigned connections;
 	unsigned wrk_threads;
+	unsigned threads; /* dirauthd's http.threads; 0: its default */
 	unsigned seconds;
+	unsigned rounds; /* wrk runs per target and server, alternating; the best of each counts */
 	double proof_seconds;
 	unsigned anchor_seconds;
 };
@@ -88,7 +94,10 @@ struct target {
 	size_t count;
 	size_t min_bytes;
 	char script[PATH_MAX];
-	struct harness_wrk_result dirauthd, nginx;
+	struct harness_wrk_result dirauthd, nginx; /* the fastest run of each */
+	/* Each server's CPU seconds over all its runs, and the answers those runs counted. */
+	double dirauthd_cpu, nginx_cpu;
+	uint64_t dirauthd_answers, nginx_answers;
 	char load[64];
 };
 
@@ -101,7 +110,11 @@ static void usage(FILE *out)
 	    "  --paths P           distinct random paths per served target (default 1000)\n"
 	    "  --connections C     wrk connections, kept alive (default 32)\n"
 	    "  --wrk-threads T     wrk threads (default 2)\n"
-	    "  --seconds S         wrk duration per target and server (default 5)\n"
+	    "  --threads N         dirauthd's http.threads (default: dirauthd's default; nginx runs\n"
+	    "                      worker_processes auto, one per online core)\n"
+	    "  --seconds S         wrk duration per target, server and round (default 5)\n"
+	    "  --rounds R          wrk runs per target and server, alternating between the servers;\n"
+	    "                      the fastest of each server counts (default 3)\n"
 	    "  --proof-seconds S   duration of each in-process proof figure (default 2)\n"
 	    "  --dirauthd PATH     the dirauthd binary (default: ../server/dirauthd next to this program)\n"
 	    "  --signer PATH       the dirauth-signer binary (default: ../signer/dirauth-signer)\n"
@@ -124,7 +137,9 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 	    HARNESS_OPTION_COUNT("--paths", &o->paths, 1, 100000),
 	    HARNESS_OPTION_UNSIGNED("--connections", &o->connections, 1, 1000),
 	    HARNESS_OPTION_UNSIGNED("--wrk-threads", &o->wrk_threads, 1, 64),
+	    HARNESS_OPTION_UNSIGNED("--threads", &o->threads, 1, 256),
 	    HARNESS_OPTION_UNSIGNED("--seconds", &o->seconds, 1, 3600),
+	    HARNESS_OPTION_UNSIGNED("--rounds", &o->rounds, 1, 100),
 	    HARNESS_OPTION_UNSIGNED("--anchor-seconds", &o->anchor_seconds, 1, 60),
 	    HARNESS_OPTION_SECONDS("--proof-seconds", &o->proof_seconds),
 	};
@@ -134,7 +149,9 @@ static int parse_options(int argc, char **argv, struct options *o, struct harnes
 	o->paths = 1000;
 	o->connections = 32;
 	o->wrk_threads = 2;
+	o->threads = 0; /* dirauthd's own default */
 	o->seconds = 5;
+	o->rounds = 3;
 	o->proof_seconds = 2;
 	o->anchor_seconds = 2;
 	if (harness_parse_options("bench_log_serve", argc, argv, options,
@@ -154,6 +171,33 @@ static uint64_t next_random(uint64_t *state)
 	*state ^= *state << 25;
 	*state ^= *state >> 27;
 	return *state * 2685821657736338717ULL;
+}
+
+/* CPU seconds of process pid and of its children (nginx's workers under its master). */
+static double server_cpu(pid_t pid)
+{
+	double total = harness_process_cpu(pid);
+	DIR *proc = opendir("/proc");
+	struct dirent *entry;
+	while (proc && (entry = readdir(proc))) {
+		char path[300], text[512];
+		if (entry->d_name[0] < '1' || entry->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/stat", entry->d_name);
+		FILE *file = fopen(path, "r");
+		if (!file)
+			continue;
+		size_t n = fread(text, 1, sizeof text - 1, file);
+		fclose(file);
+		text[n] = 0;
+		char *p = strrchr(text, ')');
+		int parent = 0;
+		if (p && sscanf(p + 2, "%*c %d", &parent) == 1 && parent == (int)pid)
+			total += harness_process_cpu((pid_t)atoi(entry->d_name));
+	}
+	if (proc)
+		closedir(proc);
+	return total;
 }
 
 /* ---- the fill: synthetic published headers ---- */
@@ -537,9 +581,14 @@ static void print_figures(const struct options *o, uint64_t size, const char *fi
 		printf("%-34s %14.1f %14.1f  %-34s %8.4f  %s\n", f->name, f->rate, f->anchor, f->anchor_name,
 		       f->anchor > 0 ? f->rate / f->anchor : 0, f->load);
 	}
-	printf("\nserving: wrk -t %u -c %u -d %us (keep-alive), %zu random paths per target, the same "
-	       "paths and bytes for both, client on the same machine\n",
-	       o->wrk_threads, o->connections, o->seconds, o->paths);
+	char threads[32] = "its default http.threads";
+	if (o->threads)
+		snprintf(threads, sizeof threads, "%u http.threads", o->threads);
+	printf("\nserving: wrk -t %u -c %u -d %us (keep-alive), the fastest of %u runs each, alternating, "
+	       "%zu random paths per target, the same paths and bytes for both, client on the same "
+	       "machine; dirauthd with %s, nginx with worker_processes auto (%ld)\n",
+	       o->wrk_threads, o->connections, o->seconds, o->rounds, o->paths, threads,
+	       sysconf(_SC_NPROCESSORS_ONLN));
 	harness_print_anchor_head(34);
 	for (size_t i = 0; i < target_count; i++) {
 		const struct target *t = &targets[i];
@@ -547,8 +596,20 @@ static void print_figures(const struct options *o, uint64_t size, const char *fi
 			harness_print_anchor_row(34, t->name, t->min_bytes, &t->dirauthd,
 			                         nginx ? &t->nginx : NULL, t->load);
 	}
-	if (!nginx)
+	if (!nginx) {
 		printf("\nthe nginx anchor was skipped\n");
+		return;
+	}
+	printf("\nserver CPU per answer over all runs (the servers' own CPU time, client excluded)\n");
+	printf("%-34s %14s %14s %8s\n", "target", "dirauthd us", "nginx us", "ratio");
+	for (size_t i = 0; i < target_count; i++) {
+		const struct target *t = &targets[i];
+		if (!t->count || !t->dirauthd_answers || !t->nginx_answers)
+			continue;
+		double mine = 1e6 * t->dirauthd_cpu / (double)t->dirauthd_answers;
+		double theirs = 1e6 * t->nginx_cpu / (double)t->nginx_answers;
+		printf("%-34s %14.1f %14.1f %8.3f\n", t->name, mine, theirs, mine > 0 ? theirs / mine : 0);
+	}
 }
 
 int main(int argc, char **argv)
@@ -581,8 +642,12 @@ int main(int argc, char **argv)
 	uint64_t seed = 0x9e3779b97f4a7c15ULL;
 
 	/* 1. The authority's directory, its signer with the log keys. */
-	struct harness_authority_options authority_options = {
-	    .dirauthd = o.dirauthd, .signer = o.signer, .connections = o.connections + 16};
+	char http_keys[32];
+	snprintf(http_keys, sizeof http_keys, "threads: %u", o.threads);
+	struct harness_authority_options authority_options = {.dirauthd = o.dirauthd,
+	                                                      .signer = o.signer,
+	                                                      .connections = o.connections + 16,
+	                                                      .http = o.threads ? http_keys : NULL};
 	struct settings_error error;
 	if (harness_authority_prepare(&harness, &authority_options, &authority) != 0 ||
 	    give_signer_log_keys(&authority) != 0)
@@ -765,9 +830,27 @@ int main(int argc, char **argv)
 		printf("wrk: %s...\n", t->name);
 		fflush(stdout);
 		harness_load_average(t->load);
-		if (run_wrk(&harness, &o, authority.url, t, &t->dirauthd) != 0 ||
-		    (have_nginx && run_wrk(&harness, &o, nginx_url, t, &t->nginx) != 0))
-			goto cleanup;
+		/* Alternating, so that a change in the machine's other load falls on both; other work
+		 * can only slow a run down, so the fastest run of each server is its figure. */
+		for (unsigned round = 0; round < o.rounds; round++) {
+			struct harness_wrk_result run;
+			double cpu = server_cpu(authority.dirauthd.pid);
+			if (run_wrk(&harness, &o, authority.url, t, &run) != 0)
+				goto cleanup;
+			t->dirauthd_cpu += server_cpu(authority.dirauthd.pid) - cpu;
+			t->dirauthd_answers += run.requests;
+			if (run.requests_per_second > t->dirauthd.requests_per_second)
+				t->dirauthd = run;
+			if (!have_nginx)
+				continue;
+			cpu = server_cpu(nginx.child.pid);
+			if (run_wrk(&harness, &o, nginx_url, t, &run) != 0)
+				goto cleanup;
+			t->nginx_cpu += server_cpu(nginx.child.pid) - cpu;
+			t->nginx_answers += run.requests;
+			if (run.requests_per_second > t->nginx.requests_per_second)
+				t->nginx = run;
+		}
 	}
 	print_figures(&o, size, filesystem, figures, 5, targets, BENCH_TARGETS, have_nginx);
 	printf("append: %llu calls of translog_catch_up, %.1f s; fill %.1f s\n", (unsigned long long)rounds,

@@ -409,6 +409,7 @@ static int parse_http(struct settings_reader *state, const struct settings_node 
 	                                   "log_interval_seconds",
 	                                   "connection_memory_limit",
 	                                   "old_epochs_cache_bytes",
+	                                   "log_cache_bytes",
 	                                   NULL};
 	const struct settings_node *v;
 	char what[64];
@@ -429,6 +430,9 @@ static int parse_http(struct settings_reader *state, const struct settings_node 
 	if ((v = settings_lookup(node, "old_epochs_cache_bytes")) &&
 	    (rc = settings_size(state, v, "http.old_epochs_cache_bytes", 0, (uint64_t)1 << 40,
 	                        &h->old_epochs_cache_bytes)))
+		return rc;
+	if ((v = settings_lookup(node, "log_cache_bytes")) &&
+	    (rc = settings_size(state, v, "http.log_cache_bytes", 0, (uint64_t)1 << 40, &h->log_cache_bytes)))
 		return rc;
 	if (h->max_connections_per_ip > h->max_connections)
 		return settings_fail(state, node->line,
@@ -520,6 +524,7 @@ static void set_defaults(struct config *config)
 	config->http.log_interval_seconds = 10;
 	config->http.connection_memory_limit = 32 * 1024;
 	config->http.old_epochs_cache_bytes = (size_t)256 * 1024 * 1024;
+	config->http.log_cache_bytes = (size_t)64 * 1024 * 1024;
 	config->clock_source = CONFIG_CLOCK_SYSTEM;
 	config->peers.timeout_seconds = 5;
 	config->peers.connect_timeout_seconds = 2;

@@ -149,6 +149,7 @@ struct config_http {
 	unsigned log_interval_seconds;    /* at most one aggregate line of refusals this often */
 	size_t connection_memory_limit;
 	size_t old_epochs_cache_bytes; /* prepared responses of epochs older than the latest */
+	size_t log_cache_bytes;        /* kept answers of the log's tiles, bundles and proofs */
 };
 
 struct config {

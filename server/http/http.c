@@ -770,6 +770,13 @@ int http_server_start(const struct http_options *options, struct http_server **o
 		free(server);
 		return rc;
 	}
+	if ((rc = answer_cache_create(config->http.log_cache_bytes ? HTTP_LOG_ANSWERS_MAX : 0,
+	                              config->http.log_cache_bytes, &server->log_answers))) {
+		translog_witness_free(server->witness);
+		http_guard_free(server->guard);
+		free(server);
+		return rc;
+	}
 	server->daemon = MHD_start_daemon(
 	    MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC | MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
 	        MHD_ALLOW_SUSPEND_RESUME,
@@ -784,6 +791,7 @@ int http_server_start(const struct http_options *options, struct http_server **o
 			MHD_stop_daemon(server->daemon);
 		http_guard_free(server->guard);
 		translog_witness_free(server->witness);
+		answer_cache_free(server->log_answers);
 		free(server);
 		return rc ? rc : DIRAUTH_ERR_IO;
 	}
@@ -809,6 +817,7 @@ void http_server_stop(struct http_server *server)
 	MHD_stop_daemon(server->daemon);
 	http_guard_free(server->guard);
 	translog_witness_free(server->witness);
+	answer_cache_free(server->log_answers);
 	pthread_cond_destroy(&server->deferred_idle);
 	pthread_mutex_destroy(&server->deferred_lock);
 	free(server);

@@ -10,7 +10,9 @@
  * grows into, and only tiles of checkpointed trees are served: server/tlog/translog.h), so
  * every tile is immutable for caches; refusals are no-store like every error here. A path that is
  * not a tile's one spelling is 400, a well-formed tile the log does not serve is 404, each with
- * its own code.
+ * its own code. For the same reason a tile's answer, once made, is kept (answer_cache.h, bounded
+ * by http.log_cache_bytes) and queued again for the next request of its path: the hot tiles and
+ * bundles cost a lookup instead of a read transaction and a walk over 256 records.
  */
 #include "server/http/routes.h"
 
@@ -19,44 +21,6 @@
 #include "server/tlog/translog.h"
 
 #include <string.h>
-
-/* Queues the response with content type and Cache-Control (consumes response). */
-static enum MHD_Result answer_response(struct http_request *request, const char *content_type,
-                                       const char *cache, struct MHD_Response *response)
-{
-	if (!response)
-		return MHD_NO;
-	if (MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type) != MHD_YES ||
-	    MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, cache) != MHD_YES) {
-		MHD_destroy_response(response);
-		return MHD_NO;
-	}
-	return respond_queue_and_destroy(request->connection, MHD_HTTP_OK, response);
-}
-
-/* Queues a copy of body (len bytes) with content type and Cache-Control. */
-static enum MHD_Result answer(struct http_request *request, const char *content_type, const char *cache,
-                              const uint8_t *body, size_t len)
-{
-	return answer_response(request, content_type, cache,
-	                       MHD_create_response_from_buffer(
-	                           len, (void *)(len ? body : (const uint8_t *)""), MHD_RESPMEM_MUST_COPY));
-}
-
-/* Queues body's bytes with content type and Cache-Control, handing them to the response (which
- * frees them) rather than copying them, as a bundle may be 256 leaves of up to 64 KiB each. body
- * is left empty. */
-static enum MHD_Result answer_taking(struct http_request *request, const char *content_type,
-                                     const char *cache, struct buffer *body)
-{
-	if (body->len == 0)
-		return answer(request, content_type, cache, NULL, 0);
-	struct MHD_Response *response =
-	    MHD_create_response_from_buffer(body->len, body->data, MHD_RESPMEM_MUST_FREE);
-	if (response)
-		buffer_init(body); /* the response owns the bytes now */
-	return answer_response(request, content_type, cache, response);
-}
 
 enum MHD_Result http_serve_log_checkpoint(struct http_request *request)
 {
@@ -73,9 +37,11 @@ enum MHD_Result http_serve_log_checkpoint(struct http_request *request)
 		result = respond_error(request->connection, request->route, API_ERROR_INTERNAL,
 		                       dirauth_strerror(rc));
 	else
-		result = answer(request, "text/plain; charset=utf-8",
-		                http_namespace_cache_control(request, HTTP_CACHE_LATEST_CHECKPOINT),
-		                note.data, note.len);
+		result = respond_queue_and_destroy(
+		    request->connection, MHD_HTTP_OK,
+		    respond_response_taking(
+		        &note, "text/plain; charset=utf-8",
+		        http_namespace_cache_control(request, HTTP_CACHE_LATEST_CHECKPOINT)));
 	buffer_free(&note);
 	return result;
 }
@@ -91,13 +57,17 @@ enum MHD_Result http_serve_log_tile(struct http_request *request)
 	memcpy(path, prefix, sizeof prefix - 1);
 	memcpy(path + sizeof prefix - 1, rest->data, rest->len);
 	size_t len = sizeof prefix - 1 + rest->len;
+	struct answer_cache *kept = request->server->log_answers;
+	enum MHD_Result result;
+	if (answer_cache_queue(kept, request->connection, request->namespace_index, path, len, NULL, 0,
+	                       &result))
+		return result;
 
 	struct buffer body;
 	enum translog_miss miss = TRANSLOG_MISS_NONE;
 	buffer_init(&body);
 	int rc = translog_tile(request->server->options.store, http_namespace_name(request), path, len, &body,
 	                       &miss);
-	enum MHD_Result result;
 	if (rc == DIRAUTH_ERR_SYNTAX) {
 		result =
 		    respond_error(request->connection, request->route, API_ERROR_LOG_PATH_MALFORMED, NULL);
@@ -111,8 +81,13 @@ enum MHD_Result http_serve_log_tile(struct http_request *request)
 		result = respond_error(request->connection, request->route, API_ERROR_INTERNAL,
 		                       dirauth_strerror(rc));
 	} else {
-		result = answer_taking(request, "application/octet-stream",
-		                       http_namespace_cache_control(request, HTTP_CACHE_IMMUTABLE), &body);
+		/* Served once, a tile's bytes are its bytes for ever: kept without a tag. */
+		size_t body_len = body.len;
+		result = answer_cache_keep_and_queue(
+		    kept, request->connection, request->namespace_index, path, len, NULL, 0,
+		    respond_response_taking(&body, "application/octet-stream",
+		                            http_namespace_cache_control(request, HTTP_CACHE_IMMUTABLE)),
+		    body_len);
 	}
 	buffer_free(&body);
 	return result;

@@ -39,6 +39,28 @@ static struct MHD_Response *response_of(const void *data, size_t len, const char
 	return response;
 }
 
+struct MHD_Response *respond_response_taking(struct buffer *body, const char *content_type,
+                                             const char *cache_control)
+{
+	struct MHD_Response *response =
+	    MHD_create_response_from_buffer(body->len, body->len ? body->data : NULL, MHD_RESPMEM_MUST_FREE);
+	if (!response) {
+		buffer_free(body);
+		return NULL;
+	}
+	if (body->len)
+		buffer_init(body); /* the response owns the bytes now */
+	else
+		buffer_free(body);
+	if (MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type) != MHD_YES ||
+	    (cache_control &&
+	     MHD_add_response_header(response, MHD_HTTP_HEADER_CACHE_CONTROL, cache_control) != MHD_YES)) {
+		MHD_destroy_response(response);
+		return NULL;
+	}
+	return response;
+}
+
 enum MHD_Result respond_bytes(struct MHD_Connection *connection, unsigned status, const char *content_type,
                               const void *data, size_t len)
 {

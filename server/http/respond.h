@@ -16,6 +16,7 @@
 #ifndef DIRAUTH_SERVER_HTTP_RESPOND_H
 #define DIRAUTH_SERVER_HTTP_RESPOND_H
 
+#include "base/buffer.h"
 #include "compress/compress.h"
 #include "server/api/api_error.h"
 
@@ -42,6 +43,12 @@ enum content_encoding respond_negotiate(struct MHD_Connection *connection);
 /* Queues response with status and drops the caller's reference. A NULL response is MHD_NO. */
 enum MHD_Result respond_queue_and_destroy(struct MHD_Connection *connection, unsigned status,
                                           struct MHD_Response *response);
+
+/* A response whose body is body's bytes, taken rather than copied (the response frees them),
+ * with Content-Type content_type and Cache-Control cache_control (NULL: none); NULL when memory
+ * runs out. body is left empty either way. */
+struct MHD_Response *respond_response_taking(struct buffer *body, const char *content_type,
+                                             const char *cache_control);
 
 /* Queues a copy of data (len bytes) with status and Content-Type content_type. */
 enum MHD_Result respond_bytes(struct MHD_Connection *connection, unsigned status, const char *content_type,

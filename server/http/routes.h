@@ -9,6 +9,7 @@
 #ifndef DIRAUTH_SERVER_HTTP_ROUTES_H
 #define DIRAUTH_SERVER_HTTP_ROUTES_H
 
+#include "server/http/answer_cache.h"
 #include "server/http/guard.h"
 #include "server/http/http.h"
 #include "server/http/respond.h"
@@ -37,7 +38,11 @@ struct http_server {
 	bool stopping;              /* http_server_stop has begun: no request is suspended any more */
 	atomic_size_t vote_uploads; /* vote bodies being received */
 	struct translog_witness *witness; /* add-checkpoint; NULL without a store and a signer */
+	struct answer_cache *log_answers; /* the log's answers kept (log_routes.c, proof_routes.c) */
 };
+
+/* The most answers of the log kept at once; their bytes are bounded by http.log_cache_bytes. */
+#define HTTP_LOG_ANSWERS_MAX 65536
 
 /* An answer made outside the request's thread (a registration waiting for its commit and its
  * receipt): the handler suspends the connection and starts the work; whatever finishes it fills

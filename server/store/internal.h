@@ -21,6 +21,7 @@
 #include "server/store/store.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -55,6 +56,9 @@ struct store {
 	/* tlog_table.c: the transparency log of each namespace */
 	struct kv_db log_hashes, log_leaves, log_epochs, log_state, log_checkpoints, log_partials,
 	    log_witness;
+	/* Bumped after each commit that stores a checkpoint note or publishes one
+	 * (store_log_generation). */
+	atomic_uint_fast64_t log_generation;
 	/* statements.c: health statements, revocations and deregistrations */
 	struct kv_db health, revocations, revocation_keys, deregistrations, statements;
 	char path[STORE_PATH_MAX];

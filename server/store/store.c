@@ -129,6 +129,7 @@ int store_open(const struct store_options *options, struct store **out)
 		count += tables[i](store, databases + count);
 	pthread_mutex_init(&store->keys_lock, NULL);
 	pthread_mutex_init(&store->diffs_lock, NULL);
+	atomic_init(&store->log_generation, 0);
 	rc = store_engine_open(&engine_options, databases, count, &store->meta, &store->engine);
 	if (rc)
 		goto fail;

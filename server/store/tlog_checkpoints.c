@@ -131,6 +131,8 @@ int store_log_checkpoint_put(struct store *store, const char *namespace_name, co
 	state.checkpoint_size = size;
 	log_table_state_put(&t, store, ns, &state);
 	rc = kv_txn_commit(&t);
+	if (rc == 0)
+		atomic_fetch_add(&store->log_generation, 1);
 	note_free(note);
 	buffer_free(&stored);
 	return rc;
@@ -312,6 +314,11 @@ int store_log_published(struct store *store, const char *namespace_name, uint64_
 	return log_table_read_end(&t, rc);
 }
 
+uint64_t store_log_generation(struct store *store)
+{
+	return store ? atomic_load(&store->log_generation) : 0;
+}
+
 int store_log_publish(struct store *store, const char *namespace_name, uint64_t size)
 {
 	struct kv_txn t;
@@ -340,7 +347,10 @@ int store_log_publish(struct store *store, const char *namespace_name, uint64_t 
 	witness_key(key, ns, 'p');
 	put_uint(field, size, 8);
 	kv_txn_put(&t, store->log_witness, key, sizeof key, field, sizeof field);
-	return kv_txn_commit(&t);
+	rc = kv_txn_commit(&t);
+	if (rc == 0)
+		atomic_fetch_add(&store->log_generation, 1);
+	return rc;
 
 refuse:
 	kv_txn_abort(&t);

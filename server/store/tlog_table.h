@@ -214,6 +214,13 @@ int store_log_published(struct store *store, const char *namespace_name, uint64_
  * returned. */
 int store_log_publish(struct store *store, const char *namespace_name, uint64_t size);
 
+/* A number that changes (grows) after every commit that stores a checkpoint note
+ * (store_log_checkpoint_put) or publishes one (store_log_publish), in any namespace, and nothing
+ * else: the checkpoint notes a reader reads after reading it stay the ones stored for as long as
+ * it has not changed, so an answer made from them (server/http keeps proof files) may be kept by
+ * it. It counts from 0 at store_open and is not stored; 0 for a NULL store. */
+uint64_t store_log_generation(struct store *store);
+
 /* ---- for the store's own files ---- */
 
 /* The table's databases, for store_open to open with the others: fills out (room for

@@ -64,27 +64,23 @@ static int reader_for(struct store *store, const char *namespace_name, uint64_t 
 	return 0;
 }
 
-int translog_inclusion_proof(struct store *store, const char *namespace_name, uint64_t epoch, uint64_t size,
-                             struct buffer *out, enum translog_proof_miss *miss)
+int translog_inclusion_proof_against(struct store *store, const char *namespace_name, uint64_t epoch,
+                                     const uint8_t *checkpoint, size_t checkpoint_len, uint64_t tree_size,
+                                     struct buffer *out, enum translog_proof_miss *miss)
 {
-	struct buffer checkpoint, header;
+	struct buffer header;
 	struct store_log_reader reader;
 	merkle_hash path[MERKLE_MAX_PROOF];
 	size_t path_len = 0;
-	uint64_t tree_size = 0, index = 0;
-	int rc;
+	uint64_t index = 0;
 
 	set_miss(miss, TRANSLOG_PROOF_MISS_NONE);
-	if (!store || !namespace_name || !out)
+	if (!store || !namespace_name || !checkpoint || !out)
 		return DIRAUTH_ERR_SYNTAX;
-	buffer_init(&checkpoint);
 	buffer_init(&header);
-	rc = checkpoint_of(store, namespace_name, size, &checkpoint, &tree_size, miss);
-	if (rc == 0) {
-		rc = store_log_epoch_leaf(store, namespace_name, epoch, &index);
-		if (rc == DIRAUTH_ERR_NOT_FOUND)
-			set_miss(miss, TRANSLOG_PROOF_MISS_EPOCH_NOT_IN_LOG);
-	}
+	int rc = store_log_epoch_leaf(store, namespace_name, epoch, &index);
+	if (rc == DIRAUTH_ERR_NOT_FOUND)
+		set_miss(miss, TRANSLOG_PROOF_MISS_EPOCH_NOT_IN_LOG);
 	if (rc == 0 && index >= tree_size) {
 		set_miss(miss, TRANSLOG_PROOF_MISS_EPOCH_NOT_IN_TREE);
 		rc = DIRAUTH_ERR_NOT_FOUND;
@@ -103,13 +99,30 @@ int translog_inclusion_proof(struct store *store, const char *namespace_name, ui
 	}
 	if (rc == 0) {
 		buffer_reset(out);
-		rc = tlog_proof_encode(index, path, path_len, header.data, header.len, checkpoint.data,
-		                       checkpoint.len, out);
+		rc = tlog_proof_encode(index, path, path_len, header.data, header.len, checkpoint,
+		                       checkpoint_len, out);
 		if (rc != 0 && rc != DIRAUTH_ERR_NOMEM)
 			rc = DIRAUTH_ERR_STORE; /* a stored note or header the codec refuses */
 	}
-	buffer_free(&checkpoint);
 	buffer_free(&header);
+	return rc;
+}
+
+int translog_inclusion_proof(struct store *store, const char *namespace_name, uint64_t epoch, uint64_t size,
+                             struct buffer *out, enum translog_proof_miss *miss)
+{
+	struct buffer checkpoint;
+	uint64_t tree_size = 0;
+
+	set_miss(miss, TRANSLOG_PROOF_MISS_NONE);
+	if (!store || !namespace_name || !out)
+		return DIRAUTH_ERR_SYNTAX;
+	buffer_init(&checkpoint);
+	int rc = checkpoint_of(store, namespace_name, size, &checkpoint, &tree_size, miss);
+	if (rc == 0)
+		rc = translog_inclusion_proof_against(store, namespace_name, epoch, checkpoint.data,
+		                                      checkpoint.len, tree_size, out, miss);
+	buffer_free(&checkpoint);
 	return rc;
 }
 

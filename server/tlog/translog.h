@@ -138,6 +138,18 @@ int translog_inclusion_proof(struct store *store, const char *namespace_name, ui
                              struct buffer *out, enum translog_proof_miss *miss);
 
 /*
+ * translog_inclusion_proof against a checkpoint note the caller read from the store
+ * (checkpoint, checkpoint_len bytes: the note stored for tree size tree_size, as
+ * translog_checkpoint_served or store_log_checkpoint_at give it), which the file carries
+ * verbatim: a caller that keeps answers by the note they carry (server/http) makes the file from
+ * exactly the note it keeps it by. Returns what translog_inclusion_proof returns, less the misses
+ * of the checkpoint (DIRAUTH_ERR_NOT_FOUND: the epoch not in the log or not in the tree).
+ */
+int translog_inclusion_proof_against(struct store *store, const char *namespace_name, uint64_t epoch,
+                                     const uint8_t *checkpoint, size_t checkpoint_len, uint64_t tree_size,
+                                     struct buffer *out, enum translog_proof_miss *miss);
+
+/*
  * The consistency proof (RFC 9162 §2.1.4) from the tree of old_size leaves to the tree of the
  * stored checkpoint of new_size, as text (tlog/consistency.h: one base64 hash per line; empty for
  * old_size 0 or old_size = new_size) into out (reset first). old_size need not be a checkpointed

@@ -132,6 +132,7 @@ START_TEST(test_valid)
 	ck_assert_uint_eq(config->bounds.max_validity_seconds, 604800);
 	ck_assert_uint_eq(config->http.threads, 8);
 	ck_assert_uint_eq(config->http.connection_timeout_seconds, 10);
+	ck_assert_uint_eq(config->http.log_cache_bytes, 64 * 1024 * 1024);
 	config_free(config);
 }
 END_TEST
@@ -146,9 +147,11 @@ START_TEST(test_optional_sections)
 	                     "  registration_body: 4096\n"
 	                     "  endpoints_per_service: 4\n"
 	                     "  clock_skew_seconds: 0\n"
-	                     "http: { threads: 2, max_connections: 10, max_connections_per_ip: 5 }\n"),
+	                     "http: { threads: 2, max_connections: 10, max_connections_per_ip: 5,\n"
+	                     "        log_cache_bytes: 0 }\n"),
 	          &config, &error),
 	    0);
+	ck_assert_uint_eq(config->http.log_cache_bytes, 0); /* 0: the log's answers are not kept */
 	ck_assert_uint_eq(config->bounds.registration_body, 4096);
 	ck_assert_uint_eq(config->bounds.endpoints_per_service, 4);
 	ck_assert_uint_eq(config->bounds.clock_skew_seconds, 0);
@@ -206,6 +209,13 @@ START_TEST(test_refusals)
 	expect_refusal("listen: { address: 127.0.0.1, port: 8080 }\n", "listen: 8080\n", 5,
 	               "must be a mapping");
 	expect_refusal("  validity_epochs: 3\n", "", 8, "missing required key 'validity_epochs'");
+	/* The log's answer cache is bounded in bytes like every other cache. */
+	expect_refusal("data_dir: data/authority1\n",
+	               "data_dir: data/authority1\nhttp: { log_cache_bytes: 2199023255553 }\n", 7,
+	               "http.log_cache_bytes");
+	expect_refusal("data_dir: data/authority1\n",
+	               "data_dir: data/authority1\nhttp: { log_cache_bytes: lots }\n", 7,
+	               "http.log_cache_bytes");
 	expect_refusal("data_dir: data/authority1\n", "", 2, "missing required key 'data_dir'");
 	expect_refusal("  name: authority1.dirauth.example\n", "  name: bad+name\n", 3,
 	               "not a valid key name");

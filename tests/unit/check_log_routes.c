@@ -12,6 +12,7 @@
 #include "http_fixture.h"
 
 #include "schema/checkpoint.h"
+#include "server/http/routes.h"
 #include "server/publish/publish.h"
 #include "server/store/tlog_table.h"
 #include "server/tlog/translog.h"
@@ -207,6 +208,27 @@ START_TEST(test_log_over_http)
 	ck_assert_int_eq(r.status, 200);
 	ck_assert_uint_eq(r.body.len, 32);
 	response_free(&r);
+	/* Asked again, tiles and bundles are the answers kept (answer_cache.h): the same bytes and
+	 * headers, without reading the store. */
+	const char *again[] = {"/v1/mix/log/tile/0/000", "/v1/mix/log/tile/entries/000",
+	                       "/v1/mix/log/tile/1/000.p/1", "/v1/mix/log/tile/entries/001.p/4"};
+	for (size_t i = 0; i < sizeof again / sizeof again[0]; i++) {
+		struct response once, twice;
+		struct answer_cache_statistics before, after;
+		client_get(&c, again[i], &once);
+		answer_cache_statistics(f.http->log_answers, &before);
+		client_get(&c, again[i], &twice);
+		answer_cache_statistics(f.http->log_answers, &after);
+		ck_assert_uint_eq(after.hits, before.hits + 1);
+		ck_assert_int_eq(once.status, 200);
+		ck_assert_int_eq(twice.status, 200);
+		ck_assert_uint_eq(once.body.len, twice.body.len);
+		ck_assert_mem_eq(once.body.data, twice.body.data, once.body.len);
+		ck_assert_str_eq(header(&twice, "Cache-Control"), "public, max-age=31536000, immutable");
+		ck_assert_str_eq(header(&twice, "Content-Type"), "application/octet-stream");
+		response_free(&once);
+		response_free(&twice);
+	}
 	expect_path(&c, "/v1/mix/log/tile/0/000.p/101", 404, "partial_tile_not_checkpointed");
 	expect_path(&c, "/v1/mix/log/tile/0/001.p/3", 404, "partial_tile_not_checkpointed");
 	expect_path(&c, "/v1/mix/log/tile/entries/001.p/2", 404, "partial_tile_not_checkpointed");

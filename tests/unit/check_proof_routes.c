@@ -15,6 +15,7 @@
 
 #include "schema/checkpoint.h"
 #include "crypto/merkle.h"
+#include "server/http/routes.h"
 #include "server/publish/publish.h"
 #include "server/store/snapshots.h"
 #include "server/store/tlog_table.h"
@@ -240,6 +241,166 @@ START_TEST(test_inclusion_proofs_over_http)
 }
 END_TEST
 
+/* The body of a 200 GET of path. */
+static void get_bytes(struct fixture *f, const char *path, struct buffer *out)
+{
+	struct response r;
+	get(f, path, &r);
+	ck_assert_msg(r.status == 200, "%s: %ld", path, r.status);
+	buffer_reset(out);
+	ck_assert_int_eq(buffer_append(out, r.body.data, r.body.len), 0);
+	response_free(&r);
+}
+
+static uint64_t kept_hits(struct fixture *f)
+{
+	struct answer_cache_statistics statistics;
+	answer_cache_statistics(f->http->log_answers, &statistics);
+	return statistics.hits;
+}
+
+/* Answers are kept between requests (answer_cache.h), and a kept proof file is served only while
+ * the checkpoint note it carries is the one served: a new checkpoint, or the same one with one
+ * more cosignature, makes the file anew. */
+START_TEST(test_kept_proofs_follow_the_checkpoint)
+{
+	struct fixture f;
+	struct fixture_log_keys k;
+	struct buffer first, again, note, extended;
+	fixture_open(&f, 0);
+	fixture_log_keys_load(&f, &k);
+	buffer_init(&first);
+	buffer_init(&again);
+	buffer_init(&note);
+	buffer_init(&extended);
+	for (uint64_t e = FIRST_EPOCH; e < FIRST_EPOCH + 10; e++)
+		fixture_publish_epoch(&f, e);
+	fixture_catch_up(&f, 10);
+
+	/* The second request of a path is the kept answer, byte for byte. */
+	get_bytes(&f, "/v1/mix/log/proof/15", &first);
+	uint64_t hits = kept_hits(&f);
+	get_bytes(&f, "/v1/mix/log/proof/15", &again);
+	ck_assert_uint_eq(kept_hits(&f), hits + 1);
+	ck_assert_uint_eq(again.len, first.len);
+	ck_assert_mem_eq(again.data, first.data, first.len);
+	get_bytes(&f, "/v1/mix/log/consistency/4/10", &first);
+	get_bytes(&f, "/v1/mix/log/consistency/4/10", &again);
+	ck_assert_uint_eq(kept_hits(&f), hits + 2);
+	ck_assert_uint_eq(again.len, first.len);
+	ck_assert_mem_eq(again.data, first.data, first.len);
+
+	/* One more cosignature on the same checkpoint: the file carries the note as it is now. */
+	struct note *parsed = NULL;
+	ck_assert_int_eq(store_log_checkpoint(f.store, "mix", &note, NULL), 0);
+	ck_assert_int_eq(note_parse(note.data, note.len, &parsed), 0);
+	struct note_signature signatures[8];
+	ck_assert_uint_lt(parsed->signature_count, 8);
+	memcpy(signatures, parsed->signatures, parsed->signature_count * sizeof signatures[0]);
+	signatures[parsed->signature_count] = parsed->signatures[parsed->signature_count - 1];
+	snprintf(signatures[parsed->signature_count].name, sizeof signatures[0].name, "%s",
+	         "another-witness.example");
+	ck_assert_int_eq(
+	    note_format(parsed->text, parsed->text_len, signatures, parsed->signature_count + 1, &extended),
+	    0);
+	note_free(parsed);
+	ck_assert_int_eq(store_log_checkpoint_put(f.store, "mix", extended.data, extended.len), 0);
+	struct tlog_proof *proof = get_proof(&f, "/v1/mix/log/proof/15", NULL);
+	ck_assert_uint_eq(proof->checkpoint_note_len, extended.len);
+	ck_assert_mem_eq(proof->checkpoint_note, extended.data, extended.len);
+	expect_proof_verifies(&f, &k, proof, 15, 10);
+	tlog_proof_free(proof);
+
+	/* A new checkpoint: the file is against it. */
+	for (uint64_t e = FIRST_EPOCH + 10; e < FIRST_EPOCH + 15; e++)
+		fixture_publish_epoch(&f, e);
+	fixture_catch_up(&f, 15);
+	proof = get_proof(&f, "/v1/mix/log/proof/15", NULL);
+	expect_proof_verifies(&f, &k, proof, 15, 15);
+	tlog_proof_free(proof);
+	/* The one of size 10 is still that of size 10. */
+	proof = get_proof(&f, "/v1/mix/log/proof/15/10", NULL);
+	expect_proof_verifies(&f, &k, proof, 15, 10);
+	tlog_proof_free(proof);
+
+	buffer_free(&first);
+	buffer_free(&again);
+	buffer_free(&note);
+	buffer_free(&extended);
+	fixture_close(&f);
+}
+END_TEST
+
+static struct answer_cache_statistics kept_now(struct fixture *f)
+{
+	struct answer_cache_statistics statistics;
+	answer_cache_statistics(f->http->log_answers, &statistics);
+	return statistics;
+}
+
+/* The kept answers stay within http.log_cache_bytes, the least recently used dropped first, and
+ * with 0 none is kept while every answer is still made. */
+START_TEST(test_kept_answers_are_bounded)
+{
+	struct fixture f;
+	struct buffer bytes;
+	buffer_init(&bytes);
+	fixture_open_with(&f, 0, "http: { threads: 2, log_cache_bytes: 4000 }");
+	for (uint64_t e = FIRST_EPOCH; e < FIRST_EPOCH + 10; e++)
+		fixture_publish_epoch(&f, e);
+	fixture_catch_up(&f, 10);
+
+	/* Proof files of about 1.3 KB each, counted with their key, their tag (the store's log
+	 * generation) and ANSWER_CACHE_ENTRY_OVERHEAD: two fit in 4,000 bytes, three do not. */
+	get_bytes(&f, "/v1/mix/log/proof/11", &bytes);
+	struct answer_cache_statistics one = kept_now(&f);
+	ck_assert_uint_eq(one.entries, 1);
+	ck_assert_uint_gt(one.bytes, bytes.len + ANSWER_CACHE_ENTRY_OVERHEAD);
+	ck_assert_uint_le(2 * one.bytes + 200, 4000);
+	ck_assert_uint_gt(3 * (one.bytes - 200), 4000);
+	get_bytes(&f, "/v1/mix/log/proof/12", &bytes);
+	get_bytes(&f, "/v1/mix/log/proof/11", &bytes); /* a hit: 11 is now the most recent */
+	struct answer_cache_statistics before = kept_now(&f);
+	ck_assert_uint_eq(before.entries, 2);
+	get_bytes(&f, "/v1/mix/log/proof/13", &bytes); /* drops 12, the least recently used */
+	struct answer_cache_statistics after = kept_now(&f);
+	ck_assert_uint_eq(after.entries, 2);
+	ck_assert_uint_le(after.bytes, 4000);
+	ck_assert_uint_eq(after.evictions, before.evictions + 1);
+	get_bytes(&f, "/v1/mix/log/proof/11", &bytes);
+	ck_assert_uint_eq(kept_now(&f).hits, after.hits + 1);
+	get_bytes(&f, "/v1/mix/log/proof/12", &bytes);
+	ck_assert_uint_eq(kept_now(&f).hits, after.hits + 1);
+	ck_assert_uint_eq(kept_now(&f).misses, after.misses + 1);
+	/* An answer larger than the bound is served and not kept: nothing is dropped for it. */
+	struct answer_cache_statistics full = kept_now(&f);
+	get_bytes(&f, "/v1/mix/log/tile/entries/000.p/10", &bytes);
+	ck_assert_uint_eq(bytes.len, 4120);
+	ck_assert_uint_eq(kept_now(&f).entries, full.entries);
+	ck_assert_uint_eq(kept_now(&f).bytes, full.bytes);
+	ck_assert_uint_eq(kept_now(&f).evictions, full.evictions);
+	fixture_close(&f);
+
+	/* With 0, nothing is kept and the answers are those made each time. */
+	fixture_open_with(&f, 0, "http: { threads: 2, log_cache_bytes: 0 }");
+	for (uint64_t e = FIRST_EPOCH; e < FIRST_EPOCH + 10; e++)
+		fixture_publish_epoch(&f, e);
+	fixture_catch_up(&f, 10);
+	struct buffer again;
+	buffer_init(&again);
+	get_bytes(&f, "/v1/mix/log/proof/11", &bytes);
+	get_bytes(&f, "/v1/mix/log/proof/11", &again);
+	ck_assert_uint_eq(again.len, bytes.len);
+	ck_assert_mem_eq(again.data, bytes.data, bytes.len);
+	get_bytes(&f, "/v1/mix/log/tile/0/000.p/10", &bytes);
+	ck_assert_uint_eq(kept_now(&f).entries, 0);
+	ck_assert_uint_eq(kept_now(&f).hits, 0);
+	buffer_free(&again);
+	buffer_free(&bytes);
+	fixture_close(&f);
+}
+END_TEST
+
 /* GETs a consistency proof and parses it. */
 static size_t get_consistency(struct fixture *f, const char *path, merkle_hash proof[MERKLE_MAX_PROOF])
 {
@@ -395,6 +556,8 @@ static Suite *proof_routes_suite(void)
 	TCase *tc = tcase_create("proof_routes");
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_inclusion_proofs_over_http);
+	tcase_add_test(tc, test_kept_proofs_follow_the_checkpoint);
+	tcase_add_test(tc, test_kept_answers_are_bounded);
 	tcase_add_test(tc, test_consistency_proofs_over_http);
 	tcase_add_test(tc, test_consistency_text);
 	suite_add_tcase(suite, tc);

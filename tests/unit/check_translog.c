@@ -631,6 +631,8 @@ START_TEST(test_store_log_checkpoints)
 	stored_root(&f, 3, root);
 	memcpy(wrong, root, sizeof wrong);
 	wrong[0] ^= 1;
+	/* The log's generation moves with each checkpoint stored, and with nothing refused. */
+	uint64_t generation = store_log_generation(f.store);
 	/* Not the stored tree: a wrong root, a size past the log. */
 	test_checkpoint_note(3, wrong, NULL, 1, &note);
 	ck_assert_int_eq(store_log_checkpoint_put(f.store, "mix", note.data, note.len), DIRAUTH_ERR_MISMATCH);
@@ -642,9 +644,12 @@ START_TEST(test_store_log_checkpoints)
 	ck_assert_int_eq(store_log_checkpoint_put(f.store, "mix", note.data, STORE_LOG_CHECKPOINT_MAX + 1),
 	                 DIRAUTH_ERR_BOUNDS);
 
+	ck_assert_uint_eq(store_log_generation(f.store), generation);
 	/* Size 2, then 3; back to 2 is a rollback. */
 	test_checkpoint_note(2, root2, NULL, 1, &note);
 	ck_assert_int_eq(store_log_checkpoint_put(f.store, "mix", note.data, note.len), 0);
+	ck_assert_uint_gt(store_log_generation(f.store), generation);
+	generation = store_log_generation(f.store);
 	test_checkpoint_note(3, root, NULL, 1, &note);
 	ck_assert_int_eq(store_log_checkpoint_put(f.store, "mix", note.data, note.len), 0);
 	test_checkpoint_note(2, root2, NULL, 2, &note);
@@ -653,8 +658,10 @@ START_TEST(test_store_log_checkpoints)
 	test_checkpoint_note(3, root, "an extension", 1, &note);
 	ck_assert_int_eq(store_log_checkpoint_put(f.store, "mix", note.data, note.len),
 	                 DIRAUTH_ERR_COLLISION);
+	generation = store_log_generation(f.store);
 	test_checkpoint_note(3, root, NULL, 2, &note);
 	ck_assert_int_eq(store_log_checkpoint_put(f.store, "mix", note.data, note.len), 0);
+	ck_assert_uint_gt(store_log_generation(f.store), generation);
 	ck_assert_int_eq(store_log_checkpoint(f.store, "mix", &stored, &size), 0);
 	ck_assert_uint_eq(size, 3);
 	ck_assert_uint_eq(stored.len, note.len);
@@ -667,6 +674,12 @@ START_TEST(test_store_log_checkpoints)
 	test_checkpoint_note(2, root2, NULL, 1, &note);
 	ck_assert_mem_eq(stored.data, note.data, note.len);
 	ck_assert_int_eq(store_log_checkpoint_at(f.store, "mix", 1, &stored), DIRAUTH_ERR_NOT_FOUND);
+	/* Publishing a stored checkpoint moves it too; a refused publication does not. */
+	generation = store_log_generation(f.store);
+	ck_assert_int_eq(store_log_publish(f.store, "mix", 1), DIRAUTH_ERR_NOT_FOUND);
+	ck_assert_uint_eq(store_log_generation(f.store), generation);
+	ck_assert_int_eq(store_log_publish(f.store, "mix", 2), 0);
+	ck_assert_uint_gt(store_log_generation(f.store), generation);
 
 	/* The partial tiles of sizes 2 and 3, and no other. */
 	ck_assert_int_eq(store_log_partial_tile(f.store, "mix", 0, 0, 2), 0);
