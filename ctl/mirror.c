@@ -336,15 +336,18 @@ static int take_between(struct mirror *m, const struct buffer *held, const struc
 
 /* ---- step 5: pruning ---- */
 
-/* The body files of an epoch, identity last, so that no encoding outlives the others for long. */
-static int remove_bodies(struct mirror *m, uint64_t epoch, struct ctl_report *report)
+/* The body files of an epoch, identity last, so that no encoding outlives the others for long;
+ * before them the diffs that yield its body (its diff directory) and those that apply to it (in
+ * the directories of the count headers). */
+static int remove_bodies(struct mirror *m, const struct epoch_header *h, struct epoch_header **headers,
+                         size_t count, struct ctl_report *report)
 {
-	static const char *const names[] = {"body.zst", "body.gz", "body"};
+	static const char *const names[] = {"diff", "body.zst", "body.gz", "body"};
 	char relative[96];
-	int rc = 0;
+	int rc = ctl_mirror_diffs_remove_from(m, h, headers, count, report);
 
 	for (size_t i = 0; rc == 0 && i < sizeof(names) / sizeof(names[0]); i++) {
-		snprintf(relative, sizeof(relative), "snapshots/%" PRIu64 "/%s", epoch, names[i]);
+		snprintf(relative, sizeof(relative), "snapshots/%" PRIu64 "/%s", h->epoch, names[i]);
 		rc = ctl_mirror_remove_served(m, relative, report);
 	}
 	return rc;
@@ -361,7 +364,7 @@ static int prune(struct mirror *m, struct epoch_header **headers, size_t count, 
 	for (size_t i = 0; rc == 0 && i < count; i++) {
 		if (headers[i]->keep)
 			continue;
-		rc = remove_bodies(m, headers[i]->epoch, report);
+		rc = remove_bodies(m, headers[i], headers, count, report);
 		snprintf(relative, sizeof(relative), "log/proof/%" PRIu64, headers[i]->epoch);
 		if (rc == 0)
 			rc = ctl_mirror_remove_served(m, relative, report);
@@ -575,6 +578,9 @@ static int run_after_fetch(struct mirror *m, struct run_state *s, struct ctl_mir
 		rc = stage_epoch(m, all[i], all[i] == &s->latest ? identity : NULL, report);
 		result->epochs_written++;
 	}
+	/* The diffs to the new bodies from the kept ones, immutable like the bodies they join. */
+	if (rc == 0)
+		rc = ctl_mirror_diffs_stage(m, all, all_count, &result->diffs_written, report);
 	if (rc == 0)
 		rc = ctl_mirror_log_take(m, &checkpoint, all, all_count, report);
 	if (rc == 0 && !s->latest.in_log)
@@ -625,7 +631,7 @@ static int run_after_fetch(struct mirror *m, struct run_state *s, struct ctl_mir
 	/* Step 5. */
 	for (size_t i = 0; rc == 0 && i < all_count; i++)
 		if (all[i]->body_revoked && all[i]->keep)
-			rc = remove_bodies(m, all[i]->epoch, report);
+			rc = remove_bodies(m, all[i], all, all_count, report);
 	if (rc == 0)
 		rc = prune(m, all, all_count, checkpoint.tree_size, result, report);
 	if (rc == 0)

@@ -8,6 +8,7 @@
  *                    their publication, reading what is served, GETs from the server that passed
  *   mirror_log.c     the log: tiles and entry bundles verified against the checkpoint, the leaf of
  *                    each kept header, the inclusion and consistency proofs
+ *   mirror_diffs.c   the snapshot diffs the tree serves, built from the bodies it keeps
  *
  * Every function here reports its own failure into report with the run's name ("mirror <ns>")
  * and returns the error, as the run's steps do; none of them touches the served tree except
@@ -114,6 +115,12 @@ int ctl_mirror_stage_file(struct mirror *m, struct moves *list, const char *from
 /* Whether DIR/v1/NS/<relative> is there: an immutable file written once is not written again. */
 int ctl_mirror_served_exists(const struct mirror *m, const char *relative);
 
+/* Where the file DIR/v1/NS/<relative> is to be read this run: its staged copy when the run stages
+ * one (in m->immutable), else the served file. Returns 1 with out filled when either exists, else
+ * 0. */
+int ctl_mirror_staged_or_served(const struct mirror *m, const char *relative,
+                                char out[CTL_MIRROR_PATH_CAPACITY]);
+
 /* Renames the listed files into the tree, in order, each durably. */
 int ctl_mirror_publish(struct mirror *m, const struct moves *list, struct ctl_report *report);
 
@@ -150,5 +157,20 @@ int ctl_mirror_log_stage(struct mirror *m, struct epoch_header **headers, size_t
 
 /* Frees the tiles held. */
 void ctl_mirror_log_free(struct mirror *m);
+
+/* ---- mirror_diffs.c ---- */
+
+/* Stages, for each header that is fresh and kept with a body, the diff to its body from the body of
+ * each earlier kept header (not revoked) whose body the tree serves or stages, when worth offering
+ * (snapshot_diff_worth_offering, the zstd diff against the zstd body: dirauthd's rule and measure), as
+ * snapshots/<e>/diff/<base sha256> with .gz and .zst beside it; a diff served already is not staged again.
+ * *written gets the number of diffs staged. */
+int ctl_mirror_diffs_stage(struct mirror *m, struct epoch_header **headers, size_t count, size_t *written,
+                           struct ctl_report *report);
+
+/* Removes from the tree every diff whose base is base's body, from the directory of each of the
+ * count headers (before the base's body goes). */
+int ctl_mirror_diffs_remove_from(struct mirror *m, const struct epoch_header *base,
+                                 struct epoch_header **headers, size_t count, struct ctl_report *report);
 
 #endif

@@ -106,6 +106,23 @@ int ctl_mirror_served_exists(const struct mirror *m, const char *relative)
 	return ctl_mirror_path(path, "%s/%s", m->tree, relative) == 0 && ctl_file_exists(path);
 }
 
+int ctl_mirror_staged_or_served(const struct mirror *m, const char *relative,
+                                char out[CTL_MIRROR_PATH_CAPACITY])
+{
+	char to[CTL_MIRROR_PATH_CAPACITY];
+
+	if (ctl_mirror_path(to, "%s/%s", m->tree, relative) != 0)
+		return 0;
+	for (size_t i = m->immutable.count; i > 0; i--) {
+		if (strcmp(m->immutable.items[i - 1].to, to) == 0)
+			return ctl_mirror_path(out, "%s", m->immutable.items[i - 1].from) == 0;
+	}
+	if (!ctl_file_exists(to))
+		return 0;
+	memcpy(out, to, sizeof(to));
+	return 1;
+}
+
 /* Lists a file already in the scratch directory (one fetch wrote) for the rename. */
 int ctl_mirror_stage_file(struct mirror *m, struct moves *list, const char *from, const char *relative,
                           struct ctl_report *report)
