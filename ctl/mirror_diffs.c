@@ -40,6 +40,33 @@ static void hex_of(const uint8_t digest[32], char out[65])
 		snprintf(out + 2 * i, 3, "%02x", digest[i]);
 }
 
+static int append_to(void *context, const uint8_t *data, size_t len)
+{
+	return buffer_append(context, data, len);
+}
+
+/* data in encoding as dirauthd's store writes a diff: one stream, fed at once (compress.h; a
+ * stream's zstd frame does not carry the content size that compress_encode's does), so that the
+ * size measured, and the bytes served, are the authority's. */
+static int encode_as_stored(enum content_encoding encoding, const uint8_t *data, size_t len,
+                            struct buffer *out)
+{
+	struct compress_stream *stream = NULL;
+	int rc;
+
+	if (encoding == ENCODING_IDENTITY)
+		return buffer_append(out, data, len);
+	rc = compress_stream_new(encoding, &stream);
+	if (rc == 0)
+		rc = compress_stream_write(stream, data, len, append_to, out);
+	if (rc == 0) {
+		rc = compress_stream_finish(stream, append_to, out);
+		stream = NULL;
+	}
+	compress_stream_free(stream);
+	return rc;
+}
+
 /* Reads the body of epoch h (staged this run or served) when there is one and it still hashes to
  * its header's body-sha256. Returns 1 with *body and *len (the caller frees *body), 0 when there
  * is none to use, or a negative error (memory). */
@@ -85,7 +112,7 @@ static int target_zstd_size(const struct mirror *m, const struct epoch_header *t
 		return 0;
 	}
 	buffer_init(&zstd);
-	rc = compress_encode(ENCODING_ZSTD, body, len, &zstd);
+	rc = encode_as_stored(ENCODING_ZSTD, body, len, &zstd);
 	*size = zstd.len;
 	buffer_free(&zstd);
 	return rc;
@@ -118,7 +145,7 @@ static int stage_one(struct mirror *m, const struct epoch_header *target, const 
 		buffer_init(&forms[i]);
 	rc = snapshot_diff_build(base_body, base_len, target_body, target_len, limits, &forms[0]);
 	for (size_t i = 1; rc == 0 && i < 3; i++)
-		rc = compress_encode(encodings[i], forms[0].data, forms[0].len, &forms[i]);
+		rc = encode_as_stored(encodings[i], forms[0].data, forms[0].len, &forms[i]);
 	if (rc == DIRAUTH_ERR_NOMEM) {
 		rc = ctl_mirror_out_of_memory(m, report);
 	} else if (rc != 0) {

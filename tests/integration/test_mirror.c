@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -525,6 +526,15 @@ START_TEST(test_diffs_taken_and_served)
 		snprintf(encoded, sizeof(encoded), "%s%s", relative, encodings[i]);
 		ck_assert_msg(tree_file_exists(tree, encoded), "%s is missing", encoded);
 	}
+	char diff_zstd[LAUNCHER_PATH_MAX + 300], body_zstd[LAUNCHER_PATH_MAX + 64];
+	struct stat diff_status, body_status;
+	snprintf(diff_zstd, sizeof(diff_zstd), "%s/v1/mix/%s.zst", tree, relative);
+	snprintf(body_zstd, sizeof(body_zstd), "%s/v1/mix/snapshots/%llu/body.zst", tree,
+	         (unsigned long long)(E0 + 2));
+	ck_assert(stat(diff_zstd, &diff_status) == 0 && stat(body_zstd, &body_status) == 0);
+	printf("12 records: the diff is %lld bytes in zstd, the body %lld\n", (long long)diff_status.st_size,
+	       (long long)body_status.st_size);
+	ck_assert(diff_status.st_size * 2 <= body_status.st_size);
 
 	/* Two epochs at once: diffs to the epoch between and to the latest, from each kept body. The
 	 * first body's epoch is no longer valid: it leaves, and every diff from it. */
