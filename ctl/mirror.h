@@ -35,7 +35,8 @@
  *      (DIR/.mirror-NS, never served), where ctl_fetch_run_servers does the whole fetch: the
  *      threshold of certified signatures, no rollback or equivocation, the chain back to the held
  *      header, the log's inclusion in a cosigned checkpoint consistent with the held one, the
- *      body, the held snapshot's revocations. fetch's own checks, not a copy of them.
+ *      body (asked for as a diff from the served latest body, linked where fetch_diff.h looks for
+ *      its base), the held snapshot's revocations. fetch's own checks, not a copy of them.
  *   2. From the server that passed: the headers of the epochs between the held and the new one,
  *      walked again with ctl_fetch_verify_chain; each new epoch's body in gzip and zstd (and
  *      identity for the epochs between), each checked against its header by verify_snapshot_body;
