@@ -217,6 +217,8 @@ int ctl_command_mirror(const struct ctl_arguments *arguments, struct ctl_report 
 	       result.epochs_written == 1 ? "" : "s", result.tree_size, result.tiles_written,
 	       result.tiles_written == 1 ? "" : "s", result.epochs_pruned,
 	       result.epochs_pruned == 1 ? "" : "s");
+	if (result.diffs_written > 0)
+		printf(", %zu diff%s new", result.diffs_written, result.diffs_written == 1 ? "" : "s");
 	if (result.bodies_dropped > 0)
 		printf(", %zu bod%s dropped for what it revokes", result.bodies_dropped,
 		       result.bodies_dropped == 1 ? "y" : "ies");

@@ -13,7 +13,7 @@
  * What a mirror serves beyond what fetch keeps (the headers of skipped epochs, the bodies in each
  * encoding, the log's tiles and proofs) is checked here with verify/'s and tlog/'s functions.
  */
-#include "ctl/mirror.h"
+#include "ctl/mirror_internal.h"
 
 #include "ctl/exchange.h"
 #include "ctl/files.h"
@@ -38,289 +38,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define PATH_CAPACITY 4096
-#define WHAT_MAX      (NAMESPACE_NAME_MAX + 16)
-
-/* ---- files to rename into the tree ---- */
-
-struct move {
-	char *from; /* in the scratch directory */
-	char *to;   /* in the tree */
-};
-
-struct moves {
-	struct move *items;
-	size_t count, capacity;
-};
-
-static void moves_free(struct moves *list)
-{
-	for (size_t i = 0; i < list->count; i++) {
-		free(list->items[i].from);
-		free(list->items[i].to);
-	}
-	free(list->items);
-	memset(list, 0, sizeof(*list));
-}
-
-static int moves_add(struct moves *list, const char *from, const char *to)
-{
-	if (list->count == list->capacity) {
-		size_t capacity = list->capacity == 0 ? 64 : list->capacity * 2;
-		struct move *items = realloc(list->items, capacity * sizeof(*items));
-		if (items == NULL)
-			return DIRAUTH_ERR_NOMEM;
-		list->items = items;
-		list->capacity = capacity;
-	}
-	list->items[list->count].from = strdup(from);
-	list->items[list->count].to = strdup(to);
-	if (list->items[list->count].from == NULL || list->items[list->count].to == NULL) {
-		free(list->items[list->count].from);
-		free(list->items[list->count].to);
-		return DIRAUTH_ERR_NOMEM;
-	}
-	list->count++;
-	return 0;
-}
-
-/* ---- the log's tiles, held in memory for one run ---- */
-
-struct tile_entry {
-	struct tlog_tile tile;
-	struct buffer data;
-	int fresh; /* downloaded this run: to be written */
-};
-
-struct tile_set {
-	struct tile_entry *items;
-	size_t count, capacity;
-	uint64_t tree_size;
-};
-
-static void tile_set_free(struct tile_set *set)
-{
-	for (size_t i = 0; i < set->count; i++)
-		buffer_free(&set->items[i].data);
-	free(set->items);
-	memset(set, 0, sizeof(*set));
-}
-
-static int tile_equal(const struct tlog_tile *a, const struct tlog_tile *b)
-{
-	return a->kind == b->kind && a->level == b->level && a->index == b->index && a->width == b->width;
-}
-
-/* The order tiles are loaded in (load_tiles): by level, then kind, then index; one tile per place. */
-static int tile_order(const struct tlog_tile *a, const struct tlog_tile *b)
-{
-	if (a->level != b->level)
-		return a->level < b->level ? -1 : 1;
-	if (a->kind != b->kind)
-		return a->kind < b->kind ? -1 : 1;
-	if (a->index != b->index)
-		return a->index < b->index ? -1 : 1;
-	return 0;
-}
-
-static const struct tile_entry *tile_set_find(const struct tile_set *set, const struct tlog_tile *tile)
-{
-	size_t low = 0, high = set->count;
-
-	while (low < high) {
-		size_t middle = low + (high - low) / 2;
-		int order = tile_order(&set->items[middle].tile, tile);
-		if (order == 0)
-			return tile_equal(&set->items[middle].tile, tile) ? &set->items[middle] : NULL;
-		if (order < 0)
-			low = middle + 1;
-		else
-			high = middle;
-	}
-	return NULL;
-}
-
-/* tlog_fetch_tile over the tiles in memory: the tree's hashes come only from what was loaded. */
-static int tile_set_fetch(void *context, const struct tlog_tile *tile, uint8_t out[TLOG_TILE_BYTES],
-                          size_t *len)
-{
-	const struct tile_entry *entry = tile_set_find(context, tile);
-
-	if (entry == NULL)
-		return DIRAUTH_ERR_NOT_FOUND;
-	if (entry->data.len > TLOG_TILE_BYTES)
-		return DIRAUTH_ERR_MISMATCH;
-	memcpy(out, entry->data.data, entry->data.len);
-	*len = entry->data.len;
-	return 0;
-}
-
-/* ---- one run ---- */
-
-struct mirror {
-	const struct ctl_mirror_options *options;
-	const struct ctl_fetch_options *fetch;
-	const char *namespace_name;
-	char what[WHAT_MAX];      /* "mirror <ns>" */
-	char tree[PATH_CAPACITY]; /* DIR/v1/NS */
-	char scratch[PATH_CAPACITY];
-	char staged[PATH_CAPACITY]; /* scratch/staged: files waiting to be renamed */
-	unsigned serial;
-	struct moves immutable, pointers;
-	const char *server_url;
-	size_t base_len;
-	struct net_pool *pool;
-	struct tile_set tiles;
-	struct tlog_tile_source source;
-	struct tlog_hash_reader reader;
-};
-
-static int path_format(char out[PATH_CAPACITY], const char *format, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static int path_format(char out[PATH_CAPACITY], const char *format, ...)
-{
-	va_list arguments;
-	int n;
-
-	va_start(arguments, format);
-	n = vsnprintf(out, PATH_CAPACITY, format, arguments);
-	va_end(arguments);
-	return n < 0 || n >= PATH_CAPACITY ? DIRAUTH_ERR_BOUNDS : 0;
-}
-
-static int file_failure(struct mirror *m, const char *what_file, int rc, struct ctl_report *report)
-{
-	ctl_report_fail(report,
-	                rc == DIRAUTH_ERR_IO      ? CTL_EXIT_IO
-	                : rc == DIRAUTH_ERR_NOMEM ? CTL_EXIT_SOFTWARE
-	                                          : CTL_EXIT_CANNOT_CREATE,
-	                "%s: cannot write %s: %s", m->what, what_file, dirauth_strerror(rc));
-	return rc;
-}
-
-static int out_of_memory(struct mirror *m, struct ctl_report *report)
-{
-	ctl_report_fail(report, CTL_EXIT_SOFTWARE, "%s: out of memory", m->what);
-	return DIRAUTH_ERR_NOMEM;
-}
-
-/* Writes data into the scratch directory and lists it for the rename to DIR/v1/NS/<relative>
- * (relative "../certificates" for v1/certificates). */
-static int stage_bytes(struct mirror *m, struct moves *list, const char *relative, const uint8_t *data,
-                       size_t len, struct ctl_report *report)
-{
-	char name[32], from[PATH_CAPACITY], to[PATH_CAPACITY];
-	int rc;
-
-	snprintf(name, sizeof(name), "f%u", m->serial++);
-	rc = ctl_file_write_atomic(m->staged, name, data, len);
-	if (rc == 0)
-		rc = path_format(from, "%s/%s", m->staged, name);
-	if (rc == 0)
-		rc = path_format(to, "%s/%s", m->tree, relative);
-	if (rc == 0)
-		rc = moves_add(list, from, to);
-	return rc != 0 ? file_failure(m, relative, rc, report) : 0;
-}
-
-/* Whether DIR/v1/NS/<relative> is there: an immutable file written once is not written again. */
-static int served_exists(const struct mirror *m, const char *relative)
-{
-	char path[PATH_CAPACITY];
-
-	return path_format(path, "%s/%s", m->tree, relative) == 0 && ctl_file_exists(path);
-}
-
-/* Lists a file already in the scratch directory (one fetch wrote) for the rename. */
-static int stage_file(struct mirror *m, struct moves *list, const char *from, const char *relative,
-                      struct ctl_report *report)
-{
-	char to[PATH_CAPACITY];
-	int rc = path_format(to, "%s/%s", m->tree, relative);
-
-	if (rc == 0)
-		rc = moves_add(list, from, to);
-	return rc != 0 ? file_failure(m, relative, rc, report) : 0;
-}
-
-/* Renames the listed files into the tree, in order, each durably. */
-static int publish(struct mirror *m, const struct moves *list, struct ctl_report *report)
-{
-	for (size_t i = 0; i < list->count; i++) {
-		char directory[PATH_CAPACITY];
-		char *slash;
-		int rc;
-
-		snprintf(directory, sizeof(directory), "%s", list->items[i].to);
-		slash = strrchr(directory, '/');
-		if (slash != NULL)
-			*slash = '\0';
-		rc = ctl_directory_create(directory);
-		if (rc == 0)
-			rc = ctl_file_move(list->items[i].from, list->items[i].to);
-		if (rc != 0)
-			return file_failure(m, list->items[i].to, rc, report);
-	}
-	return 0;
-}
-
-/* Reads DIR/v1/NS/<relative> (absent: *present 0, out empty). */
-static int read_served(struct mirror *m, const char *relative, size_t max_bytes, struct buffer *out,
-                       int *present, struct ctl_report *report)
-{
-	char path[PATH_CAPACITY];
-	uint8_t *bytes = NULL;
-	size_t len = 0;
-	int rc;
-
-	buffer_reset(out);
-	*present = 0;
-	rc = path_format(path, "%s/%s", m->tree, relative);
-	if (rc == 0 && !ctl_file_exists(path))
-		return 0;
-	if (rc == 0)
-		rc = ctl_file_read(path, max_bytes, &bytes, &len);
-	if (rc == 0)
-		rc = buffer_append(out, bytes, len);
-	free(bytes);
-	if (rc != 0) {
-		ctl_report_fail(report, ctl_exit_code_for_error(rc), "%s: cannot read the served %s: %s",
-		                m->what, relative, dirauth_strerror(rc));
-		return rc;
-	}
-	*present = 1;
-	return 0;
-}
-
-/* GETs /v1/NS/<relative> from the server that passed fetch. */
-static int download(struct mirror *m, const char *label, const char *relative, const char *accept_encoding,
-                    size_t max_bytes, int allow_missing, struct net_response *response,
-                    struct ctl_report *report)
-{
-	char accept[64];
-	const char *headers[] = {m->fetch->authorization, NULL, NULL};
-	struct buffer url;
-	int rc;
-
-	if (accept_encoding != NULL) {
-		snprintf(accept, sizeof(accept), "Accept-Encoding: %s", accept_encoding);
-		headers[m->fetch->authorization != NULL ? 1 : 0] = accept;
-	}
-	buffer_init(&url);
-	net_response_free(response);
-	net_response_init(response);
-	rc = buffer_appendf(&url, "%.*s/v1/%s/%s", (int)m->base_len, m->server_url, m->namespace_name,
-	                    relative);
-	if (rc != 0)
-		rc = out_of_memory(m, report);
-	else
-		rc = ctl_exchange_get_pooled(m->pool, m->what, label, (const char *)url.data, headers,
-		                             max_bytes, allow_missing, response, report);
-	buffer_free(&url);
-	return rc;
-}
 
 /* The kept epochs: the numeric directories of DIR/v1/NS/snapshots, ascending. */
 static int compare_epochs(const void *a, const void *b)
@@ -374,42 +91,44 @@ static int list_epochs(const char *directory, uint64_t *epochs, size_t capacity,
 /* Links DIR/v1/NS/<served> to scratch/NS/<held> when it exists. */
 static int link_held(struct mirror *m, const char *served, const char *held, struct ctl_report *report)
 {
-	char from[PATH_CAPACITY], to[PATH_CAPACITY];
-	int rc = path_format(from, "%s/%s", m->tree, served);
+	char from[CTL_MIRROR_PATH_CAPACITY], to[CTL_MIRROR_PATH_CAPACITY];
+	int rc = ctl_mirror_path(from, "%s/%s", m->tree, served);
 
 	if (rc == 0)
-		rc = path_format(to, "%s/%s/%s", m->scratch, m->namespace_name, held);
+		rc = ctl_mirror_path(to, "%s/%s/%s", m->scratch, m->namespace_name, held);
 	if (rc == 0) {
 		rc = ctl_file_link(from, to);
 		if (rc == DIRAUTH_ERR_NOT_FOUND)
 			rc = 0;
 	}
-	return rc != 0 ? file_failure(m, to, rc, report) : 0;
+	return rc != 0 ? ctl_mirror_file_failure(m, to, rc, report) : 0;
 }
 
 static int prepare_scratch(struct mirror *m, const uint64_t *epochs, size_t epoch_count,
                            struct ctl_report *report)
 {
-	char path[PATH_CAPACITY];
+	char path[CTL_MIRROR_PATH_CAPACITY];
 	char served[64], held[64];
 	int rc;
 
 	rc = ctl_directory_remove_tree(m->scratch); /* a crashed run's */
 	if (rc == 0)
-		rc = path_format(path, "%s/%s", m->scratch, m->namespace_name);
+		rc = ctl_mirror_path(path, "%s/%s", m->scratch, m->namespace_name);
 	if (rc == 0)
 		rc = ctl_directory_create(path);
 	if (rc == 0)
 		rc = ctl_directory_create(m->staged);
 	if (rc != 0)
-		return file_failure(m, m->scratch, rc, report);
+		return ctl_mirror_file_failure(m, m->scratch, rc, report);
 	rc = link_held(m, "snapshots/latest", "latest.header", report);
 	if (rc == 0)
 		rc = link_held(m, "log/checkpoint", CTL_FETCH_LOG_HELD, report);
 	if (rc == 0)
 		rc = link_held(m, "../certificates", "certificates", report);
 	/* The kept snapshots, so that fetch checks the new one against the held one's revocations and
-	 * drops the bodies that hold what the new one revokes. */
+	 * drops the bodies that hold what the new one revokes; and the served latest body at
+	 * NS/<epoch>.body is where fetch_diff.c looks for the base of the diff it asks for, so the
+	 * mirror's own download is the diff from the body it serves. */
 	for (size_t i = 0; rc == 0 && i < epoch_count; i++) {
 		snprintf(served, sizeof(served), "snapshots/%" PRIu64 "/body", epochs[i]);
 		snprintf(held, sizeof(held), "%" PRIu64 ".body", epochs[i]);
@@ -425,21 +144,21 @@ static int prepare_scratch(struct mirror *m, const uint64_t *epochs, size_t epoc
 /* An equivocation's evidence file that fetch wrote into the scratch copy goes to DIR/evidence. */
 static void keep_evidence(struct mirror *m)
 {
-	char directory[PATH_CAPACITY], evidence[PATH_CAPACITY];
+	char directory[CTL_MIRROR_PATH_CAPACITY], evidence[CTL_MIRROR_PATH_CAPACITY];
 	DIR *listing;
 	struct dirent *entry;
 
-	if (path_format(directory, "%s/%s", m->scratch, m->namespace_name) != 0 ||
-	    path_format(evidence, "%s/evidence", m->options->directory) != 0 ||
+	if (ctl_mirror_path(directory, "%s/%s", m->scratch, m->namespace_name) != 0 ||
+	    ctl_mirror_path(evidence, "%s/evidence", m->options->directory) != 0 ||
 	    (listing = opendir(directory)) == NULL)
 		return;
 	while ((entry = readdir(listing)) != NULL) {
 		const char *dot = strrchr(entry->d_name, '.');
-		char from[PATH_CAPACITY], to[PATH_CAPACITY];
+		char from[CTL_MIRROR_PATH_CAPACITY], to[CTL_MIRROR_PATH_CAPACITY];
 		if (dot == NULL || strcmp(dot, ".evidence") != 0)
 			continue;
-		if (path_format(from, "%s/%s", directory, entry->d_name) == 0 &&
-		    path_format(to, "%s/%s", evidence, entry->d_name) == 0 &&
+		if (ctl_mirror_path(from, "%s/%s", directory, entry->d_name) == 0 &&
+		    ctl_mirror_path(to, "%s/%s", evidence, entry->d_name) == 0 &&
 		    ctl_directory_create(evidence) == 0)
 			(void)ctl_file_move(from, to);
 	}
@@ -447,20 +166,6 @@ static void keep_evidence(struct mirror *m)
 }
 
 /* ---- step 2: what fetch does not keep ---- */
-
-/* A verified header note and what it says. */
-struct epoch_header {
-	uint64_t epoch;
-	struct buffer note;
-	struct snapshot_header header;
-	uint8_t *text; /* the note's text: the log's leaf */
-	size_t text_len;
-	int fresh;        /* new to the tree: written this run */
-	int body_revoked; /* served, and holds what the new snapshot revokes: its bodies go */
-	int keep;
-	uint64_t leaf; /* its index in the log */
-	int in_log;
-};
 
 static void epoch_header_free(struct epoch_header *h)
 {
@@ -512,7 +217,7 @@ static int stage_body_encoding(struct mirror *m, const struct epoch_header *h, c
 	buffer_init(&body);
 	*missing = 0;
 	snprintf(relative, sizeof(relative), "snapshots/%" PRIu64 "/body", h->epoch);
-	rc = download(m, "body", relative, encoding, max_compressed, 1, &response, report);
+	rc = ctl_mirror_download(m, "body", relative, encoding, max_compressed, 1, &response, report);
 	if (rc == 0 && response.status == 404)
 		*missing = 1;
 	if (rc != 0 || *missing)
@@ -530,7 +235,8 @@ static int stage_body_encoding(struct mirror *m, const struct epoch_header *h, c
 		goto done;
 	}
 	snprintf(relative, sizeof(relative), "snapshots/%" PRIu64 "/%s", h->epoch, name);
-	rc = stage_bytes(m, &m->immutable, relative, response.body.data, response.body.len, report);
+	rc =
+	    ctl_mirror_stage_bytes(m, &m->immutable, relative, response.body.data, response.body.len, report);
 done:
 	net_response_free(&response);
 	buffer_free(&body);
@@ -549,7 +255,7 @@ static int stage_epoch(struct mirror *m, const struct epoch_header *h, const cha
 
 	if (identity_path != NULL) {
 		snprintf(relative, sizeof(relative), "snapshots/%" PRIu64 "/body", h->epoch);
-		rc = stage_file(m, &m->immutable, identity_path, relative, report);
+		rc = ctl_mirror_stage_file(m, &m->immutable, identity_path, relative, report);
 	} else {
 		rc = stage_body_encoding(m, h, "identity", "body", &missing, report);
 	}
@@ -560,7 +266,7 @@ static int stage_epoch(struct mirror *m, const struct epoch_header *h, const cha
 	/* The header after its bodies: the tree never serves a header whose body it is still writing. */
 	snprintf(relative, sizeof(relative), "snapshots/%" PRIu64 "/header", h->epoch);
 	if (rc == 0)
-		rc = stage_bytes(m, &m->immutable, relative, h->note.data, h->note.len, report);
+		rc = ctl_mirror_stage_bytes(m, &m->immutable, relative, h->note.data, h->note.len, report);
 	return rc;
 }
 
@@ -600,12 +306,13 @@ static int take_between(struct mirror *m, const struct buffer *held, const struc
 	}
 	links = calloc((size_t)(latest->epoch - held_epoch), sizeof(*links));
 	if (links == NULL)
-		return out_of_memory(m, report);
+		return ctl_mirror_out_of_memory(m, report);
 	net_response_init(&response);
 	for (uint64_t epoch = latest->epoch - 1; rc == 0 && epoch > held_epoch; epoch--) {
 		char relative[64];
 		snprintf(relative, sizeof(relative), "snapshots/%" PRIu64, epoch);
-		rc = download(m, "history", relative, NULL, CTL_FETCH_HEADER_NOTE_MAX, 1, &response, report);
+		rc = ctl_mirror_download(m, "history", relative, NULL, CTL_FETCH_HEADER_NOTE_MAX, 1,
+		                         &response, report);
 		if (rc != 0 || response.status == 404)
 			continue;
 		rc = epoch_header_take(&between[count], epoch, response.body.data, response.body.len);
@@ -629,262 +336,21 @@ static int take_between(struct mirror *m, const struct buffer *held, const struc
 	return rc;
 }
 
-/* ---- step 2, the log: tiles and bundles, verified against the checkpoint ---- */
-
-static int tile_add(struct mirror *m, const struct tlog_tile *tile, struct ctl_report *report)
-{
-	char path[TLOG_TILE_PATH_MAX + 1], relative[TLOG_TILE_PATH_MAX + 8];
-	size_t max_bytes = tile->kind == TLOG_TILE_ENTRIES ? TLOG_BUNDLE_MAX_BYTES : TLOG_TILE_BYTES;
-	struct tile_set *set = &m->tiles;
-	struct tile_entry *entry;
-	int present = 0;
-	int rc;
-
-	if (set->count == set->capacity) {
-		size_t capacity = set->capacity == 0 ? 256 : set->capacity * 2;
-		struct tile_entry *items = realloc(set->items, capacity * sizeof(*items));
-		if (items == NULL)
-			return out_of_memory(m, report);
-		set->items = items;
-		set->capacity = capacity;
-	}
-	entry = &set->items[set->count];
-	memset(entry, 0, sizeof(*entry));
-	entry->tile = *tile;
-	buffer_init(&entry->data);
-	set->count++;
-	rc = tlog_tile_path_format(tile, path);
-	if (rc != 0)
-		return out_of_memory(m, report);
-	snprintf(relative, sizeof(relative), "log/%s", path);
-	rc = read_served(m, relative, max_bytes, &entry->data, &present, report);
-	if (rc != 0 || present)
-		return rc;
-	struct net_response response;
-	net_response_init(&response);
-	rc = download(m, "tile", relative, NULL, max_bytes, 0, &response, report);
-	if (rc == 0 && buffer_append(&entry->data, response.body.data, response.body.len) != 0)
-		rc = out_of_memory(m, report);
-	net_response_free(&response);
-	entry->fresh = 1;
-	return rc;
-}
-
-/* Every hash tile and entry bundle of the tree of size leaves: read from the tree when held (a
- * full tile never changes), else downloaded. */
-static int load_tiles(struct mirror *m, uint64_t size, struct ctl_report *report)
-{
-	int rc = 0;
-
-	m->tiles.tree_size = size;
-	for (uint8_t level = 0;
-	     rc == 0 && level * TLOG_TILE_HEIGHT < 64 && (size >> (level * TLOG_TILE_HEIGHT)) > 0; level++) {
-		uint64_t full = tlog_tile_full_count(size, level);
-		uint16_t partial = tlog_tile_partial_width(size, level);
-		for (int kind = TLOG_TILE_HASHES;
-		     rc == 0 && kind <= (level == 0 ? TLOG_TILE_ENTRIES : TLOG_TILE_HASHES); kind++) {
-			for (uint64_t index = 0; rc == 0 && index < full; index++) {
-				struct tlog_tile tile = {(enum tlog_tile_kind)kind, level, index,
-				                         TLOG_TILE_WIDTH};
-				rc = tile_add(m, &tile, report);
-			}
-			if (rc == 0 && partial > 0) {
-				struct tlog_tile tile = {(enum tlog_tile_kind)kind, level, full, partial};
-				rc = tile_add(m, &tile, report);
-			}
-		}
-	}
-	return rc;
-}
-
-static int log_refused(struct mirror *m, int rc, const char *why, struct ctl_report *report)
-{
-	ctl_report_fail(
-	    report, rc == DIRAUTH_ERR_NOMEM || rc == DIRAUTH_ERR_CRYPTO ? CTL_EXIT_SOFTWARE : CTL_EXIT_DATA,
-	    "%s: log: %s (%s)", m->what, why, dirauth_strerror(rc));
-	return rc;
-}
-
-/* The tree is the checkpoint's: its root from the tiles, each full hash tile against the hash
- * above it, each bundle against its level-0 tile. Together these tie every byte to the root. */
-static int verify_tiles(struct mirror *m, const struct checkpoint *checkpoint, struct ctl_report *report)
-{
-	struct tlog_entry *entries = NULL;
-	merkle_hash root;
-	int rc;
-
-	rc = tlog_tree_root(&m->reader, checkpoint->tree_size, root);
-	if (rc != 0)
-		return log_refused(m, rc, "the tiles do not make a tree", report);
-	if (memcmp(root, checkpoint->root, MERKLE_HASH_SIZE) != 0)
-		return log_refused(m, DIRAUTH_ERR_MISMATCH, "the tiles' root is not the checkpoint's",
-		                   report);
-	entries = calloc(TLOG_BUNDLE_MAX_ENTRIES, sizeof(*entries));
-	if (entries == NULL)
-		return out_of_memory(m, report);
-	for (size_t i = 0; rc == 0 && i < m->tiles.count; i++) {
-		const struct tile_entry *entry = &m->tiles.items[i];
-		if (entry->tile.kind == TLOG_TILE_ENTRIES) {
-			struct tlog_tile hashes = entry->tile;
-			const struct tile_entry *level0;
-			hashes.kind = TLOG_TILE_HASHES;
-			level0 = tile_set_find(&m->tiles, &hashes);
-			rc = level0 == NULL ? DIRAUTH_ERR_NOT_FOUND
-			                    : tlog_bundle_parse(entry->data.data, entry->data.len,
-			                                        entry->tile.width, entries);
-			if (rc == 0)
-				rc = tlog_bundle_check_tile(entries, entry->tile.width, level0->data.data,
-				                            level0->data.len);
-			if (rc != 0)
-				rc = log_refused(m, rc, "an entry bundle does not hash to its tile", report);
-		} else if (entry->tile.width == TLOG_TILE_WIDTH) {
-			uint8_t parent = (uint8_t)((entry->tile.level + 1) * TLOG_TILE_HEIGHT);
-			merkle_hash computed, expected;
-			rc = tlog_tile_hash(&entry->tile, entry->data.data, entry->data.len, parent,
-			                    entry->tile.index, computed);
-			if (rc == 0)
-				rc = tlog_tile_source_read(&m->source, parent, entry->tile.index, 1,
-				                           &expected);
-			if (rc == 0 && memcmp(computed, expected, MERKLE_HASH_SIZE) != 0)
-				rc = DIRAUTH_ERR_MISMATCH;
-			if (rc != 0)
-				rc = log_refused(m, rc, "a hash tile does not hash to the tree above it",
-				                 report);
-		}
-	}
-	free(entries);
-	return rc;
-}
-
-/* The leaf of each header: the entries are searched from the newest, where kept epochs are. */
-static int find_leaves(struct mirror *m, struct epoch_header **headers, size_t count,
-                       struct ctl_report *report)
-{
-	struct tlog_entry *entries = calloc(TLOG_BUNDLE_MAX_ENTRIES, sizeof(*entries));
-	size_t found = 0;
-	int rc = 0;
-
-	if (entries == NULL)
-		return out_of_memory(m, report);
-	for (size_t i = m->tiles.count; rc == 0 && found < count && i > 0; i--) {
-		const struct tile_entry *entry = &m->tiles.items[i - 1];
-		if (entry->tile.kind != TLOG_TILE_ENTRIES)
-			continue;
-		rc = tlog_bundle_parse(entry->data.data, entry->data.len, entry->tile.width, entries);
-		for (size_t e = 0; rc == 0 && e < entry->tile.width; e++) {
-			for (size_t h = 0; h < count; h++) {
-				if (headers[h]->in_log || headers[h]->text_len != entries[e].len ||
-				    memcmp(headers[h]->text, entries[e].data, entries[e].len) != 0)
-					continue;
-				headers[h]->in_log = 1;
-				headers[h]->leaf = entry->tile.index * TLOG_TILE_WIDTH + e;
-				found++;
-			}
-		}
-	}
-	free(entries);
-	return rc == 0 ? 0 : log_refused(m, rc, "an entry bundle does not parse", report);
-}
-
-/* ---- step 3: the proofs ---- */
-
-static int stage_proofs(struct mirror *m, struct epoch_header **headers, size_t count,
-                        const struct buffer *checkpoint_note, uint64_t size, struct ctl_report *report)
-{
-	merkle_hash path[MERKLE_MAX_PROOF];
-	struct buffer out;
-	char relative[128];
-	int rc = 0;
-
-	buffer_init(&out);
-	for (size_t i = 0; rc == 0 && i < count; i++) {
-		const struct epoch_header *h = headers[i];
-		size_t path_len = 0;
-		if (!h->in_log || !h->keep)
-			continue;
-		buffer_reset(&out);
-		rc = tlog_inclusion_proof(&m->reader, size, h->leaf, path, &path_len);
-		if (rc == 0)
-			rc = tlog_proof_encode(h->leaf, path, path_len, h->note.data, h->note.len,
-			                       checkpoint_note->data, checkpoint_note->len, &out);
-		if (rc != 0) {
-			rc = log_refused(m, rc, "cannot make an inclusion proof", report);
-			break;
-		}
-		snprintf(relative, sizeof(relative), "log/proof/%" PRIu64 "/%" PRIu64, h->epoch, size);
-		if (!served_exists(m, relative))
-			rc = stage_bytes(m, &m->immutable, relative, out.data, out.len, report);
-		snprintf(relative, sizeof(relative), "log/proof/%" PRIu64 "/latest", h->epoch);
-		if (rc == 0)
-			rc = stage_bytes(m, &m->pointers, relative, out.data, out.len, report);
-	}
-	/* Consistency from the sizes just below: those of the checkpoints clients of this mirror and
-	 * of the authorities hold. */
-	for (uint64_t old = size > CTL_MIRROR_CONSISTENCY_SPAN ? size - CTL_MIRROR_CONSISTENCY_SPAN : 1;
-	     rc == 0 && old < size; old++) {
-		size_t proof_len = 0;
-		snprintf(relative, sizeof(relative), "log/consistency/%" PRIu64 "/%" PRIu64, old, size);
-		if (served_exists(m, relative))
-			continue;
-		buffer_reset(&out);
-		rc = tlog_consistency_proof(&m->reader, size, old, path, &proof_len);
-		if (rc == 0)
-			rc = tlog_consistency_encode(path, proof_len, &out);
-		if (rc != 0) {
-			rc = log_refused(m, rc, "cannot make a consistency proof", report);
-			break;
-		}
-		rc = stage_bytes(m, &m->immutable, relative, out.data, out.len, report);
-	}
-	buffer_free(&out);
-	return rc;
-}
-
-static int stage_tiles(struct mirror *m, size_t *written, struct ctl_report *report)
-{
-	char path[TLOG_TILE_PATH_MAX + 1], relative[TLOG_TILE_PATH_MAX + 8];
-	int rc = 0;
-
-	*written = 0;
-	for (size_t i = 0; rc == 0 && i < m->tiles.count; i++) {
-		const struct tile_entry *entry = &m->tiles.items[i];
-		if (!entry->fresh)
-			continue;
-		(void)tlog_tile_path_format(&entry->tile, path);
-		snprintf(relative, sizeof(relative), "log/%s", path);
-		rc = stage_bytes(m, &m->immutable, relative, entry->data.data, entry->data.len, report);
-		(*written)++;
-	}
-	return rc;
-}
-
 /* ---- step 5: pruning ---- */
 
-static int remove_served(struct mirror *m, const char *relative, struct ctl_report *report)
+/* The body files of an epoch, identity last, so that no encoding outlives the others for long;
+ * before them the diffs that yield its body (its diff directory) and those that apply to it (in
+ * the directories of the count headers). */
+static int remove_bodies(struct mirror *m, const struct epoch_header *h, struct epoch_header **headers,
+                         size_t count, struct ctl_report *report)
 {
-	char path[PATH_CAPACITY];
-	int rc = path_format(path, "%s/%s", m->tree, relative);
-
-	if (rc == 0)
-		rc = ctl_directory_remove_tree(path);
-	if (rc != 0) {
-		ctl_report_fail(report, CTL_EXIT_IO, "%s: cannot remove %s: %s", m->what, relative,
-		                dirauth_strerror(rc));
-		return rc;
-	}
-	return 0;
-}
-
-/* The body files of an epoch, identity last, so that no encoding outlives the others for long. */
-static int remove_bodies(struct mirror *m, uint64_t epoch, struct ctl_report *report)
-{
-	static const char *const names[] = {"body.zst", "body.gz", "body"};
+	static const char *const names[] = {"diff", "body.zst", "body.gz", "body"};
 	char relative[96];
-	int rc = 0;
+	int rc = ctl_mirror_diffs_remove_from(m, h, headers, count, report);
 
 	for (size_t i = 0; rc == 0 && i < sizeof(names) / sizeof(names[0]); i++) {
-		snprintf(relative, sizeof(relative), "snapshots/%" PRIu64 "/%s", epoch, names[i]);
-		rc = remove_served(m, relative, report);
+		snprintf(relative, sizeof(relative), "snapshots/%" PRIu64 "/%s", h->epoch, names[i]);
+		rc = ctl_mirror_remove_served(m, relative, report);
 	}
 	return rc;
 }
@@ -892,7 +358,7 @@ static int remove_bodies(struct mirror *m, uint64_t epoch, struct ctl_report *re
 static int prune(struct mirror *m, struct epoch_header **headers, size_t count, uint64_t size,
                  struct ctl_mirror_result *result, struct ctl_report *report)
 {
-	char relative[96], directory[PATH_CAPACITY];
+	char relative[96], directory[CTL_MIRROR_PATH_CAPACITY];
 	uint64_t olds[CTL_MIRROR_EPOCHS_MAX];
 	size_t old_count;
 	int rc = 0;
@@ -900,16 +366,16 @@ static int prune(struct mirror *m, struct epoch_header **headers, size_t count, 
 	for (size_t i = 0; rc == 0 && i < count; i++) {
 		if (headers[i]->keep)
 			continue;
-		rc = remove_bodies(m, headers[i]->epoch, report);
+		rc = remove_bodies(m, headers[i], headers, count, report);
 		snprintf(relative, sizeof(relative), "log/proof/%" PRIu64, headers[i]->epoch);
 		if (rc == 0)
-			rc = remove_served(m, relative, report);
+			rc = ctl_mirror_remove_served(m, relative, report);
 		snprintf(relative, sizeof(relative), "snapshots/%" PRIu64, headers[i]->epoch);
 		if (rc == 0)
-			rc = remove_served(m, relative, report);
+			rc = ctl_mirror_remove_served(m, relative, report);
 		result->epochs_pruned++;
 	}
-	if (rc != 0 || path_format(directory, "%s/log/consistency", m->tree) != 0)
+	if (rc != 0 || ctl_mirror_path(directory, "%s/log/consistency", m->tree) != 0)
 		return rc;
 	/* Past the bound, the rest goes at the next run. */
 	(void)list_epochs(directory, olds, CTL_MIRROR_EPOCHS_MAX, &old_count);
@@ -917,7 +383,7 @@ static int prune(struct mirror *m, struct epoch_header **headers, size_t count, 
 		if (olds[i] + CTL_MIRROR_CONSISTENCY_SPAN >= size)
 			continue;
 		snprintf(relative, sizeof(relative), "log/consistency/%" PRIu64, olds[i]);
-		rc = remove_served(m, relative, report);
+		rc = ctl_mirror_remove_served(m, relative, report);
 	}
 	return rc;
 }
@@ -939,20 +405,20 @@ static void choose_kept(struct mirror *m, struct epoch_header **headers, size_t 
  * in report: 75 when another run holds it. */
 static int lock_tree(struct mirror *m, struct ctl_report *report)
 {
-	char path[PATH_CAPACITY];
+	char path[CTL_MIRROR_PATH_CAPACITY];
 	struct flock lock;
 	int fd, rc;
 
 	rc = ctl_directory_create(m->options->directory);
 	if (rc == 0)
-		rc = path_format(path, "%s.lock", m->scratch);
+		rc = ctl_mirror_path(path, "%s.lock", m->scratch);
 	if (rc != 0) {
-		file_failure(m, m->options->directory, rc, report);
+		ctl_mirror_file_failure(m, m->options->directory, rc, report);
 		return -1;
 	}
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0) {
-		file_failure(m, path, DIRAUTH_ERR_IO, report);
+		ctl_mirror_file_failure(m, path, DIRAUTH_ERR_IO, report);
 		return -1;
 	}
 	memset(&lock, 0, sizeof(lock));
@@ -984,10 +450,10 @@ struct run_state {
 static int read_scratch(struct mirror *m, const char *name, size_t max_bytes, struct buffer *out,
                         struct ctl_report *report)
 {
-	char path[PATH_CAPACITY];
+	char path[CTL_MIRROR_PATH_CAPACITY];
 	uint8_t *bytes = NULL;
 	size_t len = 0;
-	int rc = path_format(path, "%s/%s/%s", m->scratch, m->namespace_name, name);
+	int rc = ctl_mirror_path(path, "%s/%s/%s", m->scratch, m->namespace_name, name);
 
 	if (rc == 0)
 		rc = ctl_file_read(path, max_bytes, &bytes, &len);
@@ -1011,13 +477,14 @@ static int read_served_epochs(struct mirror *m, struct run_state *s, struct ctl_
 
 	s->served = calloc(s->kept_count + 1, sizeof(*s->served));
 	if (s->served == NULL)
-		return out_of_memory(m, report);
+		return ctl_mirror_out_of_memory(m, report);
 	buffer_init(&note);
 	for (size_t i = 0; rc == 0 && i < s->kept_count; i++) {
-		char relative[96], scratch_body[PATH_CAPACITY], served_body[PATH_CAPACITY];
+		char relative[96], scratch_body[CTL_MIRROR_PATH_CAPACITY],
+		    served_body[CTL_MIRROR_PATH_CAPACITY];
 		int present = 0;
 		snprintf(relative, sizeof(relative), "snapshots/%" PRIu64 "/header", s->kept[i]);
-		rc = read_served(m, relative, CTL_FETCH_HEADER_NOTE_MAX, &note, &present, report);
+		rc = ctl_mirror_read_served(m, relative, CTL_FETCH_HEADER_NOTE_MAX, &note, &present, report);
 		if (rc != 0 || !present)
 			continue;
 		if (epoch_header_take(&s->served[s->served_count], s->kept[i], note.data, note.len) != 0) {
@@ -1027,9 +494,9 @@ static int read_served_epochs(struct mirror *m, struct run_state *s, struct ctl_
 		s->served_count++;
 		if (s->kept[i] == s->latest.epoch)
 			continue;
-		if (path_format(scratch_body, "%s/%s/%" PRIu64 ".body", m->scratch, m->namespace_name,
-		                s->kept[i]) == 0 &&
-		    path_format(served_body, "%s/snapshots/%" PRIu64 "/body", m->tree, s->kept[i]) == 0 &&
+		if (ctl_mirror_path(scratch_body, "%s/%s/%" PRIu64 ".body", m->scratch, m->namespace_name,
+		                    s->kept[i]) == 0 &&
+		    ctl_mirror_path(served_body, "%s/snapshots/%" PRIu64 "/body", m->tree, s->kept[i]) == 0 &&
 		    ctl_file_exists(served_body) && !ctl_file_exists(scratch_body)) {
 			/* fetch_revocations dropped it from the scratch copy: the new snapshot revokes what
 			 * it holds. Removed once the new latest is served. */
@@ -1047,7 +514,7 @@ static int run_after_fetch(struct mirror *m, struct run_state *s, struct ctl_mir
 	struct epoch_header **all = NULL;
 	struct checkpoint checkpoint;
 	struct note *note = NULL;
-	char identity[PATH_CAPACITY];
+	char identity[CTL_MIRROR_PATH_CAPACITY];
 	size_t all_count = 0;
 	int rc;
 
@@ -1067,15 +534,15 @@ static int run_after_fetch(struct mirror *m, struct run_state *s, struct ctl_mir
 		rc = checkpoint_parse(note->text, note->text_len, &checkpoint);
 	note_free(note);
 	if (rc != 0)
-		return log_refused(m, rc, "what fetch verified does not parse again", report);
+		return ctl_mirror_log_refused(m, rc, "what fetch verified does not parse again", report);
 	if (checkpoint.tree_size == 0 || checkpoint.tree_size > CTL_MIRROR_TREE_MAX)
-		return log_refused(m, DIRAUTH_ERR_BOUNDS, "the checkpoint's tree is empty or too large",
-		                   report);
+		return ctl_mirror_log_refused(m, DIRAUTH_ERR_BOUNDS,
+		                              "the checkpoint's tree is empty or too large", report);
 
 	/* Step 2: the epochs between, the bodies, the tiles. */
 	s->between = calloc(CTL_MIRROR_EPOCHS_MAX, sizeof(*s->between));
 	if (s->between == NULL)
-		return out_of_memory(m, report);
+		return ctl_mirror_out_of_memory(m, report);
 	rc = take_between(m, &s->held, &s->latest, &s->certificates, s->between, &s->between_count, report);
 	if (rc != 0)
 		return rc;
@@ -1084,7 +551,7 @@ static int run_after_fetch(struct mirror *m, struct run_state *s, struct ctl_mir
 		return rc;
 	all = calloc(s->served_count + s->between_count + 1, sizeof(*all));
 	if (all == NULL)
-		return out_of_memory(m, report);
+		return ctl_mirror_out_of_memory(m, report);
 	for (size_t i = 0; i < s->served_count; i++)
 		if (s->served[i].epoch != s->latest.epoch)
 			all[all_count++] = &s->served[i];
@@ -1105,56 +572,49 @@ static int run_after_fetch(struct mirror *m, struct run_state *s, struct ctl_mir
 	all[all_count++] = &s->latest;
 	choose_kept(m, all, all_count, s->latest.epoch);
 
-	rc = path_format(identity, "%s/%s/%" PRIu64 ".body", m->scratch, m->namespace_name, s->latest.epoch);
+	rc = ctl_mirror_path(identity, "%s/%s/%" PRIu64 ".body", m->scratch, m->namespace_name,
+	                     s->latest.epoch);
 	for (size_t i = 0; rc == 0 && i < all_count; i++) {
 		if (!all[i]->fresh || !all[i]->keep)
 			continue;
 		rc = stage_epoch(m, all[i], all[i] == &s->latest ? identity : NULL, report);
 		result->epochs_written++;
 	}
-	if (rc == 0) {
-		m->source.fetch = tile_set_fetch;
-		m->source.context = &m->tiles;
-		m->source.tree_size = checkpoint.tree_size;
-		m->reader.read = tlog_tile_source_read;
-		m->reader.context = &m->source;
-		rc = load_tiles(m, checkpoint.tree_size, report);
-	}
+	/* The diffs to the new bodies from the kept ones, immutable like the bodies they join. */
 	if (rc == 0)
-		rc = verify_tiles(m, &checkpoint, report);
+		rc = ctl_mirror_diffs_stage(m, all, all_count, &result->diffs_written, report);
 	if (rc == 0)
-		rc = find_leaves(m, all, all_count, report);
+		rc = ctl_mirror_log_take(m, &checkpoint, all, all_count, report);
 	if (rc == 0 && !s->latest.in_log)
-		rc = log_refused(m, DIRAUTH_ERR_MISMATCH, "the new header is not in the checkpoint's tree",
-		                 report);
+		rc = ctl_mirror_log_refused(m, DIRAUTH_ERR_MISMATCH,
+		                            "the new header is not in the checkpoint's tree", report);
+	/* Step 3: the tiles and the proofs, and the pointers after them. */
 	if (rc == 0)
-		rc = stage_tiles(m, &result->tiles_written, report);
-	/* Step 3: the proofs, and the pointers after them. */
+		rc = ctl_mirror_log_stage(m, all, all_count, &s->checkpoint_note, checkpoint.tree_size,
+		                          &result->tiles_written, report);
 	if (rc == 0)
-		rc = stage_proofs(m, all, all_count, &s->checkpoint_note, checkpoint.tree_size, report);
+		rc = ctl_mirror_stage_bytes(m, &m->pointers, "log/checkpoint", s->checkpoint_note.data,
+		                            s->checkpoint_note.len, report);
 	if (rc == 0)
-		rc = stage_bytes(m, &m->pointers, "log/checkpoint", s->checkpoint_note.data,
-		                 s->checkpoint_note.len, report);
-	if (rc == 0)
-		rc = stage_bytes(m, &m->pointers, "snapshots/latest", s->latest_note.data, s->latest_note.len,
-		                 report);
+		rc = ctl_mirror_stage_bytes(m, &m->pointers, "snapshots/latest", s->latest_note.data,
+		                            s->latest_note.len, report);
 	if (rc != 0)
 		goto done;
 
 	/* Step 4: the tree. The certificates first among the pointers: latest must never name a header
 	 * whose keys they do not certify. */
 	fault_point("mirror-verified");
-	rc = publish(m, &m->immutable, report);
+	rc = ctl_mirror_publish(m, &m->immutable, report);
 	if (rc == 0) {
 		fault_point("mirror-immutable");
 		struct moves certificates = {0};
-		char from[PATH_CAPACITY];
-		rc = path_format(from, "%s/%s/certificates", m->scratch, m->namespace_name);
+		char from[CTL_MIRROR_PATH_CAPACITY];
+		rc = ctl_mirror_path(from, "%s/%s/certificates", m->scratch, m->namespace_name);
 		if (rc == 0)
-			rc = stage_file(m, &certificates, from, "../certificates", report);
+			rc = ctl_mirror_stage_file(m, &certificates, from, "../certificates", report);
 		if (rc == 0)
-			rc = publish(m, &certificates, report);
-		moves_free(&certificates);
+			rc = ctl_mirror_publish(m, &certificates, report);
+		ctl_mirror_moves_free(&certificates);
 	}
 	/* The proofs against the new checkpoint, then the checkpoint, then latest (the last two are
 	 * the pointers' list's last entries). */
@@ -1164,7 +624,7 @@ static int run_after_fetch(struct mirror *m, struct run_state *s, struct ctl_mir
 			fault_point("mirror-proofs");
 		if (i == m->pointers.count - 1)
 			fault_point("mirror-checkpoint");
-		rc = publish(m, &one, report);
+		rc = ctl_mirror_publish(m, &one, report);
 	}
 	if (rc != 0)
 		goto done;
@@ -1173,7 +633,7 @@ static int run_after_fetch(struct mirror *m, struct run_state *s, struct ctl_mir
 	/* Step 5. */
 	for (size_t i = 0; rc == 0 && i < all_count; i++)
 		if (all[i]->body_revoked && all[i]->keep)
-			rc = remove_bodies(m, all[i]->epoch, report);
+			rc = remove_bodies(m, all[i], all, all_count, report);
 	if (rc == 0)
 		rc = prune(m, all, all_count, checkpoint.tree_size, result, report);
 	if (rc == 0)
@@ -1205,7 +665,7 @@ int ctl_mirror_run(const struct ctl_mirror_options *options, struct ctl_fetch_at
 	struct ctl_fetch_options fetch = *options->fetch;
 	struct run_state *s = calloc(1, sizeof(*s));
 	struct mirror m;
-	char snapshots[PATH_CAPACITY];
+	char snapshots[CTL_MIRROR_PATH_CAPACITY];
 	int present = 0;
 	int lock = -1;
 	int rc;
@@ -1218,7 +678,7 @@ int ctl_mirror_run(const struct ctl_mirror_options *options, struct ctl_fetch_at
 	m.namespace_name = options->fetch->namespace_name;
 	snprintf(m.what, sizeof(m.what), "mirror %s", m.namespace_name);
 	if (s == NULL)
-		return out_of_memory(&m, report);
+		return ctl_mirror_out_of_memory(&m, report);
 	buffer_init(&s->held);
 	buffer_init(&s->latest_note);
 	buffer_init(&s->certificates);
@@ -1229,13 +689,13 @@ int ctl_mirror_run(const struct ctl_mirror_options *options, struct ctl_fetch_at
 		free(s);
 		return DIRAUTH_ERR_CONFIG;
 	}
-	rc = path_format(m.tree, "%s/v1/%s", options->directory, m.namespace_name);
+	rc = ctl_mirror_path(m.tree, "%s/v1/%s", options->directory, m.namespace_name);
 	if (rc == 0)
-		rc = path_format(m.scratch, "%s/.mirror-%s", options->directory, m.namespace_name);
+		rc = ctl_mirror_path(m.scratch, "%s/.mirror-%s", options->directory, m.namespace_name);
 	if (rc == 0)
-		rc = path_format(m.staged, "%s/staged", m.scratch);
+		rc = ctl_mirror_path(m.staged, "%s/staged", m.scratch);
 	if (rc == 0)
-		rc = path_format(snapshots, "%s/snapshots", m.tree);
+		rc = ctl_mirror_path(snapshots, "%s/snapshots", m.tree);
 	if (rc != 0) {
 		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: the directory's path is too long", m.what);
 		m.scratch[0] = '\0';
@@ -1247,7 +707,8 @@ int ctl_mirror_run(const struct ctl_mirror_options *options, struct ctl_fetch_at
 		m.scratch[0] = '\0'; /* another run's: not ours to remove */
 		goto done;
 	}
-	rc = read_served(&m, "snapshots/latest", CTL_FETCH_HEADER_NOTE_MAX, &s->held, &present, report);
+	rc = ctl_mirror_read_served(&m, "snapshots/latest", CTL_FETCH_HEADER_NOTE_MAX, &s->held, &present,
+	                            report);
 	if (rc != 0)
 		goto done;
 	if (list_epochs(snapshots, s->kept, CTL_MIRROR_EPOCHS_MAX, &s->kept_count) != 0) {
@@ -1281,9 +742,9 @@ done:
 	if (lock >= 0)
 		close(lock);
 	net_pool_free(m.pool);
-	tile_set_free(&m.tiles);
-	moves_free(&m.immutable);
-	moves_free(&m.pointers);
+	ctl_mirror_log_free(&m);
+	ctl_mirror_moves_free(&m.immutable);
+	ctl_mirror_moves_free(&m.pointers);
 	run_state_free(s);
 	free(s);
 	return rc;

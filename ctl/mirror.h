@@ -11,7 +11,10 @@
  *   v1/NS/snapshots/<e>/header               GET /v1/NS/snapshots/<e>                 (immutable)
  *   v1/NS/snapshots/<e>/body                 .../body, identity                        (immutable)
  *   v1/NS/snapshots/<e>/body.gz, body.zst    .../body, gzip and zstd, as the server sent them
- *   v1/NS/snapshots/<e>/diff/<base sha256>   reserved for snapshot diffs (not written yet)
+ *   v1/NS/snapshots/<e>/diff/<base sha256>   .../diff/<base sha256>: the diff to the body of <e>
+ *                                            from the kept body whose SHA-256 is <base sha256>
+ *                                            (schema/snapshot-diff.md), identity (immutable)
+ *   v1/NS/snapshots/<e>/diff/<base>.gz, .zst the same diff in gzip and zstd
  *   v1/NS/log/checkpoint                     the verified checkpoint                   (pointer)
  *   v1/NS/log/tile/...                       every hash tile and entry bundle of the checkpoint's
  *                                            tree, at dirauthd's paths (tlog/tile.h)   (immutable)
@@ -32,13 +35,17 @@
  *      (DIR/.mirror-NS, never served), where ctl_fetch_run_servers does the whole fetch: the
  *      threshold of certified signatures, no rollback or equivocation, the chain back to the held
  *      header, the log's inclusion in a cosigned checkpoint consistent with the held one, the
- *      body, the held snapshot's revocations. fetch's own checks, not a copy of them.
+ *      body (asked for as a diff from the served latest body, linked where fetch_diff.h looks for
+ *      its base), the held snapshot's revocations. fetch's own checks, not a copy of them.
  *   2. From the server that passed: the headers of the epochs between the held and the new one,
  *      walked again with ctl_fetch_verify_chain; each new epoch's body in gzip and zstd (and
  *      identity for the epochs between), each checked against its header by verify_snapshot_body;
  *      the tiles and entry bundles of the checkpoint's tree not held yet, the whole tree then
  *      verified: its root is the checkpoint's, each full tile hashes to its parent's entry, each
- *      bundle's entries to its level-0 tile. Everything is written into the scratch directory.
+ *      bundle's entries to its level-0 tile. For each epoch new to the tree, the diff to its body
+ *      from each body kept of an earlier epoch (snapshot_diff_build), kept when worth offering by
+ *      dirauthd's rule and measure (snapshot_diff_worth_offering: the zstd diff against the zstd
+ *      body), in identity, gzip and zstd. Everything is written into the scratch directory.
  *   3. The proofs computed from the verified tiles (tlog/tree.h): inclusion of each kept epoch's
  *      header against the checkpoint, consistency from the sizes below it.
  *   4. Only now the tree, by renames: the immutable files first (bodies before their header), the
@@ -47,10 +54,10 @@
  *      mirror-checkpoint, mirror-latest, mirror-pruned) leaves the old latest with everything it
  *      names, or the new one with everything it names; the next run starts over from what is
  *      served.
- *   5. Pruning: an epoch is removed (body files first, then its header, proofs and directory) once
- *      it is neither among the --keep-epochs newest nor valid now (valid-until after now), and the
- *      body of an older epoch that holds what the new snapshot revokes at once (fetch's rule:
- *      revocation overrides the cache); consistency proofs from sizes past the span.
+ *   5. Pruning: an epoch is removed (the diffs from its body, then its body files, then its header, proofs
+ * and directory) once it is neither among the --keep-epochs newest nor valid now (valid-until after now), and
+ * the body (with every diff to it or from it) of an older epoch that holds what the new snapshot revokes at
+ * once (fetch's rule: revocation overrides the cache); consistency proofs from sizes past the span.
  *
  * Any refusal in 1 to 3 changes no served file and no held state: the scratch directory is
  * removed (an equivocation's evidence file is kept, in DIR/evidence). One run at a time updates a
@@ -89,6 +96,7 @@ struct ctl_mirror_result {
 	size_t epochs_written;           /* epochs whose header was written this run */
 	uint64_t tree_size;              /* the log's checkpoint now served */
 	size_t tiles_written;            /* hash tiles and entry bundles new this run */
+	size_t diffs_written;            /* snapshot diffs new this run (each in three encodings) */
 	size_t epochs_pruned;
 	size_t bodies_dropped; /* bodies removed for what the new snapshot revokes */
 };

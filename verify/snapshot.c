@@ -223,10 +223,7 @@ static int parse_encoding(const char *text, enum content_encoding *out)
 	return 0;
 }
 
-/* A body's limits under the bundle: its max-records, and for method 2's sections at most one
- * health entry per endpoint of every record, and as many revocations; the body's own size bounds
- * them further. */
-static void body_limits(const struct trust_bundle *bundle, struct snapshot_body_limits *out)
+void verify_snapshot_body_limits(const struct trust_bundle *bundle, struct snapshot_body_limits *out)
 {
 	size_t max_records = bundle->max_records > SIZE_MAX ? SIZE_MAX : (size_t)bundle->max_records;
 	size_t per_record = REGISTRATION_MAX_ENDPOINTS;
@@ -260,7 +257,7 @@ static int verify_decoded_body(const struct trust_bundle *bundle, const struct s
                                const struct buffer *body, char *detail, size_t detail_cap)
 {
 	struct snapshot_body_limits limits;
-	body_limits(bundle, &limits);
+	verify_snapshot_body_limits(bundle, &limits);
 	/* Health is fresh for SNAPSHOT_HEALTH_FRESH_EPOCHS epochs of the header's schedule. */
 	uint64_t epoch_length = header->fresh_until - header->valid_after;
 	int rc = snapshot_body_verify_sections(header, body->data, body->len, &limits,
@@ -342,7 +339,7 @@ int verify_snapshot_diff(const struct trust_bundle *bundle, const struct snapsho
 		verify_detail_set(detail, detail_cap, "diff: not to the body the header commits to");
 	}
 	if (rc == 0) {
-		body_limits(bundle, &limits);
+		verify_snapshot_body_limits(bundle, &limits);
 		rc = snapshot_diff_apply(base, base_len, diff.data, diff.len, &limits, &rebuilt);
 		if (rc != 0)
 			verify_detail_set(detail, detail_cap, "diff: does not apply to the held body: %s",

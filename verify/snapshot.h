@@ -112,6 +112,12 @@ int verify_snapshot_body(const struct trust_bundle *bundle, const struct snapsho
                          const char *encoding, const uint8_t *data, size_t len, struct buffer *body,
                          char *detail, size_t detail_cap);
 
+/* A body's limits under the bundle, as every body and diff is read here: its max-records, and for
+ * method 2's sections at most one health entry per endpoint of every record, and as many
+ * revocations; the body's own size bounds them further. For a client building a diff between
+ * verified bodies under the same limits it reads them with. */
+void verify_snapshot_body_limits(const struct trust_bundle *bundle, struct snapshot_body_limits *out);
+
 /*
  * The body of a verified header rebuilt from a diff (schema/snapshot-diff.md) as served
  * (Content-Encoding encoding, as for verify_snapshot_body) and base, a body held and verified

@@ -187,6 +187,74 @@ int mirror_authority_run_mirror(const struct mirror_authority *a, const char *se
 	return test_wait_exit(mirror_authority_spawn_mirror(a, server_url, out, NULL, log_path), 60000);
 }
 
+void mirror_authority_register(const struct mirror_authority *a, unsigned count)
+{
+	char key[LAUNCHER_PATH_MAX + 32], service[LAUNCHER_PATH_MAX + 32], now[32];
+	struct test_outcome outcome;
+	struct buffer text;
+	snprintf(key, sizeof(key), "%s/keys/provider-a.key", a->run.dir);
+	snprintf(now, sizeof(now), "%" PRIu64, a->now);
+	buffer_init(&text);
+	for (unsigned i = 1; i <= count; i++) {
+		buffer_reset(&text);
+		ck_assert(buffer_appendf(&text,
+		                         "namespace: mix\n"
+		                         "service: 5a%062x\n"
+		                         "class: mix-gateway\n"
+		                         "validity_seconds: 86400\n"
+		                         "endpoints:\n"
+		                         "  - id: 5b%062x\n"
+		                         "    transport: quic\n"
+		                         "    address: 192.0.2.%u:443\n"
+		                         "    region: eu-west\n"
+		                         "    capacity: medium\n"
+		                         "    profile: modern\n",
+		                         i, i, 10 + i) == 0);
+		snprintf(service, sizeof(service), "%s/service-%u.yaml", a->run.dir, i);
+		test_write_file(service, text.data, text.len, 0644);
+		const char *args[] = {"register", "--key",    key,     "--service", service,
+		                      "--server", a->run.url, "--now", now,         NULL};
+		test_run_program(test_binary_path("ctl/dirauthctl"), args, a->run.dir, &outcome);
+		ck_assert_msg(outcome.status == 0, "register: %s", outcome.err);
+		test_outcome_free(&outcome);
+	}
+	buffer_free(&text);
+}
+
+void mirror_authority_body_sha256(const struct mirror_authority *a, uint64_t epoch, char hex[65])
+{
+	char url[160];
+	struct test_http_response response;
+	struct note *note = NULL;
+	struct snapshot_header header;
+	snprintf(url, sizeof(url), "%s/v1/mix/snapshots/%" PRIu64, a->run.url, epoch);
+	ck_assert(test_http_get(url, &response) == CURLE_OK && response.status == 200);
+	ck_assert(note_parse(response.body.data, response.body.len, &note) == 0);
+	ck_assert(snapshot_header_parse(note->text, note->text_len, &header) == 0);
+	note_free(note);
+	buffer_free(&response.body);
+	for (size_t i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", header.body_sha256[i]);
+}
+
+void mirror_authority_wait_for_diff(const struct mirror_authority *a, uint64_t epoch, const char *base_hex,
+                                    struct buffer *out)
+{
+	char url[256];
+	snprintf(url, sizeof(url), "%s/v1/mix/snapshots/%" PRIu64 "/diff/%s", a->run.url, epoch, base_hex);
+	for (long long deadline = monotonic_ms() + WAIT_MS; monotonic_ms() < deadline;) {
+		struct test_http_response response;
+		if (test_http_get(url, &response) == CURLE_OK && response.status == 200) {
+			ck_assert(buffer_append(out, response.body.data, response.body.len) == 0);
+			buffer_free(&response.body);
+			return;
+		}
+		buffer_free(&response.body);
+		test_sleep_ms(20);
+	}
+	ck_abort_msg("no diff to epoch %" PRIu64 " from %s; see %s", epoch, base_hex, a->run.log_path);
+}
+
 static int compare_names(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);

@@ -51,6 +51,19 @@ pid_t mirror_authority_spawn_mirror(const struct mirror_authority *a, const char
 int mirror_authority_run_mirror(const struct mirror_authority *a, const char *server_url, const char *out,
                                 const char *log_path);
 
+/* Registers count services of one endpoint each with provider-a's key at the authority's time
+ * (their service files written into the run directory): a dozen make bodies for which a diff
+ * between two epochs is worth offering. */
+void mirror_authority_register(const struct mirror_authority *a, unsigned count);
+
+/* The hex SHA-256 of the body of epoch that the authority serves (its header's body-sha256). */
+void mirror_authority_body_sha256(const struct mirror_authority *a, uint64_t epoch, char hex[65]);
+
+/* Waits until the authority serves the diff to epoch's body from the body whose SHA-256 is
+ * base_hex, and puts its identity bytes into out (initialised by the caller). */
+void mirror_authority_wait_for_diff(const struct mirror_authority *a, uint64_t epoch, const char *base_hex,
+                                    struct buffer *out);
+
 /* Every file under dir with its path relative to dir and its bytes, in a stable order, into out
  * (emptied first): two trees are the same when these are. */
 void mirror_tree_listing(const char *dir, struct buffer *out);

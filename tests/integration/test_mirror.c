@@ -13,7 +13,9 @@
  * names (header, body, proof, the checkpoint's tiles), and the next run completes the update. A
  * run with nothing newer changes nothing; a run while another holds the tree exits 75. A log past
  * one full tile is verified and served tile for tile. Once a snapshot revokes a service, the
- * older bodies that hold it leave the tree.
+ * older bodies that hold it leave the tree. A mirror takes each new body as a diff from the one it
+ * serves, and serves the authority's diffs, byte for byte, built from the bodies it keeps; a diff
+ * leaves the tree with its base.
  */
 #include "test_http.h"
 #include "test_support.h"
@@ -33,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -472,6 +475,90 @@ START_TEST(test_revoked_bodies_leave_the_tree)
 }
 END_TEST
 
+/* The tree's file at relative equals bytes. */
+static void expect_tree_file(const char *tree, const char *relative, const struct buffer *bytes)
+{
+	char path[1024];
+	size_t len = 0;
+	snprintf(path, sizeof(path), "%s/v1/mix/%s", tree, relative);
+	uint8_t *kept = test_read_file(path, &len);
+	ck_assert_msg(kept != NULL, "%s is missing", relative);
+	ck_assert_msg(len == bytes->len && memcmp(kept, bytes->data, len) == 0, "%s is not the authority's",
+	              relative);
+	free(kept);
+}
+
+/* A mirror following an authority takes each new body as a diff from the body it serves, and its
+ * tree serves diffs as the authority does: from each kept earlier body to each new one, the
+ * identity bytes the authority's, in gzip and zstd beside them; a diff leaves with its base. */
+START_TEST(test_diffs_taken_and_served)
+{
+	struct mirror_authority a;
+	char tree[LAUNCHER_PATH_MAX], log[LAUNCHER_PATH_MAX], relative[256];
+	char base1[65], base2[65];
+	struct buffer diff;
+	buffer_init(&diff);
+
+	mirror_authority_start(&a);
+	snprintf(tree, sizeof(tree), "%s/tree", a.run.dir);
+	snprintf(log, sizeof(log), "%s/mirror.log", a.run.dir);
+	mirror_authority_publish(&a, E0);
+	mirror_authority_register(&a, 12);
+	mirror_authority_publish(&a, E0 + 1);
+	ck_assert_int_eq(mirror_authority_run_mirror(&a, a.run.url, tree, log), 0);
+
+	/* The next epoch: the mirror's download is the diff from the body it serves. */
+	mirror_authority_publish(&a, E0 + 2);
+	mirror_authority_body_sha256(&a, E0 + 1, base1);
+	mirror_authority_wait_for_diff(&a, E0 + 2, base1, &diff);
+	unlink(log);
+	ck_assert_int_eq(mirror_authority_run_mirror(&a, a.run.url, tree, log), 0);
+	size_t len = 0;
+	char *text = (char *)test_read_file(log, &len);
+	ck_assert_msg(strstr(text, "body: rebuilt from a diff of") != NULL, "%s", text);
+	ck_assert_msg(strstr(text, "1 diff new") != NULL, "%s", text);
+	free(text);
+	snprintf(relative, sizeof(relative), "snapshots/%llu/diff/%s", (unsigned long long)(E0 + 2), base1);
+	expect_tree_file(tree, relative, &diff);
+	static const char *const encodings[] = {".gz", ".zst"};
+	for (size_t i = 0; i < 2; i++) {
+		char encoded[300];
+		snprintf(encoded, sizeof(encoded), "%s%s", relative, encodings[i]);
+		ck_assert_msg(tree_file_exists(tree, encoded), "%s is missing", encoded);
+	}
+	char diff_zstd[LAUNCHER_PATH_MAX + 300], body_zstd[LAUNCHER_PATH_MAX + 64];
+	struct stat diff_status, body_status;
+	snprintf(diff_zstd, sizeof(diff_zstd), "%s/v1/mix/%s.zst", tree, relative);
+	snprintf(body_zstd, sizeof(body_zstd), "%s/v1/mix/snapshots/%llu/body.zst", tree,
+	         (unsigned long long)(E0 + 2));
+	ck_assert(stat(diff_zstd, &diff_status) == 0 && stat(body_zstd, &body_status) == 0);
+	printf("12 records: the diff is %lld bytes in zstd, the body %lld\n", (long long)diff_status.st_size,
+	       (long long)body_status.st_size);
+	ck_assert(diff_status.st_size * 2 <= body_status.st_size);
+
+	/* Two epochs at once: diffs to the epoch between and to the latest, from each kept body. The
+	 * first body's epoch is no longer valid: it leaves, and every diff from it. */
+	mirror_authority_publish(&a, E0 + 3);
+	mirror_authority_publish(&a, E0 + 4);
+	mirror_authority_body_sha256(&a, E0 + 2, base2);
+	buffer_reset(&diff);
+	mirror_authority_wait_for_diff(&a, E0 + 4, base2, &diff);
+	ck_assert_int_eq(mirror_authority_run_mirror(&a, a.run.url, tree, log), 0);
+	snprintf(relative, sizeof(relative), "snapshots/%llu/diff/%s", (unsigned long long)(E0 + 4), base2);
+	expect_tree_file(tree, relative, &diff);
+	snprintf(relative, sizeof(relative), "snapshots/%llu/diff/%s", (unsigned long long)(E0 + 3), base2);
+	ck_assert_msg(tree_file_exists(tree, relative), "%s is missing", relative);
+	snprintf(relative, sizeof(relative), "snapshots/%llu/body", (unsigned long long)(E0 + 1));
+	ck_assert_msg(!tree_file_exists(tree, relative), "%s is still served", relative);
+	snprintf(relative, sizeof(relative), "snapshots/%llu/body", (unsigned long long)(E0 + 2));
+	ck_assert_msg(tree_file_exists(tree, relative), "%s is missing", relative);
+	snprintf(relative, sizeof(relative), "snapshots/%llu/diff/%s", (unsigned long long)(E0 + 2), base1);
+	ck_assert_msg(!tree_file_exists(tree, relative), "%s outlived its base", relative);
+	buffer_free(&diff);
+	mirror_authority_stop(&a);
+}
+END_TEST
+
 static Suite *mirror_suite(void)
 {
 	Suite *suite = suite_create("mirror");
@@ -481,6 +568,7 @@ static Suite *mirror_suite(void)
 	tcase_add_test(tc, test_killed_at_each_step_serves_one_epoch);
 	tcase_add_test(tc, test_log_past_one_full_tile);
 	tcase_add_test(tc, test_revoked_bodies_leave_the_tree);
+	tcase_add_test(tc, test_diffs_taken_and_served);
 	suite_add_tcase(suite, tc);
 	return suite;
 }

@@ -11,11 +11,16 @@
  *     bundles, the proof of each kept epoch and the consistency proofs are the authority's, with
  *     the same Content-Type; the caching is the shipped one (immutable for what never changes,
  *     10 s for the pointers) and every body answer varies on Accept-Encoding;
- *   - the errors: an epoch not kept is dirauthd's 404 JSON answer, never cached; a POST is 405;
- *   - the clients: `dirauthctl fetch` (with the log), `dirauthctl monitor` and `dirauthctl proof`
- *     then `dirauthctl verify` succeed against nginx as against an authority;
- *   - a mirror of the mirror: `dirauthctl mirror --server <nginx>` writes a tree whose every file
- *     is the first tree's.
+ *   - the diffs: the diff to the latest body from each kept one is the authority's, byte for byte
+ *     in identity (one spelling) and in gzip and zstd, cached as immutable, varying on
+ *     Accept-Encoding;
+ *   - the errors: an epoch not kept is dirauthd's 404 JSON answer, never cached; a diff not
+ *     offered is dirauthd's 404 no_diff answer, byte for byte; a POST is 405;
+ *   - the clients: `dirauthctl fetch` (with the log) holding the previous epoch rebuilds the new
+ *     body from nginx's diff; `dirauthctl monitor` and `dirauthctl proof` then `dirauthctl verify`
+ *     succeed against nginx as against an authority;
+ *   - a mirror of the mirror: `dirauthctl mirror --server <nginx>` takes the next epoch as a diff
+ *     from nginx, serves its own diff, and writes a tree whose every file is the first tree's.
  * Skipped (77) when nginx is not installed (scripts/setup.sh installs it).
  */
 #include "test_support.h"
@@ -237,6 +242,16 @@ static void nginx_start(struct nginx *n, const char *program, const char *tree, 
 
 /* ---- the test ---- */
 
+/* `dirauthctl fetch` with args succeeds and says it rebuilt the body from a diff. */
+static void expect_rebuilt_from_diff(const char *work, const char *const *args)
+{
+	struct test_outcome outcome;
+	test_run_program(test_binary_path("ctl/dirauthctl"), args, work, &outcome);
+	ck_assert_msg(outcome.status == 0, "fetch: %d\n%s%s", outcome.status, outcome.out, outcome.err);
+	ck_assert_msg(strstr(outcome.out, "body: rebuilt from a diff of") != NULL, "fetch: %s", outcome.out);
+	test_outcome_free(&outcome);
+}
+
 static int run_ctl(const char *work, const char *const *args)
 {
 	struct test_outcome outcome;
@@ -274,10 +289,33 @@ START_TEST(test_nginx_serves_the_mirror_as_the_authority)
 	snprintf(log, sizeof(log), "%s/mirror.log", a.run.dir);
 	mirror_authority_publish(&a, E0);
 	ck_assert_int_eq(mirror_authority_run_mirror(&a, a.run.url, tree, log), 0);
+	mirror_authority_register(&a, 12); /* bodies whose diffs are worth offering */
 	mirror_authority_publish(&a, E0 + 1);
 	mirror_authority_publish(&a, E0 + 2);
 	ck_assert_int_eq(mirror_authority_run_mirror(&a, a.run.url, tree, log), 0);
+	/* A client holding epoch E0 + 2, fetched from the authority. */
+	char fetched[LAUNCHER_PATH_MAX + 16], now[32];
+	snprintf(fetched, sizeof(fetched), "%s/fetched", a.run.dir);
+	snprintf(now, sizeof(now), "%" PRIu64, a.now);
+	const char *fetch[] = {"fetch",       "--trust",
+	                       a.bundle_path, "--server",
+	                       a.run.url,     "--namespace",
+	                       "mix",         "--out",
+	                       fetched,       "--now",
+	                       now,           "--log-key",
+	                       a.log_key,     "--witness-key",
+	                       a.witness_key, "--witness-threshold",
+	                       "1",           NULL};
+	ck_assert_int_eq(run_ctl(a.run.dir, fetch), 0);
 	mirror_authority_publish(&a, E0 + 3);
+	char bases[2][65];
+	struct buffer authority_diff;
+	buffer_init(&authority_diff);
+	mirror_authority_body_sha256(&a, E0 + 1, bases[0]);
+	mirror_authority_body_sha256(&a, E0 + 2, bases[1]);
+	mirror_authority_wait_for_diff(&a, E0 + 3, bases[0], &authority_diff);
+	mirror_authority_wait_for_diff(&a, E0 + 3, bases[1], &authority_diff);
+	buffer_free(&authority_diff);
 	ck_assert_int_eq(mirror_authority_run_mirror(&a, a.run.url, tree, log), 0);
 	nginx_start(&n, program, tree, a.run.dir);
 
@@ -327,6 +365,18 @@ START_TEST(test_nginx_serves_the_mirror_as_the_authority)
 		buffer_free(&served.body);
 	}
 	expect_cache(n.url, "/v1/mix/log/checkpoint", "public, max-age=10");
+	/* The diffs to the latest body from each kept one: one spelling, the authority's bytes, served
+	 * like a body. */
+	for (size_t b = 0; b < 2; b++) {
+		static const char *const encodings[] = {"identity", "gzip", "zstd", "zstd, gzip"};
+		snprintf(path, sizeof(path), "/v1/mix/snapshots/%" PRIu64 "/diff/%s", E0 + 3, bases[b]);
+		for (size_t e = 0; e < sizeof(encodings) / sizeof(encodings[0]); e++) {
+			same_as_authority(a.run.url, n.url, path, encodings[e], &served);
+			ck_assert_str_eq(served.cache_control, "public, max-age=31536000, immutable");
+			ck_assert_str_eq(served.vary, "Accept-Encoding");
+			buffer_free(&served.body);
+		}
+	}
 
 	/* The errors. */
 	snprintf(path, sizeof(path), "/v1/mix/snapshots/%" PRIu64, E0);
@@ -341,6 +391,21 @@ START_TEST(test_nginx_serves_the_mirror_as_the_authority)
 	ck_assert_int_eq(served.status, 404);
 	ck_assert_str_eq(served.vary, "Accept-Encoding");
 	buffer_free(&served.body);
+	/* A diff not offered: dirauthd's no_diff answer, byte for byte. */
+	snprintf(path, sizeof(path), "/v1/mix/snapshots/%" PRIu64 "/diff/%064x", E0 + 3, 7u);
+	struct answer from_authority;
+	request("GET", a.run.url, path, "zstd", &from_authority);
+	request("GET", n.url, path, "zstd", &served);
+	ck_assert_int_eq(from_authority.status, 404);
+	ck_assert_int_eq(served.status, 404);
+	ck_assert_str_eq(served.content_type, "application/json");
+	ck_assert_str_eq(served.cache_control, "no-store");
+	ck_assert_str_eq(served.vary, "Accept-Encoding");
+	ck_assert_msg(served.body.len == from_authority.body.len &&
+	                  memcmp(served.body.data, from_authority.body.data, served.body.len) == 0,
+	              "no_diff: nginx answers %.*s", (int)served.body.len, served.body.data);
+	buffer_free(&from_authority.body);
+	buffer_free(&served.body);
 	request("GET", n.url, "/v1/mix/snapshots/%32", NULL, &served);
 	ck_assert_int_eq(served.status, 404);
 	buffer_free(&served.body);
@@ -350,25 +415,16 @@ START_TEST(test_nginx_serves_the_mirror_as_the_authority)
 	ck_assert(memcmp(served.body.data, "{\"error\":\"method_not_allowed\",", 30) == 0);
 	buffer_free(&served.body);
 
-	/* The clients. */
-	char fetched[LAUNCHER_PATH_MAX + 16], state[LAUNCHER_PATH_MAX + 16], proof[LAUNCHER_PATH_MAX + 16],
-	    certificates[LAUNCHER_PATH_MAX + 32], now[32], epoch_text[32];
-	snprintf(fetched, sizeof(fetched), "%s/fetched", a.run.dir);
+	/* The clients: fetch, holding E0 + 2, takes E0 + 3 as the diff nginx serves. */
+	char state[LAUNCHER_PATH_MAX + 16], proof[LAUNCHER_PATH_MAX + 16],
+	    certificates[LAUNCHER_PATH_MAX + 32], epoch_text[32];
 	snprintf(state, sizeof(state), "%s/monitor", a.run.dir);
 	snprintf(proof, sizeof(proof), "%s/latest.tlog-proof", a.run.dir);
 	snprintf(certificates, sizeof(certificates), "%s/v1/certificates", tree);
 	snprintf(now, sizeof(now), "%" PRIu64, a.now);
 	snprintf(epoch_text, sizeof(epoch_text), "%" PRIu64, E0 + 3);
-	const char *fetch[] = {"fetch",       "--trust",
-	                       a.bundle_path, "--server",
-	                       n.url,         "--namespace",
-	                       "mix",         "--out",
-	                       fetched,       "--now",
-	                       now,           "--log-key",
-	                       a.log_key,     "--witness-key",
-	                       a.witness_key, "--witness-threshold",
-	                       "1",           NULL};
-	ck_assert_int_eq(run_ctl(a.run.dir, fetch), 0);
+	fetch[4] = n.url;
+	expect_rebuilt_from_diff(a.run.dir, fetch);
 	const char *monitor[] = {
 	    "monitor",   "--trust", a.bundle_path,   "--source",    n.url,
 	    "--log-key", a.log_key, "--witness-key", a.witness_key, "--witness-threshold",
@@ -383,10 +439,24 @@ START_TEST(test_nginx_serves_the_mirror_as_the_authority)
 	    NULL};
 	ck_assert_int_eq(run_ctl(a.run.dir, verify), 0);
 
-	/* A mirror of the mirror: each file it writes is the first tree's. */
-	char second[LAUNCHER_PATH_MAX + 16];
+	/* A mirror of the mirror: it takes the next epoch as a diff from nginx, builds its own diffs,
+	 * and each file it writes is the first tree's. */
+	char second[LAUNCHER_PATH_MAX + 16], second_log[LAUNCHER_PATH_MAX + 16];
 	snprintf(second, sizeof(second), "%s/second", a.run.dir);
+	snprintf(second_log, sizeof(second_log), "%s/second.log", a.run.dir);
 	ck_assert_int_eq(mirror_authority_run_mirror(&a, n.url, second, log), 0);
+	mirror_authority_publish(&a, E0 + 4);
+	ck_assert_int_eq(mirror_authority_run_mirror(&a, a.run.url, tree, log), 0);
+	ck_assert_int_eq(mirror_authority_run_mirror(&a, n.url, second, second_log), 0);
+	size_t log_len = 0;
+	char *log_text = (char *)test_read_file(second_log, &log_len);
+	ck_assert_msg(strstr(log_text, "body: rebuilt from a diff of") != NULL, "%s", log_text);
+	free(log_text);
+	char base3[65], second_diff[LAUNCHER_PATH_MAX + 256];
+	mirror_authority_body_sha256(&a, E0 + 3, base3);
+	snprintf(second_diff, sizeof(second_diff), "%s/v1/mix/snapshots/%" PRIu64 "/diff/%s", second, E0 + 4,
+	         base3);
+	ck_assert_msg(access(second_diff, F_OK) == 0, "the second mirror serves no diff %s", second_diff);
 	struct buffer listing;
 	buffer_init(&listing);
 	mirror_tree_listing(second, &listing);
