@@ -59,6 +59,39 @@ void launcher_write_signer_config(const struct launcher *l, const struct run_dir
 	buffer_free(&config);
 }
 
+void launcher_write_configs(const struct launcher *l, const struct run_directory_signer *signer,
+                            int epoch_length, int validity_epochs,
+                            const struct launcher_namespace *namespaces, size_t namespace_count,
+                            const char *tail)
+{
+	struct buffer signed_namespaces, config;
+	buffer_init(&signed_namespaces);
+	buffer_init(&config);
+	ck_assert(buffer_appendf(&config,
+	                         "authority: { name: %s, signer_socket: signer.sock }\n"
+	                         "listen: { address: 127.0.0.1, port: %u }\n"
+	                         "data_dir: data\n"
+	                         "epoch: { length_seconds: %d, genesis: 0, validity_epochs: %d }\n"
+	                         "clock: { source: file, path: clock }\n"
+	                         "namespaces:\n",
+	                         signer->authority, l->port, epoch_length, validity_epochs) == 0);
+	for (size_t i = 0; i < namespace_count; i++) {
+		const struct launcher_namespace *ns = &namespaces[i];
+		ck_assert(buffer_appendf(&signed_namespaces,
+		                         "  - { name: %s, origin: dirauth.example/%s, genesis: 0, "
+		                         "length_seconds: %d, validity_epochs: %d }\n",
+		                         ns->name, ns->name, epoch_length, validity_epochs) == 0);
+		ck_assert(buffer_appendf(&config, "  - { name: %s, origin: dirauth.example/%s%s }\n",
+		                         ns->name, ns->name, ns->options ? ns->options : "") == 0);
+	}
+	ck_assert(buffer_append_string(&config, tail) == 0);
+	ck_assert(buffer_append(&signed_namespaces, "", 1) == 0);
+	launcher_write_signer_config(l, signer, (const char *)signed_namespaces.data);
+	test_write_file(l->config_path, config.data, config.len, 0644);
+	buffer_free(&signed_namespaces);
+	buffer_free(&config);
+}
+
 /* Starts the program at relative (in the build tree) with --config config, output to log_path. */
 static pid_t spawn_daemon(const char *relative, const char *config, const char *log_path)
 {

@@ -52,6 +52,31 @@ void launcher_set_clock(const struct launcher *l, uint64_t now);
 void launcher_write_signer_config(const struct launcher *l, const struct run_directory_signer *signer,
                                   const char *namespaces);
 
+/* The providers section enrolling the example provider of scripts/example-keys.sh (provider-a)
+ * for mix gateways in namespace mix. */
+#define LAUNCHER_EXAMPLE_PROVIDERS                                                                           \
+	"providers:\n"                                                                                       \
+	"  - { key: \"provider-a.example+fa6ff7cc+AZCCDZKKDwoh4asmg/XPjHQ3bGSCZXnr01BWPcEqXjZr\", "          \
+	"namespaces: [mix], classes: [mix-gateway] }\n"
+
+/* A namespace of one authority's configuration (launcher_write_configs): of origin
+ * dirauth.example/<name>; options, when not NULL, is the rest of dirauthd's entry for it, inside
+ * its braces (", lifecycle: true"). */
+struct launcher_namespace {
+	const char *name;
+	const char *options;
+};
+
+/* Writes the configuration of one authority alone, signer->authority, for the signer
+ * (launcher_write_signer_config) and for dirauthd (the signer's socket, the launcher's port,
+ * data, the file clock): its namespaces, of epochs of epoch_length seconds from genesis 0, valid
+ * for validity_epochs; tail is appended to dirauthd's as it is (the providers, and any other
+ * section). */
+void launcher_write_configs(const struct launcher *l, const struct run_directory_signer *signer,
+                            int epoch_length, int validity_epochs,
+                            const struct launcher_namespace *namespaces, size_t namespace_count,
+                            const char *tail);
+
 /* Starts dirauth-signer and waits until its socket accepts a connection. */
 void launcher_start_signer(struct launcher *l);
 

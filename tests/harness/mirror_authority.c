@@ -70,34 +70,12 @@ void mirror_authority_start(struct mirror_authority *a)
 	launcher_set_clock(&a->run, a->now);
 	struct run_directory_signer signer = {"authority1.dirauth.example", "authority1.key",
 	                                      "authority1.cert", 1, 0};
-	char namespaces[256];
-	snprintf(namespaces, sizeof(namespaces),
-	         "  - { name: mix, origin: " ORIGIN
-	         ", genesis: 0, length_seconds: %d, validity_epochs: 3 }\n",
-	         MIRROR_AUTHORITY_EPOCH_LENGTH);
-	launcher_write_signer_config(&a->run, &signer, namespaces);
+	const struct launcher_namespace mix = {"mix", ", lifecycle: true"};
+	launcher_write_configs(&a->run, &signer, MIRROR_AUTHORITY_EPOCH_LENGTH, 3, &mix, 1,
+	                       LAUNCHER_EXAMPLE_PROVIDERS);
 
 	struct buffer text;
 	buffer_init(&text);
-	ck_assert(
-	    buffer_appendf(
-	        &text,
-	        "authority:\n"
-	        "  name: authority1.dirauth.example\n"
-	        "  signer_socket: signer.sock\n"
-	        "listen: { address: 127.0.0.1, port: %u }\n"
-	        "data_dir: data\n"
-	        "epoch: { length_seconds: %d, genesis: 0, validity_epochs: 3 }\n"
-	        "clock: { source: file, path: clock }\n"
-	        "namespaces:\n"
-	        "  - { name: mix, origin: " ORIGIN ", lifecycle: true }\n"
-	        "providers:\n"
-	        "  - key: \"provider-a.example+fa6ff7cc+AZCCDZKKDwoh4asmg/XPjHQ3bGSCZXnr01BWPcEqXjZr\"\n"
-	        "    namespaces: [mix]\n"
-	        "    classes: [mix-gateway]\n",
-	        a->run.port, MIRROR_AUTHORITY_EPOCH_LENGTH) == 0);
-	test_write_file(a->run.config_path, text.data, text.len, 0644);
-	buffer_reset(&text);
 	ck_assert(buffer_appendf(&text,
 	                         "dirauth trust v1\n"
 	                         "namespace mix " ORIGIN "\n"

@@ -153,35 +153,14 @@ static void authority_prepare(struct authority *a)
 
 	struct run_directory_signer signer = {"authority1.dirauth.example", "authority1.key",
 	                                      "authority1.cert", 0, 0};
-	char namespaces[256];
-	snprintf(namespaces, sizeof(namespaces),
-	         "  - { name: mix, origin: dirauth.example/mix, genesis: 0, length_seconds: %d, "
-	         "validity_epochs: 3 }\n",
-	         EPOCH_LENGTH);
-	launcher_write_signer_config(&a->run, &signer, namespaces);
-
-	struct buffer config;
-	buffer_init(&config);
-	ck_assert(buffer_appendf(&config,
-	                         "authority:\n"
-	                         "  name: authority1.dirauth.example\n"
-	                         "  signer_socket: signer.sock\n"
-	                         "listen: { address: 127.0.0.1, port: %u }\n"
-	                         "data_dir: data\n"
-	                         "epoch: { length_seconds: %d, genesis: 0, validity_epochs: 3 }\n"
-	                         "clock: { source: file, path: clock }\n"
-	                         "namespaces:\n"
-	                         "  - { name: mix, origin: dirauth.example/mix }\n"
-	                         "providers:\n"
-	                         "  - key: \"%s\"\n"
-	                         "    namespaces: [mix]\n"
-	                         "    classes: [mix-gateway]\n"
-	                         "  - key: \"%s\"\n"
-	                         "    namespaces: [mix]\n"
-	                         "    classes: [bridge, mailbox-provider]\n",
-	                         a->run.port, EPOCH_LENGTH, verifier_a, verifier_b) == 0);
-	test_write_file(a->run.config_path, config.data, config.len, 0644);
-	buffer_free(&config);
+	const struct launcher_namespace mix = {"mix", NULL};
+	char providers[1024];
+	snprintf(providers, sizeof providers,
+	         "providers:\n"
+	         "  - { key: \"%s\", namespaces: [mix], classes: [mix-gateway] }\n"
+	         "  - { key: \"%s\", namespaces: [mix], classes: [bridge, mailbox-provider] }\n",
+	         verifier_a, verifier_b);
+	launcher_write_configs(&a->run, &signer, EPOCH_LENGTH, 3, &mix, 1, providers);
 }
 
 /* Polls GET /v1/ready until it answers status (dirauthd caches the signer's state ~1 s). */

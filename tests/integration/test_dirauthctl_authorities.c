@@ -78,7 +78,6 @@ static void authority_prepare(struct authority *a, const char *name, int enrols_
 {
 	struct signer_key *identity = NULL, *signing = NULL;
 	char keys[400], certificate_path[500];
-	struct buffer config;
 
 	memset(a, 0, sizeof(*a));
 	snprintf(a->name, sizeof(a->name), "%s", name);
@@ -104,33 +103,13 @@ static void authority_prepare(struct authority *a, const char *name, int enrols_
 	launcher_set_clock(&a->run, START_TIME);
 
 	struct run_directory_signer signer = {name, "signing.key", "signing.cert", 0, 0};
-	char namespaces[256];
-	snprintf(namespaces, sizeof(namespaces),
-	         "  - { name: mix, origin: dirauth.example/mix, genesis: 0, length_seconds: %d, "
-	         "validity_epochs: %d }\n",
-	         EPOCH_LENGTH, VALIDITY_EPOCHS);
-	launcher_write_signer_config(&a->run, &signer, namespaces);
-	buffer_init(&config);
 	/* A provider list is required; c's names a provider that is not the test's. */
-	ck_assert_int_eq(buffer_appendf(&config,
-	                                "authority:\n"
-	                                "  name: %s\n"
-	                                "  signer_socket: signer.sock\n"
-	                                "listen: { address: 127.0.0.1, port: %u }\n"
-	                                "data_dir: data\n"
-	                                "epoch: { length_seconds: %d, genesis: 0, validity_epochs: %d }\n"
-	                                "clock: { source: file, path: clock }\n"
-	                                "namespaces:\n"
-	                                "  - { name: mix, origin: dirauth.example/mix }\n"
-	                                "providers:\n"
-	                                "  - key: \"%s\"\n"
-	                                "    namespaces: [mix]\n"
-	                                "    classes: [mix-gateway]\n",
-	                                name, a->run.port, EPOCH_LENGTH, VALIDITY_EPOCHS,
-	                                enrols_provider ? provider_verifier : a->identity_verifier),
-	                 0);
-	test_write_file(a->run.config_path, config.data, config.len, 0644);
-	buffer_free(&config);
+	const struct launcher_namespace mix = {"mix", NULL};
+	char providers[512];
+	snprintf(providers, sizeof providers,
+	         "providers:\n  - { key: \"%s\", namespaces: [mix], classes: [mix-gateway] }\n",
+	         enrols_provider ? provider_verifier : a->identity_verifier);
+	launcher_write_configs(&a->run, &signer, EPOCH_LENGTH, VALIDITY_EPOCHS, &mix, 1, providers);
 }
 
 /* Waits until a's latest snapshot of mix is at least epoch; returns its header. */

@@ -116,41 +116,20 @@ static void authority_prepare(struct authority *a)
 
 	struct run_directory_signer signer = {"authority1.dirauth.example", "authority1.key",
 	                                      "authority1.cert", 0, 0};
-	char namespaces[512];
-	snprintf(namespaces, sizeof(namespaces),
-	         "  - { name: mix, origin: dirauth.example/mix, genesis: 0, length_seconds: %d, "
-	         "validity_epochs: 3 }\n"
-	         "  - { name: tenant, origin: dirauth.example/tenant, genesis: 0, length_seconds: %d, "
-	         "validity_epochs: 3 }\n",
-	         EPOCH_LENGTH, EPOCH_LENGTH);
-	launcher_write_signer_config(&a->run, &signer, namespaces);
-	struct buffer config;
-	buffer_init(&config);
 	uint8_t digest[32];
-	char hex[65];
+	char hex[65], tenant_options[160], rest[1024];
 	ck_assert(crypto_sha256((const uint8_t *)SECRET, strlen(SECRET), digest) == 0);
 	hex_encode(digest, sizeof(digest), hex);
-	ck_assert(
-	    buffer_appendf(&config,
-	                   "authority: { name: authority1.dirauth.example, signer_socket: signer.sock }\n"
-	                   "listen: { address: 127.0.0.1, port: %u }\n"
-	                   "data_dir: data\n"
-	                   "epoch: { length_seconds: %d, genesis: 0, validity_epochs: 3 }\n"
-	                   "clock: { source: file, path: clock }\n"
-	                   "namespaces:\n"
-	                   "  - { name: mix, origin: dirauth.example/mix }\n"
-	                   "  - name: tenant\n"
-	                   "    origin: dirauth.example/tenant\n"
-	                   "    private: true\n"
-	                   "    capability_sha256: %s\n"
-	                   "    capability_file: tenant.capability\n"
-	                   "providers:\n"
-	                   "  - { key: \"%s\", namespaces: [mix], classes: [mix-gateway] }\n"
-	                   "  - { key: \"%s\", namespaces: [tenant], classes: [mix-gateway] }\n"
-	                   "http: { threads: 4, log_interval_seconds: 1 }\n",
-	                   a->run.port, EPOCH_LENGTH, hex, verifier_a, verifier_b) == 0);
-	test_write_file(a->run.config_path, config.data, config.len, 0644);
-	buffer_free(&config);
+	snprintf(tenant_options, sizeof tenant_options,
+	         ", private: true, capability_sha256: %s, capability_file: tenant.capability", hex);
+	const struct launcher_namespace namespaces[] = {{"mix", NULL}, {"tenant", tenant_options}};
+	snprintf(rest, sizeof rest,
+	         "providers:\n"
+	         "  - { key: \"%s\", namespaces: [mix], classes: [mix-gateway] }\n"
+	         "  - { key: \"%s\", namespaces: [tenant], classes: [mix-gateway] }\n"
+	         "http: { threads: 4, log_interval_seconds: 1 }\n",
+	         verifier_a, verifier_b);
+	launcher_write_configs(&a->run, &signer, EPOCH_LENGTH, 3, namespaces, 2, rest);
 }
 
 /* A plain GET from 127.0.0.1 (the test's own requests, not a client's): the status, or -1. */

@@ -102,33 +102,8 @@ static void authority_prepare(struct authority *a)
 
 	struct run_directory_signer signer = {"authority1.dirauth.example", "authority1.key",
 	                                      "authority1.cert", 1, 0};
-	char namespaces[256];
-	snprintf(namespaces, sizeof(namespaces),
-	         "  - { name: mix, origin: " ORIGIN
-	         ", genesis: 0, length_seconds: %d, validity_epochs: 3 }\n",
-	         EPOCH_LENGTH);
-	launcher_write_signer_config(&a->run, &signer, namespaces);
-	struct buffer config;
-	buffer_init(&config);
-	ck_assert(
-	    buffer_appendf(
-	        &config,
-	        "authority:\n"
-	        "  name: authority1.dirauth.example\n"
-	        "  signer_socket: signer.sock\n"
-	        "listen: { address: 127.0.0.1, port: %u }\n"
-	        "data_dir: data\n"
-	        "epoch: { length_seconds: %d, genesis: 0, validity_epochs: 3 }\n"
-	        "clock: { source: file, path: clock }\n"
-	        "namespaces:\n"
-	        "  - { name: mix, origin: " ORIGIN " }\n"
-	        "providers:\n"
-	        "  - key: \"provider-a.example+fa6ff7cc+AZCCDZKKDwoh4asmg/XPjHQ3bGSCZXnr01BWPcEqXjZr\"\n"
-	        "    namespaces: [mix]\n"
-	        "    classes: [mix-gateway]\n",
-	        a->run.port, EPOCH_LENGTH) == 0);
-	test_write_file(a->run.config_path, config.data, config.len, 0644);
-	buffer_free(&config);
+	const struct launcher_namespace mix = {"mix", NULL};
+	launcher_write_configs(&a->run, &signer, EPOCH_LENGTH, 3, &mix, 1, LAUNCHER_EXAMPLE_PROVIDERS);
 }
 
 static long long monotonic_ms(void)
