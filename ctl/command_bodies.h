@@ -27,6 +27,7 @@
 /* command_keys.c */
 int ctl_command_keygen(const struct ctl_arguments *arguments, struct ctl_report *report);
 int ctl_command_identity_keygen(const struct ctl_arguments *arguments, struct ctl_report *report);
+int ctl_command_key_verifiers(const struct ctl_arguments *arguments, struct ctl_report *report);
 int ctl_command_certify(const struct ctl_arguments *arguments, struct ctl_report *report);
 int ctl_command_rotate(const struct ctl_arguments *arguments, struct ctl_report *report);
 /* command_provider.c */

@@ -11,6 +11,8 @@
 #include "ctl/certify.h"
 #include "ctl/keygen.h"
 #include "ctl/trust_file.h"
+#include "schema/checkpoint.h"
+#include "signer/key.h"
 #include "base/error.h"
 #include "verify/verify.h"
 
@@ -126,6 +128,36 @@ int ctl_command_identity_keygen(const struct ctl_arguments *arguments, struct ct
 	printf("# Keep it on this offline machine and back it up; never copy it to a server. It signs only\n"
 	       "# key certificates (dirauthctl certify, rotate). Pin it in trust bundles with this line:\n");
 	printf("authority %s\n", verifier);
+	return CTL_EXIT_OK;
+}
+
+int ctl_command_key_verifiers(const struct ctl_arguments *arguments, struct ctl_report *report)
+{
+	struct signer_key *key = NULL;
+	struct note_verifier cosigner;
+	char ed25519[NOTE_VERIFIER_KEY_MAX + 1], cosignature[NOTE_VERIFIER_KEY_MAX + 1];
+
+	if (ctl_certify_load_key("key-verifiers: key", arguments->key, &key, report) != 0)
+		return report->exit_code;
+	const struct note_verifier *verifier = signer_key_verifier(key);
+	int rc = cosignature_verifier_from_ed25519(verifier->name, verifier->public_key, &cosigner);
+	if (rc == 0) {
+		note_verifier_format(verifier, ed25519);
+		note_verifier_format(&cosigner, cosignature);
+	}
+	signer_key_free(key);
+	if (rc != 0) {
+		ctl_report_fail(report, ctl_exit_code_for_error(rc), "key-verifiers: %s",
+		                dirauth_strerror(rc));
+		return report->exit_code;
+	}
+	/* One key, two verifier keys: which to copy depends on where it is pinned. */
+	printf("# the verifier keys of %s, by where each is pinned\n", arguments->key);
+	printf("# ed25519 (type 0x01): a provider's key, an authority's signing or identity key, a log "
+	       "key\n");
+	printf("ed25519 %s\n", ed25519);
+	printf("# cosignature (type 0x04): a member's cosignature_key, a witness (--witness-key)\n");
+	printf("cosignature %s\n", cosignature);
 	return CTL_EXIT_OK;
 }
 

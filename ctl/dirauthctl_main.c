@@ -26,6 +26,7 @@ static const char main_usage[] =
     "commands:\n"
     "  keygen            create a signing or provider key file and print its verifier key\n"
     "  identity-keygen   create an authority's offline identity key and print its trust-bundle line\n"
+    "  key-verifiers     print a key file's verifier keys: ed25519, and cosignature (type 0x04)\n"
     "  certify           issue a key certificate: the identity key vouches for a signing key\n"
     "  rotate            create a new signing key and its certificate, overlapping the previous one\n"
     "  certificate show  print and verify a certificate or a certificate bundle\n"
@@ -59,6 +60,15 @@ static const char keygen_usage[] =
     "\n"
     "  --name NAME   key name (printable, no spaces or '+')\n"
     "  --out FILE    the private key file to create\n";
+
+static const char key_verifiers_usage[] =
+    "usage: dirauthctl key-verifiers --key FILE\n"
+    "\n"
+    "Prints the verifier keys of the private key in FILE, each on a line of its own after what it\n"
+    "is pinned as: `ed25519` (type 0x01: a provider's key, an authority's signing or identity key,\n"
+    "a log key) and `cosignature` (type 0x04: a member's cosignature_key, a --witness-key).\n"
+    "\n"
+    "  --key FILE    the private key file (mode 0600)\n";
 
 static const char identity_keygen_usage[] =
     "usage: dirauthctl identity-keygen --name NAME --out FILE\n"
@@ -326,6 +336,12 @@ static const struct ctl_command commands[] = {
         .usage = keygen_usage,
         .options = {CTL_REQUIRED(CTL_OPTION_NAME), CTL_REQUIRED(CTL_OPTION_OUT)},
         .run = ctl_command_keygen,
+    },
+    {
+        .name = "key-verifiers",
+        .usage = key_verifiers_usage,
+        .options = {CTL_REQUIRED(CTL_OPTION_KEY)},
+        .run = ctl_command_key_verifiers,
     },
     {
         .name = "identity-keygen",

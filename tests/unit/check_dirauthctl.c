@@ -7,6 +7,7 @@
  * and the mapping of reports to exit codes) is held to the documented interface.
  */
 #include "base/error.h"
+#include "schema/checkpoint.h"
 #include "schema/note.h"
 #include "schema/registration.h"
 #include "test_support.h"
@@ -162,6 +163,26 @@ START_TEST(test_keygen_then_register_dry_run)
 	/* Never over an existing key. */
 	expect_failure(keygen, 73, "already exists");
 	expect_failure(keygen_bad_name, 64, "invalid key name");
+
+	/* The verifier keys of the key: the one keygen printed, and its cosignature form (type 0x04). */
+	const char *const verifiers[] = {"key-verifiers", "--key", key, NULL};
+	run(verifiers, &outcome);
+	ck_assert_msg(outcome.status == 0, "%s", outcome.err);
+	const char *ed25519 = strstr(outcome.out, "\ned25519 "),
+	           *cosignature = strstr(outcome.out, "\ncosignature ");
+	ck_assert_ptr_nonnull(ed25519);
+	ck_assert_ptr_nonnull(cosignature);
+	struct note_verifier same, cosigner;
+	ed25519 += strlen("\ned25519 ");
+	cosignature += strlen("\ncosignature ");
+	ck_assert_int_eq(note_verifier_parse(ed25519, strcspn(ed25519, "\n"), &same), 0);
+	ck_assert_int_eq(memcmp(&same, &verifier, sizeof(same)), 0);
+	ck_assert_int_eq(cosignature_verifier_parse(cosignature, strcspn(cosignature, "\n"), &cosigner), 0);
+	ck_assert_str_eq(cosigner.name, "provider.test");
+	ck_assert_mem_eq(cosigner.public_key, verifier.public_key, 32);
+	test_outcome_free(&outcome);
+	const char *const missing_key[] = {"key-verifiers", "--key", temp_path("absent.key"), NULL};
+	expect_failure(missing_key, 66, "no such file");
 
 	run(dry_run, &outcome);
 	ck_assert_msg(outcome.status == 0, "%s", outcome.err);
