@@ -22,6 +22,7 @@
  * Exit codes follow sysexits.h: 0, 64 usage, 78 configuration (including a signer whose key is
  * another authority's), 74 the store, 69 the HTTP listener, 70 anything else.
  */
+#include "notify/notify.h"
 #include "clock/clock.h"
 #include "logline/logline.h"
 #include "net/client.h"
@@ -69,6 +70,14 @@ static void say(const struct config *config, const struct clock *clock, const ch
 	logline_vwrite(stderr, "dirauthd", logline_epoch_now(clock, config ? &config->epoch : NULL), NULL,
 	               format, args);
 	va_end(args);
+}
+
+/* Tells the service manager (notify.h); a manager that cannot be told is a line in the log. */
+static void tell_manager(const struct config *config, const struct clock *clock, const char *state)
+{
+	int rc = notify_send(state);
+	if (rc)
+		say(config, clock, "cannot notify the service manager: %s", dirauth_strerror(rc));
 }
 
 static void usage(FILE *out)
@@ -374,11 +383,13 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	say(config, clock, "listening on %s:%u", config->listen_address, (unsigned)config->listen_port);
+	tell_manager(config, clock, "READY=1\nSTATUS=serving");
 
 	int received = 0;
 	while (sigwait(&signals, &received) != 0)
 		;
 	say(config, clock, "stopping (signal %d)", received);
+	tell_manager(config, clock, "STOPPING=1\nSTATUS=stopping");
 cleanup:
 	http_server_stop(http);
 	epoch_scheduler_free(scheduler);

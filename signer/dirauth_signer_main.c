@@ -18,6 +18,7 @@
  * anything else.
  */
 #define _GNU_SOURCE /* prctl */
+#include "notify/notify.h"
 #include "clock/clock.h"
 #include "logline/logline.h"
 #include "base/error.h"
@@ -53,6 +54,14 @@ static void say(const char *format, ...)
 	va_start(args, format);
 	logline_vwrite(stderr, "dirauth-signer", LOGLINE_EPOCH_NONE, NULL, format, args);
 	va_end(args);
+}
+
+/* Tells the service manager (notify.h); a manager that cannot be told is a line in the log. */
+static void tell_manager(const char *state)
+{
+	int rc = notify_send(state);
+	if (rc)
+		say("cannot notify the service manager: %s", dirauth_strerror(rc));
 }
 
 static void usage(FILE *out)
@@ -229,9 +238,11 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	say("listening on %s", config->socket_path);
+	tell_manager("READY=1\nSTATUS=signing for dirauthd on its socket");
 	while (sigwait(&signals, &received) != 0)
 		;
 	say("stopping (signal %d)", received);
+	tell_manager("STOPPING=1\nSTATUS=stopping");
 cleanup:
 	signer_listener_stop(listener);
 	signer_service_close(service);

@@ -751,6 +751,56 @@ static void wait_for_log(const char *path, const char *text)
 /* Thirteen services over two epochs: the diff dirauthd builds, after the second publication, to
  * its body from the first's is served (zstd), and applied to the first body fetched from dirauthd
  * it gives the second body byte for byte. */
+/* The next datagram on fd within 10 s, NUL-terminated in out; "" when none came. */
+static void manager_receive(int fd, char *out, size_t cap)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	out[0] = 0;
+	if (poll(&p, 1, 10000) != 1)
+		return;
+	ssize_t n = recv(fd, out, cap - 1, 0);
+	out[n > 0 ? n : 0] = 0;
+}
+
+/* Started by a service manager of Type=notify units ($NOTIFY_SOCKET): dirauth-signer and dirauthd
+ * each say READY=1 once they serve, and STOPPING=1 at SIGTERM. */
+START_TEST(test_tells_the_service_manager)
+{
+	struct authority a;
+	authority_prepare(&a);
+	char socket_path[LAUNCHER_PATH_MAX + 16], got[4][600];
+	snprintf(socket_path, sizeof socket_path, "%s/notify.sock", a.run.dir);
+	struct sockaddr_un address = {.sun_family = AF_UNIX};
+	ck_assert_uint_lt(strlen(socket_path), sizeof address.sun_path);
+	strcpy(address.sun_path, socket_path);
+	int manager = socket(AF_UNIX, SOCK_DGRAM, 0);
+	ck_assert_int_ge(manager, 0);
+	ck_assert_int_eq(bind(manager, (struct sockaddr *)&address, sizeof address), 0);
+	ck_assert_int_eq(setenv("NOTIFY_SOCKET", socket_path, 1), 0);
+	launcher_start(&a.run);
+	unsetenv("NOTIFY_SOCKET"); /* only these two daemons were started by the manager */
+	manager_receive(manager, got[0], sizeof got[0]);
+	manager_receive(manager, got[1], sizeof got[1]);
+	ck_assert_str_eq(got[0], "READY=1\nSTATUS=signing for dirauthd on its socket");
+	ck_assert_str_eq(got[1], "READY=1\nSTATUS=serving");
+	/* dirauthd says it serves only once it does. */
+	struct http_response response;
+	char url[128];
+	snprintf(url, sizeof url, "%s/v1/health", a.run.url);
+	ck_assert(http_request(url, NULL, 0, NULL, &response) == CURLE_OK);
+	ck_assert_int_eq(response.status, 200);
+	buffer_free(&response.body);
+	ck_assert_int_eq(launcher_stop_dirauthd(&a.run, SIGTERM), 0);
+	manager_receive(manager, got[2], sizeof got[2]);
+	ck_assert_str_eq(got[2], "STOPPING=1\nSTATUS=stopping");
+	ck_assert_int_eq(launcher_stop_signer(&a.run, SIGTERM), 0);
+	manager_receive(manager, got[3], sizeof got[3]);
+	ck_assert_str_eq(got[3], "STOPPING=1\nSTATUS=stopping");
+	close(manager);
+	authority_cleanup(&a);
+}
+END_TEST
+
 START_TEST(test_diff_follows_publication)
 {
 	struct authority a;
@@ -1054,6 +1104,7 @@ static Suite *authority_suite(void)
 	tcase_set_timeout(end_to_end, 120);
 	tcase_add_test(end_to_end, test_register_publish_fetch);
 	tcase_add_test(end_to_end, test_diff_follows_publication);
+	tcase_add_test(end_to_end, test_tells_the_service_manager);
 	tcase_add_test(end_to_end, test_sigkill_during_burst_loses_nothing_acknowledged);
 	tcase_add_test(end_to_end, test_signer_killed_fails_closed_and_recovers);
 	tcase_add_test(end_to_end, test_sigkill_at_every_publication_step);
