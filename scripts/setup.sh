@@ -10,7 +10,7 @@ packages=(
   build-essential cmake pkg-config clang libclang-rt-14-dev clang-format
   libmicrohttpd-dev libssl-dev liblmdb-dev lmdb-utils libyaml-dev check
   libzstd-dev zlib1g-dev libcurl4-openssl-dev
-  curl ca-certificates golang-go golang-golang-x-mod-dev
+  curl ca-certificates golang-go golang-golang-x-mod-dev mandoc
 )
 
 missing=()
