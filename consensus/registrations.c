@@ -172,8 +172,7 @@ static int vote_holds(const struct consensus_vote *v, const struct vote_body_rec
 		else
 			high = middle;
 	}
-	return found && found->sequence == version->sequence &&
-	       memcmp(found->registration_sha256, version->registration_sha256, 32) == 0;
+	return found && vote_body_record_same(found, version);
 }
 
 /* The first counting vote that holds exactly this version (there is one: the chosen version is

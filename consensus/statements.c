@@ -582,13 +582,6 @@ static int publish_records(struct lifecycle_state *st)
 	return rc;
 }
 
-/* The body's order of health entries: by service id, then endpoint id. */
-static int health_order(const struct snapshot_health *a, const struct snapshot_health *b)
-{
-	int order = memcmp(a->service_id, b->service_id, SERVICE_ID_SIZE);
-	return order ? order : memcmp(a->endpoint_id, b->endpoint_id, ENDPOINT_ID_SIZE);
-}
-
 /* A published health entry's note, asked for again to be written: it must be the statement
  * judged before. */
 static int health_note_again(struct lifecycle_state *st, const struct consensus_health *info,
@@ -607,12 +600,6 @@ static int health_note_again(struct lifecycle_state *st, const struct consensus_
 	if (memcmp(digest, info->digest, 32) != 0)
 		return callback_failed(run, info->service_id, info->digest, DIRAUTH_ERR_MISMATCH);
 	return 0;
-}
-
-static int same_version(const struct vote_body_record *a, const struct vote_body_record *b)
-{
-	return memcmp(a->service_id, b->service_id, SERVICE_ID_SIZE) == 0 && a->sequence == b->sequence &&
-	       memcmp(a->registration_sha256, b->registration_sha256, 32) == 0;
 }
 
 /* The body of the published records and sections, written in order (body.c): the chosen
@@ -634,7 +621,8 @@ static int write_snapshot(struct lifecycle_state *st)
 		const uint8_t *note = NULL;
 		size_t note_len = 0;
 		rc = 0;
-		if (excluded < result->excluded_count && same_version(&result->excluded[excluded], &version))
+		if (excluded < result->excluded_count &&
+		    vote_body_record_same(&result->excluded[excluded], &version))
 			excluded++;
 		else if ((rc = consensus_note_take(run, &version, &note, &note_len)) == 0 &&
 		         (rc = consensus_body_record(&w, version.service_id, note, note_len)) == 0)
@@ -646,7 +634,7 @@ static int write_snapshot(struct lifecycle_state *st)
 		rc = consensus_body_section(&w, "health", result->health_count);
 	for (size_t i = 0; rc == 0 && i < result->health_count; i++) {
 		struct snapshot_health entry = st->health[i];
-		if (i > 0 && health_order(&st->health[i - 1], &entry) >= 0) {
+		if (i > 0 && snapshot_health_order(&st->health[i - 1], &entry) >= 0) {
 			rc = consensus_run_fail(run, CONSENSUS_FAILED,
 			                        DIRAUTH_ERR_SYNTAX); /* the body's order */
 			break;

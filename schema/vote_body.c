@@ -35,6 +35,12 @@ size_t vote_body_max_bytes(size_t max_records)
 	return VOTE_BODY_PREAMBLE_MAX_BYTES + max_records * VOTE_BODY_RECORD_MAX_BYTES;
 }
 
+int vote_body_record_same(const struct vote_body_record *a, const struct vote_body_record *b)
+{
+	return memcmp(a->service_id, b->service_id, SERVICE_ID_SIZE) == 0 && a->sequence == b->sequence &&
+	       memcmp(a->registration_sha256, b->registration_sha256, 32) == 0;
+}
+
 int vote_body_health_compare(const struct vote_body_health *a, const struct vote_body_health *b)
 {
 	int order = memcmp(a->service_id, b->service_id, SERVICE_ID_SIZE);

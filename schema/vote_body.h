@@ -114,6 +114,10 @@ struct vote_body_limits {
 int vote_body_health_compare(const struct vote_body_health *a, const struct vote_body_health *b);
 int vote_body_revocation_compare(const struct vote_body_revocation *a, const struct vote_body_revocation *b);
 
+/* 1 when a and b are the same version of the same service (service id, sequence, registration
+ * digest), else 0. Never fails. */
+int vote_body_record_same(const struct vote_body_record *a, const struct vote_body_record *b);
+
 /* The largest body holding max_records records: VOTE_BODY_PREAMBLE_MAX_BYTES +
  * max_records * VOTE_BODY_RECORD_MAX_BYTES, or SIZE_MAX when that overflows. Never fails. */
 size_t vote_body_max_bytes(size_t max_records);

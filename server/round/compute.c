@@ -308,11 +308,7 @@ static bool result_revives_revoked(const struct note_source *s, const struct con
 		const struct vote_body_record *version = &s->revived[r];
 		bool excluded = false;
 		for (size_t e = 0; !excluded && e < result->excluded_count; e++)
-			excluded = memcmp(result->excluded[e].service_id, version->service_id,
-			                  SERVICE_ID_SIZE) == 0 &&
-			           result->excluded[e].sequence == version->sequence &&
-			           memcmp(result->excluded[e].registration_sha256,
-			                  version->registration_sha256, 32) == 0;
+			excluded = vote_body_record_same(&result->excluded[e], version);
 		if (!excluded)
 			return true;
 	}
