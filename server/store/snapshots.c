@@ -188,6 +188,16 @@ static void body_writer_remove_parts(struct store_body_writer *w)
 	}
 }
 
+/* A namespace name as check_name judges it, which also becomes a directory under bodies/: never
+ * a path out of it. Returns 0 with *len its length, check_name's errors, DIRAUTH_ERR_SYNTAX. */
+static int check_directory_name(const char *namespace_name, size_t *len)
+{
+	int rc = check_name(namespace_name, len);
+	if (rc)
+		return rc;
+	return namespace_name[0] == '.' || strchr(namespace_name, '/') ? DIRAUTH_ERR_SYNTAX : 0;
+}
+
 /* A writer of the files of stem (a body's or a diff's) in namespace_name's body directory. */
 static int writer_begin(struct store *store, const char *namespace_name, uint64_t epoch, const uint8_t *base,
                         struct store_body_writer **out)
@@ -197,12 +207,9 @@ static int writer_begin(struct store *store, const char *namespace_name, uint64_
 	if (!store || !out)
 		return DIRAUTH_ERR_SYNTAX;
 	*out = NULL;
-	int rc = check_name(namespace_name, &len);
+	int rc = check_directory_name(namespace_name, &len);
 	if (rc)
 		return rc;
-	/* The name becomes a directory under bodies/: never a path out of it. */
-	if (namespace_name[0] == '.' || strchr(namespace_name, '/'))
-		return DIRAUTH_ERR_SYNTAX;
 	struct store_body_writer *w = calloc(1, sizeof *w);
 	if (!w)
 		return DIRAUTH_ERR_NOMEM;
@@ -593,11 +600,9 @@ int store_diff_open(struct store *store, const char *namespace_name, uint64_t ep
 	size_t len;
 	if (!store || !base_sha256 || !fd || !size || (unsigned)encoding >= ENCODING_COUNT)
 		return DIRAUTH_ERR_SYNTAX;
-	int rc = check_name(namespace_name, &len);
+	int rc = check_directory_name(namespace_name, &len);
 	if (rc)
 		return rc;
-	if (namespace_name[0] == '.' || strchr(namespace_name, '/'))
-		return DIRAUTH_ERR_SYNTAX;
 	body_stem(epoch, base_sha256, stem);
 	if ((rc = stem_path(store, namespace_name, stem, encoding, false, path, sizeof path)))
 		return rc;
