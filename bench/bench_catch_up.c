@@ -510,7 +510,7 @@ int main(int argc, char **argv)
 	if (parse_options(argc, argv, &options) != 0)
 		return 2;
 	if (options.tls && !cluster_nginx_installed()) {
-		printf("bench_catch_up: --tls needs nginx (scripts/install-nginx.sh): skipped\n");
+		printf("bench_catch_up: --tls needs nginx (scripts/install-test-tools.sh): skipped\n");
 		return CATCH_UP_SKIPPED;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs what dirauth needs to build and test on Debian 12, and nginx for the tests that put
-# the shipped TLS proxy configuration in front of each authority (scripts/install-nginx.sh, which
-# keeps the package from starting the system's nginx). Idempotent: when every package is already
+# Installs what dirauth needs to build and test on Debian 12, and the real programs some tests put
+# beside it: nginx, promtool and chromium (scripts/install-test-tools.sh, which keeps the packages
+# from starting their services). Idempotent: when every package is already
 # installed it changes nothing and exits 0. Needs root (or sudo) only when it installs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,13 +18,14 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
-# nginx is for some tests only: they skip without it, so a failure to install it is not fatal.
-install_nginx() {
-  bash scripts/install-nginx.sh || echo "setup: nginx could not be installed; the tests that need it will skip" >&2
+# nginx, promtool and chromium are for some tests only: they skip without them, so a failure to
+# install them is not fatal.
+install_test_tools() {
+  bash scripts/install-test-tools.sh || echo "setup: nginx, promtool or chromium could not be installed; the tests that need them will skip" >&2
 }
 
 if [ "${#missing[@]}" -eq 0 ]; then
-  install_nginx
+  install_test_tools
   exit 0
 fi
 
@@ -37,4 +38,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -q
 "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
-install_nginx
+install_test_tools

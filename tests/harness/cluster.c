@@ -696,7 +696,7 @@ struct cluster *cluster_start(const struct cluster_options *options)
 	struct test_ca *ca = NULL;
 	if (c->options.tls) {
 		ck_assert_msg(test_program_find("nginx", c->nginx) == 0,
-		              "cluster: tls needs nginx (scripts/install-nginx.sh)");
+		              "cluster: tls needs nginx (scripts/install-test-tools.sh)");
 		/* nginx's workers run as nobody when the test runs as root: they must reach n<i>/. */
 		ck_assert_msg(chmod(c->dir, 0755) == 0, "chmod %s: %s", c->dir, strerror(errno));
 		int rc = test_ca_new("dirauth test CA", &ca);
