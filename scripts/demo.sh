@@ -337,7 +337,10 @@ if "$dirauthctl" health-page --help >/dev/null 2>&1; then
 		>"$run/health-page.out" 2>&1 || status=$?
 	case $status in
 	0) echo "    written to $page: no warning." ;;
-	1) echo "    written to $page, with warnings: $(grep -c . "$run/health-page.out") lines, the page says which." ;;
+	1)
+		echo "    written to $page, with $(grep -c . "$run/health-page.out") warnings, listed at its top; the first:"
+		head -n 1 "$run/health-page.out" | short | sed 's/^/    /'
+		;;
 	*) cat "$run/health-page.out" >&2; exit 1 ;;
 	esac
 else
