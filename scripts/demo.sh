@@ -236,7 +236,9 @@ show_epoch() { # epoch authority: one line on the published header
 	local after records
 	after=$(sed -n 's/^valid-after //p' "$header")
 	records=$(sed -n 's/^records //p' "$header")
-	echo "   Epoch $1 published (valid from $after, $(utc "$after")), $records records,"
+	local noun=records
+	[ "$records" = 1 ] && noun=record
+	echo "   Epoch $1 published (valid from $after, $(utc "$after")), $records $noun,"
 	echo "   signed by $(signers_of "$header")."
 }
 tick() { # one second of the clocks, DEMO_PACE_MS of real time
@@ -262,7 +264,9 @@ checkpoint_of() { # i: one line on the checkpoint authority i serves: its size a
 	local size cosigners
 	size=$(sed -n 2p "$note")
 	cosigners=$(grep '^— .*/cosigner ' "$note" | cut -d' ' -f2 | sed 's|/cosigner||' | short | paste -sd, - | sed 's/,/, /g')
-	echo "   authority$1's log: $(sed -n 1p "$note"), size $size, signed by its log key and"
+	local headers="$size headers"
+	[ "$size" = 1 ] && headers="1 header"
+	echo "   authority$1's log $(sed -n 1p "$note"): a checkpoint of $headers (size $size), signed by its log key and"
 	echo "   cosigned by $cosigners."
 }
 in_log() { # epoch i: whether authority i's published checkpoint holds that epoch's header
@@ -305,6 +309,7 @@ out=$("$dirauthctl" revoke --key "$run/keys/provider-b.key" --service keys-examp
 revoked=$(grep -Eo 'in the view of epoch [0-9]+' <<<"$out" | cut -d' ' -f6 | sort -n | tail -n 1)
 echo "   revocation: $(grep -c ' accepted: ' <<<"$out" || true) of 3 accepted, to be published in epoch $revoked"
 [ "$revoked" -gt "$lifecycle" ] && lifecycle=$revoked
+echo "   The clocks run on to that epoch; its snapshot is fetched by the mirror as before:"
 run_until_published "$lifecycle" 1 2 3
 show_epoch "$lifecycle" 1
 mirror "${servers[@]}"
