@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The demo: three authorities on loopback, k = 2 of 3, each its own dirauth-signer (its keys),
 # dirauthd (no key) and LMDB store, configured from keys-example/three-authorities/. Two
-# providers register with all three; the next epoch's snapshot is co-signed by the three and a
-# mirror that pins the three identity keys (threshold 2) verifies it; then one authority is
-# killed and the epoch after is still published, with two signatures, and verified again.
+# providers register with all three; the next epoch's snapshot is co-signed by the three, its
+# header appended to the transparency log under a checkpoint the three cosign, and a mirror that
+# pins the three identity keys (threshold 2) and the log's keys verifies both. A provider's health
+# statement and a revocation reach the next snapshot; a monitor watches the three and finds
+# nothing; the consensus-health page is written; then one authority is killed and the epoch
+# after is still published, with two signatures, and verified again.
 #
 # Time is a file clock per authority that this script advances, one second per DEMO_PACE_MS of
 # real time (default 250), all three together, so that the epochs (10 s: prepared in the last
@@ -13,6 +16,8 @@
 #   DEMO_KEEP=1       keep the run directory (its path is printed): configurations, logs, stores,
 #                     the mirror's files
 #   DEMO_BUILD_DIR=D  build in D (default build/release)
+#   DEMO_PREBUILT=1   skip the setup and the build: the programs of DEMO_BUILD_DIR are used as
+#                     they are (the ctest `demo` runs it so)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -33,10 +38,12 @@ quiet() { # what... ; runs the rest of the arguments with their output in the lo
 		exit 1
 	fi
 }
-echo "Installing what is missing and building dirauthd, dirauth-signer, dirauthctl (output in ${log#"$root"/}) ..."
-quiet "setup (scripts/setup.sh)" bash scripts/setup.sh
-quiet "cmake" cmake -S "$root" -B "$build" -DDIRAUTH_WERROR=ON
-quiet "the build" cmake --build "$build" -j"$(nproc)" --target dirauthd dirauth-signer dirauthctl
+if [ "${DEMO_PREBUILT:-0}" != 1 ]; then
+	echo "Installing what is missing and building dirauthd, dirauth-signer, dirauthctl (output in ${log#"$root"/}) ..."
+	quiet "setup (scripts/setup.sh)" bash scripts/setup.sh
+	quiet "cmake" cmake -S "$root" -B "$build" -DDIRAUTH_WERROR=ON
+	quiet "the build" cmake --build "$build" -j"$(nproc)" --target dirauthd dirauth-signer dirauthctl
+fi
 dirauthd=$build/server/dirauthd
 signer=$build/signer/dirauth-signer
 dirauthctl=$build/ctl/dirauthctl
@@ -60,7 +67,8 @@ cleanup() {
 	fi
 	if [ "${DEMO_KEEP:-0}" = 1 ]; then
 		echo "Run directory kept: $run"
-		echo "  authority1..3/: configurations, keys, logs, stores; mirror/mix/: the mirror's files"
+		echo "  authority1..3/: configurations, keys, logs, stores; mirror/mix/: the mirror's files;"
+		echo "  monitor/: what the monitor keeps"
 	else
 		rm -rf "$run"
 	fi
@@ -99,8 +107,10 @@ epoch_of() { echo $((($1 - genesis) / length)); }
 
 # --- three authorities --------------------------------------------------------------------------
 # Each authority gets its own folder: the example configuration with this run's ports, genesis and
-# uid, its signing key (0600 in a 0700 keys/), and a certificate its identity key issues now. The
-# identity keys stay in offline/, as they would on an offline machine; keys/ keeps the providers'.
+# uid, its signing key (0600 in a 0700 keys/), its log and cosignature keys (keys-example/log.key
+# and cosignature.key for authority1, authorityN-log.key and authorityN-cosignature.key for the
+# others), and a certificate its identity key issues now. The identity keys stay in offline/, as
+# they would on an offline machine; keys/ keeps the providers'.
 bash scripts/example-keys.sh "$run/keys"
 mkdir -m 0700 "$run/offline"
 for i in 1 2 3; do
@@ -115,6 +125,12 @@ for i in 1 2 3; do
 		"keys-example/three-authorities/authority$i/dirauth-signer.yaml" >"$dir/dirauth-signer.yaml"
 	mv "$run/keys/authority$i.key" "$dir/keys/"
 	mv "$run/keys/authority$i-identity.key" "$run/offline/"
+	if [ "$i" = 1 ]; then
+		mv "$run/keys/log.key" "$run/keys/cosignature.key" "$dir/keys/"
+	else
+		mv "$run/keys/authority$i-log.key" "$dir/keys/log.key"
+		mv "$run/keys/authority$i-cosignature.key" "$dir/keys/cosignature.key"
+	fi
 	"$dirauthctl" certify --identity "$run/offline/authority$i-identity.key" \
 		--signing-key "$dir/keys/authority$i.key" --valid-after $((genesis - 3600)) --days 30 \
 		--out "$dir/keys/authority$i.cert" >"$dir/certify.out"
@@ -161,7 +177,20 @@ done
 echo "2. Epochs of $length s from genesis $genesis ($(utc "$genesis")), so this is epoch $(epoch_of "$clock");"
 echo "   each is prepared in the 6 s before it starts (votes 2 s, then signatures 2 s)."
 echo "   The clocks are files this script advances, 1 s per $pace_ms ms: now $clock ($(utc "$clock"))."
-echo "3. One namespace, mix: the directory of mix gateways and mailbox providers."
+echo "3. One namespace, mix: the directory of mix gateways and mailbox providers, with its"
+echo "   transparency log. Each signer also holds a log key and a cosignature key, whose verifier"
+echo "   keys (dirauthctl key-verifiers) the others and every verifier pin:"
+log_keys=()
+witness_keys=()
+for i in 1 2 3; do
+	verifiers=$("$dirauthctl" key-verifiers --key "$run/authority$i/keys/log.key")
+	log_key=$(sed -n 's/^ed25519 //p' <<<"$verifiers")
+	verifiers=$("$dirauthctl" key-verifiers --key "$run/authority$i/keys/cosignature.key")
+	witness_key=$(sed -n 's/^cosignature //p' <<<"$verifiers")
+	log_keys+=(--log-key "$log_key")
+	witness_keys+=(--witness-key "$witness_key")
+	echo "   authority$i: log key ${log_key%%+*}+$(cut -d+ -f2 <<<"$log_key"), cosignature key ${witness_key%%+*}+$(cut -d+ -f2 <<<"$witness_key")"
+done
 
 # --- providers register with all three ----------------------------------------------------------
 servers=(--server "$(url 1)" --server "$(url 2)" --server "$(url 3)")
@@ -207,31 +236,132 @@ show_epoch() { # epoch authority: one line on the published header
 	local after records
 	after=$(sed -n 's/^valid-after //p' "$header")
 	records=$(sed -n 's/^records //p' "$header")
-	echo "   Epoch $1 published (valid from $after, $(utc "$after")), $records records,"
+	local noun=records
+	[ "$records" = 1 ] && noun=record
+	echo "   Epoch $1 published (valid from $after, $(utc "$after")), $records $noun,"
 	echo "   signed by $(signers_of "$header")."
 }
-mirror() { # servers...: dirauthctl fetch as a mirror would, printing its lines indented
-	"$dirauthctl" fetch --trust "$trust" --namespace mix --out "$run/mirror" --now "$clock" "$@" |
-		short | sed 's/^/   mirror: /'
+tick() { # one second of the clocks, DEMO_PACE_MS of real time
+	set_clock $((clock + 1))
+	sleep "$(awk "BEGIN { print $pace_ms / 1000 }")"
 }
+mirror() { # servers...: dirauthctl fetch as a mirror would, the log checked too, its lines indented
+	local out status
+	for _ in $(seq 1 $((2 * length))); do
+		status=0
+		out=$("$dirauthctl" fetch --trust "$trust" --namespace mix --out "$run/mirror" --now "$clock" \
+			"${log_keys[@]}" "${witness_keys[@]}" "$@" 2>&1) || status=$?
+		# 75: the header is not yet under a checkpoint the authorities cosigned; a moment later it is.
+		[ "$status" -eq 75 ] || break
+		tick
+	done
+	short <<<"$out" | sed 's/^/   mirror: /'
+	return "$status"
+}
+checkpoint_of() { # i: one line on the checkpoint authority i serves: its size and who signed it
+	local note=$run/checkpoint-$1
+	curl -fs "$(url "$1")/v1/mix/log/checkpoint" >"$note"
+	local size cosigners
+	size=$(sed -n 2p "$note")
+	cosigners=$(grep '^— .*/cosigner ' "$note" | cut -d' ' -f2 | sed 's|/cosigner||' | short | paste -sd, - | sed 's/,/, /g')
+	local headers="$size headers"
+	[ "$size" = 1 ] && headers="1 header"
+	echo "   authority$1's log $(sed -n 1p "$note"): a checkpoint of $headers (size $size), signed by its log key and"
+	echo "   cosigned by $cosigners."
+}
+in_log() { # epoch i: whether authority i's published checkpoint holds that epoch's header
+	curl -fs --max-time 2 -o /dev/null "$(url "$2")/v1/mix/log/proof/$1"
+}
+body_of() { # epoch: the body the mirror kept for it
+	echo "$run/mirror/mix/$1.body"
+}
+abbrev() { sed -E 's/\b([0-9a-f]{4})[0-9a-f]{56}([0-9a-f]{4})\b/\1…\2/g'; } # 64 hex digits -> 5a01…0001
 
 first=${promised% } # what the receipts promise: the first epoch whose cut-off is still ahead
 echo "5. The clocks run on; the three vote on epoch $first, compute the same snapshot and co-sign it:"
 run_until_published "$first" 1 2 3
 show_epoch "$first" 1
-echo "6. A mirror pinning the three identity keys with threshold 2 (the trust bundle $trust)"
-echo "   fetches it and checks the signatures and certificates, body, Merkle root and every record:"
+for _ in $(seq 1 $((2 * length))); do in_log "$first" 1 && break; tick; done
+echo "6. Each authority appends the signed header to the log of mix and signs a checkpoint of the"
+echo "   tree with its log key; the others cosign it, and it is served once 2 of the 3 have:"
+checkpoint_of 1
+echo "7. A mirror pinning the three identity keys with threshold 2 (the trust bundle $trust)"
+echo "   and the three log and cosignature keys fetches it; it checks the signatures and certificates,"
+echo "   the body, its Merkle root and every record, and that the header is in the log under a"
+echo "   checkpoint cosigned by 2 of the 3 (the proof is kept, and checked again offline):"
 mirror "${servers[@]}"
+"$dirauthctl" verify "$run/mirror/mix/$first.tlog-proof" --trust "$trust" \
+	--certificates "$run/mirror/mix/certificates" "${log_keys[@]}" "${witness_keys[@]}" |
+	short | sed 's/^/   offline: /'
+
+# --- the endpoint lifecycle: health and a revocation ---------------------------------------------
+gateway=5a01000000000000000000000000000000000000000000000000000000000001
+mailbox=5b01000000000000000000000000000000000000000000000000000000000001
+echo "8. provider-a.example says its gateway $(abbrev <<<"$gateway") is draining (no new sessions), in a"
+echo "   health statement signed by its key; provider-b.example retires its one mailbox endpoint"
+echo "   $(abbrev <<<"$mailbox"), in a revocation signed by its key. Each goes to all three:"
+out=$("$dirauthctl" health --key "$run/keys/provider-a.key" --service keys-example/service-a.yaml \
+	--endpoint "$gateway" --class draining --now "$clock" "${servers[@]}")
+lifecycle=$(grep -Eo 'in the view of epoch [0-9]+' <<<"$out" | cut -d' ' -f6 | sort -n | tail -n 1)
+echo "   health statement: $(grep -c ' accepted: ' <<<"$out" || true) of 3 accepted, to be published in epoch $lifecycle"
+out=$("$dirauthctl" revoke --key "$run/keys/provider-b.key" --service keys-example/service-b.yaml \
+	--endpoint "$mailbox" --reason retired --now "$clock" "${servers[@]}")
+revoked=$(grep -Eo 'in the view of epoch [0-9]+' <<<"$out" | cut -d' ' -f6 | sort -n | tail -n 1)
+echo "   revocation: $(grep -c ' accepted: ' <<<"$out" || true) of 3 accepted, to be published in epoch $revoked"
+[ "$revoked" -gt "$lifecycle" ] && lifecycle=$revoked
+echo "   The clocks run on to that epoch; its snapshot is fetched by the mirror as before:"
+run_until_published "$lifecycle" 1 2 3
+show_epoch "$lifecycle" 1
+mirror "${servers[@]}"
+body=$(body_of "$lifecycle")
+health_line=$(grep -a "^health [0-9a-f]* $gateway " "$body" || true)
+revocation_line=$(grep -a "^revocation [0-9a-f]* $mailbox " "$body" || true)
+[ -n "$health_line" ] || { echo "the snapshot of epoch $lifecycle lacks the health statement" >&2; exit 1; }
+[ -n "$revocation_line" ] || { echo "the snapshot of epoch $lifecycle lacks the revocation" >&2; exit 1; }
+# The records end where the health or revocation section begins.
+if awk '/^(health|revocations) [0-9]+$/ { exit } { print }' "$body" | grep -aq "$mailbox"; then
+	echo "the snapshot of epoch $lifecycle still lists the revoked endpoint" >&2
+	exit 1
+fi
+echo "   In its body: the gateway's health, $(cut -d' ' -f4 <<<"$health_line"), signed by the $(cut -d' ' -f5 <<<"$health_line");"
+echo "   the revocation of $(abbrev <<<"$mailbox"), listed since epoch $(cut -d' ' -f4 <<<"$revocation_line"); and no record"
+echo "   lists the mailbox endpoint any more."
+
+# --- the monitor --------------------------------------------------------------------------------
+echo "9. A monitor watches the three authorities: it verifies every header they serve, that each is"
+echo "   in the log under a cosigned checkpoint, that the checkpoints are one tree, and compares them:"
+"$dirauthctl" monitor --trust "$trust" --source "$(url 1)" --source "$(url 2)" --source "$(url 3)" \
+	"${log_keys[@]}" "${witness_keys[@]}" --state "$run/monitor" | short | sed 's/^/   /'
+
+# --- the consensus-health page ------------------------------------------------------------------
+page=$build/demo-health.html
+echo "10. The consensus-health page, one static HTML page on who voted, signed and cosigned each epoch:"
+if "$dirauthctl" health-page --help >/dev/null 2>&1; then
+	status=0
+	"$dirauthctl" health-page --trust "$trust" --namespace mix "${servers[@]}" --out "$page" \
+		>"$run/health-page.out" 2>&1 || status=$?
+	case $status in
+	0) echo "    written to $page: no warning." ;;
+	1)
+		echo "    written to $page, with $(grep -c . "$run/health-page.out") warnings, listed at its top; the first:"
+		head -n 1 "$run/health-page.out" | short | sed 's/^/    /'
+		;;
+	*) cat "$run/health-page.out" >&2; exit 1 ;;
+	esac
+else
+	echo "    skipped: this dirauthctl has no health-page command."
+fi
 
 # --- one authority lost -------------------------------------------------------------------------
 kill -KILL "${daemon_pids[3]}" "${signer_pids[3]}"
 wait "${daemon_pids[3]}" "${signer_pids[3]}" 2>/dev/null || true
 pids=("${daemon_pids[1]}" "${signer_pids[1]}" "${daemon_pids[2]}" "${signer_pids[2]}")
-echo "7. authority3 is killed (SIGKILL, its dirauthd and signer); the other two go on without it:"
-run_until_published $((first + 1)) 1 2
-show_epoch $((first + 1)) 1
-echo "8. The mirror fetches again, asking authority3 first; it verifies 2 of 3 and that the new"
-echo "   snapshot chains to the one it holds:"
-mirror --server "$(url 3)" --server "$(url 1)" --server "$(url 2)"
-echo "   mirror files: $(cd "$run/mirror/mix" && ls | tr '\n' ' ')"
-echo "9. Done: stopping the four processes left."
+last=$((lifecycle + 1))
+echo "11. authority3 is killed (SIGKILL, its dirauthd and signer); the other two go on without it:"
+run_until_published "$last" 1 2
+show_epoch "$last" 1
+echo "12. The mirror fetches again, asking authority3 first; it verifies 2 of 3, that the new"
+echo "    snapshot chains to the one it holds, and its place in the log, now cosigned by the two:"
+mirror --server "$(url 3)" --server "$(url 1)" --server "$(url 2)" | sed 's/^   mirror/    mirror/'
+echo "    mirror files: $(cd "$run/mirror/mix" && ls | tr '\n' ' ')"
+echo "13. Done: stopping the four processes left."
