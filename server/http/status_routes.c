@@ -1,6 +1,6 @@
 /*
- * status_routes.c: what the authority says about itself: liveness, readiness and the signer's
- * key certificates.
+ * status_routes.c: what the authority says about itself: liveness, readiness, its clock and the
+ * signer's key certificates.
  */
 #include "server/http/routes.h"
 
@@ -34,6 +34,20 @@ enum MHD_Result http_serve_ready(struct http_request *request)
 		return respond_error(request->connection, NULL, API_ERROR_UNAVAILABLE, why);
 	static const char ready[] = "{\"status\":\"ready\"}";
 	return respond_bytes(request->connection, MHD_HTTP_OK, "application/json", ready, sizeof ready - 1);
+}
+
+/* The time by the clock the authority runs on. The HTTP Date header comes from the system clock
+ * (libmicrohttpd's), which is not the clock that decides the epochs; a health page comparing
+ * authorities needs the latter. Not cached: a stale time would read as skew. */
+enum MHD_Result http_serve_status(struct http_request *request)
+{
+	uint64_t now;
+	char answer[64];
+	if (clock_now(request->server->options.clock, &now) != 0)
+		return respond_error(request->connection, NULL, API_ERROR_UNAVAILABLE,
+		                     "The clock cannot be read.");
+	int len = snprintf(answer, sizeof answer, "{\"time\":%llu}", (unsigned long long)now);
+	return respond_bytes(request->connection, MHD_HTTP_OK, "application/json", answer, (size_t)len);
 }
 
 /* The signer's certificate bundle, asked afresh: it changes only when the operator rotates the

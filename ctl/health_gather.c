@@ -1,0 +1,499 @@
+/*
+ * health_gather.c: what the consensus-health page shows, asked of every authority at once
+ * (health_page.h, part 1).
+ *
+ * Two passes, each one thread per server (ctl_exchange_each) over a pool of its own: first what
+ * identifies a server and says how it is (its certificates, its clock, its latest header, its log
+ * checkpoint), then, once the latest epoch is known, the epochs' headers, signatures and every
+ * member's vote. Nothing a server sends is believed unverified: a server is a member only when
+ * the first certificate it serves is certified by that member's pinned identity, a header counts
+ * only when the bundle's threshold of certified keys signed it, a signature or a vote only when
+ * the member's own certified key made it. A vote or signature any server holds counts for the
+ * member, so that a stopped authority's vote and signature are still seen through its peers.
+ */
+#include "ctl/exchange.h"
+#include "ctl/health_page.h"
+
+#include "base/error.h"
+#include "net/pool.h"
+#include "schema/certificate.h"
+#include "schema/checkpoint.h"
+#include "schema/vote.h"
+#include "schema/vote_envelope.h"
+#include "verify/keyring.h"
+#include "verify/snapshot.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define STATUS_ANSWER_MAX 256
+#define HEADER_ANSWER_MAX ((size_t)64 << 10)
+
+/* What one server answered. */
+struct server_answer {
+	const char *url;
+	int reached; /* it answered anything over HTTP */
+	char why[CTL_HEALTH_TEXT_MAX];
+	struct buffer certificates;
+	int clock_known;
+	uint64_t clock, local_time;
+	struct buffer latest;
+	struct buffer checkpoint;
+	int member; /* its member's index, -1 none */
+	/* the second pass, by epoch offset from the newest shown */
+	struct buffer headers[CTL_HEALTH_EPOCHS_MAX];
+	struct buffer signatures[CTL_HEALTH_EPOCHS_MAX];
+	struct buffer votes[CTL_HEALTH_EPOCHS_MAX][CTL_HEALTH_MEMBERS_MAX]; /* the vote notes */
+};
+
+struct gathering {
+	const struct ctl_health_request *request;
+	struct server_answer *answers;
+	uint64_t newest;      /* the second pass's newest epoch */
+	size_t epoch_count;   /* and how many below it, itself included */
+	size_t vote_body_max; /* the bound of a vote envelope's body */
+};
+
+/* GETs base + path: 1 for 200 (body in *out), 0 for 404, -1 otherwise (why in answer->why when
+ * first). */
+static int get(struct net_pool *pool, struct server_answer *answer, const char *path, size_t max_bytes,
+               struct buffer *out)
+{
+	char url[CTL_HEALTH_URL_MAX + 256];
+	struct net_response response;
+	struct ctl_report report;
+	int length = (int)ctl_exchange_url_length(answer->url);
+	snprintf(url, sizeof url, "%.*s%s", length, answer->url, path);
+	ctl_report_init(&report);
+	net_response_init(&response);
+	int rc =
+	    ctl_exchange_get_pooled(pool, "health-page", path, url, NULL, max_bytes, 1, &response, &report);
+	if (response.status > 0)
+		answer->reached = 1;
+	int result = -1;
+	if (rc == 0 && response.status == 200) {
+		if (buffer_append(out, response.body.data ? response.body.data : (const uint8_t *)"",
+		                  response.body.len) == 0)
+			result = 1;
+	} else if (rc == 0 && response.status == 404) {
+		result = 0;
+	} else if (!answer->why[0]) {
+		snprintf(answer->why, sizeof answer->why, "%.300s",
+		         report.message[0] ? report.message : "no answer");
+	}
+	net_response_free(&response);
+	return result;
+}
+
+int ctl_health_status_parse(const uint8_t *buf, size_t len, uint64_t *time_out)
+{
+	static const char prefix[] = "{\"time\":";
+	size_t at = sizeof prefix - 1;
+	uint64_t value = 0;
+	if (len > STATUS_ANSWER_MAX)
+		return DIRAUTH_ERR_BOUNDS;
+	if (len < at + 2 || memcmp(buf, prefix, at) != 0 || buf[len - 1] != '}')
+		return DIRAUTH_ERR_SYNTAX;
+	if (buf[at] == '0' && at + 1 != len - 1)
+		return DIRAUTH_ERR_SYNTAX; /* no leading zero */
+	for (; at < len - 1; at++) {
+		if (buf[at] < '0' || buf[at] > '9')
+			return DIRAUTH_ERR_SYNTAX;
+		uint64_t digit = (uint64_t)(buf[at] - '0');
+		if (value > (UINT64_MAX - digit) / 10)
+			return DIRAUTH_ERR_SYNTAX;
+		value = value * 10 + digit;
+	}
+	*time_out = value;
+	return 0;
+}
+
+static void first_pass(void *context, size_t index)
+{
+	struct gathering *g = context;
+	struct server_answer *answer = &g->answers[index];
+	const char *ns = g->request->namespace_name;
+	struct net_pool *pool = NULL;
+	char path[256];
+	struct buffer status;
+	buffer_init(&status);
+	if (net_pool_new(NULL, &pool) != 0)
+		pool = NULL;
+	if (get(pool, answer, "/v1/certificates", CERTIFICATE_BUNDLE_MAX_BYTES, &answer->certificates) == 1 &&
+	    get(pool, answer, "/v1/status", STATUS_ANSWER_MAX, &status) == 1 &&
+	    ctl_health_status_parse(status.data, status.len, &answer->clock) == 0) {
+		answer->clock_known = 1;
+		answer->local_time = g->request->now_given ? g->request->now : (uint64_t)time(NULL);
+	}
+	snprintf(path, sizeof path, "/v1/%s/snapshots/latest", ns);
+	get(pool, answer, path, HEADER_ANSWER_MAX, &answer->latest);
+	snprintf(path, sizeof path, "/v1/%s/log/checkpoint", ns);
+	get(pool, answer, path, CHECKPOINT_MAX_BYTES + 64 * 1024, &answer->checkpoint);
+	buffer_free(&status);
+	net_pool_free(pool);
+}
+
+static void second_pass(void *context, size_t index)
+{
+	struct gathering *g = context;
+	struct server_answer *answer = &g->answers[index];
+	const struct trust_bundle *bundle = g->request->bundle;
+	const char *ns = g->request->namespace_name;
+	struct net_pool *pool = NULL;
+	char path[512];
+	struct buffer envelope;
+	if (!answer->reached)
+		return;
+	buffer_init(&envelope);
+	if (net_pool_new(NULL, &pool) != 0)
+		pool = NULL;
+	for (size_t e = 0; e < g->epoch_count; e++) {
+		uint64_t epoch = g->newest - e;
+		snprintf(path, sizeof path, "/v1/%s/snapshots/%" PRIu64, ns, epoch);
+		get(pool, answer, path, HEADER_ANSWER_MAX, &answer->headers[e]);
+		snprintf(path, sizeof path, "/v1/%s/signatures/%" PRIu64, ns, epoch);
+		get(pool, answer, path, HEADER_ANSWER_MAX, &answer->signatures[e]);
+		for (size_t m = 0; m < bundle->authority_count; m++) {
+			struct vote_envelope parsed;
+			snprintf(path, sizeof path, "/v1/%s/votes/%" PRIu64 "/%s", ns, epoch,
+			         bundle->authorities[m].name);
+			buffer_reset(&envelope);
+			if (get(pool, answer, path, g->vote_body_max + VOTE_ENVELOPE_NOTE_MAX + 64,
+			        &envelope) == 1 &&
+			    vote_envelope_parse(envelope.data, envelope.len, g->vote_body_max, &parsed) == 0)
+				buffer_append(&answer->votes[e][m], parsed.note, parsed.note_len);
+		}
+	}
+	buffer_free(&envelope);
+	net_pool_free(pool);
+}
+
+/* A header note verified by the bundle's threshold at its own valid-after, for the namespace:
+ * 0 and *header filled, or -1. */
+static int header_verify(const struct ctl_health_request *request, const struct certificate_keyring *ring,
+                         const struct buffer *note_bytes, struct snapshot_header *header,
+                         struct note **note_out)
+{
+	const struct trust_namespace *ns = trust_bundle_namespace(request->bundle, request->namespace_name);
+	struct note *note = NULL;
+	struct verify_pins pins = {ring, request->bundle->threshold, VERIFY_TRUST_BUNDLE_PINNED_BY};
+	char detail[256];
+	if (!note_bytes->len || note_parse(note_bytes->data, note_bytes->len, &note) != 0)
+		return -1;
+	if (snapshot_header_parse(note->text, note->text_len, header) != 0 || !ns ||
+	    strcmp(header->namespace_name, ns->name) != 0 || strcmp(header->origin, ns->origin) != 0 ||
+	    verify_note(&pins, note, header->valid_after, header->valid_after, NULL, detail, sizeof detail) !=
+	        0) {
+		note_free(note);
+		return -1;
+	}
+	if (note_out)
+		*note_out = note;
+	else
+		note_free(note);
+	return 0;
+}
+
+/* 1 when member's own certified key signed note at time at. */
+static int signed_by(const struct certificate_keyring *member_ring, const struct note *note, uint64_t at)
+{
+	struct verify_pins pins = {member_ring, 1, VERIFY_TRUST_BUNDLE_PINNED_BY};
+	char detail[256];
+	return member_ring && verify_note(&pins, note, at, at, NULL, detail, sizeof detail) == 0;
+}
+
+/* Matches each answering server to the member its first certificate names. */
+static void match_servers(const struct ctl_health_request *request, struct server_answer *answers,
+                          struct ctl_health_observation *o)
+{
+	for (size_t i = 0; i < request->server_count; i++) {
+		struct server_answer *answer = &answers[i];
+		struct certificate_bundle_entry entries[CERTIFICATE_BUNDLE_MAX];
+		struct certificate first;
+		size_t count = 0;
+		const char *why = NULL;
+		answer->member = -1;
+		if (!answer->reached || !answer->certificates.len) {
+			struct ctl_health_server_failure *f = &o->failures[o->failure_count++];
+			snprintf(f->server, sizeof f->server, "%s", answer->url);
+			snprintf(f->why, sizeof f->why, "%s",
+			         answer->why[0] ? answer->why : "no certificates");
+			f->answered = answer->reached;
+			continue;
+		}
+		if (certificate_bundle_parse(answer->certificates.data, answer->certificates.len, entries,
+		                             &count) != 0 ||
+		    count == 0 ||
+		    certificate_parse_signed(entries[0].note, entries[0].note_len, &first) != 0) {
+			why = "its certificate bundle does not parse";
+		} else {
+			for (size_t m = 0; m < request->bundle->authority_count && answer->member < 0; m++)
+				if (note_verifier_equal(&request->bundle->authorities[m], &first.identity))
+					answer->member = (int)m;
+			if (answer->member < 0)
+				why = "its first certificate is by an identity the trust bundle does not pin";
+			else if (o->members[answer->member].server[0]) {
+				why = "it answers as an authority another server answered as already";
+				answer->member = -1;
+			}
+		}
+		if (answer->member < 0) {
+			struct ctl_health_server_failure *f = &o->failures[o->failure_count++];
+			snprintf(f->server, sizeof f->server, "%s", answer->url);
+			snprintf(f->why, sizeof f->why, "%s", why);
+			f->answered = 1;
+			continue;
+		}
+		struct ctl_health_member *member = &o->members[answer->member];
+		snprintf(member->server, sizeof member->server, "%s", answer->url);
+		if (answer->clock_known) {
+			member->clock_known = 1;
+			member->clock_skew = (int64_t)answer->clock - (int64_t)answer->local_time;
+		}
+	}
+}
+
+/* Each member's log checkpoint as its own server serves it. */
+static void read_checkpoints(const struct ctl_health_request *request, struct server_answer *answers,
+                             struct ctl_health_observation *o)
+{
+	const struct trust_namespace *ns = trust_bundle_namespace(request->bundle, request->namespace_name);
+	for (size_t i = 0; i < request->server_count; i++) {
+		struct server_answer *answer = &answers[i];
+		struct note *note = NULL;
+		struct checkpoint checkpoint;
+		if (answer->member < 0 || !answer->checkpoint.len ||
+		    note_parse(answer->checkpoint.data, answer->checkpoint.len, &note) != 0)
+			continue;
+		if (checkpoint_parse(note->text, note->text_len, &checkpoint) == 0 && ns &&
+		    strcmp(checkpoint.origin, ns->origin) == 0) {
+			struct ctl_health_member *member = &o->members[answer->member];
+			member->checkpoint_known = 1;
+			member->log_size = checkpoint.tree_size;
+			memcpy(member->log_root, checkpoint.root, 32);
+			/* cosignature/v1 lines carry 8 bytes of timestamp before the signature */
+			for (size_t s = 0; s < note->signature_count; s++) {
+				int seen = 0;
+				if (note->signatures[s].signature_len != 72)
+					continue;
+				for (size_t t = 0; t < s; t++)
+					if (note->signatures[t].signature_len == 72 &&
+					    strcmp(note->signatures[t].name, note->signatures[s].name) == 0)
+						seen = 1;
+				member->cosigners += !seen;
+			}
+		}
+		note_free(note);
+	}
+}
+
+/* The epochs from g->newest down: published header, signatures and votes. */
+static void read_epochs(struct gathering *g, const struct certificate_keyring *ring,
+                        struct certificate_keyring *const *member_rings, struct ctl_health_observation *o)
+{
+	const struct ctl_health_request *request = g->request;
+	size_t members = request->bundle->authority_count;
+	for (size_t e = 0; e < g->epoch_count; e++) {
+		struct ctl_health_epoch *epoch = &o->epochs[o->epoch_count++];
+		struct note *published = NULL;
+		epoch->epoch = g->newest - e;
+		for (size_t i = 0; i < request->server_count && !published; i++) {
+			struct note *note = NULL;
+			if (header_verify(request, ring, &g->answers[i].headers[e], &epoch->header, &note) !=
+			    0)
+				continue;
+			if (epoch->header.epoch == epoch->epoch) {
+				published = note;
+				epoch->published = 1;
+			} else {
+				note_free(note);
+			}
+		}
+		uint64_t at = epoch->published ? epoch->header.valid_after : request->now;
+		for (size_t m = 0; m < members; m++) {
+			int answering = 0;
+			epoch->votes[m].presence = CTL_HEALTH_UNASKED;
+			epoch->signatures[m] = CTL_HEALTH_UNASKED;
+			for (size_t i = 0; i < request->server_count; i++) {
+				const struct server_answer *answer = &g->answers[i];
+				struct note *note = NULL;
+				struct vote vote;
+				if (!answer->reached)
+					continue;
+				answering = 1;
+				if (epoch->votes[m].presence != CTL_HEALTH_PRESENT &&
+				    answer->votes[e][m].len &&
+				    note_parse(answer->votes[e][m].data, answer->votes[e][m].len, &note) ==
+				        0 &&
+				    vote_parse(note->text, note->text_len, &vote) == 0 &&
+				    vote.epoch == epoch->epoch &&
+				    strcmp(vote.authority, request->bundle->authorities[m].name) == 0 &&
+				    strcmp(vote.namespace_name, request->namespace_name) == 0 &&
+				    signed_by(member_rings[m], note, at)) {
+					epoch->votes[m].presence = CTL_HEALTH_PRESENT;
+					epoch->votes[m].record_count = vote.record_count;
+					memcpy(epoch->votes[m].records_root, vote.records_root, 32);
+					memcpy(epoch->votes[m].previous, vote.previous, 32);
+				}
+				note_free(note);
+				note = NULL;
+				/* A signature counts on the published header's text: the one served, or the
+				 * header this server computed with the signatures it holds. */
+				if (published && epoch->signatures[m] != CTL_HEALTH_PRESENT) {
+					if (signed_by(member_rings[m], published, at))
+						epoch->signatures[m] = CTL_HEALTH_PRESENT;
+					else if (answer->signatures[e].len &&
+					         note_parse(answer->signatures[e].data,
+					                    answer->signatures[e].len, &note) == 0 &&
+					         note->text_len == published->text_len &&
+					         memcmp(note->text, published->text, note->text_len) == 0 &&
+					         signed_by(member_rings[m], note, at))
+						epoch->signatures[m] = CTL_HEALTH_PRESENT;
+					note_free(note);
+					note = NULL;
+					if (epoch->signatures[m] != CTL_HEALTH_PRESENT && published &&
+					    answer->headers[e].len &&
+					    note_parse(answer->headers[e].data, answer->headers[e].len,
+					               &note) == 0 &&
+					    note->text_len == published->text_len &&
+					    memcmp(note->text, published->text, note->text_len) == 0 &&
+					    signed_by(member_rings[m], note, at))
+						epoch->signatures[m] = CTL_HEALTH_PRESENT;
+					note_free(note);
+				}
+			}
+			if (answering && epoch->votes[m].presence != CTL_HEALTH_PRESENT)
+				epoch->votes[m].presence = CTL_HEALTH_ABSENT;
+			if (answering && published && epoch->signatures[m] != CTL_HEALTH_PRESENT)
+				epoch->signatures[m] = CTL_HEALTH_ABSENT;
+		}
+		int genesis = 1;
+		for (size_t b = 0; b < 32 && epoch->published; b++)
+			genesis &= epoch->header.previous[b] == 0;
+		note_free(published);
+		if (epoch->published && genesis)
+			break; /* the first snapshot: nothing was published before it */
+	}
+}
+
+static void answers_free(struct server_answer *answers, size_t count)
+{
+	for (size_t i = 0; answers && i < count; i++) {
+		buffer_free(&answers[i].certificates);
+		buffer_free(&answers[i].latest);
+		buffer_free(&answers[i].checkpoint);
+		for (size_t e = 0; e < CTL_HEALTH_EPOCHS_MAX; e++) {
+			buffer_free(&answers[i].headers[e]);
+			buffer_free(&answers[i].signatures[e]);
+			for (size_t m = 0; m < CTL_HEALTH_MEMBERS_MAX; m++)
+				buffer_free(&answers[i].votes[e][m]);
+		}
+	}
+	free(answers);
+}
+
+int ctl_health_gather(const struct ctl_health_request *request, struct ctl_health_observation *o,
+                      struct ctl_report *report)
+{
+	const struct trust_bundle *bundle = request->bundle;
+	struct gathering g = {.request = request};
+	struct certificate_keyring *ring = NULL;
+	struct certificate_keyring *member_rings[CTL_HEALTH_MEMBERS_MAX] = {0};
+	char detail[256];
+	int rc = CTL_EXIT_SOFTWARE;
+
+	memset(o, 0, sizeof *o);
+	snprintf(o->namespace_name, sizeof o->namespace_name, "%s", request->namespace_name);
+	o->now = request->now;
+	o->clock_skew_limit = request->clock_skew_limit;
+	o->threshold = bundle->threshold;
+	o->member_count = bundle->authority_count;
+	for (size_t m = 0; m < bundle->authority_count; m++)
+		snprintf(o->members[m].name, sizeof o->members[m].name, "%s", bundle->authorities[m].name);
+
+	g.answers = calloc(request->server_count, sizeof *g.answers);
+	if (!g.answers) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "health-page: out of memory");
+		return CTL_EXIT_SOFTWARE;
+	}
+	for (size_t i = 0; i < request->server_count; i++)
+		g.answers[i].url = request->servers[i];
+	g.vote_body_max =
+	    (size_t)(bundle->max_body_uncompressed < SIZE_MAX / 2 ? bundle->max_body_uncompressed
+	                                                          : SIZE_MAX / 2);
+	if (ctl_exchange_each(request->server_count, first_pass, &g) != 0) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "health-page: out of memory");
+		goto done;
+	}
+	size_t reached = 0;
+	for (size_t i = 0; i < request->server_count; i++)
+		reached += g.answers[i].reached;
+	if (reached == 0) {
+		ctl_report_fail(report, CTL_EXIT_UNAVAILABLE, "health-page: no server answered (%s: %s)",
+		                g.answers[0].url, g.answers[0].why);
+		rc = CTL_EXIT_UNAVAILABLE;
+		goto done;
+	}
+	match_servers(request, g.answers, o);
+
+	/* One keyring of every certificate a pinned identity signed, whoever served it. */
+	if (verify_keyring_new(bundle->authorities, bundle->authority_count, &ring, detail, sizeof detail) !=
+	    0) {
+		ctl_report_fail(report, CTL_EXIT_CONFIG, "health-page: %s", detail);
+		rc = CTL_EXIT_CONFIG;
+		goto done;
+	}
+	for (size_t i = 0; i < request->server_count; i++)
+		if (g.answers[i].certificates.len)
+			verify_keyring_add_certificates(ring, g.answers[i].certificates.data,
+			                                g.answers[i].certificates.len, NULL, detail,
+			                                sizeof detail);
+	for (size_t m = 0; m < bundle->authority_count; m++) {
+		struct ctl_health_member *member = &o->members[m];
+		if (verify_keyring_for_identity(ring, member->name, &member_rings[m]) != 0)
+			member_rings[m] = NULL;
+		for (size_t c = 0; c < ring->certificate_count; c++)
+			if (strcmp(ring->certificates[c].authority, member->name) == 0) {
+				if (!member->certificate_known ||
+				    ring->certificates[c].valid_until > member->not_after)
+					member->not_after = ring->certificates[c].valid_until;
+				member->certificate_known = 1;
+			}
+	}
+	read_checkpoints(request, g.answers, o);
+
+	for (size_t i = 0; i < request->server_count; i++) {
+		struct snapshot_header header;
+		if (header_verify(request, ring, &g.answers[i].latest, &header, NULL) == 0 &&
+		    (!o->latest_known || header.epoch > o->latest.epoch)) {
+			o->latest = header;
+			o->latest_known = 1;
+		}
+	}
+	if (!o->latest_known) {
+		ctl_report_fail(
+		    report, CTL_EXIT_DATA,
+		    "health-page: no server serves a latest snapshot of %s that the trust bundle's "
+		    "threshold signed",
+		    request->namespace_name);
+		rc = CTL_EXIT_DATA;
+		goto done;
+	}
+	g.newest = o->latest.epoch;
+	g.epoch_count = request->epochs < g.newest + 1 ? request->epochs : (size_t)g.newest + 1;
+	if (ctl_exchange_each(request->server_count, second_pass, &g) != 0) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "health-page: out of memory");
+		goto done;
+	}
+	read_epochs(&g, ring, member_rings, o);
+	rc = 0;
+done:
+	for (size_t m = 0; m < CTL_HEALTH_MEMBERS_MAX; m++)
+		verify_keyring_free(member_rings[m]);
+	verify_keyring_free(ring);
+	answers_free(g.answers, request->server_count);
+	return rc;
+}
