@@ -5,8 +5,10 @@
  * Two passes, each one thread per server (ctl_exchange_each) over a pool of its own: first what
  * identifies a server and says how it is (its certificates, its clock, its latest header, its log
  * checkpoint), then, once the latest epoch is known, the epochs' headers, signatures and every
- * member's vote. Nothing a server sends is believed unverified: a server is a member only when
- * the first certificate it serves is certified by that member's pinned identity, a header counts
+ * member's vote. Nothing a server sends is believed unverified but its name: a server is the member
+ * its GET /v1/status names only when that member is pinned and the server serves a certificate
+ * that member's pinned identity signed (the name is the authority's word; a server lying about it
+ * shows as that member, with its own clock and log), a header counts
  * only when the bundle's threshold of certified keys signed it, a signature or a vote only when
  * the member's own certified key made it. A vote or signature any server holds counts for the
  * member, so that a stopped authority's vote and signature are still seen through its peers.
@@ -29,7 +31,6 @@
 #include <string.h>
 #include <time.h>
 
-#define STATUS_ANSWER_MAX 256
 #define HEADER_ANSWER_MAX ((size_t)64 << 10)
 
 /* What one server answered. */
@@ -39,6 +40,7 @@ struct server_answer {
 	char why[CTL_HEALTH_TEXT_MAX];
 	struct buffer certificates;
 	int clock_known;
+	char name[NOTE_NAME_MAX + 1]; /* the name it says it has */
 	uint64_t clock, local_time;
 	struct buffer latest;
 	struct buffer checkpoint;
@@ -88,15 +90,33 @@ static int get(struct net_pool *pool, struct server_answer *answer, const char *
 	return result;
 }
 
-int ctl_health_status_parse(const uint8_t *buf, size_t len, uint64_t *time_out)
+int ctl_health_status_parse(const uint8_t *buf, size_t len, char name[NOTE_NAME_MAX + 1], uint64_t *time_out)
 {
-	static const char prefix[] = "{\"time\":";
-	size_t at = sizeof prefix - 1;
+	static const char head[] = "{\"authority\":\"", middle[] = "\",\"time\":";
+	size_t at = sizeof head - 1, used = 0;
 	uint64_t value = 0;
-	if (len > STATUS_ANSWER_MAX)
+	if (len > CTL_HEALTH_STATUS_MAX)
 		return DIRAUTH_ERR_BOUNDS;
-	if (len < at + 2 || memcmp(buf, prefix, at) != 0 || buf[len - 1] != '}')
+	if (len < at || memcmp(buf, head, at) != 0)
 		return DIRAUTH_ERR_SYNTAX;
+	for (;; at++) {
+		if (at >= len)
+			return DIRAUTH_ERR_SYNTAX;
+		if (buf[at] == '"')
+			break;
+		if (buf[at] == '\\') {
+			if (++at >= len || (buf[at] != '"' && buf[at] != '\\'))
+				return DIRAUTH_ERR_SYNTAX;
+		}
+		if (used == NOTE_NAME_MAX)
+			return DIRAUTH_ERR_SYNTAX;
+		name[used++] = (char)buf[at];
+	}
+	name[used] = '\0';
+	if (!note_name_is_valid(name, used) || len - at < sizeof middle - 1 + 2 ||
+	    memcmp(buf + at, middle, sizeof middle - 1) != 0 || buf[len - 1] != '}')
+		return DIRAUTH_ERR_SYNTAX;
+	at += sizeof middle - 1;
 	if (buf[at] == '0' && at + 1 != len - 1)
 		return DIRAUTH_ERR_SYNTAX; /* no leading zero */
 	for (; at < len - 1; at++) {
@@ -123,8 +143,8 @@ static void first_pass(void *context, size_t index)
 	if (net_pool_new(NULL, &pool) != 0)
 		pool = NULL;
 	if (get(pool, answer, "/v1/certificates", CERTIFICATE_BUNDLE_MAX_BYTES, &answer->certificates) == 1 &&
-	    get(pool, answer, "/v1/status", STATUS_ANSWER_MAX, &status) == 1 &&
-	    ctl_health_status_parse(status.data, status.len, &answer->clock) == 0) {
+	    get(pool, answer, "/v1/status", CTL_HEALTH_STATUS_MAX, &status) == 1 &&
+	    ctl_health_status_parse(status.data, status.len, answer->name, &answer->clock) == 0) {
 		answer->clock_known = 1;
 		answer->local_time = g->request->now_given ? g->request->now : (uint64_t)time(NULL);
 	}
@@ -205,15 +225,30 @@ static int signed_by(const struct certificate_keyring *member_ring, const struct
 	return member_ring && verify_note(&pins, note, at, at, NULL, detail, sizeof detail) == 0;
 }
 
-/* Matches each answering server to the member its first certificate names. */
+/* 1 when the certificate bundle answer serves holds a certificate identity signed. */
+static int serves_certificate_of(const struct server_answer *answer, const struct note_verifier *identity)
+{
+	struct certificate_bundle_entry entries[CERTIFICATE_BUNDLE_MAX];
+	size_t count = 0;
+	if (certificate_bundle_parse(answer->certificates.data, answer->certificates.len, entries, &count) !=
+	    0)
+		return 0;
+	for (size_t i = 0; i < count; i++) {
+		struct certificate certificate;
+		if (certificate_parse_signed(entries[i].note, entries[i].note_len, &certificate) == 0 &&
+		    note_verifier_equal(&certificate.identity, identity))
+			return 1;
+	}
+	return 0;
+}
+
+/* Matches each answering server to the member it says it is (GET /v1/status), which must be one
+ * the bundle pins and whose pinned identity certified a certificate the server serves. */
 static void match_servers(const struct ctl_health_request *request, struct server_answer *answers,
                           struct ctl_health_observation *o)
 {
 	for (size_t i = 0; i < request->server_count; i++) {
 		struct server_answer *answer = &answers[i];
-		struct certificate_bundle_entry entries[CERTIFICATE_BUNDLE_MAX];
-		struct certificate first;
-		size_t count = 0;
 		const char *why = NULL;
 		answer->member = -1;
 		if (!answer->reached || !answer->certificates.len) {
@@ -224,21 +259,22 @@ static void match_servers(const struct ctl_health_request *request, struct serve
 			f->answered = answer->reached;
 			continue;
 		}
-		if (certificate_bundle_parse(answer->certificates.data, answer->certificates.len, entries,
-		                             &count) != 0 ||
-		    count == 0 ||
-		    certificate_parse_signed(entries[0].note, entries[0].note_len, &first) != 0) {
-			why = "its certificate bundle does not parse";
+		if (!answer->clock_known) {
+			why = answer->why[0] ? answer->why
+			                     : "its GET /v1/status does not say its name and time";
 		} else {
 			for (size_t m = 0; m < request->bundle->authority_count && answer->member < 0; m++)
-				if (note_verifier_equal(&request->bundle->authorities[m], &first.identity))
+				if (strcmp(request->bundle->authorities[m].name, answer->name) == 0)
 					answer->member = (int)m;
 			if (answer->member < 0)
-				why = "its first certificate is by an identity the trust bundle does not pin";
-			else if (o->members[answer->member].server[0]) {
+				why = "it says it is an authority the trust bundle does not pin";
+			else if (!serves_certificate_of(answer,
+			                                &request->bundle->authorities[answer->member]))
+				why = "it serves no certificate of the authority it says it is";
+			else if (o->members[answer->member].server[0])
 				why = "it answers as an authority another server answered as already";
+			if (why)
 				answer->member = -1;
-			}
 		}
 		if (answer->member < 0) {
 			struct ctl_health_server_failure *f = &o->failures[o->failure_count++];

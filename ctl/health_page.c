@@ -440,7 +440,8 @@ int ctl_health_page_write(const struct ctl_health_observation *o, const struct c
 			    "<li class=\"warning\" data-check=\"%s\" data-severity=\"%s\" data-member=\"",
 			    w->check, ctl_health_severity_name(w->severity));
 			put_escaped(&page, w->member);
-			put(&page, "\" data-epoch=\"%" PRIu64 "\">", w->epoch);
+			put(&page, "\" data-epoch=\"%" PRIu64 "\"><strong>%s %s</strong>: ", w->epoch,
+			    ctl_health_severity_name(w->severity), w->check);
 			put_escaped(&page, w->text);
 			put(&page, "</li>\n");
 		}
@@ -468,7 +469,7 @@ int ctl_health_page_write(const struct ctl_health_observation *o, const struct c
 	}
 	put(&page, "</tbody>\n</table>\n");
 	if (o->failure_count) {
-		put(&page, "<h2>Servers not matched to an authority</h2>\n<ul id=\"servers\">\n");
+		put(&page, "<h2>Servers that did not answer as an authority</h2>\n<ul id=\"servers\">\n");
 		for (size_t i = 0; i < o->failure_count; i++) {
 			put(&page, "<li>");
 			put_escaped(&page, o->failures[i].server);

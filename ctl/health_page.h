@@ -9,10 +9,10 @@
  *      /v1/status (the authority's own clock), /v1/<ns>/snapshots/latest and /v1/<ns>/log/checkpoint,
  *      then for each epoch shown /v1/<ns>/snapshots/<epoch>, /v1/<ns>/signatures/<epoch> and
  *      /v1/<ns>/votes/<epoch>/<member> of every member. A server is matched to a member of the
- *      bundle by what it serves (the first certificate of its bundle, certified by that member's
- *      pinned identity), never by the order of the URLs. Every signature counted and every vote
- *      shown is verified against the pinned identities and the certificates they signed
- *      (verify/keyring.h); what does not verify is not counted.
+ *      bundle by what it serves, never by the order of the URLs: the name its GET /v1/status says,
+ *      which must be a member's whose pinned identity certified a certificate the server serves. Every
+ * signature counted and every vote shown is verified against the pinned identities and the certificates they
+ * signed (verify/keyring.h); what does not verify is not counted.
  *   2. ctl_health_check (health_page.c) turns what was gathered (struct ctl_health_observation)
  *      into warnings: an authority unreachable, a vote or a signature missing for an epoch, a vote
  *      that differs from the published header, a clock skewed past the bound, a certificate
@@ -173,10 +173,14 @@ struct ctl_health_request {
 int ctl_health_gather(const struct ctl_health_request *request, struct ctl_health_observation *observation,
                       struct ctl_report *report);
 
-/* Reads an authority's GET /v1/status answer, {"time":<unix seconds>} exactly (a canonical
- * decimal, nothing else), into *time_out. Returns 0; DIRAUTH_ERR_BOUNDS (longer than 256 bytes);
- * DIRAUTH_ERR_SYNTAX. */
-int ctl_health_status_parse(const uint8_t *buf, size_t len, uint64_t *time_out);
+/* The longest GET /v1/status answer read. */
+#define CTL_HEALTH_STATUS_MAX 512
+
+/* Reads an authority's GET /v1/status answer, {"authority":"<name>","time":<unix seconds>}
+ * exactly (the name a valid key name, '"' and '\\' escaped by a backslash and nothing else; the
+ * time a canonical decimal; no space), into name and *time_out. Returns 0; DIRAUTH_ERR_BOUNDS
+ * (longer than CTL_HEALTH_STATUS_MAX); DIRAUTH_ERR_SYNTAX. */
+int ctl_health_status_parse(const uint8_t *buf, size_t len, char name[NOTE_NAME_MAX + 1], uint64_t *time_out);
 
 /* The body of dirauthctl health-page (its table entry is in dirauthctl_main.c). */
 int ctl_command_health_page(const struct ctl_arguments *arguments, struct ctl_report *report);

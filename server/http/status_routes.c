@@ -36,17 +36,28 @@ enum MHD_Result http_serve_ready(struct http_request *request)
 	return respond_bytes(request->connection, MHD_HTTP_OK, "application/json", ready, sizeof ready - 1);
 }
 
-/* The time by the clock the authority runs on. The HTTP Date header comes from the system clock
- * (libmicrohttpd's), which is not the clock that decides the epochs; a health page comparing
- * authorities needs the latter. Not cached: a stale time would read as skew. */
+/* The authority's name and the time by the clock it runs on. The HTTP Date header comes from the
+ * system clock (libmicrohttpd's), which is not the clock that decides the epochs; a health page
+ * comparing authorities needs the latter, and the name to tell which member answered. Not
+ * cached: a stale time would read as skew. */
 enum MHD_Result http_serve_status(struct http_request *request)
 {
+	const struct http_options *o = &request->server->options;
 	uint64_t now;
-	char answer[64];
-	if (clock_now(request->server->options.clock, &now) != 0)
+	char name[2 * NOTE_NAME_MAX + 1], answer[2 * NOTE_NAME_MAX + 64];
+	size_t used = 0;
+	if (clock_now(o->clock, &now) != 0)
 		return respond_error(request->connection, NULL, API_ERROR_UNAVAILABLE,
 		                     "The clock cannot be read.");
-	int len = snprintf(answer, sizeof answer, "{\"time\":%llu}", (unsigned long long)now);
+	/* A key name is printable ASCII without spaces; '"' and '\\' are escaped for JSON. */
+	for (const char *p = o->config->authority_name; *p && used + 2 < sizeof name; p++) {
+		if (*p == '"' || *p == '\\')
+			name[used++] = '\\';
+		name[used++] = *p;
+	}
+	name[used] = '\0';
+	int len = snprintf(answer, sizeof answer, "{\"authority\":\"%s\",\"time\":%llu}", name,
+	                   (unsigned long long)now);
 	return respond_bytes(request->connection, MHD_HTTP_OK, "application/json", answer, (size_t)len);
 }
 

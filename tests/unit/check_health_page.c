@@ -321,39 +321,57 @@ START_TEST(test_hostile_strings_escaped)
 }
 END_TEST
 
+static int status_parse(const char *text, char name[NOTE_NAME_MAX + 1], uint64_t *t)
+{
+	return ctl_health_status_parse((const uint8_t *)text, strlen(text), name, t);
+}
+
 START_TEST(test_status_answer)
 {
 	uint64_t t = 1;
-	ck_assert_int_eq(ctl_health_status_parse((const uint8_t *)"{\"time\":1800000000}", 19, &t), 0);
+	char name[NOTE_NAME_MAX + 1];
+	ck_assert_int_eq(status_parse("{\"authority\":\"a.example\",\"time\":1800000000}", name, &t), 0);
 	ck_assert_uint_eq(t, 1800000000ULL);
-	ck_assert_int_eq(ctl_health_status_parse((const uint8_t *)"{\"time\":0}", 10, &t), 0);
+	ck_assert_str_eq(name, "a.example");
+	ck_assert_int_eq(status_parse("{\"authority\":\"a\\\"b\\\\c\",\"time\":0}", name, &t), 0);
 	ck_assert_uint_eq(t, 0);
-	ck_assert_int_eq(ctl_health_status_parse((const uint8_t *)"{\"time\":18446744073709551615}", 29, &t),
-	                 0);
+	ck_assert_str_eq(name, "a\"b\\c");
+	ck_assert_int_eq(status_parse("{\"authority\":\"a\",\"time\":18446744073709551615}", name, &t), 0);
 	ck_assert_uint_eq(t, UINT64_MAX);
 	static const char *const refused[] = {
-	    "{\"time\":18446744073709551616}",
-	    "{\"time\":01}",
-	    "{\"time\":}",
-	    "{\"time\": 1}",
-	    "{\"time\":1 }",
-	    "{\"time\":-1}",
-	    "{\"time\":1",
-	    "{\"time\":1}\n",
-	    "{\"tim\":1}",
+	    "{\"authority\":\"a\",\"time\":18446744073709551616}",
+	    "{\"authority\":\"a\",\"time\":01}",
+	    "{\"authority\":\"a\",\"time\":}",
+	    "{\"authority\":\"a\",\"time\": 1}",
+	    "{\"authority\":\"a\",\"time\":1 }",
+	    "{\"authority\":\"a\",\"time\":-1}",
+	    "{\"authority\":\"a\",\"time\":1",
+	    "{\"authority\":\"a\",\"time\":1}\n",
+	    "{\"authority\":\"a\",\"time\":1.5}",
+	    "{\"authority\":\"\",\"time\":1}",
+	    "{\"authority\":\"a b\",\"time\":1}",
+	    "{\"authority\":\"a+b\",\"time\":1}",
+	    "{\"authority\":\"a\\n\",\"time\":1}",
+	    "{\"authority\":\"a",
+	    "{\"authority\":\"a\\",
+	    "{\"time\":1}",
+	    "{\"authority\":\"a\",\"tim\":1}",
 	    "",
-	    "{\"time\":1.5}",
 	};
 	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
-		ck_assert_msg(ctl_health_status_parse((const uint8_t *)refused[i], strlen(refused[i]), &t) ==
-		                  DIRAUTH_ERR_SYNTAX,
-		              "%s accepted", refused[i]);
-	char longer[300];
-	memset(longer, '1', sizeof longer);
-	memcpy(longer, "{\"time\":", 8);
-	longer[sizeof longer - 1] = '}';
-	ck_assert_int_eq(ctl_health_status_parse((const uint8_t *)longer, sizeof longer, &t),
+		ck_assert_msg(status_parse(refused[i], name, &t) == DIRAUTH_ERR_SYNTAX, "%s accepted",
+		              refused[i]);
+	char longer[CTL_HEALTH_STATUS_MAX + 1];
+	memset(longer, 'a', sizeof longer);
+	ck_assert_int_eq(ctl_health_status_parse((const uint8_t *)longer, sizeof longer, name, &t),
 	                 DIRAUTH_ERR_BOUNDS);
+	/* A name longer than a key name may be. */
+	char *too_long = malloc(NOTE_NAME_MAX + 64);
+	int n = snprintf(too_long, NOTE_NAME_MAX + 64, "{\"authority\":\"");
+	memset(too_long + n, 'a', NOTE_NAME_MAX + 1);
+	snprintf(too_long + n + NOTE_NAME_MAX + 1, 32, "\",\"time\":1}");
+	ck_assert_int_eq(status_parse(too_long, name, &t), DIRAUTH_ERR_SYNTAX);
+	free(too_long);
 }
 END_TEST
 
