@@ -28,8 +28,10 @@
 
 static char chromium[PATH_MAX];
 
-/* Runs dirauthctl health-page on the servers in the order given; returns its outcome. */
-static void health_page(struct cluster *c, const size_t *order, const char *out, struct test_outcome *outcome)
+/* Runs dirauthctl health-page on the servers given (URLs), with up to two more words; returns its
+ * outcome. */
+static void health_page_on(struct cluster *c, const char *const *servers, size_t count, const char *out,
+                           const char *more1, const char *more2, struct test_outcome *outcome)
 {
 	char now[32];
 	snprintf(now, sizeof now, "%" PRIu64, cluster_now(c));
@@ -37,12 +39,38 @@ static void health_page(struct cluster *c, const size_t *order, const char *out,
 	                        "--namespace", CLUSTER_NAMESPACE, "--out",
 	                        out,           "--now",           now};
 	size_t n = 9;
-	for (size_t i = 0; i < 3; i++) {
+	for (size_t i = 0; i < count; i++) {
 		args[n++] = "--server";
-		args[n++] = cluster_url(c, order[i]);
+		args[n++] = servers[i];
 	}
+	if (more1)
+		args[n++] = more1;
+	if (more2)
+		args[n++] = more2;
 	args[n] = NULL;
 	test_run_program(test_binary_path("ctl/dirauthctl"), args, cluster_dir(c), outcome);
+}
+
+/* health_page_on the three authorities in the order given. */
+static void health_page(struct cluster *c, const size_t *order, const char *out, struct test_outcome *outcome)
+{
+	const char *servers[3] = {cluster_url(c, order[0]), cluster_url(c, order[1]),
+	                          cluster_url(c, order[2])};
+	health_page_on(c, servers, 3, out, NULL, NULL, outcome);
+}
+
+/* Runs health_page_on and expects status and, in stderr, expected (NULL: anything). */
+static void expect_run(struct cluster *c, const char *const *servers, size_t count, const char *out,
+                       const char *more1, const char *more2, int status, const char *expected)
+{
+	struct test_outcome outcome;
+	health_page_on(c, servers, count, out, more1, more2, &outcome);
+	ck_assert_msg(outcome.status == status, "health-page %s %s: %d, not %d: %s%s", more1 ? more1 : "",
+	              more2 ? more2 : "", outcome.status, status, outcome.out, outcome.err);
+	if (expected)
+		ck_assert_msg(strstr(outcome.err, expected) != NULL, "stderr lacks '%s': %s", expected,
+		              outcome.err);
+	test_outcome_free(&outcome);
 }
 
 /* Every <li class="warning" ...> element of the DOM Chromium dumped, one per line into out. */
@@ -94,6 +122,12 @@ START_TEST(test_page_shows_a_stopped_and_a_skewed_authority)
 	long statuses[3];
 	char page[PATH_MAX];
 	snprintf(page, sizeof page, "%s/health.html", cluster_dir(c));
+	const char *all[3] = {cluster_url(c, 0), cluster_url(c, 1), cluster_url(c, 2)};
+
+	/* Nothing published yet: no page (65), and none written. */
+	expect_run(c, all, 3, page, NULL, NULL, 65, "no server serves a latest snapshot of mix");
+	struct stat st;
+	ck_assert_int_ne(stat(page, &st), 0);
 	cluster_registration(c, cluster_provider_key(c, 0), "service", 1, 1, &note);
 	ck_assert_uint_eq(
 	    cluster_register(c, CLUSTER_BIT(0) | CLUSTER_BIT(1) | CLUSTER_BIT(2), &note, statuses), 3);
@@ -124,6 +158,21 @@ START_TEST(test_page_shows_a_stopped_and_a_skewed_authority)
 	ck_assert_ptr_nonnull(strstr((const char *)html, "<p id=\"no-warnings\">No warning.</p>"));
 	free(html);
 
+	/* Refusals: options (64), a page that cannot be written (73). */
+	expect_run(c, all, 3, page, "--epochs", "0", 64, "--epochs");
+	expect_run(c, all, 3, page, "--epochs", "17", 64, "--epochs");
+	expect_run(c, all, 3, page, "--clock-skew", "x", 64, "--clock-skew");
+	char unwritable[PATH_MAX + 32];
+	snprintf(unwritable, sizeof unwritable, "%s/no-such-directory/health.html", cluster_dir(c));
+	expect_run(c, all, 3, unwritable, NULL, NULL, 73, "cannot write");
+	/* A server that answers as a member another server answered as already (the proxy of the link
+	 * 0 -> 2 answers as authority 2), and a member given no server. */
+	char proxy[64];
+	snprintf(proxy, sizeof proxy, "http://127.0.0.1:%u", faultproxy_port(cluster_link(c, 0, 2)));
+	const char *doubled[3] = {cluster_url(c, 2), proxy, cluster_url(c, 0)};
+	expect_run(c, doubled, 3, page, NULL, NULL, 1, "warning unknown-server: http://127.0.0.1:");
+	expect_run(c, doubled, 3, page, NULL, NULL, 1, "warning unreachable: authority1.dirauth.example");
+
 	/* One authority killed, another's clock ten minutes ahead. */
 	cluster_kill(c, 1);
 	cluster_clock_skew(c, 2, 600);
@@ -147,6 +196,9 @@ START_TEST(test_page_shows_a_stopped_and_a_skewed_authority)
 	ck_assert_ptr_null(strstr(dom, "<script"));
 	free(dom);
 
+	/* Only the killed authority given: nobody answers (69). */
+	expect_run(c, all + 1, 1, page, NULL, NULL, 69, "no server answered");
+
 	/* The screenshot, kept as the test's artifact. */
 	char artifacts[PATH_MAX], screenshot[PATH_MAX + 32], url[PATH_MAX + 16], profile[PATH_MAX];
 	snprintf(artifacts, sizeof artifacts, "%s/artifacts", DIRAUTH_BINARY_DIR);
@@ -169,7 +221,6 @@ START_TEST(test_page_shows_a_stopped_and_a_skewed_authority)
 	test_outcome_free(&outcome);
 	char png[PATH_MAX + 32];
 	snprintf(png, sizeof png, "%s/health-page.png", artifacts);
-	struct stat st;
 	ck_assert_int_eq(stat(png, &st), 0);
 	ck_assert_int_gt(st.st_size, 1000);
 	cluster_free(c);
