@@ -48,7 +48,6 @@ struct server_answer {
 	/* the second pass, by epoch offset from the newest shown */
 	struct buffer headers[CTL_HEALTH_EPOCHS_MAX];
 	struct buffer signatures[CTL_HEALTH_EPOCHS_MAX];
-	struct buffer votes[CTL_HEALTH_EPOCHS_MAX][CTL_HEALTH_MEMBERS_MAX]; /* the vote notes */
 };
 
 struct gathering {
@@ -57,24 +56,26 @@ struct gathering {
 	uint64_t newest;      /* the second pass's newest epoch */
 	size_t epoch_count;   /* and how many below it, itself included */
 	size_t vote_body_max; /* the bound of a vote envelope's body */
+	struct certificate_keyring *member_rings[CTL_HEALTH_MEMBERS_MAX]; /* each member's alone */
+	struct ctl_health_observation *observation;
 };
 
-/* GETs base + path: 1 for 200 (body in *out), 0 for 404, -1 otherwise (why in answer->why when
- * first). */
-static int get(struct net_pool *pool, struct server_answer *answer, const char *path, size_t max_bytes,
-               struct buffer *out)
+/* GETs base + path: 1 for 200 (body appended to out), 0 for 404, -1 otherwise. *reached is set
+ * when an HTTP answer came; why (capacity why_cap) gets the first failure when still empty. */
+static int fetch(struct net_pool *pool, const char *base, const char *path, size_t max_bytes,
+                 struct buffer *out, int *reached, char *why, size_t why_cap)
 {
 	char url[CTL_HEALTH_URL_MAX + 256];
 	struct net_response response;
 	struct ctl_report report;
-	int length = (int)ctl_exchange_url_length(answer->url);
-	snprintf(url, sizeof url, "%.*s%s", length, answer->url, path);
+	int length = (int)ctl_exchange_url_length(base);
+	snprintf(url, sizeof url, "%.*s%s", length, base, path);
 	ctl_report_init(&report);
 	net_response_init(&response);
 	int rc =
 	    ctl_exchange_get_pooled(pool, "health-page", path, url, NULL, max_bytes, 1, &response, &report);
 	if (response.status > 0)
-		answer->reached = 1;
+		*reached = 1;
 	int result = -1;
 	if (rc == 0 && response.status == 200) {
 		if (buffer_append(out, response.body.data ? response.body.data : (const uint8_t *)"",
@@ -82,12 +83,19 @@ static int get(struct net_pool *pool, struct server_answer *answer, const char *
 			result = 1;
 	} else if (rc == 0 && response.status == 404) {
 		result = 0;
-	} else if (!answer->why[0]) {
-		snprintf(answer->why, sizeof answer->why, "%.300s",
-		         report.message[0] ? report.message : "no answer");
+	} else if (!why[0]) {
+		snprintf(why, why_cap, "%.300s", report.message[0] ? report.message : "no answer");
 	}
 	net_response_free(&response);
 	return result;
+}
+
+/* fetch from one server, keeping what it says of the server in answer. */
+static int get(struct net_pool *pool, struct server_answer *answer, const char *path, size_t max_bytes,
+               struct buffer *out)
+{
+	return fetch(pool, answer->url, path, max_bytes, out, &answer->reached, answer->why,
+	             sizeof answer->why);
 }
 
 int ctl_health_status_parse(const uint8_t *buf, size_t len, char name[NOTE_NAME_MAX + 1], uint64_t *time_out)
@@ -160,14 +168,11 @@ static void second_pass(void *context, size_t index)
 {
 	struct gathering *g = context;
 	struct server_answer *answer = &g->answers[index];
-	const struct trust_bundle *bundle = g->request->bundle;
 	const char *ns = g->request->namespace_name;
 	struct net_pool *pool = NULL;
 	char path[512];
-	struct buffer envelope;
 	if (!answer->reached)
 		return;
-	buffer_init(&envelope);
 	if (net_pool_new(NULL, &pool) != 0)
 		pool = NULL;
 	for (size_t e = 0; e < g->epoch_count; e++) {
@@ -176,16 +181,78 @@ static void second_pass(void *context, size_t index)
 		get(pool, answer, path, HEADER_ANSWER_MAX, &answer->headers[e]);
 		snprintf(path, sizeof path, "/v1/%s/signatures/%" PRIu64, ns, epoch);
 		get(pool, answer, path, HEADER_ANSWER_MAX, &answer->signatures[e]);
-		for (size_t m = 0; m < bundle->authority_count; m++) {
-			struct vote_envelope parsed;
-			snprintf(path, sizeof path, "/v1/%s/votes/%" PRIu64 "/%s", ns, epoch,
-			         bundle->authorities[m].name);
+	}
+	net_pool_free(pool);
+}
+
+/* 1 when member's own certified key signed note at time at. */
+static int signed_by(const struct certificate_keyring *member_ring, const struct note *note, uint64_t at);
+
+/* Reads the vote envelope in bytes as member m's vote of epoch: 1 and *out filled when it
+ * verifies, else 0. */
+static int vote_read(const struct gathering *g, size_t m, const struct ctl_health_epoch *epoch, uint64_t at,
+                     const struct buffer *bytes, struct ctl_health_vote *out)
+{
+	const struct ctl_health_request *request = g->request;
+	struct vote_envelope envelope;
+	struct note *note = NULL;
+	struct vote vote;
+	int ok = vote_envelope_parse(bytes->data, bytes->len, g->vote_body_max, &envelope) == 0 &&
+	         note_parse(envelope.note, envelope.note_len, &note) == 0 &&
+	         vote_parse(note->text, note->text_len, &vote) == 0 && vote.epoch == epoch->epoch &&
+	         strcmp(vote.authority, request->bundle->authorities[m].name) == 0 &&
+	         strcmp(vote.namespace_name, request->namespace_name) == 0 &&
+	         signed_by(g->member_rings[m], note, at);
+	note_free(note);
+	if (!ok)
+		return 0;
+	out->presence = CTL_HEALTH_PRESENT;
+	out->record_count = vote.record_count;
+	memcpy(out->records_root, vote.records_root, 32);
+	memcpy(out->previous, vote.previous, 32);
+	return 1;
+}
+
+/* Member m's vote of every epoch shown, from the first server that holds one that verifies: its
+ * own server first, then the others that answered, so that a vote (which may be megabytes) is
+ * downloaded about once. Writes only the votes[m] of each epoch. */
+static void vote_pass(void *context, size_t m)
+{
+	struct gathering *g = context;
+	const struct ctl_health_request *request = g->request;
+	struct ctl_health_observation *o = g->observation;
+	struct net_pool *pool = NULL;
+	struct buffer envelope;
+	char path[512], why[CTL_HEALTH_TEXT_MAX];
+	size_t order[CTL_HEALTH_SERVERS_MAX], count = 0;
+	for (size_t i = 0; i < request->server_count; i++)
+		if (g->answers[i].member == (int)m)
+			order[count++] = i;
+	for (size_t i = 0; i < request->server_count; i++)
+		if (g->answers[i].reached && g->answers[i].member != (int)m)
+			order[count++] = i;
+	buffer_init(&envelope);
+	if (net_pool_new(NULL, &pool) != 0)
+		pool = NULL;
+	for (size_t e = 0; e < o->epoch_count; e++) {
+		struct ctl_health_epoch *epoch = &o->epochs[e];
+		uint64_t at = epoch->published ? epoch->header.valid_after : request->now;
+		int asked = 0;
+		snprintf(path, sizeof path, "/v1/%s/votes/%" PRIu64 "/%s", request->namespace_name,
+		         epoch->epoch, request->bundle->authorities[m].name);
+		for (size_t k = 0; k < count && epoch->votes[m].presence != CTL_HEALTH_PRESENT; k++) {
+			int reached = 0;
+			why[0] = '\0';
 			buffer_reset(&envelope);
-			if (get(pool, answer, path, g->vote_body_max + VOTE_ENVELOPE_NOTE_MAX + 64,
-			        &envelope) == 1 &&
-			    vote_envelope_parse(envelope.data, envelope.len, g->vote_body_max, &parsed) == 0)
-				buffer_append(&answer->votes[e][m], parsed.note, parsed.note_len);
+			int got = fetch(pool, g->answers[order[k]].url, path,
+			                g->vote_body_max + VOTE_ENVELOPE_NOTE_MAX + 64, &envelope, &reached,
+			                why, sizeof why);
+			asked |= reached;
+			if (got == 1)
+				vote_read(g, m, epoch, at, &envelope, &epoch->votes[m]);
 		}
+		if (asked && epoch->votes[m].presence != CTL_HEALTH_PRESENT)
+			epoch->votes[m].presence = CTL_HEALTH_ABSENT;
 	}
 	buffer_free(&envelope);
 	net_pool_free(pool);
@@ -217,7 +284,6 @@ static int header_verify(const struct ctl_health_request *request, const struct 
 	return 0;
 }
 
-/* 1 when member's own certified key signed note at time at. */
 static int signed_by(const struct certificate_keyring *member_ring, const struct note *note, uint64_t at)
 {
 	struct verify_pins pins = {member_ring, 1, VERIFY_TRUST_BUNDLE_PINNED_BY};
@@ -326,12 +392,12 @@ static void read_checkpoints(const struct ctl_health_request *request, struct se
 	}
 }
 
-/* The epochs from g->newest down: published header, signatures and votes. */
+/* The epochs from g->newest down to the first snapshot: the published header (the first that
+ * verifies, whoever serves it) and whose signatures on it any answering server holds. */
 static void read_epochs(struct gathering *g, const struct certificate_keyring *ring,
-                        struct certificate_keyring *const *member_rings, struct ctl_health_observation *o)
+                        struct ctl_health_observation *o)
 {
 	const struct ctl_health_request *request = g->request;
-	size_t members = request->bundle->authority_count;
 	for (size_t e = 0; e < g->epoch_count; e++) {
 		struct ctl_health_epoch *epoch = &o->epochs[o->epoch_count++];
 		struct note *published = NULL;
@@ -348,63 +414,28 @@ static void read_epochs(struct gathering *g, const struct certificate_keyring *r
 				note_free(note);
 			}
 		}
-		uint64_t at = epoch->published ? epoch->header.valid_after : request->now;
-		for (size_t m = 0; m < members; m++) {
-			int answering = 0;
-			epoch->votes[m].presence = CTL_HEALTH_UNASKED;
-			epoch->signatures[m] = CTL_HEALTH_UNASKED;
-			for (size_t i = 0; i < request->server_count; i++) {
-				const struct server_answer *answer = &g->answers[i];
-				struct note *note = NULL;
-				struct vote vote;
-				if (!answer->reached)
-					continue;
-				answering = 1;
-				if (epoch->votes[m].presence != CTL_HEALTH_PRESENT &&
-				    answer->votes[e][m].len &&
-				    note_parse(answer->votes[e][m].data, answer->votes[e][m].len, &note) ==
-				        0 &&
-				    vote_parse(note->text, note->text_len, &vote) == 0 &&
-				    vote.epoch == epoch->epoch &&
-				    strcmp(vote.authority, request->bundle->authorities[m].name) == 0 &&
-				    strcmp(vote.namespace_name, request->namespace_name) == 0 &&
-				    signed_by(member_rings[m], note, at)) {
-					epoch->votes[m].presence = CTL_HEALTH_PRESENT;
-					epoch->votes[m].record_count = vote.record_count;
-					memcpy(epoch->votes[m].records_root, vote.records_root, 32);
-					memcpy(epoch->votes[m].previous, vote.previous, 32);
-				}
-				note_free(note);
-				note = NULL;
-				/* A signature counts on the published header's text: the one served, or the
-				 * header this server computed with the signatures it holds. */
-				if (published && epoch->signatures[m] != CTL_HEALTH_PRESENT) {
-					if (signed_by(member_rings[m], published, at))
-						epoch->signatures[m] = CTL_HEALTH_PRESENT;
-					else if (answer->signatures[e].len &&
-					         note_parse(answer->signatures[e].data,
-					                    answer->signatures[e].len, &note) == 0 &&
-					         note->text_len == published->text_len &&
-					         memcmp(note->text, published->text, note->text_len) == 0 &&
-					         signed_by(member_rings[m], note, at))
-						epoch->signatures[m] = CTL_HEALTH_PRESENT;
-					note_free(note);
-					note = NULL;
-					if (epoch->signatures[m] != CTL_HEALTH_PRESENT && published &&
-					    answer->headers[e].len &&
-					    note_parse(answer->headers[e].data, answer->headers[e].len,
-					               &note) == 0 &&
+		for (size_t m = 0; published && m < request->bundle->authority_count; m++) {
+			/* A signature counts on the published header's text: as served, or as computed by a
+			 * server with the signatures it holds (GET .../signatures/<epoch>). */
+			uint64_t at = epoch->header.valid_after;
+			epoch->signatures[m] = signed_by(g->member_rings[m], published, at)
+			                           ? CTL_HEALTH_PRESENT
+			                           : CTL_HEALTH_ABSENT;
+			for (size_t i = 0;
+			     i < request->server_count && epoch->signatures[m] != CTL_HEALTH_PRESENT; i++) {
+				const struct buffer *held[2] = {&g->answers[i].signatures[e],
+				                                &g->answers[i].headers[e]};
+				for (size_t h = 0; h < 2 && epoch->signatures[m] != CTL_HEALTH_PRESENT; h++) {
+					struct note *note = NULL;
+					if (held[h]->len &&
+					    note_parse(held[h]->data, held[h]->len, &note) == 0 &&
 					    note->text_len == published->text_len &&
 					    memcmp(note->text, published->text, note->text_len) == 0 &&
-					    signed_by(member_rings[m], note, at))
+					    signed_by(g->member_rings[m], note, at))
 						epoch->signatures[m] = CTL_HEALTH_PRESENT;
 					note_free(note);
 				}
 			}
-			if (answering && epoch->votes[m].presence != CTL_HEALTH_PRESENT)
-				epoch->votes[m].presence = CTL_HEALTH_ABSENT;
-			if (answering && published && epoch->signatures[m] != CTL_HEALTH_PRESENT)
-				epoch->signatures[m] = CTL_HEALTH_ABSENT;
 		}
 		int genesis = 1;
 		for (size_t b = 0; b < 32 && epoch->published; b++)
@@ -424,8 +455,6 @@ static void answers_free(struct server_answer *answers, size_t count)
 		for (size_t e = 0; e < CTL_HEALTH_EPOCHS_MAX; e++) {
 			buffer_free(&answers[i].headers[e]);
 			buffer_free(&answers[i].signatures[e]);
-			for (size_t m = 0; m < CTL_HEALTH_MEMBERS_MAX; m++)
-				buffer_free(&answers[i].votes[e][m]);
 		}
 	}
 	free(answers);
@@ -435,9 +464,9 @@ int ctl_health_gather(const struct ctl_health_request *request, struct ctl_healt
                       struct ctl_report *report)
 {
 	const struct trust_bundle *bundle = request->bundle;
-	struct gathering g = {.request = request};
+	struct gathering g = {.request = request, .observation = o};
 	struct certificate_keyring *ring = NULL;
-	struct certificate_keyring *member_rings[CTL_HEALTH_MEMBERS_MAX] = {0};
+	struct certificate_keyring **member_rings = g.member_rings;
 	char detail[256];
 	int rc = CTL_EXIT_SOFTWARE;
 
@@ -524,7 +553,11 @@ int ctl_health_gather(const struct ctl_health_request *request, struct ctl_healt
 		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "health-page: out of memory");
 		goto done;
 	}
-	read_epochs(&g, ring, member_rings, o);
+	read_epochs(&g, ring, o);
+	if (ctl_exchange_each(bundle->authority_count, vote_pass, &g) != 0) {
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "health-page: out of memory");
+		goto done;
+	}
 	rc = 0;
 done:
 	for (size_t m = 0; m < CTL_HEALTH_MEMBERS_MAX; m++)
