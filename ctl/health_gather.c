@@ -2,16 +2,20 @@
  * health_gather.c: what the consensus-health page shows, asked of every authority at once
  * (health_page.h, part 1).
  *
- * Two passes, each one thread per server (ctl_exchange_each) over a pool of its own: first what
- * identifies a server and says how it is (its certificates, its clock, its latest header, its log
- * checkpoint), then, once the latest epoch is known, the epochs' headers, signatures and every
- * member's vote. Nothing a server sends is believed unverified but its name: a server is the member
- * its GET /v1/status names only when that member is pinned and the server serves a certificate
- * that member's pinned identity signed (the name is the authority's word; a server lying about it
- * shows as that member, with its own clock and log), a header counts
- * only when the bundle's threshold of certified keys signed it, a signature or a vote only when
- * the member's own certified key made it. A vote or signature any server holds counts for the
- * member, so that a stopped authority's vote and signature are still seen through its peers.
+ * Three passes, each a thread per server or per member (ctl_exchange_each), over pools of their
+ * own: first what identifies a server and says how it is (its certificates, its clock and name,
+ * its latest header, its log checkpoint); then, once the latest epoch is known, each server's
+ * headers and signatures of the epochs shown; then each member's votes, asked of its own server
+ * first and of the others only when it does not hold them, so that a vote (megabytes in a large
+ * namespace) is downloaded about once.
+ *
+ * Nothing a server sends is believed unverified but its name: a server is the member its
+ * GET /v1/status names only when that member is pinned and the server serves a certificate that
+ * member's pinned identity signed (a server lying about its name shows as that member, with its
+ * own clock and log). A header counts only when the bundle's threshold of certified keys signed
+ * it, a signature or a vote only when the member's own certified key made it. A vote or
+ * signature any server holds counts for the member, so that a stopped authority's vote and
+ * signature of an epoch before it stopped are still seen through its peers.
  */
 #include "ctl/exchange.h"
 #include "ctl/health_page.h"

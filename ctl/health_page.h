@@ -6,13 +6,14 @@
  * The work is in three parts, so that the checks and the page are tested without a network:
  *
  *   1. ctl_health_gather (health_gather.c) asks every --server, at once, for GET /v1/certificates,
- *      /v1/status (the authority's own clock), /v1/<ns>/snapshots/latest and /v1/<ns>/log/checkpoint,
- *      then for each epoch shown /v1/<ns>/snapshots/<epoch>, /v1/<ns>/signatures/<epoch> and
- *      /v1/<ns>/votes/<epoch>/<member> of every member. A server is matched to a member of the
- *      bundle by what it serves, never by the order of the URLs: the name its GET /v1/status says,
- *      which must be a member's whose pinned identity certified a certificate the server serves. Every
- * signature counted and every vote shown is verified against the pinned identities and the certificates they
- * signed (verify/keyring.h); what does not verify is not counted.
+ *      /v1/status (the authority's name and own clock), /v1/<ns>/snapshots/latest and
+ *      /v1/<ns>/log/checkpoint, then for each epoch shown /v1/<ns>/snapshots/<epoch> and
+ *      /v1/<ns>/signatures/<epoch>, then each member's /v1/<ns>/votes/<epoch>/<member> (of its own
+ *      server first). A server is matched to a member of the bundle by what it serves, never by
+ *      the order of the URLs: the name its GET /v1/status says, which must be a member's whose
+ *      pinned identity certified a certificate the server serves. Every signature counted and
+ *      every vote shown is verified against the pinned identities and the certificates they
+ *      signed (verify/keyring.h); what does not verify is not counted.
  *   2. ctl_health_check (health_page.c) turns what was gathered (struct ctl_health_observation)
  *      into warnings: an authority unreachable, a vote or a signature missing for an epoch, a vote
  *      that differs from the published header, a clock skewed past the bound, a certificate
