@@ -61,7 +61,7 @@ int ctl_command_health_page(const struct ctl_arguments *arguments, struct ctl_re
 	    ctl_command_load_bundle(COMMAND, arguments->trust, &bundle, report) != 0)
 		goto failed;
 	if (!trust_bundle_namespace(bundle, arguments->namespace_name)) {
-		ctl_report_fail(report, CTL_EXIT_USAGE, COMMAND ": namespace %s is not in the trust bundle",
+		ctl_report_fail(report, CTL_EXIT_CONFIG, COMMAND ": namespace %s is not in the trust bundle",
 		                arguments->namespace_name);
 		goto failed;
 	}

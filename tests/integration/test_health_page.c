@@ -167,6 +167,14 @@ START_TEST(test_page_shows_a_stopped_and_a_skewed_authority)
 	char unwritable[PATH_MAX + 32];
 	snprintf(unwritable, sizeof unwritable, "%s/no-such-directory/health.html", cluster_dir(c));
 	expect_run(c, all, 3, unwritable, NULL, NULL, 73, "cannot write");
+	const char *other_namespace[] = {"health-page", "--trust",  cluster_trust_bundle_path(c),
+	                                 "--namespace", "other",    "--out",
+	                                 page,          "--server", all[0],
+	                                 NULL};
+	test_run_program(test_binary_path("ctl/dirauthctl"), other_namespace, cluster_dir(c), &outcome);
+	ck_assert_int_eq(outcome.status, 78);
+	ck_assert_ptr_nonnull(strstr(outcome.err, "namespace other is not in the trust bundle"));
+	test_outcome_free(&outcome);
 	/* A server that answers as a member another server answered as already (the proxy of the link
 	 * 0 -> 2 answers as authority 2), and a member given no server. */
 	char proxy[64];
