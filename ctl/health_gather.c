@@ -21,10 +21,12 @@
 #include "ctl/health_page.h"
 
 #include "base/error.h"
+#include "crypto/crypto.h"
 #include "net/pool.h"
 #include "schema/certificate.h"
 #include "schema/checkpoint.h"
 #include "schema/vote.h"
+#include "schema/vote_body.h"
 #include "schema/vote_envelope.h"
 #include "verify/keyring.h"
 #include "verify/snapshot.h"
@@ -61,6 +63,12 @@ struct gathering {
 	size_t epoch_count;   /* and how many below it, itself included */
 	size_t vote_body_max; /* the bound of a vote envelope's body */
 	struct certificate_keyring *member_rings[CTL_HEALTH_MEMBERS_MAX]; /* each member's alone */
+	/* The records of a whole vote whose records differ from the published header's, kept by the
+	 * vote pass (each thread its member's column) for the comparison with the published body. */
+	struct kept_records {
+		size_t count;
+		struct vote_body_record *records; /* malloc'd, sorted by service id */
+	} kept[CTL_HEALTH_EPOCHS_MAX][CTL_HEALTH_MEMBERS_MAX];
 	struct ctl_health_observation *observation;
 };
 
@@ -192,10 +200,42 @@ static void second_pass(void *context, size_t index)
 /* 1 when member's own certified key signed note at time at. */
 static int signed_by(const struct certificate_keyring *member_ring, const struct note *note, uint64_t at);
 
+/* The body limits of the bundle, as a vote body's. */
+static void vote_limits(const struct trust_bundle *bundle, struct vote_body_limits *out)
+{
+	struct snapshot_body_limits limits;
+	verify_snapshot_body_limits(bundle, &limits);
+	out->max_records = limits.max_records;
+	out->max_health = limits.max_health;
+	out->max_revocations = limits.max_revocations;
+}
+
+/* Keeps the records of a whole vote body (one the vote's body-sha256 commits to) in *kept. */
+static void vote_keep_records(const struct gathering *g, const struct vote *vote,
+                              const struct vote_envelope *envelope, struct kept_records *kept)
+{
+	uint8_t digest[CRYPTO_SHA256_SIZE];
+	struct vote_body_limits limits;
+	struct vote_body *body = NULL;
+	vote_limits(g->request->bundle, &limits);
+	if (envelope->delta || crypto_sha256(envelope->body, envelope->body_len, digest) != 0 ||
+	    memcmp(digest, vote->body_sha256, 32) != 0 ||
+	    vote_body_parse_sections(envelope->body, envelope->body_len, &limits, &body) != 0)
+		return;
+	kept->records = malloc((body->record_count ? body->record_count : 1) * sizeof *kept->records);
+	if (kept->records) {
+		if (body->record_count)
+			memcpy(kept->records, body->records, body->record_count * sizeof *kept->records);
+		kept->count = body->record_count;
+	}
+	vote_body_free(body);
+}
+
 /* Reads the vote envelope in bytes as member m's vote of epoch: 1 and *out filled when it
- * verifies, else 0. */
+ * verifies, else 0. A whole vote whose records differ from the published header's has its records
+ * kept in *kept. */
 static int vote_read(const struct gathering *g, size_t m, const struct ctl_health_epoch *epoch, uint64_t at,
-                     const struct buffer *bytes, struct ctl_health_vote *out)
+                     const struct buffer *bytes, struct ctl_health_vote *out, struct kept_records *kept)
 {
 	const struct ctl_health_request *request = g->request;
 	struct vote_envelope envelope;
@@ -214,6 +254,9 @@ static int vote_read(const struct gathering *g, size_t m, const struct ctl_healt
 	out->record_count = vote.record_count;
 	memcpy(out->records_root, vote.records_root, 32);
 	memcpy(out->previous, vote.previous, 32);
+	if (epoch->published && (vote.record_count != epoch->header.record_count ||
+	                         memcmp(vote.records_root, epoch->header.records_root, 32) != 0))
+		vote_keep_records(g, &vote, &envelope, kept);
 	return 1;
 }
 
@@ -253,7 +296,7 @@ static void vote_pass(void *context, size_t m)
 			                why, sizeof why);
 			asked |= reached;
 			if (got == 1)
-				vote_read(g, m, epoch, at, &envelope, &epoch->votes[m]);
+				vote_read(g, m, epoch, at, &envelope, &epoch->votes[m], &g->kept[e][m]);
 		}
 		if (asked && epoch->votes[m].presence != CTL_HEALTH_PRESENT)
 			epoch->votes[m].presence = CTL_HEALTH_ABSENT;
@@ -450,6 +493,98 @@ static void read_epochs(struct gathering *g, const struct certificate_keyring *r
 	}
 }
 
+/* Notes one differing service in vote's bounded list. */
+static void name_record(struct ctl_health_vote *vote, char sign, const uint8_t service_id[32])
+{
+	if (vote->named_count == CTL_HEALTH_RECORDS_NAMED)
+		return;
+	vote->named_sign[vote->named_count] = sign;
+	memcpy(vote->named[vote->named_count++], service_id, 32);
+}
+
+/* Compares a kept vote's records with the published body's (service ids and registration
+ * digests, both sorted by service id) in one merge. */
+static void compare_records(const struct kept_records *kept, const struct snapshot_body *body,
+                            const uint8_t (*digests)[32], struct ctl_health_vote *vote)
+{
+	size_t v = 0, p = 0;
+	vote->records_compared = 1;
+	while (v < kept->count || p < body->record_count) {
+		int order = v == kept->count          ? 1
+		            : p == body->record_count ? -1
+		                                      : memcmp(kept->records[v].service_id,
+		                                               body->records[p].service_id, SERVICE_ID_SIZE);
+		if (order < 0) {
+			vote->voted_only++;
+			name_record(vote, '+', kept->records[v++].service_id);
+		} else if (order > 0) {
+			vote->published_only++;
+			name_record(vote, '-', body->records[p++].service_id);
+		} else {
+			if (memcmp(kept->records[v].registration_sha256, digests[p], 32) != 0) {
+				vote->other_version++;
+				name_record(vote, '~', kept->records[v].service_id);
+			}
+			v++;
+			p++;
+		}
+	}
+}
+
+/* For each epoch with a kept vote: the published body, from the first server whose body verifies
+ * against the published header, compared with each kept vote's records. */
+static void read_records(struct gathering *g, struct ctl_health_observation *o)
+{
+	const struct ctl_health_request *request = g->request;
+	struct snapshot_body_limits limits;
+	verify_snapshot_body_limits(request->bundle, &limits);
+	for (size_t e = 0; e < o->epoch_count; e++) {
+		struct ctl_health_epoch *epoch = &o->epochs[e];
+		size_t kept = 0;
+		for (size_t m = 0; m < request->bundle->authority_count; m++)
+			kept += g->kept[e][m].records != NULL;
+		if (!kept || !epoch->published)
+			continue;
+		char path[256], detail[256];
+		snprintf(path, sizeof path, "/v1/%s/snapshots/%" PRIu64 "/body", request->namespace_name,
+		         epoch->epoch);
+		for (size_t i = 0; i < request->server_count; i++) {
+			struct buffer served, body;
+			struct snapshot_body *parsed = NULL;
+			uint8_t(*digests)[32] = NULL;
+			int reached = 0, done = 0;
+			char why[CTL_HEALTH_TEXT_MAX] = "";
+			if (!g->answers[i].reached)
+				continue;
+			buffer_init(&served);
+			buffer_init(&body);
+			if (fetch(NULL, g->answers[i].url, path, (size_t)request->bundle->max_body_compressed,
+			          &served, &reached, why, sizeof why) == 1 &&
+			    verify_snapshot_body(request->bundle, &epoch->header, NULL, served.data,
+			                         served.len, &body, detail, sizeof detail) == 0 &&
+			    snapshot_body_parse_sections(body.data, body.len, &limits, &parsed) == 0 &&
+			    (digests = malloc((parsed->record_count ? parsed->record_count : 1) *
+			                      sizeof *digests))) {
+				done = 1;
+				for (size_t r = 0; r < parsed->record_count && done; r++)
+					done = crypto_sha256(parsed->records[r].note,
+					                     parsed->records[r].note_len, digests[r]) == 0;
+				for (size_t m = 0; done && m < request->bundle->authority_count; m++)
+					if (g->kept[e][m].records)
+						compare_records(&g->kept[e][m], parsed,
+						                (const uint8_t(*)[32])digests,
+						                &epoch->votes[m]);
+			}
+			free(digests);
+			snapshot_body_free(parsed);
+			buffer_free(&body);
+			buffer_free(&served);
+			if (done)
+				break;
+		}
+	}
+}
+
 static void answers_free(struct server_answer *answers, size_t count)
 {
 	for (size_t i = 0; answers && i < count; i++) {
@@ -562,10 +697,14 @@ int ctl_health_gather(const struct ctl_health_request *request, struct ctl_healt
 		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "health-page: out of memory");
 		goto done;
 	}
+	read_records(&g, o);
 	rc = 0;
 done:
-	for (size_t m = 0; m < CTL_HEALTH_MEMBERS_MAX; m++)
+	for (size_t m = 0; m < CTL_HEALTH_MEMBERS_MAX; m++) {
 		verify_keyring_free(member_rings[m]);
+		for (size_t e = 0; e < CTL_HEALTH_EPOCHS_MAX; e++)
+			free(g.kept[e][m].records);
+	}
 	verify_keyring_free(ring);
 	answers_free(g.answers, request->server_count);
 	return rc;

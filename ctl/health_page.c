@@ -12,6 +12,7 @@
 #include "ctl/health_page.h"
 
 #include "base/error.h"
+#include "schema/encoding.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -81,6 +82,21 @@ static size_t vote_differences(const struct ctl_health_vote *vote, const struct 
 		DIFFERENCE("another records root");
 	if (memcmp(vote->previous, header->previous, 32) != 0)
 		DIFFERENCE("another previous snapshot");
+	if (vote->records_compared) {
+		char names[CTL_HEALTH_RECORDS_NAMED * 20 + 1] = "";
+		size_t at = 0;
+		for (size_t i = 0; i < vote->named_count && i < CTL_HEALTH_RECORDS_NAMED; i++) {
+			char hex[65];
+			hex_encode(vote->named[i], 32, hex);
+			int n = snprintf(names + at, sizeof names - at, " %c%.16s", vote->named_sign[i], hex);
+			at += n > 0 ? (size_t)n : 0;
+		}
+		size_t total = vote->voted_only + vote->published_only + vote->other_version;
+		DIFFERENCE(
+		    "records: %zu voted only, %zu published only, %zu in another version (services:%s%s)",
+		    vote->voted_only, vote->published_only, vote->other_version, names,
+		    total > vote->named_count ? " ..." : "");
+	}
 #undef DIFFERENCE
 	if (used >= cap && cap > 0)
 		out[cap - 1] = '\0';

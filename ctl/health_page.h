@@ -49,7 +49,7 @@
 #define CTL_HEALTH_EPOCHS_DEFAULT     3
 #define CTL_HEALTH_EPOCHS_MAX         16
 #define CTL_HEALTH_WARNINGS_MAX       256
-#define CTL_HEALTH_TEXT_MAX           320
+#define CTL_HEALTH_TEXT_MAX           512
 #define CTL_HEALTH_URL_MAX            512
 #define CTL_HEALTH_DIFFERENCES_MAX    4 /* differences named per vote */
 #define CTL_HEALTH_EXIT_WARNINGS      1
@@ -64,12 +64,22 @@ enum ctl_health_presence {
 	CTL_HEALTH_PRESENT,     /* one verified */
 };
 
-/* What one member's vote for an epoch says, compared with the published header. */
+#define CTL_HEALTH_RECORDS_NAMED 4 /* records named per differing vote */
+
+/* What one member's vote for an epoch says, compared with the published header, and, when its
+ * records differ and the vote came whole (not as a delta), which records. */
 struct ctl_health_vote {
 	enum ctl_health_presence presence;
 	uint64_t record_count;
 	uint8_t records_root[32];
 	uint8_t previous[32];
+	int records_compared;  /* 1: its records were compared with the published body's */
+	size_t voted_only;     /* services it holds that the body does not list */
+	size_t published_only; /* services the body lists that it does not hold */
+	size_t other_version;  /* services of both, in another registration */
+	size_t named_count;    /* the first CTL_HEALTH_RECORDS_NAMED of them, by service id */
+	char named_sign[CTL_HEALTH_RECORDS_NAMED];   /* '+' voted only, '-' published only, '~' */
+	uint8_t named[CTL_HEALTH_RECORDS_NAMED][32]; /* their service ids */
 };
 
 struct ctl_health_epoch {

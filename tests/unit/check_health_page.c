@@ -201,6 +201,28 @@ START_TEST(test_votes_and_signatures)
 	ck_assert_ptr_nonnull(strstr(w->text, "another previous snapshot"));
 	o->epochs[0].votes[1] = o->epochs[1].votes[1];
 	no_warning(o);
+	/* Which records differ, when they were compared: counted, the first four named. */
+	struct ctl_health_vote *vote = &o->epochs[0].votes[1];
+	vote->records_root[0] ^= 1;
+	vote->records_compared = 1;
+	vote->voted_only = 3;
+	vote->published_only = 1;
+	vote->other_version = 1;
+	vote->named_count = 4;
+	for (size_t i = 0; i < 4; i++) {
+		vote->named_sign[i] = "++-~"[i];
+		memset(vote->named[i], (int)(0x10 * (i + 1)), 32);
+	}
+	w = only_warning(o, "vote-differs", "authority1.example", CTL_HEALTH_WARNING);
+	ck_assert_ptr_nonnull(strstr(w->text,
+	                             "another records root; records: 3 voted only, 1 published only, 1 in "
+	                             "another version (services: +1010101010101010 +2020202020202020 "
+	                             "-3030303030303030 ~4040404040404040 ...)"));
+	vote->voted_only = 2;
+	only_warning(o, "vote-differs", "authority1.example", CTL_HEALTH_WARNING);
+	ck_assert_ptr_nonnull(strstr(warnings.items[0].text, "~4040404040404040)"));
+	o->epochs[0].votes[1] = o->epochs[1].votes[1];
+	no_warning(o);
 	/* An epoch that published nothing is one warning, not one per member. */
 	o->epochs[1].published = 0;
 	only_warning(o, "epoch-failed", "", CTL_HEALTH_WARNING);
