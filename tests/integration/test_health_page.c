@@ -2,8 +2,8 @@
  * test_health_page.c: dirauthctl health-page against three real authorities, its page read by
  * Debian's headless Chromium.
  *
- * Three authorities (tests/harness/cluster.h, file clocks) take a registration and co-sign an
- * epoch. While all are well, the page has no warning and the command exits 0. Then one authority
+ * Three authorities (tests/harness/cluster.h, file clocks) take a registration and co-sign two
+ * epochs. While all are well, the page has no warning and the command exits 0. Then one authority
  * is killed (SIGKILL) and another's clock file is set ten minutes ahead, past the 300 s allowed;
  * the command, given the servers in another order than the members', exits 1, and the DOM that
  * Chromium builds from the page (--dump-dom) holds exactly two warnings: the killed authority
@@ -135,12 +135,16 @@ START_TEST(test_page_shows_a_stopped_and_a_skewed_authority)
 	ck_assert_uint_eq(
 	    cluster_register(c, CLUSTER_BIT(0) | CLUSTER_BIT(1) | CLUSTER_BIT(2), &note, statuses), 3);
 	buffer_free(&note);
-	uint64_t epoch = cluster_next_epoch(c);
-	cluster_run_epoch(c, epoch);
-	for (size_t i = 0; i < 3; i++) {
-		struct snapshot_header header;
-		ck_assert_msg(cluster_wait_epoch(c, i, epoch, 20000, &header, NULL) == 0,
-		              "%s did not publish; see %s", cluster_name(c, i), cluster_log_path(c, i));
+	/* Two epochs: the second's votes travel as deltas and its header names the first. */
+	uint64_t first = cluster_next_epoch(c), epoch = first + 1;
+	for (uint64_t e = first; e <= epoch; e++) {
+		cluster_run_epoch(c, e);
+		for (size_t i = 0; i < 3; i++) {
+			struct snapshot_header header;
+			ck_assert_msg(cluster_wait_epoch(c, i, e, 20000, &header, NULL) == 0,
+			              "%s did not publish; see %s", cluster_name(c, i),
+			              cluster_log_path(c, i));
+		}
 	}
 
 	/* All well: no warning, exit 0 (the signatures and the log's cosignatures may take a moment
@@ -200,10 +204,25 @@ START_TEST(test_page_shows_a_stopped_and_a_skewed_authority)
 	ck_assert_msg(count == 2, "%zu warnings in the DOM:\n%s", count, dom);
 	ck_assert(has_warning(warnings, count, "unreachable", "authority1.dirauth.example"));
 	ck_assert(has_warning(warnings, count, "clock-skew", "authority2.dirauth.example"));
-	/* The epoch's table: every member voted and signed (the killed one's through its peers). */
-	char table[64];
+	/* A table for each epoch, newest first, none before the first snapshot; every member voted and
+	 * signed in each (the killed one's vote and signature seen through its peers). */
+	char table[64], older[64];
 	snprintf(table, sizeof table, "<table class=\"epoch\" id=\"epoch-%" PRIu64 "\">", epoch);
+	snprintf(older, sizeof older, "<table class=\"epoch\" id=\"epoch-%" PRIu64 "\">", first);
 	ck_assert_ptr_nonnull(strstr(dom, table));
+	ck_assert_ptr_nonnull(strstr(dom, older));
+	ck_assert(strstr(dom, table) < strstr(dom, older));
+	size_t voted = 0, signed_count = 0;
+	for (const char *p = strstr(dom, "class=\"voted good\">yes<"); p;
+	     p = strstr(p + 1, "class=\"voted good\">yes<"))
+		voted++;
+	for (const char *p = strstr(dom, "class=\"signed good\">yes<"); p;
+	     p = strstr(p + 1, "class=\"signed good\">yes<"))
+		signed_count++;
+	ck_assert_uint_eq(voted, 6);
+	ck_assert_uint_eq(signed_count, 6);
+	snprintf(older, sizeof older, "<table class=\"epoch\" id=\"epoch-%" PRIu64 "\">", first - 1);
+	ck_assert_ptr_null(strstr(dom, older));
 	ck_assert_ptr_null(strstr(dom, "<script"));
 	free(dom);
 
