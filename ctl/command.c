@@ -87,6 +87,7 @@ static const struct option_spec option_specs[CTL_OPTION_COUNT] = {
                            LIST(sources, CTL_MONITOR_SOURCES_MAX, CTL_MONITOR_SOURCES_MAX, "sources")},
     [CTL_OPTION_EVIDENCE_DIR] = {.name = "evidence-dir", .member = MEMBER(evidence_dir)},
     [CTL_OPTION_KEEP_EPOCHS] = {.name = "keep-epochs", .member = MEMBER(keep_epochs_text)},
+    [CTL_OPTION_EPOCHS] = {.name = "epochs", .member = MEMBER(epochs_text)},
 };
 
 /* getopt_long answers an option of the table with its enum ctl_option plus this, above every

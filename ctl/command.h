@@ -70,6 +70,7 @@ enum ctl_option {
 	CTL_OPTION_SOURCE,
 	CTL_OPTION_EVIDENCE_DIR,
 	CTL_OPTION_KEEP_EPOCHS,
+	CTL_OPTION_EPOCHS,
 	CTL_OPTION_COUNT,
 	CTL_OPTION_REQUIRED_MARK = 0x100
 };
@@ -112,6 +113,8 @@ struct ctl_arguments {
 	const char *evidence_dir;
 	/* the mirror */
 	const char *keep_epochs_text;
+	/* the health page */
+	const char *epochs_text;
 	const char *operand; /* the one operand of a command that takes one */
 	int help;
 };

@@ -15,6 +15,7 @@
 #include "ctl/command.h"
 #include "ctl/command_bodies.h"
 #include "ctl/evidence.h"
+#include "ctl/health_page.h"
 #include "net/client.h"
 
 #include <stdio.h>
@@ -43,6 +44,7 @@ static const char main_usage[] =
     "  capability new    make the bearer secret of a private namespace\n"
     "  monitor           watch authorities and mirrors; write evidence of misbehaviour\n"
     "  verify-evidence   check an evidence file offline and name the misbehaving keys\n"
+    "  health-page       write the consensus-health page of an authority set (exit 1: warnings)\n"
     "\n"
     "dirauthctl COMMAND --help shows the options of a command.\n"
     "exit status: 0 ok, 64 usage, 65 bad or unverifiable data, 66 missing input, 69 server\n"
@@ -319,6 +321,29 @@ static const char proof_usage[] =
     "  --epoch E        the epoch whose header to prove\n"
     "  --out FILE       the proof file to create (.tlog-proof)\n";
 
+static const char health_page_usage[] =
+    "usage: dirauthctl health-page --trust BUNDLE --namespace NS --server URL... --out FILE.html\n"
+    "                              [--epochs N] [--clock-skew SECONDS] [--now SECONDS]\n"
+    "\n"
+    "Asks every authority (one --server each, matched to the trust bundle's members by the\n"
+    "certificates it serves, not by order) for its certificates, clock, latest snapshot, the\n"
+    "last epochs' headers, signatures and votes and its log checkpoint, and writes one static\n"
+    "HTML page (atomically): the warnings, then a table per epoch. The checks: an authority\n"
+    "unreachable, a vote or signature missing, a vote differing from the published header, a\n"
+    "clock skewed past --clock-skew, a certificate expiring within 21/14/7 days, the latest\n"
+    "snapshot stale, members' log checkpoints disagreeing or cosigned by fewer than the\n"
+    "threshold, an epoch that published nothing. Each warning is a line on stderr.\n"
+    "Exit 0: no warning; 1: page written with warnings; 65: no verified snapshot; 69: no\n"
+    "server answered; 73: the page cannot be written.\n"
+    "\n"
+    "  --trust BUNDLE          the trust bundle (identity keys, threshold, namespaces)\n"
+    "  --namespace NS          the namespace\n"
+    "  --server URL            an authority; one for each (at most 32)\n"
+    "  --out FILE.html         the page to write (replaced atomically)\n"
+    "  --epochs N              the epochs shown, newest first (default 3, at most 16)\n"
+    "  --clock-skew SECONDS    the clock skew allowed (default 300)\n"
+    "  --now SECONDS           the reference time instead of this host's clock\n";
+
 /* ---- the commands ---- */
 
 /* health, revoke and deregister recognize one another's options, so that one given to the wrong
@@ -437,6 +462,14 @@ static const struct ctl_command commands[] = {
         .options = {CTL_REQUIRED(CTL_OPTION_SERVER), CTL_REQUIRED(CTL_OPTION_NAMESPACE),
                     CTL_REQUIRED(CTL_OPTION_EPOCH), CTL_REQUIRED(CTL_OPTION_OUT)},
         .run = ctl_command_proof,
+    },
+    {
+        .name = "health-page",
+        .usage = health_page_usage,
+        .options = {CTL_REQUIRED(CTL_OPTION_TRUST), CTL_REQUIRED(CTL_OPTION_NAMESPACE),
+                    CTL_REQUIRED(CTL_OPTION_SERVER), CTL_REQUIRED(CTL_OPTION_OUT), CTL_OPTION_EPOCHS,
+                    CTL_OPTION_CLOCK_SKEW, CTL_OPTION_NOW},
+        .run = ctl_command_health_page,
     },
 };
 

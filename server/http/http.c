@@ -124,6 +124,7 @@ static const struct http_route http_routes[] = {
      HTTP_BODY_NONE},
     {"/v1/health", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_health, HTTP_BODY_NONE},
     {"/v1/ready", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_ready, HTTP_BODY_NONE},
+    {"/v1/status", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_status, HTTP_BODY_NONE},
     {"/v1/certificates", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_certificates, HTTP_BODY_NONE},
     {"/v1/metrics", HTTP_METHODS_GET, {"GET, HEAD", 0}, http_serve_metrics, HTTP_BODY_NONE},
     {"/v1/{namespace}/snapshots/latest",

@@ -7,6 +7,7 @@
  *   GET  /v1/<ns>/snapshots/<epoch>/body   the body, Content-Encoding zstd, gzip or identity
  *   GET  /v1/certificates                  the signer's key-certificate bundle (certificate.h)
  *   GET  /v1/health, /v1/ready             ready: store, clock and signer answer
+ *   GET  /v1/status                        the authority's name and the time by its clock
  *
  * Every error is {"error":"<code>","detail":"..."} with a stable code (api_error.h). The daemon
  * runs a pool of epoll threads; every connection has a timeout, a memory limit and a per-address

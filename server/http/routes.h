@@ -114,6 +114,10 @@ enum MHD_Result http_serve_epoch_diff(struct http_request *request);
 /* The authority's own state (status_routes.c). */
 enum MHD_Result http_serve_health(struct http_request *request);
 enum MHD_Result http_serve_ready(struct http_request *request);
+/* GET /v1/status: {"authority":"<its name>","time":<unix seconds>}, the time by the authority's
+ * own clock (the injectable one the round runs on, not the system's), so that a health page can
+ * tell which member answered and its clock skew. */
+enum MHD_Result http_serve_status(struct http_request *request);
 enum MHD_Result http_serve_certificates(struct http_request *request);
 enum MHD_Result http_serve_metrics(struct http_request *request);
 

@@ -1,6 +1,6 @@
 /*
- * status_routes.c: what the authority says about itself: liveness, readiness and the signer's
- * key certificates.
+ * status_routes.c: what the authority says about itself: liveness, readiness, its clock and the
+ * signer's key certificates.
  */
 #include "server/http/routes.h"
 
@@ -34,6 +34,31 @@ enum MHD_Result http_serve_ready(struct http_request *request)
 		return respond_error(request->connection, NULL, API_ERROR_UNAVAILABLE, why);
 	static const char ready[] = "{\"status\":\"ready\"}";
 	return respond_bytes(request->connection, MHD_HTTP_OK, "application/json", ready, sizeof ready - 1);
+}
+
+/* The authority's name and the time by the clock it runs on. The HTTP Date header comes from the
+ * system clock (libmicrohttpd's), which is not the clock that decides the epochs; a health page
+ * comparing authorities needs the latter, and the name to tell which member answered. Not
+ * cached: a stale time would read as skew. */
+enum MHD_Result http_serve_status(struct http_request *request)
+{
+	const struct http_options *o = &request->server->options;
+	uint64_t now;
+	char name[2 * NOTE_NAME_MAX + 1], answer[2 * NOTE_NAME_MAX + 64];
+	size_t used = 0;
+	if (clock_now(o->clock, &now) != 0)
+		return respond_error(request->connection, NULL, API_ERROR_UNAVAILABLE,
+		                     "The clock cannot be read.");
+	/* A key name is printable ASCII without spaces; '"' and '\\' are escaped for JSON. */
+	for (const char *p = o->config->authority_name; *p && used + 2 < sizeof name; p++) {
+		if (*p == '"' || *p == '\\')
+			name[used++] = '\\';
+		name[used++] = *p;
+	}
+	name[used] = '\0';
+	int len = snprintf(answer, sizeof answer, "{\"authority\":\"%s\",\"time\":%llu}", name,
+	                   (unsigned long long)now);
+	return respond_bytes(request->connection, MHD_HTTP_OK, "application/json", answer, (size_t)len);
 }
 
 /* The signer's certificate bundle, asked afresh: it changes only when the operator rotates the

@@ -342,6 +342,7 @@ START_TEST(test_refusals_change_nothing)
 	make_registration(&f, 7, "mix", &f.provider, &r);
 	post_expect(&f, &r, &f.provider, 503, "unavailable");
 	get_expect_error(&f, "/v1/ready", 503, "unavailable");
+	get_expect_error(&f, "/v1/status", 503, "unavailable");
 	registration_clear(&r);
 	write_clock(&f, f.now);
 	expect_status(&f, "GET", "/v1/ready", 200);
@@ -477,6 +478,20 @@ START_TEST(test_routes)
 	ck_assert_str_eq(header(&response, "Content-Type"), "application/json");
 	response_free(&response);
 	expect_status(&f, "GET", "/v1/ready", 200);
+	/* The status: the authority's name and the time by its own (file) clock, read afresh. */
+	char expected[256];
+	const uint64_t base = f.now;
+	for (uint64_t later = 0; later < 2; later++) {
+		write_clock(&f, base + later * 1000);
+		request(&f, "GET", "/v1/status", NULL, 0, 0, NULL, &response);
+		ck_assert_int_eq(response.status, 200);
+		snprintf(expected, sizeof expected, "{\"authority\":\"%s\",\"time\":%llu}",
+		         f.config->authority_name, (unsigned long long)(base + later * 1000));
+		ck_assert_str_eq((const char *)response.body.data, expected);
+		ck_assert_str_eq(header(&response, "Content-Type"), "application/json");
+		response_free(&response);
+	}
+	write_clock(&f, base);
 
 	const char *not_found[] = {"/",
 	                           "/v1",
@@ -522,6 +537,7 @@ START_TEST(test_routes)
 	    {"DELETE", "/v1/mix/snapshots/12/body", "GET, HEAD", 1},
 	    {"POST", "/v1/health", "GET, HEAD", 0},
 	    {"POST", "/v1/ready", "GET, HEAD", 0},
+	    {"POST", "/v1/status", "GET, HEAD", 0},
 	    {"POST", "/v1/certificates", "GET, HEAD", 0},
 	};
 	struct buffer body;
