@@ -15,6 +15,10 @@
  * module reads them from an acquired snapshot or is told of them (http_server_reconfigure,
  * peer_client_reconfigure).
  *
+ * A reader may hold its reference as long as it lives: dirauthd's main takes one on the
+ * configuration it started with and gives it back only when it stops, so every module it gave
+ * that pointer to (for the restart-only keys) reads it safely across any number of reloads.
+ *
  * Thread-safe: one mutex, held for a few instructions by each acquire, release and replace.
  */
 #ifndef DIRAUTH_SERVER_CONFIG_LIVE_H

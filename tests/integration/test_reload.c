@@ -13,7 +13,8 @@
  * and each reload is RELOADING=1 with MONOTONIC_USEC (between the signal and READY=1), then
  * READY=1. Then: no registration of the load was refused, and the next snapshot holds every
  * service at a sequence no lower than the last acknowledged (nothing acknowledged was lost).
- * Finally a reload that withdraws the second provider: its next registration is refused.
+ * Finally a reload that withdraws the second provider: its next registration is refused; and
+ * dirauth-signer, at SIGHUP, says it reloads nothing and keeps signing.
  */
 #include "base/buffer.h"
 #include "base/error.h"
@@ -387,6 +388,21 @@ START_TEST(test_reload_during_registrations)
 	reload_and_wait(&r);
 	ck_assert_int_eq(register_one(&r, &r.other, OTHER_BASE + 3, 1), 403);
 	ck_assert_int_eq(register_one(&r, &r.provider, WORKERS + 1, 1), 202);
+
+	/* The signer reloads nothing at SIGHUP: it says so and keeps signing (a receipt). */
+	ck_assert_int_eq(kill(r.run.signer_pid, SIGHUP), 0);
+	for (int waited = 0;; waited++) {
+		size_t len = 0;
+		char *text = (char *)test_read_file(r.run.signer_log_path, &len);
+		int said = strstr(text, "SIGHUP: nothing reloaded") != NULL;
+		free(text);
+		if (said)
+			break;
+		ck_assert_msg(waited < 500, "the signer never answered SIGHUP; see %s",
+		              r.run.signer_log_path);
+		test_sleep_ms(10);
+	}
+	ck_assert_int_eq(register_one(&r, &r.provider, WORKERS + 2, 1), 202);
 
 	/* Still one process, still serving on its first port; it stops as it should. */
 	if (getenv("TEST_RELOAD_SHOW_LOG")) {
