@@ -400,7 +400,9 @@ static enum MHD_Result dispatch(struct http_server *server, struct MHD_Connectio
 	}
 	if (!method_allowed(route, method))
 		return respond_error(connection, &route->answer, API_ERROR_METHOD_NOT_ALLOWED, NULL);
-	if (!state->config && server->options.live)
+	/* Only a statement posted reads live keys (its provider's enrolment); a read never takes the
+	 * holder's lock. */
+	if (!state->config && server->options.live && route_takes_body(route, method))
 		state->config = config_live_acquire(server->options.live);
 	struct http_request request = {
 	    .server = server,
