@@ -126,9 +126,10 @@ static void namespaces_describe(const struct config *c, char *out, size_t cap)
 	}
 }
 
+/* Field by field, never memcmp: the bytes past a name's NUL and the padding are nobody's. */
 static int verifier_differs(const struct note_verifier *a, const struct note_verifier *b)
 {
-	return memcmp(a, b, sizeof *a) != 0;
+	return !note_verifier_equal(a, b);
 }
 
 /* The members but their urls (live), and what follows from them. */
@@ -224,16 +225,25 @@ static void ca_file_describe(const struct config *c, char *out, size_t cap)
 
 static int providers_differs(const struct config *a, const struct config *b)
 {
-	return a->provider_count != b->provider_count ||
-	       (a->provider_count &&
-	        memcmp(a->providers, b->providers, a->provider_count * sizeof *a->providers));
+	if (a->provider_count != b->provider_count)
+		return 1;
+	for (size_t i = 0; i < a->provider_count; i++) {
+		const struct config_provider *x = &a->providers[i], *y = &b->providers[i];
+		if (verifier_differs(&x->key, &y->key) || x->namespace_mask != y->namespace_mask ||
+		    x->class_mask != y->class_mask)
+			return 1;
+	}
+	return 0;
 }
 
 static int operators_differs(const struct config *a, const struct config *b)
 {
-	return a->operator_count != b->operator_count ||
-	       (a->operator_count &&
-	        memcmp(a->operators, b->operators, a->operator_count * sizeof *a->operators));
+	if (a->operator_count != b->operator_count)
+		return 1;
+	for (size_t i = 0; i < a->operator_count; i++)
+		if (verifier_differs(&a->operators[i], &b->operators[i]))
+			return 1;
+	return 0;
 }
 
 /* Every key of the file, live or not (reload.h). */
