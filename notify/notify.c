@@ -12,10 +12,12 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 int notify_send(const char *state)
@@ -46,4 +48,18 @@ int notify_send(const char *state)
 	while (sent < 0 && errno == EINTR);
 	close(fd);
 	return sent == (ssize_t)state_len ? 0 : DIRAUTH_ERR_IO;
+}
+
+int notify_reloading(const char *status)
+{
+	struct timespec now;
+	char state[NOTIFY_MESSAGE_MAX + 1];
+	if (clock_gettime(CLOCK_MONOTONIC, &now) != 0)
+		return DIRAUTH_ERR_IO;
+	unsigned long long usec =
+	    (unsigned long long)now.tv_sec * 1000000ull + (unsigned long long)now.tv_nsec / 1000ull;
+	int n = snprintf(state, sizeof state, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=%s", usec, status);
+	if (n < 0 || (size_t)n >= sizeof state)
+		return DIRAUTH_ERR_BOUNDS;
+	return notify_send(state);
 }

@@ -8,7 +8,11 @@
  * linking libsystemd: an absolute path, or a name in the abstract namespace written with a
  * leading '@'. Without $NOTIFY_SOCKET (a daemon not started by systemd, a test) nothing is sent
  * and nothing fails. The daemons send READY=1 once they serve (their socket listening, their
- * threads started) and STOPPING=1 when a stop signal arrived, each with STATUS= in words.
+ * threads started) and STOPPING=1 when a stop signal arrived, each with STATUS= in words. Around
+ * a reload of its configuration (SIGHUP, a unit's ExecReload) dirauthd sends RELOADING=1 with
+ * MONOTONIC_USEC= (notify_reloading) before it reads the file, and READY=1 once it is done,
+ * whether the new configuration was applied or refused: systemd (Type=notify-reload, or
+ * "systemctl reload" of a Type=notify unit) waits for that READY=1.
  */
 #ifndef DIRAUTH_NOTIFY_NOTIFY_H
 #define DIRAUTH_NOTIFY_NOTIFY_H
@@ -22,5 +26,10 @@
  * message over NOTIFY_MESSAGE_MAX; DIRAUTH_ERR_IO when the datagram cannot be sent. A caller
  * logs a failure and goes on: the service runs whether or not its manager heard. */
 int notify_send(const char *state);
+
+/* Sends "RELOADING=1\nMONOTONIC_USEC=<now>\nSTATUS=<status>", now being CLOCK_MONOTONIC in
+ * microseconds, as systemd requires of a reload's start (it matches the time against the
+ * reload it asked for). Returns as notify_send; status is at most a few words. */
+int notify_reloading(const char *status);
 
 #endif

@@ -19,6 +19,14 @@
  * certificates from its signer, the others' fetched from their GET /v1/certificates), through
  * which the round reaches its peers and which the HTTP routes between authorities feed.
  *
+ * SIGHUP reloads the configuration (server/config/reload.h) on main's thread, between two
+ * sigwait() calls, so no signal handler runs any of it: the file is loaded and checked as at
+ * start, merged with the running configuration (the keys that need a restart keep their running
+ * value, each said in one line), installed in the holder every request reads its live keys from
+ * (server/config/live.h), and the HTTP guard and the peer client are told their new limits. A
+ * file refused keeps the running configuration, with one line saying why (FILE:LINE). The service
+ * manager hears RELOADING=1 before and READY=1 after, refused or not.
+ *
  * Exit codes follow sysexits.h: 0, 64 usage, 78 configuration (including a signer whose key is
  * another authority's), 74 the store, 69 the HTTP listener, 70 anything else.
  */
@@ -27,6 +35,8 @@
 #include "logline/logline.h"
 #include "net/client.h"
 #include "server/config/config.h"
+#include "server/config/live.h"
+#include "server/config/reload.h"
 #include "server/peers/authority_set.h"
 #include "server/peers/peer_client.h"
 #include "server/publish/diffs.h"
@@ -201,10 +211,11 @@ static int open_peers(const struct config *config, struct signer_client *signer,
 }
 
 /* The round that prepares and publishes each epoch (round.h), with its peers if it has any. */
-static int open_round(const struct config *config, struct store *store, struct signer_client *signer,
-                      struct signer_health *signer_health, const struct clock *clock,
-                      struct prepared_set *prepared, struct log_context *log, struct publish_diffs *diffs,
-                      struct peer_client **peers, struct authority_set **set, struct round **round)
+static int open_round(const struct config *config, struct config_live *live, struct store *store,
+                      struct signer_client *signer, struct signer_health *signer_health,
+                      const struct clock *clock, struct prepared_set *prepared, struct log_context *log,
+                      struct publish_diffs *diffs, struct peer_client **peers, struct authority_set **set,
+                      struct round **round)
 {
 	char why[512] = "";
 	int rc = open_peers(config, signer, peers, set, why, sizeof why);
@@ -218,13 +229,75 @@ static int open_round(const struct config *config, struct store *store, struct s
 	                                      .prepared = prepared,
 	                                      .on_published = log_published,
 	                                      .on_published_context = log,
-	                                      .diffs = diffs};
+	                                      .diffs = diffs,
+	                                      .live = live};
 	if (rc == 0)
 		rc = round_create(&round_options, round);
 	if (rc)
 		say(config, clock, "the authority set: %s%s%s", dirauth_strerror(rc), why[0] ? ": " : "",
 		    why);
 	return rc;
+}
+
+/* What a reload changes: the holder every request reads the live keys from, and the objects that
+ * took a copy of them at start. */
+struct reload_targets {
+	const char *config_path;
+	struct config_live *live;
+	struct http_server *http;
+	struct peer_client *peers; /* NULL for an authority alone */
+	const struct clock *clock;
+};
+
+/* Reads the configuration again and applies what may change live (reload.h); a file refused
+ * changes nothing. Tells the service manager RELOADING=1 before, READY=1 after. */
+static void reload(const struct reload_targets *t)
+{
+	const struct config *running = config_live_acquire(t->live);
+	int rc = notify_reloading("reloading the configuration");
+	if (rc)
+		say(running, t->clock, "cannot notify the service manager: %s", dirauth_strerror(rc));
+	struct config *loaded = NULL;
+	struct settings_error error;
+	char problem[SETTINGS_REPORT_MAX];
+	struct config_reload_report *report = calloc(1, sizeof *report);
+	if (!report) {
+		say(running, t->clock, "reload: refused, kept the running configuration: out of memory");
+	} else if (settings_describe_load(t->config_path, config_load(t->config_path, &loaded, &error),
+	                                  &error, problem, sizeof problem) != 0) {
+		say(running, t->clock, "reload: refused, kept the running configuration: %s", problem);
+	} else if (config_reload_merge(running, loaded, report) != 0) {
+		say(running, t->clock, "reload: refused, kept the running configuration: %s: %s",
+		    t->config_path, report->refusal);
+		config_free(loaded);
+	} else {
+		for (size_t i = 0; i < report->restart_count; i++)
+			say(running, t->clock, "reload: %s", report->restart[i]);
+		size_t providers = loaded->provider_count;
+		if (config_live_replace(t->live, loaded) != 0) {
+			say(running, t->clock,
+			    "reload: refused, kept the running configuration: out of memory");
+			config_free(loaded);
+		} else {
+			/* loaded is the holder's now; only this thread replaces it, so it stays. */
+			http_server_reconfigure(t->http, loaded);
+			if (t->peers)
+				peer_client_reconfigure(t->peers, loaded);
+			char applied[CONFIG_RELOAD_LINE_MAX] = "";
+			size_t at = 0;
+			for (size_t i = 0; i < report->applied_count && at < sizeof applied; i++) {
+				int n = snprintf(applied + at, sizeof applied - at, "%s%s", i ? ", " : "",
+				                 report->applied[i]);
+				at += n > 0 ? (size_t)n : 0;
+			}
+			say(running, t->clock,
+			    "reload: applied %s (%zu providers enrolled); %zu changed keys need a restart",
+			    report->applied_count ? applied : "no change", providers, report->restart_count);
+		}
+	}
+	free(report);
+	config_live_release(t->live, running);
+	tell_manager(NULL, t->clock, "READY=1\nSTATUS=serving");
 }
 
 static int open_clock(const struct config *config, struct clock **clock)
@@ -274,10 +347,20 @@ int main(int argc, char **argv)
 	struct round *round = NULL;
 	struct translog_cosigning *cosigning = NULL;
 	struct publish_diffs *diffs = NULL;
+	struct config_live *live = NULL;
 	int status, rc;
 
 	if ((status = load_config(config_path, &config)) != 0)
 		return status;
+	/* The holder owns the configuration from now on; main keeps its reference to the one it
+	 * started with until it stops, and every module given that pointer reads its restart-only
+	 * keys there (reload.h). */
+	if (config_live_new(config, &live) != 0) {
+		say(config, NULL, "out of memory");
+		config_free(config);
+		return EXIT_SOFTWARE;
+	}
+	config = (struct config *)config_live_acquire(live);
 	if ((status = open_clock(config, &clock)) != 0 ||
 	    (status = open_signer(config_path, config, clock, &signer, &signer_health)) != 0)
 		goto cleanup;
@@ -292,6 +375,7 @@ int main(int argc, char **argv)
 	sigemptyset(&signals);
 	sigaddset(&signals, SIGINT);
 	sigaddset(&signals, SIGTERM);
+	sigaddset(&signals, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &signals, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -327,7 +411,7 @@ int main(int argc, char **argv)
 		status = EXIT_SOFTWARE;
 		goto cleanup;
 	}
-	if (open_round(config, store, signer, signer_health, clock, prepared, &log, diffs, &peers,
+	if (open_round(config, live, store, signer, signer_health, clock, prepared, &log, diffs, &peers,
 	               &authorities, &round) != 0) {
 		status = EXIT_CONFIG;
 		goto cleanup;
@@ -370,7 +454,8 @@ int main(int argc, char **argv)
 	                                    .prepared = prepared,
 	                                    /* The routes between authorities: with peers only. */
 	                                    .round = authorities ? round : NULL,
-	                                    .authorities = authorities};
+	                                    .authorities = authorities,
+	                                    .live = live};
 	if ((rc = http_server_start(&http_options, &http)) != 0) {
 		say(config, clock, "cannot listen on %s:%u: %s", config->listen_address,
 		    (unsigned)config->listen_port, dirauth_strerror(rc));
@@ -385,9 +470,15 @@ int main(int argc, char **argv)
 	say(config, clock, "listening on %s:%u", config->listen_address, (unsigned)config->listen_port);
 	tell_manager(config, clock, "READY=1\nSTATUS=serving");
 
+	struct reload_targets reload_targets = {config_path, live, http, peers, clock};
 	int received = 0;
-	while (sigwait(&signals, &received) != 0)
-		;
+	for (;;) {
+		if (sigwait(&signals, &received) != 0)
+			continue;
+		if (received != SIGHUP)
+			break;
+		reload(&reload_targets);
+	}
 	say(config, clock, "stopping (signal %d)", received);
 	tell_manager(config, clock, "STOPPING=1\nSTATUS=stopping");
 cleanup:
@@ -403,6 +494,7 @@ cleanup:
 	clock_close(clock);
 	signer_health_free(signer_health);
 	signer_client_close(signer);
-	config_free(config);
+	config_live_release(live, config);
+	config_live_free(live);
 	return status;
 }

@@ -7,7 +7,10 @@
  * dirauthd's requests on a UNIX socket (listener.h), several connections at once, until SIGTERM
  * or SIGINT. Those signals are blocked in every thread and taken with sigwait(), so the stop is
  * orderly: the requests being served complete, then the socket file is removed and the keys are
- * wiped.
+ * wiped. SIGHUP is taken the same way and changes nothing: everything the signer holds (keys,
+ * certificates, namespaces, ledger) is read at start, and a signer that changed its keys under a
+ * running dirauthd would sign what dirauthd did not expect; it says so in one line, and a restart
+ * applies a new configuration.
  *
  * Exit codes follow sysexits.h, one stderr line each: 0; 64 usage; 77 a key file or directory
  * other users could reach, or a socket that cannot be given to allowed_uid (no CAP_CHOWN: a
@@ -226,6 +229,7 @@ int main(int argc, char **argv)
 	sigemptyset(&signals);
 	sigaddset(&signals, SIGINT);
 	sigaddset(&signals, SIGTERM);
+	sigaddset(&signals, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &signals, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -239,8 +243,14 @@ int main(int argc, char **argv)
 	}
 	say("listening on %s", config->socket_path);
 	tell_manager("READY=1\nSTATUS=signing for dirauthd on its socket");
-	while (sigwait(&signals, &received) != 0)
-		;
+	for (;;) {
+		if (sigwait(&signals, &received) != 0)
+			continue;
+		if (received != SIGHUP)
+			break;
+		say("SIGHUP: nothing reloaded; the keys, certificates and namespaces are read at start, "
+		    "restart dirauth-signer to apply a new configuration");
+	}
 	say("stopping (signal %d)", received);
 	tell_manager("STOPPING=1\nSTATUS=stopping");
 cleanup:

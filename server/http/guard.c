@@ -152,6 +152,10 @@ struct http_guard {
 	pthread_cond_t wait_cond;
 };
 
+/* A limit a reload may change (http_guard_set_limits): each is read and written whole, atomically,
+ * and each is independent of the others, so a thread reads either the old value or the new. */
+#define LIMIT(guard, field) __atomic_load_n(&(guard)->options.field, __ATOMIC_RELAXED)
+
 static uint64_t now_ms(void)
 {
 	struct timespec t;
@@ -390,7 +394,7 @@ static bool hand_over(struct http_guard *guard, struct pending *p)
 		return false;
 	}
 	struct tracked *t = NULL;
-	size_t per_address = guard->options.max_per_address;
+	size_t per_address = LIMIT(guard, max_per_address);
 	if ((admitted_count(guard) >= per_address && address_count(guard, &address) >= per_address) ||
 	    !(t = calloc(1, sizeof *t))) {
 		close(p->fd);
@@ -531,7 +535,7 @@ static void pending_service(struct http_guard *guard, struct pending *p, uint8_t
 		free(p->seen);
 		p->seen = NULL;
 		p->state = PENDING_ROOM;
-		p->deadline_ms = now_ms() + guard->options.head_timeout_ms;
+		p->deadline_ms = now_ms() + LIMIT(guard, head_timeout_ms);
 		list_append(&guard->room, p);
 		counts_mirror(guard);
 		admit_waiting(guard);
@@ -595,9 +599,9 @@ static void accept_all(struct http_guard *guard, uint8_t *scratch)
 			free(p);
 			continue;
 		}
-		if (guard->pending.count + guard->room.count >= guard->options.max_pending)
+		if (guard->pending.count + guard->room.count >= LIMIT(guard, max_pending))
 			displace_oldest(guard);
-		p->deadline_ms = now_ms() + guard->options.head_timeout_ms;
+		p->deadline_ms = now_ms() + LIMIT(guard, head_timeout_ms);
 		struct epoll_event event = {.events = EPOLLIN | EPOLLRDHUP | EPOLLET, .data.ptr = p};
 		if (epoll_ctl(guard->epoll_fd, EPOLL_CTL_ADD, p->fd, &event) != 0) {
 			close(p->fd);
@@ -788,7 +792,7 @@ static void watch(struct http_guard *guard, uint64_t now)
 	 * be another's by now. */
 	for (struct tracked *t = guard->starting.head, *next; t; t = next) {
 		next = t->next;
-		if (age_of(t, now) > guard->options.head_timeout_ms)
+		if (age_of(t, now) > LIMIT(guard, head_timeout_ms))
 			tracked_forget(guard, &guard->starting, t);
 	}
 	for (struct tracked *t = guard->tracked.head; t; t = t->next) {
@@ -797,9 +801,9 @@ static void watch(struct http_guard *guard, uint64_t now)
 		int phase = atomic_load(&t->phase);
 		uint64_t age = age_of(t, now);
 		if ((phase == GUARD_WAITING || phase == GUARD_ADMITTED) &&
-		    age > guard->options.head_timeout_ms)
+		    age > LIMIT(guard, head_timeout_ms))
 			tracked_shut(guard, t, GUARD_CLOSED_HEAD_TIMEOUT);
-		else if (phase == GUARD_RECEIVING && age > guard->options.body_timeout_ms)
+		else if (phase == GUARD_RECEIVING && age > LIMIT(guard, body_timeout_ms))
 			tracked_shut(guard, t, GUARD_CLOSED_BODY_TIMEOUT);
 	}
 	while (guard->live > high) {
@@ -843,6 +847,15 @@ static void *watchdog_main(void *argument)
 	}
 	pthread_mutex_unlock(&guard->wait_lock);
 	return NULL;
+}
+
+void http_guard_set_limits(struct http_guard *guard, const struct http_guard_limits *limits)
+{
+	__atomic_store_n(&guard->options.head_timeout_ms, limits->head_timeout_ms, __ATOMIC_RELAXED);
+	__atomic_store_n(&guard->options.body_timeout_ms, limits->body_timeout_ms, __ATOMIC_RELAXED);
+	__atomic_store_n(&guard->options.max_pending, limits->max_pending, __ATOMIC_RELAXED);
+	__atomic_store_n(&guard->options.max_per_address, limits->max_per_address, __ATOMIC_RELAXED);
+	__atomic_store_n(&guard->options.log_interval_ms, limits->log_interval_ms, __ATOMIC_RELAXED);
 }
 
 /* ---- life cycle ---- */

@@ -96,6 +96,21 @@ int http_guard_create(const struct http_guard_options *options, struct http_guar
  * Returns 0 or DIRAUTH_ERR_INTERNAL. */
 int http_guard_start(struct http_guard *guard, struct MHD_Daemon *daemon);
 
+/* The limits a reload of the configuration may change while the guard runs (the others, and the
+ * listening socket, stay as created). */
+struct http_guard_limits {
+	unsigned head_timeout_ms;
+	unsigned body_timeout_ms;
+	size_t max_pending;
+	size_t max_per_address;
+	unsigned log_interval_ms;
+};
+
+/* Applies limits from the next decision on: a connection admitted or a deadline judged after this
+ * call reads the new values; each limit is changed whole (never torn), independently of the
+ * others. Thread-safe; any time between create and free. */
+void http_guard_set_limits(struct http_guard *guard, const struct http_guard_limits *limits);
+
 /* Stops the threads and closes the pending connections and the listening socket. Call before
  * MHD_stop_daemon. Accepts NULL and a guard never started. */
 void http_guard_stop(struct http_guard *guard);

@@ -238,6 +238,7 @@ struct request_state {
 	struct http_deferred deferred;
 	int vote_upload;                    /* counted in the server's vote_uploads */
 	struct prepared_body *body_sending; /* the snapshot body this request sends, or NULL */
+	const struct config *config;        /* taken from options.live, given back at completion */
 };
 
 bool http_deferred_begin(struct http_request *request)
@@ -400,8 +401,13 @@ static enum MHD_Result dispatch(struct http_server *server, struct MHD_Connectio
 	}
 	if (!method_allowed(route, method))
 		return respond_error(connection, &route->answer, API_ERROR_METHOD_NOT_ALLOWED, NULL);
+	/* Only a statement posted reads live keys (its provider's enrolment); a read never takes the
+	 * holder's lock. */
+	if (!state->config && server->options.live && route_takes_body(route, method))
+		state->config = config_live_acquire(server->options.live);
 	struct http_request request = {
 	    .server = server,
+	    .config = state->config ? state->config : server->options.config,
 	    .connection = connection,
 	    .route = &route->answer,
 	    .match = state->match,
@@ -657,6 +663,8 @@ static void request_completed(void *cls, struct MHD_Connection *connection, void
 		if (state->deferred.started)
 			deferred_ended(cls);
 		prepared_body_sent(state->body_sending);
+		if (state->config)
+			config_live_release(((struct http_server *)cls)->options.live, state->config);
 		buffer_free(&state->body);
 		buffer_free(&state->deferred.body);
 		free(state);
@@ -725,6 +733,18 @@ static unsigned mhd_connection_limit(const struct config_http *h)
 	return h->max_connections > UINT_MAX / 2 / threads ? UINT_MAX : 2 * h->max_connections * threads;
 }
 
+static struct http_guard_limits guard_limits(const struct config_http *h)
+{
+	struct http_guard_limits limits = {
+	    .head_timeout_ms = h->header_timeout_seconds * 1000,
+	    .body_timeout_ms = h->body_timeout_seconds * 1000,
+	    .max_pending = h->max_pending_connections,
+	    .max_per_address = h->max_connections_per_ip,
+	    .log_interval_ms = h->log_interval_seconds * 1000,
+	};
+	return limits;
+}
+
 int http_server_start(const struct http_options *options, struct http_server **out)
 {
 	const struct config *config = options->config;
@@ -743,14 +763,15 @@ int http_server_start(const struct http_options *options, struct http_server **o
 	server->options = *options;
 	pthread_mutex_init(&server->deferred_lock, NULL);
 	pthread_cond_init(&server->deferred_idle, NULL);
+	struct http_guard_limits limits = guard_limits(h);
 	struct http_guard_options guard_options = {
 	    .listen_fd = listen_fd,
-	    .head_timeout_ms = h->header_timeout_seconds * 1000,
-	    .body_timeout_ms = h->body_timeout_seconds * 1000,
-	    .max_pending = h->max_pending_connections,
+	    .head_timeout_ms = limits.head_timeout_ms,
+	    .body_timeout_ms = limits.body_timeout_ms,
+	    .max_pending = limits.max_pending,
 	    .max_connections = h->max_connections,
-	    .max_per_address = h->max_connections_per_ip,
-	    .log_interval_ms = h->log_interval_seconds * 1000,
+	    .max_per_address = limits.max_per_address,
+	    .log_interval_ms = limits.log_interval_ms,
 	    .log = options->log,
 	    .clock = options->clock,
 	    .schedule = &config->epoch,
@@ -798,6 +819,12 @@ int http_server_start(const struct http_options *options, struct http_server **o
 	}
 	*out = server;
 	return 0;
+}
+
+void http_server_reconfigure(struct http_server *server, const struct config *config)
+{
+	struct http_guard_limits limits = guard_limits(&config->http);
+	http_guard_set_limits(server->guard, &limits);
 }
 
 void http_server_stop(struct http_server *server)

@@ -21,6 +21,7 @@
 
 #include "clock/clock.h"
 #include "server/config/config.h"
+#include "server/config/live.h"
 #include "server/peers/authority_set.h"
 #include "server/readpath/prepared.h"
 #include "server/round/round.h"
@@ -38,6 +39,9 @@ struct http_options {
 	FILE *log;           /* the aggregate lines of refusals (guard.h); NULL: stderr */
 	struct round *round; /* the round with the other authorities; NULL for an authority alone */
 	struct authority_set *authorities; /* their certificates, served with this authority's; or NULL */
+	/* The configuration as reloads replace it (live.h), whose current snapshot each request
+	 * takes when it begins and reads its live keys from; NULL: config, for ever. */
+	struct config_live *live;
 };
 
 struct http_server;
@@ -46,6 +50,12 @@ struct http_server;
  * the server. Returns 0, DIRAUTH_ERR_CONFIG (the address does not parse), DIRAUTH_ERR_IO (the
  * daemon could not start, e.g. the port is taken), DIRAUTH_ERR_NOMEM. */
 int http_server_start(const struct http_options *options, struct http_server **out);
+
+/* Applies the live HTTP limits of config (server/config/reload.h: the guard's head and body
+ * timeouts, pending connections, connections per address, log interval) to the running server,
+ * for the connections and deadlines judged from now on. The other limits stay as started.
+ * Thread-safe. */
+void http_server_reconfigure(struct http_server *server, const struct config *config);
 
 /* Stops accepting, closes every connection, waits for the threads, frees. Accepts NULL. */
 void http_server_stop(struct http_server *server);

@@ -74,6 +74,11 @@ enum MHD_Result http_deferred_respond(struct http_request *request);
 
 struct http_request {
 	struct http_server *server;
+	/* The configuration whose live keys (server/config/reload.h: the enrolled providers, ...)
+	 * a request with a body (a statement posted) reads: the one current when it began, held until
+	 * it completes, so a reload during the request changes nothing under it. A request without a
+	 * body gets the configuration the server started with (its restart-only keys are the same). */
+	const struct config *config;
 	struct MHD_Connection *connection;
 	const struct respond_route *route; /* Allow and Vary of the matched route */
 	struct router_match match;         /* the pattern's captures */

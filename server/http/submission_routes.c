@@ -43,7 +43,7 @@ enum MHD_Result http_accept_submission(struct http_request *request, http_submit
 		return http_deferred_respond(request);
 	if (deferred->started)
 		return MHD_YES; /* still waiting */
-	struct submit_context context = {o->config, o->store, o->signer, o->signer_health, o->clock};
+	struct submit_context context = {request->config, o->store, o->signer, o->signer_health, o->clock};
 	struct submit_result result;
 	if (!http_deferred_begin(request))
 		return respond_error_closing(request->connection, API_ERROR_UNAVAILABLE,

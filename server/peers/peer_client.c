@@ -112,6 +112,29 @@ static size_t at_most_buffer(size_t cap)
 	return cap > BUFFER_MAX - 1 ? BUFFER_MAX - 1 : cap;
 }
 
+/* The members' urls, the timeouts and the retries of config: at creation, and at each reload. */
+static void set_reachability(struct peer_client *client, const struct config *config)
+{
+	for (size_t i = 0; i < client->member_count && i < config->member_count; i++)
+		snprintf(client->members[i].url, sizeof(client->members[i].url), "%s",
+		         config->members[i].url);
+	client->timeout_ms =
+	    (uint32_t)(config->peers.timeout_seconds != 0 ? config->peers.timeout_seconds : 5) * 1000u;
+	client->connect_timeout_ms =
+	    (uint32_t)(config->peers.connect_timeout_seconds != 0 ? config->peers.connect_timeout_seconds
+	                                                          : 2) *
+	    1000u;
+	client->retries = config->peers.retries < NET_RETRY_MAX_ATTEMPTS ? config->peers.retries
+	                                                                 : NET_RETRY_MAX_ATTEMPTS - 1;
+}
+
+void peer_client_reconfigure(struct peer_client *client, const struct config *config)
+{
+	pthread_mutex_lock(client->settings_lock);
+	set_reachability(client, config);
+	pthread_mutex_unlock(client->settings_lock);
+}
+
 int peer_client_new(const struct config *config, const struct peer_client_options *options,
                     struct peer_client **out)
 {
@@ -131,20 +154,18 @@ int peer_client_new(const struct config *config, const struct peer_client_option
 		goto nomem;
 	client->member_count = config->member_count;
 	client->self_index = config->self_index;
-	for (size_t i = 0; i < config->member_count; i++) {
+	client->settings_lock = malloc(sizeof(*client->settings_lock));
+	if (client->settings_lock == NULL)
+		goto nomem;
+	if (pthread_mutex_init(client->settings_lock, NULL) != 0) {
+		free(client->settings_lock);
+		client->settings_lock = NULL;
+		goto nomem;
+	}
+	for (size_t i = 0; i < config->member_count; i++)
 		snprintf(client->members[i].name, sizeof(client->members[i].name), "%s",
 		         config->members[i].name);
-		snprintf(client->members[i].url, sizeof(client->members[i].url), "%s",
-		         config->members[i].url);
-	}
-	client->timeout_ms =
-	    (uint32_t)(config->peers.timeout_seconds != 0 ? config->peers.timeout_seconds : 5) * 1000u;
-	client->connect_timeout_ms =
-	    (uint32_t)(config->peers.connect_timeout_seconds != 0 ? config->peers.connect_timeout_seconds
-	                                                          : 2) *
-	    1000u;
-	client->retries = config->peers.retries < NET_RETRY_MAX_ATTEMPTS ? config->peers.retries
-	                                                                 : NET_RETRY_MAX_ATTEMPTS - 1;
+	set_reachability(client, config);
 	client->backoff.base_delay_ms =
 	    options != NULL && options->retry_base_ms != 0 ? options->retry_base_ms : PEER_RETRY_BASE_MS;
 	client->backoff.max_delay_ms =
@@ -208,6 +229,10 @@ void peer_client_free(struct peer_client *client)
 		net_pool_free(client->pools[i]);
 	free(client->pools);
 	free(client->members);
+	if (client->settings_lock != NULL) {
+		pthread_mutex_destroy(client->settings_lock);
+		free(client->settings_lock);
+	}
 	free(client->ca_file);
 	free(client->user_agent);
 	peer_capabilities_free(client->capabilities);
@@ -481,13 +506,32 @@ static int take_answer(const struct operation_kind *kind, size_t cap, struct net
 	return 0;
 }
 
+/* How one call reaches its member: the client's settings as they stood when it began. */
+struct peer_reach {
+	struct peer_member member;
+	uint32_t timeout_ms;
+	uint32_t connect_timeout_ms;
+	unsigned retries;
+};
+
+static void reach_read(const struct peer_client *client, size_t member, struct peer_reach *reach)
+{
+	pthread_mutex_lock(client->settings_lock);
+	reach->member = client->members[member];
+	reach->timeout_ms = client->timeout_ms;
+	reach->connect_timeout_ms = client->connect_timeout_ms;
+	reach->retries = client->retries;
+	pthread_mutex_unlock(client->settings_lock);
+}
+
 /* Attempts request until an answer or a failure that may not be retried, the retries spent, or
  * deadline. answer->attempts counts on from where it stands, and answer->transport tells a timeout
  * from an unreachable peer. Returns net_perform's last return. */
-static int exchange(const struct peer_client *client, struct net_request *request, uint64_t deadline,
-                    struct net_response *response, struct peer_answer *answer)
+static int exchange(const struct peer_client *client, const struct peer_reach *reach,
+                    struct net_request *request, uint64_t deadline, struct net_response *response,
+                    struct peer_answer *answer)
 {
-	unsigned attempts = client->retries + 1;
+	unsigned attempts = reach->retries + 1;
 	int rc = DIRAUTH_ERR_UNAVAILABLE;
 
 	snprintf(response->error, sizeof(response->error), "the deadline passed before an attempt");
@@ -503,7 +547,7 @@ static int exchange(const struct peer_client *client, struct net_request *reques
 			/* The deadline came during a wait: the last outcome stands. */
 			break;
 		}
-		connect_ms = client->connect_timeout_ms < left ? client->connect_timeout_ms : (uint32_t)left;
+		connect_ms = reach->connect_timeout_ms < left ? reach->connect_timeout_ms : (uint32_t)left;
 		request->connect_timeout_ms = connect_ms;
 		request->total_timeout_ms = left < UINT32_MAX ? (uint32_t)left : UINT32_MAX;
 		rc = net_perform(request, response);
@@ -538,8 +582,10 @@ static int call_over_http(const struct peer_client *client, size_t member, const
 	struct net_request request;
 	struct net_response response;
 	struct buffer url;
+	struct peer_reach reach;
+	reach_read(client, member, &reach);
 	uint64_t now = monotonic_ms();
-	uint64_t deadline = now + client->timeout_ms;
+	uint64_t deadline = now + reach.timeout_ms;
 	int compressed = body->zstd.len > 0;
 	int rc;
 
@@ -552,7 +598,7 @@ static int call_over_http(const struct peer_client *client, size_t member, const
 		return DIRAUTH_ERR_UNAVAILABLE;
 	}
 	buffer_init(&url);
-	rc = build_url(&client->members[member], call, &url);
+	rc = build_url(&reach.member, call, &url);
 	if (rc != 0) {
 		buffer_free(&url);
 		answer->transport = PEER_TRANSPORT_FAILED;
@@ -584,7 +630,7 @@ static int call_over_http(const struct peer_client *client, size_t member, const
 	request.body = compressed ? body->zstd.data : call->body;
 	request.body_len = compressed ? body->zstd.len : call->body_len;
 	net_response_init(&response);
-	rc = exchange(client, &request, deadline, &response, answer);
+	rc = exchange(client, &reach, &request, deadline, &response, answer);
 	if (rc == 0 && compressed && (response.status == 415 || response.status == 400) &&
 	    monotonic_ms() < deadline) {
 		/* A peer that takes no zstd body (415), or an older one that reads the compressed bytes
@@ -593,7 +639,7 @@ static int call_over_http(const struct peer_client *client, size_t member, const
 		headers[--header_count] = NULL;
 		request.body = call->body;
 		request.body_len = call->body_len;
-		rc = exchange(client, &request, deadline, &response, answer);
+		rc = exchange(client, &reach, &request, deadline, &response, answer);
 	}
 	if (rc == 0) {
 		rc = take_answer(kind, request.max_response_bytes, &response, answer);

@@ -210,6 +210,12 @@ int peer_client_new(const struct config *config, const struct peer_client_option
 /* Frees a client. Accepts NULL. No operation or broadcast may be running on it. */
 void peer_client_free(struct peer_client *client);
 
+/* Takes from config (a reload's, server/config/reload.h) what may change while the client runs:
+ * each member's url (the same members, in the same order, as at creation), the timeouts and the
+ * retries. A call that began before keeps what it began with; the next one reads the new values.
+ * Thread-safe. */
+void peer_client_reconfigure(struct peer_client *client, const struct config *config);
+
 /* The number of members, and this authority's index among them. */
 size_t peer_client_member_count(const struct peer_client *client);
 size_t peer_client_self_index(const struct peer_client *client);

@@ -16,6 +16,7 @@
 #include "server/peers/capabilities.h"
 #include "server/peers/peer_client.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,6 +28,10 @@ struct peer_member {
 struct peer_client {
 	size_t member_count;
 	size_t self_index;
+	/* The members' urls, the timeouts and the retries may change while calls run
+	 * (peer_client_reconfigure): they are written, and copied by each call as it begins, under
+	 * settings_lock (owned, a pointer so that a call on a const client can take it). */
+	pthread_mutex_t *settings_lock;
 	struct peer_member *members; /* owned */
 	uint32_t timeout_ms;
 	uint32_t connect_timeout_ms;

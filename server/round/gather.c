@@ -323,6 +323,20 @@ static int collect_wanted(struct gathering *g, const struct vote_body *const *bo
 
 /* ---- the checks of a fetched note ---- */
 
+/* The configuration whose live keys (the enrolled providers, the operators: server/config/reload.h)
+ * a peer's note is checked against: the current one, held for the check; the round's own when it
+ * was given no holder. */
+static const struct config *live_take(const struct round *round)
+{
+	return round->o.live ? config_live_acquire(round->o.live) : round->o.config;
+}
+
+static void live_give_back(const struct round *round, const struct config *config)
+{
+	if (round->o.live)
+		config_live_release(round->o.live, config);
+}
+
 /* A peer's registration checked as intake checks a provider's, for the line's service and
  * sequence, not expired at the epoch's valid-after. */
 static int check_registration(struct gathering *g, const struct wanted *w, const uint8_t *data, size_t len)
@@ -331,7 +345,10 @@ static int check_registration(struct gathering *g, const struct wanted *w, const
 	struct registration r;
 	struct note *parsed = NULL;
 	struct submit_result result;
-	if (submit_check_note(config, data, len, g->now, &r, &parsed, &result) != API_ERROR_NONE)
+	const struct config *live = live_take(g->round);
+	enum api_error error = submit_check_note(live, data, len, g->now, &r, &parsed, &result);
+	live_give_back(g->round, live);
+	if (error != API_ERROR_NONE)
 		return DIRAUTH_ERR_REFUSED;
 	int rc = 0;
 	if (strcmp(r.namespace_name, config->namespaces[g->namespace_index].name) != 0 ||
@@ -372,9 +389,10 @@ static int check_health(struct gathering *g, const struct wanted *w, const uint8
 static int check_revocation(struct gathering *g, const uint8_t *data, size_t len)
 {
 	const struct round_options *o = &g->round->o;
-	struct submit_context submit = {o->config, o->store, o->signer, o->signer_health, o->clock};
+	struct submit_context submit = {live_take(g->round), o->store, o->signer, o->signer_health, o->clock};
 	struct submit_result result;
 	enum api_error error = submit_check_peer_revocation(&submit, data, len, &result);
+	live_give_back(g->round, submit.config);
 	if (error == API_ERROR_INTERNAL)
 		return DIRAUTH_ERR_INTERNAL;
 	return error == API_ERROR_NONE ? 0 : DIRAUTH_ERR_REFUSED;
@@ -691,8 +709,10 @@ size_t round_notes_store(struct round *round, size_t i)
 	size_t registrations = 0;
 	while (registrations < count && taken[registrations].kind == INTAKE_REGISTRATION)
 		registrations++;
+	submit.config = live_take(round);
 	stored += intake_take_peer_notes(&submit, taken, registrations);
 	stored += intake_take_peer_notes(&submit, taken + registrations, count - registrations);
+	live_give_back(round, submit.config);
 	/* A version the store holds already, or an older one, is refused and changes nothing; any
 	 * other refusal is worth a line. */
 	size_t refused = 0;

@@ -60,6 +60,7 @@
 #include "schema/registration.h"
 #include "server/api/api_error.h"
 #include "server/config/config.h"
+#include "server/config/live.h"
 #include "server/peers/authority_set.h"
 #include "server/peers/peer_client.h"
 #include "server/readpath/prepared.h"
@@ -97,6 +98,9 @@ struct round_options {
 	/* Asked for the diffs to each body this round publishes, once it is served
 	 * (server/publish/diffs.h); NULL: none are built. */
 	struct publish_diffs *diffs;
+	/* The configuration as reloads replace it (server/config/live.h): the notes peers hold are
+	 * checked against its current enrolled providers and operators. NULL: config's, for ever. */
+	struct config_live *live;
 };
 
 /* A round over options (all of which must outlive it). Returns 0, DIRAUTH_ERR_CONFIG (no

@@ -430,6 +430,24 @@ START_TEST(test_trickling_is_cut_off)
 }
 END_TEST
 
+/* A reload (http_server_reconfigure) shortens the head deadline of a running server: a head that
+ * trickles is cut off within seconds, where the limit it started with would keep it 30 s. */
+START_TEST(test_a_reload_changes_the_deadlines)
+{
+	struct fixture f;
+	fixture_open_with(&f, 0,
+	                  "http: { threads: 2, header_timeout_seconds: 30, body_timeout_seconds: 30, "
+	                  "connection_timeout_seconds: 60, log_interval_seconds: 1 }");
+	struct config reloaded = *f.config; /* a shallow copy: only its http section is read */
+	reloaded.http.header_timeout_seconds = 1;
+	http_server_reconfigure(f.http, &reloaded);
+	uint64_t head =
+	    trickle(&f, "GET /v1/health HTTP/1.1\r\nHost: a\r\nX-Padding: aaaaaaaaaaaaaaaaaaaa", 200, 10000);
+	ck_assert_msg(head > 0, "the reloaded head deadline was not applied");
+	fixture_close(&f);
+}
+END_TEST
+
 /* Sends bytes in pieces of piece bytes, pause_ms apart, then reads until the server closes. */
 static int send_in_pieces(int fd, const uint8_t *bytes, size_t len, size_t piece, int pause_ms,
                           struct buffer *answer)
@@ -808,6 +826,7 @@ static Suite *guard_suite(void)
 	tcase_add_test(tc, test_hostile_framing_later_request);
 	tcase_add_test(tc, test_absolute_form_later_request);
 	tcase_add_test(tc, test_trickling_is_cut_off);
+	tcase_add_test(tc, test_a_reload_changes_the_deadlines);
 	tcase_add_test(tc, test_head_in_pieces);
 	tcase_add_test(tc, test_slow_crowd_does_not_lock_out);
 	tcase_add_test(tc, test_idle_crowd_is_evicted);

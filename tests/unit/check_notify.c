@@ -1,7 +1,8 @@
 /*
  * check_notify.c: the service manager's datagram (notify/notify.h), received on a socket the test
  * binds as systemd would: at a path, and in the abstract namespace; nothing without
- * $NOTIFY_SOCKET; each refusal with its code and nothing sent.
+ * $NOTIFY_SOCKET; each refusal with its code and nothing sent; a reload's start with the
+ * monotonic time systemd matches it by.
  */
 #include "notify/notify.h"
 
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 /* A datagram socket bound at name (a path, or '@' and an abstract name), as the manager's. */
@@ -87,11 +89,51 @@ START_TEST(test_told_at_a_path_and_in_the_abstract_namespace)
 }
 END_TEST
 
+static unsigned long long monotonic_usec(void)
+{
+	struct timespec now;
+	ck_assert_int_eq(clock_gettime(CLOCK_MONOTONIC, &now), 0);
+	return (unsigned long long)now.tv_sec * 1000000ull + (unsigned long long)now.tv_nsec / 1000ull;
+}
+
+START_TEST(test_a_reload_says_when_it_began)
+{
+	char dir[256], path[300], got[NOTIFY_MESSAGE_MAX + 1];
+	test_make_tempdir(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/notify.sock", dir);
+	int manager = manager_socket(path);
+	ck_assert_int_eq(setenv("NOTIFY_SOCKET", path, 1), 0);
+	unsigned long long before = monotonic_usec();
+	ck_assert_int_eq(notify_reloading("reloading the configuration"), 0);
+	unsigned long long after = monotonic_usec();
+	receive(manager, got, sizeof got);
+	unsigned long long usec = 0;
+	int consumed = 0;
+	ck_assert_int_eq(sscanf(got, "RELOADING=1\nMONOTONIC_USEC=%llu\n%n", &usec, &consumed), 1);
+	ck_assert_int_gt(consumed, 0);
+	ck_assert_str_eq(got + consumed, "STATUS=reloading the configuration");
+	ck_assert(usec >= before && usec <= after);
+	/* A status too long for one message: refused, nothing sent. */
+	char long_status[NOTIFY_MESSAGE_MAX];
+	memset(long_status, 'x', sizeof long_status - 1);
+	long_status[sizeof long_status - 1] = 0;
+	ck_assert_int_eq(notify_reloading(long_status), DIRAUTH_ERR_BOUNDS);
+	receive(manager, got, sizeof got);
+	ck_assert_str_eq(got, "");
+	/* Without the variable: nothing to do, no failure. */
+	unsetenv("NOTIFY_SOCKET");
+	ck_assert_int_eq(notify_reloading("reloading"), 0);
+	close(manager);
+	test_remove_tree(dir);
+}
+END_TEST
+
 static Suite *notify_suite(void)
 {
 	Suite *suite = suite_create("notify");
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, test_told_at_a_path_and_in_the_abstract_namespace);
+	tcase_add_test(tc, test_a_reload_says_when_it_began);
 	suite_add_tcase(suite, tc);
 	return suite;
 }

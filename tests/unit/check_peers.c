@@ -1054,6 +1054,42 @@ START_TEST(test_routes_are_the_protocols)
 }
 END_TEST
 
+/* A reload moves a member to another url (peer_client_reconfigure): the next call goes there,
+ * the old address hears nothing more. */
+START_TEST(test_a_reload_moves_a_member)
+{
+	static const char header[] = "header note\n";
+	struct pair p;
+	struct test_peer moved;
+	struct peer_answer answer;
+	char urls[2][64];
+
+	pair_open(&p);
+	peer_answer_init(&answer);
+	memset(&moved, 0, sizeof moved);
+	peer_start(&moved);
+	peer_can(&p.peer, "GET", "/v1/mix/snapshots/latest", 200, header, strlen(header), NULL, NULL);
+	peer_can(&moved, "GET", "/v1/mix/snapshots/latest", 200, header, strlen(header), NULL, NULL);
+	ck_assert_int_eq(peer_fetch_latest_header(p.client, 1, NS, &answer), 0);
+	ck_assert_int_eq(answer.status, 200);
+	ck_assert_uint_eq(peer_count_of(&p.peer, "/v1/mix/snapshots/latest"), 1);
+
+	snprintf(urls[0], sizeof(urls[0]), "http://127.0.0.1:1");
+	snprintf(urls[1], sizeof(urls[1]), "http://127.0.0.1:%u", moved.port);
+	struct config *reloaded = config_make(2, urls);
+	peer_client_reconfigure(p.client, reloaded);
+	config_free(reloaded); /* the client keeps copies */
+	ck_assert_int_eq(peer_fetch_latest_header(p.client, 1, NS, &answer), 0);
+	ck_assert_int_eq(answer.status, 200);
+	ck_assert_uint_eq(peer_count_of(&moved, "/v1/mix/snapshots/latest"), 1);
+	ck_assert_uint_eq(peer_count_of(&p.peer, "/v1/mix/snapshots/latest"), 1);
+
+	peer_answer_free(&answer);
+	peer_stop(&moved);
+	pair_close(&p);
+}
+END_TEST
+
 START_TEST(test_garbage_is_cut_at_the_cap)
 {
 	struct pair p;
@@ -1822,6 +1858,7 @@ static Suite *peers_suite(void)
 	suite_add_tcase(suite, set);
 	tcase_set_timeout(client, 30);
 	tcase_add_test(client, test_routes_are_the_protocols);
+	tcase_add_test(client, test_a_reload_moves_a_member);
 	tcase_add_test(client, test_garbage_is_cut_at_the_cap);
 	tcase_add_test(client, test_redirect_is_not_followed);
 	tcase_add_test(client, test_5xx_is_retried_4xx_is_not);
