@@ -21,11 +21,13 @@
 #include "clock/clock.h"
 #include "server/config/config.h"
 #include "server/peers/authority_set.h"
+#include "server/peers/peer_client.h"
 #include "server/readpath/prepared.h"
 #include "server/round/round.h"
 #include "server/signing/signer_client.h"
 #include "server/signing/signer_health.h"
 #include "server/store/store.h"
+#include "server/tlog/cosigning.h"
 
 struct http_options {
 	const struct config *config; /* listen address and port, bounds, http limits */
@@ -37,6 +39,11 @@ struct http_options {
 	FILE *log;           /* the aggregate lines of refusals (guard.h); NULL: stderr */
 	struct round *round; /* the round with the other authorities; NULL for an authority alone */
 	struct authority_set *authorities; /* their certificates, served with this authority's; or NULL */
+	/* Read by GET /v1/metrics only; each may be NULL, its families then left out: the round (an
+	 * authority alone's too), the client of the other members, the cosigning of the log. */
+	struct round *measured_round;
+	const struct peer_client *peers;
+	struct translog_cosigning *cosigning;
 };
 
 struct http_server;
