@@ -80,6 +80,7 @@ struct round_namespace {
 	struct round_notes notes;                     /* what was gathered from peers this epoch */
 	size_t notes_stored;                          /* of them, taken into the store */
 	uint32_t signatures;                          /* valid signatures over the header, by member */
+	uint64_t step_began_ms[ROUND_PHASE_COUNT];    /* monotonic ms of each step's first try; 0: none */
 	uint64_t published_total, failed_total;
 	bool failed;
 };
@@ -243,6 +244,12 @@ void round_figures_seed(struct round *round, size_t namespace_index, uint64_t ep
 
 /* A step of namespace_index's round completed in ms milliseconds. */
 void round_figures_phase(struct round *round, size_t namespace_index, enum round_phase phase, uint64_t ms);
+
+/* Around each try of a step: round_step_trying before it notes the first try's time (once per
+ * epoch), round_step_tried after it counts the step's duration from then if done says it is now
+ * complete. */
+void round_step_trying(struct round *round, size_t namespace_index, enum round_phase phase);
+void round_step_tried(struct round *round, size_t namespace_index, enum round_phase phase, bool done);
 
 /* A vote (signatures: false) or a signature of member for epoch was kept now (the round's clock,
  * unix seconds); its lateness is measured against epoch's schedule. */

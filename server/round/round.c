@@ -253,11 +253,9 @@ int round_tick(struct round *round, size_t i, uint64_t now)
 	 * step, taken at the epoch's start and retried while the signer is away (finish.c). */
 	if (n == 1) {
 		if (!rn->published && !rn->failed && now >= rn->phases.start) {
-			uint64_t began = round_monotonic_ms();
+			round_step_trying(round, i, ROUND_PHASE_PUBLICATION);
 			rc = round_publish_alone(round, i);
-			if (rn->published)
-				round_figures_phase(round, i, ROUND_PHASE_PUBLICATION,
-				                    round_monotonic_ms() - began);
+			round_step_tried(round, i, ROUND_PHASE_PUBLICATION, rn->published);
 			return rc;
 		}
 		return 0;
@@ -297,11 +295,10 @@ int round_tick(struct round *round, size_t i, uint64_t now)
 
 	/* 1: the vote, until the vote deadline (after it, peers refuse it). */
 	if (!rn->voted && rn->caught_up && now >= rn->phases.vote_at && now <= rn->phases.vote_deadline) {
-		uint64_t began = round_monotonic_ms();
+		round_step_trying(round, i, ROUND_PHASE_VOTE);
 		if ((rc = round_vote(round, i, now)) != 0 && !first)
 			first = rc;
-		if (rn->voted)
-			round_figures_phase(round, i, ROUND_PHASE_VOTE, round_monotonic_ms() - began);
+		round_step_tried(round, i, ROUND_PHASE_VOTE, rn->voted);
 	}
 	/* 2: the consensus, once every vote is here or the deadline passed; until the signature
 	 * deadline. */
@@ -309,12 +306,12 @@ int round_tick(struct round *round, size_t i, uint64_t now)
 		uint32_t held = 0;
 		if (now < rn->phases.vote_deadline)
 			store_votes_held(round->o.store, name, epoch, &held);
-		uint64_t began = round_monotonic_ms();
-		if (now >= rn->phases.vote_deadline || (held & all) == all)
+		if (now >= rn->phases.vote_deadline || (held & all) == all) {
+			round_step_trying(round, i, ROUND_PHASE_CONSENSUS);
 			if ((rc = round_compute(round, i, now)) != 0 && !first)
 				first = rc;
-		if (rn->computed)
-			round_figures_phase(round, i, ROUND_PHASE_CONSENSUS, round_monotonic_ms() - began);
+			round_step_tried(round, i, ROUND_PHASE_CONSENSUS, rn->computed);
+		}
 	}
 	/* 3: the decision, once every signature is here or the deadline passed. */
 	if (rn->computed && !rn->decided) {
@@ -322,12 +319,12 @@ int round_tick(struct round *round, size_t i, uint64_t now)
 		if (now < rn->phases.signature_deadline)
 			round_count_signatures(round, i, epoch, rn->result.header_text.data,
 			                       rn->result.header_text.len, &valid);
-		uint64_t began = round_monotonic_ms();
-		if (now >= rn->phases.signature_deadline || (valid & all) == all)
+		if (now >= rn->phases.signature_deadline || (valid & all) == all) {
+			round_step_trying(round, i, ROUND_PHASE_DECISION);
 			if ((rc = round_decide(round, i, now, false)) != 0 && !first)
 				first = rc;
-		if (rn->decided)
-			round_figures_phase(round, i, ROUND_PHASE_DECISION, round_monotonic_ms() - began);
+			round_step_tried(round, i, ROUND_PHASE_DECISION, rn->decided);
+		}
 	}
 	/* 3, late: an epoch decided without k signatures here may have them elsewhere (a member that
 	 * collected k while its pushes to this one were lost); pulled again every few seconds until
@@ -343,11 +340,10 @@ int round_tick(struct round *round, size_t i, uint64_t now)
 	}
 	/* 4: publication at the epoch's start, then reconciliation. */
 	if (rn->ready && !rn->published && now >= rn->phases.start) {
-		uint64_t began = round_monotonic_ms();
+		round_step_trying(round, i, ROUND_PHASE_PUBLICATION);
 		if ((rc = round_publish(round, i, now)) != 0 && !first)
 			first = rc;
-		if (rn->published)
-			round_figures_phase(round, i, ROUND_PHASE_PUBLICATION, round_monotonic_ms() - began);
+		round_step_tried(round, i, ROUND_PHASE_PUBLICATION, rn->published);
 	}
 	if (!rn->reconciled && (rn->published || rn->failed || (rn->decided && now >= rn->phases.start)))
 		if ((rc = round_reconcile(round, i, now)) != 0 && !first)

@@ -211,7 +211,7 @@ enum round_refusal {
 const char *round_refusal_name(enum round_refusal refusal);
 
 /* The steps of a round whose durations are measured: from the call that began a step to the end
- * of the call that completed it (the vote: catch-up, seal, vote, push; the consensus: pulls,
+ * of the call that completed it (the vote: seal, vote, push, once caught up; the consensus: pulls,
  * gathering, consensus, signing, push; the decision: signature pulls; publication: stored and
  * served; an authority alone has the publication only, its steps being one). */
 enum round_phase {

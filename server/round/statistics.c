@@ -86,6 +86,19 @@ void round_figures_phase(struct round *round, size_t i, enum round_phase phase, 
 	pthread_mutex_unlock(&round->lock);
 }
 
+void round_step_trying(struct round *round, size_t i, enum round_phase phase)
+{
+	if (!round->ns[i].step_began_ms[phase])
+		round->ns[i].step_began_ms[phase] = round_monotonic_ms();
+}
+
+void round_step_tried(struct round *round, size_t i, enum round_phase phase, bool done)
+{
+	uint64_t began = round->ns[i].step_began_ms[phase];
+	if (done && began)
+		round_figures_phase(round, i, phase, round_monotonic_ms() - began);
+}
+
 void round_figures_received(struct round *round, size_t i, size_t member, uint64_t epoch, bool signature,
                             uint64_t now)
 {

@@ -563,7 +563,7 @@ int translog_cosigning_round(struct translog_cosigning *c, size_t namespace_inde
 	buffer_init(&r->note);
 	int rc = run_round(r);
 	pthread_mutex_lock(&c->lock);
-	if (outcome->has_checkpoint)
+	if (rc == 0 && outcome->has_checkpoint) /* counted: every round that returns 0 counts */
 		c->figures.cosigners[namespace_index] = outcome->cosigned;
 	c->figures.added[namespace_index] += outcome->added;
 	pthread_mutex_unlock(&c->lock);

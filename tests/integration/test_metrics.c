@@ -157,7 +157,10 @@ START_TEST(test_metrics_follow_the_rounds)
 
 	/* The cosignatures of epoch first + 1's checkpoint: the first's own and the second's. */
 	snprintf(series, sizeof series, "dirauth_log_checkpoint_cosigners{namespace=\"mix\"}");
-	free(metrics_when(c, 0, series, 2, 10000));
+	char *cosigned = metrics_when(c, 0, series, 2, 30000);
+	ck_assert_msg(sample(cosigned, series) >= 2, "the second member's cosignature did not come; see %s",
+	              cluster_log_path(c, 0));
+	free(cosigned);
 
 	/* Epoch first + 2: the second is stopped too; the first, alone of three, fails it. */
 	cluster_stop_authority(c, 1);
