@@ -155,11 +155,16 @@ START_TEST(test_metrics_follow_the_rounds)
 	note_free(parsed);
 	buffer_free(&published);
 
-	/* The cosignatures of epoch first + 1's checkpoint: the first's own and the second's. */
-	snprintf(series, sizeof series, "dirauth_log_checkpoint_cosigners{namespace=\"mix\"}");
+	/* The cosignatures of epoch first + 1's checkpoint (of two entries): the first's own and the
+	 * second's, a quorum, so it is served; then the figure of that round. */
+	snprintf(series, sizeof series, "dirauth_log_served_entries{namespace=\"mix\"}");
 	char *cosigned = metrics_when(c, 0, series, 2, 30000);
-	ck_assert_msg(sample(cosigned, series) >= 2, "the second member's cosignature did not come; see %s",
+	ck_assert_msg(sample(cosigned, series) == 2, "the checkpoint of two entries is not served; see %s",
 	              cluster_log_path(c, 0));
+	free(cosigned);
+	snprintf(series, sizeof series, "dirauth_log_checkpoint_cosigners{namespace=\"mix\"}");
+	cosigned = metrics_when(c, 0, series, 2, 5000);
+	ck_assert_uint_eq((uint64_t)sample(cosigned, series), 2);
 	free(cosigned);
 
 	/* Epoch first + 2: the second is stopped too; the first, alone of three, fails it. */
@@ -238,7 +243,8 @@ START_TEST(test_metrics_follow_the_rounds)
 	ck_assert_ptr_null(strstr(text, series)); /* nothing of itself */
 
 	/* The log's cosigning: the second cosigned, the third did not answer. */
-	ck_assert_uint_ge((uint64_t)sample(text, "dirauth_log_checkpoint_cosigners{namespace=\"mix\"}"), 2);
+	ck_assert_uint_eq((uint64_t)sample(text, "dirauth_log_checkpoint_cosigners{namespace=\"mix\"}"), 2);
+	ck_assert_uint_eq((uint64_t)sample(text, "dirauth_log_served_entries{namespace=\"mix\"}"), 2);
 	ck_assert_uint_eq((uint64_t)sample(text, "dirauth_log_cosigner_quorum"), 2);
 	snprintf(series, sizeof series,
 	         "dirauth_log_witness_answers_total{witness=\"%s\",result=\"cosigned\"}", cluster_name(c, 1));
