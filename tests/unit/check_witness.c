@@ -829,10 +829,10 @@ START_TEST(test_served_once_cosigned_by_k)
 	signer_key_free(k2);
 	buffer_free(&served);
 	buffer_free(&stored);
-	buffer_free(&line1);
 	close_witness(&f);
 	canned_server_stop(&w1);
 	canned_server_stop(&w2);
+	buffer_free(&line1); /* w1's answer: freed once its thread is gone */
 }
 END_TEST
 
