@@ -379,6 +379,27 @@ static int peer_failures(struct http_request *request, struct buffer *out)
 	return rc;
 }
 
+/* When each member's latest certificate ends, as its ring here holds it. */
+static int member_certificates(struct http_request *request, struct buffer *out)
+{
+	const struct http_options *o = &request->server->options;
+	const struct config *config = o->config;
+	int rc = metrics_family(
+	    out, "dirauth_member_certificate_not_after_timestamp_seconds", "gauge",
+	    "When the latest certificate of a member's signing key held here ends (unix seconds).");
+	for (size_t m = 0; m < config->member_count; m++) {
+		uint64_t not_after;
+		struct metrics_labels labels;
+		if (authority_set_certificate_not_after(o->authorities, m, &not_after) != 0)
+			continue;
+		metrics_labels_init(&labels);
+		metrics_labels_add(&labels, "member", config->members[m].name);
+		rc |= metrics_sample_u64(out, "dirauth_member_certificate_not_after_timestamp_seconds",
+		                         &labels, not_after);
+	}
+	return rc;
+}
+
 /* The cosigning of each public namespace's checkpoints, and the answers to add-checkpoint. */
 static int cosigning(struct http_request *request, const size_t *public, size_t count, struct buffer *out)
 {
@@ -480,6 +501,8 @@ enum MHD_Result http_serve_metrics(struct http_request *request)
 		rc |= rounds(request, public, count, &out);
 	if (o->peers)
 		rc |= peer_failures(request, &out);
+	if (o->authorities)
+		rc |= member_certificates(request, &out);
 	if (o->cosigning)
 		rc |= cosigning(request, public, count, &out);
 	if (o->signer_health)

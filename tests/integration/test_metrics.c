@@ -259,6 +259,14 @@ START_TEST(test_metrics_follow_the_rounds)
 	         "dirauth_signer_certificate_not_after_timestamp_seconds{key_id=\"%08x\"}",
 	         (unsigned)certificate.signing_key.key_id);
 	ck_assert_uint_eq((uint64_t)sample(text, series), certificate.valid_until);
+	/* And the other members' certificates, as this authority holds them. */
+	for (size_t m = 1; m < 3; m++) {
+		issued = cluster_certificate(c, m);
+		ck_assert_int_eq(certificate_parse_signed(issued->data, issued->len, &certificate), 0);
+		snprintf(series, sizeof series, "dirauth_member_certificate_not_after_timestamp_seconds{%s}",
+		         member(c, m));
+		ck_assert_uint_eq((uint64_t)sample(text, series), certificate.valid_until);
+	}
 
 	/* No address anywhere. */
 	ck_assert_ptr_null(strstr(text, "127.0.0.1"));
