@@ -559,9 +559,15 @@ START_TEST(test_certified_vote_verifies)
 	/* Before the first refresh only this authority's own bundle is known. */
 	ck_assert_uint_eq(authority_set_certificate_count(t.set, 0), 2);
 	ck_assert_uint_eq(authority_set_certificate_count(t.set, 1), 0);
+	uint64_t not_after = 1;
+	ck_assert_int_eq(authority_set_certificate_not_after(t.set, 1, &not_after), DIRAUTH_ERR_NOT_FOUND);
 	ck_assert_int_eq(authority_set_refresh(t.set, NOW, detail, sizeof(detail)), 0);
 	ck_assert_uint_eq(authority_set_certificate_count(t.set, 1), 2);
 	ck_assert_uint_eq(authority_set_certificate_count(t.set, 2), 2);
+	/* The metrics' figure: the latest not-after of the ring (the expired one ended before). */
+	ck_assert_int_eq(authority_set_certificate_not_after(t.set, 1, &not_after), 0);
+	ck_assert_uint_eq(not_after, NOW + DAY);
+	ck_assert_int_eq(authority_set_certificate_not_after(t.set, 3, &not_after), DIRAUTH_ERR_NOT_FOUND);
 	ck_assert_uint_eq(peer_count_of(&t.peers[1], "/v1/certificates"), 1);
 
 	for (size_t i = 0; i < 3; i++) {
