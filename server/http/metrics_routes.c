@@ -6,7 +6,8 @@
  * refusals by reason, how full the store is, what the read path loaded, each namespace's round
  * (epochs published and failed by reason, how long its steps took, its latest snapshot and diffs,
  * its log), each member of the authority set (labelled by its configured name, never an address:
- * what it sent and when, what was refused of it, the exchanges with it that failed), the
+ * what it sent and when, what was refused of it, the exchanges with it that failed, when its
+ * certificate ends), the
  * cosigning of the log and the signer. None names or counts a client (hard rule 8): there is no
  * per-address or per-request figure, and refusals are counted by reason only. The metrics are
  * public, so the figures of one namespace are those of the public namespaces only: a private
@@ -15,8 +16,9 @@
  * per-member totals, which name no namespace.
  *
  * Each module counts its own figures where they happen and hands them over through its header
- * (store_statistics, round_statistics_get, peer_client_failures, translog_cosigning_statistics,
- * signer_health_statistics); this file only chooses the lines, and metrics_format.h spells them.
+ * (store_statistics, round_statistics_get, peer_client_failures, authority_set_certificate_not_after,
+ * translog_cosigning_statistics, signer_health_statistics); this file only chooses the lines, and
+ * metrics_format.h spells them.
  */
 #include "server/http/routes.h"
 
