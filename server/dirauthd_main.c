@@ -455,7 +455,10 @@ int main(int argc, char **argv)
 	                                    /* The routes between authorities: with peers only. */
 	                                    .round = authorities ? round : NULL,
 	                                    .authorities = authorities,
-	                                    .live = live};
+	                                    .live = live,
+	                                    .measured_round = round,
+	                                    .peers = peers,
+	                                    .cosigning = cosigning};
 	if ((rc = http_server_start(&http_options, &http)) != 0) {
 		say(config, clock, "cannot listen on %s:%u: %s", config->listen_address,
 		    (unsigned)config->listen_port, dirauth_strerror(rc));

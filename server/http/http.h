@@ -23,11 +23,13 @@
 #include "server/config/config.h"
 #include "server/config/live.h"
 #include "server/peers/authority_set.h"
+#include "server/peers/peer_client.h"
 #include "server/readpath/prepared.h"
 #include "server/round/round.h"
 #include "server/signing/signer_client.h"
 #include "server/signing/signer_health.h"
 #include "server/store/store.h"
+#include "server/tlog/cosigning.h"
 
 struct http_options {
 	const struct config *config; /* listen address and port, bounds, http limits */
@@ -42,6 +44,11 @@ struct http_options {
 	/* The configuration as reloads replace it (live.h), whose current snapshot each request
 	 * takes when it begins and reads its live keys from; NULL: config, for ever. */
 	struct config_live *live;
+	/* Read by GET /v1/metrics only; each may be NULL, its families then left out: the round (an
+	 * authority alone's too), the client of the other members, the cosigning of the log. */
+	struct round *measured_round;
+	const struct peer_client *peers;
+	struct translog_cosigning *cosigning;
 };
 
 struct http_server;

@@ -353,6 +353,24 @@ size_t authority_set_certificate_count(struct authority_set *set, size_t index)
 	return count;
 }
 
+int authority_set_certificate_not_after(struct authority_set *set, size_t index, uint64_t *not_after)
+{
+	int rc = DIRAUTH_ERR_NOT_FOUND;
+
+	*not_after = 0;
+	if (index >= set->count)
+		return rc;
+	pthread_rwlock_rdlock(&set->rings);
+	const struct certificate_keyring *ring = set->members[index].ring;
+	for (size_t c = 0; ring != NULL && c < ring->certificate_count; c++)
+		if (rc != 0 || ring->certificates[c].valid_until > *not_after) {
+			*not_after = ring->certificates[c].valid_until;
+			rc = 0;
+		}
+	pthread_rwlock_unlock(&set->rings);
+	return rc;
+}
+
 int authority_set_install(struct authority_set *set, size_t index, const uint8_t *bundle, size_t len,
                           char *detail, size_t cap)
 {

@@ -119,6 +119,11 @@ int authority_set_member_by_name(const struct authority_set *set, const char *na
 /* The number of certificates member index's ring holds now (0 for an index out of range). */
 size_t authority_set_certificate_count(struct authority_set *set, size_t index);
 
+/* The latest not-after (unix seconds) among the certificates member index's ring holds now, into
+ * *not_after (for GET /v1/metrics: when the member stops being able to sign unless it renews).
+ * Returns 0, or DIRAUTH_ERR_NOT_FOUND (no such member, or its ring holds no certificate). */
+int authority_set_certificate_not_after(struct authority_set *set, size_t index, uint64_t *not_after);
+
 /* Replaces member index's ring by one built from bundle (len bytes, as GET /v1/certificates serves
  * it): the certificates its pinned identity signed. Returns 0; DIRAUTH_ERR_NOT_FOUND (no such
  * member); DIRAUTH_ERR_SYNTAX, DIRAUTH_ERR_BOUNDS (not a certificate bundle: the ring stays);

@@ -88,6 +88,50 @@ const char *peer_transport_name(enum peer_transport_outcome transport)
 	return transport_names[transport];
 }
 
+const char *peer_failure_name(enum peer_failure failure)
+{
+	static const char *const names[PEER_FAILURE_COUNT] = {"unreachable", "timeout", "too_large",
+	                                                      "server_error", "other"};
+	return (size_t)failure < PEER_FAILURE_COUNT ? names[failure] : "other";
+}
+
+static void count_failure(const struct peer_client *client, size_t member, const struct peer_answer *answer)
+{
+	enum peer_failure failure;
+	if (member >= client->member_count)
+		return;
+	switch (answer->transport) {
+	case PEER_TRANSPORT_ANSWERED:
+		if (answer->status < 500)
+			return;
+		failure = PEER_FAILURE_SERVER_ERROR;
+		break;
+	case PEER_TRANSPORT_UNREACHABLE:
+		failure = PEER_FAILURE_UNREACHABLE;
+		break;
+	case PEER_TRANSPORT_TIMEOUT:
+		failure = PEER_FAILURE_TIMEOUT;
+		break;
+	case PEER_TRANSPORT_TOO_LARGE:
+		failure = PEER_FAILURE_TOO_LARGE;
+		break;
+	case PEER_TRANSPORT_SKIPPED:
+		return;
+	default:
+		failure = PEER_FAILURE_OTHER;
+		break;
+	}
+	atomic_fetch_add_explicit(&client->failures[member][failure], 1, memory_order_relaxed);
+}
+
+void peer_client_failures(const struct peer_client *client, size_t member, uint64_t out[PEER_FAILURE_COUNT])
+{
+	for (size_t f = 0; f < PEER_FAILURE_COUNT; f++)
+		out[f] = member < client->member_count
+		             ? atomic_load_explicit(&client->failures[member][f], memory_order_relaxed)
+		             : 0;
+}
+
 static char *copy_string(const char *text)
 {
 	size_t len;
@@ -151,6 +195,9 @@ int peer_client_new(const struct config *config, const struct peer_client_option
 		return DIRAUTH_ERR_NOMEM;
 	client->members = calloc(config->member_count, sizeof(*client->members));
 	if (client->members == NULL)
+		goto nomem;
+	client->failures = calloc(config->member_count, sizeof(*client->failures));
+	if (client->failures == NULL)
 		goto nomem;
 	client->member_count = config->member_count;
 	client->self_index = config->self_index;
@@ -233,6 +280,7 @@ void peer_client_free(struct peer_client *client)
 		pthread_mutex_destroy(client->settings_lock);
 		free(client->settings_lock);
 	}
+	free(client->failures);
 	free(client->ca_file);
 	free(client->user_agent);
 	peer_capabilities_free(client->capabilities);
@@ -666,10 +714,14 @@ static int call_over_http(const struct peer_client *client, size_t member, const
 int peer_client_dispatch(const struct peer_client *client, size_t member, const struct peer_call *call,
                          const struct peer_call_body *body, struct peer_answer *answer)
 {
+	int rc;
 	answer_reset(answer);
 	if (client->has_transport)
-		return client->transport.call(client->transport.context, member, call, answer);
-	return call_over_http(client, member, call, body, answer);
+		rc = client->transport.call(client->transport.context, member, call, answer);
+	else
+		rc = call_over_http(client, member, call, body, answer);
+	count_failure(client, member, answer);
+	return rc;
 }
 
 /* The refusals of a call made before anything is sent, in answer. */

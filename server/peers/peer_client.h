@@ -335,4 +335,23 @@ void peer_answers_free(struct peer_answer *answers, size_t count);
 /* "answered", "unreachable", "timeout", "too_large", "failed", "skipped". Never NULL. */
 const char *peer_transport_name(enum peer_transport_outcome transport);
 
+/* How an exchange with a member failed, for GET /v1/metrics: counted once per operation (after
+ * its retries), for every operation (pushes, pulls, fetches, add-checkpoint) whose exchange ended
+ * without an answer, or with a 5xx answer. A 4xx is an answer: the caller judges it. */
+enum peer_failure {
+	PEER_FAILURE_UNREACHABLE,  /* PEER_TRANSPORT_UNREACHABLE */
+	PEER_FAILURE_TIMEOUT,      /* PEER_TRANSPORT_TIMEOUT */
+	PEER_FAILURE_TOO_LARGE,    /* PEER_TRANSPORT_TOO_LARGE */
+	PEER_FAILURE_SERVER_ERROR, /* answered with a 5xx status */
+	PEER_FAILURE_OTHER,        /* PEER_TRANSPORT_FAILED: TLS, memory, ... */
+	PEER_FAILURE_COUNT
+};
+
+/* "unreachable", "timeout", "too_large", "server_error", "other". */
+const char *peer_failure_name(enum peer_failure failure);
+
+/* The failed exchanges with member since the client was created, by reason, into out (zeroes for
+ * a member out of range). Thread-safe. */
+void peer_client_failures(const struct peer_client *client, size_t member, uint64_t out[PEER_FAILURE_COUNT]);
+
 #endif

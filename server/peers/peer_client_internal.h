@@ -17,6 +17,7 @@
 #include "server/peers/peer_client.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,6 +47,9 @@ struct peer_client {
 	struct net_pool **pools;                /* owned; one per member; NULL with a transport */
 	int has_transport;
 	struct peer_transport transport;
+	/* Failed exchanges by member and enum peer_failure (owned, member_count rows), counted by
+	 * peer_client_dispatch; atomics, as the client is shared and immutable otherwise. */
+	_Atomic uint64_t (*failures)[PEER_FAILURE_COUNT];
 };
 
 /* A call's body as it goes on the wire: compressed once, for all its attempts and members. */

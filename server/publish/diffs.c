@@ -49,6 +49,7 @@ struct publish_diffs {
 /* What one epoch's diffs came to, for its log line. */
 struct epoch_outcome {
 	size_t built, held, not_offered, failed, stale;
+	uint64_t bytes[ENCODING_COUNT]; /* of the diffs built, per encoding */
 	int first_error;
 	uint64_t first_error_base;
 };
@@ -66,19 +67,19 @@ static bool stopping(struct publish_diffs *d)
  * offering (dropped), or an error (DIRAUTH_ERR_STALE: the base or the target was removed
  * meanwhile). */
 static int diff_store(struct publish_diffs *d, const char *name, uint64_t target,
-                      const uint8_t base_digest[32], const struct buffer *diff, uint64_t target_zstd)
+                      const uint8_t base_digest[32], const struct buffer *diff, uint64_t target_zstd,
+                      struct store_body_info *measured)
 {
 	struct store_body_writer *writer = NULL;
-	struct store_body_info measured;
 	int rc = store_diff_begin(d->o.store, name, target, base_digest, &writer);
 	if (rc)
 		return rc;
 	if ((rc = store_body_write(writer, diff->data, diff->len)) == 0)
-		rc = store_diff_measure(writer, &measured);
+		rc = store_diff_measure(writer, measured);
 	/* The diff is written and synced under its part names, not yet offered. */
 	fault_point("diffs-measured");
 	if (rc == 0 &&
-	    !snapshot_diff_worth_offering((size_t)measured.size[ENCODING_ZSTD], (size_t)target_zstd))
+	    !snapshot_diff_worth_offering((size_t)measured->size[ENCODING_ZSTD], (size_t)target_zstd))
 		rc = 1;
 	if (rc) {
 		store_body_discard(writer);
@@ -139,11 +140,14 @@ static void epoch_build(struct publish_diffs *d, size_t i, uint64_t target, stru
 		if (step == 0)
 			step = snapshot_diff_build(base_body.data, base_body.len, target_body.data,
 			                           target_body.len, &limits, &diff);
+		struct store_body_info measured;
 		if (step == 0)
 			step = diff_store(d, ns->name, target, base_info.sha256[ENCODING_IDENTITY], &diff,
-			                  target_info.size[ENCODING_ZSTD]);
+			                  target_info.size[ENCODING_ZSTD], &measured);
 		if (step == 0) {
 			out->built++;
+			for (int e = 0; e < ENCODING_COUNT; e++)
+				out->bytes[e] += measured.size[e];
 		} else if (step == 1) {
 			out->not_offered++;
 		} else if (step == DIRAUTH_ERR_STALE) {
@@ -219,6 +223,8 @@ static void *builder_run(void *context)
 		d->statistics.not_offered += outcome.not_offered;
 		d->statistics.failed += outcome.failed;
 		d->statistics.epochs++;
+		for (int e = 0; e < ENCODING_COUNT; e++)
+			d->statistics.bytes[chosen][e] += outcome.bytes[e];
 		pthread_cond_broadcast(&d->changed);
 	}
 	d->busy = false;

@@ -25,6 +25,7 @@
 #ifndef DIRAUTH_SERVER_PUBLISH_DIFFS_H
 #define DIRAUTH_SERVER_PUBLISH_DIFFS_H
 
+#include "compress/compress.h"
 #include "server/config/config.h"
 #include "server/store/store.h"
 
@@ -48,6 +49,8 @@ struct publish_diffs_statistics {
 	uint64_t failed;      /* a build or a write failed (logged) */
 	uint64_t dropped;     /* pending epochs replaced by a newer one before they were built */
 	uint64_t epochs;      /* epochs whose diffs were built (or found built) */
+	/* Bytes of the diffs built and kept, by namespace index and content encoding. */
+	uint64_t bytes[CONFIG_MAX_NAMESPACES][ENCODING_COUNT];
 };
 
 /* Starts the builder's thread over options (which must outlive it), and asks it for the diffs of

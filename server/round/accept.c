@@ -167,6 +167,9 @@ void round_keep_vote(struct round *round, size_t i, uint64_t epoch, size_t membe
 	const char *name = round->o.config->namespaces[i].name;
 	const char *who = round->o.config->members[member].name;
 	int rc = store_vote_put(round->o.store, name, epoch, (unsigned)member, envelope, len);
+	uint64_t now;
+	if (rc == 0 && clock_now(round->o.clock, &now) == 0)
+		round_figures_received(round, i, member, epoch, false, now);
 	if (rc == 0)
 		return answer_ok(answer, 202, "The vote is kept.");
 	if (rc == DIRAUTH_ERR_EXISTS)
@@ -264,13 +267,18 @@ void round_accept_vote(struct round *round, size_t i, const uint8_t *body, size_
 	size_t member;
 	uint64_t now;
 	buffer_init(&whole);
+	answer->error = API_ERROR_NONE;
 	if (clock_now(round->o.clock, &now) != 0)
 		return answer_set(answer, API_ERROR_UNAVAILABLE, "The clock cannot be read.");
+	const uint8_t *sent = body;
+	size_t sent_len = len;
 	/* A delta becomes the whole vote first; from then on both are one. */
 	if (len <= round_vote_body_max(round->o.config) &&
 	    vote_envelope_parse(body, len, round_vote_body_max(round->o.config), &parts) == 0 &&
 	    parts.delta) {
 		if (rebuild_whole(round, i, &parts, &whole, answer) != API_ERROR_NONE) {
+			round_figures_refused(round, round_claimed_member(round, sent, sent_len, true),
+			                      answer->error);
 			buffer_free(&whole);
 			return;
 		}
@@ -281,6 +289,8 @@ void round_accept_vote(struct round *round, size_t i, const uint8_t *body, size_
 		vote_body_free(parsed);
 		round_keep_vote(round, i, vote.epoch, member, body, len, answer);
 	}
+	if (answer->error != API_ERROR_NONE)
+		round_figures_refused(round, round_claimed_member(round, body, len, true), answer->error);
 	buffer_free(&whole);
 }
 
@@ -369,6 +379,7 @@ void round_take_signature(struct round *round, size_t i, const uint8_t *note_byt
 	}
 	rc = store_signature_put(round->o.store, ns->name, header.epoch, (unsigned)member, note_bytes, len);
 	if (rc == 0) {
+		round_figures_received(round, i, member, header.epoch, true, now);
 		answer_ok(answer, 202, "The signature is kept.");
 	} else if (rc == DIRAUTH_ERR_EXISTS) {
 		answer_ok(answer, 200, "The signature was already held.");
@@ -402,6 +413,8 @@ void round_accept_signature(struct round *round, size_t i, const uint8_t *body, 
 	if (clock_now(round->o.clock, &now) != 0)
 		return answer_set(answer, API_ERROR_UNAVAILABLE, "The clock cannot be read.");
 	round_take_signature(round, i, body, len, now, answer);
+	if (answer->error != API_ERROR_NONE)
+		round_figures_refused(round, round_claimed_member(round, body, len, false), answer->error);
 }
 
 int round_count_signatures(struct round *round, size_t i, uint64_t epoch, const uint8_t *text,

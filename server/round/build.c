@@ -93,6 +93,9 @@ static int build_vote(struct round *round, size_t i, uint64_t epoch, struct buff
 	if (rc == 0) {
 		rc = store_vote_put(round->o.store, ns->name, epoch, (unsigned)config->self_index,
 		                    envelope->data, envelope->len);
+		uint64_t now;
+		if (rc == 0 && clock_now(round->o.clock, &now) == 0)
+			round_figures_received(round, i, config->self_index, epoch, false, now);
 		if (rc == DIRAUTH_ERR_EXISTS)
 			rc = 0;
 	}

@@ -47,6 +47,8 @@ static void on_pulled_vote(void *context, size_t member, const struct peer_answe
 		return;
 	bool refused = round_check_vote(c->round, c->namespace_index, answer->body.data, answer->body.len,
 	                                c->now, &vote, &body, &author, &verdict) != API_ERROR_NONE;
+	if (refused)
+		round_figures_refused(c->round, member, verdict.error);
 	if (refused || author != member) {
 		round_log(c->round, c->namespace_index, c->round->ns[c->namespace_index].epoch,
 		          "the vote pulled from %s is refused: %s", c->round->o.config->members[member].name,
@@ -402,6 +404,9 @@ static int sign_header(struct round *round, size_t i, const struct buffer *text)
 	if (rc == 0) {
 		rc = store_signature_put(round->o.store, config->namespaces[i].name, epoch,
 		                         (unsigned)config->self_index, note.data, note.len);
+		uint64_t now;
+		if (rc == 0 && clock_now(round->o.clock, &now) == 0)
+			round_figures_received(round, i, config->self_index, epoch, true, now);
 		if (rc == DIRAUTH_ERR_EXISTS)
 			rc = 0;
 	}
@@ -537,7 +542,7 @@ static int run_rule(struct computation *c)
 	if (rc) {
 		consensus_failure_describe(&failure, why, sizeof why);
 		round_log(round, i, rn->epoch, "not published: %s", why);
-		round_fail(round, i);
+		round_fail(round, i, ROUND_FAILURE_CONSENSUS);
 		return 0;
 	}
 	/* Hard rule 4 holds here whatever the votes say: a record naming a target this authority holds
@@ -548,7 +553,7 @@ static int run_rule(struct computation *c)
 		          "not published: the votes chose a version naming a service or endpoint revoked "
 		          "here");
 		consensus_result_clear(&rn->result);
-		round_fail(round, i);
+		round_fail(round, i, ROUND_FAILURE_REVOKED);
 	}
 	return 0;
 }

@@ -59,9 +59,14 @@ static void on_pulled_signatures(void *context, size_t member, const struct peer
 	for (size_t s = 0; s < note->signature_count; s++) {
 		struct round_answer verdict;
 		buffer_reset(&single);
-		if (note_format(note->text, note->text_len, &note->signatures[s], 1, &single) == 0)
+		if (note_format(note->text, note->text_len, &note->signatures[s], 1, &single) == 0) {
 			round_take_signature(c->round, c->namespace_index, single.data, single.len, c->now,
 			                     &verdict);
+			if (verdict.error != API_ERROR_NONE)
+				round_figures_refused(
+				    c->round, round_claimed_member(c->round, single.data, single.len, false),
+				    verdict.error);
+		}
 	}
 	buffer_free(&single);
 	note_free(note);
@@ -125,6 +130,7 @@ int round_decide(struct round *round, size_t i, uint64_t now, bool late)
 	} else if (!ready) {
 		rn->failed = true;
 		rn->failed_total++;
+		round->figures[i].failed_total[ROUND_FAILURE_SIGNATURES]++;
 	}
 	pthread_mutex_unlock(&round->lock);
 	uint64_t decided = round_monotonic_ms();
@@ -183,6 +189,7 @@ static int serve_stored(struct round *round, size_t i, struct buffer *note)
 	pthread_mutex_lock(&round->lock);
 	rn->published = true;
 	rn->published_total++;
+	round->figures[i].published_total++;
 	pthread_mutex_unlock(&round->lock);
 	return rc;
 }
@@ -246,7 +253,7 @@ int round_publish(struct round *round, size_t i, uint64_t now)
 		                             rn->result.body.data, rn->result.body.len);
 	if (rc) {
 		round_log(round, i, rn->epoch, "not published: %s", dirauth_strerror(rc));
-		round_fail(round, i);
+		round_fail(round, i, ROUND_FAILURE_PUBLICATION);
 		goto cleanup;
 	}
 	size_t header_size = note.len;
@@ -303,7 +310,7 @@ int round_publish_alone(struct round *round, size_t i)
 	if (rc) {
 		round_log(round, i, rn->epoch, "not published: %s%s%s", dirauth_strerror(rc),
 		          why[0] ? ": " : "", why);
-		round_fail(round, i);
+		round_fail(round, i, ROUND_FAILURE_PUBLICATION);
 		return rc;
 	}
 	unsigned long long records = p.header.record_count;

@@ -80,6 +80,7 @@ struct round_namespace {
 	struct round_notes notes;                     /* what was gathered from peers this epoch */
 	size_t notes_stored;                          /* of them, taken into the store */
 	uint32_t signatures;                          /* valid signatures over the header, by member */
+	uint64_t step_began_ms[ROUND_PHASE_COUNT];    /* monotonic ms of each step's first try; 0: none */
 	uint64_t published_total, failed_total;
 	bool failed;
 };
@@ -91,6 +92,10 @@ struct round {
 	pthread_mutex_t lock; /* guards each namespace's status fields read by round_status_get */
 	bool refresh_logged;  /* a failed certificate refresh was logged (once per run) */
 	struct round_namespace ns[CONFIG_MAX_NAMESPACES];
+	/* The figures of GET /v1/metrics (statistics.c), under lock. */
+	struct round_statistics figures[CONFIG_MAX_NAMESPACES];
+	bool figures_seeded[CONFIG_MAX_NAMESPACES]; /* round_figures_seed ran */
+	uint64_t refusals[CONFIG_MAX_MEMBERS][ROUND_REFUSAL_COUNT];
 	pthread_mutex_t base_lock;                       /* guards bases (the pointers) */
 	struct round_base *bases[CONFIG_MAX_NAMESPACES]; /* each namespace's delta base (base.c) */
 };
@@ -222,9 +227,42 @@ int round_publish(struct round *round, size_t namespace_index, uint64_t now);
 int round_publish_alone(struct round *round, size_t namespace_index);
 int round_reconcile(struct round *round, size_t namespace_index, uint64_t now);
 
-/* Marks namespace_index's epoch failed here (counted once in failed_total), under the lock
- * round_status_get reads by. Called from the scheduler's thread only, on an epoch not yet failed. */
-void round_fail(struct round *round, size_t namespace_index);
+/* Marks namespace_index's epoch failed here (counted once in failed_total, and in the figures
+ * under reason), under the lock round_status_get reads by. Called from the scheduler's thread
+ * only, on an epoch not yet failed. */
+void round_fail(struct round *round, size_t namespace_index, enum round_failure reason);
+
+/* ---- the figures (statistics.c); each takes the round's lock, so none may be called under it ---- */
+
+/* An epoch of namespace_index failed here for reason (round_fail, and the decisions that mark
+ * the failure under the lock themselves: call it after releasing it). */
+void round_figures_failed(struct round *round, size_t namespace_index, enum round_failure reason);
+
+/* The members' latest votes and signatures the store holds from the three epochs before epoch,
+ * taken into the figures once, at the first round after a start. */
+void round_figures_seed(struct round *round, size_t namespace_index, uint64_t epoch);
+
+/* A step of namespace_index's round completed in ms milliseconds. */
+void round_figures_phase(struct round *round, size_t namespace_index, enum round_phase phase, uint64_t ms);
+
+/* Around each try of a step: round_step_trying before it notes the first try's time (once per
+ * epoch), round_step_tried after it counts the step's duration from then if done says it is now
+ * complete. */
+void round_step_trying(struct round *round, size_t namespace_index, enum round_phase phase);
+void round_step_tried(struct round *round, size_t namespace_index, enum round_phase phase, bool done);
+
+/* A vote (signatures: false) or a signature of member for epoch was kept now (the round's clock,
+ * unix seconds); its lateness is measured against epoch's schedule. */
+void round_figures_received(struct round *round, size_t namespace_index, size_t member, uint64_t epoch,
+                            bool signature, uint64_t now);
+
+/* A statement of member refused with error (API_ERROR_NONE and API_ERROR_UNAVAILABLE, a refusal
+ * of this authority's own making, count nothing). */
+void round_figures_refused(struct round *round, size_t member, enum api_error error);
+
+/* The member a statement names (the name of its one signature line), or config->member_count for
+ * none: a signed note, or with envelope a vote envelope. */
+size_t round_claimed_member(const struct round *round, const uint8_t *bytes, size_t len, bool envelope);
 
 /* Clears a namespace's round state for a new epoch, freeing what it holds. */
 void round_namespace_reset(struct round_namespace *rn);

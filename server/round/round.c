@@ -150,12 +150,13 @@ int round_create(const struct round_options *options, struct round **out)
 	return 0;
 }
 
-void round_fail(struct round *round, size_t i)
+void round_fail(struct round *round, size_t i, enum round_failure reason)
 {
 	struct round_namespace *rn = &round->ns[i];
 	pthread_mutex_lock(&round->lock);
 	rn->failed = true;
 	rn->failed_total++;
+	round->figures[i].failed_total[reason]++;
 	pthread_mutex_unlock(&round->lock);
 }
 
@@ -192,8 +193,10 @@ static int begin_epoch(struct round *round, size_t i, uint64_t epoch)
 	if (rn->active && !rn->published && !rn->failed && rn->computed)
 		round_log(round, i, rn->epoch, "not published: its round ended before it could be");
 	pthread_mutex_lock(&round->lock);
-	if (rn->active && !rn->published && !rn->failed)
+	if (rn->active && !rn->published && !rn->failed) {
 		rn->failed_total++;
+		round->figures[i].failed_total[ROUND_FAILURE_ROUND_ENDED]++;
+	}
 	round_namespace_reset(rn);
 	rn->epoch = epoch;
 	rn->active = true;
@@ -201,6 +204,8 @@ static int begin_epoch(struct round *round, size_t i, uint64_t epoch)
 	int rc = schedule_epoch_phases(&round->o.config->epoch, epoch, &rn->phases);
 	if (rc)
 		return rc;
+	if (round->o.config->member_count > 1)
+		round_figures_seed(round, i, epoch);
 	uint64_t latest;
 	rc = store_snapshot_latest(round->o.store, name, &latest);
 	if (rc == 0 && latest >= epoch) {
@@ -247,8 +252,12 @@ int round_tick(struct round *round, size_t i, uint64_t now)
 	 * vote meets k = 1: the vote, its consensus, the signed header and the publication are one
 	 * step, taken at the epoch's start and retried while the signer is away (finish.c). */
 	if (n == 1) {
-		if (!rn->published && !rn->failed && now >= rn->phases.start)
-			return round_publish_alone(round, i);
+		if (!rn->published && !rn->failed && now >= rn->phases.start) {
+			round_step_trying(round, i, ROUND_PHASE_PUBLICATION);
+			rc = round_publish_alone(round, i);
+			round_step_tried(round, i, ROUND_PHASE_PUBLICATION, rn->published);
+			return rc;
+		}
 		return 0;
 	}
 
@@ -286,8 +295,10 @@ int round_tick(struct round *round, size_t i, uint64_t now)
 
 	/* 1: the vote, until the vote deadline (after it, peers refuse it). */
 	if (!rn->voted && rn->caught_up && now >= rn->phases.vote_at && now <= rn->phases.vote_deadline) {
+		round_step_trying(round, i, ROUND_PHASE_VOTE);
 		if ((rc = round_vote(round, i, now)) != 0 && !first)
 			first = rc;
+		round_step_tried(round, i, ROUND_PHASE_VOTE, rn->voted);
 	}
 	/* 2: the consensus, once every vote is here or the deadline passed; until the signature
 	 * deadline. */
@@ -295,9 +306,12 @@ int round_tick(struct round *round, size_t i, uint64_t now)
 		uint32_t held = 0;
 		if (now < rn->phases.vote_deadline)
 			store_votes_held(round->o.store, name, epoch, &held);
-		if (now >= rn->phases.vote_deadline || (held & all) == all)
+		if (now >= rn->phases.vote_deadline || (held & all) == all) {
+			round_step_trying(round, i, ROUND_PHASE_CONSENSUS);
 			if ((rc = round_compute(round, i, now)) != 0 && !first)
 				first = rc;
+			round_step_tried(round, i, ROUND_PHASE_CONSENSUS, rn->computed);
+		}
 	}
 	/* 3: the decision, once every signature is here or the deadline passed. */
 	if (rn->computed && !rn->decided) {
@@ -305,9 +319,12 @@ int round_tick(struct round *round, size_t i, uint64_t now)
 		if (now < rn->phases.signature_deadline)
 			round_count_signatures(round, i, epoch, rn->result.header_text.data,
 			                       rn->result.header_text.len, &valid);
-		if (now >= rn->phases.signature_deadline || (valid & all) == all)
+		if (now >= rn->phases.signature_deadline || (valid & all) == all) {
+			round_step_trying(round, i, ROUND_PHASE_DECISION);
 			if ((rc = round_decide(round, i, now, false)) != 0 && !first)
 				first = rc;
+			round_step_tried(round, i, ROUND_PHASE_DECISION, rn->decided);
+		}
 	}
 	/* 3, late: an epoch decided without k signatures here may have them elsewhere (a member that
 	 * collected k while its pushes to this one were lost); pulled again every few seconds until
@@ -322,14 +339,17 @@ int round_tick(struct round *round, size_t i, uint64_t now)
 		}
 	}
 	/* 4: publication at the epoch's start, then reconciliation. */
-	if (rn->ready && !rn->published && now >= rn->phases.start)
+	if (rn->ready && !rn->published && now >= rn->phases.start) {
+		round_step_trying(round, i, ROUND_PHASE_PUBLICATION);
 		if ((rc = round_publish(round, i, now)) != 0 && !first)
 			first = rc;
+		round_step_tried(round, i, ROUND_PHASE_PUBLICATION, rn->published);
+	}
 	if (!rn->reconciled && (rn->published || rn->failed || (rn->decided && now >= rn->phases.start)))
 		if ((rc = round_reconcile(round, i, now)) != 0 && !first)
 			first = rc;
 	if (!rn->computed && !rn->failed && now > rn->phases.signature_deadline) {
-		round_fail(round, i);
+		round_fail(round, i, ROUND_FAILURE_NO_HEADER);
 		round_log(round, i, epoch, "not published: no header was computed by the signature deadline");
 	}
 	return first;

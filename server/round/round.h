@@ -57,6 +57,7 @@
 
 #include "clock/clock.h"
 #include "base/buffer.h"
+#include "compress/compress.h"
 #include "schema/registration.h"
 #include "server/api/api_error.h"
 #include "server/config/config.h"
@@ -173,5 +174,100 @@ struct round_status {
 };
 
 void round_status_get(struct round *round, size_t namespace_index, struct round_status *out);
+
+/* ---- figures for GET /v1/metrics (docs/api.md, "Metrics") ----
+ *
+ * Counted where the round takes its steps and judges what peers send, under the round's lock,
+ * bounded by the configuration: per namespace, per member of the set, and fixed reasons. Nothing
+ * here names or counts anything but the configured members. Counts start at zero when the round is
+ * created. */
+
+/* Why an epoch failed here. */
+enum round_failure {
+	ROUND_FAILURE_CONSENSUS,   /* the votes held gave no consensus (too few of them, ...) */
+	ROUND_FAILURE_REVOKED,     /* the votes chose a version naming something revoked here */
+	ROUND_FAILURE_NO_HEADER,   /* no header computed by the signature deadline (no vote, no signer) */
+	ROUND_FAILURE_SIGNATURES,  /* fewer than k valid signatures by the signature deadline */
+	ROUND_FAILURE_PUBLICATION, /* the snapshot could not be built, signed or stored */
+	ROUND_FAILURE_ROUND_ENDED, /* the next epoch's round began before it was published */
+	ROUND_FAILURE_COUNT
+};
+
+/* "consensus", "revoked", "no_header", "signatures", "publication", "round_ended". */
+const char *round_failure_name(enum round_failure failure);
+
+/* Why a statement a member sent (pushed, or answered to a pull) was refused. The member is the
+ * one the statement names: a statement refused before its signature was checked (too late, wrong
+ * epoch, malformed) may not be that member's own. A statement naming no member is counted
+ * nowhere. */
+enum round_refusal {
+	ROUND_REFUSAL_TOO_LATE,      /* after its deadline (API_ERROR_TOO_LATE) */
+	ROUND_REFUSAL_WRONG_EPOCH,   /* for an epoch not being voted on or signed now */
+	ROUND_REFUSAL_BAD_SIGNATURE, /* not signed by a key the member certified */
+	ROUND_REFUSAL_MALFORMED,     /* malformed or too large */
+	ROUND_REFUSAL_UNKNOWN_BASE,  /* a vote delta against a snapshot not the latest here */
+	ROUND_REFUSAL_CONFLICTING,   /* a second vote, or a signature over another header: evidence */
+	ROUND_REFUSAL_OTHER,         /* this authority could not take it (store full, internal) */
+	ROUND_REFUSAL_COUNT
+};
+
+/* "too_late", "wrong_epoch", "bad_signature", "malformed", "unknown_base", "conflicting", "other". */
+const char *round_refusal_name(enum round_refusal refusal);
+
+/* The steps of a round whose durations are measured: from the call that began a step to the end
+ * of the call that completed it (the vote: seal, vote, push, once caught up; the consensus: pulls,
+ * gathering, consensus, signing, push; the decision: signature pulls; publication: stored and
+ * served; an authority alone has the publication only, its steps being one). */
+enum round_phase {
+	ROUND_PHASE_VOTE,
+	ROUND_PHASE_CONSENSUS,
+	ROUND_PHASE_DECISION,
+	ROUND_PHASE_PUBLICATION,
+	ROUND_PHASE_COUNT
+};
+
+/* "vote", "consensus", "decision", "publication". */
+const char *round_phase_name(enum round_phase phase);
+
+/* The upper bounds (seconds) of the duration histograms' buckets, ascending; +Inf is implied. */
+#define ROUND_DURATION_BUCKETS 12
+extern const double round_duration_bounds_seconds[ROUND_DURATION_BUCKETS];
+
+struct round_duration_histogram {
+	uint64_t buckets[ROUND_DURATION_BUCKETS + 1]; /* per bucket, not cumulative; the last: +Inf */
+	uint64_t count;
+	uint64_t sum_ms;
+};
+
+/* One member as seen from one namespace's round. */
+struct round_member_figures {
+	/* The latest epoch of which a vote (a signature) of the member was kept; 0: none. At the
+	 * first round after a start, those the store holds of the three epochs before are taken. */
+	uint64_t vote_epoch;
+	uint64_t signature_epoch;
+	/* That vote's arrival after its epoch's vote_at, that signature's after its vote deadline, in
+	 * seconds of the round's clock (negative: early, within the clock skew allowed); 0 for a vote
+	 * or signature found in the store at start. */
+	int64_t vote_lateness_seconds;
+	int64_t signature_lateness_seconds;
+};
+
+struct round_statistics {
+	uint64_t epoch;                             /* the round in progress; 0 before the first */
+	uint64_t published_total;                   /* epochs published here */
+	uint64_t failed_total[ROUND_FAILURE_COUNT]; /* epochs failed here; an epoch ready only after
+	                                               its signature deadline is counted failed
+	                                               (signatures) and then published */
+	struct round_duration_histogram phases[ROUND_PHASE_COUNT];
+	struct round_member_figures members[CONFIG_MAX_MEMBERS]; /* config->member_count of them */
+	uint64_t diff_bytes[ENCODING_COUNT]; /* diffs built to this namespace's bodies (diffs.h) */
+};
+
+/* Copies namespace_index's figures into out (zeroes for an index out of range). Thread-safe. */
+void round_statistics_get(struct round *round, size_t namespace_index, struct round_statistics *out);
+
+/* Refusals of each member's statements, all namespaces together (a member's refusals in a private
+ * namespace are in its totals, which name no namespace), into out[member][reason]. Thread-safe. */
+void round_refusals_get(struct round *round, uint64_t out[CONFIG_MAX_MEMBERS][ROUND_REFUSAL_COUNT]);
 
 #endif

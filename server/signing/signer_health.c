@@ -29,6 +29,8 @@ struct signer_health {
 	int64_t checked_at;   /* monotonic ms of the cached result */
 	int result;
 	char detail[SIGNER_HEALTH_DETAIL_MAX];
+	size_t certificate_count; /* of the last bundle parsed */
+	struct signer_health_certificate certificates[CERTIFICATE_BUNDLE_MAX];
 };
 
 static int64_t monotonic_ms(void)
@@ -71,6 +73,26 @@ static void remember(struct signer_health *health, int result, const char *detai
 	health->checked_at = monotonic_ms();
 	health->result = result;
 	snprintf(health->detail, sizeof health->detail, "%s", detail ? detail : "");
+	pthread_mutex_unlock(&health->lock);
+}
+
+/* Keeps the not-after of each certificate of a bundle the signer served, for the metrics. */
+static void remember_certificates(struct signer_health *health,
+                                  const struct certificate_bundle_entry *entries, size_t count)
+{
+	struct signer_health_certificate kept[CERTIFICATE_BUNDLE_MAX];
+	size_t n = 0;
+	for (size_t e = 0; e < count && e < CERTIFICATE_BUNDLE_MAX; e++) {
+		struct certificate certificate;
+		if (certificate_parse_signed(entries[e].note, entries[e].note_len, &certificate) != 0)
+			continue;
+		kept[n].signing_key_id = certificate.signing_key.key_id;
+		kept[n].valid_until = certificate.valid_until;
+		n++;
+	}
+	pthread_mutex_lock(&health->lock);
+	memcpy(health->certificates, kept, n * sizeof kept[0]);
+	health->certificate_count = n;
 	pthread_mutex_unlock(&health->lock);
 }
 
@@ -129,8 +151,9 @@ static int ask_signer(struct signer_health *health, char *sentence, size_t cap)
 		rc = DIRAUTH_ERR_NOMEM;
 		goto cleanup;
 	}
-	if (certificate_bundle_parse(bundle.data, bundle.len, entries, &count) != 0 || count == 0 ||
-	    certificate_parse_signed(entries[0].note, entries[0].note_len, &certificate) != 0) {
+	if (certificate_bundle_parse(bundle.data, bundle.len, entries, &count) == 0)
+		remember_certificates(health, entries, count);
+	if (count == 0 || certificate_parse_signed(entries[0].note, entries[0].note_len, &certificate) != 0) {
 		snprintf(sentence, cap, "signer serves no valid certificate");
 		rc = DIRAUTH_ERR_UNAVAILABLE;
 		goto cleanup;
@@ -199,4 +222,17 @@ void signer_health_note(struct signer_health *health, int rc, const char *detail
 	snprintf(sentence, sizeof sentence, "signer unreachable: %s",
 	         detail && detail[0] ? detail : "no answer");
 	remember(health, DIRAUTH_ERR_UNAVAILABLE, sentence);
+}
+
+void signer_health_statistics(struct signer_health *health, struct signer_health_statistics *out)
+{
+	memset(out, 0, sizeof *out);
+	int rc = signer_health_check(health, NULL, 0);
+	out->ready = rc == 0;
+	out->reachable = rc != DIRAUTH_ERR_UNAVAILABLE;
+	pthread_mutex_lock(&health->lock);
+	out->certificate_count = health->certificate_count;
+	memcpy(out->certificates, health->certificates,
+	       health->certificate_count * sizeof health->certificates[0]);
+	pthread_mutex_unlock(&health->lock);
 }

@@ -18,6 +18,7 @@
 #define DIRAUTH_SERVER_SIGNING_SIGNER_HEALTH_H
 
 #include "clock/clock.h"
+#include "schema/certificate.h"
 #include "server/signing/signer_client.h"
 
 #include <stddef.h>
@@ -49,5 +50,24 @@ int signer_health_check(struct signer_health *health, char *detail, size_t detai
  * after SIGNER_HEALTH_CACHE_MS; a refusal says nothing about reachability and changes nothing.
  * Accepts a NULL health. Thread-safe. */
 void signer_health_note(struct signer_health *health, int rc, const char *detail);
+
+/* One certificate the signer served at the last check. */
+struct signer_health_certificate {
+	uint32_t signing_key_id; /* the key id of the signing key it certifies */
+	uint64_t valid_until;    /* its not-after, unix seconds */
+};
+
+/* What GET /v1/metrics says of the signer. */
+struct signer_health_statistics {
+	int reachable; /* the signer answered (its answer may still be judged unfit: ready says) */
+	int ready;     /* signer_health_check's answer is 0 */
+	size_t certificate_count;
+	struct signer_health_certificate certificates[CERTIFICATE_BUNDLE_MAX]; /* as served, in order */
+};
+
+/* Checks the signer (signer_health_check, so at most one query per SIGNER_HEALTH_CACHE_MS) and
+ * fills out; the certificates are those of the last answer that held a bundle (none before one).
+ * Thread-safe. */
+void signer_health_statistics(struct signer_health *health, struct signer_health_statistics *out);
 
 #endif

@@ -51,6 +51,7 @@ struct translog_cosigning {
 	/* Only the round's thread touches these. */
 	struct hint members[CONFIG_MAX_NAMESPACES][CONFIG_MAX_MEMBERS];
 	struct hint witnesses[CONFIG_MAX_NAMESPACES][CONFIG_MAX_WITNESSES];
+	struct translog_cosigning_statistics figures; /* under lock */
 };
 
 /* ---- the quorum and the served checkpoint ---- */
@@ -229,6 +230,18 @@ static void take_cosignature(struct round *r, struct target *t, const uint8_t *l
 	note_free(answered);
 }
 
+/* Counts an answer of t for the metrics. */
+static void count_answer(struct round *r, const struct target *t, enum translog_witness_answer_kind kind)
+{
+	struct translog_cosigning *c = r->c;
+	size_t row = t->member != SIZE_MAX ? t->member
+	                                   : c->options.config->member_count +
+	                                         (size_t)(t->hint - c->witnesses[r->namespace_index]);
+	pthread_mutex_lock(&c->lock);
+	c->figures.answers[row][kind]++;
+	pthread_mutex_unlock(&c->lock);
+}
+
 /* Judges one answer to t (status, content type and body; status 0: no answer, reason why). */
 static void take_answer(struct round *r, struct target *t, long status, const char *content_type,
                         const uint8_t *body, size_t len, const char *reason)
@@ -239,8 +252,13 @@ static void take_answer(struct round *r, struct target *t, long status, const ch
 		t->hint->known = true;
 		t->hint->size = r->size;
 		take_cosignature(r, t, body, len);
+		count_answer(r, t, t->cosigned ? TRANSLOG_ANSWER_COSIGNED : TRANSLOG_ANSWER_INVALID);
 		return;
 	}
+	count_answer(r, t,
+	             status == 409 ? TRANSLOG_ANSWER_CONFLICT
+	             : status == 0 ? TRANSLOG_ANSWER_NO_ANSWER
+	                           : TRANSLOG_ANSWER_REFUSED);
 	if (status == 409) {
 		uint64_t named = 0;
 		if (strncmp(content_type, TRANSLOG_SIZE_CONTENT_TYPE,
@@ -544,10 +562,33 @@ int translog_cosigning_round(struct translog_cosigning *c, size_t namespace_inde
 	r->outcome = outcome;
 	buffer_init(&r->note);
 	int rc = run_round(r);
+	pthread_mutex_lock(&c->lock);
+	if (rc == 0 && outcome->has_checkpoint) /* counted: every round that returns 0 counts */
+		c->figures.cosigners[namespace_index] = outcome->cosigned;
+	c->figures.added[namespace_index] += outcome->added;
+	pthread_mutex_unlock(&c->lock);
 	note_free(r->parsed);
 	buffer_free(&r->note);
 	free(r);
 	return rc;
+}
+
+const char *translog_witness_answer_name(enum translog_witness_answer_kind kind)
+{
+	static const char *const names[TRANSLOG_ANSWER_COUNT] = {"cosigned", "invalid", "conflict", "refused",
+	                                                         "no_answer"};
+	return (unsigned)kind < TRANSLOG_ANSWER_COUNT ? names[kind] : "unknown";
+}
+
+void translog_cosigning_statistics(struct translog_cosigning *c, struct translog_cosigning_statistics *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->lock);
+	*out = c->figures;
+	pthread_mutex_unlock(&c->lock);
+	out->quorum = translog_quorum(c->options.config);
 }
 
 /* ---- the thread ---- */

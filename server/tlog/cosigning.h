@@ -99,6 +99,36 @@ int translog_cosigning_new(const struct translog_cosigning_options *options, str
  * changed, or at start). Returns at once. Any thread. */
 void translog_cosigning_kick(struct translog_cosigning *cosigning, size_t namespace_index);
 
+/* How a member or witness asked with add-checkpoint answered. */
+enum translog_witness_answer_kind {
+	TRANSLOG_ANSWER_COSIGNED,  /* 200 with a cosignature that verifies under its pinned key */
+	TRANSLOG_ANSWER_INVALID,   /* 200 without one */
+	TRANSLOG_ANSWER_CONFLICT,  /* 409: it has cosigned another size */
+	TRANSLOG_ANSWER_REFUSED,   /* any other status */
+	TRANSLOG_ANSWER_NO_ANSWER, /* unreachable, timed out, cut */
+	TRANSLOG_ANSWER_COUNT
+};
+
+/* "cosigned", "invalid", "conflict", "refused", "no_answer". */
+const char *translog_witness_answer_name(enum translog_witness_answer_kind kind);
+
+/* What GET /v1/metrics says of the cosigning, since translog_cosigning_new. */
+struct translog_cosigning_statistics {
+	/* Per namespace index: of its latest checkpoint after the last round, the distinct
+	 * authorities whose cosignature it holds (this one included), or 0 before a round found one;
+	 * and the cosignatures added to its checkpoints. */
+	size_t cosigners[CONFIG_MAX_NAMESPACES];
+	uint64_t added[CONFIG_MAX_NAMESPACES];
+	size_t quorum; /* translog_quorum */
+	/* Answers to add-checkpoint, all namespaces together: rows 0 to member_count - 1 are the
+	 * members (the own row stays zero), then config->peers.witness_count witnesses. */
+	uint64_t answers[CONFIG_MAX_MEMBERS + CONFIG_MAX_WITNESSES][TRANSLOG_ANSWER_COUNT];
+};
+
+/* Copies the figures into out (zeroes for NULL). Thread-safe. */
+void translog_cosigning_statistics(struct translog_cosigning *cosigning,
+                                   struct translog_cosigning_statistics *out);
+
 /* Stops the thread (a round in progress ends first: at most about two peer timeouts) and frees.
  * Accepts NULL. */
 void translog_cosigning_free(struct translog_cosigning *cosigning);

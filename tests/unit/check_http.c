@@ -1306,7 +1306,81 @@ START_TEST(test_metrics)
 	ck_assert_ptr_nonnull(strstr(text, "\ndirauth_store_free_bytes "));
 	ck_assert_ptr_nonnull(strstr(text, "dirauth_http_refused_total{reason=\"bad_request\"} 0\n"));
 	ck_assert_ptr_null(strstr(text, "127.0.0.1"));
+
+	/* The round of an authority alone: its epoch published, the publication's duration, no
+	 * failure; the latest snapshot's records and body bytes in each encoding. */
+	ck_assert_ptr_nonnull(strstr(text, "\ndirauth_round_epoch{namespace=\"mix\"} 11\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\ndirauth_epochs_published_total{namespace=\"mix\"} 1\n"));
+	ck_assert_ptr_nonnull(
+	    strstr(text, "\ndirauth_epochs_failed_total{namespace=\"mix\",reason=\"signatures\"} 0\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\ndirauth_round_phase_duration_seconds_count{namespace=\"mix\","
+	                                   "phase=\"publication\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\ndirauth_round_phase_duration_seconds_bucket{namespace=\"mix\","
+	                                   "phase=\"publication\",le=\"+Inf\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\ndirauth_round_phase_duration_seconds_count{namespace=\"mix\","
+	                                   "phase=\"vote\"} 0\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\ndirauth_snapshot_records{namespace=\"mix\"} 1\n"));
+	struct store_body_info info;
+	struct buffer stored;
+	buffer_init(&stored);
+	ck_assert_int_eq(store_snapshot_get(f.store, "mix", 11, &stored, &info), 0);
+	buffer_free(&stored);
+	const char *encodings[] = {"identity", "gzip", "zstd"};
+	for (int e = 0; e < ENCODING_COUNT; e++) {
+		char line[160];
+		snprintf(line, sizeof line,
+		         "\ndirauth_snapshot_body_bytes{namespace=\"mix\",encoding=\"%s\"} %llu\n",
+		         encodings[e], (unsigned long long)info.size[e]);
+		ck_assert_msg(strstr(text, line), "no line%s", line);
+		ck_assert_uint_gt(info.size[e], 0);
+	}
+	/* The signer: up, ready, and its certificate's not-after (the fixture's, 30 days on). */
+	ck_assert_ptr_nonnull(strstr(text, "\ndirauth_signer_up 1\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\ndirauth_signer_ready 1\n"));
+	char line[160];
+	snprintf(line, sizeof line,
+	         "\ndirauth_signer_certificate_not_after_timestamp_seconds{key_id=\"%08x\"} %llu\n",
+	         (unsigned)f.signer_process.signing.key_id, (unsigned long long)(GENESIS + 30 * 86400));
+	ck_assert_msg(strstr(text, line), "no line%s in\n%s", line, text);
+	/* An authority alone has no other member: no member's line. */
+	ck_assert_ptr_null(strstr(text, "dirauth_member_"));
 	response_free(&response);
+	fixture_close(&f);
+}
+END_TEST
+
+/* While the signer is away: the signer's gauges say so, and an epoch its round could not publish
+ * before the next began is counted failed, reason round_ended. */
+START_TEST(test_metrics_signer_away)
+{
+	struct fixture f;
+	open_with_epoch_11(&f);
+	struct response response;
+	signer_fixture_stop(&f.signer_process);
+	wait_ready_status(&f, 503);
+	write_clock(&f, GENESIS + 12 * LENGTH);
+	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), DIRAUTH_ERR_UNAVAILABLE);
+	request(&f, "GET", "/v1/metrics", NULL, 0, 0, NULL, &response);
+	ck_assert_int_eq(response.status, 200);
+	const char *text = (const char *)response.body.data;
+	ck_assert_ptr_nonnull(strstr(text, "\ndirauth_signer_up 0\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\ndirauth_signer_ready 0\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\ndirauth_round_epoch{namespace=\"mix\"} 12\n"));
+	ck_assert_ptr_nonnull(
+	    strstr(text, "\ndirauth_epochs_failed_total{namespace=\"mix\",reason=\"round_ended\"} 0\n"));
+	response_free(&response);
+
+	/* Epoch 13 begins with 12 unpublished: 12 failed, and 13 is not published either. */
+	write_clock(&f, GENESIS + 13 * LENGTH);
+	ck_assert_int_eq(epoch_scheduler_tick(f.scheduler), DIRAUTH_ERR_UNAVAILABLE);
+	request(&f, "GET", "/v1/metrics", NULL, 0, 0, NULL, &response);
+	text = (const char *)response.body.data;
+	ck_assert_ptr_nonnull(
+	    strstr(text, "\ndirauth_epochs_failed_total{namespace=\"mix\",reason=\"round_ended\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\ndirauth_epochs_published_total{namespace=\"mix\"} 1\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\ndirauth_namespace_latest_epoch{namespace=\"mix\"} 11\n"));
+	response_free(&response);
+	signer_fixture_start(&f.signer_process);
 	fixture_close(&f);
 }
 END_TEST
@@ -1511,6 +1585,7 @@ static Suite *http_suite(void)
 	tcase_add_test(tc, test_body_past_retention);
 	tcase_add_test(tc, test_bulk_reads);
 	tcase_add_test(tc, test_metrics);
+	tcase_add_test(tc, test_metrics_signer_away);
 	tcase_add_test(tc, test_check_order);
 	tcase_add_test(tc, test_routes_between_authorities);
 	tcase_add_test(tc, test_peer_answers_negotiate_zstd);

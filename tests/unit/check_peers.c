@@ -559,9 +559,15 @@ START_TEST(test_certified_vote_verifies)
 	/* Before the first refresh only this authority's own bundle is known. */
 	ck_assert_uint_eq(authority_set_certificate_count(t.set, 0), 2);
 	ck_assert_uint_eq(authority_set_certificate_count(t.set, 1), 0);
+	uint64_t not_after = 1;
+	ck_assert_int_eq(authority_set_certificate_not_after(t.set, 1, &not_after), DIRAUTH_ERR_NOT_FOUND);
 	ck_assert_int_eq(authority_set_refresh(t.set, NOW, detail, sizeof(detail)), 0);
 	ck_assert_uint_eq(authority_set_certificate_count(t.set, 1), 2);
 	ck_assert_uint_eq(authority_set_certificate_count(t.set, 2), 2);
+	/* The metrics' figure: the latest not-after of the ring (the expired one ended before). */
+	ck_assert_int_eq(authority_set_certificate_not_after(t.set, 1, &not_after), 0);
+	ck_assert_uint_eq(not_after, NOW + DAY);
+	ck_assert_int_eq(authority_set_certificate_not_after(t.set, 3, &not_after), DIRAUTH_ERR_NOT_FOUND);
 	ck_assert_uint_eq(peer_count_of(&t.peers[1], "/v1/certificates"), 1);
 
 	for (size_t i = 0; i < 3; i++) {
@@ -1090,6 +1096,18 @@ START_TEST(test_a_reload_moves_a_member)
 }
 END_TEST
 
+/* The failed exchanges the client counted with member, all reasons, and those of reason. */
+static uint64_t failures_of(const struct peer_client *client, size_t member, enum peer_failure reason,
+                            uint64_t *all)
+{
+	uint64_t counts[PEER_FAILURE_COUNT];
+	peer_client_failures(client, member, counts);
+	*all = 0;
+	for (int f = 0; f < PEER_FAILURE_COUNT; f++)
+		*all += counts[f];
+	return counts[reason];
+}
+
 START_TEST(test_garbage_is_cut_at_the_cap)
 {
 	struct pair p;
@@ -1118,6 +1136,10 @@ START_TEST(test_garbage_is_cut_at_the_cap)
 	ck_assert_uint_eq(peer_client_answer_cap(p.client, PEER_FETCH_CERTIFICATES), PEER_CERTIFICATES_MAX);
 	ck_assert_uint_eq(peer_client_answer_cap(p.client, PEER_PUSH_VOTE), PEER_ACK_MAX);
 	ck_assert_uint_lt(peer_client_answer_cap(p.client, PEER_PULL_VOTE), GARBAGE_SIZE);
+	/* Each of the three counted once, as too large, for GET /v1/metrics. */
+	uint64_t all;
+	ck_assert_uint_eq(failures_of(p.client, 1, PEER_FAILURE_TOO_LARGE, &all), 3);
+	ck_assert_uint_eq(all, 3);
 	peer_answer_free(&answer);
 	pair_close(&p);
 }
@@ -1156,6 +1178,9 @@ START_TEST(test_5xx_is_retried_4xx_is_not)
 	ck_assert_int_eq(answer.status, 200);
 	ck_assert_uint_eq(answer.attempts, 3);
 	ck_assert_uint_eq(peer_count_of(&p.peer, "/v1/mix/signatures/5"), 3);
+	uint64_t all;
+	failures_of(p.client, 1, PEER_FAILURE_SERVER_ERROR, &all);
+	ck_assert_uint_eq(all, 0); /* an answer in the end: no failure */
 	/* More 5xx than retries: the last one is the answer. */
 	peer_fail(&p.peer, 10, 500, "internal");
 	ck_assert_int_eq(peer_pull_signatures(p.client, 1, NS, EPOCH, &answer), 0);
@@ -1175,6 +1200,9 @@ START_TEST(test_5xx_is_retried_4xx_is_not)
 	ck_assert_int_eq(peer_pull_signatures(p.client, 1, NS, EPOCH, &answer), 0);
 	ck_assert_int_eq(answer.status, 429);
 	ck_assert_uint_eq(answer.attempts, 1);
+	/* Of all these, the 500 after its retries is the one failure counted; a 4xx is an answer. */
+	ck_assert_uint_eq(failures_of(p.client, 1, PEER_FAILURE_SERVER_ERROR, &all), 1);
+	ck_assert_uint_eq(all, 1);
 	peer_answer_free(&answer);
 	pair_close(&p);
 }
@@ -1206,6 +1234,15 @@ START_TEST(test_unreachable_is_retried)
 	ck_assert_uint_eq(answer.attempts, 3);
 	ck_assert_int_eq(answer.status, 0);
 	ck_assert_ptr_nonnull(strstr(answer.reason, "(3 attempts)"));
+	/* One failure, not one per attempt; nothing under another member or one out of range. */
+	uint64_t all;
+	ck_assert_uint_eq(failures_of(client, 1, PEER_FAILURE_UNREACHABLE, &all), 1);
+	ck_assert_uint_eq(all, 1);
+	failures_of(client, 0, PEER_FAILURE_UNREACHABLE, &all);
+	ck_assert_uint_eq(all, 0);
+	failures_of(client, 7, PEER_FAILURE_UNREACHABLE, &all);
+	ck_assert_uint_eq(all, 0);
+	ck_assert_str_eq(peer_failure_name(PEER_FAILURE_SERVER_ERROR), "server_error");
 	peer_answer_free(&answer);
 	peer_client_free(client);
 	config_free(config);

@@ -249,6 +249,8 @@ START_TEST(test_diffs_over_http)
 	publish_diffs_statistics(diffs, &statistics);
 	ck_assert_uint_eq(statistics.not_offered, 1);
 	ck_assert_uint_eq(statistics.built, 0);
+	for (int k = 0; k < ENCODING_COUNT; k++)
+		ck_assert_uint_eq(statistics.bytes[0][k], 0); /* a diff not offered is not counted */
 
 	/* Epochs 13 to 19 with churn: each diff from each kept base of the three before applies. */
 	for (uint64_t e = 13; e <= 19; e++) {
@@ -274,6 +276,12 @@ START_TEST(test_diffs_over_http)
 	/* Three bases each, less 13 from 10 (never published) and 13 and 14 from 11 (not offered). */
 	ck_assert_uint_eq(statistics.built, 3 * 7 - 3);
 	ck_assert_uint_eq(statistics.not_offered, 3);
+	/* The bytes of those built, per encoding (GET /v1/metrics): compressed smaller than plain. */
+	ck_assert_uint_gt(statistics.bytes[0][ENCODING_IDENTITY], 0);
+	ck_assert_uint_gt(statistics.bytes[0][ENCODING_ZSTD], 0);
+	ck_assert_uint_lt(statistics.bytes[0][ENCODING_ZSTD], statistics.bytes[0][ENCODING_IDENTITY]);
+	ck_assert_uint_lt(statistics.bytes[0][ENCODING_GZIP], statistics.bytes[0][ENCODING_IDENTITY]);
+	ck_assert_uint_eq(statistics.bytes[1][ENCODING_IDENTITY], 0);
 
 	/* Epoch 19 keeps bodies from 14 on: the diffs from 13 (to 14, 15, 16) went with its body,
 	 * and every diff to 13 with it. */

@@ -133,6 +133,35 @@ static void expect_same_headers(struct simnet *net, size_t a, size_t b, uint64_t
 	}
 }
 
+/* The round's figures of node's namespace 0 agree with its status: every epoch published or
+ * failed is counted once, under one reason (none here is published late). */
+static void expect_figures_match_status(struct simnet *net, size_t node)
+{
+	struct round_status status;
+	struct round_statistics figures;
+	round_status_get(simnet_round(net, node), 0, &status);
+	round_statistics_get(simnet_round(net, node), 0, &figures);
+	uint64_t failed = 0;
+	for (int r = 0; r < ROUND_FAILURE_COUNT; r++)
+		failed += figures.failed_total[r];
+	ck_assert_uint_eq(figures.published_total, status.published_total);
+	ck_assert_uint_eq(failed, status.failed_total);
+	ck_assert_uint_eq(figures.epoch, status.epoch);
+}
+
+/* Node's count of refusals of member's statements for reason, and of all its refusals. */
+static uint64_t refusals_of(struct simnet *net, size_t node, size_t member, enum round_refusal reason,
+                            uint64_t *all)
+{
+	uint64_t counts[CONFIG_MAX_MEMBERS][ROUND_REFUSAL_COUNT];
+	round_refusals_get(simnet_round(net, node), counts);
+	*all = 0;
+	for (size_t m = 0; m < CONFIG_MAX_MEMBERS; m++)
+		for (int r = 0; r < ROUND_REFUSAL_COUNT; r++)
+			*all += counts[m][r];
+	return counts[member][reason];
+}
+
 /* ---- publication ---- */
 
 START_TEST(test_all_publish_the_same_header)
@@ -152,6 +181,23 @@ START_TEST(test_all_publish_the_same_header)
 		for (size_t member = 0; member < MEMBERS; member++)
 			ck_assert_msg(simnet_signed_by(net, e, member) == 1,
 			              "member %zu did not sign epoch %llu", member, (unsigned long long)e);
+	/* Each member's metrics: every member's vote and signature of the last epoch kept, each
+	 * step timed once per epoch, nothing failed or refused. */
+	for (size_t node = 0; node < MEMBERS; node++) {
+		struct round_statistics figures;
+		round_statistics_get(simnet_round(net, node), 0, &figures);
+		for (size_t member = 0; member < MEMBERS; member++) {
+			ck_assert_uint_ge(figures.members[member].vote_epoch, last);
+			ck_assert_uint_ge(figures.members[member].signature_epoch, last);
+		}
+		ck_assert_uint_ge(figures.published_total, last - first + 1);
+		ck_assert_uint_eq(figures.phases[ROUND_PHASE_PUBLICATION].count, figures.published_total);
+		ck_assert_uint_ge(figures.phases[ROUND_PHASE_VOTE].count, figures.published_total);
+		expect_figures_match_status(net, node);
+		uint64_t all;
+		refusals_of(net, node, 0, ROUND_REFUSAL_OTHER, &all);
+		ck_assert_uint_eq(all, 0);
+	}
 	ck_assert_uint_eq(simnet_violation_count(net), 0);
 	simnet_free(net);
 }
@@ -206,6 +252,13 @@ START_TEST(test_two_down_nothing_published_until_one_returns)
 	ck_assert_uint_eq(latest_of(net, 0), before);
 	round_status_get(simnet_round(net, 0), 0, &status);
 	ck_assert_uint_ge(status.failed_total, failed_before + 2);
+	/* Alone of three, its own vote makes no consensus: the figures say so, and that the others'
+	 * votes stopped. */
+	struct round_statistics figures;
+	round_statistics_get(simnet_round(net, 0), 0, &figures);
+	ck_assert_uint_ge(figures.failed_total[ROUND_FAILURE_CONSENSUS], 2);
+	ck_assert_uint_lt(figures.members[1].vote_epoch, figures.members[0].vote_epoch - 1);
+	expect_figures_match_status(net, 0);
 	/* One back makes k again. */
 	ck_assert_int_eq(simnet_restart(net, 1), 0);
 	ck_assert_int_eq(simnet_run_epochs(net, 3), 0);
@@ -328,6 +381,9 @@ START_TEST(test_a_second_different_vote_is_refused_and_kept_as_evidence)
 	/* Pushed again, it is refused again, and the evidence is kept once. */
 	push_vote(net, 1, &second, &answer);
 	expect_answer(&answer, api_error_status(API_ERROR_CONFLICTING_VOTE), API_ERROR_CONFLICTING_VOTE);
+	uint64_t all;
+	ck_assert_uint_eq(refusals_of(net, 1, 0, ROUND_REFUSAL_CONFLICTING, &all), 2);
+	ck_assert_uint_eq(all, 2);
 	struct buffer again;
 	buffer_init(&again);
 	evidence_of(net, 1, e, &again);
@@ -413,6 +469,13 @@ START_TEST(test_votes_refused)
 	expect_answer(&answer, api_error_status(API_ERROR_TOO_LATE), API_ERROR_TOO_LATE);
 	push_vote(net, 1, &previous, &answer);
 	expect_answer(&answer, api_error_status(API_ERROR_WRONG_EPOCH), API_ERROR_WRONG_EPOCH);
+	/* The metrics of 1 count each refusal under member 0's name and its reason; the outsider's
+	 * vote names no member and counts nowhere. */
+	uint64_t all;
+	ck_assert_uint_eq(refusals_of(net, 1, 0, ROUND_REFUSAL_BAD_SIGNATURE, &all), 1);
+	ck_assert_uint_eq(refusals_of(net, 1, 0, ROUND_REFUSAL_TOO_LATE, &all), 1);
+	ck_assert_uint_eq(refusals_of(net, 1, 0, ROUND_REFUSAL_WRONG_EPOCH, &all), 1);
+	ck_assert_uint_eq(all, 3);
 	ck_assert_int_eq(simnet_run_epochs(net, 1), 0);
 	ck_assert_uint_eq(simnet_violation_count(net), 0);
 	buffer_free(&vote);
@@ -459,6 +522,9 @@ START_TEST(test_a_signature_that_does_not_verify_is_refused)
 	signature_of(&signatures, simnet_member_name(net, 0), 0, &pushed);
 	round_accept_signature(simnet_round(net, 1), 0, pushed.data, pushed.len, &answer);
 	expect_answer(&answer, 200, API_ERROR_NONE);
+	uint64_t all;
+	ck_assert_uint_eq(refusals_of(net, 1, 0, ROUND_REFUSAL_BAD_SIGNATURE, &all), 1);
+	ck_assert_uint_eq(all, 1);
 	ck_assert_int_eq(simnet_run_epochs(net, 1), 0);
 	ck_assert_int_eq(simnet_signed_by(net, e, 0), 1);
 	ck_assert_uint_eq(simnet_violation_count(net), 0);
@@ -486,6 +552,7 @@ START_TEST(test_a_peer_slower_than_the_window_fails_the_epoch_and_the_next_publi
 	ck_assert_uint_eq(status.epoch, e);
 	ck_assert_int_eq(status.failed, 1);
 	ck_assert_int_eq(status.published, 0);
+	expect_figures_match_status(net, 0);
 	/* Back to speed: the next epochs publish, at 0 and at 2 alike. */
 	simnet_set_slow(net, 2, 0);
 	ck_assert_int_eq(simnet_run_epochs(net, 3), 0);

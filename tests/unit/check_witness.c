@@ -752,6 +752,18 @@ START_TEST(test_served_once_cosigned_by_k)
 	ck_assert(memcmp(sent + 4 + 7, stored.data, stored.len) == 0);
 	pthread_mutex_unlock(&w1.lock);
 	ck_assert_uint_eq(served_size(&f, NULL), 0);
+	/* The figures of GET /v1/metrics: the witnesses' rows follow the members', by the order of
+	 * the configuration; one cosigner of two needed, one cosignature added. */
+	struct translog_cosigning_statistics *figures = malloc(sizeof *figures);
+	ck_assert_ptr_nonnull(figures);
+	translog_cosigning_statistics(cosigning, figures);
+	size_t w1_row = f.config->member_count, w2_row = f.config->member_count + 1;
+	ck_assert_uint_eq(figures->answers[w1_row][TRANSLOG_ANSWER_COSIGNED], 1);
+	ck_assert_uint_eq(figures->answers[w2_row][TRANSLOG_ANSWER_CONFLICT], 1);
+	ck_assert_uint_eq(figures->answers[w2_row][TRANSLOG_ANSWER_COSIGNED], 0);
+	ck_assert_uint_eq(figures->cosigners[0], 1);
+	ck_assert_uint_eq(figures->added[0], 1);
+	ck_assert_uint_eq(figures->quorum, 2);
 	char *log = read_log(&f);
 	ck_assert_msg(strstr(log, "add-checkpoint to w2.example: it has cosigned a tree of 7 entries") !=
 	                  NULL,
@@ -802,6 +814,14 @@ START_TEST(test_served_once_cosigned_by_k)
 	ck_assert_int_eq(translog_cosigning_round(cosigning, 0, &outcome), 0);
 	ck_assert(outcome.published);
 	ck_assert_uint_eq(served_size(&f, NULL), 2);
+	translog_cosigning_statistics(cosigning, figures);
+	ck_assert_uint_eq(figures->cosigners[0], 2);
+	/* w1 was not asked again for the checkpoint it cosigned; its canned line over the first
+	 * does not cosign the second. */
+	ck_assert_uint_eq(figures->answers[w1_row][TRANSLOG_ANSWER_COSIGNED], 1);
+	ck_assert_uint_ge(figures->answers[w1_row][TRANSLOG_ANSWER_INVALID], 1);
+	ck_assert_str_eq(translog_witness_answer_name(TRANSLOG_ANSWER_NO_ANSWER), "no_answer");
+	free(figures);
 
 	translog_cosigning_free(cosigning);
 	signer_key_free(log_key);
@@ -809,10 +829,10 @@ START_TEST(test_served_once_cosigned_by_k)
 	signer_key_free(k2);
 	buffer_free(&served);
 	buffer_free(&stored);
-	buffer_free(&line1);
 	close_witness(&f);
 	canned_server_stop(&w1);
 	canned_server_stop(&w2);
+	buffer_free(&line1); /* w1's answer: freed once its thread is gone */
 }
 END_TEST
 

@@ -137,7 +137,9 @@ static inline void fixture_serve(struct fixture *f)
 	                                    .signer_health = f->health,
 	                                    .clock = f->clock,
 	                                    .prepared = f->prepared,
-	                                    .log = f->log};
+	                                    .log = f->log,
+	                                    .measured_round = f->round,
+	                                    .peers = f->peers};
 	ck_assert_int_eq(http_server_start(&http_options, &f->http), 0);
 }
 
