@@ -176,7 +176,9 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_endpoints(struct dirauth_context *con
 static int random_below(const struct dirauth_callbacks *callbacks, uint64_t bound, uint64_t *out)
 {
 	uint64_t limit = UINT64_MAX - UINT64_MAX % bound; /* values at or past it are redrawn */
-	for (;;) {
+	/* A true source is redrawn once in 2^63 draws at worst: a source that keeps giving values past
+	 * the limit is broken, and is refused rather than looped on. */
+	for (int attempt = 0; attempt < 64; attempt++) {
 		uint8_t bytes[8];
 		uint64_t value = 0;
 		if (callbacks->random(callbacks->user, bytes, sizeof(bytes)) != 0)
@@ -188,6 +190,7 @@ static int random_below(const struct dirauth_callbacks *callbacks, uint64_t boun
 			return 0;
 		}
 	}
+	return -1;
 }
 
 DIRAUTH_EXPORT enum dirauth_status dirauth_sample(struct dirauth_context *context, const char *namespace_name,
