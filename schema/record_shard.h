@@ -26,13 +26,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RECORD_SHARD_TARGET    4                 /* records per shard the bits aim at, at most on average */
-#define RECORD_SHARD_BITS_MAX  24                /* at most 2^24 shards: 67,108,864 records */
-#define RECORD_SHARD_NAME_MAX  6                 /* hex digits of a shard's name at bits 24 */
-#define RECORD_SHARD_PROOF_MAX 128               /* node lines: two per level of a tree of 2^64 */
+#define RECORD_SHARD_TARGET    4                  /* records per shard the bits aim at, at most on average */
+#define RECORD_SHARD_BITS_MAX  24                 /* at most 2^24 shards: 67,108,864 records */
+#define RECORD_SHARD_NAME_MAX  6                  /* hex digits of a shard's name at bits 24 */
+#define RECORD_SHARD_PROOF_MAX 128                /* node lines: two per level of a tree of 2^64 */
 #define RECORD_SHARD_MAX_BYTES (16 * 1024 * 1024) /* the longest shard read or written */
-#define RECORD_SHARD_RUN_MAX   4096              /* record lines in one shard */
-#define RECORD_SHARD_LINE_MAX  256               /* any line of a shard without its '\n' */
+#define RECORD_SHARD_RUN_MAX   4096               /* record lines in one shard */
+#define RECORD_SHARD_LINE_MAX  256                /* any line of a shard without its '\n' */
 
 /* The shard bits of a snapshot of record_count records: the smallest b with
  * record_count <= RECORD_SHARD_TARGET * 2^b. Returns 0, or DIRAUTH_ERR_BOUNDS past
@@ -88,8 +88,13 @@ int record_shard_encode(const struct record_shard *shard, struct buffer *out);
  * be inside the tree, and non-empty unless tree_size is 0 (then the root is SHA-256("") and the
  * proof empty). Returns 0; DIRAUTH_ERR_PROOF (a run outside the tree, too few or too many proof
  * hashes); DIRAUTH_ERR_CRYPTO. */
-int record_shard_range_root(uint64_t tree_size, uint64_t first, const merkle_hash *run_leaves, size_t run_count,
-                            const merkle_hash *proof, size_t proof_count, merkle_hash out);
+int record_shard_range_root(uint64_t tree_size, uint64_t first, const merkle_hash *run_leaves,
+                            size_t run_count, const merkle_hash *proof, size_t proof_count, merkle_hash out);
+
+/* The range proof of a parsed shard against root: the leaf hashes of its run and its proof give
+ * root (record_shard_range_root). Returns 0, DIRAUTH_ERR_PROOF, DIRAUTH_ERR_NOMEM,
+ * DIRAUTH_ERR_CRYPTO. */
+int record_shard_check_proof(const struct record_shard *shard, const uint8_t root[MERKLE_HASH_SIZE]);
 
 /* The builder of every shard of one body: parses the body (under limits, either method), hashes
  * every leaf and keeps the tree's levels, so that each shard then costs its own records and a few

@@ -54,9 +54,9 @@ struct verify_record {
 	/* present: */
 	const uint8_t *note; /* the signed registration note, borrowed from the shard bytes */
 	size_t note_len;
-	struct registration registration; /* parsed and signature-checked; owned */
-	size_t health_count;              /* entries sorted by endpoint id; an endpoint of the
-	                                     registration without one is unknown (treat as unavailable) */
+	struct registration registration;    /* parsed and signature-checked; owned */
+	size_t health_count;                 /* entries sorted by endpoint id; an endpoint of the
+	                                        registration without one is unknown (treat as unavailable) */
 	struct verify_record_health *health; /* owned */
 	/* absent: */
 	int has_before; /* the adjacent leaf before the id (none: the id is before every record) */
