@@ -95,6 +95,10 @@ enum dirauth_status client_view_build(struct client_view *view, const struct tru
 struct registration;
 int client_record_registration(const struct snapshot_record *record, struct registration *out);
 
+/* Writes endpoint (an index into registration's endpoints) with its health into o. */
+void client_fill_endpoint(const struct registration *registration, size_t endpoint, enum client_health health,
+                          struct dirauth_endpoint *o);
+
 /* Frees what a view holds and zeroes it. */
 void client_view_clear(struct client_view *view);
 

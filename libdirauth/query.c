@@ -20,6 +20,23 @@
 
 static const char *const health_names[] = {"unpublished", "healthy", "degraded"};
 
+void client_fill_endpoint(const struct registration *registration, size_t endpoint, enum client_health health,
+                          struct dirauth_endpoint *o)
+{
+	const struct endpoint_descriptor *e = &registration->endpoints[endpoint];
+	memset(o, 0, sizeof(*o));
+	hex_encode(registration->service_id, SERVICE_ID_SIZE, o->service_id);
+	hex_encode(e->endpoint_id, ENDPOINT_ID_SIZE, o->endpoint_id);
+	snprintf(o->service_class, sizeof(o->service_class), "%s",
+	         service_class_name(registration->service_class));
+	snprintf(o->transport, sizeof(o->transport), "%s", transport_name(e->transport));
+	snprintf(o->address, sizeof(o->address), "%s", e->address);
+	snprintf(o->region, sizeof(o->region), "%s", e->region);
+	snprintf(o->capacity, sizeof(o->capacity), "%s", capacity_class_name(e->capacity));
+	snprintf(o->profile, sizeof(o->profile), "%s", capability_profile_name(e->profile));
+	snprintf(o->health, sizeof(o->health), "%s", health_names[health]);
+}
+
 /* The view of namespace_name if it may answer now. */
 static const struct client_view *usable_view(struct dirauth_context *context, const char *namespace_name,
                                              struct dirauth_result *result)
@@ -65,19 +82,8 @@ static enum dirauth_status fill(const struct client_view *view, const uint32_t *
 			have = 1;
 			parsed_record = offer->record;
 		}
-		const struct endpoint_descriptor *e = &registration.endpoints[offer->endpoint];
-		struct dirauth_endpoint *o = &out[i];
-		memset(o, 0, sizeof(*o));
-		hex_encode(registration.service_id, SERVICE_ID_SIZE, o->service_id);
-		hex_encode(e->endpoint_id, ENDPOINT_ID_SIZE, o->endpoint_id);
-		snprintf(o->service_class, sizeof(o->service_class), "%s",
-		         service_class_name(registration.service_class));
-		snprintf(o->transport, sizeof(o->transport), "%s", transport_name(e->transport));
-		snprintf(o->address, sizeof(o->address), "%s", e->address);
-		snprintf(o->region, sizeof(o->region), "%s", e->region);
-		snprintf(o->capacity, sizeof(o->capacity), "%s", capacity_class_name(e->capacity));
-		snprintf(o->profile, sizeof(o->profile), "%s", capability_profile_name(e->profile));
-		snprintf(o->health, sizeof(o->health), "%s", health_names[offer->health]);
+		client_fill_endpoint(&registration, offer->endpoint, (enum client_health)offer->health,
+		                     &out[i]);
 	}
 	registration_clear(&registration);
 	return DIRAUTH_SUCCESS;

@@ -29,16 +29,27 @@
 #include "base/error.h"
 #include "schema/certificate.h"
 #include "schema/encoding.h"
+#include "schema/record_shard.h"
 #include "tlog/proof.h"
 #include "verify/history.h"
 #include "verify/keyring.h"
+#include "verify/record_proof.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum update_step { STEP_CERTIFICATES, STEP_LATEST, STEP_LINK, STEP_LOG, STEP_DIFF, STEP_BODY, STEP_DONE };
+enum update_step {
+	STEP_CERTIFICATES,
+	STEP_LATEST,
+	STEP_LINK,
+	STEP_LOG,
+	STEP_DIFF,
+	STEP_BODY,
+	STEP_SHARD,
+	STEP_DONE
+};
 
 struct dirauth_update {
 	struct dirauth_context *context;
@@ -58,6 +69,13 @@ struct dirauth_update {
 	struct certificate_keyring *ring;
 	struct verify_chain chain;
 	uint64_t link_epoch;
+	/* A lookup (dirauth_lookup_begin): the service, and once its shard is verified, the shard's
+	 * bytes and what they proved (the record borrows its note from them). */
+	int lookup;
+	uint8_t service_id[SERVICE_ID_SIZE];
+	struct buffer shard;
+	struct verify_record record;
+	int looked_up;
 };
 
 struct dirauth_sink {
@@ -127,6 +145,17 @@ static void name_request(struct dirauth_update *update, enum update_step step, s
 		snprintf(update->path, sizeof(update->path), "/v1/%s/snapshots/%" PRIu64 "/body",
 		         update->namespace_name, update->header.epoch);
 		break;
+	case STEP_SHARD: {
+		unsigned bits = 0;
+		char name[RECORD_SHARD_NAME_MAX + 1] = "0";
+		/* A count past the shards' bound has no shard: the request names shard "0" and the answer
+		 * is refused by the proof (the header's count is signed, so this is the authorities'). */
+		if (record_shard_bits(update->header.record_count, &bits) == 0)
+			record_shard_name(record_shard_of(update->service_id, bits), bits, name);
+		snprintf(update->path, sizeof(update->path), "/v1/%s/snapshots/%" PRIu64 "/records/%s",
+		         update->namespace_name, update->header.epoch, name);
+		break;
+	}
 	case STEP_DONE:
 		update->path[0] = '\0';
 		break;
@@ -157,6 +186,7 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_update_begin(struct dirauth_context *
 	buffer_init(&update->held_note);
 	buffer_init(&update->certificates);
 	buffer_init(&update->note);
+	buffer_init(&update->shard);
 	if (buffer_reserve(&update->held_note, DIRAUTH_STATE_MAX) != 0) {
 		dirauth_update_free(update);
 		return client_fail(result, DIRAUTH_E_NOMEM, "out of memory");
@@ -225,6 +255,8 @@ DIRAUTH_EXPORT void dirauth_update_free(struct dirauth_update *update)
 	buffer_free(&update->held_note);
 	buffer_free(&update->certificates);
 	buffer_free(&update->note);
+	verify_record_clear(&update->record);
+	buffer_free(&update->shard);
 	verify_keyring_free(update->ring);
 	free(update);
 }
@@ -248,6 +280,10 @@ static enum dirauth_status install(struct dirauth_update *update, struct buffer 
 static enum dirauth_status ask_body(struct dirauth_update *update, struct dirauth_result *result)
 {
 	struct client_view *view = update->view;
+	if (update->lookup) {
+		name_request(update, STEP_SHARD, RECORD_SHARD_MAX_BYTES);
+		return DIRAUTH_SUCCESS;
+	}
 	if (view->installed && view->header.epoch == update->header.epoch &&
 	    memcmp(view->header.body_sha256, update->header.body_sha256, 32) == 0) {
 		/* The same snapshot, held already: keep the body, take the note (it may carry more
@@ -386,6 +422,32 @@ static enum dirauth_status take_body(struct dirauth_update *update, int diff, co
 	return status;
 }
 
+/* A lookup's shard: the service present or absent by the header's records root. Then the state;
+ * a view of an older epoch is dropped, since the newer header may revoke what it offers. */
+static enum dirauth_status take_shard(struct dirauth_update *update, const uint8_t *data, size_t len,
+                                      struct dirauth_result *result)
+{
+	struct dirauth_context *context = update->context;
+	char detail[VERIFY_DETAIL_MAX];
+
+	if (buffer_append(&update->shard, data, len) != 0)
+		return refuse(update, result, DIRAUTH_E_NOMEM, "out of memory");
+	int rc = verify_record_proof(&update->header, update->shard.data, update->shard.len,
+	                             update->service_id, &update->record, detail, sizeof(detail));
+	if (rc != 0)
+		return refuse(update, result, client_status_of(rc), detail);
+	if (context->callbacks.state_write(context->callbacks.user, update->namespace_name, update->note.data,
+	                                   update->note.len) != 0) {
+		verify_record_clear(&update->record);
+		return refuse(update, result, DIRAUTH_E_STATE,
+		              "the state cannot be written: nothing believed");
+	}
+	if (update->view->installed && update->view->header.epoch < update->header.epoch)
+		client_view_clear(update->view);
+	update->looked_up = 1;
+	return end(update, DIRAUTH_SUCCESS);
+}
+
 DIRAUTH_EXPORT enum dirauth_status dirauth_update_feed(struct dirauth_update *update, long http_status,
                                                        const char *encoding, const uint8_t *body, size_t len,
                                                        struct dirauth_result *result)
@@ -437,24 +499,22 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_update_feed(struct dirauth_update *up
 		return take_body(update, 1, encoding, body, len, result);
 	case STEP_BODY:
 		return take_body(update, 0, encoding, body, len, result);
+	case STEP_SHARD:
+		return take_shard(update, body, len, result);
 	case STEP_DONE:
 		break;
 	}
 	return refuse(update, result, DIRAUTH_E_INTERNAL, "no such step");
 }
 
-DIRAUTH_EXPORT enum dirauth_status
-dirauth_update_run(struct dirauth_context *context, const char *namespace_name, struct dirauth_result *result)
+/* next, fetch, feed until the end, through callbacks->fetch. */
+static enum dirauth_status drive(struct dirauth_context *context, struct dirauth_update *update,
+                                 struct dirauth_result *result)
 {
-	struct dirauth_update *update = NULL;
 	const char *path = NULL;
 	size_t max_bytes = 0;
-	enum dirauth_status status;
+	enum dirauth_status status = DIRAUTH_SUCCESS;
 
-	client_result_reset(result);
-	if (context == NULL || context->callbacks.fetch == NULL)
-		return client_fail(result, DIRAUTH_E_ARGUMENT, "no fetch callback");
-	status = dirauth_update_begin(context, namespace_name, &update, result);
 	while (status == DIRAUTH_SUCCESS && dirauth_update_next(update, &path, &max_bytes)) {
 		struct dirauth_sink sink = {{0}, max_bytes, 0};
 		char encoding[DIRAUTH_ENCODING_MAX] = "";
@@ -473,6 +533,106 @@ dirauth_update_run(struct dirauth_context *context, const char *namespace_name, 
 		}
 		buffer_free(&sink.bytes);
 	}
+	return status;
+}
+
+DIRAUTH_EXPORT enum dirauth_status
+dirauth_update_run(struct dirauth_context *context, const char *namespace_name, struct dirauth_result *result)
+{
+	struct dirauth_update *update = NULL;
+	enum dirauth_status status;
+
+	client_result_reset(result);
+	if (context == NULL || context->callbacks.fetch == NULL)
+		return client_fail(result, DIRAUTH_E_ARGUMENT, "no fetch callback");
+	status = dirauth_update_begin(context, namespace_name, &update, result);
+	if (status == DIRAUTH_SUCCESS)
+		status = drive(context, update, result);
 	dirauth_update_free(update);
+	return status;
+}
+
+DIRAUTH_EXPORT enum dirauth_status dirauth_lookup_begin(struct dirauth_context *context,
+                                                        const char *namespace_name, const char *service_id,
+                                                        struct dirauth_update **out,
+                                                        struct dirauth_result *result)
+{
+	uint8_t id[SERVICE_ID_SIZE];
+
+	client_result_reset(result);
+	if (out != NULL)
+		*out = NULL;
+	if (service_id == NULL || strlen(service_id) != 2 * SERVICE_ID_SIZE ||
+	    hex_decode(service_id, 2 * SERVICE_ID_SIZE, id, sizeof(id)) != 0)
+		return client_fail(result, DIRAUTH_E_ARGUMENT, "a service id is 64 lower-case hex digits");
+	enum dirauth_status status = dirauth_update_begin(context, namespace_name, out, result);
+	if (status == DIRAUTH_SUCCESS) {
+		(*out)->lookup = 1;
+		memcpy((*out)->service_id, id, SERVICE_ID_SIZE);
+	}
+	return status;
+}
+
+DIRAUTH_EXPORT enum dirauth_status dirauth_lookup_endpoints(const struct dirauth_update *lookup,
+                                                            struct dirauth_endpoint *out, size_t cap,
+                                                            size_t *count, struct dirauth_result *result)
+{
+	char id[2 * SERVICE_ID_SIZE + 1];
+
+	client_result_reset(result);
+	if (lookup == NULL || count == NULL || (out == NULL && cap > 0) || !lookup->lookup)
+		return client_fail(result, DIRAUTH_E_ARGUMENT, "no lookup or no place for the answer");
+	*count = 0;
+	if (!lookup->looked_up)
+		return client_fail(result, DIRAUTH_E_ARGUMENT, "the lookup has not completed");
+	hex_encode(lookup->service_id, SERVICE_ID_SIZE, id);
+	const struct verify_record *record = &lookup->record;
+	if (!record->present)
+		return client_fail(result, DIRAUTH_E_NOT_FOUND,
+		                   "%s: service %s is not in the snapshot of epoch %" PRIu64
+		                   " (proven absent by its neighbours%s)",
+		                   lookup->namespace_name, id, lookup->header.epoch,
+		                   record->revocation_count > 0 ? "; it is revoked" : "");
+	const struct registration *registration = &record->registration;
+	for (size_t j = 0; j < registration->endpoint_count; j++) {
+		enum client_health health = CLIENT_HEALTH_UNPUBLISHED;
+		if (lookup->header.consensus_method >= 2) {
+			const struct verify_record_health *entry = NULL;
+			for (size_t h = 0; h < record->health_count && entry == NULL; h++)
+				if (memcmp(record->health[h].endpoint_id,
+				           registration->endpoints[j].endpoint_id, ENDPOINT_ID_SIZE) == 0)
+					entry = &record->health[h];
+			if (entry == NULL ||
+			    (entry->health_class != HEALTH_HEALTHY && entry->health_class != HEALTH_DEGRADED))
+				continue; /* unknown, draining, unavailable: never offered */
+			health = entry->health_class == HEALTH_HEALTHY ? CLIENT_HEALTH_HEALTHY
+			                                               : CLIENT_HEALTH_DEGRADED;
+		}
+		if (*count < cap)
+			client_fill_endpoint(registration, j, health, &out[*count]);
+		(*count)++;
+	}
+	return DIRAUTH_SUCCESS;
+}
+
+DIRAUTH_EXPORT enum dirauth_status dirauth_lookup_run(struct dirauth_context *context,
+                                                      const char *namespace_name, const char *service_id,
+                                                      struct dirauth_endpoint *out, size_t cap, size_t *count,
+                                                      struct dirauth_result *result)
+{
+	struct dirauth_update *lookup = NULL;
+	enum dirauth_status status;
+
+	client_result_reset(result);
+	if (count != NULL)
+		*count = 0;
+	if (context == NULL || context->callbacks.fetch == NULL)
+		return client_fail(result, DIRAUTH_E_ARGUMENT, "no fetch callback");
+	status = dirauth_lookup_begin(context, namespace_name, service_id, &lookup, result);
+	if (status == DIRAUTH_SUCCESS)
+		status = drive(context, lookup, result);
+	if (status == DIRAUTH_SUCCESS)
+		status = dirauth_lookup_endpoints(lookup, out, cap, count, result);
+	dirauth_update_free(lookup);
 	return status;
 }

@@ -9,7 +9,9 @@
  * bytes); the chain from a held header is walked and a body held in memory asked for as a diff
  * first; and every refusal: a rollback (also after a restart, from the state), a tampered body or
  * header, a stale snapshot, a state that cannot be read or written, a server's wrong answer, two
- * contexts with different bundles in one process, a broken random source.
+ * contexts with different bundles in one process, a broken random source. And one service by
+ * proof: the record shard of epoch 2 built from its body (schema/record_shard.h), a service
+ * present and one proven absent, a tampered record or another snapshot's shard refused.
  */
 #include <dirauth/dirauth.h>
 
@@ -17,6 +19,9 @@
 #include "test_support.h"
 
 #include "base/buffer.h"
+#include "schema/record_shard.h"
+#include "schema/trust_bundle.h"
+#include "verify/snapshot.h"
 
 #include <check.h>
 
@@ -556,6 +561,113 @@ START_TEST(test_context_refusals)
 }
 END_TEST
 
+/* The shard of epoch 2's body that holds every one of its ids (2 records: bits 0, shard "0"). */
+static void epoch_2_shard(struct buffer *out, const char *body_name)
+{
+	struct record_shard_builder *builder = NULL;
+	struct snapshot_body_limits limits = {1000, 1000, 1000};
+	struct file body = vector(body_name);
+	ck_assert(record_shard_builder_new(body.bytes, body.len, &limits, &builder) == 0);
+	ck_assert_uint_eq(record_shard_builder_bits(builder), 0);
+	ck_assert(record_shard_builder_shard(builder, 0, out) == 0);
+	record_shard_builder_free(builder);
+	free(body.bytes);
+}
+
+/* A lookup of service_id at epoch 2 whose shard is answered with shard. */
+static enum dirauth_status lookup(struct dirauth_context *context, const char *service_id,
+                                  const struct buffer *shard, struct dirauth_update **out,
+                                  struct dirauth_result *result)
+{
+	enum dirauth_status status = dirauth_lookup_begin(context, "mix", service_id, out, result);
+	if (status == DIRAUTH_SUCCESS)
+		status = answer_file(*out, "/v1/certificates", CHAIN("certificates.txt"), result);
+	if (status == DIRAUTH_SUCCESS)
+		status = answer_file(*out, "/v1/mix/snapshots/latest", CHAIN("header.note"), result);
+	if (status == DIRAUTH_SUCCESS)
+		status = answer(*out, "/v1/mix/snapshots/2/records/0", 200, shard->data, shard->len, result);
+	return status;
+}
+
+START_TEST(test_one_service_by_proof)
+{
+	struct test_client c;
+	struct dirauth_result result = {0};
+	struct dirauth_update *update = NULL;
+	struct dirauth_endpoint endpoints[4];
+	struct dirauth_snapshot_info info;
+	struct buffer shard;
+	size_t count = 0;
+
+	buffer_init(&shard);
+	epoch_2_shard(&shard, CHAIN("body.txt"));
+	test_client_init(&c, NOW);
+	struct dirauth_context *context = test_client_context(&c, BUNDLE, NULL);
+
+	/* Present: the service's endpoints, from a few kilobytes instead of the body. */
+	ck_assert_msg(lookup(context, SERVICE_A, &shard, &update, &result) == DIRAUTH_SUCCESS, "%s",
+	              result.detail);
+	ck_assert_int_eq(dirauth_update_next(update, NULL, NULL), 0);
+	ck_assert_int_eq(dirauth_lookup_endpoints(update, endpoints, 4, &count, &result), DIRAUTH_SUCCESS);
+	ck_assert_uint_eq(count, 2);
+	ck_assert_str_eq(endpoints[0].service_id, SERVICE_A);
+	ck_assert_str_eq(endpoints[0].address, "192.0.2.10:443");
+	ck_assert_str_eq(endpoints[1].address, "192.0.2.11:8443");
+	ck_assert_str_eq(endpoints[0].health, "unpublished");
+	dirauth_update_free(update);
+	ck_assert_uint_eq(c.state_writes, 1); /* the header, as an update writes it */
+
+	/* Absent: proven by its neighbours. */
+	ck_assert_int_eq(lookup(context, "5c00000000000000000000000000000000000000000000000000000000000001",
+	                        &shard, &update, &result),
+	                 DIRAUTH_SUCCESS);
+	ck_assert_int_eq(dirauth_lookup_endpoints(update, endpoints, 4, &count, &result),
+	                 DIRAUTH_E_NOT_FOUND);
+	ck_assert_msg(strstr(result.detail, "proven absent") != NULL, "%s", result.detail);
+	dirauth_update_free(update);
+
+	/* A tampered record (a byte of its address) is refused, and so is another snapshot's shard. */
+	char *address = strstr((char *)shard.data, "192.0.2.10");
+	ck_assert(address != NULL);
+	address[13] = '4'; /* :443 becomes :444, still a valid address */
+	ck_assert_int_eq(lookup(context, SERVICE_A, &shard, &update, &result), DIRAUTH_E_MISMATCH);
+	ck_assert_int_eq(dirauth_lookup_endpoints(update, endpoints, 4, &count, &result), DIRAUTH_E_ARGUMENT);
+	dirauth_update_free(update);
+	buffer_reset(&shard);
+	epoch_2_shard(&shard, CHAIN("previous-body.txt"));
+	ck_assert_int_eq(lookup(context, SERVICE_A, &shard, &update, &result), DIRAUTH_E_MISMATCH);
+	dirauth_update_free(update);
+	ck_assert_int_eq(dirauth_lookup_begin(context, "mix", "5a", &update, &result), DIRAUTH_E_ARGUMENT);
+	dirauth_context_free(context);
+
+	/* A lookup of a newer epoch drops the snapshot of an older one: what it offered may be revoked. */
+	buffer_reset(&c.state);
+	c.now = 1767225700;
+	context = test_client_context(&c, BUNDLE, NULL);
+	ck_assert_int_eq(dirauth_update_begin(context, "mix", &update, &result), DIRAUTH_SUCCESS);
+	ck_assert_int_eq(answer_file(update, "/v1/certificates", CHAIN("certificates.txt"), &result),
+	                 DIRAUTH_SUCCESS);
+	ck_assert_int_eq(
+	    answer_file(update, "/v1/mix/snapshots/latest", CHAIN("previous-header.note"), &result),
+	    DIRAUTH_SUCCESS);
+	ck_assert_int_eq(answer_file(update, "/v1/mix/snapshots/1/body", CHAIN("previous-body.txt"), &result),
+	                 DIRAUTH_SUCCESS);
+	dirauth_update_free(update);
+	ck_assert_int_eq(dirauth_snapshot(context, "mix", &info, &result), DIRAUTH_SUCCESS);
+	c.now = NOW;
+	buffer_reset(&shard);
+	epoch_2_shard(&shard, CHAIN("body.txt"));
+	ck_assert_int_eq(lookup(context, SERVICE_B, &shard, &update, &result), DIRAUTH_SUCCESS);
+	dirauth_update_free(update);
+	ck_assert_int_eq(dirauth_snapshot(context, "mix", &info, &result), DIRAUTH_E_NO_SNAPSHOT);
+
+	buffer_free(&shard);
+	dirauth_result_clear(&result);
+	dirauth_context_free(context);
+	test_client_free(&c);
+}
+END_TEST
+
 static Suite *libdirauth_suite(void)
 {
 	Suite *s = suite_create("libdirauth");
@@ -570,6 +682,7 @@ static Suite *libdirauth_suite(void)
 	tcase_add_test(tc, test_two_contexts_with_different_bundles);
 	tcase_add_test(tc, test_sample_from_the_random_source_alone);
 	tcase_add_test(tc, test_context_refusals);
+	tcase_add_test(tc, test_one_service_by_proof);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -296,6 +296,40 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_sample(struct dirauth_context *contex
                                                   struct dirauth_endpoint *out, size_t *count,
                                                   struct dirauth_result *result);
 
+/* ---- one service by proof, without the body ---- */
+
+/* A lookup: an update that stops at the header (certificates, latest header, the chain from the
+ * held one, the log when pinned), then asks for the record shard that holds service_id (64 hex
+ * digits) or proves it absent, GET /v1/<ns>/snapshots/<epoch>/records/<shard>
+ * (schema/record-shard.md), and believes it only as far as the header's records root proves it: a
+ * few kilobytes instead of the body. It is driven like an update (dirauth_update_next,
+ * dirauth_update_feed, dirauth_update_status, dirauth_update_free) and ends, like one, with the
+ * header written as the state; an installed snapshot of an older epoch is then dropped (the newer
+ * header may revoke what it offered: queries say DIRAUTH_E_NO_SNAPSHOT until the next update).
+ * Returns what dirauth_update_begin returns, and DIRAUTH_E_ARGUMENT for an id that is not 64 hex
+ * digits. The shard's refusals: DIRAUTH_E_MALFORMED, DIRAUTH_E_MISMATCH (another snapshot's or
+ * shard's, a proof that does not rebuild the records root), DIRAUTH_E_SIGNATURE (a record's or a
+ * statement's signature), DIRAUTH_E_STALE (a record expired at the header's valid-after, health
+ * past its freshness). */
+DIRAUTH_EXPORT enum dirauth_status dirauth_lookup_begin(struct dirauth_context *context,
+                                                        const char *namespace_name, const char *service_id,
+                                                        struct dirauth_update **out,
+                                                        struct dirauth_result *result);
+
+/* After a lookup completed: the service's offered endpoints, as dirauth_service answers them, from
+ * the proof. DIRAUTH_E_NOT_FOUND when the shard proves the service absent (two adjacent leaves
+ * around its id; the detail says when a listed revocation names it); DIRAUTH_E_ARGUMENT when the
+ * lookup has not completed. */
+DIRAUTH_EXPORT enum dirauth_status dirauth_lookup_endpoints(const struct dirauth_update *lookup,
+                                                            struct dirauth_endpoint *out, size_t cap,
+                                                            size_t *count, struct dirauth_result *result);
+
+/* dirauth_lookup_begin driven through callbacks->fetch, then dirauth_lookup_endpoints. */
+DIRAUTH_EXPORT enum dirauth_status dirauth_lookup_run(struct dirauth_context *context,
+                                                      const char *namespace_name, const char *service_id,
+                                                      struct dirauth_endpoint *out, size_t cap, size_t *count,
+                                                      struct dirauth_result *result);
+
 /* ---- offline checks ---- */
 
 /* Checks a tlog-proof file (c2sp.org/tlog-proof, as GET /v1/<ns>/log/proof/<epoch> serves it) for
