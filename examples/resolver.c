@@ -7,7 +7,8 @@
  * library believes nothing the server says without the trust bundle's signatures), then prints N
  * endpoints of CLASS chosen at random among those that may be offered. The state (the latest
  * verified header, so that the next run never goes back) is STATE-DIR/NAMESPACE.header. Exit 0,
- * or 1 with the library's sentence. libcurl fetches; the random bytes come from getrandom().
+ * or 1 with the library's sentence. libcurl fetches; the random bytes come from getrandom(); the
+ * clock is the system's (RESOLVER_NOW=<unix seconds> sets it, for tests).
  */
 #define _DEFAULT_SOURCE
 #include <dirauth/dirauth.h>
@@ -27,10 +28,12 @@ struct resolver {
 	const char *state_dir;
 };
 
+/* The system clock, or RESOLVER_NOW (unix seconds) for a test on a clock of its own. */
 static uint64_t now(void *user)
 {
+	const char *fixed = getenv("RESOLVER_NOW");
 	(void)user;
-	return (uint64_t)time(NULL);
+	return fixed != NULL ? strtoull(fixed, NULL, 10) : (uint64_t)time(NULL);
 }
 
 static int random_bytes(void *user, uint8_t *out, size_t len)

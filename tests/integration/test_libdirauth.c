@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define E0 MIRROR_AUTHORITY_FIRST_EPOCH
 
@@ -242,6 +243,24 @@ START_TEST(test_draining_never_offered_samples_differ_nothing_identifies)
 	ck_assert_str_eq(r.client.state_namespace, "mix");
 	buffer_free(&header);
 	ck_assert_uint_eq(r.path_count, asked);
+
+	/* The example resolver (examples/resolver.c) over the installed library does the same. */
+	char state_dir[LAUNCHER_PATH_MAX + 16], now[32], expected[128];
+	struct test_outcome outcome;
+	snprintf(state_dir, sizeof(state_dir), "%s/resolver-state", a.run.dir);
+	ck_assert(mkdir(state_dir, 0700) == 0);
+	snprintf(now, sizeof(now), "%" PRIu64, a.now);
+	setenv("RESOLVER_NOW", now, 1);
+	const char *args[] = {a.bundle_path, a.run.url, "mix", "mix-gateway", "2", state_dir, NULL};
+	test_run_program(test_binary_path("libdirauth/dirauth-resolver-example"), args, a.run.dir, &outcome);
+	unsetenv("RESOLVER_NOW");
+	ck_assert_msg(outcome.status == 0, "resolver: %s", outcome.err);
+	snprintf(expected, sizeof(expected),
+	         "mix epoch %" PRIu64 ": 2 of the mix-gateway endpoints offered\n", (uint64_t)(E0 + 1));
+	ck_assert_msg(strncmp(outcome.out, expected, strlen(expected)) == 0, "%s", outcome.out);
+	ck_assert(strstr(outcome.out, draining) == NULL);
+	ck_assert(strstr(outcome.out, " healthy\n") != NULL);
+	test_outcome_free(&outcome);
 
 	dirauth_result_clear(&result);
 	dirauth_context_free(context);

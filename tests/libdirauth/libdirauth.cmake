@@ -7,7 +7,7 @@ target_link_libraries(check_libdirauth PRIVATE dirauth)
 if(TARGET test_libdirauth)
   target_sources(test_libdirauth PRIVATE ${libdirauth_client_support})
   target_link_libraries(test_libdirauth PRIVATE dirauth)
-  add_dependencies(test_libdirauth dirauthctl dirauthd dirauth-signer)
+  add_dependencies(test_libdirauth dirauthctl dirauthd dirauth-signer dirauth-resolver-example)
 endif()
 add_test(NAME libdirauth_symbols
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/libdirauth/check_symbols.sh $<TARGET_FILE:dirauth>
