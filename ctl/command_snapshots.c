@@ -11,6 +11,7 @@
 
 #include "ctl/capability.h"
 #include "ctl/fetch.h"
+#include "ctl/lookup.h"
 #include "ctl/mirror.h"
 #include "ctl/monitor.h"
 #include "ctl/proof.h"
@@ -169,6 +170,43 @@ int ctl_command_fetch(const struct ctl_arguments *arguments, struct ctl_report *
 done:
 	fetch_command_free(&fetch);
 	return rc == 0 ? CTL_EXIT_OK : report->exit_code;
+}
+
+/* ---- lookup (ctl/lookup.h) ---- */
+
+int ctl_command_lookup(const struct ctl_arguments *arguments, struct ctl_report *report)
+{
+	struct fetch_command fetch;
+	struct ctl_lookup_options options;
+	struct ctl_lookup_result result;
+	int rc;
+
+	memset(&result, 0, sizeof(result));
+	rc = fetch_command_read("lookup", arguments, &fetch, report);
+	if (rc != 0)
+		goto done;
+	memset(&options, 0, sizeof(options));
+	if (ctl_lookup_parse_service(arguments->operand, options.service_id) != 0) {
+		ctl_report_fail(report, CTL_EXIT_USAGE,
+		                "lookup: SERVICE must be a service id of 64 lower-case hex digits");
+		rc = -1;
+		goto done;
+	}
+	options.bundle = fetch.bundle;
+	options.namespace_name = arguments->namespace_name;
+	options.server_url = arguments->servers.values[0];
+	options.now = fetch.options.now;
+	options.policy = fetch.options.policy;
+	options.authorization = fetch.options.authorization;
+	rc = ctl_lookup_run(&options, &result, report);
+	if (rc == 0)
+		ctl_lookup_print(&result, stdout);
+done:
+	ctl_lookup_result_free(&result);
+	fetch_command_free(&fetch);
+	if (rc != 0)
+		return report->exit_code;
+	return result.record.present ? CTL_EXIT_OK : CTL_LOOKUP_EXIT_ABSENT;
 }
 
 /* ---- mirror (ctl/mirror.h) ---- */
