@@ -179,6 +179,7 @@ int ctl_command_lookup(const struct ctl_arguments *arguments, struct ctl_report 
 	struct fetch_command fetch;
 	struct ctl_lookup_options options;
 	struct ctl_lookup_result result;
+	int present = 0;
 	int rc;
 
 	memset(&result, 0, sizeof(result));
@@ -201,12 +202,13 @@ int ctl_command_lookup(const struct ctl_arguments *arguments, struct ctl_report 
 	rc = ctl_lookup_run(&options, &result, report);
 	if (rc == 0)
 		ctl_lookup_print(&result, stdout);
+	present = result.record.present;
 done:
 	ctl_lookup_result_free(&result);
 	fetch_command_free(&fetch);
 	if (rc != 0)
 		return report->exit_code;
-	return result.record.present ? CTL_EXIT_OK : CTL_LOOKUP_EXIT_ABSENT;
+	return present ? CTL_EXIT_OK : CTL_LOOKUP_EXIT_ABSENT;
 }
 
 /* ---- mirror (ctl/mirror.h) ---- */
