@@ -259,6 +259,9 @@ int ctl_command_mirror(const struct ctl_arguments *arguments, struct ctl_report 
 	       result.epochs_pruned == 1 ? "" : "s");
 	if (result.diffs_written > 0)
 		printf(", %zu diff%s new", result.diffs_written, result.diffs_written == 1 ? "" : "s");
+	if (result.record_epochs_written > 0)
+		printf(", record shards of %zu epoch%s", result.record_epochs_written,
+		       result.record_epochs_written == 1 ? "" : "s");
 	if (result.bodies_dropped > 0)
 		printf(", %zu bod%s dropped for what it revokes", result.bodies_dropped,
 		       result.bodies_dropped == 1 ? "y" : "ies");
