@@ -15,7 +15,11 @@
  *   - a tampered body or header is refused, an older snapshot is refused (also by a new context
  *     over the same state: never going back), two conflicting headers for one epoch are a split
  *     view whose evidence is both signed notes, and two contexts with different trust bundles in
- *     one process each believe only their own.
+ *     one process each believe only their own;
+ *   - one service by proof (a lookup: the header, then the record shard that holds the service):
+ *     present with its healthy endpoints, draining not offered, absent proven, a revoked service
+ *     proven absent after its revocation's snapshot, a tampered shard and an older snapshot's
+ *     refused.
  */
 #include "test_http.h"
 #include "test_libdirauth_client.h"
@@ -150,11 +154,11 @@ static int offered(const struct dirauth_endpoint *endpoints, size_t count, const
 static void assert_paths_anonymous(const struct resolver *r)
 {
 	regex_t allowed;
-	ck_assert(
-	    regcomp(&allowed,
-	            "^/v1/(certificates|mix/snapshots/(latest|[0-9]+|[0-9]+/body|[0-9]+/diff/[0-9a-f]{64})"
-	            "|mix/log/proof/[0-9]+)$",
-	            REG_EXTENDED | REG_NOSUB) == 0);
+	ck_assert(regcomp(&allowed,
+	                  "^/v1/(certificates|mix/snapshots/"
+	                  "(latest|[0-9]+|[0-9]+/body|[0-9]+/diff/[0-9a-f]{64}|[0-9]+/records/[0-9a-f]{1,6})"
+	                  "|mix/log/proof/[0-9]+)$",
+	                  REG_EXTENDED | REG_NOSUB) == 0);
 	ck_assert_uint_gt(r->path_count, 0);
 	for (size_t i = 0; i < r->path_count; i++)
 		ck_assert_msg(regexec(&allowed, r->paths[i], 0, NULL, 0) == 0, "asked for %s", r->paths[i]);
@@ -505,6 +509,112 @@ START_TEST(test_tampered_old_and_equivocating_servers_refused)
 }
 END_TEST
 
+/* Waits until the authority serves the record shard of epoch (built after the publication). */
+static void wait_for_shard(const struct mirror_authority *a, uint64_t epoch, const char *name)
+{
+	char url[256];
+	snprintf(url, sizeof(url), "%s/v1/mix/snapshots/%" PRIu64 "/records/%s", a->run.url, epoch, name);
+	for (int attempt = 0; attempt < 1500; attempt++) {
+		struct test_http_response response;
+		CURLcode rc = test_http_get(url, &response);
+		buffer_free(&response.body);
+		if (rc == CURLE_OK && response.status == 200)
+			return;
+		test_sleep_ms(20);
+	}
+	ck_abort_msg("no record shard %s of epoch %" PRIu64 "; see %s", name, epoch, a->run.log_path);
+}
+
+START_TEST(test_one_service_by_proof_against_the_authority)
+{
+	struct mirror_authority a;
+	struct resolver r;
+	struct canned c;
+	struct dirauth_result result = {0};
+	struct dirauth_endpoint endpoints[8];
+	size_t count = 0;
+	char service[65], endpoint[65], path[160];
+
+	mirror_authority_start(&a);
+	mirror_authority_publish(&a, E0);
+	mirror_authority_register(&a, 3);
+	for (unsigned i = 1; i <= 3; i++)
+		lifecycle(&a, "health", i, i == 3 ? "draining" : "healthy");
+	mirror_authority_publish(&a, E0 + 1);
+	wait_for_shard(&a, E0 + 1, "0"); /* 3 records: one shard */
+	resolver_init(&r, &a, a.run.url);
+	struct dirauth_context *context = resolver_context(&r, &a, 1);
+
+	/* Present, with its healthy endpoint; the draining one's service offers nothing. */
+	service_hex(1, service);
+	endpoint_hex(1, endpoint);
+	ck_assert_msg(dirauth_lookup_run(context, "mix", service, endpoints, 8, &count, &result) ==
+	                  DIRAUTH_SUCCESS,
+	              "%s", result.detail);
+	ck_assert_uint_eq(count, 1);
+	ck_assert_str_eq(endpoints[0].endpoint_id, endpoint);
+	ck_assert_str_eq(endpoints[0].health, "healthy");
+	ck_assert_str_eq(endpoints[0].address, "192.0.2.11:443");
+	snprintf(path, sizeof(path), "/v1/mix/snapshots/%" PRIu64 "/records/0", (uint64_t)(E0 + 1));
+	ck_assert_str_eq(r.paths[r.path_count - 1], path);
+	ck_assert_int_eq(r.client.state_writes, 1);
+	service_hex(3, service);
+	ck_assert_int_eq(dirauth_lookup_run(context, "mix", service, endpoints, 8, &count, &result),
+	                 DIRAUTH_SUCCESS);
+	ck_assert_uint_eq(count, 0);
+	/* Absent, proven by its neighbours. */
+	service_hex(9, service);
+	ck_assert_int_eq(dirauth_lookup_run(context, "mix", service, endpoints, 8, &count, &result),
+	                 DIRAUTH_E_NOT_FOUND);
+	ck_assert_msg(strstr(result.detail, "proven absent") != NULL, "%s", result.detail);
+
+	/* Service 2 revoked: after the snapshot that lists it, proven absent. */
+	a.now += 2;
+	lifecycle(&a, "revoke", 2, "retired");
+	lifecycle(&a, "health", 1, "healthy");
+	mirror_authority_publish(&a, E0 + 2);
+	wait_for_shard(&a, E0 + 2, "0");
+	service_hex(2, service);
+	ck_assert_int_eq(dirauth_lookup_run(context, "mix", service, endpoints, 8, &count, &result),
+	                 DIRAUTH_E_NOT_FOUND);
+	ck_assert_msg(strstr(result.detail, "revoked") != NULL, "%s", result.detail);
+	assert_paths_anonymous(&r);
+	dirauth_context_free(context);
+
+	/* A canned server: a tampered record in the shard is refused; an older snapshot's shard too
+	 * (never going back, from the state). */
+	ck_assert(stub_http_start(0, &c.stub) == 0);
+	snprintf(c.url, sizeof(c.url), "http://127.0.0.1:%u", stub_http_port(c.stub));
+	snprintf(r.base_url, sizeof(r.base_url), "%s", c.url);
+	context = resolver_context(&r, &a, 0);
+	canned_epoch(&c, a.run.url, E0 + 2);
+	snprintf(path, sizeof(path), "/v1/mix/snapshots/%" PRIu64 "/records/0", (uint64_t)(E0 + 2));
+	struct buffer shard = get_ok(a.run.url, path);
+	char *address = strstr((char *)shard.data, "192.0.2.11:443");
+	ck_assert(address != NULL);
+	address[13] = '4'; /* :443 becomes :444 */
+	canned_serve(&c, path, shard.data, shard.len);
+	buffer_free(&shard);
+	service_hex(1, service);
+	enum dirauth_status status =
+	    dirauth_lookup_run(context, "mix", service, endpoints, 8, &count, &result);
+	ck_assert_msg(status == DIRAUTH_E_MISMATCH || status == DIRAUTH_E_SIGNATURE, "%s: %s",
+	              dirauth_status_name(status), result.detail);
+	ck_assert_uint_eq(count, 0);
+	canned_epoch(&c, a.run.url, E0 + 1);
+	snprintf(path, sizeof(path), "/v1/mix/snapshots/%" PRIu64 "/records/0", (uint64_t)(E0 + 1));
+	canned_copy(&c, a.run.url, path);
+	ck_assert_int_eq(dirauth_lookup_run(context, "mix", service, endpoints, 8, &count, &result),
+	                 DIRAUTH_E_ROLLBACK);
+
+	dirauth_result_clear(&result);
+	dirauth_context_free(context);
+	test_client_free(&r.client);
+	stub_http_stop(c.stub);
+	mirror_authority_stop(&a);
+}
+END_TEST
+
 static Suite *libdirauth_suite(void)
 {
 	Suite *s = suite_create("libdirauth against an authority");
@@ -513,6 +623,7 @@ static Suite *libdirauth_suite(void)
 	tcase_add_test(tc, test_draining_never_offered_samples_differ_nothing_identifies);
 	tcase_add_test(tc, test_revoked_endpoint_not_selected_after_its_revocation);
 	tcase_add_test(tc, test_tampered_old_and_equivocating_servers_refused);
+	tcase_add_test(tc, test_one_service_by_proof_against_the_authority);
 	suite_add_tcase(s, tc);
 	return s;
 }
