@@ -83,12 +83,15 @@ enum dirauth_status client_status_of(int rc);
 struct client_view *client_view_of(struct dirauth_context *context, const char *namespace_name,
                                    struct dirauth_result *result);
 
-/* Builds a new view from a verified header note and its verified decoded body (moved into it:
- * body is left empty). Returns 0 or a status with result. */
+/* Builds view (zeroed, its buffers initialised) from a verified header note and its verified
+ * decoded body (moved into it: body is left empty), refusing a body that holds what previous (the
+ * view installed before; may be NULL) revoked. On failure view is cleared. Returns 0 or a status
+ * with result. */
 enum dirauth_status client_view_build(struct client_view *view, const struct trust_bundle *bundle,
                                       const uint8_t *note, size_t note_len,
                                       const struct snapshot_header *header, size_t signer_count,
-                                      struct buffer *body, struct dirauth_result *result);
+                                      struct buffer *body, const struct client_view *previous,
+                                      struct dirauth_result *result);
 
 /* Reads one record's registration back from a verified body (its signature is not checked
  * again). Returns 0 (the caller clears out) or a project error code. */

@@ -261,19 +261,34 @@ DIRAUTH_EXPORT void dirauth_update_free(struct dirauth_update *update)
 	free(update);
 }
 
-/* The header is verified and follows the held one: write the state, then build the view. */
+/* The header and body are verified and follow the held ones: build the new view (the last check:
+ * nothing the installed snapshot revoked comes back), write the state, and only then replace the
+ * installed view with it. */
 static enum dirauth_status install(struct dirauth_update *update, struct buffer *body,
                                    struct dirauth_result *result)
 {
 	struct dirauth_context *context = update->context;
+	struct client_view fresh;
+	memset(&fresh, 0, sizeof(fresh));
+	buffer_init(&fresh.header_note);
+	buffer_init(&fresh.body);
+	enum dirauth_status status =
+	    client_view_build(&fresh, &context->bundle, update->note.data, update->note.len, &update->header,
+	                      update->signers.count, body, update->view, result);
+	if (status != DIRAUTH_SUCCESS) {
+		char detail[DIRAUTH_DETAIL_MAX];
+		snprintf(detail, sizeof(detail), "%s", result != NULL ? result->detail : "");
+		return refuse(update, result, status, detail);
+	}
 	if (context->callbacks.state_write(context->callbacks.user, update->namespace_name, update->note.data,
-	                                   update->note.len) != 0)
+	                                   update->note.len) != 0) {
+		client_view_clear(&fresh);
 		return refuse(update, result, DIRAUTH_E_STATE,
 		              "the state cannot be written: nothing installed");
-	enum dirauth_status status =
-	    client_view_build(update->view, &context->bundle, update->note.data, update->note.len,
-	                      &update->header, update->signers.count, body, result);
-	return end(update, status);
+	}
+	client_view_clear(update->view);
+	*update->view = fresh;
+	return end(update, DIRAUTH_SUCCESS);
 }
 
 /* After the history (and the log): the body, as a diff from the body held when there is one. */
@@ -286,11 +301,15 @@ static enum dirauth_status ask_body(struct dirauth_update *update, struct diraut
 	}
 	if (view->installed && view->header.epoch == update->header.epoch &&
 	    memcmp(view->header.body_sha256, update->header.body_sha256, 32) == 0) {
-		/* The same snapshot, held already: keep the body, take the note (it may carry more
-		 * signatures), write it first. */
-		struct buffer body = view->body;
-		buffer_init(&view->body);
-		return install(update, &body, result);
+		/* The same snapshot, held already: keep its body, take the note (it may carry more
+		 * signatures). The body is copied: the installed view reads it until it is replaced. */
+		struct buffer body;
+		buffer_init(&body);
+		if (buffer_append(&body, view->body.data, view->body.len) != 0)
+			return refuse(update, result, DIRAUTH_E_NOMEM, "out of memory");
+		enum dirauth_status status = install(update, &body, result);
+		buffer_free(&body);
+		return status;
 	}
 	if (view->installed && view->header.epoch < update->header.epoch)
 		name_request(update, STEP_DIFF, (size_t)update->context->bundle.max_body_compressed);

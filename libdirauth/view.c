@@ -9,11 +9,14 @@
  * healthy); in a method-1 snapshot, which publishes no health, every endpoint is offered as
  * "unpublished". Whatever a listed revocation names is never offered, although a verified body
  * cannot hold it (snapshot_body_verify_sections refuses such a body): revocation overrides all.
+ * And a new body that holds what the installed one's revocations name is refused whole, even
+ * when the new snapshot no longer lists them (as a mirror refuses it, ctl/fetch_revocations.h).
  * Queries then fill the caller's entries from the records they point at.
  */
 #include "libdirauth/internal.h"
 
 #include "base/error.h"
+#include "schema/encoding.h"
 #include "schema/registration.h"
 
 #include <stdlib.h>
@@ -101,7 +104,33 @@ int client_record_registration(const struct snapshot_record *record, struct regi
 	return rc;
 }
 
-static enum dirauth_status index_records(struct client_view *view, struct dirauth_result *result)
+/* Hard rule 4 on the client's side: a record of the new body that the installed snapshot's
+ * revocations name (its service, or one of its endpoints) refuses the body, even when the new
+ * snapshot no longer lists the revocation: what was revoked never comes back. */
+static enum dirauth_status check_not_revoked_before(const struct client_view *previous,
+                                                    const struct registration *registration,
+                                                    struct dirauth_result *result)
+{
+	char service[2 * SERVICE_ID_SIZE + 1], endpoint[2 * ENDPOINT_ID_SIZE + 1];
+	if (previous == NULL || !previous->installed || previous->parsed->revocation_count == 0)
+		return DIRAUTH_SUCCESS;
+	for (size_t j = 0; j < registration->endpoint_count; j++) {
+		const uint8_t *endpoint_id = registration->endpoints[j].endpoint_id;
+		if (!revoked(previous->parsed, registration->service_id, endpoint_id))
+			continue;
+		hex_encode(registration->service_id, SERVICE_ID_SIZE, service);
+		hex_encode(endpoint_id, ENDPOINT_ID_SIZE, endpoint);
+		return client_fail(
+		    result, DIRAUTH_E_MISMATCH,
+		    "body: service %s holds endpoint %s, which the snapshot of epoch %llu revoked: a "
+		    "revoked endpoint never comes back",
+		    service, endpoint, (unsigned long long)previous->header.epoch);
+	}
+	return DIRAUTH_SUCCESS;
+}
+
+static enum dirauth_status index_records(struct client_view *view, const struct client_view *previous,
+                                         struct dirauth_result *result)
 {
 	const struct snapshot_body *body = view->parsed;
 	size_t capacity = 0;
@@ -116,6 +145,11 @@ static enum dirauth_status index_records(struct client_view *view, struct diraut
 			return client_fail(result, client_status_of(rc),
 			                   "body: record %zu cannot be read back: %s", i,
 			                   dirauth_strerror(rc));
+		enum dirauth_status status = check_not_revoked_before(previous, &registration, result);
+		if (status != DIRAUTH_SUCCESS) {
+			registration_clear(&registration);
+			return status;
+		}
 		view->records[i].service_class = (uint8_t)registration.service_class;
 		view->records[i].first_offer = (uint32_t)view->offer_count;
 		for (size_t j = 0; j < registration.endpoint_count; j++) {
@@ -145,7 +179,8 @@ static enum dirauth_status index_records(struct client_view *view, struct diraut
 enum dirauth_status client_view_build(struct client_view *view, const struct trust_bundle *bundle,
                                       const uint8_t *note, size_t note_len,
                                       const struct snapshot_header *header, size_t signer_count,
-                                      struct buffer *body, struct dirauth_result *result)
+                                      struct buffer *body, const struct client_view *previous,
+                                      struct dirauth_result *result)
 {
 	struct snapshot_body_limits limits;
 	enum dirauth_status status;
@@ -166,7 +201,7 @@ enum dirauth_status client_view_build(struct client_view *view, const struct tru
 		return client_fail(result, client_status_of(rc), "body: cannot be read back: %s",
 		                   dirauth_strerror(rc));
 	}
-	status = index_records(view, result);
+	status = index_records(view, previous, result);
 	if (status != DIRAUTH_SUCCESS) {
 		client_view_clear(view);
 		return status;

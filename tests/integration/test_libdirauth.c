@@ -11,7 +11,8 @@
  *     and the state it wrote, which is the header note every client holds alike); the header is
  *     checked in the log under the cosigned checkpoint;
  *   - a revoked endpoint, offered from the cache while the snapshot that held it is the latest,
- *     is never selected after the snapshot that lists its revocation;
+ *     is never selected after the snapshot that lists its revocation, and a newer snapshot that
+ *     brings it back (signed by the authority's key) is refused whole;
  *   - a tampered body or header is refused, an older snapshot is refused (also by a new context
  *     over the same state: never going back), two conflicting headers for one epoch are a split
  *     view whose evidence is both signed notes, and two contexts with different trust bundles in
@@ -31,6 +32,8 @@
 #include <dirauth/dirauth.h>
 
 #include "base/buffer.h"
+#include "crypto/crypto.h"
+#include "schema/encoding.h"
 #include "schema/note.h"
 #include "schema/snapshot.h"
 #include "signer/key.h"
@@ -273,6 +276,51 @@ START_TEST(test_draining_never_offered_samples_differ_nothing_identifies)
 }
 END_TEST
 
+struct canned {
+	struct stub_http *stub;
+	char url[64];
+};
+static void canned_serve(struct canned *c, const char *path, const uint8_t *bytes, size_t len);
+static void canned_copy(struct canned *c, const char *authority, const char *path);
+
+/* A successor of the held header note (epoch + 1, previous its digest), signed by the authority's
+ * own key, whose method-1 body holds the one record note of service_id: what an authority would
+ * sign to bring a revoked record back. */
+static void forge_successor(const struct mirror_authority *a, const struct buffer *held_note,
+                            const uint8_t service_id[32], const uint8_t *record_note, size_t record_len,
+                            struct buffer *header_out, struct buffer *body_out)
+{
+	struct note *held = NULL;
+	struct snapshot_header header;
+	struct snapshot_record record;
+	struct note_signature signature;
+	struct buffer text;
+	ck_assert(note_parse(held_note->data, held_note->len, &held) == 0);
+	ck_assert(snapshot_header_parse(held->text, held->text_len, &header) == 0);
+	ck_assert(snapshot_header_digest(held->text, held->text_len, header.previous) == 0);
+	note_free(held);
+	memcpy(record.service_id, service_id, 32);
+	record.note = record_note;
+	record.note_len = record_len;
+	ck_assert(snapshot_body_encode("mix", header.epoch + 1, &record, 1, body_out) == 0);
+	header.epoch++;
+	header.valid_after = header.epoch * MIRROR_AUTHORITY_EPOCH_LENGTH;
+	header.fresh_until = header.valid_after + MIRROR_AUTHORITY_EPOCH_LENGTH;
+	header.valid_until = header.valid_after + 3 * MIRROR_AUTHORITY_EPOCH_LENGTH;
+	header.record_count = 1;
+	ck_assert(snapshot_records_root(&record, 1, header.records_root) == 0);
+	header.body_size = body_out->len;
+	ck_assert(crypto_sha256(body_out->data, body_out->len, header.body_sha256) == 0);
+	header.consensus_method = 1;
+	buffer_init(&text);
+	ck_assert(snapshot_header_encode(&header, &text) == 0);
+	struct signer_key *key = test_run_key(a->run.dir, "authority1.key");
+	ck_assert(signer_key_sign(key, text.data, text.len, &signature) == 0);
+	ck_assert(note_format(text.data, text.len, &signature, 1, header_out) == 0);
+	signer_key_free(key);
+	buffer_free(&text);
+}
+
 START_TEST(test_revoked_endpoint_not_selected_after_its_revocation)
 {
 	struct mirror_authority a;
@@ -334,6 +382,47 @@ START_TEST(test_revoked_endpoint_not_selected_after_its_revocation)
 	ck_assert(asked_diff);
 	assert_paths_anonymous(&r);
 
+	/* A newer snapshot, signed by the authority's own key, that brings the revoked record back
+	 * (its registration as the older body held it, in a body that lists no revocation) is refused
+	 * whole: what the held snapshot revoked never comes back. */
+	struct canned c;
+	struct buffer header, body, forged_header, forged_body;
+	struct snapshot_body *parsed = NULL;
+	struct snapshot_body_limits limits = {100, 100, 100};
+	char path[160];
+	uint8_t id[32];
+	ck_assert(stub_http_start(0, &c.stub) == 0);
+	snprintf(c.url, sizeof(c.url), "http://127.0.0.1:%u", stub_http_port(c.stub));
+	snprintf(path, sizeof(path), "/v1/mix/snapshots/%" PRIu64 "/body", (uint64_t)(E0 + 1));
+	body = get_ok(a.run.url, path);
+	ck_assert(snapshot_body_parse_sections(body.data, body.len, &limits, &parsed) == 0);
+	ck_assert(hex_decode(service, 64, id, sizeof(id)) == 0);
+	ck_assert_mem_eq(parsed->records[0].service_id, id, 32);
+	buffer_init(&header);
+	ck_assert(buffer_append(&header, r.client.state.data, r.client.state.len) == 0);
+	buffer_init(&forged_header);
+	buffer_init(&forged_body);
+	forge_successor(&a, &header, id, parsed->records[0].note, parsed->records[0].note_len, &forged_header,
+	                &forged_body);
+	canned_copy(&c, a.run.url, "/v1/certificates");
+	canned_serve(&c, "/v1/mix/snapshots/latest", forged_header.data, forged_header.len);
+	snprintf(path, sizeof(path), "/v1/mix/snapshots/%" PRIu64 "/body", (uint64_t)(E0 + 3));
+	canned_serve(&c, path, forged_body.data, forged_body.len);
+	snprintf(r.base_url, sizeof(r.base_url), "%s", c.url);
+	unsigned writes = r.client.state_writes;
+	r.client.now = (E0 + 3) * MIRROR_AUTHORITY_EPOCH_LENGTH + 1;
+	ck_assert_int_eq(dirauth_update_run(context, "mix", &result), DIRAUTH_E_MISMATCH);
+	ck_assert_msg(strstr(result.detail, "never comes back") != NULL, "%s", result.detail);
+	ck_assert_uint_eq(r.client.state_writes, writes);
+	ck_assert_int_eq(dirauth_snapshot(context, "mix", &info, &result), DIRAUTH_SUCCESS);
+	ck_assert_uint_eq(info.epoch, E0 + 2);
+	snapshot_body_free(parsed);
+	buffer_free(&body);
+	buffer_free(&header);
+	buffer_free(&forged_header);
+	buffer_free(&forged_body);
+	stub_http_stop(c.stub);
+
 	dirauth_result_clear(&result);
 	dirauth_context_free(context);
 	test_client_free(&r.client);
@@ -342,11 +431,6 @@ START_TEST(test_revoked_endpoint_not_selected_after_its_revocation)
 END_TEST
 
 /* ---- a canned server that serves the authority's answers, one of them changed ---- */
-
-struct canned {
-	struct stub_http *stub;
-	char url[64];
-};
 
 static void canned_serve(struct canned *c, const char *path, const uint8_t *bytes, size_t len)
 {
