@@ -356,12 +356,20 @@ START_TEST(test_revoked_endpoint_not_selected_after_its_revocation)
 	                 DIRAUTH_SUCCESS);
 	ck_assert(offered(endpoints, count, revoked));
 
-	/* After the snapshot that lists the revocation: never selected again. */
+	/* After the snapshots that list the revocation: never selected again. The update walks the
+	 * chain from the held epoch through the one between. */
 	mirror_authority_publish(&a, E0 + 2);
+	mirror_authority_publish(&a, E0 + 3);
 	ck_assert_msg(update(&r, context, &a, &result) == DIRAUTH_SUCCESS, "%s", result.detail);
 	struct dirauth_snapshot_info info;
 	ck_assert_int_eq(dirauth_snapshot(context, "mix", &info, &result), DIRAUTH_SUCCESS);
-	ck_assert_uint_eq(info.epoch, E0 + 2);
+	ck_assert_uint_eq(info.epoch, E0 + 3);
+	char link[128];
+	int walked = 0;
+	snprintf(link, sizeof(link), "/v1/mix/snapshots/%" PRIu64, (uint64_t)(E0 + 2));
+	for (size_t i = 0; i < r.path_count; i++)
+		walked |= strcmp(r.paths[i], link) == 0;
+	ck_assert(walked);
 	ck_assert_int_eq(dirauth_endpoints(context, "mix", "mix-gateway", endpoints, 16, &count, &result),
 	                 DIRAUTH_SUCCESS);
 	ck_assert_uint_eq(count, 2);
@@ -406,16 +414,16 @@ START_TEST(test_revoked_endpoint_not_selected_after_its_revocation)
 	                &forged_body);
 	canned_copy(&c, a.run.url, "/v1/certificates");
 	canned_serve(&c, "/v1/mix/snapshots/latest", forged_header.data, forged_header.len);
-	snprintf(path, sizeof(path), "/v1/mix/snapshots/%" PRIu64 "/body", (uint64_t)(E0 + 3));
+	snprintf(path, sizeof(path), "/v1/mix/snapshots/%" PRIu64 "/body", (uint64_t)(E0 + 4));
 	canned_serve(&c, path, forged_body.data, forged_body.len);
 	snprintf(r.base_url, sizeof(r.base_url), "%s", c.url);
 	unsigned writes = r.client.state_writes;
-	r.client.now = (E0 + 3) * MIRROR_AUTHORITY_EPOCH_LENGTH + 1;
+	r.client.now = (E0 + 4) * MIRROR_AUTHORITY_EPOCH_LENGTH + 1;
 	ck_assert_int_eq(dirauth_update_run(context, "mix", &result), DIRAUTH_E_MISMATCH);
 	ck_assert_msg(strstr(result.detail, "never comes back") != NULL, "%s", result.detail);
 	ck_assert_uint_eq(r.client.state_writes, writes);
 	ck_assert_int_eq(dirauth_snapshot(context, "mix", &info, &result), DIRAUTH_SUCCESS);
-	ck_assert_uint_eq(info.epoch, E0 + 2);
+	ck_assert_uint_eq(info.epoch, E0 + 3);
 	snapshot_body_free(parsed);
 	buffer_free(&body);
 	buffer_free(&header);
