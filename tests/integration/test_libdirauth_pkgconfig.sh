@@ -5,9 +5,10 @@
 # context for the example chain's trust bundle, feeds it the chain's answers and prints what it
 # verified. Also checks what was installed: the header, libdirauth.so -> .so.0 -> .so.0.1.0, the
 # pkg-config file's version, and that pkg-config's flags point into the prefix.
-#   usage: test_libdirauth_pkgconfig.sh BUILD-DIR SOURCE-DIR
+#   usage: test_libdirauth_pkgconfig.sh BUILD-DIR SOURCE-DIR [EXTRA-CFLAGS]
+# EXTRA-CFLAGS: a sanitizer build's (its library needs the sanitizer's runtime in the program).
 set -euo pipefail
-build=$1 source=$2
+build=$1 source=$2 extra=${3:-}
 command -v pkg-config >/dev/null || { echo "no pkg-config: skipped"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -83,7 +84,8 @@ int main(int argc, char **argv)
 }
 PROGRAM
 # shellcheck disable=SC2046
-cc -std=c11 -Wall -Werror -o "$work/project/resolver" "$work/project/main.c" $(pkg-config --cflags --libs dirauth) \
+# shellcheck disable=SC2086
+cc -std=c11 -Wall -Werror $extra -o "$work/project/resolver" "$work/project/main.c" $(pkg-config --cflags --libs dirauth) \
 	-Wl,-rpath,"$libdir"
 output=$("$work/project/resolver" "$source/tests/vectors/chain")
 echo "$output"

@@ -12,9 +12,17 @@ endif()
 add_test(NAME libdirauth_symbols
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/libdirauth/check_symbols.sh $<TARGET_FILE:dirauth>
           ${PROJECT_SOURCE_DIR}/libdirauth/include/dirauth/dirauth.h)
+# A sanitizer build's library needs its runtime in the program that loads it: the separate project
+# is compiled with the same sanitizer.
+set(libdirauth_user_flags "")
+if(DIRAUTH_SANITIZE)
+  set(libdirauth_user_flags "-fsanitize=address,undefined")
+elseif(DIRAUTH_TSAN)
+  set(libdirauth_user_flags "-fsanitize=thread")
+endif()
 add_test(NAME test_libdirauth_pkgconfig
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_libdirauth_pkgconfig.sh ${PROJECT_BINARY_DIR}
-          ${PROJECT_SOURCE_DIR})
+          ${PROJECT_SOURCE_DIR} "${libdirauth_user_flags}")
 set_tests_properties(test_libdirauth_pkgconfig PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77)
 if(DIRAUTH_FUZZ)
   file(GLOB libdirauth_fuzz_targets CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz_libdirauth_*.c)
