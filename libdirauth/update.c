@@ -27,6 +27,7 @@
 #include "libdirauth/internal.h"
 
 #include "base/error.h"
+#include "compress/compress.h"
 #include "schema/certificate.h"
 #include "schema/encoding.h"
 #include "schema/record_shard.h"
@@ -443,16 +444,30 @@ static enum dirauth_status take_body(struct dirauth_update *update, int diff, co
 
 /* A lookup's shard: the service present or absent by the header's records root. Then the state;
  * a view of an older epoch is dropped, since the newer header may revoke what it offers. */
-static enum dirauth_status take_shard(struct dirauth_update *update, const uint8_t *data, size_t len,
-                                      struct dirauth_result *result)
+static enum dirauth_status take_shard(struct dirauth_update *update, const char *encoding,
+                                      const uint8_t *data, size_t len, struct dirauth_result *result)
 {
 	struct dirauth_context *context = update->context;
 	char detail[VERIFY_DETAIL_MAX];
+	enum content_encoding served = ENCODING_COUNT;
 
-	if (buffer_append(&update->shard, data, len) != 0)
-		return refuse(update, result, DIRAUTH_E_NOMEM, "out of memory");
-	int rc = verify_record_proof(&update->header, update->shard.data, update->shard.len,
-	                             update->service_id, &update->record, detail, sizeof(detail));
+	/* Served as is or compressed (a server may zstd a shard), decoded within the shard's bound. */
+	for (int e = 0; e < ENCODING_COUNT; e++)
+		if (strcmp(encoding, content_encoding_name((enum content_encoding)e)) == 0)
+			served = (enum content_encoding)e;
+	if (encoding[0] == '\0')
+		served = ENCODING_IDENTITY;
+	if (served == ENCODING_COUNT) {
+		snprintf(detail, sizeof(detail), "record shard: unsupported content encoding '%.32s'",
+		         encoding);
+		return refuse(update, result, DIRAUTH_E_MALFORMED, detail);
+	}
+	int rc = compress_decode(served, data, len, RECORD_SHARD_MAX_BYTES, &update->shard);
+	if (rc != 0)
+		return refuse(update, result, client_status_of(rc),
+		              "record shard: does not decode within its bound");
+	rc = verify_record_proof(&update->header, update->shard.data, update->shard.len, update->service_id,
+	                         &update->record, detail, sizeof(detail));
 	if (rc != 0)
 		return refuse(update, result, client_status_of(rc), detail);
 	if (context->callbacks.state_write(context->callbacks.user, update->namespace_name, update->note.data,
@@ -519,7 +534,7 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_update_feed(struct dirauth_update *up
 	case STEP_BODY:
 		return take_body(update, 0, encoding, body, len, result);
 	case STEP_SHARD:
-		return take_shard(update, body, len, result);
+		return take_shard(update, encoding, body, len, result);
 	case STEP_DONE:
 		break;
 	}

@@ -19,6 +19,7 @@
 #include "test_support.h"
 
 #include "base/buffer.h"
+#include "compress/compress.h"
 #include "schema/record_shard.h"
 #include "schema/trust_bundle.h"
 #include "verify/snapshot.h"
@@ -616,6 +617,29 @@ START_TEST(test_one_service_by_proof)
 	ck_assert_str_eq(endpoints[0].health, "unpublished");
 	dirauth_update_free(update);
 	ck_assert_uint_eq(c.state_writes, 1); /* the header, as an update writes it */
+
+	/* The same shard served compressed with zstd, then in an encoding nobody offered. */
+	struct buffer packed;
+	buffer_init(&packed);
+	ck_assert(compress_encode(ENCODING_ZSTD, shard.data, shard.len, &packed) == 0);
+	static const char *const encodings[] = {"zstd", "br"};
+	static const enum dirauth_status expected[] = {DIRAUTH_SUCCESS, DIRAUTH_E_MALFORMED};
+	for (size_t e = 0; e < 2; e++) {
+		const char *path = NULL;
+		ck_assert_int_eq(dirauth_lookup_begin(context, "mix", SERVICE_A, &update, &result),
+		                 DIRAUTH_SUCCESS);
+		ck_assert_int_eq(answer_file(update, "/v1/certificates", CHAIN("certificates.txt"), &result),
+		                 DIRAUTH_SUCCESS);
+		ck_assert_int_eq(
+		    answer_file(update, "/v1/mix/snapshots/latest", CHAIN("header.note"), &result),
+		    DIRAUTH_SUCCESS);
+		ck_assert_int_eq(dirauth_update_next(update, &path, NULL), 1);
+		ck_assert_int_eq(
+		    dirauth_update_feed(update, 200, encodings[e], packed.data, packed.len, &result),
+		    expected[e]);
+		dirauth_update_free(update);
+	}
+	buffer_free(&packed);
 
 	/* Absent: proven by its neighbours. */
 	ck_assert_int_eq(lookup(context, "5c00000000000000000000000000000000000000000000000000000000000001",
