@@ -91,5 +91,8 @@ output=$("$work/project/resolver" "$source/tests/vectors/chain")
 echo "$output"
 [ "$output" = "verified 2 endpoints, first 192.0.2.10:443" ] || { echo "unexpected output"; exit 1; }
 # It runs on the installed library, not the build tree's.
-ldd "$work/project/resolver" | grep -q "$libdir/libdirauth.so.0" || { ldd "$work/project/resolver"; exit 1; }
+# (ldd's output is read whole first: grep -q would close the pipe early, and pipefail would fail
+# the test on ldd's SIGPIPE.)
+loaded=$(ldd "$work/project/resolver")
+grep -qF "$libdir/libdirauth.so.0" <<<"$loaded" || { echo "$loaded"; exit 1; }
 echo "test_libdirauth_pkgconfig: linked through pkg-config from $prefix"
