@@ -50,6 +50,7 @@ DIRAUTH_EXPORT void dirauth_result_clear(struct dirauth_result *result)
 		return;
 	free(result->evidence_held);
 	free(result->evidence_offered);
+	free(result->evidence_file);
 	memset(result, 0, sizeof(*result));
 }
 

@@ -30,6 +30,7 @@
 #include "compress/compress.h"
 #include "schema/certificate.h"
 #include "schema/encoding.h"
+#include "schema/evidence.h"
 #include "schema/record_shard.h"
 #include "tlog/proof.h"
 #include "verify/history.h"
@@ -343,6 +344,35 @@ static enum dirauth_status next_link(struct dirauth_update *update, struct dirau
 	return after_history(update, result);
 }
 
+/* The split view's evidence file: both notes, the bundle's authorities, the certificates served. */
+static void evidence_file(const struct dirauth_update *update, struct dirauth_result *result)
+{
+	const struct trust_bundle *bundle = &update->context->bundle;
+	struct evidence *evidence = calloc(1, sizeof(*evidence));
+	struct buffer file;
+	buffer_init(&file);
+	if (evidence == NULL)
+		return;
+	evidence->kind = EVIDENCE_HEADERS;
+	snprintf(evidence->origin, sizeof(evidence->origin), "%s", update->header.origin);
+	evidence->epoch = update->header.epoch;
+	evidence->key_count =
+	    bundle->authority_count < EVIDENCE_KEYS_MAX ? bundle->authority_count : EVIDENCE_KEYS_MAX;
+	memcpy(evidence->keys, bundle->authorities, evidence->key_count * sizeof(evidence->keys[0]));
+	evidence->statements[0] = (struct evidence_part){update->held_note.data, update->held_note.len};
+	evidence->statements[1] = (struct evidence_part){update->note.data, update->note.len};
+	evidence->certificate_count = 1;
+	evidence->certificates[0] =
+	    (struct evidence_part){update->certificates.data, update->certificates.len};
+	if (evidence_encode(evidence, &file) == 0) {
+		result->evidence_file = file.data; /* handed over: freed by dirauth_result_clear */
+		result->evidence_file_len = file.len;
+	} else {
+		buffer_free(&file);
+	}
+	free(evidence);
+}
+
 static enum dirauth_status split_view(struct dirauth_update *update, const char *detail,
                                       struct dirauth_result *result)
 {
@@ -357,6 +387,7 @@ static enum dirauth_status split_view(struct dirauth_update *update, const char 
 		result->evidence_held_len = update->held_note.len;
 		memcpy(result->evidence_offered, update->note.data, update->note.len);
 		result->evidence_offered_len = update->note.len;
+		evidence_file(update, result);
 	}
 	return refuse(update, result, DIRAUTH_E_SPLIT_VIEW, detail);
 }

@@ -556,6 +556,19 @@ START_TEST(test_tampered_old_and_equivocating_servers_refused)
 	ck_assert(memcmp(result.evidence_held, held.data, held.len) == 0);
 	ck_assert_uint_eq(result.evidence_offered_len, forged.len);
 	ck_assert(memcmp(result.evidence_offered, forged.data, forged.len) == 0);
+	/* The evidence file proves it offline: dirauthctl verify-evidence names the authority. */
+	char evidence_path[LAUNCHER_PATH_MAX + 32];
+	struct test_outcome outcome;
+	ck_assert(result.evidence_file != NULL);
+	snprintf(evidence_path, sizeof(evidence_path), "%s/split-view.evidence", a.run.dir);
+	test_write_file(evidence_path, result.evidence_file, result.evidence_file_len, 0644);
+	const char *verify_args[] = {"verify-evidence", evidence_path, "--trust", a.bundle_path, NULL};
+	test_run_program(test_binary_path("ctl/dirauthctl"), verify_args, a.run.dir, &outcome);
+	ck_assert_msg(outcome.status == 3, "verify-evidence: %d %s %s", outcome.status, outcome.out,
+	              outcome.err);
+	ck_assert_msg(strstr(outcome.out, "misbehaviour proven: authority1.dirauth.example") != NULL, "%s",
+	              outcome.out);
+	test_outcome_free(&outcome);
 	ck_assert_uint_eq(r.client.state_writes, 1);
 	ck_assert_int_eq(dirauth_snapshot(context, "mix", &info, &result), DIRAUTH_SUCCESS);
 	ck_assert_uint_eq(info.epoch, E0 + 2);

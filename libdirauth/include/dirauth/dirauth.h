@@ -122,6 +122,11 @@ struct dirauth_result {
 	size_t evidence_held_len;
 	uint8_t *evidence_offered;
 	size_t evidence_offered_len;
+	/* The same pair as an evidence file (schema/evidence.md, kind headers: both notes, the bundle's
+	 * authorities, the certificate bundle the server served), which `dirauthctl verify-evidence`
+	 * checks offline; NULL when it could not be encoded. */
+	uint8_t *evidence_file;
+	size_t evidence_file_len;
 };
 
 /* Frees the evidence and zeroes the result. Accepts NULL. */
