@@ -475,30 +475,16 @@ static enum dirauth_status take_body(struct dirauth_update *update, int diff, co
 
 /* A lookup's shard: the service present or absent by the header's records root. Then the state;
  * a view of an older epoch is dropped, since the newer header may revoke what it offers. */
-static enum dirauth_status take_shard(struct dirauth_update *update, const char *encoding,
-                                      const uint8_t *data, size_t len, struct dirauth_result *result)
+static enum dirauth_status take_shard(struct dirauth_update *update, const uint8_t *data, size_t len,
+                                      struct dirauth_result *result)
 {
 	struct dirauth_context *context = update->context;
 	char detail[VERIFY_DETAIL_MAX];
-	enum content_encoding served = ENCODING_COUNT;
 
-	/* Served as is or compressed (a server may zstd a shard), decoded within the shard's bound. */
-	for (int e = 0; e < ENCODING_COUNT; e++)
-		if (strcmp(encoding, content_encoding_name((enum content_encoding)e)) == 0)
-			served = (enum content_encoding)e;
-	if (encoding[0] == '\0')
-		served = ENCODING_IDENTITY;
-	if (served == ENCODING_COUNT) {
-		snprintf(detail, sizeof(detail), "record shard: unsupported content encoding '%.32s'",
-		         encoding);
-		return refuse(update, result, DIRAUTH_E_MALFORMED, detail);
-	}
-	int rc = compress_decode(served, data, len, RECORD_SHARD_MAX_BYTES, &update->shard);
-	if (rc != 0)
-		return refuse(update, result, client_status_of(rc),
-		              "record shard: does not decode within its bound");
-	rc = verify_record_proof(&update->header, update->shard.data, update->shard.len, update->service_id,
-	                         &update->record, detail, sizeof(detail));
+	if (buffer_append(&update->shard, data, len) != 0)
+		return refuse(update, result, DIRAUTH_E_NOMEM, "out of memory");
+	int rc = verify_record_proof(&update->header, update->shard.data, update->shard.len,
+	                             update->service_id, &update->record, detail, sizeof(detail));
 	if (rc != 0)
 		return refuse(update, result, client_status_of(rc), detail);
 	if (context->callbacks.state_write(context->callbacks.user, update->namespace_name, update->note.data,
@@ -511,6 +497,42 @@ static enum dirauth_status take_shard(struct dirauth_update *update, const char 
 		client_view_clear(update->view);
 	update->looked_up = 1;
 	return end(update, DIRAUTH_SUCCESS);
+}
+
+static enum dirauth_status step_answer(struct dirauth_update *update, const char *encoding,
+                                       const uint8_t *body, size_t len, struct dirauth_result *result);
+
+/* An answer other than a body or a diff (whose encoding verify/ judges with the body's bounds),
+ * served compressed by a server the caller's fetch left it to: decoded into out within the step's
+ * bound. Returns 0 with *decoded 1 when it was, 0 when it needs no decoding; else a status. */
+static enum dirauth_status decode_answer(struct dirauth_update *update, const char *encoding,
+                                         const uint8_t *data, size_t len, struct buffer *out, int *decoded,
+                                         struct dirauth_result *result)
+{
+	char detail[DIRAUTH_DETAIL_MAX];
+	enum content_encoding served = ENCODING_COUNT;
+	*decoded = 0;
+	if (encoding[0] == '\0' || update->step == STEP_DIFF || update->step == STEP_BODY)
+		return DIRAUTH_SUCCESS;
+	for (int e = 0; e < ENCODING_COUNT; e++)
+		if (strcmp(encoding, content_encoding_name((enum content_encoding)e)) == 0)
+			served = (enum content_encoding)e;
+	if (served == ENCODING_IDENTITY)
+		return DIRAUTH_SUCCESS;
+	if (served == ENCODING_COUNT) {
+		snprintf(detail, sizeof(detail), "%s: unsupported content encoding '%.32s'", update->path,
+		         encoding);
+		return refuse(update, result, DIRAUTH_E_MALFORMED, detail);
+	}
+	int rc = compress_decode(served, data, len, update->max_bytes, out);
+	if (rc != 0) {
+		snprintf(detail, sizeof(detail),
+		         "%s: does not decode (%s) within the %zu bytes this step reads", update->path,
+		         encoding, update->max_bytes);
+		return refuse(update, result, client_status_of(rc), detail);
+	}
+	*decoded = 1;
+	return DIRAUTH_SUCCESS;
 }
 
 DIRAUTH_EXPORT enum dirauth_status dirauth_update_feed(struct dirauth_update *update, long http_status,
@@ -543,6 +565,24 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_update_feed(struct dirauth_update *up
 		snprintf(detail, sizeof(detail), "%s: HTTP status %ld", update->path, http_status);
 		return refuse(update, result, DIRAUTH_E_FETCH, detail);
 	}
+	struct buffer decoded;
+	int was_decoded = 0;
+	buffer_init(&decoded);
+	if (decode_answer(update, encoding, body, len, &decoded, &was_decoded, result) != DIRAUTH_SUCCESS) {
+		buffer_free(&decoded);
+		return update->status;
+	}
+	enum dirauth_status status = step_answer(update, encoding, was_decoded ? decoded.data : body,
+	                                         was_decoded ? decoded.len : len, result);
+	buffer_free(&decoded);
+	return status;
+}
+
+/* The answer (200, decoded) to the pending step. */
+static enum dirauth_status step_answer(struct dirauth_update *update, const char *encoding,
+                                       const uint8_t *body, size_t len, struct dirauth_result *result)
+{
+	char detail[DIRAUTH_DETAIL_MAX];
 	switch (update->step) {
 	case STEP_CERTIFICATES:
 		if (buffer_append(&update->certificates, body, len) != 0)
@@ -565,7 +605,7 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_update_feed(struct dirauth_update *up
 	case STEP_BODY:
 		return take_body(update, 0, encoding, body, len, result);
 	case STEP_SHARD:
-		return take_shard(update, encoding, body, len, result);
+		return take_shard(update, body, len, result);
 	case STEP_DONE:
 		break;
 	}

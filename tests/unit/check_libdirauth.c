@@ -417,6 +417,46 @@ START_TEST(test_wrong_answers_from_the_server)
 }
 END_TEST
 
+/* A fetch that leaves the decoding to the library: every answer compressed, named by its encoding. */
+START_TEST(test_answers_served_compressed)
+{
+	static const char *const files[] = {CHAIN("certificates.txt"), CHAIN("header.note"),
+	                                    CHAIN("body.txt")};
+	static const enum content_encoding encodings[] = {ENCODING_GZIP, ENCODING_ZSTD, ENCODING_ZSTD};
+	struct test_client c;
+	struct dirauth_result result = {0};
+	struct dirauth_update *update = NULL;
+	const char *path = NULL;
+
+	test_client_init(&c, NOW);
+	struct dirauth_context *context = test_client_context(&c, BUNDLE, NULL);
+	ck_assert_int_eq(dirauth_update_begin(context, "mix", &update, &result), DIRAUTH_SUCCESS);
+	for (size_t i = 0; i < 3; i++) {
+		struct file f = vector(files[i]);
+		struct buffer packed;
+		buffer_init(&packed);
+		ck_assert(compress_encode(encodings[i], f.bytes, f.len, &packed) == 0);
+		ck_assert_int_eq(dirauth_update_next(update, &path, NULL), 1);
+		ck_assert_msg(dirauth_update_feed(update, 200, content_encoding_name(encodings[i]),
+		                                  packed.data, packed.len, &result) == DIRAUTH_SUCCESS,
+		              "%s: %s", path, result.detail);
+		buffer_free(&packed);
+		free(f.bytes);
+	}
+	ck_assert_int_eq(dirauth_update_next(update, NULL, NULL), 0);
+	dirauth_update_free(update);
+	ck_assert_uint_eq(c.state_writes, 1);
+	/* Garbage named zstd is refused. */
+	ck_assert_int_eq(dirauth_update_begin(context, "mix", &update, &result), DIRAUTH_SUCCESS);
+	ck_assert_int_eq(dirauth_update_feed(update, 200, "zstd", (const uint8_t *)"not zstd", 8, &result),
+	                 DIRAUTH_E_MALFORMED);
+	dirauth_update_free(update);
+	dirauth_result_clear(&result);
+	dirauth_context_free(context);
+	test_client_free(&c);
+}
+END_TEST
+
 START_TEST(test_two_contexts_with_different_bundles)
 {
 	char dir[256], other_path[512];
@@ -703,6 +743,7 @@ static Suite *libdirauth_suite(void)
 	tcase_add_test(tc, test_stale_refused);
 	tcase_add_test(tc, test_state_that_cannot_be_read_or_written);
 	tcase_add_test(tc, test_wrong_answers_from_the_server);
+	tcase_add_test(tc, test_answers_served_compressed);
 	tcase_add_test(tc, test_two_contexts_with_different_bundles);
 	tcase_add_test(tc, test_sample_from_the_random_source_alone);
 	tcase_add_test(tc, test_context_refusals);

@@ -213,7 +213,8 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_update_begin(struct dirauth_context *
 DIRAUTH_EXPORT int dirauth_update_next(struct dirauth_update *update, const char **path, size_t *max_bytes);
 
 /* The answer to the request dirauth_update_next named: its HTTP status (0 when none came), its
- * Content-Encoding ("" or NULL when none) and body. Returns DIRAUTH_SUCCESS while the update goes
+ * Content-Encoding ("" or NULL when none or already decoded; "identity", "gzip" and "zstd" are
+ * decoded here, within the step's bound) and body. Returns DIRAUTH_SUCCESS while the update goes
  * on or when it completed (then the snapshot is installed); any other status ends the update,
  * nothing installed, nothing written: DIRAUTH_E_FETCH, _MALFORMED, _SIGNATURE, _MISMATCH,
  * _ROLLBACK, _SPLIT_VIEW (with the evidence), _STALE, _LOG, _STATE (the write failed), _NOMEM,
