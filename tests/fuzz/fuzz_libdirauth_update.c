@@ -68,7 +68,8 @@ static int state_read(void *user, const char *namespace_name, uint8_t *out, size
 	*len = 0;
 	if (s->state_len > cap)
 		return -1;
-	memcpy(out, s->state, s->state_len);
+	if (s->state_len > 0)
+		memcpy(out, s->state, s->state_len);
 	*len = s->state_len;
 	return 0;
 }
