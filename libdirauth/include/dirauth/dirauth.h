@@ -27,8 +27,11 @@
  *              older epoch is a rollback, another header for the held epoch a split view); the
  *              log inclusion of the header under a cosigned checkpoint when log keys are pinned;
  *              the body (or a diff from the body held) against the header, every record's
- *              provider signature, health and revocations. Then the header is written through
- *              the state callback, and only after that write succeeded is the snapshot used.
+ *              provider signature, health and revocations; and nothing the installed snapshot
+ *              revoked may come back. Then the header is written through the state callback,
+ *              and only after that write succeeded is the snapshot used.
+ *   lookup     one service by proof, without the body: the header as above, then the record
+ *              shard that holds the service or proves it absent (dirauth_lookup_begin).
  *   state      the latest verified header note of each namespace, a few kilobytes, read and
  *              written through the caller's callbacks; it is what makes "never go back" survive
  *              a restart. The body is kept in memory only.
@@ -38,16 +41,18 @@
  *              revocation names, are never offered. A snapshot past its valid-until by the
  *              caller's clock is refused with DIRAUTH_E_STALE, never answered from.
  *
- * Privacy. Nothing the library sends or stores identifies who asks or what they looked up: the
- * paths it asks for name only a namespace, an epoch, a body digest or a shard; it sends no
- * header of its own, holds no cookie, writes no per-query state, and the state it writes is a
- * header note that every client of the namespace holds alike. Queries are answered from memory.
+ * Privacy. Nothing the library sends or stores identifies who asks: the paths it asks for name
+ * only a namespace, an epoch, a body digest or a shard; it sends no header of its own, holds no
+ * cookie, writes no per-query state, and the state it writes is a header note that every client
+ * of the namespace holds alike. Queries are answered from memory and ask nothing; an update says
+ * nothing of what will be looked up, a lookup only the slice of ids (about four services) its
+ * shard holds.
  *
  * Errors. Every call that can fail returns an enum dirauth_status (DIRAUTH_SUCCESS is 0) and,
  * when given a struct dirauth_result, fills it with the status and one sentence saying what was
  * checked and why it failed. A split view (two headers for one epoch, each verified by the
- * threshold) is DIRAUTH_E_SPLIT_VIEW and the result carries both signed notes as evidence: what
- * `dirauthctl verify-evidence` and any monitor can check offline.
+ * threshold) is DIRAUTH_E_SPLIT_VIEW and the result carries both signed notes as evidence, also as
+ * an evidence file that `dirauthctl verify-evidence` and any monitor check offline.
  *
  * Symbols. Only the functions below are exported (prefix dirauth_); the library is linked with
  * pkg-config's `dirauth` (`pkg-config --cflags --libs dirauth`), soname libdirauth.so.0.
