@@ -175,7 +175,7 @@ static void epoch_build(struct publish_diffs *d, size_t i, uint64_t target, stru
 }
 
 /* Builds and stores namespace i's record shards of epoch unless they are held. Returns 0 built, 1
- * held already, or an error (DIRAUTH_ERR_NOT_FOUND, DIRAUTH_ERR_STALE: no body to build from). */
+ * held already or stopped, or an error (DIRAUTH_ERR_NOT_FOUND, DIRAUTH_ERR_STALE: no body to build from). */
 static int shards_build(struct publish_diffs *d, size_t i, uint64_t epoch, uint32_t *shards)
 {
 	const struct config *config = d->o.config;
@@ -198,20 +198,22 @@ static int shards_build(struct publish_diffs *d, size_t i, uint64_t epoch, uint3
 		rc = store_record_shards_begin(d->o.store, ns->name, epoch,
 		                               record_shard_builder_bits(builder), &writer);
 	uint32_t count = rc == 0 ? UINT32_C(1) << record_shard_builder_bits(builder) : 0;
+	bool stopped = false;
 	for (uint32_t index = 0; rc == 0 && index < count; index++) {
-		if ((index & 1023) == 0 && stopping(d))
-			rc = DIRAUTH_ERR_INTERNAL;
+		/* A stop drops the part file; the next start builds the shards again. */
+		if ((index & 1023) == 0 && (stopped = stopping(d)))
+			break;
 		buffer_reset(&shard);
-		if (rc == 0)
-			rc = record_shard_builder_shard(builder, index, &shard);
+		rc = record_shard_builder_shard(builder, index, &shard);
 		if (rc == 0)
 			rc = store_record_shards_add(writer, shard.data, shard.len);
 	}
-	if (rc == 0) {
+	if (rc == 0 && !stopped) {
 		rc = store_record_shards_finish(writer);
 		*shards = count;
 	} else {
 		store_record_shards_discard(writer);
+		rc = stopped ? 1 : rc;
 	}
 	record_shard_builder_free(builder);
 	buffer_free(&shard);
