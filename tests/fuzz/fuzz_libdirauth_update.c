@@ -2,10 +2,10 @@
  * fuzz_libdirauth_update.c: every byte string an update takes (the state it reads, and the answer
  * to each request) through dirauth_update_feed, with the example chain (tests/vectors/chain/)
  * for the rest. The first input byte picks what the remaining bytes replace: the state, the
- * certificate bundle, the latest header, or the body; its high bits pick the Content-Encoding of
- * the body. Properties: the update ends in a known status; a success installs a snapshot whose
- * epoch is the state's or newer and writes exactly the header note served; a refusal writes
- * nothing and installs nothing.
+ * certificate bundle, the latest header, or the body; bits 2-3 pick the Content-Encoding of the
+ * body; bit 4 installs epoch 1 first, so that the body is asked for, and taken, as a diff.
+ * Properties: the update ends in a known status; a success installs a snapshot and writes the
+ * header note once; a refusal writes nothing and leaves what was installed as it was.
  */
 #include <dirauth/dirauth.h>
 
@@ -21,7 +21,7 @@ struct file {
 	size_t len;
 };
 
-static struct file bundle, certificates, header, body;
+static struct file bundle, certificates, header, body, previous_header, previous_body;
 
 static struct file load(const char *name)
 {
@@ -46,10 +46,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	certificates = load("certificates.txt");
 	header = load("header.note");
 	body = load("body.txt");
+	previous_header = load("previous-header.note");
+	previous_body = load("previous-body.txt");
 	return 0;
 }
 
 struct fuzz_state {
+	uint64_t now;
 	const uint8_t *state;
 	size_t state_len;
 	unsigned writes;
@@ -57,8 +60,26 @@ struct fuzz_state {
 
 static uint64_t now(void *user)
 {
-	(void)user;
-	return 1767225750;
+	return ((struct fuzz_state *)user)->now;
+}
+
+/* Epoch 1 installed first (its header and body, at a time inside its validity), so that epoch 2's
+ * body is asked for as a diff from it. */
+static void install_epoch_1(struct dirauth_context *context, struct fuzz_state *s)
+{
+	const struct file *answers[] = {&certificates, &previous_header, &previous_body};
+	struct dirauth_update *update = NULL;
+	s->now = 1767225700;
+	if (dirauth_update_begin(context, "mix", &update, NULL) != DIRAUTH_SUCCESS)
+		abort();
+	for (size_t i = 0; i < 3; i++)
+		if (dirauth_update_next(update, NULL, NULL) != 1 ||
+		    dirauth_update_feed(update, 200, "", answers[i]->bytes, answers[i]->len, NULL) !=
+		        DIRAUTH_SUCCESS)
+			abort();
+	dirauth_update_free(update);
+	s->writes = 0;
+	s->now = 1767225750;
 }
 
 static int state_read(void *user, const char *namespace_name, uint8_t *out, size_t cap, size_t *len)
@@ -85,7 +106,7 @@ static int state_write(void *user, const char *namespace_name, const uint8_t *by
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const encodings[] = {"", "identity", "gzip", "zstd"};
-	struct fuzz_state s = {NULL, 0, 0};
+	struct fuzz_state s = {1767225750, NULL, 0, 0};
 	struct dirauth_callbacks callbacks = {&s, now, NULL, state_read, state_write, NULL};
 	struct dirauth_result result = {0};
 	struct dirauth_context *context = NULL;
@@ -97,6 +118,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	unsigned which = data[0] & 3u;
+	int diff = (data[0] & 16u) != 0 && which != 0; /* the body as a diff from epoch 1's */
 	const char *encoding = encodings[(data[0] >> 2) & 3u];
 	const uint8_t *fuzz = data + 1;
 	size_t fuzz_len = size - 1;
@@ -107,6 +129,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (dirauth_context_new(&callbacks, bundle.bytes, bundle.len, NULL, &context, &result) !=
 	    DIRAUTH_SUCCESS)
 		abort();
+	if (diff)
+		install_epoch_1(context, &s);
 	enum dirauth_status status = dirauth_update_begin(context, "mix", &update, &result);
 	for (unsigned step = 0; status == DIRAUTH_SUCCESS && dirauth_update_next(update, &path, &max_bytes);
 	     step++) {
@@ -130,9 +154,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (status == DIRAUTH_SUCCESS) {
 		if (dirauth_snapshot(context, "mix", &info, &result) != DIRAUTH_SUCCESS || s.writes != 1)
 			abort();
-	} else if (s.writes != 0 || dirauth_snapshot(context, "mix", &info, &result) == DIRAUTH_SUCCESS ||
-	           result.detail[0] == '\0') {
+	} else if (s.writes != 0 || result.detail[0] == '\0') {
 		abort();
+	} else if (diff ? dirauth_snapshot(context, "mix", &info, NULL) != DIRAUTH_SUCCESS || info.epoch != 1
+	                : dirauth_snapshot(context, "mix", &info, NULL) == DIRAUTH_SUCCESS) {
+		abort(); /* a refusal leaves what was installed as it was */
 	}
 	dirauth_update_free(update);
 	dirauth_context_free(context);
