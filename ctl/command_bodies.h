@@ -39,6 +39,7 @@ int ctl_command_replay(const struct ctl_arguments *arguments, struct ctl_report 
 /* command_snapshots.c */
 int ctl_command_fetch(const struct ctl_arguments *arguments, struct ctl_report *report);
 int ctl_command_mirror(const struct ctl_arguments *arguments, struct ctl_report *report);
+int ctl_command_lookup(const struct ctl_arguments *arguments, struct ctl_report *report);
 int ctl_command_verify(const struct ctl_arguments *arguments, struct ctl_report *report);
 int ctl_command_proof(const struct ctl_arguments *arguments, struct ctl_report *report);
 

@@ -11,6 +11,7 @@
 
 #include "ctl/capability.h"
 #include "ctl/fetch.h"
+#include "ctl/lookup.h"
 #include "ctl/mirror.h"
 #include "ctl/monitor.h"
 #include "ctl/proof.h"
@@ -171,6 +172,45 @@ done:
 	return rc == 0 ? CTL_EXIT_OK : report->exit_code;
 }
 
+/* ---- lookup (ctl/lookup.h) ---- */
+
+int ctl_command_lookup(const struct ctl_arguments *arguments, struct ctl_report *report)
+{
+	struct fetch_command fetch;
+	struct ctl_lookup_options options;
+	struct ctl_lookup_result result;
+	int present = 0;
+	int rc;
+
+	memset(&result, 0, sizeof(result));
+	rc = fetch_command_read("lookup", arguments, &fetch, report);
+	if (rc != 0)
+		goto done;
+	memset(&options, 0, sizeof(options));
+	if (ctl_lookup_parse_service(arguments->operand, options.service_id) != 0) {
+		ctl_report_fail(report, CTL_EXIT_USAGE,
+		                "lookup: SERVICE must be a service id of 64 lower-case hex digits");
+		rc = -1;
+		goto done;
+	}
+	options.bundle = fetch.bundle;
+	options.namespace_name = arguments->namespace_name;
+	options.server_url = arguments->servers.values[0];
+	options.now = fetch.options.now;
+	options.policy = fetch.options.policy;
+	options.authorization = fetch.options.authorization;
+	rc = ctl_lookup_run(&options, &result, report);
+	if (rc == 0)
+		ctl_lookup_print(&result, stdout);
+	present = result.record.present;
+done:
+	ctl_lookup_result_free(&result);
+	fetch_command_free(&fetch);
+	if (rc != 0)
+		return report->exit_code;
+	return present ? CTL_EXIT_OK : CTL_LOOKUP_EXIT_ABSENT;
+}
+
 /* ---- mirror (ctl/mirror.h) ---- */
 
 int ctl_command_mirror(const struct ctl_arguments *arguments, struct ctl_report *report)
@@ -219,6 +259,9 @@ int ctl_command_mirror(const struct ctl_arguments *arguments, struct ctl_report 
 	       result.epochs_pruned == 1 ? "" : "s");
 	if (result.diffs_written > 0)
 		printf(", %zu diff%s new", result.diffs_written, result.diffs_written == 1 ? "" : "s");
+	if (result.record_epochs_written > 0)
+		printf(", record shards of %zu epoch%s", result.record_epochs_written,
+		       result.record_epochs_written == 1 ? "" : "s");
 	if (result.bodies_dropped > 0)
 		printf(", %zu bod%s dropped for what it revokes", result.bodies_dropped,
 		       result.bodies_dropped == 1 ? "y" : "ies");

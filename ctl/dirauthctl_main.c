@@ -39,6 +39,7 @@ static const char main_usage[] =
     "                    post a snapshot's revocations again to an authority restored from a backup\n"
     "  fetch             download, verify and store the latest snapshot of a namespace\n"
     "  mirror            keep a verified static tree of a namespace under the API's own paths\n"
+    "  lookup            verify one service of the latest snapshot from its record shard\n"
     "  verify            check an offline proof file: header, checkpoint and inclusion\n"
     "  proof             download the proof file of one epoch's header in the log\n"
     "  capability new    make the bearer secret of a private namespace\n"
@@ -262,6 +263,28 @@ static const char fetch_usage[] =
     "  --witness-key VKEY      a cosigner of the checkpoints (type 0x04); repeat (at most 32)\n"
     "  --witness-threshold K   distinct witnesses that must cosign (default: the bundle's threshold)\n";
 
+static const char lookup_usage[] =
+    "usage: dirauthctl lookup --trust BUNDLE --server URL --namespace NS [--now SECONDS]\n"
+    "                         [--clock-skew SECONDS] [--max-validity SECONDS]\n"
+    "                         [--capability-file FILE] SERVICE\n"
+    "\n"
+    "Verifies one service of the namespace's latest snapshot without its body: the co-signed\n"
+    "header, checked against the trust bundle as fetch checks it, and the one record shard that\n"
+    "holds the service or proves it absent (schema/record-shard.md), checked against the header's\n"
+    "records root. Prints the record's endpoints with their published health (unknown: treat as\n"
+    "unavailable), or its absence with the two adjacent records that prove it and any revocation\n"
+    "listed for it. Exit 0 present, 1 proven absent, 65 a header or shard that does not verify,\n"
+    "75 a stale header, 69/76 the server, 78 a namespace the bundle does not pin.\n"
+    "\n"
+    "  --trust BUNDLE          the trust bundle (schema/trust-bundle.md)\n"
+    "  --server URL            an authority or a mirror\n"
+    "  --namespace NS          the namespace\n"
+    "  --now SECONDS           the time to judge the header at (default: the clock)\n"
+    "  --clock-skew SECONDS    how far ahead valid-after may be (default 300)\n"
+    "  --max-validity SECONDS  the longest validity a header may claim (default 604800)\n"
+    "  --capability-file FILE  the capability of a private namespace\n"
+    "  SERVICE                 the service id: 64 lower-case hex digits\n";
+
 static const char mirror_usage[] =
     "usage: dirauthctl mirror --trust BUNDLE --namespace NS --server URL... --out DIR\n"
     "                         --log-key VKEY... [--witness-key VKEY]... [--witness-threshold K]\n"
@@ -447,6 +470,15 @@ static const struct ctl_command commands[] = {
                     CTL_OPTION_KEEP_EPOCHS, CTL_OPTION_NOW, CTL_OPTION_CLOCK_SKEW, CTL_OPTION_MAX_VALIDITY,
                     CTL_OPTION_MAX_CHAIN},
         .run = ctl_command_mirror,
+    },
+    {
+        .name = "lookup",
+        .usage = lookup_usage,
+        .operand = "SERVICE",
+        .options = {CTL_REQUIRED(CTL_OPTION_TRUST), CTL_REQUIRED(CTL_OPTION_SERVER),
+                    CTL_REQUIRED(CTL_OPTION_NAMESPACE), CTL_OPTION_NOW, CTL_OPTION_CLOCK_SKEW,
+                    CTL_OPTION_MAX_VALIDITY, CTL_OPTION_CAPABILITY_FILE},
+        .run = ctl_command_lookup,
     },
     {
         .name = "verify",

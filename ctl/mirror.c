@@ -344,7 +344,7 @@ static int take_between(struct mirror *m, const struct buffer *held, const struc
 static int remove_bodies(struct mirror *m, const struct epoch_header *h, struct epoch_header **headers,
                          size_t count, struct ctl_report *report)
 {
-	static const char *const names[] = {"diff", "body.zst", "body.gz", "body"};
+	static const char *const names[] = {"records", "diff", "body.zst", "body.gz", "body"};
 	char relative[96];
 	int rc = ctl_mirror_diffs_remove_from(m, h, headers, count, report);
 
@@ -583,6 +583,9 @@ static int run_after_fetch(struct mirror *m, struct run_state *s, struct ctl_mir
 	/* The diffs to the new bodies from the kept ones, immutable like the bodies they join. */
 	if (rc == 0)
 		rc = ctl_mirror_diffs_stage(m, all, all_count, &result->diffs_written, report);
+	/* The record shards of every kept body not served with them yet (mirror_records.c). */
+	if (rc == 0)
+		rc = ctl_mirror_records_stage(m, all, all_count, &result->record_epochs_written, report);
 	if (rc == 0)
 		rc = ctl_mirror_log_take(m, &checkpoint, all, all_count, report);
 	if (rc == 0 && !s->latest.in_log)

@@ -15,6 +15,9 @@
  *                                            from the kept body whose SHA-256 is <base sha256>
  *                                            (schema/snapshot-diff.md), identity (immutable)
  *   v1/NS/snapshots/<e>/diff/<base>.gz, .zst the same diff in gzip and zstd
+ *   v1/NS/snapshots/<e>/records/<shard>      .../records/<shard>: the record shard of that name
+ *                                            (schema/record-shard.md), built from the body and
+ *                                            checked against the header (immutable)
  *   v1/NS/log/checkpoint                     the verified checkpoint                   (pointer)
  *   v1/NS/log/tile/...                       every hash tile and entry bundle of the checkpoint's
  *                                            tree, at dirauthd's paths (tlog/tile.h)   (immutable)
@@ -97,6 +100,7 @@ struct ctl_mirror_result {
 	uint64_t tree_size;              /* the log's checkpoint now served */
 	size_t tiles_written;            /* hash tiles and entry bundles new this run */
 	size_t diffs_written;            /* snapshot diffs new this run (each in three encodings) */
+	size_t record_epochs_written;    /* epochs whose record shards were written this run */
 	size_t epochs_pruned;
 	size_t bodies_dropped; /* bodies removed for what the new snapshot revokes */
 };

@@ -70,7 +70,7 @@ static int encode_as_stored(enum content_encoding encoding, const uint8_t *data,
 /* Reads the body of epoch h (staged this run or served) when there is one and it still hashes to
  * its header's body-sha256. Returns 1 with *body and *len (the caller frees *body), 0 when there
  * is none to use, or a negative error (memory). */
-static int read_body(const struct mirror *m, const struct epoch_header *h, uint8_t **body, size_t *len)
+int ctl_mirror_read_body(const struct mirror *m, const struct epoch_header *h, uint8_t **body, size_t *len)
 {
 	const struct trust_bundle *bundle = m->fetch->bundle;
 	size_t bound =
@@ -137,7 +137,7 @@ static int stage_one(struct mirror *m, const struct epoch_header *target, const 
 	snprintf(relative, sizeof(relative), "snapshots/%" PRIu64 "/diff/%s", target->epoch, hex);
 	if (ctl_mirror_served_exists(m, relative))
 		return 0;
-	rc = read_body(m, base, &base_body, &base_len);
+	rc = ctl_mirror_read_body(m, base, &base_body, &base_len);
 	if (rc <= 0)
 		return rc == 0 ? 0 : ctl_mirror_out_of_memory(m, report);
 	rc = 0;
@@ -179,7 +179,7 @@ int ctl_mirror_diffs_stage(struct mirror *m, struct epoch_header **headers, size
 		size_t len = 0, zstd = 0;
 		if (!target->fresh || !target->keep)
 			continue;
-		int found = read_body(m, target, &body, &len);
+		int found = ctl_mirror_read_body(m, target, &body, &len);
 		if (found < 0)
 			rc = ctl_mirror_out_of_memory(m, report);
 		if (found <= 0)

@@ -9,6 +9,7 @@
  *   mirror_log.c     the log: tiles and entry bundles verified against the checkpoint, the leaf of
  *                    each kept header, the inclusion and consistency proofs
  *   mirror_diffs.c   the snapshot diffs the tree serves, built from the bodies it keeps
+ *   mirror_records.c the record shards the tree serves, built from the bodies it keeps
  *
  * Every function here reports its own failure into report with the run's name ("mirror <ns>")
  * and returns the error, as the run's steps do; none of them touches the served tree except
@@ -168,9 +169,23 @@ void ctl_mirror_log_free(struct mirror *m);
 int ctl_mirror_diffs_stage(struct mirror *m, struct epoch_header **headers, size_t count, size_t *written,
                            struct ctl_report *report);
 
+/* Reads the body of epoch h (staged this run or served) when there is one and it still hashes to
+ * its header's body-sha256. Returns 1 with *body and *len (the caller frees *body), 0 when there
+ * is none to use, or a negative error (memory). */
+int ctl_mirror_read_body(const struct mirror *m, const struct epoch_header *h, uint8_t **body, size_t *len);
+
 /* Removes from the tree every diff whose base is base's body, from the directory of each of the
  * count headers (before the base's body goes). */
 int ctl_mirror_diffs_remove_from(struct mirror *m, const struct epoch_header *base,
                                  struct epoch_header **headers, size_t count, struct ctl_report *report);
+
+/* ---- mirror_records.c ---- */
+
+/* Stages, for each header that is fresh and kept with a body, every record shard of its body
+ * (schema/record-shard.md), each checked against the header (verify_record_shard) before it is
+ * written, as the directory snapshots/<e>/records/ renamed into the tree at once, with the other
+ * immutable files. *written gets the number of epochs whose shards were staged. */
+int ctl_mirror_records_stage(struct mirror *m, struct epoch_header **headers, size_t count, size_t *written,
+                             struct ctl_report *report);
 
 #endif

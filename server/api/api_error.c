@@ -117,6 +117,11 @@ static const struct api_error_entry api_error_table[API_ERROR_COUNT] = {
     [API_ERROR_NO_DIFF] = {"no_diff", 404,
                            "No diff from that base to this epoch's body is offered here; fetch the "
                            "body whole."},
+    [API_ERROR_RECORD_SHARD_MALFORMED] = {"record_shard_malformed", 400,
+                                          "A record shard is named by 1 to 6 lower-case hex digits."},
+    [API_ERROR_NO_RECORD_SHARD] = {"no_record_shard", 404,
+                                   "No record shard of that name is kept here for this epoch; fetch "
+                                   "the body whole."},
 };
 
 static const struct api_error_entry *api_error_entry(enum api_error error)

@@ -82,6 +82,11 @@ enum api_error {
 	/* Snapshot diffs: none from that base to that epoch is offered here (not built, not worth it,
 	 * or its base or target past the retention window). */
 	API_ERROR_NO_DIFF, /* 404 */
+	/* Record shards (schema/record-shard.md): a shard name that is not 1 to 6 lower-case hex
+	 * digits; no shards of that epoch kept here (not built yet, or past the retention window), or
+	 * no shard of that name at the epoch's shard bits. */
+	API_ERROR_RECORD_SHARD_MALFORMED, /* 400 */
+	API_ERROR_NO_RECORD_SHARD,        /* 404 */
 	API_ERROR_COUNT
 };
 

@@ -115,6 +115,10 @@ enum MHD_Result http_serve_epoch_body(struct http_request *request);
 /* GET /v1/<ns>/snapshots/<epoch>/diff/<base>: the third capture is the base body's SHA-256 in
  * hex; 404 no_diff when no diff from it to the epoch's body is kept (server/store/snapshots.h). */
 enum MHD_Result http_serve_epoch_diff(struct http_request *request);
+/* GET /v1/<ns>/snapshots/<epoch>/records/<shard>: the third capture is the shard's name
+ * (schema/record-shard.md); 400 record_shard_malformed for a name that is not 1 to 6 lower-case
+ * hex digits, 404 no_record_shard when the epoch's shards are not kept or have no such name. */
+enum MHD_Result http_serve_record_shard(struct http_request *request);
 
 /* The authority's own state (status_routes.c). */
 enum MHD_Result http_serve_health(struct http_request *request);

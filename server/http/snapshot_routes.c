@@ -10,11 +10,14 @@
  * A diff (schema/snapshot-diff.md) is sent from the store's diff file of the encoding asked for,
  * opened per request: diffs are small beside bodies, made off the publication's path
  * (server/publish/diffs.h), and exist only once built, so nothing about them is prepared.
+ * A record shard (schema/record-shard.md) likewise: read from the epoch's packed shard file per
+ * request (a few KB), immutable, encoded as the request allows.
  */
 #include "server/http/routes.h"
 
 #include "schema/encoding.h"
 #include "base/error.h"
+#include "schema/record_shard.h"
 #include "server/readpath/bulk.h"
 #include "server/readpath/prepared.h"
 #include "server/store/snapshots.h"
@@ -172,6 +175,47 @@ enum MHD_Result http_serve_epoch_diff(struct http_request *request)
 		return respond_error(request->connection, request->route, API_ERROR_INTERNAL,
 		                     dirauth_strerror(DIRAUTH_ERR_NOMEM));
 	return respond_queue_and_destroy(request->connection, MHD_HTTP_OK, response);
+}
+
+enum MHD_Result http_serve_record_shard(struct http_request *request)
+{
+	const struct router_capture *name = &request->match.captures[2];
+	struct prepared_snapshot *snapshot = NULL;
+	enum MHD_Result result;
+	if (find_epoch(request, &snapshot, &result) != 0)
+		return result;
+	uint64_t epoch = prepared_snapshot_epoch(snapshot);
+	prepared_snapshot_release(snapshot);
+	bool hex = name->len >= 1 && name->len <= RECORD_SHARD_NAME_MAX;
+	for (size_t i = 0; hex && i < name->len; i++)
+		hex = (name->data[i] >= '0' && name->data[i] <= '9') ||
+		      (name->data[i] >= 'a' && name->data[i] <= 'f');
+	if (!hex)
+		return respond_error(request->connection, request->route, API_ERROR_RECORD_SHARD_MALFORMED,
+		                     NULL);
+	/* The epoch's shard bits are the packed file's; the name must be spelled at them. */
+	unsigned bits;
+	uint32_t index;
+	struct buffer shard;
+	buffer_init(&shard);
+	int rc = store_record_shard_read(request->server->options.store, http_namespace_name(request), epoch,
+	                                 UINT32_MAX, &bits, &shard);
+	if (rc == 0 && record_shard_name_parse(name->data, name->len, bits, &index) != 0)
+		rc = DIRAUTH_ERR_NOT_FOUND;
+	if (rc == 0)
+		rc = store_record_shard_read(request->server->options.store, http_namespace_name(request),
+		                             epoch, index, &bits, &shard);
+	if (rc == DIRAUTH_ERR_NOT_FOUND)
+		result = respond_error(request->connection, request->route, API_ERROR_NO_RECORD_SHARD, NULL);
+	else if (rc)
+		result = respond_error(request->connection, request->route, API_ERROR_INTERNAL,
+		                       dirauth_strerror(rc));
+	else
+		result = respond_bytes_negotiated(
+		    request->connection, request->route, MHD_HTTP_OK, "application/octet-stream",
+		    http_namespace_cache_control(request, HTTP_CACHE_IMMUTABLE), shard.data, shard.len);
+	buffer_free(&shard);
+	return result;
 }
 
 enum MHD_Result http_serve_headers_from(struct http_request *request)

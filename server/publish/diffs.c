@@ -14,6 +14,12 @@
  * steps have deadlines; a diff of a large body takes about as long as compressing it, and no
  * deadline should wait for it. The thread only reads stored bodies and writes diff files, which
  * no other step touches, under the store's own rule against retention (store_diff_keep).
+ *
+ * The same thread then writes the epoch's record shards (schema/record-shard.md): every shard of
+ * the body, packed in one file beside it (store_record_shards_*), built from the body in one pass
+ * (record_shard_builder_*), so that a client can verify one service without the body. They are
+ * derived from the body as the diffs are, kept as long, and built after publication for the same
+ * reason; shards held already are not built again.
  */
 #include "server/publish/diffs.h"
 
@@ -22,6 +28,7 @@
 #include "compress/compress.h"
 #include "faults/faults.h"
 #include "logline/logline.h"
+#include "schema/record_shard.h"
 #include "schema/snapshot.h"
 #include "schema/snapshot_diff.h"
 #include "server/publish/vote.h"
@@ -171,6 +178,53 @@ static void epoch_build(struct publish_diffs *d, size_t i, uint64_t target, stru
 	buffer_free(&diff);
 }
 
+/* Builds and stores namespace i's record shards of epoch unless they are held. Returns 0 built, 1
+ * held already or stopped, or an error (DIRAUTH_ERR_NOT_FOUND, DIRAUTH_ERR_STALE: no body to build from). */
+static int shards_build(struct publish_diffs *d, size_t i, uint64_t epoch, uint32_t *shards)
+{
+	const struct config *config = d->o.config;
+	const struct config_namespace *ns = &config->namespaces[i];
+	const struct snapshot_body_limits limits = {config->bounds.records_per_snapshot,
+	                                            config_max_health(config), ns->max_revocations};
+	struct snapshot_header header;
+	struct buffer body, shard;
+	struct record_shard_builder *builder = NULL;
+	struct store_record_shards_writer *writer = NULL;
+	*shards = 0;
+	if (store_record_shards_held(d->o.store, ns->name, epoch))
+		return 1;
+	buffer_init(&body);
+	buffer_init(&shard);
+	int rc = publish_stored_body_read(config, d->o.store, ns->name, epoch, &header, &body);
+	if (rc == 0)
+		rc = record_shard_builder_new(body.data, body.len, &limits, &builder);
+	if (rc == 0)
+		rc = store_record_shards_begin(d->o.store, ns->name, epoch,
+		                               record_shard_builder_bits(builder), &writer);
+	uint32_t count = rc == 0 ? UINT32_C(1) << record_shard_builder_bits(builder) : 0;
+	bool stopped = false;
+	for (uint32_t index = 0; rc == 0 && index < count; index++) {
+		/* A stop drops the part file; the next start builds the shards again. */
+		if ((index & 1023) == 0 && (stopped = stopping(d)))
+			break;
+		buffer_reset(&shard);
+		rc = record_shard_builder_shard(builder, index, &shard);
+		if (rc == 0)
+			rc = store_record_shards_add(writer, shard.data, shard.len);
+	}
+	if (rc == 0 && !stopped) {
+		rc = store_record_shards_finish(writer);
+		*shards = count;
+	} else {
+		store_record_shards_discard(writer);
+		rc = stopped ? 1 : rc;
+	}
+	record_shard_builder_free(builder);
+	buffer_free(&shard);
+	buffer_free(&body);
+	return rc;
+}
+
 static void epoch_log(struct publish_diffs *d, size_t i, uint64_t target, const struct epoch_outcome *e)
 {
 	const char *name = d->o.config->namespaces[i].name;
@@ -215,6 +269,13 @@ static void *builder_run(void *context)
 		struct epoch_outcome outcome;
 		epoch_build(d, chosen, epoch, &outcome);
 		epoch_log(d, chosen, epoch, &outcome);
+		uint32_t shards;
+		int shards_rc = stopping(d) ? 1 : shards_build(d, chosen, epoch, &shards);
+		if (shards_rc < 0 && shards_rc != DIRAUTH_ERR_NOT_FOUND && shards_rc != DIRAUTH_ERR_STALE)
+			logline_write(d->o.log ? d->o.log : stderr, "dirauthd", epoch,
+			              d->o.config->namespaces[chosen].name,
+			              "record shards of epoch %llu failed: %s", (unsigned long long)epoch,
+			              dirauth_strerror(shards_rc));
 
 		pthread_mutex_lock(&d->lock);
 		d->busy = false;
@@ -225,6 +286,9 @@ static void *builder_run(void *context)
 		d->statistics.epochs++;
 		for (int e = 0; e < ENCODING_COUNT; e++)
 			d->statistics.bytes[chosen][e] += outcome.bytes[e];
+		d->statistics.shard_epochs += shards_rc == 0;
+		d->statistics.shard_failures +=
+		    shards_rc < 0 && shards_rc != DIRAUTH_ERR_NOT_FOUND && shards_rc != DIRAUTH_ERR_STALE;
 		pthread_cond_broadcast(&d->changed);
 	}
 	d->busy = false;
@@ -236,8 +300,6 @@ static void *builder_run(void *context)
 int publish_diffs_start(const struct publish_diffs_options *options, struct publish_diffs **out)
 {
 	*out = NULL;
-	if (options->config->diffs.bases == 0)
-		return 0;
 	struct publish_diffs *d = calloc(1, sizeof *d);
 	if (!d)
 		return DIRAUTH_ERR_NOMEM;

@@ -20,6 +20,11 @@
  * start, after a crash) costs a directory lookup per base. Memory while building: one base body,
  * the target body and the diff, whole (snapshot_diff.h), so about three bodies.
  *
+ * The same thread then writes each published body's record shards (schema/record-shard.md): all
+ * shards of the epoch, packed in one file beside the body (server/store/snapshots.h,
+ * store_record_shards_*), not built again when held. Memory: the body, parsed, and its tree's
+ * levels (about 64 bytes a record).
+ *
  * Threading: publish_diffs_request is safe from any thread and never waits for a build.
  */
 #ifndef DIRAUTH_SERVER_PUBLISH_DIFFS_H
@@ -43,19 +48,21 @@ struct publish_diffs_options {
 
 /* What the builder did since it started, for tests and the log. */
 struct publish_diffs_statistics {
-	uint64_t built;       /* diffs kept and offered */
-	uint64_t held;        /* diffs found built already */
-	uint64_t not_offered; /* larger than SNAPSHOT_DIFF_OFFER_PERCENT of the body: dropped */
-	uint64_t failed;      /* a build or a write failed (logged) */
-	uint64_t dropped;     /* pending epochs replaced by a newer one before they were built */
-	uint64_t epochs;      /* epochs whose diffs were built (or found built) */
+	uint64_t built;          /* diffs kept and offered */
+	uint64_t held;           /* diffs found built already */
+	uint64_t not_offered;    /* larger than SNAPSHOT_DIFF_OFFER_PERCENT of the body: dropped */
+	uint64_t failed;         /* a build or a write failed (logged) */
+	uint64_t dropped;        /* pending epochs replaced by a newer one before they were built */
+	uint64_t epochs;         /* epochs whose diffs were built (or found built) */
+	uint64_t shard_epochs;   /* epochs whose record shards were built */
+	uint64_t shard_failures; /* epochs whose record shards could not be built (logged) */
 	/* Bytes of the diffs built and kept, by namespace index and content encoding. */
 	uint64_t bytes[CONFIG_MAX_NAMESPACES][ENCODING_COUNT];
 };
 
-/* Starts the builder's thread over options (which must outlive it), and asks it for the diffs of
- * each namespace's latest stored epoch, so that diffs a stop or a crash left unbuilt are built.
- * With config->diffs.bases 0 starts nothing and sets *out to NULL (requests are then ignored).
+/* Starts the builder's thread over options (which must outlive it), and asks it for the diffs and
+ * shards of each namespace's latest stored epoch, so that those a stop or a crash left unbuilt are
+ * built. With config->diffs.bases 0 it builds no diff, only the record shards.
  * Returns 0, DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_INTERNAL (no thread). */
 int publish_diffs_start(const struct publish_diffs_options *options, struct publish_diffs **out);
 

@@ -21,6 +21,10 @@
  * applied in one place (diff_file_kept) at open and after retention. The rename of a diff and the
  * sweep after retention hold diffs_lock, so a diff whose base or target retention removed while
  * it was being built is never left behind.
+ *
+ * Record shard files (schema/record-shard.md): <path>/bodies/<namespace>/<epoch>.records, every
+ * shard of the body of epoch packed with an index (snapshots.h, "record shards"), written the same
+ * way and kept while the body of epoch is, under the same lock as the diffs.
  */
 #include "server/store/snapshots.h"
 
@@ -445,6 +449,7 @@ static bool diff_file_kept(const struct kept_bodies *kept, uint64_t epoch, const
 struct body_file_name {
 	uint64_t epoch;
 	bool diff;
+	bool shards; /* "<epoch>.records": the record shards of the body of epoch */
 	uint8_t base[32];
 	bool part;
 };
@@ -456,6 +461,11 @@ static int body_file_name_parse(const char *name, struct body_file_name *out)
 	if (!dot || decimal_parse(name, (size_t)(dot - name), &out->epoch) != 0)
 		return DIRAUTH_ERR_SYNTAX;
 	const char *rest = dot + 1;
+	if (strcmp(rest, "records") == 0 || strcmp(rest, "records.part") == 0) {
+		out->shards = true;
+		out->part = rest[7] != '\0';
+		return 0;
+	}
 	if (strncmp(rest, "from-", 5) == 0) {
 		if (strlen(rest) < 5 + 64 + 1 || rest[5 + 64] != '.' ||
 		    hex_decode(rest + 5, 64, out->base, 32) != 0)
@@ -500,6 +510,8 @@ static int directory_sweep(struct store *store, const char *namespace_name, cons
 			keep = !at_open;
 		else if (name.diff)
 			keep = diff_file_kept(&kept, name.epoch, name.base);
+		else if (name.shards)
+			keep = kept_has_epoch(&kept, name.epoch); /* written after its body's row */
 		else
 			/* Not only epochs past the latest: a body finished for an epoch that was then
 			 * refused (or never stored) may be older than the latest. */
@@ -607,6 +619,232 @@ int store_diff_open(struct store *store, const char *namespace_name, uint64_t ep
 	if ((rc = stem_path(store, namespace_name, stem, encoding, false, path, sizeof path)))
 		return rc;
 	return open_regular_file(path, DIRAUTH_ERR_NOT_FOUND, fd, size);
+}
+
+/* ---- record shards ---- */
+
+#define SHARDS_TRAILER_MAGIC "DRS1"
+#define SHARDS_BITS_MAX      24
+
+struct store_record_shards_writer {
+	struct store *store;
+	char namespace_name[STORE_NAME_MAX + 1];
+	uint64_t epoch;
+	unsigned bits;
+	int fd;
+	uint64_t *offsets; /* 2^bits + 1 */
+	uint32_t added;
+	int failed;
+};
+
+static int shards_path(const struct store *store, const char *namespace_name, uint64_t epoch, bool part,
+                       char *out, size_t cap)
+{
+	int n = snprintf(out, cap, "%s/bodies/%s/%llu.records%s", store->path, namespace_name,
+	                 (unsigned long long)epoch, part ? ".part" : "");
+	return n > 0 && (size_t)n < cap ? 0 : DIRAUTH_ERR_BOUNDS;
+}
+
+static int write_all(int fd, const uint8_t *data, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return DIRAUTH_ERR_IO;
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int read_at(int fd, uint8_t *data, size_t len, uint64_t offset)
+{
+	while (len > 0) {
+		ssize_t n = pread(fd, data, len, (off_t)offset);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return DIRAUTH_ERR_IO;
+		data += n;
+		len -= (size_t)n;
+		offset += (uint64_t)n;
+	}
+	return 0;
+}
+
+void store_record_shards_discard(struct store_record_shards_writer *w)
+{
+	if (!w)
+		return;
+	char path[STORE_PATH_MAX];
+	if (w->fd >= 0)
+		close(w->fd);
+	if (shards_path(w->store, w->namespace_name, w->epoch, true, path, sizeof path) == 0)
+		unlink(path);
+	free(w->offsets);
+	free(w);
+}
+
+int store_record_shards_begin(struct store *store, const char *namespace_name, uint64_t epoch, unsigned bits,
+                              struct store_record_shards_writer **out)
+{
+	char path[STORE_PATH_MAX];
+	size_t len;
+	if (!store || !out || bits > SHARDS_BITS_MAX)
+		return DIRAUTH_ERR_SYNTAX;
+	*out = NULL;
+	int rc = check_directory_name(namespace_name, &len);
+	if (rc)
+		return rc;
+	struct store_record_shards_writer *w = calloc(1, sizeof *w);
+	if (!w)
+		return DIRAUTH_ERR_NOMEM;
+	w->store = store;
+	memcpy(w->namespace_name, namespace_name, len + 1);
+	w->epoch = epoch;
+	w->bits = bits;
+	w->fd = -1;
+	w->offsets = calloc(((size_t)1 << bits) + 1, sizeof *w->offsets);
+	if (!w->offsets) {
+		free(w);
+		return DIRAUTH_ERR_NOMEM;
+	}
+	if ((rc = body_directory(store, namespace_name, path, sizeof path)) || (rc = make_directory(path)) ||
+	    (rc = shards_path(store, namespace_name, epoch, true, path, sizeof path))) {
+		store_record_shards_discard(w);
+		return rc;
+	}
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (w->fd < 0) {
+		store_record_shards_discard(w);
+		return DIRAUTH_ERR_IO;
+	}
+	*out = w;
+	return 0;
+}
+
+int store_record_shards_add(struct store_record_shards_writer *w, const uint8_t *shard, size_t len)
+{
+	if (w->failed)
+		return w->failed;
+	if (w->added >= (UINT32_C(1) << w->bits))
+		return w->failed = DIRAUTH_ERR_SYNTAX;
+	int rc = write_all(w->fd, shard, len);
+	if (rc)
+		return w->failed = rc;
+	w->offsets[w->added + 1] = w->offsets[w->added] + len;
+	w->added++;
+	return 0;
+}
+
+int store_record_shards_finish(struct store_record_shards_writer *w)
+{
+	char part[STORE_PATH_MAX], final[STORE_PATH_MAX], directory[STORE_PATH_MAX];
+	struct kept_bodies kept = {0};
+	size_t count = ((size_t)1 << w->bits) + 1;
+	int rc = w->failed ? w->failed : w->added == count - 1 ? 0 : DIRAUTH_ERR_SYNTAX;
+	uint8_t *index = rc ? NULL : malloc(count * 8 + 8);
+	if (!rc && !index)
+		rc = DIRAUTH_ERR_NOMEM;
+	if (!rc) {
+		for (size_t i = 0; i < count; i++)
+			put_uint(index + i * 8, w->offsets[i], 8);
+		put_uint(index + count * 8, w->bits, 4);
+		memcpy(index + count * 8 + 4, SHARDS_TRAILER_MAGIC, 4);
+		rc = write_all(w->fd, index, count * 8 + 8);
+	}
+	free(index);
+	if (!rc && fsync(w->fd) != 0)
+		rc = DIRAUTH_ERR_IO;
+	if (!rc)
+		rc = shards_path(w->store, w->namespace_name, w->epoch, true, part, sizeof part);
+	if (!rc)
+		rc = shards_path(w->store, w->namespace_name, w->epoch, false, final, sizeof final);
+	if (!rc) {
+		pthread_mutex_lock(&w->store->diffs_lock);
+		rc = kept_bodies_load(w->store, w->namespace_name, &kept);
+		if (!rc && !kept_has_epoch(&kept, w->epoch))
+			rc = DIRAUTH_ERR_STALE;
+		if (!rc && rename(part, final) != 0)
+			rc = DIRAUTH_ERR_IO;
+		pthread_mutex_unlock(&w->store->diffs_lock);
+		kept_bodies_free(&kept);
+	}
+	if (!rc && !(rc = body_directory(w->store, w->namespace_name, directory, sizeof directory)))
+		rc = sync_directory(directory);
+	if (rc) {
+		store_record_shards_discard(w);
+		return rc;
+	}
+	close(w->fd);
+	free(w->offsets);
+	free(w);
+	return 0;
+}
+
+static int shards_open(struct store *store, const char *namespace_name, uint64_t epoch, int *fd,
+                       uint64_t *size)
+{
+	char path[STORE_PATH_MAX];
+	size_t len;
+	int rc = check_directory_name(namespace_name, &len);
+	if (rc)
+		return rc;
+	if ((rc = shards_path(store, namespace_name, epoch, false, path, sizeof path)))
+		return rc;
+	return open_regular_file(path, DIRAUTH_ERR_NOT_FOUND, fd, size);
+}
+
+int store_record_shards_held(struct store *store, const char *namespace_name, uint64_t epoch)
+{
+	int fd;
+	uint64_t size;
+	if (shards_open(store, namespace_name, epoch, &fd, &size) != 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+int store_record_shard_read(struct store *store, const char *namespace_name, uint64_t epoch, uint32_t index,
+                            unsigned *bits, struct buffer *out)
+{
+	int fd;
+	uint64_t size;
+	uint8_t trailer[8], entry[16];
+	if (!store || !bits || !out)
+		return DIRAUTH_ERR_SYNTAX;
+	int rc = shards_open(store, namespace_name, epoch, &fd, &size);
+	if (rc)
+		return rc;
+	if (size < 8 || (rc = read_at(fd, trailer, 8, size - 8)) != 0) {
+		close(fd);
+		return rc ? rc : DIRAUTH_ERR_MISMATCH;
+	}
+	*bits = (unsigned)get_uint(trailer, 4);
+	uint64_t count = ((uint64_t)1 << (*bits > SHARDS_BITS_MAX ? 0 : *bits)) + 1;
+	if (memcmp(trailer + 4, SHARDS_TRAILER_MAGIC, 4) != 0 || *bits > SHARDS_BITS_MAX ||
+	    size < 8 + count * 8)
+		rc = DIRAUTH_ERR_MISMATCH;
+	else if (index == UINT32_MAX)
+		rc = 0;
+	else if (index >= count - 1)
+		rc = DIRAUTH_ERR_NOT_FOUND;
+	else if ((rc = read_at(fd, entry, 16, size - 8 - count * 8 + (uint64_t)index * 8)) == 0) {
+		uint64_t start = get_uint(entry, 8), end = get_uint(entry + 8, 8);
+		if (start > end || end > size - 8 - count * 8 || end - start > BUFFER_MAX)
+			rc = DIRAUTH_ERR_MISMATCH;
+		uint8_t *bytes = rc ? NULL : malloc(end - start + 1);
+		if (!rc && !bytes)
+			rc = DIRAUTH_ERR_NOMEM;
+		buffer_reset(out);
+		if (!rc && (rc = read_at(fd, bytes, (size_t)(end - start), start)) == 0)
+			rc = buffer_append(out, bytes, (size_t)(end - start));
+		free(bytes);
+	}
+	close(fd);
+	return rc;
 }
 
 /* ---- snapshots ---- */

@@ -135,6 +135,39 @@ int store_diff_keep(struct store_body_writer *writer);
 int store_diff_open(struct store *store, const char *namespace_name, uint64_t epoch,
                     const uint8_t base_sha256[32], enum content_encoding encoding, int *fd, uint64_t *size);
 
+/* ---- record shards ---- */
+
+/* The record shards of a published body (schema/record-shard.md), all of one epoch in one file
+ * beside the body, "<epoch>.records": the shards' bytes one after another, then the offset of
+ * each (2^bits + 1 big-endian u64), then the bits (u32) and "DRS1". One file per epoch rather
+ * than one per shard: 2^15 shards an epoch at 100,000 records would be as many inodes. Kept while
+ * the body is (store_retain, and the next open, remove it with its body).
+ *
+ * store_record_shards_begin starts the part file of namespace_name's shards of epoch at bits;
+ * store_record_shards_add appends the next shard (index 0 first, each once);
+ * store_record_shards_finish, once all 2^bits are added, writes the index, fsyncs and renames the
+ * file (durably) if the body is still stored, and frees the writer in every case (DIRAUTH_ERR_STALE:
+ * retention removed the body meanwhile; the file is removed); store_record_shards_discard drops
+ * it. Return 0, DIRAUTH_ERR_SYNTAX (a name that is no namespace's, bits over 24, a shard added
+ * past the last or finish before it), DIRAUTH_ERR_IO, DIRAUTH_ERR_NOMEM, DIRAUTH_ERR_STORE. */
+struct store_record_shards_writer;
+int store_record_shards_begin(struct store *store, const char *namespace_name, uint64_t epoch, unsigned bits,
+                              struct store_record_shards_writer **out);
+int store_record_shards_add(struct store_record_shards_writer *writer, const uint8_t *shard, size_t len);
+int store_record_shards_finish(struct store_record_shards_writer *writer);
+void store_record_shards_discard(struct store_record_shards_writer *writer);
+
+/* 1 when namespace_name's shards of epoch are kept, else 0. */
+int store_record_shards_held(struct store *store, const char *namespace_name, uint64_t epoch);
+
+/* Reads shard index of namespace_name's epoch into out (replaced); *bits gets the file's bits
+ * (the caller compares index with them first by passing UINT32_MAX: then only *bits is set).
+ * Returns 0; DIRAUTH_ERR_NOT_FOUND (no shards kept for that epoch: never built, or past
+ * retention; or index not below 2^bits); DIRAUTH_ERR_SYNTAX (a bad name); DIRAUTH_ERR_IO,
+ * DIRAUTH_ERR_MISMATCH (a file whose index does not hold together), DIRAUTH_ERR_NOMEM. */
+int store_record_shard_read(struct store *store, const char *namespace_name, uint64_t epoch, uint32_t index,
+                            unsigned *bits, struct buffer *out);
+
 /* ---- for the store's own files ---- */
 
 /* The table's databases, for store_open to open with the others: fills out (room for

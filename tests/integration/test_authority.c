@@ -15,7 +15,10 @@
  *     registrations without storing them; with the signer back, it is ready again and publishes
  *     the epoch it could not sign;
  *   - after a publication dirauthd builds the diff to the new body from the one before, and a
- *     mirror holding the old body rebuilds the new one from it byte for byte;
+ *     mirror holding the old body rebuilds the new one from it byte for byte; and the epoch's
+ *     record shards, from which `dirauthctl lookup` verifies a present service (exit 0, its
+ *     endpoints) and an absent one (exit 1) without the body, and whose route refuses a
+ *     malformed shard name (400) and one of another width (404);
  *   - every line of dirauthd's log, the signer's log and its audit log has the shape
  *     docs/operating.md gives it ("Logs"): the real time in UTC to the millisecond, the epoch it
  *     concerns, the program, the sentence.
@@ -408,6 +411,25 @@ static int run_fetch(const struct authority *a, const char *bundle_path, const c
 	    "--namespace", "mix",   "--out",   (char *)out_dir,     "--now",    now,
 	    NULL};
 	pid_t pid = test_spawn(argv, a->run.log_path);
+	return test_wait_exit(pid, 60000);
+}
+
+/* dirauthctl lookup of service (64 hex digits) at the authority's time; its output in out_path. */
+static int run_lookup(const struct authority *a, const char *bundle_path, const char *service,
+                      const char *out_path)
+{
+	char binary[4096], now[32];
+	snprintf(binary, sizeof(binary), "%s", test_binary_path("ctl/dirauthctl"));
+	size_t clock_len = 0;
+	uint8_t *clock_text = test_read_file(a->run.clock_path, &clock_len);
+	snprintf(now, sizeof(now), "%.*s", (int)strcspn((const char *)clock_text, "\n"),
+	         (const char *)clock_text);
+	free(clock_text);
+	unlink(out_path);
+	char *argv[] = {
+	    binary, "lookup", "--trust", (char *)bundle_path, "--server", (char *)a->run.url, "--namespace",
+	    "mix",  "--now",  now,       (char *)service,     NULL};
+	pid_t pid = test_spawn(argv, out_path);
 	return test_wait_exit(pid, 60000);
 }
 
@@ -868,6 +890,64 @@ START_TEST(test_diff_follows_publication)
 	ck_assert_uint_eq(mirrored_len, new_body.len);
 	ck_assert_mem_eq(mirrored_body, new_body.data, new_body.len);
 	free(mirrored_body);
+
+	/* The epoch's record shards: 13 records, 4 shards, names of one hex digit. */
+	buffer_free(&response.body);
+	snprintf(url, sizeof(url), "%s/v1/mix/snapshots/%llu/records/0", a.run.url,
+	         (unsigned long long)(first + 1));
+	for (int attempt = 0; attempt < 1000; attempt++) {
+		memset(&response, 0, sizeof response);
+		ck_assert(http_request(url, NULL, 0, NULL, &response) == CURLE_OK);
+		if (response.status == 200)
+			break;
+		ck_assert_int_eq(response.status, 404); /* no_record_shard until they are built */
+		buffer_free(&response.body);
+		test_sleep_ms(20);
+	}
+	ck_assert_msg(response.status == 200, "no record shard served; see %s", a.run.log_path);
+	ck_assert(contains(response.body.data, response.body.len,
+	                   (const uint8_t *)"dirauth record-shard v1\n", 24));
+	buffer_free(&response.body);
+	static const struct {
+		const char *name;
+		long status;
+		const char *code;
+	} refused[] = {{"X", 400, "record_shard_malformed"},
+	               {"0000000", 400, "record_shard_malformed"},
+	               {"00", 404, "no_record_shard"},
+	               {"4", 404, "no_record_shard"}};
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		snprintf(url, sizeof(url), "%s/v1/mix/snapshots/%llu/records/%s", a.run.url,
+		         (unsigned long long)(first + 1), refused[i].name);
+		memset(&response, 0, sizeof response);
+		ck_assert(http_request(url, NULL, 0, NULL, &response) == CURLE_OK);
+		ck_assert_int_eq(response.status, refused[i].status);
+		ck_assert(contains(response.body.data, response.body.len, (const uint8_t *)refused[i].code,
+		                   strlen(refused[i].code)));
+		buffer_free(&response.body);
+	}
+	/* dirauthctl lookup: a service of the snapshot, and one that is not. */
+	char lookup_out[4200], service[65];
+	uint8_t id[32];
+	snprintf(lookup_out, sizeof lookup_out, "%s/lookup.out", a.run.dir);
+	make_id("diff", 7, id);
+	hex_encode(id, 32, service);
+	int status = run_lookup(&a, bundle_path, service, lookup_out);
+	size_t out_len = 0;
+	uint8_t *out = test_read_file(lookup_out, &out_len);
+	ck_assert_msg(status == 0, "lookup exit %d: %.*s", status, (int)out_len, out);
+	ck_assert_msg(contains(out, out_len, (const uint8_t *)"present at leaf", 15), "%.*s", (int)out_len,
+	              out);
+	ck_assert(contains(out, out_len, (const uint8_t *)"192.0.2.11:443", 14));
+	free(out);
+	make_id("diff", 99, id);
+	hex_encode(id, 32, service);
+	ck_assert_int_eq(run_lookup(&a, bundle_path, service, lookup_out), 1);
+	out = test_read_file(lookup_out, &out_len);
+	ck_assert_msg(contains(out, out_len, (const uint8_t *)"absent: no record between", 25), "%.*s",
+	              (int)out_len, out);
+	free(out);
+	ck_assert_int_eq(run_lookup(&a, bundle_path, "not-a-service", lookup_out), 64);
 	buffer_free(&response.body);
 	buffer_free(&diff);
 	buffer_free(&rebuilt);

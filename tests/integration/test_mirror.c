@@ -13,9 +13,9 @@
  * names (header, body, proof, the checkpoint's tiles), and the next run completes the update. A
  * run with nothing newer changes nothing; a run while another holds the tree exits 75. A log past
  * one full tile is verified and served tile for tile. Once a snapshot revokes a service, the
- * older bodies that hold it leave the tree. A mirror takes each new body as a diff from the one it
- * serves, and serves the authority's diffs, byte for byte, built from the bodies it keeps; a diff
- * leaves the tree with its base.
+ * older bodies that hold it leave the tree, and their record shards with them. A mirror takes each new body
+ * as a diff from the one it serves, and serves the authority's diffs, byte for byte, built from the bodies it
+ * keeps; a diff leaves the tree with its base.
  */
 #include "test_http.h"
 #include "test_support.h"
@@ -446,6 +446,9 @@ START_TEST(test_revoked_bodies_leave_the_tree)
 	ck_assert_int_eq(mirror_authority_run_mirror(&a, a.run.url, tree, log), 0);
 	snprintf(relative, sizeof(relative), "snapshots/%llu/body", (unsigned long long)(E0 + 1));
 	ck_assert(tree_file_exists(tree, relative));
+	/* Its record shards (shard 0 among them) hold the service to be revoked. */
+	snprintf(relative, sizeof(relative), "snapshots/%llu/records/0", (unsigned long long)(E0 + 1));
+	ck_assert(tree_file_exists(tree, relative));
 
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)a.now);
 	const char *revoke_args[] = {"revoke",  "--key",    key,       "--service", service, "--reason",
@@ -463,6 +466,11 @@ START_TEST(test_revoked_bodies_leave_the_tree)
 		         bodies[i]);
 		ck_assert_msg(!tree_file_exists(tree, relative), "%s is still served", relative);
 	}
+	/* The record shards of the dropped body go with it: they hold the revoked record too. */
+	snprintf(relative, sizeof(relative), "snapshots/%llu/records", (unsigned long long)(E0 + 1));
+	ck_assert_msg(!tree_file_exists(tree, relative), "%s is still served", relative);
+	snprintf(relative, sizeof(relative), "snapshots/%llu/records/0", (unsigned long long)(E0 + 3));
+	ck_assert(tree_file_exists(tree, relative));
 	snprintf(relative, sizeof(relative), "snapshots/%llu/header", (unsigned long long)(E0 + 1));
 	ck_assert(tree_file_exists(tree, relative));
 	snprintf(relative, sizeof(relative), "snapshots/%llu/body", (unsigned long long)(E0 + 3));

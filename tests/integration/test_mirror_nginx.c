@@ -14,6 +14,10 @@
  *   - the diffs: the diff to the latest body from each kept one is the authority's, byte for byte
  *     in identity (one spelling) and in gzip and zstd, cached as immutable, varying on
  *     Accept-Encoding;
+ *   - the record shards: every shard of the latest epoch is the authority's, byte for byte,
+ *     cached as immutable; `dirauthctl lookup` against nginx verifies a present service (exit 0)
+ *     and an absent one (exit 1); a shard not kept is dirauthd's no_record_shard answer and a
+ *     malformed name its record_shard_malformed answer, byte for byte;
  *   - the errors: an epoch not kept is dirauthd's 404 JSON answer, never cached; a diff not
  *     offered is dirauthd's 404 no_diff answer, byte for byte; a POST is 405;
  *   - the clients: `dirauthctl fetch` (with the log) holding the previous epoch rebuilds the new
@@ -30,6 +34,9 @@
 #include "base/buffer.h"
 #include "schema/checkpoint.h"
 #include "schema/note.h"
+#include "schema/encoding.h"
+#include "schema/record_shard.h"
+#include "schema/snapshot.h"
 
 #include <check.h>
 #include <curl/curl.h>
@@ -376,6 +383,75 @@ START_TEST(test_nginx_serves_the_mirror_as_the_authority)
 			ck_assert_str_eq(served.vary, "Accept-Encoding");
 			buffer_free(&served.body);
 		}
+	}
+
+	/* The record shards of the latest epoch: the authority's bytes, once it has built them. */
+	snprintf(path, sizeof(path), "/v1/mix/snapshots/%" PRIu64, E0 + 3);
+	request("GET", a.run.url, path, NULL, &served);
+	struct note *latest_note = NULL;
+	struct snapshot_header latest;
+	ck_assert(note_parse(served.body.data, served.body.len, &latest_note) == 0);
+	ck_assert(snapshot_header_parse(latest_note->text, latest_note->text_len, &latest) == 0);
+	note_free(latest_note);
+	buffer_free(&served.body);
+	unsigned bits;
+	ck_assert(record_shard_bits(latest.record_count, &bits) == 0);
+	char shard_name[RECORD_SHARD_NAME_MAX + 1];
+	uint8_t present_id[32] = {0}, absent_id[32];
+	for (uint32_t index = 0; index < (UINT32_C(1) << bits); index++) {
+		ck_assert(record_shard_name(index, bits, shard_name) == 0);
+		snprintf(path, sizeof(path), "/v1/mix/snapshots/%" PRIu64 "/records/%s", E0 + 3, shard_name);
+		for (int attempt = 0; attempt < 500; attempt++) {
+			request("GET", a.run.url, path, NULL, &served);
+			if (served.status == 200)
+				break;
+			buffer_free(&served.body);
+			test_sleep_ms(20);
+		}
+		buffer_free(&served.body);
+		same_as_authority(a.run.url, n.url, path, NULL, &served);
+		ck_assert_str_eq(served.cache_control, "public, max-age=31536000, immutable");
+		struct record_shard *parsed = NULL;
+		ck_assert(record_shard_parse(served.body.data, served.body.len, &parsed) == 0);
+		for (size_t r = 0; r < parsed->run_count; r++)
+			if (record_shard_of(parsed->records[r].service_id, bits) == index)
+				memcpy(present_id, parsed->records[r].service_id, 32);
+		record_shard_free(parsed);
+		buffer_free(&served.body);
+	}
+	memcpy(absent_id, present_id, 32);
+	absent_id[31] ^= 1; /* between the records, or next to one: not a record of a dozen */
+	char present_hex[65], absent_hex[65];
+	hex_encode(present_id, 32, present_hex);
+	hex_encode(absent_id, 32, absent_hex);
+	snprintf(now, sizeof(now), "%" PRIu64, a.now);
+	const char *lookup[] = {"lookup", "--trust", a.bundle_path, "--server",  n.url, "--namespace",
+	                        "mix",    "--now",   now,           present_hex, NULL};
+	ck_assert_int_eq(run_ctl(a.run.dir, lookup), 0);
+	lookup[9] = absent_hex;
+	struct test_outcome looked_up;
+	test_run_program(test_binary_path("ctl/dirauthctl"), lookup, a.run.dir, &looked_up);
+	ck_assert_msg(looked_up.status == 1 && strstr(looked_up.out, "absent: no record between") != NULL,
+	              "lookup of an absent service: %d\n%s%s", looked_up.status, looked_up.out,
+	              looked_up.err);
+	test_outcome_free(&looked_up);
+	static const char *const shard_errors[] = {"records/0000000", "records/X"};
+	for (size_t i = 0; i < 3; i++) {
+		struct answer from_authority;
+		if (i < 2)
+			snprintf(path, sizeof(path), "/v1/mix/snapshots/%" PRIu64 "/%s", E0 + 3,
+			         shard_errors[i]);
+		else
+			snprintf(path, sizeof(path), "/v1/mix/snapshots/%" PRIu64 "/records/0", E0 + 9);
+		request("GET", a.run.url, path, NULL, &from_authority);
+		request("GET", n.url, path, NULL, &served);
+		ck_assert_int_eq(served.status, from_authority.status);
+		ck_assert_msg(i == 2 ||
+		                  (served.body.len == from_authority.body.len &&
+		                   memcmp(served.body.data, from_authority.body.data, served.body.len) == 0),
+		              "%s: nginx answers %.*s", path, (int)served.body.len, served.body.data);
+		buffer_free(&from_authority.body);
+		buffer_free(&served.body);
 	}
 
 	/* The errors. */

@@ -13,6 +13,12 @@
  * retention, or not worth offering (from an empty body: every record is a change) is 404 no_diff.
  * A process killed while writing a diff (the pause point "diffs-measured") leaves nothing served
  * after the store opens again, and the diff is built whole afterwards.
+ *
+ * The same builder writes each published body's record shards (schema/record-shard.md), served at
+ * GET /v1/<ns>/snapshots/<epoch>/records/<shard>: every shard of the latest epoch, in identity and
+ * zstd, verifies against the header, and every record of the body is found from its shard; the
+ * shards of an epoch past retention go with its body (404 no_record_shard, no file); a malformed
+ * name is 400 record_shard_malformed, one of another width 404; shards held are not built again.
  */
 #include "http_fixture.h"
 
@@ -20,6 +26,8 @@
 #include "schema/snapshot_diff.h"
 #include "server/publish/diffs.h"
 #include "server/store/snapshots.h"
+#include "schema/record_shard.h"
+#include "verify/record_proof.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -457,12 +465,123 @@ START_TEST(test_killed_while_writing_a_diff)
 }
 END_TEST
 
+START_TEST(test_record_shards_over_http)
+{
+	struct fixture f;
+	struct churn churn = {0};
+	struct response r;
+	char path[256], name[RECORD_SHARD_NAME_MAX + 1], detail[1024];
+	fixture_open(&f, 0);
+	struct publish_diffs *diffs = diffs_start(&f);
+	publish_with_diffs(&f, diffs, 11); /* the empty body: one shard, an empty run */
+	ck_assert(store_record_shards_held(f.store, "mix", 11));
+	for (unsigned i = 0; i < 30; i++)
+		churn_post(&f, &churn, ++churn.services);
+	for (uint64_t e = 12; e <= 19; e++) {
+		churn_epoch(&f, &churn, e);
+		publish_with_diffs(&f, diffs, e);
+	}
+	struct publish_diffs_statistics statistics;
+	publish_diffs_statistics(diffs, &statistics);
+	ck_assert_uint_eq(statistics.shard_epochs, 9);
+	ck_assert_uint_eq(statistics.shard_failures, 0);
+
+	/* Every shard of epoch 19 verifies, in both encodings, and holds every record of its slice. */
+	struct snapshot_header h19;
+	struct buffer body, shard;
+	buffer_init(&body);
+	buffer_init(&shard);
+	fetch_header(&f, 19, &h19);
+	fetch_body(&f, 19, &body);
+	struct snapshot_body *parsed = NULL;
+	struct snapshot_body_limits limits = limits_of(&f);
+	ck_assert_int_eq(snapshot_body_parse_sections(body.data, body.len, &limits, &parsed), 0);
+	unsigned bits;
+	ck_assert_int_eq(record_shard_bits(h19.record_count, &bits), 0);
+	ck_assert_uint_gt(bits, 0);
+	for (uint32_t index = 0; index < (UINT32_C(1) << bits); index++) {
+		record_shard_name(index, bits, name);
+		snprintf(path, sizeof path, "/v1/mix/snapshots/19/records/%s", name);
+		for (int e = 0; e < ENCODING_COUNT; e += ENCODING_ZSTD) {
+			get(&f, path, accept_of[e], &r);
+			ck_assert_int_eq(r.status, 200);
+			ck_assert_str_eq(header(&r, "Cache-Control"), "public, max-age=31536000, immutable");
+			buffer_reset(&shard);
+			ck_assert_int_eq(
+			    compress_decode((enum content_encoding)(header(&r, "Content-Encoding")
+			                                                ? ENCODING_ZSTD
+			                                                : ENCODING_IDENTITY),
+			                    r.body.data, r.body.len, RECORD_SHARD_MAX_BYTES, &shard),
+			    0);
+			response_free(&r);
+			ck_assert_msg(verify_record_shard(&h19, shard.data, shard.len, index, detail,
+			                                  sizeof detail) == 0,
+			              "%s", detail);
+		}
+	}
+	for (size_t i = 0; i < parsed->record_count; i++) {
+		struct verify_record found;
+		record_shard_name(record_shard_of(parsed->records[i].service_id, bits), bits, name);
+		snprintf(path, sizeof path, "/v1/mix/snapshots/19/records/%s", name);
+		get(&f, path, accept_of[ENCODING_IDENTITY], &r);
+		ck_assert_int_eq(r.status, 200);
+		ck_assert_int_eq(verify_record_proof(&h19, r.body.data, r.body.len,
+		                                     parsed->records[i].service_id, &found, detail,
+		                                     sizeof detail),
+		                 0);
+		ck_assert_int_eq(found.present, 1);
+		ck_assert_uint_eq(found.leaf_index, i);
+		verify_record_clear(&found);
+		response_free(&r);
+	}
+	snapshot_body_free(parsed);
+
+	/* Retention keeps bodies from 14 on: the shards of 13 went with its body. */
+	ck_assert(!store_record_shards_held(f.store, "mix", 13));
+	ck_assert(store_record_shards_held(f.store, "mix", 14));
+	char file[1024];
+	snprintf(file, sizeof file, "%s/data/bodies/mix/13.records", f.dir);
+	ck_assert(!file_exists(file));
+	get(&f, "/v1/mix/snapshots/13/records/0", NULL, &r);
+	expect_error(&r, 404, "no_record_shard");
+	response_free(&r);
+	static const struct {
+		const char *name;
+		long status;
+		const char *code;
+	} refused[] = {{"zz", 400, "record_shard_malformed"},
+	               {"0A", 400, "record_shard_malformed"},
+	               {"1234567", 400, "record_shard_malformed"},
+	               {"00", 404, "no_record_shard"}};
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		snprintf(path, sizeof path, "/v1/mix/snapshots/19/records/%s", refused[i].name);
+		get(&f, path, NULL, &r);
+		expect_error(&r, refused[i].status, refused[i].code);
+		response_free(&r);
+	}
+	get(&f, "/v1/mix/snapshots/99/records/0", NULL, &r);
+	ck_assert_int_eq(r.status, 404);
+	response_free(&r);
+
+	/* Asked again (a restart does so), held shards are not built again. */
+	publish_diffs_request(diffs, 0, 19);
+	publish_diffs_wait_idle(diffs);
+	publish_diffs_statistics(diffs, &statistics);
+	ck_assert_uint_eq(statistics.shard_epochs, 9);
+	buffer_free(&body);
+	buffer_free(&shard);
+	publish_diffs_stop(diffs);
+	fixture_close(&f);
+}
+END_TEST
+
 static Suite *publish_diffs_suite(void)
 {
 	Suite *suite = suite_create("publish_diffs");
 	TCase *tc = tcase_create("publish_diffs");
 	tcase_set_timeout(tc, 240);
 	tcase_add_test(tc, test_diffs_over_http);
+	tcase_add_test(tc, test_record_shards_over_http);
 	tcase_add_test(tc, test_killed_while_writing_a_diff);
 	suite_add_tcase(suite, tc);
 	/* Never runs on its own: the process test_killed_while_writing_a_diff starts runs it. */

@@ -1,0 +1,51 @@
+/*
+ * fuzz_libdirauth_context.c: dirauth_context_new() on arbitrary trust bundle bytes, through the
+ * public header. A refusal is DIRAUTH_E_TRUST (or _NOMEM) with a terminated, non-empty detail and
+ * no context; an accepted bundle gives a context whose namespaces answer "no snapshot yet".
+ */
+#include <dirauth/dirauth.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static uint64_t now(void *user)
+{
+	(void)user;
+	return 1767225750;
+}
+
+static int state_read(void *user, const char *namespace_name, uint8_t *out, size_t cap, size_t *len)
+{
+	(void)user, (void)namespace_name, (void)out, (void)cap;
+	*len = 0;
+	return 0;
+}
+
+static int state_write(void *user, const char *namespace_name, const uint8_t *bytes, size_t len)
+{
+	(void)user, (void)namespace_name, (void)bytes, (void)len;
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct dirauth_callbacks callbacks = {NULL, now, NULL, state_read, state_write, NULL};
+	struct dirauth_result result = {0};
+	struct dirauth_context *context = NULL;
+	struct dirauth_snapshot_info info;
+	enum dirauth_status status = dirauth_context_new(&callbacks, data, size, NULL, &context, &result);
+	if (status != DIRAUTH_SUCCESS) {
+		if (context != NULL || (status != DIRAUTH_E_TRUST && status != DIRAUTH_E_NOMEM) ||
+		    result.detail[0] == '\0' ||
+		    strnlen(result.detail, sizeof(result.detail)) == sizeof(result.detail))
+			abort();
+		return 0;
+	}
+	if (dirauth_snapshot(context, "mix", &info, &result) == DIRAUTH_SUCCESS)
+		abort();
+	dirauth_context_free(context);
+	dirauth_result_clear(&result);
+	return 0;
+}

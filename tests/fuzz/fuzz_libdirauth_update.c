@@ -1,0 +1,167 @@
+/*
+ * fuzz_libdirauth_update.c: every byte string an update takes (the state it reads, and the answer
+ * to each request) through dirauth_update_feed, with the example chain (tests/vectors/chain/)
+ * for the rest. The first input byte picks what the remaining bytes replace: the state, the
+ * certificate bundle, the latest header, or the body; bits 2-3 pick the Content-Encoding of the
+ * body; bit 4 installs epoch 1 first, so that the body is asked for, and taken, as a diff.
+ * Properties: the update ends in a known status; a success installs a snapshot and writes the
+ * header note once; a refusal writes nothing and leaves what was installed as it was.
+ */
+#include <dirauth/dirauth.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+struct file {
+	uint8_t *bytes;
+	size_t len;
+};
+
+static struct file bundle, certificates, header, body, previous_header, previous_body;
+
+static struct file load(const char *name)
+{
+	char path[4096];
+	struct file f = {NULL, 0};
+	snprintf(path, sizeof(path), "%s/tests/vectors/chain/%s", DIRAUTH_SOURCE_DIR, name);
+	FILE *file = fopen(path, "rb");
+	if (file == NULL)
+		abort();
+	f.bytes = malloc(1 << 20);
+	if (f.bytes == NULL)
+		abort();
+	f.len = fread(f.bytes, 1, 1 << 20, file);
+	fclose(file);
+	return f;
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc, (void)argv;
+	bundle = load("trust-bundle.txt");
+	certificates = load("certificates.txt");
+	header = load("header.note");
+	body = load("body.txt");
+	previous_header = load("previous-header.note");
+	previous_body = load("previous-body.txt");
+	return 0;
+}
+
+struct fuzz_state {
+	uint64_t now;
+	const uint8_t *state;
+	size_t state_len;
+	unsigned writes;
+};
+
+static uint64_t now(void *user)
+{
+	return ((struct fuzz_state *)user)->now;
+}
+
+/* Epoch 1 installed first (its header and body, at a time inside its validity), so that epoch 2's
+ * body is asked for as a diff from it. */
+static void install_epoch_1(struct dirauth_context *context, struct fuzz_state *s)
+{
+	const struct file *answers[] = {&certificates, &previous_header, &previous_body};
+	struct dirauth_update *update = NULL;
+	s->now = 1767225700;
+	if (dirauth_update_begin(context, "mix", &update, NULL) != DIRAUTH_SUCCESS)
+		abort();
+	for (size_t i = 0; i < 3; i++)
+		if (dirauth_update_next(update, NULL, NULL) != 1 ||
+		    dirauth_update_feed(update, 200, "", answers[i]->bytes, answers[i]->len, NULL) !=
+		        DIRAUTH_SUCCESS)
+			abort();
+	dirauth_update_free(update);
+	s->writes = 0;
+	s->now = 1767225750;
+}
+
+static int state_read(void *user, const char *namespace_name, uint8_t *out, size_t cap, size_t *len)
+{
+	struct fuzz_state *s = user;
+	(void)namespace_name;
+	*len = 0;
+	if (s->state_len > cap)
+		return -1;
+	if (s->state_len > 0)
+		memcpy(out, s->state, s->state_len);
+	*len = s->state_len;
+	return 0;
+}
+
+static int state_write(void *user, const char *namespace_name, const uint8_t *bytes, size_t len)
+{
+	struct fuzz_state *s = user;
+	(void)namespace_name, (void)bytes, (void)len;
+	s->writes++;
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const encodings[] = {"", "identity", "gzip", "zstd"};
+	struct fuzz_state s = {1767225750, NULL, 0, 0};
+	struct dirauth_callbacks callbacks = {&s, now, NULL, state_read, state_write, NULL};
+	struct dirauth_result result = {0};
+	struct dirauth_context *context = NULL;
+	struct dirauth_update *update = NULL;
+	struct dirauth_snapshot_info info;
+	const char *path;
+	size_t max_bytes;
+
+	if (size < 1)
+		return 0;
+	unsigned which = data[0] & 3u;
+	int diff = (data[0] & 16u) != 0 && which != 0; /* the body as a diff from epoch 1's */
+	const char *encoding = encodings[(data[0] >> 2) & 3u];
+	const uint8_t *fuzz = data + 1;
+	size_t fuzz_len = size - 1;
+	if (which == 0) {
+		s.state = fuzz;
+		s.state_len = fuzz_len;
+	}
+	if (dirauth_context_new(&callbacks, bundle.bytes, bundle.len, NULL, &context, &result) !=
+	    DIRAUTH_SUCCESS)
+		abort();
+	if (diff)
+		install_epoch_1(context, &s);
+	enum dirauth_status status = dirauth_update_begin(context, "mix", &update, &result);
+	for (unsigned step = 0; status == DIRAUTH_SUCCESS && dirauth_update_next(update, &path, &max_bytes);
+	     step++) {
+		const struct file *answer = strstr(path, "certificates")                      ? &certificates
+		                            : strstr(path, "/body") || strstr(path, "/diff/") ? &body
+		                                                                              : &header;
+		const uint8_t *bytes = answer->bytes;
+		size_t len = answer->len;
+		if ((which == 1 && answer == &certificates) || (which == 2 && answer == &header) ||
+		    (which == 3 && answer == &body)) {
+			bytes = fuzz;
+			len = fuzz_len;
+		}
+		status =
+		    dirauth_update_feed(update, 200, answer == &body ? encoding : "", bytes, len, &result);
+		if (step > 2000)
+			abort(); /* the chain is bounded by max-chain */
+	}
+	if (status > DIRAUTH_E_INTERNAL)
+		abort();
+	if (status == DIRAUTH_SUCCESS) {
+		if (dirauth_snapshot(context, "mix", &info, &result) != DIRAUTH_SUCCESS || s.writes != 1)
+			abort();
+	} else if (s.writes != 0 || result.detail[0] == '\0') {
+		abort();
+	} else if (diff ? dirauth_snapshot(context, "mix", &info, NULL) != DIRAUTH_SUCCESS || info.epoch != 1
+	                : dirauth_snapshot(context, "mix", &info, NULL) == DIRAUTH_SUCCESS) {
+		abort(); /* a refusal leaves what was installed as it was */
+	}
+	dirauth_update_free(update);
+	dirauth_context_free(context);
+	dirauth_result_clear(&result);
+	return 0;
+}
