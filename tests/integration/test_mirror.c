@@ -657,6 +657,65 @@ START_TEST(test_lookup_refusals)
 }
 END_TEST
 
+/* A registered service with a health statement: lookup prints the endpoint's published health,
+ * and the endpoint without one as unknown. */
+START_TEST(test_lookup_shows_health)
+{
+	struct mirror_authority a;
+	struct test_outcome outcome;
+	char key[LAUNCHER_PATH_MAX + 32], now[32], service[1024];
+	snprintf(service, sizeof(service), "%s", test_source_path("keys-example/service-a.yaml"));
+	mirror_authority_start(&a);
+	snprintf(key, sizeof(key), "%s/keys/provider-a.key", a.run.dir);
+	mirror_authority_publish(&a, E0);
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)a.now);
+	const char *register_args[] = {"register", "--key",   key,     "--service", service,
+	                               "--server", a.run.url, "--now", now,         NULL};
+	test_run_program(test_binary_path("ctl/dirauthctl"), register_args, a.run.dir, &outcome);
+	ck_assert_msg(outcome.status == 0, "register: %s", outcome.err);
+	test_outcome_free(&outcome);
+	mirror_authority_publish(&a, E0 + 1);
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)a.now);
+	const char *health_args[] = {"health",
+	                             "--key",
+	                             key,
+	                             "--service",
+	                             service,
+	                             "--endpoint",
+	                             "5a01000000000000000000000000000000000000000000000000000000000001",
+	                             "--class",
+	                             "draining",
+	                             "--server",
+	                             a.run.url,
+	                             "--now",
+	                             now,
+	                             NULL};
+	test_run_program(test_binary_path("ctl/dirauthctl"), health_args, a.run.dir, &outcome);
+	ck_assert_msg(outcome.status == 0, "health: %s%s", outcome.out, outcome.err);
+	test_outcome_free(&outcome);
+	mirror_authority_publish(&a, E0 + 2);
+	const char *id = "5a00000000000000000000000000000000000000000000000000000000000001";
+	int status = -1;
+	for (int attempt = 0; attempt < 200 && status != 0; attempt++) {
+		if (attempt > 0) {
+			test_outcome_free(&outcome);
+			test_sleep_ms(20);
+		}
+		status = run_lookup(&a, a.run.url, "mix", id, &outcome);
+	}
+	ck_assert_msg(status == 0, "lookup: %d %s%s", status, outcome.out, outcome.err);
+	ck_assert_msg(strstr(outcome.out,
+	                     "192.0.2.10:443 eu-west medium modern health draining (by the provider key") !=
+	                  NULL,
+	              "%s", outcome.out);
+	ck_assert_msg(strstr(outcome.out, "health unknown (no fresh statement: treat as unavailable)") !=
+	                  NULL,
+	              "%s", outcome.out);
+	test_outcome_free(&outcome);
+	mirror_authority_stop(&a);
+}
+END_TEST
+
 static Suite *mirror_suite(void)
 {
 	Suite *suite = suite_create("mirror");
@@ -668,6 +727,7 @@ static Suite *mirror_suite(void)
 	tcase_add_test(tc, test_revoked_bodies_leave_the_tree);
 	tcase_add_test(tc, test_diffs_taken_and_served);
 	tcase_add_test(tc, test_lookup_refusals);
+	tcase_add_test(tc, test_lookup_shows_health);
 	suite_add_tcase(suite, tc);
 	return suite;
 }
