@@ -15,7 +15,10 @@
  * one full tile is verified and served tile for tile. Once a snapshot revokes a service, the
  * older bodies that hold it leave the tree, and their record shards with them. A mirror takes each new body
  * as a diff from the one it serves, and serves the authority's diffs, byte for byte, built from the bodies it
- * keeps; a diff leaves the tree with its base.
+ * keeps; a diff leaves the tree with its base. `dirauthctl lookup` against a canned server refuses a
+ * tampered record shard, a shard of another epoch and a namespace the bundle does not pin, and
+ * reports a shard the server does not have; against the authority it prints a registered
+ * endpoint's published health (draining) and its other endpoint's as unknown.
  */
 #include "test_http.h"
 #include "test_support.h"
