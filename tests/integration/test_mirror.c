@@ -15,7 +15,10 @@
  * one full tile is verified and served tile for tile. Once a snapshot revokes a service, the
  * older bodies that hold it leave the tree, and their record shards with them. A mirror takes each new body
  * as a diff from the one it serves, and serves the authority's diffs, byte for byte, built from the bodies it
- * keeps; a diff leaves the tree with its base.
+ * keeps; a diff leaves the tree with its base. `dirauthctl lookup` against a canned server refuses a
+ * tampered record shard, a shard of another epoch and a namespace the bundle does not pin, and
+ * reports a shard the server does not have; against the authority it prints a registered
+ * endpoint's published health (draining) and its other endpoint's as unknown.
  */
 #include "test_http.h"
 #include "test_support.h"
@@ -25,6 +28,8 @@
 #include "base/buffer.h"
 #include "schema/checkpoint.h"
 #include "schema/note.h"
+#include "schema/encoding.h"
+#include "schema/record_shard.h"
 #include "schema/snapshot.h"
 
 #include <check.h>
@@ -567,6 +572,153 @@ START_TEST(test_diffs_taken_and_served)
 }
 END_TEST
 
+/* dirauthctl lookup of service against url; its exit status, its output in *outcome. */
+static int run_lookup(const struct mirror_authority *a, const char *url, const char *namespace_name,
+                      const char *service, struct test_outcome *outcome)
+{
+	char now[32];
+	snprintf(now, sizeof(now), "%" PRIu64, a->now);
+	const char *args[] = {"lookup",      "--trust",      a->bundle_path, "--server", url,
+	                      "--namespace", namespace_name, "--now",        now,        service,
+	                      NULL};
+	test_run_program(test_binary_path("ctl/dirauthctl"), args, a->run.dir, outcome);
+	return outcome->status;
+}
+
+START_TEST(test_lookup_refusals)
+{
+	struct mirror_authority a;
+	struct canned c;
+	struct test_outcome outcome;
+	char path[160], other_path[160], name[RECORD_SHARD_NAME_MAX + 1], service[65];
+	mirror_authority_start(&a);
+	mirror_authority_register(&a, 6);
+	mirror_authority_publish(&a, E0);
+	mirror_authority_publish(&a, E0 + 1);
+	memset(&c, 0, sizeof(c));
+	ck_assert(stub_http_start(0, &c.stub) == 0);
+	snprintf(c.url, sizeof(c.url), "http://127.0.0.1:%u", stub_http_port(c.stub));
+	canned_copy(&c, a.run.url, "/v1/certificates");
+	canned_copy(&c, a.run.url, "/v1/mix/snapshots/latest");
+	ck_assert_uint_eq(header_epoch(c.bodies[1].data, c.bodies[1].len), E0 + 1);
+	/* Shard 0 of the latest epoch (6 records: bits 1), once built, and a service in it. */
+	snprintf(path, sizeof(path), "/v1/mix/snapshots/%" PRIu64 "/records/0", E0 + 1);
+	snprintf(other_path, sizeof(other_path), "/v1/mix/snapshots/%" PRIu64 "/records/0", E0);
+	struct test_http_response response;
+	char url[512];
+	for (int attempt = 0; attempt < 500; attempt++) {
+		snprintf(url, sizeof(url), "%s%s", a.run.url, path);
+		ck_assert(test_http_get(url, &response) == CURLE_OK);
+		if (response.status == 200)
+			break;
+		buffer_free(&response.body);
+		test_sleep_ms(20);
+	}
+	ck_assert_int_eq(response.status, 200);
+	struct record_shard *shard = NULL;
+	ck_assert(record_shard_parse(response.body.data, response.body.len, &shard) == 0);
+	ck_assert_uint_eq(shard->bits, 1);
+	size_t inside = shard->run_count;
+	for (size_t i = 0; i < shard->run_count; i++)
+		if (record_shard_of(shard->records[i].service_id, 1) == 0)
+			inside = i;
+	ck_assert_uint_lt(inside, shard->run_count);
+	hex_encode(shard->records[inside].service_id, 32, service);
+	record_shard_name(0, 1, name);
+	record_shard_free(shard);
+	buffer_free(&response.body);
+	canned_copy(&c, a.run.url, path);
+	ck_assert_int_eq(run_lookup(&a, c.url, "mix", service, &outcome), 0);
+	test_outcome_free(&outcome);
+
+	/* One byte of the shard changed, near its end (the proof, or a note when it has none). */
+	canned_tamper(&c, path, -10);
+	ck_assert_int_eq(run_lookup(&a, c.url, "mix", service, &outcome), 65);
+	ck_assert_msg(strstr(outcome.err, "record shard") != NULL, "%s", outcome.err);
+	test_outcome_free(&outcome);
+	/* The shard of the epoch before, served for the latest. */
+	struct buffer older = get_ok(a.run.url, other_path);
+	ck_assert(stub_http_route(c.stub, "GET", path, 200, NULL, older.data, older.len) == 0);
+	ck_assert_int_eq(run_lookup(&a, c.url, "mix", service, &outcome), 65);
+	ck_assert_msg(strstr(outcome.err, "another snapshot") != NULL, "%s", outcome.err);
+	test_outcome_free(&outcome);
+	buffer_free(&older);
+	/* No such shard on the server: its 404 is the server's refusal. */
+	canned_missing(&c, path);
+	ck_assert_int_eq(run_lookup(&a, c.url, "mix", service, &outcome), 76);
+	test_outcome_free(&outcome);
+	canned_restore(&c, path);
+	ck_assert_int_eq(run_lookup(&a, c.url, "mix", service, &outcome), 0);
+	test_outcome_free(&outcome);
+	/* A namespace the bundle does not pin: refused before any download. */
+	ck_assert_int_eq(run_lookup(&a, c.url, "other", service, &outcome), 78);
+	test_outcome_free(&outcome);
+	for (size_t i = 0; i < c.count; i++)
+		buffer_free(&c.bodies[i]);
+	stub_http_stop(c.stub);
+	mirror_authority_stop(&a);
+}
+END_TEST
+
+/* A registered service with a health statement: lookup prints the endpoint's published health,
+ * and the endpoint without one as unknown. */
+START_TEST(test_lookup_shows_health)
+{
+	struct mirror_authority a;
+	struct test_outcome outcome;
+	char key[LAUNCHER_PATH_MAX + 32], now[32], service[1024];
+	snprintf(service, sizeof(service), "%s", test_source_path("keys-example/service-a.yaml"));
+	mirror_authority_start(&a);
+	snprintf(key, sizeof(key), "%s/keys/provider-a.key", a.run.dir);
+	mirror_authority_publish(&a, E0);
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)a.now);
+	const char *register_args[] = {"register", "--key",   key,     "--service", service,
+	                               "--server", a.run.url, "--now", now,         NULL};
+	test_run_program(test_binary_path("ctl/dirauthctl"), register_args, a.run.dir, &outcome);
+	ck_assert_msg(outcome.status == 0, "register: %s", outcome.err);
+	test_outcome_free(&outcome);
+	mirror_authority_publish(&a, E0 + 1);
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)a.now);
+	const char *health_args[] = {"health",
+	                             "--key",
+	                             key,
+	                             "--service",
+	                             service,
+	                             "--endpoint",
+	                             "5a01000000000000000000000000000000000000000000000000000000000001",
+	                             "--class",
+	                             "draining",
+	                             "--server",
+	                             a.run.url,
+	                             "--now",
+	                             now,
+	                             NULL};
+	test_run_program(test_binary_path("ctl/dirauthctl"), health_args, a.run.dir, &outcome);
+	ck_assert_msg(outcome.status == 0, "health: %s%s", outcome.out, outcome.err);
+	test_outcome_free(&outcome);
+	mirror_authority_publish(&a, E0 + 2);
+	const char *id = "5a00000000000000000000000000000000000000000000000000000000000001";
+	int status = -1;
+	for (int attempt = 0; attempt < 200 && status != 0; attempt++) {
+		if (attempt > 0) {
+			test_outcome_free(&outcome);
+			test_sleep_ms(20);
+		}
+		status = run_lookup(&a, a.run.url, "mix", id, &outcome);
+	}
+	ck_assert_msg(status == 0, "lookup: %d %s%s", status, outcome.out, outcome.err);
+	ck_assert_msg(strstr(outcome.out,
+	                     "192.0.2.10:443 eu-west medium modern health draining (by the provider key") !=
+	                  NULL,
+	              "%s", outcome.out);
+	ck_assert_msg(strstr(outcome.out, "health unknown (no fresh statement: treat as unavailable)") !=
+	                  NULL,
+	              "%s", outcome.out);
+	test_outcome_free(&outcome);
+	mirror_authority_stop(&a);
+}
+END_TEST
+
 static Suite *mirror_suite(void)
 {
 	Suite *suite = suite_create("mirror");
@@ -577,6 +729,8 @@ static Suite *mirror_suite(void)
 	tcase_add_test(tc, test_log_past_one_full_tile);
 	tcase_add_test(tc, test_revoked_bodies_leave_the_tree);
 	tcase_add_test(tc, test_diffs_taken_and_served);
+	tcase_add_test(tc, test_lookup_refusals);
+	tcase_add_test(tc, test_lookup_shows_health);
 	suite_add_tcase(suite, tc);
 	return suite;
 }

@@ -1061,6 +1061,89 @@ START_TEST(test_diff_files)
 }
 END_TEST
 
+/* ---- record shards ---- */
+
+/* The record shards of epoch at bits 1: two shards, "a<epoch>" and "bb<epoch>". */
+static int put_shards(uint64_t epoch)
+{
+	struct store_record_shards_writer *w = NULL;
+	char first[32], second[32];
+	snprintf(first, sizeof first, "a%llu", (unsigned long long)epoch);
+	snprintf(second, sizeof second, "bb%llu", (unsigned long long)epoch);
+	ck_assert_int_eq(store_record_shards_begin(store, NAMESPACE, epoch, 1, &w), 0);
+	ck_assert_int_eq(store_record_shards_add(w, (const uint8_t *)first, strlen(first)), 0);
+	ck_assert_int_eq(store_record_shards_add(w, (const uint8_t *)second, strlen(second)), 0);
+	return store_record_shards_finish(w);
+}
+
+START_TEST(test_record_shard_files)
+{
+	struct store_record_shards_writer *w = NULL;
+	struct buffer shard;
+	unsigned bits = 99;
+	buffer_init(&shard);
+	put_snapshot(NAMESPACE, 1, NULL, 0, NULL);
+	put_snapshot(NAMESPACE, 2, NULL, 0, NULL);
+
+	/* Each shard read back by its index; the bits alone for UINT32_MAX; no shard past them. */
+	ck_assert_int_eq(put_shards(1), 0);
+	ck_assert_int_eq(put_shards(2), 0);
+	ck_assert(store_record_shards_held(store, NAMESPACE, 1));
+	ck_assert_int_eq(store_record_shard_read(store, NAMESPACE, 2, UINT32_MAX, &bits, &shard), 0);
+	ck_assert_uint_eq(bits, 1);
+	ck_assert_int_eq(store_record_shard_read(store, NAMESPACE, 2, 1, &bits, &shard), 0);
+	ck_assert_uint_eq(shard.len, 3);
+	ck_assert_mem_eq(shard.data, "bb2", 3);
+	ck_assert_int_eq(store_record_shard_read(store, NAMESPACE, 1, 0, &bits, &shard), 0);
+	ck_assert_mem_eq(shard.data, "a1", 2);
+	ck_assert_int_eq(store_record_shard_read(store, NAMESPACE, 2, 2, &bits, &shard),
+	                 DIRAUTH_ERR_NOT_FOUND);
+	ck_assert_int_eq(store_record_shard_read(store, NAMESPACE, 3, 0, &bits, &shard),
+	                 DIRAUTH_ERR_NOT_FOUND);
+	ck_assert_int_eq(store_record_shard_read(store, "../x", 1, 0, &bits, &shard), DIRAUTH_ERR_SYNTAX);
+
+	/* Not kept for an epoch without a body; a writer finished early, or given a shard too many, or
+	 * discarded leaves no file; bits over 24 are refused. */
+	ck_assert_int_eq(put_shards(9), DIRAUTH_ERR_STALE);
+	ck_assert_int_eq(store_record_shards_begin(store, NAMESPACE, 2, 25, &w), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(store_record_shards_begin(store, NAMESPACE, 2, 0, &w), 0);
+	ck_assert_int_eq(store_record_shards_add(w, (const uint8_t *)"x", 1), 0);
+	ck_assert_int_eq(store_record_shards_add(w, (const uint8_t *)"y", 1), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(store_record_shards_finish(w), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(store_record_shards_begin(store, NAMESPACE, 2, 1, &w), 0);
+	ck_assert_int_eq(store_record_shards_finish(w), DIRAUTH_ERR_SYNTAX);
+	ck_assert_int_eq(store_record_shards_begin(store, NAMESPACE, 2, 1, &w), 0);
+	store_record_shards_discard(w);
+	ck_assert_uint_eq(names_holding(".records"), 2);
+	ck_assert_uint_eq(names_holding(".part"), 0);
+	ck_assert_int_eq(store_record_shard_read(store, NAMESPACE, 2, 1, &bits, &shard), 0);
+	ck_assert_mem_eq(shard.data, "bb2", 3);
+
+	/* A file whose index does not hold together is refused, not read past. */
+	test_write_file(at("bodies/" NAMESPACE "/1.records"), "a1bb2XXXXXXXX", 13, 0600);
+	ck_assert_int_eq(store_record_shard_read(store, NAMESPACE, 1, 0, &bits, &shard),
+	                 DIRAUTH_ERR_MISMATCH);
+	ck_assert_int_eq(put_shards(1), 0);
+
+	/* At open: a part file, and the shards of an epoch whose body is not stored, are removed. */
+	test_write_file(at("bodies/" NAMESPACE "/2.records.part"), "x", 1, 0600);
+	test_write_file(at("bodies/" NAMESPACE "/7.records"), "x", 1, 0600);
+	reopen(0, 0);
+	ck_assert_uint_eq(names_holding(".records"), 2);
+	ck_assert_uint_eq(names_holding(".part"), 0);
+
+	/* Retention removes them with their body. */
+	ck_assert_int_eq(store_retain(store, NAMESPACE, 2), 0);
+	ck_assert(!store_record_shards_held(store, NAMESPACE, 1));
+	ck_assert(store_record_shards_held(store, NAMESPACE, 2));
+	ck_assert_int_eq(store_record_shard_read(store, NAMESPACE, 1, 0, &bits, &shard),
+	                 DIRAUTH_ERR_NOT_FOUND);
+	ck_assert_int_eq(store_retain(store, NAMESPACE, 3), 0);
+	ck_assert_str_eq(list_dir(at("bodies/" NAMESPACE)), "");
+	buffer_free(&shard);
+}
+END_TEST
+
 /* ---- stamps, the seal, bounds ---- */
 
 START_TEST(test_stamps)
@@ -2258,6 +2341,7 @@ int main(void)
 	                        test_orphan_bodies_tidied_at_open,
 	                        test_retention_keeps_headers,
 	                        test_diff_files,
+	                        test_record_shard_files,
 	                        test_stamps,
 	                        test_stamps_keep_every_view_within_the_bounds,
 	                        test_seal_fixes_view,
