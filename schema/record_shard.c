@@ -24,12 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The fewest bytes of a record line and its note, a health entry, a revocation entry and a node
- * line: what bounds a count by the bytes left. */
-#define RECORD_MIN_BYTES     (7 + 64 + 1 + 1 + 1 + 1)
-#define HEALTH_MIN_BYTES     (7 + 64 + 1 + 64 + 1 + 7 + 1 + 8 + 1 + 1 + 1 + 1)
-#define REVOCATION_MIN_BYTES (11 + 64 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1)
-#define NODE_LINE_BYTES      (5 + 2 * MERKLE_HASH_SIZE + 1)
+/* The fewest bytes of a record line and its note and of a node line: what bounds a count by the
+ * bytes left (the health and revocation entries' are the body's, snapshot.h). */
+#define RECORD_MIN_BYTES (7 + 64 + 1 + 1 + 1 + 1)
+#define NODE_LINE_BYTES  (5 + 2 * MERKLE_HASH_SIZE + 1)
 
 int record_shard_bits(uint64_t record_count, unsigned *bits)
 {
@@ -89,32 +87,6 @@ int record_shard_name_parse(const char *name, size_t len, unsigned bits, uint32_
 }
 
 /* ---- codec ---- */
-
-static int read_health_entry(struct line_reader *reader, void *item)
-{
-	return snapshot_body_read_health(reader, item);
-}
-
-static int read_revocation_entry(struct line_reader *reader, void *item)
-{
-	return snapshot_body_read_revocation(reader, item);
-}
-
-static int health_entry_order(const void *a, const void *b)
-{
-	return snapshot_health_order(a, b);
-}
-
-static int revocation_entry_order(const void *a, const void *b)
-{
-	return snapshot_revocation_order(a, b);
-}
-
-static const struct lines_section health_section = {"health", sizeof(struct snapshot_health),
-                                                    HEALTH_MIN_BYTES, read_health_entry, health_entry_order};
-static const struct lines_section revocation_section = {"revocations", sizeof(struct snapshot_revocation),
-                                                        REVOCATION_MIN_BYTES, read_revocation_entry,
-                                                        revocation_entry_order};
 
 void record_shard_free(struct record_shard *shard)
 {
@@ -222,13 +194,13 @@ int record_shard_parse(const uint8_t *buf, size_t len, struct record_shard **out
 	    (rc = read_shard_line(&reader, shard)) != 0 || (rc = read_leaves_line(&reader, shard)) != 0 ||
 	    (rc = read_records(&reader, shard)) != 0)
 		goto cleanup;
-	rc = lines_read_optional_section(&reader, &health_section,
+	rc = lines_read_optional_section(&reader, &snapshot_health_section,
 	                                 shard->run_count * REGISTRATION_MAX_ENDPOINTS, &items,
 	                                 &shard->health_count);
 	shard->health = items;
 	if (rc)
 		goto cleanup;
-	rc = lines_read_optional_section(&reader, &revocation_section, RECORD_SHARD_RUN_MAX, &items,
+	rc = lines_read_optional_section(&reader, &snapshot_revocation_section, RECORD_SHARD_RUN_MAX, &items,
 	                                 &shard->revocation_count);
 	shard->revocations = items;
 	if (rc)

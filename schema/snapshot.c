@@ -530,24 +530,24 @@ static int revocation_entry_order(const void *a, const void *b)
 	return snapshot_revocation_order(a, b);
 }
 
-static const struct lines_section health_section = {"health", sizeof(struct snapshot_health),
-                                                    SNAPSHOT_HEALTH_MIN_BYTES, read_health_entry,
-                                                    health_entry_order};
-static const struct lines_section revocation_section = {"revocations", sizeof(struct snapshot_revocation),
-                                                        SNAPSHOT_REVOCATION_MIN_BYTES, read_revocation_entry,
-                                                        revocation_entry_order};
+const struct lines_section snapshot_health_section = {"health", sizeof(struct snapshot_health),
+                                                      SNAPSHOT_HEALTH_MIN_BYTES, read_health_entry,
+                                                      health_entry_order};
+const struct lines_section snapshot_revocation_section = {"revocations", sizeof(struct snapshot_revocation),
+                                                          SNAPSHOT_REVOCATION_MIN_BYTES,
+                                                          read_revocation_entry, revocation_entry_order};
 
 static int read_sections(struct line_reader *reader, const struct snapshot_body_limits *limits,
                          struct snapshot_body *body)
 {
 	void *items;
 	reader->max_line_length = SNAPSHOT_SECTION_LINE_MAX;
-	int rc = lines_read_optional_section(reader, &health_section, limits->max_health, &items,
+	int rc = lines_read_optional_section(reader, &snapshot_health_section, limits->max_health, &items,
 	                                     &body->health_count);
 	body->health = items;
 	if (rc == 0) {
-		rc = lines_read_optional_section(reader, &revocation_section, limits->max_revocations, &items,
-		                                 &body->revocation_count);
+		rc = lines_read_optional_section(reader, &snapshot_revocation_section,
+		                                 limits->max_revocations, &items, &body->revocation_count);
 		body->revocations = items;
 	}
 	return rc;

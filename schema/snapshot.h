@@ -222,6 +222,13 @@ int snapshot_body_read_revocation(struct line_reader *reader, struct snapshot_re
  * by endpoint id. Returns <0, 0 (the same target) or >0, as memcmp. */
 int snapshot_revocation_order(const struct snapshot_revocation *a, const struct snapshot_revocation *b);
 
+/* The body's health and revocation sections as lines_read_optional_section (lines.h) reads them:
+ * each entry by the readers above, in the orders above, with the least bytes an entry takes; for
+ * another document that carries them as a body does (record_shard.h). */
+struct lines_section;
+extern const struct lines_section snapshot_health_section;
+extern const struct lines_section snapshot_revocation_section;
+
 /* The entry's note is a revocation signed by the key of its own key line (revocation.h,
  * revocation_parse_signed), for namespace_name and exactly the entry's target. Returns 0,
  * revocation_parse_signed's errors, or DIRAUTH_ERR_MISMATCH. */
