@@ -11,6 +11,7 @@
 
 #include "ctl/capability.h"
 #include "ctl/fetch.h"
+#include "ctl/files.h"
 #include "ctl/lookup.h"
 #include "ctl/mirror.h"
 #include "ctl/monitor.h"
@@ -179,6 +180,8 @@ int ctl_command_lookup(const struct ctl_arguments *arguments, struct ctl_report 
 	struct fetch_command fetch;
 	struct ctl_lookup_options options;
 	struct ctl_lookup_result result;
+	uint8_t *bundle_text = NULL;
+	size_t bundle_len = 0;
 	int present = 0;
 	int rc;
 
@@ -187,24 +190,33 @@ int ctl_command_lookup(const struct ctl_arguments *arguments, struct ctl_report 
 	if (rc != 0)
 		goto done;
 	memset(&options, 0, sizeof(options));
-	if (ctl_lookup_parse_service(arguments->operand, options.service_id) != 0) {
+	if (ctl_lookup_parse_service(arguments->operand) != 0) {
 		ctl_report_fail(report, CTL_EXIT_USAGE,
 		                "lookup: SERVICE must be a service id of 64 lower-case hex digits");
 		rc = -1;
 		goto done;
 	}
-	options.bundle = fetch.bundle;
+	/* The bundle parsed (fetch_command_read); the library takes its text. */
+	if (ctl_file_read(arguments->trust, TRUST_BUNDLE_MAX_BYTES, &bundle_text, &bundle_len) != 0) {
+		ctl_report_fail(report, CTL_EXIT_NO_INPUT, "lookup: %s: cannot be read", arguments->trust);
+		rc = -1;
+		goto done;
+	}
+	options.trust_bundle = bundle_text;
+	options.trust_bundle_len = bundle_len;
 	options.namespace_name = arguments->namespace_name;
 	options.server_url = arguments->servers.values[0];
 	options.now = fetch.options.now;
 	options.policy = fetch.options.policy;
 	options.authorization = fetch.options.authorization;
+	options.service_id = arguments->operand;
 	rc = ctl_lookup_run(&options, &result, report);
 	if (rc == 0)
 		ctl_lookup_print(&result, stdout);
-	present = result.record.present;
+	present = result.view.present;
 done:
 	ctl_lookup_result_free(&result);
+	free(bundle_text);
 	fetch_command_free(&fetch);
 	if (rc != 0)
 		return report->exit_code;

@@ -1,21 +1,20 @@
 /*
- * lookup.c: dirauthctl lookup (lookup.h): the latest header and one record shard, downloaded,
- * verified, and printed.
+ * lookup.c: dirauthctl lookup (lookup.h): libdirauth's lookup, fed from the network, and its
+ * report printed.
  *
- * The header's checks are fetch's own (ctl_fetch_verify_header), so a lookup and a fetch believe
- * the same headers and refuse them with the same statuses; the shard's are verify/'s
- * (verify_record_proof). What is left here is the network and the words: which URL, how much may
- * come back, and how a person reads a verified record.
+ * Every check is the library's (dirauth_lookup_begin, then dirauth_update_next and
+ * dirauth_update_feed until it ends): the header and the certificates under the trust bundle, the
+ * shard's proof against the header's records root. What is left here is the network (net/,
+ * through ctl_exchange_get, whose refusals and exit statuses every command shares), the clock
+ * and the state the library asks for, and the words: which status exits how, and how a person
+ * reads what the proof showed (dirauth_lookup_record).
  */
 #include "ctl/lookup.h"
 
+#include "base/buffer.h"
 #include "base/error.h"
-#include "compress/compress.h"
 #include "ctl/exchange.h"
-#include "ctl/keyring.h"
 #include "net/client.h"
-#include "schema/encoding.h"
-#include "verify/verify.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -24,57 +23,109 @@
 
 #define WHAT_MAX (NAMESPACE_NAME_MAX + 16)
 
-int ctl_lookup_parse_service(const char *text, uint8_t out[SERVICE_ID_SIZE])
+int ctl_lookup_parse_service(const char *text)
 {
 	if (!text || strlen(text) != 2 * SERVICE_ID_SIZE)
 		return DIRAUTH_ERR_SYNTAX;
 	for (const char *c = text; *c; c++)
 		if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'f')))
 			return DIRAUTH_ERR_SYNTAX;
-	return hex_decode(text, 2 * SERVICE_ID_SIZE, out, SERVICE_ID_SIZE) == 0 ? 0 : DIRAUTH_ERR_SYNTAX;
+	return 0;
 }
 
 void ctl_lookup_result_free(struct ctl_lookup_result *result)
 {
-	verify_record_clear(&result->record);
-	buffer_free(&result->shard);
+	free(result->view.endpoints);
+	free(result->view.revocations);
+	memset(result, 0, sizeof(*result));
 }
 
-/* Step 1's refusals come worded as fetch's ("fetch <ns>: ..."); a lookup's say "lookup". */
-static void reword(struct ctl_report *report)
+/* The library's callbacks: the command's clock, and a state that lives as long as the lookup. */
+struct lookup_session {
+	uint64_t now;
+	struct buffer state;
+};
+
+static uint64_t session_now(void *user)
 {
-	if (strncmp(report->message, "fetch ", 6) == 0) {
-		char message[CTL_REPORT_MAX];
-		snprintf(message, sizeof message, "lookup %s", report->message + 6);
-		memcpy(report->message, message, sizeof message);
+	return ((const struct lookup_session *)user)->now;
+}
+
+static int session_state_read(void *user, const char *namespace_name, uint8_t *out, size_t cap, size_t *len)
+{
+	(void)user;
+	(void)namespace_name;
+	(void)out;
+	(void)cap;
+	*len = 0; /* a lookup starts from nothing held */
+	return 0;
+}
+
+static int session_state_write(void *user, const char *namespace_name, const uint8_t *bytes, size_t len)
+{
+	struct lookup_session *session = user;
+	(void)namespace_name;
+	buffer_reset(&session->state);
+	return buffer_append(&session->state, bytes, len) == 0 ? 0 : -1;
+}
+
+/* The exit status of a status the library ended with. */
+static int exit_code_of(enum dirauth_status status)
+{
+	switch (status) {
+	case DIRAUTH_E_TRUST:
+		return CTL_EXIT_CONFIG;
+	case DIRAUTH_E_FETCH:
+		return CTL_EXIT_PROTOCOL;
+	case DIRAUTH_E_STALE:
+		return CTL_EXIT_TEMPFAIL;
+	case DIRAUTH_E_MALFORMED:
+	case DIRAUTH_E_SIGNATURE:
+	case DIRAUTH_E_MISMATCH:
+	case DIRAUTH_E_ROLLBACK:
+	case DIRAUTH_E_SPLIT_VIEW:
+	case DIRAUTH_E_LOG:
+	case DIRAUTH_E_NOT_FOUND:
+		return CTL_EXIT_DATA;
+	default:
+		return CTL_EXIT_SOFTWARE;
 	}
 }
 
-/* The shard as served, decoded under RECORD_SHARD_MAX_BYTES. */
-static int decode_shard(const char *what, const struct net_response *response, struct buffer *out,
-                        struct ctl_report *report)
+/* What a path the library asks for is, in a refusal's words. */
+static const char *label_of(const char *path)
 {
-	enum content_encoding encoding = ENCODING_COUNT;
-	if (response->content_encoding[0] == '\0')
-		encoding = ENCODING_IDENTITY;
-	for (int e = 0; e < ENCODING_COUNT && encoding == ENCODING_COUNT; e++)
-		if (strcmp(response->content_encoding, content_encoding_name((enum content_encoding)e)) == 0)
-			encoding = (enum content_encoding)e;
-	if (encoding == ENCODING_COUNT) {
-		ctl_report_fail(report, CTL_EXIT_PROTOCOL,
-		                "%s: record shard: unsupported content encoding '%.32s'", what,
-		                response->content_encoding);
-		return DIRAUTH_ERR_SYNTAX;
-	}
-	buffer_reset(out);
-	int rc = encoding == ENCODING_IDENTITY
-	             ? buffer_append(out, response->body.data, response->body.len)
-	             : compress_decode(encoding, response->body.data, response->body.len,
-	                               RECORD_SHARD_MAX_BYTES, out);
-	if (rc)
-		ctl_report_fail(report, ctl_exit_code_for_error(rc),
-		                "%s: record shard: cannot be decoded (%s)", what, dirauth_strerror(rc));
-	return rc;
+	if (strstr(path, "/records/") != NULL)
+		return "record shard";
+	if (strcmp(path, "/v1/certificates") == 0)
+		return "certificates";
+	return "latest header";
+}
+
+/* The library's detail without its "<ns>: " prefix (the report says the namespace already). */
+static const char *detail_of(const struct dirauth_result *result, const char *namespace_name)
+{
+	size_t n = strlen(namespace_name);
+	if (strncmp(result->detail, namespace_name, n) == 0 && strncmp(result->detail + n, ": ", 2) == 0)
+		return result->detail + n + 2;
+	return result->detail;
+}
+
+/* The report's arrays, sized by what the proof holds. */
+static int read_view(const struct dirauth_update *lookup, struct dirauth_record_view *view,
+                     struct dirauth_result *result)
+{
+	memset(view, 0, sizeof(*view));
+	if (dirauth_lookup_record(lookup, view, result) != DIRAUTH_SUCCESS)
+		return -1;
+	size_t endpoints = view->endpoint_count, revocations = view->revocation_count;
+	view->endpoints = calloc(endpoints > 0 ? endpoints : 1, sizeof(*view->endpoints));
+	view->revocations = calloc(revocations > 0 ? revocations : 1, sizeof(*view->revocations));
+	if (view->endpoints == NULL || view->revocations == NULL)
+		return -1;
+	view->endpoint_cap = endpoints;
+	view->revocation_cap = revocations;
+	return dirauth_lookup_record(lookup, view, result) == DIRAUTH_SUCCESS ? 0 : -1;
 }
 
 int ctl_lookup_run(const struct ctl_lookup_options *options, struct ctl_lookup_result *result,
@@ -82,150 +133,142 @@ int ctl_lookup_run(const struct ctl_lookup_options *options, struct ctl_lookup_r
 {
 	const char *const headers[] = {options->authorization, NULL};
 	const char *const shard_headers[] = {"Accept-Encoding: zstd", options->authorization, NULL};
-	struct net_response header_response, shard_response;
-	struct buffer url, certificates;
-	struct verify_snapshot_policy defaults;
-	const struct verify_snapshot_policy *policy = options->policy;
-	char what[WHAT_MAX], detail[VERIFY_DETAIL_MAX];
-	unsigned bits;
-	int rc;
+	struct lookup_session session = {.now = options->now};
+	struct dirauth_callbacks callbacks = {.user = &session,
+	                                      .now = session_now,
+	                                      .state_read = session_state_read,
+	                                      .state_write = session_state_write};
+	struct dirauth_options limits = {0};
+	struct dirauth_context *context = NULL;
+	struct dirauth_update *lookup = NULL;
+	struct dirauth_result outcome = {0};
+	struct net_response response;
+	struct buffer url;
+	char what[WHAT_MAX];
+	const char *path = "";
+	size_t max_bytes = 0;
+	enum dirauth_status status;
+	int rc = DIRAUTH_ERR_CONFIG;
 
 	memset(result, 0, sizeof(*result));
-	buffer_init(&result->shard);
-	if (!policy) {
-		verify_snapshot_policy_default(&defaults);
-		policy = &defaults;
-	}
+	snprintf(result->namespace_name, sizeof(result->namespace_name), "%s", options->namespace_name);
 	snprintf(what, sizeof what, "lookup %s", options->namespace_name);
-	net_response_init(&header_response);
-	net_response_init(&shard_response);
+	buffer_init(&session.state);
 	buffer_init(&url);
-	buffer_init(&certificates);
+	net_response_init(&response);
+	if (options->policy != NULL) {
+		limits.clock_skew = options->policy->clock_skew;
+		limits.max_validity = options->policy->max_validity;
+		limits.max_chain = options->policy->max_chain;
+	}
 	size_t base_len = ctl_exchange_url_length(options->server_url);
-	if (trust_bundle_namespace(options->bundle, options->namespace_name) == NULL) {
-		rc = DIRAUTH_ERR_CONFIG;
+	status = dirauth_context_new(&callbacks, options->trust_bundle, options->trust_bundle_len, &limits,
+	                             &context, &outcome);
+	if (status != DIRAUTH_SUCCESS) {
+		ctl_report_fail(report, exit_code_of(status), "%s: the trust bundle: %s", what,
+		                outcome.detail);
+		goto done;
+	}
+	status =
+	    dirauth_lookup_begin(context, options->namespace_name, options->service_id, &lookup, &outcome);
+	if (status == DIRAUTH_E_TRUST) {
 		ctl_report_fail(report, CTL_EXIT_CONFIG, "%s: namespace not in the trust bundle", what);
 		goto done;
 	}
-	if ((rc = buffer_appendf(&url, "%.*s/v1/%s/snapshots/latest", (int)base_len, options->server_url,
-	                         options->namespace_name)) != 0) {
-		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: server URL too long", what);
+	if (status != DIRAUTH_SUCCESS) {
+		ctl_report_fail(report, exit_code_of(status), "%s: %s", what, outcome.detail);
 		goto done;
 	}
-	if ((rc = ctl_exchange_get(what, "latest header", (const char *)url.data, headers,
-	                           CTL_FETCH_HEADER_NOTE_MAX, 0, &header_response, report)) != 0 ||
-	    (rc = ctl_keyring_download(what, options->server_url, &certificates, report)) != 0)
-		goto done;
-	rc = ctl_fetch_verify_header(options->bundle, options->namespace_name, header_response.body.data,
-	                             header_response.body.len, certificates.data, certificates.len,
-	                             options->now, policy, &result->header, &result->header_result, report);
-	if (rc) {
-		reword(report);
-		goto done;
-	}
-	result->header_bytes = header_response.body.len;
-	if ((rc = record_shard_bits(result->header.record_count, &bits)) != 0) {
-		ctl_report_fail(report, CTL_EXIT_DATA,
-		                "%s: the header's %" PRIu64 " records have no record shards", what,
-		                result->header.record_count);
-		goto done;
-	}
-	record_shard_name(record_shard_of(options->service_id, bits), bits, result->shard_name);
-	buffer_reset(&url);
-	if ((rc = buffer_appendf(&url, "%.*s/v1/%s/snapshots/%" PRIu64 "/records/%s", (int)base_len,
-	                         options->server_url, options->namespace_name, result->header.epoch,
-	                         result->shard_name)) != 0) {
-		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: server URL too long", what);
-		goto done;
-	}
-	if ((rc = ctl_exchange_get(what, "record shard", (const char *)url.data, shard_headers,
-	                           RECORD_SHARD_MAX_BYTES, 0, &shard_response, report)) != 0 ||
-	    (rc = decode_shard(what, &shard_response, &result->shard, report)) != 0)
-		goto done;
-	result->shard_bytes = shard_response.body.len;
-	rc = verify_record_proof(&result->header, result->shard.data, result->shard.len, options->service_id,
-	                         &result->record, detail, sizeof detail);
-	if (rc)
-		ctl_verification_fail(report, what, rc, detail);
-done:
-	net_response_free(&header_response);
-	net_response_free(&shard_response);
-	buffer_free(&url);
-	buffer_free(&certificates);
-	return rc;
-}
-
-static const char *health_of(const struct verify_record *record, const uint8_t endpoint_id[ENDPOINT_ID_SIZE],
-                             const struct verify_record_health **entry)
-{
-	*entry = NULL;
-	for (size_t i = 0; i < record->health_count; i++)
-		if (memcmp(record->health[i].endpoint_id, endpoint_id, ENDPOINT_ID_SIZE) == 0) {
-			*entry = &record->health[i];
-			return health_class_name(record->health[i].health_class);
+	while (dirauth_update_next(lookup, &path, &max_bytes)) {
+		const char *label = label_of(path);
+		int shard = strcmp(label, "record shard") == 0;
+		buffer_reset(&url);
+		if ((rc = buffer_appendf(&url, "%.*s%s", (int)base_len, options->server_url, path)) != 0) {
+			ctl_report_fail(report, CTL_EXIT_USAGE, "%s: server URL too long", what);
+			goto done;
 		}
-	return "unknown";
+		net_response_free(&response);
+		net_response_init(&response);
+		if ((rc = ctl_exchange_get(what, label, (const char *)url.data,
+		                           shard ? shard_headers : headers, max_bytes, 0, &response,
+		                           report)) != 0)
+			goto done;
+		if (shard)
+			result->shard_bytes = response.body.len;
+		status = dirauth_update_feed(lookup, response.status, response.content_encoding,
+		                             response.body.data, response.body.len, &outcome);
+		if (status != DIRAUTH_SUCCESS) {
+			rc = DIRAUTH_ERR_REFUSED;
+			ctl_report_fail(report, exit_code_of(status), "%s: %s: %s (%s)", what, label,
+			                detail_of(&outcome, options->namespace_name),
+			                dirauth_status_name(status));
+			goto done;
+		}
+	}
+	if (read_view(lookup, &result->view, &outcome) != 0) {
+		rc = DIRAUTH_ERR_NOMEM;
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "%s: the proof cannot be read: %s", what,
+		                outcome.detail[0] ? outcome.detail : "out of memory");
+		goto done;
+	}
+	rc = 0;
+done:
+	if (rc == 0 && report->exit_code != CTL_EXIT_OK)
+		rc = DIRAUTH_ERR_REFUSED;
+	dirauth_result_clear(&outcome);
+	dirauth_update_free(lookup);
+	dirauth_context_free(context);
+	net_response_free(&response);
+	buffer_free(&url);
+	buffer_free(&session.state);
+	return rc;
 }
 
 void ctl_lookup_print(const struct ctl_lookup_result *result, FILE *out)
 {
-	const struct verify_record *record = &result->record;
-	const struct ctl_fetch_result *h = &result->header_result;
-	char hex[2 * SERVICE_ID_SIZE + 1];
+	const struct dirauth_record_view *view = &result->view;
 	fprintf(out,
 	        "verified snapshot %s epoch %" PRIu64 ": %" PRIu64
 	        " records, signed by %zu of %zu authorities (%s)\n",
-	        h->namespace_name, h->epoch, h->record_count, h->signer_count, h->authority_count,
-	        h->signer_names);
-	fprintf(out, "record shard %s: %zu bytes as served, proven against the records root\n",
-	        result->shard_name, result->shard_bytes);
-	if (!record->present) {
+	        result->namespace_name, view->epoch, view->record_count, view->signer_count,
+	        view->authority_count, view->signer_names);
+	fprintf(out, "record shard %s: %zu bytes as served, proven against the records root\n", view->shard,
+	        result->shard_bytes);
+	if (!view->present) {
 		fprintf(out, "absent: no record between ");
-		if (record->has_before) {
-			hex_encode(record->before_id, SERVICE_ID_SIZE, hex);
-			fprintf(out, "leaf %" PRIu64 " (%s)", record->leaf_index - 1, hex);
-		} else {
+		if (view->has_before)
+			fprintf(out, "leaf %" PRIu64 " (%s)", view->leaf_index - 1, view->before_id);
+		else
 			fprintf(out, "the start of the tree");
-		}
 		fprintf(out, " and ");
-		if (record->has_after) {
-			hex_encode(record->after_id, SERVICE_ID_SIZE, hex);
-			fprintf(out, "leaf %" PRIu64 " (%s)\n", record->leaf_index, hex);
-		} else {
+		if (view->has_after)
+			fprintf(out, "leaf %" PRIu64 " (%s)\n", view->leaf_index, view->after_id);
+		else
 			fprintf(out, "the end of the tree\n");
-		}
-		for (size_t i = 0; i < record->revocation_count; i++) {
-			const struct verify_record_revocation *r = &record->revocations[i];
-			if (r->has_endpoint) {
-				hex_encode(r->endpoint_id, ENDPOINT_ID_SIZE, hex);
-				fprintf(out, "revoked: endpoint %s, since epoch %" PRIu64 "\n", hex,
-				        r->since);
-			} else {
+		for (size_t i = 0; i < view->revocation_count && i < view->revocation_cap; i++) {
+			const struct dirauth_record_revocation *r = &view->revocations[i];
+			if (r->whole_service)
 				fprintf(out, "revoked: the whole service, since epoch %" PRIu64 "\n",
 				        r->since);
-			}
+			else
+				fprintf(out, "revoked: endpoint %s, since epoch %" PRIu64 "\n",
+				        r->endpoint_id, r->since);
 		}
 		return;
 	}
-	const struct registration *r = &record->registration;
-	hex_encode(r->service_id, SERVICE_ID_SIZE, hex);
-	fprintf(out, "service %s: present at leaf %" PRIu64 ", not revoked in this snapshot\n", hex,
-	        record->leaf_index);
+	fprintf(out, "service %s: present at leaf %" PRIu64 ", not revoked in this snapshot\n",
+	        view->service_id, view->leaf_index);
 	fprintf(out, "class %s, provider %s, sequence %" PRIu64 ", expires %" PRIu64 "\n",
-	        service_class_name(r->service_class), r->provider.name, r->sequence, r->expires);
-	for (size_t i = 0; i < r->endpoint_count; i++) {
-		const struct endpoint_descriptor *e = &r->endpoints[i];
-		const struct verify_record_health *entry;
-		const char *health = health_of(record, e->endpoint_id, &entry);
-		hex_encode(e->endpoint_id, ENDPOINT_ID_SIZE, hex);
-		fprintf(out, "endpoint %s %s %s %s %s %s health %s", hex, transport_name(e->transport),
-		        e->address, e->region, capacity_class_name(e->capacity),
-		        capability_profile_name(e->profile), health);
-		if (entry)
-			fprintf(out, " (by the %s key, issued at %" PRIu64 "%s%s)",
-			        health_signer_name(entry->signer), entry->issued_at,
-			        entry->has_capacity ? ", capacity " : "",
-			        entry->has_capacity ? capacity_class_name(entry->capacity) : "");
+	        view->service_class, view->provider, view->sequence, view->expires);
+	for (size_t i = 0; i < view->endpoint_count && i < view->endpoint_cap; i++) {
+		const struct dirauth_record_endpoint *e = &view->endpoints[i];
+		fprintf(out, "endpoint %s %s %s %s %s %s health %s", e->endpoint.endpoint_id,
+		        e->endpoint.transport, e->endpoint.address, e->endpoint.region, e->endpoint.capacity,
+		        e->endpoint.profile, e->has_statement ? e->endpoint.health : "unknown");
+		if (e->has_statement)
+			fprintf(out, " (by the %s key, issued at %" PRIu64 "%s%s)", e->health_signer,
+			        e->health_issued_at, e->health_capacity[0] ? ", capacity " : "",
+			        e->health_capacity);
 		else
 			fprintf(out, " (no fresh statement: treat as unavailable)");
 		fprintf(out, "\n");

@@ -3,17 +3,13 @@
  *
  * A client that needs one record should not download and check every record: the latest header
  * (a few hundred bytes, co-signed) and the one record shard that holds the service or proves it
- * absent (schema/record-shard.md, a few KB) are enough. The steps, each of which can only refuse:
- *
- *   1. GET <server>/v1/<ns>/snapshots/latest and /v1/certificates, and the header verified as
- *      fetch verifies it (ctl_fetch_verify_header: the bundle's threshold of pinned authorities
- *      over certified keys, namespace and origin, times, bounds), with fetch's exit statuses;
- *   2. the shard's name from the verified header's record count and the service id
- *      (record_shard_bits, record_shard_of, record_shard_name), and
- *      GET <server>/v1/<ns>/snapshots/<epoch>/records/<name> (zstd or identity, bounded by
- *      RECORD_SHARD_MAX_BYTES as served and decoded);
- *   3. verify_record_proof (verify/record_proof.h): present, with its verified registration and
- *      health, or proven absent between two adjacent leaves, with any revocation listed for it.
+ * absent (schema/record-shard.md, a few KB) are enough. The command is libdirauth's lookup
+ * (libdirauth/include/dirauth/dirauth.h, dirauth_lookup_begin): a context over the trust
+ * bundle's text, the clock from --now or the system's, a state held in memory only, and each path
+ * the library names fetched from the --server URL through net/ (with the capability's
+ * Authorization header, and Accept-Encoding zstd for the shard) and fed back to it. What the
+ * proof showed is read with dirauth_lookup_record and printed. What is here is the network and
+ * the words; every check is the library's.
  *
  * A lookup holds no state: it does not walk the header's history from one held before (fetch
  * and the mirror do). A server is believed only as far as the trust bundle's signatures and the
@@ -26,41 +22,40 @@
 #ifndef DIRAUTH_CTL_LOOKUP_H
 #define DIRAUTH_CTL_LOOKUP_H
 
-#include "ctl/fetch.h"
 #include "ctl/report.h"
-#include "verify/record_proof.h"
+#include "libdirauth/include/dirauth/dirauth.h"
+#include "schema/registration.h"
+#include "verify/snapshot.h"
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* The exit status of a lookup that proved the service absent. */
 #define CTL_LOOKUP_EXIT_ABSENT 1
 
 struct ctl_lookup_options {
-	const struct trust_bundle *bundle;
+	const uint8_t *trust_bundle; /* the bundle's text */
+	size_t trust_bundle_len;
 	const char *namespace_name;
 	const char *server_url;
 	uint64_t now;
 	const struct verify_snapshot_policy *policy; /* NULL: the defaults */
 	const char *authorization;                   /* a private namespace's capability header, or NULL */
-	uint8_t service_id[SERVICE_ID_SIZE];
+	const char *service_id;                      /* 64 lower-case hex digits (ctl_lookup_parse_service) */
 };
 
-/* What a lookup verified. The record's note borrows from shard. */
+/* What a lookup verified: the library's report of the proof, its arrays owned here. */
 struct ctl_lookup_result {
-	struct ctl_fetch_result header_result; /* namespace, epoch, count and who signed */
-	struct snapshot_header header;
-	char shard_name[RECORD_SHARD_NAME_MAX + 1];
-	size_t header_bytes; /* the header note as served */
-	size_t shard_bytes;  /* the shard as served (compressed when it was) */
-	struct buffer shard; /* the shard, decoded */
-	struct verify_record record;
+	char namespace_name[NAMESPACE_NAME_MAX + 1];
+	size_t shard_bytes; /* the shard as served (compressed when it was) */
+	struct dirauth_record_view view;
 };
 
-/* Parses a service id (64 lower-case hex digits). Returns 0 or DIRAUTH_ERR_SYNTAX. */
-int ctl_lookup_parse_service(const char *text, uint8_t out[SERVICE_ID_SIZE]);
+/* Checks a service id (64 lower-case hex digits). Returns 0 or DIRAUTH_ERR_SYNTAX. */
+int ctl_lookup_parse_service(const char *text);
 
-/* Steps 1 to 3 against options->server_url. Returns 0 with *result filled (free it with
+/* The lookup against options->server_url. Returns 0 with *result filled (free it with
  * ctl_lookup_result_free, also after an error), or a negative error with the failure in report as
  * "lookup <ns>: ...". */
 int ctl_lookup_run(const struct ctl_lookup_options *options, struct ctl_lookup_result *result,

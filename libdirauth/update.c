@@ -36,6 +36,7 @@
 #include "verify/history.h"
 #include "verify/keyring.h"
 #include "verify/record_proof.h"
+#include "verify/verify.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -77,8 +78,15 @@ struct dirauth_update {
 	uint8_t service_id[SERVICE_ID_SIZE];
 	struct buffer shard;
 	struct verify_record record;
+	char shard_name[RECORD_SHARD_NAME_MAX + 1];
 	int looked_up;
 };
+
+_Static_assert(VERIFY_NAMES_MAX <= DIRAUTH_SIGNER_NAMES_MAX, "the signers' names fit the public view");
+_Static_assert(RECORD_SHARD_NAME_MAX < sizeof(((struct dirauth_record_view *)0)->shard),
+               "a shard's name fits the public view");
+_Static_assert(NOTE_NAME_MAX < sizeof(((struct dirauth_record_view *)0)->provider),
+               "a provider key's name fits the public view");
 
 struct dirauth_sink {
 	struct buffer bytes;
@@ -154,6 +162,7 @@ static void name_request(struct dirauth_update *update, enum update_step step, s
 		 * is refused by the proof (the header's count is signed, so this is the authorities'). */
 		if (record_shard_bits(update->header.record_count, &bits) == 0)
 			record_shard_name(record_shard_of(update->service_id, bits), bits, name);
+		memcpy(update->shard_name, name, sizeof(name));
 		snprintf(update->path, sizeof(update->path), "/v1/%s/snapshots/%" PRIu64 "/records/%s",
 		         update->namespace_name, update->header.epoch, name);
 		break;
@@ -678,6 +687,30 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_lookup_begin(struct dirauth_context *
 	return status;
 }
 
+/* Whether a completed, present lookup offers endpoint j of its record, with the health it is
+ * offered with; *entry (when asked) gets the endpoint's health statement or NULL. Only healthy and
+ * degraded endpoints are offered where health is published; every endpoint where it is not. */
+static int lookup_offers(const struct dirauth_update *lookup, size_t j,
+                         const struct verify_record_health **entry, enum client_health *health)
+{
+	const struct verify_record *record = &lookup->record;
+	const struct verify_record_health *found = NULL;
+	for (size_t h = 0; h < record->health_count && found == NULL; h++)
+		if (memcmp(record->health[h].endpoint_id, record->registration.endpoints[j].endpoint_id,
+		           ENDPOINT_ID_SIZE) == 0)
+			found = &record->health[h];
+	if (entry != NULL)
+		*entry = found;
+	*health = CLIENT_HEALTH_UNPUBLISHED;
+	if (lookup->header.consensus_method < 2)
+		return 1;
+	if (found == NULL ||
+	    (found->health_class != HEALTH_HEALTHY && found->health_class != HEALTH_DEGRADED))
+		return 0;
+	*health = found->health_class == HEALTH_HEALTHY ? CLIENT_HEALTH_HEALTHY : CLIENT_HEALTH_DEGRADED;
+	return 1;
+}
+
 DIRAUTH_EXPORT enum dirauth_status dirauth_lookup_endpoints(const struct dirauth_update *lookup,
                                                             struct dirauth_endpoint *out, size_t cap,
                                                             size_t *count, struct dirauth_result *result)
@@ -700,22 +733,90 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_lookup_endpoints(const struct dirauth
 		                   record->revocation_count > 0 ? "; it is revoked" : "");
 	const struct registration *registration = &record->registration;
 	for (size_t j = 0; j < registration->endpoint_count; j++) {
-		enum client_health health = CLIENT_HEALTH_UNPUBLISHED;
-		if (lookup->header.consensus_method >= 2) {
-			const struct verify_record_health *entry = NULL;
-			for (size_t h = 0; h < record->health_count && entry == NULL; h++)
-				if (memcmp(record->health[h].endpoint_id,
-				           registration->endpoints[j].endpoint_id, ENDPOINT_ID_SIZE) == 0)
-					entry = &record->health[h];
-			if (entry == NULL ||
-			    (entry->health_class != HEALTH_HEALTHY && entry->health_class != HEALTH_DEGRADED))
-				continue; /* unknown, draining, unavailable: never offered */
-			health = entry->health_class == HEALTH_HEALTHY ? CLIENT_HEALTH_HEALTHY
-			                                               : CLIENT_HEALTH_DEGRADED;
-		}
+		enum client_health health;
+		if (!lookup_offers(lookup, j, NULL, &health))
+			continue; /* unknown, draining, unavailable: never offered */
 		if (*count < cap)
 			client_fill_endpoint(registration, j, health, &out[*count]);
 		(*count)++;
+	}
+	return DIRAUTH_SUCCESS;
+}
+
+DIRAUTH_EXPORT enum dirauth_status dirauth_lookup_record(const struct dirauth_update *lookup,
+                                                         struct dirauth_record_view *view,
+                                                         struct dirauth_result *result)
+{
+	client_result_reset(result);
+	if (lookup == NULL || view == NULL || !lookup->lookup ||
+	    (view->endpoints == NULL && view->endpoint_cap > 0) ||
+	    (view->revocations == NULL && view->revocation_cap > 0))
+		return client_fail(result, DIRAUTH_E_ARGUMENT, "no lookup or no place for the answer");
+	if (!lookup->looked_up)
+		return client_fail(result, DIRAUTH_E_ARGUMENT, "the lookup has not completed");
+	struct dirauth_record_endpoint *endpoints = view->endpoints;
+	struct dirauth_record_revocation *revocations = view->revocations;
+	size_t endpoint_cap = view->endpoint_cap, revocation_cap = view->revocation_cap;
+	const struct verify_record *record = &lookup->record;
+	memset(view, 0, sizeof(*view));
+	view->endpoints = endpoints;
+	view->endpoint_cap = endpoint_cap;
+	view->revocations = revocations;
+	view->revocation_cap = revocation_cap;
+	view->epoch = lookup->header.epoch;
+	view->record_count = lookup->header.record_count;
+	view->signer_count = lookup->signers.count;
+	view->authority_count = lookup->context->bundle.authority_count;
+	snprintf(view->signer_names, sizeof(view->signer_names), "%s", lookup->signers.names);
+	snprintf(view->shard, sizeof(view->shard), "%s", lookup->shard_name);
+	hex_encode(lookup->service_id, SERVICE_ID_SIZE, view->service_id);
+	view->present = record->present;
+	view->leaf_index = record->leaf_index;
+	if (!record->present) {
+		view->has_before = record->has_before;
+		if (record->has_before)
+			hex_encode(record->before_id, SERVICE_ID_SIZE, view->before_id);
+		view->has_after = record->has_after;
+		if (record->has_after)
+			hex_encode(record->after_id, SERVICE_ID_SIZE, view->after_id);
+		view->revocation_count = record->revocation_count;
+		for (size_t i = 0; i < record->revocation_count && i < revocation_cap; i++) {
+			const struct verify_record_revocation *r = &record->revocations[i];
+			revocations[i].whole_service = !r->has_endpoint;
+			revocations[i].endpoint_id[0] = '\0';
+			if (r->has_endpoint)
+				hex_encode(r->endpoint_id, ENDPOINT_ID_SIZE, revocations[i].endpoint_id);
+			revocations[i].since = r->since;
+		}
+		return DIRAUTH_SUCCESS;
+	}
+	const struct registration *registration = &record->registration;
+	snprintf(view->service_class, sizeof(view->service_class), "%s",
+	         service_class_name(registration->service_class));
+	snprintf(view->provider, sizeof(view->provider), "%s", registration->provider.name);
+	view->sequence = registration->sequence;
+	view->expires = registration->expires;
+	view->endpoint_count = registration->endpoint_count;
+	for (size_t j = 0; j < registration->endpoint_count && j < endpoint_cap; j++) {
+		struct dirauth_record_endpoint *o = &endpoints[j];
+		const struct verify_record_health *entry;
+		enum client_health health;
+		memset(o, 0, sizeof(*o));
+		o->offered = lookup_offers(lookup, j, &entry, &health);
+		client_fill_endpoint(registration, j, health, &o->endpoint);
+		if (entry != NULL) {
+			o->has_statement = 1;
+			snprintf(o->endpoint.health, sizeof(o->endpoint.health), "%s",
+			         health_class_name(entry->health_class));
+			snprintf(o->health_signer, sizeof(o->health_signer), "%s",
+			         health_signer_name(entry->signer));
+			o->health_issued_at = entry->issued_at;
+			if (entry->has_capacity)
+				snprintf(o->health_capacity, sizeof(o->health_capacity), "%s",
+				         capacity_class_name(entry->capacity));
+		} else if (lookup->header.consensus_method >= 2) {
+			snprintf(o->endpoint.health, sizeof(o->endpoint.health), "unknown");
+		}
 	}
 	return DIRAUTH_SUCCESS;
 }

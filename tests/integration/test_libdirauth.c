@@ -18,7 +18,8 @@
  *     view whose evidence is both signed notes, and two contexts with different trust bundles in
  *     one process each believe only their own;
  *   - one service by proof (a lookup: the header, then the record shard that holds the service):
- *     present with its healthy endpoints, draining not offered, absent proven, a revoked service
+ *     present with its healthy endpoints, draining not offered (and reported, with its statement,
+ *     by dirauth_lookup_record), absent proven, a revoked service
  *     proven absent after its revocation's snapshot, a tampered shard and an older snapshot's
  *     refused.
  */
@@ -630,6 +631,27 @@ static void wait_for_shard(const struct mirror_authority *a, uint64_t epoch, con
 	ck_abort_msg("no record shard %s of epoch %" PRIu64 "; see %s", name, epoch, a->run.log_path);
 }
 
+/* A lookup of service driven step by step against r's server, so that the completed lookup can be
+ * read (dirauth_lookup_run frees it). */
+static enum dirauth_status lookup_steps(const struct resolver *r, struct dirauth_context *context,
+                                        const char *service, struct dirauth_update **out,
+                                        struct dirauth_result *result)
+{
+	const char *path = NULL;
+	size_t max_bytes = 0;
+	enum dirauth_status status = dirauth_lookup_begin(context, "mix", service, out, result);
+	while (status == DIRAUTH_SUCCESS && dirauth_update_next(*out, &path, &max_bytes)) {
+		char url[512];
+		struct test_http_response response;
+		snprintf(url, sizeof(url), "%s%s", r->base_url, path);
+		ck_assert(test_http_get(url, &response) == CURLE_OK);
+		status = dirauth_update_feed(*out, response.status, "", response.body.data, response.body.len,
+		                             result);
+		buffer_free(&response.body);
+	}
+	return status;
+}
+
 START_TEST(test_one_service_by_proof_against_the_authority)
 {
 	struct mirror_authority a;
@@ -673,6 +695,44 @@ START_TEST(test_one_service_by_proof_against_the_authority)
 	                 DIRAUTH_E_NOT_FOUND);
 	ck_assert_msg(strstr(result.detail, "proven absent") != NULL, "%s", result.detail);
 
+	/* What the proof showed, as a tool reports it: the draining endpoint shown with its statement,
+	 * and not offered; the absent service's neighbours. */
+	struct dirauth_update *update = NULL;
+	struct dirauth_record_endpoint shown[4];
+	struct dirauth_record_view view;
+	service_hex(3, service);
+	endpoint_hex(3, endpoint);
+	ck_assert_msg(lookup_steps(&r, context, service, &update, &result) == DIRAUTH_SUCCESS, "%s",
+	              result.detail);
+	memset(&view, 0, sizeof(view));
+	view.endpoints = shown;
+	view.endpoint_cap = 4;
+	ck_assert_int_eq(dirauth_lookup_record(update, &view, &result), DIRAUTH_SUCCESS);
+	ck_assert_int_eq(view.present, 1);
+	ck_assert_uint_eq(view.epoch, E0 + 1);
+	ck_assert_uint_eq(view.endpoint_count, 1);
+	ck_assert_str_eq(shown[0].endpoint.endpoint_id, endpoint);
+	ck_assert_str_eq(shown[0].endpoint.health, "draining");
+	ck_assert_int_eq(shown[0].has_statement, 1);
+	ck_assert_int_eq(shown[0].offered, 0);
+	ck_assert(shown[0].health_signer[0] != '\0');
+	ck_assert_uint_gt(shown[0].health_issued_at, 0);
+	dirauth_update_free(update);
+	service_hex(1, service);
+	ck_assert_int_eq(lookup_steps(&r, context, service, &update, &result), DIRAUTH_SUCCESS);
+	ck_assert_int_eq(dirauth_lookup_record(update, &view, &result), DIRAUTH_SUCCESS);
+	ck_assert_uint_eq(view.endpoint_count, 1);
+	ck_assert_str_eq(shown[0].endpoint.health, "healthy");
+	ck_assert_int_eq(shown[0].offered, 1);
+	dirauth_update_free(update);
+	service_hex(9, service);
+	ck_assert_int_eq(lookup_steps(&r, context, service, &update, &result), DIRAUTH_SUCCESS);
+	ck_assert_int_eq(dirauth_lookup_record(update, &view, &result), DIRAUTH_SUCCESS);
+	ck_assert_int_eq(view.present, 0);
+	ck_assert(view.has_before || view.has_after);
+	ck_assert_uint_eq(view.endpoint_count, 0);
+	dirauth_update_free(update);
+
 	/* Service 2 revoked: after the snapshot that lists it, proven absent. */
 	a.now += 2;
 	lifecycle(&a, "revoke", 2, "retired");
@@ -683,6 +743,16 @@ START_TEST(test_one_service_by_proof_against_the_authority)
 	ck_assert_int_eq(dirauth_lookup_run(context, "mix", service, endpoints, 8, &count, &result),
 	                 DIRAUTH_E_NOT_FOUND);
 	ck_assert_msg(strstr(result.detail, "revoked") != NULL, "%s", result.detail);
+	struct dirauth_record_revocation revocations[4];
+	memset(&view, 0, sizeof(view));
+	view.revocations = revocations;
+	view.revocation_cap = 4;
+	ck_assert_int_eq(lookup_steps(&r, context, service, &update, &result), DIRAUTH_SUCCESS);
+	ck_assert_int_eq(dirauth_lookup_record(update, &view, &result), DIRAUTH_SUCCESS);
+	ck_assert_int_eq(view.present, 0);
+	ck_assert_uint_ge(view.revocation_count, 1);
+	ck_assert_uint_eq(revocations[0].since, E0 + 2);
+	dirauth_update_free(update);
 	assert_paths_anonymous(&r);
 	dirauth_context_free(context);
 

@@ -11,7 +11,8 @@
  * header, a stale snapshot, a state that cannot be read or written, a server's wrong answer, two
  * contexts with different bundles in one process, a broken random source. And one service by
  * proof: the record shard of epoch 2 built from its body (schema/record_shard.h), a service
- * present and one proven absent, a tampered record or another snapshot's shard refused.
+ * present and one proven absent, a tampered record or another snapshot's shard refused; and what
+ * the proof showed, as dirauth_lookup_record reports it (every endpoint, the neighbours).
  */
 #include <dirauth/dirauth.h>
 
@@ -732,6 +733,98 @@ START_TEST(test_one_service_by_proof)
 }
 END_TEST
 
+/* dirauth_lookup_record: what the proof showed, for a tool that reports it. */
+START_TEST(test_lookup_record_reports_the_proof)
+{
+	struct test_client c;
+	struct dirauth_result result = {0};
+	struct dirauth_update *update = NULL;
+	struct dirauth_record_endpoint endpoints[4];
+	struct dirauth_record_revocation revocations[4];
+	struct dirauth_record_view view;
+	struct buffer shard;
+
+	buffer_init(&shard);
+	epoch_2_shard(&shard, CHAIN("body.txt"));
+	test_client_init(&c, NOW);
+	struct dirauth_context *context = test_client_context(&c, BUNDLE, NULL);
+
+	/* Not completed: nothing to report. */
+	memset(&view, 0, sizeof(view));
+	ck_assert_int_eq(dirauth_lookup_begin(context, "mix", SERVICE_A, &update, &result), DIRAUTH_SUCCESS);
+	ck_assert_int_eq(dirauth_lookup_record(update, &view, &result), DIRAUTH_E_ARGUMENT);
+	ck_assert_int_eq(dirauth_lookup_record(update, NULL, &result), DIRAUTH_E_ARGUMENT);
+	dirauth_update_free(update);
+	ck_assert_int_eq(dirauth_lookup_record(NULL, &view, &result), DIRAUTH_E_ARGUMENT);
+
+	/* Present: the snapshot, the record, every endpoint with its health and whether it is offered
+	 * (a method-1 snapshot publishes no health: every endpoint is, "unpublished"). */
+	ck_assert_msg(lookup(context, SERVICE_A, &shard, &update, &result) == DIRAUTH_SUCCESS, "%s",
+	              result.detail);
+	memset(&view, 0, sizeof(view));
+	view.endpoints = endpoints;
+	view.endpoint_cap = 1; /* one written of two: the count says how many there are */
+	ck_assert_int_eq(dirauth_lookup_record(update, &view, &result), DIRAUTH_SUCCESS);
+	ck_assert_int_eq(view.present, 1);
+	ck_assert_uint_eq(view.epoch, 2);
+	ck_assert_uint_eq(view.record_count, 2);
+	ck_assert_uint_eq(view.authority_count, 3);
+	ck_assert_uint_ge(view.signer_count, 2);
+	ck_assert(view.signer_names[0] != '\0');
+	ck_assert_str_eq(view.shard, "0");
+	ck_assert_str_eq(view.service_id, SERVICE_A);
+	ck_assert_uint_eq(view.leaf_index, 0);
+	ck_assert(view.service_class[0] != '\0' && view.provider[0] != '\0');
+	ck_assert_uint_eq(view.endpoint_count, 2);
+	ck_assert_ptr_eq(view.endpoints, endpoints);
+	ck_assert_str_eq(endpoints[0].endpoint.address, "192.0.2.10:443");
+	ck_assert_str_eq(endpoints[0].endpoint.health, "unpublished");
+	ck_assert_int_eq(endpoints[0].offered, 1);
+	ck_assert_int_eq(endpoints[0].has_statement, 0);
+	view.endpoint_cap = 4;
+	ck_assert_int_eq(dirauth_lookup_record(update, &view, &result), DIRAUTH_SUCCESS);
+	ck_assert_str_eq(endpoints[1].endpoint.address, "192.0.2.11:8443");
+	ck_assert_uint_eq(view.revocation_count, 0);
+	view.endpoints = NULL; /* a cap without an array */
+	ck_assert_int_eq(dirauth_lookup_record(update, &view, &result), DIRAUTH_E_ARGUMENT);
+	dirauth_update_free(update);
+
+	/* Absent: the leaf before its id and none after (it sorts past the last record). */
+	ck_assert_int_eq(lookup(context, "5c00000000000000000000000000000000000000000000000000000000000001",
+	                        &shard, &update, &result),
+	                 DIRAUTH_SUCCESS);
+	memset(&view, 0, sizeof(view));
+	view.revocations = revocations;
+	view.revocation_cap = 4;
+	ck_assert_int_eq(dirauth_lookup_record(update, &view, &result), DIRAUTH_SUCCESS);
+	ck_assert_int_eq(view.present, 0);
+	ck_assert_uint_eq(view.leaf_index, 2);
+	ck_assert_int_eq(view.has_before, 1);
+	ck_assert_str_eq(view.before_id, SERVICE_B);
+	ck_assert_int_eq(view.has_after, 0);
+	ck_assert_uint_eq(view.endpoint_count, 0);
+	ck_assert_uint_eq(view.revocation_count, 0);
+	dirauth_update_free(update);
+
+	/* Absent between two records: both neighbours. */
+	ck_assert_int_eq(lookup(context, "5a80000000000000000000000000000000000000000000000000000000000001",
+	                        &shard, &update, &result),
+	                 DIRAUTH_SUCCESS);
+	ck_assert_int_eq(dirauth_lookup_record(update, &view, &result), DIRAUTH_SUCCESS);
+	ck_assert_int_eq(view.present, 0);
+	ck_assert_uint_eq(view.leaf_index, 1);
+	ck_assert_str_eq(view.before_id, SERVICE_A);
+	ck_assert_int_eq(view.has_after, 1);
+	ck_assert_str_eq(view.after_id, SERVICE_B);
+	dirauth_update_free(update);
+
+	buffer_free(&shard);
+	dirauth_result_clear(&result);
+	dirauth_context_free(context);
+	test_client_free(&c);
+}
+END_TEST
+
 static Suite *libdirauth_suite(void)
 {
 	Suite *s = suite_create("libdirauth");
@@ -748,6 +841,7 @@ static Suite *libdirauth_suite(void)
 	tcase_add_test(tc, test_sample_from_the_random_source_alone);
 	tcase_add_test(tc, test_context_refusals);
 	tcase_add_test(tc, test_one_service_by_proof);
+	tcase_add_test(tc, test_lookup_record_reports_the_proof);
 	suite_add_tcase(s, tc);
 	return s;
 }

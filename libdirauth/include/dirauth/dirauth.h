@@ -341,6 +341,73 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_lookup_run(struct dirauth_context *co
                                                       struct dirauth_endpoint *out, size_t cap, size_t *count,
                                                       struct dirauth_result *result);
 
+/* What a completed lookup's proof showed, for tools that report it (a command printing a record, a
+ * monitor): every endpoint of the record, also those never offered (draining, unavailable, of
+ * unknown health), with its health statement, and for an absent service the neighbours and the
+ * revocations that prove it. It is a report, never a selection: a resolver chooses endpoints only
+ * through dirauth_lookup_endpoints and the queries, which offer none of those, and `offered` here
+ * says the same thing they do. The caller provides the arrays (endpoints, revocations, and their
+ * caps; NULL with cap 0 for none); the counts say how many there are, which may be more than was
+ * written. */
+struct dirauth_record_endpoint {
+	/* Every field as the provider signed it; health is healthy, degraded, draining, unavailable,
+	 * "unknown" (no fresh statement for it: treat as unavailable) or "unpublished" (a namespace
+	 * without health, consensus-method 1). */
+	struct dirauth_endpoint endpoint;
+	int offered;               /* 1 when dirauth_lookup_endpoints offers it */
+	int has_statement;         /* 1 when a health statement names it (the fields below) */
+	char health_signer[16];    /* the key that signed the statement ("provider", "endpoint") */
+	uint64_t health_issued_at; /* when the statement was issued (Unix seconds) */
+	char health_capacity[8];   /* the statement's capacity line; "" when it has none */
+};
+
+struct dirauth_record_revocation {
+	int whole_service;    /* 1: the whole service is revoked; 0: endpoint_id only */
+	char endpoint_id[65]; /* 64 lower-case hex digits, "" for the whole service */
+	uint64_t since;       /* the epoch of the first snapshot that listed it */
+};
+
+/* Room for the ", "-separated names of the authorities whose signatures counted. */
+#define DIRAUTH_SIGNER_NAMES_MAX 4224
+
+struct dirauth_record_view {
+	/* The snapshot whose header the proof is against. */
+	uint64_t epoch;
+	uint64_t record_count;
+	size_t signer_count;    /* distinct pinned authorities whose signatures counted */
+	size_t authority_count; /* authorities the bundle pins */
+	char signer_names[DIRAUTH_SIGNER_NAMES_MAX];
+	char shard[8]; /* the record shard's name, as the lookup asked for it */
+	/* The service. */
+	char service_id[65];
+	int present;         /* 1: a record of the snapshot; 0: proven absent */
+	uint64_t leaf_index; /* present: its leaf; absent: the leaf after its place (record_count
+	                        past the last) */
+	/* present: */
+	char service_class[32];
+	char provider[129]; /* the provider key's name */
+	uint64_t sequence;
+	uint64_t expires;
+	struct dirauth_record_endpoint *endpoints; /* the caller's, endpoint_cap entries */
+	size_t endpoint_cap;
+	size_t endpoint_count; /* every endpoint of the record, in its order */
+	/* absent: the adjacent leaves around its id, and the revocations listed for it */
+	int has_before; /* the leaf leaf_index - 1 (else the id is before every record) */
+	char before_id[65];
+	int has_after; /* the leaf leaf_index (else the id is after every record) */
+	char after_id[65];
+	struct dirauth_record_revocation *revocations; /* the caller's, revocation_cap entries */
+	size_t revocation_cap;
+	size_t revocation_count;
+};
+
+/* Fills *view (its arrays and caps set by the caller; the rest is overwritten) from a completed
+ * lookup. Returns DIRAUTH_SUCCESS for a present and for an absent service alike (view->present
+ * tells them apart); DIRAUTH_E_ARGUMENT when the lookup has not completed, or for a NULL. */
+DIRAUTH_EXPORT enum dirauth_status dirauth_lookup_record(const struct dirauth_update *lookup,
+                                                         struct dirauth_record_view *view,
+                                                         struct dirauth_result *result);
+
 /* ---- offline checks ---- */
 
 /* Checks a tlog-proof file (c2sp.org/tlog-proof, as GET /v1/<ns>/log/proof/<epoch> serves it) for
