@@ -5,33 +5,17 @@
  */
 #include <dirauth/dirauth.h>
 
+#include "tests/fuzz/libdirauth_fuzz.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static uint64_t now(void *user)
-{
-	(void)user;
-	return 1767225750;
-}
-
-static int state_read(void *user, const char *namespace_name, uint8_t *out, size_t cap, size_t *len)
-{
-	(void)user, (void)namespace_name, (void)out, (void)cap;
-	*len = 0;
-	return 0;
-}
-
-static int state_write(void *user, const char *namespace_name, const uint8_t *bytes, size_t len)
-{
-	(void)user, (void)namespace_name, (void)bytes, (void)len;
-	return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct dirauth_callbacks callbacks = {NULL, now, NULL, state_read, state_write, NULL};
+	struct dirauth_callbacks callbacks = {
+	    NULL, fuzz_chain_now, NULL, fuzz_no_state_read, fuzz_no_state_write, NULL};
 	struct dirauth_result result = {0};
 	struct dirauth_context *context = NULL;
 	struct dirauth_snapshot_info info;

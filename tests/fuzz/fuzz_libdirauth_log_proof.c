@@ -7,6 +7,8 @@
  */
 #include <dirauth/dirauth.h>
 
+#include "tests/fuzz/libdirauth_fuzz.h"
+
 #include "schema/note.h"
 
 #include <stdio.h>
@@ -15,38 +17,6 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
-
-static uint64_t now(void *user)
-{
-	(void)user;
-	return 1767225750;
-}
-
-static int state_read(void *user, const char *namespace_name, uint8_t *out, size_t cap, size_t *len)
-{
-	(void)user, (void)namespace_name, (void)out, (void)cap;
-	*len = 0;
-	return 0;
-}
-
-static int state_write(void *user, const char *namespace_name, const uint8_t *bytes, size_t len)
-{
-	(void)user, (void)namespace_name, (void)bytes, (void)len;
-	return 0;
-}
-
-static uint8_t *load(const char *name, size_t *len)
-{
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/tests/vectors/chain/%s", DIRAUTH_SOURCE_DIR, name);
-	FILE *file = fopen(path, "rb");
-	uint8_t *bytes = malloc(1 << 20);
-	if (file == NULL || bytes == NULL)
-		abort();
-	*len = fread(bytes, 1, 1 << 20, file);
-	fclose(file);
-	return bytes;
-}
 
 static uint8_t *bundle, *certificates, *header;
 static size_t bundle_len, certificates_len, header_len;
@@ -63,16 +33,17 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (note_verifier_from_ed25519("dirauth.example/mix", public_key, &verifier) != 0)
 		abort();
 	note_verifier_format(&verifier, log_key);
-	bundle = load("trust-bundle.txt", &bundle_len);
-	certificates = load("certificates.txt", &certificates_len);
-	header = load("header.note", &header_len);
+	bundle = fuzz_chain_load("trust-bundle.txt", &bundle_len);
+	certificates = fuzz_chain_load("certificates.txt", &certificates_len);
+	header = fuzz_chain_load("header.note", &header_len);
 	return 0;
 }
 
 /* The proof request of an update (after the certificates and the header) answered with data. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct dirauth_callbacks callbacks = {NULL, now, NULL, state_read, state_write, NULL};
+	static const struct dirauth_callbacks callbacks = {
+	    NULL, fuzz_chain_now, NULL, fuzz_no_state_read, fuzz_no_state_write, NULL};
 	const char *log_keys[] = {log_key};
 	struct dirauth_options options = {0};
 	struct dirauth_result result = {0};

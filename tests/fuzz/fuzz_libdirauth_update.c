@@ -9,6 +9,8 @@
  */
 #include <dirauth/dirauth.h>
 
+#include "tests/fuzz/libdirauth_fuzz.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,17 +27,8 @@ static struct file bundle, certificates, header, body, previous_header, previous
 
 static struct file load(const char *name)
 {
-	char path[4096];
-	struct file f = {NULL, 0};
-	snprintf(path, sizeof(path), "%s/tests/vectors/chain/%s", DIRAUTH_SOURCE_DIR, name);
-	FILE *file = fopen(path, "rb");
-	if (file == NULL)
-		abort();
-	f.bytes = malloc(1 << 20);
-	if (f.bytes == NULL)
-		abort();
-	f.len = fread(f.bytes, 1, 1 << 20, file);
-	fclose(file);
+	struct file f;
+	f.bytes = fuzz_chain_load(name, &f.len);
 	return f;
 }
 
