@@ -114,6 +114,31 @@ struct client_view *client_view_of(struct dirauth_context *context, const char *
 	return NULL;
 }
 
+enum dirauth_status client_installed_view(const struct dirauth_context *context, const char *namespace_name,
+                                          bool fresh, const struct client_view **out,
+                                          struct dirauth_result *result)
+{
+	*out = NULL;
+	const struct client_view *view =
+	    client_view_of((struct dirauth_context *)context, namespace_name, result);
+	if (view == NULL)
+		return DIRAUTH_E_TRUST;
+	if (!view->installed)
+		return client_fail(result, DIRAUTH_E_NO_SNAPSHOT, "nothing verified yet for namespace '%s'",
+		                   namespace_name);
+	if (fresh) {
+		uint64_t now = context->callbacks.now(context->callbacks.user);
+		if (now >= view->header.valid_until)
+			return client_fail(
+			    result, DIRAUTH_E_STALE,
+			    "%s: the snapshot of epoch %llu was valid until %llu, and it is %llu: update it",
+			    namespace_name, (unsigned long long)view->header.epoch,
+			    (unsigned long long)view->header.valid_until, (unsigned long long)now);
+	}
+	*out = view;
+	return DIRAUTH_SUCCESS;
+}
+
 /* Parses count verifier keys of one type into out. */
 static enum dirauth_status parse_keys(const char *what, const char *const *texts, size_t count, uint8_t type,
                                       struct note_verifier *out, struct dirauth_result *result)
@@ -226,13 +251,10 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_snapshot(const struct dirauth_context
 	if (context == NULL || info == NULL)
 		return client_fail(result, DIRAUTH_E_ARGUMENT, "no context or no place for the answer");
 	memset(info, 0, sizeof(*info));
-	const struct client_view *view =
-	    client_view_of((struct dirauth_context *)context, namespace_name, result);
-	if (view == NULL)
-		return DIRAUTH_E_TRUST;
-	if (!view->installed)
-		return client_fail(result, DIRAUTH_E_NO_SNAPSHOT, "nothing verified yet for namespace '%s'",
-		                   namespace_name);
+	const struct client_view *view;
+	enum dirauth_status status = client_installed_view(context, namespace_name, false, &view, result);
+	if (status != DIRAUTH_SUCCESS)
+		return status;
 	info->epoch = view->header.epoch;
 	info->valid_after = view->header.valid_after;
 	info->fresh_until = view->header.fresh_until;

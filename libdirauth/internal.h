@@ -17,6 +17,7 @@
 #include "schema/trust_bundle.h"
 #include "verify/snapshot.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -82,6 +83,13 @@ enum dirauth_status client_status_of(int rc);
  * pin it. */
 struct client_view *client_view_of(struct dirauth_context *context, const char *namespace_name,
                                    struct dirauth_result *result);
+
+/* The installed view of namespace_name in *out. Returns DIRAUTH_SUCCESS; DIRAUTH_E_TRUST (not a
+ * namespace of the bundle), DIRAUTH_E_NO_SNAPSHOT (nothing verified yet), and with fresh
+ * DIRAUTH_E_STALE (valid-until not after the caller's clock), each with result. */
+enum dirauth_status client_installed_view(const struct dirauth_context *context, const char *namespace_name,
+                                          bool fresh, const struct client_view **out,
+                                          struct dirauth_result *result);
 
 /* Builds view (zeroed, its buffers initialised) from a verified header note and its verified
  * decoded body (moved into it: body is left empty), refusing a body that holds what previous (the

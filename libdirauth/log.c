@@ -75,19 +75,15 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_verify_log_proof(const struct dirauth
 	client_result_reset(result);
 	if (context == NULL || (proof == NULL && proof_len > 0))
 		return client_fail(result, DIRAUTH_E_ARGUMENT, "no context or no proof bytes");
-	const struct client_view *view =
-	    client_view_of((struct dirauth_context *)context, namespace_name, result);
-	if (view == NULL)
-		return DIRAUTH_E_TRUST;
-	if (!view->installed)
-		return client_fail(result, DIRAUTH_E_NO_SNAPSHOT, "nothing verified yet for namespace '%s'",
-		                   namespace_name);
+	const struct client_view *view;
+	enum dirauth_status status = client_installed_view(context, namespace_name, false, &view, result);
+	if (status != DIRAUTH_SUCCESS)
+		return status;
 	int rc = note_parse(view->header_note.data, view->header_note.len, &note);
 	if (rc != 0)
 		return client_fail(result, client_status_of(rc), "header: cannot be read again");
-	enum dirauth_status status =
-	    client_log_check(context, view->header.origin, note->text, note->text_len,
-	                     proof != NULL ? proof : (const uint8_t *)"", proof_len, result);
+	status = client_log_check(context, view->header.origin, note->text, note->text_len,
+	                          proof != NULL ? proof : (const uint8_t *)"", proof_len, result);
 	note_free(note);
 	return status;
 }

@@ -38,28 +38,6 @@ void client_fill_endpoint(const struct registration *registration, size_t endpoi
 }
 
 /* The view of namespace_name if it may answer now. */
-static const struct client_view *usable_view(struct dirauth_context *context, const char *namespace_name,
-                                             struct dirauth_result *result)
-{
-	const struct client_view *view = client_view_of(context, namespace_name, result);
-	if (view == NULL)
-		return NULL;
-	if (!view->installed) {
-		client_fail(result, DIRAUTH_E_NO_SNAPSHOT, "nothing verified yet for namespace '%s'",
-		            namespace_name);
-		return NULL;
-	}
-	uint64_t now = context->callbacks.now(context->callbacks.user);
-	if (now >= view->header.valid_until) {
-		client_fail(result, DIRAUTH_E_STALE,
-		            "%s: the snapshot of epoch %llu was valid until %llu, and it is %llu: update it",
-		            namespace_name, (unsigned long long)view->header.epoch,
-		            (unsigned long long)view->header.valid_until, (unsigned long long)now);
-		return NULL;
-	}
-	return view;
-}
-
 /* Writes the offers [first, first + count) of the view into out, parsing each record once. */
 static enum dirauth_status fill(const struct client_view *view, const uint32_t *indexes, size_t count,
                                 struct dirauth_endpoint *out, struct dirauth_result *result)
@@ -125,9 +103,10 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_service(struct dirauth_context *conte
 	if (service_id == NULL || strlen(service_id) != 2 * SERVICE_ID_SIZE ||
 	    hex_decode(service_id, 2 * SERVICE_ID_SIZE, id, sizeof(id)) != 0)
 		return client_fail(result, DIRAUTH_E_ARGUMENT, "a service id is 64 lower-case hex digits");
-	const struct client_view *view = usable_view(context, namespace_name, result);
-	if (view == NULL)
-		return result != NULL ? result->status : DIRAUTH_E_NO_SNAPSHOT;
+	const struct client_view *view;
+	enum dirauth_status status = client_installed_view(context, namespace_name, true, &view, result);
+	if (status != DIRAUTH_SUCCESS)
+		return status;
 	size_t low = 0, high = view->parsed->record_count;
 	while (low < high) {
 		size_t middle = low + (high - low) / 2;
@@ -166,9 +145,9 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_endpoints(struct dirauth_context *con
 	enum dirauth_status status = class_of(service_class, &wanted, result);
 	if (status != DIRAUTH_SUCCESS)
 		return status;
-	const struct client_view *view = usable_view(context, namespace_name, result);
-	if (view == NULL)
-		return result != NULL ? result->status : DIRAUTH_E_NO_SNAPSHOT;
+	const struct client_view *view;
+	if ((status = client_installed_view(context, namespace_name, true, &view, result)) != DIRAUTH_SUCCESS)
+		return status;
 	status = offers_of_class(view, wanted, &indexes, &n, result);
 	if (status == DIRAUTH_SUCCESS) {
 		*count = n;
@@ -217,9 +196,9 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_sample(struct dirauth_context *contex
 	enum dirauth_status status = class_of(service_class, &wanted, result);
 	if (status != DIRAUTH_SUCCESS)
 		return status;
-	const struct client_view *view = usable_view(context, namespace_name, result);
-	if (view == NULL)
-		return result != NULL ? result->status : DIRAUTH_E_NO_SNAPSHOT;
+	const struct client_view *view;
+	if ((status = client_installed_view(context, namespace_name, true, &view, result)) != DIRAUTH_SUCCESS)
+		return status;
 	status = offers_of_class(view, wanted, &indexes, &m, result);
 	if (status != DIRAUTH_SUCCESS)
 		return status;
