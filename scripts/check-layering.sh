@@ -29,28 +29,37 @@ while IFS=: read -r module uses; do allowed[$module]=" $module $uses "; done < <
 while IFS=: read -r header users; do library_users[$header]=" $users "; done < <(table libraries)
 [ "${#allowed[@]}" -gt 0 ] || { echo "check-layering: no layering table in $doc" >&2; exit 2; }
 
-# The module of a path: the longest module name that is a folder prefix of it.
+# The module of a path, into $found: the longest module name that is a folder prefix of it
+# (remembered by folder: no subshell per include, which kept the check slow).
+declare -A module_of_folder=()
 module_of() {
-	local path=$1 best="" m
+	local path=$1 folder=${1%/*} best="" m
+	if [ -n "${module_of_folder[$folder]+set}" ]; then
+		found=${module_of_folder[$folder]}
+		return
+	fi
 	for m in "${!allowed[@]}"; do
 		case "$path" in
 		"$m"/*) [ "${#m}" -gt "${#best}" ] && best=$m ;;
 		esac
 	done
-	printf '%s' "$best"
+	module_of_folder[$folder]=$best
+	found=$best
 }
 
 violations=0
 cd "$root"
 while IFS= read -r file; do
-	self=$(module_of "$file")
+	module_of "$file"
+	self=$found
 	[ -n "$self" ] || continue
 	while IFS= read -r line; do
 		number=${line%%:*}
 		text=${line#*:}
 		if [[ $text =~ \#[[:space:]]*include[[:space:]]*\"([^\"]+)\" ]]; then
 			header=${BASH_REMATCH[1]}
-			target=$(module_of "$header")
+			module_of "$header"
+			target=$found
 			if [ -z "$target" ] || [ ! -f "$header" ]; then
 				echo "$file:$number: \"$header\" names no module header (include it by its path from the root)"
 				violations=$((violations + 1))
