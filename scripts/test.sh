@@ -80,10 +80,11 @@ stage "ThreadSanitizer build: the multi-threaded tests"
 # signer client's workers and the signer's listener, the HTTP server with its guard and deferred
 # answers, the scheduler and prepared responses (publish, http), the peers' broadcasts and the
 # pool of kept-alive connections they share (net), the transparency log, the log's answers kept
-# between requests (log and proof routes), the builder of diffs beside publication.
+# between requests (log and proof routes), the builder of diffs beside publication, the live
+# configuration that a reload swaps under running requests.
 threaded="check_crypto check_store check_store_votes check_signer_client check_listener check_http check_http_guard"
 threaded="$threaded check_publish check_peers check_translog check_net check_log_routes check_proof_routes"
-threaded="$threaded check_publish_diffs"
+threaded="$threaded check_publish_diffs check_config_reload test_reload"
 cmake -S "$root" -B build/tsan -DDIRAUTH_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDIRAUTH_TSAN=ON \
 	-DDIRAUTH_CLUSTER_TESTS=OFF >/dev/null
 # shellcheck disable=SC2086 # one word a target
