@@ -142,8 +142,9 @@ static void same_as_authority(const char *authority, const char *nginx, const ch
 	ck_assert_msg(strcasecmp(original.content_type, served->content_type) == 0,
 	              "%s: Content-Type %s, not %s", path, served->content_type, original.content_type);
 	ck_assert_msg(strcmp(original.content_encoding, served->content_encoding) == 0,
-	              "%s (%s): Content-Encoding '%s', not '%s'", path, accept_encoding,
-	              served->content_encoding, original.content_encoding);
+	              "%s (%s): Content-Encoding '%s', not '%s'", path,
+	              accept_encoding ? accept_encoding : "-", served->content_encoding,
+	              original.content_encoding);
 	buffer_free(&original.body);
 }
 
