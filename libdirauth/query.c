@@ -67,25 +67,34 @@ static enum dirauth_status fill(const struct client_view *view, const uint32_t *
 	return DIRAUTH_SUCCESS;
 }
 
-/* Indexes of the offers of class, in order, into a new array. */
-static enum dirauth_status offers_of_class(const struct client_view *view, enum service_class service_class,
-                                           uint32_t **out, size_t *count, struct dirauth_result *result)
-{
-	*out = malloc((view->offer_count > 0 ? view->offer_count : 1) * sizeof(**out));
-	*count = 0;
-	if (*out == NULL)
-		return client_fail(result, DIRAUTH_E_NOMEM, "out of memory");
-	for (size_t i = 0; i < view->offer_count; i++)
-		if (view->records[view->offers[i].record].service_class == service_class)
-			(*out)[(*count)++] = (uint32_t)i;
-	return DIRAUTH_SUCCESS;
-}
-
 static enum dirauth_status class_of(const char *name, enum service_class *out, struct dirauth_result *result)
 {
 	if (name == NULL || service_class_parse(name, strlen(name), out) != 0)
 		return client_fail(result, DIRAUTH_E_ARGUMENT, "'%.64s' is not a service class",
 		                   name != NULL ? name : "(null)");
+	return DIRAUTH_SUCCESS;
+}
+
+/* The fresh installed view of namespace_name in *view and the indexes of its offers of the class
+ * named class_name, in order, in a new array *out (NULL on failure) of *count. */
+static enum dirauth_status offers_of_class(struct dirauth_context *context, const char *namespace_name,
+                                           const char *class_name, const struct client_view **view,
+                                           uint32_t **out, size_t *count, struct dirauth_result *result)
+{
+	enum service_class wanted;
+	*out = NULL;
+	*count = 0;
+	enum dirauth_status status = class_of(class_name, &wanted, result);
+	if (status == DIRAUTH_SUCCESS)
+		status = client_installed_view(context, namespace_name, true, view, result);
+	if (status != DIRAUTH_SUCCESS)
+		return status;
+	*out = malloc(((*view)->offer_count > 0 ? (*view)->offer_count : 1) * sizeof(**out));
+	if (*out == NULL)
+		return client_fail(result, DIRAUTH_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < (*view)->offer_count; i++)
+		if ((*view)->records[(*view)->offers[i].record].service_class == wanted)
+			(*out)[(*count)++] = (uint32_t)i;
 	return DIRAUTH_SUCCESS;
 }
 
@@ -134,21 +143,16 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_endpoints(struct dirauth_context *con
                                                      struct dirauth_endpoint *out, size_t cap, size_t *count,
                                                      struct dirauth_result *result)
 {
-	enum service_class wanted;
-	uint32_t *indexes = NULL;
-	size_t n = 0;
+	const struct client_view *view;
+	uint32_t *indexes;
+	size_t n;
 
 	client_result_reset(result);
 	if (context == NULL || count == NULL || (out == NULL && cap > 0))
 		return client_fail(result, DIRAUTH_E_ARGUMENT, "no context or no place for the answer");
 	*count = 0;
-	enum dirauth_status status = class_of(service_class, &wanted, result);
-	if (status != DIRAUTH_SUCCESS)
-		return status;
-	const struct client_view *view;
-	if ((status = client_installed_view(context, namespace_name, true, &view, result)) != DIRAUTH_SUCCESS)
-		return status;
-	status = offers_of_class(view, wanted, &indexes, &n, result);
+	enum dirauth_status status =
+	    offers_of_class(context, namespace_name, service_class, &view, &indexes, &n, result);
 	if (status == DIRAUTH_SUCCESS) {
 		*count = n;
 		status = fill(view, indexes, n < cap ? n : cap, out, result);
@@ -183,9 +187,9 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_sample(struct dirauth_context *contex
                                                   struct dirauth_endpoint *out, size_t *count,
                                                   struct dirauth_result *result)
 {
-	enum service_class wanted;
-	uint32_t *indexes = NULL;
-	size_t m = 0;
+	const struct client_view *view;
+	uint32_t *indexes;
+	size_t m;
 
 	client_result_reset(result);
 	if (context == NULL || count == NULL || (out == NULL && n > 0))
@@ -193,13 +197,8 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_sample(struct dirauth_context *contex
 	*count = 0;
 	if (context->callbacks.random == NULL)
 		return client_fail(result, DIRAUTH_E_ARGUMENT, "a sample needs the random callback");
-	enum dirauth_status status = class_of(service_class, &wanted, result);
-	if (status != DIRAUTH_SUCCESS)
-		return status;
-	const struct client_view *view;
-	if ((status = client_installed_view(context, namespace_name, true, &view, result)) != DIRAUTH_SUCCESS)
-		return status;
-	status = offers_of_class(view, wanted, &indexes, &m, result);
+	enum dirauth_status status =
+	    offers_of_class(context, namespace_name, service_class, &view, &indexes, &m, result);
 	if (status != DIRAUTH_SUCCESS)
 		return status;
 	size_t chosen = n < m ? n : m;
