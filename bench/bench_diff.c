@@ -49,34 +49,18 @@ static void usage(FILE *out)
 	             "  --threads T   threads that sign the registrations (default 2)\n");
 }
 
-/* A record of a body being built, and the note it borrows. */
-static int record_order(const void *a, const void *b)
-{
-	return memcmp(((const struct snapshot_record *)a)->service_id,
-	              ((const struct snapshot_record *)b)->service_id, SERVICE_ID_SIZE);
-}
-
-/* The service id of a registration note: its "service" line. */
-static int service_id_of(const struct buffer *note, uint8_t out[SERVICE_ID_SIZE])
-{
-	const char *line = strstr((const char *)note->data, "\nservice ");
-	if (!line || (size_t)(line - (const char *)note->data) + 9 + 2 * SERVICE_ID_SIZE > note->len)
-		return DIRAUTH_ERR_SYNTAX;
-	return hex_decode(line + 9, 2 * SERVICE_ID_SIZE, out, SERVICE_ID_SIZE);
-}
-
 /* The body of the given notes (any order) into out. */
 static int body_of(struct buffer *const *notes, size_t count, struct buffer *out)
 {
 	struct snapshot_record *records = calloc(count ? count : 1, sizeof(*records));
 	int rc = records ? 0 : DIRAUTH_ERR_NOMEM;
 	for (size_t i = 0; rc == 0 && i < count; i++) {
-		rc = service_id_of(notes[i], records[i].service_id);
+		rc = harness_service_id_of(notes[i], records[i].service_id);
 		records[i].note = notes[i]->data;
 		records[i].note_len = notes[i]->len;
 	}
 	if (rc == 0) {
-		qsort(records, count, sizeof(*records), record_order);
+		qsort(records, count, sizeof(*records), harness_record_order);
 		buffer_reset(out);
 		rc = snapshot_body_encode("mix", BENCH_EPOCH, records, count, out);
 	}

@@ -60,21 +60,6 @@ static void usage(FILE *out)
 	             "  --threads T   threads that sign the registrations (default 2)\n");
 }
 
-static int record_order(const void *a, const void *b)
-{
-	return memcmp(((const struct snapshot_record *)a)->service_id,
-	              ((const struct snapshot_record *)b)->service_id, SERVICE_ID_SIZE);
-}
-
-/* The service id of a registration note: its "service" line. */
-static int service_id_of(const struct buffer *note, uint8_t out[SERVICE_ID_SIZE])
-{
-	const char *line = strstr((const char *)note->data, "\nservice ");
-	if (!line || (size_t)(line - (const char *)note->data) + 9 + 2 * SERVICE_ID_SIZE > note->len)
-		return DIRAUTH_ERR_SYNTAX;
-	return hex_decode(line + 9, 2 * SERVICE_ID_SIZE, out, SERVICE_ID_SIZE);
-}
-
 /* A header over body and its records, signed by three authorities. */
 static int header_of(const struct buffer *body, const struct snapshot_record *records, size_t count,
                      struct snapshot_header *header, struct buffer *note)
@@ -146,14 +131,14 @@ int main(int argc, char **argv)
 		goto cleanup;
 	}
 	for (size_t i = 0; i < o.records; i++) {
-		if (service_id_of(&notes[i], records[i].service_id) != 0) {
+		if (harness_service_id_of(&notes[i], records[i].service_id) != 0) {
 			harness_fail("a registration without its service line");
 			goto cleanup;
 		}
 		records[i].note = notes[i].data;
 		records[i].note_len = notes[i].len;
 	}
-	qsort(records, o.records, sizeof(*records), record_order);
+	qsort(records, o.records, sizeof(*records), harness_record_order);
 	struct snapshot_header header;
 	if (snapshot_body_encode("mix", BENCH_EPOCH, records, o.records, &body) != 0 ||
 	    header_of(&body, records, o.records, &header, &header_note) != 0) {

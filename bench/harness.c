@@ -10,10 +10,12 @@
 #include "bench/harness.h"
 
 #include "schema/certificate.h"
+#include "schema/encoding.h"
 #include "crypto/crypto.h"
 #include "base/error.h"
 #include "schema/receipt.h"
 #include "schema/registration.h"
+#include "schema/snapshot.h"
 #include "tests/harness/run_directory.h"
 #include "tests/support/test_ports.h"
 #include "tests/support/test_programs.h"
@@ -1793,4 +1795,18 @@ int harness_programs_check(const char *bench, const char *dirauthd, const char *
 	        "--signer)\n",
 	        bench, dirauthd, signer);
 	return -1;
+}
+
+int harness_record_order(const void *a, const void *b)
+{
+	return memcmp(((const struct snapshot_record *)a)->service_id,
+	              ((const struct snapshot_record *)b)->service_id, SERVICE_ID_SIZE);
+}
+
+int harness_service_id_of(const struct buffer *note, uint8_t out[SERVICE_ID_SIZE])
+{
+	const char *line = strstr((const char *)note->data, "\nservice ");
+	if (!line || (size_t)(line - (const char *)note->data) + 9 + 2 * SERVICE_ID_SIZE > note->len)
+		return DIRAUTH_ERR_SYNTAX;
+	return hex_decode(line + 9, 2 * SERVICE_ID_SIZE, out, SERVICE_ID_SIZE);
 }

@@ -117,6 +117,12 @@ int harness_run(struct harness *harness, char *const argv[], const char *input_p
 /* The path of program in PATH, /usr/sbin or /sbin, into out; -1 when it is not installed. */
 int harness_find_program(const char *program, char out[PATH_MAX]);
 
+/* The order of a body's records, by service id (qsort's comparator over struct snapshot_record). */
+int harness_record_order(const void *a, const void *b);
+
+/* The service id of a registration note, from its "service" line. Returns 0 or DIRAUTH_ERR_SYNTAX. */
+int harness_service_id_of(const struct buffer *note, uint8_t out[32]);
+
 /* The anchor of the write path: `openssl speed -seconds S ed25519` (one thread), its verify and
  * sign rates (operations per CPU-second of that thread); with processes > 1, `openssl speed
  * -multi P`, the rates of the P processes together. */
