@@ -154,7 +154,7 @@ struct http_guard {
 
 /* A limit a reload may change (http_guard_set_limits): each is read and written whole, atomically,
  * and each is independent of the others, so a thread reads either the old value or the new. */
-#define LIMIT(guard, field) __atomic_load_n(&(guard)->options.field, __ATOMIC_RELAXED)
+#define LIMIT(guard, field) __atomic_load_n(&(guard)->options.limits.field, __ATOMIC_RELAXED)
 
 static uint64_t now_ms(void)
 {
@@ -851,11 +851,11 @@ static void *watchdog_main(void *argument)
 
 void http_guard_set_limits(struct http_guard *guard, const struct http_guard_limits *limits)
 {
-	__atomic_store_n(&guard->options.head_timeout_ms, limits->head_timeout_ms, __ATOMIC_RELAXED);
-	__atomic_store_n(&guard->options.body_timeout_ms, limits->body_timeout_ms, __ATOMIC_RELAXED);
-	__atomic_store_n(&guard->options.max_pending, limits->max_pending, __ATOMIC_RELAXED);
-	__atomic_store_n(&guard->options.max_per_address, limits->max_per_address, __ATOMIC_RELAXED);
-	__atomic_store_n(&guard->options.log_interval_ms, limits->log_interval_ms, __ATOMIC_RELAXED);
+	__atomic_store_n(&guard->options.limits.head_timeout_ms, limits->head_timeout_ms, __ATOMIC_RELAXED);
+	__atomic_store_n(&guard->options.limits.body_timeout_ms, limits->body_timeout_ms, __ATOMIC_RELAXED);
+	__atomic_store_n(&guard->options.limits.max_pending, limits->max_pending, __ATOMIC_RELAXED);
+	__atomic_store_n(&guard->options.limits.max_per_address, limits->max_per_address, __ATOMIC_RELAXED);
+	__atomic_store_n(&guard->options.limits.log_interval_ms, limits->log_interval_ms, __ATOMIC_RELAXED);
 }
 
 /* ---- life cycle ---- */

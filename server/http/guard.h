@@ -53,15 +53,22 @@
 #include <stdint.h>
 #include <stdio.h>
 
-struct http_guard_options {
-	int listen_fd;            /* bound, listening, non-blocking; the guard closes it */
+/* The limits a reload of the configuration may change while the guard runs
+ * (http_guard_set_limits; the others, and the listening socket, stay as created), each read whole
+ * at every decision. */
+struct http_guard_limits {
 	unsigned head_timeout_ms; /* a request head must be complete within this */
 	unsigned body_timeout_ms; /* a request body must be complete within this */
 	size_t max_pending;       /* connections waiting for their first head */
-	size_t max_connections;   /* connections handed to libmicrohttpd */
-	size_t max_per_address;   /* of them, from one client address */
+	size_t max_per_address;   /* of the connections handed over, from one client address */
 	unsigned log_interval_ms; /* one aggregate line at most this often */
-	FILE *log;                /* its lines (logline.h); NULL: stderr */
+};
+
+struct http_guard_options {
+	int listen_fd;                   /* bound, listening, non-blocking; the guard closes it */
+	struct http_guard_limits limits; /* the limits a reload may change */
+	size_t max_connections;          /* connections handed to libmicrohttpd */
+	FILE *log;                       /* its lines (logline.h); NULL: stderr */
 	/* The epoch of its lines, the current one (logline_epoch_now); NULL: "epoch -". */
 	const struct clock *clock;
 	const struct epoch_schedule *schedule;
@@ -95,16 +102,6 @@ int http_guard_create(const struct http_guard_options *options, struct http_guar
  * limits, and libmicrohttpd still counts a connection for a moment after reporting it closed).
  * Returns 0 or DIRAUTH_ERR_INTERNAL. */
 int http_guard_start(struct http_guard *guard, struct MHD_Daemon *daemon);
-
-/* The limits a reload of the configuration may change while the guard runs (the others, and the
- * listening socket, stay as created). */
-struct http_guard_limits {
-	unsigned head_timeout_ms;
-	unsigned body_timeout_ms;
-	size_t max_pending;
-	size_t max_per_address;
-	unsigned log_interval_ms;
-};
 
 /* Applies limits from the next decision on: a connection admitted or a deadline judged after this
  * call reads the new values; each limit is changed whole (never torn), independently of the

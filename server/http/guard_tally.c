@@ -107,7 +107,8 @@ static void append_sanitized(struct buffer *out, const char *text, size_t max)
 void guard_tally_write(struct guard_tally *tally, const struct http_guard_options *options, uint64_t now,
                        bool final)
 {
-	if (!final && now - tally->last_log_ms < __atomic_load_n(&options->log_interval_ms, __ATOMIC_RELAXED))
+	if (!final &&
+	    now - tally->last_log_ms < __atomic_load_n(&options->limits.log_interval_ms, __ATOMIC_RELAXED))
 		return;
 	uint64_t seconds = (now - tally->last_log_ms + 500) / 1000;
 	tally->last_log_ms = now;

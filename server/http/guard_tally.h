@@ -50,7 +50,7 @@ void guard_tally_count(struct guard_tally *tally, enum http_guard_reason reason)
 void guard_tally_message(struct guard_tally *tally, const char *format);
 
 /* Writes one line (logline.h, to options->log) of what was counted since the last one, if
- * anything was: when final, or when options->log_interval_ms have passed since the last. */
+ * anything was: when final, or when options->limits.log_interval_ms have passed since the last. */
 void guard_tally_write(struct guard_tally *tally, const struct http_guard_options *options, uint64_t now_ms,
                        bool final);
 

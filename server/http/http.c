@@ -768,15 +768,10 @@ int http_server_start(const struct http_options *options, struct http_server **o
 	server->options = *options;
 	pthread_mutex_init(&server->deferred_lock, NULL);
 	pthread_cond_init(&server->deferred_idle, NULL);
-	struct http_guard_limits limits = guard_limits(h);
 	struct http_guard_options guard_options = {
 	    .listen_fd = listen_fd,
-	    .head_timeout_ms = limits.head_timeout_ms,
-	    .body_timeout_ms = limits.body_timeout_ms,
-	    .max_pending = limits.max_pending,
+	    .limits = guard_limits(h),
 	    .max_connections = h->max_connections,
-	    .max_per_address = limits.max_per_address,
-	    .log_interval_ms = limits.log_interval_ms,
 	    .log = options->log,
 	    .clock = options->clock,
 	    .schedule = &config->epoch,
