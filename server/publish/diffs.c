@@ -271,7 +271,10 @@ static void *builder_run(void *context)
 		epoch_log(d, chosen, epoch, &outcome);
 		uint32_t shards;
 		int shards_rc = stopping(d) ? 1 : shards_build(d, chosen, epoch, &shards);
-		if (shards_rc < 0 && shards_rc != DIRAUTH_ERR_NOT_FOUND && shards_rc != DIRAUTH_ERR_STALE)
+		/* Not found or stale: no body to build from (gone by retention), which is no failure. */
+		bool shards_failed =
+		    shards_rc < 0 && shards_rc != DIRAUTH_ERR_NOT_FOUND && shards_rc != DIRAUTH_ERR_STALE;
+		if (shards_failed)
 			logline_write(d->o.log ? d->o.log : stderr, "dirauthd", epoch,
 			              d->o.config->namespaces[chosen].name,
 			              "record shards of epoch %llu failed: %s", (unsigned long long)epoch,
@@ -287,8 +290,7 @@ static void *builder_run(void *context)
 		for (int e = 0; e < ENCODING_COUNT; e++)
 			d->statistics.bytes[chosen][e] += outcome.bytes[e];
 		d->statistics.shard_epochs += shards_rc == 0;
-		d->statistics.shard_failures +=
-		    shards_rc < 0 && shards_rc != DIRAUTH_ERR_NOT_FOUND && shards_rc != DIRAUTH_ERR_STALE;
+		d->statistics.shard_failures += shards_failed;
 		pthread_cond_broadcast(&d->changed);
 	}
 	d->busy = false;
