@@ -35,6 +35,7 @@ static const char *const status_names[] = {
     [DIRAUTH_E_LOG] = "log",
     [DIRAUTH_E_RANDOM] = "random",
     [DIRAUTH_E_INTERNAL] = "internal",
+    [DIRAUTH_E_TOO_FAR] = "too-far",
 };
 
 DIRAUTH_EXPORT const char *dirauth_status_name(enum dirauth_status status)

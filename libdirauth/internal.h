@@ -12,6 +12,7 @@
 #include <dirauth/dirauth.h>
 
 #include "base/buffer.h"
+#include "schema/checkpoint.h"
 #include "schema/note.h"
 #include "schema/snapshot.h"
 #include "schema/trust_bundle.h"
@@ -113,10 +114,32 @@ void client_fill_endpoint(const struct registration *registration, size_t endpoi
 /* Frees what a view holds and zeroes it. */
 void client_view_clear(struct client_view *view);
 
+/* What a proof showed of the log: the leaf, the checkpoint (its note as it stood in the file)
+ * and how many pinned witnesses cosigned it. checkpoint_note is initialised by the caller. */
+struct client_log_shown {
+	uint64_t index;
+	struct checkpoint checkpoint;
+	size_t cosigned;
+	struct buffer checkpoint_note;
+};
+
 /* Checks a tlog-proof file against the context's log pins for the header note text (the leaf)
- * of origin. Returns 0 or a status with result. */
+ * of origin; *shown (may be NULL) gets what it showed. Returns 0 or a status with result. */
 enum dirauth_status client_log_check(const struct dirauth_context *context, const char *origin,
                                      const uint8_t *header_text, size_t header_text_len, const uint8_t *proof,
-                                     size_t proof_len, struct dirauth_result *result);
+                                     size_t proof_len, struct client_log_shown *shown,
+                                     struct dirauth_result *result);
+
+/* A new checkpoint (shown, verified) against the one held: same log, not smaller, the same root
+ * at the same size, else proven consistent by proof_text (tlog/consistency.h's text, from held's
+ * size to shown's). Returns 0 or DIRAUTH_E_LOG (DIRAUTH_E_INTERNAL) with result. */
+enum dirauth_status client_log_consistent(const struct checkpoint *held, const struct checkpoint *shown,
+                                          const uint8_t *proof_text, size_t proof_len,
+                                          struct dirauth_result *result);
+
+/* Reads a held checkpoint note back (not verified again: it was when it was taken). Returns 0;
+ * DIRAUTH_E_STATE when it does not parse, DIRAUTH_E_NOMEM. */
+enum dirauth_status client_log_held_parse(const uint8_t *bytes, size_t len, struct checkpoint *out,
+                                          struct dirauth_result *result);
 
 #endif

@@ -14,13 +14,19 @@
  *                 evidence;
  *   links         GET /v1/<ns>/snapshots/<e> for e from the new epoch - 1 down, until the chain of
  *                 `previous` digests reaches the held header (verify/history.h; a 404 is an epoch
- *                 with no snapshot);
+ *                 with no snapshot); further than max_chain epochs is DIRAUTH_E_TOO_FAR;
  *   log           GET /v1/<ns>/log/proof/<epoch>, when log keys are pinned: the header is in a
- *                 checkpoint signed by a pinned log key and cosigned by the witness quorum;
- *   diff or body  GET /v1/<ns>/snapshots/<epoch>/diff/<sha256 of the body held> (when a body is
- *                 held in memory; a 404 falls back to the body), or GET .../body: verified against
- *                 the header (verify_snapshot_diff, verify_snapshot_body);
- *   install       the header note written through state_write, and only then the view built.
+ *                 checkpoint signed by a pinned log key and cosigned by the witness quorum; with
+ *                 a checkpoint held (checkpoint_read), the new one is the same or, larger,
+ *                 proven consistent with it: GET /v1/<ns>/log/consistency/<held>/<new>;
+ *   diff or body  GET /v1/<ns>/snapshots/<epoch>/diff/<sha256 of the base> when a base is held
+ *                 (the body installed in the context, else the held body the caller kept,
+ *                 body_read, taken only when it hashes to what the held header signed); any
+ *                 answer but a diff that verifies falls back to GET .../body; either is verified
+ *                 against the header (verify_snapshot_diff, verify_snapshot_body), and nothing the
+ *                 base revoked may come back;
+ *   install       the checkpoint (checkpoint_write) and the header note (state_write) written,
+ *                 while dirauth_update_verified already answers, and only then the view built.
  *
  * The paths carry a namespace, an epoch or a digest of a public body: nothing of who asks.
  */
@@ -28,10 +34,12 @@
 
 #include "base/error.h"
 #include "compress/compress.h"
+#include "crypto/crypto.h"
 #include "schema/certificate.h"
 #include "schema/encoding.h"
 #include "schema/evidence.h"
 #include "schema/record_shard.h"
+#include "tlog/consistency.h"
 #include "tlog/proof.h"
 #include "verify/history.h"
 #include "verify/keyring.h"
@@ -48,6 +56,7 @@ enum update_step {
 	STEP_LATEST,
 	STEP_LINK,
 	STEP_LOG,
+	STEP_CONSISTENCY,
 	STEP_DIFF,
 	STEP_BODY,
 	STEP_SHARD,
@@ -80,6 +89,26 @@ struct dirauth_update {
 	struct verify_record record;
 	char shard_name[RECORD_SHARD_NAME_MAX + 1];
 	int looked_up;
+	/* The base a diff is asked from when this context installed nothing: the held body, as the
+	 * caller kept it (callbacks->body_read). */
+	struct client_view base;
+	/* How the body came (dirauth_verified). */
+	int diff_asked;
+	int diff_missing;
+	int diff_used;
+	uint64_t diff_base_epoch;
+	size_t body_served_len;
+	char diff_why[DIRAUTH_WHY_MAX];
+	/* The log: the checkpoint held (callbacks->checkpoint_read), the proof as served, what it
+	 * showed, and whether every check of it passed. */
+	int has_held_checkpoint;
+	struct checkpoint held_checkpoint;
+	struct buffer proof;
+	struct client_log_shown log;
+	int log_checked;
+	/* Every check passed: what dirauth_update_verified reads, the body it points at. */
+	int verified;
+	const struct buffer *verified_body;
 };
 
 _Static_assert(VERIFY_NAMES_MAX <= DIRAUTH_SIGNER_NAMES_MAX, "the signers' names fit the public view");
@@ -124,6 +153,15 @@ static enum dirauth_status refuse(struct dirauth_update *update, struct dirauth_
 	return end(update, status);
 }
 
+/* The snapshot a diff is asked from and whose revocations the new body must respect: the one
+ * installed in the context, else the held body the caller kept; NULL when there is neither. */
+static const struct client_view *base_of(const struct dirauth_update *update)
+{
+	if (update->view->installed)
+		return update->view;
+	return update->base.installed ? &update->base : NULL;
+}
+
 static void name_request(struct dirauth_update *update, enum update_step step, size_t max_bytes)
 {
 	update->step = step;
@@ -144,9 +182,14 @@ static void name_request(struct dirauth_update *update, enum update_step step, s
 		snprintf(update->path, sizeof(update->path), "/v1/%s/log/proof/%" PRIu64,
 		         update->namespace_name, update->header.epoch);
 		break;
+	case STEP_CONSISTENCY:
+		snprintf(update->path, sizeof(update->path), "/v1/%s/log/consistency/%" PRIu64 "/%" PRIu64,
+		         update->namespace_name, update->held_checkpoint.tree_size,
+		         update->log.checkpoint.tree_size);
+		break;
 	case STEP_DIFF: {
 		char base[2 * 32 + 1];
-		hex_encode(update->view->header.body_sha256, 32, base);
+		hex_encode(base_of(update)->header.body_sha256, 32, base);
 		snprintf(update->path, sizeof(update->path), "/v1/%s/snapshots/%" PRIu64 "/diff/%s",
 		         update->namespace_name, update->header.epoch, base);
 		break;
@@ -171,6 +214,54 @@ static void name_request(struct dirauth_update *update, enum update_step step, s
 		update->path[0] = '\0';
 		break;
 	}
+}
+
+/* The held body as the caller kept it (body_read), taken as the base when it is the body the held
+ * header commits to; anything else leaves no base, as if none were kept. Its records were verified
+ * when it was taken, and the digest the held header signed says it is that body. */
+static void load_base(struct dirauth_update *update)
+{
+	const struct dirauth_context *context = update->context;
+	const struct snapshot_header *held = &update->held.header;
+	uint64_t bound = context->bundle.max_body_uncompressed;
+	struct dirauth_sink sink = {{0}, bound > SIZE_MAX ? SIZE_MAX : (size_t)bound, 0};
+	uint8_t digest[CRYPTO_SHA256_SIZE];
+
+	buffer_init(&sink.bytes);
+	if (held->body_size <= sink.max &&
+	    context->callbacks.body_read(context->callbacks.user, update->namespace_name, held->epoch, &sink) ==
+	        0 &&
+	    !sink.over && sink.bytes.len == held->body_size &&
+	    crypto_sha256(sink.bytes.data, sink.bytes.len, digest) == 0 &&
+	    memcmp(digest, held->body_sha256, sizeof(digest)) == 0)
+		client_view_build(&update->base, &context->bundle, update->held_note.data, update->held_note.len,
+		                  held, 0, &sink.bytes, NULL, NULL);
+	buffer_free(&sink.bytes);
+}
+
+/* The checkpoint held (checkpoint_read), read back; none held leaves the first that verifies to be
+ * believed. */
+static enum dirauth_status read_held_checkpoint(struct dirauth_update *update, struct dirauth_result *result)
+{
+	const struct dirauth_context *context = update->context;
+	struct buffer bytes;
+	size_t len = 0;
+	enum dirauth_status status = DIRAUTH_SUCCESS;
+
+	buffer_init(&bytes);
+	if (buffer_reserve(&bytes, TLOG_PROOF_NOTE_MAX) != 0)
+		return client_fail(result, DIRAUTH_E_NOMEM, "out of memory");
+	if (context->callbacks.checkpoint_read(context->callbacks.user, update->namespace_name, bytes.data,
+	                                       TLOG_PROOF_NOTE_MAX, &len) != 0 ||
+	    len > TLOG_PROOF_NOTE_MAX)
+		status = client_fail(result, DIRAUTH_E_STATE, "%s: the checkpoint held cannot be read",
+		                     update->namespace_name);
+	else if (len > 0) {
+		status = client_log_held_parse(bytes.data, len, &update->held_checkpoint, result);
+		update->has_held_checkpoint = status == DIRAUTH_SUCCESS;
+	}
+	buffer_free(&bytes);
+	return status;
 }
 
 DIRAUTH_EXPORT enum dirauth_status dirauth_update_begin(struct dirauth_context *context,
@@ -198,6 +289,10 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_update_begin(struct dirauth_context *
 	buffer_init(&update->certificates);
 	buffer_init(&update->note);
 	buffer_init(&update->shard);
+	buffer_init(&update->proof);
+	buffer_init(&update->log.checkpoint_note);
+	buffer_init(&update->base.header_note);
+	buffer_init(&update->base.body);
 	if (buffer_reserve(&update->held_note, DIRAUTH_STATE_MAX) != 0) {
 		dirauth_update_free(update);
 		return client_fail(result, DIRAUTH_E_NOMEM, "out of memory");
@@ -235,6 +330,15 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_update_begin(struct dirauth_context *
 		}
 		update->has_held = 1;
 	}
+	if (update->has_held && !view->installed && context->callbacks.body_read != NULL)
+		load_base(update);
+	if (context->log_key_count > 0 && context->callbacks.checkpoint_read != NULL) {
+		enum dirauth_status status = read_held_checkpoint(update, result);
+		if (status != DIRAUTH_SUCCESS) {
+			dirauth_update_free(update);
+			return status;
+		}
+	}
 	name_request(update, STEP_CERTIFICATES, CERTIFICATE_BUNDLE_MAX_BYTES);
 	*out = update;
 	return DIRAUTH_SUCCESS;
@@ -269,7 +373,31 @@ DIRAUTH_EXPORT void dirauth_update_free(struct dirauth_update *update)
 	verify_record_clear(&update->record);
 	buffer_free(&update->shard);
 	verify_keyring_free(update->ring);
+	client_view_clear(&update->base);
+	buffer_free(&update->proof);
+	buffer_free(&update->log.checkpoint_note);
 	free(update);
+}
+
+/* What every check allowed is kept, the checkpoint before the state that it holds the log for;
+ * only then is anything believed. */
+static enum dirauth_status persist(struct dirauth_update *update, struct dirauth_result *result)
+{
+	const struct dirauth_callbacks *callbacks = &update->context->callbacks;
+	update->verified = 1;
+	if (update->log_checked && callbacks->checkpoint_write != NULL &&
+	    callbacks->checkpoint_write(callbacks->user, update->namespace_name, update->log.checkpoint_note.data,
+	                                update->log.checkpoint_note.len) != 0) {
+		update->verified = 0;
+		return refuse(update, result, DIRAUTH_E_STATE,
+		              "the checkpoint cannot be written: nothing installed");
+	}
+	if (callbacks->state_write(callbacks->user, update->namespace_name, update->note.data,
+	                           update->note.len) != 0) {
+		update->verified = 0;
+		return refuse(update, result, DIRAUTH_E_STATE, "the state cannot be written: nothing installed");
+	}
+	return DIRAUTH_SUCCESS;
 }
 
 /* The header and body are verified and follow the held ones: build the new view (the last check:
@@ -285,20 +413,22 @@ static enum dirauth_status install(struct dirauth_update *update, struct buffer 
 	buffer_init(&fresh.body);
 	enum dirauth_status status =
 	    client_view_build(&fresh, &context->bundle, update->note.data, update->note.len, &update->header,
-	                      update->signers.count, body, update->view, result);
+	                      update->signers.count, body, base_of(update), result);
 	if (status != DIRAUTH_SUCCESS) {
 		char detail[DIRAUTH_DETAIL_MAX];
 		snprintf(detail, sizeof(detail), "%s", result != NULL ? result->detail : "");
 		return refuse(update, result, status, detail);
 	}
-	if (context->callbacks.state_write(context->callbacks.user, update->namespace_name, update->note.data,
-	                                   update->note.len) != 0) {
+	update->verified_body = &fresh.body;
+	status = persist(update, result);
+	if (status != DIRAUTH_SUCCESS) {
+		update->verified_body = NULL;
 		client_view_clear(&fresh);
-		return refuse(update, result, DIRAUTH_E_STATE,
-		              "the state cannot be written: nothing installed");
+		return status;
 	}
 	client_view_clear(update->view);
 	*update->view = fresh;
+	update->verified_body = &update->view->body;
 	return end(update, DIRAUTH_SUCCESS);
 }
 
@@ -322,10 +452,14 @@ static enum dirauth_status ask_body(struct dirauth_update *update, struct diraut
 		buffer_free(&body);
 		return status;
 	}
-	if (view->installed && view->header.epoch < update->header.epoch)
+	const struct client_view *base = base_of(update);
+	if (base != NULL && base->header.epoch < update->header.epoch) {
+		update->diff_asked = 1;
+		update->diff_base_epoch = base->header.epoch;
 		name_request(update, STEP_DIFF, (size_t)update->context->bundle.max_body_compressed);
-	else
+	} else {
 		name_request(update, STEP_BODY, (size_t)update->context->bundle.max_body_compressed);
+	}
 	return DIRAUTH_SUCCESS;
 }
 
@@ -401,21 +535,21 @@ static enum dirauth_status split_view(struct dirauth_update *update, const char 
 	return refuse(update, result, DIRAUTH_E_SPLIT_VIEW, detail);
 }
 
-static enum dirauth_status take_latest(struct dirauth_update *update, const uint8_t *body, size_t len,
-                                       struct dirauth_result *result)
+/* The latest header (update->note, as served), over the certificates that came before it. */
+static enum dirauth_status take_latest(struct dirauth_update *update, struct dirauth_result *result)
 {
 	struct dirauth_context *context = update->context;
+	const uint8_t *body = update->note.data;
+	size_t len = update->note.len;
 	char detail[VERIFY_DETAIL_MAX];
 	int newer = 0;
 
 	int rc = verify_snapshot_header(&context->bundle, update->namespace_name, update->certificates.data,
-	                                update->certificates.len, body, len,
+	                                update->certificates.len, body != NULL ? body : (const uint8_t *)"", len,
 	                                context->callbacks.now(context->callbacks.user), &context->policy,
 	                                &update->header, &update->signers, detail, sizeof(detail));
 	if (rc != 0)
 		return refuse(update, result, client_status_of(rc), detail);
-	if (buffer_append(&update->note, body, len) != 0)
-		return refuse(update, result, DIRAUTH_E_NOMEM, "out of memory");
 	if (!update->has_held)
 		return after_history(update, result);
 	rc =
@@ -434,11 +568,16 @@ static enum dirauth_status take_latest(struct dirauth_update *update, const uint
 	struct verify_pins pins = {update->ring, context->bundle.threshold, VERIFY_TRUST_BUNDLE_PINNED_BY};
 	rc = verify_chain_begin(&update->chain, &pins, &update->held, &update->header,
 	                        context->policy.max_chain, detail, sizeof(detail));
+	if (rc == DIRAUTH_ERR_BOUNDS) /* too far ahead to walk: only a deliberate re-seed moves on */
+		return refuse(update, result, DIRAUTH_E_TOO_FAR, detail);
 	if (rc != 0)
 		return refuse(update, result, client_status_of(rc), detail);
 	update->link_epoch = update->header.epoch;
 	return next_link(update, result);
 }
+
+static enum dirauth_status after_log(struct dirauth_update *update, enum dirauth_status status,
+                                     struct dirauth_result *result);
 
 static enum dirauth_status take_log(struct dirauth_update *update, const uint8_t *body, size_t len,
                                     struct dirauth_result *result)
@@ -448,13 +587,31 @@ static enum dirauth_status take_log(struct dirauth_update *update, const uint8_t
 	if (rc != 0)
 		return refuse(update, result, client_status_of(rc), "header: cannot be read again");
 	enum dirauth_status status = client_log_check(update->context, update->header.origin, note->text,
-	                                              note->text_len, body, len, result);
+	                                              note->text_len, body, len, &update->log, result);
 	note_free(note);
+	if (status == DIRAUTH_SUCCESS && buffer_append(&update->proof, body, len) != 0)
+		status = client_fail(result, DIRAUTH_E_NOMEM, "out of memory");
+	if (status == DIRAUTH_SUCCESS && update->has_held_checkpoint) {
+		if (update->log.checkpoint.tree_size > update->held_checkpoint.tree_size &&
+		    strcmp(update->log.checkpoint.origin, update->held_checkpoint.origin) == 0) {
+			name_request(update, STEP_CONSISTENCY, TLOG_CONSISTENCY_MAX_BYTES);
+			return DIRAUTH_SUCCESS;
+		}
+		status = client_log_consistent(&update->held_checkpoint, &update->log.checkpoint, NULL, 0, result);
+	}
+	return after_log(update, status, result);
+}
+
+/* The log step's outcome: refused, or believed and on to the body. */
+static enum dirauth_status after_log(struct dirauth_update *update, enum dirauth_status status,
+                                     struct dirauth_result *result)
+{
 	if (status != DIRAUTH_SUCCESS) {
 		char detail[DIRAUTH_DETAIL_MAX];
 		snprintf(detail, sizeof(detail), "%s", result != NULL ? result->detail : "log");
 		return refuse(update, result, status, detail);
 	}
+	update->log_checked = 1;
 	return ask_body(update, result);
 }
 
@@ -466,17 +623,27 @@ static enum dirauth_status take_body(struct dirauth_update *update, int diff, co
 	int rc;
 
 	buffer_init(&body);
-	if (diff)
-		rc = verify_snapshot_diff(&update->context->bundle, &update->header, update->view->body.data,
-		                          update->view->body.len, encoding, data, len, &body, detail,
-		                          sizeof(detail));
-	else
+	if (diff) {
+		const struct client_view *base = base_of(update);
+		rc = verify_snapshot_diff(&update->context->bundle, &update->header, base->body.data,
+		                          base->body.len, encoding, data, len, &body, detail, sizeof(detail));
+		if (rc != 0 && rc != DIRAUTH_ERR_NOMEM) {
+			/* A diff is a saving, never a requirement: one refused costs the whole body. */
+			buffer_free(&body);
+			snprintf(update->diff_why, sizeof(update->diff_why), "%.*s", DIRAUTH_WHY_MAX - 1, detail);
+			name_request(update, STEP_BODY, (size_t)update->context->bundle.max_body_compressed);
+			return DIRAUTH_SUCCESS;
+		}
+		update->diff_used = rc == 0;
+	} else {
 		rc = verify_snapshot_body(&update->context->bundle, &update->header, encoding, data, len,
 		                          &body, detail, sizeof(detail));
+	}
 	if (rc != 0) {
 		buffer_free(&body);
 		return refuse(update, result, client_status_of(rc), detail);
 	}
+	update->body_served_len = len;
 	enum dirauth_status status = install(update, &body, result);
 	buffer_free(&body);
 	return status;
@@ -487,7 +654,6 @@ static enum dirauth_status take_body(struct dirauth_update *update, int diff, co
 static enum dirauth_status take_shard(struct dirauth_update *update, const uint8_t *data, size_t len,
                                       struct dirauth_result *result)
 {
-	struct dirauth_context *context = update->context;
 	char detail[VERIFY_DETAIL_MAX];
 
 	if (buffer_append(&update->shard, data, len) != 0)
@@ -496,11 +662,11 @@ static enum dirauth_status take_shard(struct dirauth_update *update, const uint8
 	                             update->service_id, &update->record, detail, sizeof(detail));
 	if (rc != 0)
 		return refuse(update, result, client_status_of(rc), detail);
-	if (context->callbacks.state_write(context->callbacks.user, update->namespace_name, update->note.data,
-	                                   update->note.len) != 0) {
+	update->body_served_len = len;
+	enum dirauth_status status = persist(update, result);
+	if (status != DIRAUTH_SUCCESS) {
 		verify_record_clear(&update->record);
-		return refuse(update, result, DIRAUTH_E_STATE,
-		              "the state cannot be written: nothing believed");
+		return status;
 	}
 	if (update->view->installed && update->view->header.epoch < update->header.epoch)
 		client_view_clear(update->view);
@@ -566,7 +732,15 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_update_feed(struct dirauth_update *up
 	}
 	if (http_status == 404 && update->step == STEP_LINK)
 		return next_link(update, result); /* no snapshot that epoch */
-	if (http_status == 404 && update->step == STEP_DIFF) {
+	if (http_status != 200 && update->step == STEP_DIFF) {
+		/* A diff is a saving, never a requirement: none offered, or an answer that is none. */
+		update->diff_missing = http_status == 404;
+		if (http_status == 404)
+			snprintf(update->diff_why, sizeof(update->diff_why),
+			         "the server offers no diff from epoch %" PRIu64, update->diff_base_epoch);
+		else
+			snprintf(update->diff_why, sizeof(update->diff_why), "the diff was answered with HTTP %ld",
+			         http_status);
 		name_request(update, STEP_BODY, (size_t)update->context->bundle.max_body_compressed);
 		return DIRAUTH_SUCCESS;
 	}
@@ -599,7 +773,9 @@ static enum dirauth_status step_answer(struct dirauth_update *update, const char
 		name_request(update, STEP_LATEST, VERIFY_HEADER_NOTE_MAX);
 		return DIRAUTH_SUCCESS;
 	case STEP_LATEST:
-		return take_latest(update, body, len, result);
+		if (buffer_append(&update->note, body, len) != 0)
+			return refuse(update, result, DIRAUTH_E_NOMEM, "out of memory");
+		return take_latest(update, result);
 	case STEP_LINK: {
 		int rc =
 		    verify_chain_add(&update->chain, update->link_epoch, body, len, detail, sizeof(detail));
@@ -609,6 +785,11 @@ static enum dirauth_status step_answer(struct dirauth_update *update, const char
 	}
 	case STEP_LOG:
 		return take_log(update, body, len, result);
+	case STEP_CONSISTENCY:
+		return after_log(update,
+		                 client_log_consistent(&update->held_checkpoint, &update->log.checkpoint, body,
+		                                       len, result),
+		                 result);
 	case STEP_DIFF:
 		return take_body(update, 1, encoding, body, len, result);
 	case STEP_BODY:
@@ -841,4 +1022,53 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_lookup_run(struct dirauth_context *co
 		status = dirauth_lookup_endpoints(lookup, out, cap, count, result);
 	dirauth_update_free(lookup);
 	return status;
+}
+
+DIRAUTH_EXPORT enum dirauth_status dirauth_update_verified(const struct dirauth_update *update,
+                                                           struct dirauth_verified *out,
+                                                           struct dirauth_result *result)
+{
+	client_result_reset(result);
+	if (update == NULL || out == NULL)
+		return client_fail(result, DIRAUTH_E_ARGUMENT, "no update or no place for the answer");
+	if (!update->verified || (update->step == STEP_DONE && update->status != DIRAUTH_SUCCESS))
+		return client_fail(result, DIRAUTH_E_ARGUMENT, "the update's checks have not all passed");
+	memset(out, 0, sizeof(*out));
+	out->epoch = update->header.epoch;
+	out->record_count = update->header.record_count;
+	out->signer_count = update->signers.count;
+	out->authority_count = update->context->bundle.authority_count;
+	snprintf(out->signer_names, sizeof(out->signer_names), "%s", update->signers.names);
+	out->header_note = update->note.data;
+	out->header_note_len = update->note.len;
+	out->certificates = update->certificates.data;
+	out->certificates_len = update->certificates.len;
+	if (update->verified_body != NULL) {
+		out->body = update->verified_body->data;
+		out->body_len = update->verified_body->len;
+	}
+	out->had_held = update->has_held;
+	out->held_epoch = update->has_held ? update->held.header.epoch : 0;
+	out->diff_asked = update->diff_asked;
+	out->diff_missing = update->diff_missing;
+	out->diff_used = update->diff_used;
+	out->diff_base_epoch = update->diff_base_epoch;
+	out->body_served_len = update->body_served_len;
+	snprintf(out->diff_why, sizeof(out->diff_why), "%s", update->diff_used ? "" : update->diff_why);
+	out->log_checked = update->log_checked;
+	if (update->log_checked) {
+		out->log_proof = update->proof.data;
+		out->log_proof_len = update->proof.len;
+		out->checkpoint = update->log.checkpoint_note.data;
+		out->checkpoint_len = update->log.checkpoint_note.len;
+		out->log_index = update->log.index;
+		out->log_tree_size = update->log.checkpoint.tree_size;
+		memcpy(out->log_root, update->log.checkpoint.root, sizeof(out->log_root));
+		out->log_cosigned = update->log.cosigned;
+		out->log_witness_count = update->context->witness_count;
+		out->log_quorum = update->context->witness_quorum;
+		out->log_had_held = update->has_held_checkpoint;
+		out->log_held_size = update->has_held_checkpoint ? update->held_checkpoint.tree_size : 0;
+	}
+	return DIRAUTH_SUCCESS;
 }

@@ -114,15 +114,23 @@ static enum dirauth_status check_not_revoked_before(const struct client_view *pr
 	char service[2 * SERVICE_ID_SIZE + 1], endpoint[2 * ENDPOINT_ID_SIZE + 1];
 	if (previous == NULL || !previous->installed || previous->parsed->revocation_count == 0)
 		return DIRAUTH_SUCCESS;
+	hex_encode(registration->service_id, SERVICE_ID_SIZE, service);
+	for (size_t i = 0; i < previous->parsed->revocation_count; i++) {
+		const struct snapshot_revocation *r = &previous->parsed->revocations[i];
+		if (!r->has_endpoint && memcmp(r->service_id, registration->service_id, SERVICE_ID_SIZE) == 0)
+			return client_fail(result, DIRAUTH_E_MISMATCH,
+			                   "body: service %s, which the held snapshot of epoch %llu revoked: a "
+			                   "revoked service never comes back",
+			                   service, (unsigned long long)previous->header.epoch);
+	}
 	for (size_t j = 0; j < registration->endpoint_count; j++) {
 		const uint8_t *endpoint_id = registration->endpoints[j].endpoint_id;
 		if (!revoked(previous->parsed, registration->service_id, endpoint_id))
 			continue;
-		hex_encode(registration->service_id, SERVICE_ID_SIZE, service);
 		hex_encode(endpoint_id, ENDPOINT_ID_SIZE, endpoint);
 		return client_fail(
 		    result, DIRAUTH_E_MISMATCH,
-		    "body: service %s holds endpoint %s, which the snapshot of epoch %llu revoked: a "
+		    "body: service %s holds endpoint %s, which the held snapshot of epoch %llu revoked: a "
 		    "revoked endpoint never comes back",
 		    service, endpoint, (unsigned long long)previous->header.epoch);
 	}

@@ -425,6 +425,31 @@ START_TEST(test_revoked_endpoint_not_selected_after_its_revocation)
 	ck_assert_uint_eq(r.client.state_writes, writes);
 	ck_assert_int_eq(dirauth_snapshot(context, "mix", &info, &result), DIRAUTH_SUCCESS);
 	ck_assert_uint_eq(info.epoch, E0 + 3);
+
+	/* The same from a context that installed nothing, holding only what a mirror keeps on disk:
+	 * the state and the held body (body_read), taken as the base because it hashes to what the
+	 * held header signed. A body that does not is no base, and then nothing is said of it. */
+	struct dirauth_context *restarted = resolver_context(&r, &a, 0);
+	snprintf(path, sizeof(path), "/v1/mix/snapshots/%" PRIu64 "/body", (uint64_t)(E0 + 3));
+	struct buffer held_body = get_ok(a.run.url, path);
+	ck_assert(buffer_append(&r.client.kept_body, held_body.data, held_body.len) == 0);
+	r.client.kept_body.data[0] ^= 1;
+	writes = r.client.state_writes;
+	ck_assert_msg(dirauth_update_run(restarted, "mix", &result) == DIRAUTH_SUCCESS, "%s", result.detail);
+	ck_assert_uint_eq(r.client.state_writes, writes + 1);
+	/* (Back to the held header: the state a mirror kept.) */
+	dirauth_context_free(restarted);
+	restarted = resolver_context(&r, &a, 0);
+	buffer_reset(&r.client.state);
+	ck_assert(buffer_append(&r.client.state, header.data, header.len) == 0);
+	r.client.kept_body.data[0] ^= 1;
+	unsigned reads = r.client.body_reads;
+	ck_assert_int_eq(dirauth_update_run(restarted, "mix", &result), DIRAUTH_E_MISMATCH);
+	ck_assert_msg(strstr(result.detail, "never comes back") != NULL, "%s", result.detail);
+	ck_assert_uint_eq(r.client.body_reads, reads + 1);
+	ck_assert_uint_eq(r.client.state_writes, writes + 1);
+	dirauth_context_free(restarted);
+	buffer_free(&held_body);
 	snapshot_body_free(parsed);
 	buffer_free(&body);
 	buffer_free(&header);

@@ -57,21 +57,35 @@ static int client_state_write(void *user, const char *namespace_name, const uint
 	return buffer_append(&c->state, bytes, len) == 0 ? 0 : -1;
 }
 
+static int client_body_read(void *user, const char *namespace_name, uint64_t epoch, struct dirauth_sink *sink)
+{
+	struct test_client *c = user;
+	(void)namespace_name;
+	(void)epoch;
+	c->body_reads++;
+	if (c->kept_body.len == 0)
+		return -1;
+	return dirauth_sink_append(sink, c->kept_body.data, c->kept_body.len);
+}
+
 void test_client_init(struct test_client *c, uint64_t now)
 {
 	memset(c, 0, sizeof(*c));
 	c->now = now;
 	buffer_init(&c->state);
+	buffer_init(&c->kept_body);
 	c->callbacks.user = c;
 	c->callbacks.now = client_now;
 	c->callbacks.random = client_random;
 	c->callbacks.state_read = client_state_read;
 	c->callbacks.state_write = client_state_write;
+	c->callbacks.body_read = client_body_read;
 }
 
 void test_client_free(struct test_client *c)
 {
 	buffer_free(&c->state);
+	buffer_free(&c->kept_body);
 }
 
 struct dirauth_context *test_client_context(struct test_client *c, const char *bundle_path,

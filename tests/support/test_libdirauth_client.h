@@ -27,6 +27,8 @@ struct test_client {
 	size_t random_len;
 	size_t random_at;
 	int fail_random;
+	struct buffer kept_body; /* what body_read hands over (none while empty) */
+	unsigned body_reads;
 	struct dirauth_callbacks callbacks; /* user is the client; fetch NULL */
 };
 

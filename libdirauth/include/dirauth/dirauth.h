@@ -83,6 +83,9 @@ extern "C" {
 /* The largest state one namespace writes: a signed header note. */
 #define DIRAUTH_STATE_MAX (64 * 1024)
 
+/* Room for the ", "-separated names of the authorities whose signatures counted. */
+#define DIRAUTH_SIGNER_NAMES_MAX 4224
+
 /* Room for a Content-Encoding value the caller reports ("", "identity", "gzip", "zstd"). */
 #define DIRAUTH_ENCODING_MAX 16
 
@@ -110,7 +113,11 @@ enum dirauth_status {
 	DIRAUTH_E_LOG = 14,         /* the header is not shown in the log under a checkpoint signed by a
 	                             * pinned log key and cosigned by the pinned witnesses' quorum */
 	DIRAUTH_E_RANDOM = 15,      /* the caller's random source failed */
-	DIRAUTH_E_INTERNAL = 16     /* a check could not run (a bug or the crypto library) */
+	DIRAUTH_E_INTERNAL = 16,    /* a check could not run (a bug or the crypto library) */
+	DIRAUTH_E_TOO_FAR = 17      /* the new header is more epochs ahead of the held one than max_chain:
+	                             * its chain cannot be walked, and only a deliberate re-seed (the
+	                             * state cleared after the new snapshot was checked by other means)
+	                             * moves on */
 };
 
 /* A stable lower-case name for status ("split-view"), never NULL. */
@@ -165,6 +172,22 @@ struct dirauth_callbacks {
 	 * ""). Returns 0 when an answer came, whatever its status; nonzero when none did. */
 	int (*fetch)(void *user, const char *path, long *http_status, char encoding[DIRAUTH_ENCODING_MAX],
 	             struct dirauth_sink *sink);
+	/* Optional: the decoded body of the snapshot of epoch whose header the state holds, as the
+	 * caller kept it (a mirror's file), handed to dirauth_sink_append within the bundle's
+	 * max-body-uncompressed. Returns 0 when it handed one, nonzero when it keeps none. The body is
+	 * taken only when its size and SHA-256 are those the held header commits to, and then only as
+	 * a base: the next body is asked for as a diff from it, and may not hold what its revocations
+	 * name. Nothing is ever answered from it. Without it, only a body installed in this context
+	 * is a base. */
+	int (*body_read)(void *user, const char *namespace_name, uint64_t epoch, struct dirauth_sink *sink);
+	/* Optional, with log keys pinned: the checkpoint note the namespace's log was last believed
+	 * at, kept as the state is (the same contract as state_read and state_write), written before
+	 * the state. With them, an update holds the log to it: a new checkpoint of the same size must
+	 * have the same root, a larger one must be proven consistent with it
+	 * (GET /v1/<ns>/log/consistency/<held size>/<new size>), a smaller one is refused. Without
+	 * them, each update believes the first checkpoint that verifies. */
+	int (*checkpoint_read)(void *user, const char *namespace_name, uint8_t *out, size_t cap, size_t *len);
+	int (*checkpoint_write)(void *user, const char *namespace_name, const uint8_t *bytes, size_t len);
 };
 
 /* Optional limits and pins of a context; NULL (or zero fields) takes the defaults. */
@@ -241,6 +264,58 @@ DIRAUTH_EXPORT void dirauth_update_free(struct dirauth_update *update);
 DIRAUTH_EXPORT enum dirauth_status dirauth_update_run(struct dirauth_context *context,
                                                       const char *namespace_name,
                                                       struct dirauth_result *result);
+
+/* What an update verified, for a caller that keeps or serves it (a mirror writes its files from
+ * it). Every pointer is the update's, valid until dirauth_update_free or the next update of the
+ * namespace in the context. */
+#define DIRAUTH_WHY_MAX 256
+
+struct dirauth_verified {
+	uint64_t epoch;
+	uint64_t record_count;
+	size_t signer_count;    /* distinct pinned authorities whose signatures counted */
+	size_t authority_count; /* authorities the bundle pins */
+	char signer_names[DIRAUTH_SIGNER_NAMES_MAX];
+	const uint8_t *header_note; /* the signed header note as served */
+	size_t header_note_len;
+	const uint8_t *certificates; /* the certificate bundle as served (GET /v1/certificates) */
+	size_t certificates_len;
+	const uint8_t *body; /* decoded and verified; NULL for a lookup */
+	size_t body_len;
+	int had_held;        /* a header was held (state or context) before */
+	uint64_t held_epoch; /* its epoch */
+	/* How the body came: asked for as a diff from a held base, and whether it was used. */
+	int diff_asked;
+	int diff_missing; /* the server offers no diff from the base (404) */
+	int diff_used;
+	uint64_t diff_base_epoch;
+	size_t body_served_len;       /* the body's or the diff's bytes as served */
+	char diff_why[DIRAUTH_WHY_MAX]; /* asked and not used: why, one sentence */
+	/* The log, when log keys are pinned: the proof file as served and its checkpoint note, the
+	 * header's leaf, the checkpoint's size and root, the witnesses that cosigned, and the
+	 * checkpoint held before (checkpoint_read) it was held to. */
+	int log_checked;
+	const uint8_t *log_proof;
+	size_t log_proof_len;
+	const uint8_t *checkpoint;
+	size_t checkpoint_len;
+	uint64_t log_index;
+	uint64_t log_tree_size;
+	uint8_t log_root[32];
+	size_t log_cosigned;
+	size_t log_witness_count;
+	size_t log_quorum;
+	int log_had_held;
+	uint64_t log_held_size;
+};
+
+/* Fills *out once every check of the update passed: from within the checkpoint_write and
+ * state_write callbacks of this update (so that a caller writes what it keeps before the state
+ * that names it) and after it completed. Returns DIRAUTH_SUCCESS; DIRAUTH_E_ARGUMENT before the
+ * checks passed, after the update failed, or for a NULL. */
+DIRAUTH_EXPORT enum dirauth_status dirauth_update_verified(const struct dirauth_update *update,
+                                                           struct dirauth_verified *out,
+                                                           struct dirauth_result *result);
 
 /* ---- what was verified ---- */
 
@@ -367,8 +442,6 @@ struct dirauth_record_revocation {
 	uint64_t since;       /* the epoch of the first snapshot that listed it */
 };
 
-/* Room for the ", "-separated names of the authorities whose signatures counted. */
-#define DIRAUTH_SIGNER_NAMES_MAX 4224
 
 struct dirauth_record_view {
 	/* The snapshot whose header the proof is against. */
