@@ -11,9 +11,9 @@
  */
 #include "ctl/fetch.h"
 
-#include "ctl/fetch_diff.h"
 #include "ctl/fetch_revocations.h"
 
+#include "ctl/client.h"
 #include "ctl/evidence.h"
 #include "ctl/exchange.h"
 #include "ctl/files.h"
@@ -25,6 +25,7 @@
 #include "schema/note.h"
 #include "verify/history.h"
 #include "verify/keyring.h"
+#include "tlog/proof.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -57,39 +58,6 @@ static int past_valid_until(const uint8_t *note_bytes, size_t note_len, uint64_t
 		past = header.valid_until <= now;
 	note_free(note);
 	return past;
-}
-
-int ctl_fetch_verify_header(const struct trust_bundle *bundle, const char *namespace_name,
-                            const uint8_t *note, size_t note_len, const uint8_t *certificates,
-                            size_t certificates_len, uint64_t now,
-                            const struct verify_snapshot_policy *policy, struct snapshot_header *header,
-                            struct ctl_fetch_result *result, struct ctl_report *report)
-{
-	struct verify_signers signers;
-	char detail[VERIFY_DETAIL_MAX];
-	char what[WHAT_MAX];
-	int rc;
-
-	memset(result, 0, sizeof(*result));
-	rc = verify_snapshot_header(bundle, namespace_name, certificates, certificates_len, note, note_len,
-	                            now, policy, header, &signers, detail, sizeof(detail));
-	if (rc != 0) {
-		what_of(namespace_name, what);
-		if (rc == DIRAUTH_ERR_STALE && past_valid_until(note, note_len, now)) {
-			/* Signed by the threshold, but its time is over: the authorities published
-			 * nothing newer. Its own status, so that a script never takes it for fresh. */
-			ctl_report_fail(report, CTL_EXIT_TEMPFAIL, "%s: %s", what, detail);
-			return rc;
-		}
-		return ctl_verification_fail(report, what, rc, detail);
-	}
-	snprintf(result->namespace_name, sizeof(result->namespace_name), "%s", namespace_name);
-	result->epoch = header->epoch;
-	result->record_count = header->record_count;
-	result->signer_count = signers.count;
-	result->authority_count = bundle->authority_count;
-	snprintf(result->signer_names, sizeof(result->signer_names), "%s", signers.names);
-	return 0;
 }
 
 /* Joins directory/namespace_name[/name] into out. */
@@ -125,30 +93,36 @@ static void read_held_certificates(const char *directory, const char *namespace_
  * the bundle's identity keys, and the certificates of each header, the held one's as kept and the
  * fetched ones. Written into DIR/NS only when it proves that an authority signed both, so that
  * verify-evidence names it; path gets the file's path, else why gets the reason. */
-static int keep_equivocation(const char *directory, const struct trust_bundle *bundle,
-                             const struct snapshot_header *header, const uint8_t *held_bytes, size_t held_len,
-                             const uint8_t *note, size_t note_len, const uint8_t *certificates,
-                             size_t certificates_len, char *path, size_t path_cap, char *why, size_t why_cap)
+static int keep_equivocation(const char *directory, const struct trust_bundle *bundle, const char *namespace_name,
+                             const uint8_t *held_bytes, size_t held_len, const uint8_t *note, size_t note_len,
+                             const uint8_t *certificates, size_t certificates_len, char *path, size_t path_cap,
+                             char *why, size_t why_cap)
 {
-	const char *namespace_name = header->namespace_name;
 	char namespace_directory[PATH_CAPACITY];
 	uint8_t *held_certificates = NULL;
 	size_t held_certificates_len = 0;
+	struct snapshot_header header;
+	struct note *offered = NULL;
 	struct evidence e;
 	int rc;
 
 	rc = join_path(namespace_directory, sizeof(namespace_directory), directory, namespace_name, NULL);
+	if (rc == 0)
+		rc = note_parse(note, note_len, &offered);
+	if (rc == 0)
+		rc = snapshot_header_parse(offered->text, offered->text_len, &header);
+	note_free(offered);
 	if (rc != 0) {
 		snprintf(why, why_cap, "%s", dirauth_strerror(rc));
 		return rc;
 	}
-	ctl_evidence_between(&e, EVIDENCE_HEADERS, bundle, header->origin, header->epoch, held_bytes,
-	                     held_len, note, note_len);
+	ctl_evidence_between(&e, EVIDENCE_HEADERS, bundle, header.origin, header.epoch, held_bytes, held_len, note,
+	                     note_len);
 	read_held_certificates(directory, namespace_name, &held_certificates, &held_certificates_len);
 	ctl_evidence_add_certificates(&e, held_certificates, held_certificates_len);
 	ctl_evidence_add_certificates(&e, certificates, certificates_len);
-	rc = ctl_evidence_keep(bundle, &e, namespace_directory, namespace_name, header->epoch, path, path_cap,
-	                       NULL, why, why_cap);
+	rc = ctl_evidence_keep(bundle, &e, namespace_directory, namespace_name, header.epoch, path, path_cap, NULL,
+	                       why, why_cap);
 	free(held_certificates);
 	return rc;
 }
@@ -197,37 +171,6 @@ static int parse_held(const char *namespace_name, const uint8_t *held_bytes, siz
 		                                                                    : CTL_EXIT_DATA,
 		                "fetch %s: held header %s cannot be read back: %s", namespace_name,
 		                LATEST_HEADER, dirauth_strerror(rc));
-	return rc;
-}
-
-/* Step 2a: the new header against the held one; an equivocation leaves its evidence file.
- * *newer gets whether the chain must be walked. */
-static int check_history(const char *directory, const struct trust_bundle *bundle, const uint8_t *held_bytes,
-                         size_t held_len, const struct verify_held *held, const uint8_t *note,
-                         size_t note_len, const struct snapshot_header *header, const uint8_t *certificates,
-                         size_t certificates_len, int *newer, struct ctl_report *report)
-{
-	char evidence_path[PATH_CAPACITY];
-	char detail[VERIFY_DETAIL_MAX];
-	char why[VERIFY_DETAIL_MAX + 64] = "";
-	char what[WHAT_MAX];
-	int rc;
-
-	rc = verify_history_compare(held, note, note_len, header, newer, detail, sizeof(detail));
-	if (rc == 0)
-		return 0;
-	what_of(header->namespace_name, what);
-	if (rc != DIRAUTH_ERR_MISMATCH)
-		return ctl_verification_fail(report, what, rc, detail);
-	/* Two headers of one epoch (the only mismatch compare finds): both signed notes are kept, the
-	 * held one first, for anyone to check. */
-	if (keep_equivocation(directory, bundle, header, held_bytes, held_len, note, note_len, certificates,
-	                      certificates_len, evidence_path, sizeof(evidence_path), why, sizeof(why)) == 0)
-		ctl_report_fail(report, CTL_EXIT_DATA, "%s: %s; evidence written to %s", what, detail,
-		                evidence_path);
-	else
-		ctl_report_fail(report, CTL_EXIT_DATA, "%s: %s; evidence could not be written: %s", what,
-		                detail, why);
 	return rc;
 }
 
@@ -331,23 +274,6 @@ int ctl_fetch_verify_chain(const struct trust_bundle *bundle, const uint8_t *cer
 	return rc;
 }
 
-/* Step 3, with the refusal in words: 70 when the body could not be checked, 65 otherwise. */
-static int verify_body(const struct trust_bundle *bundle, const struct snapshot_header *header,
-                       const char *encoding, const uint8_t *data, size_t len, struct buffer *body,
-                       struct ctl_report *report)
-{
-	char detail[VERIFY_DETAIL_MAX];
-	int rc;
-
-	rc = verify_snapshot_body(bundle, header, encoding, data, len, body, detail, sizeof(detail));
-	if (rc != 0)
-		ctl_report_fail(report,
-		                rc == DIRAUTH_ERR_NOMEM || rc == DIRAUTH_ERR_CRYPTO ? CTL_EXIT_SOFTWARE
-		                                                                    : CTL_EXIT_DATA,
-		                "fetch %s: %s", header->namespace_name, detail);
-	return rc;
-}
-
 static int store_failure(struct ctl_report *report, const char *namespace_name, const char *what, int rc)
 {
 	ctl_report_fail(report, rc == DIRAUTH_ERR_IO ? CTL_EXIT_IO : CTL_EXIT_CANNOT_CREATE,
@@ -390,342 +316,608 @@ int ctl_fetch_store(const char *directory, const char *namespace_name, uint64_t 
 	return 0;
 }
 
-/* Where the headers of a walk come from: downloaded one epoch at a time (the network half), or
- * the links already in memory. */
-struct walk_source {
-	const struct ctl_fetch_options *options; /* the network half: download each epoch */
-	size_t base_len;                         /* of options->server_url, without trailing '/' */
-	struct net_pool *pool;                   /* the run's kept-alive connections, or NULL */
-	const struct ctl_fetch_link *links;      /* or these, already downloaded */
-	size_t link_count;
+/* ---- the library's callbacks: the clock and the mirror's files ---- */
+
+/* What the library is given for one fetch: the mirror's directory for the namespace, the clock,
+ * the update being run (its verified snapshot is what the writes write), and what a callback
+ * could not do, in the command's words. */
+struct session {
+	const struct trust_bundle *bundle;
+	const char *directory;
+	const char *namespace_name;
+	uint64_t now;
+	struct dirauth_update *update;
+	struct ctl_report failure;
 };
 
-/* Step 2b over the network: GET the header of each epoch from the new one's - 1 down, skipping
- * those the server has none for (404), until the chain reaches the held header. */
-static int walk_network(const struct walk_source *source, const uint8_t *certificates,
-                        size_t certificates_len, const struct verify_held *held,
-                        const struct snapshot_header *header, uint64_t max_chain, struct ctl_report *report)
+static uint64_t session_now(void *user)
 {
-	const struct ctl_fetch_options *options = source->options;
-	const char *namespace_name = options->namespace_name;
-	const char *const namespace_headers[] = {options->authorization, NULL};
-	struct certificate_keyring *ring = NULL;
-	struct net_response response;
-	struct verify_chain chain;
-	struct buffer url;
-	char what[WHAT_MAX];
-	char label[64];
+	return ((const struct session *)user)->now;
+}
+
+/* latest.header: the state the library holds the new snapshot to. */
+static int session_state_read(void *user, const char *namespace_name, uint8_t *out, size_t cap, size_t *len)
+{
+	struct session *session = user;
+	struct buffer held;
 	int rc;
 
-	memset(&chain, 0, sizeof(chain));
-	net_response_init(&response);
-	buffer_init(&url);
-	what_of(namespace_name, what);
-	rc = chain_begin(options->bundle, certificates, certificates_len, held, header, max_chain, &ring,
-	                 &chain, report);
-	/* begin bounded header->epoch - held epoch by max_chain, so the loop is bounded too. */
-	for (uint64_t epoch = header->epoch - 1;
-	     rc == 0 && !verify_chain_reached(&chain) && epoch > held->header.epoch; epoch--) {
-		buffer_reset(&url);
-		rc = buffer_appendf(&url, "%.*s/v1/%s/snapshots/%" PRIu64, (int)source->base_len,
-		                    options->server_url, namespace_name, epoch);
-		if (rc != 0) {
-			ctl_report_fail(report, CTL_EXIT_USAGE, "%s: server URL too long", what);
-			break;
-		}
-		snprintf(label, sizeof(label), "history: epoch %" PRIu64, epoch);
-		rc = ctl_exchange_get_pooled(source->pool, what, label, (const char *)url.data,
-		                             namespace_headers, CTL_FETCH_HEADER_NOTE_MAX, 1, &response,
-		                             report);
-		if (rc == 0 && response.status == 200)
-			rc = chain_add(&chain, epoch, response.body.data, response.body.len, report);
+	buffer_init(&held);
+	rc = ctl_fetch_read_held(session->directory, namespace_name, &held, &session->failure);
+	if (rc == 0 && held.len > cap) {
+		ctl_report_fail(&session->failure, CTL_EXIT_DATA, "fetch %s: held header %s is larger than a header note",
+		                namespace_name, LATEST_HEADER);
+		rc = DIRAUTH_ERR_BOUNDS;
 	}
-	if (rc == 0)
-		rc = chain_finish(&chain, report);
-	verify_keyring_free(ring);
-	net_response_free(&response);
-	buffer_free(&url);
+	if (rc == 0) {
+		if (held.len > 0)
+			memcpy(out, held.data, held.len);
+		*len = held.len;
+	}
+	buffer_free(&held);
 	return rc;
 }
 
-/* Steps 2a and 2b for a verified header and the held bytes (none held: nothing to check). */
-static int check_held(const char *directory, const struct trust_bundle *bundle,
-                      const struct walk_source *source, const uint8_t *held_bytes, size_t held_len,
-                      const uint8_t *note, size_t note_len, const struct snapshot_header *header,
-                      const uint8_t *certificates, size_t certificates_len, uint64_t max_chain,
-                      struct ctl_report *report)
+/* The verified snapshot being kept, for the writes. */
+static int session_verified(struct session *session, struct dirauth_verified *verified)
 {
-	const char *namespace_name = header->namespace_name;
-	struct verify_held held;
-	int newer = 0;
-	int rc;
-
-	if (held_len == 0)
-		return 0;
-	rc = parse_held(namespace_name, held_bytes, held_len, &held, report);
-	if (rc == 0)
-		rc = check_history(directory, bundle, held_bytes, held_len, &held, note, note_len, header,
-		                   certificates, certificates_len, &newer, report);
-	if (rc != 0 || !newer)
-		return rc;
-	if (source->options != NULL)
-		return walk_network(source, certificates, certificates_len, &held, header, max_chain, report);
-	return walk_links(bundle, certificates, certificates_len, &held, header, source->links,
-	                  source->link_count, max_chain, report);
-}
-
-/* ---- Step 2c: the log (fetch_log.h) ---- */
-
-/* The consistency proof of an input already in memory. */
-static int given_consistency(void *context, uint64_t old_size, uint64_t new_size, struct buffer *out,
-                             struct ctl_report *report)
-{
-	const struct ctl_fetch_input *input = context;
-
-	if (input->consistency == NULL) {
-		ctl_report_fail(report, CTL_EXIT_DATA,
-		                "fetch %s: log: no consistency proof from size %" PRIu64 " to %" PRIu64,
-		                input->namespace_name, old_size, new_size);
-		return DIRAUTH_ERR_PROOF;
-	}
-	if (buffer_append(out, input->consistency, input->consistency_len) != 0) {
-		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "fetch %s: out of memory", input->namespace_name);
-		return DIRAUTH_ERR_NOMEM;
+	struct dirauth_result outcome = {0};
+	enum dirauth_status status = dirauth_update_verified(session->update, verified, &outcome);
+	dirauth_result_clear(&outcome);
+	if (status != DIRAUTH_SUCCESS) {
+		ctl_report_fail(&session->failure, CTL_EXIT_SOFTWARE, "fetch %s: nothing verified to write",
+		                session->namespace_name);
+		return DIRAUTH_ERR_INTERNAL;
 	}
 	return 0;
 }
 
-/* What step 2c showed, for the summary. */
-static void log_result(const struct ctl_fetch_log *log, struct ctl_fetch_result *result)
+/* Step 4: <epoch>.body, <epoch>.header, certificates, and last latest.header (ctl_fetch_store),
+ * written once the library verified everything and before it believes the snapshot. */
+static int session_state_write(void *user, const char *namespace_name, const uint8_t *bytes, size_t len)
 {
-	result->log_checked = log->checked;
-	result->log = log->inclusion;
-	result->log_had_held = log->had_held;
-	result->log_held_size = log->held_size;
-}
-
-/* A snapshot as it came: the header note, the certificate bundle it was verified with, and the
- * body as sent (in body_encoding). */
-struct fetched {
-	const uint8_t *header_note;
-	size_t header_note_len;
-	const uint8_t *certificates;
-	size_t certificates_len;
-	const char *body_encoding;
-	const uint8_t *body;
-	size_t body_len;
-	int verified; /* body is already decoded and verified (rebuilt from a diff: fetch_diff.h) */
-};
-
-/* What every fetch does once the header, the held history and the log have passed (fetch.h):
- * step 3 (the body against header), 3b (against the revocations of held, the mirror's latest held
- * header note), 4 (the files, with what step 2c showed in log) and 5 (the older snapshots the new
- * one revokes dropped, in result). */
-static int take_body(const struct trust_bundle *bundle, const char *directory, const char *namespace_name,
-                     const struct snapshot_header *header, const struct fetched *fetched,
-                     const struct buffer *held, const struct ctl_fetch_log *log,
-                     struct ctl_fetch_result *result, struct ctl_report *report)
-{
-	struct buffer body;
-	buffer_init(&body);
-	int rc = fetched->verified ? buffer_append(&body, fetched->body, fetched->body_len)
-	                           : verify_body(bundle, header, fetched->body_encoding, fetched->body,
-	                                         fetched->body_len, &body, report);
-	if (rc != 0 && fetched->verified)
-		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "fetch %s: out of memory", namespace_name);
+	struct session *session = user;
+	struct dirauth_verified verified;
+	int rc = session_verified(session, &verified);
 	if (rc == 0)
-		rc = ctl_fetch_check_revoked(bundle, directory, namespace_name, held->data, held->len,
-		                             body.data, body.len, report);
-	if (rc == 0)
-		rc = ctl_fetch_log_store(directory, namespace_name, header->epoch, log, report);
-	if (rc == 0)
-		rc = ctl_fetch_store(directory, namespace_name, header->epoch, fetched->header_note,
-		                     fetched->header_note_len, body.data, body.len, fetched->certificates,
-		                     fetched->certificates_len, report);
-	result->dropped_count = 0;
-	if (rc == 0)
-		rc = ctl_fetch_drop_revoked(bundle, directory, namespace_name, header->epoch, body.data,
-		                            body.len, result->dropped, &result->dropped_count, report);
-	if (rc == 0)
-		log_result(log, result);
-	buffer_free(&body);
+		rc = ctl_fetch_store(session->directory, namespace_name, verified.epoch, bytes, len, verified.body,
+		                     verified.body_len, verified.certificates, verified.certificates_len,
+		                     &session->failure);
 	return rc;
 }
 
-/* ---- */
+/* NS/<epoch>.body, the held body the library takes as the base of a diff and of the revocations
+ * the new snapshot must respect (it checks the digest the held header signed). */
+static int session_body_read(void *user, const char *namespace_name, uint64_t epoch, struct dirauth_sink *sink)
+{
+	const struct session *session = user;
+	char path[PATH_CAPACITY];
+	char name[64];
+	uint8_t *bytes = NULL;
+	size_t len = 0;
+	uint64_t bound = session->bundle->max_body_uncompressed;
+
+	snprintf(name, sizeof(name), "%" PRIu64 ".body", epoch);
+	if (join_path(path, sizeof(path), session->directory, namespace_name, name) != 0 || !ctl_file_exists(path) ||
+	    ctl_file_read(path, bound > SIZE_MAX ? SIZE_MAX : (size_t)bound, &bytes, &len) != 0)
+		return -1;
+	int rc = dirauth_sink_append(sink, bytes, len);
+	free(bytes);
+	return rc;
+}
+
+static const struct ctl_file_limit held_checkpoint_limit = {TLOG_PROOF_NOTE_MAX, "a checkpoint note",
+                                                            CTL_EXIT_DATA};
+
+/* latest.checkpoint: the checkpoint the library holds the log to. */
+static int session_checkpoint_read(void *user, const char *namespace_name, uint8_t *out, size_t cap,
+                                   size_t *len)
+{
+	struct session *session = user;
+	char path[PATH_CAPACITY];
+	uint8_t *bytes = NULL;
+	int rc;
+
+	*len = 0;
+	if (join_path(path, sizeof(path), session->directory, namespace_name, CTL_FETCH_LOG_HELD) != 0) {
+		ctl_report_fail(&session->failure, CTL_EXIT_CANNOT_CREATE, "fetch %s: mirror directory path too long",
+		                namespace_name);
+		return DIRAUTH_ERR_BOUNDS;
+	}
+	if (!ctl_file_exists(path))
+		return 0;
+	rc = ctl_file_read_reported(path, &held_checkpoint_limit, &bytes, len, &session->failure,
+	                            "fetch %s: log: held checkpoint %s", namespace_name, path);
+	if (rc == 0 && *len <= cap)
+		memcpy(out, bytes, *len);
+	free(bytes);
+	return rc;
+}
+
+/* <epoch>.tlog-proof, then latest.checkpoint: written before the snapshot's files, so that the
+ * next fetch holds the log to what this one saw. */
+static int session_checkpoint_write(void *user, const char *namespace_name, const uint8_t *bytes, size_t len)
+{
+	struct session *session = user;
+	struct dirauth_verified verified;
+	char directory[PATH_CAPACITY];
+	char name[64];
+	int rc = session_verified(session, &verified);
+
+	if (rc != 0)
+		return rc;
+	snprintf(name, sizeof(name), "%" PRIu64 CTL_FETCH_LOG_PROOF_FILE, verified.epoch);
+	rc = join_path(directory, sizeof(directory), session->directory, namespace_name, NULL);
+	if (rc == 0)
+		rc = ctl_directory_create(directory);
+	if (rc == 0)
+		rc = ctl_file_write_atomic(directory, name, verified.log_proof, verified.log_proof_len);
+	if (rc == 0)
+		rc = ctl_file_write_atomic(directory, CTL_FETCH_LOG_HELD, bytes, len);
+	if (rc != 0)
+		ctl_report_fail(&session->failure, rc == DIRAUTH_ERR_IO ? CTL_EXIT_IO : CTL_EXIT_CANNOT_CREATE,
+		                "fetch %s: log: cannot write %s or %s in %s: %s", namespace_name, name,
+		                CTL_FETCH_LOG_HELD, directory, dirauth_strerror(rc));
+	return rc;
+}
+
+/* ---- what the library asks for, and where the answers come from ---- */
+
+enum request_kind {
+	REQUEST_CERTIFICATES,
+	REQUEST_LATEST,
+	REQUEST_LINK,
+	REQUEST_LOG_PROOF,
+	REQUEST_CONSISTENCY,
+	REQUEST_DIFF,
+	REQUEST_BODY,
+	REQUEST_OTHER
+};
+
+struct request {
+	const char *path; /* as the library named it, from "/v1/" */
+	enum request_kind kind;
+	uint64_t epoch;            /* link, log proof, diff, body */
+	uint64_t old_size, size;   /* consistency */
+	char label[64];            /* what it is, in messages */
+};
+
+/* Reads a canonical decimal at *text (advanced past it). */
+static int take_number(const char **text, uint64_t *out)
+{
+	const char *c = *text;
+	uint64_t value = 0;
+	if (*c < '0' || *c > '9' || (*c == '0' && c[1] >= '0' && c[1] <= '9'))
+		return -1;
+	for (; *c >= '0' && *c <= '9'; c++) {
+		if (value > (UINT64_MAX - (uint64_t)(*c - '0')) / 10)
+			return -1;
+		value = value * 10 + (uint64_t)(*c - '0');
+	}
+	*text = c;
+	*out = value;
+	return 0;
+}
+
+/* What path (the library's, for namespace_name) asks for. */
+static void request_of(const char *path, const char *namespace_name, struct request *r)
+{
+	size_t n = strlen(namespace_name);
+	const char *rest = path;
+
+	memset(r, 0, sizeof(*r));
+	r->path = path;
+	r->kind = REQUEST_OTHER;
+	snprintf(r->label, sizeof(r->label), "%.48s", path);
+	if (strcmp(path, "/v1/certificates") == 0) {
+		r->kind = REQUEST_CERTIFICATES;
+		snprintf(r->label, sizeof(r->label), "certificates");
+		return;
+	}
+	if (strncmp(rest, "/v1/", 4) != 0 || strncmp(rest + 4, namespace_name, n) != 0 || rest[4 + n] != '/')
+		return;
+	rest += 5 + n;
+	if (strcmp(rest, "snapshots/latest") == 0) {
+		r->kind = REQUEST_LATEST;
+		snprintf(r->label, sizeof(r->label), "latest header");
+	} else if (strncmp(rest, "snapshots/", 10) == 0 && (rest += 10, take_number(&rest, &r->epoch) == 0)) {
+		if (*rest == '\0') {
+			r->kind = REQUEST_LINK;
+			snprintf(r->label, sizeof(r->label), "history: epoch %" PRIu64, r->epoch);
+		} else if (strcmp(rest, "/body") == 0) {
+			r->kind = REQUEST_BODY;
+			snprintf(r->label, sizeof(r->label), "body");
+		} else if (strncmp(rest, "/diff/", 6) == 0) {
+			r->kind = REQUEST_DIFF;
+			snprintf(r->label, sizeof(r->label), "diff");
+		}
+	} else if (strncmp(rest, "log/proof/", 10) == 0 && (rest += 10, take_number(&rest, &r->epoch) == 0) &&
+	           *rest == '\0') {
+		r->kind = REQUEST_LOG_PROOF;
+		snprintf(r->label, sizeof(r->label), "proof");
+	} else if (strncmp(rest, "log/consistency/", 16) == 0 && (rest += 16, take_number(&rest, &r->old_size) == 0) &&
+	           *rest == '/' && (rest++, take_number(&rest, &r->size) == 0) && *rest == '\0') {
+		r->kind = REQUEST_CONSISTENCY;
+		snprintf(r->label, sizeof(r->label), "consistency");
+	}
+}
+
+/* The start of a message about r: "fetch <ns>", or "fetch <ns>: log" for the log's documents. */
+static void what_of_request(const char *namespace_name, const struct request *r, char what[WHAT_MAX + 8])
+{
+	if (r->kind == REQUEST_LOG_PROOF || r->kind == REQUEST_CONSISTENCY)
+		snprintf(what, WHAT_MAX + 8, "fetch %s: log", namespace_name);
+	else
+		snprintf(what, WHAT_MAX + 8, "fetch %s", namespace_name);
+}
+
+/* An answer to feed the library. */
+struct answer {
+	long status; /* 0: none came */
+	const char *encoding;
+	const uint8_t *body;
+	size_t len;
+};
+
+/* Answers a request, or fails with report (the server's or the input's fault, in words). */
+struct source {
+	int (*answer)(struct source *source, const char *namespace_name, const struct request *r, size_t max_bytes,
+	              struct answer *out, struct ctl_report *report);
+	void (*release)(struct source *source);
+};
+
+/* The network: each request to the server, through the run's kept-alive connections. */
+struct network_source {
+	struct source source;
+	const struct ctl_fetch_options *options;
+	size_t base_len;
+	struct net_pool *pool;
+	struct net_response response;
+	struct buffer url;
+};
+
+/* The stable code of a JSON error body, {"error":"<code>",...}, is code. */
+static int error_code_is(const struct buffer *body, const char *code)
+{
+	char prefix[64];
+	int n = snprintf(prefix, sizeof(prefix), "{\"error\":\"%s\"", code);
+	return n > 0 && body->len >= (size_t)n && memcmp(body->data, prefix, (size_t)n) == 0;
+}
+
+static int network_answer(struct source *source, const char *namespace_name, const struct request *r,
+                          size_t max_bytes, struct answer *out, struct ctl_report *report)
+{
+	struct network_source *n = (struct network_source *)source;
+	const char *authorization = n->options->authorization;
+	/* A private namespace's routes answer only to its capability; the certificates never see it. */
+	const char *const namespace_headers[] = {authorization, NULL};
+	const char *const body_headers[] = {"Accept-Encoding: zstd, gzip", authorization, NULL};
+	const char *const *headers = r->kind == REQUEST_CERTIFICATES                        ? NULL
+	                             : r->kind == REQUEST_BODY || r->kind == REQUEST_DIFF ? body_headers
+	                                                                                  : namespace_headers;
+	int allow_missing = r->kind == REQUEST_LINK || r->kind == REQUEST_LOG_PROOF || r->kind == REQUEST_DIFF;
+	char what[WHAT_MAX + 8];
+	struct ctl_report scratch;
+	int rc;
+
+	what_of_request(namespace_name, r, what);
+	net_response_free(&n->response);
+	net_response_init(&n->response);
+	buffer_reset(&n->url);
+	if (buffer_appendf(&n->url, "%.*s%s", (int)n->base_len, n->options->server_url, r->path) != 0) {
+		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: server URL too long", what);
+		return DIRAUTH_ERR_BOUNDS;
+	}
+	ctl_report_init(&scratch);
+	rc = ctl_exchange_get_pooled(n->pool, what, r->label, (const char *)n->url.data, headers, max_bytes,
+	                             allow_missing, &n->response, r->kind == REQUEST_DIFF ? &scratch : report);
+	if (rc != 0 && r->kind == REQUEST_DIFF) {
+		/* A diff is a saving: a server that fails on it leaves the whole body to be asked for. */
+		*out = (struct answer){n->response.status, "", NULL, 0};
+		return 0;
+	}
+	if (rc != 0)
+		return rc;
+	if (r->kind == REQUEST_LOG_PROOF && n->response.status == 404) {
+		char description[CTL_REPORT_MAX / 2];
+		net_describe_error(&n->response, description, sizeof(description));
+		/* Published but not yet under a checkpoint: the log follows the publication. */
+		if (error_code_is(&n->response.body, "epoch_not_in_log") ||
+		    error_code_is(&n->response.body, "epoch_not_in_tree"))
+			ctl_report_fail(report, CTL_EXIT_TEMPFAIL,
+			                "%s: epoch %" PRIu64
+			                " is not yet under a checkpoint of the server's log (%s); try again later",
+			                what, r->epoch, description);
+		else
+			ctl_report_fail(report, CTL_EXIT_PROTOCOL, "%s: proof: %s", what, description);
+		return DIRAUTH_ERR_REFUSED;
+	}
+	*out = (struct answer){n->response.status, n->response.content_encoding, n->response.body.data,
+	                       n->response.body.len};
+	return 0;
+}
+
+static void network_release(struct source *source)
+{
+	struct network_source *n = (struct network_source *)source;
+	net_response_free(&n->response);
+	net_pool_free(n->pool);
+	buffer_free(&n->url);
+}
+
+/* A snapshot already downloaded (struct ctl_fetch_input): each request answered from it. */
+struct memory_source {
+	struct source source;
+	const struct ctl_fetch_input *input;
+};
+
+static int memory_answer(struct source *source, const char *namespace_name, const struct request *r,
+                         size_t max_bytes, struct answer *out, struct ctl_report *report)
+{
+	const struct ctl_fetch_input *input = ((struct memory_source *)source)->input;
+	*out = (struct answer){404, "", NULL, 0};
+	switch (r->kind) {
+	case REQUEST_CERTIFICATES:
+		*out = (struct answer){200, "", input->certificates, input->certificates_len};
+		break;
+	case REQUEST_LATEST:
+		*out = (struct answer){200, "", input->header_note, input->header_note_len};
+		break;
+	case REQUEST_LINK:
+		for (size_t i = 0; i < input->link_count; i++)
+			if (input->links[i].epoch == r->epoch)
+				*out = (struct answer){200, "", input->links[i].note, input->links[i].note_len};
+		break;
+	case REQUEST_LOG_PROOF:
+		*out = (struct answer){200, "", input->proof, input->proof_len};
+		break;
+	case REQUEST_CONSISTENCY:
+		if (input->consistency == NULL) {
+			ctl_report_fail(report, CTL_EXIT_DATA,
+			                "fetch %s: log: no consistency proof from size %" PRIu64 " to %" PRIu64,
+			                namespace_name, r->old_size, r->size);
+			return DIRAUTH_ERR_PROOF;
+		}
+		*out = (struct answer){200, "", input->consistency, input->consistency_len};
+		break;
+	case REQUEST_BODY:
+		*out = (struct answer){200, input->body_encoding, input->body, input->body_len};
+		break;
+	case REQUEST_DIFF:
+	case REQUEST_OTHER:
+		break;
+	}
+	if (out->len > max_bytes) {
+		/* As a download is cut at the step's bound. */
+		char what[WHAT_MAX + 8];
+		what_of_request(namespace_name, r, what);
+		ctl_report_fail(report, CTL_EXIT_DATA, "%s: %s: response larger than %zu bytes", what, r->label,
+		                max_bytes);
+		return DIRAUTH_ERR_BOUNDS;
+	}
+	return 0;
+}
+
+/* ---- one fetch: the library's update, fed from a source, and its outcome in words ---- */
+
+/* What the library's verified snapshot showed, for the summary. */
+static void fill_result(const struct dirauth_verified *v, const char *namespace_name, struct ctl_fetch_result *result)
+{
+	memset(result, 0, sizeof(*result));
+	snprintf(result->namespace_name, sizeof(result->namespace_name), "%s", namespace_name);
+	result->epoch = v->epoch;
+	result->record_count = v->record_count;
+	result->signer_count = v->signer_count;
+	result->authority_count = v->authority_count;
+	snprintf(result->signer_names, sizeof(result->signer_names), "%.*s", (int)sizeof(result->signer_names) - 1,
+	         v->signer_names);
+	result->log_checked = v->log_checked;
+	result->log.index = v->log_index;
+	result->log.tree_size = v->log_tree_size;
+	memcpy(result->log.root, v->log_root, sizeof(result->log.root));
+	result->log.cosigned = v->log_cosigned;
+	result->log.witness_count = v->log_witness_count;
+	result->log.quorum = v->log_quorum;
+	result->log_had_held = v->log_had_held;
+	result->log_held_size = v->log_held_size;
+	result->diff.asked = v->diff_asked;
+	result->diff.missing = v->diff_missing;
+	result->diff.used = v->diff_used;
+	result->diff.base_epoch = v->diff_base_epoch;
+	result->diff.bytes = v->diff_used ? v->body_served_len : 0;
+	snprintf(result->diff.why, sizeof(result->diff.why), "%s", v->diff_why);
+}
+
+/* What the run saw of the answers it fed: the latest header and the certificates, as served. */
+struct seen {
+	struct buffer latest;
+	struct buffer certificates;
+};
+
+/* The refusal the library ended the update with, in the command's words. */
+static int refusal(const struct session *session, const struct seen *seen, enum dirauth_status status,
+                   const struct dirauth_result *outcome, struct ctl_report *report)
+{
+	const char *namespace_name = session->namespace_name;
+	const char *detail = ctl_client_detail(outcome, namespace_name);
+	char what[WHAT_MAX];
+
+	what_of(namespace_name, what);
+	if (session->failure.exit_code != CTL_EXIT_OK) {
+		/* A file of the mirror's, not the server's data. */
+		*report = session->failure;
+		return DIRAUTH_ERR_IO;
+	}
+	switch (status) {
+	case DIRAUTH_E_SPLIT_VIEW: {
+		char path[PATH_CAPACITY];
+		char why[VERIFY_DETAIL_MAX + 64] = "";
+		/* Two headers of one epoch: both signed notes are kept, the held one first, for anyone
+		 * to check. */
+		if (keep_equivocation(session->directory, session->bundle, namespace_name, outcome->evidence_held,
+		                      outcome->evidence_held_len, outcome->evidence_offered,
+		                      outcome->evidence_offered_len, seen->certificates.data, seen->certificates.len,
+		                      path, sizeof(path), why, sizeof(why)) == 0)
+			ctl_report_fail(report, CTL_EXIT_DATA, "%s: %s; evidence written to %s", what, detail, path);
+		else
+			ctl_report_fail(report, CTL_EXIT_DATA, "%s: %s; evidence could not be written: %s", what,
+			                detail, why);
+		return DIRAUTH_ERR_MISMATCH;
+	}
+	case DIRAUTH_E_STALE:
+		/* Signed by the threshold, but its time is over: the authorities published nothing
+		 * newer. Its own status, so that a script never takes it for fresh; not yet valid is
+		 * the data's fault. */
+		ctl_report_fail(report,
+		                past_valid_until(seen->latest.data, seen->latest.len, session->now) ? CTL_EXIT_TEMPFAIL
+		                                                                                    : CTL_EXIT_DATA,
+		                "%s: %s", what, detail);
+		return DIRAUTH_ERR_STALE;
+	case DIRAUTH_E_STATE:
+		/* The mirror's files read, but latest.header (or latest.checkpoint) is none: a check
+		 * that cannot run denies. */
+		ctl_report_fail(report, CTL_EXIT_DATA, "%s: %s", what, detail);
+		return DIRAUTH_ERR_SYNTAX;
+	case DIRAUTH_E_TOO_FAR:
+		/* Too far to walk: only the operator can say the new snapshot is the one to believe. */
+		ctl_report_fail(report, CTL_EXIT_DATA,
+		                "%s: %s: check the new snapshot by other means, then delete %s/%s and fetch again",
+		                what, detail, namespace_name, LATEST_HEADER);
+		return DIRAUTH_ERR_BOUNDS;
+	default:
+		ctl_report_fail(report, ctl_client_exit_code(status), "%s: %s", what, detail);
+		return status == DIRAUTH_E_NOMEM ? DIRAUTH_ERR_NOMEM : DIRAUTH_ERR_REFUSED;
+	}
+}
+
+/* The whole fetch over source: the library's update from the held files to the snapshot source
+ * offers, every file written by its callbacks once it verified everything, then step 5. */
+static int run_update(const struct trust_bundle *bundle, const char *namespace_name, const char *directory,
+                      uint64_t now, const struct verify_snapshot_policy *policy, const struct ctl_log_pins *log,
+                      struct source *source, struct ctl_fetch_result *result, struct ctl_report *report)
+{
+	struct session session = {bundle, directory, namespace_name, now, NULL, {0}};
+	struct dirauth_callbacks callbacks = {.user = &session,
+	                                      .now = session_now,
+	                                      .state_read = session_state_read,
+	                                      .state_write = session_state_write,
+	                                      .body_read = session_body_read,
+	                                      .checkpoint_read = session_checkpoint_read,
+	                                      .checkpoint_write = session_checkpoint_write};
+	struct dirauth_context *context = NULL;
+	struct dirauth_result outcome = {0};
+	struct dirauth_verified verified;
+	struct seen seen;
+	char what[WHAT_MAX];
+	const char *path = NULL;
+	size_t max_bytes = 0;
+	enum dirauth_status status;
+	int rc;
+
+	memset(result, 0, sizeof(*result));
+	ctl_report_init(&session.failure);
+	buffer_init(&seen.latest);
+	buffer_init(&seen.certificates);
+	what_of(namespace_name, what);
+	const struct trust_namespace *pinned = trust_bundle_namespace(bundle, namespace_name);
+	if (pinned == NULL) {
+		ctl_report_fail(report, CTL_EXIT_CONFIG, "%s: namespace not in the trust bundle", what);
+		rc = DIRAUTH_ERR_CONFIG;
+		goto done;
+	}
+	char log_what[WHAT_MAX + 8];
+	snprintf(log_what, sizeof(log_what), "%s: log", what);
+	rc = ctl_client_log_pins_fit(log_what, log, pinned->origin, report);
+	if (rc == 0)
+		rc = ctl_client_context_new(what, bundle, policy, log, &callbacks, &context, report);
+	if (rc != 0)
+		goto done;
+	status = dirauth_update_begin(context, namespace_name, &session.update, &outcome);
+	if (status == DIRAUTH_E_TRUST) {
+		rc = DIRAUTH_ERR_CONFIG;
+		ctl_report_fail(report, CTL_EXIT_CONFIG, "%s: namespace not in the trust bundle", what);
+		goto done;
+	}
+	if (status != DIRAUTH_SUCCESS) {
+		rc = refusal(&session, &seen, status, &outcome, report);
+		goto done;
+	}
+	while (dirauth_update_next(session.update, &path, &max_bytes)) {
+		struct request request;
+		struct answer answer;
+		request_of(path, namespace_name, &request);
+		rc = source->answer(source, namespace_name, &request, max_bytes, &answer, report);
+		if (rc != 0)
+			goto done;
+		struct buffer *kept = request.kind == REQUEST_LATEST         ? &seen.latest
+		                      : request.kind == REQUEST_CERTIFICATES ? &seen.certificates
+		                                                             : NULL;
+		if (kept != NULL && answer.status == 200) {
+			buffer_reset(kept);
+			if (buffer_append(kept, answer.body, answer.len) != 0) {
+				rc = DIRAUTH_ERR_NOMEM;
+				ctl_report_fail(report, CTL_EXIT_SOFTWARE, "%s: out of memory", what);
+				goto done;
+			}
+		}
+		status = dirauth_update_feed(session.update, answer.status, answer.encoding, answer.body, answer.len,
+		                             &outcome);
+		if (status != DIRAUTH_SUCCESS) {
+			rc = refusal(&session, &seen, status, &outcome, report);
+			goto done;
+		}
+	}
+	if (dirauth_update_verified(session.update, &verified, &outcome) != DIRAUTH_SUCCESS) {
+		rc = DIRAUTH_ERR_INTERNAL;
+		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "%s: %s", what, outcome.detail);
+		goto done;
+	}
+	fill_result(&verified, namespace_name, result);
+	/* Step 5: revocation overrides the cache. */
+	rc = ctl_fetch_drop_revoked(bundle, directory, namespace_name, verified.epoch, verified.body,
+	                            verified.body_len, result->dropped, &result->dropped_count, report);
+done:
+	dirauth_result_clear(&outcome);
+	dirauth_update_free(session.update);
+	dirauth_context_free(context);
+	buffer_free(&seen.latest);
+	buffer_free(&seen.certificates);
+	return rc;
+}
 
 int ctl_fetch_verify_and_store(const struct ctl_fetch_input *input, struct ctl_fetch_result *result,
                                struct ctl_report *report)
 {
-	struct verify_snapshot_policy defaults;
-	const struct verify_snapshot_policy *policy = input->policy;
-	struct walk_source source = {.links = input->links, .link_count = input->link_count};
-	struct snapshot_header header;
-	struct ctl_fetch_log log;
-	struct buffer held;
-	int rc;
-
-	if (policy == NULL) {
-		verify_snapshot_policy_default(&defaults);
-		policy = &defaults;
-	}
-	buffer_init(&held);
-	ctl_fetch_log_init(&log);
-	rc = ctl_fetch_verify_header(input->bundle, input->namespace_name, input->header_note,
-	                             input->header_note_len, input->certificates, input->certificates_len,
-	                             input->now, policy, &header, result, report);
-	if (rc == 0)
-		rc = ctl_fetch_read_held(input->directory, input->namespace_name, &held, report);
-	if (rc == 0)
-		rc = check_held(input->directory, input->bundle, &source, held.data, held.len,
-		                input->header_note, input->header_note_len, &header, input->certificates,
-		                input->certificates_len, policy->max_chain, report);
-	if (rc == 0)
-		rc = ctl_fetch_log_verify(input->log, input->directory, &header, input->header_note,
-		                          input->header_note_len, input->proof, input->proof_len,
-		                          given_consistency, (void *)input, &log, report);
-	if (rc == 0) {
-		const struct fetched fetched = {.header_note = input->header_note,
-		                                .header_note_len = input->header_note_len,
-		                                .certificates = input->certificates,
-		                                .certificates_len = input->certificates_len,
-		                                .body_encoding = input->body_encoding,
-		                                .body = input->body,
-		                                .body_len = input->body_len};
-		rc = take_body(input->bundle, input->directory, input->namespace_name, &header, &fetched,
-		               &held, &log, result, report);
-	}
-	ctl_fetch_log_free(&log);
-	buffer_free(&held);
-	return rc;
+	struct memory_source source = {{memory_answer, NULL}, input};
+	return run_update(input->bundle, input->namespace_name, input->directory, input->now, input->policy,
+	                  input->log, &source.source, result, report);
 }
 
 int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_result *result,
                   struct ctl_report *report)
 {
-	/* A private namespace's routes answer only to its capability; the certificates never see it. */
-	const char *const namespace_headers[] = {options->authorization, NULL};
-	const char *const body_headers[] = {"Accept-Encoding: zstd, gzip", options->authorization, NULL};
 	const char *directory = options->directory != NULL ? options->directory : CTL_FETCH_DEFAULT_DIRECTORY;
-	const char *namespace_name = options->namespace_name;
-	struct walk_source source = {.options = options};
-	struct net_response header_response;
-	struct net_response body_response;
-	struct snapshot_header header;
-	struct ctl_fetch_log log;
-	struct buffer url;
-	struct buffer certificates;
-	struct buffer held;
-	struct buffer rebuilt;
-	struct verify_snapshot_policy defaults;
-	const struct verify_snapshot_policy *policy = options->policy;
+	struct network_source source = {{network_answer, network_release}, options, 0, NULL, {0}, {0}};
 	char what[WHAT_MAX];
-	size_t max_compressed;
 	int rc;
 
-	if (policy == NULL) {
-		verify_snapshot_policy_default(&defaults);
-		policy = &defaults;
+	memset(result, 0, sizeof(*result));
+	what_of(options->namespace_name, what);
+	/* Before any download: a namespace the bundle does not pin cannot be verified. */
+	if (trust_bundle_namespace(options->bundle, options->namespace_name) == NULL) {
+		ctl_report_fail(report, CTL_EXIT_CONFIG, "%s: namespace not in the trust bundle", what);
+		return DIRAUTH_ERR_CONFIG;
 	}
-	buffer_init(&held);
-	ctl_fetch_log_init(&log);
-	net_response_init(&header_response);
-	net_response_init(&body_response);
-	buffer_init(&url);
-	buffer_init(&certificates);
-	buffer_init(&rebuilt);
-	what_of(namespace_name, what);
 	source.base_len = ctl_exchange_url_length(options->server_url);
-	/* The run's requests to the server share kept-alive connections: a history of many epochs
-	 * costs one connection, not one each. Without a pool (no memory), each opens its own. */
+	net_response_init(&source.response);
+	buffer_init(&source.url);
+	/* The run's requests share kept-alive connections: a history of many epochs costs one
+	 * connection, not one each. Without a pool (no memory), each opens its own. */
 	if (net_pool_new(NULL, &source.pool) != 0)
 		source.pool = NULL;
-
-	rc = buffer_appendf(&url, "%.*s/v1/%s/snapshots/latest", (int)source.base_len, options->server_url,
-	                    namespace_name);
-	if (rc != 0) {
-		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: server URL too long", what);
-		goto done;
-	}
-	/* Before any download: a namespace the bundle does not pin cannot be verified. */
-	if (trust_bundle_namespace(options->bundle, namespace_name) == NULL) {
-		rc = DIRAUTH_ERR_CONFIG;
-		ctl_report_fail(report, CTL_EXIT_CONFIG, "%s: namespace not in the trust bundle", what);
-		goto done;
-	}
-	rc = ctl_exchange_get_pooled(source.pool, what, "latest header", (const char *)url.data,
-	                             namespace_headers, CTL_FETCH_HEADER_NOTE_MAX, 0, &header_response,
-	                             report);
-	if (rc != 0)
-		goto done;
-	rc = ctl_keyring_download(what, options->server_url, &certificates, report);
-	if (rc != 0)
-		goto done;
-	rc = ctl_fetch_verify_header(options->bundle, namespace_name, header_response.body.data,
-	                             header_response.body.len, certificates.data, certificates.len,
-	                             options->now, policy, &header, result, report);
-	if (rc != 0)
-		goto done;
-	rc = ctl_fetch_read_held(directory, namespace_name, &held, report);
-	if (rc != 0)
-		goto done;
-	rc = check_held(directory, options->bundle, &source, held.data, held.len, header_response.body.data,
-	                header_response.body.len, &header, certificates.data, certificates.len,
-	                policy->max_chain, report);
-	if (rc != 0)
-		goto done;
-	rc = ctl_fetch_log_run(options->log, options->server_url, options->authorization, directory, &header,
-	                       header_response.body.data, header_response.body.len, &log, report);
-	if (rc != 0)
-		goto done;
-
-	/* The body as a diff from the held one when the server offers it (fetch_diff.h), else whole. */
-	if (ctl_fetch_diff(source.pool, options->server_url, source.base_len, options->authorization,
-	                   options->bundle, directory, namespace_name, held.data, held.len, &header, &rebuilt,
-	                   &result->diff) == 0) {
-		const struct fetched from_diff = {.header_note = header_response.body.data,
-		                                  .header_note_len = header_response.body.len,
-		                                  .certificates = certificates.data,
-		                                  .certificates_len = certificates.len,
-		                                  .body = rebuilt.data,
-		                                  .body_len = rebuilt.len,
-		                                  .verified = 1};
-		rc = take_body(options->bundle, directory, namespace_name, &header, &from_diff, &held, &log,
-		               result, report);
-		goto done;
-	}
-	buffer_reset(&url);
-	rc = buffer_appendf(&url, "%.*s/v1/%s/snapshots/%" PRIu64 "/body", (int)source.base_len,
-	                    options->server_url, namespace_name, header.epoch);
-	if (rc != 0) {
-		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: server URL too long", what);
-		goto done;
-	}
-	max_compressed = options->bundle->max_body_compressed > SIZE_MAX
-	                     ? SIZE_MAX
-	                     : (size_t)options->bundle->max_body_compressed;
-	rc = ctl_exchange_get_pooled(source.pool, what, "body", (const char *)url.data, body_headers,
-	                             max_compressed, 0, &body_response, report);
-	if (rc != 0)
-		goto done;
-	const struct fetched fetched = {.header_note = header_response.body.data,
-	                                .header_note_len = header_response.body.len,
-	                                .certificates = certificates.data,
-	                                .certificates_len = certificates.len,
-	                                .body_encoding = body_response.content_encoding,
-	                                .body = body_response.body.data,
-	                                .body_len = body_response.body.len};
-	rc = take_body(options->bundle, directory, namespace_name, &header, &fetched, &held, &log, result,
-	               report);
-done:
-	ctl_fetch_log_free(&log);
-	net_response_free(&header_response);
-	net_response_free(&body_response);
-	net_pool_free(source.pool);
-	buffer_free(&url);
-	buffer_free(&certificates);
-	buffer_free(&held);
-	buffer_free(&rebuilt);
+	rc = run_update(options->bundle, options->namespace_name, directory, options->now, options->policy,
+	                options->log, &source.source, result, report);
+	network_release(&source.source);
 	return rc;
 }
 

@@ -1,68 +1,57 @@
 /*
  * fetch.h: dirauthctl fetch, the mirror's pull of one namespace's latest snapshot.
  *
- * A mirror must never replace what it serves with something it has not verified, and must
- * never go backwards. So a fetch is a fixed sequence of checks, each of which can only refuse.
- * The checks themselves are verify/'s; this command downloads, runs them in order, keeps the
- * files, and turns a refusal into a report line:
+ * A mirror must never replace what it serves with something it has not verified, and must never
+ * go backwards. Every check is libdirauth's (libdirauth/include/dirauth/dirauth.h): a fetch is
+ * one update of the library, whose state is the mirror's directory. The library names each path
+ * it needs, in this order, and refuses at the first that fails:
  *
- *   1. the signed header note (verify_snapshot_header, verify/snapshot.h): parses; at least the
- *      trust bundle's threshold of distinct pinned authorities signed it with signing keys
- *      certified for both the header's valid-after and now (the certificates come from the
- *      server's certificate bundle, GET /v1/certificates); namespace and origin are the bundle's;
- *      its times are plausible (clock skew, validity) and its counts within the bundle's bounds;
- *   2. history (verify/history.h): if the mirror holds a header from an earlier fetch
- *      (DIR/NS/latest.header), the new epoch is not older ("rollback"), and for the same epoch
- *      the header text is the same; two different headers for one epoch, each signed by the
- *      threshold, are "equivocation", and both notes are kept, held first, as a headers evidence
- *      file (ctl/evidence.h) in DIR/NS, with the bundle's identity keys and the certificates of
- *      each (DIR/NS/certificates, the fetched ones), written only when ctl_evidence_verify
- *      proves one authority signed both (ctl_evidence_keep, which the monitor's evidence goes
- *      through as well); a newer epoch must chain to the held header: following
- *      `previous` back from the new header through the headers the server holds for the epochs
- *      in between (each verified like the new one, at its own valid-after) reaches the held
- *      header's digest, within a bounded number of epochs;
- *   2c. the log, when its keys are pinned (fetch_log.h): the header is included in a checkpoint
- *      signed by the log and cosigned by the witness threshold, consistent with the checkpoint
- *      held from the last fetch (DIR/NS/latest.checkpoint);
- *   3. the body (verify_snapshot_body): bounded as served and while it inflates, then checked
- *      against the header (digest, size, Merkle root, ordering, every provider signature);
- *   3b. revocations (fetch_revocations.h): no record that the held snapshot's revocation section
- *      excludes;
- *   4. only then the files: with the log checked, DIR/NS/<epoch>.tlog-proof and
- *      DIR/NS/latest.checkpoint first (fetch_log.h); DIR/NS/<epoch>.header, DIR/NS/<epoch>.body,
- *      DIR/NS/certificates (the certificate bundle as served, so the mirror can be verified again
- *      offline), and last, atomically, DIR/NS/latest.header, which is what the next fetch's
- *      history check believes;
- *   5. the older snapshots kept in DIR/NS that hold a record the new one's revocations exclude
+ *   1. GET /v1/certificates and /v1/<ns>/snapshots/latest: the signed header, with at least the
+ *      trust bundle's threshold of distinct pinned authorities signing with keys their
+ *      identities certified for both its valid-after and now; namespace and origin the bundle's;
+ *      plausible times and counts within the bundle's bounds;
+ *   2. history, against DIR/NS/latest.header (the library's state, read and written here): an
+ *      older epoch is a rollback, another header for the held epoch a split view (both notes are
+ *      then kept, held first, as a headers evidence file in DIR/NS with the bundle's identity keys
+ *      and the certificates of each, ctl/evidence.h, written only when ctl_evidence_verify proves
+ *      one authority signed both); a newer epoch must chain back to the held one through
+ *      GET /v1/<ns>/snapshots/<e> for the epochs in between, within a bounded number of epochs;
+ *   3. the log, when its keys are pinned (ctl/proof.h's pins): GET /v1/<ns>/log/proof/<epoch>,
+ *      the header in a checkpoint signed by the log and cosigned by the witness threshold,
+ *      consistent with DIR/NS/latest.checkpoint (GET /v1/<ns>/log/consistency/<old>/<new>);
+ *   4. the body: asked for as a diff from the held body DIR/NS/<held epoch>.body (the library
+ *      takes it only when it hashes to what the held header signed; a diff missing or refused
+ *      costs the whole body, never the fetch), verified against the header and every provider
+ *      signature; nothing the held snapshot revoked may come back;
+ *   5. only then the files, written by the library's callbacks before it believes anything: with
+ *      the log checked, DIR/NS/<epoch>.tlog-proof and DIR/NS/latest.checkpoint first; then
+ *      DIR/NS/<epoch>.body, DIR/NS/<epoch>.header, DIR/NS/certificates (as served, so that the
+ *      mirror can be verified again offline) and last, atomically, DIR/NS/latest.header;
+ *   6. the older snapshots kept in DIR/NS that hold a record the new one's revocations exclude
  *      are removed (fetch_revocations.h): revocation overrides the cache.
  *
+ * What is left here is where the answers come from (the network through net/, or, for
+ * ctl_fetch_verify_and_store, a snapshot already in memory), the mirror's files, and the words.
  * A mirror that was away longer than the chain bound is re-seeded deliberately (its operator
  * deletes latest.header), never silently.
  *
- * The checks are a function of bytes, so ctl_fetch_verify_and_store() runs steps 1 to 5 on a
- * header, certificate bundle, intermediate headers and body already in memory: the network half
- * (ctl_fetch_run) only downloads, with every download bounded in the transfer itself (net/), and
- * hands the bytes over.
- *
- * Every refusal is recorded in a struct ctl_report as "fetch <ns>: <verify/'s detail>": exit 65
- * for anything the data got wrong, 75 for a header signed by the threshold whose valid-until has
- * passed (stale: the authorities have published nothing newer; never taken for fresh, never
- * written), 78 for a namespace the bundle does not pin, 69/76 for the server, 73/74 for the
- * local files, 70 when a check could not run.
+ * Every refusal is recorded in a struct ctl_report as "fetch <ns>: <the library's detail>": exit
+ * 65 for anything the data got wrong, 75 for a header signed by the threshold whose valid-until
+ * has passed (stale: never taken for fresh, never written) and for a snapshot not yet under a
+ * checkpoint of the log, 78 for a namespace the bundle does not pin, 69/76 for the server, 73/74
+ * for the local files, 70 when a check could not run.
  *
  * Several servers (authorities or mirrors of the same namespace) are tried in turn by
  * ctl_fetch_run_servers: the first whose snapshot passes every check is stored, and each server
- * skipped before it is kept with its refusal for the caller to print. A server is never
- * trusted for being listed first: each is held to the same checks, and a mirror never goes
- * backwards whatever the order (the held header is read again for each).
+ * skipped before it is kept with its refusal for the caller to print. A server is never trusted
+ * for being listed first: each is held to the same checks, and a mirror never goes backwards
+ * whatever the order (the held header is read again for each).
  */
 #ifndef DIRAUTH_CTL_FETCH_H
 #define DIRAUTH_CTL_FETCH_H
 
-#include "ctl/fetch_diff.h"
-#include "ctl/fetch_log.h"
 #include "ctl/fetch_revocations.h"
+#include "ctl/proof.h"
 #include "ctl/report.h"
 #include "base/buffer.h"
 #include "schema/snapshot.h"
@@ -81,6 +70,21 @@
 #define CTL_FETCH_SERVERS_MAX     32         /* the most --server URLs one fetch tries */
 #define CTL_FETCH_MAX_CHAIN_LIMIT 1000000ULL /* the largest --max-chain accepted */
 
+#define CTL_FETCH_LOG_HELD       "latest.checkpoint" /* DIR/NS/: the checkpoint the log is held to */
+#define CTL_FETCH_LOG_PROOF_FILE ".tlog-proof"       /* DIR/NS/<epoch>.tlog-proof */
+
+#define CTL_FETCH_DIFF_WHY_MAX 256
+
+/* What became of the body asked for as a diff from the held one. */
+struct ctl_fetch_diff_use {
+	int asked;                        /* a base was held, so a diff was asked for */
+	int missing;                      /* the server offers none from it */
+	int used;                         /* the body was rebuilt from it */
+	uint64_t base_epoch;              /* the epoch of the base held */
+	size_t bytes;                     /* the diff's bytes as served, when used */
+	char why[CTL_FETCH_DIFF_WHY_MAX]; /* when asked and not used: why (a sentence) */
+};
+
 /* What a successful fetch verified, for the summary line. */
 struct ctl_fetch_result {
 	char namespace_name[NAMESPACE_NAME_MAX + 1];
@@ -89,16 +93,16 @@ struct ctl_fetch_result {
 	size_t signer_count;                    /* distinct pinned authorities whose certified keys signed */
 	size_t authority_count;                 /* authorities in the bundle */
 	char signer_names[CTL_FETCH_NAMES_MAX]; /* their names, ", "-separated, bundle order */
-	/* Step 2c (fetch_log.h): whether the log was checked, and what it showed. */
+	/* Step 3: whether the log was checked, and what it showed. */
 	int log_checked;
 	struct ctl_log_inclusion log;
 	int log_had_held;       /* a checkpoint was held, and the new one is consistent with it */
 	uint64_t log_held_size; /* its size */
-	/* Step 5 (fetch_revocations.h): the older kept snapshots dropped because they hold what the
+	/* Step 6 (fetch_revocations.h): the older kept snapshots dropped because they hold what the
 	 * new one revokes: how many, and the first CTL_FETCH_DROPPED_MAX of their epochs. */
 	size_t dropped_count;
 	uint64_t dropped[CTL_FETCH_DROPPED_MAX];
-	/* The body asked for as a diff from the held one (fetch_diff.h): whether it was, and taken. */
+	/* The body asked for as a diff from the held one: whether it was, and taken. */
 	struct ctl_fetch_diff_use diff;
 };
 
@@ -127,7 +131,7 @@ struct ctl_fetch_input {
 	const char *body_encoding; /* the body's Content-Encoding: "", "identity", "gzip", "zstd" */
 	const uint8_t *body;       /* the body as served (compressed per body_encoding) */
 	size_t body_len;
-	/* Step 2c (fetch_log.h): the log's pins (NULL or not enabled: not checked), the proof file as
+	/* Step 3: the log's pins (NULL or not enabled: not checked), the proof file as
 	 * served for the header's epoch, and the consistency proof's text from the held checkpoint's
 	 * size to the proof's (NULL: none given, refused when one is needed). */
 	const struct ctl_log_pins *log;
@@ -137,18 +141,6 @@ struct ctl_fetch_input {
 	size_t consistency_len;
 };
 
-/* Step 1 (verify_snapshot_header) with the refusal in report as "fetch <ns>: <detail>". On
- * success fills *header and the result's namespace, epoch, count and signers. Returns 0 or the
- * errors of verify_snapshot_header: exit 78 for DIRAUTH_ERR_CONFIG (the namespace is not in the
- * bundle, its authorities cannot be pinned), 70 when the check could not run, 75 for
- * DIRAUTH_ERR_STALE when now is at or past the header's valid-until ("header: stale: ..."), 65
- * otherwise (a header not yet valid is DIRAUTH_ERR_STALE with 65). */
-int ctl_fetch_verify_header(const struct trust_bundle *bundle, const char *namespace_name,
-                            const uint8_t *note, size_t note_len, const uint8_t *certificates,
-                            size_t certificates_len, uint64_t now,
-                            const struct verify_snapshot_policy *policy, struct snapshot_header *header,
-                            struct ctl_fetch_result *result, struct ctl_report *report);
-
 /* Reads directory/namespace_name/latest.header into held (an initialised buffer, emptied first;
  * left empty when the mirror holds none). Returns 0; DIRAUTH_ERR_BOUNDS (larger than a header
  * note: 65), DIRAUTH_ERR_IO (74) or DIRAUTH_ERR_BOUNDS for a path too long (73), with the failure
@@ -156,7 +148,8 @@ int ctl_fetch_verify_header(const struct trust_bundle *bundle, const char *names
 int ctl_fetch_read_held(const char *directory, const char *namespace_name, struct buffer *held,
                         struct ctl_report *report);
 
-/* Step 2b on headers already downloaded: the walk (verify_chain_*, verify/history.h) from the
+/* The mirror's own check of the headers it serves for the epochs between two it fetched
+ * (ctl/mirror.h): the walk (verify_chain_*, verify/history.h) from the
  * verified header back to the held header note, over links (newest first, as the server holds
  * them for the epochs between; those after the held header was reached are not consulted, as the
  * network half would not have downloaded them), with the certificates as served and at most
@@ -171,17 +164,18 @@ int ctl_fetch_verify_chain(const struct trust_bundle *bundle, const uint8_t *cer
                            const struct snapshot_header *header, const struct ctl_fetch_link *links,
                            size_t link_count, uint64_t max_chain, struct ctl_report *report);
 
-/* Step 4. Writes <epoch>.header, <epoch>.body, certificates and then latest.header under
+/* Step 5. Writes <epoch>.header, <epoch>.body, certificates and then latest.header under
  * directory/namespace_name/, each atomically and durably. Returns 0, or a negative error with
  * the failure in report (73 when a directory or file cannot be created, 74 otherwise). */
 int ctl_fetch_store(const char *directory, const char *namespace_name, uint64_t epoch, const uint8_t *note,
                     size_t note_len, const uint8_t *body, size_t body_len, const uint8_t *certificates,
                     size_t certificates_len, struct ctl_report *report);
 
-/* Steps 1 to 5 on a downloaded snapshot (step 2b over input->links when the epoch is newer than
- * the held one, step 2c on input->proof and input->consistency). Returns 0 with *result filled,
- * or the first refusal's error code with the refusal in report; nothing is written unless every
- * check passed (except the evidence file of an equivocation). */
+/* Steps 1 to 6 on a downloaded snapshot, each request of the library answered from input (the
+ * links by epoch, 404 for the epochs it has none for; the proof and the consistency proof for the
+ * log; no diff). Returns 0 with *result filled, or the first refusal's error code with the
+ * refusal in report; nothing is written unless every check passed (except the evidence file of
+ * an equivocation). */
 int ctl_fetch_verify_and_store(const struct ctl_fetch_input *input, struct ctl_fetch_result *result,
                                struct ctl_report *report);
 
@@ -192,21 +186,18 @@ struct ctl_fetch_options {
 	const char *directory; /* NULL: CTL_FETCH_DEFAULT_DIRECTORY */
 	uint64_t now;
 	const struct verify_snapshot_policy *policy; /* NULL: the defaults */
-	const struct ctl_log_pins *log;              /* step 2c; NULL or not enabled: not checked */
+	const struct ctl_log_pins *log;              /* step 3; NULL or not enabled: not checked */
 	/* "Authorization: Bearer <secret>" of a private namespace (ctl/capability.h), sent with every
 	 * request for the namespace's routes (never to /v1/certificates); NULL: none. */
 	const char *authorization;
 };
 
-/* The whole fetch: GET <server>/v1/<ns>/snapshots/latest (bounded by CTL_FETCH_HEADER_NOTE_MAX),
- * GET <server>/v1/certificates (bounded by CERTIFICATE_BUNDLE_MAX_BYTES), steps 1 and 2a; for a
- * newer epoch than the held one, GET <server>/v1/<ns>/snapshots/<e> (bounded likewise) for e from
- * the new epoch - 1 down, a 404 skipping e, until the chain reaches the held header (step 2b);
- * with options->log enabled, step 2c over the network (fetch_log.h);
- * GET <server>/v1/<ns>/snapshots/<epoch>/body with "Accept-Encoding: zstd, gzip" (bounded by the
- * bundle's max-body-compressed), steps 3 to 5. Returns 0 with *result filled, or a negative error
- * with the failure in report (69 server unreachable or 5xx, 76 any other non-200 answer, plus the
- * verification refusals above). */
+/* The whole fetch, each path the library names asked of options->server_url (bounded by what the
+ * library reads at that step) through kept-alive connections: the body and the diff with
+ * "Accept-Encoding: zstd, gzip", the namespace's paths with options->authorization. Returns 0 with
+ * *result filled, or a negative error with the failure in report (69 server unreachable or 5xx, 76
+ * any other answer than the step takes, 75 a snapshot the log has not caught up with, plus the
+ * refusals above). */
 int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_result *result,
                   struct ctl_report *report);
 

@@ -110,62 +110,6 @@ static int find_excluded(const struct snapshot_body *revoking, const struct snap
 	return 0;
 }
 
-int ctl_fetch_check_revoked(const struct trust_bundle *bundle, const char *directory,
-                            const char *namespace_name, const uint8_t *held_note, size_t held_len,
-                            const uint8_t *body, size_t body_len, struct ctl_report *report)
-{
-	struct snapshot_body_limits limits;
-	struct snapshot_body *held = NULL, *fresh = NULL;
-	struct snapshot_header header;
-	struct note *note = NULL;
-	uint8_t *held_data = NULL;
-	size_t record = 0, revocation = 0;
-	int found = 0, rc = 0;
-
-	if (held_len == 0)
-		return 0;
-	if (note_parse(held_note, held_len, &note) != 0 ||
-	    snapshot_header_parse(note->text, note->text_len, &header) != 0)
-		goto done; /* the history check has judged the held header already */
-	rc = read_body(bundle, directory, namespace_name, header.epoch, &held_data, &held);
-	if (rc != 0 || held == NULL || held->revocation_count == 0)
-		goto done;
-	ctl_fetch_body_limits(bundle, &limits);
-	rc = snapshot_body_parse_sections(body, body_len, &limits, &fresh);
-	if (rc != 0) {
-		rc = rc == DIRAUTH_ERR_NOMEM ? rc : 0; /* verified already; cannot happen */
-		goto done;
-	}
-	rc = find_excluded(held, fresh, &found, &record, &revocation);
-	if (rc == 0 && found) {
-		const struct snapshot_revocation *v = &held->revocations[revocation];
-		char service[2 * SERVICE_ID_SIZE + 1], endpoint[2 * ENDPOINT_ID_SIZE + 1];
-		hex_encode(fresh->records[record].service_id, SERVICE_ID_SIZE, service);
-		hex_encode(v->endpoint_id, ENDPOINT_ID_SIZE, endpoint);
-		if (v->has_endpoint)
-			ctl_report_fail(
-			    report, CTL_EXIT_DATA,
-			    "fetch %s: body: service %s holds endpoint %s, which the held snapshot of "
-			    "epoch %" PRIu64 " revoked: a revoked endpoint never comes back",
-			    namespace_name, service, endpoint, header.epoch);
-		else
-			ctl_report_fail(
-			    report, CTL_EXIT_DATA,
-			    "fetch %s: body: service %s, which the held snapshot of epoch %" PRIu64
-			    " revoked: a revoked service never comes back",
-			    namespace_name, service, header.epoch);
-		rc = DIRAUTH_ERR_MISMATCH;
-	}
-done:
-	if (rc == DIRAUTH_ERR_NOMEM)
-		ctl_report_fail(report, CTL_EXIT_SOFTWARE, "fetch %s: out of memory", namespace_name);
-	snapshot_body_free(held);
-	snapshot_body_free(fresh);
-	free(held_data);
-	note_free(note);
-	return rc;
-}
-
 /* The epoch of a kept "<epoch>.body" file name, or 0 for any other name. */
 static int body_file_epoch(const char *name, uint64_t *epoch)
 {

@@ -7,12 +7,13 @@
  * follow for dirauthctl fetch:
  *
  *   - what the held snapshot (latest.header) revoked never comes back: a newer snapshot with a
- *     record that one of the held body's revocations excludes (revocation_excludes) is refused,
- *     and nothing is written, even when the newer snapshot no longer lists the revocation;
+ *     record that one of the held body's revocations excludes is refused, and nothing is
+ *     written, even when the newer snapshot no longer lists the revocation. That check is
+ *     libdirauth's (the held body is the base it reads through its body_read callback);
  *   - once a newer snapshot is stored, every older snapshot kept beside it that still holds a
  *     record its revocations exclude is dropped (its .header and .body are removed), so that the
  *     mirror stops serving the revoked endpoint at once rather than at that snapshot's
- *     valid-until.
+ *     valid-until. That is the mirror's own housekeeping, here.
  *
  * A body is read only up to the trust bundle's max-body-uncompressed and parsed within its
  * max-records; a kept body that cannot be read or parsed is left alone (it was verified when it
@@ -34,16 +35,6 @@ void ctl_fetch_body_limits(const struct trust_bundle *bundle, struct snapshot_bo
 
 /* The most dropped epochs a fetch names (it drops them all). */
 #define CTL_FETCH_DROPPED_MAX 16
-
-/* Refuses body (the new snapshot's, decoded and verified) when it holds a record that a
- * revocation of the held snapshot excludes. held_note is latest.header's bytes (empty: nothing
- * held, nothing to check); the held body is directory/namespace_name/<held epoch>.body (absent, or
- * a method-1 body: nothing to check). Returns 0; DIRAUTH_ERR_MISMATCH (65, "fetch <ns>: body: service <id>
- * holds endpoint <id>, which the held snapshot of epoch H revoked: a revoked endpoint never comes back", or
- * "... service <id>, which ... revoked"); DIRAUTH_ERR_NOMEM (70). */
-int ctl_fetch_check_revoked(const struct trust_bundle *bundle, const char *directory,
-                            const char *namespace_name, const uint8_t *held_note, size_t held_len,
-                            const uint8_t *body, size_t body_len, struct ctl_report *report);
 
 /* After the snapshot of epoch (its body, decoded) was stored: removes the <e>.header and <e>.body
  * of every kept epoch e < epoch whose body holds a record one of body's revocations excludes.

@@ -13,6 +13,7 @@
 
 #include "base/buffer.h"
 #include "base/error.h"
+#include "ctl/client.h"
 #include "ctl/exchange.h"
 #include "net/client.h"
 
@@ -69,29 +70,6 @@ static int session_state_write(void *user, const char *namespace_name, const uin
 	return buffer_append(&session->state, bytes, len) == 0 ? 0 : -1;
 }
 
-/* The exit status of a status the library ended with. */
-static int exit_code_of(enum dirauth_status status)
-{
-	switch (status) {
-	case DIRAUTH_E_TRUST:
-		return CTL_EXIT_CONFIG;
-	case DIRAUTH_E_FETCH:
-		return CTL_EXIT_PROTOCOL;
-	case DIRAUTH_E_STALE:
-		return CTL_EXIT_TEMPFAIL;
-	case DIRAUTH_E_MALFORMED:
-	case DIRAUTH_E_SIGNATURE:
-	case DIRAUTH_E_MISMATCH:
-	case DIRAUTH_E_ROLLBACK:
-	case DIRAUTH_E_SPLIT_VIEW:
-	case DIRAUTH_E_LOG:
-	case DIRAUTH_E_NOT_FOUND:
-		return CTL_EXIT_DATA;
-	default:
-		return CTL_EXIT_SOFTWARE;
-	}
-}
-
 /* What a path the library asks for is, in a refusal's words. */
 static const char *label_of(const char *path)
 {
@@ -100,15 +78,6 @@ static const char *label_of(const char *path)
 	if (strcmp(path, "/v1/certificates") == 0)
 		return "certificates";
 	return "latest header";
-}
-
-/* The library's detail without its "<ns>: " prefix (the report says the namespace already). */
-static const char *detail_of(const struct dirauth_result *result, const char *namespace_name)
-{
-	size_t n = strlen(namespace_name);
-	if (strncmp(result->detail, namespace_name, n) == 0 && strncmp(result->detail + n, ": ", 2) == 0)
-		return result->detail + n + 2;
-	return result->detail;
 }
 
 /* The report's arrays, sized by what the proof holds. */
@@ -165,7 +134,7 @@ int ctl_lookup_run(const struct ctl_lookup_options *options, struct ctl_lookup_r
 	status = dirauth_context_new(&callbacks, options->trust_bundle, options->trust_bundle_len, &limits,
 	                             &context, &outcome);
 	if (status != DIRAUTH_SUCCESS) {
-		ctl_report_fail(report, exit_code_of(status), "%s: the trust bundle: %s", what,
+		ctl_report_fail(report, ctl_client_exit_code(status), "%s: the trust bundle: %s", what,
 		                outcome.detail);
 		goto done;
 	}
@@ -176,7 +145,7 @@ int ctl_lookup_run(const struct ctl_lookup_options *options, struct ctl_lookup_r
 		goto done;
 	}
 	if (status != DIRAUTH_SUCCESS) {
-		ctl_report_fail(report, exit_code_of(status), "%s: %s", what, outcome.detail);
+		ctl_report_fail(report, ctl_client_exit_code(status), "%s: %s", what, outcome.detail);
 		goto done;
 	}
 	while (dirauth_update_next(lookup, &path, &max_bytes)) {
@@ -199,8 +168,8 @@ int ctl_lookup_run(const struct ctl_lookup_options *options, struct ctl_lookup_r
 		                             response.body.data, response.body.len, &outcome);
 		if (status != DIRAUTH_SUCCESS) {
 			rc = DIRAUTH_ERR_REFUSED;
-			ctl_report_fail(report, exit_code_of(status), "%s: %s: %s (%s)", what, label,
-			                detail_of(&outcome, options->namespace_name),
+			ctl_report_fail(report, ctl_client_exit_code(status), "%s: %s: %s (%s)", what, label,
+			                ctl_client_detail(&outcome, options->namespace_name),
 			                dirauth_status_name(status));
 			goto done;
 		}

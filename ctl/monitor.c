@@ -14,7 +14,7 @@
 
 #include "ctl/evidence.h"
 #include "ctl/exchange.h"
-#include "ctl/fetch_log.h"
+#include "ctl/fetch.h"
 #include "ctl/files.h"
 #include "ctl/keyring.h"
 #include "net/client.h"

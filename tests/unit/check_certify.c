@@ -15,7 +15,8 @@
 #include "ctl/certify.h"
 #include "crypto/crypto.h"
 #include "base/error.h"
-#include "ctl/fetch.h"
+#include "ctl/keyring.h"
+#include "verify/snapshot.h"
 #include "signer/key.h"
 #include "schema/note.h"
 #include "ctl/report.h"
@@ -311,20 +312,25 @@ static int keyring_verdict(const struct certificate_keyring *ring, const struct 
 	return rc;
 }
 
-/* fetch's header check (step 1) of a header signed by key at time at, with the certificates. */
+/* The header check every client runs (verify_snapshot_header: fetch's and lookup's first step, in
+ * libdirauth) of a header signed by key at time at, with the certificates, its refusal in report
+ * as a command reports it. */
 static int fetch_verdict(const struct trust_bundle *bundle, const struct buffer *certificates,
                          const struct signer_key *key, uint64_t at, struct ctl_report *report)
 {
 	struct snapshot_header header;
-	struct ctl_fetch_result result;
+	struct verify_signers signers;
 	struct buffer note_bytes;
+	char detail[VERIFY_DETAIL_MAX];
 	int rc;
 
 	buffer_init(&note_bytes);
 	signed_header(key, at, &note_bytes);
 	ctl_report_init(report);
-	rc = ctl_fetch_verify_header(bundle, "mix", note_bytes.data, note_bytes.len, certificates->data,
-	                             certificates->len, at, NULL, &header, &result, report);
+	rc = verify_snapshot_header(bundle, "mix", certificates->data, certificates->len, note_bytes.data,
+	                            note_bytes.len, at, NULL, &header, &signers, detail, sizeof(detail));
+	if (rc != 0)
+		ctl_verification_fail(report, "fetch mix", rc, detail);
 	buffer_free(&note_bytes);
 	return rc;
 }

@@ -334,12 +334,11 @@ static void assert_file_equals(const char *name, const struct buffer *expected)
 	free(data);
 }
 
-/* A refusal: the error code, exit status, a word of the message, and no files written. */
-static void assert_refused(int rc, const struct ctl_report *report, int expected_rc, int expected_exit,
-                           const char *word)
+/* A refusal: an error, the exit status and a word of the message (what a user sees: the error
+ * itself is one of libdirauth's classes, in report's words). */
+static void assert_refused(int rc, const struct ctl_report *report, int expected_exit, const char *word)
 {
-	ck_assert_msg(rc == expected_rc, "rc %d (%s), expected %d; message: %s", rc, dirauth_error_name(rc),
-	              expected_rc, report->message);
+	ck_assert_msg(rc != 0, "no refusal; message: %s", report->message);
 	ck_assert_int_eq(report->exit_code, expected_exit);
 	ck_assert_msg(strstr(report->message, word) != NULL, "message '%s' lacks '%s'", report->message,
 	              word);
@@ -387,42 +386,41 @@ static void assert_accepted(const struct built_snapshot *snapshot, struct ctl_fe
 /* The snapshot, with links, is refused as assert_refused checks; report is left for the caller's
  * further checks. Whether anything was written is the caller's to check. */
 static void assert_refused_with_links(const struct built_snapshot *snapshot,
-                                      const struct ctl_fetch_link *links, size_t link_count, int expected_rc,
-                                      int expected_exit, const char *word, struct ctl_report *report)
+                                      const struct ctl_fetch_link *links, size_t link_count, int expected_exit, const char *word, struct ctl_report *report)
 {
 	struct ctl_fetch_result result;
 
 	assert_refused(verify_snapshot_with_links(snapshot, links, link_count, &result, report), report,
-	               expected_rc, expected_exit, word);
+	               expected_exit, word);
 }
 
-static void assert_snapshot_refused(const struct built_snapshot *snapshot, int expected_rc, int expected_exit,
+static void assert_snapshot_refused(const struct built_snapshot *snapshot, int expected_exit,
                                     const char *word, struct ctl_report *report)
 {
-	assert_refused_with_links(snapshot, NULL, 0, expected_rc, expected_exit, word, report);
+	assert_refused_with_links(snapshot, NULL, 0, expected_exit, word, report);
 }
 
 /* header_note, with body as served in encoding, is refused as assert_refused checks; report is
  * left for the caller's further checks. Whether anything was written is the caller's to check. */
 static void assert_verify_refused(const struct buffer *header_note, const char *encoding,
-                                  const struct buffer *body, int expected_rc, int expected_exit,
+                                  const struct buffer *body, int expected_exit,
                                   const char *word, struct ctl_report *report)
 {
 	struct ctl_fetch_result result;
 
 	assert_refused(verify(header_note, encoding, body->data, body->len, &result, report), report,
-	               expected_rc, expected_exit, word);
+	               expected_exit, word);
 }
 
 /* The snapshot of spec, built, is refused as assert_refused checks and nothing is written; report
  * is left for the caller's further checks. */
-static void assert_spec_refused(const struct snapshot_spec *spec, int expected_rc, int expected_exit,
+static void assert_spec_refused(const struct snapshot_spec *spec, int expected_exit,
                                 const char *word, struct ctl_report *report)
 {
 	struct built_snapshot snapshot;
 
 	make_snapshot(spec, &snapshot);
-	assert_snapshot_refused(&snapshot, expected_rc, expected_exit, word, report);
+	assert_snapshot_refused(&snapshot, expected_exit, word, report);
 	assert_nothing_written();
 	free_snapshot(&snapshot);
 }
@@ -517,7 +515,7 @@ START_TEST(test_bad_signature_refused)
 	}
 	ck_assert_uint_eq(forged.len, snapshot.header_note.len);
 	ck_assert_uint_lt(text_len, forged.len);
-	assert_verify_refused(&forged, "identity", &snapshot.body, DIRAUTH_ERR_SIGNATURE, 65, "bad signature",
+	assert_verify_refused(&forged, "identity", &snapshot.body, 65, "bad signature",
 	                      &report);
 	assert_nothing_written();
 	free_snapshot(&snapshot);
@@ -532,7 +530,7 @@ START_TEST(test_too_few_signatures_refused)
 
 	pin_second_authority();
 	bundle.threshold = 2;
-	assert_spec_refused(&spec, DIRAUTH_ERR_THRESHOLD, 65, "1 of 2 authorities signed", &report);
+	assert_spec_refused(&spec, 65, "1 of 2 authorities signed", &report);
 }
 END_TEST
 
@@ -542,7 +540,7 @@ START_TEST(test_unknown_authority_refused)
 	struct snapshot_spec spec = {.epoch = 5, .record_count = 1, .signers = outsider, .signer_count = 1};
 	struct ctl_report report;
 
-	assert_spec_refused(&spec, DIRAUTH_ERR_UNKNOWN_KEY, 65,
+	assert_spec_refused(&spec, 65,
 	                    "signed by a key not certified by any pinned identity at 1767225660", &report);
 	ck_assert_msg(strstr(report.message, "outsider.test key") != NULL &&
 	                  strstr(report.message, "not an authority of the trust bundle") != NULL,
@@ -558,7 +556,7 @@ START_TEST(test_uncertified_signing_key_refused)
 	    .epoch = 5, .record_count = 1, .signers = uncertified, .signer_count = 1};
 	struct ctl_report report;
 
-	assert_spec_refused(&spec, DIRAUTH_ERR_UNKNOWN_KEY, 65, "not certified by any pinned identity",
+	assert_spec_refused(&spec, 65, "not certified by any pinned identity",
 	                    &report);
 	ck_assert_msg(
 	    strstr(report.message, "has no certificate from the pinned identity of authority-1.test"), "%s",
@@ -577,7 +575,7 @@ START_TEST(test_certificate_by_unpinned_identity_refused)
 	struct ctl_report report;
 
 	make_snapshot(&spec, &snapshot);
-	assert_snapshot_refused(&snapshot, DIRAUTH_ERR_UNKNOWN_KEY, 65,
+	assert_snapshot_refused(&snapshot, 65,
 	                        "not certified by any pinned identity", &report);
 	assert_nothing_written();
 	/* Pinning the rogue identity instead makes the same bytes verify: the pin is what decides. */
@@ -599,7 +597,7 @@ START_TEST(test_header_time_outside_certificate_window_refused)
 	make_snapshot(&spec, &snapshot);
 	/* Expired one second before the header's time: the end of a window is not in it. */
 	make_certificates(NOW - 86400, NOW + 60, &certificates);
-	assert_snapshot_refused(&snapshot, DIRAUTH_ERR_UNKNOWN_KEY, 65,
+	assert_snapshot_refused(&snapshot, 65,
 	                        "signed by a key not certified by any pinned identity at 1767225660",
 	                        &report);
 	ck_assert_msg(strstr(report.message, "is certified only from 1767139200") != NULL, "%s",
@@ -607,13 +605,13 @@ START_TEST(test_header_time_outside_certificate_window_refused)
 	assert_nothing_written();
 	/* Not yet valid at the header's time. */
 	make_certificates(NOW + 61, NOW + 86400, &certificates);
-	assert_snapshot_refused(&snapshot, DIRAUTH_ERR_UNKNOWN_KEY, 65, "certified only from 1767225661",
+	assert_snapshot_refused(&snapshot, 65, "certified only from 1767225661",
 	                        &report);
 	assert_nothing_written();
 	/* Valid from the header's time on, but not yet now: the key must be certified at both. */
 	make_certificates(NOW + 60, NOW + 86400, &certificates);
 	assert_snapshot_refused(
-	    &snapshot, DIRAUTH_ERR_UNKNOWN_KEY, 65,
+	    &snapshot, 65,
 	    "not certified by any pinned identity at 1767225660 (2026-01-01 00:01:00 UTC) "
 	    "and at 1767225600",
 	    &report);
@@ -642,7 +640,7 @@ START_TEST(test_two_keys_of_one_identity_count_once)
 	pin_second_authority();
 	bundle.threshold = 2;
 	make_snapshot(&spec, &held);
-	assert_snapshot_refused(&held, DIRAUTH_ERR_THRESHOLD, 65,
+	assert_snapshot_refused(&held, 65,
 	                        "too few signatures: 1 of 2 authorities signed", &report);
 	ck_assert_msg(strstr(report.message, "counted: authority-1.test;") != NULL, "%s", report.message);
 	assert_nothing_written();
@@ -671,7 +669,7 @@ START_TEST(test_header_signed_by_identity_key_refused)
 	struct ctl_report report;
 
 	spec.direct_signer = identities[IDENTITY_1];
-	assert_spec_refused(&spec, DIRAUTH_ERR_UNKNOWN_KEY, 65, "is a pinned identity key", &report);
+	assert_spec_refused(&spec, 65, "is a pinned identity key", &report);
 }
 END_TEST
 
@@ -684,12 +682,12 @@ START_TEST(test_malformed_or_empty_certificate_bundle_refused)
 	make_snapshot(&spec, &snapshot);
 	/* Truncated: the last certificate's length runs past the end. */
 	certificates.len -= 10;
-	assert_snapshot_refused(&snapshot, DIRAUTH_ERR_SYNTAX, 65, "certificates: not a certificate bundle",
+	assert_snapshot_refused(&snapshot, 65, "certificates: not a certificate bundle",
 	                        &report);
 	/* Well formed and empty: nothing certifies the key. */
 	buffer_reset(&certificates);
 	fixture_certificate_bundle(NULL, 0, &certificates);
-	assert_snapshot_refused(&snapshot, DIRAUTH_ERR_UNKNOWN_KEY, 65,
+	assert_snapshot_refused(&snapshot, 65,
 	                        "not certified by any pinned identity", &report);
 	assert_nothing_written();
 	free_snapshot(&snapshot);
@@ -705,9 +703,9 @@ START_TEST(test_wrong_namespace_or_origin_refused)
 	struct ctl_report report;
 
 	make_snapshot(&wrong_namespace, &snapshot);
-	assert_snapshot_refused(&snapshot, DIRAUTH_ERR_MISMATCH, 65, "wrong namespace 'mail'", &report);
+	assert_snapshot_refused(&snapshot, 65, "wrong namespace 'mail'", &report);
 	free_snapshot(&snapshot);
-	assert_spec_refused(&wrong_origin, DIRAUTH_ERR_MISMATCH, 65, "wrong origin 'evil.test/mix'", &report);
+	assert_spec_refused(&wrong_origin, 65, "wrong origin 'evil.test/mix'", &report);
 }
 END_TEST
 
@@ -717,7 +715,7 @@ START_TEST(test_namespace_not_in_bundle_is_config_error)
 	struct ctl_report report;
 
 	bundle.namespace_count = 0;
-	assert_spec_refused(&spec, DIRAUTH_ERR_CONFIG, 78, "not in the trust bundle", &report);
+	assert_spec_refused(&spec, 78, "not in the trust bundle", &report);
 }
 END_TEST
 
@@ -730,7 +728,7 @@ START_TEST(test_stale_refused)
 
 	make_snapshot(&expired, &snapshot);
 	/* Stale has its own status (75), so that it is never taken for fresh nor for forged. */
-	assert_snapshot_refused(&snapshot, DIRAUTH_ERR_STALE, 75, "header: stale: epoch 5 was valid until",
+	assert_snapshot_refused(&snapshot, 75, "header: stale: epoch 5 was valid until",
 	                        &report);
 	assert_nothing_written();
 	/* One second before valid-until it is still good. */
@@ -752,7 +750,7 @@ START_TEST(test_not_yet_valid_refused)
 
 	spec.valid_until = spec.valid_after + 180;
 	make_snapshot(&spec, &snapshot);
-	assert_snapshot_refused(&snapshot, DIRAUTH_ERR_STALE, 65,
+	assert_snapshot_refused(&snapshot, 65,
 	                        "header: not yet valid: epoch 5 is valid after 1767225901", &report);
 	ck_assert_msg(strstr(report.message, "clock skew is 300 s") != NULL, "%s", report.message);
 	assert_nothing_written();
@@ -761,7 +759,7 @@ START_TEST(test_not_yet_valid_refused)
 	spec.valid_until = 0;
 	remake_snapshot(&spec, &snapshot);
 	policy.clock_skew = 59;
-	assert_snapshot_refused(&snapshot, DIRAUTH_ERR_STALE, 65, "not yet valid", &report);
+	assert_snapshot_refused(&snapshot, 65, "not yet valid", &report);
 	assert_nothing_written();
 	policy.clock_skew = 60;
 	assert_accepted(&snapshot, &result);
@@ -796,7 +794,7 @@ START_TEST(test_expired_signing_key_refused_whatever_the_header_time)
 	make_snapshot(&forged_spec, &forged);
 	policy.max_validity = 400 * 86400; /* the time check alone, not the validity bound */
 	assert_snapshot_refused(
-	    &forged, DIRAUTH_ERR_UNKNOWN_KEY, 65,
+	    &forged, 65,
 	    "not certified by any pinned identity at 1765497600 (2025-12-12 00:00:00 UTC) "
 	    "and at 1767225600",
 	    &report);
@@ -806,7 +804,7 @@ START_TEST(test_expired_signing_key_refused_whatever_the_header_time)
 	/* Under the default validity bound the year-long header is refused on that count as well. */
 	make_certificates(NOW - 40 * 86400, NOW + 400 * 86400 - 40 * 86400, &certificates);
 	policy.max_validity = VERIFY_DEFAULT_MAX_VALIDITY;
-	assert_snapshot_refused(&forged, DIRAUTH_ERR_BOUNDS, 65, "longer than the allowed 604800 s", &report);
+	assert_snapshot_refused(&forged, 65, "longer than the allowed 604800 s", &report);
 	assert_nothing_written();
 	/* The genuine snapshot, signed with a key certified now, is accepted. */
 	make_certificates(WINDOW_AFTER, WINDOW_UNTIL, &certificates);
@@ -827,7 +825,7 @@ START_TEST(test_validity_longer_than_bound_refused)
 
 	spec.valid_until = spec.valid_after + 604801;
 	make_snapshot(&spec, &snapshot);
-	assert_snapshot_refused(&snapshot, DIRAUTH_ERR_BOUNDS, 65,
+	assert_snapshot_refused(&snapshot, 65,
 	                        "header: valid for 604801 s (from 1767225500 until 1767830301), longer than "
 	                        "the allowed 604800 s",
 	                        &report);
@@ -937,27 +935,27 @@ START_TEST(test_chain_that_does_not_reach_held_refused)
 	make_snapshot(&stranger_7_spec, &stranger_7);
 
 	/* No links: 9's previous is 8, which the server did not produce. */
-	assert_refused_with_links(nine, NULL, 0, DIRAUTH_ERR_MISMATCH, 65,
+	assert_refused_with_links(nine, NULL, 0, 65,
 	                          "history does not chain to the held snapshot (epoch 5)", &report);
 	/* A link missing in the middle: 8 but not 7. */
 	links[0] = history_link(&history, 8);
-	assert_refused_with_links(nine, links, 1, DIRAUTH_ERR_MISMATCH, 65,
+	assert_refused_with_links(nine, links, 1, 65,
 	                          "history does not chain to the held snapshot (epoch 5)", &report);
 	ck_assert_msg(strstr(report.message, "the previous of epoch 8") != NULL, "%s", report.message);
 	/* Another header, well signed, for epoch 8: not 9's previous. */
 	links[0].note = stranger.header_note.data;
 	links[0].note_len = stranger.header_note.len;
-	assert_refused_with_links(nine, links, 1, DIRAUTH_ERR_MISMATCH, 65,
+	assert_refused_with_links(nine, links, 1, 65,
 	                          "epoch 8 is not the previous header of epoch 9", &report);
 	/* The right header served for the wrong epoch. */
 	links[0] = history_link(&history, 8);
 	links[0].epoch = 7;
-	assert_refused_with_links(nine, links, 1, DIRAUTH_ERR_MISMATCH, 65,
+	assert_refused_with_links(nine, links, 1, 65,
 	                          "the header served for epoch 7 is for epoch 8", &report);
 	/* A well signed epoch 7 that is not 8's previous. */
 	links[0] = history_link(&history, 8);
 	links[1] = (struct ctl_fetch_link){7, stranger_7.header_note.data, stranger_7.header_note.len};
-	assert_refused_with_links(nine, links, 2, DIRAUTH_ERR_MISMATCH, 65,
+	assert_refused_with_links(nine, links, 2, 65,
 	                          "epoch 7 is not the previous header of epoch 8", &report);
 	assert_held(&history, 5);
 	ck_assert(!mirror_has("9.header"));
@@ -969,7 +967,7 @@ END_TEST
 
 /* An epoch 8 naming note_7 as its previous, offered with note_7 as its only link for epoch 7, is
  * refused as assert_refused checks. */
-static void assert_refused_through_link_7(const struct buffer *note_7, int expected_rc, int expected_exit,
+static void assert_refused_through_link_7(const struct buffer *note_7, int expected_exit,
                                           const char *word)
 {
 	struct snapshot_spec eight = {
@@ -979,7 +977,7 @@ static void assert_refused_through_link_7(const struct buffer *note_7, int expec
 	struct ctl_report report;
 
 	make_snapshot(&eight, &snapshot);
-	assert_refused_with_links(&snapshot, &link, 1, expected_rc, expected_exit, word, &report);
+	assert_refused_with_links(&snapshot, &link, 1, expected_exit, word, &report);
 	free_snapshot(&snapshot);
 }
 
@@ -1007,29 +1005,29 @@ START_TEST(test_chain_link_verified_as_header)
 	forged_spec.previous_note = &history.epochs[5].header_note;
 	make_snapshot(&forged_spec, &forged_7);
 	assert_refused_through_link_7(
-	    &forged_7.header_note, DIRAUTH_ERR_UNKNOWN_KEY, 65,
+	    &forged_7.header_note, 65,
 	    "fetch mix: history: epoch 7: signed by a key not certified by any pinned identity");
 	/* A link that is not a header note. */
 	ck_assert_int_eq(buffer_append_string(&garbage, "not a note\n"), 0);
 	link = (struct ctl_fetch_link){8, garbage.data, garbage.len};
-	assert_refused_with_links(&history.epochs[9], &link, 1, DIRAUTH_ERR_SYNTAX, 65,
+	assert_refused_with_links(&history.epochs[9], &link, 1, 65,
 	                          "history: epoch 8: not a signed note", &report);
 	/* A link of another origin that otherwise chains. */
 	other_spec.previous_note = &history.epochs[5].header_note;
 	make_snapshot(&other_spec, &other_7);
-	assert_refused_through_link_7(&other_7.header_note, DIRAUTH_ERR_MISMATCH, 65,
+	assert_refused_through_link_7(&other_7.header_note, 65,
 	                              "origin 'evil.test/mix'");
 	/* A link dated after the header that names it. */
 	other_spec.origin = NULL;
 	other_spec.valid_after = NOW - 1000 + 9;
 	remake_snapshot(&other_spec, &other_7);
-	assert_refused_through_link_7(&other_7.header_note, DIRAUTH_ERR_MISMATCH, 65,
+	assert_refused_through_link_7(&other_7.header_note, 65,
 	                              "epoch 7 is valid after 1767224609, outside");
 	/* A new header dated before the held one. */
 	early_spec.previous_note = &history.epochs[5].header_note;
 	make_snapshot(&early_spec, &early);
 	assert_snapshot_refused(
-	    &early, DIRAUTH_ERR_MISMATCH, 65,
+	    &early, 65,
 	    "epoch 6 is valid after 1767224600, before the held header's valid-after 1767224605", &report);
 	assert_held(&history, 5);
 	free_snapshot(&forged_7);
@@ -1054,7 +1052,7 @@ START_TEST(test_chain_too_long_asks_for_reseed)
 	hold_epoch_5(&history);
 	far_spec.previous_note = &history.epochs[5].header_note;
 	make_snapshot(&far_spec, &far);
-	assert_snapshot_refused(&far, DIRAUTH_ERR_BOUNDS, 65,
+	assert_snapshot_refused(&far, 65,
 	                        "999999995 epochs past the held epoch 5, more than the 1024", &report);
 	ck_assert_msg(strstr(report.message, "re-seeded deliberately") != NULL &&
 	                  strstr(report.message, "delete mix/latest.header") != NULL,
@@ -1063,7 +1061,7 @@ START_TEST(test_chain_too_long_asks_for_reseed)
 	links[0] = history_link(&history, 8);
 	links[1] = history_link(&history, 7);
 	policy.max_chain = 3;
-	assert_refused_with_links(&history.epochs[9], links, 2, DIRAUTH_ERR_BOUNDS, 65, "more than the 3",
+	assert_refused_with_links(&history.epochs[9], links, 2, 65, "more than the 3",
 	                          &report);
 	assert_held(&history, 5);
 	policy.max_chain = 4;
@@ -1123,7 +1121,7 @@ START_TEST(test_rollback_refused)
 	make_snapshot(&newer_spec, &newer);
 	make_snapshot(&older_spec, &older);
 	assert_accepted(&newer, &result);
-	assert_snapshot_refused(&older, DIRAUTH_ERR_ROLLBACK, 65, "rollback", &report);
+	assert_snapshot_refused(&older, 65, "rollback", &report);
 	ck_assert_ptr_nonnull(strstr(report.message, "epoch 8"));
 	ck_assert_ptr_nonnull(strstr(report.message, "epoch 9"));
 	assert_file_equals("latest.header", &newer.header_note);
@@ -1218,7 +1216,7 @@ START_TEST(test_equivocation_refused_with_evidence)
 	assert_accepted(&more_signatures, &result);
 	assert_file_equals("latest.header", &more_signatures.header_note);
 
-	assert_snapshot_refused(&second, DIRAUTH_ERR_MISMATCH, 65, "equivocation", &report);
+	assert_snapshot_refused(&second, 65, "equivocation", &report);
 	assert_file_equals("latest.header", &more_signatures.header_note);
 	/* The evidence holds both signed notes, held first, and proves authority 1 signed both. */
 	snprintf(path, sizeof(path), "%s", evidence_path_of(&report));
@@ -1238,7 +1236,7 @@ START_TEST(test_equivocation_refused_with_evidence)
 		buffer_free(&text);
 	}
 	/* Refused again, the same evidence is the same file. */
-	assert_snapshot_refused(&second, DIRAUTH_ERR_MISMATCH, 65, "equivocation", &report);
+	assert_snapshot_refused(&second, 65, "equivocation", &report);
 	ck_assert_str_eq(evidence_path_of(&report), path);
 	ck_assert_uint_eq(evidence_files(), 1);
 	free_snapshot(&first);
@@ -1272,7 +1270,7 @@ START_TEST(test_equivocation_evidence_keeps_held_certificates)
 	buffer_reset(&certificates);
 	fixture_certificate_bundle(notes, 2, &certificates);
 
-	assert_snapshot_refused(&rotated, DIRAUTH_ERR_MISMATCH, 65, "equivocation", &report);
+	assert_snapshot_refused(&rotated, 65, "equivocation", &report);
 	assert_file_equals("latest.header", &held.header_note);
 	assert_evidence_names_authority_1(evidence_path_of(&report), 5, &held.header_note,
 	                                  &rotated.header_note, 2);
@@ -1302,7 +1300,7 @@ START_TEST(test_equivocation_by_no_one_authority_writes_no_evidence)
 	make_snapshot(&first_spec, &first);
 	make_snapshot(&other_spec, &other);
 	assert_accepted(&first, &result);
-	assert_snapshot_refused(&other, DIRAUTH_ERR_MISMATCH, 65, "equivocation", &report);
+	assert_snapshot_refused(&other, 65, "equivocation", &report);
 	ck_assert_msg(strstr(report.message,
 	                     "; evidence could not be written: it proves nobody's misbehaviour") != NULL,
 	              "%s", report.message);
@@ -1405,13 +1403,13 @@ START_TEST(test_body_digest_mismatch_refused)
 	make_snapshot(&spec, &snapshot);
 	make_snapshot(&other_spec, &other);
 	/* Another body altogether. */
-	assert_verify_refused(&snapshot.header_note, "identity", &other.body, DIRAUTH_ERR_MISMATCH, 65,
+	assert_verify_refused(&snapshot.header_note, "identity", &other.body, 65,
 	                      "does not match the signed header", &report);
 	/* The right size, one byte changed: the digest catches it. */
 	flip = strstr((char *)snapshot.body.data, "192.0.2.1:443");
 	ck_assert_ptr_nonnull(flip);
 	flip[8] = '9';
-	assert_snapshot_refused(&snapshot, DIRAUTH_ERR_MISMATCH, 65, "does not match the signed header",
+	assert_snapshot_refused(&snapshot, 65, "does not match the signed header",
 	                        &report);
 	assert_nothing_written();
 	free_snapshot(&snapshot);
@@ -1425,7 +1423,7 @@ START_TEST(test_tampered_record_signature_refused)
 	struct ctl_report report;
 
 	/* The authorities signed a header committing to this body: only the record check catches it. */
-	assert_spec_refused(&spec, DIRAUTH_ERR_SIGNATURE, 65, "provider signature does not verify", &report);
+	assert_spec_refused(&spec, 65, "provider signature does not verify", &report);
 }
 END_TEST
 
@@ -1443,19 +1441,19 @@ START_TEST(test_body_larger_than_bound_refused)
 
 	/* The header announces more than the bundle allows uncompressed: refused before the body. */
 	bundle.max_body_uncompressed = snapshot.body.len - 1;
-	assert_verify_refused(&snapshot.header_note, "gzip", &served, DIRAUTH_ERR_BOUNDS, 65,
+	assert_verify_refused(&snapshot.header_note, "gzip", &served, 65,
 	                      "the trust bundle allows", &report);
 	bundle.max_body_uncompressed = snapshot.body.len;
 
 	/* The body as served is larger than the bundle allows compressed. */
 	bundle.max_body_compressed = served.len - 1;
-	assert_verify_refused(&snapshot.header_note, "gzip", &served, DIRAUTH_ERR_BOUNDS, 65,
-	                      "larger than the trust bundle's bound", &report);
+	assert_verify_refused(&snapshot.header_note, "gzip", &served, 65, "body: response larger than",
+	                      &report);
 	bundle.max_body_compressed = served.len;
 
 	/* More records than the bundle allows. */
 	bundle.max_records = 2;
-	assert_verify_refused(&snapshot.header_note, "gzip", &served, DIRAUTH_ERR_BOUNDS, 65, "3 records",
+	assert_verify_refused(&snapshot.header_note, "gzip", &served, 65, "3 records",
 	                      &report);
 	assert_nothing_written();
 	bundle.max_records = 3;
@@ -1483,7 +1481,7 @@ START_TEST(test_decompression_bomb_refused)
 	ck_assert_int_eq(compress_encode(encoding, zeros, zeros_len, &bomb), 0);
 	ck_assert_uint_lt(bomb.len, 64 * 1024);
 	assert_verify_refused(&snapshot.header_note, content_encoding_name(encoding), &bomb,
-	                      DIRAUTH_ERR_BOUNDS, 65, "decompresses past its bound", &report);
+	                      65, "decompresses past its bound", &report);
 	assert_nothing_written();
 	free(zeros);
 	free_snapshot(&snapshot);
@@ -1508,12 +1506,12 @@ START_TEST(test_corrupt_or_unknown_encoding_refused)
 	rc = verify(&snapshot.header_note, "zstd", served.data, served.len, &result, &report);
 	ck_assert_int_ne(rc, 0);
 	ck_assert_int_eq(report.exit_code, 65);
-	assert_verify_refused(&snapshot.header_note, "br", &snapshot.body, DIRAUTH_ERR_SYNTAX, 65,
+	assert_verify_refused(&snapshot.header_note, "br", &snapshot.body, 65,
 	                      "unsupported content encoding 'br'", &report);
 	/* Gzip bytes labelled zstd do not decode. */
 	buffer_reset(&served);
 	ck_assert_int_eq(compress_encode(ENCODING_GZIP, snapshot.body.data, snapshot.body.len, &served), 0);
-	assert_verify_refused(&snapshot.header_note, "zstd", &served, DIRAUTH_ERR_SYNTAX, 65,
+	assert_verify_refused(&snapshot.header_note, "zstd", &served, 65,
 	                      "cannot decode zstd", &report);
 	assert_nothing_written();
 	free_snapshot(&snapshot);
@@ -1528,7 +1526,7 @@ START_TEST(test_garbage_header_refused)
 
 	buffer_init(&garbage);
 	ck_assert_int_eq(buffer_append_string(&garbage, "<html>not a note</html>\n"), 0);
-	assert_verify_refused(&garbage, "identity", &garbage, DIRAUTH_ERR_SYNTAX, 65, "not a signed note",
+	assert_verify_refused(&garbage, "identity", &garbage, 65, "not a signed note",
 	                      &report);
 	assert_nothing_written();
 	buffer_free(&garbage);
@@ -1546,7 +1544,7 @@ START_TEST(test_unreadable_held_header_denies)
 	snprintf(namespace_directory, sizeof(namespace_directory), "%s/mix", directory);
 	ck_assert_int_eq(mkdir(namespace_directory, 0755), 0);
 	test_write_file(mirror_path("latest.header"), "garbage\n", 8, 0644);
-	assert_snapshot_refused(&snapshot, DIRAUTH_ERR_SYNTAX, 65, "cannot be read back", &report);
+	assert_snapshot_refused(&snapshot, 65, "cannot be read back", &report);
 	ck_assert(!mirror_has("5.header"));
 	free_snapshot(&snapshot);
 }
@@ -1610,6 +1608,17 @@ static void serve_snapshot_until(struct canned_server *server, struct served_sna
 	canned_server_route(server, &certificates_route);
 }
 
+/* The certificate bundle, served as an authority serves it. */
+static void serve_certificates(struct canned_server *server)
+{
+	struct canned_route route = {.path = "/v1/certificates",
+	                             .status = 200,
+	                             .content_type = "text/plain; charset=utf-8",
+	                             .body = certificates.data,
+	                             .body_len = certificates.len};
+	canned_server_route(server, &route);
+}
+
 static void serve_snapshot(struct canned_server *server, struct served_snapshot *snapshot, uint64_t epoch)
 {
 	serve_snapshot_until(server, snapshot, epoch, 0);
@@ -1639,12 +1648,12 @@ static int run_fetch(const char *url, struct ctl_fetch_result *result, struct ct
 
 /* A fetch from url is refused as assert_refused checks; report is left for the caller's further
  * checks. */
-static void assert_fetch_refused(const char *url, int expected_rc, int expected_exit, const char *word,
+static void assert_fetch_refused(const char *url, int expected_exit, const char *word,
                                  struct ctl_report *report)
 {
 	struct ctl_fetch_result result;
 
-	assert_refused(run_fetch(url, &result, report), report, expected_rc, expected_exit, word);
+	assert_refused(run_fetch(url, &result, report), report, expected_exit, word);
 }
 
 static unsigned requests_served(struct canned_server *server)
@@ -1732,7 +1741,7 @@ START_TEST(test_network_several_servers_first_that_verifies)
 	}
 	ck_assert_uint_eq(attempt_count, 3);
 	ck_assert_int_eq(attempts[0].exit_code, 76);
-	ck_assert_ptr_nonnull(strstr(attempts[0].message, "fetch mix: latest header: HTTP 404"));
+	ck_assert_ptr_nonnull(strstr(attempts[0].message, "fetch mix: certificates: HTTP 404"));
 	ck_assert_int_eq(attempts[1].exit_code, 69);
 	ck_assert_int_eq(attempts[2].exit_code, 0);
 	ck_assert_str_eq(attempts[2].server_url, good_url);
@@ -1854,9 +1863,10 @@ START_TEST(test_network_downloads_are_bounded)
 	/* Without a Content-Length only the write callback can stop it. */
 	header_route.omit_length = _i;
 	canned_server_start(&server);
+	serve_certificates(&server);
 	canned_server_route(&server, &header_route);
 	canned_server_url(&server, url, sizeof(url));
-	assert_fetch_refused(url, DIRAUTH_ERR_BOUNDS, 65, "larger than", &report);
+	assert_fetch_refused(url, 65, "larger than", &report);
 	assert_nothing_written();
 	canned_server_stop(&server);
 	free(big);
@@ -1886,7 +1896,7 @@ START_TEST(test_network_certificates_bounded_and_required)
 	server.routes[2].body_len = big_len;
 	server.routes[2].omit_length = 1;
 	pthread_mutex_unlock(&server.lock);
-	assert_fetch_refused(url, DIRAUTH_ERR_BOUNDS, 65, "certificates: response larger than", &report);
+	assert_fetch_refused(url, 65, "certificates: response larger than", &report);
 	assert_nothing_written();
 	/* Not served (an authority that does not serve certificates): refused by the server, 76. */
 	pthread_mutex_lock(&server.lock);
@@ -1919,7 +1929,7 @@ START_TEST(test_network_body_bound_aborts_transfer)
 	pthread_mutex_unlock(&server.lock);
 	bundle.max_body_compressed = snapshot.zstd_body.len - 1;
 	canned_server_url(&server, url, sizeof(url));
-	assert_fetch_refused(url, DIRAUTH_ERR_BOUNDS, 65, "body: response larger than", &report);
+	assert_fetch_refused(url, 65, "body: response larger than", &report);
 	assert_nothing_written();
 	canned_server_stop(&server);
 	served_snapshot_free(&snapshot);
@@ -1939,6 +1949,7 @@ START_TEST(test_network_server_answers_map_to_exit_codes)
 	int rc;
 
 	canned_server_start(&server);
+	serve_certificates(&server);
 	canned_server_url(&server, url, sizeof(url));
 	/* 4xx: the server refused (76), with its machine-readable code and detail. */
 	route.status = 404;
@@ -2042,7 +2053,7 @@ START_TEST(test_network_chain_walk)
 	ck_assert_uint_eq(requests_served(&server), 6);
 	ck_assert(result.diff.asked && !result.diff.used);
 	ck_assert_uint_eq(result.diff.base_epoch, 5);
-	ck_assert_str_eq(result.diff.why, "no diff offered from the held body");
+	ck_assert_str_eq(result.diff.why, "the server offers no diff from epoch 5");
 	canned_server_stop(&server);
 
 	/* Again from 5, with 8 not served (404): skipped, and 7 is then not 9's previous. */
@@ -2052,7 +2063,7 @@ START_TEST(test_network_chain_walk)
 	serve_history(&server, &history);
 	serve_link(&server, "/v1/mix/snapshots/7", 200, &history.epochs[7].header_note);
 	canned_server_url(&server, url, sizeof(url));
-	ck_assert_int_eq(run_fetch(url, &result, &report), DIRAUTH_ERR_MISMATCH);
+	ck_assert_int_ne(run_fetch(url, &result, &report), 0);
 	ck_assert_int_eq(report.exit_code, 65);
 	ck_assert_msg(strstr(report.message,
 	                     "fetch mix: history does not chain to the held snapshot (epoch 5): "
@@ -2082,12 +2093,12 @@ START_TEST(test_network_chain_refusals)
 	serve_history(&server, &history);
 	canned_server_url(&server, url, sizeof(url));
 	/* Nothing served between: the walk runs out at the held epoch (8, 7 and 6 are 404). */
-	assert_fetch_refused(url, DIRAUTH_ERR_MISMATCH, 65,
+	assert_fetch_refused(url, 65,
 	                     "history does not chain to the held snapshot (epoch 5)", &report);
 	ck_assert_uint_eq(requests_served(&server), 5);
 	/* Too far for the bound: refused before any history is downloaded. */
 	policy.max_chain = 3;
-	assert_fetch_refused(url, DIRAUTH_ERR_BOUNDS, 65, "re-seeded deliberately", &report);
+	assert_fetch_refused(url, 65, "re-seeded deliberately", &report);
 	ck_assert_uint_eq(requests_served(&server), 7);
 	policy.max_chain = VERIFY_DEFAULT_MAX_CHAIN;
 	/* A server failing on a history epoch is unavailable (69), another answer refused (76). */
@@ -2110,7 +2121,7 @@ START_TEST(test_network_chain_refusals)
 		route.body = big;
 		route.body_len = big_len;
 		canned_server_route(&server, &route);
-		assert_fetch_refused(url, DIRAUTH_ERR_BOUNDS, 65, "history: epoch 8: response larger than",
+		assert_fetch_refused(url, 65, "history: epoch 8: response larger than",
 		                     &report);
 		canned_server_stop(&server);
 		free(big);

@@ -19,7 +19,7 @@
 #include "test_signed_notes.h"
 
 #include "ctl/evidence.h"
-#include "ctl/fetch_log.h"
+#include "ctl/fetch.h"
 #include "ctl/files.h"
 #include "ctl/monitor.h"
 #include "ctl/proof.h"
