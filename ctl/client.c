@@ -52,7 +52,8 @@ int ctl_client_context_new(const char *what, const struct trust_bundle *bundle,
 		                "%s: the trust bundle cannot be used: %s", what, dirauth_strerror(rc));
 		return rc;
 	}
-	enum dirauth_status status = dirauth_context_new(callbacks, text.data, text.len, &options, out, &outcome);
+	enum dirauth_status status =
+	    dirauth_context_new(callbacks, text.data, text.len, &options, out, &outcome);
 	if (status != DIRAUTH_SUCCESS) {
 		ctl_report_fail(report, ctl_client_exit_code(status), "%s: %s", what, outcome.detail);
 		rc = status == DIRAUTH_E_NOMEM ? DIRAUTH_ERR_NOMEM : DIRAUTH_ERR_CONFIG;
@@ -67,10 +68,11 @@ int ctl_client_log_pins_fit(const char *what, const struct ctl_log_pins *pins, c
 {
 	for (size_t i = 0; pins != NULL && pins->enabled && i < pins->log_key_count; i++) {
 		if (strcmp(pins->log_keys[i].name, origin) != 0) {
-			ctl_report_fail(report, CTL_EXIT_CONFIG,
-			                "%s: --log-key is named '%s', but the namespace's log is '%s' (a log key is "
-			                "named by its origin)",
-			                what, pins->log_keys[i].name, origin);
+			ctl_report_fail(
+			    report, CTL_EXIT_CONFIG,
+			    "%s: --log-key is named '%s', but the namespace's log is '%s' (a log key is "
+			    "named by its origin)",
+			    what, pins->log_keys[i].name, origin);
 			return DIRAUTH_ERR_CONFIG;
 		}
 	}

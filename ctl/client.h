@@ -34,9 +34,9 @@ int ctl_client_context_new(const char *what, const struct trust_bundle *bundle,
 int ctl_client_log_pins_fit(const char *what, const struct ctl_log_pins *pins, const char *origin,
                             struct ctl_report *report);
 
-/* The exit status of a status the library ended with: 78 trust, 76 fetch (an answer the step cannot take), 75 stale, 65 for what
- * the data got wrong (malformed, signature, mismatch, rollback, split view, too far, log, not
- * found), 74 state, 70 otherwise. */
+/* The exit status of a status the library ended with: 78 trust, 76 fetch (an answer the step cannot take), 75
+ * stale, 65 for what the data got wrong (malformed, signature, mismatch, rollback, split view, too far, log,
+ * not found), 74 state, 70 otherwise. */
 int ctl_client_exit_code(enum dirauth_status status);
 
 /* result's detail without its leading "<namespace_name>: ". */

@@ -93,10 +93,10 @@ static void read_held_certificates(const char *directory, const char *namespace_
  * the bundle's identity keys, and the certificates of each header, the held one's as kept and the
  * fetched ones. Written into DIR/NS only when it proves that an authority signed both, so that
  * verify-evidence names it; path gets the file's path, else why gets the reason. */
-static int keep_equivocation(const char *directory, const struct trust_bundle *bundle, const char *namespace_name,
-                             const uint8_t *held_bytes, size_t held_len, const uint8_t *note, size_t note_len,
-                             const uint8_t *certificates, size_t certificates_len, char *path, size_t path_cap,
-                             char *why, size_t why_cap)
+static int keep_equivocation(const char *directory, const struct trust_bundle *bundle,
+                             const char *namespace_name, const uint8_t *held_bytes, size_t held_len,
+                             const uint8_t *note, size_t note_len, const uint8_t *certificates,
+                             size_t certificates_len, char *path, size_t path_cap, char *why, size_t why_cap)
 {
 	char namespace_directory[PATH_CAPACITY];
 	uint8_t *held_certificates = NULL;
@@ -116,13 +116,13 @@ static int keep_equivocation(const char *directory, const struct trust_bundle *b
 		snprintf(why, why_cap, "%s", dirauth_strerror(rc));
 		return rc;
 	}
-	ctl_evidence_between(&e, EVIDENCE_HEADERS, bundle, header.origin, header.epoch, held_bytes, held_len, note,
-	                     note_len);
+	ctl_evidence_between(&e, EVIDENCE_HEADERS, bundle, header.origin, header.epoch, held_bytes, held_len,
+	                     note, note_len);
 	read_held_certificates(directory, namespace_name, &held_certificates, &held_certificates_len);
 	ctl_evidence_add_certificates(&e, held_certificates, held_certificates_len);
 	ctl_evidence_add_certificates(&e, certificates, certificates_len);
-	rc = ctl_evidence_keep(bundle, &e, namespace_directory, namespace_name, header.epoch, path, path_cap, NULL,
-	                       why, why_cap);
+	rc = ctl_evidence_keep(bundle, &e, namespace_directory, namespace_name, header.epoch, path, path_cap,
+	                       NULL, why, why_cap);
 	free(held_certificates);
 	return rc;
 }
@@ -345,8 +345,9 @@ static int session_state_read(void *user, const char *namespace_name, uint8_t *o
 	buffer_init(&held);
 	rc = ctl_fetch_read_held(session->directory, namespace_name, &held, &session->failure);
 	if (rc == 0 && held.len > cap) {
-		ctl_report_fail(&session->failure, CTL_EXIT_DATA, "fetch %s: held header %s is larger than a header note",
-		                namespace_name, LATEST_HEADER);
+		ctl_report_fail(&session->failure, CTL_EXIT_DATA,
+		                "fetch %s: held header %s is larger than a header note", namespace_name,
+		                LATEST_HEADER);
 		rc = DIRAUTH_ERR_BOUNDS;
 	}
 	if (rc == 0) {
@@ -380,15 +381,16 @@ static int session_state_write(void *user, const char *namespace_name, const uin
 	struct dirauth_verified verified;
 	int rc = session_verified(session, &verified);
 	if (rc == 0)
-		rc = ctl_fetch_store(session->directory, namespace_name, verified.epoch, bytes, len, verified.body,
-		                     verified.body_len, verified.certificates, verified.certificates_len,
-		                     &session->failure);
+		rc = ctl_fetch_store(session->directory, namespace_name, verified.epoch, bytes, len,
+		                     verified.body, verified.body_len, verified.certificates,
+		                     verified.certificates_len, &session->failure);
 	return rc;
 }
 
 /* NS/<epoch>.body, the held body the library takes as the base of a diff and of the revocations
  * the new snapshot must respect (it checks the digest the held header signed). */
-static int session_body_read(void *user, const char *namespace_name, uint64_t epoch, struct dirauth_sink *sink)
+static int session_body_read(void *user, const char *namespace_name, uint64_t epoch,
+                             struct dirauth_sink *sink)
 {
 	const struct session *session = user;
 	char path[PATH_CAPACITY];
@@ -398,7 +400,8 @@ static int session_body_read(void *user, const char *namespace_name, uint64_t ep
 	uint64_t bound = session->bundle->max_body_uncompressed;
 
 	snprintf(name, sizeof(name), "%" PRIu64 ".body", epoch);
-	if (join_path(path, sizeof(path), session->directory, namespace_name, name) != 0 || !ctl_file_exists(path) ||
+	if (join_path(path, sizeof(path), session->directory, namespace_name, name) != 0 ||
+	    !ctl_file_exists(path) ||
 	    ctl_file_read(path, bound > SIZE_MAX ? SIZE_MAX : (size_t)bound, &bytes, &len) != 0)
 		return -1;
 	int rc = dirauth_sink_append(sink, bytes, len);
@@ -420,8 +423,8 @@ static int session_checkpoint_read(void *user, const char *namespace_name, uint8
 
 	*len = 0;
 	if (join_path(path, sizeof(path), session->directory, namespace_name, CTL_FETCH_LOG_HELD) != 0) {
-		ctl_report_fail(&session->failure, CTL_EXIT_CANNOT_CREATE, "fetch %s: mirror directory path too long",
-		                namespace_name);
+		ctl_report_fail(&session->failure, CTL_EXIT_CANNOT_CREATE,
+		                "fetch %s: mirror directory path too long", namespace_name);
 		return DIRAUTH_ERR_BOUNDS;
 	}
 	if (!ctl_file_exists(path))
@@ -455,7 +458,8 @@ static int session_checkpoint_write(void *user, const char *namespace_name, cons
 	if (rc == 0)
 		rc = ctl_file_write_atomic(directory, CTL_FETCH_LOG_HELD, bytes, len);
 	if (rc != 0)
-		ctl_report_fail(&session->failure, rc == DIRAUTH_ERR_IO ? CTL_EXIT_IO : CTL_EXIT_CANNOT_CREATE,
+		ctl_report_fail(&session->failure,
+		                rc == DIRAUTH_ERR_IO ? CTL_EXIT_IO : CTL_EXIT_CANNOT_CREATE,
 		                "fetch %s: log: cannot write %s or %s in %s: %s", namespace_name, name,
 		                CTL_FETCH_LOG_HELD, directory, dirauth_strerror(rc));
 	return rc;
@@ -477,9 +481,9 @@ enum request_kind {
 struct request {
 	const char *path; /* as the library named it, from "/v1/" */
 	enum request_kind kind;
-	uint64_t epoch;            /* link, log proof, diff, body */
-	uint64_t old_size, size;   /* consistency */
-	char label[64];            /* what it is, in messages */
+	uint64_t epoch;          /* link, log proof, diff, body */
+	uint64_t old_size, size; /* consistency */
+	char label[64];          /* what it is, in messages */
 };
 
 /* Reads a canonical decimal at *text (advanced past it). */
@@ -535,8 +539,9 @@ static void request_of(const char *path, const char *namespace_name, struct requ
 	           *rest == '\0') {
 		r->kind = REQUEST_LOG_PROOF;
 		snprintf(r->label, sizeof(r->label), "proof");
-	} else if (strncmp(rest, "log/consistency/", 16) == 0 && (rest += 16, take_number(&rest, &r->old_size) == 0) &&
-	           *rest == '/' && (rest++, take_number(&rest, &r->size) == 0) && *rest == '\0') {
+	} else if (strncmp(rest, "log/consistency/", 16) == 0 &&
+	           (rest += 16, take_number(&rest, &r->old_size) == 0) && *rest == '/' &&
+	           (rest++, take_number(&rest, &r->size) == 0) && *rest == '\0') {
 		r->kind = REQUEST_CONSISTENCY;
 		snprintf(r->label, sizeof(r->label), "consistency");
 	}
@@ -561,8 +566,8 @@ struct answer {
 
 /* Answers a request, or fails with report (the server's or the input's fault, in words). */
 struct source {
-	int (*answer)(struct source *source, const char *namespace_name, const struct request *r, size_t max_bytes,
-	              struct answer *out, struct ctl_report *report);
+	int (*answer)(struct source *source, const char *namespace_name, const struct request *r,
+	              size_t max_bytes, struct answer *out, struct ctl_report *report);
 	void (*release)(struct source *source);
 };
 
@@ -592,10 +597,11 @@ static int network_answer(struct source *source, const char *namespace_name, con
 	/* A private namespace's routes answer only to its capability; the certificates never see it. */
 	const char *const namespace_headers[] = {authorization, NULL};
 	const char *const body_headers[] = {"Accept-Encoding: zstd, gzip", authorization, NULL};
-	const char *const *headers = r->kind == REQUEST_CERTIFICATES                        ? NULL
+	const char *const *headers = r->kind == REQUEST_CERTIFICATES                      ? NULL
 	                             : r->kind == REQUEST_BODY || r->kind == REQUEST_DIFF ? body_headers
 	                                                                                  : namespace_headers;
-	int allow_missing = r->kind == REQUEST_LINK || r->kind == REQUEST_LOG_PROOF || r->kind == REQUEST_DIFF;
+	int allow_missing =
+	    r->kind == REQUEST_LINK || r->kind == REQUEST_LOG_PROOF || r->kind == REQUEST_DIFF;
 	char what[WHAT_MAX + 8];
 	struct ctl_report scratch;
 	int rc;
@@ -609,8 +615,9 @@ static int network_answer(struct source *source, const char *namespace_name, con
 		return DIRAUTH_ERR_BOUNDS;
 	}
 	ctl_report_init(&scratch);
-	rc = ctl_exchange_get_pooled(n->pool, what, r->label, (const char *)n->url.data, headers, max_bytes,
-	                             allow_missing, &n->response, r->kind == REQUEST_DIFF ? &scratch : report);
+	rc =
+	    ctl_exchange_get_pooled(n->pool, what, r->label, (const char *)n->url.data, headers, max_bytes,
+	                            allow_missing, &n->response, r->kind == REQUEST_DIFF ? &scratch : report);
 	if (rc != 0 && r->kind == REQUEST_DIFF) {
 		/* A diff is a saving: a server that fails on it leaves the whole body to be asked for. */
 		*out = (struct answer){n->response.status, "", NULL, 0};
@@ -624,10 +631,11 @@ static int network_answer(struct source *source, const char *namespace_name, con
 		/* Published but not yet under a checkpoint: the log follows the publication. */
 		if (error_code_is(&n->response.body, "epoch_not_in_log") ||
 		    error_code_is(&n->response.body, "epoch_not_in_tree"))
-			ctl_report_fail(report, CTL_EXIT_TEMPFAIL,
-			                "%s: epoch %" PRIu64
-			                " is not yet under a checkpoint of the server's log (%s); try again later",
-			                what, r->epoch, description);
+			ctl_report_fail(
+			    report, CTL_EXIT_TEMPFAIL,
+			    "%s: epoch %" PRIu64
+			    " is not yet under a checkpoint of the server's log (%s); try again later",
+			    what, r->epoch, description);
 		else
 			ctl_report_fail(report, CTL_EXIT_PROTOCOL, "%s: proof: %s", what, description);
 		return DIRAUTH_ERR_REFUSED;
@@ -666,7 +674,8 @@ static int memory_answer(struct source *source, const char *namespace_name, cons
 	case REQUEST_LINK:
 		for (size_t i = 0; i < input->link_count; i++)
 			if (input->links[i].epoch == r->epoch)
-				*out = (struct answer){200, "", input->links[i].note, input->links[i].note_len};
+				*out =
+				    (struct answer){200, "", input->links[i].note, input->links[i].note_len};
 		break;
 	case REQUEST_LOG_PROOF:
 		*out = (struct answer){200, "", input->proof, input->proof_len};
@@ -674,7 +683,8 @@ static int memory_answer(struct source *source, const char *namespace_name, cons
 	case REQUEST_CONSISTENCY:
 		if (input->consistency == NULL) {
 			ctl_report_fail(report, CTL_EXIT_DATA,
-			                "fetch %s: log: no consistency proof from size %" PRIu64 " to %" PRIu64,
+			                "fetch %s: log: no consistency proof from size %" PRIu64
+			                " to %" PRIu64,
 			                namespace_name, r->old_size, r->size);
 			return DIRAUTH_ERR_PROOF;
 		}
@@ -691,8 +701,8 @@ static int memory_answer(struct source *source, const char *namespace_name, cons
 		/* As a download is cut at the step's bound. */
 		char what[WHAT_MAX + 8];
 		what_of_request(namespace_name, r, what);
-		ctl_report_fail(report, CTL_EXIT_DATA, "%s: %s: response larger than %zu bytes", what, r->label,
-		                max_bytes);
+		ctl_report_fail(report, CTL_EXIT_DATA, "%s: %s: response larger than %zu bytes", what,
+		                r->label, max_bytes);
 		return DIRAUTH_ERR_BOUNDS;
 	}
 	return 0;
@@ -701,7 +711,8 @@ static int memory_answer(struct source *source, const char *namespace_name, cons
 /* ---- one fetch: the library's update, fed from a source, and its outcome in words ---- */
 
 /* What the library's verified snapshot showed, for the summary. */
-static void fill_result(const struct dirauth_verified *v, const char *namespace_name, struct ctl_fetch_result *result)
+static void fill_result(const struct dirauth_verified *v, const char *namespace_name,
+                        struct ctl_fetch_result *result)
 {
 	memset(result, 0, sizeof(*result));
 	snprintf(result->namespace_name, sizeof(result->namespace_name), "%s", namespace_name);
@@ -709,8 +720,8 @@ static void fill_result(const struct dirauth_verified *v, const char *namespace_
 	result->record_count = v->record_count;
 	result->signer_count = v->signer_count;
 	result->authority_count = v->authority_count;
-	snprintf(result->signer_names, sizeof(result->signer_names), "%.*s", (int)sizeof(result->signer_names) - 1,
-	         v->signer_names);
+	snprintf(result->signer_names, sizeof(result->signer_names), "%.*s",
+	         (int)sizeof(result->signer_names) - 1, v->signer_names);
 	result->log_checked = v->log_checked;
 	result->log.index = v->log_index;
 	result->log.tree_size = v->log_tree_size;
@@ -754,14 +765,16 @@ static int refusal(const struct session *session, const struct seen *seen, enum 
 		char why[VERIFY_DETAIL_MAX + 64] = "";
 		/* Two headers of one epoch: both signed notes are kept, the held one first, for anyone
 		 * to check. */
-		if (keep_equivocation(session->directory, session->bundle, namespace_name, outcome->evidence_held,
-		                      outcome->evidence_held_len, outcome->evidence_offered,
-		                      outcome->evidence_offered_len, seen->certificates.data, seen->certificates.len,
-		                      path, sizeof(path), why, sizeof(why)) == 0)
-			ctl_report_fail(report, CTL_EXIT_DATA, "%s: %s; evidence written to %s", what, detail, path);
+		if (keep_equivocation(session->directory, session->bundle, namespace_name,
+		                      outcome->evidence_held, outcome->evidence_held_len,
+		                      outcome->evidence_offered, outcome->evidence_offered_len,
+		                      seen->certificates.data, seen->certificates.len, path, sizeof(path),
+		                      why, sizeof(why)) == 0)
+			ctl_report_fail(report, CTL_EXIT_DATA, "%s: %s; evidence written to %s", what, detail,
+			                path);
 		else
-			ctl_report_fail(report, CTL_EXIT_DATA, "%s: %s; evidence could not be written: %s", what,
-			                detail, why);
+			ctl_report_fail(report, CTL_EXIT_DATA, "%s: %s; evidence could not be written: %s",
+			                what, detail, why);
 		return DIRAUTH_ERR_MISMATCH;
 	}
 	case DIRAUTH_E_STALE:
@@ -769,8 +782,9 @@ static int refusal(const struct session *session, const struct seen *seen, enum 
 		 * newer. Its own status, so that a script never takes it for fresh; not yet valid is
 		 * the data's fault. */
 		ctl_report_fail(report,
-		                past_valid_until(seen->latest.data, seen->latest.len, session->now) ? CTL_EXIT_TEMPFAIL
-		                                                                                    : CTL_EXIT_DATA,
+		                past_valid_until(seen->latest.data, seen->latest.len, session->now)
+		                    ? CTL_EXIT_TEMPFAIL
+		                    : CTL_EXIT_DATA,
 		                "%s: %s", what, detail);
 		return DIRAUTH_ERR_STALE;
 	case DIRAUTH_E_STATE:
@@ -780,9 +794,10 @@ static int refusal(const struct session *session, const struct seen *seen, enum 
 		return DIRAUTH_ERR_SYNTAX;
 	case DIRAUTH_E_TOO_FAR:
 		/* Too far to walk: only the operator can say the new snapshot is the one to believe. */
-		ctl_report_fail(report, CTL_EXIT_DATA,
-		                "%s: %s: check the new snapshot by other means, then delete %s/%s and fetch again",
-		                what, detail, namespace_name, LATEST_HEADER);
+		ctl_report_fail(
+		    report, CTL_EXIT_DATA,
+		    "%s: %s: check the new snapshot by other means, then delete %s/%s and fetch again", what,
+		    detail, namespace_name, LATEST_HEADER);
 		return DIRAUTH_ERR_BOUNDS;
 	default:
 		ctl_report_fail(report, ctl_client_exit_code(status), "%s: %s", what, detail);
@@ -793,8 +808,9 @@ static int refusal(const struct session *session, const struct seen *seen, enum 
 /* The whole fetch over source: the library's update from the held files to the snapshot source
  * offers, every file written by its callbacks once it verified everything, then step 5. */
 static int run_update(const struct trust_bundle *bundle, const char *namespace_name, const char *directory,
-                      uint64_t now, const struct verify_snapshot_policy *policy, const struct ctl_log_pins *log,
-                      struct source *source, struct ctl_fetch_result *result, struct ctl_report *report)
+                      uint64_t now, const struct verify_snapshot_policy *policy,
+                      const struct ctl_log_pins *log, struct source *source, struct ctl_fetch_result *result,
+                      struct ctl_report *report)
 {
 	struct session session = {bundle, directory, namespace_name, now, NULL, {0}};
 	struct dirauth_callbacks callbacks = {.user = &session,
@@ -860,8 +876,8 @@ static int run_update(const struct trust_bundle *bundle, const char *namespace_n
 				goto done;
 			}
 		}
-		status = dirauth_update_feed(session.update, answer.status, answer.encoding, answer.body, answer.len,
-		                             &outcome);
+		status = dirauth_update_feed(session.update, answer.status, answer.encoding, answer.body,
+		                             answer.len, &outcome);
 		if (status != DIRAUTH_SUCCESS) {
 			rc = refusal(&session, &seen, status, &outcome, report);
 			goto done;

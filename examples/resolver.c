@@ -143,8 +143,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	struct dirauth_callbacks callbacks = {.user = &r, .now = now, .random = random_bytes, .state_read = state_read,
-	                                      .state_write = state_write, .fetch = fetch};
+	struct dirauth_callbacks callbacks = {.user = &r,
+	                                      .now = now,
+	                                      .random = random_bytes,
+	                                      .state_read = state_read,
+	                                      .state_write = state_write,
+	                                      .fetch = fetch};
 	int status = 1;
 	if (dirauth_context_new(&callbacks, bundle, bundle_len, NULL, &context, &result) != DIRAUTH_SUCCESS) {
 		status = fail("trust bundle", &result);

@@ -32,9 +32,9 @@ static int extra_is_header(const struct tlog_proof *proof, const uint8_t *header
 }
 
 /* Why the proof's checkpoint is not believed, in words. */
-static enum dirauth_status checkpoint_refused(const struct dirauth_context *context, const struct tlog_proof *proof,
-                                              const char *origin, int rc, size_t cosigned,
-                                              struct dirauth_result *result)
+static enum dirauth_status checkpoint_refused(const struct dirauth_context *context,
+                                              const struct tlog_proof *proof, const char *origin, int rc,
+                                              size_t cosigned, struct dirauth_result *result)
 {
 	switch (rc) {
 	case DIRAUTH_ERR_NOMEM:
@@ -44,24 +44,28 @@ static enum dirauth_status checkpoint_refused(const struct dirauth_context *cont
 	case DIRAUTH_ERR_CONFIG:
 		return client_fail(result, DIRAUTH_E_TRUST, "log: checkpoint: the log's pins cannot be met");
 	case DIRAUTH_ERR_MISMATCH:
-		return client_fail(result, DIRAUTH_E_LOG, "log: checkpoint: of the log '%s', not of the namespace's log '%s'",
+		return client_fail(result, DIRAUTH_E_LOG,
+		                   "log: checkpoint: of the log '%s', not of the namespace's log '%s'",
 		                   proof->checkpoint.origin, origin);
 	case DIRAUTH_ERR_SIGNATURE:
-		return client_fail(result, DIRAUTH_E_LOG,
-		                   "log: checkpoint: a signature by the log key or a pinned witness does not verify");
+		return client_fail(
+		    result, DIRAUTH_E_LOG,
+		    "log: checkpoint: a signature by the log key or a pinned witness does not verify");
 	case DIRAUTH_ERR_UNKNOWN_KEY: {
 		size_t named = 0;
 		for (size_t i = 0; i < context->log_key_count; i++)
 			named += strcmp(context->log_keys[i].name, origin) == 0;
-		return client_fail(result, DIRAUTH_E_LOG, "log: checkpoint: signed by none of the %zu pinned log keys",
-		                   named);
+		return client_fail(result, DIRAUTH_E_LOG,
+		                   "log: checkpoint: signed by none of the %zu pinned log keys", named);
 	}
 	case DIRAUTH_ERR_THRESHOLD:
-		return client_fail(result, DIRAUTH_E_LOG,
-		                   "log: checkpoint: cosigned by %zu of the %zu pinned witnesses, %zu required", cosigned,
-		                   context->witness_count, context->witness_quorum);
+		return client_fail(
+		    result, DIRAUTH_E_LOG,
+		    "log: checkpoint: cosigned by %zu of the %zu pinned witnesses, %zu required", cosigned,
+		    context->witness_count, context->witness_quorum);
 	default:
-		return client_fail(result, DIRAUTH_E_LOG, "log: checkpoint: not a checkpoint: %s", dirauth_strerror(rc));
+		return client_fail(result, DIRAUTH_E_LOG, "log: checkpoint: not a checkpoint: %s",
+		                   dirauth_strerror(rc));
 	}
 }
 
@@ -107,8 +111,8 @@ enum dirauth_status client_log_check(const struct dirauth_context *context, cons
 		shown->checkpoint = checkpoint;
 		shown->cosigned = cosigned;
 		buffer_reset(&shown->checkpoint_note);
-		if (buffer_append(&shown->checkpoint_note, proof->checkpoint_note, proof->checkpoint_note_len) !=
-		    0)
+		if (buffer_append(&shown->checkpoint_note, proof->checkpoint_note,
+		                  proof->checkpoint_note_len) != 0)
 			rc = DIRAUTH_ERR_NOMEM;
 	}
 	tlog_proof_free(proof);
@@ -116,7 +120,8 @@ enum dirauth_status client_log_check(const struct dirauth_context *context, cons
 		return client_fail(result, DIRAUTH_E_NOMEM, "out of memory");
 	if (rc == DIRAUTH_ERR_PROOF)
 		return client_fail(result, DIRAUTH_E_LOG,
-		                   "log: inclusion: the header is not entry %" PRIu64 " of the checkpoint's tree of %" PRIu64
+		                   "log: inclusion: the header is not entry %" PRIu64
+		                   " of the checkpoint's tree of %" PRIu64
 		                   " (the proof does not lead from its text to the checkpoint's root)",
 		                   index, checkpoint.tree_size);
 	if (rc != 0)
@@ -155,8 +160,9 @@ enum dirauth_status client_log_consistent(const struct checkpoint *held, const s
 	size_t hashes = 0;
 
 	if (strcmp(held->origin, shown->origin) != 0)
-		return client_fail(result, DIRAUTH_E_LOG, "log: the checkpoint held is of the log '%s', not '%s'",
-		                   held->origin, shown->origin);
+		return client_fail(result, DIRAUTH_E_LOG,
+		                   "log: the checkpoint held is of the log '%s', not '%s'", held->origin,
+		                   shown->origin);
 	if (shown->tree_size < held->tree_size)
 		return client_fail(result, DIRAUTH_E_LOG,
 		                   "log: rollback: the server's checkpoint is of size %" PRIu64
@@ -172,17 +178,20 @@ enum dirauth_status client_log_consistent(const struct checkpoint *held, const s
 	}
 	int rc = tlog_consistency_parse(proof_text, proof_len, proof, &hashes);
 	if (rc != 0)
-		return client_fail(result, DIRAUTH_E_LOG, "log: consistency: the answer is not a consistency proof: %s",
+		return client_fail(result, DIRAUTH_E_LOG,
+		                   "log: consistency: the answer is not a consistency proof: %s",
 		                   dirauth_strerror(rc));
-	rc = merkle_consistency_verify(held->tree_size, shown->tree_size, held->root, shown->root, proof, hashes);
+	rc = merkle_consistency_verify(held->tree_size, shown->tree_size, held->root, shown->root, proof,
+	                               hashes);
 	if (rc == DIRAUTH_ERR_CRYPTO)
 		return client_fail(result, DIRAUTH_E_INTERNAL, "log: consistency: cannot verify");
 	if (rc != 0)
-		return client_fail(result, DIRAUTH_E_LOG,
-		                   "log: inconsistent: the server's checkpoint of size %" PRIu64
-		                   " does not extend the one of size %" PRIu64
-		                   " held (the consistency proof does not verify): the log shows two histories",
-		                   shown->tree_size, held->tree_size);
+		return client_fail(
+		    result, DIRAUTH_E_LOG,
+		    "log: inconsistent: the server's checkpoint of size %" PRIu64
+		    " does not extend the one of size %" PRIu64
+		    " held (the consistency proof does not verify): the log shows two histories",
+		    shown->tree_size, held->tree_size);
 	return DIRAUTH_SUCCESS;
 }
 
@@ -197,7 +206,7 @@ enum dirauth_status client_log_held_parse(const uint8_t *bytes, size_t len, stru
 	if (rc == DIRAUTH_ERR_NOMEM)
 		return client_fail(result, DIRAUTH_E_NOMEM, "out of memory");
 	if (rc != 0)
-		return client_fail(result, DIRAUTH_E_STATE, "log: the held checkpoint cannot be read back: %s",
-		                   dirauth_strerror(rc));
+		return client_fail(result, DIRAUTH_E_STATE,
+		                   "log: the held checkpoint cannot be read back: %s", dirauth_strerror(rc));
 	return DIRAUTH_SUCCESS;
 }

@@ -229,13 +229,13 @@ static void load_base(struct dirauth_update *update)
 
 	buffer_init(&sink.bytes);
 	if (held->body_size <= sink.max &&
-	    context->callbacks.body_read(context->callbacks.user, update->namespace_name, held->epoch, &sink) ==
-	        0 &&
+	    context->callbacks.body_read(context->callbacks.user, update->namespace_name, held->epoch,
+	                                 &sink) == 0 &&
 	    !sink.over && sink.bytes.len == held->body_size &&
 	    crypto_sha256(sink.bytes.data, sink.bytes.len, digest) == 0 &&
 	    memcmp(digest, held->body_sha256, sizeof(digest)) == 0)
-		client_view_build(&update->base, &context->bundle, update->held_note.data, update->held_note.len,
-		                  held, 0, &sink.bytes, NULL, NULL);
+		client_view_build(&update->base, &context->bundle, update->held_note.data,
+		                  update->held_note.len, held, 0, &sink.bytes, NULL, NULL);
 	buffer_free(&sink.bytes);
 }
 
@@ -386,7 +386,8 @@ static enum dirauth_status persist(struct dirauth_update *update, struct dirauth
 	const struct dirauth_callbacks *callbacks = &update->context->callbacks;
 	update->verified = 1;
 	if (update->log_checked && callbacks->checkpoint_write != NULL &&
-	    callbacks->checkpoint_write(callbacks->user, update->namespace_name, update->log.checkpoint_note.data,
+	    callbacks->checkpoint_write(callbacks->user, update->namespace_name,
+	                                update->log.checkpoint_note.data,
 	                                update->log.checkpoint_note.len) != 0) {
 		update->verified = 0;
 		return refuse(update, result, DIRAUTH_E_STATE,
@@ -395,7 +396,8 @@ static enum dirauth_status persist(struct dirauth_update *update, struct dirauth
 	if (callbacks->state_write(callbacks->user, update->namespace_name, update->note.data,
 	                           update->note.len) != 0) {
 		update->verified = 0;
-		return refuse(update, result, DIRAUTH_E_STATE, "the state cannot be written: nothing installed");
+		return refuse(update, result, DIRAUTH_E_STATE,
+		              "the state cannot be written: nothing installed");
 	}
 	return DIRAUTH_SUCCESS;
 }
@@ -544,10 +546,10 @@ static enum dirauth_status take_latest(struct dirauth_update *update, struct dir
 	char detail[VERIFY_DETAIL_MAX];
 	int newer = 0;
 
-	int rc = verify_snapshot_header(&context->bundle, update->namespace_name, update->certificates.data,
-	                                update->certificates.len, body != NULL ? body : (const uint8_t *)"", len,
-	                                context->callbacks.now(context->callbacks.user), &context->policy,
-	                                &update->header, &update->signers, detail, sizeof(detail));
+	int rc = verify_snapshot_header(
+	    &context->bundle, update->namespace_name, update->certificates.data, update->certificates.len,
+	    body != NULL ? body : (const uint8_t *)"", len, context->callbacks.now(context->callbacks.user),
+	    &context->policy, &update->header, &update->signers, detail, sizeof(detail));
 	if (rc != 0)
 		return refuse(update, result, client_status_of(rc), detail);
 	if (!update->has_held)
@@ -597,7 +599,8 @@ static enum dirauth_status take_log(struct dirauth_update *update, const uint8_t
 			name_request(update, STEP_CONSISTENCY, TLOG_CONSISTENCY_MAX_BYTES);
 			return DIRAUTH_SUCCESS;
 		}
-		status = client_log_consistent(&update->held_checkpoint, &update->log.checkpoint, NULL, 0, result);
+		status =
+		    client_log_consistent(&update->held_checkpoint, &update->log.checkpoint, NULL, 0, result);
 	}
 	return after_log(update, status, result);
 }
@@ -630,7 +633,8 @@ static enum dirauth_status take_body(struct dirauth_update *update, int diff, co
 		if (rc != 0 && rc != DIRAUTH_ERR_NOMEM) {
 			/* A diff is a saving, never a requirement: one refused costs the whole body. */
 			buffer_free(&body);
-			snprintf(update->diff_why, sizeof(update->diff_why), "%.*s", DIRAUTH_WHY_MAX - 1, detail);
+			snprintf(update->diff_why, sizeof(update->diff_why), "%.*s", DIRAUTH_WHY_MAX - 1,
+			         detail);
 			name_request(update, STEP_BODY, (size_t)update->context->bundle.max_body_compressed);
 			return DIRAUTH_SUCCESS;
 		}
@@ -739,8 +743,8 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_update_feed(struct dirauth_update *up
 			snprintf(update->diff_why, sizeof(update->diff_why),
 			         "the server offers no diff from epoch %" PRIu64, update->diff_base_epoch);
 		else
-			snprintf(update->diff_why, sizeof(update->diff_why), "the diff was answered with HTTP %ld",
-			         http_status);
+			snprintf(update->diff_why, sizeof(update->diff_why),
+			         "the diff was answered with HTTP %ld", http_status);
 		name_request(update, STEP_BODY, (size_t)update->context->bundle.max_body_compressed);
 		return DIRAUTH_SUCCESS;
 	}
@@ -787,8 +791,8 @@ static enum dirauth_status step_answer(struct dirauth_update *update, const char
 		return take_log(update, body, len, result);
 	case STEP_CONSISTENCY:
 		return after_log(update,
-		                 client_log_consistent(&update->held_checkpoint, &update->log.checkpoint, body,
-		                                       len, result),
+		                 client_log_consistent(&update->held_checkpoint, &update->log.checkpoint,
+		                                       body, len, result),
 		                 result);
 	case STEP_DIFF:
 		return take_body(update, 1, encoding, body, len, result);

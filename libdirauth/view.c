@@ -118,10 +118,11 @@ static enum dirauth_status check_not_revoked_before(const struct client_view *pr
 	for (size_t i = 0; i < previous->parsed->revocation_count; i++) {
 		const struct snapshot_revocation *r = &previous->parsed->revocations[i];
 		if (!r->has_endpoint && memcmp(r->service_id, registration->service_id, SERVICE_ID_SIZE) == 0)
-			return client_fail(result, DIRAUTH_E_MISMATCH,
-			                   "body: service %s, which the held snapshot of epoch %llu revoked: a "
-			                   "revoked service never comes back",
-			                   service, (unsigned long long)previous->header.epoch);
+			return client_fail(
+			    result, DIRAUTH_E_MISMATCH,
+			    "body: service %s, which the held snapshot of epoch %llu revoked: a "
+			    "revoked service never comes back",
+			    service, (unsigned long long)previous->header.epoch);
 	}
 	for (size_t j = 0; j < registration->endpoint_count; j++) {
 		const uint8_t *endpoint_id = registration->endpoints[j].endpoint_id;

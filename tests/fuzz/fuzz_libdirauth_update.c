@@ -100,7 +100,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const encodings[] = {"", "identity", "gzip", "zstd"};
 	struct fuzz_state s = {1767225750, NULL, 0, 0};
-	struct dirauth_callbacks callbacks = {.user = &s, .now = now, .state_read = state_read, .state_write = state_write};
+	struct dirauth_callbacks callbacks = {
+	    .user = &s, .now = now, .state_read = state_read, .state_write = state_write};
 	struct dirauth_result result = {0};
 	struct dirauth_context *context = NULL;
 	struct dirauth_update *update = NULL;

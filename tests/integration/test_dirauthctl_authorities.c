@@ -432,7 +432,7 @@ START_TEST(test_fetch_from_several_servers)
 		         "skipped %s: header: signed by a key not certified by any pinned identity at ",
 		         authorities[D].run.url);
 		expect_line(&outcome, line);
-		snprintf(line, sizeof(line), "skipped %s: %s/v1/mix/snapshots/latest: ", dead_url, dead_url);
+		snprintf(line, sizeof(line), "skipped %s: %s/v1/certificates: ", dead_url, dead_url);
 		expect_line(&outcome, line);
 		snprintf(line, sizeof(line),
 		         "verified snapshot mix epoch %llu: 0 records, signed by 1 of 2 authorities "

@@ -349,9 +349,9 @@ START_TEST(test_several_servers)
 		char line[256];
 		run(args, &outcome);
 		ck_assert_int_eq(outcome.status, 69);
-		snprintf(line, sizeof(line), "skipped %s: %s/v1/mix/snapshots/latest: ", first, first);
+		snprintf(line, sizeof(line), "skipped %s: %s/v1/certificates: ", first, first);
 		ck_assert_msg(strncmp(outcome.out, line, strlen(line)) == 0, "%s", outcome.out);
-		snprintf(line, sizeof(line), "\nskipped %s: %s/v1/mix/snapshots/latest: ", second, second);
+		snprintf(line, sizeof(line), "\nskipped %s: %s/v1/certificates: ", second, second);
 		ck_assert_msg(strstr(outcome.out, line) != NULL, "%s", outcome.out);
 		ck_assert_str_eq(outcome.err,
 		                 "dirauthctl: fetch mix: none of the 2 servers served a snapshot "

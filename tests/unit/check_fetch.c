@@ -386,7 +386,8 @@ static void assert_accepted(const struct built_snapshot *snapshot, struct ctl_fe
 /* The snapshot, with links, is refused as assert_refused checks; report is left for the caller's
  * further checks. Whether anything was written is the caller's to check. */
 static void assert_refused_with_links(const struct built_snapshot *snapshot,
-                                      const struct ctl_fetch_link *links, size_t link_count, int expected_exit, const char *word, struct ctl_report *report)
+                                      const struct ctl_fetch_link *links, size_t link_count,
+                                      int expected_exit, const char *word, struct ctl_report *report)
 {
 	struct ctl_fetch_result result;
 
@@ -403,8 +404,8 @@ static void assert_snapshot_refused(const struct built_snapshot *snapshot, int e
 /* header_note, with body as served in encoding, is refused as assert_refused checks; report is
  * left for the caller's further checks. Whether anything was written is the caller's to check. */
 static void assert_verify_refused(const struct buffer *header_note, const char *encoding,
-                                  const struct buffer *body, int expected_exit,
-                                  const char *word, struct ctl_report *report)
+                                  const struct buffer *body, int expected_exit, const char *word,
+                                  struct ctl_report *report)
 {
 	struct ctl_fetch_result result;
 
@@ -414,8 +415,8 @@ static void assert_verify_refused(const struct buffer *header_note, const char *
 
 /* The snapshot of spec, built, is refused as assert_refused checks and nothing is written; report
  * is left for the caller's further checks. */
-static void assert_spec_refused(const struct snapshot_spec *spec, int expected_exit,
-                                const char *word, struct ctl_report *report)
+static void assert_spec_refused(const struct snapshot_spec *spec, int expected_exit, const char *word,
+                                struct ctl_report *report)
 {
 	struct built_snapshot snapshot;
 
@@ -515,8 +516,7 @@ START_TEST(test_bad_signature_refused)
 	}
 	ck_assert_uint_eq(forged.len, snapshot.header_note.len);
 	ck_assert_uint_lt(text_len, forged.len);
-	assert_verify_refused(&forged, "identity", &snapshot.body, 65, "bad signature",
-	                      &report);
+	assert_verify_refused(&forged, "identity", &snapshot.body, 65, "bad signature", &report);
 	assert_nothing_written();
 	free_snapshot(&snapshot);
 	buffer_free(&forged);
@@ -540,8 +540,8 @@ START_TEST(test_unknown_authority_refused)
 	struct snapshot_spec spec = {.epoch = 5, .record_count = 1, .signers = outsider, .signer_count = 1};
 	struct ctl_report report;
 
-	assert_spec_refused(&spec, 65,
-	                    "signed by a key not certified by any pinned identity at 1767225660", &report);
+	assert_spec_refused(&spec, 65, "signed by a key not certified by any pinned identity at 1767225660",
+	                    &report);
 	ck_assert_msg(strstr(report.message, "outsider.test key") != NULL &&
 	                  strstr(report.message, "not an authority of the trust bundle") != NULL,
 	              "%s", report.message);
@@ -556,8 +556,7 @@ START_TEST(test_uncertified_signing_key_refused)
 	    .epoch = 5, .record_count = 1, .signers = uncertified, .signer_count = 1};
 	struct ctl_report report;
 
-	assert_spec_refused(&spec, 65, "not certified by any pinned identity",
-	                    &report);
+	assert_spec_refused(&spec, 65, "not certified by any pinned identity", &report);
 	ck_assert_msg(
 	    strstr(report.message, "has no certificate from the pinned identity of authority-1.test"), "%s",
 	    report.message);
@@ -575,8 +574,7 @@ START_TEST(test_certificate_by_unpinned_identity_refused)
 	struct ctl_report report;
 
 	make_snapshot(&spec, &snapshot);
-	assert_snapshot_refused(&snapshot, 65,
-	                        "not certified by any pinned identity", &report);
+	assert_snapshot_refused(&snapshot, 65, "not certified by any pinned identity", &report);
 	assert_nothing_written();
 	/* Pinning the rogue identity instead makes the same bytes verify: the pin is what decides. */
 	bundle.authorities[0] = *signer_key_verifier(identities[IDENTITY_ROGUE]);
@@ -597,16 +595,14 @@ START_TEST(test_header_time_outside_certificate_window_refused)
 	make_snapshot(&spec, &snapshot);
 	/* Expired one second before the header's time: the end of a window is not in it. */
 	make_certificates(NOW - 86400, NOW + 60, &certificates);
-	assert_snapshot_refused(&snapshot, 65,
-	                        "signed by a key not certified by any pinned identity at 1767225660",
-	                        &report);
+	assert_snapshot_refused(
+	    &snapshot, 65, "signed by a key not certified by any pinned identity at 1767225660", &report);
 	ck_assert_msg(strstr(report.message, "is certified only from 1767139200") != NULL, "%s",
 	              report.message);
 	assert_nothing_written();
 	/* Not yet valid at the header's time. */
 	make_certificates(NOW + 61, NOW + 86400, &certificates);
-	assert_snapshot_refused(&snapshot, 65, "certified only from 1767225661",
-	                        &report);
+	assert_snapshot_refused(&snapshot, 65, "certified only from 1767225661", &report);
 	assert_nothing_written();
 	/* Valid from the header's time on, but not yet now: the key must be certified at both. */
 	make_certificates(NOW + 60, NOW + 86400, &certificates);
@@ -640,8 +636,7 @@ START_TEST(test_two_keys_of_one_identity_count_once)
 	pin_second_authority();
 	bundle.threshold = 2;
 	make_snapshot(&spec, &held);
-	assert_snapshot_refused(&held, 65,
-	                        "too few signatures: 1 of 2 authorities signed", &report);
+	assert_snapshot_refused(&held, 65, "too few signatures: 1 of 2 authorities signed", &report);
 	ck_assert_msg(strstr(report.message, "counted: authority-1.test;") != NULL, "%s", report.message);
 	assert_nothing_written();
 	/* With threshold 1 either key alone is enough, and the summary names the authority once. */
@@ -682,13 +677,11 @@ START_TEST(test_malformed_or_empty_certificate_bundle_refused)
 	make_snapshot(&spec, &snapshot);
 	/* Truncated: the last certificate's length runs past the end. */
 	certificates.len -= 10;
-	assert_snapshot_refused(&snapshot, 65, "certificates: not a certificate bundle",
-	                        &report);
+	assert_snapshot_refused(&snapshot, 65, "certificates: not a certificate bundle", &report);
 	/* Well formed and empty: nothing certifies the key. */
 	buffer_reset(&certificates);
 	fixture_certificate_bundle(NULL, 0, &certificates);
-	assert_snapshot_refused(&snapshot, 65,
-	                        "not certified by any pinned identity", &report);
+	assert_snapshot_refused(&snapshot, 65, "not certified by any pinned identity", &report);
 	assert_nothing_written();
 	free_snapshot(&snapshot);
 }
@@ -728,8 +721,7 @@ START_TEST(test_stale_refused)
 
 	make_snapshot(&expired, &snapshot);
 	/* Stale has its own status (75), so that it is never taken for fresh nor for forged. */
-	assert_snapshot_refused(&snapshot, 75, "header: stale: epoch 5 was valid until",
-	                        &report);
+	assert_snapshot_refused(&snapshot, 75, "header: stale: epoch 5 was valid until", &report);
 	assert_nothing_written();
 	/* One second before valid-until it is still good. */
 	expired.valid_until = NOW + 1;
@@ -750,8 +742,8 @@ START_TEST(test_not_yet_valid_refused)
 
 	spec.valid_until = spec.valid_after + 180;
 	make_snapshot(&spec, &snapshot);
-	assert_snapshot_refused(&snapshot, 65,
-	                        "header: not yet valid: epoch 5 is valid after 1767225901", &report);
+	assert_snapshot_refused(&snapshot, 65, "header: not yet valid: epoch 5 is valid after 1767225901",
+	                        &report);
 	ck_assert_msg(strstr(report.message, "clock skew is 300 s") != NULL, "%s", report.message);
 	assert_nothing_written();
 	/* A smaller skew refuses what the default lets through (the builder's NOW + 60). */
@@ -935,28 +927,28 @@ START_TEST(test_chain_that_does_not_reach_held_refused)
 	make_snapshot(&stranger_7_spec, &stranger_7);
 
 	/* No links: 9's previous is 8, which the server did not produce. */
-	assert_refused_with_links(nine, NULL, 0, 65,
-	                          "history does not chain to the held snapshot (epoch 5)", &report);
+	assert_refused_with_links(nine, NULL, 0, 65, "history does not chain to the held snapshot (epoch 5)",
+	                          &report);
 	/* A link missing in the middle: 8 but not 7. */
 	links[0] = history_link(&history, 8);
-	assert_refused_with_links(nine, links, 1, 65,
-	                          "history does not chain to the held snapshot (epoch 5)", &report);
+	assert_refused_with_links(nine, links, 1, 65, "history does not chain to the held snapshot (epoch 5)",
+	                          &report);
 	ck_assert_msg(strstr(report.message, "the previous of epoch 8") != NULL, "%s", report.message);
 	/* Another header, well signed, for epoch 8: not 9's previous. */
 	links[0].note = stranger.header_note.data;
 	links[0].note_len = stranger.header_note.len;
-	assert_refused_with_links(nine, links, 1, 65,
-	                          "epoch 8 is not the previous header of epoch 9", &report);
+	assert_refused_with_links(nine, links, 1, 65, "epoch 8 is not the previous header of epoch 9",
+	                          &report);
 	/* The right header served for the wrong epoch. */
 	links[0] = history_link(&history, 8);
 	links[0].epoch = 7;
-	assert_refused_with_links(nine, links, 1, 65,
-	                          "the header served for epoch 7 is for epoch 8", &report);
+	assert_refused_with_links(nine, links, 1, 65, "the header served for epoch 7 is for epoch 8",
+	                          &report);
 	/* A well signed epoch 7 that is not 8's previous. */
 	links[0] = history_link(&history, 8);
 	links[1] = (struct ctl_fetch_link){7, stranger_7.header_note.data, stranger_7.header_note.len};
-	assert_refused_with_links(nine, links, 2, 65,
-	                          "epoch 7 is not the previous header of epoch 8", &report);
+	assert_refused_with_links(nine, links, 2, 65, "epoch 7 is not the previous header of epoch 8",
+	                          &report);
 	assert_held(&history, 5);
 	ck_assert(!mirror_has("9.header"));
 	free_snapshot(&stranger);
@@ -967,8 +959,7 @@ END_TEST
 
 /* An epoch 8 naming note_7 as its previous, offered with note_7 as its only link for epoch 7, is
  * refused as assert_refused checks. */
-static void assert_refused_through_link_7(const struct buffer *note_7, int expected_exit,
-                                          const char *word)
+static void assert_refused_through_link_7(const struct buffer *note_7, int expected_exit, const char *word)
 {
 	struct snapshot_spec eight = {
 	    .epoch = 8, .record_count = 1, .valid_after = NOW - 1000 + 8, .previous_note = note_7};
@@ -1010,25 +1001,23 @@ START_TEST(test_chain_link_verified_as_header)
 	/* A link that is not a header note. */
 	ck_assert_int_eq(buffer_append_string(&garbage, "not a note\n"), 0);
 	link = (struct ctl_fetch_link){8, garbage.data, garbage.len};
-	assert_refused_with_links(&history.epochs[9], &link, 1, 65,
-	                          "history: epoch 8: not a signed note", &report);
+	assert_refused_with_links(&history.epochs[9], &link, 1, 65, "history: epoch 8: not a signed note",
+	                          &report);
 	/* A link of another origin that otherwise chains. */
 	other_spec.previous_note = &history.epochs[5].header_note;
 	make_snapshot(&other_spec, &other_7);
-	assert_refused_through_link_7(&other_7.header_note, 65,
-	                              "origin 'evil.test/mix'");
+	assert_refused_through_link_7(&other_7.header_note, 65, "origin 'evil.test/mix'");
 	/* A link dated after the header that names it. */
 	other_spec.origin = NULL;
 	other_spec.valid_after = NOW - 1000 + 9;
 	remake_snapshot(&other_spec, &other_7);
-	assert_refused_through_link_7(&other_7.header_note, 65,
-	                              "epoch 7 is valid after 1767224609, outside");
+	assert_refused_through_link_7(&other_7.header_note, 65, "epoch 7 is valid after 1767224609, outside");
 	/* A new header dated before the held one. */
 	early_spec.previous_note = &history.epochs[5].header_note;
 	make_snapshot(&early_spec, &early);
 	assert_snapshot_refused(
-	    &early, 65,
-	    "epoch 6 is valid after 1767224600, before the held header's valid-after 1767224605", &report);
+	    &early, 65, "epoch 6 is valid after 1767224600, before the held header's valid-after 1767224605",
+	    &report);
 	assert_held(&history, 5);
 	free_snapshot(&forged_7);
 	free_snapshot(&other_7);
@@ -1052,8 +1041,8 @@ START_TEST(test_chain_too_long_asks_for_reseed)
 	hold_epoch_5(&history);
 	far_spec.previous_note = &history.epochs[5].header_note;
 	make_snapshot(&far_spec, &far);
-	assert_snapshot_refused(&far, 65,
-	                        "999999995 epochs past the held epoch 5, more than the 1024", &report);
+	assert_snapshot_refused(&far, 65, "999999995 epochs past the held epoch 5, more than the 1024",
+	                        &report);
 	ck_assert_msg(strstr(report.message, "re-seeded deliberately") != NULL &&
 	                  strstr(report.message, "delete mix/latest.header") != NULL,
 	              "%s", report.message);
@@ -1061,8 +1050,7 @@ START_TEST(test_chain_too_long_asks_for_reseed)
 	links[0] = history_link(&history, 8);
 	links[1] = history_link(&history, 7);
 	policy.max_chain = 3;
-	assert_refused_with_links(&history.epochs[9], links, 2, 65, "more than the 3",
-	                          &report);
+	assert_refused_with_links(&history.epochs[9], links, 2, 65, "more than the 3", &report);
 	assert_held(&history, 5);
 	policy.max_chain = 4;
 	assert_accepted_with_links(&history.epochs[9], links, 2, &result);
@@ -1409,8 +1397,7 @@ START_TEST(test_body_digest_mismatch_refused)
 	flip = strstr((char *)snapshot.body.data, "192.0.2.1:443");
 	ck_assert_ptr_nonnull(flip);
 	flip[8] = '9';
-	assert_snapshot_refused(&snapshot, 65, "does not match the signed header",
-	                        &report);
+	assert_snapshot_refused(&snapshot, 65, "does not match the signed header", &report);
 	assert_nothing_written();
 	free_snapshot(&snapshot);
 	free_snapshot(&other);
@@ -1441,8 +1428,7 @@ START_TEST(test_body_larger_than_bound_refused)
 
 	/* The header announces more than the bundle allows uncompressed: refused before the body. */
 	bundle.max_body_uncompressed = snapshot.body.len - 1;
-	assert_verify_refused(&snapshot.header_note, "gzip", &served, 65,
-	                      "the trust bundle allows", &report);
+	assert_verify_refused(&snapshot.header_note, "gzip", &served, 65, "the trust bundle allows", &report);
 	bundle.max_body_uncompressed = snapshot.body.len;
 
 	/* The body as served is larger than the bundle allows compressed. */
@@ -1453,8 +1439,7 @@ START_TEST(test_body_larger_than_bound_refused)
 
 	/* More records than the bundle allows. */
 	bundle.max_records = 2;
-	assert_verify_refused(&snapshot.header_note, "gzip", &served, 65, "3 records",
-	                      &report);
+	assert_verify_refused(&snapshot.header_note, "gzip", &served, 65, "3 records", &report);
 	assert_nothing_written();
 	bundle.max_records = 3;
 	ck_assert_int_eq(verify(&snapshot.header_note, "gzip", served.data, served.len, &result, &report), 0);
@@ -1480,8 +1465,8 @@ START_TEST(test_decompression_bomb_refused)
 	/* 16 MiB of zeros compress to a few KiB; the header promises a body of a few hundred bytes. */
 	ck_assert_int_eq(compress_encode(encoding, zeros, zeros_len, &bomb), 0);
 	ck_assert_uint_lt(bomb.len, 64 * 1024);
-	assert_verify_refused(&snapshot.header_note, content_encoding_name(encoding), &bomb,
-	                      65, "decompresses past its bound", &report);
+	assert_verify_refused(&snapshot.header_note, content_encoding_name(encoding), &bomb, 65,
+	                      "decompresses past its bound", &report);
 	assert_nothing_written();
 	free(zeros);
 	free_snapshot(&snapshot);
@@ -1511,8 +1496,7 @@ START_TEST(test_corrupt_or_unknown_encoding_refused)
 	/* Gzip bytes labelled zstd do not decode. */
 	buffer_reset(&served);
 	ck_assert_int_eq(compress_encode(ENCODING_GZIP, snapshot.body.data, snapshot.body.len, &served), 0);
-	assert_verify_refused(&snapshot.header_note, "zstd", &served, 65,
-	                      "cannot decode zstd", &report);
+	assert_verify_refused(&snapshot.header_note, "zstd", &served, 65, "cannot decode zstd", &report);
 	assert_nothing_written();
 	free_snapshot(&snapshot);
 	buffer_free(&served);
@@ -1526,8 +1510,7 @@ START_TEST(test_garbage_header_refused)
 
 	buffer_init(&garbage);
 	ck_assert_int_eq(buffer_append_string(&garbage, "<html>not a note</html>\n"), 0);
-	assert_verify_refused(&garbage, "identity", &garbage, 65, "not a signed note",
-	                      &report);
+	assert_verify_refused(&garbage, "identity", &garbage, 65, "not a signed note", &report);
 	assert_nothing_written();
 	buffer_free(&garbage);
 }
@@ -2093,8 +2076,7 @@ START_TEST(test_network_chain_refusals)
 	serve_history(&server, &history);
 	canned_server_url(&server, url, sizeof(url));
 	/* Nothing served between: the walk runs out at the held epoch (8, 7 and 6 are 404). */
-	assert_fetch_refused(url, 65,
-	                     "history does not chain to the held snapshot (epoch 5)", &report);
+	assert_fetch_refused(url, 65, "history does not chain to the held snapshot (epoch 5)", &report);
 	ck_assert_uint_eq(requests_served(&server), 5);
 	/* Too far for the bound: refused before any history is downloaded. */
 	policy.max_chain = 3;
@@ -2121,8 +2103,7 @@ START_TEST(test_network_chain_refusals)
 		route.body = big;
 		route.body_len = big_len;
 		canned_server_route(&server, &route);
-		assert_fetch_refused(url, 65, "history: epoch 8: response larger than",
-		                     &report);
+		assert_fetch_refused(url, 65, "history: epoch 8: response larger than", &report);
 		canned_server_stop(&server);
 		free(big);
 	}

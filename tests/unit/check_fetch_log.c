@@ -276,7 +276,8 @@ START_TEST(test_fetch_checks_and_keeps_the_log)
 	rc = fetch(&w, "mail", time_of(21), &w.pins, &result, &report);
 	ck_assert_int_ne(rc, 0);
 	ck_assert_int_eq(report.exit_code, CTL_EXIT_CONFIG);
-	ck_assert_msg(strstr(report.message, "fetch mail: log: --log-key is named 'dirauth.example/mix'") != NULL,
+	ck_assert_msg(strstr(report.message, "fetch mail: log: --log-key is named 'dirauth.example/mix'") !=
+	                  NULL,
 	              "%s", report.message);
 
 	buffer_free(&held_header);
@@ -414,8 +415,8 @@ START_TEST(test_log_step_refusals)
 	download(&w, 16, "/v1/mix/log/proof/15", &s);
 	int rc = verify_and_store(&w, time_of(16), &s, &w.pins, 0, &report);
 	expect_refused(&w, rc, &report, CTL_EXIT_DATA,
-	               "fetch mix: log: the proof carries another header than the one verified",
-	               16, NULL, NULL);
+	               "fetch mix: log: the proof carries another header than the one verified", 16, NULL,
+	               NULL);
 
 	/* The proof of 15 with 16's header put in: the header is not in the checkpoint. */
 	struct tlog_proof *proof = NULL;
@@ -590,10 +591,9 @@ START_TEST(test_log_step_refusals)
 	/* ...but first, held the forked one of the same size, its other root is refused. */
 	test_write_file(mirror_path(&w, CTL_FETCH_LOG_HELD), fork_checkpoint.data, fork_checkpoint.len, 0644);
 	rc = verify_and_store(&w, time_of(17), &s, &w.pins, 1, &report);
-	expect_refused(
-	    &w, rc, &report, CTL_EXIT_DATA,
-	    "inconsistent: the server's checkpoint of size 7 has another root than the one held",
-	    17, &held_header, &fork_checkpoint);
+	expect_refused(&w, rc, &report, CTL_EXIT_DATA,
+	               "inconsistent: the server's checkpoint of size 7 has another root than the one held",
+	               17, &held_header, &fork_checkpoint);
 	/* A held checkpoint that cannot be read back denies. */
 	test_write_file(mirror_path(&w, CTL_FETCH_LOG_HELD), "garbage\n", 8, 0644);
 	struct buffer garbage;
@@ -631,8 +631,8 @@ START_TEST(test_log_step_refusals)
 	rc = verify_and_store(&w, time_of(17), &s, &w.pins, 0, &report);
 	expect_refused(
 	    &w, rc, &report, CTL_EXIT_DATA,
-	    "fetch mix: log: rollback: the server's checkpoint is of size 7, one of size 8 is held",
-	    18, &held_header, &held_checkpoint);
+	    "fetch mix: log: rollback: the server's checkpoint is of size 7, one of size 8 is held", 18,
+	    &held_header, &held_checkpoint);
 
 	buffer_free(&proof17);
 	buffer_free(&fork_checkpoint);

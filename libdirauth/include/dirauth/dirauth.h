@@ -289,7 +289,7 @@ struct dirauth_verified {
 	int diff_missing; /* the server offers no diff from the base (404) */
 	int diff_used;
 	uint64_t diff_base_epoch;
-	size_t body_served_len;       /* the body's or the diff's bytes as served */
+	size_t body_served_len;         /* the body's or the diff's bytes as served */
 	char diff_why[DIRAUTH_WHY_MAX]; /* asked and not used: why, one sentence */
 	/* The log, when log keys are pinned: the proof file as served and its checkpoint note, the
 	 * header's leaf, the checkpoint's size and root, the witnesses that cosigned, and the
@@ -441,7 +441,6 @@ struct dirauth_record_revocation {
 	char endpoint_id[65]; /* 64 lower-case hex digits, "" for the whole service */
 	uint64_t since;       /* the epoch of the first snapshot that listed it */
 };
-
 
 struct dirauth_record_view {
 	/* The snapshot whose header the proof is against. */
