@@ -3,7 +3,9 @@
  * to each request) through dirauth_update_feed, with the example chain (tests/vectors/chain/)
  * for the rest. The first input byte picks what the remaining bytes replace: the state, the
  * certificate bundle, the latest header, or the body; bits 2-3 pick the Content-Encoding of the
- * body; bit 4 installs epoch 1 first, so that the body is asked for, and taken, as a diff.
+ * body; bit 4 installs epoch 1 first, so that the body is asked for, and taken, as a diff; bit 5
+ * pins a log key and hands the remaining bytes over as the checkpoint held (checkpoint_read)
+ * instead.
  * Properties: the update ends in a known status; a success installs a snapshot and writes the
  * header note once; a refusal writes nothing and leaves what was installed as it was.
  */
@@ -48,6 +50,8 @@ struct fuzz_state {
 	uint64_t now;
 	const uint8_t *state;
 	size_t state_len;
+	const uint8_t *checkpoint;
+	size_t checkpoint_len;
 	unsigned writes;
 };
 
@@ -88,6 +92,19 @@ static int state_read(void *user, const char *namespace_name, uint8_t *out, size
 	return 0;
 }
 
+static int checkpoint_read(void *user, const char *namespace_name, uint8_t *out, size_t cap, size_t *len)
+{
+	struct fuzz_state *s = user;
+	(void)namespace_name;
+	*len = 0;
+	if (s->checkpoint_len > cap)
+		return -1;
+	if (s->checkpoint_len > 0)
+		memcpy(out, s->checkpoint, s->checkpoint_len);
+	*len = s->checkpoint_len;
+	return 0;
+}
+
 static int state_write(void *user, const char *namespace_name, const uint8_t *bytes, size_t len)
 {
 	struct fuzz_state *s = user;
@@ -99,9 +116,17 @@ static int state_write(void *user, const char *namespace_name, const uint8_t *by
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const char *const encodings[] = {"", "identity", "gzip", "zstd"};
-	struct fuzz_state s = {1767225750, NULL, 0, 0};
-	struct dirauth_callbacks callbacks = {
-	    .user = &s, .now = now, .state_read = state_read, .state_write = state_write};
+	/* A log key of the namespace's origin: what it signs is never believed here, but with it
+	 * pinned the checkpoint held is read back. */
+	static const char *const log_keys[] = {
+	    "dirauth.example/mix+36d12a20+AQABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f"};
+	struct fuzz_state s = {1767225750, NULL, 0, NULL, 0, 0};
+	struct dirauth_callbacks callbacks = {.user = &s,
+	                                      .now = now,
+	                                      .state_read = state_read,
+	                                      .state_write = state_write,
+	                                      .checkpoint_read = checkpoint_read};
+	struct dirauth_options options = {0};
 	struct dirauth_result result = {0};
 	struct dirauth_context *context = NULL;
 	struct dirauth_update *update = NULL;
@@ -116,11 +141,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *encoding = encodings[(data[0] >> 2) & 3u];
 	const uint8_t *fuzz = data + 1;
 	size_t fuzz_len = size - 1;
-	if (which == 0) {
+	if ((data[0] & 32u) != 0) {
+		s.checkpoint = fuzz;
+		s.checkpoint_len = fuzz_len;
+		options.log_keys = log_keys;
+		options.log_key_count = 1;
+		which = 4; /* nothing else is replaced */
+		diff = 0;
+	} else if (which == 0) {
 		s.state = fuzz;
 		s.state_len = fuzz_len;
 	}
-	if (dirauth_context_new(&callbacks, bundle.bytes, bundle.len, NULL, &context, &result) !=
+	if (dirauth_context_new(&callbacks, bundle.bytes, bundle.len, &options, &context, &result) !=
 	    DIRAUTH_SUCCESS)
 		abort();
 	if (diff)
@@ -143,7 +175,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (step > 2000)
 			abort(); /* the chain is bounded by max-chain */
 	}
-	if (status > DIRAUTH_E_INTERNAL)
+	if (status > DIRAUTH_E_TOO_FAR)
 		abort();
 	if (status == DIRAUTH_SUCCESS) {
 		if (dirauth_snapshot(context, "mix", &info, &result) != DIRAUTH_SUCCESS || s.writes != 1)

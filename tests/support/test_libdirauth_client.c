@@ -52,6 +52,11 @@ static int client_state_write(void *user, const char *namespace_name, const uint
 	if (c->fail_write)
 		return -1;
 	c->state_writes++;
+	if (c->watched != NULL) {
+		struct dirauth_verified verified;
+		c->watched_status = dirauth_update_verified(c->watched, &verified, NULL);
+		c->watched_body_len = c->watched_status == DIRAUTH_SUCCESS ? verified.body_len : 0;
+	}
 	buffer_reset(&c->state);
 	snprintf(c->state_namespace, sizeof(c->state_namespace), "%s", namespace_name);
 	return buffer_append(&c->state, bytes, len) == 0 ? 0 : -1;

@@ -29,6 +29,10 @@ struct test_client {
 	int fail_random;
 	struct buffer kept_body; /* what body_read hands over (none while empty) */
 	unsigned body_reads;
+	/* An update whose dirauth_update_verified state_write asks, and what it answered there. */
+	const struct dirauth_update *watched;
+	enum dirauth_status watched_status;
+	size_t watched_body_len;
 	struct dirauth_callbacks callbacks; /* user is the client; fetch NULL */
 };
 

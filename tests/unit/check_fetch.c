@@ -1560,6 +1560,17 @@ struct served_snapshot {
 	struct buffer zstd_body;
 };
 
+/* The certificate bundle, served as an authority serves it. */
+static void serve_certificates(struct canned_server *server)
+{
+	struct canned_route route = {.path = "/v1/certificates",
+	                             .status = 200,
+	                             .content_type = "text/plain; charset=utf-8",
+	                             .body = certificates.data,
+	                             .body_len = certificates.len};
+	canned_server_route(server, &route);
+}
+
 static void serve_snapshot_until(struct canned_server *server, struct served_snapshot *snapshot,
                                  uint64_t epoch, uint64_t valid_until)
 {
@@ -1569,8 +1580,6 @@ static void serve_snapshot_until(struct canned_server *server, struct served_sna
 	    .path = "/v1/mix/snapshots/latest", .status = 200, .content_type = "text/plain; charset=utf-8"};
 	struct canned_route body_route = {
 	    .status = 200, .content_type = "application/octet-stream", .content_encoding = "zstd"};
-	struct canned_route certificates_route = {
-	    .path = "/v1/certificates", .status = 200, .content_type = "text/plain; charset=utf-8"};
 
 	buffer_init(&snapshot->header_note);
 	buffer_init(&snapshot->body);
@@ -1584,22 +1593,9 @@ static void serve_snapshot_until(struct canned_server *server, struct served_sna
 	body_route.path = body_path;
 	body_route.body = snapshot->zstd_body.data;
 	body_route.body_len = snapshot->zstd_body.len;
-	certificates_route.body = certificates.data;
-	certificates_route.body_len = certificates.len;
 	canned_server_route(server, &header_route);
 	canned_server_route(server, &body_route);
-	canned_server_route(server, &certificates_route);
-}
-
-/* The certificate bundle, served as an authority serves it. */
-static void serve_certificates(struct canned_server *server)
-{
-	struct canned_route route = {.path = "/v1/certificates",
-	                             .status = 200,
-	                             .content_type = "text/plain; charset=utf-8",
-	                             .body = certificates.data,
-	                             .body_len = certificates.len};
-	canned_server_route(server, &route);
+	serve_certificates(server);
 }
 
 static void serve_snapshot(struct canned_server *server, struct served_snapshot *snapshot, uint64_t epoch)

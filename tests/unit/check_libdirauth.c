@@ -228,6 +228,92 @@ START_TEST(test_chain_from_the_held_header_and_diff_first)
 }
 END_TEST
 
+/* A context that installed nothing starts from what a mirror keeps: the state and the held body
+ * (body_read), which is the base of a diff only when it hashes to what the held header signed. A
+ * diff that does not verify costs the whole body, never the update; what was verified is handed
+ * out from the state write on, never before. */
+START_TEST(test_held_body_as_base_and_what_was_verified)
+{
+	struct test_client c;
+	struct dirauth_result result = {0};
+	struct dirauth_update *update = NULL;
+	struct dirauth_verified verified;
+	struct file previous_header = vector(CHAIN("previous-header.note"));
+	struct file previous_body = vector(CHAIN("previous-body.txt"));
+	struct file header = vector(CHAIN("header.note"));
+	struct file body = vector(CHAIN("body.txt"));
+	static const char diff_path[] = "/v1/mix/snapshots/2/diff/"
+	                                "404decd42983c206e964e0c7064c7a5fb1fa2f1414aa92abec98c157b4bd745b";
+
+	test_client_init(&c, NOW);
+	snprintf(c.state_namespace, sizeof(c.state_namespace), "mix");
+	ck_assert(buffer_append(&c.state, previous_header.bytes, previous_header.len) == 0);
+	ck_assert(buffer_append(&c.kept_body, previous_body.bytes, previous_body.len) == 0);
+	struct dirauth_context *context = test_client_context(&c, BUNDLE, NULL);
+	ck_assert_int_eq(dirauth_update_begin(context, "mix", &update, &result), DIRAUTH_SUCCESS);
+	ck_assert_uint_eq(c.body_reads, 1);
+	c.watched = update;
+	ck_assert_int_eq(answer_file(update, "/v1/certificates", CHAIN("certificates.txt"), &result),
+	                 DIRAUTH_SUCCESS);
+	ck_assert_int_eq(dirauth_update_verified(update, &verified, &result), DIRAUTH_E_ARGUMENT);
+	ck_assert_int_eq(answer_file(update, "/v1/mix/snapshots/latest", CHAIN("header.note"), &result),
+	                 DIRAUTH_SUCCESS);
+	/* The kept body is the base: a diff from it is asked for; an answer that is no diff. */
+	ck_assert_int_eq(answer(update, diff_path, 200, (const uint8_t *)"no diff\n", 8, &result),
+	                 DIRAUTH_SUCCESS);
+	ck_assert_int_eq(dirauth_update_verified(update, &verified, &result), DIRAUTH_E_ARGUMENT);
+	ck_assert_msg(answer(update, "/v1/mix/snapshots/2/body", 200, body.bytes, body.len, &result) ==
+	                  DIRAUTH_SUCCESS,
+	              "%s", result.detail);
+	/* Asked from within state_write, and after. */
+	ck_assert_int_eq(c.watched_status, DIRAUTH_SUCCESS);
+	ck_assert_uint_eq(c.watched_body_len, body.len);
+	ck_assert_int_eq(dirauth_update_verified(update, &verified, &result), DIRAUTH_SUCCESS);
+	ck_assert_uint_eq(verified.epoch, 2);
+	ck_assert_uint_eq(verified.header_note_len, header.len);
+	ck_assert(memcmp(verified.header_note, header.bytes, header.len) == 0);
+	ck_assert_uint_eq(verified.body_len, body.len);
+	ck_assert(memcmp(verified.body, body.bytes, body.len) == 0);
+	ck_assert(verified.certificates_len > 0);
+	ck_assert(verified.had_held && verified.held_epoch == 1);
+	ck_assert(verified.diff_asked && !verified.diff_used && !verified.diff_missing);
+	ck_assert_uint_eq(verified.diff_base_epoch, 1);
+	ck_assert_msg(verified.diff_why[0] != '\0', "no reason given");
+	ck_assert_uint_eq(verified.body_served_len, body.len);
+	ck_assert(!verified.log_checked && verified.log_proof == NULL);
+	dirauth_update_free(update);
+	dirauth_context_free(context);
+
+	/* A kept body that is not the one the held header signed is no base: the body is asked for
+	 * whole at once. */
+	buffer_reset(&c.state);
+	ck_assert(buffer_append(&c.state, previous_header.bytes, previous_header.len) == 0);
+	c.kept_body.data[c.kept_body.len / 2] ^= 1;
+	c.watched = NULL;
+	context = test_client_context(&c, BUNDLE, NULL);
+	ck_assert_int_eq(dirauth_update_begin(context, "mix", &update, &result), DIRAUTH_SUCCESS);
+	ck_assert_uint_eq(c.body_reads, 2);
+	ck_assert_int_eq(answer_file(update, "/v1/certificates", CHAIN("certificates.txt"), &result),
+	                 DIRAUTH_SUCCESS);
+	ck_assert_int_eq(answer_file(update, "/v1/mix/snapshots/latest", CHAIN("header.note"), &result),
+	                 DIRAUTH_SUCCESS);
+	ck_assert_int_eq(answer_file(update, "/v1/mix/snapshots/2/body", CHAIN("body.txt"), &result),
+	                 DIRAUTH_SUCCESS);
+	ck_assert_int_eq(dirauth_update_verified(update, &verified, &result), DIRAUTH_SUCCESS);
+	ck_assert(!verified.diff_asked);
+	dirauth_update_free(update);
+	ck_assert_int_eq(dirauth_update_verified(NULL, &verified, &result), DIRAUTH_E_ARGUMENT);
+
+	free(previous_header.bytes);
+	free(previous_body.bytes);
+	free(header.bytes);
+	free(body.bytes);
+	dirauth_result_clear(&result);
+	dirauth_context_free(context);
+	test_client_free(&c);
+}
+END_TEST
+
 START_TEST(test_rollback_refused_also_after_a_restart)
 {
 	struct test_client c;
@@ -831,6 +917,7 @@ static Suite *libdirauth_suite(void)
 	TCase *tc = tcase_create("core");
 	tcase_add_test(tc, test_fresh_update_installs_and_answers);
 	tcase_add_test(tc, test_chain_from_the_held_header_and_diff_first);
+	tcase_add_test(tc, test_held_body_as_base_and_what_was_verified);
 	tcase_add_test(tc, test_rollback_refused_also_after_a_restart);
 	tcase_add_test(tc, test_tampered_body_and_header_refused);
 	tcase_add_test(tc, test_stale_refused);
