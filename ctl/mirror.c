@@ -127,8 +127,8 @@ static int prepare_scratch(struct mirror *m, const uint64_t *epochs, size_t epoc
 		rc = link_held(m, "../certificates", "certificates", report);
 	/* The kept snapshots, so that fetch checks the new one against the held one's revocations and
 	 * drops the bodies that hold what the new one revokes; and the served latest body at
-	 * NS/<epoch>.body is where fetch_diff.c looks for the base of the diff it asks for, so the
-	 * mirror's own download is the diff from the body it serves. */
+	 * NS/<epoch>.body is where fetch finds the base of the diff it asks for (the held body it
+	 * hands libdirauth), so the mirror's own download is the diff from the body it serves. */
 	for (size_t i = 0; rc == 0 && i < epoch_count; i++) {
 		snprintf(served, sizeof(served), "snapshots/%" PRIu64 "/body", epochs[i]);
 		snprintf(held, sizeof(held), "%" PRIu64 ".body", epochs[i]);

@@ -38,7 +38,7 @@
  *      (DIR/.mirror-NS, never served), where ctl_fetch_run_servers does the whole fetch: the
  *      threshold of certified signatures, no rollback or equivocation, the chain back to the held
  *      header, the log's inclusion in a cosigned checkpoint consistent with the held one, the
- *      body (asked for as a diff from the served latest body, linked where fetch_diff.h looks for
+ *      body (asked for as a diff from the served latest body, linked where fetch hands libdirauth
  *      its base), the held snapshot's revocations. fetch's own checks, not a copy of them.
  *   2. From the server that passed: the headers of the epochs between the held and the new one,
  *      walked again with ctl_fetch_verify_chain; each new epoch's body in gzip and zstd (and
