@@ -1,6 +1,6 @@
 /*
  * bench_mirror.c: a mirror following one authority epoch after epoch with `dirauthctl fetch`,
- * which asks for each new body as a diff from the body it holds (ctl/fetch_diff.h), against the
+ * which asks for each new body as a diff from the body it holds (ctl/fetch.h, libdirauth's base), against the
  * same mirror fetching each body whole, measured on the same epochs in the same run.
  *
  * The run: dirauth-signer and dirauthd on loopback (harness.h, file clock); N services registered

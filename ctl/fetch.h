@@ -82,7 +82,7 @@ struct ctl_fetch_diff_use {
 	int used;                         /* the body was rebuilt from it */
 	uint64_t base_epoch;              /* the epoch of the base held */
 	size_t bytes;                     /* the diff's bytes as served, when used */
-	char why[CTL_FETCH_DIFF_WHY_MAX]; /* when asked and not used: why (a sentence) */
+	char why[CTL_FETCH_DIFF_WHY_MAX]; /* not used though a base could have been: why (a sentence) */
 };
 
 /* What a successful fetch verified, for the summary line. */

@@ -99,6 +99,7 @@ struct dirauth_update {
 	uint64_t diff_base_epoch;
 	size_t body_served_len;
 	char diff_why[DIRAUTH_WHY_MAX];
+	char base_why[DIRAUTH_WHY_MAX]; /* why the held body the caller kept is no base */
 	/* The log: the checkpoint held (callbacks->checkpoint_read), the proof as served, what it
 	 * showed, and whether every check of it passed. */
 	int has_held_checkpoint;
@@ -228,14 +229,23 @@ static void load_base(struct dirauth_update *update)
 	uint8_t digest[CRYPTO_SHA256_SIZE];
 
 	buffer_init(&sink.bytes);
-	if (held->body_size <= sink.max &&
-	    context->callbacks.body_read(context->callbacks.user, update->namespace_name, held->epoch,
-	                                 &sink) == 0 &&
-	    !sink.over && sink.bytes.len == held->body_size &&
-	    crypto_sha256(sink.bytes.data, sink.bytes.len, digest) == 0 &&
-	    memcmp(digest, held->body_sha256, sizeof(digest)) == 0)
-		client_view_build(&update->base, &context->bundle, update->held_note.data,
-		                  update->held_note.len, held, 0, &sink.bytes, NULL, NULL);
+	const char *why = NULL;
+	if (held->body_size > sink.max)
+		why = "the held body is larger than the trust bundle allows";
+	else if (context->callbacks.body_read(context->callbacks.user, update->namespace_name, held->epoch,
+	                                      &sink) != 0 ||
+	         sink.over)
+		why = "the held body is not kept";
+	else if (sink.bytes.len != held->body_size ||
+	         crypto_sha256(sink.bytes.data, sink.bytes.len, digest) != 0 ||
+	         memcmp(digest, held->body_sha256, sizeof(digest)) != 0)
+		why = "the held body is not the one its header commits to";
+	else if (client_view_build(&update->base, &context->bundle, update->held_note.data,
+	                           update->held_note.len, held, 0, &sink.bytes, NULL,
+	                           NULL) != DIRAUTH_SUCCESS)
+		why = "the held body cannot be read back";
+	if (why != NULL)
+		snprintf(update->base_why, sizeof(update->base_why), "%s", why);
 	buffer_free(&sink.bytes);
 }
 
@@ -460,6 +470,9 @@ static enum dirauth_status ask_body(struct dirauth_update *update, struct diraut
 		update->diff_base_epoch = base->header.epoch;
 		name_request(update, STEP_DIFF, (size_t)update->context->bundle.max_body_compressed);
 	} else {
+		/* No base to ask a diff from: say why, when a newer epoch would have had one. */
+		if (base == NULL && update->has_held && update->held.header.epoch < update->header.epoch)
+			snprintf(update->diff_why, sizeof(update->diff_why), "%s", update->base_why);
 		name_request(update, STEP_BODY, (size_t)update->context->bundle.max_body_compressed);
 	}
 	return DIRAUTH_SUCCESS;

@@ -301,6 +301,7 @@ START_TEST(test_held_body_as_base_and_what_was_verified)
 	                 DIRAUTH_SUCCESS);
 	ck_assert_int_eq(dirauth_update_verified(update, &verified, &result), DIRAUTH_SUCCESS);
 	ck_assert(!verified.diff_asked);
+	ck_assert_str_eq(verified.diff_why, "the held body is not the one its header commits to");
 	dirauth_update_free(update);
 	ck_assert_int_eq(dirauth_update_verified(NULL, &verified, &result), DIRAUTH_E_ARGUMENT);
 

@@ -290,7 +290,8 @@ struct dirauth_verified {
 	int diff_used;
 	uint64_t diff_base_epoch;
 	size_t body_served_len;         /* the body's or the diff's bytes as served */
-	char diff_why[DIRAUTH_WHY_MAX]; /* asked and not used: why, one sentence */
+	char diff_why[DIRAUTH_WHY_MAX]; /* not used: why, one sentence ("" when there was no reason
+	                                 * to ask: nothing held, or the held epoch itself) */
 	/* The log, when log keys are pinned: the proof file as served and its checkpoint note, the
 	 * header's leaf, the checkpoint's size and root, the witnesses that cosigned, and the
 	 * checkpoint held before (checkpoint_read) it was held to. */
