@@ -94,12 +94,14 @@ enum dirauth_status client_installed_view(const struct dirauth_context *context,
 
 /* Builds view (zeroed, its buffers initialised) from a verified header note and its verified
  * decoded body (moved into it: body is left empty), refusing a body that holds what previous (the
- * view installed before; may be NULL) revoked. On failure view is cleared. Returns 0 or a status
- * with result. */
+ * view installed before; may be NULL) revoked. indexed false builds a base only (the body and its
+ * sections parsed, for a diff and for the revocations of the next body; no index of what it may
+ * offer, and nothing answered from it). On failure view is cleared. Returns 0 or a status with
+ * result. */
 enum dirauth_status client_view_build(struct client_view *view, const struct trust_bundle *bundle,
                                       const uint8_t *note, size_t note_len,
                                       const struct snapshot_header *header, size_t signer_count,
-                                      struct buffer *body, const struct client_view *previous,
+                                      struct buffer *body, const struct client_view *previous, bool indexed,
                                       struct dirauth_result *result);
 
 /* Reads one record's registration back from a verified body (its signature is not checked

@@ -241,7 +241,7 @@ static void load_base(struct dirauth_update *update)
 	         memcmp(digest, held->body_sha256, sizeof(digest)) != 0)
 		why = "the held body is not the one its header commits to";
 	else if (client_view_build(&update->base, &context->bundle, update->held_note.data,
-	                           update->held_note.len, held, 0, &sink.bytes, NULL,
+	                           update->held_note.len, held, 0, &sink.bytes, NULL, false,
 	                           NULL) != DIRAUTH_SUCCESS)
 		why = "the held body cannot be read back";
 	if (why != NULL)
@@ -425,7 +425,7 @@ static enum dirauth_status install(struct dirauth_update *update, struct buffer 
 	buffer_init(&fresh.body);
 	enum dirauth_status status =
 	    client_view_build(&fresh, &context->bundle, update->note.data, update->note.len, &update->header,
-	                      update->signers.count, body, base_of(update), result);
+	                      update->signers.count, body, base_of(update), true, result);
 	if (status != DIRAUTH_SUCCESS) {
 		char detail[DIRAUTH_DETAIL_MAX];
 		snprintf(detail, sizeof(detail), "%s", result != NULL ? result->detail : "");

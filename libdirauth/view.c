@@ -188,7 +188,7 @@ static enum dirauth_status index_records(struct client_view *view, const struct 
 enum dirauth_status client_view_build(struct client_view *view, const struct trust_bundle *bundle,
                                       const uint8_t *note, size_t note_len,
                                       const struct snapshot_header *header, size_t signer_count,
-                                      struct buffer *body, const struct client_view *previous,
+                                      struct buffer *body, const struct client_view *previous, bool indexed,
                                       struct dirauth_result *result)
 {
 	struct snapshot_body_limits limits;
@@ -210,7 +210,7 @@ enum dirauth_status client_view_build(struct client_view *view, const struct tru
 		return client_fail(result, client_status_of(rc), "body: cannot be read back: %s",
 		                   dirauth_strerror(rc));
 	}
-	status = index_records(view, previous, result);
+	status = indexed ? index_records(view, previous, result) : DIRAUTH_SUCCESS;
 	if (status != DIRAUTH_SUCCESS) {
 		client_view_clear(view);
 		return status;
