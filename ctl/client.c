@@ -25,7 +25,7 @@ int ctl_client_context_new(const char *what, const struct trust_bundle *bundle,
 
 	*out = NULL;
 	if (policy != NULL) {
-		options.clock_skew = policy->clock_skew;
+		options.clock_skew = policy->clock_skew == 0 ? DIRAUTH_NO_CLOCK_SKEW : policy->clock_skew;
 		options.max_validity = policy->max_validity;
 		options.max_chain = policy->max_chain;
 	}

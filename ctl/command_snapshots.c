@@ -180,8 +180,6 @@ int ctl_command_lookup(const struct ctl_arguments *arguments, struct ctl_report 
 	struct fetch_command fetch;
 	struct ctl_lookup_options options;
 	struct ctl_lookup_result result;
-	uint8_t *bundle_text = NULL;
-	size_t bundle_len = 0;
 	int present = 0;
 	int rc;
 
@@ -196,14 +194,7 @@ int ctl_command_lookup(const struct ctl_arguments *arguments, struct ctl_report 
 		rc = -1;
 		goto done;
 	}
-	/* The bundle parsed (fetch_command_read); the library takes its text. */
-	if (ctl_file_read(arguments->trust, TRUST_BUNDLE_MAX_BYTES, &bundle_text, &bundle_len) != 0) {
-		ctl_report_fail(report, CTL_EXIT_NO_INPUT, "lookup: %s: cannot be read", arguments->trust);
-		rc = -1;
-		goto done;
-	}
-	options.trust_bundle = bundle_text;
-	options.trust_bundle_len = bundle_len;
+	options.bundle = fetch.options.bundle;
 	options.namespace_name = arguments->namespace_name;
 	options.server_url = arguments->servers.values[0];
 	options.now = fetch.options.now;
@@ -216,7 +207,6 @@ int ctl_command_lookup(const struct ctl_arguments *arguments, struct ctl_report 
 	present = result.view.present;
 done:
 	ctl_lookup_result_free(&result);
-	free(bundle_text);
 	fetch_command_free(&fetch);
 	if (rc != 0)
 		return report->exit_code;

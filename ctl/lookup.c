@@ -107,7 +107,6 @@ int ctl_lookup_run(const struct ctl_lookup_options *options, struct ctl_lookup_r
 	                                      .now = session_now,
 	                                      .state_read = session_state_read,
 	                                      .state_write = session_state_write};
-	struct dirauth_options limits = {0};
 	struct dirauth_context *context = NULL;
 	struct dirauth_update *lookup = NULL;
 	struct dirauth_result outcome = {0};
@@ -125,19 +124,12 @@ int ctl_lookup_run(const struct ctl_lookup_options *options, struct ctl_lookup_r
 	buffer_init(&session.state);
 	buffer_init(&url);
 	net_response_init(&response);
-	if (options->policy != NULL) {
-		limits.clock_skew = options->policy->clock_skew;
-		limits.max_validity = options->policy->max_validity;
-		limits.max_chain = options->policy->max_chain;
-	}
 	size_t base_len = ctl_exchange_url_length(options->server_url);
-	status = dirauth_context_new(&callbacks, options->trust_bundle, options->trust_bundle_len, &limits,
-	                             &context, &outcome);
-	if (status != DIRAUTH_SUCCESS) {
-		ctl_report_fail(report, ctl_client_exit_code(status), "%s: the trust bundle: %s", what,
-		                outcome.detail);
+	rc = ctl_client_context_new(what, options->bundle, options->policy, NULL, &callbacks, &context,
+	                            report);
+	if (rc != 0)
 		goto done;
-	}
+	rc = DIRAUTH_ERR_CONFIG;
 	status =
 	    dirauth_lookup_begin(context, options->namespace_name, options->service_id, &lookup, &outcome);
 	if (status == DIRAUTH_E_TRUST) {

@@ -5,7 +5,7 @@
  * (a few hundred bytes, co-signed) and the one record shard that holds the service or proves it
  * absent (schema/record-shard.md, a few KB) are enough. The command is libdirauth's lookup
  * (libdirauth/include/dirauth/dirauth.h, dirauth_lookup_begin): a context over the trust
- * bundle's text, the clock from --now or the system's, a state held in memory only, and each path
+ * bundle (ctl/client.h), the clock from --now or the system's, a state held in memory only, and each path
  * the library names fetched from the --server URL through net/ (with the capability's
  * Authorization header, and Accept-Encoding zstd for the shard) and fed back to it. What the
  * proof showed is read with dirauth_lookup_record and printed. What is here is the network and
@@ -23,6 +23,7 @@
 #define DIRAUTH_CTL_LOOKUP_H
 
 #include "ctl/report.h"
+#include "schema/trust_bundle.h"
 #include "libdirauth/include/dirauth/dirauth.h"
 #include "schema/registration.h"
 #include "verify/snapshot.h"
@@ -35,8 +36,7 @@
 #define CTL_LOOKUP_EXIT_ABSENT 1
 
 struct ctl_lookup_options {
-	const uint8_t *trust_bundle; /* the bundle's text */
-	size_t trust_bundle_len;
+	const struct trust_bundle *bundle;
 	const char *namespace_name;
 	const char *server_url;
 	uint64_t now;

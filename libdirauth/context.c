@@ -166,7 +166,8 @@ static enum dirauth_status take_options(struct dirauth_context *context,
 	if (options == NULL)
 		return DIRAUTH_SUCCESS;
 	if (options->clock_skew != 0)
-		context->policy.clock_skew = options->clock_skew;
+		context->policy.clock_skew =
+		    options->clock_skew == DIRAUTH_NO_CLOCK_SKEW ? 0 : options->clock_skew;
 	if (options->max_validity != 0)
 		context->policy.max_validity = options->max_validity;
 	if (options->max_chain != 0)

@@ -753,6 +753,10 @@ START_TEST(test_not_yet_valid_refused)
 	policy.clock_skew = 59;
 	assert_snapshot_refused(&snapshot, 65, "not yet valid", &report);
 	assert_nothing_written();
+	/* No skew at all is no skew, not the default. */
+	policy.clock_skew = 0;
+	assert_snapshot_refused(&snapshot, 65, "clock skew is 0 s", &report);
+	assert_nothing_written();
 	policy.clock_skew = 60;
 	assert_accepted(&snapshot, &result);
 	/* Exactly the default skew ahead is still accepted. */

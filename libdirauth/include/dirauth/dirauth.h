@@ -190,9 +190,13 @@ struct dirauth_callbacks {
 	int (*checkpoint_write)(void *user, const char *namespace_name, const uint8_t *bytes, size_t len);
 };
 
+/* A clock_skew of no seconds (0 takes the default). */
+#define DIRAUTH_NO_CLOCK_SKEW UINT64_MAX
+
 /* Optional limits and pins of a context; NULL (or zero fields) takes the defaults. */
 struct dirauth_options {
-	uint64_t clock_skew;   /* seconds a header's valid-after may lie ahead of now (300) */
+	uint64_t clock_skew;   /* seconds a header's valid-after may lie ahead of now (300;
+	                        * DIRAUTH_NO_CLOCK_SKEW for none at all) */
 	uint64_t max_validity; /* longest valid-until - valid-after accepted (7 days) */
 	uint64_t max_chain;    /* most epochs walked back from a new header to the held one (1024) */
 	/* The namespace's transparency log, checked on every update when log_key_count > 0: the log
