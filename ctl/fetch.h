@@ -121,7 +121,7 @@ struct ctl_fetch_input {
 	uint64_t now;               /* unix seconds, from the caller's clock */
 	const struct verify_snapshot_policy *policy; /* NULL: the defaults */
 	/* The headers the server holds for the epochs between the held and the new one, newest
-	 * first (epochs it holds none for are simply absent); see ctl_fetch_verify_chain. */
+	 * first (epochs it holds none for are simply absent). */
 	const struct ctl_fetch_link *links;
 	size_t link_count;
 	const uint8_t *header_note; /* the signed header note as served */
@@ -147,22 +147,6 @@ struct ctl_fetch_input {
  * in report. */
 int ctl_fetch_read_held(const char *directory, const char *namespace_name, struct buffer *held,
                         struct ctl_report *report);
-
-/* The mirror's own check of the headers it serves for the epochs between two it fetched
- * (ctl/mirror.h): the walk (verify_chain_*, verify/history.h) from the
- * verified header back to the held header note, over links (newest first, as the server holds
- * them for the epochs between; those after the held header was reached are not consulted, as the
- * network half would not have downloaded them), with the certificates as served and at most
- * max_chain epochs between the two. Returns 0 or the first refusal, in report: the held header
- * cannot be read back (65); the errors of ctl_keyring_build; DIRAUTH_ERR_BOUNDS when the new epoch
- * is too far ahead ("... must be re-seeded deliberately: check the new snapshot by other means,
- * then delete NS/latest.header and fetch again", 65); DIRAUTH_ERR_MISMATCH ("history does not
- * chain to the held snapshot (epoch H): ...", 65); the link's errors (65, or 70 when a check
- * could not run); DIRAUTH_ERR_INTERNAL (70) for links out of order or a header not newer. */
-int ctl_fetch_verify_chain(const struct trust_bundle *bundle, const uint8_t *certificates,
-                           size_t certificates_len, const uint8_t *held, size_t held_len,
-                           const struct snapshot_header *header, const struct ctl_fetch_link *links,
-                           size_t link_count, uint64_t max_chain, struct ctl_report *report);
 
 /* Step 5. Writes <epoch>.header, <epoch>.body, certificates and then latest.header under
  * directory/namespace_name/, each atomically and durably. Returns 0, or a negative error with

@@ -271,7 +271,7 @@ static int stage_epoch(struct mirror *m, const struct epoch_header *h, const cha
 }
 
 /* The headers between the held epoch and the new one, as the server holds them (newest first),
- * checked by fetch's walk (ctl_fetch_verify_chain). */
+ * checked by fetch's walk (ctl_mirror_verify_chain). */
 static int take_between(struct mirror *m, const struct buffer *held, const struct epoch_header *latest,
                         const struct buffer *certificates, struct epoch_header *between,
                         size_t *between_count, struct ctl_report *report)
@@ -329,9 +329,9 @@ static int take_between(struct mirror *m, const struct buffer *held, const struc
 		links[i].note_len = between[i].note.len;
 	}
 	if (rc == 0)
-		rc = ctl_fetch_verify_chain(m->fetch->bundle, certificates->data, certificates->len,
-		                            held->data, held->len, &latest->header, links, count, max_chain,
-		                            report);
+		rc = ctl_mirror_verify_chain(m->fetch->bundle, certificates->data, certificates->len,
+		                             held->data, held->len, &latest->header, links, count, max_chain,
+		                             report);
 	free(links);
 	return rc;
 }

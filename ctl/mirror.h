@@ -41,7 +41,7 @@
  *      body (asked for as a diff from the served latest body, linked where fetch hands libdirauth
  *      its base), the held snapshot's revocations. fetch's own checks, not a copy of them.
  *   2. From the server that passed: the headers of the epochs between the held and the new one,
- *      walked again with ctl_fetch_verify_chain; each new epoch's body in gzip and zstd (and
+ *      walked again with ctl_mirror_verify_chain; each new epoch's body in gzip and zstd (and
  *      identity for the epochs between), each checked against its header by verify_snapshot_body;
  *      the tiles and entry bundles of the checkpoint's tree not held yet, the whole tree then
  *      verified: its root is the checkpoint's, each full tile hashes to its parent's entry, each
@@ -112,5 +112,21 @@ struct ctl_mirror_result {
  */
 int ctl_mirror_run(const struct ctl_mirror_options *options, struct ctl_fetch_attempt *attempts,
                    size_t *attempt_count, struct ctl_mirror_result *result, struct ctl_report *report);
+
+/* The mirror's own check of the headers it serves for the epochs between two it fetched
+ * (mirror_history.c): the walk (verify_chain_*, verify/history.h) from the
+ * verified header back to the held header note, over links (newest first, as the server holds
+ * them for the epochs between; those after the held header was reached are not consulted, as the
+ * network half would not have downloaded them), with the certificates as served and at most
+ * max_chain epochs between the two. Returns 0 or the first refusal, in report: the held header
+ * cannot be read back (65); the errors of ctl_keyring_build; DIRAUTH_ERR_BOUNDS when the new epoch
+ * is too far ahead ("... must be re-seeded deliberately: check the new snapshot by other means,
+ * then delete NS/latest.header and fetch again", 65); DIRAUTH_ERR_MISMATCH ("history does not
+ * chain to the held snapshot (epoch H): ...", 65); the link's errors (65, or 70 when a check
+ * could not run); DIRAUTH_ERR_INTERNAL (70) for links out of order or a header not newer. */
+int ctl_mirror_verify_chain(const struct trust_bundle *bundle, const uint8_t *certificates,
+                            size_t certificates_len, const uint8_t *held, size_t held_len,
+                            const struct snapshot_header *header, const struct ctl_fetch_link *links,
+                            size_t link_count, uint64_t max_chain, struct ctl_report *report);
 
 #endif

@@ -27,6 +27,7 @@
 #include "schema/evidence.h"
 #include "ctl/evidence.h"
 #include "ctl/fetch.h"
+#include "ctl/mirror.h"
 #include "signer/key.h"
 #include "schema/note.h"
 #include "schema/registration.h"
@@ -1088,14 +1089,14 @@ START_TEST(test_verify_chain_stops_at_held_header)
 	links[0] = history_link(&history, 7);
 	links[1] = (struct ctl_fetch_link){6, garbage, sizeof(garbage) - 1};
 	ctl_report_init(&report);
-	ck_assert_msg(ctl_fetch_verify_chain(&bundle, certificates.data, certificates.len, held->data,
-	                                     held->len, &header, links, 2, 1024, &report) == 0,
+	ck_assert_msg(ctl_mirror_verify_chain(&bundle, certificates.data, certificates.len, held->data,
+	                                      held->len, &header, links, 2, 1024, &report) == 0,
 	              "%s", report.message);
 	/* Out of order (older than the held epoch) is a caller's mistake, not the data's. */
 	links[0] = (struct ctl_fetch_link){4, seven->data, seven->len};
 	ctl_report_init(&report);
-	ck_assert_int_eq(ctl_fetch_verify_chain(&bundle, certificates.data, certificates.len, held->data,
-	                                        held->len, &header, links, 1, 1024, &report),
+	ck_assert_int_eq(ctl_mirror_verify_chain(&bundle, certificates.data, certificates.len, held->data,
+	                                         held->len, &header, links, 1, 1024, &report),
 	                 DIRAUTH_ERR_INTERNAL);
 	ck_assert_int_eq(report.exit_code, 70);
 	history_free(&history);
