@@ -79,30 +79,30 @@ static void install_epoch_1(struct dirauth_context *context, struct fuzz_state *
 	s->now = 1767225750;
 }
 
+/* Hands bytes over as a read callback does: at most cap, else a failure. */
+static int hand_over(const uint8_t *bytes, size_t len, uint8_t *out, size_t cap, size_t *out_len)
+{
+	*out_len = 0;
+	if (len > cap)
+		return -1;
+	if (len > 0)
+		memcpy(out, bytes, len);
+	*out_len = len;
+	return 0;
+}
+
 static int state_read(void *user, const char *namespace_name, uint8_t *out, size_t cap, size_t *len)
 {
-	struct fuzz_state *s = user;
+	const struct fuzz_state *s = user;
 	(void)namespace_name;
-	*len = 0;
-	if (s->state_len > cap)
-		return -1;
-	if (s->state_len > 0)
-		memcpy(out, s->state, s->state_len);
-	*len = s->state_len;
-	return 0;
+	return hand_over(s->state, s->state_len, out, cap, len);
 }
 
 static int checkpoint_read(void *user, const char *namespace_name, uint8_t *out, size_t cap, size_t *len)
 {
-	struct fuzz_state *s = user;
+	const struct fuzz_state *s = user;
 	(void)namespace_name;
-	*len = 0;
-	if (s->checkpoint_len > cap)
-		return -1;
-	if (s->checkpoint_len > 0)
-		memcpy(out, s->checkpoint, s->checkpoint_len);
-	*len = s->checkpoint_len;
-	return 0;
+	return hand_over(s->checkpoint, s->checkpoint_len, out, cap, len);
 }
 
 static int state_write(void *user, const char *namespace_name, const uint8_t *bytes, size_t len)
