@@ -221,7 +221,7 @@ START_TEST(test_fetch_checks_and_keeps_the_log)
 	expect_fetched(&w, 15, 5, 0, 0);
 
 	/* The kept proof verifies offline with the kept certificates. */
-	struct ctl_proof_result proof_result;
+	struct dirauth_proof_info proof_result;
 	char certificates[1100];
 	snprintf(certificates, sizeof certificates, "%s", mirror_path(&w, "certificates"));
 	ctl_report_init(&report);
@@ -231,8 +231,8 @@ START_TEST(test_fetch_checks_and_keeps_the_log)
 	ck_assert_str_eq(proof_result.namespace_name, "mix");
 	ck_assert_uint_eq(proof_result.epoch, 15);
 	ck_assert_uint_eq(proof_result.signer_count, 1);
-	ck_assert_uint_eq(proof_result.log.index, 4);
-	ck_assert_uint_eq(proof_result.log.tree_size, 5);
+	ck_assert_uint_eq(proof_result.index, 4);
+	ck_assert_uint_eq(proof_result.tree_size, 5);
 
 	/* Published but not yet in the log: try again later, and nothing moves. */
 	publish(&w, 0, 16);
