@@ -873,6 +873,30 @@ START_TEST(test_verify_and_proof_commands)
 	    NULL};
 	expect_run(&w, too_many, CTL_EXIT_CONFIG,
 	           "--witness-threshold 2 is more than the 1 --witness-key given");
+	/* A log key named by another origin is another log's: refused alone and beside the right one. */
+	struct note_verifier mail_log;
+	char mail_log_key[NOTE_VERIFIER_KEY_MAX + 1];
+	ck_assert_int_eq(
+	    note_verifier_from_ed25519("dirauth.example/mail", w.cosigner_verifier.public_key, &mail_log), 0);
+	note_verifier_format(&mail_log, mail_log_key);
+	const char *other_log[] = {"verify",         proof_path,   "--trust",   w.bundle_path,
+	                           "--certificates", certificates, "--log-key", mail_log_key,
+	                           "--witness-key",  w.witness,    NULL};
+	expect_run(&w, other_log, CTL_EXIT_CONFIG,
+	           "verify: --log-key is named 'dirauth.example/mail', but the namespace's log is "
+	           "'dirauth.example/mix'");
+	const char *beside[] = {"verify",        proof_path,  "--trust", w.bundle_path, "--certificates",
+	                        certificates,    "--log-key", w.log_key, "--log-key",   mail_log_key,
+	                        "--witness-key", w.witness,   NULL};
+	expect_run(&w, beside, CTL_EXIT_CONFIG, "verify: --log-key is named 'dirauth.example/mail'");
+	/* A certificate bundle that does not parse. */
+	char garbled[800];
+	snprintf(garbled, sizeof garbled, "%s/garbled.certs", w.f.dir);
+	test_write_file(garbled, "certificates\n", 13, 0644);
+	const char *garbled_args[] = {"verify",         proof_path, "--trust",   w.bundle_path,
+	                              "--certificates", garbled,    "--log-key", w.log_key,
+	                              "--witness-key",  w.witness,  NULL};
+	expect_run(&w, garbled_args, CTL_EXIT_DATA, "verify: certificates: ");
 	char no_file[800];
 	snprintf(no_file, sizeof no_file, "%s/nothing.tlog-proof", w.f.dir);
 	const char *missing_file[] = {"verify",         no_file,      "--trust",   w.bundle_path,
