@@ -112,8 +112,6 @@ static enum dirauth_status judge_log(const struct dirauth_context *context, cons
 	struct client_log_shown shown;
 	size_t named = 0;
 
-	info->witness_count = context->witness_count;
-	info->quorum = context->witness_quorum;
 	for (size_t i = 0; i < context->log_key_count; i++)
 		named += strcmp(context->log_keys[i].name, origin) == 0;
 	if (context->log_key_count == 0)
@@ -160,6 +158,8 @@ dirauth_verify_proof_file(const struct dirauth_context *context, const uint8_t *
 	    (certificates == NULL && certificates_len > 0))
 		return client_fail(result, DIRAUTH_E_ARGUMENT,
 		                   "no context, or no proof or certificate bytes");
+	info->witness_count = context->witness_count;
+	info->quorum = context->witness_quorum;
 	int rc = tlog_proof_parse(proof != NULL ? proof : (const uint8_t *)"", proof_len, &parsed);
 	if (rc != 0)
 		return client_fail(result, rc == DIRAUTH_ERR_NOMEM ? DIRAUTH_E_NOMEM : DIRAUTH_E_MALFORMED,

@@ -384,7 +384,9 @@ START_TEST(test_what_is_no_header_proof_is_malformed)
 	good_proof(&proof);
 	expect(context, (const uint8_t *)"certificates\n", 13, &proof, DIRAUTH_E_MALFORMED,
 	       "certificates: ", &info);
-	ck_assert_str_eq(info.origin, ""); /* the header did not verify */
+	ck_assert_str_eq(info.origin, "");        /* the header did not verify */
+	ck_assert_uint_eq(info.witness_count, 1); /* the context's pins, whatever refused */
+	ck_assert_uint_eq(info.quorum, 1);
 	buffer_free(&proof);
 	buffer_free(&large);
 	dirauth_context_free(context);
