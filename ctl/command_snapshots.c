@@ -278,7 +278,7 @@ done:
 
 int ctl_command_verify(const struct ctl_arguments *arguments, struct ctl_report *report)
 {
-	struct ctl_proof_result *result = NULL;
+	struct dirauth_proof_info *result = NULL;
 	struct trust_bundle *bundle = NULL;
 	struct ctl_log_pins pins;
 	int rc;
@@ -304,8 +304,8 @@ int ctl_command_verify(const struct ctl_arguments *arguments, struct ctl_report 
 	       result->signer_names);
 	printf("is entry %" PRIu64 " of the log %s at size %" PRIu64
 	       ", signed by its log key and cosigned by %zu of %zu witnesses (%zu required)\n",
-	       result->log.index, result->origin, result->log.tree_size, result->log.cosigned,
-	       result->log.witness_count, result->log.quorum);
+	       result->index, result->origin, result->tree_size, result->cosigned, result->witness_count,
+	       result->quorum);
 done:
 	free(bundle);
 	free(result);

@@ -10,16 +10,14 @@
  */
 #include "ctl/proof.h"
 
+#include "ctl/client.h"
 #include "ctl/exchange.h"
 #include "ctl/files.h"
-#include "ctl/keyring.h"
 #include "net/client.h"
 #include "schema/certificate.h"
 #include "schema/checkpoint.h"
 #include "schema/encoding.h"
 #include "base/error.h"
-#include "verify/keyring.h"
-#include "verify/snapshot.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -220,97 +218,51 @@ int ctl_log_check_inclusion(const char *what, const struct ctl_log_pins *pins, c
 	return 0;
 }
 
-/* Steps 1 and 2: the header the file carries, judged by the trust bundle at its own time. The
- * caller frees *note. */
-static int check_header(const struct trust_bundle *bundle, const uint8_t *certificates,
-                        size_t certificates_len, const struct tlog_proof *proof, struct note **note,
-                        struct snapshot_header *header, struct ctl_proof_result *result,
-                        struct ctl_report *report)
+/* The clock and state of a context that checks offline proofs only: neither is ever used. */
+static uint64_t no_clock(void *user)
 {
-	struct certificate_keyring *ring = NULL;
-	const struct trust_namespace *pinned;
-	struct verify_signers signers;
-	struct verify_pins pins;
-	char detail[VERIFY_DETAIL_MAX];
-	int rc;
-
-	if (proof->extra == NULL) {
-		ctl_report_fail(
-		    report, CTL_EXIT_DATA,
-		    "verify: proof: carries no snapshot header (no extra line): nothing to verify "
-		    "the authorities' signatures of");
-		return DIRAUTH_ERR_SYNTAX;
-	}
-	if (proof->extra_len > VERIFY_HEADER_NOTE_MAX) {
-		ctl_report_fail(report, CTL_EXIT_DATA,
-		                "verify: header: larger than a header note (%zu bytes)", proof->extra_len);
-		return DIRAUTH_ERR_BOUNDS;
-	}
-	rc = note_parse(proof->extra, proof->extra_len, note);
-	if (rc == 0)
-		rc = snapshot_header_parse((*note)->text, (*note)->text_len, header);
-	if (rc != 0) {
-		ctl_report_fail(report, rc == DIRAUTH_ERR_NOMEM ? CTL_EXIT_SOFTWARE : CTL_EXIT_DATA,
-		                "verify: header: the proof's extra is not a signed snapshot header note: %s",
-		                dirauth_strerror(rc));
-		return rc;
-	}
-	pinned = trust_bundle_namespace(bundle, header->namespace_name);
-	if (pinned == NULL) {
-		ctl_report_fail(report, CTL_EXIT_CONFIG,
-		                "verify: header: namespace %s is not in the trust bundle",
-		                header->namespace_name);
-		return DIRAUTH_ERR_CONFIG;
-	}
-	if (strcmp(pinned->origin, header->origin) != 0) {
-		ctl_report_fail(report, CTL_EXIT_DATA,
-		                "verify: header: wrong origin '%s', the trust bundle pins '%s'",
-		                header->origin, pinned->origin);
-		return DIRAUTH_ERR_MISMATCH;
-	}
-	rc = ctl_keyring_build("verify", bundle, certificates, certificates_len, &ring, NULL, report);
-	if (rc != 0)
-		return rc;
-	pins.ring = ring;
-	pins.threshold = bundle->threshold;
-	pins.pinned_by = VERIFY_TRUST_BUNDLE_PINNED_BY;
-	/* A past statement: its keys certified at its own time. */
-	rc = verify_note(&pins, *note, header->valid_after, header->valid_after, &signers, detail,
-	                 sizeof(detail));
-	verify_keyring_free(ring);
-	if (rc != 0)
-		return ctl_verification_fail(report, "verify: header", rc, detail);
-	snprintf(result->namespace_name, sizeof(result->namespace_name), "%s", header->namespace_name);
-	snprintf(result->origin, sizeof(result->origin), "%s", header->origin);
-	result->epoch = header->epoch;
-	result->signer_count = signers.count;
-	result->authority_count = bundle->authority_count;
-	snprintf(result->signer_names, sizeof(result->signer_names), "%s", signers.names);
+	(void)user;
 	return 0;
+}
+
+static int no_state_read(void *user, const char *namespace_name, uint8_t *out, size_t cap, size_t *len)
+{
+	(void)user, (void)namespace_name, (void)out, (void)cap;
+	*len = 0;
+	return 0;
+}
+
+static int no_state_write(void *user, const char *namespace_name, const uint8_t *bytes, size_t len)
+{
+	(void)user, (void)namespace_name, (void)bytes, (void)len;
+	return -1;
 }
 
 int ctl_proof_verify(const struct trust_bundle *bundle, const uint8_t *certificates, size_t certificates_len,
                      const struct ctl_log_pins *pins, const uint8_t *file, size_t len,
-                     struct ctl_proof_result *result, struct ctl_report *report)
+                     struct dirauth_proof_info *result, struct ctl_report *report)
 {
-	struct snapshot_header header;
-	struct tlog_proof *proof = NULL;
-	struct note *note = NULL;
-	int rc;
+	static const struct dirauth_callbacks callbacks = {
+	    .now = no_clock, .state_read = no_state_read, .state_write = no_state_write};
+	struct dirauth_context *context = NULL;
+	struct dirauth_result outcome = {0};
 
 	memset(result, 0, sizeof(*result));
-	rc = tlog_proof_parse(file, len, &proof);
-	if (rc != 0) {
-		ctl_report_fail(report, rc == DIRAUTH_ERR_NOMEM ? CTL_EXIT_SOFTWARE : CTL_EXIT_DATA,
-		                "verify: proof: not a c2sp.org/tlog-proof file: %s", dirauth_strerror(rc));
+	int rc = ctl_client_context_new("verify", bundle, NULL, pins, &callbacks, &context, report);
+	if (rc != 0)
 		return rc;
+	enum dirauth_status status =
+	    dirauth_verify_proof_file(context, certificates, certificates_len, file, len, result, &outcome);
+	/* The header verified (its origin known): a log key named otherwise is a pin of another log,
+	 * given by mistake, whatever the log then said. */
+	if (result->origin[0] != '\0')
+		rc = ctl_client_log_pins_fit("verify", pins, result->origin, report);
+	if (rc == 0 && status != DIRAUTH_SUCCESS) {
+		ctl_report_fail(report, ctl_client_exit_code(status), "verify: %s", outcome.detail);
+		rc = status == DIRAUTH_E_NOMEM ? DIRAUTH_ERR_NOMEM : DIRAUTH_ERR_REFUSED;
 	}
-	rc = check_header(bundle, certificates, certificates_len, proof, &note, &header, result, report);
-	if (rc == 0)
-		rc = ctl_log_check_inclusion("verify", pins, header.origin, proof, note->text, note->text_len,
-		                             &result->log, report);
-	note_free(note);
-	tlog_proof_free(proof);
+	dirauth_result_clear(&outcome);
+	dirauth_context_free(context);
 	return rc;
 }
 
@@ -324,7 +276,7 @@ static int read_input(const char *label, const char *path, size_t max_bytes, uin
 
 int ctl_proof_verify_files(const struct trust_bundle *bundle, const char *certificates_path,
                            const struct ctl_log_pins *pins, const char *proof_path,
-                           struct ctl_proof_result *result, struct ctl_report *report)
+                           struct dirauth_proof_info *result, struct ctl_report *report)
 {
 	uint8_t *file = NULL, *certificates = NULL;
 	size_t file_len = 0, certificates_len = 0;

@@ -17,8 +17,10 @@
  * cannot run denies.
  *
  * A proof file (c2sp.org/tlog-proof, tlog/proof.h) as dirauthd writes it carries the snapshot
- * header's signed note as its extra data. `dirauthctl verify` believes nothing it says before
- * each of these holds, in this order:
+ * header's signed note as its extra data. `dirauthctl verify` is libdirauth's check of such a
+ * file (dirauth_verify_proof_file, libdirauth/proof.c), made in a context of the trust bundle
+ * with the pins as its log options (ctl/client.h): it believes nothing the file says before each
+ * of these holds, in this order:
  *   1. the file parses, and carries a header note (its extra) that parses, of a namespace the
  *      trust bundle pins and with its origin;
  *   2. the header is signed by the bundle's threshold of distinct pinned authorities, with signing
@@ -28,8 +30,11 @@
  *      the header is judged at its own time only, like a link of fetch's history walk: an old
  *      proof of an expired snapshot still verifies;
  *   3. the checkpoint is of the namespace's origin, signed by the log key, cosigned by the
- *      threshold of distinct witnesses (tlog_checkpoint_verify);
+ *      threshold of distinct witnesses;
  *   4. the header's note text (the log's leaf) is entry `index` of the checkpoint's tree.
+ * What is left here is the command's: the files read, the pins parsed (ctl_log_pins_parse, with
+ * the same refusals as fetch's and monitor's), a --log-key named other than the header's origin
+ * refused, and the library's statuses turned into exit statuses.
  *
  * Exit statuses (struct ctl_report): 65 for every check the data fails; 78 for pins that cannot
  * be used (a log key named other than the origin, a threshold above the witnesses, a namespace
@@ -38,6 +43,8 @@
  */
 #ifndef DIRAUTH_CTL_PROOF_H
 #define DIRAUTH_CTL_PROOF_H
+
+#include <dirauth/dirauth.h>
 
 #include "ctl/report.h"
 #include "crypto/merkle.h"
@@ -101,34 +108,28 @@ int ctl_log_check_inclusion(const char *what, const struct ctl_log_pins *pins, c
                             const struct tlog_proof *proof, const uint8_t *leaf, size_t leaf_len,
                             struct ctl_log_inclusion *out, struct ctl_report *report);
 
-/* What dirauthctl verify verified. */
-struct ctl_proof_result {
-	char namespace_name[NAMESPACE_NAME_MAX + 1];
-	char origin[SNAPSHOT_ORIGIN_MAX + 1];
-	uint64_t epoch;
-	size_t signer_count;                 /* distinct pinned authorities that signed the header */
-	size_t authority_count;              /* authorities in the bundle */
-	char signer_names[VERIFY_NAMES_MAX]; /* ", "-separated, bundle order */
-	struct ctl_log_inclusion log;
-};
-
 /*
- * Steps 1 to 4 above on a proof file (len bytes) and a certificate bundle already in memory, with
- * pins (enabled). Returns 0 with *result filled, or the first refusal's error with report, each
- * message "verify: <part>: <why>": "proof: ..." (not a tlog-proof file, no header), "header: ..."
- * (not a header note, another origin, the signatures), "certificates: ...", "checkpoint: ...",
- * "inclusion: ..."; exit statuses as above.
+ * Steps 1 to 4 above on a proof file (len bytes) and a certificate bundle already in memory, in a
+ * libdirauth context of bundle with pins (enabled) as its log options (ctl_client_context_new).
+ * Returns 0 with *result filled (what dirauth_verify_proof_file verified), or nonzero with the
+ * first refusal in report, each message "verify: <part>: <why>" in the library's words:
+ * "proof: ..." (not a tlog-proof file, no header), "header: ..." (not a header note, a namespace
+ * the bundle does not pin, another origin, the signatures), "certificates: ...", "checkpoint:
+ * ...", "inclusion: ..."; and "verify: --log-key is named ..." (78) for a log key of another log
+ * (ctl_client_log_pins_fit). Exit statuses are ctl_client_exit_code's: 78 for DIRAUTH_E_TRUST (a
+ * namespace the bundle does not pin, unusable pins), 70 for DIRAUTH_E_NOMEM and
+ * DIRAUTH_E_INTERNAL, 65 for every other refusal.
  */
 int ctl_proof_verify(const struct trust_bundle *bundle, const uint8_t *certificates, size_t certificates_len,
                      const struct ctl_log_pins *pins, const uint8_t *file, size_t len,
-                     struct ctl_proof_result *result, struct ctl_report *report);
+                     struct dirauth_proof_info *result, struct ctl_report *report);
 
 /* Reads proof_path (at most TLOG_PROOF_MAX_BYTES) and certificates_path (at most
  * CERTIFICATE_BUNDLE_MAX_BYTES), then ctl_proof_verify. A file that does not exist is 66, one
  * that cannot be read 74, one too large 65. */
 int ctl_proof_verify_files(const struct trust_bundle *bundle, const char *certificates_path,
                            const struct ctl_log_pins *pins, const char *proof_path,
-                           struct ctl_proof_result *result, struct ctl_report *report);
+                           struct dirauth_proof_info *result, struct ctl_report *report);
 
 struct ctl_proof_download {
 	const char *server_url; /* http(s)://host[:port][/prefix] */

@@ -4,6 +4,8 @@
 set(libdirauth_client_support ${CMAKE_CURRENT_SOURCE_DIR}/support/test_libdirauth_client.c)
 target_sources(check_libdirauth PRIVATE ${libdirauth_client_support})
 target_link_libraries(check_libdirauth PRIVATE dirauth)
+# The offline check of a proof file (dirauth_verify_proof_file), through the same library.
+target_link_libraries(check_libdirauth_proof PRIVATE dirauth)
 if(TARGET test_libdirauth)
   target_sources(test_libdirauth PRIVATE ${libdirauth_client_support})
   target_link_libraries(test_libdirauth PRIVATE dirauth)

@@ -221,7 +221,7 @@ START_TEST(test_fetch_checks_and_keeps_the_log)
 	expect_fetched(&w, 15, 5, 0, 0);
 
 	/* The kept proof verifies offline with the kept certificates. */
-	struct ctl_proof_result proof_result;
+	struct dirauth_proof_info proof_result;
 	char certificates[1100];
 	snprintf(certificates, sizeof certificates, "%s", mirror_path(&w, "certificates"));
 	ctl_report_init(&report);
@@ -231,8 +231,8 @@ START_TEST(test_fetch_checks_and_keeps_the_log)
 	ck_assert_str_eq(proof_result.namespace_name, "mix");
 	ck_assert_uint_eq(proof_result.epoch, 15);
 	ck_assert_uint_eq(proof_result.signer_count, 1);
-	ck_assert_uint_eq(proof_result.log.index, 4);
-	ck_assert_uint_eq(proof_result.log.tree_size, 5);
+	ck_assert_uint_eq(proof_result.index, 4);
+	ck_assert_uint_eq(proof_result.tree_size, 5);
 
 	/* Published but not yet in the log: try again later, and nothing moves. */
 	publish(&w, 0, 16);
@@ -873,6 +873,30 @@ START_TEST(test_verify_and_proof_commands)
 	    NULL};
 	expect_run(&w, too_many, CTL_EXIT_CONFIG,
 	           "--witness-threshold 2 is more than the 1 --witness-key given");
+	/* A log key named by another origin is another log's: refused alone and beside the right one. */
+	struct note_verifier mail_log;
+	char mail_log_key[NOTE_VERIFIER_KEY_MAX + 1];
+	ck_assert_int_eq(
+	    note_verifier_from_ed25519("dirauth.example/mail", w.cosigner_verifier.public_key, &mail_log), 0);
+	note_verifier_format(&mail_log, mail_log_key);
+	const char *other_log[] = {"verify",         proof_path,   "--trust",   w.bundle_path,
+	                           "--certificates", certificates, "--log-key", mail_log_key,
+	                           "--witness-key",  w.witness,    NULL};
+	expect_run(&w, other_log, CTL_EXIT_CONFIG,
+	           "verify: --log-key is named 'dirauth.example/mail', but the namespace's log is "
+	           "'dirauth.example/mix'");
+	const char *beside[] = {"verify",        proof_path,  "--trust", w.bundle_path, "--certificates",
+	                        certificates,    "--log-key", w.log_key, "--log-key",   mail_log_key,
+	                        "--witness-key", w.witness,   NULL};
+	expect_run(&w, beside, CTL_EXIT_CONFIG, "verify: --log-key is named 'dirauth.example/mail'");
+	/* A certificate bundle that does not parse. */
+	char garbled[800];
+	snprintf(garbled, sizeof garbled, "%s/garbled.certs", w.f.dir);
+	test_write_file(garbled, "certificates\n", 13, 0644);
+	const char *garbled_args[] = {"verify",         proof_path, "--trust",   w.bundle_path,
+	                              "--certificates", garbled,    "--log-key", w.log_key,
+	                              "--witness-key",  w.witness,  NULL};
+	expect_run(&w, garbled_args, CTL_EXIT_DATA, "verify: certificates: ");
 	char no_file[800];
 	snprintf(no_file, sizeof no_file, "%s/nothing.tlog-proof", w.f.dir);
 	const char *missing_file[] = {"verify",         no_file,      "--trust",   w.bundle_path,

@@ -497,6 +497,46 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_verify_log_proof(const struct dirauth
                                                             const char *namespace_name, const uint8_t *proof,
                                                             size_t proof_len, struct dirauth_result *result);
 
+/* What dirauth_verify_proof_file verified. The header's fields (namespace_name to signer_names)
+ * are set once the header verified, also when the log then refused it; the log's (index to
+ * cosigned) once the whole proof verified; witness_count and quorum are the context's pins. */
+struct dirauth_proof_info {
+	char namespace_name[64];
+	char origin[256];
+	uint64_t epoch;
+	size_t signer_count;    /* distinct pinned authorities that signed the header */
+	size_t authority_count; /* authorities the bundle pins */
+	char signer_names[DIRAUTH_SIGNER_NAMES_MAX];
+	uint64_t index;     /* the header's entry in the log */
+	uint64_t tree_size; /* the checkpoint's */
+	uint8_t root[32];   /* the checkpoint's root hash */
+	size_t cosigned;    /* distinct pinned witnesses that cosigned the checkpoint */
+	size_t witness_count;
+	size_t quorum;
+};
+
+/* Checks a tlog-proof file whose extra data is a snapshot header note, as dirauthd serves it
+ * (GET /v1/<ns>/log/proof/<epoch>), with no snapshot installed and nothing read or written: a
+ * statement about the past, judged at the header's own time. In this order: the file parses and
+ * carries a header note of a namespace the bundle pins, with its origin; the header is signed by
+ * the bundle's threshold of distinct pinned authorities with signing keys their identities
+ * certified at the header's valid-after, in certificates (a certificate bundle, as
+ * GET /v1/certificates serves it); the checkpoint is of the origin, signed by one of the context's
+ * log keys named by it and cosigned by the witness quorum; the header's text is the entry the
+ * proof names. How fresh the header is does not matter. *info (may be NULL) is zeroed, then
+ * filled as far as the check went. Returns DIRAUTH_SUCCESS; DIRAUTH_E_MALFORMED (not a proof file,
+ * no extra, an extra that is no header note, larger than one, a certificate bundle that does not
+ * parse), DIRAUTH_E_TRUST (a namespace the bundle does not pin, no log key of the origin pinned,
+ * pins that cannot be met), DIRAUTH_E_MISMATCH (an origin other than the bundle's),
+ * DIRAUTH_E_SIGNATURE (the threshold not met, a signature or certificate that does not verify),
+ * DIRAUTH_E_LOG (the checkpoint or the inclusion), DIRAUTH_E_NOMEM, DIRAUTH_E_INTERNAL,
+ * DIRAUTH_E_ARGUMENT. Each detail starts with the part that refused: "proof: ", "header: ",
+ * "certificates: ", "checkpoint: " or "inclusion: ". */
+DIRAUTH_EXPORT enum dirauth_status
+dirauth_verify_proof_file(const struct dirauth_context *context, const uint8_t *certificates,
+                          size_t certificates_len, const uint8_t *proof, size_t proof_len,
+                          struct dirauth_proof_info *info, struct dirauth_result *result);
+
 #ifdef __cplusplus
 }
 #endif
