@@ -174,16 +174,9 @@ int ctl_log_check_inclusion(const char *what, const struct ctl_log_pins *pins, c
 		return DIRAUTH_ERR_INTERNAL;
 	}
 	/* A log key's name is the origin (tlog/tlog.md): another is another log's key. */
-	for (size_t i = 0; i < pins->log_key_count; i++) {
-		if (strcmp(pins->log_keys[i].name, origin) != 0) {
-			ctl_report_fail(
-			    report, CTL_EXIT_CONFIG,
-			    "%s: --log-key is named '%s', but the namespace's log is '%s' (a log key "
-			    "is named by its origin)",
-			    what, pins->log_keys[i].name, origin);
-			return DIRAUTH_ERR_CONFIG;
-		}
-	}
+	rc = ctl_client_log_pins_fit(what, pins, origin, report);
+	if (rc != 0)
+		return rc;
 	/* Signed by one of the authorities' log keys: the one whose line is there decides. A key
 	 * that did not sign says nothing; any other answer is the checkpoint's. */
 	rc = DIRAUTH_ERR_UNKNOWN_KEY;

@@ -15,7 +15,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct dirauth_callbacks callbacks = {
-	    NULL, fuzz_chain_now, NULL, fuzz_no_state_read, fuzz_no_state_write, NULL};
+	    .now = fuzz_chain_now, .state_read = fuzz_no_state_read, .state_write = fuzz_no_state_write};
 	struct dirauth_result result = {0};
 	struct dirauth_context *context = NULL;
 	struct dirauth_snapshot_info info;

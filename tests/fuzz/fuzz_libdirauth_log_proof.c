@@ -24,15 +24,9 @@ static char log_key[NOTE_VERIFIER_KEY_MAX + 1];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	struct note_verifier verifier;
-	uint8_t public_key[32];
 	(void)argc, (void)argv;
-	for (size_t i = 0; i < sizeof(public_key); i++)
-		public_key[i] = (uint8_t)(i * 7 + 1);
 	/* A log key of the namespace's origin, as a trust bundle's users pin it. */
-	if (note_verifier_from_ed25519("dirauth.example/mix", public_key, &verifier) != 0)
-		abort();
-	note_verifier_format(&verifier, log_key);
+	fuzz_unheld_key("dirauth.example/mix", 0, 7, log_key);
 	bundle = fuzz_chain_load("trust-bundle.txt", &bundle_len);
 	certificates = fuzz_chain_load("certificates.txt", &certificates_len);
 	header = fuzz_chain_load("header.note", &header_len);
@@ -43,7 +37,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct dirauth_callbacks callbacks = {
-	    NULL, fuzz_chain_now, NULL, fuzz_no_state_read, fuzz_no_state_write, NULL};
+	    .now = fuzz_chain_now, .state_read = fuzz_no_state_read, .state_write = fuzz_no_state_write};
 	const char *log_keys[] = {log_key};
 	struct dirauth_options options = {0};
 	struct dirauth_result result = {0};

@@ -47,19 +47,9 @@ static int state_write_never(void *user, const char *namespace_name, const uint8
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	struct note_verifier verifier;
-	uint8_t public_key[32];
 	(void)argc, (void)argv;
-	for (size_t i = 0; i < sizeof(public_key); i++)
-		public_key[i] = (uint8_t)(i * 7 + 1);
-	if (note_verifier_from_ed25519("dirauth.example/mix", public_key, &verifier) != 0)
-		abort();
-	note_verifier_format(&verifier, log_key);
-	for (size_t i = 0; i < sizeof(public_key); i++)
-		public_key[i] = (uint8_t)(i * 11 + 3);
-	if (cosignature_verifier_from_ed25519("witness.example", public_key, &verifier) != 0)
-		abort();
-	note_verifier_format(&verifier, witness);
+	fuzz_unheld_key("dirauth.example/mix", 0, 7, log_key);
+	fuzz_unheld_key("witness.example", 1, 11, witness);
 	bundle = fuzz_chain_load("trust-bundle.txt", &bundle_len);
 	certificates = fuzz_chain_load("certificates.txt", &certificates_len);
 	/* A proof file of the chain's header (its note as the extra) under a checkpoint signed by a
@@ -83,7 +73,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct dirauth_callbacks callbacks = {
-	    NULL, clock_never, NULL, state_read_never, state_write_never, NULL};
+	    .now = clock_never, .state_read = state_read_never, .state_write = state_write_never};
 	const char *log_keys[] = {log_key};
 	const char *witnesses[] = {witness};
 	struct dirauth_options options = {0};

@@ -40,7 +40,7 @@ static int count_writes(void *user, const char *namespace_name, const uint8_t *b
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct dirauth_callbacks callbacks = {
-	    NULL, fuzz_chain_now, NULL, fuzz_no_state_read, count_writes, NULL};
+	    .now = fuzz_chain_now, .state_read = fuzz_no_state_read, .state_write = count_writes};
 	struct dirauth_result result = {0};
 	struct dirauth_context *context = NULL;
 	struct dirauth_update *lookup = NULL;

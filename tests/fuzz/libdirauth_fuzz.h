@@ -10,6 +10,9 @@
 #ifndef DIRAUTH_TESTS_FUZZ_LIBDIRAUTH_FUZZ_H
 #define DIRAUTH_TESTS_FUZZ_LIBDIRAUTH_FUZZ_H
 
+#include "schema/checkpoint.h"
+#include "schema/note.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +40,21 @@ static inline int fuzz_no_state_write(void *user, const char *namespace_name, co
 {
 	(void)user, (void)namespace_name, (void)bytes, (void)len;
 	return 0;
+}
+
+/* A verifier key of name whose private half nobody holds: a log key (cosignature 0, type 0x01) or
+ * a witness's cosignature key (type 0x04), its public key filled from seed. Aborts on failure. */
+static inline void fuzz_unheld_key(const char *name, int cosignature, uint8_t seed,
+                                   char out[NOTE_VERIFIER_KEY_MAX + 1])
+{
+	struct note_verifier verifier;
+	uint8_t public_key[32];
+	for (size_t i = 0; i < sizeof(public_key); i++)
+		public_key[i] = (uint8_t)(i * seed + 1);
+	if ((cosignature ? cosignature_verifier_from_ed25519(name, public_key, &verifier)
+	                 : note_verifier_from_ed25519(name, public_key, &verifier)) != 0)
+		abort();
+	note_verifier_format(&verifier, out);
 }
 
 /* The file name of tests/vectors/chain/, read whole (at most 1 MiB); aborts when it cannot be. */

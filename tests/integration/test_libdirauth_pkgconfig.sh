@@ -3,7 +3,7 @@
 # prefix, then a separate small project that knows nothing of this tree, compiled and linked with
 # `pkg-config --cflags --libs dirauth` alone, run against the installed shared library: it makes a
 # context for the example chain's trust bundle, feeds it the chain's answers and prints what it
-# verified. Also checks what was installed: the header, libdirauth.so -> .so.0 -> .so.0.1.0, the
+# verified. Also checks what was installed: the header, libdirauth.so -> .so.0.2 -> .so.0.2.0, the
 # pkg-config file's version, and that pkg-config's flags point into the prefix.
 #   usage: test_libdirauth_pkgconfig.sh BUILD-DIR SOURCE-DIR [EXTRA-CFLAGS]
 # EXTRA-CFLAGS: a sanitizer build's (its library needs the sanitizer's runtime in the program).
@@ -19,12 +19,12 @@ cmake --install "$build" --prefix "$prefix" --component Unspecified >"$work/inst
 pc=$(find "$prefix" -name dirauth.pc -print -quit)
 [ -n "$pc" ] || { echo "no dirauth.pc installed"; exit 1; }
 export PKG_CONFIG_PATH=$(dirname "$pc")
-[ "$(pkg-config --modversion dirauth)" = "0.1.0" ] || { echo "version: $(pkg-config --modversion dirauth)"; exit 1; }
+[ "$(pkg-config --modversion dirauth)" = "0.2.0" ] || { echo "version: $(pkg-config --modversion dirauth)"; exit 1; }
 libdir=$(pkg-config --variable=libdir dirauth)
 includedir=$(pkg-config --variable=includedir dirauth)
 [ -f "$includedir/dirauth/dirauth.h" ] || { echo "no header under $includedir"; exit 1; }
-[ "$(readlink "$libdir/libdirauth.so")" = "libdirauth.so.0" ] || { echo "libdirauth.so link"; exit 1; }
-[ "$(readlink "$libdir/libdirauth.so.0")" = "libdirauth.so.0.1.0" ] || { echo "libdirauth.so.0 link"; exit 1; }
+[ "$(readlink "$libdir/libdirauth.so")" = "libdirauth.so.0.2" ] || { echo "libdirauth.so link"; exit 1; }
+[ "$(readlink "$libdir/libdirauth.so.0.2")" = "libdirauth.so.0.2.0" ] || { echo "libdirauth.so.0.2 link"; exit 1; }
 case "$(cd "$libdir" && pwd -P)" in "$(cd "$prefix" && pwd -P)"/*) ;; *) echo "libdir $libdir outside $prefix"; exit 1 ;; esac
 
 mkdir "$work/project"
@@ -94,5 +94,5 @@ echo "$output"
 # (ldd's output is read whole first: grep -q would close the pipe early, and pipefail would fail
 # the test on ldd's SIGPIPE.)
 loaded=$(ldd "$work/project/resolver")
-grep -qF "$libdir/libdirauth.so.0" <<<"$loaded" || { echo "$loaded"; exit 1; }
+grep -qF "$libdir/libdirauth.so.0.2" <<<"$loaded" || { echo "$loaded"; exit 1; }
 echo "test_libdirauth_pkgconfig: linked through pkg-config from $prefix"

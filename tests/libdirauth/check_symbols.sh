@@ -20,5 +20,5 @@ if [ -n "$missing" ]; then
 	exit 1
 fi
 soname=$(objdump -p "$library" | awk '$1 == "SONAME" {print $2}')
-[ "$soname" = "libdirauth.so.0" ] || { echo "check_symbols: soname is '$soname', not libdirauth.so.0"; exit 1; }
+[ "$soname" = "libdirauth.so.0.2" ] || { echo "check_symbols: soname is '$soname', not libdirauth.so.0.2"; exit 1; }
 echo "check_symbols: $(printf '%s\n' "$defined" | wc -l) symbols, all dirauth_, soname $soname"

@@ -55,7 +55,8 @@
  * an evidence file that `dirauthctl verify-evidence` and any monitor check offline.
  *
  * Symbols. Only the functions below are exported (prefix dirauth_); the library is linked with
- * pkg-config's `dirauth` (`pkg-config --cflags --libs dirauth`), soname libdirauth.so.0.
+ * pkg-config's `dirauth` (`pkg-config --cflags --libs dirauth`), soname libdirauth.so.0.2 (before
+ * 1.0 each minor version is its own ABI: its structs may grow).
  */
 #ifndef DIRAUTH_DIRAUTH_H
 #define DIRAUTH_DIRAUTH_H
@@ -74,7 +75,7 @@ extern "C" {
 #endif
 
 #define DIRAUTH_VERSION_MAJOR 0
-#define DIRAUTH_VERSION_MINOR 1
+#define DIRAUTH_VERSION_MINOR 2
 #define DIRAUTH_VERSION_PATCH 0
 
 /* Room for every detail sentence the library writes (NUL included). */
