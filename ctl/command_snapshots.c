@@ -41,6 +41,8 @@ static void print_fetched(const struct ctl_fetch_result *result, const char *ser
 	if (result->diff.used)
 		printf("body: rebuilt from a diff of %zu bytes against the body of epoch %" PRIu64 "\n",
 		       result->diff.bytes, result->diff.base_epoch);
+	else if (result->diff.held)
+		printf("body: the one held (the same snapshot), not fetched again\n");
 	else if (result->diff.why[0] != '\0' && !result->diff.missing)
 		printf("body: fetched whole (%s)\n", result->diff.why);
 	if (result->log_checked) {

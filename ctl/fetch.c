@@ -618,6 +618,7 @@ static void fill_result(const struct dirauth_verified *v, const char *namespace_
 	result->diff.asked = v->diff_asked;
 	result->diff.missing = v->diff_missing;
 	result->diff.used = v->diff_used;
+	result->diff.held = v->body_held;
 	result->diff.base_epoch = v->diff_base_epoch;
 	result->diff.bytes = v->diff_used ? v->body_served_len : 0;
 	snprintf(result->diff.why, sizeof(result->diff.why), "%s", v->diff_why);

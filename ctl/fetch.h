@@ -80,6 +80,7 @@ struct ctl_fetch_diff_use {
 	int asked;                        /* a base was held, so a diff was asked for */
 	int missing;                      /* the server offers none from it */
 	int used;                         /* the body was rebuilt from it */
+	int held;                         /* the same snapshot as held: its body kept, none fetched */
 	uint64_t base_epoch;              /* the epoch of the base held */
 	size_t bytes;                     /* the diff's bytes as served, when used */
 	char why[CTL_FETCH_DIFF_WHY_MAX]; /* not used though a base could have been: why (a sentence) */

@@ -98,6 +98,7 @@ struct dirauth_update {
 	int diff_used;
 	uint64_t diff_base_epoch;
 	size_t body_served_len;
+	int body_held; /* the body was the base's: the same snapshot, nothing downloaded */
 	char diff_why[DIRAUTH_WHY_MAX];
 	char base_why[DIRAUTH_WHY_MAX]; /* why the held body the caller kept is no base */
 	/* The log: the checkpoint held (callbacks->checkpoint_read), the proof as served, what it
@@ -447,24 +448,25 @@ static enum dirauth_status install(struct dirauth_update *update, struct buffer 
 /* After the history (and the log): the body, as a diff from the body held when there is one. */
 static enum dirauth_status ask_body(struct dirauth_update *update, struct dirauth_result *result)
 {
-	struct client_view *view = update->view;
 	if (update->lookup) {
 		name_request(update, STEP_SHARD, RECORD_SHARD_MAX_BYTES);
 		return DIRAUTH_SUCCESS;
 	}
-	if (view->installed && view->header.epoch == update->header.epoch &&
-	    memcmp(view->header.body_sha256, update->header.body_sha256, 32) == 0) {
-		/* The same snapshot, held already: keep its body, take the note (it may carry more
-		 * signatures). The body is copied: the installed view reads it until it is replaced. */
+	const struct client_view *base = base_of(update);
+	if (base != NULL && base->header.epoch == update->header.epoch &&
+	    memcmp(base->header.body_sha256, update->header.body_sha256, 32) == 0) {
+		/* The same snapshot, held already (installed, or the body the caller kept, which hashes
+		 * to the digest this header signs): keep its body, take the note (it may carry more
+		 * signatures), download nothing. The body is copied: the base is read until replaced. */
 		struct buffer body;
 		buffer_init(&body);
-		if (buffer_append(&body, view->body.data, view->body.len) != 0)
+		if (buffer_append(&body, base->body.data, base->body.len) != 0)
 			return refuse(update, result, DIRAUTH_E_NOMEM, "out of memory");
+		update->body_held = 1;
 		enum dirauth_status status = install(update, &body, result);
 		buffer_free(&body);
 		return status;
 	}
-	const struct client_view *base = base_of(update);
 	if (base != NULL && base->header.epoch < update->header.epoch) {
 		update->diff_asked = 1;
 		update->diff_base_epoch = base->header.epoch;
@@ -1071,6 +1073,7 @@ DIRAUTH_EXPORT enum dirauth_status dirauth_update_verified(const struct dirauth_
 	out->diff_used = update->diff_used;
 	out->diff_base_epoch = update->diff_base_epoch;
 	out->body_served_len = update->body_served_len;
+	out->body_held = update->body_held;
 	snprintf(out->diff_why, sizeof(out->diff_why), "%s", update->diff_used ? "" : update->diff_why);
 	out->log_checked = update->log_checked;
 	if (update->log_checked) {

@@ -1679,6 +1679,27 @@ START_TEST(test_network_fetch_verifies_and_stores)
 	/* Header, certificates, body. */
 	ck_assert_uint_eq(server.request_count, 3);
 	pthread_mutex_unlock(&server.lock);
+	/* Again, the same snapshot: the body held is the one its header signs, so only the
+	 * certificates and the header are asked for, and the files stay what they were. */
+	ck_assert_msg(run_fetch(url, &result, &report) == 0, "%s", report.message);
+	ck_assert(result.diff.held && !result.diff.used);
+	assert_file_equals("12.body", &snapshot.body);
+	assert_file_equals("latest.header", &snapshot.header_note);
+	pthread_mutex_lock(&server.lock);
+	ck_assert_uint_eq(server.request_count, 5);
+	ck_assert_ptr_nonnull(strstr(server.last_request, "GET /v1/mix/snapshots/latest HTTP/1.1\r\n"));
+	pthread_mutex_unlock(&server.lock);
+	/* A held body that no longer hashes to the header's digest is no base: fetched whole. */
+	FILE *tampered = fopen(mirror_path("12.body"), "r+b");
+	ck_assert_ptr_nonnull(tampered);
+	ck_assert_int_eq(fputc('#', tampered), '#');
+	ck_assert_int_eq(fclose(tampered), 0);
+	ck_assert_msg(run_fetch(url, &result, &report) == 0, "%s", report.message);
+	ck_assert(!result.diff.held);
+	assert_file_equals("12.body", &snapshot.body);
+	pthread_mutex_lock(&server.lock);
+	ck_assert_uint_eq(server.request_count, 8);
+	pthread_mutex_unlock(&server.lock);
 	canned_server_stop(&server);
 	served_snapshot_free(&snapshot);
 }

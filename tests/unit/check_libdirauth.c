@@ -304,6 +304,31 @@ START_TEST(test_held_body_as_base_and_what_was_verified)
 	ck_assert_str_eq(verified.diff_why, "the held body is not the one its header commits to");
 	dirauth_update_free(update);
 	ck_assert_int_eq(dirauth_update_verified(NULL, &verified, &result), DIRAUTH_E_ARGUMENT);
+	dirauth_context_free(context);
+
+	/* The same snapshot as held, with its body kept: nothing is downloaded but the header (which
+	 * may carry more signatures), and the kept body is the snapshot's. */
+	buffer_reset(&c.state);
+	ck_assert(buffer_append(&c.state, header.bytes, header.len) == 0);
+	buffer_reset(&c.kept_body);
+	ck_assert(buffer_append(&c.kept_body, body.bytes, body.len) == 0);
+	context = test_client_context(&c, BUNDLE, NULL);
+	ck_assert_int_eq(dirauth_update_begin(context, "mix", &update, &result), DIRAUTH_SUCCESS);
+	ck_assert_int_eq(answer_file(update, "/v1/certificates", CHAIN("certificates.txt"), &result),
+	                 DIRAUTH_SUCCESS);
+	ck_assert_int_eq(answer_file(update, "/v1/mix/snapshots/latest", CHAIN("header.note"), &result),
+	                 DIRAUTH_SUCCESS);
+	ck_assert_int_eq(dirauth_update_next(update, NULL, NULL), 0);
+	ck_assert_int_eq(dirauth_update_status(update), DIRAUTH_SUCCESS);
+	ck_assert_int_eq(dirauth_update_verified(update, &verified, &result), DIRAUTH_SUCCESS);
+	ck_assert(verified.body_held && !verified.diff_asked && verified.diff_why[0] == '\0');
+	ck_assert_uint_eq(verified.body_len, body.len);
+	ck_assert(memcmp(verified.body, body.bytes, body.len) == 0);
+	struct dirauth_endpoint endpoints[4];
+	size_t count = 0;
+	ck_assert_int_eq(dirauth_service(context, "mix", SERVICE_A, endpoints, 4, &count, &result),
+	                 DIRAUTH_SUCCESS);
+	dirauth_update_free(update);
 
 	free(previous_header.bytes);
 	free(previous_body.bytes);

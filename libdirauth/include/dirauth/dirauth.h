@@ -295,6 +295,8 @@ struct dirauth_verified {
 	int diff_used;
 	uint64_t diff_base_epoch;
 	size_t body_served_len;         /* the body's or the diff's bytes as served */
+	int body_held;                  /* the same snapshot as the base (installed, or the body the caller
+	                                 * kept): its body taken, nothing downloaded */
 	char diff_why[DIRAUTH_WHY_MAX]; /* not used: why, one sentence ("" when there was no reason
 	                                 * to ask: nothing held, or the held epoch itself) */
 	/* The log, when log keys are pinned: the proof file as served and its checkpoint note, the
