@@ -179,9 +179,10 @@ int ctl_fetch_store(const char *directory, const char *namespace_name, uint64_t 
 	rc = ctl_directory_create(namespace_directory);
 	if (rc != 0)
 		return store_failure(report, namespace_name, namespace_directory, rc);
-	/* The body before its header: a mirror serves no header whose body it lacks. */
+	/* The body before its header: a mirror serves no header whose body it lacks. None given: the
+	 * one kept is the snapshot's already. */
 	snprintf(name, sizeof(name), "%" PRIu64 ".body", epoch);
-	rc = ctl_file_write_atomic(namespace_directory, name, body, body_len);
+	rc = body != NULL ? ctl_file_write_atomic(namespace_directory, name, body, body_len) : 0;
 	if (rc != 0)
 		return store_failure(report, namespace_name, name, rc);
 	snprintf(name, sizeof(name), "%" PRIu64 ".header", epoch);
@@ -264,10 +265,12 @@ static int session_state_write(void *user, const char *namespace_name, const uin
 	struct session *session = user;
 	struct dirauth_verified verified;
 	int rc = session_verified(session, &verified);
+	/* The same snapshot as held: the library read DIR/NS/<epoch>.body and found it the one the
+	 * header signs, so it stays as it is. */
 	if (rc == 0)
 		rc = ctl_fetch_store(session->directory, namespace_name, verified.epoch, bytes, len,
-		                     verified.body, verified.body_len, verified.certificates,
-		                     verified.certificates_len, &session->failure);
+		                     verified.body_held ? NULL : verified.body, verified.body_len,
+		                     verified.certificates, verified.certificates_len, &session->failure);
 	return rc;
 }
 

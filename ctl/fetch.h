@@ -149,8 +149,9 @@ struct ctl_fetch_input {
 int ctl_fetch_read_held(const char *directory, const char *namespace_name, struct buffer *held,
                         struct ctl_report *report);
 
-/* Step 5. Writes <epoch>.header, <epoch>.body, certificates and then latest.header under
- * directory/namespace_name/, each atomically and durably. Returns 0, or a negative error with
+/* Step 5. Writes <epoch>.body (unless body is NULL: the one kept is the snapshot's), <epoch>.header,
+ * certificates and then latest.header under directory/namespace_name/, each atomically and
+ * durably. Returns 0, or a negative error with
  * the failure in report (73 when a directory or file cannot be created, 74 otherwise). */
 int ctl_fetch_store(const char *directory, const char *namespace_name, uint64_t epoch, const uint8_t *note,
                     size_t note_len, const uint8_t *body, size_t body_len, const uint8_t *certificates,

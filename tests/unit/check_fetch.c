@@ -1680,9 +1680,14 @@ START_TEST(test_network_fetch_verifies_and_stores)
 	ck_assert_uint_eq(server.request_count, 3);
 	pthread_mutex_unlock(&server.lock);
 	/* Again, the same snapshot: the body held is the one its header signs, so only the
-	 * certificates and the header are asked for, and the files stay what they were. */
+	 * certificates and the header are asked for, and the body file is left as it is (the same
+	 * file, not written again). */
+	struct stat before, after;
+	ck_assert_int_eq(stat(mirror_path("12.body"), &before), 0);
 	ck_assert_msg(run_fetch(url, &result, &report) == 0, "%s", report.message);
 	ck_assert(result.diff.held && !result.diff.used);
+	ck_assert_int_eq(stat(mirror_path("12.body"), &after), 0);
+	ck_assert_uint_eq(after.st_ino, before.st_ino);
 	assert_file_equals("12.body", &snapshot.body);
 	assert_file_equals("latest.header", &snapshot.header_note);
 	pthread_mutex_lock(&server.lock);
