@@ -70,6 +70,20 @@ static enum dirauth_status answer_file(struct dirauth_update *update, const char
 	return status;
 }
 
+/* An update of "mix" begun, the certificates and the latest header (the chain's file header_file)
+ * answered and taken. */
+static struct dirauth_update *begin_with_header(struct dirauth_context *context, const char *header_file,
+                                                struct dirauth_result *result)
+{
+	struct dirauth_update *update = NULL;
+	ck_assert_int_eq(dirauth_update_begin(context, "mix", &update, result), DIRAUTH_SUCCESS);
+	ck_assert_int_eq(answer_file(update, "/v1/certificates", CHAIN("certificates.txt"), result),
+	                 DIRAUTH_SUCCESS);
+	ck_assert_msg(answer_file(update, "/v1/mix/snapshots/latest", header_file, result) == DIRAUTH_SUCCESS,
+	              "%s", result->detail);
+	return update;
+}
+
 /* A whole update of epoch 2 from nothing held, with the vectors. */
 static enum dirauth_status update_to_epoch_2(struct dirauth_context *context, struct dirauth_result *result)
 {
@@ -156,12 +170,7 @@ START_TEST(test_fresh_update_installs_and_answers)
 	                 DIRAUTH_E_TRUST);
 
 	/* The same snapshot again: nothing new, the body held is kept and nothing else is asked. */
-	struct dirauth_update *update = NULL;
-	ck_assert_int_eq(dirauth_update_begin(context, "mix", &update, &result), DIRAUTH_SUCCESS);
-	ck_assert_int_eq(answer_file(update, "/v1/certificates", CHAIN("certificates.txt"), &result),
-	                 DIRAUTH_SUCCESS);
-	ck_assert_int_eq(answer_file(update, "/v1/mix/snapshots/latest", CHAIN("header.note"), &result),
-	                 DIRAUTH_SUCCESS);
+	struct dirauth_update *update = begin_with_header(context, CHAIN("header.note"), &result);
 	ck_assert_int_eq(dirauth_update_next(update, NULL, NULL), 0);
 	ck_assert_int_eq(dirauth_update_status(update), DIRAUTH_SUCCESS);
 	ck_assert_int_eq(dirauth_update_feed(update, 200, "", NULL, 0, &result), DIRAUTH_E_ARGUMENT);
@@ -313,11 +322,7 @@ START_TEST(test_held_body_as_base_and_what_was_verified)
 	buffer_reset(&c.kept_body);
 	ck_assert(buffer_append(&c.kept_body, body.bytes, body.len) == 0);
 	context = test_client_context(&c, BUNDLE, NULL);
-	ck_assert_int_eq(dirauth_update_begin(context, "mix", &update, &result), DIRAUTH_SUCCESS);
-	ck_assert_int_eq(answer_file(update, "/v1/certificates", CHAIN("certificates.txt"), &result),
-	                 DIRAUTH_SUCCESS);
-	ck_assert_int_eq(answer_file(update, "/v1/mix/snapshots/latest", CHAIN("header.note"), &result),
-	                 DIRAUTH_SUCCESS);
+	update = begin_with_header(context, CHAIN("header.note"), &result);
 	ck_assert_int_eq(dirauth_update_next(update, NULL, NULL), 0);
 	ck_assert_int_eq(dirauth_update_status(update), DIRAUTH_SUCCESS);
 	ck_assert_int_eq(dirauth_update_verified(update, &verified, &result), DIRAUTH_SUCCESS);
