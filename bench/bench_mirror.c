@@ -408,7 +408,8 @@ int main(int argc, char **argv)
 	uint64_t total_diff = 0, total_whole = 0;
 	size_t smallest = SIZE_MAX, largest = 0;
 	double cpu_diff = 0, cpu_whole = 0, wall_diff = 0, wall_whole = 0;
-	size_t next = 0; /* the first service of the next share */
+	long peak_diff_kib = 0, peak_whole_kib = 0; /* the largest resident set of either fetch */
+	size_t next = 0;                            /* the first service of the next share */
 	size_t done_epochs = 0;
 	for (size_t i = 1; i <= o.epochs && !harness_stopped(&harness); i++) {
 		uint64_t promised = 0;
@@ -482,6 +483,10 @@ int main(int argc, char **argv)
 		cpu_whole += cpu_of(&anchor.usage);
 		wall_diff += follow.usage.wall;
 		wall_whole += anchor.usage.wall;
+		peak_diff_kib =
+		    follow.usage.peak_rss_kib > peak_diff_kib ? follow.usage.peak_rss_kib : peak_diff_kib;
+		peak_whole_kib =
+		    anchor.usage.peak_rss_kib > peak_whole_kib ? anchor.usage.peak_rss_kib : peak_whole_kib;
 		previous = header;
 		done_epochs++;
 	}
@@ -506,6 +511,10 @@ stopped:
 	       "%.3f s: %.3fx\n",
 	       cpu_diff / n, cpu_whole / n, cpu_diff / cpu_whole, wall_diff / n, wall_whole / n,
 	       wall_diff / wall_whole);
+	printf("  fetch peak memory (resident): %.1f MiB with the diff, %.1f MiB whole, for a body of %.1f "
+	       "MiB\n",
+	       (double)peak_diff_kib / 1024.0, (double)peak_whole_kib / 1024.0,
+	       (double)previous.body_size / (1024.0 * 1024.0));
 	printf("  every body fetched, from a diff and whole, is byte for byte the body dirauthd serves\n");
 	rc = done_epochs == o.epochs ? 0 : 1;
 cleanup:
