@@ -347,6 +347,7 @@ static const char proof_usage[] =
 static const char health_page_usage[] =
     "usage: dirauthctl health-page --trust BUNDLE --namespace NS --server URL... --out FILE.html\n"
     "                              [--epochs N] [--clock-skew SECONDS] [--now SECONDS]\n"
+    "                              [--log-key VKEY...] [--witness-key VKEY...] [--witness-threshold K]\n"
     "\n"
     "Asks every authority (one --server each, matched to the trust bundle's members by the\n"
     "certificates it serves, not by order) for its certificates, clock, latest snapshot, the\n"
@@ -356,6 +357,9 @@ static const char health_page_usage[] =
     "clock skewed past --clock-skew, a certificate expiring within 21/14/7 days, the latest\n"
     "snapshot stale, members' log checkpoints disagreeing or cosigned by fewer than the\n"
     "threshold, an epoch that published nothing. Each warning is a line on stderr.\n"
+    "With --log-key (and --witness-key), each member's checkpoint must be signed by a log key,\n"
+    "and only the pinned witnesses whose cosignature verifies count; without, cosignature\n"
+    "lines are counted by name.\n"
     "Exit 0: no warning; 1: page written with warnings; 65: no verified snapshot; 69: no\n"
     "server answered; 73: the page cannot be written.\n"
     "\n"
@@ -500,7 +504,8 @@ static const struct ctl_command commands[] = {
         .usage = health_page_usage,
         .options = {CTL_REQUIRED(CTL_OPTION_TRUST), CTL_REQUIRED(CTL_OPTION_NAMESPACE),
                     CTL_REQUIRED(CTL_OPTION_SERVER), CTL_REQUIRED(CTL_OPTION_OUT), CTL_OPTION_EPOCHS,
-                    CTL_OPTION_CLOCK_SKEW, CTL_OPTION_NOW},
+                    CTL_OPTION_CLOCK_SKEW, CTL_OPTION_NOW, CTL_OPTION_LOG_KEY, CTL_OPTION_WITNESS_KEY,
+                    CTL_OPTION_WITNESS_THRESHOLD},
         .run = ctl_command_health_page,
     },
 };

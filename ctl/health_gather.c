@@ -28,6 +28,7 @@
 #include "schema/vote.h"
 #include "schema/vote_body.h"
 #include "schema/vote_envelope.h"
+#include "tlog/policy.h"
 #include "verify/keyring.h"
 #include "verify/snapshot.h"
 
@@ -405,6 +406,32 @@ static void match_servers(const struct ctl_health_request *request, struct serve
 	}
 }
 
+/* The cosigners of a member's checkpoint by the log's pins: signed by one of the log keys, and the
+ * distinct pinned witnesses whose cosignature verifies; else member->checkpoint_refused, why. */
+static void verify_cosigners(const struct ctl_log_pins *pins, const char *origin, const struct note *note,
+                             struct ctl_health_member *member)
+{
+	struct checkpoint checkpoint;
+	size_t cosigned = 0;
+	int rc = DIRAUTH_ERR_UNKNOWN_KEY;
+	for (size_t k = 0; k < pins->log_key_count && rc == DIRAUTH_ERR_UNKNOWN_KEY; k++) {
+		/* quorum 0: count them; the page judges the count against the threshold */
+		struct tlog_policy policy = {origin, &pins->log_keys[k], pins->witnesses, pins->witness_count,
+		                             0};
+		cosigned = 0;
+		rc = tlog_checkpoint_verify(note, &policy, &checkpoint, NULL, &cosigned);
+	}
+	member->cosigners = rc == 0 ? cosigned : 0;
+	if (rc != 0) {
+		member->checkpoint_refused = 1;
+		snprintf(member->checkpoint_why, sizeof member->checkpoint_why, "%s",
+		         rc == DIRAUTH_ERR_UNKNOWN_KEY ? "signed by none of the pinned log keys"
+		         : rc == DIRAUTH_ERR_SIGNATURE
+		             ? "a signature by the log key or a pinned witness does not verify"
+		             : dirauth_strerror(rc));
+	}
+}
+
 /* Each member's log checkpoint as its own server serves it. */
 static void read_checkpoints(const struct ctl_health_request *request, struct server_answer *answers,
                              struct ctl_health_observation *o)
@@ -423,6 +450,11 @@ static void read_checkpoints(const struct ctl_health_request *request, struct se
 			member->checkpoint_known = 1;
 			member->log_size = checkpoint.tree_size;
 			memcpy(member->log_root, checkpoint.root, 32);
+			if (request->log != NULL && request->log->enabled) {
+				verify_cosigners(request->log, ns->origin, note, member);
+				note_free(note);
+				continue;
+			}
 			/* cosignature/v1 lines carry 8 bytes of timestamp before the signature */
 			for (size_t s = 0; s < note->signature_count; s++) {
 				int seen = 0;
@@ -614,6 +646,7 @@ int ctl_health_gather(const struct ctl_health_request *request, struct ctl_healt
 	o->now = request->now;
 	o->clock_skew_limit = request->clock_skew_limit;
 	o->threshold = bundle->threshold;
+	o->cosignatures_verified = request->log != NULL && request->log->enabled;
 	o->member_count = bundle->authority_count;
 	for (size_t m = 0; m < bundle->authority_count; m++)
 		snprintf(o->members[m].name, sizeof o->members[m].name, "%s", bundle->authorities[m].name);

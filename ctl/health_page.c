@@ -238,12 +238,20 @@ static void check_logs(const struct ctl_health_observation *o, struct ctl_health
 				break;
 			}
 		}
+		if (a->checkpoint_refused) {
+			warn(out, "log-checkpoint", CTL_HEALTH_CRITICAL, a->name, 0,
+			     "%s: its log checkpoint (size %" PRIu64 ") is refused by the log's pins: %s",
+			     a->name, a->log_size, a->checkpoint_why);
+			continue;
+		}
 		if (a->cosigners < o->threshold)
 			warn(out, "log-cosignatures", CTL_HEALTH_WARNING, a->name, 0,
-			     "%s: its log checkpoint (size %" PRIu64
-			     ") carries %zu cosignatures, fewer than the "
+			     "%s: its log checkpoint (size %" PRIu64 ") carries %zu %s, fewer than the "
 			     "threshold %zu",
-			     a->name, a->log_size, a->cosigners, o->threshold);
+			     a->name, a->log_size, a->cosigners,
+			     o->cosignatures_verified ? "verified cosignatures of pinned witnesses"
+			                              : "cosignatures",
+			     o->threshold);
 	}
 }
 
@@ -360,7 +368,11 @@ static void put_member_cells(struct page *page, const struct ctl_health_observat
 	} else {
 		put(page, "<td class=\"not-after\">unknown</td>");
 	}
-	if (member->checkpoint_known)
+	if (member->checkpoint_known && member->checkpoint_refused)
+		put(page,
+		    "<td class=\"log-size bad\">%" PRIu64 "</td><td class=\"cosigners bad\">refused</td>",
+		    member->log_size);
+	else if (member->checkpoint_known)
 		put(page, "<td class=\"log-size\">%" PRIu64 "</td><td class=\"cosigners%s\">%zu</td>",
 		    member->log_size, member->cosigners < o->threshold ? " bad" : "", member->cosigners);
 	else
@@ -483,7 +495,12 @@ int ctl_health_page_write(const struct ctl_health_observation *o, const struct c
 		put_member_cells(&page, o, member);
 		put(&page, "</tr>\n");
 	}
-	put(&page, "</tbody>\n</table>\n");
+	put(&page, "</tbody>\n</table>\n<p id=\"cosigners\">Cosigners: %s.</p>\n",
+	    o->cosignatures_verified
+	        ? "the pinned witnesses whose cosignature verifies, on a checkpoint a pinned "
+	          "log key signed"
+	        : "cosignature lines counted by name, not verified (give --log-key and "
+	          "--witness-key to verify them)");
 	if (o->failure_count) {
 		put(&page, "<h2>Servers that did not answer as an authority</h2>\n<ul id=\"servers\">\n");
 		for (size_t i = 0; i < o->failure_count; i++) {

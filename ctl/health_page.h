@@ -35,6 +35,7 @@
 #define DIRAUTH_CTL_HEALTH_PAGE_H
 
 #include "ctl/command.h"
+#include "ctl/proof.h"
 #include "ctl/report.h"
 #include "base/buffer.h"
 #include "schema/note.h"
@@ -94,13 +95,18 @@ struct ctl_health_member {
 	char name[NOTE_NAME_MAX + 1];    /* the pinned identity's name */
 	char server[CTL_HEALTH_URL_MAX]; /* the --server that answered as it; "" none */
 	int clock_known;
-	int64_t clock_skew;    /* its clock minus the page's reference time, seconds */
-	int certificate_known; /* a certificate its identity signed was served by anyone */
-	uint64_t not_after;    /* the latest valid-until among them */
-	int checkpoint_known;  /* it served a log checkpoint of the namespace */
-	uint64_t log_size;     /* the checkpoint's tree size */
-	uint8_t log_root[32];  /* and root */
-	size_t cosigners;      /* distinct cosignature/v1 lines on it (names, not verified) */
+	int64_t clock_skew;     /* its clock minus the page's reference time, seconds */
+	int certificate_known;  /* a certificate its identity signed was served by anyone */
+	uint64_t not_after;     /* the latest valid-until among them */
+	int checkpoint_known;   /* it served a log checkpoint of the namespace */
+	uint64_t log_size;      /* the checkpoint's tree size */
+	uint8_t log_root[32];   /* and root */
+	size_t cosigners;       /* with the log's pins: distinct pinned witnesses whose cosignature
+	                         * verifies; without: distinct cosignature/v1 lines (names, not
+	                         * verified) */
+	int checkpoint_refused; /* with the log's pins: it served one that no pinned log key signed, or
+	                         * a signature on it did not verify (checkpoint_why says which) */
+	char checkpoint_why[CTL_HEALTH_TEXT_MAX];
 };
 
 /* A server that did not answer, or answered as no member. */
@@ -116,6 +122,7 @@ struct ctl_health_observation {
 	uint64_t now;              /* the reference time (the clock of the host, or --now) */
 	uint64_t clock_skew_limit; /* seconds */
 	size_t threshold;          /* the bundle's k */
+	int cosignatures_verified; /* the log's pins were given: members' cosigners are verified */
 	size_t member_count;
 	struct ctl_health_member members[CTL_HEALTH_MEMBERS_MAX];
 	size_t failure_count;
@@ -176,6 +183,10 @@ struct ctl_health_request {
 	int now_given;              /* 1: now is --now's, the reference for every clock; 0: each
 	                               authority's clock is compared with the host's at its answer */
 	uint64_t clock_skew_limit;
+	/* The log's pins (ctl/proof.h; NULL or not enabled: cosignatures counted by name only): each
+	 * member's checkpoint must be signed by one of the log keys, and only the pinned witnesses
+	 * whose cosignature verifies count. */
+	const struct ctl_log_pins *log;
 };
 
 /* Gathers *observation (zeroed first) as in 1. above. Returns 0, with what no server answered

@@ -46,6 +46,7 @@ int ctl_command_health_page(const struct ctl_arguments *arguments, struct ctl_re
 	struct ctl_health_observation *observation = NULL;
 	struct ctl_health_warnings *warnings = NULL;
 	struct ctl_health_request request = {0};
+	struct ctl_log_pins log;
 	struct buffer page;
 	uint64_t epochs = CTL_HEALTH_EPOCHS_DEFAULT, skew = VERIFY_DEFAULT_CLOCK_SKEW;
 	int status;
@@ -58,7 +59,8 @@ int ctl_command_health_page(const struct ctl_arguments *arguments, struct ctl_re
 	    ctl_command_parse_decimal_option(COMMAND, "--clock-skew", arguments->clock_skew_text, 0,
 	                                     86400 * 365, 0, &skew, report) != 0 ||
 	    ctl_command_read_clock(COMMAND, arguments->now_text, &request.now, report) != 0 ||
-	    ctl_command_load_bundle(COMMAND, arguments->trust, &bundle, report) != 0)
+	    ctl_command_load_bundle(COMMAND, arguments->trust, &bundle, report) != 0 ||
+	    ctl_command_parse_log_pins(COMMAND, arguments, bundle, &log, report) != 0)
 		goto failed;
 	if (!trust_bundle_namespace(bundle, arguments->namespace_name)) {
 		ctl_report_fail(report, CTL_EXIT_CONFIG, COMMAND ": namespace %s is not in the trust bundle",
@@ -78,6 +80,7 @@ int ctl_command_health_page(const struct ctl_arguments *arguments, struct ctl_re
 	request.epochs = (size_t)epochs;
 	request.now_given = arguments->now_text != NULL;
 	request.clock_skew_limit = skew;
+	request.log = &log;
 	if (ctl_health_gather(&request, observation, report) != 0)
 		goto failed;
 	ctl_health_check(observation, warnings);

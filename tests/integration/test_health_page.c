@@ -17,6 +17,8 @@
 
 #include "test_programs.h"
 #include "schema/encoding.h"
+#include "schema/note.h"
+#include "signer/key.h"
 #include "tests/harness/cluster.h"
 
 #include <check.h>
@@ -31,14 +33,14 @@
 
 static char chromium[PATH_MAX];
 
-/* Runs dirauthctl health-page on the servers given (URLs), with up to two more words; returns its
- * outcome. */
-static void health_page_on(struct cluster *c, const char *const *servers, size_t count, const char *out,
-                           const char *more1, const char *more2, struct test_outcome *outcome)
+/* Runs dirauthctl health-page on the servers given (URLs), with the more words given (NULL-ended,
+ * at most 16); returns its outcome. */
+static void health_page_with(struct cluster *c, const char *const *servers, size_t count, const char *out,
+                             const char *const *more, struct test_outcome *outcome)
 {
 	char now[32];
 	snprintf(now, sizeof now, "%" PRIu64, cluster_now(c));
-	const char *args[32] = {"health-page", "--trust",         cluster_trust_bundle_path(c),
+	const char *args[40] = {"health-page", "--trust",         cluster_trust_bundle_path(c),
 	                        "--namespace", CLUSTER_NAMESPACE, "--out",
 	                        out,           "--now",           now};
 	size_t n = 9;
@@ -46,12 +48,18 @@ static void health_page_on(struct cluster *c, const char *const *servers, size_t
 		args[n++] = "--server";
 		args[n++] = servers[i];
 	}
-	if (more1)
-		args[n++] = more1;
-	if (more2)
-		args[n++] = more2;
+	for (size_t i = 0; more != NULL && more[i] != NULL && i < 16; i++)
+		args[n++] = more[i];
 	args[n] = NULL;
 	test_run_program(test_binary_path("ctl/dirauthctl"), args, cluster_dir(c), outcome);
+}
+
+/* health_page_with up to two more words. */
+static void health_page_on(struct cluster *c, const char *const *servers, size_t count, const char *out,
+                           const char *more1, const char *more2, struct test_outcome *outcome)
+{
+	const char *more[3] = {more1, more1 ? more2 : NULL, NULL};
+	health_page_with(c, servers, count, out, more, outcome);
 }
 
 /* health_page_on the three authorities in the order given. */
@@ -163,7 +171,42 @@ START_TEST(test_page_shows_a_stopped_and_a_skewed_authority)
 	test_outcome_free(&outcome);
 	uint8_t *html = test_read_file(page, NULL);
 	ck_assert_ptr_nonnull(strstr((const char *)html, "<p id=\"no-warnings\">No warning.</p>"));
+	ck_assert_ptr_nonnull(strstr((const char *)html, "cosignature lines counted by name, not verified"));
 	free(html);
+
+	/* With the log's pins, the cosignatures are verified: every member's checkpoint is signed by
+	 * its log key and cosigned by the other members, so still no warning. With only the first
+	 * member's log key pinned, the others' checkpoints are refused, each a critical warning. */
+	char log_keys[3][NOTE_VERIFIER_KEY_MAX + 1], witnesses[3][NOTE_VERIFIER_KEY_MAX + 1];
+	for (size_t i = 0; i < 3; i++) {
+		note_verifier_format(signer_key_verifier(cluster_log_key(c, i)), log_keys[i]);
+		note_verifier_format(cluster_cosigner(c, i), witnesses[i]);
+	}
+	const char *pinned[] = {"--log-key",     log_keys[0],     "--log-key",  log_keys[1],     "--log-key",
+	                        log_keys[2],     "--witness-key", witnesses[0], "--witness-key", witnesses[1],
+	                        "--witness-key", witnesses[2],    NULL};
+	health_page_with(c, all, 3, page, pinned, &outcome);
+	ck_assert_msg(outcome.status == 0, "health-page pinned: %d: %s%s", outcome.status, outcome.out,
+	              outcome.err);
+	test_outcome_free(&outcome);
+	html = test_read_file(page, NULL);
+	ck_assert_ptr_nonnull(strstr((const char *)html, "the pinned witnesses whose cosignature verifies"));
+	free(html);
+	const char *one_log_key[] = {"--log-key",     log_keys[0],     "--witness-key",
+	                             witnesses[0],    "--witness-key", witnesses[1],
+	                             "--witness-key", witnesses[2],    NULL};
+	health_page_with(c, all, 3, page, one_log_key, &outcome);
+	ck_assert_msg(outcome.status == 1, "health-page one log key: %d: %s%s", outcome.status, outcome.out,
+	              outcome.err);
+	for (size_t i = 0; i < 3; i++) {
+		char line[256];
+		snprintf(line, sizeof line, "critical log-checkpoint: %s: its log checkpoint",
+		         cluster_name(c, i));
+		ck_assert_msg((strstr(outcome.err, line) != NULL) == (i != 0), "%s", outcome.err);
+	}
+	ck_assert_ptr_nonnull(
+	    strstr(outcome.err, "refused by the log's pins: signed by none of the pinned log keys"));
+	test_outcome_free(&outcome);
 
 	/* Refusals: options (64), a page that cannot be written (73). */
 	expect_run(c, all, 3, page, "--epochs", "0", 64, "--epochs");
