@@ -259,6 +259,14 @@ START_TEST(test_logs)
 	no_warning(o);
 	o->members[0].cosigners = 1;
 	only_warning(o, "log-cosignatures", "authority0.example", CTL_HEALTH_WARNING);
+	/* With the log's pins: a checkpoint they refuse is critical, whatever its cosigners. */
+	o->cosignatures_verified = 1;
+	o->members[1].checkpoint_refused = 1;
+	snprintf(o->members[1].checkpoint_why, sizeof o->members[1].checkpoint_why,
+	         "signed by none of the pinned log keys");
+	o->members[0].cosigners = 3;
+	only_warning(o, "log-checkpoint", "authority1.example", CTL_HEALTH_CRITICAL);
+	o->members[1].checkpoint_refused = 0;
 	o->members[0].checkpoint_known = 0;
 	no_warning(o);
 	free(o);
