@@ -2,10 +2,9 @@
  * fetch.c: one libdirauth update, fed from a source, whose state is the mirror's directory (see
  * fetch.h).
  *
- * The library decides; this file answers it. It names each path (request_of reads which document
- * that is), a source answers (network_answer through net/ with the run's kept-alive connections,
- * or memory_answer from a snapshot already downloaded), and the library's callbacks are the
- * mirror's files: latest.header as the state, latest.checkpoint as the log's, the held body as the
+ * The library decides; this file answers it. It names each path, a source answers
+ * (fetch_source.h: the server through net/, or a snapshot already downloaded), and the library's callbacks
+ * are the mirror's files: latest.header as the state, latest.checkpoint as the log's, the held body as the
  * base, and the writes in the order that keeps every promise through a crash (the proof and the
  * checkpoint, the body, the header, the certificates, latest.header last). What is left to say is
  * in words: a refusal is the library's detail behind "fetch <ns>: ", with the exit status of its
@@ -15,13 +14,12 @@
 #include "ctl/fetch.h"
 
 #include "ctl/fetch_revocations.h"
+#include "ctl/fetch_source.h"
 
 #include "ctl/client.h"
 #include "ctl/evidence.h"
 #include "ctl/exchange.h"
 #include "ctl/files.h"
-#include "net/client.h"
-#include "net/pool.h"
 #include "base/error.h"
 #include "schema/evidence.h"
 #include "schema/note.h"
@@ -352,249 +350,6 @@ static int session_checkpoint_write(void *user, const char *namespace_name, cons
 	return rc;
 }
 
-/* ---- what the library asks for, and where the answers come from ---- */
-
-enum request_kind {
-	REQUEST_CERTIFICATES,
-	REQUEST_LATEST,
-	REQUEST_LINK,
-	REQUEST_LOG_PROOF,
-	REQUEST_CONSISTENCY,
-	REQUEST_DIFF,
-	REQUEST_BODY,
-	REQUEST_OTHER
-};
-
-struct request {
-	const char *path; /* as the library named it, from "/v1/" */
-	enum request_kind kind;
-	uint64_t epoch;          /* link, log proof, diff, body */
-	uint64_t old_size, size; /* consistency */
-	char label[64];          /* what it is, in messages */
-};
-
-/* Reads a canonical decimal at *text (advanced past it). */
-static int take_number(const char **text, uint64_t *out)
-{
-	const char *c = *text;
-	uint64_t value = 0;
-	if (*c < '0' || *c > '9' || (*c == '0' && c[1] >= '0' && c[1] <= '9'))
-		return -1;
-	for (; *c >= '0' && *c <= '9'; c++) {
-		if (value > (UINT64_MAX - (uint64_t)(*c - '0')) / 10)
-			return -1;
-		value = value * 10 + (uint64_t)(*c - '0');
-	}
-	*text = c;
-	*out = value;
-	return 0;
-}
-
-/* What path (the library's, for namespace_name) asks for. */
-static void request_of(const char *path, const char *namespace_name, struct request *r)
-{
-	size_t n = strlen(namespace_name);
-	const char *rest = path;
-
-	memset(r, 0, sizeof(*r));
-	r->path = path;
-	r->kind = REQUEST_OTHER;
-	snprintf(r->label, sizeof(r->label), "%.48s", path);
-	if (strcmp(path, "/v1/certificates") == 0) {
-		r->kind = REQUEST_CERTIFICATES;
-		snprintf(r->label, sizeof(r->label), "certificates");
-		return;
-	}
-	if (strncmp(rest, "/v1/", 4) != 0 || strncmp(rest + 4, namespace_name, n) != 0 || rest[4 + n] != '/')
-		return;
-	rest += 5 + n;
-	if (strcmp(rest, "snapshots/latest") == 0) {
-		r->kind = REQUEST_LATEST;
-		snprintf(r->label, sizeof(r->label), "latest header");
-	} else if (strncmp(rest, "snapshots/", 10) == 0 && (rest += 10, take_number(&rest, &r->epoch) == 0)) {
-		if (*rest == '\0') {
-			r->kind = REQUEST_LINK;
-			snprintf(r->label, sizeof(r->label), "history: epoch %" PRIu64, r->epoch);
-		} else if (strcmp(rest, "/body") == 0) {
-			r->kind = REQUEST_BODY;
-			snprintf(r->label, sizeof(r->label), "body");
-		} else if (strncmp(rest, "/diff/", 6) == 0) {
-			r->kind = REQUEST_DIFF;
-			snprintf(r->label, sizeof(r->label), "diff");
-		}
-	} else if (strncmp(rest, "log/proof/", 10) == 0 && (rest += 10, take_number(&rest, &r->epoch) == 0) &&
-	           *rest == '\0') {
-		r->kind = REQUEST_LOG_PROOF;
-		snprintf(r->label, sizeof(r->label), "proof");
-	} else if (strncmp(rest, "log/consistency/", 16) == 0 &&
-	           (rest += 16, take_number(&rest, &r->old_size) == 0) && *rest == '/' &&
-	           (rest++, take_number(&rest, &r->size) == 0) && *rest == '\0') {
-		r->kind = REQUEST_CONSISTENCY;
-		snprintf(r->label, sizeof(r->label), "consistency");
-	}
-}
-
-/* The start of a message about r: "fetch <ns>", or "fetch <ns>: log" for the log's documents. */
-static void what_of_request(const char *namespace_name, const struct request *r, char what[WHAT_MAX + 8])
-{
-	if (r->kind == REQUEST_LOG_PROOF || r->kind == REQUEST_CONSISTENCY)
-		snprintf(what, WHAT_MAX + 8, "fetch %s: log", namespace_name);
-	else
-		snprintf(what, WHAT_MAX + 8, "fetch %s", namespace_name);
-}
-
-/* An answer to feed the library. */
-struct answer {
-	long status; /* 0: none came */
-	const char *encoding;
-	const uint8_t *body;
-	size_t len;
-};
-
-/* Answers a request, or fails with report (the server's or the input's fault, in words). */
-struct source {
-	int (*answer)(struct source *source, const char *namespace_name, const struct request *r,
-	              size_t max_bytes, struct answer *out, struct ctl_report *report);
-	void (*release)(struct source *source);
-};
-
-/* The network: each request to the server, through the run's kept-alive connections. */
-struct network_source {
-	struct source source;
-	const struct ctl_fetch_options *options;
-	size_t base_len;
-	struct net_pool *pool;
-	struct net_response response;
-	struct buffer url;
-};
-
-/* The stable code of a JSON error body, {"error":"<code>",...}, is code. */
-static int error_code_is(const struct buffer *body, const char *code)
-{
-	char prefix[64];
-	int n = snprintf(prefix, sizeof(prefix), "{\"error\":\"%s\"", code);
-	return n > 0 && body->len >= (size_t)n && memcmp(body->data, prefix, (size_t)n) == 0;
-}
-
-static int network_answer(struct source *source, const char *namespace_name, const struct request *r,
-                          size_t max_bytes, struct answer *out, struct ctl_report *report)
-{
-	struct network_source *n = (struct network_source *)source;
-	const char *authorization = n->options->authorization;
-	/* A private namespace's routes answer only to its capability; the certificates never see it. */
-	const char *const namespace_headers[] = {authorization, NULL};
-	const char *const body_headers[] = {"Accept-Encoding: zstd, gzip", authorization, NULL};
-	const char *const *headers = r->kind == REQUEST_CERTIFICATES                      ? NULL
-	                             : r->kind == REQUEST_BODY || r->kind == REQUEST_DIFF ? body_headers
-	                                                                                  : namespace_headers;
-	int allow_missing =
-	    r->kind == REQUEST_LINK || r->kind == REQUEST_LOG_PROOF || r->kind == REQUEST_DIFF;
-	char what[WHAT_MAX + 8];
-	struct ctl_report scratch;
-	int rc;
-
-	what_of_request(namespace_name, r, what);
-	net_response_free(&n->response);
-	net_response_init(&n->response);
-	buffer_reset(&n->url);
-	if (buffer_appendf(&n->url, "%.*s%s", (int)n->base_len, n->options->server_url, r->path) != 0) {
-		ctl_report_fail(report, CTL_EXIT_USAGE, "%s: server URL too long", what);
-		return DIRAUTH_ERR_BOUNDS;
-	}
-	ctl_report_init(&scratch);
-	rc =
-	    ctl_exchange_get_pooled(n->pool, what, r->label, (const char *)n->url.data, headers, max_bytes,
-	                            allow_missing, &n->response, r->kind == REQUEST_DIFF ? &scratch : report);
-	if (rc != 0 && r->kind == REQUEST_DIFF) {
-		/* A diff is a saving: a server that fails on it leaves the whole body to be asked for. */
-		*out = (struct answer){n->response.status, "", NULL, 0};
-		return 0;
-	}
-	if (rc != 0)
-		return rc;
-	if (r->kind == REQUEST_LOG_PROOF && n->response.status == 404) {
-		char description[CTL_REPORT_MAX / 2];
-		net_describe_error(&n->response, description, sizeof(description));
-		/* Published but not yet under a checkpoint: the log follows the publication. */
-		if (error_code_is(&n->response.body, "epoch_not_in_log") ||
-		    error_code_is(&n->response.body, "epoch_not_in_tree"))
-			ctl_report_fail(
-			    report, CTL_EXIT_TEMPFAIL,
-			    "%s: epoch %" PRIu64
-			    " is not yet under a checkpoint of the server's log (%s); try again later",
-			    what, r->epoch, description);
-		else
-			ctl_report_fail(report, CTL_EXIT_PROTOCOL, "%s: proof: %s", what, description);
-		return DIRAUTH_ERR_REFUSED;
-	}
-	*out = (struct answer){n->response.status, n->response.content_encoding, n->response.body.data,
-	                       n->response.body.len};
-	return 0;
-}
-
-static void network_release(struct source *source)
-{
-	struct network_source *n = (struct network_source *)source;
-	net_response_free(&n->response);
-	net_pool_free(n->pool);
-	buffer_free(&n->url);
-}
-
-/* A snapshot already downloaded (struct ctl_fetch_input): each request answered from it. */
-struct memory_source {
-	struct source source;
-	const struct ctl_fetch_input *input;
-};
-
-static int memory_answer(struct source *source, const char *namespace_name, const struct request *r,
-                         size_t max_bytes, struct answer *out, struct ctl_report *report)
-{
-	const struct ctl_fetch_input *input = ((struct memory_source *)source)->input;
-	*out = (struct answer){404, "", NULL, 0};
-	switch (r->kind) {
-	case REQUEST_CERTIFICATES:
-		*out = (struct answer){200, "", input->certificates, input->certificates_len};
-		break;
-	case REQUEST_LATEST:
-		*out = (struct answer){200, "", input->header_note, input->header_note_len};
-		break;
-	case REQUEST_LINK:
-		for (size_t i = 0; i < input->link_count; i++)
-			if (input->links[i].epoch == r->epoch)
-				*out =
-				    (struct answer){200, "", input->links[i].note, input->links[i].note_len};
-		break;
-	case REQUEST_LOG_PROOF:
-		*out = (struct answer){200, "", input->proof, input->proof_len};
-		break;
-	case REQUEST_CONSISTENCY:
-		if (input->consistency == NULL) {
-			ctl_report_fail(report, CTL_EXIT_DATA,
-			                "fetch %s: log: no consistency proof from size %" PRIu64
-			                " to %" PRIu64,
-			                namespace_name, r->old_size, r->size);
-			return DIRAUTH_ERR_PROOF;
-		}
-		*out = (struct answer){200, "", input->consistency, input->consistency_len};
-		break;
-	case REQUEST_BODY:
-		*out = (struct answer){200, input->body_encoding, input->body, input->body_len};
-		break;
-	case REQUEST_DIFF:
-	case REQUEST_OTHER:
-		break;
-	}
-	if (out->len > max_bytes) {
-		/* As a download is cut at the step's bound. */
-		char what[WHAT_MAX + 8];
-		what_of_request(namespace_name, r, what);
-		ctl_report_fail(report, CTL_EXIT_DATA, "%s: %s: response larger than %zu bytes", what,
-		                r->label, max_bytes);
-		return DIRAUTH_ERR_BOUNDS;
-	}
-	return 0;
-}
-
 /* ---- one fetch: the library's update, fed from a source, and its outcome in words ---- */
 
 /* What the library's verified snapshot showed, for the summary. */
@@ -697,8 +452,8 @@ static int refusal(const struct session *session, const struct seen *seen, enum 
  * offers, every file written by its callbacks once it verified everything, then step 5. */
 static int run_update(const struct trust_bundle *bundle, const char *namespace_name, const char *directory,
                       uint64_t now, const struct verify_snapshot_policy *policy,
-                      const struct ctl_log_pins *log, struct source *source, struct ctl_fetch_result *result,
-                      struct ctl_report *report)
+                      const struct ctl_log_pins *log, struct ctl_fetch_source *source,
+                      struct ctl_fetch_result *result, struct ctl_report *report)
 {
 	struct session session = {bundle, directory, namespace_name, now, NULL, {0}};
 	struct dirauth_callbacks callbacks = {.user = &session,
@@ -747,15 +502,15 @@ static int run_update(const struct trust_bundle *bundle, const char *namespace_n
 		goto done;
 	}
 	while (dirauth_update_next(session.update, &path, &max_bytes)) {
-		struct request request;
-		struct answer answer;
-		request_of(path, namespace_name, &request);
+		struct ctl_fetch_request request;
+		struct ctl_fetch_answer answer;
+		ctl_fetch_request_of(path, namespace_name, &request);
 		rc = source->answer(source, namespace_name, &request, max_bytes, &answer, report);
 		if (rc != 0)
 			goto done;
-		struct buffer *kept = request.kind == REQUEST_LATEST         ? &seen.latest
-		                      : request.kind == REQUEST_CERTIFICATES ? &seen.certificates
-		                                                             : NULL;
+		struct buffer *kept = request.kind == CTL_FETCH_REQUEST_LATEST         ? &seen.latest
+		                      : request.kind == CTL_FETCH_REQUEST_CERTIFICATES ? &seen.certificates
+		                                                                       : NULL;
 		if (kept != NULL && answer.status == 200) {
 			buffer_reset(kept);
 			if (buffer_append(kept, answer.body, answer.len) != 0) {
@@ -792,7 +547,8 @@ done:
 int ctl_fetch_verify_and_store(const struct ctl_fetch_input *input, struct ctl_fetch_result *result,
                                struct ctl_report *report)
 {
-	struct memory_source source = {{memory_answer, NULL}, input};
+	struct ctl_fetch_memory_source source;
+	ctl_fetch_memory_source_init(&source, input);
 	return run_update(input->bundle, input->namespace_name, input->directory, input->now, input->policy,
 	                  input->log, &source.source, result, report);
 }
@@ -801,7 +557,7 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
                   struct ctl_report *report)
 {
 	const char *directory = options->directory != NULL ? options->directory : CTL_FETCH_DEFAULT_DIRECTORY;
-	struct network_source source = {{network_answer, network_release}, options, 0, NULL, {0}, {0}};
+	struct ctl_fetch_network_source source;
 	char what[WHAT_MAX];
 	int rc;
 
@@ -812,16 +568,10 @@ int ctl_fetch_run(const struct ctl_fetch_options *options, struct ctl_fetch_resu
 		ctl_report_fail(report, CTL_EXIT_CONFIG, "%s: namespace not in the trust bundle", what);
 		return DIRAUTH_ERR_CONFIG;
 	}
-	source.base_len = ctl_exchange_url_length(options->server_url);
-	net_response_init(&source.response);
-	buffer_init(&source.url);
-	/* The run's requests share kept-alive connections: a history of many epochs costs one
-	 * connection, not one each. Without a pool (no memory), each opens its own. */
-	if (net_pool_new(NULL, &source.pool) != 0)
-		source.pool = NULL;
+	ctl_fetch_network_source_init(&source, options);
 	rc = run_update(options->bundle, options->namespace_name, directory, options->now, options->policy,
 	                options->log, &source.source, result, report);
-	network_release(&source.source);
+	ctl_fetch_network_source_release(&source);
 	return rc;
 }
 
