@@ -393,6 +393,17 @@ START_TEST(test_what_is_no_header_proof_is_malformed)
 }
 END_TEST
 
+/* A context of the fixture's pins over the fixture's bundle with its namespace line replaced by
+ * namespace_line (the bundle's text into bundle, which the caller frees). */
+static struct dirauth_context *context_pinning(const char *namespace_line, struct buffer *bundle)
+{
+	const char *log_keys[] = {f.log_key};
+	const char *witnesses[] = {f.witness};
+	test_text_replace(f.bundle, f.bundle_len, "namespace mix dirauth.example/mix", namespace_line,
+	                  bundle);
+	return context_of(bundle->data, bundle->len, log_keys, 1, witnesses, 1, 1);
+}
+
 START_TEST(test_unusable_trust_is_refused)
 {
 	struct dirauth_proof_info info;
@@ -404,9 +415,7 @@ START_TEST(test_unusable_trust_is_refused)
 	const char *witnesses[] = {f.witness};
 
 	/* A bundle of the same authorities that pins another namespace only. */
-	test_text_replace(f.bundle, f.bundle_len, "namespace mix dirauth.example/mix",
-	                  "namespace mail dirauth.example/mail", &bundle);
-	struct dirauth_context *context = context_of(bundle.data, bundle.len, log_keys, 1, witnesses, 1, 1);
+	struct dirauth_context *context = context_pinning("namespace mail dirauth.example/mail", &bundle);
 	expect(context, f.certificates, f.certificates_len, &proof, DIRAUTH_E_TRUST,
 	       "header: namespace mix is not in the trust bundle", &info);
 	dirauth_context_free(context);
@@ -452,12 +461,7 @@ START_TEST(test_another_origin_is_a_mismatch)
 	buffer_init(&proof);
 	buffer_init(&bundle);
 	good_proof(&proof);
-	const char *log_keys[] = {f.log_key};
-	const char *witnesses[] = {f.witness};
-
-	test_text_replace(f.bundle, f.bundle_len, "namespace mix dirauth.example/mix",
-	                  "namespace mix dirauth.example/elsewhere", &bundle);
-	struct dirauth_context *context = context_of(bundle.data, bundle.len, log_keys, 1, witnesses, 1, 1);
+	struct dirauth_context *context = context_pinning("namespace mix dirauth.example/elsewhere", &bundle);
 	expect(
 	    context, f.certificates, f.certificates_len, &proof, DIRAUTH_E_MISMATCH,
 	    "header: wrong origin 'dirauth.example/mix', the trust bundle pins 'dirauth.example/elsewhere'",
