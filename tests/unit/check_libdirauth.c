@@ -70,17 +70,23 @@ static enum dirauth_status answer_file(struct dirauth_update *update, const char
 	return status;
 }
 
-/* An update of "mix" begun, the certificates and the latest header (the chain's file header_file)
- * answered and taken. */
+/* The certificates and the latest header (the chain's file header_file) answered to update, and
+ * taken; begin_with_header begins an update of "mix" first. */
+static void answer_header(struct dirauth_update *update, const char *header_file,
+                          struct dirauth_result *result)
+{
+	ck_assert_int_eq(answer_file(update, "/v1/certificates", CHAIN("certificates.txt"), result),
+	                 DIRAUTH_SUCCESS);
+	ck_assert_msg(answer_file(update, "/v1/mix/snapshots/latest", header_file, result) == DIRAUTH_SUCCESS,
+	              "%s", result->detail);
+}
+
 static struct dirauth_update *begin_with_header(struct dirauth_context *context, const char *header_file,
                                                 struct dirauth_result *result)
 {
 	struct dirauth_update *update = NULL;
 	ck_assert_int_eq(dirauth_update_begin(context, "mix", &update, result), DIRAUTH_SUCCESS);
-	ck_assert_int_eq(answer_file(update, "/v1/certificates", CHAIN("certificates.txt"), result),
-	                 DIRAUTH_SUCCESS);
-	ck_assert_msg(answer_file(update, "/v1/mix/snapshots/latest", header_file, result) == DIRAUTH_SUCCESS,
-	              "%s", result->detail);
+	answer_header(update, header_file, result);
 	return update;
 }
 
@@ -192,12 +198,7 @@ START_TEST(test_chain_from_the_held_header_and_diff_first)
 	/* Epoch 1 first, at a time inside its validity. */
 	test_client_init(&c, 1767225700);
 	struct dirauth_context *context = test_client_context(&c, BUNDLE, NULL);
-	ck_assert_int_eq(dirauth_update_begin(context, "mix", &update, &result), DIRAUTH_SUCCESS);
-	ck_assert_int_eq(answer_file(update, "/v1/certificates", CHAIN("certificates.txt"), &result),
-	                 DIRAUTH_SUCCESS);
-	ck_assert_int_eq(
-	    answer_file(update, "/v1/mix/snapshots/latest", CHAIN("previous-header.note"), &result),
-	    DIRAUTH_SUCCESS);
+	update = begin_with_header(context, CHAIN("previous-header.note"), &result);
 	ck_assert_int_eq(answer_file(update, "/v1/mix/snapshots/1/body", CHAIN("previous-body.txt"), &result),
 	                 DIRAUTH_SUCCESS);
 	dirauth_update_free(update);
@@ -205,11 +206,7 @@ START_TEST(test_chain_from_the_held_header_and_diff_first)
 	/* Then epoch 2: it chains to epoch 1 (its previous), and its body is asked for as a diff from
 	 * the one held; the server has none (404), so the whole body. */
 	c.now = NOW;
-	ck_assert_int_eq(dirauth_update_begin(context, "mix", &update, &result), DIRAUTH_SUCCESS);
-	ck_assert_int_eq(answer_file(update, "/v1/certificates", CHAIN("certificates.txt"), &result),
-	                 DIRAUTH_SUCCESS);
-	ck_assert_int_eq(answer_file(update, "/v1/mix/snapshots/latest", CHAIN("header.note"), &result),
-	                 DIRAUTH_SUCCESS);
+	update = begin_with_header(context, CHAIN("header.note"), &result);
 	ck_assert_int_eq(answer(update,
 	                        "/v1/mix/snapshots/2/diff/"
 	                        "404decd42983c206e964e0c7064c7a5fb1fa2f1414aa92abec98c157b4bd745b",
@@ -519,11 +516,7 @@ START_TEST(test_wrong_answers_from_the_server)
 	dirauth_update_free(update);
 
 	/* A body in an encoding nobody offered. */
-	ck_assert_int_eq(dirauth_update_begin(context, "mix", &update, &result), DIRAUTH_SUCCESS);
-	ck_assert_int_eq(answer_file(update, "/v1/certificates", CHAIN("certificates.txt"), &result),
-	                 DIRAUTH_SUCCESS);
-	ck_assert_int_eq(answer_file(update, "/v1/mix/snapshots/latest", CHAIN("header.note"), &result),
-	                 DIRAUTH_SUCCESS);
+	update = begin_with_header(context, CHAIN("header.note"), &result);
 	ck_assert_int_eq(dirauth_update_next(update, &path, &max_bytes), 1);
 	ck_assert_int_eq(dirauth_update_feed(update, 200, "br", (const uint8_t *)"x", 1, &result),
 	                 DIRAUTH_E_MALFORMED);
@@ -786,11 +779,7 @@ START_TEST(test_one_service_by_proof)
 		const char *path = NULL;
 		ck_assert_int_eq(dirauth_lookup_begin(context, "mix", SERVICE_A, &update, &result),
 		                 DIRAUTH_SUCCESS);
-		ck_assert_int_eq(answer_file(update, "/v1/certificates", CHAIN("certificates.txt"), &result),
-		                 DIRAUTH_SUCCESS);
-		ck_assert_int_eq(
-		    answer_file(update, "/v1/mix/snapshots/latest", CHAIN("header.note"), &result),
-		    DIRAUTH_SUCCESS);
+		answer_header(update, CHAIN("header.note"), &result);
 		ck_assert_int_eq(dirauth_update_next(update, &path, NULL), 1);
 		ck_assert_int_eq(
 		    dirauth_update_feed(update, 200, encodings[e], packed.data, packed.len, &result),
@@ -826,12 +815,7 @@ START_TEST(test_one_service_by_proof)
 	buffer_reset(&c.state);
 	c.now = 1767225700;
 	context = test_client_context(&c, BUNDLE, NULL);
-	ck_assert_int_eq(dirauth_update_begin(context, "mix", &update, &result), DIRAUTH_SUCCESS);
-	ck_assert_int_eq(answer_file(update, "/v1/certificates", CHAIN("certificates.txt"), &result),
-	                 DIRAUTH_SUCCESS);
-	ck_assert_int_eq(
-	    answer_file(update, "/v1/mix/snapshots/latest", CHAIN("previous-header.note"), &result),
-	    DIRAUTH_SUCCESS);
+	update = begin_with_header(context, CHAIN("previous-header.note"), &result);
 	ck_assert_int_eq(answer_file(update, "/v1/mix/snapshots/1/body", CHAIN("previous-body.txt"), &result),
 	                 DIRAUTH_SUCCESS);
 	dirauth_update_free(update);
