@@ -135,6 +135,18 @@ static void lifecycle(const struct mirror_authority *a, const char *command, uns
 	test_outcome_free(&outcome);
 }
 
+/* A real authority with count services registered after epoch E0, each endpoint published healthy
+ * in epoch E0 + 1 but the draining-th (1-based; 0: none), which is draining. */
+static void start_with_services(struct mirror_authority *a, unsigned count, unsigned draining)
+{
+	mirror_authority_start(a);
+	mirror_authority_publish(a, E0);
+	mirror_authority_register(a, count);
+	for (unsigned i = 1; i <= count; i++)
+		lifecycle(a, "health", i, i == draining ? "draining" : "healthy");
+	mirror_authority_publish(a, E0 + 1);
+}
+
 static struct buffer get_ok(const char *base, const char *path)
 {
 	char url[512];
@@ -178,12 +190,7 @@ START_TEST(test_draining_never_offered_samples_differ_nothing_identifies)
 	size_t count = 0;
 	char draining[65], service[65], path[128];
 
-	mirror_authority_start(&a);
-	mirror_authority_publish(&a, E0);
-	mirror_authority_register(&a, 5);
-	for (unsigned i = 1; i <= 5; i++)
-		lifecycle(&a, "health", i, i == 5 ? "draining" : "healthy");
-	mirror_authority_publish(&a, E0 + 1);
+	start_with_services(&a, 5, 5);
 
 	resolver_init(&r, &a, a.run.url);
 	struct dirauth_context *context = resolver_context(&r, &a, 1);
@@ -331,12 +338,7 @@ START_TEST(test_revoked_endpoint_not_selected_after_its_revocation)
 	size_t count = 0;
 	char revoked[65], service[65];
 
-	mirror_authority_start(&a);
-	mirror_authority_publish(&a, E0);
-	mirror_authority_register(&a, 3);
-	for (unsigned i = 1; i <= 3; i++)
-		lifecycle(&a, "health", i, "healthy");
-	mirror_authority_publish(&a, E0 + 1);
+	start_with_services(&a, 3, 0);
 	resolver_init(&r, &a, a.run.url);
 	struct dirauth_context *context = resolver_context(&r, &a, 0);
 	ck_assert_msg(update(&r, context, &a, &result) == DIRAUTH_SUCCESS, "%s", result.detail);
@@ -687,12 +689,7 @@ START_TEST(test_one_service_by_proof_against_the_authority)
 	size_t count = 0;
 	char service[65], endpoint[65], path[160];
 
-	mirror_authority_start(&a);
-	mirror_authority_publish(&a, E0);
-	mirror_authority_register(&a, 3);
-	for (unsigned i = 1; i <= 3; i++)
-		lifecycle(&a, "health", i, i == 3 ? "draining" : "healthy");
-	mirror_authority_publish(&a, E0 + 1);
+	start_with_services(&a, 3, 3);
 	wait_for_shard(&a, E0 + 1, "0"); /* 3 records: one shard */
 	resolver_init(&r, &a, a.run.url);
 	struct dirauth_context *context = resolver_context(&r, &a, 1);
