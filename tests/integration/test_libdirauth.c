@@ -147,16 +147,6 @@ static void start_with_services(struct mirror_authority *a, unsigned count, unsi
 	mirror_authority_publish(a, E0 + 1);
 }
 
-static struct buffer get_ok(const char *base, const char *path)
-{
-	char url[512];
-	struct test_http_response response;
-	snprintf(url, sizeof(url), "%s%s", base, path);
-	ck_assert(test_http_get(url, &response) == CURLE_OK);
-	ck_assert_msg(response.status == 200, "%s: HTTP %ld", url, response.status);
-	return response.body;
-}
-
 static int offered(const struct dirauth_endpoint *endpoints, size_t count, const char *endpoint_id)
 {
 	for (size_t i = 0; i < count; i++)
@@ -201,7 +191,7 @@ START_TEST(test_draining_never_offered_samples_differ_nothing_identifies)
 	for (size_t i = 0; i < r.path_count; i++)
 		asked_proof |= strcmp(r.paths[i], path) == 0;
 	ck_assert(asked_proof);
-	struct buffer proof = get_ok(a.run.url, path);
+	struct buffer proof = test_http_get_ok(a.run.url, path);
 	ck_assert_int_eq(dirauth_verify_log_proof(context, "mix", proof.data, proof.len, &result),
 	                 DIRAUTH_SUCCESS);
 	proof.data[proof.len - 10] ^= 1; /* the checkpoint's cosignature */
@@ -251,7 +241,7 @@ START_TEST(test_draining_never_offered_samples_differ_nothing_identifies)
 	size_t asked = r.path_count;
 	assert_paths_anonymous(&r);
 	snprintf(path, sizeof(path), "/v1/mix/snapshots/%" PRIu64, (uint64_t)(E0 + 1));
-	struct buffer header = get_ok(a.run.url, path);
+	struct buffer header = test_http_get_ok(a.run.url, path);
 	ck_assert_uint_eq(r.client.state_writes, 1);
 	ck_assert_uint_eq(r.client.state.len, header.len);
 	ck_assert(memcmp(r.client.state.data, header.data, header.len) == 0);
@@ -405,7 +395,7 @@ START_TEST(test_revoked_endpoint_not_selected_after_its_revocation)
 	ck_assert(stub_http_start(0, &c.stub) == 0);
 	snprintf(c.url, sizeof(c.url), "http://127.0.0.1:%u", stub_http_port(c.stub));
 	snprintf(path, sizeof(path), "/v1/mix/snapshots/%" PRIu64 "/body", (uint64_t)(E0 + 1));
-	body = get_ok(a.run.url, path);
+	body = test_http_get_ok(a.run.url, path);
 	ck_assert(snapshot_body_parse_sections(body.data, body.len, &limits, &parsed) == 0);
 	ck_assert(hex_decode(service, 64, id, sizeof(id)) == 0);
 	ck_assert_mem_eq(parsed->records[0].service_id, id, 32);
@@ -433,7 +423,7 @@ START_TEST(test_revoked_endpoint_not_selected_after_its_revocation)
 	 * held header signed. A body that does not is no base, and then nothing is said of it. */
 	struct dirauth_context *restarted = resolver_context(&r, &a, 0);
 	snprintf(path, sizeof(path), "/v1/mix/snapshots/%" PRIu64 "/body", (uint64_t)(E0 + 3));
-	struct buffer held_body = get_ok(a.run.url, path);
+	struct buffer held_body = test_http_get_ok(a.run.url, path);
 	ck_assert(buffer_append(&r.client.kept_body, held_body.data, held_body.len) == 0);
 	r.client.kept_body.data[0] ^= 1;
 	writes = r.client.state_writes;
@@ -475,7 +465,7 @@ static void canned_serve(struct canned *c, const char *path, const uint8_t *byte
 
 static void canned_copy(struct canned *c, const char *authority, const char *path)
 {
-	struct buffer body = get_ok(authority, path);
+	struct buffer body = test_http_get_ok(authority, path);
 	canned_serve(c, path, body.data, body.len);
 	buffer_free(&body);
 }
@@ -486,7 +476,7 @@ static void canned_epoch(struct canned *c, const char *authority, uint64_t e)
 	char path[128];
 	canned_copy(c, authority, "/v1/certificates");
 	snprintf(path, sizeof(path), "/v1/mix/snapshots/%" PRIu64, e);
-	struct buffer header = get_ok(authority, path);
+	struct buffer header = test_http_get_ok(authority, path);
 	canned_serve(c, "/v1/mix/snapshots/latest", header.data, header.len);
 	buffer_free(&header);
 	snprintf(path, sizeof(path), "/v1/mix/snapshots/%" PRIu64 "/body", e);
@@ -497,7 +487,7 @@ static void canned_epoch(struct canned *c, const char *authority, uint64_t e)
 static void canned_tamper(struct canned *c, const char *authority, const char *source_path, const char *path,
                           long offset)
 {
-	struct buffer body = get_ok(authority, source_path);
+	struct buffer body = test_http_get_ok(authority, source_path);
 	size_t at = offset < 0 ? body.len - (size_t)(-offset) : (size_t)offset;
 	body.data[at] = body.data[at] == 'A' ? 'B' : 'A';
 	canned_serve(c, path, body.data, body.len);
@@ -786,7 +776,7 @@ START_TEST(test_one_service_by_proof_against_the_authority)
 	context = resolver_context(&r, &a, 0);
 	canned_epoch(&c, a.run.url, E0 + 2);
 	snprintf(path, sizeof(path), "/v1/mix/snapshots/%" PRIu64 "/records/0", (uint64_t)(E0 + 2));
-	struct buffer shard = get_ok(a.run.url, path);
+	struct buffer shard = test_http_get_ok(a.run.url, path);
 	char *address = strstr((char *)shard.data, "192.0.2.11:443");
 	ck_assert(address != NULL);
 	address[13] = '4'; /* :443 becomes :444 */

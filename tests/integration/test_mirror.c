@@ -68,16 +68,6 @@ static uint64_t header_epoch(const uint8_t *bytes, size_t len)
 	return header.epoch;
 }
 
-static struct buffer get_ok(const char *base, const char *path)
-{
-	char url[512];
-	struct test_http_response response;
-	snprintf(url, sizeof(url), "%s%s", base, path);
-	ck_assert(test_http_get(url, &response) == CURLE_OK);
-	ck_assert_msg(response.status == 200, "%s: HTTP %ld", url, response.status);
-	return response.body;
-}
-
 /* ---- refusals ---- */
 
 struct canned {
@@ -92,7 +82,7 @@ static void canned_copy(struct canned *c, const char *authority, const char *pat
 {
 	ck_assert(c->count < 16);
 	snprintf(c->paths[c->count], sizeof(c->paths[0]), "%s", path);
-	c->bodies[c->count] = get_ok(authority, path);
+	c->bodies[c->count] = test_http_get_ok(authority, path);
 	ck_assert(stub_http_route(c->stub, "GET", path, 200, NULL, c->bodies[c->count].data,
 	                          c->bodies[c->count].len) == 0);
 	c->count++;
@@ -168,7 +158,7 @@ START_TEST(test_refused_update_changes_no_file)
 	snprintf(log, sizeof(log), "%s/mirror.log", a.run.dir);
 	mirror_authority_publish(&a, E0);
 	ck_assert_int_eq(mirror_authority_run_mirror(&a, a.run.url, tree, log), 0);
-	struct buffer held = get_ok(a.run.url, "/v1/mix/log/checkpoint");
+	struct buffer held = test_http_get_ok(a.run.url, "/v1/mix/log/checkpoint");
 	uint64_t held_size = checkpoint_size(held.data, held.len);
 	buffer_free(&held);
 
@@ -177,7 +167,7 @@ START_TEST(test_refused_update_changes_no_file)
 	memset(&c, 0, sizeof(c));
 	ck_assert(stub_http_start(0, &c.stub) == 0);
 	snprintf(c.url, sizeof(c.url), "http://127.0.0.1:%u", stub_http_port(c.stub));
-	struct buffer checkpoint = get_ok(a.run.url, "/v1/mix/log/checkpoint");
+	struct buffer checkpoint = test_http_get_ok(a.run.url, "/v1/mix/log/checkpoint");
 	uint64_t size = checkpoint_size(checkpoint.data, checkpoint.len);
 	buffer_free(&checkpoint);
 	ck_assert_uint_eq(size, held_size + 2);
@@ -383,7 +373,7 @@ START_TEST(test_log_past_one_full_tile)
 	ck_assert_int_eq(mirror_authority_run_mirror(&a, a.run.url, tree, log), 0);
 	uint64_t epoch = E0;
 	for (;;) {
-		struct buffer checkpoint = get_ok(a.run.url, "/v1/mix/log/checkpoint");
+		struct buffer checkpoint = test_http_get_ok(a.run.url, "/v1/mix/log/checkpoint");
 		uint64_t size = checkpoint_size(checkpoint.data, checkpoint.len);
 		buffer_free(&checkpoint);
 		if (size > 258)
@@ -393,7 +383,7 @@ START_TEST(test_log_past_one_full_tile)
 	ck_assert_int_eq(mirror_authority_run_mirror(&a, a.run.url, tree, log), 0);
 	mirror_authority_publish(&a, ++epoch);
 	ck_assert_int_eq(mirror_authority_run_mirror(&a, a.run.url, tree, log), 0);
-	struct buffer checkpoint = get_ok(a.run.url, "/v1/mix/log/checkpoint");
+	struct buffer checkpoint = test_http_get_ok(a.run.url, "/v1/mix/log/checkpoint");
 	uint64_t size = checkpoint_size(checkpoint.data, checkpoint.len);
 	buffer_free(&checkpoint);
 	const char *tiles[] = {"tile/0/000", "tile/entries/000", NULL, NULL};
@@ -404,7 +394,7 @@ START_TEST(test_log_past_one_full_tile)
 	tiles[3] = partial[1];
 	for (size_t i = 0; i < 4; i++) {
 		snprintf(path, sizeof(path), "/v1/mix/log/%s", tiles[i]);
-		struct buffer served = get_ok(a.run.url, path);
+		struct buffer served = test_http_get_ok(a.run.url, path);
 		size_t len = 0;
 		snprintf(file, sizeof(file), "%s/v1/mix/log/%s", tree, tiles[i]);
 		uint8_t *kept = test_read_file(file, &len);
@@ -414,7 +404,7 @@ START_TEST(test_log_past_one_full_tile)
 		buffer_free(&served);
 	}
 	snprintf(path, sizeof(path), "/v1/mix/log/tile/1/000.p/1");
-	struct buffer served = get_ok(a.run.url, path);
+	struct buffer served = test_http_get_ok(a.run.url, path);
 	size_t len = 0;
 	snprintf(file, sizeof(file), "%s/v1/mix/log/tile/1/000.p/1", tree);
 	uint8_t *kept = test_read_file(file, &len);
@@ -637,7 +627,7 @@ START_TEST(test_lookup_refusals)
 	ck_assert_msg(strstr(outcome.err, "record shard") != NULL, "%s", outcome.err);
 	test_outcome_free(&outcome);
 	/* The shard of the epoch before, served for the latest. */
-	struct buffer older = get_ok(a.run.url, other_path);
+	struct buffer older = test_http_get_ok(a.run.url, other_path);
 	ck_assert(stub_http_route(c.stub, "GET", path, 200, NULL, older.data, older.len) == 0);
 	ck_assert_int_eq(run_lookup(&a, c.url, "mix", service, &outcome), 65);
 	ck_assert_msg(strstr(outcome.err, "another snapshot") != NULL, "%s", outcome.err);

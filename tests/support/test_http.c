@@ -4,6 +4,7 @@
 #include "test_http.h"
 
 #include <check.h>
+#include <stdio.h>
 
 static size_t collect(char *data, size_t size, size_t count, void *context)
 {
@@ -25,4 +26,14 @@ CURLcode test_http_get(const char *url, struct test_http_response *response)
 	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response->status);
 	curl_easy_cleanup(curl);
 	return rc;
+}
+
+struct buffer test_http_get_ok(const char *base, const char *path)
+{
+	char url[1024];
+	struct test_http_response response;
+	snprintf(url, sizeof(url), "%s%s", base, path);
+	ck_assert(test_http_get(url, &response) == CURLE_OK);
+	ck_assert_msg(response.status == 200, "%s: HTTP %ld", url, response.status);
+	return response.body;
 }

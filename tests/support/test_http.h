@@ -22,4 +22,8 @@ struct test_http_response {
  * only when curl cannot start. */
 CURLcode test_http_get(const char *url, struct test_http_response *response);
 
+/* The body of base followed by path, which must be answered 200 (the test aborts otherwise); the
+ * caller frees it. */
+struct buffer test_http_get_ok(const char *base, const char *path);
+
 #endif
