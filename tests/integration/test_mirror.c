@@ -415,6 +415,22 @@ START_TEST(test_log_past_one_full_tile)
 }
 END_TEST
 
+/* Epoch E0 published, service (keys-example/service-a.yaml) registered with key by dirauthctl,
+ * then epoch E0 + 1 published with it. */
+static void publish_service_a(struct mirror_authority *a, const char *key, const char *service)
+{
+	struct test_outcome outcome;
+	char now[32];
+	mirror_authority_publish(a, E0);
+	snprintf(now, sizeof(now), "%llu", (unsigned long long)a->now);
+	const char *register_args[] = {"register", "--key",    key,     "--service", service,
+	                               "--server", a->run.url, "--now", now,         NULL};
+	test_run_program(test_binary_path("ctl/dirauthctl"), register_args, a->run.dir, &outcome);
+	ck_assert_msg(outcome.status == 0, "register: %s", outcome.err);
+	test_outcome_free(&outcome);
+	mirror_authority_publish(a, E0 + 1);
+}
+
 /* Revocation overrides the cache, in the tree too: once a snapshot revokes a service, the bodies
  * of the older epochs that hold it leave the tree (their headers stay, for the chain). */
 START_TEST(test_revoked_bodies_leave_the_tree)
@@ -430,14 +446,7 @@ START_TEST(test_revoked_bodies_leave_the_tree)
 	snprintf(tree, sizeof(tree), "%s/tree", a.run.dir);
 	snprintf(log, sizeof(log), "%s/mirror.log", a.run.dir);
 	snprintf(key, sizeof(key), "%s/keys/provider-a.key", a.run.dir);
-	mirror_authority_publish(&a, E0);
-	snprintf(now, sizeof(now), "%llu", (unsigned long long)a.now);
-	const char *register_args[] = {"register", "--key",   key,     "--service", service,
-	                               "--server", a.run.url, "--now", now,         NULL};
-	test_run_program(test_binary_path("ctl/dirauthctl"), register_args, a.run.dir, &outcome);
-	ck_assert_msg(outcome.status == 0, "register: %s", outcome.err);
-	test_outcome_free(&outcome);
-	mirror_authority_publish(&a, E0 + 1);
+	publish_service_a(&a, key, service);
 	ck_assert_int_eq(mirror_authority_run_mirror(&a, a.run.url, tree, log), 0);
 	snprintf(relative, sizeof(relative), "snapshots/%llu/body", (unsigned long long)(E0 + 1));
 	ck_assert(tree_file_exists(tree, relative));
@@ -660,14 +669,7 @@ START_TEST(test_lookup_shows_health)
 	snprintf(service, sizeof(service), "%s", test_source_path("keys-example/service-a.yaml"));
 	mirror_authority_start(&a);
 	snprintf(key, sizeof(key), "%s/keys/provider-a.key", a.run.dir);
-	mirror_authority_publish(&a, E0);
-	snprintf(now, sizeof(now), "%llu", (unsigned long long)a.now);
-	const char *register_args[] = {"register", "--key",   key,     "--service", service,
-	                               "--server", a.run.url, "--now", now,         NULL};
-	test_run_program(test_binary_path("ctl/dirauthctl"), register_args, a.run.dir, &outcome);
-	ck_assert_msg(outcome.status == 0, "register: %s", outcome.err);
-	test_outcome_free(&outcome);
-	mirror_authority_publish(&a, E0 + 1);
+	publish_service_a(&a, key, service);
 	snprintf(now, sizeof(now), "%llu", (unsigned long long)a.now);
 	const char *health_args[] = {"health",
 	                             "--key",
