@@ -19,7 +19,8 @@
  * the body, packed in one file beside it (store_record_shards_*), built from the body in one pass
  * (record_shard_builder_*), so that a client can verify one service without the body. They are
  * derived from the body as the diffs are, kept as long, and built after publication for the same
- * reason; shards held already are not built again.
+ * reason; shards held already are not built again. The body is read from the store once for
+ * both (struct target_body), since at 100,000 records it is tens of megabytes.
  */
 #include "server/publish/diffs.h"
 
@@ -95,22 +96,42 @@ static int diff_store(struct publish_diffs *d, const char *name, uint64_t target
 	return store_diff_keep(writer);
 }
 
-/* Builds the diffs to namespace i's body of target from each base within diffs.bases. */
-static void epoch_build(struct publish_diffs *d, size_t i, uint64_t target, struct epoch_outcome *out)
+/* The body of one epoch, read from the store at most once for all that is built from it. */
+struct target_body {
+	struct buffer bytes; /* decoded, as publish_stored_body_read gives it */
+	bool read;
+};
+
+/* Reads target's body into t unless it was read already. Returns 0 or publish_stored_body_read's
+ * error. */
+static int target_body_read(struct publish_diffs *d, size_t i, uint64_t target, struct target_body *t)
+{
+	struct snapshot_header header;
+	if (t->read)
+		return 0;
+	buffer_reset(&t->bytes);
+	int rc = publish_stored_body_read(d->o.config, d->o.store, d->o.config->namespaces[i].name, target,
+	                                  &header, &t->bytes);
+	t->read = rc == 0;
+	return rc;
+}
+
+/* Builds the diffs to namespace i's body of target from each base within diffs.bases; the target's
+ * body is read into t when a first diff is to be built. */
+static void epoch_build(struct publish_diffs *d, size_t i, uint64_t target, struct target_body *t,
+                        struct epoch_outcome *out)
 {
 	const struct config *config = d->o.config;
 	const struct config_namespace *ns = &config->namespaces[i];
 	const struct snapshot_body_limits limits = {config->bounds.records_per_snapshot,
 	                                            config_max_health(config), ns->max_revocations};
-	struct snapshot_header target_header, base_header;
+	struct snapshot_header base_header;
 	struct store_body_info target_info, base_info;
-	struct buffer target_body, base_body, note, diff;
-	buffer_init(&target_body);
+	struct buffer base_body, note, diff;
 	buffer_init(&base_body);
 	buffer_init(&note);
 	buffer_init(&diff);
 	memset(out, 0, sizeof *out);
-	bool target_read = false;
 	int rc = store_snapshot_get(d->o.store, ns->name, target, &note, &target_info);
 	for (uint64_t back = 1; rc == 0 && back <= config->diffs.bases && back <= target; back++) {
 		uint64_t base = target - back;
@@ -130,10 +151,8 @@ static void epoch_build(struct publish_diffs *d, size_t i, uint64_t target, stru
 		}
 		/* The target is read once, when a first diff is to be built. */
 		int step = found;
-		if (step == 0 && !target_read) {
-			step = publish_stored_body_read(config, d->o.store, ns->name, target, &target_header,
-			                                &target_body);
-			target_read = step == 0;
+		if (step == 0 && !t->read) {
+			step = target_body_read(d, i, target, t);
 			if (step) {
 				rc = step; /* no diff to a target that cannot be read */
 				base = target;
@@ -145,8 +164,8 @@ static void epoch_build(struct publish_diffs *d, size_t i, uint64_t target, stru
 			step = publish_stored_body_read(config, d->o.store, ns->name, base, &base_header,
 			                                &base_body);
 		if (step == 0)
-			step = snapshot_diff_build(base_body.data, base_body.len, target_body.data,
-			                           target_body.len, &limits, &diff);
+			step = snapshot_diff_build(base_body.data, base_body.len, t->bytes.data, t->bytes.len,
+			                           &limits, &diff);
 		struct store_body_info measured;
 		if (step == 0)
 			step = diff_store(d, ns->name, target, base_info.sha256[ENCODING_IDENTITY], &diff,
@@ -172,32 +191,31 @@ static void epoch_build(struct publish_diffs *d, size_t i, uint64_t target, stru
 		out->first_error = rc;
 		out->first_error_base = target;
 	}
-	buffer_free(&target_body);
 	buffer_free(&base_body);
 	buffer_free(&note);
 	buffer_free(&diff);
 }
 
-/* Builds and stores namespace i's record shards of epoch unless they are held. Returns 0 built, 1
- * held already or stopped, or an error (DIRAUTH_ERR_NOT_FOUND, DIRAUTH_ERR_STALE: no body to build from). */
-static int shards_build(struct publish_diffs *d, size_t i, uint64_t epoch, uint32_t *shards)
+/* Builds and stores namespace i's record shards of epoch unless they are held, from its body in t
+ * (read now unless the diffs read it). Returns 0 built, 1 held already or stopped, or an error
+ * (DIRAUTH_ERR_NOT_FOUND, DIRAUTH_ERR_STALE: no body to build from). */
+static int shards_build(struct publish_diffs *d, size_t i, uint64_t epoch, struct target_body *t,
+                        uint32_t *shards)
 {
 	const struct config *config = d->o.config;
 	const struct config_namespace *ns = &config->namespaces[i];
 	const struct snapshot_body_limits limits = {config->bounds.records_per_snapshot,
 	                                            config_max_health(config), ns->max_revocations};
-	struct snapshot_header header;
-	struct buffer body, shard;
+	struct buffer shard;
 	struct record_shard_builder *builder = NULL;
 	struct store_record_shards_writer *writer = NULL;
 	*shards = 0;
 	if (store_record_shards_held(d->o.store, ns->name, epoch))
 		return 1;
-	buffer_init(&body);
 	buffer_init(&shard);
-	int rc = publish_stored_body_read(config, d->o.store, ns->name, epoch, &header, &body);
+	int rc = target_body_read(d, i, epoch, t);
 	if (rc == 0)
-		rc = record_shard_builder_new(body.data, body.len, &limits, &builder);
+		rc = record_shard_builder_new(t->bytes.data, t->bytes.len, &limits, &builder);
 	if (rc == 0)
 		rc = store_record_shards_begin(d->o.store, ns->name, epoch,
 		                               record_shard_builder_bits(builder), &writer);
@@ -221,7 +239,6 @@ static int shards_build(struct publish_diffs *d, size_t i, uint64_t epoch, uint3
 	}
 	record_shard_builder_free(builder);
 	buffer_free(&shard);
-	buffer_free(&body);
 	return rc;
 }
 
@@ -267,10 +284,13 @@ static void *builder_run(void *context)
 		pthread_mutex_unlock(&d->lock);
 
 		struct epoch_outcome outcome;
-		epoch_build(d, chosen, epoch, &outcome);
+		struct target_body target = {{0}, false};
+		buffer_init(&target.bytes);
+		epoch_build(d, chosen, epoch, &target, &outcome);
 		epoch_log(d, chosen, epoch, &outcome);
 		uint32_t shards;
-		int shards_rc = stopping(d) ? 1 : shards_build(d, chosen, epoch, &shards);
+		int shards_rc = stopping(d) ? 1 : shards_build(d, chosen, epoch, &target, &shards);
+		buffer_free(&target.bytes);
 		/* Not found or stale: no body to build from (gone by retention), which is no failure. */
 		bool shards_failed =
 		    shards_rc < 0 && shards_rc != DIRAUTH_ERR_NOT_FOUND && shards_rc != DIRAUTH_ERR_STALE;
